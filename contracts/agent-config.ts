@@ -1,0 +1,234 @@
+/**
+ * AgentConfig (spec section 2) as TypeBox schemas: the validation, the types and the OpenAPI document.
+ * Objects the spec leaves open (`security`, `limits`, `context`, ...) accept extra keys; secret values
+ * never belong in config (credentials are sealed separately).
+ */
+import { Type, type Static } from 'typebox';
+
+const Open = (props: Parameters<typeof Type.Object>[0] = {}) =>
+  Type.Object(props, { additionalProperties: true });
+
+export const KeyValue = Type.Object({ key: Type.String(), value: Type.String() }, { additionalProperties: false });
+
+export const ModelConfig = Type.Object(
+  {
+    provider: Type.String({ minLength: 1 }),
+    model_id: Type.String({ minLength: 1 }),
+    temperature: Type.Optional(Type.Union([Type.Number(), Type.Null()])),
+    max_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+    top_p: Type.Optional(Type.Union([Type.Number(), Type.Null()])),
+    reasoning: Type.Optional(Open()),
+    multimodal: Type.Optional(
+      Type.Object({
+        image: Type.Optional(Type.Boolean()),
+        audio: Type.Optional(Type.Boolean()),
+        video: Type.Optional(Type.Boolean()),
+      }),
+    ),
+    params: Type.Optional(Type.Array(KeyValue)),
+    provider_params: Type.Optional(Open()),
+    compact_threshold: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+  },
+  { additionalProperties: false },
+);
+
+export const ToolDeclaration = Type.Object(
+  {
+    name: Type.String({ minLength: 1 }),
+    enabled: Type.Boolean(),
+    visible: Type.Optional(Type.Boolean()),
+    restricted: Type.Optional(Type.Boolean()),
+    locked: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+export const TRIGGER_TYPES = [
+  'on_startup',
+  'on_inbox',
+  'on_outbox',
+  'on_file_change',
+  'on_chat',
+  'on_timer',
+  'on_tool_call',
+  'on_task_create',
+  'on_task_complete',
+  'on_logs',
+  'on_llm_call',
+] as const;
+export type TriggerType = (typeof TRIGGER_TYPES)[number];
+
+export const LOOP_NAME_PATTERN = '^[a-z0-9][a-z0-9_-]{0,31}$';
+
+export const TriggerTarget = Type.Object(
+  {
+    scope: Type.Union([Type.Literal('agent'), Type.Literal('system')]),
+    lambda: Type.Optional(Type.String({ pattern: '^[^:]+:[A-Za-z_$][A-Za-z0-9_$]*$' })),
+    command: Type.Optional(Type.String({ minLength: 1 })),
+    warm: Type.Optional(Type.Boolean()),
+    filter: Type.Optional(Open()),
+    debounce_ms: Type.Optional(Type.Integer({ minimum: 0 })),
+    interval_ms: Type.Optional(Type.Integer({ minimum: 0 })),
+    batch_ms: Type.Optional(Type.Integer({ minimum: 0 })),
+    batch_count: Type.Optional(Type.Integer({ minimum: 1 })),
+    locked: Type.Optional(Type.Boolean()),
+    loop: Type.Optional(Type.String({ pattern: LOOP_NAME_PATTERN })),
+  },
+  { additionalProperties: false },
+);
+
+export const TriggerConfig = Type.Object(
+  { enabled: Type.Boolean(), targets: Type.Array(TriggerTarget) },
+  { additionalProperties: false },
+);
+
+/** Keys are trigger types; each is optional and an unknown key is refused. */
+export const Triggers = Type.Object(
+  Object.fromEntries(TRIGGER_TYPES.map((t) => [t, Type.Optional(TriggerConfig)])) as Record<
+    TriggerType,
+    ReturnType<typeof Type.Optional<typeof TriggerConfig>>
+  >,
+  { additionalProperties: false },
+);
+
+export const McpServerConfig = Type.Object(
+  {
+    name: Type.String({ minLength: 1 }),
+    transport: Type.Union([Type.Literal('stdio'), Type.Literal('http')]),
+    command: Type.Optional(Type.String()),
+    args: Type.Optional(Type.Array(Type.String())),
+    url: Type.Optional(Type.String()),
+    oauth: Type.Optional(Type.Boolean()),
+    headers: Type.Optional(Type.Record(Type.String(), Type.String())),
+    header_env: Type.Optional(Type.Array(Open())),
+    bearer_token_env_var: Type.Optional(Type.String()),
+    env: Type.Optional(Type.Record(Type.String(), Type.String())),
+    env_keys: Type.Optional(Type.Array(Type.String())),
+    env_schema: Type.Optional(Type.Array(Open())),
+    npm_package: Type.Optional(Type.String()),
+    pypi_package: Type.Optional(Type.String()),
+    source: Type.Optional(Type.String()),
+    available_tools: Type.Optional(Type.Array(Open())),
+    tool_call_timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
+    restricted: Type.Optional(Type.Boolean()),
+    run_location: Type.Optional(Type.Union([Type.Literal('host'), Type.Literal('shared')])),
+    credential_files: Type.Optional(
+      Type.Array(
+        Type.Object({ path: Type.String(), required: Type.Boolean(), write_back: Type.Optional(Type.Boolean()) }),
+      ),
+    ),
+    new_tools_restricted: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+export const AdapterInstanceConfig = Type.Object(
+  {
+    enabled: Type.Boolean(),
+    config: Type.Optional(Open()),
+    policy: Type.Optional(Open()),
+    limits: Type.Optional(Type.Object({ max_attachment_size: Type.Optional(Type.Integer({ minimum: 0 })) })),
+  },
+  { additionalProperties: false },
+);
+
+export const AgentProviderConfig = Type.Object(
+  {
+    id: Type.String({ pattern: '^([a-z0-9-]+|custom:[A-Za-z0-9_.-]+)$' }),
+    type: Type.Union([
+      Type.Literal('anthropic'),
+      Type.Literal('openai'),
+      Type.Literal('openai-compatible'),
+      Type.Literal('openrouter'),
+    ]),
+    name: Type.String({ minLength: 1 }),
+    baseUrl: Type.String({ minLength: 1 }),
+    preset: Type.Optional(Type.String()),
+    defaultModel: Type.Optional(Type.String()),
+    params: Type.Optional(Type.Array(KeyValue)),
+    requestDelayMs: Type.Optional(Type.Integer({ minimum: 0 })),
+  },
+  { additionalProperties: false },
+);
+
+export const LoopConfig = Type.Object(
+  {
+    name: Type.String({ pattern: LOOP_NAME_PATTERN }),
+    goal: Type.String({ minLength: 1 }),
+    enabled: Type.Boolean(),
+    autostart: Type.Optional(Type.Boolean()),
+    autonomous: Type.Optional(Type.Boolean()),
+    model: Type.Optional(Type.Partial(ModelConfig)),
+    compact_threshold: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+    tools: Type.Optional(Type.Array(Type.String())),
+  },
+  { additionalProperties: false },
+);
+
+export const DisplayState = Type.Union([
+  Type.Literal('active'),
+  Type.Literal('idle'),
+  Type.Literal('hibernate'),
+  Type.Literal('suspended'),
+  Type.Literal('off'),
+]);
+
+export const AgentConfigSchema = Type.Object(
+  {
+    agt_version: Type.Literal('0.2'),
+    id: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_.:-]+$' }),
+    name: Type.String({ minLength: 1, maxLength: 64 }),
+    description: Type.String(),
+    handle: Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' })),
+    icon: Type.Optional(Type.String()),
+    state: DisplayState,
+    autonomous: Type.Boolean(),
+    autostart: Type.Optional(Type.Boolean()),
+    model: ModelConfig,
+    instructions: Type.String(),
+    context: Open({
+      compact_threshold: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+      audit: Type.Optional(Type.Unknown()),
+      dynamic_instructions: Type.Optional(Type.Unknown()),
+    }),
+    tools: Type.Array(ToolDeclaration),
+    triggers: Triggers,
+    security: Open(),
+    limits: Open({
+      max_llm_calls_per_turn: Type.Optional(Type.Integer({ minimum: 1 })),
+      max_tool_calls_per_turn: Type.Optional(Type.Integer({ minimum: 0 })),
+      turn_timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
+      tool_timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
+    }),
+    messaging: Open({
+      mode: Type.Optional(
+        Type.Union([Type.Literal('proactive'), Type.Literal('respond_only'), Type.Literal('listen_only')]),
+      ),
+    }),
+    mcp: Type.Optional(Type.Object({ servers: Type.Array(McpServerConfig) }, { additionalProperties: false })),
+    adapters: Type.Optional(Type.Record(Type.String(), AdapterInstanceConfig)),
+    providers: Type.Optional(Type.Array(AgentProviderConfig)),
+    loops: Type.Optional(Type.Array(LoopConfig)),
+    ws_connections: Type.Optional(Type.Array(Open())),
+    serving: Type.Optional(Open()),
+    umbilical: Type.Optional(Open({ log: Type.Optional(Open({ enabled: Type.Optional(Type.Boolean()) })) })),
+    locked_fields: Type.Optional(Type.Array(Type.String())),
+    metadata: Open({
+      created_at: Type.Optional(Type.Union([Type.String(), Type.Integer()])),
+      updated_at: Type.Optional(Type.Union([Type.String(), Type.Integer()])),
+      author: Type.Optional(Type.String()),
+      tags: Type.Optional(Type.Array(Type.String())),
+      version: Type.Optional(Type.String()),
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export type AgentConfig = Static<typeof AgentConfigSchema>;
+export type ModelConfig = Static<typeof ModelConfig>;
+export type TriggerTarget = Static<typeof TriggerTarget>;
+export type TriggerConfig = Static<typeof TriggerConfig>;
+export type LoopConfig = Static<typeof LoopConfig>;
+export type McpServerConfig = Static<typeof McpServerConfig>;
+export type AgentProviderConfig = Static<typeof AgentProviderConfig>;
+export type ToolDeclaration = Static<typeof ToolDeclaration>;

@@ -1,0 +1,98 @@
+/**
+ * Coded errors shared by the kernel and every extension.
+ *
+ * Throw an {@link AgtError} anywhere below a route handler; the kernel's single error handler turns it
+ * into the spec's `{error, code}` body with the status from {@link ERROR_STATUS} (or the explicit
+ * `status` given). Clients branch on `code`, never on the message, so codes are stable API.
+ */
+
+/** Every code the kernel knows, with the HTTP status it maps to. Extensions may add their own codes by
+ * passing an explicit status. */
+export const ERROR_STATUS = {
+  bad_request: 400,
+  password_required: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  host_not_allowed: 403,
+  cross_origin: 403,
+  loopback_only: 403,
+  AGENT_REVIEW_REQUIRED: 403,
+  wrong_password: 403,
+  key_material_refused: 403,
+  not_found: 404,
+  not_supported: 405,
+  conflict: 409,
+  ambiguous_agent: 409,
+  identity_not_ready: 409,
+  name_taken: 409,
+  credentials_locked: 409,
+  agent_file_in_use: 409,
+  payload_too_large: 413,
+  template_missing: 422,
+  template_unreviewed: 422,
+  template_invalid: 422,
+  load_failed: 422,
+  internal_error: 500,
+  not_implemented: 501,
+  upstream_error: 502,
+  unavailable: 503,
+  timeout: 504,
+} as const satisfies Record<string, number>;
+
+export type KnownErrorCode = keyof typeof ERROR_STATUS;
+
+/** The code a bare status maps to when a route defines nothing more specific (spec section 7). */
+export const STATUS_DEFAULT_CODE: Record<number, KnownErrorCode> = {
+  400: 'bad_request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'not_supported',
+  409: 'conflict',
+  413: 'payload_too_large',
+  422: 'load_failed',
+  500: 'internal_error',
+  501: 'not_implemented',
+  502: 'upstream_error',
+  503: 'unavailable',
+  504: 'timeout',
+};
+
+export interface AgtErrorOptions {
+  /** Overrides the status from {@link ERROR_STATUS}; required for codes the kernel does not know. */
+  status?: number;
+  /** Extra top-level fields of the error body (for example `identity`, `agentId`, `candidates`). */
+  details?: Record<string, unknown>;
+  cause?: unknown;
+}
+
+export class AgtError extends Error {
+  readonly code: string;
+  readonly statusCode: number;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: KnownErrorCode | (string & {}), message: string, options: AgtErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'AgtError';
+    this.code = code;
+    this.statusCode = options.status ?? (ERROR_STATUS as Record<string, number>)[code] ?? 500;
+    this.details = options.details;
+  }
+
+  /** The spec's error body. `details` never overrides `error` or `code`. */
+  toBody(): Record<string, unknown> {
+    return { ...this.details, error: this.message, code: this.code };
+  }
+}
+
+export const isAgtError = (value: unknown): value is AgtError => value instanceof AgtError;
+
+/** Shorthands for the codes used everywhere. */
+export const badRequest = (message: string, details?: Record<string, unknown>) =>
+  new AgtError('bad_request', message, { details });
+export const notFound = (message: string) => new AgtError('not_found', message);
+export const conflict = (message: string, details?: Record<string, unknown>) =>
+  new AgtError('conflict', message, { details });
+export const unavailable = (message: string) => new AgtError('unavailable', message);
+export const notImplemented = (what: string) =>
+  new AgtError('not_implemented', `${what} is not implemented in this build`);

@@ -1,0 +1,146 @@
+/**
+ * The typed event map of the bus (spec section 6). One entry per event type: adding a type here is the
+ * only way to emit it, and {@link EVENT_DESCRIPTIONS} must describe it (the `Record` makes tsc refuse a
+ * type left undocumented).
+ */
+
+export interface UsageCounts {
+  /** Input tokens, already including cacheRead and cacheWrite. */
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+/** Event type -> payload. Payload fields are snake_case where the spec names them so. */
+export interface EventPayloads {
+  'daemon.started': { version: string };
+  'daemon.stopping': { reason: string };
+  'extension.state.changed': { name: string; enabled: boolean; loaded: boolean; error: string | null };
+  'identity.changed': { status: string };
+  'agent.loaded': { name: string; filePath: string | null };
+  'agent.unloaded': { name: string; reason: string };
+  'agent.started': { startupTriggered: boolean };
+  'agent.state.changed': { state: string; previous?: string; loop?: string };
+  'agent.config.changed': { fields: string[] };
+  'agent.degraded': { degraded: string | null };
+  'agent.error': {
+    code: string;
+    message: string;
+    status?: number;
+    turn_id?: string;
+    absorbed_turn_ids?: string[];
+  };
+  'turn.started': { turn_id: string; trigger: string };
+  'turn.completed': {
+    turn_id: string;
+    absorbed_turn_ids: string[];
+    text: string | null;
+    llm_calls: number;
+    tool_calls: number;
+    stop_reason: string;
+  };
+  'chat.delivered': { turn_ids: string[] };
+  'chat.discarded': { turn_ids: string[]; reason: string };
+  'loop.appended': { row_id: number; role: string; kind: string };
+  'loop.compacted': { removed: number; summary_chars: number };
+  'loop.cleared': { removed: number };
+  'llm.delta': { text: string; call: number };
+  'llm.completed': {
+    provider: string;
+    model: string;
+    usage: UsageCounts;
+    cost: number | null;
+    duration_ms: number;
+    stop_reason: string;
+  };
+  'tool.started': { tool: string; call_id: string; args: unknown };
+  'tool.completed': { tool: string; call_id: string; ok: boolean; duration_ms: number };
+  'task.created': { taskId: string; tool: string; status: string };
+  'hil.requested':
+    | { kind: 'approval'; taskId: string; tool: string; args: unknown }
+    | { kind: 'ask'; requestId: string; question: string }
+    | { kind: 'suspend'; requestId: string; reason: string };
+  'hil.resolved': { kind: 'approval' | 'ask' | 'suspend'; id: string; resolution: string };
+  'inbox.received': { messageId: number; source: string };
+  'outbox.queued': { messageId: number; channel: string };
+  'timer.fired': { timerId: number; run_count: number };
+  'credential.changed': { name: string; action: 'set' | 'replaced' | 'deleted' | 'sealed' };
+  'log.written': { level: string; origin: string | null; event: string | null; message: string };
+}
+
+export type EventType = keyof EventPayloads;
+
+/** What one event on the bus looks like (spec: UmbilicalEvent). */
+export interface UmbilicalEvent<T extends EventType = EventType> {
+  /** Per-agent sequence (per process; daemon-wide events with `agent_id: null` share one sequence). */
+  seq: number;
+  event_type: T;
+  timestamp: number;
+  source: string;
+  agent_id: string | null;
+  /** The inner loop that produced it; absent means `main`. */
+  loop?: string;
+  payload: EventPayloads[T];
+  sig?: string;
+  turn_id?: string;
+}
+
+/** What `GET /events` sends as `data:` of an event frame. */
+export interface EventFrame {
+  cursor: number;
+  event: UmbilicalEvent;
+}
+
+export interface EmitInput<T extends EventType> {
+  agentId: string | null;
+  payload: EventPayloads[T];
+  /** Who emitted it: `kernel`, `runtime`, `ext:<name>`. Defaults to the emitter's own name. */
+  source?: string;
+  loop?: string;
+  turnId?: string;
+}
+
+/**
+ * The daemon's event bus. Emitting is synchronous and never throws into the caller: a listener that
+ * throws is logged and skipped. Emit only after the row an event announces is committed.
+ */
+export interface EventBus {
+  emit<T extends EventType>(type: T, input: EmitInput<T>): UmbilicalEvent<T>;
+  /** Listen to every event; returns the unsubscribe function. Listeners must not block. */
+  subscribe(listener: (event: UmbilicalEvent) => void): () => void;
+}
+
+/** One line per event type, used for the OpenAPI description and docs. */
+export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
+  'daemon.started': 'The daemon finished starting.',
+  'daemon.stopping': 'Shutdown began.',
+  'extension.state.changed': 'An extension was loaded, failed or stopped.',
+  'identity.changed': 'The owner identity changed state.',
+  'agent.loaded': 'An agent file was loaded.',
+  'agent.unloaded': 'An agent was stopped and unloaded.',
+  'agent.started': 'An agent started (startup trigger fired or not).',
+  'agent.state.changed': 'A loop executor or the display state changed.',
+  'agent.config.changed': 'The agent config was replaced or updated.',
+  'agent.degraded': 'The degraded flag was set or cleared.',
+  'agent.error': 'A turn or agent operation failed; names the turn ids it ends.',
+  'turn.started': 'A turn began.',
+  'turn.completed': 'A turn finished; names the turn id and absorbed chat turn ids.',
+  'chat.delivered': 'Queued chats were absorbed into the starting turn.',
+  'chat.discarded': 'Queued chats were dropped by abort, unload or off.',
+  'loop.appended': 'A row was committed to a loop stream.',
+  'loop.compacted': 'A loop history was summarized.',
+  'loop.cleared': 'A loop stream was cleared.',
+  'llm.delta': 'A streamed token delta of a running model call.',
+  'llm.completed': 'A model call finished, with usage and cost.',
+  'tool.started': 'A tool call began.',
+  'tool.completed': 'A tool call ended.',
+  'task.created': 'A task was created (approval or background work).',
+  'hil.requested': 'A human is asked: approval, ask or suspend.',
+  'hil.resolved': 'A human request was resolved.',
+  'inbox.received': 'A message was committed to the inbox.',
+  'outbox.queued': 'A message was committed to the outbox.',
+  'timer.fired': 'A timer woke the agent.',
+  'credential.changed': 'A credential was set, replaced, sealed or deleted (metadata only).',
+  'log.written': 'A row was written to the agent log.',
+};

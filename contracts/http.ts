@@ -1,0 +1,21 @@
+/** Shared route-schema pieces: the error body and the standard error responses for OpenAPI. */
+import { Type, type TSchema } from 'typebox';
+
+/** The spec's error body. Extra fields (`identity`, `agentId`, `candidates`, ...) are allowed. */
+export const ErrorBody = Type.Object(
+  { error: Type.String(), code: Type.String() },
+  { additionalProperties: true, description: 'Error: clients branch on `code`' },
+);
+
+/** Responses every authenticated route can give, plus the ones named. */
+export function errorResponses(...statuses: number[]): Record<number, TSchema> {
+  const out: Record<number, TSchema> = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 500: ErrorBody };
+  for (const status of statuses) out[status] = ErrorBody;
+  return out;
+}
+
+/** `{agentId, success}`, the answer of many agent mutations. */
+export const AgentSuccess = Type.Object({ agentId: Type.String(), success: Type.Boolean() });
+
+/** Path params of agent-scoped routes: id, handle or name. */
+export const AgentIdParams = Type.Object({ id: Type.String({ minLength: 1 }) });

@@ -1,0 +1,107 @@
+/**
+ * The model-client extension point (filled by the `providers` extension, or a third party).
+ *
+ * Combination rule: the kernel asks each registered {@link ModelClientProvider} in extension load
+ * order; the first that returns a client for the agent's `model.provider` wins.
+ */
+import type { UsageCounts } from './events.js';
+
+export interface ModelParam {
+  key: string;
+  value: string;
+}
+
+/** The model part of an agent's config (spec: ModelConfig). */
+export interface ModelSettings {
+  provider: string;
+  model_id: string;
+  temperature?: number | null;
+  max_tokens?: number | null;
+  top_p?: number | null;
+  reasoning?: Record<string, unknown>;
+  params?: ModelParam[];
+  provider_params?: Record<string, unknown>;
+}
+
+export interface ToolCall {
+  /** The provider's call id; echoed back in the matching tool result. */
+  id: string;
+  name: string;
+  args: Record<string, unknown>;
+}
+
+export type ModelMessage =
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string; toolCalls?: ToolCall[] }
+  | { role: 'tool'; toolCallId: string; name: string; content: string; isError?: boolean };
+
+/** A tool as the model sees it. */
+export interface ModelTool {
+  name: string;
+  description: string;
+  /** JSON Schema of the input object. */
+  inputSchema: Record<string, unknown>;
+}
+
+export interface ModelRequest {
+  agentId: string;
+  model: ModelSettings;
+  system: string;
+  messages: ModelMessage[];
+  tools: ModelTool[];
+  /** Aborted when the turn is interrupted, aborted or unloaded: the HTTP request must be cancelled. */
+  signal: AbortSignal;
+  /** Streamed text deltas while the call runs. Must not throw. */
+  onDelta?: (text: string) => void;
+}
+
+export type StopReason = 'end' | 'tool_use' | 'max_tokens' | 'other';
+
+export interface ModelResponse {
+  text: string;
+  toolCalls: ToolCall[];
+  stopReason: StopReason;
+  usage: UsageCounts;
+  /** USD, or null when the price of the model is not known. */
+  cost: number | null;
+  /** The provider id and model id that answered. */
+  provider: string;
+  model: string;
+}
+
+/**
+ * One configured model endpoint. `complete` must honour `signal`, apply its own timeout and retries,
+ * and reject with an `AgtError` (`upstream_error` with `details.upstreamStatus`, `timeout`,
+ * `unavailable`) rather than hang or resolve with partial data.
+ */
+export interface ModelClient {
+  complete(request: ModelRequest): Promise<ModelResponse>;
+}
+
+/** Per-agent provider declaration (spec: AgentProviderConfig). */
+export interface AgentProviderDeclaration {
+  id: string;
+  type: string;
+  name: string;
+  baseUrl: string;
+  preset?: string;
+  defaultModel?: string;
+  params?: ModelParam[];
+  requestDelayMs?: number;
+}
+
+export interface ModelResolveContext {
+  agentId: string;
+  /** The agent's own `providers` declarations. */
+  agentProviders: AgentProviderDeclaration[];
+  /** Reads one of the agent's sealed credentials (for per-agent provider keys); undefined when unset. */
+  readCredential(name: string): Promise<string | undefined>;
+}
+
+export interface ModelClientProvider {
+  /**
+   * Returns a client for `providerId` (an app provider id or one of the agent's own), or undefined when
+   * this contributor does not know it. Called once per model call: keep it cheap.
+   */
+  resolve(providerId: string, context: ModelResolveContext): Promise<ModelClient | undefined> | ModelClient | undefined;
+}

@@ -1,0 +1,41 @@
+/** The settings file (decisions D2). Unknown keys are refused so a typo is a clear start-up error. */
+import { Type, type Static } from 'typebox';
+
+export const ProviderKind = Type.Union([
+  Type.Literal('anthropic'),
+  Type.Literal('openai'),
+  Type.Literal('openai-compatible'),
+  Type.Literal('openrouter'),
+]);
+
+export const AppProviderSettings = Type.Object(
+  {
+    id: Type.String({ minLength: 1, pattern: '^[A-Za-z0-9:_.-]+$' }),
+    type: ProviderKind,
+    name: Type.String({ minLength: 1 }),
+    baseUrl: Type.String({ minLength: 1 }),
+    defaultModel: Type.Optional(Type.String()),
+    /** Name of the environment variable that holds the key; the key itself is never in settings. */
+    apiKeyEnv: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' })),
+    requestDelayMs: Type.Optional(Type.Integer({ minimum: 0 })),
+    timeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
+    maxRetries: Type.Optional(Type.Integer({ minimum: 0, maximum: 10 })),
+  },
+  { additionalProperties: false },
+);
+
+export const SettingsSchema = Type.Object(
+  {
+    agentsFolder: Type.Optional(Type.String({ minLength: 1 })),
+    defaultTemplateId: Type.Optional(Type.String({ minLength: 1 })),
+    providers: Type.Optional(Type.Array(AppProviderSettings)),
+    trackedFolders: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    meshServerEnabled: Type.Optional(Type.Boolean()),
+    meshLan: Type.Optional(Type.Boolean()),
+    meshPort: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  },
+  { additionalProperties: false },
+);
+
+export type Settings = Static<typeof SettingsSchema>;
+export type AppProviderSettings = Static<typeof AppProviderSettings>;

@@ -1,0 +1,76 @@
+/** Every environment variable the daemon reads, parsed in one place (spec appendix, D1). */
+import { StartupError } from './errors.js';
+
+export interface DaemonEnv {
+  host: string;
+  port: number;
+  allowedHosts: string[];
+  token: string | undefined;
+  behindProxy: boolean;
+  settingsPath: string | undefined;
+  userDataDir: string | undefined;
+  extensionsManifest: string | undefined;
+  logLevel: string;
+  ownerPassphrase: string | undefined;
+  ownerPassphraseFile: string | undefined;
+  shutdownAgentTimeoutMs: number;
+  meshHost: string | undefined;
+  meshPort: number | undefined;
+}
+
+export const ENV_HELP: Array<[string, string]> = [
+  ['AGT_DAEMON_HOST', 'listen address (default 127.0.0.1); non-loopback needs AGT_DAEMON_TOKEN'],
+  ['AGT_DAEMON_PORT', 'listen port (default 7385; 0 picks a free port)'],
+  ['AGT_DAEMON_ALLOWED_HOSTS', 'comma-separated host names clients may use in the Host header'],
+  ['AGT_DAEMON_TOKEN', 'bearer token; overrides the daemon-token file'],
+  ['AGT_DAEMON_BEHIND_PROXY', '1 when behind a same-host reverse proxy (local routes need X-AGT-Local-Proof)'],
+  ['AGT_DAEMON_SETTINGS', 'settings file path; its folder is the data directory'],
+  ['AGT_USER_DATA_DIR', 'data directory when AGT_DAEMON_SETTINGS is unset'],
+  ['AGT_EXTENSIONS', 'extension manifest replacing the default extensions.json'],
+  ['AGT_LOG_LEVEL', 'fatal, error, warn, info (default), debug, trace or silent'],
+  ['AGT_OWNER_PASSPHRASE', 'unlocks the owner identity at start'],
+  ['AGT_OWNER_PASSPHRASE_FILE', 'file holding the passphrase that unlocks the owner identity'],
+  ['AGT_SHUTDOWN_TIMEOUT_MS', 'per-agent unload deadline at shutdown (default 10000)'],
+  ['MESH_HOST', 'mesh server listen address (default 127.0.0.1)'],
+  ['MESH_PORT', 'mesh server port (default 7295, or the meshPort setting)'],
+];
+
+function port(name: string, raw: string | undefined, fallback: number | undefined): number | undefined {
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0 || value > 65535) {
+    throw new StartupError(`${name} must be a port number 0-65535, got "${raw}"`);
+  }
+  return value;
+}
+
+const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+
+export function readEnv(env: NodeJS.ProcessEnv = process.env): DaemonEnv {
+  const logLevel = env.AGT_LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.has(logLevel)) throw new StartupError(`AGT_LOG_LEVEL must be one of ${[...LOG_LEVELS].join(', ')}`);
+  const timeoutRaw = env.AGT_SHUTDOWN_TIMEOUT_MS;
+  const shutdownAgentTimeoutMs = timeoutRaw ? Number(timeoutRaw) : 10_000;
+  if (!Number.isInteger(shutdownAgentTimeoutMs) || shutdownAgentTimeoutMs < 0) {
+    throw new StartupError(`AGT_SHUTDOWN_TIMEOUT_MS must be a non-negative integer, got "${timeoutRaw}"`);
+  }
+  return {
+    host: env.AGT_DAEMON_HOST || '127.0.0.1',
+    port: port('AGT_DAEMON_PORT', env.AGT_DAEMON_PORT, 7385)!,
+    allowedHosts: (env.AGT_DAEMON_ALLOWED_HOSTS ?? '')
+      .split(',')
+      .map((h) => h.trim().toLowerCase())
+      .filter(Boolean),
+    token: env.AGT_DAEMON_TOKEN || undefined,
+    behindProxy: env.AGT_DAEMON_BEHIND_PROXY === '1' || env.AGT_DAEMON_BEHIND_PROXY === 'true',
+    settingsPath: env.AGT_DAEMON_SETTINGS || undefined,
+    userDataDir: env.AGT_USER_DATA_DIR || undefined,
+    extensionsManifest: env.AGT_EXTENSIONS || undefined,
+    logLevel,
+    ownerPassphrase: env.AGT_OWNER_PASSPHRASE || undefined,
+    ownerPassphraseFile: env.AGT_OWNER_PASSPHRASE_FILE || undefined,
+    shutdownAgentTimeoutMs,
+    meshHost: env.MESH_HOST || undefined,
+    meshPort: port('MESH_PORT', env.MESH_PORT, undefined),
+  };
+}

@@ -1,0 +1,56 @@
+/** Builds the root fastify instance: TypeBox provider, OpenAPI collection, guards and error mapping. */
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify';
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { installErrorHandling } from './error-handler.js';
+import { installGuards, type GuardOptions } from './guards.js';
+
+export type KernelApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
+
+export const API_VERSION = '0.2.0';
+
+export interface AppOptions {
+  logLevel: string;
+  guard: GuardOptions;
+}
+
+const API_DESCRIPTION = [
+  'agt: a headless agent runtime daemon. Every route but GET/HEAD /health needs `Authorization: Bearer <token>`',
+  '(the `daemon-token` file in the data directory, or AGT_DAEMON_TOKEN).',
+  'Errors are `{error, code}`; clients branch on `code`.',
+  '`POST /agents/{id}/chat` and `POST /agents/{id}/trigger` take an `Idempotency-Key` header: a repeat with the',
+  'same key (per agent, kept 24 h) answers the same 202 and turnId and queues nothing.',
+].join(' ');
+
+export async function buildApp(options: AppOptions): Promise<KernelApp> {
+  const app = Fastify({
+    logger: {
+      level: options.logLevel,
+      // stdout carries only the listening lines; logs go to stderr.
+      stream: process.stderr,
+      redact: ['req.headers.authorization', 'req.headers["x-agt-local-proof"]'],
+    },
+    // Bodies are small JSON documents; a larger limit is set per route where files travel.
+    bodyLimit: 1024 * 1024,
+    return503OnClosing: true,
+    forceCloseConnections: true,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'agt daemon API', version: API_VERSION, description: API_DESCRIPTION },
+      components: {
+        securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      },
+      security: [{ bearer: [] }],
+    },
+    hideUntagged: false,
+  });
+
+  installErrorHandling(app);
+  installGuards(app, options.guard);
+  return app;
+}

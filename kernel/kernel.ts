@@ -1,0 +1,86 @@
+/**
+ * The kernel object: the services every kernel module and the extension loader share. Modules fill
+ * the service slots during start-up; extensions see a narrowed view of it through their context.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { AgentsService, InboxService } from '../contracts/services.js';
+import { AgtError } from '../contracts/errors.js';
+import type { Contributions } from './contributions.js';
+import type { DaemonEnv } from './env.js';
+import type { KernelBus } from './events/bus.js';
+import type { SettingsStore } from './settings.js';
+
+/** A step run at shutdown, in phases: HTTP first, then agents, then extensions, then the rest. */
+export type ShutdownPhase = 'agents' | 'extensions' | 'final';
+
+export interface ShutdownStep {
+  name: string;
+  phase: ShutdownPhase;
+  /** `deadlineMs` is this step's share of the overall cap; a step must stop by then. */
+  run(deadlineMs: number): Promise<void> | void;
+}
+
+/** Status of each extension, for `GET /runtime/extensions`. */
+export interface ExtensionStatus {
+  name: string;
+  version: string | null;
+  enabled: boolean;
+  loaded: boolean;
+  error: string | null;
+  prefix: string | null;
+  dependsOn: string[];
+  module: string;
+}
+
+const emptyAgents: AgentsService = {
+  list: () => [],
+  find: () => undefined,
+  readCredential: async () => undefined,
+  log: () => {},
+};
+
+export class Kernel {
+  readonly version = '0.2.0';
+  readonly startedAt = Date.now();
+  /** Filled by the agents module; until then no agent exists. */
+  agents: AgentsService = emptyAgents;
+  inbox: InboxService = {
+    deliver: async (agentId) => {
+      throw new AgtError('not_found', `agent ${agentId} is not loaded`);
+    },
+  };
+  /** Filled by the extension loader. */
+  extensionStatus: () => ExtensionStatus[] = () => [];
+  private readonly shutdownSteps: ShutdownStep[] = [];
+  /** Set by the daemon: begins the shutdown sequence once. */
+  requestShutdown: (reason: string) => Promise<void> = async () => {};
+
+  constructor(
+    readonly env: DaemonEnv,
+    readonly settings: SettingsStore,
+    readonly logger: FastifyBaseLogger,
+    readonly bus: KernelBus,
+    readonly contributions: Contributions,
+    readonly secrets: { token: string; localProof: string },
+    readonly boundPort: () => number,
+  ) {}
+
+  get dataDir(): string {
+    return this.settings.dataDir;
+  }
+
+  onShutdown(step: ShutdownStep): void {
+    this.shutdownSteps.push(step);
+  }
+
+  /** Steps of one phase, last registered first (the reverse of start-up). */
+  stepsFor(phase: ShutdownPhase): ShutdownStep[] {
+    return this.shutdownSteps.filter((s) => s.phase === phase).reverse();
+  }
+}
+
+/** A kernel module: routes and services of one kernel area, registered on the root app. */
+export interface KernelModule {
+  name: string;
+  register(app: import('./http/app.js').KernelApp, kernel: Kernel): Promise<void> | void;
+}

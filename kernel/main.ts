@@ -1,0 +1,65 @@
+/** The `agtd` command: parses flags, starts the daemon, wires signals, exits when shut down. */
+import { parseArgs } from 'node:util';
+import { startDaemon } from './daemon.js';
+import { ENV_HELP } from './env.js';
+import { StartupError } from './errors.js';
+
+const HELP = `agtd: the agt agent runtime daemon
+
+Usage: agtd [--host HOST] [--port PORT] [--settings FILE] [--extensions FILE]
+
+Options (each overrides its environment variable):
+  --host HOST          listen address (AGT_DAEMON_HOST)
+  --port PORT          listen port, 0 for any free port (AGT_DAEMON_PORT)
+  --settings FILE      settings file; its folder is the data directory (AGT_DAEMON_SETTINGS)
+  --extensions FILE    extension manifest (AGT_EXTENSIONS)
+  -h, --help           this text
+  -v, --version        the version
+
+Environment:
+${ENV_HELP.map(([name, text]) => `  ${name.padEnd(27)}${text}`).join('\n')}
+`;
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      host: { type: 'string' },
+      port: { type: 'string' },
+      settings: { type: 'string' },
+      extensions: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean', short: 'v' },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(HELP);
+    return;
+  }
+  if (values.version) {
+    process.stdout.write('0.2.0\n');
+    return;
+  }
+  const env = { ...process.env };
+  if (values.host !== undefined) env.AGT_DAEMON_HOST = values.host;
+  if (values.port !== undefined) env.AGT_DAEMON_PORT = values.port;
+  if (values.settings !== undefined) env.AGT_DAEMON_SETTINGS = values.settings;
+  if (values.extensions !== undefined) env.AGT_EXTENSIONS = values.extensions;
+
+  const daemon = await startDaemon({ env });
+  // One agent's failure never stops the daemon: log what escaped and keep serving.
+  process.on('uncaughtException', (error) => daemon.app.log.error({ err: error }, 'uncaught exception'));
+  process.on('unhandledRejection', (reason) => daemon.app.log.error({ err: reason }, 'unhandled rejection'));
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void daemon.shutdown(signal));
+  await daemon.closed;
+  process.exit(0);
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof StartupError || (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    process.stderr.write(`agtd: ${(error as Error).message}\n`);
+  } else {
+    process.stderr.write(`agtd: failed to start: ${(error as Error).stack ?? String(error)}\n`);
+  }
+  process.exit(1);
+});

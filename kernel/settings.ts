@@ -1,0 +1,94 @@
+/** Settings file and data directory (D1, D2): resolution, validation, atomic persistence. */
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { SettingsSchema, type Settings } from '../contracts/settings.js';
+import type { SettingsService } from '../contracts/services.js';
+import { assertValid, firstSchemaError } from '../contracts/validate.js';
+import type { DaemonEnv } from './env.js';
+import { StartupError } from './errors.js';
+
+export function resolveSettingsPath(env: DaemonEnv, processEnv: NodeJS.ProcessEnv = process.env): string {
+  if (env.settingsPath) return resolve(env.settingsPath);
+  if (env.userDataDir) return resolve(env.userDataDir, 'settings.json');
+  const xdg = processEnv.XDG_CONFIG_HOME;
+  return join(xdg ? resolve(xdg) : join(homedir(), '.config'), 'agt', 'settings.json');
+}
+
+/** Creates the data directory 0700 when missing; an existing one keeps its mode. */
+export function ensureDataDir(dir: string): void {
+  if (!existsSync(dir)) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    chmodSync(dir, 0o700);
+  }
+}
+
+/** Writes a file atomically (temp file + rename) with the given mode. */
+export function writeFileAtomic(path: string, data: string, mode = 0o600): void {
+  const temp = `${path}.${process.pid}.tmp`;
+  writeFileSync(temp, data, { mode });
+  chmodSync(temp, mode);
+  renameSync(temp, path);
+}
+
+function readSettingsFile(path: string): Settings {
+  if (!existsSync(path)) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new StartupError(`settings file ${path} is not valid JSON: ${(error as Error).message}`);
+  }
+  const problem = firstSchemaError(SettingsSchema, parsed);
+  if (problem !== null) throw new StartupError(`settings file ${path} is invalid at ${problem}`);
+  return parsed as Settings;
+}
+
+/** Key names that would carry secrets: settings name environment variables instead (D2). */
+const KEY_MATERIAL = /(^|[^a-z])(api_?key|secret|token|password|passphrase|private_?key)$/i;
+
+export function findKeyMaterial(value: unknown, path = ''): string | null {
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const hit = findKeyMaterial(value[i], `${path}/${i}`);
+      if (hit) return hit;
+    }
+  } else if (value && typeof value === 'object') {
+    for (const [key, inner] of Object.entries(value)) {
+      if (KEY_MATERIAL.test(key)) return `${path}/${key}`;
+      const hit = findKeyMaterial(inner, `${path}/${key}`);
+      if (hit) return hit;
+    }
+  }
+  return null;
+}
+
+export class SettingsStore implements SettingsService {
+  readonly dataDir: string;
+  private settings: Settings;
+  private listeners = new Set<(settings: Readonly<Settings>) => void>();
+
+  constructor(readonly path: string) {
+    this.dataDir = dirname(path);
+    ensureDataDir(this.dataDir);
+    this.settings = readSettingsFile(path);
+  }
+
+  current(): Readonly<Settings> {
+    return this.settings;
+  }
+
+  onChange(listener: (settings: Readonly<Settings>) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Validates the whole new value, persists it, then tells listeners. Throws `bad_request`. */
+  replace(next: unknown): Settings {
+    const valid = assertValid(SettingsSchema, next, 'settings');
+    writeFileAtomic(this.path, `${JSON.stringify(valid, null, 2)}\n`);
+    this.settings = valid;
+    for (const listener of this.listeners) listener(valid);
+    return valid;
+  }
+}

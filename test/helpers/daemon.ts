@@ -1,0 +1,118 @@
+/**
+ * Test harness: boots a real daemon on port 0 with a temporary data directory, in this process
+ * (`bootDaemon`) or as a child process (`spawnDaemon`), and talks real HTTP to it. Everything it
+ * creates is removed by `t.teardown`.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startDaemon, type RunningDaemon } from '../../kernel/daemon.js';
+
+export const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+
+interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
+export function tempDir(t: Teardown, prefix = 'agt-test-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+export interface BootOptions {
+  env?: Record<string, string>;
+  settings?: Record<string, unknown>;
+  /** Extension manifest object; default: no extensions. Pass `'default'` for the project's extensions.json. */
+  extensions?: { extensions: unknown[] } | 'default';
+  dataDir?: string;
+}
+
+function prepareEnv(t: Teardown, options: BootOptions) {
+  const dataDir = options.dataDir ?? tempDir(t);
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? dataDir,
+    AGT_DAEMON_SETTINGS: join(dataDir, 'settings.json'),
+    AGT_DAEMON_PORT: '0',
+    AGT_LOG_LEVEL: 'silent',
+    ...options.env,
+  };
+  if (options.settings) writeFileSync(join(dataDir, 'settings.json'), JSON.stringify(options.settings));
+  if (options.extensions !== 'default' && !env.AGT_EXTENSIONS) {
+    const manifest = join(dataDir, 'extensions.test.json');
+    writeFileSync(manifest, JSON.stringify(options.extensions ?? { extensions: [] }));
+    env.AGT_EXTENSIONS = manifest;
+  }
+  return { dataDir, env };
+}
+
+export interface TestDaemon {
+  daemon: RunningDaemon;
+  url: string;
+  dataDir: string;
+  token: string;
+  /** Real HTTP with the bearer token; `body` objects are sent as JSON. */
+  request(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
+}
+
+export async function bootDaemon(t: Teardown, options: BootOptions = {}): Promise<TestDaemon> {
+  const { dataDir, env } = prepareEnv(t, options);
+  const daemon = await startDaemon({ env, print: () => {} });
+  t.teardown(() => daemon.shutdown('test teardown'));
+  const token = env.AGT_DAEMON_TOKEN ?? readFileSync(join(dataDir, 'daemon-token'), 'utf8').trim();
+  const request: TestDaemon['request'] = async (method, path, body, headers = {}) => {
+    const init: RequestInit = { method, headers: { authorization: `Bearer ${token}`, ...headers } };
+    if (body !== undefined) {
+      init.body = typeof body === 'string' ? body : JSON.stringify(body);
+      (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
+    }
+    const response = await fetch(daemon.url + path, init);
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // Not JSON: keep the text.
+    }
+    return { status: response.status, body: parsed, headers: response.headers };
+  };
+  return { daemon, url: daemon.url, dataDir, token, request };
+}
+
+export interface SpawnedDaemon {
+  child: ChildProcess;
+  url: string;
+  dataDir: string;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+/** Starts `bin/agtd.mjs` as a child; resolves once it printed its listening line (or exited). */
+export async function spawnDaemon(t: Teardown, options: BootOptions = {}, args: string[] = []): Promise<SpawnedDaemon> {
+  const { dataDir, env } = prepareEnv(t, options);
+  const child = spawn(process.execPath, [join(ROOT, 'bin/agtd.mjs'), ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (chunk) => (out += chunk));
+  child.stderr!.on('data', (chunk) => (err += chunk));
+  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  t.teardown(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+  });
+  const url = await new Promise<string>((done) => {
+    const check = () => {
+      const match = /agt daemon listening on (http:\/\/\S+)/.exec(out);
+      if (match) done(match[1]!);
+    };
+    child.stdout!.on('data', check);
+    void exited.then(() => done(''));
+  });
+  return { child, url, dataDir, stdout: () => out, stderr: () => err, exited };
+}
