@@ -42,7 +42,8 @@ function prepareEnv(t: Teardown, options: BootOptions) {
   };
   if (options.settings) writeFileSync(join(dataDir, 'settings.json'), JSON.stringify(options.settings));
   if (options.extensions !== 'default' && !env.AGT_EXTENSIONS) {
-    const manifest = join(dataDir, 'extensions.test.json');
+    // Beside, not inside, the data dir: a test may want the daemon to create the data dir itself.
+    const manifest = join(tempDir(t, 'agt-manifest-'), 'extensions.test.json');
     writeFileSync(manifest, JSON.stringify(options.extensions ?? { extensions: [] }));
     env.AGT_EXTENSIONS = manifest;
   }

@@ -1,0 +1,28 @@
+import t from 'tap';
+import { bootDaemon } from './helpers/daemon.js';
+
+t.test('unparseable bodies get the framework shape, before the route runs', async (t) => {
+  const d = await bootDaemon(t);
+  const empty = await d.request('POST', '/daemon/shutdown', '', { 'content-type': 'application/json' });
+  t.equal(empty.status, 400);
+  t.same(Object.keys(empty.body).sort(), ['code', 'error', 'message', 'statusCode']);
+  t.equal(empty.body.code, 'FST_ERR_CTP_EMPTY_JSON_BODY');
+  t.equal(empty.body.error, 'Bad Request');
+  const malformed = await d.request('POST', '/daemon/shutdown', '{"a":', { 'content-type': 'application/json' });
+  t.equal(malformed.status, 400);
+  t.equal(malformed.body.statusCode, 400);
+  t.equal(malformed.body.error, 'Bad Request');
+  t.type(malformed.body.message, 'string');
+  const health = await d.request('GET', '/health');
+  t.equal(health.status, 200, 'the daemon did not shut down: the route never ran');
+});
+
+t.test('unknown routes: 401 without token, 404 {error, code} with it', async (t) => {
+  const d = await bootDaemon(t);
+  const anonymous = await fetch(`${d.url}/no/such/route`);
+  t.equal(anonymous.status, 401);
+  const res = await d.request('GET', '/no/such/route');
+  t.equal(res.status, 404);
+  t.equal(res.body.code, 'not_found');
+  t.type(res.body.error, 'string');
+});

@@ -1,0 +1,113 @@
+import t from 'tap';
+import { bootDaemon } from './helpers/daemon.js';
+import { rawRequest } from './helpers/raw-http.js';
+import { hostAllowed, isLoopbackAddress, parseHostHeader } from '../kernel/http/host-check.js';
+
+t.test('host parsing is by address, not by prefix', async (t) => {
+  t.equal(isLoopbackAddress('127.0.0.1'), true);
+  t.equal(isLoopbackAddress('127.255.1.9'), true);
+  t.equal(isLoopbackAddress('::1'), true);
+  t.equal(isLoopbackAddress('::ffff:127.0.0.1'), true);
+  t.equal(isLoopbackAddress('127.evil.example'), false);
+  t.equal(isLoopbackAddress('128.0.0.1'), false);
+  t.same(parseHostHeader('[::1]:80'), { host: '::1', port: 80 });
+  t.equal(parseHostHeader('a:b:c'), null);
+  t.equal(parseHostHeader('host:99999'), null);
+  const policy = { boundPort: () => 4000, allowedHosts: ['agt.lan', 'box.lan:5000'] };
+  t.equal(hostAllowed('127.evil.example:4000', policy), false);
+  t.equal(hostAllowed('localhost:1234', policy), true);
+  t.equal(hostAllowed('10.1.2.3:4000', policy), true);
+  t.equal(hostAllowed('10.1.2.3:4001', policy), false);
+  t.equal(hostAllowed('agt.lan:9999', policy), true);
+  t.equal(hostAllowed('box.lan:5000', policy), true);
+  t.equal(hostAllowed('box.lan:5001', policy), false);
+  t.equal(hostAllowed(undefined, policy), false);
+});
+
+t.test('request guard over real HTTP', async (t) => {
+  const d = await bootDaemon(t, { env: { AGT_DAEMON_ALLOWED_HOSTS: 'agt.example' } });
+  const port = d.daemon.port;
+  const auth = { authorization: `Bearer ${d.token}` };
+  const cases: Array<[string, number, string | undefined]> = [
+    [`127.evil.example:${port}`, 403, 'host_not_allowed'],
+    [`evil.example:${port}`, 403, 'host_not_allowed'],
+    [`localhost:${port}`, 200, undefined],
+    ['localhost:1', 200, undefined],
+    [`127.0.0.1:${port}`, 200, undefined],
+    [`[::1]:${port}`, 200, undefined],
+    [`192.168.7.7:${port}`, 200, undefined],
+    [`192.168.7.7:${port + 1}`, 403, 'host_not_allowed'],
+    [`agt.example:${port}`, 200, undefined],
+  ];
+  for (const [host, status, code] of cases) {
+    const res = await rawRequest(d.url, { path: '/health', headers: { host } });
+    t.equal(res.status, status, `Host ${host}`);
+    if (code) t.equal(res.body.code, code);
+  }
+  // The guard runs before auth: a bad Host with a good token is still refused.
+  const withToken = await rawRequest(d.url, { path: '/openapi.json', headers: { host: 'evil.example', ...auth } });
+  t.equal(withToken.status, 403);
+
+  const origin = await rawRequest(d.url, {
+    path: '/openapi.json',
+    headers: { host: `127.0.0.1:${port}`, origin: 'http://evil.example', ...auth },
+  });
+  t.equal(origin.status, 403);
+  t.equal(origin.body.code, 'cross_origin');
+  const otherPort = await rawRequest(d.url, {
+    path: '/health',
+    headers: { host: `localhost:${port}`, origin: `http://localhost:${port + 1}` },
+  });
+  t.equal(otherPort.body.code, 'cross_origin', 'another local port is another origin');
+  const same = await rawRequest(d.url, {
+    path: '/health',
+    headers: { host: `localhost:${port}`, origin: `http://localhost:${port}` },
+  });
+  t.equal(same.status, 200, 'same origin passes');
+  for (const site of ['cross-site', 'same-site']) {
+    const res = await rawRequest(d.url, { path: '/health', headers: { 'sec-fetch-site': site } });
+    t.equal(res.body.code, 'cross_origin', `Sec-Fetch-Site ${site}`);
+  }
+  const sameOrigin = await rawRequest(d.url, { path: '/health', headers: { 'sec-fetch-site': 'same-origin' } });
+  t.equal(sameOrigin.status, 200);
+
+  const preflight = await rawRequest(d.url, {
+    method: 'OPTIONS',
+    path: '/agents',
+    headers: { origin: 'http://evil.example', 'access-control-request-method': 'POST' },
+  });
+  t.equal(preflight.status, 403);
+  const plain = await rawRequest(d.url, { method: 'OPTIONS', path: '/health', headers: auth });
+  for (const res of [preflight, plain, same]) {
+    t.notOk(Object.keys(res.headers).some((h) => h.startsWith('access-control-')), 'no CORS header');
+  }
+});
+
+t.test('loopback-only routes refuse proxied requests', async (t) => {
+  const d = await bootDaemon(t);
+  for (const header of ['forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-real-ip', 'via']) {
+    const res = await rawRequest(d.url, {
+      method: 'POST',
+      path: '/daemon/shutdown',
+      headers: { authorization: `Bearer ${d.token}`, [header]: '127.0.0.1' },
+    });
+    t.equal(res.status, 403, header);
+    t.equal(res.body.code, 'loopback_only');
+  }
+});
+
+t.test('behind a proxy, loopback-only routes need the local proof', async (t) => {
+  const d = await bootDaemon(t, { env: { AGT_DAEMON_BEHIND_PROXY: '1' } });
+  const { readFileSync, statSync } = await import('node:fs');
+  const proofPath = `${d.dataDir}/daemon-local-proof`;
+  t.equal(statSync(proofPath).mode & 0o777, 0o600);
+  const proof = readFileSync(proofPath, 'utf8').trim();
+  const headers = { authorization: `Bearer ${d.token}` };
+  const without = await rawRequest(d.url, { method: 'POST', path: '/daemon/shutdown', headers });
+  t.equal(without.body.code, 'loopback_only');
+  const wrong = await rawRequest(d.url, { method: 'POST', path: '/daemon/shutdown', headers: { ...headers, 'x-agt-local-proof': 'x' } });
+  t.equal(wrong.body.code, 'loopback_only');
+  const right = await rawRequest(d.url, { method: 'POST', path: '/daemon/shutdown', headers: { ...headers, 'x-agt-local-proof': proof } });
+  t.equal(right.status, 202);
+  await d.daemon.closed;
+});
