@@ -8,6 +8,7 @@ import { AgtError } from '../contracts/errors.js';
 import type { Contributions } from './contributions.js';
 import type { DaemonEnv } from './env.js';
 import type { KernelBus } from './events/bus.js';
+import type { SseHub } from './events/sse.js';
 import type { SettingsStore } from './settings.js';
 
 /** A step run at shutdown, in phases: HTTP first, then agents, then extensions, then the rest. */
@@ -51,6 +52,8 @@ export class Kernel {
   };
   /** Filled by the extension loader. */
   extensionStatus: () => ExtensionStatus[] = () => [];
+  /** Filled by the events module: the `GET /events` fan-out (stats, internal test knobs). */
+  eventStream: SseHub | null = null;
   private readonly shutdownSteps: ShutdownStep[] = [];
   /** Set by the daemon: begins the shutdown sequence once. */
   requestShutdown: (reason: string) => Promise<void> = async () => {};

@@ -15,17 +15,21 @@ export const EVENT_BUFFER_FRAMES = 1000;
 
 export class KernelBus implements EventBus {
   /** Changes at every daemon start: cursors are comparable only within one epoch. */
-  readonly epoch = randomUUID();
+  readonly epoch: string = randomUUID();
   private readonly emitter = mitt<{ frame: EventFrame }>();
-  private readonly buffer: EventFrame[] = [];
+  /** Ring of the last `capacity` frames; cursors are consecutive, so a cursor maps to a slot in O(1). */
+  private readonly ring: Array<EventFrame | undefined>;
   private latestCursor = 0;
   private readonly seqByAgent = new Map<string | null, number>();
 
   constructor(
     private readonly logger: Logger,
-    private readonly capacity = EVENT_BUFFER_FRAMES,
+    readonly capacity = EVENT_BUFFER_FRAMES,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError('bus capacity must be a positive integer');
+    this.ring = new Array<EventFrame | undefined>(capacity);
+  }
 
   emit<T extends EventType>(type: T, input: EmitInput<T>): UmbilicalEvent<T> {
     const seq = (this.seqByAgent.get(input.agentId) ?? 0) + 1;
@@ -41,8 +45,8 @@ export class KernelBus implements EventBus {
       ...(input.turnId ? { turn_id: input.turnId } : {}),
     };
     const frame: EventFrame = { cursor: ++this.latestCursor, event };
-    this.buffer.push(frame);
-    if (this.buffer.length > this.capacity) this.buffer.shift();
+    // Overwriting the slot evicts the frame `capacity` cursors older.
+    this.ring[frame.cursor % this.capacity] = frame;
     this.emitter.emit('frame', frame);
     return event;
   }
@@ -64,16 +68,28 @@ export class KernelBus implements EventBus {
     return () => this.emitter.off('frame', safe);
   }
 
-  /** Buffered frames with a cursor strictly greater than `cursor`. */
+  /** Buffered frames with a cursor strictly greater than `cursor`, oldest first. */
   framesAfter(cursor: number): EventFrame[] {
-    const first = this.buffer.findIndex((frame) => frame.cursor > cursor);
-    return first < 0 ? [] : this.buffer.slice(first);
+    const out: EventFrame[] = [];
+    const oldest = this.oldestCursor;
+    if (oldest === null) return out;
+    for (let c = Math.max(cursor + 1, oldest); c <= this.latestCursor; c++) out.push(this.ring[c % this.capacity]!);
+    return out;
   }
 
+  /** The buffered frame with exactly this cursor; undefined when evicted or not emitted yet. */
+  frameAt(cursor: number): EventFrame | undefined {
+    const oldest = this.oldestCursor;
+    if (oldest === null || !Number.isInteger(cursor) || cursor < oldest || cursor > this.latestCursor) return undefined;
+    return this.ring[cursor % this.capacity];
+  }
+
+  /** Cursor of the oldest buffered frame; null while nothing was emitted. */
   get oldestCursor(): number | null {
-    return this.buffer[0]?.cursor ?? null;
+    return this.latestCursor === 0 ? null : Math.max(1, this.latestCursor - this.capacity + 1);
   }
 
+  /** Cursor of the newest frame; 0 while nothing was emitted. */
   get latest(): number {
     return this.latestCursor;
   }

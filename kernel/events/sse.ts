@@ -1,0 +1,253 @@
+/**
+ * The Server-Sent Events fan-out behind `GET /events` (spec 6): resume planning, control frames,
+ * replay, live frames, heartbeats and slow-client handling.
+ *
+ * Flow control without per-client queues: the bus ring (the last 1000 frames) is the only queue. Each
+ * client remembers the last cursor it has been given (`lastCursor`). While its socket accepts data,
+ * a live frame is written at once; once `res.write` returns false the client is "blocked" and later
+ * frames are simply not written. On `drain` it catches up from the ring. A blocked client that falls
+ * more than `maxLagFrames` behind, or whose next frame has left the ring, is disconnected: it resumes
+ * with its cursor and gets a `stream.gap`. So a stalled client costs at most one socket buffer
+ * (highWaterMark plus one frame), and `bus.emit` stays synchronous and O(clients).
+ */
+import type { OutgoingHttpHeader, ServerResponse } from 'node:http';
+import { AgtError, badRequest } from '../../contracts/errors.js';
+import type { EventFrame } from '../../contracts/events.js';
+import type { Logger } from '../../contracts/logger.js';
+import type { KernelBus } from './bus.js';
+
+export const HEARTBEAT_MS = 30_000;
+
+export interface SseHubOptions {
+  /** Interval of the `: heartbeat` comment (spec: 30 s). Internal: tests shorten it. */
+  heartbeatMs?: number;
+  /** A blocked client more than this many frames behind the newest is disconnected (default: the ring size). */
+  maxLagFrames?: number;
+}
+
+/** What a client asked for, already validated. */
+export interface ResumeRequest {
+  /** `?since`, else `Last-Event-ID`; null when the client sent neither. */
+  cursor: number | null;
+  /** `?epoch`; null when absent. */
+  epoch: string | null;
+  /** `?agentId`; null streams every agent's events. */
+  agentId: string | null;
+}
+
+export type GapReason = 'evicted' | 'epoch_changed';
+
+/** Where the stream starts: frames with a cursor greater than `startAfter` are replayed. */
+export interface ResumePlan {
+  gap: GapReason | null;
+  startAfter: number;
+}
+
+/**
+ * Decides replay and gap for a connect (pure; throws 400 before anything is streamed).
+ * - no cursor: live only, nothing replayed (the client reads `latestCursor` from `stream.hello`);
+ * - `epoch` differs from this run: gap `epoch_changed`, the whole buffer is replayed;
+ * - cursor beyond the newest one and no `epoch`: a cursor of an earlier run, treated as `epoch_changed`;
+ *   with a matching `epoch` such a cursor was never issued: 400;
+ * - frames after the cursor already left the buffer: gap `evicted`, the whole buffer is replayed.
+ */
+export function planResume(bus: Pick<KernelBus, 'epoch' | 'latest' | 'oldestCursor'>, request: ResumeRequest): ResumePlan {
+  const latest = bus.latest;
+  const beforeBuffer = (bus.oldestCursor ?? latest + 1) - 1;
+  if (request.epoch !== null && request.epoch !== bus.epoch) return { gap: 'epoch_changed', startAfter: beforeBuffer };
+  if (request.cursor === null) return { gap: null, startAfter: latest };
+  if (request.cursor > latest) {
+    if (request.epoch !== null) {
+      throw badRequest(`cursor ${request.cursor} was never issued in this epoch (latest is ${latest})`);
+    }
+    return { gap: 'epoch_changed', startAfter: beforeBuffer };
+  }
+  if (request.cursor < beforeBuffer) return { gap: 'evicted', startAfter: beforeBuffer };
+  return { gap: null, startAfter: request.cursor };
+}
+
+interface SseClient {
+  res: ServerResponse;
+  agentId: string | null;
+  /** Cursor of the last frame this client has been given or has skipped by its filter. */
+  lastCursor: number;
+  /** The socket buffer is full; frames wait in the ring until `drain`. */
+  blocked: boolean;
+}
+
+/** A named SSE event without `id:` (spec 6.6); the data is not an EventFrame. */
+export function controlFrame(name: string, data: unknown): string {
+  return `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+export class SseHub {
+  private readonly clients = new Set<SseClient>();
+  /** Serialized once per frame, however many clients receive it. */
+  private readonly texts = new WeakMap<EventFrame, string>();
+  private heartbeatMs: number;
+  private maxLagFrames: number;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private readonly unsubscribe: () => void;
+  private closed = false;
+  private droppedCount = 0;
+
+  constructor(
+    private readonly bus: KernelBus,
+    private readonly logger: Logger,
+    options: SseHubOptions = {},
+  ) {
+    this.heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
+    this.maxLagFrames = options.maxLagFrames ?? bus.capacity;
+    this.unsubscribe = bus.subscribeFrames((frame) => this.onFrame(frame));
+  }
+
+  /** Internal knobs (tests): a changed heartbeat applies at once to the running timer. */
+  configure(options: SseHubOptions): void {
+    if (options.maxLagFrames !== undefined) this.maxLagFrames = options.maxLagFrames;
+    if (options.heartbeatMs !== undefined && options.heartbeatMs !== this.heartbeatMs) {
+      this.heartbeatMs = options.heartbeatMs;
+      this.stopHeartbeat();
+      if (this.clients.size > 0) this.startHeartbeat();
+    }
+  }
+
+  /** Open streams and streams dropped for being too slow, since start. */
+  stats(): { clients: number; dropped: number } {
+    return { clients: this.clients.size, dropped: this.droppedCount };
+  }
+
+  /** Throws 503 once shutdown began, so a request that slipped past the closing check gets an answer. */
+  assertOpen(): void {
+    if (this.closed) throw new AgtError('unavailable', 'the daemon is shutting down');
+  }
+
+  /**
+   * Starts a stream on a hijacked response: head, `: connected`, `stream.hello`, an optional
+   * `stream.gap`, the replay, then live frames. Synchronous, so no frame can slip in between.
+   */
+  open(
+    res: ServerResponse,
+    request: ResumeRequest,
+    plan: ResumePlan,
+    headers: Record<string, OutgoingHttpHeader | undefined> = {},
+  ): void {
+    res.writeHead(200, {
+      // Headers hooks set on the reply before it was hijacked.
+      ...Object.fromEntries(Object.entries(headers).filter(([, value]) => value !== undefined)),
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      // Reverse proxies must not buffer the stream.
+      'x-accel-buffering': 'no',
+    });
+    // Frames are small and latency matters more than packet count.
+    res.socket?.setNoDelay(true);
+    const client: SseClient = { res, agentId: request.agentId, lastCursor: plan.startAfter, blocked: false };
+    this.clients.add(client);
+    res.once('close', () => this.remove(client));
+    const cursors = { oldestCursor: this.bus.oldestCursor, latestCursor: this.bus.latest };
+    this.write(client, ': connected\n\n');
+    this.write(client, controlFrame('stream.hello', { epoch: this.bus.epoch, ...cursors }));
+    if (plan.gap) {
+      this.write(
+        client,
+        controlFrame('stream.gap', { reason: plan.gap, epoch: this.bus.epoch, requestedCursor: request.cursor, ...cursors }),
+      );
+    }
+    this.pump(client);
+    if (!this.heartbeat) this.startHeartbeat();
+  }
+
+  /** Ends every stream (clients see a clean end of stream) and releases the timer and the bus. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.unsubscribe();
+    this.stopHeartbeat();
+    for (const client of this.clients) client.res.end();
+    this.clients.clear();
+  }
+
+  private onFrame(frame: EventFrame): void {
+    for (const client of this.clients) {
+      if (client.blocked) {
+        const fellOut = this.bus.frameAt(client.lastCursor + 1) === undefined;
+        if (fellOut || frame.cursor - client.lastCursor > this.maxLagFrames) this.drop(client);
+        continue;
+      }
+      if (client.lastCursor === frame.cursor - 1) {
+        client.lastCursor = frame.cursor;
+        if (this.wants(client, frame)) this.write(client, this.text(frame));
+      } else {
+        // Not expected (an unblocked client is always current), but catching up keeps the order.
+        this.pump(client);
+      }
+    }
+  }
+
+  /** Writes buffered frames after the client's cursor until its socket is full or it is current. */
+  private pump(client: SseClient): void {
+    while (!client.blocked && client.lastCursor < this.bus.latest && this.clients.has(client)) {
+      const frame = this.bus.frameAt(client.lastCursor + 1);
+      if (!frame) return this.drop(client);
+      client.lastCursor = frame.cursor;
+      if (this.wants(client, frame)) this.write(client, this.text(frame));
+    }
+  }
+
+  private write(client: SseClient, text: string): void {
+    if (client.res.write(text) || client.blocked) return;
+    client.blocked = true;
+    client.res.once('drain', () => {
+      client.blocked = false;
+      if (this.clients.has(client)) this.pump(client);
+    });
+  }
+
+  private wants(client: SseClient, frame: EventFrame): boolean {
+    return client.agentId === null || frame.event.agent_id === client.agentId;
+  }
+
+  private text(frame: EventFrame): string {
+    let text = this.texts.get(frame);
+    if (text === undefined) {
+      let data: string;
+      try {
+        data = JSON.stringify(frame);
+      } catch (error) {
+        // A payload that cannot be serialized must not break the stream for everyone.
+        this.logger.error({ err: error, event: frame.event.event_type }, 'event payload is not serializable');
+        data = JSON.stringify({ cursor: frame.cursor, event: { ...frame.event, payload: { _unserializable: true } } });
+      }
+      text = `id: ${frame.cursor}\nevent: ${frame.event.event_type}\ndata: ${data}\n\n`;
+      this.texts.set(frame, text);
+    }
+    return text;
+  }
+
+  /** Too slow: cut it off; it resumes with its cursor and learns of the loss from `stream.gap`. */
+  private drop(client: SseClient): void {
+    if (!this.clients.delete(client)) return;
+    this.droppedCount += 1;
+    this.logger.warn({ lastCursor: client.lastCursor, latest: this.bus.latest }, 'event stream client too slow; disconnected');
+    client.res.destroy();
+    if (this.clients.size === 0) this.stopHeartbeat();
+  }
+
+  private remove(client: SseClient): void {
+    if (this.clients.delete(client) && this.clients.size === 0) this.stopHeartbeat();
+  }
+
+  private startHeartbeat(): void {
+    this.heartbeat = setInterval(() => {
+      // A blocked client is skipped: its socket is not idle, and the comment would only queue up.
+      for (const client of this.clients) if (!client.blocked) this.write(client, ': heartbeat\n\n');
+    }, this.heartbeatMs);
+    this.heartbeat.unref();
+  }
+
+  private stopHeartbeat(): void {
+    clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
+  }
+}

@@ -1,0 +1,78 @@
+/** The event stream `GET /events` (spec 4 "Events", 6). The fan-out itself lives in `events/sse.ts`. */
+import { Type } from 'typebox';
+import { errorResponses } from '../../contracts/http.js';
+import { EVENT_DESCRIPTIONS } from '../../contracts/events.js';
+import { planResume, SseHub } from '../events/sse.js';
+import type { KernelModule } from '../kernel.js';
+
+const EventsQuery = Type.Object({
+  agentId: Type.Optional(
+    Type.String({ minLength: 1, description: "Only this agent's events (its id); control frames are always sent" }),
+  ),
+  since: Type.Optional(
+    Type.Integer({ minimum: 0, description: 'Resume after this cursor; wins over Last-Event-ID. Absent: live only' }),
+  ),
+  epoch: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 200, description: 'The epoch of `stream.hello` the cursor belongs to' }),
+  ),
+});
+
+const EventsHeaders = Type.Object({
+  'last-event-id': Type.Optional(
+    Type.String({ pattern: '^[0-9]+$', description: 'Resume cursor (what EventSource clients send); must be an integer' }),
+  ),
+});
+
+const STREAM_DESCRIPTION = [
+  'Server-Sent Events. The stream starts with the comment `: connected`, then a `stream.hello` control frame',
+  '`{epoch, oldestCursor, latestCursor}`, an optional `stream.gap` `{reason: evicted | epoch_changed, epoch,',
+  'requestedCursor, oldestCursor, latestCursor}`, the replay of buffered frames after the resume cursor, then live',
+  'frames `id: <cursor>`, `event: <event_type>`, `data: {cursor, event}`; `: heartbeat` every 30 s.',
+  'Control frames carry no `id:`. The buffer holds the last 1000 frames of this process. Event types:',
+  Object.entries(EVENT_DESCRIPTIONS).map(([type, text]) => `\`${type}\` (${text})`).join('; '),
+].join(' ');
+
+export const eventsModule: KernelModule = {
+  name: 'events',
+  register(app, kernel) {
+    const hub = new SseHub(kernel.bus, kernel.logger);
+    kernel.eventStream = hub;
+    // preClose runs before fastify force-closes the sockets: streams end cleanly and at once, so the
+    // 3 s HTTP close deadline is never spent waiting on long-lived responses.
+    app.addHook('preClose', async () => hub.close());
+    app.addHook('onClose', async () => hub.close());
+
+    app.get(
+      '/events',
+      {
+        schema: {
+          tags: ['Events'],
+          summary: 'Event stream (SSE): hello, optional gap, replay after the resume cursor, then live frames',
+          description: STREAM_DESCRIPTION,
+          querystring: EventsQuery,
+          headers: EventsHeaders,
+          response: {
+            200: {
+              description: 'An endless `text/event-stream`',
+              content: { 'text/event-stream': { schema: Type.String() } },
+            },
+            ...errorResponses(503),
+          },
+        },
+      },
+      async (request, reply) => {
+        const header = request.headers['last-event-id'];
+        const resume = {
+          cursor: request.query.since ?? (header === undefined ? null : Number(header)),
+          epoch: request.query.epoch ?? null,
+          agentId: request.query.agentId ?? null,
+        };
+        hub.assertOpen();
+        const plan = planResume(kernel.bus, resume);
+        // From here on fastify must not touch the response: the hub owns it until it ends.
+        reply.hijack();
+        hub.open(reply.raw, resume, plan, reply.getHeaders());
+      },
+    );
+  },
+};
