@@ -1,0 +1,186 @@
+/**
+ * `POST /agents/{id}/trigger` bodies (spec 4, "Trigger body"): the four forms normalized into one
+ * shape, the daemon's defaults filled in, and the refusals applied. Pure: no agent state is touched.
+ *
+ * Forms: (a) `{event, target?}`; (b) `{dispatch: <a or d>}`; (c) a bare event with the target fields
+ * (`scope`, `lambda`, `command`, `warm`, `loop`) at the top level or under `target`; (d) a batch
+ * `{events: [...], target?, count?}`.
+ */
+import { randomUUID } from 'node:crypto';
+import { AgtError } from '../../contracts/errors.js';
+import { LOOP_NAME_PATTERN, type TriggerType } from '../../contracts/agent-config.js';
+
+export const EVENT_TYPES = [
+  'inbox',
+  'outbox',
+  'file_change',
+  'chat',
+  'timer',
+  'tool_call',
+  'task_create',
+  'task_complete',
+  'log_entry',
+  'startup',
+  'llm_call',
+] as const;
+export type TriggerEventType = (typeof EVENT_TYPES)[number];
+
+/** Event type → the trigger (config key) it belongs to. */
+export const TRIGGER_OF: Record<TriggerEventType, TriggerType> = {
+  inbox: 'on_inbox',
+  outbox: 'on_outbox',
+  file_change: 'on_file_change',
+  chat: 'on_chat',
+  timer: 'on_timer',
+  tool_call: 'on_tool_call',
+  task_create: 'on_task_create',
+  task_complete: 'on_task_complete',
+  log_entry: 'on_logs',
+  startup: 'on_startup',
+  llm_call: 'on_llm_call',
+};
+
+export interface TriggerEvent {
+  id: string;
+  type: TriggerEventType;
+  source: string;
+  /** ISO 8601. */
+  time: string;
+  data: unknown;
+  correlationId?: string;
+}
+
+export interface DispatchTarget {
+  scope: 'agent' | 'system';
+  lambda?: string;
+  command?: string;
+  warm?: boolean;
+  /** Agent scope only; absent = main. */
+  loop?: string;
+}
+
+export interface NormalizedDispatch {
+  events: TriggerEvent[];
+  target: DispatchTarget;
+  /** Batch form: the caller's `count`, else the number of events. */
+  count: number;
+  batch: boolean;
+}
+
+const TARGET_KEYS = ['scope', 'lambda', 'command', 'warm', 'loop'] as const;
+/** Flags the runtime uses internally; a caller setting them could forge loop history. */
+const INTERNAL_FLAGS = ['skip_loop_append', 'pre_appended_loop'];
+const MAX_BATCH = 1000;
+const loopPattern = new RegExp(LOOP_NAME_PATTERN);
+
+const bad = (message: string) => new AgtError('bad_request', message);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Throws when an internal flag appears at any depth of the body. */
+function refuseInternalFlags(value: unknown, path: string, depth = 0): void {
+  if (depth > 32 || typeof value !== 'object' || value === null) return;
+  if (Array.isArray(value)) {
+    value.forEach((item, i) => refuseInternalFlags(item, `${path}[${i}]`, depth + 1));
+    return;
+  }
+  for (const [key, inner] of Object.entries(value)) {
+    if (INTERNAL_FLAGS.includes(key)) throw bad(`${path}.${key} is an internal flag and cannot be dispatched`);
+    refuseInternalFlags(inner, `${path}.${key}`, depth + 1);
+  }
+}
+
+function normalizeEvent(raw: unknown, where: string, now: () => Date): TriggerEvent {
+  if (!isObject(raw)) throw bad(`${where} must be an object`);
+  const type = raw.type;
+  if (typeof type !== 'string' || type === '') throw bad(`${where}.type is required`);
+  if (!(EVENT_TYPES as readonly string[]).includes(type)) {
+    throw bad(`${where}.type ${JSON.stringify(type)} is not an event type (one of ${EVENT_TYPES.join(', ')})`);
+  }
+  if (!('data' in raw) && type !== 'startup') throw bad(`${where}.data is required for ${type} events (use null for none)`);
+  const data = raw.data ?? null;
+  if (isObject(data) && isObject(data.message) && data.message.source === 'user') {
+    throw bad(`${where}.data.message.source "user" is refused: use POST /agents/{id}/chat, or source "api" or "mesh"`);
+  }
+  for (const key of ['id', 'source', 'time', 'correlationId'] as const) {
+    if (raw[key] !== undefined && typeof raw[key] !== 'string') throw bad(`${where}.${key} must be a string`);
+  }
+  if (typeof raw.time === 'string' && Number.isNaN(Date.parse(raw.time))) throw bad(`${where}.time must be an ISO 8601 date`);
+  return {
+    id: typeof raw.id === 'string' && raw.id !== '' ? raw.id : randomUUID(),
+    type: type as TriggerEventType,
+    source: typeof raw.source === 'string' && raw.source !== '' ? raw.source : 'api',
+    time: typeof raw.time === 'string' ? new Date(raw.time).toISOString() : now().toISOString(),
+    data,
+    ...(typeof raw.correlationId === 'string' ? { correlationId: raw.correlationId } : {}),
+  };
+}
+
+function normalizeTarget(raw: unknown): DispatchTarget {
+  if (raw === undefined || raw === null) return { scope: 'agent' };
+  if (!isObject(raw)) throw bad('target must be an object');
+  const scope = raw.scope ?? 'agent';
+  if (scope !== 'agent' && scope !== 'system') throw bad('target.scope must be "agent" or "system"');
+  const target: DispatchTarget = { scope };
+  if (raw.lambda !== undefined) {
+    if (typeof raw.lambda !== 'string' || !/^[^:]+:[A-Za-z_$][A-Za-z0-9_$]*$/.test(raw.lambda)) {
+      throw bad('target.lambda must look like path/file.ts:functionName');
+    }
+    target.lambda = raw.lambda;
+  }
+  if (raw.command !== undefined) {
+    if (typeof raw.command !== 'string' || raw.command === '') throw bad('target.command must be a non-empty string');
+    target.command = raw.command;
+  }
+  if (raw.warm !== undefined) {
+    if (typeof raw.warm !== 'boolean') throw bad('target.warm must be a boolean');
+    target.warm = raw.warm;
+  }
+  if (raw.loop !== undefined) {
+    if (typeof raw.loop !== 'string' || !loopPattern.test(raw.loop)) throw bad(`target.loop must match ${LOOP_NAME_PATTERN}`);
+    target.loop = raw.loop;
+  }
+  if (scope === 'system' && !target.lambda && !target.command) throw bad('a system-scope target needs a lambda or a command');
+  if (scope === 'system' && target.lambda && target.command) throw bad('a system-scope target takes a lambda or a command, not both');
+  if (scope === 'agent' && (target.lambda || target.command)) throw bad('lambda and command need scope "system"');
+  return target;
+}
+
+/** Normalizes any of the four body forms; throws `bad_request` naming what is wrong. */
+export function normalizeDispatch(body: unknown, now: () => Date = () => new Date()): NormalizedDispatch {
+  if (!isObject(body)) throw bad('the trigger body must be a JSON object');
+  refuseInternalFlags(body, 'body');
+  let root = body;
+  if ('dispatch' in root) {
+    if (!isObject(root.dispatch)) throw bad('dispatch must be an object');
+    root = root.dispatch;
+    if ('dispatch' in root) throw bad('dispatch cannot be nested twice');
+  }
+  if ('events' in root) {
+    if (!Array.isArray(root.events) || root.events.length === 0) throw bad('events must be a non-empty array');
+    if (root.events.length > MAX_BATCH) throw bad(`a batch holds at most ${MAX_BATCH} events`);
+    const events = root.events.map((e, i) => normalizeEvent(e, `events[${i}]`, now));
+    if (root.count !== undefined && (!Number.isInteger(root.count) || (root.count as number) < 0)) {
+      throw bad('count must be a non-negative integer');
+    }
+    return { events, target: normalizeTarget(root.target), count: (root.count as number | undefined) ?? events.length, batch: true };
+  }
+  if ('event' in root) {
+    return { events: [normalizeEvent(root.event, 'event', now)], target: normalizeTarget(root.target), count: 1, batch: false };
+  }
+  // Bare event: target fields under `target`, else at the top level (they are not event fields).
+  const { target: nested, ...rest } = root;
+  const top: Record<string, unknown> = {};
+  const event: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(rest)) {
+    if ((TARGET_KEYS as readonly string[]).includes(key)) top[key] = value;
+    else event[key] = value;
+  }
+  if (nested !== undefined && Object.keys(top).length > 0) throw bad('give target fields either at the top level or under target, not both');
+  return {
+    events: [normalizeEvent(event, 'event', now)],
+    target: normalizeTarget(nested ?? (Object.keys(top).length > 0 ? top : undefined)),
+    count: 1,
+    batch: false,
+  };
+}

@@ -1,0 +1,74 @@
+import t from 'tap';
+import { LambdaHost, parseLambdaRef } from '../kernel/runtime/sandbox/lambda-runner.js';
+import { runCommand } from '../kernel/runtime/sandbox/command-runner.js';
+
+const SOURCE = `
+interface Ev { n: number }
+export function double(e: Ev): { double: number; env: string } {
+  console.log('seen', e.n);
+  return { double: e.n * 2, env: [typeof process, typeof require, typeof fetch, typeof setTimeout].join(',') };
+}
+export async function later(e: Ev) { return (await Promise.resolve(e.n)) + 1; }
+export function spin() { for (;;) {} }
+let calls = 0;
+export function counter() { return ++calls; }
+export function fails() { throw new Error('lambda says no'); }
+`;
+
+t.test('lambda: TypeScript source, JSON in and out, no host objects', async (t) => {
+  const host = new LambdaHost();
+  t.teardown(() => host.close());
+  const ref = parseLambdaRef('lib/hooks.ts:double');
+  const out = await host.run({ ref, source: SOURCE, event: { n: 21 } });
+  t.same(out.result, { double: 42, env: 'undefined,undefined,undefined,undefined' });
+  t.same(out.logs, ['log: seen 21']);
+  t.equal((await host.run({ ref: parseLambdaRef('lib/hooks.ts:later'), source: SOURCE, event: { n: 1 } })).result, 2);
+});
+
+t.test('lambda: a loop that never ends is killed at its time limit, and the host keeps working', async (t) => {
+  const host = new LambdaHost();
+  t.teardown(() => host.close());
+  await t.rejects(host.run({ ref: parseLambdaRef('lib/hooks.ts:spin'), source: SOURCE, event: null, timeoutMs: 200 }), { code: 'timeout' });
+  const again = await host.run({ ref: parseLambdaRef('lib/hooks.ts:double'), source: SOURCE, event: { n: 2 } });
+  t.equal((again.result as { double: number }).double, 4);
+});
+
+t.test('lambda: warm keeps module state, cold starts fresh; errors are coded', async (t) => {
+  const host = new LambdaHost();
+  t.teardown(() => host.close());
+  const ref = parseLambdaRef('lib/hooks.ts:counter');
+  t.equal((await host.run({ ref, source: SOURCE, event: null, warm: true })).result, 1);
+  t.equal((await host.run({ ref, source: SOURCE, event: null, warm: true })).result, 2);
+  t.equal((await host.run({ ref, source: SOURCE, event: null })).result, 1);
+  await t.rejects(host.run({ ref: parseLambdaRef('lib/hooks.ts:fails'), source: SOURCE, event: null }), { code: 'lambda_failed', message: /lambda says no/ });
+  await t.rejects(host.run({ ref: parseLambdaRef('lib/hooks.ts:missing'), source: SOURCE, event: null }), { code: 'bad_request' });
+  await t.rejects(host.run({ ref: parseLambdaRef('lib/bad.ts:f'), source: 'export function f( {', event: null }), { code: 'bad_request', message: /does not compile/ });
+  t.throws(() => parseLambdaRef('no-function'), { code: 'bad_request' });
+});
+
+t.test('command: event on stdin, minimal env, temp cwd, killed at the limit', async (t) => {
+  // Secrets in the daemon's own environment must not reach the command.
+  const saved = { token: process.env.AGT_DAEMON_TOKEN, key: process.env.OPENAI_API_KEY };
+  process.env.AGT_DAEMON_TOKEN = 'secret-token';
+  process.env.OPENAI_API_KEY = 'sk-secret';
+  t.teardown(() => {
+    for (const [name, value] of [['AGT_DAEMON_TOKEN', saved.token], ['OPENAI_API_KEY', saved.key]] as const) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  });
+  const out = await runCommand({
+    command: 'cat; echo; echo "token=${AGT_DAEMON_TOKEN:-none} key=${OPENAI_API_KEY:-none} agent=$AGT_AGENT_ID"; pwd',
+    event: { hello: 'world' },
+    agentId: 'a1',
+    trigger: 'on_timer',
+  });
+  const [stdin, envLine, cwd] = out.stdout.trim().split('\n');
+  t.same(JSON.parse(stdin!), { hello: 'world' });
+  t.equal(envLine, 'token=none key=none agent=a1');
+  t.match(cwd, /agt-cmd-/);
+  t.equal(out.exitCode, 0);
+  const slow = await runCommand({ command: 'sleep 30 & sleep 30', event: null, agentId: 'a1', trigger: 'on_timer', timeoutMs: 200 });
+  t.equal(slow.timedOut, true);
+  t.equal(slow.signal, 'SIGKILL');
+});
