@@ -1,0 +1,260 @@
+/**
+ * One agent file (`.agt`): a libsql database with the `agt_*` daemon tables and the agent's `local_*`
+ * tables (decisions D5). Opening checks that the file is an agent file of a version this build knows,
+ * switches it to WAL and migrates it forward; the typed stores below are the only way the daemon touches
+ * its tables.
+ *
+ * Commit before announcing: every store method commits before it returns (or when the surrounding
+ * {@link AgentFile.transaction} ends), so emit events only after that.
+ */
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
+import Database from 'libsql';
+import type { AgentConfig } from '../../contracts/agent-config.js';
+import { AgtError } from '../../contracts/errors.js';
+import { releaseClosedHandles } from './handle-release.js';
+import { MARKER_TABLE, MIGRATIONS, SCHEMA_VERSION } from './schema.js';
+import { Sql } from './sql.js';
+import { AuditStore } from './stores/audit-store.js';
+import { ConfigStore } from './stores/config-store.js';
+import { FilesStore } from './stores/files-store.js';
+import { LeaseStore } from './stores/lease-store.js';
+import { LocalTables } from './stores/local-tables.js';
+import { LogsStore } from './stores/logs-store.js';
+import { LoopStore } from './stores/loop-store.js';
+import { InboxStore, OutboxStore } from './stores/message-stores.js';
+import { MetaStore } from './stores/meta-store.js';
+import { CredentialsStore, IdentityStore } from './stores/secret-stores.js';
+import { TimersStore } from './stores/timers-store.js';
+import { usageRollup, type UsageRollup } from './stores/usage-rollup.js';
+
+/** Busy timeout: a second connection waits this long for a lock instead of failing at once. */
+export const BUSY_TIMEOUT_MS = 5_000;
+const SQLITE_HEADER = 'SQLite format 3\0';
+
+/** Why a file cannot be opened as an agent file (`details.reason` of the 422 `load_failed`). */
+export type OpenFailure = 'not_a_file' | 'corrupt' | 'foreign' | 'newer' | 'migration_failed' | 'no_config';
+
+function refuse(filePath: string, reason: OpenFailure, message: string, cause?: unknown): AgtError {
+  return new AgtError('load_failed', `${filePath}: ${message}`, { details: { reason, filePath }, cause });
+}
+
+export interface OpenOptions {
+  /** Read without migrating, switching journal mode or writing anything (review of an unloaded file). */
+  readonly?: boolean;
+}
+
+export interface CreateOptions {
+  /** Tests only: build the file at an older schema version to exercise migrations. */
+  version?: number;
+}
+
+export class AgentFile {
+  readonly config: ConfigStore;
+  readonly loop: LoopStore;
+  readonly logs: LogsStore;
+  readonly meta: MetaStore;
+  readonly inbox: InboxStore;
+  readonly outbox: OutboxStore;
+  readonly timers: TimersStore;
+  readonly audit: AuditStore;
+  readonly credentials: CredentialsStore;
+  readonly identity: IdentityStore;
+  readonly files: FilesStore;
+  readonly tables: LocalTables;
+  readonly lease: LeaseStore;
+  private closed = false;
+
+  private constructor(
+    readonly path: string,
+    private readonly sql: Sql,
+    /** The schema version the file had when opened (before migrating). */
+    readonly openedAtVersion: number,
+    readonly readonly: boolean,
+  ) {
+    this.config = new ConfigStore(sql);
+    this.loop = new LoopStore(sql);
+    this.logs = new LogsStore(sql);
+    this.meta = new MetaStore(sql);
+    this.inbox = new InboxStore(sql);
+    this.outbox = new OutboxStore(sql);
+    this.timers = new TimersStore(sql);
+    this.audit = new AuditStore(sql);
+    this.credentials = new CredentialsStore(sql);
+    this.identity = new IdentityStore(sql);
+    this.files = new FilesStore(sql);
+    this.tables = new LocalTables(sql);
+    this.lease = new LeaseStore(sql);
+  }
+
+  /**
+   * Opens an existing agent file. Refuses (never creates) a missing path with `not_found`, and a file
+   * that is not an agent file of a known version with 422 `load_failed` and `details.reason`.
+   */
+  static open(filePath: string, options: OpenOptions = {}): AgentFile {
+    if (!isAbsolute(filePath)) throw new AgtError('bad_request', `agent file path must be absolute: ${filePath}`);
+    let size: number;
+    try {
+      const stat = statSync(filePath);
+      if (!stat.isFile()) throw refuse(filePath, 'not_a_file', 'not a regular file');
+      size = stat.size;
+    } catch (error) {
+      if (error instanceof AgtError) throw error;
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new AgtError('not_found', `agent file not found: ${filePath}`);
+      throw refuse(filePath, 'not_a_file', `cannot read: ${(error as Error).message}`, error);
+    }
+    // Check the header ourselves: libsql would happily turn an empty or random file into a database.
+    if (size === 0) throw refuse(filePath, 'foreign', 'empty file, not an agent file');
+    if (readHeader(filePath) !== SQLITE_HEADER) throw refuse(filePath, 'corrupt', 'not an SQLite database (corrupt or foreign file)');
+
+    let db: Database.Database | undefined;
+    const sql = (() => {
+      try {
+        db = new Database(filePath, { timeout: BUSY_TIMEOUT_MS, readonly: options.readonly === true });
+        return new Sql(db);
+      } catch (error) {
+        throw refuse(filePath, 'corrupt', `cannot open: ${(error as Error).message}`, error);
+      }
+    })();
+    try {
+      const version = inspect(sql, filePath);
+      const file = new AgentFile(filePath, sql, version, options.readonly === true);
+      if (!file.readonly) {
+        sql.exec('PRAGMA journal_mode = WAL');
+        migrate(sql, filePath, version, SCHEMA_VERSION);
+      }
+      if (file.config.get() === undefined) throw refuse(filePath, 'no_config', 'the file holds no agent config');
+      return file;
+    } catch (error) {
+      sql.dropStatements();
+      db?.close();
+      void releaseClosedHandles();
+      throw error;
+    }
+  }
+
+  /** Creates a new agent file holding `config`. `conflict` when the path exists. */
+  static create(filePath: string, config: AgentConfig, options: CreateOptions = {}): AgentFile {
+    if (!isAbsolute(filePath)) throw new AgtError('bad_request', `agent file path must be absolute: ${filePath}`);
+    const target = options.version ?? SCHEMA_VERSION;
+    if (!MIGRATIONS.some((step) => step.version === target)) throw new Error(`unknown schema version ${target}`);
+    let exists = true;
+    try {
+      statSync(filePath);
+    } catch {
+      exists = false;
+    }
+    if (exists) throw new AgtError('conflict', `file already exists: ${filePath}`);
+    const db = new Database(filePath, { timeout: BUSY_TIMEOUT_MS });
+    const sql = new Sql(db);
+    try {
+      sql.exec('PRAGMA journal_mode = WAL');
+      migrate(sql, filePath, 0, target);
+      const file = new AgentFile(filePath, sql, 0, false);
+      file.config.put(config);
+      return file;
+    } catch (error) {
+      sql.dropStatements();
+      db.close();
+      void releaseClosedHandles();
+      throw error;
+    }
+  }
+
+  /** The schema version of the file now (`PRAGMA user_version`). */
+  get version(): number {
+    return userVersion(this.sql);
+  }
+
+  get isOpen(): boolean {
+    return !this.closed;
+  }
+
+  /**
+   * Runs `fn` atomically (synchronously: no awaits inside). Nested calls are savepoints. Emit events for
+   * rows written inside only after this returns.
+   */
+  transaction<T>(fn: (file: this) => T): T {
+    return this.sql.transaction(() => fn(this));
+  }
+
+  /** Usage rollup from `agt_loop` (spec section 2 rules). */
+  usage(): UsageRollup {
+    return usageRollup(this.sql);
+  }
+
+  /**
+   * Escape hatch for SQL the stores do not cover (the `db_query`/`db_execute` tools on `local_*`
+   * tables). Prefer the typed stores; never interpolate input into SQL.
+   */
+  get raw(): Sql {
+    return this.sql;
+  }
+
+  /**
+   * Checkpoints the WAL into the main file (so the `.agt` alone is complete) and closes. Idempotent.
+   * Resolves once the connection's descriptors are released (see handle-release.ts).
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      if (!this.readonly) this.sql.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+    } catch {
+      // Another connection may hold a read lock; the WAL then stays and is replayed on next open.
+    }
+    this.sql.dropStatements();
+    this.sql.db.close();
+    await releaseClosedHandles();
+  }
+}
+
+function readHeader(filePath: string): string {
+  const fd = openSync(filePath, 'r');
+  try {
+    const buffer = Buffer.alloc(16);
+    const read = readSync(fd, buffer, 0, 16, 0);
+    return buffer.subarray(0, read).toString('latin1');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function userVersion(sql: Sql): number {
+  return Number(sql.one<{ user_version: number }>('PRAGMA user_version')?.user_version ?? 0);
+}
+
+/** The file's schema version, after checking it is an agent file this build can read. */
+function inspect(sql: Sql, filePath: string): number {
+  let version: number;
+  let hasMarker: boolean;
+  try {
+    version = userVersion(sql);
+    hasMarker = sql.one("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?", MARKER_TABLE) !== undefined;
+  } catch (error) {
+    throw refuse(filePath, 'corrupt', `unreadable database: ${(error as Error).message}`, error);
+  }
+  if (!hasMarker || version < 1) {
+    throw refuse(filePath, 'foreign', `not an agent file (no ${MARKER_TABLE} table or no schema version)`);
+  }
+  if (version > SCHEMA_VERSION) {
+    throw refuse(filePath, 'newer', `written by a newer agt (schema version ${version}; this build reads up to ${SCHEMA_VERSION})`);
+  }
+  return version;
+}
+
+/** Applies the steps after `from` up to `to`, each in its own transaction with its version bump. */
+function migrate(sql: Sql, filePath: string, from: number, to: number): void {
+  for (const step of MIGRATIONS) {
+    if (step.version <= from || step.version > to) continue;
+    try {
+      sql.transaction(() => {
+        sql.exec(step.sql);
+        // user_version cannot be bound as a parameter; step.version is a number from our own table.
+        sql.exec(`PRAGMA user_version = ${Number(step.version)}`);
+      });
+    } catch (error) {
+      throw refuse(filePath, 'migration_failed', `migration to version ${step.version} (${step.description}) failed: ${(error as Error).message}`, error);
+    }
+  }
+}

@@ -1,0 +1,150 @@
+/**
+ * The agent file's schema: every version's DDL as a forward migration, applied in order. A new file runs
+ * all of them from version 0, so the upgrade path of old files is the same code that builds new ones.
+ *
+ * Rules for editing: never change a released step (files in the wild are at that version); add a new
+ * step at the end and bump nothing else, `SCHEMA_VERSION` follows the list.
+ */
+
+export interface Migration {
+  /** The `PRAGMA user_version` the file has after this step. */
+  version: number;
+  /** What the step does, for the log and the migration error message. */
+  description: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: 'base tables',
+    sql: `
+      CREATE TABLE agt_config (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE TABLE agt_loop (
+        id INTEGER PRIMARY KEY,
+        role TEXT NOT NULL,
+        kind TEXT NOT NULL DEFAULT 'message',
+        content TEXT NOT NULL,
+        turn_id TEXT,
+        model TEXT,
+        provider TEXT,
+        usage_input INTEGER,
+        usage_output INTEGER,
+        usage_cache_read INTEGER,
+        usage_cache_write INTEGER,
+        cost REAL,
+        created_at INTEGER NOT NULL
+      );
+      CREATE TABLE agt_audit (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL,
+        subject TEXT,
+        data TEXT,
+        created_at INTEGER NOT NULL
+      );
+      CREATE TABLE agt_logs (
+        id INTEGER PRIMARY KEY,
+        level TEXT NOT NULL,
+        origin TEXT,
+        event TEXT,
+        target TEXT,
+        message TEXT NOT NULL,
+        data TEXT,
+        created_at INTEGER NOT NULL
+      );
+      CREATE INDEX agt_logs_origin ON agt_logs(origin, id);
+      CREATE TABLE agt_inbox (
+        id INTEGER PRIMARY KEY,
+        source TEXT NOT NULL,
+        sender TEXT,
+        text TEXT NOT NULL,
+        data TEXT,
+        status TEXT NOT NULL DEFAULT 'unread',
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE INDEX agt_inbox_status ON agt_inbox(status, id);
+      CREATE TABLE agt_outbox (
+        id INTEGER PRIMARY KEY,
+        channel TEXT NOT NULL,
+        recipient TEXT,
+        text TEXT NOT NULL,
+        data TEXT,
+        status TEXT NOT NULL DEFAULT 'queued',
+        error TEXT,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE INDEX agt_outbox_status ON agt_outbox(status, id);
+      CREATE TABLE agt_meta (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL,
+        protection TEXT NOT NULL DEFAULT 'none' CHECK (protection IN ('none', 'readonly', 'increment')),
+        updated_at INTEGER NOT NULL
+      );
+      CREATE TABLE agt_timers (
+        id INTEGER PRIMARY KEY,
+        mode TEXT NOT NULL,
+        schedule TEXT NOT NULL,
+        next_wake_at INTEGER,
+        payload TEXT,
+        scope TEXT NOT NULL DEFAULT '["agent"]',
+        lambda TEXT,
+        warm INTEGER NOT NULL DEFAULT 0,
+        run_count INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL,
+        last_fired_at INTEGER,
+        locked INTEGER NOT NULL DEFAULT 0,
+        expired INTEGER NOT NULL DEFAULT 0
+      );
+      CREATE TABLE agt_credentials (
+        name TEXT PRIMARY KEY,
+        value BLOB NOT NULL,
+        sealed INTEGER NOT NULL DEFAULT 1,
+        length INTEGER NOT NULL,
+        meta TEXT,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE TABLE agt_identity (
+        key TEXT PRIMARY KEY,
+        value BLOB NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE TABLE agt_files (
+        path TEXT PRIMARY KEY,
+        content BLOB NOT NULL,
+        mime TEXT,
+        size INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+    `,
+  },
+  {
+    version: 2,
+    description: 'cognition loops (loop column on agt_loop and agt_timers) and the runtime lease',
+    sql: `
+      ALTER TABLE agt_loop ADD COLUMN loop TEXT NOT NULL DEFAULT 'main';
+      CREATE INDEX agt_loop_by_loop ON agt_loop(loop, id);
+      ALTER TABLE agt_timers ADD COLUMN loop TEXT;
+      CREATE TABLE agt_lease (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        owner TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        host TEXT NOT NULL,
+        acquired_at INTEGER NOT NULL,
+        heartbeat_at INTEGER NOT NULL
+      );
+    `,
+  },
+];
+
+/** The version this build writes. Files with a higher `user_version` are refused. */
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+
+/** A table every agent file has had since version 1: its presence tells an agent file from a foreign one. */
+export const MARKER_TABLE = 'agt_config';

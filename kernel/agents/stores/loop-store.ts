@@ -1,0 +1,131 @@
+/**
+ * `agt_loop`: the durable conversation streams, one per cognition loop (`main` and inner loops). Rows are
+ * generic (role, kind, JSON content) so the runtime decides what a message looks like; usage columns
+ * feed the usage rollup.
+ */
+import { parseJson, type Sql } from '../sql.js';
+
+export type LoopRole = 'user' | 'assistant' | 'tool' | 'system';
+/** `model_invoke` rows (a model call recorded without a message) are excluded from the usage rollup. */
+export type LoopKind = 'message' | 'tool_call' | 'tool_result' | 'notice' | 'summary' | 'model_invoke' | (string & {});
+
+/** Token usage of the model call that produced a row. `input` includes cache read and cache write. */
+export interface RowUsage {
+  input: number;
+  output: number;
+  cacheRead?: number;
+  cacheWrite?: number;
+}
+
+export interface LoopRowInput {
+  /** Absent means `main`. */
+  loop?: string;
+  role: LoopRole;
+  kind?: LoopKind;
+  /** Any JSON value; stored as JSON text. */
+  content: unknown;
+  turnId?: string | null;
+  model?: string | null;
+  provider?: string | null;
+  usage?: RowUsage | null;
+  cost?: number | null;
+  createdAt?: number;
+}
+
+export interface LoopRow {
+  id: number;
+  loop: string;
+  role: LoopRole;
+  kind: LoopKind;
+  content: unknown;
+  turn_id: string | null;
+  model: string | null;
+  provider: string | null;
+  usage_input: number | null;
+  usage_output: number | null;
+  usage_cache_read: number | null;
+  usage_cache_write: number | null;
+  cost: number | null;
+  created_at: number;
+}
+
+const COLUMNS =
+  'id, loop, role, kind, content, turn_id, model, provider, usage_input, usage_output, usage_cache_read, usage_cache_write, cost, created_at';
+
+const decode = (row: LoopRow): LoopRow => ({ ...row, content: parseJson(row.content) });
+
+export class LoopStore {
+  constructor(private readonly sql: Sql) {}
+
+  /** Commits one row and returns it. Emit any event announcing it only after this returns. */
+  append(input: LoopRowInput): LoopRow {
+    const createdAt = input.createdAt ?? Date.now();
+    const usage = input.usage ?? null;
+    const { lastId } = this.sql.run(
+      `INSERT INTO agt_loop (loop, role, kind, content, turn_id, model, provider, usage_input, usage_output, usage_cache_read, usage_cache_write, cost, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      input.loop ?? 'main',
+      input.role,
+      input.kind ?? 'message',
+      JSON.stringify(input.content ?? null),
+      input.turnId ?? null,
+      input.model ?? null,
+      input.provider ?? null,
+      usage ? usage.input : null,
+      usage ? usage.output : null,
+      usage ? (usage.cacheRead ?? 0) : null,
+      usage ? (usage.cacheWrite ?? 0) : null,
+      input.cost ?? null,
+      createdAt,
+    );
+    return this.get(lastId)!;
+  }
+
+  get(id: number): LoopRow | undefined {
+    const row = this.sql.one<LoopRow>(`SELECT ${COLUMNS} FROM agt_loop WHERE id = ?`, id);
+    return row && decode(row);
+  }
+
+  /** Rows of one loop in id order, `offset` counted from the oldest row. */
+  list(loop = 'main', options: { limit?: number; offset?: number } = {}): LoopRow[] {
+    return this.sql
+      .all<LoopRow>(`SELECT ${COLUMNS} FROM agt_loop WHERE loop = ? ORDER BY id LIMIT ? OFFSET ?`, loop, options.limit ?? -1, options.offset ?? 0)
+      .map(decode);
+  }
+
+  /** The newest `limit` rows of one loop, oldest first. */
+  tail(loop = 'main', limit = 50): LoopRow[] {
+    return this.sql
+      .all<LoopRow>(`SELECT ${COLUMNS} FROM agt_loop WHERE loop = ? ORDER BY id DESC LIMIT ?`, loop, limit)
+      .map(decode)
+      .reverse();
+  }
+
+  /** Rows of one loop with id greater than `afterId`, oldest first. */
+  after(loop: string, afterId: number, limit = -1): LoopRow[] {
+    return this.sql
+      .all<LoopRow>(`SELECT ${COLUMNS} FROM agt_loop WHERE loop = ? AND id > ? ORDER BY id LIMIT ?`, loop, afterId, limit)
+      .map(decode);
+  }
+
+  /** Persisted rows of one loop. */
+  count(loop = 'main'): number {
+    return this.sql.one<{ n: number }>('SELECT count(*) AS n FROM agt_loop WHERE loop = ?', loop)!.n;
+  }
+
+  /** Row counts per loop name (loops without rows are absent). */
+  counts(): Map<string, number> {
+    const rows = this.sql.all<{ loop: string; n: number }>('SELECT loop, count(*) AS n FROM agt_loop GROUP BY loop');
+    return new Map(rows.map((row) => [row.loop, row.n]));
+  }
+
+  /** Deletes one loop's stream (never all loops); returns the number of rows removed. */
+  clear(loop = 'main'): number {
+    return this.sql.run('DELETE FROM agt_loop WHERE loop = ?', loop).changes;
+  }
+
+  /** Deletes the rows of one loop with id <= `maxId` (compaction); returns the number removed. */
+  deleteThrough(loop: string, maxId: number): number {
+    return this.sql.run('DELETE FROM agt_loop WHERE loop = ? AND id <= ?', loop, maxId).changes;
+  }
+}
