@@ -1,0 +1,174 @@
+import t from 'tap';
+import type { AgentConfig, TriggerTarget, TriggerType } from '../contracts/agent-config.js';
+import { FakeClock } from '../kernel/runtime/clock.js';
+import type { TriggerEvent } from '../kernel/runtime/dispatch.js';
+import { TriggerEvaluator, type DisplayState } from '../kernel/runtime/triggers/evaluator.js';
+import { matchesFilter } from '../kernel/runtime/triggers/filter.js';
+import type { Delivery } from '../kernel/runtime/triggers/pipeline.js';
+
+let n = 0;
+const ev = (data: unknown = {}, type: TriggerEvent['type'] = 'inbox'): TriggerEvent => ({
+  id: `e${++n}`,
+  type,
+  source: 'test',
+  time: new Date(0).toISOString(),
+  data,
+});
+
+function setup(triggers: AgentConfig['triggers'], state: DisplayState = 'active') {
+  const clock = new FakeClock();
+  const wakes: Array<{ loop: string; type: TriggerType; delivery: Delivery }> = [];
+  const system: Array<{ target: TriggerTarget; delivery: Delivery }> = [];
+  const box = { state };
+  const evaluator = new TriggerEvaluator({
+    clock,
+    triggers: () => triggers,
+    displayState: () => box.state,
+    sink: {
+      wake: (loop, type, delivery) => wakes.push({ loop, type, delivery }),
+      runSystem: (target, _type, delivery) => system.push({ target, delivery }),
+    },
+  });
+  const setState = (next: DisplayState) => {
+    const previous = box.state;
+    box.state = next;
+    evaluator.displayStateChanged(previous, next);
+  };
+  return { clock, wakes, system, evaluator, setState };
+}
+
+const ids = (d: Delivery) => d.events.map((e) => e.id);
+
+t.test('enabled flag, scopes, loop and filter', async (t) => {
+  const { evaluator, wakes, system } = setup({
+    on_inbox: {
+      enabled: true,
+      targets: [
+        { scope: 'agent', filter: { 'message.source': ['mesh', 'api'] } },
+        { scope: 'system', lambda: 'lib/x.ts:f' },
+        { scope: 'agent', loop: 'side', filter: { priority: 'high' } },
+      ],
+    },
+    on_outbox: { enabled: false, targets: [{ scope: 'agent' }] },
+  });
+  t.equal(evaluator.fire('on_outbox', ev()), 0, 'disabled trigger fires nothing');
+  t.equal(evaluator.fire('on_timer', ev()), 0, 'unconfigured trigger fires nothing');
+  t.equal(evaluator.fire('on_inbox', ev({ message: { source: 'mesh' } })), 2);
+  t.equal(evaluator.fire('on_inbox', ev({ message: { source: 'channel:x' }, priority: 'high' })), 2);
+  t.same(wakes.map((w) => w.loop), ['main', 'side']);
+  t.equal(system.length, 2);
+  t.equal(system[0]!.target.lambda, 'lib/x.ts:f');
+});
+
+t.test('filter semantics', async (t) => {
+  t.ok(matchesFilter(undefined, 5));
+  t.ok(matchesFilter({}, null));
+  t.notOk(matchesFilter({ a: 1 }, null));
+  t.ok(matchesFilter({ a: { b: [1] } }, { a: { b: [1] }, c: 2 }));
+  t.notOk(matchesFilter({ a: 1, c: 3 }, { a: 1, c: 2 }));
+  t.ok(matchesFilter({ a: null }, { b: 1 }));
+  t.ok(matchesFilter({ a: [1, 2] }, { a: 2 }));
+});
+
+t.test('debounce_ms delivers everything held after a quiet period', async (t) => {
+  const { evaluator, wakes, clock } = setup({ on_file_change: { enabled: true, targets: [{ scope: 'agent', debounce_ms: 100 }] } });
+  const a = ev({}, 'file_change');
+  const b = ev({}, 'file_change');
+  evaluator.fire('on_file_change', a);
+  clock.advance(90);
+  evaluator.fire('on_file_change', b);
+  clock.advance(90);
+  t.equal(wakes.length, 0, 'each event restarts the quiet period');
+  clock.advance(10);
+  t.equal(wakes.length, 1);
+  t.same(ids(wakes[0]!.delivery), [a.id, b.id]);
+  t.equal(wakes[0]!.delivery.count, 2);
+});
+
+t.test('interval_ms throttles: leading delivery, then one merged delivery per interval', async (t) => {
+  const { evaluator, wakes, clock } = setup({ on_logs: { enabled: true, targets: [{ scope: 'agent', interval_ms: 1000 }] } });
+  evaluator.fire('on_logs', ev());
+  t.equal(wakes.length, 1, 'the first goes at once');
+  evaluator.fire('on_logs', ev());
+  evaluator.fire('on_logs', ev());
+  clock.advance(999);
+  t.equal(wakes.length, 1);
+  clock.advance(1);
+  t.equal(wakes.length, 2);
+  t.equal(wakes[1]!.delivery.count, 2);
+  clock.advance(5000);
+  evaluator.fire('on_logs', ev());
+  t.equal(wakes.length, 3, 'after a quiet interval the next goes at once again');
+});
+
+t.test('batch_count and batch_ms', async (t) => {
+  const { evaluator, wakes, clock } = setup({
+    on_tool_call: { enabled: true, targets: [{ scope: 'agent', batch_count: 3, batch_ms: 500 }] },
+  });
+  for (let i = 0; i < 3; i++) evaluator.fire('on_tool_call', ev());
+  t.equal(wakes.length, 1, 'count reached');
+  t.equal(wakes[0]!.delivery.count, 3);
+  evaluator.fire('on_tool_call', ev());
+  clock.advance(499);
+  t.equal(wakes.length, 1);
+  clock.advance(1);
+  t.equal(wakes.length, 2, 'window elapsed');
+  t.equal(wakes[1]!.delivery.count, 1);
+  t.equal(clock.pending, 0, 'no timer left behind');
+});
+
+t.test('self-suppression: a loop is not woken by its own activity', async (t) => {
+  const { evaluator, wakes, system } = setup({
+    on_outbox: { enabled: true, targets: [{ scope: 'agent' }, { scope: 'agent', loop: 'watcher' }] },
+    on_logs: { enabled: true, targets: [{ scope: 'system', command: 'true' }] },
+    on_timer: { enabled: true, targets: [{ scope: 'agent' }] },
+  });
+  t.equal(evaluator.fire('on_outbox', ev({}, 'outbox'), { loop: 'main', turnId: 't1' }), 1);
+  t.same(wakes.map((w) => w.loop), ['watcher'], 'main wrote it, only the watcher loop wakes');
+  t.equal(evaluator.fire('on_logs', ev({}, 'log_entry'), { system: true }), 0, 'a system run never re-triggers');
+  t.equal(system.length, 0);
+  t.equal(evaluator.fire('on_timer', ev({}, 'timer'), { loop: 'main' }), 1, 'own timers do wake (that is their point)');
+});
+
+t.test('state gating: hibernate, off, suspended', async (t) => {
+  const { evaluator, wakes, setState, clock } = setup(
+    {
+      on_inbox: { enabled: true, targets: [{ scope: 'agent' }] },
+      on_timer: { enabled: true, targets: [{ scope: 'agent', debounce_ms: 50 }] },
+    },
+    'hibernate',
+  );
+  t.equal(evaluator.fire('on_timer', ev({}, 'timer')), 0, 'hibernate ignores timers');
+  t.equal(evaluator.fire('on_inbox', ev()), 1, 'hibernate wakes on inbox');
+  setState('off');
+  t.equal(evaluator.fire('on_inbox', ev()), 0, 'off fires nothing');
+  setState('suspended');
+  evaluator.fire('on_inbox', ev());
+  evaluator.fire('on_timer', ev({}, 'timer'));
+  t.equal(evaluator.heldCount, 2);
+  t.equal(wakes.length, 1);
+  setState('active');
+  t.equal(wakes.length, 2, 'held inbox replayed on resume');
+  clock.advance(50);
+  t.equal(wakes.length, 3, 'held timer replayed through its debounce');
+  // A debounced delivery pending when the agent is turned off is dropped.
+  evaluator.fire('on_timer', ev({}, 'timer'));
+  setState('off');
+  clock.advance(100);
+  t.equal(wakes.length, 3);
+  setState('suspended');
+  evaluator.fire('on_inbox', ev());
+  setState('off');
+  setState('active');
+  t.equal(wakes.length, 3, 'events held while suspended are dropped by off');
+});
+
+t.test('close cancels pending timers', async (t) => {
+  const { evaluator, clock, wakes } = setup({ on_inbox: { enabled: true, targets: [{ scope: 'agent', debounce_ms: 10 }] } });
+  evaluator.fire('on_inbox', ev());
+  evaluator.close();
+  t.equal(clock.pending, 0);
+  clock.advance(100);
+  t.equal(wakes.length, 0);
+  t.equal(evaluator.fire('on_inbox', ev()), 0);
+});
