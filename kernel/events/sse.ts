@@ -17,6 +17,8 @@ import type { Logger } from '../../contracts/logger.js';
 import type { KernelBus } from './bus.js';
 
 export const HEARTBEAT_MS = 30_000;
+/** How long shutdown waits for stream ends to flush; well inside the 3 s HTTP close deadline. */
+export const CLOSE_FLUSH_CAP_MS = 500;
 
 export interface SseHubOptions {
   /** Interval of the `: heartbeat` comment (spec: 30 s). Internal: tests shorten it. */
@@ -158,14 +160,32 @@ export class SseHub {
     if (!this.heartbeat) this.startHeartbeat();
   }
 
-  /** Ends every stream (clients see a clean end of stream) and releases the timer and the bus. */
-  close(): void {
+  /**
+   * Ends every stream and releases the timer and the bus. Resolves once the ends are flushed (clients
+   * see a clean end of stream), or after `flushCapMs` for clients too slow to take them: fastify cuts
+   * those sockets right after.
+   */
+  async close(flushCapMs = CLOSE_FLUSH_CAP_MS): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.unsubscribe();
     this.stopHeartbeat();
-    for (const client of this.clients) client.res.end();
+    const flushed = [...this.clients].map(
+      ({ res }) =>
+        new Promise<void>((done) => {
+          res.once('finish', done);
+          res.once('close', done);
+          res.end();
+        }),
+    );
     this.clients.clear();
+    let timer: NodeJS.Timeout | undefined;
+    const cap = new Promise<void>((done) => (timer = setTimeout(done, flushCapMs)));
+    try {
+      await Promise.race([Promise.all(flushed), cap]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private onFrame(frame: EventFrame): void {

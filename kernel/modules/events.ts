@@ -39,8 +39,12 @@ export const eventsModule: KernelModule = {
     kernel.eventStream = hub;
     // preClose runs before fastify force-closes the sockets: streams end cleanly and at once, so the
     // 3 s HTTP close deadline is never spent waiting on long-lived responses.
-    app.addHook('preClose', async () => hub.close());
-    app.addHook('onClose', async () => hub.close());
+    app.addHook('preClose', async () => {
+      await hub.close();
+    });
+    app.addHook('onClose', async () => {
+      await hub.close();
+    });
 
     app.get(
       '/events',

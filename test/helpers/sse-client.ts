@@ -24,8 +24,8 @@ export interface SseStream {
   next(): Promise<SseMessage>;
   /** Skips comments; returns the next event message with its data parsed as JSON. */
   nextEvent(): Promise<{ id?: string; event?: string; data: any }>;
-  /** Resolves when the server ended or cut the stream. */
-  ended: Promise<void>;
+  /** Resolves when the stream is over; `complete` is true for a clean end, false when the connection was cut. */
+  ended: Promise<{ complete: boolean }>;
   close(): void;
 }
 
@@ -66,11 +66,11 @@ export function openSse(url: string, headers: Record<string, string> = {}): Prom
       let consumed = 0;
       let wake: (() => void) | undefined;
       let done = false;
-      const ended = new Promise<void>((finish) => {
+      const ended = new Promise<{ complete: boolean }>((finish) => {
         res.once('close', () => {
           done = true;
           wake?.();
-          finish();
+          finish({ complete: res.complete });
         });
       });
       const next = async (): Promise<SseMessage> => {
