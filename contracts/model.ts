@@ -30,9 +30,19 @@ export interface ToolCall {
   args: Record<string, unknown>;
 }
 
+/**
+ * Opaque reasoning a provider returned with an assistant message (Anthropic `thinking` and
+ * `redacted_thinking` blocks, with their signatures). Never shown as text. The runtime stores it with
+ * the assistant message and hands it back unchanged in later requests: Anthropic refuses to continue a
+ * tool-use exchange without the thinking blocks when thinking is on. Other providers ignore it.
+ */
+export type ReasoningBlock =
+  | { type: 'thinking'; thinking: string; signature: string }
+  | { type: 'redacted_thinking'; data: string };
+
 export type ModelMessage =
   | { role: 'user'; content: string }
-  | { role: 'assistant'; content: string; toolCalls?: ToolCall[] }
+  | { role: 'assistant'; content: string; toolCalls?: ToolCall[]; reasoning?: ReasoningBlock[] }
   | { role: 'tool'; toolCallId: string; name: string; content: string; isError?: boolean };
 
 /** A tool as the model sees it. */
@@ -67,12 +77,21 @@ export interface ModelResponse {
   /** The provider id and model id that answered. */
   provider: string;
   model: string;
+  /** Reasoning blocks to store with the assistant message and send back next time (see {@link ReasoningBlock}). */
+  reasoning?: ReasoningBlock[];
 }
 
 /**
  * One configured model endpoint. `complete` must honour `signal`, apply its own timeout and retries,
  * and reject with an `AgtError` (`upstream_error` with `details.upstreamStatus`, `timeout`,
  * `unavailable`) rather than hang or resolve with partial data.
+ *
+ * The `providers` extension's clients stream when `onDelta` is given (plain JSON otherwise), retry
+ * 408/429/5xx and connection failures with backoff honouring `Retry-After`, and reject with:
+ * `upstream_error` (details `{provider, upstreamStatus}`: the vendor's status, or null when it was never
+ * reached; a malformed, cut or truncated reply, or a tool call whose arguments are not JSON),
+ * `timeout` (the attempt's total or idle timeout), `aborted` (status 499: `signal` fired; the HTTP
+ * request was really cancelled), `unavailable` (the extension is stopping). Messages never carry keys.
  */
 export interface ModelClient {
   complete(request: ModelRequest): Promise<ModelResponse>;
@@ -94,7 +113,11 @@ export interface ModelResolveContext {
   agentId: string;
   /** The agent's own `providers` declarations. */
   agentProviders: AgentProviderDeclaration[];
-  /** Reads one of the agent's sealed credentials (for per-agent provider keys); undefined when unset. */
+  /**
+   * Reads one of the agent's sealed credentials (for per-agent provider keys); undefined when unset.
+   * The `providers` extension reads the key of the agent's provider `<id>` as credential `provider:<id>`
+   * (for example `provider:custom:my-proxy`).
+   */
   readCredential(name: string): Promise<string | undefined>;
 }
 
