@@ -1,0 +1,28 @@
+/**
+ * The identity package's entry points for other kernel code: the service types, the guard the
+ * create-agent route uses, and the sealing helpers an envelope is built from.
+ */
+import { AgtError } from '../../contracts/errors.js';
+import type { Kernel } from '../kernel.js';
+import type { IdentityService } from './types.js';
+
+export type { IdentityService, IdentityStatus, IdentityState } from './types.js';
+export { IdentityStatusSchema } from './types.js';
+export { sealTo, openSealed, toBase64, fromBase64, type SealedBox } from './sealed-box.js';
+export { didKeyFromEd25519, ed25519FromDidKey, verifyWithDid, isEd25519DidKey } from './did-key.js';
+
+/**
+ * Returns the identity service when the owner identity is `ready`; otherwise throws 409
+ * `identity_not_ready` whose body carries `identity` (IdentityStatus), as spec section 7 asks for
+ * creating agents and using templates. Call it first in such a route, before any other check.
+ */
+export function requireReadyIdentity(kernel: Pick<Kernel, 'identity'>, what = 'this operation'): IdentityService {
+  const identity = kernel.identity;
+  if (!identity.isReady()) {
+    const status = identity.status();
+    throw new AgtError('identity_not_ready', `${what} needs a ready owner identity (status: ${status.status})`, {
+      details: { identity: status },
+    });
+  }
+  return identity;
+}
