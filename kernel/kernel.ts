@@ -8,6 +8,7 @@ import { AgtError } from '../contracts/errors.js';
 import type { Contributions } from './contributions.js';
 import type { DaemonEnv } from './env.js';
 import type { KernelBus } from './events/bus.js';
+import type { IdentityService } from './identity/types.js';
 import type { SseHub } from './events/sse.js';
 import type { SettingsStore } from './settings.js';
 
@@ -50,6 +51,8 @@ export class Kernel {
       throw new AgtError('not_found', `agent ${agentId} is not loaded`);
     },
   };
+  /** The owner identity and this runtime's keys; filled by the identity module (registered early). */
+  identity!: IdentityService;
   /** Filled by the extension loader. */
   extensionStatus: () => ExtensionStatus[] = () => [];
   /** Filled by the events module: the `GET /events` fan-out (stats, internal test knobs). */

@@ -1,0 +1,47 @@
+/**
+ * What the create-agent route asks of templates: the config of a usable template, or the spec's 422
+ * refusal (`template_missing`, `template_invalid`, `template_unreviewed`).
+ */
+import { AgtError } from '../../contracts/errors.js';
+import type { Kernel } from '../kernel.js';
+import { asTemplateConfig } from './parse.js';
+import { STANDARD_TEMPLATE_ID } from './standard.js';
+import { TemplateStore } from './store.js';
+import type { TemplateConfig } from './types.js';
+
+export interface ResolvedTemplate {
+  id: string;
+  builtin: boolean;
+  /** A fresh copy: the caller fills in id, name (and may override model) without touching the template. */
+  config: TemplateConfig;
+}
+
+type TemplateKernel = Pick<Kernel, 'dataDir' | 'settings' | 'logger'>;
+
+export function templateStore(kernel: TemplateKernel): TemplateStore {
+  return new TemplateStore(kernel.dataDir, () => kernel.settings.current(), kernel.logger);
+}
+
+/** `settings.defaultTemplateId`, else `standard`. */
+export function defaultTemplateId(kernel: Pick<Kernel, 'settings'>): string {
+  return kernel.settings.current().defaultTemplateId ?? STANDARD_TEMPLATE_ID;
+}
+
+/**
+ * The template's config for a new agent. Checks in this order: exists (`template_missing`), valid
+ * (`template_invalid`, naming the problem), reviewed on this machine (`template_unreviewed`). All 422.
+ */
+export function resolveTemplate(kernel: TemplateKernel, id: string): ResolvedTemplate {
+  const template = templateStore(kernel).get(id);
+  const details = { templateId: id };
+  if (!template) throw new AgtError('template_missing', `template "${id}" does not exist`, { details });
+  if (!template.valid || !template.config) {
+    throw new AgtError('template_invalid', `template "${id}" is invalid: ${template.error ?? 'no config'}`, { details });
+  }
+  if (!template.reviewed) {
+    throw new AgtError('template_unreviewed', `template "${id}" has not been reviewed on this machine (POST /templates/${id}/review)`, {
+      details,
+    });
+  }
+  return { id, builtin: template.builtin, config: asTemplateConfig(structuredClone(template.config) as Record<string, unknown>) };
+}
