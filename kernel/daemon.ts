@@ -83,7 +83,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     const kernel = new Kernel(env, settings, app.log, bus, contributions, { token, localProof }, () => port);
     for (const module of KERNEL_MODULES) await module.register(app, kernel);
     const manifestPath = env.extensionsManifest ? resolve(env.extensionsManifest) : join(PROJECT_ROOT, 'extensions.json');
-    const extensions = await loadExtensions(app, kernel, manifestPath);
+    const extensions = await loadExtensions(app, kernel, manifestPath, { required: Boolean(env.extensionsManifest) });
 
     try {
       await app.listen({ host: env.host, port: env.port });

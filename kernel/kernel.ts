@@ -32,6 +32,10 @@ export interface ExtensionStatus {
   prefix: string | null;
   dependsOn: string[];
   module: string;
+  /** Set by the extension loader. */
+  state?: 'disabled' | 'pending' | 'loaded' | 'started' | 'failed' | 'stopped';
+  /** Segment of its agent-scoped routes (`/agents/{id}/<segment>`), or null. */
+  agentRoutes?: string | null;
 }
 
 const emptyAgents: AgentsService = {

@@ -1,6 +1,27 @@
-/** PLACEHOLDER: the extension loader (being written). */
+/**
+ * The extension loader: reads the manifest, imports and checks each enabled module, orders them by
+ * `dependsOn`, and registers each in its own encapsulated fastify scope under its prefix (plus one at
+ * `/agents/:id/<segment>` when it declares agent routes). Whatever goes wrong fails that extension
+ * only: its routes answer 503 and `GET /runtime/extensions` says why; the daemon still starts.
+ *
+ * Timing: imports and checks happen here, before `listen`; the scopes' plugin bodies (and so each
+ * `register(ctx)`) run when fastify gets ready, sequentially in dependency order, which is why a
+ * dependency's failure in its `register` is seen by its dependents.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { ExtensionDefinition, ExtensionHooks, ExtensionHttp } from '../../contracts/extension.js';
 import type { KernelApp } from '../http/app.js';
 import type { Kernel } from '../kernel.js';
+import { buildContext } from './context.js';
+import { definitionProblem, importDefinition, validateConfig } from './definition.js';
+import { ExtensionLifecycle, settleWithin } from './lifecycle.js';
+import { PREFIX_PATTERN, readManifest, SEGMENT_PATTERN, type ManifestEntry } from './manifest.js';
+import { orderByDependencies } from './order.js';
+import { bridgeAgentRegister, guardPluginErrors } from './plugin-guard.js';
+import { ExtensionRegistry, type ExtensionRecord } from './registry.js';
+import { resolveExtensionModule } from './resolve-module.js';
+import { KERNEL_PREFIXES, SHIPPED_ROUTE_GROUPS } from './shipped.js';
+import { guardScope, registerStubRoutes } from './unavailable.js';
 
 export interface ExtensionHost {
   /** Calls every loaded extension's `start` in dependency order; a throw fails that extension only. */
@@ -9,6 +30,190 @@ export interface ExtensionHost {
   stopAll(deadlineMs: number): Promise<void>;
 }
 
-export async function loadExtensions(_app: KernelApp, _kernel: Kernel, _manifestPath: string): Promise<ExtensionHost> {
-  return { startAll: async () => {}, stopAll: async () => {} };
+export interface LoadOptions {
+  /** The manifest was named explicitly (`AGT_EXTENSIONS`): a missing file is a start-up error. */
+  required?: boolean;
+}
+
+/**
+ * `register` may not take longer than this: fastify fails the whole start-up when a plugin exceeds
+ * its own 10 s timeout, so the loader gives up on the extension first.
+ */
+export const REGISTER_DEADLINE_MS = 8_000;
+
+const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+function newRecord(entry: ManifestEntry): ExtensionRecord {
+  const fallback = SHIPPED_ROUTE_GROUPS[entry.name];
+  return {
+    entry,
+    name: entry.name,
+    definition: null,
+    config: entry.config,
+    prefix: entry.prefix ?? fallback?.prefix ?? null,
+    agentRoutes: entry.agentRoutes ?? fallback?.agentRoutes ?? null,
+    dependsOn: [],
+    state: entry.enabled ? 'pending' : 'disabled',
+    error: null,
+    hooks: null,
+    stopCalled: false,
+    release: () => {},
+  };
+}
+
+/**
+ * From a definition of this extension that failed its checks (a newer contract, say), keeps the well-formed
+ * prefix and agent segment, so its 503s are served where its routes would have been.
+ */
+function salvageRouteGroups(record: ExtensionRecord, definition: unknown): void {
+  if (definition === null || typeof definition !== 'object') return;
+  const { name, prefix, agentRoutes } = definition as { name?: unknown; prefix?: unknown; agentRoutes?: unknown };
+  // A module defining another extension: its route groups are that extension's, not this entry's.
+  if (name !== record.name) return;
+  if (typeof prefix === 'string' && new RegExp(PREFIX_PATTERN).test(prefix)) record.prefix = prefix;
+  if (typeof agentRoutes === 'string' && new RegExp(SEGMENT_PATTERN).test(agentRoutes)) record.agentRoutes = agentRoutes;
+}
+
+/** Imports and checks one entry; a problem fails the record (disabled entries are only inspected). */
+async function inspect(record: ExtensionRecord, registry: ExtensionRegistry, manifestPath: string, kernel: Kernel): Promise<void> {
+  let definition: unknown;
+  try {
+    definition = await importDefinition(resolveExtensionModule(record.entry.module, manifestPath));
+  } catch (error) {
+    if (record.state === 'disabled') {
+      kernel.logger.debug({ err: error, extension: record.name }, 'disabled extension could not be imported');
+      return;
+    }
+    return registry.fail(record, `cannot load module "${record.entry.module}": ${message(error)}`, error);
+  }
+  const problem = definitionProblem(definition, record.name);
+  if (problem !== null) {
+    salvageRouteGroups(record, definition);
+    if (record.state !== 'disabled') registry.fail(record, problem);
+    return;
+  }
+  const checked = definition as ExtensionDefinition;
+  record.definition = checked;
+  record.prefix = checked.prefix ?? record.prefix;
+  record.agentRoutes = checked.agentRoutes ?? record.agentRoutes;
+  record.dependsOn = [...(checked.dependsOn ?? [])];
+  if (record.state === 'disabled') return;
+  const config = validateConfig(checked, record.entry.config);
+  if ('problem' in config) return registry.fail(record, config.problem);
+  record.config = config.config;
+}
+
+/** Gives each prefix to its first claimant; later claimants and kernel prefixes fail. */
+function claimPrefixes(records: ExtensionRecord[], registry: ExtensionRegistry): void {
+  const owners = new Map<string, string>();
+  for (const record of records) {
+    const claims = [record.prefix, record.agentRoutes && `/agents/:id/${record.agentRoutes}`].filter((p): p is string => !!p);
+    for (const claim of claims) {
+      const owner = owners.get(claim);
+      const top = `/${claim.split('/')[1]}`;
+      const clash = owner !== undefined ? `is already served by extension ${owner}` :
+        !claim.startsWith('/agents/:id/') && KERNEL_PREFIXES.has(top) ? 'belongs to the kernel' : null;
+      if (clash === null) continue;
+      registry.fail(record, `route prefix ${claim} ${clash}`);
+      // Without a scope of its own it must not answer on a prefix that is not its.
+      if (claim === record.prefix) record.prefix = null;
+      else record.agentRoutes = null;
+    }
+    if (record.prefix) owners.set(record.prefix, record.name);
+    if (record.agentRoutes) owners.set(`/agents/:id/${record.agentRoutes}`, record.name);
+  }
+}
+
+/** Names of dependencies that stop `record` from registering, each with why; empty when none. */
+function unmetDependencies(record: ExtensionRecord, registry: ExtensionRegistry): string[] {
+  return record.dependsOn.flatMap((dep) => {
+    const other = registry.get(dep);
+    if (!other) return [`${dep} (not in the manifest)`];
+    if (other.state === 'loaded' || other.state === 'started') return [];
+    return [`${dep} (${registry.unavailableReason(other)})`];
+  });
+}
+
+/** Runs `register(ctx)` inside the extension's scope(s); any throw fails the extension. */
+async function runRegister(record: ExtensionRecord, registry: ExtensionRegistry, kernel: Kernel, http: FastifyInstance, agentHttp: FastifyInstance | undefined): Promise<void> {
+  const failWith = (error: unknown) => {
+    const wrapped = new Error(`extension ${record.name}: register failed: ${message(error)}`, { cause: error });
+    registry.fail(record, `register failed: ${message(error)}`, wrapped);
+  };
+  guardPluginErrors(http, failWith);
+  if (agentHttp) bridgeAgentRegister(agentHttp, http);
+  const built = buildContext(kernel, {
+    name: record.name,
+    config: record.config,
+    http: http as ExtensionHttp,
+    agentHttp: agentHttp as ExtensionHttp | undefined,
+  });
+  record.release = built.release;
+  const returned: { hooks?: ExtensionHooks | void } = {};
+  const outcome = await settleWithin(REGISTER_DEADLINE_MS, async () => {
+    returned.hooks = await record.definition!.register(built.context as never);
+  });
+  // Safety net for errors avvio reports outside any plugin body (for example a fastify-plugin version
+  // or dependency check of a plugin the extension registered): handling it here keeps `ready()` alive.
+  http.after((error: Error | null | undefined, done?: () => void) => {
+    if (error) failWith(error);
+    done?.();
+  });
+  if (outcome.timedOut) return registry.fail(record, `register did not finish within ${REGISTER_DEADLINE_MS} ms`);
+  if ('error' in outcome) return failWith(outcome.error);
+  const hooks = returned.hooks;
+  if (hooks !== undefined && hooks !== null) {
+    const bad = typeof hooks !== 'object' ? 'an object' : (['start', 'stop'] as const).find((k) => hooks[k] !== undefined && typeof hooks[k] !== 'function');
+    if (bad) return failWith(new Error(`register must return nothing or {start?, stop?} functions (got a bad ${bad})`));
+  }
+  registry.markLoaded(record, hooks ?? null);
+}
+
+/** The scopes of one extension, in dependency order; each decides when it loads whether to run or stub. */
+function registerScopes(app: KernelApp, kernel: Kernel, registry: ExtensionRegistry, record: ExtensionRecord): void {
+  const reason = () => registry.unavailableReason(record) ?? 'unavailable';
+  const serving = () => registry.unavailableReason(record);
+  let agentScope: FastifyInstance | undefined;
+  if (record.agentRoutes) {
+    // Registered first so the instance exists when the main scope's plugin calls `register(ctx)`.
+    app.register(async (scope) => {
+      agentScope = scope;
+      if (record.state !== 'pending') return registerStubRoutes(scope, record.name, reason);
+      guardScope(scope, record.name, serving);
+    }, { prefix: `/agents/:id/${record.agentRoutes}` });
+  }
+  if (!record.prefix && record.state !== 'pending') return;
+  app.register(async (scope) => {
+    if (record.state === 'pending') {
+      const unmet = unmetDependencies(record, registry);
+      if (unmet.length > 0) registry.fail(record, `missing dependencies: ${unmet.join(', ')}`);
+    }
+    if (record.state !== 'pending') return record.prefix ? registerStubRoutes(scope, record.name, reason) : undefined;
+    // Without a prefix (an extension that only contributes, or only serves agent routes) there is no
+    // path of its own to answer not-found on; the hook still guards whatever routes it adds.
+    guardScope(scope, record.name, serving, { notFound: record.prefix !== null });
+    await runRegister(record, registry, kernel, scope, agentScope);
+  }, record.prefix ? { prefix: record.prefix } : {});
+}
+
+export async function loadExtensions(app: KernelApp, kernel: Kernel, manifestPath: string, options: LoadOptions = {}): Promise<ExtensionHost> {
+  const entries = readManifest(manifestPath, { required: options.required ?? false });
+  const registry = new ExtensionRegistry(kernel);
+  const records = entries.map(newRecord);
+  for (const record of records) registry.add(record);
+  kernel.extensionStatus = () => registry.status();
+
+  for (const record of records) await inspect(record, registry, manifestPath, kernel);
+  const { order, cycles } = orderByDependencies(
+    records.filter((r) => r.state === 'pending').map((r) => ({ name: r.name, dependsOn: r.dependsOn })),
+  );
+  for (const [name, cycle] of cycles) registry.fail(registry.get(name)!, `dependency cycle: ${cycle}`);
+  claimPrefixes(records, registry);
+
+  // Registration order: dependencies first; extensions that will never register keep manifest order.
+  const sequence = [...order, ...records.filter((r) => !order.includes(r.name)).map((r) => r.name)];
+  for (const name of sequence) registerScopes(app, kernel, registry, registry.get(name)!);
+
+  const lifecycle = new ExtensionLifecycle(registry, sequence, kernel.logger);
+  return { startAll: () => lifecycle.startAll(), stopAll: (deadlineMs) => lifecycle.stopAll(deadlineMs) };
 }

@@ -3,7 +3,8 @@ import type { KernelModule } from '../kernel.js';
 import { eventsModule } from './events.js';
 import { healthModule } from './health.js';
 import { identityModule } from './identity.js';
+import { runtimeModule } from './runtime.js';
 import { settingsModule } from './settings.js';
 import { templatesModule } from './templates.js';
 
-export const KERNEL_MODULES: KernelModule[] = [healthModule, settingsModule, eventsModule, identityModule, templatesModule];
+export const KERNEL_MODULES: KernelModule[] = [healthModule, settingsModule, eventsModule, identityModule, templatesModule, runtimeModule];

@@ -1,0 +1,100 @@
+/**
+ * `start` after the server listens, in dependency order; `stop` at shutdown, in reverse order, each at
+ * most once, errors logged and never thrown, and never waiting longer than the deadline: one hanging
+ * extension must not keep the daemon from exiting.
+ */
+import type { Logger } from '../../contracts/logger.js';
+import type { ExtensionRecord, ExtensionRegistry } from './registry.js';
+
+/** A `start` that takes longer fails its extension (the daemon's start-up waits for it). */
+export const START_DEADLINE_MS = 15_000;
+/** The most one extension's `stop` may take, whatever is left of the overall shutdown budget. */
+export const STOP_DEADLINE_CAP_MS = 5_000;
+
+const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/** Resolves with the work's outcome, or `{timedOut}` after `ms`; the timer never outlives the call. */
+export async function settleWithin(ms: number, work: () => unknown): Promise<{ error?: unknown; timedOut?: true }> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<{ timedOut: true }>((done) => {
+    timer = setTimeout(() => done({ timedOut: true }), Math.max(0, ms));
+  });
+  try {
+    return await Promise.race([
+      Promise.resolve()
+        .then(work)
+        .then(() => ({}), (error: unknown) => ({ error })),
+      timeout,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export class ExtensionLifecycle {
+  constructor(
+    private readonly registry: ExtensionRegistry,
+    /** Names in dependency order. */
+    private readonly order: readonly string[],
+    private readonly logger: Logger,
+  ) {}
+
+  private inOrder(): ExtensionRecord[] {
+    return this.order.map((name) => this.registry.get(name)!).filter(Boolean);
+  }
+
+  /** Calls each loaded extension's `start`; a throw, a timeout or a failed dependency fails only it. */
+  async startAll(): Promise<void> {
+    for (const record of this.inOrder()) {
+      if (record.state !== 'loaded') continue;
+      const broken = record.dependsOn
+        .map((dep) => this.registry.get(dep)!)
+        .filter((dep) => dep.state !== 'started');
+      if (broken.length > 0) {
+        const why = broken.map((dep) => `${dep.name} (${this.registry.unavailableReason(dep) ?? dep.state})`).join(', ');
+        this.registry.fail(record, `dependency not running: ${why}`);
+        continue;
+      }
+      const start = record.hooks?.start;
+      if (start) {
+        const outcome = await settleWithin(START_DEADLINE_MS, () => start.call(record.hooks));
+        if (outcome.timedOut) {
+          this.registry.fail(record, `start did not finish within ${START_DEADLINE_MS} ms`);
+          continue;
+        }
+        if ('error' in outcome) {
+          this.registry.fail(record, `start failed: ${message(outcome.error)}`, outcome.error);
+          continue;
+        }
+      }
+      this.registry.markStarted(record);
+    }
+  }
+
+  /**
+   * Calls `stop` in reverse dependency order on every extension whose `register` returned (also
+   * after a failed start: it may hold what `register` opened), each at most once. Each stop gets the
+   * smaller of {@link STOP_DEADLINE_CAP_MS} and what is left of `deadlineMs`.
+   */
+  async stopAll(deadlineMs: number): Promise<void> {
+    const endAt = Date.now() + Math.max(0, deadlineMs);
+    for (const record of this.inOrder().reverse()) {
+      if (record.stopCalled) continue;
+      record.stopCalled = true;
+      const stop = record.hooks?.stop;
+      const remaining = endAt - Date.now();
+      if (stop && remaining <= 0) {
+        this.logger.warn({ extension: record.name }, `no time left to stop extension ${record.name}; skipped`);
+      } else if (stop) {
+        const share = Math.min(STOP_DEADLINE_CAP_MS, remaining);
+        const outcome = await settleWithin(share, () => stop.call(record.hooks));
+        if (outcome.timedOut) {
+          this.logger.warn({ extension: record.name }, `extension ${record.name} did not stop within ${share} ms; moving on`);
+        } else if ('error' in outcome) {
+          this.logger.error({ err: outcome.error, extension: record.name }, `extension ${record.name} stop failed`);
+        }
+      }
+      this.registry.markStopped(record);
+    }
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * The extensions' state: one record per manifest entry and the only place its state changes, so that
+ * every failure withdraws contributions, releases subscriptions, is logged and emits
+ * `extension.state.changed` the same way, whatever phase (import, register, start, stop) it came from.
+ */
+import type { ExtensionDefinition, ExtensionHooks } from '../../contracts/extension.js';
+import type { ExtensionStatus, Kernel } from '../kernel.js';
+import type { ManifestEntry } from './manifest.js';
+
+/**
+ * `disabled`: off in the manifest. `pending`: waiting for its scope to register. `loaded`: `register`
+ * returned. `started`: `start` returned. `failed`: see `error`. `stopped`: `stop` ran (shutdown).
+ */
+export type ExtensionState = 'disabled' | 'pending' | 'loaded' | 'started' | 'failed' | 'stopped';
+
+export interface ExtensionRecord {
+  readonly entry: ManifestEntry;
+  readonly name: string;
+  definition: ExtensionDefinition | null;
+  /** The manifest's config after validation against `options`. */
+  config: unknown;
+  prefix: string | null;
+  agentRoutes: string | null;
+  dependsOn: string[];
+  state: ExtensionState;
+  /** Why it failed, without the extension's name (the name is in every sentence that shows it). */
+  error: string | null;
+  /** What `register` returned; stop is called when present, even after a failed start. */
+  hooks: ExtensionHooks | null;
+  stopCalled: boolean;
+  /** Releases the bus and settings subscriptions made through the context. */
+  release: () => void;
+}
+
+export class ExtensionRegistry {
+  readonly records = new Map<string, ExtensionRecord>();
+
+  constructor(private readonly kernel: Kernel) {}
+
+  add(record: ExtensionRecord): void {
+    this.records.set(record.name, record);
+  }
+
+  get(name: string): ExtensionRecord | undefined {
+    return this.records.get(name);
+  }
+
+  /** Marks a record failed (the first failure wins), withdraws what it contributed, tells the bus. */
+  fail(record: ExtensionRecord, reason: string, cause?: unknown): void {
+    if (record.state === 'failed' || record.state === 'disabled') return;
+    record.state = 'failed';
+    record.error = reason;
+    this.kernel.contributions.withdraw(record.name);
+    record.release();
+    const error = new Error(`extension ${record.name}: ${reason}`, cause === undefined ? undefined : { cause });
+    this.kernel.logger.error({ err: error, extension: record.name }, `extension ${record.name} failed`);
+    this.emit(record);
+  }
+
+  markLoaded(record: ExtensionRecord, hooks: ExtensionHooks | null): void {
+    record.hooks = hooks;
+    if (record.state !== 'pending') return;
+    record.state = 'loaded';
+    this.emit(record);
+  }
+
+  markStarted(record: ExtensionRecord): void {
+    if (record.state === 'loaded') record.state = 'started';
+  }
+
+  markStopped(record: ExtensionRecord): void {
+    this.kernel.contributions.withdraw(record.name);
+    record.release();
+    if (record.state !== 'loaded' && record.state !== 'started') return;
+    record.state = 'stopped';
+    this.emit(record);
+  }
+
+  /** Why requests to this extension's routes get a 503 right now, or null when it serves. */
+  unavailableReason(record: ExtensionRecord): string | null {
+    switch (record.state) {
+      case 'loaded':
+      case 'started':
+        return null;
+      case 'disabled':
+        return 'disabled';
+      case 'failed':
+        return `failed: ${record.error ?? 'unknown error'}`;
+      case 'stopped':
+        return 'stopped';
+      case 'pending':
+        return 'not loaded yet';
+    }
+  }
+
+  status(): ExtensionStatus[] {
+    return [...this.records.values()].map((record) => ({
+      name: record.name,
+      version: record.definition?.version ?? null,
+      enabled: record.entry.enabled,
+      loaded: record.state === 'loaded' || record.state === 'started',
+      error: record.state === 'failed' ? record.error : null,
+      prefix: record.prefix,
+      dependsOn: record.dependsOn,
+      module: record.entry.module,
+      state: record.state,
+      agentRoutes: record.agentRoutes,
+    }));
+  }
+
+  private emit(record: ExtensionRecord): void {
+    this.kernel.bus.emit('extension.state.changed', {
+      agentId: null,
+      source: 'kernel',
+      payload: {
+        name: record.name,
+        enabled: record.entry.enabled,
+        loaded: record.state === 'loaded' || record.state === 'started',
+        error: record.state === 'failed' ? record.error : null,
+      },
+    });
+  }
+}

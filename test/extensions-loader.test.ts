@@ -1,0 +1,125 @@
+/**
+ * The extension loader against the fixture extensions: what loads, what fails and why
+ * (`GET /runtime/extensions`), the 503 bodies of failed extensions, withdrawn contributions, and the
+ * OpenAPI document including extension routes. One daemon serves the whole file (two shared cores).
+ */
+import t, { type Test } from 'tap';
+import { join } from 'node:path';
+import { bootDaemon, ROOT, tempDir, type TestDaemon } from './helpers/daemon.js';
+
+const FIXTURES = join(ROOT, 'test/fixtures/extensions');
+const fixture = (name: string) => join(FIXTURES, name, 'index.ts');
+
+t.test('fixture extensions', async (t) => {
+  const recordFile = join(tempDir(t), 'calls.log');
+  const d: TestDaemon = await bootDaemon(t, {
+    extensions: {
+      extensions: [
+        // needs-hello comes first on purpose: dependency order must still put hello before it.
+        { name: 'needs-hello', module: fixture('needs-hello'), config: { recordFile } },
+        { name: 'hello', module: fixture('hello'), config: { recordFile } },
+        { name: 'throws-on-load', module: fixture('throws-on-load') },
+        { name: 'throws-in-plugin', module: fixture('throws-in-plugin') },
+        { name: 'throws-on-start', module: fixture('throws-on-start') },
+        { name: 'missing-dep', module: fixture('missing-dep') },
+        { name: 'cycle-a', module: fixture('cycle-a') },
+        { name: 'cycle-b', module: fixture('cycle-b') },
+        { name: 'bad-contract', module: fixture('bad-contract') },
+        { name: 'not-importable', module: './does/not/exist.js', prefix: '/not-importable' },
+        { name: 'misnamed', module: fixture('hello'), prefix: '/misnamed' },
+      ],
+    },
+  });
+  const { body } = await d.request('GET', '/runtime/extensions');
+  const rows = new Map<string, any>(body.extensions.map((row: any) => [row.name, row]));
+
+  t.test('a working extension serves its prefix, a validated POST and its agent routes', async (t) => {
+    t.match(rows.get('hello'), {
+      name: 'hello', version: '1.2.3', enabled: true, loaded: true, error: null, prefix: '/hello',
+      dependsOn: [], state: 'started', agentRoutes: 'hello',
+    });
+    t.match(rows.get('needs-hello'), { loaded: true, error: null, dependsOn: ['hello'] });
+    const created = await d.request('POST', '/hello/greetings', { text: 'hey' });
+    t.equal(created.status, 201);
+    t.same(created.body, { id: 1, text: 'hey' });
+    const listed = await d.request('GET', '/hello');
+    t.same(listed.body, { greeting: 'hi', greetings: [{ id: 1, text: 'hey' }] }, 'config default applied');
+    const invalid = await d.request('POST', '/hello/greetings', { text: '' });
+    t.equal(invalid.status, 400);
+    t.equal(invalid.body.code, 'bad_request');
+    t.same((await d.request('GET', '/hello/agents/x')).status, 404, 'unknown path of a live extension is a 404');
+    t.same((await d.request('GET', '/agents/a1/hello')).body, { agentId: 'a1', greeting: 'hi' });
+  });
+
+  t.test('contributions of a working extension are live; a failed one\'s are withdrawn', async (t) => {
+    const tools = await d.daemon.kernel.contributions.toolsFor('a1', new Set());
+    t.same(tools.map((tool) => tool.name), ['hello_say']);
+  });
+
+  const expectUnavailable = async (t: Test, name: string, reason: RegExp, paths: string[]) => {
+    for (const path of paths) {
+      const res = await d.request('GET', path);
+      t.equal(res.status, 503, `${path} answers 503`);
+      t.equal(res.body.code, 'unavailable');
+      t.match(res.body.error, new RegExp(`extension ${name} is ${reason.source}`));
+    }
+  };
+
+  t.test('register throwing fails the extension, even after it declared routes', async (t) => {
+    t.match(rows.get('throws-on-load'), { loaded: false, enabled: true, state: 'failed', error: /register failed: boom in register/ });
+    await expectUnavailable(t, 'throws-on-load', /failed: register failed: boom in register/, ['/throws-on-load', '/throws-on-load/x/y']);
+  });
+
+  t.test('a nested plugin throwing fails only its extension', async (t) => {
+    t.match(rows.get('throws-in-plugin'), { loaded: false, error: /boom in a nested plugin/ });
+    await expectUnavailable(t, 'throws-in-plugin', /failed: /, ['/throws-in-plugin', '/throws-in-plugin/inner']);
+  });
+
+  t.test('start throwing fails the extension after it loaded', async (t) => {
+    t.match(rows.get('throws-on-start'), { loaded: false, state: 'failed', error: 'start failed: boom in start' });
+    await expectUnavailable(t, 'throws-on-start', /failed: start failed: boom in start/, ['/throws-on-start']);
+  });
+
+  t.test('missing dependencies are all named in one error', async (t) => {
+    t.match(rows.get('missing-dep'), {
+      loaded: false, dependsOn: ['nope', 'also-nope'],
+      error: 'missing dependencies: nope (not in the manifest), also-nope (not in the manifest)',
+    });
+    await expectUnavailable(t, 'missing-dep', /failed: missing dependencies/, ['/missing-dep']);
+  });
+
+  t.test('every member of a cycle fails naming the cycle', async (t) => {
+    t.match(rows.get('cycle-a'), { loaded: false, error: 'dependency cycle: cycle-a -> cycle-b -> cycle-a' });
+    t.match(rows.get('cycle-b'), { loaded: false, error: 'dependency cycle: cycle-a -> cycle-b -> cycle-a' });
+    await expectUnavailable(t, 'cycle-b', /failed: dependency cycle/, ['/cycle-b/anything']);
+  });
+
+  t.test('a newer contract major is refused', async (t) => {
+    t.match(rows.get('bad-contract'), { loaded: false, version: null, error: /needs kernel contract 2\.0, but this kernel implements 1\.0/ });
+    await expectUnavailable(t, 'bad-contract', /failed: needs kernel contract 2\.0/, ['/bad-contract']);
+  });
+
+  t.test('a module that cannot be imported uses the manifest\'s fallback prefix', async (t) => {
+    t.match(rows.get('not-importable'), { loaded: false, prefix: '/not-importable', error: /cannot load module "\.\/does\/not\/exist\.js"/ });
+    await expectUnavailable(t, 'not-importable', /failed: cannot load module/, ['/not-importable']);
+  });
+
+  t.test('definition name and manifest name must agree', async (t) => {
+    t.match(rows.get('misnamed'), { loaded: false, error: /defines extension "hello", but the manifest entry is named "misnamed"/ });
+    await expectUnavailable(t, 'misnamed', /failed: the module defines/, ['/misnamed']);
+  });
+
+  t.test('the OpenAPI document holds the extension routes, not the 503 stubs', async (t) => {
+    const doc = (await d.request('GET', '/openapi.json')).body;
+    t.ok(doc.paths['/hello/'] ?? doc.paths['/hello'], 'GET /hello');
+    t.ok(doc.paths['/hello/greetings']?.post?.requestBody, 'POST /hello/greetings with its body schema');
+    t.same(doc.paths['/hello/greetings'].post.tags, ['Hello']);
+    t.ok(doc.paths['/agents/{id}/hello/'] ?? doc.paths['/agents/{id}/hello'], 'agent-scoped route');
+    t.notOk(Object.keys(doc.paths).some((path) => path.startsWith('/missing-dep')), 'stubs are hidden');
+    t.ok(doc.paths['/runtime/extensions'], 'GET /runtime/extensions');
+  });
+
+  t.test('the daemon itself is healthy', async (t) => {
+    t.equal((await fetch(`${d.url}/health`)).status, 200);
+  });
+});
