@@ -5,7 +5,7 @@
  */
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { AgentConfigSchema } from '../contracts/agent-config.js';
 import { firstSchemaError } from '../contracts/validate.js';
 import { setKdfCostForTests } from '../kernel/identity/kdf.js';
@@ -21,7 +21,7 @@ const D7_TOOLS = [
   'loop_list', 'loop_compact', 'loop_clear',
 ];
 
-async function readyDaemon(t: Parameters<typeof bootDaemon>[0], settings?: Record<string, unknown>): Promise<TestDaemon> {
+async function readyDaemon(t: Test, settings?: Record<string, unknown>): Promise<TestDaemon> {
   const d = await bootDaemon(t, { settings });
   const created = await d.request('POST', '/identity/create', { passphrase: 'templates test' });
   t.equal(created.status, 201);
