@@ -1,0 +1,181 @@
+/**
+ * Anthropic Messages (`POST {baseUrl}/v1/messages`): the contract's messages and tools to content
+ * blocks, and answers (JSON or the SSE event stream) back to a {@link WireResult}.
+ *
+ * Mapping: tool results travel as `tool_result` blocks in a user message (consecutive ones merged, as
+ * the API wants all results of one assistant turn together); `max_tokens` is required, so the
+ * manifest's `defaultMaxTokens` fills in; `reasoning` becomes `thinking: {type: 'enabled',
+ * budget_tokens}`, with `max_tokens` raised above the budget and `temperature` dropped (the API refuses
+ * both otherwise), and earlier thinking blocks are sent back with their assistant messages.
+ */
+import type { Message, RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
+import type { ModelMessage, ModelRequest, ReasoningBlock, StopReason, ToolCall } from '../../contracts/model.js';
+import { num, parseArgs, throwIfGuardFired, type WireAdapter, type WireCall, type WireResult } from './adapter.js';
+import { upstreamError } from './errors.js';
+import type { ResolvedOptions } from './options.js';
+import { applyParams, budgetOf, compact, readReasoning } from './params.js';
+import { anthropicClient } from './sdk.js';
+import type { ProviderTarget } from './types.js';
+
+type Block = Record<string, unknown>;
+
+export function toAnthropicMessages(messages: ModelMessage[], withReasoning: boolean): Array<{ role: string; content: Block[] }> {
+  const out: Array<{ role: string; content: Block[] }> = [];
+  const push = (role: 'user' | 'assistant', blocks: Block[]) => {
+    if (!blocks.length) return;
+    const last = out.at(-1);
+    if (last?.role === role) last.content.push(...blocks);
+    else out.push({ role, content: blocks });
+  };
+  for (const message of messages) {
+    if (message.role === 'user') push('user', message.content ? [{ type: 'text', text: message.content }] : []);
+    else if (message.role === 'assistant') {
+      push('assistant', [
+        ...(withReasoning ? (message.reasoning ?? []) : []),
+        ...(message.content ? [{ type: 'text', text: message.content }] : []),
+        ...(message.toolCalls ?? []).map((call) => ({ type: 'tool_use', id: call.id, name: call.name, input: call.args ?? {} })),
+      ]);
+    } else {
+      push('user', [{ type: 'tool_result', tool_use_id: message.toolCallId, content: message.content, ...(message.isError ? { is_error: true } : {}) }]);
+    }
+  }
+  return out;
+}
+
+function buildBody(request: ModelRequest, target: ProviderTarget, options: ResolvedOptions): Record<string, unknown> {
+  const { model } = request;
+  const intent = readReasoning(model.reasoning);
+  let maxTokens = model.max_tokens ?? options.defaultMaxTokens;
+  const body = compact({
+    model: model.model_id || target.defaultModel,
+    max_tokens: maxTokens,
+    system: request.system || undefined,
+    messages: toAnthropicMessages(request.messages, intent !== null),
+    tools: request.tools.length
+      ? request.tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: { type: 'object', ...tool.inputSchema } }))
+      : undefined,
+    temperature: model.temperature,
+    top_p: model.top_p,
+  });
+  if (intent) {
+    const budget = budgetOf(intent);
+    if (maxTokens <= budget) maxTokens += budget;
+    body.max_tokens = maxTokens;
+    body.thinking = { type: 'enabled', budget_tokens: budget };
+    delete body.temperature;
+  }
+  return applyParams(body, target.params, model.params, model.provider_params);
+}
+
+export function mapStop(reason: string | null | undefined, hasToolCalls: boolean): StopReason {
+  if (reason === 'tool_use' || (hasToolCalls && !reason)) return 'tool_use';
+  if (reason === 'end_turn' || reason === 'stop_sequence') return 'end';
+  if (reason === 'max_tokens') return 'max_tokens';
+  return 'other';
+}
+
+/** Anthropic's `input_tokens` exclude cache reads and writes; the contract's `input` includes them. */
+export function usageOf(raw: Record<string, unknown>) {
+  const cacheRead = num(raw.cache_read_input_tokens);
+  const cacheWrite = num(raw.cache_creation_input_tokens);
+  return { input: num(raw.input_tokens) + cacheRead + cacheWrite, output: num(raw.output_tokens), cacheRead, cacheWrite };
+}
+
+interface OpenBlock {
+  type: string;
+  text?: string;
+  thinking?: string;
+  signature?: string;
+  data?: string;
+  id?: string;
+  name?: string;
+  input?: unknown;
+  json: string;
+}
+
+/** Assembles the event stream: blocks by index, deltas, usage from `message_start` and `message_delta`. */
+export class MessageStreamState {
+  readonly blocks: OpenBlock[] = [];
+  readonly usage: Record<string, unknown> = {};
+  stop: string | null = null;
+  finished = false;
+  model: string | undefined;
+
+  add(event: RawMessageStreamEvent, onDelta: (text: string) => void): void {
+    const e = event as { type: string; index?: number; [key: string]: any };
+    switch (e.type) {
+      case 'message_start':
+        this.model = e.message?.model;
+        Object.assign(this.usage, e.message?.usage);
+        break;
+      case 'content_block_start':
+        this.blocks[e.index!] = { ...e.content_block, json: '' };
+        break;
+      case 'content_block_delta': {
+        const block = (this.blocks[e.index!] ??= { type: 'text', json: '' });
+        const delta = e.delta ?? {};
+        if (delta.type === 'text_delta' && delta.text) {
+          block.text = (block.text ?? '') + delta.text;
+          onDelta(delta.text);
+        } else if (delta.type === 'input_json_delta') block.json += delta.partial_json ?? '';
+        else if (delta.type === 'thinking_delta') block.thinking = (block.thinking ?? '') + (delta.thinking ?? '');
+        else if (delta.type === 'signature_delta') block.signature = delta.signature;
+        break;
+      }
+      case 'message_delta':
+        this.stop = e.delta?.stop_reason ?? this.stop;
+        for (const [key, value] of Object.entries(e.usage ?? {})) if (typeof value === 'number') this.usage[key] = value;
+        break;
+      case 'message_stop':
+        this.finished = true;
+        break;
+    }
+  }
+}
+
+/** Text, tool calls and reasoning out of finished content blocks (streamed or JSON). */
+function fromBlocks(target: ProviderTarget, blocks: OpenBlock[]): Pick<WireResult, 'text' | 'toolCalls' | 'reasoning'> {
+  const toolCalls: ToolCall[] = [];
+  const reasoning: ReasoningBlock[] = [];
+  let text = '';
+  for (const block of blocks) {
+    if (!block) continue;
+    if (block.type === 'text') text += block.text ?? '';
+    else if (block.type === 'tool_use') {
+      const name = block.name ?? '';
+      const args = block.json ? parseArgs(target, name, block.json) : ((block.input as Record<string, unknown>) ?? {});
+      toolCalls.push({ id: block.id ?? `toolu_${toolCalls.length}`, name, args });
+    } else if (block.type === 'thinking') reasoning.push({ type: 'thinking', thinking: block.thinking ?? '', signature: block.signature ?? '' });
+    else if (block.type === 'redacted_thinking') reasoning.push({ type: 'redacted_thinking', data: block.data ?? '' });
+  }
+  return { text, toolCalls, ...(reasoning.length ? { reasoning } : {}) };
+}
+
+async function send({ target, body, stream, guard, onDelta }: WireCall): Promise<WireResult> {
+  const sdk = anthropicClient(target, guard.fetch, target.timeoutMs);
+  const requested = String(body.model ?? '');
+  // `client.post` rather than `messages.create`: the latter prints deprecation notices with
+  // console.warn (the daemon's console is not a log) and adds nothing else to the request.
+  if (!stream) {
+    const message = (await sdk.post('/v1/messages', { body, signal: guard.signal })) as Message;
+    throwIfGuardFired(guard);
+    if (!message || !Array.isArray(message.content)) throw upstreamError(target, `provider ${target.id} answered without content blocks`, 200);
+    const parts = fromBlocks(target, message.content.map((block) => ({ ...(block as object), json: '' }) as OpenBlock));
+    return {
+      ...parts,
+      stopReason: mapStop(message.stop_reason, parts.toolCalls.length > 0),
+      usage: usageOf(message.usage as unknown as Record<string, unknown>),
+      reportedCost: null,
+      model: message.model || requested,
+    };
+  }
+  const events = (await sdk.post('/v1/messages', { body: { ...body, stream: true }, stream: true, signal: guard.signal })) as AsyncIterable<RawMessageStreamEvent>;
+  const state = new MessageStreamState();
+  for await (const event of events) state.add(event, onDelta);
+  throwIfGuardFired(guard);
+  if (!state.finished) throw upstreamError(target, `provider ${target.id} ended the stream before message_stop (truncated stream)`, 200);
+  const parts = fromBlocks(target, state.blocks);
+  return { ...parts, stopReason: mapStop(state.stop, parts.toolCalls.length > 0), usage: usageOf(state.usage), reportedCost: null, model: state.model || requested };
+}
+
+export const anthropicMessages: WireAdapter = { buildBody, send };

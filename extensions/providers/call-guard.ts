@@ -1,0 +1,103 @@
+/**
+ * One attempt's abort controller: it fires when the caller's signal aborts, when the whole attempt
+ * exceeds `timeoutMs`, when a stream goes silent for `idleTimeoutMs`, or when the extension stops.
+ *
+ * Why our own timers rather than the SDKs' `timeout` option: both vendor SDKs clear their timer as soon
+ * as the response headers arrive, so a stream that stalls after its first bytes would hang forever.
+ * The guard's `fetch` wraps the response body so every received chunk counts as activity (an Anthropic
+ * `ping` keeps a slow but alive stream open; a silent socket does not). Aborting the controller aborts
+ * the real HTTP request: undici destroys the socket, which the server sees as a closed connection.
+ */
+export type GuardReason = 'cancelled' | 'timeout' | 'idle' | 'stopped';
+
+export interface GuardLimits {
+  timeoutMs: number;
+  /** 0 disables the idle timer (JSON calls: nothing arrives until the whole answer is ready). */
+  idleTimeoutMs: number;
+}
+
+export class CallGuard {
+  private readonly controller = new AbortController();
+  private total: NodeJS.Timeout | undefined;
+  private idle: NodeJS.Timeout | undefined;
+  private why: GuardReason | null = null;
+  private readonly onOuterAbort = () => this.abort('cancelled');
+
+  constructor(
+    private readonly outer: AbortSignal | undefined,
+    private readonly limits: GuardLimits,
+  ) {
+    if (outer?.aborted) this.abort('cancelled');
+    else outer?.addEventListener('abort', this.onOuterAbort, { once: true });
+    this.total = setTimeout(() => this.abort('timeout'), limits.timeoutMs);
+    this.touch();
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** Why the guard aborted, or null while it has not. */
+  get reason(): GuardReason | null {
+    return this.why;
+  }
+
+  /** Marks activity: restarts the idle timer. */
+  touch(): void {
+    if (this.limits.idleTimeoutMs <= 0 || this.why) return;
+    clearTimeout(this.idle);
+    this.idle = setTimeout(() => this.abort('idle'), this.limits.idleTimeoutMs);
+  }
+
+  abort(reason: GuardReason): void {
+    if (this.why) return;
+    this.why = reason;
+    this.clearTimers();
+    this.controller.abort(new Error(`model call ${reason}`));
+  }
+
+  /** Releases timers and the listener on the caller's signal. Call once the attempt is over. */
+  dispose(): void {
+    this.clearTimers();
+    this.outer?.removeEventListener('abort', this.onOuterAbort);
+  }
+
+  private clearTimers(): void {
+    clearTimeout(this.total);
+    clearTimeout(this.idle);
+  }
+
+  /** A `fetch` for the SDK: our signal on the request, and every body chunk restarts the idle timer. */
+  readonly fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const signals = [this.signal, init?.signal].filter((s): s is AbortSignal => !!s);
+    const response = await fetch(input, { ...init, signal: AbortSignal.any(signals) });
+    this.touch();
+    if (!response.body) return response;
+    const touch = () => this.touch();
+    const body = response.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          touch();
+          controller.enqueue(chunk);
+        },
+      }),
+    );
+    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  };
+}
+
+/** Resolves after `ms`, or rejects at once when `signal` aborts. Never leaves a timer behind. */
+export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

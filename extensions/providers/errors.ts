@@ -1,0 +1,118 @@
+/**
+ * Turning whatever a model call threw (an SDK error, a fetch failure, our own guard's abort) into one
+ * coded {@link AgtError}, deciding whether it may be retried, and keeping keys out of every message.
+ *
+ * Codes: `upstream_error` (502, `details.upstreamStatus` = the vendor's HTTP status or null),
+ * `timeout` (504), `aborted` (499: the caller's signal fired), `unavailable` (503: extension stopping).
+ * The SDK error is never attached as `cause`: its text may quote what the vendor said about a key.
+ */
+import * as OpenAISdk from 'openai';
+import * as AnthropicSdk from '@anthropic-ai/sdk';
+import { AgtError } from '../../contracts/errors.js';
+import type { GuardReason } from './call-guard.js';
+import type { ProviderTarget } from './types.js';
+
+export interface Failure {
+  error: AgtError;
+  retryable: boolean;
+  /** The server's `Retry-After` (or `retry-after-ms`) in milliseconds, when it sent one. */
+  retryAfterMs?: number;
+}
+
+const MAX_MESSAGE = 400;
+
+/** Removes keys from text: the known secrets verbatim, then anything shaped like a vendor key or bearer token. */
+export function redact(text: string, secrets: Array<string | undefined> = []): string {
+  let out = text;
+  for (const secret of secrets) if (secret && secret.length >= 4) out = out.split(secret).join('[redacted]');
+  out = out
+    .replace(/\b(?:sk|pk|rk)[-_][A-Za-z0-9*_.-]{6,}/g, '[redacted]')
+    .replace(/\bBearer\s+[^\s"',]+/gi, 'Bearer [redacted]');
+  return out.length > MAX_MESSAGE ? `${out.slice(0, MAX_MESSAGE)}…` : out;
+}
+
+/** `Retry-After` as milliseconds: `retry-after-ms`, else seconds, else an HTTP date; undefined otherwise. */
+export function parseRetryAfter(headers: { get(name: string): string | null } | undefined, now = Date.now()): number | undefined {
+  const ms = headers?.get('retry-after-ms');
+  if (ms && Number.isFinite(Number(ms)) && Number(ms) >= 0) return Number(ms);
+  const value = headers?.get('retry-after')?.trim();
+  if (!value) return undefined;
+  if (/^\d+(\.\d+)?$/.test(value)) return Number(value) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+type ApiErrorLike = { status?: number; headers?: { get(name: string): string | null }; error?: unknown; message: string };
+
+const isApiError = (e: unknown): e is ApiErrorLike => e instanceof OpenAISdk.APIError || e instanceof AnthropicSdk.APIError;
+const isConnectionTimeout = (e: unknown) =>
+  e instanceof OpenAISdk.APIConnectionTimeoutError || e instanceof AnthropicSdk.APIConnectionTimeoutError;
+const isUserAbort = (e: unknown) => e instanceof OpenAISdk.APIUserAbortError || e instanceof AnthropicSdk.APIUserAbortError;
+const isConnectionError = (e: unknown) => e instanceof OpenAISdk.APIConnectionError || e instanceof AnthropicSdk.APIConnectionError;
+
+/** The vendor's own words: OpenAI `{error: {message}}`, Anthropic `{type: 'error', error: {type, message}}`. */
+function vendorMessage(error: ApiErrorLike): string {
+  const body = error.error as { message?: unknown; error?: { message?: unknown; type?: unknown } } | undefined;
+  const text = body?.error?.message ?? body?.message;
+  const type = typeof body?.error?.type === 'string' ? `${body.error.type}: ` : '';
+  return typeof text === 'string' && text ? `${type}${text}` : error.message;
+}
+
+/** The innermost cause's code or message, e.g. `ECONNREFUSED`. */
+function rootCause(error: unknown): string {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5; depth++) {
+    const next = (current as { cause?: unknown })?.cause;
+    if (!next) break;
+    current = next;
+  }
+  const code = (current as { code?: unknown })?.code;
+  return typeof code === 'string' ? code : String((current as Error)?.message ?? current);
+}
+
+export const retryableStatus = (status: number) => status === 408 || status === 429 || status >= 500;
+
+export function upstreamError(target: ProviderTarget, message: string, upstreamStatus: number | null, extra: Record<string, unknown> = {}): AgtError {
+  return new AgtError('upstream_error', redact(message, [target.apiKey]), {
+    details: { provider: target.id, upstreamStatus, ...extra },
+  });
+}
+
+/** Classifies one failed attempt. `reason` is why our own guard aborted it, if it did. */
+export function classify(error: unknown, reason: GuardReason | null, target: ProviderTarget): Failure {
+  const who = `provider ${target.id}`;
+  if (reason === 'cancelled' || (reason === null && isUserAbort(error))) {
+    return { retryable: false, error: new AgtError('aborted', `the call to ${who} was cancelled`, { status: 499, details: { provider: target.id } }) };
+  }
+  if (reason === 'stopped') {
+    return { retryable: false, error: new AgtError('unavailable', `the providers extension stopped during a call to ${who}`) };
+  }
+  if (reason === 'timeout' || isConnectionTimeout(error)) {
+    const message = `${who} did not answer within ${target.timeoutMs} ms`;
+    return { retryable: false, error: new AgtError('timeout', message, { details: { provider: target.id, timeoutMs: target.timeoutMs } }) };
+  }
+  if (reason === 'idle') {
+    const message = `${who} sent nothing for ${target.idleTimeoutMs} ms (stalled stream)`;
+    return { retryable: false, error: new AgtError('timeout', message, { details: { provider: target.id, idleTimeoutMs: target.idleTimeoutMs } }) };
+  }
+  if (error instanceof AgtError) return { retryable: false, error };
+  if (isApiError(error)) {
+    if (typeof error.status !== 'number') {
+      // An `error` event inside an already-started stream (Anthropic `overloaded_error`, OpenAI error chunk).
+      return { retryable: false, error: upstreamError(target, `${who} reported an error mid-stream: ${vendorMessage(error)}`, null) };
+    }
+    const status = error.status;
+    const message = `${who} answered HTTP ${status}: ${vendorMessage(error)}`;
+    return { retryable: retryableStatus(status), retryAfterMs: parseRetryAfter(error.headers), error: upstreamError(target, message, status) };
+  }
+  if (isConnectionError(error)) {
+    return { retryable: true, error: upstreamError(target, `cannot reach ${who} at ${target.baseUrl}: ${rootCause(error)}`, null) };
+  }
+  if (error instanceof SyntaxError) {
+    return { retryable: false, error: upstreamError(target, `${who} sent malformed JSON: ${error.message}`, 200) };
+  }
+  if (error instanceof TypeError && /terminated|other side closed|socket/i.test(`${error.message} ${rootCause(error)}`)) {
+    return { retryable: false, error: upstreamError(target, `${who} closed the connection mid-response (cut stream): ${rootCause(error)}`, 200) };
+  }
+  return { retryable: false, error: upstreamError(target, `${who} call failed: ${(error as Error)?.message ?? String(error)}`, null) };
+}
