@@ -178,6 +178,12 @@ t.test('restarts: locked without a passphrase, unlocked by AGT_OWNER_PASSPHRASE 
   t.equal((await withFile.request('GET', '/identity')).body.status, 'ready');
   await withFile.daemon.shutdown('test');
 
+  const missingFile = await bootDaemon(t, { dataDir, env: { AGT_OWNER_PASSPHRASE_FILE: join(dataDir, 'no-such-file') } });
+  const missingStatus = (await missingFile.request('GET', '/identity')).body;
+  t.equal(missingStatus.status, 'locked');
+  t.match(missingStatus.message, /AGT_OWNER_PASSPHRASE_FILE cannot be read/);
+  await missingFile.daemon.shutdown('test');
+
   const wrongEnv = await bootDaemon(t, { dataDir, env: { AGT_OWNER_PASSPHRASE: 'not-the-passphrase-42' } });
   const status = (await wrongEnv.request('GET', '/identity')).body;
   t.equal(status.status, 'locked');

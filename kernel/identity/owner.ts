@@ -63,7 +63,8 @@ export class OwnerIdentity implements IdentityService {
       disk: this.disk,
       ready: this.keys !== null,
       runtimeDid: this.options.runtime.did,
-      envPassphraseConfigured: Boolean(this.options.env.ownerPassphrase || this.options.env.ownerPassphraseFile),
+      // Read (not just "is it set"): an unreadable passphrase file must not promise a passphrase-less create.
+      envPassphraseConfigured: readEnvPassphrase(this.options.env).kind === 'ok',
       note: this.note,
     });
   }

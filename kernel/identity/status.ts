@@ -6,7 +6,7 @@ export interface StatusInputs {
   disk: OwnerSecretsRead;
   ready: boolean;
   runtimeDid: string;
-  /** AGT_OWNER_PASSPHRASE or AGT_OWNER_PASSPHRASE_FILE is set: create/restore need no body passphrase. */
+  /** AGT_OWNER_PASSPHRASE or a readable AGT_OWNER_PASSPHRASE_FILE: create/restore need no body passphrase. */
   envPassphraseConfigured: boolean;
   /** Why the start-up unlock failed, if it did. Never a secret. */
   note: string | null;
