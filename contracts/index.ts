@@ -11,3 +11,4 @@ export * from './agent-config.js';
 export * from './validate.js';
 export type { Logger } from './logger.js';
 export * from './http.js';
+export * from './agents-api.js';

@@ -11,6 +11,9 @@ import type { KernelBus } from './events/bus.js';
 import type { IdentityService } from './identity/types.js';
 import type { SseHub } from './events/sse.js';
 import type { SettingsStore } from './settings.js';
+import type { AgentRegistry } from './agents/registry.js';
+import type { AgentRuntimeHooks } from './agents/runtime-hooks.js';
+import type { ToolDefinition } from '../contracts/tools.js';
 
 /** A step run at shutdown, in phases: HTTP first, then agents, then extensions, then the rest. */
 export type ShutdownPhase = 'agents' | 'extensions' | 'final';
@@ -57,6 +60,12 @@ export class Kernel {
   };
   /** The owner identity and this runtime's keys; filled by the identity module (registered early). */
   identity!: IdentityService;
+  /** The agent registry (load, resolve, unload, config); filled by the agents module. */
+  registry!: AgentRegistry;
+  /** The agent runtime, when installed: the registry calls it at load, config change and unload. */
+  runtime: AgentRuntimeHooks | undefined = undefined;
+  /** Built-in tools of the main registry (filled by the runtime); listed by `GET /agents/{id}/tools`. */
+  builtinTools: ToolDefinition[] = [];
   /** Filled by the extension loader. */
   extensionStatus: () => ExtensionStatus[] = () => [];
   /** Filled by the events module: the `GET /events` fan-out (stats, internal test knobs). */

@@ -1,5 +1,6 @@
 /** The kernel modules, in registration order. Each adds its routes and fills its kernel service slot. */
 import type { KernelModule } from '../kernel.js';
+import { agentsModule } from './agents.js';
 import { eventsModule } from './events.js';
 import { healthModule } from './health.js';
 import { identityModule } from './identity.js';
@@ -7,4 +8,4 @@ import { runtimeModule } from './runtime.js';
 import { settingsModule } from './settings.js';
 import { templatesModule } from './templates.js';
 
-export const KERNEL_MODULES: KernelModule[] = [healthModule, settingsModule, eventsModule, identityModule, templatesModule, runtimeModule];
+export const KERNEL_MODULES: KernelModule[] = [healthModule, settingsModule, eventsModule, identityModule, agentsModule, templatesModule, runtimeModule];

@@ -1,0 +1,174 @@
+/**
+ * Wire shapes of the Agents route group (spec sections 2 and 4): the TypeBox schemas the routes validate
+ * and serialize with, and the types clients and extensions code against.
+ */
+import { Type, type Static } from 'typebox';
+import { AgentConfigSchema } from './agent-config.js';
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const AgentSummary = Type.Object({
+  id: Type.String(),
+  filePath: Nullable(Type.String()),
+  name: Type.String(),
+  handle: Type.Optional(Type.String()),
+  autostart: Type.Boolean(),
+});
+
+export const AgentRef = Type.Object({
+  id: Type.String(),
+  filePath: Nullable(Type.String()),
+  config: AgentConfigSchema,
+});
+
+export const AgentStatus = Type.Object({
+  id: Type.String(),
+  filePath: Nullable(Type.String()),
+  name: Type.String(),
+  handle: Type.Optional(Type.String()),
+  autostart: Type.Boolean(),
+  runtimeState: Type.String({ description: 'executor state of main, or the display state when no executor runs' }),
+  targetState: Nullable(Type.String()),
+  loopCount: Type.Integer({ description: "persisted rows of main's loop stream" }),
+  degraded: Type.Optional(Type.String()),
+});
+
+/** The 409 `ambiguous_agent` body's `candidates` items. */
+export const AgentCandidate = Type.Object({
+  name: Type.String(),
+  handle: Nullable(Type.String()),
+  filePath: Nullable(Type.String()),
+  id: Type.String(),
+});
+
+export const ToolEntry = Type.Object({
+  name: Type.String(),
+  enabled: Type.Boolean(),
+  visible: Type.Boolean(),
+  restricted: Type.Boolean(),
+  locked: Type.Boolean(),
+  source: Type.String({ description: '`builtin`, `mcp:<server>`, `ext:<name>`, or `declared` (declared but offered by no registry here)' }),
+  description: Type.String(),
+  schema: Type.Object({}, { additionalProperties: true }),
+  restrictions: Type.Object({ restricted: Type.Boolean(), locked: Type.Boolean() }),
+});
+
+export const MetaProtection = Type.Union([Type.Literal('none'), Type.Literal('readonly'), Type.Literal('increment')]);
+
+export const MetaEntry = Type.Object({ key: Type.String(), value: Type.String(), protection: MetaProtection });
+
+export const LogEntry = Type.Object({
+  id: Type.Integer(),
+  level: Type.Union([Type.Literal('debug'), Type.Literal('info'), Type.Literal('warn'), Type.Literal('error')]),
+  origin: Nullable(Type.String()),
+  event: Nullable(Type.String()),
+  target: Nullable(Type.String()),
+  message: Type.String(),
+  data: Nullable(Type.String({ description: 'JSON text' })),
+  created_at: Type.Integer({ description: 'epoch ms' }),
+});
+
+export const UsageTotals = Type.Object({
+  input: Type.Integer({ description: 'includes cacheRead and cacheWrite' }),
+  output: Type.Integer(),
+  cacheRead: Type.Integer(),
+  cacheWrite: Type.Integer(),
+  total: Type.Integer({ description: 'input + output' }),
+});
+
+export const UsageRollup = Type.Object({
+  agentId: Type.String(),
+  source: Type.Literal('agt_loop'),
+  note: Type.String(),
+  loopRows: Type.Integer(),
+  usageRows: Type.Integer(),
+  totals: UsageTotals,
+  byModel: Type.Array(Type.Intersect([UsageTotals, Type.Object({ model: Type.String(), rows: Type.Integer() })])),
+});
+
+export const InboxMessage = Type.Object({
+  id: Type.Integer(),
+  source: Type.String({ description: '`channel:<type>`, `mesh` or `api`' }),
+  sender: Nullable(Type.String()),
+  text: Type.String(),
+  data: Type.Unknown(),
+  status: Type.String({ description: '`unread` when new; `read`, `processed`, `failed`, ...' }),
+  created_at: Type.Integer(),
+  updated_at: Type.Integer(),
+});
+
+export const OutboxMessage = Type.Object({
+  id: Type.Integer(),
+  channel: Type.String(),
+  recipient: Nullable(Type.String()),
+  text: Type.String(),
+  data: Type.Unknown(),
+  status: Type.String({ description: '`queued` when new; `sent`, `failed`, ...' }),
+  error: Nullable(Type.String()),
+  attempts: Type.Integer(),
+  created_at: Type.Integer(),
+  updated_at: Type.Integer(),
+});
+
+export const ReviewIdentity = Type.Object(
+  {
+    agentDid: Nullable(Type.String()),
+    fileOwnerDid: Nullable(Type.String()),
+    ownerIsYou: Type.Boolean(),
+    scenario: Type.String({ description: '`mine`, `recognized`, `foreign`, `unclaimed`, `needsClaim`, ...' }),
+  },
+  { additionalProperties: true },
+);
+
+export const ReviewSummary = Type.Object(
+  {
+    name: Type.String(),
+    description: Type.String(),
+    icon: Type.Optional(Type.String()),
+    identity: ReviewIdentity,
+    computeTier: Type.Union([Type.Literal('shared'), Type.Literal('isolated'), Type.Literal('host')]),
+    autostart: Type.Boolean(),
+    tools: Type.Array(Type.Object({ name: Type.String(), enabled: Type.Boolean(), notable: Type.Boolean() })),
+    mcpServers: Type.Array(Type.Object({}, { additionalProperties: true })),
+    triggers: Type.Array(Type.Object({ type: Type.String(), enabled: Type.Boolean(), targetCount: Type.Integer() })),
+    codeExecution: Type.Boolean(),
+    messaging: Type.Object({ mode: Type.String(), adapters: Type.Optional(Type.Array(Type.String())) }, { additionalProperties: true }),
+    network: Type.Object({}, { additionalProperties: true }),
+    security: Type.Object({}, { additionalProperties: true }),
+  },
+  { additionalProperties: true },
+);
+
+export const ReviewInfo = Type.Object({
+  agentId: Type.String(),
+  filePath: Type.String(),
+  reviewed: Type.Boolean(),
+  summary: ReviewSummary,
+});
+
+export const UmbilicalEventItem = Type.Object({
+  seq: Type.Integer(),
+  event_type: Type.String(),
+  timestamp: Type.Integer(),
+  source: Type.String(),
+  payload: Type.Unknown(),
+  truncated: Type.Boolean(),
+});
+
+export const UmbilicalPage = Type.Object({
+  agentId: Type.String(),
+  events: Type.Array(UmbilicalEventItem),
+  last_seq: Nullable(Type.Integer()),
+  log_enabled: Type.Boolean(),
+  oldest_seq: Type.Optional(Type.Integer()),
+});
+
+export type AgentSummary = Static<typeof AgentSummary>;
+export type AgentRef = Static<typeof AgentRef>;
+export type AgentStatus = Static<typeof AgentStatus>;
+export type AgentCandidate = Static<typeof AgentCandidate>;
+export type ToolEntry = Static<typeof ToolEntry>;
+export type ReviewIdentity = Static<typeof ReviewIdentity>;
+export type ReviewSummary = Static<typeof ReviewSummary>;
+export type ReviewInfo = Static<typeof ReviewInfo>;
+export type UmbilicalPage = Static<typeof UmbilicalPage>;

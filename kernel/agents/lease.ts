@@ -1,0 +1,88 @@
+/**
+ * One runtime per file: takes the lease of every loaded agent file and keeps it fresh. A lease whose
+ * heartbeat is older than {@link LEASE_STALE_MS}, or whose holder is a process on this host that no
+ * longer exists, is taken over; anything else is refused with 409 `agent_file_in_use`.
+ *
+ * One shared, unref'd interval refreshes every held lease, so 200 loaded agents cost one timer; it
+ * runs only while at least one lease is held and is cleared at the last release.
+ */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { AgtError } from '../../contracts/errors.js';
+import type { Logger } from '../../contracts/logger.js';
+import type { AgentFile } from './agent-file.js';
+import type { LeaseOwner, LeaseRow } from './stores/lease-store.js';
+
+export const LEASE_HEARTBEAT_MS = 10_000;
+export const LEASE_STALE_MS = 30_000;
+
+/** False only when the holder provably is gone: same host, and no process with its pid. */
+function holderAlive(holder: LeaseRow): boolean {
+  if (holder.host !== hostname()) return true;
+  try {
+    process.kill(holder.pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export class LeaseKeeper {
+  /** This daemon instance: random per start, plus pid and host for humans reading the 409. */
+  readonly me: LeaseOwner = { owner: randomUUID(), pid: process.pid, host: hostname() };
+  private readonly held = new Set<AgentFile>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly logger: Logger,
+    private readonly onLost: (file: AgentFile) => void = () => {},
+  ) {}
+
+  /** Takes the file's lease or throws 409 `agent_file_in_use` naming the holder. */
+  acquire(file: AgentFile): void {
+    const result = file.lease.acquire(this.me, LEASE_STALE_MS, holderAlive);
+    if (!result.ok) {
+      const { holder } = result;
+      throw new AgtError(
+        'agent_file_in_use',
+        `${file.path} is in use by another agt daemon (pid ${holder.pid} on ${holder.host}, heartbeat ${new Date(holder.heartbeat_at).toISOString()})`,
+        { details: { filePath: file.path, holder: { pid: holder.pid, host: holder.host, heartbeatAt: holder.heartbeat_at } } },
+      );
+    }
+    this.held.add(file);
+    this.timer ??= setInterval(() => this.beat(), LEASE_HEARTBEAT_MS).unref();
+  }
+
+  /** Gives the file's lease up (before it closes). Never throws. */
+  release(file: AgentFile): void {
+    if (!this.held.delete(file)) return;
+    try {
+      file.lease.release(this.me.owner);
+    } catch (error) {
+      this.logger.warn({ err: error, filePath: file.path }, 'lease release failed');
+    }
+    if (this.held.size === 0) this.stop();
+  }
+
+  /** Clears the heartbeat timer (shutdown). */
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  private beat(): void {
+    for (const file of this.held) {
+      try {
+        if (!file.lease.heartbeat(this.me.owner)) {
+          this.logger.warn({ filePath: file.path }, 'agent file lease was taken over by another daemon');
+          this.held.delete(file);
+          this.onLost(file);
+        }
+      } catch (error) {
+        // A busy file misses one beat; the stale window is three beats long.
+        this.logger.warn({ err: error, filePath: file.path }, 'lease heartbeat failed');
+      }
+    }
+    if (this.held.size === 0) this.stop();
+  }
+}

@@ -1,0 +1,292 @@
+/**
+ * The agent registry: loads agent files, resolves `{id}` (id, then handle, then name), applies config
+ * changes and unloads. It owns each file's lifetime: open, lease, runtime attach, lifecycle hooks,
+ * inbox sources on load; the reverse on unload. Events are emitted after the state they announce is
+ * committed and visible.
+ */
+import { realpathSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import { AgentConfigSchema, type AgentConfig } from '../../contracts/agent-config.js';
+import type { AgentCandidate, ReviewIdentity } from '../../contracts/agents-api.js';
+import { AgtError } from '../../contracts/errors.js';
+import type { EventBus } from '../../contracts/events.js';
+import type { Logger } from '../../contracts/logger.js';
+import type { AgentView } from '../../contracts/services.js';
+import { firstSchemaError } from '../../contracts/validate.js';
+import type { Contributions } from '../contributions.js';
+import { AgentFile } from './agent-file.js';
+import { LeaseKeeper } from './lease.js';
+import { LoadedAgent } from './loaded-agent.js';
+import { ReviewMarks } from './review-marks.js';
+import type { AgentRuntimeHooks } from './runtime-hooks.js';
+import type { LogInput } from './stores/logs-store.js';
+import { UmbilicalWindow } from './umbilical.js';
+
+/** Grace a running turn gets at stop/unload (spec: 5 s). */
+export const STOP_GRACE_MS = 5_000;
+
+export interface RegistryDeps {
+  dataDir: string;
+  logger: Logger;
+  bus: EventBus;
+  contributions: Contributions;
+  /** The runtime, when one is installed (read at every call: it may be set after the registry). */
+  runtime: () => AgentRuntimeHooks | undefined;
+  /** Delivery function handed to inbox sources (the kernel's inbox service). */
+  deliver: (agentId: string) => (message: import('../../contracts/services.js').InboundMessage) => Promise<{ messageId: number }>;
+}
+
+const umbilicalOn = (config: Readonly<AgentConfig>) => (config.umbilical?.log as { enabled?: boolean } | undefined)?.enabled === true;
+
+/** Validates a stored config; `load_failed` naming the bad path. */
+export function validateStoredConfig(config: unknown, filePath: string): AgentConfig {
+  const problem = firstSchemaError(AgentConfigSchema, config);
+  if (problem !== null) {
+    throw new AgtError('load_failed', `${filePath}: invalid agent config: ${problem}`, { details: { reason: 'invalid_config', filePath, path: problem.split(':')[0] } });
+  }
+  return config as AgentConfig;
+}
+
+export class AgentRegistry {
+  readonly reviews: ReviewMarks;
+  readonly umbilical = new UmbilicalWindow();
+  readonly leases: LeaseKeeper;
+  /**
+   * Set by the identity module: decrypts one credential of a loaded agent (undefined when unset or
+   * locked). Until then extensions read no credentials.
+   */
+  credentialReader: (agent: LoadedAgent, name: string) => Promise<string | undefined> = async () => undefined;
+  /** Set by the identity module: the identity part of the review summary for a (possibly unloaded) file. */
+  reviewIdentity: (file: AgentFile, config: Readonly<AgentConfig>) => ReviewIdentity | Promise<ReviewIdentity> | undefined = () => undefined;
+
+  private readonly agents = new Map<string, LoadedAgent>();
+  private readonly loading = new Map<string, Promise<LoadedAgent>>();
+  /** Ids of files being opened, so two files with one id cannot both slip past the duplicate check. */
+  private readonly loadingIds = new Set<string>();
+  private readonly unloading = new Map<string, Promise<void>>();
+  private readonly closingPaths = new Map<string, Promise<void>>();
+  private readonly unsubscribe: () => void;
+
+  constructor(private readonly deps: RegistryDeps) {
+    this.reviews = new ReviewMarks(deps.dataDir, deps.logger);
+    this.leases = new LeaseKeeper(deps.logger, (file) => {
+      const agent = [...this.agents.values()].find((candidate) => candidate.file === file);
+      if (agent) this.log(agent, { level: 'error', origin: 'kernel', event: 'lease_lost', message: 'another daemon took over this agent file' });
+    });
+    this.unsubscribe = deps.bus.subscribe((event) => this.umbilical.record(event));
+  }
+
+  /** Loaded agents in load order. */
+  list(): LoadedAgent[] {
+    return [...this.agents.values()];
+  }
+
+  get size(): number {
+    return this.agents.size;
+  }
+
+  /** By id, then handle, then name. `not_found`, or 409 `ambiguous_agent` with `candidates`. */
+  resolve(idOrName: string): LoadedAgent {
+    const byId = this.agents.get(idOrName);
+    if (byId) return byId;
+    for (const matches of [
+      this.list().filter((agent) => agent.handle === idOrName),
+      this.list().filter((agent) => agent.name === idOrName),
+    ]) {
+      if (matches.length === 1) return matches[0]!;
+      if (matches.length > 1) {
+        const candidates: AgentCandidate[] = matches.map((agent) => ({ id: agent.id, name: agent.name, handle: agent.handle ?? null, filePath: agent.filePath }));
+        throw new AgtError('ambiguous_agent', `"${idOrName}" matches ${matches.length} loaded agents; use the id`, { details: { candidates } });
+      }
+    }
+    throw new AgtError('not_found', `no loaded agent "${idOrName}"`);
+  }
+
+  /** The loaded agent whose file is `filePath`, if any. */
+  byPath(filePath: string): LoadedAgent | undefined {
+    const canonical = canonicalPath(filePath);
+    return this.list().find((agent) => agent.filePath === canonical);
+  }
+
+  /**
+   * Loads an agent file; an already loaded file returns the loaded agent. `requireReview` refuses an
+   * unreviewed file with 403 `AGENT_REVIEW_REQUIRED`. Missing file 404, not an agent file 422
+   * `load_failed`, held by another daemon 409 `agent_file_in_use`, same id loaded from another file 409.
+   */
+  async load(filePath: string, options: { requireReview?: boolean } = {}): Promise<LoadedAgent> {
+    if (!isAbsolute(filePath)) throw new AgtError('bad_request', `filePath must be absolute: ${filePath}`);
+    const canonical = canonicalPath(filePath);
+    await this.closingPaths.get(canonical);
+    const loaded = this.list().find((agent) => agent.filePath === canonical);
+    if (loaded) {
+      if (options.requireReview && !this.reviews.isReviewed(loaded.config)) throw reviewRequired(loaded.id, canonical);
+      return loaded;
+    }
+    let pending = this.loading.get(canonical);
+    if (!pending) {
+      pending = this.open(canonical, options.requireReview === true).finally(() => this.loading.delete(canonical));
+      this.loading.set(canonical, pending);
+      return pending;
+    }
+    const agent = await pending;
+    if (options.requireReview && !this.reviews.isReviewed(agent.config)) throw reviewRequired(agent.id, canonical);
+    return agent;
+  }
+
+  private async open(filePath: string, requireReview: boolean): Promise<LoadedAgent> {
+    const file = AgentFile.open(filePath);
+    let leased = false;
+    let agent: LoadedAgent | undefined;
+    let claimedId: string | undefined;
+    try {
+      const config = validateStoredConfig(file.config.get(), filePath);
+      const other = this.agents.get(config.id);
+      if (other || this.loadingIds.has(config.id)) {
+        const otherPath = other?.filePath ?? null;
+        throw new AgtError('conflict', `agent ${config.id} is already loaded${otherPath ? ` from ${otherPath}` : ' (loading from another file)'}`, { details: { agentId: config.id, filePath: otherPath } });
+      }
+      this.loadingIds.add(config.id);
+      claimedId = config.id;
+      if (requireReview && !this.reviews.isReviewed(config)) throw reviewRequired(config.id, filePath);
+      this.leases.acquire(file);
+      leased = true;
+      agent = new LoadedAgent(filePath, file, config);
+      if (umbilicalOn(config)) this.umbilical.enable(agent.id);
+      await this.deps.runtime()?.attach(agent);
+    } catch (error) {
+      if (agent) this.umbilical.disable(agent.id);
+      if (claimedId) this.loadingIds.delete(claimedId);
+      if (leased) this.leases.release(file);
+      await file.close();
+      if (error instanceof AgtError) throw error;
+      throw new AgtError('load_failed', `${filePath}: ${(error as Error).message}`, { details: { reason: 'attach_failed', filePath }, cause: error });
+    }
+    this.agents.set(agent.id, agent);
+    this.loadingIds.delete(agent.id);
+    if (file.openedAtVersion !== file.version) {
+      this.log(agent, { level: 'info', origin: 'kernel', event: 'migrated', message: `agent file migrated from schema ${file.openedAtVersion} to ${file.version}` });
+    }
+    this.deps.bus.emit('agent.loaded', { agentId: agent.id, payload: { name: agent.name, filePath } });
+    const view = agent.view();
+    await this.deps.contributions.runLifecycle('loaded', view);
+    await this.deps.contributions.attachInboxSources(view, this.deps.deliver(agent.id));
+    return agent;
+  }
+
+  /**
+   * Stops and unloads: inbox sources detach, the runtime gets `graceMs` for a running turn, hooks run,
+   * the lease is released and the file closed (it stays on disk). Concurrent calls share one unload.
+   */
+  unload(agent: LoadedAgent, options: { reason?: string; graceMs?: number } = {}): Promise<void> {
+    const existing = this.unloading.get(agent.id);
+    if (existing) return existing;
+    if (this.agents.get(agent.id) !== agent) return Promise.resolve();
+    const reason = options.reason ?? 'unload';
+    this.agents.delete(agent.id);
+    const work = (async () => {
+      const view = agent.view();
+      await this.deps.contributions.detachInboxSources(agent.id);
+      try {
+        await this.deps.runtime()?.detach(agent, { graceMs: options.graceMs ?? STOP_GRACE_MS, reason });
+      } catch (error) {
+        this.deps.logger.error({ err: error, agentId: agent.id }, 'runtime detach failed');
+      }
+      if (agent.started) await this.deps.contributions.runLifecycle('stopped', view);
+      await this.deps.contributions.runLifecycle('unloaded', view);
+      this.umbilical.disable(agent.id);
+      this.leases.release(agent.file);
+      await agent.file.close();
+      this.deps.bus.emit('agent.unloaded', { agentId: agent.id, payload: { name: agent.name, reason } });
+    })().finally(() => {
+      this.unloading.delete(agent.id);
+      this.closingPaths.delete(agent.filePath);
+    });
+    this.unloading.set(agent.id, work);
+    this.closingPaths.set(agent.filePath, work.catch(() => {}));
+    return work;
+  }
+
+  /** Unloads every agent in parallel, each bounded by `deadlineMs` (shutdown: no grace). */
+  async unloadAll(options: { reason: string; graceMs: number; deadlineMs: number }): Promise<void> {
+    await Promise.all(
+      this.list().map((agent) =>
+        withDeadline(this.unload(agent, { reason: options.reason, graceMs: options.graceMs }), options.deadlineMs).catch((error) =>
+          this.deps.logger.error({ err: error, agentId: agent.id }, 'unload failed at shutdown'),
+        ),
+      ),
+    );
+    this.leases.stop();
+  }
+
+  /** Releases the bus subscription and the lease timer (after unloadAll). */
+  dispose(): void {
+    this.unsubscribe();
+    this.leases.stop();
+  }
+
+  /**
+   * Replaces the config of a loaded agent (validated by the caller or here), commits it, carries the
+   * review mark along, tells the runtime and emits `agent.config.changed`. The id cannot change; the
+   * display state does not move. Owner locks are the caller's business (the agent's own tool).
+   */
+  async updateConfig(agent: LoadedAgent, next: AgentConfig): Promise<AgentConfig> {
+    const problem = firstSchemaError(AgentConfigSchema, next);
+    if (problem !== null) throw new AgtError('bad_request', `Invalid config: ${problem}`, { details: { path: problem.split(':')[0] } });
+    if (next.id !== agent.id) throw new AgtError('bad_request', `Invalid config: /id: the agent id cannot change (${agent.id})`, { details: { path: '/id' } });
+    const previous = agent.config;
+    agent.file.config.put(next);
+    agent.setConfig(next);
+    this.reviews.carry(previous, next, agent.filePath);
+    if (umbilicalOn(next)) this.umbilical.enable(agent.id);
+    else this.umbilical.disable(agent.id);
+    try {
+      await this.deps.runtime()?.configChanged(agent, previous);
+    } catch (error) {
+      this.log(agent, { level: 'error', origin: 'kernel', event: 'config_apply_failed', message: `the runtime could not apply the new config: ${(error as Error).message}` });
+    }
+    const fields = changedFields(previous, next);
+    this.deps.bus.emit('agent.config.changed', { agentId: agent.id, payload: { fields } });
+    return next;
+  }
+
+  /** Writes one `agt_logs` row, then emits `log.written`. Never throws (a failed write is logged to stderr). */
+  log(agent: LoadedAgent, input: LogInput): void {
+    try {
+      const row = agent.file.logs.write(input);
+      this.deps.bus.emit('log.written', { agentId: agent.id, payload: { level: row.level, origin: row.origin, event: row.event, message: row.message } });
+    } catch (error) {
+      this.deps.logger.warn({ err: error, agentId: agent.id }, 'agent log write failed');
+    }
+  }
+
+  views(): AgentView[] {
+    return this.list().map((agent) => agent.view());
+  }
+}
+
+function reviewRequired(agentId: string, filePath: string): AgtError {
+  return new AgtError('AGENT_REVIEW_REQUIRED', `agent file ${filePath} has not been reviewed on this machine`, { details: { agentId, filePath } });
+}
+
+/** The real path of an existing file (symlinks resolved), else the normalized absolute path. */
+export function canonicalPath(filePath: string): string {
+  try {
+    return realpathSync(filePath);
+  } catch {
+    return resolve(filePath);
+  }
+}
+
+function changedFields(previous: Readonly<AgentConfig>, next: Readonly<AgentConfig>): string[] {
+  const keys = new Set([...Object.keys(previous), ...Object.keys(next)]);
+  return [...keys].filter((key) => JSON.stringify((previous as Record<string, unknown>)[key]) !== JSON.stringify((next as Record<string, unknown>)[key])).sort();
+}
+
+async function withDeadline(work: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([work, new Promise<void>((_, reject) => (timer = setTimeout(() => reject(new Error(`unload exceeded ${ms} ms`)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

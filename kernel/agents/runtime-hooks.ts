@@ -1,0 +1,34 @@
+/**
+ * How the registry drives the agent runtime (executors, triggers, timers) without depending on it. The
+ * runtime module sets `kernel.runtime` to an implementation; with none set, a loaded agent is a file the
+ * daemon describes but does not run, and its status shows the display state.
+ *
+ * Call order: `attach` after the file is open and leased (before `agent.loaded` is emitted);
+ * `configChanged` after a new config is committed; `detach` before the file closes. `status` is called
+ * synchronously by `GET /agents/{id}/status` and must not block.
+ */
+import type { AgentConfig } from '../../contracts/agent-config.js';
+import type { InboxMessage } from './stores/message-stores.js';
+import type { LoadedAgent } from './loaded-agent.js';
+
+export interface RuntimeStatus {
+  /** Executor state of main (`idle`, `thinking`, ...) or a display state. */
+  runtimeState: string;
+  /** Where the runtime is heading (for example `off` while draining), or null. */
+  targetState: string | null;
+}
+
+export interface AgentRuntimeHooks {
+  /** Builds executors for a freshly loaded agent. A throw fails the load (the file is closed again). */
+  attach(agent: LoadedAgent): Promise<void>;
+  /** The config was replaced (committed already); re-derive executors, triggers and loops. Must not move the display state. */
+  configChanged(agent: LoadedAgent, previous: Readonly<AgentConfig>): Promise<void> | void;
+  /**
+   * Stops everything of this agent: a running turn gets `graceMs` to finish, then is aborted; queued
+   * chats are discarded (`chat.discarded`); timers are cleared. Resolves when nothing of it runs.
+   */
+  detach(agent: LoadedAgent, options: { graceMs: number; reason: string }): Promise<void>;
+  status(agent: LoadedAgent): RuntimeStatus;
+  /** A message was committed to the agent's inbox (by `kernel.inbox.deliver`); run `on_inbox`. */
+  inboxReceived?(agent: LoadedAgent, message: InboxMessage): Promise<void> | void;
+}

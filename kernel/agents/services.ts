@@ -1,0 +1,54 @@
+/**
+ * The kernel services extensions see for agents (`ctx.agents`, `ctx.inbox`), backed by the registry.
+ * `serviceFor(origin)` gives each caller its own `log` origin (the extension loader passes `ext:<name>`).
+ */
+import { AgtError } from '../../contracts/errors.js';
+import type { EventBus } from '../../contracts/events.js';
+import type { AgentsService, InboundMessage, InboxService, LogLevel } from '../../contracts/services.js';
+import type { AgentRegistry } from './registry.js';
+import type { AgentRuntimeHooks } from './runtime-hooks.js';
+
+export function agentsService(registry: AgentRegistry, origin: string): AgentsService {
+  return {
+    list: () => registry.views(),
+    find(idOrName) {
+      try {
+        return registry.resolve(idOrName).view();
+      } catch {
+        // Unknown or ambiguous: the caller asked for one agent and there is not exactly one.
+        return undefined;
+      }
+    },
+    async readCredential(agentId, name) {
+      const agent = registry.list().find((candidate) => candidate.id === agentId);
+      if (!agent) return undefined;
+      try {
+        return await registry.credentialReader(agent, name);
+      } catch {
+        return undefined;
+      }
+    },
+    log(agentId: string, level: LogLevel, message: string, data?: unknown) {
+      const agent = registry.list().find((candidate) => candidate.id === agentId);
+      if (agent) registry.log(agent, { level, origin, message, data });
+    },
+  };
+}
+
+/**
+ * `deliver`: commits the message to `agt_inbox`, emits `inbox.received`, then hands it to the runtime's
+ * `on_inbox` handling. `source: user` is refused (that is chat).
+ */
+export function inboxService(registry: AgentRegistry, bus: EventBus, runtime: () => AgentRuntimeHooks | undefined): InboxService {
+  return {
+    async deliver(agentId: string, message: InboundMessage) {
+      const agent = registry.list().find((candidate) => candidate.id === agentId);
+      if (!agent) throw new AgtError('not_found', `agent ${agentId} is not loaded`);
+      if (message.source === 'user') throw new AgtError('bad_request', 'inbox messages cannot have source "user" (use chat)');
+      const row = agent.file.inbox.insert({ source: message.source, sender: message.sender ?? null, text: message.text, data: message.data });
+      bus.emit('inbox.received', { agentId, payload: { messageId: row.id, source: row.source } });
+      await runtime()?.inboxReceived?.(agent, row);
+      return { messageId: row.id };
+    },
+  };
+}

@@ -1,0 +1,180 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'libsql';
+import t from 'tap';
+import { createAgentFile } from './helpers/agent-file.js';
+import { bootDaemon, tempDir } from './helpers/daemon.js';
+
+t.test('load, list, get, status, stop', async (t) => {
+  const d = await bootDaemon(t);
+  const dir = tempDir(t);
+  const path = await createAgentFile(dir, { name: 'alpha', handle: 'alpha-h', autostart: true, state: 'hibernate' }, {
+    seed: (file) => {
+      file.loop.append({ role: 'user', content: 'hi' });
+      file.loop.append({ role: 'assistant', content: 'hello' });
+      file.loop.append({ loop: 'side', role: 'user', content: 'not main' });
+    },
+  });
+
+  const load = await d.request('POST', '/agents/load', { filePath: path });
+  t.equal(load.status, 200);
+  t.equal(load.body.filePath, path);
+  t.equal(load.body.config.name, 'alpha');
+  const id = load.body.id as string;
+  t.equal(load.body.config.id, id);
+
+  const again = await d.request('POST', '/agents/load', { filePath: path });
+  t.equal(again.status, 200, 'an already loaded file returns the existing reference');
+  t.equal(again.body.id, id);
+
+  const list = await d.request('GET', '/agents');
+  t.same(list.body, [{ id, filePath: path, name: 'alpha', handle: 'alpha-h', autostart: true }]);
+
+  for (const key of [id, 'alpha-h', 'alpha']) {
+    const got = await d.request('GET', `/agents/${key}`);
+    t.equal(got.status, 200, `resolves by ${key}`);
+    t.equal(got.body.id, id);
+  }
+
+  const status = await d.request('GET', '/agents/alpha/status');
+  t.equal(status.status, 200);
+  t.same(status.body, { id, filePath: path, name: 'alpha', handle: 'alpha-h', autostart: true, runtimeState: 'hibernate', targetState: null, loopCount: 2 });
+
+  const unknown = await d.request('GET', '/agents/nobody/status');
+  t.equal(unknown.status, 404);
+  t.equal(unknown.body.code, 'not_found');
+
+  const stop = await d.request('POST', `/agents/${id}/stop`);
+  t.same([stop.status, stop.body], [200, { success: true }]);
+  t.same((await d.request('GET', '/agents')).body, []);
+  t.equal((await d.request('POST', `/agents/${id}/unload`)).status, 404, 'gone after stop');
+
+  const reload = await d.request('POST', '/agents/load', { filePath: path });
+  t.equal(reload.body.id, id, 'the file stays and loads again');
+  const unload = await d.request('POST', '/agents/alpha/unload');
+  t.same([unload.status, unload.body], [200, { success: true }]);
+});
+
+t.test('ambiguous names answer 409 with candidates', async (t) => {
+  const d = await bootDaemon(t);
+  const dir = tempDir(t);
+  const a = await createAgentFile(dir, { name: 'twin' }, { fileName: 'a.agt' });
+  const b = await createAgentFile(dir, { name: 'twin' }, { fileName: 'b.agt' });
+  t.equal((await d.request('POST', '/agents/load', { filePath: a })).status, 200);
+  t.equal((await d.request('POST', '/agents/load', { filePath: b })).status, 200);
+  const res = await d.request('GET', '/agents/twin');
+  t.equal(res.status, 409);
+  t.equal(res.body.code, 'ambiguous_agent');
+  t.same(res.body.candidates.map((c: { filePath: string }) => c.filePath).sort(), [a, b].sort());
+  t.same(Object.keys(res.body.candidates[0]).sort(), ['filePath', 'handle', 'id', 'name']);
+});
+
+t.test('load refusals are clear 4xx', async (t) => {
+  const d = await bootDaemon(t);
+  const dir = tempDir(t);
+  const load = (body: unknown) => d.request('POST', '/agents/load', body);
+
+  const relative = await load({ filePath: 'agents/a.agt' });
+  t.same([relative.status, relative.body.code], [400, 'bad_request']);
+  const noPath = await load({});
+  t.same([noPath.status, noPath.body.code], [400, 'bad_request']);
+  const missing = await load({ filePath: join(dir, 'missing.agt') });
+  t.same([missing.status, missing.body.code], [404, 'not_found']);
+
+  const corrupt = join(dir, 'corrupt.agt');
+  writeFileSync(corrupt, Buffer.from(Array.from({ length: 8192 }, (_, i) => (i * 7919 + 13) % 256)));
+  const c = await load({ filePath: corrupt });
+  t.same([c.status, c.body.code, c.body.reason], [422, 'load_failed', 'corrupt']);
+
+  const damaged = join(dir, 'damaged.agt');
+  writeFileSync(damaged, Buffer.concat([Buffer.from('SQLite format 3\0'), Buffer.alloc(4080, 0xab)]));
+  const dmg = await load({ filePath: damaged });
+  t.same([dmg.status, dmg.body.code, dmg.body.reason], [422, 'load_failed', 'corrupt']);
+
+  const empty = join(dir, 'empty.agt');
+  writeFileSync(empty, '');
+  t.same((await load({ filePath: empty })).body.reason, 'foreign');
+
+  const foreign = join(dir, 'foreign.agt');
+  const db = new Database(foreign);
+  db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); PRAGMA user_version = 1');
+  db.close();
+  const f = await load({ filePath: foreign });
+  t.same([f.status, f.body.code, f.body.reason], [422, 'load_failed', 'foreign']);
+
+  const newer = await createAgentFile(dir, { name: 'future' });
+  const ndb = new Database(newer);
+  ndb.exec('PRAGMA user_version = 999');
+  ndb.close();
+  const n = await load({ filePath: newer });
+  t.same([n.status, n.body.code, n.body.reason], [422, 'load_failed', 'newer']);
+  t.match(n.body.error, /newer/);
+
+  const bad = await createAgentFile(dir, { name: 'bad' }, { seed: (file) => file.config.setValue('config', { agt_version: '0.2', id: 'x' }) });
+  const b = await load({ filePath: bad });
+  t.same([b.status, b.body.code, b.body.reason], [422, 'load_failed', 'invalid_config']);
+
+  const dirLoad = await load({ filePath: dir });
+  t.same([dirLoad.status, dirLoad.body.code], [422, 'load_failed']);
+
+  const first = await createAgentFile(dir, { id: 'same-id', name: 'one' }, { fileName: 'one.agt' });
+  const second = await createAgentFile(dir, { id: 'same-id', name: 'two' }, { fileName: 'two.agt' });
+  t.equal((await load({ filePath: first })).status, 200);
+  const dup = await load({ filePath: second });
+  t.same([dup.status, dup.body.code], [409, 'conflict']);
+  t.same((await d.request('GET', '/agents')).body.length, 1, 'refused loads leave nothing behind');
+});
+
+t.test('config GET and PUT', async (t) => {
+  const d = await bootDaemon(t);
+  const dir = tempDir(t);
+  const path = await createAgentFile(dir, { name: 'cfg', state: 'idle' });
+  const { body: ref } = await d.request('POST', '/agents/load', { filePath: path });
+  const id = ref.id as string;
+
+  const got = await d.request('GET', `/agents/${id}/config`);
+  t.same(got.body, { agentId: id, config: ref.config });
+
+  const next = { ...ref.config, description: 'changed', state: 'off', tools: [{ name: 'say', enabled: true }] };
+  const put = await d.request('PUT', `/agents/${id}/config`, next);
+  t.equal(put.status, 200);
+  t.same(put.body, { agentId: id, success: true, config: next });
+  t.equal((await d.request('GET', `/agents/${id}/config`)).body.config.description, 'changed');
+  t.equal((await d.request('GET', `/agents/${id}/status`)).body.runtimeState, 'idle', 'a changed state does not move the agent');
+
+  const badModel = await d.request('PUT', `/agents/${id}/config`, { ...next, model: { provider: 'x' } });
+  t.equal(badModel.status, 400);
+  t.match(badModel.body.error, /model/, 'names the bad field');
+  const badTrigger = await d.request('PUT', `/agents/${id}/config`, { ...next, triggers: { on_nothing: { enabled: true, targets: [] } } });
+  t.equal(badTrigger.status, 400);
+  const badLoop = await d.request('PUT', `/agents/${id}/config`, { ...next, loops: [{ name: 'Bad Name', goal: 'g', enabled: true }] });
+  t.equal(badLoop.status, 400);
+  t.match(badLoop.body.error, /loops\/0\/name/);
+  const newId = await d.request('PUT', `/agents/${id}/config`, { ...next, id: 'other' });
+  t.same([newId.status, newId.body.code], [400, 'bad_request']);
+  t.match(newId.body.error, /\/id/);
+
+  // Persisted: survives unload and load.
+  await d.request('POST', `/agents/${id}/unload`);
+  const reloaded = await d.request('POST', '/agents/load', { filePath: path });
+  t.equal(reloaded.body.config.description, 'changed');
+  t.equal(reloaded.body.config.state, 'off');
+});
+
+t.test('tools: declared and built-in, sorted', async (t) => {
+  const d = await bootDaemon(t);
+  const dir = tempDir(t);
+  d.daemon.kernel.builtinTools = [
+    { name: 'say', description: 'Say something', inputSchema: { type: 'object', properties: { text: { type: 'string' } } }, source: 'builtin', defaultEnabled: true, run: async () => ({ content: '' }) },
+    { name: 'ask', description: 'Ask the owner', inputSchema: { type: 'object' }, source: 'builtin', defaultEnabled: false, restricted: true, run: async () => ({ content: '' }) },
+  ];
+  const path = await createAgentFile(dir, { name: 'tooly', tools: [{ name: 'zeta', enabled: true, locked: true }, { name: 'say', enabled: false, visible: false }] });
+  const { body: ref } = await d.request('POST', '/agents/load', { filePath: path });
+  const res = await d.request('GET', `/agents/${ref.id}/tools`);
+  t.equal(res.status, 200);
+  t.same(res.body.tools.map((tool: { name: string }) => tool.name), ['ask', 'say', 'zeta']);
+  const [ask, say, zeta] = res.body.tools;
+  t.same(ask, { name: 'ask', enabled: false, visible: true, restricted: true, locked: false, source: 'builtin', description: 'Ask the owner', schema: { type: 'object' }, restrictions: { restricted: true, locked: false } });
+  t.same([say.enabled, say.visible, say.source], [false, false, 'builtin']);
+  t.same([zeta.source, zeta.locked, zeta.restrictions], ['declared', true, { restricted: false, locked: true }]);
+});
