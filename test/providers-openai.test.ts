@@ -178,3 +178,20 @@ t.test('finish reasons map to stop reasons', async (t) => {
   t.equal((await client.complete(makeRequest())).stopReason, 'max_tokens');
   t.equal((await client.complete(makeRequest())).stopReason, 'other');
 });
+
+t.test('an error chunk mid-stream is an upstream_error', async (t) => {
+  const fake = await startFakeOpenAI(t, [
+    {
+      type: 'custom',
+      handle: (_request, res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write('data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}\n\n');
+        res.end('data: {"error":{"message":"backend exploded","type":"server_error"}}\n\n');
+      },
+    },
+  ]);
+  const { runtime } = makeRuntime(t);
+  const client = createModelClient(makeTarget('openai-compatible', fake.baseUrl), runtime);
+  await t.rejects(client.complete(makeRequest()), { code: 'upstream_error', message: /mid-stream: backend exploded/ });
+  t.equal(fake.chatRequests().length, 1);
+});

@@ -96,6 +96,10 @@ export function classify(error: unknown, reason: GuardReason | null, target: Pro
     return { retryable: false, error: new AgtError('timeout', message, { details: { provider: target.id, idleTimeoutMs: target.idleTimeoutMs } }) };
   }
   if (error instanceof AgtError) return { retryable: false, error };
+  // Before the APIError test: the SDKs' connection errors are APIErrors without a status.
+  if (isConnectionError(error)) {
+    return { retryable: true, error: upstreamError(target, `cannot reach ${who} at ${target.baseUrl}: ${rootCause(error)}`, null) };
+  }
   if (isApiError(error)) {
     if (typeof error.status !== 'number') {
       // An `error` event inside an already-started stream (Anthropic `overloaded_error`, OpenAI error chunk).
@@ -104,9 +108,6 @@ export function classify(error: unknown, reason: GuardReason | null, target: Pro
     const status = error.status;
     const message = `${who} answered HTTP ${status}: ${vendorMessage(error)}`;
     return { retryable: retryableStatus(status), retryAfterMs: parseRetryAfter(error.headers), error: upstreamError(target, message, status) };
-  }
-  if (isConnectionError(error)) {
-    return { retryable: true, error: upstreamError(target, `cannot reach ${who} at ${target.baseUrl}: ${rootCause(error)}`, null) };
   }
   if (error instanceof SyntaxError) {
     return { retryable: false, error: upstreamError(target, `${who} sent malformed JSON: ${error.message}`, 200) };

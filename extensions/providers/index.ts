@@ -5,13 +5,11 @@
  */
 import { defineExtension } from '../../contracts/extension.js';
 import { registerAgentProviderRoutes } from './agent-routes.js';
-import type { CallGuard } from './call-guard.js';
-import type { ClientRuntime } from './model-client.js';
-import { ProvidersOptions, resolveOptions } from './options.js';
+import { ProvidersOptions } from './options.js';
 import { ProviderRegistry } from './registry.js';
 import { registerProviderRoutes } from './routes.js';
+import { createRuntime } from './runtime.js';
 import { TAG } from './schemas.js';
-import { SpacingGates } from './spacing.js';
 
 export default defineExtension({
   name: 'providers',
@@ -22,14 +20,7 @@ export default defineExtension({
   routeGroups: [TAG],
   options: ProvidersOptions,
   register(ctx) {
-    const stopping = new AbortController();
-    const runtime: ClientRuntime = {
-      options: resolveOptions(ctx.config),
-      gates: new SpacingGates(),
-      logger: ctx.logger,
-      inflight: new Set<CallGuard>(),
-      stopSignal: stopping.signal,
-    };
+    const { runtime, stop } = createRuntime(ctx.config, ctx.logger);
     const registry = new ProviderRegistry(ctx.settings, runtime);
     ctx.contribute.modelClients(registry.clientProvider());
     registerProviderRoutes(ctx.http, registry, runtime);
@@ -38,11 +29,7 @@ export default defineExtension({
     return {
       stop() {
         unsubscribe();
-        // Ends every running attempt (its HTTP request is aborted) and every backoff or spacing wait.
-        stopping.abort();
-        for (const guard of runtime.inflight) guard.abort('stopped');
-        runtime.inflight.clear();
-        runtime.gates.clear();
+        stop();
       },
     };
   },

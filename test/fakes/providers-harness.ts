@@ -14,9 +14,8 @@ import type { AgentView, AgentsService, SettingsService } from '../../contracts/
 import type { Settings } from '../../contracts/settings.js';
 import { installErrorHandling } from '../../kernel/http/error-handler.js';
 import providers from '../../extensions/providers/index.js';
-import type { ClientRuntime } from '../../extensions/providers/model-client.js';
-import { resolveOptions, type ProvidersOptions } from '../../extensions/providers/options.js';
-import { SpacingGates } from '../../extensions/providers/spacing.js';
+import type { ProvidersOptions } from '../../extensions/providers/options.js';
+import { createRuntime } from '../../extensions/providers/runtime.js';
 import type { ProviderKind, ProviderTarget } from '../../extensions/providers/types.js';
 
 interface Teardown {
@@ -35,12 +34,12 @@ export function captureLogger(lines: string[] = [], bindings: Record<string, unk
 /** Fast limits for tests: short backoff, short timeouts. */
 export const FAST: ProvidersOptions = { retryBaseMs: 20, retryMaxMs: 100, timeoutMs: 5_000, idleTimeoutMs: 2_000, checkTimeoutMs: 2_000 };
 
+/** The shared client state, as the extension builds it; `stop` does what the extension's stop does. */
 export function makeRuntime(t: Teardown, config: ProvidersOptions = FAST) {
-  const stopping = new AbortController();
   const logger = captureLogger();
-  const runtime: ClientRuntime = { options: resolveOptions(config), gates: new SpacingGates(), logger, inflight: new Set(), stopSignal: stopping.signal };
-  t.teardown(() => stopping.abort());
-  return { runtime, logs: logger.lines, stop: () => stopping.abort() };
+  const { runtime, stop } = createRuntime(config, logger);
+  t.teardown(stop);
+  return { runtime, logs: logger.lines, stop };
 }
 
 export function makeTarget(type: ProviderKind, baseUrl: string, overrides: Partial<ProviderTarget> = {}): ProviderTarget {
@@ -60,7 +59,9 @@ export function makeTarget(type: ProviderKind, baseUrl: string, overrides: Parti
   };
 }
 
-export function makeRequest(overrides: Partial<ModelRequest> & { model?: Partial<ModelRequest['model']> } = {}): ModelRequest & { deltas: string[]; controller: AbortController } {
+export function makeRequest(
+  overrides: Partial<Omit<ModelRequest, 'model'>> & { model?: Partial<ModelRequest['model']> } = {},
+): ModelRequest & { deltas: string[]; controller: AbortController } {
   const controller = new AbortController();
   const deltas: string[] = [];
   const { model, ...rest } = overrides;
