@@ -3,12 +3,13 @@
  * replay, live frames, heartbeats and slow-client handling.
  *
  * Flow control without per-client queues: the bus ring (the last 1000 frames) is the only queue. Each
- * client remembers the last cursor it has been given (`lastCursor`). While its socket accepts data,
- * a live frame is written at once; once `res.write` returns false the client is "blocked" and later
- * frames are simply not written. On `drain` it catches up from the ring. A blocked client that falls
- * more than `maxLagFrames` behind, or whose next frame has left the ring, is disconnected: it resumes
- * with its cursor and gets a `stream.gap`. So a stalled client costs at most one socket buffer
- * (highWaterMark plus one frame), and `bus.emit` stays synchronous and O(clients).
+ * client remembers the last cursor it has been given (`lastCursor`). An emit only schedules a flush
+ * (a microtask); the flush writes each client the frames after its cursor, batched, while its socket
+ * accepts data. Once `res.write` returns false the client is "blocked": later frames stay in the ring
+ * and it catches up on `drain`. A blocked client more than `maxLagFrames` behind, or whose next frame
+ * has left the ring, is disconnected: it resumes with its cursor and gets a `stream.gap`. So a stalled
+ * client costs at most one socket buffer (highWaterMark plus one batch), and `bus.emit` stays
+ * synchronous and cheap (O(1) per frame, one O(clients) flush per burst).
  */
 import type { OutgoingHttpHeader, ServerResponse } from 'node:http';
 import { AgtError, badRequest } from '../../contracts/errors.js';
@@ -19,6 +20,8 @@ import type { KernelBus } from './bus.js';
 export const HEARTBEAT_MS = 30_000;
 /** How long shutdown waits for stream ends to flush; well inside the 3 s HTTP close deadline. */
 export const CLOSE_FLUSH_CAP_MS = 500;
+/** Frames are joined into writes of about this many characters. */
+const WRITE_BATCH_CHARS = 64 * 1024;
 
 export interface SseHubOptions {
   /** Interval of the `: heartbeat` comment (spec: 30 s). Internal: tests shorten it. */
@@ -91,6 +94,8 @@ export class SseHub {
   private heartbeat: NodeJS.Timeout | undefined;
   private readonly unsubscribe: () => void;
   private closed = false;
+  private flushScheduled = false;
+  private pendingFrames = 0;
   private droppedCount = 0;
 
   constructor(
@@ -100,7 +105,7 @@ export class SseHub {
   ) {
     this.heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
     this.maxLagFrames = options.maxLagFrames ?? bus.capacity;
-    this.unsubscribe = bus.subscribeFrames((frame) => this.onFrame(frame));
+    this.unsubscribe = bus.subscribeFrames(() => this.onFrame());
   }
 
   /** Internal knobs (tests): a changed heartbeat applies at once to the running timer. */
@@ -142,8 +147,9 @@ export class SseHub {
       // Reverse proxies must not buffer the stream.
       'x-accel-buffering': 'no',
     });
-    // Frames are small and latency matters more than packet count.
+    // Frames are small and latency matters more than packet count; the stream is meant to stay idle.
     res.socket?.setNoDelay(true);
+    res.socket?.setTimeout(0);
     const client: SseClient = { res, agentId: request.agentId, lastCursor: plan.startAfter, blocked: false };
     this.clients.add(client);
     res.once('close', () => this.remove(client));
@@ -168,6 +174,8 @@ export class SseHub {
   async close(flushCapMs = CLOSE_FLUSH_CAP_MS): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // Frames emitted just before shutdown (`daemon.stopping`) still go out ahead of the end.
+    this.flush();
     this.unsubscribe();
     this.stopHeartbeat();
     const flushed = [...this.clients].map(
@@ -188,31 +196,50 @@ export class SseHub {
     }
   }
 
-  private onFrame(frame: EventFrame): void {
+  /**
+   * Emit only schedules a flush: frames emitted in one synchronous stretch (a turn's burst) go out
+   * together, one write per client, and `bus.emit` costs O(1) beyond the first frame of the burst.
+   */
+  private onFrame(): void {
+    // A burst as long as half the ring is flushed at once, so no frame leaves the ring unsent.
+    if (++this.pendingFrames >= this.bus.capacity / 2) return this.flush();
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    queueMicrotask(() => {
+      this.flushScheduled = false;
+      this.flush();
+    });
+  }
+
+  private flush(): void {
+    this.pendingFrames = 0;
+    const latest = this.bus.latest;
     for (const client of this.clients) {
-      if (client.blocked) {
-        const fellOut = this.bus.frameAt(client.lastCursor + 1) === undefined;
-        if (fellOut || frame.cursor - client.lastCursor > this.maxLagFrames) this.drop(client);
-        continue;
-      }
-      if (client.lastCursor === frame.cursor - 1) {
-        client.lastCursor = frame.cursor;
-        if (this.wants(client, frame)) this.write(client, this.text(frame));
-      } else {
-        // Not expected (an unblocked client is always current), but catching up keeps the order.
+      if (!client.blocked) {
         this.pump(client);
+      } else if (latest - client.lastCursor > this.maxLagFrames || !this.bus.frameAt(client.lastCursor + 1)) {
+        this.drop(client);
       }
     }
   }
 
-  /** Writes buffered frames after the client's cursor until its socket is full or it is current. */
+  /**
+   * Writes buffered frames after the client's cursor until its socket is full or it is current, in
+   * writes of about {@link WRITE_BATCH_CHARS} so one write never holds much more than a frame.
+   */
   private pump(client: SseClient): void {
+    let batch = '';
     while (!client.blocked && client.lastCursor < this.bus.latest && this.clients.has(client)) {
       const frame = this.bus.frameAt(client.lastCursor + 1);
       if (!frame) return this.drop(client);
       client.lastCursor = frame.cursor;
-      if (this.wants(client, frame)) this.write(client, this.text(frame));
+      if (this.wants(client, frame)) batch += this.text(frame);
+      if (batch.length >= WRITE_BATCH_CHARS) {
+        this.write(client, batch);
+        batch = '';
+      }
     }
+    if (batch) this.write(client, batch);
   }
 
   private write(client: SseClient, text: string): void {

@@ -49,6 +49,8 @@ export const eventsModule: KernelModule = {
     app.get(
       '/events',
       {
+        // A HEAD would open a stream with no body that never ends: only GET is served.
+        exposeHeadRoute: false,
         schema: {
           tags: ['Events'],
           summary: 'Event stream (SSE): hello, optional gap, replay after the resume cursor, then live frames',
