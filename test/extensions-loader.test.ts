@@ -4,6 +4,7 @@
  * OpenAPI document including extension routes. One daemon serves the whole file (two shared cores).
  */
 import t, { type Test } from 'tap';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bootDaemon, ROOT, tempDir, type TestDaemon } from './helpers/daemon.js';
 
@@ -53,7 +54,9 @@ t.test('fixture extensions', async (t) => {
 
   t.test('contributions of a working extension are live; a failed one\'s are withdrawn', async (t) => {
     const tools = await d.daemon.kernel.contributions.toolsFor('a1', new Set());
-    t.same(tools.map((tool) => tool.name), ['hello_say']);
+    t.same(tools.map((tool) => tool.name), ['hello_say'], 'throws-on-load\'s tool is gone');
+    await d.daemon.kernel.contributions.runLifecycle('started', { id: 'a1', name: 'a', filePath: null, config: {} as never });
+    t.match(readFileSync(recordFile, 'utf8'), /^hello:agent-started$/m, 'lifecycle hook contributed');
   });
 
   const expectUnavailable = async (t: Test, name: string, reason: RegExp, paths: string[]) => {

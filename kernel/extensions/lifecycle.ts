@@ -10,6 +10,15 @@ import type { ExtensionRecord, ExtensionRegistry } from './registry.js';
 export const START_DEADLINE_MS = 15_000;
 /** The most one extension's `stop` may take, whatever is left of the overall shutdown budget. */
 export const STOP_DEADLINE_CAP_MS = 5_000;
+/** What each later extension is guaranteed when the budget allows: a hanging stop cannot starve them. */
+export const STOP_RESERVE_MS = 500;
+
+/** One stop's share of what is left, with `left` stops (this one included) still to run. */
+export function stopShare(remaining: number, left: number): number {
+  if (remaining <= 0) return 0;
+  if (remaining < left * STOP_RESERVE_MS) return remaining / left;
+  return Math.min(STOP_DEADLINE_CAP_MS, remaining - (left - 1) * STOP_RESERVE_MS);
+}
 
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
@@ -32,6 +41,8 @@ export async function settleWithin(ms: number, work: () => unknown): Promise<{ e
 }
 
 export class ExtensionLifecycle {
+  private stopping: Promise<void> | undefined;
+
   constructor(
     private readonly registry: ExtensionRegistry,
     /** Names in dependency order. */
@@ -73,23 +84,31 @@ export class ExtensionLifecycle {
 
   /**
    * Calls `stop` in reverse dependency order on every extension whose `register` returned (also
-   * after a failed start: it may hold what `register` opened), each at most once. Each stop gets the
-   * smaller of {@link STOP_DEADLINE_CAP_MS} and what is left of `deadlineMs`.
+   * after a failed start: it may hold what `register` opened), each at most once. Each stop gets at
+   * most {@link STOP_DEADLINE_CAP_MS} of what is left of `deadlineMs`, keeping {@link STOP_RESERVE_MS}
+   * for each extension after it (see {@link stopShare}).
    */
-  async stopAll(deadlineMs: number): Promise<void> {
+  stopAll(deadlineMs: number): Promise<void> {
+    // A second call (a second shutdown path) waits for the first instead of racing it out of order.
+    this.stopping ??= this.stopInReverse(deadlineMs);
+    return this.stopping;
+  }
+
+  private async stopInReverse(deadlineMs: number): Promise<void> {
     const endAt = Date.now() + Math.max(0, deadlineMs);
-    for (const record of this.inOrder().reverse()) {
+    const pending = this.inOrder().reverse().filter((record) => !record.stopCalled);
+    let left = pending.filter((record) => record.hooks?.stop).length;
+    for (const record of pending) {
       if (record.stopCalled) continue;
       record.stopCalled = true;
       const stop = record.hooks?.stop;
-      const remaining = endAt - Date.now();
-      if (stop && remaining <= 0) {
+      const share = stop ? stopShare(endAt - Date.now(), left--) : 0;
+      if (stop && share <= 0) {
         this.logger.warn({ extension: record.name }, `no time left to stop extension ${record.name}; skipped`);
       } else if (stop) {
-        const share = Math.min(STOP_DEADLINE_CAP_MS, remaining);
         const outcome = await settleWithin(share, () => stop.call(record.hooks));
         if (outcome.timedOut) {
-          this.logger.warn({ extension: record.name }, `extension ${record.name} did not stop within ${share} ms; moving on`);
+          this.logger.warn({ extension: record.name }, `extension ${record.name} did not stop within ${Math.round(share)} ms; moving on`);
         } else if ('error' in outcome) {
           this.logger.error({ err: outcome.error, extension: record.name }, `extension ${record.name} stop failed`);
         }

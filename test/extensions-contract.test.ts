@@ -1,0 +1,134 @@
+/**
+ * The contract every extension under `extensions/` must keep (style point 9), run for whatever
+ * extensions exist: booted alone (with what it depends on) it loads, `GET` on its prefix answers 200,
+ * its routes carry tags and summaries in the OpenAPI document, and it stops cleanly; disabled, its
+ * prefix and agent segment answer 503. And statically: no file under `extensions/` imports `kernel/`.
+ */
+import t from 'tap';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { ExtensionDefinition } from '../contracts/extension.js';
+import { bootDaemon, ROOT } from './helpers/daemon.js';
+
+const EXTENSIONS_DIR = join(ROOT, 'extensions');
+const KERNEL_DIR = join(ROOT, 'kernel');
+
+const folders = existsSync(EXTENSIONS_DIR)
+  ? readdirSync(EXTENSIONS_DIR).filter((name) => existsSync(join(EXTENSIONS_DIR, name, 'index.ts'))).sort()
+  : [];
+
+/** The project manifest's config for an extension, so the test boots it the way `npm start` would. */
+function projectConfig(name: string): Record<string, unknown> {
+  try {
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'extensions.json'), 'utf8')) as { extensions?: Array<{ name: string; config?: Record<string, unknown> }> };
+    return manifest.extensions?.find((entry) => entry.name === name)?.config ?? {};
+  } catch {
+    return {};
+  }
+}
+
+async function definitionOf(folder: string): Promise<ExtensionDefinition> {
+  const module = (await import(pathToFileURL(join(EXTENSIONS_DIR, folder, 'index.ts')).href)) as { default: ExtensionDefinition };
+  return module.default;
+}
+
+/** The extension and, transitively, the extensions it depends on (dependencies first). */
+async function withDependencies(folder: string, seen = new Set<string>()): Promise<Array<{ folder: string; definition: ExtensionDefinition }>> {
+  if (seen.has(folder)) return [];
+  seen.add(folder);
+  const definition = await definitionOf(folder);
+  const out: Array<{ folder: string; definition: ExtensionDefinition }> = [];
+  for (const dep of definition.dependsOn ?? []) {
+    if (!existsSync(join(EXTENSIONS_DIR, dep, 'index.ts'))) throw new Error(`${folder} depends on ${dep}, which has no folder under extensions/`);
+    out.push(...(await withDependencies(dep, seen)));
+  }
+  out.push({ folder, definition });
+  return out;
+}
+
+const manifestFor = (set: Array<{ folder: string; definition: ExtensionDefinition }>, disabled?: string) => ({
+  extensions: set.map(({ folder, definition }) => ({
+    name: definition.name,
+    module: join(EXTENSIONS_DIR, folder, 'index.ts'),
+    enabled: definition.name !== disabled,
+    config: projectConfig(definition.name),
+  })),
+});
+
+if (folders.length === 0) {
+  t.pass('no extension under extensions/ yet: nothing to check');
+}
+
+for (const folder of folders) {
+  t.test(`extension ${folder}`, async (t) => {
+    const set = await withDependencies(folder);
+    const { definition } = set[set.length - 1]!;
+    t.equal(definition.name, folder, 'the folder is named after the extension');
+    t.ok(definition.prefix, 'declares a route prefix');
+    const prefix = definition.prefix!;
+    const agentPrefix = definition.agentRoutes ? `/agents/contract-test-agent/${definition.agentRoutes}` : null;
+
+    t.test('enabled: loads, serves its prefix, documents its routes, stops cleanly', async (t) => {
+      const d = await bootDaemon(t, { extensions: manifestFor(set) });
+      const row = (await d.request('GET', `/runtime/extensions/${definition.name}`)).body;
+      t.match(row, { name: definition.name, enabled: true, loaded: true, error: null, prefix });
+      const listed = await d.request('GET', prefix);
+      t.equal(listed.status, 200, `GET ${prefix} lists the group's resources`);
+
+      const doc = (await d.request('GET', '/openapi.json')).body;
+      const own = Object.entries(doc.paths as Record<string, Record<string, any>>).filter(
+        ([path]) => path.startsWith(prefix) || (definition.agentRoutes && path.startsWith(`/agents/{id}/${definition.agentRoutes}`)),
+      );
+      t.ok(own.length > 0, 'its routes are in the OpenAPI document');
+      for (const [path, operations] of own) {
+        for (const [method, operation] of Object.entries(operations)) {
+          t.ok(operation.tags?.length > 0 && operation.summary, `${method.toUpperCase()} ${path} has tags and a summary`);
+        }
+      }
+
+      await d.daemon.shutdown('contract test');
+      const after = d.daemon.kernel.extensionStatus().find((r) => r.name === definition.name);
+      t.match(after, { state: 'stopped', error: null }, 'stopped without error');
+    });
+
+    t.test('disabled: its prefix and agent segment answer 503', async (t) => {
+      const d = await bootDaemon(t, { extensions: manifestFor(set, definition.name) });
+      for (const path of [prefix, `${prefix}/anything/below`, ...(agentPrefix ? [agentPrefix, `${agentPrefix}/x`] : [])]) {
+        const res = await d.request('GET', path);
+        t.equal(res.status, 503, `GET ${path}`);
+        t.match(res.body, { code: 'unavailable', error: new RegExp(`extension ${definition.name} is disabled`) });
+      }
+    });
+  });
+}
+
+/** Every import specifier of a source file (static, dynamic, re-export, require). */
+function specifiers(source: string): string[] {
+  const pattern = /\b(?:import|export)\s[^'"`;]*?\bfrom\s*['"]([^'"]+)['"]|\bimport\s*\(\s*['"]([^'"]+)['"]|\bimport\s+['"]([^'"]+)['"]|\brequire\s*\(\s*['"]([^'"]+)['"]/g;
+  return [...source.matchAll(pattern)].map((m) => m[1] ?? m[2] ?? m[3] ?? m[4]!);
+}
+
+function sourceFiles(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (name === 'node_modules') return [];
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return /\.(ts|mts|cts|js|mjs|cjs)$/.test(name) ? [path] : [];
+  });
+}
+
+t.test('no extension imports from kernel/', async (t) => {
+  const files = [...sourceFiles(EXTENSIONS_DIR), ...sourceFiles(join(ROOT, 'test/fixtures/extensions'))];
+  t.ok(files.length > 0, 'there are extension sources to check (the fixtures at least)');
+  const offenders = files.flatMap((file) =>
+    specifiers(readFileSync(file, 'utf8'))
+      .filter((spec) => spec.startsWith('.') && resolve(dirname(file), spec).startsWith(KERNEL_DIR + '/'))
+      .map((spec) => `${relative(ROOT, file)} imports ${spec}`),
+  );
+  t.same(offenders, [], 'extensions reach the kernel only through ctx');
+  t.same(specifiers("import x from '../../kernel/a.js';\nimport {\n  y,\n} from '../kernel/b.js';\nawait import('./c.js');"), [
+    '../../kernel/a.js', '../kernel/b.js', './c.js',
+  ], 'the import scanner itself finds multi-line and dynamic imports');
+});

@@ -1,0 +1,121 @@
+/**
+ * The loader's building blocks without a daemon where possible: manifest validation (start-up errors
+ * name the file and the field), module resolution, dependency order and cycles, the contract version
+ * rule, config validation; plus one daemon start refused for a malformed manifest.
+ */
+import t from 'tap';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { StartupError } from '../kernel/errors.js';
+import { contractSatisfied, definitionProblem, validateConfig } from '../kernel/extensions/definition.js';
+import { readManifest } from '../kernel/extensions/manifest.js';
+import { orderByDependencies } from '../kernel/extensions/order.js';
+import { resolveExtensionModule } from '../kernel/extensions/resolve-module.js';
+import { stopShare } from '../kernel/extensions/lifecycle.js';
+import hello from './fixtures/extensions/hello/index.js';
+import { bootDaemon, tempDir } from './helpers/daemon.js';
+
+t.test('manifest: defaults, missing files, and errors naming file and field', async (t) => {
+  const dir = tempDir(t);
+  const write = (name: string, content: string) => {
+    const path = join(dir, name);
+    writeFileSync(path, content);
+    return path;
+  };
+  const ok = write('ok.json', JSON.stringify({ extensions: [{ name: 'a', module: './a.js' }] }));
+  t.same(readManifest(ok, { required: true }), [{ name: 'a', module: './a.js', enabled: true, config: {} }]);
+  t.same(readManifest(join(dir, 'absent.json'), { required: false }), [], 'a missing default manifest means no extensions');
+  t.throws(() => readManifest(join(dir, 'absent.json'), { required: true }), { name: 'StartupError', message: /absent\.json: cannot read it: the file does not exist/ });
+
+  const cases: Array<[string, string, RegExp]> = [
+    ['bad-json.json', '{"extensions": [', /bad-json\.json: not valid JSON/],
+    ['no-module.json', JSON.stringify({ extensions: [{ name: 'a' }] }), /no-module\.json: \/extensions\/0\/module: is required/],
+    ['typo.json', JSON.stringify({ extensions: [{ name: 'a', module: 'm', enable: false }] }), /\/extensions\/0\/enable: unknown property/],
+    ['bad-type.json', JSON.stringify({ extensions: [{ name: 'a', module: 'm', enabled: 'no' }] }), /\/extensions\/0\/enabled: /],
+    ['bad-name.json', JSON.stringify({ extensions: [{ name: 'Bad Name', module: 'm' }] }), /\/extensions\/0\/name: /],
+    ['bad-prefix.json', JSON.stringify({ extensions: [{ name: 'a', module: 'm', prefix: 'x/' }] }), /\/extensions\/0\/prefix: /],
+    ['not-list.json', JSON.stringify({ extensions: {} }), /\/extensions: /],
+    ['dup.json', JSON.stringify({ extensions: [{ name: 'a', module: 'm' }, { name: 'a', module: 'n' }] }), /\/extensions\/1\/name: "a" is already used by \/extensions\/0/],
+  ];
+  for (const [name, content, message] of cases) {
+    t.throws(() => readManifest(write(name, content), { required: true }), { name: 'StartupError', message }, name);
+  }
+});
+
+t.test('a malformed manifest refuses the daemon start', async (t) => {
+  await t.rejects(bootDaemon(t, { extensions: { extensions: [{ name: 'x', modul: './x.js' }] } }), StartupError);
+  const missing = join(tempDir(t), 'nope.json');
+  await t.rejects(bootDaemon(t, { env: { AGT_EXTENSIONS: missing } }), { message: /nope\.json: cannot read it/ });
+});
+
+t.test('module resolution', async (t) => {
+  const dir = tempDir(t);
+  const manifest = join(dir, 'extensions.json');
+  const file = (path: string, content = 'export default {}') => {
+    mkdirSync(join(dir, path, '..'), { recursive: true });
+    writeFileSync(join(dir, path), content);
+    return join(dir, path);
+  };
+  const ts = file('ext/one/index.ts');
+  t.equal(resolveExtensionModule('./ext/one/index.js', manifest), ts, '.js names its TypeScript twin');
+  t.equal(resolveExtensionModule('./ext/one', manifest), ts, 'a folder without package.json: its index');
+  t.equal(resolveExtensionModule(ts, manifest), ts, 'absolute path');
+  t.equal(resolveExtensionModule(`file://${ts}`, manifest), ts, 'file URL');
+
+  const esmOnly = file('node_modules/esm-only/lib/main.mjs');
+  file('node_modules/esm-only/package.json', JSON.stringify({ name: 'esm-only', exports: { '.': { import: './lib/main.mjs' }, './extra': './lib/extra.js' } }));
+  const extra = file('node_modules/esm-only/lib/extra.js');
+  t.equal(resolveExtensionModule('esm-only', manifest), esmOnly, 'import condition of exports');
+  t.equal(resolveExtensionModule('esm-only/extra', manifest), extra, 'exported subpath');
+  t.throws(() => resolveExtensionModule('esm-only/hidden', manifest), { message: /does not export "\.\/hidden"/ });
+
+  const scoped = file('node_modules/@acme/agt-ext/dist/index.js');
+  file('node_modules/@acme/agt-ext/package.json', JSON.stringify({ name: '@acme/agt-ext', main: 'dist/index.js' }));
+  t.equal(resolveExtensionModule('@acme/agt-ext', join(dir, 'deeper/still/extensions.json')), scoped, 'scoped, found upwards via main');
+
+  t.throws(() => resolveExtensionModule('./missing.js', manifest), { message: /module "\.\/missing\.js": .*missing\.js does not exist/ });
+  t.throws(() => resolveExtensionModule('not-installed', manifest), { message: /package not found in any node_modules folder/ });
+});
+
+t.test('dependency order and cycles', async (t) => {
+  const { order, cycles } = orderByDependencies([
+    { name: 'c', dependsOn: ['b'] },
+    { name: 'b', dependsOn: ['a', 'unknown'] },
+    { name: 'a', dependsOn: [] },
+    { name: 'x', dependsOn: ['y'] },
+    { name: 'y', dependsOn: ['z'] },
+    { name: 'z', dependsOn: ['x'] },
+    { name: 'w', dependsOn: ['x'] },
+  ]);
+  t.same(order.filter((n) => 'abc'.includes(n)), ['a', 'b', 'c']);
+  t.same(order.length, 7, 'every node placed once');
+  t.same(Object.fromEntries(cycles), { x: 'x -> y -> z -> x', y: 'x -> y -> z -> x', z: 'x -> y -> z -> x' }, 'w depends on a cycle but is not in it');
+});
+
+t.test('contract versions: same major, minor not newer', async (t) => {
+  t.ok(contractSatisfied('1.0', '1.0'));
+  t.ok(contractSatisfied('1.0', '1.2'));
+  t.ok(contractSatisfied('1.2.3', '1.2'));
+  t.notOk(contractSatisfied('1.3', '1.2'));
+  t.notOk(contractSatisfied('2.0', '1.0'));
+  t.notOk(contractSatisfied('0.9', '1.0'));
+});
+
+t.test('definition shape and config', async (t) => {
+  t.equal(definitionProblem(hello, 'hello'), null);
+  t.match(definitionProblem(undefined, 'x'), /no default export/);
+  t.match(definitionProblem({ ...hello, register: 'no' }, 'hello'), /\/register: must be a function/);
+  t.match(definitionProblem({ ...hello, version: 'one' }, 'hello'), /\/version: "one" is not a semver version/);
+  t.match(definitionProblem({ ...hello, prefix: '/Bad/' }, 'hello'), /\/prefix: /);
+  t.match(definitionProblem({ ...hello, dependsOn: ['hello'] }, 'hello'), /cannot depend on itself/);
+  t.same(validateConfig(hello, {}), { config: { greeting: 'hi' } }, 'defaults applied');
+  t.same(validateConfig(hello, { greeting: 5 }), { problem: 'invalid config: /greeting: must be string' });
+  t.same(validateConfig(hello, { other: 1 }), { problem: 'invalid config: /other: unknown property' });
+});
+
+t.test('stop shares keep time for the extensions after a hanging one', async (t) => {
+  t.equal(stopShare(20_000, 4), 5_000, 'capped');
+  t.equal(stopShare(2_000, 4), 500, 'leaves 500 ms for each later one');
+  t.equal(stopShare(100, 4), 25, 'an exhausted budget is split evenly');
+  t.equal(stopShare(0, 1), 0);
+});

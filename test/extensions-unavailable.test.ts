@@ -1,0 +1,83 @@
+/**
+ * Disabled extensions (D3): every route of their groups answers 503 `unavailable` naming the
+ * extension, for every method, on the prefix, below it and on the agent-scoped segment; a shipped
+ * extension's groups are known even when its module is absent; a dependent of a disabled extension
+ * fails; the token is still checked first.
+ */
+import t from 'tap';
+import { join } from 'node:path';
+import { bootDaemon, ROOT } from './helpers/daemon.js';
+
+const hello = join(ROOT, 'test/fixtures/extensions/hello/index.ts');
+const needsHello = join(ROOT, 'test/fixtures/extensions/needs-hello/index.ts');
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+t.test('disabled extensions answer 503 on all their routes', async (t) => {
+  const d = await bootDaemon(t, {
+    extensions: {
+      extensions: [
+        { name: 'hello', module: hello, enabled: false },
+        { name: 'needs-hello', module: needsHello },
+        { name: 'mcp', module: './no/such/module.js', enabled: false },
+        { name: 'mesh', module: 'no-such-package', enabled: false },
+      ],
+    },
+  });
+
+  t.test('status rows', async (t) => {
+    const rows = (await d.request('GET', '/runtime/extensions')).body.extensions;
+    t.match(rows, [
+      { name: 'hello', enabled: false, loaded: false, error: null, state: 'disabled', prefix: '/hello', version: '1.2.3', module: hello },
+      { name: 'needs-hello', enabled: true, loaded: false, state: 'failed', error: 'missing dependencies: hello (disabled)' },
+      { name: 'mcp', enabled: false, loaded: false, error: null, prefix: '/mcp', agentRoutes: 'mcp', version: null },
+      { name: 'mesh', enabled: false, loaded: false, error: null, prefix: '/network' },
+    ]);
+    const one = await d.request('GET', '/runtime/extensions/mcp');
+    t.equal(one.status, 200);
+    t.equal(one.body.name, 'mcp');
+    const none = await d.request('GET', '/runtime/extensions/nope');
+    t.equal(none.status, 404);
+    t.equal(none.body.code, 'not_found');
+  });
+
+  t.test('every method, nested paths and the agent segment', async (t) => {
+    const paths = ['/hello', '/hello/', '/hello/greetings', '/hello/a/b/c?x=1', '/agents/a1/hello', '/agents/a1/hello/deep/er'];
+    for (const path of paths) {
+      for (const method of METHODS) {
+        const res = await d.request(method, path, method === 'POST' || method === 'PUT' || method === 'PATCH' ? { text: 'x' } : undefined);
+        t.equal(res.status, 503, `${method} ${path}`);
+        t.same(res.body, {
+          error: 'extension hello is disabled; its routes are unavailable',
+          code: 'unavailable',
+          extension: 'hello',
+        });
+      }
+    }
+    const head = await fetch(`${d.url}/hello/x`, { method: 'HEAD', headers: { authorization: `Bearer ${d.token}` } });
+    t.equal(head.status, 503, 'HEAD too');
+  });
+
+  t.test('shipped extensions without a module still answer on their D3 groups', async (t) => {
+    for (const [path, name] of [['/mcp', 'mcp'], ['/mcp/servers', 'mcp'], ['/agents/x/mcp/servers', 'mcp'], ['/network', 'mesh']]) {
+      const res = await d.request('GET', path!);
+      t.equal(res.status, 503, path);
+      t.match(res.body, { code: 'unavailable', error: `extension ${name} is disabled; its routes are unavailable` });
+    }
+  });
+
+  t.test('a dependent of a disabled extension answers 503 with its reason', async (t) => {
+    const res = await d.request('GET', '/needs-hello');
+    t.equal(res.status, 503);
+    t.equal(res.body.error, 'extension needs-hello is failed: missing dependencies: hello (disabled); its routes are unavailable');
+  });
+
+  t.test('the token is checked before the 503', async (t) => {
+    const res = await fetch(`${d.url}/hello`);
+    t.equal(res.status, 401);
+  });
+
+  t.test('kernel routes around them are untouched', async (t) => {
+    t.equal((await d.request('GET', '/nothing-here')).status, 404);
+    t.equal((await d.request('GET', '/runtime/extensions')).status, 200);
+  });
+});
