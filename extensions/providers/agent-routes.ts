@@ -29,7 +29,7 @@ export function registerAgentProviderRoutes(http: ExtensionHttp, agents: AgentsS
     return target;
   };
 
-  http.get('/', {
+  http.get('', {
     schema: {
       tags: [TAG],
       summary: "List an agent's own providers",

@@ -35,7 +35,7 @@ export function registerProviderRoutes(http: ExtensionHttp, registry: ProviderRe
     return provider;
   };
 
-  http.get('/', {
+  http.get('', {
     schema: {
       tags: [TAG],
       summary: 'List the app providers',

@@ -17,6 +17,8 @@ interface Teardown {
 
 export interface FakeAnthropicOptions {
   models?: string[] | null;
+  /** When set, `GET /v1/models` fails with this status. */
+  modelsStatus?: number;
   /** When set, a request whose `x-api-key` differs gets a 401 `authentication_error`. */
   expectKey?: string;
   fallback?: FakeReply;
@@ -168,6 +170,7 @@ export async function startFakeAnthropic(t: Teardown, script: FakeScript = [], o
     }
     if (request.method === 'GET' && request.path === '/v1/models') {
       if (models === null) return fail(404, 'not found');
+      if (options.modelsStatus) return fail(options.modelsStatus, `fake models error ${options.modelsStatus}`);
       const data = models.map((id) => ({ type: 'model', id, display_name: id.toUpperCase(), created_at: '2025-01-01T00:00:00Z' }));
       return sendJson(res, 200, { data, has_more: false, first_id: models[0] ?? null, last_id: models.at(-1) ?? null });
     }

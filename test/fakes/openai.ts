@@ -24,6 +24,8 @@ export interface FakeOpenAIOptions {
   basePath?: string;
   /** Model ids `GET /models` lists; `null` makes that route answer 404 (servers without it). */
   models?: string[] | null;
+  /** When set, `GET /models` fails with this status. */
+  modelsStatus?: number;
   /** When set, a request whose bearer token differs gets a 401 that echoes the token it got (as OpenAI does). */
   expectKey?: string;
   /** Reply when a queue script is drained (default: a 500 naming the exhausted script). */
@@ -161,6 +163,7 @@ export async function startFakeOpenAI(t: Teardown, script: FakeScript = [], opti
     }
     if (request.method === 'GET' && request.path === `${base}/models`) {
       if (models === null) return sendJson(res, 404, { error: { message: 'not found' } });
+      if (options.modelsStatus) return sendJson(res, options.modelsStatus, { error: { message: `fake models error ${options.modelsStatus}` } });
       return sendJson(res, 200, { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 1_700_000_000, owned_by: 'fake' })) });
     }
     if (request.method !== 'POST' || request.path !== `${base}/chat/completions`) {
