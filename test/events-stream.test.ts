@@ -66,7 +66,7 @@ t.test('connect: comment, hello, then live frames in order', async (t) => {
 });
 
 t.test('resume planning on an empty buffer (pure)', async (t) => {
-  const { planResume } = await import('../kernel/events/sse.js');
+  const { planResume } = await import('../kernel/events/resume.js');
   const bus = { epoch: 'e1', latest: 0, oldestCursor: null };
   t.same(planResume(bus, { cursor: null, epoch: null, agentId: null }), { gap: null, startAfter: 0 });
   t.same(planResume(bus, { cursor: 0, epoch: null, agentId: null }), { gap: null, startAfter: 0 });

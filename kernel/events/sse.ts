@@ -1,6 +1,6 @@
 /**
- * The Server-Sent Events fan-out behind `GET /events` (spec 6): resume planning, control frames,
- * replay, live frames, heartbeats and slow-client handling.
+ * The Server-Sent Events fan-out behind `GET /events` (spec 6): control frames, replay, live frames,
+ * heartbeats and slow-client handling (where a stream starts is decided in `resume.ts`).
  *
  * Flow control without per-client queues: the bus ring (the last 1000 frames) is the only queue. Each
  * client remembers the last cursor it has been given (`lastCursor`). An emit only schedules a flush
@@ -12,10 +12,11 @@
  * synchronous and cheap (O(1) per frame, one O(clients) flush per burst).
  */
 import type { OutgoingHttpHeader, ServerResponse } from 'node:http';
-import { AgtError, badRequest } from '../../contracts/errors.js';
+import { AgtError } from '../../contracts/errors.js';
 import type { EventFrame } from '../../contracts/events.js';
 import type { Logger } from '../../contracts/logger.js';
 import type { KernelBus } from './bus.js';
+import type { ResumePlan, ResumeRequest } from './resume.js';
 
 export const HEARTBEAT_MS = 30_000;
 /** How long shutdown waits for stream ends to flush; well inside the 3 s HTTP close deadline. */
@@ -28,47 +29,6 @@ export interface SseHubOptions {
   heartbeatMs?: number;
   /** A blocked client more than this many frames behind the newest is disconnected (default: the ring size). */
   maxLagFrames?: number;
-}
-
-/** What a client asked for, already validated. */
-export interface ResumeRequest {
-  /** `?since`, else `Last-Event-ID`; null when the client sent neither. */
-  cursor: number | null;
-  /** `?epoch`; null when absent. */
-  epoch: string | null;
-  /** `?agentId`; null streams every agent's events. */
-  agentId: string | null;
-}
-
-export type GapReason = 'evicted' | 'epoch_changed';
-
-/** Where the stream starts: frames with a cursor greater than `startAfter` are replayed. */
-export interface ResumePlan {
-  gap: GapReason | null;
-  startAfter: number;
-}
-
-/**
- * Decides replay and gap for a connect (pure; throws 400 before anything is streamed).
- * - no cursor: live only, nothing replayed (the client reads `latestCursor` from `stream.hello`);
- * - `epoch` differs from this run: gap `epoch_changed`, the whole buffer is replayed;
- * - cursor beyond the newest one and no `epoch`: a cursor of an earlier run, treated as `epoch_changed`;
- *   with a matching `epoch` such a cursor was never issued: 400;
- * - frames after the cursor already left the buffer: gap `evicted`, the whole buffer is replayed.
- */
-export function planResume(bus: Pick<KernelBus, 'epoch' | 'latest' | 'oldestCursor'>, request: ResumeRequest): ResumePlan {
-  const latest = bus.latest;
-  const beforeBuffer = (bus.oldestCursor ?? latest + 1) - 1;
-  if (request.epoch !== null && request.epoch !== bus.epoch) return { gap: 'epoch_changed', startAfter: beforeBuffer };
-  if (request.cursor === null) return { gap: null, startAfter: latest };
-  if (request.cursor > latest) {
-    if (request.epoch !== null) {
-      throw badRequest(`cursor ${request.cursor} was never issued in this epoch (latest is ${latest})`);
-    }
-    return { gap: 'epoch_changed', startAfter: beforeBuffer };
-  }
-  if (request.cursor < beforeBuffer) return { gap: 'evicted', startAfter: beforeBuffer };
-  return { gap: null, startAfter: request.cursor };
 }
 
 interface SseClient {

@@ -2,7 +2,8 @@
 import { Type } from 'typebox';
 import { errorResponses } from '../../contracts/http.js';
 import { EVENT_DESCRIPTIONS } from '../../contracts/events.js';
-import { planResume, SseHub } from '../events/sse.js';
+import { planResume } from '../events/resume.js';
+import { SseHub } from '../events/sse.js';
 import type { KernelModule } from '../kernel.js';
 
 const EventsQuery = Type.Object({
