@@ -68,6 +68,7 @@ interface Held {
   type: TriggerType;
   event: TriggerEvent;
   origin: TriggerOrigin;
+  extra: TriggerTarget[];
 }
 
 export class TriggerEvaluator {
@@ -79,17 +80,19 @@ export class TriggerEvaluator {
 
   /**
    * Offers one event. Returns how many targets accepted it (passed gating, suppression and filter);
-   * a held event (state `suspended`) counts as 0.
+   * a held event (state `suspended`) counts as 0. `extra` targets come from the event's source (a
+   * timer's own scope): they fire even when the trigger is not configured, with the same gating.
    */
-  fire(type: TriggerType, event: TriggerEvent, origin: TriggerOrigin = {}): number {
+  fire(type: TriggerType, event: TriggerEvent, origin: TriggerOrigin = {}, extra: TriggerTarget[] = []): number {
     if (this.closed) return 0;
     const trigger = this.deps.triggers()[type];
-    if (!trigger?.enabled || trigger.targets.length === 0) return 0;
+    const configured = trigger?.enabled ? trigger.targets : [];
+    if (configured.length === 0 && extra.length === 0) return 0;
     const state = this.deps.displayState();
     if (state === 'off') return 0;
     if (state === 'hibernate' && !HIBERNATE_WAKES.has(type)) return 0;
     if (state === 'suspended') {
-      this.held.push({ type, event, origin });
+      this.held.push({ type, event, origin, extra });
       if (this.held.length > MAX_HELD) {
         this.held.shift();
         this.deps.onDropped?.(1, 'held trigger events exceeded the bound while suspended');
@@ -98,12 +101,17 @@ export class TriggerEvaluator {
     }
     if (origin.system) return 0;
     let accepted = 0;
-    trigger.targets.forEach((target, index) => {
+    configured.forEach((target, index) => {
       if (target.scope === 'agent' && origin.loop !== undefined && SELF_SUPPRESSED.has(type) && origin.loop === (target.loop ?? 'main')) return;
       if (!matchesFilter(target.filter, event.data)) return;
       accepted++;
       this.pipeline(type, index, target).push({ events: [event], count: 1 });
     });
+    // Targets that the event source names itself (a timer's own scope): no modifiers, no filter.
+    for (const target of extra) {
+      accepted++;
+      this.deliver(type, target, { events: [event], count: 1 });
+    }
     return accepted;
   }
 
@@ -137,7 +145,7 @@ export class TriggerEvaluator {
     if (previous === 'suspended' && next !== 'suspended') {
       const replay = this.held;
       this.held = [];
-      for (const item of replay) this.fire(item.type, item.event, item.origin);
+      for (const item of replay) this.fire(item.type, item.event, item.origin, item.extra);
     }
   }
 

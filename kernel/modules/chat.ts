@@ -1,0 +1,160 @@
+/**
+ * The Chat route group: `POST/GET/DELETE /agents/{id}/chat` (spec 4, chat rules 1-4) and
+ * `POST /agents/{id}/trigger` (dispatch). Both POSTs answer 202 at once with the `turnId` the turn's
+ * events will carry, and honour `Idempotency-Key`.
+ */
+import { Type } from 'typebox';
+import { AgentIdParams, errorResponses } from '../../contracts/http.js';
+import { LOOP_NAME_PATTERN } from '../../contracts/agent-config.js';
+import { AgtError } from '../../contracts/errors.js';
+import { historyMessage } from '../runtime/executor/context.js';
+import { normalizeDispatch } from '../runtime/dispatch.js';
+import { IDEMPOTENCY_KEY_MAX_LENGTH } from '../runtime/idempotency.js';
+import { runtimeOf } from '../runtime/install.js';
+import type { Accepted } from '../runtime/runtime.js';
+import type { KernelModule } from '../kernel.js';
+
+const TAGS = ['Chat'];
+const LoopName = Type.String({ pattern: LOOP_NAME_PATTERN, description: 'cognition loop; absent = main' });
+export const LoopQuery = Type.Object({ loop: Type.Optional(LoopName) });
+const Accepted202 = Type.Object({ accepted: Type.Literal(true), turnId: Type.String() });
+const IdempotencyHeaders = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: IDEMPOTENCY_KEY_MAX_LENGTH,
+      description: 'A repeat with the same key (per agent, kept 24 h) answers the same 202 and turnId and queues nothing.',
+    }),
+  ),
+});
+const HistoryMessage = Type.Object(
+  {
+    id: Type.Integer(),
+    role: Type.String(),
+    kind: Type.String(),
+    content: Type.String(),
+    turnId: Type.Union([Type.String(), Type.Null()]),
+    createdAt: Type.Integer(),
+  },
+  { additionalProperties: true, description: 'one agt_loop row as a model message (`toolCalls`, `toolCallId`, `name`, `isError` when they apply)' },
+);
+const ChatHistory = Type.Union([
+  Type.Object({ llmMessages: Type.Array(HistoryMessage), total: Type.Integer(), earlierCount: Type.Integer() }),
+  Type.Null(),
+]);
+
+export const DEFAULT_HISTORY_LIMIT = 200;
+export const MAX_HISTORY_LIMIT = 500;
+const clamp = (value: number | undefined, fallback: number, max: number) => Math.min(max, Math.max(1, value ?? fallback));
+
+/** Runs `work` once per idempotency key; a repeat answers the first 202 body. */
+function idempotent(service: ReturnType<typeof runtimeOf>, agentId: string, route: string, key: string | undefined, work: () => Accepted): Accepted {
+  if (key === undefined) return work();
+  const seen = service.idempotency.get(agentId, route, key);
+  if (seen) return seen;
+  const answer = work();
+  service.idempotency.set(agentId, route, key, answer);
+  return answer;
+}
+
+export const chatModule: KernelModule = {
+  name: 'chat',
+  register(app, kernel) {
+    const service = runtimeOf(kernel);
+
+    app.post(
+      '/agents/:id/chat',
+      {
+        schema: {
+          tags: TAGS,
+          summary: 'Send a chat message to a loop: 202 at once with the turnId (queued while the loop is busy)',
+          description:
+            'An unknown loop answers 404 and a disabled loop 409 before anything is queued. A chat sent while the loop is busy interrupts the running turn (the first such chat) and queues; the oldest queued chat runs next as its own turn and absorbs the others (`chat.delivered`). Every turnId ends in `turn.completed` or `agent.error`, or `chat.discarded` on abort, unload or `off`. `?loop=` wins over the body `loop`.',
+          params: AgentIdParams,
+          querystring: LoopQuery,
+          headers: IdempotencyHeaders,
+          body: Type.Object({ text: Type.String({ minLength: 1 }), loop: Type.Optional(LoopName) }),
+          response: { 202: Accepted202, ...errorResponses(404, 409) },
+        },
+      },
+      async (request, reply) => {
+        const runtime = service.forRequest(request.params.id);
+        const loop = request.query.loop ?? request.body.loop ?? 'main';
+        const answer = idempotent(service, runtime.id, 'chat', request.headers['idempotency-key'], () => ({
+          accepted: true as const,
+          turnId: runtime.chat(loop, request.body.text),
+        }));
+        return reply.status(202).send(answer);
+      },
+    );
+
+    app.get(
+      '/agents/:id/chat',
+      {
+        schema: {
+          tags: TAGS,
+          summary: "A loop's chat history (newest `limit` rows), or null when the loop has none",
+          params: AgentIdParams,
+          querystring: Type.Object({ limit: Type.Optional(Type.Integer({ description: 'default 200, clamped to 1-500' })), loop: Type.Optional(LoopName) }),
+          response: { 200: ChatHistory, ...errorResponses(404) },
+        },
+      },
+      async (request) => {
+        const runtime = service.forRequest(request.params.id);
+        const loop = request.query.loop ?? 'main';
+        if (!runtime.loopNames().includes(loop)) throw new AgtError('not_found', `agent ${runtime.agent.name} has no loop ${loop}`);
+        const total = runtime.agent.file.loop.count(loop);
+        if (total === 0) return null;
+        const rows = runtime.agent.file.loop.tail(loop, clamp(request.query.limit, DEFAULT_HISTORY_LIMIT, MAX_HISTORY_LIMIT));
+        return { llmMessages: rows.map(historyMessage), total, earlierCount: total - rows.length };
+      },
+    );
+
+    app.delete(
+      '/agents/:id/chat',
+      {
+        schema: {
+          tags: TAGS,
+          summary: "Clear one loop's stream (default main, never all) and reset its session; 409 while a turn runs",
+          params: AgentIdParams,
+          querystring: LoopQuery,
+          response: {
+            200: Type.Object({ agentId: Type.String(), success: Type.Boolean(), loop: Type.String(), removed: Type.Integer() }),
+            ...errorResponses(404, 409),
+          },
+        },
+      },
+      async (request) => {
+        const runtime = service.forRequest(request.params.id);
+        const loop = request.query.loop ?? 'main';
+        const removed = runtime.clearLoop(loop);
+        return { agentId: runtime.id, success: true, loop, removed };
+      },
+    );
+
+    app.post(
+      '/agents/:id/trigger',
+      {
+        schema: {
+          tags: TAGS,
+          summary: 'Dispatch a trigger event (bypasses the trigger evaluator): 202 with the turnId',
+          description:
+            'Body forms: (a) `{event, target?}`; (b) `{dispatch: <a or d>}`; (c) a bare event with the target fields (`scope`, `lambda`, `command`, `warm`, `loop`) at the top level or under `target`; (d) a batch `{events, target?, count?}`. Event: `{id?, type, source?, time?, data, correlationId?}`; `data` is required (null allowed) except for `startup`. Refused with 400: `data.message.source: "user"` (use chat), the internal flags `skip_loop_append` / `pre_appended_loop` anywhere, a missing or unknown `type`. An inbox dispatch creates no `agt_inbox` row.',
+          params: AgentIdParams,
+          headers: IdempotencyHeaders,
+          body: Type.Object({}, { additionalProperties: true, description: 'dispatch, wrapped dispatch, bare event or batch' }),
+          response: { 202: Accepted202, ...errorResponses(404, 409) },
+        },
+      },
+      async (request, reply) => {
+        const runtime = service.forRequest(request.params.id);
+        const dispatch = normalizeDispatch(request.body);
+        const answer = idempotent(service, runtime.id, 'trigger', request.headers['idempotency-key'], () => ({
+          accepted: true as const,
+          turnId: runtime.dispatch(dispatch),
+        }));
+        return reply.status(202).send(answer);
+      },
+    );
+  },
+};

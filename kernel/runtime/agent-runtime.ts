@@ -1,0 +1,336 @@
+/**
+ * The running side of one loaded agent: its loop executors, trigger evaluator, timers, human-in-the-
+ * loop requests and sandboxed system targets. Everything it opens is closed by {@link detach}.
+ * Failures stay inside: they are written to the agent's `agt_logs` and announced on the bus, never
+ * thrown into the daemon.
+ */
+import { randomUUID } from 'node:crypto';
+import type { TriggerTarget, TriggerType } from '../../contracts/agent-config.js';
+import { AgtError } from '../../contracts/errors.js';
+import type { EventBus, EventPayloads, EventType } from '../../contracts/events.js';
+import type { Logger } from '../../contracts/logger.js';
+import type { ModelClient, ModelSettings } from '../../contracts/model.js';
+import type { ToolDefinition } from '../../contracts/tools.js';
+import type { TimerRow } from '../agents/stores/timers-store.js';
+import type { Clock } from './clock.js';
+import { TRIGGER_OF, type NormalizedDispatch, type TriggerEvent } from './dispatch.js';
+import { LoopExecutor } from './executor/loop-executor.js';
+import { runTurn, type ActiveTool } from './executor/turn.js';
+import { HilStore } from './hil.js';
+import { effectiveTools } from './tools/effective.js';
+import { TimerScheduler } from './timers/scheduler.js';
+import { TriggerEvaluator, type TriggerOrigin } from './triggers/evaluator.js';
+import { SystemRunner } from './triggers/system-runner.js';
+import { hilListener } from './hil-events.js';
+import { limitOf, type DisplayState, type QueueItem, type RuntimeAgent } from './types.js';
+
+/** What the runtime needs from the kernel (a narrow view, so tests can fake it). */
+export interface RuntimeDeps {
+  bus: EventBus;
+  logger: Logger;
+  clock: Clock;
+  hasModelProviders(): boolean;
+  resolveModel(agent: RuntimeAgent, providerId: string): Promise<ModelClient | undefined>;
+  builtinTools(): ToolDefinition[];
+  contributedTools(agentId: string, taken: ReadonlySet<string>): Promise<ToolDefinition[]>;
+}
+
+export interface LogFields {
+  origin?: string;
+  event?: string;
+  target?: string;
+  data?: unknown;
+  loop?: string;
+  turnId?: string;
+  /** Written by a system-scope run: offered to `on_logs` as such, so it never re-triggers. */
+  system?: boolean;
+}
+
+const isDisplayState = (value: unknown): value is DisplayState =>
+  value === 'active' || value === 'idle' || value === 'hibernate' || value === 'suspended' || value === 'off';
+
+export class AgentRuntime {
+  readonly hil: HilStore;
+  readonly timers: TimerScheduler;
+  readonly evaluator: TriggerEvaluator;
+  private readonly system: SystemRunner;
+  private readonly executors = new Map<string, LoopExecutor>();
+  private display: DisplayState;
+  private detached = false;
+
+  constructor(
+    readonly agent: RuntimeAgent,
+    private readonly deps: RuntimeDeps,
+  ) {
+    const initial = agent.displayState ?? agent.config.state;
+    this.display = isDisplayState(initial) ? initial : 'idle';
+    this.hil = new HilStore(hilListener(this), () => deps.clock.now());
+    this.system = new SystemRunner({
+      agent,
+      emit: (type, payload, options) => this.emit(type, payload, options),
+      log: (level, message, fields) => this.log(level, message, { ...fields, origin: 'trigger', system: true }),
+    });
+    this.evaluator = new TriggerEvaluator({
+      clock: deps.clock,
+      triggers: () => this.agent.config.triggers ?? {},
+      displayState: () => this.display,
+      sink: {
+        wake: (loop, type, delivery) => this.wake(loop, type, delivery.events, delivery.count),
+        runSystem: (target, type, delivery) => this.system.start(target, type, delivery.events, delivery.count),
+      },
+      onDropped: (count, reason) => this.log('warn', `${count} trigger event(s) dropped: ${reason}`, { origin: 'trigger' }),
+    });
+    this.timers = new TimerScheduler(agent.file, deps.clock, (timer) => this.timerFired(timer), (error) => this.log('error', `timer failed: ${(error as Error).message}`, { origin: 'timer' }));
+    this.executor('main');
+  }
+
+  get id(): string {
+    return this.agent.id;
+  }
+
+  get displayState(): DisplayState {
+    return this.display;
+  }
+
+  // ---- events and logs ---------------------------------------------------------------------------
+
+  emit<T extends EventType>(type: T, payload: EventPayloads[T], options: { loop?: string; turnId?: string } = {}): void {
+    this.deps.bus.emit(type, { agentId: this.agent.id, payload, source: 'runtime', loop: options.loop, turnId: options.turnId });
+  }
+
+  /** Commits a log row, announces it and offers it to `on_logs`. Never throws. */
+  log(level: 'debug' | 'info' | 'warn' | 'error', message: string, fields: LogFields = {}): void {
+    try {
+      if (!this.agent.file.isOpen) return;
+      this.agent.file.logs.write({ level, message, origin: fields.origin ?? 'runtime', event: fields.event ?? null, target: fields.target ?? null, data: fields.data });
+      this.emit('log.written', { level, origin: fields.origin ?? 'runtime', event: fields.event ?? null, message }, { loop: fields.loop, turnId: fields.turnId });
+      this.fire('on_logs', { level, message, origin: fields.origin ?? 'runtime', event: fields.event ?? null }, { loop: fields.loop, turnId: fields.turnId, system: fields.system });
+    } catch (error) {
+      this.deps.logger.warn({ err: error, agentId: this.agent.id }, 'agent log write failed');
+    }
+  }
+
+  // ---- loops -------------------------------------------------------------------------------------
+
+  loopNames(): string[] {
+    return ['main', ...(this.agent.config.loops ?? []).map((loop) => loop.name)];
+  }
+
+  /** The executor of a declared loop; 404 unknown, 409 disabled (checked before anything is queued). */
+  loop(name = 'main'): LoopExecutor {
+    if (name !== 'main') {
+      const declared = this.agent.config.loops?.find((loop) => loop.name === name);
+      if (!declared) throw new AgtError('not_found', `agent ${this.agent.name} has no loop ${name}`);
+      if (!declared.enabled) throw new AgtError('conflict', `loop ${name} is disabled`);
+    }
+    return this.executor(name);
+  }
+
+  /** The executor if it exists (never creates one; unknown loops give undefined). */
+  existingLoop(name: string): LoopExecutor | undefined {
+    return this.executors.get(name);
+  }
+
+  private executor(name: string): LoopExecutor {
+    let executor = this.executors.get(name);
+    if (!executor) {
+      executor = new LoopExecutor(name, {
+        clock: this.deps.clock,
+        emit: (type, payload, options) => this.emit(type, payload, options),
+        log: (level, message, data) => this.log(level, message, { loop: name, data }),
+        turnTimeoutMs: () => limitOf(this.agent.config, 'turn_timeout_ms'),
+        runTurn: ({ loop, head, control }) =>
+          runTurn({
+            agent: this.agent,
+            loop,
+            turnId: head.turnId,
+            head,
+            signal: control.signal,
+            setState: control.setState,
+            absorb: control.absorb,
+            emit: (type, payload) => this.emit(type, payload, { loop, turnId: head.turnId }),
+            log: (level, message, data) => this.log(level, message, { loop, turnId: head.turnId, data }),
+            fire: (type, data) => this.fire(type, data, { loop, turnId: head.turnId }),
+            model: () => this.model(loop),
+            system: () => this.systemPrompt(loop),
+            tools: () => this.activeTools(loop),
+            hil: this.hil,
+            clock: this.deps.clock,
+            logger: this.deps.logger,
+          }),
+      });
+      this.executors.set(name, executor);
+    }
+    return executor;
+  }
+
+  private async model(loop: string): Promise<{ client: ModelClient; settings: ModelSettings }> {
+    const override = loop === 'main' ? undefined : this.agent.config.loops?.find((l) => l.name === loop)?.model;
+    const settings = { ...this.agent.config.model, ...(override ?? {}) } as ModelSettings;
+    if (!this.deps.hasModelProviders()) {
+      throw new AgtError('unavailable', 'no provider extension is loaded: this turn needs a model (enable the providers extension)');
+    }
+    const client = await this.deps.resolveModel(this.agent, settings.provider);
+    if (!client) throw new AgtError('unavailable', `no loaded provider serves "${settings.provider}"`);
+    return { client, settings };
+  }
+
+  private systemPrompt(loop: string): string {
+    if (loop === 'main') return this.agent.config.instructions;
+    const goal = this.agent.config.loops?.find((l) => l.name === loop)?.goal ?? '';
+    return `You are the inner loop "${loop}" of the agent ${this.agent.config.name}.\nYour goal: ${goal}`;
+  }
+
+  /** Tool definitions this agent sees (built-ins first; contributed names that clash are skipped). */
+  async toolDefinitions(): Promise<ToolDefinition[]> {
+    const builtins = this.deps.builtinTools();
+    const contributed = await this.deps.contributedTools(this.agent.id, new Set(builtins.map((t) => t.name)));
+    return [...builtins, ...contributed];
+  }
+
+  private async activeTools(loop: string): Promise<Map<string, ActiveTool>> {
+    const out = new Map<string, ActiveTool>();
+    for (const tool of effectiveTools(this.agent.config, await this.toolDefinitions(), loop)) {
+      if (tool.enabled) out.set(tool.def.name, { def: tool.def, visible: tool.visible, restricted: tool.restricted });
+    }
+    return out;
+  }
+
+  // ---- work --------------------------------------------------------------------------------------
+
+  /** Queues a chat (404/409 before queueing); returns its turn id. */
+  chat(loopName: string, text: string): string {
+    const executor = this.loop(loopName);
+    const turnId = randomUUID();
+    executor.enqueue({ kind: 'chat', turnId, text, at: this.deps.clock.now() });
+    this.fire('on_chat', { text, loop: loopName, turn_id: turnId }, { loop: loopName });
+    return turnId;
+  }
+
+  /** `POST trigger`: bypasses the evaluator; returns the turn id that the work will carry. */
+  dispatch(dispatch: NormalizedDispatch): string {
+    const turnId = randomUUID();
+    const types = new Set(dispatch.events.map((e) => e.type));
+    const trigger = types.size === 1 ? TRIGGER_OF[dispatch.events[0]!.type] : 'dispatch';
+    if (dispatch.target.scope === 'system') {
+      this.system.start(dispatch.target, trigger, dispatch.events, dispatch.count, turnId);
+      return turnId;
+    }
+    this.loop(dispatch.target.loop ?? 'main').enqueue({ kind: 'trigger', turnId, trigger, events: dispatch.events, count: dispatch.count, at: this.deps.clock.now() });
+    return turnId;
+  }
+
+  /** Agent-scope trigger wake (evaluator, timers); a loop that cannot take work is logged. */
+  private wake(loop: string, trigger: string, events: TriggerEvent[], count: number): void {
+    try {
+      const item: QueueItem = { kind: 'trigger', turnId: randomUUID(), trigger, events, count, at: this.deps.clock.now() };
+      this.loop(loop).enqueue(item);
+    } catch (error) {
+      this.log('warn', `${trigger} could not wake loop ${loop}: ${(error as Error).message}`, { origin: 'trigger', event: trigger });
+    }
+  }
+
+  /** Offers an event to the trigger evaluator; returns how many targets took it. */
+  fire(type: TriggerType, data: unknown, origin: TriggerOrigin = {}, extra: TriggerTarget[] = []): number {
+    if (this.detached) return 0;
+    const eventType = (Object.keys(TRIGGER_OF) as Array<keyof typeof TRIGGER_OF>).find((key) => TRIGGER_OF[key] === type)!;
+    const event: TriggerEvent = { id: randomUUID(), type: eventType, source: origin.system ? 'system' : 'runtime', time: new Date(this.deps.clock.now()).toISOString(), data };
+    try {
+      return this.evaluator.fire(type, event, origin, extra);
+    } catch (error) {
+      this.deps.logger.warn({ err: error, agentId: this.agent.id, trigger: type }, 'trigger evaluation failed');
+      return 0;
+    }
+  }
+
+  private timerFired(timer: TimerRow): void {
+    this.emit('timer.fired', { timerId: timer.id, run_count: timer.run_count });
+    const data = { timerId: timer.id, payload: timer.payload, run_count: timer.run_count, loop: timer.loop ?? 'main', expired: timer.expired };
+    // The `on_timer` trigger sees every timer; the timer's own scope adds its own targets.
+    const own: TriggerTarget[] = [];
+    if (timer.scope.includes('agent')) own.push({ scope: 'agent', ...(timer.loop ? { loop: timer.loop } : {}) });
+    if (timer.scope.includes('system') && timer.lambda) own.push({ scope: 'system', lambda: timer.lambda, warm: timer.warm });
+    this.fire('on_timer', data, {}, own);
+  }
+
+  // ---- control -----------------------------------------------------------------------------------
+
+  /** `DELETE chat`: clears one loop's stream; 404 unknown loop, 409 while a turn runs in it. */
+  clearLoop(name: string): number {
+    if (!this.loopNames().includes(name)) throw new AgtError('not_found', `agent ${this.agent.name} has no loop ${name}`);
+    const executor = this.executors.get(name);
+    if (executor?.running) throw new AgtError('conflict', `a turn is running in loop ${name}; interrupt it first`);
+    const removed = this.agent.file.loop.clear(name);
+    this.emit('loop.cleared', { removed }, { loop: name });
+    executor?.resetSession();
+    return removed;
+  }
+
+  /**
+   * `POST abort`: the loop stops until the agent reloads. 404 unknown loop; 409 when the loop has no
+   * executor (never woken) or is already stopped. A notice row records what was discarded.
+   */
+  abort(name: string): string[] {
+    if (!this.loopNames().includes(name)) throw new AgtError('not_found', `agent ${this.agent.name} has no loop ${name}`);
+    const executor = this.executors.get(name);
+    if (!executor || executor.state === 'stopped') throw new AgtError('conflict', `loop ${name} has no running executor`);
+    const running = executor.currentTurnId;
+    const discarded = executor.abort();
+    try {
+      const text = `The owner aborted this loop${running ? ` during turn ${running}` : ''}.${discarded.length > 0 ? ` Discarded queued turns: ${discarded.join(', ')}.` : ''} No further turns run until the agent is reloaded.`;
+      const row = this.agent.file.loop.append({ loop: name, role: 'system', kind: 'notice', content: { text, discarded_turn_ids: discarded } });
+      this.emit('loop.appended', { row_id: row.id, role: row.role, kind: row.kind }, { loop: name });
+    } catch (error) {
+      this.log('error', `abort notice could not be written: ${(error as Error).message}`, { loop: name });
+    }
+    return discarded;
+  }
+
+  /** `POST interrupt`: 404 unknown loop; 409 stopped or errored; false when nothing ran. */
+  interrupt(name: string): boolean {
+    if (!this.loopNames().includes(name)) throw new AgtError('not_found', `agent ${this.agent.name} has no loop ${name}`);
+    const executor = this.executors.get(name);
+    return executor ? executor.interrupt() : false;
+  }
+
+  /** Display state (not persisted). `off` discards queued work and interrupts running turns. */
+  setDisplayState(next: DisplayState): void {
+    const previous = this.display;
+    this.display = next;
+    this.agent.displayState = next;
+    if (previous !== next) this.emit('agent.state.changed', { state: next, previous });
+    if (next === 'off') for (const executor of this.executors.values()) executor.off();
+    this.evaluator.displayStateChanged(previous, next);
+  }
+
+  /** Arms timers; called once the agent is attached (loaded agents run: chat, triggers, timers). */
+  activate(): void {
+    this.timers.start();
+  }
+
+  /** `on_startup` when the agent is started (start route, autostart); true when a target took it. */
+  start(): boolean {
+    return this.fire('on_startup', null) > 0;
+  }
+
+  configChanged(): void {
+    this.evaluator.configChanged();
+  }
+
+  /** For AgentStatus: the main executor's state, or the display state while main is idle. */
+  status(): { runtimeState: string; targetState: string | null } {
+    const main = this.executor('main');
+    const runtimeState = main.state === 'idle' && this.display !== 'idle' ? this.display : main.state;
+    return { runtimeState, targetState: main.target };
+  }
+
+  /** Unload: stops triggers and timers, lets running turns finish within `graceMs`, closes sandboxes. */
+  async detach(graceMs: number): Promise<void> {
+    if (this.detached) return;
+    this.detached = true;
+    this.evaluator.close();
+    this.timers.close();
+    await Promise.all([...this.executors.values()].map((executor) => executor.stop(graceMs)));
+    await this.system.close();
+  }
+}

@@ -1,0 +1,262 @@
+/**
+ * The executor of one cognition loop: its state, its queue and the one turn it runs at a time.
+ *
+ * Queueing (spec section 4, chat rules 2 and 3):
+ * - work runs one turn at a time, in arrival order;
+ * - a chat that arrives while a turn runs interrupts that turn (only the first such chat does: the
+ *   turn is already stopping for the others);
+ * - a chat's turn absorbs every chat queued by the time of its first model call (consecutive user
+ *   rows before that call; `chat.delivered` lists them); chats arriving in that window do not
+ *   interrupt it; trigger turns keep their place in the queue;
+ * - every turn id ends exactly once: `turn.completed` (as `turn_id`, or in `absorbed_turn_ids`), or
+ *   `agent.error`, or — only for abort, unload and `off` — `chat.discarded` while still queued.
+ */
+import { AgtError } from '../../../contracts/errors.js';
+import type { EventPayloads, EventType } from '../../../contracts/events.js';
+import type { Clock, TimerHandle } from '../clock.js';
+import type { ExecutorState, QueueItem, StopCause, TurnOutcome } from '../types.js';
+
+export type TurnResult = TurnOutcome | { kind: 'stopped'; llmCalls: number; toolCalls: number };
+
+/** What the runner may ask of its executor while it runs. */
+export interface TurnControl {
+  signal: AbortSignal;
+  setState: (state: ExecutorState) => void;
+  /** Chat turns only, once, right before the first model call: takes every queued chat. */
+  absorb(): QueueItem[];
+}
+
+export interface LoopHost {
+  emit<T extends EventType>(type: T, payload: EventPayloads[T], options: { loop: string; turnId?: string }): void;
+  log(level: 'info' | 'warn' | 'error', message: string, data?: unknown): void;
+  runTurn(input: { loop: string; head: QueueItem; control: TurnControl }): Promise<TurnResult>;
+  /** `limits.turn_timeout_ms` of the current config, if any. */
+  turnTimeoutMs(): number | undefined;
+  clock: Clock;
+}
+
+interface Running {
+  turnId: string;
+  controller: AbortController;
+  cause: StopCause | undefined;
+  done: Promise<void>;
+  /** A chat turn before its first model call: new chats join it instead of interrupting it. */
+  absorbing: boolean;
+  absorbed: QueueItem[];
+}
+
+export class LoopExecutor {
+  private stateValue: ExecutorState = 'idle';
+  private readonly queue: QueueItem[] = [];
+  private current: Running | undefined;
+  private pumping = false;
+  private stopped = false;
+  /** Set while a transition is pending (for `targetState` in the agent status). */
+  target: string | null = null;
+
+  constructor(
+    readonly loop: string,
+    private readonly host: LoopHost,
+  ) {}
+
+  get state(): ExecutorState {
+    return this.stateValue;
+  }
+
+  get running(): boolean {
+    return this.current !== undefined;
+  }
+
+  get currentTurnId(): string | undefined {
+    return this.current?.turnId;
+  }
+
+  get queuedTurnIds(): string[] {
+    return this.queue.map((item) => item.turnId);
+  }
+
+  /** Queues work. `conflict` when the loop was aborted (stopped until the agent reloads). */
+  enqueue(item: QueueItem): void {
+    if (this.stopped) throw new AgtError('conflict', `loop ${this.loop} is stopped (aborted); reload the agent to run it again`);
+    this.queue.push(item);
+    if (item.kind === 'chat' && this.current && !this.current.absorbing && this.current.cause === undefined) this.stopCurrent('interrupt');
+    this.kick();
+  }
+
+  /** Interrupts the running turn; queued work is kept. False when nothing ran. */
+  interrupt(): boolean {
+    if (this.stopped || this.stateValue === 'stopped') throw new AgtError('conflict', `loop ${this.loop} is stopped`);
+    if (!this.current && this.stateValue === 'error') throw new AgtError('conflict', `loop ${this.loop} is in error; send a chat to recover`);
+    if (!this.current) return false;
+    if (this.current.cause === undefined) this.stopCurrent('interrupt');
+    return true;
+  }
+
+  /** Stops the loop for good (until reload): queued work discarded, the running turn aborted. */
+  abort(): string[] {
+    const discarded = this.discardQueued('abort');
+    this.stopped = true;
+    if (this.current) {
+      this.target = 'stopped';
+      this.stopCurrent('abort');
+    } else {
+      this.setState('stopped');
+    }
+    return discarded;
+  }
+
+  /** The agent went `off`: queued work is discarded and the running turn interrupted. */
+  off(): string[] {
+    const discarded = this.discardQueued('off');
+    if (this.current && this.current.cause === undefined) this.stopCurrent('off');
+    return discarded;
+  }
+
+  /** Unload: discard the queue, give the running turn `graceMs`, then abort it; resolves when idle. */
+  async stop(graceMs: number): Promise<void> {
+    this.discardQueued('unload');
+    this.stopped = true;
+    const running = this.current;
+    if (running) {
+      this.target = 'stopped';
+      let timer: TimerHandle | undefined;
+      const grace = new Promise<void>((resolve) => (timer = this.host.clock.setTimeout(resolve, graceMs)));
+      await Promise.race([running.done, grace]);
+      this.host.clock.clearTimeout(timer);
+      if (this.current === running) {
+        this.stopCurrent('unload');
+        await running.done;
+      }
+    }
+    this.setState('stopped');
+  }
+
+  /** The loop's stream was cleared: an errored loop starts afresh. */
+  resetSession(): void {
+    if (!this.current && this.stateValue === 'error') this.setState('idle');
+  }
+
+  private discardQueued(reason: 'abort' | 'unload' | 'off'): string[] {
+    const ids = this.queue.splice(0).map((item) => item.turnId);
+    if (ids.length > 0) this.host.emit('chat.discarded', { turn_ids: ids, reason }, { loop: this.loop });
+    return ids;
+  }
+
+  private stopCurrent(cause: StopCause): void {
+    const running = this.current!;
+    running.cause = cause;
+    running.controller.abort(new AgtError(cause === 'timeout' ? 'timeout' : 'conflict', `turn stopped: ${cause}`));
+  }
+
+  /** State changes are announced; after an abort only `stopped` is accepted. */
+  setState = (next: ExecutorState): void => {
+    if (this.stopped && next !== 'stopped' && !this.current) return;
+    if (next === this.stateValue) return;
+    const previous = this.stateValue;
+    this.stateValue = next;
+    if (next === 'stopped' || next === 'idle') this.target = null;
+    this.host.emit('agent.state.changed', { state: next, previous, loop: this.loop }, { loop: this.loop, turnId: this.current?.turnId });
+  };
+
+  private kick(): void {
+    if (this.pumping) return;
+    this.pumping = true;
+    void this.pump().finally(() => {
+      this.pumping = false;
+      // Work queued between the last check and now must not wait for the next enqueue.
+      if (this.queue.length > 0 && !this.stopped) this.kick();
+    });
+  }
+
+  private async pump(): Promise<void> {
+    while (this.queue.length > 0 && !this.stopped) await this.run(this.queue.shift()!);
+  }
+
+  private takeQueuedChats(): QueueItem[] {
+    const taken: QueueItem[] = [];
+    for (let i = 0; i < this.queue.length; ) {
+      if (this.queue[i]!.kind === 'chat') taken.push(...this.queue.splice(i, 1));
+      else i++;
+    }
+    return taken;
+  }
+
+  private async run(head: QueueItem): Promise<void> {
+    const controller = new AbortController();
+    let finish!: () => void;
+    const running: Running = {
+      turnId: head.turnId,
+      controller,
+      cause: undefined,
+      done: new Promise<void>((r) => (finish = r)),
+      absorbing: head.kind === 'chat',
+      absorbed: [],
+    };
+    this.current = running;
+    const turnId = head.turnId;
+    this.host.emit('turn.started', { turn_id: turnId, trigger: head.kind === 'chat' ? 'chat' : head.trigger }, { loop: this.loop, turnId });
+    const timeoutMs = this.host.turnTimeoutMs();
+    const timer = timeoutMs ? this.host.clock.setTimeout(() => running.cause === undefined && this.stopCurrent('timeout'), timeoutMs) : undefined;
+    const control: TurnControl = {
+      signal: controller.signal,
+      setState: this.setState,
+      absorb: () => {
+        if (!running.absorbing) return [];
+        running.absorbing = false;
+        running.absorbed = this.takeQueuedChats();
+        return running.absorbed;
+      },
+    };
+    let result: TurnResult;
+    try {
+      result = await this.host.runTurn({ loop: this.loop, head, control });
+    } catch (error) {
+      // The runner catches its own failures; this is the last line so a bug cannot wedge the loop.
+      result = { kind: 'error', code: 'internal_error', message: (error as Error).message, llmCalls: 0, toolCalls: 0 };
+    } finally {
+      this.host.clock.clearTimeout(timer);
+    }
+    // A turn that ended before its first model call leaves queued chats queued: they run next.
+    running.absorbing = false;
+    const absorbedIds = running.absorbed.map((item) => item.turnId);
+    const outcome = this.settle(result, running.cause);
+    this.current = undefined;
+    if (outcome.kind === 'completed') {
+      this.host.emit(
+        'turn.completed',
+        { turn_id: turnId, absorbed_turn_ids: absorbedIds, text: outcome.text, llm_calls: outcome.llmCalls, tool_calls: outcome.toolCalls, stop_reason: outcome.stopReason },
+        { loop: this.loop, turnId },
+      );
+    } else {
+      this.host.log(outcome.code === 'aborted' || outcome.code === 'unloaded' ? 'warn' : 'error', `turn ${turnId} failed: ${outcome.message}`, { code: outcome.code, loop: this.loop, turn_id: turnId });
+      this.host.emit(
+        'agent.error',
+        { code: outcome.code, message: outcome.message, ...(outcome.status !== undefined ? { status: outcome.status } : {}), turn_id: turnId, absorbed_turn_ids: absorbedIds },
+        { loop: this.loop, turnId },
+      );
+    }
+    this.setState(this.stopped ? 'stopped' : outcome.kind === 'error' ? 'error' : 'idle');
+    finish();
+  }
+
+  /** What a stop cause turns a runner's result into. */
+  private settle(result: TurnResult, cause: StopCause | undefined): TurnOutcome {
+    if (result.kind === 'completed') return result;
+    const counts = { llmCalls: result.llmCalls, toolCalls: result.toolCalls };
+    if (result.kind === 'error' && cause === undefined) return result;
+    switch (cause) {
+      case 'abort':
+        return { kind: 'error', code: 'aborted', message: 'the turn was aborted by the owner', ...counts };
+      case 'unload':
+        return { kind: 'error', code: 'unloaded', message: 'the agent was unloaded while the turn ran', ...counts };
+      case 'timeout':
+        return { kind: 'error', code: 'timeout', message: 'the turn exceeded limits.turn_timeout_ms', ...counts };
+      case 'off':
+      case 'interrupt':
+      case 'cleared':
+        return { kind: 'completed', text: null, stopReason: cause === 'interrupt' ? 'interrupted' : cause, ...counts };
+      default:
+        return { kind: 'error', code: 'internal_error', message: 'the turn stopped without a cause', ...counts };
+    }
+  }
+}

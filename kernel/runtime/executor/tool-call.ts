@@ -1,0 +1,61 @@
+/**
+ * Runs one tool call with the guarantees the turn needs: a time limit (`limits.tool_timeout_ms`), the
+ * turn's abort signal, and no exception escaping. A tool that hangs and ignores its signal is left
+ * behind (its promise is no longer awaited) so the turn and the daemon go on; a tool that throws
+ * becomes an error result the model can read.
+ */
+import { AgtError } from '../../../contracts/errors.js';
+import type { ToolContext, ToolDefinition, ToolResult } from '../../../contracts/tools.js';
+import type { Clock, TimerHandle } from '../clock.js';
+
+export const MAX_TOOL_RESULT_CHARS = 32_000;
+
+export interface ToolCallOutcome {
+  result: ToolResult;
+  /** The failure code when the tool did not finish normally (`timeout`, `aborted`, `tool_error`). */
+  failure?: string;
+}
+
+function clip(text: string): string {
+  return text.length > MAX_TOOL_RESULT_CHARS ? `${text.slice(0, MAX_TOOL_RESULT_CHARS)}\n[result truncated]` : text;
+}
+
+export async function callTool(
+  tool: ToolDefinition,
+  args: Record<string, unknown>,
+  context: ToolContext,
+  timeoutMs: number,
+  clock: Clock,
+): Promise<ToolCallOutcome> {
+  const controller = new AbortController();
+  const relay = () => controller.abort(context.signal.reason);
+  if (context.signal.aborted) relay();
+  else context.signal.addEventListener('abort', relay, { once: true });
+  let timer: TimerHandle | undefined;
+  try {
+    const result = await Promise.race([
+      Promise.resolve().then(() => tool.run(args, { ...context, signal: controller.signal })),
+      new Promise<never>((_, reject) => {
+        timer = clock.setTimeout(() => {
+          const error = new AgtError('timeout', `tool ${tool.name} exceeded its time limit of ${timeoutMs} ms`);
+          controller.abort(error);
+          reject(error);
+        }, timeoutMs);
+      }),
+      new Promise<never>((_, reject) => {
+        const stop = () => reject(new AgtError('conflict', 'the turn was stopped while the tool ran', { details: { aborted: true } }));
+        if (controller.signal.aborted) stop();
+        else controller.signal.addEventListener('abort', stop, { once: true });
+      }),
+    ]);
+    if (typeof result?.content !== 'string') return { result: { content: 'the tool returned no content', isError: true }, failure: 'tool_error' };
+    return { result: { content: clip(result.content), ...(result.isError ? { isError: true } : {}) } };
+  } catch (error) {
+    const code = error instanceof AgtError ? (error.details?.aborted ? 'aborted' : error.code) : 'tool_error';
+    const message = error instanceof Error ? error.message : String(error);
+    return { result: { content: `Tool ${tool.name} failed: ${clip(message)}`, isError: true }, failure: code === 'timeout' || code === 'aborted' ? code : 'tool_error' };
+  } finally {
+    clock.clearTimeout(timer);
+    context.signal.removeEventListener('abort', relay);
+  }
+}

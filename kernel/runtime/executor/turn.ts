@@ -1,0 +1,213 @@
+/**
+ * One turn of one loop: append the incoming rows, then call the model and run its tool calls until it
+ * answers without tools or a `limits` cap stops it. Every message is committed to `agt_loop` before the
+ * event that announces it. The runner never throws: failures come back as a {@link TurnResult}.
+ */
+import { AgtError, isAgtError } from '../../../contracts/errors.js';
+import type { EventPayloads, EventType } from '../../../contracts/events.js';
+import type { ModelClient, ModelSettings, ModelTool, ToolCall } from '../../../contracts/model.js';
+import type { Logger } from '../../../contracts/logger.js';
+import type { ToolDefinition } from '../../../contracts/tools.js';
+import type { TriggerType } from '../../../contracts/agent-config.js';
+import type { LoopRowInput } from '../../agents/stores/loop-store.js';
+import type { Clock } from '../clock.js';
+import type { HilStore } from '../hil.js';
+import { DEFAULT_LIMITS, limitOf, MAX_CONTEXT_ROWS, type ExecutorState, type QueueItem, type RuntimeAgent } from '../types.js';
+import { buildMessages, triggerText } from './context.js';
+import type { TurnResult } from './loop-executor.js';
+import { callTool } from './tool-call.js';
+
+export interface ActiveTool {
+  def: ToolDefinition;
+  /** Visible in the model's tool list. */
+  visible: boolean;
+  restricted: boolean;
+}
+
+/** What a turn needs from its agent runtime; event helpers are bound to this loop and turn. */
+export interface TurnEnv {
+  agent: RuntimeAgent;
+  loop: string;
+  turnId: string;
+  head: QueueItem;
+  signal: AbortSignal;
+  setState(state: ExecutorState): void;
+  /** Takes the chats queued so far into this turn (chat turns, once); see LoopExecutor. */
+  absorb(): QueueItem[];
+  emit<T extends EventType>(type: T, payload: EventPayloads[T]): void;
+  log(level: 'info' | 'warn' | 'error', message: string, data?: unknown): void;
+  /** Offers an event to the evaluator with this loop and turn as origin (self-suppression). */
+  fire(type: TriggerType, data: unknown): void;
+  /** The client and settings for this loop's model; throws `unavailable` when no provider resolves it. */
+  model(): Promise<{ client: ModelClient; settings: ModelSettings }>;
+  system(): string;
+  tools(): Promise<Map<string, ActiveTool>>;
+  hil: HilStore;
+  clock: Clock;
+  logger: Logger;
+}
+
+interface Counters {
+  llmCalls: number;
+  toolCalls: number;
+}
+
+function limitsOf(agent: RuntimeAgent) {
+  return {
+    maxLlm: limitOf(agent.config, 'max_llm_calls_per_turn', DEFAULT_LIMITS.max_llm_calls_per_turn),
+    maxTools: limitOf(agent.config, 'max_tool_calls_per_turn', DEFAULT_LIMITS.max_tool_calls_per_turn),
+    toolTimeoutMs: limitOf(agent.config, 'tool_timeout_ms', DEFAULT_LIMITS.tool_timeout_ms),
+  };
+}
+
+function append(env: TurnEnv, row: Omit<LoopRowInput, 'loop' | 'turnId'>): void {
+  const committed = env.agent.file.loop.append({ ...row, loop: env.loop, turnId: env.turnId });
+  env.emit('loop.appended', { row_id: committed.id, role: committed.role, kind: committed.kind });
+}
+
+function incomingRow(item: QueueItem): Omit<LoopRowInput, 'loop' | 'turnId'> {
+  if (item.kind === 'chat') return { role: 'user', kind: 'message', content: { text: item.text, chat_turn_id: item.turnId } };
+  return { role: 'user', kind: 'trigger', content: { text: triggerText(item.trigger, item.events, item.count), trigger: item.trigger, events: item.events, count: item.count } };
+}
+
+export async function runTurn(env: TurnEnv): Promise<TurnResult> {
+  const counters: Counters = { llmCalls: 0, toolCalls: 0 };
+  try {
+    // The incoming row is written even when the turn is stopped right away: nothing said is lost.
+    append(env, incomingRow(env.head));
+    return await converse(env, counters);
+  } catch (error) {
+    if (env.signal.aborted) return { kind: 'stopped', ...counters };
+    const agtError = isAgtError(error) ? error : undefined;
+    if (!agtError) env.logger.error({ err: error, agentId: env.agent.id, loop: env.loop }, 'turn failed unexpectedly');
+    const status = agtError?.details?.upstreamStatus;
+    return {
+      kind: 'error',
+      code: agtError?.code ?? 'internal_error',
+      message: agtError?.message ?? `unexpected runtime failure: ${(error as Error)?.message ?? String(error)}`,
+      ...(typeof status === 'number' ? { status } : {}),
+      ...counters,
+    };
+  }
+}
+
+async function converse(env: TurnEnv, counters: Counters): Promise<TurnResult> {
+  const limits = limitsOf(env.agent);
+  for (;;) {
+    if (env.signal.aborted) return { kind: 'stopped', ...counters };
+    if (counters.llmCalls >= limits.maxLlm) {
+      env.log('warn', `turn ${env.turnId} stopped at limits.max_llm_calls_per_turn (${limits.maxLlm})`);
+      return { kind: 'completed', text: null, stopReason: 'max_llm_calls', ...counters };
+    }
+    env.setState('thinking');
+    const { client, settings } = await env.model();
+    const tools = await env.tools();
+    const modelTools: ModelTool[] = [...tools.values()]
+      .filter((t) => t.visible)
+      .map((t) => ({ name: t.def.name, description: t.def.description, inputSchema: t.def.inputSchema }));
+    if (counters.llmCalls === 0) {
+      // Chats queued meanwhile join this turn as consecutive user rows before its first model call.
+      const absorbed = env.absorb();
+      for (const item of absorbed) append(env, incomingRow(item));
+      if (absorbed.length > 0) env.emit('chat.delivered', { turn_ids: absorbed.map((item) => item.turnId) });
+    }
+    if (env.signal.aborted) return { kind: 'stopped', ...counters };
+    const messages = buildMessages(env.agent.file.loop.tail(env.loop, MAX_CONTEXT_ROWS));
+    const call = counters.llmCalls + 1;
+    const startedAt = env.clock.now();
+    const response = await client.complete({
+      agentId: env.agent.id,
+      model: settings,
+      system: env.system(),
+      messages,
+      tools: modelTools,
+      signal: env.signal,
+      onDelta: (text) => {
+        if (text) env.emit('llm.delta', { text, call });
+      },
+    });
+    counters.llmCalls++;
+    const toolCalls = response.toolCalls ?? [];
+    append(env, {
+      role: 'assistant',
+      kind: toolCalls.length > 0 ? 'tool_call' : 'message',
+      content: toolCalls.length > 0 ? { text: response.text ?? '', toolCalls } : { text: response.text ?? '' },
+      model: response.model,
+      provider: response.provider,
+      usage: response.usage,
+      cost: response.cost,
+    });
+    env.emit('llm.completed', {
+      provider: response.provider,
+      model: response.model,
+      usage: response.usage,
+      cost: response.cost,
+      duration_ms: Math.max(0, env.clock.now() - startedAt),
+      stop_reason: response.stopReason,
+    });
+    env.fire('on_llm_call', { provider: response.provider, model: response.model, usage: response.usage, cost: response.cost, stop_reason: response.stopReason });
+    if (toolCalls.length === 0) return { kind: 'completed', text: response.text ?? '', stopReason: response.stopReason, ...counters };
+
+    env.setState('tool_use');
+    for (let i = 0; i < toolCalls.length; i++) {
+      const toolCall = toolCalls[i]!;
+      if (env.signal.aborted || counters.toolCalls >= limits.maxTools) {
+        // Answer every remaining call so the history stays well-formed for the provider.
+        const why = env.signal.aborted ? 'the turn was stopped before this call ran' : `limits.max_tool_calls_per_turn (${limits.maxTools}) reached`;
+        for (const rest of toolCalls.slice(i)) append(env, toolRow(rest, why, true));
+        if (env.signal.aborted) return { kind: 'stopped', ...counters };
+        env.log('warn', `turn ${env.turnId} stopped at limits.max_tool_calls_per_turn (${limits.maxTools})`);
+        return { kind: 'completed', text: response.text ?? null, stopReason: 'max_tool_calls', ...counters };
+      }
+      counters.toolCalls++;
+      await runToolCall(env, tools, toolCall, limits.toolTimeoutMs);
+    }
+  }
+}
+
+function toolRow(call: ToolCall, text: string, isError: boolean): Omit<LoopRowInput, 'loop' | 'turnId'> {
+  return { role: 'tool', kind: 'tool_result', content: { toolCallId: call.id, name: call.name, text, isError } };
+}
+
+async function runToolCall(env: TurnEnv, tools: Map<string, ActiveTool>, call: ToolCall, timeoutMs: number): Promise<void> {
+  const started = env.clock.now();
+  env.emit('tool.started', { tool: call.name, call_id: call.id, args: call.args });
+  const active = tools.get(call.name);
+  let text: string;
+  let isError = false;
+  if (!active) {
+    text = `Unknown or disabled tool: ${call.name}`;
+    isError = true;
+  } else {
+    let args = call.args;
+    let taskId: string | undefined;
+    let denied: string | undefined;
+    if (active.restricted) {
+      env.setState('awaiting_approval');
+      const { task, decision } = env.hil.requestApproval({ tool: call.name, args, loop: env.loop, turnId: env.turnId, signal: env.signal });
+      taskId = task.id;
+      const outcome = await decision.catch((error: unknown) => {
+        if (env.signal.aborted) throw error;
+        throw new AgtError('internal_error', 'approval wait failed', { cause: error });
+      });
+      env.setState('tool_use');
+      if (outcome.approved) args = outcome.args;
+      else denied = outcome.reason ?? 'no reason given';
+    }
+    if (denied !== undefined) {
+      text = `The owner denied this call of ${call.name}: ${denied}`;
+      isError = true;
+    } else {
+      const outcome = await callTool(active.def, args, { agentId: env.agent.id, loop: env.loop, turnId: env.turnId, signal: env.signal, logger: env.logger }, timeoutMs, env.clock);
+      text = outcome.result.content;
+      isError = outcome.result.isError === true;
+      if (taskId) env.hil.completeTask(taskId, !isError, text);
+      if (outcome.failure && outcome.failure !== 'aborted') {
+        env.log(outcome.failure === 'timeout' ? 'warn' : 'error', `tool ${call.name} failed (${outcome.failure}): ${text.slice(0, 500)}`, { tool: call.name, call_id: call.id });
+      }
+    }
+  }
+  append(env, toolRow(call, text, isError));
+  env.emit('tool.completed', { tool: call.name, call_id: call.id, ok: !isError, duration_ms: Math.max(0, env.clock.now() - started) });
+  env.fire('on_tool_call', { tool: call.name, call_id: call.id, args: call.args, ok: !isError });
+}

@@ -1,0 +1,31 @@
+/** Turns HIL store notifications into bus events and `on_task_*` trigger offers for one agent. */
+import type { AgentRuntime } from './agent-runtime.js';
+import type { AskRequest, HilListener, SuspendPrompt, Task } from './hil.js';
+
+export function hilListener(runtime: AgentRuntime): HilListener {
+  const where = (item: { loop: string; turnId: string | null }) => ({ loop: item.loop, turnId: item.turnId ?? undefined });
+  return {
+    taskCreated(task: Task) {
+      runtime.emit('task.created', { taskId: task.id, tool: task.tool, status: task.status }, where(task));
+      runtime.fire('on_task_create', { taskId: task.id, tool: task.tool, status: task.status }, where(task));
+    },
+    taskFinished(task: Task) {
+      runtime.fire('on_task_complete', { taskId: task.id, tool: task.tool, status: task.status }, where(task));
+    },
+    requested(kind, item) {
+      if (kind === 'approval') {
+        const task = item as Task;
+        runtime.emit('hil.requested', { kind, taskId: task.id, tool: task.tool, args: task.args }, where(task));
+      } else if (kind === 'ask') {
+        const ask = item as AskRequest;
+        runtime.emit('hil.requested', { kind, requestId: ask.requestId, question: ask.question }, where(ask));
+      } else {
+        const prompt = item as SuspendPrompt;
+        runtime.emit('hil.requested', { kind, requestId: prompt.requestId, reason: prompt.reason }, where(prompt));
+      }
+    },
+    resolved(kind, id, resolution, loop, turnId) {
+      runtime.emit('hil.resolved', { kind, id, resolution }, { loop, turnId: turnId ?? undefined });
+    },
+  };
+}

@@ -1,0 +1,94 @@
+/**
+ * Runs system-scope targets (of triggers, timers and dispatches) in the sandbox and records the
+ * outcome in the agent's log (origin `trigger`). The target receives one JSON value:
+ * `{trigger, event, events, count}` (`event` is the newest event, `events` all delivered ones).
+ * Time limits: `limits.lambda_timeout_ms` (default 5 s) and `limits.command_timeout_ms` (default 10 s).
+ * A dispatch (which answered a `turnId`) also ends that turn id: `turn.completed` with the result as
+ * `text` and `stop_reason: "system"`, or `agent.error`.
+ */
+import { AgtError, isAgtError } from '../../../contracts/errors.js';
+import type { EventPayloads, EventType } from '../../../contracts/events.js';
+import { runCommand } from '../sandbox/command-runner.js';
+import { LambdaHost, parseLambdaRef } from '../sandbox/lambda-runner.js';
+import { limitOf, type RuntimeAgent } from '../types.js';
+import type { TriggerEvent } from '../dispatch.js';
+
+export interface SystemTarget {
+  lambda?: string;
+  command?: string;
+  warm?: boolean;
+}
+
+export interface SystemRunHost {
+  agent: RuntimeAgent;
+  emit<T extends EventType>(type: T, payload: EventPayloads[T], options: { turnId?: string }): void;
+  /** Writes the agent log as a system run (never re-triggers anything). */
+  log(level: 'info' | 'warn' | 'error', message: string, fields: { event: string; target: string; data?: unknown }): void;
+}
+
+const MAX_TEXT = 4_000;
+
+export class SystemRunner {
+  private readonly lambdas = new LambdaHost();
+  private readonly running = new Set<AbortController>();
+  private closed = false;
+
+  constructor(private readonly host: SystemRunHost) {}
+
+  /** Starts a run in the background; never throws. */
+  start(target: SystemTarget, trigger: string, events: TriggerEvent[], count: number, turnId?: string): void {
+    void this.run(target, trigger, events, count, turnId);
+  }
+
+  private async run(target: SystemTarget, trigger: string, events: TriggerEvent[], count: number, turnId?: string): Promise<void> {
+    const label = target.lambda ? `lambda:${target.lambda}` : `command:${target.command ?? '?'}`;
+    const controller = new AbortController();
+    this.running.add(controller);
+    if (turnId) this.host.emit('turn.started', { turn_id: turnId, trigger }, { turnId });
+    const input = { trigger, event: events[events.length - 1] ?? null, events, count };
+    try {
+      if (this.closed) throw new AgtError('unavailable', 'the agent is unloading');
+      let result: unknown;
+      let logs: string[] = [];
+      if (target.lambda) {
+        const ref = parseLambdaRef(target.lambda);
+        const file = this.host.agent.file.files.read(ref.path);
+        if (!file) throw new AgtError('not_found', `lambda file ${ref.path} is not stored in the agent`);
+        const timeoutMs = limitOf(this.host.agent.config, 'lambda_timeout_ms');
+        const outcome = await this.lambdas.run({ ref, source: file.content.toString('utf8'), event: input, warm: target.warm, timeoutMs });
+        result = outcome.result;
+        logs = outcome.logs;
+      } else if (target.command) {
+        const timeoutMs = limitOf(this.host.agent.config, 'command_timeout_ms');
+        const outcome = await runCommand({ command: target.command, event: input, agentId: this.host.agent.id, trigger, timeoutMs, signal: controller.signal });
+        if (outcome.timedOut) throw new AgtError('timeout', `command exceeded its time limit`, { details: { stderr: outcome.stderr.slice(-MAX_TEXT) } });
+        if (outcome.exitCode !== 0) {
+          throw new AgtError('command_failed', `command exited with ${outcome.exitCode ?? outcome.signal}: ${outcome.stderr.slice(-500)}`, { status: 500 });
+        }
+        result = { exitCode: outcome.exitCode, stdout: outcome.stdout };
+      } else {
+        throw new AgtError('bad_request', 'a system target needs a lambda or a command');
+      }
+      const text = JSON.stringify(result ?? null);
+      this.host.log('info', `${label} ran for ${trigger}`, { event: trigger, target: label, data: { result: text.slice(0, MAX_TEXT), logs } });
+      if (turnId) {
+        this.host.emit('turn.completed', { turn_id: turnId, absorbed_turn_ids: [], text, llm_calls: 0, tool_calls: 0, stop_reason: 'system' }, { turnId });
+      }
+    } catch (error) {
+      const code = isAgtError(error) ? error.code : 'internal_error';
+      const message = error instanceof Error ? error.message : String(error);
+      const logs = isAgtError(error) ? error.details?.logs : undefined;
+      this.host.log('error', `${label} failed for ${trigger}: ${message}`, { event: trigger, target: label, data: { code, logs } });
+      if (turnId) this.host.emit('agent.error', { code, message, turn_id: turnId, absorbed_turn_ids: [] }, { turnId });
+    } finally {
+      this.running.delete(controller);
+    }
+  }
+
+  /** Unload: kills running commands and the lambda worker. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const controller of this.running) controller.abort();
+    await this.lambdas.close();
+  }
+}

@@ -1,0 +1,55 @@
+/** Shapes shared by the runtime's parts (executor, turn runner, tools, routes). */
+import type { AgentConfig } from '../../contracts/agent-config.js';
+import type { AgentFile } from '../agents/agent-file.js';
+import type { TriggerEvent } from './dispatch.js';
+
+/** Executor states of one loop (spec section 3). */
+export const EXECUTOR_STATES = ['idle', 'thinking', 'tool_use', 'awaiting_approval', 'awaiting_ask', 'suspended', 'error', 'stopped'] as const;
+export type ExecutorState = (typeof EXECUTOR_STATES)[number];
+
+export const DISPLAY_STATES = ['active', 'idle', 'hibernate', 'suspended', 'off'] as const;
+export type DisplayState = (typeof DISPLAY_STATES)[number];
+
+/**
+ * What the runtime needs of a loaded agent. The registry's loaded agent satisfies it; `config` is read
+ * at every use so a replaced config applies to the next step.
+ */
+export interface RuntimeAgent {
+  readonly id: string;
+  readonly name: string;
+  readonly file: AgentFile;
+  readonly config: AgentConfig;
+  /** The display state the registry shows when no runtime answers; kept in step by the runtime. */
+  displayState?: string;
+}
+
+/** A unit of work waiting in a loop's queue. */
+export type QueueItem =
+  | { kind: 'chat'; turnId: string; text: string; at: number }
+  | { kind: 'trigger'; turnId: string; trigger: string; events: TriggerEvent[]; count: number; at: number };
+
+/** How a turn ended; the executor turns it into exactly one `turn.completed` or `agent.error`. */
+export type TurnOutcome =
+  | { kind: 'completed'; text: string | null; llmCalls: number; toolCalls: number; stopReason: string }
+  | { kind: 'error'; code: string; message: string; status?: number; llmCalls: number; toolCalls: number };
+
+/** Why a running turn's AbortController fired. */
+export type StopCause = 'interrupt' | 'abort' | 'unload' | 'off' | 'timeout' | 'cleared';
+
+/** Defaults of the `limits` object of the agent config. */
+export const DEFAULT_LIMITS = {
+  max_llm_calls_per_turn: 25,
+  max_tool_calls_per_turn: 100,
+  tool_timeout_ms: 60_000,
+} as const;
+
+/** History rows handed to the model per call (older rows are left to compaction). */
+export const MAX_CONTEXT_ROWS = 400;
+
+/** A numeric `limits` field of the config, or `fallback` when unset or not a positive number. */
+export function limitOf(config: AgentConfig, key: string, fallback: number): number;
+export function limitOf(config: AgentConfig, key: string, fallback?: undefined): number | undefined;
+export function limitOf(config: AgentConfig, key: string, fallback?: number): number | undefined {
+  const value = (config.limits as Record<string, unknown> | undefined)?.[key];
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : fallback;
+}

@@ -1,0 +1,148 @@
+import t from 'tap';
+import { endsTurn, runtimeHarness } from './fixtures/runtime/harness.js';
+import { Gate } from './fixtures/runtime/scripted-model.js';
+
+t.test('a chat runs a turn: 202 at once, rows committed, events carry the turn id', async (t) => {
+  const h = await runtimeHarness(t);
+  const id = await h.agent({ instructions: 'Be brief.' });
+  h.model.push({ text: 'Hello there', deltas: ['Hel', 'lo there'] });
+  const res = await h.d.request('POST', `/agents/${id}/chat`, { text: 'hi' });
+  t.equal(res.status, 202);
+  t.equal(res.body.accepted, true);
+  const turnId = res.body.turnId as string;
+  const done = await h.ended(turnId);
+  t.equal(done.event_type, 'turn.completed');
+  t.same(done.payload, { turn_id: turnId, absorbed_turn_ids: [], text: 'Hello there', llm_calls: 1, tool_calls: 0, stop_reason: 'end' });
+  t.equal(h.model.calls[0]!.system, 'Be brief.');
+  t.same(h.model.calls[0]!.messages, [{ role: 'user', content: 'hi' }]);
+  const turnEvents = h.events.filter((e) => e.turn_id === turnId).map((e) => e.event_type);
+  for (const type of ['turn.started', 'loop.appended', 'llm.delta', 'llm.completed', 'turn.completed', 'agent.state.changed']) t.ok(turnEvents.includes(type as never), `${type} carries turn_id`);
+  const completed = h.of('llm.completed', id)[0]!;
+  t.same(completed.payload.usage, { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 });
+  t.equal(completed.payload.cost, 0.001);
+  const states = h.of('agent.state.changed', id).map((e) => e.payload.state);
+  t.same(states, ['thinking', 'idle']);
+
+  const history = await h.d.request('GET', `/agents/${id}/chat`);
+  t.equal(history.status, 200);
+  t.equal(history.body.total, 2);
+  t.equal(history.body.earlierCount, 0);
+  t.same(history.body.llmMessages.map((m: any) => [m.role, m.content]), [['user', 'hi'], ['assistant', 'Hello there']]);
+  const limited = await h.d.request('GET', `/agents/${id}/chat?limit=0`);
+  t.equal(limited.body.llmMessages.length, 1, 'limit is clamped to at least 1');
+  t.equal(limited.body.earlierCount, 1);
+  const status = await h.d.request('GET', `/agents/${id}/status`);
+  t.equal(status.body.loopCount, 2);
+});
+
+t.test('404 unknown loop and 409 disabled loop before anything is queued; ?loop= wins', async (t) => {
+  const h = await runtimeHarness(t);
+  const id = await h.agent({
+    loops: [
+      { name: 'side', goal: 'watch things', enabled: true },
+      { name: 'dormant', goal: 'sleep', enabled: false },
+    ],
+  });
+  const unknown = await h.d.request('POST', `/agents/${id}/chat`, { text: 'x', loop: 'nope' });
+  t.equal(unknown.status, 404);
+  t.equal(unknown.body.code, 'not_found');
+  const disabled = await h.d.request('POST', `/agents/${id}/chat`, { text: 'x', loop: 'dormant' });
+  t.equal(disabled.status, 409);
+  t.equal(disabled.body.code, 'conflict');
+  t.equal(h.of('turn.started').length, 0, 'nothing queued');
+  const res = await h.d.request('POST', `/agents/${id}/chat?loop=side`, { text: 'to side', loop: 'dormant' });
+  t.equal(res.status, 202);
+  const done = await h.ended(res.body.turnId);
+  t.equal(done.loop, 'side');
+  t.match(h.model.calls[0]!.system, /inner loop "side".*\n.*watch things/);
+  t.equal((await h.d.request('GET', `/agents/${id}/chat?loop=side`)).body.total, 2);
+  t.equal(await h.d.request('GET', `/agents/${id}/chat`).then((r) => r.body), null, 'main has no history');
+  const missing = await h.d.request('POST', `/agents/nobody/chat`, { text: 'x' });
+  t.equal(missing.status, 404);
+  const empty = await h.d.request('POST', `/agents/${id}/chat`, { text: '' });
+  t.equal(empty.status, 400);
+});
+
+t.test('a busy loop: the first queued chat interrupts, the oldest runs next and absorbs the rest', async (t) => {
+  const h = await runtimeHarness(t);
+  const id = await h.agent();
+  // The running call notices the interrupt only when the gate opens, so all three chats queue first.
+  const gate = new Gate();
+  h.model.push({ stubborn: gate });
+  const first = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'one' })).body.turnId;
+  await h.waitFor((e) => e.event_type === 'agent.state.changed' && e.turn_id === first && (e.payload as any).state === 'thinking');
+  const queued = [];
+  for (const text of ['two', 'three', 'four']) queued.push((await h.d.request('POST', `/agents/${id}/chat`, { text })).body.turnId);
+  gate.release();
+  const firstEnd = await h.ended(first);
+  t.equal(firstEnd.event_type, 'turn.completed');
+  t.equal((firstEnd.payload as any).stop_reason, 'interrupted');
+  const next = await h.ended(queued[0]);
+  t.same((next.payload as any).absorbed_turn_ids, queued.slice(1));
+  const delivered = h.of('chat.delivered', id);
+  t.equal(delivered.length, 1);
+  t.same(delivered[0]!.payload.turn_ids, queued.slice(1));
+  t.equal(delivered[0]!.turn_id, queued[0]);
+  // The second turn's only model call saw every queued chat as consecutive user rows.
+  const seen = h.model.calls[1]!.messages.map((m) => m.content);
+  t.same(seen, ['one', 'two', 'three', 'four']);
+});
+
+t.test('50 chats fired at one busy agent: every turnId ends exactly once', async (t) => {
+  const h = await runtimeHarness(t);
+  const id = await h.agent();
+  h.model.push({ hang: true });
+  h.model.fallback = { text: 'ok', delayMs: 5 };
+  const busy = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'start' })).body.turnId;
+  await h.waitFor((e) => e.event_type === 'turn.started' && e.turn_id === busy);
+  const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => h.d.request('POST', `/agents/${id}/chat`, { text: `m${i}` })));
+  t.ok(answers.every((a) => a.status === 202));
+  const ids = [busy, ...answers.map((a) => a.body.turnId as string)];
+  t.equal(new Set(ids).size, 51, 'distinct turn ids');
+  await Promise.all(ids.map((turnId) => h.ended(turnId)));
+  for (const turnId of ids) {
+    const endings = h.events.filter((e) => endsTurn(e, turnId));
+    if (endings.length !== 1) t.fail(`turn ${turnId} ended ${endings.length} times`);
+  }
+  t.equal(h.of('chat.discarded').length, 0, 'nothing was dropped');
+  const users = (await h.d.request('GET', `/agents/${id}/chat?limit=500`)).body.llmMessages.filter((m: any) => m.role === 'user');
+  t.equal(users.length, 51, 'every chat was written to the loop');
+});
+
+t.test('DELETE chat clears one loop and is refused mid-turn', async (t) => {
+  const h = await runtimeHarness(t);
+  const id = await h.agent({ loops: [{ name: 'side', goal: 'g', enabled: true }] });
+  await h.ended((await h.d.request('POST', `/agents/${id}/chat`, { text: 'a' })).body.turnId);
+  await h.ended((await h.d.request('POST', `/agents/${id}/chat?loop=side`, { text: 'b' })).body.turnId);
+  const cleared = await h.d.request('DELETE', `/agents/${id}/chat`);
+  t.same(cleared.body, { agentId: id, success: true, loop: 'main', removed: 2 });
+  t.equal((await h.d.request('GET', `/agents/${id}/chat`)).body, null);
+  t.equal((await h.d.request('GET', `/agents/${id}/chat?loop=side`)).body.total, 2, 'other loops untouched');
+  h.model.push({ hang: true });
+  const busy = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'c' })).body.turnId;
+  await h.waitFor((e) => e.event_type === 'turn.started' && e.turn_id === busy);
+  t.equal((await h.d.request('DELETE', `/agents/${id}/chat`)).status, 409);
+  t.equal((await h.d.request('DELETE', `/agents/${id}/chat?loop=nope`)).status, 404);
+});
+
+t.test('Idempotency-Key: a repeat answers the same 202 and queues nothing', async (t) => {
+  const h = await runtimeHarness(t);
+  const id = await h.agent();
+  const headers = { 'idempotency-key': 'retry-1' };
+  const a = await h.d.request('POST', `/agents/${id}/chat`, { text: 'once' }, headers);
+  const b = await h.d.request('POST', `/agents/${id}/chat`, { text: 'once' }, headers);
+  t.equal(b.status, 202);
+  t.same(b.body, a.body);
+  await h.ended(a.body.turnId);
+  t.equal(h.of('turn.started', id).length, 1);
+  const c = await h.d.request('POST', `/agents/${id}/chat`, { text: 'again' }, { 'idempotency-key': 'retry-2' });
+  t.not(c.body.turnId, a.body.turnId, 'another key is another turn');
+  const trig = { event: { type: 'timer', data: null } };
+  const t1 = await h.d.request('POST', `/agents/${id}/trigger`, trig, headers);
+  const t2 = await h.d.request('POST', `/agents/${id}/trigger`, trig, headers);
+  t.same(t2.body, t1.body, 'trigger keys are their own namespace and repeat too');
+  t.not(t1.body.turnId, a.body.turnId);
+  await h.ended(c.body.turnId);
+  await h.ended(t1.body.turnId);
+  t.equal(h.of('turn.started', id).length, 3);
+});
