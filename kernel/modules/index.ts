@@ -1,6 +1,8 @@
 /** The kernel modules, in registration order. Each adds its routes and fills its kernel service slot. */
 import type { KernelModule } from '../kernel.js';
 import { agentsModule } from './agents.js';
+import { chatModule } from './chat.js';
+import { controlModule } from './control.js';
 import { eventsModule } from './events.js';
 import { healthModule } from './health.js';
 import { identityModule } from './identity.js';
@@ -8,4 +10,4 @@ import { runtimeModule } from './runtime.js';
 import { settingsModule } from './settings.js';
 import { templatesModule } from './templates.js';
 
-export const KERNEL_MODULES: KernelModule[] = [healthModule, settingsModule, eventsModule, identityModule, agentsModule, templatesModule, runtimeModule];
+export const KERNEL_MODULES: KernelModule[] = [healthModule, settingsModule, eventsModule, identityModule, agentsModule, chatModule, controlModule, templatesModule, runtimeModule];
