@@ -26,7 +26,7 @@ export function redact(text: string, secrets: Array<string | undefined> = []): s
   let out = text;
   for (const secret of secrets) if (secret && secret.length >= 4) out = out.split(secret).join('[redacted]');
   out = out
-    .replace(/\b(?:sk|pk|rk)[-_][A-Za-z0-9*_.-]{6,}/g, '[redacted]')
+    .replace(/\b(?:sk|pk|rk)[-_][A-Za-z0-9*_-]{6,}/g, '[redacted]')
     .replace(/\bBearer\s+[^\s"',]+/gi, 'Bearer [redacted]');
   return out.length > MAX_MESSAGE ? `${out.slice(0, MAX_MESSAGE)}…` : out;
 }

@@ -1,0 +1,111 @@
+/**
+ * The providers extension's pure pieces: typed params, reasoning intents, prices, Retry-After,
+ * redaction, backoff bounds, and stream assembly edge cases of compatible servers.
+ */
+import t from 'tap';
+import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
+import { parseRetryAfter, redact } from '../extensions/providers/errors.js';
+import { retryDelay } from '../extensions/providers/model-client.js';
+import { ChatStreamState } from '../extensions/providers/openai-wire.js';
+import { resolveOptions } from '../extensions/providers/options.js';
+import { budgetOf, effortOf, readReasoning, typedValue } from '../extensions/providers/params.js';
+import { costOf, findPrice, priceCall } from '../extensions/providers/pricing.js';
+import { AgtError } from '../contracts/errors.js';
+import { makeTarget } from './fakes/providers-harness.js';
+
+t.test('params are typed by their look', async (t) => {
+  t.equal(typedValue('42'), 42);
+  t.equal(typedValue('-0.5'), -0.5);
+  t.equal(typedValue('1e3'), 1000);
+  t.equal(typedValue('true'), true);
+  t.equal(typedValue('false'), false);
+  t.equal(typedValue('null'), null);
+  t.same(typedValue('{"a":[1,2]}'), { a: [1, 2] });
+  t.same(typedValue('["x"]'), ['x']);
+  t.equal(typedValue('"quoted"'), 'quoted');
+  t.equal(typedValue('{not json'), '{not json');
+  t.equal(typedValue('gpt-4o'), 'gpt-4o');
+  t.equal(typedValue(''), '');
+  t.equal(typedValue('12abc'), '12abc');
+});
+
+t.test('reasoning intents', async (t) => {
+  t.equal(readReasoning(undefined), null);
+  t.equal(readReasoning({}), null);
+  t.equal(readReasoning({ enabled: false, effort: 'high' }), null);
+  t.same(readReasoning({ enabled: true }), {});
+  t.same(readReasoning({ effort: 'low' }), { effort: 'low' });
+  t.same(readReasoning({ budget_tokens: 5000.7 }), { budgetTokens: 5000 });
+  t.same(readReasoning({ max_tokens: 3000 }), { budgetTokens: 3000 });
+  t.equal(budgetOf({}), 8192);
+  t.equal(budgetOf({ effort: 'high' }), 24576);
+  t.equal(budgetOf({ budgetTokens: 10 }), 1024, 'Anthropic minimum');
+  t.equal(effortOf({ budgetTokens: 2000 }), 'low');
+  t.equal(effortOf({ budgetTokens: 20000 }), 'high');
+  t.equal(effortOf({}), 'medium');
+});
+
+t.test('prices: longest prefix, dated ids, unknown is null', async (t) => {
+  t.equal(findPrice('gpt-4o-mini-2024-07-18')?.input, 0.15, 'gpt-4o-mini, not gpt-4o');
+  t.equal(findPrice('gpt-4o-2024-08-06')?.input, 2.5);
+  t.equal(findPrice('claude-sonnet-4-20250514')?.output, 15);
+  t.equal(findPrice('gpt-4oo'), null, 'a prefix must end at a separator');
+  t.equal(findPrice('llama3.2'), null);
+  const usage = { input: 1_000_000, output: 1_000_000, cacheRead: 0, cacheWrite: 0 };
+  t.equal(costOf(usage, { input: 1, output: 2 }), 3);
+  t.equal(costOf({ ...usage, cacheRead: 1_000_000 }, { input: 1, output: 2 }), 2.5, 'cache reads at half the input price by default');
+  t.equal(priceCall('openai', 'gpt-4.1', usage, null, {}), 10);
+  t.equal(priceCall('openai-compatible', 'gpt-4.1', usage, null, {}), null);
+  t.equal(priceCall('openrouter', 'openai/gpt-4.1', usage, 0.5, {}), 0.5, 'reported cost wins');
+  t.equal(priceCall('anthropic', 'claude-unknown', usage, null, {}), null);
+});
+
+t.test('Retry-After: seconds, milliseconds, HTTP date, garbage', async (t) => {
+  const headers = (h: Record<string, string>) => new Headers(h);
+  t.equal(parseRetryAfter(headers({ 'retry-after': '3' })), 3000);
+  t.equal(parseRetryAfter(headers({ 'retry-after': '0.5' })), 500);
+  t.equal(parseRetryAfter(headers({ 'retry-after-ms': '250', 'retry-after': '9' })), 250);
+  const now = Date.parse('2025-01-01T00:00:00Z');
+  t.equal(parseRetryAfter(headers({ 'retry-after': 'Wed, 01 Jan 2025 00:00:05 GMT' }), now), 5000);
+  t.equal(parseRetryAfter(headers({ 'retry-after': 'Tue, 31 Dec 2024 00:00:00 GMT' }), now), 0, 'a past date means now');
+  t.equal(parseRetryAfter(headers({ 'retry-after': 'soon' })), undefined);
+  t.equal(parseRetryAfter(headers({})), undefined);
+});
+
+t.test('redaction removes known secrets and key-shaped tokens', async (t) => {
+  t.equal(redact('bad key my-secret-value here', ['my-secret-value']), 'bad key [redacted] here');
+  t.equal(redact('Incorrect API key provided: sk-proj-abc********xyz1.'), 'Incorrect API key provided: [redacted].');
+  t.equal(redact('header was Bearer abc.def-ghi, sorry'), 'header was Bearer [redacted], sorry');
+  t.ok(redact('x'.repeat(1000)).length < 500, 'long upstream text is cut');
+});
+
+t.test('backoff: exponential with at most 25 % jitter, capped; Retry-After replaces it', async (t) => {
+  const options = resolveOptions({ retryBaseMs: 100, retryMaxMs: 350, maxRetryAfterMs: 1000 });
+  const failure = { retryable: true, error: new AgtError('upstream_error', 'x') };
+  for (let i = 0; i < 50; i++) {
+    const first = retryDelay(0, failure, options)!;
+    t.ok(first >= 75 && first <= 100, `attempt 0: ${first}`);
+    const third = retryDelay(2, failure, options)!;
+    t.ok(third >= 262 && third <= 350, `attempt 2 capped: ${third}`);
+  }
+  t.equal(retryDelay(0, { ...failure, retryAfterMs: 800 }, options), 800);
+  t.equal(retryDelay(0, { ...failure, retryAfterMs: 1001 }, options), null, 'too long to wait');
+});
+
+t.test('stream assembly: tool-call fragments without index (some compatible servers), repeated names', async (t) => {
+  const state = new ChatStreamState();
+  const chunk = (delta: object, finish: string | null = null) =>
+    ({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] }) as ChatCompletionChunk;
+  const deltas: string[] = [];
+  state.add(chunk({ content: 'Hi' }), (d) => deltas.push(d));
+  state.add(chunk({ tool_calls: [{ id: 'a', function: { name: 'one', arguments: '{"x":' } }] }), () => {});
+  state.add(chunk({ tool_calls: [{ function: { name: 'one', arguments: '1}' } }] }), () => {});
+  state.add(chunk({ tool_calls: [{ id: 'b', function: { name: 'two', arguments: '{}' } }] }), () => {});
+  state.add(chunk({}, 'tool_calls'), () => {});
+  t.same(deltas, ['Hi']);
+  t.same(state.toolCalls(makeTarget('openai-compatible', 'http://x')), [
+    { id: 'a', name: 'one', args: { x: 1 } },
+    { id: 'b', name: 'two', args: {} },
+  ]);
+  t.equal(state.finish, 'tool_calls');
+});
