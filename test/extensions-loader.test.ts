@@ -27,6 +27,7 @@ t.test('fixture extensions', async (t) => {
         { name: 'cycle-b', module: fixture('cycle-b') },
         { name: 'bad-contract', module: fixture('bad-contract') },
         { name: 'not-importable', module: './does/not/exist.js', prefix: '/not-importable' },
+        { name: 'throws-on-import', module: fixture('throws-on-import'), prefix: '/throws-on-import' },
         { name: 'misnamed', module: fixture('hello'), prefix: '/misnamed' },
       ],
     },
@@ -103,8 +104,10 @@ t.test('fixture extensions', async (t) => {
   });
 
   t.test('a module that cannot be imported uses the manifest\'s fallback prefix', async (t) => {
-    t.match(rows.get('not-importable'), { loaded: false, prefix: '/not-importable', error: /cannot load module "\.\/does\/not\/exist\.js"/ });
-    await expectUnavailable(t, 'not-importable', /failed: cannot load module/, ['/not-importable']);
+    t.match(rows.get('not-importable'), { loaded: false, prefix: '/not-importable', error: /cannot resolve module "\.\/does\/not\/exist\.js": .*exist\.js does not exist/ });
+    await expectUnavailable(t, 'not-importable', /failed: cannot resolve module/, ['/not-importable']);
+    t.match(rows.get('throws-on-import'), { loaded: false, error: /cannot import module ".*throws-on-import\/index\.ts": boom at import/ });
+    await expectUnavailable(t, 'throws-on-import', /failed: cannot import module/, ['/throws-on-import/x']);
   });
 
   t.test('definition name and manifest name must agree', async (t) => {

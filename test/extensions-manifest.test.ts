@@ -73,7 +73,7 @@ t.test('module resolution', async (t) => {
   file('node_modules/@acme/agt-ext/package.json', JSON.stringify({ name: '@acme/agt-ext', main: 'dist/index.js' }));
   t.equal(resolveExtensionModule('@acme/agt-ext', join(dir, 'deeper/still/extensions.json')), scoped, 'scoped, found upwards via main');
 
-  t.throws(() => resolveExtensionModule('./missing.js', manifest), { message: /module "\.\/missing\.js": .*missing\.js does not exist/ });
+  t.throws(() => resolveExtensionModule('./missing.js', manifest), { message: /^cannot resolve module "\.\/missing\.js": .*missing\.js does not exist/ });
   t.throws(() => resolveExtensionModule('not-installed', manifest), { message: /package not found in any node_modules folder/ });
 });
 

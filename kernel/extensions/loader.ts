@@ -19,7 +19,7 @@ import { PREFIX_PATTERN, readManifest, SEGMENT_PATTERN, type ManifestEntry } fro
 import { orderByDependencies } from './order.js';
 import { bridgeAgentRegister, guardPluginErrors } from './plugin-guard.js';
 import { ExtensionRegistry, type ExtensionRecord } from './registry.js';
-import { resolveExtensionModule } from './resolve-module.js';
+import { ModuleResolveError, resolveExtensionModule } from './resolve-module.js';
 import { KERNEL_PREFIXES, SHIPPED_ROUTE_GROUPS } from './shipped.js';
 import { guardScope, registerStubRoutes } from './unavailable.js';
 
@@ -84,7 +84,8 @@ async function inspect(record: ExtensionRecord, registry: ExtensionRegistry, man
       kernel.logger.debug({ err: error, extension: record.name }, 'disabled extension could not be imported');
       return;
     }
-    return registry.fail(record, `cannot load module "${record.entry.module}": ${message(error)}`, error);
+    const why = error instanceof ModuleResolveError ? error.message : `cannot import module "${record.entry.module}": ${message(error)}`;
+    return registry.fail(record, why, error);
   }
   const problem = definitionProblem(definition, record.name);
   if (problem !== null) {

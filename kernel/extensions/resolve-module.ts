@@ -39,14 +39,14 @@ function resolvePath(path: string, shown: string): string {
   if (isDir(path)) {
     if (isFile(join(path, 'package.json'))) return resolvePackageEntry(path, '.', shown);
     for (const index of ['index.ts', 'index.js', 'index.mjs']) if (isFile(join(path, index))) return realpathSync(join(path, index));
-    throw new ModuleResolveError(`module "${shown}": folder ${path} has no package.json and no index.ts or index.js`);
+    throw new ModuleResolveError(`cannot resolve module "${shown}": folder ${path} has no package.json and no index.ts or index.js`);
   }
   const twin = TS_TWINS[extname(path)];
   if (twin && isFile(path.slice(0, -extname(path).length) + twin)) return realpathSync(path.slice(0, -extname(path).length) + twin);
   if (extname(path) === '') {
     for (const ext of ['.ts', '.js', '.mjs']) if (isFile(path + ext)) return realpathSync(path + ext);
   }
-  throw new ModuleResolveError(`module "${shown}": ${path} does not exist`);
+  throw new ModuleResolveError(`cannot resolve module "${shown}": ${path} does not exist`);
 }
 
 /** Picks a target from an `exports` value (string, array or conditions object). */
@@ -74,14 +74,14 @@ function resolvePackageEntry(packageDir: string, subpath: string, shown: string)
   try {
     manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8'));
   } catch (error) {
-    throw new ModuleResolveError(`module "${shown}": cannot read ${join(packageDir, 'package.json')}: ${(error as Error).message}`);
+    throw new ModuleResolveError(`cannot resolve module "${shown}": cannot read ${join(packageDir, 'package.json')}: ${(error as Error).message}`);
   }
   if (manifest.exports !== undefined && manifest.exports !== null) {
     const exportsField = manifest.exports;
     const keyed = typeof exportsField === 'object' && !Array.isArray(exportsField) && Object.keys(exportsField).some((k) => k.startsWith('.'));
     const entry = keyed ? (exportsField as Record<string, unknown>)[subpath] : subpath === '.' ? exportsField : undefined;
     const target = pickTarget(entry, IMPORT_CONDITIONS) ?? pickTarget(entry, REQUIRE_CONDITIONS);
-    if (target === null) throw new ModuleResolveError(`module "${shown}": package ${packageDir} does not export "${subpath}"`);
+    if (target === null) throw new ModuleResolveError(`cannot resolve module "${shown}": package ${packageDir} does not export "${subpath}"`);
     return resolvePath(resolve(packageDir, target), shown);
   }
   if (subpath !== '.') return resolvePath(resolve(packageDir, subpath), shown);
@@ -109,11 +109,11 @@ export function resolveExtensionModule(specifier: string, manifestPath: string):
     return resolvePath(path, specifier);
   }
   const parsed = splitPackageSpecifier(specifier);
-  if (!parsed) throw new ModuleResolveError(`module "${specifier}": not a path and not a valid package name`);
+  if (!parsed) throw new ModuleResolveError(`cannot resolve module "${specifier}": not a path and not a valid package name`);
   for (let dir = base; ; dir = dirname(dir)) {
     const candidate = join(dir, 'node_modules', parsed.name);
     if (isFile(join(candidate, 'package.json'))) return resolvePackageEntry(candidate, parsed.subpath, specifier);
     if (dirname(dir) === dir) break;
   }
-  throw new ModuleResolveError(`module "${specifier}": package not found in any node_modules folder from ${base} upwards`);
+  throw new ModuleResolveError(`cannot resolve module "${specifier}": package not found in any node_modules folder from ${base} upwards`);
 }
