@@ -19,6 +19,7 @@ t.test('fixture extensions', async (t) => {
         // needs-hello comes first on purpose: dependency order must still put hello before it.
         { name: 'needs-hello', module: fixture('needs-hello'), config: { recordFile } },
         { name: 'hello', module: fixture('hello'), config: { recordFile } },
+        { name: 'contributes-only', module: fixture('contributes-only') },
         { name: 'throws-on-load', module: fixture('throws-on-load') },
         { name: 'throws-in-plugin', module: fixture('throws-in-plugin') },
         { name: 'throws-on-start', module: fixture('throws-on-start') },
@@ -51,11 +52,13 @@ t.test('fixture extensions', async (t) => {
     t.equal(invalid.body.code, 'bad_request');
     t.same((await d.request('GET', '/hello/agents/x')).status, 404, 'unknown path of a live extension is a 404');
     t.same((await d.request('GET', '/agents/a1/hello')).body, { agentId: 'a1', greeting: 'hi' });
+    t.same((await d.request('GET', '/agents/a1/hello/greetings')).body, { agentId: 'a1', count: 1 }, 'plugin registered on agentHttp');
+    t.match(rows.get('contributes-only'), { loaded: true, prefix: null, error: null }, 'an extension without a prefix');
   });
 
   t.test('contributions of a working extension are live; a failed one\'s are withdrawn', async (t) => {
     const tools = await d.daemon.kernel.contributions.toolsFor('a1', new Set());
-    t.same(tools.map((tool) => tool.name), ['hello_say'], 'throws-on-load\'s tool is gone');
+    t.same(tools.map((tool) => tool.name).sort(), ['hello_say', 'quiet_tool'], 'throws-on-load\'s tool is gone');
     await d.daemon.kernel.contributions.runLifecycle('started', { id: 'a1', name: 'a', filePath: null, config: {} as never });
     t.match(readFileSync(recordFile, 'utf8'), /^hello:agent-started$/m, 'lifecycle hook contributed');
   });
@@ -121,6 +124,7 @@ t.test('fixture extensions', async (t) => {
     t.ok(doc.paths['/hello/greetings']?.post?.requestBody, 'POST /hello/greetings with its body schema');
     t.same(doc.paths['/hello/greetings'].post.tags, ['Hello']);
     t.ok(doc.paths['/agents/{id}/hello/'] ?? doc.paths['/agents/{id}/hello'], 'agent-scoped route');
+    t.ok(doc.paths['/agents/{id}/hello/greetings']?.get, 'agent-scoped route from a plugin');
     t.notOk(Object.keys(doc.paths).some((path) => path.startsWith('/missing-dep')), 'stubs are hidden');
     t.ok(doc.paths['/runtime/extensions'], 'GET /runtime/extensions');
   });
