@@ -11,7 +11,11 @@ import type { KernelModule } from '../kernel.js';
 const TAGS = ['Agents'];
 const LoopName = Type.String({ pattern: LOOP_NAME_PATTERN });
 const LoopQuery = Type.Object({ loop: Type.Optional(LoopName) });
-const LoopBody = Type.Optional(Type.Object({ loop: Type.Optional(LoopName) }));
+const LoopBody = Type.Object({ loop: Type.Optional(LoopName) }, { description: 'optional: a bodiless POST (no Content-Type) is fine' });
+/** Bodiless POSTs arrive with no body at all; validate them as `{}`. */
+export const bodyOptional = async (request: { body: unknown }) => {
+  request.body ??= {};
+};
 
 export const controlModule: KernelModule = {
   name: 'control',
@@ -21,6 +25,7 @@ export const controlModule: KernelModule = {
     app.post(
       '/agents/:id/interrupt',
       {
+        preValidation: bodyOptional,
         schema: {
           tags: TAGS,
           summary: "Interrupt a loop's running turn; queued chats are kept and run next",
@@ -33,7 +38,7 @@ export const controlModule: KernelModule = {
       },
       async (request) => {
         const runtime = service.forRequest(request.params.id);
-        const loop = request.query.loop ?? request.body?.loop ?? 'main';
+        const loop = request.query.loop ?? request.body.loop ?? 'main';
         return { success: true as const, interrupted: runtime.interrupt(loop), loop };
       },
     );
@@ -41,6 +46,7 @@ export const controlModule: KernelModule = {
     app.post(
       '/agents/:id/abort',
       {
+        preValidation: bodyOptional,
         schema: {
           tags: TAGS,
           summary: 'Abort a loop: it stops (no further turns, triggers or timers) until the agent is reloaded',
@@ -54,7 +60,7 @@ export const controlModule: KernelModule = {
       },
       async (request) => {
         const runtime = service.forRequest(request.params.id);
-        const named = request.query.loop ?? request.body?.loop;
+        const named = request.query.loop ?? request.body.loop;
         runtime.abort(named ?? 'main');
         return { success: true as const, ...(named !== undefined ? { loop: named } : {}) };
       },

@@ -1,0 +1,135 @@
+import t from 'tap';
+import { runtimeHarness } from './fixtures/runtime/harness.js';
+import { Gate } from './fixtures/runtime/scripted-model.js';
+
+t.test('interrupt: false when idle, stops the running turn, keeps queued chats', async (t) => {
+  const h = await runtimeHarness(t);
+  const id = await h.agent();
+  const idle = await h.d.request('POST', `/agents/${id}/interrupt`);
+  t.same(idle.body, { success: true, interrupted: false, loop: 'main' });
+  const gate = new Gate();
+  h.model.push({ stubborn: gate }, { text: 'second answer' });
+  const first = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'one' })).body.turnId;
+  await h.waitFor((e) => e.event_type === 'turn.started' && e.turn_id === first);
+  const res = await h.d.request('POST', `/agents/${id}/interrupt`, { loop: 'main' });
+  t.same(res.body, { success: true, interrupted: true, loop: 'main' });
+  // A chat queued while the interrupted call winds down is kept and runs next.
+  const second = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'two' })).body.turnId;
+  gate.release();
+  t.equal((await h.ended(first)).payload.stop_reason, 'interrupted');
+  const next = await h.ended(second);
+  t.equal(next.event_type, 'turn.completed');
+  t.equal((next.payload as any).text, 'second answer');
+  t.equal((await h.d.request('POST', `/agents/${id}/interrupt?loop=nope`)).status, 404);
+});
+
+t.test('abort: running turn errors, queued chats discarded with a notice, loop stopped until reload', async (t) => {
+  const h = await runtimeHarness(t);
+  const id = await h.agent({ loops: [{ name: 'side', goal: 'g', enabled: true }] });
+  const gate = new Gate();
+  h.model.push({ stubborn: gate });
+  const running = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'one' })).body.turnId;
+  await h.waitFor((e) => e.event_type === 'turn.started' && e.turn_id === running);
+  const queued = [];
+  for (const text of ['two', 'three']) queued.push((await h.d.request('POST', `/agents/${id}/chat`, { text })).body.turnId);
+  const res = await h.d.request('POST', `/agents/${id}/abort`);
+  t.same(res.body, { success: true });
+  const discarded = await h.waitFor((e) => e.event_type === 'chat.discarded');
+  t.same(discarded.payload, { turn_ids: queued, reason: 'abort' });
+  gate.release();
+  const end = await h.ended(running);
+  t.equal(end.event_type, 'agent.error');
+  t.equal((end.payload as any).code, 'aborted');
+  await h.waitFor((e) => e.event_type === 'agent.state.changed' && (e.payload as any).state === 'stopped');
+  const rows = (await h.d.request('GET', `/agents/${id}/chat`)).body.llmMessages;
+  const notice = rows.find((m: any) => m.role === 'system');
+  t.match(notice.content, /aborted/);
+  t.match(notice.content, queued[0]);
+  t.equal((await h.d.request('GET', `/agents/${id}/status`)).body.runtimeState, 'stopped');
+  t.equal((await h.d.request('POST', `/agents/${id}/abort`)).status, 409, 'already stopped');
+  t.equal((await h.d.request('POST', `/agents/${id}/chat`, { text: 'x' })).status, 409, 'no further turns');
+  t.equal((await h.d.request('POST', `/agents/${id}/interrupt`)).status, 409, 'interrupt on a stopped loop');
+  t.equal((await h.d.request('POST', `/agents/${id}/trigger`, { type: 'timer', data: null })).status, 409);
+  // Other loops are untouched; a loop never woken has no executor to abort.
+  t.equal((await h.d.request('POST', `/agents/${id}/abort?loop=side`)).status, 409);
+  t.equal((await h.d.request('POST', `/agents/${id}/abort`, { loop: 'nope' })).status, 404);
+  const side = await h.d.request('POST', `/agents/${id}/chat?loop=side`, { text: 'still alive' });
+  t.equal((await h.ended(side.body.turnId)).event_type, 'turn.completed');
+  const echoed = await h.d.request('POST', `/agents/${id}/abort`, { loop: 'side' });
+  t.same(echoed.body, { success: true, loop: 'side' });
+});
+
+t.test('a provider failure ends the turn in agent.error, logs it, and the next chat recovers', async (t) => {
+  const h = await runtimeHarness(t);
+  const id = await h.agent();
+  h.model.push({ error: { code: 'upstream_error', message: 'provider said 500', status: 500 } });
+  const failed = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'one' })).body.turnId;
+  const end = await h.ended(failed);
+  t.equal(end.event_type, 'agent.error');
+  t.match(end.payload, { code: 'upstream_error', status: 500, turn_id: failed, absorbed_turn_ids: [] });
+  t.equal((await h.d.request('GET', `/agents/${id}/status`)).body.runtimeState, 'error');
+  t.equal((await h.d.request('POST', `/agents/${id}/interrupt`)).status, 409, 'interrupt on an errored loop');
+  const logs = (await h.d.request('GET', `/agents/${id}/logs`)).body.logs;
+  t.ok(logs.some((l: any) => l.level === 'error' && /provider said 500/.test(l.message)), 'logged to agt_logs');
+  const ok = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'two' })).body.turnId;
+  t.equal((await h.ended(ok)).event_type, 'turn.completed');
+  t.equal((await h.d.request('GET', `/agents/${id}/status`)).body.runtimeState, 'idle');
+});
+
+t.test('no model provider loaded: the turn ends in agent.error unavailable', async (t) => {
+  const h = await runtimeHarness(t, { noModel: true });
+  const id = await h.agent();
+  const turnId = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'hi' })).body.turnId;
+  const end = await h.ended(turnId);
+  t.equal(end.event_type, 'agent.error');
+  t.equal((end.payload as any).code, 'unavailable');
+});
+
+t.test('a crash in one agent while another completes its turn', async (t) => {
+  const h = await runtimeHarness(t);
+  const broken = await h.agent({ model: { provider: 'local', model_id: 'explodes' } });
+  const healthy = await h.agent({ model: { provider: 'local', model_id: 'fine' } });
+  const gate = new Gate();
+  // Calls arrive in request order: the healthy agent's waits on a gate, the broken one throws meanwhile.
+  h.model.push({ gate, then: { text: 'all good' } }, { throws: 'kaboom: a bug in the client' });
+  const good = (await h.d.request('POST', `/agents/${healthy}/chat`, { text: 'hi' })).body.turnId;
+  await h.waitFor((e) => e.event_type === 'turn.started' && e.turn_id === good);
+  const bad = (await h.d.request('POST', `/agents/${broken}/chat`, { text: 'hi' })).body.turnId;
+  const badEnd = await h.ended(bad);
+  t.equal(badEnd.event_type, 'agent.error');
+  t.equal((badEnd.payload as any).code, 'internal_error');
+  gate.release();
+  const goodEnd = await h.ended(good);
+  t.equal(goodEnd.event_type, 'turn.completed');
+  t.equal((goodEnd.payload as any).text, 'all good');
+  t.equal((await h.d.request('GET', '/health')).status, 200, 'the daemon is still up');
+  const logs = (await h.d.request('GET', `/agents/${broken}/logs`)).body.logs;
+  t.ok(logs.some((l: any) => /kaboom/.test(l.message)));
+});
+
+t.test('display state: not persisted; off discards queued chats and interrupts the running turn', async (t) => {
+  const h = await runtimeHarness(t);
+  const id = await h.agent();
+  const res = await h.d.request('POST', `/agents/${id}/state`, { state: 'hibernate' });
+  t.same(res.body, { agentId: id, success: true, state: 'hibernate' });
+  t.equal((await h.d.request('GET', `/agents/${id}/status`)).body.runtimeState, 'hibernate');
+  t.equal((await h.d.request('GET', `/agents/${id}/config`)).body.config.state, 'idle', 'not persisted');
+  t.equal((await h.d.request('POST', `/agents/${id}/state`, { state: 'sleepy' })).status, 400);
+  const gate = new Gate();
+  h.model.push({ stubborn: gate });
+  const running = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'one' })).body.turnId;
+  await h.waitFor((e) => e.event_type === 'turn.started' && e.turn_id === running);
+  // A queued trigger turn (triggers queue without interrupting) is discarded by off.
+  const queued = (await h.d.request('POST', `/agents/${id}/trigger`, { type: 'inbox', data: { text: 'hello' } })).body.turnId;
+  await h.d.request('POST', `/agents/${id}/state`, { state: 'off' });
+  const discarded = await h.waitFor((e) => e.event_type === 'chat.discarded');
+  t.same(discarded.payload, { turn_ids: [queued], reason: 'off' });
+  gate.release();
+  const end = await h.ended(running);
+  t.equal((end.payload as any).stop_reason, 'off');
+  const change = h.of('agent.state.changed', id).find((e) => (e.payload as any).state === 'off')!;
+  t.same(change.payload, { state: 'off', previous: 'hibernate' });
+  // A chat sent directly still runs while off (the owner asked for it).
+  const direct = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'three' })).body.turnId;
+  t.equal((await h.ended(direct)).event_type, 'turn.completed');
+});
