@@ -16,7 +16,7 @@ t.test('interrupt: false when idle, stops the running turn, keeps queued chats',
   // A chat queued while the interrupted call winds down is kept and runs next.
   const second = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'two' })).body.turnId;
   gate.release();
-  t.equal((await h.ended(first)).payload.stop_reason, 'interrupted');
+  t.equal(((await h.ended(first)).payload as any).stop_reason, 'interrupted');
   const next = await h.ended(second);
   t.equal(next.event_type, 'turn.completed');
   t.equal((next.payload as any).text, 'second answer');
