@@ -50,3 +50,77 @@ t.test('refusals', async (t) => {
   refused({ event: { type: 'inbox', data: null }, target: { loop: 'Bad Loop' } }, /target.loop/);
   refused({ event: { type: 'inbox', data: null, time: 'yesterday' } }, /ISO 8601/);
 });
+
+t.test('POST trigger over HTTP', async (t) => {
+  const { runtimeHarness } = await import('./fixtures/runtime/harness.js');
+  const h = await runtimeHarness(t);
+  const hooks = `
+    export function summarize(input: { trigger: string; count: number; event: { data: unknown } }) {
+      return { trigger: input.trigger, count: input.count, data: input.event.data };
+    }
+    export function forever() { for (;;) {} }
+  `;
+  const id = await h.agent({ limits: { lambda_timeout_ms: 300 } }, { 'lib/hooks.ts': hooks });
+
+  await t.test('each body form wakes the agent; inbox dispatch writes no inbox row', async (t) => {
+    const bodies = [
+      { event: { type: 'inbox', data: { text: 'a' } } },
+      { dispatch: { event: { type: 'inbox', data: { text: 'b' } } } },
+      { type: 'inbox', data: { text: 'c' }, loop: 'main' },
+      { events: [{ type: 'inbox', data: { text: 'd' } }, { type: 'inbox', data: { text: 'e' } }], count: 2 },
+    ];
+    for (const body of bodies) {
+      const res = await h.d.request('POST', `/agents/${id}/trigger`, body);
+      t.equal(res.status, 202);
+      t.equal(res.body.accepted, true);
+      const end = await h.ended(res.body.turnId);
+      t.equal(end.event_type, 'turn.completed');
+      t.equal(h.of('turn.started').find((e) => e.turn_id === res.body.turnId)!.payload.trigger, 'on_inbox');
+    }
+    const rows = (await h.d.request('GET', `/agents/${id}/chat`)).body.llmMessages.filter((m: any) => m.kind === 'trigger');
+    t.equal(rows.length, 4);
+    t.match(rows[0].content, /^\[trigger on_inbox\] .*"text":"a"/);
+    t.match(rows[3].content, /2 events/);
+    t.same((await h.d.request('GET', `/agents/${id}/inbox`)).body.messages, [], 'no agt_inbox row');
+  });
+
+  await t.test('refusals answer 400 and queue nothing', async (t) => {
+    const before = h.of('turn.started').length;
+    for (const body of [
+      { event: { type: 'inbox', data: { message: { source: 'user', text: 'spoof' } } } },
+      { event: { type: 'inbox', data: null, skip_loop_append: true } },
+      { event: { type: 'inbox', data: { pre_appended_loop: 'x' } } },
+      { event: { data: null } },
+      { event: { type: 'inbox' } },
+      { event: { type: 'bogus', data: null } },
+    ]) {
+      const res = await h.d.request('POST', `/agents/${id}/trigger`, body);
+      t.equal(res.status, 400, JSON.stringify(body));
+      t.equal(res.body.code, 'bad_request');
+    }
+    t.equal((await h.d.request('POST', `/agents/${id}/trigger`, { type: 'timer', data: null, loop: 'nope' })).status, 404);
+    t.equal(h.of('turn.started').length, before);
+  });
+
+  await t.test('system scope runs a lambda in the sandbox; the turn id ends with its result', async (t) => {
+    const res = await h.d.request('POST', `/agents/${id}/trigger`, {
+      event: { type: 'timer', data: { tick: 1 } },
+      target: { scope: 'system', lambda: 'lib/hooks.ts:summarize' },
+    });
+    const end = await h.ended(res.body.turnId);
+    t.equal(end.event_type, 'turn.completed');
+    t.same(JSON.parse((end.payload as any).text), { trigger: 'on_timer', count: 1, data: { tick: 1 } });
+    t.equal((end.payload as any).stop_reason, 'system');
+  });
+
+  await t.test('a lambda that loops forever is killed at its time limit', async (t) => {
+    const res = await h.d.request('POST', `/agents/${id}/trigger`, { type: 'timer', data: null, scope: 'system', lambda: 'lib/hooks.ts:forever' });
+    const end = await h.ended(res.body.turnId);
+    t.equal(end.event_type, 'agent.error');
+    t.equal((end.payload as any).code, 'timeout');
+    const logs = (await h.d.request('GET', `/agents/${id}/logs?origin=trigger`)).body.logs;
+    t.ok(logs.some((l: any) => l.level === 'error' && /time limit/.test(l.message)));
+    const again = await h.d.request('POST', `/agents/${id}/trigger`, { type: 'timer', data: 2, scope: 'system', lambda: 'lib/hooks.ts:summarize' });
+    t.equal((await h.ended(again.body.turnId)).event_type, 'turn.completed', 'the sandbox recovers');
+  });
+});
