@@ -6,8 +6,13 @@ import { controlModule } from './control.js';
 import { eventsModule } from './events.js';
 import { healthModule } from './health.js';
 import { identityModule } from './identity.js';
+import { notImplementedModule } from './not-implemented.js';
 import { runtimeModule } from './runtime.js';
 import { settingsModule } from './settings.js';
 import { templatesModule } from './templates.js';
+import { timersModule } from './timers.js';
 
-export const KERNEL_MODULES: KernelModule[] = [healthModule, settingsModule, eventsModule, identityModule, agentsModule, chatModule, controlModule, templatesModule, runtimeModule];
+export const KERNEL_MODULES: KernelModule[] = [healthModule, settingsModule, eventsModule, identityModule, agentsModule, chatModule, controlModule, timersModule, templatesModule, runtimeModule,
+  // Last: answers 501 for spec routes no module above registered.
+  notImplementedModule,
+];
