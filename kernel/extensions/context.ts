@@ -10,13 +10,17 @@ import type { Logger } from '../../contracts/logger.js';
 import type { AgentsService, InboxService, SettingsService } from '../../contracts/services.js';
 import type { Kernel } from '../kernel.js';
 
-/** A view of `read()` that looks each member up when it is used, never when the view is made. */
+/** A view of `read()` that looks each member up when it is used (or called), never when the view is made. */
 export function lateBound<T extends object>(read: () => T): T {
   return new Proxy({} as T, {
     get(_target, property) {
-      const service = read();
-      const value = Reflect.get(service, property, service) as unknown;
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(service) : value;
+      const value = Reflect.get(read(), property) as unknown;
+      if (typeof value !== 'function') return value;
+      // Looked up again at call time, so even a destructured method follows a replaced service.
+      return (...args: unknown[]) => {
+        const service = read();
+        return (Reflect.get(service, property) as (...a: unknown[]) => unknown).apply(service, args);
+      };
     },
     has: (_target, property) => Reflect.has(read(), property),
     ownKeys: () => Reflect.ownKeys(read()),
