@@ -172,3 +172,81 @@ t.test('close cancels pending timers', async (t) => {
   t.equal(wakes.length, 0);
   t.equal(evaluator.fire('on_inbox', ev()), 0);
 });
+
+t.test('live wiring: inbox, chat, tool-call and startup triggers through the runtime', async (t) => {
+  const { runtimeHarness } = await import('./fixtures/runtime/harness.js');
+  const clock = new FakeClock(Date.UTC(2025, 0, 1));
+  const h = await runtimeHarness(t, { clock });
+  const kernel = h.d.daemon.kernel;
+  kernel.contributions.forExtension('test-tools').tools({
+    toolsFor: () => [
+      { name: 'echo', description: 'echo', inputSchema: { type: 'object' }, source: 'ext:test-tools', run: async (args) => ({ content: JSON.stringify(args) }) },
+    ],
+  });
+  const id = await h.agent(
+    {
+      loops: [{ name: 'watcher', goal: 'watch', enabled: true, tools: [] }],
+      triggers: {
+        on_startup: { enabled: true, targets: [{ scope: 'agent' }] },
+        on_inbox: { enabled: true, targets: [{ scope: 'agent', debounce_ms: 1000, filter: { source: 'api' } }] },
+        on_chat: { enabled: true, targets: [{ scope: 'system', lambda: 'lib/w.ts:seen' }, { scope: 'agent' }] },
+        on_tool_call: { enabled: true, targets: [{ scope: 'agent' }, { scope: 'agent', loop: 'watcher', filter: { tool: 'echo' } }] },
+      },
+    },
+    { 'lib/w.ts': 'export function seen(input: any) { return "chat:" + input.event.data.text; }' },
+  );
+  const agent = kernel.registry.resolve(id);
+  const turnsOf = (trigger: string) => h.of('turn.started', id).filter((e) => e.payload.trigger === trigger);
+
+  await t.test('on_startup fires when the agent starts', async (t) => {
+    t.equal(h.service.start(agent), true);
+    const started = await h.waitFor((e) => e.event_type === 'turn.started' && (e.payload as any).trigger === 'on_startup');
+    await h.ended(started.turn_id!);
+  });
+
+  await t.test('on_inbox: filtered and debounced on the fake clock', async (t) => {
+    await kernel.inbox.deliver(id, { source: 'api', text: 'one' });
+    await kernel.inbox.deliver(id, { source: 'channel:test', text: 'filtered out' });
+    await kernel.inbox.deliver(id, { source: 'api', text: 'two' });
+    t.equal(turnsOf('on_inbox').length, 0);
+    clock.advance(1000);
+    const started = await h.waitFor((e) => e.event_type === 'turn.started' && (e.payload as any).trigger === 'on_inbox');
+    await h.ended(started.turn_id!);
+    const rows = (await h.d.request('GET', `/agents/${id}/chat`)).body.llmMessages;
+    const wake = rows.filter((m: any) => m.kind === 'trigger').at(-1);
+    t.match(wake.content, /on_inbox, 2 events/);
+    t.notMatch(wake.content, /filtered out/);
+  });
+
+  await t.test('on_chat: the system lambda runs; the chat loop is not woken twice', async (t) => {
+    const before = h.of('turn.started', id).length;
+    const chat = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'hello' })).body.turnId;
+    await h.ended(chat);
+    await h.waitFor((e) => e.event_type === 'log.written' && /lib\/w.ts:seen ran/.test((e.payload as any).message));
+    t.equal(h.of('turn.started', id).length, before + 1, 'only the chat turn itself');
+  });
+
+  await t.test('on_tool_call: wakes the watcher loop, never the loop that made the call', async (t) => {
+    h.model.push({ toolCalls: [{ name: 'echo', args: { x: 1 } }] }, { text: 'done' });
+    const chat = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'use the tool' })).body.turnId;
+    const end = await h.ended(chat);
+    t.equal((end.payload as any).tool_calls, 1);
+    const watcher = await h.waitFor((e) => e.event_type === 'turn.started' && e.loop === 'watcher');
+    t.equal((watcher.payload as any).trigger, 'on_tool_call');
+    await h.ended(watcher.turn_id!);
+    t.equal(turnsOf('on_tool_call').filter((e) => e.loop === undefined).length, 0, 'main did not wake itself');
+  });
+
+  await t.test('state gating on the live agent', async (t) => {
+    await h.d.request('POST', `/agents/${id}/state`, { state: 'suspended' });
+    await kernel.inbox.deliver(id, { source: 'api', text: 'held' });
+    clock.advance(5000);
+    const before = turnsOf('on_inbox').length;
+    t.equal(h.service.forRequest(id).evaluator.heldCount, 1);
+    await h.d.request('POST', `/agents/${id}/state`, { state: 'active' });
+    clock.advance(1000);
+    const started = await h.waitFor((e) => e.event_type === 'turn.started' && (e.payload as any).trigger === 'on_inbox' && turnsOf('on_inbox').length > before);
+    await h.ended(started.turn_id!);
+    t.pass('held inbox event replayed after resume');
+  });
+});
