@@ -67,6 +67,7 @@ export interface EventPayloads {
   'timer.fired': { timerId: number; run_count: number };
   'credential.changed': { name: string; action: 'set' | 'replaced' | 'deleted' | 'sealed' };
   'log.written': { level: string; origin: string | null; event: string | null; message: string };
+  'agent.said': { text: string };
 }
 
 export type EventType = keyof EventPayloads;
@@ -143,4 +144,5 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'timer.fired': 'A timer woke the agent.',
   'credential.changed': 'A credential was set, replaced, sealed or deleted (metadata only).',
   'log.written': 'A row was written to the agent log.',
+  'agent.said': 'The agent spoke to the owner mid-turn (the `say` tool).',
 };
