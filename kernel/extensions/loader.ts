@@ -174,13 +174,25 @@ async function runRegister(record: ExtensionRecord, registry: ExtensionRegistry,
 function registerScopes(app: KernelApp, kernel: Kernel, registry: ExtensionRegistry, record: ExtensionRecord): void {
   const reason = () => registry.unavailableReason(record) ?? 'unavailable';
   const serving = () => registry.unavailableReason(record);
+  // The kernel's own set-up of a scope (stubs, guards) can collide with a route someone else declared;
+  // that must cost this extension, never the daemon's `ready()`.
+  const safely = (what: string, work: () => void | Promise<void>) => async () => {
+    try {
+      await work();
+    } catch (error) {
+      registry.fail(record, `cannot set up its ${what}: ${message(error)}`, error);
+      kernel.logger.warn({ err: error, extension: record.name }, `the 503 answers of its ${what} may be missing`);
+    }
+  };
   let agentScope: FastifyInstance | undefined;
   if (record.agentRoutes) {
     // Registered first so the instance exists when the main scope's plugin calls `register(ctx)`.
     app.register(async (scope) => {
       agentScope = scope;
-      if (record.state !== 'pending') return registerStubRoutes(scope, record.name, reason);
-      guardScope(scope, record.name, serving);
+      await safely('agent routes', () => {
+        if (record.state !== 'pending') return registerStubRoutes(scope, record.name, reason);
+        guardScope(scope, record.name, serving);
+      })();
     }, { prefix: `/agents/:id/${record.agentRoutes}` });
   }
   if (!record.prefix && record.state !== 'pending') return;
@@ -189,11 +201,13 @@ function registerScopes(app: KernelApp, kernel: Kernel, registry: ExtensionRegis
       const unmet = unmetDependencies(record, registry);
       if (unmet.length > 0) registry.fail(record, `missing dependencies: ${unmet.join(', ')}`);
     }
-    if (record.state !== 'pending') return record.prefix ? registerStubRoutes(scope, record.name, reason) : undefined;
-    // Without a prefix (an extension that only contributes, or only serves agent routes) there is no
-    // path of its own to answer not-found on; the hook still guards whatever routes it adds.
-    guardScope(scope, record.name, serving, { notFound: record.prefix !== null });
-    await runRegister(record, registry, kernel, scope, agentScope);
+    await safely('routes', () => {
+      if (record.state !== 'pending') return record.prefix ? registerStubRoutes(scope, record.name, reason) : undefined;
+      // Without a prefix (an extension that only contributes, or only serves agent routes) there is no
+      // path of its own to answer not-found on; the hook still guards whatever routes it adds.
+      guardScope(scope, record.name, serving, { notFound: record.prefix !== null });
+    })();
+    if (record.state === 'pending') await runRegister(record, registry, kernel, scope, agentScope);
   }, record.prefix ? { prefix: record.prefix } : {});
 }
 
