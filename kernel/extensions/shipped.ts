@@ -10,7 +10,7 @@ export interface RouteGroup {
 }
 
 export const SHIPPED_ROUTE_GROUPS: Readonly<Record<string, RouteGroup>> = {
-  providers: { prefix: '/providers' },
+  providers: { prefix: '/providers', agentRoutes: 'providers' },
   mcp: { prefix: '/mcp', agentRoutes: 'mcp' },
   channels: { prefix: '/channels', agentRoutes: 'channels' },
   compute: { prefix: '/compute' },
