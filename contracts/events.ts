@@ -24,6 +24,7 @@ export interface EventPayloads {
   'agent.state.changed': { state: string; previous?: string; loop?: string };
   'agent.config.changed': { fields: string[] };
   'agent.degraded': { degraded: string | null };
+  'agent.identity.changed': { did: string };
   'agent.error': {
     code: string;
     message: string;
@@ -124,6 +125,7 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'agent.state.changed': 'A loop executor or the display state changed.',
   'agent.config.changed': 'The agent config was replaced or updated.',
   'agent.degraded': 'The degraded flag was set or cleared.',
+  'agent.identity.changed': "The agent's key pair and attestations were (re)generated; payload carries the new DID only.",
   'agent.error': 'A turn or agent operation failed; names the turn ids it ends.',
   'turn.started': 'A turn began.',
   'turn.completed': 'A turn finished; names the turn id and absorbed chat turn ids.',

@@ -14,6 +14,8 @@ import type { SettingsStore } from './settings.js';
 import type { AgentRegistry } from './agents/registry.js';
 import type { AgentRuntimeHooks } from './agents/runtime-hooks.js';
 import type { ToolDefinition } from '../contracts/tools.js';
+import type { CredentialsService } from './credentials/service.js';
+import type { AgentIdentityService } from './agent-identity/service.js';
 
 /** A step run at shutdown, in phases: HTTP first, then agents, then extensions, then the rest. */
 export type ShutdownPhase = 'agents' | 'extensions' | 'final';
@@ -62,6 +64,10 @@ export class Kernel {
   identity!: IdentityService;
   /** The agent registry (load, resolve, unload, config); filled by the agents module. */
   registry!: AgentRegistry;
+  /** Sealed per-agent credentials and their envelope's lock state; filled by the credentials module. */
+  credentials!: CredentialsService;
+  /** Agents' own key pairs and attestations; filled by the agent-identity module. */
+  agentIdentity!: AgentIdentityService;
   /** The agent runtime, when installed: the registry calls it at load, config change and unload. */
   runtime: AgentRuntimeHooks | undefined = undefined;
   /** Built-in tools of the main registry (filled by the runtime); listed by `GET /agents/{id}/tools`. */

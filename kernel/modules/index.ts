@@ -1,8 +1,11 @@
 /** The kernel modules, in registration order. Each adds its routes and fills its kernel service slot. */
 import type { KernelModule } from '../kernel.js';
+import { agentIdentityModule } from './agent-identity.js';
 import { agentsModule } from './agents.js';
 import { chatModule } from './chat.js';
 import { controlModule } from './control.js';
+import { createAgentModule } from './create-agent.js';
+import { credentialsModule } from './credentials.js';
 import { eventsModule } from './events.js';
 import { healthModule } from './health.js';
 import { identityModule } from './identity.js';
@@ -12,7 +15,7 @@ import { settingsModule } from './settings.js';
 import { templatesModule } from './templates.js';
 import { timersModule } from './timers.js';
 
-export const KERNEL_MODULES: KernelModule[] = [healthModule, settingsModule, eventsModule, identityModule, agentsModule, chatModule, controlModule, timersModule, templatesModule, runtimeModule,
+export const KERNEL_MODULES: KernelModule[] = [healthModule, settingsModule, eventsModule, identityModule, agentsModule, credentialsModule, agentIdentityModule, createAgentModule, chatModule, controlModule, timersModule, templatesModule, runtimeModule,
   // Last: answers 501 for spec routes no module above registered.
   notImplementedModule,
 ];

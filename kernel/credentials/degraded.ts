@@ -1,0 +1,85 @@
+/**
+ * The `CREDENTIALS_LOCKED` degraded flag of loaded agents (spec AgentStatus.degraded, section 3). An
+ * agent is checked when it loads, at every owner identity change, after a password unlock or lock, and
+ * every minute (a timer cleared at shutdown). A change of the flag emits `agent.degraded` and writes
+ * one `agt_logs` row; an unlock also seals values replaced while locked.
+ */
+import type { EventBus } from '../../contracts/events.js';
+import type { Logger } from '../../contracts/logger.js';
+import type { LoadedAgent } from '../agents/loaded-agent.js';
+import type { AgentRegistry } from '../agents/registry.js';
+import type { CredentialsService } from './service.js';
+
+export const CREDENTIALS_LOCKED = 'CREDENTIALS_LOCKED';
+export const RECHECK_INTERVAL_MS = 60_000;
+
+export interface DegradedWatcherDeps {
+  registry: AgentRegistry;
+  credentials: CredentialsService;
+  bus: EventBus;
+  logger: Logger;
+  onIdentityChange: (listener: () => void) => () => void;
+}
+
+export class DegradedWatcher {
+  private timer: NodeJS.Timeout | undefined;
+  private readonly unsubscribers: Array<() => void> = [];
+
+  constructor(private readonly deps: DegradedWatcherDeps) {}
+
+  start(intervalMs = RECHECK_INTERVAL_MS): void {
+    const { bus, registry, credentials } = this.deps;
+    this.unsubscribers.push(
+      bus.subscribe((event) => {
+        if (!event.agent_id) return;
+        if (event.event_type === 'agent.loaded') {
+          // The registry emits `agent.loaded` synchronously before load() returns, so the flag is
+          // already set when the load response or the next status request is served.
+          const agent = registry.list().find((candidate) => candidate.id === event.agent_id);
+          if (agent) this.check(agent);
+        } else if (event.event_type === 'agent.unloaded') {
+          credentials.keys.forget(event.agent_id);
+        }
+      }),
+      this.deps.onIdentityChange(() => this.checkAll()),
+    );
+    this.timer = setInterval(() => this.checkAll(), intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    for (const unsubscribe of this.unsubscribers.splice(0)) unsubscribe();
+  }
+
+  checkAll(): void {
+    for (const agent of this.deps.registry.list()) this.check(agent);
+  }
+
+  /** Sets or clears the flag for one agent. Never throws (an agent may be closing meanwhile). */
+  check(agent: LoadedAgent): void {
+    try {
+      if (!agent.file.isOpen) return;
+      const state = this.deps.credentials.state(agent);
+      if (!state.locked) this.deps.credentials.sealPending(agent);
+      if (state.locked && agent.degraded !== CREDENTIALS_LOCKED) {
+        agent.degraded = CREDENTIALS_LOCKED;
+        this.deps.registry.log(agent, {
+          level: 'warn',
+          origin: 'kernel',
+          event: 'credentials_locked',
+          message: `credentials are locked (${state.reason}); the agent runs degraded until they unlock`,
+          data: { reason: state.reason },
+        });
+        this.deps.bus.emit('agent.degraded', { agentId: agent.id, payload: { degraded: CREDENTIALS_LOCKED } });
+      } else if (!state.locked && agent.degraded === CREDENTIALS_LOCKED) {
+        agent.degraded = null;
+        this.deps.registry.log(agent, { level: 'info', origin: 'kernel', event: 'credentials_unlocked', message: 'credentials unlocked; degraded flag cleared' });
+        this.deps.bus.emit('agent.degraded', { agentId: agent.id, payload: { degraded: null } });
+      }
+    } catch (error) {
+      this.deps.logger.warn({ err: error, agentId: agent.id }, 'credentials lock check failed');
+    }
+  }
+}
