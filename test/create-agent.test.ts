@@ -1,0 +1,218 @@
+/**
+ * `POST /agents/create` over real HTTP: the happy path (file, identity, review mark, tracked folder,
+ * loaded), generated names, provider/model overrides, default directories, `start`, and every refusal
+ * code of spec section 7 in the order the route checks them. Cheap scrypt keeps password agents fast.
+ */
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import type { UmbilicalEvent } from '../contracts/events.js';
+import { setKdfCostForTests } from '../kernel/identity/kdf.js';
+import { bootDaemon, tempDir, type TestDaemon } from './helpers/daemon.js';
+
+setKdfCostForTests({ N: 1024, r: 8, p: 1 });
+
+async function withOwner(t: Test, settings: Record<string, unknown> = {}): Promise<TestDaemon> {
+  const d = await bootDaemon(t, { settings });
+  const created = await d.request('POST', '/identity/create', { passphrase: 'owner passphrase' });
+  t.equal(created.status, 201, 'owner identity created');
+  return d;
+}
+
+/** Writes a user template built from the standard one, optionally changed, and reviews it. */
+async function userTemplate(d: TestDaemon, id: string, change: (config: any) => void = () => {}, review = true): Promise<void> {
+  const standard = await d.request('GET', '/templates/standard');
+  const config = structuredClone(standard.body.config);
+  change(config);
+  mkdirSync(join(d.dataDir, 'templates'), { recursive: true });
+  writeFileSync(join(d.dataDir, 'templates', `${id}.json`), JSON.stringify({ name: id, description: 'test template', config }));
+  if (review) {
+    const reviewed = await d.request('POST', `/templates/${id}/review`);
+    if (reviewed.status !== 200) throw new Error(`template review failed: ${JSON.stringify(reviewed.body)}`);
+  }
+}
+
+t.test('creates, seals, reviews, tracks and loads an agent', async (t) => {
+  const dir = tempDir(t);
+  const d = await withOwner(t);
+  const events: UmbilicalEvent[] = [];
+  t.teardown(d.daemon.kernel.bus.subscribe((event) => events.push(event)));
+
+  const res = await d.request('POST', '/agents/create', { name: 'Research Helper', directory: dir });
+  t.equal(res.status, 201);
+  t.same(Object.keys(res.body).sort(), ['agentId', 'did', 'filePath', 'name', 'started']);
+  t.match(res.body, { name: 'Research Helper', filePath: join(dir, 'research-helper.agt'), started: false });
+  t.match(res.body.did, /^did:key:z6Mk/);
+  t.ok(existsSync(res.body.filePath), 'file written as <slug>.agt');
+
+  const ref = await d.request('GET', `/agents/${res.body.agentId}`);
+  t.equal(ref.status, 200, 'loaded');
+  t.equal(ref.body.config.name, 'Research Helper');
+  t.equal(ref.body.config.model.provider, 'local', 'standard template defaults');
+
+  const review = await d.request('GET', `/agents/review?filePath=${encodeURIComponent(res.body.filePath)}`);
+  t.equal(review.body.reviewed, true, 'marked reviewed');
+  t.match(review.body.summary.identity, { agentDid: res.body.did, ownerIsYou: true, scenario: 'mine' });
+
+  const settings = await d.request('GET', '/settings');
+  t.same(settings.body.trackedFolders, [dir], 'directory tracked');
+  const again = await d.request('POST', '/agents/create', { name: 'Second', directory: dir });
+  t.equal(again.status, 201);
+  t.same((await d.request('GET', '/settings')).body.trackedFolders, [dir], 'tracked once');
+
+  const status = await d.request('GET', `/agents/${res.body.agentId}/status`);
+  t.notOk(status.body.degraded, 'a fresh agent is not degraded');
+  t.ok(events.some((event) => event.event_type === 'agent.loaded' && event.agent_id === res.body.agentId));
+  t.notOk(events.some((event) => event.event_type === 'agent.started'), 'not started without start: true');
+
+  const logs = await d.request('GET', `/agents/${res.body.agentId}/logs?event=created`);
+  t.equal(logs.body.logs.length, 1, 'creation logged in the agent log');
+});
+
+t.test('a generated name when none is given, unique in the directory', async (t) => {
+  const dir = tempDir(t);
+  const d = await withOwner(t, { agentsFolder: dir });
+  const names = new Set<string>();
+  for (let i = 0; i < 3; i++) {
+    const res = await d.request('POST', '/agents/create');
+    t.equal(res.status, 201, 'a bodiless POST is fine');
+    t.match(res.body.name, /^[A-Z][a-z]+ [A-Z][a-z]+( \d+)?$/);
+    t.equal(res.body.filePath, join(dir, `${res.body.name.toLowerCase().replace(/ /g, '-')}.agt`), 'default directory: settings.agentsFolder');
+    names.add(res.body.name);
+  }
+  t.equal(names.size, 3, 'no two agents got the same name');
+});
+
+t.test('default directories: a missing agentsFolder is created, else ~/Documents/agt-agents', async (t) => {
+  const base = tempDir(t);
+  const folder = join(base, 'nested', 'agents');
+  const d = await withOwner(t, { agentsFolder: folder });
+  const res = await d.request('POST', '/agents/create', { name: 'Nested' });
+  t.equal(res.status, 201);
+  t.equal(res.body.filePath, join(folder, 'nested.agt'));
+
+  const home = tempDir(t);
+  const previous = process.env.HOME;
+  process.env.HOME = home;
+  t.teardown(() => {
+    process.env.HOME = previous;
+  });
+  // No settings route removes a key, so drop agentsFolder through the settings store.
+  const { agentsFolder: _dropped, ...rest } = d.daemon.kernel.settings.current();
+  d.daemon.kernel.settings.replace(rest);
+  const docs = await d.request('POST', '/agents/create', { name: 'In Documents' });
+  t.equal(docs.status, 201);
+  t.equal(docs.body.filePath, join(home, 'Documents', 'agt-agents', 'in-documents.agt'));
+});
+
+t.test('provider and model override the template model', async (t) => {
+  const dir = tempDir(t);
+  const d = await withOwner(t, {
+    providers: [
+      { id: 'local', type: 'openai-compatible', name: 'Local', baseUrl: 'http://127.0.0.1:9/v1', defaultModel: 'small' },
+      { id: 'other', type: 'openai-compatible', name: 'Other', baseUrl: 'http://127.0.0.1:9/v1', defaultModel: 'big' },
+    ],
+  });
+  const byProvider = await d.request('POST', '/agents/create', { name: 'P', directory: dir, provider: 'other' });
+  t.equal(byProvider.status, 201);
+  t.match((await d.request('GET', `/agents/${byProvider.body.agentId}`)).body.config.model, { provider: 'other', model_id: 'big' });
+  const both = await d.request('POST', '/agents/create', { name: 'PM', directory: dir, provider: 'other', model: 'tuned' });
+  t.match((await d.request('GET', `/agents/${both.body.agentId}`)).body.config.model, { provider: 'other', model_id: 'tuned' });
+  const modelOnly = await d.request('POST', '/agents/create', { name: 'M', directory: dir, model: 'solo' });
+  t.match((await d.request('GET', `/agents/${modelOnly.body.agentId}`)).body.config.model, { provider: 'local', model_id: 'solo' });
+});
+
+t.test('start: true starts the agent through the runtime', async (t) => {
+  const dir = tempDir(t);
+  const d = await withOwner(t);
+  const events: UmbilicalEvent[] = [];
+  t.teardown(d.daemon.kernel.bus.subscribe((event) => events.push(event)));
+  const res = await d.request('POST', '/agents/create', { name: 'Starter', directory: dir, start: true });
+  t.equal(res.status, 201);
+  t.equal(res.body.started, true);
+  t.ok(events.some((event) => event.event_type === 'agent.started' && event.agent_id === res.body.agentId), 'agent.started emitted');
+  t.equal(d.daemon.kernel.registry.resolve(res.body.agentId).started, true);
+
+  // A runtime without a start hook: the agent is created and loaded, `started` is false.
+  const kernel = d.daemon.kernel;
+  const runtime = kernel.runtime!;
+  kernel.runtime = { attach: async () => {}, configChanged: () => {}, detach: async () => {}, status: (agent) => ({ runtimeState: agent.displayState, targetState: null }) };
+  t.teardown(() => {
+    kernel.runtime = runtime;
+  });
+  const noStart = await d.request('POST', '/agents/create', { name: 'No Start Hook', directory: dir, start: true });
+  t.equal(noStart.status, 201);
+  t.equal(noStart.body.started, false);
+});
+
+t.test('every refusal code', async (t) => {
+  const dir = tempDir(t);
+  const notADir = join(dir, 'plain-file');
+  writeFileSync(notADir, 'x');
+  const d = await bootDaemon(t, { settings: { providers: [{ id: 'local', type: 'openai-compatible', name: 'Local', baseUrl: 'http://127.0.0.1:9/v1' }] } });
+
+  const early = await d.request('POST', '/agents/create', { name: 'Early', directory: dir });
+  t.equal(early.status, 409);
+  t.equal(early.body.code, 'identity_not_ready');
+  t.equal(early.body.identity.status, 'none', 'body carries IdentityStatus');
+  t.notOk(existsSync(join(dir, 'early.agt')), 'nothing written');
+
+  await d.request('POST', '/identity/create', { passphrase: 'owner passphrase' });
+  await d.request('POST', '/identity/lock');
+  const locked = await d.request('POST', '/agents/create', { name: 'Early', directory: dir });
+  t.equal(locked.body.code, 'identity_not_ready', 'a locked owner cannot create');
+  t.equal(locked.body.identity.status, 'locked');
+  await d.request('POST', '/identity/unlock', { passphrase: 'owner passphrase' });
+
+  const bad: Array<[string, Record<string, unknown>]> = [
+    ['relative directory', { directory: 'relative/dir' }],
+    ['missing directory', { directory: join(dir, 'missing') }],
+    ['directory is a file', { directory: notADir }],
+    ['name too long', { name: 'x'.repeat(65), directory: dir }],
+    ['empty name', { name: '   ', directory: dir }],
+    ['name without letters or digits', { name: '!!!', directory: dir }],
+    ['control character in name', { name: 'a\u0007b', directory: dir }],
+    ['unknown provider', { provider: 'nope', directory: dir }],
+    ['unknown field', { nmae: 'typo', directory: dir }],
+    ['passwordConfirm without password', { passwordConfirm: 'x', directory: dir }],
+  ];
+  for (const [what, body] of bad) {
+    const res = await d.request('POST', '/agents/create', body);
+    t.equal(res.status, 400, what);
+    t.equal(res.body.code, 'bad_request', what);
+  }
+
+  const missing = await d.request('POST', '/agents/create', { directory: dir, template: 'no-such-template' });
+  t.match(missing, { status: 422, body: { code: 'template_missing' } });
+  writeFileSync(join(d.dataDir, 'templates', 'broken.json'), '{ not json');
+  t.match(await d.request('POST', '/agents/create', { directory: dir, template: 'broken' }), { status: 422, body: { code: 'template_invalid' } });
+  await userTemplate(d, 'unreviewed', () => {}, false);
+  t.match(await d.request('POST', '/agents/create', { directory: dir, template: 'unreviewed' }), { status: 422, body: { code: 'template_unreviewed' } });
+  await userTemplate(d, 'guarded', (config) => (config.security = { password_required: true }));
+  const needsPassword = await d.request('POST', '/agents/create', { name: 'Guarded', directory: dir, template: 'guarded' });
+  t.match(needsPassword, { status: 400, body: { code: 'password_required' } });
+  const mismatch = await d.request('POST', '/agents/create', { name: 'Guarded', directory: dir, template: 'guarded', password: 'pw-one', passwordConfirm: 'pw-two' });
+  t.match(mismatch, { status: 403, body: { code: 'wrong_password' } });
+  t.notOk(existsSync(join(dir, 'guarded.agt')), 'refused creates leave no file');
+  const guarded = await d.request('POST', '/agents/create', { name: 'Guarded', directory: dir, template: 'guarded', password: 'pw-one', passwordConfirm: 'pw-one' });
+  t.equal(guarded.status, 201, 'with a password the template is usable');
+
+  const first = await d.request('POST', '/agents/create', { name: 'Twin', directory: dir });
+  t.equal(first.status, 201);
+  const taken = await d.request('POST', '/agents/create', { name: 'twin', directory: dir });
+  t.match(taken, { status: 409, body: { code: 'name_taken' } }, 'same slug, same file');
+
+  // load_failed: the runtime refuses the agent; the created file stays.
+  const kernel = d.daemon.kernel;
+  const runtime = kernel.runtime!;
+  kernel.runtime = { ...runtime, attach: async () => { throw new Error('runtime refused'); }, configChanged: () => {}, detach: async () => {}, status: runtime.status.bind(runtime) };
+  const failed = await d.request('POST', '/agents/create', { name: 'Unlucky', directory: dir });
+  kernel.runtime = runtime;
+  t.equal(failed.status, 422);
+  t.equal(failed.body.code, 'load_failed');
+  t.equal(failed.body.filePath, join(dir, 'unlucky.agt'));
+  t.ok(existsSync(failed.body.filePath), 'the created file is left in place');
+  t.equal((await d.request('GET', `/agents/${failed.body.agentId}`)).status, 404, 'not loaded');
+  const reload = await d.request('POST', '/agents/load', { filePath: failed.body.filePath, requireReview: true });
+  t.equal(reload.status, 200, 'it loads later, reviewed');
+});
