@@ -12,10 +12,11 @@ import { identityModule } from './identity.js';
 import { notImplementedModule } from './not-implemented.js';
 import { runtimeModule } from './runtime.js';
 import { settingsModule } from './settings.js';
+import { tasksModule } from './tasks.js';
 import { templatesModule } from './templates.js';
 import { timersModule } from './timers.js';
 
-export const KERNEL_MODULES: KernelModule[] = [healthModule, settingsModule, eventsModule, identityModule, agentsModule, credentialsModule, agentIdentityModule, createAgentModule, chatModule, controlModule, timersModule, templatesModule, runtimeModule,
+export const KERNEL_MODULES: KernelModule[] = [healthModule, settingsModule, eventsModule, identityModule, agentsModule, credentialsModule, agentIdentityModule, createAgentModule, chatModule, controlModule, timersModule, tasksModule, templatesModule, runtimeModule,
   // Last: answers 501 for spec routes no module above registered.
   notImplementedModule,
 ];

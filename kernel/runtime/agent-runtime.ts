@@ -5,7 +5,7 @@
  * thrown into the daemon.
  */
 import { randomUUID } from 'node:crypto';
-import type { TriggerTarget, TriggerType } from '../../contracts/agent-config.js';
+import type { AgentConfig, TriggerTarget, TriggerType } from '../../contracts/agent-config.js';
 import { AgtError } from '../../contracts/errors.js';
 import type { EventBus, EventPayloads, EventType } from '../../contracts/events.js';
 import type { Logger } from '../../contracts/logger.js';
@@ -33,6 +33,8 @@ export interface RuntimeDeps {
   resolveModel(agent: RuntimeAgent, providerId: string): Promise<ModelClient | undefined>;
   builtinTools(): ToolDefinition[];
   contributedTools(agentId: string, taken: ReadonlySet<string>): Promise<ToolDefinition[]>;
+  /** Validates, commits and applies a new config (the registry's update path). */
+  updateConfig(agentId: string, next: AgentConfig): Promise<void>;
 }
 
 export interface LogFields {
@@ -218,6 +220,19 @@ export class AgentRuntime {
     }
     this.loop(dispatch.target.loop ?? 'main').enqueue({ kind: 'trigger', turnId, trigger, events: dispatch.events, count: dispatch.count, at: this.deps.clock.now() });
     return turnId;
+  }
+
+  /** `loop_send`: queues `text` in another loop as a trigger turn; returns its turn id. */
+  sendToLoop(from: string, to: string, text: string): string {
+    const turnId = randomUUID();
+    const event: TriggerEvent = { id: randomUUID(), type: 'inbox', source: `loop:${from}`, time: new Date(this.deps.clock.now()).toISOString(), data: { text, from } };
+    this.loop(to).enqueue({ kind: 'trigger', turnId, trigger: 'loop_send', events: [event], count: 1, at: this.deps.clock.now() });
+    return turnId;
+  }
+
+  /** The agent's own config change (sys_update_config): same path as the owner's PUT config. */
+  updateConfig(next: AgentConfig): Promise<void> {
+    return this.deps.updateConfig(this.agent.id, next);
   }
 
   /** Agent-scope trigger wake (evaluator, timers); a loop that cannot take work is logged. */

@@ -44,6 +44,11 @@ export class RuntimeService implements AgentRuntimeHooks {
         }),
       builtinTools: () => kernel.builtinTools,
       contributedTools: (agentId, taken) => kernel.contributions.toolsFor(agentId, taken),
+      updateConfig: async (agentId, next) => {
+        const agent = kernel.registry.list().find((candidate) => candidate.id === agentId);
+        if (!agent) throw new AgtError('not_found', `agent ${agentId} is not loaded`);
+        await kernel.registry.updateConfig(agent, next);
+      },
     };
   }
 

@@ -1,12 +1,20 @@
 /**
  * The built-in tools (decision D7). Each is a {@link ToolDefinition} with a JSON input schema; `run`
  * finds the calling agent's runtime by id, so one list serves every agent (and `GET /agents/{id}/tools`).
+ * Undeclared tools are enabled by default except `sys_update_config`; `sys_fetch`, `msg_send` and
+ * `sys_update_config` are marked notable for the review summary.
  */
 import type { ToolDefinition } from '../../../contracts/tools.js';
-import type { AgentRuntime } from '../agent-runtime.js';
+import { dbTools } from './db-tools.js';
+import type { RuntimeLookup } from './define.js';
+import { fsTools } from './fs-tools.js';
+import { hilTools } from './hil-tools.js';
+import { loopTools } from './loop-tools.js';
+import { msgTools } from './msg-tools.js';
+import { sysTools } from './sys-tools.js';
 
-export type RuntimeLookup = (agentId: string) => AgentRuntime | undefined;
+export type { RuntimeLookup } from './define.js';
 
-export function builtinTools(_lookup: RuntimeLookup): ToolDefinition[] {
-  return [];
+export function builtinTools(lookup: RuntimeLookup): ToolDefinition[] {
+  return [...hilTools(lookup), ...fsTools(lookup), ...dbTools(lookup), ...msgTools(lookup), ...sysTools(lookup), ...loopTools(lookup)].sort((a, b) => a.name.localeCompare(b.name));
 }

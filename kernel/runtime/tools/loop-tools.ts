@@ -1,0 +1,34 @@
+/**
+ * `loop_*` tools: talk to and tend the agent's other cognition loops. `loop_send` queues a message in
+ * another loop as a trigger turn (source `loop:<from>`). Loop creation and compaction live with the
+ * loop routes; `loop_compact` answers that it is not available until they are installed.
+ */
+import { Type } from 'typebox';
+import { AgtError } from '../../../contracts/errors.js';
+import type { ToolDefinition } from '../../../contracts/tools.js';
+import { builtin, json, type RuntimeLookup } from './define.js';
+
+const LoopName = Type.String({ minLength: 1, maxLength: 32 });
+
+export function loopTools(lookup: RuntimeLookup): ToolDefinition[] {
+  return [
+    builtin({ name: 'loop_send', description: 'Send a message to another of your loops; it wakes with it.', input: Type.Object({ loop: LoopName, text: Type.String({ minLength: 1, maxLength: 100_000 }) }), run(runtime, { loop, text }, context) {
+      if (loop === context.loop) throw new AgtError('bad_request', 'a loop cannot send to itself');
+      const turnId = runtime.sendToLoop(context.loop, loop, text);
+      return `delivered to ${loop} (turn ${turnId})`;
+    } }, lookup),
+    builtin({ name: 'loop_list', description: 'List your loops with their state and history size.', input: Type.Object({}), run(runtime) {
+      return json(runtime.loopNames().map((name) => {
+        const declared = runtime.agent.config.loops?.find((l) => l.name === name);
+        return { name, enabled: declared?.enabled ?? true, goal: declared?.goal ?? null, state: runtime.existingLoop(name)?.state ?? 'idle', entryCount: runtime.agent.file.loop.count(name) };
+      }));
+    } }, lookup),
+    builtin({ name: 'loop_clear', description: "Clear another loop's history (not your own, not while it runs).", input: Type.Object({ loop: LoopName }), run(runtime, { loop }, context) {
+      if (loop === context.loop) throw new AgtError('bad_request', 'a loop cannot clear its own history mid-turn');
+      return `cleared ${runtime.clearLoop(loop)} rows of ${loop}`;
+    } }, lookup),
+    builtin({ name: 'loop_compact', description: "Summarize a loop's history to free context.", input: Type.Object({ loop: Type.Optional(LoopName) }), run() {
+      throw new AgtError('unavailable', 'compaction is not available in this build yet');
+    } }, lookup),
+  ];
+}
