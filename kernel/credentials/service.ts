@@ -9,10 +9,12 @@
  * lambdas) is never handed this service.
  */
 import type { EventBus } from '../../contracts/events.js';
+import type { Logger } from '../../contracts/logger.js';
 import type { LoadedAgent } from '../agents/loaded-agent.js';
 import type { AgentRegistry } from '../agents/registry.js';
 import type { CredentialMeta } from '../agents/stores/secret-stores.js';
 import type { IdentityService } from '../identity/types.js';
+import { DegradedWatcher } from './degraded.js';
 import { openWithKey, sealWithKey, type Envelope } from './envelope.js';
 import { EnvelopeKeys, isPasswordProtected, lockedError, type EnvelopeState } from './key-access.js';
 import { openPending, sealPending } from './pending.js';
@@ -39,6 +41,7 @@ export interface CredentialsDeps {
   identity: IdentityService;
   registry: AgentRegistry;
   bus: EventBus;
+  logger: Logger;
 }
 
 const encoder = new TextEncoder();
@@ -46,9 +49,18 @@ const decoder = new TextDecoder();
 
 export class CredentialsService {
   readonly keys: EnvelopeKeys;
+  /** Keeps the degraded flag of loaded agents current; started by the credentials module. */
+  readonly watcher: DegradedWatcher;
 
   constructor(private readonly deps: CredentialsDeps) {
     this.keys = new EnvelopeKeys(deps.identity);
+    this.watcher = new DegradedWatcher({
+      registry: deps.registry,
+      credentials: this,
+      bus: deps.bus,
+      logger: deps.logger,
+      onIdentityChange: (listener) => deps.identity.onChange(listener),
+    });
   }
 
   state(agent: LoadedAgent): EnvelopeState {

@@ -7,7 +7,7 @@
 import { Type } from 'typebox';
 import { AgtError } from '../../contracts/errors.js';
 import { AgentIdParams, AgentSuccess, errorResponses } from '../../contracts/http.js';
-import { CREDENTIAL_NAME_PATTERN, CredentialsService, DegradedWatcher } from '../credentials/index.js';
+import { CREDENTIAL_NAME_PATTERN, CredentialsService } from '../credentials/index.js';
 import { MAX_CREDENTIAL_BYTES, type CredentialInfo } from '../credentials/service.js';
 import type { EnvelopeState } from '../credentials/key-access.js';
 import type { KernelModule } from '../kernel.js';
@@ -48,16 +48,10 @@ export const credentialsModule: KernelModule = {
   name: 'credentials',
   register(app, kernel) {
     const registry = kernel.registry;
-    const service = new CredentialsService({ identity: kernel.identity, registry, bus: kernel.bus });
+    const service = new CredentialsService({ identity: kernel.identity, registry, bus: kernel.bus, logger: kernel.logger });
     kernel.credentials = service;
     registry.credentialReader = async (agent, name) => service.read(agent, name);
-    const watcher = new DegradedWatcher({
-      registry,
-      credentials: service,
-      bus: kernel.bus,
-      logger: kernel.logger,
-      onIdentityChange: (listener) => kernel.identity.onChange(listener),
-    });
+    const watcher = service.watcher;
     watcher.start();
     kernel.onShutdown({
       name: 'credentials',
