@@ -38,8 +38,9 @@ export async function callTool(
       new Promise<never>((_, reject) => {
         timer = clock.setTimeout(() => {
           const error = new AgtError('timeout', `tool ${tool.name} exceeded its time limit of ${timeoutMs} ms`);
-          controller.abort(error);
+          // Settle the race first, then tell the tool to stop (its abort would otherwise win the race).
           reject(error);
+          controller.abort(error);
         }, timeoutMs);
       }),
       new Promise<never>((_, reject) => {

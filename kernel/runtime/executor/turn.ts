@@ -175,7 +175,8 @@ async function runToolCall(env: TurnEnv, tools: Map<string, ActiveTool>, call: T
   const active = tools.get(call.name);
   let text: string;
   let isError = false;
-  if (!active) {
+  // Invisible tools are for authorized code only: a model that names one anyway is refused.
+  if (!active || !active.visible) {
     text = `Unknown or disabled tool: ${call.name}`;
     isError = true;
   } else {

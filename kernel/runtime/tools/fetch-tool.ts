@@ -1,15 +1,18 @@
 /**
  * `sys_fetch`: a real HTTP request from the daemon's host. http(s) only, a time limit (default 15 s,
- * at most 60 s), a response cap (256 KB, the rest is cut), redirects followed by fetch (at most 20).
+ * at most 60 s), a response cap (24 KB of body, the rest is cut: the result must fit a tool result),
+ * redirects followed by fetch (at most 20). The result is plain text: a status line, a few headers,
+ * `truncated: true|false`, a blank line, then the body.
  * It runs with the daemon's network access: declare it `restricted` to have the owner approve each call.
  * The daemon's own token is never added to requests.
  */
 import { Type } from 'typebox';
 import { AgtError } from '../../../contracts/errors.js';
 import type { ToolDefinition } from '../../../contracts/tools.js';
-import { builtin, json, type RuntimeLookup } from './define.js';
+import { builtin, type RuntimeLookup } from './define.js';
 
-export const FETCH_MAX_BYTES = 256 * 1024;
+export const FETCH_MAX_BYTES = 24 * 1024;
+const SHOWN_HEADERS = ['content-type', 'content-length', 'location', 'last-modified', 'etag'];
 const DEFAULT_TIMEOUT_MS = 15_000;
 const MAX_TIMEOUT_MS = 60_000;
 
@@ -38,7 +41,7 @@ export function fetchTool(lookup: RuntimeLookup): ToolDefinition {
   return builtin(
     {
       name: 'sys_fetch',
-      description: 'Make an HTTP(S) request and get the status, headers and body (at most 256 KB).',
+      description: 'Make an HTTP(S) request; returns the status, main headers and the body (at most 24 KB).',
       input: Type.Object({
         url: Type.String({ minLength: 1, maxLength: 8000 }),
         method: Type.Optional(Type.Union(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'].map((m) => Type.Literal(m)))),
@@ -64,7 +67,8 @@ export function fetchTool(lookup: RuntimeLookup): ToolDefinition {
           throw new AgtError('upstream_error', `fetch ${parsed.origin} failed: ${reason}`);
         }
         const { text, truncated } = await readCapped(response);
-        return json({ status: response.status, headers: Object.fromEntries(response.headers), body: text, truncated });
+        const shown = SHOWN_HEADERS.filter((name) => response.headers.has(name)).map((name) => `${name}: ${response.headers.get(name)}`);
+        return [`status: ${response.status}`, ...shown, `truncated: ${truncated}`, '', text].join('\n');
       },
     },
     lookup,

@@ -1,0 +1,195 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import t from 'tap';
+import { runtimeHarness, type RuntimeHarness } from './fixtures/runtime/harness.js';
+
+/** The tool results the model saw on its last call, by tool name. */
+function lastToolResults(h: RuntimeHarness): Array<{ name: string; content: string; isError?: boolean }> {
+  const messages = h.model.calls.at(-1)!.messages;
+  return messages.filter((m) => m.role === 'tool') as never;
+}
+
+t.test('restricted tool: approval task, approve with modified args, deny with a reason', async (t) => {
+  const h = await runtimeHarness(t);
+  const id = await h.agent({ tools: [{ name: 'fs_write', enabled: true, restricted: true }] });
+  const file = () => h.d.daemon.kernel.registry.resolve(id).file;
+  h.model.push({ toolCalls: [{ name: 'fs_write', args: { path: 'notes/a.txt', content: 'original' } }] }, { text: 'written' });
+  const turn = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'write it' })).body.turnId;
+  const requested = await h.waitFor((e) => e.event_type === 'hil.requested');
+  const { taskId } = requested.payload as any;
+  t.match(requested.payload, { kind: 'approval', tool: 'fs_write', args: { path: 'notes/a.txt', content: 'original' } });
+  t.equal(requested.turn_id, turn);
+  t.equal(h.of('task.created', id)[0]!.payload.status, 'pending_approval');
+  await h.waitFor((e) => e.event_type === 'agent.state.changed' && (e.payload as any).state === 'awaiting_approval');
+  t.equal((await h.d.request('GET', `/agents/${id}/status`)).body.runtimeState, 'awaiting_approval');
+  const listed = await h.d.request('GET', `/agents/${id}/tasks?status=pending_approval`);
+  t.equal(listed.body.tasks.length, 1);
+  t.equal(file().files.read('notes/a.txt'), undefined, 'nothing ran before approval');
+
+  const resolved = await h.d.request('POST', `/agents/${id}/tasks/${taskId}/resolve`, { action: 'approve', modifiedArgs: { path: 'notes/a.txt', content: 'edited by owner' } });
+  t.equal(resolved.status, 200);
+  t.equal((await h.ended(turn)).event_type, 'turn.completed');
+  t.equal(file().files.read('notes/a.txt')!.content.toString(), 'edited by owner');
+  t.match((await h.waitFor((e) => e.event_type === 'hil.resolved')).payload, { kind: 'approval', id: taskId, resolution: 'approved' });
+  const task = (await h.d.request('GET', `/agents/${id}/tasks/${taskId}`)).body;
+  t.match(task, { status: 'completed', resolution: { action: 'approve' }, tool: 'fs_write' });
+  t.equal((await h.d.request('POST', `/agents/${id}/tasks/${taskId}/resolve`, { action: 'deny' })).status, 409, 'no longer pending');
+  t.equal((await h.d.request('POST', `/agents/${id}/tasks/nope/resolve`, { action: 'deny' })).status, 404);
+  t.equal((await h.d.request('GET', `/agents/${id}/tasks/nope`)).status, 404);
+
+  h.model.push({ toolCalls: [{ name: 'fs_write', args: { path: 'b.txt', content: 'x' } }] }, { text: 'ok, not writing' });
+  const turn2 = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'again' })).body.turnId;
+  const second = await h.waitFor((e) => e.event_type === 'hil.requested' && e.turn_id === turn2);
+  await h.d.request('POST', `/agents/${id}/tasks/${(second.payload as any).taskId}/resolve`, { action: 'deny', reason: 'not now' });
+  await h.ended(turn2);
+  const result = lastToolResults(h).at(-1)!;
+  t.match(result.content, /denied.*not now/);
+  t.equal(result.isError, true);
+  t.equal(file().files.read('b.txt'), undefined);
+  t.equal((await h.d.request('GET', `/agents/${id}/tasks/${(second.payload as any).taskId}`)).body.status, 'denied');
+});
+
+t.test('an interrupted approval is cancelled', async (t) => {
+  const h = await runtimeHarness(t);
+  const id = await h.agent({ tools: [{ name: 'fs_delete', enabled: true, restricted: true }] });
+  h.model.push({ toolCalls: [{ name: 'fs_delete', args: { path: 'x' } }] });
+  const turn = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'delete' })).body.turnId;
+  const requested = await h.waitFor((e) => e.event_type === 'hil.requested');
+  await h.d.request('POST', `/agents/${id}/interrupt`);
+  t.equal(((await h.ended(turn)).payload as any).stop_reason, 'interrupted');
+  t.equal((await h.d.request('GET', `/agents/${id}/tasks/${(requested.payload as any).taskId}`)).body.status, 'cancelled');
+});
+
+t.test('ask waits for the owner; suspend prompts are answered', async (t) => {
+  const h = await runtimeHarness(t);
+  const id = await h.agent();
+  h.model.push({ toolCalls: [{ name: 'ask', args: { question: 'Which colour?' } }] }, { text: 'blue it is' });
+  const turn = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'pick a colour' })).body.turnId;
+  const requested = await h.waitFor((e) => e.event_type === 'hil.requested');
+  t.match(requested.payload, { kind: 'ask', question: 'Which colour?' });
+  await h.waitFor((e) => e.event_type === 'agent.state.changed' && (e.payload as any).state === 'awaiting_ask');
+  const asks = (await h.d.request('GET', `/agents/${id}/asks`)).body.asks;
+  t.equal(asks.length, 1);
+  t.equal((await h.d.request('POST', `/agents/${id}/asks/nope/respond`, { answer: 'x' })).status, 404);
+  await h.d.request('POST', `/agents/${id}/asks/${asks[0].requestId}/respond`, { answer: 'blue' });
+  t.equal((await h.ended(turn)).event_type, 'turn.completed');
+  t.match(lastToolResults(h)[0]!.content, /The owner answered: blue/);
+  t.same((await h.d.request('GET', `/agents/${id}/asks`)).body.asks, []);
+
+  t.equal((await h.d.request('POST', `/agents/${id}/suspend/respond`, { resume: true })).status, 409, 'nothing suspended');
+  h.model.push({ toolCalls: [{ name: 'sys_set_state', args: { state: 'suspended', reason: 'need a break' } }] }, { text: 'back' });
+  const turn2 = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'rest' })).body.turnId;
+  const prompt = await h.waitFor((e) => e.event_type === 'hil.requested' && (e.payload as any).kind === 'suspend');
+  t.match(prompt.payload, { reason: 'need a break' });
+  await h.waitFor((e) => e.event_type === 'agent.state.changed' && (e.payload as any).state === 'suspended' && e.loop === undefined && (e.payload as any).loop === 'main');
+  const answer = await h.d.request('POST', `/agents/${id}/suspend/respond`, { resume: true });
+  t.match(answer.body, { success: true, resumed: true, requestId: (prompt.payload as any).requestId });
+  await h.ended(turn2);
+  t.match(lastToolResults(h).at(-1)!.content, /resumed/);
+});
+
+t.test('tool failures stay inside the turn: a throwing tool and a hung tool', async (t) => {
+  const h = await runtimeHarness(t);
+  h.d.daemon.kernel.contributions.forExtension('test-tools').tools({
+    toolsFor: () => [
+      { name: 'explode', description: 'throws', inputSchema: { type: 'object' }, source: 'ext:test', run: async () => { throw new Error('tool blew up'); } },
+      { name: 'hang', description: 'never returns', inputSchema: { type: 'object' }, source: 'ext:test', run: () => new Promise(() => {}) },
+    ],
+  });
+  const id = await h.agent({ limits: { tool_timeout_ms: 200 } });
+  h.model.push({ toolCalls: [{ name: 'explode' }, { name: 'hang' }, { name: 'no_such_tool' }] }, { text: 'recovered' });
+  const turn = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'go' })).body.turnId;
+  const end = await h.ended(turn);
+  t.equal(end.event_type, 'turn.completed');
+  t.match(end.payload, { text: 'recovered', tool_calls: 3 });
+  const results = lastToolResults(h);
+  t.match(results[0]!.content, /tool blew up/);
+  t.match(results[1]!.content, /exceeded its time limit of 200 ms/);
+  t.match(results[2]!.content, /Unknown or disabled tool/);
+  t.ok(results.every((r) => r.isError));
+  const completed = h.of('tool.completed', id).map((e) => e.payload.ok);
+  t.same(completed, [false, false, false]);
+  const logs = (await h.d.request('GET', `/agents/${id}/logs`)).body.logs.map((l: any) => l.message).join('\n');
+  t.match(logs, /tool explode failed/);
+  t.match(logs, /tool hang failed \(timeout\)/);
+});
+
+t.test('enabled, visible and defaults decide what the model sees', async (t) => {
+  const h = await runtimeHarness(t);
+  const id = await h.agent({ tools: [{ name: 'fs_delete', enabled: false }, { name: 'fs_list', enabled: true, visible: false }] });
+  h.model.push({ toolCalls: [{ name: 'fs_list' }] }, { text: 'done' });
+  await h.ended((await h.d.request('POST', `/agents/${id}/chat`, { text: 'x' })).body.turnId);
+  const offered = h.model.calls[0]!.tools;
+  t.ok(offered.includes('fs_read') && offered.includes('ask') && offered.includes('db_query'), 'undeclared built-ins are on');
+  t.notOk(offered.includes('fs_delete'), 'declared disabled');
+  t.notOk(offered.includes('fs_list'), 'invisible');
+  t.notOk(offered.includes('sys_update_config'), 'off unless declared');
+  t.match(lastToolResults(h)[0]!.content, /Unknown or disabled tool: fs_list/, 'an invisible tool cannot be called by the model');
+  const listed = (await h.d.request('GET', `/agents/${id}/tools`)).body.tools;
+  const names = listed.map((x: any) => x.name);
+  for (const name of ['ask', 'say', 'fs_read', 'fs_write', 'fs_list', 'fs_delete', 'db_query', 'db_execute', 'msg_send', 'msg_list', 'msg_read', 'sys_get_meta', 'sys_set_meta', 'sys_delete_meta', 'sys_set_timer', 'sys_list_timers', 'sys_delete_timer', 'sys_set_state', 'sys_get_config', 'sys_update_config', 'sys_fetch', 'loop_send', 'loop_list', 'loop_compact', 'loop_clear']) {
+    if (!names.includes(name)) t.fail(`built-in ${name} missing from GET tools`);
+  }
+  t.match(listed.find((x: any) => x.name === 'db_query'), { source: 'builtin', schema: { type: 'object', properties: { sql: { type: 'string' } } } });
+});
+
+t.test('files, tables, messages, meta and timers through the tools', async (t) => {
+  const h = await runtimeHarness(t);
+  const id = await h.agent({ tools: [{ name: 'sys_update_config', enabled: true }], locked_fields: ['instructions'] });
+  h.model.push(
+    {
+      toolCalls: [
+        { name: 'db_execute', args: { sql: 'CREATE TABLE local_notes (id INTEGER PRIMARY KEY AUTOINCREMENT, body TEXT)' } },
+        { name: 'db_execute', args: { sql: 'INSERT INTO local_notes (body) VALUES (?)', params: ['hello'] } },
+        { name: 'db_query', args: { sql: 'SELECT body FROM local_notes' } },
+        { name: 'db_query', args: { sql: 'SELECT * FROM agt_loop' } },
+        { name: 'db_query', args: { sql: 'SELECT * FROM local_notes, agt_meta' } },
+        { name: 'fs_write', args: { path: 'a/b.txt', content: 'file body' } },
+        { name: 'fs_read', args: { path: 'a/b.txt' } },
+        { name: 'msg_send', args: { text: 'hi there', channel: 'mesh', recipient: 'bob' } },
+        { name: 'sys_set_meta', args: { key: 'mood', value: 'good' } },
+        { name: 'sys_set_timer', args: { mode: 'once_delay', delay_ms: 3_600_000, payload: 'later' } },
+        { name: 'sys_update_config', args: { patch: { instructions: 'be evil' } } },
+        { name: 'sys_update_config', args: { patch: { description: 'updated by itself' } } },
+      ],
+    },
+    { text: 'all done' },
+  );
+  await h.ended((await h.d.request('POST', `/agents/${id}/chat`, { text: 'work' })).body.turnId);
+  const r = lastToolResults(h).map((x) => x.content);
+  t.match(r[2], /"body": "hello"/);
+  t.match(r[3], /local_\* tables/);
+  t.match(r[4], /agt_|local_\*/);
+  t.equal(r[6], 'file body');
+  t.match(r[7], /queued message 1 to mesh/);
+  t.match(r[10], /owner lock: instructions is locked/);
+  t.match(r[11], /updated description/);
+  const outbox = (await h.d.request('GET', `/agents/${id}/outbox`)).body.messages;
+  t.match(outbox[0], { channel: 'mesh', recipient: 'bob', text: 'hi there', status: 'queued' });
+  t.equal(h.of('outbox.queued', id).length, 1);
+  t.match((await h.d.request('GET', `/agents/${id}/meta`)).body.entries, [{ key: 'mood', value: 'good' }]);
+  t.match((await h.d.request('GET', `/agents/${id}/timers`)).body.timers, [{ payload: 'later', mode: 'once_delay' }]);
+  const config = (await h.d.request('GET', `/agents/${id}/config`)).body.config;
+  t.equal(config.description, 'updated by itself');
+  t.equal(config.instructions, 'Be brief.');
+});
+
+t.test('sys_fetch does real HTTP with a size cap', async (t) => {
+  const server = createServer((req, res) => {
+    if (req.url === '/big') return res.end('x'.repeat(400 * 1024));
+    res.setHeader('content-type', 'text/plain');
+    res.end(`you asked for ${req.url}`);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const h = await runtimeHarness(t);
+  const id = await h.agent();
+  h.model.push({ toolCalls: [{ name: 'sys_fetch', args: { url: `${base}/hello` } }, { name: 'sys_fetch', args: { url: `${base}/big` } }, { name: 'sys_fetch', args: { url: 'file:///etc/passwd' } }] }, { text: 'fetched' });
+  await h.ended((await h.d.request('POST', `/agents/${id}/chat`, { text: 'fetch' })).body.turnId);
+  const [small, big, file] = lastToolResults(h);
+  t.equal(small!.content, 'status: 200\ncontent-type: text/plain\ncontent-length: 20\ntruncated: false\n\nyou asked for /hello');
+  t.match(big!.content, /^status: 200\n[\s\S]*truncated: true\n\n/);
+  t.equal(big!.content.split('\n\n')[1]!.length, 24 * 1024, 'body cut at the cap');
+  t.match(file!.content, /only http and https/);
+});
