@@ -80,9 +80,10 @@ export class AgentRuntime {
         wake: (loop, type, delivery) => this.wake(loop, type, delivery.events, delivery.count),
         runSystem: (target, type, delivery) => this.system.start(target, type, delivery.events, delivery.count),
       },
-      onDropped: (count, reason) => this.log('warn', `${count} trigger event(s) dropped: ${reason}`, { origin: 'trigger' }),
+      // Logs of the trigger machinery itself are system logs: they never feed `on_logs` (no loops).
+      onDropped: (count, reason) => this.log('warn', `${count} trigger event(s) dropped: ${reason}`, { origin: 'trigger', system: true }),
     });
-    this.timers = new TimerScheduler(agent.file, deps.clock, (timer) => this.timerFired(timer), (error) => this.log('error', `timer failed: ${(error as Error).message}`, { origin: 'timer' }));
+    this.timers = new TimerScheduler(agent.file, deps.clock, (timer) => this.timerFired(timer), (error) => this.log('error', `timer failed: ${(error as Error).message}`, { origin: 'timer', system: true }));
     this.executor('main');
   }
 
@@ -137,7 +138,6 @@ export class AgentRuntime {
     let executor = this.executors.get(name);
     if (!executor) {
       executor = new LoopExecutor(name, {
-        clock: this.deps.clock,
         emit: (type, payload, options) => this.emit(type, payload, options),
         log: (level, message, data) => this.log(level, message, { loop: name, data }),
         turnTimeoutMs: () => limitOf(this.agent.config, 'turn_timeout_ms'),
@@ -241,7 +241,7 @@ export class AgentRuntime {
       const item: QueueItem = { kind: 'trigger', turnId: randomUUID(), trigger, events, count, at: this.deps.clock.now() };
       this.loop(loop).enqueue(item);
     } catch (error) {
-      this.log('warn', `${trigger} could not wake loop ${loop}: ${(error as Error).message}`, { origin: 'trigger', event: trigger });
+      this.log('warn', `${trigger} could not wake loop ${loop}: ${(error as Error).message}`, { origin: 'trigger', event: trigger, system: true });
     }
   }
 

@@ -13,7 +13,7 @@
  */
 import { AgtError } from '../../../contracts/errors.js';
 import type { EventPayloads, EventType } from '../../../contracts/events.js';
-import type { Clock, TimerHandle } from '../clock.js';
+import { systemClock, type TimerHandle } from '../clock.js';
 import type { ExecutorState, QueueItem, StopCause, TurnOutcome } from '../types.js';
 
 export type TurnResult = TurnOutcome | { kind: 'stopped'; llmCalls: number; toolCalls: number };
@@ -32,7 +32,6 @@ export interface LoopHost {
   runTurn(input: { loop: string; head: QueueItem; control: TurnControl }): Promise<TurnResult>;
   /** `limits.turn_timeout_ms` of the current config, if any. */
   turnTimeoutMs(): number | undefined;
-  clock: Clock;
 }
 
 interface Running {
@@ -119,10 +118,11 @@ export class LoopExecutor {
     const running = this.current;
     if (running) {
       this.target = 'stopped';
+      // Grace and turn timeouts are wall-clock limits (the injected clock drives triggers and timers).
       let timer: TimerHandle | undefined;
-      const grace = new Promise<void>((resolve) => (timer = this.host.clock.setTimeout(resolve, graceMs)));
+      const grace = new Promise<void>((resolve) => (timer = systemClock.setTimeout(resolve, graceMs)));
       await Promise.race([running.done, grace]);
-      this.host.clock.clearTimeout(timer);
+      systemClock.clearTimeout(timer);
       if (this.current === running) {
         this.stopCurrent('unload');
         await running.done;
@@ -196,7 +196,7 @@ export class LoopExecutor {
     const turnId = head.turnId;
     this.host.emit('turn.started', { turn_id: turnId, trigger: head.kind === 'chat' ? 'chat' : head.trigger }, { loop: this.loop, turnId });
     const timeoutMs = this.host.turnTimeoutMs();
-    const timer = timeoutMs ? this.host.clock.setTimeout(() => running.cause === undefined && this.stopCurrent('timeout'), timeoutMs) : undefined;
+    const timer = timeoutMs ? systemClock.setTimeout(() => running.cause === undefined && this.stopCurrent('timeout'), timeoutMs) : undefined;
     const control: TurnControl = {
       signal: controller.signal,
       setState: this.setState,
@@ -214,7 +214,7 @@ export class LoopExecutor {
       // The runner catches its own failures; this is the last line so a bug cannot wedge the loop.
       result = { kind: 'error', code: 'internal_error', message: (error as Error).message, llmCalls: 0, toolCalls: 0 };
     } finally {
-      this.host.clock.clearTimeout(timer);
+      systemClock.clearTimeout(timer);
     }
     // A turn that ended before its first model call leaves queued chats queued: they run next.
     running.absorbing = false;

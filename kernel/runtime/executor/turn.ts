@@ -10,7 +10,7 @@ import type { Logger } from '../../../contracts/logger.js';
 import type { ToolDefinition } from '../../../contracts/tools.js';
 import type { TriggerType } from '../../../contracts/agent-config.js';
 import type { LoopRowInput } from '../../agents/stores/loop-store.js';
-import type { Clock } from '../clock.js';
+import { systemClock, type Clock } from '../clock.js';
 import type { HilStore } from '../hil.js';
 import { DEFAULT_LIMITS, limitOf, MAX_CONTEXT_ROWS, type ExecutorState, type QueueItem, type RuntimeAgent } from '../types.js';
 import { buildMessages, triggerText } from './context.js';
@@ -199,7 +199,8 @@ async function runToolCall(env: TurnEnv, tools: Map<string, ActiveTool>, call: T
       text = `The owner denied this call of ${call.name}: ${denied}`;
       isError = true;
     } else {
-      const outcome = await callTool(active.def, args, { agentId: env.agent.id, loop: env.loop, turnId: env.turnId, signal: env.signal, logger: env.logger }, timeoutMs, env.clock);
+      // The tool time limit is wall-clock time, whatever clock drives triggers.
+      const outcome = await callTool(active.def, args, { agentId: env.agent.id, loop: env.loop, turnId: env.turnId, signal: env.signal, logger: env.logger }, timeoutMs, systemClock);
       text = outcome.result.content;
       isError = outcome.result.isError === true;
       if (taskId) env.hil.completeTask(taskId, !isError, text);
