@@ -52,7 +52,11 @@ export class EnvelopeKeys {
   /** Data keys of password-protected agents unlocked since load, by agent id. Memory only. */
   private readonly unlocked = new Map<string, { envelopeId: string; dataKey: Uint8Array }>();
 
-  constructor(private readonly identity: IdentityService) {}
+  constructor(
+    private readonly identity: IdentityService,
+    /** True while `agent` is still the loaded instance (an unload may happen during the KDF). */
+    private readonly isLoaded: (agent: LoadedAgent) => boolean = () => true,
+  ) {}
 
   /** The data key, or why the envelope is locked. `{ok: true}` with a null envelope never happens: see {@link ensure}. */
   access(agent: LoadedAgent): KeyAccess | { ok: true; envelope: null; dataKey: null } {
@@ -114,6 +118,11 @@ export class EnvelopeKeys {
       if (wrap.via === 'owner') this.adopt(agent.file, envelope, wrap.kw);
       wrap.kw.fill(0);
       if (!dataKey) throw new AgtError('wrong_password', 'wrong password', { details: { agentId: agent.id } });
+      // Unloaded while the KDF ran: keeping the key would unlock a later load without its password.
+      if (!this.isLoaded(agent)) {
+        dataKey.fill(0);
+        throw new AgtError('not_found', `agent ${agent.id} was unloaded`);
+      }
       this.unlocked.set(agent.id, { envelopeId: envelope.id, dataKey });
     } finally {
       passwordKey.fill(0);

@@ -53,7 +53,7 @@ export class CredentialsService {
   readonly watcher: DegradedWatcher;
 
   constructor(private readonly deps: CredentialsDeps) {
-    this.keys = new EnvelopeKeys(deps.identity);
+    this.keys = new EnvelopeKeys(deps.identity, (agent) => deps.registry.list().includes(agent));
     this.watcher = new DegradedWatcher({
       registry: deps.registry,
       credentials: this,
