@@ -58,7 +58,7 @@ export class EnvelopeKeys {
     private readonly isLoaded: (agent: LoadedAgent) => boolean = () => true,
   ) {}
 
-  /** The data key, or why the envelope is locked. `{ok: true}` with a null envelope never happens: see {@link ensure}. */
+  /** The data key, or why the envelope is locked; `envelope: null` when the file has none yet (see {@link ensure}). */
   access(agent: LoadedAgent): KeyAccess | { ok: true; envelope: null; dataKey: null } {
     const envelope = readEnvelope(agent.file);
     if (envelope === null) return { ok: true, envelope: null, dataKey: null };
