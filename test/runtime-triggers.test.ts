@@ -250,3 +250,23 @@ t.test('live wiring: inbox, chat, tool-call and startup triggers through the run
     t.pass('held inbox event replayed after resume');
   });
 });
+
+t.test('every trigger type honours debounce, batch and interval on the fake clock', async (t) => {
+  const { TRIGGER_TYPES } = await import('../contracts/agent-config.js');
+  for (const type of TRIGGER_TYPES) {
+    const { evaluator, wakes, clock } = setup({
+      [type]: {
+        enabled: true,
+        targets: [
+          { scope: 'agent', loop: 'debounced', debounce_ms: 100 },
+          { scope: 'agent', loop: 'batched', batch_count: 2 },
+          { scope: 'agent', loop: 'throttled', interval_ms: 100 },
+        ],
+      },
+    });
+    for (let i = 0; i < 3; i++) evaluator.fire(type, ev());
+    clock.advance(100);
+    const by = (loop: string) => wakes.filter((w) => w.loop === loop).map((w) => w.delivery.count);
+    t.same([by('debounced'), by('batched'), by('throttled')], [[3], [2], [1, 2]], type);
+  }
+});

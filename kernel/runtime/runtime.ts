@@ -27,6 +27,13 @@ export class RuntimeService implements AgentRuntimeHooks {
     public clock: Clock = systemClock,
   ) {
     this.idempotency = new IdempotencyStore<Accepted>({ now: () => this.clock.now() });
+    // Log rows written outside the runtime (kernel, extensions) feed `on_logs` too; the runtime offers
+    // its own rows itself, with their loop, so self-suppression can apply.
+    kernel.bus.subscribe((event) => {
+      if (event.event_type !== 'log.written' || event.source === 'runtime' || !event.agent_id) return;
+      const payload = event.payload as { level: string; origin: string | null; event: string | null; message: string };
+      this.runtimes.get(event.agent_id)?.fire('on_logs', payload);
+    });
   }
 
   private deps(): RuntimeDeps {
