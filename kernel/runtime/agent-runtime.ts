@@ -9,15 +9,15 @@ import type { AgentConfig, TriggerTarget, TriggerType } from '../../contracts/ag
 import { AgtError } from '../../contracts/errors.js';
 import type { EventBus, EventPayloads, EventType } from '../../contracts/events.js';
 import type { Logger } from '../../contracts/logger.js';
-import type { ModelClient, ModelSettings } from '../../contracts/model.js';
+import type { ModelClient } from '../../contracts/model.js';
 import type { ToolDefinition } from '../../contracts/tools.js';
 import type { TimerRow } from '../agents/stores/timers-store.js';
 import type { Clock } from './clock.js';
 import { TRIGGER_OF, type NormalizedDispatch, type TriggerEvent } from './dispatch.js';
 import { LoopExecutor } from './executor/loop-executor.js';
-import { runTurn, type ActiveTool } from './executor/turn.js';
+import { loopInstructions, loopModel, loopTools } from './executor/loop-setup.js';
+import { runTurn } from './executor/turn.js';
 import { HilStore } from './hil.js';
-import { effectiveTools } from './tools/effective.js';
 import { TimerScheduler } from './timers/scheduler.js';
 import { TriggerEvaluator, type TriggerOrigin } from './triggers/evaluator.js';
 import { SystemRunner } from './triggers/system-runner.js';
@@ -153,9 +153,9 @@ export class AgentRuntime {
             emit: (type, payload) => this.emit(type, payload, { loop, turnId: head.turnId }),
             log: (level, message, data) => this.log(level, message, { loop, turnId: head.turnId, data }),
             fire: (type, data) => this.fire(type, data, { loop, turnId: head.turnId }),
-            model: () => this.model(loop),
-            system: () => this.systemPrompt(loop),
-            tools: () => this.activeTools(loop),
+            model: () => loopModel(this.agent, this.deps, loop),
+            system: () => loopInstructions(this.agent, loop),
+            tools: () => loopTools(this.agent, this.deps, loop),
             hil: this.hil,
             clock: this.deps.clock,
             logger: this.deps.logger,
@@ -164,38 +164,6 @@ export class AgentRuntime {
       this.executors.set(name, executor);
     }
     return executor;
-  }
-
-  private async model(loop: string): Promise<{ client: ModelClient; settings: ModelSettings }> {
-    const override = loop === 'main' ? undefined : this.agent.config.loops?.find((l) => l.name === loop)?.model;
-    const settings = { ...this.agent.config.model, ...(override ?? {}) } as ModelSettings;
-    if (!this.deps.hasModelProviders()) {
-      throw new AgtError('unavailable', 'no provider extension is loaded: this turn needs a model (enable the providers extension)');
-    }
-    const client = await this.deps.resolveModel(this.agent, settings.provider);
-    if (!client) throw new AgtError('unavailable', `no loaded provider serves "${settings.provider}"`);
-    return { client, settings };
-  }
-
-  private systemPrompt(loop: string): string {
-    if (loop === 'main') return this.agent.config.instructions;
-    const goal = this.agent.config.loops?.find((l) => l.name === loop)?.goal ?? '';
-    return `You are the inner loop "${loop}" of the agent ${this.agent.config.name}.\nYour goal: ${goal}`;
-  }
-
-  /** Tool definitions this agent sees (built-ins first; contributed names that clash are skipped). */
-  async toolDefinitions(): Promise<ToolDefinition[]> {
-    const builtins = this.deps.builtinTools();
-    const contributed = await this.deps.contributedTools(this.agent.id, new Set(builtins.map((t) => t.name)));
-    return [...builtins, ...contributed];
-  }
-
-  private async activeTools(loop: string): Promise<Map<string, ActiveTool>> {
-    const out = new Map<string, ActiveTool>();
-    for (const tool of effectiveTools(this.agent.config, await this.toolDefinitions(), loop)) {
-      if (tool.enabled) out.set(tool.def.name, { def: tool.def, visible: tool.visible, restricted: tool.restricted });
-    }
-    return out;
   }
 
   // ---- work --------------------------------------------------------------------------------------

@@ -1,0 +1,45 @@
+/**
+ * What one loop's turn is built from: its model (main's, with the loop's partial override), its
+ * instructions (main: `instructions`; inner loop: its `goal`) and its tools (see tools/effective.ts).
+ */
+import { AgtError } from '../../../contracts/errors.js';
+import type { ModelClient, ModelSettings } from '../../../contracts/model.js';
+import type { ToolDefinition } from '../../../contracts/tools.js';
+import type { RuntimeDeps } from '../agent-runtime.js';
+import { effectiveTools } from '../tools/effective.js';
+import type { RuntimeAgent } from '../types.js';
+import type { ActiveTool } from './turn.js';
+
+/** The client and settings for a loop; `unavailable` when no provider extension serves the provider (D3). */
+export async function loopModel(agent: RuntimeAgent, deps: RuntimeDeps, loop: string): Promise<{ client: ModelClient; settings: ModelSettings }> {
+  const override = loop === 'main' ? undefined : agent.config.loops?.find((l) => l.name === loop)?.model;
+  const settings = { ...agent.config.model, ...(override ?? {}) } as ModelSettings;
+  if (!deps.hasModelProviders()) {
+    throw new AgtError('unavailable', 'no provider extension is loaded: this turn needs a model (enable the providers extension)');
+  }
+  const client = await deps.resolveModel(agent, settings.provider);
+  if (!client) throw new AgtError('unavailable', `no loaded provider serves "${settings.provider}"`);
+  return { client, settings };
+}
+
+export function loopInstructions(agent: RuntimeAgent, loop: string): string {
+  if (loop === 'main') return agent.config.instructions;
+  const goal = agent.config.loops?.find((l) => l.name === loop)?.goal ?? '';
+  return `You are the inner loop "${loop}" of the agent ${agent.config.name}.\nYour goal: ${goal}`;
+}
+
+/** Tool definitions an agent sees: built-ins first; contributed names that clash are skipped. */
+export async function toolDefinitions(agent: RuntimeAgent, deps: RuntimeDeps): Promise<ToolDefinition[]> {
+  const builtins = deps.builtinTools();
+  const contributed = await deps.contributedTools(agent.id, new Set(builtins.map((t) => t.name)));
+  return [...builtins, ...contributed];
+}
+
+/** The enabled tools of one loop, by name. */
+export async function loopTools(agent: RuntimeAgent, deps: RuntimeDeps, loop: string): Promise<Map<string, ActiveTool>> {
+  const out = new Map<string, ActiveTool>();
+  for (const tool of effectiveTools(agent.config, await toolDefinitions(agent, deps), loop)) {
+    if (tool.enabled) out.set(tool.def.name, { def: tool.def, visible: tool.visible, restricted: tool.restricted });
+  }
+  return out;
+}
