@@ -55,3 +55,20 @@ t.test('an agent file reloaded after abort runs again', async (t) => {
   const turn = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'back' })).body.turnId;
   t.equal((await h.ended(turn)).event_type, 'turn.completed');
 });
+
+t.test('disabling an inner loop through the config stops its running turn at once', async (t) => {
+  const h = await runtimeHarness(t);
+  const id = await h.agent({ loops: [{ name: 'side', goal: 'g', enabled: true }] });
+  h.model.push({ hang: true });
+  const running = (await h.d.request('POST', `/agents/${id}/chat?loop=side`, { text: 'work' })).body.turnId;
+  await h.waitFor((e) => e.event_type === 'turn.started' && e.turn_id === running);
+  const config = (await h.d.request('GET', `/agents/${id}/config`)).body.config;
+  const put = await h.d.request('PUT', `/agents/${id}/config`, { ...config, loops: [{ name: 'side', goal: 'g', enabled: false }] });
+  t.equal(put.status, 200);
+  const end = await h.ended(running);
+  t.equal(end.event_type, 'agent.error');
+  t.equal((end.payload as any).code, 'loop_disabled');
+  t.equal((await h.d.request('POST', `/agents/${id}/chat?loop=side`, { text: 'again' })).status, 409);
+  const main = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'main still works' })).body.turnId;
+  t.equal((await h.ended(main)).event_type, 'turn.completed');
+});

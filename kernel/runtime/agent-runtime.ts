@@ -296,8 +296,20 @@ export class AgentRuntime {
     return this.fire('on_startup', null) > 0;
   }
 
+  /**
+   * The config was replaced: trigger timing starts over, and the executor of an inner loop that is now
+   * disabled or gone is stopped at once (queued work discarded, the running turn aborted) and dropped,
+   * so a re-enabled loop starts fresh.
+   */
   configChanged(): void {
     this.evaluator.configChanged();
+    for (const [name, executor] of this.executors) {
+      if (name === 'main') continue;
+      const declared = this.agent.config.loops?.find((loop) => loop.name === name);
+      if (declared?.enabled) continue;
+      this.executors.delete(name);
+      void executor.stop(0, 'disabled');
+    }
   }
 
   /** For AgentStatus: the main executor's state, or the display state while main is idle. */

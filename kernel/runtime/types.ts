@@ -34,7 +34,7 @@ export type TurnOutcome =
   | { kind: 'error'; code: string; message: string; status?: number; llmCalls: number; toolCalls: number };
 
 /** Why a running turn's AbortController fired. */
-export type StopCause = 'interrupt' | 'abort' | 'unload' | 'off' | 'timeout' | 'cleared';
+export type StopCause = 'interrupt' | 'abort' | 'unload' | 'disabled' | 'off' | 'timeout' | 'cleared';
 
 /** Defaults of the `limits` object of the agent config. */
 export const DEFAULT_LIMITS = {

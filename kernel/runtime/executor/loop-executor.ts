@@ -111,9 +111,12 @@ export class LoopExecutor {
     return discarded;
   }
 
-  /** Unload: discard the queue, give the running turn `graceMs`, then abort it; resolves when idle. */
-  async stop(graceMs: number): Promise<void> {
-    this.discardQueued('unload');
+  /**
+   * Unload (or the loop was disabled or removed): discard the queue, give the running turn `graceMs`,
+   * then abort it; resolves when nothing runs.
+   */
+  async stop(graceMs: number, reason: 'unload' | 'disabled' = 'unload'): Promise<void> {
+    this.discardQueued(reason);
     this.stopped = true;
     const running = this.current;
     if (running) {
@@ -124,7 +127,7 @@ export class LoopExecutor {
       await Promise.race([running.done, grace]);
       systemClock.clearTimeout(timer);
       if (this.current === running) {
-        this.stopCurrent('unload');
+        this.stopCurrent(reason);
         await running.done;
       }
     }
@@ -136,7 +139,7 @@ export class LoopExecutor {
     if (!this.current && this.stateValue === 'error') this.setState('idle');
   }
 
-  private discardQueued(reason: 'abort' | 'unload' | 'off'): string[] {
+  private discardQueued(reason: 'abort' | 'unload' | 'disabled' | 'off'): string[] {
     const ids = this.queue.splice(0).map((item) => item.turnId);
     if (ids.length > 0) this.host.emit('chat.discarded', { turn_ids: ids, reason }, { loop: this.loop });
     return ids;
@@ -249,6 +252,8 @@ export class LoopExecutor {
         return { kind: 'error', code: 'aborted', message: 'the turn was aborted by the owner', ...counts };
       case 'unload':
         return { kind: 'error', code: 'unloaded', message: 'the agent was unloaded while the turn ran', ...counts };
+      case 'disabled':
+        return { kind: 'error', code: 'loop_disabled', message: 'the loop was disabled or removed while the turn ran', ...counts };
       case 'timeout':
         return { kind: 'error', code: 'timeout', message: 'the turn exceeded limits.turn_timeout_ms', ...counts };
       case 'off':

@@ -27,6 +27,8 @@ export interface SystemRunHost {
 }
 
 const MAX_TEXT = 4_000;
+/** System runs of one agent at a time; more are refused (a trigger flood must not fork-bomb the host). */
+export const MAX_CONCURRENT_SYSTEM_RUNS = 8;
 
 export class SystemRunner {
   private readonly lambdas = new LambdaHost();
@@ -48,6 +50,7 @@ export class SystemRunner {
     const input = { trigger, event: events[events.length - 1] ?? null, events, count };
     try {
       if (this.closed) throw new AgtError('unavailable', 'the agent is unloading');
+      if (this.running.size > MAX_CONCURRENT_SYSTEM_RUNS) throw new AgtError('conflict', `more than ${MAX_CONCURRENT_SYSTEM_RUNS} system runs at once; this one was skipped`);
       let result: unknown;
       let logs: string[] = [];
       if (target.lambda) {
