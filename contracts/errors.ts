@@ -66,7 +66,19 @@ export interface AgtErrorOptions {
   cause?: unknown;
 }
 
+/**
+ * Brand that identifies an AgtError across copies of this module: a third-party extension installed
+ * with its own copy of the contracts still throws errors the kernel recognizes.
+ */
+const AGT_ERROR_BRAND = Symbol.for('agt.contracts.AgtError');
+
 export class AgtError extends Error {
+  /** `instanceof AgtError` is true for any copy's AgtError (see the brand above). */
+  static [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[AGT_ERROR_BRAND] === true;
+  }
+
+  readonly [AGT_ERROR_BRAND] = true;
   readonly code: string;
   readonly statusCode: number;
   readonly details: Record<string, unknown> | undefined;
