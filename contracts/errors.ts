@@ -74,7 +74,7 @@ const AGT_ERROR_BRAND = Symbol.for('agt.contracts.AgtError');
 
 export class AgtError extends Error {
   /** `instanceof AgtError` is true for any copy's AgtError (see the brand above). */
-  static [Symbol.hasInstance](value: unknown): boolean {
+  static override [Symbol.hasInstance](value: unknown): boolean {
     return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[AGT_ERROR_BRAND] === true;
   }
 

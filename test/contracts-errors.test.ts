@@ -24,5 +24,5 @@ t.test('an AgtError from another copy of the contracts is still an AgtError', as
   const foreign = new copy.AgtError('conflict', 'from the copy');
   t.ok(foreign instanceof AgtError);
   t.notOk(new Error('plain') instanceof AgtError);
-  t.notOk(null instanceof AgtError);
+  t.notOk((null as unknown as object) instanceof AgtError);
 });
