@@ -146,3 +146,19 @@ t.test('Idempotency-Key: a repeat answers the same 202 and queues nothing', asyn
   await h.ended(t1.body.turnId);
   t.equal(h.of('turn.started', id).length, 3);
 });
+
+t.test('a queued chat runs before trigger turns queued earlier', async (t) => {
+  const h = await runtimeHarness(t);
+  const id = await h.agent();
+  const gate = new Gate();
+  h.model.push({ stubborn: gate });
+  const first = (await h.d.request('POST', `/agents/${id}/trigger`, { type: 'timer', data: 1 })).body.turnId;
+  await h.waitFor((e) => e.event_type === 'turn.started' && e.turn_id === first);
+  const trigger = (await h.d.request('POST', `/agents/${id}/trigger`, { type: 'timer', data: 2 })).body.turnId;
+  const chat = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'me first' })).body.turnId;
+  gate.release();
+  await Promise.all([h.ended(first), h.ended(trigger), h.ended(chat)]);
+  const order = h.of('turn.started', id).map((e) => e.turn_id);
+  t.same(order, [first, chat, trigger]);
+  t.equal((h.events.find((e) => e.event_type === 'turn.completed' && e.turn_id === first)!.payload as any).stop_reason, 'interrupted', 'the chat interrupted the trigger turn');
+});

@@ -2,7 +2,7 @@
  * The executor of one cognition loop: its state, its queue and the one turn it runs at a time.
  *
  * Queueing (spec section 4, chat rules 2 and 3):
- * - work runs one turn at a time, in arrival order;
+ * - work runs one turn at a time: queued chats first (oldest first), then trigger turns in arrival order;
  * - a chat that arrives while a turn runs interrupts that turn (only the first such chat does: the
  *   turn is already stopping for the others);
  * - a chat's turn absorbs every chat queued by the time of its first model call (consecutive user
@@ -171,8 +171,12 @@ export class LoopExecutor {
     });
   }
 
+  /** The oldest queued chat goes first (a chat interrupted the turn to be answered next); then triggers in order. */
   private async pump(): Promise<void> {
-    while (this.queue.length > 0 && !this.stopped) await this.run(this.queue.shift()!);
+    while (this.queue.length > 0 && !this.stopped) {
+      const chat = this.queue.findIndex((item) => item.kind === 'chat');
+      await this.run(this.queue.splice(chat >= 0 ? chat : 0, 1)[0]!);
+    }
   }
 
   private takeQueuedChats(): QueueItem[] {
