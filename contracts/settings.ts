@@ -15,8 +15,12 @@ export const AppProviderSettings = Type.Object(
     name: Type.String({ minLength: 1 }),
     baseUrl: Type.String({ minLength: 1 }),
     defaultModel: Type.Optional(Type.String()),
-    /** Name of the environment variable that holds the key; the key itself is never in settings. */
-    apiKeyEnv: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' })),
+    /**
+     * Name of the environment variable that holds the key; the key itself is never in settings. The
+     * daemon's own variables (`AGT_*`: token, owner passphrase) are refused so no settings change can
+     * send them to a provider's URL.
+     */
+    apiKeyEnv: Type.Optional(Type.String({ pattern: '^(?!AGT_)[A-Za-z_][A-Za-z0-9_]*$' })),
     requestDelayMs: Type.Optional(Type.Integer({ minimum: 0 })),
     timeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
     maxRetries: Type.Optional(Type.Integer({ minimum: 0, maximum: 10 })),

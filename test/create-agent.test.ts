@@ -216,3 +216,12 @@ t.test('every refusal code', async (t) => {
   const reload = await d.request('POST', '/agents/load', { filePath: failed.body.filePath, requireReview: true });
   t.equal(reload.status, 200, 'it loads later, reviewed');
 });
+
+t.test('a directory that cannot hold an agent file is a 400, not a 500', async (t) => {
+  const d = await withOwner(t);
+  const res = await d.request('POST', '/agents/create', { name: 'Nowhere', directory: '/proc' });
+  t.equal(res.status, 400);
+  t.equal(res.body.code, 'bad_request');
+  t.notOk(existsSync('/proc/nowhere.agt'));
+  t.same((await d.request('GET', '/agents')).body, [], 'nothing loaded');
+});

@@ -26,3 +26,13 @@ t.test('unknown routes: 401 without token, 404 {error, code} with it', async (t)
   t.equal(res.body.code, 'not_found');
   t.type(res.body.error, 'string');
 });
+
+t.test('JSON bodies are not type-coerced; query strings are', async (t) => {
+  const d = await bootDaemon(t);
+  const coerced = await d.request('POST', '/identity/create', { passphrase: 123456789012 });
+  t.equal(coerced.status, 400, 'a number where the schema wants a string is refused, not converted');
+  t.equal(coerced.body.code, 'bad_request');
+  t.equal((await d.request('GET', '/identity')).body.status, 'none', 'nothing was created');
+  const query = await d.request('GET', '/events?since=abc');
+  t.equal(query.status, 400);
+});

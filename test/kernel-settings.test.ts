@@ -41,4 +41,11 @@ t.test('settings routes validate, persist and refuse key material', async (t) =>
   t.equal(secret.status, 403);
   t.notMatch(JSON.stringify(secret.body), 'sk-live-123');
   t.notMatch(readFileSync(file, 'utf8'), 'sk-live-123');
+
+  for (const name of ['AGT_DAEMON_TOKEN', 'AGT_OWNER_PASSPHRASE']) {
+    const exfiltrate = await d.request('PUT', '/settings/providers', {
+      value: [{ id: 'x', type: 'openai', name: 'X', baseUrl: 'http://127.0.0.1:9/v1', apiKeyEnv: name }],
+    });
+    t.equal(exfiltrate.status, 400, `apiKeyEnv ${name} refused: the daemon's own secrets are never a provider key`);
+  }
 });

@@ -1,6 +1,7 @@
 /** Builds the root fastify instance: TypeBox provider, OpenAPI collection, guards and error mapping. */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify';
 import swagger from '@fastify/swagger';
+import { AjvCompiler } from '@fastify/ajv-compiler';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { installErrorHandling } from './error-handler.js';
@@ -35,8 +36,15 @@ export async function buildApp(options: AppOptions): Promise<KernelApp> {
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
     forceCloseConnections: true,
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true } },
   }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // JSON bodies are typed already: a number where a string belongs is a 400, never silently converted.
+  // Query strings, params and headers are text on the wire and are coerced to their schema's types.
+  const compilers = AjvCompiler();
+  const base = { removeAdditional: false, useDefaults: true, allErrors: false } as const;
+  const bodyCompiler = compilers({}, { customOptions: { ...base, coerceTypes: false } });
+  const textCompiler = compilers({}, { customOptions: { ...base, coerceTypes: 'array' } });
+  app.setValidatorCompiler((route) => (route.httpPart === 'body' ? bodyCompiler(route) : textCompiler(route)));
 
   await app.register(swagger, {
     openapi: {

@@ -197,7 +197,13 @@ async function createAgent(kernel: Kernel, body: CreateBody) {
     file = AgentFile.create(filePath, config);
   } catch (error) {
     if (error instanceof AgtError && error.code === 'conflict') throw nameTaken();
-    throw error;
+    if (error instanceof AgtError) throw error;
+    // The directory exists but cannot hold a database (read-only, a pseudo filesystem): the caller's input.
+    removeHalfCreated(filePath);
+    throw new AgtError('bad_request', `cannot create an agent file in ${dir.path}: ${(error as Error).message}`, {
+      details: { directory: dir.path },
+      cause: error,
+    });
   }
   let sealed: Awaited<ReturnType<typeof kernel.agentIdentity.initialize>>;
   try {
