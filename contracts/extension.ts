@@ -35,7 +35,7 @@ export interface ExtensionContributions {
   modelClients(provider: ModelClientProvider): void;
   /** Concatenated in load order; built-in names win; later duplicates are skipped. */
   tools(contributor: ToolContributor): void;
-  /** Attached to every started agent, in parallel. */
+  /** Attached to every loaded agent, in parallel; detached at unload or when this extension stops. */
   inboxSource(source: InboxSource): void;
   /** Sequential: load order for loaded/started, reverse for stopped/unloaded; errors logged. */
   lifecycle(hooks: AgentLifecycleHooks): void;

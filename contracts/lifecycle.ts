@@ -5,8 +5,9 @@
  * - `loaded` and `started` run sequentially in extension load order; `stopped` and `unloaded` run
  *   sequentially in reverse order. Each call has a 10 s deadline; an error is logged and the next
  *   hook still runs: a hook can never stop an agent from loading or unloading.
- * - Every {@link InboxSource} is attached, in parallel, to every started agent; the function it
- *   returns is called when the agent stops. A failing attach is logged and the others go on.
+ * - Every {@link InboxSource} is attached, in parallel, to every loaded agent (a loaded agent runs:
+ *   its triggers and timers are live); the function it returns is called when the agent unloads or
+ *   the extension stops. A failing attach is logged and the others go on.
  */
 import type { AgentView, InboundMessage } from './services.js';
 

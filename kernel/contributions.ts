@@ -48,10 +48,19 @@ export class Contributions {
     };
   }
 
-  /** Drops everything an extension contributed (it failed or was stopped). */
+  /**
+   * Drops everything an extension contributed (it failed or was stopped), and detaches its inbox
+   * sources from the agents they were attached to; the detaching runs in the background.
+   */
   withdraw(owner: string): void {
     for (const list of [this.modelProviders, this.toolContributors, this.inboxSources, this.hooks] as Owned<unknown>[][]) {
       for (let i = list.length - 1; i >= 0; i--) if (list[i]!.owner === owner) list.splice(i, 1);
+    }
+    for (const [agentId, list] of this.attached) {
+      const mine = list.filter((entry) => entry.owner === owner);
+      if (mine.length === 0) continue;
+      this.attached.set(agentId, list.filter((entry) => entry.owner !== owner));
+      void this.runDetach(agentId, mine);
     }
   }
 
@@ -128,6 +137,10 @@ export class Contributions {
   async detachInboxSources(agentId: string): Promise<void> {
     const list = this.attached.get(agentId) ?? [];
     this.attached.delete(agentId);
+    await this.runDetach(agentId, list);
+  }
+
+  private async runDetach(agentId: string, list: Array<{ owner: string; detach: Detach }>): Promise<void> {
     await Promise.all(
       list.map(async ({ owner, detach }) => {
         try {

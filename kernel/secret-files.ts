@@ -1,6 +1,6 @@
 /** The daemon's own secret files in the data directory: the bearer token and the local proof. */
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from './settings.js';
 
@@ -18,7 +18,11 @@ export function loadToken(dataDir: string, fromEnv: string | undefined): { token
   const path = join(dataDir, 'daemon-token');
   if (existsSync(path)) {
     const existing = readFileSync(path, 'utf8').trim();
-    if (TOKEN_PATTERN.test(existing)) return { token: existing, source: 'file' };
+    if (TOKEN_PATTERN.test(existing)) {
+      // A token someone made world-readable is put back to owner-only rather than trusted as is.
+      if ((statSync(path).mode & 0o777) !== 0o600) chmodSync(path, 0o600);
+      return { token: existing, source: 'file' };
+    }
   }
   const token = newSecret();
   writeFileAtomic(path, `${token}\n`);

@@ -111,3 +111,20 @@ t.test('behind a proxy, loopback-only routes need the local proof', async (t) =>
   t.equal(right.status, 202);
   await d.daemon.closed;
 });
+
+t.test('router-level errors still pass the guard and answer {error, code}', async (t) => {
+  const d = await bootDaemon(t);
+  const port = d.daemon.port;
+  const badUrl = await rawRequest(d.url, { path: '/agents/%E0%A4%A', headers: { host: 'evil.example' } });
+  t.equal(badUrl.status, 403, 'the Host check comes first');
+  t.equal(badUrl.body.code, 'host_not_allowed');
+  const anonymous = await rawRequest(d.url, { path: '/agents/%E0%A4%A', headers: { host: `localhost:${port}` } });
+  t.equal(anonymous.status, 401);
+  const authed = await rawRequest(d.url, { path: '/agents/%E0%A4%A', headers: { authorization: `Bearer ${d.token}` } });
+  t.equal(authed.status, 400);
+  t.same(Object.keys(authed.body).sort(), ['code', 'error']);
+  t.equal(authed.body.code, 'bad_request');
+  const longId = 'a'.repeat(300);
+  const long = await d.request('GET', `/agents/${longId}/status`);
+  t.equal(long.status, 404, 'a 300-character id is routed (and simply unknown)');
+});

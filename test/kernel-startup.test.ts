@@ -46,8 +46,11 @@ t.test('token: kept across restarts, malformed replaced, deleted rotates, env ov
   first.child.kill('SIGINT');
   t.equal(await first.exited, 0, 'SIGINT shuts down cleanly');
 
+  const { chmodSync } = await import('node:fs');
+  chmodSync(tokenPath, 0o644);
   const again = await spawnDaemon(t, { dataDir });
   t.equal(readFileSync(tokenPath, 'utf8').trim(), token1, 'kept');
+  t.equal(mode(tokenPath), 0o600, 'a loosened mode is repaired');
   again.child.kill('SIGTERM');
   await again.exited;
 

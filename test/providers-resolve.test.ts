@@ -11,8 +11,8 @@ import { bootProviders, makeRequest } from './fakes/providers-harness.js';
 
 const APP_KEY = 'sk-app-key-111111111111';
 const AGENT_KEY = 'sk-agent-key-22222222222';
-process.env.AGT_TEST_APP_KEY = APP_KEY;
-t.teardown(() => void delete process.env.AGT_TEST_APP_KEY);
+process.env.TEST_APP_KEY_AGT = APP_KEY;
+t.teardown(() => void delete process.env.TEST_APP_KEY_AGT);
 
 const context = (providers: ModelResolveContext['agentProviders'], credentials: Record<string, string> = {}): ModelResolveContext => ({
   agentId: 'a1',
@@ -22,7 +22,7 @@ const context = (providers: ModelResolveContext['agentProviders'], credentials: 
 
 t.test('app providers resolve with their env key; unknown ids do not', async (t) => {
   const fake = await startFakeOpenAI(t, [reply.text('from app')]);
-  const ext = await bootProviders(t, { settings: { providers: [{ id: 'app', type: 'openai', name: 'App', baseUrl: fake.baseUrl, apiKeyEnv: 'AGT_TEST_APP_KEY' }] } });
+  const ext = await bootProviders(t, { settings: { providers: [{ id: 'app', type: 'openai', name: 'App', baseUrl: fake.baseUrl, apiKeyEnv: 'TEST_APP_KEY_AGT' }] } });
   t.equal(ext.clients.length, 1, 'one ModelClientProvider contributed');
   const client = await ext.clients[0]!.resolve('app', context([]));
   t.ok(client);
@@ -34,7 +34,7 @@ t.test('app providers resolve with their env key; unknown ids do not', async (t)
 t.test("the agent's own declaration wins, with its sealed key; the app key never goes to it", async (t) => {
   const appServer = await startFakeOpenAI(t, () => reply.text('app'));
   const agentServer = await startFakeOpenAI(t, () => reply.text('agent'));
-  const ext = await bootProviders(t, { settings: { providers: [{ id: 'shared', type: 'openai', name: 'App', baseUrl: appServer.baseUrl, apiKeyEnv: 'AGT_TEST_APP_KEY' }] } });
+  const ext = await bootProviders(t, { settings: { providers: [{ id: 'shared', type: 'openai', name: 'App', baseUrl: appServer.baseUrl, apiKeyEnv: 'TEST_APP_KEY_AGT' }] } });
   const declared = [{ id: 'shared', type: 'openai', name: 'Mine', baseUrl: agentServer.baseUrl, params: [{ key: 'seed', value: '9' }] }];
   const withKey = await ext.clients[0]!.resolve('shared', context(declared, { 'provider:shared': AGENT_KEY }));
   t.equal((await withKey!.complete(makeRequest())).text, 'agent');
@@ -50,7 +50,7 @@ t.test('a settings change applies to the next resolve', async (t) => {
   const fake = await startFakeOpenAI(t, () => reply.text('ok'));
   const ext = await bootProviders(t, { settings: { providers: [] } });
   t.equal(await ext.clients[0]!.resolve('later', context([])), undefined);
-  ext.setSettings({ providers: [{ id: 'later', type: 'openai-compatible', name: 'Later', baseUrl: fake.baseUrl, apiKeyEnv: 'AGT_TEST_APP_KEY' }] });
+  ext.setSettings({ providers: [{ id: 'later', type: 'openai-compatible', name: 'Later', baseUrl: fake.baseUrl, apiKeyEnv: 'TEST_APP_KEY_AGT' }] });
   await (await ext.clients[0]!.resolve('later', context([])))!.complete(makeRequest());
   t.equal(fake.chatRequests()[0]!.headers.authorization, `Bearer ${APP_KEY}`);
 });

@@ -13,7 +13,7 @@ import { startFakeAnthropic } from './fakes/anthropic.js';
 import { reply, startFakeOpenAI } from './fakes/openai.js';
 
 const KEY = 'sk-route-test-KEY-987654321';
-const ENV = 'AGT_TEST_PROVIDER_KEY';
+const ENV = 'TEST_PROVIDER_KEY_AGT';
 const MODULE = join(ROOT, 'extensions/providers/index.ts');
 const CONFIG = { retryBaseMs: 10, retryMaxMs: 50, checkTimeoutMs: 2_000, timeoutMs: 5_000, idleTimeoutMs: 2_000 };
 const manifest = { extensions: [{ name: 'providers', module: MODULE, enabled: true, config: CONFIG }] };
@@ -34,7 +34,7 @@ t.test('list, read, check and models of app providers', async (t) => {
   const d = await boot(t, [
     { id: 'oa', type: 'openai', name: 'OpenAI', baseUrl: openai.baseUrl, defaultModel: 'gpt-4o', apiKeyEnv: ENV },
     { id: 'an', type: 'anthropic', name: 'Anthropic', baseUrl: anthropic.baseUrl, apiKeyEnv: ENV, requestDelayMs: 100 },
-    { id: 'nokey', type: 'openrouter', name: 'OpenRouter', baseUrl: openai.baseUrl, apiKeyEnv: 'AGT_TEST_UNSET_VAR' },
+    { id: 'nokey', type: 'openrouter', name: 'OpenRouter', baseUrl: openai.baseUrl, apiKeyEnv: 'TEST_UNSET_VAR_AGT' },
     { id: 'local', type: 'openai-compatible', name: 'Local', baseUrl: openai.baseUrl },
   ]);
 

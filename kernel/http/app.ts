@@ -5,7 +5,8 @@ import { AjvCompiler } from '@fastify/ajv-compiler';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { installErrorHandling } from './error-handler.js';
-import { installGuards, type GuardOptions } from './guards.js';
+import { checkRequest, installGuards, type GuardOptions } from './guards.js';
+import { AgtError } from '../../contracts/errors.js';
 
 export type KernelApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
 
@@ -35,6 +36,20 @@ export async function buildApp(options: AppOptions): Promise<KernelApp> {
     // Bodies are small JSON documents; a larger limit is set per route where files travel.
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
+    // Ids and meta keys may be long (config allows 128-char ids); the router's default cap is 100.
+    maxParamLength: 512,
+    // Errors the router raises before any hook (malformed URL, over-long parameter) still pass the
+    // request guard first and answer in the `{error, code}` shape.
+    frameworkErrors: (error, request, reply) => {
+      let refusal: AgtError;
+      try {
+        checkRequest(request, options.guard, undefined);
+        refusal = new AgtError('bad_request', error.message);
+      } catch (guardError) {
+        refusal = guardError as AgtError;
+      }
+      void (reply as import('fastify').FastifyReply).status(refusal.statusCode).send(refusal.toBody());
+    },
     forceCloseConnections: true,
   }).withTypeProvider<TypeBoxTypeProvider>();
 

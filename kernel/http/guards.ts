@@ -39,26 +39,32 @@ export function isLocalRequest(request: FastifyRequest, options: Pick<GuardOptio
   return typeof proof === 'string' && secretEquals(proof.trim(), options.localProof);
 }
 
+/**
+ * The guard itself: throws the first refusal. `route` is undefined when the router never matched (a
+ * malformed URL), which is then treated as an authenticated, non-local route.
+ */
+export function checkRequest(request: FastifyRequest, options: GuardOptions, route = request.routeOptions?.config): void {
+  const host = request.headers.host;
+  if (!hostAllowed(host, options)) {
+    throw new AgtError('host_not_allowed', 'Host header does not name this daemon');
+  }
+  const origin = request.headers.origin;
+  const fetchSite = request.headers['sec-fetch-site'];
+  if ((origin !== undefined && !originIsSameOrigin(origin, host)) || fetchSite === 'cross-site' || fetchSite === 'same-site') {
+    throw new AgtError('cross_origin', 'cross-origin browser requests are refused');
+  }
+  if (!route?.public) {
+    const header = request.headers.authorization ?? '';
+    const match = /^Bearer\s+(.+)$/i.exec(header);
+    if (!match || !secretEquals(match[1]!.trim(), options.token)) {
+      throw new AgtError('unauthorized', 'missing or wrong bearer token');
+    }
+  }
+  if (route?.loopbackOnly && !isLocalRequest(request, options)) {
+    throw new AgtError('loopback_only', 'this route answers only callers on the daemon host');
+  }
+}
+
 export function installGuards(app: FastifyInstance, options: GuardOptions): void {
-  app.addHook('onRequest', async (request) => {
-    const host = request.headers.host;
-    if (!hostAllowed(host, options)) {
-      throw new AgtError('host_not_allowed', 'Host header does not name this daemon');
-    }
-    const origin = request.headers.origin;
-    const fetchSite = request.headers['sec-fetch-site'];
-    if ((origin !== undefined && !originIsSameOrigin(origin, host)) || fetchSite === 'cross-site' || fetchSite === 'same-site') {
-      throw new AgtError('cross_origin', 'cross-origin browser requests are refused');
-    }
-    if (!request.routeOptions.config?.public) {
-      const header = request.headers.authorization ?? '';
-      const match = /^Bearer\s+(.+)$/i.exec(header);
-      if (!match || !secretEquals(match[1]!.trim(), options.token)) {
-        throw new AgtError('unauthorized', 'missing or wrong bearer token');
-      }
-    }
-    if (request.routeOptions.config?.loopbackOnly && !isLocalRequest(request, options)) {
-      throw new AgtError('loopback_only', 'this route answers only callers on the daemon host');
-    }
-  });
+  app.addHook('onRequest', async (request) => checkRequest(request, options));
 }

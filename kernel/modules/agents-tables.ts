@@ -41,8 +41,9 @@ export function registerTableRoutes(app: KernelApp, kernel: Kernel): void {
         summary: 'Rows of a `local_*` table or `agt_audit` (400 `Invalid table name` otherwise; BLOBs as base64)',
         params: TableParams,
         querystring: Type.Object({
-          limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
-          offset: Type.Integer({ minimum: 0, default: 0 }),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+          // Bounded so a huge value is a 400, not a float that SQLite refuses.
+          offset: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 })),
         }),
         response: {
           200: Type.Object({
@@ -56,7 +57,7 @@ export function registerTableRoutes(app: KernelApp, kernel: Kernel): void {
     },
     async (request) => {
       const agent = registry.resolve(request.params.id);
-      const page = agent.file.tables.read(request.params.table, request.query.limit, request.query.offset);
+      const page = agent.file.tables.read(request.params.table, request.query.limit ?? 100, request.query.offset ?? 0);
       return { agentId: agent.id, ...page };
     },
   );

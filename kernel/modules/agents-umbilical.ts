@@ -18,14 +18,14 @@ export function registerUmbilicalRoutes(app: KernelApp, kernel: Kernel): void {
         params: Type.Object({ id: Type.String({ minLength: 1 }) }),
         querystring: Type.Object({
           since_seq: Type.Optional(Type.Integer({ minimum: 0 })),
-          limit: Type.Integer({ minimum: 1, maximum: UMBILICAL_MAX_LIMIT, default: UMBILICAL_DEFAULT_LIMIT }),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: UMBILICAL_MAX_LIMIT, default: UMBILICAL_DEFAULT_LIMIT })),
         }),
         response: { 200: UmbilicalPage, ...errorResponses(404, 409) },
       },
     },
     async (request) => {
       const agent = kernel.registry.resolve(request.params.id);
-      return { agentId: agent.id, ...kernel.registry.umbilical.read(agent.id, request.query.since_seq, request.query.limit) };
+      return { agentId: agent.id, ...kernel.registry.umbilical.read(agent.id, request.query.since_seq, request.query.limit ?? UMBILICAL_DEFAULT_LIMIT) };
     },
   );
 }
