@@ -37,7 +37,7 @@ export async function buildApp(options: AppOptions): Promise<KernelApp> {
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
     // Ids and meta keys may be long (config allows 128-char ids); the router's default cap is 100.
-    maxParamLength: 512,
+    routerOptions: { maxParamLength: 512 },
     // Errors the router raises before any hook (malformed URL, over-long parameter) still pass the
     // request guard first and answer in the `{error, code}` shape.
     frameworkErrors: (error, request, reply) => {
