@@ -9,6 +9,7 @@ import { credentialsModule } from './credentials.js';
 import { eventsModule } from './events.js';
 import { healthModule } from './health.js';
 import { identityModule } from './identity.js';
+import { loopsModule } from './loops.js';
 import { notImplementedModule } from './not-implemented.js';
 import { runtimeModule } from './runtime.js';
 import { settingsModule } from './settings.js';
@@ -17,6 +18,7 @@ import { templatesModule } from './templates.js';
 import { timersModule } from './timers.js';
 
 export const KERNEL_MODULES: KernelModule[] = [healthModule, settingsModule, eventsModule, identityModule, agentsModule, credentialsModule, agentIdentityModule, createAgentModule, chatModule, controlModule, timersModule, tasksModule, templatesModule, runtimeModule,
+  loopsModule,
   // Last: answers 501 for spec routes no module above registered.
   notImplementedModule,
 ];
