@@ -29,6 +29,7 @@ import { requireReadyIdentity } from '../identity/index.js';
 import type { Kernel, KernelModule } from '../kernel.js';
 import { defaultTemplateId, resolveTemplate } from '../templates/resolve.js';
 import type { TemplateConfig } from '../templates/types.js';
+import { startAgent } from '../agents/start-agent.js';
 
 const TAGS = ['Agents'];
 export const MAX_NAME_LENGTH = 64;
@@ -156,21 +157,6 @@ function trackFolder(kernel: Kernel, dir: string): void {
 }
 
 /** Starts a loaded agent through the runtime's start hook; false when there is none or it failed. */
-async function startAgent(kernel: Kernel, agent: LoadedAgent): Promise<boolean> {
-  const runtime = kernel.runtime as { start?: (agent: LoadedAgent) => boolean } | undefined;
-  if (typeof runtime?.start !== 'function') return false;
-  try {
-    const startupTriggered = runtime.start(agent);
-    agent.started = true;
-    kernel.bus.emit('agent.started', { agentId: agent.id, payload: { startupTriggered } });
-    await kernel.contributions.runLifecycle('started', agent.view());
-    return true;
-  } catch (error) {
-    kernel.registry.log(agent, { level: 'error', origin: 'kernel', event: 'start_failed', message: `the new agent could not be started: ${(error as Error).message}` });
-    return false;
-  }
-}
-
 /** Removes a file that never became an agent (identity sealing failed), with its WAL companions. */
 function removeHalfCreated(filePath: string): void {
   for (const suffix of ['', '-wal', '-shm']) rmSync(`${filePath}${suffix}`, { force: true });
@@ -233,7 +219,7 @@ async function createAgent(kernel: Kernel, body: CreateBody) {
       cause: error,
     });
   }
-  const started = body.start === true ? await startAgent(kernel, agent) : false;
+  const started = body.start === true ? (await startAgent(kernel, agent)).started : false;
   return { agentId: agent.id, name: agent.name, filePath: canonical, did: sealed.did, started };
 }
 

@@ -11,6 +11,7 @@ import { healthModule } from './health.js';
 import { identityModule } from './identity.js';
 import { loopsModule } from './loops.js';
 import { notImplementedModule } from './not-implemented.js';
+import { startAgentModule } from './start-agent.js';
 import { runtimeModule } from './runtime.js';
 import { settingsModule } from './settings.js';
 import { tasksModule } from './tasks.js';
@@ -19,6 +20,7 @@ import { timersModule } from './timers.js';
 
 export const KERNEL_MODULES: KernelModule[] = [healthModule, settingsModule, eventsModule, identityModule, agentsModule, credentialsModule, agentIdentityModule, createAgentModule, chatModule, controlModule, timersModule, tasksModule, templatesModule, runtimeModule,
   loopsModule,
+  startAgentModule,
   // Last: answers 501 for spec routes no module above registered.
   notImplementedModule,
 ];
