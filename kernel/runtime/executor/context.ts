@@ -6,16 +6,21 @@
  * |-----------|-------------|-------------------------------------------|
  * | user      | message     | `{text, chat_turn_id}` (a chat)           |
  * | user      | trigger     | `{text, trigger, events, count}`          |
- * | assistant | message     | `{text}`                                  |
- * | assistant | tool_call   | `{text, toolCalls: [{id, name, args}]}`   |
+ * | assistant | message     | `{text, reasoning?}`                      |
+ * | assistant | tool_call   | `{text, toolCalls: [{id, name, args}], reasoning?}` |
  * | tool      | tool_result | `{toolCallId, name, text, isError}`       |
  * | system    | notice      | `{text}` (abort notices, suspensions)     |
  * | system    | summary     | `{text}` (compaction)                     |
  *
+ * `reasoning` holds the provider's opaque reasoning blocks (Anthropic `thinking` / `redacted_thinking`
+ * with their signatures), stored unchanged so the next call can send them back with the assistant
+ * message (Anthropic refuses a tool-use continuation without them when thinking is on). They are never
+ * text: `GET chat` does not show them.
+ *
  * Reading is lenient: rows written by other parts of the daemon with other shapes become text.
  */
 import type { LoopRow } from '../../agents/stores/loop-store.js';
-import type { ModelMessage, ToolCall } from '../../../contracts/model.js';
+import type { ModelMessage, ReasoningBlock, ToolCall } from '../../../contracts/model.js';
 
 const MAX_TRIGGER_TEXT = 8_000;
 
@@ -39,6 +44,22 @@ function toolCallsOf(content: unknown): ToolCall[] {
     .map((c) => ({ id: c.id as string, name: c.name as string, args: asObject(c.args) }));
 }
 
+/** The well-formed reasoning blocks of an assistant row, unchanged (signatures included). */
+export function reasoningOf(content: unknown): ReasoningBlock[] {
+  const blocks = asObject(content).reasoning;
+  if (!Array.isArray(blocks)) return [];
+  const out: ReasoningBlock[] = [];
+  for (const raw of blocks) {
+    const b = asObject(raw);
+    if (b.type === 'thinking' && typeof b.thinking === 'string' && typeof b.signature === 'string') {
+      out.push({ type: 'thinking', thinking: b.thinking, signature: b.signature });
+    } else if (b.type === 'redacted_thinking' && typeof b.data === 'string') {
+      out.push({ type: 'redacted_thinking', data: b.data });
+    }
+  }
+  return out;
+}
+
 /** One row as a model message, or null for rows the model never sees. */
 export function rowToMessage(row: LoopRow): ModelMessage | null {
   const content = asObject(row.content);
@@ -47,7 +68,13 @@ export function rowToMessage(row: LoopRow): ModelMessage | null {
       return { role: 'user', content: rowText(row.content) };
     case 'assistant': {
       const toolCalls = toolCallsOf(row.content);
-      return toolCalls.length > 0 ? { role: 'assistant', content: rowText(row.content), toolCalls } : { role: 'assistant', content: rowText(row.content) };
+      const reasoning = reasoningOf(row.content);
+      return {
+        role: 'assistant',
+        content: rowText(row.content),
+        ...(toolCalls.length > 0 ? { toolCalls } : {}),
+        ...(reasoning.length > 0 ? { reasoning } : {}),
+      };
     }
     case 'tool':
       if (typeof content.toolCallId !== 'string') return { role: 'user', content: `[tool output] ${rowText(row.content)}` };
@@ -117,7 +144,10 @@ export interface HistoryEntry {
   isError?: boolean;
 }
 
-/** Chat history for `GET /agents/{id}/chat`: rows as provider-neutral messages with row metadata. */
+/**
+ * Chat history for `GET /agents/{id}/chat`: rows as provider-neutral messages with row metadata.
+ * Reasoning blocks are left out (they are opaque provider state, not conversation).
+ */
 export function historyMessage(row: LoopRow): HistoryEntry {
   const message = rowToMessage(row);
   const base = { id: row.id, role: row.role as string, kind: row.kind as string, content: rowText(row.content), turnId: row.turn_id, createdAt: row.created_at };

@@ -10,7 +10,7 @@ import type { Logger } from '../../../contracts/logger.js';
 import type { ToolDefinition } from '../../../contracts/tools.js';
 import type { TriggerType } from '../../../contracts/agent-config.js';
 import type { LoopRowInput } from '../../agents/stores/loop-store.js';
-import { systemClock, type Clock } from '../clock.js';
+import { systemClock, type Clock, type TimerHandle } from '../clock.js';
 import type { HilStore } from '../hil.js';
 import { DEFAULT_LIMITS, limitOf, MAX_CONTEXT_ROWS, type ExecutorState, type QueueItem, type RuntimeAgent } from '../types.js';
 import { buildMessages, triggerText } from './context.js';
@@ -115,23 +115,30 @@ async function converse(env: TurnEnv, counters: Counters): Promise<TurnResult> {
     const messages = buildMessages(env.agent.file.loop.tail(env.loop, MAX_CONTEXT_ROWS));
     const call = counters.llmCalls + 1;
     const startedAt = env.clock.now();
-    const response = await client.complete({
-      agentId: env.agent.id,
-      model: settings,
-      system: env.system(),
-      messages,
-      tools: modelTools,
-      signal: env.signal,
-      onDelta: (text) => {
-        if (text) env.emit('llm.delta', { text, call });
-      },
-    });
+    const deltas = new DeltaCoalescer((text) => env.emit('llm.delta', { text, call }));
+    let response: Awaited<ReturnType<ModelClient['complete']>>;
+    try {
+      response = await client.complete({
+        agentId: env.agent.id,
+        model: settings,
+        system: env.system(),
+        messages,
+        tools: modelTools,
+        signal: env.signal,
+        onDelta: (text) => deltas.push(text),
+      });
+    } finally {
+      // What streamed is announced before anything else of this call (the row, llm.completed, an error).
+      deltas.close();
+    }
     counters.llmCalls++;
     const toolCalls = response.toolCalls ?? [];
+    // Reasoning blocks (with their signatures) go back to the provider with this message next call.
+    const reasoning = Array.isArray(response.reasoning) && response.reasoning.length > 0 ? { reasoning: response.reasoning } : {};
     append(env, {
       role: 'assistant',
       kind: toolCalls.length > 0 ? 'tool_call' : 'message',
-      content: toolCalls.length > 0 ? { text: response.text ?? '', toolCalls } : { text: response.text ?? '' },
+      content: toolCalls.length > 0 ? { text: response.text ?? '', toolCalls, ...reasoning } : { text: response.text ?? '', ...reasoning },
       model: response.model,
       provider: response.provider,
       usage: response.usage,
@@ -162,6 +169,47 @@ async function converse(env: TurnEnv, counters: Counters): Promise<TurnResult> {
       counters.toolCalls++;
       await runToolCall(env, tools, toolCall, limits.toolTimeoutMs);
     }
+  }
+}
+
+/** How long streamed text is gathered before one `llm.delta` carries it (wall-clock time). */
+export const DELTA_FLUSH_MS = 100;
+
+/**
+ * Gathers a call's streamed text so a long answer becomes one `llm.delta` per {@link DELTA_FLUSH_MS}
+ * instead of one per token (the event buffer holds 1000 frames for every agent). Order and text are kept
+ * exactly: the events' texts concatenate to what streamed. `close` flushes the rest; a delta after it
+ * is emitted at once.
+ */
+export class DeltaCoalescer {
+  private buffer = '';
+  private timer: TimerHandle | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly emit: (text: string) => void,
+    private readonly flushMs = DELTA_FLUSH_MS,
+  ) {}
+
+  push(text: string): void {
+    if (!text) return;
+    if (this.closed) return this.emit(text);
+    this.buffer += text;
+    this.timer ??= systemClock.setTimeout(() => this.flush(), this.flushMs);
+  }
+
+  close(): void {
+    this.flush();
+    this.closed = true;
+  }
+
+  private flush(): void {
+    systemClock.clearTimeout(this.timer);
+    this.timer = undefined;
+    if (!this.buffer) return;
+    const text = this.buffer;
+    this.buffer = '';
+    this.emit(text);
   }
 }
 
