@@ -2,6 +2,7 @@
 import type { KernelModule } from '../kernel.js';
 import { agentIdentityModule } from './agent-identity.js';
 import { agentsModule } from './agents.js';
+import { autostartModule } from './autostart.js';
 import { chatModule } from './chat.js';
 import { controlModule } from './control.js';
 import { createAgentModule } from './create-agent.js';
@@ -21,6 +22,7 @@ import { timersModule } from './timers.js';
 export const KERNEL_MODULES: KernelModule[] = [healthModule, settingsModule, eventsModule, identityModule, agentsModule, credentialsModule, agentIdentityModule, createAgentModule, chatModule, controlModule, timersModule, tasksModule, templatesModule, runtimeModule,
   loopsModule,
   startAgentModule,
+  autostartModule,
   // Last: answers 501 for spec routes no module above registered.
   notImplementedModule,
 ];
