@@ -9,28 +9,11 @@ import { errorResponses } from '../../contracts/http.js';
 import type { KernelModule } from '../kernel.js';
 
 const SPEC_ROUTES: Array<[HTTPMethods, string, string]> = [
-  ['POST', '/agents/create', 'Agents'],
-  ['POST', '/agents/autostart', 'Agents'],
-  ['POST', '/agents/:id/start', 'Agents'],
-  ['GET', '/agents/:id/loops', 'Loops'],
   ['POST', '/agents/:id/loops', 'Loops'],
-  ['GET', '/agents/:id/loops/:name', 'Loops'],
   ['PATCH', '/agents/:id/loops/:name', 'Loops'],
   ['DELETE', '/agents/:id/loops/:name', 'Loops'],
-  ['GET', '/agents/:id/loop', 'Loops'],
   ['GET', '/agents/:id/context', 'Loops'],
   ['POST', '/agents/:id/compact', 'Loops'],
-  ['GET', '/agents/:id/chat', 'Chat'],
-  ['POST', '/agents/:id/chat', 'Chat'],
-  ['DELETE', '/agents/:id/chat', 'Chat'],
-  ['POST', '/agents/:id/trigger', 'Chat'],
-  ['POST', '/agents/:id/abort', 'Agents'],
-  ['POST', '/agents/:id/interrupt', 'Agents'],
-  ['POST', '/agents/:id/state', 'Agents'],
-  ['GET', '/agents/:id/timers', 'Timers'],
-  ['POST', '/agents/:id/timers', 'Timers'],
-  ['PUT', '/agents/:id/timers/:timerId', 'Timers'],
-  ['DELETE', '/agents/:id/timers/:timerId', 'Timers'],
 ];
 
 export const notImplementedModule: KernelModule = {
