@@ -79,3 +79,61 @@ t.test('stale or dead leases are taken over; a fresh foreign one is not', async 
   t.equal(row(stale), undefined, 'released at unload');
   t.equal(row(fresh)?.owner, 'remote', 'a refused load leaves the holder alone');
 });
+
+t.test('a lease taken over by another daemon stops the agent here and leaves the new holder alone', async (t) => {
+  const d = await bootDaemon(t);
+  const path = await createAgentFile(tempDir(t), { name: 'usurped' });
+  const { body: ref } = await d.request('POST', '/agents/load', { filePath: path });
+  const unloaded = new Promise<Record<string, unknown>>((done) =>
+    d.daemon.kernel.bus.subscribe((event) => {
+      if (event.event_type === 'agent.unloaded' && event.agent_id === ref.id) done(event.payload as Record<string, unknown>);
+    }),
+  );
+
+  // Another daemon took the lease over (ours looked stale to it); the next heartbeat finds out.
+  writeLease(path, { owner: 'usurper', pid: 1, host: 'elsewhere', heartbeatAt: Date.now() });
+  d.daemon.kernel.registry.leases.beat();
+  const timeout = new Promise((done) => setTimeout(() => done('not unloaded within 5 s'), 5_000).unref());
+  t.match(await Promise.race([unloaded, timeout]), { reason: 'lease_lost' }, 'announced as agent.unloaded with reason lease_lost');
+  t.equal((await d.request('GET', `/agents/${ref.id}`)).status, 404, 'no longer driven here');
+
+  const db = new Database(path, { readonly: true });
+  try {
+    t.match(db.prepare('SELECT owner, pid, host FROM agt_lease').get(), { owner: 'usurper', pid: 1, host: 'elsewhere' }, 'the new holder keeps its lease');
+    t.ok(db.prepare("SELECT 1 FROM agt_logs WHERE event = 'lease_lost' AND origin = 'kernel'").get(), 'logged lease_lost');
+  } finally {
+    db.close();
+  }
+  const again = await d.request('POST', '/agents/load', { filePath: path });
+  t.same([again.status, again.body.code, again.body.reason], [409, 'agent_file_in_use', 'leased'], 'and loading it again is refused');
+});
+
+t.test('a file locked by another process is 409 agent_file_in_use, reason locked', async (t) => {
+  const d = await bootDaemon(t);
+  d.daemon.kernel.registry.busyTimeoutMs = 200;
+  const dir = tempDir(t);
+  const load = (filePath: string) => d.request('POST', '/agents/load', { filePath });
+
+  // A writer holding the write lock: reads go on (WAL) but the lease cannot be written.
+  const writing = await createAgentFile(dir, { name: 'writing' });
+  const writer = new Database(writing, { timeout: 100 });
+  writer.exec('BEGIN EXCLUSIVE');
+  // A connection in exclusive locking mode that wrote: not even reads get through.
+  const exclusive = await createAgentFile(dir, { name: 'exclusive' });
+  const holder = new Database(exclusive, { timeout: 100 });
+  holder.exec("PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; INSERT INTO agt_meta (key, value, updated_at) VALUES ('x', 'y', 0)");
+  try {
+    for (const path of [writing, exclusive]) {
+      const res = await load(path);
+      t.same([res.status, res.body.code, res.body.reason, res.body.filePath], [409, 'agent_file_in_use', 'locked', path], path);
+      t.match(res.body.error, /locked by another process/);
+    }
+  } finally {
+    writer.exec('ROLLBACK');
+    writer.close();
+    holder.exec('ROLLBACK');
+    holder.close();
+  }
+  t.equal((await load(writing)).status, 200, 'loads once the lock is gone');
+  t.equal((await load(exclusive)).status, 200);
+});

@@ -39,9 +39,26 @@ function refuse(filePath: string, reason: OpenFailure, message: string, cause?: 
   return new AgtError('load_failed', `${filePath}: ${message}`, { details: { reason, filePath }, cause });
 }
 
+/** True for SQLite's "database is locked" family (another connection held the lock past the busy timeout). */
+export function isBusyError(error: unknown): boolean {
+  const code = String((error as { code?: unknown } | null)?.code ?? '');
+  return /^SQLITE_(BUSY|LOCKED)/.test(code) || /database (table )?is locked/i.test(String((error as Error | null)?.message ?? ''));
+}
+
+/** 409 `agent_file_in_use` (reason `locked`): another process holds the file's SQLite lock. */
+export function fileLocked(filePath: string, cause?: unknown): AgtError {
+  return new AgtError(
+    'agent_file_in_use',
+    `${filePath} is locked by another process (the database stayed locked past the busy timeout); close the program using it and try again`,
+    { details: { reason: 'locked', filePath }, cause },
+  );
+}
+
 export interface OpenOptions {
   /** Read without migrating, switching journal mode or writing anything (review of an unloaded file). */
   readonly?: boolean;
+  /** How long to wait for another connection's lock before giving up (default {@link BUSY_TIMEOUT_MS}). */
+  busyTimeoutMs?: number;
 }
 
 export interface CreateOptions {
@@ -110,9 +127,10 @@ export class AgentFile {
     let db: Database.Database | undefined;
     const sql = (() => {
       try {
-        db = new Database(filePath, { timeout: BUSY_TIMEOUT_MS, readonly: options.readonly === true });
+        db = new Database(filePath, { timeout: options.busyTimeoutMs ?? BUSY_TIMEOUT_MS, readonly: options.readonly === true });
         return new Sql(db);
       } catch (error) {
+        if (isBusyError(error)) throw fileLocked(filePath, error);
         throw refuse(filePath, 'corrupt', `cannot open: ${(error as Error).message}`, error);
       }
     })();
@@ -129,7 +147,7 @@ export class AgentFile {
       sql.dropStatements();
       db?.close();
       void releaseClosedHandles();
-      throw error;
+      throw !(error instanceof AgtError) && isBusyError(error) ? fileLocked(filePath, error) : error;
     }
   }
 
@@ -232,6 +250,7 @@ function inspect(sql: Sql, filePath: string): number {
     version = userVersion(sql);
     hasMarker = sql.one("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?", MARKER_TABLE) !== undefined;
   } catch (error) {
+    if (isBusyError(error)) throw fileLocked(filePath, error);
     throw refuse(filePath, 'corrupt', `unreadable database: ${(error as Error).message}`, error);
   }
   if (!hasMarker || version < 1) {
@@ -254,6 +273,7 @@ function migrate(sql: Sql, filePath: string, from: number, to: number): void {
         sql.exec(`PRAGMA user_version = ${Number(step.version)}`);
       });
     } catch (error) {
+      if (isBusyError(error)) throw fileLocked(filePath, error);
       throw refuse(filePath, 'migration_failed', `migration to version ${step.version} (${step.description}) failed: ${(error as Error).message}`, error);
     }
   }

@@ -46,7 +46,7 @@ export class LeaseKeeper {
       throw new AgtError(
         'agent_file_in_use',
         `${file.path} is in use by another agt daemon (pid ${holder.pid} on ${holder.host}, heartbeat ${new Date(holder.heartbeat_at).toISOString()})`,
-        { details: { filePath: file.path, holder: { pid: holder.pid, host: holder.host, heartbeatAt: holder.heartbeat_at } } },
+        { details: { reason: 'leased', filePath: file.path, holder: { pid: holder.pid, host: holder.host, heartbeatAt: holder.heartbeat_at } } },
       );
     }
     this.held.add(file);
@@ -70,7 +70,8 @@ export class LeaseKeeper {
     this.timer = undefined;
   }
 
-  private beat(): void {
+  /** Refreshes every held lease (the interval calls this; tests may too). A lease found taken over is dropped and reported to `onLost`. */
+  beat(): void {
     for (const file of this.held) {
       try {
         if (!file.lease.heartbeat(this.me.owner)) {

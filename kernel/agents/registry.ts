@@ -14,7 +14,8 @@ import type { Logger } from '../../contracts/logger.js';
 import type { AgentView } from '../../contracts/services.js';
 import { firstSchemaError } from '../../contracts/validate.js';
 import type { Contributions } from '../contributions.js';
-import { AgentFile } from './agent-file.js';
+import { AgentFile, BUSY_TIMEOUT_MS, fileLocked, isBusyError } from './agent-file.js';
+import { findConfigSecret } from './config-secrets.js';
 import { LeaseKeeper } from './lease.js';
 import { LoadedAgent } from './loaded-agent.js';
 import { ReviewMarks } from './review-marks.js';
@@ -47,6 +48,19 @@ export function validateStoredConfig(config: unknown, filePath: string): AgentCo
   return config as AgentConfig;
 }
 
+/** Refuses a config that carries a secret value: `bad_request` (config changes) or `load_failed` (a file). */
+export function assertNoSecrets(config: unknown, refusal: { filePath: string } | null = null): void {
+  const secret = findConfigSecret(config);
+  if (!secret) return;
+  const what = `${secret.path}: secret values never go in the agent config; ${secret.hint}`;
+  if (refusal) {
+    throw new AgtError('load_failed', `${refusal.filePath}: the agent config holds a secret value at ${what}`, {
+      details: { reason: 'secret_in_config', filePath: refusal.filePath, path: secret.path },
+    });
+  }
+  throw new AgtError('bad_request', `Invalid config: ${what}`, { details: { path: secret.path } });
+}
+
 export class AgentRegistry {
   readonly reviews: ReviewMarks;
   readonly umbilical = new UmbilicalWindow();
@@ -58,6 +72,8 @@ export class AgentRegistry {
   credentialReader: (agent: LoadedAgent, name: string) => Promise<string | undefined> = async () => undefined;
   /** Set by the identity module: the identity part of the review summary for a (possibly unloaded) file. */
   reviewIdentity: (file: AgentFile, config: Readonly<AgentConfig>) => ReviewIdentity | Promise<ReviewIdentity> | undefined = () => undefined;
+  /** How long opening a file waits for another process's SQLite lock before answering 409 (tests shorten it). */
+  busyTimeoutMs = BUSY_TIMEOUT_MS;
 
   private readonly agents = new Map<string, LoadedAgent>();
   private readonly loading = new Map<string, Promise<LoadedAgent>>();
@@ -69,10 +85,7 @@ export class AgentRegistry {
 
   constructor(private readonly deps: RegistryDeps) {
     this.reviews = new ReviewMarks(deps.dataDir, deps.logger);
-    this.leases = new LeaseKeeper(deps.logger, (file) => {
-      const agent = [...this.agents.values()].find((candidate) => candidate.file === file);
-      if (agent) this.log(agent, { level: 'error', origin: 'kernel', event: 'lease_lost', message: 'another daemon took over this agent file' });
-    });
+    this.leases = new LeaseKeeper(deps.logger, (file) => this.leaseLost(file));
     this.unsubscribe = deps.bus.subscribe((event) => this.umbilical.record(event));
   }
 
@@ -134,12 +147,13 @@ export class AgentRegistry {
   }
 
   private async open(filePath: string, requireReview: boolean): Promise<LoadedAgent> {
-    const file = AgentFile.open(filePath);
+    const file = AgentFile.open(filePath, { busyTimeoutMs: this.busyTimeoutMs });
     let leased = false;
     let agent: LoadedAgent | undefined;
     let claimedId: string | undefined;
     try {
       const config = validateStoredConfig(file.config.get(), filePath);
+      assertNoSecrets(config, { filePath });
       const other = this.agents.get(config.id);
       if (other || this.loadingIds.has(config.id)) {
         const otherPath = other?.filePath ?? null;
@@ -159,6 +173,7 @@ export class AgentRegistry {
       if (leased) this.leases.release(file);
       await file.close();
       if (error instanceof AgtError) throw error;
+      if (isBusyError(error)) throw fileLocked(filePath, error);
       throw new AgtError('load_failed', `${filePath}: ${(error as Error).message}`, { details: { reason: 'attach_failed', filePath }, cause: error });
     }
     this.agents.set(agent.id, agent);
@@ -176,8 +191,10 @@ export class AgentRegistry {
   /**
    * Stops and unloads: inbox sources detach, the runtime gets `graceMs` for a running turn, hooks run,
    * the lease is released and the file closed (it stays on disk). Concurrent calls share one unload.
+   * With `deadlineMs`, the release and close do not wait longer than that for the runtime and the hooks
+   * (they go on in the background): a hanging hook never leaves the lease or the WAL behind at shutdown.
    */
-  unload(agent: LoadedAgent, options: { reason?: string; graceMs?: number } = {}): Promise<void> {
+  unload(agent: LoadedAgent, options: { reason?: string; graceMs?: number; deadlineMs?: number } = {}): Promise<void> {
     const existing = this.unloading.get(agent.id);
     if (existing) return existing;
     if (this.agents.get(agent.id) !== agent) return Promise.resolve();
@@ -185,14 +202,20 @@ export class AgentRegistry {
     this.agents.delete(agent.id);
     const work = (async () => {
       const view = agent.view();
-      await this.deps.contributions.detachInboxSources(agent.id);
-      try {
-        await this.deps.runtime()?.detach(agent, { graceMs: options.graceMs ?? STOP_GRACE_MS, reason });
-      } catch (error) {
-        this.deps.logger.error({ err: error, agentId: agent.id }, 'runtime detach failed');
+      const teardown = (async () => {
+        await this.deps.contributions.detachInboxSources(agent.id);
+        try {
+          await this.deps.runtime()?.detach(agent, { graceMs: options.graceMs ?? STOP_GRACE_MS, reason });
+        } catch (error) {
+          this.deps.logger.error({ err: error, agentId: agent.id }, 'runtime detach failed');
+        }
+        if (agent.started) await this.deps.contributions.runLifecycle('stopped', view);
+        await this.deps.contributions.runLifecycle('unloaded', view);
+      })().catch((error: unknown) => this.deps.logger.error({ err: error, agentId: agent.id }, 'unload teardown failed'));
+      if (options.deadlineMs === undefined) await teardown;
+      else if (!(await settlesWithin(teardown, options.deadlineMs))) {
+        this.deps.logger.warn({ agentId: agent.id, deadlineMs: options.deadlineMs }, 'unload: runtime or lifecycle hooks exceeded the deadline; releasing the lease and closing the file anyway');
       }
-      if (agent.started) await this.deps.contributions.runLifecycle('stopped', view);
-      await this.deps.contributions.runLifecycle('unloaded', view);
       this.umbilical.disable(agent.id);
       this.leases.release(agent.file);
       await agent.file.close();
@@ -206,16 +229,35 @@ export class AgentRegistry {
     return work;
   }
 
-  /** Unloads every agent in parallel, each bounded by `deadlineMs` (shutdown: no grace). */
+  /**
+   * Unloads every agent in parallel (shutdown: no grace). Each agent's runtime and hooks get
+   * `deadlineMs`; its lease is then released and its file closed whether they finished or not.
+   */
   async unloadAll(options: { reason: string; graceMs: number; deadlineMs: number }): Promise<void> {
     await Promise.all(
       this.list().map((agent) =>
-        withDeadline(this.unload(agent, { reason: options.reason, graceMs: options.graceMs }), options.deadlineMs).catch((error) =>
+        this.unload(agent, { reason: options.reason, graceMs: options.graceMs, deadlineMs: options.deadlineMs }).catch((error) =>
           this.deps.logger.error({ err: error, agentId: agent.id }, 'unload failed at shutdown'),
         ),
       ),
     );
     this.leases.stop();
+  }
+
+  /**
+   * Another daemon took the file's lease over (ours had gone stale, e.g. this process was suspended):
+   * this daemon stops driving the file at once. The lease is theirs now and is left alone (the keeper
+   * already dropped it); the agent unloads with reason `lease_lost` (no grace for a running turn).
+   */
+  private leaseLost(file: AgentFile): void {
+    const agent = this.list().find((candidate) => candidate.file === file);
+    if (!agent) return;
+    const message = 'another daemon took over this agent file; unloading it here';
+    this.deps.logger.warn({ agentId: agent.id, filePath: agent.filePath, event: 'lease_lost' }, message);
+    this.log(agent, { level: 'error', origin: 'kernel', event: 'lease_lost', message });
+    this.unload(agent, { reason: 'lease_lost', graceMs: 0 }).catch((error: unknown) =>
+      this.deps.logger.error({ err: error, agentId: agent.id }, 'unload after a lost lease failed'),
+    );
   }
 
   /** Releases the bus subscription and the lease timer (after unloadAll). */
@@ -232,6 +274,7 @@ export class AgentRegistry {
   async updateConfig(agent: LoadedAgent, next: AgentConfig): Promise<AgentConfig> {
     const problem = firstSchemaError(AgentConfigSchema, next);
     if (problem !== null) throw new AgtError('bad_request', `Invalid config: ${problem}`, { details: { path: problem.split(':')[0] } });
+    assertNoSecrets(next);
     if (next.id !== agent.id) throw new AgtError('bad_request', `Invalid config: /id: the agent id cannot change (${agent.id})`, { details: { path: '/id' } });
     const previous = agent.config;
     agent.file.config.put(next);
@@ -282,10 +325,11 @@ function changedFields(previous: Readonly<AgentConfig>, next: Readonly<AgentConf
   return [...keys].filter((key) => JSON.stringify((previous as Record<string, unknown>)[key]) !== JSON.stringify((next as Record<string, unknown>)[key])).sort();
 }
 
-async function withDeadline(work: Promise<void>, ms: number): Promise<void> {
+/** True when `work` settled within `ms` (it goes on either way); the timer never outlives the call. */
+async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([work, new Promise<void>((_, reject) => (timer = setTimeout(() => reject(new Error(`unload exceeded ${ms} ms`)), ms)))]);
+    return await Promise.race([work.then(() => true), new Promise<boolean>((done) => (timer = setTimeout(() => done(false), Math.max(0, ms))))]);
   } finally {
     clearTimeout(timer);
   }

@@ -81,7 +81,7 @@ export const agentsModule: KernelModule = {
           tags: TAGS,
           summary: 'Load an agent file (an already loaded file returns the loaded agent)',
           description:
-            '404 when the file does not exist; 422 `load_failed` (with `reason`) when it is not an agent file of a known version or its config is invalid; 403 `AGENT_REVIEW_REQUIRED` when `requireReview` is true and the file is not reviewed here; 409 `agent_file_in_use` when another daemon holds it.',
+            '404 when the file does not exist; 422 `load_failed` (with `reason`) when it is not an agent file of a known version or its config is invalid (`secret_in_config`, with `path`, when the config holds a secret value); 403 `AGENT_REVIEW_REQUIRED` when `requireReview` is true and the file is not reviewed here; 409 `agent_file_in_use` when another daemon holds its lease (`reason: leased`, with `holder`) or another process holds its SQLite lock (`reason: locked`).',
           body: Type.Object({
             filePath: Type.String({ minLength: 1, description: 'absolute path of the .agt file' }),
             requireReview: Type.Optional(Type.Boolean()),
@@ -144,7 +144,9 @@ export const agentsModule: KernelModule = {
         schema: {
           tags: TAGS,
           summary: 'Replace the agent config (validated, persisted, applied; a changed `state` does not move the running agent)',
-          description: 'Owner locks bind the agent\'s own config tool, not this route. The id cannot change. A review mark follows changes made here.',
+          description:
+            'Owner locks bind the agent\'s own config tool, not this route. The id cannot change. A review mark follows changes made here. ' +
+            'Secret values are refused with 400 naming their path (keys named like key material, MCP auth headers, MCP env entries named *KEY*/*TOKEN*/*SECRET*/*PASSWORD*): use credentials, `env_keys`, `header_env` or `bearer_token_env_var`.',
           params: AgentIdParams,
           body: AgentConfigSchema,
           response: {
