@@ -1,5 +1,7 @@
 import t from 'tap';
+import type { Settings } from '../contracts/settings.js';
 import { FakeClock } from '../kernel/runtime/clock.js';
+import { standardTemplate } from '../kernel/templates/standard.js';
 import { runtimeHarness } from './fixtures/runtime/harness.js';
 
 t.test('timer routes and firing with a fake clock', async (t) => {
@@ -88,4 +90,43 @@ t.test('timers respect the display state and system-scope timers run their lambd
   const rows = (await h.d.request('GET', `/agents/${id}/logs?origin=trigger`)).body.logs;
   t.match(JSON.parse(rows.at(-1).data), { result: '"from-timer"' });
   t.equal(h.of('turn.started').length, 0);
+});
+
+t.test('a firing goes exactly to the timer\'s own scope, even with the standard template\'s on_timer target', async (t) => {
+  const clock = new FakeClock(Date.UTC(2025, 0, 1));
+  const h = await runtimeHarness(t, { clock });
+  const { triggers } = standardTemplate({} as Settings);
+  t.match(triggers, { on_timer: { enabled: true, targets: [{ scope: 'agent' }] } }, 'the template wakes the agent on timers');
+  const id = await h.agent({ triggers }, { 'lib/t.ts': 'export function onTick(input: any) { return input.event.data.run_count; }' });
+  const timerTurns = () => h.of('turn.started', id).filter((e) => e.payload.trigger === 'on_timer');
+  const lambdaRuns = () => h.of('log.written', id).filter((e) => /lambda:lib\/t.ts:onTick ran/.test(e.payload.message));
+
+  await h.d.request('POST', `/agents/${id}/timers`, { mode: 'once_delay', delay_ms: 1000 });
+  clock.advance(1000);
+  await h.ended((await h.waitFor((e) => e.event_type === 'turn.started' && e.agent_id === id)).turn_id!);
+  await h.d.request('GET', `/agents/${id}/status`); // anything queued behind it has started by now
+  t.equal(timerTurns().length, 1, 'scope agent: one wake, not one per target');
+
+  await h.d.request('POST', `/agents/${id}/timers`, { mode: 'once_delay', delay_ms: 1000, scope: ['agent', 'system'], lambda: 'lib/t.ts:onTick' });
+  clock.advance(1000);
+  await h.waitFor((e) => e.event_type === 'log.written' && /lambda:lib\/t.ts:onTick ran/.test((e.payload as any).message));
+  await h.ended(timerTurns()[1]!.turn_id!);
+  await h.d.request('GET', `/agents/${id}/status`);
+  t.equal(timerTurns().length, 2, 'scope agent+system: one more wake');
+  t.equal(lambdaRuns().length, 1, 'and one lambda run');
+
+  await h.d.request('POST', `/agents/${id}/timers`, { mode: 'once_delay', delay_ms: 1000, scope: ['system'], lambda: 'lib/t.ts:onTick' });
+  clock.advance(1000);
+  await h.waitFor((e) => e.event_type === 'log.written' && lambdaRuns().length === 2);
+  await h.d.request('GET', `/agents/${id}/status`);
+  t.equal(timerTurns().length, 2, 'a system-only timer wakes no loop');
+
+  const config = (await h.d.request('GET', `/agents/${id}/config`)).body.config;
+  config.triggers.on_timer.enabled = false;
+  t.equal((await h.d.request('PUT', `/agents/${id}/config`, config)).status, 200);
+  await h.d.request('POST', `/agents/${id}/timers`, { mode: 'once_delay', delay_ms: 1000 });
+  clock.advance(1000);
+  await h.waitFor((e) => e.event_type === 'timer.fired' && h.of('timer.fired', id).length === 4);
+  await h.d.request('GET', `/agents/${id}/status`);
+  t.equal(timerTurns().length, 2, 'on_timer enabled: false mutes timer firings');
 });

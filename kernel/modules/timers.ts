@@ -1,7 +1,8 @@
 /**
  * The Timers route group: `GET/POST /agents/{id}/timers`, `PUT/DELETE /agents/{id}/timers/{timerId}`.
- * A firing timer is an `on_timer` event; its own `scope` adds targets (agent: wake its loop; system:
- * run its lambda). Expired timers stay in the list as history.
+ * A firing timer is an `on_timer` event that goes exactly to the timer's own `scope` (agent: one wake
+ * of its loop; system: one run of its lambda), never also to the configured `on_timer` targets.
+ * Expired timers stay in the list as history.
  */
 import { Type } from 'typebox';
 import { AgtError } from '../../contracts/errors.js';

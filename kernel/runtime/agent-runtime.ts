@@ -19,7 +19,7 @@ import { loopInstructions, loopModel, loopTools } from './executor/loop-setup.js
 import { runTurn } from './executor/turn.js';
 import { HilStore } from './hil.js';
 import { TimerScheduler } from './timers/scheduler.js';
-import { TriggerEvaluator, type TriggerOrigin } from './triggers/evaluator.js';
+import { TriggerEvaluator, type FireOptions, type TriggerOrigin } from './triggers/evaluator.js';
 import { SystemRunner } from './triggers/system-runner.js';
 import { hilListener } from './hil-events.js';
 import { limitOf, type DisplayState, type QueueItem, type RuntimeAgent } from './types.js';
@@ -214,12 +214,12 @@ export class AgentRuntime {
   }
 
   /** Offers an event to the trigger evaluator; returns how many targets took it. */
-  fire(type: TriggerType, data: unknown, origin: TriggerOrigin = {}, extra: TriggerTarget[] = []): number {
+  fire(type: TriggerType, data: unknown, origin: TriggerOrigin = {}, extra: TriggerTarget[] = [], options: FireOptions = {}): number {
     if (this.detached) return 0;
     const eventType = (Object.keys(TRIGGER_OF) as Array<keyof typeof TRIGGER_OF>).find((key) => TRIGGER_OF[key] === type)!;
     const event: TriggerEvent = { id: randomUUID(), type: eventType, source: origin.system ? 'system' : 'runtime', time: new Date(this.deps.clock.now()).toISOString(), data };
     try {
-      return this.evaluator.fire(type, event, origin, extra);
+      return this.evaluator.fire(type, event, origin, extra, options);
     } catch (error) {
       this.deps.logger.warn({ err: error, agentId: this.agent.id, trigger: type }, 'trigger evaluation failed');
       return 0;
@@ -229,11 +229,13 @@ export class AgentRuntime {
   private timerFired(timer: TimerRow): void {
     this.emit('timer.fired', { timerId: timer.id, run_count: timer.run_count });
     const data = { timerId: timer.id, payload: timer.payload, run_count: timer.run_count, loop: timer.loop ?? 'main', expired: timer.expired };
-    // The `on_timer` trigger sees every timer; the timer's own scope adds its own targets.
+    // A firing goes exactly to the timer's own scope (agent: one wake of its loop; system: one run of
+    // its lambda). The configured `on_timer` targets are not run on top (the standard template's agent
+    // target would wake the loop a second time); `on_timer` with `enabled: false` mutes timers.
     const own: TriggerTarget[] = [];
     if (timer.scope.includes('agent')) own.push({ scope: 'agent', ...(timer.loop ? { loop: timer.loop } : {}) });
     if (timer.scope.includes('system') && timer.lambda) own.push({ scope: 'system', lambda: timer.lambda, warm: timer.warm });
-    this.fire('on_timer', data, {}, own);
+    this.fire('on_timer', data, {}, own, { ownTargetsOnly: true });
   }
 
   // ---- control -----------------------------------------------------------------------------------

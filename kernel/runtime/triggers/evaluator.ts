@@ -64,11 +64,22 @@ export interface EvaluatorDeps {
   onDropped?(count: number, reason: string): void;
 }
 
+/** How an event's own targets combine with the configured ones. */
+export interface FireOptions {
+  /**
+   * The event names its targets itself and they are the only ones (a timer firing: its `scope` is
+   * where it goes). The configured targets of the trigger are not run, so one firing never wakes a
+   * loop twice; an explicitly disabled trigger (`enabled: false`) still mutes the event.
+   */
+  ownTargetsOnly?: boolean;
+}
+
 interface Held {
   type: TriggerType;
   event: TriggerEvent;
   origin: TriggerOrigin;
   extra: TriggerTarget[];
+  options: FireOptions;
 }
 
 export class TriggerEvaluator {
@@ -81,18 +92,20 @@ export class TriggerEvaluator {
   /**
    * Offers one event. Returns how many targets accepted it (passed gating, suppression and filter);
    * a held event (state `suspended`) counts as 0. `extra` targets come from the event's source (a
-   * timer's own scope): they fire even when the trigger is not configured, with the same gating.
+   * timer's own scope): they fire even when the trigger is not configured, with the same gating;
+   * with `ownTargetsOnly` they replace the configured targets (see {@link FireOptions}).
    */
-  fire(type: TriggerType, event: TriggerEvent, origin: TriggerOrigin = {}, extra: TriggerTarget[] = []): number {
+  fire(type: TriggerType, event: TriggerEvent, origin: TriggerOrigin = {}, extra: TriggerTarget[] = [], options: FireOptions = {}): number {
     if (this.closed) return 0;
     const trigger = this.deps.triggers()[type];
-    const configured = trigger?.enabled ? trigger.targets : [];
+    if (options.ownTargetsOnly && trigger && !trigger.enabled) return 0;
+    const configured = trigger?.enabled && !options.ownTargetsOnly ? trigger.targets : [];
     if (configured.length === 0 && extra.length === 0) return 0;
     const state = this.deps.displayState();
     if (state === 'off') return 0;
     if (state === 'hibernate' && !HIBERNATE_WAKES.has(type)) return 0;
     if (state === 'suspended') {
-      this.held.push({ type, event, origin, extra });
+      this.held.push({ type, event, origin, extra, options });
       if (this.held.length > MAX_HELD) {
         this.held.shift();
         this.deps.onDropped?.(1, 'held trigger events exceeded the bound while suspended');
@@ -145,7 +158,7 @@ export class TriggerEvaluator {
     if (previous === 'suspended' && next !== 'suspended') {
       const replay = this.held;
       this.held = [];
-      for (const item of replay) this.fire(item.type, item.event, item.origin, item.extra);
+      for (const item of replay) this.fire(item.type, item.event, item.origin, item.extra, item.options);
     }
   }
 
