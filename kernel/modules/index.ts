@@ -11,6 +11,9 @@ import { eventsModule } from './events.js';
 import { healthModule } from './health.js';
 import { identityModule } from './identity.js';
 import { loopsModule } from './loops.js';
+import { loopsWriteModule } from './loops-write.js';
+import { contextModule } from './context.js';
+import { compactModule } from './compact.js';
 import { notImplementedModule } from './not-implemented.js';
 import { startAgentModule } from './start-agent.js';
 import { runtimeModule } from './runtime.js';
@@ -21,6 +24,9 @@ import { timersModule } from './timers.js';
 
 export const KERNEL_MODULES: KernelModule[] = [healthModule, settingsModule, eventsModule, identityModule, agentsModule, credentialsModule, agentIdentityModule, createAgentModule, chatModule, controlModule, timersModule, tasksModule, templatesModule, runtimeModule,
   loopsModule,
+  loopsWriteModule,
+  contextModule,
+  compactModule,
   startAgentModule,
   autostartModule,
   // Last: answers 501 for spec routes no module above registered.

@@ -1,7 +1,7 @@
 /**
  * The read side of the Loops route group: the durable loop page (`GET /agents/{id}/loop`), the loop
- * list with live status and one loop. Loop create/patch/delete, context and compact are not built yet
- * (they answer 501 from the not-implemented module).
+ * list with live status and one loop. Create/patch/delete live in loops-write.ts, context usage in
+ * context.ts and compaction in compact.ts.
  */
 import { Type, type Static } from 'typebox';
 import { LOOP_NAME_PATTERN, type AgentConfig } from '../../contracts/agent-config.js';
@@ -35,7 +35,7 @@ const LoopRowSchema = Type.Object(
   { additionalProperties: false },
 );
 
-const LoopItem = Type.Object(
+export const LoopItem = Type.Object(
   {
     name: Type.String(),
     goal: Type.Union([Type.String(), Type.Null()]),
@@ -49,6 +49,7 @@ const LoopItem = Type.Object(
     effectiveTools: Type.Union([Type.Array(Type.String()), Type.Null()], { description: 'null for main: every enabled tool' }),
     state: Type.String({ description: 'executor state; `idle` when the loop has not run since load' }),
     running: Type.Boolean(),
+    compacting: Type.Boolean({ description: 'a compaction holds the loop busy' }),
   },
   { additionalProperties: false },
 );
@@ -57,7 +58,7 @@ const clamp = (value: number | undefined, fallback: number, min: number, max: nu
   Math.min(max, Math.max(min, value ?? fallback));
 
 /** The loop's declaration and live status; 404 when the agent declares no such loop. */
-function describeLoop(kernel: Kernel, agent: LoadedAgent, name: string) {
+export function describeLoop(kernel: Kernel, agent: LoadedAgent, name: string) {
   const config = agent.config as AgentConfig;
   const declared = name === 'main' ? undefined : config.loops?.find((loop) => loop.name === name);
   if (name !== 'main' && !declared) throw new AgtError('not_found', `agent ${agent.name} has no loop ${name}`);
@@ -73,6 +74,7 @@ function describeLoop(kernel: Kernel, agent: LoadedAgent, name: string) {
     effectiveTools: tools,
     state: executor?.state ?? 'idle',
     running: executor?.running ?? false,
+    compacting: executor?.held ?? false,
   };
 }
 

@@ -8,13 +8,7 @@ import { notImplemented } from '../../contracts/errors.js';
 import { errorResponses } from '../../contracts/http.js';
 import type { KernelModule } from '../kernel.js';
 
-const SPEC_ROUTES: Array<[HTTPMethods, string, string]> = [
-  ['POST', '/agents/:id/loops', 'Loops'],
-  ['PATCH', '/agents/:id/loops/:name', 'Loops'],
-  ['DELETE', '/agents/:id/loops/:name', 'Loops'],
-  ['GET', '/agents/:id/context', 'Loops'],
-  ['POST', '/agents/:id/compact', 'Loops'],
-];
+const SPEC_ROUTES: Array<[HTTPMethods, string, string]> = [];
 
 export const notImplementedModule: KernelModule = {
   name: 'not-implemented',

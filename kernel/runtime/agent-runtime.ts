@@ -129,6 +129,11 @@ export class AgentRuntime {
     return this.executor(name);
   }
 
+  /** The client and settings of a loop's model (compaction); `unavailable` when no provider serves it. */
+  modelFor(loop: string): ReturnType<typeof loopModel> {
+    return loopModel(this.agent, this.deps, loop);
+  }
+
   /** The executor if it exists (never creates one; unknown loops give undefined). */
   existingLoop(name: string): LoopExecutor | undefined {
     return this.executors.get(name);

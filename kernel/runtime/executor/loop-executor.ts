@@ -49,6 +49,8 @@ export class LoopExecutor {
   private readonly queue: QueueItem[] = [];
   private current: Running | undefined;
   private pumping = false;
+  /** Set while {@link hold} runs work (compaction): queued work waits for it. */
+  private holding: Promise<void> | undefined;
   private stopped = false;
   /** Set while a transition is pending (for `targetState` in the agent status). */
   target: string | null = null;
@@ -134,6 +136,29 @@ export class LoopExecutor {
     this.setState('stopped');
   }
 
+  /** True while {@link hold} runs work (compaction). */
+  get held(): boolean {
+    return this.holding !== undefined;
+  }
+
+  /**
+   * Runs `work` with the loop held busy (compaction): `conflict` while a turn runs or another hold is
+   * on. Work queued meanwhile waits (chats do not interrupt it) and runs after it, in order.
+   */
+  async hold<T>(what: string, work: () => Promise<T>): Promise<T> {
+    if (this.current) throw new AgtError('conflict', `loop ${this.loop} is mid-turn; ${what} needs it idle`);
+    if (this.holding) throw new AgtError('conflict', `loop ${this.loop} is busy: ${what} is already running`);
+    let release!: () => void;
+    this.holding = new Promise<void>((resolve) => (release = resolve));
+    try {
+      return await work();
+    } finally {
+      this.holding = undefined;
+      release();
+      if (this.queue.length > 0 && !this.stopped) this.kick();
+    }
+  }
+
   /** The loop's stream was cleared: an errored loop starts afresh. */
   resetSession(): void {
     if (!this.current && this.stateValue === 'error') this.setState('idle');
@@ -174,6 +199,10 @@ export class LoopExecutor {
   /** The oldest queued chat goes first (a chat interrupted the turn to be answered next); then triggers in order. */
   private async pump(): Promise<void> {
     while (this.queue.length > 0 && !this.stopped) {
+      if (this.holding) {
+        await this.holding;
+        continue;
+      }
       const chat = this.queue.findIndex((item) => item.kind === 'chat');
       await this.run(this.queue.splice(chat >= 0 ? chat : 0, 1)[0]!);
     }

@@ -1,11 +1,12 @@
 /**
  * `loop_*` tools: talk to and tend the agent's other cognition loops. `loop_send` queues a message in
- * another loop as a trigger turn (source `loop:<from>`). Loop creation and compaction live with the
- * loop routes; `loop_compact` answers that it is not available until they are installed.
+ * another loop as a trigger turn (source `loop:<from>`). `loop_compact` runs the same compaction as
+ * `POST /agents/{id}/compact` on another loop (kernel/runtime/loops/compaction.ts).
  */
 import { Type } from 'typebox';
 import { AgtError } from '../../../contracts/errors.js';
 import type { ToolDefinition } from '../../../contracts/tools.js';
+import { compactLoop } from '../loops/compaction.js';
 import { builtin, json, type RuntimeLookup } from './define.js';
 
 const LoopName = Type.String({ minLength: 1, maxLength: 32 });
@@ -27,8 +28,11 @@ export function loopTools(lookup: RuntimeLookup): ToolDefinition[] {
       if (loop === context.loop) throw new AgtError('bad_request', 'a loop cannot clear its own history mid-turn');
       return `cleared ${runtime.clearLoop(loop)} rows of ${loop}`;
     } }, lookup),
-    builtin({ name: 'loop_compact', description: "Summarize a loop's history to free context.", input: Type.Object({ loop: Type.Optional(LoopName) }), run() {
-      throw new AgtError('unavailable', 'compaction is not available in this build yet');
+    builtin({ name: 'loop_compact', description: "Summarize another loop's older history into one summary row to free its context (not your own loop, not while it runs).", input: Type.Object({ loop: Type.Optional(LoopName) }), async run(runtime, { loop }, context) {
+      const target = loop ?? context.loop;
+      if (target === context.loop) throw new AgtError('bad_request', 'a loop cannot compact its own history mid-turn; compact another loop, or ask the owner (POST compact)');
+      const result = await compactLoop(runtime, target);
+      return `compacted ${result.removed} rows of ${target} into a summary (${result.summaryChars} chars); kept the newest ${result.kept} rows`;
     } }, lookup),
   ];
 }
