@@ -1,6 +1,7 @@
 import t from 'tap';
 import { LambdaHost, parseLambdaRef } from '../kernel/runtime/sandbox/lambda-runner.js';
-import { runCommand } from '../kernel/runtime/sandbox/command-runner.js';
+import { commandIsolationAvailable, runCommand } from '../kernel/runtime/sandbox/command-runner.js';
+import { runtimeHarness } from './fixtures/runtime/harness.js';
 
 const SOURCE = `
 interface Ev { n: number }
@@ -62,13 +63,56 @@ t.test('command: event on stdin, minimal env, temp cwd, killed at the limit', as
     event: { hello: 'world' },
     agentId: 'a1',
     trigger: 'on_timer',
+    allowUnsandboxed: true,
   });
   const [stdin, envLine, cwd] = out.stdout.trim().split('\n');
   t.same(JSON.parse(stdin!), { hello: 'world' });
   t.equal(envLine, 'token=none key=none agent=a1');
   t.match(cwd, /agt-cmd-/);
   t.equal(out.exitCode, 0);
-  const slow = await runCommand({ command: 'sleep 30 & sleep 30', event: null, agentId: 'a1', trigger: 'on_timer', timeoutMs: 200 });
+  const slow = await runCommand({ command: 'sleep 30 & sleep 30', event: null, agentId: 'a1', trigger: 'on_timer', timeoutMs: 200, allowUnsandboxed: true });
   t.equal(slow.timedOut, true);
   t.equal(slow.signal, 'SIGKILL');
+});
+
+t.test('command: without isolation it is refused unless the agent allows unsandboxed commands', async (t) => {
+  const call = { command: 'cat', event: { n: 1 }, agentId: 'a1', trigger: 'on_timer', isolation: false };
+  await t.rejects(runCommand(call), { code: 'unavailable', message: /allow_unsandboxed_commands/ });
+  const allowed = await runCommand({ ...call, allowUnsandboxed: true });
+  t.same(JSON.parse(allowed.stdout), { n: 1 });
+  t.equal(allowed.boundary, 'unsandboxed');
+});
+
+t.test('command boundary: no daemon secrets, no network; a harmless command still works', async (t) => {
+  if (!(await commandIsolationAvailable())) return t.skip('isolation needs root and util-linux unshare/setpriv');
+  const h = await runtimeHarness(t);
+  const id = await h.agent();
+  const port = new URL(h.d.url).port;
+  const run = async (command: string) => {
+    const res = await h.d.request('POST', `/agents/${id}/trigger`, { type: 'timer', data: { n: 7 }, scope: 'system', command });
+    t.equal(res.status, 202);
+    return (await h.ended(res.body.turnId)) as { event_type: string; payload: any };
+  };
+  const echo = await run('cat');
+  t.equal(echo.event_type, 'turn.completed', 'a harmless command works');
+  t.match(JSON.parse(JSON.parse(echo.payload.text).stdout), { trigger: 'on_timer', event: { data: { n: 7 } } });
+  const whoami = await run('id -u; pwd; ls -ld .');
+  const [uid, cwd, listing] = JSON.parse(whoami.payload.text).stdout.trim().split('\n');
+  t.equal(uid, '65534', 'runs as nobody');
+  t.match(cwd, /agt-cmd-/);
+  t.match(listing, /nobody/, 'in a fresh directory it owns');
+
+  const token = await run(`cat ${h.d.dataDir}/daemon-token`);
+  t.equal(token.event_type, 'agent.error', 'the daemon token cannot be read');
+  t.equal(token.payload.code, 'command_failed');
+  t.match(token.payload.message, /Permission denied/);
+  t.notMatch(token.payload.message, h.d.token);
+
+  // (tap injects NODE_OPTIONS into every child it sees spawned; the daemon itself passes none)
+  const connect = `NODE_OPTIONS= ${process.execPath} -e "require('net').connect(${port}, '127.0.0.1').on('connect', () => { console.log('connected'); process.exit(0) }).on('error', (e) => { console.error('NETERR:' + e.code); process.exit(3) })"`;
+  const net = await run(connect);
+  t.equal(net.event_type, 'agent.error', "the daemon's port cannot be reached");
+  t.match(net.payload.message, /NETERR:E[A-Z]+/, 'node ran and its connection failed');
+  const logs = (await h.d.request('GET', `/agents/${id}/logs?origin=trigger`)).body.logs;
+  t.ok(logs.some((l: any) => l.level === 'error' && /NETERR/.test(l.message)), 'failures are logged to the agent');
 });

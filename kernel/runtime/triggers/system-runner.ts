@@ -63,7 +63,8 @@ export class SystemRunner {
         logs = outcome.logs;
       } else if (target.command) {
         const timeoutMs = limitOf(this.host.agent.config, 'command_timeout_ms');
-        const outcome = await runCommand({ command: target.command, event: input, agentId: this.host.agent.id, trigger, timeoutMs, signal: controller.signal });
+        const allowUnsandboxed = (this.host.agent.config.security as Record<string, unknown> | undefined)?.allow_unsandboxed_commands === true;
+        const outcome = await runCommand({ command: target.command, event: input, agentId: this.host.agent.id, trigger, timeoutMs, signal: controller.signal, allowUnsandboxed });
         if (outcome.timedOut) throw new AgtError('timeout', `command exceeded its time limit`, { details: { stderr: outcome.stderr.slice(-MAX_TEXT) } });
         if (outcome.exitCode !== 0) {
           throw new AgtError('command_failed', `command exited with ${outcome.exitCode ?? outcome.signal}: ${outcome.stderr.slice(-500)}`, { status: 500 });
