@@ -83,8 +83,8 @@ t.test('command: without isolation it is refused unless the agent allows unsandb
   t.equal(allowed.boundary, 'unsandboxed');
 });
 
-t.test('command boundary: no daemon secrets, no network; a harmless command still works', async (t) => {
-  if (!(await commandIsolationAvailable())) return t.skip('isolation needs root and util-linux unshare/setpriv');
+const isolated = await commandIsolationAvailable();
+t.test('command boundary: no daemon secrets, no network; a harmless command still works', { skip: isolated ? false : 'isolation needs root and util-linux unshare/setpriv' }, async (t) => {
   const h = await runtimeHarness(t);
   const id = await h.agent();
   const port = new URL(h.d.url).port;
