@@ -162,3 +162,25 @@ t.test('a queued chat runs before trigger turns queued earlier', async (t) => {
   t.same(order, [first, chat, trigger]);
   t.equal((h.events.find((e) => e.event_type === 'turn.completed' && e.turn_id === first)!.payload as any).stop_reason, 'interrupted', 'the chat interrupted the trigger turn');
 });
+
+t.test('a loop queues at most 1000 turns: chats and dispatches beyond get 409, trigger work is dropped with a warning', async (t) => {
+  const h = await runtimeHarness(t);
+  const id = await h.agent();
+  h.model.push({ hang: true });
+  const busy = (await h.d.request('POST', `/agents/${id}/trigger`, { type: 'timer', data: null })).body.turnId;
+  await h.waitFor((e) => e.event_type === 'turn.started' && e.turn_id === busy);
+  const runtime = h.service.forRequest(id);
+  for (let i = 0; i < 1000; i++) runtime.loop('main').enqueue({ kind: 'trigger', turnId: `fill-${i}`, trigger: 'test', events: [], count: 0, at: 0 });
+  const chat = await h.d.request('POST', `/agents/${id}/chat`, { text: 'one too many' });
+  t.equal(chat.status, 409);
+  t.equal(chat.body.code, 'conflict');
+  t.match(chat.body.error, /1000 queued turns/);
+  t.equal((await h.d.request('POST', `/agents/${id}/trigger`, { type: 'inbox', data: null })).status, 409);
+  runtime.fire('on_inbox', { text: 'hello' }, {}, [{ scope: 'agent' }]);
+  const logs = (await h.d.request('GET', `/agents/${id}/logs`)).body.logs;
+  t.ok(logs.some((l: any) => l.level === 'warn' && /on_inbox could not wake loop main: .*1000 queued turns/.test(l.message)), 'dropped trigger work is logged');
+  t.equal(runtime.loop('main').queuedTurnIds.length, 1000);
+  await h.d.request('POST', `/agents/${id}/abort`);
+  const discarded = await h.waitFor((e) => e.event_type === 'chat.discarded');
+  t.equal((discarded.payload as any).turn_ids.length, 1000);
+});

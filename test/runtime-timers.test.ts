@@ -68,6 +68,18 @@ t.test('once modes, loops, replace, delete, validation', async (t) => {
     [{ mode: 'interval', every_ms: 10 }, 400],
     [{ mode: 'once_at', at: 1, scope: ['system'] }, 400],
     [{ mode: 'once_at', at: 1, loop: 'nope' }, 404],
+    [{ mode: 'once_at', at: -1 }, 400],
+    [{ mode: 'once_at', at: 253402300800000 }, 400],
+    [{ mode: 'once_at', at: 1e300 }, 400],
+    [{ mode: 'once_delay', delay_ms: -1 }, 400],
+    [{ mode: 'once_delay', delay_ms: 367 * 86_400_000 }, 400],
+    [{ mode: 'interval', every_ms: 999 }, 400],
+    [{ mode: 'interval', every_ms: 367 * 86_400_000 }, 400],
+    [{ mode: 'interval', every_ms: 1000, start_at: -5 }, 400],
+    [{ mode: 'interval', every_ms: 1000, start_at: 5000, end_at: 4000 }, 400],
+    [{ mode: 'interval', every_ms: 1000, end_at: 253402300800000 }, 400],
+    [{ mode: 'interval', every_ms: 1000, max_runs: 0 }, 400],
+    [{ mode: 'once_at', at: 253402300799999, max_runs: 1 }, 200],
   ] as const) {
     t.equal((await h.d.request('POST', `/agents/${id}/timers`, body)).status, status, JSON.stringify(body));
   }
@@ -129,4 +141,23 @@ t.test('a firing goes exactly to the timer\'s own scope, even with the standard 
   await h.waitFor((e) => e.event_type === 'timer.fired' && h.of('timer.fired', id).length === 4);
   await h.d.request('GET', `/agents/${id}/status`);
   t.equal(timerTurns().length, 2, 'on_timer enabled: false mutes timer firings');
+});
+
+t.test('an interval with a past start_at waits for its next slot instead of catching up', async (t) => {
+  const clock = new FakeClock(Date.UTC(2025, 0, 1));
+  const h = await runtimeHarness(t, { clock });
+  const id = await h.agent();
+  const now = clock.now();
+  const timer = (await h.d.request('POST', `/agents/${id}/timers`, { mode: 'interval', every_ms: 60_000, start_at: now - 90_000 })).body.timer;
+  t.equal(timer.next_wake_at, now + 30_000, 'the next slot of the grid start_at + k * every_ms');
+  clock.advance(29_999);
+  await h.d.request('GET', `/agents/${id}/status`);
+  t.equal(h.of('timer.fired').length, 0, 'nothing fired at creation');
+  clock.advance(1);
+  await h.waitFor((e) => e.event_type === 'timer.fired');
+  clock.advance(59_999);
+  await h.d.request('GET', `/agents/${id}/status`);
+  t.equal(h.of('timer.fired').length, 1, 'then once per interval');
+  const listed = (await h.d.request('GET', `/agents/${id}/timers`)).body.timers[0];
+  t.equal(listed.next_wake_at, now + 90_000);
 });

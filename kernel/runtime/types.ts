@@ -43,6 +43,12 @@ export const DEFAULT_LIMITS = {
   tool_timeout_ms: 60_000,
 } as const;
 
+/**
+ * Queued turns one loop holds at most. Beyond it a chat or a dispatch is refused with 409 `conflict`,
+ * and trigger or timer work is dropped with a warning in the agent's log.
+ */
+export const MAX_QUEUED_TURNS = 1_000;
+
 /** History rows handed to the model per call (older rows are left to compaction). */
 export const MAX_CONTEXT_ROWS = 400;
 

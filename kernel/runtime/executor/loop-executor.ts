@@ -14,7 +14,7 @@
 import { AgtError } from '../../../contracts/errors.js';
 import type { EventPayloads, EventType } from '../../../contracts/events.js';
 import { systemClock, type TimerHandle } from '../clock.js';
-import type { ExecutorState, QueueItem, StopCause, TurnOutcome } from '../types.js';
+import { MAX_QUEUED_TURNS, type ExecutorState, type QueueItem, type StopCause, type TurnOutcome } from '../types.js';
 
 export type TurnResult = TurnOutcome | { kind: 'stopped'; llmCalls: number; toolCalls: number };
 
@@ -76,9 +76,15 @@ export class LoopExecutor {
     return this.queue.map((item) => item.turnId);
   }
 
-  /** Queues work. `conflict` when the loop was aborted (stopped until the agent reloads). */
+  /**
+   * Queues work. `conflict` when the loop was aborted (stopped until the agent reloads) or already holds
+   * {@link MAX_QUEUED_TURNS} queued turns (the caller refuses or logs it: nothing is dropped silently).
+   */
   enqueue(item: QueueItem): void {
     if (this.stopped) throw new AgtError('conflict', `loop ${this.loop} is stopped (aborted); reload the agent to run it again`);
+    if (this.queue.length >= MAX_QUEUED_TURNS) {
+      throw new AgtError('conflict', `loop ${this.loop} already has ${MAX_QUEUED_TURNS} queued turns; try again when it has caught up`, { details: { queued: this.queue.length } });
+    }
     this.queue.push(item);
     if (item.kind === 'chat' && this.current && !this.current.absorbing && this.current.cause === undefined) this.stopCurrent('interrupt');
     this.kick();
