@@ -14,6 +14,10 @@ export function spin() { for (;;) {} }
 let calls = 0;
 export function counter() { return ++calls; }
 export function fails() { throw new Error('lambda says no'); }
+export function stuck() {}
+export function busy(e: { n: number; ms: number }) { const end = Date.now() + e.ms; while (Date.now() < end) {} return e.n; }
+export function bomb() { const a: string[] = []; for (;;) a.push('x'.repeat(100_000) + a.length); }
+export function big() { return new ArrayBuffer(1e9).byteLength; }
 `;
 
 t.test('lambda: TypeScript source, JSON in and out, no host objects', async (t) => {
@@ -32,6 +36,42 @@ t.test('lambda: a loop that never ends is killed at its time limit, and the host
   await t.rejects(host.run({ ref: parseLambdaRef('lib/hooks.ts:spin'), source: SOURCE, event: null, timeoutMs: 200 }), { code: 'timeout' });
   const again = await host.run({ ref: parseLambdaRef('lib/hooks.ts:double'), source: SOURCE, event: { n: 2 } });
   t.equal((again.result as { double: number }).double, 4);
+});
+
+t.test('lambda: each call\'s time limit starts when it runs, not while it waits behind others', async (t) => {
+  const host = new LambdaHost({ watchdogGraceMs: 100 });
+  t.teardown(() => host.close());
+  // Four calls of 120 ms each, 200 ms limit (+100 ms grace): the last waits ~360 ms before it runs, so a
+  // deadline counted from the moment it was sent would kill it (and, before, every call queued with it).
+  const busy = parseLambdaRef('lib/hooks.ts:busy');
+  const calls = [1, 2, 3, 4].map((n) => host.run({ ref: busy, source: SOURCE, event: { n, ms: 120 }, timeoutMs: 200 }));
+  t.same((await Promise.all(calls)).map((out) => out.result), [1, 2, 3, 4], 'every call finished within its own limit');
+  const spin = parseLambdaRef('lib/hooks.ts:spin');
+  const spins = await Promise.allSettled([1, 2, 3].map(() => host.run({ ref: spin, source: SOURCE, event: null, timeoutMs: 150 })));
+  t.ok(spins.every((r) => r.status === 'rejected' && r.reason.code === 'timeout' && /was stopped/.test(r.reason.message)), 'spins are stopped by their own limit, one by one');
+});
+
+t.test('lambda: a call that never yields is cut off alone; the calls queued behind it still run', async (t) => {
+  const host = new LambdaHost({ workerUrl: new URL('./fixtures/runtime/stuck-worker.mjs', import.meta.url), watchdogGraceMs: 100 });
+  t.teardown(() => host.close());
+  const double = (n: number) => host.run({ ref: parseLambdaRef('lib/hooks.ts:double'), source: SOURCE, event: { n } });
+  const results = await Promise.allSettled([double(1), host.run({ ref: parseLambdaRef('lib/hooks.ts:stuck'), source: SOURCE, event: null, timeoutMs: 100 }), double(2), double(3)]);
+  t.match(results[1], { status: 'rejected', reason: { code: 'timeout', message: /sandbox was terminated/ } });
+  t.same(
+    [results[0], results[2], results[3]].map((r) => (r.status === 'fulfilled' ? (r.value.result as { double: number }).double : r.reason.message)),
+    [2, 4, 6],
+  );
+});
+
+t.test('lambda: an allocation bomb fails fast with out_of_memory; the host keeps working', async (t) => {
+  const host = new LambdaHost();
+  t.teardown(() => host.close());
+  // Without a working memory limit this runs for tens of seconds, into the 20 s time limit.
+  await t.rejects(host.run({ ref: parseLambdaRef('lib/hooks.ts:bomb'), source: SOURCE, event: null, timeoutMs: 20_000 }), { code: 'out_of_memory', message: /memory limit of 32 MB/ });
+  await t.rejects(host.run({ ref: parseLambdaRef('lib/hooks.ts:big'), source: SOURCE, event: null, timeoutMs: 20_000 }), { code: 'out_of_memory' });
+  t.equal((await host.run({ ref: parseLambdaRef('lib/hooks.ts:counter'), source: SOURCE, event: null, warm: true })).result, 1);
+  await t.rejects(host.run({ ref: parseLambdaRef('lib/hooks.ts:bomb'), source: SOURCE, event: null, warm: true, timeoutMs: 20_000 }), { code: 'out_of_memory' });
+  t.equal((await host.run({ ref: parseLambdaRef('lib/hooks.ts:counter'), source: SOURCE, event: null, warm: true })).result, 2, 'a warm context survives another lambda\'s failure');
 });
 
 t.test('lambda: warm keeps module state, cold starts fresh; errors are coded', async (t) => {

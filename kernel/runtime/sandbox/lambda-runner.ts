@@ -67,51 +67,84 @@ async function toScript(path: string, source: string): Promise<{ code: string; c
 }
 
 interface Pending {
+  id: number;
+  message: Record<string, unknown>;
+  timeoutMs: number;
   resolve(value: LambdaOutcome): void;
   reject(error: unknown): void;
-  watchdog: NodeJS.Timeout;
+  /** Armed when the worker reports that the call started executing. */
+  watchdog?: NodeJS.Timeout;
+  /** Times the call was handed to a worker (a recycled worker gets the calls that had not run yet). */
+  attempts: number;
 }
 
-/** One agent's lambda host: a lazily started worker; `close()` on unload ends it and its warm contexts. */
+export interface LambdaHostOptions {
+  /** The worker script (tests substitute one that wraps the real worker). */
+  workerUrl?: URL;
+  /** How long after its own time limit a silent call's worker is terminated (default 2 s). */
+  watchdogGraceMs?: number;
+}
+
+/** A call handed to this many workers in a row without finishing fails instead of going round again. */
+const MAX_ATTEMPTS = 3;
+
+/**
+ * One agent's lambda host: a lazily started worker; `close()` on unload ends it and its warm contexts.
+ *
+ * Calls queue in the worker and run one at a time. Each call's time limit starts when the worker
+ * starts running it (not while it waits behind others): QuickJS's interrupt handler stops it there,
+ * and a main-thread watchdog armed at the same moment (limit plus a grace) is the backstop for a call
+ * that does not yield. The watchdog fails only that call: the worker is terminated and replaced, and
+ * the calls queued behind it are handed to the new worker (warm contexts are lost with the old one).
+ */
 export class LambdaHost {
   private worker: Worker | undefined;
-  private ready: Promise<void> | undefined;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private closed = false;
+  private readonly workerUrl: URL;
+  private readonly graceMs: number;
+
+  constructor(options: LambdaHostOptions = {}) {
+    this.workerUrl = options.workerUrl ?? new URL('./quickjs-worker.mjs', import.meta.url);
+    this.graceMs = options.watchdogGraceMs ?? WATCHDOG_GRACE_MS;
+  }
 
   async run(call: LambdaCall): Promise<LambdaOutcome> {
     if (this.closed) throw new AgtError('unavailable', 'the agent is unloading');
     const { code, codeId } = await toScript(call.ref.path, call.source);
+    if (this.closed) throw new AgtError('unavailable', 'the agent is unloading');
     const timeoutMs = call.timeoutMs ?? LAMBDA_DEFAULT_TIMEOUT_MS;
-    const worker = await this.start();
     const id = this.nextId++;
+    const message = {
+      op: 'run',
+      id,
+      key: `${call.ref.path}:${call.ref.fn}`,
+      warm: call.warm === true,
+      code,
+      codeId,
+      file: call.ref.path,
+      fn: call.ref.fn,
+      eventJson: JSON.stringify(call.event ?? null),
+      timeoutMs,
+      memoryBytes: call.memoryBytes ?? LAMBDA_MEMORY_BYTES,
+      maxResultBytes: LAMBDA_MAX_RESULT_BYTES,
+    };
     return new Promise<LambdaOutcome>((resolve, reject) => {
-      // The backstop: QuickJS's own interrupt normally answers first. A worker that stays silent is
-      // killed along with every call queued on it; the next call starts a new one.
-      const watchdog = setTimeout(() => this.kill(new AgtError('timeout', 'lambda exceeded its time limit and its sandbox was terminated')), timeoutMs + WATCHDOG_GRACE_MS);
-      watchdog.unref();
-      this.pending.set(id, { resolve, reject, watchdog });
-      worker.postMessage({
-        op: 'run',
-        id,
-        key: `${call.ref.path}:${call.ref.fn}`,
-        warm: call.warm === true,
-        code,
-        codeId,
-        file: call.ref.path,
-        fn: call.ref.fn,
-        eventJson: JSON.stringify(call.event ?? null),
-        timeoutMs,
-        memoryBytes: call.memoryBytes ?? LAMBDA_MEMORY_BYTES,
-        maxResultBytes: LAMBDA_MAX_RESULT_BYTES,
-      });
+      const entry: Pending = { id, message, timeoutMs, resolve, reject, attempts: 0 };
+      this.pending.set(id, entry);
+      this.post(entry);
     });
   }
 
-  private start(): Promise<Worker> {
-    if (this.worker && this.ready) return this.ready.then(() => this.worker!);
-    const worker = new Worker(new URL('./quickjs-worker.mjs', import.meta.url), {
+  private post(entry: Pending): void {
+    entry.attempts++;
+    this.ensureWorker().postMessage(entry.message);
+  }
+
+  private ensureWorker(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(this.workerUrl, {
       // No tsx loader, no inherited flags, no env: the worker needs only quickjs-emscripten.
       execArgv: [],
       env: {},
@@ -119,16 +152,17 @@ export class LambdaHost {
     });
     worker.unref();
     this.worker = worker;
-    this.ready = new Promise<void>((resolve, reject) => {
-      worker.once('message', () => resolve());
-      worker.once('error', reject);
-    });
-    worker.on('message', (message: { id?: number; ok?: boolean; resultJson?: string; logs?: string[]; code?: string; message?: string }) => {
+    worker.on('message', (message: { id?: number; started?: boolean; ok?: boolean; resultJson?: string; logs?: string[]; code?: string; message?: string }) => {
       if (message.id === undefined) return;
       const entry = this.pending.get(message.id);
       if (!entry) return;
-      this.pending.delete(message.id);
-      clearTimeout(entry.watchdog);
+      if (message.started) {
+        // The call runs now: its deadline starts here, not while it waited in the queue.
+        entry.watchdog = setTimeout(() => this.overran(entry), entry.timeoutMs + this.graceMs);
+        entry.watchdog.unref();
+        return;
+      }
+      this.settle(entry);
       if (message.ok) {
         entry.resolve({ result: JSON.parse(message.resultJson ?? 'null'), logs: message.logs ?? [] });
       } else {
@@ -136,28 +170,61 @@ export class LambdaHost {
         entry.reject(new AgtError(code, message.message ?? 'lambda failed', { status: code === 'lambda_failed' ? 500 : undefined, details: { logs: message.logs ?? [] } }));
       }
     });
-    worker.on('error', (error) => this.kill(new AgtError('internal_error', `lambda sandbox failed: ${error.message}`)));
-    worker.on('exit', () => {
-      if (this.worker === worker) this.kill(new AgtError('internal_error', 'lambda sandbox exited'));
-    });
-    return this.ready.then(() => worker);
+    worker.on('error', (error) => this.crashed(worker, `lambda sandbox failed: ${error.message}`));
+    worker.on('exit', () => this.crashed(worker, 'lambda sandbox exited'));
+    return worker;
   }
 
-  /** Terminates the worker and fails every call still waiting on it. */
-  private kill(reason: AgtError): void {
-    const worker = this.worker;
-    this.worker = undefined;
-    this.ready = undefined;
-    for (const [id, entry] of this.pending) {
-      clearTimeout(entry.watchdog);
-      entry.reject(reason);
-      this.pending.delete(id);
+  private settle(entry: Pending): void {
+    clearTimeout(entry.watchdog);
+    entry.watchdog = undefined;
+    this.pending.delete(entry.id);
+  }
+
+  /** The running call did not yield within its limit plus the grace: it alone fails. */
+  private overran(entry: Pending): void {
+    if (!this.pending.has(entry.id)) return;
+    this.settle(entry);
+    entry.reject(new AgtError('timeout', 'lambda exceeded its time limit and its sandbox was terminated'));
+    this.recycle();
+  }
+
+  /** The worker died on its own: the call it was running fails; the others go to a new worker. */
+  private crashed(worker: Worker, why: string): void {
+    if (this.worker !== worker) return; // terminated by us: already handled
+    const running = [...this.pending.values()].filter((entry) => entry.watchdog !== undefined);
+    const culprits = running.length > 0 ? running : [...this.pending.values()]; // died before running anything: fail all
+    for (const entry of culprits) {
+      this.settle(entry);
+      entry.reject(new AgtError('internal_error', why));
     }
-    if (worker) void worker.terminate();
+    this.recycle();
+  }
+
+  /** Terminates the current worker and hands every unfinished call to a fresh one. */
+  private recycle(): void {
+    const old = this.worker;
+    this.worker = undefined;
+    if (old) void old.terminate();
+    if (this.closed) return;
+    for (const entry of [...this.pending.values()]) {
+      clearTimeout(entry.watchdog);
+      entry.watchdog = undefined;
+      if (entry.attempts >= MAX_ATTEMPTS) {
+        this.pending.delete(entry.id);
+        entry.reject(new AgtError('internal_error', `lambda sandbox was replaced ${entry.attempts} times while this call waited`));
+      } else this.post(entry);
+    }
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    this.kill(new AgtError('unavailable', 'the agent is unloading'));
+    const worker = this.worker;
+    this.worker = undefined;
+    for (const entry of [...this.pending.values()]) {
+      this.settle(entry);
+      entry.reject(new AgtError('unavailable', 'the agent is unloading'));
+    }
+    if (worker) await worker.terminate();
   }
 }
