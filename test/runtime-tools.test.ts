@@ -88,6 +88,28 @@ t.test('ask waits for the owner; suspend prompts are answered', async (t) => {
   t.match(lastToolResults(h).at(-1)!.content, /resumed/);
 });
 
+t.test('waits for the owner are not cut off by tool_timeout_ms', async (t) => {
+  const h = await runtimeHarness(t);
+  const id = await h.agent({ limits: { tool_timeout_ms: 100 } });
+  const pause = () => new Promise((resolve) => setTimeout(resolve, 350)); // several tool time limits
+  h.model.push({ toolCalls: [{ name: 'ask', args: { question: 'Still there?' } }] }, { text: 'thanks' });
+  const turn = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'ask me' })).body.turnId;
+  const asked = await h.waitFor((e) => e.event_type === 'hil.requested' && (e.payload as any).kind === 'ask');
+  await pause();
+  const answered = await h.d.request('POST', `/agents/${id}/asks/${(asked.payload as any).requestId}/respond`, { answer: 'yes' });
+  t.equal(answered.status, 200, 'the ask is still pending after the tool time limit');
+  t.equal((await h.ended(turn)).event_type, 'turn.completed');
+  t.match(lastToolResults(h)[0]!.content, /The owner answered: yes/);
+
+  h.model.push({ toolCalls: [{ name: 'sys_set_state', args: { state: 'suspended', reason: 'nap' } }] }, { text: 'awake' });
+  const turn2 = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'rest' })).body.turnId;
+  await h.waitFor((e) => e.event_type === 'hil.requested' && (e.payload as any).kind === 'suspend');
+  await pause();
+  t.match((await h.d.request('POST', `/agents/${id}/suspend/respond`, { resume: true })).body, { success: true, resumed: true });
+  await h.ended(turn2);
+  t.match(lastToolResults(h).at(-1)!.content, /resumed/);
+});
+
 t.test('tool failures stay inside the turn: a throwing tool and a hung tool', async (t) => {
   const h = await runtimeHarness(t);
   h.d.daemon.kernel.contributions.forExtension('test-tools').tools({

@@ -67,6 +67,8 @@ export class HilStore {
   private readonly taskWaiters = new Map<string, Waiter<ApprovalDecision>>();
   private readonly asks = new Map<string, AskRequest & Waiter<string>>();
   private readonly suspends = new Map<string, SuspendPrompt & Waiter<boolean>>();
+  /** Pending asks and suspend prompts per turn, and who waits for them to end (the tool time limit). */
+  private readonly humanWaits = new Map<string, { count: number; ended: Promise<void>; end: () => void }>();
 
   constructor(
     private readonly listener: HilListener,
@@ -154,7 +156,34 @@ export class HilStore {
     return task;
   }
 
-  /** The `ask` tool: waits for the owner's answer; rejects when `signal` aborts. */
+  /**
+   * While a turn waits for its owner (an ask or a suspend prompt): a promise of the end of that wait;
+   * undefined when it waits for nobody. The tool time limit does not count such waits.
+   */
+  humanWaitOf(turnId: string | null): Promise<void> | undefined {
+    return turnId === null ? undefined : this.humanWaits.get(turnId)?.ended;
+  }
+
+  /** Counts a human wait of `turnId` until `settled` settles. */
+  private trackHumanWait(turnId: string | null, settled: Promise<unknown>): void {
+    if (turnId === null) return;
+    let wait = this.humanWaits.get(turnId);
+    if (!wait) {
+      let end!: () => void;
+      const ended = new Promise<void>((resolve) => (end = resolve));
+      wait = { count: 0, ended, end };
+      this.humanWaits.set(turnId, wait);
+    }
+    wait.count++;
+    const done = () => {
+      if (--wait.count > 0) return;
+      this.humanWaits.delete(turnId);
+      wait.end();
+    };
+    settled.then(done, done);
+  }
+
+  /** The `ask` tool: waits for the owner's answer; rejects when `signal` aborts. Not bounded by time. */
   ask(input: { question: string; loop: string; turnId: string | null; signal: AbortSignal }): Promise<string> {
     const request: AskRequest = { requestId: randomUUID(), question: input.question, loop: input.loop, turnId: input.turnId, createdAt: this.now() };
     const answer = new Promise<string>((resolve, reject) => {
@@ -165,6 +194,7 @@ export class HilStore {
         reject(cancelled());
       });
     });
+    this.trackHumanWait(input.turnId, answer);
     this.listener.requested('ask', request);
     return answer;
   }
@@ -181,7 +211,7 @@ export class HilStore {
     pending.resolve(answer);
   }
 
-  /** A suspend prompt: resolves true (resume) or false (stay suspended); rejects when `signal` aborts. */
+  /** A suspend prompt: resolves true (resume) or false (stay suspended); rejects when `signal` aborts. Not bounded by time. */
   suspend(input: { reason: string; loop: string; turnId: string | null; signal: AbortSignal }): Promise<boolean> {
     const prompt: SuspendPrompt = { requestId: randomUUID(), reason: input.reason, loop: input.loop, turnId: input.turnId, createdAt: this.now() };
     const answer = new Promise<boolean>((resolve, reject) => {
@@ -192,6 +222,7 @@ export class HilStore {
         reject(cancelled());
       });
     });
+    this.trackHumanWait(input.turnId, answer);
     this.listener.requested('suspend', prompt);
     return answer;
   }

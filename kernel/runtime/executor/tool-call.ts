@@ -1,6 +1,8 @@
 /**
  * Runs one tool call with the guarantees the turn needs: a time limit (`limits.tool_timeout_ms`), the
- * turn's abort signal, and no exception escaping. A tool that hangs and ignores its signal is left
+ * turn's abort signal, and no exception escaping. Time the tool spends waiting for the owner (`ask`, a
+ * suspend prompt: `humanWait` says when) does not count: when the limit falls due during such a wait,
+ * the tool gets a fresh limit once the wait ends (a human wait ends on an answer, or with the turn). A tool that hangs and ignores its signal is left
  * behind (its promise is no longer awaited) so the turn and the daemon go on; a tool that throws
  * becomes an error result the model can read.
  */
@@ -26,22 +28,34 @@ export async function callTool(
   context: ToolContext,
   timeoutMs: number,
   clock: Clock,
+  humanWait?: () => Promise<void> | undefined,
 ): Promise<ToolCallOutcome> {
   const controller = new AbortController();
   const relay = () => controller.abort(context.signal.reason);
   if (context.signal.aborted) relay();
   else context.signal.addEventListener('abort', relay, { once: true });
   let timer: TimerHandle | undefined;
+  let finished = false;
   try {
     const result = await Promise.race([
       Promise.resolve().then(() => tool.run(args, { ...context, signal: controller.signal })),
       new Promise<never>((_, reject) => {
-        timer = clock.setTimeout(() => {
+        const due = () => {
+          timer = undefined;
+          const waiting = humanWait?.();
+          if (waiting) {
+            // The owner is being asked: not the tool's time. The limit starts over when the wait ends.
+            void waiting.then(() => {
+              if (!finished) timer = clock.setTimeout(due, timeoutMs);
+            });
+            return;
+          }
           const error = new AgtError('timeout', `tool ${tool.name} exceeded its time limit of ${timeoutMs} ms`);
           // Settle the race first, then tell the tool to stop (its abort would otherwise win the race).
           reject(error);
           controller.abort(error);
-        }, timeoutMs);
+        };
+        timer = clock.setTimeout(due, timeoutMs);
       }),
       new Promise<never>((_, reject) => {
         const stop = () => reject(new AgtError('conflict', 'the turn was stopped while the tool ran', { details: { aborted: true } }));
@@ -56,6 +70,7 @@ export async function callTool(
     const message = error instanceof Error ? error.message : String(error);
     return { result: { content: `Tool ${tool.name} failed: ${clip(message)}`, isError: true }, failure: code === 'timeout' || code === 'aborted' ? code : 'tool_error' };
   } finally {
+    finished = true;
     clock.clearTimeout(timer);
     context.signal.removeEventListener('abort', relay);
   }

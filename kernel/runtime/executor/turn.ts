@@ -247,8 +247,10 @@ async function runToolCall(env: TurnEnv, tools: Map<string, ActiveTool>, call: T
       text = `The owner denied this call of ${call.name}: ${denied}`;
       isError = true;
     } else {
-      // The tool time limit is wall-clock time, whatever clock drives triggers.
-      const outcome = await callTool(active.def, args, { agentId: env.agent.id, loop: env.loop, turnId: env.turnId, signal: env.signal, logger: env.logger }, timeoutMs, systemClock);
+      // The tool time limit is wall-clock time, whatever clock drives triggers; waits for the owner
+      // (ask, a suspend prompt) do not count.
+      const context = { agentId: env.agent.id, loop: env.loop, turnId: env.turnId, signal: env.signal, logger: env.logger };
+      const outcome = await callTool(active.def, args, context, timeoutMs, systemClock, () => env.hil.humanWaitOf(env.turnId));
       text = outcome.result.content;
       isError = outcome.result.isError === true;
       if (taskId) env.hil.completeTask(taskId, !isError, text);
