@@ -1,9 +1,12 @@
+/**
+ * Chat rules 1-4 through the real providers extension and a fake OpenAI Chat Completions server whose
+ * replies each test scripts (see test/fixtures/runtime/wire-model.ts).
+ */
 import t from 'tap';
 import { endsTurn, runtimeHarness } from './fixtures/runtime/harness.js';
-import { Gate } from './fixtures/runtime/scripted-model.js';
 
 t.test('a chat runs a turn: 202 at once, rows committed, events carry the turn id', async (t) => {
-  const h = await runtimeHarness(t);
+  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent({ instructions: 'Be brief.' });
   h.model.push({ text: 'Hello there', deltas: ['Hel', 'lo there'] });
   const res = await h.d.request('POST', `/agents/${id}/chat`, { text: 'hi' });
@@ -18,8 +21,8 @@ t.test('a chat runs a turn: 202 at once, rows committed, events carry the turn i
   const turnEvents = h.events.filter((e) => e.turn_id === turnId).map((e) => e.event_type);
   for (const type of ['turn.started', 'loop.appended', 'llm.delta', 'llm.completed', 'turn.completed', 'agent.state.changed']) t.ok(turnEvents.includes(type as never), `${type} carries turn_id`);
   const completed = h.of('llm.completed', id)[0]!;
-  t.same(completed.payload.usage, { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 });
-  t.equal(completed.payload.cost, 0.001);
+  t.same(completed.payload.usage, { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 }, 'usage as the server reported it');
+  t.match(completed.payload, { provider: 'local', model: 'test-model' });
   const states = h.of('agent.state.changed', id).map((e) => e.payload.state);
   t.same(states, ['thinking', 'idle']);
 
@@ -36,7 +39,7 @@ t.test('a chat runs a turn: 202 at once, rows committed, events carry the turn i
 });
 
 t.test('404 unknown loop and 409 disabled loop before anything is queued; ?loop= wins', async (t) => {
-  const h = await runtimeHarness(t);
+  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent({
     loops: [
       { name: 'side', goal: 'watch things', enabled: true },
@@ -64,13 +67,14 @@ t.test('404 unknown loop and 409 disabled loop before anything is queued; ?loop=
 });
 
 t.test('a busy loop: the first queued chat interrupts, the oldest runs next and absorbs the rest', async (t) => {
-  const h = await runtimeHarness(t);
+  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent();
-  // The running call notices the interrupt only when the gate opens, so all three chats queue first.
-  const gate = new Gate();
-  h.model.push({ stubborn: gate });
+  h.model.push({ hang: true });
   const first = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'one' })).body.turnId;
   await h.waitFor((e) => e.event_type === 'agent.state.changed' && e.turn_id === first && (e.payload as any).state === 'thinking');
+  await h.modelCalls(1);
+  // The next turn is held before its first model call, so the chats after 'two' are queued by then.
+  const gate = h.holdTurns();
   const queued = [];
   for (const text of ['two', 'three', 'four']) queued.push((await h.d.request('POST', `/agents/${id}/chat`, { text })).body.turnId);
   gate.release();
@@ -89,7 +93,7 @@ t.test('a busy loop: the first queued chat interrupts, the oldest runs next and 
 });
 
 t.test('50 chats fired at one busy agent: every turnId ends exactly once', async (t) => {
-  const h = await runtimeHarness(t);
+  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent();
   h.model.push({ hang: true });
   h.model.fallback = { text: 'ok', delayMs: 5 };
@@ -110,7 +114,7 @@ t.test('50 chats fired at one busy agent: every turnId ends exactly once', async
 });
 
 t.test('DELETE chat clears one loop and is refused mid-turn', async (t) => {
-  const h = await runtimeHarness(t);
+  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent({ loops: [{ name: 'side', goal: 'g', enabled: true }] });
   await h.ended((await h.d.request('POST', `/agents/${id}/chat`, { text: 'a' })).body.turnId);
   await h.ended((await h.d.request('POST', `/agents/${id}/chat?loop=side`, { text: 'b' })).body.turnId);
@@ -126,7 +130,7 @@ t.test('DELETE chat clears one loop and is refused mid-turn', async (t) => {
 });
 
 t.test('Idempotency-Key: a repeat answers the same 202 and queues nothing', async (t) => {
-  const h = await runtimeHarness(t);
+  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent();
   const headers = { 'idempotency-key': 'retry-1' };
   const a = await h.d.request('POST', `/agents/${id}/chat`, { text: 'once' }, headers);
@@ -148,15 +152,13 @@ t.test('Idempotency-Key: a repeat answers the same 202 and queues nothing', asyn
 });
 
 t.test('a queued chat runs before trigger turns queued earlier', async (t) => {
-  const h = await runtimeHarness(t);
+  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent();
-  const gate = new Gate();
-  h.model.push({ stubborn: gate });
+  h.model.push({ hang: true });
   const first = (await h.d.request('POST', `/agents/${id}/trigger`, { type: 'timer', data: 1 })).body.turnId;
   await h.waitFor((e) => e.event_type === 'turn.started' && e.turn_id === first);
   const trigger = (await h.d.request('POST', `/agents/${id}/trigger`, { type: 'timer', data: 2 })).body.turnId;
   const chat = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'me first' })).body.turnId;
-  gate.release();
   await Promise.all([h.ended(first), h.ended(trigger), h.ended(chat)]);
   const order = h.of('turn.started', id).map((e) => e.turn_id);
   t.same(order, [first, chat, trigger]);
@@ -164,7 +166,7 @@ t.test('a queued chat runs before trigger turns queued earlier', async (t) => {
 });
 
 t.test('a loop queues at most 1000 turns: chats and dispatches beyond get 409, trigger work is dropped with a warning', async (t) => {
-  const h = await runtimeHarness(t);
+  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent();
   h.model.push({ hang: true });
   const busy = (await h.d.request('POST', `/agents/${id}/trigger`, { type: 'timer', data: null })).body.turnId;

@@ -1,22 +1,25 @@
+/**
+ * Run control (interrupt, abort, display state) and failure isolation, through the real providers
+ * extension and a fake OpenAI Chat Completions server whose replies each test scripts.
+ */
 import t from 'tap';
 import { runtimeHarness } from './fixtures/runtime/harness.js';
-import { Gate } from './fixtures/runtime/scripted-model.js';
+import { Gate, ScriptedModel } from './fixtures/runtime/scripted-model.js';
 
 t.test('interrupt: false when idle, stops the running turn, keeps queued chats', async (t) => {
-  const h = await runtimeHarness(t);
+  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent();
   const idle = await h.d.request('POST', `/agents/${id}/interrupt`);
   t.same(idle.body, { success: true, interrupted: false, loop: 'main' });
-  const gate = new Gate();
-  h.model.push({ stubborn: gate }, { text: 'second answer' });
+  h.model.push({ hang: true }, { text: 'second answer' });
   const first = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'one' })).body.turnId;
-  await h.waitFor((e) => e.event_type === 'turn.started' && e.turn_id === first);
+  await h.modelCalls(1);
   const res = await h.d.request('POST', `/agents/${id}/interrupt`, { loop: 'main' });
   t.same(res.body, { success: true, interrupted: true, loop: 'main' });
-  // A chat queued while the interrupted call winds down is kept and runs next.
   const second = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'two' })).body.turnId;
-  gate.release();
   t.equal(((await h.ended(first)).payload as any).stop_reason, 'interrupted');
+  await h.fake!.chatRequests()[0]!.done;
+  t.equal(h.fake!.chatRequests()[0]!.clientAborted, true, 'the interrupted HTTP request was cancelled');
   const next = await h.ended(second);
   t.equal(next.event_type, 'turn.completed');
   t.equal((next.payload as any).text, 'second answer');
@@ -24,10 +27,10 @@ t.test('interrupt: false when idle, stops the running turn, keeps queued chats',
 });
 
 t.test('abort: running turn errors, queued chats discarded with a notice, loop stopped until reload', async (t) => {
-  const h = await runtimeHarness(t);
+  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent({ loops: [{ name: 'side', goal: 'g', enabled: true }] });
-  const gate = new Gate();
-  h.model.push({ stubborn: gate });
+  // Held before its model call: the chats below queue behind it (a chat turn absorbs, never interrupted).
+  const gate = h.holdTurns();
   const running = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'one' })).body.turnId;
   await h.waitFor((e) => e.event_type === 'turn.started' && e.turn_id === running);
   const queued = [];
@@ -60,9 +63,9 @@ t.test('abort: running turn errors, queued chats discarded with a notice, loop s
 });
 
 t.test('a provider failure ends the turn in agent.error, logs it, and the next chat recovers', async (t) => {
-  const h = await runtimeHarness(t);
+  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent();
-  h.model.push({ error: { code: 'upstream_error', message: 'provider said 500', status: 500 } });
+  h.model.push({ error: { code: 'upstream_error', message: 'provider said 500', status: 500 } }, { text: 'fine again' });
   const failed = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'one' })).body.turnId;
   const end = await h.ended(failed);
   t.equal(end.event_type, 'agent.error');
@@ -86,12 +89,14 @@ t.test('no model provider loaded: the turn ends in agent.error unavailable', asy
 });
 
 t.test('a crash in one agent while another completes its turn', async (t) => {
-  const h = await runtimeHarness(t);
-  const broken = await h.agent({ model: { provider: 'local', model_id: 'explodes' } });
+  const h = await runtimeHarness(t, { wire: true });
+  // The broken agent's model client has a bug (it throws); the healthy one talks to the server.
+  const buggy = new ScriptedModel('buggy').push({ throws: 'kaboom: a bug in the client' });
+  h.d.daemon.kernel.contributions.forExtension('test-buggy-client').modelClients(buggy);
+  const broken = await h.agent({ model: { provider: 'buggy', model_id: 'explodes' } });
   const healthy = await h.agent({ model: { provider: 'local', model_id: 'fine' } });
   const gate = new Gate();
-  // Calls arrive in request order: the healthy agent's waits on a gate, the broken one throws meanwhile.
-  h.model.push({ gate, then: { text: 'all good' } }, { throws: 'kaboom: a bug in the client' });
+  h.model.push({ gate, then: { text: 'all good' } });
   const good = (await h.d.request('POST', `/agents/${healthy}/chat`, { text: 'hi' })).body.turnId;
   await h.waitFor((e) => e.event_type === 'turn.started' && e.turn_id === good);
   const bad = (await h.d.request('POST', `/agents/${broken}/chat`, { text: 'hi' })).body.turnId;
@@ -108,15 +113,14 @@ t.test('a crash in one agent while another completes its turn', async (t) => {
 });
 
 t.test('display state: not persisted; off discards queued chats and interrupts the running turn', async (t) => {
-  const h = await runtimeHarness(t);
+  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent();
   const res = await h.d.request('POST', `/agents/${id}/state`, { state: 'hibernate' });
   t.same(res.body, { agentId: id, success: true, state: 'hibernate' });
   t.equal((await h.d.request('GET', `/agents/${id}/status`)).body.runtimeState, 'hibernate');
   t.equal((await h.d.request('GET', `/agents/${id}/config`)).body.config.state, 'idle', 'not persisted');
   t.equal((await h.d.request('POST', `/agents/${id}/state`, { state: 'sleepy' })).status, 400);
-  const gate = new Gate();
-  h.model.push({ stubborn: gate });
+  h.model.push({ hang: true });
   const running = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'one' })).body.turnId;
   await h.waitFor((e) => e.event_type === 'turn.started' && e.turn_id === running);
   // A queued trigger turn (triggers queue without interrupting) is discarded by off.
@@ -124,7 +128,6 @@ t.test('display state: not persisted; off discards queued chats and interrupts t
   await h.d.request('POST', `/agents/${id}/state`, { state: 'off' });
   const discarded = await h.waitFor((e) => e.event_type === 'chat.discarded');
   t.same(discarded.payload, { turn_ids: [queued], reason: 'off' });
-  gate.release();
   const end = await h.ended(running);
   t.equal((end.payload as any).stop_reason, 'off');
   const change = h.of('agent.state.changed', id).find((e) => (e.payload as any).state === 'off')!;

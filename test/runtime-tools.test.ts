@@ -1,3 +1,8 @@
+/**
+ * Built-in tools, approvals, asks and tool failures through the real providers extension and a fake
+ * OpenAI Chat Completions server whose replies each test scripts (tool calls arrive as streamed
+ * fragments; tool results go back as `tool` messages).
+ */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
@@ -10,7 +15,7 @@ function lastToolResults(h: RuntimeHarness): Array<{ name: string; content: stri
 }
 
 t.test('restricted tool: approval task, approve with modified args, deny with a reason', async (t) => {
-  const h = await runtimeHarness(t);
+  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent({ tools: [{ name: 'fs_write', enabled: true, restricted: true }] });
   const file = () => h.d.daemon.kernel.registry.resolve(id).file;
   h.model.push({ toolCalls: [{ name: 'fs_write', args: { path: 'notes/a.txt', content: 'original' } }] }, { text: 'written' });
@@ -50,7 +55,7 @@ t.test('restricted tool: approval task, approve with modified args, deny with a 
 });
 
 t.test('an interrupted approval is cancelled', async (t) => {
-  const h = await runtimeHarness(t);
+  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent({ tools: [{ name: 'fs_delete', enabled: true, restricted: true }] });
   h.model.push({ toolCalls: [{ name: 'fs_delete', args: { path: 'x' } }] });
   const turn = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'delete' })).body.turnId;
@@ -61,7 +66,7 @@ t.test('an interrupted approval is cancelled', async (t) => {
 });
 
 t.test('ask waits for the owner; suspend prompts are answered', async (t) => {
-  const h = await runtimeHarness(t);
+  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent();
   h.model.push({ toolCalls: [{ name: 'ask', args: { question: 'Which colour?' } }] }, { text: 'blue it is' });
   const turn = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'pick a colour' })).body.turnId;
@@ -89,7 +94,7 @@ t.test('ask waits for the owner; suspend prompts are answered', async (t) => {
 });
 
 t.test('waits for the owner are not cut off by tool_timeout_ms', async (t) => {
-  const h = await runtimeHarness(t);
+  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent({ limits: { tool_timeout_ms: 100 } });
   const pause = () => new Promise((resolve) => setTimeout(resolve, 350)); // several tool time limits
   h.model.push({ toolCalls: [{ name: 'ask', args: { question: 'Still there?' } }] }, { text: 'thanks' });
@@ -111,7 +116,7 @@ t.test('waits for the owner are not cut off by tool_timeout_ms', async (t) => {
 });
 
 t.test('tool failures stay inside the turn: a throwing tool and a hung tool', async (t) => {
-  const h = await runtimeHarness(t);
+  const h = await runtimeHarness(t, { wire: true });
   h.d.daemon.kernel.contributions.forExtension('test-tools').tools({
     toolsFor: () => [
       { name: 'explode', description: 'throws', inputSchema: { type: 'object' }, source: 'ext:test', run: async () => { throw new Error('tool blew up'); } },
@@ -137,7 +142,7 @@ t.test('tool failures stay inside the turn: a throwing tool and a hung tool', as
 });
 
 t.test('enabled, visible and defaults decide what the model sees', async (t) => {
-  const h = await runtimeHarness(t);
+  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent({ tools: [{ name: 'fs_delete', enabled: false }, { name: 'fs_list', enabled: true, visible: false }] });
   h.model.push({ toolCalls: [{ name: 'fs_list' }] }, { text: 'done' });
   await h.ended((await h.d.request('POST', `/agents/${id}/chat`, { text: 'x' })).body.turnId);
@@ -156,7 +161,7 @@ t.test('enabled, visible and defaults decide what the model sees', async (t) => 
 });
 
 t.test('files, tables, messages, meta and timers through the tools', async (t) => {
-  const h = await runtimeHarness(t);
+  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent({ tools: [{ name: 'sys_update_config', enabled: true }], locked_fields: ['instructions'] });
   h.model.push(
     {
@@ -205,7 +210,7 @@ t.test('sys_fetch does real HTTP with a size cap', async (t) => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const h = await runtimeHarness(t);
+  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent();
   h.model.push({ toolCalls: [{ name: 'sys_fetch', args: { url: `${base}/hello` } }, { name: 'sys_fetch', args: { url: `${base}/big` } }, { name: 'sys_fetch', args: { url: 'file:///etc/passwd' } }] }, { text: 'fetched' });
   await h.ended((await h.d.request('POST', `/agents/${id}/chat`, { text: 'fetch' })).body.turnId);
