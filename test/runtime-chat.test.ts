@@ -23,8 +23,8 @@ t.test('a chat runs a turn: 202 at once, rows committed, events carry the turn i
   const completed = h.of('llm.completed', id)[0]!;
   t.same(completed.payload.usage, { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 }, 'usage as the server reported it');
   t.match(completed.payload, { provider: 'local', model: 'test-model' });
-  const states = h.of('agent.state.changed', id).map((e) => e.payload.state);
-  t.same(states, ['thinking', 'idle']);
+  const states = h.of('agent.state.changed', id).map((e) => [e.payload.state, e.turn_id]);
+  t.same(states, [['thinking', turnId], ['idle', turnId]], 'the state changes of a turn, its end included, name the turn');
 
   const history = await h.d.request('GET', `/agents/${id}/chat`);
   t.equal(history.status, 200);

@@ -183,14 +183,17 @@ export class LoopExecutor {
   }
 
   /** State changes are announced; after an abort only `stopped` is accepted. */
-  setState = (next: ExecutorState): void => {
+  setState = (next: ExecutorState): void => this.changeState(next, this.current?.turnId);
+
+  /** `turnId`: the turn the change belongs to (the end of a turn names the turn that just ended). */
+  private changeState(next: ExecutorState, turnId: string | undefined): void {
     if (this.stopped && next !== 'stopped' && !this.current) return;
     if (next === this.stateValue) return;
     const previous = this.stateValue;
     this.stateValue = next;
     if (next === 'stopped' || next === 'idle') this.target = null;
-    this.host.emit('agent.state.changed', { state: next, previous, loop: this.loop }, { loop: this.loop, turnId: this.current?.turnId });
-  };
+    this.host.emit('agent.state.changed', { state: next, previous, loop: this.loop }, { loop: this.loop, turnId });
+  }
 
   private kick(): void {
     if (this.pumping) return;
@@ -277,7 +280,7 @@ export class LoopExecutor {
         { loop: this.loop, turnId },
       );
     }
-    this.setState(this.stopped ? 'stopped' : outcome.kind === 'error' ? 'error' : 'idle');
+    this.changeState(this.stopped ? 'stopped' : outcome.kind === 'error' ? 'error' : 'idle', turnId);
     finish();
   }
 
