@@ -3,6 +3,7 @@
  * replies each test scripts (see test/fixtures/runtime/wire-model.ts).
  */
 import t from 'tap';
+import { IdempotencyStore } from '../kernel/runtime/idempotency.js';
 import { endsTurn, runtimeHarness } from './fixtures/runtime/harness.js';
 
 t.test('a chat runs a turn: 202 at once, rows committed, events carry the turn id', async (t) => {
@@ -143,12 +144,52 @@ t.test('Idempotency-Key: a repeat answers the same 202 and queues nothing', asyn
   t.not(c.body.turnId, a.body.turnId, 'another key is another turn');
   const trig = { event: { type: 'timer', data: null } };
   const t1 = await h.d.request('POST', `/agents/${id}/trigger`, trig, headers);
-  const t2 = await h.d.request('POST', `/agents/${id}/trigger`, trig, headers);
-  t.same(t2.body, t1.body, 'trigger keys are their own namespace and repeat too');
-  t.not(t1.body.turnId, a.body.turnId);
+  t.equal(t1.status, 202);
+  t.same(t1.body, a.body, 'keys are per agent, not per route: the chat\'s answer comes back');
+  const t2 = await h.d.request('POST', `/agents/${id}/trigger`, trig, { 'idempotency-key': 'retry-3' });
+  const t3 = await h.d.request('POST', `/agents/${id}/trigger`, trig, { 'idempotency-key': 'retry-3' });
+  t.same(t3.body, t2.body, 'a repeated trigger answers the same 202');
+  const other = await h.agent();
+  const elsewhere = await h.d.request('POST', `/agents/${other}/chat`, { text: 'once' }, headers);
+  t.not(elsewhere.body.turnId, a.body.turnId, 'another agent has its own keys');
   await h.ended(c.body.turnId);
-  await h.ended(t1.body.turnId);
+  await h.ended(t2.body.turnId);
+  await h.ended(elsewhere.body.turnId);
   t.equal(h.of('turn.started', id).length, 3);
+});
+
+t.test('idempotency keys are bounded per agent: a busy agent cannot push out another agent\'s keys', async (t) => {
+  let now = 1_000;
+  const store = new IdempotencyStore<string>({ now: () => now }, 24 * 60 * 60 * 1000, 3);
+  store.set('quiet', 'k', 'quiet answer');
+  for (let i = 0; i < 100; i++) store.set('busy', `k${i}`, `answer ${i}`);
+  t.equal(store.get('quiet', 'k'), 'quiet answer', 'the quiet agent keeps its key');
+  t.equal(store.size('busy'), 3, 'the busy agent keeps its newest 3');
+  t.equal(store.get('busy', 'k0'), undefined);
+  t.equal(store.get('busy', 'k99'), 'answer 99');
+  now += 24 * 60 * 60 * 1000;
+  t.equal(store.get('quiet', 'k'), undefined, 'gone after 24 h');
+  store.set('busy', 'fresh', 'x');
+  t.equal(store.size(), 1, 'expired keys of every agent are swept');
+});
+
+t.test('POST trigger honours ?loop= like chat: query wins; unknown 404 and disabled 409 before queueing', async (t) => {
+  const h = await runtimeHarness(t, { wire: true });
+  const id = await h.agent({ loops: [{ name: 'side', goal: 'g', enabled: true }, { name: 'dormant', goal: 'z', enabled: false }] });
+  const res = await h.d.request('POST', `/agents/${id}/trigger?loop=side`, { type: 'inbox', data: { text: 'x' }, loop: 'main' });
+  t.equal(res.status, 202);
+  t.equal((await h.ended(res.body.turnId)).loop, 'side', 'the query wins over the body');
+  const nested = await h.d.request('POST', `/agents/${id}/trigger?loop=side`, { event: { type: 'inbox', data: null }, target: { loop: 'main' } });
+  t.equal((await h.ended(nested.body.turnId)).loop, 'side', 'and over target.loop');
+  const before = h.of('turn.started', id).length;
+  const unknown = await h.d.request('POST', `/agents/${id}/trigger?loop=nope`, { type: 'inbox', data: null });
+  t.equal(unknown.status, 404);
+  t.equal(unknown.body.code, 'not_found');
+  const disabled = await h.d.request('POST', `/agents/${id}/trigger?loop=dormant`, { type: 'inbox', data: null });
+  t.equal(disabled.status, 409);
+  t.equal(disabled.body.code, 'conflict');
+  t.equal((await h.d.request('POST', `/agents/${id}/trigger?loop=Bad!`, { type: 'inbox', data: null })).status, 400);
+  t.equal(h.of('turn.started', id).length, before, 'nothing queued');
 });
 
 t.test('a queued chat runs before trigger turns queued earlier', async (t) => {

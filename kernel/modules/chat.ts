@@ -23,7 +23,8 @@ const IdempotencyHeaders = Type.Object({
     Type.String({
       minLength: 1,
       maxLength: IDEMPOTENCY_KEY_MAX_LENGTH,
-      description: 'A repeat with the same key (per agent, kept 24 h) answers the same 202 and turnId and queues nothing.',
+      description:
+        'A repeat with the same key (per agent, one namespace for chat and trigger, kept 24 h, at most 10,000 per agent: the oldest go first) answers the same 202 and turnId and queues nothing. Keys live in memory: a daemon restart forgets them.',
     }),
   ),
 });
@@ -47,13 +48,13 @@ export const DEFAULT_HISTORY_LIMIT = 200;
 export const MAX_HISTORY_LIMIT = 500;
 const clamp = (value: number | undefined, fallback: number, max: number) => Math.min(max, Math.max(1, value ?? fallback));
 
-/** Runs `work` once per idempotency key; a repeat answers the first 202 body. */
-function idempotent(service: ReturnType<typeof runtimeOf>, agentId: string, route: string, key: string | undefined, work: () => Accepted): Accepted {
+/** Runs `work` once per idempotency key of the agent; a repeat answers the first 202 body. */
+function idempotent(service: ReturnType<typeof runtimeOf>, agentId: string, key: string | undefined, work: () => Accepted): Accepted {
   if (key === undefined) return work();
-  const seen = service.idempotency.get(agentId, route, key);
+  const seen = service.idempotency.get(agentId, key);
   if (seen) return seen;
   const answer = work();
-  service.idempotency.set(agentId, route, key, answer);
+  service.idempotency.set(agentId, key, answer);
   return answer;
 }
 
@@ -80,7 +81,7 @@ export const chatModule: KernelModule = {
       async (request, reply) => {
         const runtime = service.forRequest(request.params.id);
         const loop = request.query.loop ?? request.body.loop ?? 'main';
-        const answer = idempotent(service, runtime.id, 'chat', request.headers['idempotency-key'], () => ({
+        const answer = idempotent(service, runtime.id, request.headers['idempotency-key'], () => ({
           accepted: true as const,
           turnId: runtime.chat(loop, request.body.text),
         }));
@@ -139,8 +140,9 @@ export const chatModule: KernelModule = {
           tags: TAGS,
           summary: 'Dispatch a trigger event (bypasses the trigger evaluator): 202 with the turnId',
           description:
-            'Body forms: (a) `{event, target?}`; (b) `{dispatch: <a or d>}`; (c) a bare event with the target fields (`scope`, `lambda`, `command`, `warm`, `loop`) at the top level or under `target`; (d) a batch `{events, target?, count?}`. Event: `{id?, type, source?, time?, data, correlationId?}`; `data` is required (null allowed) except for `startup`. Refused with 400: `data.message.source: "user"` (use chat), the internal flags `skip_loop_append` / `pre_appended_loop` anywhere, a missing or unknown `type`. An inbox dispatch creates no `agt_inbox` row.',
+            'Body forms: (a) `{event, target?}`; (b) `{dispatch: <a or d>}`; (c) a bare event with the target fields (`scope`, `lambda`, `command`, `warm`, `loop`) at the top level or under `target`; (d) a batch `{events, target?, count?}`. Event: `{id?, type, source?, time?, data, correlationId?}`; `data` is required (null allowed) except for `startup`; `time` is an ISO 8601 date-time. Refused with 400: `data.message.source: "user"` (use chat), the internal flags `skip_loop_append` / `pre_appended_loop` anywhere, a missing or unknown `type`, a body nested deeper than 64 levels. `?loop=` wins over the target\'s `loop`; an unknown loop is 404 and a disabled one 409, before anything is queued. An inbox dispatch creates no `agt_inbox` row.',
           params: AgentIdParams,
+          querystring: LoopQuery,
           headers: IdempotencyHeaders,
           body: Type.Object({}, { additionalProperties: true, description: 'dispatch, wrapped dispatch, bare event or batch' }),
           response: { 202: Accepted202, ...errorResponses(404, 409) },
@@ -149,7 +151,14 @@ export const chatModule: KernelModule = {
       async (request, reply) => {
         const runtime = service.forRequest(request.params.id);
         const dispatch = normalizeDispatch(request.body);
-        const answer = idempotent(service, runtime.id, 'trigger', request.headers['idempotency-key'], () => ({
+        const loop = request.query.loop;
+        if (loop !== undefined) {
+          // 404 unknown, 409 disabled, before anything runs (also for a system-scope target)
+          if (!runtime.loopNames().includes(loop)) throw new AgtError('not_found', `agent ${runtime.agent.name} has no loop ${loop}`);
+          if (runtime.agent.config.loops?.find((l) => l.name === loop)?.enabled === false) throw new AgtError('conflict', `loop ${loop} is disabled`);
+          dispatch.target = { ...dispatch.target, loop };
+        }
+        const answer = idempotent(service, runtime.id, request.headers['idempotency-key'], () => ({
           accepted: true as const,
           turnId: runtime.dispatch(dispatch),
         }));
