@@ -3,7 +3,7 @@
  * extension and a fake OpenAI Chat Completions server whose replies each test scripts.
  */
 import t from 'tap';
-import { runtimeHarness } from './fixtures/runtime/harness.js';
+import { endsTurn, runtimeHarness } from './fixtures/runtime/harness.js';
 import { Gate, ScriptedModel } from './fixtures/runtime/scripted-model.js';
 
 t.test('interrupt: false when idle, stops the running turn, keeps queued chats', async (t) => {
@@ -135,4 +135,27 @@ t.test('display state: not persisted; off discards queued chats and interrupts t
   // A chat sent directly still runs while off (the owner asked for it).
   const direct = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'three' })).body.turnId;
   t.equal((await h.ended(direct)).event_type, 'turn.completed');
+});
+
+t.test('off and unload discard a queued chat: chat.discarded names its turnId', async (t) => {
+  const h = await runtimeHarness(t, { wire: true });
+  for (const how of ['off', 'unload'] as const) {
+    const id = await h.agent();
+    // The running chat turn is held before its model call, so the next chat queues (it would be absorbed).
+    const gate = h.holdTurns();
+    const running = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'one' })).body.turnId;
+    await h.waitFor((e) => e.event_type === 'turn.started' && e.turn_id === running);
+    const queued = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'two' })).body.turnId;
+    const done = how === 'off' ? h.d.request('POST', `/agents/${id}/state`, { state: 'off' }) : h.d.request('POST', `/agents/${id}/unload`);
+    const discarded = await h.waitFor((e) => e.event_type === 'chat.discarded' && e.agent_id === id);
+    t.same(discarded.payload, { turn_ids: [queued], reason: how }, `${how} discards the queued chat`);
+    t.equal(discarded.loop, undefined, 'in main');
+    gate.release();
+    t.equal((await done).status, 200);
+    const end = await h.ended(running);
+    t.equal(end.event_type, 'turn.completed');
+    t.equal((end.payload as any).stop_reason, how === 'off' ? 'off' : 'end', how === 'off' ? 'off stops the running turn' : 'unload lets it finish within its grace');
+    t.same((end.payload as any).absorbed_turn_ids, [], 'the discarded chat was not absorbed');
+    t.equal(h.events.filter((e) => endsTurn(e, queued)).length, 1, 'its turn id ended exactly once');
+  }
 });
