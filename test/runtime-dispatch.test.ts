@@ -49,6 +49,14 @@ t.test('refusals', async (t) => {
   refused({ event: { type: 'inbox', data: null }, target: { scope: 'system' } }, /lambda or a command/);
   refused({ event: { type: 'inbox', data: null }, target: { loop: 'Bad Loop' } }, /target.loop/);
   refused({ event: { type: 'inbox', data: null, time: 'yesterday' } }, /ISO 8601/);
+  refused({ event: { type: 'inbox', data: null, time: '1' } }, /ISO 8601/);
+  refused({ event: { type: 'inbox', data: null, time: '2025-01-02' } }, /date-time/);
+  refused({ event: { type: 'inbox', data: null, time: '2025-02-30T00:00:00Z' } }, /ISO 8601/);
+  const nest = (levels: number, inner: unknown) => Array.from({ length: levels }).reduce<unknown>((value) => ({ a: value }), inner);
+  refused({ event: { type: 'inbox', data: nest(40, { skip_loop_append: true }) } }, /internal flag/);
+  refused({ event: { type: 'inbox', data: nest(70, 1) } }, /deeper than 64 levels/);
+  t.equal(normalizeDispatch({ event: { type: 'inbox', data: nest(50, 1) } }, now).events.length, 1, 'data nested 50 levels is fine');
+  t.equal(normalizeDispatch({ event: { type: 'inbox', data: null, time: '2025-01-02T03:04:05.5+02:00' } }, now).events[0]!.time, '2025-01-02T01:04:05.500Z');
 });
 
 t.test('POST trigger over HTTP', async (t) => {
@@ -93,6 +101,7 @@ t.test('POST trigger over HTTP', async (t) => {
       { event: { data: null } },
       { event: { type: 'inbox' } },
       { event: { type: 'bogus', data: null } },
+      { event: { type: 'inbox', data: null, time: '1' } },
     ]) {
       const res = await h.d.request('POST', `/agents/${id}/trigger`, body);
       t.equal(res.status, 400, JSON.stringify(body));

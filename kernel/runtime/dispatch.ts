@@ -71,15 +71,20 @@ const TARGET_KEYS = ['scope', 'lambda', 'command', 'warm', 'loop'] as const;
 /** Flags the runtime uses internally; a caller setting them could forge loop history. */
 const INTERNAL_FLAGS = ['skip_loop_append', 'pre_appended_loop'];
 const MAX_BATCH = 1000;
+/** How deep a dispatch body (its `data` included) may nest; deeper is refused rather than half-checked. */
+export const MAX_BODY_DEPTH = 64;
+/** An ISO 8601 date-time with a zone: `2025-01-02T03:04:05Z`, `…:05.123+02:00` (seconds optional). */
+const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):?(\d{2}))$/i;
 const loopPattern = new RegExp(LOOP_NAME_PATTERN);
 
 const bad = (message: string) => new AgtError('bad_request', message);
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** Throws when an internal flag appears at any depth of the body. */
+/** Throws when an internal flag appears at any depth of the body, or the body nests too deep to check. */
 function refuseInternalFlags(value: unknown, path: string, depth = 0): void {
-  if (depth > 32 || typeof value !== 'object' || value === null) return;
+  if (typeof value !== 'object' || value === null) return;
+  if (depth >= MAX_BODY_DEPTH) throw bad(`the body nests deeper than ${MAX_BODY_DEPTH} levels (at ${path.length > 100 ? `${path.slice(0, 100)}…` : path})`);
   if (Array.isArray(value)) {
     value.forEach((item, i) => refuseInternalFlags(item, `${path}[${i}]`, depth + 1));
     return;
@@ -88,6 +93,15 @@ function refuseInternalFlags(value: unknown, path: string, depth = 0): void {
     if (INTERNAL_FLAGS.includes(key)) throw bad(`${path}.${key} is an internal flag and cannot be dispatched`);
     refuseInternalFlags(inner, `${path}.${key}`, depth + 1);
   }
+}
+
+/** A real calendar date-time in ISO 8601 form (not just anything `Date.parse` accepts, such as "1"). */
+export function isIsoDateTime(text: string): boolean {
+  const match = ISO_DATE_TIME.exec(text);
+  if (!match) return false;
+  const [year, month, day, hour, minute, second = 0, zoneHour = 0, zoneMinute = 0] = match.slice(1).map((part) => (part === undefined ? undefined : Number(part))) as number[];
+  const daysInMonth = new Date(Date.UTC(year!, month!, 0)).getUTCDate();
+  return month! >= 1 && month! <= 12 && day! >= 1 && day! <= daysInMonth && hour! <= 23 && minute! <= 59 && second <= 59 && zoneHour <= 23 && zoneMinute <= 59 && !Number.isNaN(Date.parse(text));
 }
 
 function normalizeEvent(raw: unknown, where: string, now: () => Date): TriggerEvent {
@@ -105,7 +119,7 @@ function normalizeEvent(raw: unknown, where: string, now: () => Date): TriggerEv
   for (const key of ['id', 'source', 'time', 'correlationId'] as const) {
     if (raw[key] !== undefined && typeof raw[key] !== 'string') throw bad(`${where}.${key} must be a string`);
   }
-  if (typeof raw.time === 'string' && Number.isNaN(Date.parse(raw.time))) throw bad(`${where}.time must be an ISO 8601 date`);
+  if (typeof raw.time === 'string' && !isIsoDateTime(raw.time)) throw bad(`${where}.time must be an ISO 8601 date-time with a zone, e.g. 2025-01-02T03:04:05Z`);
   return {
     id: typeof raw.id === 'string' && raw.id !== '' ? raw.id : randomUUID(),
     type: type as TriggerEventType,
