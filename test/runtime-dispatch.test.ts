@@ -61,7 +61,7 @@ t.test('refusals', async (t) => {
 
 t.test('POST trigger over HTTP', async (t) => {
   const { runtimeHarness } = await import('./fixtures/runtime/harness.js');
-  const h = await runtimeHarness(t);
+  const h = await runtimeHarness(t, { wire: true });
   const hooks = `
     export function summarize(input: { trigger: string; count: number; event: { data: unknown } }) {
       return { trigger: input.trigger, count: input.count, data: input.event.data };

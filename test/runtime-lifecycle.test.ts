@@ -4,7 +4,7 @@ import { runtimeHarness } from './fixtures/runtime/harness.js';
 import { Gate } from './fixtures/runtime/scripted-model.js';
 
 t.test('unload: queued work discarded at once, the running turn finishes within its grace', async (t) => {
-  const h = await runtimeHarness(t);
+  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent();
   const gate = new Gate();
   h.model.push({ gate, then: { text: 'finished in time' } });
@@ -25,7 +25,7 @@ t.test('unload: queued work discarded at once, the running turn finishes within 
 
 t.test('unload without grace aborts the running turn; timers and trigger timing are released', async (t) => {
   const clock = new FakeClock(Date.UTC(2025, 0, 1));
-  const h = await runtimeHarness(t, { clock });
+  const h = await runtimeHarness(t, { clock, wire: true });
   const id = await h.agent({ triggers: { on_inbox: { enabled: true, targets: [{ scope: 'agent', debounce_ms: 60_000 }] } } });
   await h.d.request('POST', `/agents/${id}/timers`, { mode: 'interval', every_ms: 60_000 });
   await h.d.daemon.kernel.inbox.deliver(id, { source: 'api', text: 'pending in debounce' });
@@ -45,7 +45,7 @@ t.test('unload without grace aborts the running turn; timers and trigger timing 
 });
 
 t.test('an agent file reloaded after abort runs again', async (t) => {
-  const h = await runtimeHarness(t);
+  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent();
   await h.d.request('POST', `/agents/${id}/abort`);
   t.equal((await h.d.request('POST', `/agents/${id}/chat`, { text: 'x' })).status, 409);
@@ -57,7 +57,7 @@ t.test('an agent file reloaded after abort runs again', async (t) => {
 });
 
 t.test('disabling an inner loop through the config stops its running turn at once', async (t) => {
-  const h = await runtimeHarness(t);
+  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent({ loops: [{ name: 'side', goal: 'g', enabled: true }] });
   h.model.push({ hang: true });
   const running = (await h.d.request('POST', `/agents/${id}/chat?loop=side`, { text: 'work' })).body.turnId;
