@@ -156,3 +156,22 @@ t.test('the key never reaches the daemon log (spawned daemon, debug level)', asy
   t.match(child.stderr(), /upstream_error|request failed/, 'the failure was logged');
   noKeyIn(t, child.stderr() + child.stdout(), 'the daemon log');
 });
+
+t.test('a models list that times out is a 502 upstream_error (spec 7), not a new status', async (t) => {
+  const { createServer } = await import('node:http');
+  const silent = createServer(() => {}); // accepts, never answers
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    silent.closeAllConnections();
+    return new Promise<void>((resolve) => silent.close(() => resolve()));
+  });
+  const port = (silent.address() as { port: number }).port;
+  const d = await bootDaemon(t, {
+    extensions: { extensions: [{ name: 'providers', module: MODULE, enabled: true, config: { ...CONFIG, checkTimeoutMs: 300 } }] },
+    settings: { providers: [{ id: 'slow', type: 'openai-compatible', name: 'Slow', baseUrl: `http://127.0.0.1:${port}/v1` }] },
+  });
+  const res = await d.request('GET', '/providers/slow/models');
+  t.equal(res.status, 502);
+  t.equal(res.body.code, 'upstream_error');
+  t.equal(res.body.reason, 'timeout');
+});

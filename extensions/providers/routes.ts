@@ -5,7 +5,7 @@
  * the last `POST /providers/{providerId}/check`.
  */
 import { errorResponses } from '../../contracts/http.js';
-import { notFound } from '../../contracts/errors.js';
+import { AgtError, notFound } from '../../contracts/errors.js';
 import type { ExtensionHttp } from '../../contracts/extension.js';
 import type { AppProviderSettings } from '../../contracts/settings.js';
 import { checkProvider, listModels } from './admin.js';
@@ -79,11 +79,19 @@ export function registerProviderRoutes(http: ExtensionHttp, registry: ProviderRe
       summary: "List an app provider's models",
       description: '`GET {baseUrl}/models` (Chat Completions kinds) or `GET {baseUrl}/v1/models` (Anthropic); 502 when the provider fails.',
       params: ProviderParams,
-      response: { 200: ModelList, ...errorResponses(404, 502, 503, 504) },
+      response: { 200: ModelList, ...errorResponses(404, 502, 503) },
     },
     handler: async (request) => {
       const provider = find(request.params.providerId);
-      return { provider: provider.id, models: await listModels(registry.appTarget(provider), runtime) };
+      try {
+        return { provider: provider.id, models: await listModels(registry.appTarget(provider), runtime) };
+      } catch (error) {
+        // Over HTTP a provider that took too long is an upstream failure (spec 7: 502), not a new code.
+        if (error instanceof AgtError && error.code === 'timeout') {
+          throw new AgtError('upstream_error', error.message, { details: { ...error.details, reason: 'timeout' } });
+        }
+        throw error;
+      }
     },
   });
 }
