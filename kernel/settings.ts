@@ -7,6 +7,7 @@ import type { SettingsService } from '../contracts/services.js';
 import { assertValid, firstSchemaError } from '../contracts/validate.js';
 import type { DaemonEnv } from './env.js';
 import { StartupError } from './errors.js';
+import { isKeyMaterialName } from './key-material.js';
 
 export function resolveSettingsPath(env: DaemonEnv, processEnv: NodeJS.ProcessEnv = process.env): string {
   if (env.settingsPath) return resolve(env.settingsPath);
@@ -44,9 +45,6 @@ function readSettingsFile(path: string): Settings {
   return parsed as Settings;
 }
 
-/** Key names that would carry secrets: settings name environment variables instead (D2). */
-const KEY_MATERIAL = /(^|[^a-z])(api_?key|secret|token|password|passphrase|private_?key)$/i;
-
 export function findKeyMaterial(value: unknown, path = ''): string | null {
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
@@ -55,7 +53,7 @@ export function findKeyMaterial(value: unknown, path = ''): string | null {
     }
   } else if (value && typeof value === 'object') {
     for (const [key, inner] of Object.entries(value)) {
-      if (KEY_MATERIAL.test(key)) return `${path}/${key}`;
+      if (isKeyMaterialName(key)) return `${path}/${key}`;
       const hit = findKeyMaterial(inner, `${path}/${key}`);
       if (hit) return hit;
     }

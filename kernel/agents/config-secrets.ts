@@ -6,7 +6,7 @@
  * `apiKeyEnv`).
  *
  * {@link findConfigSecret} finds the first place a config carries one. The rules (the same key-name
- * idea as `findKeyMaterial` of the settings, extended to camelCase, dashes and a few more names):
+ * idea as the settings, `kernel/key-material.ts`):
  * - any key, anywhere, whose name looks like key material (`api_key`, `apiKey`, `token`, `bot_token`,
  *   `access_token`, `secret`, `client_secret`, `password`, `passphrase`, `private_key`, ...) holding a
  *   non-empty string; booleans and objects are not values (`env_schema` entries say `secret: true`, tool
@@ -17,6 +17,7 @@
  * - MCP `env` entries whose name contains KEY, TOKEN, SECRET, PASSWORD or PASSPHRASE.
  * Empty strings are placeholders, not secrets, and pass.
  */
+import { isKeyMaterialName } from '../key-material.js';
 
 export interface ConfigSecret {
   /** JSON pointer of the offending value, e.g. `/mcp/servers/0/headers/Authorization`. */
@@ -24,14 +25,6 @@ export interface ConfigSecret {
   /** What to use instead. */
   hint: string;
 }
-
-/** Snake-cased, lower-case key name: `botToken` → `bot_token`, `X-Api-Key` → `x_api_key`. */
-const normalize = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/[-\s.]+/g, '_').toLowerCase();
-
-const KEY_NAME =
-  /(^|_)(api_?key|apikey|(private|secret|access|signing|encryption|client|master|auth)_?key|token|secret|password|passwd|passphrase|authorization|cookie)$/;
-
-export const isKeyMaterialName = (name: string): boolean => KEY_NAME.test(normalize(name));
 
 const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'x-api-key']);
 const isSecretHeader = (name: string) => {

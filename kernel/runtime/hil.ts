@@ -186,17 +186,7 @@ export class HilStore {
   /** The `ask` tool: waits for the owner's answer; rejects when `signal` aborts. Not bounded by time. */
   ask(input: { question: string; loop: string; turnId: string | null; signal: AbortSignal }): Promise<string> {
     const request: AskRequest = { requestId: randomUUID(), question: input.question, loop: input.loop, turnId: input.turnId, createdAt: this.now() };
-    const answer = new Promise<string>((resolve, reject) => {
-      this.asks.set(request.requestId, { ...request, resolve, reject });
-      this.onAbort(input.signal, () => {
-        if (!this.asks.delete(request.requestId)) return;
-        this.listener.resolved('ask', request.requestId, 'cancelled', request.loop, request.turnId);
-        reject(cancelled());
-      });
-    });
-    this.trackHumanWait(input.turnId, answer);
-    this.listener.requested('ask', request);
-    return answer;
+    return this.waitForOwner('ask', this.asks, request, input.signal);
   }
 
   listAsks(): AskRequest[] {
@@ -214,16 +204,29 @@ export class HilStore {
   /** A suspend prompt: resolves true (resume) or false (stay suspended); rejects when `signal` aborts. Not bounded by time. */
   suspend(input: { reason: string; loop: string; turnId: string | null; signal: AbortSignal }): Promise<boolean> {
     const prompt: SuspendPrompt = { requestId: randomUUID(), reason: input.reason, loop: input.loop, turnId: input.turnId, createdAt: this.now() };
-    const answer = new Promise<boolean>((resolve, reject) => {
-      this.suspends.set(prompt.requestId, { ...prompt, resolve, reject });
-      this.onAbort(input.signal, () => {
-        if (!this.suspends.delete(prompt.requestId)) return;
-        this.listener.resolved('suspend', prompt.requestId, 'cancelled', prompt.loop, prompt.turnId);
+    return this.waitForOwner('suspend', this.suspends, prompt, input.signal);
+  }
+
+  /**
+   * Registers a pending ask or suspend prompt, announces it and waits for the owner. An abort of
+   * `signal` withdraws it (`hil.resolved` cancelled) and rejects.
+   */
+  private waitForOwner<T, R extends AskRequest | SuspendPrompt>(
+    kind: 'ask' | 'suspend',
+    pending: Map<string, R & Waiter<T>>,
+    record: R,
+    signal: AbortSignal,
+  ): Promise<T> {
+    const answer = new Promise<T>((resolve, reject) => {
+      pending.set(record.requestId, { ...record, resolve, reject });
+      this.onAbort(signal, () => {
+        if (!pending.delete(record.requestId)) return;
+        this.listener.resolved(kind, record.requestId, 'cancelled', record.loop, record.turnId);
         reject(cancelled());
       });
     });
-    this.trackHumanWait(input.turnId, answer);
-    this.listener.requested('suspend', prompt);
+    this.trackHumanWait(record.turnId, answer);
+    this.listener.requested(kind, record);
     return answer;
   }
 
