@@ -2,6 +2,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify';
 import swagger from '@fastify/swagger';
 import { AjvCompiler } from '@fastify/ajv-compiler';
+import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { installErrorHandling } from './error-handler.js';
@@ -24,6 +25,54 @@ const API_DESCRIPTION = [
   '`POST /agents/{id}/chat` and `POST /agents/{id}/trigger` take an `Idempotency-Key` header: a repeat with the',
   'same key (per agent, kept 24 h) answers the same 202 and turnId and queues nothing.',
 ].join(' ');
+
+// Schema compilers, kept for the whole process: every app built here (a test file starts many daemons)
+// reuses what an earlier one compiled, keyed by the schema's content (route schemas are often built per
+// app, so identity would not match) and, for serializers, by the scope's shared schemas and options.
+// JSON bodies are typed already: a number where a string belongs is a 400, never silently converted.
+// Query strings, params and headers are text on the wire and are coerced to their schema's types.
+const ajvPool = AjvCompiler();
+const AJV_BASE = { removeAdditional: false, useDefaults: true, allErrors: false } as const;
+const bodyAjv = ajvPool({}, { customOptions: { ...AJV_BASE, coerceTypes: false } });
+const textAjv = ajvPool({}, { customOptions: { ...AJV_BASE, coerceTypes: 'array' } });
+type ValidatorCompiler = Parameters<KernelApp['setValidatorCompiler']>[0];
+type Validator = ReturnType<ValidatorCompiler>;
+const validators = new Map<string, Validator>();
+
+const compileValidator: ValidatorCompiler = (route) => {
+  const body = route.httpPart === 'body';
+  const key = `${body ? 'body' : 'text'} ${JSON.stringify(route.schema)}`;
+  let validator = validators.get(key);
+  if (validator === undefined) {
+    validator = (body ? bodyAjv : textAjv)(route as never) as Validator;
+    validators.set(key, validator);
+  }
+  return validator;
+};
+
+type SerializerFactory = (externalSchemas: unknown, options: unknown) => (route: { schema?: unknown }) => (data: unknown) => string;
+const serializerFactory = (SerializerSelector as unknown as () => SerializerFactory)();
+const serializers = new Map<string, ReturnType<SerializerFactory>>();
+
+function serializerCompiler(externalSchemas: unknown, options: unknown): ReturnType<SerializerFactory> {
+  const scope = JSON.stringify([externalSchemas, options ?? null]);
+  let compile = serializers.get(scope);
+  if (compile === undefined) {
+    const build = serializerFactory(externalSchemas, options);
+    const compiled = new Map<string, (data: unknown) => string>();
+    compile = (route) => {
+      const key = JSON.stringify(route.schema);
+      let serialize = compiled.get(key);
+      if (serialize === undefined) {
+        serialize = build(route);
+        compiled.set(key, serialize);
+      }
+      return serialize;
+    };
+    serializers.set(scope, compile);
+  }
+  return compile;
+}
 
 export async function buildApp(options: AppOptions): Promise<KernelApp> {
   const app = Fastify({
@@ -53,13 +102,8 @@ export async function buildApp(options: AppOptions): Promise<KernelApp> {
     forceCloseConnections: true,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  // JSON bodies are typed already: a number where a string belongs is a 400, never silently converted.
-  // Query strings, params and headers are text on the wire and are coerced to their schema's types.
-  const compilers = AjvCompiler();
-  const base = { removeAdditional: false, useDefaults: true, allErrors: false } as const;
-  const bodyCompiler = compilers({}, { customOptions: { ...base, coerceTypes: false } });
-  const textCompiler = compilers({}, { customOptions: { ...base, coerceTypes: 'array' } });
-  app.setValidatorCompiler((route) => (route.httpPart === 'body' ? bodyCompiler(route) : textCompiler(route)));
+  app.setSchemaController({ compilersFactory: { buildSerializer: serializerCompiler } });
+  app.setValidatorCompiler(compileValidator);
 
   await app.register(swagger, {
     openapi: {
