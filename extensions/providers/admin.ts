@@ -26,10 +26,10 @@ export async function listModels(target: ProviderTarget, runtime: ClientRuntime)
   runtime.inflight.add(guard);
   try {
     if (target.type === 'anthropic') {
-      const page = await anthropicClient(target, guard.fetch, limits.timeoutMs).models.list({ limit: MAX_MODELS }, { signal: guard.signal });
+      const page = await (await anthropicClient(target, guard.fetch, limits.timeoutMs)).models.list({ limit: MAX_MODELS }, { signal: guard.signal });
       return page.data.map((m) => ({ id: m.id, name: m.display_name, created: Date.parse(m.created_at) || undefined }));
     }
-    const page = await openaiClient(target, guard.fetch, limits.timeoutMs).models.list({ signal: guard.signal });
+    const page = await (await openaiClient(target, guard.fetch, limits.timeoutMs)).models.list({ signal: guard.signal });
     return page.data.slice(0, MAX_MODELS).map((m) => ({
       id: m.id,
       ...(m.owned_by ? { ownedBy: m.owned_by } : {}),

@@ -152,7 +152,7 @@ function fromBlocks(target: ProviderTarget, blocks: OpenBlock[]): Pick<WireResul
 }
 
 async function send({ target, body, stream, guard, onDelta }: WireCall): Promise<WireResult> {
-  const sdk = anthropicClient(target, guard.fetch, target.timeoutMs);
+  const sdk = await anthropicClient(target, guard.fetch, target.timeoutMs);
   const requested = String(body.model ?? '');
   // `client.post` rather than `messages.create`: the latter prints deprecation notices with
   // console.warn (the daemon's console is not a log) and adds nothing else to the request.

@@ -6,10 +6,9 @@
  * `timeout` (504), `aborted` (499: the caller's signal fired), `unavailable` (503: extension stopping).
  * The SDK error is never attached as `cause`: its text may quote what the vendor said about a key.
  */
-import * as OpenAISdk from 'openai';
-import * as AnthropicSdk from '@anthropic-ai/sdk';
 import { AgtError } from '../../contracts/errors.js';
 import type { GuardReason } from './call-guard.js';
+import { loadedSdks } from './sdk.js';
 import type { ProviderTarget } from './types.js';
 
 export interface Failure {
@@ -44,11 +43,11 @@ export function parseRetryAfter(headers: { get(name: string): string | null } | 
 
 type ApiErrorLike = { status?: number; headers?: { get(name: string): string | null }; error?: unknown; message: string };
 
-const isApiError = (e: unknown): e is ApiErrorLike => e instanceof OpenAISdk.APIError || e instanceof AnthropicSdk.APIError;
-const isConnectionTimeout = (e: unknown) =>
-  e instanceof OpenAISdk.APIConnectionTimeoutError || e instanceof AnthropicSdk.APIConnectionTimeoutError;
-const isUserAbort = (e: unknown) => e instanceof OpenAISdk.APIUserAbortError || e instanceof AnthropicSdk.APIUserAbortError;
-const isConnectionError = (e: unknown) => e instanceof OpenAISdk.APIConnectionError || e instanceof AnthropicSdk.APIConnectionError;
+// Only an SDK that was imported can have thrown: the classes are looked up among the loaded ones.
+const isApiError = (e: unknown): e is ApiErrorLike => loadedSdks().some((sdk) => e instanceof sdk.APIError);
+const isConnectionTimeout = (e: unknown) => loadedSdks().some((sdk) => e instanceof sdk.APIConnectionTimeoutError);
+const isUserAbort = (e: unknown) => loadedSdks().some((sdk) => e instanceof sdk.APIUserAbortError);
+const isConnectionError = (e: unknown) => loadedSdks().some((sdk) => e instanceof sdk.APIConnectionError);
 
 /** The vendor's own words: OpenAI `{error: {message}}`, Anthropic `{type: 'error', error: {type, message}}`. */
 function vendorMessage(error: ApiErrorLike): string {

@@ -119,7 +119,7 @@ export class ChatStreamState {
 }
 
 async function send({ target, body, stream, guard, onDelta }: WireCall): Promise<WireResult> {
-  const sdk = openaiClient(target, guard.fetch, target.timeoutMs);
+  const sdk = await openaiClient(target, guard.fetch, target.timeoutMs);
   const requested = String(body.model ?? '');
   if (!stream) {
     const completion: ChatCompletion = await sdk.chat.completions.create(body as unknown as ChatCompletionCreateParamsNonStreaming, { signal: guard.signal });

@@ -15,18 +15,33 @@
  *   headers are set here and the bearer header is removed.
  * - No key (a local openai-compatible server): the SDK insists on one, so a placeholder is given and
  *   the `Authorization` header is removed (D8: sent only when a key is set).
+ *
+ * Each SDK is imported the first time a call needs it (~170 ms and ~10 MB each), not when the daemon
+ * starts: a daemon whose providers are all OpenAI-style never loads the Anthropic SDK.
  */
-import OpenAI from 'openai';
-import Anthropic from '@anthropic-ai/sdk';
+import type OpenAI from 'openai';
+import type Anthropic from '@anthropic-ai/sdk';
 import type { ProviderTarget } from './types.js';
+
+type OpenAISdk = typeof import('openai');
+type AnthropicSdk = typeof import('@anthropic-ai/sdk');
+
+let openaiSdk: OpenAISdk | undefined;
+let anthropicSdk: AnthropicSdk | undefined;
+
+/** The SDK modules imported so far (their error classes are what a failed call can have thrown). */
+export function loadedSdks(): Array<OpenAISdk | AnthropicSdk> {
+  return [openaiSdk, anthropicSdk].filter((sdk): sdk is OpenAISdk | AnthropicSdk => sdk !== undefined);
+}
 
 export const ANTHROPIC_VERSION = '2023-06-01';
 const PLACEHOLDER = 'no-key-configured';
 
 type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
-export function openaiClient(target: ProviderTarget, fetch: Fetch, timeoutMs: number): OpenAI {
-  return new OpenAI({
+export async function openaiClient(target: ProviderTarget, fetch: Fetch, timeoutMs: number): Promise<OpenAI> {
+  openaiSdk ??= await import('openai');
+  return new openaiSdk.OpenAI({
     apiKey: target.apiKey ?? PLACEHOLDER,
     adminAPIKey: null,
     organization: null,
@@ -41,8 +56,9 @@ export function openaiClient(target: ProviderTarget, fetch: Fetch, timeoutMs: nu
   });
 }
 
-export function anthropicClient(target: ProviderTarget, fetch: Fetch, timeoutMs: number): Anthropic {
-  return new Anthropic({
+export async function anthropicClient(target: ProviderTarget, fetch: Fetch, timeoutMs: number): Promise<Anthropic> {
+  anthropicSdk ??= await import('@anthropic-ai/sdk');
+  return new anthropicSdk.Anthropic({
     apiKey: target.apiKey ?? PLACEHOLDER,
     webhookKey: null,
     baseURL: target.baseUrl.replace(/\/+$/, ''),
