@@ -8,6 +8,7 @@
  *   key is the `runtimeDid` used for runtime stamps.
  * A damaged secret file is moved aside (`<name>.corrupt-<time>`, kept for recovery) and replaced.
  */
+import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import nacl from 'tweetnacl';
@@ -24,6 +25,29 @@ export interface RuntimeKeys {
   did: string;
   box: nacl.BoxKeyPair;
   signing: nacl.SignKeyPair;
+}
+
+// PKCS#8 DER prefixes of a raw 32-byte X25519 secret and Ed25519 seed.
+const X25519_PKCS8 = Buffer.from('302e020100300506032b656e04220420', 'hex');
+const ED25519_PKCS8 = Buffer.from('302e020100300506032b657004220420', 'hex');
+
+/**
+ * The public key of a raw X25519 secret or Ed25519 seed, by Node's crypto: the same bytes as tweetnacl's
+ * `box.keyPair.fromSecretKey` and `sign.keyPair.fromSeed`, ~10x faster (those cost ~20 ms of every start).
+ */
+function publicKeyOf(prefix: Buffer, secret: Uint8Array): Uint8Array {
+  const privateKey = createPrivateKey({ key: Buffer.concat([prefix, secret]), format: 'der', type: 'pkcs8' });
+  return new Uint8Array(createPublicKey(privateKey).export({ format: 'der', type: 'spki' }).subarray(-32));
+}
+
+const boxKeyPair = (secret: Uint8Array): nacl.BoxKeyPair => ({ publicKey: publicKeyOf(X25519_PKCS8, secret), secretKey: secret.slice() });
+/** tweetnacl's layout: the 64-byte secret key is the seed followed by the public key. */
+function signKeyPair(seed: Uint8Array): nacl.SignKeyPair {
+  const publicKey = publicKeyOf(ED25519_PKCS8, seed);
+  const secretKey = new Uint8Array(64);
+  secretKey.set(seed);
+  secretKey.set(publicKey, 32);
+  return { publicKey, secretKey };
 }
 
 /** Reads one 32-byte base64 field of a JSON key file; null when missing or malformed. */
@@ -63,7 +87,7 @@ function loadOrCreate(path: string, kty: string, field: string, extra: (key: Uin
 export function loadOrCreateRuntimeKeys(dataDir: string, logger: Logger): RuntimeKeys {
   const encPath = join(dataDir, RUNTIME_ENC_KEY_FILE);
   const boxSecret = loadOrCreate(encPath, 'X25519', 'secretKey', () => ({}), logger);
-  const box = nacl.box.keyPair.fromSecretKey(boxSecret);
+  const box = boxKeyPair(boxSecret);
   boxSecret.fill(0);
 
   const pubPath = join(dataDir, RUNTIME_ENC_PUB_FILE);
@@ -76,10 +100,10 @@ export function loadOrCreateRuntimeKeys(dataDir: string, logger: Logger): Runtim
     join(dataDir, RUNTIME_SIGN_KEY_FILE),
     'Ed25519',
     'seed',
-    (seed) => ({ did: didKeyFromEd25519(nacl.sign.keyPair.fromSeed(seed).publicKey) }),
+    (seed) => ({ did: didKeyFromEd25519(signKeyPair(seed).publicKey) }),
     logger,
   );
-  const signing = nacl.sign.keyPair.fromSeed(signSeed);
+  const signing = signKeyPair(signSeed);
   signSeed.fill(0);
   return { did: didKeyFromEd25519(signing.publicKey), box, signing };
 }
