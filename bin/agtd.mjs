@@ -1,7 +1,53 @@
 #!/usr/bin/env node
-// The daemon is TypeScript run through tsx's loader: no build step, and third-party extensions may be
-// TypeScript or JavaScript alike.
-import { register } from 'tsx/esm/api';
+// The `agtd` command. It runs the build in dist/ (`npm run build`, which `npm install` and `npm ci` run
+// through `prepare`): plain JavaScript, no transpiler. When there is no build, or a source file is newer
+// than it (sources edited or checked out since), it runs the TypeScript sources through tsx instead, so
+// what runs is never older than what is on disk.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
-register();
-await import('../kernel/main.ts');
+const root = fileURLToPath(new URL('..', import.meta.url));
+const dist = join(root, 'dist');
+
+/** The newest modification time of a file under `dir` (node_modules and dot folders skipped). */
+function newest(dir) {
+  let latest = 0;
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return latest;
+  }
+  for (const entry of entries) {
+    if (entry.name === 'node_modules' || entry.name.startsWith('.')) continue;
+    const path = join(dir, entry.name);
+    latest = Math.max(latest, entry.isDirectory() ? newest(path) : statSync(path).mtimeMs);
+  }
+  return latest;
+}
+
+/** The build's entry module when the build is current, otherwise why not. */
+function currentBuild() {
+  const marker = join(dist, '.agt-build.json');
+  if (!existsSync(marker)) return { why: 'there is no build in dist/' };
+  let info;
+  try {
+    info = JSON.parse(readFileSync(marker, 'utf8'));
+  } catch {
+    return { why: 'dist/.agt-build.json is unreadable' };
+  }
+  const sources = info.sources.map((dir) => join(root, dir));
+  if (sources.some((dir) => newest(dir) > info.builtAt)) return { why: 'sources changed since the build in dist/' };
+  return { main: join(dist, info.main) };
+}
+
+const build = currentBuild();
+if (build.main) {
+  await import(pathToFileURL(build.main).href);
+} else {
+  process.stderr.write(`agtd: ${build.why}; running the TypeScript sources through tsx (npm run build makes start-up faster)\n`);
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('../kernel/main.ts');
+}

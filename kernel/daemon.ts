@@ -3,6 +3,7 @@
  * kernel modules, extensions, listen, extension start. Shutdown (API, SIGINT, SIGTERM): close HTTP
  * (3 s), unload agents (per-agent deadline), stop extensions, release the pid file; capped at 20 s.
  */
+import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,7 +20,16 @@ import { claimPidFile } from './pidfile.js';
 import { loadToken, writeLocalProof } from './secret-files.js';
 import { resolveSettingsPath, SettingsStore } from './settings.js';
 
-export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+/** The folder of agt's package.json (the shipped extensions.json is there), from the sources or a build in `dist/`. */
+export const PROJECT_ROOT = findUp(dirname(fileURLToPath(import.meta.url)), 'package.json');
+
+function findUp(from: string, name: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, name))) return dir;
+    if (dirname(dir) === dir) return resolve(from, '..');
+  }
+}
+
 export const HTTP_CLOSE_DEADLINE_MS = 3_000;
 export const SHUTDOWN_CAP_MS = 20_000;
 

@@ -1,0 +1,183 @@
+#!/usr/bin/env node
+/**
+ * `npm run build` (also `prepare`, so `npm install` and `npm ci` build once): bundles the daemon with
+ * esbuild into `dist/`, so production starts without a transpiler and loads a few files instead of the
+ * ~1,100 of its dependencies (an ESM import of typebox alone reads ~700).
+ *
+ * - Entry points: the daemon command and module, every `contracts/` file (what an extension written in
+ *   TypeScript imports from the sources: see kernel/extensions/typescript.ts), the `index.ts` of every
+ *   folder in `extensions/` and each module the shipped `extensions.json` names inside the project. Each
+ *   lands at its source path (`kernel/main.ts` → `dist/kernel/main.js`), so an extension module stays a
+ *   module of its own; code-splitting puts what they share in `dist/chunks/`, so there is one copy of
+ *   each class (an `AgtError` thrown by an extension is the kernel's `AgtError`) and a dynamic
+ *   `import()` (a vendor SDK) becomes a chunk read only when first needed.
+ * - Native and binary packages (libsql, esbuild) and pino (its transports start worker files by path)
+ *   stay in node_modules.
+ * - `import.meta.url` in a source file is rewritten to the URL its file would have in a file-by-file
+ *   build (`dist/kernel/runtime/sandbox/lambda-runner.js`), and every file that is not TypeScript in the
+ *   source folders (worker scripts, JSON) is copied to the same relative path: `new URL('./x.mjs',
+ *   import.meta.url)` works in the bundle as in the sources.
+ *
+ * The source folders are walked, not listed file by file. The build goes to a temporary folder that
+ * replaces `dist/` in one rename, so a daemon starting meanwhile sees the old build or the new one.
+ * `dist/.agt-build.json` records when and from which folders it was built: `bin/agtd.mjs` runs the
+ * sources through tsx instead when a source file is newer.
+ *
+ * Usage: node scripts/build.mjs [--quiet]
+ */
+import { build } from 'esbuild';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+/** Source folders, relative to the project root. */
+export const SOURCE_DIRS = ['kernel', 'contracts', 'extensions'];
+/** The daemon command and the daemon module (the benchmark starts the latter in a process of its own). */
+const MAIN = 'kernel/main.ts';
+const DAEMON = 'kernel/daemon.ts';
+export const OUT_DIR = 'dist';
+export const BUILD_INFO = '.agt-build.json';
+/** Kept out of the bundle: native addons, a binary, and what starts files by path (pino's workers, tsx's loader). */
+const EXTERNAL = ['libsql', '@libsql/*', 'esbuild', 'pino', 'quickjs-emscripten', '@jitl/*', 'tsx', 'tsx/*'];
+
+const isTypeScript = (name) => name.endsWith('.ts') && !name.endsWith('.d.ts');
+const posix = (path) => path.split(sep).join('/');
+
+function walk(dir, found = []) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name === 'node_modules' || entry.name.startsWith('.')) continue;
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) walk(path, found);
+    else if (entry.isFile()) found.push(path);
+  }
+  return found;
+}
+
+/** Modules the shipped manifest names by a path inside the source folders. */
+function manifestModules() {
+  const file = join(ROOT, 'extensions.json');
+  if (!existsSync(file)) return [];
+  const { extensions = [] } = JSON.parse(readFileSync(file, 'utf8'));
+  return extensions
+    .map((entry) => entry?.module)
+    .filter((module) => typeof module === 'string' && (module.startsWith('./') || module.startsWith('../')))
+    .map((module) => resolve(ROOT, module))
+    .map((path) => (existsSync(path) ? path : path.replace(/\.js$/, '.ts')))
+    .filter((path) => isTypeScript(path) && existsSync(path) && SOURCE_DIRS.some((dir) => !relative(join(ROOT, dir), path).startsWith('..')));
+}
+
+/** Rewrites `import.meta.url` to the URL the file would have in a file-by-file build. */
+const fileUrlPlugin = {
+  name: 'agt-file-url',
+  setup(build) {
+    const helper = 'agt-build-root';
+    build.onResolve({ filter: new RegExp(`^${helper}$`) }, () => ({ path: helper, namespace: helper }));
+    build.onLoad({ filter: /.*/, namespace: helper }, () => ({
+      loader: 'js',
+      resolveDir: ROOT,
+      // This module's own import.meta.url is that of the chunk it ends up in: the build's root is the
+      // nearest folder above holding the build marker.
+      contents: `
+        import { existsSync } from 'node:fs';
+        import { dirname, join } from 'node:path';
+        import { fileURLToPath, pathToFileURL } from 'node:url';
+        let root;
+        export function fileUrl(relativePath) {
+          if (root === undefined) {
+            let dir = dirname(fileURLToPath(import.meta.url));
+            while (!existsSync(join(dir, ${JSON.stringify(BUILD_INFO)}))) {
+              const up = dirname(dir);
+              if (up === dir) throw new Error('agt: ${BUILD_INFO} not found above ' + fileURLToPath(import.meta.url));
+              dir = up;
+            }
+            root = pathToFileURL(dir + '/');
+          }
+          return new URL(relativePath, root).href;
+        }`,
+    }));
+    build.onLoad({ filter: /\.ts$/ }, (args) => {
+      const source = readFileSync(args.path, 'utf8');
+      if (!source.includes('import.meta.url')) return undefined;
+      const built = posix(relative(ROOT, args.path)).replace(/\.ts$/, '.js');
+      return {
+        loader: 'ts',
+        contents: `import { fileUrl as __agtFileUrl } from '${helper}';\n` +
+          source.replace(/\bimport\.meta\.url\b/g, `__agtFileUrl(${JSON.stringify(built)})`),
+      };
+    });
+  },
+};
+
+export async function runBuild({ quiet = false } = {}) {
+  const started = Date.now();
+  const files = SOURCE_DIRS.filter((dir) => existsSync(join(ROOT, dir))).flatMap((dir) => walk(join(ROOT, dir)));
+  const extensionIndexes = existsSync(join(ROOT, 'extensions'))
+    ? readdirSync(join(ROOT, 'extensions'), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => join(ROOT, 'extensions', entry.name, 'index.ts'))
+      .filter((path) => existsSync(path))
+    : [];
+  const entryPoints = [...new Set([
+    join(ROOT, MAIN),
+    join(ROOT, DAEMON),
+    ...files.filter((file) => isTypeScript(file) && posix(relative(ROOT, file)).startsWith('contracts/')),
+    ...extensionIndexes,
+    ...manifestModules(),
+  ])];
+  const assets = files.filter((file) => !isTypeScript(file) && !file.endsWith('.md'));
+
+  const out = join(ROOT, OUT_DIR);
+  const staging = join(ROOT, `${OUT_DIR}.tmp-${process.pid}`);
+  rmSync(staging, { recursive: true, force: true });
+  let metafile;
+  try {
+    ({ metafile } = await build({
+      entryPoints,
+      outdir: staging,
+      outbase: ROOT,
+      entryNames: '[dir]/[name]',
+      chunkNames: 'chunks/[name]-[hash]',
+      bundle: true,
+      splitting: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      external: EXTERNAL,
+      // Bundled CommonJS dependencies call `require` for Node's built-ins.
+      banner: { js: "import { createRequire as __agtCreateRequire } from 'node:module'; const require = __agtCreateRequire(import.meta.url);" },
+      sourcemap: 'linked',
+      sourcesContent: false,
+      minifyWhitespace: true,
+      minifySyntax: true,
+      plugins: [fileUrlPlugin],
+      metafile: true,
+      logLevel: 'warning',
+    }));
+    for (const file of assets) {
+      const target = join(staging, relative(ROOT, file));
+      mkdirSync(dirname(target), { recursive: true });
+      cpSync(file, target);
+    }
+    const info = { sourceRoot: '..', sources: SOURCE_DIRS, main: MAIN.replace(/\.ts$/, '.js'), daemon: DAEMON.replace(/\.ts$/, '.js'), builtAt: started };
+    writeFileSync(join(staging, BUILD_INFO), `${JSON.stringify(info, null, 2)}\n`);
+    const old = join(ROOT, `${OUT_DIR}.old-${process.pid}`);
+    if (existsSync(out)) renameSync(out, old);
+    renameSync(staging, out);
+    rmSync(old, { recursive: true, force: true });
+  } catch (error) {
+    rmSync(staging, { recursive: true, force: true });
+    throw error;
+  }
+  if (!quiet) {
+    const outputs = Object.keys(metafile.outputs).filter((name) => !name.endsWith('.map'));
+    process.stdout.write(`agt: built ${entryPoints.length} entry points (${outputs.length} files, ${assets.length} copied) into ${OUT_DIR}/ in ${Date.now() - started} ms\n`);
+  }
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  runBuild({ quiet: process.argv.includes('--quiet') }).catch((error) => {
+    process.stderr.write(`agt: build failed: ${error?.stack ?? error}\n`);
+    process.exit(1);
+  });
+}
