@@ -1,15 +1,491 @@
 /**
- * `npm run bench`: runs every benchmark in sequence and prints one JSON line per result.
- * Benchmarks measure; they never fail the build. Timing targets are stated beside each result.
+ * `npm run bench`: the figures of issue 17 in one run, the BUILT daemon (`node bin/agtd.mjs` running
+ * dist/) measured beside a bare fastify app with the same two routes (bench/baseline.mjs), alternating
+ * between the two so both see the same machine. Prints a table and appends the figures, with a timestamp,
+ * to bench/results.json. Benchmarks measure; they never fail the build, and no timing target is a test.
+ *
+ * - cold start: spawn → first 200 on `GET /health`, fresh data directory each time, median of 5 each.
+ * - `GET /health` and `GET /agents/{id}/status` (bearer): autocannon, 10 connections, 3 rounds of 4 s
+ *   each per target after a 1 s warm-up, median req/s and its round's p99.
+ * - RSS of the daemon with 0, 10 and 100 idle (created and started) agents, 1 s after the last change.
+ * - `POST /agents/create` (`start: true`, through the providers extension): median of 100, one at a time.
+ * - a chat turn, `POST /agents/{id}/chat` → `turn.completed` on `GET /events`: median of 30 after 3 to
+ *   warm up, one at a time, against an instant fake model (test/fakes/openai.ts).
+ * - 10 agents × 10 turns at once: every agent sends its next chat when its previous turn completed.
+ * - SSE fan-out: 100 clients on `GET /events` while the built daemon (bench/fanout-daemon.mjs) emits
+ *   5,000 events/s for 2 s; delivery latency (emit → read by the client) p50/p99, frames lost.
+ *
+ * Usage: npm run bench  (builds first; `node --import tsx bench/run.ts` reuses an existing build).
  */
-import { runEventsFanout } from './events-fanout.js';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { createServer } from 'node:net';
+import { cpus, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { reply } from '../test/fakes/script.js';
+import { startFakeOpenAI } from '../test/fakes/openai.js';
 
-const benches: Array<{ name: string; target: string; run: () => Promise<unknown> }> = [
-  { name: 'events-fanout', target: 'emit < 10 µs/event; 50 clients x 5000 frames delivered < 2 s', run: () => runEventsFanout(50, 5000, 256) },
-];
+const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
+const RESULTS = join(ROOT, 'bench/results.json');
+const TOKEN = 'bench-token-0123456789abcdef';
+const CONNECTIONS = 10;
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+const cleanups: Array<() => unknown> = [];
+const teardown = { teardown: (fn: () => unknown) => void cleanups.push(fn) };
 
-for (const bench of benches) {
-  const started = Date.now();
-  const result = await bench.run();
-  console.log(JSON.stringify({ bench: bench.name, target: bench.target, wallMs: Date.now() - started, result }));
+function percentile(values: number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+const median = (values: number[]) => percentile(values, 50);
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as { port: number };
+  await new Promise((done) => server.close(done));
+  return port;
+}
+
+function rssMB(pid: number): number {
+  const match = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) / 1024 : NaN;
+}
+
+interface Reply {
+  status: number;
+  body: any;
+}
+
+function call(port: number, method: string, path: string, body?: unknown, auth = true): Promise<Reply> {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((done, fail) => {
+    const req = httpRequest({
+      host: '127.0.0.1',
+      port,
+      method,
+      path,
+      agent: false,
+      headers: {
+        ...(auth ? { authorization: `Bearer ${TOKEN}` } : {}),
+        ...(payload !== undefined ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}),
+      },
+    }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => {
+        let parsed: unknown = text;
+        try {
+          parsed = text ? JSON.parse(text) : undefined;
+        } catch {
+          // not JSON
+        }
+        done({ status: res.statusCode ?? 0, body: parsed });
+      });
+    });
+    req.on('error', fail);
+    req.end(payload);
+  });
+}
+
+/** Polls `GET /health` until it answers 200; the time from `since`. */
+async function firstHealthy(port: number, since: number, child: ChildProcess): Promise<number> {
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`process exited with ${child.exitCode} before answering`);
+    try {
+      const res = await call(port, 'GET', '/health', undefined, false);
+      if (res.status === 200) return performance.now() - since;
+    } catch {
+      // not listening yet
+    }
+    await sleep(2);
+  }
+}
+
+interface Running {
+  name: string;
+  child: ChildProcess;
+  port: number;
+  stderr: () => string;
+  stop(): Promise<void>;
+}
+
+function launch(name: string, args: string[], env: Record<string, string>, port: number): Running {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  child.stderr!.on('data', (chunk) => (err += chunk));
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+  };
+  cleanups.push(stop);
+  return { name, child, port, stderr: () => err, stop };
+}
+
+interface DaemonSetup {
+  dataDir: string;
+  env: Record<string, string>;
+}
+
+function daemonSetup(settings: Record<string, unknown> = {}): DaemonSetup {
+  const dataDir = mkdtempSync(join(tmpdir(), 'agt-bench-'));
+  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+  writeFileSync(join(dataDir, 'settings.json'), JSON.stringify(settings));
+  return {
+    dataDir,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: dataDir,
+      AGT_DAEMON_SETTINGS: join(dataDir, 'settings.json'),
+      AGT_DAEMON_TOKEN: TOKEN,
+      AGT_LOG_LEVEL: 'silent',
+    },
+  };
+}
+
+async function startAgt(setup: DaemonSetup): Promise<{ running: Running; coldMs: number }> {
+  const port = await freePort();
+  const since = performance.now();
+  const running = launch('agt', ['bin/agtd.mjs'], { ...setup.env, AGT_DAEMON_PORT: String(port) }, port);
+  const coldMs = await firstHealthy(port, since, running.child);
+  if (/running the TypeScript sources/.test(running.stderr())) builtWarning = running.stderr().trim();
+  return { running, coldMs };
+}
+
+async function startBaseline(): Promise<{ running: Running; coldMs: number }> {
+  const port = await freePort();
+  const since = performance.now();
+  const running = launch('baseline', ['bench/baseline.mjs'], { PATH: process.env.PATH ?? '', PORT: String(port), TOKEN }, port);
+  return { running, coldMs: await firstHealthy(port, since, running.child) };
+}
+
+let builtWarning = '';
+
+async function load(port: number, path: string, seconds: number): Promise<{ rps: number; p99: number; non2xx: number; errors: number }> {
+  const result = await autocannon({
+    url: `http://127.0.0.1:${port}${path}`,
+    connections: CONNECTIONS,
+    duration: seconds,
+    headers: { authorization: `Bearer ${TOKEN}` },
+  });
+  return { rps: result.requests.average, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors };
+}
+
+/** Alternates agt and the baseline on one path: warm-up, then `rounds` measured rounds each. */
+async function compare(agt: Running, base: Running, agtPath: string, basePath: string, rounds = 3, seconds = 4) {
+  await load(agt.port, agtPath, 1);
+  await load(base.port, basePath, 1);
+  const runs: Record<'agt' | 'baseline', Array<{ rps: number; p99: number; non2xx: number; errors: number }>> = { agt: [], baseline: [] };
+  for (let round = 0; round < rounds; round++) {
+    runs.agt.push(await load(agt.port, agtPath, seconds));
+    runs.baseline.push(await load(base.port, basePath, seconds));
+  }
+  const pick = (list: typeof runs.agt) => {
+    const sorted = [...list].sort((a, b) => a.rps - b.rps);
+    const mid = sorted[Math.floor(sorted.length / 2)]!;
+    return { rps: Math.round(mid.rps), p99: mid.p99, non2xx: list.reduce((n, r) => n + r.non2xx, 0), errors: list.reduce((n, r) => n + r.errors, 0) };
+  };
+  return { agt: pick(runs.agt), baseline: pick(runs.baseline) };
+}
+
+/** A `GET /events` reader: frames as parsed JSON, handed to `onFrame`. */
+function openEvents(port: number, path: string, onFrame: (event: any) => void): Promise<IncomingMessage> {
+  return new Promise((done, fail) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path, headers: { authorization: `Bearer ${TOKEN}` } }, (res) => {
+      let buffer = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        buffer += chunk;
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const frame = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const data = frame.split('\n').find((line) => line.startsWith('data: '));
+          if (data && (frame.startsWith('id: ') || frame.includes('\nid: '))) onFrame(JSON.parse(data.slice(6)).event);
+        }
+      });
+      done(res);
+    });
+    req.on('error', fail);
+    req.end();
+    cleanups.push(() => req.destroy());
+  });
+}
+
+/** Resolves turn ids to their `turn.completed` time (or failure) from one events stream. */
+class TurnWatcher {
+  private readonly waiting = new Map<string, (at: number) => void>();
+  private readonly ended = new Map<string, number>();
+  failures = 0;
+
+  onEvent = (event: any) => {
+    if (event.event_type === 'turn.completed') {
+      const at = performance.now();
+      for (const id of [event.payload.turn_id, ...(event.payload.absorbed_turn_ids ?? [])]) this.settle(id, at);
+    } else if (event.event_type === 'agent.error' && event.turn_id) {
+      this.failures++;
+      this.settle(event.turn_id, performance.now());
+    }
+  };
+
+  private settle(id: string, at: number) {
+    const waiter = this.waiting.get(id);
+    if (waiter) {
+      this.waiting.delete(id);
+      waiter(at);
+    } else this.ended.set(id, at);
+  }
+
+  until(turnId: string): Promise<number> {
+    const at = this.ended.get(turnId);
+    if (at !== undefined) return Promise.resolve(at);
+    return new Promise((done, fail) => {
+      const timer = setTimeout(() => fail(new Error(`turn ${turnId} did not complete within 30 s`)), 30_000);
+      this.waiting.set(turnId, (when) => {
+        clearTimeout(timer);
+        done(when);
+      });
+    });
+  }
+}
+
+async function chatOnce(port: number, watcher: TurnWatcher, agentId: string, text: string): Promise<number> {
+  const since = performance.now();
+  const res = await call(port, 'POST', `/agents/${agentId}/chat`, { text });
+  if (res.status !== 202) throw new Error(`chat answered ${res.status}: ${JSON.stringify(res.body)}`);
+  return (await watcher.until(res.body.turnId)) - since;
+}
+
+/** SSE fan-out against the built daemon in a process of its own. */
+async function fanout(clients: number, rate: number, seconds: number, payloadBytes = 256) {
+  const setup = daemonSetup();
+  const manifest = join(setup.dataDir, 'no-extensions.json');
+  writeFileSync(manifest, '{"extensions":[]}');
+  const port = await freePort();
+  const child = spawn(process.execPath, ['bench/fanout-daemon.mjs'], {
+    cwd: ROOT,
+    env: { ...setup.env, AGT_DAEMON_PORT: String(port), AGT_EXTENSIONS: manifest },
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  cleanups.push(() => child.kill('SIGKILL'));
+  const next = (op: string) => new Promise<any>((done) => {
+    const listener = (message: any) => {
+      if (message.op !== op) return;
+      child.off('message', listener);
+      done(message);
+    };
+    child.on('message', listener);
+  });
+  await next('ready');
+
+  const count = rate * seconds;
+  const latencies: number[][] = [];
+  const received: number[] = [];
+  const requests: Array<{ destroy(): void }> = [];
+  for (let i = 0; i < clients; i++) {
+    latencies.push([]);
+    received.push(0);
+    const req = httpRequest({ host: '127.0.0.1', port, path: '/events', headers: { authorization: `Bearer ${TOKEN}` } }, (res) => {
+      let tail = '';
+      res.setEncoding('latin1');
+      res.on('data', (chunk: string) => {
+        const at = performance.timeOrigin + performance.now();
+        const text = tail + chunk;
+        let position = 0;
+        for (;;) {
+          const marker = text.indexOf('"message":"@', position);
+          if (marker < 0) break;
+          const start = marker + 12;
+          const end = text.indexOf('@', start);
+          if (end < 0) break;
+          latencies[i]!.push(at - Number(text.slice(start, end)));
+          received[i]!++;
+          position = end + 1;
+        }
+        tail = text.slice(Math.max(position, text.length - 40));
+      });
+    });
+    req.end();
+    requests.push(req);
+  }
+  for (;;) {
+    child.send({ op: 'stats' });
+    if ((await next('stats')).clients >= clients) break;
+    await sleep(20);
+  }
+  child.send({ op: 'emit', rate, count, payloadBytes });
+  const emitted = await next('emitted');
+  // Frames in flight: wait until every client has all, or nothing arrives for 2 s.
+  let last = -1;
+  for (let quiet = 0; quiet < 20; quiet++) {
+    const total = received.reduce((a, b) => a + b, 0);
+    if (total >= count * clients) break;
+    if (total !== last) quiet = 0;
+    last = total;
+    await sleep(100);
+  }
+  child.send({ op: 'stats' });
+  const stats = await next('stats');
+  for (const req of requests) req.destroy();
+  child.send({ op: 'stop' });
+  await new Promise((done) => child.once('exit', done));
+  const all = latencies.flat();
+  return {
+    clients,
+    rate,
+    events: emitted.count,
+    emitSeconds: emitted.ms / 1000,
+    deliveryP50Ms: percentile(all, 50),
+    deliveryP99Ms: percentile(all, 99),
+    framesLost: count * clients - received.reduce((a, b) => a + b, 0),
+    droppedClients: stats.dropped,
+  };
+}
+
+const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : '—');
+
+async function main(): Promise<void> {
+  const began = performance.now();
+  if (!existsSync(join(ROOT, 'dist/.agt-build.json'))) throw new Error('no build in dist/: run `npm run build` (npm run bench builds first)');
+  const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
+
+  // 1. Cold starts, alternating.
+  log('cold starts');
+  const cold = { agt: [] as number[], baseline: [] as number[] };
+  for (let i = 0; i < 5; i++) {
+    const a = await startAgt(daemonSetup());
+    cold.agt.push(a.coldMs);
+    await a.running.stop();
+    const b = await startBaseline();
+    cold.baseline.push(b.coldMs);
+    await b.running.stop();
+  }
+
+  // 2. The measured daemon, an instant model and the baseline.
+  const fake = await startFakeOpenAI(teardown, [], { fallback: reply.text('ok') });
+  const setup = daemonSetup({ providers: [{ id: 'fake', type: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, defaultModel: 'fake-model' }] });
+  const { running: agt } = await startAgt(setup);
+  const { running: base } = await startBaseline();
+  await sleep(1000);
+  const rss = { agt: [rssMB(agt.child.pid!)] as number[], baseline: rssMB(base.child.pid!) };
+
+  const identity = await call(agt.port, 'POST', '/identity/create', { passphrase: 'bench passphrase, not a secret' });
+  if (identity.status !== 201) throw new Error(`identity/create answered ${identity.status}: ${JSON.stringify(identity.body)}`);
+
+  log('creating 100 agents');
+  const createMs: number[] = [];
+  const agentIds: string[] = [];
+  for (let i = 1; i <= 100; i++) {
+    const since = performance.now();
+    const res = await call(agt.port, 'POST', '/agents/create', { name: `Bench ${i}`, provider: 'fake', start: true });
+    createMs.push(performance.now() - since);
+    if (res.status !== 201) throw new Error(`agents/create answered ${res.status}: ${JSON.stringify(res.body)}`);
+    agentIds.push(res.body.agentId);
+    if (i === 10 || i === 100) {
+      await sleep(1000);
+      rss.agt.push(rssMB(agt.child.pid!));
+    }
+  }
+
+  log('GET /health');
+  const health = await compare(agt, base, '/health', '/health');
+  log('GET /agents/{id}/status');
+  const status = await compare(agt, base, `/agents/${agentIds[0]}/status`, '/agents/bench/status');
+
+  log('chat turns');
+  const watcher = new TurnWatcher();
+  await openEvents(agt.port, '/events', watcher.onEvent);
+  await sleep(100);
+  for (let i = 0; i < 3; i++) await chatOnce(agt.port, watcher, agentIds[0]!, `warm-up ${i}`);
+  const turnMs: number[] = [];
+  for (let i = 0; i < 30; i++) turnMs.push(await chatOnce(agt.port, watcher, agentIds[0]!, `turn ${i}`));
+
+  const parallelSince = performance.now();
+  await Promise.all(agentIds.slice(1, 11).map(async (id) => {
+    for (let i = 0; i < 10; i++) await chatOnce(agt.port, watcher, id, `parallel ${i}`);
+  }));
+  const parallelSeconds = (performance.now() - parallelSince) / 1000;
+  const rssAfter = rssMB(agt.child.pid!);
+  await agt.stop();
+  await base.stop();
+
+  log('SSE fan-out');
+  const sse = await fanout(100, 5000, 2);
+
+  const figures = {
+    coldStartMs: { agt: median(cold.agt), baseline: median(cold.baseline), samples: cold },
+    healthRps: health,
+    statusRps: status,
+    rssMB: { agt0: rss.agt[0], agt10: rss.agt[1], agt100: rss.agt[2], agtAfterLoad: rssAfter, baseline: rss.baseline },
+    createMs: { median: median(createMs), p90: percentile(createMs, 90), first: createMs[0] },
+    chatTurnMs: { median: median(turnMs), p90: percentile(turnMs, 90) },
+    parallelTurns: { agents: 10, turnsEach: 10, seconds: parallelSeconds, turnsPerSecond: 100 / parallelSeconds, failures: watcher.failures },
+    sseFanout: sse,
+  };
+
+  const ratio = (a: number, b: number) => `${fmt((a / b) * 100)}%`;
+  const lines = [
+    '| figure | agt | bare fastify | agt / fastify | target |',
+    '|---|---|---|---|---|',
+    `| cold start, spawn → first 200 on \`/health\` | ${fmt(figures.coldStartMs.agt)} ms | ${fmt(figures.coldStartMs.baseline)} ms | ${ratio(figures.coldStartMs.agt, figures.coldStartMs.baseline)} | ≤ 150% |`,
+    `| \`GET /health\` req/s | ${fmt(health.agt.rps)} (p99 ${health.agt.p99} ms) | ${fmt(health.baseline.rps)} (p99 ${health.baseline.p99} ms) | ${ratio(health.agt.rps, health.baseline.rps)} | ≥ 90% |`,
+    `| \`GET /agents/{id}/status\` req/s (bearer, guard) | ${fmt(status.agt.rps)} (p99 ${status.agt.p99} ms) | ${fmt(status.baseline.rps)} (p99 ${status.baseline.p99} ms) | ${ratio(status.agt.rps, status.baseline.rps)} | ≥ 80% |`,
+    `| RSS with 0 / 10 / 100 idle agents | ${fmt(rss.agt[0]!)} / ${fmt(rss.agt[1]!)} / ${fmt(rss.agt[2]!)} MB | ${fmt(rss.baseline)} MB | | ≤ 100 MB + 0.25 MB per agent |`,
+    `| \`POST /agents/create\` per agent (start: true), median | ${fmt(figures.createMs.median, 1)} ms (p90 ${fmt(figures.createMs.p90, 1)}) | — | | ≤ 10 ms |`,
+    `| chat turn, POST → \`turn.completed\`, median | ${fmt(figures.chatTurnMs.median, 1)} ms (p90 ${fmt(figures.chatTurnMs.p90, 1)}) | — | | < 5 ms |`,
+    `| 10 agents × 10 turns at once | ${fmt(figures.parallelTurns.turnsPerSecond)} turns/s | — | | ≥ 600 turns/s |`,
+    `| SSE fan-out: ${sse.clients} clients, ${fmt(sse.rate)} events/s for 2 s | delivery p50 ${fmt(sse.deliveryP50Ms, 1)} ms, p99 ${fmt(sse.deliveryP99Ms, 1)} ms; ${fmt(sse.framesLost)} frames lost, ${sse.droppedClients} clients dropped | — | | |`,
+  ];
+  const wallSeconds = (performance.now() - began) / 1000;
+  process.stdout.write(`\n${lines.join('\n')}\n\n`);
+  process.stdout.write(`node ${process.version}, ${cpus().length} cores, ${CONNECTIONS} connections, RSS after the turns ${fmt(rssAfter)} MB, bench wall time ${fmt(wallSeconds)} s\n`);
+  const errors = health.agt.errors + health.baseline.errors + status.agt.errors + status.baseline.errors;
+  const non2xx = health.agt.non2xx + health.baseline.non2xx + status.agt.non2xx + status.baseline.non2xx;
+  if (errors || non2xx) process.stdout.write(`warning: ${errors} connection errors and ${non2xx} non-2xx answers under load\n`);
+  if (builtWarning) process.stdout.write(`warning: the daemon did not run the build: ${builtWarning}\n`);
+
+  const record = {
+    at: new Date().toISOString(),
+    commit: gitHead(),
+    node: process.version,
+    cores: cpus().length,
+    ranBuild: builtWarning === '',
+    wallSeconds,
+    ...figures,
+  };
+  const previous = existsSync(RESULTS) ? (JSON.parse(readFileSync(RESULTS, 'utf8')) as unknown[]) : [];
+  writeFileSync(RESULTS, `${JSON.stringify([...previous, record], null, 2)}\n`);
+  process.stdout.write(`appended to ${RESULTS}\n`);
+}
+
+function gitHead(): string | null {
+  try {
+    const head = readFileSync(join(ROOT, '.git/HEAD'), 'utf8').trim();
+    if (!head.startsWith('ref: ')) return head;
+    const ref = head.slice(5);
+    const loose = join(ROOT, '.git', ref);
+    if (existsSync(loose)) return readFileSync(loose, 'utf8').trim();
+    const packed = readFileSync(join(ROOT, '.git/packed-refs'), 'utf8').split('\n').find((line) => line.endsWith(` ${ref}`));
+    return packed?.split(' ')[0] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+try {
+  await main();
+} finally {
+  for (const cleanup of cleanups.reverse()) {
+    try {
+      await cleanup();
+    } catch {
+      // best effort
+    }
+  }
 }

@@ -1,0 +1,44 @@
+#!/usr/bin/env node
+/**
+ * The benchmark's SSE fan-out daemon: the BUILT daemon module (dist/, see scripts/build.mjs) started in
+ * this process, plus an emitter the benchmark drives over IPC, so events enter the bus at a set rate
+ * without any other work. Each event's message starts with `@<emit time in ms, µs precision>@`, so a
+ * client can measure delivery latency (same machine, same clock).
+ *
+ * IPC from the parent: {op: 'emit', rate, count, payloadBytes} → {op: 'emitted', first, last, count, ms};
+ * {op: 'stats'} → {op: 'stats', clients, dropped}; {op: 'stop'}. Sends {op: 'ready', url} once listening.
+ * Env: as the daemon's (AGT_DAEMON_SETTINGS, AGT_DAEMON_PORT, AGT_EXTENSIONS, ...).
+ */
+import { readFileSync } from 'node:fs';
+
+const info = JSON.parse(readFileSync(new URL('../dist/.agt-build.json', import.meta.url), 'utf8'));
+const { startDaemon } = await import(new URL(`../dist/${info.daemon}`, import.meta.url).href);
+const daemon = await startDaemon({ env: process.env, print: () => {} });
+const bus = daemon.kernel.bus;
+const now = () => performance.timeOrigin + performance.now();
+
+async function emit({ rate, count, payloadBytes }) {
+  const padding = 'x'.repeat(Math.max(0, payloadBytes - 24));
+  const first = bus.latest + 1;
+  const began = performance.now();
+  let sent = 0;
+  while (sent < count) {
+    // As many as are due by now (1 ms ticks): a steady rate, not one burst.
+    const due = Math.min(count, Math.floor(((performance.now() - began) / 1000) * rate) + 1);
+    for (; sent < due; sent++) {
+      bus.emit('log.written', { agentId: 'bench', payload: { level: 'info', origin: null, event: null, message: `@${now().toFixed(3)}@${padding}` } });
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+  return { first, last: bus.latest, count: sent, ms: performance.now() - began };
+}
+
+process.on('message', async (message) => {
+  if (message.op === 'emit') process.send({ op: 'emitted', ...(await emit(message)) });
+  else if (message.op === 'stats') process.send({ op: 'stats', ...daemon.kernel.eventStream.stats() });
+  else if (message.op === 'stop') {
+    await daemon.shutdown('bench');
+    process.exit(0);
+  }
+});
+process.send({ op: 'ready', url: daemon.url });
