@@ -37,9 +37,22 @@ export function parseHostHeader(value: string | undefined): HostPort | null {
   return { host, port };
 }
 
+// The guard asks both questions on every request, nearly always about the same few values (the
+// client's address, the Host it used): the last answer of each is kept.
+let lastAddress: string | undefined;
+let lastAddressLoopback = false;
+
 /** True for 127.0.0.0/8, ::1 and IPv4-mapped loopback: parsed as addresses, never by string prefix. */
 export function isLoopbackAddress(address: string | undefined): boolean {
   if (!address) return false;
+  if (address === lastAddress) return lastAddressLoopback;
+  const loopback = loopbackAddress(address);
+  lastAddress = address;
+  lastAddressLoopback = loopback;
+  return loopback;
+}
+
+function loopbackAddress(address: string): boolean {
   let value = address.toLowerCase();
   if (value.startsWith('::ffff:') && isIP(value.slice(7)) === 4) value = value.slice(7);
   if (isIP(value) === 4) return value.split('.')[0] === '127';
@@ -54,8 +67,19 @@ export interface HostPolicy {
   allowedHosts: string[];
 }
 
+let lastHost: { value: string; policy: HostPolicy; port: number; allowed: boolean } | undefined;
+
 /** Does this Host header name this daemon? */
 export function hostAllowed(value: string | undefined, policy: HostPolicy): boolean {
+  if (value === undefined) return false;
+  const port = policy.boundPort();
+  if (lastHost !== undefined && lastHost.value === value && lastHost.policy === policy && lastHost.port === port) return lastHost.allowed;
+  const allowed = hostNamesDaemon(value, policy);
+  lastHost = { value, policy, port, allowed };
+  return allowed;
+}
+
+function hostNamesDaemon(value: string, policy: HostPolicy): boolean {
   const parsed = parseHostHeader(value);
   if (!parsed) return false;
   const { host, port } = parsed;
