@@ -21,7 +21,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { createServer } from 'node:net';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -352,6 +352,7 @@ const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toLocaleString('e
 
 async function main(): Promise<void> {
   const began = performance.now();
+  const loadBefore = loadavg()[0]!;
   if (!existsSync(join(ROOT, 'dist/.agt-build.json'))) throw new Error('no build in dist/: run `npm run build` (npm run bench builds first)');
   const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
@@ -444,7 +445,10 @@ async function main(): Promise<void> {
   ];
   const wallSeconds = (performance.now() - began) / 1000;
   process.stdout.write(`\n${lines.join('\n')}\n\n`);
+  const load = { before: loadBefore, after: loadavg()[0]! };
   process.stdout.write(`node ${process.version}, ${cpus().length} cores, ${CONNECTIONS} connections, RSS after the turns ${fmt(rssAfter)} MB, bench wall time ${fmt(wallSeconds)} s\n`);
+  // Other work on the machine moves every figure: the 1-minute load average says how much there was.
+  process.stdout.write(`load average (1 min) ${fmt(load.before, 2)} before, ${fmt(load.after, 2)} after (above ~1 on 2 cores, other work shared the machine)\n`);
   const errors = health.agt.errors + health.baseline.errors + status.agt.errors + status.baseline.errors;
   const non2xx = health.agt.non2xx + health.baseline.non2xx + status.agt.non2xx + status.baseline.non2xx;
   if (errors || non2xx) process.stdout.write(`warning: ${errors} connection errors and ${non2xx} non-2xx answers under load\n`);
@@ -455,6 +459,7 @@ async function main(): Promise<void> {
     commit: gitHead(),
     node: process.version,
     cores: cpus().length,
+    loadAverage: load,
     ranBuild: builtWarning === '',
     wallSeconds,
     ...figures,
