@@ -4,6 +4,7 @@
  * never belong in config (credentials are sealed separately).
  */
 import { Type, type Static } from 'typebox';
+import { AgentName } from './names.js';
 
 const Open = (props: Parameters<typeof Type.Object>[0] = {}) =>
   Type.Object(props, { additionalProperties: true });
@@ -177,7 +178,7 @@ export const AgentConfigSchema = Type.Object(
   {
     agt_version: Type.Literal('0.2'),
     id: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_.:-]+$' }),
-    name: Type.String({ minLength: 1, maxLength: 64 }),
+    name: AgentName,
     description: Type.String(),
     handle: Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' })),
     icon: Type.Optional(Type.String()),
@@ -193,7 +194,15 @@ export const AgentConfigSchema = Type.Object(
     }),
     tools: Type.Array(ToolDeclaration),
     triggers: Triggers,
-    security: Open(),
+    security: Open({
+      fetch_allow_hosts: Type.Optional(
+        Type.Array(Type.String({ minLength: 1, maxLength: 300 }), {
+          maxItems: 256,
+          description:
+            'hosts `sys_fetch` may reach although they are (or resolve to) loopback, private or link-local addresses: `name`, `name:port`, `10.0.0.5:8080`, `[fd00::1]:443` (owner-only, like all of `security`)',
+        }),
+      ),
+    }),
     limits: Open({
       max_llm_calls_per_turn: Type.Optional(Type.Integer({ minimum: 1 })),
       max_tool_calls_per_turn: Type.Optional(Type.Integer({ minimum: 0 })),

@@ -86,6 +86,11 @@ export interface UmbilicalEvent<T extends EventType = EventType> {
   payload: EventPayloads[T];
   sig?: string;
   turn_id?: string;
+  /**
+   * Set on `GET /events` frames whose serialized form exceeded the per-frame cap: `payload` is then
+   * `{_truncated: true, preview, bytes}` (the start of the payload's JSON and the original frame size).
+   */
+  truncated?: boolean;
 }
 
 /** What `GET /events` sends as `data:` of an event frame. */

@@ -1,10 +1,61 @@
-/** Validation helper: TypeBox check that throws a `bad_request` naming the first bad field's path. */
+/**
+ * Validation helpers shared by the kernel and extensions: TypeBox checks that throw a `bad_request`
+ * naming the first bad field's path, and the one nesting-depth limit every JSON value passes before any
+ * recursive walk (request bodies, agent configs read from files, settings, tool inputs).
+ */
 import type { TSchema, Static } from 'typebox';
 import { Value } from 'typebox/value';
 import { AgtError } from './errors.js';
 
-/** The first validation error of `value` against `schema` as `path: message`, or null when valid. */
+/**
+ * How deep a JSON value may nest: at most this many arrays/objects inside one another (`{}` is 1).
+ * Deeper values are refused before anything walks them recursively (400 over HTTP, 422 `load_failed`
+ * with reason `invalid_config` for an agent file).
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * Where `value` nests deeper than `limit` containers: the JSON pointer of the first container past the
+ * limit (shortened), or null when it stays within. Iterative, so a value nested 100,000 levels deep is
+ * measured without touching the stack.
+ */
+export function jsonDepthProblem(value: unknown, limit = MAX_JSON_DEPTH): string | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const stack: Array<{ value: object; depth: number; path: string }> = [{ value, depth: 1, path: '' }];
+  const seen = new Set<object>();
+  while (stack.length > 0) {
+    const { value: current, depth, path } = stack.pop()!;
+    if (depth > limit) return path.length > 120 ? `${path.slice(0, 120)}…` : path || '(root)';
+    // A value reached twice (a shared or cyclic reference, never in parsed JSON) is measured once.
+    if (seen.has(current)) continue;
+    seen.add(current);
+    const children: Array<[string, unknown]> = Array.isArray(current)
+      ? current.map((item, index) => [String(index), item])
+      : Object.entries(current);
+    for (const [key, child] of children) {
+      if (typeof child === 'object' && child !== null) {
+        stack.push({ value: child, depth: depth + 1, path: path.length > 200 ? path : `${path}/${key}` });
+      }
+    }
+  }
+  return null;
+}
+
+/** Throws `bad_request` (or `code`) when `value` nests deeper than {@link MAX_JSON_DEPTH}. */
+export function assertJsonDepth(value: unknown, what: string, code = 'bad_request'): void {
+  const at = jsonDepthProblem(value);
+  if (at !== null) {
+    throw new AgtError(code, `Invalid ${what}: nests deeper than ${MAX_JSON_DEPTH} levels (at ${at})`, { details: { path: at } });
+  }
+}
+
+/**
+ * The first validation error of `value` against `schema` as `path: message`, or null when valid. A
+ * value nested deeper than {@link MAX_JSON_DEPTH} is an error at the path where it goes too deep.
+ */
 export function firstSchemaError(schema: TSchema, value: unknown): string | null {
+  const tooDeep = jsonDepthProblem(value);
+  if (tooDeep !== null) return `${tooDeep}: nests deeper than ${MAX_JSON_DEPTH} levels`;
   for (const error of Value.Errors(schema, value)) {
     const path = error.instancePath === '' ? '(root)' : error.instancePath;
     return `${path}: ${error.message}`;

@@ -7,6 +7,7 @@ import type { SettingsService } from '../contracts/services.js';
 import { assertValid, firstSchemaError } from '../contracts/validate.js';
 import type { DaemonEnv } from './env.js';
 import { StartupError } from './errors.js';
+import { findInJson } from './json-walk.js';
 import { isKeyMaterialName } from './key-material.js';
 
 export function resolveSettingsPath(env: DaemonEnv, processEnv: NodeJS.ProcessEnv = process.env): string {
@@ -45,20 +46,12 @@ function readSettingsFile(path: string): Settings {
   return parsed as Settings;
 }
 
+/**
+ * The path of the first key (in document order) named like key material, or null. Iterative: a value
+ * nested arbitrarily deep is walked without recursion (request bodies are depth-limited before this).
+ */
 export function findKeyMaterial(value: unknown, path = ''): string | null {
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const hit = findKeyMaterial(value[i], `${path}/${i}`);
-      if (hit) return hit;
-    }
-  } else if (value && typeof value === 'object') {
-    for (const [key, inner] of Object.entries(value)) {
-      if (isKeyMaterialName(key)) return `${path}/${key}`;
-      const hit = findKeyMaterial(inner, `${path}/${key}`);
-      if (hit) return hit;
-    }
-  }
-  return null;
+  return findInJson(value, { entry: (key, _inner, at) => (isKeyMaterialName(key) ? at : null) }, undefined, path);
 }
 
 export class SettingsStore implements SettingsService {

@@ -1,6 +1,7 @@
 import t from 'tap';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { AUTOSTART_LIMITS, findAgentFiles } from '../kernel/agents/autostart.js';
 import { setKdfCostForTests } from '../kernel/identity/kdf.js';
 import { bootDaemon, tempDir, type TestDaemon } from './helpers/daemon.js';
 import { createAgentFile } from './helpers/agent-file.js';
@@ -43,4 +44,55 @@ t.test('autostart starts reviewed autostart agents and says why it skipped the o
   t.match(again.body.skipped.find((s: any) => s.name === 'Auto'), { reason: 'already_loaded' });
   t.equal((await d.request('POST', '/agents/autostart', { trackedDirs: ['relative/dir'] })).status, 400);
   t.equal((await d.request('POST', '/agents/autostart', {})).status, 400);
+});
+
+t.test('the folder walk skips hidden, package, system and linked folders, and says when a bound cut it short', async (t) => {
+  const root = tempDir(t);
+  const make = (path: string) => mkdirSync(join(root, path), { recursive: true });
+  for (const folder of ['sub/deeper', 'node_modules/pkg', '.git/objects', '.hidden', 'elsewhere']) make(folder);
+  for (const file of ['top.agt', 'sub/one.agt', 'sub/deeper/two.agt', 'node_modules/pkg/no.agt', '.git/objects/no.agt', '.hidden/no.agt', 'elsewhere/linked.agt', 'sub/notes.txt']) {
+    writeFileSync(join(root, file), '');
+  }
+  symlinkSync(join(root, 'elsewhere'), join(root, 'sub', 'link'));
+  symlinkSync(join(root, 'top.agt'), join(root, 'sub', 'alias.agt'));
+  const all = await findAgentFiles([join(root, 'sub'), root], 5);
+  t.same(all, { files: [join(root, 'sub/one.agt'), join(root, 'sub/deeper/two.agt'), join(root, 'top.agt'), join(root, 'elsewhere/linked.agt')], truncatedBy: null }, 'each file once; links never followed');
+  t.same((await findAgentFiles([root], 0)).files, [join(root, 'top.agt')], 'maxDepth 0: the folder itself');
+  t.same((await findAgentFiles(['/'], 1)).files.filter((path) => /^\/(proc|sys|dev|run|boot|snap)\//.test(path)), [], 'system folders are skipped');
+
+  const limits = { ...AUTOSTART_LIMITS };
+  t.same((await findAgentFiles([root], 5, { ...limits, maxEntries: 3 })).truncatedBy, 'entries');
+  t.same(await findAgentFiles([root], 5, { ...limits, maxAgentFiles: 2 }), { files: [join(root, 'top.agt'), join(root, 'elsewhere/linked.agt')], truncatedBy: 'agent_files' });
+  t.same((await findAgentFiles([root], 5, { ...limits, timeBudgetMs: -1 })).truncatedBy, 'time');
+  t.same(AUTOSTART_LIMITS, { maxEntries: 10_000, maxAgentFiles: 200, timeBudgetMs: 5_000 });
+});
+
+t.test('a scan of the whole machine is bounded and never holds up other requests', async (t) => {
+  const d = await bootDaemon(t);
+  let scanning = true;
+  let slowest = 0;
+  let answered = 0;
+  const poll = (async () => {
+    while (scanning) {
+      const started = Date.now();
+      const res = await fetch(`${d.url}/health`);
+      await res.text();
+      slowest = Math.max(slowest, Date.now() - started);
+      answered += 1;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  })();
+  const started = Date.now();
+  const res = await d.request('POST', '/agents/autostart', { trackedDirs: ['/'], maxDepth: 10 });
+  const took = Date.now() - started;
+  scanning = false;
+  await poll;
+  t.equal(res.status, 200);
+  t.type(res.body.truncated, 'boolean');
+  if (res.body.truncated) t.match(res.body.truncatedBy, /^(entries|agent_files|time)$/);
+  t.ok(res.body.scanned <= 200, `${res.body.scanned} agent files`);
+  t.ok(took < 10_000, `the scan answered in ${took} ms (5 s budget)`);
+  t.ok(answered > 0, `${answered} health checks answered meanwhile`);
+  t.ok(slowest < 1_000, `the slowest /health took ${slowest} ms`);
+  t.same(res.body.started, [], 'nothing foreign was started');
 });

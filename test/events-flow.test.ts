@@ -134,8 +134,10 @@ t.test('heartbeat comments arrive at the configured interval', async (t) => {
 
 t.test('shutdown ends every stream cleanly', async (t) => {
   const d = await bootDaemon(t);
+  // A filter names a loaded agent or an agent id the bus has emitted for (an unknown one is 404).
+  d.daemon.kernel.bus.emit('agent.state.changed', { agentId: 'somebody', payload: { state: 'idle' } });
   const all = await open(d);
-  const filtered = await open(d, '?agentId=nobody');
+  const filtered = await open(d, '?agentId=somebody');
   t.equal((await all.nextEvent()).event, 'stream.hello');
   t.equal((await filtered.nextEvent()).event, 'stream.hello');
   const shutdown = d.daemon.shutdown('test');

@@ -2,48 +2,114 @@
  * The autostart scan (`POST /agents/autostart`, spec appendix): agent files under the given folders
  * that are marked `autostart`, reviewed on this machine and not password-protected are loaded and
  * started; the others are skipped with a reason (`already_loaded`, `not_autostart`,
- * `password_protected`, `unreviewed`); files that cannot be read are reported as failed.
+ * `password_protected`, `unreviewed`); files that cannot be read are reported as failed. The folder
+ * walk is asynchronous and bounded (see {@link findAgentFiles}); a scan cut short says `truncated`.
  */
-import { readdirSync, type Dirent } from 'node:fs';
-import { isAbsolute, join } from 'node:path';
+import { opendir } from 'node:fs/promises';
+import { isAbsolute, join, resolve } from 'node:path';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { AgtError } from '../../contracts/errors.js';
 import { isPasswordProtected } from '../credentials/index.js';
 import type { Kernel } from '../kernel.js';
 import { AgentFile } from './agent-file.js';
+import { validateStoredConfig } from './registry.js';
 import { startAgent } from './start-agent.js';
 
 export const SKIP_REASONS = ['already_loaded', 'not_autostart', 'password_protected', 'unreviewed'] as const;
 export type SkipReason = (typeof SKIP_REASONS)[number];
 
+/** Which bound stopped a scan early. */
+export const TRUNCATION_REASONS = ['entries', 'agent_files', 'time'] as const;
+export type TruncationReason = (typeof TRUNCATION_REASONS)[number];
+
 export interface AutostartResult {
+  /** Agent files looked at (found and read before the time budget ran out). */
   scanned: number;
+  /** True when a bound stopped the scan before it saw every folder (`truncatedBy` says which). */
+  truncated: boolean;
+  truncatedBy?: TruncationReason;
   started: Array<{ agentId: string; filePath: string; name: string; startupTriggered: boolean }>;
   skipped: Array<{ filePath: string; name: string; reason: SkipReason; agentId?: string }>;
   failed: Array<{ filePath: string; name: string; error: string }>;
 }
 
-/** `.agt` files under `dir`, descending at most `maxDepth` folder levels; unreadable folders are skipped. */
-export function findAgentFiles(dir: string, maxDepth: number): string[] {
-  let entries: Dirent[];
-  try {
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return [];
+/**
+ * Bounds of one scan (all folders of a request together). Internal: tests lower them.
+ * - `maxEntries`: directory entries looked at;
+ * - `maxAgentFiles`: `.agt` files collected (each is opened read-only afterwards);
+ * - `timeBudgetMs`: wall time of the folder walk plus the reading of the files found (the files left
+ *   unread are not reported; starting eligible agents is never cut short).
+ */
+export const AUTOSTART_LIMITS = { maxEntries: 10_000, maxAgentFiles: 200, timeBudgetMs: 5_000 };
+
+/** Folders never descended into: kernel and device trees, boot files, and package or VCS folders. */
+export const SKIPPED_SYSTEM_PATHS = new Set(['/proc', '/sys', '/dev', '/run', '/boot', '/snap', '/lost+found']);
+export const SKIPPED_FOLDER_NAMES = new Set(['node_modules', '.git']);
+
+export interface ScanResult {
+  files: string[];
+  truncatedBy: TruncationReason | null;
+}
+
+/**
+ * `.agt` files under `dirs`, descending at most `maxDepth` folder levels below each; asynchronous
+ * (the event loop stays free: every folder read is awaited, and the walk yields between folders),
+ * bounded by {@link AUTOSTART_LIMITS}. Skipped: unreadable folders, hidden folders (`.git` included),
+ * `node_modules`, the system folders of {@link SKIPPED_SYSTEM_PATHS}, and symbolic links (a linked
+ * folder or file is never followed). Sorted by name within each folder.
+ */
+export async function findAgentFiles(
+  dirs: string[],
+  maxDepth: number,
+  limits = AUTOSTART_LIMITS,
+  deadline = Date.now() + limits.timeBudgetMs,
+): Promise<ScanResult> {
+  const files: string[] = [];
+  const seen = new Set<string>();
+  let entries = 0;
+  // Depth-first with an explicit stack, so the order matches a recursive walk (name order per folder).
+  const stack: Array<{ dir: string; depth: number }> = [...dirs].reverse().map((dir) => ({ dir: resolve(dir), depth: maxDepth }));
+  while (stack.length > 0) {
+    const { dir, depth } = stack.pop()!;
+    if (Date.now() > deadline) return { files, truncatedBy: 'time' };
+    const names: Array<{ name: string; file: boolean; folder: boolean }> = [];
+    try {
+      const handle = await opendir(dir, { bufferSize: 64 });
+      for await (const entry of handle) {
+        if (++entries > limits.maxEntries) return { files, truncatedBy: 'entries' };
+        names.push({ name: entry.name, file: entry.isFile(), folder: entry.isDirectory() });
+        if (entries % 256 === 0) {
+          if (Date.now() > deadline) return { files, truncatedBy: 'time' };
+          await yieldToEventLoop();
+        }
+      }
+    } catch {
+      continue; // unreadable, vanished or not a folder
+    }
+    names.sort((a, b) => a.name.localeCompare(b.name));
+    const below: Array<{ dir: string; depth: number }> = [];
+    for (const { name, file, folder } of names) {
+      const path = join(dir, name);
+      if (file && name.endsWith('.agt')) {
+        if (seen.has(path)) continue;
+        if (files.length >= limits.maxAgentFiles) return { files, truncatedBy: 'agent_files' };
+        seen.add(path);
+        files.push(path);
+      } else if (folder && depth > 0 && !name.startsWith('.') && !SKIPPED_FOLDER_NAMES.has(name) && !SKIPPED_SYSTEM_PATHS.has(path)) {
+        below.push({ dir: path, depth: depth - 1 });
+      }
+    }
+    for (let i = below.length - 1; i >= 0; i--) stack.push(below[i]!);
+    await yieldToEventLoop();
   }
-  const out: string[] = [];
-  for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
-    const path = join(dir, entry.name);
-    if (entry.isFile() && entry.name.endsWith('.agt')) out.push(path);
-    else if (entry.isDirectory() && maxDepth > 0 && !entry.name.startsWith('.')) out.push(...findAgentFiles(path, maxDepth - 1));
-  }
-  return out;
+  return { files, truncatedBy: null };
 }
 
 /** What a file says about itself, read without loading it (read-only: no migration, no lease). */
 async function inspectFile(filePath: string) {
   const file = AgentFile.open(filePath, { readonly: true });
   try {
-    const config = file.config.get()!;
+    const config = validateStoredConfig(file.config.get(), filePath);
     return { config, passwordProtected: isPasswordProtected(file) };
   } finally {
     await file.close();
@@ -54,9 +120,19 @@ export async function autostart(kernel: Kernel, trackedDirs: string[], maxDepth 
   for (const dir of trackedDirs) {
     if (!isAbsolute(dir)) throw new AgtError('bad_request', `trackedDirs must be absolute paths: ${dir}`);
   }
-  const files = [...new Set(trackedDirs.flatMap((dir) => findAgentFiles(dir, maxDepth)))];
-  const result: AutostartResult = { scanned: files.length, started: [], skipped: [], failed: [] };
-  for (const filePath of files) {
+  // One time budget for the walk and the reading of the files it found (starting agents is not cut short).
+  const deadline = Date.now() + AUTOSTART_LIMITS.timeBudgetMs;
+  const scan = await findAgentFiles(trackedDirs, maxDepth, AUTOSTART_LIMITS, deadline);
+  let truncatedBy = scan.truncatedBy;
+  const result: AutostartResult = { scanned: 0, truncated: false, started: [], skipped: [], failed: [] };
+  for (const filePath of scan.files) {
+    // Opening a file is synchronous (libsql): give other requests their turn between files.
+    await yieldToEventLoop();
+    if (Date.now() > deadline) {
+      truncatedBy = 'time';
+      break;
+    }
+    result.scanned += 1;
     const loaded = kernel.registry.list().find((agent) => agent.filePath === filePath);
     if (loaded) {
       result.skipped.push({ filePath, name: loaded.name, reason: 'already_loaded', agentId: loaded.id });
@@ -79,5 +155,6 @@ export async function autostart(kernel: Kernel, trackedDirs: string[], maxDepth 
       result.failed.push({ filePath, name, error: (error as Error).message });
     }
   }
+  if (truncatedBy) Object.assign(result, { truncated: true, truncatedBy });
   return result;
 }

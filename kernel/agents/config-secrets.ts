@@ -17,6 +17,7 @@
  * - MCP `env` entries whose name contains KEY, TOKEN, SECRET, PASSWORD or PASSPHRASE.
  * Empty strings are placeholders, not secrets, and pass.
  */
+import { findInJson } from '../json-walk.js';
 import { isKeyMaterialName } from '../key-material.js';
 
 export interface ConfigSecret {
@@ -67,21 +68,15 @@ function entries(value: unknown): Array<[string, unknown]> {
   return value && typeof value === 'object' && !Array.isArray(value) ? Object.entries(value) : [];
 }
 
+/** The first general secret value, in document order (iterative: see kernel/json-walk.ts). */
 function walk(value: unknown, path: string): string | null {
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const hit = walk(value[i], `${path}/${i}`);
-      if (hit !== null) return hit;
-    }
-    return null;
-  }
-  if (!value || typeof value !== 'object') return null;
-  const object = value as Record<string, unknown>;
-  if (typeof object.key === 'string' && isKeyMaterialName(object.key) && isValue(object.value)) return `${path}/value`;
-  for (const [key, inner] of Object.entries(object)) {
-    if (isKeyMaterialName(key) && isValue(inner)) return `${path}/${pointer(key)}`;
-    const hit = walk(inner, `${path}/${pointer(key)}`);
-    if (hit !== null) return hit;
-  }
-  return null;
+  return findInJson<string>(
+    value,
+    {
+      object: (object, at) => (typeof object.key === 'string' && isKeyMaterialName(object.key) && isValue(object.value) ? `${at}/value` : null),
+      entry: (key, inner, at) => (isKeyMaterialName(key) && isValue(inner) ? at : null),
+    },
+    pointer,
+    path,
+  );
 }

@@ -9,7 +9,9 @@ import { createHash } from 'node:crypto';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentConfig } from '../../contracts/agent-config.js';
+import { AgtError } from '../../contracts/errors.js';
 import type { Logger } from '../../contracts/logger.js';
+import { MAX_JSON_DEPTH } from '../../contracts/validate.js';
 
 export const REVIEW_MARKS_FILE = 'review-marks.json';
 
@@ -39,13 +41,15 @@ export interface ReviewMark {
 }
 
 /** JSON with sorted keys, so equal configs give equal text whatever their key order. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+function canonical(value: unknown, depth = 0): string {
+  // Configs are depth-checked (MAX_JSON_DEPTH) before they get here; this guard keeps the recursion bounded anyway.
+  if (depth > MAX_JSON_DEPTH + 1) throw new AgtError('bad_request', `the config nests deeper than ${MAX_JSON_DEPTH} levels`);
+  if (Array.isArray(value)) return `[${value.map((item) => canonical(item, depth + 1)).join(',')}]`;
   if (value && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>)
       .filter(([, v]) => v !== undefined)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v, depth + 1)}`).join(',')}}`;
   }
   return JSON.stringify(value ?? null);
 }

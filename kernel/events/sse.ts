@@ -2,7 +2,7 @@
  * The Server-Sent Events fan-out behind `GET /events` (spec 6): control frames, replay, live frames,
  * heartbeats and slow-client handling (where a stream starts is decided in `resume.ts`).
  *
- * Flow control without per-client queues: the bus ring (the last 1000 frames) is the only queue. Each
+ * Flow control without per-client queues: the bus ring (the last 1000 frames, at most 32 MB) is the only queue. Each
  * client remembers the last cursor it has been given (`lastCursor`). An emit only schedules a flush
  * (a microtask); the flush writes each client the frames after its cursor, batched, while its socket
  * accepts data. Once `res.write` returns false the client is "blocked": later frames stay in the ring
@@ -47,7 +47,7 @@ export function controlFrame(name: string, data: unknown): string {
 
 export class SseHub {
   private readonly clients = new Set<SseClient>();
-  /** Serialized once per frame, however many clients receive it. */
+  /** Built once per frame, however many clients receive it. */
   private readonly texts = new WeakMap<EventFrame, string>();
   private heartbeatMs: number;
   private maxLagFrames: number;
@@ -56,6 +56,7 @@ export class SseHub {
   private closed = false;
   private flushScheduled = false;
   private pendingFrames = 0;
+  private pendingBytes = 0;
   private droppedCount = 0;
 
   constructor(
@@ -65,7 +66,7 @@ export class SseHub {
   ) {
     this.heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
     this.maxLagFrames = options.maxLagFrames ?? bus.capacity;
-    this.unsubscribe = bus.subscribeFrames(() => this.onFrame());
+    this.unsubscribe = bus.subscribeFrames((frame) => this.onFrame(frame.cursor));
   }
 
   /** Internal knobs (tests): a changed heartbeat applies at once to the running timer. */
@@ -160,9 +161,11 @@ export class SseHub {
    * Emit only schedules a flush: frames emitted in one synchronous stretch (a turn's burst) go out
    * together, one write per client, and `bus.emit` costs O(1) beyond the first frame of the burst.
    */
-  private onFrame(): void {
-    // A burst as long as half the ring is flushed at once, so no frame leaves the ring unsent.
-    if (++this.pendingFrames >= this.bus.capacity / 2) return this.flush();
+  private onFrame(cursor: number): void {
+    // A burst as long as half the ring (in frames or in bytes) is flushed at once, so no frame leaves
+    // the ring unsent.
+    this.pendingBytes += this.bus.bytesAt(cursor);
+    if (++this.pendingFrames >= this.bus.capacity / 2 || this.pendingBytes >= this.bus.maxBytes / 2) return this.flush();
     if (this.flushScheduled) return;
     this.flushScheduled = true;
     queueMicrotask(() => {
@@ -173,6 +176,7 @@ export class SseHub {
 
   private flush(): void {
     this.pendingFrames = 0;
+    this.pendingBytes = 0;
     const latest = this.bus.latest;
     for (const client of this.clients) {
       if (!client.blocked) {
@@ -215,17 +219,11 @@ export class SseHub {
     return client.agentId === null || frame.event.agent_id === client.agentId;
   }
 
+  /** The frame as an SSE event; its `data:` was serialized once by the bus (a preview when oversized). */
   private text(frame: EventFrame): string {
     let text = this.texts.get(frame);
     if (text === undefined) {
-      let data: string;
-      try {
-        data = JSON.stringify(frame);
-      } catch (error) {
-        // A payload that cannot be serialized must not break the stream for everyone.
-        this.logger.error({ err: error, event: frame.event.event_type }, 'event payload is not serializable');
-        data = JSON.stringify({ cursor: frame.cursor, event: { ...frame.event, payload: { _unserializable: true } } });
-      }
+      const data = this.bus.dataAt(frame.cursor) ?? JSON.stringify(frame);
       text = `id: ${frame.cursor}\nevent: ${frame.event.event_type}\ndata: ${data}\n\n`;
       this.texts.set(frame, text);
     }

@@ -7,6 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { installErrorHandling } from './error-handler.js';
 import { checkRequest, installGuards, type GuardOptions } from './guards.js';
+import { serverLimitOptions } from './limits.js';
 import { AgtError } from '../../contracts/errors.js';
 
 export type KernelApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -123,6 +124,9 @@ export async function buildApp(options: AppOptions): Promise<KernelApp> {
       void (reply as import('fastify').FastifyReply).status(refusal.statusCode).send(refusal.toBody());
     },
     forceCloseConnections: true,
+    // Header size, header/request/idle time limits and the `{error, code}` answer to errors raised
+    // before routing (431, 408, 400): kernel/http/limits.ts.
+    ...serverLimitOptions(),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setSchemaController({ compilersFactory: { buildSerializer: serializerCompiler } });

@@ -6,6 +6,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AgtError } from '../../contracts/errors.js';
 import { hostAllowed, isLoopbackAddress, originIsSameOrigin, type HostPolicy } from './host-check.js';
+import { installInputChecks } from './input-checks.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -16,7 +17,52 @@ declare module 'fastify' {
   }
 }
 
-const PROXY_HEADERS = ['forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-real-ip', 'via'];
+/**
+ * Headers a proxy (or anyone pretending to be one) adds to name the original client. A request carrying
+ * any of them, or any `X-Forwarded-*` header, is never "local" (loopback-only routes answer 403).
+ */
+export const CLIENT_ADDRESS_HEADERS = [
+  'forwarded',
+  'forwarded-for',
+  'via',
+  'x-real-ip',
+  'x-client-ip',
+  'client-ip',
+  'true-client-ip',
+  'cf-connecting-ip',
+  'cf-connecting-ipv6',
+  'cf-pseudo-ipv4',
+  'fastly-client-ip',
+  'x-cluster-client-ip',
+  'x-original-forwarded-for',
+  'x-originating-ip',
+  'x-remote-ip',
+  'x-remote-addr',
+  'x-proxyuser-ip',
+  'x-envoy-external-address',
+  'x-azure-clientip',
+  'x-azure-socketip',
+  'x-appengine-user-ip',
+  'x-original-host',
+  'x-host',
+];
+const CLIENT_ADDRESS_HEADER_SET = new Set(CLIENT_ADDRESS_HEADERS);
+
+/** Does the request carry a proxy / client-address header (any `X-Forwarded*` included)? */
+export function hasProxyHeader(headers: Record<string, unknown>): boolean {
+  for (const name of Object.keys(headers)) {
+    const lower = name.toLowerCase();
+    if (lower.startsWith('x-forwarded') || CLIENT_ADDRESS_HEADER_SET.has(lower)) return true;
+  }
+  return false;
+}
+
+/** `Sec-Fetch-Site` says a browser sent this from another site (any case; a repeated header counts if any value does). */
+function crossSiteFetch(value: string | string[] | undefined): boolean {
+  if (value === undefined) return false;
+  const tokens = (Array.isArray(value) ? value : [value]).flatMap((item) => item.split(',')).map((item) => item.trim().toLowerCase());
+  return tokens.some((token) => token === 'cross-site' || token === 'same-site');
+}
 
 /** Constant-time comparison of two secrets of any length (hashing equalizes the lengths). */
 export function secretEquals(given: string, expected: string): boolean {
@@ -33,7 +79,7 @@ export interface GuardOptions extends HostPolicy {
 
 export function isLocalRequest(request: FastifyRequest, options: Pick<GuardOptions, 'behindProxy' | 'localProof'>): boolean {
   if (!isLoopbackAddress(request.socket.remoteAddress)) return false;
-  if (PROXY_HEADERS.some((name) => request.headers[name] !== undefined)) return false;
+  if (hasProxyHeader(request.headers)) return false;
   if (!options.behindProxy) return true;
   const proof = request.headers['x-agt-local-proof'];
   return typeof proof === 'string' && secretEquals(proof.trim(), options.localProof);
@@ -49,8 +95,7 @@ export function checkRequest(request: FastifyRequest, options: GuardOptions, rou
     throw new AgtError('host_not_allowed', 'Host header does not name this daemon');
   }
   const origin = request.headers.origin;
-  const fetchSite = request.headers['sec-fetch-site'];
-  if ((origin !== undefined && !originIsSameOrigin(origin, host)) || fetchSite === 'cross-site' || fetchSite === 'same-site') {
+  if ((origin !== undefined && !originIsSameOrigin(origin, host)) || crossSiteFetch(request.headers['sec-fetch-site'])) {
     throw new AgtError('cross_origin', 'cross-origin browser requests are refused');
   }
   if (!route?.public) {
@@ -67,4 +112,6 @@ export function checkRequest(request: FastifyRequest, options: GuardOptions, rou
 
 export function installGuards(app: FastifyInstance, options: GuardOptions): void {
   app.addHook('onRequest', async (request) => checkRequest(request, options));
+  // After the guard: plain-decimal numbers in query/params/headers and the JSON depth limit.
+  installInputChecks(app);
 }

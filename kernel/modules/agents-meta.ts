@@ -6,11 +6,12 @@ import { Type } from 'typebox';
 import { MetaEntry, MetaProtection } from '../../contracts/agents-api.js';
 import { AgtError } from '../../contracts/errors.js';
 import { AgentSuccess, errorResponses } from '../../contracts/http.js';
+import { MetaKey } from '../../contracts/names.js';
 import type { KernelApp } from '../http/app.js';
 import type { Kernel } from '../kernel.js';
 
 const TAGS = ['Agents'];
-const KeyParams = Type.Object({ id: Type.String({ minLength: 1 }), key: Type.String({ minLength: 1, maxLength: 256 }) });
+const KeyParams = Type.Object({ id: Type.String({ minLength: 1 }), key: MetaKey });
 
 export function registerMetaRoutes(app: KernelApp, kernel: Kernel): void {
   const registry = kernel.registry;

@@ -2,7 +2,7 @@
  * `POST /agents/create` (tag `Agents`, spec sections 3, 4 and 7). Checks, in this order, so that a
  * refused request leaves nothing behind:
  * 1. the owner identity is ready (409 `identity_not_ready` with `identity`);
- * 2. the body: `name` (1-64 characters, no control characters, at least one letter or digit),
+ * 2. the body: `name` (the shared rule of contracts/names.ts after trimming, and an ASCII letter or digit),
  *    `directory` (absolute, existing directory), `provider` (an id in settings.providers) (400 `bad_request`);
  * 3. the template: exists, valid, reviewed (422 `template_missing` / `template_invalid` / `template_unreviewed`);
  * 4. the password: required when the template's `security.password_required` is true (400
@@ -21,6 +21,7 @@ import { AgentConfigSchema, type AgentConfig } from '../../contracts/agent-confi
 import { AgtError, badRequest } from '../../contracts/errors.js';
 import { errorResponses } from '../../contracts/http.js';
 import type { AppProviderSettings } from '../../contracts/settings.js';
+import { assertAgentName } from '../../contracts/names.js';
 import { firstSchemaError } from '../../contracts/validate.js';
 import { AgentFile } from '../agents/agent-file.js';
 import type { LoadedAgent } from '../agents/loaded-agent.js';
@@ -73,12 +74,10 @@ export function slugOf(name: string): string {
     .slice(0, MAX_NAME_LENGTH);
 }
 
+/** The shared agent-name rule (contracts/names.ts) on the trimmed name, plus an ASCII letter or digit for the file name. */
 function checkName(raw: string): string {
-  const name = raw.trim();
-  if (name === '') throw badRequest('name must not be empty');
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(name)) throw badRequest('name must not contain control characters');
-  if (slugOf(name) === '') throw badRequest('name must contain at least one letter or digit (it names the file)');
+  const name = assertAgentName(raw.trim());
+  if (slugOf(name) === '') throw badRequest('name must contain at least one ASCII letter or digit (it names the file)');
   return name;
 }
 

@@ -4,11 +4,18 @@ import { errorResponses } from '../../contracts/http.js';
 import { EVENT_DESCRIPTIONS } from '../../contracts/events.js';
 import { planResume } from '../events/resume.js';
 import { SseHub } from '../events/sse.js';
-import type { KernelModule } from '../kernel.js';
+import { AgtError } from '../../contracts/errors.js';
+import { DECIMAL_NATURAL_PATTERN } from '../http/input-checks.js';
+import type { Kernel, KernelModule } from '../kernel.js';
 
 const EventsQuery = Type.Object({
   agentId: Type.Optional(
-    Type.String({ minLength: 1, description: "Only this agent's events (its id); control frames are always sent" }),
+    Type.String({
+      minLength: 1,
+      maxLength: 512,
+      description:
+        "Only this agent's events: a loaded agent's id, handle or name (like `/agents/{id}`), or the id of an agent this daemon emitted events for; 404 otherwise. Control frames are always sent",
+    }),
   ),
   since: Type.Optional(
     Type.Integer({ minimum: 0, description: 'Resume after this cursor; wins over Last-Event-ID. Absent: live only' }),
@@ -20,7 +27,7 @@ const EventsQuery = Type.Object({
 
 const EventsHeaders = Type.Object({
   'last-event-id': Type.Optional(
-    Type.String({ pattern: '^[0-9]+$', description: 'Resume cursor (what EventSource clients send); must be an integer' }),
+    Type.String({ pattern: DECIMAL_NATURAL_PATTERN, description: 'Resume cursor (what EventSource clients send): a decimal integer' }),
   ),
 });
 
@@ -29,9 +36,25 @@ const STREAM_DESCRIPTION = [
   '`{epoch, oldestCursor, latestCursor}`, an optional `stream.gap` `{reason: evicted | epoch_changed, epoch,',
   'requestedCursor, oldestCursor, latestCursor}`, the replay of buffered frames after the resume cursor, then live',
   'frames `id: <cursor>`, `event: <event_type>`, `data: {cursor, event}`; `: heartbeat` every 30 s.',
-  'Control frames carry no `id:`. The buffer holds the last 1000 frames of this process. Event types:',
+  'Control frames carry no `id:`. The buffer holds the last 1000 frames of this process, at most 32 MB of them;',
+  'a frame over 256 KB is sent (and buffered) as a preview: `truncated: true` on the event and a payload',
+  '`{_truncated: true, preview, bytes}` (the first 4 KB of the payload JSON, the original frame size). Event types:',
   Object.entries(EVENT_DESCRIPTIONS).map(([type, text]) => `\`${type}\` (${text})`).join('; '),
 ].join(' ');
+
+/**
+ * The agent id a filtered stream follows: a loaded agent by id, handle or name (409 `ambiguous_agent`
+ * as on every agent route), else an id the bus has emitted events for (an agent unloaded since still
+ * resumes), else 404.
+ */
+function streamAgentId(kernel: Kernel, given: string): string {
+  try {
+    return kernel.registry.resolve(given).id;
+  } catch (error) {
+    if (error instanceof AgtError && error.code === 'not_found' && kernel.bus.hasEmittedFor(given)) return given;
+    throw error;
+  }
+}
 
 export const eventsModule: KernelModule = {
   name: 'events',
@@ -63,7 +86,7 @@ export const eventsModule: KernelModule = {
               description: 'An endless `text/event-stream`',
               content: { 'text/event-stream': { schema: Type.String() } },
             },
-            ...errorResponses(503),
+            ...errorResponses(404, 409, 503),
           },
         },
       },
@@ -72,7 +95,7 @@ export const eventsModule: KernelModule = {
         const resume = {
           cursor: request.query.since ?? (header === undefined ? null : Number(header)),
           epoch: request.query.epoch ?? null,
-          agentId: request.query.agentId ?? null,
+          agentId: request.query.agentId === undefined ? null : streamAgentId(kernel, request.query.agentId),
         };
         hub.assertOpen();
         const plan = planResume(kernel.bus, resume);

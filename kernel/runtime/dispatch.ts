@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { AgtError } from '../../contracts/errors.js';
 import { LOOP_NAME_PATTERN, type TriggerType } from '../../contracts/agent-config.js';
+import { MAX_JSON_DEPTH } from '../../contracts/validate.js';
 
 export const EVENT_TYPES = [
   'inbox',
@@ -72,7 +73,7 @@ const TARGET_KEYS = ['scope', 'lambda', 'command', 'warm', 'loop'] as const;
 const INTERNAL_FLAGS = ['skip_loop_append', 'pre_appended_loop'];
 const MAX_BATCH = 1000;
 /** How deep a dispatch body (its `data` included) may nest; deeper is refused rather than half-checked. */
-export const MAX_BODY_DEPTH = 64;
+export const MAX_BODY_DEPTH = MAX_JSON_DEPTH;
 /** An ISO 8601 date-time with a zone: `2025-01-02T03:04:05Z`, `…:05.123+02:00` (seconds optional). */
 const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):?(\d{2}))$/i;
 const loopPattern = new RegExp(LOOP_NAME_PATTERN);

@@ -4,13 +4,15 @@
  */
 import { Type } from 'typebox';
 import { AgtError } from '../../../contracts/errors.js';
+import { MetaKey } from '../../../contracts/names.js';
 import type { ToolDefinition } from '../../../contracts/tools.js';
 import { TimerMutationBody } from '../timers/schedule.js';
 import { applyAgentPatch } from './config-locks.js';
 import { builtin, json, type RuntimeLookup } from './define.js';
 import { fetchTool } from './fetch-tool.js';
 
-const Key = Type.String({ minLength: 1, maxLength: 200 });
+/** The one meta-key rule (contracts/names.ts), shared with the meta routes. */
+const Key = MetaKey;
 const { locked: _locked, ...timerFields } = TimerMutationBody.properties;
 const AgentTimerBody = Type.Object(timerFields, { additionalProperties: false });
 

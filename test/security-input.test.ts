@@ -1,0 +1,245 @@
+/**
+ * Issue 9 regressions: proxy and client-address headers on loopback-only routes, case-insensitive
+ * Sec-Fetch-Site and Origin, decimal-only integers in query strings, paths and headers, the one JSON
+ * depth limit (HTTP 400, agent files 422 invalid_config, settings file at start), one rule for agent
+ * names and meta keys, and `GET /events?agentId=` by id, handle or name.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'libsql';
+import t from 'tap';
+import { findConfigSecret } from '../kernel/agents/config-secrets.js';
+import { findKeyMaterial, SettingsStore } from '../kernel/settings.js';
+import { jsonDepthProblem, MAX_JSON_DEPTH } from '../contracts/validate.js';
+import { CLIENT_ADDRESS_HEADERS } from '../kernel/http/guards.js';
+import { setKdfCostForTests } from '../kernel/identity/kdf.js';
+import { createAgentFile } from './helpers/agent-file.js';
+import { bootDaemon, tempDir } from './helpers/daemon.js';
+import { rawRequest } from './helpers/raw-http.js';
+import { openSse } from './helpers/sse-client.js';
+import { runtimeHarness } from './fixtures/runtime/harness.js';
+
+setKdfCostForTests({ N: 1024, r: 8, p: 1 });
+
+/** A printable form of a string for assertion messages (TAP output must not carry control or separator characters). */
+const show = (text: string) => JSON.stringify(text).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+const deepText = (levels: number, leaf = '1') => '{"a":'.repeat(levels) + leaf + '}'.repeat(levels);
+const deepValue = (levels: number): unknown => JSON.parse(deepText(levels));
+
+t.test('loopback-only routes refuse every proxy and client-address header', async (t) => {
+  const d = await bootDaemon(t);
+  const auth = { authorization: `Bearer ${d.token}` };
+  const plain = await rawRequest(d.url, { method: 'POST', path: '/identity/confirm-backup', headers: auth });
+  t.equal(plain.status, 409, 'a local caller passes the guard (no identity yet: 409)');
+  const names = [
+    ...CLIENT_ADDRESS_HEADERS,
+    'X-Forwarded-For', 'X-Forwarded-Host', 'X-Forwarded-Proto', 'X-Forwarded-Port', 'X-Forwarded-Server',
+    'X-Forwarded-Prefix', 'X-Forwarded-Ssl', 'X-Forwarded-Anything', 'X-Forwarded', 'X-Client-IP', 'True-Client-IP',
+    'CF-Connecting-IP', 'Fastly-Client-IP', 'X-Cluster-Client-IP', 'X-Original-Forwarded-For', 'X-Real-IP', 'Forwarded', 'Via',
+  ];
+  for (const name of names) {
+    const res = await rawRequest(d.url, { method: 'POST', path: '/identity/confirm-backup', headers: { ...auth, [name]: '127.0.0.1' } });
+    t.equal(res.status, 403, name);
+    t.equal(res.body.code, 'loopback_only', name);
+  }
+  t.equal((await rawRequest(d.url, { path: '/identity', headers: { ...auth, 'X-Forwarded-Port': '80' } })).status, 200, 'other routes do not care');
+});
+
+t.test('Sec-Fetch-Site and Origin are compared case-insensitively', async (t) => {
+  const d = await bootDaemon(t);
+  const port = new URL(d.url).port;
+  const auth = { authorization: `Bearer ${d.token}` };
+  for (const site of ['cross-site', 'Cross-Site', 'SAME-SITE', ' same-site ', 'none, cross-site']) {
+    const res = await rawRequest(d.url, { path: '/agents', headers: { ...auth, 'Sec-Fetch-Site': site } });
+    t.equal(res.status, 403, `Sec-Fetch-Site: ${site}`);
+    t.equal(res.body.code, 'cross_origin');
+  }
+  for (const site of ['same-origin', 'Same-Origin', 'none', 'NONE']) {
+    t.equal((await rawRequest(d.url, { path: '/agents', headers: { ...auth, 'Sec-Fetch-Site': site } })).status, 200, `Sec-Fetch-Site: ${site}`);
+  }
+  const host = { host: `LocalHost:${port}` };
+  t.equal((await rawRequest(d.url, { path: '/agents', headers: { ...auth, ...host, origin: `HTTP://LOCALHOST:${port}` } })).status, 200, 'same origin in other case');
+  t.equal((await rawRequest(d.url, { path: '/agents', headers: { ...auth, origin: `http://evil.example:${port}` } })).body.code, 'cross_origin');
+});
+
+t.test('integers in query strings, paths and headers are plain decimal and in range', async (t) => {
+  const h = await runtimeHarness(t, { noModel: true });
+  const d = h.d;
+  const id = await h.agent({ umbilical: { log: { enabled: true } } });
+  const bad = ['Infinity', '-Infinity', '1e400', '1e3', '0x10', '1.5', '%205', '', 'NaN', '99999999999999999999', '9007199254740993', '+5', '05'];
+  const targets = [
+    (v: string) => `/agents/${id}/umbilical/events?since_seq=${v}`,
+    (v: string) => `/agents/${id}/umbilical/events?limit=${v}`,
+    (v: string) => `/agents/${id}/loop?offset=${v}`,
+    (v: string) => `/agents/${id}/loop?limit=${v}`,
+    (v: string) => `/agents/${id}/tables/agt_audit?offset=${v}`,
+    (v: string) => `/agents/${id}/tables/agt_audit?limit=${v}`,
+    (v: string) => `/agents/${id}/logs?limit=${v}`,
+    (v: string) => `/agents/${id}/logs/after?afterId=${v}`,
+    (v: string) => `/agents/${id}/chat?limit=${v}`,
+    (v: string) => `/agents/${id}/tasks?limit=${v}`,
+    (v: string) => `/agents/${id}/context?items=${v}`,
+    (v: string) => `/events?since=${v}`,
+  ];
+  for (const target of targets) {
+    for (const value of bad) {
+      const res = await d.request('GET', target(value));
+      t.equal(res.status, 400, `${target(value)} -> ${res.status}`);
+      t.equal(res.body?.code, 'bad_request');
+    }
+    // A valid /events request would stream: only the others are checked for a plain answer.
+    if (!target('5').startsWith('/events')) t.equal((await d.request('GET', target('5'))).status, 200, `${target('5')} is fine`);
+  }
+  for (const value of ['Infinity', '1e400', '0x10', '-1', '1.5', '', '7a', '99999999999999999999']) {
+    const res = await rawRequest(d.url, { path: '/events', headers: { authorization: `Bearer ${d.token}`, 'Last-Event-ID': value } });
+    t.equal(res.status, 400, `Last-Event-ID ${show(value)}`);
+    t.equal(res.body.code, 'bad_request');
+  }
+  for (const value of ['Infinity', '1e400', '0x10', '1.5', '1e3']) {
+    const res = await d.request('DELETE', `/agents/${id}/timers/${value}`);
+    t.equal(res.status, 400, `timerId ${value}`);
+  }
+  t.equal((await d.request('DELETE', `/agents/${id}/timers/12`)).status, 200, 'a decimal timer id passes validation');
+});
+
+t.test('one JSON depth limit: 400 over HTTP, before any walker runs', async (t) => {
+  t.equal(MAX_JSON_DEPTH, 64);
+  t.equal(jsonDepthProblem(deepValue(64)), null, '64 levels are fine');
+  t.match(jsonDepthProblem(deepValue(65)), /^\/a\/a/);
+  t.equal(jsonDepthProblem(JSON.parse('['.repeat(100_000) + ']'.repeat(100_000))) !== null, true, 'measured without recursion');
+  // The walkers themselves no longer recurse.
+  t.equal(findKeyMaterial(deepValue(100_000)), null);
+  t.equal(findConfigSecret(deepValue(100_000)), null);
+  t.match(findKeyMaterial(JSON.parse(deepText(50_000, '{"api_key":"x"}'))), /\/api_key$/);
+  t.match(findConfigSecret(JSON.parse(deepText(50_000, '{"token":"x"}')))!.path, /\/token$/);
+
+  const h = await runtimeHarness(t, { noModel: true });
+  const d = h.d;
+  const id = await h.agent();
+  const config = (await d.request('GET', `/agents/${id}/config`)).body.config;
+  const cases: Array<[string, string, string]> = [
+    ['PATCH', '/settings', deepText(20_000)],
+    ['PATCH', '/settings', `{"providers":${deepText(20_000)}}`],
+    ['PUT', '/settings/agentsFolder', deepText(20_000)],
+    ['PUT', `/agents/${id}/config`, JSON.stringify({ ...config, security: 'X' }).replace('"X"', deepText(20_000))],
+    ['POST', `/agents/${id}/trigger`, `{"type":"on_inbox","data":${deepText(20_000)}}`],
+    ['POST', `/agents/${id}/chat`, `{"text":"x","extra":${deepText(70)}}`],
+  ];
+  for (const [method, path, body] of cases) {
+    const res = await d.request(method, path, body);
+    t.equal(res.status, 400, `${method} ${path}`);
+    t.equal(res.body.code, 'bad_request');
+    t.match(res.body.error, /nests deeper than 64 levels/);
+  }
+  const ok = await d.request('PUT', `/agents/${id}/config`, { ...config, security: deepValue(40) });
+  t.equal(ok.status, 200, 'a config within the limit is fine');
+  t.equal((await d.request('GET', '/health')).status, 200);
+});
+
+t.test('a deeply nested config in a file is 422 load_failed invalid_config; a deep settings file stops the start', async (t) => {
+  const dir = tempDir(t);
+  const d = await bootDaemon(t);
+  const path = await createAgentFile(dir, { name: 'deep' });
+  const db = new Database(path);
+  const row = db.prepare("SELECT value FROM agt_config WHERE key = 'config'").get() as { value: string };
+  const config = JSON.parse(row.value);
+  db.prepare("UPDATE agt_config SET value = ? WHERE key = 'config'").run(JSON.stringify({ ...config, security: 'X' }).replace('"X"', deepText(20_000)));
+  db.close();
+  const load = await d.request('POST', '/agents/load', { filePath: path });
+  t.equal(load.status, 422);
+  t.match(load.body, { code: 'load_failed', reason: 'invalid_config', filePath: path });
+  t.match(load.body.error, /nests deeper than 64 levels/);
+  const review = await d.request('GET', `/agents/review?filePath=${encodeURIComponent(path)}`);
+  t.equal(review.status, 422);
+  t.equal(review.body.reason, 'invalid_config');
+
+  const settingsDir = tempDir(t);
+  const settingsPath = join(settingsDir, 'settings.json');
+  writeFileSync(settingsPath, `{"providers":[${deepText(20_000)}]}`);
+  t.throws(() => new SettingsStore(settingsPath), /settings file .* is invalid at \/providers\/0\/a.*nests deeper than 64 levels/);
+});
+
+t.test('one rule for agent names: create, config PUT, the config tool and load', async (t) => {
+  const h = await runtimeHarness(t);
+  const d = h.d;
+  const id = await h.agent({ name: 'Plain', tools: [{ name: 'sys_update_config', enabled: true }] });
+  const config = (await d.request('GET', `/agents/${id}/config`)).body.config;
+  for (const name of ['a\u0007b', 'a\u0000b', 'line\nbreak', ' padded', 'padded ', '', '!!!', 'x'.repeat(65), 'bidi\u202Eevil', 'a\u0085b']) {
+    const res = await d.request('PUT', `/agents/${id}/config`, { ...config, name });
+    t.equal(res.status, 400, `config name ${show(name)}`);
+    t.equal(res.body.code, 'bad_request');
+  }
+  t.equal((await d.request('PUT', `/agents/${id}/config`, { ...config, name: 'Ünïcode 日本 ok' })).status, 200);
+
+  t.equal((await d.request('POST', '/identity/create', { passphrase: 'owner passphrase' })).status, 201);
+  for (const name of ['a\u0007b', 'bidi\u202Eevil', 'a\u2028b']) {
+    const res = await d.request('POST', '/agents/create', { name, directory: h.dir });
+    t.equal(res.status, 400, `create name ${show(name)}`);
+  }
+
+  h.model.push({ toolCalls: [{ name: 'sys_update_config', args: { patch: { name: 'evil\u0000name' } } }] }, { text: 'tried' });
+  await h.ended((await d.request('POST', `/agents/${id}/chat`, { text: 'rename yourself' })).body.turnId);
+  const result = h.model.calls.at(-1)!.messages.filter((m) => m.role === 'tool').at(-1) as { content: string; isError?: boolean };
+  t.equal(result.isError, true);
+  t.match(result.content, /\/name/);
+  t.equal((await d.request('GET', `/agents/${id}/config`)).body.config.name, 'Ünïcode 日本 ok');
+
+  const path = await createAgentFile(h.dir, { name: 'ctrl\u0001name' }, { fileName: 'ctrl.agt' });
+  const load = await d.request('POST', '/agents/load', { filePath: path });
+  t.equal(load.status, 422);
+  t.match(load.body, { code: 'load_failed', reason: 'invalid_config', path: '/name' });
+});
+
+t.test('one rule for meta keys: routes and tools refuse NUL, traversal and slashes', async (t) => {
+  const h = await runtimeHarness(t);
+  const d = h.d;
+  const id = await h.agent();
+  const auth = { authorization: `Bearer ${d.token}` };
+  for (const key of ['%00', 'a%00b', '..', '%2e%2e', 'a%2Fb', '..%2F..%2Fx', 'a%2F..%2Fb', '.hidden', 'sp%20ace', 'x'.repeat(129), '%0A']) {
+    for (const [method, suffix, body] of [['PUT', '', '{"value":"1"}'], ['DELETE', '', undefined], ['PATCH', '/protection', '{"protection":"readonly"}']] as const) {
+      const headers = body === undefined ? auth : { ...auth, 'content-type': 'application/json' };
+      const res = await rawRequest(d.url, { method, path: `/agents/${id}/meta/${key}${suffix}`, headers, body });
+      t.equal(res.status, 400, `${method} meta key ${key.slice(0, 20)}`);
+      t.equal(res.body.code, 'bad_request');
+    }
+  }
+  t.equal((await d.request('PUT', `/agents/${id}/meta/user.mood:1`, { value: 'good' })).status, 200);
+  h.model.push({ toolCalls: [
+    { name: 'sys_set_meta', args: { key: '../escape', value: 'x' } },
+    { name: 'sys_set_meta', args: { key: 'a\u0000b', value: 'x' } },
+    { name: 'sys_delete_meta', args: { key: 'a/b' } },
+    { name: 'sys_set_meta', args: { key: 'fine_key', value: 'x' } },
+  ] }, { text: 'done' });
+  await h.ended((await d.request('POST', `/agents/${id}/chat`, { text: 'meta' })).body.turnId);
+  const results = h.model.calls.at(-1)!.messages.filter((m) => m.role === 'tool') as Array<{ content: string; isError?: boolean }>;
+  t.same(results.map((r) => r.isError === true), [true, true, true, false]);
+  t.same((await d.request('GET', `/agents/${id}/meta`)).body.entries.map((e: { key: string }) => e.key), ['fine_key', 'user.mood:1']);
+});
+
+t.test('GET /events?agentId= takes an id, handle or name; 404 for an unknown agent', async (t) => {
+  const h = await runtimeHarness(t, { noModel: true });
+  const d = h.d;
+  const id = await h.agent({ name: 'Helper', handle: 'helper-handle' });
+  const auth = { authorization: `Bearer ${d.token}` };
+  for (const given of [id, 'helper-handle', 'Helper']) {
+    const stream = await openSse(`${d.url}/events?agentId=${encodeURIComponent(given)}`, auth);
+    t.equal(stream.status, 200, given);
+    t.equal((await stream.nextEvent()).event, 'stream.hello');
+    t.equal((await d.request('PUT', `/agents/${id}/meta/k`, { value: given })).status, 200);
+    d.daemon.kernel.bus.emit('agent.said', { agentId: id, payload: { text: `for ${given}` } });
+    d.daemon.kernel.bus.emit('agent.said', { agentId: 'someone-else', payload: { text: 'not this' } });
+    const frame = await stream.nextEvent();
+    t.equal(frame.data.event.agent_id, id, `frames of ${given} arrive`);
+    stream.close();
+  }
+  const unknown = await openSse(`${d.url}/events?agentId=Nobody`, auth);
+  t.equal(unknown.status, 404);
+  t.equal(unknown.body.code, 'not_found');
+  for (const fileName of ['twin-1.agt', 'twin-2.agt']) {
+    const path = await createAgentFile(h.dir, { name: 'Twin' }, { fileName });
+    t.equal((await d.request('POST', '/agents/load', { filePath: path })).status, 200);
+  }
+  const ambiguous = await openSse(`${d.url}/events?agentId=Twin`, auth);
+  t.equal(ambiguous.status, 409);
+  t.equal(ambiguous.body.code, 'ambiguous_agent');
+});
