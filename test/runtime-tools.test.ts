@@ -211,7 +211,8 @@ t.test('sys_fetch does real HTTP with a size cap', async (t) => {
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const h = await runtimeHarness(t, { wire: true });
-  const id = await h.agent();
+  // The test server is on loopback: only a host the owner allows is reachable (test/security-fetch.test.ts).
+  const id = await h.agent({ security: { fetch_allow_hosts: [base.slice('http://'.length)] } });
   h.model.push({ toolCalls: [{ name: 'sys_fetch', args: { url: `${base}/hello` } }, { name: 'sys_fetch', args: { url: `${base}/big` } }, { name: 'sys_fetch', args: { url: 'file:///etc/passwd' } }] }, { text: 'fetched' });
   await h.ended((await h.d.request('POST', `/agents/${id}/chat`, { text: 'fetch' })).body.turnId);
   const [small, big, file] = lastToolResults(h);
