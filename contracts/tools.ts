@@ -11,6 +11,8 @@ export interface ToolContext {
   agentId: string;
   loop: string;
   turnId: string | undefined;
+  /** The model's id of this tool call (built-in tools that ask the owner key their request by it). */
+  callId?: string;
   /** Aborted when the turn is interrupted or the agent unloads; long tools must stop. */
   signal: AbortSignal;
   logger: Logger;

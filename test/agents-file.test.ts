@@ -19,7 +19,7 @@ const columns = (path: string, table: string) => {
 };
 
 t.test('a version-1 file migrates forward on load and keeps its rows', async (t) => {
-  t.equal(SCHEMA_VERSION, 2);
+  t.equal(SCHEMA_VERSION, 3);
   const path = join(tempDir(t), 'old.agt');
   copyFileSync(FIXTURE_V1, path);
   t.notOk(columns(path, 'agt_loop').includes('loop'), 'the fixture is really version 1');
@@ -31,7 +31,7 @@ t.test('a version-1 file migrates forward on load and keeps its rows', async (t)
   const status = await d.request('GET', '/agents/fixture/status');
   t.equal(status.body.loopCount, 3, 'old rows belong to main');
   const file = d.daemon.kernel.registry.resolve('fixture-v1').file;
-  t.same([file.openedAtVersion, file.version], [1, 2]);
+  t.same([file.openedAtVersion, file.version], [1, 3]);
   t.same(file.loop.list('main').map((row) => row.content), ['hello', 'hi there', 'bye']);
   t.same(file.timers.list()[0]!.loop, null);
   t.same(file.files.read('notes/readme.md')?.content.toString(), 'hi');
@@ -43,16 +43,77 @@ t.test('a version-1 file migrates forward on load and keeps its rows', async (t)
   t.same((await d.request('GET', '/agents/fixture-v1/tables/local_notes')).body.rows, [{ id: 1, body: 'first' }, { id: 2, body: 'second' }]);
   const logs = (await d.request('GET', '/agents/fixture-v1/logs?event=migrated')).body.logs;
   t.equal(logs.length, 1, 'the migration is logged in the agent log');
-  t.match(logs[0].message, /from schema 1 to 2/);
+  t.match(logs[0].message, /from schema 1 to 3/);
   await d.request('POST', '/agents/fixture-v1/unload');
 
   t.ok(columns(path, 'agt_loop').includes('loop'));
   t.ok(columns(path, 'agt_timers').includes('loop'));
   t.ok(columns(path, 'agt_lease').includes('heartbeat_at'));
   const db = new Database(path, { readonly: true });
-  t.same((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version, 2);
+  t.same((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version, 3);
+  for (const table of ['agt_queue', 'agt_tasks', 'agt_prompts', 'agt_idempotency']) t.ok(columns(path, table).length > 0, `${table} exists after the migration`);
   t.same((db.prepare('SELECT count(*) AS n FROM agt_lease').get() as { n: number }).n, 0, 'lease released at unload');
   db.close();
+});
+
+t.test('a version-2 file migrates to 3: the durable runtime tables, rows kept', async (t) => {
+  const path = await createAgentFile(tempDir(t), { name: 'v2' }, {
+    version: 2,
+    seed: (file) => file.loop.append({ role: 'user', content: { text: 'before' } }),
+  });
+  t.same(columns(path, 'agt_queue'), [], 'the file is really version 2');
+  const file = AgentFile.open(path);
+  t.teardown(() => file.close());
+  t.same([file.openedAtVersion, file.version], [2, 3]);
+  t.same(file.loop.list().map((row) => row.content), [{ text: 'before' }]);
+  t.same(columns(path, 'agt_queue'), ['id', 'turn_id', 'loop', 'kind', 'status', 'absorbed_by', 'payload', 'created_at', 'started_at']);
+  t.same(columns(path, 'agt_idempotency'), ['key', 'turn_id', 'created_at']);
+  t.ok(columns(path, 'agt_tasks').includes('call_id'));
+  t.ok(columns(path, 'agt_prompts').includes('delivered'));
+});
+
+t.test('durable runtime stores: accepted turns, tasks and prompts, idempotency keys', async (t) => {
+  const file = AgentFile.create(join(tempDir(t), 'durable.agt'), agentConfig({ name: 'durable' }));
+  t.teardown(() => file.close());
+  file.queue.insert({ turnId: 'a', loop: 'main', kind: 'chat', payload: { text: 'one' }, createdAt: 1 });
+  file.queue.insert({ turnId: 'b', loop: 'main', kind: 'chat', payload: { text: 'two' }, createdAt: 2 });
+  file.queue.insert({ turnId: 's', loop: 'main', kind: 'system', status: 'running', payload: {}, createdAt: 3 });
+  t.throws(() => file.queue.insert({ turnId: 'a', loop: 'main', kind: 'chat', payload: {} }), 'a turn id is accepted once');
+  file.queue.markRunning('a', 5);
+  file.queue.markAbsorbed(['b'], 'a', 6);
+  t.same(file.queue.list().map((row) => [row.turn_id, row.status, row.absorbed_by, row.payload]), [
+    ['a', 'running', null, { text: 'one' }],
+    ['b', 'running', 'a', { text: 'two' }],
+    ['s', 'running', null, {}],
+  ]);
+  t.equal(file.queue.remove(['a', 'b', 'nope']), 2);
+  t.equal(file.queue.count(), 1);
+
+  const task = { id: 't1', kind: 'approval' as const, status: 'pending_approval' as const, tool: 'fs_write', args: { path: 'x' }, loop: 'main', turnId: 'a', callId: 'c1', resolution: null, result: null, error: null, delivered: false, createdAt: 1, updatedAt: 1 };
+  file.hil.insertTask(task);
+  t.same(file.hil.getTask('t1'), task);
+  t.same(file.hil.taskForCall('a', 'c1')?.id, 't1');
+  t.same([...file.hil.openTasks('a')].map((x) => x.id), ['t1']);
+  file.hil.updateTask('t1', { status: 'running', resolution: { action: 'approve' }, delivered: false, updatedAt: 2 });
+  t.same(file.hil.openTasks().map((x) => x.id), ['t1'], 'decided but not delivered is still open');
+  file.hil.updateTask('t1', { delivered: true });
+  t.same(file.hil.openTasks(), []);
+  t.same(file.hil.interruptedTasks().map((x) => x.id), ['t1'], 'approved, delivered and still running: cut short by a stop');
+  for (let i = 0; i < 510; i++) file.hil.insertTask({ ...task, id: `done-${i}`, status: 'completed', callId: null });
+  t.equal(file.hil.listTasks('completed', 1000).length, 500, 'finished tasks are bounded');
+  t.equal(file.hil.listTasks('completed', 1).at(0)?.id, 'done-509', 'the newest are kept');
+  t.ok(file.hil.getTask('t1'), 'an unfinished task is never dropped');
+
+  file.hil.insertPrompt({ id: 'p1', kind: 'ask', status: 'pending', text: 'why?', answer: null, loop: 'main', turnId: 'a', callId: 'c2', delivered: false, createdAt: 1, updatedAt: 1 });
+  t.same(file.hil.pendingPrompts('ask').map((p) => p.text), ['why?']);
+  t.same(file.hil.pendingPrompts('suspend'), []);
+  file.hil.updatePrompt('p1', { status: 'answered', answer: 'because' });
+  t.same(file.hil.openPrompts('a').map((p) => [p.id, p.answer]), [['p1', 'because']]);
+  t.equal(file.hil.promptForCall('ask', 'a', 'c2')?.status, 'answered');
+
+  file.idempotency.put('key', 'a', 10);
+  t.equal(file.idempotency.get('key', 11), 'a');
+  t.equal(file.idempotency.get('key', 10 + 24 * 60 * 60 * 1000), undefined, 'a key lives 24 h');
 });
 
 t.test('AgentFile basics: WAL, transactions, stores', async (t) => {

@@ -3,7 +3,11 @@
  * replies each test scripts (see test/fixtures/runtime/wire-model.ts).
  */
 import t from 'tap';
-import { IdempotencyStore } from '../kernel/runtime/idempotency.js';
+import { join } from 'node:path';
+import { AgentFile } from '../kernel/agents/agent-file.js';
+import { IdempotencyKeyStore } from '../kernel/agents/stores/idempotency-store.js';
+import { agentConfig } from './helpers/agent-file.js';
+import { tempDir } from './helpers/daemon.js';
 import { endsTurn, runtimeHarness } from './fixtures/runtime/harness.js';
 
 t.test('a chat runs a turn: 202 at once, rows committed, events carry the turn id', async (t) => {
@@ -159,18 +163,29 @@ t.test('Idempotency-Key: a repeat answers the same 202 and queues nothing', asyn
 });
 
 t.test('idempotency keys are bounded per agent: a busy agent cannot push out another agent\'s keys', async (t) => {
+  // Keys live in each agent's file, so every agent has its own bound.
+  const dir = tempDir(t);
+  const quiet = AgentFile.create(join(dir, 'quiet.agt'), agentConfig({ name: 'quiet' }));
+  const busy = AgentFile.create(join(dir, 'busy.agt'), agentConfig({ name: 'busy' }));
+  t.teardown(() => Promise.all([quiet.close(), busy.close()]));
+  const day = 24 * 60 * 60 * 1000;
+  const quietKeys = new IdempotencyKeyStore(quiet.raw, 3, day);
+  const busyKeys = new IdempotencyKeyStore(busy.raw, 3, day);
   let now = 1_000;
-  const store = new IdempotencyStore<string>({ now: () => now }, 24 * 60 * 60 * 1000, 3);
-  store.set('quiet', 'k', 'quiet answer');
-  for (let i = 0; i < 100; i++) store.set('busy', `k${i}`, `answer ${i}`);
-  t.equal(store.get('quiet', 'k'), 'quiet answer', 'the quiet agent keeps its key');
-  t.equal(store.size('busy'), 3, 'the busy agent keeps its newest 3');
-  t.equal(store.get('busy', 'k0'), undefined);
-  t.equal(store.get('busy', 'k99'), 'answer 99');
-  now += 24 * 60 * 60 * 1000;
-  t.equal(store.get('quiet', 'k'), undefined, 'gone after 24 h');
-  store.set('busy', 'fresh', 'x');
-  t.equal(store.size(), 1, 'expired keys of every agent are swept');
+  quietKeys.put('k', 'quiet answer', now);
+  for (let i = 0; i < 100; i++) busyKeys.put(`k${i}`, `answer ${i}`, ++now);
+  t.equal(quietKeys.get('k', now), 'quiet answer', 'the quiet agent keeps its key');
+  t.equal(busyKeys.count(), 3, 'the busy agent keeps its newest 3');
+  t.equal(busyKeys.get('k0', now), undefined);
+  t.equal(busyKeys.get('k99', now), 'answer 99');
+  busyKeys.put('k97', 'answer 97 again', ++now);
+  busyKeys.put('fresh', 'x', ++now);
+  t.equal(busyKeys.get('k97', now), 'answer 97 again', 'a re-put moves the key to the newest end');
+  t.equal(busyKeys.get('k98', now), undefined, 'so the oldest other key went');
+  now += day;
+  t.equal(quietKeys.get('k', now), undefined, 'gone after 24 h');
+  busyKeys.put('later', 'y', now);
+  t.equal(busyKeys.count(), 1, 'expired keys are dropped when a key is added');
 });
 
 t.test('POST trigger honours ?loop= like chat: query wins; unknown 404 and disabled 409 before queueing', async (t) => {

@@ -18,12 +18,15 @@ import { Sql } from './sql.js';
 import { AuditStore } from './stores/audit-store.js';
 import { ConfigStore } from './stores/config-store.js';
 import { FilesStore } from './stores/files-store.js';
+import { HilRecordStore } from './stores/hil-store.js';
+import { IdempotencyKeyStore } from './stores/idempotency-store.js';
 import { LeaseStore } from './stores/lease-store.js';
 import { LocalTables } from './stores/local-tables.js';
 import { LogsStore } from './stores/logs-store.js';
 import { LoopStore } from './stores/loop-store.js';
 import { InboxStore, OutboxStore } from './stores/message-stores.js';
 import { MetaStore } from './stores/meta-store.js';
+import { QueueStore } from './stores/queue-store.js';
 import { CredentialsStore, IdentityStore } from './stores/secret-stores.js';
 import { TimersStore } from './stores/timers-store.js';
 import { usageRollup, type UsageRollup } from './stores/usage-rollup.js';
@@ -80,6 +83,11 @@ export class AgentFile {
   readonly files: FilesStore;
   readonly tables: LocalTables;
   readonly lease: LeaseStore;
+  /** Accepted turns not ended yet (chats, dispatches): what a restart recovers. */
+  readonly queue: QueueStore;
+  /** Approval tasks, asks and suspend prompts. */
+  readonly hil: HilRecordStore;
+  readonly idempotency: IdempotencyKeyStore;
   private closed = false;
 
   private constructor(
@@ -102,6 +110,9 @@ export class AgentFile {
     this.files = new FilesStore(sql);
     this.tables = new LocalTables(sql);
     this.lease = new LeaseStore(sql);
+    this.queue = new QueueStore(sql);
+    this.hil = new HilRecordStore(sql);
+    this.idempotency = new IdempotencyKeyStore(sql);
   }
 
   /**

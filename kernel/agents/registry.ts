@@ -182,6 +182,11 @@ export class AgentRegistry {
       this.log(agent, { level: 'info', origin: 'kernel', event: 'migrated', message: `agent file migrated from schema ${file.openedAtVersion} to ${file.version}` });
     }
     this.deps.bus.emit('agent.loaded', { agentId: agent.id, payload: { name: agent.name, filePath } });
+    try {
+      this.deps.runtime()?.loaded?.(agent);
+    } catch (error) {
+      this.deps.logger.error({ err: error, agentId: agent.id }, 'runtime loaded hook failed');
+    }
     const view = agent.view();
     await this.deps.contributions.runLifecycle('loaded', view);
     await this.deps.contributions.attachInboxSources(view, this.deps.deliver(agent.id));

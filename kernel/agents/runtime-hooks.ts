@@ -3,8 +3,9 @@
  * runtime module sets `kernel.runtime` to an implementation; with none set, a loaded agent is a file the
  * daemon describes but does not run, and its status shows the display state.
  *
- * Call order: `attach` after the file is open and leased (before `agent.loaded` is emitted);
- * `configChanged` after a new config is committed; `detach` before the file closes. `status` is called
+ * Call order: `attach` after the file is open and leased (before `agent.loaded` is emitted); `loaded`
+ * right after `agent.loaded`; `configChanged` after a new config is committed; `detach` before the file
+ * closes. `status` is called
  * synchronously by `GET /agents/{id}/status` and must not block.
  */
 import type { AgentConfig } from '../../contracts/agent-config.js';
@@ -21,11 +22,18 @@ export interface RuntimeStatus {
 export interface AgentRuntimeHooks {
   /** Builds executors for a freshly loaded agent. A throw fails the load (the file is closed again). */
   attach(agent: LoadedAgent): Promise<void>;
+  /**
+   * The agent was announced (`agent.loaded`) and answers requests: recover what a restart left in its
+   * file (accepted turns, requests to the owner). Synchronous: nothing else runs before it.
+   */
+  loaded?(agent: LoadedAgent): void;
   /** The config was replaced (committed already); re-derive executors, triggers and loops. Must not move the display state. */
   configChanged(agent: LoadedAgent, previous: Readonly<AgentConfig>): Promise<void> | void;
   /**
    * Stops everything of this agent: a running turn gets `graceMs` to finish, then is aborted; queued
    * chats are discarded (`chat.discarded`); timers are cleared. Resolves when nothing of it runs.
+   * With `reason: "shutdown"` (or `"lease_lost"`) accepted work is kept in the file for the next load
+   * instead: queued turns stay queued and a turn waiting for the owner is parked.
    */
   detach(agent: LoadedAgent, options: { graceMs: number; reason: string }): Promise<void>;
   status(agent: LoadedAgent): RuntimeStatus;

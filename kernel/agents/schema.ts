@@ -141,6 +141,64 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 3,
+    description: 'durable runtime state: accepted turns (agt_queue), approval tasks (agt_tasks), asks and suspend prompts (agt_prompts), idempotency keys (agt_idempotency)',
+    sql: `
+      CREATE TABLE agt_queue (
+        id INTEGER PRIMARY KEY,
+        turn_id TEXT NOT NULL UNIQUE,
+        loop TEXT NOT NULL DEFAULT 'main',
+        kind TEXT NOT NULL CHECK (kind IN ('chat', 'trigger', 'system')),
+        status TEXT NOT NULL DEFAULT 'queued' CHECK (status IN ('queued', 'running')),
+        absorbed_by TEXT,
+        payload TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        started_at INTEGER
+      );
+      CREATE TABLE agt_tasks (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        kind TEXT NOT NULL DEFAULT 'approval',
+        status TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        args TEXT NOT NULL,
+        loop TEXT NOT NULL DEFAULT 'main',
+        turn_id TEXT,
+        call_id TEXT,
+        resolution TEXT,
+        result TEXT,
+        error TEXT,
+        delivered INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE INDEX agt_tasks_by_turn ON agt_tasks(turn_id);
+      CREATE INDEX agt_tasks_by_status ON agt_tasks(status, seq);
+      CREATE TABLE agt_prompts (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        kind TEXT NOT NULL CHECK (kind IN ('ask', 'suspend')),
+        status TEXT NOT NULL DEFAULT 'pending',
+        text TEXT NOT NULL,
+        answer TEXT,
+        loop TEXT NOT NULL DEFAULT 'main',
+        turn_id TEXT,
+        call_id TEXT,
+        delivered INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE INDEX agt_prompts_by_turn ON agt_prompts(turn_id);
+      CREATE INDEX agt_prompts_by_status ON agt_prompts(status, seq);
+      CREATE TABLE agt_idempotency (
+        key TEXT PRIMARY KEY,
+        turn_id TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+      );
+      CREATE INDEX agt_idempotency_by_age ON agt_idempotency(created_at);
+    `,
+  },
 ];
 
 /** The version this build writes. Files with a higher `user_version` are refused. */

@@ -9,9 +9,8 @@ import { LOOP_NAME_PATTERN } from '../../contracts/agent-config.js';
 import { AgtError } from '../../contracts/errors.js';
 import { historyMessage } from '../runtime/executor/context.js';
 import { normalizeDispatch } from '../runtime/dispatch.js';
-import { IDEMPOTENCY_KEY_MAX_LENGTH } from '../runtime/idempotency.js';
+import { IDEMPOTENCY_KEY_MAX_LENGTH } from '../agents/stores/idempotency-store.js';
 import { runtimeOf } from '../runtime/install.js';
-import type { Accepted } from '../runtime/runtime.js';
 import type { KernelModule } from '../kernel.js';
 
 const TAGS = ['Chat'];
@@ -24,7 +23,7 @@ const IdempotencyHeaders = Type.Object({
       minLength: 1,
       maxLength: IDEMPOTENCY_KEY_MAX_LENGTH,
       description:
-        'A repeat with the same key (per agent, one namespace for chat and trigger, kept 24 h, at most 10,000 per agent: the oldest go first) answers the same 202 and turnId and queues nothing. Keys live in memory: a daemon restart forgets them.',
+        'A repeat with the same key (per agent, one namespace for chat and trigger, kept 24 h, at most 10,000 per agent: the oldest go first) answers the same 202 and turnId and queues nothing. Keys are kept in the agent file: a repeat after a daemon restart still answers the first turnId.',
     }),
   ),
 });
@@ -48,16 +47,6 @@ export const DEFAULT_HISTORY_LIMIT = 200;
 export const MAX_HISTORY_LIMIT = 500;
 const clamp = (value: number | undefined, fallback: number, max: number) => Math.min(max, Math.max(1, value ?? fallback));
 
-/** Runs `work` once per idempotency key of the agent; a repeat answers the first 202 body. */
-function idempotent(service: ReturnType<typeof runtimeOf>, agentId: string, key: string | undefined, work: () => Accepted): Accepted {
-  if (key === undefined) return work();
-  const seen = service.idempotency.get(agentId, key);
-  if (seen) return seen;
-  const answer = work();
-  service.idempotency.set(agentId, key, answer);
-  return answer;
-}
-
 export const chatModule: KernelModule = {
   name: 'chat',
   register(app, kernel) {
@@ -70,7 +59,7 @@ export const chatModule: KernelModule = {
           tags: TAGS,
           summary: 'Send a chat message to a loop: 202 at once with the turnId (queued while the loop is busy)',
           description:
-            'An unknown loop answers 404 and a disabled loop 409 before anything is queued. A chat sent while the loop is busy interrupts the running turn (the first such chat) and queues; the oldest queued chat runs next as its own turn and absorbs the others (`chat.delivered`). Every turnId ends in `turn.completed` or `agent.error`, or `chat.discarded` on abort, unload or `off`. `?loop=` wins over the body `loop`.',
+            'An unknown loop answers 404 and a disabled loop 409 before anything is queued. The accepted chat is committed to the agent file before the 202: a daemon crash or restart never loses it (it runs when the agent loads again, or its end is announced). A chat sent while the loop is busy interrupts the running turn (the first such chat) and queues; the oldest queued chat runs next as its own turn and absorbs the others (`chat.delivered`). Every turnId ends in `turn.completed` or `agent.error` (`code: daemon_restart` for a turn a crash cut short), or `chat.discarded` on abort, unload or `off`. `?loop=` wins over the body `loop`.',
           params: AgentIdParams,
           querystring: LoopQuery,
           headers: IdempotencyHeaders,
@@ -81,11 +70,8 @@ export const chatModule: KernelModule = {
       async (request, reply) => {
         const runtime = service.forRequest(request.params.id);
         const loop = request.query.loop ?? request.body.loop ?? 'main';
-        const answer = idempotent(service, runtime.id, request.headers['idempotency-key'], () => ({
-          accepted: true as const,
-          turnId: runtime.chat(loop, request.body.text),
-        }));
-        return reply.status(202).send(answer);
+        const turnId = runtime.chat(loop, request.body.text, request.headers['idempotency-key']);
+        return reply.status(202).send({ accepted: true as const, turnId });
       },
     );
 
@@ -158,11 +144,8 @@ export const chatModule: KernelModule = {
           if (runtime.agent.config.loops?.find((l) => l.name === loop)?.enabled === false) throw new AgtError('conflict', `loop ${loop} is disabled`);
           dispatch.target = { ...dispatch.target, loop };
         }
-        const answer = idempotent(service, runtime.id, request.headers['idempotency-key'], () => ({
-          accepted: true as const,
-          turnId: runtime.dispatch(dispatch),
-        }));
-        return reply.status(202).send(answer);
+        const turnId = runtime.dispatch(dispatch, request.headers['idempotency-key']);
+        return reply.status(202).send({ accepted: true as const, turnId });
       },
     );
   },

@@ -57,7 +57,7 @@ export const tasksModule: KernelModule = {
         schema: {
           tags: TAGS,
           summary: "The agent's tasks (oldest first), optionally of one status",
-          description: 'Tasks live while the agent is loaded (the newest 500 are kept). Statuses: pending, pending_approval, running, completed, failed, denied, cancelled.',
+          description: 'Tasks are kept in the agent file (every open task and the newest 500 finished ones): a pending approval survives a restart and its turn resumes when the agent loads again. Statuses: pending, pending_approval, running, completed, failed, denied, cancelled.',
           params: AgentIdParams,
           querystring: Type.Object({ status: Type.Optional(Type.String()), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })) }),
           response: { 200: Type.Object({ agentId: Type.String(), tasks: Type.Array(TaskSchema) }), ...errorResponses(404) },
@@ -81,7 +81,7 @@ export const tasksModule: KernelModule = {
         schema: {
           tags: TAGS,
           summary: 'Approve or deny a pending approval; the waiting turn resumes with the decision',
-          description: 'approve runs the tool (with `modifiedArgs` when given); deny hands the model the refusal and `reason`. 404 unknown task; 409 a task that is no longer pending.',
+          description: 'approve runs the tool (with `modifiedArgs` when given); deny hands the model the refusal and `reason`. 404 unknown task; 409 a task that is no longer pending. After a restart the decision is kept until the resumed turn gets back to the call.',
           params: TaskParams,
           body: Type.Object({ action: Type.Union([Type.Literal('approve'), Type.Literal('deny')]), reason: Type.Optional(Type.String({ maxLength: 4000 })), modifiedArgs: Type.Optional(Args) }),
           response: { 200: Type.Object({ agentId: Type.String(), success: Type.Literal(true), task: TaskSchema }), ...errorResponses(404, 409) },

@@ -11,6 +11,7 @@ import type { EventBus, EventPayloads, EventType } from '../../contracts/events.
 import type { Logger } from '../../contracts/logger.js';
 import type { ModelClient } from '../../contracts/model.js';
 import type { ToolDefinition } from '../../contracts/tools.js';
+import type { QueuedInput } from '../agents/stores/queue-store.js';
 import type { TimerRow } from '../agents/stores/timers-store.js';
 import type { Clock } from './clock.js';
 import { TRIGGER_OF, type NormalizedDispatch, type TriggerEvent } from './dispatch.js';
@@ -22,6 +23,7 @@ import { TimerScheduler } from './timers/scheduler.js';
 import { TriggerEvaluator, type FireOptions, type TriggerOrigin } from './triggers/evaluator.js';
 import { SystemRunner } from './triggers/system-runner.js';
 import { hilListener } from './hil-events.js';
+import { recoverAcceptedWork } from './recovery.js';
 import { limitOf, type DisplayState, type QueueItem, type RuntimeAgent } from './types.js';
 
 /** What the runtime needs from the kernel (a narrow view, so tests can fake it). */
@@ -51,6 +53,17 @@ export interface LogFields {
 const isDisplayState = (value: unknown): value is DisplayState =>
   value === 'active' || value === 'idle' || value === 'hibernate' || value === 'suspended' || value === 'off';
 
+/** The turn ids an event ends (`turn.completed`, `agent.error` with a turn, `chat.discarded`). */
+function endedTurnIds(type: EventType, payload: unknown): string[] {
+  const p = payload as { turn_id?: unknown; absorbed_turn_ids?: unknown; turn_ids?: unknown };
+  if (type === 'turn.completed' || type === 'agent.error') {
+    if (typeof p.turn_id !== 'string') return [];
+    return [p.turn_id, ...(Array.isArray(p.absorbed_turn_ids) ? (p.absorbed_turn_ids as string[]) : [])];
+  }
+  if (type === 'chat.discarded') return Array.isArray(p.turn_ids) ? (p.turn_ids as string[]) : [];
+  return [];
+}
+
 export class AgentRuntime {
   readonly hil: HilStore;
   readonly timers: TimerScheduler;
@@ -59,6 +72,8 @@ export class AgentRuntime {
   private readonly executors = new Map<string, LoopExecutor>();
   private display: DisplayState;
   private detached = false;
+  /** False once another daemon took the file over: nothing of the durable queue or HIL rows is written any more. */
+  private ownsFile = true;
 
   constructor(
     readonly agent: RuntimeAgent,
@@ -66,7 +81,7 @@ export class AgentRuntime {
   ) {
     const initial = agent.displayState ?? agent.config.state;
     this.display = isDisplayState(initial) ? initial : 'idle';
-    this.hil = new HilStore(hilListener(this), () => deps.clock.now());
+    this.hil = new HilStore(hilListener(this), agent.file, () => deps.clock.now());
     this.system = new SystemRunner({
       agent,
       emit: (type, payload, options) => this.emit(type, payload, options),
@@ -97,8 +112,27 @@ export class AgentRuntime {
 
   // ---- events and logs ---------------------------------------------------------------------------
 
+  /**
+   * Emits one event of this agent. An event that ends turn ids also closes their durable state: what
+   * the turns left open for the owner is cancelled first (announced), and after the event their
+   * `agt_queue` rows are deleted (a crash between the two makes the restart end them once more, never
+   * zero times).
+   */
   emit<T extends EventType>(type: T, payload: EventPayloads[T], options: { loop?: string; turnId?: string } = {}): void {
+    const ended = endedTurnIds(type, payload);
+    if (ended.length > 0) this.durably('close the owner requests of ended turns', () => this.hil.closeTurns(ended, 'the turn ended before the owner decided'));
     this.deps.bus.emit(type, { agentId: this.agent.id, payload, source: 'runtime', loop: options.loop, turnId: options.turnId });
+    if (ended.length > 0) this.durably('remove ended turns from agt_queue', () => this.agent.file.queue.remove(ended));
+  }
+
+  /** Runs a write of the durable runtime state; skipped once the file is closed or owned by another daemon. Never throws. */
+  private durably(what: string, write: () => void): void {
+    if (!this.ownsFile || !this.agent.file.isOpen) return;
+    try {
+      write();
+    } catch (error) {
+      this.deps.logger.warn({ err: error, agentId: this.agent.id }, `could not ${what}`);
+    }
   }
 
   /** Commits a log row, announces it and offers it to `on_logs`. Never throws. */
@@ -173,26 +207,88 @@ export class AgentRuntime {
 
   // ---- work --------------------------------------------------------------------------------------
 
-  /** Queues a chat (404/409 before queueing); returns its turn id. */
-  chat(loopName: string, text: string): string {
+  /**
+   * Queues a chat (404/409 before anything is written); returns its turn id. The accepted chat (and its
+   * `Idempotency-Key`) is committed to the agent file before this returns, so the 202 that follows is
+   * never lost by a crash. A key seen before (24 h) returns its first turn id and queues nothing.
+   */
+  chat(loopName: string, text: string, idempotencyKey?: string): string {
+    const now = this.deps.clock.now();
+    const seen = idempotencyKey === undefined ? undefined : this.agent.file.idempotency.get(idempotencyKey, now);
+    if (seen !== undefined) return seen;
     const executor = this.loop(loopName);
+    executor.assertAccepts();
     const turnId = randomUUID();
-    executor.enqueue({ kind: 'chat', turnId, text, at: this.deps.clock.now() });
+    this.accept(executor, { kind: 'chat', turnId, text, at: now }, { turnId, loop: loopName, kind: 'chat', payload: { text }, createdAt: now }, idempotencyKey);
     this.fire('on_chat', { text, loop: loopName, turn_id: turnId }, { loop: loopName });
     return turnId;
   }
 
-  /** `POST trigger`: bypasses the evaluator; returns the turn id that the work will carry. */
-  dispatch(dispatch: NormalizedDispatch): string {
+  /**
+   * `POST trigger`: bypasses the evaluator; returns the turn id that the work will carry. Committed like
+   * a chat before it returns (a system-scope run as `running`: it starts at once and is never re-run).
+   */
+  dispatch(dispatch: NormalizedDispatch, idempotencyKey?: string): string {
+    const now = this.deps.clock.now();
+    const seen = idempotencyKey === undefined ? undefined : this.agent.file.idempotency.get(idempotencyKey, now);
+    if (seen !== undefined) return seen;
     const turnId = randomUUID();
     const types = new Set(dispatch.events.map((e) => e.type));
     const trigger = types.size === 1 ? TRIGGER_OF[dispatch.events[0]!.type] : 'dispatch';
     if (dispatch.target.scope === 'system') {
+      this.commitAccepted({ turnId, loop: 'main', kind: 'system', status: 'running', payload: { trigger, target: dispatch.target, count: dispatch.count }, createdAt: now }, idempotencyKey);
       this.system.start(dispatch.target, trigger, dispatch.events, dispatch.count, turnId);
       return turnId;
     }
-    this.loop(dispatch.target.loop ?? 'main').enqueue({ kind: 'trigger', turnId, trigger, events: dispatch.events, count: dispatch.count, at: this.deps.clock.now() });
+    const loop = dispatch.target.loop ?? 'main';
+    const executor = this.loop(loop);
+    executor.assertAccepts();
+    const item: QueueItem = { kind: 'trigger', turnId, trigger, events: dispatch.events, count: dispatch.count, at: now };
+    this.accept(executor, item, { turnId, loop, kind: 'trigger', payload: { trigger, events: dispatch.events, count: dispatch.count }, createdAt: now }, idempotencyKey);
     return turnId;
+  }
+
+  /** Commits an accepted turn and its idempotency key in one transaction. */
+  private commitAccepted(row: QueuedInput, idempotencyKey: string | undefined): void {
+    const file = this.agent.file;
+    file.transaction(() => {
+      file.queue.insert(row);
+      if (idempotencyKey !== undefined) file.idempotency.put(idempotencyKey, row.turnId, row.createdAt ?? this.deps.clock.now());
+    });
+  }
+
+  /** Commits, then queues; a refusal after the commit (not expected: checked before) takes the commit back. */
+  private accept(executor: LoopExecutor, item: QueueItem, row: QueuedInput, idempotencyKey: string | undefined): void {
+    this.commitAccepted(row, idempotencyKey);
+    try {
+      executor.enqueue(item);
+    } catch (error) {
+      const file = this.agent.file;
+      file.transaction(() => {
+        file.queue.remove([item.turnId]);
+        if (idempotencyKey !== undefined) file.idempotency.delete(idempotencyKey);
+      });
+      throw error;
+    }
+  }
+
+  /** True when work may go to this loop: `main`, or a declared and enabled inner loop. */
+  loopAvailable(name: string): boolean {
+    return name === 'main' || this.agent.config.loops?.some((loop) => loop.name === name && loop.enabled) === true;
+  }
+
+  /**
+   * Restart recovery, once the agent is loaded: what the file says was accepted and not ended runs,
+   * resumes or is announced as ended (see recovery.ts).
+   */
+  recover(): void {
+    if (this.detached) return;
+    try {
+      recoverAcceptedWork(this);
+    } catch (error) {
+      this.deps.logger.error({ err: error, agentId: this.agent.id }, 'restart recovery failed');
+      this.log('error', `restart recovery failed: ${(error as Error).message}`, { event: 'recovery_failed' });
+    }
   }
 
   /** `loop_send`: queues `text` in another loop as a trigger turn; returns its turn id. */
@@ -326,13 +422,20 @@ export class AgentRuntime {
     return { runtimeState, targetState: main.target };
   }
 
-  /** Unload: stops triggers and timers, lets running turns finish within `graceMs`, closes sandboxes. */
-  async detach(graceMs: number): Promise<void> {
+  /**
+   * Unload: stops triggers and timers, lets running turns finish within `graceMs`, closes sandboxes.
+   * `shutdown` keeps accepted work for the next start (queued turns stay in the file, a turn waiting for
+   * the owner is parked); `lease_lost` does too and writes nothing of it (the file has a new owner).
+   */
+  async detach(graceMs: number, reason = 'unload'): Promise<void> {
     if (this.detached) return;
     this.detached = true;
+    const keep = reason === 'shutdown' || reason === 'lease_lost';
+    if (reason === 'lease_lost') this.ownsFile = false;
+    if (keep) this.hil.park();
     this.evaluator.close();
     this.timers.close();
-    await Promise.all([...this.executors.values()].map((executor) => executor.stop(graceMs)));
+    await Promise.all([...this.executors.values()].map((executor) => executor.stop(graceMs, 'unload', { keep })));
     await this.system.close();
   }
 }

@@ -1,19 +1,28 @@
 /**
  * Human in the loop for one agent (decision D6): approval tasks for restricted tools, `ask` requests
- * and suspend prompts. A waiting turn holds a promise here; the owner's route resolves it. A turn that
- * is interrupted, aborted or unloaded cancels what it waits for (the task becomes `cancelled`).
+ * and suspend prompts. Every one is a row in the agent file (`agt_tasks`, `agt_prompts`, committed before
+ * the event that announces it); a waiting turn holds a promise here, and the owner's route resolves it.
+ * A turn that is interrupted, aborted or unloaded cancels what it waits for (the task becomes
+ * `cancelled`).
  *
- * Tasks live in memory for the life of the loaded agent (history bounded to {@link MAX_TASKS});
- * pending ones cannot outlive the turn that waits for them anyway.
+ * Restarts: each task and prompt carries the tool call id it gates. When the daemon stopped while a turn
+ * waited for the owner, that turn is resumed when the agent loads again (see recovery.ts): its tool call
+ * runs again, and asking for the same call finds the row from before the restart instead of creating a
+ * new one (announced again with `hil.requested`, same id). An owner decision given before the resumed
+ * turn got back to the call is kept in the row (`delivered = 0`) and handed over when it does.
+ * At shutdown the store is {@link park}ed: waits end without touching their rows, so they resume later.
  */
 import { randomUUID } from 'node:crypto';
 import { AgtError } from '../../contracts/errors.js';
+import type { AgentFile } from '../agents/agent-file.js';
+import { MAX_FINISHED_HIL_ROWS, TASK_STATUSES, type PromptKind, type PromptRecord, type TaskRecord, type TaskResolution, type TaskStatus } from '../agents/stores/hil-store.js';
 
-export const TASK_STATUSES = ['pending', 'pending_approval', 'running', 'completed', 'failed', 'denied', 'cancelled'] as const;
-export type TaskStatus = (typeof TASK_STATUSES)[number];
-export const MAX_TASKS = 500;
+export { TASK_STATUSES, type TaskStatus };
+/** Finished tasks kept per agent (open ones are never dropped). */
+export const MAX_TASKS = MAX_FINISHED_HIL_ROWS;
 const MAX_RESULT_CHARS = 4_000;
 
+/** A task as the routes show it. */
 export interface Task {
   id: string;
   kind: 'approval';
@@ -24,7 +33,7 @@ export interface Task {
   turnId: string | null;
   createdAt: number;
   updatedAt: number;
-  resolution: { action: 'approve' | 'deny'; reason?: string; modifiedArgs?: Record<string, unknown> } | null;
+  resolution: TaskResolution | null;
   result: string | null;
   error: string | null;
 }
@@ -62,23 +71,80 @@ interface Waiter<T> {
 
 const cancelled = () => new AgtError('conflict', 'cancelled: the turn waiting for it ended');
 
+const publicTask = (task: TaskRecord): Task => ({
+  id: task.id,
+  kind: 'approval',
+  status: task.status,
+  tool: task.tool,
+  args: task.args,
+  loop: task.loop,
+  turnId: task.turnId,
+  createdAt: task.createdAt,
+  updatedAt: task.updatedAt,
+  resolution: task.resolution,
+  result: task.result,
+  error: task.error,
+});
+
+const askOf = (prompt: PromptRecord): AskRequest => ({ requestId: prompt.id, question: prompt.text, loop: prompt.loop, turnId: prompt.turnId, createdAt: prompt.createdAt });
+const suspendOf = (prompt: PromptRecord): SuspendPrompt => ({ requestId: prompt.id, reason: prompt.text, loop: prompt.loop, turnId: prompt.turnId, createdAt: prompt.createdAt });
+
+export interface OwnerWaitInput {
+  loop: string;
+  turnId: string | null;
+  /** The tool call this wait belongs to; lets a resumed turn find its request from before a restart. */
+  callId?: string;
+  signal: AbortSignal;
+}
+
 export class HilStore {
-  private readonly tasks = new Map<string, Task>();
   private readonly taskWaiters = new Map<string, Waiter<ApprovalDecision>>();
-  private readonly asks = new Map<string, AskRequest & Waiter<string>>();
-  private readonly suspends = new Map<string, SuspendPrompt & Waiter<boolean>>();
+  private readonly promptWaiters = new Map<string, Waiter<PromptRecord>>();
   /** Pending asks and suspend prompts per turn, and who waits for them to end (the tool time limit). */
   private readonly humanWaits = new Map<string, { count: number; ended: Promise<void>; end: () => void }>();
+  private parked = false;
 
   constructor(
     private readonly listener: HilListener,
+    private readonly file: AgentFile,
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Creates a `pending_approval` task and waits for the owner; rejects when `signal` aborts. */
-  requestApproval(input: { tool: string; args: Record<string, unknown>; loop: string; turnId: string | null; signal: AbortSignal }): { task: Task; decision: Promise<ApprovalDecision> } {
+  private get records() {
+    return this.file.hil;
+  }
+
+  /**
+   * Shutdown: from now on a wait that ends because its turn stops leaves its row open (pending), so the
+   * turn resumes when the agent loads again. Nothing is written or announced for it here.
+   */
+  park(): void {
+    this.parked = true;
+  }
+
+  // ---- approval tasks -----------------------------------------------------------------------------
+
+  /**
+   * Creates a `pending_approval` task and waits for the owner; rejects when `signal` aborts. A task of
+   * the same turn and tool call from before a restart is taken up instead (its decision, when the owner
+   * already gave it, comes back at once).
+   */
+  requestApproval(input: OwnerWaitInput & { tool: string; args: Record<string, unknown> }): { task: Task; decision: Promise<ApprovalDecision> } {
+    const earlier = input.callId && input.turnId ? this.records.taskForCall(input.turnId, input.callId) : undefined;
+    if (earlier && !earlier.delivered && (earlier.status === 'running' || earlier.status === 'denied')) {
+      // Decided while no turn waited (after a restart): hand the decision over.
+      this.records.updateTask(earlier.id, { delivered: true, updatedAt: this.now() });
+      const decision: ApprovalDecision =
+        earlier.status === 'running' ? { approved: true, args: earlier.resolution?.modifiedArgs ?? earlier.args } : { approved: false, reason: earlier.resolution?.reason };
+      return { task: publicTask(earlier), decision: Promise.resolve(decision) };
+    }
+    if (earlier && earlier.status === 'pending_approval' && !this.taskWaiters.has(earlier.id)) {
+      const decision = this.waitForTask(earlier, input.signal);
+      this.listener.requested('approval', publicTask(earlier));
+      return { task: publicTask(earlier), decision };
+    }
     const at = this.now();
-    const task: Task = {
+    const task: TaskRecord = {
       id: randomUUID(),
       kind: 'approval',
       status: 'pending_approval',
@@ -86,75 +152,91 @@ export class HilStore {
       args: input.args,
       loop: input.loop,
       turnId: input.turnId,
-      createdAt: at,
-      updatedAt: at,
+      callId: input.callId ?? null,
       resolution: null,
       result: null,
       error: null,
+      delivered: false,
+      createdAt: at,
+      updatedAt: at,
     };
-    this.tasks.set(task.id, task);
-    this.trim();
-    const decision = new Promise<ApprovalDecision>((resolve, reject) => {
+    this.records.insertTask(task);
+    const decision = this.waitForTask(task, input.signal);
+    this.listener.taskCreated(publicTask(task));
+    this.listener.requested('approval', publicTask(task));
+    return { task: publicTask(task), decision };
+  }
+
+  private waitForTask(task: TaskRecord, signal: AbortSignal): Promise<ApprovalDecision> {
+    return new Promise<ApprovalDecision>((resolve, reject) => {
       this.taskWaiters.set(task.id, { resolve, reject });
-      this.onAbort(input.signal, () => {
-        if (task.status !== 'pending_approval') return;
-        this.taskWaiters.delete(task.id);
-        this.finish(task, 'cancelled', { error: 'the turn ended before the owner decided' });
-        this.listener.resolved('approval', task.id, 'cancelled', task.loop, task.turnId);
+      this.onAbort(signal, () => {
+        if (!this.taskWaiters.delete(task.id)) return;
+        if (!this.parked) this.cancelTask(task.id, 'the turn ended before the owner decided');
         reject(cancelled());
       });
     });
-    this.listener.taskCreated(task);
-    this.listener.requested('approval', task);
-    return { task, decision };
   }
 
-  /** The owner's decision. 404 unknown task, 409 a task no longer pending. */
-  resolveTask(taskId: string, action: 'approve' | 'deny', reason?: string, modifiedArgs?: Record<string, unknown>): Task {
-    const task = this.tasks.get(taskId);
-    if (!task) throw new AgtError('not_found', `no task ${taskId}`);
-    const waiter = this.taskWaiters.get(taskId);
-    if (task.status !== 'pending_approval' || !waiter) throw new AgtError('conflict', `task ${taskId} is ${task.status}, not pending approval`);
-    this.taskWaiters.delete(taskId);
-    task.resolution = { action, ...(reason !== undefined ? { reason } : {}), ...(modifiedArgs ? { modifiedArgs } : {}) };
-    if (action === 'approve') {
-      task.status = 'running';
-      task.updatedAt = this.now();
-      waiter.resolve({ approved: true, args: modifiedArgs ?? task.args });
-    } else {
-      this.finish(task, 'denied', { error: reason ?? null });
-      waiter.resolve({ approved: false, reason });
+  /** Marks an open task cancelled and announces it (`hil.resolved` when it was still pending). */
+  private cancelTask(taskId: string, reason: string): void {
+    const task = this.safeRead(() => this.records.getTask(taskId));
+    if (!task) return;
+    if (task.status === 'pending_approval' || (task.status === 'running' && !task.delivered)) {
+      this.records.updateTask(taskId, { status: 'cancelled', error: reason, delivered: true, updatedAt: this.now() });
+      const updated = this.records.getTask(taskId)!;
+      if (task.status === 'pending_approval') this.listener.resolved('approval', taskId, 'cancelled', task.loop, task.turnId);
+      this.listener.taskFinished(publicTask(updated));
+    } else if (!task.delivered) {
+      this.records.updateTask(taskId, { delivered: true, updatedAt: this.now() });
     }
+  }
+
+  /**
+   * The owner's decision. 404 unknown task, 409 a task no longer pending. When no turn waits for it yet
+   * (a resumed turn after a restart that has not got back to the call), the decision is kept for it.
+   */
+  resolveTask(taskId: string, action: 'approve' | 'deny', reason?: string, modifiedArgs?: Record<string, unknown>): Task {
+    const task = this.records.getTask(taskId);
+    if (!task) throw new AgtError('not_found', `no task ${taskId}`);
+    if (task.status !== 'pending_approval') throw new AgtError('conflict', `task ${taskId} is ${task.status}, not pending approval`);
+    const waiter = this.taskWaiters.get(taskId);
+    this.taskWaiters.delete(taskId);
+    const resolution: TaskResolution = { action, ...(reason !== undefined ? { reason } : {}), ...(modifiedArgs ? { modifiedArgs } : {}) };
+    const at = this.now();
+    if (action === 'approve') {
+      this.records.updateTask(taskId, { status: 'running', resolution, delivered: waiter !== undefined, updatedAt: at });
+    } else {
+      this.records.updateTask(taskId, { status: 'denied', resolution, error: reason ?? null, delivered: waiter !== undefined, updatedAt: at });
+    }
+    const updated = publicTask(this.records.getTask(taskId)!);
+    if (action === 'deny') this.listener.taskFinished(updated);
     this.listener.resolved('approval', taskId, action === 'approve' ? 'approved' : 'denied', task.loop, task.turnId);
-    return task;
+    waiter?.resolve(action === 'approve' ? { approved: true, args: modifiedArgs ?? task.args } : { approved: false, reason });
+    return updated;
   }
 
   /** Records the end of an approved task's run. */
   completeTask(taskId: string, ok: boolean, text: string): void {
-    const task = this.tasks.get(taskId);
+    const task = this.safeRead(() => this.records.getTask(taskId));
     if (!task || task.status !== 'running') return;
     const clipped = text.length > MAX_RESULT_CHARS ? `${text.slice(0, MAX_RESULT_CHARS)}…` : text;
-    this.finish(task, ok ? 'completed' : 'failed', ok ? { result: clipped } : { error: clipped });
+    this.records.updateTask(taskId, ok ? { status: 'completed', result: clipped, updatedAt: this.now() } : { status: 'failed', error: clipped, updatedAt: this.now() });
+    this.listener.taskFinished(publicTask(this.records.getTask(taskId)!));
   }
 
-  private finish(task: Task, status: TaskStatus, fields: { result?: string; error?: string | null }): void {
-    task.status = status;
-    task.updatedAt = this.now();
-    if (fields.result !== undefined) task.result = fields.result;
-    if (fields.error !== undefined) task.error = fields.error;
-    this.listener.taskFinished(task);
-  }
-
+  /** The newest `limit` tasks (of one status when given), oldest first. */
   listTasks(status?: string, limit = 100): Task[] {
-    const all = [...this.tasks.values()].filter((t) => status === undefined || t.status === status);
-    return all.slice(-limit);
+    return this.records.listTasks(status, limit).map(publicTask);
   }
 
   getTask(taskId: string): Task {
-    const task = this.tasks.get(taskId);
+    const task = this.records.getTask(taskId);
     if (!task) throw new AgtError('not_found', `no task ${taskId}`);
-    return task;
+    return publicTask(task);
   }
+
+  // ---- asks and suspend prompts -----------------------------------------------------------------
 
   /**
    * While a turn waits for its owner (an ask or a suspend prompt): a promise of the end of that wait;
@@ -184,73 +266,146 @@ export class HilStore {
   }
 
   /** The `ask` tool: waits for the owner's answer; rejects when `signal` aborts. Not bounded by time. */
-  ask(input: { question: string; loop: string; turnId: string | null; signal: AbortSignal }): Promise<string> {
-    const request: AskRequest = { requestId: randomUUID(), question: input.question, loop: input.loop, turnId: input.turnId, createdAt: this.now() };
-    return this.waitForOwner('ask', this.asks, request, input.signal);
+  async ask(input: OwnerWaitInput & { question: string }): Promise<string> {
+    const answered = await this.waitForOwner('ask', input.question, input);
+    return answered.answer ?? '';
   }
 
   listAsks(): AskRequest[] {
-    return [...this.asks.values()].map(({ requestId, question, loop, turnId, createdAt }) => ({ requestId, question, loop, turnId, createdAt }));
+    return this.records.pendingPrompts('ask').map(askOf);
   }
 
   respondAsk(requestId: string, answer: string): void {
-    const pending = this.asks.get(requestId);
-    if (!pending) throw new AgtError('not_found', `no pending ask ${requestId}`);
-    this.asks.delete(requestId);
-    this.listener.resolved('ask', requestId, 'answered', pending.loop, pending.turnId);
-    pending.resolve(answer);
+    const prompt = this.records.getPrompt(requestId);
+    if (!prompt || prompt.kind !== 'ask' || prompt.status !== 'pending') throw new AgtError('not_found', `no pending ask ${requestId}`);
+    this.answer(prompt, 'answered', answer);
   }
 
   /** A suspend prompt: resolves true (resume) or false (stay suspended); rejects when `signal` aborts. Not bounded by time. */
-  suspend(input: { reason: string; loop: string; turnId: string | null; signal: AbortSignal }): Promise<boolean> {
-    const prompt: SuspendPrompt = { requestId: randomUUID(), reason: input.reason, loop: input.loop, turnId: input.turnId, createdAt: this.now() };
-    return this.waitForOwner('suspend', this.suspends, prompt, input.signal);
+  async suspend(input: OwnerWaitInput & { reason: string }): Promise<boolean> {
+    const answered = await this.waitForOwner('suspend', input.reason, input);
+    return answered.status === 'resumed';
+  }
+
+  /** Answers the oldest pending suspend prompt (of `loop` when given); undefined when none is pending. */
+  respondSuspend(resume: boolean, loop?: string): SuspendPrompt | undefined {
+    const prompt = this.records.pendingPrompts('suspend', loop)[0];
+    if (!prompt) return undefined;
+    this.answer(prompt, resume ? 'resumed' : 'declined', null);
+    return suspendOf(prompt);
+  }
+
+  /** Commits the owner's answer, announces it, then hands it to the waiting turn (or keeps it for a resumed one). */
+  private answer(prompt: PromptRecord, status: 'answered' | 'resumed' | 'declined', answer: string | null): void {
+    const waiter = this.promptWaiters.get(prompt.id);
+    this.promptWaiters.delete(prompt.id);
+    this.records.updatePrompt(prompt.id, { status, ...(answer !== null ? { answer } : {}), delivered: waiter !== undefined, updatedAt: this.now() });
+    this.listener.resolved(prompt.kind, prompt.id, status, prompt.loop, prompt.turnId);
+    waiter?.resolve({ ...prompt, status, answer, delivered: true });
   }
 
   /**
-   * Registers a pending ask or suspend prompt, announces it and waits for the owner. An abort of
-   * `signal` withdraws it (`hil.resolved` cancelled) and rejects.
+   * Commits a pending ask or suspend prompt (or takes up the one of the same turn and tool call from
+   * before a restart), announces it and waits for the owner. An abort of `signal` withdraws it
+   * (`hil.resolved` cancelled) and rejects.
    */
-  private waitForOwner<T, R extends AskRequest | SuspendPrompt>(
-    kind: 'ask' | 'suspend',
-    pending: Map<string, R & Waiter<T>>,
-    record: R,
-    signal: AbortSignal,
-  ): Promise<T> {
-    const answer = new Promise<T>((resolve, reject) => {
-      pending.set(record.requestId, { ...record, resolve, reject });
-      this.onAbort(signal, () => {
-        if (!pending.delete(record.requestId)) return;
-        this.listener.resolved(kind, record.requestId, 'cancelled', record.loop, record.turnId);
+  private waitForOwner(kind: PromptKind, text: string, input: OwnerWaitInput): Promise<PromptRecord> {
+    const earlier = input.callId && input.turnId ? this.records.promptForCall(kind, input.turnId, input.callId) : undefined;
+    if (earlier && earlier.status !== 'pending' && earlier.status !== 'cancelled' && !earlier.delivered) {
+      this.records.updatePrompt(earlier.id, { delivered: true, updatedAt: this.now() });
+      return Promise.resolve(earlier);
+    }
+    let record: PromptRecord;
+    if (earlier && earlier.status === 'pending' && !this.promptWaiters.has(earlier.id)) {
+      record = earlier;
+    } else {
+      const at = this.now();
+      record = { id: randomUUID(), kind, status: 'pending', text, answer: null, loop: input.loop, turnId: input.turnId, callId: input.callId ?? null, delivered: false, createdAt: at, updatedAt: at };
+      this.records.insertPrompt(record);
+    }
+    const answer = new Promise<PromptRecord>((resolve, reject) => {
+      this.promptWaiters.set(record.id, { resolve, reject });
+      this.onAbort(input.signal, () => {
+        if (!this.promptWaiters.delete(record.id)) return;
+        if (!this.parked) this.cancelPrompt(record.id);
         reject(cancelled());
       });
     });
     this.trackHumanWait(record.turnId, answer);
-    this.listener.requested(kind, record);
+    this.listener.requested(kind, kind === 'ask' ? askOf(record) : suspendOf(record));
     return answer;
   }
 
-  /** Answers the oldest pending suspend prompt (of `loop` when given); false when none is pending. */
-  respondSuspend(resume: boolean, loop?: string): SuspendPrompt | undefined {
-    const pending = [...this.suspends.values()].find((p) => loop === undefined || p.loop === loop);
-    if (!pending) return undefined;
-    this.suspends.delete(pending.requestId);
-    this.listener.resolved('suspend', pending.requestId, resume ? 'resumed' : 'declined', pending.loop, pending.turnId);
-    pending.resolve(resume);
-    return pending;
+  private cancelPrompt(requestId: string): void {
+    const prompt = this.safeRead(() => this.records.getPrompt(requestId));
+    if (!prompt) return;
+    if (prompt.status === 'pending') {
+      this.records.updatePrompt(requestId, { status: 'cancelled', delivered: true, updatedAt: this.now() });
+      this.listener.resolved(prompt.kind, requestId, 'cancelled', prompt.loop, prompt.turnId);
+    } else if (!prompt.delivered) {
+      this.records.updatePrompt(requestId, { delivered: true, updatedAt: this.now() });
+    }
+  }
+
+  // ---- turn ends and restarts -----------------------------------------------------------------------
+
+  /**
+   * Closes what the given turns left open (their turn ended: nothing will pick it up any more): pending
+   * tasks and prompts become `cancelled` (announced), undelivered decisions are marked delivered.
+   * A no-op for turns that left nothing open, which is every turn that ran normally.
+   */
+  closeTurns(turnIds: readonly string[], reason: string): void {
+    if (this.parked || !this.file.isOpen) return;
+    for (const turnId of turnIds) {
+      for (const task of this.records.openTasks(turnId)) {
+        const waiter = this.taskWaiters.get(task.id);
+        this.taskWaiters.delete(task.id);
+        this.cancelTask(task.id, reason);
+        waiter?.reject(cancelled());
+      }
+      for (const prompt of this.records.openPrompts(turnId)) {
+        const waiter = this.promptWaiters.get(prompt.id);
+        this.promptWaiters.delete(prompt.id);
+        this.cancelPrompt(prompt.id);
+        waiter?.reject(cancelled());
+      }
+    }
+  }
+
+  /** Turns that wait for the owner in the file (open tasks and prompts), with their loop and tool calls. */
+  openTurns(): Map<string, { loop: string; callIds: Set<string> }> {
+    const turns = new Map<string, { loop: string; callIds: Set<string> }>();
+    const add = (item: { turnId: string | null; loop: string; callId: string | null }) => {
+      if (!item.turnId) return;
+      let turn = turns.get(item.turnId);
+      if (!turn) turns.set(item.turnId, (turn = { loop: item.loop, callIds: new Set() }));
+      if (item.callId) turn.callIds.add(item.callId);
+    };
+    for (const task of this.records.openTasks()) add(task);
+    for (const prompt of this.records.openPrompts()) add(prompt);
+    return turns;
+  }
+
+  /**
+   * Restart recovery: approved tasks whose tool had started when the daemon stopped become `failed`
+   * (whether the tool finished is unknown; it is not run again). Returns their tool call ids by turn.
+   */
+  failInterrupted(reason: string): TaskRecord[] {
+    const tasks = this.records.interruptedTasks();
+    for (const task of tasks) {
+      this.records.updateTask(task.id, { status: 'failed', error: reason, updatedAt: this.now() });
+      this.listener.taskFinished(publicTask(this.records.getTask(task.id)!));
+    }
+    return tasks;
+  }
+
+  private safeRead<T>(read: () => T): T | undefined {
+    if (!this.file.isOpen) return undefined;
+    return read();
   }
 
   private onAbort(signal: AbortSignal, fn: () => void): void {
     if (signal.aborted) queueMicrotask(fn);
     else signal.addEventListener('abort', fn, { once: true });
-  }
-
-  /** Drops the oldest finished tasks beyond the bound (pending ones are never dropped). */
-  private trim(): void {
-    if (this.tasks.size <= MAX_TASKS) return;
-    for (const [id, task] of this.tasks) {
-      if (this.tasks.size <= MAX_TASKS) break;
-      if (task.status !== 'pending_approval' && task.status !== 'running') this.tasks.delete(id);
-    }
   }
 }

@@ -1,7 +1,7 @@
 /**
  * The runtime service: one {@link AgentRuntime} per loaded agent, driven by the registry through the
  * {@link AgentRuntimeHooks} it is installed as (`kernel.runtime`), plus what the routes share (lookup
- * by `{id}`, idempotency keys).
+ * by `{id}`). Idempotency keys live in each agent's file (`agt_idempotency`).
  */
 import { AgtError } from '../../contracts/errors.js';
 import type { LoadedAgent } from '../agents/loaded-agent.js';
@@ -10,7 +10,6 @@ import type { InboxMessage } from '../agents/stores/message-stores.js';
 import type { Kernel } from '../kernel.js';
 import { AgentRuntime, type RuntimeDeps } from './agent-runtime.js';
 import { systemClock, type Clock } from './clock.js';
-import { IdempotencyStore } from './idempotency.js';
 
 export interface Accepted {
   accepted: true;
@@ -19,14 +18,12 @@ export interface Accepted {
 
 export class RuntimeService implements AgentRuntimeHooks {
   private readonly runtimes = new Map<string, AgentRuntime>();
-  readonly idempotency: IdempotencyStore<Accepted>;
 
   /** `clock` is replaceable before agents load (tests drive timers and trigger timing with a fake). */
   constructor(
     private readonly kernel: Kernel,
     public clock: Clock = systemClock,
   ) {
-    this.idempotency = new IdempotencyStore<Accepted>({ now: () => this.clock.now() });
     // Log rows written outside the runtime (kernel, extensions) feed `on_logs` too; the runtime offers
     // its own rows itself, with their loop, so self-suppression can apply.
     kernel.bus.subscribe((event) => {
@@ -66,6 +63,11 @@ export class RuntimeService implements AgentRuntimeHooks {
     runtime.activate();
   }
 
+  /** The agent is loaded and announced: what a restart left in its file runs, resumes or is ended. */
+  loaded(agent: LoadedAgent): void {
+    this.runtimes.get(agent.id)?.recover();
+  }
+
   configChanged(agent: LoadedAgent): void {
     this.runtimes.get(agent.id)?.configChanged();
   }
@@ -74,7 +76,7 @@ export class RuntimeService implements AgentRuntimeHooks {
     const runtime = this.runtimes.get(agent.id);
     if (!runtime) return;
     try {
-      await runtime.detach(options.graceMs);
+      await runtime.detach(options.graceMs, options.reason);
     } finally {
       this.runtimes.delete(agent.id);
       agent.attachments.delete('runtime');

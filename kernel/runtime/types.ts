@@ -23,18 +23,26 @@ export interface RuntimeAgent {
   displayState?: string;
 }
 
-/** A unit of work waiting in a loop's queue. */
+/**
+ * A unit of work waiting in a loop's queue. `resume` continues a turn the daemon stopped while it waited
+ * for the owner (restart recovery): it runs first, writes no incoming row and picks up the turn's
+ * unanswered tool calls; `absorbed` are the chats that turn had absorbed (they end with it).
+ */
 export type QueueItem =
   | { kind: 'chat'; turnId: string; text: string; at: number }
-  | { kind: 'trigger'; turnId: string; trigger: string; events: TriggerEvent[]; count: number; at: number };
+  | { kind: 'trigger'; turnId: string; trigger: string; events: TriggerEvent[]; count: number; at: number }
+  | { kind: 'resume'; turnId: string; trigger: string; absorbed: string[]; at: number };
 
 /** How a turn ended; the executor turns it into exactly one `turn.completed` or `agent.error`. */
 export type TurnOutcome =
   | { kind: 'completed'; text: string | null; llmCalls: number; toolCalls: number; stopReason: string }
   | { kind: 'error'; code: string; message: string; status?: number; llmCalls: number; toolCalls: number };
 
-/** Why a running turn's AbortController fired. */
-export type StopCause = 'interrupt' | 'abort' | 'unload' | 'disabled' | 'off' | 'timeout' | 'cleared';
+/**
+ * Why a running turn's AbortController fired. `park`: the daemon shuts down while the turn waits for the
+ * owner; the turn ends without an event and resumes when the agent loads again.
+ */
+export type StopCause = 'interrupt' | 'abort' | 'unload' | 'disabled' | 'off' | 'timeout' | 'cleared' | 'park';
 
 /** Defaults of the `limits` object of the agent config. */
 export const DEFAULT_LIMITS = {

@@ -108,6 +108,11 @@ export class LoopStore {
       .map(decode);
   }
 
+  /** The rows one turn wrote to one loop, oldest first (restart recovery). */
+  ofTurn(loop: string, turnId: string): LoopRow[] {
+    return this.sql.all<LoopRow>(`SELECT ${COLUMNS} FROM agt_loop WHERE loop = ? AND turn_id = ? ORDER BY id`, loop, turnId).map(decode);
+  }
+
   /** Persisted rows of one loop. */
   count(loop = 'main'): number {
     return this.sql.one<{ n: number }>('SELECT count(*) AS n FROM agt_loop WHERE loop = ?', loop)!.n;

@@ -124,6 +124,23 @@ export function buildMessages(rows: LoopRow[]): ModelMessage[] {
   return out;
 }
 
+/**
+ * The tool calls of a turn's last assistant tool-call row that no later row of the turn answers, in
+ * call order (`rows`: the turn's rows, oldest first). Empty when the turn's last call round is complete.
+ */
+export function unansweredCalls(rows: LoopRow[]): ToolCall[] {
+  let last = -1;
+  for (let i = rows.length - 1; i >= 0; i--) {
+    if (rows[i]!.role === 'assistant' && rows[i]!.kind === 'tool_call') {
+      last = i;
+      break;
+    }
+  }
+  if (last < 0) return [];
+  const answered = new Set(rows.slice(last + 1).filter((row) => row.role === 'tool').map((row) => asObject(row.content).toolCallId));
+  return toolCallsOf(rows[last]!.content).filter((call) => !answered.has(call.id));
+}
+
 /** The user-row text of a trigger wake. */
 export function triggerText(trigger: string, events: unknown[], count: number): string {
   const body = JSON.stringify(events.length === 1 ? events[0] : { events, count });

@@ -9,7 +9,11 @@
  *   rows before that call; `chat.delivered` lists them); chats arriving in that window do not
  *   interrupt it; trigger turns keep their place in the queue;
  * - every turn id ends exactly once: `turn.completed` (as `turn_id`, or in `absorbed_turn_ids`), or
- *   `agent.error`, or — only for abort, unload and `off` — `chat.discarded` while still queued.
+ *   `agent.error`, or — only for abort, unload and `off` — `chat.discarded` while still queued;
+ * - restart recovery puts `resume` items (turns that waited for the owner) and the recovered queue back
+ *   without interrupting anything; a `resume` item runs before everything else;
+ * - at shutdown ({@link LoopExecutor.stop} with `keep`) queued work stays in the agent file instead of
+ *   being discarded, and a turn waiting for the owner is parked (no end event) to resume after restart.
  */
 import { AgtError } from '../../../contracts/errors.js';
 import type { EventPayloads, EventType } from '../../../contracts/events.js';
@@ -17,6 +21,11 @@ import { systemClock, type TimerHandle } from '../clock.js';
 import { MAX_QUEUED_TURNS, type ExecutorState, type QueueItem, type StopCause, type TurnOutcome } from '../types.js';
 
 export type TurnResult = TurnOutcome | { kind: 'stopped'; llmCalls: number; toolCalls: number };
+
+/** True when a turn's signal fired because the daemon shuts down while the turn waits for the owner. */
+export function isParked(signal: AbortSignal): boolean {
+  return signal.aborted && (signal.reason as AgtError | undefined)?.details?.cause === 'park';
+}
 
 /** What the runner may ask of its executor while it runs. */
 export interface TurnControl {
@@ -77,16 +86,25 @@ export class LoopExecutor {
   }
 
   /**
-   * Queues work. `conflict` when the loop was aborted (stopped until the agent reloads) or already holds
-   * {@link MAX_QUEUED_TURNS} queued turns (the caller refuses or logs it: nothing is dropped silently).
+   * Throws what {@link enqueue} would throw now: `conflict` when the loop was aborted (stopped until the
+   * agent reloads) or already holds {@link MAX_QUEUED_TURNS} queued turns. Lets a caller refuse before it
+   * commits anything.
    */
-  enqueue(item: QueueItem): void {
+  assertAccepts(): void {
     if (this.stopped) throw new AgtError('conflict', `loop ${this.loop} is stopped (aborted); reload the agent to run it again`);
     if (this.queue.length >= MAX_QUEUED_TURNS) {
       throw new AgtError('conflict', `loop ${this.loop} already has ${MAX_QUEUED_TURNS} queued turns; try again when it has caught up`, { details: { queued: this.queue.length } });
     }
+  }
+
+  /**
+   * Queues work (see {@link assertAccepts} for the refusals: the caller refuses or logs them, nothing is
+   * dropped silently). `restored`: recovered after a restart, so it interrupts nothing.
+   */
+  enqueue(item: QueueItem, options: { restored?: boolean } = {}): void {
+    this.assertAccepts();
     this.queue.push(item);
-    if (item.kind === 'chat' && this.current && !this.current.absorbing && this.current.cause === undefined) this.stopCurrent('interrupt');
+    if (item.kind === 'chat' && !options.restored && this.current && !this.current.absorbing && this.current.cause === undefined) this.stopCurrent('interrupt');
     this.kick();
   }
 
@@ -122,24 +140,36 @@ export class LoopExecutor {
   /**
    * Unload (or the loop was disabled or removed): discard the queue, give the running turn `graceMs`,
    * then abort it; resolves when nothing runs.
+   *
+   * `keep` (daemon shutdown): the queue is dropped from memory without `chat.discarded` (its rows stay in
+   * the agent file and run when the agent loads again), and a turn waiting for the owner (approval, ask,
+   * suspend prompt) is parked: it stops without an end event and resumes after the restart.
    */
-  async stop(graceMs: number, reason: 'unload' | 'disabled' = 'unload'): Promise<void> {
-    this.discardQueued(reason);
+  async stop(graceMs: number, reason: 'unload' | 'disabled' = 'unload', options: { keep?: boolean } = {}): Promise<void> {
+    if (options.keep) this.queue.splice(0);
+    else this.discardQueued(reason);
     this.stopped = true;
     const running = this.current;
     if (running) {
       this.target = 'stopped';
-      // Grace and turn timeouts are wall-clock limits (the injected clock drives triggers and timers).
-      let timer: TimerHandle | undefined;
-      const grace = new Promise<void>((resolve) => (timer = systemClock.setTimeout(resolve, graceMs)));
-      await Promise.race([running.done, grace]);
-      systemClock.clearTimeout(timer);
+      if (!(options.keep && this.waitingForOwner)) {
+        // Grace and turn timeouts are wall-clock limits (the injected clock drives triggers and timers).
+        let timer: TimerHandle | undefined;
+        const grace = new Promise<void>((resolve) => (timer = systemClock.setTimeout(resolve, graceMs)));
+        await Promise.race([running.done, grace]);
+        systemClock.clearTimeout(timer);
+      }
       if (this.current === running) {
-        this.stopCurrent(reason);
+        this.stopCurrent(options.keep && this.waitingForOwner ? 'park' : reason);
         await running.done;
       }
     }
     this.setState('stopped');
+  }
+
+  /** The running turn waits for the owner (an approval, an ask, a suspend prompt). */
+  private get waitingForOwner(): boolean {
+    return this.current !== undefined && (this.stateValue === 'awaiting_approval' || this.stateValue === 'awaiting_ask' || this.stateValue === 'suspended');
   }
 
   /** True while {@link hold} runs work (compaction). */
@@ -171,7 +201,8 @@ export class LoopExecutor {
   }
 
   private discardQueued(reason: 'abort' | 'unload' | 'disabled' | 'off'): string[] {
-    const ids = this.queue.splice(0).map((item) => item.turnId);
+    // A discarded resume item ends its turn and the chats that turn had absorbed.
+    const ids = this.queue.splice(0).flatMap((item) => (item.kind === 'resume' ? [item.turnId, ...item.absorbed] : [item.turnId]));
     if (ids.length > 0) this.host.emit('chat.discarded', { turn_ids: ids, reason }, { loop: this.loop });
     return ids;
   }
@@ -179,7 +210,7 @@ export class LoopExecutor {
   private stopCurrent(cause: StopCause): void {
     const running = this.current!;
     running.cause = cause;
-    running.controller.abort(new AgtError(cause === 'timeout' ? 'timeout' : 'conflict', `turn stopped: ${cause}`));
+    running.controller.abort(new AgtError(cause === 'timeout' ? 'timeout' : 'conflict', `turn stopped: ${cause}`, { details: { cause } }));
   }
 
   /** State changes are announced; after an abort only `stopped` is accepted. */
@@ -205,14 +236,18 @@ export class LoopExecutor {
     });
   }
 
-  /** The oldest queued chat goes first (a chat interrupted the turn to be answered next); then triggers in order. */
+  /**
+   * A resumed turn goes first (restart recovery); then the oldest queued chat (a chat interrupted the
+   * turn to be answered next); then triggers in order.
+   */
   private async pump(): Promise<void> {
     while (this.queue.length > 0 && !this.stopped) {
       if (this.holding) {
         await this.holding;
         continue;
       }
-      const chat = this.queue.findIndex((item) => item.kind === 'chat');
+      const resume = this.queue.findIndex((item) => item.kind === 'resume');
+      const chat = resume >= 0 ? resume : this.queue.findIndex((item) => item.kind === 'chat');
       await this.run(this.queue.splice(chat >= 0 ? chat : 0, 1)[0]!);
     }
   }
@@ -239,7 +274,8 @@ export class LoopExecutor {
     };
     this.current = running;
     const turnId = head.turnId;
-    this.host.emit('turn.started', { turn_id: turnId, trigger: head.kind === 'chat' ? 'chat' : head.trigger }, { loop: this.loop, turnId });
+    const trigger = head.kind === 'chat' ? 'chat' : head.kind === 'resume' ? 'resume' : head.trigger;
+    this.host.emit('turn.started', { turn_id: turnId, trigger }, { loop: this.loop, turnId });
     const timeoutMs = this.host.turnTimeoutMs();
     const timer = timeoutMs ? systemClock.setTimeout(() => running.cause === undefined && this.stopCurrent('timeout'), timeoutMs) : undefined;
     const control: TurnControl = {
@@ -263,7 +299,14 @@ export class LoopExecutor {
     }
     // A turn that ended before its first model call leaves queued chats queued: they run next.
     running.absorbing = false;
-    const absorbedIds = running.absorbed.map((item) => item.turnId);
+    const absorbedIds = [...(head.kind === 'resume' ? head.absorbed : []), ...running.absorbed.map((item) => item.turnId)];
+    if (running.cause === 'park') {
+      // Shutdown while the owner was asked: no end event; the agent file keeps the turn for the restart.
+      this.current = undefined;
+      this.changeState('stopped', turnId);
+      finish();
+      return;
+    }
     const outcome = this.settle(result, running.cause);
     this.current = undefined;
     if (outcome.kind === 'completed') {

@@ -13,8 +13,8 @@ import type { LoopRowInput } from '../../agents/stores/loop-store.js';
 import { systemClock, type Clock, type TimerHandle } from '../clock.js';
 import type { HilStore } from '../hil.js';
 import { DEFAULT_LIMITS, limitOf, MAX_CONTEXT_ROWS, type ExecutorState, type QueueItem, type RuntimeAgent } from '../types.js';
-import { buildMessages, triggerText } from './context.js';
-import type { TurnResult } from './loop-executor.js';
+import { buildMessages, triggerText, unansweredCalls } from './context.js';
+import { isParked, type TurnResult } from './loop-executor.js';
 import { callTool } from './tool-call.js';
 
 export interface ActiveTool {
@@ -65,16 +65,37 @@ function append(env: TurnEnv, row: Omit<LoopRowInput, 'loop' | 'turnId'>): void 
   env.emit('loop.appended', { row_id: committed.id, role: committed.role, kind: committed.kind });
 }
 
-function incomingRow(item: QueueItem): Omit<LoopRowInput, 'loop' | 'turnId'> {
+function incomingRow(item: Exclude<QueueItem, { kind: 'resume' }>): Omit<LoopRowInput, 'loop' | 'turnId'> {
   if (item.kind === 'chat') return { role: 'user', kind: 'message', content: { text: item.text, chat_turn_id: item.turnId } };
   return { role: 'user', kind: 'trigger', content: { text: triggerText(item.trigger, item.events, item.count), trigger: item.trigger, events: item.events, count: item.count } };
+}
+
+/**
+ * Commits incoming rows together with the start of their accepted turns in `agt_queue` (the head's row
+ * becomes `running`; absorbed chats name this turn), then announces the rows. A crash leaves either
+ * both or neither, so a restart knows whether a chat was already written into a turn.
+ */
+function appendIncoming(env: TurnEnv, items: Array<Exclude<QueueItem, { kind: 'resume' }>>, role: 'head' | 'absorbed'): void {
+  const file = env.agent.file;
+  const now = env.clock.now();
+  const rows = file.transaction(() => {
+    if (role === 'head') file.queue.markRunning(env.turnId, now);
+    else file.queue.markAbsorbed(items.map((item) => item.turnId), env.turnId, now);
+    return items.map((item) => file.loop.append({ ...incomingRow(item), loop: env.loop, turnId: env.turnId }));
+  });
+  for (const row of rows) env.emit('loop.appended', { row_id: row.id, role: row.role, kind: row.kind });
 }
 
 export async function runTurn(env: TurnEnv): Promise<TurnResult> {
   const counters: Counters = { llmCalls: 0, toolCalls: 0 };
   try {
-    // The incoming row is written even when the turn is stopped right away: nothing said is lost.
-    append(env, incomingRow(env.head));
+    if (env.head.kind === 'resume') {
+      const stopped = await resume(env, counters);
+      if (stopped) return stopped;
+    } else {
+      // The incoming row is written even when the turn is stopped right away: nothing said is lost.
+      appendIncoming(env, [env.head], 'head');
+    }
     return await converse(env, counters);
   } catch (error) {
     if (env.signal.aborted) return { kind: 'stopped', ...counters };
@@ -107,9 +128,11 @@ async function converse(env: TurnEnv, counters: Counters): Promise<TurnResult> {
       .map((t) => ({ name: t.def.name, description: t.def.description, inputSchema: t.def.inputSchema }));
     if (counters.llmCalls === 0) {
       // Chats queued meanwhile join this turn as consecutive user rows before its first model call.
-      const absorbed = env.absorb();
-      for (const item of absorbed) append(env, incomingRow(item));
-      if (absorbed.length > 0) env.emit('chat.delivered', { turn_ids: absorbed.map((item) => item.turnId) });
+      const absorbed = env.absorb().filter((item): item is Extract<QueueItem, { kind: 'chat' }> => item.kind === 'chat');
+      if (absorbed.length > 0) {
+        appendIncoming(env, absorbed, 'absorbed');
+        env.emit('chat.delivered', { turn_ids: absorbed.map((item) => item.turnId) });
+      }
     }
     if (env.signal.aborted) return { kind: 'stopped', ...counters };
     const messages = buildMessages(env.agent.file.loop.tail(env.loop, MAX_CONTEXT_ROWS));
@@ -156,20 +179,47 @@ async function converse(env: TurnEnv, counters: Counters): Promise<TurnResult> {
     if (toolCalls.length === 0) return { kind: 'completed', text: response.text ?? '', stopReason: response.stopReason, ...counters };
 
     env.setState('tool_use');
-    for (let i = 0; i < toolCalls.length; i++) {
-      const toolCall = toolCalls[i]!;
-      if (env.signal.aborted || counters.toolCalls >= limits.maxTools) {
-        // Answer every remaining call so the history stays well-formed for the provider.
-        const why = env.signal.aborted ? 'the turn was stopped before this call ran' : `limits.max_tool_calls_per_turn (${limits.maxTools}) reached`;
-        for (const rest of toolCalls.slice(i)) append(env, toolRow(rest, why, true));
-        if (env.signal.aborted) return { kind: 'stopped', ...counters };
-        env.log('warn', `turn ${env.turnId} stopped at limits.max_tool_calls_per_turn (${limits.maxTools})`);
-        return { kind: 'completed', text: response.text ?? null, stopReason: 'max_tool_calls', ...counters };
-      }
-      counters.toolCalls++;
-      await runToolCall(env, tools, toolCall, limits.toolTimeoutMs);
-    }
+    const stopped = await runToolCalls(env, tools, toolCalls, counters, response.text ?? null);
+    if (stopped) return stopped;
   }
+}
+
+/** Runs a round of tool calls one by one; a result when the turn ends here, undefined to call the model again. */
+async function runToolCalls(env: TurnEnv, tools: Map<string, ActiveTool>, toolCalls: ToolCall[], counters: Counters, text: string | null): Promise<TurnResult | undefined> {
+  const limits = limitsOf(env.agent);
+  for (let i = 0; i < toolCalls.length; i++) {
+    const toolCall = toolCalls[i]!;
+    // Parked at shutdown: the unanswered calls stay open for the resumed turn.
+    if (isParked(env.signal)) return { kind: 'stopped', ...counters };
+    if (env.signal.aborted || counters.toolCalls >= limits.maxTools) {
+      // Answer every remaining call so the history stays well-formed for the provider.
+      const why = env.signal.aborted ? 'the turn was stopped before this call ran' : `limits.max_tool_calls_per_turn (${limits.maxTools}) reached`;
+      for (const rest of toolCalls.slice(i)) append(env, toolRow(rest, why, true));
+      if (env.signal.aborted) return { kind: 'stopped', ...counters };
+      env.log('warn', `turn ${env.turnId} stopped at limits.max_tool_calls_per_turn (${limits.maxTools})`);
+      return { kind: 'completed', text, stopReason: 'max_tool_calls', ...counters };
+    }
+    counters.toolCalls++;
+    await runToolCall(env, tools, toolCall, limits.toolTimeoutMs);
+  }
+  return undefined;
+}
+
+/**
+ * A turn resumed after a restart (it waited for the owner when the daemon stopped): the counters start
+ * from what the turn already did, the unanswered calls of its last round run (the one that waited takes
+ * up its approval task or owner prompt from before the restart), then the turn goes on as usual.
+ */
+async function resume(env: TurnEnv, counters: Counters): Promise<TurnResult | undefined> {
+  const rows = env.agent.file.loop.ofTurn(env.loop, env.turnId);
+  counters.llmCalls = rows.filter((row) => row.role === 'assistant').length;
+  counters.toolCalls = rows.filter((row) => row.role === 'tool').length;
+  const open = unansweredCalls(rows);
+  if (open.length === 0) return undefined;
+  const tools = await env.tools();
+  env.setState('tool_use');
+  const lastText = rows.filter((row) => row.role === 'assistant').at(-1)?.content as { text?: unknown } | undefined;
+  return runToolCalls(env, tools, open, counters, typeof lastText?.text === 'string' ? lastText.text : null);
 }
 
 /** How long streamed text is gathered before one `llm.delta` carries it (wall-clock time). */
@@ -233,7 +283,7 @@ async function runToolCall(env: TurnEnv, tools: Map<string, ActiveTool>, call: T
     let denied: string | undefined;
     if (active.restricted) {
       env.setState('awaiting_approval');
-      const { task, decision } = env.hil.requestApproval({ tool: call.name, args, loop: env.loop, turnId: env.turnId, signal: env.signal });
+      const { task, decision } = env.hil.requestApproval({ tool: call.name, args, loop: env.loop, turnId: env.turnId, callId: call.id, signal: env.signal });
       taskId = task.id;
       const outcome = await decision.catch((error: unknown) => {
         if (env.signal.aborted) throw error;
@@ -249,8 +299,10 @@ async function runToolCall(env: TurnEnv, tools: Map<string, ActiveTool>, call: T
     } else {
       // The tool time limit is wall-clock time, whatever clock drives triggers; waits for the owner
       // (ask, a suspend prompt) do not count.
-      const context = { agentId: env.agent.id, loop: env.loop, turnId: env.turnId, signal: env.signal, logger: env.logger };
+      const context = { agentId: env.agent.id, loop: env.loop, turnId: env.turnId, callId: call.id, signal: env.signal, logger: env.logger };
       const outcome = await callTool(active.def, args, context, timeoutMs, systemClock, () => env.hil.humanWaitOf(env.turnId));
+      // Parked at shutdown while the tool asked the owner: no result row, the resumed turn asks again.
+      if (outcome.failure === 'aborted' && isParked(env.signal)) throw env.signal.reason;
       text = outcome.result.content;
       isError = outcome.result.isError === true;
       if (taskId) env.hil.completeTask(taskId, !isError, text);

@@ -14,7 +14,7 @@ export function hilTools(lookup: RuntimeLookup): ToolDefinition[] {
           const loop = runtime.existingLoop(context.loop);
           loop?.setState('awaiting_ask');
           try {
-            const answer = await runtime.hil.ask({ question, loop: context.loop, turnId: context.turnId ?? null, signal: context.signal });
+            const answer = await runtime.hil.ask({ question, loop: context.loop, turnId: context.turnId ?? null, callId: context.callId, signal: context.signal });
             return `The owner answered: ${answer}`;
           } finally {
             if (!context.signal.aborted) loop?.setState('tool_use');

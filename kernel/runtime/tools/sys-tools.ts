@@ -51,7 +51,7 @@ export function sysTools(lookup: RuntimeLookup): ToolDefinition[] {
         const loop = runtime.existingLoop(context.loop);
         loop?.setState('suspended');
         try {
-          const resume = await runtime.hil.suspend({ reason: reason ?? 'the agent asked to suspend', loop: context.loop, turnId: context.turnId ?? null, signal: context.signal });
+          const resume = await runtime.hil.suspend({ reason: reason ?? 'the agent asked to suspend', loop: context.loop, turnId: context.turnId ?? null, callId: context.callId, signal: context.signal });
           if (resume) return 'The owner resumed you: carry on.';
           runtime.setDisplayState('suspended');
           return 'The owner kept you suspended: end your turn now.';

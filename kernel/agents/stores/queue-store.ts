@@ -1,0 +1,95 @@
+/**
+ * `agt_queue`: work the daemon accepted with a `turnId` (a chat, a `POST trigger` dispatch) and whose turn
+ * has not ended yet. A row is committed before the 202 that promises its turn id, becomes `running` when
+ * its turn starts (a chat absorbed into another turn names that turn in `absorbed_by`), and is deleted
+ * once the event that ends its turn id was emitted. What is left after a crash is what the runtime
+ * recovers when the agent loads again: queued rows run, running ones are resumed or announced as ended.
+ */
+import { parseJson, type Sql } from '../sql.js';
+
+export type QueuedKind = 'chat' | 'trigger' | 'system';
+export type QueuedStatus = 'queued' | 'running';
+
+export interface QueuedTurn {
+  id: number;
+  turn_id: string;
+  loop: string;
+  kind: QueuedKind;
+  status: QueuedStatus;
+  /** The turn a chat was absorbed into (its user row was written to that turn); null otherwise. */
+  absorbed_by: string | null;
+  /** chat: `{text}`; trigger: `{trigger, events, count}`; system: `{trigger, target}`. */
+  payload: Record<string, unknown>;
+  created_at: number;
+  started_at: number | null;
+}
+
+export interface QueuedInput {
+  turnId: string;
+  loop: string;
+  kind: QueuedKind;
+  payload: Record<string, unknown>;
+  status?: QueuedStatus;
+  createdAt?: number;
+}
+
+const decode = (row: QueuedTurn): QueuedTurn => ({ ...row, payload: (parseJson(row.payload) ?? {}) as Record<string, unknown> });
+
+export class QueueStore {
+  constructor(private readonly sql: Sql) {}
+
+  /** Commits an accepted turn (before its 202 is sent). */
+  insert(input: QueuedInput): void {
+    const at = input.createdAt ?? Date.now();
+    const status = input.status ?? 'queued';
+    this.sql.run(
+      'INSERT INTO agt_queue (turn_id, loop, kind, status, payload, created_at, started_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      input.turnId,
+      input.loop,
+      input.kind,
+      status,
+      JSON.stringify(input.payload),
+      at,
+      status === 'running' ? at : null,
+    );
+  }
+
+  /** The turn started (its incoming row is written in the same transaction). No-op for unknown ids. */
+  markRunning(turnId: string, at = Date.now()): void {
+    this.sql.run("UPDATE agt_queue SET status = 'running', started_at = ? WHERE turn_id = ?", at, turnId);
+  }
+
+  /** Chats absorbed into `headTurnId` (their user rows are written in the same transaction). */
+  markAbsorbed(turnIds: readonly string[], headTurnId: string, at = Date.now()): void {
+    this.sql.transaction(() => {
+      for (const turnId of turnIds) {
+        this.sql.run("UPDATE agt_queue SET status = 'running', absorbed_by = ?, started_at = ? WHERE turn_id = ?", headTurnId, at, turnId);
+      }
+    });
+  }
+
+  /** Removes ended turn ids (after the event that ends them). Returns how many rows went. */
+  remove(turnIds: readonly string[]): number {
+    if (turnIds.length === 0) return 0;
+    // One transaction: a discarded queue of 1000 is one commit, not 1000.
+    return this.sql.transaction(() => {
+      let removed = 0;
+      for (const turnId of turnIds) removed += this.sql.run('DELETE FROM agt_queue WHERE turn_id = ?', turnId).changes;
+      return removed;
+    });
+  }
+
+  get(turnId: string): QueuedTurn | undefined {
+    const row = this.sql.one<QueuedTurn>('SELECT * FROM agt_queue WHERE turn_id = ?', turnId);
+    return row && decode(row);
+  }
+
+  /** Every row in acceptance order. */
+  list(): QueuedTurn[] {
+    return this.sql.all<QueuedTurn>('SELECT * FROM agt_queue ORDER BY id').map(decode);
+  }
+
+  count(): number {
+    return this.sql.one<{ n: number }>('SELECT count(*) AS n FROM agt_queue')!.n;
+  }
+}
