@@ -13,9 +13,10 @@ import { StartupError } from './errors.js';
 import { KernelBus } from './events/bus.js';
 import { loadExtensions } from './extensions/loader.js';
 import { buildApp, type KernelApp } from './http/app.js';
+import type { KdfCost } from './identity/kdf.js';
 import { isLoopbackAddress } from './http/host-check.js';
-import { Kernel } from './kernel.js';
-import { KERNEL_MODULES } from './modules/index.js';
+import { registerKernelRoutes } from './routes/index.js';
+import { composeKernel, type KernelServices } from './services.js';
 import { claimPidFile } from './pidfile.js';
 import { loadToken, writeLocalProof } from './secret-files.js';
 import { resolveSettingsPath, SettingsStore } from './settings.js';
@@ -36,13 +37,16 @@ export const SHUTDOWN_CAP_MS = 20_000;
 export interface DaemonOptions {
   /** Environment to read (default `process.env`). */
   env?: NodeJS.ProcessEnv;
+  /** The scrypt cost of owner and agent passwords written by this daemon (tests pass a cheap one). */
+  kdfCost?: KdfCost;
   /** Where the listening lines go (default stdout). */
   print?: (line: string) => void;
 }
 
 export interface RunningDaemon {
   app: KernelApp;
-  kernel: Kernel;
+  /** The kernel's services (tests reach the registry, the bus and the runtime through them). */
+  kernel: KernelServices;
   url: string;
   port: number;
   /** Runs the shutdown sequence once; later calls return the same promise. */
@@ -89,11 +93,24 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       guard: { token, localProof, behindProxy: env.behindProxy, allowedHosts: env.allowedHosts, boundPort: () => port },
     });
     const bus = new KernelBus(app.log);
-    const contributions = new Contributions(app.log);
-    const kernel = new Kernel(env, settings, app.log, bus, contributions, { token, localProof }, () => port);
-    for (const module of KERNEL_MODULES) await module.register(app, kernel);
+    let resolveClosed!: () => void;
+    const closed = new Promise<void>((done) => (resolveClosed = done));
+    let shuttingDown: Promise<void> | undefined;
+
+    const kernel = await composeKernel({
+      env,
+      settings,
+      logger: app.log,
+      bus,
+      contributions: new Contributions(app.log),
+      secrets: { token, localProof },
+      boundPort: () => port,
+      requestShutdown: (reason) => shutdown(reason),
+      ...(options.kdfCost ? { kdfCost: options.kdfCost } : {}),
+    });
+    const kernelPrefixes = await registerKernelRoutes(app, kernel);
     const manifestPath = env.extensionsManifest ? resolve(env.extensionsManifest) : join(PROJECT_ROOT, 'extensions.json');
-    const extensions = await loadExtensions(app, kernel, manifestPath, { required: Boolean(env.extensionsManifest) });
+    const extensions = await loadExtensions(app, kernel, kernel.extensions, manifestPath, { required: Boolean(env.extensionsManifest), kernelPrefixes });
 
     try {
       await app.listen({ host: env.host, port: env.port });
@@ -108,24 +125,20 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     await extensions.startAll();
     bus.emit('daemon.started', { agentId: null, payload: { version: kernel.version } });
 
-    let resolveClosed!: () => void;
-    const closed = new Promise<void>((done) => (resolveClosed = done));
-    let shuttingDown: Promise<void> | undefined;
-
     const sequence = async (reason: string, capAt: number) => {
       const remaining = () => capAt - Date.now();
       bus.emit('daemon.stopping', { agentId: null, payload: { reason } });
       await within(HTTP_CLOSE_DEADLINE_MS, () => app.close(), () => app.log.warn('HTTP close exceeded 3 s; continuing'));
-      for (const step of kernel.stepsFor('agents')) {
+      for (const step of kernel.shutdownSteps.phase('agents')) {
         await within(remaining(), () => step.run(env.shutdownAgentTimeoutMs), () => app.log.warn(`${step.name} exceeded the shutdown cap`));
       }
       await within(remaining(), () => extensions.stopAll(Math.max(0, remaining())), () => app.log.warn('extension stop exceeded the shutdown cap'));
-      for (const step of kernel.stepsFor('final')) {
+      for (const step of kernel.shutdownSteps.phase('final')) {
         await within(remaining(), () => step.run(remaining()), () => app.log.warn(`${step.name} exceeded the shutdown cap`));
       }
     };
 
-    const shutdown = (reason: string) => {
+    function shutdown(reason: string): Promise<void> {
       shuttingDown ??= (async () => {
         const capAt = Date.now() + SHUTDOWN_CAP_MS;
         try {
@@ -138,8 +151,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
         }
       })();
       return shuttingDown;
-    };
-    kernel.requestShutdown = shutdown;
+    }
     return { app, kernel, url, port, shutdown, closed };
   } catch (error) {
     pidFile.release();

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { startDaemon } from './daemon.js';
 import { ENV_HELP } from './env.js';
 import { StartupError } from './errors.js';
+import { AGT_VERSION } from './version.js';
 
 const HELP = `agtd: the agt agent runtime daemon
 
@@ -37,7 +38,7 @@ async function main(): Promise<void> {
     return;
   }
   if (values.version) {
-    process.stdout.write('0.2.0\n');
+    process.stdout.write(`${AGT_VERSION}\n`);
     return;
   }
   const env = { ...process.env };

@@ -8,11 +8,9 @@ import t from 'tap';
 import type { UmbilicalEvent } from '../contracts/events.js';
 import { ATTESTATIONS_KEY } from '../kernel/agent-identity/service.js';
 import { verifyWithDid } from '../kernel/identity/did-key.js';
-import { setKdfCostForTests } from '../kernel/identity/kdf.js';
 import { createAgentFile } from './helpers/agent-file.js';
 import { bootDaemon, tempDir } from './helpers/daemon.js';
 
-setKdfCostForTests({ N: 1024, r: 8, p: 1 });
 
 const message = (kind: string, did: string, agentId: string, createdAt: number) =>
   new TextEncoder().encode(`agt-attestation/v1\n${kind}\n${did}\n${agentId}\n${createdAt}`);

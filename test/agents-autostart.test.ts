@@ -2,11 +2,9 @@ import t from 'tap';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AUTOSTART_LIMITS, findAgentFiles } from '../kernel/agents/autostart.js';
-import { setKdfCostForTests } from '../kernel/identity/kdf.js';
 import { bootDaemon, tempDir, type TestDaemon } from './helpers/daemon.js';
 import { createAgentFile } from './helpers/agent-file.js';
 
-setKdfCostForTests({ N: 1024, r: 8, p: 1 });
 
 /** Creates an agent through the API (reviewed here), marks it autostart, unloads it. */
 async function createAutostart(d: TestDaemon, dir: string, name: string, password?: string): Promise<void> {

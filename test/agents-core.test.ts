@@ -164,10 +164,10 @@ t.test('config GET and PUT', async (t) => {
 t.test('tools: declared and built-in, sorted', async (t) => {
   const d = await bootDaemon(t);
   const dir = tempDir(t);
-  d.daemon.kernel.builtinTools = [
+  d.daemon.kernel.builtinTools.splice(0, Infinity, ...[
     { name: 'say', description: 'Say something', inputSchema: { type: 'object', properties: { text: { type: 'string' } } }, source: 'builtin', defaultEnabled: true, run: async () => ({ content: '' }) },
     { name: 'ask', description: 'Ask the owner', inputSchema: { type: 'object' }, source: 'builtin', defaultEnabled: false, restricted: true, run: async () => ({ content: '' }) },
-  ];
+  ] as const);
   const path = await createAgentFile(dir, { name: 'tooly', tools: [{ name: 'zeta', enabled: true, locked: true }, { name: 'say', enabled: false, visible: false }] });
   const { body: ref } = await d.request('POST', '/agents/load', { filePath: path });
   const res = await d.request('GET', `/agents/${ref.id}/tools`);

@@ -3,7 +3,7 @@ import type { AgentConfig } from '../contracts/agent-config.js';
 import type { LoadedAgent } from '../kernel/agents/loaded-agent.js';
 import type { AgentRuntimeHooks } from '../kernel/agents/runtime-hooks.js';
 import { createAgentFile } from './helpers/agent-file.js';
-import { bootDaemon, tempDir } from './helpers/daemon.js';
+import { bootDaemon, replaceRuntimeHooks, tempDir } from './helpers/daemon.js';
 
 function fakeRuntime(calls: string[], options: { failAttach?: boolean } = {}): AgentRuntimeHooks {
   return {
@@ -25,7 +25,7 @@ t.test('the registry drives the runtime, lifecycle hooks, inbox sources and even
   const d = await bootDaemon(t);
   const kernel = d.daemon.kernel;
   const calls: string[] = [];
-  kernel.runtime = fakeRuntime(calls);
+  replaceRuntimeHooks(d.daemon, fakeRuntime(calls));
   kernel.bus.subscribe((event) => {
     if (event.event_type.startsWith('agent.')) calls.push(`event ${event.event_type}`);
   });
@@ -75,13 +75,14 @@ t.test('the registry drives the runtime, lifecycle hooks, inbox sources and even
 
 t.test('a runtime that cannot attach fails the load cleanly', async (t) => {
   const d = await bootDaemon(t);
-  d.daemon.kernel.runtime = fakeRuntime([], { failAttach: true });
+  const restore = replaceRuntimeHooks(d.daemon, fakeRuntime([], { failAttach: true }));
   const path = await createAgentFile(tempDir(t), { name: 'unlucky' });
   const res = await d.request('POST', '/agents/load', { filePath: path });
   t.same([res.status, res.body.code, res.body.reason], [422, 'load_failed', 'attach_failed']);
   t.match(res.body.error, /no executor for you/);
   t.same((await d.request('GET', '/agents')).body, []);
-  d.daemon.kernel.runtime = fakeRuntime([]);
+  restore();
+  replaceRuntimeHooks(d.daemon, fakeRuntime([]));
   t.equal((await d.request('POST', '/agents/load', { filePath: path })).status, 200, 'lease and file were released');
 });
 

@@ -7,10 +7,8 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import type { UmbilicalEvent } from '../contracts/events.js';
-import { setKdfCostForTests } from '../kernel/identity/kdf.js';
-import { bootDaemon, tempDir, type TestDaemon } from './helpers/daemon.js';
+import { bootDaemon, replaceRuntimeHooks, tempDir, type TestDaemon } from './helpers/daemon.js';
 
-setKdfCostForTests({ N: 1024, r: 8, p: 1 });
 
 async function withOwner(t: Test, settings: Record<string, unknown> = {}): Promise<TestDaemon> {
   const d = await bootDaemon(t, { settings });
@@ -134,12 +132,7 @@ t.test('start: true starts the agent through the runtime', async (t) => {
   t.equal(d.daemon.kernel.registry.resolve(res.body.agentId).started, true);
 
   // A runtime without a start hook: the agent is created and loaded, `started` is false.
-  const kernel = d.daemon.kernel;
-  const runtime = kernel.runtime!;
-  kernel.runtime = { attach: async () => {}, configChanged: () => {}, detach: async () => {}, status: (agent) => ({ runtimeState: agent.displayState, targetState: null }) };
-  t.teardown(() => {
-    kernel.runtime = runtime;
-  });
+  t.teardown(replaceRuntimeHooks(d.daemon, { start: undefined }));
   const noStart = await d.request('POST', '/agents/create', { name: 'No Start Hook', directory: dir, start: true });
   t.equal(noStart.status, 201);
   t.equal(noStart.body.started, false);
@@ -203,11 +196,9 @@ t.test('every refusal code', async (t) => {
   t.match(taken, { status: 409, body: { code: 'name_taken' } }, 'same slug, same file');
 
   // load_failed: the runtime refuses the agent; the created file stays.
-  const kernel = d.daemon.kernel;
-  const runtime = kernel.runtime!;
-  kernel.runtime = { ...runtime, attach: async () => { throw new Error('runtime refused'); }, configChanged: () => {}, detach: async () => {}, status: runtime.status.bind(runtime) };
+  const restore = replaceRuntimeHooks(d.daemon, { attach: async () => { throw new Error('runtime refused'); } });
   const failed = await d.request('POST', '/agents/create', { name: 'Unlucky', directory: dir });
-  kernel.runtime = runtime;
+  restore();
   t.equal(failed.status, 422);
   t.equal(failed.body.code, 'load_failed');
   t.equal(failed.body.filePath, join(dir, 'unlucky.agt'));

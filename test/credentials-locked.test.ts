@@ -9,10 +9,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import t, { type Test } from 'tap';
 import type { UmbilicalEvent } from '../contracts/events.js';
 import { isPasswordProtectedFile } from '../kernel/credentials/index.js';
-import { setKdfCostForTests } from '../kernel/identity/kdf.js';
 import { bootDaemon, tempDir, type TestDaemon } from './helpers/daemon.js';
 
-setKdfCostForTests({ N: 1024, r: 8, p: 1 });
 
 const KNOWN_PHRASE = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
 const PASSPHRASE = 'owner passphrase';

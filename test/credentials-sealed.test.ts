@@ -7,10 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import t, { type Test } from 'tap';
 import type { UmbilicalEvent } from '../contracts/events.js';
-import { setKdfCostForTests } from '../kernel/identity/kdf.js';
 import { bootDaemon, tempDir, type TestDaemon } from './helpers/daemon.js';
 
-setKdfCostForTests({ N: 1024, r: 8, p: 1 });
 
 const SECRET = `sk-live-${randomBytes(12).toString('hex')}`;
 const OTHER_SECRET = `sk-other-${randomBytes(12).toString('hex')}`;

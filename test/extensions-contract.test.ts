@@ -88,7 +88,7 @@ for (const folder of folders) {
       }
 
       await d.daemon.shutdown('contract test');
-      const after = d.daemon.kernel.extensionStatus().find((r) => r.name === definition.name);
+      const after = d.daemon.kernel.extensions.status().find((r) => r.name === definition.name);
       t.match(after, { state: 'stopped', error: null }, 'stopped without error');
     });
 

@@ -7,7 +7,6 @@ import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { UmbilicalEvent } from '../contracts/events.js';
-import type { Kernel } from '../kernel/kernel.js';
 import { ExtensionLifecycle } from '../kernel/extensions/lifecycle.js';
 import { ExtensionRegistry, type ExtensionRecord } from '../kernel/extensions/registry.js';
 import { bootDaemon, ROOT, spawnDaemon, tempDir } from './helpers/daemon.js';
@@ -39,7 +38,7 @@ t.test('dependency order at start, reverse order at stop, each stop once', async
     { name: 'hello', enabled: true, loaded: false, error: null },
   ]);
   t.same(
-    d.daemon.kernel.extensionStatus().map((row) => [row.name, row.state, row.loaded]),
+    d.daemon.kernel.extensions.status().map((row) => [row.name, row.state, row.loaded]),
     [['needs-hello', 'stopped', false], ['hello', 'stopped', false]],
   );
   t.same(await d.daemon.kernel.contributions.toolsFor('a1', new Set()), [], 'contributions withdrawn at stop');
@@ -58,7 +57,7 @@ function fakeRegistry() {
     contributions: { withdraw: (name: string) => void withdrawn.push(name) },
     logger,
     bus: { emit: () => undefined },
-  } as unknown as Kernel;
+  } as unknown as ConstructorParameters<typeof ExtensionRegistry>[0];
   const registry = new ExtensionRegistry(kernel);
   const add = (name: string, hooks: ExtensionRecord['hooks'], dependsOn: string[] = []) => {
     const record: ExtensionRecord = {

@@ -12,7 +12,6 @@ import { readManifest } from '../kernel/extensions/manifest.js';
 import { orderByDependencies } from '../kernel/extensions/order.js';
 import { resolveExtensionModule } from '../kernel/extensions/resolve-module.js';
 import { stopShare } from '../kernel/extensions/lifecycle.js';
-import { lateBound } from '../kernel/extensions/context.js';
 import hello from './fixtures/extensions/hello/index.js';
 import { bootDaemon, tempDir } from './helpers/daemon.js';
 
@@ -121,13 +120,3 @@ t.test('stop shares keep time for the extensions after a hanging one', async (t)
   t.equal(stopShare(0, 1), 0);
 });
 
-t.test('ctx.agents and ctx.inbox follow the kernel service replaced after the context was built', async (t) => {
-  let current = { name: () => 'first', id: 1 };
-  const view = lateBound(() => current);
-  const { name } = view;
-  current = { name: () => 'second', id: 2 };
-  t.equal(view.name(), 'second');
-  t.equal(view.id, 2);
-  t.equal(name(), 'second', 'even a method destructured before the swap');
-  t.same(Object.keys(view), ['name', 'id']);
-});

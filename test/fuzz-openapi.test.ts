@@ -13,10 +13,8 @@
  */
 import { Agent, request as httpRequest } from 'node:http';
 import t from 'tap';
-import { setKdfCostForTests } from '../kernel/identity/kdf.js';
 import { bootDaemon, tempDir } from './helpers/daemon.js';
 
-setKdfCostForTests({ N: 1024, r: 8, p: 1 });
 
 const SEED = Number(process.env.AGT_FUZZ_SEED ?? 20240917);
 const PASSPHRASE = 'fuzz owner passphrase';

@@ -8,10 +8,8 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import type { UmbilicalEvent } from '../contracts/events.js';
-import { setKdfCostForTests } from '../kernel/identity/kdf.js';
 import { bootDaemon, tempDir, type TestDaemon } from './helpers/daemon.js';
 
-setKdfCostForTests({ N: 1024, r: 8, p: 1 });
 
 const KNOWN_PHRASE = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
 const KNOWN_OWNER_DID = 'did:key:z6Mkg8Z7cTsSo5m83tXmY93GiVPBFR2fePK84cdj2nC7AjoU';

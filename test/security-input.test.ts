@@ -12,14 +12,12 @@ import { findConfigSecret } from '../kernel/agents/config-secrets.js';
 import { findKeyMaterial, SettingsStore } from '../kernel/settings.js';
 import { jsonDepthProblem, MAX_JSON_DEPTH } from '../contracts/validate.js';
 import { CLIENT_ADDRESS_HEADERS } from '../kernel/http/guards.js';
-import { setKdfCostForTests } from '../kernel/identity/kdf.js';
 import { createAgentFile } from './helpers/agent-file.js';
 import { bootDaemon, tempDir } from './helpers/daemon.js';
 import { rawRequest } from './helpers/raw-http.js';
 import { openSse } from './helpers/sse-client.js';
 import { runtimeHarness } from './fixtures/runtime/harness.js';
 
-setKdfCostForTests({ N: 1024, r: 8, p: 1 });
 
 /** A printable form of a string for assertion messages (TAP output must not carry control or separator characters). */
 const show = (text: string) => JSON.stringify(text).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);

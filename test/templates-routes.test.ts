@@ -8,11 +8,9 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { AgentConfigSchema } from '../contracts/agent-config.js';
 import { firstSchemaError } from '../contracts/validate.js';
-import { setKdfCostForTests } from '../kernel/identity/kdf.js';
 import { resolveTemplate } from '../kernel/templates/resolve.js';
 import { bootDaemon, type TestDaemon } from './helpers/daemon.js';
 
-setKdfCostForTests({ N: 1024, r: 8, p: 1 });
 
 const D7_TOOLS = [
   'ask', 'say', 'fs_read', 'fs_write', 'fs_list', 'fs_delete', 'db_query', 'db_execute', 'msg_send', 'msg_list',

@@ -10,10 +10,9 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { AgtError } from '../../contracts/errors.js';
 import { isPasswordProtected } from '../credentials/index.js';
-import type { Kernel } from '../kernel.js';
 import { AgentFile } from './agent-file.js';
 import { validateStoredConfig } from './registry.js';
-import { startAgent } from './start-agent.js';
+import { startAgent, type StartDeps } from './start-agent.js';
 
 export const SKIP_REASONS = ['already_loaded', 'not_autostart', 'password_protected', 'unreviewed'] as const;
 export type SkipReason = (typeof SKIP_REASONS)[number];
@@ -116,7 +115,7 @@ async function inspectFile(filePath: string) {
   }
 }
 
-export async function autostart(kernel: Kernel, trackedDirs: string[], maxDepth = 2): Promise<AutostartResult> {
+export async function autostart(kernel: StartDeps, trackedDirs: string[], maxDepth = 2): Promise<AutostartResult> {
   for (const dir of trackedDirs) {
     if (!isAbsolute(dir)) throw new AgtError('bad_request', `trackedDirs must be absolute paths: ${dir}`);
   }

@@ -7,7 +7,7 @@
 import { realpathSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { AgentConfigSchema, type AgentConfig } from '../../contracts/agent-config.js';
-import type { AgentCandidate, ReviewIdentity } from '../../contracts/agents-api.js';
+import type { AgentCandidate } from '../../contracts/agents-api.js';
 import { AgtError } from '../../contracts/errors.js';
 import type { EventBus } from '../../contracts/events.js';
 import type { Logger } from '../../contracts/logger.js';
@@ -31,8 +31,8 @@ export interface RegistryDeps {
   logger: Logger;
   bus: EventBus;
   contributions: Contributions;
-  /** The runtime, when one is installed (read at every call: it may be set after the registry). */
-  runtime: () => AgentRuntimeHooks | undefined;
+  /** The runtime: attached to every agent at load, told of config changes, detached at unload. */
+  runtime: AgentRuntimeHooks;
   /** Delivery function handed to inbox sources (the kernel's inbox service). */
   deliver: (agentId: string) => (message: import('../../contracts/services.js').InboundMessage) => Promise<{ messageId: number }>;
 }
@@ -65,13 +65,6 @@ export class AgentRegistry {
   readonly reviews: ReviewMarks;
   readonly umbilical = new UmbilicalWindow();
   readonly leases: LeaseKeeper;
-  /**
-   * Set by the identity module: decrypts one credential of a loaded agent (undefined when unset or
-   * locked). Until then extensions read no credentials.
-   */
-  credentialReader: (agent: LoadedAgent, name: string) => Promise<string | undefined> = async () => undefined;
-  /** Set by the identity module: the identity part of the review summary for a (possibly unloaded) file. */
-  reviewIdentity: (file: AgentFile, config: Readonly<AgentConfig>) => ReviewIdentity | Promise<ReviewIdentity> | undefined = () => undefined;
   /** How long opening a file waits for another process's SQLite lock before answering 409 (tests shorten it). */
   busyTimeoutMs = BUSY_TIMEOUT_MS;
 
@@ -166,7 +159,7 @@ export class AgentRegistry {
       leased = true;
       agent = new LoadedAgent(filePath, file, config);
       if (umbilicalOn(config)) this.umbilical.enable(agent.id);
-      await this.deps.runtime()?.attach(agent);
+      await this.deps.runtime.attach(agent);
     } catch (error) {
       if (agent) this.umbilical.disable(agent.id);
       if (claimedId) this.loadingIds.delete(claimedId);
@@ -183,7 +176,7 @@ export class AgentRegistry {
     }
     this.deps.bus.emit('agent.loaded', { agentId: agent.id, payload: { name: agent.name, filePath } });
     try {
-      this.deps.runtime()?.loaded?.(agent);
+      this.deps.runtime.loaded?.(agent);
     } catch (error) {
       this.deps.logger.error({ err: error, agentId: agent.id }, 'runtime loaded hook failed');
     }
@@ -210,7 +203,7 @@ export class AgentRegistry {
       const teardown = (async () => {
         await this.deps.contributions.detachInboxSources(agent.id);
         try {
-          await this.deps.runtime()?.detach(agent, { graceMs: options.graceMs ?? STOP_GRACE_MS, reason });
+          await this.deps.runtime.detach(agent, { graceMs: options.graceMs ?? STOP_GRACE_MS, reason });
         } catch (error) {
           this.deps.logger.error({ err: error, agentId: agent.id }, 'runtime detach failed');
         }
@@ -288,7 +281,7 @@ export class AgentRegistry {
     if (umbilicalOn(next)) this.umbilical.enable(agent.id);
     else this.umbilical.disable(agent.id);
     try {
-      await this.deps.runtime()?.configChanged(agent, previous);
+      await this.deps.runtime.configChanged(agent, previous);
     } catch (error) {
       this.log(agent, { level: 'error', origin: 'kernel', event: 'config_apply_failed', message: `the runtime could not apply the new config: ${(error as Error).message}` });
     }

@@ -1,7 +1,6 @@
 /**
  * How the registry drives the agent runtime (executors, triggers, timers) without depending on it. The
- * runtime module sets `kernel.runtime` to an implementation; with none set, a loaded agent is a file the
- * daemon describes but does not run, and its status shows the display state.
+ * composition root hands the runtime service to the registry as these hooks.
  *
  * Call order: `attach` after the file is open and leased (before `agent.loaded` is emitted); `loaded`
  * right after `agent.loaded`; `configChanged` after a new config is committed; `detach` before the file
@@ -37,6 +36,8 @@ export interface AgentRuntimeHooks {
    */
   detach(agent: LoadedAgent, options: { graceMs: number; reason: string }): Promise<void>;
   status(agent: LoadedAgent): RuntimeStatus;
+  /** The agent was started (start route, autostart, create): fires `on_startup`; true when a target took it. */
+  start?(agent: LoadedAgent): boolean;
   /** A message was committed to the agent's inbox (by `kernel.inbox.deliver`); run `on_inbox`. */
   inboxReceived?(agent: LoadedAgent, message: InboxMessage): Promise<void> | void;
 }

@@ -5,10 +5,16 @@
 import { AgtError } from '../../contracts/errors.js';
 import type { EventBus } from '../../contracts/events.js';
 import type { AgentsService, InboundMessage, InboxService, LogLevel } from '../../contracts/services.js';
+import type { LoadedAgent } from './loaded-agent.js';
 import type { AgentRegistry } from './registry.js';
 import type { AgentRuntimeHooks } from './runtime-hooks.js';
 
-export function agentsService(registry: AgentRegistry, origin: string): AgentsService {
+/** `readCredential` decrypts one credential of a loaded agent (the credentials service's `read`). */
+export function agentsService(
+  registry: AgentRegistry,
+  origin: string,
+  readCredential: (agent: LoadedAgent, name: string) => Promise<string | undefined>,
+): AgentsService {
   return {
     list: () => registry.views(),
     find(idOrName) {
@@ -23,7 +29,7 @@ export function agentsService(registry: AgentRegistry, origin: string): AgentsSe
       const agent = registry.list().find((candidate) => candidate.id === agentId);
       if (!agent) return undefined;
       try {
-        return await registry.credentialReader(agent, name);
+        return await readCredential(agent, name);
       } catch {
         return undefined;
       }
@@ -39,7 +45,7 @@ export function agentsService(registry: AgentRegistry, origin: string): AgentsSe
  * `deliver`: commits the message to `agt_inbox`, emits `inbox.received`, then hands it to the runtime's
  * `on_inbox` handling. `source: user` is refused (that is chat).
  */
-export function inboxService(registry: AgentRegistry, bus: EventBus, runtime: () => AgentRuntimeHooks | undefined): InboxService {
+export function inboxService(registry: AgentRegistry, bus: EventBus, runtime: AgentRuntimeHooks): InboxService {
   return {
     async deliver(agentId: string, message: InboundMessage) {
       const agent = registry.list().find((candidate) => candidate.id === agentId);
@@ -47,7 +53,7 @@ export function inboxService(registry: AgentRegistry, bus: EventBus, runtime: ()
       if (message.source === 'user') throw new AgtError('bad_request', 'inbox messages cannot have source "user" (use chat)');
       const row = agent.file.inbox.insert({ source: message.source, sender: message.sender ?? null, text: message.text, data: message.data });
       bus.emit('inbox.received', { agentId, payload: { messageId: row.id, source: row.source } });
-      await runtime()?.inboxReceived?.(agent, row);
+      await runtime.inboxReceived?.(agent, row);
       return { messageId: row.id };
     },
   };

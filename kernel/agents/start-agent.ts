@@ -3,13 +3,23 @@
  * `stopped` hooks run at unload), `agent.started` is announced and the `started` lifecycle hooks run.
  * Used by agent creation and `POST /agents/{id}/start`.
  */
-import type { Kernel } from '../kernel.js';
+import type { EventBus } from '../../contracts/events.js';
+import type { Contributions } from '../contributions.js';
 import type { LoadedAgent } from './loaded-agent.js';
+import type { AgentRegistry } from './registry.js';
+import type { AgentRuntimeHooks } from './runtime-hooks.js';
+
+export interface StartDeps {
+  runtime: AgentRuntimeHooks;
+  bus: EventBus;
+  contributions: Contributions;
+  registry: AgentRegistry;
+}
 
 /** Returns whether the agent started; a runtime failure is logged to the agent, never thrown. */
-export async function startAgent(kernel: Kernel, agent: LoadedAgent): Promise<{ started: boolean; startupTriggered: boolean }> {
-  const runtime = kernel.runtime as { start?: (agent: LoadedAgent) => boolean } | undefined;
-  if (typeof runtime?.start !== 'function') return { started: false, startupTriggered: false };
+export async function startAgent(kernel: StartDeps, agent: LoadedAgent): Promise<{ started: boolean; startupTriggered: boolean }> {
+  const runtime = kernel.runtime;
+  if (typeof runtime.start !== 'function') return { started: false, startupTriggered: false };
   try {
     const startupTriggered = runtime.start(agent);
     agent.started = true;

@@ -60,7 +60,7 @@ export type KwResult = { ok: true; kw: Uint8Array; via: 'runtime' | 'owner' } | 
 
 type EnvelopeIdentity = Pick<
   IdentityService,
-  'ownerDid' | 'ownerBoxPublicKey' | 'isReady' | 'ownerBoxOpen' | 'runtimeDid' | 'runtimeBoxPublicKey' | 'runtimeBoxOpen'
+  'ownerDid' | 'ownerBoxPublicKey' | 'isReady' | 'ownerBoxOpen' | 'runtimeDid' | 'runtimeBoxPublicKey' | 'runtimeBoxOpen' | 'kdfCost'
 >;
 
 /** The data key for a password envelope: secretbox key derived from kw and the password key. */
@@ -89,12 +89,12 @@ export function createPlainEnvelope(identity: EnvelopeIdentity): { envelope: Env
 
 /**
  * A new password-protected envelope and its data key. The scrypt KDF runs (async, off the event loop) at
- * the cost `kdf.ts` sets. The caller keeps the data key only as long as it needs it.
+ * the identity's cost. The caller keeps the data key only as long as it needs it.
  */
 export async function createPasswordEnvelope(identity: EnvelopeIdentity, password: string): Promise<{ envelope: Envelope; dataKey: Uint8Array }> {
   const { envelope, dataKey: kw } = createPlainEnvelope(identity);
   const dataKey = nacl.randomBytes(KEY_BYTES);
-  const kdf = newKdfParams();
+  const kdf = newKdfParams(identity.kdfCost);
   const passwordKey = await deriveKey(password, kdf);
   const boxKey = passwordBoxKey(kw, passwordKey);
   const nonce = nacl.randomBytes(nacl.secretbox.nonceLength);

@@ -1,35 +1,13 @@
 /**
  * Builds the one object an extension reaches the kernel through. Services are handed out as narrow
  * views: the bus stamps `source: ext:<name>`, bus and settings subscriptions are remembered so the
- * kernel can release them when the extension fails or stops, and `agents`/`inbox` are read from the
- * kernel at call time because the agents module may replace those services after this context exists.
+ * kernel can release them when the extension fails or stops.
  */
 import type { EventBus } from '../../contracts/events.js';
 import type { ExtensionContext, ExtensionHttp } from '../../contracts/extension.js';
 import type { Logger } from '../../contracts/logger.js';
-import type { AgentsService, InboxService, SettingsService } from '../../contracts/services.js';
-import type { Kernel } from '../kernel.js';
-
-/** A view of `read()` that looks each member up when it is used (or called), never when the view is made. */
-export function lateBound<T extends object>(read: () => T): T {
-  return new Proxy({} as T, {
-    get(_target, property) {
-      const value = Reflect.get(read(), property) as unknown;
-      if (typeof value !== 'function') return value;
-      // Looked up again at call time, so even a destructured method follows a replaced service.
-      return (...args: unknown[]) => {
-        const service = read();
-        return (Reflect.get(service, property) as (...a: unknown[]) => unknown).apply(service, args);
-      };
-    },
-    has: (_target, property) => Reflect.has(read(), property),
-    ownKeys: () => Reflect.ownKeys(read()),
-    getOwnPropertyDescriptor: (_target, property) => {
-      const descriptor = Reflect.getOwnPropertyDescriptor(read(), property);
-      return descriptor ? { ...descriptor, configurable: true } : undefined;
-    },
-  });
-}
+import type { SettingsService } from '../../contracts/services.js';
+import type { ExtensionHostDeps } from './host-deps.js';
 
 export interface BuiltContext {
   context: ExtensionContext;
@@ -44,7 +22,7 @@ export interface ContextInput {
   agentHttp?: ExtensionHttp;
 }
 
-export function buildContext(kernel: Kernel, input: ContextInput): BuiltContext {
+export function buildContext(kernel: ExtensionHostDeps, input: ContextInput): BuiltContext {
   const { name } = input;
   const subscriptions = new Set<() => void>();
   const track = (unsubscribe: () => void) => {
@@ -75,8 +53,8 @@ export function buildContext(kernel: Kernel, input: ContextInput): BuiltContext 
     ...(input.agentHttp ? { agentHttp: input.agentHttp } : {}),
     bus,
     settings,
-    agents: lateBound<AgentsService>(() => kernel.agents),
-    inbox: lateBound<InboxService>(() => kernel.inbox),
+    agents: kernel.agents,
+    inbox: kernel.inbox,
     contribute: kernel.contributions.forExtension(name),
   };
   return {

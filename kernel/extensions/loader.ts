@@ -11,7 +11,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ExtensionDefinition, ExtensionHooks, ExtensionHttp } from '../../contracts/extension.js';
 import type { KernelApp } from '../http/app.js';
-import type { Kernel } from '../kernel.js';
+import type { ExtensionHostDeps } from './host-deps.js';
 import { buildContext } from './context.js';
 import { definitionProblem, importDefinition, validateConfig } from './definition.js';
 import { ExtensionLifecycle, settleWithin } from './lifecycle.js';
@@ -20,7 +20,7 @@ import { orderByDependencies } from './order.js';
 import { bridgeAgentRegister, guardPluginErrors } from './plugin-guard.js';
 import { ExtensionRegistry, type ExtensionRecord } from './registry.js';
 import { ModuleResolveError, resolveExtensionModule } from './resolve-module.js';
-import { KERNEL_PREFIXES, SHIPPED_ROUTE_GROUPS } from './shipped.js';
+import { SHIPPED_ROUTE_GROUPS } from './shipped.js';
 import { guardScope, registerStubRoutes } from './unavailable.js';
 
 export interface ExtensionHost {
@@ -33,6 +33,8 @@ export interface ExtensionHost {
 export interface LoadOptions {
   /** The manifest was named explicitly (`AGT_EXTENSIONS`): a missing file is a start-up error. */
   required?: boolean;
+  /** Top-level paths of the kernel's routes (`/agents`, ...): no extension may claim one. */
+  kernelPrefixes: ReadonlySet<string>;
 }
 
 /**
@@ -75,7 +77,7 @@ function salvageRouteGroups(record: ExtensionRecord, definition: unknown): void 
 }
 
 /** Imports and checks one entry; a problem fails the record (disabled entries are only inspected). */
-async function inspect(record: ExtensionRecord, registry: ExtensionRegistry, manifestPath: string, kernel: Kernel): Promise<void> {
+async function inspect(record: ExtensionRecord, registry: ExtensionRegistry, manifestPath: string, kernel: ExtensionHostDeps): Promise<void> {
   let definition: unknown;
   try {
     definition = await importDefinition(resolveExtensionModule(record.entry.module, manifestPath));
@@ -105,7 +107,7 @@ async function inspect(record: ExtensionRecord, registry: ExtensionRegistry, man
 }
 
 /** Gives each prefix to its first claimant; later claimants and kernel prefixes fail. */
-function claimPrefixes(records: ExtensionRecord[], registry: ExtensionRegistry): void {
+function claimPrefixes(records: ExtensionRecord[], registry: ExtensionRegistry, kernelPrefixes: ReadonlySet<string>): void {
   const owners = new Map<string, string>();
   for (const record of records) {
     const claims = [record.prefix, record.agentRoutes && `/agents/:id/${record.agentRoutes}`].filter((p): p is string => !!p);
@@ -113,7 +115,7 @@ function claimPrefixes(records: ExtensionRecord[], registry: ExtensionRegistry):
       const owner = owners.get(claim);
       const top = `/${claim.split('/')[1]}`;
       const clash = owner !== undefined ? `is already served by extension ${owner}` :
-        !claim.startsWith('/agents/:id/') && KERNEL_PREFIXES.has(top) ? 'belongs to the kernel' : null;
+        !claim.startsWith('/agents/:id/') && kernelPrefixes.has(top) ? 'belongs to the kernel' : null;
       if (clash === null) continue;
       registry.fail(record, `route prefix ${claim} ${clash}`);
       // Without a scope of its own it must not answer on a prefix that is not its.
@@ -136,7 +138,7 @@ function unmetDependencies(record: ExtensionRecord, registry: ExtensionRegistry)
 }
 
 /** Runs `register(ctx)` inside the extension's scope(s); any throw fails the extension. */
-async function runRegister(record: ExtensionRecord, registry: ExtensionRegistry, kernel: Kernel, http: FastifyInstance, agentHttp: FastifyInstance | undefined): Promise<void> {
+async function runRegister(record: ExtensionRecord, registry: ExtensionRegistry, kernel: ExtensionHostDeps, http: FastifyInstance, agentHttp: FastifyInstance | undefined): Promise<void> {
   const failWith = (error: unknown) => {
     const wrapped = new Error(`extension ${record.name}: register failed: ${message(error)}`, { cause: error });
     registry.fail(record, `register failed: ${message(error)}`, wrapped);
@@ -171,7 +173,7 @@ async function runRegister(record: ExtensionRecord, registry: ExtensionRegistry,
 }
 
 /** The scopes of one extension, in dependency order; each decides when it loads whether to run or stub. */
-function registerScopes(app: KernelApp, kernel: Kernel, registry: ExtensionRegistry, record: ExtensionRecord): void {
+function registerScopes(app: KernelApp, kernel: ExtensionHostDeps, registry: ExtensionRegistry, record: ExtensionRecord): void {
   const reason = () => registry.unavailableReason(record) ?? 'unavailable';
   const serving = () => registry.unavailableReason(record);
   // The kernel's own set-up of a scope (stubs, guards) can collide with a route someone else declared;
@@ -211,19 +213,21 @@ function registerScopes(app: KernelApp, kernel: Kernel, registry: ExtensionRegis
   }, record.prefix ? { prefix: record.prefix } : {});
 }
 
-export async function loadExtensions(app: KernelApp, kernel: Kernel, manifestPath: string, options: LoadOptions = {}): Promise<ExtensionHost> {
+/**
+ * Loads the manifest's extensions into `registry` (the kernel's, created empty with the other services
+ * so `GET /runtime/extensions` can read it from the start).
+ */
+export async function loadExtensions(app: KernelApp, kernel: ExtensionHostDeps, registry: ExtensionRegistry, manifestPath: string, options: LoadOptions): Promise<ExtensionHost> {
   const entries = readManifest(manifestPath, { required: options.required ?? false });
-  const registry = new ExtensionRegistry(kernel);
   const records = entries.map(newRecord);
   for (const record of records) registry.add(record);
-  kernel.extensionStatus = () => registry.status();
 
   for (const record of records) await inspect(record, registry, manifestPath, kernel);
   const { order, cycles } = orderByDependencies(
     records.filter((r) => r.state === 'pending').map((r) => ({ name: r.name, dependsOn: r.dependsOn })),
   );
   for (const [name, cycle] of cycles) registry.fail(registry.get(name)!, `dependency cycle: ${cycle}`);
-  claimPrefixes(records, registry);
+  claimPrefixes(records, registry, options.kernelPrefixes);
 
   // Registration order: dependencies first; extensions that will never register keep manifest order.
   const sequence = [...order, ...records.filter((r) => !order.includes(r.name)).map((r) => r.name)];

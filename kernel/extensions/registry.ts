@@ -4,13 +4,29 @@
  * `extension.state.changed` the same way, whatever phase (import, register, start, stop) it came from.
  */
 import type { ExtensionDefinition, ExtensionHooks } from '../../contracts/extension.js';
-import type { ExtensionStatus, Kernel } from '../kernel.js';
+import type { ExtensionHostDeps } from './host-deps.js';
 import type { ManifestEntry } from './manifest.js';
 
 /**
  * `disabled`: off in the manifest. `pending`: waiting for its scope to register. `loaded`: `register`
  * returned. `started`: `start` returned. `failed`: see `error`. `stopped`: `stop` ran (shutdown).
  */
+/** Status of each extension, for `GET /runtime/extensions`. */
+export interface ExtensionStatus {
+  name: string;
+  version: string | null;
+  enabled: boolean;
+  loaded: boolean;
+  error: string | null;
+  prefix: string | null;
+  dependsOn: string[];
+  module: string;
+  /** Set by the extension loader. */
+  state?: 'disabled' | 'pending' | 'loaded' | 'started' | 'failed' | 'stopped';
+  /** Segment of its agent-scoped routes (`/agents/{id}/<segment>`), or null. */
+  agentRoutes?: string | null;
+}
+
 export type ExtensionState = 'disabled' | 'pending' | 'loaded' | 'started' | 'failed' | 'stopped';
 
 export interface ExtensionRecord {
@@ -35,7 +51,7 @@ export interface ExtensionRecord {
 export class ExtensionRegistry {
   readonly records = new Map<string, ExtensionRecord>();
 
-  constructor(private readonly kernel: Kernel) {}
+  constructor(private readonly kernel: Pick<ExtensionHostDeps, 'logger' | 'bus' | 'contributions'>) {}
 
   add(record: ExtensionRecord): void {
     this.records.set(record.name, record);

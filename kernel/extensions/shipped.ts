@@ -17,12 +17,3 @@ export const SHIPPED_ROUTE_GROUPS: Readonly<Record<string, RouteGroup>> = {
   mesh: { prefix: '/network' },
   'tracked-folders': { prefix: '/tracked-folders' },
 };
-
-/**
- * Top-level paths of the kernel's own route groups: an extension claiming one of them would shadow
- * the kernel's not-found answers and collide with its routes.
- */
-export const KERNEL_PREFIXES: ReadonlySet<string> = new Set([
-  '/health', '/openapi.json', '/daemon', '/events', '/agents', '/identity', '/settings', '/runtime',
-  '/templates', '/admin', '/credentials', '/timers', '/tasks',
-]);

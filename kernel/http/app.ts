@@ -9,10 +9,11 @@ import { installErrorHandling } from './error-handler.js';
 import { checkRequest, installGuards, type GuardOptions } from './guards.js';
 import { serverLimitOptions } from './limits.js';
 import { AgtError } from '../../contracts/errors.js';
+import { AGT_VERSION } from '../version.js';
 
 export type KernelApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
 
-export const API_VERSION = '0.2.0';
+export const API_VERSION = AGT_VERSION;
 
 export interface AppOptions {
   logLevel: string;

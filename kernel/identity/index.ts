@@ -3,7 +3,6 @@
  * create-agent route uses, and the sealing helpers an envelope is built from.
  */
 import { AgtError } from '../../contracts/errors.js';
-import type { Kernel } from '../kernel.js';
 import type { IdentityService } from './types.js';
 
 export type { IdentityService, IdentityStatus, IdentityState } from './types.js';
@@ -16,7 +15,7 @@ export { didKeyFromEd25519, ed25519FromDidKey, verifyWithDid, isEd25519DidKey } 
  * `identity_not_ready` whose body carries `identity` (IdentityStatus), as spec section 7 asks for
  * creating agents and using templates. Call it first in such a route, before any other check.
  */
-export function requireReadyIdentity(kernel: Pick<Kernel, 'identity'>, what = 'this operation'): IdentityService {
+export function requireReadyIdentity(kernel: { identity: IdentityService }, what = 'this operation'): IdentityService {
   const identity = kernel.identity;
   if (!identity.isReady()) {
     const status = identity.status();

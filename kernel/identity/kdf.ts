@@ -17,20 +17,21 @@ export interface ScryptParams {
   salt: string;
 }
 
-export const PRODUCTION_KDF = { N: 2 ** 17, r: 8, p: 1 } as const;
-
-let defaults: { N: number; r: number; p: number } = { ...PRODUCTION_KDF };
-
-/**
- * Tests only: cheaper parameters for files written from now on in this process. Files keep their own
- * parameters, so nothing written with the production cost gets weaker. Never call it from daemon code.
- */
-export function setKdfCostForTests(cost: { N: number; r: number; p: number } | 'production'): void {
-  defaults = cost === 'production' ? { ...PRODUCTION_KDF } : { ...cost };
+/** The scrypt cost of a newly written file. */
+export interface KdfCost {
+  N: number;
+  r: number;
+  p: number;
 }
 
-export function newKdfParams(): ScryptParams {
-  return { name: 'scrypt', ...defaults, dkLen: 32, salt: randomBytes(16).toString('base64') };
+export const PRODUCTION_KDF: KdfCost = { N: 2 ** 17, r: 8, p: 1 };
+
+/**
+ * Fresh parameters for a file written now. The cost is the daemon's (`startDaemon({kdfCost})`, which
+ * tests lower); a file keeps its own parameters, so nothing written at the production cost gets weaker.
+ */
+export function newKdfParams(cost: KdfCost = PRODUCTION_KDF): ScryptParams {
+  return { name: 'scrypt', N: cost.N, r: cost.r, p: cost.p, dkLen: 32, salt: randomBytes(16).toString('base64') };
 }
 
 /**

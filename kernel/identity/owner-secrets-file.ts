@@ -11,7 +11,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import nacl from 'tweetnacl';
 import { writeFileAtomic } from '../settings.js';
 import { isEd25519DidKey } from './did-key.js';
-import { deriveKey, kdfParamsProblem, newKdfParams, type ScryptParams } from './kdf.js';
+import { deriveKey, kdfParamsProblem, newKdfParams, type KdfCost, type ScryptParams } from './kdf.js';
 import { fromBase64, toBase64 } from './sealed-box.js';
 
 export const OWNER_SECRETS_FILE = 'owner-secrets.json';
@@ -94,8 +94,8 @@ export interface PublicOwnerFields {
 }
 
 /** Seals the seed under a fresh salt and nonce. */
-export async function sealOwnerSecrets(seed: Uint8Array, passphrase: string, fields: PublicOwnerFields): Promise<OwnerSecretsFile> {
-  const kdf = newKdfParams();
+export async function sealOwnerSecrets(seed: Uint8Array, passphrase: string, fields: PublicOwnerFields, cost?: KdfCost): Promise<OwnerSecretsFile> {
+  const kdf = newKdfParams(cost);
   const key = await deriveKey(passphrase, kdf);
   const payload: SecretPayload = { v: 1, seed: toBase64(seed), ownerDid: fields.ownerDid };
   const plaintext = new TextEncoder().encode(JSON.stringify(payload));

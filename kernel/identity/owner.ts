@@ -28,6 +28,7 @@ import {
   type OwnerSecretsFile,
   type OwnerSecretsRead,
 } from './owner-secrets-file.js';
+import { PRODUCTION_KDF, type KdfCost } from './kdf.js';
 import type { RuntimeKeys } from './runtime-keys.js';
 import { fromBase64, openSealed, type SealedBox } from './sealed-box.js';
 import { describeStatus } from './status.js';
@@ -38,6 +39,8 @@ export interface OwnerIdentityOptions {
   env: PassphraseSource;
   logger: Logger;
   runtime: RuntimeKeys;
+  /** The scrypt cost of secrets written from now on (default: the production cost). */
+  kdfCost?: KdfCost;
 }
 
 export class OwnerIdentity implements IdentityService {
@@ -50,7 +53,10 @@ export class OwnerIdentity implements IdentityService {
   private readonly listeners = new Set<(status: IdentityStatus) => void>();
   private lastStatus: string;
 
+  readonly kdfCost: KdfCost;
+
   constructor(private readonly options: OwnerIdentityOptions) {
+    this.kdfCost = options.kdfCost ?? PRODUCTION_KDF;
     this.path = join(options.dataDir, OWNER_SECRETS_FILE);
     this.disk = readOwnerSecrets(this.path);
     this.lastStatus = JSON.stringify(this.status());
@@ -306,7 +312,7 @@ export class OwnerIdentity implements IdentityService {
         ownerBoxPublicKey: keys.box.publicKey,
         backupConfirmed,
         createdAt,
-      });
+      }, this.kdfCost);
       writeOwnerSecrets(this.path, file);
       this.disk = { kind: 'ok', file };
     } catch (error) {

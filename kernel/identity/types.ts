@@ -4,6 +4,7 @@
  */
 import { Type, type Static } from 'typebox';
 import type { SealedBox } from './sealed-box.js';
+import type { KdfCost } from './kdf.js';
 
 export const IdentityState = Type.Union([
   Type.Literal('none'),
@@ -51,6 +52,9 @@ export interface IdentityService {
   runtimeBoxOpen(sealed: SealedBox): Uint8Array | null;
   runtimeSign(message: Uint8Array): Uint8Array;
   runtimeVerify(message: Uint8Array, signature: Uint8Array): boolean;
+
+  /** The scrypt cost of passphrase- and password-protected secrets written from now on. */
+  readonly kdfCost: KdfCost;
 
   /**
    * Called after every change of the status (create, restore, unlock, lock, backup confirmed), with

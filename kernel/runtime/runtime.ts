@@ -1,13 +1,17 @@
 /**
  * The runtime service: one {@link AgentRuntime} per loaded agent, driven by the registry through the
- * {@link AgentRuntimeHooks} it is installed as (`kernel.runtime`), plus what the routes share (lookup
+ * {@link AgentRuntimeHooks} it is given as, plus what the routes share (lookup
  * by `{id}`). Idempotency keys live in each agent's file (`agt_idempotency`).
  */
 import { AgtError } from '../../contracts/errors.js';
 import type { LoadedAgent } from '../agents/loaded-agent.js';
 import type { AgentRuntimeHooks, RuntimeStatus } from '../agents/runtime-hooks.js';
 import type { InboxMessage } from '../agents/stores/message-stores.js';
-import type { Kernel } from '../kernel.js';
+import type { Contributions } from '../contributions.js';
+import type { KernelBus } from '../events/bus.js';
+import type { AgentConfig } from '../../contracts/agent-config.js';
+import type { Logger } from '../../contracts/logger.js';
+import type { ToolDefinition } from '../../contracts/tools.js';
 import { AgentRuntime, type RuntimeDeps } from './agent-runtime.js';
 import { systemClock, type Clock } from './clock.js';
 
@@ -16,17 +20,34 @@ export interface Accepted {
   turnId: string;
 }
 
+/** What the runtime uses of the rest of the kernel (handed over by the composition root). */
+export interface RuntimeServiceDeps {
+  bus: KernelBus;
+  logger: Logger;
+  contributions: Contributions;
+  /** The built-in tools (they reach the runtime back through its `byId`). */
+  builtinTools(): ToolDefinition[];
+  /** One of the agent's sealed credentials, decrypted; undefined when unset or locked. */
+  readCredential(agentId: string, name: string): Promise<string | undefined>;
+  /** A loaded agent by `{id}` (id, handle or name): 404/409 as every agent route. */
+  resolveAgent(idOrName: string): LoadedAgent;
+  /** A loaded agent by exact id. */
+  findAgent(agentId: string): LoadedAgent | undefined;
+  /** Validates, persists and applies a new config (the agent's own config tool). */
+  updateConfig(agent: LoadedAgent, next: AgentConfig): Promise<void>;
+}
+
 export class RuntimeService implements AgentRuntimeHooks {
   private readonly runtimes = new Map<string, AgentRuntime>();
 
   /** `clock` is replaceable before agents load (tests drive timers and trigger timing with a fake). */
   constructor(
-    private readonly kernel: Kernel,
+    private readonly services: RuntimeServiceDeps,
     public clock: Clock = systemClock,
   ) {
     // Log rows written outside the runtime (kernel, extensions) feed `on_logs` too; the runtime offers
     // its own rows itself, with their loop, so self-suppression can apply.
-    kernel.bus.subscribe((event) => {
+    services.bus.subscribe((event) => {
       if (event.event_type !== 'log.written' || event.source === 'runtime' || !event.agent_id) return;
       const payload = event.payload as { level: string; origin: string | null; event: string | null; message: string };
       this.runtimes.get(event.agent_id)?.fire('on_logs', payload);
@@ -34,24 +55,24 @@ export class RuntimeService implements AgentRuntimeHooks {
   }
 
   private deps(): RuntimeDeps {
-    const kernel = this.kernel;
+    const { bus, logger, contributions } = this.services;
     return {
-      bus: kernel.bus,
-      logger: kernel.logger,
+      bus,
+      logger,
       clock: this.clock,
-      hasModelProviders: () => kernel.contributions.hasModelProviders,
+      hasModelProviders: () => contributions.hasModelProviders,
       resolveModel: (agent, providerId) =>
-        kernel.contributions.resolveModelClient(providerId, {
+        contributions.resolveModelClient(providerId, {
           agentId: agent.id,
           agentProviders: agent.config.providers ?? [],
-          readCredential: (name) => kernel.agents.readCredential(agent.id, name),
+          readCredential: (name) => this.services.readCredential(agent.id, name),
         }),
-      builtinTools: () => kernel.builtinTools,
-      contributedTools: (agentId, taken) => kernel.contributions.toolsFor(agentId, taken),
+      builtinTools: () => this.services.builtinTools(),
+      contributedTools: (agentId, taken) => contributions.toolsFor(agentId, taken),
       updateConfig: async (agentId, next) => {
-        const agent = kernel.registry.list().find((candidate) => candidate.id === agentId);
+        const agent = this.services.findAgent(agentId);
         if (!agent) throw new AgtError('not_found', `agent ${agentId} is not loaded`);
-        await kernel.registry.updateConfig(agent, next);
+        await this.services.updateConfig(agent, next);
       },
     };
   }
@@ -107,7 +128,7 @@ export class RuntimeService implements AgentRuntimeHooks {
 
   /** The runtime of a loaded agent (`{id}` is id, handle or name); 404 when none is loaded. */
   forRequest(idOrName: string): AgentRuntime {
-    const agent = this.kernel.registry.resolve(idOrName);
+    const agent = this.services.resolveAgent(idOrName);
     const runtime = this.runtimes.get(agent.id);
     if (!runtime) throw new AgtError('not_found', `agent ${idOrName} is not running`);
     return runtime;

@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startDaemon, type RunningDaemon } from '../../kernel/daemon.js';
+import type { AgentRuntimeHooks } from '../../kernel/agents/runtime-hooks.js';
+import type { KdfCost } from '../../kernel/identity/kdf.js';
 
 export const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 
@@ -28,7 +30,11 @@ export interface BootOptions {
   /** Extension manifest object; default: no extensions. Pass `'default'` for the project's extensions.json. */
   extensions?: { extensions: unknown[] } | 'default';
   dataDir?: string;
+  /** The scrypt cost of passphrases written by this daemon; default a cheap one (2^10) so tests stay fast. */
+  kdfCost?: KdfCost;
 }
+
+const TEST_KDF: KdfCost = { N: 1024, r: 8, p: 1 };
 
 function prepareEnv(t: Teardown, options: BootOptions) {
   const dataDir = options.dataDir ?? tempDir(t);
@@ -61,7 +67,7 @@ export interface TestDaemon {
 
 export async function bootDaemon(t: Teardown, options: BootOptions = {}): Promise<TestDaemon> {
   const { dataDir, env } = prepareEnv(t, options);
-  const daemon = await startDaemon({ env, print: () => {} });
+  const daemon = await startDaemon({ env, print: () => {}, kdfCost: options.kdfCost ?? TEST_KDF });
   t.teardown(() => daemon.shutdown('test teardown'));
   const token = env.AGT_DAEMON_TOKEN ?? readFileSync(join(dataDir, 'daemon-token'), 'utf8').trim();
   const request: TestDaemon['request'] = async (method, path, body, headers = {}) => {
@@ -116,4 +122,17 @@ export async function spawnDaemon(t: Teardown, options: BootOptions = {}, args: 
     void exited.then(() => done(''));
   });
   return { child, url, dataDir, stdout: () => out, stderr: () => err, exited };
+}
+
+/**
+ * Makes the daemon's runtime behave as `hooks` (what the registry calls at load, config change, unload
+ * and start) until the returned function restores it; members set to undefined are taken away.
+ */
+export function replaceRuntimeHooks(daemon: RunningDaemon, hooks: Partial<Record<keyof AgentRuntimeHooks, unknown>>): () => void {
+  const runtime = daemon.kernel.runtime as unknown as Record<string, unknown>;
+  const names = Object.keys(hooks);
+  Object.assign(runtime, hooks);
+  return () => {
+    for (const name of names) delete runtime[name];
+  };
 }

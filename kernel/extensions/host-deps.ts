@@ -1,0 +1,15 @@
+/** What the extension host uses of the kernel: the services it hands to extensions, nothing more. */
+import type { FastifyBaseLogger } from 'fastify';
+import type { AgentsService, InboxService } from '../../contracts/services.js';
+import type { Contributions } from '../contributions.js';
+import type { KernelBus } from '../events/bus.js';
+import type { SettingsStore } from '../settings.js';
+
+export interface ExtensionHostDeps {
+  logger: FastifyBaseLogger;
+  bus: KernelBus;
+  settings: SettingsStore;
+  agents: AgentsService;
+  inbox: InboxService;
+  contributions: Contributions;
+}

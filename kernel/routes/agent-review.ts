@@ -1,0 +1,73 @@
+/**
+ * The review gate (spec 5.8): `GET /agents/review` describes a file (loaded or not) and says whether it
+ * is reviewed on this machine; `POST /agents/review/accept` marks it reviewed. Marks live in the data
+ * directory (see kernel/agents/review-marks.ts).
+ */
+import { isAbsolute } from 'node:path';
+import { Type } from 'typebox';
+import type { AgentConfig } from '../../contracts/agent-config.js';
+import { ReviewInfo } from '../../contracts/agents-api.js';
+import { AgtError } from '../../contracts/errors.js';
+import { errorResponses } from '../../contracts/http.js';
+import { AgentFile } from '../agents/agent-file.js';
+import { canonicalPath, validateStoredConfig } from '../agents/registry.js';
+import { reviewSummary, UNCLAIMED_IDENTITY } from '../agents/review-summary.js';
+import type { KernelServices } from '../services.js';
+import type { KernelRoutes } from './plugin.js';
+
+const TAGS = ['Agents'];
+const FilePath = Type.String({ minLength: 1, description: 'absolute path of the .agt file' });
+
+/** Reads what the review needs from the loaded agent, or from the file opened read-only for the moment. */
+async function reviewInfo(services: KernelServices, filePath: string, accept: boolean) {
+  if (!isAbsolute(filePath)) throw new AgtError('bad_request', `filePath must be absolute: ${filePath}`);
+  const registry = services.registry;
+  const canonical = canonicalPath(filePath);
+  const loaded = registry.byPath(canonical);
+  const describe = async (file: AgentFile, config: Readonly<AgentConfig>) => {
+    if (accept) registry.reviews.accept(config, canonical);
+    const identity = services.agentIdentity.reviewIdentity(file, config) ?? UNCLAIMED_IDENTITY;
+    return {
+      agentId: config.id,
+      filePath: canonical,
+      reviewed: registry.reviews.isReviewed(config),
+      summary: reviewSummary(config, identity, services.builtinTools),
+    };
+  };
+  if (loaded) return describe(loaded.file, loaded.config);
+  // Read-only: reviewing must not migrate, lease or otherwise touch a file nobody loaded yet.
+  const file = AgentFile.open(canonical, { readonly: true });
+  try {
+    return await describe(file, validateStoredConfig(file.config.get(), canonical));
+  } finally {
+    await file.close();
+  }
+}
+
+export const agentReviewRoutes: KernelRoutes = async (app, { services }) => {
+  app.get(
+    '/review',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'What an agent file can do, and whether it is reviewed on this machine',
+        querystring: Type.Object({ filePath: FilePath }),
+        response: { 200: ReviewInfo, ...errorResponses(404, 422) },
+      },
+    },
+    async (request) => reviewInfo(services, request.query.filePath, false),
+  );
+
+  app.post(
+    '/review/accept',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Mark an agent file reviewed on this machine (for its current security-relevant config)',
+        body: Type.Object({ filePath: FilePath }),
+        response: { 200: ReviewInfo, ...errorResponses(404, 422) },
+      },
+    },
+    async (request) => reviewInfo(services, request.body.filePath, true),
+  );
+};

@@ -1,0 +1,153 @@
+/**
+ * The Agents route group, core routes: list, load, describe, status, stop/unload, config and tools. The
+ * per-agent resource routes live beside this file (agent-*.ts).
+ */
+import { Type } from 'typebox';
+import { AgentConfigSchema } from '../../contracts/agent-config.js';
+import { AgentRef, AgentStatus, AgentSummary, ToolEntry } from '../../contracts/agents-api.js';
+import { AgentIdParams, errorResponses } from '../../contracts/http.js';
+import type { LoadedAgent } from '../agents/loaded-agent.js';
+import { toolEntries } from '../agents/tool-list.js';
+import type { KernelServices } from '../services.js';
+import type { KernelRoutes } from './plugin.js';
+
+const TAGS = ['Agents'];
+const Success = Type.Object({ success: Type.Boolean() });
+
+export const summaryOf = (agent: LoadedAgent) => ({
+  id: agent.id,
+  filePath: agent.filePath,
+  name: agent.name,
+  ...(agent.handle ? { handle: agent.handle } : {}),
+  autostart: agent.config.autostart ?? false,
+});
+
+/** AgentStatus (also used by the start route). */
+export function statusOf(services: KernelServices, agent: LoadedAgent) {
+  const runtime = services.runtime?.status(agent) ?? { runtimeState: agent.displayState, targetState: null };
+  return {
+    ...summaryOf(agent),
+    runtimeState: runtime.runtimeState,
+    targetState: runtime.targetState,
+    loopCount: agent.file.loop.count('main'),
+    ...(agent.degraded ? { degraded: agent.degraded } : {}),
+  };
+}
+
+export const refOf = (agent: LoadedAgent) => ({ id: agent.id, filePath: agent.filePath, config: agent.config });
+
+export const agentRoutes: KernelRoutes = async (app, { services }) => {
+  const registry = services.registry;
+
+  app.get(
+    '',
+    { schema: { tags: TAGS, summary: 'Loaded agents', response: { 200: Type.Array(AgentSummary), ...errorResponses() } } },
+    async () => registry.list().map(summaryOf),
+  );
+
+  app.post(
+    '/load',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Load an agent file (an already loaded file returns the loaded agent)',
+        description:
+          '404 when the file does not exist; 422 `load_failed` (with `reason`) when it is not an agent file of a known version or its config is invalid (`secret_in_config`, with `path`, when the config holds a secret value); 403 `AGENT_REVIEW_REQUIRED` when `requireReview` is true and the file is not reviewed here; 409 `agent_file_in_use` when another daemon holds its lease (`reason: leased`, with `holder`) or another process holds its SQLite lock (`reason: locked`).',
+        body: Type.Object({
+          filePath: Type.String({ minLength: 1, description: 'absolute path of the .agt file' }),
+          requireReview: Type.Optional(Type.Boolean()),
+        }),
+        response: { 200: AgentRef, ...errorResponses(404, 409, 422) },
+      },
+    },
+    async (request) => refOf(await registry.load(request.body.filePath, { requireReview: request.body.requireReview })),
+  );
+
+  app.get(
+    '/:id',
+    { schema: { tags: TAGS, summary: 'One loaded agent', params: AgentIdParams, response: { 200: AgentRef, ...errorResponses(404, 409) } } },
+    async (request) => refOf(registry.resolve(request.params.id)),
+  );
+
+  app.get(
+    '/:id/status',
+    { schema: { tags: TAGS, summary: 'Runtime status of one agent', params: AgentIdParams, response: { 200: AgentStatus, ...errorResponses(404, 409) } } },
+    async (request) => statusOf(services, registry.resolve(request.params.id)),
+  );
+
+  for (const verb of ['stop', 'unload'] as const) {
+    app.post(
+      `/:id/${verb}`,
+      {
+        schema: {
+          tags: TAGS,
+          summary: verb === 'stop' ? 'Stop and unload an agent (a running turn gets 5 s; the file stays)' : 'Alias of stop',
+          params: AgentIdParams,
+          response: { 200: Success, ...errorResponses(404, 409) },
+        },
+      },
+      async (request) => {
+        await registry.unload(registry.resolve(request.params.id), { reason: verb });
+        return { success: true };
+      },
+    );
+  }
+
+  app.get(
+    '/:id/config',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'The agent config',
+        params: AgentIdParams,
+        response: { 200: Type.Object({ agentId: Type.String(), config: AgentConfigSchema }), ...errorResponses(404, 409) },
+      },
+    },
+    async (request) => {
+      const agent = registry.resolve(request.params.id);
+      return { agentId: agent.id, config: agent.config };
+    },
+  );
+
+  app.put(
+    '/:id/config',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Replace the agent config (validated, persisted, applied; a changed `state` does not move the running agent)',
+        description:
+          'Owner locks bind the agent\'s own config tool, not this route. The id cannot change. A review mark follows changes made here. ' +
+          'Secret values are refused with 400 naming their path (keys named like key material, MCP auth headers, MCP env entries named *KEY*/*TOKEN*/*SECRET*/*PASSWORD*): use credentials, `env_keys`, `header_env` or `bearer_token_env_var`.',
+        params: AgentIdParams,
+        body: AgentConfigSchema,
+        response: {
+          200: Type.Object({ agentId: Type.String(), success: Type.Literal(true), config: AgentConfigSchema }),
+          ...errorResponses(404, 409),
+        },
+      },
+    },
+    async (request) => {
+      const agent = registry.resolve(request.params.id);
+      const config = await registry.updateConfig(agent, request.body);
+      return { agentId: agent.id, success: true as const, config };
+    },
+  );
+
+  app.get(
+    '/:id/tools',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Tools of the agent, sorted by name (built-in, contributed such as MCP, and declared); read-only',
+        params: AgentIdParams,
+        response: { 200: Type.Object({ agentId: Type.String(), tools: Type.Array(ToolEntry) }), ...errorResponses(404, 409) },
+      },
+    },
+    async (request) => {
+      const agent = registry.resolve(request.params.id);
+      const builtin = services.builtinTools;
+      const contributed = await services.contributions.toolsFor(agent.id, new Set(builtin.map((tool) => tool.name)));
+      return { agentId: agent.id, tools: toolEntries(agent.config.tools, builtin, contributed) };
+    },
+  );
+};

@@ -1,0 +1,104 @@
+/** The event stream `GET /events` (spec 4 "Events", 6). The fan-out itself lives in `events/sse.ts`. */
+import { Type } from 'typebox';
+import { errorResponses } from '../../contracts/http.js';
+import { EVENT_DESCRIPTIONS } from '../../contracts/events.js';
+import { planResume } from '../events/resume.js';
+import { AgtError } from '../../contracts/errors.js';
+import { DECIMAL_NATURAL_PATTERN } from '../http/input-checks.js';
+import type { KernelServices } from '../services.js';
+import type { KernelRoutes } from './plugin.js';
+
+const EventsQuery = Type.Object({
+  agentId: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 512,
+      description:
+        "Only this agent's events: a loaded agent's id, handle or name (like `/agents/{id}`), or the id of an agent this daemon emitted events for; 404 otherwise. Control frames are always sent",
+    }),
+  ),
+  since: Type.Optional(
+    Type.Integer({ minimum: 0, description: 'Resume after this cursor; wins over Last-Event-ID. Absent: live only' }),
+  ),
+  epoch: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 200, description: 'The epoch of `stream.hello` the cursor belongs to' }),
+  ),
+});
+
+const EventsHeaders = Type.Object({
+  'last-event-id': Type.Optional(
+    Type.String({ pattern: DECIMAL_NATURAL_PATTERN, description: 'Resume cursor (what EventSource clients send): a decimal integer' }),
+  ),
+});
+
+const STREAM_DESCRIPTION = [
+  'Server-Sent Events. The stream starts with the comment `: connected`, then a `stream.hello` control frame',
+  '`{epoch, oldestCursor, latestCursor}`, an optional `stream.gap` `{reason: evicted | epoch_changed, epoch,',
+  'requestedCursor, oldestCursor, latestCursor}`, the replay of buffered frames after the resume cursor, then live',
+  'frames `id: <cursor>`, `event: <event_type>`, `data: {cursor, event}`; `: heartbeat` every 30 s.',
+  'Control frames carry no `id:`. The buffer holds the last 1000 frames of this process, at most 32 MB of them;',
+  'a frame over 256 KB is sent (and buffered) as a preview: `truncated: true` on the event and a payload',
+  '`{_truncated: true, preview, bytes}` (the first 4 KB of the payload JSON, the original frame size). Event types:',
+  Object.entries(EVENT_DESCRIPTIONS).map(([type, text]) => `\`${type}\` (${text})`).join('; '),
+].join(' ');
+
+/**
+ * The agent id a filtered stream follows: a loaded agent by id, handle or name (409 `ambiguous_agent`
+ * as on every agent route), else an id the bus has emitted events for (an agent unloaded since still
+ * resumes), else 404.
+ */
+function streamAgentId(services: KernelServices, given: string): string {
+  try {
+    return services.registry.resolve(given).id;
+  } catch (error) {
+    if (error instanceof AgtError && error.code === 'not_found' && services.bus.hasEmittedFor(given)) return given;
+    throw error;
+  }
+}
+
+export const eventRoutes: KernelRoutes = async (app, { services }) => {
+  const hub = services.eventStream;
+  // preClose runs before fastify force-closes the sockets: streams end cleanly and at once, so the
+  // 3 s HTTP close deadline is never spent waiting on long-lived responses.
+  app.addHook('preClose', async () => {
+    await hub.close();
+  });
+  app.addHook('onClose', async () => {
+    await hub.close();
+  });
+
+  app.get(
+    '',
+    {
+      // A HEAD would open a stream with no body that never ends: only GET is served.
+      exposeHeadRoute: false,
+      schema: {
+        tags: ['Events'],
+        summary: 'Event stream (SSE): hello, optional gap, replay after the resume cursor, then live frames',
+        description: STREAM_DESCRIPTION,
+        querystring: EventsQuery,
+        headers: EventsHeaders,
+        response: {
+          200: {
+            description: 'An endless `text/event-stream`',
+            content: { 'text/event-stream': { schema: Type.String() } },
+          },
+          ...errorResponses(404, 409, 503),
+        },
+      },
+    },
+    async (request, reply) => {
+      const header = request.headers['last-event-id'];
+      const resume = {
+        cursor: request.query.since ?? (header === undefined ? null : Number(header)),
+        epoch: request.query.epoch ?? null,
+        agentId: request.query.agentId === undefined ? null : streamAgentId(services, request.query.agentId),
+      };
+      hub.assertOpen();
+      const plan = planResume(services.bus, resume);
+      // From here on fastify must not touch the response: the hub owns it until it ends.
+      reply.hijack();
+      hub.open(reply.raw, resume, plan, reply.getHeaders());
+    },
+  );
+};

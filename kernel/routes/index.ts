@@ -1,0 +1,69 @@
+/**
+ * The kernel's route groups, each a fastify plugin beside the others, registered under its prefix with
+ * the kernel's services. The kernel's top-level paths (which an extension may not claim) are read off
+ * the routes as they register, never kept by hand.
+ */
+import type { KernelApp } from '../http/app.js';
+import type { KernelServices } from '../services.js';
+import { agentContextRoutes } from './agent-context.js';
+import { agentIdentityRoutes } from './agent-identity.js';
+import { agentLogRoutes } from './agent-logs.js';
+import { agentMessageRoutes } from './agent-messages.js';
+import { agentMetaRoutes } from './agent-meta.js';
+import { agentReviewRoutes } from './agent-review.js';
+import { agentTableRoutes } from './agent-tables.js';
+import { agentUmbilicalRoutes } from './agent-umbilical.js';
+import { agentRoutes } from './agents.js';
+import { autostartRoutes } from './autostart.js';
+import { chatRoutes } from './chat.js';
+import { compactRoutes } from './compact.js';
+import { controlRoutes } from './control.js';
+import { createAgentRoutes } from './create-agent.js';
+import { credentialRoutes } from './credentials.js';
+import { daemonRoutes } from './daemon.js';
+import { eventRoutes } from './events.js';
+import { healthRoutes } from './health.js';
+import { identityRoutes } from './identity.js';
+import { loopWriteRoutes } from './loops-write.js';
+import { loopRoutes } from './loops.js';
+import type { KernelRoutes } from './plugin.js';
+import { runtimeRoutes } from './runtime-extensions.js';
+import { settingsRoutes } from './settings.js';
+import { startAgentRoutes } from './start-agent.js';
+import { taskRoutes } from './tasks.js';
+import { templateRoutes } from './templates.js';
+import { timerRoutes } from './timers.js';
+
+/** Route groups and their prefixes. Agent-scoped groups live under `/agents/:id`. */
+const GROUPS: ReadonlyArray<[string, KernelRoutes[]]> = [
+  ['', [healthRoutes]],
+  ['/daemon', [daemonRoutes]],
+  ['/events', [eventRoutes]],
+  ['/settings', [settingsRoutes]],
+  ['/identity', [identityRoutes]],
+  ['/templates', [templateRoutes]],
+  ['/runtime', [runtimeRoutes]],
+  ['/agents', [agentRoutes, createAgentRoutes, agentReviewRoutes, autostartRoutes]],
+  [
+    '/agents/:id',
+    [
+      startAgentRoutes, chatRoutes, controlRoutes, loopRoutes, loopWriteRoutes, agentContextRoutes, compactRoutes, timerRoutes,
+      taskRoutes, credentialRoutes, agentIdentityRoutes, agentMetaRoutes, agentTableRoutes, agentLogRoutes, agentMessageRoutes,
+      agentUmbilicalRoutes,
+    ],
+  ],
+];
+
+/** Registers every kernel route group; returns the kernel's top-level paths (`/agents`, `/health`, ...). */
+export async function registerKernelRoutes(app: KernelApp, services: KernelServices): Promise<ReadonlySet<string>> {
+  const prefixes = new Set<string>();
+  await app.register(async (kernel) => {
+    kernel.addHook('onRoute', (route) => {
+      prefixes.add(`/${route.url.split('/')[1] ?? ''}`);
+    });
+    for (const [prefix, plugins] of GROUPS) {
+      for (const plugin of plugins) await kernel.register(plugin, { prefix, services });
+    }
+  });
+  return prefixes;
+}

@@ -1,0 +1,65 @@
+/** Runtime diagnostics: which extensions this daemon runs, and why any of them does not (D3). */
+import { Type } from 'typebox';
+import { errorResponses } from '../../contracts/http.js';
+import { AgtError } from '../../contracts/errors.js';
+import type { KernelRoutes } from './plugin.js';
+
+const ExtensionRow = Type.Object({
+  name: Type.String(),
+  version: Type.Union([Type.String(), Type.Null()], { description: 'From the definition; null when it could not be read' }),
+  enabled: Type.Boolean({ description: 'As the manifest says' }),
+  loaded: Type.Boolean({ description: 'Registered and serving its routes' }),
+  error: Type.Union([Type.String(), Type.Null()], { description: 'Why it failed (also in the 503 bodies of its routes)' }),
+  prefix: Type.Union([Type.String(), Type.Null()], { description: 'Route prefix; GET on it lists the group\'s resources' }),
+  dependsOn: Type.Array(Type.String()),
+  module: Type.String({ description: 'The manifest\'s `module`' }),
+  state: Type.Optional(
+    Type.Union(
+      [
+        Type.Literal('disabled'),
+        Type.Literal('pending'),
+        Type.Literal('loaded'),
+        Type.Literal('started'),
+        Type.Literal('failed'),
+        Type.Literal('stopped'),
+      ],
+      { description: 'disabled (manifest), loaded (registered), started, failed (see error), stopped (shutdown)' },
+    ),
+  ),
+  agentRoutes: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], { description: 'Segment of its agent routes: /agents/{id}/<segment>' }),
+  ),
+});
+
+const NameParams = Type.Object({ name: Type.String({ minLength: 1 }) });
+
+export const runtimeRoutes: KernelRoutes = async (app, { services }) => {
+  app.get(
+    '/extensions',
+    {
+      schema: {
+        tags: ['Runtime'],
+        summary: 'Every extension of the manifest: enabled, loaded, and the error that stopped it',
+        response: { 200: Type.Object({ extensions: Type.Array(ExtensionRow) }), ...errorResponses() },
+      },
+    },
+    async () => ({ extensions: services.extensions.status() }),
+  );
+
+  app.get(
+    '/extensions/:name',
+    {
+      schema: {
+        tags: ['Runtime'],
+        summary: 'One extension\'s status',
+        params: NameParams,
+        response: { 200: ExtensionRow, ...errorResponses(404) },
+      },
+    },
+    async (request) => {
+      const row = services.extensions.status().find((e) => e.name === request.params.name);
+      if (!row) throw new AgtError('not_found', `no extension named ${request.params.name} in the manifest`);
+      return row;
+    },
+  );
+};

@@ -1,0 +1,153 @@
+/**
+ * The composition root: every kernel service, built once, in dependency order (settings → identity →
+ * runtime → registry → credentials → agent identity → event stream), each receiving what it uses as
+ * constructor arguments. Routes and the extension host only use these services; nothing here is filled
+ * in later.
+ *
+ * The registry and the runtime call each other (the registry attaches the runtime to every agent it
+ * loads; the runtime writes configs through the registry). The runtime is built first and reaches the
+ * registry through two callbacks that only run once an agent is loaded.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { AgentsService, InboxService } from '../contracts/services.js';
+import type { ToolDefinition } from '../contracts/tools.js';
+import { AgentIdentityService } from './agent-identity/service.js';
+import { AgentRegistry } from './agents/registry.js';
+import { agentsService, inboxService } from './agents/services.js';
+import type { Contributions } from './contributions.js';
+import { CredentialsService } from './credentials/service.js';
+import { ExtensionRegistry } from './extensions/registry.js';
+import type { DaemonEnv } from './env.js';
+import type { KernelBus } from './events/bus.js';
+import { SseHub } from './events/sse.js';
+import { OwnerIdentity } from './identity/owner.js';
+import { loadOrCreateRuntimeKeys } from './identity/runtime-keys.js';
+import type { KdfCost } from './identity/kdf.js';
+import { RuntimeService } from './runtime/runtime.js';
+import { builtinTools } from './runtime/tools/index.js';
+import { ShutdownSteps } from './shutdown-steps.js';
+import type { SettingsStore } from './settings.js';
+import { AGT_VERSION } from './version.js';
+
+export interface KernelInput {
+  env: DaemonEnv;
+  settings: SettingsStore;
+  logger: FastifyBaseLogger;
+  bus: KernelBus;
+  contributions: Contributions;
+  secrets: { token: string; localProof: string };
+  /** The port the server is bound to (known once it listens). */
+  boundPort: () => number;
+  /** Begins the daemon's shutdown sequence once (`POST /daemon/shutdown`). */
+  requestShutdown: (reason: string) => Promise<void>;
+  /** The scrypt cost of owner secrets written from now on (tests pass a cheap one). */
+  kdfCost?: KdfCost;
+}
+
+/** What routes and the extension host are given. Every member exists from the start. */
+export interface KernelServices extends Readonly<Omit<KernelInput, 'kdfCost'>> {
+  readonly version: string;
+  readonly startedAt: number;
+  readonly dataDir: string;
+  readonly identity: OwnerIdentity;
+  readonly runtime: RuntimeService;
+  readonly builtinTools: ToolDefinition[];
+  readonly registry: AgentRegistry;
+  /** Loaded agents as extensions see them (origin `kernel` in logs). */
+  readonly agents: AgentsService;
+  readonly inbox: InboxService;
+  readonly credentials: CredentialsService;
+  readonly agentIdentity: AgentIdentityService;
+  /** The `GET /events` fan-out. */
+  readonly eventStream: SseHub;
+  /** The manifest's extensions and their state (filled by the extension loader as they load). */
+  readonly extensions: ExtensionRegistry;
+  /** Steps the shutdown sequence runs, by phase. */
+  readonly shutdownSteps: ShutdownSteps;
+}
+
+export async function composeKernel(input: KernelInput): Promise<KernelServices> {
+  const { settings, logger, bus, contributions } = input;
+  const dataDir = settings.dataDir;
+  const shutdownSteps = new ShutdownSteps();
+
+  const identity = new OwnerIdentity({
+    dataDir,
+    env: input.env,
+    logger,
+    runtime: loadOrCreateRuntimeKeys(dataDir, logger),
+    ...(input.kdfCost ? { kdfCost: input.kdfCost } : {}),
+  });
+  identity.onChange((status) => bus.emit('identity.changed', { agentId: null, payload: { status: status.status } }));
+  await identity.unlockFromEnvironment();
+  // The owner keys live in memory only; drop them when the daemon goes away.
+  shutdownSteps.add({ name: 'identity', phase: 'final', run: () => identity.wipe() });
+
+  const runtime: RuntimeService = new RuntimeService({
+    bus,
+    logger,
+    contributions,
+    builtinTools: () => tools,
+    readCredential: (agentId, name) => agents.readCredential(agentId, name),
+    resolveAgent: (idOrName) => registry.resolve(idOrName),
+    findAgent: (agentId) => registry.list().find((candidate) => candidate.id === agentId),
+    updateConfig: async (agent, next) => {
+      await registry.updateConfig(agent, next);
+    },
+  });
+  const tools = builtinTools((agentId) => runtime.byId(agentId));
+
+  const registry: AgentRegistry = new AgentRegistry({
+    dataDir,
+    logger,
+    bus,
+    contributions,
+    runtime,
+    deliver: (agentId) => (message) => inbox.deliver(agentId, message),
+  });
+  // Shutdown unloads in immediate mode: no grace for running turns, a deadline per agent.
+  shutdownSteps.add({
+    name: 'agents',
+    phase: 'agents',
+    run: async (deadlineMs) => {
+      await registry.unloadAll({ reason: 'shutdown', graceMs: 0, deadlineMs });
+      registry.dispose();
+    },
+  });
+
+  const credentials = new CredentialsService({ identity, registry, bus, logger });
+  credentials.watcher.start();
+  shutdownSteps.add({
+    name: 'credentials',
+    phase: 'final',
+    run: () => {
+      credentials.watcher.stop();
+      credentials.keys.clear();
+    },
+  });
+  const agents: AgentsService = agentsService(registry, 'kernel', async (agent, name) => credentials.read(agent, name));
+  const inbox: InboxService = inboxService(registry, bus, runtime);
+  const agentIdentity = new AgentIdentityService({ identity, credentials, registry, bus });
+
+  const eventStream = new SseHub(bus, logger);
+  const extensions = new ExtensionRegistry({ logger, bus, contributions });
+
+  const { kdfCost: _cost, ...rest } = input;
+  return {
+    ...rest,
+    version: AGT_VERSION,
+    startedAt: Date.now(),
+    dataDir,
+    identity,
+    runtime,
+    builtinTools: tools,
+    registry,
+    agents,
+    inbox,
+    credentials,
+    agentIdentity,
+    eventStream,
+    extensions,
+    shutdownSteps,
+  };
+}
