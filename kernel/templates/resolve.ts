@@ -3,7 +3,8 @@
  * refusal (`template_missing`, `template_invalid`, `template_unreviewed`).
  */
 import { AgtError } from '../../contracts/errors.js';
-import type { Kernel } from '../kernel.js';
+import type { Logger } from '../../contracts/logger.js';
+import type { SettingsStore } from '../settings.js';
 import { asTemplateConfig } from './parse.js';
 import { STANDARD_TEMPLATE_ID } from './standard.js';
 import { TemplateStore } from './store.js';
@@ -16,14 +17,18 @@ export interface ResolvedTemplate {
   config: TemplateConfig;
 }
 
-type TemplateKernel = Pick<Kernel, 'dataDir' | 'settings' | 'logger'>;
+interface TemplateKernel {
+  dataDir: string;
+  settings: SettingsStore;
+  logger: Logger;
+}
 
 export function templateStore(kernel: TemplateKernel): TemplateStore {
   return new TemplateStore(kernel.dataDir, () => kernel.settings.current(), kernel.logger);
 }
 
 /** `settings.defaultTemplateId`, else `standard`. */
-export function defaultTemplateId(kernel: Pick<Kernel, 'settings'>): string {
+export function defaultTemplateId(kernel: Pick<TemplateKernel, 'settings'>): string {
   return kernel.settings.current().defaultTemplateId ?? STANDARD_TEMPLATE_ID;
 }
 
