@@ -208,6 +208,13 @@ export const AgentConfigSchema = Type.Object(
       max_tool_calls_per_turn: Type.Optional(Type.Integer({ minimum: 0 })),
       turn_timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
       tool_timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
+      sql_timeout_ms: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          maximum: 60_000,
+          description: 'time limit of one `db_query` / `db_execute` statement (default 2000); past it the statement\'s process is killed and nothing it did is kept',
+        }),
+      ),
     }),
     messaging: Open({
       mode: Type.Optional(

@@ -139,11 +139,21 @@ export const ReviewSummary = Type.Object(
   { additionalProperties: true },
 );
 
+export const SchemaObject = Type.Object({
+  type: Type.String({ description: '`table` or `index` (a file carrying a trigger, a view or a virtual table is refused: 422 `load_failed`, `reason: "unsafe_schema"`)' }),
+  name: Type.String(),
+  table: Type.String({ description: 'the table it belongs to' }),
+  virtual: Type.Optional(Type.Boolean()),
+});
+
 export const ReviewInfo = Type.Object({
   agentId: Type.String(),
   filePath: Type.String(),
   reviewed: Type.Boolean(),
   summary: ReviewSummary,
+  schemaObjects: Type.Array(SchemaObject, {
+    description: "schema objects the file carries besides the daemon's own `agt_*` tables and indexes and SQLite's: the agent's `local_*` tables and indexes",
+  }),
 });
 
 export const UmbilicalEventItem = Type.Object({
@@ -171,4 +181,5 @@ export type ToolEntry = Static<typeof ToolEntry>;
 export type ReviewIdentity = Static<typeof ReviewIdentity>;
 export type ReviewSummary = Static<typeof ReviewSummary>;
 export type ReviewInfo = Static<typeof ReviewInfo>;
+export type SchemaObject = Static<typeof SchemaObject>;
 export type UmbilicalPage = Static<typeof UmbilicalPage>;

@@ -4,6 +4,11 @@
  * switches it to WAL and migrates it forward; the typed stores below are the only way the daemon touches
  * its tables.
  *
+ * SQLite's hardening for files from elsewhere: every connection runs with `trusted_schema = OFF` (no
+ * function that is not marked innocuous runs from the schema: defaults, CHECK constraints, generated
+ * columns, index expressions), and a file carrying triggers, views or virtual tables — which the daemon
+ * never creates and agent SQL cannot — is refused (`unsafe_schema`, see schema-check.ts).
+ *
  * Commit before announcing: every store method commits before it returns (or when the surrounding
  * {@link AgentFile.transaction} ends), so emit events only after that.
  */
@@ -14,6 +19,7 @@ import type { AgentConfig } from '../../contracts/agent-config.js';
 import { AgtError } from '../../contracts/errors.js';
 import { releaseClosedHandles } from './handle-release.js';
 import { MARKER_TABLE, MIGRATIONS, SCHEMA_VERSION } from './schema.js';
+import { foreignSchemaObjects, unsafeSchemaObjects, type SchemaObject } from './schema-check.js';
 import { Sql } from './sql.js';
 import { AuditStore } from './stores/audit-store.js';
 import { ConfigStore } from './stores/config-store.js';
@@ -36,10 +42,10 @@ export const BUSY_TIMEOUT_MS = 5_000;
 const SQLITE_HEADER = 'SQLite format 3\0';
 
 /** Why a file cannot be opened as an agent file (`details.reason` of the 422 `load_failed`). */
-export type OpenFailure = 'not_a_file' | 'corrupt' | 'foreign' | 'newer' | 'migration_failed' | 'no_config';
+export type OpenFailure = 'not_a_file' | 'corrupt' | 'foreign' | 'newer' | 'migration_failed' | 'no_config' | 'unsafe_schema';
 
-function refuse(filePath: string, reason: OpenFailure, message: string, cause?: unknown): AgtError {
-  return new AgtError('load_failed', `${filePath}: ${message}`, { details: { reason, filePath }, cause });
+function refuse(filePath: string, reason: OpenFailure, message: string, cause?: unknown, details: Record<string, unknown> = {}): AgtError {
+  return new AgtError('load_failed', `${filePath}: ${message}`, { details: { ...details, reason, filePath }, cause });
 }
 
 /** True for SQLite's "database is locked" family (another connection held the lock past the busy timeout). */
@@ -139,6 +145,7 @@ export class AgentFile {
     const sql = (() => {
       try {
         db = new Database(filePath, { timeout: options.busyTimeoutMs ?? BUSY_TIMEOUT_MS, readonly: options.readonly === true });
+        db.exec('PRAGMA trusted_schema = OFF');
         return new Sql(db);
       } catch (error) {
         if (isBusyError(error)) throw fileLocked(filePath, error);
@@ -147,6 +154,7 @@ export class AgentFile {
     })();
     try {
       const version = inspect(sql, filePath);
+      checkSchema(sql, filePath);
       const file = new AgentFile(filePath, sql, version, options.readonly === true);
       if (!file.readonly) {
         sql.exec('PRAGMA journal_mode = WAL');
@@ -177,6 +185,7 @@ export class AgentFile {
     const db = new Database(filePath, { timeout: BUSY_TIMEOUT_MS });
     const sql = new Sql(db);
     try {
+      sql.exec('PRAGMA trusted_schema = OFF');
       sql.exec('PRAGMA journal_mode = WAL');
       migrate(sql, filePath, 0, target);
       const file = new AgentFile(filePath, sql, 0, false);
@@ -207,14 +216,23 @@ export class AgentFile {
     return this.sql.transaction(() => fn(this));
   }
 
+  /**
+   * Schema objects the file carries besides the daemon's own and SQLite's: the agent's `local_*` tables
+   * and indexes (the review lists them; an unsafe object never gets this far).
+   */
+  schemaObjects(): SchemaObject[] {
+    return foreignSchemaObjects(this.sql);
+  }
+
   /** Usage rollup from `agt_loop` (spec section 2 rules). */
   usage(): UsageRollup {
     return usageRollup(this.sql);
   }
 
   /**
-   * Escape hatch for SQL the stores do not cover (the `db_query`/`db_execute` tools on `local_*`
-   * tables). Prefer the typed stores; never interpolate input into SQL.
+   * Escape hatch for daemon SQL the stores do not cover. Prefer the typed stores; never interpolate input
+   * into SQL. Never for agent SQL: `db_query`/`db_execute` run in a process and on a connection of their
+   * own (kernel/runtime/sql-sandbox/).
    */
   get raw(): Sql {
     return this.sql;
@@ -271,6 +289,20 @@ function inspect(sql: Sql, filePath: string): number {
     throw refuse(filePath, 'newer', `written by a newer agt (schema version ${version}; this build reads up to ${SCHEMA_VERSION})`);
   }
   return version;
+}
+
+/** Refuses a file carrying triggers, views or virtual tables (before anything of the daemon writes to it). */
+function checkSchema(sql: Sql, filePath: string): void {
+  let unsafe: SchemaObject[];
+  try {
+    unsafe = unsafeSchemaObjects(foreignSchemaObjects(sql));
+  } catch (error) {
+    if (isBusyError(error)) throw fileLocked(filePath, error);
+    throw refuse(filePath, 'corrupt', `unreadable schema: ${(error as Error).message}`, error);
+  }
+  if (unsafe.length === 0) return;
+  const list = unsafe.map((o) => `${o.virtual ? 'virtual table' : o.type} ${o.name}${o.table !== o.name ? ` on ${o.table}` : ''}`).join(', ');
+  throw refuse(filePath, 'unsafe_schema', `the file carries schema objects agt never creates and will not run (${list}); remove them with another SQLite tool if you trust the file`, undefined, { objects: unsafe });
 }
 
 /** Applies the steps after `from` up to `to`, each in its own transaction with its version bump. */

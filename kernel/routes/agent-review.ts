@@ -32,6 +32,7 @@ async function reviewInfo(services: KernelServices, filePath: string, accept: bo
       filePath: canonical,
       reviewed: registry.reviews.isReviewed(config),
       summary: reviewSummary(config, identity, services.builtinTools),
+      schemaObjects: file.schemaObjects(),
     };
   };
   if (loaded) return describe(loaded.file, loaded.config);

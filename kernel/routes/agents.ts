@@ -52,7 +52,7 @@ export const agentRoutes: KernelRoutes = async (app, { services }) => {
         tags: TAGS,
         summary: 'Load an agent file (an already loaded file returns the loaded agent)',
         description:
-          '404 when the file does not exist; 422 `load_failed` (with `reason`) when it is not an agent file of a known version or its config is invalid (`secret_in_config`, with `path`, when the config holds a secret value); 403 `AGENT_REVIEW_REQUIRED` when `requireReview` is true and the file is not reviewed here; 409 `agent_file_in_use` when another daemon holds its lease (`reason: leased`, with `holder`) or another process holds its SQLite lock (`reason: locked`).',
+          '404 when the file does not exist; 422 `load_failed` (with `reason`) when it is not an agent file of a known version or its config is invalid (`secret_in_config`, with `path`, when the config holds a secret value), or when it carries triggers, views or virtual tables (`unsafe_schema`, with `objects`); 403 `AGENT_REVIEW_REQUIRED` when `requireReview` is true and the file is not reviewed here; 409 `agent_file_in_use` when another daemon holds its lease (`reason: leased`, with `holder`) or another process holds its SQLite lock (`reason: locked`).',
         body: Type.Object({
           filePath: Type.String({ minLength: 1, description: 'absolute path of the .agt file' }),
           requireReview: Type.Optional(Type.Boolean()),

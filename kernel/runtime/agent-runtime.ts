@@ -19,6 +19,7 @@ import { LoopExecutor } from './executor/loop-executor.js';
 import { loopInstructions, loopModel, loopTools } from './executor/loop-setup.js';
 import { runTurn } from './executor/turn.js';
 import { HilStore } from './hil.js';
+import { SqlSandbox } from './sql-sandbox/sql-runner.js';
 import { TimerScheduler } from './timers/scheduler.js';
 import { TriggerEvaluator, type FireOptions, type TriggerOrigin } from './triggers/evaluator.js';
 import { SystemRunner } from './triggers/system-runner.js';
@@ -69,6 +70,8 @@ export class AgentRuntime {
   readonly timers: TimerScheduler;
   readonly evaluator: TriggerEvaluator;
   private readonly system: SystemRunner;
+  /** The child process that runs the agent's own SQL (`db_query`, `db_execute`). */
+  readonly sql: SqlSandbox;
   private readonly executors = new Map<string, LoopExecutor>();
   private display: DisplayState;
   private detached = false;
@@ -82,6 +85,7 @@ export class AgentRuntime {
     const initial = agent.displayState ?? agent.config.state;
     this.display = isDisplayState(initial) ? initial : 'idle';
     this.hil = new HilStore(hilListener(this), agent.file, () => deps.clock.now());
+    this.sql = new SqlSandbox(agent.file.path);
     this.system = new SystemRunner({
       agent,
       emit: (type, payload, options) => this.emit(type, payload, options),
@@ -437,5 +441,6 @@ export class AgentRuntime {
     this.timers.close();
     await Promise.all([...this.executors.values()].map((executor) => executor.stop(graceMs, 'unload', { keep })));
     await this.system.close();
+    await this.sql.close();
   }
 }

@@ -1,0 +1,58 @@
+/**
+ * What an agent file carries in its schema besides the daemon's own tables and indexes.
+ *
+ * The daemon never creates triggers, views or virtual tables, and agent SQL cannot (see
+ * kernel/runtime/sql-sandbox/sql-policy.mjs). A file that carries one anyway was made elsewhere, and a
+ * trigger (or a view read in place of a table) runs SQL of the file's author on the daemon's own
+ * connection, on the daemon's writes: such a file is refused at open with 422 `load_failed`,
+ * `reason: "unsafe_schema"`. The daemon's own set is what its migrations build (computed once, in
+ * memory); `sqlite_*` objects (autoindexes, `sqlite_sequence`) are SQLite's.
+ */
+import Database from 'libsql';
+import { MIGRATIONS } from './schema.js';
+import type { Sql } from './sql.js';
+
+export interface SchemaObject {
+  /** `table`, `index`, `view` or `trigger` (a virtual table is a `table` with `virtual: true`). */
+  type: string;
+  name: string;
+  /** The table it belongs to (its own name for a table or view). */
+  table: string;
+  virtual?: boolean;
+}
+
+let daemonObjects: ReadonlySet<string> | undefined;
+
+/** `type:name` of every object the daemon's migrations create. */
+function ownObjects(): ReadonlySet<string> {
+  if (daemonObjects) return daemonObjects;
+  const db = new Database(':memory:');
+  try {
+    for (const step of MIGRATIONS) db.exec(step.sql);
+    const rows = db.prepare('SELECT type, name FROM sqlite_master').all() as Array<{ type: string; name: string }>;
+    daemonObjects = new Set(rows.map((row) => `${row.type}:${row.name}`));
+  } finally {
+    db.close();
+  }
+  return daemonObjects;
+}
+
+/** Every schema object of the file's main database that is not the daemon's own nor SQLite's, by name. */
+export function foreignSchemaObjects(sql: Sql): SchemaObject[] {
+  const own = ownObjects();
+  const rows = sql.all<{ type: string; name: string; tbl_name: string; sql: string | null }>('SELECT type, name, tbl_name, sql FROM main.sqlite_master ORDER BY type, name');
+  return rows
+    // SQLite's own tables and indexes (a trigger or view is never SQLite's, whatever its name).
+    .filter((row) => !((row.type === 'table' || row.type === 'index') && row.name.startsWith('sqlite_') && !isVirtual(row)))
+    .filter((row) => !own.has(`${row.type}:${row.name}`) || isVirtual(row))
+    .map((row) => ({ type: row.type, name: row.name, table: row.tbl_name, ...(isVirtual(row) ? { virtual: true } : {}) }));
+}
+
+/** The objects that make a file unsafe to open: triggers, views and virtual tables. */
+export function unsafeSchemaObjects(objects: readonly SchemaObject[]): SchemaObject[] {
+  return objects.filter((object) => object.type === 'trigger' || object.type === 'view' || object.virtual === true);
+}
+
+function isVirtual(row: { type: string; sql: string | null }): boolean {
+  return row.type === 'table' && /^\s*CREATE\s+VIRTUAL\s+TABLE\b/i.test(row.sql ?? '');
+}

@@ -1,0 +1,348 @@
+/**
+ * Agent SQL (`db_query`, `db_execute`) runs in a child process, never on the daemon's event loop and
+ * never on the daemon's own connection to the agent file.
+ *
+ * One child per agent (`sql-child.mjs`, plain JavaScript importing only libsql and `sql-policy.mjs`),
+ * started on the first call, with its own libsql connection to the agent file (busy timeout 5 s,
+ * `trusted_schema = OFF`, SQLite heap capped at 128 MB). Calls run one at a time in arrival order. Each
+ * call's time limit (`limits.sql_timeout_ms`, default 2 s) starts when the child starts the call: past
+ * it the child is SIGKILLed — SQLite's write-ahead log keeps the file consistent, the half-done
+ * transaction is simply not there — the call fails with `timeout`, and the next call gets a fresh child.
+ * The child also kills itself at the limit plus 1 s and when the daemon is gone (a watchdog thread). The
+ * row cap (500) and the result-size cap (256 KB of JSON) are applied inside the child while it iterates,
+ * so a huge result never crosses the pipe. A child idle for 30 s exits; `close()` (agent unload, daemon
+ * shutdown) ends it.
+ *
+ * What the child lets a statement do is in `sql-policy.mjs`: the statement kind by its first keyword
+ * (PRAGMA and friends act while compiling), then SQLite's compiled program (`EXPLAIN`) against
+ * allow-lists of opcodes, functions and `local_*` b-trees, then for CREATE/DROP/ALTER the schema effect,
+ * all in one transaction (`BEGIN IMMEDIATE` to write, `BEGIN` plus `query_only` to read).
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { AgtError } from '../../../contracts/errors.js';
+
+export const SQL_DEFAULT_TIMEOUT_MS = 2_000;
+export const SQL_MAX_TIMEOUT_MS = 60_000;
+export const SQL_MAX_ROWS = 500;
+export const SQL_MAX_RESULT_BYTES = 256 * 1024;
+export const SQL_IDLE_MS = 30_000;
+/** How long a started child may take to begin a call before it is considered stuck. */
+const START_GRACE_MS = 15_000;
+/** How long to wait for a child to exit after SIGKILL or disconnect. */
+const EXIT_WAIT_MS = 3_000;
+const STDERR_KEEP = 2_000;
+
+export type SqlParam = string | number | boolean | null;
+export type SqlMode = 'query' | 'execute';
+
+export interface SqlCall {
+  sql: string;
+  params?: SqlParam[];
+  mode: SqlMode;
+  /** Default {@link SQL_DEFAULT_TIMEOUT_MS}. */
+  timeoutMs?: number;
+  /** Aborting stops the call (a running statement's child is killed). */
+  signal?: AbortSignal;
+  /** Friendly early refusals in the child (default true); tests turn them off to prove the boundary without them. */
+  hints?: boolean;
+}
+
+export interface SqlQueryResult {
+  rows: Record<string, unknown>[];
+  truncated: boolean;
+  truncatedBy: 'rows' | 'bytes' | null;
+}
+
+export interface SqlExecuteResult {
+  changes: number;
+  lastInsertRowid: number;
+}
+
+export interface SqlSandboxOptions {
+  /** Idle time after which the child exits (default {@link SQL_IDLE_MS}). */
+  idleMs?: number;
+  maxRows?: number;
+  maxBytes?: number;
+  /** The child script (tests may substitute one). */
+  childUrl?: URL;
+}
+
+interface ChildReply {
+  id?: number;
+  started?: boolean;
+  ok?: boolean;
+  code?: string;
+  message?: string;
+  rows?: Record<string, unknown>[];
+  truncated?: boolean;
+  truncatedBy?: 'rows' | 'bytes' | null;
+  changes?: number;
+  lastInsertRowid?: number;
+}
+
+interface Pending {
+  id: number;
+  message: Record<string, unknown>;
+  timeoutMs: number;
+  resolve(reply: ChildReply): void;
+  reject(error: unknown): void;
+  timer?: NodeJS.Timeout;
+  signal?: AbortSignal;
+  onAbort?: () => void;
+}
+
+interface Child {
+  process: ChildProcess;
+  exited: Promise<void>;
+  stderr: string;
+  gone: boolean;
+}
+
+/** One agent's SQL child. */
+export class SqlSandbox {
+  private child: Child | undefined;
+  private readonly queue: Pending[] = [];
+  private current: Pending | undefined;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private nextId = 1;
+  private closed = false;
+  private readonly idleMs: number;
+  private readonly maxRows: number;
+  private readonly maxBytes: number;
+  private readonly childUrl: URL;
+
+  constructor(
+    private readonly filePath: string,
+    options: SqlSandboxOptions = {},
+  ) {
+    this.idleMs = options.idleMs ?? SQL_IDLE_MS;
+    this.maxRows = options.maxRows ?? SQL_MAX_ROWS;
+    this.maxBytes = options.maxBytes ?? SQL_MAX_RESULT_BYTES;
+    this.childUrl = options.childUrl ?? new URL('./sql-child.mjs', import.meta.url);
+  }
+
+  /** The pid of the running child, if any (tests). */
+  get pid(): number | undefined {
+    return this.child && !this.child.gone ? this.child.process.pid : undefined;
+  }
+
+  async query(call: Omit<SqlCall, 'mode'>): Promise<SqlQueryResult> {
+    const reply = await this.run({ ...call, mode: 'query' });
+    return { rows: reply.rows ?? [], truncated: reply.truncated === true, truncatedBy: reply.truncatedBy ?? null };
+  }
+
+  async execute(call: Omit<SqlCall, 'mode'>): Promise<SqlExecuteResult> {
+    const reply = await this.run({ ...call, mode: 'execute' });
+    return { changes: reply.changes ?? 0, lastInsertRowid: reply.lastInsertRowid ?? 0 };
+  }
+
+  private run(call: SqlCall): Promise<ChildReply> {
+    if (this.closed) return Promise.reject(new AgtError('unavailable', 'the agent is unloading'));
+    if (call.signal?.aborted) return Promise.reject(aborted());
+    const timeoutMs = Math.min(Math.max(1, Math.floor(call.timeoutMs ?? SQL_DEFAULT_TIMEOUT_MS)), SQL_MAX_TIMEOUT_MS);
+    const id = this.nextId++;
+    const message = {
+      op: 'run',
+      id,
+      sql: call.sql,
+      // libsql cannot bind booleans (it aborts the process): SQLite stores them as 0/1 anyway.
+      params: (call.params ?? []).map((value) => (typeof value === 'boolean' ? (value ? 1 : 0) : value)),
+      mode: call.mode,
+      maxRows: this.maxRows,
+      maxBytes: this.maxBytes,
+      timeoutMs,
+      hints: call.hints !== false,
+    };
+    return new Promise<ChildReply>((resolve, reject) => {
+      const entry: Pending = { id, message, timeoutMs, resolve, reject, signal: call.signal };
+      if (call.signal) {
+        entry.onAbort = () => void this.abort(entry);
+        call.signal.addEventListener('abort', entry.onAbort, { once: true });
+      }
+      this.queue.push(entry);
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    if (this.current || this.closed) return;
+    const entry = this.queue.shift();
+    if (!entry) {
+      this.armIdle();
+      return;
+    }
+    clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+    this.current = entry;
+    try {
+      this.ensureChild().process.send(entry.message);
+    } catch (error) {
+      this.finish(entry);
+      entry.reject(new AgtError('internal_error', `the SQL sandbox could not start: ${(error as Error).message}`));
+      void this.discardChild().then(() => this.pump());
+      return;
+    }
+    // Until the child says it started the call (a fresh child first loads libsql and opens the file).
+    // (The call's timers are not unref'd: a call in flight keeps the process alive, the idle child does not.)
+    entry.timer = setTimeout(() => void this.overran(entry, 'start'), START_GRACE_MS + entry.timeoutMs);
+  }
+
+  private ensureChild(): Child {
+    if (this.child && !this.child.gone) return this.child;
+    const proc = fork(fileURLToPath(this.childUrl), [this.filePath], {
+      // No tsx loader, no inherited flags, no environment: the child needs only libsql. `--expose-gc`
+      // lets it finalize statements before DROP (see sql-child.mjs).
+      execArgv: ['--expose-gc', '--max-old-space-size=96'],
+      env: {},
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      serialization: 'json',
+    });
+    const child: Child = { process: proc, stderr: '', gone: false, exited: Promise.resolve() };
+    child.exited = new Promise<void>((resolve) => {
+      proc.once('exit', (code, signal) => {
+        child.gone = true;
+        resolve();
+        this.childExited(child, code, signal);
+      });
+    });
+    proc.on('error', () => {
+      // 'exit' follows (or the send fails); nothing to do here but not crash the daemon.
+    });
+    proc.stderr?.on('data', (chunk: Buffer) => {
+      child.stderr = (child.stderr + chunk.toString('utf8')).slice(-STDERR_KEEP);
+    });
+    proc.on('message', (reply: ChildReply) => this.onReply(child, reply));
+    // Neither the process nor its pipes keep the daemon alive.
+    proc.unref();
+    proc.channel?.unref();
+    (proc.stderr as { unref?: () => void } | null)?.unref?.();
+    this.child = child;
+    return child;
+  }
+
+  private onReply(child: Child, reply: ChildReply): void {
+    if (child !== this.child) return;
+    const entry = this.current;
+    if (!entry || reply.id !== entry.id) return;
+    if (reply.started) {
+      clearTimeout(entry.timer);
+      entry.timer = setTimeout(() => void this.overran(entry, 'run'), entry.timeoutMs);
+      return;
+    }
+    this.finish(entry);
+    if (reply.ok) entry.resolve(reply);
+    else entry.reject(new AgtError(reply.code ?? 'bad_request', reply.message ?? 'SQL failed'));
+    this.pump();
+  }
+
+  /** The running call passed its limit: its child is killed (the only way to stop a statement). */
+  private async overran(entry: Pending, phase: 'start' | 'run'): Promise<void> {
+    if (this.current !== entry) return;
+    this.finish(entry);
+    await this.discardChild();
+    entry.reject(
+      phase === 'run'
+        ? new AgtError('timeout', `the SQL statement ran past its time limit of ${entry.timeoutMs} ms (limits.sql_timeout_ms) and was stopped; nothing it did was kept`)
+        : new AgtError('internal_error', 'the SQL sandbox did not start in time'),
+    );
+    this.pump();
+  }
+
+  private async abort(entry: Pending): Promise<void> {
+    const queued = this.queue.indexOf(entry);
+    if (queued >= 0) {
+      this.queue.splice(queued, 1);
+      this.finish(entry);
+      entry.reject(aborted());
+      return;
+    }
+    if (this.current !== entry) return;
+    this.finish(entry);
+    await this.discardChild();
+    entry.reject(aborted());
+    this.pump();
+  }
+
+  /** The child died on its own (a crash, the watchdog, an out-of-memory kill). */
+  private childExited(child: Child, code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.child !== child) return;
+    this.child = undefined;
+    const entry = this.current;
+    if (!entry) return;
+    this.finish(entry);
+    const why = signal ? `signal ${signal}` : `code ${code}`;
+    const detail = child.stderr.trim().split('\n').slice(-3).join(' | ');
+    entry.reject(new AgtError('internal_error', `the SQL sandbox exited (${why})${detail ? `: ${detail}` : ''}`));
+    this.pump();
+  }
+
+  private finish(entry: Pending): void {
+    clearTimeout(entry.timer);
+    entry.timer = undefined;
+    if (entry.onAbort) entry.signal?.removeEventListener('abort', entry.onAbort);
+    if (this.current === entry) this.current = undefined;
+  }
+
+  /** Kills the current child and waits until it is gone (its file locks with it). */
+  private async discardChild(): Promise<void> {
+    const child = this.child;
+    this.child = undefined;
+    if (!child || child.gone) return;
+    child.process.kill('SIGKILL');
+    await waitFor(child.exited, EXIT_WAIT_MS);
+  }
+
+  private armIdle(): void {
+    if (!this.child || this.idleTimer) return;
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = undefined;
+      if (!this.current && this.queue.length === 0) void this.retire();
+    }, this.idleMs);
+    this.idleTimer.unref();
+  }
+
+  /** Lets an idle child leave on its own (closing the channel), killing it if it does not. */
+  private async retire(): Promise<void> {
+    const child = this.child;
+    this.child = undefined;
+    if (!child || child.gone) return;
+    try {
+      child.process.disconnect();
+    } catch {
+      // Already disconnected.
+    }
+    await waitFor(child.exited, EXIT_WAIT_MS);
+    if (!child.gone) {
+      child.process.kill('SIGKILL');
+      await waitFor(child.exited, EXIT_WAIT_MS);
+    }
+  }
+
+  /** Agent unload and daemon shutdown: refuses queued calls, stops a running one, ends the child. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+    for (const entry of this.queue.splice(0)) {
+      this.finish(entry);
+      entry.reject(new AgtError('unavailable', 'the agent is unloading'));
+    }
+    const running = this.current;
+    if (running) {
+      this.finish(running);
+      await this.discardChild();
+      running.reject(new AgtError('unavailable', 'the agent is unloading'));
+    } else await this.retire();
+  }
+}
+
+function aborted(): AgtError {
+  return new AgtError('conflict', 'the turn was stopped while the SQL statement ran', { details: { aborted: true } });
+}
+
+function waitFor(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]).finally(() => clearTimeout(timer));
+}
