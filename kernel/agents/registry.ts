@@ -14,6 +14,7 @@ import type { Logger } from '../../contracts/logger.js';
 import type { AgentView } from '../../contracts/services.js';
 import { firstSchemaError } from '../../contracts/validate.js';
 import type { Contributions } from '../contributions.js';
+import { waitAtMost } from '../deadline.js';
 import { AgentFile, BUSY_TIMEOUT_MS, fileLocked, isBusyError } from './agent-file.js';
 import { findConfigSecret } from './config-secrets.js';
 import { LeaseKeeper } from './lease.js';
@@ -324,11 +325,6 @@ function changedFields(previous: Readonly<AgentConfig>, next: Readonly<AgentConf
 }
 
 /** True when `work` settled within `ms` (it goes on either way); the timer never outlives the call. */
-async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([work.then(() => true), new Promise<boolean>((done) => (timer = setTimeout(() => done(false), Math.max(0, ms))))]);
-  } finally {
-    clearTimeout(timer);
-  }
+function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  return waitAtMost(work.then(() => true), ms, () => false);
 }

@@ -15,6 +15,7 @@ import type { OutgoingHttpHeader, ServerResponse } from 'node:http';
 import { AgtError } from '../../contracts/errors.js';
 import type { EventFrame } from '../../contracts/events.js';
 import type { Logger } from '../../contracts/logger.js';
+import { waitAtMost } from '../deadline.js';
 import type { KernelBus } from './bus.js';
 import type { ResumePlan, ResumeRequest } from './resume.js';
 
@@ -148,13 +149,7 @@ export class SseHub {
         }),
     );
     this.clients.clear();
-    let timer: NodeJS.Timeout | undefined;
-    const cap = new Promise<void>((done) => (timer = setTimeout(done, flushCapMs)));
-    try {
-      await Promise.race([Promise.all(flushed), cap]);
-    } finally {
-      clearTimeout(timer);
-    }
+    await waitAtMost(Promise.all(flushed), flushCapMs, () => undefined);
   }
 
   /**

@@ -4,6 +4,7 @@
  * extension must not keep the daemon from exiting.
  */
 import type { Logger } from '../../contracts/logger.js';
+import { waitAtMost } from '../deadline.js';
 import type { ExtensionRecord, ExtensionRegistry } from './registry.js';
 
 /** A `start` that takes longer fails its extension (the daemon's start-up waits for it). */
@@ -23,21 +24,11 @@ export function stopShare(remaining: number, left: number): number {
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /** Resolves with the work's outcome, or `{timedOut}` after `ms`; the timer never outlives the call. */
-export async function settleWithin(ms: number, work: () => unknown): Promise<{ error?: unknown; timedOut?: true }> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<{ timedOut: true }>((done) => {
-    timer = setTimeout(() => done({ timedOut: true }), Math.max(0, ms));
-  });
-  try {
-    return await Promise.race([
-      Promise.resolve()
-        .then(work)
-        .then(() => ({}), (error: unknown) => ({ error })),
-      timeout,
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
+export function settleWithin(ms: number, work: () => unknown): Promise<{ error?: unknown; timedOut?: true }> {
+  const outcome = Promise.resolve()
+    .then(work)
+    .then(() => ({}), (error: unknown) => ({ error }));
+  return waitAtMost(outcome, ms, () => ({ timedOut: true as const }));
 }
 
 export class ExtensionLifecycle {

@@ -3,17 +3,15 @@
  * absolute path (or `file:` URL), or an npm package name looked up in `node_modules` folders from the
  * manifest's folder upwards (so a third-party extension installed next to the manifest is found).
  *
- * Package resolution is done here rather than with `createRequire().resolve` because that applies the
+ * Package lookup is done here rather than with `createRequire().resolve` because that applies the
  * CommonJS conditions and refuses ESM-only packages (`exports: {import: ...}`), and `import.meta.resolve`
- * with a parent URL needs a flag on Node 20.
+ * with a parent URL needs a flag on Node 20; the `exports` map itself is read by `resolve.exports`.
  */
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, extname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { exports as resolveExports } from 'resolve.exports';
 
-/** Export conditions, in Node's order of preference for an `import`. */
-const IMPORT_CONDITIONS = new Set(['import', 'node', 'default']);
-const REQUIRE_CONDITIONS = new Set(['require', 'node', 'default']);
 /** Source twins: the D3 manifest names `index.js` while the shipped files are TypeScript (run by tsx). */
 const TS_TWINS: Record<string, string> = { '.js': '.ts', '.mjs': '.mts', '.cjs': '.cts' };
 
@@ -49,38 +47,32 @@ function resolvePath(path: string, shown: string): string {
   throw new ModuleResolveError(`cannot resolve module "${shown}": ${path} does not exist`);
 }
 
-/** Picks a target from an `exports` value (string, array or conditions object). */
-function pickTarget(value: unknown, conditions: Set<string>): string | null {
-  if (typeof value === 'string') return value;
-  if (Array.isArray(value)) {
-    for (const item of value) {
-      const target = pickTarget(item, conditions);
-      if (target !== null) return target;
-    }
-    return null;
-  }
-  if (value !== null && typeof value === 'object') {
-    for (const [key, inner] of Object.entries(value)) {
-      if (!conditions.has(key)) continue;
-      const target = pickTarget(inner, conditions);
-      if (target !== null) return target;
+/**
+ * The file an `exports` map gives for `subpath` (`.` or `./sub/path`), by Node's rules (conditions,
+ * subpath patterns, sugar forms): the `import` conditions first, then the `require` ones (a CommonJS
+ * package can still default-export a definition). Null when the package does not export it.
+ */
+function exportTarget(manifest: Record<string, unknown>, subpath: string): string | null {
+  for (const options of [{}, { require: true }]) {
+    try {
+      const found = resolveExports(manifest, subpath, options);
+      if (found && found.length > 0) return found[0]!;
+    } catch {
+      // Not exported under these conditions; the next set may have it.
     }
   }
   return null;
 }
 
 function resolvePackageEntry(packageDir: string, subpath: string, shown: string): string {
-  let manifest: { main?: unknown; exports?: unknown };
+  let manifest: { main?: unknown; exports?: unknown } & Record<string, unknown>;
   try {
     manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8'));
   } catch (error) {
     throw new ModuleResolveError(`cannot resolve module "${shown}": cannot read ${join(packageDir, 'package.json')}: ${(error as Error).message}`);
   }
   if (manifest.exports !== undefined && manifest.exports !== null) {
-    const exportsField = manifest.exports;
-    const keyed = typeof exportsField === 'object' && !Array.isArray(exportsField) && Object.keys(exportsField).some((k) => k.startsWith('.'));
-    const entry = keyed ? (exportsField as Record<string, unknown>)[subpath] : subpath === '.' ? exportsField : undefined;
-    const target = pickTarget(entry, IMPORT_CONDITIONS) ?? pickTarget(entry, REQUIRE_CONDITIONS);
+    const target = exportTarget(manifest, subpath);
     if (target === null) throw new ModuleResolveError(`cannot resolve module "${shown}": package ${packageDir} does not export "${subpath}"`);
     return resolvePath(resolve(packageDir, target), shown);
   }

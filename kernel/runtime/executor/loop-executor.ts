@@ -17,7 +17,8 @@
  */
 import { AgtError } from '../../../contracts/errors.js';
 import type { EventPayloads, EventType } from '../../../contracts/events.js';
-import { systemClock, type TimerHandle } from '../clock.js';
+import { systemClock } from '../clock.js';
+import { waitAtMost } from '../../deadline.js';
 import { MAX_QUEUED_TURNS, type ExecutorState, type QueueItem, type StopCause, type TurnOutcome } from '../types.js';
 
 export type TurnResult = TurnOutcome | { kind: 'stopped'; llmCalls: number; toolCalls: number };
@@ -154,10 +155,7 @@ export class LoopExecutor {
       this.target = 'stopped';
       if (!(options.keep && this.waitingForOwner)) {
         // Grace and turn timeouts are wall-clock limits (the injected clock drives triggers and timers).
-        let timer: TimerHandle | undefined;
-        const grace = new Promise<void>((resolve) => (timer = systemClock.setTimeout(resolve, graceMs)));
-        await Promise.race([running.done, grace]);
-        systemClock.clearTimeout(timer);
+        await waitAtMost(running.done, graceMs, () => undefined, systemClock);
       }
       if (this.current === running) {
         this.stopCurrent(options.keep && this.waitingForOwner ? 'park' : reason);

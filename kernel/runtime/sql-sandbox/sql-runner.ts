@@ -21,6 +21,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { AgtError } from '../../../contracts/errors.js';
+import { waitAtMost } from '../../deadline.js';
 
 export const SQL_DEFAULT_TIMEOUT_MS = 2_000;
 export const SQL_MAX_TIMEOUT_MS = 60_000;
@@ -343,6 +344,5 @@ function aborted(): AgtError {
 }
 
 function waitFor(promise: Promise<void>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]).finally(() => clearTimeout(timer));
+  return waitAtMost(promise, ms, () => undefined);
 }
