@@ -5,6 +5,9 @@
  * validates the definition, checks {@link CONTRACT_VERSION}, orders extensions by `dependsOn`, gives
  * each its own encapsulated fastify scope under `prefix`, calls `register(ctx)` and later `start()`;
  * at shutdown it calls `stop()` in reverse order, at most once.
+ *
+ * Extensions offer typed extension points to each other ({@link createExtensionPoint}, `ctx.provide`,
+ * `ctx.use`): `dependsOn` names the extensions whose offers this one uses.
  */
 import type { FastifyBaseLogger, FastifyInstance, RawServerDefault } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -28,6 +31,57 @@ export type ExtensionHttp = FastifyInstance<
   FastifyBaseLogger,
   TypeBoxTypeProvider
 >;
+
+/** How the providers of one {@link ExtensionPoint} combine. */
+export type PointProviders = 'one' | 'all';
+
+/** Extension point ids: lowercase, namespaced by the offering extension (`tracked-folders.index`); `agt.` is the kernel's. */
+export const EXTENSION_POINT_ID_PATTERN = '^[a-z0-9][a-z0-9._-]*$';
+
+/**
+ * A typed slot that extensions fill with an implementation of `T` (`ctx.provide`) for the extensions
+ * that depend on them (`ctx.use`) and, for the kernel's own points (`contracts/points.ts`), for the
+ * kernel. Made once by {@link createExtensionPoint} in a module both sides import; two points with the
+ * same `id` are the same point.
+ *
+ * How providers combine (`providers`):
+ * - `one`: a single provider. A second `provide` (by another extension, or the same one again) throws,
+ *   naming both, so the later extension fails to load; the first keeps the point.
+ * - `all`: every provider, in load order; an extension may provide several implementations. Who reads
+ *   the point decides how they combine; each point states it (for example "first that claims wins").
+ */
+export interface ExtensionPoint<T, P extends PointProviders = PointProviders> {
+  readonly id: string;
+  readonly providers: P;
+  /** Carries `T` for the type checker; never set. */
+  readonly __type?: (value: T) => T;
+}
+
+/**
+ * Makes an extension point whose implementations have type `T`: `one` provider unless
+ * `{providers: 'all'}`. Throws a `TypeError` for an id that does not match {@link EXTENSION_POINT_ID_PATTERN}.
+ */
+export function createExtensionPoint<T>(id: string, options?: { providers?: 'one' }): ExtensionPoint<T, 'one'>;
+export function createExtensionPoint<T>(id: string, options: { providers: 'all' }): ExtensionPoint<T, 'all'>;
+export function createExtensionPoint<T>(id: string, options: { providers?: PointProviders } = {}): ExtensionPoint<T> {
+  if (typeof id !== 'string' || !new RegExp(EXTENSION_POINT_ID_PATTERN).test(id)) {
+    throw new TypeError(`extension point id "${String(id)}" must match ${EXTENSION_POINT_ID_PATTERN}`);
+  }
+  const providers = options.providers ?? 'one';
+  if (providers !== 'one' && providers !== 'all') throw new TypeError(`extension point ${id}: providers must be "one" or "all"`);
+  return Object.freeze({ id, providers });
+}
+
+/**
+ * The daemon's environment variables, read-only: the environment the daemon was started with (the
+ * process's, or the one an embedder or a test passed to `startDaemon`), read at call time. The kernel's
+ * own `AGT_*` variables (its token, the owner passphrase) are left out, so no setting can make an
+ * extension send them anywhere. Not a sandbox: extensions run in the daemon's process.
+ */
+export interface ExtensionEnv {
+  /** The variable's value, or undefined when unset (or an `AGT_*` variable). */
+  get(name: string): string | undefined;
+}
 
 /** Extension points. Each method may be called any number of times during `register`. */
 export interface ExtensionContributions {
@@ -69,12 +123,29 @@ export interface ExtensionContext<Config = unknown> {
   bus: EventBus;
   /** Read-only settings; `onChange` listeners are removed when the extension stops or fails. */
   settings: SettingsService;
-  /** Loaded agents. Always the kernel's current service (looked up at call time), so keeping a reference is safe. */
+  /** Loaded agents (the kernel's service, which exists before any extension loads: keeping it is safe). */
   agents: AgentsService;
-  /** Delivery into agents' inboxes; looked up at call time like `agents`. */
+  /** Delivery into agents' inboxes. */
   inbox: InboxService;
-  /** Extension points; everything contributed is withdrawn when the extension fails or stops. */
+  /** The daemon's environment variables, less the kernel's `AGT_*` ones (see {@link ExtensionEnv}). */
+  env: ExtensionEnv;
+  /** The kernel's own extension points; everything contributed is withdrawn when the extension fails or stops. */
   contribute: ExtensionContributions;
+  /**
+   * Offers `implementation` on `point` to the extensions that list this one in `dependsOn` (and to the
+   * kernel, for its points in `contracts/points.ts`). Call during `register` only: later it throws. On
+   * a `one` point that already has a provider it throws naming both (see {@link ExtensionPoint}).
+   * Withdrawn when this extension fails or stops.
+   */
+  provide<T>(point: ExtensionPoint<T>, implementation: T): void;
+  /**
+   * What the extensions this one lists in `dependsOn` offer on `point`: the implementation of a `one`
+   * point, or every implementation of an `all` point (load order). Throws, naming this extension and
+   * the providers, when none of its dependencies offers it (list the provider in `dependsOn`: that is
+   * also what makes it register first). Call it in `register` or later; keep what it returns.
+   */
+  use<T>(point: ExtensionPoint<T, 'one'>): T;
+  use<T>(point: ExtensionPoint<T, 'all'>): readonly T[];
 }
 
 /** What `register` may return. */
@@ -105,14 +176,16 @@ export interface ExtensionDefinition<Options extends TSchema = TSchema> {
    */
   contract: string;
   /**
-   * Names of extensions that must be loaded first. Loading follows this order; a dependency that is
+   * Extensions whose offers this one uses (`ctx.use`): they load and start first. A dependency that is
    * missing, disabled or failed (or in a cycle with this one) fails this one, naming all of them.
    */
   dependsOn?: string[];
   /**
    * Route prefix such as `/providers` (lowercase segments, no trailing slash); `GET` on it lists the
    * group's resources. It must not be a kernel route group's. Without a prefix the extension gets an
-   * unprefixed scope (for extensions that only contribute).
+   * unprefixed scope (for extensions that only contribute). The kernel reads it (and `agentRoutes`)
+   * from the definition even when the extension is disabled, to answer 503 there: keep importing the
+   * module cheap (load heavy SDKs on first use).
    */
   prefix?: string;
   /** Segment of agent-scoped routes, for example `mcp` gives `/agents/:id/mcp/...`. */

@@ -2,6 +2,7 @@
 export * from './errors.js';
 export * from './events.js';
 export * from './extension.js';
+export * from './points.js';
 export * from './model.js';
 export * from './tools.js';
 export * from './lifecycle.js';

@@ -2,7 +2,8 @@
  * The model-client extension point (filled by the `providers` extension, or a third party).
  *
  * Combination rule: the kernel asks each registered {@link ModelClientProvider} in extension load
- * order; the first that returns a client for the agent's `model.provider` wins.
+ * order; the first that returns a client for the agent's `model.provider` wins. One that throws does
+ * not stop the others; the first error ends the turn only when none returns a client.
  */
 import type { UsageCounts } from './events.js';
 
@@ -124,7 +125,9 @@ export interface ModelResolveContext {
 export interface ModelClientProvider {
   /**
    * Returns a client for `providerId` (an app provider id or one of the agent's own), or undefined when
-   * this contributor does not know it. Called once per model call: keep it cheap.
+   * this contributor does not know it. Throw (an {@link AgtError}) when it knows the id but cannot serve
+   * it (say, a provider type it does not support): later contributors are still asked, and the error
+   * ends the turn only when none serves the id. Called once per model call: keep it cheap.
    */
   resolve(providerId: string, context: ModelResolveContext): Promise<ModelClient | undefined> | ModelClient | undefined;
 }

@@ -1,12 +1,17 @@
 /** The settings file (decisions D2). Unknown keys are refused so a typo is a clear start-up error. */
 import { Type, type Static } from 'typebox';
 
-export const ProviderKind = Type.Union([
-  Type.Literal('anthropic'),
-  Type.Literal('openai'),
-  Type.Literal('openai-compatible'),
-  Type.Literal('openrouter'),
-]);
+/**
+ * A provider's kind. The kernel accepts any lowercase name: which kinds exist is the business of the
+ * extension that serves providers (the shipped `providers` knows `anthropic`, `openai`,
+ * `openai-compatible` and `openrouter`, and refuses other kinds at its routes and when a model call
+ * resolves the provider).
+ */
+export const ProviderKind = Type.String({
+  pattern: '^[a-z0-9][a-z0-9._-]*$',
+  maxLength: 100,
+  description: 'Provider kind, such as anthropic, openai, openai-compatible or openrouter (checked by the extension serving it)',
+});
 
 export const AppProviderSettings = Type.Object(
   {

@@ -1,12 +1,14 @@
 /**
- * What extensions contribute through `ctx.contribute`, and how several contributions combine
- * (the rules are stated on each extension point in `contracts/`).
+ * What extensions contribute through `ctx.contribute` and `ctx.provide`, and how several contributions
+ * combine (the rules are stated on each extension point in `contracts/`).
  */
 import type { AgentLifecycleHooks, Detach, InboxSource } from '../contracts/lifecycle.js';
 import type { Logger } from '../contracts/logger.js';
 import type { ModelClient, ModelClientProvider, ModelResolveContext } from '../contracts/model.js';
 import type { AgentView, InboundMessage } from '../contracts/services.js';
 import type { ToolContributor, ToolDefinition } from '../contracts/tools.js';
+import { waitAtMost } from './deadline.js';
+import { ExtensionPoints } from './extensions/points.js';
 
 interface Owned<T> {
   owner: string;
@@ -15,19 +17,11 @@ interface Owned<T> {
 
 const HOOK_DEADLINE_MS = 10_000;
 
-async function withDeadline<T>(work: Promise<T> | T, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      Promise.resolve(work),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${what} exceeded ${ms} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+/** `work`'s value, or an error naming `what` after `ms`. */
+const withDeadline = <T>(work: Promise<T> | T, ms: number, what: string): Promise<T> =>
+  waitAtMost(work, ms, (): never => {
+    throw new Error(`${what} exceeded ${ms} ms`);
+  });
 
 export class Contributions {
   private readonly modelProviders: Owned<ModelClientProvider>[] = [];
@@ -35,6 +29,8 @@ export class Contributions {
   private readonly inboxSources: Owned<InboxSource>[] = [];
   private readonly hooks: Owned<AgentLifecycleHooks>[] = [];
   private readonly attached = new Map<string, Array<{ owner: string; detach: Detach }>>();
+  /** Typed extension points (`ctx.provide`/`ctx.use`, and the kernel's own in `contracts/points.ts`). */
+  readonly points = new ExtensionPoints();
 
   constructor(private readonly logger: Logger) {}
 
@@ -53,6 +49,7 @@ export class Contributions {
    * sources from the agents they were attached to; the detaching runs in the background.
    */
   withdraw(owner: string): void {
+    this.points.withdraw(owner);
     for (const list of [this.modelProviders, this.toolContributors, this.inboxSources, this.hooks] as Owned<unknown>[][]) {
       for (let i = list.length - 1; i >= 0; i--) if (list[i]!.owner === owner) list.splice(i, 1);
     }
@@ -68,12 +65,22 @@ export class Contributions {
     return this.modelProviders.length > 0;
   }
 
-  /** First provider that knows `providerId` wins, in load order. */
+  /**
+   * First provider that returns a client for `providerId` wins, in load order. A provider that throws
+   * (it knows the id but cannot serve it) does not stop the others; when none serves, its error is
+   * thrown (the first one), so the turn says why.
+   */
   async resolveModelClient(providerId: string, context: ModelResolveContext): Promise<ModelClient | undefined> {
+    let failure: { error: unknown } | undefined;
     for (const { value } of this.modelProviders) {
-      const client = await value.resolve(providerId, context);
-      if (client) return client;
+      try {
+        const client = await value.resolve(providerId, context);
+        if (client) return client;
+      } catch (error) {
+        failure ??= { error };
+      }
     }
+    if (failure) throw failure.error;
     return undefined;
   }
 

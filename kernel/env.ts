@@ -1,4 +1,7 @@
-/** Every environment variable the daemon reads, parsed in one place (spec appendix, D1). */
+/**
+ * Every environment variable the kernel reads, parsed in one place (spec appendix, D1). Variables of an
+ * extension (the mesh extension's `MESH_HOST`, `MESH_PORT`) are that extension's, read through `ctx.env`.
+ */
 import { StartupError } from './errors.js';
 
 export interface DaemonEnv {
@@ -14,8 +17,6 @@ export interface DaemonEnv {
   ownerPassphrase: string | undefined;
   ownerPassphraseFile: string | undefined;
   shutdownAgentTimeoutMs: number;
-  meshHost: string | undefined;
-  meshPort: number | undefined;
 }
 
 export const ENV_HELP: Array<[string, string]> = [
@@ -31,8 +32,6 @@ export const ENV_HELP: Array<[string, string]> = [
   ['AGT_OWNER_PASSPHRASE', 'unlocks the owner identity at start'],
   ['AGT_OWNER_PASSPHRASE_FILE', 'file holding the passphrase that unlocks the owner identity'],
   ['AGT_SHUTDOWN_TIMEOUT_MS', 'per-agent unload deadline at shutdown (default 10000)'],
-  ['MESH_HOST', 'mesh server listen address (default 127.0.0.1)'],
-  ['MESH_PORT', 'mesh server port (default 7295, or the meshPort setting)'],
 ];
 
 function port(name: string, raw: string | undefined, fallback: number | undefined): number | undefined {
@@ -70,7 +69,5 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): DaemonEnv {
     ownerPassphrase: env.AGT_OWNER_PASSPHRASE || undefined,
     ownerPassphraseFile: env.AGT_OWNER_PASSPHRASE_FILE || undefined,
     shutdownAgentTimeoutMs,
-    meshHost: env.MESH_HOST || undefined,
-    meshPort: port('MESH_PORT', env.MESH_PORT, undefined),
   };
 }

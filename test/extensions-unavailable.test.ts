@@ -1,8 +1,9 @@
 /**
  * Disabled extensions (D3): every route of their groups answers 503 `unavailable` naming the
- * extension, for every method, on the prefix, below it and on the agent-scoped segment; a shipped
- * extension's groups are known even when its module is absent; a dependent of a disabled extension
- * fails; the token is still checked first.
+ * extension, for every method, on the prefix, below it and on the agent-scoped segment; the prefix of
+ * a disabled extension comes from its definition, or, when its module cannot be imported, from the
+ * manifest entry (the kernel names no extension); a dependent of a disabled extension fails; the token
+ * is still checked first.
  */
 import t from 'tap';
 import { join } from 'node:path';
@@ -18,8 +19,9 @@ t.test('disabled extensions answer 503 on all their routes', async (t) => {
       extensions: [
         { name: 'hello', module: hello, enabled: false },
         { name: 'needs-hello', module: needsHello },
-        { name: 'mcp', module: './no/such/module.js', enabled: false },
-        { name: 'mesh', module: 'no-such-package', enabled: false },
+        { name: 'mcp', module: './no/such/module.js', enabled: false, prefix: '/mcp', agentRoutes: 'mcp' },
+        { name: 'mesh', module: 'no-such-package', enabled: false, prefix: '/network' },
+        { name: 'unplaced', module: 'no-such-package-either', enabled: false },
       ],
     },
   });
@@ -31,6 +33,7 @@ t.test('disabled extensions answer 503 on all their routes', async (t) => {
       { name: 'needs-hello', enabled: true, loaded: false, state: 'failed', error: 'missing dependencies: hello (disabled)' },
       { name: 'mcp', enabled: false, loaded: false, error: null, prefix: '/mcp', agentRoutes: 'mcp', version: null },
       { name: 'mesh', enabled: false, loaded: false, error: null, prefix: '/network' },
+      { name: 'unplaced', enabled: false, loaded: false, error: null, prefix: null, agentRoutes: null },
     ]);
     const one = await d.request('GET', '/runtime/extensions/mcp');
     t.equal(one.status, 200);
@@ -57,12 +60,15 @@ t.test('disabled extensions answer 503 on all their routes', async (t) => {
     t.equal(head.status, 503, 'HEAD too');
   });
 
-  t.test('shipped extensions without a module still answer on their D3 groups', async (t) => {
+  t.test('extensions without a module answer where their manifest entry says', async (t) => {
     for (const [path, name] of [['/mcp', 'mcp'], ['/mcp/servers', 'mcp'], ['/agents/x/mcp/servers', 'mcp'], ['/network', 'mesh']]) {
       const res = await d.request('GET', path!);
       t.equal(res.status, 503, path);
       t.match(res.body, { code: 'unavailable', error: `extension ${name} is disabled; its routes are unavailable` });
     }
+    // Without a prefix in its entry the kernel does not guess one: no shipped names are built in.
+    t.equal((await d.request('GET', '/channels')).status, 404, 'no built-in route group for an extension not in the manifest');
+    t.equal((await d.request('GET', '/unplaced')).status, 404);
   });
 
   t.test('a dependent of a disabled extension answers 503 with its reason', async (t) => {

@@ -8,12 +8,17 @@
  *
  * App keys are read from `process.env[apiKeyEnv]` on every resolve, so a settings change (new
  * `apiKeyEnv`, new provider) applies to the next call without a restart.
+ *
+ * The settings accept any provider `type` (the kernel does not know the kinds); a provider of a kind
+ * this extension does not serve is listed as `unsupported_type`, and checking it, listing its models or
+ * resolving it for a model call fails with 422 `unsupported_provider_type` naming the kinds it serves.
  */
+import { AgtError } from '../../contracts/errors.js';
 import type { AgentProviderDeclaration, ModelClientProvider } from '../../contracts/model.js';
 import type { SettingsService } from '../../contracts/services.js';
 import type { AppProviderSettings } from '../../contracts/settings.js';
 import { createModelClient, type ClientRuntime } from './model-client.js';
-import { KEY_REQUIRED, PROVIDER_KINDS, type ProviderKind, type ProviderTarget } from './types.js';
+import { isProviderKind, KEY_REQUIRED, PROVIDER_KINDS, type ProviderTarget } from './types.js';
 
 /** The credential name under which an agent's key for its provider `<id>` is sealed. */
 export const credentialName = (providerId: string) => `provider:${providerId}`;
@@ -28,9 +33,16 @@ export interface CheckResult {
   checkedAt: number;
 }
 
-export type ProviderStatus = 'unchecked' | 'reachable' | 'unreachable' | 'missing_key';
+export type ProviderStatus = 'unchecked' | 'reachable' | 'unreachable' | 'missing_key' | 'unsupported_type';
 
-const isKind = (type: string): type is ProviderKind => (PROVIDER_KINDS as readonly string[]).includes(type);
+/** 422 `unsupported_provider_type`: a provider whose `type` this extension does not serve. */
+export function unsupportedType(providerId: string, type: string): AgtError {
+  return new AgtError(
+    'unsupported_provider_type',
+    `provider ${providerId} has type "${type}", which the providers extension does not serve (it serves ${PROVIDER_KINDS.join(', ')})`,
+    { status: 422, details: { provider: providerId, type } },
+  );
+}
 
 export class ProviderRegistry {
   /** Last check of each app provider, keyed by id and dropped when that provider's settings change. */
@@ -56,7 +68,9 @@ export class ProviderRegistry {
     return value ? value : undefined;
   }
 
+  /** Throws {@link unsupportedType} for a kind this extension does not serve. */
   appTarget(provider: AppProviderSettings): ProviderTarget {
+    if (!isProviderKind(provider.type)) throw unsupportedType(provider.id, provider.type);
     const { options } = this.runtime;
     return {
       origin: 'app',
@@ -77,7 +91,7 @@ export class ProviderRegistry {
 
   /** Undefined for a declaration whose `type` is not one of the four kinds. */
   agentTarget(agentId: string, declaration: AgentProviderDeclaration, apiKey: string | undefined): ProviderTarget | undefined {
-    if (!isKind(declaration.type)) return undefined;
+    if (!isProviderKind(declaration.type)) return undefined;
     const { options } = this.runtime;
     return {
       origin: 'agent',
@@ -104,7 +118,8 @@ export class ProviderRegistry {
         if (declared) {
           const key = await context.readCredential(credentialName(declared.id));
           const target = this.agentTarget(context.agentId, declared, key);
-          return target ? createModelClient(target, this.runtime) : undefined;
+          if (!target) throw unsupportedType(declared.id, declared.type);
+          return createModelClient(target, this.runtime);
         }
         const app = this.findApp(providerId);
         return app ? createModelClient(this.appTarget(app), this.runtime) : undefined;
@@ -121,8 +136,9 @@ export class ProviderRegistry {
     return entry && entry.fingerprint === JSON.stringify(provider) ? entry.result : null;
   }
 
-  /** `missing_key` first (a call cannot succeed), then the last check's outcome. */
+  /** `unsupported_type` and `missing_key` first (a call cannot succeed), then the last check's outcome. */
   status(provider: AppProviderSettings): ProviderStatus {
+    if (!isProviderKind(provider.type)) return 'unsupported_type';
     const keyMissing = provider.apiKeyEnv ? !this.appKey(provider) : KEY_REQUIRED[provider.type];
     if (keyMissing) return 'missing_key';
     const check = this.lastCheck(provider);

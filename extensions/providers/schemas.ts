@@ -3,7 +3,8 @@ import { Type } from 'typebox';
 
 export const TAG = 'Providers & sign-in';
 
-const Kind = Type.Union([Type.Literal('anthropic'), Type.Literal('openai'), Type.Literal('openai-compatible'), Type.Literal('openrouter')]);
+/** The settings accept any kind name (the kernel does not know the kinds); this extension serves four. */
+const SettingsKind = Type.String({ description: 'anthropic, openai, openai-compatible or openrouter; any other kind is listed with status `unsupported_type`' });
 
 export const CheckResult = Type.Object(
   {
@@ -20,16 +21,21 @@ export const CheckResult = Type.Object(
 export const ProviderInfo = Type.Object(
   {
     id: Type.String(),
-    type: Kind,
+    type: SettingsKind,
     name: Type.String(),
     baseUrl: Type.String(),
     defaultModel: Type.Union([Type.String(), Type.Null()]),
     apiKeyEnv: Type.Union([Type.String(), Type.Null()], { description: 'Environment variable holding the key (the key is never returned)' }),
     keyPresent: Type.Boolean(),
     requestDelayMs: Type.Integer({ minimum: 0 }),
-    status: Type.Union([Type.Literal('unchecked'), Type.Literal('reachable'), Type.Literal('unreachable'), Type.Literal('missing_key')], {
-      description: '`missing_key` when a needed key is absent; else the outcome of the last check (`unchecked` before any)',
-    }),
+    status: Type.Union(
+      [Type.Literal('unchecked'), Type.Literal('reachable'), Type.Literal('unreachable'), Type.Literal('missing_key'), Type.Literal('unsupported_type')],
+      {
+        description:
+          '`unsupported_type` when this extension does not serve its `type` (its check and models answer 422); ' +
+          '`missing_key` when a needed key is absent; else the outcome of the last check (`unchecked` before any)',
+      },
+    ),
     lastCheck: Type.Union([CheckResult, Type.Null()]),
   },
   { additionalProperties: false },

@@ -1,16 +1,20 @@
 /**
  * Builds the one object an extension reaches the kernel through. Services are handed out as narrow
  * views: the bus stamps `source: ext:<name>`, bus and settings subscriptions are remembered so the
- * kernel can release them when the extension fails or stops.
+ * kernel can release them when the extension fails or stops, the environment hides the kernel's
+ * `AGT_*` variables, and extension points are offered during `register` only and used through
+ * `dependsOn`.
  */
 import type { EventBus } from '../../contracts/events.js';
-import type { ExtensionContext, ExtensionHttp } from '../../contracts/extension.js';
+import type { ExtensionContext, ExtensionEnv, ExtensionHttp, ExtensionPoint } from '../../contracts/extension.js';
 import type { Logger } from '../../contracts/logger.js';
 import type { SettingsService } from '../../contracts/services.js';
 import type { ExtensionHostDeps } from './host-deps.js';
 
 export interface BuiltContext {
   context: ExtensionContext;
+  /** `register` is over: from now on `provide` throws. */
+  endRegister(): void;
   /** Ends every subscription the extension made through this context; safe to call more than once. */
   release(): void;
 }
@@ -18,12 +22,25 @@ export interface BuiltContext {
 export interface ContextInput {
   name: string;
   config: unknown;
+  /** The extensions it depends on: the only ones whose offers `use` returns. */
+  dependsOn: readonly string[];
+  /** The daemon's environment variables (the view hides `AGT_*`). */
+  env: NodeJS.ProcessEnv;
   http: ExtensionHttp;
   agentHttp?: ExtensionHttp;
 }
 
+/** A read-only view of `source` without the kernel's own `AGT_*` variables. */
+export function extensionEnv(source: NodeJS.ProcessEnv): ExtensionEnv {
+  return Object.freeze({
+    get: (name: string) => (typeof name !== 'string' || name.startsWith('AGT_') || !Object.hasOwn(source, name) ? undefined : source[name]),
+  });
+}
+
 export function buildContext(kernel: ExtensionHostDeps, input: ContextInput): BuiltContext {
   const { name } = input;
+  const points = kernel.contributions.points;
+  let registering = true;
   const subscriptions = new Set<() => void>();
   const track = (unsubscribe: () => void) => {
     const once = () => {
@@ -55,10 +72,19 @@ export function buildContext(kernel: ExtensionHostDeps, input: ContextInput): Bu
     settings,
     agents: kernel.agents,
     inbox: kernel.inbox,
+    env: extensionEnv(input.env),
     contribute: kernel.contributions.forExtension(name),
+    provide: <T>(point: ExtensionPoint<T>, implementation: T) => {
+      if (!registering) throw new Error(`extension ${name} offers extension point ${point.id} after register: offer it during register`);
+      points.provide(name, point, implementation);
+    },
+    use: (<T>(point: ExtensionPoint<T>) => points.use(name, input.dependsOn, point)) as ExtensionContext['use'],
   };
   return {
     context,
+    endRegister: () => {
+      registering = false;
+    },
     release: () => {
       for (const unsubscribe of [...subscriptions]) {
         try {

@@ -6,7 +6,12 @@
  *
  * Timing: imports and checks happen here, before `listen`; the scopes' plugin bodies (and so each
  * `register(ctx)`) run when fastify gets ready, sequentially in dependency order, which is why a
- * dependency's failure in its `register` is seen by its dependents.
+ * dependency's failure in its `register` is seen by its dependents (and a dependent's `ctx.use` finds
+ * what its dependencies offered).
+ *
+ * The kernel names no extension: where an extension answers (its prefix and agent segment) comes from
+ * its definition, which is imported for disabled entries too, or, when the module cannot be imported,
+ * from the manifest entry's optional `prefix`/`agentRoutes`.
  */
 import type { FastifyInstance } from 'fastify';
 import type { ExtensionDefinition, ExtensionHooks, ExtensionHttp } from '../../contracts/extension.js';
@@ -18,9 +23,8 @@ import { ExtensionLifecycle, settleWithin } from './lifecycle.js';
 import { PREFIX_PATTERN, readManifest, SEGMENT_PATTERN, type ManifestEntry } from './manifest.js';
 import { orderByDependencies } from './order.js';
 import { bridgeAgentRegister, guardPluginErrors } from './plugin-guard.js';
-import { ExtensionRegistry, type ExtensionRecord } from './registry.js';
+import { ExtensionRegistry, type ExtensionRecord, type ExtensionStatus } from './registry.js';
 import { ModuleResolveError, resolveExtensionModule } from './resolve-module.js';
-import { SHIPPED_ROUTE_GROUPS } from './shipped.js';
 import { guardScope, registerStubRoutes } from './unavailable.js';
 
 export interface ExtensionHost {
@@ -28,6 +32,8 @@ export interface ExtensionHost {
   startAll(): Promise<void>;
   /** Calls `stop` in reverse order, each at most once, within `deadlineMs` overall. */
   stopAll(deadlineMs: number): Promise<void>;
+  /** Every manifest entry's state, for `GET /runtime/extensions` (the same as `registry.status()`). */
+  status(): ExtensionStatus[];
 }
 
 export interface LoadOptions {
@@ -35,6 +41,8 @@ export interface LoadOptions {
   required?: boolean;
   /** Top-level paths of the kernel's routes (`/agents`, ...): no extension may claim one. */
   kernelPrefixes: ReadonlySet<string>;
+  /** The daemon's environment variables, seen by extensions as `ctx.env` less `AGT_*` (default `process.env`). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /**
@@ -45,15 +53,15 @@ export const REGISTER_DEADLINE_MS = 8_000;
 
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
+/** A record before its module is read: the manifest's `prefix`/`agentRoutes` until the definition says otherwise. */
 function newRecord(entry: ManifestEntry): ExtensionRecord {
-  const fallback = SHIPPED_ROUTE_GROUPS[entry.name];
   return {
     entry,
     name: entry.name,
     definition: null,
     config: entry.config,
-    prefix: entry.prefix ?? fallback?.prefix ?? null,
-    agentRoutes: entry.agentRoutes ?? fallback?.agentRoutes ?? null,
+    prefix: entry.prefix ?? null,
+    agentRoutes: entry.agentRoutes ?? null,
     dependsOn: [],
     state: entry.enabled ? 'pending' : 'disabled',
     error: null,
@@ -138,7 +146,7 @@ function unmetDependencies(record: ExtensionRecord, registry: ExtensionRegistry)
 }
 
 /** Runs `register(ctx)` inside the extension's scope(s); any throw fails the extension. */
-async function runRegister(record: ExtensionRecord, registry: ExtensionRegistry, kernel: ExtensionHostDeps, http: FastifyInstance, agentHttp: FastifyInstance | undefined): Promise<void> {
+async function runRegister(record: ExtensionRecord, registry: ExtensionRegistry, kernel: ExtensionHostDeps, env: NodeJS.ProcessEnv, http: FastifyInstance, agentHttp: FastifyInstance | undefined): Promise<void> {
   const failWith = (error: unknown) => {
     const wrapped = new Error(`extension ${record.name}: register failed: ${message(error)}`, { cause: error });
     registry.fail(record, `register failed: ${message(error)}`, wrapped);
@@ -148,6 +156,8 @@ async function runRegister(record: ExtensionRecord, registry: ExtensionRegistry,
   const built = buildContext(kernel, {
     name: record.name,
     config: record.config,
+    dependsOn: record.dependsOn,
+    env,
     http: http as ExtensionHttp,
     agentHttp: agentHttp as ExtensionHttp | undefined,
   });
@@ -156,6 +166,7 @@ async function runRegister(record: ExtensionRecord, registry: ExtensionRegistry,
   const outcome = await settleWithin(REGISTER_DEADLINE_MS, async () => {
     returned.hooks = await record.definition!.register(built.context as never);
   });
+  built.endRegister();
   // Safety net for errors avvio reports outside any plugin body (for example a fastify-plugin version
   // or dependency check of a plugin the extension registered): handling it here keeps `ready()` alive.
   http.after((error: Error | null | undefined, done?: () => void) => {
@@ -173,7 +184,7 @@ async function runRegister(record: ExtensionRecord, registry: ExtensionRegistry,
 }
 
 /** The scopes of one extension, in dependency order; each decides when it loads whether to run or stub. */
-function registerScopes(app: KernelApp, kernel: ExtensionHostDeps, registry: ExtensionRegistry, record: ExtensionRecord): void {
+function registerScopes(app: KernelApp, kernel: ExtensionHostDeps, env: NodeJS.ProcessEnv, registry: ExtensionRegistry, record: ExtensionRecord): void {
   const reason = () => registry.unavailableReason(record) ?? 'unavailable';
   const serving = () => registry.unavailableReason(record);
   // The kernel's own set-up of a scope (stubs, guards) can collide with a route someone else declared;
@@ -209,7 +220,7 @@ function registerScopes(app: KernelApp, kernel: ExtensionHostDeps, registry: Ext
       // path of its own to answer not-found on; the hook still guards whatever routes it adds.
       guardScope(scope, record.name, serving, { notFound: record.prefix !== null });
     })();
-    if (record.state === 'pending') await runRegister(record, registry, kernel, scope, agentScope);
+    if (record.state === 'pending') await runRegister(record, registry, kernel, env, scope, agentScope);
   }, record.prefix ? { prefix: record.prefix } : {});
 }
 
@@ -231,8 +242,13 @@ export async function loadExtensions(app: KernelApp, kernel: ExtensionHostDeps, 
 
   // Registration order: dependencies first; extensions that will never register keep manifest order.
   const sequence = [...order, ...records.filter((r) => !order.includes(r.name)).map((r) => r.name)];
-  for (const name of sequence) registerScopes(app, kernel, registry, registry.get(name)!);
+  const env = options.env ?? process.env;
+  for (const name of sequence) registerScopes(app, kernel, env, registry, registry.get(name)!);
 
   const lifecycle = new ExtensionLifecycle(registry, sequence, kernel.logger);
-  return { startAll: () => lifecycle.startAll(), stopAll: (deadlineMs) => lifecycle.stopAll(deadlineMs) };
+  return {
+    startAll: () => lifecycle.startAll(),
+    stopAll: (deadlineMs) => lifecycle.stopAll(deadlineMs),
+    status: () => registry.status(),
+  };
 }

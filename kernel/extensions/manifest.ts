@@ -25,10 +25,18 @@ export const ManifestEntrySchema = Type.Object(
     enabled: Type.Optional(Type.Boolean({ default: true })),
     config: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { default: {} })),
     prefix: Type.Optional(
-      Type.String({ pattern: PREFIX_PATTERN, description: 'Fallback prefix used when the module cannot be imported' }),
+      Type.String({
+        pattern: PREFIX_PATTERN,
+        description:
+          'Where the extension answers 503 when its module cannot be imported (say, a package not installed). ' +
+          'The definition\'s own `prefix` wins whenever the module can be read.',
+      }),
     ),
     agentRoutes: Type.Optional(
-      Type.String({ pattern: SEGMENT_PATTERN, description: 'Fallback agent-route segment used when the module cannot be imported' }),
+      Type.String({
+        pattern: SEGMENT_PATTERN,
+        description: 'The same for its agent routes (`/agents/{id}/<agentRoutes>`); the definition\'s own wins.',
+      }),
     ),
   },
   { additionalProperties: false },

@@ -10,7 +10,9 @@ import { AgtError } from '../../contracts/errors.js';
 import type { EventBus, EventPayloads, EventType } from '../../contracts/events.js';
 import type { Logger } from '../../contracts/logger.js';
 import type { ModelClient } from '../../contracts/model.js';
+import { outboundAddress, type OutboundEnvelope } from '../../contracts/points.js';
 import type { ToolDefinition } from '../../contracts/tools.js';
+import type { OutboxMessage } from '../agents/stores/message-stores.js';
 import type { QueuedInput } from '../agents/stores/queue-store.js';
 import type { TimerRow } from '../agents/stores/timers-store.js';
 import type { Clock } from './clock.js';
@@ -38,6 +40,8 @@ export interface RuntimeDeps {
   contributedTools(agentId: string, taken: ReadonlySet<string>): Promise<ToolDefinition[]>;
   /** Validates, commits and applies a new config (the registry's update path). */
   updateConfig(agentId: string, next: AgentConfig): Promise<void>;
+  /** The delivery by the outbound transport that claims the envelope's address; undefined when none does. */
+  sendOutbound?(envelope: OutboundEnvelope): { owner: string; delivery: Promise<void> } | undefined;
 }
 
 export interface LogFields {
@@ -137,6 +141,33 @@ export class AgentRuntime {
     } catch (error) {
       this.deps.logger.warn({ err: error, agentId: this.agent.id }, `could not ${what}`);
     }
+  }
+
+  /**
+   * Hands a committed outbox row to the outbound transport that claims its address (an extension's,
+   * `contracts/points.ts`); the row becomes `delivered` or `failed` when the transport answers. Without
+   * a claimant the row stays `queued`. Never throws.
+   */
+  sendOutbound(row: OutboxMessage): void {
+    const address = outboundAddress(row.channel, row.recipient);
+    const sending = this.deps.sendOutbound?.({
+      agentId: this.agent.id,
+      messageId: row.id,
+      address,
+      channel: row.channel,
+      recipient: row.recipient,
+      text: row.text,
+      ...(row.data === null || row.data === undefined ? {} : { data: row.data }),
+    });
+    if (!sending) return;
+    void sending.delivery.then(
+      () => this.durably('mark an outbox message delivered', () => this.agent.file.outbox.setStatus(row.id, 'delivered', { attempted: true })),
+      (error: unknown) => {
+        const why = error instanceof Error ? error.message : String(error);
+        this.durably('mark an outbox message failed', () => this.agent.file.outbox.setStatus(row.id, 'failed', { error: why, attempted: true }));
+        this.log('warn', `outbox message ${row.id} to ${address} failed (transport of extension ${sending.owner}): ${why}`, { event: 'outbox_failed' });
+      },
+    );
   }
 
   /** Commits a log row, announces it and offers it to `on_logs`. Never throws. */

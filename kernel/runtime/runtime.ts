@@ -8,6 +8,7 @@ import type { LoadedAgent } from '../agents/loaded-agent.js';
 import type { AgentRuntimeHooks, RuntimeStatus } from '../agents/runtime-hooks.js';
 import type { InboxMessage } from '../agents/stores/message-stores.js';
 import type { Contributions } from '../contributions.js';
+import { sendOutbound } from '../extensions/kernel-points.js';
 import type { KernelBus } from '../events/bus.js';
 import type { AgentConfig } from '../../contracts/agent-config.js';
 import type { Logger } from '../../contracts/logger.js';
@@ -69,6 +70,7 @@ export class RuntimeService implements AgentRuntimeHooks {
         }),
       builtinTools: () => this.services.builtinTools(),
       contributedTools: (agentId, taken) => contributions.toolsFor(agentId, taken),
+      sendOutbound: (envelope) => sendOutbound(contributions.points, envelope),
       updateConfig: async (agentId, next) => {
         const agent = this.services.findAgent(agentId);
         if (!agent) throw new AgtError('not_found', `agent ${agentId} is not loaded`);

@@ -135,7 +135,14 @@ export async function bootProviders(
     settings: settingsService,
     agents: agentsService,
     inbox: { deliver: async () => ({ messageId: 0 }) },
+    env: { get: (name) => process.env[name] },
     contribute: { modelClients: (p) => void clients.push(p), tools: () => {}, inboxSource: () => {}, lifecycle: () => {} },
+    provide: () => {
+      throw new Error('unused');
+    },
+    use: () => {
+      throw new Error('unused');
+    },
   } as ExtensionContext<ProvidersOptions>);
   await app.listen({ port: 0, host: '127.0.0.1' });
   t.teardown(async () => {

@@ -1,7 +1,8 @@
 /**
- * `msg_send`, `msg_list`, `msg_read`: the agent's outbox and inbox. `msg_send` only commits an outbox
- * row (status `queued`) and announces it; delivery is the channels' and mesh extensions' job. An agent
- * whose `messaging.mode` is `listen_only` cannot send.
+ * `msg_send`, `msg_list`, `msg_read`: the agent's outbox and inbox. `msg_send` commits an outbox row
+ * (status `queued`), announces it, and hands it to the outbound transport that claims its address (the
+ * channels' and mesh extensions offer them, `contracts/points.ts`), which makes the row `delivered` or
+ * `failed`; without one it stays `queued`. An agent whose `messaging.mode` is `listen_only` cannot send.
  */
 import { Type } from 'typebox';
 import { AgtError } from '../../../contracts/errors.js';
@@ -31,6 +32,7 @@ export function msgTools(lookup: RuntimeLookup): ToolDefinition[] {
           const origin = { loop: context.loop, turnId: context.turnId };
           runtime.emit('outbox.queued', { messageId: row.id, channel: row.channel }, origin);
           runtime.fire('on_outbox', { messageId: row.id, channel: row.channel, recipient: row.recipient, text: row.text }, origin);
+          runtime.sendOutbound(row);
           return `queued message ${row.id} to ${channel}`;
         },
       },

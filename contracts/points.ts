@@ -1,0 +1,69 @@
+/**
+ * The extension points the kernel itself consumes. Shipped extensions offer them (`ctx.provide`); a
+ * third-party extension may too. Each states how its providers combine.
+ */
+import { createExtensionPoint } from './extension.js';
+
+/** Finds agent files that are not loaded. Offered by `tracked-folders`. */
+export interface AgentLocator {
+  /**
+   * Absolute paths of agent files whose id, handle or name is `reference`; empty when none matches.
+   * Called by the kernel for `POST /agents/{id}/start` when no loaded agent matches `{id}` (the kernel
+   * then loads a single match through the review gate, and answers 409 with the candidates for
+   * several). Must not load an agent or change any file; must answer within 10 s.
+   */
+  locate(reference: string): Promise<readonly string[]> | readonly string[];
+}
+
+/**
+ * One provider (a second is a load error naming both): the kernel asks it only about references that
+ * no loaded agent matches.
+ */
+export const agentLocator = createExtensionPoint<AgentLocator>('agt.agent-locator');
+
+/** One outbox message on its way out, as `msg_send` committed it. */
+export interface OutboundEnvelope {
+  /** The sending agent's id. */
+  agentId: string;
+  /** Its `agt_outbox` row. */
+  messageId: number;
+  /**
+   * Where it goes: the `recipient` when it starts with a scheme (`did:key:z6Mk…`, `telegram:123`),
+   * else `<channel>:<recipient>` (`<channel>:` without a recipient). See {@link outboundAddress}.
+   */
+  address: string;
+  channel: string;
+  recipient: string | null;
+  text: string;
+  data?: unknown;
+}
+
+/** Sends outbox messages to the addresses of some schemes. Offered by `mesh` (`did:`) and `channels` (`telegram:`, ...). */
+export interface OutboundTransport {
+  /**
+   * The address schemes it delivers to, each ending in `:` (`did:`, `telegram:`); matched
+   * case-insensitively against the start of {@link OutboundEnvelope.address}.
+   */
+  schemes: readonly string[];
+  /**
+   * Delivers one message. Resolve once it is delivered (the kernel marks the outbox row `delivered`),
+   * reject when it cannot be (the row becomes `failed`, with the error's message). Retries and backoff
+   * are the transport's own; the kernel sets no deadline. Called after the row is committed, never
+   * twice for one row.
+   */
+  send(envelope: OutboundEnvelope): Promise<void>;
+}
+
+/**
+ * All providers, in load order; for each message the first transport with a scheme that claims its
+ * address wins. When none claims it, the row stays `queued` (what `msg_send` did before transports).
+ */
+export const outboundTransports = createExtensionPoint<OutboundTransport>('agt.outbound-transports', { providers: 'all' });
+
+const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
+
+/** The address of a `msg_send` (see {@link OutboundEnvelope.address}). */
+export function outboundAddress(channel: string, recipient: string | null | undefined): string {
+  if (recipient && SCHEME.test(recipient)) return recipient;
+  return `${channel}:${recipient ?? ''}`;
+}

@@ -1,0 +1,59 @@
+/**
+ * The kernel's side of the extension points it consumes (`contracts/points.ts`): finding an agent file
+ * through the agent locator, and handing an outbox message to the transport that claims its address.
+ * Routes and the runtime call these with the daemon's {@link ExtensionPoints} (`contributions.points`).
+ */
+import { isAbsolute } from 'node:path';
+import { AgtError } from '../../contracts/errors.js';
+import { agentLocator, outboundTransports, type OutboundEnvelope, type OutboundTransport } from '../../contracts/points.js';
+import { waitAtMost } from '../deadline.js';
+import type { ExtensionPoints } from './points.js';
+
+/** The most the kernel waits for the agent locator. */
+export const LOCATE_DEADLINE_MS = 10_000;
+
+const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/**
+ * Absolute paths of agent files that the agent locator finds for `reference` (an id, handle or name
+ * no loaded agent matches), without duplicates; `null` when no extension offers a locator (the caller
+ * says which extension would). A locator that throws answers 503 `unavailable`; one that takes longer
+ * than {@link LOCATE_DEADLINE_MS}, 504 `timeout`. Paths that are not absolute are dropped.
+ */
+export async function locateAgentFiles(points: ExtensionPoints, reference: string): Promise<string[] | null> {
+  const [locator] = points.providers(agentLocator);
+  if (!locator) return null;
+  let found: readonly unknown[];
+  try {
+    found = await waitAtMost(Promise.resolve().then(() => locator.value.locate(reference)), LOCATE_DEADLINE_MS, (): never => {
+      throw new AgtError('timeout', `the agent locator of extension ${locator.owner} did not answer within ${LOCATE_DEADLINE_MS} ms`);
+    });
+  } catch (error) {
+    if (error instanceof AgtError && error.code === 'timeout') throw error;
+    throw new AgtError('unavailable', `the agent locator of extension ${locator.owner} failed: ${message(error)}`, { cause: error });
+  }
+  if (!Array.isArray(found)) throw new AgtError('unavailable', `the agent locator of extension ${locator.owner} did not return a list of paths`);
+  return [...new Set(found.filter((path): path is string => typeof path === 'string' && isAbsolute(path)))];
+}
+
+/** The transport that claims `address`: the first, in load order, with a matching scheme. */
+export function outboundTransportFor(points: ExtensionPoints, address: string): { owner: string; transport: OutboundTransport } | undefined {
+  const lower = address.toLowerCase();
+  for (const { owner, value } of points.providers(outboundTransports)) {
+    const schemes = Array.isArray(value.schemes) ? value.schemes : [];
+    if (schemes.some((scheme) => typeof scheme === 'string' && scheme !== '' && lower.startsWith(scheme.toLowerCase()))) return { owner, transport: value };
+  }
+  return undefined;
+}
+
+/**
+ * Hands `envelope` to the transport that claims its address and returns its delivery; undefined when
+ * none claims it (the message stays queued, as before there were transports). A transport that throws
+ * instead of rejecting is a rejected delivery.
+ */
+export function sendOutbound(points: ExtensionPoints, envelope: OutboundEnvelope): { owner: string; delivery: Promise<void> } | undefined {
+  const claimant = outboundTransportFor(points, envelope.address);
+  if (!claimant) return undefined;
+  const delivery = Promise.resolve().then(() => claimant.transport.send(Object.freeze({ ...envelope })));
+  return { owner: claimant.owner, delivery };
+}
