@@ -69,6 +69,14 @@ t.test('module resolution', async (t) => {
   t.equal(resolveExtensionModule('esm-only/extra', manifest), extra, 'exported subpath');
   t.throws(() => resolveExtensionModule('esm-only/hidden', manifest), { message: /does not export "\.\/hidden"/ });
 
+  // Node's full exports rules (resolve.exports): subpath patterns, and the require conditions after the import ones.
+  const patterned = file('node_modules/patterned/src/plugins/audit.js');
+  file('node_modules/patterned/package.json', JSON.stringify({ name: 'patterned', exports: { './plugins/*': { node: './src/plugins/*.js' } } }));
+  t.equal(resolveExtensionModule('patterned/plugins/audit', manifest), patterned, 'subpath pattern');
+  const cjs = file('node_modules/cjs-only/index.cjs');
+  file('node_modules/cjs-only/package.json', JSON.stringify({ name: 'cjs-only', exports: { require: './index.cjs' } }));
+  t.equal(resolveExtensionModule('cjs-only', manifest), cjs, 'require condition when nothing matches import');
+
   const scoped = file('node_modules/@acme/agt-ext/dist/index.js');
   file('node_modules/@acme/agt-ext/package.json', JSON.stringify({ name: '@acme/agt-ext', main: 'dist/index.js' }));
   t.equal(resolveExtensionModule('@acme/agt-ext', join(dir, 'deeper/still/extensions.json')), scoped, 'scoped, found upwards via main');
