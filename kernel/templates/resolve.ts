@@ -2,9 +2,9 @@
  * What the create-agent route asks of templates: the config of a usable template, or the spec's 422
  * refusal (`template_missing`, `template_invalid`, `template_unreviewed`).
  */
-import { AgtError } from '../../contracts/errors.js';
 import type { Logger } from '../../contracts/logger.js';
 import type { SettingsStore } from '../settings.js';
+import { templateInvalid, templateMissing, templateUnreviewed } from './errors.js';
 import { asTemplateConfig } from './parse.js';
 import { STANDARD_TEMPLATE_ID } from './standard.js';
 import { TemplateStore } from './store.js';
@@ -38,15 +38,12 @@ export function defaultTemplateId(kernel: Pick<TemplateKernel, 'settings'>): str
  */
 export function resolveTemplate(kernel: TemplateKernel, id: string): ResolvedTemplate {
   const template = templateStore(kernel).get(id);
-  const details = { templateId: id };
-  if (!template) throw new AgtError('template_missing', `template "${id}" does not exist`, { details });
+  if (!template) throw templateMissing(id);
   if (!template.valid || !template.config) {
-    throw new AgtError('template_invalid', `template "${id}" is invalid: ${template.error ?? 'no config'}`, { details });
+    throw templateInvalid(id, template.error);
   }
   if (!template.reviewed) {
-    throw new AgtError('template_unreviewed', `template "${id}" has not been reviewed on this machine (POST /templates/${id}/review)`, {
-      details,
-    });
+    throw templateUnreviewed(id);
   }
   return { id, builtin: template.builtin, config: asTemplateConfig(structuredClone(template.config) as Record<string, unknown>) };
 }

@@ -6,9 +6,9 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { AgtError } from '../../contracts/errors.js';
 import type { Logger } from '../../contracts/logger.js';
 import type { Settings } from '../../contracts/settings.js';
+import { builtinAlwaysReviewed, templateInvalidForReview, templateNotFound } from './errors.js';
 import { parseTemplate } from './parse.js';
 import { readReviewMarks, writeReviewMarks } from './review-marks.js';
 import { STANDARD_TEMPLATE_ID, standardTemplate } from './standard.js';
@@ -50,9 +50,7 @@ export class TemplateStore {
     const template = this.mustGet(id);
     if (template.builtin || template.reviewed) return template;
     if (!template.valid) {
-      throw new AgtError('template_invalid', `template "${id}" is invalid and cannot be reviewed: ${template.error}`, {
-        details: { templateId: id },
-      });
+      throw templateInvalidForReview(id, template.error);
     }
     const marks = readReviewMarks(this.dataDir, this.logger);
     marks[id] = { hash: template.contentHash!, reviewedAt: new Date().toISOString() };
@@ -63,7 +61,7 @@ export class TemplateStore {
   /** Withdraws a user template's review mark. Built-ins cannot be unreviewed (409). */
   unreview(id: string): TemplateDetail {
     const template = this.mustGet(id);
-    if (template.builtin) throw new AgtError('conflict', `built-in template "${id}" is always reviewed`);
+    if (template.builtin) throw builtinAlwaysReviewed(id);
     const marks = readReviewMarks(this.dataDir, this.logger);
     if (marks[id]) {
       delete marks[id];
@@ -74,7 +72,7 @@ export class TemplateStore {
 
   private mustGet(id: string): TemplateDetail {
     const template = this.get(id);
-    if (!template) throw new AgtError('not_found', `no template "${id}"`);
+    if (!template) throw templateNotFound(id);
     return template;
   }
 
