@@ -27,6 +27,7 @@ export function cleanRow(raw: unknown): Row {
 export class Sql {
   private readonly statements = new Map<string, Database.Statement>();
   private depth = 0;
+  private readonly rollbackListeners: Array<() => void> = [];
 
   constructor(readonly db: Database.Database) {}
 
@@ -83,9 +84,18 @@ export class Sql {
       return result;
     } catch (error) {
       this.depth--;
-      this.db.exec(this.depth === 0 ? 'ROLLBACK' : `ROLLBACK TO ${name}; RELEASE ${name}`);
+      try {
+        this.db.exec(this.depth === 0 ? 'ROLLBACK' : `ROLLBACK TO ${name}; RELEASE ${name}`);
+      } finally {
+        for (const listener of this.rollbackListeners) listener();
+      }
       throw error;
     }
+  }
+
+  /** Calls `listener` after every rollback (whole transaction or savepoint): stores drop what they cached. */
+  onRollback(listener: () => void): void {
+    this.rollbackListeners.push(listener);
   }
 
   /** Forgets cached statements (before close: they pin the connection, see agent-file.ts). */

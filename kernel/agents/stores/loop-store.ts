@@ -55,7 +55,36 @@ const COLUMNS =
 const decode = (row: LoopRow): LoopRow => ({ ...row, content: parseJson(row.content) });
 
 export class LoopStore {
-  constructor(private readonly sql: Sql) {}
+  /**
+   * Row counts per loop, read once (one GROUP BY) at the first count and kept current by this store's
+   * writes: `GET /agents/{id}/status` asks for main's count on every request, and a `count(*)` per
+   * request cost ~16% of that route. Every write to `agt_loop` goes through this store; a rollback
+   * (whole or savepoint) drops the counts and the next count reads them again.
+   */
+  private rowCounts: Map<string, number> | undefined;
+
+  constructor(private readonly sql: Sql) {
+    sql.onRollback(() => {
+      this.rowCounts = undefined;
+    });
+  }
+
+  private loadedCounts(): Map<string, number> {
+    if (this.rowCounts === undefined) {
+      const rows = this.sql.all<{ loop: string; n: number }>('SELECT loop, count(*) AS n FROM agt_loop GROUP BY loop');
+      this.rowCounts = new Map(rows.map((row) => [row.loop, Number(row.n)]));
+    }
+    return this.rowCounts;
+  }
+
+  /** Adds `delta` to a loop's cached count (nothing to do before the counts were first read). */
+  private adjust(loop: string, delta: number): void {
+    const counts = this.rowCounts;
+    if (counts === undefined || delta === 0) return;
+    const next = (counts.get(loop) ?? 0) + delta;
+    if (next > 0) counts.set(loop, next);
+    else counts.delete(loop);
+  }
 
   /** Commits one row and returns it. Emit any event announcing it only after this returns. */
   append(input: LoopRowInput): LoopRow {
@@ -78,7 +107,32 @@ export class LoopStore {
       input.cost ?? null,
       createdAt,
     );
+    this.adjust(input.loop ?? 'main', 1);
     return this.get(lastId)!;
+  }
+
+  /**
+   * Compaction: the summary row that replaces the rows through `id` (deleted just before, in the same
+   * transaction), written under that id so row ids keep their order.
+   */
+  insertSummary(input: { id: number; loop: string; content: unknown; model?: string | null; provider?: string | null; usage?: RowUsage | null; cost?: number | null; createdAt: number }): void {
+    const usage = input.usage ?? null;
+    this.sql.run(
+      `INSERT INTO agt_loop (id, loop, role, kind, content, turn_id, model, provider, usage_input, usage_output, usage_cache_read, usage_cache_write, cost, created_at)
+       VALUES (?, ?, 'system', 'summary', ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      input.id,
+      input.loop,
+      JSON.stringify(input.content ?? null),
+      input.model ?? null,
+      input.provider ?? null,
+      usage ? usage.input : null,
+      usage ? usage.output : null,
+      usage ? (usage.cacheRead ?? 0) : null,
+      usage ? (usage.cacheWrite ?? 0) : null,
+      input.cost ?? null,
+      input.createdAt,
+    );
+    this.adjust(input.loop, 1);
   }
 
   get(id: number): LoopRow | undefined {
@@ -113,24 +167,27 @@ export class LoopStore {
     return this.sql.all<LoopRow>(`SELECT ${COLUMNS} FROM agt_loop WHERE loop = ? AND turn_id = ? ORDER BY id`, loop, turnId).map(decode);
   }
 
-  /** Persisted rows of one loop. */
+  /** Persisted rows of one loop (kept in memory, see {@link rowCounts}). */
   count(loop = 'main'): number {
-    return this.sql.one<{ n: number }>('SELECT count(*) AS n FROM agt_loop WHERE loop = ?', loop)!.n;
+    return this.loadedCounts().get(loop) ?? 0;
   }
 
   /** Row counts per loop name (loops without rows are absent). */
   counts(): Map<string, number> {
-    const rows = this.sql.all<{ loop: string; n: number }>('SELECT loop, count(*) AS n FROM agt_loop GROUP BY loop');
-    return new Map(rows.map((row) => [row.loop, row.n]));
+    return new Map(this.loadedCounts());
   }
 
   /** Deletes one loop's stream (never all loops); returns the number of rows removed. */
   clear(loop = 'main'): number {
-    return this.sql.run('DELETE FROM agt_loop WHERE loop = ?', loop).changes;
+    const removed = this.sql.run('DELETE FROM agt_loop WHERE loop = ?', loop).changes;
+    this.adjust(loop, -removed);
+    return removed;
   }
 
   /** Deletes the rows of one loop with id <= `maxId` (compaction); returns the number removed. */
   deleteThrough(loop: string, maxId: number): number {
-    return this.sql.run('DELETE FROM agt_loop WHERE loop = ? AND id <= ?', loop, maxId).changes;
+    const removed = this.sql.run('DELETE FROM agt_loop WHERE loop = ? AND id <= ?', loop, maxId).changes;
+    this.adjust(loop, -removed);
+    return removed;
   }
 }

@@ -119,21 +119,16 @@ export async function compactLoop(runtime: AgentRuntime, loop: string): Promise<
     const removed = file.transaction(() => {
       if (!file.loop.get(last.id)) throw new AgtError('conflict', `the history of loop ${loop} changed during compaction; nothing was replaced`);
       const count = file.loop.deleteThrough(loop, last.id);
-      file.raw.run(
-        `INSERT INTO agt_loop (id, loop, role, kind, content, turn_id, model, provider, usage_input, usage_output, usage_cache_read, usage_cache_write, cost, created_at)
-         VALUES (?, ?, 'system', 'summary', ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        last.id,
+      file.loop.insertSummary({
+        id: last.id,
         loop,
-        JSON.stringify({ text: summary, compacted_rows: count, through_row_id: last.id, compacted_at: Date.now() }),
-        response.model ?? null,
-        response.provider ?? null,
-        usage ? usage.input : null,
-        usage ? usage.output : null,
-        usage ? (usage.cacheRead ?? 0) : null,
-        usage ? (usage.cacheWrite ?? 0) : null,
-        response.cost ?? null,
-        last.created_at,
-      );
+        content: { text: summary, compacted_rows: count, through_row_id: last.id, compacted_at: Date.now() },
+        model: response.model ?? null,
+        provider: response.provider ?? null,
+        usage: usage ?? null,
+        cost: response.cost ?? null,
+        createdAt: last.created_at,
+      });
       return count;
     });
     if (usage) {

@@ -1,0 +1,98 @@
+/**
+ * What the performance work on the hot paths (issue 17) must not change: the in-memory loop row counts
+ * stay equal to `count(*)`, the bearer comparison keeps its answers.
+ * (No timing is asserted here: the figures live in `npm run bench`.)
+ */
+import { join } from 'node:path';
+import t from 'tap';
+import { AgentFile } from '../kernel/agents/agent-file.js';
+import { secretEquals } from '../kernel/http/guards.js';
+import { agentConfig } from './helpers/agent-file.js';
+import { tempDir } from './helpers/daemon.js';
+
+function sqlCounts(file: AgentFile): Record<string, number> {
+  const rows = file.raw.all<{ loop: string; n: number }>('SELECT loop, count(*) AS n FROM agt_loop GROUP BY loop');
+  return Object.fromEntries(rows.map((row) => [row.loop, Number(row.n)]));
+}
+
+t.test('loop row counts kept in memory equal count(*) through appends, deletes, compaction and rollbacks', async (t) => {
+  const path = join(tempDir(t), 'counts.agt');
+  const file = AgentFile.create(path, agentConfig({ name: 'counts' }));
+  t.teardown(() => file.close());
+  const check = (what: string) => {
+    const expected = sqlCounts(file);
+    t.same(Object.fromEntries(file.loop.counts()), expected, `${what}: counts()`);
+    for (const loop of ['main', 'inner', 'other']) t.equal(file.loop.count(loop), expected[loop] ?? 0, `${what}: count(${loop})`);
+  };
+  check('empty');
+  for (let i = 0; i < 5; i++) file.loop.append({ role: 'user', content: `m${i}` });
+  file.loop.append({ loop: 'inner', role: 'user', content: 'i0' });
+  check('after appends');
+
+  // A rolled-back transaction leaves the counts as they were.
+  t.throws(() =>
+    file.transaction(() => {
+      file.loop.append({ role: 'user', content: 'gone' });
+      file.loop.clear('inner');
+      throw new Error('roll back');
+    }),
+  );
+  check('after a rollback');
+
+  // A savepoint rolled back inside a committed transaction.
+  file.transaction(() => {
+    file.loop.append({ role: 'assistant', content: 'kept' });
+    try {
+      file.transaction(() => {
+        file.loop.append({ role: 'assistant', content: 'inner gone' });
+        throw new Error('inner');
+      });
+    } catch {
+      // the inner part only
+    }
+  });
+  check('after a savepoint rollback');
+
+  // Compaction: delete through an id, then the summary row under that id.
+  const rows = file.loop.list('main');
+  const last = rows[3]!;
+  file.transaction(() => {
+    const removed = file.loop.deleteThrough('main', last.id);
+    t.equal(removed, 4);
+    file.loop.insertSummary({ id: last.id, loop: 'main', content: { text: 'summary' }, createdAt: last.created_at });
+  });
+  check('after compaction');
+  t.equal(file.loop.list('main')[0]!.kind, 'summary');
+
+  t.equal(file.loop.clear('inner'), 1);
+  t.equal(file.loop.clear('other'), 0);
+  check('after clear');
+
+  // Reopened: read once from the file.
+  await file.close();
+  const again = AgentFile.open(path);
+  t.teardown(() => again.close());
+  t.same(Object.fromEntries(again.loop.counts()), sqlCounts(again));
+});
+
+t.test('secretEquals: equal only for the same bytes, whatever the lengths', async (t) => {
+  const token = 'bench-token-0123456789abcdef';
+  t.ok(secretEquals(token, token));
+  t.ok(secretEquals(String(token), token), 'another string with the same text');
+  t.notOk(secretEquals('', token));
+  t.notOk(secretEquals(token.slice(0, -1), token), 'a prefix');
+  t.notOk(secretEquals(`${token}x`, token), 'longer, with the token as its prefix');
+  t.notOk(secretEquals(`${token.slice(0, -1)}g`, token), 'last byte differs');
+  t.notOk(secretEquals(`${token}\0`, token), 'a trailing NUL');
+  t.notOk(secretEquals(token.slice(0, -1), `${token.slice(0, -1)}\0`), 'zero padding never matches a shorter value');
+  t.ok(secretEquals('pässwörd-✓', 'pässwörd-✓'), 'multi-byte characters');
+  t.notOk(secretEquals('pässwörd-✓', 'passwörd-✓'));
+  t.notOk(secretEquals('ä', 'a\u0308'), 'compared as bytes, not normalized');
+  t.ok(secretEquals('', ''));
+  // Many different expected secrets (the per-secret cache is bounded and still answers right).
+  for (let i = 0; i < 40; i++) {
+    t.ok(secretEquals(`secret-${i}`, `secret-${i}`));
+    t.notOk(secretEquals(`secret-${i}`, `secret-${i + 1}`));
+  }
+  t.ok(secretEquals(token, token), 'the first secret still matches after the cache was cleared');
+});
