@@ -6,10 +6,16 @@ import { Type, type Static } from 'typebox';
 import { AgentConfigSchema } from './agent-config.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
+/**
+ * A nullable string as `type: ['string', 'null']` (JSON Schema and OpenAPI 3.1) rather than `anyOf`: the
+ * response serializer writes it with a type check instead of trying each branch. Used in the shapes of
+ * the hot routes (status, list).
+ */
+const NullableString = (options: { description?: string } = {}) => Type.Unsafe<string | null>({ ...options, type: ['string', 'null'] });
 
 export const AgentSummary = Type.Object({
   id: Type.String(),
-  filePath: Nullable(Type.String()),
+  filePath: NullableString(),
   name: Type.String(),
   handle: Type.Optional(Type.String()),
   autostart: Type.Boolean(),
@@ -23,12 +29,12 @@ export const AgentRef = Type.Object({
 
 export const AgentStatus = Type.Object({
   id: Type.String(),
-  filePath: Nullable(Type.String()),
+  filePath: NullableString(),
   name: Type.String(),
   handle: Type.Optional(Type.String()),
   autostart: Type.Boolean(),
   runtimeState: Type.String({ description: 'executor state of main, or the display state when no executor runs' }),
-  targetState: Nullable(Type.String()),
+  targetState: NullableString(),
   loopCount: Type.Integer({ description: "persisted rows of main's loop stream" }),
   degraded: Type.Optional(Type.String()),
 });
