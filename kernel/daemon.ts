@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Contributions } from './contributions.js';
+import { waitAtMost } from './deadline.js';
 import { readEnv, type DaemonEnv } from './env.js';
 import { StartupError } from './errors.js';
 import { KernelBus } from './events/bus.js';
@@ -59,18 +60,7 @@ const isLoopbackHost = (host: string) => host === 'localhost' || isLoopbackAddre
 
 /** Runs `work` but gives up waiting after `ms` (the work itself may go on in the background). */
 async function within(ms: number, work: () => Promise<void> | void, onTimeout: () => void): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<void>((done) => {
-    timer = setTimeout(() => {
-      onTimeout();
-      done();
-    }, Math.max(0, ms));
-  });
-  try {
-    await Promise.race([Promise.resolve().then(work), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+  await waitAtMost(Promise.resolve().then(work), ms, onTimeout);
 }
 
 export async function startDaemon(options: DaemonOptions = {}): Promise<RunningDaemon> {

@@ -17,8 +17,9 @@ const message = (error: unknown) => (error instanceof Error ? error.message : St
 /**
  * Absolute paths of agent files that the agent locator finds for `reference` (an id, handle or name
  * no loaded agent matches), without duplicates; `null` when no extension offers a locator (the caller
- * says which extension would). A locator that throws answers 503 `unavailable`; one that takes longer
- * than {@link LOCATE_DEADLINE_MS}, 504 `timeout`. Paths that are not absolute are dropped.
+ * says which extension would). A locator that throws, or takes longer than {@link LOCATE_DEADLINE_MS},
+ * answers 503 `unavailable` (the spec's status for a subsystem that cannot serve). Paths that are not
+ * absolute are dropped.
  */
 export async function locateAgentFiles(points: ExtensionPoints, reference: string): Promise<string[] | null> {
   const [locator] = points.providers(agentLocator);
@@ -26,10 +27,10 @@ export async function locateAgentFiles(points: ExtensionPoints, reference: strin
   let found: readonly unknown[];
   try {
     found = await waitAtMost(Promise.resolve().then(() => locator.value.locate(reference)), LOCATE_DEADLINE_MS, (): never => {
-      throw new AgtError('timeout', `the agent locator of extension ${locator.owner} did not answer within ${LOCATE_DEADLINE_MS} ms`);
+      throw new AgtError('unavailable', `the agent locator of extension ${locator.owner} did not answer within ${LOCATE_DEADLINE_MS} ms`);
     });
   } catch (error) {
-    if (error instanceof AgtError && error.code === 'timeout') throw error;
+    if (error instanceof AgtError && error.code === 'unavailable') throw error;
     throw new AgtError('unavailable', `the agent locator of extension ${locator.owner} failed: ${message(error)}`, { cause: error });
   }
   if (!Array.isArray(found)) throw new AgtError('unavailable', `the agent locator of extension ${locator.owner} did not return a list of paths`);

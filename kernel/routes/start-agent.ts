@@ -1,9 +1,11 @@
 /**
  * `POST /agents/{id}/start`: `{id}` is a loaded agent (id, handle or name) or an absolute agent file
  * path (URL-encoded), which is loaded first through the review gate. Starting fires the agent's
- * `on_startup` trigger once; starting an agent that already started is a no-op. Finding an unloaded
- * agent by id, handle or name in tracked folders is the tracked-folders extension's duty (D3) and is
- * not built: such a request answers 404 naming that.
+ * `on_startup` trigger once; starting an agent that already started is a no-op. An id, handle or name
+ * no loaded agent matches is looked up through the agent locator extension point (`contracts/points.ts`,
+ * offered by the tracked-folders extension, D3): one file is loaded through the review gate, several
+ * answer 409 `ambiguous_agent` with `candidates`, none 404; with no locator offered the answer is 503
+ * `unavailable` naming tracked-folders.
  */
 import { isAbsolute } from 'node:path';
 import { Type } from 'typebox';
@@ -11,6 +13,7 @@ import { AgentStatus } from '../../contracts/agents-api.js';
 import { AgtError } from '../../contracts/errors.js';
 import { AgentIdParams, errorResponses } from '../../contracts/http.js';
 import { startAgent } from '../agents/start-agent.js';
+import { locateAgentFiles } from '../extensions/kernel-points.js';
 import type { LoadedAgent } from '../agents/loaded-agent.js';
 import type { KernelServices } from '../services.js';
 import type { KernelRoutes } from './plugin.js';
@@ -25,11 +28,20 @@ async function findOrLoad(services: KernelServices, id: string): Promise<{ agent
   try {
     return { agent: services.registry.resolve(id), loaded: false };
   } catch (error) {
-    if (error instanceof AgtError && error.code === 'not_found') {
-      throw new AgtError('not_found', `no loaded agent ${id}; pass its absolute file path (finding agents in tracked folders needs the tracked-folders extension)`);
-    }
-    throw error;
+    if (!(error instanceof AgtError && error.code === 'not_found')) throw error;
   }
+  const found = await locateAgentFiles(services.contributions.points, id);
+  if (found === null) {
+    throw new AgtError('unavailable', `no loaded agent ${id}: finding agents by id, handle or name needs the tracked-folders extension (or pass the absolute file path)`, {
+      details: { extension: 'tracked-folders' },
+    });
+  }
+  if (found.length === 0) throw new AgtError('not_found', `no agent ${id} is loaded or found in the tracked folders`);
+  if (found.length > 1) {
+    throw new AgtError('ambiguous_agent', `${found.length} agent files match ${id}; start one by its absolute path`, { details: { candidates: found.map((filePath) => ({ filePath })) } });
+  }
+  const agent = await services.registry.load(found[0]!, { requireReview: true });
+  return { agent, loaded: true };
 }
 
 export const startAgentRoutes: KernelRoutes = async (app, { services }) => {
@@ -41,7 +53,7 @@ export const startAgentRoutes: KernelRoutes = async (app, { services }) => {
       params: AgentIdParams,
       response: {
         200: Type.Object({ success: Type.Literal(true), loaded: Type.Boolean(), startupTriggered: Type.Boolean(), agent: Type.Optional(AgentStatus) }),
-        ...errorResponses(404, 409, 422),
+        ...errorResponses(404, 409, 422, 503),
       },
     },
   }, async (request) => {
