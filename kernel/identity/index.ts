@@ -2,7 +2,7 @@
  * The identity package's entry points for other kernel code: the service types, the guard the
  * create-agent route uses, and the sealing helpers an envelope is built from.
  */
-import { AgtError } from '../../contracts/errors.js';
+import { identityNotReady } from './errors.js';
 import type { IdentityService } from './types.js';
 
 export type { IdentityService, IdentityStatus, IdentityState } from './types.js';
@@ -17,11 +17,6 @@ export { didKeyFromEd25519, ed25519FromDidKey, verifyWithDid, isEd25519DidKey } 
  */
 export function requireReadyIdentity(kernel: { identity: IdentityService }, what = 'this operation'): IdentityService {
   const identity = kernel.identity;
-  if (!identity.isReady()) {
-    const status = identity.status();
-    throw new AgtError('identity_not_ready', `${what} needs a ready owner identity (status: ${status.status})`, {
-      details: { identity: status },
-    });
-  }
+  if (!identity.isReady()) throw identityNotReady(what, identity.status());
   return identity;
 }

@@ -13,9 +13,20 @@
 import { renameSync } from 'node:fs';
 import { join } from 'node:path';
 import nacl from 'tweetnacl';
-import { AgtError } from '../../contracts/errors.js';
+import type { AgtError } from '../../contracts/errors.js';
 import type { Logger } from '../../contracts/logger.js';
 import { ed25519FromDidKey } from './did-key.js';
+import {
+  identityExists,
+  identityNotReady,
+  identityUnusable,
+  invalidSeedPhrase,
+  noIdentity,
+  ownerSecretsDamaged,
+  passphraseNeeded,
+  seedOfAnotherIdentity,
+  wrongPassphrase,
+} from './errors.js';
 import { readEnvPassphrase, type PassphraseSource } from './env-passphrase.js';
 import { isValidMnemonic, newMnemonic, seedFromMnemonic } from './mnemonic.js';
 import { deriveOwnerKeys, wipeOwnerKeys, type OwnerKeys } from './owner-keys.js';
@@ -86,10 +97,7 @@ export class OwnerIdentity implements IdentityService {
 
   /** 409 `identity_not_ready` carrying the current status, for every operation that needs the owner. */
   notReadyError(what = 'this operation'): AgtError {
-    const identity = this.status();
-    return new AgtError('identity_not_ready', `${what} needs a ready owner identity (status: ${identity.status})`, {
-      details: { identity },
-    });
+    return identityNotReady(what, this.status());
   }
 
   // ---- keys ---------------------------------------------------------------------------------------
@@ -167,11 +175,7 @@ export class OwnerIdentity implements IdentityService {
   create(passphrase?: string): Promise<{ identity: IdentityStatus; seedPhrase: string }> {
     return this.serial(async () => {
       if (this.disk.kind !== 'missing') {
-        throw this.conflict(
-          this.disk.kind === 'corrupt'
-            ? 'an owner identity exists but its file cannot be used: restore it with POST /identity/restore'
-            : 'an owner identity already exists',
-        );
+        throw this.disk.kind === 'corrupt' ? identityUnusable(this.status()) : identityExists(this.status());
       }
       const secret = this.passphraseFor(passphrase);
       const seedPhrase = newMnemonic();
@@ -188,7 +192,7 @@ export class OwnerIdentity implements IdentityService {
   restore(seedPhrase: string, passphrase?: string): Promise<{ identity: IdentityStatus }> {
     return this.serial(async () => {
       if (!isValidMnemonic(seedPhrase)) {
-        throw new AgtError('bad_request', 'seedPhrase is not a valid BIP39 English mnemonic', { details: { identity: this.status() } });
+        throw invalidSeedPhrase(this.status());
       }
       const seed = seedFromMnemonic(seedPhrase);
       const did = deriveOwnerKeys(seed);
@@ -196,7 +200,7 @@ export class OwnerIdentity implements IdentityService {
       wipeOwnerKeys(did);
       if (this.disk.kind === 'ok' && !sameOwner) {
         seed.fill(0);
-        throw this.conflict('another owner identity exists on this daemon; the seed phrase does not belong to it');
+        throw seedOfAnotherIdentity(this.status());
       }
       const secret = this.passphraseFor(passphrase);
       if (this.disk.kind === 'corrupt') {
@@ -213,19 +217,19 @@ export class OwnerIdentity implements IdentityService {
 
   unlock(passphrase: string): Promise<{ identity: IdentityStatus }> {
     return this.serial(async () => {
-      if (this.disk.kind !== 'ok') throw this.conflict('there is no owner identity to unlock');
+      if (this.disk.kind !== 'ok') throw noIdentity('to unlock', this.status());
       const outcome = await this.tryUnlock(passphrase);
       if (outcome === 'wrong_password') {
-        throw new AgtError('wrong_password', 'wrong passphrase', { details: { identity: this.status() } });
+        throw wrongPassphrase(this.status());
       }
-      if (outcome === 'corrupt') throw this.conflict('the owner secrets file is damaged: restore the identity from its seed phrase');
+      if (outcome === 'corrupt') throw ownerSecretsDamaged(this.status());
       return { identity: this.status() };
     });
   }
 
   lock(): Promise<{ identity: IdentityStatus }> {
     return this.serial(async () => {
-      if (this.disk.kind !== 'ok') throw this.conflict('there is no owner identity to lock');
+      if (this.disk.kind !== 'ok') throw noIdentity('to lock', this.status());
       this.wipe();
       this.changed();
       return { identity: this.status() };
@@ -234,7 +238,7 @@ export class OwnerIdentity implements IdentityService {
 
   confirmBackup(): Promise<{ identity: IdentityStatus }> {
     return this.serial(async () => {
-      if (this.disk.kind !== 'ok') throw this.conflict('there is no owner identity whose backup could be confirmed');
+      if (this.disk.kind !== 'ok') throw noIdentity('whose backup could be confirmed', this.status());
       if (!this.disk.file.backupConfirmed) {
         // Only the public part changes; the sealed seed is kept as it is.
         const file: OwnerSecretsFile = { ...this.disk.file, backupConfirmed: true, updatedAt: new Date().toISOString() };
@@ -260,21 +264,12 @@ export class OwnerIdentity implements IdentityService {
     return run;
   }
 
-  private conflict(message: string): AgtError {
-    return new AgtError('conflict', message, { details: { identity: this.status() } });
-  }
-
   /** The body's passphrase, else the environment's; 400 when file storage gets none. */
   private passphraseFor(given: string | undefined): string {
     if (given) return given;
     const env = readEnvPassphrase(this.options.env);
     if (env.kind === 'ok') return env.passphrase;
-    throw new AgtError(
-      'bad_request',
-      'file storage needs a passphrase: send `passphrase` or start the daemon with AGT_OWNER_PASSPHRASE(_FILE)' +
-        (env.kind === 'unreadable' ? ` (${env.reason})` : ''),
-      { details: { identity: this.status() } },
-    );
+    throw passphraseNeeded(this.status(), env.kind === 'unreadable' ? env.reason : undefined);
   }
 
   private async tryUnlock(passphrase: string): Promise<'ok' | 'wrong_password' | 'corrupt'> {
