@@ -158,19 +158,18 @@ t.test('stopping the extension ends running calls with unavailable', async (t) =
   t.equal(fake.chatRequests()[0]!.clientAborted, true);
 });
 
-t.test('requestDelayMs spaces calls to one provider, sequential and concurrent', async (t) => {
+t.test('requestDelayMs: calls to one provider pass through its gate, sequential and concurrent', async (t) => {
+  // The spacing itself is asserted on a fake clock in providers-units; here the real calls go through.
   const fake = await startFakeOpenAI(t, () => reply.text('ok'));
   const { runtime } = makeRuntime(t);
-  const client = createModelClient(makeTarget('openai-compatible', fake.baseUrl, { requestDelayMs: 300 }), runtime);
+  const client = createModelClient(makeTarget('openai-compatible', fake.baseUrl, { requestDelayMs: 50 }), runtime);
   await client.complete(makeRequest());
   await client.complete(makeRequest());
   await Promise.all([client.complete(makeRequest()), client.complete(makeRequest())]);
-  const times = fake.chatRequests().map((r) => r.at);
-  for (let i = 1; i < times.length; i++) t.ok(times[i]! - times[i - 1]! >= 280, `gap ${i}: ${times[i]! - times[i - 1]!} ms`);
+  t.equal(fake.chatRequests().length, 4);
   const other = createModelClient(makeTarget('openai-compatible', fake.baseUrl, { gateKey: 'app:other', requestDelayMs: 0 }), runtime);
-  const before = Date.now();
   await other.complete(makeRequest());
-  t.ok(fake.chatRequests().at(-1)!.at - before < 280, 'another provider is not held back');
+  t.equal(fake.chatRequests().length, 5);
 });
 
 t.test('an unreachable server: retried, then upstream_error with a null status', async (t) => {

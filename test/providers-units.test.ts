@@ -11,6 +11,7 @@ import { resolveOptions } from '../extensions/providers/options.js';
 import { budgetOf, effortOf, readReasoning, typedValue } from '../extensions/providers/params.js';
 import { costOf, findPrice, priceCall } from '../extensions/providers/pricing.js';
 import { AgtError } from '../contracts/errors.js';
+import { SpacingGates } from '../extensions/providers/spacing.js';
 import { makeTarget } from './fakes/providers-harness.js';
 
 t.test('params are typed by their look', async (t) => {
@@ -108,4 +109,39 @@ t.test('stream assembly: tool-call fragments without index (some compatible serv
     { id: 'b', name: 'two', args: {} },
   ]);
   t.equal(state.finish, 'tool_calls');
+});
+
+t.test('spacing gates: calls to one gate start one delay apart, sequential and concurrent; other gates are not held', async (t) => {
+  // A fake clock: time moves only when the test says; each wait's sleep is recorded in call order.
+  let now = 1_000;
+  const sleeps: number[] = [];
+  const gates = new SpacingGates({ now: () => now, sleep: async (ms) => void sleeps.push(ms) });
+  const starts: Record<string, number[]> = {};
+  const call = async (key: string, delay: number) => {
+    const before = now;
+    const index = sleeps.length;
+    await gates.wait(key, delay);
+    const start = before + (sleeps.length > index ? sleeps[index]! : 0);
+    (starts[key] ??= []).push(start);
+    return start;
+  };
+  now = await call('a', 300);
+  now = await call('a', 300);
+  now += 1_000; // idle long enough: the next call starts at once
+  now = await call('a', 300);
+  await Promise.all([call('a', 300), call('a', 300)]);
+  await call('b', 300);
+  await call('c', 0);
+  t.same(starts.a, [1_000, 1_300, 2_300, 2_600, 2_900]);
+  t.same(starts.b, [now], 'another gate starts without waiting for gate a');
+  t.same(starts.c, [now], 'no delay: no wait at all');
+});
+
+t.test('spacing gates: an aborted wait rejects with the reason', async (t) => {
+  const gates = new SpacingGates({ now: () => 0, sleep: (_ms, signal) => new Promise((_resolve, reject) => signal?.addEventListener('abort', () => reject(signal.reason))) });
+  await gates.wait('a', 100);
+  const controller = new AbortController();
+  const waiting = gates.wait('a', 100, controller.signal);
+  controller.abort(new Error('stop'));
+  await t.rejects(waiting, { message: 'stop' });
 });
