@@ -7,7 +7,8 @@ import { isPasswordProtected } from './key-access.js';
 
 export { CredentialsService, CREDENTIAL_NAME_PATTERN, type CredentialInfo } from './service.js';
 export { CREDENTIALS_LOCKED, DegradedWatcher } from './degraded.js';
-export { isPasswordProtected, lockedError, type EnvelopeState } from './key-access.js';
+export { isPasswordProtected, type EnvelopeState } from './key-access.js';
+export { credentialsLocked } from './errors.js';
 export type { LockReason } from './envelope.js';
 
 /**

@@ -11,7 +11,6 @@
  * a password can lock it. When the owner's wrap opened it, the envelope is adopted (a wrap for this
  * runtime is added), so it stays open after the owner locks and after restarts.
  */
-import { AgtError } from '../../contracts/errors.js';
 import type { AgentFile } from '../agents/agent-file.js';
 import type { LoadedAgent } from '../agents/loaded-agent.js';
 import type { IdentityService } from '../identity/types.js';
@@ -27,6 +26,7 @@ import {
   type Envelope,
   type LockReason,
 } from './envelope.js';
+import { credentialsLocked, notPasswordProtected, ownerWrapNeeded, unloadedDuringUnlock, wrongAgentPassword } from './errors.js';
 
 export type KeyAccess = { ok: true; envelope: Envelope; dataKey: Uint8Array } | { ok: false; reason: LockReason };
 
@@ -78,7 +78,7 @@ export class EnvelopeKeys {
   /** The data key, creating the envelope (no password) when the file has none; 409 `credentials_locked` when locked. */
   ensure(agent: LoadedAgent): { envelope: Envelope; dataKey: Uint8Array } {
     const access = this.access(agent);
-    if (!access.ok) throw lockedError(agent.id, access.reason);
+    if (!access.ok) throw credentialsLocked(agent.id, access.reason);
     if (access.envelope) return access;
     return this.createFor(agent.file);
   }
@@ -101,27 +101,25 @@ export class EnvelopeKeys {
    */
   async unlock(agent: LoadedAgent, password: string): Promise<void> {
     const envelope = readEnvelope(agent.file);
-    if (envelope === 'malformed') throw lockedError(agent.id, 'damaged');
-    if (!envelope?.password) throw new AgtError('conflict', `agent ${agent.id} is not password-protected`, { details: { agentId: agent.id } });
+    if (envelope === 'malformed') throw credentialsLocked(agent.id, 'damaged');
+    if (!envelope?.password) throw notPasswordProtected(agent.id);
     const passwordKey = await derivePasswordKey(envelope, password);
     try {
       const wrap = openWrapKey(envelope, this.identity);
       if (!wrap.ok) {
         if (wrap.reason === 'owner_locked') {
-          throw new AgtError('identity_not_ready', 'this agent file comes from another installation: unlock the owner identity first', {
-            details: { agentId: agent.id, identity: this.identity.status() },
-          });
+          throw ownerWrapNeeded(agent.id, this.identity.status());
         }
-        throw lockedError(agent.id, wrap.reason);
+        throw credentialsLocked(agent.id, wrap.reason);
       }
       const dataKey = passwordDataKey(envelope, wrap.kw, passwordKey);
       if (wrap.via === 'owner') this.adopt(agent.file, envelope, wrap.kw);
       wrap.kw.fill(0);
-      if (!dataKey) throw new AgtError('wrong_password', 'wrong password', { details: { agentId: agent.id } });
+      if (!dataKey) throw wrongAgentPassword(agent.id);
       // Unloaded while the KDF ran: keeping the key would unlock a later load without its password.
       if (!this.isLoaded(agent)) {
         dataKey.fill(0);
-        throw new AgtError('not_found', `agent ${agent.id} was unloaded`);
+        throw unloadedDuringUnlock(agent.id);
       }
       this.unlocked.set(agent.id, { envelopeId: envelope.id, dataKey });
     } finally {
@@ -159,14 +157,4 @@ export class EnvelopeKeys {
     file.identity.put(ENVELOPE_KEY, serializeEnvelope(adopted));
     return adopted;
   }
-}
-
-export function lockedError(agentId: string, reason: LockReason): AgtError {
-  const why: Record<LockReason, string> = {
-    password: 'the agent is password-protected: POST /agents/{id}/credentials/unlock with its password',
-    owner_locked: 'the file comes from another installation and only the owner can open it: unlock the owner identity',
-    foreign: 'the credentials were sealed for another owner and another runtime',
-    damaged: 'the credentials envelope of this file is damaged',
-  };
-  return new AgtError('credentials_locked', `credentials of agent ${agentId} are locked: ${why[reason]}`, { details: { agentId, reason } });
 }

@@ -16,7 +16,8 @@ import type { CredentialMeta } from '../agents/stores/secret-stores.js';
 import type { IdentityService } from '../identity/types.js';
 import { DegradedWatcher } from './degraded.js';
 import { openWithKey, sealWithKey, type Envelope } from './envelope.js';
-import { EnvelopeKeys, isPasswordProtected, lockedError, type EnvelopeState } from './key-access.js';
+import { credentialsLocked } from './errors.js';
+import { EnvelopeKeys, isPasswordProtected, type EnvelopeState } from './key-access.js';
 import { openPending, sealPending } from './pending.js';
 
 /** Credential names: `provider:<id>`, `channel:telegram`, `mcp:github.token`, ... (no `/`: names travel in paths). */
@@ -95,7 +96,7 @@ export class CredentialsService {
       this.deps.bus.emit('credential.changed', { agentId: agent.id, payload: { name, action: 'set' } });
       return this.info(agent, name);
     }
-    if (!replace) throw lockedError(agent.id, access.reason);
+    if (!replace) throw credentialsLocked(agent.id, access.reason);
     const existed = agent.file.credentials.meta(name) !== undefined;
     agent.file.credentials.write(name, sealPending(this.deps.identity, value), { sealed: false, length: value.length, meta: { pending: true } });
     this.deps.registry.log(agent, {
