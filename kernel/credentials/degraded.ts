@@ -8,14 +8,24 @@ import type { EventBus } from '../../contracts/events.js';
 import type { Logger } from '../../contracts/logger.js';
 import type { LoadedAgent } from '../agents/loaded-agent.js';
 import type { AgentRegistry } from '../agents/registry.js';
-import type { CredentialsService } from './service.js';
+import type { EnvelopeState } from './key-access.js';
 
 export const CREDENTIALS_LOCKED = 'CREDENTIALS_LOCKED';
 export const RECHECK_INTERVAL_MS = 60_000;
 
+/** What the watcher needs of the credentials service (which owns the watcher and hands it this view). */
+export interface CredentialLocks {
+  /** Whether the agent's envelope is locked now, and why. */
+  state(agent: LoadedAgent): EnvelopeState;
+  /** Seals the values replaced while the envelope was locked. */
+  sealPending(agent: LoadedAgent): void;
+  /** Drops the unlocked key of an agent that was unloaded. */
+  forget(agentId: string): void;
+}
+
 export interface DegradedWatcherDeps {
   registry: AgentRegistry;
-  credentials: CredentialsService;
+  credentials: CredentialLocks;
   bus: EventBus;
   logger: Logger;
   onIdentityChange: (listener: () => void) => () => void;
@@ -38,7 +48,7 @@ export class DegradedWatcher {
           const agent = registry.list().find((candidate) => candidate.id === event.agent_id);
           if (agent) this.check(agent);
         } else if (event.event_type === 'agent.unloaded') {
-          credentials.keys.forget(event.agent_id);
+          credentials.forget(event.agent_id);
         }
       }),
       this.deps.onIdentityChange(() => this.checkAll()),

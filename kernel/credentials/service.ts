@@ -57,7 +57,11 @@ export class CredentialsService {
     this.keys = new EnvelopeKeys(deps.identity, (agent) => deps.registry.list().includes(agent));
     this.watcher = new DegradedWatcher({
       registry: deps.registry,
-      credentials: this,
+      credentials: {
+        state: (agent) => this.state(agent),
+        sealPending: (agent) => void this.sealPending(agent),
+        forget: (agentId) => void this.keys.forget(agentId),
+      },
       bus: deps.bus,
       logger: deps.logger,
       onIdentityChange: (listener) => deps.identity.onChange(listener),

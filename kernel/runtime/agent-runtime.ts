@@ -9,16 +9,14 @@ import type { AgentConfig, TriggerTarget, TriggerType } from '../../contracts/ag
 import { AgtError } from '../../contracts/errors.js';
 import type { EventBus, EventPayloads, EventType } from '../../contracts/events.js';
 import type { Logger } from '../../contracts/logger.js';
-import type { ModelClient } from '../../contracts/model.js';
 import { outboundAddress, type OutboundEnvelope } from '../../contracts/points.js';
-import type { ToolDefinition } from '../../contracts/tools.js';
 import type { OutboxMessage } from '../agents/stores/message-stores.js';
 import type { QueuedInput } from '../agents/stores/queue-store.js';
 import type { TimerRow } from '../agents/stores/timers-store.js';
 import type { Clock } from './clock.js';
 import { TRIGGER_OF, type NormalizedDispatch, type TriggerEvent } from './dispatch.js';
 import { LoopExecutor } from './executor/loop-executor.js';
-import { loopInstructions, loopModel, loopTools } from './executor/loop-setup.js';
+import { loopInstructions, loopModel, loopTools, type LoopSources } from './executor/loop-setup.js';
 import { runTurn } from './executor/turn.js';
 import { HilStore } from './hil.js';
 import { SqlSandbox } from './sql-sandbox/sql-runner.js';
@@ -27,32 +25,17 @@ import { TriggerEvaluator, type FireOptions, type TriggerOrigin } from './trigge
 import { SystemRunner } from './triggers/system-runner.js';
 import { hilListener } from './hil-events.js';
 import { recoverAcceptedWork } from './recovery.js';
-import { limitOf, type DisplayState, type QueueItem, type RuntimeAgent } from './types.js';
+import { limitOf, type DisplayState, type LogFields, type QueueItem, type RuntimeAgent } from './types.js';
 
 /** What the runtime needs from the kernel (a narrow view, so tests can fake it). */
-export interface RuntimeDeps {
+export interface RuntimeDeps extends LoopSources {
   bus: EventBus;
   logger: Logger;
   clock: Clock;
-  hasModelProviders(): boolean;
-  resolveModel(agent: RuntimeAgent, providerId: string): Promise<ModelClient | undefined>;
-  builtinTools(): ToolDefinition[];
-  contributedTools(agentId: string, taken: ReadonlySet<string>): Promise<ToolDefinition[]>;
   /** Validates, commits and applies a new config (the registry's update path). */
   updateConfig(agentId: string, next: AgentConfig): Promise<void>;
   /** The delivery by the outbound transport that claims the envelope's address; undefined when none does. */
   sendOutbound?(envelope: OutboundEnvelope): { owner: string; delivery: Promise<void> } | undefined;
-}
-
-export interface LogFields {
-  origin?: string;
-  event?: string;
-  target?: string;
-  data?: unknown;
-  loop?: string;
-  turnId?: string;
-  /** Written by a system-scope run: offered to `on_logs` as such, so it never re-triggers. */
-  system?: boolean;
 }
 
 const isDisplayState = (value: unknown): value is DisplayState =>

@@ -1,8 +1,15 @@
 /** Turns HIL store notifications into bus events and `on_task_*` trigger offers for one agent. */
-import type { AgentRuntime } from './agent-runtime.js';
+import type { EventPayloads, EventType } from '../../contracts/events.js';
 import type { AskRequest, HilListener, SuspendPrompt, Task } from './hil.js';
+import type { TriggerOrigin } from './triggers/evaluator.js';
 
-export function hilListener(runtime: AgentRuntime): HilListener {
+/** What the listener does with a notification: the agent's runtime hands itself over as this. */
+export interface HilEventTarget {
+  emit<T extends EventType>(type: T, payload: EventPayloads[T], options?: { loop?: string; turnId?: string }): void;
+  fire(type: 'on_task_create' | 'on_task_complete', data: unknown, origin: TriggerOrigin): unknown;
+}
+
+export function hilListener(runtime: HilEventTarget): HilListener {
   const where = (item: { loop: string; turnId: string | null }) => ({ loop: item.loop, turnId: item.turnId ?? undefined });
   return {
     taskCreated(task: Task) {

@@ -24,8 +24,7 @@ import type { TriggerEvent } from './dispatch.js';
 import { unansweredCalls } from './executor/context.js';
 import type { LoopExecutor } from './executor/loop-executor.js';
 import type { HilStore } from './hil.js';
-import type { LogFields } from './agent-runtime.js';
-import type { QueueItem, RuntimeAgent } from './types.js';
+import type { LogFields, QueueItem, RuntimeAgent } from './types.js';
 
 /** `agent.error` code of a turn the daemon stopped in the middle of. */
 export const RESTART_ERROR_CODE = 'daemon_restart';

@@ -23,6 +23,18 @@ export interface RuntimeAgent {
   displayState?: string;
 }
 
+/** Fields of one `agt_logs` row written by the runtime or one of its parts. */
+export interface LogFields {
+  origin?: string;
+  event?: string;
+  target?: string;
+  data?: unknown;
+  loop?: string;
+  turnId?: string;
+  /** Written by a system-scope run: offered to `on_logs` as such, so it never re-triggers. */
+  system?: boolean;
+}
+
 /**
  * A unit of work waiting in a loop's queue. `resume` continues a turn the daemon stopped while it waited
  * for the owner (restart recovery): it runs first, writes no incoming row and picks up the turn's

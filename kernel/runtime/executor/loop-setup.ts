@@ -5,13 +5,20 @@
 import { AgtError } from '../../../contracts/errors.js';
 import type { ModelClient, ModelSettings } from '../../../contracts/model.js';
 import type { ToolDefinition } from '../../../contracts/tools.js';
-import type { RuntimeDeps } from '../agent-runtime.js';
 import { effectiveTools } from '../tools/effective.js';
 import type { RuntimeAgent } from '../types.js';
 import type { ActiveTool } from './turn.js';
 
+/** Where a loop's model and tools come from (part of the runtime's deps, which it hands over). */
+export interface LoopSources {
+  hasModelProviders(): boolean;
+  resolveModel(agent: RuntimeAgent, providerId: string): Promise<ModelClient | undefined>;
+  builtinTools(): ToolDefinition[];
+  contributedTools(agentId: string, taken: ReadonlySet<string>): Promise<ToolDefinition[]>;
+}
+
 /** The client and settings for a loop; `unavailable` when no provider extension serves the provider (D3). */
-export async function loopModel(agent: RuntimeAgent, deps: RuntimeDeps, loop: string): Promise<{ client: ModelClient; settings: ModelSettings }> {
+export async function loopModel(agent: RuntimeAgent, deps: LoopSources, loop: string): Promise<{ client: ModelClient; settings: ModelSettings }> {
   const override = loop === 'main' ? undefined : agent.config.loops?.find((l) => l.name === loop)?.model;
   const settings = { ...agent.config.model, ...(override ?? {}) } as ModelSettings;
   if (!deps.hasModelProviders()) {
@@ -29,14 +36,14 @@ export function loopInstructions(agent: RuntimeAgent, loop: string): string {
 }
 
 /** Tool definitions an agent sees: built-ins first; contributed names that clash are skipped. */
-export async function toolDefinitions(agent: RuntimeAgent, deps: RuntimeDeps): Promise<ToolDefinition[]> {
+export async function toolDefinitions(agent: RuntimeAgent, deps: LoopSources): Promise<ToolDefinition[]> {
   const builtins = deps.builtinTools();
   const contributed = await deps.contributedTools(agent.id, new Set(builtins.map((t) => t.name)));
   return [...builtins, ...contributed];
 }
 
 /** The enabled tools of one loop, by name. */
-export async function loopTools(agent: RuntimeAgent, deps: RuntimeDeps, loop: string): Promise<Map<string, ActiveTool>> {
+export async function loopTools(agent: RuntimeAgent, deps: LoopSources, loop: string): Promise<Map<string, ActiveTool>> {
   const out = new Map<string, ActiveTool>();
   for (const tool of effectiveTools(agent.config, await toolDefinitions(agent, deps), loop)) {
     if (tool.enabled) out.set(tool.def.name, { def: tool.def, visible: tool.visible, restricted: tool.restricted });
