@@ -8,7 +8,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { installErrorHandling } from './error-handler.js';
 import { checkRequest, installGuards, type GuardOptions } from './guards.js';
 import { serverLimitOptions } from './limits.js';
-import { AgtError } from '../../contracts/errors.js';
+import type { AgtError } from '../../contracts/errors.js';
+import { routerRefusal } from './errors.js';
 import { AGT_VERSION } from '../version.js';
 
 export type KernelApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -121,7 +122,7 @@ export async function buildApp(options: AppOptions): Promise<KernelApp> {
       let refusal: AgtError;
       try {
         checkRequest(request, options.guard, undefined);
-        refusal = new AgtError('bad_request', error.message);
+        refusal = routerRefusal(error.message);
       } catch (guardError) {
         refusal = guardError as AgtError;
       }

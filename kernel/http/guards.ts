@@ -4,7 +4,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { AgtError } from '../../contracts/errors.js';
+import { badBearerToken, crossOrigin, hostNotAllowed, loopbackOnly } from './errors.js';
 import { hostAllowed, isLoopbackAddress, originIsSameOrigin, type HostPolicy } from './host-check.js';
 import { installInputChecks } from './input-checks.js';
 
@@ -120,21 +120,21 @@ export function isLocalRequest(request: FastifyRequest, options: Pick<GuardOptio
 export function checkRequest(request: FastifyRequest, options: GuardOptions, route = request.routeOptions?.config): void {
   const host = request.headers.host;
   if (!hostAllowed(host, options)) {
-    throw new AgtError('host_not_allowed', 'Host header does not name this daemon');
+    throw hostNotAllowed();
   }
   const origin = request.headers.origin;
   if ((origin !== undefined && !originIsSameOrigin(origin, host)) || crossSiteFetch(request.headers['sec-fetch-site'])) {
-    throw new AgtError('cross_origin', 'cross-origin browser requests are refused');
+    throw crossOrigin();
   }
   if (!route?.public) {
     const header = request.headers.authorization ?? '';
     const match = /^Bearer\s+(.+)$/i.exec(header);
     if (!match || !secretEquals(match[1]!.trim(), options.token)) {
-      throw new AgtError('unauthorized', 'missing or wrong bearer token');
+      throw badBearerToken();
     }
   }
   if (route?.loopbackOnly && !isLocalRequest(request, options)) {
-    throw new AgtError('loopback_only', 'this route answers only callers on the daemon host');
+    throw loopbackOnly();
   }
 }
 

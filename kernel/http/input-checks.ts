@@ -8,8 +8,8 @@
  * - a JSON body nested deeper than MAX_JSON_DEPTH (contracts/validate.ts) is 400 before anything walks it.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { AgtError } from '../../contracts/errors.js';
 import { assertJsonDepth } from '../../contracts/validate.js';
+import { notDecimal } from './errors.js';
 
 /** A decimal integer: optional minus, no leading zeros, at most 16 digits (then also a safe integer). */
 export const DECIMAL_INTEGER_PATTERN = '^-?(0|[1-9][0-9]{0,15})$';
@@ -85,9 +85,7 @@ export function checkNumericText(request: FastifyRequest): void {
         const pattern = kind === 'integer' ? DECIMAL_INTEGER : DECIMAL_NUMBER;
         if (typeof text !== 'string' || !pattern.test(text) || !Number.isFinite(Number(text)) || (kind === 'integer' && !Number.isSafeInteger(Number(text)))) {
           const shown = typeof text === 'string' ? JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text) : typeof text;
-          throw new AgtError('bad_request', `Invalid ${WHERE[part]}: ${name} must be a decimal ${kind === 'integer' ? 'integer' : 'number'} (got ${shown})`, {
-            details: { path: `/${part}/${name}` },
-          });
+          throw notDecimal(part, WHERE[part], name, kind, shown);
         }
       }
     }
