@@ -12,11 +12,11 @@
  * synchronous and cheap (O(1) per frame, one O(clients) flush per burst).
  */
 import type { OutgoingHttpHeader, ServerResponse } from 'node:http';
-import { AgtError } from '../../contracts/errors.js';
 import type { EventFrame } from '../../contracts/events.js';
 import type { Logger } from '../../contracts/logger.js';
 import { waitAtMost } from '../deadline.js';
 import type { KernelBus } from './bus.js';
+import { daemonShuttingDown } from './errors.js';
 import type { ResumePlan, ResumeRequest } from './resume.js';
 
 export const HEARTBEAT_MS = 30_000;
@@ -87,7 +87,7 @@ export class SseHub {
 
   /** Throws 503 once shutdown began, so a request that slipped past the closing check gets an answer. */
   assertOpen(): void {
-    if (this.closed) throw new AgtError('unavailable', 'the daemon is shutting down');
+    if (this.closed) throw daemonShuttingDown();
   }
 
   /**
