@@ -18,6 +18,7 @@ import type { AgentRegistry } from '../agents/registry.js';
 import { createPasswordEnvelope, createPlainEnvelope, ENVELOPE_KEY, openWithKey, sealWithKey, serializeEnvelope, type Envelope } from '../credentials/envelope.js';
 import type { CredentialsService } from '../credentials/service.js';
 import { didKeyFromEd25519 } from '../identity/did-key.js';
+import { signDetached, signKeyPairFromSeed } from '../identity/nacl-node.js';
 import { requireReadyIdentity } from '../identity/index.js';
 import type { IdentityService } from '../identity/types.js';
 import { attest, parseAttestations, verifyAttestation, type AttestationKind, type AttestationRecord } from './attestations.js';
@@ -143,9 +144,9 @@ export class AgentIdentityService {
     if (!stored || stored.envelope !== access.envelope.id) return null;
     const seed = openWithKey(access.dataKey, Buffer.from(stored.sealed, 'base64'));
     if (!seed || seed.length !== nacl.sign.seedLength) return null;
-    const pair = nacl.sign.keyPair.fromSeed(seed);
+    const pair = signKeyPairFromSeed(seed);
     seed.fill(0);
-    const signature = nacl.sign.detached(message, pair.secretKey);
+    const signature = signDetached(message, pair.secretKey);
     pair.secretKey.fill(0);
     return signature;
   }
@@ -153,7 +154,7 @@ export class AgentIdentityService {
   /** Writes key pair and attestations (inside the caller's transaction); returns the new DID. */
   private issue(file: AgentFile, agentId: string, envelope: Envelope, dataKey: Uint8Array): string {
     const seed = nacl.randomBytes(nacl.sign.seedLength);
-    const pair = nacl.sign.keyPair.fromSeed(seed);
+    const pair = signKeyPairFromSeed(seed);
     const did = didKeyFromEd25519(pair.publicKey);
     const secret: SealedSecret = { envelope: envelope.id, sealed: sealWithKey(dataKey, seed).toString('base64') };
     seed.fill(0);

@@ -3,8 +3,9 @@
  * (its public key is the `ownerDid`) and the X25519 encryption key at `m/44'/0'/1'` (the 32 bytes at
  * that path are used directly as the X25519 secret key).
  */
-import nacl from 'tweetnacl';
+import type nacl from 'tweetnacl';
 import { didKeyFromEd25519 } from './did-key.js';
+import { boxKeyPairFromSecret, signKeyPairFromSeed } from './nacl-node.js';
 import { derivePath } from './slip10.js';
 
 export const OWNER_SIGNING_PATH = "m/44'/0'/0'";
@@ -20,9 +21,10 @@ export interface OwnerKeys {
 export function deriveOwnerKeys(seed: Uint8Array): OwnerKeys {
   const signNode = derivePath(seed, OWNER_SIGNING_PATH);
   const boxNode = derivePath(seed, OWNER_BOX_PATH);
-  const signing = nacl.sign.keyPair.fromSeed(signNode.key);
-  // Both constructors copy their input, so the derivation nodes can be wiped right after.
-  const box = nacl.box.keyPair.fromSecretKey(boxNode.key);
+  // Node's crypto, tweetnacl's bytes (nacl-node.ts). Both copy their input, so the derivation nodes can be
+  // wiped right after.
+  const signing = signKeyPairFromSeed(signNode.key);
+  const box = boxKeyPairFromSecret(boxNode.key);
   for (const node of [signNode, boxNode]) {
     node.key.fill(0);
     node.chainCode.fill(0);

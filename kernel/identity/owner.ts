@@ -29,6 +29,7 @@ import {
 } from './errors.js';
 import { readEnvPassphrase, type PassphraseSource } from './env-passphrase.js';
 import { isValidMnemonic, newMnemonic, seedFromMnemonic } from './mnemonic.js';
+import { signDetached } from './nacl-node.js';
 import { deriveOwnerKeys, wipeOwnerKeys, type OwnerKeys } from './owner-keys.js';
 import {
   OWNER_SECRETS_FILE,
@@ -113,7 +114,7 @@ export class OwnerIdentity implements IdentityService {
 
   ownerSign(message: Uint8Array): Uint8Array {
     if (!this.keys) throw this.notReadyError('signing as the owner');
-    return nacl.sign.detached(message, this.keys.signing.secretKey);
+    return signDetached(message, this.keys.signing.secretKey);
   }
 
   ownerVerify(message: Uint8Array, signature: Uint8Array): boolean {
@@ -140,7 +141,7 @@ export class OwnerIdentity implements IdentityService {
   }
 
   runtimeSign(message: Uint8Array): Uint8Array {
-    return nacl.sign.detached(message, this.options.runtime.signing.secretKey);
+    return signDetached(message, this.options.runtime.signing.secretKey);
   }
 
   runtimeVerify(message: Uint8Array, signature: Uint8Array): boolean {

@@ -6,6 +6,8 @@
  * box key and once to the runtime's, so either party alone can unwrap it.
  */
 import nacl from 'tweetnacl';
+// tweetnacl's box with the X25519 arithmetic done by Node's crypto: the same bytes (nacl-node.ts).
+import { box, boxKeyPair, boxOpen } from './nacl-node.js';
 
 /** A sealed message, JSON-ready (base64 fields), so it can be stored in an agent file as text. */
 export interface SealedBox {
@@ -21,9 +23,9 @@ export const fromBase64 = (text: string): Uint8Array => new Uint8Array(Buffer.fr
 
 export function sealTo(recipientPublicKey: Uint8Array, plaintext: Uint8Array): SealedBox {
   if (recipientPublicKey.length !== nacl.box.publicKeyLength) throw new RangeError('an X25519 public key is 32 bytes');
-  const ephemeral = nacl.box.keyPair();
+  const ephemeral = boxKeyPair();
   const nonce = nacl.randomBytes(nacl.box.nonceLength);
-  const ct = nacl.box(plaintext, nonce, recipientPublicKey, ephemeral.secretKey);
+  const ct = box(plaintext, nonce, recipientPublicKey, ephemeral.secretKey);
   ephemeral.secretKey.fill(0);
   return { epk: toBase64(ephemeral.publicKey), nonce: toBase64(nonce), ct: toBase64(ct) };
 }
@@ -39,5 +41,5 @@ export function openSealed(sealed: SealedBox, recipientSecretKey: Uint8Array): U
   if (epk.length !== nacl.box.publicKeyLength || nonce.length !== nacl.box.nonceLength || ct.length < nacl.box.overheadLength) {
     return null;
   }
-  return nacl.box.open(ct, nonce, epk, recipientSecretKey);
+  return boxOpen(ct, nonce, epk, recipientSecretKey);
 }
