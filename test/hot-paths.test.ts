@@ -8,7 +8,7 @@ import t from 'tap';
 import { AgentFile } from '../kernel/agents/agent-file.js';
 import { secretEquals } from '../kernel/http/guards.js';
 import { agentConfig } from './helpers/agent-file.js';
-import { tempDir } from './helpers/daemon.js';
+import { bootDaemon, tempDir } from './helpers/daemon.js';
 
 function sqlCounts(file: AgentFile): Record<string, number> {
   const rows = file.raw.all<{ loop: string; n: number }>('SELECT loop, count(*) AS n FROM agt_loop GROUP BY loop');
@@ -95,4 +95,43 @@ t.test('secretEquals: equal only for the same bytes, whatever the lengths', asyn
     t.notOk(secretEquals(`secret-${i}`, `secret-${i + 1}`));
   }
   t.ok(secretEquals(token, token), 'the first secret still matches after the cache was cleared');
+});
+
+t.test('envelope state: a record that opened through the runtime wrap is not opened again, a changed record is', async (t) => {
+  const d = await bootDaemon(t);
+  await d.request('POST', '/identity/create', { passphrase: 'owner passphrase' });
+  const created = await d.request('POST', '/agents/create', { name: 'Keys', directory: tempDir(t) });
+  t.equal(created.status, 201);
+  const { credentials, registry } = d.daemon.kernel;
+  const agent = registry.resolve(created.body.agentId);
+  let opens = 0;
+  const identity = d.daemon.kernel.identity;
+  const runtimeBoxOpen = identity.runtimeBoxOpen.bind(identity);
+  identity.runtimeBoxOpen = (sealed) => {
+    opens++;
+    return runtimeBoxOpen(sealed);
+  };
+  t.teardown(() => {
+    identity.runtimeBoxOpen = runtimeBoxOpen;
+  });
+  t.match(credentials.state(agent), { exists: true, locked: false, reason: null });
+  t.match(credentials.state(agent), { exists: true, locked: false, reason: null });
+  t.equal(opens, 0, 'checked at load already: not opened again');
+
+  const original = agent.file.identity.get('envelope')!.toString('utf8');
+  const foreign = JSON.parse(original);
+  foreign.wraps.runtime.did = 'did:key:z6MkOtherRuntime';
+  foreign.wraps.owner.did = 'did:key:z6MkOtherOwner';
+  agent.file.identity.put('envelope', JSON.stringify(foreign));
+  t.match(credentials.state(agent), { locked: true, reason: 'foreign' }, 'a changed record is judged again');
+  agent.file.identity.put('envelope', original);
+  t.match(credentials.state(agent), { locked: false });
+  t.equal(opens, 0, 'the record that opened before: the same answer without opening');
+  agent.file.identity.put('envelope', JSON.stringify(JSON.parse(original), null, 1));
+  t.match(credentials.state(agent), { locked: false });
+  t.equal(opens, 1, 'the same envelope stored as other text: opened once, then remembered');
+  t.match(credentials.state(agent), { locked: false });
+  t.equal(opens, 1);
+  t.equal(credentials.sealPending(agent), 0, 'nothing pending: the envelope is not opened');
+  t.equal(opens, 1);
 });

@@ -51,6 +51,14 @@ export function isPasswordProtected(file: AgentFile): boolean {
 export class EnvelopeKeys {
   /** Data keys of password-protected agents unlocked since load, by agent id. Memory only. */
   private readonly unlocked = new Map<string, { envelopeId: string; dataKey: Uint8Array }>();
+  /**
+   * The stored text of each loaded agent's envelope once it opened through this runtime's wrap (no
+   * password): the same text opens the same way every time (the runtime's key does not change while the
+   * daemon runs), so {@link state} answers for it without opening the sealed wrap key again (the
+   * degraded check runs at every load and every minute for every agent). Holds no key. Dropped by
+   * {@link forget}; a changed record (adopted, replaced) is opened and remembered again.
+   */
+  private readonly openedByRuntime = new Map<string, string>();
 
   constructor(
     private readonly identity: IdentityService,
@@ -60,7 +68,11 @@ export class EnvelopeKeys {
 
   /** The data key, or why the envelope is locked; `envelope: null` when the file has none yet (see {@link ensure}). */
   access(agent: LoadedAgent): KeyAccess | { ok: true; envelope: null; dataKey: null } {
-    const envelope = readEnvelope(agent.file);
+    const raw = agent.file.identity.get(ENVELOPE_KEY);
+    return this.accessTo(agent, parseEnvelope(raw), raw);
+  }
+
+  private accessTo(agent: LoadedAgent, envelope: Envelope | null | 'malformed', raw: Buffer | undefined): KeyAccess | { ok: true; envelope: null; dataKey: null } {
     if (envelope === null) return { ok: true, envelope: null, dataKey: null };
     if (envelope === 'malformed') return { ok: false, reason: 'damaged' };
     const cached = this.unlocked.get(agent.id);
@@ -72,6 +84,7 @@ export class EnvelopeKeys {
       wrap.kw.fill(0);
       return { ok: false, reason: 'password' };
     }
+    if (wrap.via === 'runtime' && raw !== undefined) this.openedByRuntime.set(agent.id, raw.toString('utf8'));
     return { ok: true, envelope: current, dataKey: wrap.kw };
   }
 
@@ -84,14 +97,16 @@ export class EnvelopeKeys {
   }
 
   state(agent: LoadedAgent): EnvelopeState {
-    const envelope = readEnvelope(agent.file);
-    const access = this.access(agent);
-    return {
-      exists: envelope !== null,
-      locked: !access.ok,
-      reason: access.ok ? null : access.reason,
-      passwordProtected: envelope !== null && envelope !== 'malformed' && envelope.password !== undefined,
-    };
+    const raw = agent.file.identity.get(ENVELOPE_KEY);
+    const envelope = parseEnvelope(raw);
+    const passwordProtected = envelope !== null && envelope !== 'malformed' && envelope.password !== undefined;
+    if (envelope !== null && envelope !== 'malformed' && !passwordProtected && this.openedByRuntime.get(agent.id) === raw?.toString('utf8')) {
+      return { exists: true, locked: false, reason: null, passwordProtected };
+    }
+    const access = this.accessTo(agent, envelope, raw);
+    // A plain envelope's key was opened for this answer only (a password agent's is the unlocked one, kept).
+    if (access.ok && access.dataKey && !passwordProtected) access.dataKey.fill(0);
+    return { exists: envelope !== null, locked: !access.ok, reason: access.ok ? null : access.reason, passwordProtected };
   }
 
   /**
@@ -129,6 +144,7 @@ export class EnvelopeKeys {
 
   /** Forgets the unlocked key of a password-protected agent (lock route, unload). */
   forget(agentId: string): boolean {
+    this.openedByRuntime.delete(agentId);
     const entry = this.unlocked.get(agentId);
     entry?.dataKey.fill(0);
     return this.unlocked.delete(agentId);
@@ -142,6 +158,7 @@ export class EnvelopeKeys {
   /** Forgets every unlocked key (shutdown). */
   clear(): void {
     for (const agentId of [...this.unlocked.keys()]) this.forget(agentId);
+    this.openedByRuntime.clear();
   }
 
   private createFor(file: AgentFile): { envelope: Envelope; dataKey: Uint8Array } {

@@ -143,6 +143,8 @@ export class CredentialsService {
    * access and by the degraded watcher; a value neither this runtime nor the owner can open stays pending.
    */
   sealPending(agent: LoadedAgent): number {
+    // Nothing waits to be sealed (the usual case): no need to open the envelope.
+    if (agent.file.credentials.list().every((meta) => meta.sealed)) return 0;
     const access = this.keys.access(agent);
     if (!access.ok || !access.envelope) return 0;
     return this.sealPendingValues(agent, access.envelope, access.dataKey);
