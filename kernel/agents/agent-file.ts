@@ -17,6 +17,7 @@ import { isAbsolute } from 'node:path';
 import Database from 'libsql';
 import type { AgentConfig } from '../../contracts/agent-config.js';
 import { AgtError } from '../../contracts/errors.js';
+import { agentFileExists, agentFileLocked, agentFileNotFound, agentPathNotAbsolute, loadFailed } from './errors.js';
 import { releaseClosedHandles } from './handle-release.js';
 import { MARKER_TABLE, MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 import { foreignSchemaObjects, unsafeSchemaObjects, type SchemaObject } from './schema-check.js';
@@ -41,26 +42,10 @@ import { usageRollup, type UsageRollup } from './stores/usage-rollup.js';
 export const BUSY_TIMEOUT_MS = 5_000;
 const SQLITE_HEADER = 'SQLite format 3\0';
 
-/** Why a file cannot be opened as an agent file (`details.reason` of the 422 `load_failed`). */
-export type OpenFailure = 'not_a_file' | 'corrupt' | 'foreign' | 'newer' | 'migration_failed' | 'no_config' | 'unsafe_schema';
-
-function refuse(filePath: string, reason: OpenFailure, message: string, cause?: unknown, details: Record<string, unknown> = {}): AgtError {
-  return new AgtError('load_failed', `${filePath}: ${message}`, { details: { ...details, reason, filePath }, cause });
-}
-
 /** True for SQLite's "database is locked" family (another connection held the lock past the busy timeout). */
 export function isBusyError(error: unknown): boolean {
   const code = String((error as { code?: unknown } | null)?.code ?? '');
   return /^SQLITE_(BUSY|LOCKED)/.test(code) || /database (table )?is locked/i.test(String((error as Error | null)?.message ?? ''));
-}
-
-/** 409 `agent_file_in_use` (reason `locked`): another process holds the file's SQLite lock. */
-export function fileLocked(filePath: string, cause?: unknown): AgtError {
-  return new AgtError(
-    'agent_file_in_use',
-    `${filePath} is locked by another process (the database stayed locked past the busy timeout); close the program using it and try again`,
-    { details: { reason: 'locked', filePath }, cause },
-  );
 }
 
 export interface OpenOptions {
@@ -126,20 +111,20 @@ export class AgentFile {
    * that is not an agent file of a known version with 422 `load_failed` and `details.reason`.
    */
   static open(filePath: string, options: OpenOptions = {}): AgentFile {
-    if (!isAbsolute(filePath)) throw new AgtError('bad_request', `agent file path must be absolute: ${filePath}`);
+    if (!isAbsolute(filePath)) throw agentPathNotAbsolute(filePath);
     let size: number;
     try {
       const stat = statSync(filePath);
-      if (!stat.isFile()) throw refuse(filePath, 'not_a_file', 'not a regular file');
+      if (!stat.isFile()) throw loadFailed(filePath, 'not_a_file', 'not a regular file');
       size = stat.size;
     } catch (error) {
       if (error instanceof AgtError) throw error;
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new AgtError('not_found', `agent file not found: ${filePath}`);
-      throw refuse(filePath, 'not_a_file', `cannot read: ${(error as Error).message}`, error);
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw agentFileNotFound(filePath);
+      throw loadFailed(filePath, 'not_a_file', `cannot read: ${(error as Error).message}`, error);
     }
     // Check the header ourselves: libsql would happily turn an empty or random file into a database.
-    if (size === 0) throw refuse(filePath, 'foreign', 'empty file, not an agent file');
-    if (readHeader(filePath) !== SQLITE_HEADER) throw refuse(filePath, 'corrupt', 'not an SQLite database (corrupt or foreign file)');
+    if (size === 0) throw loadFailed(filePath, 'foreign', 'empty file, not an agent file');
+    if (readHeader(filePath) !== SQLITE_HEADER) throw loadFailed(filePath, 'corrupt', 'not an SQLite database (corrupt or foreign file)');
 
     let db: Database.Database | undefined;
     const sql = (() => {
@@ -148,8 +133,8 @@ export class AgentFile {
         db.exec('PRAGMA trusted_schema = OFF');
         return new Sql(db);
       } catch (error) {
-        if (isBusyError(error)) throw fileLocked(filePath, error);
-        throw refuse(filePath, 'corrupt', `cannot open: ${(error as Error).message}`, error);
+        if (isBusyError(error)) throw agentFileLocked(filePath, error);
+        throw loadFailed(filePath, 'corrupt', `cannot open: ${(error as Error).message}`, error);
       }
     })();
     try {
@@ -160,19 +145,19 @@ export class AgentFile {
         sql.exec('PRAGMA journal_mode = WAL');
         migrate(sql, filePath, version, SCHEMA_VERSION);
       }
-      if (file.config.get() === undefined) throw refuse(filePath, 'no_config', 'the file holds no agent config');
+      if (file.config.get() === undefined) throw loadFailed(filePath, 'no_config', 'the file holds no agent config');
       return file;
     } catch (error) {
       sql.dropStatements();
       db?.close();
       void releaseClosedHandles();
-      throw !(error instanceof AgtError) && isBusyError(error) ? fileLocked(filePath, error) : error;
+      throw !(error instanceof AgtError) && isBusyError(error) ? agentFileLocked(filePath, error) : error;
     }
   }
 
   /** Creates a new agent file holding `config`. `conflict` when the path exists. */
   static create(filePath: string, config: AgentConfig, options: CreateOptions = {}): AgentFile {
-    if (!isAbsolute(filePath)) throw new AgtError('bad_request', `agent file path must be absolute: ${filePath}`);
+    if (!isAbsolute(filePath)) throw agentPathNotAbsolute(filePath);
     const target = options.version ?? SCHEMA_VERSION;
     if (!MIGRATIONS.some((step) => step.version === target)) throw new Error(`unknown schema version ${target}`);
     let exists = true;
@@ -181,7 +166,7 @@ export class AgentFile {
     } catch {
       exists = false;
     }
-    if (exists) throw new AgtError('conflict', `file already exists: ${filePath}`);
+    if (exists) throw agentFileExists(filePath);
     const db = new Database(filePath, { timeout: BUSY_TIMEOUT_MS });
     const sql = new Sql(db);
     try {
@@ -279,14 +264,14 @@ function inspect(sql: Sql, filePath: string): number {
     version = userVersion(sql);
     hasMarker = sql.one("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?", MARKER_TABLE) !== undefined;
   } catch (error) {
-    if (isBusyError(error)) throw fileLocked(filePath, error);
-    throw refuse(filePath, 'corrupt', `unreadable database: ${(error as Error).message}`, error);
+    if (isBusyError(error)) throw agentFileLocked(filePath, error);
+    throw loadFailed(filePath, 'corrupt', `unreadable database: ${(error as Error).message}`, error);
   }
   if (!hasMarker || version < 1) {
-    throw refuse(filePath, 'foreign', `not an agent file (no ${MARKER_TABLE} table or no schema version)`);
+    throw loadFailed(filePath, 'foreign', `not an agent file (no ${MARKER_TABLE} table or no schema version)`);
   }
   if (version > SCHEMA_VERSION) {
-    throw refuse(filePath, 'newer', `written by a newer agt (schema version ${version}; this build reads up to ${SCHEMA_VERSION})`);
+    throw loadFailed(filePath, 'newer', `written by a newer agt (schema version ${version}; this build reads up to ${SCHEMA_VERSION})`);
   }
   return version;
 }
@@ -297,12 +282,12 @@ function checkSchema(sql: Sql, filePath: string): void {
   try {
     unsafe = unsafeSchemaObjects(foreignSchemaObjects(sql));
   } catch (error) {
-    if (isBusyError(error)) throw fileLocked(filePath, error);
-    throw refuse(filePath, 'corrupt', `unreadable schema: ${(error as Error).message}`, error);
+    if (isBusyError(error)) throw agentFileLocked(filePath, error);
+    throw loadFailed(filePath, 'corrupt', `unreadable schema: ${(error as Error).message}`, error);
   }
   if (unsafe.length === 0) return;
   const list = unsafe.map((o) => `${o.virtual ? 'virtual table' : o.type} ${o.name}${o.table !== o.name ? ` on ${o.table}` : ''}`).join(', ');
-  throw refuse(filePath, 'unsafe_schema', `the file carries schema objects agt never creates and will not run (${list}); remove them with another SQLite tool if you trust the file`, undefined, { objects: unsafe });
+  throw loadFailed(filePath, 'unsafe_schema', `the file carries schema objects agt never creates and will not run (${list}); remove them with another SQLite tool if you trust the file`, undefined, { objects: unsafe });
 }
 
 /** Applies the steps after `from` up to `to`, each in its own transaction with its version bump. */
@@ -316,8 +301,8 @@ function migrate(sql: Sql, filePath: string, from: number, to: number): void {
         sql.exec(`PRAGMA user_version = ${Number(step.version)}`);
       });
     } catch (error) {
-      if (isBusyError(error)) throw fileLocked(filePath, error);
-      throw refuse(filePath, 'migration_failed', `migration to version ${step.version} (${step.description}) failed: ${(error as Error).message}`, error);
+      if (isBusyError(error)) throw agentFileLocked(filePath, error);
+      throw loadFailed(filePath, 'migration_failed', `migration to version ${step.version} (${step.description}) failed: ${(error as Error).message}`, error);
     }
   }
 }

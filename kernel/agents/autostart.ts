@@ -8,9 +8,9 @@
 import { opendir } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { AgtError } from '../../contracts/errors.js';
 import { isPasswordProtected } from '../credentials/index.js';
 import { AgentFile } from './agent-file.js';
+import { trackedDirNotAbsolute } from './errors.js';
 import { validateStoredConfig } from './registry.js';
 import { startAgent, type StartDeps } from './start-agent.js';
 
@@ -117,7 +117,7 @@ async function inspectFile(filePath: string) {
 
 export async function autostart(kernel: StartDeps, trackedDirs: string[], maxDepth = 2): Promise<AutostartResult> {
   for (const dir of trackedDirs) {
-    if (!isAbsolute(dir)) throw new AgtError('bad_request', `trackedDirs must be absolute paths: ${dir}`);
+    if (!isAbsolute(dir)) throw trackedDirNotAbsolute(dir);
   }
   // One time budget for the walk and the reading of the files it found (starting agents is not cut short).
   const deadline = Date.now() + AUTOSTART_LIMITS.timeBudgetMs;

@@ -23,9 +23,11 @@ import type { AppProviderSettings } from '../../contracts/settings.js';
 import { assertAgentName } from '../../contracts/names.js';
 import { firstSchemaError } from '../../contracts/validate.js';
 import { AgentFile } from './agent-file.js';
+import { agentNameTaken, cannotCreateAgentFile, createdButNotLoaded, passwordMismatch, passwordRequired } from './errors.js';
 import type { LoadedAgent } from './loaded-agent.js';
 import { canonicalPath } from './registry.js';
 import { requireReadyIdentity } from '../identity/index.js';
+import { templateYieldsInvalidConfig } from '../templates/errors.js';
 import { defaultTemplateId, resolveTemplate } from '../templates/resolve.js';
 import type { TemplateConfig } from '../templates/types.js';
 import { startAgent, type StartDeps } from './start-agent.js';
@@ -134,11 +136,11 @@ function checkProvider(services: CreateAgentDeps, id: string | undefined): AppPr
 function checkPassword(template: TemplateConfig, templateId: string, body: CreateBody): void {
   const required = (template.security as Record<string, unknown> | undefined)?.password_required === true;
   if (required && body.password === undefined) {
-    throw new AgtError('password_required', `template "${templateId}" requires a password-protected agent: send \`password\``, { details: { templateId } });
+    throw passwordRequired(templateId);
   }
   if (body.passwordConfirm !== undefined) {
     if (body.password === undefined) throw badRequest('passwordConfirm was sent without password');
-    if (body.passwordConfirm !== body.password) throw new AgtError('wrong_password', 'passwordConfirm does not match password');
+    if (body.passwordConfirm !== body.password) throw passwordMismatch();
   }
 }
 
@@ -156,7 +158,7 @@ function buildConfig(services: CreateAgentDeps, template: TemplateConfig, templa
     metadata: { ...template.metadata, created_at: now, updated_at: now, ...(services.identity.ownerDid ? { author: services.identity.ownerDid } : {}) },
   };
   const problem = firstSchemaError(AgentConfigSchema, config);
-  if (problem !== null) throw new AgtError('template_invalid', `template "${templateId}" does not yield a valid agent config: ${problem}`, { details: { templateId } });
+  if (problem !== null) throw templateYieldsInvalidConfig(templateId, problem);
   return config;
 }
 
@@ -184,8 +186,7 @@ export async function createAgent(services: CreateAgentDeps, body: CreateBody) {
   const template = resolveTemplate(services, templateId);
   checkPassword(template.config, templateId, body);
   const name = givenName ?? generateName(dir.path);
-  const nameTaken = () =>
-    new AgtError('name_taken', `an agent file named "${slugOf(name)}.agt" already exists in ${dir.path}`, { details: { name, directory: dir.path } });
+  const nameTaken = () => agentNameTaken(name, slugOf(name), dir.path);
   const filePath = join(dir.path, `${slugOf(name)}.agt`);
   if (existsSync(filePath)) throw nameTaken();
   const config = buildConfig(services, template.config, templateId, name, provider, body.model);
@@ -199,10 +200,7 @@ export async function createAgent(services: CreateAgentDeps, body: CreateBody) {
     if (error instanceof AgtError) throw error;
     // The directory exists but cannot hold a database (read-only, a pseudo filesystem): the caller's input.
     removeHalfCreated(filePath);
-    throw new AgtError('bad_request', `cannot create an agent file in ${dir.path}: ${(error as Error).message}`, {
-      details: { directory: dir.path },
-      cause: error,
-    });
+    throw cannotCreateAgentFile(dir.path, error);
   }
   let sealed: Awaited<ReturnType<typeof services.agentIdentity.initialize>>;
   try {
@@ -227,10 +225,7 @@ export async function createAgent(services: CreateAgentDeps, body: CreateBody) {
   } catch (error) {
     services.credentials.keys.forget(config.id);
     const cause = error instanceof AgtError ? error.code : 'internal_error';
-    throw new AgtError('load_failed', `the agent file was created at ${canonical} but could not be loaded: ${(error as Error).message}`, {
-      details: { agentId: config.id, filePath: canonical, reason: cause },
-      cause: error,
-    });
+    throw createdButNotLoaded(config.id, canonical, cause, error);
   }
   const started = body.start === true ? (await startAgent(services, agent)).started : false;
   return { agentId: agent.id, name: agent.name, filePath: canonical, did: sealed.did, started };

@@ -8,9 +8,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { AgtError } from '../../contracts/errors.js';
 import type { Logger } from '../../contracts/logger.js';
 import type { AgentFile } from './agent-file.js';
+import { agentFileLeased } from './errors.js';
 import type { LeaseOwner, LeaseRow } from './stores/lease-store.js';
 
 export const LEASE_HEARTBEAT_MS = 10_000;
@@ -42,12 +42,7 @@ export class LeaseKeeper {
   acquire(file: AgentFile): void {
     const result = file.lease.acquire(this.me, LEASE_STALE_MS, holderAlive);
     if (!result.ok) {
-      const { holder } = result;
-      throw new AgtError(
-        'agent_file_in_use',
-        `${file.path} is in use by another agt daemon (pid ${holder.pid} on ${holder.host}, heartbeat ${new Date(holder.heartbeat_at).toISOString()})`,
-        { details: { reason: 'leased', filePath: file.path, holder: { pid: holder.pid, host: holder.host, heartbeatAt: holder.heartbeat_at } } },
-      );
+      throw agentFileLeased(file.path, result.holder);
     }
     this.held.add(file);
     this.timer ??= setInterval(() => this.beat(), LEASE_HEARTBEAT_MS).unref();

@@ -15,8 +15,20 @@ import type { AgentView } from '../../contracts/services.js';
 import { firstSchemaError } from '../../contracts/validate.js';
 import type { Contributions } from '../contributions.js';
 import { waitAtMost } from '../deadline.js';
-import { AgentFile, BUSY_TIMEOUT_MS, fileLocked, isBusyError } from './agent-file.js';
+import { AgentFile, BUSY_TIMEOUT_MS, isBusyError } from './agent-file.js';
 import { findConfigSecret } from './config-secrets.js';
+import {
+  agentAlreadyLoaded,
+  agentFileLocked,
+  agentNotLoaded,
+  ambiguousAgent,
+  attachFailed,
+  filePathNotAbsolute,
+  invalidConfig,
+  reviewRequired,
+  storedConfigHoldsSecret,
+  storedConfigInvalid,
+} from './errors.js';
 import { LeaseKeeper } from './lease.js';
 import { LoadedAgent } from './loaded-agent.js';
 import { ReviewMarks } from './review-marks.js';
@@ -44,7 +56,7 @@ const umbilicalOn = (config: Readonly<AgentConfig>) => (config.umbilical?.log as
 export function validateStoredConfig(config: unknown, filePath: string): AgentConfig {
   const problem = firstSchemaError(AgentConfigSchema, config);
   if (problem !== null) {
-    throw new AgtError('load_failed', `${filePath}: invalid agent config: ${problem}`, { details: { reason: 'invalid_config', filePath, path: problem.split(':')[0] } });
+    throw storedConfigInvalid(filePath, problem);
   }
   return config as AgentConfig;
 }
@@ -55,11 +67,9 @@ export function assertNoSecrets(config: unknown, refusal: { filePath: string } |
   if (!secret) return;
   const what = `${secret.path}: secret values never go in the agent config; ${secret.hint}`;
   if (refusal) {
-    throw new AgtError('load_failed', `${refusal.filePath}: the agent config holds a secret value at ${what}`, {
-      details: { reason: 'secret_in_config', filePath: refusal.filePath, path: secret.path },
-    });
+    throw storedConfigHoldsSecret(refusal.filePath, what, secret.path);
   }
-  throw new AgtError('bad_request', `Invalid config: ${what}`, { details: { path: secret.path } });
+  throw invalidConfig(what, secret.path);
 }
 
 export class AgentRegistry {
@@ -103,10 +113,10 @@ export class AgentRegistry {
       if (matches.length === 1) return matches[0]!;
       if (matches.length > 1) {
         const candidates: AgentCandidate[] = matches.map((agent) => ({ id: agent.id, name: agent.name, handle: agent.handle ?? null, filePath: agent.filePath }));
-        throw new AgtError('ambiguous_agent', `"${idOrName}" matches ${matches.length} loaded agents; use the id`, { details: { candidates } });
+        throw ambiguousAgent(idOrName, candidates);
       }
     }
-    throw new AgtError('not_found', `no loaded agent "${idOrName}"`);
+    throw agentNotLoaded(idOrName);
   }
 
   /** The loaded agent whose file is `filePath`, if any. */
@@ -121,7 +131,7 @@ export class AgentRegistry {
    * `load_failed`, held by another daemon 409 `agent_file_in_use`, same id loaded from another file 409.
    */
   async load(filePath: string, options: { requireReview?: boolean } = {}): Promise<LoadedAgent> {
-    if (!isAbsolute(filePath)) throw new AgtError('bad_request', `filePath must be absolute: ${filePath}`);
+    if (!isAbsolute(filePath)) throw filePathNotAbsolute(filePath);
     const canonical = canonicalPath(filePath);
     await this.closingPaths.get(canonical);
     const loaded = this.list().find((agent) => agent.filePath === canonical);
@@ -151,7 +161,7 @@ export class AgentRegistry {
       const other = this.agents.get(config.id);
       if (other || this.loadingIds.has(config.id)) {
         const otherPath = other?.filePath ?? null;
-        throw new AgtError('conflict', `agent ${config.id} is already loaded${otherPath ? ` from ${otherPath}` : ' (loading from another file)'}`, { details: { agentId: config.id, filePath: otherPath } });
+        throw agentAlreadyLoaded(config.id, otherPath);
       }
       this.loadingIds.add(config.id);
       claimedId = config.id;
@@ -167,8 +177,8 @@ export class AgentRegistry {
       if (leased) this.leases.release(file);
       await file.close();
       if (error instanceof AgtError) throw error;
-      if (isBusyError(error)) throw fileLocked(filePath, error);
-      throw new AgtError('load_failed', `${filePath}: ${(error as Error).message}`, { details: { reason: 'attach_failed', filePath }, cause: error });
+      if (isBusyError(error)) throw agentFileLocked(filePath, error);
+      throw attachFailed(filePath, error);
     }
     this.agents.set(agent.id, agent);
     this.loadingIds.delete(agent.id);
@@ -272,9 +282,9 @@ export class AgentRegistry {
    */
   async updateConfig(agent: LoadedAgent, next: AgentConfig): Promise<AgentConfig> {
     const problem = firstSchemaError(AgentConfigSchema, next);
-    if (problem !== null) throw new AgtError('bad_request', `Invalid config: ${problem}`, { details: { path: problem.split(':')[0] } });
+    if (problem !== null) throw invalidConfig(problem, problem.split(':')[0]);
     assertNoSecrets(next);
-    if (next.id !== agent.id) throw new AgtError('bad_request', `Invalid config: /id: the agent id cannot change (${agent.id})`, { details: { path: '/id' } });
+    if (next.id !== agent.id) throw invalidConfig(`/id: the agent id cannot change (${agent.id})`, '/id');
     const previous = agent.config;
     agent.file.config.put(next);
     agent.setConfig(next);
@@ -304,10 +314,6 @@ export class AgentRegistry {
   views(): AgentView[] {
     return this.list().map((agent) => agent.view());
   }
-}
-
-function reviewRequired(agentId: string, filePath: string): AgtError {
-  return new AgtError('AGENT_REVIEW_REQUIRED', `agent file ${filePath} has not been reviewed on this machine`, { details: { agentId, filePath } });
 }
 
 /** The real path of an existing file (symlinks resolved), else the normalized absolute path. */

@@ -9,9 +9,9 @@ import { createHash } from 'node:crypto';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentConfig } from '../../contracts/agent-config.js';
-import { AgtError } from '../../contracts/errors.js';
 import type { Logger } from '../../contracts/logger.js';
 import { MAX_JSON_DEPTH } from '../../contracts/validate.js';
+import { configTooDeep } from './errors.js';
 
 export const REVIEW_MARKS_FILE = 'review-marks.json';
 
@@ -43,7 +43,7 @@ export interface ReviewMark {
 /** JSON with sorted keys, so equal configs give equal text whatever their key order. */
 function canonical(value: unknown, depth = 0): string {
   // Configs are depth-checked (MAX_JSON_DEPTH) before they get here; this guard keeps the recursion bounded anyway.
-  if (depth > MAX_JSON_DEPTH + 1) throw new AgtError('bad_request', `the config nests deeper than ${MAX_JSON_DEPTH} levels`);
+  if (depth > MAX_JSON_DEPTH + 1) throw configTooDeep(MAX_JSON_DEPTH);
   if (Array.isArray(value)) return `[${value.map((item) => canonical(item, depth + 1)).join(',')}]`;
   if (value && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>)

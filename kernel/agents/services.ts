@@ -2,9 +2,9 @@
  * The kernel services extensions see for agents (`ctx.agents`, `ctx.inbox`), backed by the registry.
  * `serviceFor(origin)` gives each caller its own `log` origin (the extension loader passes `ext:<name>`).
  */
-import { AgtError } from '../../contracts/errors.js';
 import type { EventBus } from '../../contracts/events.js';
 import type { AgentsService, InboundMessage, InboxService, LogLevel } from '../../contracts/services.js';
+import { agentIdNotLoaded, userSourceInInbox } from './errors.js';
 import type { LoadedAgent } from './loaded-agent.js';
 import type { AgentRegistry } from './registry.js';
 import type { AgentRuntimeHooks } from './runtime-hooks.js';
@@ -49,8 +49,8 @@ export function inboxService(registry: AgentRegistry, bus: EventBus, runtime: Ag
   return {
     async deliver(agentId: string, message: InboundMessage) {
       const agent = registry.list().find((candidate) => candidate.id === agentId);
-      if (!agent) throw new AgtError('not_found', `agent ${agentId} is not loaded`);
-      if (message.source === 'user') throw new AgtError('bad_request', 'inbox messages cannot have source "user" (use chat)');
+      if (!agent) throw agentIdNotLoaded(agentId);
+      if (message.source === 'user') throw userSourceInInbox();
       const row = agent.file.inbox.insert({ source: message.source, sender: message.sender ?? null, text: message.text, data: message.data });
       bus.emit('inbox.received', { agentId, payload: { messageId: row.id, source: row.source } });
       await runtime.inboxReceived?.(agent, row);

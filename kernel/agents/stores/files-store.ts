@@ -2,8 +2,8 @@
  * `agt_files`: files stored inside the agent (the `fs_*` tools, lambdas of system-scope triggers).
  * Paths are relative, `/`-separated, without `.` or `..` segments; {@link normalizeAgentPath} enforces it.
  */
-import { AgtError } from '../../../contracts/errors.js';
 import type { Sql } from '../sql.js';
+import { invalidStoredPath } from './errors.js';
 
 export interface StoredFileInfo {
   path: string;
@@ -29,7 +29,7 @@ export function normalizeAgentPath(path: string): string {
     trimmed.includes('\0') ||
     segments.some((segment) => segment === '' || segment === '.' || segment === '..')
   ) {
-    throw new AgtError('bad_request', `invalid agent file path "${path}": relative, "/"-separated, no empty, "." or ".." segments`);
+    throw invalidStoredPath(path);
   }
   return trimmed;
 }

@@ -3,8 +3,8 @@
  * a strict pattern AND against `sqlite_master` before they are quoted into a statement; nothing else is
  * ever interpolated.
  */
-import { AgtError } from '../../../contracts/errors.js';
 import type { Sql } from '../sql.js';
+import { tableNotDroppable, tableNotFound, tableNotReadable } from './errors.js';
 
 /** Names the owner may read through the tables route. */
 export const LOCAL_TABLE_PATTERN = /^local_[A-Za-z0-9_]{1,64}$/;
@@ -55,9 +55,9 @@ export class LocalTables {
    */
   read(name: string, limit: number, offset: number): TablePage {
     if (!isLocalTable(name) && !READABLE_DAEMON_TABLES.has(name)) {
-      throw new AgtError('bad_request', 'Invalid table name: only local_* tables and agt_audit are readable', { details: { table: name } });
+      throw tableNotReadable(name);
     }
-    if (!this.exists(name)) throw new AgtError('not_found', `no table ${name}`);
+    if (!this.exists(name)) throw tableNotFound(name);
     const order = READABLE_DAEMON_TABLES.has(name) ? ' ORDER BY id' : '';
     const source = `SELECT * FROM ${quoteIdent(name)}${order} LIMIT ? OFFSET ?`;
     const rows = this.sql.all(source, limit, offset).map((row) =>
@@ -69,7 +69,7 @@ export class LocalTables {
   /** Drops a `local_*` table; `bad_request` for any other name; false when it does not exist. */
   drop(name: string): boolean {
     if (!isLocalTable(name)) {
-      throw new AgtError('bad_request', 'Invalid table name: only local_* tables can be dropped', { details: { table: name } });
+      throw tableNotDroppable(name);
     }
     if (!this.exists(name)) return false;
     this.sql.exec(`DROP TABLE ${quoteIdent(name)}`);

@@ -9,8 +9,15 @@
  *   the current one); delete is refused.
  * A key the agent creates gets `none`; only the owner chooses another protection.
  */
-import { AgtError } from '../../../contracts/errors.js';
 import type { Sql } from '../sql.js';
+import {
+  metaCannotBecomeIncrement,
+  metaIncrementOnly,
+  metaNotInteger,
+  metaProtected,
+  metaProtectionOwnerOnly,
+  metaReadonly,
+} from './errors.js';
 
 export const META_PROTECTIONS = ['none', 'readonly', 'increment'] as const;
 export type MetaProtection = (typeof META_PROTECTIONS)[number];
@@ -44,18 +51,18 @@ export class MetaStore {
     const current = this.get(key);
     if (options.actor === 'agent') {
       if (options.protection !== undefined && options.protection !== (current?.protection ?? 'none')) {
-        throw new AgtError('forbidden', `meta "${key}": only the owner changes protection`);
+        throw metaProtectionOwnerOnly(key);
       }
-      if (current?.protection === 'readonly') throw new AgtError('forbidden', `meta "${key}" is readonly`);
+      if (current?.protection === 'readonly') throw metaReadonly(key);
       if (current?.protection === 'increment') {
         if (!INTEGER.test(value) || Number(value) <= Number(current.value)) {
-          throw new AgtError('forbidden', `meta "${key}" can only be incremented (current ${current.value})`);
+          throw metaIncrementOnly(key, current.value);
         }
       }
     }
     const protection = options.protection ?? current?.protection ?? 'none';
     if (protection === 'increment' && !INTEGER.test(value)) {
-      throw new AgtError('bad_request', `meta "${key}" has protection increment: the value must be an integer`);
+      throw metaNotInteger(key);
     }
     this.sql.run(
       'INSERT INTO agt_meta (key, value, protection, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, protection = excluded.protection, updated_at = excluded.updated_at',
@@ -72,7 +79,7 @@ export class MetaStore {
     const current = this.get(key);
     if (!current) return false;
     if (actor === 'agent' && current.protection !== 'none') {
-      throw new AgtError('forbidden', `meta "${key}" is protected (${current.protection})`);
+      throw metaProtected(key, current.protection);
     }
     return this.sql.run('DELETE FROM agt_meta WHERE key = ?', key).changes > 0;
   }
@@ -82,7 +89,7 @@ export class MetaStore {
     const current = this.get(key);
     if (!current) return false;
     if (protection === 'increment' && !INTEGER.test(current.value)) {
-      throw new AgtError('bad_request', `meta "${key}" holds a non-integer value; it cannot become increment`);
+      throw metaCannotBecomeIncrement(key);
     }
     return this.sql.run('UPDATE agt_meta SET protection = ?, updated_at = ? WHERE key = ?', protection, Date.now(), key).changes > 0;
   }
