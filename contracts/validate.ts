@@ -5,6 +5,7 @@
  */
 import type { TSchema, Static } from 'typebox';
 import { Value } from 'typebox/value';
+import { Compile } from 'typebox/compile';
 import { AgtError } from './errors.js';
 
 /**
@@ -50,12 +51,34 @@ export function assertJsonDepth(value: unknown, what: string, code = 'bad_reques
 }
 
 /**
+ * Compiled checks by schema object, made on a schema's second use: the agent config schema is checked
+ * at every create and load (interpreted: ~0.5 ms; building its error list: ~1.2 ms; compiled: ~5 us, after
+ * a ~40 ms compile), while a schema checked once (a settings file at start) is not worth compiling.
+ */
+const checkers = new WeakMap<TSchema, { uses: number; check?: (value: unknown) => boolean }>();
+
+function checkerOf(schema: TSchema): (value: unknown) => boolean {
+  let entry = checkers.get(schema);
+  if (entry === undefined) {
+    entry = { uses: 0 };
+    checkers.set(schema, entry);
+  }
+  if (entry.check) return entry.check;
+  if (++entry.uses < 2) return (value) => Value.Check(schema, value);
+  const compiled = Compile(schema);
+  entry.check = (value) => compiled.Check(value);
+  return entry.check;
+}
+
+/**
  * The first validation error of `value` against `schema` as `path: message`, or null when valid. A
  * value nested deeper than {@link MAX_JSON_DEPTH} is an error at the path where it goes too deep.
  */
 export function firstSchemaError(schema: TSchema, value: unknown): string | null {
   const tooDeep = jsonDepthProblem(value);
   if (tooDeep !== null) return `${tooDeep}: nests deeper than ${MAX_JSON_DEPTH} levels`;
+  // Valid input (the usual case) is answered by a compiled check; the error list is built only for invalid input.
+  if (checkerOf(schema)(value)) return null;
   for (const error of Value.Errors(schema, value)) {
     const path = error.instancePath === '' ? '(root)' : error.instancePath;
     return `${path}: ${error.message}`;

@@ -5,6 +5,8 @@
  */
 import { join } from 'node:path';
 import t from 'tap';
+import { AgentConfigSchema } from '../contracts/agent-config.js';
+import { firstSchemaError } from '../contracts/validate.js';
 import { AgentFile } from '../kernel/agents/agent-file.js';
 import { secretEquals } from '../kernel/http/guards.js';
 import { agentConfig } from './helpers/agent-file.js';
@@ -134,4 +136,21 @@ t.test('envelope state: a record that opened through the runtime wrap is not ope
   t.equal(opens, 1);
   t.equal(credentials.sealPending(agent), 0, 'nothing pending: the envelope is not opened');
   t.equal(opens, 1);
+});
+
+t.test('firstSchemaError answers the same before and after its schema is compiled', async (t) => {
+  const config = agentConfig({ name: 'checked' });
+  const answers = [];
+  for (let i = 0; i < 4; i++) {
+    answers.push([
+      firstSchemaError(AgentConfigSchema, config),
+      firstSchemaError(AgentConfigSchema, { ...config, name: 42 }),
+      firstSchemaError(AgentConfigSchema, { ...config, model: { provider: 'x' } }),
+      firstSchemaError(AgentConfigSchema, { ...config, extra: true }),
+    ]);
+  }
+  t.equal(answers[0]![0], null, 'valid');
+  t.match(answers[0]![1], /^\/name: /);
+  t.match(answers[0]![2], /^\/model/);
+  for (const later of answers.slice(1)) t.same(later, answers[0]);
 });
