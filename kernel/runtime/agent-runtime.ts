@@ -6,7 +6,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { AgentConfig, TriggerTarget, TriggerType } from '../../contracts/agent-config.js';
-import { AgtError } from '../../contracts/errors.js';
 import type { EventBus, EventPayloads, EventType } from '../../contracts/events.js';
 import type { Logger } from '../../contracts/logger.js';
 import { outboundAddress, type OutboundEnvelope } from '../../contracts/points.js';
@@ -14,6 +13,7 @@ import type { OutboxMessage } from '../agents/stores/message-stores.js';
 import type { QueuedInput } from '../agents/stores/queue-store.js';
 import type { TimerRow } from '../agents/stores/timers-store.js';
 import type { Clock } from './clock.js';
+import { loopDisabled, noRunningExecutor, noSuchLoop, turnRunningInLoop } from './errors.js';
 import { TRIGGER_OF, type NormalizedDispatch, type TriggerEvent } from './dispatch.js';
 import { LoopExecutor } from './executor/loop-executor.js';
 import { loopInstructions, loopModel, loopTools, type LoopSources } from './executor/loop-setup.js';
@@ -175,8 +175,8 @@ export class AgentRuntime {
   loop(name = 'main'): LoopExecutor {
     if (name !== 'main') {
       const declared = this.agent.config.loops?.find((loop) => loop.name === name);
-      if (!declared) throw new AgtError('not_found', `agent ${this.agent.name} has no loop ${name}`);
-      if (!declared.enabled) throw new AgtError('conflict', `loop ${name} is disabled`);
+      if (!declared) throw noSuchLoop(this.agent.name, name);
+      if (!declared.enabled) throw loopDisabled(name);
     }
     return this.executor(name);
   }
@@ -361,9 +361,9 @@ export class AgentRuntime {
 
   /** `DELETE chat`: clears one loop's stream; 404 unknown loop, 409 while a turn runs in it. */
   clearLoop(name: string): number {
-    if (!this.loopNames().includes(name)) throw new AgtError('not_found', `agent ${this.agent.name} has no loop ${name}`);
+    if (!this.loopNames().includes(name)) throw noSuchLoop(this.agent.name, name);
     const executor = this.executors.get(name);
-    if (executor?.running) throw new AgtError('conflict', `a turn is running in loop ${name}; interrupt it first`);
+    if (executor?.running) throw turnRunningInLoop(name);
     const removed = this.agent.file.loop.clear(name);
     this.emit('loop.cleared', { removed }, { loop: name });
     executor?.resetSession();
@@ -375,9 +375,9 @@ export class AgentRuntime {
    * executor (never woken) or is already stopped. A notice row records what was discarded.
    */
   abort(name: string): string[] {
-    if (!this.loopNames().includes(name)) throw new AgtError('not_found', `agent ${this.agent.name} has no loop ${name}`);
+    if (!this.loopNames().includes(name)) throw noSuchLoop(this.agent.name, name);
     const executor = this.executors.get(name);
-    if (!executor || executor.state === 'stopped') throw new AgtError('conflict', `loop ${name} has no running executor`);
+    if (!executor || executor.state === 'stopped') throw noRunningExecutor(name);
     const running = executor.currentTurnId;
     const discarded = executor.abort();
     try {
@@ -392,7 +392,7 @@ export class AgentRuntime {
 
   /** `POST interrupt`: 404 unknown loop; 409 stopped or errored; false when nothing ran. */
   interrupt(name: string): boolean {
-    if (!this.loopNames().includes(name)) throw new AgtError('not_found', `agent ${this.agent.name} has no loop ${name}`);
+    if (!this.loopNames().includes(name)) throw noSuchLoop(this.agent.name, name);
     const executor = this.executors.get(name);
     return executor ? executor.interrupt() : false;
   }

@@ -7,9 +7,9 @@
  * `{events: [...], target?, count?}`.
  */
 import { randomUUID } from 'node:crypto';
-import { AgtError } from '../../contracts/errors.js';
 import { LOOP_NAME_PATTERN, type TriggerType } from '../../contracts/agent-config.js';
 import { MAX_JSON_DEPTH } from '../../contracts/validate.js';
+import { invalidDispatch } from './errors.js';
 
 export const EVENT_TYPES = [
   'inbox',
@@ -78,20 +78,19 @@ export const MAX_BODY_DEPTH = MAX_JSON_DEPTH;
 const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):?(\d{2}))$/i;
 const loopPattern = new RegExp(LOOP_NAME_PATTERN);
 
-const bad = (message: string) => new AgtError('bad_request', message);
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Throws when an internal flag appears at any depth of the body, or the body nests too deep to check. */
 function refuseInternalFlags(value: unknown, path: string, depth = 0): void {
   if (typeof value !== 'object' || value === null) return;
-  if (depth >= MAX_BODY_DEPTH) throw bad(`the body nests deeper than ${MAX_BODY_DEPTH} levels (at ${path.length > 100 ? `${path.slice(0, 100)}…` : path})`);
+  if (depth >= MAX_BODY_DEPTH) throw invalidDispatch(`the body nests deeper than ${MAX_BODY_DEPTH} levels (at ${path.length > 100 ? `${path.slice(0, 100)}…` : path})`);
   if (Array.isArray(value)) {
     value.forEach((item, i) => refuseInternalFlags(item, `${path}[${i}]`, depth + 1));
     return;
   }
   for (const [key, inner] of Object.entries(value)) {
-    if (INTERNAL_FLAGS.includes(key)) throw bad(`${path}.${key} is an internal flag and cannot be dispatched`);
+    if (INTERNAL_FLAGS.includes(key)) throw invalidDispatch(`${path}.${key} is an internal flag and cannot be dispatched`);
     refuseInternalFlags(inner, `${path}.${key}`, depth + 1);
   }
 }
@@ -106,21 +105,21 @@ export function isIsoDateTime(text: string): boolean {
 }
 
 function normalizeEvent(raw: unknown, where: string, now: () => Date): TriggerEvent {
-  if (!isObject(raw)) throw bad(`${where} must be an object`);
+  if (!isObject(raw)) throw invalidDispatch(`${where} must be an object`);
   const type = raw.type;
-  if (typeof type !== 'string' || type === '') throw bad(`${where}.type is required`);
+  if (typeof type !== 'string' || type === '') throw invalidDispatch(`${where}.type is required`);
   if (!(EVENT_TYPES as readonly string[]).includes(type)) {
-    throw bad(`${where}.type ${JSON.stringify(type)} is not an event type (one of ${EVENT_TYPES.join(', ')})`);
+    throw invalidDispatch(`${where}.type ${JSON.stringify(type)} is not an event type (one of ${EVENT_TYPES.join(', ')})`);
   }
-  if (!('data' in raw) && type !== 'startup') throw bad(`${where}.data is required for ${type} events (use null for none)`);
+  if (!('data' in raw) && type !== 'startup') throw invalidDispatch(`${where}.data is required for ${type} events (use null for none)`);
   const data = raw.data ?? null;
   if (isObject(data) && isObject(data.message) && data.message.source === 'user') {
-    throw bad(`${where}.data.message.source "user" is refused: use POST /agents/{id}/chat, or source "api" or "mesh"`);
+    throw invalidDispatch(`${where}.data.message.source "user" is refused: use POST /agents/{id}/chat, or source "api" or "mesh"`);
   }
   for (const key of ['id', 'source', 'time', 'correlationId'] as const) {
-    if (raw[key] !== undefined && typeof raw[key] !== 'string') throw bad(`${where}.${key} must be a string`);
+    if (raw[key] !== undefined && typeof raw[key] !== 'string') throw invalidDispatch(`${where}.${key} must be a string`);
   }
-  if (typeof raw.time === 'string' && !isIsoDateTime(raw.time)) throw bad(`${where}.time must be an ISO 8601 date-time with a zone, e.g. 2025-01-02T03:04:05Z`);
+  if (typeof raw.time === 'string' && !isIsoDateTime(raw.time)) throw invalidDispatch(`${where}.time must be an ISO 8601 date-time with a zone, e.g. 2025-01-02T03:04:05Z`);
   return {
     id: typeof raw.id === 'string' && raw.id !== '' ? raw.id : randomUUID(),
     type: type as TriggerEventType,
@@ -133,50 +132,50 @@ function normalizeEvent(raw: unknown, where: string, now: () => Date): TriggerEv
 
 function normalizeTarget(raw: unknown): DispatchTarget {
   if (raw === undefined || raw === null) return { scope: 'agent' };
-  if (!isObject(raw)) throw bad('target must be an object');
+  if (!isObject(raw)) throw invalidDispatch('target must be an object');
   const scope = raw.scope ?? 'agent';
-  if (scope !== 'agent' && scope !== 'system') throw bad('target.scope must be "agent" or "system"');
+  if (scope !== 'agent' && scope !== 'system') throw invalidDispatch('target.scope must be "agent" or "system"');
   const target: DispatchTarget = { scope };
   if (raw.lambda !== undefined) {
     if (typeof raw.lambda !== 'string' || !/^[^:]+:[A-Za-z_$][A-Za-z0-9_$]*$/.test(raw.lambda)) {
-      throw bad('target.lambda must look like path/file.ts:functionName');
+      throw invalidDispatch('target.lambda must look like path/file.ts:functionName');
     }
     target.lambda = raw.lambda;
   }
   if (raw.command !== undefined) {
-    if (typeof raw.command !== 'string' || raw.command === '') throw bad('target.command must be a non-empty string');
+    if (typeof raw.command !== 'string' || raw.command === '') throw invalidDispatch('target.command must be a non-empty string');
     target.command = raw.command;
   }
   if (raw.warm !== undefined) {
-    if (typeof raw.warm !== 'boolean') throw bad('target.warm must be a boolean');
+    if (typeof raw.warm !== 'boolean') throw invalidDispatch('target.warm must be a boolean');
     target.warm = raw.warm;
   }
   if (raw.loop !== undefined) {
-    if (typeof raw.loop !== 'string' || !loopPattern.test(raw.loop)) throw bad(`target.loop must match ${LOOP_NAME_PATTERN}`);
+    if (typeof raw.loop !== 'string' || !loopPattern.test(raw.loop)) throw invalidDispatch(`target.loop must match ${LOOP_NAME_PATTERN}`);
     target.loop = raw.loop;
   }
-  if (scope === 'system' && !target.lambda && !target.command) throw bad('a system-scope target needs a lambda or a command');
-  if (scope === 'system' && target.lambda && target.command) throw bad('a system-scope target takes a lambda or a command, not both');
-  if (scope === 'agent' && (target.lambda || target.command)) throw bad('lambda and command need scope "system"');
+  if (scope === 'system' && !target.lambda && !target.command) throw invalidDispatch('a system-scope target needs a lambda or a command');
+  if (scope === 'system' && target.lambda && target.command) throw invalidDispatch('a system-scope target takes a lambda or a command, not both');
+  if (scope === 'agent' && (target.lambda || target.command)) throw invalidDispatch('lambda and command need scope "system"');
   return target;
 }
 
 /** Normalizes any of the four body forms; throws `bad_request` naming what is wrong. */
 export function normalizeDispatch(body: unknown, now: () => Date = () => new Date()): NormalizedDispatch {
-  if (!isObject(body)) throw bad('the trigger body must be a JSON object');
+  if (!isObject(body)) throw invalidDispatch('the trigger body must be a JSON object');
   refuseInternalFlags(body, 'body');
   let root = body;
   if ('dispatch' in root) {
-    if (!isObject(root.dispatch)) throw bad('dispatch must be an object');
+    if (!isObject(root.dispatch)) throw invalidDispatch('dispatch must be an object');
     root = root.dispatch;
-    if ('dispatch' in root) throw bad('dispatch cannot be nested twice');
+    if ('dispatch' in root) throw invalidDispatch('dispatch cannot be nested twice');
   }
   if ('events' in root) {
-    if (!Array.isArray(root.events) || root.events.length === 0) throw bad('events must be a non-empty array');
-    if (root.events.length > MAX_BATCH) throw bad(`a batch holds at most ${MAX_BATCH} events`);
+    if (!Array.isArray(root.events) || root.events.length === 0) throw invalidDispatch('events must be a non-empty array');
+    if (root.events.length > MAX_BATCH) throw invalidDispatch(`a batch holds at most ${MAX_BATCH} events`);
     const events = root.events.map((e, i) => normalizeEvent(e, `events[${i}]`, now));
     if (root.count !== undefined && (!Number.isInteger(root.count) || (root.count as number) < 0)) {
-      throw bad('count must be a non-negative integer');
+      throw invalidDispatch('count must be a non-negative integer');
     }
     return { events, target: normalizeTarget(root.target), count: (root.count as number | undefined) ?? events.length, batch: true };
   }
@@ -191,7 +190,7 @@ export function normalizeDispatch(body: unknown, now: () => Date = () => new Dat
     if ((TARGET_KEYS as readonly string[]).includes(key)) top[key] = value;
     else event[key] = value;
   }
-  if (nested !== undefined && Object.keys(top).length > 0) throw bad('give target fields either at the top level or under target, not both');
+  if (nested !== undefined && Object.keys(top).length > 0) throw invalidDispatch('give target fields either at the top level or under target, not both');
   return {
     events: [normalizeEvent(event, 'event', now)],
     target: normalizeTarget(nested ?? (Object.keys(top).length > 0 ? top : undefined)),

@@ -13,9 +13,9 @@
  * At shutdown the store is {@link park}ed: waits end without touching their rows, so they resume later.
  */
 import { randomUUID } from 'node:crypto';
-import { AgtError } from '../../contracts/errors.js';
 import type { AgentFile } from '../agents/agent-file.js';
 import { MAX_FINISHED_HIL_ROWS, TASK_STATUSES, type PromptKind, type PromptRecord, type TaskRecord, type TaskResolution, type TaskStatus } from '../agents/stores/hil-store.js';
+import { askNotPending, taskNotFound, taskNotPending, turnEnded } from './errors.js';
 
 export { TASK_STATUSES, type TaskStatus };
 /** Finished tasks kept per agent (open ones are never dropped). */
@@ -68,8 +68,6 @@ interface Waiter<T> {
   resolve(value: T): void;
   reject(error: unknown): void;
 }
-
-const cancelled = () => new AgtError('conflict', 'cancelled: the turn waiting for it ended');
 
 const publicTask = (task: TaskRecord): Task => ({
   id: task.id,
@@ -173,7 +171,7 @@ export class HilStore {
       this.onAbort(signal, () => {
         if (!this.taskWaiters.delete(task.id)) return;
         if (!this.parked) this.cancelTask(task.id, 'the turn ended before the owner decided');
-        reject(cancelled());
+        reject(turnEnded());
       });
     });
   }
@@ -198,8 +196,8 @@ export class HilStore {
    */
   resolveTask(taskId: string, action: 'approve' | 'deny', reason?: string, modifiedArgs?: Record<string, unknown>): Task {
     const task = this.records.getTask(taskId);
-    if (!task) throw new AgtError('not_found', `no task ${taskId}`);
-    if (task.status !== 'pending_approval') throw new AgtError('conflict', `task ${taskId} is ${task.status}, not pending approval`);
+    if (!task) throw taskNotFound(taskId);
+    if (task.status !== 'pending_approval') throw taskNotPending(taskId, task.status);
     const waiter = this.taskWaiters.get(taskId);
     this.taskWaiters.delete(taskId);
     const resolution: TaskResolution = { action, ...(reason !== undefined ? { reason } : {}), ...(modifiedArgs ? { modifiedArgs } : {}) };
@@ -232,7 +230,7 @@ export class HilStore {
 
   getTask(taskId: string): Task {
     const task = this.records.getTask(taskId);
-    if (!task) throw new AgtError('not_found', `no task ${taskId}`);
+    if (!task) throw taskNotFound(taskId);
     return publicTask(task);
   }
 
@@ -277,7 +275,7 @@ export class HilStore {
 
   respondAsk(requestId: string, answer: string): void {
     const prompt = this.records.getPrompt(requestId);
-    if (!prompt || prompt.kind !== 'ask' || prompt.status !== 'pending') throw new AgtError('not_found', `no pending ask ${requestId}`);
+    if (!prompt || prompt.kind !== 'ask' || prompt.status !== 'pending') throw askNotPending(requestId);
     this.answer(prompt, 'answered', answer);
   }
 
@@ -328,7 +326,7 @@ export class HilStore {
       this.onAbort(input.signal, () => {
         if (!this.promptWaiters.delete(record.id)) return;
         if (!this.parked) this.cancelPrompt(record.id);
-        reject(cancelled());
+        reject(turnEnded());
       });
     });
     this.trackHumanWait(record.turnId, answer);
@@ -361,13 +359,13 @@ export class HilStore {
         const waiter = this.taskWaiters.get(task.id);
         this.taskWaiters.delete(task.id);
         this.cancelTask(task.id, reason);
-        waiter?.reject(cancelled());
+        waiter?.reject(turnEnded());
       }
       for (const prompt of this.records.openPrompts(turnId)) {
         const waiter = this.promptWaiters.get(prompt.id);
         this.promptWaiters.delete(prompt.id);
         this.cancelPrompt(prompt.id);
-        waiter?.reject(cancelled());
+        waiter?.reject(turnEnded());
       }
     }
   }

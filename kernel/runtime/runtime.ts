@@ -3,10 +3,10 @@
  * {@link AgentRuntimeHooks} it is given as, plus what the routes share (lookup
  * by `{id}`). Idempotency keys live in each agent's file (`agt_idempotency`).
  */
-import { AgtError } from '../../contracts/errors.js';
 import type { LoadedAgent } from '../agents/loaded-agent.js';
 import type { AgentRuntimeHooks, RuntimeStatus } from '../agents/runtime-hooks.js';
 import type { InboxMessage } from '../agents/stores/message-stores.js';
+import { agentIdNotLoaded } from '../agents/errors.js';
 import type { Contributions } from '../contributions.js';
 import { sendOutbound } from '../extensions/kernel-points.js';
 import type { KernelBus } from '../events/bus.js';
@@ -15,6 +15,7 @@ import type { Logger } from '../../contracts/logger.js';
 import type { ToolDefinition } from '../../contracts/tools.js';
 import { AgentRuntime, type RuntimeDeps } from './agent-runtime.js';
 import { systemClock, type Clock } from './clock.js';
+import { agentNotRunning } from './errors.js';
 
 export interface Accepted {
   accepted: true;
@@ -73,7 +74,7 @@ export class RuntimeService implements AgentRuntimeHooks {
       sendOutbound: (envelope) => sendOutbound(contributions.points, envelope),
       updateConfig: async (agentId, next) => {
         const agent = this.services.findAgent(agentId);
-        if (!agent) throw new AgtError('not_found', `agent ${agentId} is not loaded`);
+        if (!agent) throw agentIdNotLoaded(agentId);
         await this.services.updateConfig(agent, next);
       },
     };
@@ -132,7 +133,7 @@ export class RuntimeService implements AgentRuntimeHooks {
   forRequest(idOrName: string): AgentRuntime {
     const agent = this.services.resolveAgent(idOrName);
     const runtime = this.runtimes.get(agent.id);
-    if (!runtime) throw new AgtError('not_found', `agent ${idOrName} is not running`);
+    if (!runtime) throw agentNotRunning(idOrName);
     return runtime;
   }
 

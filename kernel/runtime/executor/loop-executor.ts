@@ -15,9 +15,10 @@
  * - at shutdown ({@link LoopExecutor.stop} with `keep`) queued work stays in the agent file instead of
  *   being discarded, and a turn waiting for the owner is parked (no end event) to resume after restart.
  */
-import { AgtError } from '../../../contracts/errors.js';
+import type { AgtError } from '../../../contracts/errors.js';
 import type { EventPayloads, EventType } from '../../../contracts/events.js';
 import { systemClock } from '../clock.js';
+import { loopAborted, loopBusy, loopInError, loopMidTurn, loopStopped, turnQueueFull, turnStopped } from '../errors.js';
 import { waitAtMost } from '../../deadline.js';
 import { MAX_QUEUED_TURNS, type ExecutorState, type QueueItem, type StopCause, type TurnOutcome } from '../types.js';
 
@@ -92,9 +93,9 @@ export class LoopExecutor {
    * commits anything.
    */
   assertAccepts(): void {
-    if (this.stopped) throw new AgtError('conflict', `loop ${this.loop} is stopped (aborted); reload the agent to run it again`);
+    if (this.stopped) throw loopAborted(this.loop);
     if (this.queue.length >= MAX_QUEUED_TURNS) {
-      throw new AgtError('conflict', `loop ${this.loop} already has ${MAX_QUEUED_TURNS} queued turns; try again when it has caught up`, { details: { queued: this.queue.length } });
+      throw turnQueueFull(this.loop, MAX_QUEUED_TURNS, this.queue.length);
     }
   }
 
@@ -111,8 +112,8 @@ export class LoopExecutor {
 
   /** Interrupts the running turn; queued work is kept. False when nothing ran. */
   interrupt(): boolean {
-    if (this.stopped || this.stateValue === 'stopped') throw new AgtError('conflict', `loop ${this.loop} is stopped`);
-    if (!this.current && this.stateValue === 'error') throw new AgtError('conflict', `loop ${this.loop} is in error; send a chat to recover`);
+    if (this.stopped || this.stateValue === 'stopped') throw loopStopped(this.loop);
+    if (!this.current && this.stateValue === 'error') throw loopInError(this.loop);
     if (!this.current) return false;
     if (this.current.cause === undefined) this.stopCurrent('interrupt');
     return true;
@@ -180,8 +181,8 @@ export class LoopExecutor {
    * on. Work queued meanwhile waits (chats do not interrupt it) and runs after it, in order.
    */
   async hold<T>(what: string, work: () => Promise<T>): Promise<T> {
-    if (this.current) throw new AgtError('conflict', `loop ${this.loop} is mid-turn; ${what} needs it idle`);
-    if (this.holding) throw new AgtError('conflict', `loop ${this.loop} is busy: ${what} is already running`);
+    if (this.current) throw loopMidTurn(this.loop, what);
+    if (this.holding) throw loopBusy(this.loop, what);
     let release!: () => void;
     this.holding = new Promise<void>((resolve) => (release = resolve));
     try {
@@ -208,7 +209,7 @@ export class LoopExecutor {
   private stopCurrent(cause: StopCause): void {
     const running = this.current!;
     running.cause = cause;
-    running.controller.abort(new AgtError(cause === 'timeout' ? 'timeout' : 'conflict', `turn stopped: ${cause}`, { details: { cause } }));
+    running.controller.abort(turnStopped(cause));
   }
 
   /** State changes are announced; after an abort only `stopped` is accepted. */

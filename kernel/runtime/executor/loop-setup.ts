@@ -2,10 +2,10 @@
  * What one loop's turn is built from: its model (main's, with the loop's partial override), its
  * instructions (main: `instructions`; inner loop: its `goal`) and its tools (see tools/effective.ts).
  */
-import { AgtError } from '../../../contracts/errors.js';
 import type { ModelClient, ModelSettings } from '../../../contracts/model.js';
 import type { ToolDefinition } from '../../../contracts/tools.js';
 import { effectiveTools } from '../tools/effective.js';
+import { noProviderExtension, noProviderServes } from '../errors.js';
 import type { RuntimeAgent } from '../types.js';
 import type { ActiveTool } from './turn.js';
 
@@ -22,10 +22,10 @@ export async function loopModel(agent: RuntimeAgent, deps: LoopSources, loop: st
   const override = loop === 'main' ? undefined : agent.config.loops?.find((l) => l.name === loop)?.model;
   const settings = { ...agent.config.model, ...(override ?? {}) } as ModelSettings;
   if (!deps.hasModelProviders()) {
-    throw new AgtError('unavailable', 'no provider extension is loaded: this turn needs a model (enable the providers extension)');
+    throw noProviderExtension();
   }
   const client = await deps.resolveModel(agent, settings.provider);
-  if (!client) throw new AgtError('unavailable', `no loaded provider serves "${settings.provider}"`);
+  if (!client) throw noProviderServes(settings.provider);
   return { client, settings };
 }
 

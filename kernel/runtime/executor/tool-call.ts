@@ -9,6 +9,7 @@
 import { AgtError } from '../../../contracts/errors.js';
 import type { ToolContext, ToolDefinition, ToolResult } from '../../../contracts/tools.js';
 import type { Clock, TimerHandle } from '../clock.js';
+import { stoppedWhileToolRan, toolTimedOut } from '../errors.js';
 
 export const MAX_TOOL_RESULT_CHARS = 32_000;
 
@@ -50,7 +51,7 @@ export async function callTool(
             });
             return;
           }
-          const error = new AgtError('timeout', `tool ${tool.name} exceeded its time limit of ${timeoutMs} ms`);
+          const error = toolTimedOut(tool.name, timeoutMs);
           // Settle the race first, then tell the tool to stop (its abort would otherwise win the race).
           reject(error);
           controller.abort(error);
@@ -58,7 +59,7 @@ export async function callTool(
         timer = clock.setTimeout(due, timeoutMs);
       }),
       new Promise<never>((_, reject) => {
-        const stop = () => reject(new AgtError('conflict', 'the turn was stopped while the tool ran', { details: { aborted: true } }));
+        const stop = () => reject(stoppedWhileToolRan());
         if (controller.signal.aborted) stop();
         else controller.signal.addEventListener('abort', stop, { once: true });
       }),

@@ -3,7 +3,7 @@
  * answers without tools or a `limits` cap stops it. Every message is committed to `agt_loop` before the
  * event that announces it. The runner never throws: failures come back as a {@link TurnResult}.
  */
-import { AgtError, isAgtError } from '../../../contracts/errors.js';
+import { isAgtError } from '../../../contracts/errors.js';
 import type { EventPayloads, EventType } from '../../../contracts/events.js';
 import type { ModelClient, ModelSettings, ModelTool, ToolCall } from '../../../contracts/model.js';
 import type { Logger } from '../../../contracts/logger.js';
@@ -11,6 +11,7 @@ import type { ToolDefinition } from '../../../contracts/tools.js';
 import type { TriggerType } from '../../../contracts/agent-config.js';
 import type { LoopRowInput } from '../../agents/stores/loop-store.js';
 import { systemClock, type Clock, type TimerHandle } from '../clock.js';
+import { approvalWaitFailed } from '../errors.js';
 import type { HilStore } from '../hil.js';
 import { DEFAULT_LIMITS, limitOf, MAX_CONTEXT_ROWS, type ExecutorState, type QueueItem, type RuntimeAgent } from '../types.js';
 import { buildMessages, triggerText, unansweredCalls } from './context.js';
@@ -287,7 +288,7 @@ async function runToolCall(env: TurnEnv, tools: Map<string, ActiveTool>, call: T
       taskId = task.id;
       const outcome = await decision.catch((error: unknown) => {
         if (env.signal.aborted) throw error;
-        throw new AgtError('internal_error', 'approval wait failed', { cause: error });
+        throw approvalWaitFailed(error);
       });
       env.setState('tool_use');
       if (outcome.approved) args = outcome.args;

@@ -21,6 +21,7 @@ import { AgtError } from '../../../contracts/errors.js';
 import type { ModelResponse } from '../../../contracts/model.js';
 import type { LoopRow } from '../../agents/stores/loop-store.js';
 import type { AgentRuntime } from '../agent-runtime.js';
+import { emptySummary, historyChangedDuringCompaction, nothingToCompact, summarizationFailed, unloadedDuringCompaction } from '../errors.js';
 import { rowText } from '../executor/context.js';
 
 export const KEEP_RECENT_TURNS = 3;
@@ -90,7 +91,7 @@ export async function compactLoop(runtime: AgentRuntime, loop: string): Promise<
     const cut = compactionCut(rows);
     const older = rows.slice(0, cut);
     if (older.length === 0 || (older.length === 1 && older[0]!.kind === 'summary')) {
-      throw new AgtError('conflict', `nothing to compact in loop ${loop}: it holds no more than its last ${KEEP_RECENT_TURNS} turns`);
+      throw nothingToCompact(loop, KEEP_RECENT_TURNS);
     }
     const { client, settings } = await runtime.modelFor(loop);
     const startedAt = Date.now();
@@ -106,18 +107,16 @@ export async function compactLoop(runtime: AgentRuntime, loop: string): Promise<
       });
     } catch (error) {
       const status = error instanceof AgtError ? error.details?.upstreamStatus : undefined;
-      throw new AgtError('upstream_error', `summarization failed, history unchanged: ${(error as Error)?.message ?? String(error)}`, {
-        details: { loop, ...(typeof status === 'number' ? { upstreamStatus: status } : {}) },
-      });
+      throw summarizationFailed(loop, error, status);
     }
     const summary = typeof response.text === 'string' ? response.text.trim() : '';
-    if (!summary) throw new AgtError('upstream_error', 'summarization failed, history unchanged: the model returned an empty summary', { details: { loop } });
-    if (!file.isOpen) throw new AgtError('conflict', `agent ${runtime.agent.name} was unloaded during compaction`);
+    if (!summary) throw emptySummary(loop);
+    if (!file.isOpen) throw unloadedDuringCompaction(runtime.agent.name);
 
     const last = older.at(-1)!;
     const usage = response.usage;
     const removed = file.transaction(() => {
-      if (!file.loop.get(last.id)) throw new AgtError('conflict', `the history of loop ${loop} changed during compaction; nothing was replaced`);
+      if (!file.loop.get(last.id)) throw historyChangedDuringCompaction(loop);
       const count = file.loop.deleteThrough(loop, last.id);
       file.loop.insertSummary({
         id: last.id,

@@ -13,9 +13,20 @@
  */
 import { Type } from 'typebox';
 import { LoopConfig, LOOP_NAME_PATTERN, ModelConfig, type AgentConfig } from '../../../contracts/agent-config.js';
-import { AgtError } from '../../../contracts/errors.js';
 import type { ToolDefinition } from '../../../contracts/tools.js';
 import { firstSchemaError } from '../../../contracts/validate.js';
+import {
+  emptyLoopPatch,
+  invalidLoopDeclaration,
+  loopExists,
+  loopsLocked,
+  mainIsImplicit,
+  mainNotEditable,
+  neverGrantableTools,
+  noSuchLoop,
+  tooManyLoops,
+  unknownLoopTools,
+} from '../errors.js';
 import { DEFAULT_INNER_LOOP_TOOLS, effectiveTools } from '../tools/effective.js';
 
 /** At most this many inner loops per agent (`main` not counted). */
@@ -47,16 +58,16 @@ export function hostEnabled(config: AgentConfig, definitions: ToolDefinition[]):
 export function checkLoopTools(tools: string[], config: AgentConfig, definitions: ToolDefinition[]): { excluded: string[] } {
   const known = new Set(definitions.map((tool) => tool.name));
   const unknown = tools.filter((name) => !known.has(name));
-  if (unknown.length > 0) throw new AgtError('bad_request', `Invalid loop declaration: unknown tool(s) ${unknown.join(', ')}`, { details: { tools: unknown } });
+  if (unknown.length > 0) throw unknownLoopTools(unknown);
   const never = tools.filter((name) => NEVER_GRANTABLE.includes(name));
-  if (never.length > 0) throw new AgtError('bad_request', `Invalid loop declaration: an inner loop can never be granted ${never.join(', ')}`, { details: { tools: never } });
+  if (never.length > 0) throw neverGrantableTools(never);
   const enabled = hostEnabled(config, definitions);
   return { excluded: [...new Set(tools.filter((name) => !enabled.has(name)))] };
 }
 
 function validDeclaration(loop: LoopConfig): LoopConfig {
   const problem = firstSchemaError(LoopConfig, loop);
-  if (problem !== null) throw new AgtError('bad_request', `Invalid loop declaration: ${problem}`);
+  if (problem !== null) throw invalidLoopDeclaration(problem);
   return loop;
 }
 
@@ -79,12 +90,12 @@ export interface PoolChange {
 
 /** The config with a new inner loop (nothing is written). 400 invalid, 409 main/duplicate/cap/lock. */
 export function createLoop(config: AgentConfig, input: LoopCreateInput, definitions: ToolDefinition[]): PoolChange {
-  if (!NAME.test(input.name)) throw new AgtError('bad_request', `Invalid loop declaration: name must match ${LOOP_NAME_PATTERN}`);
-  if (input.name === 'main') throw new AgtError('conflict', 'main is implicit: change the agent config instead');
-  if ((config.locked_fields ?? []).includes('loops')) throw new AgtError('conflict', 'loops are locked by the owner (locked_fields)');
+  if (!NAME.test(input.name)) throw invalidLoopDeclaration(`name must match ${LOOP_NAME_PATTERN}`);
+  if (input.name === 'main') throw mainIsImplicit();
+  if ((config.locked_fields ?? []).includes('loops')) throw loopsLocked();
   const loops = config.loops ?? [];
-  if (loops.some((loop) => loop.name === input.name)) throw new AgtError('conflict', `a loop named ${input.name} already exists`);
-  if (loops.length >= MAX_INNER_LOOPS) throw new AgtError('conflict', `an agent has at most ${MAX_INNER_LOOPS} inner loops`);
+  if (loops.some((loop) => loop.name === input.name)) throw loopExists(input.name);
+  if (loops.length >= MAX_INNER_LOOPS) throw tooManyLoops(MAX_INNER_LOOPS);
   const enabled = hostEnabled(config, definitions);
   let tools: string[];
   let excludedTools: string[] = [];
@@ -129,9 +140,9 @@ export type LoopPatch = Partial<Record<(typeof PATCH_KEYS)[number], unknown>>;
 
 /** 404 for an unknown inner loop, 409 for main; the declaration otherwise. */
 export function declaredLoop(config: AgentConfig, name: string, what: string): LoopConfig {
-  if (name === 'main') throw new AgtError('conflict', `main cannot be ${what} here: change the agent config instead`);
+  if (name === 'main') throw mainNotEditable(what);
   const loop = config.loops?.find((candidate) => candidate.name === name);
-  if (!loop) throw new AgtError('not_found', `agent ${config.name} has no loop ${name}`);
+  if (!loop) throw noSuchLoop(config.name, name);
   return loop;
 }
 
@@ -142,7 +153,7 @@ export function declaredLoop(config: AgentConfig, name: string, what: string): L
  */
 export function patchLoop(config: AgentConfig, name: string, patch: LoopPatch, definitions: ToolDefinition[]): PoolChange {
   const keys = PATCH_KEYS.filter((key) => patch[key] !== undefined);
-  if (keys.length === 0) throw new AgtError('bad_request', `an empty loop patch changes nothing: send at least one of ${PATCH_KEYS.join(', ')}`);
+  if (keys.length === 0) throw emptyLoopPatch(PATCH_KEYS);
   const current = declaredLoop(config, name, 'patched');
   const next: Record<string, unknown> = { ...current };
   for (const key of ['goal', 'enabled', 'autostart', 'autonomous', 'tools'] as const) if (patch[key] !== undefined) next[key] = patch[key];

@@ -23,7 +23,7 @@ import { spawn } from 'node:child_process';
 import { chown, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AgtError } from '../../../contracts/errors.js';
+import { commandsNeedIsolation } from '../errors.js';
 
 export const COMMAND_DEFAULT_TIMEOUT_MS = 10_000;
 export const COMMAND_MAX_OUTPUT_BYTES = 64 * 1024;
@@ -110,10 +110,7 @@ function capped() {
 export async function runCommand(call: CommandCall): Promise<CommandOutcome> {
   const isolated = call.isolation ?? (await commandIsolationAvailable());
   if (!isolated && !call.allowUnsandboxed) {
-    throw new AgtError(
-      'unavailable',
-      'command targets need isolation (the daemon running as root with util-linux unshare and setpriv), which this host does not offer; set security.allow_unsandboxed_commands: true in the agent config to run them as the daemon\'s own user, with its file and network access',
-    );
+    throw commandsNeedIsolation();
   }
   const boundary = isolated ? 'isolated' : 'unsandboxed';
   const cwd = await mkdtemp(join(tmpdir(), 'agt-cmd-'));

@@ -12,7 +12,15 @@
 import { createHash } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { transform } from 'esbuild';
-import { AgtError } from '../../../contracts/errors.js';
+import {
+  agentUnloading,
+  invalidLambdaRef,
+  lambdaDoesNotCompile,
+  lambdaFailed,
+  lambdaSandboxCrashed,
+  lambdaSandboxReplaced,
+  lambdaTimedOut,
+} from '../errors.js';
 
 export const LAMBDA_DEFAULT_TIMEOUT_MS = 5_000;
 export const LAMBDA_MEMORY_BYTES = 32 * 1024 * 1024;
@@ -28,7 +36,7 @@ export interface LambdaRef {
 /** `path/file.ts:functionName` → parts; a malformed reference is a `bad_request`. */
 export function parseLambdaRef(ref: string): LambdaRef {
   const match = /^([^:]+):([A-Za-z_$][A-Za-z0-9_$]*)$/.exec(ref);
-  if (!match) throw new AgtError('bad_request', `lambda must look like path/file.ts:functionName, got ${JSON.stringify(ref)}`);
+  if (!match) throw invalidLambdaRef(ref);
   return { path: match[1]!.replace(/^\/+/, ''), fn: match[2]! };
 }
 
@@ -58,7 +66,7 @@ async function toScript(path: string, source: string): Promise<{ code: string; c
       const loader = /\.m?ts$|\.tsx$/.test(path) ? 'ts' : 'js';
       code = (await transform(source, { loader, format: 'cjs', target: 'es2020', sourcefile: path })).code;
     } catch (error) {
-      throw new AgtError('bad_request', `lambda ${path} does not compile: ${(error as Error).message.split('\n')[0]}`);
+      throw lambdaDoesNotCompile(path, (error as Error).message.split('\n')[0]);
     }
     if (transpiled.size > 200) transpiled.clear();
     transpiled.set(codeId, code);
@@ -111,9 +119,9 @@ export class LambdaHost {
   }
 
   async run(call: LambdaCall): Promise<LambdaOutcome> {
-    if (this.closed) throw new AgtError('unavailable', 'the agent is unloading');
+    if (this.closed) throw agentUnloading();
     const { code, codeId } = await toScript(call.ref.path, call.source);
-    if (this.closed) throw new AgtError('unavailable', 'the agent is unloading');
+    if (this.closed) throw agentUnloading();
     const timeoutMs = call.timeoutMs ?? LAMBDA_DEFAULT_TIMEOUT_MS;
     const id = this.nextId++;
     const message = {
@@ -167,7 +175,7 @@ export class LambdaHost {
         entry.resolve({ result: JSON.parse(message.resultJson ?? 'null'), logs: message.logs ?? [] });
       } else {
         const code = message.code ?? 'lambda_failed';
-        entry.reject(new AgtError(code, message.message ?? 'lambda failed', { status: code === 'lambda_failed' ? 500 : undefined, details: { logs: message.logs ?? [] } }));
+        entry.reject(lambdaFailed(code, message.message, message.logs ?? []));
       }
     });
     worker.on('error', (error) => this.crashed(worker, `lambda sandbox failed: ${error.message}`));
@@ -185,7 +193,7 @@ export class LambdaHost {
   private overran(entry: Pending): void {
     if (!this.pending.has(entry.id)) return;
     this.settle(entry);
-    entry.reject(new AgtError('timeout', 'lambda exceeded its time limit and its sandbox was terminated'));
+    entry.reject(lambdaTimedOut());
     this.recycle();
   }
 
@@ -196,7 +204,7 @@ export class LambdaHost {
     const culprits = running.length > 0 ? running : [...this.pending.values()]; // died before running anything: fail all
     for (const entry of culprits) {
       this.settle(entry);
-      entry.reject(new AgtError('internal_error', why));
+      entry.reject(lambdaSandboxCrashed(why));
     }
     this.recycle();
   }
@@ -212,7 +220,7 @@ export class LambdaHost {
       entry.watchdog = undefined;
       if (entry.attempts >= MAX_ATTEMPTS) {
         this.pending.delete(entry.id);
-        entry.reject(new AgtError('internal_error', `lambda sandbox was replaced ${entry.attempts} times while this call waited`));
+        entry.reject(lambdaSandboxReplaced(entry.attempts));
       } else this.post(entry);
     }
   }
@@ -223,7 +231,7 @@ export class LambdaHost {
     this.worker = undefined;
     for (const entry of [...this.pending.values()]) {
       this.settle(entry);
-      entry.reject(new AgtError('unavailable', 'the agent is unloading'));
+      entry.reject(agentUnloading());
     }
     if (worker) await worker.terminate();
   }

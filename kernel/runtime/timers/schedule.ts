@@ -15,8 +15,8 @@
  */
 import { CronTime } from 'cron';
 import { Type, type Static } from 'typebox';
-import { AgtError } from '../../../contracts/errors.js';
 import { LOOP_NAME_PATTERN } from '../../../contracts/agent-config.js';
+import { invalidSchedule } from '../errors.js';
 
 export const TIMER_MODES = ['once_at', 'once_delay', 'interval', 'cron'] as const;
 export type TimerMode = (typeof TIMER_MODES)[number];
@@ -63,44 +63,42 @@ export interface StoredSchedule {
   cron?: string;
 }
 
-const bad = (message: string) => new AgtError('bad_request', message);
-
 /** Checks a mutation body and returns the schedule to store (`now` anchors `once_delay`). */
 export function scheduleFrom(body: TimerMutation, now: number): StoredSchedule {
-  if (!(TIMER_MODES as readonly string[]).includes(body.mode)) throw bad(`mode must be one of ${TIMER_MODES.join(', ')}`);
+  if (!(TIMER_MODES as readonly string[]).includes(body.mode)) throw invalidSchedule(`mode must be one of ${TIMER_MODES.join(', ')}`);
   const mode = body.mode as TimerMode;
   // The schema bounds each field; this covers callers that skip it and the relation between fields.
   for (const key of ['at', 'start_at', 'end_at'] as const) {
     const value = body[key];
-    if (value !== undefined && (!Number.isInteger(value) || value < 0 || value > MAX_EPOCH_MS)) throw bad(`${key} must be epoch ms between 0 and ${MAX_EPOCH_MS}`);
+    if (value !== undefined && (!Number.isInteger(value) || value < 0 || value > MAX_EPOCH_MS)) throw invalidSchedule(`${key} must be epoch ms between 0 and ${MAX_EPOCH_MS}`);
   }
-  if (body.delay_ms !== undefined && (!Number.isInteger(body.delay_ms) || body.delay_ms < 0 || body.delay_ms > MAX_DELAY_MS)) throw bad(`delay_ms must be 0 to ${MAX_DELAY_MS}`);
+  if (body.delay_ms !== undefined && (!Number.isInteger(body.delay_ms) || body.delay_ms < 0 || body.delay_ms > MAX_DELAY_MS)) throw invalidSchedule(`delay_ms must be 0 to ${MAX_DELAY_MS}`);
   if (body.every_ms !== undefined && (!Number.isInteger(body.every_ms) || body.every_ms < MIN_INTERVAL_MS || body.every_ms > MAX_INTERVAL_MS)) {
-    throw bad(`every_ms must be ${MIN_INTERVAL_MS} to ${MAX_INTERVAL_MS}`);
+    throw invalidSchedule(`every_ms must be ${MIN_INTERVAL_MS} to ${MAX_INTERVAL_MS}`);
   }
-  if (body.max_runs !== undefined && (!Number.isInteger(body.max_runs) || body.max_runs < 1 || body.max_runs > MAX_RUNS)) throw bad(`max_runs must be 1 to ${MAX_RUNS}`);
-  if (body.start_at !== undefined && body.end_at !== undefined && body.end_at < body.start_at) throw bad('end_at is before start_at');
+  if (body.max_runs !== undefined && (!Number.isInteger(body.max_runs) || body.max_runs < 1 || body.max_runs > MAX_RUNS)) throw invalidSchedule(`max_runs must be 1 to ${MAX_RUNS}`);
+  if (body.start_at !== undefined && body.end_at !== undefined && body.end_at < body.start_at) throw invalidSchedule('end_at is before start_at');
   const bounds = {
     ...(body.end_at !== undefined ? { end_at: body.end_at } : {}),
     ...(body.max_runs !== undefined ? { max_runs: body.max_runs } : {}),
   };
   switch (mode) {
     case 'once_at':
-      if (body.at === undefined) throw bad('once_at needs at (epoch ms)');
+      if (body.at === undefined) throw invalidSchedule('once_at needs at (epoch ms)');
       return { mode, at: body.at, ...bounds };
     case 'once_delay':
-      if (body.delay_ms === undefined) throw bad('once_delay needs delay_ms');
+      if (body.delay_ms === undefined) throw invalidSchedule('once_delay needs delay_ms');
       return { mode, delay_ms: body.delay_ms, at: now + body.delay_ms, ...bounds };
     case 'interval':
-      if (body.every_ms === undefined) throw bad('interval needs every_ms');
+      if (body.every_ms === undefined) throw invalidSchedule('interval needs every_ms');
       // Stored explicitly so the list shows when the first run is, and a replace re-anchors it.
       return { mode, every_ms: body.every_ms, start_at: body.start_at ?? now + body.every_ms, ...bounds };
     case 'cron':
-      if (!body.cron) throw bad('cron needs cron (a cron expression)');
+      if (!body.cron) throw invalidSchedule('cron needs cron (a cron expression)');
       try {
         new CronTime(body.cron);
       } catch (error) {
-        throw bad(`invalid cron expression: ${(error as Error).message}`);
+        throw invalidSchedule(`invalid cron expression: ${(error as Error).message}`);
       }
       return { mode, cron: body.cron, ...bounds };
   }

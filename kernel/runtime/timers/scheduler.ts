@@ -3,10 +3,10 @@
  * wake. A timer that fell due while the agent was not loaded fires once at attach. Each firing is
  * committed (run count, last fired, next wake, expired) before the runtime is told.
  */
-import { AgtError } from '../../../contracts/errors.js';
 import type { AgentFile } from '../../agents/agent-file.js';
 import type { TimerRow } from '../../agents/stores/timers-store.js';
 import type { Clock, TimerHandle } from '../clock.js';
+import { systemTimerNeedsLambda, timerLocked, timerLockOwnerOnly, tooManyTimers } from '../errors.js';
 import { nextWake, scheduleFrom, type StoredSchedule, type TimerMutation } from './schedule.js';
 
 export const MAX_TIMERS_PER_AGENT = 1_000;
@@ -37,11 +37,11 @@ export class TimerScheduler {
   /** Creates a timer; `loop` already checked by the caller (unknown loop → 404 there). */
   create(body: TimerMutation, actor: 'owner' | 'agent' = 'owner'): TimerRow {
     if (this.file.timers.list().filter((t) => !t.expired).length >= MAX_TIMERS_PER_AGENT) {
-      throw new AgtError('conflict', `an agent holds at most ${MAX_TIMERS_PER_AGENT} live timers`);
+      throw tooManyTimers(MAX_TIMERS_PER_AGENT);
     }
     const now = this.clock.now();
     const fields = this.fields(body, now, undefined);
-    if (actor === 'agent' && fields.locked) throw new AgtError('forbidden', 'only the owner can lock a timer');
+    if (actor === 'agent' && fields.locked) throw timerLockOwnerOnly();
     const row = this.file.timers.insert({ ...fields, created_at: now });
     this.arm();
     return this.file.timers.get(row.id)!;
@@ -62,7 +62,7 @@ export class TimerScheduler {
   delete(id: number, actor: 'owner' | 'agent' = 'owner'): boolean {
     const current = this.file.timers.get(id);
     if (!current) return false;
-    if (actor === 'agent' && current.locked) throw new AgtError('forbidden', `timer ${id} is locked by the owner`);
+    if (actor === 'agent' && current.locked) throw timerLocked(id);
     const removed = this.file.timers.delete(id);
     this.arm();
     return removed;
@@ -71,7 +71,7 @@ export class TimerScheduler {
   private fields(body: TimerMutation, now: number, current: TimerRow | undefined) {
     const schedule = scheduleFrom(body, now);
     const scope = body.scope && body.scope.length > 0 ? [...new Set(body.scope)] : ['agent'];
-    if (scope.includes('system') && !body.lambda) throw new AgtError('bad_request', 'a system-scope timer needs a lambda');
+    if (scope.includes('system') && !body.lambda) throw systemTimerNeedsLambda();
     // A system-only timer wakes no loop; on replace, an absent loop keeps the timer's loop.
     const loopName = body.loop !== undefined ? body.loop : (current?.loop ?? 'main');
     const loop = !scope.includes('agent') || loopName === 'main' ? null : loopName;

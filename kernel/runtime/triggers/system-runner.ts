@@ -6,8 +6,9 @@
  * A dispatch (which answered a `turnId`) also ends that turn id: `turn.completed` with the result as
  * `text` and `stop_reason: "system"`, or `agent.error`.
  */
-import { AgtError, isAgtError } from '../../../contracts/errors.js';
+import { isAgtError } from '../../../contracts/errors.js';
 import type { EventPayloads, EventType } from '../../../contracts/events.js';
+import { agentUnloading, commandFailed, commandTimedOut, lambdaFileMissing, systemTargetEmpty, tooManySystemRuns } from '../errors.js';
 import { runCommand } from '../sandbox/command-runner.js';
 import { LambdaHost, parseLambdaRef } from '../sandbox/lambda-runner.js';
 import { limitOf, type RuntimeAgent } from '../types.js';
@@ -49,14 +50,14 @@ export class SystemRunner {
     if (turnId) this.host.emit('turn.started', { turn_id: turnId, trigger }, { turnId });
     const input = { trigger, event: events[events.length - 1] ?? null, events, count };
     try {
-      if (this.closed) throw new AgtError('unavailable', 'the agent is unloading');
-      if (this.running.size > MAX_CONCURRENT_SYSTEM_RUNS) throw new AgtError('conflict', `more than ${MAX_CONCURRENT_SYSTEM_RUNS} system runs at once; this one was skipped`);
+      if (this.closed) throw agentUnloading();
+      if (this.running.size > MAX_CONCURRENT_SYSTEM_RUNS) throw tooManySystemRuns(MAX_CONCURRENT_SYSTEM_RUNS);
       let result: unknown;
       let logs: string[] = [];
       if (target.lambda) {
         const ref = parseLambdaRef(target.lambda);
         const file = this.host.agent.file.files.read(ref.path);
-        if (!file) throw new AgtError('not_found', `lambda file ${ref.path} is not stored in the agent`);
+        if (!file) throw lambdaFileMissing(ref.path);
         const timeoutMs = limitOf(this.host.agent.config, 'lambda_timeout_ms');
         const outcome = await this.lambdas.run({ ref, source: file.content.toString('utf8'), event: input, warm: target.warm, timeoutMs });
         result = outcome.result;
@@ -65,13 +66,13 @@ export class SystemRunner {
         const timeoutMs = limitOf(this.host.agent.config, 'command_timeout_ms');
         const allowUnsandboxed = (this.host.agent.config.security as Record<string, unknown> | undefined)?.allow_unsandboxed_commands === true;
         const outcome = await runCommand({ command: target.command, event: input, agentId: this.host.agent.id, trigger, timeoutMs, signal: controller.signal, allowUnsandboxed });
-        if (outcome.timedOut) throw new AgtError('timeout', `command exceeded its time limit`, { details: { stderr: outcome.stderr.slice(-MAX_TEXT) } });
+        if (outcome.timedOut) throw commandTimedOut(outcome.stderr.slice(-MAX_TEXT));
         if (outcome.exitCode !== 0) {
-          throw new AgtError('command_failed', `command exited with ${outcome.exitCode ?? outcome.signal}: ${outcome.stderr.slice(-500)}`, { status: 500 });
+          throw commandFailed(outcome.exitCode ?? outcome.signal, outcome.stderr.slice(-500));
         }
         result = { exitCode: outcome.exitCode, stdout: outcome.stdout };
       } else {
-        throw new AgtError('bad_request', 'a system target needs a lambda or a command');
+        throw systemTargetEmpty();
       }
       const text = JSON.stringify(result ?? null);
       this.host.log('info', `${label} ran for ${trigger}`, { event: trigger, target: label, data: { result: text.slice(0, MAX_TEXT), logs } });
