@@ -8,29 +8,28 @@
  * - a trigger target with `locked: true` (kept as it is in its trigger), nor add locked targets.
  */
 import type { AgentConfig, TriggerTarget } from '../../../contracts/agent-config.js';
-import { AgtError } from '../../../contracts/errors.js';
+import { ownerLockRefusal } from './errors.js';
 
 export const OWNER_ONLY_FIELDS = ['id', 'agt_version', 'locked_fields', 'security', 'limits', 'providers'];
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-const refuse = (message: string) => new AgtError('forbidden', `owner lock: ${message}`);
 
 /** The merged config, or `forbidden` naming the first lock the patch breaks. */
 export function applyAgentPatch(current: AgentConfig, patch: Record<string, unknown>): AgentConfig {
   const locked = new Set([...OWNER_ONLY_FIELDS, ...(current.locked_fields ?? [])]);
   for (const key of Object.keys(patch)) {
-    if (locked.has(key) && !same(patch[key], (current as Record<string, unknown>)[key])) throw refuse(`${key} is locked by the owner`);
+    if (locked.has(key) && !same(patch[key], (current as Record<string, unknown>)[key])) throw ownerLockRefusal(`${key} is locked by the owner`);
   }
   const next = { ...current, ...patch } as AgentConfig;
 
   if ('tools' in patch && Array.isArray(next.tools)) {
     for (const decl of current.tools.filter((d) => d.locked)) {
       const kept = next.tools.find((d) => d.name === decl.name);
-      if (!kept || !same(kept, decl)) throw refuse(`tool ${decl.name} is locked`);
+      if (!kept || !same(kept, decl)) throw ownerLockRefusal(`tool ${decl.name} is locked`);
     }
     for (const decl of next.tools) {
       const before = current.tools.find((d) => d.name === decl.name);
-      if (decl.locked && !before?.locked) throw refuse(`only the owner locks tool ${decl.name}`);
+      if (decl.locked && !before?.locked) throw ownerLockRefusal(`only the owner locks tool ${decl.name}`);
     }
   }
 
@@ -39,13 +38,13 @@ export function applyAgentPatch(current: AgentConfig, patch: Record<string, unkn
     for (const [type, trigger] of Object.entries(current.triggers ?? {})) {
       const after = (next.triggers as Record<string, { targets?: TriggerTarget[] } | undefined>)[type];
       for (const target of lockedTargets(trigger?.targets)) {
-        if (!after?.targets?.some((t) => same(t, target))) throw refuse(`a locked ${type} target cannot be changed or removed`);
+        if (!after?.targets?.some((t) => same(t, target))) throw ownerLockRefusal(`a locked ${type} target cannot be changed or removed`);
       }
     }
     for (const [type, trigger] of Object.entries(next.triggers as Record<string, { targets?: TriggerTarget[] } | undefined>)) {
       const before = lockedTargets((current.triggers as Record<string, { targets?: TriggerTarget[] } | undefined>)[type]?.targets);
       for (const target of lockedTargets(trigger?.targets)) {
-        if (!before.some((t) => same(t, target))) throw refuse(`only the owner locks ${type} targets`);
+        if (!before.some((t) => same(t, target))) throw ownerLockRefusal(`only the owner locks ${type} targets`);
       }
     }
   }

@@ -4,10 +4,10 @@
  * error results the model can read (tool-call.ts turns throws into results).
  */
 import type { Static, TSchema } from 'typebox';
-import { AgtError } from '../../../contracts/errors.js';
 import type { ToolContext, ToolDefinition, ToolResult } from '../../../contracts/tools.js';
 import { assertValid } from '../../../contracts/validate.js';
 import type { AgentRuntime } from '../agent-runtime.js';
+import { toolAgentNotRunning } from './errors.js';
 
 export type RuntimeLookup = (agentId: string) => AgentRuntime | undefined;
 
@@ -34,7 +34,7 @@ export function builtin<S extends TSchema>(spec: BuiltinSpec<S>, lookup: Runtime
     ...(spec.notable ? { notable: true } : {}),
     async run(args, context) {
       const runtime = lookup(context.agentId);
-      if (!runtime) throw new AgtError('unavailable', `agent ${context.agentId} is not running`);
+      if (!runtime) throw toolAgentNotRunning(context.agentId);
       const input = assertValid(spec.input, args ?? {}, `${spec.name} input`);
       const out = await spec.run(runtime, input, context);
       return typeof out === 'string' ? { content: out } : out;

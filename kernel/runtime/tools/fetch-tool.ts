@@ -21,6 +21,7 @@ import { Type } from 'typebox';
 import { AgtError } from '../../../contracts/errors.js';
 import type { ToolDefinition } from '../../../contracts/tools.js';
 import { builtin, type RuntimeLookup } from './define.js';
+import { addressRefused, bodyNotAllowed, fetchFailed, invalidHeader, notAUrl, onlyHttpUrls } from './errors.js';
 import { allowListOf, blockedAddressKind, hostAllowed, stripBrackets } from './fetch-policy.js';
 
 export const FETCH_MAX_BYTES = 24 * 1024;
@@ -77,7 +78,7 @@ interface Hop {
 /** One request, no redirects: checks the destination, connects (no pooled sockets), resolves with the response head. */
 function send(hop: Hop, allow: readonly string[], signal: AbortSignal): Promise<IncomingMessage> {
   const { url } = hop;
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new AgtError('bad_request', 'only http and https URLs');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw onlyHttpUrls();
   const host = stripBrackets(url.hostname);
   const allowed = hostAllowed(url, allow);
   if (!allowed && isIP(host) !== 0) {
@@ -174,15 +175,15 @@ export function fetchTool(lookup: RuntimeLookup): ToolDefinition {
         try {
           parsed = new URL(url);
         } catch {
-          throw new AgtError('bad_request', `not a URL: ${url}`);
+          throw notAUrl(url);
         }
-        if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new AgtError('bad_request', 'only http and https URLs');
+        if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw onlyHttpUrls();
         const verb: string = method ?? 'GET';
-        if (body !== undefined && (verb === 'GET' || verb === 'HEAD')) throw new AgtError('bad_request', `a ${verb} request cannot have a body`);
+        if (body !== undefined && (verb === 'GET' || verb === 'HEAD')) throw bodyNotAllowed(verb);
         const outgoing: Record<string, string> = {};
         for (const [name, value] of Object.entries(headers ?? {})) {
           if (FORBIDDEN_HEADERS.has(name.toLowerCase())) continue;
-          if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || /[\r\n\0]/.test(value)) throw new AgtError('bad_request', `invalid header ${JSON.stringify(name)}`);
+          if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || /[\r\n\0]/.test(value)) throw invalidHeader(name);
           outgoing[name] = value;
         }
         const allow = allowListOf(runtime.agent.config.security);
@@ -190,10 +191,10 @@ export function fetchTool(lookup: RuntimeLookup): ToolDefinition {
         const signal = AbortSignal.any([context.signal, AbortSignal.timeout(timeout)]);
         const failed = (error: unknown): never => {
           if (error instanceof AgtError) throw error;
-          if (error instanceof AddressRefused) throw new AgtError('forbidden', error.message);
+          if (error instanceof AddressRefused) throw addressRefused(error.message);
           const timedOut = signal.aborted && (signal.reason as Error | undefined)?.name === 'TimeoutError';
           const reason = timedOut ? `timed out after ${timeout} ms` : (error as Error).message;
-          throw new AgtError('upstream_error', `fetch ${parsed.origin} failed: ${reason}`);
+          throw fetchFailed(parsed.origin, reason);
         };
         let response: IncomingMessage;
         try {

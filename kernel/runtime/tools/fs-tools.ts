@@ -1,8 +1,8 @@
 /** `fs_*`: files stored inside the agent file (never the host file system). */
 import { Type } from 'typebox';
-import { AgtError } from '../../../contracts/errors.js';
 import type { ToolDefinition } from '../../../contracts/tools.js';
 import { builtin, json, type RuntimeLookup } from './define.js';
+import { noStoredFile, storedFileTooLarge } from './errors.js';
 
 export const MAX_FILE_BYTES = 5 * 1024 * 1024;
 const MAX_READ_BYTES = 256 * 1024;
@@ -18,7 +18,7 @@ export function fsTools(lookup: RuntimeLookup): ToolDefinition[] {
         input: Type.Object({ path: Path, encoding: Encoding }),
         run(runtime, { path, encoding }) {
           const file = runtime.agent.file.files.read(path);
-          if (!file) throw new AgtError('not_found', `no file ${path}`);
+          if (!file) throw noStoredFile(path);
           const bytes = file.content.subarray(0, MAX_READ_BYTES);
           const text = encoding === 'base64' ? bytes.toString('base64') : bytes.toString('utf8');
           return file.size > MAX_READ_BYTES ? `${text}\n[truncated: ${file.size} bytes in all]` : text;
@@ -33,7 +33,7 @@ export function fsTools(lookup: RuntimeLookup): ToolDefinition[] {
         input: Type.Object({ path: Path, content: Type.String(), encoding: Encoding, mime: Type.Optional(Type.String()) }),
         run(runtime, { path, content, encoding, mime }, context) {
           const bytes = encoding === 'base64' ? Buffer.from(content, 'base64') : Buffer.from(content, 'utf8');
-          if (bytes.byteLength > MAX_FILE_BYTES) throw new AgtError('payload_too_large', `files hold at most ${MAX_FILE_BYTES} bytes`);
+          if (bytes.byteLength > MAX_FILE_BYTES) throw storedFileTooLarge(MAX_FILE_BYTES);
           const info = runtime.agent.file.files.write(path, bytes, mime ?? null);
           runtime.fire('on_file_change', { path: info.path, action: 'write', size: info.size }, { loop: context.loop, turnId: context.turnId });
           return `wrote ${info.path} (${info.size} bytes)`;
@@ -56,7 +56,7 @@ export function fsTools(lookup: RuntimeLookup): ToolDefinition[] {
         description: 'Delete a file stored in the agent.',
         input: Type.Object({ path: Path }),
         run(runtime, { path }, context) {
-          if (!runtime.agent.file.files.delete(path)) throw new AgtError('not_found', `no file ${path}`);
+          if (!runtime.agent.file.files.delete(path)) throw noStoredFile(path);
           runtime.fire('on_file_change', { path, action: 'delete' }, { loop: context.loop, turnId: context.turnId });
           return `deleted ${path}`;
         },

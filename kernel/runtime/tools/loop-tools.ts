@@ -4,17 +4,17 @@
  * `POST /agents/{id}/compact` on another loop (kernel/runtime/loops/compaction.ts).
  */
 import { Type } from 'typebox';
-import { AgtError } from '../../../contracts/errors.js';
 import type { ToolDefinition } from '../../../contracts/tools.js';
 import { compactLoop } from '../loops/compaction.js';
 import { builtin, json, type RuntimeLookup } from './define.js';
+import { cannotClearOwnLoop, cannotCompactOwnLoop, cannotSendToSelf } from './errors.js';
 
 const LoopName = Type.String({ minLength: 1, maxLength: 32 });
 
 export function loopTools(lookup: RuntimeLookup): ToolDefinition[] {
   return [
     builtin({ name: 'loop_send', description: 'Send a message to another of your loops; it wakes with it.', input: Type.Object({ loop: LoopName, text: Type.String({ minLength: 1, maxLength: 100_000 }) }), run(runtime, { loop, text }, context) {
-      if (loop === context.loop) throw new AgtError('bad_request', 'a loop cannot send to itself');
+      if (loop === context.loop) throw cannotSendToSelf();
       const turnId = runtime.sendToLoop(context.loop, loop, text);
       return `delivered to ${loop} (turn ${turnId})`;
     } }, lookup),
@@ -25,12 +25,12 @@ export function loopTools(lookup: RuntimeLookup): ToolDefinition[] {
       }));
     } }, lookup),
     builtin({ name: 'loop_clear', description: "Clear another loop's history (not your own, not while it runs).", input: Type.Object({ loop: LoopName }), run(runtime, { loop }, context) {
-      if (loop === context.loop) throw new AgtError('bad_request', 'a loop cannot clear its own history mid-turn');
+      if (loop === context.loop) throw cannotClearOwnLoop();
       return `cleared ${runtime.clearLoop(loop)} rows of ${loop}`;
     } }, lookup),
     builtin({ name: 'loop_compact', description: "Summarize another loop's older history into one summary row to free its context (not your own loop, not while it runs).", input: Type.Object({ loop: Type.Optional(LoopName) }), async run(runtime, { loop }, context) {
       const target = loop ?? context.loop;
-      if (target === context.loop) throw new AgtError('bad_request', 'a loop cannot compact its own history mid-turn; compact another loop, or ask the owner (POST compact)');
+      if (target === context.loop) throw cannotCompactOwnLoop();
       const result = await compactLoop(runtime, target);
       return `compacted ${result.removed} rows of ${target} into a summary (${result.summaryChars} chars); kept the newest ${result.kept} rows`;
     } }, lookup),

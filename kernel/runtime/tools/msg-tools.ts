@@ -5,9 +5,9 @@
  * `failed`; without one it stays `queued`. An agent whose `messaging.mode` is `listen_only` cannot send.
  */
 import { Type } from 'typebox';
-import { AgtError } from '../../../contracts/errors.js';
 import type { ToolDefinition } from '../../../contracts/tools.js';
 import { builtin, json, type RuntimeLookup } from './define.js';
+import { listenOnly, noMessage } from './errors.js';
 
 const Box = Type.Union([Type.Literal('inbox'), Type.Literal('outbox')]);
 const MAX_LIST = 100;
@@ -27,7 +27,7 @@ export function msgTools(lookup: RuntimeLookup): ToolDefinition[] {
         }),
         notable: true,
         run(runtime, { text, channel, recipient, data }, context) {
-          if (runtime.agent.config.messaging?.mode === 'listen_only') throw new AgtError('forbidden', 'messaging.mode is listen_only: this agent does not send');
+          if (runtime.agent.config.messaging?.mode === 'listen_only') throw listenOnly();
           const row = runtime.agent.file.outbox.insert({ channel, recipient: recipient ?? null, text, data });
           const origin = { loop: context.loop, turnId: context.turnId };
           runtime.emit('outbox.queued', { messageId: row.id, channel: row.channel }, origin);
@@ -59,12 +59,12 @@ export function msgTools(lookup: RuntimeLookup): ToolDefinition[] {
         run(runtime, { box, id }) {
           if ((box ?? 'inbox') === 'inbox') {
             const row = runtime.agent.file.inbox.get(id);
-            if (!row) throw new AgtError('not_found', `no inbox message ${id}`);
+            if (!row) throw noMessage('inbox', id);
             if (row.status === 'unread') runtime.agent.file.inbox.setStatus(id, 'read');
             return json(row);
           }
           const row = runtime.agent.file.outbox.get(id);
-          if (!row) throw new AgtError('not_found', `no outbox message ${id}`);
+          if (!row) throw noMessage('outbox', id);
           return json(row);
         },
       },

@@ -3,12 +3,12 @@
  * state (suspending asks the owner first), and the agent's config (read; update under owner locks).
  */
 import { Type } from 'typebox';
-import { AgtError } from '../../../contracts/errors.js';
 import { MetaKey } from '../../../contracts/names.js';
 import type { ToolDefinition } from '../../../contracts/tools.js';
 import { TimerMutationBody } from '../timers/schedule.js';
 import { applyAgentPatch } from './config-locks.js';
 import { builtin, json, type RuntimeLookup } from './define.js';
+import { noLoop, noMetaKey } from './errors.js';
 import { fetchTool } from './fetch-tool.js';
 
 /** The one meta-key rule (contracts/names.ts), shared with the meta routes. */
@@ -21,7 +21,7 @@ export function sysTools(lookup: RuntimeLookup): ToolDefinition[] {
     builtin({ name: 'sys_get_meta', description: 'Read one meta entry, or all of them without a key.', input: Type.Object({ key: Type.Optional(Key) }), run(runtime, { key }) {
       if (key === undefined) return json(runtime.agent.file.meta.list());
       const entry = runtime.agent.file.meta.get(key);
-      if (!entry) throw new AgtError('not_found', `no meta key ${key}`);
+      if (!entry) throw noMetaKey(key);
       return json(entry);
     } }, lookup),
     builtin({ name: 'sys_set_meta', description: 'Set a meta value (readonly keys refuse; increment keys only grow).', input: Type.Object({ key: Key, value: Type.String({ maxLength: 100_000 }) }), run(runtime, { key, value }) {
@@ -32,7 +32,7 @@ export function sysTools(lookup: RuntimeLookup): ToolDefinition[] {
     } }, lookup),
     builtin({ name: 'sys_set_timer', description: 'Create a timer that wakes you (modes once_at, once_delay, interval, cron).', input: AgentTimerBody, run(runtime, body, context) {
       const loop = body.loop ?? (body.scope?.includes('agent') === false ? undefined : context.loop);
-      if (loop !== undefined && !runtime.loopNames().includes(loop)) throw new AgtError('not_found', `no loop ${loop}`);
+      if (loop !== undefined && !runtime.loopNames().includes(loop)) throw noLoop(loop);
       return json(runtime.timers.create({ ...body, ...(loop !== undefined ? { loop } : {}) }, 'agent'));
     } }, lookup),
     builtin({ name: 'sys_list_timers', description: 'List your timers (expired ones too).', input: Type.Object({}), run: (runtime) => json(runtime.timers.list()) }, lookup),
