@@ -112,3 +112,14 @@ export const conflict = (message: string, details?: Record<string, unknown>) =>
 export const unavailable = (message: string) => new AgtError('unavailable', message);
 export const notImplemented = (what: string) =>
   new AgtError('not_implemented', `${what} is not implemented in this build`);
+
+/** `code` (default `bad_request`): `what` fails its schema; `problem` is `path: message` of the first bad field. */
+export const invalidValue = (what: string, problem: string, code: string = 'bad_request') =>
+  new AgtError(code, `Invalid ${what}: ${problem}`, { details: { path: problem.split(':')[0] } });
+
+/** `code` (default `bad_request`): `what` nests deeper than `maxDepth` containers, first at JSON pointer `at`. */
+export const nestsTooDeep = (what: string, maxDepth: number, at: string, code: string = 'bad_request') =>
+  new AgtError(code, `Invalid ${what}: nests deeper than ${maxDepth} levels (at ${at})`, { details: { path: at } });
+
+/** 400 `bad_request`: the agent name is refused (`problem` says why). */
+export const invalidAgentName = (problem: string) => new AgtError('bad_request', problem, { details: { path: '/name' } });

@@ -4,7 +4,7 @@
  * (through {@link AgentConfigSchema}), the meta routes and the agent's meta tools.
  */
 import { Type } from 'typebox';
-import { AgtError } from './errors.js';
+import { invalidAgentName } from './errors.js';
 
 export const MAX_AGENT_NAME_LENGTH = 64;
 
@@ -40,7 +40,7 @@ export function agentNameProblem(name: string): string | null {
 /** Throws `bad_request` unless `name` is a valid agent name. */
 export function assertAgentName(name: string): string {
   const problem = agentNameProblem(name);
-  if (problem !== null) throw new AgtError('bad_request', problem, { details: { path: '/name' } });
+  if (problem !== null) throw invalidAgentName(problem);
   return name;
 }
 

@@ -6,7 +6,7 @@
 import type { TSchema, Static } from 'typebox';
 import { Value } from 'typebox/value';
 import { Compile } from 'typebox/compile';
-import { AgtError } from './errors.js';
+import { invalidValue, nestsTooDeep } from './errors.js';
 
 /**
  * How deep a JSON value may nest: at most this many arrays/objects inside one another (`{}` is 1).
@@ -46,7 +46,7 @@ export function jsonDepthProblem(value: unknown, limit = MAX_JSON_DEPTH): string
 export function assertJsonDepth(value: unknown, what: string, code = 'bad_request'): void {
   const at = jsonDepthProblem(value);
   if (at !== null) {
-    throw new AgtError(code, `Invalid ${what}: nests deeper than ${MAX_JSON_DEPTH} levels (at ${at})`, { details: { path: at } });
+    throw nestsTooDeep(what, MAX_JSON_DEPTH, at, code);
   }
 }
 
@@ -94,6 +94,6 @@ export function assertValid<S extends TSchema>(
   code = 'bad_request',
 ): Static<S> {
   const problem = firstSchemaError(schema, value);
-  if (problem !== null) throw new AgtError(code, `Invalid ${what}: ${problem}`, { details: { path: problem.split(':')[0] } });
+  if (problem !== null) throw invalidValue(what, problem, code);
   return value as Static<S>;
 }
