@@ -52,9 +52,20 @@ export const agentNotLoaded = (ref: string) => new AgtError('not_found', `no loa
 /** 404 `not_found`: no loaded agent has this id (services that take an id, never a name). */
 export const agentIdNotLoaded = (agentId: string) => new AgtError('not_found', `agent ${agentId} is not loaded`);
 
-/** 404 `not_found`: no loaded agent `ref`, and no extension locates agent files (start by id or name). */
-export const agentNotLocated = (ref: string) =>
-  new AgtError('not_found', `no loaded agent ${ref}; pass its absolute file path (finding agents in tracked folders needs the tracked-folders extension)`);
+/** 503 `unavailable`: no loaded agent `ref`, and no extension offers an agent locator (start by id or name). */
+export const noAgentLocator = (ref: string) =>
+  new AgtError('unavailable', `no loaded agent ${ref}: finding agents by id, handle or name needs the tracked-folders extension (or pass the absolute file path)`, {
+    details: { extension: 'tracked-folders' },
+  });
+
+/** 404 `not_found`: no loaded agent `ref`, and the agent locator found no file either. */
+export const agentNotLocated = (ref: string) => new AgtError('not_found', `no agent ${ref} is loaded or found in the tracked folders`);
+
+/** 409 `ambiguous_agent`: the agent locator found several files for `ref`. */
+export const ambiguousAgentFiles = (ref: string, filePaths: string[]) =>
+  new AgtError('ambiguous_agent', `${filePaths.length} agent files match ${ref}; start one by its absolute path`, {
+    details: { candidates: filePaths.map((filePath) => ({ filePath })) },
+  });
 
 /** 409 `ambiguous_agent`: a handle or name matches several loaded agents. */
 export const ambiguousAgent = (ref: string, candidates: AgentCandidate[]) =>
