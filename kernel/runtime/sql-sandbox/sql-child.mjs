@@ -5,7 +5,7 @@
 // It opens its own connection to the agent file (argv[2]) and runs one call at a time:
 //   {id, sql, params, mode: 'query'|'execute', maxRows, maxBytes, timeoutMs, hints}
 //     -> {id, started: true}   right before the statement's transaction begins (the time limit starts)
-//     -> {id, ok: true, rows, truncated, truncatedBy} | {id, ok: true, changes, lastInsertRowid}
+//     -> {id, ok: true, columns, rows, truncated, truncatedBy} | {id, ok: true, changes, lastInsertRowid}
 //      | {id, ok: false, code, message}
 // The daemon SIGKILLs this process when a call overruns its limit (SQLite's WAL keeps the file whole).
 // A watchdog thread kills it too, at the limit plus a grace, and as soon as the daemon is gone (a
@@ -139,6 +139,7 @@ function cleanRow(raw) {
 
 /** Reads rows until the row cap or the byte cap (JSON size) is reached; stops the statement there. */
 function collect(statement, params, maxRows, maxBytes) {
+  const columns = statement.columns().map((column) => column.name);
   const rows = [];
   let bytes = 2;
   let truncatedBy = null;
@@ -166,7 +167,7 @@ function collect(statement, params, maxRows, maxBytes) {
     bytes += size;
     rows.push(row);
   }
-  return { rows, truncated: truncatedBy !== null, truncatedBy };
+  return { columns, rows, truncated: truncatedBy !== null, truncatedBy };
 }
 
 /** Opens the call's transaction; a connection left holding an old snapshot gets its statements released, then is replaced. */

@@ -10,8 +10,9 @@
  * transaction is simply not there — the call fails with `timeout`, and the next call gets a fresh child.
  * The child also kills itself at the limit plus 1 s and when the daemon is gone (a watchdog thread). The
  * row cap (500) and the result-size cap (256 KB of JSON) are applied inside the child while it iterates,
- * so a huge result never crosses the pipe. A child idle for 30 s exits; `close()` (agent unload, daemon
- * shutdown) ends it.
+ * so a huge result never crosses the pipe; a call may set caps of its own, up to 1000 rows and 1 MB (the
+ * owner's table routes read their pages through the agent's child, see kernel/agents/stores/local-tables.ts).
+ * A child idle for 30 s exits; `close()` (agent unload, daemon shutdown) ends it.
  *
  * What the child lets a statement do is in `sql-policy.mjs`: the statement kind by its first keyword
  * (PRAGMA and friends act while compiling), then SQLite's compiled program (`EXPLAIN`) against
@@ -27,6 +28,9 @@ export const SQL_DEFAULT_TIMEOUT_MS = 2_000;
 export const SQL_MAX_TIMEOUT_MS = 60_000;
 export const SQL_MAX_ROWS = 500;
 export const SQL_MAX_RESULT_BYTES = 256 * 1024;
+/** The most one call may ask for with its own `maxRows` / `maxBytes` (its reply is parsed on the event loop). */
+export const SQL_CALL_MAX_ROWS = 1_000;
+export const SQL_CALL_MAX_BYTES = 1024 * 1024;
 export const SQL_IDLE_MS = 30_000;
 /** How long a started child may take to begin a call before it is considered stuck. */
 const START_GRACE_MS = 15_000;
@@ -47,9 +51,15 @@ export interface SqlCall {
   signal?: AbortSignal;
   /** Friendly early refusals in the child (default true); tests turn them off to prove the boundary without them. */
   hints?: boolean;
+  /** This call's row cap (query) instead of the sandbox's; at most {@link SQL_CALL_MAX_ROWS}. */
+  maxRows?: number;
+  /** This call's result-size cap in bytes of JSON (query) instead of the sandbox's; at most {@link SQL_CALL_MAX_BYTES}. */
+  maxBytes?: number;
 }
 
 export interface SqlQueryResult {
+  /** The statement's result columns (also when no row came back). */
+  columns: string[];
   rows: Record<string, unknown>[];
   truncated: boolean;
   truncatedBy: 'rows' | 'bytes' | null;
@@ -75,6 +85,7 @@ interface ChildReply {
   ok?: boolean;
   code?: string;
   message?: string;
+  columns?: string[];
   rows?: Record<string, unknown>[];
   truncated?: boolean;
   truncatedBy?: 'rows' | 'bytes' | null;
@@ -130,7 +141,7 @@ export class SqlSandbox {
 
   async query(call: Omit<SqlCall, 'mode'>): Promise<SqlQueryResult> {
     const reply = await this.run({ ...call, mode: 'query' });
-    return { rows: reply.rows ?? [], truncated: reply.truncated === true, truncatedBy: reply.truncatedBy ?? null };
+    return { columns: reply.columns ?? [], rows: reply.rows ?? [], truncated: reply.truncated === true, truncatedBy: reply.truncatedBy ?? null };
   }
 
   async execute(call: Omit<SqlCall, 'mode'>): Promise<SqlExecuteResult> {
@@ -150,8 +161,8 @@ export class SqlSandbox {
       // libsql cannot bind booleans (it aborts the process): SQLite stores them as 0/1 anyway.
       params: (call.params ?? []).map((value) => (typeof value === 'boolean' ? (value ? 1 : 0) : value)),
       mode: call.mode,
-      maxRows: this.maxRows,
-      maxBytes: this.maxBytes,
+      maxRows: callCap(call.maxRows, this.maxRows, SQL_CALL_MAX_ROWS),
+      maxBytes: callCap(call.maxBytes, this.maxBytes, SQL_CALL_MAX_BYTES),
       timeoutMs,
       hints: call.hints !== false,
     };
@@ -337,6 +348,12 @@ export class SqlSandbox {
       running.reject(new AgtError('unavailable', 'the agent is unloading'));
     } else await this.retire();
   }
+}
+
+/** A call's own cap (a positive integer, at most `most`), else the sandbox's. */
+function callCap(value: number | undefined, fallback: number, most: number): number {
+  if (value === undefined || !Number.isFinite(value)) return fallback;
+  return Math.min(Math.max(1, Math.floor(value)), most);
 }
 
 function aborted(): AgtError {
