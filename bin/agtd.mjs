@@ -2,15 +2,17 @@
 // The `agtd` command. It runs the build in dist/ (`npm run build`, which `npm install` and `npm ci` run
 // through `prepare`): plain JavaScript, no transpiler. When there is no build, or a source file is newer
 // than it (sources edited or checked out since), it runs the TypeScript sources through tsx instead, so
-// what runs is never older than what is on disk.
+// what runs is never older than what is on disk. From the sources, imports of `@agt/contracts` take the
+// package's `agt-source` condition (its TypeScript files, the ones the kernel imports), as under `npm test`.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { register as registerHooks } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = join(root, 'dist');
 
-/** The newest modification time of a file under `dir` (node_modules and dot folders skipped). */
+/** The newest modification time of a file under `dir` (node_modules, dot folders and links such as contracts/dist skipped). */
 function newest(dir) {
   let latest = 0;
   let entries;
@@ -20,7 +22,7 @@ function newest(dir) {
     return latest;
   }
   for (const entry of entries) {
-    if (entry.name === 'node_modules' || entry.name.startsWith('.')) continue;
+    if (entry.name === 'node_modules' || entry.name.startsWith('.') || entry.isSymbolicLink()) continue;
     const path = join(dir, entry.name);
     latest = Math.max(latest, entry.isDirectory() ? newest(path) : statSync(path).mtimeMs);
   }
@@ -49,5 +51,9 @@ if (build.main) {
   process.stderr.write(`agtd: ${build.why}; running the TypeScript sources through tsx (npm run build makes start-up faster)\n`);
   const { register } = await import('tsx/esm/api');
   register();
+  const SOURCE_CONDITION = `export async function resolve(specifier, context, next) {
+    return next(specifier, context.conditions.includes('agt-source') ? context : { ...context, conditions: [...context.conditions, 'agt-source'] });
+  }`;
+  registerHooks(`data:text/javascript,${encodeURIComponent(SOURCE_CONDITION)}`);
   await import('../kernel/main.ts');
 }

@@ -19,9 +19,14 @@ import type { ModelClientProvider } from './model.js';
 import type { ToolContributor } from './tools.js';
 import type { AgentLifecycleHooks, InboxSource } from './lifecycle.js';
 import type { AgentsService, InboxService, SettingsService } from './services.js';
+import contractsPackage from './package.json' with { type: 'json' };
 
-/** The contract version this kernel implements (`major.minor`). */
-export const CONTRACT_VERSION = '1.0';
+/**
+ * The contract version this kernel implements (`major.minor`): that of the `@agt/contracts` package
+ * (`contracts/package.json`, the one place it is written), so an extension's `contract` and its
+ * `@agt/contracts` dependency range say the same thing.
+ */
+export const CONTRACT_VERSION: string = contractsPackage.version.split('.').slice(0, 2).join('.');
 
 /** A fastify scope with the TypeBox type provider: route schemas are the types and the OpenAPI doc. */
 export type ExtensionHttp = FastifyInstance<

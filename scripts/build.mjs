@@ -18,6 +18,13 @@
  *   source folders (worker scripts, JSON) is copied to the same relative path: `new URL('./x.mjs',
  *   import.meta.url)` works in the bundle as in the sources.
  *
+ * - `@agt/contracts` (the workspace package in `contracts/`) is resolved with its `agt-source` condition,
+ *   so a shipped extension's `@agt/contracts/errors` is the same `contracts/errors.ts` as the kernel's
+ *   relative import: one module in the bundle. The package's `default` condition points at
+ *   `contracts/dist/`, a link this build makes to `dist/contracts/` (the contracts entry points): a
+ *   JavaScript extension importing `@agt/contracts` in a built daemon gets those, which share the
+ *   kernel's chunks.
+ *
  * The source folders are walked, not listed file by file. The build goes to a temporary folder that
  * replaces `dist/` in one rename, so a daemon starting meanwhile sees the old build or the new one.
  * `dist/.agt-build.json` records when and from which folders it was built: `bin/agtd.mjs` runs the
@@ -26,7 +33,7 @@
  * Usage: node scripts/build.mjs [--quiet]
  */
 import { build } from 'esbuild';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -40,6 +47,9 @@ export const OUT_DIR = 'dist';
 export const BUILD_INFO = '.agt-build.json';
 /** Kept out of the bundle: native addons, a binary, and what starts files by path (pino's workers, tsx's loader). */
 const EXTERNAL = ['libsql', '@libsql/*', 'esbuild', 'pino', 'quickjs-emscripten', '@jitl/*', 'tsx', 'tsx/*'];
+
+/** The condition of `contracts/package.json` that names the TypeScript sources (tsx and tap pass it too). */
+export const SOURCE_CONDITION = 'agt-source';
 
 const isTypeScript = (name) => name.endsWith('.ts') && !name.endsWith('.d.ts');
 const posix = (path) => path.split(sep).join('/');
@@ -109,6 +119,26 @@ const fileUrlPlugin = {
   },
 };
 
+/**
+ * `contracts/dist` → `../dist/contracts`: where the `default` condition of `@agt/contracts` points (an
+ * `exports` target cannot leave its package folder). Made once; a link to elsewhere is replaced, a real
+ * folder there is left alone.
+ */
+function linkContractsBuild() {
+  const link = join(ROOT, 'contracts', 'dist');
+  const target = process.platform === 'win32' ? join(ROOT, OUT_DIR, 'contracts') : `../${OUT_DIR}/contracts`;
+  let current;
+  try {
+    current = lstatSync(link);
+  } catch {
+    // Not there yet.
+  }
+  if (current && !current.isSymbolicLink()) return;
+  if (current && readlinkSync(link) === target) return;
+  if (current) rmSync(link, { force: true });
+  symlinkSync(target, link, 'junction');
+}
+
 export async function runBuild({ quiet = false } = {}) {
   const started = Date.now();
   const files = SOURCE_DIRS.filter((dir) => existsSync(join(ROOT, dir))).flatMap((dir) => walk(join(ROOT, dir)));
@@ -144,6 +174,7 @@ export async function runBuild({ quiet = false } = {}) {
       platform: 'node',
       target: 'node20',
       external: EXTERNAL,
+      conditions: [SOURCE_CONDITION],
       // Bundled CommonJS dependencies call `require` for Node's built-ins.
       banner: { js: "import { createRequire as __agtCreateRequire } from 'node:module'; const require = __agtCreateRequire(import.meta.url);" },
       sourcemap: 'linked',
@@ -165,6 +196,7 @@ export async function runBuild({ quiet = false } = {}) {
     if (existsSync(out)) renameSync(out, old);
     renameSync(staging, out);
     rmSync(old, { recursive: true, force: true });
+    linkContractsBuild();
   } catch (error) {
     rmSync(staging, { recursive: true, force: true });
     throw error;

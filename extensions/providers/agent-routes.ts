@@ -3,10 +3,10 @@
  * whether its sealed key `provider:<providerId>` is set; a check and the models list using that key.
  * 404 for an agent that is not loaded or a provider it does not declare. Keys never appear.
  */
-import { AgtError, notFound } from '../../contracts/errors.js';
-import type { ExtensionHttp } from '../../contracts/extension.js';
-import { errorResponses } from '../../contracts/http.js';
-import type { AgentView, AgentsService } from '../../contracts/services.js';
+import { AgtError, notFound } from '@agt/contracts/errors';
+import type { ExtensionHttp } from '@agt/contracts/extension';
+import { errorResponses } from '@agt/contracts/http';
+import type { AgentView, AgentsService } from '@agt/contracts/services';
 import { checkProvider, listModels } from './admin.js';
 import type { ClientRuntime } from './model-client.js';
 import { credentialName, type ProviderRegistry } from './registry.js';

@@ -5,7 +5,7 @@
  * the table. Unknown models cost `null`, never a guess. The manifest's `prices` option adds or overrides
  * entries. Prices change: the table is a convenience, not billing.
  */
-import type { UsageCounts } from '../../contracts/events.js';
+import type { UsageCounts } from '@agt/contracts/events';
 import type { Price } from './options.js';
 import type { ProviderKind } from './types.js';
 

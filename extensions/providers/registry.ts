@@ -13,10 +13,10 @@
  * this extension does not serve is listed as `unsupported_type`, and checking it, listing its models or
  * resolving it for a model call fails with 422 `unsupported_provider_type` naming the kinds it serves.
  */
-import { AgtError } from '../../contracts/errors.js';
-import type { AgentProviderDeclaration, ModelClientProvider } from '../../contracts/model.js';
-import type { SettingsService } from '../../contracts/services.js';
-import type { AppProviderSettings } from '../../contracts/settings.js';
+import { AgtError } from '@agt/contracts/errors';
+import type { AgentProviderDeclaration, ModelClientProvider } from '@agt/contracts/model';
+import type { SettingsService } from '@agt/contracts/services';
+import type { AppProviderSettings } from '@agt/contracts/settings';
 import { createModelClient, type ClientRuntime } from './model-client.js';
 import { isProviderKind, KEY_REQUIRED, PROVIDER_KINDS, type ProviderTarget } from './types.js';
 

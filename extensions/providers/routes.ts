@@ -4,10 +4,10 @@
  * `keyPresent`. Listing never calls a provider (it would be slow and spend quota): status comes from
  * the last `POST /providers/{providerId}/check`.
  */
-import { errorResponses } from '../../contracts/http.js';
-import { AgtError, notFound } from '../../contracts/errors.js';
-import type { ExtensionHttp } from '../../contracts/extension.js';
-import type { AppProviderSettings } from '../../contracts/settings.js';
+import { errorResponses } from '@agt/contracts/http';
+import { AgtError, notFound } from '@agt/contracts/errors';
+import type { ExtensionHttp } from '@agt/contracts/extension';
+import type { AppProviderSettings } from '@agt/contracts/settings';
 import { checkProvider, listModels } from './admin.js';
 import type { ClientRuntime } from './model-client.js';
 import type { ProviderRegistry } from './registry.js';

@@ -1,5 +1,5 @@
 /** Types shared inside the providers extension (not part of the public contract). */
-import type { ModelParam } from '../../contracts/model.js';
+import type { ModelParam } from '@agt/contracts/model';
 
 export type ProviderKind = 'anthropic' | 'openai' | 'openai-compatible' | 'openrouter';
 

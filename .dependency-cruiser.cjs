@@ -1,0 +1,58 @@
+/**
+ * The import boundaries, checked by dependency-cruiser from `npm test` (scripts/test.mjs) and alone with
+ * `npm run lint:deps`. Imports are resolved the way the build and tsx resolve them (tsconfig, the
+ * `agt-source` condition of `@agt/contracts`), so a rule sees the file an import really reaches.
+ *
+ * Type-only imports count (`tsPreCompilationDeps`): a type import still makes one module know another's
+ * shape, which is what the layering is about, it is one keyword away from a runtime import, and an
+ * extension's type import of `kernel/` would not resolve for a third-party author at all.
+ */
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'extension-imports-kernel',
+      comment: 'An extension reaches the kernel only through ctx (README "Writing an extension"); it imports @agt/contracts.',
+      severity: 'error',
+      from: { path: '^(extensions|examples|test/fixtures/extensions)/' },
+      to: { path: '^kernel/' },
+    },
+    {
+      name: 'extension-imports-contracts-by-path',
+      comment: 'Shipped extensions and examples import @agt/contracts by name, as a third-party package must: never ../../contracts/.',
+      severity: 'error',
+      from: { path: '^(extensions|examples)/' },
+      // A relative path is a `local` dependency; the package name is `aliased` (the workspace link),
+      // or `undetermined` from a folder with a package.json of its own (examples/*).
+      to: { path: '^contracts/', dependencyTypes: ['local'], dependencyTypesNot: ['aliased'] },
+    },
+    {
+      name: 'contracts-stand-alone',
+      comment: 'contracts/ is the package @agt/contracts: it imports neither the kernel nor an extension.',
+      severity: 'error',
+      from: { path: '^contracts/' },
+      to: { path: '^(kernel|extensions|examples|test)/' },
+    },
+    {
+      name: 'no-circular',
+      comment: 'No import circles: hand a module what it needs (a function, a narrow interface) instead of importing its owner.',
+      severity: 'error',
+      from: { path: '^(kernel|contracts|extensions)/' },
+      to: { circular: true },
+    },
+  ],
+  options: {
+    // What is checked (`depcruise --config .dependency-cruiser.cjs .`): the kernel, the contracts, the
+    // extensions, the examples and the test fixtures that are extensions.
+    includeOnly: { path: '^(kernel|contracts|extensions|examples|test/fixtures/extensions)/' },
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '(^|/)(dist|node_modules)/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: {
+      conditionNames: ['agt-source', 'import', 'default'],
+      exportsFields: ['exports'],
+      extensions: ['.ts', '.js', '.mjs', '.json'],
+    },
+  },
+};

@@ -1,0 +1,232 @@
+/**
+ * Fake kernel services for {@link startTestExtension}: in memory, recording what the extension does with
+ * them (events, inbox deliveries, agent log rows, log lines, contributions, offers) so a test can assert
+ * on it, and driven by the test (settings changes, events sent to the extension's subscribers).
+ */
+import type { AgentConfig } from '../agent-config.js';
+import { AgtError } from '../errors.js';
+import type { EmitInput, EventBus, EventType, UmbilicalEvent } from '../events.js';
+import type { ExtensionContributions, ExtensionEnv, ExtensionPoint } from '../extension.js';
+import type { AgentLifecycleHooks, InboxSource } from '../lifecycle.js';
+import type { Logger } from '../logger.js';
+import type { ModelClientProvider } from '../model.js';
+import type { AgentsService, AgentView, InboundMessage, InboxService, LogLevel, SettingsService } from '../services.js';
+import type { Settings } from '../settings.js';
+import type { ToolContributor } from '../tools.js';
+
+/** One loaded agent as the fake `ctx.agents` shows it. */
+export interface TestAgent {
+  id: string;
+  /** Default: the id. */
+  name?: string;
+  handle?: string;
+  filePath?: string | null;
+  /** Merged over a minimal valid config (`name`, `instructions`, `model`). */
+  config?: Partial<AgentConfig>;
+  /** Credential values `ctx.agents.readCredential` returns, by name. */
+  credentials?: Record<string, string>;
+}
+
+/** One line written through the fake logger (or a child of it). */
+export interface LogLine {
+  level: 'debug' | 'info' | 'warn' | 'error';
+  msg: string | undefined;
+  /** The first argument: an object, an error or a message. */
+  data: unknown;
+  /** The bindings of the logger it went through (`{extension: name}` and those of `child`). */
+  bindings: Record<string, unknown>;
+}
+
+/** A row the extension wrote with `ctx.agents.log`. */
+export interface AgentLogRow {
+  agentId: string;
+  level: LogLevel;
+  message: string;
+  data?: unknown;
+}
+
+/** A message the extension delivered with `ctx.inbox.deliver`. */
+export interface Delivery {
+  agentId: string;
+  message: InboundMessage;
+  messageId: number;
+}
+
+/** What the extension contributed to the kernel's own points (`ctx.contribute`), in call order. */
+export interface RecordedContributions {
+  modelClients: ModelClientProvider[];
+  tools: ToolContributor[];
+  inboxSources: InboxSource[];
+  lifecycle: AgentLifecycleHooks[];
+}
+
+/** An implementation of an extension point, standing in for what a dependency would offer. */
+export interface PointOffer {
+  point: ExtensionPoint<unknown>;
+  implementation: unknown;
+  /** The offering extension's name, for messages (default `test`). */
+  owner: string;
+}
+
+/** What `ctx.use(point)` returns in a test: `implementation`, as if extension `owner` (default `test`) offered it. */
+export function offer<T>(point: ExtensionPoint<T>, implementation: T, owner = 'test'): PointOffer {
+  return { point: point as ExtensionPoint<unknown>, implementation, owner };
+}
+
+/** A logger that keeps every line in `lines` (shared with its children). */
+export function recordingLogger(lines: LogLine[] = [], bindings: Record<string, unknown> = {}): Logger & { lines: LogLine[] } {
+  const write = (level: LogLine['level']) => (data: unknown, msg?: string) => void lines.push({ level, msg: typeof data === 'string' && msg === undefined ? data : msg, data, bindings });
+  return {
+    lines,
+    debug: write('debug'),
+    info: write('info'),
+    warn: write('warn'),
+    error: write('error'),
+    child: (more) => recordingLogger(lines, { ...bindings, ...more }),
+  };
+}
+
+/** An in-memory bus: every event is kept in `events`; listeners that throw are logged and skipped. */
+export class RecordingBus implements EventBus {
+  readonly events: UmbilicalEvent[] = [];
+  private readonly listeners = new Set<(event: UmbilicalEvent) => void>();
+  private seq = 0;
+
+  constructor(private readonly logger: Logger, private readonly defaultSource = 'kernel') {}
+
+  emit<T extends EventType>(type: T, input: EmitInput<T>): UmbilicalEvent<T> {
+    const event: UmbilicalEvent<T> = {
+      seq: ++this.seq,
+      event_type: type,
+      timestamp: Date.now(),
+      source: input.source ?? this.defaultSource,
+      agent_id: input.agentId,
+      ...(input.loop !== undefined ? { loop: input.loop } : {}),
+      payload: input.payload,
+      ...(input.turnId !== undefined ? { turn_id: input.turnId } : {}),
+    };
+    this.events.push(event as UmbilicalEvent);
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(event as UmbilicalEvent);
+      } catch (error) {
+        this.logger.warn({ err: error, event: type }, 'an event listener threw');
+      }
+    }
+    return event;
+  }
+
+  subscribe(listener: (event: UmbilicalEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
+  }
+}
+
+/** Settings the test changes with `set`; `onChange` listeners run at each change. */
+export class TestSettings implements SettingsService {
+  private settings: Settings;
+  private readonly listeners = new Set<(settings: Readonly<Settings>) => void>();
+
+  constructor(readonly dataDir: string, initial: Settings = {}) {
+    this.settings = initial;
+  }
+
+  current(): Readonly<Settings> {
+    return this.settings;
+  }
+
+  onChange(listener: (settings: Readonly<Settings>) => void): () => void {
+    this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
+  }
+
+  set(next: Settings): void {
+    this.settings = next;
+    for (const listener of [...this.listeners]) listener(next);
+  }
+}
+
+/** A minimal config (what the fields extensions usually read hold), the test's `config` merged over it. */
+const baseConfig = (agent: TestAgent) => ({
+  agt_version: '0.2',
+  id: agent.id,
+  name: agent.name ?? agent.id,
+  description: '',
+  instructions: '',
+  model: { provider: 'test', model_id: 'test-model' },
+  ...agent.config,
+}) as AgentConfig;
+
+/** `ctx.agents` over a list the test may change (push, splice) while the extension runs. */
+export function testAgents(agents: TestAgent[], logRows: AgentLogRow[]): AgentsService {
+  const view = (agent: TestAgent): AgentView => ({
+    id: agent.id,
+    name: agent.name ?? agent.id,
+    ...(agent.handle !== undefined ? { handle: agent.handle } : {}),
+    filePath: agent.filePath ?? null,
+    config: baseConfig(agent),
+  });
+  return {
+    list: () => agents.map(view),
+    find: (ref) => {
+      const agent = agents.find((a) => a.id === ref) ?? agents.find((a) => a.handle === ref) ?? agents.find((a) => (a.name ?? a.id) === ref);
+      return agent ? view(agent) : undefined;
+    },
+    readCredential: async (agentId, name) => agents.find((a) => a.id === agentId)?.credentials?.[name],
+    log: (agentId, level, message, data) => void logRows.push({ agentId, level, message, ...(data !== undefined ? { data } : {}) }),
+  };
+}
+
+/** `ctx.inbox`: records each delivery; `not_found` for an agent that is not in the list, as the kernel. */
+export function testInbox(agents: TestAgent[], deliveries: Delivery[]): InboxService {
+  return {
+    deliver: async (agentId, message) => {
+      if (!agents.some((a) => a.id === agentId)) throw new AgtError('not_found', `agent ${agentId} is not loaded`);
+      const delivery = { agentId, message, messageId: deliveries.length + 1 };
+      deliveries.push(delivery);
+      return { messageId: delivery.messageId };
+    },
+  };
+}
+
+/** `ctx.contribute`, recording into `recorded`. */
+export function recordContributions(recorded: RecordedContributions): ExtensionContributions {
+  return {
+    modelClients: (provider) => void recorded.modelClients.push(provider),
+    tools: (contributor) => void recorded.tools.push(contributor),
+    inboxSource: (source) => void recorded.inboxSources.push(source),
+    lifecycle: (hooks) => void recorded.lifecycle.push(hooks),
+  };
+}
+
+/** `ctx.env` over the variables the test gives, less `AGT_*` as in the daemon. */
+export function testEnv(vars: Record<string, string>): ExtensionEnv {
+  return Object.freeze({ get: (name: string) => (name.startsWith('AGT_') || !Object.hasOwn(vars, name) ? undefined : vars[name]) });
+}
+
+/**
+ * `ctx.provide` and `ctx.use` by the kernel's rules: offers only during `register`, one provider on a
+ * `one` point; `use` answers from `uses` (what the dependencies would offer) and throws when none does.
+ */
+export class TestPoints {
+  /** What the extension offered, by point id, in call order. */
+  readonly offered = new Map<string, unknown[]>();
+  registering = true;
+
+  constructor(private readonly name: string, private readonly uses: readonly PointOffer[]) {}
+
+  provide<T>(point: ExtensionPoint<T>, implementation: T): void {
+    if (!this.registering) throw new Error(`extension ${this.name} offers extension point ${point.id} after register: offer it during register`);
+    const list = this.offered.get(point.id) ?? [];
+    if (point.providers === 'one' && list.length > 0) throw new Error(`extension point ${point.id} takes one provider and ${this.name} already provides it`);
+    this.offered.set(point.id, [...list, implementation]);
+  }
+
+  use<T>(point: ExtensionPoint<T>): T | readonly T[] {
+    const found = this.uses.filter((o) => o.point.id === point.id);
+    if (found.length === 0) {
+      throw new Error(`extension ${this.name} uses extension point ${point.id}, which no loaded extension provides (give it in the harness's uses: [offer(point, implementation)])`);
+    }
+    return point.providers === 'one' ? (found[0]!.implementation as T) : Object.freeze(found.map((o) => o.implementation as T));
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * `contracts/` as the package `@agt/contracts`: every module importable by name (the same module the
+ * kernel imports by path), internals of `./testing` not exported, one version, the built daemon's copy
+ * for plain Node; and the import boundaries of .dependency-cruiser.cjs catch what they are for.
+ */
+import t from 'tap';
+import { execFile } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { CONTRACT_VERSION } from '../contracts/extension.js';
+import { ROOT, tempDir } from './helpers/daemon.js';
+
+const run = promisify(execFile);
+const CONTRACTS = join(ROOT, 'contracts');
+const modules = readdirSync(CONTRACTS).filter((name) => name.endsWith('.ts')).map((name) => name.slice(0, -3));
+
+t.test('every contracts module is @agt/contracts/<name>, the same module as by path', async (t) => {
+  for (const name of modules) {
+    const byName = await import(name === 'index' ? '@agt/contracts' : `@agt/contracts/${name}`);
+    const byPath = await import(`../contracts/${name}.js`);
+    t.equal(byName, byPath, name);
+  }
+  t.ok((await import('@agt/contracts/testing')).startTestExtension, './testing');
+  const internal = '@agt/contracts/testing/fake-kernel';
+  await t.rejects(import(internal), { code: 'ERR_PACKAGE_PATH_NOT_EXPORTED' }, 'the harness internals are not exported');
+});
+
+t.test('one version: CONTRACT_VERSION is the package version\'s major.minor', async (t) => {
+  const { version } = JSON.parse(readFileSync(join(CONTRACTS, 'package.json'), 'utf8')) as { version: string };
+  t.equal(CONTRACT_VERSION, version.split('.').slice(0, 2).join('.'));
+});
+
+t.test('plain Node (a built daemon, a JavaScript extension) gets the build, sharing the kernel\'s classes', { skip: !existsSync(join(ROOT, 'dist/contracts/index.js')) && 'no build in dist/ (npm test builds it)' }, async (t) => {
+  const script = `
+    const names = ${JSON.stringify(modules.filter((name) => name !== 'index'))};
+    const out = { index: import.meta.resolve('@agt/contracts') };
+    for (const name of names) out[name] = import.meta.resolve('@agt/contracts/' + name);
+    const all = await import('@agt/contracts');
+    const errors = await import('@agt/contracts/errors');
+    out.sameClass = all.AgtError === errors.AgtError;
+    console.log(JSON.stringify(out));`;
+  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, env: { PATH: process.env.PATH ?? '' } });
+  const resolved = JSON.parse(stdout) as Record<string, string | boolean>;
+  for (const name of modules) t.equal(resolved[name], `file://${ROOT}/dist/contracts/${name}.js`, name);
+  t.equal(resolved.sameClass, true, 'the entry points share one AgtError');
+  const defining = readdirSync(join(ROOT, 'dist'), { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.js') && readFileSync(join(ROOT, 'dist', file), 'utf8').includes('agt.contracts.AgtError'));
+  t.equal(defining.length, 1, `AgtError is defined once in the build (${defining.join(', ')}), for the kernel and the extensions alike`);
+});
+
+t.test('the boundary rules catch what they are for', async (t) => {
+  const dir = tempDir(t, 'agt-depcruise-');
+  const write = (path: string, text: string) => {
+    mkdirSync(join(dir, path, '..'), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  };
+  write('package.json', JSON.stringify({ name: 'probe', private: true, type: 'module', workspaces: ['contracts'] }));
+  write('tsconfig.json', JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true } }));
+  cpSync(join(CONTRACTS, 'package.json'), join(dir, 'contracts/package.json'));
+  write('contracts/index.ts', "export const x = 1;\n");
+  write('contracts/errors.ts', "import '../kernel/a.js';\nexport const y = 2;\n");
+  write('kernel/a.ts', "import { b } from './b.js';\nexport const a = b;\n");
+  write('kernel/b.ts', "import type { a } from './a.js';\nexport const b = 1 as typeof a;\n");
+  write('extensions/good/index.ts', "import { x } from '@agt/contracts';\nexport default x;\n");
+  write('extensions/bad/index.ts', "import { x } from '../../contracts/index.js';\nimport { a } from '../../kernel/a.js';\nexport default x + a;\n");
+  mkdirSync(join(dir, 'node_modules/@agt'), { recursive: true });
+  symlinkSync('../../contracts', join(dir, 'node_modules/@agt/contracts'));
+
+  const cruise = await run(join(ROOT, 'node_modules/.bin/depcruise'), ['--config', join(ROOT, '.dependency-cruiser.cjs'), '--output-type', 'json', '.'], { cwd: dir, maxBuffer: 16 * 1024 * 1024 })
+    .catch((error: { stdout: string }) => error);
+  const { summary } = JSON.parse(cruise.stdout) as { summary: { violations: Array<{ rule: { name: string }; from: string; to: string }> } };
+  const found = summary.violations.map((v) => `${v.rule.name}: ${v.from} -> ${v.to}`).sort();
+  t.same(found.filter((line) => !line.startsWith('no-circular')), [
+    'contracts-stand-alone: contracts/errors.ts -> kernel/a.ts',
+    'extension-imports-contracts-by-path: extensions/bad/index.ts -> contracts/index.ts',
+    'extension-imports-kernel: extensions/bad/index.ts -> kernel/a.ts',
+  ], 'each boundary rule fires; @agt/contracts by name passes');
+  t.match(found.filter((line) => line.startsWith('no-circular')), [/^no-circular: kernel\/[ab]\.ts -> kernel\/[ab]\.ts$/], 'a type-only import closes a circle too');
+});
