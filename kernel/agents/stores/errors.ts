@@ -43,6 +43,10 @@ export const tableNotDroppable = (table: string) =>
 /** 404 `not_found`: a readable table name that does not exist in the file. */
 export const tableNotFound = (table: string) => new AgtError('not_found', `no table ${table}`);
 
+/** 504 `timeout`: walking a daemon table to `offset` passed the agent's SQL time limit. */
+export const tableOffsetTimedOut = (offset: number, table: string) =>
+  new AgtError('timeout', `reaching offset ${offset} of ${table} took longer than the agent's SQL time limit (limits.sql_timeout_ms)`);
+
 // ---- stored files --------------------------------------------------------------------------------
 
 /** 400 `bad_request`: a stored file path that is not relative, `/`-separated and free of empty, `.` or `..` segments. */

@@ -16,8 +16,9 @@
  *   `max(rowid) - min(rowid)` is answered empty without walking).
  * - A page stops at {@link PAGE_MAX_BYTES} of JSON (`truncated: true`), so parsing and sending it is short too.
  */
-import { AgtError, isAgtError } from '../../../contracts/errors.js';
+import { isAgtError } from '../../../contracts/errors.js';
 import type { Sql } from '../sql.js';
+import { tableNotDroppable, tableNotFound, tableNotReadable, tableOffsetTimedOut } from './errors.js';
 
 /** Names the owner may read through the tables route. */
 export const LOCAL_TABLE_PATTERN = /^local_[A-Za-z0-9_]{1,64}$/;
@@ -154,9 +155,9 @@ export class LocalTables {
    */
   async read(name: string, limit: number, offset: number, local: LocalSql, timeoutMs: number): Promise<TablePage> {
     if (!isLocalTable(name) && !READABLE_DAEMON_TABLES.has(name)) {
-      throw new AgtError('bad_request', 'Invalid table name: only local_* tables and agt_audit are readable', { details: { table: name } });
+      throw tableNotReadable(name);
     }
-    if (!this.exists(name)) throw new AgtError('not_found', `no table ${name}`);
+    if (!this.exists(name)) throw tableNotFound(name);
     if (READABLE_DAEMON_TABLES.has(name)) return this.daemonPage(name, limit, offset, Date.now() + timeoutMs);
     const page = await local.query({
       sql: `SELECT * FROM ${quoteIdent(name)} LIMIT ? OFFSET ?`,
@@ -180,7 +181,7 @@ export class LocalTables {
       const min = this.sql.one<{ k: number | null }>(`SELECT min(rowid) AS k FROM ${table}`)?.k ?? null;
       if (max === null || min === null || offset > max - min) return empty;
       const skipped = await this.walk(name, offset, deadline);
-      if (!skipped) throw new AgtError('timeout', `reaching offset ${offset} of ${name} took longer than the agent's SQL time limit (limits.sql_timeout_ms)`);
+      if (!skipped) throw tableOffsetTimedOut(offset, name);
       if (skipped.end) return empty;
       after = skipped.last;
     }
@@ -210,7 +211,7 @@ export class LocalTables {
    */
   async drop(name: string, local: LocalSql, timeoutMs: number): Promise<boolean> {
     if (!isLocalTable(name)) {
-      throw new AgtError('bad_request', 'Invalid table name: only local_* tables can be dropped', { details: { table: name } });
+      throw tableNotDroppable(name);
     }
     if (!this.exists(name)) return false;
     await local.execute({ sql: `DROP TABLE IF EXISTS ${quoteIdent(name)}`, timeoutMs });
