@@ -10,6 +10,9 @@ import { AgtError } from '../../contracts/errors.js';
 /** 404 `not_found`: no runtime for this agent (not loaded, or unloading). */
 export const agentNotRunning = (ref: string) => new AgtError('not_found', `agent ${ref} is not running`);
 
+/** 409 `conflict`: the agent is loaded but its runtime is not there yet, or no more (try again). */
+export const agentLoadingOrUnloading = (agentName: string) => new AgtError('conflict', `agent ${agentName} is loading or unloading; try again`);
+
 /** 404 `not_found`: the agent declares no loop `loop`. */
 export const noSuchLoop = (agentName: string, loop: string) => new AgtError('not_found', `agent ${agentName} has no loop ${loop}`);
 

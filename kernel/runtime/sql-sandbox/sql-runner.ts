@@ -21,8 +21,16 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { AgtError } from '../../../contracts/errors.js';
 import { waitAtMost } from '../../deadline.js';
+import {
+  agentUnloading,
+  sqlFailed,
+  sqlSandboxExited,
+  sqlSandboxSlowStart,
+  sqlSandboxStartFailed,
+  sqlTimedOut,
+  stoppedWhileSqlRan,
+} from '../errors.js';
 
 export const SQL_DEFAULT_TIMEOUT_MS = 2_000;
 export const SQL_MAX_TIMEOUT_MS = 60_000;
@@ -150,8 +158,8 @@ export class SqlSandbox {
   }
 
   private run(call: SqlCall): Promise<ChildReply> {
-    if (this.closed) return Promise.reject(new AgtError('unavailable', 'the agent is unloading'));
-    if (call.signal?.aborted) return Promise.reject(aborted());
+    if (this.closed) return Promise.reject(agentUnloading());
+    if (call.signal?.aborted) return Promise.reject(stoppedWhileSqlRan());
     const timeoutMs = Math.min(Math.max(1, Math.floor(call.timeoutMs ?? SQL_DEFAULT_TIMEOUT_MS)), SQL_MAX_TIMEOUT_MS);
     const id = this.nextId++;
     const message = {
@@ -191,7 +199,7 @@ export class SqlSandbox {
       this.ensureChild().process.send(entry.message);
     } catch (error) {
       this.finish(entry);
-      entry.reject(new AgtError('internal_error', `the SQL sandbox could not start: ${(error as Error).message}`));
+      entry.reject(sqlSandboxStartFailed(error));
       void this.discardChild().then(() => this.pump());
       return;
     }
@@ -244,7 +252,7 @@ export class SqlSandbox {
     }
     this.finish(entry);
     if (reply.ok) entry.resolve(reply);
-    else entry.reject(new AgtError(reply.code ?? 'bad_request', reply.message ?? 'SQL failed'));
+    else entry.reject(sqlFailed(reply.code, reply.message));
     this.pump();
   }
 
@@ -255,8 +263,8 @@ export class SqlSandbox {
     await this.discardChild();
     entry.reject(
       phase === 'run'
-        ? new AgtError('timeout', `the SQL statement ran past its time limit of ${entry.timeoutMs} ms (limits.sql_timeout_ms) and was stopped; nothing it did was kept`)
-        : new AgtError('internal_error', 'the SQL sandbox did not start in time'),
+        ? sqlTimedOut(entry.timeoutMs)
+        : sqlSandboxSlowStart(),
     );
     this.pump();
   }
@@ -266,13 +274,13 @@ export class SqlSandbox {
     if (queued >= 0) {
       this.queue.splice(queued, 1);
       this.finish(entry);
-      entry.reject(aborted());
+      entry.reject(stoppedWhileSqlRan());
       return;
     }
     if (this.current !== entry) return;
     this.finish(entry);
     await this.discardChild();
-    entry.reject(aborted());
+    entry.reject(stoppedWhileSqlRan());
     this.pump();
   }
 
@@ -285,7 +293,7 @@ export class SqlSandbox {
     this.finish(entry);
     const why = signal ? `signal ${signal}` : `code ${code}`;
     const detail = child.stderr.trim().split('\n').slice(-3).join(' | ');
-    entry.reject(new AgtError('internal_error', `the SQL sandbox exited (${why})${detail ? `: ${detail}` : ''}`));
+    entry.reject(sqlSandboxExited(why, detail));
     this.pump();
   }
 
@@ -339,13 +347,13 @@ export class SqlSandbox {
     this.idleTimer = undefined;
     for (const entry of this.queue.splice(0)) {
       this.finish(entry);
-      entry.reject(new AgtError('unavailable', 'the agent is unloading'));
+      entry.reject(agentUnloading());
     }
     const running = this.current;
     if (running) {
       this.finish(running);
       await this.discardChild();
-      running.reject(new AgtError('unavailable', 'the agent is unloading'));
+      running.reject(agentUnloading());
     } else await this.retire();
   }
 }
@@ -354,10 +362,6 @@ export class SqlSandbox {
 function callCap(value: number | undefined, fallback: number, most: number): number {
   if (value === undefined || !Number.isFinite(value)) return fallback;
   return Math.min(Math.max(1, Math.floor(value)), most);
-}
-
-function aborted(): AgtError {
-  return new AgtError('conflict', 'the turn was stopped while the SQL statement ran', { details: { aborted: true } });
 }
 
 function waitFor(promise: Promise<void>, ms: number): Promise<void> {
