@@ -3,11 +3,12 @@
  * whether its sealed key `provider:<providerId>` is set; a check and the models list using that key.
  * 404 for an agent that is not loaded or a provider it does not declare. Keys never appear.
  */
-import { AgtError, notFound } from '@agt/contracts/errors';
+import { notFound } from '@agt/contracts/errors';
 import type { ExtensionHttp } from '@agt/contracts/extension';
 import { errorResponses } from '@agt/contracts/http';
 import type { AgentView, AgentsService } from '@agt/contracts/services';
 import { checkProvider, listModels } from './admin.js';
+import { unknownProviderType } from './errors.js';
 import type { ClientRuntime } from './model-client.js';
 import { credentialName, type ProviderRegistry } from './registry.js';
 import { AgentParams, AgentProviderList, AgentProviderParams, CheckResult, ModelList, TAG } from './schemas.js';
@@ -25,7 +26,7 @@ export function registerAgentProviderRoutes(http: ExtensionHttp, agents: AgentsS
     if (!declared) throw notFound(`agent ${agent.id} declares no provider ${providerId}`);
     const key = await agents.readCredential(agent.id, credentialName(declared.id));
     const target = registry.agentTarget(agent.id, declared, key);
-    if (!target) throw new AgtError('bad_request', `provider ${providerId} has an unknown type ${declared.type}`);
+    if (!target) throw unknownProviderType(providerId, declared.type);
     return target;
   };
 

@@ -9,7 +9,7 @@
 import { AgtError } from '@agt/contracts/errors';
 import type { GuardReason } from './call-guard.js';
 import { loadedSdks } from './sdk.js';
-import type { ProviderTarget } from './types.js';
+import { PROVIDER_KINDS, type ProviderTarget } from './types.js';
 
 export interface Failure {
   error: AgtError;
@@ -81,18 +81,16 @@ export function upstreamError(target: ProviderTarget, message: string, upstreamS
 export function classify(error: unknown, reason: GuardReason | null, target: ProviderTarget): Failure {
   const who = `provider ${target.id}`;
   if (reason === 'cancelled' || (reason === null && isUserAbort(error))) {
-    return { retryable: false, error: new AgtError('aborted', `the call to ${who} was cancelled`, { status: 499, details: { provider: target.id } }) };
+    return { retryable: false, error: callCancelled(target) };
   }
   if (reason === 'stopped') {
-    return { retryable: false, error: new AgtError('unavailable', `the providers extension stopped during a call to ${who}`) };
+    return { retryable: false, error: stoppedDuringCall(target) };
   }
   if (reason === 'timeout' || isConnectionTimeout(error)) {
-    const message = `${who} did not answer within ${target.timeoutMs} ms`;
-    return { retryable: false, error: new AgtError('timeout', message, { details: { provider: target.id, timeoutMs: target.timeoutMs } }) };
+    return { retryable: false, error: callTimedOut(target) };
   }
   if (reason === 'idle') {
-    const message = `${who} sent nothing for ${target.idleTimeoutMs} ms (stalled stream)`;
-    return { retryable: false, error: new AgtError('timeout', message, { details: { provider: target.id, idleTimeoutMs: target.idleTimeoutMs } }) };
+    return { retryable: false, error: streamStalled(target) };
   }
   if (error instanceof AgtError) return { retryable: false, error };
   // Before the APIError test: the SDKs' connection errors are APIErrors without a status.
@@ -116,3 +114,41 @@ export function classify(error: unknown, reason: GuardReason | null, target: Pro
   }
   return { retryable: false, error: upstreamError(target, `${who} call failed: ${(error as Error)?.message ?? String(error)}`, null) };
 }
+
+// ---- the extension's coded errors, one factory per meaning (the model is fastify's `lib/errors.js`) ----
+
+/** 499 `aborted`: the caller's signal cancelled the call. */
+export const callCancelled = (target: ProviderTarget) =>
+  new AgtError('aborted', `the call to provider ${target.id} was cancelled`, { status: 499, details: { provider: target.id } });
+
+/** 503 `unavailable`: the providers extension stopped while the call ran. */
+export const stoppedDuringCall = (target: ProviderTarget) =>
+  new AgtError('unavailable', `the providers extension stopped during a call to provider ${target.id}`);
+
+/** 504 `timeout`: the provider did not answer within the target's `timeoutMs`. */
+export const callTimedOut = (target: ProviderTarget) =>
+  new AgtError('timeout', `provider ${target.id} did not answer within ${target.timeoutMs} ms`, {
+    details: { provider: target.id, timeoutMs: target.timeoutMs },
+  });
+
+/** 504 `timeout`: a started stream sent nothing for the target's `idleTimeoutMs`. */
+export const streamStalled = (target: ProviderTarget) =>
+  new AgtError('timeout', `provider ${target.id} sent nothing for ${target.idleTimeoutMs} ms (stalled stream)`, {
+    details: { provider: target.id, idleTimeoutMs: target.idleTimeoutMs },
+  });
+
+/** 502 `upstream_error` (reason `timeout`): over HTTP a provider that took too long is an upstream failure (spec 7). */
+export const timeoutAsUpstream = (timeout: AgtError) =>
+  new AgtError('upstream_error', timeout.message, { details: { ...timeout.details, reason: 'timeout' } });
+
+/** 422 `unsupported_provider_type`: a provider whose `type` this extension does not serve. */
+export const unsupportedType = (providerId: string, type: string) =>
+  new AgtError(
+    'unsupported_provider_type',
+    `provider ${providerId} has type "${type}", which the providers extension does not serve (it serves ${PROVIDER_KINDS.join(', ')})`,
+    { status: 422, details: { provider: providerId, type } },
+  );
+
+/** 400 `bad_request`: an agent declares a provider whose `type` no client is built for. */
+export const unknownProviderType = (providerId: string, type: string) =>
+  new AgtError('bad_request', `provider ${providerId} has an unknown type ${type}`);

@@ -13,12 +13,12 @@
  * this extension does not serve is listed as `unsupported_type`, and checking it, listing its models or
  * resolving it for a model call fails with 422 `unsupported_provider_type` naming the kinds it serves.
  */
-import { AgtError } from '@agt/contracts/errors';
 import type { AgentProviderDeclaration, ModelClientProvider } from '@agt/contracts/model';
 import type { SettingsService } from '@agt/contracts/services';
 import type { AppProviderSettings } from '@agt/contracts/settings';
+import { unsupportedType } from './errors.js';
 import { createModelClient, type ClientRuntime } from './model-client.js';
-import { isProviderKind, KEY_REQUIRED, PROVIDER_KINDS, type ProviderTarget } from './types.js';
+import { isProviderKind, KEY_REQUIRED, type ProviderTarget } from './types.js';
 
 /** The credential name under which an agent's key for its provider `<id>` is sealed. */
 export const credentialName = (providerId: string) => `provider:${providerId}`;
@@ -34,15 +34,6 @@ export interface CheckResult {
 }
 
 export type ProviderStatus = 'unchecked' | 'reachable' | 'unreachable' | 'missing_key' | 'unsupported_type';
-
-/** 422 `unsupported_provider_type`: a provider whose `type` this extension does not serve. */
-export function unsupportedType(providerId: string, type: string): AgtError {
-  return new AgtError(
-    'unsupported_provider_type',
-    `provider ${providerId} has type "${type}", which the providers extension does not serve (it serves ${PROVIDER_KINDS.join(', ')})`,
-    { status: 422, details: { provider: providerId, type } },
-  );
-}
 
 export class ProviderRegistry {
   /** Last check of each app provider, keyed by id and dropped when that provider's settings change. */

@@ -9,6 +9,7 @@ import { AgtError, notFound } from '@agt/contracts/errors';
 import type { ExtensionHttp } from '@agt/contracts/extension';
 import type { AppProviderSettings } from '@agt/contracts/settings';
 import { checkProvider, listModels } from './admin.js';
+import { timeoutAsUpstream } from './errors.js';
 import type { ClientRuntime } from './model-client.js';
 import type { ProviderRegistry } from './registry.js';
 import { CheckResult, ModelList, ProviderInfo, ProviderList, ProviderParams, TAG } from './schemas.js';
@@ -88,7 +89,7 @@ export function registerProviderRoutes(http: ExtensionHttp, registry: ProviderRe
       } catch (error) {
         // Over HTTP a provider that took too long is an upstream failure (spec 7: 502), not a new code.
         if (error instanceof AgtError && error.code === 'timeout') {
-          throw new AgtError('upstream_error', error.message, { details: { ...error.details, reason: 'timeout' } });
+          throw timeoutAsUpstream(error);
         }
         throw error;
       }
