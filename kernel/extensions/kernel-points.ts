@@ -7,6 +7,7 @@ import { isAbsolute } from 'node:path';
 import { AgtError } from '../../contracts/errors.js';
 import { agentLocator, outboundTransports, type OutboundEnvelope, type OutboundTransport } from '../../contracts/points.js';
 import { waitAtMost } from '../deadline.js';
+import { locatorAnswerInvalid, locatorFailed, locatorTimedOut } from './errors.js';
 import type { ExtensionPoints } from './points.js';
 
 /** The most the kernel waits for the agent locator. */
@@ -27,13 +28,13 @@ export async function locateAgentFiles(points: ExtensionPoints, reference: strin
   let found: readonly unknown[];
   try {
     found = await waitAtMost(Promise.resolve().then(() => locator.value.locate(reference)), LOCATE_DEADLINE_MS, (): never => {
-      throw new AgtError('unavailable', `the agent locator of extension ${locator.owner} did not answer within ${LOCATE_DEADLINE_MS} ms`);
+      throw locatorTimedOut(locator.owner, LOCATE_DEADLINE_MS);
     });
   } catch (error) {
     if (error instanceof AgtError && error.code === 'unavailable') throw error;
-    throw new AgtError('unavailable', `the agent locator of extension ${locator.owner} failed: ${message(error)}`, { cause: error });
+    throw locatorFailed(locator.owner, message(error), error);
   }
-  if (!Array.isArray(found)) throw new AgtError('unavailable', `the agent locator of extension ${locator.owner} did not return a list of paths`);
+  if (!Array.isArray(found)) throw locatorAnswerInvalid(locator.owner);
   return [...new Set(found.filter((path): path is string => typeof path === 'string' && isAbsolute(path)))];
 }
 

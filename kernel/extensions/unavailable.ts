@@ -9,14 +9,10 @@
  *   stop), so routes it registered before failing never run.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AgtError } from '../../contracts/errors.js';
+import { extensionUnavailable } from './errors.js';
 
 /** The 503 naming the extension and why: `extension mcp is disabled`, `extension x is failed: ...`. */
-export function unavailableError(name: string, reason: string): AgtError {
-  return new AgtError('unavailable', `extension ${name} is ${reason}; its routes are unavailable`, {
-    details: { extension: name },
-  });
-}
+export const unavailableError = extensionUnavailable;
 
 /** Sends the 503 directly: an error handler the extension set on its scope must not reshape it. */
 function sendUnavailable(reply: FastifyReply, name: string, reason: string): FastifyReply {

@@ -4,13 +4,13 @@
  */
 import { Type } from 'typebox';
 import { LOOP_NAME_PATTERN, type AgentConfig } from '../../contracts/agent-config.js';
-import { AgtError } from '../../contracts/errors.js';
 import { AgentIdParams, errorResponses } from '../../contracts/http.js';
 import { loopInstructions } from '../runtime/executor/loop-setup.js';
 import { MAX_CONTEXT_ROWS } from '../runtime/types.js';
 import { contextUsage, DEFAULT_CONTEXT_ITEMS, MAX_CONTEXT_ITEMS } from '../runtime/loops/context-usage.js';
 import { agentToolDefinitions } from '../runtime/loops/declaration.js';
 import type { KernelRoutes } from './plugin.js';
+import { noSuchLoop } from '../runtime/errors.js';
 
 const Item = Type.Object({ name: Type.String(), tokens: Type.Integer(), detail: Type.Optional(Type.String()) });
 const Category = Type.Object({
@@ -64,7 +64,7 @@ export const agentContextRoutes: KernelRoutes = async (app, { services }) => {
     const loop = request.query.loop ?? 'main';
     const config = agent.config as AgentConfig;
     const declared = loop === 'main' ? undefined : config.loops?.find((l) => l.name === loop);
-    if (loop !== 'main' && !declared) throw new AgtError('not_found', `agent ${agent.name} has no loop ${loop}`);
+    if (loop !== 'main' && !declared) throw noSuchLoop(agent.name, loop);
     const executor = service.byId(agent.id)?.existingLoop(loop);
     const live = executor !== undefined && (loop === 'main' || declared?.enabled === true);
     const system = loopInstructions(agent, loop);

@@ -4,10 +4,10 @@
  */
 import { Type } from 'typebox';
 import { MetaEntry, MetaProtection } from '../../contracts/agents-api.js';
-import { AgtError } from '../../contracts/errors.js';
 import { AgentSuccess, errorResponses } from '../../contracts/http.js';
 import { MetaKey } from '../../contracts/names.js';
 import type { KernelRoutes } from './plugin.js';
+import { metaKeyNotFound } from '../agents/stores/errors.js';
 
 const TAGS = ['Agents'];
 const KeyParams = Type.Object({ id: Type.String({ minLength: 1 }), key: MetaKey });
@@ -80,7 +80,7 @@ export const agentMetaRoutes: KernelRoutes = async (app, { services }) => {
     async (request) => {
       const agent = registry.resolve(request.params.id);
       if (!agent.file.meta.setProtection(request.params.key, request.body.protection)) {
-        throw new AgtError('not_found', `no meta key "${request.params.key}"`);
+        throw metaKeyNotFound(request.params.key);
       }
       return { agentId: agent.id, success: true };
     },

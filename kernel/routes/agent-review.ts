@@ -7,20 +7,20 @@ import { isAbsolute } from 'node:path';
 import { Type } from 'typebox';
 import type { AgentConfig } from '../../contracts/agent-config.js';
 import { ReviewInfo } from '../../contracts/agents-api.js';
-import { AgtError } from '../../contracts/errors.js';
 import { errorResponses } from '../../contracts/http.js';
 import { AgentFile } from '../agents/agent-file.js';
 import { canonicalPath, validateStoredConfig } from '../agents/registry.js';
 import { reviewSummary, UNCLAIMED_IDENTITY } from '../agents/review-summary.js';
 import type { KernelServices } from '../services.js';
 import type { KernelRoutes } from './plugin.js';
+import { filePathNotAbsolute } from '../agents/errors.js';
 
 const TAGS = ['Agents'];
 const FilePath = Type.String({ minLength: 1, description: 'absolute path of the .agt file' });
 
 /** Reads what the review needs from the loaded agent, or from the file opened read-only for the moment. */
 async function reviewInfo(services: KernelServices, filePath: string, accept: boolean) {
-  if (!isAbsolute(filePath)) throw new AgtError('bad_request', `filePath must be absolute: ${filePath}`);
+  if (!isAbsolute(filePath)) throw filePathNotAbsolute(filePath);
   const registry = services.registry;
   const canonical = canonicalPath(filePath);
   const loaded = registry.byPath(canonical);

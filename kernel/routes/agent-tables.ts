@@ -8,12 +8,12 @@
  * `limits.sql_timeout_ms` (see local-tables.ts). A count past the limit is `row_count: null`.
  */
 import { Type } from 'typebox';
-import { AgtError } from '../../contracts/errors.js';
 import { AgentSuccess, errorResponses } from '../../contracts/http.js';
 import type { LoadedAgent } from '../agents/loaded-agent.js';
 import { SQL_DEFAULT_TIMEOUT_MS } from '../runtime/sql-sandbox/sql-runner.js';
 import { limitOf } from '../runtime/types.js';
 import type { KernelRoutes } from './plugin.js';
+import { agentLoadingOrUnloading } from '../runtime/errors.js';
 
 const TAGS = ['Agents'];
 const TableParams = Type.Object({ id: Type.String({ minLength: 1 }), table: Type.String({ minLength: 1, maxLength: 128 }) });
@@ -23,7 +23,7 @@ export const agentTableRoutes: KernelRoutes = async (app, { services }) => {
   /** The agent's SQL child and its time limit. */
   const sandbox = (agent: LoadedAgent) => {
     const runtime = services.runtime.byId(agent.id);
-    if (!runtime) throw new AgtError('conflict', `agent ${agent.name} is loading or unloading; try again`);
+    if (!runtime) throw agentLoadingOrUnloading(agent.name);
     return { local: runtime.sql, timeoutMs: limitOf(agent.config, 'sql_timeout_ms', SQL_DEFAULT_TIMEOUT_MS) };
   };
 

@@ -6,11 +6,11 @@
 import { Type } from 'typebox';
 import { AgentIdParams, errorResponses } from '../../contracts/http.js';
 import { LOOP_NAME_PATTERN } from '../../contracts/agent-config.js';
-import { AgtError } from '../../contracts/errors.js';
 import { historyMessage } from '../runtime/executor/context.js';
 import { normalizeDispatch } from '../runtime/dispatch.js';
 import { IDEMPOTENCY_KEY_MAX_LENGTH } from '../agents/stores/idempotency-store.js';
 import type { KernelRoutes } from './plugin.js';
+import { loopDisabled, noSuchLoop } from '../runtime/errors.js';
 
 const TAGS = ['Chat'];
 const LoopName = Type.String({ pattern: LOOP_NAME_PATTERN, description: 'cognition loop; absent = main' });
@@ -86,7 +86,7 @@ export const chatRoutes: KernelRoutes = async (app, { services }) => {
     async (request) => {
       const runtime = service.forRequest(request.params.id);
       const loop = request.query.loop ?? 'main';
-      if (!runtime.loopNames().includes(loop)) throw new AgtError('not_found', `agent ${runtime.agent.name} has no loop ${loop}`);
+      if (!runtime.loopNames().includes(loop)) throw noSuchLoop(runtime.agent.name, loop);
       const total = runtime.agent.file.loop.count(loop);
       if (total === 0) return null;
       const rows = runtime.agent.file.loop.tail(loop, clamp(request.query.limit, DEFAULT_HISTORY_LIMIT, MAX_HISTORY_LIMIT));
@@ -137,8 +137,8 @@ export const chatRoutes: KernelRoutes = async (app, { services }) => {
       const loop = request.query.loop;
       if (loop !== undefined) {
         // 404 unknown, 409 disabled, before anything runs (also for a system-scope target)
-        if (!runtime.loopNames().includes(loop)) throw new AgtError('not_found', `agent ${runtime.agent.name} has no loop ${loop}`);
-        if (runtime.agent.config.loops?.find((l) => l.name === loop)?.enabled === false) throw new AgtError('conflict', `loop ${loop} is disabled`);
+        if (!runtime.loopNames().includes(loop)) throw noSuchLoop(runtime.agent.name, loop);
+        if (runtime.agent.config.loops?.find((l) => l.name === loop)?.enabled === false) throw loopDisabled(loop);
         dispatch.target = { ...dispatch.target, loop };
       }
       const turnId = runtime.dispatch(dispatch, request.headers['idempotency-key']);

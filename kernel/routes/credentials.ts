@@ -3,12 +3,12 @@
  * answer is metadata (set, sealed, locked, length); a value is accepted by PUT and never returned.
  */
 import { Type } from 'typebox';
-import { AgtError } from '../../contracts/errors.js';
 import { AgentIdParams, AgentSuccess, errorResponses } from '../../contracts/http.js';
 import { CREDENTIAL_NAME_PATTERN, CredentialsService } from '../credentials/index.js';
 import { MAX_CREDENTIAL_BYTES, type CredentialInfo } from '../credentials/service.js';
 import type { EnvelopeState } from '../credentials/key-access.js';
 import type { KernelRoutes } from './plugin.js';
+import { notPasswordProtected } from '../credentials/errors.js';
 
 const TAGS = ['Credentials'];
 const NameParams = Type.Object({
@@ -159,7 +159,7 @@ export const credentialRoutes: KernelRoutes = async (app, { services }) => {
     async (request) => {
       const agent = registry.resolve(request.params.id);
       if (!service.state(agent).passwordProtected) {
-        throw new AgtError('conflict', `agent ${agent.id} is not password-protected`, { details: { agentId: agent.id } });
+        throw notPasswordProtected(agent.id);
       }
       service.keys.forget(agent.id);
       service.watcher.check(agent);

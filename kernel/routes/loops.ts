@@ -5,12 +5,12 @@
  */
 import { Type, type Static } from 'typebox';
 import { LOOP_NAME_PATTERN, type AgentConfig } from '../../contracts/agent-config.js';
-import { AgtError } from '../../contracts/errors.js';
 import { AgentIdParams, errorResponses } from '../../contracts/http.js';
 import { effectiveTools } from '../runtime/tools/effective.js';
 import type { KernelServices } from '../services.js';
 import type { KernelRoutes } from './plugin.js';
 import type { LoadedAgent } from '../agents/loaded-agent.js';
+import { noSuchLoop } from '../runtime/errors.js';
 
 const TAGS = ['Loops'];
 const LoopName = Type.String({ pattern: LOOP_NAME_PATTERN });
@@ -61,7 +61,7 @@ const clamp = (value: number | undefined, fallback: number, min: number, max: nu
 export function describeLoop(services: KernelServices, agent: LoadedAgent, name: string) {
   const config = agent.config as AgentConfig;
   const declared = name === 'main' ? undefined : config.loops?.find((loop) => loop.name === name);
-  if (name !== 'main' && !declared) throw new AgtError('not_found', `agent ${agent.name} has no loop ${name}`);
+  if (name !== 'main' && !declared) throw noSuchLoop(agent.name, name);
   const executor = services.runtime.byId(agent.id)?.existingLoop(name);
   const tools =
     name === 'main'

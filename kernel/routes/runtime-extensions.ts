@@ -1,7 +1,7 @@
 /** Runtime diagnostics: which extensions this daemon runs, and why any of them does not (D3). */
 import { Type } from 'typebox';
 import { errorResponses } from '../../contracts/http.js';
-import { AgtError } from '../../contracts/errors.js';
+import { extensionNotInManifest } from '../extensions/errors.js';
 import type { KernelRoutes } from './plugin.js';
 
 const ExtensionRow = Type.Object({
@@ -58,7 +58,7 @@ export const runtimeRoutes: KernelRoutes = async (app, { services }) => {
     },
     async (request) => {
       const row = services.extensions.status().find((e) => e.name === request.params.name);
-      if (!row) throw new AgtError('not_found', `no extension named ${request.params.name} in the manifest`);
+      if (!row) throw extensionNotInManifest(request.params.name);
       return row;
     },
   );

@@ -1,10 +1,11 @@
 /** Settings routes (D2): read, merge, read one key, replace one key. Validated, persisted, applied. */
 import { Type } from 'typebox';
-import { AgtError, notFound } from '../../contracts/errors.js';
+import { notFound } from '../../contracts/errors.js';
 import { errorResponses } from '../../contracts/http.js';
 import { SettingsSchema, type Settings } from '../../contracts/settings.js';
 import type { KernelRoutes } from './plugin.js';
 import { findKeyMaterial } from '../settings.js';
+import { keyMaterialRefused } from '../errors.js';
 
 const SETTINGS_KEYS = Object.keys(SettingsSchema.properties) as Array<keyof Settings>;
 const KeyParams = Type.Object({ key: Type.Union(SETTINGS_KEYS.map((k) => Type.Literal(k))) });
@@ -13,7 +14,7 @@ const AnyValue = Type.Unknown();
 function refuseKeyMaterial(value: unknown): void {
   const path = findKeyMaterial(value);
   if (path) {
-    throw new AgtError('key_material_refused', `settings never hold keys or secrets (${path}); name an environment variable with apiKeyEnv, or store a sealed credential`);
+    throw keyMaterialRefused(path);
   }
 }
 

@@ -18,6 +18,7 @@ import type { LoadedAgent } from '../agents/loaded-agent.js';
 import type { KernelServices } from '../services.js';
 import type { KernelRoutes } from './plugin.js';
 import { statusOf } from './agents.js';
+import { agentNotLocated, ambiguousAgentFiles, noAgentLocator } from '../agents/errors.js';
 
 async function findOrLoad(services: KernelServices, id: string): Promise<{ agent: LoadedAgent; loaded: boolean }> {
   if (isAbsolute(id)) {
@@ -32,14 +33,10 @@ async function findOrLoad(services: KernelServices, id: string): Promise<{ agent
   }
   const found = await locateAgentFiles(services.contributions.points, id);
   if (found === null) {
-    throw new AgtError('unavailable', `no loaded agent ${id}: finding agents by id, handle or name needs the tracked-folders extension (or pass the absolute file path)`, {
-      details: { extension: 'tracked-folders' },
-    });
+    throw noAgentLocator(id);
   }
-  if (found.length === 0) throw new AgtError('not_found', `no agent ${id} is loaded or found in the tracked folders`);
-  if (found.length > 1) {
-    throw new AgtError('ambiguous_agent', `${found.length} agent files match ${id}; start one by its absolute path`, { details: { candidates: found.map((filePath) => ({ filePath })) } });
-  }
+  if (found.length === 0) throw agentNotLocated(id);
+  if (found.length > 1) throw ambiguousAgentFiles(id, found);
   const agent = await services.registry.load(found[0]!, { requireReview: true });
   return { agent, loaded: true };
 }

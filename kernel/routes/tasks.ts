@@ -3,10 +3,10 @@
  * requests, and suspend prompts. Every resolution emits `hil.resolved`; the waiting turn resumes.
  */
 import { Type } from 'typebox';
-import { AgtError } from '../../contracts/errors.js';
 import { AgentIdParams, errorResponses } from '../../contracts/http.js';
 import { LOOP_NAME_PATTERN } from '../../contracts/agent-config.js';
 import type { KernelRoutes } from './plugin.js';
+import { nothingSuspended } from '../runtime/errors.js';
 
 const TAGS = ['Tasks & approvals'];
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -144,7 +144,7 @@ export const taskRoutes: KernelRoutes = async (app, { services }) => {
       const { resume, loop } = request.body;
       const prompt = runtime.hil.respondSuspend(resume, loop);
       if (prompt) return { agentId: runtime.id, success: true as const, resumed: resume, requestId: prompt.requestId };
-      if (runtime.displayState !== 'suspended') throw new AgtError('conflict', 'nothing is suspended: no pending suspend prompt and the agent is not suspended');
+      if (runtime.displayState !== 'suspended') throw nothingSuspended();
       if (resume) runtime.setDisplayState('active');
       return { agentId: runtime.id, success: true as const, resumed: resume, requestId: null };
     },

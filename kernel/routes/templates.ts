@@ -4,12 +4,12 @@
  * for templates), since templates are what agents are created from.
  */
 import { Type } from 'typebox';
-import { AgtError } from '../../contracts/errors.js';
 import { errorResponses } from '../../contracts/http.js';
 import { requireReadyIdentity } from '../identity/index.js';
 import type { KernelRoutes } from './plugin.js';
 import { templateStore } from '../templates/resolve.js';
 import { TemplateDetailSchema, TemplateSummarySchema, type TemplateDetail } from '../templates/types.js';
+import { templateNotFound } from '../templates/errors.js';
 
 const TAGS = ['Templates'];
 const Params = Type.Object({ templateId: Type.String({ minLength: 1, maxLength: 128 }) });
@@ -48,7 +48,7 @@ export const templateRoutes: KernelRoutes = async (app, { services }) => {
     async (request) => {
       requireReadyIdentity(services, 'reading templates');
       const template = store.get(request.params.templateId);
-      if (!template) throw notFound(request.params.templateId);
+      if (!template) throw templateNotFound(request.params.templateId);
       return template;
     },
   );
@@ -86,7 +86,3 @@ export const templateRoutes: KernelRoutes = async (app, { services }) => {
     },
   );
 };
-
-function notFound(id: string) {
-  return new AgtError('not_found', `no template "${id}"`);
-}

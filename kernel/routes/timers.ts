@@ -5,12 +5,12 @@
  * Expired timers stay in the list as history.
  */
 import { Type } from 'typebox';
-import { AgtError } from '../../contracts/errors.js';
 import { AgentIdParams, AgentSuccess, errorResponses } from '../../contracts/http.js';
 import type { TimerRow } from '../agents/stores/timers-store.js';
 import { TimerMutationBody, type StoredSchedule } from '../runtime/timers/schedule.js';
 import type { AgentRuntime } from '../runtime/agent-runtime.js';
 import type { KernelRoutes } from './plugin.js';
+import { noSuchLoop } from '../runtime/errors.js';
 
 const TAGS = ['Timers'];
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -50,7 +50,7 @@ const TimerParams = Type.Object({ id: Type.String({ minLength: 1 }), timerId: Ty
 export const timerView = (row: TimerRow) => ({ ...row, schedule: row.schedule as unknown as StoredSchedule });
 
 function checkLoop(runtime: AgentRuntime, loop: string | undefined): void {
-  if (loop !== undefined && !runtime.loopNames().includes(loop)) throw new AgtError('not_found', `agent ${runtime.agent.name} has no loop ${loop}`);
+  if (loop !== undefined && !runtime.loopNames().includes(loop)) throw noSuchLoop(runtime.agent.name, loop);
 }
 
 export const timerRoutes: KernelRoutes = async (app, { services }) => {
