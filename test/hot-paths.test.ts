@@ -154,3 +154,37 @@ t.test('firstSchemaError answers the same before and after its schema is compile
   t.match(answers[0]![2], /^\/model/);
   for (const later of answers.slice(1)) t.same(later, answers[0]);
 });
+
+t.test('a file made from the template is the file the migrations make, complete in the main file once finished', async (t) => {
+  const dir = tempDir(t);
+  const schemaOf = (file: AgentFile) => ({
+    version: file.version,
+    objects: file.raw.all('SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name'),
+    journal: file.raw.one<{ journal_mode: string }>('PRAGMA journal_mode')!.journal_mode,
+    integrity: file.raw.one<{ integrity_check: string }>('PRAGMA integrity_check')!.integrity_check,
+  });
+  const fromTemplate = AgentFile.create(join(dir, 'template.agt'), agentConfig({ name: 'from-template' }));
+  const second = AgentFile.create(join(dir, 'second.agt'), agentConfig({ name: 'second' }));
+  // The migrations from version 1 up, as an old file opening.
+  const old = AgentFile.create(join(dir, 'migrated.agt'), agentConfig({ name: 'migrated' }), { version: 1 });
+  await old.close();
+  const migrated = AgentFile.open(join(dir, 'migrated.agt'));
+  t.teardown(() => Promise.all([fromTemplate.close(), second.close(), migrated.close()]));
+  t.same(schemaOf(fromTemplate), schemaOf(migrated));
+  t.same(schemaOf(second), schemaOf(fromTemplate));
+  t.equal(schemaOf(fromTemplate).integrity, 'ok');
+  t.equal(fromTemplate.openedAtVersion, fromTemplate.version, 'a created file did not migrate');
+  t.equal(fromTemplate.loop.count(), 0);
+  t.throws(() => AgentFile.create(join(dir, 'template.agt'), agentConfig()), { code: 'conflict' }, 'an existing path is refused');
+
+  fromTemplate.loop.append({ role: 'user', content: 'hello' });
+  fromTemplate.finishCreation();
+  const { statSync, copyFileSync } = await import('node:fs');
+  t.equal(statSync(join(dir, 'template.agt-wal')).size, 0, 'checkpointed: the WAL is empty');
+  copyFileSync(join(dir, 'template.agt'), join(dir, 'alone.agt'));
+  const alone = AgentFile.open(join(dir, 'alone.agt'), { readonly: true });
+  t.teardown(() => alone.close());
+  t.equal(alone.config.get()?.name, 'from-template', 'the main file alone holds the config');
+  t.equal(alone.loop.count(), 1);
+  t.equal(fromTemplate.raw.one<{ synchronous: number }>('PRAGMA synchronous')!.synchronous, 1, 'NORMAL after creation');
+});

@@ -16,7 +16,9 @@
  * returns, so it survives the daemon crashing or being killed (kill -9) at any point; the WAL is synced
  * to disk at every checkpoint (SQLite's automatic one at ~4 MB of WAL, and at close), so a power loss or
  * an operating-system crash may take back the transactions committed since the last one. (FULL synced
- * the WAL at every commit: ~1.4 ms each, five or more per chat turn.)
+ * the WAL at every commit: ~1.4 ms each, five or more per chat turn.) A new file is written without syncs
+ * until it is complete, then checkpointed and synced once ({@link AgentFile.finishCreation}): a created
+ * file is on disk as a whole before anyone is told about it.
  */
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
@@ -24,6 +26,7 @@ import Database from 'libsql';
 import type { AgentConfig } from '../../contracts/agent-config.js';
 import { AgtError } from '../../contracts/errors.js';
 import { agentFileExists, agentFileLocked, agentFileNotFound, agentPathNotAbsolute, loadFailed } from './errors.js';
+import { templateBytes, writeTemplate } from './file-template.js';
 import { releaseClosedHandles } from './handle-release.js';
 import { MARKER_TABLE, MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 import { foreignSchemaObjects, unsafeSchemaObjects, type SchemaObject } from './schema-check.js';
@@ -86,11 +89,13 @@ export class AgentFile {
   readonly hil: HilRecordStore;
   readonly idempotency: IdempotencyKeyStore;
   private closed = false;
+  /** A new file not yet complete: written without syncs until {@link finishCreation}. */
+  private creating = false;
 
   private constructor(
     readonly path: string,
     private readonly sql: Sql,
-    /** The schema version the file had when opened (before migrating). */
+    /** The schema version the file had when opened (before migrating); a created file's, its version. */
     readonly openedAtVersion: number,
     readonly readonly: boolean,
   ) {
@@ -162,26 +167,43 @@ export class AgentFile {
     }
   }
 
-  /** Creates a new agent file holding `config`. `conflict` when the path exists. */
+  /**
+   * Creates a new agent file holding `config`. `conflict` when the path exists. A file at the current
+   * schema is a copy of the empty template (file-template.ts: the migrations, run once per process);
+   * an older version (tests) runs the migrations up to it. Nothing is synced until
+   * {@link finishCreation} (or close).
+   */
   static create(filePath: string, config: AgentConfig, options: CreateOptions = {}): AgentFile {
     if (!isAbsolute(filePath)) throw agentPathNotAbsolute(filePath);
     const target = options.version ?? SCHEMA_VERSION;
     if (!MIGRATIONS.some((step) => step.version === target)) throw new Error(`unknown schema version ${target}`);
-    let exists = true;
-    try {
-      statSync(filePath);
-    } catch {
-      exists = false;
+    const fromTemplate = target === SCHEMA_VERSION;
+    if (fromTemplate) {
+      const template = templateBytes(SCHEMA_VERSION, (sql, path) => migrate(sql, path, 0, SCHEMA_VERSION));
+      try {
+        writeTemplate(filePath, template);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw agentFileExists(filePath);
+        throw error;
+      }
+    } else {
+      let exists = true;
+      try {
+        statSync(filePath);
+      } catch {
+        exists = false;
+      }
+      if (exists) throw agentFileExists(filePath);
     }
-    if (exists) throw agentFileExists(filePath);
     const db = new Database(filePath, { timeout: BUSY_TIMEOUT_MS });
     const sql = new Sql(db);
     try {
       sql.exec('PRAGMA trusted_schema = OFF');
       sql.exec('PRAGMA journal_mode = WAL');
-      sql.exec('PRAGMA synchronous = NORMAL');
-      migrate(sql, filePath, 0, target);
-      const file = new AgentFile(filePath, sql, 0, false);
+      sql.exec('PRAGMA synchronous = OFF');
+      if (!fromTemplate) migrate(sql, filePath, 0, target);
+      const file = new AgentFile(filePath, sql, target, false);
+      file.creating = true;
       file.config.put(config);
       return file;
     } catch (error) {
@@ -199,6 +221,17 @@ export class AgentFile {
 
   get isOpen(): boolean {
     return !this.closed;
+  }
+
+  /**
+   * Ends the creation of a new file: the WAL is checkpointed into the main file and both are synced
+   * (as closing it would), then commits run at `synchronous = NORMAL`. No-op for an opened file.
+   */
+  finishCreation(): void {
+    if (!this.creating) return;
+    this.sql.exec('PRAGMA synchronous = NORMAL');
+    this.sql.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+    this.creating = false;
   }
 
   /**
@@ -239,7 +272,8 @@ export class AgentFile {
     if (this.closed) return;
     this.closed = true;
     try {
-      if (!this.readonly) this.sql.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+      if (this.creating) this.finishCreation();
+      else if (!this.readonly) this.sql.exec('PRAGMA wal_checkpoint(TRUNCATE)');
     } catch {
       // Another connection may hold a read lock; the WAL then stays and is replayed on next open.
     }

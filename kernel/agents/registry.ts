@@ -129,19 +129,23 @@ export class AgentRegistry {
    * Loads an agent file; an already loaded file returns the loaded agent. `requireReview` refuses an
    * unreviewed file with 403 `AGENT_REVIEW_REQUIRED`. Missing file 404, not an agent file 422
    * `load_failed`, held by another daemon 409 `agent_file_in_use`, same id loaded from another file 409.
+   * `file`: the file at this path, already open (create-agent hands over the file it just made instead of
+   * closing and opening it again); the registry owns it from here, and closes it when the load fails.
    */
-  async load(filePath: string, options: { requireReview?: boolean } = {}): Promise<LoadedAgent> {
+  async load(filePath: string, options: { requireReview?: boolean; file?: AgentFile } = {}): Promise<LoadedAgent> {
     if (!isAbsolute(filePath)) throw filePathNotAbsolute(filePath);
     const canonical = canonicalPath(filePath);
     await this.closingPaths.get(canonical);
     const loaded = this.list().find((agent) => agent.filePath === canonical);
     if (loaded) {
+      if (options.file && options.file !== loaded.file) await options.file.close();
       if (options.requireReview && !this.reviews.isReviewed(loaded.config)) throw reviewRequired(loaded.id, canonical);
       return loaded;
     }
     let pending = this.loading.get(canonical);
+    if (pending && options.file) await options.file.close();
     if (!pending) {
-      pending = this.open(canonical, options.requireReview === true).finally(() => this.loading.delete(canonical));
+      pending = this.open(canonical, options.requireReview === true, options.file).finally(() => this.loading.delete(canonical));
       this.loading.set(canonical, pending);
       return pending;
     }
@@ -150,8 +154,8 @@ export class AgentRegistry {
     return agent;
   }
 
-  private async open(filePath: string, requireReview: boolean): Promise<LoadedAgent> {
-    const file = AgentFile.open(filePath, { busyTimeoutMs: this.busyTimeoutMs });
+  private async open(filePath: string, requireReview: boolean, given?: AgentFile): Promise<LoadedAgent> {
+    const file = given ?? AgentFile.open(filePath, { busyTimeoutMs: this.busyTimeoutMs });
     let leased = false;
     let agent: LoadedAgent | undefined;
     let claimedId: string | undefined;
