@@ -11,7 +11,6 @@
  */
 import { createHash } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
-import { transform } from 'esbuild';
 import {
   agentUnloading,
   invalidLambdaRef,
@@ -27,6 +26,19 @@ export const LAMBDA_MEMORY_BYTES = 32 * 1024 * 1024;
 export const LAMBDA_MAX_RESULT_BYTES = 64 * 1024;
 /** How long after its own time limit a silent worker is terminated (the backstop). */
 const WATCHDOG_GRACE_MS = 2_000;
+
+/**
+ * esbuild (the lambdas' TypeScript transpiler) is imported on the first lambda, not at start: loading it
+ * cost ~50 ms and ~13 MB of RSS in every daemon, most of which never runs a lambda.
+ */
+let esbuild: Promise<typeof import('esbuild')> | undefined;
+function loadEsbuild(): Promise<typeof import('esbuild')> {
+  esbuild ??= import('esbuild').catch((error: unknown) => {
+    esbuild = undefined;
+    throw error;
+  });
+  return esbuild;
+}
 
 export interface LambdaRef {
   path: string;
@@ -62,6 +74,7 @@ async function toScript(path: string, source: string): Promise<{ code: string; c
   const codeId = createHash('sha256').update(path).update('\0').update(source).digest('hex');
   let code = transpiled.get(codeId);
   if (code === undefined) {
+    const { transform } = await loadEsbuild();
     try {
       const loader = /\.m?ts$|\.tsx$/.test(path) ? 'ts' : 'js';
       code = (await transform(source, { loader, format: 'cjs', target: 'es2020', sourcefile: path })).code;
