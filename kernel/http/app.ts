@@ -1,5 +1,5 @@
 /** Builds the root fastify instance: TypeBox provider, OpenAPI collection, guards and error mapping. */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type RawServerDefault } from 'fastify';
 import swagger from '@fastify/swagger';
 import { AjvCompiler } from '@fastify/ajv-compiler';
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
@@ -100,6 +100,34 @@ function serializerCompiler(externalSchemas: unknown, options: unknown): ReturnT
   return compile;
 }
 
+/** A request slower than this is logged at debug (with every 4xx/5xx answer). */
+export const SLOW_REQUEST_MS = 500;
+
+/**
+ * Fastify's per-request log lines. Its two info lines per request ("incoming request", "request
+ * completed") cost ~15% of a small route's CPU and are gone; a request that errored while answering is
+ * still logged at error, and at `debug`/`trace` one line names each failed (status >= 400) or slow
+ * request. Fastify's other internal lines (default error handler, stream errors) stay as they were.
+ */
+class RequestLogController extends LogController {
+  private readonly debug: boolean;
+
+  constructor(level: string) {
+    super();
+    this.debug = level === 'debug' || level === 'trace';
+  }
+
+  override incomingRequest(): void {}
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
+    if (error) return super.requestCompleted(error, request, reply, metadata);
+    if (!this.debug) return;
+    const ms = reply.elapsedTime;
+    if (reply.statusCode < 400 && ms < SLOW_REQUEST_MS) return;
+    request.log.debug({ method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(ms) }, 'request answered');
+  }
+}
+
 export async function buildApp(options: AppOptions): Promise<KernelApp> {
   const app = Fastify({
     logger: {
@@ -108,9 +136,8 @@ export async function buildApp(options: AppOptions): Promise<KernelApp> {
       stream: process.stderr,
       redact: ['req.headers.authorization', 'req.headers["x-agt-local-proof"]'],
     },
-    // No "incoming request" / "request completed" lines per request at info (two log writes per request
-    // cost ~15% of a small route's CPU). At debug, failed and slow requests are logged (installRequestLog).
-    disableRequestLogging: true,
+    // No "incoming request" / "request completed" lines per request at info (see RequestLogController).
+    logController: new RequestLogController(options.logLevel),
     // Bodies are small JSON documents; a larger limit is set per route where files travel.
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
@@ -151,22 +178,5 @@ export async function buildApp(options: AppOptions): Promise<KernelApp> {
 
   installErrorHandling(app);
   installGuards(app, options.guard);
-  installRequestLog(app);
   return app;
-}
-
-/** A request slower than this is logged at debug (with every 4xx/5xx answer). */
-export const SLOW_REQUEST_MS = 500;
-
-/**
- * The request log at `debug` (and `trace`): one line per failed (status >= 400) or slow request, written
- * when it was answered. Nothing is installed at higher levels, so a request costs no logging work there.
- */
-function installRequestLog(app: KernelApp): void {
-  if (app.log.level !== 'debug' && app.log.level !== 'trace') return;
-  app.addHook('onResponse', async (request, reply) => {
-    const ms = reply.elapsedTime;
-    if (reply.statusCode < 400 && ms < SLOW_REQUEST_MS) return;
-    request.log.debug({ method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(ms) }, 'request answered');
-  });
 }
