@@ -191,7 +191,14 @@ export async function createAgent(services: CreateAgentDeps, body: CreateBody) {
   if (existsSync(filePath)) throw nameTaken();
   const config = buildConfig(services, template.config, templateId, name, provider, body.model);
 
-  if (dir.create) mkdirSync(dir.path, { recursive: true, mode: 0o700 });
+  if (dir.create) {
+    try {
+      mkdirSync(dir.path, { recursive: true, mode: 0o700 });
+    } catch (error) {
+      // A name too long, a parent that is a file, no permission: the caller's input, never a 500.
+      throw cannotCreateAgentFile(dir.path, error);
+    }
+  }
   let file: AgentFile;
   try {
     file = AgentFile.create(filePath, config);
