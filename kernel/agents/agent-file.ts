@@ -214,6 +214,20 @@ export class AgentFile {
     }
   }
 
+  /**
+   * Gives back the page cache memory the connection does not need now (`PRAGMA shrink_memory`): called
+   * when an agent settles (loaded, started), so that idle agents keep ~85 KB less each; the pages are
+   * read again from the operating system's cache when needed. Never throws.
+   */
+  releaseMemory(): void {
+    if (this.closed) return;
+    try {
+      this.sql.exec('PRAGMA shrink_memory');
+    } catch {
+      // Best effort.
+    }
+  }
+
   /** The schema version of the file now (`PRAGMA user_version`). */
   get version(): number {
     return userVersion(this.sql);

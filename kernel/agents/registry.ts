@@ -198,6 +198,7 @@ export class AgentRegistry {
     const view = agent.view();
     await this.deps.contributions.runLifecycle('loaded', view);
     await this.deps.contributions.attachInboxSources(view, this.deps.deliver(agent.id));
+    file.releaseMemory();
     return agent;
   }
 

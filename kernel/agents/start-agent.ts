@@ -25,6 +25,8 @@ export async function startAgent(kernel: StartDeps, agent: LoadedAgent): Promise
     agent.started = true;
     kernel.bus.emit('agent.started', { agentId: agent.id, payload: { startupTriggered } });
     await kernel.contributions.runLifecycle('started', agent.view());
+    // Settled: what loading and starting read stays in the OS cache, not in this connection's.
+    agent.file.releaseMemory();
     return { started: true, startupTriggered };
   } catch (error) {
     kernel.registry.log(agent, { level: 'error', origin: 'kernel', event: 'start_failed', message: `the agent could not be started: ${(error as Error).message}` });
