@@ -188,3 +188,19 @@ t.test('a file made from the template is the file the migrations make, complete 
   t.equal(alone.loop.count(), 1);
   t.equal(fromTemplate.raw.one<{ synchronous: number }>('PRAGMA synchronous')!.synchronous, 1, 'NORMAL after creation');
 });
+
+t.test('loop append returns the row as it reads back from the file', async (t) => {
+  const file = AgentFile.create(join(tempDir(t), 'rows.agt'), agentConfig({ name: 'rows' }));
+  t.teardown(() => file.close());
+  const inputs = [
+    { role: 'user' as const, content: { text: 'hi', nested: [1, 'two', null, { deep: true }] } },
+    { role: 'assistant' as const, kind: 'message', content: 'plain text', turnId: 'turn-1', model: 'm', provider: 'p', usage: { input: 12, output: 5 }, cost: 0.25 },
+    { loop: 'inner', role: 'tool' as const, kind: 'tool_result', content: undefined, usage: { input: 1, output: 2, cacheRead: 3, cacheWrite: 4 }, cost: 3, createdAt: 1234 },
+    { role: 'system' as const, content: { when: new Date(0), big: 2 ** 40, unicode: 'é✓' } },
+  ];
+  for (const input of inputs) {
+    const appended = file.loop.append(input);
+    t.same(appended, file.loop.get(appended.id), `${input.role} ${input.kind ?? 'message'}`);
+    t.strictSame(appended, file.loop.get(appended.id));
+  }
+});

@@ -86,29 +86,47 @@ export class LoopStore {
     else counts.delete(loop);
   }
 
-  /** Commits one row and returns it. Emit any event announcing it only after this returns. */
+  /**
+   * Commits one row and returns it (built from what was written, not read back: the values are the
+   * columns' own types, and `content` goes through the same JSON text). Emit any event announcing it
+   * only after this returns.
+   */
   append(input: LoopRowInput): LoopRow {
-    const createdAt = input.createdAt ?? Date.now();
     const usage = input.usage ?? null;
+    const row: Omit<LoopRow, 'id' | 'content'> = {
+      loop: input.loop ?? 'main',
+      role: input.role,
+      kind: input.kind ?? 'message',
+      turn_id: input.turnId ?? null,
+      model: input.model ?? null,
+      provider: input.provider ?? null,
+      usage_input: usage ? usage.input : null,
+      usage_output: usage ? usage.output : null,
+      usage_cache_read: usage ? (usage.cacheRead ?? 0) : null,
+      usage_cache_write: usage ? (usage.cacheWrite ?? 0) : null,
+      cost: input.cost ?? null,
+      created_at: input.createdAt ?? Date.now(),
+    };
+    const content = JSON.stringify(input.content ?? null);
     const { lastId } = this.sql.run(
       `INSERT INTO agt_loop (loop, role, kind, content, turn_id, model, provider, usage_input, usage_output, usage_cache_read, usage_cache_write, cost, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      input.loop ?? 'main',
-      input.role,
-      input.kind ?? 'message',
-      JSON.stringify(input.content ?? null),
-      input.turnId ?? null,
-      input.model ?? null,
-      input.provider ?? null,
-      usage ? usage.input : null,
-      usage ? usage.output : null,
-      usage ? (usage.cacheRead ?? 0) : null,
-      usage ? (usage.cacheWrite ?? 0) : null,
-      input.cost ?? null,
-      createdAt,
+      row.loop,
+      row.role,
+      row.kind,
+      content,
+      row.turn_id,
+      row.model,
+      row.provider,
+      row.usage_input,
+      row.usage_output,
+      row.usage_cache_read,
+      row.usage_cache_write,
+      row.cost,
+      row.created_at,
     );
-    this.adjust(input.loop ?? 'main', 1);
-    return this.get(lastId)!;
+    this.adjust(row.loop, 1);
+    return { id: lastId, ...row, content: parseJson(content) };
   }
 
   /**
