@@ -204,3 +204,20 @@ t.test('loop append returns the row as it reads back from the file', async (t) =
     t.strictSame(appended, file.loop.get(appended.id));
   }
 });
+
+t.test('agentStatus answers what the status route built so far', async (t) => {
+  const { statusOf } = await import('../kernel/routes/agents.js');
+  const { agentStatus } = await import('../kernel/agents/agent-status.js');
+  const d = await bootDaemon(t);
+  await d.request('POST', '/identity/create', { passphrase: 'owner passphrase' });
+  const created = await d.request('POST', '/agents/create', { name: 'Status', directory: tempDir(t) });
+  const services = d.daemon.kernel;
+  const agent = services.registry.resolve(created.body.agentId);
+  t.strictSame(agentStatus(services.runtime, agent), statusOf(services, agent));
+  agent.setConfig({ ...agent.config, handle: 'status-handle' } as typeof agent.config);
+  agent.degraded = 'CREDENTIALS_LOCKED';
+  t.same(agentStatus(services.runtime, agent), statusOf(services, agent));
+  t.match(agentStatus(services.runtime, agent), { handle: 'status-handle', degraded: 'CREDENTIALS_LOCKED' });
+  t.same(agentStatus(undefined, agent), statusOf({ ...services, runtime: undefined } as never, agent), 'without a runtime');
+  agent.degraded = null;
+});
