@@ -92,9 +92,34 @@ export function checkNumericText(request: FastifyRequest): void {
   }
 }
 
+/** Does a route need the hook: a numeric query/param/header field, or a body to measure? */
+function needsChecks(method: string | string[], schema: Record<string, unknown> | undefined): boolean {
+  const methods = Array.isArray(method) ? method : [method];
+  // A body may come with any method but GET/HEAD (fastify parses none there), with or without a body schema.
+  if (methods.some((m) => m !== 'GET' && m !== 'HEAD')) return true;
+  if (!schema) return false;
+  const fields = numericFields(schema);
+  return PARTS.some((part) => fields[part].length > 0);
+}
+
+/**
+ * Installed per route (from `onRoute`) on the routes that can need it, not as a root hook on every
+ * request: a GET without numeric fields (health, status) skips the hook and its promise entirely.
+ */
 export function installInputChecks(app: FastifyInstance): void {
-  app.addHook('preValidation', async (request) => {
-    checkNumericText(request);
-    if (typeof request.body === 'object' && request.body !== null) assertJsonDepth(request.body, 'body');
+  const check = (request: FastifyRequest, _reply: unknown, done: (error?: Error) => void) => {
+    try {
+      checkNumericText(request);
+      if (typeof request.body === 'object' && request.body !== null) assertJsonDepth(request.body, 'body');
+    } catch (error) {
+      done(error as Error);
+      return;
+    }
+    done();
+  };
+  app.addHook('onRoute', (route) => {
+    if (!needsChecks(route.method, route.schema as Record<string, unknown> | undefined)) return;
+    const existing = route.preValidation;
+    route.preValidation = existing === undefined ? [check] : [check, ...(Array.isArray(existing) ? existing : [existing])];
   });
 }
