@@ -107,3 +107,18 @@ t.test('a secret key whose second half is not its public key is signed as tweetn
   const message = new TextEncoder().encode('odd');
   t.ok(same(signDetached(message, odd), nacl.sign.detached(message, odd)));
 });
+
+t.test('BIP39 seeds by node:crypto are @scure/bip39 seeds', async (t) => {
+  const { mnemonicToSeedSync, generateMnemonic } = await import('@scure/bip39');
+  const { wordlist } = await import('@scure/bip39/wordlists/english.js');
+  const { seedFromMnemonic } = await import('../kernel/identity/mnemonic.js');
+  // The BIP39 reference vector (empty passphrase): "abandon ... about".
+  const known = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
+  t.equal(Buffer.from(seedFromMnemonic(known)).toString('hex'), '5eb00bbddcf069084889a8ab9155568165f5c453ccb85e70811aaed6f6da5fc19a5ac40b389cd370d086206dec8aa6c43daea6690f20ad3d8d48b2d2ce9e38e4');
+  t.ok(same(seedFromMnemonic(`  ${known.toUpperCase().replace(/ /g, '\n ')} `), mnemonicToSeedSync(known, '')), 'normalized as before');
+  for (let i = 0; i < 8; i++) {
+    const phrase = generateMnemonic(wordlist, i % 2 ? 256 : 128);
+    if (!same(seedFromMnemonic(phrase), mnemonicToSeedSync(phrase, ''))) t.fail(`seed ${i}`);
+  }
+  t.throws(() => seedFromMnemonic('abandon about'));
+});
