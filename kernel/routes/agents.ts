@@ -9,6 +9,7 @@ import { AgentIdParams, errorResponses } from '../../contracts/http.js';
 import type { LoadedAgent } from '../agents/loaded-agent.js';
 import { toolEntries } from '../agents/tool-list.js';
 import type { KernelServices } from '../services.js';
+import { agentStatus } from '../agents/agent-status.js';
 import type { KernelRoutes } from './plugin.js';
 
 const TAGS = ['Agents'];
@@ -23,16 +24,7 @@ export const summaryOf = (agent: LoadedAgent) => ({
 });
 
 /** AgentStatus (also used by the start route). */
-export function statusOf(services: KernelServices, agent: LoadedAgent) {
-  const runtime = services.runtime?.status(agent) ?? { runtimeState: agent.displayState, targetState: null };
-  return {
-    ...summaryOf(agent),
-    runtimeState: runtime.runtimeState,
-    targetState: runtime.targetState,
-    loopCount: agent.file.loop.count('main'),
-    ...(agent.degraded ? { degraded: agent.degraded } : {}),
-  };
-}
+export const statusOf = (services: KernelServices, agent: LoadedAgent) => agentStatus(services.runtime, agent);
 
 export const refOf = (agent: LoadedAgent) => ({ id: agent.id, filePath: agent.filePath, config: agent.config });
 
