@@ -4,9 +4,7 @@
  */
 import { AgtError } from '../../contracts/errors.js';
 
-/** 503 `unavailable`: a route of an extension that is off, failed or waits for a dependency. */
-export const extensionUnavailable = (name: string, reason: string) =>
-  new AgtError('unavailable', `extension ${name} is ${reason}; its routes are unavailable`, { details: { extension: name } });
+export { extensionUnavailable } from '../../contracts/error-answers.js';
 
 /** 404 `not_found`: `GET /runtime/extensions/{name}` for a name the manifest does not list. */
 export const extensionNotInManifest = (name: string) => new AgtError('not_found', `no extension named ${name} in the manifest`);

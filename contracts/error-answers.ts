@@ -1,0 +1,42 @@
+/**
+ * How every error becomes the spec's `{error, code}` body and status (section 7): the daemon's error
+ * handler and the extension test harness answer through these, so the two cannot drift apart.
+ */
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { AgtError, STATUS_DEFAULT_CODE } from './errors.js';
+
+/** The content-type parser's own errors keep the framework's shape (spec 7.3). */
+function isParserError(error: FastifyError): boolean {
+  return (typeof error.code === 'string' && error.code.startsWith('FST_ERR_CTP_')) || (error instanceof SyntaxError && error.statusCode === 400);
+}
+
+/** Sends `error` as the daemon does; 5xx answers are logged, their details never sent. */
+export function sendErrorAnswer(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (error instanceof AgtError) {
+    if (error.statusCode >= 500) request.log.error({ err: error }, 'request failed');
+    return reply.status(error.statusCode).send(error.toBody());
+  }
+  if (isParserError(error)) {
+    const status = error.statusCode ?? 400;
+    return reply.status(status).send({
+      statusCode: status,
+      code: error.code ?? 'FST_ERR_CTP_INVALID_JSON_BODY',
+      error: status === 413 ? 'Payload Too Large' : status === 415 ? 'Unsupported Media Type' : 'Bad Request',
+      message: error.message,
+    });
+  }
+  if (error.validation) return reply.status(400).send({ error: `Invalid ${error.validationContext ?? 'request'}: ${error.message}`, code: 'bad_request' });
+  const status = typeof error.statusCode === 'number' && error.statusCode >= 400 ? error.statusCode : 500;
+  if (status >= 500) {
+    request.log.error({ err: error }, 'unexpected error');
+    return reply.status(status).send({ error: 'internal error; see the daemon log', code: STATUS_DEFAULT_CODE[status] ?? 'internal_error' });
+  }
+  return reply.status(status).send({ error: error.message, code: STATUS_DEFAULT_CODE[status] ?? 'bad_request' });
+}
+
+/** The body of a 404 for a path no route serves. */
+export const notFoundAnswer = (request: FastifyRequest) => ({ error: `no route ${request.method} ${request.url.split('?')[0]}`, code: 'not_found' });
+
+/** 503 `unavailable`: a route of an extension that is off, failed or waits for a dependency. */
+export const extensionUnavailable = (name: string, reason: string) =>
+  new AgtError('unavailable', `extension ${name} is ${reason}; its routes are unavailable`, { details: { extension: name } });
