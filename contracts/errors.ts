@@ -122,4 +122,6 @@ export const nestsTooDeep = (what: string, maxDepth: number, at: string, code: s
   new AgtError(code, `Invalid ${what}: nests deeper than ${maxDepth} levels (at ${at})`, { details: { path: at } });
 
 /** 400 `bad_request`: the agent name is refused (`problem` says why). */
+export const invalidStoredPath = (path: string) =>
+  new AgtError('bad_request', `invalid agent file path "${path}": relative, "/"-separated, no empty, "." or ".." segments`);
 export const invalidAgentName = (problem: string) => new AgtError('bad_request', problem, { details: { path: '/name' } });

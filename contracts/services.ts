@@ -24,12 +24,45 @@ export interface AgentView {
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
+/** One of an agent's stored files (what its `fs_*` tools see), without content. */
+export interface AgentFileInfo {
+  /** Relative, `/`-separated, no `.` or `..` segments. */
+  path: string;
+  mimeType: string | null;
+  size: number;
+  /** Epoch milliseconds. */
+  updatedAt: number;
+}
+
+export interface AgentFile extends AgentFileInfo {
+  content: Buffer;
+}
+
+/**
+ * A loaded agent's stored files (`agt_files`), for extensions that serve them (agent websites) or store
+ * into them (channel attachments). Paths are checked by the kernel: an empty path, `\\`, NUL, `.` or
+ * `..` segments reject with `bad_request` (a hostile path never names another file). An agent that is
+ * not loaded rejects with `not_found`.
+ */
+export interface AgentFilesAccess {
+  /** Files under `folder` (`''` for all), sorted by path. */
+  list(agentId: string, folder?: string): Promise<AgentFileInfo[]>;
+  /** The file, or undefined when there is none at `path`. */
+  read(agentId: string, path: string): Promise<AgentFile | undefined>;
+  /** Creates or replaces the file; emits nothing (the caller announces what it stored). */
+  write(agentId: string, path: string, content: Uint8Array | string, mimeType?: string | null): Promise<AgentFileInfo>;
+  /** False when there was no such file. */
+  remove(agentId: string, path: string): Promise<boolean>;
+}
+
 export interface AgentsService {
   list(): AgentView[];
   /** By id, handle or name; undefined when no loaded agent matches. */
   find(idOrName: string): AgentView | undefined;
   /** One of the agent's sealed credentials, decrypted; undefined when unset or locked. */
   readCredential(agentId: string, name: string): Promise<string | undefined>;
+  /** The agent's stored files. */
+  readonly files: AgentFilesAccess;
   /** Writes a row to the agent's `agt_logs` (origin is the extension's name). Never throws. */
   log(agentId: string, level: LogLevel, message: string, data?: unknown): void;
 }

@@ -10,7 +10,8 @@ import type { ExtensionContributions, ExtensionEnv, ExtensionPoint } from '../ex
 import type { AgentLifecycleHooks, InboxSource } from '../lifecycle.js';
 import type { Logger } from '../logger.js';
 import type { ModelClientProvider } from '../model.js';
-import type { AgentsService, AgentView, InboundMessage, InboxService, LogLevel, SettingsService } from '../services.js';
+import { normalizeAgentPath } from '../agent-paths.js';
+import type { AgentFile, AgentFilesAccess, AgentsService, AgentView, InboundMessage, InboxService, LogLevel, SettingsService } from '../services.js';
 import type { Settings } from '../settings.js';
 import type { ToolContributor } from '../tools.js';
 
@@ -25,6 +26,8 @@ export interface TestAgent {
   config?: Partial<AgentConfig>;
   /** Credential values `ctx.agents.readCredential` returns, by name. */
   credentials?: Record<string, string>;
+  /** The agent's stored files (`ctx.agents.files`), by path; the extension's writes land here too. */
+  files?: Map<string, AgentFile>;
 }
 
 /** One line written through the fake logger (or a child of it). */
@@ -167,6 +170,7 @@ export function testAgents(agents: TestAgent[], logRows: AgentLogRow[]): AgentsS
     config: baseConfig(agent),
   });
   return {
+    files: testFiles(agents),
     list: () => agents.map(view),
     find: (ref) => {
       const agent = agents.find((a) => a.id === ref) ?? agents.find((a) => a.handle === ref) ?? agents.find((a) => (a.name ?? a.id) === ref);
@@ -174,6 +178,30 @@ export function testAgents(agents: TestAgent[], logRows: AgentLogRow[]): AgentsS
     },
     readCredential: async (agentId, name) => agents.find((a) => a.id === agentId)?.credentials?.[name],
     log: (agentId, level, message, data) => void logRows.push({ agentId, level, message, ...(data !== undefined ? { data } : {}) }),
+  };
+}
+
+/** `ctx.agents.files` over each test agent's `files` map, with the kernel's path rule and `not_found`. */
+function testFiles(agents: TestAgent[]): AgentFilesAccess {
+  const filesOf = (agentId: string) => {
+    const agent = agents.find((a) => a.id === agentId);
+    if (!agent) throw new AgtError('not_found', `agent ${agentId} is not loaded`);
+    return (agent.files ??= new Map());
+  };
+  const info = ({ content: _content, ...rest }: AgentFile) => rest;
+  return {
+    list: async (agentId, folder = '') => {
+      const prefix = folder === '' ? '' : `${normalizeAgentPath(folder)}/`;
+      return [...filesOf(agentId).values()].filter((file) => file.path.startsWith(prefix)).map(info).sort((a, b) => (a.path < b.path ? -1 : 1));
+    },
+    read: async (agentId, path) => filesOf(agentId).get(normalizeAgentPath(path)),
+    write: async (agentId, path, content, mimeType = null) => {
+      const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : Buffer.from(content);
+      const file = { path: normalizeAgentPath(path), mimeType, size: bytes.byteLength, updatedAt: Date.now(), content: bytes };
+      filesOf(agentId).set(file.path, file);
+      return info(file);
+    },
+    remove: async (agentId, path) => filesOf(agentId).delete(normalizeAgentPath(path)),
   };
 }
 

@@ -3,9 +3,10 @@
  * `serviceFor(origin)` gives each caller its own `log` origin (the extension loader passes `ext:<name>`).
  */
 import type { EventBus } from '../../contracts/events.js';
-import type { AgentsService, InboundMessage, InboxService, LogLevel } from '../../contracts/services.js';
+import type { AgentFileInfo, AgentFilesAccess, AgentsService, InboundMessage, InboxService, LogLevel } from '../../contracts/services.js';
 import { agentIdNotLoaded, userSourceInInbox } from './errors.js';
 import type { LoadedAgent } from './loaded-agent.js';
+import type { StoredFileInfo } from './stores/files-store.js';
 import type { AgentRegistry } from './registry.js';
 import type { AgentRuntimeHooks } from './runtime-hooks.js';
 
@@ -16,6 +17,7 @@ export function agentsService(
   readCredential: (agent: LoadedAgent, name: string) => Promise<string | undefined>,
 ): AgentsService {
   return {
+    files: agentFiles(registry),
     list: () => registry.views(),
     find(idOrName) {
       try {
@@ -38,6 +40,26 @@ export function agentsService(
       const agent = registry.list().find((candidate) => candidate.id === agentId);
       if (agent) registry.log(agent, { level, origin, message, data });
     },
+  };
+}
+
+const fileInfo = (info: StoredFileInfo): AgentFileInfo => ({ path: info.path, mimeType: info.mime, size: info.size, updatedAt: info.updated_at });
+
+/** `ctx.agents.files`: the files store of a loaded agent; its path check throws `bad_request`. */
+function agentFiles(registry: AgentRegistry): AgentFilesAccess {
+  const store = (agentId: string) => {
+    const agent = registry.list().find((candidate) => candidate.id === agentId);
+    if (!agent) throw agentIdNotLoaded(agentId);
+    return agent.file.files;
+  };
+  return {
+    list: async (agentId, folder = '') => store(agentId).list(folder).map(fileInfo),
+    async read(agentId, path) {
+      const file = store(agentId).read(path);
+      return file && { ...fileInfo(file), content: file.content };
+    },
+    write: async (agentId, path, content, mimeType = null) => fileInfo(store(agentId).write(path, content, mimeType)),
+    remove: async (agentId, path) => store(agentId).delete(path),
   };
 }
 

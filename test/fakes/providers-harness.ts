@@ -116,6 +116,9 @@ export async function bootProviders(
       return agent ? view(agent) : undefined;
     },
     readCredential: async (agentId, name) => agents.find((a) => a.id === agentId)?.credentials?.[name],
+    get files(): never {
+      throw new Error('the providers extension does not use agent files');
+    },
     log: () => {},
   };
   const logger = captureLogger();

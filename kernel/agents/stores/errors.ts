@@ -50,5 +50,3 @@ export const tableOffsetTimedOut = (offset: number, table: string) =>
 // ---- stored files --------------------------------------------------------------------------------
 
 /** 400 `bad_request`: a stored file path that is not relative, `/`-separated and free of empty, `.` or `..` segments. */
-export const invalidStoredPath = (path: string) =>
-  new AgtError('bad_request', `invalid agent file path "${path}": relative, "/"-separated, no empty, "." or ".." segments`);

@@ -1,9 +1,9 @@
 /**
  * `agt_files`: files stored inside the agent (the `fs_*` tools, lambdas of system-scope triggers).
- * Paths are relative, `/`-separated, without `.` or `..` segments; {@link normalizeAgentPath} enforces it.
+ * Paths follow the one rule of `contracts/agent-paths.ts`.
  */
 import type { Sql } from '../sql.js';
-import { invalidStoredPath } from './errors.js';
+import { normalizeAgentPath } from '../../../contracts/agent-paths.js';
 
 export interface StoredFileInfo {
   path: string;
@@ -14,24 +14,6 @@ export interface StoredFileInfo {
 
 export interface StoredFile extends StoredFileInfo {
   content: Buffer;
-}
-
-export const MAX_AGENT_PATH = 512;
-
-/** The canonical form of an agent file path, or `bad_request`. A leading `/` is accepted and dropped. */
-export function normalizeAgentPath(path: string): string {
-  const trimmed = path.replace(/^\/+/, '');
-  const segments = trimmed.split('/');
-  if (
-    trimmed.length === 0 ||
-    trimmed.length > MAX_AGENT_PATH ||
-    trimmed.includes('\\') ||
-    trimmed.includes('\0') ||
-    segments.some((segment) => segment === '' || segment === '.' || segment === '..')
-  ) {
-    throw invalidStoredPath(path);
-  }
-  return trimmed;
 }
 
 export class FilesStore {
