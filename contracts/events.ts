@@ -69,6 +69,21 @@ export interface EventPayloads {
   'credential.changed': { name: string; action: 'set' | 'replaced' | 'deleted' | 'sealed' };
   'log.written': { level: string; origin: string | null; event: string | null; message: string };
   'agent.said': { text: string };
+  'tracked.changed': {
+    change: 'added' | 'changed' | 'moved' | 'removed';
+    filePath: string;
+    /** The tracked folder it is in. */
+    folder: string;
+    /** The path it had before, for `moved`. */
+    from?: string;
+    agentId?: string;
+  };
+  'tracked.autostarted': {
+    scanned: number;
+    started: Array<{ agentId: string; filePath: string; name: string; startupTriggered: boolean }>;
+    skipped: Array<{ filePath: string; name: string; reason: string; agentId?: string }>;
+    failed: Array<{ filePath: string; name: string; error: string }>;
+  };
 }
 
 export type EventType = keyof EventPayloads;
@@ -152,4 +167,6 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'credential.changed': 'A credential was set, replaced, sealed or deleted (metadata only).',
   'log.written': 'A row was written to the agent log.',
   'agent.said': 'The agent spoke to the owner mid-turn (the `say` tool).',
+  'tracked.changed': 'An agent file in a tracked folder was added, changed, moved or removed (tracked-folders extension).',
+  'tracked.autostarted': 'The boot autostart of the tracked folders ran: what started, what was skipped and why, what failed.',
 };

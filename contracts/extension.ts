@@ -19,6 +19,7 @@ import type { ModelClientProvider } from './model.js';
 import type { ToolContributor } from './tools.js';
 import type { AgentLifecycleHooks, InboxSource } from './lifecycle.js';
 import type { AgentsService, InboxService, SettingsService } from './services.js';
+import type { AgentLauncher } from './agent-launcher.js';
 import contractsPackage from './package.json' with { type: 'json' };
 
 /**
@@ -132,6 +133,8 @@ export interface ExtensionContext<Config = unknown> {
   agents: AgentsService;
   /** Delivery into agents' inboxes. */
   inbox: InboxService;
+  /** Agent files that are not (or not yet) loaded: read their summary, start, autostart, unload (see `agent-launcher.ts`). */
+  launcher: AgentLauncher;
   /** The daemon's environment variables, less the kernel's `AGT_*` ones (see {@link ExtensionEnv}). */
   env: ExtensionEnv;
   /** The kernel's own extension points; everything contributed is withdrawn when the extension fails or stops. */

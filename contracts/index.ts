@@ -13,3 +13,4 @@ export * from './validate.js';
 export type { Logger } from './logger.js';
 export * from './http.js';
 export * from './agents-api.js';
+export * from './agent-launcher.js';

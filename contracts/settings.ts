@@ -39,9 +39,18 @@ export const SettingsSchema = Type.Object(
     defaultTemplateId: Type.Optional(Type.String({ minLength: 1 })),
     providers: Type.Optional(Type.Array(AppProviderSettings)),
     trackedFolders: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    maxScanDepth: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 32, description: 'folder levels below each tracked folder that scans and the watcher descend into (default 5)' }),
+    ),
     meshServerEnabled: Type.Optional(Type.Boolean()),
     meshLan: Type.Optional(Type.Boolean()),
     meshPort: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+    meshPeers: Type.Optional(
+      Type.Array(Type.String({ pattern: '^https?://[^\\s/?#]+/?$', maxLength: 300 }), {
+        maxItems: 256,
+        description: 'mesh servers of other daemons, by base URL (`http://10.0.0.5:7295`), listed by `GET /network/peers` beside the ones mDNS finds',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -14,6 +14,8 @@ import type { ToolDefinition } from '../contracts/tools.js';
 import { AgentIdentityService } from './agent-identity/service.js';
 import { AgentRegistry } from './agents/registry.js';
 import { agentsService, inboxService } from './agents/services.js';
+import { agentLauncher } from './agents/launcher.js';
+import type { AgentLauncher } from '../contracts/agent-launcher.js';
 import type { Contributions } from './contributions.js';
 import { CredentialsService } from './credentials/service.js';
 import { ExtensionRegistry } from './extensions/registry.js';
@@ -56,6 +58,8 @@ export interface KernelServices extends Readonly<Omit<KernelInput, 'kdfCost'>> {
   /** Loaded agents as extensions see them (origin `kernel` in logs). */
   readonly agents: AgentsService;
   readonly inbox: InboxService;
+  /** Agent files for extensions: summaries, start, autostart, unload (`ctx.launcher`). */
+  readonly launcher: AgentLauncher;
   readonly credentials: CredentialsService;
   readonly agentIdentity: AgentIdentityService;
   /** The `GET /events` fan-out. */
@@ -127,6 +131,7 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
   });
   const agents: AgentsService = agentsService(registry, 'kernel', async (agent, name) => credentials.read(agent, name));
   const inbox: InboxService = inboxService(registry, bus, runtime);
+  const launcher = agentLauncher({ runtime, bus, contributions, registry });
   const agentIdentity = new AgentIdentityService({ identity, credentials, registry, bus });
 
   const eventStream = new SseHub(bus, logger);
@@ -144,6 +149,7 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
     registry,
     agents,
     inbox,
+    launcher,
     credentials,
     agentIdentity,
     eventStream,

@@ -11,6 +11,7 @@ import type { AgentLifecycleHooks, InboxSource } from '../lifecycle.js';
 import type { Logger } from '../logger.js';
 import type { ModelClientProvider } from '../model.js';
 import { normalizeAgentPath } from '../agent-paths.js';
+import type { AgentLauncher } from '../agent-launcher.js';
 import type { AgentFile, AgentFilesAccess, AgentsService, AgentView, InboundMessage, InboxService, LogLevel, SettingsService } from '../services.js';
 import type { Settings } from '../settings.js';
 import type { ToolContributor } from '../tools.js';
@@ -257,4 +258,15 @@ export class TestPoints {
     }
     return point.providers === 'one' ? (found[0]!.implementation as T) : Object.freeze(found.map((o) => o.implementation as T));
   }
+}
+
+/** `ctx.launcher` of the test kernel: the members given, the others reject with `unavailable`. */
+export function testLauncher(given: Partial<AgentLauncher>): AgentLauncher {
+  const missing = (member: string) => () => Promise.reject(new AgtError('unavailable', `the test kernel has no agent files: pass launcher.${member} to startTestExtension`));
+  return {
+    summarize: given.summarize ?? missing('summarize'),
+    start: given.start ?? missing('start'),
+    autostart: given.autostart ?? missing('autostart'),
+    unload: given.unload ?? missing('unload'),
+  };
 }

@@ -19,8 +19,9 @@ import type { EmitInput, EventType, UmbilicalEvent } from '../events.js';
 import { CONTRACT_VERSION, type ExtensionContext, type ExtensionDefinition, type ExtensionHooks, type ExtensionHttp, type ExtensionPoint } from '../extension.js';
 import type { Logger } from '../logger.js';
 import type { Settings } from '../settings.js';
+import type { AgentLauncher } from '../agent-launcher.js';
 import {
-  recordContributions, recordingLogger, RecordingBus, testAgents, testEnv, testInbox, TestPoints, TestSettings,
+  recordContributions, recordingLogger, RecordingBus, testAgents, testEnv, testInbox, testLauncher, TestPoints, TestSettings,
   type AgentLogRow, type Delivery, type LogLine, type PointOffer, type RecordedContributions, type TestAgent,
 } from './fake-kernel.js';
 import { guardScope, testApp } from './http-app.js';
@@ -43,6 +44,11 @@ export interface TestExtensionOptions {
   logger?: Logger;
   /** Call `start()` after the server listens (default true; false to call `start` yourself). */
   start?: boolean;
+  /**
+   * `ctx.launcher`: the test kernel has no agent files, so each member left out rejects with
+   * `unavailable`; pass the ones the extension calls.
+   */
+  launcher?: Partial<AgentLauncher>;
 }
 
 export type TestExtensionState = 'loaded' | 'started' | 'failed' | 'stopped';
@@ -182,6 +188,7 @@ export async function startTestExtension<Options extends TSchema>(
       settings: { dataDir: settings.dataDir, current: () => settings.current(), onChange: (listener) => track(settings.onChange(listener)) },
       agents: testAgents(agents, agentLogs),
       inbox: testInbox(agents, deliveries),
+      launcher: testLauncher(options.launcher ?? {}),
       env: testEnv(options.env ?? {}),
       contribute: recordContributions(contributions),
       provide: (point, implementation) => points.provide(point, implementation),

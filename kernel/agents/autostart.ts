@@ -8,28 +8,26 @@
 import { opendir } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { AUTOSTART_SKIP_REASONS, type AutostartReport, type AutostartSkipReason } from '../../contracts/agent-launcher.js';
 import { isPasswordProtected } from '../credentials/index.js';
 import { AgentFile } from './agent-file.js';
 import { trackedDirNotAbsolute } from './errors.js';
-import { validateStoredConfig } from './registry.js';
+import { canonicalPath, validateStoredConfig } from './registry.js';
 import { startAgent, type StartDeps } from './start-agent.js';
 
-export const SKIP_REASONS = ['already_loaded', 'not_autostart', 'password_protected', 'unreviewed'] as const;
-export type SkipReason = (typeof SKIP_REASONS)[number];
+/** The skip reasons are the contract's (`ctx.launcher.autostart` reports the same ones). */
+export const SKIP_REASONS = AUTOSTART_SKIP_REASONS;
+export type SkipReason = AutostartSkipReason;
 
 /** Which bound stopped a scan early. */
 export const TRUNCATION_REASONS = ['entries', 'agent_files', 'time'] as const;
 export type TruncationReason = (typeof TRUNCATION_REASONS)[number];
 
-export interface AutostartResult {
-  /** Agent files looked at (found and read before the time budget ran out). */
-  scanned: number;
+/** `scanned` counts agent files found and read before the time budget ran out. */
+export interface AutostartResult extends AutostartReport {
   /** True when a bound stopped the scan before it saw every folder (`truncatedBy` says which). */
   truncated: boolean;
   truncatedBy?: TruncationReason;
-  started: Array<{ agentId: string; filePath: string; name: string; startupTriggered: boolean }>;
-  skipped: Array<{ filePath: string; name: string; reason: SkipReason; agentId?: string }>;
-  failed: Array<{ filePath: string; name: string; error: string }>;
 }
 
 /**
@@ -105,8 +103,8 @@ export async function findAgentFiles(
 }
 
 /** What a file says about itself, read without loading it (read-only: no migration, no lease). */
-async function inspectFile(filePath: string) {
-  const file = AgentFile.open(filePath, { readonly: true });
+export async function inspectFile(filePath: string, busyTimeoutMs?: number) {
+  const file = AgentFile.open(filePath, { readonly: true, ...(busyTimeoutMs !== undefined ? { busyTimeoutMs } : {}) });
   try {
     const config = validateStoredConfig(file.config.get(), filePath);
     return { config, passwordProtected: isPasswordProtected(file) };
@@ -122,38 +120,48 @@ export async function autostart(kernel: StartDeps, trackedDirs: string[], maxDep
   // One time budget for the walk and the reading of the files it found (starting agents is not cut short).
   const deadline = Date.now() + AUTOSTART_LIMITS.timeBudgetMs;
   const scan = await findAgentFiles(trackedDirs, maxDepth, AUTOSTART_LIMITS, deadline);
-  let truncatedBy = scan.truncatedBy;
-  const result: AutostartResult = { scanned: 0, truncated: false, started: [], skipped: [], failed: [] };
-  for (const filePath of scan.files) {
+  const { report, outOfTime } = await autostartFiles(kernel, scan.files, deadline);
+  const truncatedBy = outOfTime ? 'time' : scan.truncatedBy;
+  const result: AutostartResult = { ...report, truncated: false };
+  if (truncatedBy) Object.assign(result, { truncated: true, truncatedBy });
+  return result;
+}
+
+/**
+ * The autostart of `files`, in order (also the extensions' `ctx.launcher.autostart`): eligible files are
+ * loaded through the review gate and started, the others skipped with a reason or listed as failed.
+ * Files not read before `deadline` are left out (`outOfTime`); starting is never cut short.
+ */
+export async function autostartFiles(kernel: StartDeps, files: readonly string[], deadline = Infinity): Promise<{ report: AutostartReport; outOfTime: boolean }> {
+  const report: AutostartReport = { scanned: 0, started: [], skipped: [], failed: [] };
+  for (const filePath of files) {
     // Opening a file is synchronous (libsql): give other requests their turn between files.
     await yieldToEventLoop();
-    if (Date.now() > deadline) {
-      truncatedBy = 'time';
-      break;
-    }
-    result.scanned += 1;
-    const loaded = kernel.registry.list().find((agent) => agent.filePath === filePath);
+    if (Date.now() > deadline) return { report, outOfTime: true };
+    report.scanned += 1;
+    const canonical = canonicalPath(filePath);
+    const loaded = kernel.registry.list().find((agent) => agent.filePath === canonical);
     if (loaded) {
-      result.skipped.push({ filePath, name: loaded.name, reason: 'already_loaded', agentId: loaded.id });
+      report.skipped.push({ filePath: canonical, name: loaded.name, reason: 'already_loaded', agentId: loaded.id });
       continue;
     }
     let name = filePath;
     try {
       const { config, passwordProtected } = await inspectFile(filePath);
       name = config.name;
-      const skip = (reason: SkipReason) => result.skipped.push({ filePath, name, reason, agentId: config.id });
-      if (config.autostart !== true) skip('not_autostart');
+      const skip = (reason: SkipReason) => report.skipped.push({ filePath: canonical, name, reason, agentId: config.id });
+      if (kernel.registry.list().some((agent) => agent.id === config.id)) skip('already_loaded');
+      else if (config.autostart !== true) skip('not_autostart');
       else if (passwordProtected) skip('password_protected');
       else if (!kernel.registry.reviews.isReviewed(config)) skip('unreviewed');
       else {
         const agent = await kernel.registry.load(filePath, { requireReview: true });
         const { startupTriggered } = await startAgent(kernel, agent);
-        result.started.push({ agentId: agent.id, filePath: agent.filePath ?? filePath, name: agent.name, startupTriggered });
+        report.started.push({ agentId: agent.id, filePath: agent.filePath ?? canonical, name: agent.name, startupTriggered });
       }
     } catch (error) {
-      result.failed.push({ filePath, name, error: (error as Error).message });
+      report.failed.push({ filePath: canonical, name, error: (error as Error).message });
     }
   }
-  if (truncatedBy) Object.assign(result, { truncated: true, truncatedBy });
-  return result;
+  return { report, outOfTime: false };
 }

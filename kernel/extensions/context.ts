@@ -72,6 +72,7 @@ export function buildContext(kernel: ExtensionHostDeps, input: ContextInput): Bu
     settings,
     agents: kernel.agents,
     inbox: kernel.inbox,
+    launcher: kernel.launcher,
     env: extensionEnv(input.env),
     contribute: kernel.contributions.forExtension(name),
     provide: <T>(point: ExtensionPoint<T>, implementation: T) => {

@@ -1,6 +1,7 @@
 /** What the extension host uses of the kernel: the services it hands to extensions, nothing more. */
 import type { FastifyBaseLogger } from 'fastify';
 import type { AgentsService, InboxService } from '../../contracts/services.js';
+import type { AgentLauncher } from '../../contracts/agent-launcher.js';
 import type { Contributions } from '../contributions.js';
 import type { KernelBus } from '../events/bus.js';
 import type { SettingsStore } from '../settings.js';
@@ -11,5 +12,6 @@ export interface ExtensionHostDeps {
   settings: SettingsStore;
   agents: AgentsService;
   inbox: InboxService;
+  launcher: AgentLauncher;
   contributions: Contributions;
 }

@@ -138,6 +138,9 @@ export async function bootProviders(
     settings: settingsService,
     agents: agentsService,
     inbox: { deliver: async () => ({ messageId: 0 }) },
+    get launcher(): never {
+      throw new Error('the providers extension does not use the agent launcher');
+    },
     env: { get: (name) => process.env[name] },
     contribute: { modelClients: (p) => void clients.push(p), tools: () => {}, inboxSource: () => {}, lifecycle: () => {} },
     provide: () => {

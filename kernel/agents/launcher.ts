@@ -1,0 +1,47 @@
+/**
+ * The kernel's {@link AgentLauncher} (`ctx.launcher`, contracts/agent-launcher.ts): summaries of agent
+ * files read without loading them, start and autostart through the review gate, unload with a reason.
+ * The same code paths as `POST /agents/{id}/start`, `POST /agents/autostart` and `POST /agents/{id}/stop`.
+ */
+import type { AgentLauncher } from '../../contracts/agent-launcher.js';
+import { autostartFiles, inspectFile } from './autostart.js';
+import { canonicalPath } from './registry.js';
+import { startAgent, type StartDeps } from './start-agent.js';
+
+/**
+ * How long a summary waits for another connection's lock: reading is synchronous, so a file held by a
+ * writer must not stall the daemon for the registry's full busy timeout.
+ */
+export const SUMMARY_BUSY_TIMEOUT_MS = 100;
+
+export function agentLauncher(kernel: StartDeps): AgentLauncher {
+  const { registry } = kernel;
+  return {
+    async summarize(filePath) {
+      const canonical = canonicalPath(filePath);
+      const { config, passwordProtected } = await inspectFile(canonical, SUMMARY_BUSY_TIMEOUT_MS);
+      return {
+        filePath: canonical,
+        id: config.id,
+        name: config.name,
+        handle: config.handle ?? null,
+        reviewed: registry.reviews.isReviewed(config),
+        autostart: config.autostart === true,
+        passwordProtected,
+      };
+    },
+    async start(filePath) {
+      const before = registry.byPath(filePath);
+      const agent = await registry.load(filePath, { requireReview: true });
+      const startupTriggered = agent.started ? false : (await startAgent(kernel, agent)).startupTriggered;
+      return { agentId: agent.id, filePath: agent.filePath ?? canonicalPath(filePath), name: agent.name, loaded: before !== agent, startupTriggered };
+    },
+    autostart: async (filePaths) => (await autostartFiles(kernel, filePaths)).report,
+    async unload(agentId, reason) {
+      const agent = registry.list().find((candidate) => candidate.id === agentId);
+      if (!agent) return false;
+      await registry.unload(agent, { reason });
+      return true;
+    },
+  };
+}
