@@ -7,6 +7,10 @@
  */
 import t from 'tap';
 import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import type { ExtensionDefinition } from '../contracts/extension.js';
+import { SHIPPED_EXTENSIONS } from '../kernel/extensions/shipped.js';
 import { bootDaemon, ROOT } from './helpers/daemon.js';
 
 const hello = join(ROOT, 'test/fixtures/extensions/hello/index.ts');
@@ -66,9 +70,26 @@ t.test('disabled extensions answer 503 on all their routes', async (t) => {
       t.equal(res.status, 503, path);
       t.match(res.body, { code: 'unavailable', error: `extension ${name} is disabled; its routes are unavailable` });
     }
-    // Without a prefix in its entry the kernel does not guess one: no shipped names are built in.
-    t.equal((await d.request('GET', '/channels')).status, 404, 'no built-in route group for an extension not in the manifest');
+    // An extension that is not shipped and whose entry names no prefix has no place to answer.
     t.equal((await d.request('GET', '/unplaced')).status, 404);
+  });
+
+  t.test('shipped extensions the manifest does not list answer 503 naming them', async (t) => {
+    const listed = new Set(['hello', 'needs-hello', 'mcp', 'mesh', 'unplaced']);
+    const unlisted = SHIPPED_EXTENSIONS.filter((shipped) => !listed.has(shipped.name));
+    t.same(unlisted.map((s) => s.name).sort(), ['channels', 'compute', 'providers', 'tracked-folders']);
+    for (const shipped of unlisted) {
+      const paths = [shipped.prefix, `${shipped.prefix}/x/y`, ...(shipped.agentRoutes ? [`/agents/a1/${shipped.agentRoutes}`, `/agents/a1/${shipped.agentRoutes}/x`] : [])];
+      for (const path of paths) {
+        for (const method of ['GET', 'POST', 'DELETE']) {
+          const res = await d.request(method, path, method === 'POST' ? {} : undefined);
+          t.equal(res.status, 503, `${method} ${path}`);
+          t.same(res.body, { error: `extension ${shipped.name} is not listed in the extension manifest; its routes are unavailable`, code: 'unavailable', extension: shipped.name });
+        }
+      }
+    }
+    t.equal((await d.request('GET', '/agents/a1/adapters')).body.extension, 'channels', 'the channels adapters segment');
+    t.equal((await d.request('GET', '/runtime/extensions/channels')).status, 404, 'an unlisted extension has no status row');
   });
 
   t.test('a dependent of a disabled extension answers 503 with its reason', async (t) => {
@@ -86,4 +107,30 @@ t.test('disabled extensions answer 503 on all their routes', async (t) => {
     t.equal((await d.request('GET', '/nothing-here')).status, 404);
     t.equal((await d.request('GET', '/runtime/extensions')).status, 200);
   });
+});
+
+t.test('the shipped table says what each shipped extension built so far declares', async (t) => {
+  for (const shipped of SHIPPED_EXTENSIONS) {
+    const path = join(ROOT, shipped.module);
+    if (!existsSync(path)) {
+      t.comment(`${shipped.name}: ${shipped.module} does not exist yet; its row is not checked`);
+      continue;
+    }
+    const definition = ((await import(pathToFileURL(path).href)) as { default: ExtensionDefinition }).default;
+    t.same(
+      { name: definition.name, prefix: definition.prefix, agentRoutes: definition.agentRoutes },
+      { name: shipped.name, prefix: shipped.prefix, agentRoutes: shipped.agentRoutes },
+      shipped.name,
+    );
+  }
+});
+
+t.test('a listed shipped extension whose module cannot be imported answers at the shipped prefix', async (t) => {
+  const d = await bootDaemon(t, { extensions: { extensions: [{ name: 'channels', module: './no/such/channels.js', enabled: true }] } });
+  for (const path of ['/channels', '/agents/a1/adapters/telegram']) {
+    const res = await d.request('GET', path);
+    t.equal(res.status, 503, path);
+    t.match(res.body, { code: 'unavailable', extension: 'channels', error: /extension channels is failed: cannot resolve module/ });
+  }
+  t.match((await d.request('GET', '/runtime/extensions/channels')).body, { prefix: '/channels', agentRoutes: 'adapters', loaded: false });
 });

@@ -9,9 +9,10 @@
  * dependency's failure in its `register` is seen by its dependents (and a dependent's `ctx.use` finds
  * what its dependencies offered).
  *
- * The kernel names no extension: where an extension answers (its prefix and agent segment) comes from
- * its definition, which is imported for disabled entries too, or, when the module cannot be imported,
- * from the manifest entry's optional `prefix`/`agentRoutes`.
+ * Where an extension answers (its prefix and agent segment) comes from its definition, which is
+ * imported for disabled entries too, or, when the module cannot be imported, from the manifest entry's
+ * optional `prefix`/`agentRoutes`, else from the table of shipped extensions (`shipped.ts`, the one
+ * place the kernel names them). Shipped extensions the manifest does not list answer 503 there too.
  */
 import type { FastifyInstance } from 'fastify';
 import type { ExtensionDefinition, ExtensionHooks, ExtensionHttp } from '../../contracts/extension.js';
@@ -25,7 +26,8 @@ import { orderByDependencies } from './order.js';
 import { bridgeAgentRegister, guardPluginErrors } from './plugin-guard.js';
 import { ExtensionRegistry, type ExtensionRecord, type ExtensionStatus } from './registry.js';
 import { ModuleResolveError, resolveExtensionModule } from './resolve-module.js';
-import { guardScope, registerStubRoutes } from './unavailable.js';
+import { shippedExtension } from './shipped.js';
+import { guardScope, registerStubRoutes, registerUnlistedStubs } from './unavailable.js';
 
 export interface ExtensionHost {
   /** Calls every loaded extension's `start` in dependency order; a throw fails that extension only. */
@@ -60,8 +62,9 @@ function newRecord(entry: ManifestEntry): ExtensionRecord {
     name: entry.name,
     definition: null,
     config: entry.config,
-    prefix: entry.prefix ?? null,
-    agentRoutes: entry.agentRoutes ?? null,
+    // A shipped extension's place is known even when its module cannot be read.
+    prefix: entry.prefix ?? shippedExtension(entry.name)?.prefix ?? null,
+    agentRoutes: entry.agentRoutes ?? shippedExtension(entry.name)?.agentRoutes ?? null,
     dependsOn: [],
     state: entry.enabled ? 'pending' : 'disabled',
     error: null,
@@ -244,6 +247,8 @@ export async function loadExtensions(app: KernelApp, kernel: ExtensionHostDeps, 
   const sequence = [...order, ...records.filter((r) => !order.includes(r.name)).map((r) => r.name)];
   const env = options.env ?? process.env;
   for (const name of sequence) registerScopes(app, kernel, env, registry, registry.get(name)!);
+  const claimed = new Set(records.flatMap((r) => [r.prefix, r.agentRoutes && `/agents/:id/${r.agentRoutes}`]).filter((p): p is string => !!p));
+  registerUnlistedStubs(app, new Set(records.map((r) => r.name)), claimed);
 
   const lifecycle = new ExtensionLifecycle(registry, sequence, kernel.logger);
   return {
