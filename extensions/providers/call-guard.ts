@@ -30,7 +30,8 @@ export class CallGuard {
     if (outer?.aborted) this.abort('cancelled');
     else outer?.addEventListener('abort', this.onOuterAbort, { once: true });
     this.total = setTimeout(() => this.abort('timeout'), limits.timeoutMs);
-    this.touch();
+    // The idle timer starts when the request goes out (in `fetch`), not here: loading a vendor SDK on
+    // its first call can take seconds on a busy machine, and nothing can arrive before the request.
   }
 
   get signal(): AbortSignal {
@@ -70,6 +71,7 @@ export class CallGuard {
   /** A `fetch` for the SDK: our signal on the request, and every body chunk restarts the idle timer. */
   readonly fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const signals = [this.signal, init?.signal].filter((s): s is AbortSignal => !!s);
+    this.touch();
     const response = await fetch(input, { ...init, signal: AbortSignal.any(signals) });
     this.touch();
     if (!response.body) return response;
