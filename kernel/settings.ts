@@ -74,6 +74,16 @@ export class SettingsStore implements SettingsService {
     return () => this.listeners.delete(listener);
   }
 
+  /** Merges top-level keys (a null or undefined value removes one), then as {@link replace}. */
+  update(patch: { [K in keyof Settings]?: Settings[K] | null }): Settings {
+    const next: Record<string, unknown> = { ...this.settings };
+    for (const [key, value] of Object.entries(patch)) {
+      if (value === null || value === undefined) delete next[key];
+      else next[key] = value;
+    }
+    return this.replace(next);
+  }
+
   /** Validates the whole new value, persists it, then tells listeners. Throws `bad_request`. */
   replace(next: unknown): Settings {
     const valid = assertValid(SettingsSchema, next, 'settings');

@@ -13,7 +13,8 @@ import type { ModelClientProvider } from '../model.js';
 import { normalizeAgentPath } from '../agent-paths.js';
 import type { AgentLauncher } from '../agent-launcher.js';
 import type { AgentFile, AgentFilesAccess, AgentsService, AgentView, InboundMessage, InboxService, LogLevel, SettingsService } from '../services.js';
-import type { Settings } from '../settings.js';
+import { SettingsSchema, type Settings } from '../settings.js';
+import { assertValid } from '../validate.js';
 import type { ToolContributor } from '../tools.js';
 
 /** One loaded agent as the fake `ctx.agents` shows it. */
@@ -147,6 +148,18 @@ export class TestSettings implements SettingsService {
   set(next: Settings): void {
     this.settings = next;
     for (const listener of [...this.listeners]) listener(next);
+  }
+
+  /** `ctx.settings.update`: merges (null removes a key), validates against the settings schema, then as `set`. */
+  update(patch: { [K in keyof Settings]?: Settings[K] | null }): Readonly<Settings> {
+    const next: Record<string, unknown> = { ...this.settings };
+    for (const [key, value] of Object.entries(patch)) {
+      if (value === null || value === undefined) delete next[key];
+      else next[key] = value;
+    }
+    const valid = assertValid(SettingsSchema, next, 'settings');
+    this.set(valid);
+    return valid;
   }
 }
 

@@ -185,7 +185,7 @@ export async function startTestExtension<Options extends TSchema>(
       http: scope as ExtensionHttp,
       ...(agentScope ? { agentHttp: agentScope } : {}),
       bus: { emit: (type, input) => bus.emit(type, { ...input, source: input.source ?? `ext:${name}` }), subscribe: (listener) => track(bus.subscribe(listener)) },
-      settings: { dataDir: settings.dataDir, current: () => settings.current(), onChange: (listener) => track(settings.onChange(listener)) },
+      settings: { dataDir: settings.dataDir, current: () => settings.current(), onChange: (listener) => track(settings.onChange(listener)), update: (patch) => settings.update(patch) },
       agents: testAgents(agents, agentLogs),
       inbox: testInbox(agents, deliveries),
       launcher: testLauncher(options.launcher ?? {}),

@@ -59,7 +59,7 @@ export const CreateBody = Type.Object(
     template: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'template id; default settings.defaultTemplateId, else `standard`' })),
     provider: Type.Optional(Type.String({ minLength: 1, description: 'an app provider id from settings.providers' })),
     model: Type.Optional(Type.String({ minLength: 1, description: "model id; default the provider's defaultModel, else the template's" })),
-    start: Type.Optional(Type.Boolean({ default: false })),
+    start: Type.Optional(Type.Boolean({ default: false, description: 'start it now; also sets `autostart: true` in its config, so it starts again after a daemon restart' })),
     password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'protects the agent: needed to unlock its credentials; never autostarted' })),
     passwordConfirm: Type.Optional(Type.String({ maxLength: 1024, description: 'optional: must equal `password` (403 `wrong_password`)' })),
   },
@@ -190,6 +190,8 @@ export async function createAgent(services: CreateAgentDeps, body: CreateBody) {
   const filePath = join(dir.path, `${slugOf(name)}.agt`);
   if (existsSync(filePath)) throw nameTaken();
   const config = buildConfig(services, template.config, templateId, name, provider, body.model);
+  // Created to run: it comes back after a daemon restart (the tracked-folders autostart), as users expect.
+  if (body.start === true) config.autostart = true;
 
   if (dir.create) {
     try {

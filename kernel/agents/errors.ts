@@ -62,9 +62,9 @@ export const noAgentLocator = (ref: string) =>
 export const agentNotLocated = (ref: string) => new AgtError('not_found', `no agent ${ref} is loaded or found in the tracked folders`);
 
 /** 409 `ambiguous_agent`: the agent locator found several files for `ref`. */
-export const ambiguousAgentFiles = (ref: string, filePaths: string[]) =>
-  new AgtError('ambiguous_agent', `${filePaths.length} agent files match ${ref}; start one by its absolute path`, {
-    details: { candidates: filePaths.map((filePath) => ({ filePath })) },
+export const ambiguousAgentFiles = (ref: string, candidates: Array<{ name: string; handle: string | null; filePath: string }>) =>
+  new AgtError('ambiguous_agent', `${candidates.length} agent files match ${ref}; start one by its absolute path`, {
+    details: { candidates },
   });
 
 /** 409 `ambiguous_agent`: a handle or name matches several loaded agents. */

@@ -60,6 +60,7 @@ export function buildContext(kernel: ExtensionHostDeps, input: ContextInput): Bu
     },
     current: () => kernel.settings.current(),
     onChange: (listener) => track(kernel.settings.onChange(listener)),
+    update: (patch) => kernel.settings.update(patch),
   };
 
   const context: ExtensionContext = {

@@ -20,6 +20,20 @@ import type { KernelRoutes } from './plugin.js';
 import { statusOf } from './agents.js';
 import { agentNotLocated, ambiguousAgentFiles, noAgentLocator } from '../agents/errors.js';
 
+/** The name and handle of each candidate file, read without loading it (a file that cannot be read is named by its path). */
+async function describeCandidates(services: KernelServices, filePaths: string[]) {
+  const out: Array<{ name: string; handle: string | null; filePath: string }> = [];
+  for (const filePath of filePaths) {
+    try {
+      const { name, handle } = await services.launcher.summarize(filePath);
+      out.push({ name, handle, filePath });
+    } catch {
+      out.push({ name: filePath, handle: null, filePath });
+    }
+  }
+  return out;
+}
+
 async function findOrLoad(services: KernelServices, id: string): Promise<{ agent: LoadedAgent; loaded: boolean }> {
   if (isAbsolute(id)) {
     const before = new Set(services.registry.list());
@@ -36,7 +50,7 @@ async function findOrLoad(services: KernelServices, id: string): Promise<{ agent
     throw noAgentLocator(id);
   }
   if (found.length === 0) throw agentNotLocated(id);
-  if (found.length > 1) throw ambiguousAgentFiles(id, found);
+  if (found.length > 1) throw ambiguousAgentFiles(id, await describeCandidates(services, found));
   const agent = await services.registry.load(found[0]!, { requireReview: true });
   return { agent, loaded: true };
 }

@@ -106,6 +106,9 @@ export async function bootProviders(
     dataDir: '/nonexistent',
     current: () => settings,
     onChange: (listener) => (listeners.add(listener), () => listeners.delete(listener)),
+    update: () => {
+      throw new Error('the providers extension does not write settings');
+    },
   };
   const agents = options.agents ?? [];
   const view = (a: FakeAgent): AgentView => ({ id: a.id, name: a.name ?? a.id, filePath: null, config: { providers: a.providers ?? [] } as unknown as AgentView['config'] });

@@ -1,0 +1,27 @@
+/** The tracked folders as settings hold them (`trackedFolders`, `maxScanDepth`) and their real paths. */
+import { realpath, stat } from 'node:fs/promises';
+import { isAbsolute } from 'node:path';
+import type { Settings } from '@agt/contracts/settings';
+
+export const DEFAULT_MAX_SCAN_DEPTH = 5;
+
+export interface TrackedSettings {
+  /** As written in settings, without duplicates, in order. */
+  folders: string[];
+  maxScanDepth: number;
+}
+
+export function trackedSettings(settings: Readonly<Settings>): TrackedSettings {
+  const folders = [...new Set((settings.trackedFolders ?? []).filter((folder) => isAbsolute(folder)))];
+  return { folders, maxScanDepth: settings.maxScanDepth ?? DEFAULT_MAX_SCAN_DEPTH };
+}
+
+/** The real path of an existing directory, else null (missing, not a directory, unreadable). */
+export async function realDirectory(path: string): Promise<string | null> {
+  try {
+    const real = await realpath(path);
+    return (await stat(real)).isDirectory() ? real : null;
+  } catch {
+    return null;
+  }
+}

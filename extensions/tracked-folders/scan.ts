@@ -1,0 +1,87 @@
+/**
+ * The folder walk: `.agt` files under one tracked folder, at most `maxDepth` folder levels below it.
+ * Never blocks the event loop (every directory read is asynchronous and the walk yields to other work
+ * every {@link YIELD_EVERY} entries) and never leaves the folder: symbolic links are not followed, and
+ * each file found must have a real path inside the folder's real path (a bind mount or a link swapped
+ * in during the walk cannot lead it elsewhere). Dot-folders and `node_modules` are skipped.
+ */
+import type { Dirent } from 'node:fs';
+import { lstat, opendir, realpath } from 'node:fs/promises';
+import { basename, join, sep } from 'node:path';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+
+/** Entries read between two yields to the event loop. */
+export const YIELD_EVERY = 64;
+
+/** Bounds of one folder's walk: huge trees are cut short (the result says so), never walked forever. */
+export const SCAN_LIMITS = { maxEntries: 200_000, maxAgentFiles: 5_000 };
+
+export interface FolderScan {
+  /** Real paths of the `.agt` files found: depth-first, sorted by name within each folder. */
+  files: string[];
+  /** A bound stopped the walk early. */
+  truncated: boolean;
+}
+
+/** Names never descended into (besides dot-folders). */
+export const SKIPPED_NAMES = new Set(['node_modules']);
+
+/** Folders below a tracked folder that scans and the watcher skip. */
+export const skippedFolderName = (name: string) => name.startsWith('.') || SKIPPED_NAMES.has(name);
+
+/** True when `path` is `root` or inside it (both real paths). */
+export const isInside = (root: string, path: string) => path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
+
+/** The entry's kind without following a link (`lstat` when the directory listing does not say). */
+async function kindOf(dir: string, entry: Dirent): Promise<'file' | 'dir' | 'other'> {
+  if (entry.isSymbolicLink()) return 'other';
+  if (entry.isFile()) return 'file';
+  if (entry.isDirectory()) return 'dir';
+  if (entry.isBlockDevice() || entry.isCharacterDevice() || entry.isFIFO() || entry.isSocket()) return 'other';
+  try {
+    const stat = await lstat(join(dir, entry.name));
+    return stat.isFile() ? 'file' : stat.isDirectory() ? 'dir' : 'other';
+  } catch {
+    return 'other';
+  }
+}
+
+/**
+ * Walks `rootReal` (the tracked folder's real path). `shouldStop` is checked between directories
+ * (the extension stopping, a newer scan superseding this one).
+ */
+export async function scanFolder(rootReal: string, maxDepth: number, shouldStop: () => boolean = () => false, limits = SCAN_LIMITS): Promise<FolderScan> {
+  const files: string[] = [];
+  let entries = 0;
+  const stack: Array<{ dir: string; depth: number }> = [{ dir: rootReal, depth: 0 }];
+  while (stack.length > 0) {
+    if (shouldStop()) return { files, truncated: true };
+    const { dir, depth } = stack.pop()!;
+    const below: string[] = [];
+    const here: string[] = [];
+    try {
+      const handle = await opendir(dir, { bufferSize: 64 });
+      for await (const entry of handle) {
+        if (++entries > limits.maxEntries) return { files, truncated: true };
+        if (entries % YIELD_EVERY === 0) await yieldToEventLoop();
+        const kind = await kindOf(dir, entry);
+        const path = join(dir, entry.name);
+        if (kind === 'dir' && depth < maxDepth && !skippedFolderName(entry.name)) below.push(path);
+        else if (kind === 'file' && entry.name.endsWith('.agt')) {
+          const real = await realpath(path).catch(() => null);
+          // The link check above covers files; this covers what listing cannot see (mounts, races).
+          if (real === null || !isInside(rootReal, real)) continue;
+          if (files.length + here.length >= limits.maxAgentFiles) return { files: [...files, ...here.sort()], truncated: true };
+          here.push(real);
+        }
+      }
+    } catch {
+      continue; // unreadable, vanished or not a folder
+    }
+    files.push(...here.sort());
+    below.sort((a, b) => basename(b).localeCompare(basename(a)));
+    for (const path of below) stack.push({ dir: path, depth: depth + 1 });
+    await yieldToEventLoop();
+  }
+  return { files, truncated: false };
+}

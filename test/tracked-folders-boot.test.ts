@@ -1,0 +1,109 @@
+/**
+ * Tracked folders at boot (D10): an agent created with `start: true` runs again after a restart, with
+ * its history; the boot autostart reports every skip reason in one log line and one
+ * `tracked.autostarted` event; with the extension off its routes and start-by-name answer 503 naming
+ * it while start by absolute path still works.
+ */
+import t from 'tap';
+import { copyFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { bootDaemon, tempDir } from './helpers/daemon.js';
+import { createAgentFile } from './helpers/agent-file.js';
+import { nextEvent, reviewedAgentFile, trackedManifest } from './helpers/tracked-folders.js';
+
+t.test('a restart brings the agents back: autostart at boot with every skip reason', async (t) => {
+  const dataDir = tempDir(t);
+  const agents = tempDir(t);
+  const first = await bootDaemon(t, { dataDir, extensions: trackedManifest() });
+  t.equal((await first.request('POST', '/identity/create', { passphrase: 'owner passphrase' })).status, 201);
+
+  const created = await first.request('POST', '/agents/create', { name: 'Helper', directory: agents, start: true });
+  t.equal(created.status, 201);
+  t.equal(created.body.started, true);
+  const helperId = created.body.agentId;
+  const locked = await first.request('POST', '/agents/create', { name: 'Locked', directory: agents, start: true, password: 'agent password' });
+  t.equal(locked.status, 201);
+  // No model is configured: the turn ends in agent.error, but the user's message is history all the same.
+  const turnOver = nextEvent(first, 'agent.error', (event) => event.agent_id === helperId);
+  const chat = await first.request('POST', '/agents/Helper/chat', { text: 'remember the blue door' });
+  t.equal(chat.status, 202);
+  await turnOver;
+  const before = (await first.request('GET', `/agents/${helperId}/loop?limit=500&offset=0`)).body.rows;
+  t.ok(before.some((row: any) => JSON.stringify(row).includes('remember the blue door')), 'the chat is in the history');
+  // Files the boot must skip, each for its own reason.
+  await createAgentFile(agents, { name: 'manual', autostart: false });
+  await createAgentFile(agents, { name: 'stranger', autostart: true });
+  const twin = await reviewedAgentFile(first, agents, { name: 'twin', autostart: true });
+  copyFileSync(twin, join(agents, 'twin-copy.agt'));
+  writeFileSync(join(agents, 'broken.agt'), 'not a database');
+  t.same((await first.request('GET', '/settings/trackedFolders')).body.value, [agents], 'create tracked its directory');
+  await first.daemon.shutdown('restart');
+
+  // The second daemon: same data directory, nothing passed but the manifest.
+  const second = await bootDaemon(t, { dataDir, extensions: trackedManifest() });
+  const listed = (await second.request('GET', '/agents')).body as Array<{ id: string; name: string }>;
+  t.same(listed.map((a) => a.name).sort(), ['Helper', 'twin'], 'the created agent is running again (and the reviewed autostart file)');
+  const status = (await second.request('GET', `/agents/${helperId}/status`)).body;
+  t.match(status, { id: helperId, name: 'Helper' });
+  const after = (await second.request('GET', `/agents/${helperId}/loop?limit=500&offset=0`)).body.rows;
+  t.ok(after.some((row: any) => JSON.stringify(row).includes('remember the blue door')), 'with its history');
+
+  // What the boot reported (the event is in the stream's buffer: read it through GET /events replay).
+  const replay = await fetch(`${second.url}/events?since=0`, { headers: { authorization: `Bearer ${second.token}` } });
+  const reader = replay.body!.getReader();
+  let text = '';
+  while (!text.includes('event: tracked.autostarted')) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += new TextDecoder().decode(value);
+  }
+  await reader.cancel();
+  const frame = text.split('\n\n').find((block) => block.includes('event: tracked.autostarted'))!;
+  const payload = JSON.parse(frame.split('\n').find((line) => line.startsWith('data: '))!.slice(6)).event.payload;
+  t.same(payload.started.map((s: any) => s.name).sort(), ['Helper', 'twin']);
+  t.same(
+    payload.skipped.map((s: any) => [s.name, s.reason]).sort(),
+    [['Locked', 'password_protected'], ['manual', 'not_autostart'], ['stranger', 'unreviewed'], ['twin', 'already_loaded']],
+    'the copy of twin (same agent id) is already loaded from the other file',
+  );
+  t.same(payload.failed.map((f: any) => f.filePath), [join(agents, 'broken.agt')]);
+  t.equal(payload.scanned, 7);
+
+  const folders = (await second.request('GET', '/tracked-folders')).body;
+  t.same(folders, { folders: [{ path: agents, exists: true, agentCount: 6, truncated: false }], maxScanDepth: 5 });
+});
+
+t.test('ctx.launcher.autostart skips a loaded file as already_loaded', async (t) => {
+  const agents = tempDir(t);
+  const d = await bootDaemon(t, { extensions: trackedManifest(), settings: { trackedFolders: [agents] } });
+  const path = await reviewedAgentFile(d, agents, { name: 'early', autostart: true });
+  t.equal((await d.request('POST', '/agents/load', { filePath: path, requireReview: true })).status, 200);
+  const report = await d.daemon.kernel.launcher.autostart([path]);
+  t.match(report, { scanned: 1, started: [], skipped: [{ name: 'early', reason: 'already_loaded' }], failed: [] });
+});
+
+t.test('extension off: its routes and start by name answer 503 naming it; start by path still works', async (t) => {
+  const agents = tempDir(t);
+  const d = await bootDaemon(t, { extensions: trackedManifest(false), settings: { trackedFolders: [agents] } });
+  const path = await reviewedAgentFile(d, agents, { name: 'Pathy', autostart: true });
+  for (const route of ['/tracked-folders', '/tracked-folders/agents']) {
+    const res = await d.request('GET', route);
+    t.equal(res.status, 503, route);
+    t.match(res.body, { code: 'unavailable', extension: 'tracked-folders', error: /extension tracked-folders is disabled/ });
+  }
+  t.equal((await d.request('POST', '/tracked-folders', { path: agents })).status, 503);
+  t.same((await d.request('GET', '/agents')).body, [], 'no autostart while it is off');
+  const byName = await d.request('POST', '/agents/Pathy/start');
+  t.equal(byName.status, 503);
+  t.match(byName.body, { code: 'unavailable', error: /tracked-folders/ });
+  const byPath = await d.request('POST', `/agents/${encodeURIComponent(path)}/start`);
+  t.match(byPath, { status: 200, body: { success: true, loaded: true } });
+});
+
+t.test('not in the manifest at all: /tracked-folders answers 503 naming it', async (t) => {
+  const d = await bootDaemon(t, { extensions: { extensions: [] } });
+  const res = await d.request('GET', '/tracked-folders');
+  t.equal(res.status, 503);
+  t.same(res.body, { error: 'extension tracked-folders is not listed in the extension manifest; its routes are unavailable', code: 'unavailable', extension: 'tracked-folders' });
+  t.match(await d.request('POST', '/agents/Someone/start'), { status: 503, body: { code: 'unavailable', error: /tracked-folders/ } });
+});
