@@ -34,17 +34,24 @@ module.exports = {
       to: { path: '^(kernel|extensions|examples|test)/' },
     },
     {
+      name: 'cli-is-a-client',
+      comment: 'The agt command talks to the daemon over HTTP only: it imports neither the kernel nor an extension (and stays a small start for --help).',
+      severity: 'error',
+      from: { path: '^cli/' },
+      to: { path: '^(kernel|extensions|examples|test)/' },
+    },
+    {
       name: 'no-circular',
       comment: 'No import circles: hand a module what it needs (a function, a narrow interface) instead of importing its owner.',
       severity: 'error',
-      from: { path: '^(kernel|contracts|extensions)/' },
+      from: { path: '^(kernel|contracts|extensions|cli)/' },
       to: { circular: true },
     },
   ],
   options: {
-    // What is checked (`depcruise --config .dependency-cruiser.cjs .`): the kernel, the contracts, the
+    // What is checked (`depcruise --config .dependency-cruiser.cjs .`): the CLI, the kernel, the contracts, the
     // extensions, the examples and the test fixtures that are extensions.
-    includeOnly: { path: '^(kernel|contracts|extensions|examples|test/fixtures/extensions)/' },
+    includeOnly: { path: '^(cli|kernel|contracts|extensions|examples|test/fixtures/extensions)/' },
     doNotFollow: { path: 'node_modules' },
     exclude: { path: '(^|/)(dist|node_modules)/' },
     tsPreCompilationDeps: true,

@@ -19,6 +19,8 @@ export const AgentSummary = Type.Object({
   name: Type.String(),
   handle: Type.Optional(Type.String()),
   autostart: Type.Boolean(),
+  runtimeState: Type.String({ description: "executor state of main (`idle`, `thinking`, `tool_use`, `awaiting_approval`, `awaiting_ask`, `suspended`, `error`, `stopped`), or the display state when no executor runs" }),
+  displayState: Type.String({ description: 'display (fleet-map) state: `active`, `idle`, `hibernate`, `suspended`, `off`' }),
 });
 
 export const AgentRef = Type.Object({

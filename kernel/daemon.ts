@@ -17,8 +17,10 @@ import { buildApp, type KernelApp } from './http/app.js';
 import type { KdfCost } from './identity/kdf.js';
 import { isLoopbackAddress } from './http/host-check.js';
 import { registerKernelRoutes } from './routes/index.js';
+import { logActivity } from './runtime/activity-log.js';
 import { composeKernel, type KernelServices } from './services.js';
 import { claimPidFile } from './pidfile.js';
+import { publishUrl } from './url-file.js';
 import { loadToken, writeLocalProof } from './secret-files.js';
 import { resolveSettingsPath, SettingsStore } from './settings.js';
 
@@ -80,6 +82,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     let port = env.port;
     const app = await buildApp({
       logLevel: env.logLevel,
+      ...(env.logFormat ? { logFormat: env.logFormat } : {}),
       guard: { token, localProof, behindProxy: env.behindProxy, allowedHosts: env.allowedHosts, boundPort: () => port },
     });
     const bus = new KernelBus(app.log);
@@ -98,6 +101,9 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       requestShutdown: (reason) => shutdown(reason),
       ...(options.kdfCost ? { kdfCost: options.kdfCost } : {}),
     });
+    // One readable line per turn, tool call and owner wait (not subscribed at all above info).
+    if (['info', 'debug', 'trace'].includes(env.logLevel)) logActivity(bus, app.log, (id) => kernel.runtime.byId(id)?.agent.name);
+    app.log.info({ dataDir: settings.dataDir }, `data directory ${settings.dataDir}`);
     const kernelPrefixes = await registerKernelRoutes(app, kernel);
     const manifestPath = env.extensionsManifest ? resolve(env.extensionsManifest) : join(PROJECT_ROOT, 'extensions.json');
     const extensions = await loadExtensions(app, kernel, kernel.extensions, manifestPath, { required: Boolean(env.extensionsManifest), kernelPrefixes, env: processEnv });
@@ -112,6 +118,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     const urlHost = env.host.includes(':') ? `[${env.host}]` : env.host;
     const url = `http://${urlHost}:${port}`;
     print(`agt daemon listening on ${url}`);
+    // The `agt` client reads where this daemon listens from the data directory, as it reads the token.
+    const urlFile = publishUrl(settings.dataDir, url, app.log);
     await extensions.startAll();
     bus.emit('daemon.started', { agentId: null, payload: { version: kernel.version } });
 
@@ -136,6 +144,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
         } catch (error) {
           app.log.error({ err: error }, 'shutdown step failed');
         } finally {
+          urlFile.remove();
           pidFile.release();
           resolveClosed();
         }

@@ -14,6 +14,8 @@ export interface DaemonEnv {
   userDataDir: string | undefined;
   extensionsManifest: string | undefined;
   logLevel: string;
+  /** `pretty` (pino-pretty, for a person) or `json` (one JSON object a line); unset: pretty on a TTY. */
+  logFormat: 'pretty' | 'json' | undefined;
   ownerPassphrase: string | undefined;
   ownerPassphraseFile: string | undefined;
   shutdownAgentTimeoutMs: number;
@@ -29,6 +31,7 @@ export const ENV_HELP: Array<[string, string]> = [
   ['AGT_USER_DATA_DIR', 'data directory when AGT_DAEMON_SETTINGS is unset'],
   ['AGT_EXTENSIONS', 'extension manifest replacing the default extensions.json'],
   ['AGT_LOG_LEVEL', 'fatal, error, warn, info (default), debug, trace or silent'],
+  ['AGT_LOG_FORMAT', 'pretty or json (default: pretty when stderr is a terminal, else json)'],
   ['AGT_OWNER_PASSPHRASE', 'unlocks the owner identity at start'],
   ['AGT_OWNER_PASSPHRASE_FILE', 'file holding the passphrase that unlocks the owner identity'],
   ['AGT_SHUTDOWN_TIMEOUT_MS', 'per-agent unload deadline at shutdown (default 10000)'],
@@ -48,6 +51,8 @@ const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 
 export function readEnv(env: NodeJS.ProcessEnv = process.env): DaemonEnv {
   const logLevel = env.AGT_LOG_LEVEL || 'info';
   if (!LOG_LEVELS.has(logLevel)) throw new StartupError(`AGT_LOG_LEVEL must be one of ${[...LOG_LEVELS].join(', ')}`);
+  const logFormat = env.AGT_LOG_FORMAT || undefined;
+  if (logFormat !== undefined && logFormat !== 'pretty' && logFormat !== 'json') throw new StartupError(`AGT_LOG_FORMAT must be pretty or json, got "${logFormat}"`);
   const timeoutRaw = env.AGT_SHUTDOWN_TIMEOUT_MS;
   const shutdownAgentTimeoutMs = timeoutRaw ? Number(timeoutRaw) : 10_000;
   if (!Number.isInteger(shutdownAgentTimeoutMs) || shutdownAgentTimeoutMs < 0) {
@@ -66,6 +71,7 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): DaemonEnv {
     userDataDir: env.AGT_USER_DATA_DIR || undefined,
     extensionsManifest: env.AGT_EXTENSIONS || undefined,
     logLevel,
+    logFormat,
     ownerPassphrase: env.AGT_OWNER_PASSPHRASE || undefined,
     ownerPassphraseFile: env.AGT_OWNER_PASSPHRASE_FILE || undefined,
     shutdownAgentTimeoutMs,

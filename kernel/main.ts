@@ -7,13 +7,14 @@ import { AGT_VERSION } from './version.js';
 
 const HELP = `agtd: the agt agent runtime daemon
 
-Usage: agtd [--host HOST] [--port PORT] [--settings FILE] [--extensions FILE]
+Usage: agtd [--host HOST] [--port PORT] [--settings FILE] [--extensions FILE] [--log-format pretty|json]
 
 Options (each overrides its environment variable):
   --host HOST          listen address (AGT_DAEMON_HOST)
   --port PORT          listen port, 0 for any free port (AGT_DAEMON_PORT)
   --settings FILE      settings file; its folder is the data directory (AGT_DAEMON_SETTINGS)
   --extensions FILE    extension manifest (AGT_EXTENSIONS)
+  --log-format FORMAT  pretty or json; default pretty on a terminal (AGT_LOG_FORMAT)
   -h, --help           this text
   -v, --version        the version
 
@@ -28,6 +29,7 @@ async function main(): Promise<void> {
       port: { type: 'string' },
       settings: { type: 'string' },
       extensions: { type: 'string' },
+      'log-format': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'v' },
     },
@@ -46,6 +48,7 @@ async function main(): Promise<void> {
   if (values.port !== undefined) env.AGT_DAEMON_PORT = values.port;
   if (values.settings !== undefined) env.AGT_DAEMON_SETTINGS = values.settings;
   if (values.extensions !== undefined) env.AGT_EXTENSIONS = values.extensions;
+  if (values['log-format'] !== undefined) env.AGT_LOG_FORMAT = values['log-format'];
 
   const daemon = await startDaemon({ env });
   // One agent's failure never stops the daemon: log what escaped and keep serving.

@@ -40,6 +40,8 @@ import { fileURLToPath } from 'node:url';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** Source folders, relative to the project root. */
 export const SOURCE_DIRS = ['kernel', 'contracts', 'extensions'];
+/** The `agt` client (bin/agt.mjs runs dist/cli/index.js); its own folder, compared on its own by bin/agt.mjs. */
+const CLI = 'cli/index.ts';
 /** The daemon command and the daemon module (the benchmark starts the latter in a process of its own). */
 const MAIN = 'kernel/main.ts';
 const DAEMON = 'kernel/daemon.ts';
@@ -151,6 +153,7 @@ export async function runBuild({ quiet = false } = {}) {
   const entryPoints = [...new Set([
     join(ROOT, MAIN),
     join(ROOT, DAEMON),
+    ...(existsSync(join(ROOT, CLI)) ? [join(ROOT, CLI)] : []),
     ...files.filter((file) => isTypeScript(file) && posix(relative(ROOT, file)).startsWith('contracts/')),
     ...extensionIndexes,
     ...manifestModules(),

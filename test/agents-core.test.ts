@@ -28,7 +28,7 @@ t.test('load, list, get, status, stop', async (t) => {
   t.equal(again.body.id, id);
 
   const list = await d.request('GET', '/agents');
-  t.same(list.body, [{ id, filePath: path, name: 'alpha', handle: 'alpha-h', autostart: true }]);
+  t.same(list.body, [{ id, filePath: path, name: 'alpha', handle: 'alpha-h', autostart: true, runtimeState: 'hibernate', displayState: 'hibernate' }]);
 
   for (const key of [id, 'alpha-h', 'alpha']) {
     const got = await d.request('GET', `/agents/${key}`);

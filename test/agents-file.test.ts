@@ -19,7 +19,7 @@ const columns = (path: string, table: string) => {
 };
 
 t.test('a version-1 file migrates forward on load and keeps its rows', async (t) => {
-  t.equal(SCHEMA_VERSION, 3);
+  t.equal(SCHEMA_VERSION, 5);
   const path = join(tempDir(t), 'old.agt');
   copyFileSync(FIXTURE_V1, path);
   t.notOk(columns(path, 'agt_loop').includes('loop'), 'the fixture is really version 1');
@@ -31,7 +31,7 @@ t.test('a version-1 file migrates forward on load and keeps its rows', async (t)
   const status = await d.request('GET', '/agents/fixture/status');
   t.equal(status.body.loopCount, 3, 'old rows belong to main');
   const file = d.daemon.kernel.registry.resolve('fixture-v1').file;
-  t.same([file.openedAtVersion, file.version], [1, 3]);
+  t.same([file.openedAtVersion, file.version], [1, SCHEMA_VERSION]);
   t.same(file.loop.list('main').map((row) => row.content), ['hello', 'hi there', 'bye']);
   t.same(file.timers.list()[0]!.loop, null);
   t.same(file.files.read('notes/readme.md')?.content.toString(), 'hi');
@@ -43,14 +43,14 @@ t.test('a version-1 file migrates forward on load and keeps its rows', async (t)
   t.same((await d.request('GET', '/agents/fixture-v1/tables/local_notes')).body.rows, [{ id: 1, body: 'first' }, { id: 2, body: 'second' }]);
   const logs = (await d.request('GET', '/agents/fixture-v1/logs?event=migrated')).body.logs;
   t.equal(logs.length, 1, 'the migration is logged in the agent log');
-  t.match(logs[0].message, /from schema 1 to 3/);
+  t.match(logs[0].message, `from schema 1 to ${SCHEMA_VERSION}`);
   await d.request('POST', '/agents/fixture-v1/unload');
 
   t.ok(columns(path, 'agt_loop').includes('loop'));
   t.ok(columns(path, 'agt_timers').includes('loop'));
   t.ok(columns(path, 'agt_lease').includes('heartbeat_at'));
   const db = new Database(path, { readonly: true });
-  t.same((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version, 3);
+  t.same((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version, SCHEMA_VERSION);
   for (const table of ['agt_queue', 'agt_tasks', 'agt_prompts', 'agt_idempotency']) t.ok(columns(path, table).length > 0, `${table} exists after the migration`);
   t.same((db.prepare('SELECT count(*) AS n FROM agt_lease').get() as { n: number }).n, 0, 'lease released at unload');
   db.close();
@@ -64,7 +64,7 @@ t.test('a version-2 file migrates to 3: the durable runtime tables, rows kept', 
   t.same(columns(path, 'agt_queue'), [], 'the file is really version 2');
   const file = AgentFile.open(path);
   t.teardown(() => file.close());
-  t.same([file.openedAtVersion, file.version], [2, 3]);
+  t.same([file.openedAtVersion, file.version], [2, SCHEMA_VERSION]);
   t.same(file.loop.list().map((row) => row.content), [{ text: 'before' }]);
   t.same(columns(path, 'agt_queue'), ['id', 'turn_id', 'loop', 'kind', 'status', 'absorbed_by', 'payload', 'created_at', 'started_at']);
   t.same(columns(path, 'agt_idempotency'), ['key', 'turn_id', 'created_at']);

@@ -199,6 +199,24 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX agt_idempotency_by_age ON agt_idempotency(created_at);
     `,
   },
+  {
+    version: 4,
+    description: 'delivery facts of outbox rows (status_code, delivered_at) and origin ids of inbox rows (external_id, one row per source and id)',
+    sql: `
+      ALTER TABLE agt_outbox ADD COLUMN status_code INTEGER;
+      ALTER TABLE agt_outbox ADD COLUMN delivered_at INTEGER;
+      ALTER TABLE agt_inbox ADD COLUMN external_id TEXT;
+      CREATE UNIQUE INDEX agt_inbox_by_external_id ON agt_inbox(source, external_id) WHERE external_id IS NOT NULL;
+    `,
+  },
+  {
+    version: 5,
+    description: 'stored files: creation time and owner protection (D16 Files routes)',
+    sql: `
+      ALTER TABLE agt_files ADD COLUMN created_at INTEGER;
+      ALTER TABLE agt_files ADD COLUMN protection TEXT NOT NULL DEFAULT 'none' CHECK (protection IN ('none', 'readonly'));
+    `,
+  },
 ];
 
 /** The version this build writes. Files with a higher `user_version` are refused. */

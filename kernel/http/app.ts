@@ -18,6 +18,8 @@ export const API_VERSION = AGT_VERSION;
 
 export interface AppOptions {
   logLevel: string;
+  /** Pretty lines for a person (pino-pretty), or JSON lines; default pretty when stderr is a TTY. */
+  logFormat?: 'pretty' | 'json';
   guard: GuardOptions;
 }
 
@@ -106,8 +108,8 @@ export const SLOW_REQUEST_MS = 500;
 /**
  * Fastify's per-request log lines. Its two info lines per request ("incoming request", "request
  * completed") cost ~15% of a small route's CPU and are gone; a request that errored while answering is
- * still logged at error, and at `debug`/`trace` one line names each failed (status >= 400) or slow
- * request. Fastify's other internal lines (default error handler, stream errors) stay as they were.
+ * still logged at error, and at `debug`/`trace` one line names each request (method, path without the
+ * query, status, time, and whether it was slow). Fastify's other internal lines (default error handler, stream errors) stay as they were.
  */
 class RequestLogController extends LogController {
   private readonly debug: boolean;
@@ -123,17 +125,34 @@ class RequestLogController extends LogController {
     if (error) return super.requestCompleted(error, request, reply, metadata);
     if (!this.debug) return;
     const ms = reply.elapsedTime;
-    if (reply.statusCode < 400 && ms < SLOW_REQUEST_MS) return;
-    request.log.debug({ method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(ms) }, 'request answered');
+    // Query strings may name files; the path and status say enough about a request.
+    const url = request.url.split('?')[0];
+    request.log.debug({ method: request.method, url, statusCode: reply.statusCode, ms: Math.round(ms), slow: ms >= SLOW_REQUEST_MS }, 'request answered');
   }
 }
 
+/** Where log lines go: stderr (stdout carries only the listening lines), pretty for a person or JSON. */
+async function logStream(format: 'pretty' | 'json' | undefined, level: string): Promise<NodeJS.WritableStream> {
+  const pretty = format === 'pretty' || (format === undefined && process.stderr.isTTY === true);
+  if (!pretty || level === 'silent') return process.stderr;
+  // Loaded only for a person at a terminal: the JSON path starts without it.
+  const { default: prettyStream } = await import('pino-pretty');
+  return prettyStream({
+    destination: 2,
+    sync: true,
+    colorize: process.stderr.isTTY === true,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname,reqId',
+    singleLine: true,
+  });
+}
+
 export async function buildApp(options: AppOptions): Promise<KernelApp> {
+  const stream = await logStream(options.logFormat, options.logLevel);
   const app = Fastify({
     logger: {
       level: options.logLevel,
-      // stdout carries only the listening lines; logs go to stderr.
-      stream: process.stderr,
+      stream,
       redact: ['req.headers.authorization', 'req.headers["x-agt-local-proof"]'],
     },
     // No "incoming request" / "request completed" lines per request at info (see RequestLogController).

@@ -3,7 +3,8 @@
  * per-agent resource routes live beside this file (agent-*.ts).
  */
 import { Type } from 'typebox';
-import { AgentConfigSchema } from '../../contracts/agent-config.js';
+import { AgentConfigSchema, type AgentConfig } from '../../contracts/agent-config.js';
+import { mergePatch } from '../json-merge-patch.js';
 import { AgentRef, AgentStatus, AgentSummary, ToolEntry } from '../../contracts/agents-api.js';
 import { AgentIdParams, errorResponses } from '../../contracts/http.js';
 import type { LoadedAgent } from '../agents/loaded-agent.js';
@@ -15,13 +16,19 @@ import type { KernelRoutes } from './plugin.js';
 const TAGS = ['Agents'];
 const Success = Type.Object({ success: Type.Boolean() });
 
-export const summaryOf = (agent: LoadedAgent) => ({
-  id: agent.id,
-  filePath: agent.filePath,
-  name: agent.name,
-  ...(agent.handle ? { handle: agent.handle } : {}),
-  autostart: agent.config.autostart ?? false,
-});
+/** An AgentSummary with the agent's states (one object literal: see agent-status.ts on spreads). */
+export function summaryOf(services: KernelServices, agent: LoadedAgent) {
+  const body: { id: string; filePath: string | null; name: string; handle?: string; autostart: boolean; runtimeState: string; displayState: string } = {
+    id: agent.id,
+    filePath: agent.filePath,
+    name: agent.name,
+    autostart: agent.config.autostart ?? false,
+    runtimeState: services.runtime.status(agent).runtimeState,
+    displayState: agent.displayState,
+  };
+  if (agent.handle) body.handle = agent.handle;
+  return body;
+}
 
 /** AgentStatus (also used by the start route). */
 export const statusOf = (services: KernelServices, agent: LoadedAgent) => agentStatus(services.runtime, agent);
@@ -33,8 +40,8 @@ export const agentRoutes: KernelRoutes = async (app, { services }) => {
 
   app.get(
     '',
-    { schema: { tags: TAGS, summary: 'Loaded agents', response: { 200: Type.Array(AgentSummary), ...errorResponses() } } },
-    async () => registry.list().map(summaryOf),
+    { schema: { tags: TAGS, summary: 'Loaded agents, with their runtime and display states', response: { 200: Type.Array(AgentSummary), ...errorResponses() } } },
+    async () => registry.list().map((agent) => summaryOf(services, agent)),
   );
 
   app.post(
@@ -121,6 +128,30 @@ export const agentRoutes: KernelRoutes = async (app, { services }) => {
     async (request) => {
       const agent = registry.resolve(request.params.id);
       const config = await registry.updateConfig(agent, request.body);
+      return { agentId: agent.id, success: true as const, config };
+    },
+  );
+
+  app.patch(
+    '/:id/config',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Change part of the agent config (JSON Merge Patch, RFC 7396): validated, persisted and applied as PUT',
+        description:
+          'Objects merge key by key, `null` removes a key, arrays and other values replace. The merged config goes through the same checks as PUT (schema, secret values, the id cannot change).',
+        params: AgentIdParams,
+        body: Type.Object({}, { additionalProperties: true, description: 'a merge patch of AgentConfig' }),
+        response: {
+          200: Type.Object({ agentId: Type.String(), success: Type.Literal(true), config: AgentConfigSchema }),
+          ...errorResponses(404, 409),
+        },
+      },
+    },
+    async (request) => {
+      const agent = registry.resolve(request.params.id);
+      const merged = mergePatch(agent.config, request.body) as AgentConfig;
+      const config = await registry.updateConfig(agent, merged);
       return { agentId: agent.id, success: true as const, config };
     },
   );

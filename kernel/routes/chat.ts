@@ -11,6 +11,7 @@ import { normalizeDispatch } from '../runtime/dispatch.js';
 import { IDEMPOTENCY_KEY_MAX_LENGTH } from '../agents/stores/idempotency-store.js';
 import type { KernelRoutes } from './plugin.js';
 import { loopDisabled, noSuchLoop } from '../runtime/errors.js';
+import { MAX_CHAT_WAIT_S, waitSeconds, watchTurns } from './chat-wait.js';
 
 const TAGS = ['Chat'];
 const LoopName = Type.String({ pattern: LOOP_NAME_PATTERN, description: 'cognition loop; absent = main' });
@@ -26,6 +27,19 @@ const IdempotencyHeaders = Type.Object({
     }),
   ),
 });
+const WaitedReply = Type.Object(
+  {
+    accepted: Type.Literal(true),
+    turnId: Type.String(),
+    status: Type.Union([Type.Literal('completed'), Type.Literal('error'), Type.Literal('discarded')]),
+    text: Type.Union([Type.String(), Type.Null()], { description: "the turn's reply" }),
+    stopReason: Type.Union([Type.String(), Type.Null()]),
+    llmCalls: Type.Integer(),
+    toolCalls: Type.Integer(),
+    error: Type.Union([Type.Object({ code: Type.String(), message: Type.String() }), Type.Null()], { description: "agent.error's code and message, or why the chat was discarded" }),
+  },
+  { description: 'the end of the turn (a waiting chat whose turn ended in time)' },
+);
 const HistoryMessage = Type.Object(
   {
     id: Type.Integer(),
@@ -54,21 +68,45 @@ export const chatRoutes: KernelRoutes = async (app, { services }) => {
     {
       schema: {
         tags: TAGS,
-        summary: 'Send a chat message to a loop: 202 at once with the turnId (queued while the loop is busy)',
+        summary: 'Send a chat message to a loop: 202 at once with the turnId (queued while the loop is busy); with ?wait=true or Prefer: wait=N, 200 with the reply once the turn ends',
         description:
           'An unknown loop answers 404 and a disabled loop 409 before anything is queued. The accepted chat is committed to the agent file before the 202: a daemon crash or restart never loses it (it runs when the agent loads again, or its end is announced). A chat sent while the loop is busy interrupts the running turn (the first such chat) and queues; the oldest queued chat runs next as its own turn and absorbs the others (`chat.delivered`). Every turnId ends in `turn.completed` or `agent.error` (`code: daemon_restart` for a turn a crash cut short), or `chat.discarded` on abort, unload or `off`. `?loop=` wins over the body `loop`.',
         params: AgentIdParams,
-        querystring: LoopQuery,
-        headers: IdempotencyHeaders,
+        querystring: Type.Object({
+          loop: Type.Optional(LoopName),
+          wait: Type.Optional(Type.Boolean({ description: `answer once the turn ended (200 with its reply), waiting at most ${MAX_CHAT_WAIT_S} s; then 202 as usual` })),
+        }),
+        headers: Type.Object({
+          ...IdempotencyHeaders.properties,
+          prefer: Type.Optional(Type.String({ maxLength: 200, description: `\`wait=N\` (RFC 7240): as ?wait=true but at most N seconds (capped at ${MAX_CHAT_WAIT_S})` })),
+        }),
         body: Type.Object({ text: Type.String({ minLength: 1 }), loop: Type.Optional(LoopName) }),
-        response: { 202: Accepted202, ...errorResponses(404, 409) },
+        response: { 200: WaitedReply, 202: Accepted202, ...errorResponses(404, 409) },
       },
     },
     async (request, reply) => {
       const runtime = service.forRequest(request.params.id);
       const loop = request.query.loop ?? request.body.loop ?? 'main';
-      const turnId = runtime.chat(loop, request.body.text, request.headers['idempotency-key']);
-      return reply.status(202).send({ accepted: true as const, turnId });
+      const seconds = waitSeconds(request.query.wait, request.headers.prefer);
+      if (seconds === undefined || seconds === 0) {
+        const turnId = runtime.chat(loop, request.body.text, request.headers['idempotency-key']);
+        return reply.status(202).send({ accepted: true as const, turnId });
+      }
+      // Listening starts before the chat is queued; a repeated Idempotency-Key may name a turn that
+      // already ended, so the buffered events are looked at too.
+      const watch = watchTurns(services.bus, runtime.id);
+      let turnId: string;
+      try {
+        turnId = runtime.chat(loop, request.body.text, request.headers['idempotency-key']);
+      } catch (error) {
+        watch.cancel();
+        throw error;
+      }
+      reply.raw.once('close', () => watch.cancel());
+      const earlier = request.headers['idempotency-key'] ? services.bus.framesAfter(0).map((frame) => frame.event) : [];
+      const outcome = await watch.wait(turnId, seconds, earlier);
+      if (!outcome) return reply.status(202).send({ accepted: true as const, turnId });
+      return reply.status(200).header('preference-applied', `wait=${seconds}`).send({ accepted: true as const, turnId, ...outcome });
     },
   );
 

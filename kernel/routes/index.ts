@@ -6,6 +6,7 @@
 import type { KernelApp } from '../http/app.js';
 import type { KernelServices } from '../services.js';
 import { agentContextRoutes } from './agent-context.js';
+import { agentFileRoutes } from './agent-files.js';
 import { agentIdentityRoutes } from './agent-identity.js';
 import { agentLogRoutes } from './agent-logs.js';
 import { agentMessageRoutes } from './agent-messages.js';
@@ -27,7 +28,9 @@ import { identityRoutes } from './identity.js';
 import { loopWriteRoutes } from './loops-write.js';
 import { loopRoutes } from './loops.js';
 import type { KernelRoutes } from './plugin.js';
+import { operatorTaskRoutes } from './operator-tasks.js';
 import { runtimeRoutes } from './runtime-extensions.js';
+import { runtimeInfoRoutes } from './runtime-info.js';
 import { settingsRoutes } from './settings.js';
 import { startAgentRoutes } from './start-agent.js';
 import { taskRoutes } from './tasks.js';
@@ -42,14 +45,15 @@ const GROUPS: ReadonlyArray<[string, KernelRoutes[]]> = [
   ['/settings', [settingsRoutes]],
   ['/identity', [identityRoutes]],
   ['/templates', [templateRoutes]],
-  ['/runtime', [runtimeRoutes]],
+  ['/runtime', [runtimeInfoRoutes, runtimeRoutes]],
+  ['/tasks', [operatorTaskRoutes]],
   ['/agents', [agentRoutes, createAgentRoutes, agentReviewRoutes, autostartRoutes]],
   [
     '/agents/:id',
     [
       startAgentRoutes, chatRoutes, controlRoutes, loopRoutes, loopWriteRoutes, agentContextRoutes, compactRoutes, timerRoutes,
       taskRoutes, credentialRoutes, agentIdentityRoutes, agentMetaRoutes, agentTableRoutes, agentLogRoutes, agentMessageRoutes,
-      agentUmbilicalRoutes,
+      agentUmbilicalRoutes, agentFileRoutes,
     ],
   ],
 ];

@@ -285,6 +285,11 @@ export class HilStore {
     return answered.status === 'resumed';
   }
 
+  /** Pending suspend prompts, oldest first (the operator's task list). */
+  listSuspends(): SuspendPrompt[] {
+    return this.records.pendingPrompts('suspend').map(suspendOf);
+  }
+
   /** Answers the oldest pending suspend prompt (of `loop` when given); undefined when none is pending. */
   respondSuspend(resume: boolean, loop?: string): SuspendPrompt | undefined {
     const prompt = this.records.pendingPrompts('suspend', loop)[0];

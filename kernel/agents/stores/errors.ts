@@ -50,3 +50,14 @@ export const tableOffsetTimedOut = (offset: number, table: string) =>
 // ---- stored files --------------------------------------------------------------------------------
 
 /** 400 `bad_request`: a stored file path that is not relative, `/`-separated and free of empty, `.` or `..` segments. */
+
+// ---- stored files --------------------------------------------------------------------------------
+
+/** 403 `forbidden`: the agent tried to change or delete a file the owner made `readonly`. */
+export const storedFileReadonly = (path: string) => new AgtError('forbidden', `file "${path}" is readonly (the owner protected it)`);
+
+/** 404 `not_found`: the agent has no stored file at `path` (owner routes). */
+export const storedFileNotFound = (path: string) => new AgtError('not_found', `no file "${path}"`);
+
+/** 409 `conflict`: a rename onto a path that holds a file already. */
+export const storedFileExists = (path: string) => new AgtError('conflict', `a file "${path}" exists already`);

@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import type { ToolDefinition } from '../../../contracts/tools.js';
 import { builtin, json, type RuntimeLookup } from './define.js';
 import { noStoredFile, storedFileTooLarge } from './errors.js';
+import { storedFileReadonly } from '../../agents/stores/errors.js';
 
 export const MAX_FILE_BYTES = 5 * 1024 * 1024;
 const MAX_READ_BYTES = 256 * 1024;
@@ -34,6 +35,7 @@ export function fsTools(lookup: RuntimeLookup): ToolDefinition[] {
         run(runtime, { path, content, encoding, mime }, context) {
           const bytes = encoding === 'base64' ? Buffer.from(content, 'base64') : Buffer.from(content, 'utf8');
           if (bytes.byteLength > MAX_FILE_BYTES) throw storedFileTooLarge(MAX_FILE_BYTES);
+          if (runtime.agent.file.files.info(path)?.protection === 'readonly') throw storedFileReadonly(path);
           const info = runtime.agent.file.files.write(path, bytes, mime ?? null);
           runtime.fire('on_file_change', { path: info.path, action: 'write', size: info.size }, { loop: context.loop, turnId: context.turnId });
           return `wrote ${info.path} (${info.size} bytes)`;
@@ -56,6 +58,7 @@ export function fsTools(lookup: RuntimeLookup): ToolDefinition[] {
         description: 'Delete a file stored in the agent.',
         input: Type.Object({ path: Path }),
         run(runtime, { path }, context) {
+          if (runtime.agent.file.files.info(path)?.protection === 'readonly') throw storedFileReadonly(path);
           if (!runtime.agent.file.files.delete(path)) throw noStoredFile(path);
           runtime.fire('on_file_change', { path, action: 'delete' }, { loop: context.loop, turnId: context.turnId });
           return `deleted ${path}`;

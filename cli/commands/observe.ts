@@ -1,0 +1,95 @@
+/** `agt logs <agent> [-f]` (the agent's `agt_logs` rows) and `agt events [--agent]` (the live stream). */
+import { seg } from '../client.js';
+import type { Ctx } from '../context.js';
+import { compact, type Output } from '../output.js';
+import { openEvents, type AgtEvent } from '../stream.js';
+
+interface LogRow {
+  id: number;
+  level: string;
+  origin: string | null;
+  event: string | null;
+  message: string;
+  data: string | null;
+  created_at: number;
+}
+
+const time = (ms: number) => new Date(ms).toTimeString().slice(0, 8);
+
+function printLog(out: Output, row: LogRow): void {
+  if (out.json) return out.line(JSON.stringify(row));
+  const level = row.level === 'error' ? out.red(row.level) : row.level === 'warn' ? out.yellow(row.level) : out.dim(row.level);
+  out.line(`${out.dim(time(row.created_at))} ${level.padEnd(out.colors ? 14 : 5)} ${out.dim(row.origin ?? '-')} ${row.event ? `${out.cyan(row.event)} ` : ''}${row.message}`);
+}
+
+/** How often `logs -f` asks for new rows. */
+const FOLLOW_POLL_MS = 1000;
+
+export async function logs(ctx: Ctx, agent: string, options: { follow?: boolean; lines?: string }): Promise<void> {
+  const { client, out } = ctx;
+  const limit = Math.min(500, Math.max(1, Number(options.lines ?? 50) || 50));
+  const first = await client.get<{ agentId: string; logs: LogRow[] }>(`/agents/${seg(agent)}/logs?limit=${limit}`);
+  if (!options.follow && out.json) return out.printJson(first.logs);
+  for (const row of first.logs) printLog(out, row);
+  if (!options.follow) return;
+  let after = first.logs.at(-1)?.id ?? 0;
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, FOLLOW_POLL_MS));
+    const next = await client.get<{ logs: LogRow[] }>(`/agents/${seg(first.agentId)}/logs/after?afterId=${after}`);
+    for (const row of next.logs) printLog(out, row);
+    after = next.logs.at(-1)?.id ?? after;
+  }
+}
+
+/** One line per event: what happened, compactly (deltas are shown as their text). */
+export function describe(out: Output, event: AgtEvent): string {
+  const p = event.payload ?? {};
+  switch (event.event_type) {
+    case 'agent.state.changed':
+      return `${out.state(p.state)}${p.loop ? ` (loop ${p.loop})` : ''}`;
+    case 'turn.started':
+      return `${p.turn_id} (${p.trigger})`;
+    case 'turn.completed':
+      return `${p.turn_id} ${p.stop_reason}, ${p.llm_calls} model calls, ${p.tool_calls} tool calls${p.text ? `: ${compact(p.text, 100)}` : ''}`;
+    case 'agent.error':
+      return out.red(`${p.code}: ${p.message}`);
+    case 'llm.delta':
+      return compact(p.text, 100);
+    case 'llm.completed':
+      return `${p.provider}/${p.model} in ${p.usage?.input ?? 0} out ${p.usage?.output ?? 0} tokens, ${p.duration_ms} ms`;
+    case 'tool.started':
+      return `${p.tool} ${compact(p.args, 100)}`;
+    case 'tool.completed':
+      return `${p.tool} ${p.ok ? out.green('ok') : out.red('failed')} ${p.duration_ms} ms`;
+    case 'hil.requested':
+      return out.yellow(p.kind === 'approval' ? `approval ${p.taskId}: ${p.tool} ${compact(p.args, 80)}` : p.kind === 'ask' ? `ask ${p.requestId}: ${p.question}` : `suspend ${p.requestId}: ${p.reason}`);
+    case 'log.written':
+      return `${p.level} ${p.message}`;
+    default:
+      return compact(p, 120);
+  }
+}
+
+export async function events(ctx: Ctx, options: { agent?: string; deltas?: boolean }): Promise<void> {
+  const { client, out } = ctx;
+  let agentId: string | undefined;
+  let names = new Map<string, string>();
+  if (options.agent) {
+    const ref = await client.get<{ id: string; config: { name: string } }>(`/agents/${seg(options.agent)}`);
+    agentId = ref.id;
+    names.set(ref.id, ref.config.name);
+  } else {
+    names = new Map((await client.get<Array<{ id: string; name: string }>>('/agents')).map((a) => [a.id, a.name]));
+  }
+  const stream = openEvents(client, agentId, (event) => {
+    if (out.json) return out.line(JSON.stringify(event));
+    if (event.event_type === 'llm.delta' && !options.deltas) return;
+    if (event.event_type === 'agent.loaded' && event.agent_id) names.set(event.agent_id, event.payload?.name);
+    const who = event.agent_id ? (names.get(event.agent_id) ?? event.agent_id) : 'daemon';
+    out.line(`${out.dim(time(event.timestamp))} ${out.bold(who)}${event.loop && event.loop !== 'main' ? out.dim(`/${event.loop}`) : ''} ${out.cyan(event.event_type)} ${describe(out, event)}`);
+  });
+  await stream.opened;
+  if (!out.json) out.note(out.dim(`watching ${options.agent ?? 'all agents'} at ${client.connection.url}; Ctrl-C to stop`));
+  // Runs until interrupted.
+  await new Promise(() => {});
+}

@@ -1,0 +1,57 @@
+/** `agt status` (daemon, identity, extensions, agents) and `agt agents` / `agt ps`. */
+import type { Ctx } from '../context.js';
+import { ago } from '../output.js';
+
+interface AgentRow {
+  id: string;
+  name: string;
+  handle?: string;
+  filePath: string | null;
+  autostart: boolean;
+  runtimeState: string;
+  displayState: string;
+}
+
+export async function agents(ctx: Ctx): Promise<void> {
+  const { client, out } = ctx;
+  const list = await client.get<AgentRow[]>('/agents');
+  out.result(list, () => printAgents(ctx, list));
+}
+
+function printAgents({ out }: Ctx, list: AgentRow[]): void {
+  if (list.length === 0) {
+    out.line(out.dim('no agents loaded (agt create, or agt load <file.agt>)'));
+    return;
+  }
+  out.table(
+    ['NAME', 'STATE', 'DISPLAY', 'ID', 'FILE'],
+    list.map((a) => [out.bold(a.name), out.state(a.runtimeState), a.displayState, a.id, a.filePath ?? '-']),
+  );
+}
+
+export async function status(ctx: Ctx): Promise<void> {
+  const { client, out } = ctx;
+  const [runtime, identity, list] = await Promise.all([
+    client.get('/runtime'),
+    client.get('/identity'),
+    client.get<AgentRow[]>('/agents'),
+  ]);
+  const body = { url: client.connection.url, runtime, identity, agents: list };
+  out.result(body, () => {
+    const id = body.identity as { status: string; ownerDid: string | null; message?: string };
+    out.line(`${out.bold('daemon')}      ${client.connection.url}  agt ${runtime.version} (pid ${runtime.pid}, up ${ago(runtime.uptimeMs)}, node ${runtime.node})`);
+    out.line(`${out.bold('data dir')}    ${runtime.dataDir}`);
+    out.line(`${out.bold('identity')}    ${id.status === 'ready' ? out.green(id.status) : out.yellow(id.status)}${id.ownerDid ? `  ${id.ownerDid}` : ''}`);
+    if (id.status !== 'ready' && id.message) out.line(`            ${out.dim(id.message)}`);
+    const extensions = (runtime.extensions as Array<{ name: string; enabled: boolean; loaded: boolean; error: string | null }>).map((e) =>
+      e.error ? out.red(`${e.name} (failed: ${e.error})`) : !e.enabled ? out.dim(`${e.name} (off)`) : out.green(e.name),
+    );
+    out.line(`${out.bold('extensions')}  ${extensions.join(', ') || out.dim('none')}`);
+    out.line(`${out.bold('events')}      ${runtime.events.bufferedFrames}/${runtime.events.capacity} frames buffered`);
+    out.line(`${out.bold('agents')}      ${list.length} loaded`);
+    if (list.length > 0) {
+      out.line();
+      printAgents(ctx, list);
+    }
+  });
+}

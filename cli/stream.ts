@@ -1,0 +1,85 @@
+/**
+ * The daemon's event stream (`GET /events`, Server-Sent Events) through the `eventsource` package, with
+ * the bearer token in a header (the stream takes it there, spec 5.5). It reconnects by itself and
+ * resumes from the last cursor; `opened` resolves at the first `stream.hello`.
+ */
+import { EventSource } from 'eventsource';
+import type { ApiClient } from './client.js';
+import { CliError } from './errors.js';
+
+/** The parts of an UmbilicalEvent the CLI reads. */
+export interface AgtEvent {
+  seq: number;
+  event_type: string;
+  timestamp: number;
+  source: string;
+  agent_id: string | null;
+  loop?: string;
+  turn_id?: string;
+  payload: Record<string, any>;
+}
+
+export interface EventStream {
+  /** Resolves once the daemon said hello; rejects when the first connection fails. */
+  opened: Promise<void>;
+  close(): void;
+}
+
+export function openEvents(client: ApiClient, agentId: string | undefined, onEvent: (event: AgtEvent) => void): EventStream {
+  const url = new URL(`${client.connection.url}/events`);
+  if (agentId) url.searchParams.set('agentId', agentId);
+  let hello = false;
+  let settle!: { resolve: () => void; reject: (error: Error) => void };
+  const opened = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
+  const source = new EventSource(url, {
+    fetch: async (input, init) => {
+      const response = await client.fetch(input as string, init as RequestInit);
+      // A refusal is final: reported once, never retried.
+      if (response.status >= 400) {
+        const body = await response.clone().json().catch(() => undefined);
+        settle.reject(client.refusal(response.status, body));
+      }
+      return response as never;
+    },
+  });
+  source.addEventListener('stream.hello', () => {
+    if (!hello) {
+      hello = true;
+      settle.resolve();
+    }
+  });
+  source.onmessage = () => {};
+  const types = new Set<string>();
+  // Every event type arrives as a named SSE event: listen to the names as the frames tell them.
+  const listen = (type: string) => {
+    if (types.has(type)) return;
+    types.add(type);
+    source.addEventListener(type, (message) => {
+      try {
+        const frame = JSON.parse((message as MessageEvent).data) as { event: AgtEvent };
+        onEvent(frame.event);
+      } catch {
+        // A frame that is not JSON is not ours to show.
+      }
+    });
+  };
+  for (const type of EVENT_TYPES) listen(type);
+  source.onerror = (error) => {
+    if (!hello) {
+      const failure = (error as { message?: string }).message ?? 'the event stream failed';
+      settle.reject(error instanceof CliError ? error : new CliError(`cannot open the event stream: ${failure}`));
+    }
+  };
+  void opened.catch(() => source.close());
+  return { opened, close: () => source.close() };
+}
+
+/** The event types the CLI shows (the daemon names each frame by its type). */
+export const EVENT_TYPES = [
+  'daemon.started', 'daemon.stopping', 'extension.state.changed', 'identity.changed',
+  'agent.loaded', 'agent.unloaded', 'agent.started', 'agent.state.changed', 'agent.config.changed', 'agent.degraded',
+  'agent.identity.changed', 'agent.error', 'turn.started', 'turn.completed', 'chat.delivered', 'chat.discarded',
+  'loop.appended', 'loop.compacted', 'loop.cleared', 'llm.delta', 'llm.completed', 'tool.started', 'tool.completed',
+  'task.created', 'hil.requested', 'hil.resolved', 'inbox.received', 'outbox.queued', 'timer.fired',
+  'credential.changed', 'log.written', 'agent.said',
+];

@@ -1,0 +1,68 @@
+/**
+ * `GET /tasks`: what waits for the owner across every loaded agent (pending approvals, asks and suspend
+ * prompts), oldest first, so an operator (`agt approvals`) need not ask agent by agent. Each item names
+ * the agent and the route that answers it.
+ */
+import { Type, type Static } from 'typebox';
+import { errorResponses } from '../../contracts/http.js';
+import type { KernelRoutes } from './plugin.js';
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
+
+const PendingItem = Type.Object({
+  kind: Type.Union([Type.Literal('approval'), Type.Literal('ask'), Type.Literal('suspend')]),
+  id: Type.String({ description: 'the taskId (approval) or requestId (ask, suspend)' }),
+  agentId: Type.String(),
+  agentName: Type.String(),
+  loop: Type.String(),
+  turnId: Nullable(Type.String()),
+  createdAt: Type.Integer(),
+  tool: Type.Optional(Type.String({ description: 'approval: the restricted tool the model called' })),
+  args: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'approval: its arguments' })),
+  question: Type.Optional(Type.String({ description: 'ask: the question' })),
+  reason: Type.Optional(Type.String({ description: 'suspend: why the agent asks to suspend' })),
+});
+
+type Item = Static<typeof PendingItem>;
+
+export const operatorTaskRoutes: KernelRoutes = async (app, { services }) => {
+  app.get(
+    '',
+    {
+      schema: {
+        tags: ['Tasks & approvals'],
+        summary: 'Everything waiting for the owner across loaded agents: pending approvals, asks and suspend prompts (oldest first)',
+        description:
+          'Answer them with POST /agents/{agentId}/tasks/{id}/resolve (approval), /agents/{agentId}/asks/{id}/respond (ask) and /agents/{agentId}/suspend/respond (suspend). `kind` narrows the list.',
+        querystring: Type.Object({ kind: Type.Optional(Type.Union([Type.Literal('approval'), Type.Literal('ask'), Type.Literal('suspend')])) }),
+        response: { 200: Type.Object({ tasks: Type.Array(PendingItem) }), ...errorResponses() },
+      },
+    },
+    async (request) => {
+      const wanted = request.query.kind;
+      const items: Item[] = [];
+      for (const agent of services.registry.list()) {
+        const hil = services.runtime.byId(agent.id)?.hil;
+        if (!hil) continue;
+        const base = { agentId: agent.id, agentName: agent.name };
+        if (!wanted || wanted === 'approval') {
+          for (const task of hil.listTasks('pending_approval', 500)) {
+            items.push({ kind: 'approval', id: task.id, ...base, loop: task.loop, turnId: task.turnId, createdAt: task.createdAt, tool: task.tool, args: task.args });
+          }
+        }
+        if (!wanted || wanted === 'ask') {
+          for (const ask of hil.listAsks()) {
+            items.push({ kind: 'ask', id: ask.requestId, ...base, loop: ask.loop, turnId: ask.turnId, createdAt: ask.createdAt, question: ask.question });
+          }
+        }
+        if (!wanted || wanted === 'suspend') {
+          for (const prompt of hil.listSuspends()) {
+            items.push({ kind: 'suspend', id: prompt.requestId, ...base, loop: prompt.loop, turnId: prompt.turnId, createdAt: prompt.createdAt, reason: prompt.reason });
+          }
+        }
+      }
+      items.sort((a, b) => a.createdAt - b.createdAt);
+      return { tasks: items };
+    },
+  );
+};

@@ -1,0 +1,110 @@
+/**
+ * The `agt` command (issue 15 item 1) against a real daemon, the real providers extension and the fake
+ * OpenAI server: one-shot chat (reply, exit code on agent.error, --json), approvals answered from
+ * another `agt`, the connection found from the data directory, and the refusals (wrong token, no
+ * daemon, bad usage) with their exit codes. The interactive chat is in cli-interactive.test.ts.
+ */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import t from 'tap';
+import { runtimeHarness } from './fixtures/runtime/harness.js';
+import { ROOT } from './helpers/daemon.js';
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `agt` with only the given environment (no inherited AGT_* variables). */
+function agt(args: string[], env: Record<string, string>): { done: Promise<Run> } {
+  const child = spawn(process.execPath, [join(ROOT, 'bin/agt.mjs'), ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: env.HOME ?? '/nonexistent', NO_COLOR: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const done = new Promise<Run>((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+  return { done };
+}
+
+t.test('agt against a real daemon', async (t) => {
+  const h = await runtimeHarness(t, { wire: true });
+  const id = await h.agent({ name: 'alpha', tools: [{ name: 'fs_write', enabled: true, restricted: true }] });
+  const env = { AGT_DAEMON_URL: h.d.url, AGT_DAEMON_TOKEN: h.d.token };
+  const run = (...args: string[]) => agt(args, env).done;
+
+  await t.test('one-shot chat prints the reply and exits 0', async (t) => {
+    h.model.push({ text: 'hello from the fake model' });
+    const result = await run('chat', 'alpha', '-m', 'hi');
+    t.equal(result.code, 0, result.stderr);
+    t.equal(result.stdout, 'hello from the fake model\n');
+  });
+
+  await t.test('one-shot chat exits 1 on agent.error', async (t) => {
+    h.model.push({ error: { code: 'upstream_error', status: 500, message: 'vendor is down' } });
+    const result = await run('chat', 'alpha', '-m', 'hi');
+    t.equal(result.code, 1);
+    t.equal(result.stdout, '');
+    t.match(result.stderr, /error: .*\(upstream_error\)/);
+  });
+
+  await t.test('--json output parses', async (t) => {
+    h.model.push({ text: 'as json' });
+    const chat = await run('--json', 'chat', 'alpha', '-m', 'hi');
+    t.equal(chat.code, 0, chat.stderr);
+    t.match(JSON.parse(chat.stdout), { agentId: id, turnId: String, status: 'completed', text: 'as json', error: null });
+    const agents = JSON.parse((await run('agents', '--json')).stdout);
+    t.match(agents, [{ id, name: 'alpha', runtimeState: 'idle', displayState: String }]);
+    const status = JSON.parse((await run('status', '--json')).stdout);
+    t.match(status, { url: h.d.url, runtime: { dataDir: h.d.dataDir, agents: { loaded: 1 } }, identity: { status: String }, agents: [{ id }] });
+    t.same(JSON.parse((await run('approvals', '--json')).stdout), []);
+  });
+
+  await t.test('an approval waits for `agt approve` from another terminal', async (t) => {
+    h.model.push({ toolCalls: [{ name: 'fs_write', args: { path: 'a.txt', content: 'x' } }] }, { text: 'written it' });
+    const waiting = run('chat', 'alpha', '-m', 'write a.txt');
+    const requested = await h.waitFor((e) => e.event_type === 'hil.requested' && e.agent_id === id);
+    const taskId = (requested.payload as { taskId: string }).taskId;
+    const pending = JSON.parse((await run('approvals', '--json')).stdout);
+    t.match(pending, [{ kind: 'approval', id: taskId, agentName: 'alpha', tool: 'fs_write' }]);
+    const table = await run('approvals');
+    t.match(table.stdout, new RegExp(`approval\\s+alpha\\s+${taskId}`));
+    const approved = await run('approve', taskId);
+    t.equal(approved.code, 0, approved.stderr);
+    t.match(approved.stdout, /approved fs_write for alpha/);
+    const result = await waiting;
+    t.equal(result.code, 0, result.stderr);
+    t.equal(result.stdout, 'written it\n');
+    t.match(result.stderr, new RegExp(`waits for approval of fs_write.*agt approve ${taskId}`));
+    t.match(result.stderr, /✓ fs_write/);
+    t.equal((await run('approve', taskId)).code, 1, 'no longer pending');
+  });
+
+  await t.test('the daemon and its token are found from the data directory', async (t) => {
+    const result = await agt(['ps', '--json'], { AGT_DAEMON_SETTINGS: join(h.d.dataDir, 'settings.json') }).done;
+    t.equal(result.code, 0, result.stderr);
+    t.match(JSON.parse(result.stdout), [{ id }]);
+  });
+
+  await t.test('refusals: wrong token 4, no daemon 3, bad usage 2, unknown agent 1', async (t) => {
+    const wrong = await agt(['status'], { AGT_DAEMON_URL: h.d.url, AGT_DAEMON_TOKEN: 'not-the-token' }).done;
+    t.equal(wrong.code, 4);
+    t.match(wrong.stderr, /refused the request: the token from AGT_DAEMON_TOKEN is not this daemon's/);
+    t.equal(wrong.stdout, '');
+    const flag = await agt(['--token', 'nope', 'chat', 'alpha', '-m', 'hi'], { AGT_DAEMON_URL: h.d.url }).done;
+    t.equal(flag.code, 4);
+    t.match(flag.stderr, /token from --token/);
+    const none = await agt(['agents'], { AGT_DAEMON_URL: 'http://127.0.0.1:9' }).done;
+    t.equal(none.code, 3);
+    t.match(none.stderr, /no agt daemon answers at http:\/\/127\.0\.0\.1:9/);
+    const usage = await run('chat');
+    t.equal(usage.code, 2);
+    t.match(usage.stderr, /missing required argument/);
+    const unknown = await run('chat', 'nobody', '-m', 'hi');
+    t.equal(unknown.code, 1);
+    t.match(unknown.stderr, /\(not_found\)/);
+  });
+});
