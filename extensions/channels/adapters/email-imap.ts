@@ -1,0 +1,246 @@
+/**
+ * The email adapter's inbound side: one IMAP connection (imapflow) to the agent's mailbox. New mail is
+ * noticed by IMAP IDLE (the server's EXISTS) and, besides, by a poll every `poll_interval_ms` (servers
+ * without IDLE, a missed notification). Each unseen message is read part by part from its body
+ * structure, handed to `onMail`, and flagged `\Seen` once the agent has it, so a restart does not hand it
+ * over again (and the inbox's external id drops a replay if flagging failed).
+ *
+ * This class never reconnects by itself: when the connection ends it calls `onClose`, and its owner
+ * decides when to open a new one (with backoff).
+ */
+import type { ImapFlow, MessageStructureObject } from 'imapflow';
+import type { Readable } from 'node:stream';
+import type { Logger } from '@agt/contracts/logger';
+import type { EmailSettings } from './email-config.js';
+import { decodedSize, headerValue, messageIds, messageParts, safeFilename, threadRoot, type PartRef } from './email-mime.js';
+
+/** The most text taken from one mail; the rest is cut with a note. */
+export const MAX_TEXT_BYTES = 256 * 1024;
+
+export interface InboundAttachment {
+  filename: string;
+  mimeType: string;
+  /** Decoded bytes (estimated from the body structure when it was not downloaded). */
+  size: number;
+  /** Present when it was downloaded (within the limit). */
+  content?: Buffer;
+  /** Why it was not taken: `too_large`. */
+  refused?: 'too_large';
+}
+
+export interface InboundMail {
+  uid: number;
+  messageId: string;
+  inReplyTo: string[];
+  references: string[];
+  /** The conversation's first message id. */
+  threadId: string;
+  from: { address: string; name?: string };
+  subject: string;
+  /** Epoch ms of the Date header, when there is one. */
+  date?: number;
+  text: string;
+  attachments: InboundAttachment[];
+  /** Auto-Submitted other than `no`, or a bulk/list Precedence: answering it risks a mail loop. */
+  automated: boolean;
+}
+
+export interface ImapInboxOptions {
+  settings: EmailSettings;
+  password: string;
+  maxAttachmentSize: number;
+  /** Resolves once the mail is committed to the agent's inbox; a rejection leaves it unseen for the next try. */
+  onMail(mail: InboundMail): Promise<void>;
+  /** The connection ended without `close()` being called. */
+  onClose(reason: string): void;
+  logger: Logger;
+  /** How long imapflow waits after the last command before it enters IDLE (its default is 15 s). */
+  idleDelayMs?: number;
+}
+
+const HEADERS = ['message-id', 'in-reply-to', 'references', 'auto-submitted', 'precedence'];
+
+async function readAll(stream: Readable, limit: number): Promise<{ data: Buffer; cut: boolean }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let cut = false;
+  for await (const chunk of stream) {
+    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
+    if (size + buffer.length > limit) {
+      chunks.push(buffer.subarray(0, limit - size));
+      cut = true;
+      stream.destroy();
+      break;
+    }
+    chunks.push(buffer);
+    size += buffer.length;
+  }
+  return { data: Buffer.concat(chunks), cut };
+}
+
+async function htmlToText(html: string): Promise<string> {
+  const { simpleParser } = await import('mailparser');
+  const parsed = await simpleParser(Buffer.from(`Content-Type: text/html; charset=utf-8\r\n\r\n${html}`));
+  return parsed.text ?? '';
+}
+
+export class ImapInbox {
+  private client: ImapFlow | undefined;
+  private closing = false;
+  private poll: NodeJS.Timeout | undefined;
+  private syncing: Promise<void> | undefined;
+  private again = false;
+
+  constructor(private readonly options: ImapInboxOptions) {}
+
+  /** Connects, logs in, selects the mailbox and takes what is unseen; rejects when any of it fails. */
+  async open(): Promise<void> {
+    const { ImapFlow } = await import('imapflow');
+    const { imap, idle } = this.options.settings;
+    const client = new ImapFlow({
+      host: imap.host,
+      port: imap.port,
+      secure: imap.security === 'tls',
+      doSTARTTLS: imap.security === 'starttls' ? true : imap.security === 'none' ? false : undefined,
+      auth: { user: imap.user, pass: this.options.password },
+      logger: false,
+      disableAutoIdle: !idle,
+      autoIdleDelay: this.options.idleDelayMs ?? 1000,
+      connectionTimeout: 30_000,
+      greetingTimeout: 15_000,
+      socketTimeout: 5 * 60_000,
+    });
+    this.client = client;
+    // imapflow emits 'error' for socket failures; without a listener it would crash the daemon.
+    client.on('error', (error: Error) => this.options.logger.debug({ err: error.message }, 'imap connection error'));
+    client.on('close', () => {
+      if (this.client !== client) return;
+      this.stopPolling();
+      if (!this.closing) this.options.onClose('the IMAP connection closed');
+    });
+    client.on('exists', () => void this.sync());
+    await client.connect();
+    await client.mailboxOpen(imap.mailbox);
+    this.poll = setInterval(() => void this.sync(), this.options.settings.pollIntervalMs);
+    await this.sync();
+  }
+
+  /** Logs out (or drops the socket when that does not answer quickly); idempotent. */
+  async close(): Promise<void> {
+    this.closing = true;
+    this.stopPolling();
+    const client = this.client;
+    if (!client) return;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([client.logout().catch(() => {}), new Promise((resolve) => (timer = setTimeout(resolve, 2000)))]);
+    } finally {
+      clearTimeout(timer);
+      client.close();
+    }
+  }
+
+  private stopPolling(): void {
+    if (this.poll) clearInterval(this.poll);
+    this.poll = undefined;
+  }
+
+  /** One sync at a time; a notice during a sync makes it run once more. */
+  sync(): Promise<void> {
+    if (this.syncing) {
+      this.again = true;
+      return this.syncing;
+    }
+    this.syncing = (async () => {
+      do {
+        this.again = false;
+        await this.syncOnce();
+      } while (this.again && !this.closing);
+    })()
+      .catch((error: Error) => this.options.logger.warn({ err: error.message }, 'email: reading the mailbox failed'))
+      .finally(() => (this.syncing = undefined));
+    return this.syncing;
+  }
+
+  private async syncOnce(): Promise<void> {
+    const client = this.client;
+    if (!client || this.closing || !client.usable) return;
+    const lock = await client.getMailboxLock(this.options.settings.imap.mailbox);
+    try {
+      const found = await client.search({ seen: false }, { uid: true });
+      const uids = (found || []).sort((a, b) => a - b);
+      for (const uid of uids) {
+        if (this.closing || !client.usable) return;
+        const mail = await this.read(client, uid);
+        if (!mail) continue;
+        try {
+          await this.options.onMail(mail);
+        } catch (error) {
+          this.options.logger.warn({ err: (error as Error).message, uid }, 'email: a message was not taken; it stays unseen');
+          continue;
+        }
+        await client.messageFlagsAdd(String(uid), ['\\Seen'], { uid: true });
+      }
+    } finally {
+      lock.release();
+    }
+  }
+
+  private async read(client: ImapFlow, uid: number): Promise<InboundMail | undefined> {
+    const message = await client.fetchOne(String(uid), { envelope: true, bodyStructure: true, headers: HEADERS }, { uid: true });
+    if (!message) return undefined;
+    const envelope = message.envelope;
+    const headers = message.headers;
+    const messageId = messageIds(headerValue(headers, 'message-id') ?? envelope?.messageId)[0] ?? `<uid-${uid}.${String(client.mailbox && client.mailbox.uidValidity)}@${this.options.settings.imap.host}>`;
+    const inReplyTo = messageIds(headerValue(headers, 'in-reply-to') ?? envelope?.inReplyTo);
+    const references = messageIds(headerValue(headers, 'references'));
+    const auto = (headerValue(headers, 'auto-submitted') ?? 'no').toLowerCase();
+    const precedence = (headerValue(headers, 'precedence') ?? '').toLowerCase();
+    const sender = envelope?.from?.[0] ?? envelope?.sender?.[0];
+    const parts = messageParts(message.bodyStructure as MessageStructureObject | undefined);
+    return {
+      uid,
+      messageId,
+      inReplyTo,
+      references,
+      threadId: threadRoot(messageId, references, inReplyTo),
+      from: { address: (sender?.address ?? '').toLowerCase(), ...(sender?.name ? { name: sender.name } : {}) },
+      subject: envelope?.subject ?? '',
+      ...(envelope?.date ? { date: new Date(envelope.date).getTime() } : {}),
+      text: await this.text(client, uid, parts.plain, parts.html),
+      attachments: await this.attachments(client, uid, parts.attachments),
+      automated: auto !== 'no' || ['bulk', 'junk', 'list'].includes(precedence),
+    };
+  }
+
+  private async text(client: ImapFlow, uid: number, plain: PartRef | undefined, html: PartRef | undefined): Promise<string> {
+    const part = plain ?? html;
+    if (!part) return '';
+    const download = await client.download(String(uid), part.part, { uid: true, maxBytes: MAX_TEXT_BYTES * 4 });
+    if (!download.content) return '';
+    const { data, cut } = await readAll(download.content, MAX_TEXT_BYTES);
+    let text = data.toString('utf8');
+    if (part === html) text = await htmlToText(text);
+    return cut ? `${text}\n[the rest of this mail was cut: longer than ${MAX_TEXT_BYTES} bytes]` : text;
+  }
+
+  private async attachments(client: ImapFlow, uid: number, refs: PartRef[]): Promise<InboundAttachment[]> {
+    const limit = this.options.maxAttachmentSize;
+    const out: InboundAttachment[] = [];
+    for (const ref of refs) {
+      const filename = safeFilename(ref.filename, `attachment-${ref.part}`);
+      const estimated = decodedSize(ref);
+      // Refused by its declared size: a large attachment is never downloaded.
+      if (estimated > limit) {
+        out.push({ filename, mimeType: ref.type, size: estimated, refused: 'too_large' });
+        continue;
+      }
+      const download = await client.download(String(uid), ref.part, { uid: true, decodeText: false, maxBytes: limit + 1 });
+      if (!download.content) continue;
+      const { data, cut } = await readAll(download.content, limit + 1);
+      if (cut || data.length > limit) out.push({ filename, mimeType: ref.type, size: Math.max(estimated, data.length), refused: 'too_large' });
+      else out.push({ filename, mimeType: ref.type, size: data.length, content: data });
+    }
+    return out;
+  }
+}
