@@ -8,12 +8,12 @@
  * All changes to the index run one after another on one queue, so a walk and a watcher event never
  * interleave halfway.
  */
-import { access } from 'node:fs/promises';
+import { access, lstat, realpath } from 'node:fs/promises';
 import type { AutostartReport } from '@agt/contracts/agent-launcher';
 import type { ExtensionContext } from '@agt/contracts/extension';
 import { AgentIndex } from './agent-index.js';
 import { realDirectory, trackedSettings, type TrackedSettings } from './folders.js';
-import { scanFolder } from './scan.js';
+import { isInside, scanFolder } from './scan.js';
 import { watchFolder, type FolderWatcher, type WatchChange } from './watcher.js';
 
 /** An unlink followed by an add of a file with the same agent id within this time is a move. */
@@ -35,6 +35,12 @@ export interface TrackerOptions {
 type Ctx = Pick<ExtensionContext, 'settings' | 'agents' | 'launcher' | 'bus' | 'logger'>;
 
 const exists = (path: string) => access(path).then(() => true, () => false);
+
+/** A regular file (not a link) whose real path is inside `folder` (a real path). */
+async function isOwnFile(filePath: string, folder: string): Promise<boolean> {
+  const [info, real] = await Promise.all([lstat(filePath).catch(() => null), realpath(filePath).catch(() => null)]);
+  return info !== null && info.isFile() && real === filePath && isInside(folder, real);
+}
 
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
@@ -97,7 +103,8 @@ export class Tracker {
         const state: FolderState = { path, real: await realDirectory(path), truncated: false };
         this.folders.set(path, state);
         await this.walk(state);
-        if (state.real !== null && this.options.watch && !this.stopped) this.watch(state, state.real);
+        // Waiting for the watcher's first walk: a file added once a listing answered is reported.
+        if (state.real !== null && this.options.watch && !this.stopped) await this.watch(state, state.real);
       }
       this.index.retain(new Set([...this.folders.values()].map((state) => state.real).filter((real): real is string => real !== null)));
     });
@@ -110,13 +117,14 @@ export class Tracker {
     await this.index.sync(state.real, scan.files, () => this.stopped);
   }
 
-  private watch(state: FolderState, real: string): void {
+  private watch(state: FolderState, real: string): Promise<void> {
     state.watcher = watchFolder(
       real,
       this.depth,
       (change, filePath) => void this.enqueue(() => this.changed(change, filePath, state)).catch(() => {}),
       (error) => this.ctx.logger.warn({ err: error, folder: state.path }, 'tracked folders: watcher error'),
     );
+    return state.watcher.ready;
   }
 
   /** Every folder walked again (when no watcher keeps the index current). */
@@ -175,6 +183,8 @@ export class Tracker {
     const now = Date.now();
     for (const [id, gone] of this.removed) if (now - gone.at > MOVE_WINDOW_MS) this.removed.delete(id);
     if (change === 'removed') return this.fileRemoved(filePath, folder);
+    // chokidar reports a link as a file of its own: only a regular file inside the folder counts.
+    if (!(await isOwnFile(filePath, folder))) return;
     if (change === 'changed') {
       // A loaded agent's file changes at every checkpoint: the kernel announces its config changes itself.
       if (this.loadedAt(filePath)) return;

@@ -1,53 +1,191 @@
 /**
- * The watcher of one tracked folder (chokidar 4: recursive watching with the rename and editor-save
- * cases `fs.watch` gets wrong on Linux before Node 22). It reports `.agt` files added, changed and
- * removed, down to `maxDepth` folder levels, never following a symbolic link and skipping dot-folders
- * and `node_modules`; other files are not watched at all (a folder of thousands of documents costs one
- * watch per folder, not per file). Files are reported once their size stopped changing, so a file being
- * copied in is read whole.
+ * The watcher of one tracked folder: `.agt` files added, changed and removed, down to `maxDepth`
+ * folder levels, never following a symbolic link, skipping dot-folders and `node_modules`.
+ *
+ * Built on `fs.watch` of each folder (inotify on Linux) rather than chokidar: measured here on a tree
+ * of 10,000 files, chokidar 4's initial walk held the event loop for 60–380 ms at a time, where this
+ * walk (asynchronous, yielding every {@link YIELD_EVERY} entries) stays under ~20 ms. `fs.watch`'s
+ * known gaps are handled by never trusting an event's file name: any event on a folder re-reads that
+ * folder (coalesced, and read again when events arrived meanwhile) and compares it with what was
+ * there, so renames, moves between folders, editor saves (write to a temporary file, rename over),
+ * folders moved in or out, and bursts all come out as added / changed / removed. A file is reported
+ * once its size and modification time stayed the same for {@link STABLE_MS} (a copy in progress is
+ * read whole). A folder that cannot be watched (inotify limit) is logged and left unwatched.
  */
-import { watch, type FSWatcher } from 'chokidar';
-import type { Stats } from 'node:fs';
-import { relative, sep } from 'node:path';
-import { skippedFolderName } from './scan.js';
+import { watch, type Dirent, type FSWatcher } from 'node:fs';
+import { lstat, readdir } from 'node:fs/promises';
+import { join, sep } from 'node:path';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { isInside, skippedFolderName, YIELD_EVERY } from './scan.js';
 
 export type WatchChange = 'added' | 'changed' | 'removed';
 
 export interface FolderWatcher {
-  /** Resolves once the initial walk of the watcher finished (events before it are not reported). */
+  /** Resolves once the folders are read and watched (changes before that are not reported). */
   ready: Promise<void>;
   close(): Promise<void>;
 }
 
-/** How long a file's size must stay the same before `added`/`changed` is reported. */
+/** How long a file's size and time must stay the same before `added`/`changed` is reported. */
 export const STABLE_MS = 150;
+/** Events on one folder within this time are handled by one read of it. */
+const COALESCE_MS = 50;
+
+interface FileState {
+  mtimeMs: number;
+  size: number;
+  /** Reported as present (an `added` went out). */
+  reported: boolean;
+  timer?: NodeJS.Timeout;
+}
+
+interface DirState {
+  depth: number;
+  watcher?: FSWatcher;
+  timer?: NodeJS.Timeout;
+  reading: boolean;
+  dirty: boolean;
+}
 
 export function watchFolder(rootReal: string, maxDepth: number, onChange: (change: WatchChange, filePath: string) => void, onError: (error: unknown) => void): FolderWatcher {
-  const ignored = (path: string, stats?: Stats) => {
-    const inner = relative(rootReal, path);
-    if (inner === '' || inner.startsWith('..')) return false;
-    const parts = inner.split(sep);
-    const last = parts[parts.length - 1]!;
-    // Folders: every segment below the root is checked (a dot-folder's contents never get here anyway).
-    if (parts.slice(0, -1).some(skippedFolderName)) return true;
-    if (stats?.isDirectory()) return skippedFolderName(last);
-    if (stats?.isFile()) return !last.endsWith('.agt');
-    return false;
+  const dirs = new Map<string, DirState>();
+  const files = new Map<string, FileState>();
+  let closed = false;
+  let initial = true;
+
+  const parentOf = (path: string) => path.slice(0, path.lastIndexOf(sep)) || sep;
+
+  /** Reports once the file held still for STABLE_MS; `change` is what it will be reported as. */
+  const settle = (path: string, state: FileState) => {
+    clearTimeout(state.timer);
+    state.timer = setTimeout(async () => {
+      state.timer = undefined;
+      if (closed) return;
+      const info = await lstat(path).catch(() => null);
+      if (closed || files.get(path) !== state) return;
+      if (info === null || !info.isFile()) return; // gone: the folder's next read says so
+      if (info.mtimeMs !== state.mtimeMs || info.size !== state.size) {
+        Object.assign(state, { mtimeMs: info.mtimeMs, size: info.size });
+        return settle(path, state);
+      }
+      const change = state.reported ? 'changed' : 'added';
+      state.reported = true;
+      onChange(change, path);
+    }, STABLE_MS);
+    state.timer.unref?.();
   };
-  const watcher: FSWatcher = watch(rootReal, {
-    followSymlinks: false,
-    depth: maxDepth,
-    ignoreInitial: true,
-    ignored,
-    awaitWriteFinish: { stabilityThreshold: STABLE_MS, pollInterval: 50 },
-  });
-  const report = (change: WatchChange) => (path: string) => {
-    if (path.endsWith('.agt')) onChange(change, path);
+
+  const dropFile = (path: string) => {
+    const state = files.get(path);
+    if (!state) return;
+    clearTimeout(state.timer);
+    files.delete(path);
+    if (state.reported) onChange('removed', path);
   };
-  watcher.on('add', report('added'));
-  watcher.on('change', report('changed'));
-  watcher.on('unlink', report('removed'));
-  watcher.on('error', onError);
-  const ready = new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
-  return { ready, close: () => watcher.close() };
+
+  const dropDir = (dir: string) => {
+    for (const [path, state] of dirs) {
+      if (!isInside(dir, path)) continue;
+      state.watcher?.close();
+      clearTimeout(state.timer);
+      dirs.delete(path);
+    }
+    for (const path of [...files.keys()]) if (isInside(dir, path)) dropFile(path);
+  };
+
+  const schedule = (dir: string) => {
+    const state = dirs.get(dir);
+    if (!state || closed) return;
+    if (state.reading) {
+      state.dirty = true;
+      return;
+    }
+    clearTimeout(state.timer);
+    state.timer = setTimeout(() => void read(dir).catch(onError), COALESCE_MS);
+    state.timer.unref?.();
+  };
+
+  /** Reads one folder: new, changed and vanished files and subfolders. */
+  const read = async (dir: string): Promise<void> => {
+    const state = dirs.get(dir);
+    if (!state || closed) return;
+    state.reading = true;
+    state.dirty = false;
+    let entries: Dirent[];
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch {
+      state.reading = false;
+      // The folder itself went away (its parent's read drops it), or cannot be read now.
+      if (dir !== rootReal) schedule(parentOf(dir));
+      return;
+    }
+    const seenFiles = new Set<string>();
+    const seenDirs = new Set<string>();
+    let count = 0;
+    for (const entry of entries) {
+      if (closed) return;
+      if (++count % YIELD_EVERY === 0) await yieldToEventLoop();
+      const path = join(dir, entry.name);
+      if (entry.isSymbolicLink()) continue;
+      if (entry.isDirectory()) {
+        if (state.depth >= maxDepth || skippedFolderName(entry.name)) continue;
+        seenDirs.add(path);
+        if (!dirs.has(path)) await add(path, state.depth + 1);
+        continue;
+      }
+      if (!entry.isFile() || !entry.name.endsWith('.agt')) continue;
+      seenFiles.add(path);
+      const info = await lstat(path).catch(() => null);
+      if (info === null || !info.isFile()) continue;
+      const known = files.get(path);
+      if (known && known.mtimeMs === info.mtimeMs && known.size === info.size) continue;
+      const fileState = known ?? { mtimeMs: info.mtimeMs, size: info.size, reported: initial };
+      Object.assign(fileState, { mtimeMs: info.mtimeMs, size: info.size });
+      files.set(path, fileState);
+      if (!(initial && !known)) settle(path, fileState);
+    }
+    for (const path of [...files.keys()]) if (parentOf(path) === dir && !seenFiles.has(path)) dropFile(path);
+    for (const path of [...dirs.keys()]) if (parentOf(path) === dir && path !== dir && !seenDirs.has(path)) dropDir(path);
+    state.reading = false;
+    if (state.dirty) schedule(dir);
+  };
+
+  /** Starts watching a folder, then reads it (and, through the read, the folders below). */
+  const add = async (dir: string, depth: number): Promise<void> => {
+    const state: DirState = { depth, reading: false, dirty: false };
+    dirs.set(dir, state);
+    try {
+      state.watcher = watch(dir, { persistent: false }, () => schedule(dir));
+      state.watcher.on('error', () => {
+        // The folder was removed or became unreadable: its parent's read settles what is left.
+        state.watcher?.close();
+        if (dir !== rootReal) schedule(parentOf(dir));
+      });
+    } catch (error) {
+      onError(new Error(`cannot watch ${dir}: ${(error as Error).message}`, { cause: error }));
+    }
+    await read(dir);
+  };
+
+  const ready = add(rootReal, 0)
+    .catch(onError)
+    .finally(() => {
+      initial = false;
+    });
+
+  return {
+    ready,
+    async close() {
+      closed = true;
+      await ready.catch(() => {});
+      for (const state of dirs.values()) {
+        state.watcher?.close();
+        clearTimeout(state.timer);
+      }
+      for (const state of files.values()) clearTimeout(state.timer);
+      dirs.clear();
+      files.clear();
+    },
+  };
 }
