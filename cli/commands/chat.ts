@@ -193,7 +193,7 @@ function printEnd(ctx: Ctx, end: TurnEnd, streamed: boolean): void {
   if (out.json) return out.printJson(end);
   if (end.status === 'completed') {
     if (!streamed && end.text) out.line(end.text);
-    if (end.stopReason && !['end_turn', 'stop', 'tool_use', 'stop_sequence'].includes(end.stopReason)) out.note(out.dim(`(turn ended: ${end.stopReason})`));
+    if (end.stopReason && !['end', 'end_turn', 'stop', 'stop_sequence'].includes(end.stopReason)) out.note(out.dim(`(turn ended: ${end.stopReason})`));
     return;
   }
   out.note(out.red(`error: ${end.error?.message ?? 'the turn failed'}${end.error?.code ? ` (${end.error.code})` : ''}`));

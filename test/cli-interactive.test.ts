@@ -1,0 +1,67 @@
+/**
+ * `agt chat` in a real terminal: a pseudo-terminal through tmux (a private server on its own socket,
+ * killed at the end). The user types a message, the agent calls a restricted tool, the inline prompt
+ * asks for the approval, Enter approves, and the streamed reply appears; `/exit` leaves with code 0.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import t from 'tap';
+import { runtimeHarness } from './fixtures/runtime/harness.js';
+import { ROOT, tempDir } from './helpers/daemon.js';
+
+const run = promisify(execFile);
+const TMUX = '/usr/bin/tmux';
+/** How long the screen may take to show what is awaited before the test fails (not a timing target). */
+const FAILSAFE_MS = 20_000;
+
+const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
+
+t.test('an approval answered through the interactive prompt', { skip: existsSync(TMUX) ? false : `${TMUX} is not installed` }, async (t) => {
+  const h = await runtimeHarness(t, { wire: true });
+  const id = await h.agent({ name: 'alpha', tools: [{ name: 'fs_write', enabled: true, restricted: true }] });
+  const dir = tempDir(t, 'agt-tmux-');
+  const socket = join(dir, 'sock');
+  const tmux = (...args: string[]) => run(TMUX, ['-S', socket, ...args], { env: { PATH: process.env.PATH ?? '', TERM: 'xterm-256color', HOME: dir } });
+  const command = [
+    `AGT_DAEMON_URL=${quote(h.d.url)}`,
+    `AGT_DAEMON_TOKEN=${quote(h.d.token)}`,
+    `${quote(process.execPath)} ${quote(join(ROOT, 'bin/agt.mjs'))} chat alpha`,
+    '; echo "agt exited with $?"; sleep 60',
+  ].join(' ');
+  await tmux('new-session', '-d', '-x', '160', '-y', '40', command);
+  t.teardown(() => tmux('kill-server').catch(() => {}));
+
+  const screen = async () => (await tmux('capture-pane', '-p', '-J')).stdout;
+  const waitForScreen = async (pattern: RegExp, what: string) => {
+    const deadline = Date.now() + FAILSAFE_MS;
+    for (;;) {
+      const text = await screen();
+      if (pattern.test(text)) return text;
+      if (Date.now() > deadline) throw new Error(`failsafe: no ${what} on the screen within ${FAILSAFE_MS} ms:\n${text}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
+
+  await waitForScreen(/you/, 'input prompt');
+  h.model.push({ toolCalls: [{ name: 'fs_write', args: { path: 'notes.txt', content: 'from the terminal' } }] }, { text: 'I wrote notes.txt for you' });
+  await tmux('send-keys', '-t', '0', '-l', 'please write the notes');
+  await tmux('send-keys', '-t', '0', 'Enter');
+  const asked = await waitForScreen(/alpha wants to run fs_write/, 'approval prompt');
+  t.match(asked, /Approve/);
+  t.match(asked, /Deny/);
+  t.match(asked, /"path":"notes.txt"/);
+  const requested = await h.waitFor((e) => e.event_type === 'hil.requested' && e.agent_id === id);
+  await tmux('send-keys', '-t', '0', 'Enter');
+  const replied = await waitForScreen(/I wrote notes\.txt for you/, 'streamed reply');
+  t.match(replied, /✓ fs_write/);
+  const task = (await h.d.request('GET', `/agents/${id}/tasks/${(requested.payload as { taskId: string }).taskId}`)).body;
+  t.match(task, { status: 'completed', resolution: { action: 'approve' } });
+  t.equal(h.d.daemon.kernel.registry.resolve(id).file.files.read('notes.txt')?.content.toString(), 'from the terminal');
+
+  await waitForScreen(/I wrote notes\.txt for you[\s\S]*\? you\s*$/, 'next input prompt');
+  await tmux('send-keys', '-t', '0', '-l', '/exit');
+  await tmux('send-keys', '-t', '0', 'Enter');
+  await waitForScreen(/agt exited with 0/, 'exit code 0');
+});
