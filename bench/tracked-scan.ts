@@ -1,0 +1,133 @@
+/**
+ * The tracked-folders walk against the event loop (issue 10 item 6, D10): how much a walk of a
+ * 10,000-file tree delays `GET /health` of the built daemon. A tree of 100 folders (each with a `docs`
+ * folder) holding 10,000 files and 3 agent files is added with `POST /tracked-folders` (the walk, the
+ * agent-file summaries and the watcher's own walk) while a client in this process asks `/health` one
+ * request after another; the same client measures an idle second first. Reported: the slowest and p99
+ * `/health` latency during the walk, the idle p99, and the delay = slowest during − idle p99 (target
+ * ≤ 50 ms). Used by bench/run.ts; alone: `node --import tsx bench/tracked-scan.ts` (after a build).
+ */
+import { spawn } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { AgentFile } from '../kernel/agents/agent-file.js';
+import { agentConfig } from '../test/helpers/agent-file.js';
+
+const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
+const TOKEN = 'bench-token-0123456789abcdef';
+
+export interface TrackedScanFigures {
+  files: number;
+  walkMs: number;
+  healthDuringMaxMs: number;
+  healthDuringP99Ms: number;
+  healthIdleP99Ms: number;
+  /** Slowest during the walk minus the idle p99. */
+  delayMs: number;
+  requests: number;
+  agentCount: number;
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
+}
+
+function call(port: number, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((done, fail) => {
+    const req = request({ host: '127.0.0.1', port, method, path, agent: false, headers: { authorization: `Bearer ${TOKEN}`, ...(payload ? { 'content-type': 'application/json' } : {}) } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk) => (text += chunk));
+      res.on('end', () => done({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined }));
+    });
+    req.on('error', fail);
+    req.end(payload);
+  });
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as { port: number };
+  await new Promise((done) => server.close(done));
+  return port;
+}
+
+/** Asks `/health` one request after another until `until()` is true; the latencies. */
+async function probe(port: number, until: () => boolean): Promise<number[]> {
+  const latencies: number[] = [];
+  while (!until()) {
+    const since = performance.now();
+    await call(port, 'GET', '/health');
+    latencies.push(performance.now() - since);
+  }
+  return latencies;
+}
+
+export async function trackedScanBench(files = 10_000): Promise<TrackedScanFigures> {
+  const work = mkdtempSync(join(tmpdir(), 'agt-bench-tracked-'));
+  const dataDir = join(work, 'data');
+  const tree = join(work, 'tree');
+  mkdirSync(dataDir);
+  writeFileSync(join(dataDir, 'settings.json'), '{}');
+  for (let i = 0; i < files; i++) {
+    const dir = join(tree, `folder-${Math.floor(i / 100)}`, i % 2 ? 'docs' : '');
+    if (i % 100 < 2) mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, `note-${i}.txt`), 'x');
+  }
+  const template = join(work, 'template.agt');
+  const file = AgentFile.create(template, agentConfig({ name: 'Bench tracked' }));
+  await file.close();
+  for (const n of [3, 47, 91]) copyFileSync(template, join(tree, `folder-${n}`, 'docs', `agent-${n}.agt`));
+
+  const port = await freePort();
+  const child = spawn(process.execPath, ['bin/agtd.mjs'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: dataDir, AGT_DAEMON_SETTINGS: join(dataDir, 'settings.json'), AGT_DAEMON_TOKEN: TOKEN, AGT_DAEMON_PORT: String(port), AGT_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'ignore'],
+  });
+  const exited = new Promise((done) => child.once('exit', done));
+  try {
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`the daemon exited with ${child.exitCode}`);
+      if (await call(port, 'GET', '/health').then((res) => res.status === 200, () => false)) break;
+      await new Promise((done) => setTimeout(done, 10));
+    }
+    const idleUntil = performance.now() + 1000;
+    const idle = await probe(port, () => performance.now() > idleUntil);
+    let over = false;
+    const during = probe(port, () => over);
+    const since = performance.now();
+    const added = await call(port, 'POST', '/tracked-folders', { path: tree });
+    const walkMs = performance.now() - since;
+    over = true;
+    const latencies = await during;
+    if (added.status !== 201) throw new Error(`POST /tracked-folders answered ${added.status}: ${JSON.stringify(added.body)}`);
+    const max = Math.max(...latencies);
+    return {
+      files,
+      walkMs,
+      healthDuringMaxMs: max,
+      healthDuringP99Ms: percentile(latencies, 99),
+      healthIdleP99Ms: percentile(idle, 99),
+      delayMs: max - percentile(idle, 99),
+      requests: latencies.length,
+      agentCount: added.body.agentCount,
+    };
+  } finally {
+    child.kill('SIGKILL');
+    await exited;
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const figures = await trackedScanBench();
+  process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);
+}
