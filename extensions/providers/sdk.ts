@@ -43,7 +43,7 @@ export async function openaiClient(target: ProviderTarget, fetch: Fetch, timeout
   openaiSdk ??= await import('openai');
   return new openaiSdk.OpenAI({
     apiKey: target.apiKey ?? PLACEHOLDER,
-    adminAPIKey: null,
+    // null: never read from the daemon's environment (OPENAI_ORG_ID and the like).
     organization: null,
     project: null,
     webhookSecret: null,
