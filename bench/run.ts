@@ -429,6 +429,9 @@ async function main(): Promise<void> {
   log('tracked folder walk');
   const trackedScan = await trackedScanBench();
 
+  log('agt --help and agtd --help');
+  const cliHelp = await helpTimes();
+
   const figures = {
     coldStartMs: { agt: median(cold.agt), baseline: median(cold.baseline), samples: cold },
     healthRps: health,
@@ -439,6 +442,7 @@ async function main(): Promise<void> {
     parallelTurns: { agents: 10, turnsEach: 10, seconds: parallelSeconds, turnsPerSecond: 100 / parallelSeconds, failures: watcher.failures },
     sseFanout: sse,
     trackedScan,
+    cliHelpMs: cliHelp,
   };
 
   const ratio = (a: number, b: number) => `${fmt((a / b) * 100)}%`;
@@ -454,6 +458,7 @@ async function main(): Promise<void> {
     `| 10 agents × 10 turns at once | ${fmt(figures.parallelTurns.turnsPerSecond)} turns/s | — | | ≥ 600 turns/s |`,
     `| SSE fan-out: ${sse.clients} clients, ${fmt(sse.rate)} events/s for 2 s | delivery p50 ${fmt(sse.deliveryP50Ms, 1)} ms, p99 ${fmt(sse.deliveryP99Ms, 1)} ms; ${fmt(sse.framesLost)} frames lost, ${sse.droppedClients} clients dropped | — | | |`,
     `| \`/health\` during a tracked-folder walk of ${fmt(trackedScan.files)} files (${fmt(trackedScan.walkMs)} ms) | slowest ${fmt(trackedScan.healthDuringMaxMs, 1)} ms, p99 ${fmt(trackedScan.healthDuringP99Ms, 1)} ms (idle p99 ${fmt(trackedScan.healthIdleP99Ms, 1)} ms): delay ${fmt(trackedScan.delayMs, 1)} ms | — | | ≤ 50 ms |`,
+    `| \`agt --help\` / \`agtd --help\`, spawn → exit, median of ${cliHelp.samples.agt.length} | ${fmt(cliHelp.agt)} ms / ${fmt(cliHelp.agtd)} ms | — | | agt < 200 ms |`,
   ];
   const wallSeconds = (performance.now() - began) / 1000;
   process.stdout.write(`\n${lines.join('\n')}\n\n`);
@@ -479,6 +484,26 @@ async function main(): Promise<void> {
   const previous = existsSync(RESULTS) ? (JSON.parse(readFileSync(RESULTS, 'utf8')) as unknown[]) : [];
   writeFileSync(RESULTS, `${JSON.stringify([...previous, record], null, 2)}\n`);
   process.stdout.write(`appended to ${RESULTS}\n`);
+}
+
+/** Wall time of one `node <bin> --help`, spawn to exit (what a person waits for). */
+function helpOnce(bin: string): Promise<number> {
+  const since = performance.now();
+  const child = spawn(process.execPath, [join(ROOT, bin), '--help'], { stdio: 'ignore' });
+  return new Promise((done, fail) => {
+    child.once('error', fail);
+    child.once('exit', (code) => (code === 0 ? done(performance.now() - since) : fail(new Error(`${bin} --help exited with ${code}`))));
+  });
+}
+
+/** `agt --help` (must not load the daemon: issue 15) and `agtd --help`, alternating, 7 runs each. */
+async function helpTimes(runs = 7): Promise<{ agt: number; agtd: number; samples: { agt: number[]; agtd: number[] } }> {
+  const samples = { agt: [] as number[], agtd: [] as number[] };
+  for (let i = 0; i < runs; i++) {
+    samples.agt.push(await helpOnce('bin/agt.mjs'));
+    samples.agtd.push(await helpOnce('bin/agtd.mjs'));
+  }
+  return { agt: median(samples.agt), agtd: median(samples.agtd), samples };
 }
 
 function gitHead(): string | null {
