@@ -11,6 +11,12 @@ export interface SettingsService {
   current(): Readonly<Settings>;
   /** Called after every accepted change; returns the unsubscribe function. */
   onChange(listener: (settings: Readonly<Settings>) => void): () => void;
+  /**
+   * Merges `patch` into the settings, validates, persists and applies them as `PATCH /settings` does
+   * (listeners run before it returns). Throws `bad_request` for an invalid result. For settings an
+   * extension owns (the mesh's `meshServerEnabled`, `meshLan`); never write another extension's keys.
+   */
+  update(patch: Partial<Settings>): Readonly<Settings>;
 }
 
 /** A read-only view of one loaded agent. */
