@@ -1,6 +1,9 @@
-/** The `agtd` command: parses flags, starts the daemon, wires signals, exits when shut down. */
+/**
+ * The `agtd` command: parses flags, starts the daemon, wires signals, exits when shut down. The daemon
+ * module is imported only once the flags ask for a daemon: `--help` and `--version` load this file and
+ * the variables' table, not the kernel (from the sources through tsx that was seconds).
+ */
 import { parseArgs } from 'node:util';
-import { startDaemon } from './daemon.js';
 import { ENV_HELP } from './env.js';
 import { StartupError } from './errors.js';
 import { AGT_VERSION } from './version.js';
@@ -50,6 +53,7 @@ async function main(): Promise<void> {
   if (values.extensions !== undefined) env.AGT_EXTENSIONS = values.extensions;
   if (values['log-format'] !== undefined) env.AGT_LOG_FORMAT = values['log-format'];
 
+  const { startDaemon } = await import('./daemon.js');
   const daemon = await startDaemon({ env });
   // One agent's failure never stops the daemon: log what escaped and keep serving.
   process.on('uncaughtException', (error) => daemon.app.log.error({ err: error }, 'uncaught exception'));
