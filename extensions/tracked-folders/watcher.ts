@@ -30,6 +30,11 @@ export interface FolderWatcher {
 export const STABLE_MS = 150;
 /** Events on one folder within this time are handled by one read of it. */
 const COALESCE_MS = 50;
+/**
+ * Folders watched below one tracked folder at most (each costs an inotify watch, a per-user kernel
+ * resource): someone tracking `/` or a home folder gets the first ones watched and a logged warning.
+ */
+export const MAX_WATCHED_FOLDERS = 4_000;
 
 interface FileState {
   mtimeMs: number;
@@ -152,7 +157,13 @@ export function watchFolder(rootReal: string, maxDepth: number, onChange: (chang
   };
 
   /** Starts watching a folder, then reads it (and, through the read, the folders below). */
+  let capped = false;
   const add = async (dir: string, depth: number): Promise<void> => {
+    if (dirs.size >= MAX_WATCHED_FOLDERS) {
+      if (!capped) onError(new Error(`${rootReal}: more than ${MAX_WATCHED_FOLDERS} folders; ${dir} and the folders after it are not watched (they are still walked)`));
+      capped = true;
+      return;
+    }
     const state: DirState = { depth, reading: false, dirty: false };
     dirs.set(dir, state);
     try {
