@@ -5,6 +5,7 @@
  * daemon, bad usage) with their exit codes. The interactive chat is in cli-interactive.test.ts.
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { runtimeHarness } from './fixtures/runtime/harness.js';
@@ -87,6 +88,14 @@ t.test('agt against a real daemon', async (t) => {
     const result = await agt(['ps', '--json'], { AGT_DAEMON_SETTINGS: join(h.d.dataDir, 'settings.json') }).done;
     t.equal(result.code, 0, result.stderr);
     t.match(JSON.parse(result.stdout), [{ id }]);
+  });
+
+  await t.test('--version is the package version; --help lists the commands', async (t) => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+    t.equal((await run('--version')).stdout.trim(), version);
+    const help = await run('--help');
+    t.equal(help.code, 0);
+    for (const command of ['status', 'chat', 'logs', 'events', 'approvals', 'approve', 'create', 'identity', 'providers']) t.match(help.stdout, new RegExp(`\\n  ${command}\\b`));
   });
 
   await t.test('refusals: wrong token 4, no daemon 3, bad usage 2, unknown agent 1', async (t) => {
