@@ -7,7 +7,7 @@
  * reason string instead, so the test can skip saying why.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -30,6 +30,8 @@ export interface Dovecot {
   maildir: string;
   /** Delivers a raw RFC 5322 message into the user's INBOX through dovecot-lda. */
   deliver(raw: string | Buffer, from?: string): void;
+  /** Puts a raw message straight into the Maildir's `new/` (works while the server is down). */
+  dropIntoMaildir(raw: string | Buffer): void;
   /** Kills the server (connections drop at once). */
   stop(): Promise<void>;
   /** Starts it again on the same port; resolves once it greets. */
@@ -165,15 +167,25 @@ export async function startDovecot(t: Teardown, user = 'agent', password = 'secr
     return `dovecot cannot run here: ${(error as Error).message}`;
   }
 
+  const maildir = join(dir, 'mail', user, 'Maildir');
+  let dropped = 0;
   return {
     host: '127.0.0.1',
     port,
     user,
     password,
-    maildir: join(dir, 'mail', user, 'Maildir'),
+    maildir,
     deliver(raw, from = 'sender@example.test') {
       const result = spawnSync(LDA, ['-c', conf, '-d', user, '-f', from], { input: raw, encoding: 'utf8', timeout: 10_000 });
       if (result.status !== 0) throw new Error(`dovecot-lda failed (${result.status}): ${result.stderr}`);
+    },
+    dropIntoMaildir(raw) {
+      // Maildir's own delivery protocol: write under tmp/, then rename into new/ (atomic for readers).
+      const name = `${Date.now()}.${process.pid}_${++dropped}.agt-test`;
+      const temp = join(maildir, 'tmp', name);
+      writeFileSync(temp, raw);
+      if (root) chownSync(temp, MAIL_UID, MAIL_UID);
+      renameSync(temp, join(maildir, 'new', name));
     },
     stop: stopChild,
     start,

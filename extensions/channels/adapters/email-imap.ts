@@ -41,7 +41,7 @@ export interface InboundMail {
   date?: number;
   text: string;
   attachments: InboundAttachment[];
-  /** Auto-Submitted other than `no`, or a bulk/list Precedence: answering it risks a mail loop. */
+  /** Auto-Submitted other than `no` (RFC 3834: a robot's mail, which must not be answered automatically). */
   automated: boolean;
 }
 
@@ -58,7 +58,7 @@ export interface ImapInboxOptions {
   idleDelayMs?: number;
 }
 
-const HEADERS = ['message-id', 'in-reply-to', 'references', 'auto-submitted', 'precedence'];
+const HEADERS = ['message-id', 'in-reply-to', 'references', 'auto-submitted'];
 
 async function readAll(stream: Readable, limit: number): Promise<{ data: Buffer; cut: boolean }> {
   const chunks: Buffer[] = [];
@@ -195,7 +195,6 @@ export class ImapInbox {
     const inReplyTo = messageIds(headerValue(headers, 'in-reply-to') ?? envelope?.inReplyTo);
     const references = messageIds(headerValue(headers, 'references'));
     const auto = (headerValue(headers, 'auto-submitted') ?? 'no').toLowerCase();
-    const precedence = (headerValue(headers, 'precedence') ?? '').toLowerCase();
     const sender = envelope?.from?.[0] ?? envelope?.sender?.[0];
     const parts = messageParts(message.bodyStructure as MessageStructureObject | undefined);
     return {
@@ -209,7 +208,7 @@ export class ImapInbox {
       ...(envelope?.date ? { date: new Date(envelope.date).getTime() } : {}),
       text: await this.text(client, uid, parts.plain, parts.html),
       attachments: await this.attachments(client, uid, parts.attachments),
-      automated: auto !== 'no' || ['bulk', 'junk', 'list'].includes(precedence),
+      automated: auto !== 'no',
     };
   }
 
