@@ -39,17 +39,30 @@ t.test('a restart brings the agents back: autostart at boot with every skip reas
   t.same((await first.request('GET', '/settings/trackedFolders')).body.value, [agents], 'create tracked its directory');
   await first.daemon.shutdown('restart');
 
-  // The second daemon: same data directory, nothing passed but the manifest.
-  const second = await bootDaemon(t, { dataDir, extensions: trackedManifest() });
-  const listed = (await second.request('GET', '/agents')).body as Array<{ id: string; name: string }>;
+  // The second daemon: same data directory, nothing passed but the manifest. Its log lines (stderr, at
+  // level info) are kept aside to find the autostart's one line.
+  const logged: string[] = [];
+  const write = process.stderr.write;
+  process.stderr.write = ((chunk: string | Uint8Array) => (logged.push(String(chunk)), true)) as typeof process.stderr.write;
+  let second;
+  try {
+    second = await bootDaemon(t, { dataDir, extensions: trackedManifest(), env: { AGT_LOG_LEVEL: 'info' } });
+  } finally {
+    process.stderr.write = write;
+  }
+  const token = second.token;
+  const get = async (path: string) => (await second.request('GET', path)).body;
+  const listed = (await get('/agents')) as Array<{ id: string; name: string }>;
   t.same(listed.map((a) => a.name).sort(), ['Helper', 'twin'], 'the created agent is running again (and the reviewed autostart file)');
-  const status = (await second.request('GET', `/agents/${helperId}/status`)).body;
-  t.match(status, { id: helperId, name: 'Helper' });
-  const after = (await second.request('GET', `/agents/${helperId}/loop?limit=500&offset=0`)).body.rows;
+  t.match(await get(`/agents/${helperId}/status`), { id: helperId, name: 'Helper' });
+  const after = (await get(`/agents/${helperId}/loop?limit=500&offset=0`)).rows;
   t.ok(after.some((row: any) => JSON.stringify(row).includes('remember the blue door')), 'with its history');
+  const logLines = logged.join('').split('\n').filter((line) => line.includes('tracked folders autostart:'));
+  t.equal(logLines.length, 1, 'one log line');
+  t.match(logLines[0], /tracked folders autostart: 2 started, 4 skipped \(.*1 password_protected.*\), 1 failed/);
 
-  // What the boot reported (the event is in the stream's buffer: read it through GET /events replay).
-  const replay = await fetch(`${second.url}/events?since=0`, { headers: { authorization: `Bearer ${second.token}` } });
+  // What the boot announced: read from the stream's replay.
+  const replay = await fetch(`${second.url}/events?since=0`, { headers: { authorization: `Bearer ${token}` } });
   const reader = replay.body!.getReader();
   let text = '';
   while (!text.includes('event: tracked.autostarted')) {
@@ -69,7 +82,7 @@ t.test('a restart brings the agents back: autostart at boot with every skip reas
   t.same(payload.failed.map((f: any) => f.filePath), [join(agents, 'broken.agt')]);
   t.equal(payload.scanned, 7);
 
-  const folders = (await second.request('GET', '/tracked-folders')).body;
+  const folders = await get('/tracked-folders');
   t.same(folders, { folders: [{ path: agents, exists: true, agentCount: 6, truncated: false }], maxScanDepth: 5 });
 });
 
