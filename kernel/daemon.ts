@@ -117,9 +117,10 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     port = (app.server.address() as AddressInfo).port;
     const urlHost = env.host.includes(':') ? `[${env.host}]` : env.host;
     const url = `http://${urlHost}:${port}`;
-    print(`agt daemon listening on ${url}`);
-    // The `agt` client reads where this daemon listens from the data directory, as it reads the token.
+    // The `agt` client reads where this daemon listens from the data directory, as it reads the token;
+    // written before the listening line, so whoever saw the line finds the file.
     const urlFile = publishUrl(settings.dataDir, url, app.log);
+    print(`agt daemon listening on ${url}`);
     await extensions.startAll();
     bus.emit('daemon.started', { agentId: null, payload: { version: kernel.version } });
 
