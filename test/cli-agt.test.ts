@@ -5,7 +5,7 @@
  * daemon, bad usage) with their exit codes. The interactive chat is in cli-interactive.test.ts.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { runtimeHarness } from './fixtures/runtime/harness.js';
@@ -88,6 +88,70 @@ t.test('agt against a real daemon', async (t) => {
     const result = await agt(['ps', '--json'], { AGT_DAEMON_SETTINGS: join(h.d.dataDir, 'settings.json') }).done;
     t.equal(result.code, 0, result.stderr);
     t.match(JSON.parse(result.stdout), [{ id }]);
+  });
+
+  await t.test('logs, config, events', async (t) => {
+    const logs = JSON.parse((await run('logs', 'alpha', '--json', '-n', '10')).stdout) as Array<{ level: string; message: string }>;
+    t.ok(logs.some((row) => row.level === 'error' && /vendor is down|upstream/.test(row.message)), 'the failed turn is in the agent log');
+    t.match((await run('logs', 'alpha')).stdout, /error +runtime /);
+
+    const changed = await run('config', 'alpha', '--set', 'description=set from agt', '--set', 'limits.max_llm_calls_per_turn=7');
+    t.equal(changed.code, 0, changed.stderr);
+    const config = JSON.parse((await run('config', 'alpha')).stdout);
+    t.match(config, { description: 'set from agt', limits: { max_llm_calls_per_turn: 7 }, name: 'alpha' });
+    t.equal((await run('config', 'alpha', '--set', 'model.provider=5')).code, 1, 'validated by the daemon');
+
+    const child = spawn(process.execPath, [join(ROOT, 'bin/agt.mjs'), 'events', '--agent', 'alpha'], {
+      env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', NO_COLOR: '1', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    t.teardown(() => child.kill('SIGKILL'));
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.stderr.on('data', (chunk) => (err += chunk));
+    const until = async (read: () => string, pattern: RegExp) => {
+      const deadline = Date.now() + 20_000;
+      while (!pattern.test(read())) {
+        if (Date.now() > deadline) throw new Error(`failsafe: ${pattern} not seen:\n${read()}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
+    await until(() => err, /watching alpha/);
+    h.model.push({ text: 'seen on the stream' });
+    await h.d.request('POST', `/agents/${id}/chat`, { text: 'hi' });
+    await until(() => out, /turn\.completed/);
+    t.match(out, /alpha turn\.started .* \(chat\)/);
+    t.match(out, /alpha turn\.completed .*seen on the stream/);
+    child.kill('SIGTERM');
+  });
+
+  await t.test('identity, providers, create, stop, start', async (t) => {
+    const passphraseFile = join(h.dir, 'passphrase');
+    writeFileSync(passphraseFile, 'a test passphrase\n');
+    const created = await run('identity', 'create', '--passphrase-file', passphraseFile);
+    t.equal(created.code, 0, created.stderr);
+    t.match(created.stdout, /Your seed phrase \(shown this once, never again\):\n\n  (\w+ ){11}\w+\n/);
+    t.match(created.stdout, /Write it down/);
+    t.equal(JSON.parse((await run('identity', '--json')).stdout).status, 'ready');
+
+    const added = await run('providers', 'add', 'anthropic', '--id', 'claude', '--model', 'claude-x');
+    t.equal(added.code, 0, added.stderr);
+    const providers = JSON.parse((await run('providers', '--json')).stdout);
+    t.match(providers.find((p: { id: string }) => p.id === 'claude'), { type: 'anthropic', baseUrl: 'https://api.anthropic.com', apiKeyEnv: 'ANTHROPIC_API_KEY', defaultModel: 'claude-x' });
+    t.ok(providers.find((p: { id: string }) => p.id === 'local'), 'the other providers are kept');
+    t.equal((await run('providers', 'add', 'nonsense')).code, 2);
+
+    const made = JSON.parse((await run('create', 'Bravo', '--dir', h.dir, '--provider', 'local', '--json')).stdout);
+    t.match(made, { name: 'Bravo', agentId: String, filePath: join(h.dir, 'bravo.agt') });
+    t.equal((await run('stop', 'Bravo')).code, 0);
+    t.notOk(JSON.parse((await run('ps', '--json')).stdout).some((a: { name: string }) => a.name === 'Bravo'));
+    const started = await run('start', made.filePath);
+    t.equal(started.code, 0, started.stderr);
+    t.match(started.stdout, /started Bravo \(loaded\)/);
+    t.equal((await run('stop', 'Bravo')).code, 0);
+    const loaded = await run('load', made.filePath, '--json');
+    t.match(JSON.parse(loaded.stdout), { id: made.agentId });
   });
 
   await t.test('--version is the package version; --help lists the commands', async (t) => {
