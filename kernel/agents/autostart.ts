@@ -102,9 +102,15 @@ export async function findAgentFiles(
   return { files, truncatedBy: null };
 }
 
+/**
+ * How long reading a file's summary waits for another connection's lock: opening is synchronous, so a
+ * file held by a writer must not stall the daemon for the registry's full busy timeout.
+ */
+export const INSPECT_BUSY_TIMEOUT_MS = 100;
+
 /** What a file says about itself, read without loading it (read-only: no migration, no lease). */
-export async function inspectFile(filePath: string, busyTimeoutMs?: number) {
-  const file = AgentFile.open(filePath, { readonly: true, ...(busyTimeoutMs !== undefined ? { busyTimeoutMs } : {}) });
+export async function inspectFile(filePath: string) {
+  const file = AgentFile.open(filePath, { readonly: true, busyTimeoutMs: INSPECT_BUSY_TIMEOUT_MS });
   try {
     const config = validateStoredConfig(file.config.get(), filePath);
     return { config, passwordProtected: isPasswordProtected(file) };

@@ -8,18 +8,12 @@ import { autostartFiles, inspectFile } from './autostart.js';
 import { canonicalPath } from './registry.js';
 import { startAgent, type StartDeps } from './start-agent.js';
 
-/**
- * How long a summary waits for another connection's lock: reading is synchronous, so a file held by a
- * writer must not stall the daemon for the registry's full busy timeout.
- */
-export const SUMMARY_BUSY_TIMEOUT_MS = 100;
-
 export function agentLauncher(kernel: StartDeps): AgentLauncher {
   const { registry } = kernel;
   return {
     async summarize(filePath) {
       const canonical = canonicalPath(filePath);
-      const { config, passwordProtected } = await inspectFile(canonical, SUMMARY_BUSY_TIMEOUT_MS);
+      const { config, passwordProtected } = await inspectFile(canonical);
       return {
         filePath: canonical,
         id: config.id,
