@@ -55,7 +55,7 @@ t.test('an approval answered through the interactive prompt', { skip: existsSync
   const requested = await h.waitFor((e) => e.event_type === 'hil.requested' && e.agent_id === id);
   await tmux('send-keys', '-t', '0', 'Enter');
   const replied = await waitForScreen(/I wrote notes\.txt for you/, 'streamed reply');
-  t.match(replied, /✓ fs_write/);
+  t.match(replied, /✓ fs_write \(\d+ ms\): wrote notes\.txt \(17 bytes\)/, 'the tool result, compactly');
   const task = (await h.d.request('GET', `/agents/${id}/tasks/${(requested.payload as { taskId: string }).taskId}`)).body;
   t.match(task, { status: 'completed', resolution: { action: 'approve' } });
   t.equal(h.d.daemon.kernel.registry.resolve(id).file.files.read('notes.txt')?.content.toString(), 'from the terminal');

@@ -3,8 +3,8 @@
  * event stream's `llm.delta` events as it is generated (on a terminal), tool calls and their results are
  * shown compactly on stderr, and when the agent waits for the owner (an approval, an ask, a suspend
  * prompt) the question is asked inline. The stream is opened (and its hello awaited) before the chat is
- * sent, so no event of the turn is missed; events that arrive before the chat's 202 are held until the
- * turn id is known. One-shot exit code: 0 when the turn completed, 1 on `agent.error` or a discarded chat.
+ * sent, so no event of the turn is missed; events are shown one at a time, in order, and those that
+ * arrive before the chat's 202 wait until the turn id is known. One-shot exit code: 0 when the turn completed, 1 on `agent.error` or a discarded chat.
  */
 import { seg } from '../client.js';
 import type { Ctx } from '../context.js';
@@ -34,7 +34,9 @@ const loadPrompts = () => (prompts ??= import('@inquirer/prompts'));
 const isCancel = (error: unknown) => (error as Error)?.name === 'ExitPromptError' || (error as Error)?.name === 'AbortPromptError';
 
 class ChatSession {
-  private held: AgtEvent[] = [];
+  /** Resolves once the chat's turn id is known (events that come before the 202 wait for it, in order). */
+  private known: Promise<void> = Promise.resolve();
+  private setKnown: () => void = () => {};
   private turns = new Set<string>();
   private turnId: string | undefined;
   private finish: ((end: TurnEnd) => void) | undefined;
@@ -58,24 +60,48 @@ class ChatSession {
     this.turnId = undefined;
     this.streamed = false;
     const ended = new Promise<TurnEnd>((resolve) => (this.finish = resolve));
+    this.known = new Promise((resolve) => (this.setKnown = resolve));
     const query = this.loop ? `?loop=${seg(this.loop)}` : '';
-    const accepted = await this.ctx.client.post<{ turnId: string }>(`/agents/${seg(this.agentId)}/chat${query}`, { text });
-    this.turnId = accepted.turnId;
-    this.turns.add(accepted.turnId);
-    const held = this.held;
-    this.held = [];
-    for (const event of held) this.onEvent(event);
+    try {
+      const accepted = await this.ctx.client.post<{ turnId: string }>(`/agents/${seg(this.agentId)}/chat${query}`, { text });
+      this.turnId = accepted.turnId;
+      this.turns.add(accepted.turnId);
+    } catch (error) {
+      this.finish = undefined;
+      throw error;
+    } finally {
+      this.setKnown();
+    }
     const end = await ended;
     await this.prompting;
     return end;
   }
 
+  /** Events are shown one after the other: a tool result looked up before what follows it. */
+  private showing: Promise<void> = Promise.resolve();
+
   onEvent = (event: AgtEvent): void => {
-    if (!this.finish) return;
-    if (this.turnId === undefined) {
-      this.held.push(event);
-      return;
+    this.showing = this.showing.then(() => this.show(event)).catch(() => {});
+  };
+
+  /** The tool's result text (its loop row), cut to one line; undefined when it cannot be read. */
+  private async toolResult(event: AgtEvent): Promise<string | undefined> {
+    try {
+      const loop = event.loop ?? 'main';
+      const history = await this.ctx.client.get<{ llmMessages: Array<{ toolCallId?: string; content: string }> } | null>(
+        `/agents/${seg(this.agentId)}/chat?limit=20&loop=${seg(loop)}`,
+      );
+      const row = history?.llmMessages.filter((message) => message.toolCallId === event.payload.call_id).at(-1);
+      return row ? compact(row.content.replace(/\s+/g, ' ').trim(), 160).replace(/^"|"$/g, '') : undefined;
+    } catch {
+      return undefined;
     }
+  }
+
+  private async show(event: AgtEvent): Promise<void> {
+    if (!this.finish) return;
+    if (this.turnId === undefined) await this.known;
+    if (this.turnId === undefined) return;
     const p = event.payload ?? {};
     if (event.event_type === 'chat.delivered' && Array.isArray(p.turn_ids) && p.turn_ids.some((id: string) => this.turns.has(id)) && event.turn_id) {
       this.turns.add(event.turn_id);
@@ -95,9 +121,12 @@ class ChatSession {
       case 'tool.started':
         this.note(out.dim(`  → ${p.tool} ${compact(p.args)}`));
         return;
-      case 'tool.completed':
-        this.note(p.ok ? out.dim(`  ✓ ${p.tool} (${p.duration_ms} ms)`) : out.red(`  ✗ ${p.tool} failed (${p.duration_ms} ms)`));
+      case 'tool.completed': {
+        const result = out.json ? undefined : await this.toolResult(event);
+        const shown = result ? `: ${result}` : '';
+        this.note(p.ok ? out.dim(`  ✓ ${p.tool} (${p.duration_ms} ms)${shown}`) : out.red(`  ✗ ${p.tool} failed (${p.duration_ms} ms)${shown}`));
         return;
+      }
       case 'agent.said':
         this.note(`${out.cyan(this.agentName)}: ${p.text}`);
         return;
