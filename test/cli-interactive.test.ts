@@ -1,7 +1,8 @@
 /**
  * `agt chat` in a real terminal: a pseudo-terminal through tmux (a private server on its own socket,
  * killed at the end). The user types a message, the agent calls a restricted tool, the inline prompt
- * asks for the approval, Enter approves, and the streamed reply appears; `/exit` leaves with code 0.
+ * asks for the approval, Enter approves, and the streamed reply appears; a question of the agent is
+ * answered inline; `/exit` leaves with code 0.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -61,6 +62,17 @@ t.test('an approval answered through the interactive prompt', { skip: existsSync
   t.equal(h.d.daemon.kernel.registry.resolve(id).file.files.read('notes.txt')?.content.toString(), 'from the terminal');
 
   await waitForScreen(/I wrote notes\.txt for you[\s\S]*\? you\s*$/, 'next input prompt');
+
+  // A question of the agent (the ask tool) is asked inline too; the typed answer reaches the model.
+  h.model.push({ toolCalls: [{ name: 'ask', args: { question: 'Which colour do you like?' } }] }, { text: 'Noted: teal.' });
+  await tmux('send-keys', '-t', '0', '-l', 'pick a colour');
+  await tmux('send-keys', '-t', '0', 'Enter');
+  await waitForScreen(/alpha asks: Which colour do you like\?/, 'ask prompt');
+  await tmux('send-keys', '-t', '0', '-l', 'teal');
+  await tmux('send-keys', '-t', '0', 'Enter');
+  await waitForScreen(/Noted: teal\.[\s\S]*\? you\s*$/, 'reply after the answer');
+  const answered = h.model.calls.at(-1)!.messages.filter((m) => m.role === 'tool').at(-1) as { content: string };
+  t.match(answered.content, /teal/);
   await tmux('send-keys', '-t', '0', '-l', '/exit');
   await tmux('send-keys', '-t', '0', 'Enter');
   await waitForScreen(/agt exited with 0/, 'exit code 0');
