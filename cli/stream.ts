@@ -4,6 +4,7 @@
  * resumes from the last cursor; `opened` resolves at the first `stream.hello`.
  */
 import { EventSource } from 'eventsource';
+import { EVENT_DESCRIPTIONS } from '../contracts/events.js';
 import type { ApiClient } from './client.js';
 import { CliError } from './errors.js';
 
@@ -74,12 +75,9 @@ export function openEvents(client: ApiClient, agentId: string | undefined, onEve
   return { opened, close: () => source.close() };
 }
 
-/** The event types the CLI shows (the daemon names each frame by its type). */
-export const EVENT_TYPES = [
-  'daemon.started', 'daemon.stopping', 'extension.state.changed', 'identity.changed',
-  'agent.loaded', 'agent.unloaded', 'agent.started', 'agent.state.changed', 'agent.config.changed', 'agent.degraded',
-  'agent.identity.changed', 'agent.error', 'turn.started', 'turn.completed', 'chat.delivered', 'chat.discarded',
-  'loop.appended', 'loop.compacted', 'loop.cleared', 'llm.delta', 'llm.completed', 'tool.started', 'tool.completed',
-  'task.created', 'hil.requested', 'hil.resolved', 'inbox.received', 'outbox.queued', 'timer.fired',
-  'credential.changed', 'log.written', 'agent.said',
-];
+/**
+ * The event types the CLI listens for: every type of the contract's event map (the daemon names each
+ * SSE frame by its type, and an EventSource hears only the names it listens to). A type an extension
+ * emits outside the contract is not shown.
+ */
+export const EVENT_TYPES = Object.keys(EVENT_DESCRIPTIONS);
