@@ -1,5 +1,6 @@
 /** The settings file (decisions D2). Unknown keys are refused so a typo is a clear start-up error. */
 import { Type, type Static } from 'typebox';
+import { McpRegistration } from './mcp.js';
 
 /**
  * A provider's kind. The kernel accepts any lowercase name: which kinds exist is the business of the
@@ -42,6 +43,7 @@ export const SettingsSchema = Type.Object(
     maxScanDepth: Type.Optional(
       Type.Integer({ minimum: 0, maximum: 32, description: 'folder levels below each tracked folder that scans and the watcher descend into (default 5)' }),
     ),
+    mcpServers: Type.Optional(Type.Array(McpRegistration, { maxItems: 200, description: 'MCP server registrations (D11), owned by the mcp extension' })),
     meshServerEnabled: Type.Optional(Type.Boolean()),
     meshLan: Type.Optional(Type.Boolean()),
     meshPort: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
@@ -56,4 +58,7 @@ export const SettingsSchema = Type.Object(
 );
 
 export type Settings = Static<typeof SettingsSchema>;
+
+/** `maxScanDepth` when the settings do not say (D10). */
+export const DEFAULT_MAX_SCAN_DEPTH = 5;
 export type AppProviderSettings = Static<typeof AppProviderSettings>;

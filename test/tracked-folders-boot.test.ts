@@ -5,7 +5,7 @@
  * it while start by absolute path still works.
  */
 import t from 'tap';
-import { copyFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bootDaemon, tempDir } from './helpers/daemon.js';
 import { createAgentFile } from './helpers/agent-file.js';
@@ -37,6 +37,10 @@ t.test('a restart brings the agents back: autostart at boot with every skip reas
   copyFileSync(twin, join(agents, 'twin-copy.agt'));
   writeFileSync(join(agents, 'broken.agt'), 'not a database');
   t.same((await first.request('GET', '/settings/trackedFolders')).body.value, [agents], 'create tracked its directory');
+  mkdirSync(join(agents, 'team', 'a'), { recursive: true });
+  const nested = await first.request('POST', '/agents/create', { name: 'Nested', directory: join(agents, 'team', 'a') });
+  t.equal(nested.status, 201);
+  t.same((await first.request('GET', '/settings/trackedFolders')).body.value, [agents], 'a folder the tracked one reaches is not tracked twice');
   await first.daemon.shutdown('restart');
 
   // The second daemon: same data directory, nothing passed but the manifest. Its log lines (stderr, at
@@ -59,7 +63,7 @@ t.test('a restart brings the agents back: autostart at boot with every skip reas
   t.ok(after.some((row: any) => JSON.stringify(row).includes('remember the blue door')), 'with its history');
   const logLines = logged.join('').split('\n').filter((line) => line.includes('tracked folders autostart:'));
   t.equal(logLines.length, 1, 'one log line');
-  t.match(logLines[0], /tracked folders autostart: 2 started, 4 skipped \(.*1 password_protected.*\), 1 failed/);
+  t.match(logLines[0], /tracked folders autostart: 2 started, 5 skipped \(.*2 not_autostart.*\), 1 failed/);
 
   // What the boot announced: read from the stream's replay.
   const replay = await fetch(`${second.url}/events?since=0`, { headers: { authorization: `Bearer ${token}` } });
@@ -76,14 +80,14 @@ t.test('a restart brings the agents back: autostart at boot with every skip reas
   t.same(payload.started.map((s: any) => s.name).sort(), ['Helper', 'twin']);
   t.same(
     payload.skipped.map((s: any) => [s.name, s.reason]).sort(),
-    [['Locked', 'password_protected'], ['manual', 'not_autostart'], ['stranger', 'unreviewed'], ['twin', 'already_loaded']],
+    [['Locked', 'password_protected'], ['Nested', 'not_autostart'], ['manual', 'not_autostart'], ['stranger', 'unreviewed'], ['twin', 'already_loaded']],
     'the copy of twin (same agent id) is already loaded from the other file',
   );
   t.same(payload.failed.map((f: any) => f.filePath), [join(agents, 'broken.agt')]);
-  t.equal(payload.scanned, 7);
+  t.equal(payload.scanned, 8);
 
   const folders = await get('/tracked-folders');
-  t.same(folders, { folders: [{ path: agents, exists: true, agentCount: 6, truncated: false }], maxScanDepth: 5 });
+  t.same(folders, { folders: [{ path: agents, exists: true, agentCount: 7, truncated: false }], maxScanDepth: 5 });
 });
 
 t.test('ctx.launcher.autostart skips a loaded file as already_loaded', async (t) => {

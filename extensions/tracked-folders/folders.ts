@@ -1,9 +1,7 @@
 /** The tracked folders as settings hold them (`trackedFolders`, `maxScanDepth`) and their real paths. */
 import { realpath, stat } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
-import type { Settings } from '@agt/contracts/settings';
-
-export const DEFAULT_MAX_SCAN_DEPTH = 5;
+import { DEFAULT_MAX_SCAN_DEPTH, type Settings } from '@agt/contracts/settings';
 
 export interface TrackedSettings {
   /** As written in settings, without duplicates, in order. */

@@ -8,17 +8,17 @@ import { errorResponses } from '@agt/contracts/http';
 import type { ExtensionContext, ExtensionHttp } from '@agt/contracts/extension';
 import { folderAlreadyTracked, folderNotAbsolute, folderNotDirectory } from './errors.js';
 import { realDirectory, trackedSettings } from './folders.js';
-import { isInside } from './scan.js';
+import { isInside, levelsBelow } from './scan.js';
 import { AddFolderBody, FolderInfo, FolderList, FolderQuery, RemoveResult, TAG, TrackedAgentList } from './schemas.js';
 import type { Tracker } from './tracker.js';
 
 type Ctx = Pick<ExtensionContext, 'settings' | 'agents'>;
 
-/** The tracked folder (as configured) whose real path holds `real`, if any. */
-async function coveringFolder(folders: readonly string[], real: string): Promise<string | null> {
+/** The tracked folder (as configured) that already reaches `real`: the same folder, or one it lies within `maxDepth` levels of. */
+async function coveringFolder(folders: readonly string[], real: string, maxDepth: number): Promise<string | null> {
   for (const folder of folders) {
     const folderReal = await realDirectory(folder);
-    if (folder === real || (folderReal !== null && isInside(folderReal, real))) return folder;
+    if (folder === real || (folderReal !== null && isInside(folderReal, real) && levelsBelow(folderReal, real) <= maxDepth)) return folder;
   }
   return null;
 }
@@ -37,7 +37,7 @@ export function registerRoutes(http: ExtensionHttp, ctx: Ctx, tracker: Tracker):
     schema: {
       tags,
       summary: 'Track a folder: its agent files can then be started by id, handle or name, autostart at boot and are watched',
-      description: 'Writes settings `trackedFolders`. 400 when the path is not absolute or not a directory; 409 `conflict` with `coveredBy` when it is tracked already or inside a tracked folder. Adding a folder does not autostart its agents (that happens at boot, or with `POST /agents/autostart`).',
+      description: 'Writes settings `trackedFolders`. 400 when the path is not absolute or not a directory; 409 `conflict` with `coveredBy` when it is tracked already or inside a tracked folder within its `maxScanDepth` levels. Adding a folder does not autostart its agents (that happens at boot, or with `POST /agents/autostart`).',
       body: AddFolderBody,
       response: { 201: FolderInfo, ...errorResponses(409) },
     },
@@ -46,8 +46,8 @@ export function registerRoutes(http: ExtensionHttp, ctx: Ctx, tracker: Tracker):
     if (!isAbsolute(path)) throw folderNotAbsolute(path);
     const real = await realDirectory(path);
     if (real === null) throw folderNotDirectory(path);
-    const folders = trackedSettings(ctx.settings.current()).folders;
-    const covered = await coveringFolder(folders, real);
+    const { folders, maxScanDepth } = trackedSettings(ctx.settings.current());
+    const covered = await coveringFolder(folders, real, maxScanDepth);
     if (covered !== null) throw folderAlreadyTracked(path, covered);
     ctx.settings.update({ trackedFolders: [...(ctx.settings.current().trackedFolders ?? []), path] });
     await tracker.reconcile();

@@ -7,7 +7,7 @@
  */
 import type { Dirent } from 'node:fs';
 import { lstat, opendir, realpath } from 'node:fs/promises';
-import { basename, join, sep } from 'node:path';
+import { basename, join, relative, sep } from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 
 /** Entries read between two yields to the event loop. */
@@ -31,6 +31,9 @@ export const skippedFolderName = (name: string) => name.startsWith('.') || SKIPP
 
 /** True when `path` is `root` or inside it (both real paths). */
 export const isInside = (root: string, path: string) => path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
+
+/** Folder levels from `root` down to `path` (inside it): 0 for the root itself. */
+export const levelsBelow = (root: string, path: string) => (path === root ? 0 : relative(root, path).split(sep).length);
 
 /** The entry's kind without following a link (`lstat` when the directory listing does not say). */
 async function kindOf(dir: string, entry: Dirent): Promise<'file' | 'dir' | 'other'> {

@@ -25,6 +25,10 @@ interface FolderState {
   /** Its real path, null when it does not exist (or is not a directory). */
   real: string | null;
   truncated: boolean;
+  /** An earlier tracked folder is the same folder: it is not walked or watched twice. */
+  coveredBy: string | null;
+  /** Walked and watched as a folder of its own. */
+  active: boolean;
   watcher?: FolderWatcher;
 }
 
@@ -97,17 +101,41 @@ export class Tracker {
         await state.watcher?.close();
         this.folders.delete(path);
       }
+      const ordered = new Map<string, FolderState>();
       for (const path of wanted.folders) {
+        ordered.set(path, this.folders.get(path) ?? { path, real: await realDirectory(path), truncated: false, coveredBy: null, active: false });
+      }
+      this.folders = ordered;
+      const states = [...ordered.values()];
+      for (const state of states) state.coveredBy = this.coveringFolder(state, states);
+      for (const state of states) {
         if (this.stopped) return;
-        if (this.folders.has(path)) continue;
-        const state: FolderState = { path, real: await realDirectory(path), truncated: false };
-        this.folders.set(path, state);
+        if (state.coveredBy !== null || state.real === null) {
+          // Its files are the covering folder's: walked and watched once, there.
+          await state.watcher?.close();
+          state.watcher = undefined;
+          state.active = false;
+          continue;
+        }
+        if (state.active) continue;
+        state.active = true;
         await this.walk(state);
         // Waiting for the watcher's first walk: a file added once a listing answered is reported.
-        if (state.real !== null && this.options.watch && !this.stopped) await this.watch(state, state.real);
+        if (this.options.watch && !this.stopped) await this.watch(state, state.real);
       }
-      this.index.retain(new Set([...this.folders.values()].map((state) => state.real).filter((real): real is string => real !== null)));
+      this.index.retain(new Set(states.filter((state) => state.active).map((state) => state.real!)));
     });
+  }
+
+  /**
+   * The earlier folder (as configured) with the same real path as `state` (the same folder written two
+   * ways, or through a link): it is walked and watched once. Nested folders are both walked (each to
+   * its own depth); the index holds each file once, by real path.
+   */
+  private coveringFolder(state: FolderState, states: FolderState[]): string | null {
+    if (state.real === null) return null;
+    const first = states.find((other) => other.real === state.real);
+    return first !== undefined && first !== state ? first.path : null;
   }
 
   private async walk(state: FolderState): Promise<void> {
@@ -154,8 +182,8 @@ export class Tracker {
     return [...this.folders.values()].map((state) => ({
       path: state.path,
       exists: state.real !== null,
-      agentCount: state.real === null ? 0 : this.index.inFolder(state.real).filter((entry) => entry.summary !== null).length,
-      truncated: state.truncated,
+      agentCount: state.real === null ? 0 : this.index.all().filter((entry) => entry.summary !== null && isInside(state.real!, entry.filePath)).length,
+      truncated: state.coveredBy === null ? state.truncated : (this.folders.get(state.coveredBy)?.truncated ?? false),
     }));
   }
 
@@ -165,7 +193,7 @@ export class Tracker {
 
   /** The folder (as configured) whose real path holds `filePath`. */
   private folderOf(real: string): string {
-    return [...this.folders.values()].find((state) => state.real === real)?.path ?? real;
+    return [...this.folders.values()].find((state) => state.active && state.real === real)?.path ?? real;
   }
 
   private emit(change: 'added' | 'changed' | 'moved' | 'removed', filePath: string, folderReal: string, extra: { from?: string; agentId?: string } = {}): void {

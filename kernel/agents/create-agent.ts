@@ -15,11 +15,11 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { Type, type Static } from 'typebox';
 import { AgentConfigSchema, type AgentConfig } from '../../contracts/agent-config.js';
 import { AgtError, badRequest } from '../../contracts/errors.js';
-import type { AppProviderSettings } from '../../contracts/settings.js';
+import { DEFAULT_MAX_SCAN_DEPTH, type AppProviderSettings } from '../../contracts/settings.js';
 import { assertAgentName } from '../../contracts/names.js';
 import { firstSchemaError } from '../../contracts/validate.js';
 import { AgentFile } from './agent-file.js';
@@ -162,11 +162,19 @@ function buildConfig(services: CreateAgentDeps, template: TemplateConfig, templa
   return config;
 }
 
-/** Adds the directory to settings.trackedFolders unless it (or the same real path) is there. */
+/**
+ * Adds the directory to settings.trackedFolders unless a tracked folder reaches it already: the same
+ * real path, or a folder it lies within `maxScanDepth` levels of (a folder is never tracked twice).
+ */
 function trackFolder(services: CreateAgentDeps, dir: string): void {
   const current = services.settings.current();
   const folders = current.trackedFolders ?? [];
-  if (folders.some((folder) => canonicalPath(resolve(folder)) === dir)) return;
+  const depth = current.maxScanDepth ?? DEFAULT_MAX_SCAN_DEPTH;
+  const reaches = (folder: string) => {
+    const below = relative(canonicalPath(resolve(folder)), dir);
+    return below === '' || (!below.startsWith('..') && !isAbsolute(below) && below.split(sep).length <= depth);
+  };
+  if (folders.some(reaches)) return;
   services.settings.replace({ ...current, trackedFolders: [...folders, dir] });
 }
 
