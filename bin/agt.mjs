@@ -2,7 +2,8 @@
 // The `agt` command, the daemon's client. It runs the build in dist/cli/ (made by `npm run build`, which
 // `npm install` runs through `prepare`) when that build is newer than every file in cli/; otherwise it
 // runs the TypeScript sources through tsx, so what runs is never older than what is on disk. The client
-// imports nothing of the daemon, so only cli/ is compared, and `agt --help` stays a small start.
+// imports nothing of the daemon, so only cli/ (and contracts/events.ts, the event types it bundles) is
+// compared, and `agt --help` stays a small start.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -23,7 +24,10 @@ function current() {
   try {
     if (!existsSync(built)) return false;
     const { builtAt } = JSON.parse(readFileSync(join(root, 'dist', '.agt-build.json'), 'utf8'));
-    return !existsSync(join(root, 'cli')) || newest(join(root, 'cli')) <= builtAt;
+    // cli/ and the one contracts file it bundles (the event types it listens for).
+    const events = join(root, 'contracts', 'events.ts');
+    const sources = Math.max(existsSync(join(root, 'cli')) ? newest(join(root, 'cli')) : 0, existsSync(events) ? statSync(events).mtimeMs : 0);
+    return sources <= builtAt;
   } catch {
     return false;
   }
