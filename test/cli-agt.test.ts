@@ -84,6 +84,27 @@ t.test('agt against a real daemon', async (t) => {
     t.equal((await run('approve', taskId)).code, 1, 'no longer pending');
   });
 
+  await t.test('a suspend prompt and an ask, answered with agt resume and agt answer', async (t) => {
+    h.model.push({ toolCalls: [{ name: 'sys_set_state', args: { state: 'suspended', reason: 'need a break' } }] }, { text: 'back at work' });
+    const suspended = run('chat', 'alpha', '-m', 'rest a bit');
+    const prompt = await h.waitFor((e) => e.event_type === 'hil.requested' && (e.payload as { kind: string }).kind === 'suspend');
+    t.match(JSON.parse((await run('approvals', '--json')).stdout), [{ kind: 'suspend', id: (prompt.payload as { requestId: string }).requestId, reason: 'need a break' }]);
+    t.equal((await run('resume', 'alpha')).code, 0);
+    const first = await suspended;
+    t.equal(first.code, 0, first.stderr);
+    t.equal(first.stdout, 'back at work\n');
+    t.match(first.stderr, /asks to suspend: need a break/);
+
+    h.model.push({ toolCalls: [{ name: 'ask', args: { question: 'Tea or coffee?' } }] }, { text: 'tea it is' });
+    const asking = run('chat', 'alpha', '-m', 'order a drink');
+    const ask = await h.waitFor((e) => e.event_type === 'hil.requested' && (e.payload as { kind: string }).kind === 'ask');
+    const answered = await run('answer', (ask.payload as { requestId: string }).requestId, 'tea,', 'please');
+    t.equal(answered.code, 0, answered.stderr);
+    t.equal((await asking).stdout, 'tea it is\n');
+    const toolResult = h.model.calls.at(-1)!.messages.filter((m) => m.role === 'tool').at(-1) as { content: string };
+    t.match(toolResult.content, /tea, please/);
+  });
+
   await t.test('the daemon and its token are found from the data directory', async (t) => {
     const result = await agt(['ps', '--json'], { AGT_DAEMON_SETTINGS: join(h.d.dataDir, 'settings.json') }).done;
     t.equal(result.code, 0, result.stderr);
