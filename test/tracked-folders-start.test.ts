@@ -61,6 +61,9 @@ t.test('/tracked-folders: add, list, agents without loading, remove', async (t) 
   const b = await createAgentFile(inner, { name: 'Beta' });
   await createAgentFile(join(root, 'node_modules'), { name: 'Hidden Module' });
   await createAgentFile(join(root, '.hidden'), { name: 'Hidden Dot' });
+  mkdirSync(join(inner, 'x', 'y'), { recursive: true });
+  await createAgentFile(join(inner, 'x'), { name: 'Two Down' });
+  await createAgentFile(join(inner, 'x', 'y'), { name: 'Too Deep' });
   writeFileSync(join(root, 'notes.agt'), 'not an agent');
 
   for (const [body, code] of [[{ path: 'relative/dir' }, 400], [{ path: join(root, 'missing') }, 400], [{ path: join(root, 'notes.agt') }, 400], [{}, 400]] as const) {
@@ -69,13 +72,13 @@ t.test('/tracked-folders: add, list, agents without loading, remove', async (t) 
     t.equal(res.body.code, 'bad_request');
   }
   const added = await d.request('POST', '/tracked-folders', { path: root });
-  t.same(added, { status: 201, body: { path: root, exists: true, agentCount: 2, truncated: false }, headers: added.headers });
+  t.same(added, { status: 201, body: { path: root, exists: true, agentCount: 3, truncated: false }, headers: added.headers });
   t.match(await d.request('POST', '/tracked-folders', { path: inner }), { status: 409, body: { code: 'conflict', coveredBy: root } }, 'a folder inside a tracked one is not added twice');
   t.match(await d.request('POST', '/tracked-folders', { path: root }), { status: 409, body: { coveredBy: root } });
   t.same((await d.request('GET', '/settings/trackedFolders')).body.value, [root], 'persisted in settings');
 
   const agents = (await d.request('GET', '/tracked-folders/agents')).body.agents;
-  t.same(agents.map((x: any) => x.filePath).sort(), [a, b].sort(), 'dot-folders and node_modules skipped, a broken file left out');
+  t.same(agents.map((x: any) => x.filePath).sort(), [a, b, join(inner, 'x', 'Two Down.agt')].sort(), 'dot-folders, node_modules and folders below maxScanDepth skipped, a broken file left out');
   t.match(agents.find((x: any) => x.filePath === a), { name: 'Alpha', handle: 'alpha', loaded: false, reviewed: true, autostart: true, passwordProtected: false });
   t.match(agents.find((x: any) => x.filePath === b), { name: 'Beta', handle: null, reviewed: false, autostart: false });
   t.same((await d.request('GET', '/agents')).body, [], 'listing loaded nothing (and adding a folder autostarts nothing)');
@@ -94,4 +97,7 @@ t.test('/tracked-folders: add, list, agents without loading, remove', async (t) 
   // A folder that disappears is listed as missing, not dropped.
   t.equal((await d.request('PATCH', '/settings', { trackedFolders: [join(root, 'gone')] })).status, 200);
   t.same((await d.request('GET', '/tracked-folders')).body.folders, [{ path: join(root, 'gone'), exists: false, agentCount: 0, truncated: false }]);
+  mkdirSync(join(root, 'gone'));
+  await createAgentFile(join(root, 'gone'), { name: 'Back' });
+  t.same((await d.request('GET', '/tracked-folders')).body.folders, [{ path: join(root, 'gone'), exists: true, agentCount: 1, truncated: false }], 'a folder made later is walked');
 });

@@ -15,6 +15,8 @@ import { Tracker } from './tracker.js';
 
 /** `start` may take 15 s before the kernel marks the extension failed: longer boots go on in the background. */
 const BOOT_WAIT_MS = 10_000;
+/** How often folders that may have appeared or vanished are looked at again. */
+const RECHECK_MS = 30_000;
 
 export default defineExtension({
   name: 'tracked-folders',
@@ -37,6 +39,7 @@ export default defineExtension({
     return {
       async start() {
         const boot = tracker.boot(ctx.config.autostart).catch((error) => ctx.logger.error({ err: error }, 'tracked folders: boot failed'));
+        tracker.recheckEvery(RECHECK_MS);
         let timer: NodeJS.Timeout | undefined;
         await Promise.race([boot, new Promise((resolve) => (timer = setTimeout(resolve, BOOT_WAIT_MS)))]);
         clearTimeout(timer);

@@ -29,7 +29,8 @@ export function registerRoutes(http: ExtensionHttp, ctx: Ctx, tracker: Tracker):
   http.get('', {
     schema: { tags, summary: 'The tracked folders, whether each exists and how many agent files it holds', response: { 200: FolderList, ...errorResponses() } },
   }, async () => {
-    await tracker.settled();
+    // A folder made or removed since it was last walked is walked (or dropped) first.
+    await tracker.recheck();
     return { folders: tracker.listFolders(), maxScanDepth: tracker.maxScanDepth };
   });
 

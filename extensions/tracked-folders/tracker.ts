@@ -58,6 +58,7 @@ export class Tracker {
   /** Settles once the first walk of every folder is over. */
   readonly ready: Promise<void>;
   private markReady!: () => void;
+  private recheckTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly ctx: Ctx, private readonly options: TrackerOptions) {
     this.index = new AgentIndex(ctx.launcher);
@@ -266,7 +267,28 @@ export class Tracker {
     }
   }
 
+  /**
+   * Folders that appeared, vanished or were replaced since they were last walked (a tracked folder made
+   * after the daemon started, a removable drive) are walked and watched again; the rest is left alone.
+   */
+  recheck(): Promise<void> {
+    return this.enqueue(async () => {
+      for (const [path, state] of this.folders) {
+        if ((await realDirectory(path)) === state.real) continue;
+        await state.watcher?.close();
+        this.folders.delete(path);
+      }
+    }).then(() => this.reconcile());
+  }
+
+  /** Calls {@link recheck} every `everyMs` until {@link stop}. */
+  recheckEvery(everyMs: number): void {
+    this.recheckTimer = setInterval(() => void this.recheck().catch(() => {}), everyMs);
+    this.recheckTimer.unref();
+  }
+
   async stop(): Promise<void> {
+    clearInterval(this.recheckTimer);
     this.stopped = true;
     this.markReady();
     const watchers = [...this.folders.values()].map((state) => state.watcher?.close());
