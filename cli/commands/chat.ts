@@ -256,7 +256,16 @@ export async function chat(ctx: Ctx, agent: string, options: ChatOptions): Promi
       if (text === '/exit' || text === '/quit') return EXIT.ok;
       if (!out.colors) process.stdout.write(`${ref.config.name}: `);
       else process.stdout.write(`${out.cyan(ref.config.name)}: `);
-      const end = await withInterrupt(ctx, ref.id, options.loop, () => session.send(text));
+      let end: TurnEnd;
+      try {
+        end = await withInterrupt(ctx, ref.id, options.loop, () => session.send(text));
+      } catch (error) {
+        // A refused chat (a disabled loop, the agent unloaded meanwhile) ends this message, not the session.
+        if (!(error instanceof CliError) || error.exitCode !== EXIT.failed) throw error;
+        process.stdout.write('\n');
+        out.note(out.red(`error: ${error.message}`));
+        continue;
+      }
       printEnd(ctx, end, session.replyStreamed);
     }
   } finally {
