@@ -26,7 +26,13 @@ export interface EventStream {
   close(): void;
 }
 
-export function openEvents(client: ApiClient, agentId: string | undefined, onEvent: (event: AgtEvent) => void): EventStream {
+export function openEvents(
+  client: ApiClient,
+  agentId: string | undefined,
+  onEvent: (event: AgtEvent) => void,
+  /** Told once per outage when the stream drops after it was open (it reconnects by itself and resumes). */
+  onLost: (reason: string) => void = (reason) => process.stderr.write(`agt: the event stream dropped (${reason}); reconnecting\n`),
+): EventStream {
   const url = new URL(`${client.connection.url}/events`);
   if (agentId) url.searchParams.set('agentId', agentId);
   let hello = false;
@@ -50,11 +56,8 @@ export function openEvents(client: ApiClient, agentId: string | undefined, onEve
     }
   });
   source.onmessage = () => {};
-  const types = new Set<string>();
-  // Every event type arrives as a named SSE event: listen to the names as the frames tell them.
+  // Every event arrives as an SSE event named by its type: one listener per type of the contract.
   const listen = (type: string) => {
-    if (types.has(type)) return;
-    types.add(type);
     source.addEventListener(type, (message) => {
       try {
         const frame = JSON.parse((message as MessageEvent).data) as { event: AgtEvent };
@@ -65,7 +68,13 @@ export function openEvents(client: ApiClient, agentId: string | undefined, onEve
     });
   };
   for (const type of EVENT_TYPES) listen(type);
+  let lost = false;
+  source.addEventListener('stream.hello', () => (lost = false));
   source.onerror = (error) => {
+    if (hello && !lost) {
+      lost = true;
+      onLost((error as { message?: string }).message ?? 'connection closed');
+    }
     if (!hello) {
       const failure = (error as { message?: string }).message ?? 'the event stream failed';
       settle.reject(error instanceof CliError ? error : new CliError(`cannot open the event stream: ${failure}`));
