@@ -5,7 +5,7 @@
  * by the walk or the watcher.
  */
 import t from 'tap';
-import { copyFileSync, mkdirSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { copyFileSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bootDaemon, tempDir } from './helpers/daemon.js';
 import { createAgentFile } from './helpers/agent-file.js';
@@ -75,6 +75,17 @@ t.test('files added, moved and removed in a watched folder', async (t) => {
     t.match(await d.request('GET', `/agents/${id}`), { status: 404 });
     t.equal((await d.request('GET', '/health')).status, 200, 'the daemon carries on');
     t.match(await d.request('POST', '/agents/quiet/start'), { status: 404 }, 'gone from the index');
+  });
+
+  t.test('a file unreadable when first seen (a copy under way) starts once it is whole', async (t) => {
+    const staged = await reviewedAgentFile(d, staging, { name: 'Slowcopy', autostart: true });
+    const seen = nextEvent(d, 'tracked.changed', (e) => e.payload.filePath === join(root, 'slow.agt'));
+    writeFileSync(join(root, 'slow.agt'), 'the first bytes of a copy');
+    t.match((await seen).payload, { change: 'added' });
+    const started = nextEvent(d, 'agent.started');
+    copyFileSync(staged, join(root, 'slow.agt'));
+    const event = await started;
+    t.match((await d.request('GET', `/agents/${event.agent_id}`)).body, { filePath: join(root, 'slow.agt'), config: { name: 'Slowcopy' } });
   });
 
   t.test('links out of the folder: not found by name either', async (t) => {

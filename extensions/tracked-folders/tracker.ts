@@ -214,6 +214,8 @@ export class Tracker {
     if (change === 'removed') return this.fileRemoved(filePath, folder);
     // chokidar reports a link as a file of its own: only a regular file inside the folder counts.
     if (!(await isOwnFile(filePath, folder))) return;
+    // A file that could not be read before (a copy still under way when it was first seen) is new now.
+    if (change === 'changed' && !this.index.get(filePath)?.summary) change = 'added';
     if (change === 'changed') {
       // A loaded agent's file changes at every checkpoint: the kernel announces its config changes itself.
       if (this.loadedAt(filePath)) return;
