@@ -127,6 +127,12 @@ export interface AdapterHost {
   /** The adapter instance's `config` (validated against {@link AdapterType.configSchema}). No secrets. */
   readonly config: Readonly<Record<string, unknown>>;
   /**
+   * The owner's settings for this type from the extension's manifest config (`channels.config.types.<type>`),
+   * such as a self-hosted API root. Agents cannot set these: anything that decides where credentials are
+   * sent belongs here, never in the agent's `config`.
+   */
+  readonly options: Readonly<Record<string, unknown>>;
+  /**
    * The agent's sealed credential `adapter:<type>:<key>`; rejects with {@link AdapterConnectError} when it
    * is unset or the credential store is locked (call it in `connect`, never log the value).
    */

@@ -69,6 +69,13 @@ export interface AgentsService {
   readCredential(agentId: string, name: string): Promise<string | undefined>;
   /** The agent's stored files. */
   readonly files: AgentFilesAccess;
+  /**
+   * Replaces a loaded agent's config as `PUT /agents/{id}/config` does: validated against the agent
+   * config schema (and the no-secrets rule), persisted, applied, `agent.config.changed` emitted. For an
+   * extension's own routes that edit its part of the config (`adapters`, `mcp`); read the current config
+   * from {@link find} and change only your part. Rejects `bad_request` (invalid), `not_found` (not loaded).
+   */
+  updateConfig(agentId: string, next: AgentConfig): Promise<void>;
   /** Writes a row to the agent's `agt_logs` (origin is the extension's name). Never throws. */
   log(agentId: string, level: LogLevel, message: string, data?: unknown): void;
 }

@@ -191,6 +191,11 @@ export function testAgents(agents: TestAgent[], logRows: AgentLogRow[]): AgentsS
       return agent ? view(agent) : undefined;
     },
     readCredential: async (agentId, name) => agents.find((a) => a.id === agentId)?.credentials?.[name],
+    updateConfig: async (agentId, next) => {
+      const agent = agents.find((a) => a.id === agentId);
+      if (!agent) throw new AgtError('not_found', `agent ${agentId} is not loaded`);
+      agent.config = { ...next };
+    },
     log: (agentId, level, message, data) => void logRows.push({ agentId, level, message, ...(data !== undefined ? { data } : {}) }),
   };
 }

@@ -3,20 +3,51 @@
  * `serviceFor(origin)` gives each caller its own `log` origin (the extension loader passes `ext:<name>`).
  */
 import type { EventBus } from '../../contracts/events.js';
-import type { AgentFileInfo, AgentFilesAccess, AgentsService, InboundMessage, InboxService, LogLevel } from '../../contracts/services.js';
+import type { AgentKeysAccess } from '../../contracts/agent-keys.js';
+import type { RunAgentLambda } from '../../contracts/agent-lambdas.js';
+import type { AgentFileInfo, AgentFilesAccess, AgentsService, InboundMessage, InboxRow, InboxService, LogLevel } from '../../contracts/services.js';
 import { agentIdNotLoaded, userSourceInInbox } from './errors.js';
 import type { LoadedAgent } from './loaded-agent.js';
 import type { StoredFileInfo } from './stores/files-store.js';
+import type { InboxMessage } from './stores/message-stores.js';
 import type { AgentRegistry } from './registry.js';
 import type { AgentRuntimeHooks } from './runtime-hooks.js';
 
 /** `readCredential` decrypts one credential of a loaded agent (the credentials service's `read`). */
+/** What `ctx.agents.keys` and `runLambda` reach: the agent identity's key and the runtime's sandbox. */
+export interface AgentCapabilities {
+  /** The agent's DID and public key; undefined without an identity. */
+  identity(agent: LoadedAgent): { did: string; publicKey: Uint8Array } | undefined;
+  /** A signature by the agent's key; throws `credentials_locked` when out of reach. */
+  sign(agent: LoadedAgent, message: Uint8Array): Uint8Array;
+  runLambda(agentId: string, lambda: string, input: unknown, timeoutMs?: number): Promise<{ result: unknown; logs: string[] }>;
+}
+
 export function agentsService(
   registry: AgentRegistry,
   origin: string,
   readCredential: (agent: LoadedAgent, name: string) => Promise<string | undefined>,
+  capabilities: AgentCapabilities,
 ): AgentsService {
+  const loaded = (agentId: string) => {
+    const agent = registry.list().find((candidate) => candidate.id === agentId);
+    if (!agent) throw agentIdNotLoaded(agentId);
+    return agent;
+  };
+  const keys: AgentKeysAccess = {
+    identity(agentId) {
+      const agent = registry.list().find((candidate) => candidate.id === agentId);
+      return agent && capabilities.identity(agent);
+    },
+    sign: async (agentId, message) => capabilities.sign(loaded(agentId), message),
+  };
+  const runLambda: RunAgentLambda = async (agentId, call) => {
+    loaded(agentId);
+    return capabilities.runLambda(agentId, call.lambda, call.input, call.timeoutMs);
+  };
   return {
+    keys,
+    runLambda,
     files: agentFiles(registry),
     list: () => registry.views(),
     find(idOrName) {
@@ -35,6 +66,11 @@ export function agentsService(
       } catch {
         return undefined;
       }
+    },
+    async updateConfig(agentId, next) {
+      const agent = registry.list().find((candidate) => candidate.id === agentId);
+      if (!agent) throw agentIdNotLoaded(agentId);
+      await registry.updateConfig(agent, next);
     },
     log(agentId: string, level: LogLevel, message: string, data?: unknown) {
       const agent = registry.list().find((candidate) => candidate.id === agentId);
@@ -73,10 +109,31 @@ export function inboxService(registry: AgentRegistry, bus: EventBus, runtime: Ag
       const agent = registry.list().find((candidate) => candidate.id === agentId);
       if (!agent) throw agentIdNotLoaded(agentId);
       if (message.source === 'user') throw userSourceInInbox();
-      const row = agent.file.inbox.insert({ source: message.source, sender: message.sender ?? null, text: message.text, data: message.data });
+      const externalId = typeof message.externalId === 'string' && message.externalId !== '' ? message.externalId.slice(0, 200) : null;
+      // The lookup and the insert are one synchronous stretch: no other delivery runs between them.
+      const seen = externalId === null ? undefined : agent.file.inbox.byExternalId(message.source, externalId);
+      if (seen) return { messageId: seen.id, duplicate: true };
+      const row = agent.file.inbox.insert({ source: message.source, sender: message.sender ?? null, text: message.text, data: message.data, externalId });
       bus.emit('inbox.received', { agentId, payload: { messageId: row.id, source: row.source } });
       await runtime.inboxReceived?.(agent, row);
       return { messageId: row.id };
     },
+    async get(agentId: string, messageId: number) {
+      const agent = registry.list().find((candidate) => candidate.id === agentId);
+      if (!agent) throw agentIdNotLoaded(agentId);
+      const row = Number.isInteger(messageId) ? agent.file.inbox.get(messageId) : undefined;
+      return row && inboxRow(row);
+    },
   };
 }
+
+const inboxRow = (row: InboxMessage): InboxRow => ({
+  id: row.id,
+  source: row.source,
+  sender: row.sender,
+  text: row.text,
+  data: row.data,
+  status: row.status,
+  externalId: row.external_id ?? null,
+  createdAt: row.created_at,
+});

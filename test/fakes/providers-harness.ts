@@ -122,6 +122,9 @@ export async function bootProviders(
     get files(): never {
       throw new Error('the providers extension does not use agent files');
     },
+    updateConfig: async () => {
+      throw new Error('the providers extension does not write agent configs');
+    },
     log: () => {},
   };
   const logger = captureLogger();

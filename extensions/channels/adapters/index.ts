@@ -3,5 +3,7 @@
  * are added at run time through the `channels.adapter-types` point (see `../adapter.ts`).
  */
 import type { AdapterType } from '../adapter.js';
+import { emailAdapterType } from './email.js';
+import { telegramAdapter } from './telegram.js';
 
-export const BUILTIN_ADAPTER_TYPES: readonly AdapterType[] = [];
+export const BUILTIN_ADAPTER_TYPES: readonly AdapterType[] = [emailAdapterType, telegramAdapter];
