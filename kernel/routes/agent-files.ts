@@ -129,23 +129,23 @@ export const agentFileRoutes: KernelRoutes = async (app, { services }) => {
   );
 
   for (const path of ['/files/content', '/files']) {
-  app.delete(
-    path,
-    {
-      schema: {
-        tags: TAGS,
-        summary: path === '/files' ? 'Alias of DELETE /agents/{id}/files/content' : 'Delete a stored file; 404 when there is none',
-        params: AgentIdParams,
-        querystring: PathQuery,
-        response: { 200: Type.Object({ agentId: Type.String(), success: Type.Literal(true) }), ...errorResponses(404, 409) },
+    app.delete(
+      path,
+      {
+        schema: {
+          tags: TAGS,
+          summary: path === '/files' ? 'Alias of DELETE /agents/{id}/files/content' : 'Delete a stored file; 404 when there is none',
+          params: AgentIdParams,
+          querystring: PathQuery,
+          response: { 200: Type.Object({ agentId: Type.String(), success: Type.Literal(true) }), ...errorResponses(404, 409) },
+        },
       },
-    },
-    async (request) => {
-      const { agent, store } = files(request.params.id);
-      if (!store.delete(request.query.path)) throw storedFileNotFound(request.query.path);
-      return { agentId: agent.id, success: true as const };
-    },
-  );
+      async (request) => {
+        const { agent, store } = files(request.params.id);
+        if (!store.delete(request.query.path)) throw storedFileNotFound(request.query.path);
+        return { agentId: agent.id, success: true as const };
+      },
+    );
   }
 
   app.post(
