@@ -59,6 +59,9 @@ export const ToolEntry = Type.Object({
   description: Type.String(),
   schema: Type.Object({}, { additionalProperties: true }),
   restrictions: Type.Object({ restricted: Type.Boolean(), locked: Type.Boolean() }),
+  disabledReason: Type.Optional(
+    Type.String({ description: 'why the tool is disabled whatever the agent declares (an MCP tool whose input schema changed, until the owner re-enables it)' }),
+  ),
 });
 
 export const MetaProtection = Type.Union([Type.Literal('none'), Type.Literal('readonly'), Type.Literal('increment')]);

@@ -6,6 +6,7 @@
  * not stop the others; the first error ends the turn only when none returns a client.
  */
 import type { UsageCounts } from './events.js';
+import type { ToolImage } from './tools.js';
 
 export interface ModelParam {
   key: string;
@@ -44,7 +45,15 @@ export type ReasoningBlock =
 export type ModelMessage =
   | { role: 'user'; content: string }
   | { role: 'assistant'; content: string; toolCalls?: ToolCall[]; reasoning?: ReasoningBlock[] }
-  | { role: 'tool'; toolCallId: string; name: string; content: string; isError?: boolean };
+  | {
+      role: 'tool';
+      toolCallId: string;
+      name: string;
+      content: string;
+      isError?: boolean;
+      /** Images the tool returned (see `ToolResult.images`): sent in the provider's own way, or left out by a client that cannot. */
+      images?: ToolImage[];
+    };
 
 /** A tool as the model sees it. */
 export interface ModelTool {

@@ -13,16 +13,44 @@ export interface ToolContext {
   turnId: string | undefined;
   /** The model's id of this tool call (built-in tools that ask the owner key their request by it). */
   callId?: string;
-  /** Aborted when the turn is interrupted or the agent unloads; long tools must stop. */
+  /**
+   * Aborted when the turn is interrupted or the agent unloads, or when the call's time limit passes
+   * (`signal.reason` then says which); long tools must stop, and tools that forward the call elsewhere
+   * (an MCP server) must cancel it there.
+   */
   signal: AbortSignal;
   logger: Logger;
+  /**
+   * Tells the kernel the call is making progress (an MCP progress notification, a step of a long job):
+   * its time limit (`timeoutMs`, else the agent's `limits.tool_timeout_ms`) starts over. Cheap; call
+   * it as often as progress is seen. Absent where no limit applies.
+   */
+  progress?: () => void;
+}
+
+/** An image a tool hands back, for models that take images (base64, never a URL to fetch). */
+export interface ToolImage {
+  /** `image/png`, `image/jpeg`, `image/gif` or `image/webp`; other types are described in text instead. */
+  mimeType: string;
+  /** Base64 of the bytes. */
+  data: string;
 }
 
 export interface ToolResult {
-  /** Text handed back to the model. */
+  /** Text handed back to the model (also where resources and anything non-visual are described). */
   content: string;
   isError?: boolean;
+  /**
+   * Images handed to the model with the text, in its provider's format (Anthropic: image blocks in the
+   * tool result; Chat Completions: a user message with the images right after the tool results). At
+   * most {@link MAX_TOOL_RESULT_IMAGES} are kept, each at most {@link MAX_TOOL_IMAGE_BYTES} decoded;
+   * the rest are replaced by a note in the text. Stored with the result in the agent's loop.
+   */
+  images?: ToolImage[];
 }
+
+export const MAX_TOOL_RESULT_IMAGES = 4;
+export const MAX_TOOL_IMAGE_BYTES = 2 * 1024 * 1024;
 
 export interface ToolDefinition {
   name: string;
@@ -37,6 +65,19 @@ export interface ToolDefinition {
   restricted?: boolean;
   /** Marked `notable` in the review summary (code execution, network, messaging, ...). */
   notable?: boolean;
+  /**
+   * This tool's own time limit per call in ms (an MCP server's `tool_call_timeout_ms`), instead of the
+   * agent's `limits.tool_timeout_ms`; {@link ToolContext.progress} restarts it.
+   */
+  timeoutMs?: number;
+  /**
+   * Set while the tool must not run, saying why (an MCP tool whose input schema changed since the
+   * owner last saw it). It is then disabled whatever the agent declares: listed with `enabled: false`
+   * and this reason as `disabledReason` in `GET /agents/{id}/tools`, never offered to the model, and a
+   * call of it is refused. The contributor clears it when the owner re-enables the tool (for MCP:
+   * `POST /agents/{id}/mcp/{server}/tools/{tool}/enable`).
+   */
+  disabledReason?: string;
   run(args: Record<string, unknown>, context: ToolContext): Promise<ToolResult>;
 }
 

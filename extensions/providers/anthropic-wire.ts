@@ -3,7 +3,8 @@
  * blocks, and answers (JSON or the SSE event stream) back to a {@link WireResult}.
  *
  * Mapping: tool results travel as `tool_result` blocks in a user message (consecutive ones merged, as
- * the API wants all results of one assistant turn together); `max_tokens` is required, so the
+ * the API wants all results of one assistant turn together), with a tool's images as image blocks inside
+ * its result; `max_tokens` is required, so the
  * manifest's `defaultMaxTokens` fills in; `reasoning` becomes `thinking: {type: 'enabled',
  * budget_tokens}`, with `max_tokens` raised above the budget and `temperature` dropped (the API refuses
  * both otherwise), and earlier thinking blocks are sent back with their assistant messages.
@@ -36,7 +37,11 @@ export function toAnthropicMessages(messages: ModelMessage[], withReasoning: boo
         ...(message.toolCalls ?? []).map((call) => ({ type: 'tool_use', id: call.id, name: call.name, input: call.args ?? {} })),
       ]);
     } else {
-      push('user', [{ type: 'tool_result', tool_use_id: message.toolCallId, content: message.content, ...(message.isError ? { is_error: true } : {}) }]);
+      // Images travel inside the tool result as image blocks after its text.
+      const content = message.images?.length
+        ? [{ type: 'text', text: message.content }, ...message.images.map((image) => ({ type: 'image', source: { type: 'base64', media_type: image.mimeType, data: image.data } }))]
+        : message.content;
+      push('user', [{ type: 'tool_result', tool_use_id: message.toolCallId, content, ...(message.isError ? { is_error: true } : {}) }]);
     }
   }
   return out;

@@ -19,7 +19,15 @@ import type { ProviderTarget } from './types.js';
 export function toOpenAIMessages(system: string, messages: ModelMessage[]): Array<Record<string, unknown>> {
   const out: Array<Record<string, unknown>> = [];
   if (system) out.push({ role: 'system', content: system });
+  // Chat Completions takes images only in user messages: a round's tool images follow its tool results.
+  let pendingImages: Array<Record<string, unknown>> = [];
+  const flushImages = () => {
+    if (pendingImages.length === 0) return;
+    out.push({ role: 'user', content: [{ type: 'text', text: 'Images returned by the tool calls above:' }, ...pendingImages] });
+    pendingImages = [];
+  };
   for (const message of messages) {
+    if (message.role !== 'tool') flushImages();
     if (message.role === 'user') out.push({ role: 'user', content: message.content });
     else if (message.role === 'assistant') {
       const calls = message.toolCalls ?? [];
@@ -31,8 +39,10 @@ export function toOpenAIMessages(system: string, messages: ModelMessage[]): Arra
     } else {
       // Chat Completions has no error flag on tool results: say it in the text.
       out.push({ role: 'tool', tool_call_id: message.toolCallId, content: message.isError ? `Error: ${message.content}` : message.content });
+      for (const image of message.images ?? []) pendingImages.push({ type: 'image_url', image_url: { url: `data:${image.mimeType};base64,${image.data}` } });
     }
   }
+  flushImages();
   return out;
 }
 

@@ -25,7 +25,7 @@ export function toolEntries(
     const locked = declaration?.locked ?? false;
     return {
       name,
-      enabled: declaration?.enabled ?? definition?.defaultEnabled ?? true,
+      enabled: definition?.disabledReason ? false : (declaration?.enabled ?? definition?.defaultEnabled ?? true),
       visible: declaration?.visible ?? true,
       restricted,
       locked,
@@ -33,6 +33,7 @@ export function toolEntries(
       description: definition?.description ?? '',
       schema: definition?.inputSchema ?? { type: 'object' },
       restrictions: { restricted, locked },
+      ...(definition?.disabledReason ? { disabledReason: definition.disabledReason } : {}),
     };
   });
 }

@@ -8,7 +8,7 @@
  * | user      | trigger     | `{text, trigger, events, count}`          |
  * | assistant | message     | `{text, reasoning?}`                      |
  * | assistant | tool_call   | `{text, toolCalls: [{id, name, args}], reasoning?}` |
- * | tool      | tool_result | `{toolCallId, name, text, isError}`       |
+ * | tool      | tool_result | `{toolCallId, name, text, isError, images?}` |
  * | system    | notice      | `{text}` (abort notices, suspensions)     |
  * | system    | summary     | `{text}` (compaction)                     |
  *
@@ -21,6 +21,7 @@
  */
 import type { LoopRow } from '../../agents/stores/loop-store.js';
 import type { ModelMessage, ReasoningBlock, ToolCall } from '../../../contracts/model.js';
+import type { ToolImage } from '../../../contracts/tools.js';
 
 const MAX_TRIGGER_TEXT = 8_000;
 
@@ -60,6 +61,12 @@ export function reasoningOf(content: unknown): ReasoningBlock[] {
   return out;
 }
 
+/** Images stored with a tool result (`{mimeType, data}` in base64); anything else is dropped. */
+function imagesOf(value: unknown): ToolImage[] {
+  if (!Array.isArray(value)) return [];
+  return value.filter((image): image is ToolImage => typeof image?.mimeType === 'string' && typeof image?.data === 'string');
+}
+
 /** One row as a model message, or null for rows the model never sees. */
 export function rowToMessage(row: LoopRow): ModelMessage | null {
   const content = asObject(row.content);
@@ -84,6 +91,7 @@ export function rowToMessage(row: LoopRow): ModelMessage | null {
         name: typeof content.name === 'string' ? content.name : 'tool',
         content: rowText(row.content),
         ...(content.isError === true ? { isError: true } : {}),
+        ...(imagesOf(content.images).length > 0 ? { images: imagesOf(content.images) } : {}),
       };
     case 'system':
       if (row.kind === 'model_invoke') return null;

@@ -4,10 +4,11 @@
  * suspend prompt: `humanWait` says when) does not count: when the limit falls due during such a wait,
  * the tool gets a fresh limit once the wait ends (a human wait ends on an answer, or with the turn). A tool that hangs and ignores its signal is left
  * behind (its promise is no longer awaited) so the turn and the daemon go on; a tool that throws
- * becomes an error result the model can read.
+ * becomes an error result the model can read. A tool that reports progress (`context.progress`) gets a
+ * fresh limit each time; images it returns are kept within the contract's caps (`MAX_TOOL_RESULT_IMAGES`).
  */
 import { AgtError } from '../../../contracts/errors.js';
-import type { ToolContext, ToolDefinition, ToolResult } from '../../../contracts/tools.js';
+import { MAX_TOOL_IMAGE_BYTES, MAX_TOOL_RESULT_IMAGES, type ToolContext, type ToolDefinition, type ToolImage, type ToolResult } from '../../../contracts/tools.js';
 import type { Clock, TimerHandle } from '../clock.js';
 import { stoppedWhileToolRan, toolTimedOut } from '../errors.js';
 
@@ -21,6 +22,26 @@ export interface ToolCallOutcome {
 
 function clip(text: string): string {
   return text.length > MAX_TOOL_RESULT_CHARS ? `${text.slice(0, MAX_TOOL_RESULT_CHARS)}\n[result truncated]` : text;
+}
+
+const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
+
+/** The images a result may carry to the model, and a note for each one left out. */
+function keptImages(images: unknown): { images: ToolImage[]; notes: string[] } {
+  const kept: ToolImage[] = [];
+  const notes: string[] = [];
+  if (!Array.isArray(images)) return { images: kept, notes };
+  for (const image of images as Array<Partial<ToolImage>>) {
+    const type = typeof image?.mimeType === 'string' ? image.mimeType : 'unknown';
+    const data = typeof image?.data === 'string' ? image.data : '';
+    // base64: 4 characters per 3 bytes.
+    const bytes = Math.floor((data.length * 3) / 4);
+    if (!IMAGE_TYPES.has(type) || !data) notes.push(`[image of type ${type} left out: not a type models take]`);
+    else if (bytes > MAX_TOOL_IMAGE_BYTES) notes.push(`[image of ${bytes} bytes left out: over ${MAX_TOOL_IMAGE_BYTES}]`);
+    else if (kept.length >= MAX_TOOL_RESULT_IMAGES) notes.push(`[image left out: at most ${MAX_TOOL_RESULT_IMAGES} per result]`);
+    else kept.push({ mimeType: type, data });
+  }
+  return { images: kept, notes };
 }
 
 export async function callTool(
@@ -37,17 +58,24 @@ export async function callTool(
   else context.signal.addEventListener('abort', relay, { once: true });
   let timer: TimerHandle | undefined;
   let finished = false;
+  let due: (() => void) | undefined;
+  // Progress restarts a running limit; during a human wait no limit runs, so there is nothing to restart.
+  const progress = () => {
+    if (finished || timer === undefined || !due) return;
+    clock.clearTimeout(timer);
+    timer = clock.setTimeout(due, timeoutMs);
+  };
   try {
     const result = await Promise.race([
-      Promise.resolve().then(() => tool.run(args, { ...context, signal: controller.signal })),
+      Promise.resolve().then(() => tool.run(args, { ...context, signal: controller.signal, progress })),
       new Promise<never>((_, reject) => {
-        const due = () => {
+        due = () => {
           timer = undefined;
           const waiting = humanWait?.();
           if (waiting) {
             // The owner is being asked: not the tool's time. The limit starts over when the wait ends.
             void waiting.then(() => {
-              if (!finished) timer = clock.setTimeout(due, timeoutMs);
+              if (!finished) timer = clock.setTimeout(due!, timeoutMs);
             });
             return;
           }
@@ -56,7 +84,7 @@ export async function callTool(
           reject(error);
           controller.abort(error);
         };
-        timer = clock.setTimeout(due, timeoutMs);
+        timer = clock.setTimeout(due!, timeoutMs);
       }),
       new Promise<never>((_, reject) => {
         const stop = () => reject(stoppedWhileToolRan());
@@ -65,7 +93,9 @@ export async function callTool(
       }),
     ]);
     if (typeof result?.content !== 'string') return { result: { content: 'the tool returned no content', isError: true }, failure: 'tool_error' };
-    return { result: { content: clip(result.content), ...(result.isError ? { isError: true } : {}) } };
+    const { images, notes } = keptImages(result.images);
+    const content = notes.length > 0 ? `${result.content}\n${notes.join('\n')}` : result.content;
+    return { result: { content: clip(content), ...(result.isError ? { isError: true } : {}), ...(images.length > 0 ? { images } : {}) } };
   } catch (error) {
     const code = error instanceof AgtError ? (error.details?.aborted ? 'aborted' : error.code) : 'tool_error';
     const message = error instanceof Error ? error.message : String(error);

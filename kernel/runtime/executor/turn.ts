@@ -7,7 +7,7 @@ import { isAgtError } from '../../../contracts/errors.js';
 import type { EventPayloads, EventType } from '../../../contracts/events.js';
 import type { ModelClient, ModelSettings, ModelTool, ToolCall } from '../../../contracts/model.js';
 import type { Logger } from '../../../contracts/logger.js';
-import type { ToolDefinition } from '../../../contracts/tools.js';
+import type { ToolDefinition, ToolImage } from '../../../contracts/tools.js';
 import type { TriggerType } from '../../../contracts/agent-config.js';
 import type { LoopRowInput } from '../../agents/stores/loop-store.js';
 import { systemClock, type Clock, type TimerHandle } from '../clock.js';
@@ -264,8 +264,8 @@ export class DeltaCoalescer {
   }
 }
 
-function toolRow(call: ToolCall, text: string, isError: boolean): Omit<LoopRowInput, 'loop' | 'turnId'> {
-  return { role: 'tool', kind: 'tool_result', content: { toolCallId: call.id, name: call.name, text, isError } };
+function toolRow(call: ToolCall, text: string, isError: boolean, images?: ToolImage[]): Omit<LoopRowInput, 'loop' | 'turnId'> {
+  return { role: 'tool', kind: 'tool_result', content: { toolCallId: call.id, name: call.name, text, isError, ...(images?.length ? { images } : {}) } };
 }
 
 async function runToolCall(env: TurnEnv, tools: Map<string, ActiveTool>, call: ToolCall, timeoutMs: number): Promise<void> {
@@ -274,6 +274,7 @@ async function runToolCall(env: TurnEnv, tools: Map<string, ActiveTool>, call: T
   const active = tools.get(call.name);
   let text: string;
   let isError = false;
+  let images: ToolImage[] | undefined;
   // Invisible tools are for authorized code only: a model that names one anyway is refused.
   if (!active || !active.visible) {
     text = `Unknown or disabled tool: ${call.name}`;
@@ -301,18 +302,20 @@ async function runToolCall(env: TurnEnv, tools: Map<string, ActiveTool>, call: T
       // The tool time limit is wall-clock time, whatever clock drives triggers; waits for the owner
       // (ask, a suspend prompt) do not count.
       const context = { agentId: env.agent.id, loop: env.loop, turnId: env.turnId, callId: call.id, signal: env.signal, logger: env.logger };
-      const outcome = await callTool(active.def, args, context, timeoutMs, systemClock, () => env.hil.humanWaitOf(env.turnId));
+      const limitMs = active.def.timeoutMs ?? timeoutMs;
+      const outcome = await callTool(active.def, args, context, limitMs, systemClock, () => env.hil.humanWaitOf(env.turnId));
       // Parked at shutdown while the tool asked the owner: no result row, the resumed turn asks again.
       if (outcome.failure === 'aborted' && isParked(env.signal)) throw env.signal.reason;
       text = outcome.result.content;
       isError = outcome.result.isError === true;
+      images = outcome.result.images;
       if (taskId) env.hil.completeTask(taskId, !isError, text);
       if (outcome.failure && outcome.failure !== 'aborted') {
         env.log(outcome.failure === 'timeout' ? 'warn' : 'error', `tool ${call.name} failed (${outcome.failure}): ${text.slice(0, 500)}`, { tool: call.name, call_id: call.id });
       }
     }
   }
-  append(env, toolRow(call, text, isError));
+  append(env, toolRow(call, text, isError, images));
   env.emit('tool.completed', { tool: call.name, call_id: call.id, ok: !isError, duration_ms: Math.max(0, env.clock.now() - started) });
   env.fire('on_tool_call', { tool: call.name, call_id: call.id, args: call.args, ok: !isError });
 }

@@ -1,0 +1,44 @@
+/**
+ * MCP server registrations (decision D11): the daemon-wide settings key `mcpServers`, owned by the `mcp`
+ * extension. A registration says how to run a server (an installed npm package, a command, or a URL);
+ * an agent's declared server of the same `name` (`mcp.servers[]` in its config) then runs with it.
+ *
+ * No secret is ever written here: `env` holds plain values only, and secret values come from the
+ * daemon's environment (`envFrom`, `headerEnv` name variables) or from the agent's sealed credentials
+ * (`mcp:<server>:<KEY>`). Variables that change how a child process loads code (`NODE_OPTIONS`,
+ * `LD_*`, `DYLD_*`) and the daemon's own `AGT_*` are refused as names.
+ */
+import { Type, type Static } from 'typebox';
+
+/** An environment variable name a child may receive. */
+export const McpEnvName = Type.String({
+  pattern: '^(?!AGT_|NODE_OPTIONS$|LD_|DYLD_)[A-Za-z_][A-Za-z0-9_]*$',
+  maxLength: 128,
+  description: 'variable name; AGT_*, NODE_OPTIONS, LD_* and DYLD_* are refused',
+});
+
+/** A server name: also part of model-facing tool names (`mcp_<server>_<tool>`) and credential names. */
+export const McpServerName = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$', description: 'letters, digits, _ and -, at most 40' });
+
+/** An npm package spec: a name with an optional version or range, or a local tarball or folder path. */
+export const McpPackageSpec = Type.String({ minLength: 1, maxLength: 300, pattern: '^[^-\\s;&|`$<>][^\\s;&|`$<>]*$', description: 'never an npm option (no leading -)' });
+
+export const McpRegistration = Type.Object(
+  {
+    name: McpServerName,
+    type: Type.Union([Type.Literal('npm'), Type.Literal('command'), Type.Literal('http')]),
+    npmPackage: Type.Optional(Type.String({ minLength: 1, maxLength: 214, description: 'type npm: the installed package (see POST /mcp/packages), run with node from mcp-servers/' })),
+    command: Type.Optional(Type.String({ minLength: 1, maxLength: 1000, description: 'type command: the executable' })),
+    args: Type.Optional(Type.Array(Type.String({ maxLength: 4000 }), { maxItems: 64 })),
+    url: Type.Optional(Type.String({ pattern: '^https?://', maxLength: 2000, description: 'type http: the Streamable HTTP (or older SSE) endpoint' })),
+    env: Type.Optional(Type.Record(McpEnvName, Type.String({ maxLength: 4000 }), { description: 'plain values, never secrets' })),
+    envFrom: Type.Optional(Type.Record(McpEnvName, McpEnvName, { description: "child variable → the daemon's variable holding its value" })),
+    headerEnv: Type.Optional(
+      Type.Record(Type.String({ pattern: '^[A-Za-z0-9-]{1,100}$' }), McpEnvName, { description: "HTTP header → the daemon's variable holding its value" }),
+    ),
+    toolCallTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 3_600_000 })),
+  },
+  { additionalProperties: false },
+);
+
+export type McpRegistration = Static<typeof McpRegistration>;

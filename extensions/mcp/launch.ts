@@ -1,0 +1,117 @@
+/**
+ * How one declared server runs (D11): a registration of the same name in settings `mcpServers` decides
+ * (an installed npm package run with node, a command, or a URL); without one, a declaration with a
+ * `source` runs on its own: `npm:<package>` runs that installed package, and an `http` declaration
+ * connects to its `url`. An agent file never names an executable itself (agents are untrusted: only
+ * the owner's registrations and installed packages start processes). Anything else is skipped with
+ * the reason, and the agent loads without it.
+ *
+ * Secrets: the registration names daemon variables (`envFrom`, `headerEnv`); the declaration names
+ * credentials of the agent, `mcp:<server>:<KEY>` (`env_keys`, `header_env`, `bearer_token_env_var`).
+ * Their values are collected in `secrets` so logs and errors can be scrubbed of them.
+ */
+import type { McpServerConfig } from '@agt/contracts/agent-config';
+import type { ExtensionEnv } from '@agt/contracts/extension';
+import type { McpRegistration } from '@agt/contracts/mcp';
+import { addEnv, baseChildEnv } from './child-env.js';
+import type { StdioLaunch } from './stdio-transport.js';
+import { installedBin } from './packages.js';
+
+export type Launch =
+  | { kind: 'skip'; reason: string }
+  | { kind: 'stdio'; stdio: StdioLaunch; timeoutMs: number | undefined; secrets: string[]; notes: string[] }
+  | { kind: 'http'; url: URL; headers: Record<string, string>; timeoutMs: number | undefined; secrets: string[]; notes: string[] };
+
+export interface LaunchDeps {
+  env: ExtensionEnv;
+  /** The data directory's `mcp-servers/` folder. */
+  packagesDir: string;
+  /** Reads the agent's sealed credential; undefined when unset or locked. */
+  credential(name: string): Promise<string | undefined>;
+}
+
+export const credentialName = (server: string, key: string) => `mcp:${server}:${key}`;
+
+export async function resolveLaunch(declaration: McpServerConfig, registration: McpRegistration | undefined, deps: LaunchDeps): Promise<Launch> {
+  const name = declaration.name;
+  const secrets: string[] = [];
+  const notes: string[] = [];
+  const timeoutMs = declaration.tool_call_timeout_ms ?? registration?.toolCallTimeoutMs;
+  const fromCredential = async (key: string) => {
+    const value = await deps.credential(credentialName(name, key));
+    if (value === undefined) notes.push(`credential ${credentialName(name, key)} is not set (or the agent's credentials are locked)`);
+    else secrets.push(value);
+    return value;
+  };
+
+  let target: { type: 'npm'; pkg: string; args: string[] } | { type: 'command'; command: string; args: string[] } | { type: 'http'; url: string };
+  if (registration) {
+    if (registration.type === 'npm') target = { type: 'npm', pkg: registration.npmPackage ?? '', args: registration.args ?? [] };
+    else if (registration.type === 'command') target = { type: 'command', command: registration.command ?? '', args: registration.args ?? [] };
+    else target = { type: 'http', url: registration.url ?? '' };
+  } else if (declaration.source?.startsWith('npm:')) {
+    target = { type: 'npm', pkg: declaration.source.slice(4), args: declaration.args ?? [] };
+  } else if (declaration.source && declaration.transport === 'http' && declaration.url) {
+    target = { type: 'http', url: declaration.url };
+  } else if (declaration.source) {
+    return { kind: 'skip', reason: `source ${declaration.source} names nothing this daemon can run: register the server (POST /mcp/servers) or use source npm:<installed package>` };
+  } else {
+    return { kind: 'skip', reason: `no MCP server registration named ${name} and no source in the declaration` };
+  }
+
+  if (target.type === 'http') {
+    let url: URL;
+    try {
+      url = new URL(target.url);
+    } catch {
+      return { kind: 'skip', reason: `invalid URL for MCP server ${name}` };
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return { kind: 'skip', reason: `MCP server ${name}: only http and https URLs` };
+    const headers: Record<string, string> = { ...(declaration.headers ?? {}) };
+    for (const [header, variable] of Object.entries(registration?.headerEnv ?? {})) {
+      const value = deps.env.get(variable);
+      if (value === undefined) notes.push(`variable ${variable} for header ${header} is not set`);
+      else {
+        headers[header] = value;
+        secrets.push(value);
+      }
+    }
+    for (const entry of declaration.header_env ?? []) {
+      const header = String(entry.header ?? entry.name ?? '');
+      const key = String(entry.env ?? entry.env_var ?? entry.key ?? '');
+      if (!/^[A-Za-z0-9-]{1,100}$/.test(header) || !key) continue;
+      const value = await fromCredential(key);
+      if (value !== undefined) headers[header] = value;
+    }
+    if (declaration.bearer_token_env_var) {
+      const token = await fromCredential(declaration.bearer_token_env_var);
+      if (token !== undefined) headers.Authorization = `Bearer ${token}`;
+    }
+    return { kind: 'http', url, headers, timeoutMs, secrets, notes };
+  }
+
+  const env = baseChildEnv(deps.env);
+  const dropped = [
+    ...addEnv(env, registration?.env ?? {}),
+    ...addEnv(env, Object.fromEntries(Object.entries(registration?.envFrom ?? {}).map(([child, variable]) => {
+      const value = deps.env.get(variable);
+      if (value !== undefined) secrets.push(value);
+      return [child, value];
+    }))),
+    ...addEnv(env, declaration.env ?? {}),
+  ];
+  for (const key of declaration.env_keys ?? []) {
+    const value = await fromCredential(key);
+    dropped.push(...addEnv(env, { [key]: value }));
+  }
+  if (dropped.length > 0) notes.push(`variables not passed to the server: ${[...new Set(dropped)].join(', ')}`);
+
+  if (target.type === 'command') {
+    if (!target.command) return { kind: 'skip', reason: `registration ${name} has no command` };
+    return { kind: 'stdio', stdio: { command: target.command, args: target.args, env }, timeoutMs, secrets, notes };
+  }
+  const bin = installedBin(deps.packagesDir, target.pkg);
+  if (!bin) return { kind: 'skip', reason: `MCP package ${target.pkg || '(none)'} is not installed (POST /mcp/packages installs it)` };
+  // Run with this node, never through npx: nothing is downloaded at call time.
+  return { kind: 'stdio', stdio: { command: process.execPath, args: [bin, ...target.args], env, cwd: deps.packagesDir }, timeoutMs, secrets, notes };
+}

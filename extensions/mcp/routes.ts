@@ -1,0 +1,86 @@
+/**
+ * `/mcp` (D11): the daemon-wide registrations (settings `mcpServers`), the open servers of loaded
+ * agents, and the npm packages installed in the data directory's `mcp-servers/`. A registration or
+ * package change applies at an agent's next load, or at once through its restart route.
+ */
+import { errorResponses } from '@agt/contracts/http';
+import type { ExtensionHttp } from '@agt/contracts/extension';
+import type { SettingsService } from '@agt/contracts/services';
+import type { McpManager } from './agent-servers.js';
+import { isRefusedEnvName } from './child-env.js';
+import { refusedVariable, registrationExists, registrationIncomplete, registrationMissing } from './errors.js';
+import type { McpPackages } from './packages.js';
+import { InstallAnswer, InstallBody, NameParams, Overview, PackageList, PackageQuery, PackageRemoved, RegistrationAnswer, RegistrationBody, Removed, TAG } from './schemas.js';
+
+const REQUIRED = { npm: 'npmPackage', command: 'command', http: 'url' } as const;
+
+export function registerMcpRoutes(http: ExtensionHttp, settings: SettingsService, manager: McpManager, packages: McpPackages): void {
+  const registrations = () => settings.current().mcpServers ?? [];
+
+  http.get('', {
+    schema: { tags: [TAG], summary: 'MCP registrations and open servers', response: { 200: Overview, ...errorResponses() } },
+    handler: async () => ({ registrations: [...registrations()], servers: manager.allServers() }),
+  });
+
+  http.post('/servers', {
+    schema: {
+      tags: [TAG],
+      summary: 'Register an MCP server',
+      description: 'Adds to settings `mcpServers`. Secrets never go here: name variables in `envFrom` / `headerEnv`, or use agent credentials `mcp:<server>:<KEY>`.',
+      body: RegistrationBody,
+      response: { 201: RegistrationAnswer, ...errorResponses(409) },
+    },
+    handler: async (request, reply) => {
+      const body = request.body;
+      const field = REQUIRED[body.type];
+      if (!body[field]) throw registrationIncomplete(body.name, body.type, field);
+      // The schema's key pattern does not bind record keys: check every variable name here.
+      for (const [where, names] of [['env', Object.keys(body.env ?? {})], ['envFrom', [...Object.keys(body.envFrom ?? {}), ...Object.values(body.envFrom ?? {})]], ['headerEnv', Object.values(body.headerEnv ?? {})]] as const) {
+        const refused = names.find(isRefusedEnvName);
+        if (refused) throw refusedVariable(where, refused);
+      }
+      if (registrations().some((r) => r.name === body.name)) throw registrationExists(body.name);
+      settings.update({ mcpServers: [...registrations(), body] });
+      reply.code(201);
+      return { registration: body };
+    },
+  });
+
+  http.delete('/servers/:name', {
+    schema: { tags: [TAG], summary: 'Remove an MCP server registration', params: NameParams, response: { 200: Removed, ...errorResponses(404) } },
+    handler: async (request) => {
+      const { name } = request.params;
+      if (!registrations().some((r) => r.name === name)) throw registrationMissing(name);
+      settings.update({ mcpServers: registrations().filter((r) => r.name !== name) });
+      return { name, removed: true as const };
+    },
+  });
+
+  http.get('/packages', {
+    schema: { tags: [TAG], summary: 'Installed MCP server packages', response: { 200: PackageList, ...errorResponses() } },
+    handler: async () => ({ dir: packages.dir, packages: packages.list() }),
+  });
+
+  http.post('/packages', {
+    schema: {
+      tags: [TAG],
+      summary: 'Install an MCP server package with npm',
+      description: 'Into the data directory\'s `mcp-servers/` (`--ignore-scripts`); a `type: npm` registration then runs it with node. `package` is a name, `name@version`, or a local tarball or folder. 502 when npm fails, 409 while another install runs.',
+      body: InstallBody,
+      response: { 201: InstallAnswer, ...errorResponses(409, 502) },
+    },
+    handler: async (request, reply) => {
+      const installed = await packages.install(request.body.package);
+      reply.code(201);
+      return { package: installed };
+    },
+  });
+
+  http.delete('/packages', {
+    schema: { tags: [TAG], summary: 'Uninstall an MCP server package', querystring: PackageQuery, response: { 200: PackageRemoved, ...errorResponses(404, 409, 502) } },
+    handler: async (request) => {
+      await packages.remove(request.query.package);
+      return { package: request.query.package, removed: true as const };
+    },
+  });
+}

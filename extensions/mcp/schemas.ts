@@ -1,0 +1,53 @@
+/** TypeBox schemas of the MCP routes (they are the validation, the types and the OpenAPI document). */
+import { Type } from 'typebox';
+import { McpPackageSpec, McpRegistration, McpServerName } from '@agt/contracts/mcp';
+
+export const TAG = 'MCP';
+
+export const ServerStatus = Type.Union([
+  Type.Literal('stopped'),
+  Type.Literal('connecting'),
+  Type.Literal('connected'),
+  Type.Literal('error'),
+  Type.Literal('skipped'),
+]);
+
+export const ServerView = Type.Object({
+  name: Type.String(),
+  transport: Type.Union([Type.Literal('stdio'), Type.Literal('http')]),
+  status: ServerStatus,
+  toolCount: Type.Integer(),
+  error: Type.Optional(Type.String({ description: 'why it is in error or skipped' })),
+  connectedAt: Type.Optional(Type.Integer({ description: 'epoch ms of the current connection' })),
+  restartCount: Type.Integer({ description: 'reconnects so far (automatic and requested)' }),
+  logs: Type.Array(Type.String(), { description: 'recent stderr and status lines, bounded, secrets scrubbed' }),
+  pid: Type.Optional(Type.Integer({ description: 'the stdio child process while it runs' })),
+});
+
+export const AgentServerList = Type.Object({ agentId: Type.String(), servers: Type.Array(ServerView) });
+
+export const Overview = Type.Object({
+  registrations: Type.Array(McpRegistration),
+  servers: Type.Array(Type.Intersect([Type.Object({ agentId: Type.String() }), ServerView]), { description: 'open servers of loaded agents' }),
+});
+
+export const RegistrationBody = McpRegistration;
+export const RegistrationAnswer = Type.Object({ registration: McpRegistration });
+export const NameParams = Type.Object({ name: McpServerName });
+export const Removed = Type.Object({ name: Type.String(), removed: Type.Literal(true) });
+
+export const InstalledPackage = Type.Object({
+  name: Type.String(),
+  version: Type.Union([Type.String(), Type.Null()]),
+  bin: Type.Union([Type.String(), Type.Null()], { description: 'the script a type npm registration runs' }),
+});
+export const PackageList = Type.Object({ dir: Type.String({ description: "the data directory's mcp-servers/" }), packages: Type.Array(InstalledPackage) });
+export const InstallBody = Type.Object({ package: McpPackageSpec }, { additionalProperties: false });
+export const InstallAnswer = Type.Object({ package: InstalledPackage });
+export const PackageQuery = Type.Object({ package: Type.String({ minLength: 1, maxLength: 214 }) });
+export const PackageRemoved = Type.Object({ package: Type.String(), removed: Type.Literal(true) });
+
+export const AgentParams = Type.Object({ id: Type.String({ minLength: 1 }) });
+export const AgentServerParams = Type.Object({ id: Type.String({ minLength: 1 }), name: Type.String({ minLength: 1, maxLength: 100 }) });
+export const AgentToolParams = Type.Object({ id: Type.String({ minLength: 1 }), name: Type.String({ minLength: 1, maxLength: 100 }), tool: Type.String({ minLength: 1, maxLength: 300 }) });
+export const ToolEnabled = Type.Object({ agentId: Type.String(), server: Type.String(), tool: Type.String(), enabled: Type.Literal(true) });

@@ -1,0 +1,288 @@
+/**
+ * One declared MCP server of one agent: its client (the official SDK), its child or HTTP session, its
+ * status and recent log lines, and the failure rules of D11. Connecting has a time limit; a server that
+ * exits, closes, writes garbage or leaves a call unanswered past its limit fails that call with a clear
+ * error and is reconnected with backoff (`reconnectTries`, doubling from `reconnectBaseMs`), after which
+ * it stays in `error` until `POST /agents/{id}/mcp/{name}/restart`. An interrupted or aborted call is
+ * cancelled on the server (the SDK sends `notifications/cancelled` when the call's signal aborts).
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { McpServerConfig } from '@agt/contracts/agent-config';
+import { isAgtError } from '@agt/contracts/errors';
+import type { Logger } from '@agt/contracts/logger';
+import { callFailed } from './errors.js';
+import type { Launch } from './launch.js';
+import { LogRing } from './log-ring.js';
+import type { McpOptions } from './options.js';
+import { ChildStdioTransport } from './stdio-transport.js';
+
+export type ServerStatus = 'stopped' | 'connecting' | 'connected' | 'error' | 'skipped';
+
+export interface CallOptions {
+  signal: AbortSignal;
+  timeoutMs: number;
+  progress?: () => void;
+}
+
+export interface ConnectionDeps {
+  options: McpOptions;
+  logger: Logger;
+  /** How to run the server now (registrations and credentials are read at each connect). */
+  resolve(): Promise<Launch>;
+  /** The tool list changed (connected, reconnected, `tools/list_changed`). */
+  toolsChanged(): void;
+}
+
+const CLIENT_INFO = { name: 'agt', version: '1.0.0' };
+
+export class ServerConnection {
+  status: ServerStatus = 'stopped';
+  error: string | undefined;
+  connectedAt: number | undefined;
+  restartCount = 0;
+  transport: 'stdio' | 'http' = 'stdio';
+  /** The last tool list the server gave (kept across reconnects so the model's tool list stays stable). */
+  tools: Tool[] | undefined;
+  /** The declared per-call limit (declaration, else registration), once resolved. */
+  timeoutMs: number | undefined;
+  readonly logs: LogRing;
+  private client: Client | undefined;
+  private current: Transport | undefined;
+  private connecting: Promise<void> | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private tries = 0;
+  private closed = false;
+  private lastFailure: string | undefined;
+
+  constructor(
+    readonly agentId: string,
+    readonly declaration: McpServerConfig,
+    private readonly deps: ConnectionDeps,
+  ) {
+    this.logs = new LogRing(deps.options.logLines);
+    this.transport = declaration.transport;
+  }
+
+  get name(): string {
+    return this.declaration.name;
+  }
+
+  /** The stdio child's pid while it runs. */
+  get pid(): number | undefined {
+    return this.current instanceof ChildStdioTransport ? this.current.pid : undefined;
+  }
+
+  /** Connects (or joins the connect under way); never throws: failures end in `error` or `skipped`. */
+  connect(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    this.connecting ??= this.connectOnce().finally(() => (this.connecting = undefined));
+    return this.connecting;
+  }
+
+  /** The restart route: drops the current session and connects at once, with a fresh set of tries. */
+  async restart(): Promise<void> {
+    if (this.closed) return;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    this.tries = 0;
+    await this.connecting?.catch(() => {});
+    await this.drop();
+    this.restartCount++;
+    this.logs.note('restart requested');
+    await this.connect();
+  }
+
+  /** Final: closes the session and kills the child (and its process group). */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    await this.connecting?.catch(() => {});
+    await this.drop();
+    this.status = 'stopped';
+  }
+
+  async call(tool: string, args: Record<string, unknown>, options: CallOptions): Promise<CallToolResult> {
+    if (this.status === 'connecting') await this.connecting;
+    const client = this.client;
+    if (this.status !== 'connected' || !client) {
+      throw callFailed(this.name, tool, `the server is ${this.status}${this.error ? ` (${this.error})` : ''}`);
+    }
+    try {
+      const result = (await client.callTool({ name: tool, arguments: args }, undefined, {
+        signal: options.signal,
+        // The kernel's limit (restarted by progress) normally fires first; this one is the backstop.
+        timeout: options.timeoutMs + 1_000,
+        resetTimeoutOnProgress: true,
+        onprogress: () => options.progress?.(),
+      })) as CallToolResult;
+      this.tries = 0;
+      return result;
+    } catch (error) {
+      if (options.signal.aborted) {
+        const reason: unknown = options.signal.reason;
+        // The kernel's time limit passed: the server ignored the call that long, so it is restarted.
+        if (isAgtError(reason) && reason.code === 'timeout') this.recycle(`no answer to ${tool} within its time limit`);
+        throw reason ?? error;
+      }
+      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+        this.recycle(`no answer to ${tool} within ${options.timeoutMs} ms`);
+        throw callFailed(this.name, tool, `no answer within ${options.timeoutMs} ms (the server is being restarted)`);
+      }
+      const why = error instanceof McpError && error.code === ErrorCode.ConnectionClosed ? `the connection closed during the call${this.lastFailure ? `: ${this.lastFailure}` : ''}` : (error as Error).message;
+      throw callFailed(this.name, tool, this.logs.scrub(why).slice(0, 500));
+    }
+  }
+
+  private async connectOnce(): Promise<void> {
+    this.status = 'connecting';
+    this.error = undefined;
+    let launch: Launch;
+    try {
+      launch = await this.deps.resolve();
+    } catch (error) {
+      return this.failed(`could not prepare the server: ${(error as Error).message}`);
+    }
+    if (launch.kind === 'skip') {
+      this.status = 'skipped';
+      this.error = launch.reason;
+      this.logs.note(`skipped: ${launch.reason}`);
+      this.deps.logger.info({ agentId: this.agentId, server: this.name }, `mcp server ${this.name} skipped: ${launch.reason}`);
+      return;
+    }
+    this.transport = launch.kind;
+    this.timeoutMs = launch.timeoutMs;
+    this.logs.setSecrets(launch.secrets);
+    for (const note of launch.notes) this.logs.note(note);
+    const attempts: Array<() => Transport> =
+      launch.kind === 'stdio'
+        ? [() => new ChildStdioTransport(launch.stdio, (text) => this.logs.write(text))]
+        : [
+            () => new StreamableHTTPClientTransport(launch.url, { requestInit: { headers: launch.headers } }),
+            // Older servers speak only HTTP+SSE: the SDK's client for it is the fallback.
+            () => new SSEClientTransport(launch.url, { requestInit: { headers: launch.headers }, eventSourceInit: { fetch: (url, init) => fetch(url, { ...init, headers: { ...launch.headers, ...(init?.headers as Record<string, string>) } }) } }),
+          ];
+    let failure = 'no transport';
+    for (const make of attempts) {
+      if (this.closed) return;
+      const outcome = await this.tryTransport(make());
+      if (outcome === true) return;
+      failure = outcome;
+    }
+    this.failed(failure);
+  }
+
+  /** True when connected; else why not. */
+  private async tryTransport(transport: Transport): Promise<true | string> {
+    const client = new Client(CLIENT_INFO, { capabilities: {} });
+    client.onerror = (error) => {
+      this.lastFailure = this.logs.scrub(error.message).slice(0, 300);
+      this.logs.note(`error: ${this.lastFailure}`);
+    };
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void this.refreshTools(client));
+    this.client = client;
+    this.current = transport;
+    const limit = this.deps.options.connectTimeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        (async () => {
+          await client.connect(transport, { timeout: limit });
+          this.tools = await listAllTools(client, limit);
+        })(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer within the connect limit of ${limit} ms`)), limit);
+        }),
+      ]);
+    } catch (error) {
+      clearTimeout(timer);
+      const why = this.logs.scrub(`${(error as Error).message}${this.lastFailure && !(error as Error).message.includes(this.lastFailure) ? ` (${this.lastFailure})` : ''}`).slice(0, 400);
+      this.client = undefined;
+      this.current = undefined;
+      await client.close().catch(() => {});
+      return why;
+    }
+    clearTimeout(timer);
+    if (this.closed) {
+      await client.close().catch(() => {});
+      return 'closed';
+    }
+    client.onclose = () => this.lost(client);
+    this.status = 'connected';
+    this.connectedAt = Date.now();
+    this.lastFailure = undefined;
+    this.logs.note(`connected (${this.tools?.length ?? 0} tools)`);
+    this.deps.toolsChanged();
+    return true;
+  }
+
+  private async refreshTools(client: Client): Promise<void> {
+    try {
+      this.tools = await listAllTools(client, this.deps.options.connectTimeoutMs);
+      this.logs.note(`tool list changed (${this.tools.length} tools)`);
+      this.deps.toolsChanged();
+    } catch (error) {
+      this.logs.note(`could not re-read the tool list: ${(error as Error).message}`);
+    }
+  }
+
+  /** The session ended without our asking (exit, garbage, network): reconnect with backoff. */
+  private lost(client: Client): void {
+    if (client !== this.client || this.closed) return;
+    this.client = undefined;
+    this.current = undefined;
+    this.failed(`the connection ended${this.lastFailure ? `: ${this.lastFailure}` : ''}`);
+  }
+
+  /** Ends a hung session; `lost` then schedules the reconnect. */
+  private recycle(why: string): void {
+    this.lastFailure = why;
+    this.logs.note(`restarting: ${why}`);
+    void this.client?.close().catch(() => {});
+  }
+
+  private failed(why: string): void {
+    this.status = 'error';
+    this.error = why;
+    this.logs.note(why);
+    this.deps.logger.warn({ agentId: this.agentId, server: this.name }, `mcp server ${this.name}: ${why}`);
+    if (this.closed || this.retryTimer) return;
+    if (this.tries >= this.deps.options.reconnectTries) {
+      this.logs.note(`gave up after ${this.tries} reconnect tries; POST /agents/${this.agentId}/mcp/${this.name}/restart tries again`);
+      return;
+    }
+    this.tries++;
+    const delay = this.deps.options.reconnectBaseMs * 2 ** (this.tries - 1);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.restartCount++;
+      this.logs.note(`reconnecting (try ${this.tries} of ${this.deps.options.reconnectTries})`);
+      void this.connect();
+    }, delay);
+    this.retryTimer.unref();
+  }
+
+  private async drop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    this.current = undefined;
+    if (client) await client.close().catch(() => {});
+  }
+}
+
+/** Every page of `tools/list`. */
+async function listAllTools(client: Client, timeout: number): Promise<Tool[]> {
+  const tools: Tool[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < 100; page++) {
+    const result = await client.listTools(cursor ? { cursor } : undefined, { timeout });
+    tools.push(...result.tools);
+    cursor = result.nextCursor;
+    if (!cursor) break;
+  }
+  return tools;
+}

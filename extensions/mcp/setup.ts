@@ -1,0 +1,38 @@
+/**
+ * Everything the `mcp` extension does once it is enabled (imported by `register` only, so reading the
+ * definition of a disabled extension never loads the MCP SDK).
+ */
+import { join } from 'node:path';
+import type { ExtensionContext, ExtensionHooks } from '@agt/contracts/extension';
+import { registerAgentMcpRoutes } from './agent-routes.js';
+import { McpManager } from './agent-servers.js';
+import type { McpOptions } from './options.js';
+import { McpPackages } from './packages.js';
+import { registerMcpRoutes } from './routes.js';
+import { ToolStateStore } from './tool-state.js';
+
+export function setupMcp(ctx: ExtensionContext<McpOptions>): ExtensionHooks {
+  const packages = new McpPackages(join(ctx.settings.dataDir, 'mcp-servers'), ctx.env, ctx.logger, ctx.config.installTimeoutMs);
+  const manager = new McpManager({
+    options: ctx.config,
+    logger: ctx.logger,
+    settings: ctx.settings,
+    env: ctx.env,
+    agents: ctx.agents,
+    packagesDir: packages.dir,
+    toolState: new ToolStateStore(join(ctx.settings.dataDir, 'mcp-state')),
+  });
+  ctx.contribute.tools(manager.contributor());
+  ctx.contribute.lifecycle({
+    loaded: (agent) => manager.open(agent),
+    unloaded: (agent) => manager.close(agent.id),
+  });
+  registerMcpRoutes(ctx.http, ctx.settings, manager, packages);
+  if (ctx.agentHttp) registerAgentMcpRoutes(ctx.agentHttp, ctx.agents, manager);
+  return {
+    async stop() {
+      packages.stop();
+      await manager.stop();
+    },
+  };
+}

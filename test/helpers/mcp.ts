@@ -1,0 +1,74 @@
+/**
+ * Test helpers for the mcp extension: paths of the real MCP servers from npm (run from node_modules),
+ * the fixture server packed as a tarball (installed offline through POST /mcp/packages), a free port
+ * for server-everything's Streamable HTTP mode, and waiting on a process to be gone.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { ROOT } from './daemon.js';
+
+interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
+export const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+export const MEMORY = join(ROOT, 'node_modules/@modelcontextprotocol/server-memory/dist/index.js');
+export const FIXTURE_DIR = join(ROOT, 'test/fixtures/mcp/fixture-server');
+export const FIXTURE_PACKAGE = 'agt-fixture-mcp-server';
+
+/** `npm pack` of the fixture server into `dir`; the tarball's path. */
+export function packFixture(dir: string): string {
+  const out = execFileSync('npm', ['pack', FIXTURE_DIR, '--pack-destination', dir, '--json', '--loglevel=error'], { encoding: 'utf8' });
+  const [info] = JSON.parse(out) as Array<{ filename: string }>;
+  return join(dir, info!.filename);
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((done) => server.close(done));
+  return port;
+}
+
+/** server-everything in Streamable HTTP mode on a free port; resolves once it listens. */
+export async function startEverythingHttp(t: Teardown): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
+    env: { PATH: process.env.PATH ?? '', PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  t.teardown(() => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
+  let err = '';
+  await new Promise<void>((done, fail) => {
+    const timer = setTimeout(() => fail(new Error(`server-everything HTTP did not start: ${err}`)), 30_000);
+    child.stderr!.on('data', (chunk) => {
+      err += chunk;
+      if (/listening on port/.test(err)) {
+        clearTimeout(timer);
+        done();
+      }
+    });
+    child.once('exit', () => fail(new Error(`server-everything HTTP exited: ${err}`)));
+  });
+  return { url: `http://127.0.0.1:${port}/mcp`, child };
+}
+
+export const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** Waits (bounded) for every pid to be gone; returns the ones still alive. */
+export async function gone(pids: number[], ms = 10_000): Promise<number[]> {
+  const until = Date.now() + ms;
+  while (Date.now() < until && pids.some(alive)) await new Promise((r) => setTimeout(r, 50));
+  return pids.filter(alive);
+}
