@@ -20,12 +20,10 @@ export const MAX_TEXT_BYTES = 256 * 1024;
 export interface InboundAttachment {
   filename: string;
   mimeType: string;
-  /** Decoded bytes (estimated from the body structure when it was not downloaded). */
+  /** Decoded bytes as the body structure announces them (an estimate for base64). */
   size: number;
-  /** Present when it was downloaded (within the limit). */
-  content?: Buffer;
-  /** Why it was not taken: `too_large`. */
-  refused?: 'too_large';
+  /** Downloads it; rejects once more than `maxBytes` arrive. Valid while `onMail` runs. */
+  fetch(maxBytes: number): Promise<Buffer>;
 }
 
 export interface InboundMail {
@@ -48,7 +46,6 @@ export interface InboundMail {
 export interface ImapInboxOptions {
   settings: EmailSettings;
   password: string;
-  maxAttachmentSize: number;
   /** Resolves once the mail is committed to the agent's inbox; a rejection leaves it unseen for the next try. */
   onMail(mail: InboundMail): Promise<void>;
   /** The connection ended without `close()` being called. */
@@ -207,7 +204,7 @@ export class ImapInbox {
       subject: envelope?.subject ?? '',
       ...(envelope?.date ? { date: new Date(envelope.date).getTime() } : {}),
       text: await this.text(client, uid, parts.plain, parts.html),
-      attachments: await this.attachments(client, uid, parts.attachments),
+      attachments: this.attachments(client, uid, parts.attachments),
       automated: auto !== 'no',
     };
   }
@@ -223,23 +220,42 @@ export class ImapInbox {
     return cut ? `${text}\n[the rest of this mail was cut: longer than ${MAX_TEXT_BYTES} bytes]` : text;
   }
 
-  private async attachments(client: ImapFlow, uid: number, refs: PartRef[]): Promise<InboundAttachment[]> {
-    const limit = this.options.maxAttachmentSize;
-    const out: InboundAttachment[] = [];
-    for (const ref of refs) {
-      const filename = safeFilename(ref.filename, `attachment-${ref.part}`);
-      const estimated = decodedSize(ref);
-      // Refused by its declared size: a large attachment is never downloaded.
-      if (estimated > limit) {
-        out.push({ filename, mimeType: ref.type, size: estimated, refused: 'too_large' });
-        continue;
-      }
-      const download = await client.download(String(uid), ref.part, { uid: true, decodeText: false, maxBytes: limit + 1 });
-      if (!download.content) continue;
-      const { data, cut } = await readAll(download.content, limit + 1);
-      if (cut || data.length > limit) out.push({ filename, mimeType: ref.type, size: Math.max(estimated, data.length), refused: 'too_large' });
-      else out.push({ filename, mimeType: ref.type, size: data.length, content: data });
+  private attachments(client: ImapFlow, uid: number, refs: PartRef[]): InboundAttachment[] {
+    return refs.map((ref) => ({
+      filename: safeFilename(ref.filename, `attachment-${ref.part}`),
+      mimeType: ref.type,
+      size: decodedSize(ref),
+      fetch: async (maxBytes: number) => {
+        const download = await client.download(String(uid), ref.part, { uid: true, decodeText: false, maxBytes: maxBytes + 1 });
+        if (!download.content) throw new Error(`part ${ref.part} of the mail is gone`);
+        const { data, cut } = await readAll(download.content, maxBytes + 1);
+        if (cut || data.length > maxBytes) throw new Error(`exceeds the limit of ${maxBytes} bytes`);
+        return data;
+      },
+    }));
+  }
+
+  /**
+   * The subject and References of a mail in the mailbox, by its Message-ID (what a reply to it needs to
+   * stay in its thread); undefined when it is not there (moved, deleted) or the connection is down.
+   */
+  async lookup(messageId: string): Promise<{ subject: string; references: string[] } | undefined> {
+    const client = this.client;
+    if (!client || this.closing || !client.usable || !/^<[^<>\s]+>$/.test(messageId)) return undefined;
+    const lock = await client.getMailboxLock(this.options.settings.imap.mailbox);
+    try {
+      const found = await client.search({ header: { 'message-id': messageId } }, { uid: true });
+      const uid = (found || []).at(-1);
+      if (uid === undefined) return undefined;
+      const message = await client.fetchOne(String(uid), { envelope: true, headers: ['references', 'in-reply-to'] }, { uid: true });
+      if (!message) return undefined;
+      const references = messageIds(headerValue(message.headers, 'references'));
+      return {
+        subject: message.envelope?.subject ?? '',
+        references: references.length > 0 ? references : messageIds(headerValue(message.headers, 'in-reply-to')),
+      };
+    } finally {
+      lock.release();
     }
-    return out;
   }
 }

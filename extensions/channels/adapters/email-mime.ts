@@ -56,9 +56,13 @@ export function messageParts(root: MessageStructureObject | undefined): MessageP
   return found;
 }
 
-/** The decoded size a part will have, from its transfer-encoded size (base64 grows by 4/3). */
+/**
+ * The decoded size a part will have, from its transfer-encoded size: base64 grows by 4/3 plus a line
+ * break every 76 characters. Never above the real size for wrapped base64, so an attachment within the
+ * limit is not refused by its announcement (the download itself is capped either way).
+ */
 export function decodedSize(ref: PartRef): number {
-  return ref.encoding === 'base64' ? Math.floor((ref.encodedSize * 3) / 4) : ref.encodedSize;
+  return ref.encoding === 'base64' ? Math.floor(((ref.encodedSize * 76) / 78) * 0.75) : ref.encodedSize;
 }
 
 /** A file name safe as one path segment of an agent file: no separators, no dot-only names. */
@@ -126,8 +130,8 @@ export function threadRoot(messageId: string, references: string[], inReplyTo: s
  * The Message-ID of an outbox row: the same for every try, and after a daemon restart, so a receiver
  * that already has it can drop the duplicate.
  */
-export function outboundMessageId(agentId: string, outboxId: number, fromAddress: string): string {
+export function outboundMessageId(agentId: string, outboxId: number, fromAddress: string, chunk = 0): string {
   const domain = fromAddress.includes('@') ? fromAddress.slice(fromAddress.lastIndexOf('@') + 1) : 'agt.invalid';
-  const local = `${agentId}.${outboxId}`.replace(/[^A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]/g, '-');
+  const local = `${agentId}.${outboxId}${chunk > 0 ? `.${chunk}` : ''}`.replace(/[^A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]/g, '-');
   return `<agt.${local}@${domain.replace(/[^A-Za-z0-9.-]/g, '-') || 'agt.invalid'}>`;
 }

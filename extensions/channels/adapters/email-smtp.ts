@@ -12,6 +12,8 @@ import { outboundMessageId, replyHeaders, type ThreadInfo } from './email-mime.j
 export interface OutgoingMail {
   agentId: string;
   outboxId: number;
+  /** The chunk of the outbox row (0 unless its text was cut). */
+  chunk?: number;
   to: string;
   text: string;
   /** The mail this answers, when it is a reply. */
@@ -76,7 +78,7 @@ export class SmtpOutbox {
   /** Sends one mail; resolves to its Message-ID, rejects with a {@link SmtpSendError}. */
   async send(mail: OutgoingMail): Promise<string> {
     const transport = await this.transporter();
-    const messageId = outboundMessageId(mail.agentId, mail.outboxId, this.settings.address);
+    const messageId = outboundMessageId(mail.agentId, mail.outboxId, this.settings.address, mail.chunk ?? 0);
     const thread = mail.parent ? replyHeaders(mail.parent) : undefined;
     try {
       await transport.sendMail({
