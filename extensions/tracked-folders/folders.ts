@@ -1,7 +1,8 @@
 /** The tracked folders as settings hold them (`trackedFolders`, `maxScanDepth`) and their real paths. */
-import { realpath, stat } from 'node:fs/promises';
+import { access, lstat, realpath, stat } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 import { DEFAULT_MAX_SCAN_DEPTH, type Settings } from '@agt/contracts/settings';
+import { isInside } from './scan.js';
 
 export interface TrackedSettings {
   /** As written in settings, without duplicates, in order. */
@@ -22,4 +23,13 @@ export async function realDirectory(path: string): Promise<string | null> {
   } catch {
     return null;
   }
+}
+
+/** Something exists at `path`. */
+export const exists = (path: string) => access(path).then(() => true, () => false);
+
+/** A regular file (not a link) whose real path is itself and inside `folder` (a real path). */
+export async function isOwnFile(filePath: string, folder: string): Promise<boolean> {
+  const [info, real] = await Promise.all([lstat(filePath).catch(() => null), realpath(filePath).catch(() => null)]);
+  return info !== null && info.isFile() && real === filePath && isInside(folder, real);
 }

@@ -8,11 +8,10 @@
  * All changes to the index run one after another on one queue, so a walk and a watcher event never
  * interleave halfway.
  */
-import { access, lstat, realpath } from 'node:fs/promises';
 import type { AutostartReport } from '@agt/contracts/agent-launcher';
 import type { ExtensionContext } from '@agt/contracts/extension';
 import { AgentIndex } from './agent-index.js';
-import { realDirectory, trackedSettings, type TrackedSettings } from './folders.js';
+import { exists, isOwnFile, realDirectory, trackedSettings, type TrackedSettings } from './folders.js';
 import { isInside, scanFolder } from './scan.js';
 import { watchFolder, type FolderWatcher, type WatchChange } from './watcher.js';
 
@@ -37,14 +36,6 @@ export interface TrackerOptions {
 }
 
 type Ctx = Pick<ExtensionContext, 'settings' | 'agents' | 'launcher' | 'bus' | 'logger'>;
-
-const exists = (path: string) => access(path).then(() => true, () => false);
-
-/** A regular file (not a link) whose real path is inside `folder` (a real path). */
-async function isOwnFile(filePath: string, folder: string): Promise<boolean> {
-  const [info, real] = await Promise.all([lstat(filePath).catch(() => null), realpath(filePath).catch(() => null)]);
-  return info !== null && info.isFile() && real === filePath && isInside(folder, real);
-}
 
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
