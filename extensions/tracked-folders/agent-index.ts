@@ -91,9 +91,4 @@ export class AgentIndex {
       .filter(({ summary }) => summary !== null && [summary.id, summary.handle, summary.name].some((value) => value !== null && value.toLowerCase() === wanted))
       .map((entry) => entry.filePath);
   }
-
-  /** The entry of another file with agent id `agentId`, if any. */
-  byAgentId(agentId: string): IndexEntry | undefined {
-    return this.all().find((entry) => entry.summary?.id === agentId);
-  }
 }
