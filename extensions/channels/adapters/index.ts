@@ -4,6 +4,7 @@
  */
 import type { AdapterType } from '../adapter.js';
 import { emailAdapterType } from './email.js';
+import { slackAdapter } from './slack.js';
 import { telegramAdapter } from './telegram.js';
 
-export const BUILTIN_ADAPTER_TYPES: readonly AdapterType[] = [emailAdapterType, telegramAdapter];
+export const BUILTIN_ADAPTER_TYPES: readonly AdapterType[] = [emailAdapterType, telegramAdapter, slackAdapter];
