@@ -104,6 +104,7 @@ export const InboxMessage = Type.Object({
   text: Type.String(),
   data: Type.Unknown(),
   status: Type.String({ description: '`unread` when new; `read`, `processed`, `failed`, ...' }),
+  external_id: Type.Optional(Nullable(Type.String({ description: 'the message id at its origin (mesh envelope id); one row per source and id' }))),
   created_at: Type.Integer(),
   updated_at: Type.Integer(),
 });
@@ -114,9 +115,11 @@ export const OutboxMessage = Type.Object({
   recipient: Nullable(Type.String()),
   text: Type.String(),
   data: Type.Unknown(),
-  status: Type.String({ description: '`queued` when new; `sent`, `failed`, ...' }),
+  status: Type.String({ description: '`queued` (no transport claims its address), `pending` (a transport is delivering it), `delivered`, `failed`' }),
   error: Nullable(Type.String()),
   attempts: Type.Integer(),
+  status_code: Type.Optional(Nullable(Type.Integer({ description: "the receiver's last HTTP status (mesh)" }))),
+  delivered_at: Type.Optional(Nullable(Type.Integer({ description: 'epoch ms of the delivery' }))),
   created_at: Type.Integer(),
   updated_at: Type.Integer(),
 });

@@ -137,6 +137,12 @@ export interface ExtensionContext<Config = unknown> {
   launcher: AgentLauncher;
   /** The daemon's environment variables, less the kernel's `AGT_*` ones (see {@link ExtensionEnv}). */
   env: ExtensionEnv;
+  /**
+   * Prints one line where the daemon prints its own listening line (stdout, unless the embedder
+   * redirected it): for an extension's listening line such as `agt mesh listening on http://HOST:PORT`
+   * (D1). Not a log: say nothing secret, print rarely. Line breaks become spaces.
+   */
+  print(line: string): void;
   /** The kernel's own extension points; everything contributed is withdrawn when the extension fails or stops. */
   contribute: ExtensionContributions;
   /**

@@ -36,6 +36,27 @@ export interface OutboundEnvelope {
   recipient: string | null;
   text: string;
   data?: unknown;
+  /**
+   * True when the row was handed over before (the daemon restarted, or the agent was reloaded, while it
+   * was `pending`): the receiver may already have it, so the transport must send it under the same
+   * message id it used the first time (derive the id from the agent and `messageId`), for the receiver
+   * to drop the duplicate.
+   */
+  resumed?: boolean;
+}
+
+/** What a transport tells the kernel about one delivery while it works on it. */
+export interface OutboundReport {
+  /**
+   * One try is over and another will follow (the row stays `pending`): `attempts` grows by one and
+   * `status_code` / `error` record what the receiver answered (null for a network error).
+   */
+  attemptFailed(statusCode: number | null, error: string): void;
+}
+
+/** How a delivery ended well; `statusCode` is the receiver's answer (recorded as `status_code`). */
+export interface OutboundResult {
+  statusCode?: number;
 }
 
 /** Sends outbox messages to the addresses of some schemes. Offered by `mesh` (`did:`) and `channels` (`telegram:`, ...). */
@@ -46,17 +67,21 @@ export interface OutboundTransport {
    */
   schemes: readonly string[];
   /**
-   * Delivers one message. Resolve once it is delivered (the kernel marks the outbox row `delivered`),
-   * reject when it cannot be (the row becomes `failed`, with the error's message). Retries and backoff
-   * are the transport's own; the kernel sets no deadline. Called after the row is committed, never
-   * twice for one row.
+   * Delivers one message. The kernel marks the row `pending` before the call. Resolve once it is
+   * delivered (the row becomes `delivered` with `delivered_at`), reject when it cannot be (the row
+   * becomes `failed`, with the error's message and its numeric `statusCode` property, when it has one).
+   * Each try counts in `attempts`: report the ones that failed and will be retried through `report`;
+   * the try that settles the call is counted by the kernel. Retries and backoff are the transport's own;
+   * the kernel sets no deadline. Called after the row is committed, once per row and daemon run; a row
+   * still `pending` when its agent loads again is handed over again with `resumed: true`.
    */
-  send(envelope: OutboundEnvelope): Promise<void>;
+  send(envelope: OutboundEnvelope, report: OutboundReport): Promise<OutboundResult | void>;
 }
 
 /**
  * All providers, in load order; for each message the first transport with a scheme that claims its
  * address wins. When none claims it, the row stays `queued` (what `msg_send` did before transports).
+ * Outbox statuses: `queued` (no transport), `pending` (handed to one), `delivered`, `failed`.
  */
 export const outboundTransports = createExtensionPoint<OutboundTransport>('agt.outbound-transports', { providers: 'all' });
 

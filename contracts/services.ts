@@ -2,6 +2,8 @@
  * Kernel services an extension reaches through its context object (never by importing `kernel/`).
  */
 import type { AgentConfig } from './agent-config.js';
+import type { AgentKeysAccess } from './agent-keys.js';
+import type { RunAgentLambda } from './agent-lambdas.js';
 import type { Settings } from './settings.js';
 
 export interface SettingsService {
@@ -69,6 +71,10 @@ export interface AgentsService {
   readCredential(agentId: string, name: string): Promise<string | undefined>;
   /** The agent's stored files. */
   readonly files: AgentFilesAccess;
+  /** The agent's Ed25519 identity: its DID, public key, and signing without the secret key leaving the kernel. */
+  readonly keys: AgentKeysAccess;
+  /** Runs one of the agent's lambdas in the kernel's sandbox, with a time limit (see `agent-lambdas.ts`). */
+  readonly runLambda: RunAgentLambda;
   /**
    * Replaces a loaded agent's config as `PUT /agents/{id}/config` does: validated against the agent
    * config schema (and the no-secrets rule), persisted, applied, `agent.config.changed` emitted. For an
@@ -86,6 +92,25 @@ export interface InboundMessage {
   sender?: string;
   text: string;
   data?: unknown;
+  /**
+   * The message's id at its origin (a mesh envelope id, a platform message id). When given, the agent
+   * keeps one row per `source` + `externalId`: a replay is answered with the first row's id and
+   * `duplicate: true`, and neither commits a row nor runs `on_inbox` again (at most 200 characters).
+   */
+  externalId?: string;
+}
+
+/** One row of an agent's `agt_inbox`. */
+export interface InboxRow {
+  id: number;
+  source: string;
+  sender: string | null;
+  text: string;
+  data: unknown;
+  status: string;
+  externalId: string | null;
+  /** Epoch milliseconds. */
+  createdAt: number;
 }
 
 export interface InboxService {
@@ -93,5 +118,7 @@ export interface InboxService {
    * Commits the message to the agent's `agt_inbox` and then runs its `on_inbox` trigger.
    * Rejects with `not_found` for an agent that is not loaded.
    */
-  deliver(agentId: string, message: InboundMessage): Promise<{ messageId: number }>;
+  deliver(agentId: string, message: InboundMessage): Promise<{ messageId: number; duplicate?: boolean }>;
+  /** One inbox row of a loaded agent (for replies by `parent_id`); undefined when there is none. */
+  get(agentId: string, messageId: number): Promise<InboxRow | undefined>;
 }

@@ -106,7 +106,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     app.log.info({ dataDir: settings.dataDir }, `data directory ${settings.dataDir}`);
     const kernelPrefixes = await registerKernelRoutes(app, kernel);
     const manifestPath = env.extensionsManifest ? resolve(env.extensionsManifest) : join(PROJECT_ROOT, 'extensions.json');
-    const extensions = await loadExtensions(app, kernel, kernel.extensions, manifestPath, { required: Boolean(env.extensionsManifest), kernelPrefixes, env: processEnv });
+    const extensions = await loadExtensions(app, kernel, kernel.extensions, manifestPath, { required: Boolean(env.extensionsManifest), kernelPrefixes, env: processEnv, print });
 
     try {
       await app.listen({ host: env.host, port: env.port });

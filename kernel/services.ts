@@ -13,6 +13,7 @@ import type { AgentsService, InboxService } from '../contracts/services.js';
 import type { ToolDefinition } from '../contracts/tools.js';
 import { AgentIdentityService } from './agent-identity/service.js';
 import { AgentRegistry } from './agents/registry.js';
+import { agentIdNotLoaded } from './agents/errors.js';
 import { agentsService, inboxService } from './agents/services.js';
 import { agentLauncher } from './agents/launcher.js';
 import type { AgentLauncher } from '../contracts/agent-launcher.js';
@@ -129,10 +130,18 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
       credentials.keys.clear();
     },
   });
-  const agents: AgentsService = agentsService(registry, 'kernel', async (agent, name) => credentials.read(agent, name));
+  const agentIdentity = new AgentIdentityService({ identity, credentials, registry, bus });
+  const agents: AgentsService = agentsService(registry, 'kernel', async (agent, name) => credentials.read(agent, name), {
+    identity: (agent) => agentIdentity.publicIdentity(agent),
+    sign: (agent, message) => agentIdentity.signOrThrow(agent, message),
+    runLambda: (agentId, lambda, input, timeoutMs) => {
+      const agentRuntime = runtime.byId(agentId);
+      if (!agentRuntime) throw agentIdNotLoaded(agentId);
+      return agentRuntime.runLambda(lambda, input, timeoutMs);
+    },
+  });
   const inbox: InboxService = inboxService(registry, bus, runtime);
   const launcher = agentLauncher({ runtime, bus, contributions, registry });
-  const agentIdentity = new AgentIdentityService({ identity, credentials, registry, bus });
 
   const eventStream = new SseHub(bus, logger);
   const extensions = new ExtensionRegistry({ logger, bus, contributions });

@@ -87,12 +87,13 @@ t.test('kernel points without a daemon: the locator and the transports', async (
   points.provide('channels', outboundTransports, { schemes: ['telegram:', 'DID:'], send: async (e) => void calls.push(`channels ${e.address}`) });
   t.equal(outboundTransportFor(points, 'DID:key:z6Mk')?.owner, 'mesh', 'first that claims wins; schemes ignore case');
   t.equal(outboundTransportFor(points, 'telegram:1')?.owner, 'channels');
-  t.equal(sendOutbound(points, { agentId: 'a', messageId: 1, address: 'slack:x', channel: 'slack', recipient: 'x', text: 'hi' }), undefined, 'unclaimed');
-  const sending = sendOutbound(points, { agentId: 'a', messageId: 2, address: 'telegram:9', channel: 'telegram', recipient: '9', text: 'hi' });
+  const report = { attemptFailed: () => {} };
+  t.equal(sendOutbound(points, { agentId: 'a', messageId: 1, address: 'slack:x', channel: 'slack', recipient: 'x', text: 'hi' }, report), undefined, 'unclaimed');
+  const sending = sendOutbound(points, { agentId: 'a', messageId: 2, address: 'telegram:9', channel: 'telegram', recipient: '9', text: 'hi' }, report);
   await sending?.delivery;
   t.same(calls, ['channels telegram:9']);
   points.provide('thrower', outboundTransports, { schemes: ['boom:'], send: () => { throw new Error('sync throw'); } });
-  await t.rejects(sendOutbound(points, { agentId: 'a', messageId: 3, address: 'boom:1', channel: 'boom', recipient: '1', text: 'x' })!.delivery, /sync throw/, 'a throw is a rejected delivery');
+  await t.rejects(sendOutbound(points, { agentId: 'a', messageId: 3, address: 'boom:1', channel: 'boom', recipient: '1', text: 'x' }, report)!.delivery, /sync throw/, 'a throw is a rejected delivery');
 });
 
 t.test('fixture extensions offering and using points', async (t) => {
@@ -168,16 +169,17 @@ t.test('fixture extensions offering and using points', async (t) => {
     const outbox = async () => {
       for (let i = 0; i < 100; i++) {
         const rows = (await d.request('GET', `/agents/${agentId}/outbox`)).body.messages as any[];
-        if (rows[0].status !== 'queued' && rows[1].status !== 'queued') return rows;
+        if (!['queued', 'pending'].includes(rows[0].status) && !['queued', 'pending'].includes(rows[1].status)) return rows;
         await new Promise((r) => setTimeout(r, 20));
       }
       throw new Error('the outbox rows never left queued');
     };
     const rows = await outbox();
     t.match(rows[0], { id: 1, status: 'delivered', attempts: 1, error: null });
+    t.ok(rows[0].delivered_at > 0, 'delivered_at is set');
     t.match(rows[1], { id: 2, status: 'failed', attempts: 1, error: 'nobody answers at fixture:fail' });
     t.match(rows[2], { id: 3, status: 'queued', attempts: 0 }, 'no transport claims it: queued, as before transports');
-    t.match(rows[3], { id: 4, status: 'queued', attempts: 0 }, 'a transport still sending leaves it queued');
+    t.match(rows[3], { id: 4, status: 'pending', attempts: 0 }, 'a transport still sending leaves it pending');
     t.same((await d.request('GET', '/points-provider/sent')).body.sent, [
       { agentId, messageId: 1, address: 'fixture:bob', channel: 'fixture', recipient: 'bob', text: 'hi bob', data: { n: 1 } },
     ]);

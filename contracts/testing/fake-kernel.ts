@@ -13,6 +13,8 @@ import type { ModelClientProvider } from '../model.js';
 import { normalizeAgentPath } from '../agent-paths.js';
 import type { AgentLauncher } from '../agent-launcher.js';
 import type { AgentFile, AgentFilesAccess, AgentsService, AgentView, InboundMessage, InboxService, LogLevel, SettingsService } from '../services.js';
+import { generateKeyPairSync, sign as signBytes, type KeyObject } from 'node:crypto';
+import { didFromPublicKey, type AgentKeysAccess } from '../agent-keys.js';
 import { SettingsSchema, type Settings } from '../settings.js';
 import { assertValid } from '../validate.js';
 import type { ToolContributor } from '../tools.js';
@@ -185,6 +187,10 @@ export function testAgents(agents: TestAgent[], logRows: AgentLogRow[]): AgentsS
   });
   return {
     files: testFiles(agents),
+    keys: testKeys(agents),
+    runLambda: async () => {
+      throw new AgtError('unavailable', 'the test harness runs no agent lambdas (boot a test daemon for that)');
+    },
     list: () => agents.map(view),
     find: (ref) => {
       const agent = agents.find((a) => a.id === ref) ?? agents.find((a) => a.handle === ref) ?? agents.find((a) => (a.name ?? a.id) === ref);
@@ -197,6 +203,33 @@ export function testAgents(agents: TestAgent[], logRows: AgentLogRow[]): AgentsS
       agent.config = { ...next };
     },
     log: (agentId, level, message, data) => void logRows.push({ agentId, level, message, ...(data !== undefined ? { data } : {}) }),
+  };
+}
+
+/** `ctx.agents.keys`: a fresh Ed25519 key pair per test agent, made on first use (real signatures). */
+function testKeys(agents: TestAgent[]): AgentKeysAccess {
+  const pairs = new Map<string, { did: string; publicKey: Uint8Array; privateKey: KeyObject }>();
+  const pairOf = (agentId: string) => {
+    if (!agents.some((a) => a.id === agentId)) return undefined;
+    let pair = pairs.get(agentId);
+    if (!pair) {
+      const made = generateKeyPairSync('ed25519');
+      const publicKey = new Uint8Array(made.publicKey.export({ format: 'der', type: 'spki' }).subarray(-32));
+      pair = { did: didFromPublicKey(publicKey), publicKey, privateKey: made.privateKey };
+      pairs.set(agentId, pair);
+    }
+    return pair;
+  };
+  return {
+    identity: (agentId) => {
+      const pair = pairOf(agentId);
+      return pair && { did: pair.did, publicKey: pair.publicKey };
+    },
+    sign: async (agentId, message) => {
+      const pair = pairOf(agentId);
+      if (!pair) throw new AgtError('not_found', `agent ${agentId} is not loaded`);
+      return new Uint8Array(signBytes(null, message, pair.privateKey));
+    },
   };
 }
 
@@ -232,6 +265,13 @@ export function testInbox(agents: TestAgent[], deliveries: Delivery[]): InboxSer
       const delivery = { agentId, message, messageId: deliveries.length + 1 };
       deliveries.push(delivery);
       return { messageId: delivery.messageId };
+    },
+    get: async (agentId, messageId) => {
+      if (!agents.some((a) => a.id === agentId)) throw new AgtError('not_found', `agent ${agentId} is not loaded`);
+      const found = deliveries.find((d) => d.agentId === agentId && d.messageId === messageId);
+      if (!found) return undefined;
+      const { message } = found;
+      return { id: found.messageId, source: message.source, sender: message.sender ?? null, text: message.text, data: message.data ?? null, status: 'unread', externalId: message.externalId ?? null, createdAt: 0 };
     },
   };
 }

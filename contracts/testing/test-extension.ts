@@ -76,6 +76,8 @@ export interface TestExtension {
   offered<T>(point: ExtensionPoint<T>): T[];
   /** Messages it delivered with `ctx.inbox.deliver`. */
   deliveries: Delivery[];
+  /** Lines it printed with `ctx.print`. */
+  printed: string[];
   /** Rows it wrote with `ctx.agents.log`. */
   agentLogs: AgentLogRow[];
   /** Lines of the recording logger (empty when `logger` was given). */
@@ -125,6 +127,7 @@ export async function startTestExtension<Options extends TSchema>(
   const agents = options.agents ?? [];
   const agentLogs: AgentLogRow[] = [];
   const deliveries: Delivery[] = [];
+  const printed: string[] = [];
   const contributions: RecordedContributions = { modelClients: [], tools: [], inboxSources: [], lifecycle: [] };
   const points = new TestPoints(name, options.uses ?? []);
   const subscriptions = new Set<() => void>();
@@ -190,6 +193,7 @@ export async function startTestExtension<Options extends TSchema>(
       inbox: testInbox(agents, deliveries),
       launcher: testLauncher(options.launcher ?? {}),
       env: testEnv(options.env ?? {}),
+      print: (line) => void printed.push(String(line)),
       contribute: recordContributions(contributions),
       provide: (point, implementation) => points.provide(point, implementation),
       use: ((point: ExtensionPoint<unknown>) => points.use(point)) as ExtensionContext['use'],
@@ -257,6 +261,7 @@ export async function startTestExtension<Options extends TSchema>(
     contributions,
     offered: <T>(point: ExtensionPoint<T>) => [...((points.offered.get(point.id) ?? []) as T[])],
     deliveries,
+    printed,
     agentLogs,
     logs,
     agents,

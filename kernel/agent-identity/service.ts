@@ -17,10 +17,11 @@ import type { LoadedAgent } from '../agents/loaded-agent.js';
 import type { AgentRegistry } from '../agents/registry.js';
 import { createPasswordEnvelope, createPlainEnvelope, ENVELOPE_KEY, openWithKey, sealWithKey, serializeEnvelope, type Envelope } from '../credentials/envelope.js';
 import type { CredentialsService } from '../credentials/service.js';
-import { didKeyFromEd25519 } from '../identity/did-key.js';
+import { didKeyFromEd25519, ed25519FromDidKey, isEd25519DidKey } from '../identity/did-key.js';
 import { signDetached, signKeyPairFromSeed } from '../identity/nacl-node.js';
 import { requireReadyIdentity } from '../identity/index.js';
 import type { IdentityService } from '../identity/types.js';
+import { agentKeyUnavailable } from './errors.js';
 import { attest, parseAttestations, verifyAttestation, type AttestationKind, type AttestationRecord } from './attestations.js';
 
 export const AGENT_DID_KEY = 'agent.did';
@@ -148,6 +149,20 @@ export class AgentIdentityService {
     seed.fill(0);
     const signature = signDetached(message, pair.secretKey);
     pair.secretKey.fill(0);
+    return signature;
+  }
+
+  /** The agent's DID and public key (`ctx.agents.keys.identity`); undefined when it has no identity. */
+  publicIdentity(agent: LoadedAgent): { did: string; publicKey: Uint8Array } | undefined {
+    const did = agent.file.identity.get(AGENT_DID_KEY)?.toString('utf8');
+    if (!did || !isEd25519DidKey(did)) return undefined;
+    return { did, publicKey: ed25519FromDidKey(did) };
+  }
+
+  /** {@link sign} for extensions: 409 `credentials_locked` instead of null when the key is out of reach. */
+  signOrThrow(agent: LoadedAgent, message: Uint8Array): Uint8Array {
+    const signature = this.sign(agent, message);
+    if (!signature) throw agentKeyUnavailable(agent.id);
     return signature;
   }
 

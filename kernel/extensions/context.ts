@@ -30,6 +30,8 @@ export interface ContextInput {
   agentHttp?: ExtensionHttp;
 }
 
+const defaultPrint = (line: string) => void process.stdout.write(`${line}\n`);
+
 /** A read-only view of `source` without the kernel's own `AGT_*` variables. */
 export function extensionEnv(source: NodeJS.ProcessEnv): ExtensionEnv {
   return Object.freeze({
@@ -75,6 +77,7 @@ export function buildContext(kernel: ExtensionHostDeps, input: ContextInput): Bu
     inbox: kernel.inbox,
     launcher: kernel.launcher,
     env: extensionEnv(input.env),
+    print: (line: string) => (kernel.print ?? defaultPrint)(String(line).replace(/[\r\n]+/g, ' ')),
     contribute: kernel.contributions.forExtension(name),
     provide: <T>(point: ExtensionPoint<T>, implementation: T) => {
       if (!registering) throw new Error(`extension ${name} offers extension point ${point.id} after register: offer it during register`);

@@ -14,4 +14,6 @@ export interface ExtensionHostDeps {
   inbox: InboxService;
   launcher: AgentLauncher;
   contributions: Contributions;
+  /** Where `ctx.print` writes (the daemon's listening-line output; default stdout). */
+  print?: (line: string) => void;
 }

@@ -5,7 +5,7 @@
  */
 import { isAbsolute } from 'node:path';
 import { AgtError } from '../../contracts/errors.js';
-import { agentLocator, outboundTransports, type OutboundEnvelope, type OutboundTransport } from '../../contracts/points.js';
+import { agentLocator, outboundTransports, type OutboundEnvelope, type OutboundReport, type OutboundResult, type OutboundTransport } from '../../contracts/points.js';
 import { waitAtMost } from '../deadline.js';
 import { locatorAnswerInvalid, locatorFailed, locatorTimedOut } from './errors.js';
 import type { ExtensionPoints } from './points.js';
@@ -53,9 +53,13 @@ export function outboundTransportFor(points: ExtensionPoints, address: string): 
  * none claims it (the message stays queued, as before there were transports). A transport that throws
  * instead of rejecting is a rejected delivery.
  */
-export function sendOutbound(points: ExtensionPoints, envelope: OutboundEnvelope): { owner: string; delivery: Promise<void> } | undefined {
+export function sendOutbound(
+  points: ExtensionPoints,
+  envelope: OutboundEnvelope,
+  report: OutboundReport,
+): { owner: string; delivery: Promise<OutboundResult | void> } | undefined {
   const claimant = outboundTransportFor(points, envelope.address);
   if (!claimant) return undefined;
-  const delivery = Promise.resolve().then(() => claimant.transport.send(Object.freeze({ ...envelope })));
+  const delivery = Promise.resolve().then(() => claimant.transport.send(Object.freeze({ ...envelope }), report));
   return { owner: claimant.owner, delivery };
 }

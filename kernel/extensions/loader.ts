@@ -45,6 +45,8 @@ export interface LoadOptions {
   kernelPrefixes: ReadonlySet<string>;
   /** The daemon's environment variables, seen by extensions as `ctx.env` less `AGT_*` (default `process.env`). */
   env?: NodeJS.ProcessEnv;
+  /** Where `ctx.print` writes (the daemon's listening-line output; default stdout). */
+  print?: (line: string) => void;
 }
 
 /**
@@ -246,7 +248,8 @@ export async function loadExtensions(app: KernelApp, kernel: ExtensionHostDeps, 
   // Registration order: dependencies first; extensions that will never register keep manifest order.
   const sequence = [...order, ...records.filter((r) => !order.includes(r.name)).map((r) => r.name)];
   const env = options.env ?? process.env;
-  for (const name of sequence) registerScopes(app, kernel, env, registry, registry.get(name)!);
+  const host: ExtensionHostDeps = options.print ? { ...kernel, print: options.print } : kernel;
+  for (const name of sequence) registerScopes(app, host, env, registry, registry.get(name)!);
   const claimed = new Set(records.flatMap((r) => [r.prefix, r.agentRoutes && `/agents/:id/${r.agentRoutes}`]).filter((p): p is string => !!p));
   registerUnlistedStubs(app, new Set(records.map((r) => r.name)), claimed);
 

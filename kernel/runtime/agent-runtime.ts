@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { AgentConfig, TriggerTarget, TriggerType } from '../../contracts/agent-config.js';
 import type { EventBus, EventPayloads, EventType } from '../../contracts/events.js';
 import type { Logger } from '../../contracts/logger.js';
-import { outboundAddress, type OutboundEnvelope } from '../../contracts/points.js';
+import { outboundAddress, type OutboundEnvelope, type OutboundReport, type OutboundResult } from '../../contracts/points.js';
 import type { OutboxMessage } from '../agents/stores/message-stores.js';
 import type { QueuedInput } from '../agents/stores/queue-store.js';
 import type { TimerRow } from '../agents/stores/timers-store.js';
@@ -35,7 +35,7 @@ export interface RuntimeDeps extends LoopSources {
   /** Validates, commits and applies a new config (the registry's update path). */
   updateConfig(agentId: string, next: AgentConfig): Promise<void>;
   /** The delivery by the outbound transport that claims the envelope's address; undefined when none does. */
-  sendOutbound?(envelope: OutboundEnvelope): { owner: string; delivery: Promise<void> } | undefined;
+  sendOutbound?(envelope: OutboundEnvelope, report: OutboundReport): { owner: string; delivery: Promise<OutboundResult | void> } | undefined;
 }
 
 const isDisplayState = (value: unknown): value is DisplayState =>
@@ -128,29 +128,54 @@ export class AgentRuntime {
 
   /**
    * Hands a committed outbox row to the outbound transport that claims its address (an extension's,
-   * `contracts/points.ts`); the row becomes `delivered` or `failed` when the transport answers. Without
-   * a claimant the row stays `queued`. Never throws.
+   * `contracts/points.ts`): the row becomes `pending`, then `delivered` or `failed` when the transport
+   * answers; tries it reports as failed count in `attempts`. Without a claimant the row stays `queued`.
+   * `resumed`: the row was `pending` when the agent loaded (a restart). Never throws.
    */
-  sendOutbound(row: OutboxMessage): void {
+  sendOutbound(row: OutboxMessage, resumed = false): void {
     const address = outboundAddress(row.channel, row.recipient);
-    const sending = this.deps.sendOutbound?.({
-      agentId: this.agent.id,
-      messageId: row.id,
-      address,
-      channel: row.channel,
-      recipient: row.recipient,
-      text: row.text,
-      ...(row.data === null || row.data === undefined ? {} : { data: row.data }),
-    });
+    const outbox = this.agent.file.outbox;
+    const report: OutboundReport = {
+      attemptFailed: (statusCode, error) =>
+        this.durably('count a failed delivery try', () => outbox.setStatus(row.id, 'pending', { attempted: true, statusCode: typeof statusCode === 'number' ? statusCode : null, error: String(error).slice(0, 500) })),
+    };
+    const sending = this.deps.sendOutbound?.(
+      {
+        agentId: this.agent.id,
+        messageId: row.id,
+        address,
+        channel: row.channel,
+        recipient: row.recipient,
+        text: row.text,
+        ...(row.data === null || row.data === undefined ? {} : { data: row.data }),
+        ...(resumed ? { resumed: true } : {}),
+      },
+      report,
+    );
     if (!sending) return;
+    if (!resumed) this.durably('mark an outbox message pending', () => outbox.setStatus(row.id, 'pending'));
     void sending.delivery.then(
-      () => this.durably('mark an outbox message delivered', () => this.agent.file.outbox.setStatus(row.id, 'delivered', { attempted: true })),
+      (result) => {
+        const statusCode = typeof result?.statusCode === 'number' ? result.statusCode : undefined;
+        this.durably('mark an outbox message delivered', () => outbox.setStatus(row.id, 'delivered', { attempted: true, deliveredAt: Date.now(), ...(statusCode === undefined ? {} : { statusCode }) }));
+      },
       (error: unknown) => {
         const why = error instanceof Error ? error.message : String(error);
-        this.durably('mark an outbox message failed', () => this.agent.file.outbox.setStatus(row.id, 'failed', { error: why, attempted: true }));
+        const code = (error as { statusCode?: unknown } | null)?.statusCode;
+        this.durably('mark an outbox message failed', () => outbox.setStatus(row.id, 'failed', { error: why, attempted: true, ...(typeof code === 'number' ? { statusCode: code } : {}) }));
         this.log('warn', `outbox message ${row.id} to ${address} failed (transport of extension ${sending.owner}): ${why}`, { event: 'outbox_failed' });
       },
     );
+  }
+
+  /** Rows a previous run handed to a transport and never settled go out again (the receiver drops repeats). */
+  private resumeOutbound(): void {
+    for (const row of this.agent.file.outbox.list({ status: 'pending' })) this.sendOutbound(row, true);
+  }
+
+  /** Runs one of the agent's lambdas for an extension (`ctx.agents.runLambda`); see SystemRunner.runLambda. */
+  runLambda(lambda: string, input: unknown, timeoutMs?: number): Promise<{ result: unknown; logs: string[] }> {
+    return this.system.runLambda(lambda, input, timeoutMs);
   }
 
   /** Commits a log row, announces it and offers it to `on_logs`. Never throws. */
@@ -303,6 +328,7 @@ export class AgentRuntime {
     if (this.detached) return;
     try {
       recoverAcceptedWork(this);
+      this.resumeOutbound();
     } catch (error) {
       this.deps.logger.error({ err: error, agentId: this.agent.id }, 'restart recovery failed');
       this.log('error', `restart recovery failed: ${(error as Error).message}`, { event: 'recovery_failed' });

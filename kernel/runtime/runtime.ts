@@ -71,7 +71,7 @@ export class RuntimeService implements AgentRuntimeHooks {
         }),
       builtinTools: () => this.services.builtinTools(),
       contributedTools: (agentId, taken) => contributions.toolsFor(agentId, taken),
-      sendOutbound: (envelope) => sendOutbound(contributions.points, envelope),
+      sendOutbound: (envelope, report) => sendOutbound(contributions.points, envelope, report),
       updateConfig: async (agentId, next) => {
         const agent = this.services.findAgent(agentId);
         if (!agent) throw agentIdNotLoaded(agentId);

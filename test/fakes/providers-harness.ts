@@ -122,6 +122,12 @@ export async function bootProviders(
     get files(): never {
       throw new Error('the providers extension does not use agent files');
     },
+    get keys(): never {
+      throw new Error('the providers extension does not sign');
+    },
+    runLambda: async () => {
+      throw new Error('the providers extension runs no lambdas');
+    },
     updateConfig: async () => {
       throw new Error('the providers extension does not write agent configs');
     },
@@ -143,11 +149,12 @@ export async function bootProviders(
     bus: { emit: () => { throw new Error('unused'); }, subscribe: () => () => {} },
     settings: settingsService,
     agents: agentsService,
-    inbox: { deliver: async () => ({ messageId: 0 }) },
+    inbox: { deliver: async () => ({ messageId: 0 }), get: async () => undefined },
     get launcher(): never {
       throw new Error('the providers extension does not use the agent launcher');
     },
     env: { get: (name) => process.env[name] },
+    print: () => {},
     contribute: { modelClients: (p) => void clients.push(p), tools: () => {}, inboxSource: () => {}, lifecycle: () => {} },
     provide: () => {
       throw new Error('unused');

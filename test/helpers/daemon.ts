@@ -44,6 +44,8 @@ function prepareEnv(t: Teardown, options: BootOptions) {
     AGT_DAEMON_SETTINGS: join(dataDir, 'settings.json'),
     AGT_DAEMON_PORT: '0',
     AGT_LOG_LEVEL: 'silent',
+    // The mesh extension's server: never the default port in tests.
+    MESH_PORT: '0',
     ...options.env,
   };
   if (options.settings) writeFileSync(join(dataDir, 'settings.json'), JSON.stringify(options.settings));

@@ -13,6 +13,8 @@ export interface InboxMessage {
   text: string;
   data: unknown;
   status: string;
+  /** The message's id at its origin (mesh envelope id, platform message id); unique per source. */
+  external_id: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -27,6 +29,9 @@ export interface OutboxMessage {
   status: string;
   error: string | null;
   attempts: number;
+  /** The receiver's last HTTP status (mesh), null when none answered. */
+  status_code: number | null;
+  delivered_at: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -37,19 +42,26 @@ export class InboxStore {
   constructor(private readonly sql: Sql) {}
 
   /** Commits a message (status `unread` unless given). */
-  insert(input: { source: string; sender?: string | null; text: string; data?: unknown; status?: string }): InboxMessage {
+  insert(input: { source: string; sender?: string | null; text: string; data?: unknown; status?: string; externalId?: string | null }): InboxMessage {
     const now = Date.now();
     const { lastId } = this.sql.run(
-      'INSERT INTO agt_inbox (source, sender, text, data, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO agt_inbox (source, sender, text, data, status, external_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       input.source,
       input.sender ?? null,
       input.text,
       toJson(input.data),
       input.status ?? 'unread',
+      input.externalId ?? null,
       now,
       now,
     );
     return this.get(lastId)!;
+  }
+
+  /** The row that `source` delivered under its own id `externalId`, if any. */
+  byExternalId(source: string, externalId: string): InboxMessage | undefined {
+    const row = this.sql.one<InboxMessage>('SELECT * FROM agt_inbox WHERE source = ? AND external_id = ?', source, externalId);
+    return row && decode(row);
   }
 
   get(id: number): InboxMessage | undefined {
@@ -111,14 +123,20 @@ export class OutboxStore {
     return rows.map(decode);
   }
 
-  /** Sets the status (and error text; `attempts` grows when `attempted`); false when no such message. */
-  setStatus(id: number, status: string, options: { error?: string | null; attempted?: boolean } = {}): boolean {
+  /**
+   * Sets the status (and error text; `attempts` grows when `attempted`; `status_code` and `delivered_at`
+   * are kept unless given); false when no such message.
+   */
+  setStatus(id: number, status: string, options: { error?: string | null; attempted?: boolean; statusCode?: number | null; deliveredAt?: number } = {}): boolean {
     return (
       this.sql.run(
-        'UPDATE agt_outbox SET status = ?, error = ?, attempts = attempts + ?, updated_at = ? WHERE id = ?',
+        'UPDATE agt_outbox SET status = ?, error = ?, attempts = attempts + ?, status_code = CASE WHEN ? THEN ? ELSE status_code END, delivered_at = coalesce(?, delivered_at), updated_at = ? WHERE id = ?',
         status,
         options.error ?? null,
         options.attempted ? 1 : 0,
+        options.statusCode !== undefined ? 1 : 0,
+        options.statusCode ?? null,
+        options.deliveredAt ?? null,
         Date.now(),
         id,
       ).changes > 0

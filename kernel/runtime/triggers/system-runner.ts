@@ -10,7 +10,7 @@ import { isAgtError } from '../../../contracts/errors.js';
 import type { EventPayloads, EventType } from '../../../contracts/events.js';
 import { agentUnloading, commandFailed, commandTimedOut, lambdaFileMissing, systemTargetEmpty, tooManySystemRuns } from '../errors.js';
 import { runCommand } from '../sandbox/command-runner.js';
-import { LambdaHost, parseLambdaRef } from '../sandbox/lambda-runner.js';
+import { LAMBDA_DEFAULT_TIMEOUT_MS, LambdaHost, parseLambdaRef } from '../sandbox/lambda-runner.js';
 import { limitOf, type RuntimeAgent } from '../types.js';
 import type { TriggerEvent } from '../dispatch.js';
 
@@ -88,6 +88,21 @@ export class SystemRunner {
     } finally {
       this.running.delete(controller);
     }
+  }
+
+  /**
+   * Runs one lambda for an extension (an agent website's API route) in this agent's sandbox: the same
+   * worker, queue and limits as triggers; the time limit is `timeoutMs` capped at the agent's
+   * `limits.lambda_timeout_ms`. Throws the sandbox's coded errors.
+   */
+  async runLambda(lambda: string, input: unknown, timeoutMs?: number): Promise<{ result: unknown; logs: string[] }> {
+    if (this.closed) throw agentUnloading();
+    const ref = parseLambdaRef(lambda);
+    const file = this.host.agent.file.files.read(ref.path);
+    if (!file) throw lambdaFileMissing(ref.path);
+    const cap = limitOf(this.host.agent.config, 'lambda_timeout_ms', LAMBDA_DEFAULT_TIMEOUT_MS);
+    const limit = typeof timeoutMs === 'number' && timeoutMs > 0 ? Math.min(timeoutMs, cap) : cap;
+    return this.lambdas.run({ ref, source: file.content.toString('utf8'), event: input, timeoutMs: limit });
   }
 
   /** Unload: kills running commands and the lambda worker. */

@@ -1,0 +1,141 @@
+/**
+ * Agents' own keys, for extensions that sign on an agent's behalf (mesh cards and envelopes) and check
+ * what other agents signed. Every agent has an Ed25519 key pair; its public half is the agent's
+ * `did:key` (decisions D4: multicodec 0xed01, base58btc, `did:key:z6Mk…`). The secret half never
+ * leaves the kernel: {@link AgentKeysAccess.sign} signs inside it.
+ *
+ * The helpers below are pure (node:crypto only), so a third-party extension verifies signatures exactly
+ * as the kernel does without importing it.
+ */
+import { createPublicKey, verify } from 'node:crypto';
+
+/** An agent's public identity. */
+export interface AgentPublicIdentity {
+  /** `did:key:z6Mk…` */
+  did: string;
+  /** The raw 32-byte Ed25519 public key the DID names. */
+  publicKey: Uint8Array;
+}
+
+/**
+ * `ctx.agents.keys`: a loaded agent's key pair, used without handing out the secret key.
+ */
+export interface AgentKeysAccess {
+  /** The agent's DID and public key; undefined when it is not loaded or has no identity yet. */
+  identity(agentId: string): AgentPublicIdentity | undefined;
+  /**
+   * A detached Ed25519 signature of `message` by the agent's key (64 bytes). Rejects with `not_found`
+   * for an agent that is not loaded, and `credentials_locked` while its credentials envelope (which
+   * seals the key) is locked or it has no key. Never logs `message`.
+   */
+  sign(agentId: string, message: Uint8Array): Promise<Uint8Array>;
+}
+
+const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
+const DID_KEY_PREFIX = 'did:key:z';
+/** DER prefix of an Ed25519 SubjectPublicKeyInfo; the 32 key bytes follow. */
+const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
+
+function base58Decode(text: string): Uint8Array {
+  const bytes: number[] = [];
+  for (const char of text) {
+    let carry = BASE58.indexOf(char);
+    if (carry < 0) throw new RangeError('not base58btc');
+    for (let i = 0; i < bytes.length; i++) {
+      carry += bytes[i]! * 58;
+      bytes[i] = carry & 0xff;
+      carry >>= 8;
+    }
+    while (carry > 0) {
+      bytes.push(carry & 0xff);
+      carry >>= 8;
+    }
+  }
+  for (const char of text) {
+    if (char !== '1') break;
+    bytes.push(0);
+  }
+  return Uint8Array.from(bytes.reverse());
+}
+
+function base58Encode(bytes: Uint8Array): string {
+  const digits: number[] = [];
+  for (const byte of bytes) {
+    let carry = byte;
+    for (let i = 0; i < digits.length; i++) {
+      carry += digits[i]! << 8;
+      digits[i] = carry % 58;
+      carry = (carry / 58) | 0;
+    }
+    while (carry > 0) {
+      digits.push(carry % 58);
+      carry = (carry / 58) | 0;
+    }
+  }
+  let out = '';
+  for (const byte of bytes) {
+    if (byte !== 0) break;
+    out += '1';
+  }
+  for (let i = digits.length - 1; i >= 0; i--) out += BASE58[digits[i]!];
+  return out;
+}
+
+/** The `did:key` of a raw 32-byte Ed25519 public key. */
+export function didFromPublicKey(publicKey: Uint8Array): string {
+  if (publicKey.length !== 32) throw new RangeError('an Ed25519 public key is 32 bytes');
+  const bytes = new Uint8Array(34);
+  bytes.set([0xed, 0x01], 0);
+  bytes.set(publicKey, 2);
+  return DID_KEY_PREFIX + base58Encode(bytes);
+}
+
+/** The Ed25519 public key a `did:key` names; throws a RangeError for anything that is not one. */
+export function publicKeyFromDid(did: string): Uint8Array {
+  if (typeof did !== 'string' || !did.startsWith(DID_KEY_PREFIX) || did.length > 128) throw new RangeError('not a base58btc did:key');
+  const bytes = base58Decode(did.slice(DID_KEY_PREFIX.length));
+  if (bytes.length !== 34 || bytes[0] !== 0xed || bytes[1] !== 0x01) throw new RangeError('did:key is not an Ed25519 key');
+  return bytes.slice(2);
+}
+
+export function isEd25519Did(did: string): boolean {
+  try {
+    publicKeyFromDid(did);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether `signature` (64 bytes) is `did`'s Ed25519 signature of `message`; false for a bad DID or signature. */
+export function verifyDidSignature(did: string, message: Uint8Array, signature: Uint8Array): boolean {
+  if (signature.length !== 64) return false;
+  try {
+    const key = createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, publicKeyFromDid(did)]), format: 'der', type: 'spki' });
+    return verify(null, message, key, signature);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The canonical JSON text that signatures cover: object keys sorted (by UTF-16 code units), no spaces,
+ * `undefined` members left out, as `JSON.stringify` writes values otherwise. Both sides of a signature
+ * must canonicalize the same parsed value.
+ */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? 'null' : canonicalJson(item))).join(',')}]`;
+  const keys = Object.keys(value as Record<string, unknown>).filter((key) => (value as Record<string, unknown>)[key] !== undefined).sort();
+  return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`).join(',')}}`;
+}
+
+/** `ed25519:<base64>`, the form signatures take in cards and envelopes. */
+export const formatSignature = (signature: Uint8Array) => `ed25519:${Buffer.from(signature).toString('base64')}`;
+
+/** The bytes of an `ed25519:<base64>` signature; undefined when it is not one. */
+export function parseSignature(text: unknown): Uint8Array | undefined {
+  if (typeof text !== 'string' || !text.startsWith('ed25519:') || text.length > 200) return undefined;
+  const bytes = Buffer.from(text.slice('ed25519:'.length), 'base64');
+  return bytes.length === 64 ? new Uint8Array(bytes) : undefined;
+}
