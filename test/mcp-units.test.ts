@@ -1,0 +1,163 @@
+/**
+ * The mcp extension's pure parts and the kernel contract points it added: how a declaration becomes a
+ * launch (the child's allow-listed environment, headers and credentials, skip reasons), MCP results as
+ * tool results, the bounded log, the schema memory, images in the Anthropic wire format, and progress
+ * restarting a tool's time limit.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { toAnthropicMessages } from '../extensions/providers/anthropic-wire.js';
+import { toOpenAIMessages } from '../extensions/providers/openai-wire.js';
+import { resolveLaunch } from '../extensions/mcp/launch.js';
+import { LogRing } from '../extensions/mcp/log-ring.js';
+import { toToolResult } from '../extensions/mcp/tool-results.js';
+import { ToolStateStore } from '../extensions/mcp/tool-state.js';
+import { callTool } from '../kernel/runtime/executor/tool-call.js';
+import { systemClock } from '../kernel/runtime/clock.js';
+import type { ToolDefinition } from '../contracts/tools.js';
+import { tempDir } from './helpers/daemon.js';
+
+const daemonEnv: Record<string, string> = {
+  PATH: '/usr/bin',
+  HOME: '/home/owner',
+  NODE_OPTIONS: '--require /tmp/evil.js',
+  LD_PRELOAD: '/tmp/evil.so',
+  SECRET_VAR: 'daemon-secret-value',
+  OTHER: 'not passed',
+};
+const env = { get: (name: string) => (name.startsWith('AGT_') ? undefined : daemonEnv[name]) };
+const credentials: Record<string, string> = { 'mcp:svc:API_KEY': 'credential-value', 'mcp:web:TOK': 'bearer-value' };
+
+t.test('stdio launch: allow-listed environment, registration and declaration variables, credentials', async (t) => {
+  const launch = await resolveLaunch(
+    { name: 'svc', transport: 'stdio', command: 'ignored', env: { NODE_OPTIONS: 'x', LD_LIBRARY_PATH: '/x', OK: 'y' }, env_keys: ['API_KEY', 'MISSING'], tool_call_timeout_ms: 1234 },
+    { name: 'svc', type: 'command', command: '/usr/bin/srv', args: ['--stdio'], env: { PLAIN: '1' }, envFrom: { TOKEN: 'SECRET_VAR' } },
+    { env, packagesDir: '/nowhere', credential: async (name) => credentials[name] },
+  );
+  if (launch.kind !== 'stdio') throw new Error(`expected stdio, got ${launch.kind}`);
+  t.same(launch.stdio.env, { PATH: '/usr/bin', HOME: '/home/owner', PLAIN: '1', TOKEN: 'daemon-secret-value', OK: 'y', API_KEY: 'credential-value' });
+  t.equal(launch.stdio.command, '/usr/bin/srv', "the registration's command, never the declaration's");
+  t.same(launch.stdio.args, ['--stdio']);
+  t.equal(launch.timeoutMs, 1234);
+  t.same(launch.secrets.sort(), ['credential-value', 'daemon-secret-value']);
+  t.ok(launch.notes.some((n) => /NODE_OPTIONS/.test(n) && /LD_LIBRARY_PATH/.test(n)), 'refused names are noted');
+  t.ok(launch.notes.some((n) => /mcp:svc:MISSING/.test(n)), 'a missing credential is noted');
+});
+
+t.test('http launch: headers from daemon variables and credentials', async (t) => {
+  const launch = await resolveLaunch(
+    { name: 'web', transport: 'http', bearer_token_env_var: 'TOK', headers: { 'X-Plain': 'p' } },
+    { name: 'web', type: 'http', url: 'http://127.0.0.1:9/mcp', headerEnv: { 'X-Daemon': 'SECRET_VAR' } },
+    { env, packagesDir: '/nowhere', credential: async (name) => credentials[name] },
+  );
+  if (launch.kind !== 'http') throw new Error(`expected http, got ${launch.kind}`);
+  t.equal(launch.url.href, 'http://127.0.0.1:9/mcp');
+  t.same(launch.headers, { 'X-Plain': 'p', 'X-Daemon': 'daemon-secret-value', Authorization: 'Bearer bearer-value' });
+});
+
+t.test('skip reasons; an agent never names an executable; npm packages run with node', async (t) => {
+  const deps = { env, packagesDir: tempDir(t), credential: async () => undefined };
+  t.match(await resolveLaunch({ name: 'x', transport: 'stdio' }, undefined, deps), { kind: 'skip', reason: /no MCP server registration named x/ });
+  t.match(await resolveLaunch({ name: 'x', transport: 'stdio', source: 'agent', command: 'rm', args: ['-rf', '/'] }, undefined, deps), { kind: 'skip', reason: /names nothing this daemon can run/ });
+  t.match(await resolveLaunch({ name: 'x', transport: 'stdio', source: 'npm:not-installed' }, undefined, deps), { kind: 'skip', reason: /not installed/ });
+  t.match(await resolveLaunch({ name: 'x', transport: 'stdio', source: 'npm:../../etc' }, undefined, deps), { kind: 'skip' });
+  const pkg = join(deps.packagesDir, 'node_modules', 'demo-server');
+  mkdirSync(pkg, { recursive: true });
+  writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name: 'demo-server', version: '1.0.0', bin: { 'demo-server': 'bin.js' } }));
+  writeFileSync(join(pkg, 'bin.js'), '');
+  const launch = await resolveLaunch({ name: 'x', transport: 'stdio', source: 'npm:demo-server' }, undefined, deps);
+  t.match(launch, { kind: 'stdio', stdio: { command: process.execPath, args: [join(pkg, 'bin.js')] } });
+  writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name: 'demo-server', bin: '../../../outside.js' }));
+  t.match(await resolveLaunch({ name: 'x', transport: 'stdio', source: 'npm:demo-server' }, undefined, deps), { kind: 'skip' }, 'a bin outside its package is refused');
+});
+
+t.test('MCP results become tool results', async (t) => {
+  const result = toToolResult({
+    content: [
+      { type: 'text', text: 'hello' },
+      { type: 'image', mimeType: 'image/png', data: 'AAAA' },
+      { type: 'resource', resource: { uri: 'file:///a.txt', mimeType: 'text/plain', text: 'inside' } },
+      { type: 'resource', resource: { uri: 'file:///b.png', mimeType: 'image/png', blob: 'BBBB' } },
+      { type: 'resource', resource: { uri: 'file:///c.bin', mimeType: 'application/zip', blob: 'CCCCCCCC' } },
+      { type: 'resource_link', uri: 'file:///d', name: 'd' },
+      { type: 'audio', mimeType: 'audio/wav', data: 'DDDD' },
+    ],
+    isError: true,
+  });
+  t.same(result.images, [{ mimeType: 'image/png', data: 'AAAA' }, { mimeType: 'image/png', data: 'BBBB' }]);
+  t.equal(result.isError, true);
+  t.match(result.content, /^hello\n\[image image\/png\]\n\[resource file:\/\/\/a.txt \(text\/plain\)\]\ninside/);
+  t.match(result.content, /file:\/\/\/c.bin .*6 bytes of binary/);
+  t.match(result.content, /\[resource link file:\/\/\/d "d"\]/);
+  t.match(result.content, /\[audio audio\/wav, 3 bytes/);
+  t.same(toToolResult({ content: [], structuredContent: { sum: 3 } }), { content: '{"sum":3}' });
+});
+
+t.test('the log ring stays bounded and scrubs secrets', async (t) => {
+  const ring = new LogRing(10);
+  ring.setSecrets(['s3cr3t-value']);
+  ring.write(Array.from({ length: 1000 }, (_, i) => `line ${i} s3cr3t-value`).join('\n') + '\npartial');
+  ring.write(`${'x'.repeat(5000)}\n`);
+  const lines = ring.recent();
+  t.equal(lines.length, 10);
+  t.notOk(lines.some((l) => l.includes('s3cr3t-value')));
+  t.ok(lines.at(-1)!.length <= 501, 'a long line is cut');
+});
+
+t.test('schemas are remembered: new tools, changed tools, re-enabling', async (t) => {
+  const dir = tempDir(t);
+  const store = new ToolStateStore(dir);
+  const first = store.observe('a1', 'svc', [{ name: 'echo', inputSchema: { type: 'object', properties: { a: {} } } }]);
+  t.same(first.get('echo'), { isNew: false, changed: false });
+  const second = store.observe('a1', 'svc', [
+    { name: 'echo', inputSchema: { properties: { a: {} }, type: 'object' } },
+    { name: 'later', inputSchema: {} },
+  ]);
+  t.same(second.get('echo'), { isNew: false, changed: false }, 'key order does not matter');
+  t.same(second.get('later'), { isNew: true, changed: false });
+  const reread = new ToolStateStore(dir).observe('a1', 'svc', [{ name: 'echo', inputSchema: { type: 'object' } }]);
+  t.same(reread.get('echo'), { isNew: false, changed: true }, 'kept on disk');
+  t.equal(store.enable('a1', 'svc', 'echo'), false, 'this store has not seen the change');
+  const again = new ToolStateStore(dir);
+  t.equal(again.enable('a1', 'svc', 'echo'), true);
+  t.same(again.observe('a1', 'svc', [{ name: 'echo', inputSchema: { type: 'object' } }]).get('echo'), { isNew: false, changed: false });
+});
+
+t.test('tool images in both wire formats', async (t) => {
+  const messages = [
+    { role: 'user' as const, content: 'go' },
+    { role: 'assistant' as const, content: '', toolCalls: [{ id: 'c1', name: 'img', args: {} }, { id: 'c2', name: 'txt', args: {} }] },
+    { role: 'tool' as const, toolCallId: 'c1', name: 'img', content: 'an image', images: [{ mimeType: 'image/png', data: 'AAAA' }] },
+    { role: 'tool' as const, toolCallId: 'c2', name: 'txt', content: 'text' },
+  ];
+  const anthropic = toAnthropicMessages(messages, false);
+  t.same(anthropic.at(-1)!.content, [
+    { type: 'tool_result', tool_use_id: 'c1', content: [{ type: 'text', text: 'an image' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }] },
+    { type: 'tool_result', tool_use_id: 'c2', content: 'text' },
+  ]);
+  const openai = toOpenAIMessages('', messages);
+  t.same(openai.slice(2).map((m) => m.role), ['tool', 'tool', 'user'], 'images follow all the tool results of the round');
+  t.match(openai.at(-1), { content: [{ type: 'text' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] });
+});
+
+t.test('progress restarts the time limit of a tool call', async (t) => {
+  const ticking = (report: boolean): ToolDefinition => ({
+    name: 'ticking',
+    description: '',
+    inputSchema: {},
+    source: 'ext:test',
+    async run(_args, context) {
+      for (let i = 0; i < 8; i++) {
+        await new Promise((r) => setTimeout(r, 60));
+        if (report) context.progress?.();
+      }
+      return { content: 'finished' };
+    },
+  });
+  const context = { agentId: 'a', loop: 'main', turnId: 't', signal: new AbortController().signal, logger: console as never };
+  const withProgress = await callTool(ticking(true), {}, context, 250, systemClock);
+  t.same(withProgress.result, { content: 'finished' }, '480 ms of work against a 250 ms limit restarted every 60 ms');
+  const without = await callTool(ticking(false), {}, context, 250, systemClock);
+  t.equal(without.failure, 'timeout');
+});
