@@ -1,7 +1,8 @@
 /**
  * The email adapter's pure parts: which body parts are the text and which are attachments (from an IMAP
  * body structure), sizes before download, file names that stay one safe path segment, threading headers
- * of replies, stable Message-IDs, SMTP failure classification and the config's defaults and refusals.
+ * of replies, stable Message-IDs, SMTP failure classification and the config's defaults and refusals;
+ * the adapter's refusals before it reaches any server (owner host list, bad config, bad recipient).
  */
 import t from 'tap';
 import { emailSettings } from '../extensions/channels/adapters/email-config.js';
@@ -17,6 +18,8 @@ import {
   threadRoot,
 } from '../extensions/channels/adapters/email-mime.js';
 import { classifySmtpError } from '../extensions/channels/adapters/email-smtp.js';
+import { emailAdapterType } from '../extensions/channels/adapters/email.js';
+import { AdapterConnectError, type AdapterHost } from '../contracts/channel-adapters.js';
 import { normalizeAgentPath } from '../contracts/agent-paths.js';
 
 t.test('body structure: text, html fallback, attachments', async (t) => {
@@ -112,4 +115,30 @@ t.test('config: defaults and refusals', async (t) => {
   bad({ address: 'b@e', imap: { host: 'h; rm -rf' }, smtp: { host: 'h' } }, /imap\/host/);
   bad({ address: 'b@e', imap: { host: 'h' }, smtp: { host: 'h' }, poll_interval_ms: 5 }, /poll_interval_ms/);
   bad(undefined, /address/);
+});
+
+t.test('adapter: refusals before any server is reached', async (t) => {
+  const read: string[] = [];
+  const host = (config: Record<string, unknown>, options: Record<string, unknown> = {}): AdapterHost => ({
+    agentId: 'agt-x',
+    type: 'email',
+    config,
+    options,
+    credential: async (key) => {
+      read.push(key);
+      return 'pw';
+    },
+    receive: async () => {},
+    lost: () => {},
+    connected: () => {},
+    logger: { debug() {}, info() {}, warn() {}, error() {}, child() { return this; } },
+  });
+  const config = { address: 'bot@example.com', imap: { host: 'imap.example.com' }, smtp: { host: 'evil.example.net' } };
+  const pinned = emailAdapterType.create(host(config, { allowHosts: ['IMAP.example.com', 'smtp.example.com'] }));
+  await t.rejects(pinned.connect(), new AdapterConnectError("mail server evil.example.net is not in the owner's list (channels config types.email.allowHosts)"));
+  t.same(read, [], 'no credential is read for a server the owner did not list');
+  await t.rejects(emailAdapterType.create(host({ address: 'nope' })).connect(), { name: 'AdapterConnectError', message: /adapters\.email\.config/ });
+  await t.rejects(pinned.send({ chatId: 'a@b', text: 'x', outboxId: 1, chunk: 0 }), { name: 'AdapterSendError', message: /not connected/ });
+  t.equal(emailAdapterType.type, 'email');
+  t.same(emailAdapterType.credentials, ['IMAP_PASSWORD', 'SMTP_PASSWORD']);
 });

@@ -92,6 +92,10 @@ t.test('email adapter against dovecot and smtp-server', { skip }, async (t) => {
   const adapter = async () => (await d.request('GET', `/agents/${id}/adapters`)).body.adapters?.find((a: { type: string }) => a.type === 'email');
   const inbox = async () => (await d.request('GET', `/agents/${id}/inbox`)).body.messages as any[];
   const outbox = async () => (await d.request('GET', `/agents/${id}/outbox`)).body.messages as any[];
+  const msgSend = d.daemon.kernel.builtinTools.find((tool: ToolDefinition) => tool.name === 'msg_send')!;
+  /** msg_send as the agent's model would call it, without a turn. */
+  const send = (args: Record<string, unknown>) =>
+    msgSend.run(args, { agentId: id, loop: 'main', turnId: undefined, signal: new AbortController().signal, logger: { debug() {}, info() {}, warn() {}, error() {}, child() { return this; } } as never });
   const turnsEnded = () => events.filter((e) => e.agent_id === id && e.event_type === 'turn.completed').length;
 
   await t.test('without its password the adapter is in error, naming the credential; setting it connects', async (t) => {
@@ -197,10 +201,18 @@ t.test('email adapter against dovecot and smtp-server', { skip }, async (t) => {
     t.equal((await inbox()).filter((row) => row.data?.message_id === '<q2@example.test>').length, 1, 'mail already taken is not taken again');
   });
 
+  await t.test('a reply by parent_id goes to the parent row\'s sender, in its thread', { skip: typeof (d.daemon.kernel.inbox as { get?: unknown }).get === 'function' ? false : 'this kernel has no ctx.inbox.get yet' }, async (t) => {
+    const parent = (await inbox()).find((row) => row.data?.message_id === '<away@example.test>');
+    const count = sink.mails.length;
+    await send({ text: 'Welcome back.', channel: 'email', data: { parent_id: parent.id } });
+    const sent = await sink.nth(count + 1);
+    t.same(sent.envelopeTo, ['bob@example.test']);
+    t.equal(sent.parsed.subject, 'Re: while you were away', "the parent's subject, read back from the mailbox");
+    t.equal(sent.parsed.inReplyTo, '<away@example.test>');
+    t.same([sent.parsed.references].flat(), ['<away@example.test>'], 'mailparser gives one reference as a string');
+  });
+
   await t.test('SMTP: a 451 is retried, a 550 fails the row', async (t) => {
-    const msgSend = d.daemon.kernel.builtinTools.find((tool: ToolDefinition) => tool.name === 'msg_send')!;
-    const send = (args: Record<string, unknown>) =>
-      msgSend.run(args, { agentId: id, loop: 'main', turnId: undefined, signal: new AbortController().signal, logger: { debug() {}, info() {}, warn() {}, error() {}, child() { return this; } } as never });
     const count = sink.mails.length;
     sink.rejectNext(451, 'greylisted, try again later');
     await send({ text: 'A new mail\nwith two lines', channel: 'email', recipient: 'carol@example.test' });
