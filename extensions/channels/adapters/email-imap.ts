@@ -14,6 +14,12 @@ import type { Logger } from '@agt/contracts/logger';
 import type { EmailSettings } from './email-config.js';
 import { decodedSize, headerValue, messageIds, messageParts, safeFilename, threadRoot, type PartRef } from './email-mime.js';
 
+/**
+ * Mails taken per pass, oldest first: a mailbox with thousands unseen is worked through in batches
+ * (the mailbox lock is released in between, so a reply's lookup is not held up behind all of them).
+ */
+export const BATCH = 25;
+
 /** The most text taken from one mail; the rest is cut with a note. */
 export const MAX_TEXT_BYTES = 256 * 1024;
 
@@ -165,19 +171,24 @@ export class ImapInbox {
     const lock = await client.getMailboxLock(this.options.settings.imap.mailbox);
     try {
       const found = await client.search({ seen: false }, { uid: true });
-      const uids = (found || []).sort((a, b) => a - b);
-      for (const uid of uids) {
+      const unseen = (found || []).sort((a, b) => a - b);
+      let taken = 0;
+      for (const uid of unseen.slice(0, BATCH)) {
         if (this.closing || !client.usable) return;
-        const mail = await this.read(client, uid);
-        if (!mail) continue;
+        // One unreadable or refused mail does not hold up the others; it stays unseen for the next pass.
         try {
+          const mail = await this.read(client, uid);
+          if (!mail) continue;
           await this.options.onMail(mail);
         } catch (error) {
           this.options.logger.warn({ err: (error as Error).message, uid }, 'email: a message was not taken; it stays unseen');
           continue;
         }
         await client.messageFlagsAdd(String(uid), ['\\Seen'], { uid: true });
+        taken++;
       }
+      // More are waiting: another pass at once, unless this one took none (then the poll tries again).
+      if (unseen.length > BATCH && taken > 0) this.again = true;
     } finally {
       lock.release();
     }
