@@ -56,6 +56,8 @@ export class ServerConnection {
   private retryTimer: NodeJS.Timeout | undefined;
   private tries = 0;
   private closed = false;
+  /** A restart dropped the connect under way: its failure is not a reason to schedule a reconnect. */
+  private abandoning = false;
   private lastFailure: string | undefined;
 
   constructor(
@@ -89,8 +91,11 @@ export class ServerConnection {
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     this.tries = 0;
-    await this.connecting?.catch(() => {});
+    // Dropping first makes a connect under way fail at once instead of running out its limit.
+    this.abandoning = true;
     await this.drop();
+    await this.connecting?.catch(() => {});
+    this.abandoning = false;
     this.restartCount++;
     this.logs.note('restart requested');
     await this.connect();
@@ -101,6 +106,8 @@ export class ServerConnection {
     this.closed = true;
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
+    // Closing the session under way kills its child, so a pending connect settles at once.
+    await this.drop();
     await this.connecting?.catch(() => {});
     await this.drop();
     this.status = 'stopped';
@@ -168,12 +175,12 @@ export class ServerConnection {
           ];
     let failure = 'no transport';
     for (const make of attempts) {
-      if (this.closed) return;
+      if (this.closed || this.abandoning) return;
       const outcome = await this.tryTransport(make());
       if (outcome === true) return;
       failure = outcome;
     }
-    this.failed(failure);
+    if (!this.abandoning) this.failed(failure);
   }
 
   /** True when connected; else why not. */
@@ -207,7 +214,7 @@ export class ServerConnection {
       return why;
     }
     clearTimeout(timer);
-    if (this.closed) {
+    if (this.closed || this.abandoning || this.client !== client) {
       await client.close().catch(() => {});
       return 'closed';
     }

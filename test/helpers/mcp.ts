@@ -32,10 +32,13 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** server-everything in Streamable HTTP mode on a free port; resolves once it listens. */
-export async function startEverythingHttp(t: Teardown): Promise<{ url: string; child: ChildProcess }> {
+/**
+ * server-everything over HTTP on a free port (`streamableHttp`: `/mcp`; `sse`, the older HTTP+SSE
+ * transport: `/sse`); resolves once it listens.
+ */
+export async function startEverythingHttp(t: Teardown, mode: 'streamableHttp' | 'sse' = 'streamableHttp'): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
-  const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
+  const child = spawn(process.execPath, [EVERYTHING, mode], {
     env: { PATH: process.env.PATH ?? '', PORT: String(port) },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -47,14 +50,14 @@ export async function startEverythingHttp(t: Teardown): Promise<{ url: string; c
     const timer = setTimeout(() => fail(new Error(`server-everything HTTP did not start: ${err}`)), 30_000);
     child.stderr!.on('data', (chunk) => {
       err += chunk;
-      if (/listening on port/.test(err)) {
+      if (/listening on port|running on port/.test(err)) {
         clearTimeout(timer);
         done();
       }
     });
     child.once('exit', () => fail(new Error(`server-everything HTTP exited: ${err}`)));
   });
-  return { url: `http://127.0.0.1:${port}/mcp`, child };
+  return { url: `http://127.0.0.1:${port}/${mode === 'sse' ? 'sse' : 'mcp'}`, child };
 }
 
 export const alive = (pid: number): boolean => {

@@ -1,0 +1,65 @@
+/**
+ * How an agent's servers start: in parallel, the first turn waiting at most `startBudgetMs` (a server
+ * that is slow to answer joins later, or fails at the connect limit), and an HTTP server that only
+ * speaks the older HTTP+SSE transport (server-everything's `sse` mode) reached through the fallback.
+ */
+import { join } from 'node:path';
+import t from 'tap';
+import type { UmbilicalEvent } from '../contracts/events.js';
+import { createAgentFile } from './helpers/agent-file.js';
+import { bootDaemon, ROOT, tempDir } from './helpers/daemon.js';
+import { FIXTURE_DIR, gone, startEverythingHttp } from './helpers/mcp.js';
+import { reply, startFakeOpenAI } from './fakes/openai.js';
+import { endsTurn } from './fixtures/runtime/harness.js';
+
+t.test('a slow server does not hold the first turn; the SSE fallback', async (t) => {
+  const legacy = await startEverythingHttp(t, 'sse');
+  const fake = await startFakeOpenAI(t, [reply.toolCalls([{ name: 'mcp_legacy_echo', args: { message: 'over sse' } }]), reply.text('done')]);
+  const fixture = join(FIXTURE_DIR, 'server.mjs');
+  const d = await bootDaemon(t, {
+    extensions: {
+      extensions: [
+        { name: 'providers', module: join(ROOT, 'extensions/providers/index.ts'), enabled: true, config: { maxRetries: 0 } },
+        { name: 'mcp', module: join(ROOT, 'extensions/mcp/index.ts'), enabled: true, config: { startBudgetMs: 2500, connectTimeoutMs: 6000, reconnectTries: 0 } },
+      ],
+    },
+    settings: {
+      providers: [{ id: 'fake', type: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, defaultModel: 'fake-1' }],
+      mcpServers: [
+        { name: 'fast', type: 'command', command: process.execPath, args: [fixture] },
+        { name: 'slow', type: 'command', command: process.execPath, args: [fixture], env: { FIXTURE_START_DELAY_MS: '60000' } },
+        { name: 'legacy', type: 'http', url: legacy.url },
+      ],
+    },
+  });
+  const events: UmbilicalEvent[] = [];
+  t.teardown(d.daemon.kernel.bus.subscribe((e) => events.push(e)));
+  const servers = async () => Object.fromEntries(((await d.request('GET', `/agents/${id}/mcp`)).body.servers as any[]).map((s) => [s.name, s]));
+
+  const path = await createAgentFile(tempDir(t), {
+    model: { provider: 'fake', model_id: 'fake-1' },
+    mcp: { servers: ['fast', 'slow', 'legacy'].map((name) => ({ name, transport: name === 'legacy' ? 'http' : 'stdio' })) },
+  } as never);
+  const id = (await d.request('POST', '/agents/load', { filePath: path })).body.id;
+  const turnId = (await d.request('POST', `/agents/${id}/chat`, { text: 'go' })).body.turnId;
+  for (let i = 0; i < 1000 && !events.some((e) => endsTurn(e, turnId)); i++) await new Promise((r) => setTimeout(r, 20));
+  t.match(events.find((e) => endsTurn(e, turnId)), { event_type: 'turn.completed', payload: { tool_calls: 1 } });
+  const atEnd = await servers();
+  t.equal(atEnd.slow.status, 'connecting', 'the turn ran while the slow server was still connecting');
+  t.equal(atEnd.fast.status, 'connected');
+  t.match(atEnd.legacy, { status: 'connected', transport: 'http' });
+  const offered = (fake.chatRequests()[0]!.body.tools as any[]).map((tool) => tool.function.name);
+  t.ok(offered.includes('mcp_fast_echo') && offered.includes('mcp_legacy_echo'), `the servers that connected in time are offered: ${offered.filter((n) => n.startsWith('mcp')).join(',')} ${JSON.stringify(atEnd.legacy.logs)}`);
+  t.notOk(offered.some((name) => name.startsWith('mcp_slow_')));
+  const toolMessage = (fake.chatRequests()[1]!.body.messages as any[]).find((m) => m.role === 'tool');
+  t.match(toolMessage.content, /Echo: over sse/);
+
+  for (let i = 0; i < 500 && (await servers()).slow.status === 'connecting'; i++) await new Promise((r) => setTimeout(r, 20));
+  const slow = (await servers()).slow;
+  t.match(slow, { status: 'error', error: /no answer within the connect limit of 6000 ms/ });
+  t.notOk('pid' in slow, 'the slow child was killed');
+
+  const fastPid = atEnd.fast.pid;
+  t.equal((await d.request('POST', `/agents/${id}/unload`)).status, 200);
+  t.same(await gone([fastPid, atEnd.slow.pid]), []);
+});
