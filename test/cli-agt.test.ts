@@ -155,6 +155,15 @@ t.test('agt against a real daemon', async (t) => {
     t.match(created.stdout, /Your seed phrase \(shown this once, never again\):\n\n  (\w+ ){11}\w+\n/);
     t.match(created.stdout, /Write it down/);
     t.equal(JSON.parse((await run('identity', '--json')).stdout).status, 'ready');
+    await h.d.request('POST', '/identity/lock');
+    t.equal(JSON.parse((await run('identity', '--json')).stdout).status, 'locked');
+    const wrongFile = join(h.dir, 'wrong');
+    writeFileSync(wrongFile, 'not it');
+    t.equal((await run('identity', 'unlock', '--passphrase-file', wrongFile)).code, 1, 'a wrong passphrase fails');
+    const unlocked = await run('identity', 'unlock', '--passphrase-file', passphraseFile);
+    t.equal(unlocked.code, 0, unlocked.stderr);
+    t.match(unlocked.stdout, /identity ready/);
+    t.equal((await run('identity', 'unlock')).code, 2, 'no passphrase and no terminal: a usage error');
 
     const added = await run('providers', 'add', 'anthropic', '--id', 'claude', '--model', 'claude-x');
     t.equal(added.code, 0, added.stderr);
