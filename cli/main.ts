@@ -140,7 +140,12 @@ export async function main(argv: string[] = process.argv): Promise<void> {
       return;
     }
     if (error instanceof CliError) {
-      process.stderr.write(`agt: ${error.message}\n`);
+      // With --json the error is JSON too (on stderr: stdout stays the result): the daemon's code when it gave one.
+      if (argv.includes('--json')) {
+        process.stderr.write(`${JSON.stringify({ error: error.message, code: error.body?.code ?? null, exitCode: error.exitCode })}\n`);
+      } else {
+        process.stderr.write(`agt: ${error.message}\n`);
+      }
       process.exitCode = error.exitCode;
       return;
     }

@@ -209,5 +209,9 @@ t.test('agt against a real daemon', async (t) => {
     const unknown = await run('chat', 'nobody', '-m', 'hi');
     t.equal(unknown.code, 1);
     t.match(unknown.stderr, /\(not_found\)/);
+    const asJson = await run('--json', 'stop', 'nobody');
+    t.equal(asJson.code, 1);
+    t.match(JSON.parse(asJson.stderr), { error: String, code: 'not_found', exitCode: 1 });
+    t.equal(asJson.stdout, '');
   });
 });
