@@ -1,0 +1,73 @@
+/**
+ * The `mesh` extension (decisions D1, D3, D12, D13): the mesh server (agent cards, health, the signed
+ * inbound inbox, agent websites), mesh delivery of `msg_send` to DIDs and local handles (the `did:` and
+ * `mesh:` outbound transport), LAN discovery over mDNS, and the Network routes under `/network`.
+ */
+import { defineExtension } from '@agt/contracts/extension';
+import { outboundTransports } from '@agt/contracts/points';
+import { PeerDirectory } from './discovery.js';
+import { buildMeshApp } from './mesh-app.js';
+import { MeshServer } from './mesh-server.js';
+import { MeshOptions } from './options.js';
+import { MeshTransport } from './outbound.js';
+import { RateLimiter } from './rate-limit.js';
+import { registerNetworkRoutes, TAG } from './routes.js';
+
+const VERSION = '1.0.0';
+
+export default defineExtension({
+  name: 'mesh',
+  version: VERSION,
+  contract: '1.0',
+  prefix: '/network',
+  routeGroups: [TAG],
+  options: MeshOptions,
+  register(ctx) {
+    const options = ctx.config;
+    const limiter = new RateLimiter(options.rateLimit, options.rateWindowMs);
+    const addressLimiter = new RateLimiter(options.rateLimit * 10, options.rateWindowMs);
+    const peers = new PeerDirectory(ctx.settings, options.mdns, ctx.logger);
+    let transport: MeshTransport | undefined;
+    const learn = (did: string, replyTo: string | undefined) => transport?.learn(did, replyTo);
+    const server = new MeshServer(ctx, () =>
+      buildMeshApp({ agents: ctx.agents, inbox: ctx.inbox, limiter, addressLimiter, learn, maxBodyBytes: options.maxBodyBytes, apiTimeoutMs: options.apiTimeoutMs, version: VERSION }),
+    );
+    transport = new MeshTransport({
+      agents: ctx.agents,
+      inbox: ctx.inbox,
+      limiter,
+      learn,
+      options,
+      baseUrl: () => server.status().url,
+      peers: () => peers.urls(),
+      logger: ctx.logger,
+    });
+    ctx.provide(outboundTransports, transport);
+    registerNetworkRoutes(ctx.http, { server, peers, agents: ctx.agents, settings: ctx.settings });
+
+    let started = false;
+    const reconcile = () => {
+      if (started) void server.reconcile();
+    };
+    // An agent with lan or public visibility widens the bind address; one that goes may narrow it.
+    ctx.contribute.lifecycle({ loaded: reconcile, unloaded: reconcile });
+    ctx.bus.subscribe((event) => {
+      if (event.event_type === 'agent.config.changed') reconcile();
+    });
+    ctx.settings.onChange(reconcile);
+    server.onChange((status) => void peers.follow(status));
+
+    return {
+      async start() {
+        started = true;
+        await server.reconcile();
+      },
+      async stop() {
+        started = false;
+        transport?.close();
+        await server.stop();
+        await peers.stop();
+      },
+    };
+  },
+});

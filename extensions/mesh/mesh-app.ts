@@ -1,0 +1,104 @@
+/**
+ * The mesh server's fastify app (D12): the one surface meant for other machines, so it has its own
+ * guards instead of the daemon's bearer token: a body limit (413), request and header time limits,
+ * requester scope from the socket address only, no CORS, and the spec's `{error, code}` answers.
+ */
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { AgtError } from '@agt/contracts/errors';
+import { notFoundAnswer, sendErrorAnswer } from '@agt/contracts/error-answers';
+import type { AgentsService, InboxService } from '@agt/contracts/services';
+import { buildCard, endpointsOf } from './cards.js';
+import { findMeshAgent, meshAgents, type MeshAgent } from './directory.js';
+import { Envelope } from './envelope.js';
+import { tooLarge, unknownMeshAgent } from './errors.js';
+import { acceptEnvelope, checkVisible } from './inbound.js';
+import type { RateLimiter } from './rate-limit.js';
+import { inScope, scopeOf, visibilityOf, type Scope } from './scope.js';
+import { serveWebsite } from './website.js';
+
+export interface MeshAppDeps {
+  agents: AgentsService;
+  inbox: InboxService;
+  limiter: RateLimiter;
+  learn?(did: string, replyTo: string | undefined): void;
+  /** Per requester address, before any signature work. */
+  addressLimiter: RateLimiter;
+  maxBodyBytes: number;
+  apiTimeoutMs: number;
+  version: string;
+}
+
+const scopeOfRequest = (request: FastifyRequest): Scope => scopeOf(request.raw.socket.remoteAddress);
+
+/** The base URL the caller used (its Host header names this server as it reached it). */
+export function baseOf(request: FastifyRequest): string {
+  const host = request.headers.host;
+  const safe = typeof host === 'string' && /^[A-Za-z0-9.:[\]-]{1,300}$/.test(host) ? host : `${request.raw.socket.localAddress}:${request.raw.socket.localPort}`;
+  return `http://${safe}`;
+}
+
+function visibleAgent(deps: MeshAppDeps, request: FastifyRequest<{ Params: { handle: string } }>): MeshAgent {
+  const agent = findMeshAgent(deps.agents, request.params.handle);
+  if (!agent) throw unknownMeshAgent(request.params.handle);
+  checkVisible(agent, scopeOfRequest(request));
+  return agent;
+}
+
+const Handle = Type.Object({ handle: Type.String({ minLength: 1, maxLength: 200 }) });
+
+export function buildMeshApp(deps: MeshAppDeps): FastifyInstance {
+  const app = Fastify({
+    logger: false,
+    bodyLimit: deps.maxBodyBytes,
+    requestTimeout: 30_000,
+    connectionTimeout: 30_000,
+    keepAliveTimeout: 5_000,
+    routerOptions: { maxParamLength: 200 },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error.statusCode === 413 || error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendErrorAnswer(tooLarge(deps.maxBodyBytes) as unknown as FastifyError, request, reply);
+    if (error instanceof AgtError && error.statusCode === 429) reply.header('retry-after', String(error.details?.retryAfter ?? 1));
+    return sendErrorAnswer(error, request, reply);
+  });
+  app.setNotFoundHandler((request, reply) => reply.status(404).send(notFoundAnswer(request)));
+
+  app.get('/health', async () => ({ status: 'ok', service: 'agt-mesh', version: deps.version }));
+
+  app.get('/agents', async (request) => {
+    const scope = scopeOfRequest(request);
+    const visible = meshAgents(deps.agents).filter((agent) => {
+      const visibility = visibilityOf(agent.view);
+      return visibility !== 'off' && inScope(visibility, scope);
+    });
+    return { agents: await Promise.all(visible.map((agent) => buildCard(deps.agents, agent, baseOf(request)))) };
+  });
+
+  app.get('/agents/:handle/card', { schema: { params: Handle } }, async (request) => buildCard(deps.agents, visibleAgent(deps, request), baseOf(request)));
+
+  app.get('/agents/:handle/health', { schema: { params: Handle } }, async (request) => {
+    const agent = visibleAgent(deps, request);
+    return { status: 'ok', handle: agent.handle, did: agent.did ?? null, endpoints: endpointsOf(baseOf(request), agent.handle) };
+  });
+
+  app.post('/agents/:handle/inbox', { schema: { params: Handle, body: Envelope } }, async (request, reply) => {
+    const wait = deps.addressLimiter.take(request.raw.socket.remoteAddress ?? '?');
+    if (wait > 0) throw new AgtError('rate_limited', `too many requests from this address; retry in ${wait} s`, { status: 429, details: { retryAfter: wait } });
+    const agent = visibleAgent(deps, request);
+    const accepted = await acceptEnvelope(deps, agent, request.body);
+    return reply.status(202).send({ message_id: accepted.messageId, duplicate: accepted.duplicate });
+  });
+
+  app.get('/agents/:handle', { schema: { params: Handle } }, async (request, reply) => {
+    visibleAgent(deps, request);
+    return reply.redirect(`${(request.raw.url ?? '').split('?')[0]}/`, 308);
+  });
+
+  const website = async (request: FastifyRequest<{ Params: { handle: string } }>, reply: FastifyReply) =>
+    serveWebsite({ agents: deps.agents, apiTimeoutMs: deps.apiTimeoutMs }, visibleAgent(deps, request), request, reply);
+  app.route({ method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'], url: '/agents/:handle/', handler: website });
+  app.route({ method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'], url: '/agents/:handle/*', handler: website });
+  return app;
+}

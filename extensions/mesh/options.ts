@@ -1,0 +1,34 @@
+/** The mesh extension's manifest `config` (all optional; the defaults suit a daemon on a desk). */
+import { Type, type Static } from 'typebox';
+
+export const MeshOptions = Type.Object(
+  {
+    /** Largest request body the mesh server reads (an inbox envelope, an API call), bytes. */
+    maxBodyBytes: Type.Integer({ minimum: 1024, maximum: 16 * 1024 * 1024, default: 256 * 1024 }),
+    /** Messages one sender may deliver to one agent per `rateWindowMs`. */
+    rateLimit: Type.Integer({ minimum: 1, maximum: 100_000, default: 30 }),
+    rateWindowMs: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 60_000 }),
+    /** Outbound retries: first pause, cap of a pause, tries in all (network errors and 5xx). */
+    retryBaseMs: Type.Integer({ minimum: 1, maximum: 600_000, default: 1_000 }),
+    retryMaxMs: Type.Integer({ minimum: 1, maximum: 3_600_000, default: 60_000 }),
+    maxAttempts: Type.Integer({ minimum: 1, maximum: 1_000, default: 12 }),
+    /** Time limit of one outbound HTTP try. */
+    requestTimeoutMs: Type.Integer({ minimum: 100, maximum: 120_000, default: 10_000 }),
+    /** Time limit of an agent website API route's lambda (capped by the agent's `limits.lambda_timeout_ms`). */
+    apiTimeoutMs: Type.Integer({ minimum: 10, maximum: 60_000, default: 5_000 }),
+    /** mDNS: the interface multicast goes out on and the bind address (bonjour-service options); default the system's. */
+    mdns: Type.Object(
+      {
+        enabled: Type.Boolean({ default: true }),
+        interface: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+        bind: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+        /** Announce even when the server is bound to loopback only (tests on one machine). */
+        announceOnLoopback: Type.Boolean({ default: false }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+export type MeshOptions = Static<typeof MeshOptions>;

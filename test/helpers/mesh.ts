@@ -1,0 +1,98 @@
+/**
+ * Test helpers for the mesh extension: a daemon with the mesh (and providers) extension, an owner
+ * identity, agents created through the API (so they have their Ed25519 identity), the mesh URL from
+ * `GET /network`, polling, and envelopes signed by keys the test holds.
+ */
+import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { join } from 'node:path';
+import { canonicalJson, didFromPublicKey, formatSignature } from '../../contracts/agent-keys.js';
+import { bootDaemon, ROOT, tempDir, type BootOptions, type TestDaemon } from './daemon.js';
+
+interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
+export const PASSPHRASE = 'mesh test owner';
+
+export function meshManifest(config: Record<string, unknown> = {}, withProviders = false) {
+  return {
+    extensions: [
+      ...(withProviders ? [{ name: 'providers', module: join(ROOT, 'extensions/providers/index.ts'), enabled: true, config: {} }] : []),
+      { name: 'mesh', module: join(ROOT, 'extensions/mesh/index.ts'), enabled: true, config },
+    ],
+  };
+}
+
+export interface MeshDaemon extends TestDaemon {
+  meshUrl: string;
+  agentsDir: string;
+}
+
+/** Boots a daemon with the mesh; the owner identity exists (unlocked from AGT_OWNER_PASSPHRASE after a restart). */
+export async function bootMeshDaemon(t: Teardown, options: BootOptions & { meshConfig?: Record<string, unknown>; withProviders?: boolean; agentsDir?: string } = {}): Promise<MeshDaemon> {
+  const { meshConfig, withProviders, agentsDir: given, ...boot } = options;
+  const d = await bootDaemon(t, {
+    extensions: meshManifest(meshConfig, withProviders),
+    ...boot,
+    env: { AGT_OWNER_PASSPHRASE: PASSPHRASE, ...boot.env },
+  });
+  const identity = (await d.request('GET', '/identity')).body;
+  if (identity.status === 'none') {
+    const created = await d.request('POST', '/identity/create', { passphrase: PASSPHRASE });
+    if (created.status !== 201) throw new Error(`identity create: ${created.status} ${JSON.stringify(created.body)}`);
+  }
+  const network = (await d.request('GET', '/network')).body;
+  return { ...d, meshUrl: network.mesh.urls[0], agentsDir: given ?? tempDir(t, 'agt-mesh-agents-') };
+}
+
+/** Creates (and loads) an agent; `patch` is merged into its config (JSON Merge Patch). */
+export async function createMeshAgent(d: MeshDaemon, name: string, patch: Record<string, unknown> = {}): Promise<{ id: string; did: string; filePath: string }> {
+  const created = await d.request('POST', '/agents/create', { name, directory: d.agentsDir });
+  if (created.status !== 201) throw new Error(`create ${name}: ${created.status} ${JSON.stringify(created.body)}`);
+  const id = created.body.agentId as string;
+  if (Object.keys(patch).length > 0) {
+    const patched = await d.request('PATCH', `/agents/${id}/config`, patch);
+    if (patched.status !== 200) throw new Error(`patch ${name}: ${patched.status} ${JSON.stringify(patched.body)}`);
+  }
+  return { id, did: created.body.did, filePath: created.body.filePath };
+}
+
+/** Polls `probe` until it returns something truthy (or throws after `ms`). */
+export async function eventually<T>(probe: () => Promise<T | undefined | false | null>, what: string, ms = 15_000): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((done) => setTimeout(done, 25));
+  }
+}
+
+/** A key pair the test holds, with its DID. */
+export function testKey(): { did: string; privateKey: KeyObject } {
+  const pair = generateKeyPairSync('ed25519');
+  const raw = new Uint8Array(pair.publicKey.export({ format: 'der', type: 'spki' }).subarray(-32));
+  return { did: didFromPublicKey(raw), privateKey: pair.privateKey };
+}
+
+let counter = 0;
+
+/** An envelope from `from.did` to `to`, signed by `signer` (default `from`'s own key). */
+export function signedEnvelope(from: { did: string; privateKey: KeyObject }, to: string, content: string, signer: KeyObject = from.privateKey, id = `test-${process.pid}-${++counter}`) {
+  const now = new Date().toISOString();
+  const envelope = { version: '1.0', id, timestamp: now, from: from.did, to, payload: { content, sent_at: now } };
+  const signature = sign(null, Buffer.from(canonicalJson(envelope), 'utf8'), signer);
+  return { ...envelope, signature: formatSignature(signature) };
+}
+
+export async function postJson(url: string, body: unknown): Promise<{ status: number; body: any }> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // keep the text
+  }
+  return { status: response.status, body: parsed };
+}
