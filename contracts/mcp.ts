@@ -21,7 +21,7 @@ export const McpEnvName = Type.String({
 export const McpServerName = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$', description: 'letters, digits, _ and -, at most 40' });
 
 /** An npm package spec: a name with an optional version or range, or a local tarball or folder path. */
-export const McpPackageSpec = Type.String({ minLength: 1, maxLength: 300, pattern: '^[^-\\s;&|`$<>][^\\s;&|`$<>]*$', description: 'never an npm option (no leading -)' });
+export const McpPackageSpec = Type.String({ minLength: 1, maxLength: 300, pattern: '^[^-\\s\\x00-\\x1f\\x7f;&|`$<>][^\\s\\x00-\\x1f\\x7f;&|`$<>]*$', description: 'never an npm option (no leading -), no spaces or control characters' });
 
 export const McpRegistration = Type.Object(
   {

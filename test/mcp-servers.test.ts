@@ -82,8 +82,9 @@ t.test('registrations and packages', async (t) => {
   t.match(installed.body.package, { name: FIXTURE_PACKAGE, version: '1.0.0', bin: 'server.mjs' });
   t.match((await d.request('GET', '/mcp/packages')).body.packages, [{ name: FIXTURE_PACKAGE }]);
   const broken = await d.request('POST', '/mcp/packages', { package: join(scratch, 'no-such-package.tgz') });
-  t.equal(broken.status, 502);
-  t.match(broken.body, { code: 'upstream_error', error: /npm could not install/ });
+  t.equal(broken.status, 422);
+  t.match(broken.body, { code: 'install_failed', error: /npm could not install/ });
+  t.match((await d.request('GET', '/mcp/packages')).body.operations, [{ action: 'install', status: 'failed' }, { action: 'install', status: 'done', spec: tarball }]);
   t.equal((await d.request('POST', '/mcp/packages', { package: '--global' })).status, 400, 'an npm option is no package');
 
   t.equal((await d.request('POST', '/mcp/servers', { name: 'fixture', type: 'npm', npmPackage: FIXTURE_PACKAGE })).status, 201);
@@ -122,6 +123,8 @@ t.test('declared servers connect; tools, context and status', async (t) => {
   t.match(byName.web, { transport: 'http', status: 'connected' });
   t.ok(byName.memory.toolCount >= 5);
   t.match(byName.ghost, { status: 'skipped', error: /no MCP server registration named ghost/ });
+  const logs = (await d.request('GET', `/agents/${agentId}/logs?limit=100`)).body.logs as Array<{ message: string; origin: string | null }>;
+  t.ok(logs.some((row) => /MCP server ghost skipped: no MCP server registration/.test(row.message)), "the skip is in the agent's log");
   t.ok(Number.isInteger(byName.everything.pid) && alive(byName.everything.pid));
 
   const tools = (await d.request('GET', `/agents/${agentId}/tools`)).body.tools as any[];

@@ -147,6 +147,7 @@ export class McpManager {
           packagesDir: this.deps.packagesDir,
           credential: (name) => this.deps.agents.readCredential(agentId, name),
         }),
+      agentLog: (level, message) => this.deps.agents.log(agentId, level, message, { server: declaration.name }),
       toolsChanged: () => {
         const tools = connection.tools ?? [];
         entry.verdicts.set(declaration.name, this.deps.toolState.observe(agentId, declaration.name, tools.map((t) => ({ name: t.name, inputSchema: t.inputSchema }))));

@@ -11,7 +11,8 @@ export const registrationIncomplete = (name: string, type: string, field: string
 export const refusedVariable = (where: string, name: string) =>
   new AgtError('bad_request', `${where}: variable ${name} is refused (AGT_*, NODE_OPTIONS, LD_* and DYLD_* never reach an MCP server)`, { details: { path: `/${where}` } });
 export const packageMissing = (spec: string) => notFound(`MCP package ${spec} is not installed`);
-export const installFailed = (spec: string, why: string) => new AgtError('upstream_error', `npm could not install ${spec}: ${why}`);
+/** 422: the request was understood, but npm could not install (or remove) the package. */
+export const installFailed = (spec: string, why: string) => new AgtError('install_failed', `npm could not install ${spec}: ${why}`, { status: 422 });
 export const installBusy = () => conflict('another MCP package install or removal is running; try again when it ends');
 export const extensionStopping = () => new AgtError('unavailable', 'the mcp extension is stopping');
 

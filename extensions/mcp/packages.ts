@@ -65,8 +65,21 @@ export function installedBin(dir: string, name: string): string | undefined {
   }
 }
 
+/** One install or removal, as `GET /mcp/packages` shows it. */
+export interface PackageOperation {
+  spec: string;
+  action: 'install' | 'uninstall';
+  status: 'running' | 'done' | 'failed';
+  error?: string;
+  startedAt: number;
+  finishedAt?: number;
+}
+
+const RECENT_OPERATIONS = 10;
+
 export class McpPackages {
   private busy = false;
+  private readonly operations: PackageOperation[] = [];
   private readonly children = new Set<ReturnType<typeof spawn>>();
 
   constructor(
@@ -81,6 +94,11 @@ export class McpPackages {
     const manifest = readJson(join(this.dir, 'package.json'));
     const deps = Object.keys((manifest?.dependencies as Record<string, string> | undefined) ?? {}).sort();
     return deps.map((name) => packageInfo(this.dir, name) ?? { name, version: null, bin: null });
+  }
+
+  /** The latest installs and removals, newest first. */
+  recent(): PackageOperation[] {
+    return [...this.operations].reverse();
   }
 
   /** Installs `spec` (a name, `name@range`, or a local tarball or folder); answers what was added. */
@@ -106,49 +124,67 @@ export class McpPackages {
   private async npm(args: string[], spec: string): Promise<void> {
     if (this.busy) throw installBusy();
     this.busy = true;
+    const operation: PackageOperation = { spec, action: args[0] === 'install' ? 'install' : 'uninstall', status: 'running', startedAt: Date.now() };
+    this.operations.push(operation);
+    if (this.operations.length > RECENT_OPERATIONS) this.operations.shift();
     try {
-      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-      const manifest = join(this.dir, 'package.json');
-      if (!existsSync(manifest)) writeFileSync(manifest, JSON.stringify({ name: 'agt-mcp-servers', private: true, description: 'MCP servers installed by agt (POST /mcp/packages)' }, null, 2));
-      const env = baseChildEnv(this.env);
-      // The owner's npm settings (registry, proxy, cache) still apply.
-      for (const name of ['npm_config_registry', 'npm_config_cache', 'npm_config_userconfig', 'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY']) {
-        const value = this.env.get(name);
-        if (value !== undefined) env[name] = value;
-      }
-      const full = [...args, '--prefix', this.dir, '--ignore-scripts', '--no-audit', '--no-fund', '--no-update-notifier', '--loglevel=http'];
-      this.logger.info({ spec, command: `npm ${args[0]}` }, `mcp: npm ${args[0]} ${spec} started`);
-      const child = spawn('npm', full, { cwd: this.dir, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-      this.children.add(child);
-      const tail: string[] = [];
-      const onLine = (chunk: Buffer) => {
-        for (const line of chunk.toString('utf8').split('\n')) {
-          const text = line.trim();
-          if (!text) continue;
-          tail.push(text.slice(0, 300));
-          if (tail.length > 8) tail.shift();
-          this.logger.info({ spec }, `mcp: npm: ${text.slice(0, 300)}`);
-        }
-      };
-      child.stdout!.on('data', onLine);
-      child.stderr!.on('data', onLine);
-      const code = await new Promise<number | string>((done) => {
-        const timer = setTimeout(() => {
-          if (child.pid) try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
-          done('timeout');
-        }, this.timeoutMs);
-        child.once('error', (error) => { clearTimeout(timer); done(error.message); });
-        child.once('close', (status) => { clearTimeout(timer); done(status ?? -1); });
-      });
-      this.children.delete(child);
-      if (code !== 0) {
-        const why = code === 'timeout' ? `npm took longer than ${this.timeoutMs} ms` : typeof code === 'string' ? code : `npm exited with code ${code}: ${tail.filter((l) => /err/i.test(l)).slice(-3).join(' | ') || tail.slice(-2).join(' | ')}`;
-        this.logger.warn({ spec }, `mcp: npm ${args[0]} ${spec} failed: ${why}`);
-        throw installFailed(spec, why);
-      }
-      this.logger.info({ spec }, `mcp: npm ${args[0]} ${spec} done`);
+      await this.run(args, spec);
+      operation.status = 'done';
+    } catch (error) {
+      operation.status = 'failed';
+      operation.error = (error as Error).message;
+      throw error;
     } finally {
+      operation.finishedAt = Date.now();
       this.busy = false;
     }
+  }
+
+  private async run(args: string[], spec: string): Promise<void> {
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    const manifest = join(this.dir, 'package.json');
+    if (!existsSync(manifest)) writeFileSync(manifest, JSON.stringify({ name: 'agt-mcp-servers', private: true, description: 'MCP servers installed by agt (POST /mcp/packages)' }, null, 2));
+    const env = baseChildEnv(this.env);
+    // The owner's npm settings (registry, proxy, cache) still apply.
+    for (const name of ['npm_config_registry', 'npm_config_cache', 'npm_config_userconfig', 'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY']) {
+      const value = this.env.get(name);
+      if (value !== undefined) env[name] = value;
+    }
+    const full = [...args, '--prefix', this.dir, '--ignore-scripts', '--no-audit', '--no-fund', '--no-update-notifier', '--loglevel=http'];
+    this.logger.info({ spec, command: `npm ${args[0]}` }, `mcp: npm ${args[0]} ${spec} started`);
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn('npm', full, { cwd: this.dir, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    } catch (error) {
+      throw installFailed(spec, (error as Error).message);
+    }
+    this.children.add(child);
+    const tail: string[] = [];
+    const onLine = (chunk: Buffer) => {
+      for (const line of chunk.toString('utf8').split('\n')) {
+        const text = line.trim();
+        if (!text) continue;
+        tail.push(text.slice(0, 300));
+        if (tail.length > 8) tail.shift();
+        this.logger.info({ spec }, `mcp: npm: ${text.slice(0, 300)}`);
+      }
+    };
+    child.stdout!.on('data', onLine);
+    child.stderr!.on('data', onLine);
+    const code = await new Promise<number | string>((done) => {
+      const timer = setTimeout(() => {
+        if (child.pid) try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
+        done('timeout');
+      }, this.timeoutMs);
+      child.once('error', (error) => { clearTimeout(timer); done(error.message); });
+      child.once('close', (status) => { clearTimeout(timer); done(status ?? -1); });
+    });
+    this.children.delete(child);
+    if (code !== 0) {
+      const why = code === 'timeout' ? `npm took longer than ${this.timeoutMs} ms` : typeof code === 'string' ? code : `npm exited with code ${code}: ${tail.filter((l) => /err/i.test(l)).slice(-3).join(' | ') || tail.slice(-2).join(' | ')}`;
+      this.logger.warn({ spec }, `mcp: npm ${args[0]} ${spec} failed: ${why}`);
+      throw installFailed(spec, why);
+    }
+    this.logger.info({ spec }, `mcp: npm ${args[0]} ${spec} done`);
   }
 }

@@ -10,11 +10,11 @@ import type { McpManager } from './agent-servers.js';
 import { isRefusedEnvName } from './child-env.js';
 import { refusedVariable, registrationExists, registrationIncomplete, registrationMissing } from './errors.js';
 import type { McpPackages } from './packages.js';
-import { InstallAnswer, InstallBody, NameParams, Overview, PackageList, PackageQuery, PackageRemoved, RegistrationAnswer, RegistrationBody, Removed, TAG } from './schemas.js';
+import { InstallAnswer, InstallBody, InstallRunning, NameParams, Overview, PackageList, PackageQuery, PackageRemoved, RegistrationAnswer, RegistrationBody, Removed, TAG } from './schemas.js';
 
 const REQUIRED = { npm: 'npmPackage', command: 'command', http: 'url' } as const;
 
-export function registerMcpRoutes(http: ExtensionHttp, settings: SettingsService, manager: McpManager, packages: McpPackages): void {
+export function registerMcpRoutes(http: ExtensionHttp, settings: SettingsService, manager: McpManager, packages: McpPackages, installWaitMs: number): void {
   const registrations = () => settings.current().mcpServers ?? [];
 
   http.get('', {
@@ -58,26 +58,36 @@ export function registerMcpRoutes(http: ExtensionHttp, settings: SettingsService
 
   http.get('/packages', {
     schema: { tags: [TAG], summary: 'Installed MCP server packages', response: { 200: PackageList, ...errorResponses() } },
-    handler: async () => ({ dir: packages.dir, packages: packages.list() }),
+    handler: async () => ({ dir: packages.dir, packages: packages.list(), operations: packages.recent() }),
   });
 
   http.post('/packages', {
     schema: {
       tags: [TAG],
       summary: 'Install an MCP server package with npm',
-      description: 'Into the data directory\'s `mcp-servers/` (`--ignore-scripts`); a `type: npm` registration then runs it with node. `package` is a name, `name@version`, or a local tarball or folder. 502 when npm fails, 409 while another install runs.',
+      description:
+        'Into the data directory\'s `mcp-servers/` (`--ignore-scripts`); a `type: npm` registration then runs it with node. `package` is a name, `name@version`, or a local tarball or folder. ' +
+        '201 with the package when npm finishes within `installWaitMs`; else 202 with the running operation (it goes on; `GET /mcp/packages` shows how it ended). 422 `install_failed` when npm fails (its reason in the message), 409 while another install runs.',
       body: InstallBody,
-      response: { 201: InstallAnswer, ...errorResponses(409, 502) },
+      response: { 201: InstallAnswer, 202: InstallRunning, ...errorResponses(409, 422) },
     },
     handler: async (request, reply) => {
-      const installed = await packages.install(request.body.package);
-      reply.code(201);
-      return { package: installed };
+      const work = packages.install(request.body.package);
+      let timer: NodeJS.Timeout | undefined;
+      const waited = await Promise.race([work, new Promise<undefined>((done) => (timer = setTimeout(() => done(undefined), installWaitMs)))]).finally(() => clearTimeout(timer));
+      if (waited) {
+        reply.code(201);
+        return { package: waited };
+      }
+      // Still running: its end is recorded (and logged) by the operation; nothing awaits the promise now.
+      work.catch(() => {});
+      reply.code(202);
+      return { operation: packages.recent()[0]! };
     },
   });
 
   http.delete('/packages', {
-    schema: { tags: [TAG], summary: 'Uninstall an MCP server package', querystring: PackageQuery, response: { 200: PackageRemoved, ...errorResponses(404, 409, 502) } },
+    schema: { tags: [TAG], summary: 'Uninstall an MCP server package', querystring: PackageQuery, response: { 200: PackageRemoved, ...errorResponses(404, 409, 422) } },
     handler: async (request) => {
       await packages.remove(request.query.package);
       return { package: request.query.package, removed: true as const };

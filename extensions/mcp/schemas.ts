@@ -41,7 +41,20 @@ export const InstalledPackage = Type.Object({
   version: Type.Union([Type.String(), Type.Null()]),
   bin: Type.Union([Type.String(), Type.Null()], { description: 'the script a type npm registration runs' }),
 });
-export const PackageList = Type.Object({ dir: Type.String({ description: "the data directory's mcp-servers/" }), packages: Type.Array(InstalledPackage) });
+export const PackageOperation = Type.Object({
+  spec: Type.String(),
+  action: Type.Union([Type.Literal('install'), Type.Literal('uninstall')]),
+  status: Type.Union([Type.Literal('running'), Type.Literal('done'), Type.Literal('failed')]),
+  error: Type.Optional(Type.String()),
+  startedAt: Type.Integer(),
+  finishedAt: Type.Optional(Type.Integer()),
+});
+export const PackageList = Type.Object({
+  dir: Type.String({ description: "the data directory's mcp-servers/" }),
+  packages: Type.Array(InstalledPackage),
+  operations: Type.Array(PackageOperation, { description: 'the latest installs and removals, newest first' }),
+});
+export const InstallRunning = Type.Object({ operation: PackageOperation });
 export const InstallBody = Type.Object({ package: McpPackageSpec }, { additionalProperties: false });
 export const InstallAnswer = Type.Object({ package: InstalledPackage });
 export const PackageQuery = Type.Object({ package: Type.String({ minLength: 1, maxLength: 214 }) });

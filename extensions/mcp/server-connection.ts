@@ -35,6 +35,8 @@ export interface ConnectionDeps {
   resolve(): Promise<Launch>;
   /** The tool list changed (connected, reconnected, `tools/list_changed`). */
   toolsChanged(): void;
+  /** A row in the agent's own log (`agt_logs`): connects, skips, failures. Never secrets. */
+  agentLog(level: 'info' | 'warn', message: string): void;
 }
 
 const CLIENT_INFO = { name: 'agt', version: '1.0.0' };
@@ -159,6 +161,7 @@ export class ServerConnection {
       this.error = launch.reason;
       this.logs.note(`skipped: ${launch.reason}`);
       this.deps.logger.info({ agentId: this.agentId, server: this.name }, `mcp server ${this.name} skipped: ${launch.reason}`);
+      this.deps.agentLog('info', `MCP server ${this.name} skipped: ${launch.reason}`);
       return;
     }
     this.transport = launch.kind;
@@ -223,6 +226,7 @@ export class ServerConnection {
     this.connectedAt = Date.now();
     this.lastFailure = undefined;
     this.logs.note(`connected (${this.tools?.length ?? 0} tools)`);
+    this.deps.agentLog('info', `MCP server ${this.name} connected (${this.tools?.length ?? 0} tools)`);
     this.deps.toolsChanged();
     return true;
   }
@@ -257,6 +261,7 @@ export class ServerConnection {
     this.error = why;
     this.logs.note(why);
     this.deps.logger.warn({ agentId: this.agentId, server: this.name }, `mcp server ${this.name}: ${why}`);
+    this.deps.agentLog('warn', `MCP server ${this.name}: ${why}`);
     if (this.closed || this.retryTimer) return;
     if (this.tries >= this.deps.options.reconnectTries) {
       this.logs.note(`gave up after ${this.tries} reconnect tries; POST /agents/${this.agentId}/mcp/${this.name}/restart tries again`);

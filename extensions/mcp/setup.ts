@@ -27,7 +27,7 @@ export function setupMcp(ctx: ExtensionContext<McpOptions>): ExtensionHooks {
     loaded: (agent) => manager.open(agent),
     unloaded: (agent) => manager.close(agent.id),
   });
-  registerMcpRoutes(ctx.http, ctx.settings, manager, packages);
+  registerMcpRoutes(ctx.http, ctx.settings, manager, packages, ctx.config.installWaitMs);
   if (ctx.agentHttp) registerAgentMcpRoutes(ctx.agentHttp, ctx.agents, manager);
   return {
     async stop() {
