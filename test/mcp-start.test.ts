@@ -29,6 +29,7 @@ t.test('a slow server does not hold the first turn; the SSE fallback', async (t)
         { name: 'fast', type: 'command', command: process.execPath, args: [fixture] },
         { name: 'slow', type: 'command', command: process.execPath, args: [fixture], env: { FIXTURE_START_DELAY_MS: '60000' } },
         { name: 'legacy', type: 'http', url: legacy.url },
+        { name: 'late', type: 'command', command: process.execPath, args: [fixture] },
       ],
     },
   });
@@ -59,7 +60,13 @@ t.test('a slow server does not hold the first turn; the SSE fallback', async (t)
   t.match(slow, { status: 'error', error: /no answer within the connect limit of 6000 ms/ });
   t.notOk('pid' in slow, 'the slow child was killed');
 
-  const fastPid = atEnd.fast.pid;
+  // A server declared while the agent runs starts at its restart route (as the README's MCP steps do).
+  const servers2 = [...['fast', 'slow', 'legacy'].map((name) => ({ name, transport: name === 'legacy' ? 'http' : 'stdio' })), { name: 'late', transport: 'stdio' }];
+  t.equal((await d.request('PATCH', `/agents/${id}/config`, { mcp: { servers: servers2 } })).status, 200);
+  t.match((await d.request('POST', `/agents/${id}/mcp/late/restart`)).body, { name: 'late', status: 'connected', toolCount: 8 });
+  t.ok(((await d.request('GET', `/agents/${id}/tools`)).body.tools as any[]).some((tool) => tool.name === 'mcp_late_echo' && tool.source === 'mcp:late'));
+
+  const pids = [atEnd.fast.pid, atEnd.slow.pid, (await servers()).late.pid];
   t.equal((await d.request('POST', `/agents/${id}/unload`)).status, 200);
-  t.same(await gone([fastPid, atEnd.slow.pid]), []);
+  t.same(await gone(pids), []);
 });
