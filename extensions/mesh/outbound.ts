@@ -55,7 +55,7 @@ export class MeshTransport implements OutboundTransport {
     const identity = this.deps.agents.keys.identity(envelope.agentId);
     if (!sender || !identity) throw new DeliveryFailure(`agent ${envelope.agentId} has no identity to sign with`);
     const data = record(envelope.data);
-    const { target, parent } = await this.targetOf(envelope, data);
+    let { target, parent, learned } = await this.targetOf(envelope, data);
     const to = target.kind === 'local' ? target.agent.did : target.did;
     if (!to) throw new DeliveryFailure('the recipient agent has no DID');
     const base = this.deps.baseUrl();
@@ -82,6 +82,12 @@ export class MeshTransport implements OutboundTransport {
       const signed = await signEnvelope(this.deps.agents, envelope.agentId, unsigned);
       const outcome = target.kind === 'local' ? await this.deliverLocally(target.agent, signed) : await this.post(target.url, signed);
       if (outcome.ok) return { statusCode: outcome.status };
+      if (learned && outcome.status === null && target.kind === 'remote') {
+        // Nobody listens where we last found this DID: ask the peers again before the next try.
+        this.known.delete(target.did);
+        const again = await this.targetOf(envelope, data).catch(() => undefined);
+        if (again && again.target.kind === 'remote' && again.target.did === to) ({ target, learned } = again);
+      }
       if (!outcome.retry) throw deliveryRefused(outcome.status ?? 0, outcome.why);
       if (attempt >= this.deps.options.maxAttempts) throw deliveryGaveUp(attempt, outcome.why, outcome.status ?? undefined);
       report.attemptFailed(outcome.status ?? null, outcome.why);
@@ -90,7 +96,8 @@ export class MeshTransport implements OutboundTransport {
     }
   }
 
-  private async targetOf(envelope: OutboundEnvelope, data: Record<string, unknown>): Promise<{ target: Target; parent?: { id: string; thread_id?: string } }> {
+  /** Where the message goes; `learned`: the URL came from what this daemon learned (it may go stale). */
+  private async targetOf(envelope: OutboundEnvelope, data: Record<string, unknown>): Promise<{ target: Target; parent?: { id: string; thread_id?: string }; learned?: boolean }> {
     const parentId = typeof data.parent_id === 'number' ? data.parent_id : typeof data.parent_id === 'string' && /^\d+$/.test(data.parent_id) ? Number(data.parent_id) : undefined;
     const address = envelope.address;
     if (parentId !== undefined && (address === 'mesh:' || !envelope.recipient)) {
@@ -118,7 +125,7 @@ export class MeshTransport implements OutboundTransport {
     if (given && INBOX_URL.test(given)) return { target: { kind: 'remote', did, url: given } };
     const url = this.known.get(did) ?? (await this.askPeers(did));
     if (!url) throw noRoute(address);
-    return { target: { kind: 'remote', did, url } };
+    return { target: { kind: 'remote', did, url }, learned: true };
   }
 
   /** Finds `did` in the cards the peers list. */
