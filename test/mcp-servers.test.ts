@@ -242,6 +242,22 @@ t.test('a tool whose schema changed is disabled until re-enabled', async (t) => 
   t.equal((await d.request('POST', `/agents/${agentId}/mcp/nope/restart`)).status, 404);
 });
 
+t.test('an HTTP server that goes away fails the call; the restart route reconnects it', async (t) => {
+  web.child.kill('SIGKILL');
+  await new Promise((done) => (web.child.exitCode !== null || web.child.signalCode !== null ? done(null) : web.child.once('exit', done)));
+  const { end, results } = await turn(agentId, [{ name: 'mcp_web_echo', args: { message: 'anyone?' } }]);
+  t.equal(end.event_type, 'turn.completed');
+  t.match(results[0], /failed: MCP server web could not run echo/);
+  const down = await until('web given up', async () => {
+    const s = await server(agentId, 'web');
+    return s.status === 'error' && s.logs.some((l: string) => /gave up/.test(l)) ? s : undefined;
+  });
+  t.ok(down.restartCount >= 1, 'reconnects were tried');
+  await startEverythingHttp(t, 'streamableHttp', web.port);
+  t.match((await d.request('POST', `/agents/${agentId}/mcp/web/restart`)).body, { status: 'connected' });
+  t.match((await turn(agentId, [{ name: 'mcp_web_echo', args: { message: 'back' } }])).results[0], /Echo: back/);
+});
+
 t.test('unload and shutdown leave no child behind', async (t) => {
   const pids = (await d.request('GET', `/agents/${agentId}/mcp`)).body.servers.map((s: any) => s.pid).filter(Boolean);
   t.equal(pids.length, 3, 'everything, memory and fixture run as children');

@@ -119,7 +119,8 @@ export class ServerConnection {
     if (this.status === 'connecting') await this.connecting;
     const client = this.client;
     if (this.status !== 'connected' || !client) {
-      throw callFailed(this.name, tool, `the server is ${this.status}${this.error ? ` (${this.error})` : ''}`);
+      const state = this.status === 'error' ? 'in error' : this.status;
+      throw callFailed(this.name, tool, `the server is ${state}${this.error ? ` (${this.error})` : ''}`);
     }
     try {
       const result = (await client.callTool({ name: tool, arguments: args }, undefined, {
@@ -143,6 +144,9 @@ export class ServerConnection {
         throw callFailed(this.name, tool, `no answer within ${options.timeoutMs} ms (the server is being restarted)`);
       }
       const why = error instanceof McpError && error.code === ErrorCode.ConnectionClosed ? `the connection closed during the call${this.lastFailure ? `: ${this.lastFailure}` : ''}` : (error as Error).message;
+      // An HTTP session does not close when its server goes away: a failure that is not the server's own
+      // JSON-RPC answer (a refused connection, a broken stream) starts a fresh session.
+      if (this.transport === 'http' && !(error instanceof McpError)) this.recycle(`the call failed: ${this.logs.scrub(why).slice(0, 200)}`);
       throw callFailed(this.name, tool, this.logs.scrub(why).slice(0, 500));
     }
   }

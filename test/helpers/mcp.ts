@@ -36,8 +36,8 @@ export async function freePort(): Promise<number> {
  * server-everything over HTTP on a free port (`streamableHttp`: `/mcp`; `sse`, the older HTTP+SSE
  * transport: `/sse`); resolves once it listens.
  */
-export async function startEverythingHttp(t: Teardown, mode: 'streamableHttp' | 'sse' = 'streamableHttp'): Promise<{ url: string; child: ChildProcess }> {
-  const port = await freePort();
+export async function startEverythingHttp(t: Teardown, mode: 'streamableHttp' | 'sse' = 'streamableHttp', port?: number): Promise<{ url: string; child: ChildProcess; port: number }> {
+  port ??= await freePort();
   const child = spawn(process.execPath, [EVERYTHING, mode], {
     env: { PATH: process.env.PATH ?? '', PORT: String(port) },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -57,7 +57,7 @@ export async function startEverythingHttp(t: Teardown, mode: 'streamableHttp' | 
     });
     child.once('exit', () => fail(new Error(`server-everything HTTP exited: ${err}`)));
   });
-  return { url: `http://127.0.0.1:${port}/${mode === 'sse' ? 'sse' : 'mcp'}`, child };
+  return { url: `http://127.0.0.1:${port}/${mode === 'sse' ? 'sse' : 'mcp'}`, child, port };
 }
 
 export const alive = (pid: number): boolean => {
