@@ -258,6 +258,17 @@ t.test('an HTTP server that goes away fails the call; the restart route reconnec
   t.match((await turn(agentId, [{ name: 'mcp_web_echo', args: { message: 'back' } }])).results[0], /Echo: back/);
 });
 
+t.test('an abort cancels a long MCP call on the server too', async (t) => {
+  const cancellations = async () => (await server(agentId, 'fixture')).logs.filter((l: string) => /cancelled request/.test(l)).length;
+  const before = await cancellations();
+  const running = await startTurn(agentId, [{ name: 'mcp_fixture_slow', args: { ms: 30_000 } }]);
+  await until('the call started', () => events.find((e) => e.event_type === 'tool.started' && e.turn_id === running.turnId));
+  await new Promise((r) => setTimeout(r, 300));
+  t.equal((await d.request('POST', `/agents/${agentId}/abort`)).status, 200);
+  t.match((await running.finish()).end, { event_type: 'agent.error' });
+  await until('a second cancellation logged by the server', async () => (await cancellations()) > before);
+});
+
 t.test('unload and shutdown leave no child behind', async (t) => {
   const pids = (await d.request('GET', `/agents/${agentId}/mcp`)).body.servers.map((s: any) => s.pid).filter(Boolean);
   t.equal(pids.length, 3, 'everything, memory and fixture run as children');
