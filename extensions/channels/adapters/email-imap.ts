@@ -96,7 +96,7 @@ export class ImapInbox {
 
   constructor(private readonly options: ImapInboxOptions) {}
 
-  /** Connects, logs in, selects the mailbox and takes what is unseen; rejects when any of it fails. */
+  /** Connects, logs in and selects the mailbox (rejects when any of it fails), then takes what is unseen. */
   async open(): Promise<void> {
     const { ImapFlow } = await import('imapflow');
     const { imap, idle } = this.options.settings;
@@ -125,7 +125,8 @@ export class ImapInbox {
     await client.connect();
     await client.mailboxOpen(imap.mailbox);
     this.poll = setInterval(() => void this.sync(), this.options.settings.pollIntervalMs);
-    await this.sync();
+    // What is already waiting is taken in the background: a full mailbox does not hold up the connect.
+    void this.sync();
   }
 
   /** Logs out (or drops the socket when that does not answer quickly); idempotent. */

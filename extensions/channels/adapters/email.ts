@@ -77,12 +77,15 @@ class EmailAdapter implements ChannelAdapter {
       ...(typeof this.host.options.idleDelayMs === 'number' ? { idleDelayMs: this.host.options.idleDelayMs } : {}),
       onMail: (mail) => this.received(mail),
       onClose: (reason) => {
-        if (this.inbox === inbox) this.host.lost(reason);
+        // A drop during connect is that connect's failure (it rejects), not a loss.
+        if (this.inbox === inbox && opened) this.host.lost(reason);
       },
     });
     this.inbox = inbox;
+    let opened = false;
     try {
       await inbox.open();
+      opened = true;
     } catch (error) {
       const e = error as { authenticationFailed?: boolean; responseText?: string; message?: string; code?: string };
       if (e?.authenticationFailed) throw new AdapterConnectError(`the IMAP server refused the login${e.responseText ? `: ${e.responseText}` : ''}`);
