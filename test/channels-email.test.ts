@@ -4,8 +4,9 @@
  * extension in an in-process daemon: mail delivered by dovecot-lda → inbox row → on_inbox turn (scripted
  * model) → msg_send reply out through SMTP, threaded; the allow_from policy refusing a stranger; an
  * attachment over the limit refused with a note the agent reads; dovecot going away and coming back
- * (the adapter reconnects and takes the mail that arrived meanwhile); SMTP answers 451 (retried) and 550
- * (failed). One daemon and one dovecot serve every subtest; they run in order.
+ * (the adapter reconnects and takes the mail that arrived meanwhile); a reply by parent_id; a config
+ * change through PUT /agents/{id}/adapters/email (IDLE off: the poll alone finds new mail); SMTP answers
+ * 451 (retried) and 550 (failed). One daemon and one dovecot serve every subtest; they run in order.
  */
 import t from 'tap';
 import { join } from 'node:path';
@@ -210,6 +211,22 @@ t.test('email adapter against dovecot and smtp-server', { skip }, async (t) => {
     t.equal(sent.parsed.subject, 'Re: while you were away', "the parent's subject, read back from the mailbox");
     t.equal(sent.parsed.inReplyTo, '<away@example.test>');
     t.same([sent.parsed.references].flat(), ['<away@example.test>'], 'mailparser gives one reference as a string');
+  });
+
+  await t.test('PUT of the adapter config: refused when invalid; IDLE off reconciles to polling, which still finds new mail', async (t) => {
+    const current = (await d.request('GET', `/agents/${id}/config`)).body.config.adapters.email;
+    const bad = await d.request('PUT', `/agents/${id}/adapters/email`, { ...current, config: { ...current.config, imap: { host: 'x', password: 'in config' } } });
+    t.equal(bad.status, 400, 'a password in config is refused by the schema');
+    const before = await adapter();
+    const put = await d.request('PUT', `/agents/${id}/adapters/email`, { ...current, config: { ...current.config, idle: false, poll_interval_ms: 1000 } });
+    t.equal(put.status, 200);
+    await until('the adapter reconnected with the new config', async () => {
+      const a = await adapter();
+      return a?.status === 'connected' && a.connectedAt > before.connectedAt ? a : undefined;
+    });
+    dovecot.deliver(mail({ from: 'bob@example.test', subject: 'polled', id: '<polled@example.test>', body: 'found by the poll' }));
+    await until('the polled mail', async () => ((await inbox()).some((row) => row.data?.message_id === '<polled@example.test>') ? true : undefined));
+    t.pass('taken without IDLE');
   });
 
   await t.test('SMTP: a 451 is retried, a 550 fails the row', async (t) => {
