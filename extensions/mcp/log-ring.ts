@@ -38,7 +38,7 @@ export class LogRing {
   }
 
   recent(): string[] {
-    return this.partial.trim() ? [...this.lines, this.scrub(this.partial)] .slice(-this.max) : [...this.lines];
+    return this.partial.trim() ? [...this.lines, this.scrub(this.partial)].slice(-this.max) : [...this.lines];
   }
 
   private push(line: string): void {

@@ -118,7 +118,7 @@ export class McpPackages {
 
   /** Kills a running npm (extension stop). */
   stop(): void {
-    for (const child of this.children) if (child.pid) try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
+    for (const child of this.children) killGroup(child.pid);
   }
 
   private async npm(args: string[], spec: string): Promise<void> {
@@ -173,11 +173,17 @@ export class McpPackages {
     child.stderr!.on('data', onLine);
     const code = await new Promise<number | string>((done) => {
       const timer = setTimeout(() => {
-        if (child.pid) try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
+        killGroup(child.pid);
         done('timeout');
       }, this.timeoutMs);
-      child.once('error', (error) => { clearTimeout(timer); done(error.message); });
-      child.once('close', (status) => { clearTimeout(timer); done(status ?? -1); });
+      child.once('error', (error) => {
+        clearTimeout(timer);
+        done(error.message);
+      });
+      child.once('close', (status) => {
+        clearTimeout(timer);
+        done(status ?? -1);
+      });
     });
     this.children.delete(child);
     if (code !== 0) {
@@ -186,5 +192,15 @@ export class McpPackages {
       throw installFailed(spec, why);
     }
     this.logger.info({ spec }, `mcp: npm ${args[0]} ${spec} done`);
+  }
+}
+
+/** npm runs in its own process group: this ends it and whatever it started. */
+function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // Gone already.
   }
 }
