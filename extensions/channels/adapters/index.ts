@@ -4,7 +4,8 @@
  */
 import type { AdapterType } from '../adapter.js';
 import { emailAdapterType } from './email.js';
+import { discordAdapter } from './discord.js';
 import { slackAdapter } from './slack.js';
 import { telegramAdapter } from './telegram.js';
 
-export const BUILTIN_ADAPTER_TYPES: readonly AdapterType[] = [emailAdapterType, telegramAdapter, slackAdapter];
+export const BUILTIN_ADAPTER_TYPES: readonly AdapterType[] = [emailAdapterType, telegramAdapter, slackAdapter, discordAdapter];

@@ -1,0 +1,164 @@
+/**
+ * Discord through discord.js: the gateway (its URL from `GET /gateway/bot` of the REST API) with the
+ * guild-message, direct-message and message-content intents, and `Partials.Channel` so direct messages
+ * reach us without a cached channel; replies through REST `POST /channels/{id}/messages` with a message
+ * reference. discord.js would resume on its own; a closed shard is handed back to the core instead, which
+ * reconnects with its backoff (one observable behaviour for every type). Rate limits are rejected by the
+ * REST client (`rejectOnRateLimit`) so the outbox waits them out. Credential
+ * `adapter:discord:DISCORD_BOT_TOKEN`. Owner option `api` (a REST base such as `http://127.0.0.1:8080/api`).
+ */
+import type { Client as DiscordClient, Message } from 'discord.js';
+import { AdapterConnectError, AdapterSendError, type AdapterHost, type AdapterInbound, type AdapterType, type ChannelAdapter, type InboundAttachment } from '../adapter.js';
+import { fetchLimited } from './download.js';
+
+const DEFAULT_API = 'https://discord.com/api';
+const READY_TIMEOUT_MS = 20_000;
+/** What a bot may upload without boosts; also what we accept per inbound file unless the owner lowers it. */
+const ATTACHMENT_CAP = 25 * 1024 * 1024;
+
+class DiscordAdapter implements ChannelAdapter {
+  private client: DiscordClient | undefined;
+  private discord: typeof import('discord.js') | undefined;
+  private reconnecting = false;
+
+  constructor(private readonly host: AdapterHost) {}
+
+  private get api(): string {
+    const api = this.host.options.api;
+    return (typeof api === 'string' && api !== '' ? api : DEFAULT_API).replace(/\/+$/, '');
+  }
+
+  async connect(): Promise<void> {
+    const token = await this.host.credential('DISCORD_BOT_TOKEN');
+    const discord = (this.discord = await import('discord.js'));
+    const { Client, Events, GatewayIntentBits, Partials } = discord;
+    const client = new Client({
+      intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.DirectMessages, GatewayIntentBits.MessageContent],
+      partials: [Partials.Channel],
+      rest: { api: this.api, rejectOnRateLimit: () => true, retries: 0 },
+    });
+    this.client = client;
+    client.on(Events.MessageCreate, (message) => {
+      const inbound = this.toInbound(message);
+      if (inbound) void this.host.receive(inbound);
+    });
+    client.on(Events.Error, (error) => this.host.logger.debug({ err: describe(error) }, 'discord client error'));
+    let timer: NodeJS.Timeout | undefined;
+    const ready = new Promise<void>((resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`the gateway sent no READY within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
+      client.once(Events.ClientReady, () => resolve());
+    });
+    ready.catch(() => undefined);
+    try {
+      await client.login(token);
+      await ready;
+    } catch (error) {
+      const status = (error as { status?: number; code?: string }).status;
+      if (status === 401 || (error as { code?: string }).code === 'TokenInvalid') {
+        throw new AdapterConnectError('Discord refused the bot token: check adapter:discord:DISCORD_BOT_TOKEN');
+      }
+      throw new Error(`Discord: ${describe(error)}`);
+    } finally {
+      clearTimeout(timer);
+    }
+    // discord.js resumes by itself (and cannot be told not to: destroying a client while its shard waits
+    // to reconnect leaves that loop running), so a closed shard is reported as recovering; only a close
+    // it will not recover from hands the connection back to the core.
+    client.on(Events.ShardReconnecting, () => {
+      if (this.client !== client) return;
+      this.reconnecting = true;
+      this.host.lost('the Discord gateway connection closed', { recovering: true });
+    });
+    const recovered = () => {
+      if (this.client !== client) return;
+      this.reconnecting = false;
+      this.host.connected();
+    };
+    client.on(Events.ShardResume, recovered);
+    client.on(Events.ShardReady, recovered);
+    client.on(Events.ShardDisconnect, (event) => {
+      if (this.client === client) this.host.lost(`the Discord gateway closed the connection (${event.code})`);
+    });
+  }
+
+  private toInbound(message: Message): AdapterInbound | undefined {
+    const me = this.client?.user;
+    if (!me || message.author.id === me.id || message.author.bot || message.system) return undefined;
+    const dm = message.guildId === null;
+    const mentioned = message.mentions.users.has(me.id) || (message.mentions.repliedUser?.id === me.id);
+    return {
+      messageId: message.id,
+      chatId: message.channelId,
+      chatKind: dm ? 'dm' : 'group',
+      sender: { id: message.author.id, name: message.author.username },
+      mentioned,
+      ...(message.reference?.messageId ? { replyToId: message.reference.messageId } : {}),
+      text: message.content,
+      attachments: [...message.attachments.values()].map((file, index): InboundAttachment => ({
+        name: file.name ?? `attachment-${index + 1}`,
+        mimeType: file.contentType ?? null,
+        size: typeof file.size === 'number' ? file.size : null,
+        fetch: async (max) => {
+          if (!this.trustedFileUrl(file.url)) throw new Error('the attachment URL is not on a Discord host');
+          return fetchLimited(file.url, max);
+        },
+      })),
+      extra: { ...(message.guildId ? { guild_id: message.guildId } : {}) },
+    };
+  }
+
+  private trustedFileUrl(raw: string): boolean {
+    try {
+      const url = new URL(raw);
+      if (url.origin === new URL(this.api).origin) return true;
+      return url.protocol === 'https:' && (url.hostname === 'cdn.discordapp.com' || url.hostname === 'media.discordapp.net');
+    } catch {
+      return false;
+    }
+  }
+
+  async disconnect(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (!client) return;
+    await Promise.race([client.destroy().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 3000).unref())]);
+    if (!this.reconnecting) return;
+    // A shard that was between reconnect attempts starts one more after its 500 ms pause: close that one too.
+    const gateway = (client.ws as unknown as { _ws?: { destroy(): Promise<void> } })._ws;
+    for (let round = 0; round < 3 && gateway; round++) {
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      await gateway.destroy().catch(() => undefined);
+    }
+  }
+
+  async send(message: Parameters<ChannelAdapter['send']>[0]): Promise<{ messageId: string }> {
+    const client = this.client;
+    const discord = this.discord;
+    if (!client || !discord) throw new Error('not connected');
+    try {
+      const sent = (await client.rest.post(discord.Routes.channelMessages(message.chatId), {
+        body: {
+          content: message.text,
+          allowed_mentions: { parse: [] },
+          ...(message.replyToId ? { message_reference: { message_id: message.replyToId, fail_if_not_exists: false } } : {}),
+        },
+      })) as { id?: string };
+      return { messageId: String(sent.id ?? '') };
+    } catch (error) {
+      if (error instanceof discord.RateLimitError) throw new AdapterSendError('rate limited', { statusCode: 429, retryAfterMs: error.retryAfter });
+      if (error instanceof discord.DiscordAPIError) throw new AdapterSendError(`Discord refused: ${describe(error)}`, { statusCode: error.status, permanent: error.status < 500 });
+      throw new Error(describe(error));
+    }
+  }
+}
+
+function describe(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).replace(/[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{20,}/g, '[redacted]').slice(0, 300);
+}
+
+export const discordAdapter: AdapterType = {
+  type: 'discord',
+  credentials: ['DISCORD_BOT_TOKEN'],
+  limits: { maxTextLength: 2000, maxAttachmentSize: ATTACHMENT_CAP },
+  create: (host) => new DiscordAdapter(host),
+};
