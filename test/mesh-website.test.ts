@@ -6,7 +6,8 @@
  */
 import t from 'tap';
 import { rawRequest } from './helpers/raw-http.js';
-import { bootMeshDaemon, createMeshAgent } from './helpers/mesh.js';
+import { bootDaemon } from './helpers/daemon.js';
+import { bootMeshDaemon, createMeshAgent, meshManifest } from './helpers/mesh.js';
 
 const d = await bootMeshDaemon(t, { meshConfig: { mdns: { enabled: false }, apiTimeoutMs: 2_000 } });
 const site = await createMeshAgent(d, 'Site', {
@@ -135,4 +136,21 @@ t.test('a site that is not enabled serves nothing', async (t) => {
   await d.request('PATCH', `/agents/${site.id}/config`, { serving: { public: { enabled: false } } });
   t.equal((await fetch(`${base}/`)).status, 404);
   t.equal((await fetch(`${base}/api/hello/x`)).status, 201, 'API routes still answer');
+});
+
+t.test('the extension off: 503 on /network, no mesh server', async (t) => {
+  const manifest = meshManifest();
+  manifest.extensions[0]!.enabled = false;
+  const printed: string[] = [];
+  const off = await bootDaemon(t, { extensions: manifest, print: (line) => void printed.push(line) });
+  const answer = await off.request('GET', '/network');
+  t.equal(answer.status, 503);
+  t.match(answer.body, { code: 'unavailable', error: /mesh/ });
+  t.equal((await off.request('GET', '/network/peers')).status, 503);
+  t.equal(printed.length, 1);
+  t.match(printed[0], /^agt daemon listening on http:\/\/127\.0\.0\.1:\d+$/, 'only the daemon listens: no mesh line');
+  const on: string[] = [];
+  await bootDaemon(t, { extensions: meshManifest({ mdns: { enabled: false } }), print: (line) => void on.push(line) });
+  t.match(on[1], /^agt mesh listening on http:\/\/127\.0\.0\.1:(\d+)$/, 'the mesh line when it is on (D1)');
+  t.not(on[1]!.endsWith(':0'), true, 'with the real port');
 });

@@ -13,7 +13,7 @@ import type { AgentsService, InboxService } from '@agt/contracts/services';
 import { findMeshAgent, type MeshAgent } from './directory.js';
 import { messageIdFor, signEnvelope, type Envelope } from './envelope.js';
 import { DeliveryFailure, deliveryGaveUp, deliveryRefused, noParent, noRoute } from './errors.js';
-import { acceptEnvelope, type InboundDeps } from './inbound.js';
+import { acceptEnvelope, checkVisible, type InboundDeps } from './inbound.js';
 import type { MeshOptions } from './options.js';
 
 export interface OutboundDeps extends InboundDeps {
@@ -151,6 +151,7 @@ export class MeshTransport implements OutboundTransport {
 
   private async deliverLocally(agent: MeshAgent, signed: Envelope): Promise<Outcome> {
     try {
+      checkVisible(agent, 'loopback');
       await acceptEnvelope(this.deps, agent, signed);
       return { ok: true, status: 202 };
     } catch (error) {

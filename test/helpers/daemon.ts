@@ -32,6 +32,8 @@ export interface BootOptions {
   dataDir?: string;
   /** The scrypt cost of passphrases written by this daemon; default a cheap one (2^10) so tests stay fast. */
   kdfCost?: KdfCost;
+  /** Receives the listening lines the daemon (and its extensions) print; default: dropped. */
+  print?: (line: string) => void;
 }
 
 const TEST_KDF: KdfCost = { N: 1024, r: 8, p: 1 };
@@ -69,7 +71,7 @@ export interface TestDaemon {
 
 export async function bootDaemon(t: Teardown, options: BootOptions = {}): Promise<TestDaemon> {
   const { dataDir, env } = prepareEnv(t, options);
-  const daemon = await startDaemon({ env, print: () => {}, kdfCost: options.kdfCost ?? TEST_KDF });
+  const daemon = await startDaemon({ env, print: options.print ?? (() => {}), kdfCost: options.kdfCost ?? TEST_KDF });
   t.teardown(() => daemon.shutdown('test teardown'));
   const token = env.AGT_DAEMON_TOKEN ?? readFileSync(join(dataDir, 'daemon-token'), 'utf8').trim();
   const request: TestDaemon['request'] = async (method, path, body, headers = {}) => {
