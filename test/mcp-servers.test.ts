@@ -242,6 +242,26 @@ t.test('a tool whose schema changed is disabled until re-enabled', async (t) => 
   t.equal((await d.request('POST', `/agents/${agentId}/mcp/nope/restart`)).status, 404);
 });
 
+t.test("the agent's sealed credentials reach the child, never a log", async (t) => {
+  const secret = `tok-${Date.now().toString(36)}-sealed`;
+  t.equal((await d.request('POST', '/identity/create', { passphrase: 'mcp test passphrase' })).status, 201);
+  t.equal((await d.request('PUT', `/agents/${agentId}/credentials/mcp:fixture:FIXTURE_TOKEN`, { value: secret })).status, 200);
+  const servers = (await d.request('GET', `/agents/${agentId}`)).body.config.mcp.servers as any[];
+  const patched = servers.map((s) => (s.name === 'fixture' ? { ...s, env_keys: ['FIXTURE_TOKEN'] } : s));
+  t.equal((await d.request('PATCH', `/agents/${agentId}/config`, { mcp: { servers: patched } })).status, 200);
+  t.match((await d.request('POST', `/agents/${agentId}/mcp/fixture/restart`)).body, { status: 'connected' });
+  const { results } = await turn(agentId, [{ name: 'mcp_fixture_env', args: {} }]);
+  t.equal(JSON.parse(results[0]!).FIXTURE_TOKEN, secret, 'the child got the credential as FIXTURE_TOKEN');
+  const fixture = await until('the token line logged', async () => {
+    const s = await server(agentId, 'fixture');
+    return s.logs.some((l: string) => l.startsWith('using token')) ? s : undefined;
+  });
+  t.ok(fixture.logs.includes('using token [redacted]'), 'scrubbed from the kept lines');
+  for (const route of [`/agents/${agentId}/mcp`, '/mcp', `/agents/${agentId}/logs?limit=500`]) {
+    t.notOk(JSON.stringify((await d.request('GET', route)).body).includes(secret), `not in GET ${route}`);
+  }
+});
+
 t.test('an HTTP server that goes away fails the call; the restart route reconnects it', async (t) => {
   web.child.kill('SIGKILL');
   await new Promise((done) => (web.child.exitCode !== null || web.child.signalCode !== null ? done(null) : web.child.once('exit', done)));
