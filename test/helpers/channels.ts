@@ -36,13 +36,14 @@ function answerInbox(messages: any[]) {
   return reply.toolCalls([{ name: 'msg_send', args: { channel, recipient: to, text: `echo: ${JSON.parse(`"${text}"`).split('\n')[0]}`, data: { parent_id: Number(id) } } }]);
 }
 
-export async function channelsRig(t: Teardown, types: Record<string, Record<string, unknown>>): Promise<ChannelsRig> {
+export async function channelsRig(t: Teardown, types: Record<string, Record<string, unknown>>, extraExtensions: unknown[] = []): Promise<ChannelsRig> {
   const model = await startFakeOpenAI(t, (request) => answerInbox((request.body as any).messages));
   const d = await bootDaemon(t, {
     extensions: {
       extensions: [
         { name: 'providers', module: join(ROOT, 'extensions/providers/index.ts'), enabled: true, config: { maxRetries: 0 } },
         { name: 'channels', module: join(ROOT, 'extensions/channels/index.ts'), enabled: true, config: { reconnectBaseMs: 50, reconnectMaxMs: 300, types } },
+        ...extraExtensions,
       ],
     },
     settings: { providers: [{ id: 'fake', type: 'openai-compatible', name: 'Fake', baseUrl: model.baseUrl, defaultModel: 'fake-1' }] },
