@@ -100,6 +100,14 @@ export class McpManager {
       await Promise.race([entry.ready, new Promise<void>((done) => (timer = setTimeout(done, left)))]);
       clearTimeout(timer);
     }
+    // The agent's config may have changed since its servers started: a server no longer declared is
+    // closed and offers nothing; the flags of one still declared (restricted, limits) are read afresh.
+    const declared = new Map((this.deps.agents.find(agentId)?.config.mcp?.servers ?? []).map((s) => [s.name, s]));
+    for (const [name, connection] of entry.connections) {
+      if (declared.has(name)) continue;
+      entry.connections.delete(name);
+      void connection.close();
+    }
     const out: ToolDefinition[] = [];
     const names = new Set<string>();
     for (const connection of entry.connections.values()) {
@@ -112,15 +120,14 @@ export class McpManager {
           continue;
         }
         names.add(name);
-        out.push(this.definition(agentId, connection, tool, name, verdicts.get(tool.name)));
+        out.push(this.definition(agentId, connection, declared.get(connection.name)!, tool, name, verdicts.get(tool.name)));
       }
     }
     return out;
   }
 
-  private definition(agentId: string, connection: ServerConnection, tool: Tool, name: string, verdict: ToolVerdict | undefined): ToolDefinition {
-    const declaration = connection.declaration;
-    const timeoutMs = connection.timeoutMs ?? this.deps.options.defaultToolCallTimeoutMs;
+  private definition(agentId: string, connection: ServerConnection, declaration: McpServerConfig, tool: Tool, name: string, verdict: ToolVerdict | undefined): ToolDefinition {
+    const timeoutMs = declaration.tool_call_timeout_ms ?? connection.timeoutMs ?? this.deps.options.defaultToolCallTimeoutMs;
     const restricted = declaration.restricted === true || (declaration.new_tools_restricted === true && verdict?.isNew === true);
     return {
       name,
