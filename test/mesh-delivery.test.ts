@@ -99,6 +99,8 @@ t.test('the inbox refuses what it must', async (t) => {
   t.match(await postJson(inboxUrl, signedEnvelope(eve, 'did:key:z6MkSomeoneElse', 'hi')), { status: 400 }, 'addressed to another DID');
   t.match(await postJson(inboxUrl, signedEnvelope(eve, bob.did, 'x'.repeat(20_000))), { status: 413, body: { code: 'payload_too_large' } }, 'oversized');
   t.match(await postJson(inboxUrl, '{"version":'), { status: 400 }, 'malformed JSON');
+  const old = new Date(Date.now() - 2 * 60 * 60 * 1000).toISOString();
+  t.match(await postJson(inboxUrl, signedEnvelope(eve, bob.did, 'captured long ago', undefined, undefined, old)), { status: 400, body: { error: /timestamp/ } }, 'a stale copy');
   t.match(await postJson(inboxUrl, { hello: 'world' }), { status: 400, body: { code: 'bad_request' } }, 'not an envelope');
 
   const once = signedEnvelope(eve, bob.did, 'only once');

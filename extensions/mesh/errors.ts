@@ -9,6 +9,8 @@ export const badSignature = () => new AgtError('forbidden', 'the message signatu
 export const unsigned = () => new AgtError('forbidden', 'the message is not signed and this agent does not accept unsigned messages');
 export const senderBlocked = (did: string) => new AgtError('forbidden', `sender ${did} is not allowed to message this agent`);
 export const wrongRecipient = () => new AgtError('bad_request', 'the envelope is addressed to another agent (to is not this agent\'s DID)');
+export const staleMessage = () => new AgtError('bad_request', 'the envelope timestamp is more than an hour old or more than ten minutes ahead');
+export const apiBusy = () => new AgtError('rate_limited', "too many calls of this agent's API are waiting; retry shortly", { status: 429, details: { retryAfter: 1 } });
 export const badSender = () => new AgtError('bad_request', 'from must be an Ed25519 did:key');
 export const tooLarge = (limit: number) => new AgtError('payload_too_large', `the body is larger than ${limit} bytes`);
 export const rateLimited = (retryAfterS: number) =>

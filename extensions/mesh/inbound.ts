@@ -8,7 +8,7 @@
 import type { AgentsService, InboxService } from '@agt/contracts/services';
 import type { MeshAgent } from './directory.js';
 import { checkSignature, type Envelope } from './envelope.js';
-import { agentOff, badSender, badSignature, outOfScope, rateLimited, senderBlocked, unsigned, wrongRecipient } from './errors.js';
+import { agentOff, badSender, staleMessage, badSignature, outOfScope, rateLimited, senderBlocked, unsigned, wrongRecipient } from './errors.js';
 import { isEd25519Did } from '@agt/contracts/agent-keys';
 import type { RateLimiter } from './rate-limit.js';
 import { inScope, visibilityOf, type Scope } from './scope.js';
@@ -36,8 +36,18 @@ export interface Accepted {
   duplicate: boolean;
 }
 
+/**
+ * How far a signed `timestamp` may lie in the past or future. Senders sign every try afresh, so only a
+ * captured copy grows old; with the per-id rows this bounds replays even after an inbox is cleared.
+ */
+export const MAX_MESSAGE_AGE_MS = 60 * 60 * 1000;
+export const MAX_CLOCK_SKEW_MS = 10 * 60 * 1000;
+
 export async function acceptEnvelope(deps: InboundDeps, agent: MeshAgent, envelope: Envelope): Promise<Accepted> {
   if (!agent.did || envelope.to !== agent.did) throw wrongRecipient();
+  const at = Date.parse(envelope.timestamp);
+  const now = Date.now();
+  if (!Number.isFinite(at) || at < now - MAX_MESSAGE_AGE_MS || at > now + MAX_CLOCK_SKEW_MS) throw staleMessage();
   if (!isEd25519Did(envelope.from)) throw badSender();
   const messaging = (agent.view.config.messaging ?? {}) as Record<string, unknown>;
   if (didList(messaging.block_list).includes(envelope.from)) throw senderBlocked(envelope.from);

@@ -9,7 +9,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentsService } from '@agt/contracts/services';
 import { contentTypeOf } from './content-types.js';
 import type { MeshAgent } from './directory.js';
-import { badWebsitePath, lambdaAnswerInvalid, websiteOff } from './errors.js';
+import { apiBusy, badWebsitePath, lambdaAnswerInvalid, websiteOff } from './errors.js';
 import { parseSitePath, storedPathOf, type SitePath } from './site-path.js';
 import { apiRoutesOf, matchRoute, publicSiteOf } from './website-config.js';
 
@@ -17,6 +17,10 @@ import { apiRoutesOf, matchRoute, publicSiteOf } from './website-config.js';
 const REFUSED_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'set-cookie', 'trailer', 'te', 'proxy-authenticate']);
 /** Request headers a lambda does not see: credentials meant for someone else. */
 const HIDDEN_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorization']);
+
+/** API calls of one agent running or waiting at once; more are 429. */
+export const MAX_WAITING_CALLS = 16;
+const inFlight = new Map<string, number>();
 
 export interface WebsiteDeps {
   agents: AgentsService;
@@ -121,7 +125,18 @@ async function runApi(
     body: request.body ?? null,
   };
   const timeoutMs = Math.min(routeTimeoutMs ?? deps.apiTimeoutMs, deps.apiTimeoutMs);
-  const outcome = await deps.agents.runLambda(agent.view.id, { lambda, input, timeoutMs });
+  // An agent's lambdas run one at a time: a flood of calls must not queue without bound.
+  const waiting = inFlight.get(agent.view.id) ?? 0;
+  if (waiting >= MAX_WAITING_CALLS) throw apiBusy();
+  inFlight.set(agent.view.id, waiting + 1);
+  let outcome: Awaited<ReturnType<AgentsService['runLambda']>>;
+  try {
+    outcome = await deps.agents.runLambda(agent.view.id, { lambda, input, timeoutMs });
+  } finally {
+    const left = (inFlight.get(agent.view.id) ?? 1) - 1;
+    if (left > 0) inFlight.set(agent.view.id, left);
+    else inFlight.delete(agent.view.id);
+  }
   const answer = answerOf(outcome.result);
   reply.status(answer.status).headers(answer.headers).header('x-content-type-options', 'nosniff');
   return reply.send(answer.body);
