@@ -75,16 +75,22 @@ t.test('a third-party adapter type through the channels point', async (t) => {
   t.equal(echo.sent[0]!.replyToId, 'm1', 'the first chunk answers the message');
   t.notOk(echo.sent[1]!.replyToId, 'the others do not');
 
+  // A reply by parent_id alone: the parent row gives the chat.
+  await echo.hosts.get(agentId)!.receive(inbound({ messageId: 'm0', chatId: 'c9', text: 'by parent' }));
+  await eventually('the reply by parent', () => echo.sent.find((m) => m.text === 'echo: by' || m.text.startsWith('echo: by')));
+  t.match(echo.sent.find((m) => m.text.startsWith('echo: by')), { chatId: 'c9', replyToId: 'm0' });
+  t.match((await rig.outbox()).at(-1), { channel: 'echo', recipient: null });
+
   // A permanent refusal fails the row at once, with the reason.
   echo.failNext = new AdapterSendError('chat not found', { permanent: true, statusCode: 400 });
   await echo.hosts.get(agentId)!.receive(inbound({ messageId: 'm2', text: 'again' }));
   const failed = await eventually('the failed row', async () => (await rig.outbox()).find((m: any) => m.status === 'failed'));
   t.match(failed.error, /echo refused the message: chat not found/);
-  t.same(await d.request('GET', `/agents/${agentId}/inbox`).then((r) => r.body.messages.length), 2);
+  t.same(await d.request('GET', `/agents/${agentId}/inbox`).then((r) => r.body.messages.length), 3);
 
   // A replayed platform message is one row.
   await echo.hosts.get(agentId)!.receive(inbound({ messageId: 'm2', text: 'again' }));
-  t.equal((await rig.inbox()).length, 2, 'the platform id dedupes');
+  t.equal((await rig.inbox()).length, 3, 'the platform id dedupes');
 
   // The credential goes away (unset reads as a locked store does: undefined): a restart ends in status
   // error with the reason, not a crash; setting it again retries on its own.

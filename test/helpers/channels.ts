@@ -33,7 +33,10 @@ function answerInbox(messages: any[]) {
   const text = /"text":"((?:[^"\\]|\\.)*)"/.exec(content)?.[1] ?? '';
   if (!id || !to) return reply.text('nothing to answer');
   const [channel] = to.split(':');
-  return reply.toolCalls([{ name: 'msg_send', args: { channel, recipient: to, text: `echo: ${JSON.parse(`"${text}"`).split('\n')[0]}`, data: { parent_id: Number(id) } } }]);
+  const said = JSON.parse(`"${text}"`).split('\n')[0] as string;
+  // "by parent: ..." leaves the recipient out: the parent row names the chat.
+  const recipient = said.startsWith('by parent') ? {} : { recipient: to };
+  return reply.toolCalls([{ name: 'msg_send', args: { channel, ...recipient, text: `echo: ${said}`, data: { parent_id: Number(id) } } }]);
 }
 
 export async function channelsRig(t: Teardown, types: Record<string, Record<string, unknown>>, extraExtensions: unknown[] = []): Promise<ChannelsRig> {
