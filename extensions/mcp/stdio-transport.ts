@@ -94,9 +94,9 @@ export class ChildStdioTransport implements Transport {
   async send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.child?.stdin;
     if (!stdin || this.closed) throw new Error('the server is not running');
-    await new Promise<void>((resolve) => {
-      if (stdin.write(serializeMessage(message))) resolve();
-      else stdin.once('drain', resolve);
+    // The write callback fires once the line is flushed or the pipe failed (a dead child never drains).
+    await new Promise<void>((resolve, reject) => {
+      stdin.write(serializeMessage(message), (error) => (error ? reject(new Error(`could not write to the server: ${error.message}`)) : resolve()));
     });
   }
 
