@@ -65,9 +65,11 @@ t.test('a third-party adapter type through the channels point', async (t) => {
   await echo.hosts.get(agentId)!.receive(inbound({ sender: { id: 'stranger' } }));
   t.same(await rig.inbox(), []);
 
-  // Open the door (a config change restarts the adapter); a long reply is split to the type's 12 characters.
-  t.equal((await d.request('PUT', `${path}/echo`, { enabled: true, policy: { dm: 'all' } })).status, 200);
+  // Open the door (a policy change applies without a reconnect); a long reply is split to the type's 12 characters.
+  const connects = echo.connects;
+  t.equal((await d.request('PUT', `${path}/echo`, { enabled: true, config: { greeting: 'hi' }, policy: { dm: 'all' } })).status, 200);
   await rig.waitStatus('echo', 'connected');
+  t.equal(echo.connects, connects, 'the policy changed in place');
   await echo.hosts.get(agentId)!.receive(inbound({ text: 'split me into pieces please' }));
   await eventually('the split reply', async () => (await rig.outbox()).find((m: any) => m.status === 'delivered'));
   t.same(echo.sent.map((m) => m.text), ['echo: split', 'me into', 'pieces', 'please']);

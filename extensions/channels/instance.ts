@@ -48,6 +48,7 @@ export class AdapterInstance {
   constructor(
     readonly agentId: string,
     readonly kind: AdapterType,
+    /** `policy` is replaced in place when only it changes (no reconnect for that). */
     readonly settings: InstanceSettings,
     private readonly deps: InstanceDeps,
   ) {}

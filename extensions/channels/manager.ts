@@ -71,7 +71,7 @@ export class ChannelManager {
         if (!config?.enabled || kind !== running.instance.kind || keyOf(config) !== running.key) {
           entry.instances.delete(type);
           await running.instance.stop();
-        }
+        } else running.instance.settings.policy = config.policy;
       }
       for (const [type, config] of Object.entries(wanted)) {
         const kind = this.deps.types.get(type);
@@ -181,4 +181,5 @@ export class ChannelManager {
   }
 }
 
-const keyOf = (config: Configured) => JSON.stringify([config.config ?? {}, config.policy ?? {}, config.limits ?? {}]);
+/** What a running adapter was built from; a policy change applies to the next message without a reconnect. */
+const keyOf = (config: Configured) => JSON.stringify([config.config ?? {}, config.limits ?? {}]);
