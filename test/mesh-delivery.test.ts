@@ -160,6 +160,19 @@ t.test('the mesh server turns off and on without a restart', async (t) => {
   t.equal((await d2.request('POST', '/network/mesh/enable')).status, 200, 'enabling twice is fine');
 });
 
+t.test('an agent with lan visibility widens the bind address; localhost again narrows it', async (t) => {
+  await d2.request('PATCH', `/agents/${bob.id}/config`, { messaging: { visibility: 'lan' } });
+  const wide = await eventually(async () => {
+    const mesh = (await d2.request('GET', '/network')).body.mesh;
+    return mesh.host === '0.0.0.0' && mesh.running && mesh;
+  }, 'the rebind to all interfaces');
+  t.equal(wide.port, Number(new URL(d2.meshUrl).port), 'same port');
+  t.match((await d2.request('GET', '/network')).body.agents, [{ handle: 'bob', visibility: 'lan', did: bob.did }]);
+  await d2.request('PATCH', `/agents/${bob.id}/config`, { messaging: { visibility: 'localhost' } });
+  await eventually(async () => (await d2.request('GET', '/network')).body.mesh.host === '127.0.0.1', 'back to loopback');
+  t.equal((await fetch(`${d2.meshUrl}/health`)).status, 200);
+});
+
 t.test('visibility: off is 503, out of scope 403', async (t) => {
   await d2.request('PATCH', `/agents/${bob.id}/config`, { messaging: { visibility: 'off' } });
   t.equal((await fetch(`${d2.meshUrl}/agents/bob/card`)).status, 503);
