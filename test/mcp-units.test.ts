@@ -31,7 +31,7 @@ const credentials: Record<string, string> = { 'mcp:svc:API_KEY': 'credential-val
 
 t.test('stdio launch: allow-listed environment, registration and declaration variables, credentials', async (t) => {
   const launch = await resolveLaunch(
-    { name: 'svc', transport: 'stdio', command: 'ignored', env: { NODE_OPTIONS: 'x', LD_LIBRARY_PATH: '/x', OK: 'y' }, env_keys: ['API_KEY', 'MISSING'], tool_call_timeout_ms: 1234 },
+    { name: 'svc', transport: 'stdio', command: 'ignored', env: { NODE_OPTIONS: 'x', LD_LIBRARY_PATH: '/x', PATH: '/tmp/evil', NODE_PATH: '/tmp/evil', PLAIN: 'agent', OK: 'y' }, env_keys: ['API_KEY', 'MISSING'], tool_call_timeout_ms: 1234 },
     { name: 'svc', type: 'command', command: '/usr/bin/srv', args: ['--stdio'], env: { PLAIN: '1' }, envFrom: { TOKEN: 'SECRET_VAR' } },
     { env, packagesDir: '/nowhere', credential: async (name) => credentials[name] },
   );
@@ -41,7 +41,7 @@ t.test('stdio launch: allow-listed environment, registration and declaration var
   t.same(launch.stdio.args, ['--stdio']);
   t.equal(launch.timeoutMs, 1234);
   t.same(launch.secrets.sort(), ['credential-value', 'daemon-secret-value']);
-  t.ok(launch.notes.some((n) => /NODE_OPTIONS/.test(n) && /LD_LIBRARY_PATH/.test(n)), 'refused names are noted');
+  t.ok(launch.notes.some((n) => ['NODE_OPTIONS', 'LD_LIBRARY_PATH', 'PATH', 'NODE_PATH', 'PLAIN'].every((name) => n.includes(name))), 'refused names are noted');
   t.ok(launch.notes.some((n) => /mcp:svc:MISSING/.test(n)), 'a missing credential is noted');
 });
 
@@ -59,7 +59,8 @@ t.test('http launch: headers from daemon variables and credentials', async (t) =
 t.test('skip reasons; an agent never names an executable; npm packages run with node', async (t) => {
   const deps = { env, packagesDir: tempDir(t), credential: async () => undefined };
   t.match(await resolveLaunch({ name: 'x', transport: 'stdio' }, undefined, deps), { kind: 'skip', reason: /no MCP server registration named x/ });
-  t.match(await resolveLaunch({ name: 'x', transport: 'stdio', source: 'agent', command: 'rm', args: ['-rf', '/'] }, undefined, deps), { kind: 'skip', reason: /names nothing this daemon can run/ });
+  t.match(await resolveLaunch({ name: 'x', transport: 'stdio', source: 'agent', command: 'rm', args: ['-rf', '/'] }, undefined, deps), { kind: 'skip', reason: /names nothing this daemon runs/ });
+  t.match(await resolveLaunch({ name: 'x', transport: 'http', source: 'agent', url: 'http://169.254.169.254/latest' }, undefined, deps), { kind: 'skip' }, 'nor a URL of its own');
   t.match(await resolveLaunch({ name: 'x', transport: 'stdio', source: 'npm:not-installed' }, undefined, deps), { kind: 'skip', reason: /not installed/ });
   t.match(await resolveLaunch({ name: 'x', transport: 'stdio', source: 'npm:../../etc' }, undefined, deps), { kind: 'skip' });
   const pkg = join(deps.packagesDir, 'node_modules', 'demo-server');

@@ -1,10 +1,10 @@
 /**
  * How one declared server runs (D11): a registration of the same name in settings `mcpServers` decides
- * (an installed npm package run with node, a command, or a URL); without one, a declaration with a
- * `source` runs on its own: `npm:<package>` runs that installed package, and an `http` declaration
- * connects to its `url`. An agent file never names an executable itself (agents are untrusted: only
- * the owner's registrations and installed packages start processes). Anything else is skipped with
- * the reason, and the agent loads without it.
+ * (an installed npm package run with node, a command, or a URL); without one, a declaration whose
+ * `source` is `npm:<package>` runs that package once the owner installed it. An agent file never names
+ * an executable or a network destination itself (agents are untrusted: only the owner's registrations
+ * and installed packages start processes or open connections; a URL in an agent file could aim at this
+ * host's private services). Anything else is skipped with the reason, and the agent loads without it.
  *
  * Secrets: the registration names daemon variables (`envFrom`, `headerEnv`); the declaration names
  * credentials of the agent, `mcp:<server>:<KEY>` (`env_keys`, `header_env`, `bearer_token_env_var`).
@@ -13,7 +13,7 @@
 import type { McpServerConfig } from '@agt/contracts/agent-config';
 import type { ExtensionEnv } from '@agt/contracts/extension';
 import type { McpRegistration } from '@agt/contracts/mcp';
-import { addEnv, baseChildEnv } from './child-env.js';
+import { addAgentEnv, addEnv, baseChildEnv } from './child-env.js';
 import type { StdioLaunch } from './stdio-transport.js';
 import { installedBin } from './packages.js';
 
@@ -50,11 +50,11 @@ export async function resolveLaunch(declaration: McpServerConfig, registration: 
     else if (registration.type === 'command') target = { type: 'command', command: registration.command ?? '', args: registration.args ?? [] };
     else target = { type: 'http', url: registration.url ?? '' };
   } else if (declaration.source?.startsWith('npm:')) {
-    target = { type: 'npm', pkg: declaration.source.slice(4), args: declaration.args ?? [] };
-  } else if (declaration.source && declaration.transport === 'http' && declaration.url) {
-    target = { type: 'http', url: declaration.url };
+    // Never the declaration's args: they would be an untrusted file's arguments to the owner's program
+    // (a filesystem server given `/`). A server that needs arguments is registered.
+    target = { type: 'npm', pkg: declaration.source.slice(4), args: [] };
   } else if (declaration.source) {
-    return { kind: 'skip', reason: `source ${declaration.source} names nothing this daemon can run: register the server (POST /mcp/servers) or use source npm:<installed package>` };
+    return { kind: 'skip', reason: `source ${declaration.source} names nothing this daemon runs for an agent: register the server (POST /mcp/servers) or use source npm:<installed package>` };
   } else {
     return { kind: 'skip', reason: `no MCP server registration named ${name} and no source in the declaration` };
   }
@@ -98,11 +98,11 @@ export async function resolveLaunch(declaration: McpServerConfig, registration: 
       if (value !== undefined) secrets.push(value);
       return [child, value];
     }))),
-    ...addEnv(env, declaration.env ?? {}),
+    ...addAgentEnv(env, declaration.env ?? {}),
   ];
   for (const key of declaration.env_keys ?? []) {
     const value = await fromCredential(key);
-    dropped.push(...addEnv(env, { [key]: value }));
+    dropped.push(...addAgentEnv(env, { [key]: value }));
   }
   if (dropped.length > 0) notes.push(`variables not passed to the server: ${[...new Set(dropped)].join(', ')}`);
 
