@@ -35,6 +35,11 @@ export interface OutboundEnvelope {
   channel: string;
   recipient: string | null;
   text: string;
+  /**
+   * The `data` the agent gave `msg_send`. By convention `data.parent_id` (an inbox row id) makes the message
+   * a reply to that inbox message: the transport reads the row (`ctx.inbox.get`, see {@link parentIdOf}) and
+   * takes the route back and the threading from it, also when the recipient is left out.
+   */
   data?: unknown;
   /**
    * True when the row was handed over before (the daemon restarted, or the agent was reloaded, while it
@@ -91,4 +96,16 @@ const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
 export function outboundAddress(channel: string, recipient: string | null | undefined): string {
   if (recipient && SCHEME.test(recipient)) return recipient;
   return `${channel}:${recipient ?? ''}`;
+}
+
+/**
+ * The inbox row a message answers (`data.parent_id`, a positive integer or its digits), or undefined when it
+ * answers none. Transports read it the same way through this function.
+ */
+export function parentIdOf(envelope: Pick<OutboundEnvelope, 'data'>): number | undefined {
+  const data = envelope.data;
+  if (typeof data !== 'object' || data === null) return undefined;
+  const value = (data as { parent_id?: unknown }).parent_id;
+  const id = typeof value === 'number' ? value : typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : Number.NaN;
+  return Number.isSafeInteger(id) && id > 0 ? id : undefined;
 }

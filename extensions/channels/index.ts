@@ -6,7 +6,7 @@
  * outbox transport. Routes: `GET /channels` and `/agents/{id}/adapters`.
  */
 import type { OutboundEnvelope } from '@agt/contracts/points';
-import { outboundTransports } from '@agt/contracts/points';
+import { outboundTransports, parentIdOf } from '@agt/contracts/points';
 import { defineExtension } from '@agt/contracts/extension';
 import { channelAdapterTypes } from './adapter.js';
 import { BUILTIN_ADAPTER_TYPES } from './adapters/index.js';
@@ -38,14 +38,13 @@ export default defineExtension({
 
     // A reply names the message it answers in `data` (`parent_id`: the inbox row; or the platform's own
     // `reply_to_id` / `thread_id`): the parent row's chat fills an address without a chat id.
-    const inbox = ctx.inbox as typeof ctx.inbox & { get?: (agentId: string, id: number) => Promise<{ source: string; data: unknown } | undefined> };
+    // Only a parent that came in through the same adapter type: another platform's ids mean nothing here.
     const parentOf = async (envelope: OutboundEnvelope) => {
-      const data = (envelope.data ?? {}) as Record<string, unknown>;
-      const named = (envelope as OutboundEnvelope & { parentId?: unknown }).parentId ?? data.parent_id;
-      const id = typeof named === 'number' ? named : undefined;
-      if (id === undefined || !inbox.get) return undefined;
-      const row = await inbox.get(envelope.agentId, id);
-      return row && row.source.startsWith('channel:') ? ((row.data ?? {}) as Record<string, unknown>) : undefined;
+      const id = parentIdOf(envelope);
+      if (id === undefined) return undefined;
+      const row = await ctx.inbox.get(envelope.agentId, id);
+      const type = envelope.address.slice(0, envelope.address.indexOf(':')).toLowerCase();
+      return row && row.source === `channel:${type}` ? ((row.data ?? {}) as Record<string, unknown>) : undefined;
     };
     const transport = channelsTransport({
       types: () => types.list(),

@@ -23,7 +23,7 @@ export function msgTools(lookup: RuntimeLookup): ToolDefinition[] {
           text: Type.String({ minLength: 1, maxLength: 100_000 }),
           channel: Type.String({ minLength: 1, maxLength: 100, description: 'channel name or "mesh"' }),
           recipient: Type.Optional(Type.String({ maxLength: 500 })),
-          data: Type.Optional(Type.Unknown()),
+          data: Type.Optional(Type.Unknown({ description: 'extra fields for the transport; {"parent_id": <inbox message id>} sends a reply to that message (the recipient may then be left out)' })),
         }),
         notable: true,
         run(runtime, { text, channel, recipient, data }, context) {
