@@ -15,6 +15,8 @@ export const badSender = () => new AgtError('bad_request', 'from must be an Ed25
 export const tooLarge = (limit: number) => new AgtError('payload_too_large', `the body is larger than ${limit} bytes`);
 export const rateLimited = (retryAfterS: number) =>
   new AgtError('rate_limited', `too many messages from this sender; retry in ${retryAfterS} s`, { status: 429, details: { retryAfter: retryAfterS } });
+export const addressRateLimited = (retryAfterS: number) =>
+  new AgtError('rate_limited', `too many requests from this address; retry in ${retryAfterS} s`, { status: 429, details: { retryAfter: retryAfterS } });
 export const noSigningKey = (agentId: string) => new AgtError('credentials_locked', `agent ${agentId} cannot sign: it has no identity or its credentials are locked`);
 export const noRoute = (address: string) => new AgtError('bad_request', `the mesh cannot find where to deliver ${address}: give a local handle, a DID it knows (a peer lists it, or data.inbox_url), or a reply by data.parent_id`);
 export const noParent = (id: unknown) => new AgtError('not_found', `no inbox message ${String(id)} to reply to (or it did not come from the mesh)`);

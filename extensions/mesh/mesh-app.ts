@@ -12,7 +12,7 @@ import type { AgentsService, InboxService } from '@agt/contracts/services';
 import { buildCard, endpointsOf } from './cards.js';
 import { findMeshAgent, meshAgents, type MeshAgent } from './directory.js';
 import { Envelope } from './envelope.js';
-import { tooLarge, unknownMeshAgent } from './errors.js';
+import { addressRateLimited, tooLarge, unknownMeshAgent } from './errors.js';
 import { acceptEnvelope, checkVisible } from './inbound.js';
 import type { RateLimiter } from './rate-limit.js';
 import { inScope, scopeOf, visibilityOf, type Scope } from './scope.js';
@@ -85,7 +85,7 @@ export function buildMeshApp(deps: MeshAppDeps): FastifyInstance {
 
   app.post('/agents/:handle/inbox', { schema: { params: Handle, body: Envelope } }, async (request, reply) => {
     const wait = deps.addressLimiter.take(request.raw.socket.remoteAddress ?? '?');
-    if (wait > 0) throw new AgtError('rate_limited', `too many requests from this address; retry in ${wait} s`, { status: 429, details: { retryAfter: wait } });
+    if (wait > 0) throw addressRateLimited(wait);
     const agent = visibleAgent(deps, request);
     const accepted = await acceptEnvelope(deps, agent, request.body);
     return reply.status(202).send({ message_id: accepted.messageId, duplicate: accepted.duplicate });
