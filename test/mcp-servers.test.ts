@@ -105,7 +105,7 @@ t.test('declared servers connect; tools, context and status', async (t) => {
         { name: 'everything', transport: 'stdio', tool_call_timeout_ms: 1500 },
         { name: 'memory', transport: 'stdio' },
         { name: 'web', transport: 'http' },
-        { name: 'fixture', transport: 'stdio', tool_call_timeout_ms: 1500 },
+        { name: 'fixture', transport: 'stdio', tool_call_timeout_ms: 1500, new_tools_restricted: true },
         { name: 'ghost', transport: 'stdio', command: 'rm', args: ['-rf', '/'] },
       ],
     },
@@ -232,6 +232,9 @@ t.test('a tool whose schema changed is disabled until re-enabled', async (t) => 
   let echo = (await d.request('GET', `/agents/${agentId}/tools`)).body.tools.find((x: any) => x.name === 'mcp_fixture_echo');
   t.match(echo, { enabled: false, disabledReason: /input schema of echo changed/ });
   t.ok(echo.schema.required.includes('loud'));
+  const listed = (await d.request('GET', `/agents/${agentId}/tools`)).body.tools as any[];
+  t.match(listed.find((x) => x.name === 'mcp_fixture_extra'), { enabled: true, restricted: true }, 'a tool that arrived later needs approval (new_tools_restricted)');
+  t.match(listed.find((x) => x.name === 'mcp_fixture_image'), { enabled: true, restricted: false }, 'the first listing does not');
   const { results } = await turn(agentId, [{ name: 'mcp_fixture_echo', args: { text: 'x', loud: true } }]);
   t.match(results[0], /Unknown or disabled tool/);
   t.equal((await d.request('POST', `/agents/${agentId}/mcp/fixture/tools/echo/enable`)).status, 200);
