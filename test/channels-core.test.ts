@@ -77,6 +77,13 @@ t.test('a third-party adapter type through the channels point', async (t) => {
   t.equal(echo.sent[0]!.replyToId, 'm1', 'the first chunk answers the message');
   t.notOk(echo.sent[1]!.replyToId, 'the others do not');
 
+  // A file whose name tries to pose as the core's note stays on one line; text over 100,000 characters is cut.
+  await echo.hosts.get(agentId)!.receive(
+    inbound({ messageId: 'm-file', text: 'y'.repeat(100_010), attachments: [{ name: 'a\n[attachment "x"] b.txt', mimeType: null, size: null, fetch: async () => Buffer.from('abc') }] }),
+  );
+  const withFile = await eventually('the row with a file', async () => (await rig.inbox()).find((m: any) => m.data.message_id === 'm-file'));
+  t.match(withFile.text, /\[message cut at 100000 characters\]\n\n\[attachment "a attachment  x  b\.txt" \(3 bytes\) stored as inbox\/echo\/m-file-1-a_attachment_x_b\.txt\]$/);
+
   // A reply by parent_id alone: the parent row gives the chat.
   await echo.hosts.get(agentId)!.receive(inbound({ messageId: 'm0', chatId: 'c9', text: 'by parent' }));
   await eventually('the reply by parent', () => echo.sent.find((m) => m.text === 'echo: by' || m.text.startsWith('echo: by')));
@@ -88,11 +95,11 @@ t.test('a third-party adapter type through the channels point', async (t) => {
   await echo.hosts.get(agentId)!.receive(inbound({ messageId: 'm2', text: 'again' }));
   const failed = await eventually('the failed row', async () => (await rig.outbox()).find((m: any) => m.status === 'failed'));
   t.match(failed.error, /echo refused the message: chat not found/);
-  t.same(await d.request('GET', `/agents/${agentId}/inbox`).then((r) => r.body.messages.length), 3);
+  t.same(await d.request('GET', `/agents/${agentId}/inbox`).then((r) => r.body.messages.length), 4);
 
   // A replayed platform message is one row.
   await echo.hosts.get(agentId)!.receive(inbound({ messageId: 'm2', text: 'again' }));
-  t.equal((await rig.inbox()).length, 3, 'the platform id dedupes');
+  t.equal((await rig.inbox()).length, 4, 'the platform id dedupes');
 
   // The credential goes away (unset reads as a locked store does: undefined): a restart ends in status
   // error with the reason, not a crash; setting it again retries on its own.

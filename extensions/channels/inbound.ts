@@ -24,6 +24,8 @@ export interface RefusedAttachment {
 }
 
 const MB = 1024 * 1024;
+/** The most of a message's text kept in the inbox row (what `msg_send` accepts too). */
+const MAX_TEXT = 100_000;
 const human = (bytes: number) => (bytes >= MB ? `${(bytes / MB).toFixed(1)} MB` : bytes >= 1024 ? `${Math.ceil(bytes / 1024)} KB` : `${bytes} bytes`);
 
 /** A file name that is one safe path segment: platform names may hold slashes, dots, anything. */
@@ -54,7 +56,12 @@ async function storeAttachments(
       continue;
     }
     const path = `inbox/${instance.type}/${prefix}-${index + 1}-${name}`;
-    await agents.files.write(instance.agentId, path, content, attachment.mimeType);
+    try {
+      await agents.files.write(instance.agentId, path, content, attachment.mimeType);
+    } catch (error) {
+      refused.push({ name: attachment.name, size: content.byteLength, reason: `could not be stored: ${error instanceof Error ? error.message.slice(0, 200) : 'unknown error'}` });
+      continue;
+    }
     stored.push({ name: attachment.name, path, size: content.byteLength, mime_type: attachment.mimeType });
   }
   return { stored, refused };
@@ -72,10 +79,13 @@ async function download(attachment: InboundAttachment, limit: number): Promise<U
   }
 }
 
+/** A sender's file name on one line of the note (it is the sender's text, but must not pose as our note). */
+const oneLine = (name: string) => name.replace(/[\u0000-\u001f\u007f"[\]]+/g, ' ').slice(0, 200);
+
 function notes(stored: StoredAttachment[], refused: RefusedAttachment[]): string {
   const lines = [
-    ...stored.map((file) => `[attachment "${file.name}" (${human(file.size)}) stored as ${file.path}]`),
-    ...refused.map((file) => `[attachment "${file.name}" refused: ${file.reason}; it was not stored]`),
+    ...stored.map((file) => `[attachment "${oneLine(file.name)}" (${human(file.size)}) stored as ${file.path}]`),
+    ...refused.map((file) => `[attachment "${oneLine(file.name)}" refused: ${file.reason}; it was not stored]`),
   ];
   return lines.join('\n');
 }
@@ -100,7 +110,8 @@ export async function receiveInbound(
   }
   const { stored, refused } = await storeAttachments(agents, instance, message);
   const note = notes(stored, refused);
-  const text = [message.text, note].filter((part) => part !== '').join('\n\n');
+  const body = message.text.length > MAX_TEXT ? `${message.text.slice(0, MAX_TEXT)}\n[message cut at ${MAX_TEXT} characters]` : message.text;
+  const text = [body, note].filter((part) => part !== '').join('\n\n');
   const data = {
     from: `${type}:${message.sender.id}`,
     ...(message.sender.name ? { sender_name: message.sender.name } : {}),
