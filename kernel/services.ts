@@ -15,6 +15,7 @@ import { AgentIdentityService } from './agent-identity/service.js';
 import { AgentRegistry } from './agents/registry.js';
 import { agentIdNotLoaded } from './agents/errors.js';
 import { agentsService, inboxService } from './agents/services.js';
+import type { LoadedAgent } from './agents/loaded-agent.js';
 import { agentLauncher } from './agents/launcher.js';
 import type { AgentLauncher } from '../contracts/agent-launcher.js';
 import type { Contributions } from './contributions.js';
@@ -58,6 +59,8 @@ export interface KernelServices extends Readonly<Omit<KernelInput, 'kdfCost'>> {
   readonly registry: AgentRegistry;
   /** Loaded agents as extensions see them (origin `kernel` in logs). */
   readonly agents: AgentsService;
+  /** `agents` whose `log` rows carry `origin` (each extension's context gets its own). */
+  readonly agentsFor: (origin: string) => AgentsService;
   readonly inbox: InboxService;
   /** Agent files for extensions: summaries, start, autostart, unload (`ctx.launcher`). */
   readonly launcher: AgentLauncher;
@@ -131,15 +134,18 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
     },
   });
   const agentIdentity = new AgentIdentityService({ identity, credentials, registry, bus });
-  const agents: AgentsService = agentsService(registry, 'kernel', async (agent, name) => credentials.read(agent, name), {
-    identity: (agent) => agentIdentity.publicIdentity(agent),
-    sign: (agent, message) => agentIdentity.signOrThrow(agent, message),
-    runLambda: (agentId, lambda, input, timeoutMs) => {
+  const capabilities = {
+    identity: (agent: LoadedAgent) => agentIdentity.publicIdentity(agent),
+    sign: (agent: LoadedAgent, message: Uint8Array) => agentIdentity.signOrThrow(agent, message),
+    runLambda: (agentId: string, lambda: string, input: unknown, timeoutMs?: number) => {
       const agentRuntime = runtime.byId(agentId);
       if (!agentRuntime) throw agentIdNotLoaded(agentId);
       return agentRuntime.runLambda(lambda, input, timeoutMs);
     },
-  });
+  };
+  const agentsFor = (origin: string): AgentsService =>
+    agentsService(registry, origin, async (agent, name) => credentials.read(agent, name), capabilities);
+  const agents = agentsFor('kernel');
   const inbox: InboxService = inboxService(registry, bus, runtime);
   const launcher = agentLauncher({ runtime, bus, contributions, registry });
 
@@ -157,6 +163,7 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
     builtinTools: tools,
     registry,
     agents,
+    agentsFor,
     inbox,
     launcher,
     credentials,

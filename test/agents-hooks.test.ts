@@ -67,6 +67,9 @@ t.test('the registry drives the runtime, lifecycle hooks, inbox sources and even
   kernel.agents.log(ref.id, 'warn', 'from the service', { n: 1 });
   const logs = (await d.request('GET', `/agents/${ref.id}/logs`)).body.logs;
   t.same([logs.at(-1).level, logs.at(-1).origin, logs.at(-1).message, logs.at(-1).data], ['warn', 'kernel', 'from the service', '{"n":1}']);
+  kernel.agentsFor('probe').log(ref.id, 'info', 'from an extension');
+  const last = (await d.request('GET', `/agents/${ref.id}/logs`)).body.logs.at(-1);
+  t.same([last.origin, last.message], ['probe', 'from an extension'], "an extension's rows carry its name");
 
   // Shutdown unloads in immediate mode (no grace).
   await d.daemon.shutdown('test');

@@ -1,6 +1,6 @@
 /**
  * The kernel services extensions see for agents (`ctx.agents`, `ctx.inbox`), backed by the registry.
- * `serviceFor(origin)` gives each caller its own `log` origin (the extension loader passes `ext:<name>`).
+ * Each extension gets its own (`agentsFor(name)` in kernel/services.ts), so its `log` rows carry its name.
  */
 import type { EventBus } from '../../contracts/events.js';
 import type { AgentKeysAccess } from '../../contracts/agent-keys.js';

@@ -73,7 +73,7 @@ export function buildContext(kernel: ExtensionHostDeps, input: ContextInput): Bu
     ...(input.agentHttp ? { agentHttp: input.agentHttp } : {}),
     bus,
     settings,
-    agents: kernel.agents,
+    agents: kernel.agentsFor(name),
     inbox: kernel.inbox,
     launcher: kernel.launcher,
     env: extensionEnv(input.env),

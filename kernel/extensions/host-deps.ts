@@ -10,7 +10,8 @@ export interface ExtensionHostDeps {
   logger: FastifyBaseLogger;
   bus: KernelBus;
   settings: SettingsStore;
-  agents: AgentsService;
+  /** `ctx.agents` for the extension named `origin`: its `log` rows carry that origin. */
+  agentsFor(origin: string): AgentsService;
   inbox: InboxService;
   launcher: AgentLauncher;
   contributions: Contributions;
