@@ -169,7 +169,7 @@ export class AdapterInstance {
 
   private host(generation: number): AdapterHost {
     const current = () => generation === this.generation && this.running;
-    const logger = this.deps.logger.child ? this.deps.logger.child({ agentId: this.agentId, adapter: this.type }) : this.deps.logger;
+    const logger = this.deps.logger.child({ agentId: this.agentId, adapter: this.type });
     return {
       agentId: this.agentId,
       type: this.type,

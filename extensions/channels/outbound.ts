@@ -5,7 +5,7 @@
  * own wait when it answers with a rate limit, and not at all when it refuses for good.
  */
 import type { OutboundEnvelope } from '@agt/contracts/points';
-import { AdapterSendError } from './adapter.js';
+import { AdapterSendError, type AdapterOutbound } from './adapter.js';
 import { backoffDelay, sleep } from './backoff.js';
 import type { AdapterInstance } from './instance.js';
 import { splitText } from './text-split.js';
@@ -75,7 +75,7 @@ export function channelsTransport(deps: OutboundDeps) {
   };
 }
 
-async function sendChunk(deps: OutboundDeps, instance: AdapterInstance, report: Report | undefined, message: Parameters<NonNullable<ReturnType<AdapterInstance['connectedAdapter']>>['send']>[0]): Promise<void> {
+async function sendChunk(deps: OutboundDeps, instance: AdapterInstance, report: Report | undefined, message: AdapterOutbound): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     if (deps.signal.aborted || instance.stopped) throw new DeliveryError(`the ${instance.type} adapter stopped before the message went out`);
     const adapter = instance.connectedAdapter();

@@ -8,7 +8,7 @@
  * `adapter:discord:DISCORD_BOT_TOKEN`. Owner option `api` (a REST base such as `http://127.0.0.1:8080/api`).
  */
 import type { Client as DiscordClient, Message } from 'discord.js';
-import { AdapterConnectError, AdapterSendError, type AdapterHost, type AdapterInbound, type AdapterType, type ChannelAdapter, type InboundAttachment } from '../adapter.js';
+import { AdapterConnectError, AdapterSendError, type AdapterHost, type AdapterInbound, type AdapterOutbound, type AdapterType, type ChannelAdapter, type InboundAttachment } from '../adapter.js';
 import { fetchLimited } from './download.js';
 
 const DEFAULT_API = 'https://discord.com/api';
@@ -131,7 +131,7 @@ class DiscordAdapter implements ChannelAdapter {
     }
   }
 
-  async send(message: Parameters<ChannelAdapter['send']>[0]): Promise<{ messageId: string }> {
+  async send(message: AdapterOutbound): Promise<{ messageId: string }> {
     const client = this.client;
     const discord = this.discord;
     if (!client || !discord) throw new Error('not connected');

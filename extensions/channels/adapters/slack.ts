@@ -8,7 +8,7 @@
  * `apiUrl` (a Web API base such as `http://127.0.0.1:8080/api/`).
  */
 import type { App as BoltApp, LogLevel } from '@slack/bolt';
-import { AdapterConnectError, AdapterSendError, type AdapterHost, type AdapterInbound, type AdapterType, type ChannelAdapter, type InboundAttachment } from '../adapter.js';
+import { AdapterConnectError, AdapterSendError, type AdapterHost, type AdapterInbound, type AdapterOutbound, type AdapterType, type ChannelAdapter, type InboundAttachment } from '../adapter.js';
 import { fetchLimited } from './download.js';
 
 const DEFAULT_API_URL = 'https://slack.com/api/';
@@ -131,7 +131,7 @@ class SlackAdapter implements ChannelAdapter {
     await Promise.race([app.stop().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 3000).unref())]);
   }
 
-  async send(message: Parameters<ChannelAdapter['send']>[0]): Promise<{ messageId: string }> {
+  async send(message: AdapterOutbound): Promise<{ messageId: string }> {
     const app = this.app;
     if (!app) throw new Error('not connected');
     const thread = message.threadId ?? message.replyToId;

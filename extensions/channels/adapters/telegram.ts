@@ -6,7 +6,7 @@
  */
 import type { Bot as GrammyBot } from 'grammy';
 import type { Message } from 'grammy/types';
-import { AdapterConnectError, AdapterSendError, type AdapterHost, type AdapterInbound, type AdapterType, type ChannelAdapter, type InboundAttachment } from '../adapter.js';
+import { AdapterConnectError, AdapterSendError, type AdapterHost, type AdapterInbound, type AdapterOutbound, type AdapterType, type ChannelAdapter, type InboundAttachment } from '../adapter.js';
 import { fetchLimited, TooLarge } from './download.js';
 
 const DEFAULT_API_ROOT = 'https://api.telegram.org';
@@ -118,7 +118,7 @@ class TelegramAdapter implements ChannelAdapter {
     this.bot = undefined;
   }
 
-  async send(message: Parameters<ChannelAdapter['send']>[0]): Promise<{ messageId: string }> {
+  async send(message: AdapterOutbound): Promise<{ messageId: string }> {
     const bot = this.bot;
     const grammy = this.grammy;
     if (!bot || !grammy) throw new Error('not connected');
