@@ -130,6 +130,7 @@ t.test('email adapter against dovecot and smtp-server', { skip }, async (t) => {
         attachments: [
           { name: 'small.csv', bytes: Buffer.from('a,b\n1,2\n') },
           { name: 'huge.bin', bytes: Buffer.alloc(5000, 7) },
+          { name: 'edge.bin', bytes: Buffer.alloc(1000, 1) },
         ],
       }),
       'bob@example.test',
@@ -139,6 +140,7 @@ t.test('email adapter against dovecot and smtp-server', { skip }, async (t) => {
     t.match(row.text, /^Subject: Quarterly numbers\n\nHere are the numbers\./);
     t.match(row.text, /attachment "small\.csv" \(8 bytes\) stored as inbox\/email\//);
     t.match(row.text, /attachment "huge\.bin" refused: larger than the 1000 bytes limit/);
+    t.match(row.text, /attachment "edge\.bin" \(1000 bytes\) stored as inbox\/email\//, 'exactly the limit is kept');
     t.match(row.data, { chat: 'email:bob@example.test', message_id: '<q2@example.test>', thread_id: '<q0@example.test>', reply_to_id: '<q1@example.test>', platform: { subject: 'Quarterly numbers' } });
     const stored = row.data.attachments[0].path as string;
     const file = await d.request('GET', `/agents/${id}/files/content?path=${encodeURIComponent(stored)}`);

@@ -57,12 +57,14 @@ export function messageParts(root: MessageStructureObject | undefined): MessageP
 }
 
 /**
- * The decoded size a part will have, from its transfer-encoded size: base64 grows by 4/3 plus a line
- * break every 76 characters. Never above the real size for wrapped base64, so an attachment within the
- * limit is not refused by its announcement (the download itself is capped either way).
+ * The decoded size a part will have, from its transfer-encoded size, never above the real one: base64
+ * grows by 4/3, plus at most one line break per 78 bytes and two padding characters. So an attachment
+ * within the limit is never refused by its announcement (the download is capped either way).
  */
 export function decodedSize(ref: PartRef): number {
-  return ref.encoding === 'base64' ? Math.floor(((ref.encodedSize * 76) / 78) * 0.75) : ref.encodedSize;
+  if (ref.encoding !== 'base64') return ref.encodedSize;
+  const breaks = 2 * Math.ceil(ref.encodedSize / 78);
+  return Math.max(0, Math.floor(((ref.encodedSize - breaks) * 3) / 4) - 2);
 }
 
 /** A file name safe as one path segment of an agent file: no separators, no dot-only names. */
