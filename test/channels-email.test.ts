@@ -204,7 +204,7 @@ t.test('email adapter against dovecot and smtp-server', { skip }, async (t) => {
     t.equal((await inbox()).filter((row) => row.data?.message_id === '<q2@example.test>').length, 1, 'mail already taken is not taken again');
   });
 
-  await t.test('a reply by parent_id goes to the parent row\'s sender, in its thread', { skip: typeof (d.daemon.kernel.inbox as { get?: unknown }).get === 'function' ? false : 'this kernel has no ctx.inbox.get yet' }, async (t) => {
+  await t.test("a reply by parent_id goes to the parent row's sender, in its thread", async (t) => {
     const parent = (await inbox()).find((row) => row.data?.message_id === '<away@example.test>');
     const count = sink.mails.length;
     await send({ text: 'Welcome back.', channel: 'email', data: { parent_id: parent.id } });
