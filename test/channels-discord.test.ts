@@ -55,4 +55,10 @@ t.test('discord: in, turn, reply out; policy; attachment limit; rate limit; reco
   t.equal((await d.request('POST', `/agents/${agentId}/adapters/discord/restart`)).status, 200);
   await rig.waitStatus('discord', 'connected');
   t.equal((await d.request('POST', `/agents/${agentId}/adapters/telegram/restart`)).status, 404);
+
+  // Shut down while discord.js is between reconnect attempts: nothing may keep trying (the test process
+  // would not end).
+  await discord.goAway();
+  await rig.waitStatus('discord', 'connecting');
+  await new Promise((resolve) => setTimeout(resolve, 300));
 });

@@ -19,7 +19,6 @@ const ATTACHMENT_CAP = 25 * 1024 * 1024;
 class DiscordAdapter implements ChannelAdapter {
   private client: DiscordClient | undefined;
   private discord: typeof import('discord.js') | undefined;
-  private reconnecting = false;
 
   constructor(private readonly host: AdapterHost) {}
 
@@ -61,17 +60,14 @@ class DiscordAdapter implements ChannelAdapter {
     } finally {
       clearTimeout(timer);
     }
-    // discord.js resumes by itself (and cannot be told not to: destroying a client while its shard waits
-    // to reconnect leaves that loop running), so a closed shard is reported as recovering; only a close
-    // it will not recover from hands the connection back to the core.
+    // discord.js resumes by itself (it cannot be told not to), so a closed shard is reported as
+    // recovering; only a close it will not recover from hands the connection back to the core.
     client.on(Events.ShardReconnecting, () => {
       if (this.client !== client) return;
-      this.reconnecting = true;
       this.host.lost('the Discord gateway connection closed', { recovering: true });
     });
     const recovered = () => {
       if (this.client !== client) return;
-      this.reconnecting = false;
       this.host.connected();
     };
     client.on(Events.ShardResume, recovered);
@@ -121,14 +117,11 @@ class DiscordAdapter implements ChannelAdapter {
     const client = this.client;
     this.client = undefined;
     if (!client) return;
+    // A shard between reconnect attempts makes one more after its pause even once destroyed (and the
+    // destroyed client no longer lists it): stop its reconnects first, then close.
+    const gateway = (client.ws as unknown as { _ws?: { strategy?: { shards?: Map<number, { internalConnect(): Promise<void> }> } } })._ws;
+    for (const shard of gateway?.strategy?.shards?.values() ?? []) shard.internalConnect = async () => {};
     await Promise.race([client.destroy().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 3000).unref())]);
-    if (!this.reconnecting) return;
-    // A shard that was between reconnect attempts starts one more after its 500 ms pause: close that one too.
-    const gateway = (client.ws as unknown as { _ws?: { destroy(): Promise<void> } })._ws;
-    for (let round = 0; round < 3 && gateway; round++) {
-      await new Promise((resolve) => setTimeout(resolve, 700));
-      await gateway.destroy().catch(() => undefined);
-    }
   }
 
   async send(message: AdapterOutbound): Promise<{ messageId: string }> {
