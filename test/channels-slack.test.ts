@@ -58,4 +58,10 @@ t.test('slack: in, turn, reply out; policy; attachment limit; rate limit; reconn
   t.same((await d.request('DELETE', `/agents/${agentId}/adapters/slack`)).body, { agentId, success: true });
   t.same((await d.request('GET', `/agents/${agentId}/adapters`)).body, { agentId, adapters: [] });
   await eventually('the socket closed', () => slack.connected() === 0);
+
+  // Back on, then shut down while the server is away and the adapter is reconnecting: nothing lingers.
+  t.equal((await d.request('PUT', `/agents/${agentId}/adapters/slack`, { enabled: true, policy: { dm: 'all' } })).status, 200);
+  await rig.waitStatus('slack', 'connected');
+  await slack.goAway();
+  await rig.waitStatus('slack', 'connecting');
 });
