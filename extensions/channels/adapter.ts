@@ -10,7 +10,9 @@
  * 2. `create(host)` returns a {@link ChannelAdapter} and does nothing else. Import the platform SDK lazily
  *    inside `connect` (`await import('imapflow')`): the extension's module is imported even when disabled.
  * 3. `connect()`: read credentials with `await host.credential('KEY')` (it throws
- *    {@link AdapterConnectError} itself when unset or locked), connect, start listening, and resolve once
+ *    {@link AdapterConnectError} itself when unset or locked); take server addresses that decide where a
+ *    credential is sent from `host.options` (the owner's manifest settings, `channels.config.types.<type>`),
+ *    never from the agent's `host.config`; connect, start listening, and resolve once
  *    messages can flow. Throw `AdapterConnectError` when retrying cannot help (credentials refused);
  *    any other error is retried by the core with backoff (status `connecting`, recent errors listed).
  * 4. For each platform message call `await host.receive({...})` ({@link AdapterInbound}): ids as strings,
