@@ -141,6 +141,8 @@ t.test('adapter: refusals before any server is reached', async (t) => {
   const config = { address: 'bot@example.com', imap: { host: 'imap.example.com' }, smtp: { host: 'evil.example.net' } };
   const pinned = emailAdapterType.create(host(config, { allowHosts: ['IMAP.example.com', 'smtp.example.com'] }));
   await t.rejects(pinned.connect(), new AdapterConnectError("mail server evil.example.net is not in the owner's list (channels config types.email.allowHosts)"));
+  const unlisted = emailAdapterType.create(host({ ...config, smtp: { host: 'imap.example.com' } }));
+  await t.rejects(unlisted.connect(), new AdapterConnectError("mail server imap.example.com is not in the owner's list (channels config types.email.allowHosts)"), 'no list: no server');
   t.same(read, [], 'no credential is read for a server the owner did not list');
   await t.rejects(emailAdapterType.create(host({ address: 'nope' })).connect(), { name: 'AdapterConnectError', message: /adapters\.email\.config/ });
   await t.rejects(pinned.send({ chatId: 'a@b', text: 'x', outboxId: 1, chunk: 0 }), { name: 'AdapterSendError', message: /not connected/ });

@@ -58,7 +58,7 @@ t.test('email adapter against dovecot and smtp-server', { skip }, async (t) => {
           module: join(ROOT, 'extensions/channels/index.ts'),
           enabled: true,
           // Quick reconnects and a prompt IDLE (imapflow waits 15 s by default before it idles).
-          config: { reconnectBaseMs: 100, reconnectMaxMs: 400, sendAttempts: 3, types: { email: { idleDelayMs: 100 } } },
+          config: { reconnectBaseMs: 100, reconnectMaxMs: 400, sendAttempts: 3, types: { email: { idleDelayMs: 100, allowHosts: ['127.0.0.1'] } } },
         },
       ],
     },

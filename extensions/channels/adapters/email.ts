@@ -9,8 +9,10 @@
  * `replyToId` its In-Reply-To, `threadId` the first of its References. A reply (by `parent_id`) carries
  * In-Reply-To and References and `Re:` on the parent's subject, read back from the mailbox.
  *
- * The owner may pin the servers agents can use: `types.email.allowHosts` in the channels extension's
- * manifest config; a host not listed is a permanent connect error (the password is never sent there).
+ * The servers come from the agent's config, which may be hostile, and the passwords go to them: so the
+ * owner lists the hosts agents may use, `types.email.allowHosts` in the channels extension's manifest
+ * config. A host not listed (any host, while the list is empty) is a permanent connect error, and the
+ * password is never read for it.
  */
 import { AdapterConnectError, AdapterSendError, type AdapterHost, type AdapterInbound, type AdapterOutbound, type AdapterType, type ChannelAdapter } from '../adapter.js';
 import { EmailConfigSchema, emailSettings, type EmailSettings } from './email-config.js';
@@ -20,9 +22,9 @@ import { SmtpOutbox } from './email-smtp.js';
 /** Email has no practical length limit: one outbox row is one mail (msg_send texts are at most 100,000 characters). */
 const MAX_TEXT = 100_000;
 
-function allowedHosts(options: Readonly<Record<string, unknown>>): Set<string> | undefined {
+function allowedHosts(options: Readonly<Record<string, unknown>>): Set<string> {
   const list = options.allowHosts;
-  if (!Array.isArray(list)) return undefined;
+  if (!Array.isArray(list)) return new Set();
   return new Set(list.filter((host): host is string => typeof host === 'string').map((host) => host.toLowerCase()));
 }
 
@@ -64,7 +66,7 @@ class EmailAdapter implements ChannelAdapter {
     }
     const allowed = allowedHosts(this.host.options);
     for (const server of [settings.imap, settings.smtp]) {
-      if (allowed && !allowed.has(server.host.toLowerCase())) {
+      if (!allowed.has(server.host.toLowerCase())) {
         throw new AdapterConnectError(`mail server ${server.host} is not in the owner's list (channels config types.email.allowHosts)`);
       }
     }
