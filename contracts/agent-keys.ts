@@ -4,10 +4,11 @@
  * `did:key` (decisions D4: multicodec 0xed01, base58btc, `did:key:z6Mk…`). The secret half never
  * leaves the kernel: {@link AgentKeysAccess.sign} signs inside it.
  *
- * The helpers below are pure (node:crypto only), so a third-party extension verifies signatures exactly
+ * The helpers below are pure (node:crypto and @scure/base), so a third-party extension verifies signatures exactly
  * as the kernel does without importing it.
  */
 import { createPublicKey, verify } from 'node:crypto';
+import { base58 } from '@scure/base';
 
 /** An agent's public identity. */
 export interface AgentPublicIdentity {
@@ -31,55 +32,9 @@ export interface AgentKeysAccess {
   sign(agentId: string, message: Uint8Array): Promise<Uint8Array>;
 }
 
-const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
 const DID_KEY_PREFIX = 'did:key:z';
 /** DER prefix of an Ed25519 SubjectPublicKeyInfo; the 32 key bytes follow. */
 const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
-
-function base58Decode(text: string): Uint8Array {
-  const bytes: number[] = [];
-  for (const char of text) {
-    let carry = BASE58.indexOf(char);
-    if (carry < 0) throw new RangeError('not base58btc');
-    for (let i = 0; i < bytes.length; i++) {
-      carry += bytes[i]! * 58;
-      bytes[i] = carry & 0xff;
-      carry >>= 8;
-    }
-    while (carry > 0) {
-      bytes.push(carry & 0xff);
-      carry >>= 8;
-    }
-  }
-  for (const char of text) {
-    if (char !== '1') break;
-    bytes.push(0);
-  }
-  return Uint8Array.from(bytes.reverse());
-}
-
-function base58Encode(bytes: Uint8Array): string {
-  const digits: number[] = [];
-  for (const byte of bytes) {
-    let carry = byte;
-    for (let i = 0; i < digits.length; i++) {
-      carry += digits[i]! << 8;
-      digits[i] = carry % 58;
-      carry = (carry / 58) | 0;
-    }
-    while (carry > 0) {
-      digits.push(carry % 58);
-      carry = (carry / 58) | 0;
-    }
-  }
-  let out = '';
-  for (const byte of bytes) {
-    if (byte !== 0) break;
-    out += '1';
-  }
-  for (let i = digits.length - 1; i >= 0; i--) out += BASE58[digits[i]!];
-  return out;
-}
 
 /** The `did:key` of a raw 32-byte Ed25519 public key. */
 export function didFromPublicKey(publicKey: Uint8Array): string {
@@ -87,13 +42,18 @@ export function didFromPublicKey(publicKey: Uint8Array): string {
   const bytes = new Uint8Array(34);
   bytes.set([0xed, 0x01], 0);
   bytes.set(publicKey, 2);
-  return DID_KEY_PREFIX + base58Encode(bytes);
+  return DID_KEY_PREFIX + base58.encode(bytes);
 }
 
 /** The Ed25519 public key a `did:key` names; throws a RangeError for anything that is not one. */
 export function publicKeyFromDid(did: string): Uint8Array {
   if (typeof did !== 'string' || !did.startsWith(DID_KEY_PREFIX) || did.length > 128) throw new RangeError('not a base58btc did:key');
-  const bytes = base58Decode(did.slice(DID_KEY_PREFIX.length));
+  let bytes: Uint8Array;
+  try {
+    bytes = base58.decode(did.slice(DID_KEY_PREFIX.length));
+  } catch {
+    throw new RangeError('did:key is not valid base58btc');
+  }
   if (bytes.length !== 34 || bytes[0] !== 0xed || bytes[1] !== 0x01) throw new RangeError('did:key is not an Ed25519 key');
   return bytes.slice(2);
 }
