@@ -6,11 +6,9 @@
  * it stays in `error` until `POST /agents/{id}/mcp/{name}/restart`. An interrupted or aborted call is
  * cancelled on the server (the SDK sends `notifications/cancelled` when the call's signal aborts).
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerConfig } from '@agt/contracts/agent-config';
 import { isAgtError } from '@agt/contracts/errors';
 import type { Logger } from '@agt/contracts/logger';
@@ -18,7 +16,7 @@ import { callFailed } from './errors.js';
 import type { Launch } from './launch.js';
 import { LogRing } from './log-ring.js';
 import type { McpOptions } from './options.js';
-import { ChildStdioTransport } from './stdio-transport.js';
+import { loadSdk } from './sdk.js';
 
 export type ServerStatus = 'stopped' | 'connecting' | 'connected' | 'error' | 'skipped';
 
@@ -77,7 +75,7 @@ export class ServerConnection {
 
   /** The stdio child's pid while it runs. */
   get pid(): number | undefined {
-    return this.current instanceof ChildStdioTransport ? this.current.pid : undefined;
+    return (this.current as { pid?: number } | undefined)?.pid;
   }
 
   /** Connects (or joins the connect under way); never throws: failures end in `error` or `skipped`. */
@@ -139,6 +137,7 @@ export class ServerConnection {
         if (isAgtError(reason) && reason.code === 'timeout') this.recycle(`no answer to ${tool} within its time limit`);
         throw reason ?? error;
       }
+      const { ErrorCode, McpError } = await loadSdk();
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
         this.recycle(`no answer to ${tool} within ${options.timeoutMs} ms`);
         throw callFailed(this.name, tool, `no answer within ${options.timeoutMs} ms (the server is being restarted)`);
@@ -172,6 +171,7 @@ export class ServerConnection {
     this.timeoutMs = launch.timeoutMs;
     this.logs.setSecrets(launch.secrets);
     for (const note of launch.notes) this.logs.note(note);
+    const { ChildStdioTransport, SSEClientTransport, StreamableHTTPClientTransport } = await loadSdk();
     const attempts: Array<() => Transport> =
       launch.kind === 'stdio'
         ? [() => new ChildStdioTransport(launch.stdio, (text) => this.logs.write(text))]
@@ -192,6 +192,7 @@ export class ServerConnection {
 
   /** True when connected; else why not. */
   private async tryTransport(transport: Transport): Promise<true | string> {
+    const { Client, ToolListChangedNotificationSchema } = await loadSdk();
     const client = new Client(CLIENT_INFO, { capabilities: {} });
     client.onerror = (error) => {
       this.lastFailure = this.logs.scrub(error.message).slice(0, 300);
