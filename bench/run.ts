@@ -23,78 +23,27 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { reply } from '../test/fakes/script.js';
 import { startFakeOpenAI } from '../test/fakes/openai.js';
+import { call, freePort, percentile, TOKEN } from './http.js';
 import { trackedScanBench } from './tracked-scan.js';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const RESULTS = join(ROOT, 'bench/results.json');
-const TOKEN = 'bench-token-0123456789abcdef';
 const CONNECTIONS = 10;
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 const cleanups: Array<() => unknown> = [];
 const teardown = { teardown: (fn: () => unknown) => void cleanups.push(fn) };
 
-function percentile(values: number[], p: number): number {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-}
 const median = (values: number[]) => percentile(values, 50);
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as { port: number };
-  await new Promise((done) => server.close(done));
-  return port;
-}
 
 function rssMB(pid: number): number {
   const match = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return match ? Number(match[1]) / 1024 : NaN;
-}
-
-interface Reply {
-  status: number;
-  body: any;
-}
-
-function call(port: number, method: string, path: string, body?: unknown, auth = true): Promise<Reply> {
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise((done, fail) => {
-    const req = httpRequest({
-      host: '127.0.0.1',
-      port,
-      method,
-      path,
-      agent: false,
-      headers: {
-        ...(auth ? { authorization: `Bearer ${TOKEN}` } : {}),
-        ...(payload !== undefined ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}),
-      },
-    }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => {
-        let parsed: unknown = text;
-        try {
-          parsed = text ? JSON.parse(text) : undefined;
-        } catch {
-          // not JSON
-        }
-        done({ status: res.statusCode ?? 0, body: parsed });
-      });
-    });
-    req.on('error', fail);
-    req.end(payload);
-  });
 }
 
 /** Polls `GET /health` until it answers 200; the time from `since`. */

@@ -9,16 +9,14 @@
  */
 import { spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AgentFile } from '../kernel/agents/agent-file.js';
+import { call, freePort, percentile, TOKEN } from './http.js';
 import { agentConfig } from '../test/helpers/agent-file.js';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
-const TOKEN = 'bench-token-0123456789abcdef';
 
 export interface TrackedScanFigures {
   files: number;
@@ -30,33 +28,6 @@ export interface TrackedScanFigures {
   delayMs: number;
   requests: number;
   agentCount: number;
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
-}
-
-function call(port: number, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise((done, fail) => {
-    const req = request({ host: '127.0.0.1', port, method, path, agent: false, headers: { authorization: `Bearer ${TOKEN}`, ...(payload ? { 'content-type': 'application/json' } : {}) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk) => (text += chunk));
-      res.on('end', () => done({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined }));
-    });
-    req.on('error', fail);
-    req.end(payload);
-  });
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as { port: number };
-  await new Promise((done) => server.close(done));
-  return port;
 }
 
 /** Asks `/health` one request after another until `until()` is true; the latencies. */

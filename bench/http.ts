@@ -1,0 +1,59 @@
+/**
+ * What the bench scripts share: the daemon token they start daemons with, a free loopback port, a plain
+ * HTTP call (no keep-alive, JSON when the answer is JSON) and percentiles.
+ */
+import { request as httpRequest } from 'node:http';
+import { createServer } from 'node:net';
+
+export const TOKEN = 'bench-token-0123456789abcdef';
+
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as { port: number };
+  await new Promise((done) => server.close(done));
+  return port;
+}
+
+export interface Reply {
+  status: number;
+  body: any;
+}
+
+export function call(port: number, method: string, path: string, body?: unknown, auth = true): Promise<Reply> {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((done, fail) => {
+    const req = httpRequest({
+      host: '127.0.0.1',
+      port,
+      method,
+      path,
+      agent: false,
+      headers: {
+        ...(auth ? { authorization: `Bearer ${TOKEN}` } : {}),
+        ...(payload !== undefined ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}),
+      },
+    }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => {
+        let parsed: unknown = text;
+        try {
+          parsed = text ? JSON.parse(text) : undefined;
+        } catch {
+          // not JSON
+        }
+        done({ status: res.statusCode ?? 0, body: parsed });
+      });
+    });
+    req.on('error', fail);
+    req.end(payload);
+  });
+}
