@@ -10,6 +10,7 @@
 import type { Client as DiscordClient, Message } from 'discord.js';
 import { AdapterConnectError, AdapterSendError, type AdapterHost, type AdapterInbound, type AdapterOutbound, type AdapterType, type ChannelAdapter, type InboundAttachment } from '../adapter.js';
 import { fetchLimited } from './download.js';
+import { ownerServerUrl } from './server-url.js';
 
 const DEFAULT_API = 'https://discord.com/api';
 const READY_TIMEOUT_MS = 20_000;
@@ -23,8 +24,7 @@ class DiscordAdapter implements ChannelAdapter {
   constructor(private readonly host: AdapterHost) {}
 
   private get api(): string {
-    const api = this.host.options.api;
-    return (typeof api === 'string' && api !== '' ? api : DEFAULT_API).replace(/\/+$/, '');
+    return ownerServerUrl(this.host, 'api', DEFAULT_API);
   }
 
   async connect(): Promise<void> {

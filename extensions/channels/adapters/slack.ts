@@ -10,6 +10,7 @@
 import type { App as BoltApp, LogLevel } from '@slack/bolt';
 import { AdapterConnectError, AdapterSendError, type AdapterHost, type AdapterInbound, type AdapterOutbound, type AdapterType, type ChannelAdapter, type InboundAttachment } from '../adapter.js';
 import { fetchLimited } from './download.js';
+import { ownerServerUrl } from './server-url.js';
 
 const DEFAULT_API_URL = 'https://slack.com/api/';
 
@@ -43,9 +44,8 @@ class SlackAdapter implements ChannelAdapter {
   constructor(private readonly host: AdapterHost) {}
 
   private get apiUrl(): string {
-    const url = this.host.options.apiUrl;
-    const base = typeof url === 'string' && url !== '' ? url : DEFAULT_API_URL;
-    return base.endsWith('/') ? base : `${base}/`;
+    // Bolt joins method names onto it: it ends in a slash.
+    return `${ownerServerUrl(this.host, 'apiUrl', DEFAULT_API_URL)}/`;
   }
 
   async connect(): Promise<void> {

@@ -8,6 +8,7 @@ import type { Bot as GrammyBot } from 'grammy';
 import type { Message } from 'grammy/types';
 import { AdapterConnectError, AdapterSendError, type AdapterHost, type AdapterInbound, type AdapterOutbound, type AdapterType, type ChannelAdapter, type InboundAttachment } from '../adapter.js';
 import { fetchLimited, TooLarge } from './download.js';
+import { ownerServerUrl } from './server-url.js';
 
 const DEFAULT_API_ROOT = 'https://api.telegram.org';
 const POLL_TIMEOUT_S = 30;
@@ -37,8 +38,7 @@ class TelegramAdapter implements ChannelAdapter {
   constructor(private readonly host: AdapterHost) {}
 
   private get apiRoot(): string {
-    const root = this.host.options.apiRoot;
-    return (typeof root === 'string' && root !== '' ? root : DEFAULT_API_ROOT).replace(/\/+$/, '');
+    return ownerServerUrl(this.host, 'apiRoot', DEFAULT_API_ROOT);
   }
 
   async connect(): Promise<void> {
