@@ -109,3 +109,47 @@ export function parentIdOf(envelope: Pick<OutboundEnvelope, 'data'>): number | u
   const id = typeof value === 'number' ? value : typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : Number.NaN;
   return Number.isSafeInteger(id) && id > 0 ? id : undefined;
 }
+
+/** One shell command an agent runs: a system-scope `command` target, or a tool's call. */
+export interface CommandRun {
+  agentId: string;
+  /** Run by `/bin/sh -c`. */
+  command: string;
+  /** Written to the command's stdin, then closed (system targets get their event JSON here). */
+  stdin?: string;
+  /** Past it the command and everything it started are killed: `timedOut`, exit code 124. */
+  timeoutMs: number;
+  /** Aborted when the agent unloads or the turn is interrupted: the command is killed at once. */
+  signal?: AbortSignal;
+}
+
+/** How a command ended. */
+export interface CommandOutcome {
+  /** Where it ran: `host`, or the container's name. */
+  target: string;
+  /** 124 on a time-out; null when it was killed otherwise (interrupt, unload). */
+  exitCode: number | null;
+  timedOut: boolean;
+  /** Each stream cut at the runner's cap (the compute extension's: 512 KB). */
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs system-scope `command` targets somewhere stronger than the kernel's own runner (a container).
+ * Offered by `compute`.
+ */
+export interface CommandExecutor {
+  /**
+   * Runs the command for the agent, or resolves `undefined` to leave it to the kernel's host runner (an
+   * agent whose tier is `host`). Rejects with a coded error when it cannot run it (`unavailable`: the
+   * engine is unreachable); the kernel then fails the target, never falling back to the host.
+   */
+  run(run: CommandRun): Promise<CommandOutcome | undefined>;
+}
+
+/**
+ * One provider (a second is a load error naming both). Without one, command targets run in the kernel's
+ * host runner (a new network namespace as an unprivileged user, when the daemon is root).
+ */
+export const commandExecutor = createExtensionPoint<CommandExecutor>('agt.command-executor');

@@ -4,6 +4,7 @@
 import type { AgentConfig } from './agent-config.js';
 import type { AgentKeysAccess } from './agent-keys.js';
 import type { RunAgentLambda } from './agent-lambdas.js';
+import type { CommandOutcome, CommandRun } from './points.js';
 import type { Settings } from './settings.js';
 
 export interface SettingsService {
@@ -82,6 +83,15 @@ export interface AgentsService {
    * from {@link find} and change only your part. Rejects `bad_request` (invalid), `not_found` (not loaded).
    */
   updateConfig(agentId: string, next: AgentConfig): Promise<void>;
+  /**
+   * Runs a shell command for a loaded agent in the kernel's host runner, the one system-scope `command`
+   * targets use without a container: a fresh temporary folder, a minimal environment, and (when the
+   * daemon is root) a new empty network namespace as the unprivileged user `nobody`; refused with
+   * `unavailable` where that isolation is missing unless the agent's `security.allow_unsandboxed_commands`
+   * is set. The outcome's `target` is `host`; output is cut at 512 KB per stream. Rejects `not_found`
+   * for an agent that is not loaded.
+   */
+  runHostCommand(run: CommandRun): Promise<CommandOutcome>;
   /** Writes a row to the agent's `agt_logs` (origin is the extension's name). Never throws. */
   log(agentId: string, level: LogLevel, message: string, data?: unknown): void;
 }

@@ -9,6 +9,7 @@
  * registry through two callbacks that only run once an agent is loaded.
  */
 import type { FastifyBaseLogger } from 'fastify';
+import type { CommandRun } from '../contracts/points.js';
 import type { AgentsService, InboxService } from '../contracts/services.js';
 import type { ToolDefinition } from '../contracts/tools.js';
 import { AgentIdentityService } from './agent-identity/service.js';
@@ -28,6 +29,7 @@ import { OwnerIdentity } from './identity/owner.js';
 import { loadOrCreateRuntimeKeys } from './identity/runtime-keys.js';
 import type { KdfCost } from './identity/kdf.js';
 import { RuntimeService } from './runtime/runtime.js';
+import { allowsUnsandboxedCommands, runHostCommand } from './runtime/sandbox/command-runner.js';
 import { builtinTools } from './runtime/tools/index.js';
 import { ShutdownSteps } from './shutdown-steps.js';
 import type { SettingsStore } from './settings.js';
@@ -142,6 +144,7 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
       if (!agentRuntime) throw agentIdNotLoaded(agentId);
       return agentRuntime.runLambda(lambda, input, timeoutMs);
     },
+    runHostCommand: (agent: LoadedAgent, run: CommandRun) => runHostCommand(run, allowsUnsandboxedCommands(agent.config)),
   };
   const agentsFor = (origin: string): AgentsService =>
     agentsService(registry, origin, async (agent, name) => credentials.read(agent, name), capabilities);

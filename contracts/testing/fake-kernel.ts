@@ -191,6 +191,9 @@ export function testAgents(agents: TestAgent[], logRows: AgentLogRow[]): AgentsS
     runLambda: async () => {
       throw new AgtError('unavailable', 'the test harness runs no agent lambdas (boot a test daemon for that)');
     },
+    runHostCommand: async () => {
+      throw new AgtError('unavailable', 'the test harness runs no host commands (boot a test daemon for that)');
+    },
     list: () => agents.map(view),
     find: (ref) => {
       const agent = agents.find((a) => a.id === ref) ?? agents.find((a) => a.handle === ref) ?? agents.find((a) => (a.name ?? a.id) === ref);

@@ -5,6 +5,7 @@
 import type { EventBus } from '../../contracts/events.js';
 import type { AgentKeysAccess } from '../../contracts/agent-keys.js';
 import type { RunAgentLambda } from '../../contracts/agent-lambdas.js';
+import type { CommandOutcome, CommandRun } from '../../contracts/points.js';
 import type { AgentFileInfo, AgentFilesAccess, AgentsService, InboundMessage, InboxRow, InboxService, LogLevel } from '../../contracts/services.js';
 import { agentIdNotLoaded, userSourceInInbox } from './errors.js';
 import type { LoadedAgent } from './loaded-agent.js';
@@ -13,14 +14,15 @@ import type { InboxMessage } from './stores/message-stores.js';
 import type { AgentRegistry } from './registry.js';
 import type { AgentRuntimeHooks } from './runtime-hooks.js';
 
-/** `readCredential` decrypts one credential of a loaded agent (the credentials service's `read`). */
-/** What `ctx.agents.keys` and `runLambda` reach: the agent identity's key and the runtime's sandbox. */
+/** What `ctx.agents.keys`, `runLambda` and `runHostCommand` reach: the agent identity's key and the runtime's sandboxes. */
 export interface AgentCapabilities {
   /** The agent's DID and public key; undefined without an identity. */
   identity(agent: LoadedAgent): { did: string; publicKey: Uint8Array } | undefined;
   /** A signature by the agent's key; throws `credentials_locked` when out of reach. */
   sign(agent: LoadedAgent, message: Uint8Array): Uint8Array;
   runLambda(agentId: string, lambda: string, input: unknown, timeoutMs?: number): Promise<{ result: unknown; logs: string[] }>;
+  /** The kernel's host command runner, under the agent's `security.allow_unsandboxed_commands`. */
+  runHostCommand(agent: LoadedAgent, run: CommandRun): Promise<CommandOutcome>;
 }
 
 export function agentsService(
@@ -48,6 +50,7 @@ export function agentsService(
   return {
     keys,
     runLambda,
+    runHostCommand: async (run) => capabilities.runHostCommand(loaded(run.agentId), run),
     files: agentFiles(registry),
     list: () => registry.views(),
     find(idOrName) {

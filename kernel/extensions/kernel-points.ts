@@ -5,7 +5,7 @@
  */
 import { isAbsolute } from 'node:path';
 import { AgtError } from '../../contracts/errors.js';
-import { agentLocator, outboundTransports, type OutboundEnvelope, type OutboundReport, type OutboundResult, type OutboundTransport } from '../../contracts/points.js';
+import { agentLocator, commandExecutor, outboundTransports, type CommandOutcome, type CommandRun, type OutboundEnvelope, type OutboundReport, type OutboundResult, type OutboundTransport } from '../../contracts/points.js';
 import { waitAtMost } from '../deadline.js';
 import { locatorAnswerInvalid, locatorFailed, locatorTimedOut } from './errors.js';
 import type { ExtensionPoints } from './points.js';
@@ -62,4 +62,14 @@ export function sendOutbound(
   if (!claimant) return undefined;
   const delivery = Promise.resolve().then(() => claimant.transport.send(Object.freeze({ ...envelope }), report));
   return { owner: claimant.owner, delivery };
+}
+
+/**
+ * Runs a system-scope command through the command executor an extension offers; undefined when none
+ * does or it leaves the command to the kernel's host runner. Its rejections pass through: a command
+ * whose container cannot run fails, it never falls back to the host.
+ */
+export async function executeCommand(points: ExtensionPoints, run: CommandRun): Promise<CommandOutcome | undefined> {
+  const [executor] = points.providers(commandExecutor);
+  return executor ? executor.value.run(run) : undefined;
 }

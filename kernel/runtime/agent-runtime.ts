@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { AgentConfig, TriggerTarget, TriggerType } from '../../contracts/agent-config.js';
 import type { EventBus, EventPayloads, EventType } from '../../contracts/events.js';
 import type { Logger } from '../../contracts/logger.js';
-import { outboundAddress, type OutboundEnvelope, type OutboundReport, type OutboundResult } from '../../contracts/points.js';
+import { outboundAddress, type CommandOutcome, type CommandRun, type OutboundEnvelope, type OutboundReport, type OutboundResult } from '../../contracts/points.js';
 import type { OutboxMessage } from '../agents/stores/message-stores.js';
 import type { QueuedInput } from '../agents/stores/queue-store.js';
 import type { TimerRow } from '../agents/stores/timers-store.js';
@@ -36,6 +36,8 @@ export interface RuntimeDeps extends LoopSources {
   updateConfig(agentId: string, next: AgentConfig): Promise<void>;
   /** The delivery by the outbound transport that claims the envelope's address; undefined when none does. */
   sendOutbound?(envelope: OutboundEnvelope, report: OutboundReport): { owner: string; delivery: Promise<OutboundResult | void> } | undefined;
+  /** System-scope commands through the command executor an extension offers (compute); undefined: the host runner. */
+  executeCommand?(run: CommandRun): Promise<CommandOutcome | undefined>;
 }
 
 const isDisplayState = (value: unknown): value is DisplayState =>
@@ -76,6 +78,7 @@ export class AgentRuntime {
     this.system = new SystemRunner({
       agent,
       emit: (type, payload, options) => this.emit(type, payload, options),
+      executeCommand: deps.executeCommand,
       log: (level, message, fields) => this.log(level, message, { ...fields, origin: 'trigger', system: true }),
     });
     this.evaluator = new TriggerEvaluator({

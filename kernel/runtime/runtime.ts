@@ -8,7 +8,7 @@ import type { AgentRuntimeHooks, RuntimeStatus } from '../agents/runtime-hooks.j
 import type { InboxMessage } from '../agents/stores/message-stores.js';
 import { agentIdNotLoaded } from '../agents/errors.js';
 import type { Contributions } from '../contributions.js';
-import { sendOutbound } from '../extensions/kernel-points.js';
+import { executeCommand, sendOutbound } from '../extensions/kernel-points.js';
 import type { KernelBus } from '../events/bus.js';
 import type { AgentConfig } from '../../contracts/agent-config.js';
 import type { Logger } from '../../contracts/logger.js';
@@ -72,6 +72,7 @@ export class RuntimeService implements AgentRuntimeHooks {
       builtinTools: () => this.services.builtinTools(),
       contributedTools: (agentId, taken) => contributions.toolsFor(agentId, taken),
       sendOutbound: (envelope, report) => sendOutbound(contributions.points, envelope, report),
+      executeCommand: (run) => executeCommand(contributions.points, run),
       updateConfig: async (agentId, next) => {
         const agent = this.services.findAgent(agentId);
         if (!agent) throw agentIdNotLoaded(agentId);

@@ -128,6 +128,9 @@ export async function bootProviders(
     runLambda: async () => {
       throw new Error('the providers extension runs no lambdas');
     },
+    runHostCommand: async () => {
+      throw new Error('the providers extension runs no commands');
+    },
     updateConfig: async () => {
       throw new Error('the providers extension does not write agent configs');
     },

@@ -23,10 +23,12 @@ import { spawn } from 'node:child_process';
 import { chown, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { CommandOutcome as CommandResult, CommandRun } from '../../../contracts/points.js';
 import { commandsNeedIsolation } from '../errors.js';
 
 export const COMMAND_DEFAULT_TIMEOUT_MS = 10_000;
-export const COMMAND_MAX_OUTPUT_BYTES = 64 * 1024;
+/** Each of stdout and stderr is cut here (D15: the same cap as the compute extension's). */
+export const COMMAND_MAX_OUTPUT_BYTES = 512 * 1024;
 const SAFE_PATH = '/usr/local/bin:/usr/bin:/bin';
 /** The unprivileged user and group isolated commands run as (`nobody` / `nogroup`). */
 export const COMMAND_UID = 65534;
@@ -66,6 +68,8 @@ export function commandIsolationAvailable(): Promise<boolean> {
 export interface CommandCall {
   command: string;
   event: unknown;
+  /** Written to stdin instead of the event's JSON. */
+  stdin?: string;
   agentId: string;
   trigger: string;
   timeoutMs?: number;
@@ -87,22 +91,21 @@ export interface CommandOutcome {
   boundary: 'isolated' | 'unsandboxed';
 }
 
+/** Collects a stream's first {@link COMMAND_MAX_OUTPUT_BYTES} bytes and drops the rest (still read, so the child never blocks). */
 function capped() {
-  let text = '';
+  const chunks: Buffer[] = [];
+  let size = 0;
   let truncated = false;
   return {
     push(chunk: Buffer) {
-      if (text.length >= COMMAND_MAX_OUTPUT_BYTES) {
-        truncated = true;
-        return;
-      }
-      text += chunk.toString('utf8');
-      if (text.length > COMMAND_MAX_OUTPUT_BYTES) {
-        text = text.slice(0, COMMAND_MAX_OUTPUT_BYTES);
-        truncated = true;
-      }
+      const room = COMMAND_MAX_OUTPUT_BYTES - size;
+      if (chunk.length > room) truncated = true;
+      if (room <= 0) return;
+      const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
+      chunks.push(kept);
+      size += kept.length;
     },
-    value: () => (truncated ? `${text}\n[output truncated]` : text),
+    value: () => Buffer.concat(chunks).toString('utf8') + (truncated ? '\n[output truncated]' : ''),
   };
 }
 
@@ -144,7 +147,7 @@ export async function runCommand(call: CommandCall): Promise<CommandOutcome> {
       child.stdout!.on('data', stdout.push);
       child.stderr!.on('data', stderr.push);
       child.stdin!.on('error', () => {}); // a command that never reads stdin closes the pipe early
-      child.stdin!.end(JSON.stringify(call.event ?? null));
+      child.stdin!.end(call.stdin ?? JSON.stringify(call.event ?? null));
       child.once('error', (error) => {
         clearTimeout(timer);
         call.signal?.removeEventListener('abort', onAbort);
@@ -161,4 +164,33 @@ export async function runCommand(call: CommandCall): Promise<CommandOutcome> {
   } finally {
     await rm(cwd, { recursive: true, force: true });
   }
+}
+
+/** The agent's `security.allow_unsandboxed_commands` (owner-only, like all of `security`). */
+export function allowsUnsandboxedCommands(config: { security?: unknown }): boolean {
+  return (config.security as Record<string, unknown> | undefined)?.allow_unsandboxed_commands === true;
+}
+
+/**
+ * A command of the `host` tier in the shape extensions see (`contracts/points.ts`): exit code 124 on a
+ * time-out, as the compute extension's containers answer it.
+ */
+export async function runHostCommand(run: CommandRun, allowUnsandboxed: boolean, trigger = 'compute_exec'): Promise<CommandResult> {
+  const outcome = await runCommand({
+    command: run.command,
+    event: null,
+    stdin: run.stdin ?? '',
+    agentId: run.agentId,
+    trigger,
+    timeoutMs: run.timeoutMs,
+    signal: run.signal,
+    allowUnsandboxed,
+  });
+  return {
+    target: 'host',
+    exitCode: outcome.timedOut ? 124 : outcome.exitCode,
+    timedOut: outcome.timedOut,
+    stdout: outcome.stdout,
+    stderr: outcome.stderr,
+  };
 }

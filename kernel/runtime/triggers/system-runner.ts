@@ -9,7 +9,8 @@
 import { isAgtError } from '../../../contracts/errors.js';
 import type { EventPayloads, EventType } from '../../../contracts/events.js';
 import { agentUnloading, commandFailed, commandTimedOut, lambdaFileMissing, systemTargetEmpty, tooManySystemRuns } from '../errors.js';
-import { runCommand } from '../sandbox/command-runner.js';
+import type { CommandOutcome, CommandRun } from '../../../contracts/points.js';
+import { allowsUnsandboxedCommands, COMMAND_DEFAULT_TIMEOUT_MS, runHostCommand } from '../sandbox/command-runner.js';
 import { LAMBDA_DEFAULT_TIMEOUT_MS, LambdaHost, parseLambdaRef } from '../sandbox/lambda-runner.js';
 import { limitOf, type RuntimeAgent } from '../types.js';
 import type { TriggerEvent } from '../dispatch.js';
@@ -23,6 +24,11 @@ export interface SystemTarget {
 export interface SystemRunHost {
   agent: RuntimeAgent;
   emit<T extends EventType>(type: T, payload: EventPayloads[T], options: { turnId?: string }): void;
+  /**
+   * The command executor an extension offers (`agt.command-executor`: compute's containers); resolves
+   * undefined, or is absent, when the command belongs to the kernel's host runner.
+   */
+  executeCommand?(run: CommandRun): Promise<CommandOutcome | undefined>;
   /** Writes the agent log as a system run (never re-triggers anything). */
   log(level: 'info' | 'warn' | 'error', message: string, fields: { event: string; target: string; data?: unknown }): void;
 }
@@ -63,14 +69,15 @@ export class SystemRunner {
         result = outcome.result;
         logs = outcome.logs;
       } else if (target.command) {
-        const timeoutMs = limitOf(this.host.agent.config, 'command_timeout_ms');
-        const allowUnsandboxed = (this.host.agent.config.security as Record<string, unknown> | undefined)?.allow_unsandboxed_commands === true;
-        const outcome = await runCommand({ command: target.command, event: input, agentId: this.host.agent.id, trigger, timeoutMs, signal: controller.signal, allowUnsandboxed });
+        const timeoutMs = limitOf(this.host.agent.config, 'command_timeout_ms', COMMAND_DEFAULT_TIMEOUT_MS);
+        const run: CommandRun = { agentId: this.host.agent.id, command: target.command, stdin: JSON.stringify(input), timeoutMs, signal: controller.signal };
+        const outcome =
+          (await this.host.executeCommand?.(run)) ?? (await runHostCommand(run, allowsUnsandboxedCommands(this.host.agent.config), trigger));
         if (outcome.timedOut) throw commandTimedOut(outcome.stderr.slice(-MAX_TEXT));
         if (outcome.exitCode !== 0) {
-          throw commandFailed(outcome.exitCode ?? outcome.signal, outcome.stderr.slice(-500));
+          throw commandFailed(outcome.exitCode ?? 'killed', outcome.stderr.slice(-500));
         }
-        result = { exitCode: outcome.exitCode, stdout: outcome.stdout };
+        result = { exitCode: outcome.exitCode, stdout: outcome.stdout, target: outcome.target };
       } else {
         throw systemTargetEmpty();
       }
