@@ -44,6 +44,12 @@ export const SettingsSchema = Type.Object(
       Type.Integer({ minimum: 0, maximum: 32, description: 'folder levels below each tracked folder that scans and the watcher descend into (default 5)' }),
     ),
     mcpServers: Type.Optional(Type.Array(McpRegistration, { maxItems: 200, description: 'MCP server registrations (D11), owned by the mcp extension' })),
+    computeHostAgents: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 128 }), {
+        maxItems: 1000,
+        description: 'agent ids the owner allows to run commands in the `host` compute tier (no container), owned by the compute extension (D15)',
+      }),
+    ),
     meshServerEnabled: Type.Optional(Type.Boolean()),
     meshLan: Type.Optional(Type.Boolean()),
     meshPort: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
