@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import type { Engine } from './engine.js';
 import { isNotFound } from './engine.js';
 import { busyboxMissing } from './errors.js';
-import { LABEL_DAEMON } from './labels.js';
+import { LABEL_IMAGE } from './labels.js';
 import { tarArchive, type TarEntry } from './tar.js';
 
 const run = promisify(execFile);
@@ -78,7 +78,8 @@ export async function buildImage(engine: Engine, image: string, candidates: read
     const stream = (await docker.importImage(archive as never, {
       repo,
       tag,
-      changes: ['CMD ["/bin/sh"]', 'ENV PATH=/bin', `LABEL ${LABEL_DAEMON}=${daemonKey}`],
+      // Not the daemon label: containers inherit image labels, and someone else's container from this image is not ours.
+      changes: ['CMD ["/bin/sh"]', 'ENV PATH=/bin', `LABEL ${LABEL_IMAGE}=${daemonKey}`],
     } as never)) as unknown as NodeJS.ReadableStream;
     await new Promise<void>((resolve, reject) => {
       // The engine streams JSON progress; an error arrives as `{error}` in it, not as a status.

@@ -8,6 +8,8 @@ import { createHash } from 'node:crypto';
 export const LABEL_DAEMON = 'dev.agt.compute.daemon';
 export const LABEL_TIER = 'dev.agt.compute.tier';
 export const LABEL_AGENT = 'dev.agt.compute.agent';
+/** On the base image: which daemon built it. */
+export const LABEL_IMAGE = 'dev.agt.compute.image';
 
 export type ContainerTier = 'shared' | 'isolated';
 

@@ -23,6 +23,8 @@ export interface ComputeDaemon {
   d: TestDaemon;
   model: ScriptedModel;
   events: UmbilicalEvent[];
+  /** The file each agent was loaded from, by id (to load it into another daemon). */
+  files: Map<string, string>;
   /** Writes and loads an agent; resolves its id. Tools: `compute_exec` declared, unrestricted unless `restricted`. */
   agent(config?: Partial<AgentConfig>, options?: { restricted?: boolean }): Promise<string>;
   /** One `compute_exec` call through a turn: the tool result (parsed JSON, or the error text) and the turn's end. */
@@ -54,10 +56,12 @@ export async function bootCompute(t: Teardown, dockerHost: string, options: Part
   };
   const ended = (turnId: string) => until(`the end of turn ${turnId}`, () => events.find((e) => endsTurn(e, turnId)));
 
+  const files = new Map<string, string>();
   return {
     d,
     model,
     events,
+    files,
     until,
     async agent(config = {}, { restricted = false } = {}) {
       const path = await createAgentFile(dir, {
@@ -67,6 +71,7 @@ export async function bootCompute(t: Teardown, dockerHost: string, options: Part
       } as Partial<AgentConfig>);
       const res = await d.request('POST', '/agents/load', { filePath: path });
       if (res.status !== 200) throw new Error(`load failed: ${res.status} ${JSON.stringify(res.body)}`);
+      files.set(res.body.id, path);
       return res.body.id as string;
     },
     async tool(agentId, args) {
