@@ -184,9 +184,12 @@ t.test('compute against a real engine', { skip }, async (t) => {
 t.test('an engine that is not there', async (t) => {
   const c = await bootCompute(t, 'unix:///tmp/agt-no-such-engine.sock');
   const status = await c.d.request('GET', '/compute');
-  t.equal(status.status, 503);
-  t.match(status.body, { code: 'unavailable', error: /Docker engine at unix:\/\/\/tmp\/agt-no-such-engine.sock is not reachable/ });
-  t.equal((await c.d.request('POST', '/compute/setup', {})).status, 503);
+  t.equal(status.status, 200, 'the status says what is missing');
+  t.match(status.body, { engine: { reachable: false, version: null, host: 'unix:///tmp/agt-no-such-engine.sock' }, missing: ['engine'], containers: [] });
+  const setup = await c.d.request('POST', '/compute/setup', {});
+  t.equal(setup.status, 503);
+  t.match(setup.body, { code: 'unavailable', error: /Docker engine at unix:\/\/\/tmp\/agt-no-such-engine.sock is not reachable/ });
+  t.equal((await c.d.request('GET', '/compute/exec-log')).status, 200, 'the exec log is the daemon\'s own');
   t.equal((await c.d.request('GET', '/compute/containers/x')).status, 503);
   const id = await c.agent();
   const call = await c.tool(id, { command: 'true' });

@@ -5,7 +5,7 @@
  * work dirs are mounted there) and `/tmp` (an in-memory mount at run time); nothing else.
  */
 import { execFile } from 'node:child_process';
-import { access, constants, readFile } from 'node:fs/promises';
+import { access, constants, open, readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import type { Engine } from './engine.js';
 import { isNotFound } from './engine.js';
@@ -16,12 +16,37 @@ import { tarArchive, type TarEntry } from './tar.js';
 const run = promisify(execFile);
 export const BUSYBOX_CANDIDATES = ['/bin/busybox', '/usr/bin/busybox'];
 
-/** The first executable busybox among `candidates`, or undefined. */
+const PT_INTERP = 3;
+
+/**
+ * True for a 64-bit little-endian ELF executable without a program interpreter (statically linked):
+ * the image has no libc, so a dynamically linked busybox (Debian's `busybox`) would not start in it.
+ */
+export async function isStaticElf(path: string): Promise<boolean> {
+  const file = await open(path, 'r');
+  try {
+    const head = Buffer.alloc(64);
+    await file.read(head, 0, 64, 0);
+    if (head.readUInt32BE(0) !== 0x7f454c46 || head[4] !== 2 || head[5] !== 1) return false;
+    const phoff = Number(head.readBigUInt64LE(0x20));
+    const phentsize = head.readUInt16LE(0x36);
+    const phnum = head.readUInt16LE(0x38);
+    if (phentsize < 4 || phnum > 256) return false;
+    const table = Buffer.alloc(phentsize * phnum);
+    await file.read(table, 0, table.length, phoff);
+    for (let i = 0; i < phnum; i++) if (table.readUInt32LE(i * phentsize) === PT_INTERP) return false;
+    return true;
+  } finally {
+    await file.close();
+  }
+}
+
+/** The first executable, statically linked busybox among `candidates`, or undefined. */
 export async function findBusybox(candidates: readonly string[]): Promise<string | undefined> {
   for (const path of candidates) {
     try {
       await access(path, constants.X_OK);
-      return path;
+      if (await isStaticElf(path)) return path;
     } catch {
       // Try the next one.
     }

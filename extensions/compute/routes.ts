@@ -1,7 +1,9 @@
 /**
- * `/compute` (D15): the engine, the base image, this daemon's containers and the exec log. Every route
- * asks the engine, so an unreachable engine answers 503 `unavailable` naming its address.
+ * `/compute` (D15): the engine, the base image, this daemon's containers and the exec log. An unreachable
+ * engine is reported by `GET /compute` (`engine.reachable: false`) and answers 503 `unavailable`, naming
+ * its address, everywhere else.
  */
+import { AgtError } from '@agt/contracts/errors';
 import { errorResponses } from '@agt/contracts/http';
 import type { ExtensionHttp } from '@agt/contracts/extension';
 import type { Compute } from './compute.js';
@@ -24,25 +26,26 @@ export function registerRoutes(http: ExtensionHttp, deps: RouteDeps): void {
     schema: {
       tags,
       summary: 'The engine, the base image (and what is missing to run commands) and this daemon\'s containers',
-      description: '503 `unavailable` when the engine does not answer.',
+      description: 'Answers without the engine too (`engine.reachable: false`, `missing` names it); the other compute routes answer 503 `unavailable` then.',
       response: { 200: ComputeStatus, ...errorResponses(502, 503) },
     },
   }, async () => {
-    const version = await compute.engine.version();
-    const [present, busybox, containers] = await Promise.all([
-      imagePresent(compute.engine, options.image),
-      findBusybox(deps.busyboxCandidates),
-      compute.containers.list(),
-    ]);
-    const missing = [...(present ? [] : ['image']), ...(present || busybox ? [] : ['busybox'])];
     const { memoryMb, cpus, pids, defaultTimeoutMs, maxTimeoutMs } = options;
-    return {
-      engine: { reachable: true, version, host: compute.engine.address.label },
-      image: { name: options.image, present, busybox: busybox ?? null },
-      missing,
-      limits: { memoryMb, cpus, pids, defaultTimeoutMs, maxTimeoutMs },
-      containers,
-    };
+    const limits = { memoryMb, cpus, pids, defaultTimeoutMs, maxTimeoutMs };
+    const busybox = (await findBusybox(deps.busyboxCandidates)) ?? null;
+    const host = compute.engine.address.label;
+    let version: string;
+    try {
+      version = await compute.engine.version();
+    } catch (error) {
+      // The one compute route that answers without the engine: it is the place to learn that it is missing.
+      if (!(error instanceof AgtError && error.code === 'unavailable')) throw error;
+      const missing = ['engine', ...(busybox ? [] : ['busybox'])];
+      return { engine: { reachable: false, version: null, host }, image: { name: options.image, present: false, busybox }, missing, limits, containers: [] };
+    }
+    const [present, containers] = await Promise.all([imagePresent(compute.engine, options.image), compute.containers.list()]);
+    const missing = [...(present ? [] : ['image']), ...(present || busybox ? [] : ['busybox'])];
+    return { engine: { reachable: true, version, host }, image: { name: options.image, present, busybox }, missing, limits, containers };
   });
 
   http.post('/setup', {

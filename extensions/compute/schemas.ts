@@ -32,7 +32,7 @@ export const ComputeStatus = Type.Object(
       },
       { additionalProperties: false },
     ),
-    missing: Type.Array(Type.String(), { description: 'What stands between this daemon and running commands: `image`, `busybox`' }),
+    missing: Type.Array(Type.String(), { description: 'What stands between this daemon and running commands: `engine` (unreachable), `image` (not built), `busybox` (none to build it from)' }),
     limits: Type.Object(
       { memoryMb: Type.Integer(), cpus: Type.Number(), pids: Type.Integer(), defaultTimeoutMs: Type.Integer(), maxTimeoutMs: Type.Integer() },
       { additionalProperties: false },

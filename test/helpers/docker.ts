@@ -9,6 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
+import { isStaticElf } from '../../extensions/compute/image.js';
 
 interface Teardown {
   teardown(fn: () => unknown): void;
@@ -66,7 +67,7 @@ export async function startDockerEngine(t: Teardown): Promise<DockerEngine | str
   if (process.getuid?.() !== 0) return 'dockerd needs root (CI runs as root)';
   const dockerd = DOCKERD.find((path) => existsSync(path));
   if (!dockerd) return 'dockerd is not installed (.ci/run installs Debian\'s docker.io)';
-  if (!existsSync(STATIC_BUSYBOX)) return 'no static busybox at /bin/busybox for the base image (.ci/run installs busybox-static)';
+  if (!existsSync(STATIC_BUSYBOX) || !(await isStaticElf(STATIC_BUSYBOX))) return 'no static busybox at /bin/busybox for the base image (.ci/run installs busybox-static)';
   // A short path: the socket's must stay under 108 bytes.
   const dir = mkdtempSync('/tmp/agt-dk-');
   const socketPath = join(dir, 'docker.sock');
