@@ -14,7 +14,9 @@ if (skip) t.comment(skip);
 
 t.test('compute against a real engine', { skip }, async (t) => {
   if (typeof engine === 'string') return;
-  const c = await bootCompute(t, engine.host);
+  // A user-defined network for agents granted one (the test engine has no default bridge).
+  t.equal((await engine.api('POST', '/networks/create', { Name: 'agt-test-net', Driver: 'bridge' })).status, 201);
+  const c = await bootCompute(t, engine.host, { config: { network: 'agt-test-net' } });
   const { d } = c;
 
   t.test('setup builds the base image; before it, status and execs say what is missing', async (t) => {
@@ -82,6 +84,22 @@ t.test('compute against a real engine', { skip }, async (t) => {
     t.match(weaker.text, /forbidden.*may not run in shared/, 'an isolated agent cannot move to the shared container');
     const stronger = await c.tool(shared, { command: 'echo up', target: 'isolated' });
     t.match(stronger.result, { exit_code: 0, stdout: 'up\n', target: /-agent-/ }, 'a shared agent may ask for its own container');
+  });
+
+  t.test('a network only for isolated agents granted one', async (t) => {
+    const interfaces = async (id: string) => {
+      const run = await c.tool(id, { command: 'tail -n +3 /proc/net/dev | cut -d: -f1' });
+      return run.result.stdout.split('\n').map((name: string) => name.trim()).filter(Boolean).sort();
+    };
+    const granted = await c.agent({ security: { compute_tier: 'isolated', compute_network: true } } as never);
+    t.same(await interfaces(granted), ['eth0', 'lo'], 'granted: on the configured network');
+    const sharedGranted = await c.agent({ security: { compute_network: true } } as never);
+    t.same(await interfaces(sharedGranted), ['lo'], 'the shared container never has a network');
+    const name = (await d.request('GET', '/compute')).body.containers.find((info: any) => info.agentId === granted).name;
+    const revoked = await d.request('PATCH', `/agents/${granted}/config`, { security: { compute_network: null } });
+    t.equal(revoked.status, 200, JSON.stringify(revoked.body));
+    t.same(await interfaces(granted), ['lo'], 'a revoked grant recreates the container without it');
+    t.match((await d.request('GET', `/compute/containers/${name}`)).body, { network: false });
   });
 
   t.test('host tier: only when the owner allows it for that agent', async (t) => {
