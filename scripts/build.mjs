@@ -47,8 +47,11 @@ const MAIN = 'kernel/main.ts';
 const DAEMON = 'kernel/daemon.ts';
 export const OUT_DIR = 'dist';
 export const BUILD_INFO = '.agt-build.json';
-/** Kept out of the bundle: native addons, a binary, and what starts files by path (pino's workers, tsx's loader). */
-const EXTERNAL = ['libsql', '@libsql/*', 'esbuild', 'pino', 'quickjs-emscripten', '@jitl/*', 'tsx', 'tsx/*'];
+/**
+ * Kept out of the bundle: native addons (dockerode's ssh2 and cpu-features among them), a binary, and what
+ * starts files by path (pino's workers, tsx's loader).
+ */
+const EXTERNAL = ['libsql', '@libsql/*', 'esbuild', 'pino', 'quickjs-emscripten', '@jitl/*', 'tsx', 'tsx/*', 'dockerode'];
 
 /** The condition of `contracts/package.json` that names the TypeScript sources (tsx and tap pass it too). */
 export const SOURCE_CONDITION = 'agt-source';

@@ -10,6 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
+import type Docker from 'dockerode';
 import type { CommandOutcome } from '@agt/contracts/points';
 import type { Engine } from './engine.js';
 
@@ -18,6 +19,8 @@ export const TIMED_OUT_EXIT = 124;
 const MARKER = 'AGT_EXEC';
 /** Time the engine gets to report the exit code once the output has ended. */
 const EXIT_POLL_MS = 2_000;
+/** The most a kill waits for the engine before the exec's stream is dropped anyway. */
+const KILL_WAIT_MS = 5_000;
 
 export interface ExecCall {
   container: string;
@@ -64,9 +67,9 @@ function capped() {
 
 export async function execInContainer(engine: Engine, call: ExecCall): Promise<CommandOutcome> {
   const marker = randomUUID();
-  const opened = await engine.call(`exec in ${call.container}`, async (docker) => {
-    const target = docker.getContainer(call.container);
-    const exec = await target.exec({
+  // Created with the engine time limit; started on the client without one (an idle exec is not a dead engine).
+  const created = await engine.call(`exec in ${call.container}`, (docker) =>
+    docker.getContainer(call.container).exec({
       Cmd: ['/bin/sh', '-c', call.command],
       AttachStdin: true,
       AttachStdout: true,
@@ -74,11 +77,16 @@ export async function execInContainer(engine: Engine, call: ExecCall): Promise<C
       User: call.user,
       WorkingDir: call.workDir,
       Env: [...call.env, `${MARKER}=${marker}`],
-    });
-    const stream = await exec.start({ hijack: true, stdin: true });
-    return { docker, exec, stream };
-  }, { stream: true });
-  const { docker, exec, stream } = opened;
+    }),
+  );
+  const { docker, exec, stream } = await engine.call(
+    `start an exec in ${call.container}`,
+    async (docker) => {
+      const exec = docker.getExec(created.id);
+      return { docker, exec, stream: await exec.start({ hijack: true, stdin: true }) };
+    },
+    { stream: true },
+  );
   const stdout = capped();
   const stderr = capped();
   docker.modem.demuxStream(stream, stdout.sink, stderr.sink);
@@ -90,13 +98,10 @@ export async function execInContainer(engine: Engine, call: ExecCall): Promise<C
   const kill = async () => {
     stdout.freeze();
     stderr.freeze();
-    try {
-      const killer = await docker.getContainer(call.container).exec({ Cmd: ['/bin/sh', '-c', KILL_SCRIPT, 'sh', marker], User: call.user, AttachStdout: true, AttachStderr: true });
-      const out = await killer.start({ hijack: true, stdin: false });
-      await new Promise((resolve) => (out.once('end', resolve), out.once('close', resolve), out.once('error', resolve), out.resume()));
-    } catch {
-      // The container is gone or stopping: so are its processes.
-    }
+    // An engine that does not answer the kill must not hold the call: the stream is dropped regardless.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([killMarked(docker, call, marker), new Promise((resolve) => (timer = setTimeout(resolve, KILL_WAIT_MS)))]);
+    clearTimeout(timer);
     stream.destroy();
   };
   const ended = new Promise<void>((resolve) => {
@@ -130,6 +135,17 @@ export async function execInContainer(engine: Engine, call: ExecCall): Promise<C
     stdout: stdout.value(),
     stderr: stderr.value(),
   };
+}
+
+/** Runs {@link KILL_SCRIPT} as the exec's user; resolves when it is done, or failed (the container is gone: so are its processes). */
+async function killMarked(docker: Docker, call: ExecCall, marker: string): Promise<void> {
+  try {
+    const killer = await docker.getContainer(call.container).exec({ Cmd: ['/bin/sh', '-c', KILL_SCRIPT, 'sh', marker], User: call.user, AttachStdout: true, AttachStderr: true });
+    const out = await killer.start({ hijack: true, stdin: false });
+    await new Promise((resolve) => (out.once('end', resolve), out.once('close', resolve), out.once('error', resolve), out.resume()));
+  } catch {
+    // Nothing to kill any more.
+  }
 }
 
 /** The exec's exit code; the engine may report it a moment after the output ends. */
