@@ -2,7 +2,10 @@
  * The extension points the kernel itself consumes. Shipped extensions offer them (`ctx.provide`); a
  * third-party extension may too. Each states how its providers combine.
  */
+import type { CommandOutcome, CommandRun } from './commands.js';
 import { createExtensionPoint } from './extension.js';
+
+export type { CommandOutcome, CommandRun } from './commands.js';
 
 /** Finds agent files that are not loaded. Offered by `tracked-folders`. */
 export interface AgentLocator {
@@ -108,31 +111,6 @@ export function parentIdOf(envelope: Pick<OutboundEnvelope, 'data'>): number | u
   const value = (data as { parent_id?: unknown }).parent_id;
   const id = typeof value === 'number' ? value : typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : Number.NaN;
   return Number.isSafeInteger(id) && id > 0 ? id : undefined;
-}
-
-/** One shell command an agent runs: a system-scope `command` target, or a tool's call. */
-export interface CommandRun {
-  agentId: string;
-  /** Run by `/bin/sh -c`. */
-  command: string;
-  /** Written to the command's stdin, then closed (system targets get their event JSON here). */
-  stdin?: string;
-  /** Past it the command and everything it started are killed: `timedOut`, exit code 124. */
-  timeoutMs: number;
-  /** Aborted when the agent unloads or the turn is interrupted: the command is killed at once. */
-  signal?: AbortSignal;
-}
-
-/** How a command ended. */
-export interface CommandOutcome {
-  /** Where it ran: `host`, or the container's name. */
-  target: string;
-  /** 124 on a time-out; null when it was killed otherwise (interrupt, unload). */
-  exitCode: number | null;
-  timedOut: boolean;
-  /** Each stream cut at the runner's cap (the compute extension's: 512 KB). */
-  stdout: string;
-  stderr: string;
 }
 
 /**

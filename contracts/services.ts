@@ -4,7 +4,7 @@
 import type { AgentConfig } from './agent-config.js';
 import type { AgentKeysAccess } from './agent-keys.js';
 import type { RunAgentLambda } from './agent-lambdas.js';
-import type { CommandOutcome, CommandRun } from './points.js';
+import type { CommandOutcome, CommandRun } from './commands.js';
 import type { Settings } from './settings.js';
 
 export interface SettingsService {
