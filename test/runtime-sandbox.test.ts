@@ -39,12 +39,15 @@ t.test('lambda: a loop that never ends is killed at its time limit, and the host
 });
 
 t.test('lambda: each call\'s time limit starts when it runs, not while it waits behind others', async (t) => {
-  const host = new LambdaHost({ watchdogGraceMs: 100 });
+  // A generous watchdog grace: on a loaded machine the worker may be descheduled, and only the limit's own
+  // accounting is under test here.
+  const host = new LambdaHost({ watchdogGraceMs: 2_000 });
   t.teardown(() => host.close());
-  // Four calls of 120 ms each, 200 ms limit (+100 ms grace): the last waits ~360 ms before it runs, so a
-  // deadline counted from the moment it was sent would kill it (and, before, every call queued with it).
+  // Four calls of 400 ms each, 1200 ms limit: the last waits ~1200 ms before it runs, so a deadline counted
+  // from the moment it was sent would kill it (and, before, every call queued with it); counted from when
+  // it runs, each has 800 ms to spare.
   const busy = parseLambdaRef('lib/hooks.ts:busy');
-  const calls = [1, 2, 3, 4].map((n) => host.run({ ref: busy, source: SOURCE, event: { n, ms: 120 }, timeoutMs: 200 }));
+  const calls = [1, 2, 3, 4].map((n) => host.run({ ref: busy, source: SOURCE, event: { n, ms: 400 }, timeoutMs: 1_200 }));
   t.same((await Promise.all(calls)).map((out) => out.result), [1, 2, 3, 4], 'every call finished within its own limit');
   const spin = parseLambdaRef('lib/hooks.ts:spin');
   const spins = await Promise.allSettled([1, 2, 3].map(() => host.run({ ref: spin, source: SOURCE, event: null, timeoutMs: 150 })));
