@@ -39,8 +39,7 @@ function besideTheSuite(command, args) {
 const typecheck = besideTheSuite('tsc', ['-p', 'tsconfig.json', '--noEmit', '--pretty', 'false', '--incremental', '--tsBuildInfoFile', 'node_modules/.cache/agt/typecheck.tsbuildinfo']);
 const boundaries = besideTheSuite('depcruise', ['--config', '.dependency-cruiser.cjs', '--output-type', 'err', '.']);
 
-// The build is fresh: test processes boot daemons from it (test/helpers/daemon.ts) instead of the sources.
-const tap = spawn(bin('tap'), process.argv.slice(2), { cwd: ROOT, stdio: 'inherit', env: { ...process.env, AGT_TEST_BUILT: '1' } });
+const tap = spawn(bin('tap'), process.argv.slice(2), { cwd: ROOT, stdio: 'inherit' });
 const tapCode = await exitCode(tap);
 const checked = await typecheck;
 const cruised = await boundaries;

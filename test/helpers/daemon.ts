@@ -8,19 +8,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { RunningDaemon, startDaemon as StartDaemon } from '../../kernel/daemon.js';
+import { startDaemon, type RunningDaemon } from '../../kernel/daemon.js';
 import type { AgentRuntimeHooks } from '../../kernel/agents/runtime-hooks.js';
 import type { KdfCost } from '../../kernel/identity/kdf.js';
-
-/**
- * The daemon module: the build when `npm test` made it just before the suite (it sets `AGT_TEST_BUILT=1`),
- * else the sources. Importing the bundle takes ~0.3 s of CPU where the kernel's sources through tsx take
- * ~2.5 s, paid by every test process; the build is made from these same sources, and its extension
- * loader runs the shipped extensions from their built twins.
- */
-const { startDaemon } = (await import(process.env.AGT_TEST_BUILT === '1' ? '../../dist/kernel/daemon.js' : '../../kernel/daemon.js')) as {
-  startDaemon: typeof StartDaemon;
-};
 
 export const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 
