@@ -48,10 +48,12 @@ const DAEMON = 'kernel/daemon.ts';
 export const OUT_DIR = 'dist';
 export const BUILD_INFO = '.agt-build.json';
 /**
- * Kept out of the bundle: native addons (dockerode's ssh2 and cpu-features among them), a binary, and what
- * starts files by path (pino's workers, tsx's loader).
+ * Kept out of the bundle: native addons (dockerode's ssh2 and cpu-features among them), a binary, what
+ * starts files by path (pino's workers, tsx's loader), and CommonJS SDKs whose named exports esbuild's
+ * interop cannot see (`GatewayIntentBits` of discord.js, grammy's `Bot`, Bolt's `App` came out undefined
+ * from the bundle; Node's own loader finds them). test/build-externals.test.ts checks both.
  */
-const EXTERNAL = ['libsql', '@libsql/*', 'esbuild', 'pino', 'quickjs-emscripten', '@jitl/*', 'tsx', 'tsx/*', 'dockerode'];
+export const EXTERNAL = ['libsql', '@libsql/*', 'esbuild', 'pino', 'quickjs-emscripten', '@jitl/*', 'tsx', 'tsx/*', 'dockerode', 'discord.js', 'grammy', '@slack/bolt'];
 
 /** The condition of `contracts/package.json` that names the TypeScript sources (tsx and tap pass it too). */
 export const SOURCE_CONDITION = 'agt-source';
