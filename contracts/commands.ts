@@ -1,7 +1,7 @@
 /**
  * Shell commands an agent runs (system-scope `command` targets, tools such as `compute_exec`): what the
  * kernel's host runner (`ctx.agents.runHostCommand`) and a command executor (`contracts/points.ts`) take
- * and answer. Types only, so both of those can import them.
+ * and answer, and the output cap both apply. No imports, so both of those can import it.
  */
 /** One shell command an agent runs: a system-scope `command` target, or a tool's call. */
 export interface CommandRun {
@@ -28,3 +28,38 @@ export interface CommandOutcome {
   stderr: string;
 }
 
+/** Each of stdout and stderr is cut here, by the kernel's host runner and by compute's containers (D15). */
+export const COMMAND_OUTPUT_CAP_BYTES = 512 * 1024;
+
+/** Collects one output stream of a command. */
+export interface CappedOutput {
+  /** Keeps the chunk's bytes up to the cap; the rest is dropped (the caller still reads it, so the command never blocks). */
+  push(chunk: Buffer): void;
+  /** Drops everything pushed from now on (output of a command being killed). */
+  freeze(): void;
+  /** What was kept, as UTF-8, with `note` appended when something was dropped at the cap. */
+  value(): string;
+}
+
+/** A collector of a stream's first {@link COMMAND_OUTPUT_CAP_BYTES} bytes. */
+export function cappedOutput(note: string): CappedOutput {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let truncated = false;
+  let frozen = false;
+  return {
+    push(chunk) {
+      if (frozen) return;
+      const room = COMMAND_OUTPUT_CAP_BYTES - size;
+      if (chunk.length > room) truncated = true;
+      if (room <= 0) return;
+      const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
+      chunks.push(kept);
+      size += kept.length;
+    },
+    freeze: () => {
+      frozen = true;
+    },
+    value: () => Buffer.concat(chunks).toString('utf8') + (truncated ? note : ''),
+  };
+}

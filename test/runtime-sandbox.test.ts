@@ -103,7 +103,7 @@ t.test('command: event on stdin, minimal env, temp cwd, killed at the limit', as
   });
   const out = await runCommand({
     command: 'cat; echo; echo "token=${AGT_DAEMON_TOKEN:-none} key=${OPENAI_API_KEY:-none} agent=$AGT_AGENT_ID"; pwd',
-    event: { hello: 'world' },
+    stdin: JSON.stringify({ hello: 'world' }),
     agentId: 'a1',
     trigger: 'on_timer',
     allowUnsandboxed: true,
@@ -113,13 +113,13 @@ t.test('command: event on stdin, minimal env, temp cwd, killed at the limit', as
   t.equal(envLine, 'token=none key=none agent=a1');
   t.match(cwd, /agt-cmd-/);
   t.equal(out.exitCode, 0);
-  const slow = await runCommand({ command: 'sleep 30 & sleep 30', event: null, agentId: 'a1', trigger: 'on_timer', timeoutMs: 200, allowUnsandboxed: true });
+  const slow = await runCommand({ command: 'sleep 30 & sleep 30', stdin: '', agentId: 'a1', trigger: 'on_timer', timeoutMs: 200, allowUnsandboxed: true });
   t.equal(slow.timedOut, true);
   t.equal(slow.signal, 'SIGKILL');
 });
 
 t.test('command: without isolation it is refused unless the agent allows unsandboxed commands', async (t) => {
-  const call = { command: 'cat', event: { n: 1 }, agentId: 'a1', trigger: 'on_timer', isolation: false };
+  const call = { command: 'cat', stdin: JSON.stringify({ n: 1 }), agentId: 'a1', trigger: 'on_timer', isolation: false };
   await t.rejects(runCommand(call), { code: 'unavailable', message: /allow_unsandboxed_commands/ });
   const allowed = await runCommand({ ...call, allowUnsandboxed: true });
   t.same(JSON.parse(allowed.stdout), { n: 1 });

@@ -11,10 +11,9 @@
 import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import type Docker from 'dockerode';
-import type { CommandOutcome } from '@agt/contracts/points';
+import { cappedOutput, type CommandOutcome } from '@agt/contracts/commands';
 import type { Engine } from './engine.js';
 
-export const MAX_STREAM_BYTES = 512 * 1024;
 export const TIMED_OUT_EXIT = 124;
 const MARKER = 'AGT_EXEC';
 /** Time the engine gets to report the exit code once the output has ended. */
@@ -46,23 +45,12 @@ const KILL_SCRIPT = `marked() {
 for pass in 1 2; do for pid in $(marked "$1"); do kill -STOP "$pid" 2>/dev/null; done; done
 for pid in $(marked "$1"); do kill -KILL "$pid" 2>/dev/null; done`;
 
-/** A stream's first {@link MAX_STREAM_BYTES} bytes; `freeze()` ignores what comes after (output of a command being killed). */
+/** A stream's first 512 KB, collected through a sink the engine's demultiplexer writes to. */
 function capped() {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let truncated = false;
-  let frozen = false;
+  const output = cappedOutput('\n[output truncated at 512 KB]');
   const sink = new PassThrough();
-  sink.on('data', (chunk: Buffer) => {
-    if (frozen) return;
-    const room = MAX_STREAM_BYTES - size;
-    if (chunk.length > room) truncated = true;
-    if (room <= 0) return;
-    const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
-    chunks.push(kept);
-    size += kept.length;
-  });
-  return { sink, freeze: () => (frozen = true), value: () => Buffer.concat(chunks).toString('utf8') + (truncated ? '\n[output truncated at 512 KB]' : '') };
+  sink.on('data', output.push);
+  return { sink, freeze: output.freeze, value: output.value };
 }
 
 export async function execInContainer(engine: Engine, call: ExecCall): Promise<CommandOutcome> {

@@ -23,12 +23,10 @@ import { spawn } from 'node:child_process';
 import { chown, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { CommandOutcome as CommandResult, CommandRun } from '../../../contracts/points.js';
+import { cappedOutput, type CommandOutcome as CommandResult, type CommandRun } from '../../../contracts/commands.js';
 import { commandsNeedIsolation } from '../errors.js';
 
 export const COMMAND_DEFAULT_TIMEOUT_MS = 10_000;
-/** Each of stdout and stderr is cut here (D15: the same cap as the compute extension's). */
-export const COMMAND_MAX_OUTPUT_BYTES = 512 * 1024;
 const SAFE_PATH = '/usr/local/bin:/usr/bin:/bin';
 /** The unprivileged user and group isolated commands run as (`nobody` / `nogroup`). */
 export const COMMAND_UID = 65534;
@@ -67,9 +65,8 @@ export function commandIsolationAvailable(): Promise<boolean> {
 
 export interface CommandCall {
   command: string;
-  event: unknown;
-  /** Written to stdin instead of the event's JSON. */
-  stdin?: string;
+  /** Written to the command's stdin, then closed (a target's event as JSON). */
+  stdin: string;
   agentId: string;
   trigger: string;
   timeoutMs?: number;
@@ -91,24 +88,6 @@ export interface CommandOutcome {
   boundary: 'isolated' | 'unsandboxed';
 }
 
-/** Collects a stream's first {@link COMMAND_MAX_OUTPUT_BYTES} bytes and drops the rest (still read, so the child never blocks). */
-function capped() {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let truncated = false;
-  return {
-    push(chunk: Buffer) {
-      const room = COMMAND_MAX_OUTPUT_BYTES - size;
-      if (chunk.length > room) truncated = true;
-      if (room <= 0) return;
-      const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
-      chunks.push(kept);
-      size += kept.length;
-    },
-    value: () => Buffer.concat(chunks).toString('utf8') + (truncated ? '\n[output truncated]' : ''),
-  };
-}
-
 /** Runs a command inside the boundary; `unavailable` when it cannot be isolated and the agent did not allow that. */
 export async function runCommand(call: CommandCall): Promise<CommandOutcome> {
   const isolated = call.isolation ?? (await commandIsolationAvailable());
@@ -128,8 +107,9 @@ export async function runCommand(call: CommandCall): Promise<CommandOutcome> {
         stdio: ['pipe', 'pipe', 'pipe'],
         env: { PATH: SAFE_PATH, HOME: cwd, TMPDIR: cwd, LANG: 'C.UTF-8', AGT_AGENT_ID: call.agentId, AGT_TRIGGER: call.trigger },
       });
-      const stdout = capped();
-      const stderr = capped();
+      // Each stream cut at 512 KB (COMMAND_OUTPUT_CAP_BYTES, D15).
+      const stdout = cappedOutput('\n[output truncated]');
+      const stderr = cappedOutput('\n[output truncated]');
       let timedOut = false;
       const killGroup = () => {
         try {
@@ -147,7 +127,7 @@ export async function runCommand(call: CommandCall): Promise<CommandOutcome> {
       child.stdout!.on('data', stdout.push);
       child.stderr!.on('data', stderr.push);
       child.stdin!.on('error', () => {}); // a command that never reads stdin closes the pipe early
-      child.stdin!.end(call.stdin ?? JSON.stringify(call.event ?? null));
+      child.stdin!.end(call.stdin);
       child.once('error', (error) => {
         clearTimeout(timer);
         call.signal?.removeEventListener('abort', onAbort);
@@ -178,7 +158,6 @@ export function allowsUnsandboxedCommands(config: { security?: unknown }): boole
 export async function runHostCommand(run: CommandRun, allowUnsandboxed: boolean, trigger = 'compute_exec'): Promise<CommandResult> {
   const outcome = await runCommand({
     command: run.command,
-    event: null,
     stdin: run.stdin ?? '',
     agentId: run.agentId,
     trigger,
