@@ -23,10 +23,22 @@ export const AgentSummary = Type.Object({
   displayState: Type.String({ description: 'display (fleet-map) state: `active`, `idle`, `hibernate`, `suspended`, `off`' }),
 });
 
+/** One owner cap applied to an agent file's own config (issue 22: the owner's settings are the ceiling). */
+export const CappedField = Type.Object({
+  field: Type.String({ description: 'dotted path: `limits.sql_timeout_ms`, `security.fetch_allow_hosts`' }),
+  asked: Type.Unknown({ description: 'what the file says' }),
+  applied: Type.Unknown({ description: 'what applies (the owner ceiling); null: nothing of it applies' }),
+});
+
+/** One part of an agent config an extension's check refuses (`contracts/points.ts`, `agentConfigChecks`). */
+export const RefusedField = Type.Object({ field: Type.String(), reason: Type.String() });
+
 export const AgentRef = Type.Object({
   id: Type.String(),
   filePath: Nullable(Type.String()),
   config: AgentConfigSchema,
+  capped: Type.Optional(Type.Array(CappedField, { description: "what the owner's ceiling narrowed in the file's `security` and `limits` (empty: nothing)" })),
+  refused: Type.Optional(Type.Array(RefusedField, { description: 'parts of the config the owner\'s settings refuse; they do not apply' })),
 });
 
 export const AgentStatus = Type.Object({
@@ -149,6 +161,8 @@ export const ReviewSummary = Type.Object(
     messaging: Type.Object({ mode: Type.String(), adapters: Type.Optional(Type.Array(Type.String())) }, { additionalProperties: true }),
     network: Type.Object({}, { additionalProperties: true }),
     security: Type.Object({}, { additionalProperties: true }),
+    capped: Type.Optional(Type.Array(CappedField, { description: "what the owner's ceiling narrows in the file's `security` and `limits`" })),
+    refused: Type.Optional(Type.Array(RefusedField, { description: 'parts of the config the owner\'s settings refuse' })),
   },
   { additionalProperties: true },
 );
@@ -189,6 +203,8 @@ export const UmbilicalPage = Type.Object({
 
 export type AgentSummary = Static<typeof AgentSummary>;
 export type AgentRef = Static<typeof AgentRef>;
+export type CappedField = Static<typeof CappedField>;
+export type RefusedField = Static<typeof RefusedField>;
 export type AgentStatus = Static<typeof AgentStatus>;
 export type AgentCandidate = Static<typeof AgentCandidate>;
 export type ToolEntry = Static<typeof ToolEntry>;

@@ -6,7 +6,9 @@
  * No secret is ever written here: `env` holds plain values only, and secret values come from the
  * daemon's environment (`envFrom`, `headerEnv` name variables) or from the agent's sealed credentials
  * (`mcp:<server>:<KEY>`). Variables that change how a child process loads code (`NODE_OPTIONS`,
- * `LD_*`, `DYLD_*`) and the daemon's own `AGT_*` are refused as names.
+ * `LD_*`, `DYLD_*`) and the daemon's own `AGT_*` are refused as names. An agent sets only the variable
+ * names its server's registration lists in `allowAgentEnv` (none by default; a server without a
+ * registration takes none from the agent).
  */
 import { Type, type Static } from 'typebox';
 
@@ -37,6 +39,14 @@ export const McpRegistration = Type.Object(
       Type.Record(Type.String({ pattern: '^[A-Za-z0-9-]{1,100}$' }), McpEnvName, { description: "HTTP header → the daemon's variable holding its value" }),
     ),
     toolCallTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 3_600_000 })),
+    allowAgentEnv: Type.Optional(
+      Type.Array(McpEnvName, {
+        maxItems: 64,
+        uniqueItems: true,
+        description:
+          "the only variable names an agent may set for this server (its declaration's `env` and `env_keys`, from its file or its own `sys_update_config`); default none: every other name is refused at config time and never reaches the child",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -2,6 +2,7 @@
  * The extension points the kernel itself consumes. Shipped extensions offer them (`ctx.provide`); a
  * third-party extension may too. Each states how its providers combine.
  */
+import type { AgentConfig } from './agent-config.js';
 import type { CommandOutcome, CommandRun } from './commands.js';
 import { createExtensionPoint } from './extension.js';
 
@@ -131,3 +132,26 @@ export interface CommandExecutor {
  * host runner (a new network namespace as an unprivileged user, when the daemon is root).
  */
 export const commandExecutor = createExtensionPoint<CommandExecutor>('agt.command-executor');
+
+/** One part of an agent config that an {@link AgentConfigCheck} refuses. */
+export interface AgentConfigProblem {
+  /** Where, dotted: `mcp.servers.ownertool.env.GIT_CONFIG_PARAMETERS`. */
+  field: string;
+  /** Why, for the owner: what to change and where (never a secret value). */
+  reason: string;
+}
+
+/**
+ * Checks an agent config against the owner's settings an extension owns (the mcp extension: variables
+ * an agent may set for a registered server, `allowAgentEnv`). Called by the kernel, synchronously, for a
+ * config change (`PUT`/`PATCH` config, the agent's `sys_update_config`, an extension's `updateConfig`:
+ * refused with 400 `bad_request` naming each new problem), at load (the agent loads; the answer's
+ * `refused` lists them) and for `GET /agents/review` (`summary.refused`). Must be pure and quick (no
+ * I/O); the extension must also enforce its rule where it acts (a check is a report, not the boundary).
+ */
+export interface AgentConfigCheck {
+  check(config: Readonly<AgentConfig>, agentId: string): readonly AgentConfigProblem[];
+}
+
+/** All providers; their problems are concatenated. */
+export const agentConfigChecks = createExtensionPoint<AgentConfigCheck>('agt.agent-config-checks', { providers: 'all' });

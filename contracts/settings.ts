@@ -34,6 +34,48 @@ export const AppProviderSettings = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * Numeric `limits` of an agent config that have an owner maximum (see {@link AgentCeiling}); the kernel's
+ * defaults for the maxima are in `kernel/agents/ceiling.ts` (`sql_timeout_ms` 10 s, ...).
+ */
+export const CAPPED_LIMITS = [
+  'sql_timeout_ms',
+  'tool_timeout_ms',
+  'turn_timeout_ms',
+  'lambda_timeout_ms',
+  'command_timeout_ms',
+  'max_llm_calls_per_turn',
+  'max_tool_calls_per_turn',
+] as const;
+
+/**
+ * The owner's ceiling on what an agent file grants itself (issue 22, item 2): the file's `security` and
+ * `limits` can only narrow it. Unset fields take the kernel's safe defaults (no fetch host beyond the
+ * public internet, no unsandboxed commands, no compute network, `sql_timeout_ms` at most 10 s, ...).
+ */
+export const AgentCeiling = Type.Object(
+  {
+    fetchAllowHosts: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 300 }), {
+        maxItems: 256,
+        description: 'the hosts an agent\'s `security.fetch_allow_hosts` may name (`name` covers `name:<any port>`); default none',
+      }),
+    ),
+    allowUnsandboxedCommands: Type.Optional(Type.Boolean({ description: 'whether an agent\'s `security.allow_unsandboxed_commands` may take effect; default false' })),
+    computeNetwork: Type.Optional(Type.Boolean({ description: 'whether an agent\'s `security.compute_network` may take effect; default false' })),
+    limits: Type.Optional(
+      Type.Object(Object.fromEntries(CAPPED_LIMITS.map((name) => [name, Type.Optional(Type.Integer({ minimum: 1 }))])) as Record<(typeof CAPPED_LIMITS)[number], ReturnType<typeof Type.Optional<ReturnType<typeof Type.Integer>>>>, {
+        additionalProperties: false,
+        description: 'the largest value each `limits` field of an agent may take',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** Top-level agent config fields the owner may unlock for an agent's own `sys_update_config`. */
+export const UNLOCKABLE_AGENT_FIELDS = ['mcp', 'security', 'limits', 'serving', 'adapters', 'providers', 'ws_connections'] as const;
+
 export const SettingsSchema = Type.Object(
   {
     agentsFolder: Type.Optional(Type.String({ minLength: 1 })),
@@ -48,6 +90,18 @@ export const SettingsSchema = Type.Object(
       Type.Array(Type.String({ minLength: 1, maxLength: 128 }), {
         maxItems: 1000,
         description: 'agent ids the owner allows to run commands in the `host` compute tier (no container), owned by the compute extension (D15)',
+      }),
+    ),
+    /** The owner ceiling of every agent (docs/security.md, "The owner's ceiling"). */
+    agentCeiling: Type.Optional(AgentCeiling),
+    agentCeilings: Type.Optional(
+      Type.Record(Type.String({ minLength: 1, maxLength: 128 }), AgentCeiling, {
+        description: 'per agent id: replaces the fields of `agentCeiling` it sets (`limits` key by key)',
+      }),
+    ),
+    agentConfigUnlocks: Type.Optional(
+      Type.Record(Type.String({ minLength: 1, maxLength: 128 }), Type.Array(Type.Union(UNLOCKABLE_AGENT_FIELDS.map((f) => Type.Literal(f))), { maxItems: UNLOCKABLE_AGENT_FIELDS.length }), {
+        description: 'per agent id: owner-locked config fields that agent\'s own `sys_update_config` may change (the ceiling still caps them)',
       }),
     ),
     meshServerEnabled: Type.Optional(Type.Boolean()),
@@ -68,3 +122,5 @@ export type Settings = Static<typeof SettingsSchema>;
 /** `maxScanDepth` when the settings do not say (D10). */
 export const DEFAULT_MAX_SCAN_DEPTH = 5;
 export type AppProviderSettings = Static<typeof AppProviderSettings>;
+export type AgentCeiling = Static<typeof AgentCeiling>;
+export type UnlockableAgentField = (typeof UNLOCKABLE_AGENT_FIELDS)[number];
