@@ -217,6 +217,15 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE agt_files ADD COLUMN protection TEXT NOT NULL DEFAULT 'none' CHECK (protection IN ('none', 'readonly'));
     `,
   },
+  {
+    version: 6,
+    description: 'the end of an accepted turn kept until its frame reached the event streams (agt_queue.ended)',
+    // The event that ends a turn id is committed here before it is emitted; the row goes once the frame
+    // was written to the streams, so a kill in between re-announces exactly that end after the restart.
+    sql: `
+      ALTER TABLE agt_queue ADD COLUMN ended TEXT;
+    `,
+  },
 ];
 
 /** The version this build writes. Files with a higher `user_version` are refused. */
