@@ -1,5 +1,6 @@
 /** The settings file (decisions D2). Unknown keys are refused so a typo is a clear start-up error. */
 import { Type, type Static } from 'typebox';
+import { CommandLimitsSettings } from './command-limits.js';
 import { McpRegistration } from './mcp.js';
 
 /**
@@ -104,6 +105,7 @@ export const SettingsSchema = Type.Object(
         description: 'per agent id: owner-locked config fields that agent\'s own `sys_update_config` may change (the ceiling still caps them)',
       }),
     ),
+    commandLimits: Type.Optional(CommandLimitsSettings),
     meshServerEnabled: Type.Optional(Type.Boolean()),
     meshLan: Type.Optional(Type.Boolean()),
     meshPort: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
