@@ -79,23 +79,39 @@ export function verifyDidSignature(did: string, message: Uint8Array, signature: 
 }
 
 /**
- * The canonical JSON text that signatures cover: object keys sorted (by UTF-16 code units), no spaces,
- * `undefined` members left out, as `JSON.stringify` writes values otherwise. Both sides of a signature
- * must canonicalize the same parsed value.
+ * The canonical JSON text that signatures cover: RFC 8785 (JCS), one implementation for the whole
+ * project (see `./canonical-json.ts`); refuses non-finite numbers, lone surrogates, non-JSON values and
+ * too deep nesting instead of writing them as `JSON.stringify` would.
  */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? 'null' : canonicalJson(item))).join(',')}]`;
-  const keys = Object.keys(value as Record<string, unknown>).filter((key) => (value as Record<string, unknown>)[key] !== undefined).sort();
-  return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`).join(',')}}`;
+export { canonicalJson, parseStrictJson } from './canonical-json.js';
+
+/**
+ * The one encoding of an Ed25519 signature's 64 bytes: standard base64 (RFC 4648 §4, `+` and `/`) with
+ * its padding, exactly 88 characters. Decoding accepts this form only: the text must be what encoding
+ * the decoded bytes gives back, byte for byte, so base64url, missing padding, whitespace, trailing
+ * characters and non-zero spare bits all fail instead of being skipped by a lenient decoder.
+ */
+export const SIGNATURE_BASE64 = /^[A-Za-z0-9+/]{86}==$/;
+
+/** The 64 bytes of a signature in the one base64 form above; undefined for anything else. */
+export function signatureFromBase64(text: unknown): Uint8Array | undefined {
+  if (typeof text !== 'string' || !SIGNATURE_BASE64.test(text)) return undefined;
+  const bytes = Buffer.from(text, 'base64');
+  if (bytes.length !== 64 || bytes.toString('base64') !== text) return undefined;
+  return new Uint8Array(bytes);
+}
+
+/** A 64-byte signature in the one base64 form. */
+export function signatureToBase64(signature: Uint8Array): string {
+  if (signature.length !== 64) throw new RangeError('an Ed25519 signature is 64 bytes');
+  return Buffer.from(signature).toString('base64');
 }
 
 /** `ed25519:<base64>`, the form signatures take in cards and envelopes. */
-export const formatSignature = (signature: Uint8Array) => `ed25519:${Buffer.from(signature).toString('base64')}`;
+export const formatSignature = (signature: Uint8Array) => `ed25519:${signatureToBase64(signature)}`;
 
-/** The bytes of an `ed25519:<base64>` signature; undefined when it is not one. */
+/** The bytes of an `ed25519:<base64>` signature in exactly the form {@link formatSignature} writes; undefined otherwise. */
 export function parseSignature(text: unknown): Uint8Array | undefined {
-  if (typeof text !== 'string' || !text.startsWith('ed25519:') || text.length > 200) return undefined;
-  const bytes = Buffer.from(text.slice('ed25519:'.length), 'base64');
-  return bytes.length === 64 ? new Uint8Array(bytes) : undefined;
+  if (typeof text !== 'string' || !text.startsWith('ed25519:')) return undefined;
+  return signatureFromBase64(text.slice('ed25519:'.length));
 }

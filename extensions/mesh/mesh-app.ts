@@ -6,6 +6,7 @@
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { parseStrictJson } from '@agt/contracts/canonical-json';
 import { AgtError } from '@agt/contracts/errors';
 import { notFoundAnswer, sendErrorAnswer } from '@agt/contracts/error-answers';
 import type { AgentsService, InboxService } from '@agt/contracts/services';
@@ -58,6 +59,15 @@ export function buildMeshApp(deps: MeshAppDeps): FastifyInstance {
     routerOptions: { maxParamLength: 200 },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+  // JSON bodies (signed envelopes) are read strictly: a duplicate member name, `1e400` or nesting past
+  // MAX_JSON_DEPTH is a 400 here, so a signature is checked over the one value every reader sees.
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    try {
+      done(null, parseStrictJson(body as string));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error.statusCode === 413 || error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendErrorAnswer(tooLarge(deps.maxBodyBytes) as unknown as FastifyError, request, reply);
     if (error instanceof AgtError && error.statusCode === 429) reply.header('retry-after', String(error.details?.retryAfter ?? 1));
