@@ -114,6 +114,7 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
     contributions,
     runtime,
     deliver: (agentId) => (message) => inbox.deliver(agentId, message),
+    settings,
   });
   // Shutdown unloads in immediate mode: no grace for running turns, a deadline per agent.
   shutdownSteps.add({

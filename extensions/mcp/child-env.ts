@@ -1,12 +1,12 @@
 /**
- * The environment of an MCP server's child process, built from an allow-list: a few variables a program
- * needs to run (PATH, HOME, locale, temp dir) taken from the daemon's environment, then what the
- * registration and the declaration add. Nothing else is inherited, so `NODE_OPTIONS`, `LD_PRELOAD` and
- * the daemon's `AGT_*` never reach a child; those names (and `LD_*`, `DYLD_*`) are also refused when a
- * registration or an agent names them. What an agent file adds (its declaration's `env`, `env_keys`)
- * never replaces a variable already set (so not `PATH` or `HOME`), and never names an interpreter's
- * start-up hook (`NODE_PATH`, `PYTHONSTARTUP`, `BASH_ENV`, ...): it would be an untrusted file choosing
- * code the owner's program loads.
+ * The environment of an MCP server's child process, built from allow-lists: a few variables a program
+ * needs to run (PATH, HOME, locale, temp dir) taken from the daemon's environment, then what the owner's
+ * registration adds (`env`, `envFrom`: the owner's names, minus `AGT_*`, `NODE_OPTIONS`, `LD_*`,
+ * `DYLD_*`), then what the agent asks for (its declaration's `env` and `env_keys`): only the names the
+ * owner's registration lists in `allowAgentEnv` (none by default; a server without a registration, run
+ * from `source: npm:<package>`, takes none). Nothing else is inherited or passed: an agent cannot reach
+ * `GIT_CONFIG_PARAMETERS`, `HTTPS_PROXY`, `GLIBC_TUNABLES` or any other variable that changes how the
+ * owner's program behaves unless the owner named it for that server.
  */
 import type { ExtensionEnv } from '@agt/contracts/extension';
 
@@ -17,21 +17,23 @@ export function isRefusedEnvName(name: string): boolean {
   return /^(AGT_|LD_|DYLD_)/.test(name) || name === 'NODE_OPTIONS' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name);
 }
 
-/** Variables through which a runtime loads extra code at start; an agent file may not set them. */
-const INTERPRETER_HOOKS = new Set([
-  'NODE_PATH', 'NODE_EXTRA_CA_CERTS', 'PYTHONPATH', 'PYTHONSTARTUP', 'PYTHONHOME', 'PYTHONUSERBASE', 'BASH_ENV', 'ENV',
-  'PERL5OPT', 'PERL5LIB', 'PERLLIB', 'RUBYOPT', 'RUBYLIB', 'JAVA_TOOL_OPTIONS', '_JAVA_OPTIONS', 'JDK_JAVA_OPTIONS',
-  'CLASSPATH', 'GIT_EXEC_PATH', 'GIT_SSH_COMMAND', 'IFS', 'PROMPT_COMMAND', 'NPM_CONFIG_NODE_OPTIONS',
-]);
+/** The names an agent may set for a server: its registration's `allowAgentEnv` (none without one). */
+export function agentEnvAllowed(registration: { allowAgentEnv?: readonly string[] } | undefined): ReadonlySet<string> {
+  return new Set((registration?.allowAgentEnv ?? []).filter((name) => !isRefusedEnvName(name)));
+}
 
-/** Adds what an agent file asks for: never over a variable already set, never an interpreter hook. */
-export function addAgentEnv(target: Record<string, string>, extra: Record<string, string | undefined>): string[] {
-  const dropped: string[] = [];
+/**
+ * Adds what an agent asks for, only names in `allowed` (the owner's `allowAgentEnv`); returns the names
+ * refused. An allowed name replaces what the base or the registration set: the owner chose to let the
+ * agent decide it.
+ */
+export function addAgentEnv(target: Record<string, string>, extra: Record<string, string | undefined>, allowed: ReadonlySet<string>): string[] {
+  const refused: string[] = [];
   for (const [name, value] of Object.entries(extra)) {
-    if (isRefusedEnvName(name) || INTERPRETER_HOOKS.has(name.toUpperCase()) || name.toLowerCase().startsWith('npm_config_') || name in target) dropped.push(name);
+    if (!allowed.has(name)) refused.push(name);
     else if (value !== undefined) target[name] = value;
   }
-  return dropped;
+  return refused;
 }
 
 export function baseChildEnv(env: ExtensionEnv): Record<string, string> {

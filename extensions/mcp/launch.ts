@@ -6,6 +6,9 @@
  * and installed packages start processes or open connections; a URL in an agent file could aim at this
  * host's private services). Anything else is skipped with the reason, and the agent loads without it.
  *
+ * Variables: the agent's (`env`, `env_keys`) only by the names the registration allows (`allowAgentEnv`,
+ * see child-env.ts); a declaration without a registration passes none.
+ *
  * Secrets: the registration names daemon variables (`envFrom`, `headerEnv`); the declaration names
  * credentials of the agent, `mcp:<server>:<KEY>` (`env_keys`, `header_env`, `bearer_token_env_var`).
  * Their values are collected in `secrets` so logs and errors can be scrubbed of them.
@@ -13,7 +16,7 @@
 import type { McpServerConfig } from '@agt/contracts/agent-config';
 import type { ExtensionEnv } from '@agt/contracts/extension';
 import type { McpRegistration } from '@agt/contracts/mcp';
-import { addAgentEnv, addEnv, baseChildEnv } from './child-env.js';
+import { addAgentEnv, addEnv, agentEnvAllowed, baseChildEnv } from './child-env.js';
 import type { StdioLaunch } from './stdio-transport.js';
 import { installedBin } from './packages.js';
 
@@ -91,20 +94,25 @@ export async function resolveLaunch(declaration: McpServerConfig, registration: 
   }
 
   const env = baseChildEnv(deps.env);
-  const dropped = [
+  const ownerDropped = [
     ...addEnv(env, registration?.env ?? {}),
     ...addEnv(env, Object.fromEntries(Object.entries(registration?.envFrom ?? {}).map(([child, variable]) => {
       const value = deps.env.get(variable);
       if (value !== undefined) secrets.push(value);
       return [child, value];
     }))),
-    ...addAgentEnv(env, declaration.env ?? {}),
   ];
+  // The agent's variables: only names the owner's registration allows (allowAgentEnv); a refused
+  // env_keys credential is never even read.
+  const allowed = agentEnvAllowed(registration);
+  const dropped: string[] = [];
+  dropped.push(...addAgentEnv(env, declaration.env ?? {}, allowed));
   for (const key of declaration.env_keys ?? []) {
-    const value = await fromCredential(key);
-    dropped.push(...addAgentEnv(env, { [key]: value }));
+    if (!allowed.has(key)) dropped.push(key);
+    else dropped.push(...addAgentEnv(env, { [key]: await fromCredential(key) }, allowed));
   }
-  if (dropped.length > 0) notes.push(`variables not passed to the server: ${[...new Set(dropped)].join(', ')}`);
+  if (ownerDropped.length > 0) notes.push(`variables not passed to the server (refused names): ${[...new Set(ownerDropped)].join(', ')}`);
+  if (dropped.length > 0) notes.push(`variables not passed to the server (not in the registration's allowAgentEnv): ${[...new Set(dropped)].join(', ')}`);
 
   if (target.type === 'command') {
     if (!target.command) return { kind: 'skip', reason: `registration ${name} has no command` };

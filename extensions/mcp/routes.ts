@@ -35,7 +35,7 @@ export function registerMcpRoutes(http: ExtensionHttp, settings: SettingsService
       const field = REQUIRED[body.type];
       if (!body[field]) throw registrationIncomplete(body.name, body.type, field);
       // The schema's key pattern does not bind record keys: check every variable name here.
-      for (const [where, names] of [['env', Object.keys(body.env ?? {})], ['envFrom', [...Object.keys(body.envFrom ?? {}), ...Object.values(body.envFrom ?? {})]], ['headerEnv', Object.values(body.headerEnv ?? {})]] as const) {
+      for (const [where, names] of [['env', Object.keys(body.env ?? {})], ['envFrom', [...Object.keys(body.envFrom ?? {}), ...Object.values(body.envFrom ?? {})]], ['headerEnv', Object.values(body.headerEnv ?? {})], ['allowAgentEnv', body.allowAgentEnv ?? []]] as const) {
         const refused = names.find(isRefusedEnvName);
         if (refused) throw refusedVariable(where, refused);
       }

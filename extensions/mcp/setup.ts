@@ -4,8 +4,10 @@
  */
 import { join } from 'node:path';
 import type { ExtensionContext, ExtensionHooks } from '@agt/contracts/extension';
+import { agentConfigChecks } from '@agt/contracts/points';
 import { registerAgentMcpRoutes } from './agent-routes.js';
 import { McpManager } from './agent-servers.js';
+import { agentEnvCheck } from './config-check.js';
 import type { McpOptions } from './options.js';
 import { McpPackages } from './packages.js';
 import { registerMcpRoutes } from './routes.js';
@@ -23,6 +25,8 @@ export function setupMcp(ctx: ExtensionContext<McpOptions>): ExtensionHooks {
     toolState: new ToolStateStore(join(ctx.settings.dataDir, 'mcp-state')),
   });
   ctx.contribute.tools(manager.contributor());
+  // Agents set only the variables a registration allows: refused at config time, never passed (launch.ts).
+  ctx.provide(agentConfigChecks, agentEnvCheck(ctx.settings));
   ctx.contribute.lifecycle({
     loaded: (agent) => manager.open(agent),
     unloaded: (agent) => manager.close(agent.id),

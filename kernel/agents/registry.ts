@@ -12,10 +12,13 @@ import { AgtError } from '../../contracts/errors.js';
 import type { EventBus } from '../../contracts/events.js';
 import type { Logger } from '../../contracts/logger.js';
 import type { AgentView } from '../../contracts/services.js';
+import type { Settings } from '../../contracts/settings.js';
 import { firstSchemaError } from '../../contracts/validate.js';
 import type { Contributions } from '../contributions.js';
 import { waitAtMost } from '../deadline.js';
+import { announceAgentFileChange } from '../extensions/agent-file-notices.js';
 import { AgentFile, BUSY_TIMEOUT_MS, isBusyError } from './agent-file.js';
+import { assertNoNewProblems, configProblems } from './config-checks.js';
 import { findConfigSecret } from './config-secrets.js';
 import {
   agentAlreadyLoaded,
@@ -48,6 +51,8 @@ export interface RegistryDeps {
   runtime: AgentRuntimeHooks;
   /** Delivery function handed to inbox sources (the kernel's inbox service). */
   deliver: (agentId: string) => (message: import('../../contracts/services.js').InboundMessage) => Promise<{ messageId: number }>;
+  /** The owner's settings: their ceiling caps every loaded agent's config (`ceiling.ts`). */
+  settings?: { current(): Readonly<Settings> };
 }
 
 const umbilicalOn = (config: Readonly<AgentConfig>) => (config.umbilical?.log as { enabled?: boolean } | undefined)?.enabled === true;
@@ -139,7 +144,7 @@ export class AgentRegistry {
     const loaded = this.list().find((agent) => agent.filePath === canonical);
     if (loaded) {
       if (options.file && options.file !== loaded.file) await options.file.close();
-      if (options.requireReview && !this.reviews.isReviewed(loaded.config)) throw reviewRequired(loaded.id, canonical);
+      if (options.requireReview && !this.reviews.isReviewed(loaded.fileConfig)) throw reviewRequired(loaded.id, canonical);
       return loaded;
     }
     let pending = this.loading.get(canonical);
@@ -150,7 +155,7 @@ export class AgentRegistry {
       return pending;
     }
     const agent = await pending;
-    if (options.requireReview && !this.reviews.isReviewed(agent.config)) throw reviewRequired(agent.id, canonical);
+    if (options.requireReview && !this.reviews.isReviewed(agent.fileConfig)) throw reviewRequired(agent.id, canonical);
     return agent;
   }
 
@@ -172,7 +177,8 @@ export class AgentRegistry {
       if (requireReview && !this.reviews.isReviewed(config)) throw reviewRequired(config.id, filePath);
       this.leases.acquire(file);
       leased = true;
-      agent = new LoadedAgent(filePath, file, config);
+      const settings = this.deps.settings;
+      agent = new LoadedAgent(filePath, file, config, settings ? () => settings.current() : undefined);
       if (umbilicalOn(config)) this.umbilical.enable(agent.id);
       await this.deps.runtime.attach(agent);
     } catch (error) {
@@ -186,6 +192,12 @@ export class AgentRegistry {
     }
     this.agents.set(agent.id, agent);
     this.loadingIds.delete(agent.id);
+    for (const cap of agent.capped) {
+      this.log(agent, { level: 'warn', origin: 'kernel', event: 'config_capped', message: `${cap.field} is capped by the owner's settings: the file asks ${JSON.stringify(cap.asked)}, ${JSON.stringify(cap.applied)} applies` });
+    }
+    for (const problem of this.configProblems(agent)) {
+      this.log(agent, { level: 'warn', origin: 'kernel', event: 'config_refused', message: `${problem.field} is refused and does not apply: ${problem.reason}` });
+    }
     if (file.openedAtVersion !== file.version) {
       this.log(agent, { level: 'info', origin: 'kernel', event: 'migrated', message: `agent file migrated from schema ${file.openedAtVersion} to ${file.version}` });
     }
@@ -290,20 +302,34 @@ export class AgentRegistry {
     if (problem !== null) throw invalidConfig(problem, problem.split(':')[0]);
     assertNoSecrets(next);
     if (next.id !== agent.id) throw invalidConfig(`/id: the agent id cannot change (${agent.id})`, '/id');
-    const previous = agent.config;
+    const previous = agent.fileConfig;
+    const previousApplied = agent.config;
+    // A writer that read the applied (capped) config and hands a capped field back unchanged keeps the
+    // file's own value: capping never rewrites the file behind the owner's back.
+    for (const key of ['security', 'limits'] as const) {
+      if (previous[key] !== previousApplied[key] && JSON.stringify(next[key]) === JSON.stringify(previousApplied[key])) next = { ...next, [key]: previous[key] };
+    }
+    assertNoNewProblems(this.deps.contributions.points, previous, next, agent.id, this.deps.logger);
     agent.file.config.put(next);
     agent.setConfig(next);
     this.reviews.carry(previous, next, agent.filePath);
     if (umbilicalOn(next)) this.umbilical.enable(agent.id);
     else this.umbilical.disable(agent.id);
     try {
-      await this.deps.runtime.configChanged(agent, previous);
+      await this.deps.runtime.configChanged(agent, previousApplied);
     } catch (error) {
       this.log(agent, { level: 'error', origin: 'kernel', event: 'config_apply_failed', message: `the runtime could not apply the new config: ${(error as Error).message}` });
     }
     const fields = changedFields(previous, next);
     this.deps.bus.emit('agent.config.changed', { agentId: agent.id, payload: { fields } });
+    // Its name, handle or autostart may differ now: indexes of agent files (tracked-folders) follow before the answer.
+    await announceAgentFileChange(this.deps.contributions.points, this.deps.logger, { change: 'changed', filePath: agent.filePath, agentId: agent.id });
     return next;
+  }
+
+  /** What the extensions' config checks refuse in the agent's file config (`config-checks.ts`). */
+  configProblems(agent: LoadedAgent) {
+    return configProblems(this.deps.contributions.points, agent.fileConfig, agent.id, this.deps.logger);
   }
 
   /** Writes one `agt_logs` row, then emits `log.written`. Never throws (a failed write is logged to stderr). */

@@ -10,6 +10,8 @@ import { ReviewInfo } from '../../contracts/agents-api.js';
 import { errorResponses } from '../../contracts/http.js';
 import { AgentFile } from '../agents/agent-file.js';
 import { canonicalPath, validateStoredConfig } from '../agents/registry.js';
+import { capConfig, ceilingFor } from '../agents/ceiling.js';
+import { configProblems } from '../agents/config-checks.js';
 import { reviewSummary, UNCLAIMED_IDENTITY } from '../agents/review-summary.js';
 import type { KernelServices } from '../services.js';
 import type { KernelRoutes } from './plugin.js';
@@ -27,15 +29,18 @@ async function reviewInfo(services: KernelServices, filePath: string, accept: bo
   const describe = async (file: AgentFile, config: Readonly<AgentConfig>) => {
     if (accept) registry.reviews.accept(config, canonical);
     const identity = services.agentIdentity.reviewIdentity(file, config) ?? UNCLAIMED_IDENTITY;
+    // The same cap the loaded agent applies (ceiling.ts), and the extensions' config checks.
+    const { capped } = capConfig(config as AgentConfig, ceilingFor(services.settings.current(), config.id));
+    const refused = configProblems(services.contributions.points, config, config.id, services.logger);
     return {
       agentId: config.id,
       filePath: canonical,
       reviewed: registry.reviews.isReviewed(config),
-      summary: reviewSummary(config, identity, services.builtinTools),
+      summary: { ...reviewSummary(config, identity, services.builtinTools), capped, refused },
       schemaObjects: file.schemaObjects(),
     };
   };
-  if (loaded) return describe(loaded.file, loaded.config);
+  if (loaded) return describe(loaded.file, loaded.fileConfig);
   // Read-only: reviewing must not migrate, lease or otherwise touch a file nobody loaded yet.
   const file = AgentFile.open(canonical, { readonly: true });
   try {

@@ -33,7 +33,17 @@ export function summaryOf(services: KernelServices, agent: LoadedAgent) {
 /** AgentStatus (also used by the start route). */
 export const statusOf = (services: KernelServices, agent: LoadedAgent) => agentStatus(services.runtime, agent);
 
-export const refOf = (agent: LoadedAgent) => ({ id: agent.id, filePath: agent.filePath, config: agent.config });
+/**
+ * The load answer: the file's config, what the owner's ceiling capped in it, and what the extensions'
+ * config checks refuse (both empty when the file stays within the owner's settings).
+ */
+export const refOf = (services: KernelServices, agent: LoadedAgent) => ({
+  id: agent.id,
+  filePath: agent.filePath,
+  config: agent.fileConfig,
+  capped: [...agent.capped],
+  refused: services.registry.configProblems(agent),
+});
 
 export const agentRoutes: KernelRoutes = async (app, { services }) => {
   const registry = services.registry;
@@ -59,13 +69,13 @@ export const agentRoutes: KernelRoutes = async (app, { services }) => {
         response: { 200: AgentRef, ...errorResponses(404, 409, 422) },
       },
     },
-    async (request) => refOf(await registry.load(request.body.filePath, { requireReview: request.body.requireReview })),
+    async (request) => refOf(services, await registry.load(request.body.filePath, { requireReview: request.body.requireReview })),
   );
 
   app.get(
     '/:id',
     { schema: { tags: TAGS, summary: 'One loaded agent', params: AgentIdParams, response: { 200: AgentRef, ...errorResponses(404, 409) } } },
-    async (request) => refOf(registry.resolve(request.params.id)),
+    async (request) => refOf(services, registry.resolve(request.params.id)),
   );
 
   app.get(
@@ -97,14 +107,14 @@ export const agentRoutes: KernelRoutes = async (app, { services }) => {
     {
       schema: {
         tags: TAGS,
-        summary: 'The agent config',
+        summary: "The agent config as its file holds it (what applies is capped by the owner's ceiling: `capped` in `GET /agents/{id}`)",
         params: AgentIdParams,
         response: { 200: Type.Object({ agentId: Type.String(), config: AgentConfigSchema }), ...errorResponses(404, 409) },
       },
     },
     async (request) => {
       const agent = registry.resolve(request.params.id);
-      return { agentId: agent.id, config: agent.config };
+      return { agentId: agent.id, config: agent.fileConfig };
     },
   );
 
@@ -150,7 +160,7 @@ export const agentRoutes: KernelRoutes = async (app, { services }) => {
     },
     async (request) => {
       const agent = registry.resolve(request.params.id);
-      const merged = mergePatch(agent.config, request.body) as AgentConfig;
+      const merged = mergePatch(agent.fileConfig, request.body) as AgentConfig;
       const config = await registry.updateConfig(agent, merged);
       return { agentId: agent.id, success: true as const, config };
     },

@@ -18,7 +18,12 @@ export interface RuntimeAgent {
   readonly id: string;
   readonly name: string;
   readonly file: AgentFile;
+  /** The config that applies (the file's, under the owner's ceiling). */
   readonly config: AgentConfig;
+  /** The config as the file holds it: what the agent's own config changes start from. */
+  readonly fileConfig?: AgentConfig;
+  /** The owner's current settings (config unlocks). */
+  ownerSettings?(): Readonly<import('../../contracts/settings.js').Settings>;
   /** The display state the registry shows when no runtime answers; kept in step by the runtime. */
   displayState?: string;
 }

@@ -6,6 +6,7 @@ import { Type } from 'typebox';
 import { MetaKey } from '../../../contracts/names.js';
 import type { ToolDefinition } from '../../../contracts/tools.js';
 import { TimerMutationBody } from '../timers/schedule.js';
+import { unlocksFor } from '../../agents/ceiling.js';
 import { applyAgentPatch } from './config-locks.js';
 import { builtin, json, type RuntimeLookup } from './define.js';
 import { noLoop, noMetaKey } from './errors.js';
@@ -68,7 +69,9 @@ export function sysTools(lookup: RuntimeLookup): ToolDefinition[] {
       defaultEnabled: false,
       notable: true,
       async run(runtime, { patch }) {
-        const next = applyAgentPatch(runtime.agent.config, patch as Record<string, unknown>);
+        const agent = runtime.agent;
+        const unlocked = agent.ownerSettings ? unlocksFor(agent.ownerSettings(), agent.id) : [];
+        const next = applyAgentPatch(agent.fileConfig ?? agent.config, patch as Record<string, unknown>, unlocked);
         await runtime.updateConfig(next);
         return `updated ${Object.keys(patch).join(', ') || 'nothing'}`;
       },
