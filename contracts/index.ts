@@ -14,3 +14,4 @@ export type { Logger } from './logger.js';
 export * from './http.js';
 export * from './agents-api.js';
 export * from './agent-launcher.js';
+export * from './agent-file-changes.js';

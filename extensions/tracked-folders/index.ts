@@ -3,9 +3,10 @@
  * of. At boot it walks them and autostarts the reviewed, non-password-protected `autostart` agents
  * (logged in one line and announced as `tracked.autostarted`); it offers the kernel's agent locator, so
  * `POST /agents/{id}/start` finds an agent that is not loaded by id, handle or name; it watches the
- * folders (`tracked.changed`); and it serves `/tracked-folders`. Settings `trackedFolders` and
- * `maxScanDepth` are followed as they change.
+ * folders (`tracked.changed`) and is told of the daemon's own writes (`agt.agent-file-written`); and
+ * it serves `/tracked-folders`. Settings `trackedFolders` and `maxScanDepth` are followed as they change.
  */
+import { agentFileObservers } from '@agt/contracts/agent-file-changes';
 import { defineExtension } from '@agt/contracts/extension';
 import { agentLocator } from '@agt/contracts/points';
 import { TrackedFoldersOptions } from './options.js';
@@ -28,6 +29,8 @@ export default defineExtension({
   register(ctx) {
     const tracker = new Tracker(ctx, { watch: ctx.config.watch });
     ctx.provide(agentLocator, { locate: (reference) => tracker.locate(reference) });
+    // What the daemon itself creates or rewrites is indexed before its request answers (no watcher lag).
+    ctx.provide(agentFileObservers, { written: (change) => tracker.written(change) });
     registerRoutes(ctx.http, ctx, tracker);
     let last = JSON.stringify(trackedOf(ctx.settings.current()));
     ctx.settings.onChange((settings) => {

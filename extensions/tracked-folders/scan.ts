@@ -7,7 +7,7 @@
  */
 import type { Dirent } from 'node:fs';
 import { lstat, opendir, realpath } from 'node:fs/promises';
-import { basename, join, relative, sep } from 'node:path';
+import { basename, dirname, join, relative, sep } from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 
 /** Entries read between two yields to the event loop. */
@@ -34,6 +34,18 @@ export const isInside = (root: string, path: string) => path === root || path.st
 
 /** Folder levels from `root` down to `path` (inside it): 0 for the root itself. */
 export const levelsBelow = (root: string, path: string) => (path === root ? 0 : relative(root, path).split(sep).length);
+
+/**
+ * True when a walk of `rootReal` down to `maxDepth` levels reaches the file `filePath` (a real path):
+ * inside it, in a folder at most `maxDepth` levels below, through no skipped folder.
+ */
+export function walkReaches(rootReal: string, filePath: string, maxDepth: number): boolean {
+  if (filePath === rootReal || !isInside(rootReal, filePath)) return false;
+  const dir = dirname(filePath);
+  if (dir === rootReal) return true;
+  const below = relative(rootReal, dir).split(sep);
+  return below.length <= maxDepth && !below.some(skippedFolderName);
+}
 
 /** The entry's kind without following a link (`lstat` when the directory listing does not say). */
 async function kindOf(dir: string, entry: Dirent): Promise<'file' | 'dir' | 'other'> {

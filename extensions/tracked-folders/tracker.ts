@@ -8,11 +8,12 @@
  * All changes to the index run one after another on one queue, so a walk and a watcher event never
  * interleave halfway.
  */
+import type { AgentFileChange } from '@agt/contracts/agent-file-changes';
 import type { AutostartReport } from '@agt/contracts/agent-launcher';
 import type { ExtensionContext } from '@agt/contracts/extension';
 import { AgentIndex } from './agent-index.js';
 import { exists, isOwnFile, realDirectory, trackedSettings, type TrackedSettings } from './folders.js';
-import { isInside, scanFolder } from './scan.js';
+import { isInside, scanFolder, walkReaches } from './scan.js';
 import { watchFolder, type FolderWatcher, type WatchChange } from './watcher.js';
 
 /** An unlink followed by an add of a file with the same agent id within this time is a move. */
@@ -46,6 +47,8 @@ export class Tracker {
   private queue: Promise<unknown> = Promise.resolve();
   private stopped = false;
   private readonly removed = new Map<string, { from: string; wasLoaded: boolean; at: number }>();
+  /** Files the daemon created and announced itself: the watcher's later `added` for them is not news. */
+  private readonly announced = new Map<string, { agentId: string; at: number }>();
   /** Settles once the first walk of every folder is over. */
   readonly ready: Promise<void>;
   private markReady!: () => void;
@@ -196,15 +199,53 @@ export class Tracker {
     return this.ctx.agents.list().find((agent) => agent.filePath === filePath);
   }
 
+  /**
+   * The daemon wrote an agent file (the `agt.agent-file-written` point). The index is brought up to date
+   * on the queue, ahead of every later read (listings, the locator and walks all wait for the queue), so
+   * what the daemon wrote is visible to the next request. A created file is awaited (and announced as
+   * `tracked.changed` `added` before the create answers); a config change is only queued, since it may
+   * come from a tool call inside a turn that queued work (an unload) could be waiting for.
+   */
+  written(change: Readonly<AgentFileChange>): Promise<void> | void {
+    if (change.change !== 'created' && change.change !== 'changed') return; // kinds added later are not ours to guess
+    const work = this.enqueue(() => this.ownWrite(change));
+    if (change.change === 'created') return work;
+    work.catch(() => {});
+  }
+
+  /** Drops what is older than {@link MOVE_WINDOW_MS}: removals that can no longer be moves, creations the watcher never reported. */
+  private forgetOld(): void {
+    const now = Date.now();
+    for (const [id, gone] of this.removed) if (now - gone.at > MOVE_WINDOW_MS) this.removed.delete(id);
+    for (const [path, own] of this.announced) if (now - own.at > MOVE_WINDOW_MS) this.announced.delete(path);
+  }
+
+  private async ownWrite(change: Readonly<AgentFileChange>): Promise<void> {
+    // The active folder whose walk reaches the file: only what a walk would find is indexed.
+    const state = [...this.folders.values()].find((folder) => folder.active && folder.real !== null && walkReaches(folder.real, change.filePath, this.depth));
+    if (!state?.real || !change.filePath.endsWith('.agt') || !(await isOwnFile(change.filePath, state.real))) return;
+    const entry = await this.index.refresh(change.filePath, state.real, true);
+    if (change.change !== 'created' || !entry) return;
+    this.forgetOld();
+    if (this.options.watch) this.announced.set(change.filePath, { agentId: change.agentId, at: Date.now() });
+    this.emit('added', change.filePath, state.real, { agentId: entry.summary?.id ?? change.agentId });
+  }
+
   /** One watcher report, on the queue. */
   private async changed(change: WatchChange, filePath: string, state: FolderState): Promise<void> {
     const folder = state.real;
     if (folder === null) return;
-    const now = Date.now();
-    for (const [id, gone] of this.removed) if (now - gone.at > MOVE_WINDOW_MS) this.removed.delete(id);
+    this.forgetOld();
+    const own = this.announced.get(filePath);
+    this.announced.delete(filePath);
     if (change === 'removed') return this.fileRemoved(filePath, folder);
     // chokidar reports a link as a file of its own: only a regular file inside the folder counts.
     if (!(await isOwnFile(filePath, folder))) return;
+    if (change === 'added' && own) {
+      // The daemon created it and said so already: read it again (it may have changed since), no news.
+      const entry = await this.index.refresh(filePath, folder, true);
+      if (entry?.summary?.id === own.agentId) return;
+    }
     // A file that could not be read before (a copy still under way when it was first seen) is new now.
     if (change === 'changed' && !this.index.get(filePath)?.summary) change = 'added';
     if (change === 'changed') {

@@ -31,6 +31,7 @@ import { templateYieldsInvalidConfig } from '../templates/errors.js';
 import { defaultTemplateId, resolveTemplate } from '../templates/resolve.js';
 import type { TemplateConfig } from '../templates/types.js';
 import { startAgent, type StartDeps } from './start-agent.js';
+import { announceAgentFileChange } from '../extensions/agent-file-notices.js';
 import type { Logger } from '../../contracts/logger.js';
 import type { AgentIdentityService } from '../agent-identity/service.js';
 import type { CredentialsService } from '../credentials/service.js';
@@ -238,15 +239,20 @@ export async function createAgent(services: CreateAgentDeps, body: CreateBody) {
   sealed.dataKey.fill(0);
 
   let agent: LoadedAgent;
+  // Indexes of agent files (tracked-folders) hold the new file before the caller hears back, loaded
+  // or not (a failed load leaves it in place): start by name and listings see it at once.
+  const announce = () => announceAgentFileChange(services.contributions.points, services.logger, { change: 'created', filePath: canonical, agentId: config.id });
   try {
     // The open file is handed over, not closed and opened again (closing waits for a full garbage
     // collection that releases libsql's handles: ~25 ms with 100 agents loaded, see handle-release.ts).
     agent = await services.registry.load(canonical, { file });
   } catch (error) {
     services.credentials.keys.forget(config.id);
+    await announce();
     const cause = error instanceof AgtError ? error.code : 'internal_error';
     throw createdButNotLoaded(config.id, canonical, cause, error);
   }
+  await announce();
   const started = body.start === true ? (await startAgent(services, agent)).started : false;
   return { agentId: agent.id, name: agent.name, filePath: canonical, did: sealed.did, started };
 }

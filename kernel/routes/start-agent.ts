@@ -51,8 +51,10 @@ async function findOrLoad(services: KernelServices, id: string): Promise<{ agent
   }
   if (found.length === 0) throw agentNotLocated(id);
   if (found.length > 1) throw ambiguousAgentFiles(id, await describeCandidates(services, found));
+  // The file may be loaded already (under a name the registry matches in another case): not loaded again.
+  const before = new Set(services.registry.list());
   const agent = await services.registry.load(found[0]!, { requireReview: true });
-  return { agent, loaded: true };
+  return { agent, loaded: !before.has(agent) };
 }
 
 export const startAgentRoutes: KernelRoutes = async (app, { services }) => {
