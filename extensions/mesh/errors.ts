@@ -14,7 +14,7 @@ export const apiBusy = () => new AgtError('rate_limited', "too many calls of thi
 export const badSender = () => new AgtError('bad_request', 'from must be an Ed25519 did:key');
 export const tooLarge = (limit: number) => new AgtError('payload_too_large', `the body is larger than ${limit} bytes`);
 export const rateLimited = (retryAfterS: number) =>
-  new AgtError('rate_limited', `too many messages from this sender; retry in ${retryAfterS} s`, { status: 429, details: { retryAfter: retryAfterS } });
+  new AgtError('rate_limited', `too many messages from this sender, or to this agent's inbox; retry in ${retryAfterS} s`, { status: 429, details: { retryAfter: retryAfterS } });
 export const addressRateLimited = (retryAfterS: number) =>
   new AgtError('rate_limited', `too many requests from this address; retry in ${retryAfterS} s`, { status: 429, details: { retryAfter: retryAfterS } });
 export const noSigningKey = (agentId: string) => new AgtError('credentials_locked', `agent ${agentId} cannot sign: it has no identity or its credentials are locked`);

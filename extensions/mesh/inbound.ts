@@ -2,7 +2,7 @@
  * Accepting one envelope for one agent (D12), the same way for `POST /agents/{handle}/inbox` and for
  * in-process delivery between agents of this daemon: recipient, block and allow lists (DIDs), the
  * signature against the sender DID's key (unsigned only where the agent allows it), the per-sender
- * rate limit, then one `agt_inbox` row per envelope id (a replay is answered, not stored again) and
+ * and whole-inbox rate limits, then one `agt_inbox` row per envelope id (a replay is answered, not stored again) and
  * the agent's `on_inbox` trigger (the kernel runs it).
  */
 import type { AgentsService, InboxService } from '@agt/contracts/services';
@@ -10,6 +10,7 @@ import type { MeshAgent } from './directory.js';
 import { checkSignature, type Envelope } from './envelope.js';
 import { agentOff, badSender, staleMessage, badSignature, outOfScope, rateLimited, senderBlocked, unsigned, wrongRecipient } from './errors.js';
 import { isEd25519Did } from '@agt/contracts/agent-keys';
+import { assertJsonDepth } from '@agt/contracts/validate';
 import type { RateLimiter } from './rate-limit.js';
 import { inScope, visibilityOf, type Scope } from './scope.js';
 
@@ -43,7 +44,13 @@ export interface Accepted {
 export const MAX_MESSAGE_AGE_MS = 60 * 60 * 1000;
 export const MAX_CLOCK_SKEW_MS = 10 * 60 * 1000;
 
+/** The limiter key of `did` writing to agent `agentId`; its group (the agent's whole inbox) is {@link inboxOfSenderKey}. */
+export const senderKey = (did: string, agentId: string) => `${did}\n${agentId}`;
+export const inboxOfSenderKey = (key: string) => key.slice(key.lastIndexOf('\n') + 1);
+
 export async function acceptEnvelope(deps: InboundDeps, agent: MeshAgent, envelope: Envelope): Promise<Accepted> {
+  // Before anything walks it (the signature's canonical JSON, the inbox row): also for in-process delivery.
+  assertJsonDepth(envelope, 'envelope');
   if (!agent.did || envelope.to !== agent.did) throw wrongRecipient();
   const at = Date.parse(envelope.timestamp);
   const now = Date.now();
@@ -56,8 +63,8 @@ export async function acceptEnvelope(deps: InboundDeps, agent: MeshAgent, envelo
   const check = checkSignature(envelope);
   if (check === 'invalid') throw badSignature();
   if (check === 'missing' && messaging.allow_unsigned !== true) throw unsigned();
-  // Counted after the signature: a forger cannot spend a real sender's allowance.
-  const wait = deps.limiter.take(`${envelope.from}\n${agent.view.id}`);
+  // Counted after the signature: a forger cannot spend a real sender's allowance (nor the inbox's).
+  const wait = deps.limiter.take(senderKey(envelope.from, agent.view.id));
   if (wait > 0) throw rateLimited(wait);
   const { signature: _signature, ...data } = envelope;
   const delivered = await deps.inbox.deliver(agent.view.id, {

@@ -10,7 +10,8 @@ import { buildMeshApp } from './mesh-app.js';
 import { MeshServer } from './mesh-server.js';
 import { MeshOptions } from './options.js';
 import { MeshTransport } from './outbound.js';
-import { RateLimiter } from './rate-limit.js';
+import { inboxOfSenderKey } from './inbound.js';
+import { addressBucket, RateLimiter } from './rate-limit.js';
 import { registerNetworkRoutes, TAG } from './routes.js';
 
 const VERSION = '1.0.0';
@@ -24,8 +25,14 @@ export default defineExtension({
   options: MeshOptions,
   register(ctx) {
     const options = ctx.config;
-    const limiter = new RateLimiter(options.rateLimit, options.rateWindowMs);
-    const addressLimiter = new RateLimiter(options.rateLimit * 10, options.rateWindowMs);
+    // Per sender and agent, with the whole-inbox rate of each agent as its group; per address /64.
+    const limiter = new RateLimiter({
+      limit: options.rateLimit,
+      windowMs: options.rateWindowMs,
+      maxKeys: options.rateMaxKeys,
+      group: { of: inboxOfSenderKey, limit: options.inboxRateLimit },
+    });
+    const addressLimiter = new RateLimiter({ limit: options.addressRateLimit, windowMs: options.rateWindowMs, maxKeys: options.rateMaxKeys, bucketOf: (address) => addressBucket(address) });
     const peers = new PeerDirectory(ctx.settings, options.mdns, ctx.logger);
     let transport: MeshTransport | undefined;
     const learn = (did: string, replyTo: string | undefined) => transport?.learn(did, replyTo);

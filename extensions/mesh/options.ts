@@ -5,9 +5,15 @@ export const MeshOptions = Type.Object(
   {
     /** Largest request body the mesh server reads (an inbox envelope, an API call), bytes. */
     maxBodyBytes: Type.Integer({ minimum: 1024, maximum: 16 * 1024 * 1024, default: 256 * 1024 }),
-    /** Messages one sender may deliver to one agent per `rateWindowMs`. */
+    /** Messages one sender (DID) may deliver to one agent per `rateWindowMs`. */
     rateLimit: Type.Integer({ minimum: 1, maximum: 100_000, default: 30 }),
     rateWindowMs: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 60_000 }),
+    /** Messages one agent's inbox accepts per `rateWindowMs` from all senders together. */
+    inboxRateLimit: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 120 }),
+    /** Inbox posts per `rateWindowMs` from one requester address (an IPv6 address counts in its /64), before any signature work. */
+    addressRateLimit: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 300 }),
+    /** Rate windows each limit keeps at most; past it, new senders or addresses share one overflow window (a running window is never dropped). */
+    rateMaxKeys: Type.Integer({ minimum: 100, maximum: 1_000_000, default: 10_000 }),
     /** Outbound retries: first pause, cap of a pause, tries in all (network errors and 5xx). */
     retryBaseMs: Type.Integer({ minimum: 1, maximum: 600_000, default: 1_000 }),
     retryMaxMs: Type.Integer({ minimum: 1, maximum: 3_600_000, default: 60_000 }),
