@@ -52,6 +52,17 @@ function integrity(path: string): string {
   }
 }
 
+/** A table's AUTOINCREMENT counter, read from the file by the test itself (agent SQL cannot). */
+function sequenceOf(path: string, table: string): number | undefined {
+  const db = new Database(path, { readonly: true });
+  try {
+    const row = db.prepare('SELECT seq FROM sqlite_sequence WHERE name = ?').get(table) as { seq: number } | undefined;
+    return row?.seq;
+  } finally {
+    db.close();
+  }
+}
+
 interface Box {
   path: string;
   dir: string;
@@ -279,6 +290,133 @@ t.test('agt_* tables and sqlite_master are unreachable, for reading and writing'
   t.equal(fingerprint(b.path), before, 'the agent file is unchanged');
 });
 
+t.test('SQLite\'s own tables: no statement reads sqlite_master/sqlite_schema/sqlite_temp_master/sqlite_sequence or writes sqlite_sequence (issue 22 item 4)', async (t) => {
+  // A daemon-side AUTOINCREMENT table puts a row that is not the agent's into sqlite_sequence.
+  const b = await box(t, (db) => {
+    db.exec('CREATE TABLE agt_counter (id INTEGER PRIMARY KEY AUTOINCREMENT, v TEXT)');
+    db.exec("INSERT INTO agt_counter (v) VALUES ('a'), ('b'), ('c')");
+  });
+  const before = fingerprint(b.path);
+  const sequence = () => stable(new Database(b.path, { readonly: true }).prepare('SELECT name, seq FROM sqlite_sequence ORDER BY name').all());
+  const sequenceBefore = sequence();
+  const schemaQueries = [
+    'SELECT * FROM sqlite_master',
+    'SELECT * FROM sqlite_schema',
+    'SELECT * FROM main.sqlite_schema',
+    'SELECT * FROM "SQLITE_MASTER"',
+    'SELECT * FROM [sqlite_master]',
+    'SELECT * FROM temp.sqlite_schema',
+    'SELECT * FROM sqlite_temp_master',
+    'SELECT count(*) FROM sqlite_master',
+    "SELECT name FROM sqlite_master WHERE type = 'table'",
+    'WITH s AS (SELECT * FROM sqlite_master) SELECT * FROM s',
+    'WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r, sqlite_master WHERE n < 2) SELECT * FROM r',
+    'SELECT (SELECT group_concat(name) FROM sqlite_master) AS names',
+    "SELECT 1 WHERE EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'agt_credentials')",
+    'SELECT * FROM local_a WHERE body IN (SELECT name FROM sqlite_master)',
+    'SELECT * FROM local_a JOIN sqlite_schema s ON s.rootpage = local_a.id',
+    'VALUES ((SELECT count(*) FROM sqlite_master))',
+    'SELECT * FROM json_each((SELECT json_group_array(name) FROM sqlite_master))',
+    'SELECT value FROM json_each((SELECT json_group_array(sql) FROM sqlite_schema))',
+    "SELECT * FROM pragma_table_info('agt_credentials')",
+    'SELECT * FROM pragma_table_list',
+    "SELECT * FROM pragma_index_list('agt_logs')",
+    'SELECT * FROM sqlite_sequence',
+    "SELECT seq FROM sqlite_sequence WHERE name = 'local_a'",
+    'SELECT count(*) FROM sqlite_sequence',
+    'SELECT (SELECT max(seq) FROM sqlite_sequence) AS m',
+    'WITH s AS (SELECT * FROM sqlite_sequence) SELECT * FROM s',
+    'SELECT * FROM local_a WHERE id IN (SELECT seq FROM sqlite_sequence)',
+    'SELECT * FROM json_each((SELECT json_group_object(name, seq) FROM sqlite_sequence))',
+  ];
+  const statements = [
+    'CREATE TABLE local_m AS SELECT type, name, tbl_name, sql FROM sqlite_master',
+    'CREATE TABLE local_m AS SELECT * FROM sqlite_schema',
+    'CREATE TABLE local_m AS SELECT * FROM temp.sqlite_master',
+    'CREATE TABLE local_m AS SELECT * FROM sqlite_sequence',
+    'CREATE TABLE local_m AS WITH s AS (SELECT name FROM sqlite_master) SELECT * FROM s',
+    'CREATE TABLE local_m AS SELECT (SELECT count(*) FROM sqlite_master) AS n',
+    'CREATE TABLE local_m AS SELECT * FROM local_a WHERE body IN (SELECT name FROM sqlite_master)',
+    'CREATE TABLE local_m AS SELECT value FROM json_each((SELECT json_group_array(name) FROM sqlite_master))',
+    "CREATE TABLE local_m AS SELECT * FROM pragma_table_info('agt_credentials')",
+    'CREATE TABLE local_m AS SELECT name, seq FROM sqlite_sequence',
+    'CREATE TABLE local_m (a DEFAULT (SELECT name FROM sqlite_master))',
+    'CREATE TABLE local_m (a CHECK (a IN (SELECT name FROM sqlite_master)))',
+    'CREATE INDEX local_i ON local_a (body) WHERE body IN (SELECT name FROM sqlite_master)',
+    'ALTER TABLE local_a ADD COLUMN z DEFAULT (SELECT count(*) FROM sqlite_master)',
+    'CREATE VIEW local_v AS SELECT * FROM sqlite_master',
+    'CREATE TRIGGER local_t AFTER INSERT ON local_a BEGIN INSERT INTO local_a (body) SELECT name FROM sqlite_master; END',
+    'CREATE TRIGGER local_t AFTER INSERT ON local_a BEGIN UPDATE sqlite_sequence SET seq = 0; END',
+    'INSERT INTO local_a (body) SELECT name FROM sqlite_master',
+    "INSERT INTO local_a (body) SELECT sql FROM sqlite_schema WHERE name = 'agt_credentials'",
+    'INSERT INTO local_a (body) VALUES ((SELECT count(*) FROM sqlite_master))',
+    'WITH s AS (SELECT name FROM sqlite_master) INSERT INTO local_a (body) SELECT name FROM s',
+    'UPDATE local_a SET body = (SELECT group_concat(name) FROM sqlite_master)',
+    'DELETE FROM local_a WHERE body IN (SELECT name FROM sqlite_master)',
+    // local_a is AUTOINCREMENT: SQLite's own sqlite_sequence code is in these programs beside the agent's read.
+    'INSERT INTO local_a (body, n) SELECT name, seq FROM sqlite_sequence',
+    "INSERT INTO local_a (body) VALUES ((SELECT name FROM sqlite_sequence WHERE name LIKE 'agt%'))",
+    'WITH s AS (SELECT * FROM sqlite_sequence) INSERT INTO local_a (body, n) SELECT name, seq FROM s',
+    "UPDATE local_a SET n = (SELECT seq FROM sqlite_sequence WHERE name = 'agt_counter')",
+    'DELETE FROM local_a WHERE n IN (SELECT seq FROM sqlite_sequence)',
+    "INSERT INTO sqlite_sequence (name, seq) VALUES ('agt_counter', 0)",
+    "INSERT INTO sqlite_sequence (name, seq) VALUES ('local_a', 1000)",
+    "REPLACE INTO sqlite_sequence VALUES ('local_a', 5)",
+    'INSERT INTO sqlite_sequence SELECT name, seq FROM sqlite_sequence',
+    'UPDATE sqlite_sequence SET seq = 0',
+    "UPDATE sqlite_sequence SET seq = 0 WHERE name = 'local_a'",
+    'WITH s AS (SELECT 1) UPDATE sqlite_sequence SET seq = seq + 1',
+    'DELETE FROM sqlite_sequence',
+    "DELETE FROM sqlite_sequence WHERE name = 'agt_counter'",
+    'EXPLAIN SELECT * FROM sqlite_master',
+    'EXPLAIN DELETE FROM sqlite_sequence',
+  ];
+  const cases = [...schemaQueries.map((sql) => ['query', sql] as const), ...statements.map((sql) => ['execute', sql] as const)];
+  for (const [mode, sql] of cases) {
+    for (const hints of [true, false]) {
+      const refusal = await b.refused(mode, sql, { hints });
+      // forbidden: the compiled program or the schema effect; bad_request: SQLite refuses to compile it
+      // (no subqueries in DEFAULT, CHECK or index WHERE) or the statement kind never compiles (EXPLAIN).
+      t.ok(['forbidden', 'bad_request'].includes(refusal.code), `${sql} (hints ${hints}): ${refusal.code} ${refusal.message}`);
+      t.notMatch(refusal.message, /agt_credentials|agt_logs|agt_counter|CREATE TABLE/, `${sql}: the refusal shows nothing of the schema`);
+    }
+  }
+  // The two that got through before, by their own reason.
+  t.match(await b.refused('execute', 'CREATE TABLE local_m AS SELECT type, name, tbl_name, sql FROM sqlite_master', { hints: false }), { code: 'forbidden', message: /sqlite_master \(sqlite_schema\) is not reachable/ });
+  t.match(await b.refused('execute', "UPDATE sqlite_sequence SET seq = 0 WHERE name = 'local_a'", { hints: false }), { code: 'forbidden', message: /sqlite_sequence is not reachable/ });
+  t.match(await b.refused('execute', 'INSERT INTO local_a (body, n) SELECT name, seq FROM sqlite_sequence', { hints: false }), { code: 'forbidden', message: /sqlite_sequence is not reachable/ });
+  t.equal(fingerprint(b.path), before, 'the agent file is unchanged (no local_m, no view, no trigger)');
+  t.equal(sequence(), sequenceBefore, 'sqlite_sequence is unchanged');
+});
+
+t.test('AUTOINCREMENT on local_* tables works without reaching sqlite_sequence (SQLite keeps the counter)', async (t) => {
+  // A file without sqlite_sequence yet: the first AUTOINCREMENT table creates it.
+  const b = await box(t);
+  await b.execute('DROP TABLE local_a');
+  t.equal(sequenceOf(b.path, 'local_a'), undefined);
+  await b.execute('CREATE TABLE local_s (id INTEGER PRIMARY KEY AUTOINCREMENT, v TEXT UNIQUE, n INTEGER DEFAULT 0)');
+  await b.execute("INSERT INTO local_s (v) VALUES ('a'), ('b'), ('c')");
+  await b.execute("DELETE FROM local_s WHERE v = 'c'");
+  const again = await b.execute("INSERT INTO local_s (v) VALUES ('d')");
+  t.equal(again.lastInsertRowid, 4, 'a deleted top id is not reused');
+  await b.execute("INSERT INTO local_s (v) VALUES ('a') ON CONFLICT (v) DO UPDATE SET n = n + 1");
+  await b.execute("REPLACE INTO local_s (id, v) VALUES (10, 'e')");
+  await b.execute('WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r WHERE x < 5) INSERT INTO local_s (v) SELECT printf(\'r%d\', x) FROM r');
+  await b.execute('CREATE TABLE local_t (id INTEGER PRIMARY KEY AUTOINCREMENT, w)');
+  await b.execute('INSERT INTO local_t (w) SELECT v FROM local_s');
+  t.equal(sequenceOf(b.path, 'local_s'), 15);
+  t.equal(sequenceOf(b.path, 'local_t'), 9);
+  await b.execute('ALTER TABLE local_s RENAME TO local_s2');
+  t.equal(sequenceOf(b.path, 'local_s2'), 15, 'a rename carries the counter');
+  t.same((await b.query('SELECT max(id) AS m, count(*) AS c FROM local_s2')).rows, [{ m: 15, c: 9 }]);
+  await b.execute('DELETE FROM local_s2');
+  t.equal((await b.execute("INSERT INTO local_s2 (v) VALUES ('z')")).lastInsertRowid, 16, 'the counter survives an emptied table');
+  await b.execute('DROP TABLE local_s2');
+  t.equal(sequenceOf(b.path, 'local_s2'), undefined, 'DROP TABLE removes its counter');
+  t.equal(sequenceOf(b.path, 'local_t'), 9);
+  t.equal(integrity(b.path), 'ok');
+});
+
 t.test('schema changes: only local_* tables and indexes, no triggers, views, virtual or temp objects', async (t) => {
   const b = await box(t);
   const before = fingerprint(b.path);
@@ -389,8 +527,8 @@ t.test('legitimate SQL on local_* tables works', async (t) => {
   await ok('query', "SELECT * FROM local_notes WHERE title LIKE 'f%' AND title GLOB 'f*' AND score BETWEEN 0 AND 10");
   const blob = await ok('query', "SELECT x'00ff' AS b");
   t.equal(blob?.rows[0].b, Buffer.from([0, 255]).toString('base64'), 'BLOBs come back as base64');
-  // AUTOINCREMENT keeps sqlite_sequence, and agent SQL may read it.
-  t.ok((await ok('query', "SELECT seq FROM sqlite_sequence WHERE name = 'local_notes'"))?.rows[0].seq >= 3);
+  // AUTOINCREMENT keeps its counter in sqlite_sequence, which SQLite maintains and agent SQL never reads.
+  t.ok(sequenceOf(b.path, 'local_notes')! >= 3);
   // Foreign keys with cascades (compiled as trigger programs, checked too).
   await ok('execute', 'CREATE TABLE local_parent (id INTEGER PRIMARY KEY)');
   await ok('execute', 'CREATE TABLE local_child (id INTEGER PRIMARY KEY, parent INTEGER REFERENCES local_parent (id) ON DELETE CASCADE)');
@@ -417,7 +555,7 @@ t.test('legitimate SQL on local_* tables works', async (t) => {
   // DROP right after a query stopped at the row cap in the same child (statements still pending).
   await ok('query', 'WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r WHERE x < 2000) SELECT x FROM r');
   for (const table of ['local_copy2', 'local_gen', 'local_wr', 'local_child', 'local_parent', 'local_notes', 'local_a']) await ok('execute', `DROP TABLE ${table}`);
-  t.same((await ok('query', "SELECT 1 AS still FROM sqlite_sequence WHERE name = 'local_a'"))?.rows, [], 'DROP TABLE cleared its sequence');
+  t.equal(sequenceOf(b.path, 'local_a'), undefined, 'DROP TABLE cleared its sequence');
   t.equal(integrity(b.path), 'ok');
 });
 

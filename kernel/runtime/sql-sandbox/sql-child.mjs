@@ -219,7 +219,7 @@ async function run({ sql, params, mode, maxRows, maxBytes, hints }) {
     if (mode === 'query') conn.exec('PRAGMA query_only = 1');
     const before = ddl ? schemaRows(conn) : undefined;
     const version = schemaVersion(conn);
-    checkProgram(explain(conn, sql), { ddl, objects: objectsByRoot(conn) });
+    checkProgram(explain(conn, sql), { kind, objects: objectsByRoot(conn) });
     // The EXPLAIN statement must be gone before a write runs (DROP refuses to run beside it).
     if (mode === 'execute') await releaseStatements();
     result = await execute(conn, sql, params, mode, maxRows, maxBytes);

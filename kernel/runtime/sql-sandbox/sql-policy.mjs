@@ -12,9 +12,21 @@
 // 2. The compiled program (`checkProgram`, on the rows of `EXPLAIN <sql>`, trigger and foreign-key
 //    sub-programs included): every opcode from an allow-list, every called function from an allow-list of
 //    SQLite's built-in scalar, aggregate, window, date, JSON and math functions, every b-tree it opens
-//    in the main database and belonging to a `local_*` table or index (or `sqlite_sequence`), and the
-//    schema opcodes (root page 1, the temp schema, CreateBtree, Destroy, DropTable, ParseSchema, ...)
-//    only in CREATE/DROP/ALTER statements.
+//    in the main database and belonging to a `local_*` table or index, and the schema opcodes (the temp
+//    schema, CreateBtree, Destroy, DropTable, ParseSchema, ...) only in CREATE/DROP/ALTER statements.
+//    SQLite's own tables (issue 22 item 4) are reached only by SQLite's own code, told apart by where the
+//    agent's SQL can put a query of its own (`schemaAccess`):
+//    - the schema table (root page 1: sqlite_master / sqlite_schema, and the temp schema) is opened by
+//      no SELECT, INSERT, UPDATE, DELETE, WITH or VALUES at all; CREATE (whose `AS SELECT` is the agent's
+//      query) may only open it to write, which is SQLite adding the new object's row; DROP and ALTER,
+//      whose grammar holds names and column definitions but no query, may read it (SQLite's own
+//      DELETE/UPDATE of schema rows and its rename checks), and their effect is checked afterwards;
+//    - `sqlite_sequence` (AUTOINCREMENT counters, one row per table, the daemon's included) is opened by
+//      no CREATE; by DROP and ALTER as above (SQLite deleting or renaming the dropped or renamed local
+//      table's row); and by the other statements only in the exact code SQLite emits for AUTOINCREMENT
+//      (`autoincrementCursors`): read the counter of the one `local_*` table the statement inserts into,
+//      write it back under that same name. Any other cursor on it (a SELECT, a subquery, a CTE, an
+//      INSERT ... SELECT, an UPDATE or DELETE of it) is refused.
 // 3. For CREATE/DROP/ALTER, the effect (`checkSchemaEffect`): after the statement ran, in the same
 //    transaction, `sqlite_master` may differ from before only by `local_*` tables and indexes (no
 //    triggers, views or virtual tables, nothing renamed out of or into `local_*`), and the temp schema
@@ -229,36 +241,117 @@ function functionName(p4) {
 export const isLocalName = (name) => typeof name === 'string' && name.startsWith('local_');
 
 /**
- * Checks a compiled program against the allow-lists. `objects` maps root page → {type, name, tbl_name}
- * from `sqlite_master`, read in the same transaction. Throws a {@link SqlRefusal}.
- * @param {Array<{opcode: string, p1: number, p2: number, p3: number, p4: unknown, p5: number}>} program
- * @param {{ddl: boolean, objects: Map<number, {type: string, name: string, tbl_name: string}>}} context
+ * How a statement of this kind may reach SQLite's own tables (see the header): `none` for every statement
+ * that is not a schema change (the agent's query can be anywhere in it), `write` for CREATE (its
+ * `AS SELECT` is the agent's query; SQLite itself only writes the schema table), `read` for DROP and
+ * ALTER (no query of the agent's fits their grammar: what reads SQLite's tables there is SQLite).
+ * @param {string} kind the statement's first keyword
+ * @returns {'none' | 'write' | 'read'}
  */
-export function checkProgram(program, { ddl, objects }) {
+export function schemaAccess(kind) {
+  if (kind === 'DROP' || kind === 'ALTER') return 'read';
+  if (kind === 'CREATE') return 'write';
+  return 'none';
+}
+
+/** The ops, in order, of SQLite's AUTOINCREMENT prologue after its OpenRead (insert.c, autoIncBegin). */
+const AUTOINC_BEGIN = ['String8', 'Null', 'Rewind', 'Column', 'Ne', 'Rowid', 'Column', 'AddImm', 'Copy', 'Goto', 'Next', 'Integer', 'Close'];
+/** The ops, in order, of SQLite's AUTOINCREMENT epilogue after its OpenWrite (insert.c, autoIncEnd). */
+const AUTOINC_END = ['NotNull', 'NewRowid', 'MakeRecord', 'Insert', 'Close'];
+
+/**
+ * The indexes of the OpenRead/OpenWrite ops on `sqlite_sequence` (root `seqRoot`) that are SQLite's own
+ * AUTOINCREMENT code for a `local_*` table: the prologue loads the table's name into a register, finds
+ * that name's row and reads only its counter; the epilogue writes a record made of that same name
+ * register and the counter. Registers are the compiler's, so a name register loaded in a checked
+ * prologue holds that local name. Whatever else opens `sqlite_sequence` is not in the returned set.
+ * @param {Array<{opcode: string, p1: number, p2: number, p3: number, p4: unknown, p5: number}>} program
+ * @param {number} seqRoot
+ * @returns {Set<number>}
+ */
+export function autoincrementCursors(program, seqRoot) {
+  const ours = new Set();
+  const names = new Set();
+  const shaped = (at, shape) => shape.every((opcode, k) => program[at + 1 + k]?.opcode === opcode);
+  program.forEach((op, i) => {
+    if (op.opcode !== 'OpenRead' || op.p2 !== seqRoot || op.p3 !== 0 || op.p5 !== 0 || !shaped(i, AUTOINC_BEGIN)) return;
+    const [name, init, rewind, column0, ne, rowid, column1, addImm, copy, , next, zero, close] = program.slice(i + 1, i + 1 + AUTOINC_BEGIN.length);
+    const cursor = op.p1;
+    const nameReg = name.p2;
+    const counter = nameReg + 1;
+    const fits =
+      isLocalName(name.p4) &&
+      init.p2 === counter &&
+      [rewind, column0, rowid, column1, next, close].every((o) => o.p1 === cursor) &&
+      column0.p2 === 0 && column0.p3 === counter &&
+      ne.p1 === nameReg && ne.p3 === counter &&
+      rowid.p2 === counter + 1 &&
+      column1.p2 === 1 && column1.p3 === counter &&
+      addImm.p1 === counter && copy.p1 === counter && zero.p1 === 0 && zero.p2 === counter;
+    if (!fits) return;
+    ours.add(i);
+    names.add(nameReg);
+  });
+  program.forEach((op, i) => {
+    if (op.opcode !== 'OpenWrite' || op.p2 !== seqRoot || op.p3 !== 0 || op.p5 !== 0 || !shaped(i, AUTOINC_END)) return;
+    const [notNull, newRowid, record, insert, close] = program.slice(i + 1, i + 1 + AUTOINC_END.length);
+    const cursor = op.p1;
+    const nameReg = record.p1;
+    const fits =
+      names.has(nameReg) &&
+      record.p2 === 2 &&
+      notNull.p1 === nameReg + 2 &&
+      newRowid.p1 === cursor && newRowid.p2 === nameReg + 2 &&
+      insert.p1 === cursor && insert.p2 === record.p3 && insert.p3 === nameReg + 2 &&
+      close.p1 === cursor;
+    if (fits) ours.add(i);
+  });
+  return ours;
+}
+
+/**
+ * Checks a compiled program against the allow-lists. `objects` maps root page → {type, name, tbl_name}
+ * from `sqlite_master`, read in the same transaction; `kind` is the statement's first keyword. Throws a
+ * {@link SqlRefusal}.
+ * @param {Array<{opcode: string, p1: number, p2: number, p3: number, p4: unknown, p5: number}>} program
+ * @param {{kind: string, objects: Map<number, {type: string, name: string, tbl_name: string}>}} context
+ */
+export function checkProgram(program, { kind, objects }) {
+  const ddl = DDL_KINDS.has(kind);
+  const access = schemaAccess(kind);
+  let seqRoot;
+  for (const [root, object] of objects) if (object.type === 'table' && object.name === 'sqlite_sequence') seqRoot = root;
+  const autoincrement = seqRoot === undefined || access !== 'none' ? new Set() : autoincrementCursors(program, seqRoot);
   const createdRegisters = new Set();
   for (const op of program) if (op.opcode === 'CreateBtree') createdRegisters.add(op.p2);
   const ddlOnly = (op) => {
     if (!ddl) throw forbidden(`the statement uses ${op.opcode}, which only CREATE, DROP and ALTER on local_* objects may`);
   };
-  const reach = (root, db, opcode) => {
+  /** `at`: the op's index; `writes`: the op opens for writing (OpenWrite) or clears. */
+  const reach = (root, db, opcode, at, writes) => {
     if (db !== 0) {
-      if (ddl && db === 1 && root === 1) return; // ALTER TABLE edits the (empty) temp schema too; the effect check keeps it empty
+      if (access === 'read' && db === 1 && root === 1) return; // ALTER TABLE edits the (empty) temp schema too; the effect check keeps it empty
       throw forbidden(db === 1 ? 'TEMP objects are not available to agent SQL' : 'only the agent file\'s main database is reachable (no ATTACH)');
     }
     if (root === 1) {
-      if (ddl) return; // the schema table itself; what DDL changed is checked after it ran
-      throw forbidden('sqlite_master is not reachable from agent SQL');
+      // The schema table itself; what DDL changed is checked after it ran.
+      if (access === 'read' || (access === 'write' && writes && opcode === 'OpenWrite')) return;
+      throw forbidden('sqlite_master (sqlite_schema) is not reachable from agent SQL');
     }
     const object = objects.get(root);
-    if (object && (isLocalName(object.tbl_name) || (object.name === 'sqlite_sequence' && object.type === 'table'))) return;
+    if (root === seqRoot) {
+      if (access === 'read' || autoincrement.has(at)) return;
+      throw forbidden('sqlite_sequence is not reachable from agent SQL (SQLite keeps AUTOINCREMENT counters there itself)');
+    }
+    if (object && isLocalName(object.tbl_name)) return;
     throw forbidden(`the statement reaches ${object ? `${object.type} ${object.name}` : `b-tree ${root}`} (${opcode}), outside the agent's local_* tables`);
   };
-  for (const op of program) {
+  program.forEach((op, at) => {
     const { opcode } = op;
-    if (PLAIN_OPCODES.has(opcode)) continue;
+    if (PLAIN_OPCODES.has(opcode)) return;
     if (FUNCTION_OPCODES.has(opcode)) {
       const name = functionName(op.p4);
-      if (ALLOWED_FUNCTIONS.has(name) || (ddl && DDL_FUNCTIONS.has(name))) continue;
+      if (ALLOWED_FUNCTIONS.has(name) || (ddl && DDL_FUNCTIONS.has(name))) return;
       if (name === 'sqlite_attach' || name === 'sqlite_detach') throw forbidden('ATTACH and DETACH are not available to agent SQL');
       throw forbidden(`the function ${name}() is not available to agent SQL`);
     }
@@ -267,54 +360,54 @@ export function checkProgram(program, { ddl, objects }) {
         // The root page is in a register: only a b-tree this DDL program created itself.
         ddlOnly(op);
         if (!createdRegisters.has(op.p2) || op.p3 !== 0) throw forbidden(`${opcode} of a computed root page`);
-        continue;
+        return;
       }
-      reach(op.p2, op.p3, opcode);
-      continue;
+      reach(op.p2, op.p3, opcode, at, opcode === 'OpenWrite');
+      return;
     }
     switch (opcode) {
       case 'Transaction':
-        if (op.p1 === 0 || (ddl && op.p1 === 1)) continue;
+        if (op.p1 === 0 || (ddl && op.p1 === 1)) return;
         throw forbidden(op.p1 === 1 ? 'TEMP objects are not available to agent SQL' : 'only the agent file\'s main database is reachable (no ATTACH)');
       case 'Clear': // DELETE without WHERE: p1 root, p2 database
-        reach(op.p1, op.p2, opcode);
-        continue;
+        reach(op.p1, op.p2, opcode, at, true);
+        return;
       case 'Destroy': // DROP TABLE / DROP INDEX: p1 root, p3 database
         ddlOnly(op);
-        reach(op.p1, op.p3, opcode);
-        continue;
+        reach(op.p1, op.p3, opcode, at, true);
+        return;
       case 'CreateBtree':
         ddlOnly(op);
         if (op.p1 !== 0) throw forbidden('TEMP objects are not available to agent SQL');
-        continue;
+        return;
       case 'DropTable':
       case 'DropIndex':
         ddlOnly(op);
         if (op.p1 !== 0 || !(isLocalName(op.p4) || String(op.p4).startsWith('sqlite_autoindex_local_'))) throw forbidden(`only local_* tables and indexes can be dropped, not ${op.p4}`);
-        continue;
+        return;
       case 'ParseSchema':
         ddlOnly(op);
         if (op.p1 !== 0 && op.p1 !== 1) throw forbidden('only the agent file\'s main database is reachable (no ATTACH)');
-        continue;
+        return;
       case 'SetCookie':
         ddlOnly(op);
         if (op.p1 !== 0 || !DDL_COOKIES.has(op.p2)) throw forbidden('the statement sets a database header field agent SQL may not set');
-        continue;
+        return;
       case 'Expire':
         ddlOnly(op);
-        continue;
+        return;
       case 'SqlExec':
         ddlOnly(op);
         if (!SQL_EXEC_FORMS.some((form) => form.test(String(op.p4 ?? '')))) throw forbidden('the statement runs nested SQL agent SQL may not run');
-        continue;
+        return;
       case 'JournalMode': // DROP ... IF EXISTS marks itself as a writer with a journal-mode *query* (p3 = -1)
         ddlOnly(op);
         if (op.p3 !== -1) throw forbidden('the journal mode cannot change');
-        continue;
+        return;
       default:
         throw forbidden(REFUSED_WHY[opcode] ? `${REFUSED_WHY[opcode]} to agent SQL` : `the statement uses ${opcode}, which agent SQL may not use`);
     }
-  }
+  });
 }
 
 /** True for a schema row agent DDL may have created, changed or removed. */
