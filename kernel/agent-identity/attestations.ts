@@ -6,7 +6,7 @@
  * attestation cannot be moved to another DID, another file id or another kind. Anyone can verify one
  * with the signer's `did:key` alone.
  */
-import { fromBase64, toBase64 } from '../identity/sealed-box.js';
+import { signatureFromBase64, signatureToBase64 } from '../../contracts/agent-keys.js';
 import { verifyWithDid } from '../identity/did-key.js';
 
 export type AttestationKind = 'owner' | 'runtime';
@@ -20,7 +20,7 @@ export interface AttestationRecord {
   /** The agent (file) id attested. */
   fileId: string;
   created_at: number;
-  /** Detached Ed25519 signature, base64. */
+  /** Detached Ed25519 signature in the one encoding (88-character padded base64, `signatureFromBase64`). */
   signature: string;
 }
 
@@ -38,14 +38,16 @@ export function attest(
   createdAt = Date.now(),
 ): AttestationRecord {
   const signature = sign(attestationMessage(kind, subject, fileId, createdAt));
-  return { kind, by, subject, fileId, created_at: createdAt, signature: toBase64(signature) };
+  return { kind, by, subject, fileId, created_at: createdAt, signature: signatureToBase64(signature) };
 }
 
 /** True when the signature is `by`'s over this agent's current DID and id. */
 export function verifyAttestation(record: AttestationRecord, agentDid: string | null, agentId: string): boolean {
   if (!agentDid || record.subject !== agentDid || record.fileId !== agentId) return false;
   if (typeof record.by !== 'string' || typeof record.signature !== 'string' || !Number.isInteger(record.created_at)) return false;
-  return verifyWithDid(record.by, attestationMessage(record.kind, record.subject, record.fileId, record.created_at), fromBase64(record.signature));
+  // Only the exact encoding verifies: a lenient decoder would accept many texts for one signature.
+  const signature = signatureFromBase64(record.signature);
+  return signature !== undefined && verifyWithDid(record.by, attestationMessage(record.kind, record.subject, record.fileId, record.created_at), signature);
 }
 
 /** Parses the stored list; malformed entries are dropped (they could not verify anyway). */
