@@ -29,7 +29,8 @@ import { OwnerIdentity } from './identity/owner.js';
 import { loadOrCreateRuntimeKeys } from './identity/runtime-keys.js';
 import type { KdfCost } from './identity/kdf.js';
 import { RuntimeService } from './runtime/runtime.js';
-import { allowsUnsandboxedCommands, runHostCommand } from './runtime/sandbox/command-runner.js';
+import { allowsUnsandboxedCommands, HostCommandRunner } from './runtime/sandbox/command-runner.js';
+import { resolveCommandLimits } from './runtime/sandbox/command-limits.js';
 import { builtinTools } from './runtime/tools/index.js';
 import { ShutdownSteps } from './shutdown-steps.js';
 import type { SettingsStore } from './settings.js';
@@ -93,7 +94,18 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
   // The owner keys live in memory only; drop them when the daemon goes away.
   shutdownSteps.add({ name: 'identity', phase: 'final', run: () => identity.wipe() });
 
+  // Agents' host commands: one bubblewrap sandbox per command, limits and private paths read from the
+  // settings at every command (a PATCH applies to the next one).
+  const hostCommands = new HostCommandRunner({
+    dataDir,
+    limits: () => resolveCommandLimits(settings.current().commandLimits),
+    privatePaths: () => {
+      const current = settings.current();
+      return [...(current.agentsFolder ? [current.agentsFolder] : []), ...(current.trackedFolders ?? [])];
+    },
+  });
   const runtime: RuntimeService = new RuntimeService({
+    hostCommands,
     bus,
     logger,
     contributions,
@@ -145,7 +157,7 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
       if (!agentRuntime) throw agentIdNotLoaded(agentId);
       return agentRuntime.runLambda(lambda, input, timeoutMs);
     },
-    runHostCommand: (agent: LoadedAgent, run: CommandRun) => runHostCommand(run, allowsUnsandboxedCommands(agent.config)),
+    runHostCommand: (agent: LoadedAgent, run: CommandRun) => hostCommands.runHost(run, allowsUnsandboxedCommands(agent.config)),
   };
   const agentsFor = (origin: string): AgentsService =>
     agentsService(registry, origin, async (agent, name) => credentials.read(agent, name), capabilities);

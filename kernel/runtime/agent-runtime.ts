@@ -23,6 +23,7 @@ import { SqlSandbox } from './sql-sandbox/sql-runner.js';
 import { TimerScheduler } from './timers/scheduler.js';
 import { TriggerEvaluator, type FireOptions, type TriggerOrigin } from './triggers/evaluator.js';
 import { SystemRunner } from './triggers/system-runner.js';
+import type { HostCommandRunner } from './sandbox/command-runner.js';
 import { hilListener } from './hil-events.js';
 import { recoverAcceptedWork } from './recovery.js';
 import { limitOf, type DisplayState, type LogFields, type QueueItem, type RuntimeAgent } from './types.js';
@@ -38,6 +39,8 @@ export interface RuntimeDeps extends LoopSources {
   sendOutbound?(envelope: OutboundEnvelope, report: OutboundReport): { owner: string; delivery: Promise<OutboundResult | void> } | undefined;
   /** System-scope commands through the command executor an extension offers (compute); undefined: the host runner. */
   executeCommand?(run: CommandRun): Promise<CommandOutcome | undefined>;
+  /** The daemon's host command runner: system-scope commands no extension executes. */
+  hostCommands: HostCommandRunner;
 }
 
 const isDisplayState = (value: unknown): value is DisplayState =>
@@ -79,6 +82,7 @@ export class AgentRuntime {
       agent,
       emit: (type, payload, options) => this.emit(type, payload, options),
       executeCommand: deps.executeCommand,
+      hostCommands: deps.hostCommands,
       log: (level, message, fields) => this.log(level, message, { ...fields, origin: 'trigger', system: true }),
     });
     this.evaluator = new TriggerEvaluator({

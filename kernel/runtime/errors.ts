@@ -178,12 +178,15 @@ export const commandTimedOut = (stderr: string) => new AgtError('timeout', `comm
 export const commandFailed = (exit: number | string | null, stderr: string) =>
   new AgtError('command_failed', `command exited with ${exit}: ${stderr}`, { status: 500 });
 
-/** 503 `unavailable`: command targets need an isolation this host does not offer. */
-export const commandsNeedIsolation = () =>
+/** 503 `unavailable`: agents' commands need a sandbox this host cannot make (`reason`: what the probe saw). */
+export const commandsNeedSandbox = (reason: string) =>
   new AgtError(
     'unavailable',
-    'command targets need isolation (the daemon running as root with util-linux unshare and setpriv), which this host does not offer; set security.allow_unsandboxed_commands: true in the agent config to run them as the daemon\'s own user, with its file and network access',
+    `agents' commands run in a bubblewrap sandbox, which this host cannot make: ${reason}. To run them without one, as the daemon's own user with its file and network access, the owner allows it (settings agentCeiling.allowUnsandboxedCommands) and the agent's config sets security.allow_unsandboxed_commands: true`,
   );
+
+/** 400 `bad_request`: a command for an agent id that cannot name a work folder (never one the config accepts). */
+export const badCommandAgentId = (agentId: string) => new AgtError('bad_request', `not an agent id: ${JSON.stringify(agentId.slice(0, 140))}`);
 
 /** 400 `bad_request`: a lambda reference that is not `path/file.ts:functionName`. */
 export const invalidLambdaRef = (ref: string) =>

@@ -14,6 +14,7 @@ import type { AgentConfig } from '../../contracts/agent-config.js';
 import type { Logger } from '../../contracts/logger.js';
 import type { ToolDefinition } from '../../contracts/tools.js';
 import { AgentRuntime, type RuntimeDeps } from './agent-runtime.js';
+import type { HostCommandRunner } from './sandbox/command-runner.js';
 import { systemClock, type Clock } from './clock.js';
 import { agentNotRunning } from './errors.js';
 
@@ -37,6 +38,8 @@ export interface RuntimeServiceDeps {
   findAgent(agentId: string): LoadedAgent | undefined;
   /** Validates, persists and applies a new config (the agent's own config tool). */
   updateConfig(agent: LoadedAgent, next: AgentConfig): Promise<void>;
+  /** The daemon's host command runner (agents' sandboxed commands). */
+  hostCommands: HostCommandRunner;
 }
 
 export class RuntimeService implements AgentRuntimeHooks {
@@ -73,6 +76,7 @@ export class RuntimeService implements AgentRuntimeHooks {
       contributedTools: (agentId, taken) => contributions.toolsFor(agentId, taken),
       sendOutbound: (envelope, report) => sendOutbound(contributions.points, envelope, report),
       executeCommand: (run) => executeCommand(contributions.points, run),
+      hostCommands: this.services.hostCommands,
       updateConfig: async (agentId, next) => {
         const agent = this.services.findAgent(agentId);
         if (!agent) throw agentIdNotLoaded(agentId);

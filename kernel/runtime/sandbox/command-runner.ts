@@ -1,66 +1,48 @@
 /**
- * System-scope `command` targets: a shell command run as a child process.
+ * The kernel's host command runner: system-scope `command` targets, and the compute extension's `host`
+ * tier (`ctx.agents.runHostCommand`). One per daemon (kernel/services.ts).
  *
- * The boundary, when the daemon runs as root and util-linux `unshare` and `setpriv` work (probed once):
- * the command runs through `unshare --net` (a new, empty network namespace: no interface but a loopback
- * that is down, so no connection to anything, the daemon's own port included) and `setpriv` as uid/gid
- * 65534 (`nobody`) with no supplementary groups, no capabilities (inheritable and bounding sets cleared)
- * and `no_new_privs` (setuid binaries cannot raise it back). It can therefore read only what any user
- * may read: not the daemon's 0700 data directory (`daemon-token`, keys, settings), not agent files in
- * private folders, not `/proc/<daemon>/environ`. Without that isolation (the daemon is not root, or the
- * host forbids new namespaces) command targets are refused with `unavailable` unless the agent's config
- * sets `security.allow_unsandboxed_commands: true`; then the command runs as the daemon's own OS user
- * and can read what that user can read, network included.
+ * Each command runs `/bin/sh -c` in a bubblewrap sandbox of its own (bwrap-args.ts: own pid, mount,
+ * IPC, network and UTS namespaces, a read-only allow-listed file system, private tmpfs `/tmp`,
+ * `/var/tmp`, `/dev/shm`, the agent's work folder at `/work`) under rlimits (command-limits.ts). When
+ * the daemon runs as root the command also runs as the agent's own uid (sandbox-uids.ts). Whether a
+ * sandbox can be made is probed once, by making one. Where none can (no `bwrap`, user namespaces
+ * forbidden, ...) commands are refused with `unavailable` unless the agent's effective config (the owner's
+ * ceiling applied) allows unsandboxed commands; then they run as the daemon's own user in the work folder,
+ * with the same rlimits but the process count.
  *
- * Either way it does not get: the daemon's memory, its environment (only a minimal one: PATH, HOME and
- * TMPDIR pointing at the run's directory, LANG, AGT_AGENT_ID, AGT_TRIGGER; never AGT_DAEMON_TOKEN or
- * any *_API_KEY), a shared working directory (each run gets a fresh temporary directory owned by the
- * user it runs as, removed afterwards) or unlimited time (the whole process group is killed at the
- * limit or when the agent unloads). The event arrives as JSON on stdin. Container isolation comes from
- * the compute extension.
+ * Always: a minimal environment (PATH, HOME, TMPDIR, LANG, AGT_AGENT_ID, AGT_TRIGGER: nothing of the
+ * daemon's), the input on stdin, each output stream cut at 512 KB, and the whole sandbox killed at the
+ * time limit or when the agent unloads. The agent's work folder, `<dataDir>/sandbox/work/agent-<id>`
+ * (0700, the agent's uid as root), is kept between commands and restarts, like a compute container's
+ * work dir; the runner makes no other folder on the host but a probe's, removed at once.
  */
 import { spawn } from 'node:child_process';
-import { chown, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { accessSync, constants } from 'node:fs';
+import { chmod, chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cappedOutput, type CommandOutcome as CommandResult, type CommandRun } from '../../../contracts/commands.js';
-import { commandsNeedIsolation } from '../errors.js';
+import { badCommandAgentId, commandsNeedSandbox } from '../errors.js';
+import { SANDBOX_WORK, sandboxArgv, type SandboxTools } from './bwrap-args.js';
+import { DEFAULT_COMMAND_LIMITS, prlimitArgs, type CommandLimits } from './command-limits.js';
+import { SandboxUids } from './sandbox-uids.js';
 
 export const COMMAND_DEFAULT_TIMEOUT_MS = 10_000;
 const SAFE_PATH = '/usr/local/bin:/usr/bin:/bin';
-/** The unprivileged user and group isolated commands run as (`nobody` / `nogroup`). */
-export const COMMAND_UID = 65534;
-export const COMMAND_GID = 65534;
-/** `unshare --net` + `setpriv` to the unprivileged user; the shell command follows. */
-const ISOLATION_PREFIX = [
-  'unshare',
-  '--net',
-  '--',
-  'setpriv',
-  `--reuid=${COMMAND_UID}`,
-  `--regid=${COMMAND_GID}`,
-  '--clear-groups',
-  '--inh-caps=-all',
-  '--bounding-set=-all',
-  '--no-new-privs',
-];
+/** The uid a root daemon's probe runs as (`nobody`): no agent's. */
+const PROBE_UID = 65534;
+const PROBE_TIMEOUT_MS = 10_000;
+/** Agent ids as the agent config allows them (contracts/agent-config.ts). */
+const AGENT_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 
-let probed: Promise<boolean> | undefined;
-
-/**
- * True when commands can run isolated (root, and `unshare --net` + `setpriv` work on this host).
- * Probed once per process by running the real prefix with `/bin/true`.
- */
-export function commandIsolationAvailable(): Promise<boolean> {
-  probed ??= new Promise<boolean>((resolve) => {
-    if (process.getuid?.() !== 0) return resolve(false);
-    const [bin, ...args] = ISOLATION_PREFIX;
-    const child = spawn(bin!, [...args, '/bin/true'], { stdio: 'ignore', env: { PATH: SAFE_PATH } });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-    child.once('error', () => (clearTimeout(timer), resolve(false)));
-    child.once('close', (code) => (clearTimeout(timer), resolve(code === 0)));
-  });
-  return probed;
+export interface HostCommandRunnerOptions {
+  dataDir: string;
+  /** The limits that apply now (settings `commandLimits` over the defaults); read at every command. */
+  limits?(): CommandLimits;
+  /** Paths the daemon keeps private (data directory, agent folders); hidden when under a system folder. */
+  privatePaths?(): readonly string[];
+  /** Tests: `false` acts as a host where no sandbox can be made. */
+  sandbox?: boolean;
 }
 
 export interface CommandCall {
@@ -70,12 +52,10 @@ export interface CommandCall {
   agentId: string;
   trigger: string;
   timeoutMs?: number;
-  /** Aborts the run (agent unload): the process group is killed at once. */
+  /** Aborts the run (agent unload, interrupt): the sandbox is killed at once. */
   signal?: AbortSignal;
-  /** The agent's `security.allow_unsandboxed_commands`: run as the daemon's user when isolation is unavailable. */
+  /** The agent's effective `security.allow_unsandboxed_commands`: run without a sandbox when none can be made. */
   allowUnsandboxed?: boolean;
-  /** Whether isolation is available; default: {@link commandIsolationAvailable} (tests pass false). */
-  isolation?: boolean;
 }
 
 export interface CommandOutcome {
@@ -84,33 +64,145 @@ export interface CommandOutcome {
   timedOut: boolean;
   stdout: string;
   stderr: string;
-  /** How it ran: `isolated` (no network, unprivileged user) or `unsandboxed` (the daemon's user, allowed by config). */
-  boundary: 'isolated' | 'unsandboxed';
+  /** How it ran: `sandboxed` (bubblewrap) or `unsandboxed` (the daemon's user, allowed by config). */
+  boundary: 'sandboxed' | 'unsandboxed';
 }
 
-/** Runs a command inside the boundary; `unavailable` when it cannot be isolated and the agent did not allow that. */
-export async function runCommand(call: CommandCall): Promise<CommandOutcome> {
-  const isolated = call.isolation ?? (await commandIsolationAvailable());
-  if (!isolated && !call.allowUnsandboxed) {
-    throw commandsNeedIsolation();
+/** Whether a sandbox can be made here, and why not. */
+export type SandboxState = { available: true; mode: 'root' | 'user' } | { available: false; reason: string };
+
+/** The first executable `name` on the safe PATH. */
+function findTool(name: string): string | undefined {
+  for (const dir of SAFE_PATH.split(':')) {
+    try {
+      accessSync(join(dir, name), constants.X_OK);
+      return join(dir, name);
+    } catch {
+      // Not here.
+    }
   }
-  const boundary = isolated ? 'isolated' : 'unsandboxed';
-  const cwd = await mkdtemp(join(tmpdir(), 'agt-cmd-'));
-  try {
-    if (isolated) await chown(cwd, COMMAND_UID, COMMAND_GID);
-    const argv = isolated ? [...ISOLATION_PREFIX, '/bin/sh', '-c', call.command] : ['/bin/sh', '-c', call.command];
-    return await new Promise<CommandOutcome>((resolve, reject) => {
-      const child = spawn(argv[0]!, argv.slice(1), {
-        cwd,
-        // A new process group, so the limit kills the command and everything it started.
-        detached: true,
-        stdio: ['pipe', 'pipe', 'pipe'],
-        env: { PATH: SAFE_PATH, HOME: cwd, TMPDIR: cwd, LANG: 'C.UTF-8', AGT_AGENT_ID: call.agentId, AGT_TRIGGER: call.trigger },
-      });
+  return undefined;
+}
+
+export class HostCommandRunner {
+  readonly root: string;
+  private readonly uids: SandboxUids;
+  private state?: Promise<SandboxState>;
+  private tools?: SandboxTools;
+
+  constructor(private readonly options: HostCommandRunnerOptions) {
+    this.root = join(options.dataDir, 'sandbox');
+    this.uids = new SandboxUids(join(this.root, 'uids.json'));
+  }
+
+  private limits(): CommandLimits {
+    return this.options.limits?.() ?? DEFAULT_COMMAND_LIMITS;
+  }
+
+  /** Host path of the agent's work folder (`/work` inside its sandbox). */
+  workFolder(agentId: string): string {
+    if (!AGENT_ID.test(agentId)) throw badCommandAgentId(agentId);
+    return join(this.root, 'work', `agent-${agentId}`);
+  }
+
+  /** The agent's uid when the daemon runs as root; undefined otherwise. */
+  async uidOf(agentId: string): Promise<number | undefined> {
+    return process.getuid?.() === 0 ? this.uids.uidOf(agentId) : undefined;
+  }
+
+  /** Probed once per runner, by running `exit 0` in a real sandbox. */
+  probe(): Promise<SandboxState> {
+    this.state ??= this.makeProbe();
+    return this.state;
+  }
+
+  private async makeProbe(): Promise<SandboxState> {
+    if (this.options.sandbox === false) return { available: false, reason: 'disabled for this runner' };
+    const root = process.getuid?.() === 0;
+    const tools = { bwrap: findTool('bwrap'), prlimit: findTool('prlimit'), setpriv: findTool('setpriv') };
+    if (!tools.bwrap) return { available: false, reason: 'bubblewrap (bwrap) is not installed (Debian: apt-get install bubblewrap)' };
+    if (!tools.prlimit) return { available: false, reason: 'util-linux prlimit is not installed' };
+    if (root && !tools.setpriv) return { available: false, reason: 'util-linux setpriv is not installed' };
+    this.tools = tools as SandboxTools;
+    await mkdir(this.root, { recursive: true, mode: 0o700 });
+    const folder = await mkdtemp(join(this.root, 'probe-'));
+    try {
+      if (root) await chown(folder, PROBE_UID, PROBE_UID);
+      const argv = sandboxArgv({ tools: this.tools, mode: root ? 'root' : 'user', uid: PROBE_UID, workFolder: folder, limits: this.limits(), privatePaths: [], command: 'exit 0' });
+      const outcome = await this.spawn(argv, {}, '/', '', PROBE_TIMEOUT_MS);
+      if (outcome.exitCode === 0) return { available: true, mode: root ? 'root' : 'user' };
+      const said = outcome.stderr.trim().split('\n').slice(-2).join(' ');
+      return { available: false, reason: `bwrap could not make a sandbox here (${said || (outcome.timedOut ? 'timed out' : `exit ${outcome.exitCode ?? outcome.signal}`)})` };
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  }
+
+  /** Runs a command in the agent's sandbox; `unavailable` when none can be made and the agent may not run unsandboxed. */
+  async run(call: CommandCall): Promise<CommandOutcome> {
+    const folder = this.workFolder(call.agentId);
+    const state = await this.probe();
+    if (!state.available && !call.allowUnsandboxed) throw commandsNeedSandbox(state.reason);
+    const limits = this.limits();
+    await mkdir(folder, { recursive: true, mode: 0o700 });
+    const timeoutMs = call.timeoutMs ?? COMMAND_DEFAULT_TIMEOUT_MS;
+    const base = { PATH: SAFE_PATH, LANG: 'C.UTF-8', AGT_AGENT_ID: call.agentId, AGT_TRIGGER: call.trigger };
+    if (!state.available) {
+      // The owner's choice: the daemon's user, its file and network access; the rlimits still hold.
+      const prlimit = findTool('prlimit');
+      const argv = [...(prlimit ? [prlimit, ...prlimitArgs(limits, false), '--'] : []), '/bin/sh', '-c', call.command];
+      const env = { ...base, HOME: folder, TMPDIR: folder };
+      return { ...(await this.spawn(argv, env, folder, call.stdin, timeoutMs, call.signal)), boundary: 'unsandboxed' };
+    }
+    const uid = state.mode === 'root' ? await this.uids.uidOf(call.agentId) : undefined;
+    if (uid !== undefined) await chown(folder, uid, uid);
+    // Kept 0700 whatever happened to it in between: only the agent (and root) may enter.
+    await chmod(folder, 0o700);
+    const argv = sandboxArgv({
+      tools: this.tools!,
+      mode: state.mode,
+      uid,
+      workFolder: folder,
+      limits,
+      privatePaths: [this.options.dataDir, ...(this.options.privatePaths?.() ?? [])],
+      command: call.command,
+    });
+    const env = { ...base, HOME: SANDBOX_WORK, TMPDIR: '/tmp' };
+    return { ...(await this.spawn(argv, env, '/', call.stdin, timeoutMs, call.signal)), boundary: 'sandboxed' };
+  }
+
+  /**
+   * A command of the `host` tier in the shape extensions see (`contracts/points.ts`): exit code 124 on a
+   * time-out, as the compute extension's containers answer it.
+   */
+  async runHost(run: CommandRun, allowUnsandboxed: boolean, trigger = 'compute_exec'): Promise<CommandResult> {
+    const outcome = await this.run({
+      command: run.command,
+      stdin: run.stdin ?? '',
+      agentId: run.agentId,
+      trigger,
+      timeoutMs: run.timeoutMs,
+      signal: run.signal,
+      allowUnsandboxed,
+    });
+    return {
+      target: 'host',
+      exitCode: outcome.timedOut ? 124 : outcome.exitCode,
+      timedOut: outcome.timedOut,
+      stdout: outcome.stdout,
+      stderr: outcome.stderr,
+    };
+  }
+
+  /** Spawns `argv` in a process group of its own; the group is killed at the limit, on abort and at its end. */
+  private spawn(argv: string[], env: NodeJS.ProcessEnv, cwd: string, stdin: string, timeoutMs: number, signal?: AbortSignal): Promise<Omit<CommandOutcome, 'boundary'>> {
+    return new Promise((resolve, reject) => {
+      const child = spawn(argv[0]!, argv.slice(1), { cwd, detached: true, stdio: ['pipe', 'pipe', 'pipe'], env });
       // Each stream cut at 512 KB (COMMAND_OUTPUT_CAP_BYTES, D15).
       const stdout = cappedOutput('\n[output truncated]');
       const stderr = cappedOutput('\n[output truncated]');
       let timedOut = false;
+      // Killing bwrap ends the sandbox (--die-with-parent kills its pid 1, and with it the namespace).
       const killGroup = () => {
         try {
           if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
@@ -118,58 +210,42 @@ export async function runCommand(call: CommandCall): Promise<CommandOutcome> {
           // Already gone.
         }
       };
+      // Ending the run also lets go of the pipes: an unsandboxed command's `setsid` child (outside the
+      // group) must not hold the run open until it ends. (In a sandbox it is dead already.)
+      const end = () => {
+        killGroup();
+        stdout.freeze();
+        stderr.freeze();
+        child.stdout!.destroy();
+        child.stderr!.destroy();
+      };
       const timer = setTimeout(() => {
         timedOut = true;
-        killGroup();
-      }, call.timeoutMs ?? COMMAND_DEFAULT_TIMEOUT_MS);
-      const onAbort = () => killGroup();
-      call.signal?.addEventListener('abort', onAbort, { once: true });
+        end();
+      }, timeoutMs);
+      const onAbort = () => end();
+      if (signal?.aborted) end();
+      else signal?.addEventListener('abort', onAbort, { once: true });
       child.stdout!.on('data', stdout.push);
       child.stderr!.on('data', stderr.push);
       child.stdin!.on('error', () => {}); // a command that never reads stdin closes the pipe early
-      child.stdin!.end(call.stdin);
+      child.stdin!.end(stdin);
       child.once('error', (error) => {
         clearTimeout(timer);
-        call.signal?.removeEventListener('abort', onAbort);
+        signal?.removeEventListener('abort', onAbort);
         reject(error);
       });
-      child.once('close', (exitCode, signal) => {
+      child.once('close', (exitCode, exitSignal) => {
         clearTimeout(timer);
-        call.signal?.removeEventListener('abort', onAbort);
-        // Children that outlived the shell die with the group.
+        signal?.removeEventListener('abort', onAbort);
         killGroup();
-        resolve({ exitCode, signal, timedOut, stdout: stdout.value(), stderr: stderr.value(), boundary });
+        resolve({ exitCode, signal: exitSignal, timedOut, stdout: stdout.value(), stderr: stderr.value() });
       });
     });
-  } finally {
-    await rm(cwd, { recursive: true, force: true });
   }
 }
 
-/** The agent's `security.allow_unsandboxed_commands` (owner-only, like all of `security`). */
+/** The agent's effective `security.allow_unsandboxed_commands` (its config under the owner's ceiling). */
 export function allowsUnsandboxedCommands(config: { security?: unknown }): boolean {
   return (config.security as Record<string, unknown> | undefined)?.allow_unsandboxed_commands === true;
-}
-
-/**
- * A command of the `host` tier in the shape extensions see (`contracts/points.ts`): exit code 124 on a
- * time-out, as the compute extension's containers answer it.
- */
-export async function runHostCommand(run: CommandRun, allowUnsandboxed: boolean, trigger = 'compute_exec'): Promise<CommandResult> {
-  const outcome = await runCommand({
-    command: run.command,
-    stdin: run.stdin ?? '',
-    agentId: run.agentId,
-    trigger,
-    timeoutMs: run.timeoutMs,
-    signal: run.signal,
-    allowUnsandboxed,
-  });
-  return {
-    target: 'host',
-    exitCode: outcome.timedOut ? 124 : outcome.exitCode,
-    timedOut: outcome.timedOut,
-    stdout: outcome.stdout,
-    stderr: outcome.stderr,
-  };
 }

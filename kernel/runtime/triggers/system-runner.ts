@@ -10,7 +10,7 @@ import { isAgtError } from '../../../contracts/errors.js';
 import type { EventPayloads, EventType } from '../../../contracts/events.js';
 import { agentUnloading, commandFailed, commandTimedOut, lambdaFileMissing, systemTargetEmpty, tooManySystemRuns } from '../errors.js';
 import type { CommandOutcome, CommandRun } from '../../../contracts/points.js';
-import { allowsUnsandboxedCommands, COMMAND_DEFAULT_TIMEOUT_MS, runHostCommand } from '../sandbox/command-runner.js';
+import { allowsUnsandboxedCommands, COMMAND_DEFAULT_TIMEOUT_MS, type HostCommandRunner } from '../sandbox/command-runner.js';
 import { LAMBDA_DEFAULT_TIMEOUT_MS, LambdaHost, parseLambdaRef } from '../sandbox/lambda-runner.js';
 import { limitOf, type RuntimeAgent } from '../types.js';
 import type { TriggerEvent } from '../dispatch.js';
@@ -29,6 +29,8 @@ export interface SystemRunHost {
    * undefined, or is absent, when the command belongs to the kernel's host runner.
    */
   executeCommand?(run: CommandRun): Promise<CommandOutcome | undefined>;
+  /** The kernel's host runner (the agent's bubblewrap sandbox), for commands no executor took. */
+  hostCommands: HostCommandRunner;
   /** Writes the agent log as a system run (never re-triggers anything). */
   log(level: 'info' | 'warn' | 'error', message: string, fields: { event: string; target: string; data?: unknown }): void;
 }
@@ -72,7 +74,7 @@ export class SystemRunner {
         const timeoutMs = limitOf(this.host.agent.config, 'command_timeout_ms', COMMAND_DEFAULT_TIMEOUT_MS);
         const run: CommandRun = { agentId: this.host.agent.id, command: target.command, stdin: JSON.stringify(input), timeoutMs, signal: controller.signal };
         const outcome =
-          (await this.host.executeCommand?.(run)) ?? (await runHostCommand(run, allowsUnsandboxedCommands(this.host.agent.config), trigger));
+          (await this.host.executeCommand?.(run)) ?? (await this.host.hostCommands.runHost(run, allowsUnsandboxedCommands(this.host.agent.config), trigger));
         if (outcome.timedOut) throw commandTimedOut(outcome.stderr.slice(-MAX_TEXT));
         if (outcome.exitCode !== 0) {
           throw commandFailed(outcome.exitCode ?? 'killed', outcome.stderr.slice(-500));

@@ -1,0 +1,110 @@
+/**
+ * The bubblewrap (`bwrap`) command line of one agent command: what the sandbox is made of.
+ *
+ * - Namespaces: new pid, mount, IPC, network, UTS and (where the kernel has it) cgroup namespaces.
+ *   bwrap's own process is pid 1 of the pid namespace; when the command's shell ends, pid 1 exits and the
+ *   kernel kills every process left in the namespace, `setsid` and double-forked ones included.
+ *   `--die-with-parent` does the same when the daemon (or the time limit, which kills bwrap) goes.
+ * - File system, an allow-list: a new empty root holding read-only binds of the system folders only
+ *   ({@link SYSTEM_ROOTS}: `/usr`, `/etc`, `/opt` and the `/bin`, `/lib`... links or folders), a minimal
+ *   `/dev`, a fresh `/proc` of the new pid namespace (only the command's own processes), private tmpfs
+ *   `/tmp`, `/var/tmp` and `/dev/shm` of a bounded size, and the agent's work folder read-write at
+ *   `/work`. Home folders, `/root`, `/run`, `/var`, `/srv`, `/mnt`, `/sys`, the data directory and
+ *   other agents' folders are simply not there; the daemon's private paths that lie under a system
+ *   folder (a data directory in `/opt`, say) are covered by an empty tmpfs.
+ * - User: as root (no user namespace), bwrap keeps only CAP_SETUID/CAP_SETGID for `setpriv`, which
+ *   switches to the agent's own uid/gid with no supplementary groups, empty capability sets and
+ *   `no_new_privs`. As an ordinary user, bwrap makes a user namespace (`--unshare-user`, the daemon's
+ *   uid inside) in which the command has no capabilities, and forbids nested ones (`--disable-userns`).
+ * - Limits: `prlimit` sets the rlimits of command-limits.ts just before the shell.
+ */
+import { lstatSync, readlinkSync } from 'node:fs';
+import { isAbsolute, relative, resolve } from 'node:path';
+import { prlimitArgs, type CommandLimits } from './command-limits.js';
+
+/** The host folders a command sees (read-only), when present. */
+export const SYSTEM_ROOTS = ['/usr', '/etc', '/opt', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'] as const;
+
+/** Where the agent's work folder is inside the sandbox (the command's cwd and HOME). */
+export const SANDBOX_WORK = '/work';
+
+export interface SandboxTools {
+  bwrap: string;
+  prlimit: string;
+  /** Only needed as root. */
+  setpriv?: string;
+}
+
+export interface SandboxPlan {
+  tools: SandboxTools;
+  /** `root`: bwrap as root plus setpriv to `uid`; `user`: bwrap in a user namespace of its own. */
+  mode: 'root' | 'user';
+  /** The agent's uid/gid (root mode). */
+  uid?: number;
+  /** Host path of the agent's work folder, bound read-write at {@link SANDBOX_WORK}. */
+  workFolder: string;
+  limits: CommandLimits;
+  /** Host paths to hide when they lie under a system root (the data directory, agent folders). */
+  privatePaths: readonly string[];
+  command: string;
+}
+
+interface RootEntry {
+  path: string;
+  /** Set for a symbolic link (`/bin -> usr/bin`): made as the same link inside. */
+  link?: string;
+}
+
+let roots: RootEntry[] | undefined;
+
+/** The system roots present on this host, read once. */
+function systemRoots(): RootEntry[] {
+  roots ??= SYSTEM_ROOTS.flatMap((path): RootEntry[] => {
+    try {
+      const stat = lstatSync(path);
+      if (stat.isSymbolicLink()) return [{ path, link: readlinkSync(path) }];
+      return stat.isDirectory() ? [{ path }] : [];
+    } catch {
+      return [];
+    }
+  });
+  return roots;
+}
+
+/** Whether `path` is `root` or below it. */
+function within(path: string, root: string): boolean {
+  const below = relative(root, path);
+  return below === '' || (!below.startsWith('..') && !isAbsolute(below));
+}
+
+/** The full argv: bwrap, its options, then (root) setpriv, prlimit and `/bin/sh -c command`. */
+export function sandboxArgv(plan: SandboxPlan): string[] {
+  const tmpBytes = String(plan.limits.tmpMb * 1024 * 1024);
+  const bound = systemRoots();
+  const argv = [plan.tools.bwrap];
+  if (plan.mode === 'user') argv.push('--unshare-user', '--disable-userns');
+  argv.push('--unshare-pid', '--unshare-ipc', '--unshare-net', '--unshare-uts', '--unshare-cgroup-try');
+  argv.push('--die-with-parent', '--new-session', '--hostname', 'agt-sandbox');
+  for (const root of bound) {
+    if (root.link !== undefined) argv.push('--symlink', root.link, root.path);
+    else argv.push('--ro-bind', root.path, root.path);
+  }
+  argv.push('--dev', '/dev', '--proc', '/proc');
+  for (const tmp of ['/tmp', '/var/tmp', '/dev/shm']) argv.push('--perms', '1777', '--size', tmpBytes, '--tmpfs', tmp);
+  const dirs = bound.filter((root) => root.link === undefined).map((root) => root.path);
+  for (const path of plan.privatePaths) {
+    const absolute = resolve(path);
+    if (dirs.some((root) => within(absolute, root))) argv.push('--perms', '0700', '--tmpfs', absolute);
+  }
+  argv.push('--bind', plan.workFolder, SANDBOX_WORK, '--chdir', SANDBOX_WORK);
+  if (plan.mode === 'root') {
+    if (plan.uid === undefined || !plan.tools.setpriv) throw new Error('a root sandbox needs the agent uid and setpriv');
+    argv.push('--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID', '--');
+    const id = String(plan.uid);
+    argv.push(plan.tools.setpriv, `--reuid=${id}`, `--regid=${id}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--');
+  } else {
+    argv.push('--');
+  }
+  argv.push(plan.tools.prlimit, ...prlimitArgs(plan.limits), '--', '/bin/sh', '-c', plan.command);
+  return argv;
+}
