@@ -20,7 +20,7 @@
  * until it is complete, then checkpointed and synced once ({@link AgentFile.finishCreation}): a created
  * file is on disk as a whole before anyone is told about it.
  */
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import Database from 'libsql';
 import type { AgentConfig } from '../../contracts/agent-config.js';
@@ -194,6 +194,8 @@ export class AgentFile {
         exists = false;
       }
       if (exists) throw agentFileExists(filePath);
+      // Made 0600 before SQLite opens it (it would create 0644); an empty file is an empty database.
+      writeFileSync(filePath, '', { flag: 'wx', mode: 0o600 });
     }
     const db = new Database(filePath, { timeout: BUSY_TIMEOUT_MS });
     const sql = new Sql(db);

@@ -48,6 +48,7 @@ export function templateBytes(version: number, build: (sql: Sql, path: string) =
 
 /** Writes a copy of the template to `path`; fails with EEXIST when something is there already. */
 export function writeTemplate(path: string, bytes: Buffer): void {
-  // Owner read/write, others read: the mode SQLite gives a database it creates.
-  writeFileSync(path, bytes, { flag: 'wx', mode: 0o644 });
+  // Owner read/write only: an agent file holds its sealed keys, memory and messages, whatever the
+  // folder's mode. (SQLite gives its -wal and -shm files the database file's mode.)
+  writeFileSync(path, bytes, { flag: 'wx', mode: 0o600 });
 }
