@@ -13,7 +13,7 @@ import { canonicalJson, didFromPublicKey, formatSignature, parseSignature, parse
 import { attest, verifyAttestation } from '../kernel/agent-identity/attestations.js';
 import { acceptEnvelope } from '../extensions/mesh/inbound.js';
 import { RateLimiter } from '../extensions/mesh/rate-limit.js';
-import { bootMeshDaemon, createMeshAgent, postJson, signedEnvelope, testKey } from './helpers/mesh.js';
+import { bootMeshDaemon, createMeshAgent, eventually, postJson, signedEnvelope, testKey } from './helpers/mesh.js';
 
 const doubleOf = (hex: string) => Buffer.from(hex, 'hex').readDoubleBE(0);
 const refused = (fn: () => unknown) => {
@@ -188,7 +188,7 @@ t.test('acceptEnvelope checks depth before any walk, on its own (in-process deli
 t.test('over HTTP: variants 403, malformed 400, deep 400, inbox rate 429', async (t) => {
   const d = await bootMeshDaemon(t, { meshConfig: { inboxRateLimit: 3, mdns: { enabled: false } } });
   const bob = await createMeshAgent(d, 'Bob', { handle: 'bob' });
-  const carol = await createMeshAgent(d, 'Carol', { handle: 'carol' });
+  const carol = await createMeshAgent(d, 'Carol', { handle: 'carol', tools: [{ name: 'msg_send', enabled: true }] });
   const inboxUrl = `${d.meshUrl}/agents/bob/inbox`;
   const eve = testKey();
 
@@ -224,6 +224,12 @@ t.test('over HTTP: variants 403, malformed 400, deep 400, inbox rate 429', async
   t.match(await postJson(inboxUrl, deepText), { status: 400, body: { code: 'bad_request' } }, 'a payload nested 3,000 deep');
   t.match(await postJson(inboxUrl, text.replace('"x":null', `"x":${'['.repeat(3_000)}${']'.repeat(3_000)}`)), { status: 400 }, 'arrays nested 3,000 deep');
   t.equal((await fetch(`${d.meshUrl}/health`)).status, 200, 'the server still answers');
+
+  // An agent's text with a cut emoji (a lone surrogate, which has no canonical JSON) is still signed and delivered.
+  const msgSend = d.daemon.kernel.builtinTools.find((tool: { name: string }) => tool.name === 'msg_send')!;
+  await msgSend.run({ text: 'cut \ud83d', channel: 'mesh', recipient: 'bob' }, { agentId: carol.id, loop: 'main', signal: new AbortController().signal, logger: d.daemon.kernel.logger } as never);
+  const row = await eventually(async () => ((await d.request('GET', `/agents/${bob.id}/inbox`)).body.messages as any[]).find((message) => message.sender === carol.did), 'the message in Bob\'s inbox');
+  t.match(row, { text: 'cut \ufffd', data: { mesh: { signed: true } } });
 
   const statuses: number[] = [];
   for (let i = 0; i < 5; i++) statuses.push((await postJson(`${d.meshUrl}/agents/carol/inbox`, signedEnvelope(testKey(), carol.did, `from sender ${i}`))).status);

@@ -1,6 +1,7 @@
 /**
  * The message envelope of D12 and its signature: Ed25519 by the sender agent's key over the canonical
- * JSON of the envelope without `signature`. Message ids are derived from the sending agent's DID and its
+ * JSON (RFC 8785, `@agt/contracts/canonical-json`) of the envelope without `signature`, written as
+ * `ed25519:` and the one base64 form of the 64 bytes (`parseSignature` accepts nothing else). Message ids are derived from the sending agent's DID and its
  * outbox row, so every try of one row (also after a restart) carries the same id and the receiver keeps
  * one copy.
  */

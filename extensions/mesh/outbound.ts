@@ -31,7 +31,9 @@ const INBOX_URL = /^https?:\/\/[^/?#\s]+\/agents\/[^/?#\s]+\/inbox$/;
 const RETRY_STATUSES = new Set([404, 408, 425, 429]);
 
 const record = (value: unknown): Record<string, unknown> => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
-const text = (value: unknown, max = 500) => (typeof value === 'string' && value.length > 0 && value.length <= max ? value : undefined);
+/** A lone UTF-16 surrogate (a cut emoji) has no canonical JSON (RFC 8785): it goes out as U+FFFD instead of failing the signature. */
+const wellFormed = (value: string) => value.replace(/\p{Surrogate}/gu, '\ufffd');
+const text = (value: unknown, max = 500) => (typeof value === 'string' && value.length > 0 && value.length <= max ? wellFormed(value) : undefined);
 
 export class MeshTransport implements OutboundTransport {
   readonly schemes = ['did:', 'mesh:'] as const;
@@ -61,7 +63,7 @@ export class MeshTransport implements OutboundTransport {
     const base = this.deps.baseUrl();
     const handle = sender.handle ?? sender.id;
     const payload: Envelope['payload'] = {
-      content: envelope.text,
+      content: wellFormed(envelope.text),
       sent_at: new Date().toISOString(),
       ...(text(data.content_type, 100) ? { content_type: text(data.content_type, 100)! } : {}),
       ...(text(data.subject) ? { subject: text(data.subject)! } : {}),
