@@ -106,6 +106,13 @@ export const SettingsSchema = Type.Object(
       }),
     ),
     commandLimits: Type.Optional(CommandLimitsSettings),
+    sqlMaxProcesses: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 256,
+        description: 'agent SQL child processes that may exist at once across all agents (default max(2, cores)); calls beyond wait, and the wait counts in their sql_timeout_ms',
+      }),
+    ),
     meshServerEnabled: Type.Optional(Type.Boolean()),
     meshLan: Type.Optional(Type.Boolean()),
     meshPort: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
