@@ -91,6 +91,8 @@ t.test('compute against a real engine', { skip }, async (t) => {
       const run = await c.tool(id, { command: 'tail -n +3 /proc/net/dev | cut -d: -f1' });
       return run.result.stdout.split('\n').map((name: string) => name.trim()).filter(Boolean).sort();
     };
+    // The owner's ceiling lets a file's compute_network apply (default: capped to false).
+    t.equal((await d.request('PATCH', '/settings', { agentCeiling: { computeNetwork: true } })).status, 200);
     const granted = await c.agent({ security: { compute_tier: 'isolated', compute_network: true } } as never);
     t.same(await interfaces(granted), ['eth0', 'lo'], 'granted: on the configured network');
     const sharedGranted = await c.agent({ security: { compute_network: true } } as never);
@@ -109,7 +111,7 @@ t.test('compute against a real engine', { skip }, async (t) => {
     const command = await c.command(id, 'echo hi');
     t.equal(command.event_type, 'agent.error');
     t.equal(command.payload.code, 'forbidden', 'command targets are refused the same way');
-    t.equal((await d.request('PATCH', '/settings', { computeHostAgents: [id] })).status, 200);
+    t.equal((await d.request('PATCH', '/settings', { computeHostAgents: [id], agentCeilings: { [id]: { allowUnsandboxedCommands: true } } })).status, 200);
     const ran = await c.tool(id, { command: 'pwd; echo hi' });
     t.match(ran.result, { target: 'host', exit_code: 0, stdout: /agt-cmd-[\s\S]*hi/ }, "the kernel's host runner");
     const viaCommand = await c.command(id, 'echo from-host');

@@ -226,7 +226,7 @@ t.test('an interrupt cancels a long MCP call on the server', async (t) => {
 t.test('a tool whose schema changed is disabled until re-enabled', async (t) => {
   t.equal((await d.request('DELETE', '/mcp/servers/fixture')).status, 200);
   t.equal((await d.request('DELETE', '/mcp/servers/fixture')).status, 404);
-  t.equal((await d.request('POST', '/mcp/servers', { name: 'fixture', type: 'npm', npmPackage: FIXTURE_PACKAGE, env: { FIXTURE_ECHO_V2: '1' } })).status, 201);
+  t.equal((await d.request('POST', '/mcp/servers', { name: 'fixture', type: 'npm', npmPackage: FIXTURE_PACKAGE, env: { FIXTURE_ECHO_V2: '1' }, allowAgentEnv: ['FIXTURE_TOKEN'] })).status, 201);
   const restarted = await d.request('POST', `/agents/${agentId}/mcp/fixture/restart`);
   t.match(restarted.body, { name: 'fixture', status: 'connected' });
   let echo = (await d.request('GET', `/agents/${agentId}/tools`)).body.tools.find((x: any) => x.name === 'mcp_fixture_echo');

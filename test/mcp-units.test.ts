@@ -32,7 +32,7 @@ const credentials: Record<string, string> = { 'mcp:svc:API_KEY': 'credential-val
 t.test('stdio launch: allow-listed environment, registration and declaration variables, credentials', async (t) => {
   const launch = await resolveLaunch(
     { name: 'svc', transport: 'stdio', command: 'ignored', env: { NODE_OPTIONS: 'x', LD_LIBRARY_PATH: '/x', PATH: '/tmp/evil', NODE_PATH: '/tmp/evil', PLAIN: 'agent', OK: 'y' }, env_keys: ['API_KEY', 'MISSING'], tool_call_timeout_ms: 1234 },
-    { name: 'svc', type: 'command', command: '/usr/bin/srv', args: ['--stdio'], env: { PLAIN: '1' }, envFrom: { TOKEN: 'SECRET_VAR' } },
+    { name: 'svc', type: 'command', command: '/usr/bin/srv', args: ['--stdio'], env: { PLAIN: '1' }, envFrom: { TOKEN: 'SECRET_VAR' }, allowAgentEnv: ['OK', 'API_KEY', 'MISSING'] },
     { env, packagesDir: '/nowhere', credential: async (name) => credentials[name] },
   );
   if (launch.kind !== 'stdio') throw new Error(`expected stdio, got ${launch.kind}`);
@@ -43,6 +43,28 @@ t.test('stdio launch: allow-listed environment, registration and declaration var
   t.same(launch.secrets.sort(), ['credential-value', 'daemon-secret-value']);
   t.ok(launch.notes.some((n) => ['NODE_OPTIONS', 'LD_LIBRARY_PATH', 'PATH', 'NODE_PATH', 'PLAIN'].every((name) => n.includes(name))), 'refused names are noted');
   t.ok(launch.notes.some((n) => /mcp:svc:MISSING/.test(n)), 'a missing credential is noted');
+});
+
+t.test("an agent's variables: only the registration's allowAgentEnv; none without it, none for an unregistered server", async (t) => {
+  const declaration = { name: 'svc', transport: 'stdio' as const, env: { OK: 'y', GIT_CONFIG_PARAMETERS: "'core.fsmonitor'='touch /tmp/x'" }, env_keys: ['API_KEY'] };
+  const read: string[] = [];
+  const deps = { env, packagesDir: tempDir(t), credential: async (name: string) => (read.push(name), credentials[name]) };
+  const bare = await resolveLaunch(declaration, { name: 'svc', type: 'command', command: '/usr/bin/srv' }, deps);
+  if (bare.kind !== 'stdio') throw new Error(`expected stdio, got ${bare.kind}`);
+  t.same(bare.stdio.env, { PATH: '/usr/bin', HOME: '/home/owner' }, 'no allowAgentEnv: nothing from the agent');
+  t.same(read, [], 'a refused env_keys credential is not even read');
+  t.ok(bare.notes.some((n) => /allowAgentEnv/.test(n) && /GIT_CONFIG_PARAMETERS/.test(n) && /API_KEY/.test(n)), 'the refused names are noted');
+  const pkg = join(deps.packagesDir, 'node_modules', 'env-server');
+  mkdirSync(pkg, { recursive: true });
+  writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name: 'env-server', version: '1.0.0', bin: 'bin.js' }));
+  writeFileSync(join(pkg, 'bin.js'), '');
+  const unregistered = await resolveLaunch({ ...declaration, source: 'npm:env-server' }, undefined, deps);
+  if (unregistered.kind !== 'stdio') throw new Error(`expected stdio, got ${unregistered.kind}`);
+  t.same(unregistered.stdio.env, { PATH: '/usr/bin', HOME: '/home/owner' }, 'a server without a registration takes no variables from the agent');
+  const allowed = await resolveLaunch(declaration, { name: 'svc', type: 'command', command: '/usr/bin/srv', allowAgentEnv: ['GIT_CONFIG_PARAMETERS'] }, deps);
+  if (allowed.kind !== 'stdio') throw new Error(`expected stdio, got ${allowed.kind}`);
+  t.equal(allowed.stdio.env.GIT_CONFIG_PARAMETERS, declaration.env.GIT_CONFIG_PARAMETERS, 'a name the owner allows passes');
+  t.notOk('OK' in allowed.stdio.env);
 });
 
 t.test('http launch: headers from daemon variables and credentials', async (t) => {

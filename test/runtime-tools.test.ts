@@ -210,8 +210,9 @@ t.test('sys_fetch does real HTTP with a size cap', async (t) => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const h = await runtimeHarness(t, { wire: true });
-  // The test server is on loopback: only a host the owner allows is reachable (test/security-fetch.test.ts).
+  // The test server is on loopback: only a host the owner allows (the ceiling in settings, and the file
+  // asking for it) is reachable (test/security-fetch.test.ts, test/trust-config-ceiling.test.ts).
+  const h = await runtimeHarness(t, { wire: true, settings: { agentCeiling: { fetchAllowHosts: [base.slice('http://'.length)] } } });
   const id = await h.agent({ security: { fetch_allow_hosts: [base.slice('http://'.length)] } });
   h.model.push({ toolCalls: [{ name: 'sys_fetch', args: { url: `${base}/hello` } }, { name: 'sys_fetch', args: { url: `${base}/big` } }, { name: 'sys_fetch', args: { url: 'file:///etc/passwd' } }] }, { text: 'fetched' });
   await h.ended((await h.d.request('POST', `/agents/${id}/chat`, { text: 'fetch' })).body.turnId);

@@ -81,7 +81,8 @@ t.test('a redirect from an allowed host to a loopback one is refused; the allowe
     res.setHeader('content-type', 'text/plain');
     res.end(`you asked for ${req.url}`);
   });
-  const h = await runtimeHarness(t);
+  // The owner's ceiling lists the host (settings agentCeiling), and the agent's file asks for it.
+  const h = await runtimeHarness(t, { settings: { agentCeiling: { fetchAllowHosts: [`127.0.0.1:${outer.port}`] } } });
   const id = await h.agent({ security: { fetch_allow_hosts: [`127.0.0.1:${outer.port}`] } });
   const base = `http://127.0.0.1:${outer.port}`;
   const [toInner, toLocalhost, toSelf, loop, plain] = await fetchAll(h, id, [

@@ -52,7 +52,7 @@ export interface RegistryDeps {
   /** Delivery function handed to inbox sources (the kernel's inbox service). */
   deliver: (agentId: string) => (message: import('../../contracts/services.js').InboundMessage) => Promise<{ messageId: number }>;
   /** The owner's settings: their ceiling caps every loaded agent's config (`ceiling.ts`). */
-  settings?: { current(): Readonly<Settings> };
+  settings?: { current(): Readonly<Settings>; onChange?(listener: (settings: Readonly<Settings>) => void): () => void };
 }
 
 const umbilicalOn = (config: Readonly<AgentConfig>) => (config.umbilical?.log as { enabled?: boolean } | undefined)?.enabled === true;
@@ -91,11 +91,37 @@ export class AgentRegistry {
   private readonly unloading = new Map<string, Promise<void>>();
   private readonly closingPaths = new Map<string, Promise<void>>();
   private readonly unsubscribe: () => void;
+  /** Each agent's applied config when last announced (load, config change, settings change). */
+  private readonly applied = new WeakMap<LoadedAgent, Readonly<AgentConfig>>();
 
   constructor(private readonly deps: RegistryDeps) {
     this.reviews = new ReviewMarks(deps.dataDir, deps.logger);
     this.leases = new LeaseKeeper(deps.logger, (file) => this.leaseLost(file));
-    this.unsubscribe = deps.bus.subscribe((event) => this.umbilical.record(event));
+    const unsubscribeBus = deps.bus.subscribe((event) => this.umbilical.record(event));
+    const unsubscribeSettings = deps.settings?.onChange?.(() => this.ceilingChanged()) ?? (() => {});
+    this.unsubscribe = () => {
+      unsubscribeBus();
+      unsubscribeSettings();
+    };
+  }
+
+  /**
+   * The owner changed the settings: an agent whose applied config moved with the ceiling is told as if
+   * its config changed (the runtime re-reads it, `agent.config.changed` names the fields), so a lowered
+   * ceiling takes effect at once.
+   */
+  private ceilingChanged(): void {
+    for (const agent of this.list()) {
+      const before = this.applied.get(agent);
+      const after = agent.config;
+      this.applied.set(agent, after);
+      const fields = (['limits', 'security'] as const).filter((key) => before !== undefined && JSON.stringify(before[key]) !== JSON.stringify(after[key]));
+      if (before === undefined || fields.length === 0) continue;
+      void Promise.resolve(this.deps.runtime.configChanged(agent, before)).catch((error: unknown) =>
+        this.log(agent, { level: 'error', origin: 'kernel', event: 'config_apply_failed', message: `the runtime could not apply the owner's new ceiling: ${(error as Error).message}` }),
+      );
+      this.deps.bus.emit('agent.config.changed', { agentId: agent.id, payload: { fields } });
+    }
   }
 
   /** Loaded agents in load order. */
@@ -192,6 +218,7 @@ export class AgentRegistry {
     }
     this.agents.set(agent.id, agent);
     this.loadingIds.delete(agent.id);
+    this.applied.set(agent, agent.config);
     for (const cap of agent.capped) {
       this.log(agent, { level: 'warn', origin: 'kernel', event: 'config_capped', message: `${cap.field} is capped by the owner's settings: the file asks ${JSON.stringify(cap.asked)}, ${JSON.stringify(cap.applied)} applies` });
     }
@@ -316,6 +343,7 @@ export class AgentRegistry {
     if (umbilicalOn(next)) this.umbilical.enable(agent.id);
     else this.umbilical.disable(agent.id);
     try {
+      this.applied.set(agent, agent.config);
       await this.deps.runtime.configChanged(agent, previousApplied);
     } catch (error) {
       this.log(agent, { level: 'error', origin: 'kernel', event: 'config_apply_failed', message: `the runtime could not apply the new config: ${(error as Error).message}` });

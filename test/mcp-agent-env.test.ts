@@ -1,0 +1,150 @@
+/**
+ * Issue 22, item 1: an agent sets only the variables its MCP server's owner registration lists in
+ * `allowAgentEnv`. One real daemon with the mcp extension; the owner registers the dependency-free
+ * fixture MCP server (a real stdio child), and the test reads the child's environment from
+ * `/proc/<pid>/environ`. The 48 variable names the issue saw reach a child are refused at load (listed in
+ * the answer and the review), at config time (PUT/PATCH config, the agent's `sys_update_config`), and
+ * never reach the child; a name the owner allows does.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import type { AgentConfig } from '../contracts/agent-config.js';
+import { createAgentFile } from './helpers/agent-file.js';
+import { bootDaemon, ROOT, tempDir } from './helpers/daemon.js';
+import { FIXTURE_DIR } from './helpers/mcp.js';
+import { endsTurn } from './fixtures/runtime/harness.js';
+import { ScriptedModel } from './fixtures/runtime/scripted-model.js';
+
+/** The 38 names the issue lists, and 10 more of the same families (48). */
+export const INJECTED = [
+  'GIT_CONFIG_PARAMETERS', 'GIT_CONFIG_GLOBAL', 'GIT_EXTERNAL_DIFF', 'GIT_PAGER', 'GIT_ASKPASS', 'GIT_PROXY_COMMAND', 'GIT_SSH',
+  'HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'all_proxy', 'no_proxy',
+  'SSL_CERT_FILE', 'SSL_CERT_DIR', 'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE', 'NODE_TLS_REJECT_UNAUTHORIZED',
+  'UV_INDEX_URL', 'PIP_INDEX_URL', 'COREPACK_NPM_REGISTRY', 'YARN_REGISTRY', 'BUN_CONFIG_REGISTRY',
+  'GCONV_PATH', 'LOCPATH', 'GLIBC_TUNABLES', 'NODE_V8_COVERAGE', 'NODE_REDIRECT_WARNINGS', 'NODE_ICU_DATA',
+  'PYTHONWARNINGS', 'PYTHONINSPECT', 'PYTHONBREAKPOINT', 'DOTNET_STARTUP_HOOKS', 'SHELLOPTS', 'BASHOPTS',
+  'PAGER', 'EDITOR', 'BROWSER', 'XDG_CONFIG_HOME', 'TMPDIR',
+  'GIT_DIR', 'GIT_WORK_TREE', 'GIT_TEMPLATE_DIR', 'GIT_SSL_NO_VERIFY', 'NODE_EXTRA_CA_CERTS', 'npm_config_registry',
+];
+t.equal(new Set(INJECTED).size, 48);
+
+const MARK = 'agent-injected';
+const model = new ScriptedModel('local');
+const dir = tempDir(t, 'agt-mcp-env-');
+const d = await bootDaemon(t, {
+  extensions: { extensions: [{ name: 'mcp', module: join(ROOT, 'extensions/mcp/index.ts'), enabled: true, config: { reconnectBaseMs: 50 } }] },
+  settings: {
+    mcpServers: [
+      { name: 'ownertool', type: 'command', command: process.execPath, args: [join(FIXTURE_DIR, 'server.mjs')], env: { OWNER_SET: 'owner' }, allowAgentEnv: ['ALLOWED_ONE', 'ALLOWED_TWO'] },
+      { name: 'plain', type: 'command', command: process.execPath, args: [join(FIXTURE_DIR, 'server.mjs')] },
+    ],
+  },
+});
+d.daemon.kernel.contributions.forExtension('test-model').modelClients(model);
+const events: Array<{ event_type: string; payload: unknown }> = [];
+t.teardown(d.daemon.kernel.bus.subscribe((e) => events.push(e)));
+
+const injected = Object.fromEntries(INJECTED.map((name) => [name, `${MARK}-${name}`]));
+const server = (env: Record<string, string>, extra: Record<string, unknown> = {}) => ({ name: 'ownertool', transport: 'stdio' as const, env, ...extra });
+
+async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
+  const end = Date.now() + 20_000;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error(`failsafe: ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** The environment of the agent's connected server `name`, read from the real child process. */
+async function childEnv(agentId: string, name: string): Promise<Record<string, string>> {
+  const view = await until(`${name} connected`, async () => {
+    const s = (await d.request('GET', `/agents/${agentId}/mcp`)).body.servers.find((x: { name: string }) => x.name === name);
+    return s?.status === 'connected' && s.pid ? s : undefined;
+  });
+  const raw = readFileSync(`/proc/${view.pid}/environ`, 'utf8');
+  return Object.fromEntries(raw.split('\0').filter(Boolean).map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]));
+}
+
+async function load(config: Partial<AgentConfig>) {
+  const filePath = await createAgentFile(dir, config);
+  const review = (await d.request('GET', `/agents/review?filePath=${encodeURIComponent(filePath)}`)).body;
+  const res = await d.request('POST', '/agents/load', { filePath });
+  return { filePath, review, res };
+}
+
+t.test('the 48 names from an agent file: refused at load and in the review, absent from the child; allowed names pass', async (t) => {
+  const { review, res } = await load({ mcp: { servers: [server({ ...injected, ALLOWED_ONE: 'yes' }, { env_keys: ['GIT_SSH_COMMAND'] })] } });
+  t.equal(res.status, 200, 'the agent loads, without what is refused');
+  const fields = (res.body.refused as Array<{ field: string; reason: string }>).map((p) => p.field);
+  t.same(fields.sort(), [...INJECTED.map((n) => `mcp.servers.ownertool.env.${n}`), 'mcp.servers.ownertool.env_keys.GIT_SSH_COMMAND'].sort(), 'every refused name, and only those, in the load answer');
+  t.match(res.body.refused[0].reason, /does not let agents set .*allowAgentEnv: ALLOWED_ONE, ALLOWED_TWO/);
+  t.same((review.summary.refused as Array<{ field: string }>).map((p) => p.field).sort(), fields, 'the review lists the same');
+  const env = await childEnv(res.body.id, 'ownertool');
+  t.equal(env.ALLOWED_ONE, 'yes', 'a name in allowAgentEnv reaches the child');
+  t.equal(env.OWNER_SET, 'owner', "the registration's own variables are unchanged");
+  const leaked = Object.entries(env).filter(([, value]) => value.includes(MARK));
+  t.same(leaked, [], 'no value the agent set for a refused name is in the child');
+  for (const name of INJECTED.filter((n) => n !== 'TMPDIR')) t.notOk(name in env, `${name} absent`);
+  const logs = (await d.request('GET', `/agents/${res.body.id}/mcp`)).body.servers[0].logs.join('\n');
+  t.match(logs, /not in the registration's allowAgentEnv\): GIT_CONFIG_PARAMETERS/, "the server's log says what was not passed");
+});
+
+t.test('a server the owner did not register (source npm:) takes no variables from the agent', async (t) => {
+  const { res } = await load({ mcp: { servers: [{ name: 'unregistered', transport: 'stdio', source: 'npm:some-package', env: { GIT_PAGER: MARK } }] } });
+  t.equal(res.status, 200);
+  t.match(res.body.refused, [{ field: 'mcp.servers.unregistered.env.GIT_PAGER', reason: /no owner registration/ }]);
+});
+
+t.test('config time: PUT and PATCH refuse a name the registration does not allow, with 400 naming it', async (t) => {
+  const { res } = await load({ mcp: { servers: [server({ ALLOWED_ONE: '1' })] } });
+  const id = res.body.id as string;
+  t.same(res.body.refused, [], 'nothing refused');
+  const config = (await d.request('GET', `/agents/${id}/config`)).body.config;
+  const put = await d.request('PUT', `/agents/${id}/config`, { ...config, mcp: { servers: [server({ ALLOWED_ONE: '1', GIT_CONFIG_PARAMETERS: MARK })] } });
+  t.equal(put.status, 400);
+  t.match(put.body, { code: 'bad_request', error: /mcp\.servers\.ownertool\.env\.GIT_CONFIG_PARAMETERS: .*allowAgentEnv/ });
+  const patch = await d.request('PATCH', `/agents/${id}/config`, { mcp: { servers: [server({}, { env_keys: ['HTTPS_PROXY'] })] } });
+  t.equal(patch.status, 400);
+  t.match(patch.body.error, /env_keys\.HTTPS_PROXY/);
+  t.same((await d.request('GET', `/agents/${id}/config`)).body.config.mcp, config.mcp, 'nothing was written');
+  const allowed = await d.request('PATCH', `/agents/${id}/config`, { mcp: { servers: [server({ ALLOWED_ONE: '1', ALLOWED_TWO: '2' })] } });
+  t.equal(allowed.status, 200, 'allowed names are accepted');
+});
+
+async function agentTries(id: string, patch: Record<string, unknown>): Promise<{ content: string; isError?: boolean }> {
+  model.push({ toolCalls: [{ name: 'sys_update_config', args: { patch } }] }, { text: 'tried' });
+  const turnId = (await d.request('POST', `/agents/${id}/chat`, { text: 'change yourself' })).body.turnId as string;
+  await until(`end of ${turnId}`, () => events.find((e) => endsTurn(e as never, turnId)));
+  return model.calls.at(-1)!.messages.filter((m) => m.role === 'tool').at(-1) as { content: string; isError?: boolean };
+}
+
+t.test("the agent's own sys_update_config: mcp is owner-locked; once unlocked, still only allowed names", async (t) => {
+  const { res } = await load({ model: { provider: 'local', model_id: 'm' }, tools: [{ name: 'sys_update_config', enabled: true }], mcp: { servers: [server({})] } });
+  const id = res.body.id as string;
+  const locked = await agentTries(id, { mcp: { servers: [server({ GIT_CONFIG_PARAMETERS: MARK })] } });
+  t.equal(locked.isError, true);
+  t.match(locked.content, /mcp is locked by the owner \(the owner can unlock it for this agent in settings agentConfigUnlocks\)/);
+  t.equal((await d.request('PATCH', '/settings', { agentConfigUnlocks: { [id]: ['mcp'] } })).status, 200);
+  const refused = await agentTries(id, { mcp: { servers: [server({ GIT_CONFIG_PARAMETERS: MARK })] } });
+  t.equal(refused.isError, true);
+  t.match(refused.content, /mcp\.servers\.ownertool\.env\.GIT_CONFIG_PARAMETERS: .*does not let agents set/);
+  const accepted = await agentTries(id, { mcp: { servers: [server({ ALLOWED_TWO: 'from-agent' })] } });
+  t.notOk(accepted.isError, accepted.content);
+  t.same((await d.request('GET', `/agents/${id}/config`)).body.config.mcp.servers[0].env, { ALLOWED_TWO: 'from-agent' });
+  t.equal((await d.request('POST', `/agents/${id}/mcp/ownertool/restart`)).status, 200);
+  t.equal((await childEnv(id, 'ownertool')).ALLOWED_TWO, 'from-agent', 'the allowed name reaches the restarted child');
+  const other = await load({ model: { provider: 'local', model_id: 'm' }, tools: [{ name: 'sys_update_config', enabled: true }], mcp: { servers: [server({})] } });
+  t.match((await agentTries(other.res.body.id, { mcp: { servers: [] } })).content, /mcp is locked/, "one agent's unlock is not another's");
+});
+
+t.test('a registration without allowAgentEnv: nothing from the agent, and a refused name in allowAgentEnv is 400', async (t) => {
+  const { res } = await load({ mcp: { servers: [{ name: 'plain', transport: 'stdio', env: { EDITOR: MARK, PAGER: MARK } }] } });
+  t.same(res.body.refused.map((p: { field: string }) => p.field).sort(), ['mcp.servers.plain.env.EDITOR', 'mcp.servers.plain.env.PAGER']);
+  const env = await childEnv(res.body.id, 'plain');
+  t.same(Object.values(env).filter((v) => v.includes(MARK)), []);
+  const bad = await d.request('POST', '/mcp/servers', { name: 'bad', type: 'command', command: 'x', allowAgentEnv: ['LD_PRELOAD'] });
+  t.equal(bad.status, 400);
+});

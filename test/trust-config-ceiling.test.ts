@@ -1,0 +1,128 @@
+/**
+ * Issue 22, item 2 (and the owner locks of item 1): the owner's settings are the ceiling and an agent
+ * file can only narrow them. A file asking for more (`security.fetch_allow_hosts` outside the owner's
+ * list, `allow_unsandboxed_commands`, `compute_network`, `limits` above the maxima) is capped: the review
+ * and the load answer list each cap, and what the agent does runs under the capped values (a loopback
+ * fetch refused, a SQL statement stopped at the owner's maximum). The agent's own `sys_update_config`
+ * cannot change the privilege-bearing fields unless the owner unlocks one in settings.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import t from 'tap';
+import { createAgentFile } from './helpers/agent-file.js';
+import { runtimeHarness, type RuntimeHarness } from './fixtures/runtime/harness.js';
+
+const RUNAWAY_QUERY = 'WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r WHERE x < 3000000000) SELECT count(*) AS n FROM r';
+
+const site = createServer((req, res) => res.end(`you asked for ${req.url}`));
+await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+t.teardown(() => new Promise<void>((resolve) => site.close(() => resolve())));
+const host = `127.0.0.1:${(site.address() as AddressInfo).port}`;
+
+// One daemon: the owner's ceiling lowers the SQL maximum to 400 ms so a capped statement stops quickly.
+const h = await runtimeHarness(t, { settings: { agentCeiling: { limits: { sql_timeout_ms: 400 } } } });
+
+/** Runs one turn whose model makes `calls`; the tool results of that turn, in order. */
+async function turn(h: RuntimeHarness, id: string, calls: Array<{ name: string; args: Record<string, unknown> }>) {
+  h.model.push({ toolCalls: calls }, { text: 'done' });
+  await h.ended((await h.d.request('POST', `/agents/${id}/chat`, { text: 'go' })).body.turnId);
+  return (h.model.calls.at(-1)!.messages.filter((m) => m.role === 'tool') as Array<{ content: string; isError?: boolean }>).slice(-calls.length);
+}
+
+const ASKS = {
+  security: { fetch_allow_hosts: [host, 'example.org'], allow_unsandboxed_commands: true, compute_network: true, compute_tier: 'isolated' },
+  limits: { sql_timeout_ms: 60_000, tool_timeout_ms: 5_000, turn_timeout_ms: 90_000_000, max_llm_calls_per_turn: 5_000, max_tool_calls_per_turn: 50 },
+};
+
+t.test('a file asking for more than the owner allows is capped; the review and the load answer say what', async (t) => {
+  const filePath = await createAgentFile(h.dir, { ...ASKS, tools: [{ name: 'sys_fetch', enabled: true }, { name: 'db_query', enabled: true }] } as never);
+  const expected = [
+    { field: 'security.fetch_allow_hosts', asked: [host, 'example.org'], applied: [] },
+    { field: 'security.allow_unsandboxed_commands', asked: true, applied: false },
+    { field: 'security.compute_network', asked: true, applied: false },
+    { field: 'limits.sql_timeout_ms', asked: 60_000, applied: 400 },
+    { field: 'limits.turn_timeout_ms', asked: 90_000_000, applied: 3_600_000 },
+    { field: 'limits.max_llm_calls_per_turn', asked: 5_000, applied: 200 },
+  ];
+  const review = await h.d.request('GET', `/agents/review?filePath=${encodeURIComponent(filePath)}`);
+  t.same(review.body.summary.capped, expected, 'the review lists every cap (limits within the maxima are not)');
+  const loaded = await h.d.request('POST', '/agents/load', { filePath });
+  t.equal(loaded.status, 200);
+  t.same(loaded.body.capped, expected, 'the load answer lists the same');
+  t.same(loaded.body.config.limits, ASKS.limits, "the answer's config is the file's own");
+  const id = loaded.body.id as string;
+  t.same((await h.d.request('GET', `/agents/${id}`)).body.capped, expected);
+
+  // What the agent does runs under the capped values.
+  const agent = h.d.daemon.kernel.registry.resolve(id);
+  t.match(agent.config, { security: { fetch_allow_hosts: [], allow_unsandboxed_commands: false, compute_network: false, compute_tier: 'isolated' }, limits: { sql_timeout_ms: 400, tool_timeout_ms: 5_000 } }, 'every consumer reads the capped config');
+  t.same(h.d.daemon.kernel.agents.find(id)!.config.security, agent.config.security, 'extensions see the capped config too');
+  const [fetched, query] = await turn(h, id, [
+    { name: 'sys_fetch', args: { url: `http://${host}/secret` } },
+    { name: 'db_query', args: { sql: RUNAWAY_QUERY } },
+  ]);
+  t.match(fetched!.content, /refuses 127\.0\.0\.1.*loopback/, "a host outside the owner's list stays refused");
+  t.match(query!.content, /time limit of 400 ms \(limits\.sql_timeout_ms\)/, "the statement stops at the owner's maximum, not the file's 60 s");
+  const logs = (await h.d.request('GET', `/agents/${id}/logs?limit=100`)).body;
+  t.match(JSON.stringify(logs), /limits\.sql_timeout_ms is capped by the owner's settings/, "the agent's log says so at load");
+
+  // The owner raises the ceiling for this agent: the file's ask applies at once, up to the new ceiling.
+  const changed = h.waitFor((e) => e.event_type === 'agent.config.changed' && e.agent_id === id, 'config changed');
+  t.equal((await h.d.request('PATCH', '/settings', { agentCeilings: { [id]: { fetchAllowHosts: ['127.0.0.1'], limits: { sql_timeout_ms: 1_000 } } } })).status, 200);
+  t.match((await changed).payload, { fields: ['limits', 'security'] });
+  t.same(agent.config.security.fetch_allow_hosts, [host], "an owner entry without a port covers the file's host:port; example.org stays out");
+  t.equal((agent.config.limits as Record<string, unknown>).sql_timeout_ms, 1_000);
+  const [allowed] = await turn(h, id, [{ name: 'sys_fetch', args: { url: `http://${host}/now` } }]);
+  t.match(allowed!.content, /you asked for \/now/);
+  t.equal((await h.d.request('PATCH', '/settings', { agentCeilings: null })).status, 200);
+});
+
+t.test('owner writes keep the file\'s own asks; a change through the applied config does not write caps back', async (t) => {
+  const id = await h.agent({ limits: { sql_timeout_ms: 60_000 } });
+  t.equal((await h.d.request('PATCH', `/agents/${id}/config`, { description: 'edited' })).status, 200);
+  t.equal((await h.d.request('GET', `/agents/${id}/config`)).body.config.limits.sql_timeout_ms, 60_000, 'the file still asks 60 s');
+  const agent = h.d.daemon.kernel.registry.resolve(id);
+  await h.d.daemon.kernel.agents.updateConfig(id, { ...agent.config, description: 'from an extension' });
+  t.equal(agent.fileConfig.limits.sql_timeout_ms, 60_000, "an extension's write of the applied config keeps the file's value");
+  t.equal(agent.config.limits.sql_timeout_ms, 400);
+});
+
+t.test("the agent's own sys_update_config cannot change privilege-bearing fields unless the owner unlocks them", async (t) => {
+  const id = await h.agent({ tools: [{ name: 'sys_update_config', enabled: true }] });
+  const patches: Record<string, unknown> = {
+    mcp: { servers: [{ name: 'ownertool', transport: 'stdio', env: { GIT_PAGER: 'x' } }] },
+    security: { allow_unsandboxed_commands: true },
+    limits: { sql_timeout_ms: 60_000 },
+    serving: { visibility: 'public' },
+    adapters: { telegram: { enabled: true } },
+    providers: [{ id: 'evil', type: 'openai', name: 'Evil', baseUrl: 'http://127.0.0.1:9' }],
+    ws_connections: [{ url: 'ws://127.0.0.1:9' }],
+  };
+  const results = await turn(h, id, Object.entries(patches).map(([key, value]) => ({ name: 'sys_update_config', args: { patch: { [key]: value } } })));
+  for (const [index, key] of Object.keys(patches).entries()) {
+    t.equal(results[index]!.isError, true, `${key} refused`);
+    t.match(results[index]!.content, new RegExp(`${key} is locked by the owner`));
+  }
+  const config = (await h.d.request('GET', `/agents/${id}/config`)).body.config;
+  t.same([config.mcp, config.serving, config.adapters, config.providers, config.ws_connections, config.security, config.limits], [undefined, undefined, undefined, undefined, undefined, {}, {}], 'nothing changed');
+
+  // Unlocked by the owner (a daemon setting: no file can unlock itself), a change goes through, still capped.
+  t.equal((await h.d.request('PATCH', '/settings', { agentConfigUnlocks: { [id]: ['limits'] } })).status, 200);
+  const [limits, security] = await turn(h, id, [
+    { name: 'sys_update_config', args: { patch: { limits: { sql_timeout_ms: 60_000 } } } },
+    { name: 'sys_update_config', args: { patch: { security: { allow_unsandboxed_commands: true } } } },
+  ]);
+  t.notOk(limits!.isError, limits!.content);
+  t.match(security!.content, /security is locked by the owner/, 'only the unlocked field');
+  t.equal(h.d.daemon.kernel.registry.resolve(id).config.limits.sql_timeout_ms, 400, 'the ceiling still caps an unlocked field');
+  t.equal((await h.d.request('PATCH', '/settings', { agentConfigUnlocks: { [id]: ['id'] } })).status, 400, 'only unlockable fields');
+  t.equal((await h.d.request('PATCH', '/settings', { agentCeiling: { limits: { sql_timeout_ms: 0 } } })).status, 400, 'a bad ceiling is refused');
+});
+
+t.test('an owner entry with a port covers only that port; a file entry without a port needs an owner entry without one', async (t) => {
+  const { capConfig, ceilingFor } = await import('../kernel/agents/ceiling.js');
+  const ceiling = ceilingFor({ agentCeiling: { fetchAllowHosts: ['a.example:8080', 'b.example', '[fd00::1]:443'] } }, 'x');
+  const config = { security: { fetch_allow_hosts: ['a.example:8080', 'a.example:9090', 'a.example', 'B.example:1', 'fd00::1', '[fd00::1]:443', 'c.example'] }, limits: {} } as never;
+  t.same(capConfig(config, ceiling).config.security.fetch_allow_hosts, ['a.example:8080', 'B.example:1', '[fd00::1]:443']);
+  t.equal(ceilingFor({ agentCeilings: {} }, '__proto__').allowUnsandboxedCommands, false, 'an id such as __proto__ reads no inherited property');
+});
