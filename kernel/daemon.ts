@@ -1,7 +1,9 @@
 /**
  * Start-up and shutdown of the daemon. Start-up: env, settings and data dir, pid file, token, app,
- * kernel modules, extensions, listen, extension start. Shutdown (API, SIGINT, SIGTERM): close HTTP
- * (3 s), unload agents (per-agent deadline), stop extensions, release the pid file; capped at 20 s.
+ * kernel modules, extensions, listen, extension start. Shutdown (API, SIGINT, SIGTERM, at any moment
+ * of start-up too): refuse new requests, unload agents (per-agent deadline) while the event streams
+ * still take the ends of their turns, close HTTP (3 s), stop extensions, release the pid file, log one
+ * line; capped at 20 s.
  */
 import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -12,7 +14,7 @@ import { waitAtMost } from './deadline.js';
 import { readEnv, type DaemonEnv } from './env.js';
 import { StartupError } from './errors.js';
 import { KernelBus } from './events/bus.js';
-import { loadExtensions } from './extensions/loader.js';
+import { loadExtensions, type ExtensionHost } from './extensions/loader.js';
 import { buildApp, type KernelApp } from './http/app.js';
 import type { KdfCost } from './identity/kdf.js';
 import { isLoopbackAddress } from './http/host-check.js';
@@ -44,6 +46,12 @@ export interface DaemonOptions {
   kdfCost?: KdfCost;
   /** Where the listening lines go (default stdout). */
   print?: (line: string) => void;
+  /**
+   * Aborted when the daemon is asked to stop while it starts (SIGINT, SIGTERM; the reason names it):
+   * start-up ends at its next step, the daemon shuts down as usual and `startDaemon` resolves with it
+   * (its `closed` resolves once it is down; `url` is empty when it never listened).
+   */
+  stopSignal?: AbortSignal;
 }
 
 export interface RunningDaemon {
@@ -89,6 +97,9 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     let resolveClosed!: () => void;
     const closed = new Promise<void>((done) => (resolveClosed = done));
     let shuttingDown: Promise<void> | undefined;
+    let extensions: ExtensionHost | undefined;
+    let urlFile: { remove(): void } | undefined;
+    let url = '';
 
     const kernel = await composeKernel({
       env,
@@ -101,12 +112,70 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       requestShutdown: (reason) => shutdown(reason),
       ...(options.kdfCost ? { kdfCost: options.kdfCost } : {}),
     });
+
+    const sequence = async (reason: string, capAt: number) => {
+      const remaining = () => capAt - Date.now();
+      bus.emit('daemon.stopping', { agentId: null, payload: { reason } });
+      // The event streams stay open while the agents stop: the ends of the turns the shutdown stops
+      // (`agent.error` `unloaded`) are written to them before they end. Closing the app first makes
+      // every new request a 503 at once; the listener closes once the streams have ended.
+      let agentsStopped!: () => void;
+      kernel.eventStream.holdOpenUntil(new Promise<void>((done) => (agentsStopped = done)));
+      const httpClosed = app.close().catch((error: unknown) => app.log.error({ err: error }, 'HTTP close failed'));
+      try {
+        for (const step of kernel.shutdownSteps.phase('agents')) {
+          await within(remaining(), () => step.run(env.shutdownAgentTimeoutMs), () => app.log.warn(`${step.name} exceeded the shutdown cap`));
+        }
+      } finally {
+        agentsStopped();
+      }
+      await within(HTTP_CLOSE_DEADLINE_MS, () => httpClosed, () => app.log.warn('HTTP close exceeded 3 s; continuing'));
+      if (extensions) {
+        const started = extensions;
+        await within(remaining(), () => started.stopAll(Math.max(0, remaining())), () => app.log.warn('extension stop exceeded the shutdown cap'));
+      }
+      for (const step of kernel.shutdownSteps.phase('final')) {
+        await within(remaining(), () => step.run(remaining()), () => app.log.warn(`${step.name} exceeded the shutdown cap`));
+      }
+    };
+
+    function shutdown(reason: string): Promise<void> {
+      shuttingDown ??= (async () => {
+        const startedAt = Date.now();
+        const capAt = startedAt + SHUTDOWN_CAP_MS;
+        try {
+          await within(SHUTDOWN_CAP_MS, () => sequence(reason, capAt), () => app.log.error('shutdown hit the 20 s cap'));
+        } catch (error) {
+          app.log.error({ err: error }, 'shutdown step failed');
+        } finally {
+          urlFile?.remove();
+          pidFile.release();
+          // The one line that says the daemon is gone (whatever the cause and the moment).
+          app.log.info({ reason, durationMs: Date.now() - startedAt }, `agt daemon stopped (${reason})`);
+          resolveClosed();
+        }
+      })();
+      return shuttingDown;
+    }
+    const running = (): RunningDaemon => ({ app, kernel, url, port, shutdown, closed });
+    /** A stop asked for during start-up (SIGINT, SIGTERM): start-up ends here and the daemon shuts down. */
+    const stopAsked = () => (options.stopSignal?.aborted ? String(options.stopSignal.reason ?? 'stop requested') : undefined);
+    const stopNow = (reason: string) => {
+      app.log.info(`stop requested during start-up (${reason})`);
+      void shutdown(reason);
+      return running();
+    };
+
+    let stop = stopAsked();
+    if (stop) return stopNow(stop);
     // One readable line per turn, tool call and owner wait (not subscribed at all above info).
     if (['info', 'debug', 'trace'].includes(env.logLevel)) logActivity(bus, app.log, (id) => kernel.runtime.byId(id)?.agent.name);
     app.log.info({ dataDir: settings.dataDir }, `data directory ${settings.dataDir}`);
     const kernelPrefixes = await registerKernelRoutes(app, kernel);
     const manifestPath = env.extensionsManifest ? resolve(env.extensionsManifest) : join(PROJECT_ROOT, 'extensions.json');
-    const extensions = await loadExtensions(app, kernel, kernel.extensions, manifestPath, { required: Boolean(env.extensionsManifest), kernelPrefixes, env: processEnv, print });
+    extensions = await loadExtensions(app, kernel, kernel.extensions, manifestPath, { required: Boolean(env.extensionsManifest), kernelPrefixes, env: processEnv, print });
+    stop = stopAsked();
+    if (stop) return stopNow(stop);
 
     try {
       await app.listen({ host: env.host, port: env.port });
@@ -116,43 +185,19 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     }
     port = (app.server.address() as AddressInfo).port;
     const urlHost = env.host.includes(':') ? `[${env.host}]` : env.host;
-    const url = `http://${urlHost}:${port}`;
+    url = `http://${urlHost}:${port}`;
     // The `agt` client reads where this daemon listens from the data directory, as it reads the token;
     // written before the listening line, so whoever saw the line finds the file.
-    const urlFile = publishUrl(settings.dataDir, url, app.log);
+    urlFile = publishUrl(settings.dataDir, url, app.log);
     print(`agt daemon listening on ${url}`);
-    await extensions.startAll();
+    // Extensions start while the daemon already serves; a stop asked for meanwhile does not wait for them.
+    const signal = options.stopSignal;
+    const asked = signal ? new Promise<void>((done) => signal.addEventListener('abort', () => done(), { once: true })) : undefined;
+    await (asked ? Promise.race([extensions.startAll(), asked]) : extensions.startAll());
+    stop = stopAsked();
+    if (stop) return stopNow(stop);
     bus.emit('daemon.started', { agentId: null, payload: { version: kernel.version } });
-
-    const sequence = async (reason: string, capAt: number) => {
-      const remaining = () => capAt - Date.now();
-      bus.emit('daemon.stopping', { agentId: null, payload: { reason } });
-      await within(HTTP_CLOSE_DEADLINE_MS, () => app.close(), () => app.log.warn('HTTP close exceeded 3 s; continuing'));
-      for (const step of kernel.shutdownSteps.phase('agents')) {
-        await within(remaining(), () => step.run(env.shutdownAgentTimeoutMs), () => app.log.warn(`${step.name} exceeded the shutdown cap`));
-      }
-      await within(remaining(), () => extensions.stopAll(Math.max(0, remaining())), () => app.log.warn('extension stop exceeded the shutdown cap'));
-      for (const step of kernel.shutdownSteps.phase('final')) {
-        await within(remaining(), () => step.run(remaining()), () => app.log.warn(`${step.name} exceeded the shutdown cap`));
-      }
-    };
-
-    function shutdown(reason: string): Promise<void> {
-      shuttingDown ??= (async () => {
-        const capAt = Date.now() + SHUTDOWN_CAP_MS;
-        try {
-          await within(SHUTDOWN_CAP_MS, () => sequence(reason, capAt), () => app.log.error('shutdown hit the 20 s cap'));
-        } catch (error) {
-          app.log.error({ err: error }, 'shutdown step failed');
-        } finally {
-          urlFile.remove();
-          pidFile.release();
-          resolveClosed();
-        }
-      })();
-      return shuttingDown;
-    }
-    return { app, kernel, url, port, shutdown, closed };
+    return running();
   } catch (error) {
     pidFile.release();
     throw error;

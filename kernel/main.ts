@@ -56,13 +56,24 @@ async function main(): Promise<void> {
     env.AGT_LOG_FORMAT = values['log-format'];
   }
 
+  // Signals are taken from the first moment: one that arrives while the daemon starts ends the start-up
+  // at its next step and shuts it down as usual (pid file removed, one line logged), never the default
+  // exit that leaves the pid file behind.
+  const stop = new AbortController();
+  let daemon: Awaited<ReturnType<typeof import('./daemon.js').startDaemon>> | undefined;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      if (daemon) void daemon.shutdown(signal);
+      else if (!stop.signal.aborted) stop.abort(signal);
+    });
+  }
   const { startDaemon } = await import('./daemon.js');
-  const daemon = await startDaemon({ env });
+  daemon = await startDaemon({ env, stopSignal: stop.signal });
+  const running = daemon;
   // One agent's failure never stops the daemon: log what escaped and keep serving.
-  process.on('uncaughtException', (error) => daemon.app.log.error({ err: error }, 'uncaught exception'));
-  process.on('unhandledRejection', (reason) => daemon.app.log.error({ err: reason }, 'unhandled rejection'));
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void daemon.shutdown(signal));
-  await daemon.closed;
+  process.on('uncaughtException', (error) => running.app.log.error({ err: error }, 'uncaught exception'));
+  process.on('unhandledRejection', (reason) => running.app.log.error({ err: reason }, 'unhandled rejection'));
+  await running.closed;
   process.exit(0);
 }
 

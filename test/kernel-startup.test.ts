@@ -24,7 +24,7 @@ t.test('first start: data dir 0700, token 0600, pid file, listening line; exit r
   const token = readFileSync(join(dataDir, 'daemon-token'), 'utf8').trim();
   t.match(token, /^[0-9a-f]{64}$/, '256 random bits');
   t.equal(mode(join(dataDir, 'daemon-token')), 0o600);
-  t.equal(readFileSync(join(dataDir, 'agtd.pid'), 'utf8').trim(), String(d.child.pid));
+  t.equal(readFileSync(join(dataDir, 'agtd.pid'), 'utf8').split('\n')[0], String(d.child.pid));
 
   const second = await spawnDaemon(t, { dataDir });
   t.equal(second.url, '', 'second daemon does not listen');
@@ -83,7 +83,7 @@ t.test('a stale pid file is replaced', async (t) => {
   writeFileSync(join(dataDir, 'agtd.pid'), '4194305\n');
   const d = await spawnDaemon(t, { dataDir });
   t.ok(d.url, 'started');
-  t.equal(readFileSync(join(dataDir, 'agtd.pid'), 'utf8').trim(), String(d.child.pid));
+  t.equal(readFileSync(join(dataDir, 'agtd.pid'), 'utf8').split('\n')[0], String(d.child.pid));
   d.child.kill('SIGTERM');
   await d.exited;
 });

@@ -10,6 +10,10 @@
  * `payload` becomes `{_truncated: true, preview, bytes}` (the first {@link EVENT_PREVIEW_CHARS}
  * characters of the payload's JSON and the full frame's size) and the event gets `truncated: true`.
  * In-process listeners (`subscribe`) still receive the original event.
+ *
+ * Whoever writes frames out (the SSE hub, {@link FrameDelivery}) tells through {@link KernelBus.whenSent}
+ * when a frame has reached every open stream: the runtime deletes the durable record of a turn's end
+ * only then, so a kill between the emit and the write re-announces the end after the restart.
  */
 import { randomUUID } from 'node:crypto';
 import mittModule from 'mitt';
@@ -36,6 +40,15 @@ export interface BusLimits {
   maxFrameBytes?: number;
 }
 
+/** The writer of frames to clients (the SSE hub): when a frame left for every open stream. */
+export interface FrameDelivery {
+  /**
+   * Resolves true once the frame with this cursor (and every earlier one) was handed to the operating
+   * system on every open stream, or there is none; false when it never will be (the streams closed first).
+   */
+  whenSent(cursor: number): Promise<boolean>;
+}
+
 interface Slot {
   /** What the buffer and the stream carry (a truncation preview for an oversized frame). */
   frame: EventFrame;
@@ -59,6 +72,7 @@ export class KernelBus implements EventBus {
   private bufferedBytes = 0;
   private truncatedCount = 0;
   private readonly seqByAgent = new Map<string | null, number>();
+  private delivery: FrameDelivery | undefined;
 
   constructor(
     private readonly logger: Logger,
@@ -142,6 +156,19 @@ export class KernelBus implements EventBus {
       this.ring[index] = undefined;
     }
     this.oldest += 1;
+  }
+
+  /** Sets the writer that {@link whenSent} asks (the SSE hub registers itself). */
+  setDelivery(delivery: FrameDelivery | undefined): void {
+    this.delivery = delivery;
+  }
+
+  /**
+   * Resolves true once the frame with this cursor (default: the newest) was written to every open
+   * stream; false when the streams closed before. Without a writer a frame is sent once buffered.
+   */
+  whenSent(cursor: number = this.latestCursor): Promise<boolean> {
+    return this.delivery ? this.delivery.whenSent(cursor) : Promise.resolve(true);
   }
 
   subscribe(listener: (event: UmbilicalEvent) => void): () => void {

@@ -10,12 +10,19 @@
  * has left the ring, is disconnected: it resumes with its cursor and gets a `stream.gap`. So a stalled
  * client costs at most one socket buffer (highWaterMark plus one batch), and `bus.emit` stays
  * synchronous and cheap (O(1) per frame, one O(clients) flush per burst).
+ *
+ * Delivery ({@link FrameDelivery}): each write of frames carries a callback, called once Node handed the
+ * bytes to the operating system (from there a `kill -9` of the daemon does not lose them: the kernel
+ * still sends what is in the socket buffer). A client's `confirmed` cursor follows those callbacks;
+ * {@link SseHub.whenSent} resolves once every open client confirmed a cursor. At shutdown the streams
+ * stay open until {@link SseHub.holdOpenUntil}'s promise settles, so the ends of turns stopped by the
+ * shutdown are written before the streams end.
  */
 import type { OutgoingHttpHeader, ServerResponse } from 'node:http';
 import type { EventFrame } from '../../contracts/events.js';
 import type { Logger } from '../../contracts/logger.js';
 import { waitAtMost } from '../deadline.js';
-import type { KernelBus } from './bus.js';
+import type { FrameDelivery, KernelBus } from './bus.js';
 import { daemonShuttingDown } from './errors.js';
 import type { ResumePlan, ResumeRequest } from './resume.js';
 
@@ -39,6 +46,15 @@ interface SseClient {
   lastCursor: number;
   /** The socket buffer is full; frames wait in the ring until `drain`. */
   blocked: boolean;
+  /** Cursor up to which every frame this client wants was handed to the operating system. */
+  confirmed: number;
+  /** Writes of frames whose callback has not come yet. */
+  outstanding: number;
+}
+
+interface SentWaiter {
+  cursor: number;
+  done: (sent: boolean) => void;
 }
 
 /** A named SSE event without `id:` (spec 6.6); the data is not an EventFrame. */
@@ -46,7 +62,7 @@ export function controlFrame(name: string, data: unknown): string {
   return `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
-export class SseHub {
+export class SseHub implements FrameDelivery {
   private readonly clients = new Set<SseClient>();
   /** Built once per frame, however many clients receive it. */
   private readonly texts = new WeakMap<EventFrame, string>();
@@ -55,6 +71,11 @@ export class SseHub {
   private heartbeat: NodeJS.Timeout | undefined;
   private readonly unsubscribe: () => void;
   private closed = false;
+  private closing: Promise<void> | undefined;
+  /** Shutdown keeps the streams open until this settles (see holdOpenUntil). */
+  private hold: Promise<unknown> | undefined;
+  /** Waiting for frames to reach every stream, oldest cursor first. */
+  private waiters: SentWaiter[] = [];
   private flushScheduled = false;
   private pendingFrames = 0;
   private pendingBytes = 0;
@@ -68,6 +89,44 @@ export class SseHub {
     this.heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
     this.maxLagFrames = options.maxLagFrames ?? bus.capacity;
     this.unsubscribe = bus.subscribeFrames((frame) => this.onFrame(frame.cursor));
+    bus.setDelivery(this);
+  }
+
+  /**
+   * Resolves true once the frame with this cursor was handed to the operating system on every open
+   * stream (at once when none is open, after the flush of the current tick); false when the streams
+   * closed before it got out.
+   */
+  whenSent(cursor: number): Promise<boolean> {
+    if (this.closed) return Promise.resolve(false);
+    return new Promise<boolean>((done) => {
+      const waiter = { cursor, done };
+      // Kept in cursor order (callers ask for the newest frame: pushing is the usual case).
+      let at = this.waiters.length;
+      while (at > 0 && this.waiters[at - 1]!.cursor > cursor) at--;
+      this.waiters.splice(at, 0, waiter);
+      // The flush scheduled by the emit runs first (an earlier microtask), then this check.
+      queueMicrotask(() => this.settle());
+    });
+  }
+
+  /**
+   * Shutdown: {@link close} (fastify's preClose) waits for `until` before it ends the streams, so what
+   * is emitted meanwhile (the ends of turns the shutdown stops) is still written to them.
+   */
+  holdOpenUntil(until: Promise<unknown>): void {
+    this.hold = until;
+  }
+
+  /** Resolves the waiters whose cursor every open client has confirmed. */
+  private settle(): void {
+    if (this.closed || this.waiters.length === 0) return;
+    let through = this.bus.latest;
+    for (const client of this.clients) through = Math.min(through, client.confirmed);
+    let count = 0;
+    while (count < this.waiters.length && this.waiters[count]!.cursor <= through) count++;
+    if (count === 0) return;
+    for (const waiter of this.waiters.splice(0, count)) waiter.done(true);
   }
 
   /** Internal knobs (tests): a changed heartbeat applies at once to the running timer. */
@@ -112,7 +171,7 @@ export class SseHub {
     // Frames are small and latency matters more than packet count; the stream is meant to stay idle.
     res.socket?.setNoDelay(true);
     res.socket?.setTimeout(0);
-    const client: SseClient = { res, agentId: request.agentId, lastCursor: plan.startAfter, blocked: false };
+    const client: SseClient = { res, agentId: request.agentId, lastCursor: plan.startAfter, blocked: false, confirmed: plan.startAfter, outstanding: 0 };
     this.clients.add(client);
     res.once('close', () => this.remove(client));
     const cursors = { oldestCursor: this.bus.oldestCursor, latestCursor: this.bus.latest };
@@ -133,23 +192,32 @@ export class SseHub {
    * see a clean end of stream), or after `flushCapMs` for clients too slow to take them: fastify cuts
    * those sockets right after.
    */
-  async close(flushCapMs = CLOSE_FLUSH_CAP_MS): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    // Frames emitted just before shutdown (`daemon.stopping`) still go out ahead of the end.
+  close(flushCapMs = CLOSE_FLUSH_CAP_MS): Promise<void> {
+    this.closing ??= this.end(flushCapMs);
+    return this.closing;
+  }
+
+  private async end(flushCapMs: number): Promise<void> {
+    // Shutdown holds the streams open while it stops the agents (their turns' ends go out first).
+    if (this.hold) await this.hold.catch(() => undefined);
+    // Frames emitted just before (`daemon.stopping`, the ends of stopped turns) still go out ahead of the end.
     this.flush();
+    this.closed = true;
     this.unsubscribe();
     this.stopHeartbeat();
+    const lastCursor = this.bus.latest;
+    // `finish`: everything written to the response, the end included, was handed to the operating system.
     const flushed = [...this.clients].map(
       ({ res }) =>
-        new Promise<void>((done) => {
-          res.once('finish', done);
-          res.once('close', done);
+        new Promise<boolean>((done) => {
+          res.once('finish', () => done(true));
+          res.once('close', () => done(res.writableFinished));
           res.end();
         }),
     );
     this.clients.clear();
-    await waitAtMost(Promise.all(flushed), flushCapMs, () => undefined);
+    const sent = await waitAtMost(Promise.all(flushed).then((all) => all.every(Boolean)), flushCapMs, () => false);
+    for (const waiter of this.waiters.splice(0)) waiter.done(sent === true && waiter.cursor <= lastCursor);
   }
 
   /**
@@ -194,15 +262,32 @@ export class SseHub {
       client.lastCursor = frame.cursor;
       if (this.wants(client, frame)) batch += this.text(frame);
       if (batch.length >= WRITE_BATCH_CHARS) {
-        this.write(client, batch);
+        this.writeFrames(client, batch);
         batch = '';
       }
     }
-    if (batch) this.write(client, batch);
+    if (batch) this.writeFrames(client, batch);
+    // Nothing in flight: every frame given so far is out (or was not for this client).
+    else if (client.outstanding === 0 && client.confirmed < client.lastCursor) {
+      client.confirmed = client.lastCursor;
+      this.settle();
+    }
   }
 
-  private write(client: SseClient, text: string): void {
-    if (client.res.write(text) || client.blocked) return;
+  /** Writes frames up to the client's `lastCursor`; its callback confirms them. */
+  private writeFrames(client: SseClient, text: string): void {
+    const through = client.lastCursor;
+    client.outstanding += 1;
+    this.write(client, text, (error) => {
+      client.outstanding -= 1;
+      if (error) return;
+      client.confirmed = Math.max(client.confirmed, client.outstanding === 0 ? client.lastCursor : through);
+      this.settle();
+    });
+  }
+
+  private write(client: SseClient, text: string, written?: (error?: Error | null) => void): void {
+    if (client.res.write(text, written) || client.blocked) return;
     client.blocked = true;
     client.res.once('drain', () => {
       client.blocked = false;
@@ -232,10 +317,13 @@ export class SseHub {
     this.logger.warn({ lastCursor: client.lastCursor, latest: this.bus.latest }, 'event stream client too slow; disconnected');
     client.res.destroy();
     if (this.clients.size === 0) this.stopHeartbeat();
+    this.settle();
   }
 
   private remove(client: SseClient): void {
     if (this.clients.delete(client) && this.clients.size === 0) this.stopHeartbeat();
+    // A client gone is no longer waited for.
+    this.settle();
   }
 
   private startHeartbeat(): void {

@@ -10,7 +10,8 @@ import type { EventBus, EventPayloads, EventType } from '../../contracts/events.
 import type { Logger } from '../../contracts/logger.js';
 import { outboundAddress, type CommandOutcome, type CommandRun, type OutboundEnvelope, type OutboundReport, type OutboundResult } from '../../contracts/points.js';
 import type { OutboxMessage } from '../agents/stores/message-stores.js';
-import type { QueuedInput } from '../agents/stores/queue-store.js';
+import type { QueuedInput, TurnEnd } from '../agents/stores/queue-store.js';
+import { waitAtMost } from '../deadline.js';
 import type { TimerRow } from '../agents/stores/timers-store.js';
 import type { Clock } from './clock.js';
 import { loopDisabled, noRunningExecutor, noSuchLoop, turnRunningInLoop } from './errors.js';
@@ -35,6 +36,11 @@ export interface RuntimeDeps extends LoopSources {
   clock: Clock;
   /** Validates, commits and applies a new config (the registry's update path). */
   updateConfig(agentId: string, next: AgentConfig): Promise<void>;
+  /**
+   * Resolves true once everything emitted so far was written to every open event stream, false when
+   * the streams closed first (the kernel bus's `whenSent`). Absent: an event counts as sent once emitted.
+   */
+  whenSent?(): Promise<boolean>;
   /** The delivery by the outbound transport that claims the envelope's address; undefined when none does. */
   sendOutbound?(envelope: OutboundEnvelope, report: OutboundReport): { owner: string; delivery: Promise<OutboundResult | void> } | undefined;
   /** System-scope commands through the command executor an extension offers (compute); undefined: the host runner. */
@@ -45,6 +51,9 @@ export interface RuntimeDeps extends LoopSources {
 
 const isDisplayState = (value: unknown): value is DisplayState =>
   value === 'active' || value === 'idle' || value === 'hibernate' || value === 'suspended' || value === 'off';
+
+/** How long an unload waits for the ends of its turns to reach the streams before it closes the file. */
+export const END_SENT_WAIT_MS = 2_000;
 
 /** The turn ids an event ends (`turn.completed`, `agent.error` with a turn, `chat.discarded`). */
 function endedTurnIds(type: EventType, payload: unknown): string[] {
@@ -69,6 +78,10 @@ export class AgentRuntime {
   private detached = false;
   /** False once another daemon took the file over: nothing of the durable queue or HIL rows is written any more. */
   private ownsFile = true;
+  /** Ended turn ids whose end event was streamed: their `agt_queue` rows go in one transaction. */
+  private streamed: string[] = [];
+  /** Ends emitted and not yet confirmed written to the streams (an unload waits for them). */
+  private readonly unsent = new Set<Promise<void>>();
 
   constructor(
     readonly agent: RuntimeAgent,
@@ -112,15 +125,43 @@ export class AgentRuntime {
 
   /**
    * Emits one event of this agent. An event that ends turn ids also closes their durable state: what
-   * the turns left open for the owner is cancelled first (announced), and after the event their
-   * `agt_queue` rows are deleted (a crash between the two makes the restart end them once more, never
-   * zero times).
+   * the turns left open for the owner is cancelled first (announced); the event itself is committed to
+   * their `agt_queue` rows before it is emitted; the rows go once its frame was written to every open
+   * event stream. A kill before that commit ends them after the restart with `daemon_restart`, a kill
+   * after it re-emits this very event (same turn ids): the end is never lost, and is repeated only
+   * when the kill falls between the socket write and the delete.
    */
   emit<T extends EventType>(type: T, payload: EventPayloads[T], options: { loop?: string; turnId?: string } = {}): void {
     const ended = endedTurnIds(type, payload);
-    if (ended.length > 0) this.durably('close the owner requests of ended turns', () => this.hil.closeTurns(ended, 'the turn ended before the owner decided'));
+    let recorded = false;
+    if (ended.length > 0) {
+      this.durably('close the owner requests of ended turns', () => this.hil.closeTurns(ended, 'the turn ended before the owner decided'));
+      const end = { type, payload, ...(options.loop ? { loop: options.loop } : {}), ...(options.turnId ? { turnId: options.turnId } : {}) } as TurnEnd;
+      this.durably('record the end of turns in agt_queue', () => (recorded = this.agent.file.queue.markEnded(ended, end) > 0));
+    }
     this.deps.bus.emit(type, { agentId: this.agent.id, payload, source: 'runtime', loop: options.loop, turnId: options.turnId });
-    if (ended.length > 0) this.durably('remove ended turns from agt_queue', () => this.agent.file.queue.remove(ended));
+    if (recorded) this.removeOnceSent(ended);
+  }
+
+  /** Deletes the rows of ended turns once their end is on the streams (kept for the restart otherwise). */
+  private removeOnceSent(turnIds: string[]): void {
+    if (!this.deps.whenSent) {
+      this.durably('remove ended turns from agt_queue', () => this.agent.file.queue.remove(turnIds));
+      return;
+    }
+    const done: Promise<void> = this.deps.whenSent().then((sent) => {
+      this.unsent.delete(done);
+      if (!sent) return;
+      // Ends confirmed in the same tick go in one commit.
+      if (this.streamed.length === 0) queueMicrotask(() => this.removeStreamed());
+      this.streamed.push(...turnIds);
+    });
+    this.unsent.add(done);
+  }
+
+  private removeStreamed(): void {
+    const turnIds = this.streamed.splice(0);
+    this.durably('remove streamed turn ends from agt_queue', () => this.agent.file.queue.remove(turnIds));
   }
 
   /** Runs a write of the durable runtime state; skipped once the file is closed or owned by another daemon. Never throws. */
@@ -489,5 +530,9 @@ export class AgentRuntime {
     await Promise.all([...this.executors.values()].map((executor) => executor.stop(graceMs, 'unload', { keep })));
     await this.system.close();
     await this.sql.close();
+    // The file closes after this: the rows of ends already streamed must go now, or the next start
+    // would announce them a second time. Ends the streams never took stay for the restart.
+    await waitAtMost(Promise.all([...this.unsent]), END_SENT_WAIT_MS, () => undefined);
+    this.removeStreamed();
   }
 }

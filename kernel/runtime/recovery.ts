@@ -4,6 +4,9 @@
  * `agt_prompts`); after a clean unload there is nothing to do. After a crash (or a shutdown that kept
  * work for the next start):
  *
+ * - an end that was committed but never reached the event streams (a kill between the two) is emitted
+ *   again first, unchanged (the same event type, payload and turn ids): it is on the stream and in the
+ *   replay of this run, exactly once;
  * - a turn that waited for the owner (a pending approval, ask or suspend prompt, or a decision given
  *   but not yet picked up) is **resumed**: a `resume` item runs first in its loop, takes its request up
  *   again (announced once more with `hil.requested`, same id) and goes on from the call that waited;
@@ -39,6 +42,8 @@ export interface RecoveryHost {
 }
 
 export interface RecoverySummary {
+  /** Turn ids whose committed end is emitted again (it had not reached the streams). */
+  redelivered: string[];
   /** Queued turns put back in their loops. */
   requeued: string[];
   /** Turns that waited for the owner and run on from there. */
@@ -65,12 +70,25 @@ function queuedItem(row: QueuedTurn): QueueItem | undefined {
 
 export function recoverAcceptedWork(host: RecoveryHost): RecoverySummary {
   const file = host.agent.file;
-  const summary: RecoverySummary = { requeued: [], resumed: [], ended: [], discarded: [] };
+  const summary: RecoverySummary = { redelivered: [], requeued: [], resumed: [], ended: [], discarded: [] };
   const interrupted = host.hil.failInterrupted('the daemon stopped while this approved tool ran; whether it finished is unknown, so it was not run again');
-  const rows = file.queue.list();
+  const all = file.queue.list();
+  // Ends already decided go out first, once per event (one event may end several turn ids).
+  const redelivered = new Set<string>();
+  for (const row of all) {
+    if (!row.ended) continue;
+    summary.redelivered.push(row.turn_id);
+    const key = JSON.stringify(row.ended);
+    if (redelivered.has(key)) continue;
+    redelivered.add(key);
+    const { type, payload, loop, turnId } = row.ended;
+    host.emit(type, payload as never, { ...(loop ? { loop } : {}), ...(turnId ? { turnId } : {}) });
+  }
+  const rows = all.filter((row) => !row.ended);
   const waiting = host.hil.openTurns();
   if (rows.length === 0 && waiting.size === 0) {
-    if (interrupted.length > 0) host.log('warn', `restart recovery: ${interrupted.length} approved tool run(s) were cut short`, { event: 'recovered', system: true, data: { failedTasks: interrupted.map((task) => task.id) } });
+    if (summary.redelivered.length > 0) host.log('warn', `restart recovery: ${summary.redelivered.length} turn end(s) that had not reached the event streams announced again`, { event: 'recovered', system: true, data: { ...summary, failedTasks: interrupted.map((task) => task.id) } });
+    else if (interrupted.length > 0) host.log('warn', `restart recovery: ${interrupted.length} approved tool run(s) were cut short`, { event: 'recovered', system: true, data: { failedTasks: interrupted.map((task) => task.id) } });
     return summary;
   }
 
@@ -145,7 +163,7 @@ export function recoverAcceptedWork(host: RecoveryHost): RecoverySummary {
 
   host.log(
     'warn',
-    `restart recovery: ${summary.requeued.length} queued turn(s) queued again, ${summary.resumed.length} resumed, ${summary.ended.length} ended (daemon_restart), ${summary.discarded.length} discarded`,
+    `restart recovery: ${summary.redelivered.length > 0 ? `${summary.redelivered.length} unstreamed end(s) announced again, ` : ''}${summary.requeued.length} queued turn(s) queued again, ${summary.resumed.length} resumed, ${summary.ended.length} ended (daemon_restart), ${summary.discarded.length} discarded`,
     { event: 'recovered', system: true, data: { ...summary, failedTasks: interrupted.map((task) => task.id) } },
   );
   return summary;

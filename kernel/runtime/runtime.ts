@@ -77,6 +77,8 @@ export class RuntimeService implements AgentRuntimeHooks {
       sendOutbound: (envelope, report) => sendOutbound(contributions.points, envelope, report),
       executeCommand: (run) => executeCommand(contributions.points, run),
       hostCommands: this.services.hostCommands,
+      // The ends of turns leave the agent file only once the event streams took them.
+      whenSent: () => bus.whenSent(),
       updateConfig: async (agentId, next) => {
         const agent = this.services.findAgent(agentId);
         if (!agent) throw agentIdNotLoaded(agentId);

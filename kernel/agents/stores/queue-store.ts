@@ -1,14 +1,24 @@
 /**
  * `agt_queue`: work the daemon accepted with a `turnId` (a chat, a `POST trigger` dispatch) and whose turn
- * has not ended yet. A row is committed before the 202 that promises its turn id, becomes `running` when
- * its turn starts (a chat absorbed into another turn names that turn in `absorbed_by`), and is deleted
- * once the event that ends its turn id was emitted. What is left after a crash is what the runtime
- * recovers when the agent loads again: queued rows run, running ones are resumed or announced as ended.
+ * has not been announced as ended yet. A row is committed before the 202 that promises its turn id,
+ * becomes `running` when its turn starts (a chat absorbed into another turn names that turn in
+ * `absorbed_by`), keeps the event that ends its turn id in `ended` (committed before that event is
+ * emitted), and is deleted once the event's frame was written to the event streams. What is left after
+ * a crash is what the runtime recovers when the agent loads again: an end not yet streamed is emitted
+ * again (the same event), queued rows run, running ones are resumed or announced as ended.
  */
 import { parseJson, type Sql } from '../sql.js';
 
 export type QueuedKind = 'chat' | 'trigger' | 'system';
 export type QueuedStatus = 'queued' | 'running';
+
+/** The event that ends a turn id, as the runtime emitted it (re-emitted unchanged after a restart). */
+export interface TurnEnd {
+  type: 'turn.completed' | 'agent.error' | 'chat.discarded';
+  payload: Record<string, unknown>;
+  loop?: string;
+  turnId?: string;
+}
 
 export interface QueuedTurn {
   id: number;
@@ -22,6 +32,8 @@ export interface QueuedTurn {
   payload: Record<string, unknown>;
   created_at: number;
   started_at: number | null;
+  /** The end event, once committed and until it was streamed; null while the turn has not ended. */
+  ended: TurnEnd | null;
 }
 
 export interface QueuedInput {
@@ -33,7 +45,11 @@ export interface QueuedInput {
   createdAt?: number;
 }
 
-const decode = (row: QueuedTurn): QueuedTurn => ({ ...row, payload: (parseJson(row.payload) ?? {}) as Record<string, unknown> });
+const decode = (row: QueuedTurn): QueuedTurn => ({
+  ...row,
+  payload: (parseJson(row.payload) ?? {}) as Record<string, unknown>,
+  ended: row.ended === null || row.ended === undefined ? null : ((parseJson(row.ended) ?? null) as TurnEnd | null),
+});
 
 export class QueueStore {
   constructor(private readonly sql: Sql) {}
@@ -68,7 +84,21 @@ export class QueueStore {
     });
   }
 
-  /** Removes ended turn ids (after the event that ends them). Returns how many rows went. */
+  /**
+   * Commits the event that ends these turn ids, before it is emitted (one transaction). Returns how many
+   * rows took it: turn ids that were never accepted through the queue (internal wakes) have none.
+   */
+  markEnded(turnIds: readonly string[], end: TurnEnd): number {
+    if (turnIds.length === 0) return 0;
+    const json = JSON.stringify(end);
+    return this.sql.transaction(() => {
+      let marked = 0;
+      for (const turnId of turnIds) marked += this.sql.run('UPDATE agt_queue SET ended = ? WHERE turn_id = ?', json, turnId).changes;
+      return marked;
+    });
+  }
+
+  /** Removes ended turn ids (once the event that ends them was streamed). Returns how many rows went. */
   remove(turnIds: readonly string[]): number {
     if (turnIds.length === 0) return 0;
     // One transaction: a discarded queue of 1000 is one commit, not 1000.
