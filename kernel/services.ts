@@ -31,6 +31,7 @@ import type { KdfCost } from './identity/kdf.js';
 import { RuntimeService } from './runtime/runtime.js';
 import { allowsUnsandboxedCommands, HostCommandRunner } from './runtime/sandbox/command-runner.js';
 import { resolveCommandLimits } from './runtime/sandbox/command-limits.js';
+import { daemonSqlSlots } from './runtime/sql-sandbox/sql-slots.js';
 import { builtinTools } from './runtime/tools/index.js';
 import { ShutdownSteps } from './shutdown-steps.js';
 import type { SettingsStore } from './settings.js';
@@ -104,6 +105,8 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
       return [...(current.agentsFolder ? [current.agentsFolder] : []), ...(current.trackedFolders ?? [])];
     },
   });
+  // Agent SQL child processes across all agents: at most the owner's `sqlMaxProcesses`, read at each call.
+  daemonSqlSlots.configure(() => settings.current().sqlMaxProcesses);
   const runtime: RuntimeService = new RuntimeService({
     hostCommands,
     bus,

@@ -5,14 +5,22 @@
  * One child per agent (`sql-child.mjs`, plain JavaScript importing only libsql and `sql-policy.mjs`),
  * started on the first call, with its own libsql connection to the agent file (busy timeout 5 s,
  * `trusted_schema = OFF`, SQLite heap capped at 128 MB). Calls run one at a time in arrival order. Each
- * call's time limit (`limits.sql_timeout_ms`, default 2 s) starts when the child starts the call: past
- * it the child is SIGKILLed — SQLite's write-ahead log keeps the file consistent, the half-done
+ * call's time limit (`limits.sql_timeout_ms`, default 2 s) starts when the call's turn comes (waiting for
+ * a process slot included, see below; a fresh child's start-up excluded): past it the child is SIGKILLed — SQLite's write-ahead log keeps the file consistent, the half-done
  * transaction is simply not there — the call fails with `timeout`, and the next call gets a fresh child.
  * The child also kills itself at the limit plus 1 s and when the daemon is gone (a watchdog thread). The
  * row cap (500) and the result-size cap (256 KB of JSON) are applied inside the child while it iterates,
  * so a huge result never crosses the pipe; a call may set caps of its own, up to 1000 rows and 1 MB (the
  * owner's table routes read their pages through the agent's child, see kernel/agents/stores/local-tables.ts).
  * A child idle for 30 s exits; `close()` (agent unload, daemon shutdown) ends it.
+ *
+ * Across agents, children are bounded by the daemon's SQL process slots (`sql-slots.ts`, the owner's
+ * setting `sqlMaxProcesses`, default max(2, cores), configured in kernel/services.ts): a call that needs a new child waits for a slot, and that
+ * wait counts against the call's own time limit (past it: the usual `timeout`, no child started; a
+ * call that got its slot late runs for what is left of its limit). While calls wait, an idle child is
+ * asked to leave and a child that finishes a call leaves, so the slots go round in arrival order.
+ * Each child's memory is bounded: V8's heap at 96 MB (`--max-old-space-size`) and SQLite's at 128 MB
+ * (`PRAGMA hard_heap_limit`, page cache and temp store included; see sql-child.mjs).
  *
  * What the child lets a statement do is in `sql-policy.mjs`: the statement kind by its first keyword
  * (PRAGMA and friends act while compiling), then SQLite's compiled program (`EXPLAIN`) against
@@ -22,6 +30,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { waitAtMost } from '../../deadline.js';
+import { daemonSqlSlots, type SlotRequest, type SqlSlot, type SqlSlots } from './sql-slots.js';
 import {
   agentUnloading,
   sqlFailed,
@@ -85,6 +94,8 @@ export interface SqlSandboxOptions {
   maxBytes?: number;
   /** The child script (tests may substitute one). */
   childUrl?: URL;
+  /** The SQL process slots to take children from (default: the daemon's, {@link daemonSqlSlots}). */
+  slots?: SqlSlots;
 }
 
 interface ChildReply {
@@ -104,7 +115,12 @@ interface ChildReply {
 interface Pending {
   id: number;
   message: Record<string, unknown>;
-  timeoutMs: number;
+  /** The call's whole limit (waiting for a slot included): what a timeout reports. */
+  limitMs: number;
+  /** What is left of it for running, once the call has a child. */
+  runMs: number;
+  /** Waiting for a slot (a new child) when set. */
+  slotRequest?: SlotRequest;
   resolve(reply: ChildReply): void;
   reject(error: unknown): void;
   timer?: NodeJS.Timeout;
@@ -117,6 +133,8 @@ interface Child {
   exited: Promise<void>;
   stderr: string;
   gone: boolean;
+  /** Since when it has had nothing to run (performance.now()); undefined while it runs a call. */
+  idleSince?: number;
 }
 
 /** One agent's SQL child. */
@@ -131,6 +149,7 @@ export class SqlSandbox {
   private readonly maxRows: number;
   private readonly maxBytes: number;
   private readonly childUrl: URL;
+  private readonly slots: SqlSlots;
 
   constructor(
     private readonly filePath: string,
@@ -140,6 +159,7 @@ export class SqlSandbox {
     this.maxRows = options.maxRows ?? SQL_MAX_ROWS;
     this.maxBytes = options.maxBytes ?? SQL_MAX_RESULT_BYTES;
     this.childUrl = options.childUrl ?? new URL('./sql-child.mjs', import.meta.url);
+    this.slots = options.slots ?? daemonSqlSlots;
   }
 
   /** The pid of the running child, if any (tests). */
@@ -175,7 +195,7 @@ export class SqlSandbox {
       hints: call.hints !== false,
     };
     return new Promise<ChildReply>((resolve, reject) => {
-      const entry: Pending = { id, message, timeoutMs, resolve, reject, signal: call.signal };
+      const entry: Pending = { id, message, limitMs: timeoutMs, runMs: timeoutMs, resolve, reject, signal: call.signal };
       if (call.signal) {
         entry.onAbort = () => void this.abort(entry);
         call.signal.addEventListener('abort', entry.onAbort, { once: true });
@@ -189,14 +209,50 @@ export class SqlSandbox {
     if (this.current || this.closed) return;
     const entry = this.queue.shift();
     if (!entry) {
+      if (this.child) this.child.idleSince ??= performance.now();
       this.armIdle();
       return;
     }
     clearTimeout(this.idleTimer);
     this.idleTimer = undefined;
     this.current = entry;
+    if (this.child && !this.child.gone) {
+      this.send(entry, this.child);
+      return;
+    }
+    // A new child needs one of the daemon's SQL process slots. The wait counts against the call's own
+    // limit: past it the call fails with the usual timeout and no child is started for it.
+    const waitStarted = performance.now();
+    const request = this.slots.request();
+    entry.slotRequest = request;
+    entry.timer = setTimeout(() => void this.overran(entry, 'run'), entry.limitMs);
+    void request.granted.then((slot) => {
+      if (this.current !== entry || entry.slotRequest !== request) {
+        slot.release();
+        return;
+      }
+      entry.slotRequest = undefined;
+      clearTimeout(entry.timer);
+      entry.runMs = Math.max(1, Math.floor(entry.limitMs - (performance.now() - waitStarted)));
+      entry.message.timeoutMs = entry.runMs;
+      let child: Child;
+      try {
+        child = this.spawn(slot);
+      } catch (error) {
+        slot.release();
+        this.finish(entry);
+        entry.reject(sqlSandboxStartFailed(error));
+        this.pump();
+        return;
+      }
+      this.send(entry, child);
+    });
+  }
+
+  private send(entry: Pending, child: Child): void {
+    child.idleSince = undefined;
     try {
-      this.ensureChild().process.send(entry.message);
+      child.process.send(entry.message);
     } catch (error) {
       this.finish(entry);
       entry.reject(sqlSandboxStartFailed(error));
@@ -205,11 +261,17 @@ export class SqlSandbox {
     }
     // Until the child says it started the call (a fresh child first loads libsql and opens the file).
     // (The call's timers are not unref'd: a call in flight keeps the process alive, the idle child does not.)
-    entry.timer = setTimeout(() => void this.overran(entry, 'start'), START_GRACE_MS + entry.timeoutMs);
+    entry.timer = setTimeout(() => void this.overran(entry, 'start'), START_GRACE_MS + entry.runMs);
   }
 
-  private ensureChild(): Child {
-    if (this.child && !this.child.gone) return this.child;
+  /** After a call: while other calls wait for a slot, this child gives its slot back (they go first). */
+  private next(): void {
+    if (this.child && this.slots.contended) void this.retire();
+    this.pump();
+  }
+
+  /** Forks the agent's child in the slot it was granted; the slot returns when the process has exited. */
+  private spawn(slot: SqlSlot): Child {
     const proc = fork(fileURLToPath(this.childUrl), [this.filePath], {
       // No tsx loader, no inherited flags, no environment: the child needs only libsql. `--expose-gc`
       // lets it finalize statements before DROP (see sql-child.mjs).
@@ -219,15 +281,27 @@ export class SqlSandbox {
       serialization: 'json',
     });
     const child: Child = { process: proc, stderr: '', gone: false, exited: Promise.resolve() };
-    child.exited = new Promise<void>((resolve) => {
-      proc.once('exit', (code, signal) => {
-        child.gone = true;
-        resolve();
-        this.childExited(child, code, signal);
-      });
+    slot.occupy({
+      state: () => (this.child !== child || child.gone ? 'leaving' : child.idleSince ?? 'busy'),
+      evict: () => {
+        if (this.child === child && !this.current) void this.retire();
+      },
     });
+    let ended!: () => void;
+    child.exited = new Promise<void>((resolve) => {
+      ended = resolve;
+    });
+    const gone = (code: number | null, signal: NodeJS.Signals | null) => {
+      if (child.gone) return;
+      child.gone = true;
+      slot.release();
+      ended();
+      this.childExited(child, code, signal);
+    };
+    proc.once('exit', gone);
     proc.on('error', () => {
-      // 'exit' follows (or the send fails); nothing to do here but not crash the daemon.
+      // A process that never started (no pid) sends no 'exit'; otherwise 'exit' follows (or the send fails).
+      if (proc.pid === undefined) gone(null, null);
     });
     proc.stderr?.on('data', (chunk: Buffer) => {
       child.stderr = (child.stderr + chunk.toString('utf8')).slice(-STDERR_KEEP);
@@ -247,23 +321,23 @@ export class SqlSandbox {
     if (!entry || reply.id !== entry.id) return;
     if (reply.started) {
       clearTimeout(entry.timer);
-      entry.timer = setTimeout(() => void this.overran(entry, 'run'), entry.timeoutMs);
+      entry.timer = setTimeout(() => void this.overran(entry, 'run'), entry.runMs);
       return;
     }
     this.finish(entry);
     if (reply.ok) entry.resolve(reply);
     else entry.reject(sqlFailed(reply.code, reply.message));
-    this.pump();
+    this.next();
   }
 
-  /** The running call passed its limit: its child is killed (the only way to stop a statement). */
+  /** The current call passed its limit (running, or still waiting for a slot): its child, if any, is killed (the only way to stop a statement). */
   private async overran(entry: Pending, phase: 'start' | 'run'): Promise<void> {
     if (this.current !== entry) return;
     this.finish(entry);
     await this.discardChild();
     entry.reject(
       phase === 'run'
-        ? sqlTimedOut(entry.timeoutMs)
+        ? sqlTimedOut(entry.limitMs)
         : sqlSandboxSlowStart(),
     );
     this.pump();
@@ -300,6 +374,8 @@ export class SqlSandbox {
   private finish(entry: Pending): void {
     clearTimeout(entry.timer);
     entry.timer = undefined;
+    entry.slotRequest?.cancel();
+    entry.slotRequest = undefined;
     if (entry.onAbort) entry.signal?.removeEventListener('abort', entry.onAbort);
     if (this.current === entry) this.current = undefined;
   }
