@@ -1,7 +1,7 @@
 import t from 'tap';
 import { bootDaemon } from './helpers/daemon.js';
-import { rawRequest } from './helpers/raw-http.js';
 import { hostAllowed, isLoopbackAddress, parseHostHeader } from '../kernel/http/host-check.js';
+import { rawLine, rawRequest } from './helpers/raw-http.js';
 
 t.test('host parsing is by address, not by prefix', async (t) => {
   t.equal(isLoopbackAddress('127.0.0.1'), true);
@@ -15,7 +15,20 @@ t.test('host parsing is by address, not by prefix', async (t) => {
   t.equal(parseHostHeader('host:99999'), null);
   const policy = { boundPort: () => 4000, allowedHosts: ['agt.lan', 'box.lan:5000'] };
   t.equal(hostAllowed('127.evil.example:4000', policy), false);
-  t.equal(hostAllowed('localhost:1234', policy), true);
+  t.equal(hostAllowed('localhost:1234', policy), true, 'loopback names on any port');
+  t.equal(hostAllowed('127.0.0.1:1', policy), false, 'a loopback IP literal only on the bound port');
+  t.equal(hostAllowed('[::1]:1', policy), false);
+  t.equal(hostAllowed('127.0.0.1:4000', policy), true);
+  t.equal(hostAllowed('[::1]:4000', policy), true);
+  t.equal(hostAllowed('127.0.0.1', policy), false, 'no port means 80');
+  for (const unspecified of ['0.0.0.0:4000', '0.0.0.0', '0.1.2.3:4000', '[::]:4000', '[::ffff:0.0.0.0]:4000', '[0:0:0:0:0:0:0:0]:4000']) {
+    t.equal(hostAllowed(unspecified, policy), false, `${unspecified} never names a server`);
+  }
+  t.equal(hostAllowed('0.0.0.0:4000', { ...policy, allowedHosts: ['0.0.0.0'] }), false, 'not even when listed');
+  const bound = { ...policy, boundAddresses: () => ['127.0.0.1', '192.168.1.5'] };
+  t.equal(hostAllowed('192.168.1.5:4000', bound), true, 'with boundAddresses, those addresses');
+  t.equal(hostAllowed('10.1.2.3:4000', bound), false, 'and no other');
+  t.equal(hostAllowed('127.0.0.1:4001', bound), false);
   t.equal(hostAllowed('10.1.2.3:4000', policy), true);
   t.equal(hostAllowed('10.1.2.3:4001', policy), false);
   t.equal(hostAllowed('agt.lan:9999', policy), true);
@@ -33,6 +46,12 @@ t.test('request guard over real HTTP', async (t) => {
     [`evil.example:${port}`, 403, 'host_not_allowed'],
     [`localhost:${port}`, 200, undefined],
     ['localhost:1', 200, undefined],
+    ['127.0.0.1:1', 403, 'host_not_allowed'],
+    ['[::1]:1', 403, 'host_not_allowed'],
+    [`0.0.0.0:${port}`, 403, 'host_not_allowed'],
+    ['0.0.0.0', 403, 'host_not_allowed'],
+    [`[::]:${port}`, 403, 'host_not_allowed'],
+    [`127.0.0.1.evil.example:${port}`, 403, 'host_not_allowed'],
     [`127.0.0.1:${port}`, 200, undefined],
     [`[::1]:${port}`, 200, undefined],
     [`192.168.7.7:${port}`, 200, undefined],
@@ -81,6 +100,30 @@ t.test('request guard over real HTTP', async (t) => {
   for (const res of [preflight, plain, same]) {
     t.notOk(Object.keys(res.headers).some((h) => h.startsWith('access-control-')), 'no CORS header');
   }
+});
+
+t.test('the authority of an absolute-form request line must name the daemon too', async (t) => {
+  const d = await bootDaemon(t);
+  const port = d.daemon.port;
+  const cases: Array<[string, number]> = [
+    [`http://evil.example/health`, 403],
+    [`http://evil.example:${port}/health`, 403],
+    [`http://127.0.0.1.evil.example:${port}/health`, 403],
+    [`http://0.0.0.0:${port}/health`, 403],
+    [`http://127.0.0.1:1/health`, 403],
+    [`https://127.0.0.1:${port}/health`, 403],
+    [`ftp://127.0.0.1:${port}/health`, 403],
+    [`http://user@127.0.0.1:${port}/health`, 403],
+    [`http://127.0.0.1:${port}/health`, 200],
+    [`HTTP://LOCALHOST:${port}/health`, 200],
+  ];
+  for (const [target, status] of cases) {
+    const answer = await rawLine(d.url, `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`);
+    t.equal(answer.status, status, target);
+    if (status === 403) t.equal(answer.body.code, 'host_not_allowed', target);
+  }
+  const origin = await rawLine(d.url, `GET http://localhost:${port}/health HTTP/1.1\r\nHost: localhost:${port}\r\nOrigin: http://127.0.0.1:${port}\r\nConnection: close\r\n\r\n`);
+  t.equal(origin.body.code, 'cross_origin', 'Origin is compared with the authority the request named');
 });
 
 t.test('loopback-only routes refuse proxied requests', async (t) => {

@@ -11,7 +11,7 @@ import t from 'tap';
 import { findConfigSecret } from '../kernel/agents/config-secrets.js';
 import { findKeyMaterial, SettingsStore } from '../kernel/settings.js';
 import { jsonDepthProblem, MAX_JSON_DEPTH } from '../contracts/validate.js';
-import { CLIENT_ADDRESS_HEADERS } from '../kernel/http/guards.js';
+import { CLIENT_ADDRESS_HEADERS, isClientAddressHeader } from '../kernel/http/guards.js';
 import { createAgentFile } from './helpers/agent-file.js';
 import { bootDaemon, tempDir } from './helpers/daemon.js';
 import { rawRequest } from './helpers/raw-http.js';
@@ -23,6 +23,12 @@ import { runtimeHarness } from './fixtures/runtime/harness.js';
 const show = (text: string) => JSON.stringify(text).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 const deepText = (levels: number, leaf = '1') => '{"a":'.repeat(levels) + leaf + '}'.repeat(levels);
 const deepValue = (levels: number): unknown => JSON.parse(deepText(levels));
+/** The six client-address headers issue 22 names, and fourteen more of the family seen at proxies, CDNs and platforms. */
+const ISSUE_22_HEADERS = [
+  'Fly-Client-IP', 'X-Real-Client-IP', 'Akamai-Client-IP', 'CloudFront-Viewer-Address', 'X-Vercel-Forwarded-For', 'X-Original-Remote-Addr',
+  'X-Vercel-Proxied-For', 'X-AppEngine-Remote-Addr', 'WL-Proxy-Client-IP', 'Proxy-Client-IP', 'HTTP-Client-IP', 'X-Wap-Network-Client-IP',
+  'Cdn-Src-Ip', 'Ali-Cdn-Real-Ip', 'X-Client-Address', 'X-Source-IP', 'X-Remote-Host', 'X-BlueCoat-Via', 'X-Edge-Client-IPv6', 'Fly-Forwarded-Port',
+];
 
 t.test('loopback-only routes refuse every proxy and client-address header', async (t) => {
   const d = await bootDaemon(t);
@@ -34,6 +40,8 @@ t.test('loopback-only routes refuse every proxy and client-address header', asyn
     'X-Forwarded-For', 'X-Forwarded-Host', 'X-Forwarded-Proto', 'X-Forwarded-Port', 'X-Forwarded-Server',
     'X-Forwarded-Prefix', 'X-Forwarded-Ssl', 'X-Forwarded-Anything', 'X-Forwarded', 'X-Client-IP', 'True-Client-IP',
     'CF-Connecting-IP', 'Fastly-Client-IP', 'X-Cluster-Client-IP', 'X-Original-Forwarded-For', 'X-Real-IP', 'Forwarded', 'Via',
+    // Issue 22: twenty more of the family, none of them listed anywhere (the rule catches them).
+    ...ISSUE_22_HEADERS,
   ];
   for (const name of names) {
     const res = await rawRequest(d.url, { method: 'POST', path: '/identity/confirm-backup', headers: { ...auth, [name]: '127.0.0.1' } });
@@ -41,6 +49,20 @@ t.test('loopback-only routes refuse every proxy and client-address header', asyn
     t.equal(res.body.code, 'loopback_only', name);
   }
   t.equal((await rawRequest(d.url, { path: '/identity', headers: { ...auth, 'X-Forwarded-Port': '80' } })).status, 200, 'other routes do not care');
+  const ordinary = {
+    ...auth, 'user-agent': 'agt-cli', accept: 'application/json', 'accept-language': 'en', 'cache-control': 'no-cache', 'x-request-id': '1',
+    traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', 'idempotency-key': 'k', 'sec-fetch-mode': 'cors', 'x-agt-client': 'cli',
+  };
+  t.equal((await rawRequest(d.url, { method: 'POST', path: '/identity/confirm-backup', headers: ordinary })).status, 409, 'ordinary headers keep a request local');
+});
+
+t.test('the client-address family is a rule on the name', async (t) => {
+  for (const name of [...ISSUE_22_HEADERS, ...CLIENT_ADDRESS_HEADERS, 'x_forwarded_for', 'X-FORWARDED-FOR', 'x-real-ip-chain']) {
+    t.equal(isClientAddressHeader(name), true, name);
+  }
+  for (const name of ['host', 'user-agent', 'accept', 'authorization', 'content-type', 'origin', 'referer', 'sec-fetch-site', 'sec-ch-ua-platform', 'x-agt-local-proof', 'idempotency-key', 'last-event-id', 'cookie', 'traceparent', 'x-request-id', 'if-none-match']) {
+    t.equal(isClientAddressHeader(name), false, name);
+  }
 });
 
 t.test('Sec-Fetch-Site and Origin are compared case-insensitively', async (t) => {

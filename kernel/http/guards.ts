@@ -5,7 +5,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { badBearerToken, crossOrigin, hostNotAllowed, loopbackOnly } from './errors.js';
-import { hostAllowed, isLoopbackAddress, originIsSameOrigin, type HostPolicy } from './host-check.js';
+import { absoluteFormAuthority, hostAllowed, isLoopbackAddress, originIsSameOrigin, type HostPolicy } from './host-check.js';
 import { installInputChecks } from './input-checks.js';
 
 declare module 'fastify' {
@@ -18,41 +18,60 @@ declare module 'fastify' {
 }
 
 /**
- * Headers a proxy (or anyone pretending to be one) adds to name the original client. A request carrying
- * any of them, or any `X-Forwarded-*` header, is never "local" (loopback-only routes answer 403).
+ * Examples of the client-address family (below): headers a proxy, CDN or platform adds to name the
+ * original client. Kept as a list for the docs and the tests; the guard itself applies the rule.
  */
 export const CLIENT_ADDRESS_HEADERS = [
-  'forwarded',
-  'forwarded-for',
-  'via',
-  'x-real-ip',
-  'x-client-ip',
-  'client-ip',
-  'true-client-ip',
-  'cf-connecting-ip',
-  'cf-connecting-ipv6',
-  'cf-pseudo-ipv4',
-  'fastly-client-ip',
-  'x-cluster-client-ip',
-  'x-original-forwarded-for',
-  'x-originating-ip',
-  'x-remote-ip',
-  'x-remote-addr',
-  'x-proxyuser-ip',
-  'x-envoy-external-address',
-  'x-azure-clientip',
-  'x-azure-socketip',
-  'x-appengine-user-ip',
-  'x-original-host',
-  'x-host',
+  'forwarded', 'forwarded-for', 'via', 'x-real-ip', 'x-client-ip', 'client-ip', 'true-client-ip', 'cf-connecting-ip',
+  'cf-connecting-ipv6', 'cf-pseudo-ipv4', 'fastly-client-ip', 'x-cluster-client-ip', 'x-original-forwarded-for',
+  'x-originating-ip', 'x-remote-ip', 'x-remote-addr', 'x-proxyuser-ip', 'x-envoy-external-address', 'x-azure-clientip',
+  'x-azure-socketip', 'x-appengine-user-ip', 'x-original-host', 'x-host',
 ];
-const CLIENT_ADDRESS_HEADER_SET = new Set(CLIENT_ADDRESS_HEADERS);
 
-/** Does the request carry a proxy / client-address header (any `X-Forwarded*` included)? */
+/** Tokens that end a client-address header's name: the address itself (`…-IP`, `…-Addr`, `…-Address`), or whom it is for. */
+const ADDRESS_TOKEN = /(?:ip|ips|ipv4|ipv6|addr|addrs|address|addresses)$/;
+const TARGET_TOKENS = new Set(['for', 'host', 'hosts', 'via']);
+/** Tokens that say the header speaks for the client (then an address or host token anywhere makes it one). */
+const ROLE_TOKENS = new Set(['client', 'real', 'true', 'original', 'originating', 'remote', 'connecting', 'viewer', 'peer', 'source', 'src', 'user', 'proxyuser', 'external', 'forwarded', 'proxied']);
+
+/**
+ * The client-address family, by the shape of the name rather than a list: split the lowercase name on
+ * `-`, `_` and `.`; it is one when
+ * 1. it is `Forwarded` or `Via`, or a token starts with `forwarded` (every `X-Forwarded-*`, `X-Vercel-Forwarded-For`, ...);
+ * 2. its last token ends in `ip`, `ips`, `ipv4`, `ipv6`, `addr(s)` or `address(es)` (`Fly-Client-IP`,
+ *    `X-Azure-ClientIP`, `CloudFront-Viewer-Address`, `X-Original-Remote-Addr`, `CF-Pseudo-IPv4`, ...);
+ * 3. its last token is `for`, `host(s)` or `via` (`X-Host`, `X-Original-Host`, `X-Vercel-Proxied-For`,
+ *    `X-BlueCoat-Via`), `Host` itself excepted;
+ * 4. a token names the client's role (`client`, `real`, `true`, `original`, `originating`, `remote`,
+ *    `connecting`, `viewer`, `peer`, `source`, `src`, `user`, `proxyuser`, `external`, `proxied`) and
+ *    another is an address or target token as above (`X-Real-IP-Chain`, `X-Client-IP-Hash`).
+ * It catches more than any proxy sends (an `X-Zip` header too): on the few routes that use it, a
+ * refusal costs nothing, a miss would let a proxied caller pass as local.
+ */
+export function isClientAddressHeader(name: string): boolean {
+  const lower = name.toLowerCase();
+  if (lower === 'host') return false;
+  const tokens = lower.split(/[-_.]+/).filter((token) => token !== '');
+  if (tokens.length === 0) return false;
+  if (lower === 'forwarded' || lower === 'via' || tokens.some((token) => token.startsWith('forwarded'))) return true;
+  const last = tokens[tokens.length - 1]!;
+  if (ADDRESS_TOKEN.test(last) || TARGET_TOKENS.has(last)) return true;
+  return tokens.some((token) => ROLE_TOKENS.has(token)) && tokens.some((token) => ADDRESS_TOKEN.test(token) || TARGET_TOKENS.has(token));
+}
+
+// Requests carry the same few header names over and over: the answer per name is kept (bounded).
+const familyAnswers = new Map<string, boolean>();
+
+/** Does the request carry a header of the client-address family ({@link isClientAddressHeader})? */
 export function hasProxyHeader(headers: Record<string, unknown>): boolean {
   for (const name of Object.keys(headers)) {
-    const lower = name.toLowerCase();
-    if (lower.startsWith('x-forwarded') || CLIENT_ADDRESS_HEADER_SET.has(lower)) return true;
+    let answer = familyAnswers.get(name);
+    if (answer === undefined) {
+      answer = isClientAddressHeader(name);
+      if (familyAnswers.size >= 1024) familyAnswers.clear();
+      familyAnswers.set(name, answer);
+    }
+    if (answer) return true;
   }
   return false;
 }
@@ -113,19 +132,54 @@ export function isLocalRequest(request: FastifyRequest, options: Pick<GuardOptio
   return typeof proof === 'string' && secretEquals(proof.trim(), options.localProof);
 }
 
+/** What every HTTP server of the daemon checks first: whom the request names, and from which site it comes. */
+export interface SiteGuardOptions extends HostPolicy {
+  /**
+   * Let a browser's cross-site top-level navigation through (a link to a page: `GET`/`HEAD`,
+   * `Sec-Fetch-Mode: navigate`, `Sec-Fetch-Dest: document`, no foreign Origin). For servers of web
+   * pages; the main API never allows it.
+   */
+  crossSiteNavigation?: boolean;
+}
+
+const headerText = (value: string | string[] | undefined) => (Array.isArray(value) ? value.join(',') : value)?.trim().toLowerCase();
+
+/** A plain link followed from another site: a page load, never a script's fetch or a form post. */
+function isTopLevelNavigation(request: FastifyRequest): boolean {
+  return (
+    (request.method === 'GET' || request.method === 'HEAD') &&
+    headerText(request.headers['sec-fetch-mode']) === 'navigate' &&
+    headerText(request.headers['sec-fetch-dest']) === 'document' &&
+    request.headers.origin === undefined
+  );
+}
+
+/**
+ * The Host and Origin part of the guard (DNS rebinding, CSRF), shared by the main API and every server
+ * an extension opens (`server-guards.ts`): the Host header, and the authority of an
+ * absolute-form request line, must name this server; a foreign `Origin` or a cross-site
+ * `Sec-Fetch-Site` is refused (Origin compared with the authority the request named).
+ */
+export function checkSite(request: FastifyRequest, options: SiteGuardOptions): void {
+  const host = request.headers.host;
+  const authority = absoluteFormAuthority(request.raw.url, request.raw.method);
+  if (!hostAllowed(host, options) || authority === false || (authority !== null && !hostAllowed(authority, options))) {
+    throw hostNotAllowed();
+  }
+  const named = authority ?? host;
+  const origin = request.headers.origin;
+  if (origin !== undefined && !originIsSameOrigin(origin, named)) throw crossOrigin();
+  if (crossSiteFetch(request.headers['sec-fetch-site']) && !(options.crossSiteNavigation === true && isTopLevelNavigation(request))) {
+    throw crossOrigin();
+  }
+}
+
 /**
  * The guard itself: throws the first refusal. `route` is undefined when the router never matched (a
  * malformed URL), which is then treated as an authenticated, non-local route.
  */
 export function checkRequest(request: FastifyRequest, options: GuardOptions, route = request.routeOptions?.config): void {
-  const host = request.headers.host;
-  if (!hostAllowed(host, options)) {
-    throw hostNotAllowed();
-  }
-  const origin = request.headers.origin;
-  if ((origin !== undefined && !originIsSameOrigin(origin, host)) || crossSiteFetch(request.headers['sec-fetch-site'])) {
-    throw crossOrigin();
-  }
+  checkSite(request, options);
   if (!route?.public) {
     const header = request.headers.authorization ?? '';
     const match = /^Bearer\s+(.+)$/i.exec(header);

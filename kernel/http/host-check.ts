@@ -62,34 +62,70 @@ function loopbackAddress(address: string): boolean {
 
 const isLoopbackName = (host: string) => host === 'localhost' || host.endsWith('.localhost');
 
+/** 0.0.0.0/8 and `::`: "this host" addresses a browser sends to loopback, never a name for a server. */
+export function isUnspecifiedAddress(host: string): boolean {
+  let value = host.toLowerCase();
+  if (value.startsWith('::ffff:') && isIP(value.slice(7)) === 4) value = value.slice(7);
+  if (isIP(value) === 4) return value.split('.')[0] === '0';
+  if (isIP(value) === 6) return /^[0:]+$/.test(value);
+  return false;
+}
+
 export interface HostPolicy {
+  /** The port the server is bound to, read per request (0 before it listens). */
   boundPort: () => number;
-  allowedHosts: string[];
+  /** Names (`name` or `name:port`, also IP literals) that name this server; an entry without a port allows any port. */
+  allowedHosts: readonly string[];
+  /**
+   * When given, the only IP literals accepted (on the bound port): the server's own addresses. Without
+   * it (the main API), any IP literal on the bound port names the server: a rebinding attack needs a name.
+   */
+  boundAddresses?: () => readonly string[];
 }
 
 let lastHost: { value: string; policy: HostPolicy; port: number; allowed: boolean } | undefined;
 
-/** Does this Host header name this daemon? */
+/**
+ * Does this Host header (or the authority of an absolute-form request line) name this server?
+ * Loopback names (`localhost`, `*.localhost`) on any port; IP literals only on the bound port (and,
+ * with `boundAddresses`, only those addresses); `0.0.0.0` and `::` never; other names only from
+ * `allowedHosts`.
+ */
 export function hostAllowed(value: string | undefined, policy: HostPolicy): boolean {
   if (value === undefined) return false;
   const port = policy.boundPort();
-  if (lastHost !== undefined && lastHost.value === value && lastHost.policy === policy && lastHost.port === port) return lastHost.allowed;
-  const allowed = hostNamesDaemon(value, policy);
-  lastHost = { value, policy, port, allowed };
+  // Cached only for policies that do not depend on the machine's interfaces (the main API's hot path).
+  const cacheable = policy.boundAddresses === undefined;
+  if (cacheable && lastHost !== undefined && lastHost.value === value && lastHost.policy === policy && lastHost.port === port) return lastHost.allowed;
+  const allowed = hostNamesServer(value, policy, port);
+  if (cacheable) lastHost = { value, policy, port, allowed };
   return allowed;
 }
 
-function hostNamesDaemon(value: string, policy: HostPolicy): boolean {
+const sameAddress = (a: string, b: string) => {
+  const strip = (value: string) => (value.startsWith('::ffff:') && isIP(value.slice(7)) === 4 ? value.slice(7) : value);
+  return strip(a.toLowerCase()) === strip(b.toLowerCase());
+};
+
+function hostNamesServer(value: string, policy: HostPolicy, boundPort: number): boolean {
   const parsed = parseHostHeader(value);
   if (!parsed) return false;
   const { host, port } = parsed;
-  if (isLoopbackName(host) || isLoopbackAddress(host)) return true;
-  if (isIP(host) !== 0) return port === null ? policy.boundPort() === 80 : port === policy.boundPort();
-  return policy.allowedHosts.some((entry) => {
-    const allowed = parseHostHeader(entry);
-    if (!allowed || allowed.host !== host) return false;
-    return allowed.port === null || allowed.port === port;
-  });
+  if (isLoopbackName(host)) return true;
+  if (isIP(host) !== 0) {
+    if (isUnspecifiedAddress(host)) return false;
+    const listed = policy.allowedHosts.some((entry) => entryMatches(entry, host, port));
+    if (listed) return true;
+    if ((port ?? 80) !== boundPort) return false;
+    return policy.boundAddresses === undefined || policy.boundAddresses().some((address) => sameAddress(address, host));
+  }
+  return policy.allowedHosts.some((entry) => entryMatches(entry, host, port));
+}
+
+function entryMatches(entry: string, host: string, port: number | null): boolean {
+  const allowed = parseHostHeader(entry);
+  if (!allowed || allowed.host !== host) return false;
+  return allowed.port === null || allowed.port === port;
 }
 
 /** An Origin is same-origin when it is `http://` plus exactly the Host the request was sent to. */
@@ -106,4 +142,19 @@ export function originIsSameOrigin(origin: string, hostHeader: string | undefine
   const b = parseHostHeader(hostHeader);
   if (!a || !b) return false;
   return a.host === b.host && (a.port ?? 80) === (b.port ?? 80);
+}
+
+const ABSOLUTE_FORM = /^http:\/\/([^/?#]*)/i;
+
+/**
+ * The authority of a request line in absolute form (`GET http://host:port/path HTTP/1.1`), which HTTP
+ * says wins over the Host header and which fastify routes like `/path`: it must name this server too.
+ * `null` for the origin form (`/path`) and `OPTIONS *`; `false` for anything else (another scheme,
+ * `https://` sent in clear, a bare authority), which is refused.
+ */
+export function absoluteFormAuthority(target: string | undefined, method: string | undefined): string | null | false {
+  if (target === undefined || target.startsWith('/')) return null;
+  if (target === '*' && method === 'OPTIONS') return null;
+  const match = ABSOLUTE_FORM.exec(target);
+  return match ? match[1]! : false;
 }

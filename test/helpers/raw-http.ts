@@ -42,3 +42,35 @@ export function rawRequest(
     req.end();
   });
 }
+
+/**
+ * Sends `text` as it is on a fresh connection (request lines fetch and http.request will not write, such
+ * as the absolute form) and parses the answer once the server closes (send `Connection: close`).
+ */
+export async function rawLine(url: string, text: string): Promise<RawResponse & { raw: string }> {
+  const { connect } = await import('node:net');
+  const target = new URL(url);
+  const raw = await new Promise<string>((resolve, reject) => {
+    const socket = connect(Number(target.port), target.hostname, () => socket.write(text));
+    let received = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk) => (received += chunk));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(received));
+  });
+  const split = raw.indexOf('\r\n\r\n');
+  const head = split < 0 ? raw : raw.slice(0, split);
+  const bodyText = split < 0 ? '' : raw.slice(split + 4);
+  const headers: Record<string, string> = {};
+  for (const line of head.split('\r\n').slice(1)) {
+    const colon = line.indexOf(':');
+    if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  let body: unknown = bodyText;
+  try {
+    body = bodyText ? JSON.parse(bodyText) : undefined;
+  } catch {
+    // chunked or not JSON: keep the text
+  }
+  return { status: Number(/^HTTP\/1\.[01] (\d{3})/.exec(head)?.[1] ?? 0), headers, body, raw };
+}
