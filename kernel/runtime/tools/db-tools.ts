@@ -12,11 +12,13 @@
  *    opcodes (no virtual tables or table-valued functions, VACUUM, checkpoints, journal modes, ...), only
  *    SQLite's built-in scalar/aggregate/window/date/JSON/math functions (no readfile, writefile,
  *    load_extension, what ATTACH compiles to, ...), and every b-tree it opens in the main database and
- *    part of a `local_*` table or index (or `sqlite_sequence`); schema opcodes only in CREATE/DROP/ALTER;
+ *    part of a `local_*` table or index; schema opcodes only in CREATE/DROP/ALTER; SQLite's own tables
+ *    (sqlite_master/sqlite_schema, sqlite_sequence) only in SQLite's own DDL and AUTOINCREMENT code;
  * 3. for CREATE/DROP/ALTER, the effect: after it ran, `sqlite_master` differs only by `local_*` tables
  *    and indexes (no triggers, views or virtual tables, no renames out of or into `local_*`), the temp
  *    schema is empty; else the transaction is rolled back (`forbidden`).
- * A statement over `limits.sql_timeout_ms` (default 2 s) has its child killed (`timeout`). `db_query`
+ * A statement over `limits.sql_timeout_ms` (default 2 s) has its child killed (`timeout`); waiting for
+ * one of the daemon's SQL processes (`sqlMaxProcesses`) counts in that limit. `db_query`
  * returns at most 500 rows and 256 KB of JSON (`truncated: true` beyond). Parameters are bound, never
  * interpolated.
  */
