@@ -92,7 +92,7 @@ t.test('8 agents running SQL at once: at most N children exist, every call compl
 
 t.test('a queued call waits inside its own time limit: past it, the usual timeout and no child', async (t) => {
   const slots = new SqlSlots(() => 1);
-  const [busy, queued] = await agents(t, 2, slots);
+  const [busy, queued, unloaded, interrupted] = await agents(t, 4, slots);
   const stop = new AbortController();
   const runaway = busy!.query({ sql: RUNAWAY, timeoutMs: 60_000, signal: stop.signal }).then(
     () => 'finished',
@@ -105,6 +105,16 @@ t.test('a queued call waits inside its own time limit: past it, the usual timeou
   t.equal(queued!.pid, undefined, 'no child was started for it');
   t.equal(slots.waiting, 0, 'it left the queue');
   t.equal(slots.peak, 1);
+  // A waiting call leaves the queue when its agent unloads or its turn is interrupted.
+  const interrupt = new AbortController();
+  const closing = unloaded!.query({ sql: 'SELECT 1', timeoutMs: 60_000 });
+  const stopping = interrupted!.query({ sql: 'SELECT 1', timeoutMs: 60_000, signal: interrupt.signal });
+  t.equal(slots.waiting, 2);
+  await unloaded!.close();
+  interrupt.abort();
+  await t.rejects(closing, { code: 'unavailable', message: /unloading/ });
+  await t.rejects(stopping, { code: 'conflict', details: { aborted: true } });
+  t.equal(slots.waiting, 0, 'both left the queue');
   stop.abort();
   t.equal(await runaway, 'conflict', 'the runaway was stopped by its abort');
   t.same((await queued!.query({ sql: 'SELECT 1 AS one', timeoutMs: 10_000 })).rows, [{ one: 1 }], 'with the slot free the call runs');
