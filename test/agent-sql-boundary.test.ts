@@ -52,16 +52,19 @@ function integrity(path: string): string {
   }
 }
 
-/** A table's AUTOINCREMENT counter, read from the file by the test itself (agent SQL cannot). */
-function sequenceOf(path: string, table: string): number | undefined {
+/** Reads the file on a connection of the test's own (closed afterwards). */
+function readFile<T>(path: string, read: (db: Database.Database) => T): T {
   const db = new Database(path, { readonly: true });
   try {
-    const row = db.prepare('SELECT seq FROM sqlite_sequence WHERE name = ?').get(table) as { seq: number } | undefined;
-    return row?.seq;
+    return read(db);
   } finally {
     db.close();
   }
 }
+
+/** A table's AUTOINCREMENT counter, read from the file by the test itself (agent SQL cannot). */
+const sequenceOf = (path: string, table: string) =>
+  readFile(path, (db) => (db.prepare('SELECT seq FROM sqlite_sequence WHERE name = ?').get(table) as { seq: number } | undefined)?.seq);
 
 interface Box {
   path: string;
@@ -297,7 +300,7 @@ t.test('SQLite\'s own tables: no statement reads sqlite_master/sqlite_schema/sql
     db.exec("INSERT INTO agt_counter (v) VALUES ('a'), ('b'), ('c')");
   });
   const before = fingerprint(b.path);
-  const sequence = () => stable(new Database(b.path, { readonly: true }).prepare('SELECT name, seq FROM sqlite_sequence ORDER BY name').all());
+  const sequence = () => readFile(b.path, (db) => stable(db.prepare('SELECT name, seq FROM sqlite_sequence ORDER BY name').all()));
   const sequenceBefore = sequence();
   const schemaQueries = [
     'SELECT * FROM sqlite_master',
@@ -390,11 +393,15 @@ t.test('SQLite\'s own tables: no statement reads sqlite_master/sqlite_schema/sql
 });
 
 t.test('AUTOINCREMENT on local_* tables works without reaching sqlite_sequence (SQLite keeps the counter)', async (t) => {
-  // A file without sqlite_sequence yet: the first AUTOINCREMENT table creates it.
-  const b = await box(t);
-  await b.execute('DROP TABLE local_a');
-  t.equal(sequenceOf(b.path, 'local_a'), undefined);
+  // A fresh agent file has no sqlite_sequence (agt_* tables use no AUTOINCREMENT): the first such table creates it.
+  const path = await createAgentFile(tempDir(t, 'agt-sql-'), {});
+  const hasSequence = () => readFile(path, (db) => db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'sqlite_sequence'").get() as { n: number });
+  t.equal(hasSequence().n, 0, 'no sqlite_sequence yet');
+  const sandbox = new SqlSandbox(path);
+  t.teardown(() => sandbox.close());
+  const b = { path, execute: (sql: string) => sandbox.execute({ sql }), query: (sql: string) => sandbox.query({ sql }) };
   await b.execute('CREATE TABLE local_s (id INTEGER PRIMARY KEY AUTOINCREMENT, v TEXT UNIQUE, n INTEGER DEFAULT 0)');
+  t.equal(hasSequence().n, 1, 'SQLite created sqlite_sequence');
   await b.execute("INSERT INTO local_s (v) VALUES ('a'), ('b'), ('c')");
   await b.execute("DELETE FROM local_s WHERE v = 'c'");
   const again = await b.execute("INSERT INTO local_s (v) VALUES ('d')");
