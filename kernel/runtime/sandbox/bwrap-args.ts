@@ -4,7 +4,8 @@
  * - Namespaces: new pid, mount, IPC, network, UTS and (where the kernel has it) cgroup namespaces.
  *   bwrap's own process is pid 1 of the pid namespace; when the command's shell ends, pid 1 exits and the
  *   kernel kills every process left in the namespace, `setsid` and double-forked ones included.
- *   `--die-with-parent` does the same when the daemon (or the time limit, which kills bwrap) goes.
+ *   The time limit and an unload kill that pid 1 (bwrap reports it on {@link INFO_FD}), and the run ends
+ *   when the whole namespace is gone; `--die-with-parent` does the same if the daemon dies.
  * - File system, an allow-list: a new empty root holding read-only binds of the system folders only
  *   ({@link SYSTEM_ROOTS}: `/usr`, `/etc`, `/opt` and the `/bin`, `/lib`... links or folders), a minimal
  *   `/dev`, a fresh `/proc` of the new pid namespace (only the command's own processes), private tmpfs
@@ -24,6 +25,9 @@ import { prlimitArgs, type CommandLimits } from './command-limits.js';
 
 /** The host folders a command sees (read-only), when present. */
 export const SYSTEM_ROOTS = ['/usr', '/etc', '/opt', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'] as const;
+
+/** The descriptor bwrap reports the sandbox's pid 1 on (`{"child-pid": N}`), so a kill can aim at it. */
+export const INFO_FD = 3;
 
 /** Where the agent's work folder is inside the sandbox (the command's cwd and HOME). */
 export const SANDBOX_WORK = '/work';
@@ -84,7 +88,7 @@ export function sandboxArgv(plan: SandboxPlan): string[] {
   const argv = [plan.tools.bwrap];
   if (plan.mode === 'user') argv.push('--unshare-user', '--disable-userns');
   argv.push('--unshare-pid', '--unshare-ipc', '--unshare-net', '--unshare-uts', '--unshare-cgroup-try');
-  argv.push('--die-with-parent', '--new-session', '--hostname', 'agt-sandbox');
+  argv.push('--die-with-parent', '--new-session', '--hostname', 'agt-sandbox', '--info-fd', String(INFO_FD));
   for (const root of bound) {
     if (root.link !== undefined) argv.push('--symlink', root.link, root.path);
     else argv.push('--ro-bind', root.path, root.path);
@@ -97,6 +101,9 @@ export function sandboxArgv(plan: SandboxPlan): string[] {
     if (dirs.some((root) => within(absolute, root))) argv.push('--perms', '0700', '--tmpfs', absolute);
   }
   argv.push('--bind', plan.workFolder, SANDBOX_WORK, '--chdir', SANDBOX_WORK);
+  // The new root itself (a tmpfs owned by the daemon's user in a user namespace) is made read-only
+  // last; the mounts on it (tmpfs, work folder) keep their own mode.
+  argv.push('--remount-ro', '/');
   if (plan.mode === 'root') {
     if (plan.uid === undefined || !plan.tools.setpriv) throw new Error('a root sandbox needs the agent uid and setpriv');
     argv.push('--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID', '--');

@@ -23,7 +23,7 @@ import { chmod, chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cappedOutput, type CommandOutcome as CommandResult, type CommandRun } from '../../../contracts/commands.js';
 import { badCommandAgentId, commandsNeedSandbox } from '../errors.js';
-import { SANDBOX_WORK, sandboxArgv, type SandboxTools } from './bwrap-args.js';
+import { INFO_FD, SANDBOX_WORK, sandboxArgv, type SandboxTools } from './bwrap-args.js';
 import { DEFAULT_COMMAND_LIMITS, prlimitArgs, type CommandLimits } from './command-limits.js';
 import { SandboxUids } from './sandbox-uids.js';
 
@@ -194,30 +194,51 @@ export class HostCommandRunner {
     };
   }
 
-  /** Spawns `argv` in a process group of its own; the group is killed at the limit, on abort and at its end. */
+  /**
+   * Spawns `argv` in a process group of its own. At the limit or on abort: in a sandbox, its pid 1 is
+   * killed (bwrap reports it on INFO_FD) and the run ends once the kernel has killed and reaped every
+   * process of the namespace (bwrap exits, the pipes close); without one, the group is killed and the
+   * pipes are let go (a `setsid` child of an unsandboxed command may hold them).
+   */
   private spawn(argv: string[], env: NodeJS.ProcessEnv, cwd: string, stdin: string, timeoutMs: number, signal?: AbortSignal): Promise<Omit<CommandOutcome, 'boundary'>> {
+    const sandboxed = argv[0] === this.tools?.bwrap;
     return new Promise((resolve, reject) => {
-      const child = spawn(argv[0]!, argv.slice(1), { cwd, detached: true, stdio: ['pipe', 'pipe', 'pipe'], env });
+      const child = spawn(argv[0]!, argv.slice(1), { cwd, detached: true, stdio: sandboxed ? ['pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'], env });
       // Each stream cut at 512 KB (COMMAND_OUTPUT_CAP_BYTES, D15).
       const stdout = cappedOutput('\n[output truncated]');
       const stderr = cappedOutput('\n[output truncated]');
       let timedOut = false;
-      // Killing bwrap ends the sandbox (--die-with-parent kills its pid 1, and with it the namespace).
-      const killGroup = () => {
+      let exited = false;
+      let initPid: number | undefined;
+      let info = '';
+      child.stdio[INFO_FD]?.on('data', (chunk: Buffer) => {
+        info += chunk.toString('utf8');
+        const pid = /"child-pid":\s*(\d+)/.exec(info)?.[1];
+        if (pid !== undefined) initPid ??= Number(pid);
+      });
+      child.stdio[INFO_FD]?.on('error', () => {});
+      const kill = (pid: number) => {
         try {
-          if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+          process.kill(pid, 'SIGKILL');
         } catch {
           // Already gone.
         }
       };
-      // Ending the run also lets go of the pipes: an unsandboxed command's `setsid` child (outside the
-      // group) must not hold the run open until it ends. (In a sandbox it is dead already.)
+      const killGroup = () => child.pid !== undefined && kill(-child.pid);
       const end = () => {
-        killGroup();
         stdout.freeze();
         stderr.freeze();
-        child.stdout!.destroy();
-        child.stderr!.destroy();
+        if (!sandboxed) {
+          killGroup();
+          child.stdout!.destroy();
+          child.stderr!.destroy();
+          return;
+        }
+        // Once bwrap has exited the namespace is gone already (and its pid 1 may be reused).
+        if (exited) return;
+        if (initPid !== undefined) return kill(initPid);
+        // Not reported yet (bwrap still setting up): bwrap's group; its children follow (--die-with-parent).
+        killGroup();
       };
       const timer = setTimeout(() => {
         timedOut = true;
@@ -230,6 +251,9 @@ export class HostCommandRunner {
       child.stderr!.on('data', stderr.push);
       child.stdin!.on('error', () => {}); // a command that never reads stdin closes the pipe early
       child.stdin!.end(stdin);
+      child.once('exit', () => {
+        exited = true;
+      });
       child.once('error', (error) => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);

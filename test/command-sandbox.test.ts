@@ -1,0 +1,71 @@
+/**
+ * Agents' host commands run in a bubblewrap sandbox each (issue 22, item 3). The isolation cases are in
+ * fixtures/command-sandbox/scenarios.ts and run twice when this file runs as root: here (the root
+ * sandbox: an own uid per agent) and in a child as uid 65534 (the ordinary user's sandbox: bwrap's
+ * user namespace). Plus: where no sandbox can be made, commands are refused unless allowed; agent
+ * files are created 0600 and the data directory 0700.
+ */
+import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { AgentFile } from '../kernel/agents/agent-file.js';
+import { HostCommandRunner } from '../kernel/runtime/sandbox/command-runner.js';
+import { SettingsStore } from '../kernel/settings.js';
+import { agentConfig, createAgentFile } from './helpers/agent-file.js';
+import { ROOT, tempDir } from './helpers/daemon.js';
+import { sandboxScenarios } from './fixtures/command-sandbox/scenarios.js';
+
+const root = process.getuid?.() === 0;
+const bwrap = ['/usr/local/bin/bwrap', '/usr/bin/bwrap', '/bin/bwrap'].some((path) => existsSync(path));
+const noBwrap = bwrap ? false : 'bubblewrap (bwrap) is not installed (Debian: apt-get install bubblewrap)';
+
+// Probed in a folder of its own: a host that cannot make a sandbox skips the isolation cases, saying why.
+const probeDir = tempDir(t, 'agt-sandbox-probe-');
+const probe = bwrap ? await new HostCommandRunner({ dataDir: probeDir }).probe() : undefined;
+const noSandbox = noBwrap || (probe?.available ? false : `no sandbox can be made here: ${probe && !probe.available ? probe.reason : ''}`);
+
+t.test(root ? 'isolation as root' : 'isolation as an ordinary user', { skip: noSandbox }, async (t) => {
+  await sandboxScenarios(t, tempDir(t, 'agt-sandbox-'));
+});
+
+t.test('isolation as an ordinary user (uid 65534, from root)', { skip: noSandbox || (root ? false : 'the test runs as an ordinary user already') }, async (t) => {
+  // HOME and TMPDIR the child's user owns (its data dir and tsx's cache go there).
+  const home = mkdtempSync(join(tmpdir(), 'agt-sandbox-home-'));
+  chownSync(home, 65534, 65534);
+  chmodSync(home, 0o700);
+  t.teardown(() => rmSync(home, { recursive: true, force: true }));
+  const child = join(ROOT, 'test/fixtures/command-sandbox/as-user.ts');
+  const args = ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '--import=tsx', '--conditions=agt-source', child];
+  await t.spawn('setpriv', args, { cwd: ROOT, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TMPDIR: home } }, 'as uid 65534');
+});
+
+t.test('without a sandbox commands are refused unless the agent may run them unsandboxed', async (t) => {
+  const dataDir = tempDir(t, 'agt-sandbox-');
+  const runner = new HostCommandRunner({ dataDir, sandbox: false, limits: () => ({ processes: 64, memoryMb: 512, fileSizeMb: 1, cpuSeconds: 60, tmpMb: 64 }) });
+  const call = { agentId: 'agt-plain', command: 'cat; echo; pwd; head -c 3000000 /dev/zero > big; echo "exit $?"', stdin: '{"n":1}', trigger: 'test' };
+  await t.rejects(runner.run(call), { code: 'unavailable', message: /cannot make.*agentCeiling\.allowUnsandboxedCommands.*allow_unsandboxed_commands/ });
+  const out = await runner.run({ ...call, allowUnsandboxed: true });
+  t.equal(out.boundary, 'unsandboxed');
+  const [stdin, cwd, exit] = out.stdout.trim().split('\n');
+  t.equal(stdin + cwd, `{"n":1}${runner.workFolder('agt-plain')}`, "in the agent's work folder");
+  t.equal(exit, 'exit 153', 'the file size limit holds without a sandbox too');
+  t.equal(statSync(runner.workFolder('agt-plain')).mode & 0o777, 0o700);
+  t.same((await runner.runHost({ agentId: 'agt-plain', command: 'sleep 30', timeoutMs: 200 }, true)).exitCode, 124, 'host tier: 124 at the limit');
+  await t.rejects(runner.run({ ...call, agentId: '../x' }), { code: 'bad_request' }, 'an agent id never names another folder');
+});
+
+t.test('agent files are created 0600, the data directory 0700', async (t) => {
+  const dir = tempDir(t, 'agt-modes-');
+  const current = await createAgentFile(dir);
+  t.equal(statSync(current).mode & 0o777, 0o600, 'a new agent file');
+  const old = await createAgentFile(dir, {}, { version: 1, fileName: 'old.agt' });
+  t.equal(statSync(old).mode & 0o777, 0o600, 'a file at an older schema');
+  const file = AgentFile.create(join(dir, 'open.agt'), agentConfig());
+  t.teardown(() => file.close());
+  file.logs.write({ level: 'info', origin: 'kernel', event: 'x', message: 'y' });
+  t.equal(statSync(join(dir, 'open.agt-wal')).mode & 0o777, 0o600, 'its WAL');
+  const dataDir = join(dir, 'fresh', 'agt');
+  new SettingsStore(join(dataDir, 'settings.json'));
+  t.equal(statSync(dataDir).mode & 0o777, 0o700, 'a new data directory');
+});
