@@ -36,7 +36,8 @@ t.test('isolation as an ordinary user (uid 65534, from root)', { skip: noSandbox
   chmodSync(home, 0o700);
   t.teardown(() => rmSync(home, { recursive: true, force: true }));
   const child = join(ROOT, 'test/fixtures/command-sandbox/as-user.ts');
-  const args = ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '--import=tsx', '--conditions=agt-source', child];
+  // (`env -u NODE_OPTIONS`: tap's process-info hook, which the child could not write as that user)
+  const args = ['--reuid=65534', '--regid=65534', '--clear-groups', 'env', '-u', 'NODE_OPTIONS', process.execPath, '--import=tsx', '--conditions=agt-source', child];
   await t.spawn('setpriv', args, { cwd: ROOT, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TMPDIR: home } }, 'as uid 65534');
 });
 
