@@ -77,6 +77,14 @@ t.test('a file asking for more than the owner allows is capped; the review and t
   t.equal((await h.d.request('PATCH', '/settings', { agentCeilings: null })).status, 200);
 });
 
+t.test('the start answer lists the caps too', async (t) => {
+  const filePath = await createAgentFile(h.dir, { limits: { sql_timeout_ms: 30_000 } });
+  t.equal((await h.d.request('POST', '/agents/review/accept', { filePath })).status, 200);
+  const started = await h.d.request('POST', `/agents/${encodeURIComponent(filePath)}/start`);
+  t.equal(started.status, 200);
+  t.same([started.body.loaded, started.body.capped, started.body.refused], [true, [{ field: 'limits.sql_timeout_ms', asked: 30_000, applied: 400 }], []]);
+});
+
 t.test('owner writes keep the file\'s own asks; a change through the applied config does not write caps back', async (t) => {
   const id = await h.agent({ limits: { sql_timeout_ms: 60_000 } });
   t.equal((await h.d.request('PATCH', `/agents/${id}/config`, { description: 'edited' })).status, 200);

@@ -9,7 +9,7 @@
  */
 import { isAbsolute } from 'node:path';
 import { Type } from 'typebox';
-import { AgentStatus } from '../../contracts/agents-api.js';
+import { AgentStatus, CappedField, RefusedField } from '../../contracts/agents-api.js';
 import { AgtError } from '../../contracts/errors.js';
 import { AgentIdParams, errorResponses } from '../../contracts/http.js';
 import { startAgent } from '../agents/start-agent.js';
@@ -65,13 +65,20 @@ export const startAgentRoutes: KernelRoutes = async (app, { services }) => {
       description: 'Reviewed files only (403 `AGENT_REVIEW_REQUIRED`). `loaded` is true when this call loaded the file; `startupTriggered` when the start fired `on_startup` for a target. 409 `ambiguous_agent` with `candidates` when a name matches several agents.',
       params: AgentIdParams,
       response: {
-        200: Type.Object({ success: Type.Literal(true), loaded: Type.Boolean(), startupTriggered: Type.Boolean(), agent: Type.Optional(AgentStatus) }),
+        200: Type.Object({
+          success: Type.Literal(true),
+          loaded: Type.Boolean(),
+          startupTriggered: Type.Boolean(),
+          agent: Type.Optional(AgentStatus),
+          capped: Type.Array(CappedField, { description: "what the owner's ceiling narrows in the file's `security` and `limits` (as in the load answer)" }),
+          refused: Type.Array(RefusedField, { description: "parts of the config the owner's settings refuse (as in the load answer)" }),
+        }),
         ...errorResponses(404, 409, 422, 503),
       },
     },
   }, async (request) => {
     const { agent, loaded } = await findOrLoad(services, request.params.id);
     const startupTriggered = agent.started ? false : (await startAgent(services, agent)).startupTriggered;
-    return { success: true as const, loaded, startupTriggered, agent: statusOf(services, agent) };
+    return { success: true as const, loaded, startupTriggered, agent: statusOf(services, agent), capped: [...agent.capped], refused: services.registry.configProblems(agent) };
   });
 };
