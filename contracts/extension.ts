@@ -20,6 +20,7 @@ import type { ToolContributor } from './tools.js';
 import type { AgentLifecycleHooks, InboxSource } from './lifecycle.js';
 import type { AgentsService, InboxService, SettingsService } from './services.js';
 import type { AgentLauncher } from './agent-launcher.js';
+import type { ServerGuards } from './server-guards.js';
 import contractsPackage from './package.json' with { type: 'json' };
 
 /**
@@ -143,6 +144,13 @@ export interface ExtensionContext<Config = unknown> {
    * (D1). Not a log: say nothing secret, print rarely. Line breaks become spaces.
    */
   print(line: string): void;
+  /**
+   * For a server the extension opens itself (the mesh server, a webhook listener): `createServer` builds
+   * a fastify server carrying the main API's Host / Origin / Sec-Fetch-Site guard, header and request
+   * time limits, header size limit and JSON depth limit, by the same code (see `server-guards.ts`).
+   * Every server an extension listens on must be made here.
+   */
+  serverGuards: ServerGuards;
   /** The kernel's own extension points; everything contributed is withdrawn when the extension fails or stops. */
   contribute: ExtensionContributions;
   /**

@@ -12,6 +12,7 @@ export * from './agent-config.js';
 export * from './validate.js';
 export type { Logger } from './logger.js';
 export * from './http.js';
+export * from './server-guards.js';
 export * from './agents-api.js';
 export * from './agent-launcher.js';
 export * from './agent-file-changes.js';

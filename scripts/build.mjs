@@ -45,6 +45,8 @@ const CLI = 'cli/index.ts';
 /** The daemon command and the daemon module (the benchmark starts the latter in a process of its own). */
 const MAIN = 'kernel/main.ts';
 const DAEMON = 'kernel/daemon.ts';
+/** `ctx.serverGuards`, which `startTestExtension` (contracts/testing) imports from agt at run time. */
+const SERVER_GUARDS = 'kernel/http/server-guards.ts';
 export const OUT_DIR = 'dist';
 export const BUILD_INFO = '.agt-build.json';
 /**
@@ -158,6 +160,7 @@ export async function runBuild({ quiet = false } = {}) {
   const entryPoints = [...new Set([
     join(ROOT, MAIN),
     join(ROOT, DAEMON),
+    join(ROOT, SERVER_GUARDS),
     ...(existsSync(join(ROOT, CLI)) ? [join(ROOT, CLI)] : []),
     ...files.filter((file) => isTypeScript(file) && posix(relative(ROOT, file)).startsWith('contracts/')),
     ...extensionIndexes,

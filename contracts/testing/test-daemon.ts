@@ -49,11 +49,15 @@ interface DaemonModule {
 
 const ownUrl = import.meta.url;
 
-/** The daemon module of the agt package: the one this package is part of, else an installed `agt`. */
-function daemonModuleUrl(): string {
+/**
+ * A module of the agt package by its path without extension (`kernel/daemon`): the checkout this package
+ * is part of, else an installed `agt` (its build). Also used by `startTestExtension` for the kernel's
+ * `ctx.serverGuards`.
+ */
+export function agtModuleUrl(path: string): string {
   const fromSources = ownUrl.endsWith('.ts');
   // <agt>/contracts/testing/test-daemon.ts, or <agt>/dist/contracts/testing/test-daemon.js in the build.
-  const sibling = new URL(fromSources ? '../../kernel/daemon.ts' : '../../kernel/daemon.js', ownUrl);
+  const sibling = new URL(`../../${path}${fromSources ? '.ts' : '.js'}`, ownUrl);
   if (existsSync(fileURLToPath(sibling))) return sibling.href;
   for (const from of [process.cwd() + '/', fileURLToPath(ownUrl)]) {
     let manifest: string;
@@ -62,11 +66,14 @@ function daemonModuleUrl(): string {
     } catch {
       continue;
     }
-    const built = join(dirname(manifest), 'dist/kernel/daemon.js');
+    const built = join(dirname(manifest), `dist/${path}.js`);
     if (existsSync(built)) return pathToFileURL(built).href;
   }
   throw new Error('startTestDaemon needs the agt package: run it inside the agt checkout, or install agt beside @agt/contracts (npm install --save-dev agt)');
 }
+
+/** The daemon module of the agt package: the one this package is part of, else an installed `agt`. */
+const daemonModuleUrl = () => agtModuleUrl('kernel/daemon');
 
 /**
  * A manifest `module` the daemon can resolve from a temporary folder: a path made absolute (relative

@@ -25,6 +25,8 @@ import {
   type AgentLogRow, type Delivery, type LogLine, type PointOffer, type RecordedContributions, type TestAgent,
 } from './fake-kernel.js';
 import { guardScope, testApp } from './http-app.js';
+import { agtModuleUrl } from './test-daemon.js';
+import type { ServerGuards } from '../server-guards.js';
 import { httpClient, type TestRequest } from './http-client.js';
 
 export interface TestExtensionOptions {
@@ -156,6 +158,7 @@ export async function startTestExtension<Options extends TSchema>(
   }
   if (problem !== null) fail(problem);
 
+  const serverGuards = await kernelServerGuards();
   const app = testApp();
   let agentScope: ExtensionHttp | undefined;
   let context: ExtensionContext | undefined;
@@ -194,6 +197,7 @@ export async function startTestExtension<Options extends TSchema>(
       launcher: testLauncher(options.launcher ?? {}),
       env: testEnv(options.env ?? {}),
       print: (line) => void printed.push(String(line)),
+      serverGuards,
       contribute: recordContributions(contributions),
       provide: (point, implementation) => points.provide(point, implementation),
       use: ((point: ExtensionPoint<unknown>) => points.use(point)) as ExtensionContext['use'],
@@ -269,4 +273,22 @@ export async function startTestExtension<Options extends TSchema>(
     start,
     stop,
   };
+}
+
+/**
+ * `ctx.serverGuards` is the kernel's own (the code the daemon's API runs), imported from the agt package
+ * at run time like `startTestDaemon`'s daemon; without agt installed, `createServer` says so when called.
+ */
+async function kernelServerGuards(): Promise<ServerGuards> {
+  try {
+    return ((await import(agtModuleUrl('kernel/http/server-guards'))) as { serverGuards: ServerGuards }).serverGuards;
+  } catch (error) {
+    const why = (error as Error).message;
+    return {
+      createServer: () => {
+        throw new Error(`ctx.serverGuards needs the agt package (${why})`);
+      },
+      defaultLimits: { maxHeaderBytes: 16 * 1024, headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 5_000, idleSocketTimeoutMs: 180_000 },
+    };
+  }
 }

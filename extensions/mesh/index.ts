@@ -36,8 +36,23 @@ export default defineExtension({
     const peers = new PeerDirectory(ctx.settings, options.mdns, ctx.logger);
     let transport: MeshTransport | undefined;
     const learn = (did: string, replyTo: string | undefined) => transport?.learn(did, replyTo);
-    const server = new MeshServer(ctx, () =>
-      buildMeshApp({ agents: ctx.agents, inbox: ctx.inbox, limiter, addressLimiter, learn, maxBodyBytes: options.maxBodyBytes, apiTimeoutMs: options.apiTimeoutMs, version: VERSION }),
+    const server: MeshServer = new MeshServer(
+      ctx,
+      () =>
+        buildMeshApp({
+          agents: ctx.agents,
+          inbox: ctx.inbox,
+          limiter,
+          addressLimiter,
+          learn,
+          maxBodyBytes: options.maxBodyBytes,
+          apiTimeoutMs: options.apiTimeoutMs,
+          version: VERSION,
+          guards: ctx.serverGuards,
+          guardPolicy: { publicNames: () => server.publicNames(), limits: options.serverLimits },
+          baseUrl: () => server.baseUrl(),
+        }),
+      options.publicNames,
     );
     transport = new MeshTransport({
       agents: ctx.agents,
@@ -45,7 +60,7 @@ export default defineExtension({
       limiter,
       learn,
       options,
-      baseUrl: () => server.status().url,
+      baseUrl: () => (server.status().running ? server.baseUrl() : null),
       peers: () => peers.urls(),
       logger: ctx.logger,
     });

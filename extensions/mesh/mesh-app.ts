@@ -1,15 +1,18 @@
 /**
- * The mesh server's fastify app (D12): the one surface meant for other machines, so it has its own
- * guards instead of the daemon's bearer token: a body limit (413), request and header time limits,
- * requester scope from the socket address only, no CORS, and the spec's `{error, code}` answers.
+ * The mesh server's fastify app (D12): the one surface meant for other machines. It is built by
+ * `ctx.serverGuards` (the main API's Host / Origin / Sec-Fetch-Site guard, header size, header and
+ * request time limits, JSON depth limit, by the kernel's own code); instead of the daemon's bearer token
+ * it has a body limit (413), requester scope from the socket address only, no CORS, and the spec's
+ * `{error, code}` answers. Cards and health name the server by its own address, never the caller's Host.
  */
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { parseStrictJson } from '@agt/contracts/canonical-json';
 import { AgtError } from '@agt/contracts/errors';
 import { notFoundAnswer, sendErrorAnswer } from '@agt/contracts/error-answers';
 import type { AgentsService, InboxService } from '@agt/contracts/services';
+import type { ServerGuardPolicy, ServerGuards } from '@agt/contracts/server-guards';
 import { buildCard, endpointsOf } from './cards.js';
 import { findMeshAgent, meshAgents, type MeshAgent } from './directory.js';
 import { Envelope } from './envelope.js';
@@ -29,16 +32,15 @@ export interface MeshAppDeps {
   maxBodyBytes: number;
   apiTimeoutMs: number;
   version: string;
+  /** `ctx.serverGuards`: the server is made there. */
+  guards: ServerGuards;
+  /** Public names and limits of the guard (the server serves web pages: cross-site navigations pass). */
+  guardPolicy: Omit<ServerGuardPolicy, 'crossSiteNavigation'>;
+  /** The server's own base URL (a configured public name, else the bound address), for cards and health. */
+  baseUrl(): string;
 }
 
 const scopeOfRequest = (request: FastifyRequest): Scope => scopeOf(request.raw.socket.remoteAddress);
-
-/** The base URL the caller used (its Host header names this server as it reached it). */
-export function baseOf(request: FastifyRequest): string {
-  const host = request.headers.host;
-  const safe = typeof host === 'string' && /^[A-Za-z0-9.:[\]-]{1,300}$/.test(host) ? host : `${request.raw.socket.localAddress}:${request.raw.socket.localPort}`;
-  return `http://${safe}`;
-}
 
 function visibleAgent(deps: MeshAppDeps, request: FastifyRequest<{ Params: { handle: string } }>): MeshAgent {
   const agent = findMeshAgent(deps.agents, request.params.handle);
@@ -50,14 +52,9 @@ function visibleAgent(deps: MeshAppDeps, request: FastifyRequest<{ Params: { han
 const Handle = Type.Object({ handle: Type.String({ minLength: 1, maxLength: 200 }) });
 
 export function buildMeshApp(deps: MeshAppDeps): FastifyInstance {
-  const app = Fastify({
-    logger: false,
-    bodyLimit: deps.maxBodyBytes,
-    requestTimeout: 30_000,
-    connectionTimeout: 30_000,
-    keepAliveTimeout: 5_000,
-    routerOptions: { maxParamLength: 200 },
-  }).withTypeProvider<TypeBoxTypeProvider>();
+  const app = deps.guards
+    .createServer({ logger: false, bodyLimit: deps.maxBodyBytes, routerOptions: { maxParamLength: 200 } }, { ...deps.guardPolicy, crossSiteNavigation: true })
+    .withTypeProvider<TypeBoxTypeProvider>();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
   // JSON bodies (signed envelopes) are read strictly: a duplicate member name, `1e400` or nesting past
   // MAX_JSON_DEPTH is a 400 here, so a signature is checked over the one value every reader sees.
@@ -83,14 +80,14 @@ export function buildMeshApp(deps: MeshAppDeps): FastifyInstance {
       const visibility = visibilityOf(agent.view);
       return visibility !== 'off' && inScope(visibility, scope);
     });
-    return { agents: await Promise.all(visible.map((agent) => buildCard(deps.agents, agent, baseOf(request)))) };
+    return { agents: await Promise.all(visible.map((agent) => buildCard(deps.agents, agent, deps.baseUrl()))) };
   });
 
-  app.get('/agents/:handle/card', { schema: { params: Handle } }, async (request) => buildCard(deps.agents, visibleAgent(deps, request), baseOf(request)));
+  app.get('/agents/:handle/card', { schema: { params: Handle } }, async (request) => buildCard(deps.agents, visibleAgent(deps, request), deps.baseUrl()));
 
   app.get('/agents/:handle/health', { schema: { params: Handle } }, async (request) => {
     const agent = visibleAgent(deps, request);
-    return { status: 'ok', handle: agent.handle, did: agent.did ?? null, endpoints: endpointsOf(baseOf(request), agent.handle) };
+    return { status: 'ok', handle: agent.handle, did: agent.did ?? null, endpoints: endpointsOf(deps.baseUrl(), agent.handle) };
   });
 
   app.post('/agents/:handle/inbox', { schema: { params: Handle, body: Envelope } }, async (request, reply) => {

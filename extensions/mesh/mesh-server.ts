@@ -4,6 +4,8 @@
  * agent's visibility is `lan` or `public`, else 127.0.0.1. `reconcile()` (after a settings change, an
  * agent load, unload or config change) closes and re-listens only when the wanted address changed; calls
  * run one after another. Each listen prints `agt mesh listening on http://HOST:PORT`.
+ * Public names (manifest `publicNames`, `MESH_PUBLIC_NAMES`) are what the Host guard accepts besides the
+ * bound addresses, and the first one is the server's base URL on cards (else the bound address).
  */
 import type { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
@@ -12,6 +14,8 @@ import type { ExtensionContext } from '@agt/contracts/extension';
 import { visibilityOf } from './scope.js';
 
 export const DEFAULT_MESH_PORT = 7295;
+/** A Host-shaped name: `name`, `name:port`, `[v6]`, `[v6]:port`. */
+const PUBLIC_NAME = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:[0-9]{1,5})?$/;
 
 /** This machine's first non-internal IPv4 address (what other machines reach), if any. */
 export function lanAddress(): string | undefined {
@@ -47,7 +51,20 @@ export class MeshServer {
   constructor(
     private readonly ctx: Pick<ExtensionContext, 'settings' | 'agents' | 'env' | 'logger' | 'print'>,
     private readonly build: () => FastifyInstance,
+    private readonly configuredNames: readonly string[] = [],
   ) {}
+
+  /** The names the server is reached by from elsewhere: the manifest's, then `MESH_PUBLIC_NAMES` (comma-separated). */
+  publicNames(): string[] {
+    const fromEnv = (this.ctx.env.get('MESH_PUBLIC_NAMES') ?? '').split(',').map((name) => name.trim()).filter((name) => PUBLIC_NAME.test(name));
+    return [...new Set([...this.configuredNames, ...fromEnv])];
+  }
+
+  /** The server's own base URL, never the caller's Host: the first public name, else the bound address. */
+  baseUrl(): string {
+    const name = this.publicNames()[0];
+    return name !== undefined ? `http://${name.toLowerCase()}` : (this.status().url ?? '');
+  }
 
   wanted(): Wanted {
     const settings = this.ctx.settings.current();

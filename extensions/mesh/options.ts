@@ -22,6 +22,20 @@ export const MeshOptions = Type.Object(
     requestTimeoutMs: Type.Integer({ minimum: 100, maximum: 120_000, default: 10_000 }),
     /** Time limit of an agent website API route's lambda (capped by the agent's `limits.lambda_timeout_ms`). */
     apiTimeoutMs: Type.Integer({ minimum: 10, maximum: 60_000, default: 5_000 }),
+    /**
+     * Names other machines reach the mesh server by (a DNS name, a NAT's public address), `name` or
+     * `name:port`; the Host guard accepts them (with `MESH_PUBLIC_NAMES`, comma-separated) besides
+     * localhost, the bound addresses and the mDNS name, and the first one is the base of card URLs.
+     */
+    publicNames: Type.Array(Type.String({ pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+)(:[0-9]{1,5})?$', maxLength: 260 }), { maxItems: 32, default: [] }),
+    /** The mesh server's header and request time limits (default the main API's: 10 s and 60 s; 408 past them). */
+    serverLimits: Type.Object(
+      {
+        headersTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 60_000 })),
+        requestTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000 })),
+      },
+      { default: {}, additionalProperties: false },
+    ),
     /** mDNS: the interface multicast goes out on and the bind address (bonjour-service options); default the system's. */
     mdns: Type.Object(
       {

@@ -10,6 +10,7 @@ import type { ExtensionContext, ExtensionEnv, ExtensionHttp, ExtensionPoint } fr
 import type { Logger } from '../../contracts/logger.js';
 import type { SettingsService } from '../../contracts/services.js';
 import type { ExtensionHostDeps } from './host-deps.js';
+import { serverGuards } from '../http/server-guards.js';
 
 export interface BuiltContext {
   context: ExtensionContext;
@@ -78,6 +79,7 @@ export function buildContext(kernel: ExtensionHostDeps, input: ContextInput): Bu
     launcher: kernel.launcher,
     env: extensionEnv(input.env),
     print: (line: string) => (kernel.print ?? defaultPrint)(String(line).replace(/[\r\n]+/g, ' ')),
+    serverGuards,
     contribute: kernel.contributions.forExtension(name),
     provide: <T>(point: ExtensionPoint<T>, implementation: T) => {
       if (!registering) throw new Error(`extension ${name} offers extension point ${point.id} after register: offer it during register`);

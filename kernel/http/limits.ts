@@ -8,7 +8,8 @@
  * `request_timeout`); an idle keep-alive connection is closed after 5 s; a connection with no traffic at
  * all for 180 s is cut (longer than the slowest route, compaction's 120 s model call). An established
  * `GET /events` stream is exempt: it is a complete request, and its socket's idle timeout is turned off.
- * JSON bodies are capped at 1 MB (`bodyLimit` in app.ts).
+ * JSON bodies are capped at 1 MB (`bodyLimit` in app.ts). Servers that extensions open get the same
+ * limits through `ctx.serverGuards` (server-guards.ts).
  */
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -52,15 +53,15 @@ export function serverLimitOptions(limits: RequestLimits = REQUEST_LIMITS) {
       headersTimeout: limits.headersTimeoutMs,
       connectionsCheckingInterval: limits.checkIntervalMs,
     },
-    clientErrorHandler: answerClientError,
+    clientErrorHandler: (error: NodeJS.ErrnoException, socket: Duplex) => answerClientError(error, socket, limits),
   };
 }
 
 /** What a `clientError` becomes: status and code. */
-export function classifyClientError(error: NodeJS.ErrnoException): { status: number; code: string; message: string } {
+export function classifyClientError(error: NodeJS.ErrnoException, limits: RequestLimits = REQUEST_LIMITS): { status: number; code: string; message: string } {
   switch (error.code) {
     case 'HPE_HEADER_OVERFLOW':
-      return { status: 431, code: 'headers_too_large', message: `request headers exceed ${Math.round(REQUEST_LIMITS.maxHeaderBytes / 1024)} KB` };
+      return { status: 431, code: 'headers_too_large', message: `request headers exceed ${Math.round(limits.maxHeaderBytes / 1024)} KB` };
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return { status: 408, code: 'request_timeout', message: 'the request did not arrive in time' };
     default:
@@ -69,14 +70,14 @@ export function classifyClientError(error: NodeJS.ErrnoException): { status: num
 }
 
 /** fastify's `clientErrorHandler`: a raw JSON answer on the socket, then the connection closes. */
-function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex, limits: RequestLimits): void {
   // A reset connection has nobody to answer; a response already under way cannot be replaced.
   const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
   if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable || inFlight?.headersSent) {
     socket.destroy();
     return;
   }
-  const { status, code, message } = classifyClientError(error);
+  const { status, code, message } = classifyClientError(error, limits);
   const body = JSON.stringify({ error: message, code });
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\n` +

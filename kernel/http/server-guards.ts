@@ -1,0 +1,127 @@
+/**
+ * `ctx.serverGuards` (contracts/server-guards.ts): servers an extension opens get the main API's
+ * guards from the same functions the main API runs: `checkSite` (Host, absolute-form authority,
+ * Origin, Sec-Fetch-Site), `serverLimitOptions` (header size, header/request/idle time limits and the
+ * `{error, code}` answer to errors before routing) and `installInputChecks` (JSON depth, decimal
+ * numbers). What differs is only the policy: the addresses the server is really bound to (read from
+ * its socket, so a rebind is followed), the machine's mDNS name and the extension's public names.
+ */
+import type { AddressInfo } from 'node:net';
+import { hostname, networkInterfaces } from 'node:os';
+import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import type { AgtError } from '../../contracts/errors.js';
+import type { ServerGuardPolicy, ServerGuards, ServerLimits } from '../../contracts/server-guards.js';
+import { routerRefusal } from './errors.js';
+import { checkSite, type SiteGuardOptions } from './guards.js';
+import { installInputChecks } from './input-checks.js';
+import { REQUEST_LIMITS, serverLimitOptions, type RequestLimits } from './limits.js';
+
+const WILDCARDS = new Set(['0.0.0.0', '::', '::0', '0:0:0:0:0:0:0:0']);
+
+// The machine's addresses change rarely and a wildcard-bound server asks on every request.
+let interfaceCache: { at: number; addresses: string[] } | undefined;
+const INTERFACE_CACHE_MS = 2_000;
+
+/** Every address of this machine's interfaces (loopback included). */
+export function machineAddresses(now = Date.now()): string[] {
+  if (interfaceCache === undefined || now - interfaceCache.at > INTERFACE_CACHE_MS) {
+    const addresses = Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((item) => item.address.replace(/%.*$/, '')));
+    interfaceCache = { at: now, addresses };
+  }
+  return interfaceCache.addresses;
+}
+
+/** This machine's mDNS name: the host name's first label plus `.local`. */
+export function mdnsHostName(): string {
+  const label = hostname().toLowerCase().replace(/\.$/, '').split('.')[0] ?? '';
+  return /^[a-z0-9-]{1,63}$/.test(label) ? `${label}.local` : '';
+}
+
+/**
+ * The site policy of a server from where it is bound: its port, and its address (every address of the
+ * machine for a wildcard bind), read from its socket on each request; names: the public names and the
+ * mDNS name.
+ */
+export function boundSitePolicy(app: FastifyInstance, policy: ServerGuardPolicy): SiteGuardOptions {
+  const address = () => {
+    const bound = app.server.address();
+    return bound !== null && typeof bound === 'object' ? (bound as AddressInfo) : undefined;
+  };
+  const mdns = policy.mdnsName === false ? '' : mdnsHostName();
+  const publicNames = policy.publicNames;
+  return {
+    boundPort: () => address()?.port ?? 0,
+    get allowedHosts() {
+      const names = typeof publicNames === 'function' ? publicNames() : (publicNames ?? []);
+      return mdns ? [...names, mdns] : names;
+    },
+    boundAddresses: () => {
+      const bound = address()?.address;
+      if (bound === undefined) return [];
+      return WILDCARDS.has(bound) ? machineAddresses() : [bound];
+    },
+    crossSiteNavigation: policy.crossSiteNavigation === true,
+  };
+}
+
+function requestLimits(overrides: Partial<ServerLimits> | undefined): RequestLimits {
+  const limits = { ...REQUEST_LIMITS };
+  for (const key of ['maxHeaderBytes', 'headersTimeoutMs', 'requestTimeoutMs', 'keepAliveTimeoutMs', 'idleSocketTimeoutMs'] as const) {
+    const value = overrides?.[key];
+    if (value !== undefined) {
+      if (!Number.isInteger(value) || value <= 0) throw new TypeError(`serverGuards: limits.${key} must be a positive integer (got ${String(value)})`);
+      limits[key] = value;
+    }
+  }
+  // Deadlines are checked this often: a tenth of the shortest one, at most once a second.
+  limits.checkIntervalMs = Math.max(10, Math.min(REQUEST_LIMITS.checkIntervalMs, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 10)));
+  return limits;
+}
+
+/** Builds a guarded server (the implementation of `ctx.serverGuards.createServer`). */
+export function createGuardedServer(options: FastifyServerOptions = {}, policy: ServerGuardPolicy = {}): FastifyInstance {
+  const limits = requestLimits(policy.limits);
+  let site: SiteGuardOptions | undefined;
+  const app: FastifyInstance = Fastify({
+    ...options,
+    // As on the main API: an error the router raises before any hook still passes the site guard first.
+    frameworkErrors: (error, request, reply) => {
+      let refusal: AgtError;
+      try {
+        checkSite(request as FastifyRequest, site!);
+        refusal = routerRefusal(error.message);
+      } catch (guardError) {
+        refusal = guardError as AgtError;
+      }
+      void (reply as import('fastify').FastifyReply).status(refusal.statusCode).send(refusal.toBody());
+    },
+    ...serverLimitOptions(limits),
+  }) as unknown as FastifyInstance;
+  const guard = boundSitePolicy(app, policy);
+  site = guard;
+  // The refusal is answered here, not thrown to the extension's error handler: its shape cannot drift.
+  app.addHook('onRequest', (request, reply, done) => {
+    try {
+      checkSite(request, guard);
+    } catch (error) {
+      const refusal = error as AgtError;
+      void reply.status(refusal.statusCode).send(refusal.toBody());
+      return;
+    }
+    done();
+  });
+  installInputChecks(app);
+  return app;
+}
+
+/** The object every extension context carries. */
+export const serverGuards: ServerGuards = Object.freeze({
+  createServer: createGuardedServer,
+  defaultLimits: Object.freeze({
+    maxHeaderBytes: REQUEST_LIMITS.maxHeaderBytes,
+    headersTimeoutMs: REQUEST_LIMITS.headersTimeoutMs,
+    requestTimeoutMs: REQUEST_LIMITS.requestTimeoutMs,
+    keepAliveTimeoutMs: REQUEST_LIMITS.keepAliveTimeoutMs,
+    idleSocketTimeoutMs: REQUEST_LIMITS.idleSocketTimeoutMs,
+  }),
+});
