@@ -113,7 +113,7 @@ t.test('compute against a real engine', { skip }, async (t) => {
     t.equal(command.payload.code, 'forbidden', 'command targets are refused the same way');
     t.equal((await d.request('PATCH', '/settings', { computeHostAgents: [id], agentCeilings: { [id]: { allowUnsandboxedCommands: true } } })).status, 200);
     const ran = await c.tool(id, { command: 'pwd; echo hi' });
-    t.match(ran.result, { target: 'host', exit_code: 0, stdout: /agt-cmd-[\s\S]*hi/ }, "the kernel's host runner");
+    t.match(ran.result, { target: 'host', exit_code: 0, stdout: /^(\/work|\/.+\/sandbox\/work\/agent-.+)\nhi\n$/ }, "the kernel's host runner, in the agent's work folder (/work in its sandbox)");
     const viaCommand = await c.command(id, 'echo from-host');
     t.equal(viaCommand.event_type, 'turn.completed');
     t.match(JSON.parse(viaCommand.payload.text), { target: 'host', stdout: 'from-host\n' });
