@@ -6,8 +6,9 @@
  * No amount of agent data blocks the daemon's event loop here:
  * - What touches the rows of a `local_*` table (its count, a page, DROP) runs in the agent's SQL child
  *   ({@link LocalSql}: the runtime's `SqlSandbox`, kernel/runtime/sql-sandbox/sql-runner.ts) under the
- *   agent's `limits.sql_timeout_ms`, through the child's policy like the agent's own statements. A count
- *   past the limit is `row_count: null`; a page past it fails with `timeout`.
+ *   agent's `limits.sql_timeout_ms`, through the child's policy like the agent's own statements, and
+ *   like them it waits for one of the daemon's SQL processes (`sqlMaxProcesses`) inside that limit. A
+ *   count past the limit is `row_count: null`; a page past it fails with `timeout`.
  * - The daemon's tables (`agt_*`) are out of the child's reach. The agent cannot fill them at will, but
  *   `agt_logs`, `agt_loop` and `agt_audit` grow with what it does, so they are walked on the daemon's
  *   connection in rowid order a slice at a time (each slice sized to about {@link SLICE_MS} of SQLite
