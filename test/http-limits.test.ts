@@ -66,7 +66,7 @@ function parseAnswer(text: string): { status: number; body: any; headers: string
 t.test('headers over 16 KB: 431 headers_too_large with {error, code}', async (t) => {
   const d = await bootDaemon(t);
   const raw = await rawConnect(d);
-  raw.socket.write(`GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`);
+  raw.socket.write(`GET /health HTTP/1.1\r\nHost: ${new URL(d.url).host}\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`);
   const { text } = await raw.closed;
   const answer = parseAnswer(text);
   t.equal(answer.status, 431);
@@ -95,7 +95,7 @@ t.test('a broken request line or header: 400 bad_request with {error, code}', as
 t.test('half-sent headers and half-sent bodies are cut with 408 request_timeout', async (t) => {
   const d = await bootDaemon(t);
   const headers = await rawConnect(d);
-  headers.socket.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ');
+  headers.socket.write(`GET /health HTTP/1.1\r\nHost: ${new URL(d.url).host}\r\nX-Slow: `);
   const cut = await headers.closed;
   const answer = parseAnswer(cut.text);
   t.equal(answer.status, 408);
@@ -103,7 +103,7 @@ t.test('half-sent headers and half-sent bodies are cut with 408 request_timeout'
   t.ok(cut.ms < 3_000, `headers timeout closed the connection after ${cut.ms} ms`);
 
   const body = await rawConnect(d);
-  body.socket.write(`POST /agents/load HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${d.token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"filePath":`);
+  body.socket.write(`POST /agents/load HTTP/1.1\r\nHost: ${new URL(d.url).host}\r\nAuthorization: Bearer ${d.token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"filePath":`);
   const bodyCut = await body.closed;
   t.equal(parseAnswer(bodyCut.text).status, 408);
   t.equal(parseAnswer(bodyCut.text).body.code, 'request_timeout');
@@ -117,7 +117,7 @@ t.test('half-sent headers and half-sent bodies are cut with 408 request_timeout'
 t.test('an idle keep-alive connection is closed after the keep-alive timeout', async (t) => {
   const d = await bootDaemon(t);
   const raw = await rawConnect(d);
-  raw.socket.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+  raw.socket.write(`GET /health HTTP/1.1\r\nHost: ${new URL(d.url).host}\r\n\r\n`);
   const { text, ms } = await raw.closed;
   t.match(text, /^HTTP\/1\.1 200/);
   t.ok(ms < 3_000, `closed after ${ms} ms`);
