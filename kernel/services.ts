@@ -104,6 +104,10 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
       const current = settings.current();
       return [...(current.agentsFolder ? [current.agentsFolder] : []), ...(current.trackedFolders ?? [])];
     },
+    onProbe: (state) => {
+      if (state.available) logger.info({ mode: state.mode }, "agents' commands run in a bubblewrap sandbox");
+      else logger.warn({ reason: state.reason }, "agents' commands cannot be sandboxed here: they are refused unless unsandboxed commands are allowed");
+    },
   });
   // Agent SQL child processes across all agents: at most the owner's `sqlMaxProcesses`, read at each call.
   daemonSqlSlots.configure(() => settings.current().sqlMaxProcesses);

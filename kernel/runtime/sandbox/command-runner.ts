@@ -43,6 +43,8 @@ export interface HostCommandRunnerOptions {
   privatePaths?(): readonly string[];
   /** Tests: `false` acts as a host where no sandbox can be made. */
   sandbox?: boolean;
+  /** Told the probe's result once (the daemon logs it). */
+  onProbe?(state: SandboxState): void;
 }
 
 export interface CommandCall {
@@ -112,7 +114,17 @@ export class HostCommandRunner {
 
   /** Probed once per runner, by running `exit 0` in a real sandbox. */
   probe(): Promise<SandboxState> {
-    this.state ??= this.makeProbe();
+    this.state ??= this.makeProbe().then(
+      (state) => {
+        this.options.onProbe?.(state);
+        return state;
+      },
+      (error: unknown) => {
+        // The host failed us (a full disk, say), not the sandbox: the next command probes again.
+        this.state = undefined;
+        throw error;
+      },
+    );
     return this.state;
   }
 
