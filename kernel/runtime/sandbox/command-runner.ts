@@ -222,11 +222,15 @@ export class HostCommandRunner {
       let timedOut = false;
       let exited = false;
       let initPid: number | undefined;
+      let ending = false;
       let info = '';
       child.stdio[INFO_FD]?.on('data', (chunk: Buffer) => {
         info += chunk.toString('utf8');
         const pid = /"child-pid":\s*(\d+)/.exec(info)?.[1];
-        if (pid !== undefined) initPid ??= Number(pid);
+        if (pid === undefined || initPid !== undefined) return;
+        initPid = Number(pid);
+        // Reported after the limit struck (same turn of the event loop): aim at it now.
+        if (ending && !exited) kill(initPid);
       });
       child.stdio[INFO_FD]?.on('error', () => {});
       const kill = (pid: number) => {
@@ -238,6 +242,7 @@ export class HostCommandRunner {
       };
       const killGroup = () => child.pid !== undefined && kill(-child.pid);
       const end = () => {
+        ending = true;
         stdout.freeze();
         stderr.freeze();
         if (!sandboxed) {
