@@ -186,13 +186,17 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     port = (app.server.address() as AddressInfo).port;
     const urlHost = env.host.includes(':') ? `[${env.host}]` : env.host;
     url = `http://${urlHost}:${port}`;
+    // Extensions' `register` runs inside listen (fastify loads plugins there): a stop asked meanwhile
+    // ends start-up before the daemon says it listens.
+    stop = stopAsked();
+    if (stop) return stopNow(stop);
     // The `agt` client reads where this daemon listens from the data directory, as it reads the token;
     // written before the listening line, so whoever saw the line finds the file.
     urlFile = publishUrl(settings.dataDir, url, app.log);
     print(`agt daemon listening on ${url}`);
     // Extensions start while the daemon already serves; a stop asked for meanwhile does not wait for them.
     const signal = options.stopSignal;
-    const asked = signal ? new Promise<void>((done) => signal.addEventListener('abort', () => done(), { once: true })) : undefined;
+    const asked = signal ? new Promise<void>((done) => (signal.aborted ? done() : signal.addEventListener('abort', () => done(), { once: true }))) : undefined;
     await (asked ? Promise.race([extensions.startAll(), asked]) : extensions.startAll());
     stop = stopAsked();
     if (stop) return stopNow(stop);

@@ -43,10 +43,12 @@ export interface BusLimits {
 /** The writer of frames to clients (the SSE hub): when a frame left for every open stream. */
 export interface FrameDelivery {
   /**
-   * Resolves true once the frame with this cursor (and every earlier one) was handed to the operating
-   * system on every open stream, or there is none; false when it never will be (the streams closed first).
+   * Calls `done(true)` once the frame with this cursor (and every earlier one) was handed to the
+   * operating system on every open stream, or there is none; `done(false)` when it never will be (the
+   * streams closed first). `done` is called in the very tick of the write (no promise hop), so the
+   * caller can record the delivery before anything else runs.
    */
-  whenSent(cursor: number): Promise<boolean>;
+  whenSent(cursor: number, done: (sent: boolean) => void): void;
 }
 
 interface Slot {
@@ -164,11 +166,13 @@ export class KernelBus implements EventBus {
   }
 
   /**
-   * Resolves true once the frame with this cursor (default: the newest) was written to every open
-   * stream; false when the streams closed before. Without a writer a frame is sent once buffered.
+   * Calls `done(true)` once the frame with this cursor (default: the newest) was written to every open
+   * stream, `done(false)` when the streams closed before (see {@link FrameDelivery}). Without a writer
+   * a frame is sent once buffered: `done(true)` at once.
    */
-  whenSent(cursor: number = this.latestCursor): Promise<boolean> {
-    return this.delivery ? this.delivery.whenSent(cursor) : Promise.resolve(true);
+  whenSent(done: (sent: boolean) => void, cursor: number = this.latestCursor): void {
+    if (this.delivery) this.delivery.whenSent(cursor, done);
+    else done(true);
   }
 
   subscribe(listener: (event: UmbilicalEvent) => void): () => void {

@@ -11,10 +11,13 @@
  * client costs at most one socket buffer (highWaterMark plus one batch), and `bus.emit` stays
  * synchronous and cheap (O(1) per frame, one O(clients) flush per burst).
  *
- * Delivery ({@link FrameDelivery}): each write of frames carries a callback, called once Node handed the
- * bytes to the operating system (from there a `kill -9` of the daemon does not lose them: the kernel
- * still sends what is in the socket buffer). A client's `confirmed` cursor follows those callbacks;
- * {@link SseHub.whenSent} resolves once every open client confirmed a cursor. At shutdown the streams
+ * Delivery ({@link FrameDelivery}): a write of frames is confirmed once Node handed its bytes to the
+ * operating system (from there a `kill -9` of the daemon does not lose them: the kernel still sends
+ * what is in the socket buffer). The socket is uncorked right after the write, so a client that keeps
+ * up is confirmed in the same tick (Node's buffers are empty); otherwise the write's callback confirms
+ * it. {@link SseHub.whenSent} resolves once every open client confirmed a cursor: the runtime deletes
+ * the durable record of a turn's end in the same tick, which keeps the instant in which a kill could
+ * make the restart repeat an end as short as a few statements. At shutdown the streams
  * stay open until {@link SseHub.holdOpenUntil}'s promise settles, so the ends of turns stopped by the
  * shutdown are written before the streams end.
  */
@@ -93,21 +96,19 @@ export class SseHub implements FrameDelivery {
   }
 
   /**
-   * Resolves true once the frame with this cursor was handed to the operating system on every open
-   * stream (at once when none is open, after the flush of the current tick); false when the streams
-   * closed before it got out.
+   * Calls `done(true)` once the frame with this cursor was handed to the operating system on every
+   * open stream (when none is open: at the flush of the current tick), from inside that flush;
+   * `done(false)` when the streams closed before it got out.
    */
-  whenSent(cursor: number): Promise<boolean> {
-    if (this.closed) return Promise.resolve(false);
-    return new Promise<boolean>((done) => {
-      const waiter = { cursor, done };
-      // Kept in cursor order (callers ask for the newest frame: pushing is the usual case).
-      let at = this.waiters.length;
-      while (at > 0 && this.waiters[at - 1]!.cursor > cursor) at--;
-      this.waiters.splice(at, 0, waiter);
-      // The flush scheduled by the emit runs first (an earlier microtask), then this check.
-      queueMicrotask(() => this.settle());
-    });
+  whenSent(cursor: number, done: (sent: boolean) => void): void {
+    if (this.closed) return done(false);
+    // Kept in cursor order (callers ask for the newest frame: pushing is the usual case).
+    let at = this.waiters.length;
+    while (at > 0 && this.waiters[at - 1]!.cursor > cursor) at--;
+    this.waiters.splice(at, 0, { cursor, done });
+    // The flush the emit scheduled runs first (an earlier microtask) and settles it; this is for a
+    // cursor that needed no flush.
+    queueMicrotask(() => this.settle());
   }
 
   /**
@@ -126,7 +127,13 @@ export class SseHub implements FrameDelivery {
     let count = 0;
     while (count < this.waiters.length && this.waiters[count]!.cursor <= through) count++;
     if (count === 0) return;
-    for (const waiter of this.waiters.splice(0, count)) waiter.done(true);
+    for (const waiter of this.waiters.splice(0, count)) {
+      try {
+        waiter.done(true);
+      } catch (error) {
+        this.logger.error({ err: error }, 'a frame delivery callback threw');
+      }
+    }
   }
 
   /** Internal knobs (tests): a changed heartbeat applies at once to the running timer. */
@@ -217,7 +224,13 @@ export class SseHub implements FrameDelivery {
     );
     this.clients.clear();
     const sent = await waitAtMost(Promise.all(flushed).then((all) => all.every(Boolean)), flushCapMs, () => false);
-    for (const waiter of this.waiters.splice(0)) waiter.done(sent === true && waiter.cursor <= lastCursor);
+    for (const waiter of this.waiters.splice(0)) {
+      try {
+        waiter.done(sent === true && waiter.cursor <= lastCursor);
+      } catch (error) {
+        this.logger.error({ err: error }, 'a frame delivery callback threw');
+      }
+    }
   }
 
   /**
@@ -248,6 +261,7 @@ export class SseHub implements FrameDelivery {
         this.drop(client);
       }
     }
+    this.settle();
   }
 
   /**
@@ -268,13 +282,10 @@ export class SseHub implements FrameDelivery {
     }
     if (batch) this.writeFrames(client, batch);
     // Nothing in flight: every frame given so far is out (or was not for this client).
-    else if (client.outstanding === 0 && client.confirmed < client.lastCursor) {
-      client.confirmed = client.lastCursor;
-      this.settle();
-    }
+    else if (client.outstanding === 0) client.confirmed = Math.max(client.confirmed, client.lastCursor);
   }
 
-  /** Writes frames up to the client's `lastCursor`; its callback confirms them. */
+  /** Writes frames up to the client's `lastCursor`; confirmed at once when nothing stays in Node's buffers, else by the callback. */
   private writeFrames(client: SseClient, text: string): void {
     const through = client.lastCursor;
     client.outstanding += 1;
@@ -284,14 +295,22 @@ export class SseHub implements FrameDelivery {
       client.confirmed = Math.max(client.confirmed, client.outstanding === 0 ? client.lastCursor : through);
       this.settle();
     });
+    // `writableLength` counts what the response and its socket still hold: 0 means the kernel has it.
+    if (client.res.writableLength === 0) client.confirmed = Math.max(client.confirmed, through);
   }
 
   private write(client: SseClient, text: string, written?: (error?: Error | null) => void): void {
-    if (client.res.write(text, written) || client.blocked) return;
+    const accepted = client.res.write(text, written);
+    // Node corks a chunked response's socket until the next tick; the frames go out now instead, so
+    // that whether they left is known in this tick (see writeFrames).
+    const socket = client.res.socket;
+    if (socket && socket.writableCorked > 0) socket.uncork();
+    if (accepted || client.blocked) return;
     client.blocked = true;
     client.res.once('drain', () => {
       client.blocked = false;
       if (this.clients.has(client)) this.pump(client);
+      this.settle();
     });
   }
 

@@ -37,10 +37,11 @@ export interface RuntimeDeps extends LoopSources {
   /** Validates, commits and applies a new config (the registry's update path). */
   updateConfig(agentId: string, next: AgentConfig): Promise<void>;
   /**
-   * Resolves true once everything emitted so far was written to every open event stream, false when
-   * the streams closed first (the kernel bus's `whenSent`). Absent: an event counts as sent once emitted.
+   * Calls `done(true)` once everything emitted so far was written to every open event stream, in the
+   * tick of that write; `done(false)` when the streams closed first (the kernel bus's `whenSent`).
+   * Absent: an event counts as sent once emitted.
    */
-  whenSent?(): Promise<boolean>;
+  whenSent?(done: (sent: boolean) => void): void;
   /** The delivery by the outbound transport that claims the envelope's address; undefined when none does. */
   sendOutbound?(envelope: OutboundEnvelope, report: OutboundReport): { owner: string; delivery: Promise<OutboundResult | void> } | undefined;
   /** System-scope commands through the command executor an extension offers (compute); undefined: the host runner. */
@@ -78,10 +79,9 @@ export class AgentRuntime {
   private detached = false;
   /** False once another daemon took the file over: nothing of the durable queue or HIL rows is written any more. */
   private ownsFile = true;
-  /** Ended turn ids whose end event was streamed: their `agt_queue` rows go in one transaction. */
-  private streamed: string[] = [];
   /** Ends emitted and not yet confirmed written to the streams (an unload waits for them). */
-  private readonly unsent = new Set<Promise<void>>();
+  private unsent = 0;
+  private unsentDrained: (() => void) | undefined;
 
   constructor(
     readonly agent: RuntimeAgent,
@@ -143,25 +143,19 @@ export class AgentRuntime {
     if (recorded) this.removeOnceSent(ended);
   }
 
-  /** Deletes the rows of ended turns once their end is on the streams (kept for the restart otherwise). */
+  /**
+   * Deletes the rows of ended turns once their end is on the streams (kept for the restart otherwise).
+   * The delete runs in the tick of the socket write, before anything else: the instant in which a kill
+   * could make the restart repeat this end is as short as it can be.
+   */
   private removeOnceSent(turnIds: string[]): void {
-    if (!this.deps.whenSent) {
-      this.durably('remove ended turns from agt_queue', () => this.agent.file.queue.remove(turnIds));
-      return;
-    }
-    const done: Promise<void> = this.deps.whenSent().then((sent) => {
-      this.unsent.delete(done);
-      if (!sent) return;
-      // Ends confirmed in the same tick go in one commit.
-      if (this.streamed.length === 0) queueMicrotask(() => this.removeStreamed());
-      this.streamed.push(...turnIds);
+    const remove = () => this.durably('remove ended turns from agt_queue', () => this.agent.file.queue.remove(turnIds));
+    if (!this.deps.whenSent) return remove();
+    this.unsent += 1;
+    this.deps.whenSent((sent) => {
+      if (sent) remove();
+      if (--this.unsent === 0) this.unsentDrained?.();
     });
-    this.unsent.add(done);
-  }
-
-  private removeStreamed(): void {
-    const turnIds = this.streamed.splice(0);
-    this.durably('remove streamed turn ends from agt_queue', () => this.agent.file.queue.remove(turnIds));
   }
 
   /** Runs a write of the durable runtime state; skipped once the file is closed or owned by another daemon. Never throws. */
@@ -530,9 +524,8 @@ export class AgentRuntime {
     await Promise.all([...this.executors.values()].map((executor) => executor.stop(graceMs, 'unload', { keep })));
     await this.system.close();
     await this.sql.close();
-    // The file closes after this: the rows of ends already streamed must go now, or the next start
-    // would announce them a second time. Ends the streams never took stay for the restart.
-    await waitAtMost(Promise.all([...this.unsent]), END_SENT_WAIT_MS, () => undefined);
-    this.removeStreamed();
+    // The file closes after this: the ends still on their way to the streams are waited for, or the
+    // next start would announce them a second time. Ends the streams never took stay for the restart.
+    if (this.unsent > 0) await waitAtMost(new Promise<void>((done) => (this.unsentDrained = done)), END_SENT_WAIT_MS, () => undefined);
   }
 }

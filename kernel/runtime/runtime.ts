@@ -78,7 +78,7 @@ export class RuntimeService implements AgentRuntimeHooks {
       executeCommand: (run) => executeCommand(contributions.points, run),
       hostCommands: this.services.hostCommands,
       // The ends of turns leave the agent file only once the event streams took them.
-      whenSent: () => bus.whenSent(),
+      whenSent: (done) => bus.whenSent(done),
       updateConfig: async (agentId, next) => {
         const agent = this.services.findAgent(agentId);
         if (!agent) throw agentIdNotLoaded(agentId);
