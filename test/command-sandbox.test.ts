@@ -5,11 +5,13 @@
  * user namespace). Plus: where no sandbox can be made, commands are refused unless allowed; agent
  * files are created 0600 and the data directory 0700.
  */
-import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { AgentFile } from '../kernel/agents/agent-file.js';
+import { sandboxArgv } from '../kernel/runtime/sandbox/bwrap-args.js';
+import { DEFAULT_COMMAND_LIMITS } from '../kernel/runtime/sandbox/command-limits.js';
 import { HostCommandRunner } from '../kernel/runtime/sandbox/command-runner.js';
 import { SettingsStore } from '../kernel/settings.js';
 import { agentConfig, createAgentFile } from './helpers/agent-file.js';
@@ -39,6 +41,23 @@ t.test('isolation as an ordinary user (uid 65534, from root)', { skip: noSandbox
   // (`env -u NODE_OPTIONS`: tap's process-info hook, which the child could not write as that user)
   const args = ['--reuid=65534', '--regid=65534', '--clear-groups', 'env', '-u', 'NODE_OPTIONS', process.execPath, '--import=tsx', '--conditions=agt-source', child];
   await t.spawn('setpriv', args, { cwd: ROOT, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TMPDIR: home } }, 'as uid 65534');
+});
+
+t.test("the daemon's private paths under a system folder are hidden", async (t) => {
+  const plan = { tools: { bwrap: 'bwrap', prlimit: 'prlimit' }, mode: 'user' as const, workFolder: '/w', limits: DEFAULT_COMMAND_LIMITS, command: 'true' };
+  const argv = sandboxArgv({ ...plan, privatePaths: ['/opt/agt-data', '/home/me/agents'] });
+  t.ok(argv.join(' ').includes('--tmpfs /opt/agt-data'), 'under /opt: covered');
+  t.notOk(argv.includes('/home/me/agents'), 'under /home: not mounted at all');
+  t.same(argv.slice(-4), ['--', '/bin/sh', '-c', 'true'], 'the command is only the last argument');
+  // For real where /opt can be written (root): a data directory there is empty inside.
+  if (!root || noSandbox || !existsSync('/opt')) return;
+  const privateDir = mkdtempSync('/opt/agt-private-');
+  t.teardown(() => rmSync(privateDir, { recursive: true, force: true }));
+  chmodSync(privateDir, 0o755);
+  writeFileSync(join(privateDir, 'secret'), 'x', { mode: 0o644 });
+  const runner = new HostCommandRunner({ dataDir: tempDir(t, 'agt-sandbox-'), privatePaths: () => [privateDir] });
+  const out = await runner.run({ agentId: 'agt-hide', command: `ls -A ${privateDir}; echo end`, stdin: '', trigger: 'test' });
+  t.equal(out.stdout, 'end\n', 'a world-readable file there is not visible');
 });
 
 t.test('without a sandbox commands are refused unless the agent may run them unsandboxed', async (t) => {
