@@ -85,11 +85,12 @@ export interface AgentsService {
   updateConfig(agentId: string, next: AgentConfig): Promise<void>;
   /**
    * Runs a shell command for a loaded agent in the kernel's host runner, the one system-scope `command`
-   * targets use without a container: a fresh temporary folder, a minimal environment, and (when the
-   * daemon is root) a new empty network namespace as the unprivileged user `nobody`; refused with
-   * `unavailable` where that isolation is missing unless the agent's `security.allow_unsandboxed_commands`
-   * is set. The outcome's `target` is `host`; output is cut at 512 KB per stream. Rejects `not_found`
-   * for an agent that is not loaded.
+   * targets use without a container: a bubblewrap sandbox per command (own pid, mount, IPC and empty
+   * network namespaces, read-only system folders, the agent's kept work folder at `/work`, rlimits from
+   * settings `commandLimits`, the agent's own uid when the daemon is root), a minimal environment;
+   * refused with `unavailable` where no sandbox can be made unless the agent's effective
+   * `security.allow_unsandboxed_commands` is true. The outcome's `target` is `host`; output is cut at
+   * 512 KB per stream. Rejects `not_found` for an agent that is not loaded.
    */
   runHostCommand(run: CommandRun): Promise<CommandOutcome>;
   /** Writes a row to the agent's `agt_logs` (origin is the extension's name). Never throws. */
