@@ -25,6 +25,8 @@ t.test('host parsing is by address, not by prefix', async (t) => {
     t.equal(hostAllowed(unspecified, policy), false, `${unspecified} never names a server`);
   }
   t.equal(hostAllowed('0.0.0.0:4000', { ...policy, allowedHosts: ['0.0.0.0'] }), false, 'not even when listed');
+  t.equal(hostAllowed('127.0.0.1:8000', { ...policy, allowedHosts: ['127.0.0.1:8000'] }), true, 'an IP literal listed with a port (a port mapping)');
+  t.equal(hostAllowed('127.0.0.1:8001', { ...policy, allowedHosts: ['127.0.0.1:8000'] }), false);
   const bound = { ...policy, boundAddresses: () => ['127.0.0.1', '192.168.1.5'] };
   t.equal(hostAllowed('192.168.1.5:4000', bound), true, 'with boundAddresses, those addresses');
   t.equal(hostAllowed('10.1.2.3:4000', bound), false, 'and no other');

@@ -11,6 +11,7 @@ import t from 'tap';
 import { mdnsHostName } from '../kernel/http/server-guards.js';
 import { rawLine, rawRequest } from './helpers/raw-http.js';
 import { bootMeshDaemon, createMeshAgent, signedEnvelope, testKey } from './helpers/mesh.js';
+import { MeshServer } from '../extensions/mesh/mesh-server.js';
 
 const PUBLIC_NAME = 'mesh.example:7777';
 // Short header and request limits, set in the manifest (the shipped ones are 10 s and 60 s).
@@ -88,6 +89,16 @@ t.test('cards and health name the server by its own address, never the caller\'s
     t.equal(health.body.endpoints.website, `http://${PUBLIC_NAME}/agents/guarded/`);
   }
   t.equal(agent.did.startsWith('did:key:'), true);
+});
+
+t.test('public names: the manifest\'s, then MESH_PUBLIC_NAMES; the first is the cards\' base', async (t) => {
+  const env: Record<string, string> = { MESH_PUBLIC_NAMES: ' agents.example.org , bad name, [2001:db8::1]:7295,' };
+  const ctx = { env: { get: (name: string) => env[name] } } as unknown as ConstructorParameters<typeof MeshServer>[0];
+  const server = new MeshServer(ctx, () => { throw new Error('not built'); }, ['Mesh.Example:7777']);
+  t.same(server.publicNames(), ['Mesh.Example:7777', 'agents.example.org', '[2001:db8::1]:7295'], 'malformed entries dropped');
+  t.equal(server.baseUrl(), 'http://mesh.example:7777');
+  const envOnly = new MeshServer(ctx, () => { throw new Error('not built'); });
+  t.equal(envOnly.baseUrl(), 'http://agents.example.org');
 });
 
 /** Opens a raw connection, writes `text`, and resolves with what came back once the server closed it. */

@@ -85,6 +85,11 @@ t.test('limits: the main API\'s by default, policy overrides checked', async (t)
     keepAliveTimeoutMs: REQUEST_LIMITS.keepAliveTimeoutMs,
     idleSocketTimeoutMs: REQUEST_LIMITS.idleSocketTimeoutMs,
   });
+  const plain = guards.createServer({ logger: false });
+  t.equal(plain.server.headersTimeout, 10_000, 'slow headers: 408 at 10 s, as on the main API');
+  t.equal(plain.server.requestTimeout, 60_000);
+  t.equal(plain.server.maxHeaderSize, 16 * 1024);
+  await plain.close();
   const app = guards.createServer({ logger: false }, { limits: { headersTimeoutMs: 1_234 } });
   t.equal(app.server.headersTimeout, 1_234);
   t.equal(app.server.requestTimeout, REQUEST_LIMITS.requestTimeoutMs);
