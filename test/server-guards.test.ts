@@ -88,12 +88,12 @@ t.test('limits: the main API\'s by default, policy overrides checked', async (t)
   const plain = guards.createServer({ logger: false });
   t.equal(plain.server.headersTimeout, 10_000, 'slow headers: 408 at 10 s, as on the main API');
   t.equal(plain.server.requestTimeout, 60_000);
-  t.equal(plain.server.maxHeaderSize, 16 * 1024);
+  t.equal((plain.server as unknown as { maxHeaderSize: number }).maxHeaderSize, 16 * 1024);
   await plain.close();
   const app = guards.createServer({ logger: false }, { limits: { headersTimeoutMs: 1_234 } });
   t.equal(app.server.headersTimeout, 1_234);
   t.equal(app.server.requestTimeout, REQUEST_LIMITS.requestTimeoutMs);
-  t.equal(app.server.maxHeaderSize, REQUEST_LIMITS.maxHeaderBytes);
+  t.equal((app.server as unknown as { maxHeaderSize: number }).maxHeaderSize, REQUEST_LIMITS.maxHeaderBytes);
   await app.close();
   t.throws(() => guards.createServer({}, { limits: { headersTimeoutMs: -1 } }), /headersTimeoutMs must be a positive integer/);
 });
