@@ -107,11 +107,6 @@ export class HostCommandRunner {
     return join(this.root, 'work', `agent-${agentId}`);
   }
 
-  /** The agent's uid when the daemon runs as root; undefined otherwise. */
-  async uidOf(agentId: string): Promise<number | undefined> {
-    return process.getuid?.() === 0 ? this.uids.uidOf(agentId) : undefined;
-  }
-
   /** Probed once per runner, by running `exit 0` in a real sandbox. */
   probe(): Promise<SandboxState> {
     this.state ??= this.makeProbe().then(
