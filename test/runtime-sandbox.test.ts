@@ -154,4 +154,10 @@ t.test('command boundary: no daemon secrets, no network; a harmless command stil
   t.match(net.payload.message, /NETERR:E[A-Z]+/, 'node ran and its connection failed');
   const logs = (await h.d.request('GET', `/agents/${id}/logs?origin=trigger`)).body.logs;
   t.ok(logs.some((l: any) => l.level === 'error' && /NETERR/.test(l.message)), 'failures are logged to the agent');
+
+  // The owner's settings `commandLimits` reach the next command.
+  t.equal((await h.d.request('PATCH', '/settings', { commandLimits: { fileSizeMb: 1 } })).status, 200);
+  const big = await run('head -c 3000000 /dev/zero > big; echo "exit $?"; stat -c %s big');
+  t.equal(JSON.parse(big.payload.text).stdout, 'exit 153\n1048576\n', 'a 1 MB file size limit from the settings');
+  t.equal((await h.d.request('PATCH', '/settings', { commandLimits: { fileSizeMb: 0 } })).status, 400, 'bounds are checked');
 });
