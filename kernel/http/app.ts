@@ -1,11 +1,11 @@
 /** Builds the root fastify instance: TypeBox provider, OpenAPI collection, guards and error mapping. */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type RawServerDefault } from 'fastify';
 import swagger from '@fastify/swagger';
-import { AjvCompiler } from '@fastify/ajv-compiler';
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { installErrorHandling } from './error-handler.js';
+import { compileValidator } from './validators.js';
 import { checkRequest, installGuards, type GuardOptions } from './guards.js';
 import { serverLimitOptions } from './limits.js';
 import type { AgtError } from '../../contracts/errors.js';
@@ -39,41 +39,6 @@ const API_DESCRIPTION = [
 // route's first request, with a 500 that names it in the log, rather than the start.)
 // JSON bodies are typed already: a number where a string belongs is a 400, never silently converted.
 // Query strings, params and headers are text on the wire and are coerced to their schema's types.
-const ajvPool = AjvCompiler();
-const AJV_BASE = { removeAdditional: false, useDefaults: true, allErrors: false } as const;
-const bodyAjv = ajvPool({}, { customOptions: { ...AJV_BASE, coerceTypes: false } });
-const textAjv = ajvPool({}, { customOptions: { ...AJV_BASE, coerceTypes: 'array' } });
-type ValidatorCompiler = Parameters<KernelApp['setValidatorCompiler']>[0];
-type Validator = ReturnType<ValidatorCompiler>;
-const validators = new Map<string, Validator>();
-
-function validatorFor(route: Parameters<ValidatorCompiler>[0]): Validator {
-  const body = route.httpPart === 'body';
-  const key = `${body ? 'body' : 'text'} ${JSON.stringify(route.schema)}`;
-  let validator = validators.get(key);
-  if (validator === undefined) {
-    validator = (body ? bodyAjv : textAjv)(route as never) as Validator;
-    validators.set(key, validator);
-  }
-  return validator;
-}
-
-/**
- * Fastify reads `errors` off the function it was given after a call that answered `false`, and passes
- * the parent object (so Ajv may replace a root value) only to a function with `schemaEnv`, as Ajv's have.
- */
-const compileValidator: ValidatorCompiler = (route) => {
-  let compiled: ((data: unknown, context?: unknown) => unknown) & { errors?: unknown } | undefined;
-  const validate = ((data: unknown, context?: unknown) => {
-    compiled ??= validatorFor(route) as never;
-    const valid = compiled!(data, context);
-    validate.errors = compiled!.errors;
-    return valid;
-  }) as ((data: unknown, context?: unknown) => unknown) & { errors?: unknown; schemaEnv?: unknown };
-  validate.schemaEnv = true;
-  return validate as Validator;
-};
-
 type SerializerFactory = (externalSchemas: unknown, options: unknown) => (route: { schema?: unknown }) => (data: unknown) => string;
 const serializerFactory = (SerializerSelector as unknown as () => SerializerFactory)();
 const serializers = new Map<string, ReturnType<SerializerFactory>>();

@@ -11,6 +11,7 @@ import { hostname, networkInterfaces } from 'node:os';
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { AgtError } from '../../contracts/errors.js';
 import type { ServerGuardPolicy, ServerGuards, ServerLimits } from '../../contracts/server-guards.js';
+import { compileValidator } from './validators.js';
 import { routerRefusal } from './errors.js';
 import { checkSite, type SiteGuardOptions } from './guards.js';
 import { installInputChecks } from './input-checks.js';
@@ -97,6 +98,9 @@ export function createGuardedServer(options: FastifyServerOptions = {}, policy: 
     },
     ...serverLimitOptions(limits),
   }) as unknown as FastifyInstance;
+  // The main API's validators: a body member the schema does not name is refused, never silently
+  // dropped (fastify's default Ajv strips it, so a signed envelope could carry unsigned extras).
+  app.setValidatorCompiler(compileValidator);
   const guard = boundSitePolicy(app, policy);
   site = guard;
   // The refusal is answered here, not thrown to the extension's error handler: its shape cannot drift.
