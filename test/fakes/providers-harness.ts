@@ -165,6 +165,9 @@ export async function bootProviders(
     use: () => {
       throw new Error('unused');
     },
+    get serverGuards(): never {
+      throw new Error('the providers extension opens no server of its own');
+    },
   } as ExtensionContext<ProvidersOptions>);
   await app.listen({ port: 0, host: '127.0.0.1' });
   t.teardown(async () => {
