@@ -1,30 +1,53 @@
 #!/usr/bin/env node
 /**
- * `npm test`: builds dist/ (the daemons the suite spawns run it), then runs two checks beside the tap
- * suite instead of before it, at a lower CPU priority so they cost the suite little: the type-check (tsc,
- * incremental, its state in node_modules/.cache/agt/, ~15-20 s) and the import boundaries
- * (dependency-cruiser with .dependency-cruiser.cjs, ~3 s: extensions import only `@agt/contracts`, the
- * contracts import neither kernel nor extensions, no import circles). Their findings are printed after
- * the suite; the command fails when any of the three fails.
+ * `npm test` (docs/testing.md): builds dist/ (the daemons the suite spawns as child processes run it) and
+ * the test build (`.test-build/`, scripts/build-tests.mjs: the sources and tests as JavaScript), then runs
+ * every test file of the tree as a plain `node` process, `--jobs` at a time (default: one per core),
+ * slowest first by the last run's times. Beside the suite, at a lower CPU priority: the type-check (tsc,
+ * incremental, its state in `.cache/agt/`, outside node_modules so `npm ci` keeps it) and the import
+ * boundaries (dependency-cruiser with .dependency-cruiser.cjs). It fails when any of the three fails.
  *
- * Arguments go to tap (`npm test -- test/health.test.ts`).
+ * Why not `tap` itself: its runner starts each test process with two module-hook loaders (process info
+ * and mocks; ~1 s of CPU per process on Node 20, more than the tests of most files) and, after `npm ci`,
+ * with @tapjs/typescript's loader too (its test class is rebuilt during the first run). The files are
+ * still tap tests (`import t from 'tap'`, TAP output, TAP_TIMEOUT); `npx tap test/x.test.ts` runs one from
+ * the sources through tsx as before.
+ *
+ * A file that fails because it imports a `.ts` file by path without tests/helpers' `importFile()` is run
+ * again once with scripts/test-register.mjs's hooks (and the runner says so), so such a test still counts.
+ *
+ * Usage: node scripts/test.mjs [--quick] [--no-checks] [--jobs=N] [test files, as sources or built]
+ *   --quick      the unit and in-process files only (no child daemons, engines or scale): `npm run test:quick`
+ *   --no-checks  skip the type-check and import boundaries
  */
 import { spawn } from 'node:child_process';
-import { setPriority } from 'node:os';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { availableParallelism, setPriority } from 'node:os';
+import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runBuild } from './build.mjs';
+import { runTestBuild, TEST_BUILD_DIR } from './build-tests.mjs';
+import { quickFilter, testFiles } from './test-files.mjs';
 
 const ROOT = join(fileURLToPath(new URL('.', import.meta.url)), '..');
 const bin = (name) => join(ROOT, 'node_modules/.bin', name);
 const exitCode = (child) => new Promise((done) => child.once('close', (code, signal) => done(code ?? (signal ? 1 : 0))));
+const TIMES_FILE = join(ROOT, TEST_BUILD_DIR, '.times.json');
+const CACHE_DIR = join(ROOT, '.cache/agt');
 
-await runBuild({ quiet: true });
+const args = process.argv.slice(2);
+const flag = (name) => args.includes(name);
+const quick = flag('--quick');
+const checks = !flag('--no-checks') && !quick;
+const tapConfig = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).tap ?? {};
+const jobs = Number(args.find((arg) => arg.startsWith('--jobs='))?.slice(7)) || Math.max(1, availableParallelism());
+const timeoutSeconds = Number(tapConfig.timeout) || 120;
+const started = Date.now();
 
 /** Runs a check beside the suite at a lower priority; resolves to its exit code, output and time. */
-function besideTheSuite(command, args) {
-  const started = Date.now();
-  const child = spawn(bin(command), args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+function besideTheSuite(command, commandArgs) {
+  const begun = Date.now();
+  const child = spawn(bin(command), commandArgs, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   try {
     setPriority(child.pid, 10);
   } catch {
@@ -33,19 +56,114 @@ function besideTheSuite(command, args) {
   let output = '';
   child.stdout.on('data', (chunk) => (output += chunk));
   child.stderr.on('data', (chunk) => (output += chunk));
-  return exitCode(child).then((code) => ({ code, output, seconds: ((Date.now() - started) / 1000).toFixed(1) }));
+  return exitCode(child).then((code) => ({ code, output, seconds: ((Date.now() - begun) / 1000).toFixed(1) }));
 }
 
-const typecheck = besideTheSuite('tsc', ['-p', 'tsconfig.json', '--noEmit', '--pretty', 'false', '--incremental', '--tsBuildInfoFile', 'node_modules/.cache/agt/typecheck.tsbuildinfo']);
-const boundaries = besideTheSuite('depcruise', ['--config', '.dependency-cruiser.cjs', '--output-type', 'err', '.']);
+let typecheck;
+let boundaries;
+if (checks) {
+  mkdirSync(CACHE_DIR, { recursive: true });
+  typecheck = besideTheSuite('tsc', ['-p', 'tsconfig.json', '--noEmit', '--pretty', 'false', '--incremental', '--tsBuildInfoFile', join(CACHE_DIR, 'typecheck.tsbuildinfo')]);
+  boundaries = besideTheSuite('depcruise', ['--config', '.dependency-cruiser.cjs', '--output-type', 'err', '.']);
+}
+if (!quick) await runBuild({ quiet: true });
+const { out } = await runTestBuild({ quiet: true });
 
-const tap = spawn(bin('tap'), process.argv.slice(2), { cwd: ROOT, stdio: 'inherit' });
-const tapCode = await exitCode(tap);
-const checked = await typecheck;
-const cruised = await boundaries;
+/** The built file of a named test (`test/x.test.ts`, `.test-build/test/x.test.js` or a folder). */
+function builtOf(name) {
+  const path = resolve(ROOT, name);
+  const inside = relative(out, path).startsWith('..') ? relative(ROOT, path) : relative(out, path);
+  return join(out, inside.replace(/\.ts$/, '.js'));
+}
+const named = args.filter((arg) => !arg.startsWith('--'));
+let files = named.length > 0 ? named.map(builtOf) : testFiles(out, tapConfig.include ?? ['test/**/*.test.ts']);
+if (quick && named.length === 0) files = quickFilter(ROOT, out, files);
+const missing = files.filter((file) => !existsSync(file));
+if (missing.length > 0) {
+  process.stderr.write(`no such test file: ${missing.map((file) => relative(out, file)).join(', ')}\n`);
+  process.exit(1);
+}
 
-if (checked.code === 0) process.stdout.write(`type-check: no errors (${checked.seconds} s, beside the suite)\n`);
-else process.stdout.write(`type-check failed (${checked.seconds} s):\n${checked.output}\n`);
-if (cruised.code === 0) process.stdout.write(`import boundaries: no violations (${cruised.seconds} s, beside the suite)\n`);
-else process.stdout.write(`import boundaries violated (${cruised.seconds} s, .dependency-cruiser.cjs):\n${cruised.output}\n`);
-process.exit(tapCode !== 0 ? tapCode : checked.code !== 0 ? checked.code : cruised.code);
+let times = {};
+try {
+  times = JSON.parse(readFileSync(TIMES_FILE, 'utf8'));
+} catch {
+  // First run: the biggest files first.
+}
+const weight = (file) => times[relative(out, file)] ?? statSync(file).size / 1000;
+files.sort((a, b) => weight(b) - weight(a));
+
+/** Whether the file's source names a `.ts` file relative to itself (in the tree, the copy beside the built file). */
+function namesTypeScriptBesideItself(file) {
+  try {
+    return /new URL\(\s*['"`][^'"`]+\.ts['"`]\s*,\s*import\.meta\.url/.test(readFileSync(join(ROOT, relative(out, file)).replace(/\.js$/, '.ts'), 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+const TS_IMPORT = /Unknown file extension "\.ts"|ERR_UNKNOWN_FILE_EXTENSION/;
+
+/** Runs one test file; resolves to its exit code, output and seconds. */
+function runFile(file, withHooks = false) {
+  const begun = Date.now();
+  const nodeArgs = ['--enable-source-maps', '--conditions=agt-source', ...(withHooks ? [`--import=${join(ROOT, 'scripts/test-register.mjs')}`] : []), file];
+  const child = spawn(process.execPath, nodeArgs, {
+    cwd: ROOT,
+    env: { ...process.env, TAP: '1', TAP_TIMEOUT: String(timeoutSeconds) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
+  // tap ends a file at TAP_TIMEOUT itself; this is for a process that hangs past it.
+  const killer = setTimeout(() => {
+    output += `\n# agt test runner: killed after ${timeoutSeconds + 30} s\n`;
+    child.kill('SIGKILL');
+  }, (timeoutSeconds + 30) * 1000);
+  return exitCode(child).then((code) => {
+    clearTimeout(killer);
+    return { code, output, seconds: (Date.now() - begun) / 1000 };
+  });
+}
+
+const results = [];
+const queue = [...files];
+async function worker() {
+  for (let file = queue.shift(); file; file = queue.shift()) {
+    const name = relative(out, file);
+    let result = await runFile(file, namesTypeScriptBesideItself(file));
+    let note = '';
+    if (result.code !== 0 && TS_IMPORT.test(result.output)) {
+      result = await runFile(file, true);
+      note = ' (imports a .ts file by path: run again with the TypeScript hooks; use importFile() of test/helpers/daemon.ts)';
+    }
+    const skips = [...new Set([...result.output.matchAll(/# SKIP\b:? ?(.*)/g)].map((match) => match[1].trim()).filter(Boolean))];
+    results.push({ name, ...result });
+    const status = result.code === 0 ? 'ok  ' : 'FAIL';
+    process.stdout.write(`${status} ${result.seconds.toFixed(1).padStart(6)} s  ${name.replace(/\.js$/, '.ts')}${note}${skips.length ? `  (skipped: ${skips.slice(0, 2).join('; ')})` : ''}\n`);
+    if (result.code !== 0) process.stdout.write(`${result.output.replace(/^/gm, '    ')}\n`);
+  }
+}
+await Promise.all(Array.from({ length: Math.min(jobs, files.length) }, worker));
+
+for (const { name, seconds } of results) times[name] = Math.round(seconds * 10) / 10;
+writeFileSync(TIMES_FILE, `${JSON.stringify(times, null, 1)}\n`);
+
+const failed = results.filter((result) => result.code !== 0);
+const wall = ((Date.now() - started) / 1000).toFixed(1);
+process.stdout.write(`\n${results.length - failed.length} of ${results.length} test files passed in ${wall} s (${jobs} at a time)${failed.length ? `; failed: ${failed.map((result) => result.name.replace(/\.js$/, '.ts')).join(', ')}` : ''}\n`);
+const slowest = [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 5);
+process.stdout.write(`slowest: ${slowest.map((result) => `${result.name.replace(/\.js$/, '.ts')} ${result.seconds.toFixed(1)} s`).join(', ')}\n`);
+
+let code = failed.length ? 1 : 0;
+if (checks) {
+  const checked = await typecheck;
+  const cruised = await boundaries;
+  if (checked.code === 0) process.stdout.write(`type-check: no errors (${checked.seconds} s, beside the suite)\n`);
+  else process.stdout.write(`type-check failed (${checked.seconds} s):\n${checked.output}\n`);
+  if (cruised.code === 0) process.stdout.write(`import boundaries: no violations (${cruised.seconds} s, beside the suite)\n`);
+  else process.stdout.write(`import boundaries violated (${cruised.seconds} s, .dependency-cruiser.cjs):\n${cruised.output}\n`);
+  code ||= checked.code || cruised.code;
+}
+process.exit(code);

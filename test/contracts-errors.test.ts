@@ -2,9 +2,8 @@ import t from 'tap';
 import { mkdtempSync, cpSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { AgtError, ERROR_STATUS } from '../contracts/errors.js';
-import { ROOT } from './helpers/daemon.js';
+import { importFile, ROOT } from './helpers/daemon.js';
 
 t.test('AgtError maps codes to statuses and keeps details out of error/code', async (t) => {
   const error = new AgtError('name_taken', 'taken', { details: { error: 'x', code: 'y', agentId: 'a' } });
@@ -19,7 +18,7 @@ t.test('an AgtError from another copy of the contracts is still an AgtError', as
   const dir = mkdtempSync(join(tmpdir(), 'agt-contracts-copy-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   cpSync(join(ROOT, 'contracts/errors.ts'), join(dir, 'errors.ts'));
-  const copy = await import(pathToFileURL(join(dir, 'errors.ts')).href);
+  const copy = await importFile<typeof import('../contracts/errors.js')>(join(dir, 'errors.ts'));
   t.not(copy.AgtError, AgtError, 'a distinct class');
   const foreign = new copy.AgtError('conflict', 'from the copy');
   t.ok(foreign instanceof AgtError);

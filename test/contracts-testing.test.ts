@@ -5,11 +5,14 @@
  */
 import { offer, startTestDaemon, startTestExtension, type TestResponse } from '@agt/contracts/testing';
 import t from 'tap';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import providers from '../extensions/providers/index.js';
 import probe, { probeClock, probeGreeters } from './fixtures/extensions/probe/index.js';
+import { builtTwin } from '../kernel/extensions/typescript.js';
+import { ROOT } from './helpers/daemon.js';
 
-const PROBE_MODULE = fileURLToPath(new URL('./fixtures/extensions/probe/index.ts', import.meta.url));
+// The fixture's module as the daemon would be given it: its TypeScript, or its built twin in the test build.
+const PROBE_MODULE = builtTwin(join(ROOT, 'test/fixtures/extensions/probe/index.ts'));
 
 t.test('providers: its routes under /providers and /agents/:id/providers, its model clients recorded', async (t) => {
   const ext = await startTestExtension(providers, {

@@ -8,10 +8,9 @@
 import t from 'tap';
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
 import type { ExtensionDefinition } from '../contracts/extension.js';
 import { SHIPPED_EXTENSIONS } from '../kernel/extensions/shipped.js';
-import { bootDaemon, ROOT } from './helpers/daemon.js';
+import { bootDaemon, importFile, ROOT } from './helpers/daemon.js';
 
 const hello = join(ROOT, 'test/fixtures/extensions/hello/index.ts');
 const needsHello = join(ROOT, 'test/fixtures/extensions/needs-hello/index.ts');
@@ -116,7 +115,7 @@ t.test('the shipped table says what each shipped extension built so far declares
       t.comment(`${shipped.name}: ${shipped.module} does not exist yet; its row is not checked`);
       continue;
     }
-    const definition = ((await import(pathToFileURL(path).href)) as { default: ExtensionDefinition }).default;
+    const definition = (await importFile<{ default: ExtensionDefinition }>(path)).default;
     t.same(
       { name: definition.name, prefix: definition.prefix, agentRoutes: definition.agentRoutes },
       { name: shipped.name, prefix: shipped.prefix, agentRoutes: shipped.agentRoutes },

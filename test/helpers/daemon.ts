@@ -4,15 +4,41 @@
  * creates is removed by `t.teardown`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startDaemon, type RunningDaemon } from '../../kernel/daemon.js';
 import type { AgentRuntimeHooks } from '../../kernel/agents/runtime-hooks.js';
 import type { KdfCost } from '../../kernel/identity/kdf.js';
+import { builtTwin, buildLayout } from '../../kernel/extensions/typescript.js';
 
-export const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+/**
+ * The project folder. Run from the test build (`.test-build/`, scripts/build-tests.mjs: its marker names
+ * the folder it was built from), still the project folder: paths built from ROOT name the sources, and
+ * the daemon loads a source path's built twin.
+ */
+export const ROOT = projectRoot(resolve(fileURLToPath(new URL('../..', import.meta.url))));
+
+function projectRoot(dir: string): string {
+  const marker = join(dir, '.agt-build.json');
+  if (!existsSync(marker)) return dir;
+  const { sourceRoot } = JSON.parse(readFileSync(marker, 'utf8')) as { sourceRoot?: string };
+  return resolve(dir, sourceRoot ?? '..');
+}
+
+/**
+ * Imports a module by its file path, a `.ts` one included, from the sources as from the test build: a
+ * project source file loads its built twin there (one copy of each module), and any other TypeScript
+ * (a copy in a temp folder) is transpiled on the way in. A test importing a `.ts` path uses this.
+ */
+export async function importFile<T = Record<string, unknown>>(path: string): Promise<T> {
+  const twin = builtTwin(path);
+  // From the test build, other TypeScript goes through the suite's own hooks (scripts/test-hooks.mjs:
+  // always an ES module, as a `.ts` file is in the sources), registered in this process once.
+  if (/\.(m|c)?ts$/.test(twin) && buildLayout()) await import(pathToFileURL(join(ROOT, 'scripts/test-register.mjs')).href);
+  return (await import(pathToFileURL(twin).href)) as T;
+}
 
 interface Teardown {
   teardown(fn: () => unknown): void;

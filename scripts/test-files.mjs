@@ -1,0 +1,79 @@
+/**
+ * Which files the test runner (scripts/test.mjs) runs: tap's `include` globs of package.json, matched in
+ * the test build (`test/**\/*.test.ts` → `.test-build/test/**\/*.test.js`), so a new test file is picked
+ * up without being listed anywhere; and which of them belong to the quick tier (`npm run test:quick`).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+
+/** A glob of tap's `include` (`**`, `*`) as a regular expression over `/`-separated paths. */
+function globToRegExp(glob) {
+  let source = '';
+  for (let i = 0; i < glob.length; i += 1) {
+    if (glob.startsWith('**/', i)) {
+      source += '(?:.*/)?';
+      i += 2;
+    } else if (glob[i] === '*') source += '[^/]*';
+    else source += glob[i].replace(/[.+?^${}()|[\]\\]/g, '\\$&');
+  }
+  return new RegExp(`^${source}$`);
+}
+
+function walk(dir, found = []) {
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return found;
+  }
+  for (const entry of entries) {
+    if (entry.name === 'node_modules' || entry.name === 'fixtures' || entry.name.startsWith('.')) continue;
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) walk(path, found);
+    else if (entry.isFile()) found.push(path);
+  }
+  return found;
+}
+
+/** The built test files of `out` that tap's `include` globs (written for the `.ts` sources) name. */
+export function testFiles(out, include) {
+  const patterns = include.map((glob) => globToRegExp(glob.replace(/\.ts$/, '.js')));
+  const roots = [...new Set(include.map((glob) => glob.split('/')[0]))];
+  return roots
+    .flatMap((root) => walk(join(out, root)))
+    .filter((file) => patterns.some((pattern) => pattern.test(relative(out, file).split(sep).join('/'))));
+}
+
+/**
+ * Not in the quick tier: what starts processes or engines (a daemon as a child, the `agt` CLI, dockerd,
+ * dovecot, Chromium, MCP servers, SMTP) or measures scale; found from the source, so a new file is sorted
+ * without a list. The files named here are in-process but take long.
+ */
+const SLOW_SOURCE = /spawnDaemon|node:child_process|helpers\/(docker|dovecot|compute|mesh|mcp|smtp-sink)\.js|chromium|bin\/agt/;
+const SLOW_FILES = new Set([
+  // Scale, restarts and fuzzing.
+  'test/agents-scale.test.js', 'test/agent-tables-loop.test.js', 'test/tracked-folders-scale.test.js', 'test/crash-recovery.test.js',
+  'test/identity-routes.test.js', 'test/fuzz-openapi.test.js',
+  // The longest in-process files (sandbox workers, timers, restarts of agents): a quick run stays under a minute.
+  'test/agent-sql-processes.test.js', 'test/agents-review.test.js', 'test/runtime-lifecycle.test.js', 'test/command-sandbox.test.js',
+  'test/agent-sql-boundary.test.js', 'test/agents-autostart.test.js', 'test/runtime-timers.test.js', 'test/security-fetch.test.js',
+  'test/tracked-folders-boot.test.js', 'test/runtime-control.test.js', 'test/runtime-sandbox.test.js',
+]);
+
+/** Whether a built test file belongs to `npm run test:quick` (`source` is its TypeScript). */
+export function isQuick(name, source) {
+  return !SLOW_FILES.has(name) && !SLOW_SOURCE.test(source);
+}
+
+export function quickFilter(root, out, files) {
+  return files.filter((file) => {
+    const name = relative(out, file).split(sep).join('/');
+    let source = '';
+    try {
+      source = readFileSync(join(root, name.replace(/\.js$/, '.ts')), 'utf8');
+    } catch {
+      // No source beside: judged by name only.
+    }
+    return isQuick(name, source);
+  });
+}
