@@ -8,9 +8,8 @@
 import t from 'tap';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { ExtensionDefinition } from '../contracts/extension.js';
-import { bootDaemon, ROOT } from './helpers/daemon.js';
+import { bootDaemon, importFile, ROOT } from './helpers/daemon.js';
 
 const EXTENSIONS_DIR = join(ROOT, 'extensions');
 
@@ -29,7 +28,7 @@ function projectConfig(name: string): Record<string, unknown> {
 }
 
 async function definitionOf(folder: string): Promise<ExtensionDefinition> {
-  const module = (await import(pathToFileURL(join(EXTENSIONS_DIR, folder, 'index.ts')).href)) as { default: ExtensionDefinition };
+  const module = await importFile<{ default: ExtensionDefinition }>(join(EXTENSIONS_DIR, folder, 'index.ts'));
   return module.default;
 }
 
@@ -56,9 +55,15 @@ const manifestFor = (set: Array<{ folder: string; definition: ExtensionDefinitio
   })),
 });
 
-if (folders.length === 0) {
-  t.pass('no extension under extensions/ yet: nothing to check');
-}
+t.test('every extension the project ships is checked here', async (t) => {
+  // An empty or partial listing (a renamed folder, a wrong path) must not pass as "nothing to check".
+  const manifest = JSON.parse(readFileSync(join(ROOT, 'extensions.json'), 'utf8')) as { extensions?: Array<{ module?: string }> };
+  const shipped = (manifest.extensions ?? [])
+    .map((entry) => /^\.\/extensions\/([^/]+)\//.exec(entry.module ?? '')?.[1])
+    .filter((name): name is string => name !== undefined);
+  t.ok(shipped.length > 0, 'extensions.json ships extensions from extensions/');
+  t.same(shipped.filter((name) => !folders.includes(name)), [], 'each has a folder with an index.ts under extensions/');
+});
 
 for (const folder of folders) {
   t.test(`extension ${folder}`, async (t) => {
