@@ -219,6 +219,9 @@ t.test('over HTTP: variants 403, malformed 400, deep 400, inbox rate 429', async
   const other = testKey().did;
   t.match(await postJson(inboxUrl, text.replace(`"to":"${bob.did}"`, `"to":"${other}","to":"${bob.did}"`)), { status: 400, body: { error: /twice/ } }, 'a duplicate "to"');
   t.match(await postJson(inboxUrl, text.replace('"x":null', '"x":null,"x":1')), { status: 400 }, 'a duplicate in the payload');
+  // A member the signature does not cover is refused, not dropped: what was verified is what was sent.
+  const extra = { ...JSON.parse(text), unsigned: 'extra' };
+  t.match(await postJson(inboxUrl, JSON.stringify(extra)), { status: 400, body: { code: 'bad_request' } }, 'an unsigned extra top-level member');
 
   const deepText = text.replace('"x":null', `"x":${'{"a":'.repeat(3_000)}1${'}'.repeat(3_000)}`);
   t.match(await postJson(inboxUrl, deepText), { status: 400, body: { code: 'bad_request' } }, 'a payload nested 3,000 deep');
