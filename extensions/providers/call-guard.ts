@@ -1,6 +1,7 @@
 /**
- * One attempt's abort controller: it fires when the caller's signal aborts, when the whole attempt
- * exceeds `timeoutMs`, when a stream goes silent for `idleTimeoutMs`, or when the extension stops.
+ * One attempt's abort controller: it fires when the caller's signal aborts, when the attempt exceeds
+ * `timeoutMs` from the moment its request goes out, when a stream goes silent for `idleTimeoutMs`, or
+ * when the extension stops.
  *
  * Why our own timers rather than the SDKs' `timeout` option: both vendor SDKs clear their timer as soon
  * as the response headers arrive, so a stream that stalls after its first bytes would hang forever.
@@ -21,6 +22,7 @@ export class CallGuard {
   private total: NodeJS.Timeout | undefined;
   private idle: NodeJS.Timeout | undefined;
   private why: GuardReason | null = null;
+  private sent = false;
   private readonly onOuterAbort = () => this.abort('cancelled');
 
   constructor(
@@ -29,9 +31,9 @@ export class CallGuard {
   ) {
     if (outer?.aborted) this.abort('cancelled');
     else outer?.addEventListener('abort', this.onOuterAbort, { once: true });
-    this.total = setTimeout(() => this.abort('timeout'), limits.timeoutMs);
-    // The idle timer starts when the request goes out (in `fetch`), not here: loading a vendor SDK on
-    // its first call can take seconds on a busy machine, and nothing can arrive before the request.
+    // Both timers start when the request goes out (in `fetch`), not here: loading a vendor SDK on its
+    // first call can take seconds on a busy machine, and the deadline is the provider's to meet, not the
+    // module loader's (a models call timed out under load before its request was sent).
   }
 
   get signal(): AbortSignal {
@@ -71,6 +73,10 @@ export class CallGuard {
   /** A `fetch` for the SDK: our signal on the request, and every body chunk restarts the idle timer. */
   readonly fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const signals = [this.signal, init?.signal].filter((s): s is AbortSignal => !!s);
+    if (!this.sent && !this.why) {
+      this.sent = true;
+      this.total = setTimeout(() => this.abort('timeout'), this.limits.timeoutMs);
+    }
     this.touch();
     const response = await fetch(input, { ...init, signal: AbortSignal.any(signals) });
     this.touch();
