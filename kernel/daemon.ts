@@ -100,6 +100,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     let extensions: ExtensionHost | undefined;
     let urlFile: { remove(): void } | undefined;
     let url = '';
+    /** Set when the stop came before start-up finished: the stop line says so. */
+    let startingUp = true;
 
     const kernel = await composeKernel({
       env,
@@ -151,7 +153,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
           urlFile?.remove();
           pidFile.release();
           // The one line that says the daemon is gone (whatever the cause and the moment).
-          app.log.info({ reason, durationMs: Date.now() - startedAt }, `agt daemon stopped (${reason})`);
+          const when = startingUp ? ' during start-up' : '';
+          app.log.info({ reason, durationMs: Date.now() - startedAt, ...(startingUp ? { duringStartup: true } : {}) }, `agt daemon stopped (${reason}${when})`);
           resolveClosed();
         }
       })();
@@ -161,7 +164,6 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     /** A stop asked for during start-up (SIGINT, SIGTERM): start-up ends here and the daemon shuts down. */
     const stopAsked = () => (options.stopSignal?.aborted ? String(options.stopSignal.reason ?? 'stop requested') : undefined);
     const stopNow = (reason: string) => {
-      app.log.info(`stop requested during start-up (${reason})`);
       void shutdown(reason);
       return running();
     };
@@ -200,6 +202,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     await (asked ? Promise.race([extensions.startAll(), asked]) : extensions.startAll());
     stop = stopAsked();
     if (stop) return stopNow(stop);
+    startingUp = false;
     bus.emit('daemon.started', { agentId: null, payload: { version: kernel.version } });
     return running();
   } catch (error) {

@@ -141,6 +141,8 @@ export interface KillRunResult {
   lifetimes: number;
   dataDir: string;
   files: string[];
+  /** What the last daemon (stopped by SIGTERM after draining, logging at info) wrote to stderr. */
+  lastStderr: string;
 }
 
 const PROVIDERS = { name: 'providers', module: join(ROOT, 'extensions/providers/index.ts'), enabled: true, config: { maxRetries: 0, retryBaseMs: 10, retryMaxMs: 20 } };
@@ -179,7 +181,8 @@ export async function killRun(t: Tap, options: KillRunOptions): Promise<KillRunR
 
   for (let lifetime = 0; lifetime <= options.kills; lifetime++) {
     const last = lifetime === options.kills;
-    const d = await startAgtd(t, dataDir, { extensions: [PROVIDERS] }).ready;
+    // The last lifetime logs at info: its stop line is checked.
+    const d = await startAgtd(t, dataDir, { extensions: [PROVIDERS] }, last ? { AGT_LOG_LEVEL: 'info' } : {}).ready;
     const auth = { authorization: `Bearer ${d.token}` };
     const post = async (path: string, body: unknown) => {
       const res = await fetch(d.url + path, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -245,7 +248,7 @@ export async function killRun(t: Tap, options: KillRunOptions): Promise<KillRunR
       take();
       stream.close();
       const restarted = [...ends.values()].filter((list) => list.some((end) => end.event.payload?.code === 'daemon_restart')).length;
-      return { accepted, ends, signals, unendedAtSigterm, unloaded, restarted, lifetimes: lifetime + 1, dataDir, files };
+      return { accepted, ends, signals, unendedAtSigterm, unloaded, restarted, lifetimes: lifetime + 1, dataDir, files, lastStderr: d.err() };
     }
 
     // A random moment: after a random number of frames, plus a random instant.
