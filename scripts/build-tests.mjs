@@ -24,7 +24,7 @@
  * Usage: node scripts/build-tests.mjs [--quiet]; `runTestBuild()` from scripts/test.mjs.
  */
 import { transform } from 'esbuild';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -60,7 +60,10 @@ function writeIfChanged(file, content) {
     // Not there yet.
   }
   mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, content);
+  // Whole or not at all: another `npm test` in this checkout may be importing the file right now.
+  const partial = `${file}.tmp-${process.pid}`;
+  writeFileSync(partial, content);
+  renameSync(partial, file);
   return true;
 }
 
@@ -129,7 +132,10 @@ export async function runTestBuild({ quiet = false } = {}) {
   for (const dir of TEST_SOURCE_DIRS) {
     if (!existsSync(join(out, dir))) continue;
     for (const file of walk(join(out, dir))) {
-      if (!expected.has(relative(out, file))) {
+      // Only when the source is really gone (not merely created after this build listed the folders).
+      const rel = relative(out, file);
+      const source = join(ROOT, rel.replace(/\.js\.map$/, '.ts').replace(/\.js$/, '.ts'));
+      if (!expected.has(rel) && !existsSync(source) && !existsSync(join(ROOT, rel)) && !/\.tmp-\d+$/.test(rel)) {
         rmSync(file, { force: true });
         removed += 1;
       }
