@@ -24,15 +24,18 @@ t.test('the deadline counts from the request, and still ends a silent one', asyn
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-  const late = new CallGuard(undefined, { timeoutMs: 100, idleTimeoutMs: 0 });
+  // fetch's first use loads undici: done before, so the guarded request is only the loopback round trip.
+  await (await fetch(`${url}/fast`)).arrayBuffer();
+  const late = new CallGuard(undefined, { timeoutMs: 2000, idleTimeoutMs: 0 });
   t.teardown(() => late.dispose());
-  // Longer than the deadline passes before the request (as an SDK import would take).
-  await sleep(300);
+  // Longer than the deadline passes before the request (as an SDK import would take); the request then
+  // has the whole 2 s, ample for a loopback answer on a loaded machine.
+  await sleep(2200);
   const response = await late.fetch(`${url}/fast`);
   t.same(await response.json(), { ok: true }, 'answered: the deadline had not started');
   t.equal(late.reason, null);
 
-  const silent = new CallGuard(undefined, { timeoutMs: 100, idleTimeoutMs: 0 });
+  const silent = new CallGuard(undefined, { timeoutMs: 300, idleTimeoutMs: 0 });
   t.teardown(() => silent.dispose());
   await t.rejects(silent.fetch(`${url}/silent`), 'a request the server does not answer is aborted');
   t.equal(silent.reason, 'timeout');
