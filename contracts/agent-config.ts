@@ -216,6 +216,18 @@ export const AgentConfigSchema = Type.Object(
         }),
       ),
     }),
+    budget: Type.Optional(
+      Type.Object(
+        {
+          turn_tokens: Type.Optional(Type.Integer({ minimum: 1, description: 'input + output tokens one turn may use' })),
+          day_tokens: Type.Optional(Type.Integer({ minimum: 1, description: 'tokens per day (owner time zone, settings `timezone`)' })),
+          day_usd: Type.Optional(Type.Number({ minimum: 0, description: 'USD per day; capped at the owner\'s settings `budget.day_usd`' })),
+          month_usd: Type.Optional(Type.Number({ minimum: 0, description: 'USD per calendar month; capped at the owner\'s settings `budget.month_usd`' })),
+          on_exceeded: Type.Optional(Type.Union([Type.Literal('ask'), Type.Literal('fail')], { description: 'ask (default): an owner task of kind budget; fail: the turn ends budget_exceeded' })),
+        },
+        { additionalProperties: false, description: 'spend limits enforced before every model call (docs/costs.md)' },
+      ),
+    ),
     messaging: Open({
       mode: Type.Optional(
         Type.Union([Type.Literal('proactive'), Type.Literal('respond_only'), Type.Literal('listen_only')]),

@@ -99,8 +99,39 @@ export const UsageTotals = Type.Object({
   total: Type.Integer({ description: 'input + output' }),
 });
 
+/** Ledger totals of model calls (`agt_usage`, docs/costs.md). */
+export const SpendTotals = Type.Object({
+  input: Type.Integer({ description: 'input tokens, cached included' }),
+  output: Type.Integer(),
+  cached: Type.Integer({ description: 'cache-read input tokens' }),
+  calls: Type.Integer(),
+  cost_usd: Type.Union([Type.Number(), Type.Null()], { description: 'USD of the priced calls; null when none had a price' }),
+  unpriced_calls: Type.Integer({ description: 'calls whose model had no price (tokens counted, cost unknown)' }),
+});
+
+const NumberMap = Type.Record(Type.String(), Type.Number());
+/** Each budget that applies (`agent.day_usd`, `daemon.month_usd`, ...) with today's owner raises included. */
+export const BudgetView = Type.Object({
+  limits: NumberMap,
+  used: NumberMap,
+  remaining: NumberMap,
+  resets_at: Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()]), { description: 'ISO time the budget starts over; null for turn_tokens' }),
+});
+
+export const DaemonUsage = Type.Object({
+  from: Type.String(),
+  to: Type.String(),
+  timezone: Type.String(),
+  totals: SpendTotals,
+  groups: Type.Array(Type.Intersect([Type.Object({ key: Type.String({ description: 'agent id, `<provider>/<model>` or `YYYY-MM-DD`' }) }), SpendTotals])),
+  warnings: Type.Array(Type.String()),
+});
+
 export const UsageRollup = Type.Object({
   agentId: Type.String(),
+  cost_usd: Type.Optional(Type.Union([Type.Number(), Type.Null()], { description: 'all-time USD of the agent\'s model calls (ledger)' })),
+  spend: Type.Optional(SpendTotals),
+  budget: Type.Optional(BudgetView),
   source: Type.Literal('agt_loop'),
   note: Type.String(),
   loopRows: Type.Integer(),

@@ -23,6 +23,7 @@ export const ERROR_STATUS = {
   not_supported: 405,
   request_timeout: 408,
   conflict: 409,
+  budget_exceeded: 429,
   ambiguous_agent: 409,
   identity_not_ready: 409,
   name_taken: 409,

@@ -45,6 +45,12 @@ export interface EventPayloads {
   'chat.discarded': { turn_ids: string[]; reason: string };
   'loop.appended': { row_id: number; role: string; kind: string };
   'loop.compacted': { removed: number; summary_chars: number };
+  /** The spend governor set aside a model call's worst case against the agent's budgets (docs/costs.md). */
+  'budget.reserved': { budget_names: string[]; tokens: number; usd: number | null; purpose: string };
+  /** A model call would pass `budget` (`agent.day_usd`, `daemon.month_usd`, ...); `action` is what follows. */
+  'budget.exceeded': { budget: string; limit: number; used: number; needed: number; action: 'fail' | 'ask'; task_id: string | null };
+  /** The owner raised today's limit of `budget` by `amount` (a budget task approved with an amount). */
+  'budget.raised': { budget: string; amount: number; day: string; task_id: string | null };
   'loop.cleared': { removed: number };
   'llm.delta': { text: string; call: number };
   'llm.completed': {
@@ -153,6 +159,9 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'chat.discarded': 'Queued work was dropped by abort, unload or off, or after a restart because its loop is gone (reason daemon_restart).',
   'loop.appended': 'A row was committed to a loop stream.',
   'loop.compacted': 'A loop history was summarized.',
+  'budget.reserved': 'The spend governor reserved a model call\'s worst case against the budgets that apply (debug).',
+  'budget.exceeded': 'A model call would pass a budget: the turn fails (budget_exceeded) or waits on an owner task of kind budget.',
+  'budget.raised': 'The owner raised today\'s limit of a budget.',
   'loop.cleared': 'A loop stream was cleared.',
   'llm.delta': 'A streamed token delta of a running model call.',
   'llm.completed': 'A model call finished, with usage and cost.',

@@ -71,6 +71,11 @@ export interface ModelRequest {
   tools: ModelTool[];
   /** Aborted when the turn is interrupted, aborted or unloaded: the HTTP request must be cancelled. */
   signal: AbortSignal;
+  /** The turn and loop the call serves (the spend governor's `turn_tokens` budget and ledger); absent outside a turn. */
+  turnId?: string;
+  loop?: string;
+  /** What the call is for, recorded in the usage ledger: `turn` (default) or `compaction`. */
+  purpose?: 'turn' | 'compaction' | (string & {});
   /** Streamed text deltas while the call runs. Must not throw. */
   onDelta?: (text: string) => void;
 }

@@ -77,8 +77,30 @@ export const AgentCeiling = Type.Object(
 /** Top-level agent config fields the owner may unlock for an agent's own `sys_update_config`. */
 export const UNLOCKABLE_AGENT_FIELDS = ['mcp', 'security', 'limits', 'serving', 'adapters', 'providers', 'ws_connections'] as const;
 
+/** USD per million tokens (`cached`: cache-read input; default half of `input`). */
+export const PriceSettings = Type.Object(
+  {
+    input: Type.Number({ minimum: 0 }),
+    output: Type.Number({ minimum: 0 }),
+    cached: Type.Optional(Type.Number({ minimum: 0 })),
+  },
+  { additionalProperties: false },
+);
+
 export const SettingsSchema = Type.Object(
   {
+    pricing: Type.Optional(
+      Type.Record(Type.String({ minLength: 1, maxLength: 300 }), PriceSettings, {
+        description: 'prices by `<provider id>/<model>` (longest model prefix wins) or `<provider id>` (that provider\'s default), over the shipped table (docs/costs.md)',
+      }),
+    ),
+    budget: Type.Optional(
+      Type.Object(
+        { day_usd: Type.Optional(Type.Number({ minimum: 0 })), month_usd: Type.Optional(Type.Number({ minimum: 0 })) },
+        { additionalProperties: false, description: 'the whole daemon\'s spend limits; also the most an agent file\'s own budget may ask' },
+      ),
+    ),
+    timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'IANA time zone of budget days and months (default: the machine\'s)' })),
     agentsFolder: Type.Optional(Type.String({ minLength: 1 })),
     defaultTemplateId: Type.Optional(Type.String({ minLength: 1 })),
     providers: Type.Optional(Type.Array(AppProviderSettings)),
@@ -132,4 +154,5 @@ export type Settings = Static<typeof SettingsSchema>;
 export const DEFAULT_MAX_SCAN_DEPTH = 5;
 export type AppProviderSettings = Static<typeof AppProviderSettings>;
 export type AgentCeiling = Static<typeof AgentCeiling>;
+export type PriceSettings = Static<typeof PriceSettings>;
 export type UnlockableAgentField = (typeof UNLOCKABLE_AGENT_FIELDS)[number];

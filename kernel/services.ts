@@ -123,6 +123,8 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
     updateConfig: async (agent, next) => {
       await registry.updateConfig(agent, next);
     },
+    settings: () => settings.current(),
+    listAgents: () => registry.list(),
   });
   const tools = builtinTools((agentId) => runtime.byId(agentId));
 

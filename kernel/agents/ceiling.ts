@@ -35,6 +35,8 @@ export interface ResolvedCeiling {
   allowUnsandboxedCommands: boolean;
   computeNetwork: boolean;
   limits: Readonly<Record<CappedLimit, number>>;
+  /** The owner's daemon-wide spend limits (settings `budget`): an agent file's `budget` may not ask more. */
+  budget: Readonly<{ day_usd?: number; month_usd?: number }>;
 }
 
 export function ceilingFor(settings: Readonly<Settings>, agentId: string): ResolvedCeiling {
@@ -51,6 +53,7 @@ export function ceilingFor(settings: Readonly<Settings>, agentId: string): Resol
     allowUnsandboxedCommands: own.allowUnsandboxedCommands ?? all.allowUnsandboxedCommands ?? false,
     computeNetwork: own.computeNetwork ?? all.computeNetwork ?? false,
     limits,
+    budget: settings.budget ?? {},
   };
 }
 
@@ -100,8 +103,17 @@ export function capConfig(config: AgentConfig, ceiling: ResolvedCeiling): Capped
       limits[name] = max;
     }
   }
+  const budget = config.budget ? { ...config.budget } : undefined;
+  for (const name of ['day_usd', 'month_usd'] as const) {
+    const value = budget?.[name];
+    const max = ceiling.budget[name];
+    if (budget && typeof value === 'number' && typeof max === 'number' && value > max) {
+      capped.push({ field: `budget.${name}`, asked: value, applied: max });
+      budget[name] = max;
+    }
+  }
   if (capped.length === 0) return { config, capped };
-  return { config: { ...config, security: security as AgentConfig['security'], limits: limits as AgentConfig['limits'] }, capped };
+  return { config: { ...config, security: security as AgentConfig['security'], limits: limits as AgentConfig['limits'], ...(budget ? { budget } : {}) }, capped };
 }
 
 /** The owner's unlocks of one agent (settings `agentConfigUnlocks`). */

@@ -226,6 +226,38 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE agt_queue ADD COLUMN ended TEXT;
     `,
   },
+  {
+    version: 7,
+    description: 'spend ledger: every model call with its tokens and cost at the price in force (agt_usage), and owner raises of a day budget (agt_budget_raises)',
+    // In the file, not the daemon's data dir, so a moved agent keeps its history; compaction deletes
+    // agt_loop rows, never these.
+    sql: `
+      CREATE TABLE agt_usage (
+        id INTEGER PRIMARY KEY,
+        at INTEGER NOT NULL,
+        loop TEXT NOT NULL DEFAULT 'main',
+        turn_id TEXT,
+        purpose TEXT NOT NULL DEFAULT 'turn',
+        provider TEXT NOT NULL,
+        model TEXT NOT NULL,
+        input INTEGER NOT NULL,
+        output INTEGER NOT NULL,
+        cache_read INTEGER NOT NULL DEFAULT 0,
+        cache_write INTEGER NOT NULL DEFAULT 0,
+        cost_usd REAL
+      );
+      CREATE INDEX agt_usage_by_time ON agt_usage(at);
+      CREATE INDEX agt_usage_by_turn ON agt_usage(turn_id);
+      CREATE TABLE agt_budget_raises (
+        id INTEGER PRIMARY KEY,
+        budget TEXT NOT NULL,
+        day TEXT NOT NULL,
+        amount REAL NOT NULL,
+        task_id TEXT,
+        at INTEGER NOT NULL
+      );
+    `,
+  },
 ];
 
 /** The version this build writes. Files with a higher `user_version` are refused. */

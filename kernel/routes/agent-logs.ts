@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import { LogEntry, UsageRollup } from '../../contracts/agents-api.js';
 import { AgentSuccess, errorResponses } from '../../contracts/http.js';
 import type { KernelRoutes } from './plugin.js';
+import { agentSpend } from '../spend/views.js';
 
 const TAGS = ['Agents'];
 const IdParams = Type.Object({ id: Type.String({ minLength: 1 }) });
@@ -73,14 +74,14 @@ export const agentLogRoutes: KernelRoutes = async (app, { services }) => {
     {
       schema: {
         tags: TAGS,
-        summary: 'Token usage rolled up from agt_loop (input includes cache; total = input + output; model_invoke rows excluded)',
+        summary: 'Token usage rolled up from agt_loop, plus the spend ledger (cost_usd, spend) and the budgets now (docs/costs.md)',
         params: IdParams,
         response: { 200: UsageRollup, ...errorResponses(404, 409) },
       },
     },
     async (request) => {
       const agent = registry.resolve(request.params.id);
-      return { agentId: agent.id, ...agent.file.usage() };
+      return { agentId: agent.id, ...agent.file.usage(), ...agentSpend(services.runtime.governor, agent) };
     },
   );
 };

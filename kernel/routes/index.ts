@@ -36,6 +36,7 @@ import { startAgentRoutes } from './start-agent.js';
 import { taskRoutes } from './tasks.js';
 import { templateRoutes } from './templates.js';
 import { timerRoutes } from './timers.js';
+import { usageRoutes } from './usage.js';
 
 /** Route groups and their prefixes. Agent-scoped groups live under `/agents/:id`. */
 const GROUPS: ReadonlyArray<[string, KernelRoutes[]]> = [
@@ -47,6 +48,7 @@ const GROUPS: ReadonlyArray<[string, KernelRoutes[]]> = [
   ['/templates', [templateRoutes]],
   ['/runtime', [runtimeInfoRoutes, runtimeRoutes]],
   ['/tasks', [operatorTaskRoutes]],
+  ['/usage', [usageRoutes]],
   ['/agents', [agentRoutes, createAgentRoutes, agentReviewRoutes, autostartRoutes]],
   [
     '/agents/:id',

@@ -17,6 +17,8 @@ import { AgentRuntime, type RuntimeDeps } from './agent-runtime.js';
 import type { HostCommandRunner } from './sandbox/command-runner.js';
 import { systemClock, type Clock } from './clock.js';
 import { agentNotRunning } from './errors.js';
+import type { Settings } from '../../contracts/settings.js';
+import { SpendGovernor } from '../spend/governor.js';
 
 export interface Accepted {
   accepted: true;
@@ -40,16 +42,30 @@ export interface RuntimeServiceDeps {
   updateConfig(agent: LoadedAgent, next: AgentConfig): Promise<void>;
   /** The daemon's host command runner (agents' sandboxed commands). */
   hostCommands: HostCommandRunner;
+  /** The owner's settings as they are now (prices, budgets, time zone of the spend governor). */
+  settings(): Readonly<Settings>;
+  /** Every loaded agent (the daemon-wide budgets sum their ledgers). */
+  listAgents(): LoadedAgent[];
 }
 
 export class RuntimeService implements AgentRuntimeHooks {
   private readonly runtimes = new Map<string, AgentRuntime>();
+  /** Every model client the runtime resolves is wrapped by it (docs/costs.md). */
+  readonly governor: SpendGovernor;
 
   /** `clock` is replaceable before agents load (tests drive timers and trigger timing with a fake). */
   constructor(
     private readonly services: RuntimeServiceDeps,
     public clock: Clock = systemClock,
   ) {
+    this.governor = new SpendGovernor({
+      settings: () => services.settings(),
+      now: () => this.clock.now(),
+      agents: () => services.listAgents(),
+      emit: (type, agentId, payload, where) => services.bus.emit(type, { agentId, payload, source: 'runtime', ...where }),
+      providerKind: (agent, providerId) =>
+        (agent.config.providers ?? []).find((p) => p.id === providerId)?.type ?? (services.settings().providers ?? []).find((p) => p.id === providerId)?.type,
+    });
     // Log rows written outside the runtime (kernel, extensions) feed `on_logs` too; the runtime offers
     // its own rows itself, with their loop, so self-suppression can apply.
     services.bus.subscribe((event) => {
@@ -66,12 +82,15 @@ export class RuntimeService implements AgentRuntimeHooks {
       logger,
       clock: this.clock,
       hasModelProviders: () => contributions.hasModelProviders,
-      resolveModel: (agent, providerId) =>
-        contributions.resolveModelClient(providerId, {
+      // The one place model clients come from: each is wrapped by the spend governor.
+      resolveModel: async (agent, providerId) => {
+        const client = await contributions.resolveModelClient(providerId, {
           agentId: agent.id,
           agentProviders: agent.config.providers ?? [],
           readCredential: (name) => this.services.readCredential(agent.id, name),
-        }),
+        });
+        return client && this.governor.wrap(agent, providerId, client);
+      },
       builtinTools: () => this.services.builtinTools(),
       contributedTools: (agentId, taken) => contributions.toolsFor(agentId, taken),
       sendOutbound: (envelope, report) => sendOutbound(contributions.points, envelope, report),

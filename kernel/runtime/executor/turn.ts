@@ -144,6 +144,9 @@ async function converse(env: TurnEnv, counters: Counters): Promise<TurnResult> {
     try {
       response = await client.complete({
         agentId: env.agent.id,
+        turnId: env.turnId,
+        loop: env.loop,
+        purpose: 'turn',
         model: settings,
         system: env.system(),
         messages,

@@ -99,6 +99,8 @@ export async function compactLoop(runtime: AgentRuntime, loop: string): Promise<
     try {
       response = await client.complete({
         agentId: runtime.id,
+        loop,
+        purpose: 'compaction',
         model: settings,
         system: SUMMARY_SYSTEM,
         messages: [{ role: 'user', content: `Summarize this conversation history (oldest first):\n\n${transcript(older)}` }],
@@ -106,6 +108,8 @@ export async function compactLoop(runtime: AgentRuntime, loop: string): Promise<
         signal: AbortSignal.timeout(COMPACT_TIMEOUT_MS),
       });
     } catch (error) {
+      // A budget the summary would pass is the owner's limit, not a provider failure: said as it is (429).
+      if (error instanceof AgtError && error.code === 'budget_exceeded') throw error;
       const status = error instanceof AgtError ? error.details?.upstreamStatus : undefined;
       throw summarizationFailed(loop, error, status);
     }

@@ -1,0 +1,230 @@
+/**
+ * The spend governor (docs/costs.md): every model client the runtime resolves is wrapped here, so every
+ * model call of a turn, an inner loop or a compaction goes through {@link SpendGovernor.complete}.
+ *
+ * Before a call it reserves the call's worst case (an estimate of the prompt's tokens, chars / 4, plus
+ * `max_tokens`, priced at the price in force) against every budget that applies: the agent's
+ * `turn_tokens`, `day_tokens`, `day_usd`, `month_usd` (its file's, capped by the owner's ceiling) and the
+ * daemon's settings `budget`. Check and reservation are one synchronous step (no await between them), so
+ * concurrent calls can never together pass a budget. After the call the reservation is dropped and the
+ * real usage is written to the agent file's ledger at the price in force.
+ */
+import { AgtError } from '../../contracts/errors.js';
+import type { ModelClient, ModelRequest, ModelResponse } from '../../contracts/model.js';
+import type { ModelPrice } from '../../contracts/pricing.js';
+import { usdOf } from '../../contracts/pricing.js';
+import type { Settings } from '../../contracts/settings.js';
+import type { EventPayloads, EventType } from '../../contracts/events.js';
+import type { AgentConfig } from '../../contracts/agent-config.js';
+import type { AgentFile } from '../agents/agent-file.js';
+import { machineTimeZone, periodsAt, validTimeZone, type Periods } from './calendar.js';
+import { SpendLedger } from './ledger.js';
+import { priceFor } from './prices.js';
+
+/** `max_tokens` assumed when the model settings leave it unset (the providers extension's default). */
+export const DEFAULT_MAX_TOKENS = 4096;
+
+export type BudgetName = 'agent.turn_tokens' | 'agent.day_tokens' | 'agent.day_usd' | 'agent.month_usd' | 'daemon.day_usd' | 'daemon.month_usd';
+
+/** What an agent the governor sees offers (a loaded agent). */
+export interface GovernedAgent {
+  id: string;
+  config: AgentConfig;
+  file: AgentFile;
+}
+
+export interface GovernorDeps {
+  settings(): Readonly<Settings>;
+  now(): number;
+  /** Loaded agents: the daemon budgets sum their ledgers. */
+  agents(): GovernedAgent[];
+  emit<T extends EventType>(type: T, agentId: string, payload: EventPayloads[T], where: { loop?: string; turnId?: string }): void;
+  /** The kind of a provider id for this agent (settings or agent `providers`); undefined when unknown. */
+  providerKind(agent: GovernedAgent, providerId: string): string | undefined;
+}
+
+interface Reservation {
+  agentId: string;
+  turnId: string | null;
+  tokens: number;
+  usd: number;
+}
+
+export interface BudgetState {
+  limit: number;
+  used: number;
+  reserved: number;
+  remaining: number;
+  resets_at: string | null;
+}
+
+export interface Exceeded {
+  budget: BudgetName;
+  limit: number;
+  used: number;
+  needed: number;
+}
+
+export function budgetExceeded(over: Exceeded): AgtError {
+  return new AgtError('budget_exceeded', `budget ${over.budget} (${over.limit}) would be passed: ${round(over.used)} used, this call needs up to ${round(over.needed)}`, {
+    details: { budget: over.budget, limit: over.limit, used: over.used, needed: over.needed },
+  });
+}
+
+const round = (n: number): number => Math.round(n * 1e6) / 1e6;
+
+/** Prompt tokens, estimated at 4 characters a token (the worst case need not be exact, only fixed). */
+export function estimatePromptTokens(request: Pick<ModelRequest, 'system' | 'messages' | 'tools'>): number {
+  const chars = request.system.length + JSON.stringify(request.messages).length + JSON.stringify(request.tools).length;
+  return Math.ceil(chars / 4);
+}
+
+export class SpendGovernor {
+  private readonly reservations = new Set<Reservation>();
+
+  constructor(private readonly deps: GovernorDeps) {}
+
+  timeZone(): string {
+    const zone = this.deps.settings().timezone;
+    return zone && validTimeZone(zone) ? zone : machineTimeZone();
+  }
+
+  periods(): Periods {
+    return periodsAt(this.deps.now(), this.timeZone());
+  }
+
+  ledger(agent: GovernedAgent): SpendLedger {
+    return new SpendLedger(agent.file.raw);
+  }
+
+  /** The wrapped client: every `complete` reserves, calls, settles and records. */
+  wrap(agent: GovernedAgent, providerId: string, client: ModelClient): ModelClient {
+    return { complete: (request) => this.complete(agent, providerId, client, request) };
+  }
+
+  /** The limits in force for `agent` and the daemon, after owner raises of today. */
+  limits(agent: GovernedAgent, periods: Periods): Array<{ budget: BudgetName; limit: number }> {
+    const own = agent.config.budget ?? {};
+    const daemon = this.deps.settings().budget ?? {};
+    const ledger = this.ledger(agent);
+    const out: Array<{ budget: BudgetName; limit: number }> = [];
+    const add = (budget: BudgetName, limit: number | undefined, raisable: boolean) => {
+      if (typeof limit !== 'number') return;
+      out.push({ budget, limit: limit + (raisable ? ledger.raised(budget, periods.day) : 0) });
+    };
+    add('agent.turn_tokens', own.turn_tokens, false);
+    add('agent.day_tokens', own.day_tokens, true);
+    add('agent.day_usd', own.day_usd, true);
+    add('agent.month_usd', own.month_usd, true);
+    add('daemon.day_usd', daemon.day_usd, true);
+    add('daemon.month_usd', daemon.month_usd, true);
+    return out;
+  }
+
+  /** Used (recorded) and reserved amounts of one budget. */
+  private usage(agent: GovernedAgent, budget: BudgetName, periods: Periods, turnId: string | null): { used: number; reserved: number } {
+    const mine = [...this.reservations].filter((r) => r.agentId === agent.id);
+    const all = [...this.reservations];
+    switch (budget) {
+      case 'agent.turn_tokens': {
+        if (!turnId) return { used: 0, reserved: 0 };
+        const spent = this.ledger(agent).ofTurn(turnId);
+        return { used: spent.input + spent.output, reserved: mine.filter((r) => r.turnId === turnId).reduce((n, r) => n + r.tokens, 0) };
+      }
+      case 'agent.day_tokens': {
+        const spent = this.ledger(agent).spent(periods.dayStart, periods.dayEnd);
+        return { used: spent.input + spent.output, reserved: mine.reduce((n, r) => n + r.tokens, 0) };
+      }
+      case 'agent.day_usd':
+        return { used: this.ledger(agent).spent(periods.dayStart, periods.dayEnd).costUsd, reserved: mine.reduce((n, r) => n + r.usd, 0) };
+      case 'agent.month_usd':
+        return { used: this.ledger(agent).spent(periods.monthStart, periods.monthEnd).costUsd, reserved: mine.reduce((n, r) => n + r.usd, 0) };
+      case 'daemon.day_usd':
+      case 'daemon.month_usd': {
+        const [from, to] = budget === 'daemon.day_usd' ? [periods.dayStart, periods.dayEnd] : [periods.monthStart, periods.monthEnd];
+        const used = this.deps.agents().reduce((n, a) => n + (a.file.isOpen ? this.ledger(a).spent(from, to).costUsd : 0), 0);
+        return { used, reserved: all.reduce((n, r) => n + r.usd, 0) };
+      }
+    }
+  }
+
+  /** Every budget of `agent` with its state (the `budget` of `GET /agents/{id}/usage`). */
+  state(agent: GovernedAgent): Record<string, BudgetState> {
+    const periods = this.periods();
+    const out: Record<string, BudgetState> = {};
+    for (const { budget, limit } of this.limits(agent, periods)) {
+      if (budget === 'agent.turn_tokens') {
+        out[budget] = { limit, used: 0, reserved: 0, remaining: limit, resets_at: null };
+        continue;
+      }
+      const { used, reserved } = this.usage(agent, budget, periods, null);
+      const resets = budget.endsWith('month_usd') ? periods.monthEnd : periods.dayEnd;
+      out[budget] = { limit, used: round(used), reserved: round(reserved), remaining: round(Math.max(0, limit - used - reserved)), resets_at: new Date(resets).toISOString() };
+    }
+    return out;
+  }
+
+  /**
+   * Checks every budget and, when all hold, reserves. Synchronous on purpose: no other call can
+   * reserve between the check and the reservation. Returns the first budget that would be passed.
+   */
+  reserve(agent: GovernedAgent, turnId: string | null, need: { tokens: number; usd: number }): { reservation: Reservation; budgets: BudgetName[] } | { exceeded: Exceeded } {
+    const periods = this.periods();
+    const budgets: BudgetName[] = [];
+    for (const { budget, limit } of this.limits(agent, periods)) {
+      const needed = budget.endsWith('_usd') ? need.usd : need.tokens;
+      const { used, reserved } = this.usage(agent, budget, periods, turnId);
+      if (used + reserved + needed > limit + 1e-9) return { exceeded: { budget, limit, used: used + reserved, needed } };
+      budgets.push(budget);
+    }
+    const reservation: Reservation = { agentId: agent.id, turnId, tokens: need.tokens, usd: need.usd };
+    this.reservations.add(reservation);
+    return { reservation, budgets };
+  }
+
+  private async complete(agent: GovernedAgent, providerId: string, client: ModelClient, request: ModelRequest): Promise<ModelResponse> {
+    const kind = this.deps.providerKind(agent, providerId);
+    const price = priceFor(this.deps.settings(), providerId, kind, request.model.model_id);
+    const prompt = estimatePromptTokens(request);
+    const maxTokens = request.model.max_tokens ?? DEFAULT_MAX_TOKENS;
+    const need = { tokens: prompt + maxTokens, usd: price ? usdOf({ input: prompt, output: maxTokens }, price) : 0 };
+    const turnId = request.turnId ?? null;
+    const where = { ...(request.loop ? { loop: request.loop } : {}), ...(turnId ? { turnId } : {}) };
+    const outcome = this.reserve(agent, turnId, need);
+    if ('exceeded' in outcome) {
+      this.deps.emit('budget.exceeded', agent.id, { ...outcome.exceeded, action: 'fail', task_id: null }, where);
+      throw budgetExceeded(outcome.exceeded);
+    }
+    if (outcome.budgets.length > 0) {
+      this.deps.emit('budget.reserved', agent.id, { budget_names: outcome.budgets, tokens: need.tokens, usd: price ? need.usd : null, purpose: request.purpose ?? 'turn' }, where);
+    }
+    try {
+      const response = await client.complete(request);
+      // The cost every later reader sees (loop row, llm.completed) is the one at the price in force.
+      return { ...response, cost: this.settle(agent, request, response, price) };
+    } finally {
+      this.reservations.delete(outcome.reservation);
+    }
+  }
+
+  /** Writes the call's real usage and cost (at the price in force; the provider's own figure when unpriced). */
+  private settle(agent: GovernedAgent, request: ModelRequest, response: ModelResponse, price: ModelPrice | null): number | null {
+    const usage = response.usage ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+    const costUsd = price ? usdOf(usage, price) : (response.cost ?? null);
+    if (!agent.file.isOpen) return costUsd;
+    this.ledger(agent).record({
+      at: this.deps.now(),
+      loop: request.loop ?? 'main',
+      turnId: request.turnId ?? null,
+      purpose: request.purpose ?? 'turn',
+      provider: response.provider ?? request.model.provider,
+      model: response.model ?? request.model.model_id,
+      input: usage.input ?? 0,
+      output: usage.output ?? 0,
+      cacheRead: usage.cacheRead ?? 0,
+      cacheWrite: usage.cacheWrite ?? 0,
+      costUsd,
+    });
+    return costUsd;
+  }
+}

@@ -1,0 +1,23 @@
+/**
+ * The price in force for a model call (docs/costs.md): settings `pricing` first (`<provider id>/<model>`,
+ * longest model prefix, then `<provider id>` as that provider's default), then the shipped table of
+ * `contracts/pricing.ts` by model id (an OpenRouter-style `vendor/model` id by its part after the
+ * slash). A local `openai-compatible` provider never takes a shipped price: its model may share a
+ * vendor's name, but nobody bills for it. No price: null (tokens are still counted).
+ */
+import { findModelPrice, SHIPPED_PRICES, type ModelPrice } from '../../contracts/pricing.js';
+import type { PriceSettings, Settings } from '../../contracts/settings.js';
+
+const fromSettings = (price: PriceSettings): ModelPrice => ({ input: price.input, output: price.output, ...(price.cached !== undefined ? { cacheRead: price.cached } : {}) });
+
+export function priceFor(settings: Readonly<Settings>, providerId: string, providerKind: string | undefined, model: string): ModelPrice | null {
+  const pricing = settings.pricing ?? {};
+  const prefix = `${providerId}/`;
+  const own: Record<string, PriceSettings> = {};
+  for (const [key, value] of Object.entries(pricing)) if (key.startsWith(prefix)) own[key.slice(prefix.length)] = value;
+  const exact = findModelPrice(model, own);
+  if (exact) return fromSettings(exact);
+  if (Object.hasOwn(pricing, providerId)) return fromSettings(pricing[providerId]!);
+  if (providerKind === 'openai-compatible') return null;
+  return findModelPrice(model.includes('/') ? model.slice(model.indexOf('/') + 1) : model, SHIPPED_PRICES);
+}
