@@ -4,6 +4,9 @@
  * the day boundary in the owner's time zone, and the views. One daemon for the file; each test uses its
  * own agents and (where the daemon budget matters) sets and clears the settings it needs.
  */
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import Database from 'libsql';
 import t from 'tap';
 import type { ModelClientProvider, ModelRequest, ModelResponse } from '../contracts/model.js';
 import { runtimeHarness, type RuntimeHarness } from './fixtures/runtime/harness.js';
@@ -166,4 +169,68 @@ t.test('days start at midnight in the owner\'s time zone (injected clock, settin
   t.same(days.groups.map((g: { key: string; calls: number }) => [g.key, g.calls]), [['2026-06-12', 1], ['2026-06-13', 1]], 'day groups in Tokyo time');
   t.equal(days.timezone, 'Asia/Tokyo');
   t.equal(periodsAt(now, 'Asia/Tokyo').day, '2026-06-13');
+});
+
+/** What a crash now would leave of the agent's file (see runtime-durability.test.ts): a consistent copy, lease gone. */
+function crashCopy(agentId: string): string {
+  const path = join(h.dir, `crashed-${randomUUID()}.agt`);
+  h.d.daemon.kernel.registry.resolve(agentId).file.raw.exec(`VACUUM INTO '${path.replace(/'/g, "''")}'`);
+  const db = new Database(path);
+  db.exec('DELETE FROM agt_lease');
+  db.close();
+  return path;
+}
+
+// max_tokens 100 alone passes day_tokens 50: the first call of each turn asks.
+const asking = { model: { provider: 'local', model_id: 'ask-me', max_tokens: 100 }, budget: { day_tokens: 50 } };
+
+t.test('ask: a budget task in GET /tasks; approve with an amount raises today\'s limit and the call goes on', async (t) => {
+  const id = await h.agent(asking);
+  const calls = h.model.calls.length;
+  const turn = await chat(id);
+  const exceeded = await h.waitFor((e) => e.event_type === 'budget.exceeded' && e.agent_id === id);
+  const taskId = (exceeded.payload as { task_id: string }).task_id;
+  t.match(exceeded.payload, { budget: 'agent.day_tokens', limit: 50, action: 'ask' });
+  const pending = (await h.d.request('GET', '/tasks?kind=budget')).body.tasks;
+  t.match(pending, [{ kind: 'budget', id: taskId, agentId: id, tool: 'budget', args: { budget: 'agent.day_tokens', question: /agent\.day_tokens 50 reached/ } }]);
+  t.equal(h.model.calls.length, calls, 'no call while the owner decides');
+  const res = await h.d.request('POST', `/agents/${id}/tasks/${taskId}/resolve`, { action: 'approve', amount: 100000 });
+  t.equal(res.status, 200);
+  t.equal((await h.ended(turn)).event_type, 'turn.completed');
+  t.match(h.of('budget.raised', id), [{ payload: { budget: 'agent.day_tokens', amount: 100000, task_id: taskId } }]);
+  t.equal((await usage(id)).budget.limits['agent.day_tokens'], 100050, 'today\'s limit raised by the amount');
+  t.match((await h.d.request('GET', `/agents/${id}/tasks/${taskId}`)).body, { kind: 'budget', status: 'completed', resolution: { action: 'approve', modifiedArgs: { amount: 100000 } } });
+});
+
+t.test('ask: deny ends the turn in agent.error budget_exceeded', async (t) => {
+  const id = await h.agent(asking);
+  const turn = await chat(id);
+  const exceeded = await h.waitFor((e) => e.event_type === 'budget.exceeded' && e.agent_id === id);
+  const taskId = (exceeded.payload as { task_id: string }).task_id;
+  await h.d.request('POST', `/agents/${id}/tasks/${taskId}/resolve`, { action: 'deny', reason: 'enough for today' });
+  const end = await h.ended(turn);
+  t.equal(end.event_type, 'agent.error');
+  t.match(end.payload, { code: 'budget_exceeded', message: /agent\.day_tokens.*denied more: enough for today/ });
+});
+
+t.test('a budget task survives a restart: the resumed turn takes up the same task', async (t) => {
+  const id = await h.agent(asking);
+  const turn = await chat(id);
+  const exceeded = await h.waitFor((e) => e.event_type === 'budget.exceeded' && e.agent_id === id);
+  const taskId = (exceeded.payload as { task_id: string }).task_id;
+  const copy = crashCopy(id);
+  // Let the original daemon's turn go, so the two daemons do not share more than the copied file.
+  await h.d.request('POST', `/agents/${id}/tasks/${taskId}/resolve`, { action: 'deny' });
+  await h.ended(turn);
+
+  const h2 = await runtimeHarness(t, { settings: { timezone: 'UTC' } });
+  const load = await h2.d.request('POST', '/agents/load', { filePath: copy });
+  t.equal(load.status, 200);
+  const again = await h2.waitFor((e) => e.event_type === 'budget.exceeded' && e.agent_id === id);
+  t.equal((again.payload as { task_id: string }).task_id, taskId, 'the same task, taken up');
+  t.match((await h2.d.request('GET', '/tasks?kind=budget')).body.tasks, [{ id: taskId, kind: 'budget' }]);
+  await h2.d.request('POST', `/agents/${id}/tasks/${taskId}/resolve`, { action: 'approve', amount: 100000 });
+  const end = await h2.ended(turn);
+  t.equal(end.event_type, 'turn.completed', 'the turn went on after the restart');
+  t.equal(h2.model.calls.length, 1);
 });

@@ -10,7 +10,7 @@ import type { KernelRoutes } from './plugin.js';
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 
 const PendingItem = Type.Object({
-  kind: Type.Union([Type.Literal('approval'), Type.Literal('ask'), Type.Literal('suspend')]),
+  kind: Type.Union([Type.Literal('approval'), Type.Literal('budget'), Type.Literal('ask'), Type.Literal('suspend')]),
   id: Type.String({ description: 'the taskId (approval) or requestId (ask, suspend)' }),
   agentId: Type.String(),
   agentName: Type.String(),
@@ -34,7 +34,7 @@ export const operatorTaskRoutes: KernelRoutes = async (app, { services }) => {
         summary: 'Everything waiting for the owner across loaded agents: pending approvals, asks and suspend prompts (oldest first)',
         description:
           'Answer them with POST /agents/{agentId}/tasks/{id}/resolve (approval), /agents/{agentId}/asks/{id}/respond (ask) and /agents/{agentId}/suspend/respond (suspend). `kind` narrows the list.',
-        querystring: Type.Object({ kind: Type.Optional(Type.Union([Type.Literal('approval'), Type.Literal('ask'), Type.Literal('suspend')])) }),
+        querystring: Type.Object({ kind: Type.Optional(Type.Union([Type.Literal('approval'), Type.Literal('budget'), Type.Literal('ask'), Type.Literal('suspend')])) }),
         response: { 200: Type.Object({ tasks: Type.Array(PendingItem) }), ...errorResponses() },
       },
     },
@@ -45,9 +45,11 @@ export const operatorTaskRoutes: KernelRoutes = async (app, { services }) => {
         const hil = services.runtime.byId(agent.id)?.hil;
         if (!hil) continue;
         const base = { agentId: agent.id, agentName: agent.name };
-        if (!wanted || wanted === 'approval') {
+        if (!wanted || wanted === 'approval' || wanted === 'budget') {
           for (const task of hil.listTasks('pending_approval', 500)) {
-            items.push({ kind: 'approval', id: task.id, ...base, loop: task.loop, turnId: task.turnId, createdAt: task.createdAt, tool: task.tool, args: task.args });
+            // Budget tasks (docs/costs.md) are answered by the same resolve route, `amount` raising the limit.
+            if (wanted && task.kind !== wanted) continue;
+            items.push({ kind: task.kind, id: task.id, ...base, loop: task.loop, turnId: task.turnId, createdAt: task.createdAt, tool: task.tool, args: task.args });
           }
         }
         if (!wanted || wanted === 'ask') {

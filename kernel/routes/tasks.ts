@@ -14,7 +14,7 @@ const Args = Type.Object({}, { additionalProperties: true });
 
 export const TaskSchema = Type.Object({
   id: Type.String(),
-  kind: Type.Literal('approval'),
+  kind: Type.Union([Type.Literal('approval'), Type.Literal('budget')]),
   status: Type.Union([
     Type.Literal('pending'),
     Type.Literal('pending_approval'),
@@ -80,14 +80,21 @@ export const taskRoutes: KernelRoutes = async (app, { services }) => {
         summary: 'Approve or deny a pending approval; the waiting turn resumes with the decision',
         description: 'approve runs the tool (with `modifiedArgs` when given); deny hands the model the refusal and `reason`. 404 unknown task; 409 a task that is no longer pending. After a restart the decision is kept until the resumed turn gets back to the call.',
         params: TaskParams,
-        body: Type.Object({ action: Type.Union([Type.Literal('approve'), Type.Literal('deny')]), reason: Type.Optional(Type.String({ maxLength: 4000 })), modifiedArgs: Type.Optional(Args) }),
+        body: Type.Object({
+          action: Type.Union([Type.Literal('approve'), Type.Literal('deny')]),
+          reason: Type.Optional(Type.String({ maxLength: 4000 })),
+          modifiedArgs: Type.Optional(Args),
+          amount: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1e9, description: 'budget tasks: raise today\'s limit by this much (USD or tokens, as the budget); default: what the call needs' })),
+        }),
         response: { 200: Type.Object({ agentId: Type.String(), success: Type.Literal(true), task: TaskSchema }), ...errorResponses(404, 409) },
       },
     },
     async (request) => {
       const runtime = service.forRequest(request.params.id);
-      const { action, reason, modifiedArgs } = request.body;
-      const task = runtime.hil.resolveTask(request.params.taskId, action, reason, modifiedArgs as Record<string, unknown> | undefined);
+      const { action, reason, modifiedArgs, amount } = request.body;
+      // A budget task approved with `amount` raises today's limit by it (docs/costs.md).
+      const args = amount !== undefined ? { ...runtime.hil.getTask(request.params.taskId).args, amount } : (modifiedArgs as Record<string, unknown> | undefined);
+      const task = runtime.hil.resolveTask(request.params.taskId, action, reason, args);
       return { agentId: runtime.id, success: true as const, task };
     },
   );

@@ -14,7 +14,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { AgentFile } from '../agents/agent-file.js';
-import { MAX_FINISHED_HIL_ROWS, TASK_STATUSES, type PromptKind, type PromptRecord, type TaskRecord, type TaskResolution, type TaskStatus } from '../agents/stores/hil-store.js';
+import { MAX_FINISHED_HIL_ROWS, TASK_STATUSES, type TaskKind, type PromptKind, type PromptRecord, type TaskRecord, type TaskResolution, type TaskStatus } from '../agents/stores/hil-store.js';
 import { askNotPending, taskNotFound, taskNotPending, turnEnded } from './errors.js';
 
 export { TASK_STATUSES, type TaskStatus };
@@ -25,7 +25,7 @@ const MAX_RESULT_CHARS = 4_000;
 /** A task as the routes show it. */
 export interface Task {
   id: string;
-  kind: 'approval';
+  kind: TaskKind;
   status: TaskStatus;
   tool: string;
   args: Record<string, unknown>;
@@ -71,7 +71,7 @@ interface Waiter<T> {
 
 const publicTask = (task: TaskRecord): Task => ({
   id: task.id,
-  kind: 'approval',
+  kind: task.kind,
   status: task.status,
   tool: task.tool,
   args: task.args,
@@ -127,7 +127,7 @@ export class HilStore {
    * the same turn and tool call from before a restart is taken up instead (its decision, when the owner
    * already gave it, comes back at once).
    */
-  requestApproval(input: OwnerWaitInput & { tool: string; args: Record<string, unknown> }): { task: Task; decision: Promise<ApprovalDecision> } {
+  requestApproval(input: OwnerWaitInput & { tool: string; args: Record<string, unknown>; kind?: TaskKind }): { task: Task; decision: Promise<ApprovalDecision> } {
     const earlier = input.callId && input.turnId ? this.records.taskForCall(input.turnId, input.callId) : undefined;
     if (earlier && !earlier.delivered && (earlier.status === 'running' || earlier.status === 'denied')) {
       // Decided while no turn waited (after a restart): hand the decision over.
@@ -144,7 +144,7 @@ export class HilStore {
     const at = this.now();
     const task: TaskRecord = {
       id: randomUUID(),
-      kind: 'approval',
+      kind: input.kind ?? 'approval',
       status: 'pending_approval',
       tool: input.tool,
       args: input.args,

@@ -111,7 +111,9 @@ export function recoverAcceptedWork(host: RecoveryHost): RecoverySummary {
     const available = head.kind !== 'system' && host.loopAvailable(head.loop);
     const open = available ? unansweredCalls(file.loop.ofTurn(head.loop, turnId)) : [];
     const wait = waiting.get(turnId);
-    if (available && wait && open.some((call) => wait.callIds.has(call.id))) {
+    // A turn that waited on a budget task (before a model call, kernel/spend/governor.ts) resumes too.
+    const budgetWait = wait !== undefined && [...wait.callIds].some((id) => id.startsWith('budget:'));
+    if (available && wait && (budgetWait || open.some((call) => wait.callIds.has(call.id)))) {
       host.loop(head.loop).enqueue({ kind: 'resume', turnId, trigger: head.kind, absorbed, at: Date.now() }, { restored: true });
       summary.resumed.push(turnId);
       continue;

@@ -63,6 +63,7 @@ export class RuntimeService implements AgentRuntimeHooks {
       now: () => this.clock.now(),
       agents: () => services.listAgents(),
       emit: (type, agentId, payload, where) => services.bus.emit(type, { agentId, payload, source: 'runtime', ...where }),
+      hil: (agentId) => this.runtimes.get(agentId)?.hil,
       providerKind: (agent, providerId) =>
         (agent.config.providers ?? []).find((p) => p.id === providerId)?.type ?? (services.settings().providers ?? []).find((p) => p.id === providerId)?.type,
     });

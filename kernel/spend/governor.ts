@@ -20,6 +20,7 @@ import type { AgentFile } from '../agents/agent-file.js';
 import { machineTimeZone, periodsAt, validTimeZone, type Periods } from './calendar.js';
 import { SpendLedger } from './ledger.js';
 import { priceFor } from './prices.js';
+import type { HilStore } from '../runtime/hil.js';
 
 /** `max_tokens` assumed when the model settings leave it unset (the providers extension's default). */
 export const DEFAULT_MAX_TOKENS = 4096;
@@ -41,6 +42,8 @@ export interface GovernorDeps {
   emit<T extends EventType>(type: T, agentId: string, payload: EventPayloads[T], where: { loop?: string; turnId?: string }): void;
   /** The kind of a provider id for this agent (settings or agent `providers`); undefined when unknown. */
   providerKind(agent: GovernedAgent, providerId: string): string | undefined;
+  /** The agent's owner tasks (`ask`): undefined when it has no runtime. */
+  hil(agentId: string): HilStore | undefined;
 }
 
 interface Reservation {
@@ -65,13 +68,17 @@ export interface Exceeded {
   needed: number;
 }
 
-export function budgetExceeded(over: Exceeded): AgtError {
-  return new AgtError('budget_exceeded', `budget ${over.budget} (${over.limit}) would be passed: ${round(over.used)} used, this call needs up to ${round(over.needed)}`, {
+export function budgetExceeded(over: Exceeded, denied?: string): AgtError {
+  const why = denied === undefined ? '' : `; the owner denied more${denied ? `: ${denied}` : ''}`;
+  return new AgtError('budget_exceeded', `budget ${over.budget} (${over.limit}) would be passed: ${round(over.used)} used, this call needs up to ${round(over.needed)}${why}`, {
     details: { budget: over.budget, limit: over.limit, used: over.used, needed: over.needed },
   });
 }
 
 const round = (n: number): number => Math.round(n * 1e6) / 1e6;
+
+/** What a raise is for: the day (`YYYY-MM-DD`; a month budget's raise too: "today's limit"), or the turn. */
+const raiseKey = (budget: BudgetName, periods: Periods, turnId: string | null): string => (budget === 'agent.turn_tokens' ? `turn:${turnId}` : periods.day);
 
 /** Prompt tokens, estimated at 4 characters a token (the worst case need not be exact, only fixed). */
 export function estimatePromptTokens(request: Pick<ModelRequest, 'system' | 'messages' | 'tools'>): number {
@@ -103,21 +110,22 @@ export class SpendGovernor {
   }
 
   /** The limits in force for `agent` and the daemon, after owner raises of today. */
-  limits(agent: GovernedAgent, periods: Periods): Array<{ budget: BudgetName; limit: number }> {
+  limits(agent: GovernedAgent, periods: Periods, turnId: string | null = null): Array<{ budget: BudgetName; limit: number }> {
     const own = agent.config.budget ?? {};
     const daemon = this.deps.settings().budget ?? {};
     const ledger = this.ledger(agent);
+    // A daemon budget's raise (given on any agent's task) applies to every agent.
+    const daemonRaised = (budget: BudgetName) => this.deps.agents().reduce((n, a) => n + (a.file.isOpen ? this.ledger(a).raised(budget, periods.day) : 0), 0);
     const out: Array<{ budget: BudgetName; limit: number }> = [];
-    const add = (budget: BudgetName, limit: number | undefined, raisable: boolean) => {
-      if (typeof limit !== 'number') return;
-      out.push({ budget, limit: limit + (raisable ? ledger.raised(budget, periods.day) : 0) });
+    const add = (budget: BudgetName, limit: number | undefined, raised: () => number) => {
+      if (typeof limit === 'number') out.push({ budget, limit: limit + raised() });
     };
-    add('agent.turn_tokens', own.turn_tokens, false);
-    add('agent.day_tokens', own.day_tokens, true);
-    add('agent.day_usd', own.day_usd, true);
-    add('agent.month_usd', own.month_usd, true);
-    add('daemon.day_usd', daemon.day_usd, true);
-    add('daemon.month_usd', daemon.month_usd, true);
+    add('agent.turn_tokens', own.turn_tokens, () => (turnId ? ledger.raised('agent.turn_tokens', raiseKey('agent.turn_tokens', periods, turnId)) : 0));
+    add('agent.day_tokens', own.day_tokens, () => ledger.raised('agent.day_tokens', periods.day));
+    add('agent.day_usd', own.day_usd, () => ledger.raised('agent.day_usd', periods.day));
+    add('agent.month_usd', own.month_usd, () => ledger.raised('agent.month_usd', periods.day));
+    add('daemon.day_usd', daemon.day_usd, () => daemonRaised('daemon.day_usd'));
+    add('daemon.month_usd', daemon.month_usd, () => daemonRaised('daemon.month_usd'));
     return out;
   }
 
@@ -171,7 +179,7 @@ export class SpendGovernor {
   reserve(agent: GovernedAgent, turnId: string | null, need: { tokens: number; usd: number }): { reservation: Reservation; budgets: BudgetName[] } | { exceeded: Exceeded } {
     const periods = this.periods();
     const budgets: BudgetName[] = [];
-    for (const { budget, limit } of this.limits(agent, periods)) {
+    for (const { budget, limit } of this.limits(agent, periods, turnId)) {
       const needed = budget.endsWith('_usd') ? need.usd : need.tokens;
       const { used, reserved } = this.usage(agent, budget, periods, turnId);
       if (used + reserved + needed > limit + 1e-9) return { exceeded: { budget, limit, used: used + reserved, needed } };
@@ -190,10 +198,10 @@ export class SpendGovernor {
     const need = { tokens: prompt + maxTokens, usd: price ? usdOf({ input: prompt, output: maxTokens }, price) : 0 };
     const turnId = request.turnId ?? null;
     const where = { ...(request.loop ? { loop: request.loop } : {}), ...(turnId ? { turnId } : {}) };
-    const outcome = this.reserve(agent, turnId, need);
-    if ('exceeded' in outcome) {
-      this.deps.emit('budget.exceeded', agent.id, { ...outcome.exceeded, action: 'fail', task_id: null }, where);
-      throw budgetExceeded(outcome.exceeded);
+    let outcome = this.reserve(agent, turnId, need);
+    while ('exceeded' in outcome) {
+      await this.askOrFail(agent, request, outcome.exceeded, where);
+      outcome = this.reserve(agent, turnId, need);
     }
     if (outcome.budgets.length > 0) {
       this.deps.emit('budget.reserved', agent.id, { budget_names: outcome.budgets, tokens: need.tokens, usd: price ? need.usd : null, purpose: request.purpose ?? 'turn' }, where);
@@ -205,6 +213,45 @@ export class SpendGovernor {
     } finally {
       this.reservations.delete(outcome.reservation);
     }
+  }
+
+  /**
+   * A call would pass `over`: with `on_exceeded: fail` (or outside a turn: compaction has nobody to
+   * wait) it throws `budget_exceeded`; with `ask` (the default) it waits on an owner task of kind
+   * `budget` and returns once the owner raised the limit (approve; `amount`, default what this call
+   * lacks), or throws when the owner denies. The task's call id is the turn's next ledger row number, so
+   * a turn resumed after a restart takes up the same task (recovery.ts).
+   */
+  private async askOrFail(agent: GovernedAgent, request: ModelRequest, over: Exceeded, where: { loop?: string; turnId?: string }): Promise<void> {
+    const turnId = request.turnId ?? null;
+    const hil = this.deps.hil(agent.id);
+    if ((agent.config.budget?.on_exceeded ?? 'ask') === 'fail' || !turnId || !hil) {
+      this.deps.emit('budget.exceeded', agent.id, { ...over, action: 'fail', task_id: null }, where);
+      throw budgetExceeded(over);
+    }
+    const shortfall = round(over.used + over.needed - over.limit);
+    const question = `${over.budget} ${over.limit} reached (${round(over.used)} used): allow ${shortfall} more?`;
+    const { task, decision } = hil.requestApproval({
+      kind: 'budget',
+      tool: 'budget',
+      args: { budget: over.budget, limit: over.limit, used: round(over.used), needed: round(over.needed), shortfall, question },
+      loop: request.loop ?? 'main',
+      turnId,
+      callId: `budget:call-${this.ledger(agent).ofTurn(turnId).calls + 1}`,
+      signal: request.signal,
+    });
+    this.deps.emit('budget.exceeded', agent.id, { ...over, action: 'ask', task_id: task.id }, where);
+    const answer = await decision;
+    if (!answer.approved) {
+      throw budgetExceeded(over, answer.reason ?? '');
+    }
+    const asked = answer.args.amount;
+    const amount = typeof asked === 'number' && asked > 0 ? asked : shortfall;
+    const periods = this.periods();
+    const key = raiseKey(over.budget, periods, turnId);
+    this.ledger(agent).raise(over.budget, key, amount, task.id, this.deps.now());
+    this.deps.emit('budget.raised', agent.id, { budget: over.budget, amount, day: key, task_id: task.id }, where);
+    hil.completeTask(task.id, true, `${over.budget} raised by ${amount} for ${key}`);
   }
 
   /** Writes the call's real usage and cost (at the price in force; the provider's own figure when unpriced). */

@@ -21,9 +21,12 @@ export interface TaskResolution {
   modifiedArgs?: Record<string, unknown>;
 }
 
+/** `approval`: a restricted tool call; `budget`: a model call that would pass a budget (docs/costs.md). */
+export type TaskKind = 'approval' | 'budget';
+
 export interface TaskRecord {
   id: string;
-  kind: 'approval';
+  kind: TaskKind;
   status: TaskStatus;
   tool: string;
   args: Record<string, unknown>;
@@ -93,7 +96,7 @@ const asObject = (value: unknown): Record<string, unknown> => (typeof value === 
 
 const decodeTask = (row: RawTask): TaskRecord => ({
   id: row.id,
-  kind: 'approval',
+  kind: row.kind === 'budget' ? 'budget' : 'approval',
   status: row.status as TaskStatus,
   tool: row.tool,
   args: asObject(parseJson(row.args)),
