@@ -5,6 +5,8 @@ import { dirname, join, resolve } from 'node:path';
 import { SettingsSchema, type Settings } from '../contracts/settings.js';
 import type { SettingsService } from '../contracts/services.js';
 import { assertValid, firstSchemaError } from '../contracts/validate.js';
+import { AgtError } from '../contracts/errors.js';
+import { validTimeZone } from './spend/calendar.js';
 import type { DaemonEnv } from './env.js';
 import { StartupError } from './errors.js';
 import { findInJson } from './json-walk.js';
@@ -43,6 +45,8 @@ function readSettingsFile(path: string): Settings {
   }
   const problem = firstSchemaError(SettingsSchema, parsed);
   if (problem !== null) throw new StartupError(`settings file ${path} is invalid at ${problem}`);
+  const zone = (parsed as Settings).timezone;
+  if (zone !== undefined && !validTimeZone(zone)) throw new StartupError(`settings file ${path}: timezone ${zone} is not a known IANA time zone`);
   return parsed as Settings;
 }
 
@@ -87,6 +91,8 @@ export class SettingsStore implements SettingsService {
   /** Validates the whole new value, persists it, then tells listeners. Throws `bad_request`. */
   replace(next: unknown): Settings {
     const valid = assertValid(SettingsSchema, next, 'settings');
+    // The spend governor's days and months (docs/costs.md) need a zone this runtime knows.
+    if (valid.timezone !== undefined && !validTimeZone(valid.timezone)) throw new AgtError('bad_request', `settings.timezone: ${valid.timezone.slice(0, 100)} is not a known IANA time zone`);
     writeFileAtomic(this.path, `${JSON.stringify(valid, null, 2)}\n`);
     this.settings = valid;
     for (const listener of this.listeners) listener(valid);

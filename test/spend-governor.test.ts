@@ -234,3 +234,12 @@ t.test('a budget task survives a restart: the resumed turn takes up the same tas
   t.equal(end.event_type, 'turn.completed', 'the turn went on after the restart');
   t.equal(h2.model.calls.length, 1);
 });
+
+t.test('settings refuse an unknown time zone and a malformed price (400)', async (t) => {
+  const zone = await settings({ timezone: 'Mars/Olympus_Mons' });
+  t.equal(zone.status, 400);
+  t.match(zone.body, { code: 'bad_request', error: /timezone/ });
+  t.equal((await settings({ pricing: { meter: { input: -1, output: 1 } } })).status, 400);
+  t.equal((await h.d.request('GET', '/usage?from=yesterday')).status, 400);
+  t.equal((await h.d.request('GET', '/usage?groupBy=weekday')).status, 400);
+});
