@@ -28,6 +28,7 @@ const commands = {
   manage: () => import('./commands/manage.js'),
   identity: () => import('./commands/identity.js'),
   providers: () => import('./commands/providers.js'),
+  spend: () => import('./commands/spend.js'),
 };
 
 export function program(): Command {
@@ -66,10 +67,11 @@ export function program(): Command {
 
   agt.command('approvals').alias('tasks').description('everything waiting for you across agents: approvals, asks, suspend prompts')
     .action(run(async (ctx) => (await commands.tasks()).approvals(ctx)));
-  agt.command('approve <taskId>').description('approve a pending tool call')
+  agt.command('approve <taskId>').description('approve a pending tool call or budget task')
     .option('--agent <agent>', 'the agent (when task ids clash)')
     .option('--args <json>', 'run the tool with these arguments instead')
-    .action(run(async (ctx, id: string, options: { agent?: string; args?: string }) => (await commands.tasks()).resolveApproval(ctx, id, 'approve', options)));
+    .option('--amount <n>', "budget tasks: raise today's limit by this much (default: what the call needs)")
+    .action(run(async (ctx, id: string, options: { agent?: string; args?: string; amount?: string }) => (await commands.tasks()).resolveApproval(ctx, id, 'approve', options)));
   agt.command('deny <taskId>').description('deny a pending tool call')
     .option('--agent <agent>', 'the agent (when task ids clash)')
     .option('-r, --reason <text>', 'why (the model is told)')
@@ -81,6 +83,20 @@ export function program(): Command {
     .option('--stay', 'keep it suspended')
     .option('--loop <name>', 'the loop whose prompt to answer')
     .action(run(async (ctx, agent: string, options: { stay?: boolean; loop?: string }) => (await commands.tasks()).resume(ctx, agent, options)));
+
+  agt.command('usage').description('tokens and cost of model calls: by agent (default), model or day; or one agent with its budgets')
+    .option('--agent <agent>', 'one agent: its totals and budgets')
+    .option('--by <group>', 'model, day or agent')
+    .option('--from <iso>', 'from this date or time (default: the start of the month)')
+    .option('--to <iso>', 'to this date or time, exclusive (default: now)')
+    .action(run(async (ctx, options: { agent?: string; by?: string; from?: string; to?: string }) => (await commands.spend()).usage(ctx, options)));
+  agt.command('budget <agent>').description("show an agent's budgets, or set them (a number, or none to remove)")
+    .option('--turn-tokens <n>', 'tokens per turn')
+    .option('--day-tokens <n>', 'tokens per day')
+    .option('--day-usd <usd>', 'USD per day')
+    .option('--month-usd <usd>', 'USD per month')
+    .option('--on-exceeded <action>', 'ask (an owner task) or fail')
+    .action(run(async (ctx, agent: string, options: Record<string, string>) => (await commands.spend()).budget(ctx, agent, options)));
 
   agt.command('create [name]').description('create an agent from a template (needs an owner identity)')
     .option('--dir <dir>', 'folder of the new .agt file')

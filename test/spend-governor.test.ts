@@ -4,6 +4,7 @@
  * the day boundary in the owner's time zone, and the views. One daemon for the file; each test uses its
  * own agents and (where the daemon budget matters) sets and clears the settings it needs.
  */
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import Database from 'libsql';
@@ -12,6 +13,7 @@ import type { ModelClientProvider, ModelRequest, ModelResponse } from '../contra
 import { runtimeHarness, type RuntimeHarness } from './fixtures/runtime/harness.js';
 import { Gate } from './fixtures/runtime/scripted-model.js';
 import { periodsAt } from '../kernel/spend/calendar.js';
+import { ROOT } from './helpers/daemon.js';
 
 /** A model reporting fixed usage (1000 in, of them 200 cached; 500 out) that can hold calls at a gate. */
 class MeterModel implements ModelClientProvider {
@@ -242,4 +244,33 @@ t.test('settings refuse an unknown time zone and a malformed price (400)', async
   t.equal((await settings({ pricing: { meter: { input: -1, output: 1 } } })).status, 400);
   t.equal((await h.d.request('GET', '/usage?from=yesterday')).status, 400);
   t.equal((await h.d.request('GET', '/usage?groupBy=weekday')).status, 400);
+});
+
+/** Runs `agt` against the shared daemon (no inherited AGT_* variables). */
+function agt(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [join(ROOT, 'bin/agt.mjs'), ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', NO_COLOR: '1', AGT_DAEMON_URL: h.d.url, AGT_DAEMON_TOKEN: h.d.token },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+t.test('agt budget sets a budget; agt usage prints totals by model and one agent\'s budgets', async (t) => {
+  const id = await h.agent({ name: 'spender', model: { provider: 'meter', model_id: 'cli-model' } });
+  const set = await agt('budget', 'spender', '--day-usd', '2', '--on-exceeded', 'fail');
+  t.equal(set.code, 0, set.stderr);
+  t.match(set.stdout, /agent\.day_usd\s+2\s+0\s+2\s+\d{4}-/);
+  const config = (await h.d.request('GET', `/agents/${id}/config`)).body.config;
+  t.same(config.budget, { day_usd: 2, on_exceeded: 'fail' });
+  t.equal((await h.ended(await chat(id))).event_type, 'turn.completed');
+  const byModel = await agt('usage', '--by', 'model', '--from', '2026-06-01', '--to', '2026-07-01');
+  t.equal(byModel.code, 0, byModel.stderr);
+  t.match(byModel.stdout, /meter\/cli-model\s+1\s+1000\s+200\s+500\s+\$0\.5000/);
+  const one = await agt('--json', 'usage', '--agent', 'spender');
+  t.match(JSON.parse(one.stdout), { agentId: id, cost_usd: 0.5, budget: { limits: { 'agent.day_usd': 2 } } });
+  t.equal((await agt('budget', 'spender', '--day-usd', 'lots')).code, 2, 'bad usage');
 });

@@ -5,7 +5,7 @@ import { CliError } from '../errors.js';
 import { ago, compact } from '../output.js';
 
 export interface PendingTask {
-  kind: 'approval' | 'ask' | 'suspend';
+  kind: 'approval' | 'budget' | 'ask' | 'suspend';
   id: string;
   agentId: string;
   agentName: string;
@@ -30,7 +30,7 @@ export async function approvals(ctx: Ctx): Promise<void> {
         task.agentName,
         task.id,
         ago(Date.now() - task.createdAt),
-        task.kind === 'approval' ? `${task.tool} ${compact(task.args, 80)}` : task.kind === 'ask' ? task.question ?? '' : task.reason ?? '',
+        task.kind === 'approval' ? `${task.tool} ${compact(task.args, 80)}` : task.kind === 'budget' ? String(task.args?.question ?? '') : task.kind === 'ask' ? task.question ?? '' : task.reason ?? '',
       ]),
     );
     out.line();
@@ -40,15 +40,22 @@ export async function approvals(ctx: Ctx): Promise<void> {
 
 /** The pending item with this id (task or request id) across agents; `agent` narrows when ids clash. */
 async function findPending(ctx: Ctx, id: string, kind: PendingTask['kind'], agent?: string): Promise<PendingTask> {
-  const { tasks } = await ctx.client.get<{ tasks: PendingTask[] }>(`/tasks?kind=${kind}`);
-  const found = tasks.filter((task) => task.id === id && (!agent || task.agentId === agent || task.agentName === agent));
+  // Budget tasks are answered like approvals (docs/costs.md).
+  const { tasks } = await ctx.client.get<{ tasks: PendingTask[] }>(kind === 'approval' ? '/tasks' : `/tasks?kind=${kind}`);
+  const kinds: ReadonlyArray<PendingTask['kind']> = kind === 'approval' ? ['approval', 'budget'] : [kind];
+  const found = tasks.filter((task) => kinds.includes(task.kind) && task.id === id && (!agent || task.agentId === agent || task.agentName === agent));
   if (found.length === 0) throw new CliError(`no pending ${kind} ${id}${agent ? ` for ${agent}` : ''} (agt approvals lists what waits)`);
   return found[0]!;
 }
 
-export async function resolveApproval(ctx: Ctx, taskId: string, action: 'approve' | 'deny', options: { agent?: string; reason?: string; args?: string }): Promise<void> {
+export async function resolveApproval(ctx: Ctx, taskId: string, action: 'approve' | 'deny', options: { agent?: string; reason?: string; args?: string; amount?: string }): Promise<void> {
   const task = await findPending(ctx, taskId, 'approval', options.agent);
   const body: Record<string, unknown> = { action };
+  if (options.amount !== undefined) {
+    const amount = Number(options.amount);
+    if (!(amount > 0) || !Number.isFinite(amount)) throw new CliError('--amount takes a number above 0', 2);
+    body.amount = amount;
+  }
   if (options.reason) body.reason = options.reason;
   if (options.args) {
     try {
