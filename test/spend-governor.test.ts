@@ -274,3 +274,12 @@ t.test('agt budget sets a budget; agt usage prints totals by model and one agent
   t.match(JSON.parse(one.stdout), { agentId: id, cost_usd: 0.5, budget: { limits: { 'agent.day_usd': 2 } } });
   t.equal((await agt('budget', 'spender', '--day-usd', 'lots')).code, 2, 'bad usage');
 });
+
+t.test('an agent cannot change its own budget (sys_update_config refuses, the owner\'s field)', async (t) => {
+  const id = await h.agent({ model: { provider: 'local', model_id: 'self' }, budget: { day_usd: 1 }, tools: [{ name: 'sys_update_config', enabled: true }] });
+  h.model.push({ toolCalls: [{ name: 'sys_update_config', args: { patch: { budget: { day_usd: 1000 } } } }] }, { text: 'tried' });
+  t.equal((await h.ended(await chat(id))).event_type, 'turn.completed');
+  const result = h.of('tool.completed', id).at(-1)!;
+  t.match(result.payload, { tool: 'sys_update_config', ok: false });
+  t.same((await h.d.request('GET', `/agents/${id}/config`)).body.config.budget, { day_usd: 1 });
+});

@@ -1,7 +1,8 @@
 /**
  * Owner locks on the agent's own config changes (`sys_update_config`). The owner's `PUT config` route is
  * never bound by them. The agent may not change:
- * - the fields the owner always keeps: `id`, `agt_version`, `locked_fields`;
+ * - the fields the owner always keeps: `id`, `agt_version`, `locked_fields`, `budget` (an agent must not
+ *   raise its own spend limits, docs/costs.md);
  * - the privilege-bearing fields (`mcp`: servers and their variables; `security`: fetch hosts,
  *   unsandboxed commands, compute tier and network; `limits`; `serving`; `adapters`: channels;
  *   `providers`; `ws_connections`), unless the owner unlocks one for this agent in settings
@@ -16,7 +17,7 @@ import { UNLOCKABLE_AGENT_FIELDS } from '../../../contracts/settings.js';
 import { ownerLockRefusal } from './errors.js';
 
 /** Never the agent's: identity and the lock list itself. */
-const ALWAYS_OWNER = ['id', 'agt_version', 'locked_fields'];
+const ALWAYS_OWNER = ['id', 'agt_version', 'locked_fields', 'budget'];
 
 /** Fields the agent's own tools may not change unless the owner unlocks them (settings `agentConfigUnlocks`). */
 export const OWNER_ONLY_FIELDS: readonly string[] = [...ALWAYS_OWNER, ...UNLOCKABLE_AGENT_FIELDS];
