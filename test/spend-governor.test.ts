@@ -283,3 +283,23 @@ t.test('an agent cannot change its own budget (sys_update_config refuses, the ow
   t.match(result.payload, { tool: 'sys_update_config', ok: false });
   t.same((await h.d.request('GET', `/agents/${id}/config`)).body.config.budget, { day_usd: 1 });
 });
+
+t.test('the daemon budget holds across agents at once: 10 agents, a day_usd that fits 3 calls', async (t) => {
+  now = Date.UTC(2026, 5, 20, 12, 0); // a fresh day for every agent of this daemon
+  await settings({ pricing: { 'meter/shared': { input: 0, output: 1000 } }, budget: { day_usd: 3.5 } });
+  t.teardown(() => settings({ pricing: null, budget: null }));
+  const ids = await Promise.all(Array.from({ length: 10 }, () => h.agent({ model: { provider: 'meter', model_id: 'shared', max_tokens: 1000 }, budget: { on_exceeded: 'fail' } })));
+  const before = meter.calls.length;
+  const gate = new Gate();
+  meter.gate = gate;
+  t.teardown(() => (meter.gate = undefined));
+  const turns = await Promise.all(ids.map((id) => chat(id)));
+  await h.waitFor(() => ids.filter((id) => h.of('agent.error', id).length > 0).length === 7, '7 refused turns');
+  t.equal(meter.calls.length - before, 3, 'exactly 3 calls reached the model');
+  gate.release();
+  const ends = await Promise.all(turns.map((turn) => h.ended(turn)));
+  t.equal(ends.filter((e) => e.event_type === 'turn.completed').length, 3);
+  t.ok(ends.filter((e) => e.event_type === 'agent.error').every((e) => /daemon\.day_usd/.test((e.payload as { message: string }).message)));
+  const day = (await h.d.request('GET', '/usage?from=2026-06-20&to=2026-06-21&groupBy=agent')).body;
+  t.match(day.totals, { calls: 3, cost_usd: 1.5 });
+});
