@@ -117,7 +117,7 @@ t.test('through the tools: readfile of the daemon token and of another agent fil
   const id = await h.agent();
   const file = h.d.daemon.kernel.registry.resolve(id).file;
   // The turn itself writes the conversation, the log and the queue; everything else must stay.
-  const turnTables = ['agt_loop', 'agt_logs', 'agt_queue', 'agt_idempotency'];
+  const turnTables = ['agt_loop', 'agt_logs', 'agt_queue', 'agt_idempotency', 'agt_usage'];
   const before = fingerprint(file.path, turnTables);
   const token = join(h.d.dataDir, 'daemon-token');
   const dropped = join(h.dir, 'pwned.txt');
