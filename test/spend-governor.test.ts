@@ -32,8 +32,8 @@ class MeterModel implements ModelClientProvider {
       toolCalls: [],
       stopReason: 'end',
       usage: { input: 1000, output: 500, cacheRead: 200, cacheWrite: 0 },
-      // The provider's own figure: used only when no price is known ('free-*': the provider knows none either).
-      cost: request.model.model_id.startsWith('free') ? null : 0.5,
+      // The provider's own figure (as OpenRouter reports one) for `billed` models only.
+      cost: /(^billed|-billed$)/.test(request.model.model_id) ? 0.5 : null,
       provider: request.model.provider,
       model: request.model.model_id,
     };
@@ -61,14 +61,15 @@ const usage = async (id: string) => (await h.d.request('GET', `/agents/${id}/usa
 t.test('each call is priced at the price in force for its model; unknown models count tokens with cost null', async (t) => {
   await settings({ pricing: { 'meter/model-a': { input: 2, output: 10, cached: 1 }, meter: { input: 1, output: 1 } } });
   t.teardown(() => settings({ pricing: null }));
-  const a = await h.agent({ model: { provider: 'meter', model_id: 'model-a-2026' } });
+  const a = await h.agent({ model: { provider: 'meter', model_id: 'model-a-billed' } });
   const b = await h.agent({ model: { provider: 'meter', model_id: 'other' } });
   const c = await h.agent({ model: { provider: 'vendor', model_id: 'gpt-4o-mini' } });
-  const d = await h.agent({ model: { provider: 'meter2', model_id: 'homebrew' } });
+  const d = await h.agent({ model: { provider: 'meter2', model_id: 'billed-homebrew' } });
+  const f = await h.agent({ model: { provider: 'vendor', model_id: 'gpt-4o-mini-billed' } });
   const e = await h.agent({ model: { provider: 'meter2', model_id: 'free-model' } });
-  for (const id of [a, b, c, d, e]) t.equal((await h.ended(await chat(id))).event_type, 'turn.completed');
+  for (const id of [a, b, c, d, e, f]) t.equal((await h.ended(await chat(id))).event_type, 'turn.completed');
   // a: 800 uncached x 2 + 200 cached x 1 + 500 x 10 = 6800 / 1e6
-  t.equal((await usage(a)).cost_usd, 0.0068, 'settings `meter/model-a` by prefix, cached at its own rate');
+  t.equal((await usage(a)).cost_usd, 0.0068, 'settings `meter/model-a` by prefix, cached at its own rate; the owner\'s price wins over a reported cost');
   // b: 800 x 1 + 200 x 0.5 (cached defaults to half of input) + 500 x 1 = 1400 / 1e6
   t.equal((await usage(b)).cost_usd, 0.0014, 'settings `meter`: the provider default');
   // c: shipped gpt-4o-mini: 800 x 0.15 + 200 x 0.075 + 500 x 0.6 = 435 / 1e6
@@ -77,11 +78,12 @@ t.test('each call is priced at the price in force for its model; unknown models 
   t.equal(unpriced.spend.calls, 1);
   t.equal(unpriced.spend.unpriced_calls, 0, 'the provider reported its own cost');
   t.equal(unpriced.cost_usd, 0.5);
+  t.equal((await usage(f)).cost_usd, 0.5, 'a reported cost wins over the shipped table');
   const free = await usage(e);
   t.same([free.cost_usd, free.spend.unpriced_calls, free.spend.input, free.spend.output, free.spend.cached], [null, 1, 1000, 500, 200]);
   const all = (await h.d.request('GET', '/usage?groupBy=model')).body;
   t.ok(all.warnings.includes('no price for meter2/free-model: its calls count tokens, cost_usd null (settings pricing)'));
-  t.match(all.groups.find((g: { key: string }) => g.key === 'meter/model-a-2026'), { calls: 1, cost_usd: 0.0068, input: 1000, output: 500, cached: 200 });
+  t.match(all.groups.find((g: { key: string }) => g.key === 'meter/model-a-billed'), { calls: 1, cost_usd: 0.0068, input: 1000, output: 500, cached: 200 });
   const completed = h.of('llm.completed', a).at(-1)!;
   t.equal((completed.payload as { cost: number }).cost, 0.0068, 'llm.completed carries the cost at the price in force');
 });
@@ -260,7 +262,7 @@ function agt(...args: string[]): Promise<{ code: number | null; stdout: string; 
 }
 
 t.test('agt budget sets a budget; agt usage prints totals by model and one agent\'s budgets', async (t) => {
-  const id = await h.agent({ name: 'spender', model: { provider: 'meter', model_id: 'cli-model' } });
+  const id = await h.agent({ name: 'spender', model: { provider: 'meter', model_id: 'billed-cli' } });
   const set = await agt('budget', 'spender', '--day-usd', '2', '--on-exceeded', 'fail');
   t.equal(set.code, 0, set.stderr);
   t.match(set.stdout, /agent\.day_usd\s+2\s+0\s+2\s+\d{4}-/);
@@ -269,7 +271,7 @@ t.test('agt budget sets a budget; agt usage prints totals by model and one agent
   t.equal((await h.ended(await chat(id))).event_type, 'turn.completed');
   const byModel = await agt('usage', '--by', 'model', '--from', '2026-06-01', '--to', '2026-07-01');
   t.equal(byModel.code, 0, byModel.stderr);
-  t.match(byModel.stdout, /meter\/cli-model\s+1\s+1000\s+200\s+500\s+\$0\.5000/);
+  t.match(byModel.stdout, /meter\/billed-cli\s+1\s+1000\s+200\s+500\s+\$0\.5000/);
   const one = await agt('--json', 'usage', '--agent', 'spender');
   t.match(JSON.parse(one.stdout), { agentId: id, cost_usd: 0.5, budget: { limits: { 'agent.day_usd': 2 } } });
   t.equal((await agt('budget', 'spender', '--day-usd', 'lots')).code, 2, 'bad usage');

@@ -11,7 +11,6 @@
  */
 import { AgtError } from '../../contracts/errors.js';
 import type { ModelClient, ModelRequest, ModelResponse } from '../../contracts/model.js';
-import type { ModelPrice } from '../../contracts/pricing.js';
 import { usdOf } from '../../contracts/pricing.js';
 import type { Settings } from '../../contracts/settings.js';
 import type { EventPayloads, EventType } from '../../contracts/events.js';
@@ -19,7 +18,7 @@ import type { AgentConfig } from '../../contracts/agent-config.js';
 import type { AgentFile } from '../agents/agent-file.js';
 import { machineTimeZone, periodsAt, validTimeZone, type Periods } from './calendar.js';
 import { SpendLedger } from './ledger.js';
-import { priceFor } from './prices.js';
+import { priceFor, type PriceInForce } from './prices.js';
 import type { HilStore } from '../runtime/hil.js';
 
 /** `max_tokens` assumed when the model settings leave it unset (the providers extension's default). */
@@ -195,7 +194,7 @@ export class SpendGovernor {
     const price = priceFor(this.deps.settings(), providerId, kind, request.model.model_id);
     const prompt = estimatePromptTokens(request);
     const maxTokens = request.model.max_tokens ?? DEFAULT_MAX_TOKENS;
-    const need = { tokens: prompt + maxTokens, usd: price ? usdOf({ input: prompt, output: maxTokens }, price) : 0 };
+    const need = { tokens: prompt + maxTokens, usd: price ? usdOf({ input: prompt, output: maxTokens }, price.price) : 0 };
     const turnId = request.turnId ?? null;
     const where = { ...(request.loop ? { loop: request.loop } : {}), ...(turnId ? { turnId } : {}) };
     let outcome = this.reserve(agent, turnId, need);
@@ -255,9 +254,10 @@ export class SpendGovernor {
   }
 
   /** Writes the call's real usage and cost (at the price in force; the provider's own figure when unpriced). */
-  private settle(agent: GovernedAgent, request: ModelRequest, response: ModelResponse, price: ModelPrice | null): number | null {
+  private settle(agent: GovernedAgent, request: ModelRequest, response: ModelResponse, price: PriceInForce | null): number | null {
     const usage = response.usage ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
-    const costUsd = price ? usdOf(usage, price) : (response.cost ?? null);
+    const reported = typeof response.cost === 'number' ? response.cost : null;
+    const costUsd = price?.source === 'settings' ? usdOf(usage, price.price) : (reported ?? (price ? usdOf(usage, price.price) : null));
     if (!agent.file.isOpen) return costUsd;
     this.ledger(agent).record({
       at: this.deps.now(),
