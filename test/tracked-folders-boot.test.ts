@@ -34,7 +34,6 @@ t.test('a restart brings the agents back: autostart at boot with every skip reas
   await createAgentFile(agents, { name: 'manual', autostart: false });
   await createAgentFile(agents, { name: 'stranger', autostart: true });
   const twin = await reviewedAgentFile(first, agents, { name: 'twin', autostart: true });
-  copyFileSync(twin, join(agents, 'twin-copy.agt'));
   writeFileSync(join(agents, 'broken.agt'), 'not a database');
   t.same((await first.request('GET', '/settings/trackedFolders')).body.value, [agents], 'create tracked its directory');
   mkdirSync(join(agents, 'team', 'a'), { recursive: true });
@@ -42,6 +41,9 @@ t.test('a restart brings the agents back: autostart at boot with every skip reas
   t.equal(nested.status, 201);
   t.same((await first.request('GET', '/settings/trackedFolders')).body.value, [agents], 'a folder the tracked one reaches is not tracked twice');
   await first.daemon.shutdown('restart');
+  // Copied once the first daemon let go of it: the watcher may have started the reviewed autostart file,
+  // and a copy taken meanwhile would carry a live lease of this very test process (both daemons run in it).
+  copyFileSync(twin, join(agents, 'twin-copy.agt'));
 
   // The second daemon: same data directory, nothing passed but the manifest. Its log lines (stderr, at
   // level info) are kept aside to find the autostart's one line.
