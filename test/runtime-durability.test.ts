@@ -5,24 +5,12 @@
  * loaded into a second daemon; a graceful restart is a real shutdown and a second daemon on the same
  * files. The child-process `kill -9` test is test/crash-recovery.test.ts.
  */
-import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
-import Database from 'libsql';
 import t from 'tap';
 import type { UmbilicalEvent } from '../contracts/events.js';
 import { AgentFile } from '../kernel/agents/agent-file.js';
-import { endsTurn, runtimeHarness, type RuntimeHarness } from './fixtures/runtime/harness.js';
+import { crashCopy, endsTurn, runtimeHarness, type RuntimeHarness } from './fixtures/runtime/harness.js';
 import { Gate } from './fixtures/runtime/scripted-model.js';
 
-/** What a crash at this instant would leave: a consistent copy of the committed file, its lease gone. */
-function crashCopy(h: RuntimeHarness, agentId: string): string {
-  const path = join(h.dir, `crashed-${randomUUID()}.agt`);
-  h.d.daemon.kernel.registry.resolve(agentId).file.raw.exec(`VACUUM INTO '${path.replace(/'/g, "''")}'`);
-  const db = new Database(path);
-  db.exec('DELETE FROM agt_lease');
-  db.close();
-  return path;
-}
 
 async function load(h: RuntimeHarness, filePath: string): Promise<string> {
   const res = await h.d.request('POST', '/agents/load', { filePath });

@@ -5,12 +5,10 @@
  * own agents and (where the daemon budget matters) sets and clears the settings it needs.
  */
 import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import Database from 'libsql';
 import t from 'tap';
 import type { ModelClientProvider, ModelRequest, ModelResponse } from '../contracts/model.js';
-import { runtimeHarness, type RuntimeHarness } from './fixtures/runtime/harness.js';
+import { crashCopy, runtimeHarness, type RuntimeHarness } from './fixtures/runtime/harness.js';
 import { Gate } from './fixtures/runtime/scripted-model.js';
 import { periodsAt } from '../kernel/spend/calendar.js';
 import { ROOT } from './helpers/daemon.js';
@@ -175,15 +173,6 @@ t.test('days start at midnight in the owner\'s time zone (injected clock, settin
   t.equal(periodsAt(now, 'Asia/Tokyo').day, '2026-06-13');
 });
 
-/** What a crash now would leave of the agent's file (see runtime-durability.test.ts): a consistent copy, lease gone. */
-function crashCopy(agentId: string): string {
-  const path = join(h.dir, `crashed-${randomUUID()}.agt`);
-  h.d.daemon.kernel.registry.resolve(agentId).file.raw.exec(`VACUUM INTO '${path.replace(/'/g, "''")}'`);
-  const db = new Database(path);
-  db.exec('DELETE FROM agt_lease');
-  db.close();
-  return path;
-}
 
 // max_tokens 100 alone passes day_tokens 50: the first call of each turn asks.
 const asking = { model: { provider: 'local', model_id: 'ask-me', max_tokens: 100 }, budget: { day_tokens: 50 } };
@@ -222,7 +211,7 @@ t.test('a budget task survives a restart: the resumed turn takes up the same tas
   const turn = await chat(id);
   const exceeded = await h.waitFor((e) => e.event_type === 'budget.exceeded' && e.agent_id === id);
   const taskId = (exceeded.payload as { task_id: string }).task_id;
-  const copy = crashCopy(id);
+  const copy = crashCopy(h, id);
   // Let the original daemon's turn go, so the two daemons do not share more than the copied file.
   await h.d.request('POST', `/agents/${id}/tasks/${taskId}/resolve`, { action: 'deny' });
   await h.ended(turn);

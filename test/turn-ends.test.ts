@@ -15,7 +15,6 @@
  *   with the same pid is stale; one naming a running daemon is not.
  */
 import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'libsql';
@@ -23,7 +22,7 @@ import t from 'tap';
 import { claimPidFile, staleReason } from '../kernel/pidfile.js';
 import { ROOT, tempDir } from './helpers/daemon.js';
 import { killRun, startAgtd, until } from './helpers/turn-ends.js';
-import { runtimeHarness, type RuntimeHarness } from './fixtures/runtime/harness.js';
+import { crashCopy, runtimeHarness } from './fixtures/runtime/harness.js';
 
 t.test('SIGTERM or SIGKILL at random moments: every accepted turnId ends exactly once on the streams', async (t) => {
   const seed = Number(process.env.AGT_TURN_ENDS_SEED ?? Date.now() % 100_000);
@@ -57,15 +56,6 @@ t.test('SIGTERM or SIGKILL at random moments: every accepted turnId ends exactly
   }
 });
 
-/** What a crash at this instant would leave: a consistent copy of the committed file, its lease gone. */
-function crashCopy(h: RuntimeHarness, agentId: string): string {
-  const path = join(h.dir, `crashed-${randomUUID()}.agt`);
-  h.d.daemon.kernel.registry.resolve(agentId).file.raw.exec(`VACUUM INTO '${path.replace(/'/g, "''")}'`);
-  const db = new Database(path);
-  db.exec('DELETE FROM agt_lease');
-  db.close();
-  return path;
-}
 
 t.test('an end committed but not yet written to the streams is emitted again, unchanged, after a crash', async (t) => {
   const h1 = await runtimeHarness(t);
