@@ -21,7 +21,9 @@ t.test('host parsing is by address, not by prefix', async (t) => {
   t.equal(hostAllowed('127.0.0.1:4000', policy), true);
   t.equal(hostAllowed('[::1]:4000', policy), true);
   t.equal(hostAllowed('127.0.0.1', policy), false, 'no port means 80');
-  for (const unspecified of ['0.0.0.0:4000', '0.0.0.0', '0.1.2.3:4000', '[::]:4000', '[::ffff:0.0.0.0]:4000', '[0:0:0:0:0:0:0:0]:4000']) {
+  for (const unspecified of ['0.0.0.0:4000', '0.0.0.0', '0.1.2.3:4000', '[::]:4000', '[::ffff:0.0.0.0]:4000', '[0:0:0:0:0:0:0:0]:4000',
+    // Other IPv6 spellings of the same addresses (IPv4-mapped in hex, IPv4-compatible, expanded).
+    '[::ffff:0:0]:4000', '[::ffff:0:1]:4000', '[::0.0.0.0]:4000', '[0:0:0:0:0:ffff:0:0]:4000', '[::FFFF:0:0]:4000']) {
     t.equal(hostAllowed(unspecified, policy), false, `${unspecified} never names a server`);
   }
   t.equal(hostAllowed('0.0.0.0:4000', { ...policy, allowedHosts: ['0.0.0.0'] }), false, 'not even when listed');
@@ -53,6 +55,8 @@ t.test('request guard over real HTTP', async (t) => {
     [`0.0.0.0:${port}`, 403, 'host_not_allowed'],
     ['0.0.0.0', 403, 'host_not_allowed'],
     [`[::]:${port}`, 403, 'host_not_allowed'],
+    [`[::ffff:0:0]:${port}`, 403, 'host_not_allowed'],
+    [`[::0.0.0.0]:${port}`, 403, 'host_not_allowed'],
     [`127.0.0.1.evil.example:${port}`, 403, 'host_not_allowed'],
     [`127.0.0.1:${port}`, 200, undefined],
     [`[::1]:${port}`, 200, undefined],

@@ -1,5 +1,5 @@
 /** Parsing of Host and Origin values for the request guard (DNS-rebinding and CSRF protection). */
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 
 export interface HostPort {
   host: string;
@@ -62,13 +62,17 @@ function loopbackAddress(address: string): boolean {
 
 const isLoopbackName = (host: string) => host === 'localhost' || host.endsWith('.localhost');
 
-/** 0.0.0.0/8 and `::`: "this host" addresses a browser sends to loopback, never a name for a server. */
+/**
+ * 0.0.0.0/8 and `::`: "this host" addresses a browser sends to loopback, never a name for a server. Matched
+ * by node's own address parser (`BlockList`), which checks every IPv6 spelling of them: `::0.0.0.0`,
+ * `::ffff:0:0` and `0:0:0:0:0:ffff:0:1` (IPv4-mapped in hex) included, not only the dotted forms.
+ */
+const UNSPECIFIED = new BlockList();
+UNSPECIFIED.addSubnet('0.0.0.0', 8, 'ipv4');
+UNSPECIFIED.addAddress('::', 'ipv6');
 export function isUnspecifiedAddress(host: string): boolean {
-  let value = host.toLowerCase();
-  if (value.startsWith('::ffff:') && isIP(value.slice(7)) === 4) value = value.slice(7);
-  if (isIP(value) === 4) return value.split('.')[0] === '0';
-  if (isIP(value) === 6) return /^[0:]+$/.test(value);
-  return false;
+  const family = isIP(host);
+  return family === 4 ? UNSPECIFIED.check(host, 'ipv4') : family === 6 ? UNSPECIFIED.check(host.toLowerCase(), 'ipv6') : false;
 }
 
 export interface HostPolicy {
