@@ -134,3 +134,17 @@ t.test('an owner entry with a port covers only that port; a file entry without a
   t.same(capConfig(config, ceiling).config.security.fetch_allow_hosts, ['a.example:8080', 'B.example:1', '[fd00::1]:443']);
   t.equal(ceilingFor({ agentCeilings: {} }, '__proto__').allowUnsandboxedCommands, false, 'an id such as __proto__ reads no inherited property');
 });
+
+t.test("a limit the file leaves out, or gives as a string, zero or negative, never gets more than the owner's maximum", async (t) => {
+  const { capConfig, ceilingFor } = await import('../kernel/agents/ceiling.js');
+  const cap = (limits: Record<string, unknown>, settings = {}) => capConfig({ id: 'x', security: {}, limits } as never, ceilingFor(settings, 'x'));
+  // turn_timeout_ms has no runtime default (no limit at all): the owner's maximum (1 h by default) applies.
+  t.equal(cap({}).config.limits.turn_timeout_ms, 3_600_000);
+  t.same(cap({}).capped, [], 'not listed as capped when the file said nothing');
+  const odd = cap({ turn_timeout_ms: -1, command_timeout_ms: 0, sql_timeout_ms: '60000' }, { agentCeiling: { limits: { sql_timeout_ms: 500, command_timeout_ms: 1_000 } } });
+  t.equal(odd.config.limits.turn_timeout_ms, 3_600_000);
+  t.equal(odd.config.limits.command_timeout_ms, 1_000, "the runtime's 10 s default is above this owner's 1 s maximum");
+  t.equal(odd.config.limits.sql_timeout_ms, 500, "a string is no value: the owner's 500 ms, not the runtime's 2 s");
+  t.same(odd.capped.map((c: { field: string }) => c.field).sort(), ['limits.command_timeout_ms', 'limits.sql_timeout_ms', 'limits.turn_timeout_ms']);
+  t.equal(cap({}).config.limits.sql_timeout_ms, undefined, "a default within the owner's maximum stays the runtime's");
+});

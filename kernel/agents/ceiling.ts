@@ -14,7 +14,11 @@
 import type { AgentConfig } from '../../contracts/agent-config.js';
 import type { CappedField } from '../../contracts/agents-api.js';
 import { CAPPED_LIMITS, type AgentCeiling, type Settings } from '../../contracts/settings.js';
+import { COMMAND_DEFAULT_TIMEOUT_MS } from '../runtime/sandbox/command-runner.js';
+import { LAMBDA_DEFAULT_TIMEOUT_MS } from '../runtime/sandbox/lambda-runner.js';
+import { SQL_DEFAULT_TIMEOUT_MS } from '../runtime/sql-sandbox/sql-runner.js';
 import { parseAllowEntry } from '../runtime/tools/fetch-policy.js';
+import { DEFAULT_LIMITS } from '../runtime/types.js';
 
 type CappedLimit = (typeof CAPPED_LIMITS)[number];
 
@@ -27,6 +31,20 @@ export const DEFAULT_LIMIT_MAXIMA: Readonly<Record<CappedLimit, number>> = {
   command_timeout_ms: 600_000,
   max_llm_calls_per_turn: 200,
   max_tool_calls_per_turn: 1_000,
+};
+
+/**
+ * What the runtime uses when a file gives no valid value (`limitOf`'s fallbacks; none: no limit at all,
+ * as `turn_timeout_ms`). A file that leaves a limit out, or gives a string, zero or a negative number, must
+ * not get more than the owner's maximum through these: {@link capConfig} then applies the maximum.
+ */
+const RUNTIME_DEFAULTS: Readonly<Partial<Record<CappedLimit, number>>> = {
+  sql_timeout_ms: SQL_DEFAULT_TIMEOUT_MS,
+  tool_timeout_ms: DEFAULT_LIMITS.tool_timeout_ms,
+  lambda_timeout_ms: LAMBDA_DEFAULT_TIMEOUT_MS,
+  command_timeout_ms: COMMAND_DEFAULT_TIMEOUT_MS,
+  max_llm_calls_per_turn: DEFAULT_LIMITS.max_llm_calls_per_turn,
+  max_tool_calls_per_turn: DEFAULT_LIMITS.max_tool_calls_per_turn,
 };
 
 /** The ceiling that applies to one agent: `agentCeilings[id]` over `agentCeiling` over the defaults. */
@@ -95,12 +113,25 @@ export function capConfig(config: AgentConfig, ceiling: ResolvedCeiling): Capped
       security[field] = false;
     }
   }
+  let filled = false;
   for (const name of CAPPED_LIMITS) {
     const value = limits[name];
     const max = ceiling.limits[name];
-    if (typeof value === 'number' && value > max) {
-      capped.push({ field: `limits.${name}`, asked: value, applied: max });
-      limits[name] = max;
+    if (typeof value === 'number' && Number.isFinite(value) && value > 0) {
+      if (value > max) {
+        capped.push({ field: `limits.${name}`, asked: value, applied: max });
+        limits[name] = max;
+      }
+    } else {
+      // No valid value (absent, a string, zero, negative): the runtime would use its default, or no
+      // limit at all; the owner's maximum applies when that is more. Listed as capped only when the
+      // file said something.
+      const fallback = RUNTIME_DEFAULTS[name];
+      if (fallback === undefined || fallback > max) {
+        if (value !== undefined) capped.push({ field: `limits.${name}`, asked: value, applied: max });
+        limits[name] = max;
+        filled = true;
+      }
     }
   }
   const budget = config.budget ? { ...config.budget } : undefined;
@@ -112,7 +143,7 @@ export function capConfig(config: AgentConfig, ceiling: ResolvedCeiling): Capped
       budget[name] = max;
     }
   }
-  if (capped.length === 0) return { config, capped };
+  if (capped.length === 0 && !filled) return { config, capped };
   return { config: { ...config, security: security as AgentConfig['security'], limits: limits as AgentConfig['limits'], ...(budget ? { budget } : {}) }, capped };
 }
 
