@@ -48,14 +48,14 @@ export function testFiles(out, include) {
  * Not in the quick tier: what starts processes or engines (a daemon as a child, the `agt` CLI, dockerd,
  * dovecot, Chromium, MCP servers, SMTP), the channel adapters against their fake servers, or measures
  * scale; found from the source, so a new file is sorted without a list. The files named here are
- * in-process but take long (a quick run stays under a minute on 2 cores).
+ * in-process but take long.
  */
 const SLOW_SOURCE = /spawnDaemon|node:child_process|helpers\/(docker|dovecot|compute|mesh|mcp|smtp-sink|channels)\.js|chromium|bin\/agt/;
 const SLOW_FILES = new Set([
   // Scale, restarts and fuzzing.
   'test/agents-scale.test.js', 'test/agent-tables-loop.test.js', 'test/tracked-folders-scale.test.js', 'test/crash-recovery.test.js',
   'test/identity-routes.test.js', 'test/fuzz-openapi.test.js',
-  // The longest in-process files (sandbox workers, timers, restarts of agents): a quick run stays under a minute.
+  // The longest in-process files (sandbox workers, timers, restarts of agents).
   'test/agent-sql-processes.test.js', 'test/agents-review.test.js', 'test/runtime-lifecycle.test.js', 'test/command-sandbox.test.js',
   'test/agent-sql-boundary.test.js', 'test/agents-autostart.test.js', 'test/runtime-timers.test.js', 'test/security-fetch.test.js',
   'test/tracked-folders-boot.test.js', 'test/runtime-control.test.js', 'test/runtime-sandbox.test.js',
