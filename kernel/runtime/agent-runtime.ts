@@ -53,8 +53,13 @@ export interface RuntimeDeps extends LoopSources {
 const isDisplayState = (value: unknown): value is DisplayState =>
   value === 'active' || value === 'idle' || value === 'hibernate' || value === 'suspended' || value === 'off';
 
-/** How long an unload waits for the ends of its turns to reach the streams before it closes the file. */
-export const END_SENT_WAIT_MS = 2_000;
+/**
+ * How long an unload waits for the ends of its turns to reach the streams before it closes the file. An
+ * end that reached them after this would be announced again by the next start, so the wait is long
+ * enough for a loaded machine's clients (it costs nothing when they read at once); within shutdown's
+ * 10 s per agent.
+ */
+export const END_SENT_WAIT_MS = 5_000;
 
 /** The turn ids an event ends (`turn.completed`, `agent.error` with a turn, `chat.discarded`). */
 function endedTurnIds(type: EventType, payload: unknown): string[] {
