@@ -8,7 +8,7 @@
  * (`mcp:<server>:<KEY>`). Variables that change how a child process loads code (`NODE_OPTIONS`,
  * `LD_*`, `DYLD_*`) and the daemon's own `AGT_*` are refused as names. An agent sets only the variable
  * names its server's registration lists in `allowAgentEnv` (none by default; a server without a
- * registration takes none from the agent).
+ * registration takes none from the agent); likewise the HTTP header names in `allowAgentHeaders`.
  */
 import { Type, type Static } from 'typebox';
 
@@ -45,6 +45,14 @@ export const McpRegistration = Type.Object(
         uniqueItems: true,
         description:
           "the only variable names an agent may set for this server (its declaration's `env` and `env_keys`, from its file or its own `sys_update_config`); default none: every other name is refused at config time and never reaches the child",
+      }),
+    ),
+    allowAgentHeaders: Type.Optional(
+      Type.Array(Type.String({ pattern: '^[A-Za-z0-9-]{1,100}$' }), {
+        maxItems: 64,
+        uniqueItems: true,
+        description:
+          "type http: the only HTTP header names (any case) an agent may send to this server (its declaration's `headers`, `header_env`; `bearer_token_env_var` is `Authorization`); default none. A header the registration sets (`headerEnv`) is never the agent's; every other name is refused at config time and never sent",
       }),
     ),
   },
