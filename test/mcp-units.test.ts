@@ -67,15 +67,22 @@ t.test("an agent's variables: only the registration's allowAgentEnv; none withou
   t.notOk('OK' in allowed.stdio.env);
 });
 
-t.test('http launch: headers from daemon variables and credentials', async (t) => {
-  const launch = await resolveLaunch(
-    { name: 'web', transport: 'http', bearer_token_env_var: 'TOK', headers: { 'X-Plain': 'p' } },
-    { name: 'web', type: 'http', url: 'http://127.0.0.1:9/mcp', headerEnv: { 'X-Daemon': 'SECRET_VAR' } },
-    { env, packagesDir: '/nowhere', credential: async (name) => credentials[name] },
-  );
+t.test('http launch: headers from daemon variables, and the agent\'s only by allowAgentHeaders', async (t) => {
+  const deps = { env, packagesDir: '/nowhere', credential: async (name: string) => credentials[name] };
+  const declaration = { name: 'web', transport: 'http' as const, bearer_token_env_var: 'TOK', headers: { 'X-Plain': 'p', 'X-Other': 'o' } };
+  const launch = await resolveLaunch(declaration, { name: 'web', type: 'http', url: 'http://127.0.0.1:9/mcp', headerEnv: { 'X-Daemon': 'SECRET_VAR' }, allowAgentHeaders: ['x-plain', 'authorization'] }, deps);
   if (launch.kind !== 'http') throw new Error(`expected http, got ${launch.kind}`);
   t.equal(launch.url.href, 'http://127.0.0.1:9/mcp');
-  t.same(launch.headers, { 'X-Plain': 'p', 'X-Daemon': 'daemon-secret-value', Authorization: 'Bearer bearer-value' });
+  t.same(launch.headers, { 'X-Plain': 'p', 'X-Daemon': 'daemon-secret-value', Authorization: 'Bearer bearer-value' }, 'allowed names (any case) pass, X-Other does not');
+  t.ok(launch.notes.some((n) => /allowAgentHeaders/.test(n) && /X-Other/.test(n)));
+  const bare = await resolveLaunch(declaration, { name: 'web', type: 'http', url: 'http://127.0.0.1:9/mcp', headerEnv: { 'X-Daemon': 'SECRET_VAR' } }, deps);
+  t.same(bare.kind === 'http' && bare.headers, { 'X-Daemon': 'daemon-secret-value' }, 'no allowAgentHeaders: nothing from the agent');
+  const owner = await resolveLaunch(
+    { name: 'web', transport: 'http', headers: { authorization: 'agent', 'x-daemon': 'agent' } },
+    { name: 'web', type: 'http', url: 'http://127.0.0.1:9/mcp', headerEnv: { Authorization: 'SECRET_VAR', 'X-Daemon': 'SECRET_VAR' }, allowAgentHeaders: ['Authorization', 'X-Daemon'] },
+    deps,
+  );
+  t.same(owner.kind === 'http' && owner.headers, { Authorization: 'daemon-secret-value', 'X-Daemon': 'daemon-secret-value' }, "a header the registration sets stays the owner's even when listed");
 });
 
 t.test('skip reasons; an agent never names an executable; npm packages run with node', async (t) => {

@@ -7,7 +7,9 @@
  * host's private services). Anything else is skipped with the reason, and the agent loads without it.
  *
  * Variables: the agent's (`env`, `env_keys`) only by the names the registration allows (`allowAgentEnv`,
- * see child-env.ts); a declaration without a registration passes none.
+ * see child-env.ts); a declaration without a registration passes none. Headers likewise: the agent's
+ * (`headers`, `header_env`, `bearer_token_env_var` = `Authorization`) only by the names the registration
+ * allows (`allowAgentHeaders`, see agent-headers.ts), never one the registration sets (`headerEnv`).
  *
  * Secrets: the registration names daemon variables (`envFrom`, `headerEnv`); the declaration names
  * credentials of the agent, `mcp:<server>:<KEY>` (`env_keys`, `header_env`, `bearer_token_env_var`).
@@ -16,6 +18,7 @@
 import type { McpServerConfig } from '@agt/contracts/agent-config';
 import type { ExtensionEnv } from '@agt/contracts/extension';
 import type { McpRegistration } from '@agt/contracts/mcp';
+import { agentHeaderAsks, agentHeadersAllowed, headerAllowed } from './agent-headers.js';
 import { addAgentEnv, addEnv, agentEnvAllowed, baseChildEnv } from './child-env.js';
 import type { StdioLaunch } from './stdio-transport.js';
 import { installedBin } from './packages.js';
@@ -70,27 +73,30 @@ export async function resolveLaunch(declaration: McpServerConfig, registration: 
       return { kind: 'skip', reason: `invalid URL for MCP server ${name}` };
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return { kind: 'skip', reason: `MCP server ${name}: only http and https URLs` };
-    const headers: Record<string, string> = { ...(declaration.headers ?? {}) };
+    // Keyed by the lowercase name: one value per header whatever case each side wrote.
+    const headers = new Map<string, [string, string]>();
     for (const [header, variable] of Object.entries(registration?.headerEnv ?? {})) {
       const value = deps.env.get(variable);
       if (value === undefined) notes.push(`variable ${variable} for header ${header} is not set`);
       else {
-        headers[header] = value;
+        headers.set(header.toLowerCase(), [header, value]);
         secrets.push(value);
       }
     }
-    for (const entry of declaration.header_env ?? []) {
-      const header = String(entry.header ?? entry.name ?? '');
-      const key = String(entry.env ?? entry.env_var ?? entry.key ?? '');
-      if (!/^[A-Za-z0-9-]{1,100}$/.test(header) || !key) continue;
-      const value = await fromCredential(key);
-      if (value !== undefined) headers[header] = value;
+    // The agent's headers: only names the registration allows (allowAgentHeaders), never one it sets
+    // itself; a refused header's credential is never even read.
+    const allowed = agentHeadersAllowed(registration);
+    const refused: string[] = [];
+    for (const ask of agentHeaderAsks(declaration)) {
+      if (!headerAllowed(ask, allowed)) {
+        refused.push(ask.header || '(unnamed)');
+        continue;
+      }
+      const value = ask.credential !== undefined ? await fromCredential(ask.credential) : ask.value;
+      if (value !== undefined) headers.set(ask.header.toLowerCase(), [ask.header, ask.bearer ? `Bearer ${value}` : value]);
     }
-    if (declaration.bearer_token_env_var) {
-      const token = await fromCredential(declaration.bearer_token_env_var);
-      if (token !== undefined) headers.Authorization = `Bearer ${token}`;
-    }
-    return { kind: 'http', url, headers, timeoutMs, secrets, notes };
+    if (refused.length > 0) notes.push(`headers not sent to the server (not in the registration's allowAgentHeaders, or set by the registration): ${[...new Set(refused)].join(', ')}`);
+    return { kind: 'http', url, headers: Object.fromEntries(headers.values()), timeoutMs, secrets, notes };
   }
 
   const env = baseChildEnv(deps.env);
