@@ -4,9 +4,15 @@
  * fixture MCP server (a real stdio child), and the test reads the child's environment from
  * `/proc/<pid>/environ`. The 48 variable names the issue saw reach a child are refused at load (listed in
  * the answer and the review), at config time (PUT/PATCH config, the agent's `sys_update_config`), and
- * never reach the child; a name the owner allows does.
+ * never reach the child; a name the owner allows does. The HTTP side likewise: a real Streamable HTTP MCP
+ * server (the SDK's, stateless, in this process) records the headers of every request; the agent's
+ * headers reach it only by the registration's `allowAgentHeaders`, and never replace the owner's
+ * `Authorization` (`headerEnv`).
  */
 import { readFileSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { join } from 'node:path';
 import t from 'tap';
 import type { AgentConfig } from '../contracts/agent-config.js';
@@ -30,6 +36,21 @@ export const INJECTED = [
 t.equal(new Set(INJECTED).size, 48);
 
 const MARK = 'agent-injected';
+
+/** Headers of every request the owner's HTTP MCP server received. */
+const received: IncomingHttpHeaders[] = [];
+const web = createServer((req, res) => {
+  received.push(req.headers);
+  const mcp = new McpServer({ name: 'recorder', version: '1.0.0' });
+  mcp.registerTool('ping', { description: 'answers pong' }, async () => ({ content: [{ type: 'text', text: 'pong' }] }));
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  res.on('close', () => void transport.close().then(() => mcp.close()));
+  void mcp.connect(transport).then(() => transport.handleRequest(req, res));
+});
+await new Promise<void>((done) => web.listen(0, '127.0.0.1', done));
+t.teardown(() => new Promise((done) => web.close(done)));
+const webUrl = `http://127.0.0.1:${(web.address() as { port: number }).port}/mcp`;
+
 const model = new ScriptedModel('local');
 const dir = tempDir(t, 'agt-mcp-env-');
 const d = await bootDaemon(t, {
@@ -38,8 +59,10 @@ const d = await bootDaemon(t, {
     mcpServers: [
       { name: 'ownertool', type: 'command', command: process.execPath, args: [join(FIXTURE_DIR, 'server.mjs')], env: { OWNER_SET: 'owner' }, allowAgentEnv: ['ALLOWED_ONE', 'ALLOWED_TWO'] },
       { name: 'plain', type: 'command', command: process.execPath, args: [join(FIXTURE_DIR, 'server.mjs')] },
+      { name: 'ownerweb', type: 'http', url: webUrl, headerEnv: { Authorization: 'OWNER_WEB_AUTH', 'X-Tenant': 'OWNER_WEB_TENANT' }, allowAgentHeaders: ['X-Allowed', 'authorization', 'x-tenant'] },
     ],
   },
+  env: { OWNER_WEB_AUTH: 'Bearer owner-token', OWNER_WEB_TENANT: 'owner-tenant' },
 });
 d.daemon.kernel.contributions.forExtension('test-model').modelClients(model);
 const events: Array<{ event_type: string; payload: unknown }> = [];
@@ -147,4 +170,59 @@ t.test('a registration without allowAgentEnv: nothing from the agent, and a refu
   t.same(Object.values(env).filter((v) => v.includes(MARK)), []);
   const bad = await d.request('POST', '/mcp/servers', { name: 'bad', type: 'command', command: 'x', allowAgentEnv: ['LD_PRELOAD'] });
   t.equal(bad.status, 400);
+});
+
+t.test("HTTP: the agent's headers only by allowAgentHeaders, never the owner's Authorization; refused at load, at config time, never sent", async (t) => {
+  const web = (extra: Record<string, unknown>) => ({ name: 'ownerweb', transport: 'http' as const, ...extra });
+  const { review, res } = await load({
+    mcp: {
+      servers: [web({
+        headers: { 'x-tenant': MARK, 'x-allowed': 'agent-ok', 'X-Forwarded-For': MARK, 'X-Original-URL': MARK, Host: MARK },
+        header_env: [{ header: 'X-Api-Key', env: 'KEY' }],
+        bearer_token_env_var: 'TOKEN',
+      })],
+    },
+  });
+  t.equal(res.status, 200, 'the agent loads, without what is refused');
+  const fields = (res.body.refused as Array<{ field: string }>).map((p) => p.field).sort();
+  t.same(fields, ['mcp.servers.ownerweb.bearer_token_env_var', 'mcp.servers.ownerweb.header_env.X-Api-Key', 'mcp.servers.ownerweb.headers.Host', 'mcp.servers.ownerweb.headers.X-Forwarded-For', 'mcp.servers.ownerweb.headers.X-Original-URL', 'mcp.servers.ownerweb.headers.x-tenant'].sort());
+  const reasons = Object.fromEntries((res.body.refused as Array<{ field: string; reason: string }>).map((p) => [p.field, p.reason]));
+  t.match(reasons['mcp.servers.ownerweb.bearer_token_env_var'], /sets the header Authorization itself \(headerEnv\)/, "the owner's Authorization is named as the owner's");
+  t.match(reasons['mcp.servers.ownerweb.headers.x-tenant'], /sets the header x-tenant itself/, 'so is any header the registration sets, though listed in allowAgentHeaders');
+  t.match(reasons['mcp.servers.ownerweb.headers.X-Forwarded-For'], /does not let agents send the header X-Forwarded-For \(its allowAgentHeaders: x-allowed\)/);
+  t.same((review.summary.refused as Array<{ field: string }>).map((p) => p.field).sort(), fields, 'the review lists the same');
+  const before = received.length;
+  await until('ownerweb connected', async () => {
+    const s = (await d.request('GET', `/agents/${res.body.id}/mcp`)).body.servers.find((x: { name: string }) => x.name === 'ownerweb');
+    return s?.status === 'connected' ? s : undefined;
+  });
+  const mine = received.slice(before);
+  t.ok(mine.length >= 2, 'the server saw the handshake');
+  for (const headers of mine) {
+    t.equal(headers.authorization, 'Bearer owner-token', "the owner's Authorization arrives unchanged");
+    t.equal(headers['x-tenant'], 'owner-tenant', "the owner's other header too");
+    t.equal(headers['x-allowed'], 'agent-ok', 'an allowed header arrives');
+    t.notOk('x-forwarded-for' in headers || 'x-original-url' in headers || 'x-api-key' in headers, 'refused headers never arrive');
+    t.notOk(Object.values(headers).some((v) => String(v).includes(MARK)), 'no value the agent wrote for a refused header arrives');
+  }
+  const logs = (await d.request('GET', `/agents/${res.body.id}/mcp`)).body.servers[0].logs.join('\n');
+  t.match(logs, /headers not sent to the server .*allowAgentHeaders.*X-Forwarded-For/, "the server's log says what was not sent");
+
+  const id = (await load({ model: { provider: 'local', model_id: 'm' }, tools: [{ name: 'sys_update_config', enabled: true }], mcp: { servers: [web({ headers: { 'X-Allowed': '1' } })] } })).res.body.id as string;
+  const patch = await d.request('PATCH', `/agents/${id}/config`, { mcp: { servers: [web({ headers: { 'X-Allowed': '1', 'X-Evil': MARK } })] } });
+  t.equal(patch.status, 400);
+  t.match(patch.body, { code: 'bad_request', error: /mcp\.servers\.ownerweb\.headers\.X-Evil: .*allowAgentHeaders: x-allowed/ });
+  const config = (await d.request('GET', `/agents/${id}/config`)).body.config;
+  const put = await d.request('PUT', `/agents/${id}/config`, { ...config, mcp: { servers: [web({ bearer_token_env_var: 'TOKEN' })] } });
+  t.equal(put.status, 400);
+  t.match(put.body.error, /bearer_token_env_var: .*sets the header Authorization itself/);
+  t.equal((await d.request('PATCH', '/settings', { agentConfigUnlocks: { [id]: ['mcp'] } })).status, 200);
+  const tool = await agentTries(id, { mcp: { servers: [web({ header_env: [{ header: 'Proxy-Authorization', env: 'K' }] })] } });
+  t.equal(tool.isError, true);
+  t.match(tool.content, /header_env\.Proxy-Authorization: .*does not let agents send the header/);
+  t.same((await d.request('GET', `/agents/${id}/config`)).body.config.mcp, config.mcp, 'nothing was written');
+  t.equal((await d.request('PATCH', `/agents/${id}/config`, { mcp: { servers: [web({ headers: { 'X-ALLOWED': '2' } })] } })).status, 200, 'an allowed name, any case, is accepted');
+
+  const unregistered = await load({ mcp: { servers: [{ name: 'elsewhere', transport: 'http', source: 'npm:some-package', headers: { 'X-Allowed': MARK } }] } });
+  t.match(unregistered.res.body.refused, [{ field: 'mcp.servers.elsewhere.headers.X-Allowed', reason: /sends no headers to a server the owner did not register/ }]);
 });
