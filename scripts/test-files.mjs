@@ -60,6 +60,10 @@ const SLOW_FILES = new Set([
   'test/agent-sql-boundary.test.js', 'test/agents-autostart.test.js', 'test/runtime-timers.test.js', 'test/security-fetch.test.js',
   'test/tracked-folders-boot.test.js', 'test/runtime-control.test.js', 'test/runtime-sandbox.test.js',
   'test/providers-resilience.test.js', 'test/security-input.test.js', 'test/http-limits.test.js', 'test/runtime-durability.test.js',
+  // In-process, but each boots many daemons (7-14 s): the quick tier stays within a minute without them.
+  'test/extensions-contract.test.js', 'test/create-agent.test.js', 'test/trust-config-ceiling.test.js', 'test/credentials-locked.test.js',
+  'test/agents-core.test.js', 'test/runtime-dispatch.test.js', 'test/agents-file.test.js', 'test/events-stream.test.js',
+  'test/runtime-tools.test.js', 'test/loops-write.test.js', 'test/agents-resources.test.js', 'test/agent-identity-routes.test.js',
 ]);
 
 /** Whether a built test file belongs to `npm run test:quick` (`source` is its TypeScript). */
