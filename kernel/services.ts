@@ -105,7 +105,8 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
       return [...(current.agentsFolder ? [current.agentsFolder] : []), ...(current.trackedFolders ?? [])];
     },
     onProbe: (state) => {
-      if (state.available) logger.info({ mode: state.mode }, "agents' commands run in a bubblewrap sandbox");
+      if (state.available && state.fallback) logger.warn({ mode: state.mode, reason: state.fallback }, "agents' commands run in a bubblewrap sandbox without a user namespace of their own");
+      else if (state.available) logger.info({ mode: state.mode }, "agents' commands run in a bubblewrap sandbox");
       else logger.warn({ reason: state.reason }, "agents' commands cannot be sandboxed here: they are refused unless unsandboxed commands are allowed");
     },
   });

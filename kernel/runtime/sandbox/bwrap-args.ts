@@ -13,10 +13,18 @@
  *   `/work`. Home folders, `/root`, `/run`, `/var`, `/srv`, `/mnt`, `/sys`, the data directory and
  *   other agents' folders are simply not there; the daemon's private paths that lie under a system
  *   folder (a data directory in `/opt`, say) are covered by an empty tmpfs.
- * - User: as root (no user namespace), bwrap keeps only CAP_SETUID/CAP_SETGID for `setpriv`, which
+ * - User: as root, bwrap (no user namespace) keeps only CAP_SETUID/CAP_SETGID for `setpriv`, which
  *   switches to the agent's own uid/gid with no supplementary groups, empty capability sets and
- *   `no_new_privs`. As an ordinary user, bwrap makes a user namespace (`--unshare-user`, the daemon's
- *   uid inside) in which the command has no capabilities, and forbids nested ones (`--disable-userns`).
+ *   `no_new_privs`. In `root-userns` mode (the default as root where the kernel allows it) `setpriv` then
+ *   starts a second, inner bwrap as the agent: a user namespace of its own (the agent's uid mapped to
+ *   itself) that forbids nested ones (`--disable-userns`), so `unshare -U -r` cannot make the command
+ *   uid 0 of a new namespace (kernel attack surface). The inner bwrap re-binds the outer sandbox's root
+ *   (`--bind / /`): mounts made read-only by the outer one stay read-only (locked from a user namespace).
+ *   It cannot be the only bwrap: the agent's uid may not traverse the 0700 data directory that holds its
+ *   work folder, so the outer, root bwrap binds it. `root` mode (no inner bwrap) is the fallback where
+ *   the kernel forbids user namespaces to ordinary users; there nested namespaces are NOT refused.
+ *   As an ordinary user, bwrap makes a user namespace (`--unshare-user`, the daemon's uid inside) in
+ *   which the command has no capabilities, and forbids nested ones (`--disable-userns`).
  * - Limits: `prlimit` sets the rlimits of command-limits.ts just before the shell.
  */
 import { lstatSync, readlinkSync } from 'node:fs';
@@ -41,8 +49,11 @@ export interface SandboxTools {
 
 export interface SandboxPlan {
   tools: SandboxTools;
-  /** `root`: bwrap as root plus setpriv to `uid`; `user`: bwrap in a user namespace of its own. */
-  mode: 'root' | 'user';
+  /**
+   * `root-userns`: bwrap as root, setpriv to `uid`, then an inner bwrap in a user namespace refusing
+   * nested ones; `root`: the same without the inner bwrap (fallback); `user`: bwrap in a user namespace.
+   */
+  mode: SandboxMode;
   /** The agent's uid/gid (root mode). */
   uid?: number;
   /** Host path of the agent's work folder, bound read-write at {@link SANDBOX_WORK}. */
@@ -52,6 +63,8 @@ export interface SandboxPlan {
   privatePaths: readonly string[];
   command: string;
 }
+
+export type SandboxMode = 'root-userns' | 'root' | 'user';
 
 interface RootEntry {
   path: string;
@@ -104,11 +117,13 @@ export function sandboxArgv(plan: SandboxPlan): string[] {
   // The new root itself (a tmpfs owned by the daemon's user in a user namespace) is made read-only
   // last; the mounts on it (tmpfs, work folder) keep their own mode.
   argv.push('--remount-ro', '/');
-  if (plan.mode === 'root') {
+  if (plan.mode !== 'user') {
     if (plan.uid === undefined || !plan.tools.setpriv) throw new Error('a root sandbox needs the agent uid and setpriv');
     argv.push('--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID', '--');
     const id = String(plan.uid);
     argv.push(plan.tools.setpriv, `--reuid=${id}`, `--regid=${id}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--');
+    // The inner bwrap: same file system, pid and other namespaces; only a user namespace that forbids nested ones.
+    if (plan.mode === 'root-userns') argv.push(plan.tools.bwrap, '--unshare-user', '--disable-userns', '--dev-bind', '/', '/', '--chdir', SANDBOX_WORK, '--die-with-parent', '--');
   } else {
     argv.push('--');
   }

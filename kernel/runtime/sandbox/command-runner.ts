@@ -23,7 +23,7 @@ import { chmod, chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cappedOutput, type CommandOutcome as CommandResult, type CommandRun } from '../../../contracts/commands.js';
 import { badCommandAgentId, commandsNeedSandbox } from '../errors.js';
-import { INFO_FD, SANDBOX_WORK, sandboxArgv, type SandboxTools } from './bwrap-args.js';
+import { INFO_FD, SANDBOX_WORK, sandboxArgv, type SandboxMode, type SandboxTools } from './bwrap-args.js';
 import { DEFAULT_COMMAND_LIMITS, prlimitArgs, type CommandLimits } from './command-limits.js';
 import { SandboxUids } from './sandbox-uids.js';
 
@@ -71,7 +71,7 @@ export interface CommandOutcome {
 }
 
 /** Whether a sandbox can be made here, and why not. */
-export type SandboxState = { available: true; mode: 'root' | 'user' } | { available: false; reason: string };
+export type SandboxState = { available: true; mode: SandboxMode; fallback?: string } | { available: false; reason: string };
 
 /** The first executable `name` on the safe PATH. */
 function findTool(name: string): string | undefined {
@@ -135,11 +135,24 @@ export class HostCommandRunner {
     const folder = await mkdtemp(join(this.root, 'probe-'));
     try {
       if (root) await chown(folder, PROBE_UID, PROBE_UID);
-      const argv = sandboxArgv({ tools: this.tools, mode: root ? 'root' : 'user', uid: PROBE_UID, workFolder: folder, limits: this.limits(), privatePaths: [], command: 'exit 0' });
-      const outcome = await this.spawn(argv, {}, '/', '', PROBE_TIMEOUT_MS);
-      if (outcome.exitCode === 0) return { available: true, mode: root ? 'root' : 'user' };
-      const said = outcome.stderr.trim().split('\n').slice(-2).join(' ');
-      return { available: false, reason: `bwrap could not make a sandbox here (${said || (outcome.timedOut ? 'timed out' : `exit ${outcome.exitCode ?? outcome.signal}`)})` };
+      const attempt = async (mode: SandboxMode) => {
+        const argv = sandboxArgv({ tools: this.tools!, mode, uid: PROBE_UID, workFolder: folder, limits: this.limits(), privatePaths: [], command: 'exit 0' });
+        const outcome = await this.spawn(argv, {}, '/', '', PROBE_TIMEOUT_MS);
+        if (outcome.exitCode === 0) return undefined;
+        const said = outcome.stderr.trim().split('\n').slice(-2).join(' ');
+        return `bwrap could not make a sandbox here (${said || (outcome.timedOut ? 'timed out' : `exit ${outcome.exitCode ?? outcome.signal}`)})`;
+      };
+      if (!root) {
+        const failed = await attempt('user');
+        return failed === undefined ? { available: true, mode: 'user' } : { available: false, reason: failed };
+      }
+      // As root: the agent's uid in a user namespace refusing nested ones where the kernel lets an
+      // ordinary uid make one; else the root sandbox without it (nested user namespaces then possible).
+      const nested = await attempt('root-userns');
+      if (nested === undefined) return { available: true, mode: 'root-userns' };
+      const failed = await attempt('root');
+      if (failed !== undefined) return { available: false, reason: failed };
+      return { available: true, mode: 'root', fallback: `no user namespace for the agent's uid, so nested user namespaces are not refused: ${nested}` };
     } finally {
       await rm(folder, { recursive: true, force: true });
     }
@@ -161,7 +174,7 @@ export class HostCommandRunner {
       const env = { ...base, HOME: folder, TMPDIR: folder };
       return { ...(await this.spawn(argv, env, folder, call.stdin, timeoutMs, call.signal)), boundary: 'unsandboxed' };
     }
-    const uid = state.mode === 'root' ? await this.uids.uidOf(call.agentId) : undefined;
+    const uid = state.mode !== 'user' ? await this.uids.uidOf(call.agentId) : undefined;
     if (uid !== undefined) await chown(folder, uid, uid);
     // Kept 0700 whatever happened to it in between: only the agent (and root) may enter.
     await chmod(folder, 0o700);
