@@ -64,7 +64,8 @@ export interface BootOptions {
 
 const TEST_KDF: KdfCost = { N: 1024, r: 8, p: 1 };
 
-function prepareEnv(t: Teardown, options: BootOptions) {
+/** The data dir and the allow-listed environment of a test daemon (in-process or a child), its manifest written. */
+export function prepareEnv(t: Teardown, options: BootOptions) {
   const dataDir = options.dataDir ?? tempDir(t);
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',

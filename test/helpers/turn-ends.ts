@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { reply, startFakeOpenAI, type RecordedRequest } from '../fakes/openai.js';
 import { createAgentFile } from './agent-file.js';
-import { ROOT, tempDir } from './daemon.js';
+import { prepareEnv, ROOT, tempDir, type BootOptions } from './daemon.js';
 import { openSse, type SseStream } from './sse-client.js';
 
 interface Tap {
@@ -67,20 +67,9 @@ export interface Agtd {
 
 /** Starts `bin/agtd.mjs` on `dataDir`; `onLine` sees each stdout line as it comes (before the listening line too). */
 export function startAgtd(t: Tap, dataDir: string, manifest: unknown, env: Record<string, string> = {}, onLine?: (line: string, child: ChildProcess) => void): { child: ChildProcess; ready: Promise<Agtd> } {
-  const manifestPath = join(tempDir(t, 'agt-ends-manifest-'), 'extensions.json');
-  writeFileSync(manifestPath, JSON.stringify(manifest));
+  const prepared = prepareEnv(t, { dataDir, extensions: manifest as BootOptions['extensions'], env: { AGT_LOG_LEVEL: 'warn', AGT_LOG_FORMAT: 'json', ...env } });
   const child = spawn(process.execPath, [join(ROOT, 'bin/agtd.mjs')], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? dataDir,
-      AGT_DAEMON_SETTINGS: join(dataDir, 'settings.json'),
-      AGT_DAEMON_PORT: '0',
-      AGT_LOG_LEVEL: 'warn',
-      AGT_LOG_FORMAT: 'json',
-      MESH_PORT: '0',
-      AGT_EXTENSIONS: manifestPath,
-      ...env,
-    },
+    env: prepared.env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
