@@ -4,21 +4,10 @@
  * imported when it runs, so `agt --help` loads commander and nothing else.
  */
 import { Command, CommanderError, Option } from 'commander';
-import type { Ctx, GlobalOptions } from './context.js';
 import { CliError, EXIT } from './errors.js';
+import { allCommands, run } from './run.js';
 
 const VERSION = '0.2.0';
-
-/** Runs a command with the context built from the global options; a number returned is the exit code. */
-function run<A extends unknown[]>(action: (ctx: Ctx, ...args: A) => Promise<number | void>) {
-  return async (...args: unknown[]) => {
-    const command = args.at(-1) as Command;
-    const { contextOf } = await import('./context.js');
-    const ctx = contextOf(command.optsWithGlobals() as GlobalOptions);
-    const code = await action(ctx, ...(args.slice(0, -1) as A));
-    if (typeof code === 'number') process.exitCode = code;
-  };
-}
 
 const commands = {
   status: () => import('./commands/status.js'),
@@ -142,7 +131,9 @@ export function program(): Command {
     .addOption(new Option('--api-key-env <VAR>', 'environment variable of the daemon holding the key'))
     .action(run(async (ctx, kind: string, options: Record<string, string>) => (await commands.providers()).addProvider(ctx, kind, options)));
 
-  for (const command of [agt, ...agt.commands, identity, providers, ...identity.commands, ...providers.commands]) command.exitOverride();
+  // Each area with many commands declares them in its own file of cli/declare/ (one line here each).
+
+  for (const command of allCommands(agt)) command.exitOverride();
   return agt;
 }
 
