@@ -6,6 +6,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { CliError, EXIT } from './errors.js';
 import { allCommands, run } from './run.js';
+import { declareMcp } from './declare/mcp.js';
 
 const VERSION = '0.2.0';
 
@@ -132,6 +133,7 @@ export function program(): Command {
     .action(run(async (ctx, kind: string, options: Record<string, string>) => (await commands.providers()).addProvider(ctx, kind, options)));
 
   // Each area with many commands declares them in its own file of cli/declare/ (one line here each).
+  declareMcp(agt);
 
   for (const command of allCommands(agt)) command.exitOverride();
   return agt;
