@@ -51,6 +51,17 @@ export const AgentStatus = Type.Object({
   targetState: NullableString(),
   loopCount: Type.Integer({ description: "persisted rows of main's loop stream" }),
   degraded: Type.Optional(Type.String()),
+  storage: Type.Optional(
+    Type.Object(
+      {
+        fileBytes: Type.Integer({ description: 'bytes of the .agt file on disk' }),
+        walBytes: Type.Integer({ description: 'bytes of its -wal file (0 when none)' }),
+        quotaBytes: Nullable(Type.Integer({ description: "the owner's size quota of the agent's own writes (settings storage), null: none" })),
+        tables: Type.Record(Type.String(), Type.Integer(), { description: 'rows per table (agt_* and local_*), counted at most every few seconds' }),
+      },
+      { description: 'the agent file on disk (docs/backups.md)' },
+    ),
+  ),
 });
 
 /** The 409 `ambiguous_agent` body's `candidates` items. */

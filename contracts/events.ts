@@ -75,6 +75,10 @@ export interface EventPayloads {
   'credential.changed': { name: string; action: 'set' | 'replaced' | 'deleted' | 'sealed' };
   'log.written': { level: string; origin: string | null; event: string | null; message: string };
   'agent.said': { text: string };
+  /** A backup of the agent's file was written and checked (docs/backups.md); `removed`: older scheduled copies deleted by `keep`. */
+  'backup.completed': { path: string; bytes: number; sha256: string; schema_version: number; sealed: boolean; scheduled: boolean; removed: string[] };
+  /** A backup of the agent's file failed; nothing was left at `path`. */
+  'backup.failed': { path: string | null; code: string; error: string; scheduled: boolean; file_path: string };
   'tracked.changed': {
     change: 'added' | 'changed' | 'moved' | 'removed';
     filePath: string;
@@ -176,6 +180,8 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'credential.changed': 'A credential was set, replaced, sealed or deleted (metadata only).',
   'log.written': 'A row was written to the agent log.',
   'agent.said': 'The agent spoke to the owner mid-turn (the `say` tool).',
+  'backup.completed': 'A backup of the agent file was written and checked (integrity ok); scheduled ones name the older copies removed by `keep`.',
+  'backup.failed': 'A backup of the agent file failed (nothing left behind); `code` says why.',
   'tracked.changed': 'An agent file in a tracked folder was added, changed, moved or removed (tracked-folders extension).',
   'tracked.autostarted': 'The boot autostart of the tracked folders ran: what started, what was skipped and why, what failed.',
 };

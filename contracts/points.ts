@@ -17,6 +17,12 @@ export interface AgentLocator {
    * several). Must not load an agent or change any file; must answer within 10 s.
    */
   locate(reference: string): Promise<readonly string[]> | readonly string[];
+  /**
+   * Absolute paths of every agent file the locator knows (loaded or not). Optional; the kernel's
+   * scheduled backups (settings `backups`, docs/backups.md) copy these besides the loaded agents. Must
+   * not load an agent or change any file.
+   */
+  list?(): Promise<readonly string[]> | readonly string[];
 }
 
 /**

@@ -87,6 +87,43 @@ export const PriceSettings = Type.Object(
   { additionalProperties: false },
 );
 
+/** How long rows of one kind are kept in an agent file (docs/backups.md, "Bounded growth"); both bounds apply. */
+export const RetentionRule = Type.Object(
+  {
+    maxAgeDays: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'rows older than this many days are deleted' })),
+    maxRows: Type.Optional(Type.Integer({ minimum: 1, description: 'only the newest this many rows are kept' })),
+  },
+  { additionalProperties: false },
+);
+
+/** Scheduled backups of every loaded and tracked agent (docs/backups.md). */
+export const BackupSettings = Type.Object(
+  {
+    dir: Type.Optional(Type.String({ minLength: 1, description: 'absolute folder of the copies, one sub-folder per agent id (default <data dir>/backups)' })),
+    every: Type.String({ minLength: 1, maxLength: 100, description: 'cron expression (5 fields, or 6 with seconds first), in settings `timezone`' }),
+    keep: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, description: 'scheduled copies kept per agent, newest first (default 7)' })),
+    seal: Type.Optional(Type.Boolean({ description: 'seal each copy to the owner identity (default false)' })),
+  },
+  { additionalProperties: false },
+);
+
+/** Size and growth of agent files (docs/backups.md, "Bounded growth"). */
+export const StorageSettings = Type.Object(
+  {
+    quotaBytes: Type.Optional(Type.Integer({ minimum: 65_536, description: "the most an agent file may grow to by the agent's own writes (SQL tools, stored files); default none" })),
+    agentQuotas: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 128 }), Type.Integer({ minimum: 65_536 }), { description: 'per agent id: replaces quotaBytes' })),
+    walMaxBytes: Type.Optional(Type.Integer({ minimum: 262_144, description: "the WAL's bound: SQLite's journal_size_limit and the automatic checkpoint's size (default 4 MiB)" })),
+    maintenanceSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 86_400, description: 'how often checkpoints and retention run (default 60)' })),
+    retention: Type.Optional(
+      Type.Object(
+        { logs: Type.Optional(RetentionRule), events: Type.Optional(RetentionRule), messages: Type.Optional(RetentionRule) },
+        { additionalProperties: false, description: 'logs: agt_logs; events: agt_audit records; messages: delivered agt_inbox / agt_outbox rows' },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export const SettingsSchema = Type.Object(
   {
     pricing: Type.Optional(
@@ -135,6 +172,8 @@ export const SettingsSchema = Type.Object(
         description: 'agent SQL child processes that may exist at once across all agents (default max(2, cores)); calls beyond wait, and the wait counts in their sql_timeout_ms',
       }),
     ),
+    backups: Type.Optional(BackupSettings),
+    storage: Type.Optional(StorageSettings),
     meshServerEnabled: Type.Optional(Type.Boolean()),
     meshLan: Type.Optional(Type.Boolean()),
     meshPort: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
@@ -155,4 +194,7 @@ export const DEFAULT_MAX_SCAN_DEPTH = 5;
 export type AppProviderSettings = Static<typeof AppProviderSettings>;
 export type AgentCeiling = Static<typeof AgentCeiling>;
 export type PriceSettings = Static<typeof PriceSettings>;
+export type BackupSettings = Static<typeof BackupSettings>;
+export type StorageSettings = Static<typeof StorageSettings>;
+export type RetentionRule = Static<typeof RetentionRule>;
 export type UnlockableAgentField = (typeof UNLOCKABLE_AGENT_FIELDS)[number];

@@ -28,7 +28,7 @@ export default defineExtension({
   options: TrackedFoldersOptions,
   register(ctx) {
     const tracker = new Tracker(ctx, { watch: ctx.config.watch });
-    ctx.provide(agentLocator, { locate: (reference) => tracker.locate(reference) });
+    ctx.provide(agentLocator, { locate: (reference) => tracker.locate(reference), list: () => tracker.index.all().map((entry) => entry.filePath) });
     // What the daemon itself creates or rewrites is indexed before its request answers (no watcher lag).
     ctx.provide(agentFileObservers, { written: (change) => tracker.written(change) });
     registerRoutes(ctx.http, ctx, tracker);
