@@ -11,6 +11,8 @@ import { agentIdentityRoutes } from './agent-identity.js';
 import { agentLogRoutes } from './agent-logs.js';
 import { agentMessageRoutes } from './agent-messages.js';
 import { agentMetaRoutes } from './agent-meta.js';
+import { agentOutboxRoutes } from './agent-outbox.js';
+import { agentRemoveRoutes } from './agent-remove.js';
 import { agentReviewRoutes } from './agent-review.js';
 import { agentTableRoutes } from './agent-tables.js';
 import { agentUmbilicalRoutes } from './agent-umbilical.js';
@@ -55,7 +57,7 @@ const GROUPS: ReadonlyArray<[string, KernelRoutes[]]> = [
     [
       startAgentRoutes, chatRoutes, controlRoutes, loopRoutes, loopWriteRoutes, agentContextRoutes, compactRoutes, timerRoutes,
       taskRoutes, credentialRoutes, agentIdentityRoutes, agentMetaRoutes, agentTableRoutes, agentLogRoutes, agentMessageRoutes,
-      agentUmbilicalRoutes, agentFileRoutes,
+      agentUmbilicalRoutes, agentFileRoutes, agentRemoveRoutes, agentOutboxRoutes,
     ],
   ],
 ];
