@@ -15,6 +15,7 @@ import { agentOutboxRoutes } from './agent-outbox.js';
 import { agentRemoveRoutes } from './agent-remove.js';
 import { agentReviewRoutes } from './agent-review.js';
 import { agentTableRoutes } from './agent-tables.js';
+import { agentToolRoutes } from './agent-tools.js';
 import { agentUmbilicalRoutes } from './agent-umbilical.js';
 import { agentRoutes } from './agents.js';
 import { autostartRoutes } from './autostart.js';
@@ -57,7 +58,7 @@ const GROUPS: ReadonlyArray<[string, KernelRoutes[]]> = [
     [
       startAgentRoutes, chatRoutes, controlRoutes, loopRoutes, loopWriteRoutes, agentContextRoutes, compactRoutes, timerRoutes,
       taskRoutes, credentialRoutes, agentIdentityRoutes, agentMetaRoutes, agentTableRoutes, agentLogRoutes, agentMessageRoutes,
-      agentUmbilicalRoutes, agentFileRoutes, agentRemoveRoutes, agentOutboxRoutes,
+      agentUmbilicalRoutes, agentFileRoutes, agentRemoveRoutes, agentOutboxRoutes, agentToolRoutes,
     ],
   ],
 ];
