@@ -6,6 +6,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { CliError, EXIT } from './errors.js';
 import { allCommands, run } from './run.js';
+import { declareAgents } from './declare/agents.js';
 import { declareMcp } from './declare/mcp.js';
 
 const VERSION = '0.2.0';
@@ -38,8 +39,9 @@ export function program(): Command {
 
   agt.command('status').description('daemon, data directory, identity, extensions and agents with their state')
     .action(run(async (ctx) => (await commands.status()).status(ctx)));
-  agt.command('agents').alias('ps').description('loaded agents with their runtime and display states')
-    .action(run(async (ctx) => (await commands.status()).agents(ctx)));
+  agt.command('agents').alias('ps').description('loaded agents with their runtime and display states (-a: also the tracked agent files not loaded)')
+    .option('-a, --all', 'also the agents of the tracked folders that are not loaded')
+    .action(run(async (ctx, options: { all?: boolean }) => (await commands.status()).agents(ctx, options)));
 
   agt.command('chat <agent>').description('chat with an agent: interactive, or one message with -m (exit 1 when the turn fails)')
     .option('-m, --message <text>', 'send one message, print the reply and exit')
@@ -133,6 +135,7 @@ export function program(): Command {
     .action(run(async (ctx, kind: string, options: Record<string, string>) => (await commands.providers()).addProvider(ctx, kind, options)));
 
   // Each area with many commands declares them in its own file of cli/declare/ (one line here each).
+  declareAgents(agt);
   declareMcp(agt);
 
   for (const command of allCommands(agt)) command.exitOverride();

@@ -12,10 +12,18 @@ interface AgentRow {
   displayState: string;
 }
 
-export async function agents(ctx: Ctx): Promise<void> {
+export async function agents(ctx: Ctx, options: { all?: boolean } = {}): Promise<void> {
   const { client, out } = ctx;
   const list = await client.get<AgentRow[]>('/agents');
-  out.result(list, () => printAgents(ctx, list));
+  if (!options.all) return out.result(list, () => printAgents(ctx, list));
+  // -a: also the agent files of the tracked folders that are not loaded (state `unloaded`).
+  const others = await (await import('./agents.js')).notLoaded(ctx);
+  if (others === null) out.note(out.dim('the tracked-folders extension is not running: only loaded agents are listed'));
+  const all = [
+    ...list.map((a) => ({ ...a, loaded: true })),
+    ...(others ?? []).map((a) => ({ id: a.id, name: a.name, ...(a.handle ? { handle: a.handle } : {}), filePath: a.filePath, autostart: a.autostart, runtimeState: 'unloaded', displayState: '-', loaded: false, reviewed: a.reviewed, passwordProtected: a.passwordProtected })),
+  ];
+  out.result(all, () => printAgents(ctx, all));
 }
 
 function printAgents({ out }: Ctx, list: AgentRow[]): void {
@@ -25,7 +33,7 @@ function printAgents({ out }: Ctx, list: AgentRow[]): void {
   }
   out.table(
     ['NAME', 'STATE', 'DISPLAY', 'ID', 'FILE'],
-    list.map((a) => [out.bold(a.name), out.state(a.runtimeState), a.displayState, a.id, a.filePath ?? '-']),
+    list.map((a) => [out.bold(a.name), a.runtimeState === 'unloaded' ? out.dim(a.runtimeState) : out.state(a.runtimeState), a.displayState, a.id, a.filePath ?? '-']),
   );
 }
 
