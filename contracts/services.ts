@@ -3,6 +3,7 @@
  */
 import type { AgentConfig } from './agent-config.js';
 import type { AgentKeysAccess } from './agent-keys.js';
+import type { AgentTurnsAccess } from './agent-turns.js';
 import type { RunAgentLambda } from './agent-lambdas.js';
 import type { CommandOutcome, CommandRun } from './commands.js';
 import type { Settings } from './settings.js';
@@ -76,6 +77,11 @@ export interface AgentsService {
   readonly keys: AgentKeysAccess;
   /** Runs one of the agent's lambdas in the kernel's sandbox, with a time limit (see `agent-lambdas.ts`). */
   readonly runLambda: RunAgentLambda;
+  /**
+   * Start, interrupt and answer agents' turns (see `agent-turns.ts`): the daemon's kernel always offers
+   * it; a fake kernel in tests may not.
+   */
+  readonly turns?: AgentTurnsAccess;
   /**
    * Replaces a loaded agent's config as `PUT /agents/{id}/config` does: validated against the agent
    * config schema (and the no-secrets rule), persisted, applied, `agent.config.changed` emitted. For an

@@ -36,6 +36,7 @@ import { builtinTools } from './runtime/tools/index.js';
 import { ShutdownSteps } from './shutdown-steps.js';
 import type { SettingsStore } from './settings.js';
 import { AGT_VERSION } from './version.js';
+import { turnsAccess } from './agents/turns-access.js';
 
 export interface KernelInput {
   env: DaemonEnv;
@@ -168,6 +169,7 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
       return agentRuntime.runLambda(lambda, input, timeoutMs);
     },
     runHostCommand: (agent: LoadedAgent, run: CommandRun) => hostCommands.runHost(run, allowsUnsandboxedCommands(agent.config)),
+    turns: turnsAccess((agentId) => runtime.byId(agentId)),
   };
   const agentsFor = (origin: string): AgentsService =>
     agentsService(registry, origin, async (agent, name) => credentials.read(agent, name), capabilities);

@@ -5,6 +5,7 @@
 import type { EventBus } from '../../contracts/events.js';
 import type { AgentKeysAccess } from '../../contracts/agent-keys.js';
 import type { RunAgentLambda } from '../../contracts/agent-lambdas.js';
+import type { AgentTurnsAccess } from '../../contracts/agent-turns.js';
 import type { CommandOutcome, CommandRun } from '../../contracts/points.js';
 import type { AgentFileInfo, AgentFilesAccess, AgentsService, InboundMessage, InboxRow, InboxService, LogLevel } from '../../contracts/services.js';
 import { agentIdNotLoaded, userSourceInInbox } from './errors.js';
@@ -23,6 +24,8 @@ export interface AgentCapabilities {
   runLambda(agentId: string, lambda: string, input: unknown, timeoutMs?: number): Promise<{ result: unknown; logs: string[] }>;
   /** The kernel's host command runner, under the agent's `security.allow_unsandboxed_commands`. */
   runHostCommand(agent: LoadedAgent, run: CommandRun): Promise<CommandOutcome>;
+  /** `ctx.agents.turns`: chat, inbox dispatch, interrupt, asks and approvals of the runtime. */
+  turns?: AgentTurnsAccess;
 }
 
 export function agentsService(
@@ -50,6 +53,7 @@ export function agentsService(
   return {
     keys,
     runLambda,
+    ...(capabilities.turns ? { turns: capabilities.turns } : {}),
     runHostCommand: async (run) => capabilities.runHostCommand(loaded(run.agentId), run),
     files: agentFiles(registry),
     list: () => registry.views(),

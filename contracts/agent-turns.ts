@@ -1,0 +1,81 @@
+/**
+ * `ctx.agents.turns`: turns of loaded agents for extensions that let other tools talk to agents (A2A on
+ * the mesh server, the MCP server). The kernel runs the turns; the extension follows them on the event
+ * bus (`turn.started`, `hil.requested`, `hil.resolved`, `turn.completed`, `agent.error`,
+ * `chat.discarded`, each carrying the turn id) and uses these calls to start, stop and answer them.
+ *
+ * Two ways in, by who speaks:
+ * - {@link AgentTurnsAccess.chat} is the owner's chat (`POST /agents/{id}/chat`): only for a surface
+ *   that acts with the owner's authority (the daemon's bearer token). It interrupts a running turn.
+ * - {@link AgentTurnsAccess.deliver} is a message from someone else (another agent over A2A): an `inbox`
+ *   event dispatched to the agent's loop (the model sees `[trigger on_inbox] {…source, sender, text}`,
+ *   never a user row), queued behind running work; it interrupts nothing and creates no inbox row.
+ *
+ * Approvals are the owner's: an extension serving callers who are not the owner must not resolve them.
+ */
+
+/** A message from outside the daemon that starts a turn ({@link AgentTurnsAccess.deliver}). */
+export interface OutsideMessage {
+  /** Where it came from (`a2a`); never `user` (that is chat). */
+  source: string;
+  /** Who sent it, as the source names senders (a DID, an address). */
+  sender?: string;
+  text: string;
+  /** Carried to the turn with the message (JSON, nesting at most 64 levels). */
+  data?: unknown;
+}
+
+/** An `ask` a turn waits on (the `ask` tool). */
+export interface PendingAsk {
+  requestId: string;
+  question: string;
+  loop: string;
+  turnId: string | null;
+  createdAt: number;
+}
+
+/** A restricted tool call waiting for the owner's approval. */
+export interface PendingApproval {
+  taskId: string;
+  tool: string;
+  args: Record<string, unknown>;
+  loop: string;
+  turnId: string | null;
+  createdAt: number;
+}
+
+/** Where a turn is: queued, running (maybe waiting on an ask or approval), or nowhere (ended, unknown). */
+export type TurnPlace = 'queued' | 'running' | 'none';
+
+export interface AgentTurnsAccess {
+  /**
+   * The owner's chat on `loop` (default `main`), committed before it returns, as `POST /agents/{id}/chat`;
+   * returns the turn id. A repeated `idempotencyKey` returns the first turn id. Throws `not_found`
+   * (agent or loop) and `conflict` (disabled or stopped loop).
+   */
+  chat(agentId: string, text: string, options?: { loop?: string; idempotencyKey?: string }): string;
+  /**
+   * A message from someone other than the owner, queued on the agent's main loop as an `inbox` event
+   * (committed before it returns); returns the turn id. Throws `bad_request` for `source: "user"`,
+   * `not_found`, `conflict` as {@link chat}.
+   */
+  deliver(agentId: string, message: OutsideMessage, options?: { idempotencyKey?: string }): string;
+  /** Where turn `turnId` of the agent is now. */
+  place(agentId: string, turnId: string): TurnPlace;
+  /**
+   * Interrupts turn `turnId` when it is the one running on its loop (its end is `turn.completed` with
+   * `stop_reason: "interrupted"`); false when it is not running (queued, ended, unknown).
+   */
+  interrupt(agentId: string, turnId: string): boolean;
+  /** The asks waiting for an answer (oldest first). */
+  asks(agentId: string): PendingAsk[];
+  /** Answers a pending ask; the turn resumes with it. Throws `not_found` for an unknown request. */
+  answerAsk(agentId: string, requestId: string, answer: string): void;
+  /** The approvals waiting for the owner (oldest first). */
+  approvals(agentId: string): PendingApproval[];
+  /**
+   * The owner's decision on a pending approval (only for a surface acting with the owner's authority).
+   * Throws `not_found` (unknown task) and `conflict` (no longer pending).
+   */
+  resolveApproval(agentId: string, taskId: string, action: 'approve' | 'deny', reason?: string): void;
+}

@@ -1,0 +1,56 @@
+/**
+ * `ctx.agents.turns` (contracts/agent-turns.ts): the runtime's chat, inbox dispatch, interrupt and
+ * human-in-the-loop calls for extensions that let other tools talk to agents (A2A, the MCP server).
+ * The same code paths as the Chat, Agents and Tasks routes: every check those make applies here.
+ */
+import type { AgentTurnsAccess, TurnPlace } from '../../contracts/agent-turns.js';
+import type { AgentRuntime } from '../runtime/agent-runtime.js';
+import { normalizeDispatch } from '../runtime/dispatch.js';
+import { agentIdNotLoaded } from './errors.js';
+
+export function turnsAccess(runtimeOf: (agentId: string) => AgentRuntime | undefined): AgentTurnsAccess {
+  const runtime = (agentId: string) => {
+    const found = runtimeOf(agentId);
+    if (!found) throw agentIdNotLoaded(agentId);
+    return found;
+  };
+  /** The loop whose executor runs or queues `turnId`, and which. */
+  const find = (agentId: string, turnId: string) => {
+    const agentRuntime = runtime(agentId);
+    for (const loop of agentRuntime.loopNames()) {
+      const executor = agentRuntime.existingLoop(loop);
+      if (!executor) continue;
+      if (executor.currentTurnId === turnId) return { agentRuntime, loop, place: 'running' as TurnPlace };
+      if (executor.queuedTurnIds.includes(turnId)) return { agentRuntime, loop, place: 'queued' as TurnPlace };
+    }
+    return { agentRuntime, loop: undefined, place: 'none' as TurnPlace };
+  };
+  return {
+    chat: (agentId, text, options = {}) => runtime(agentId).chat(options.loop ?? 'main', text, options.idempotencyKey),
+    deliver(agentId, message, options = {}) {
+      // The dispatch normalizer refuses `source: user` and internal flags, as for `POST /trigger`.
+      const dispatch = normalizeDispatch({
+        event: {
+          type: 'inbox',
+          source: message.source,
+          data: { message: { source: message.source, ...(message.sender ? { sender: message.sender } : {}), text: message.text, ...(message.data !== undefined ? { data: message.data } : {}) } },
+        },
+      });
+      return runtime(agentId).dispatch(dispatch, options.idempotencyKey);
+    },
+    place: (agentId, turnId) => find(agentId, turnId).place,
+    interrupt(agentId, turnId) {
+      const { agentRuntime, loop, place } = find(agentId, turnId);
+      return place === 'running' && loop !== undefined ? agentRuntime.interrupt(loop) : false;
+    },
+    asks: (agentId) => runtime(agentId).hil.listAsks(),
+    answerAsk: (agentId, requestId, answer) => runtime(agentId).hil.respondAsk(requestId, answer),
+    approvals: (agentId) =>
+      runtime(agentId)
+        .hil.listTasks('pending_approval', 500)
+        .map((task) => ({ taskId: task.id, tool: task.tool, args: task.args, loop: task.loop, turnId: task.turnId, createdAt: task.createdAt })),
+    resolveApproval(agentId, taskId, action, reason) {
+      runtime(agentId).hil.resolveTask(taskId, action, reason);
+    },
+  };
+}
