@@ -170,8 +170,8 @@ export interface ExtensionContext<Config = unknown> {
   use<T>(point: ExtensionPoint<T, 'all'>): readonly T[];
 }
 
-/** What `register` may return. */
-export interface ExtensionHooks {
+/** What `register` may return. `Config` is the type of the extension's `options` (its `ctx.config`). */
+export interface ExtensionHooks<Config = unknown> {
   /**
    * After every extension registered and the server listens, in dependency order (a dependency's
    * `start` has returned before). A throw, or taking longer than 15 s, marks this extension failed
@@ -184,6 +184,15 @@ export interface ExtensionHooks {
    * 5 s (less when the shutdown budget is nearly spent); errors are logged, never thrown further.
    */
   stop?(): Promise<void> | void;
+  /**
+   * Applies a new config without a restart: the owner changed it through
+   * `PUT|PATCH /runtime/extensions/{name}/config` (`agt extensions config`). `config` was validated
+   * against the definition's `options`, defaults applied, like `ctx.config` (which keeps the start-up
+   * value: keep what this receives). Called only while the extension runs, one call at a time. A throw
+   * refuses the change (the old config stays in force and nothing is persisted; say why in the error's
+   * message). Without this hook a change is persisted and answered `restartRequired: true`.
+   */
+  reconfigure?(config: Config): Promise<void> | void;
 }
 
 /** The default export of an extension module (made with {@link defineExtension}). */
@@ -222,7 +231,7 @@ export interface ExtensionDefinition<Options extends TSchema = TSchema> {
    * finish within 8 s. A throw (sync or async) fails this extension only: whatever it already
    * contributed is withdrawn and its routes answer 503.
    */
-  register(ctx: ExtensionContext<Static<Options>>): Promise<ExtensionHooks | void> | ExtensionHooks | void;
+  register(ctx: ExtensionContext<Static<Options>>): Promise<ExtensionHooks<Static<Options>> | void> | ExtensionHooks<Static<Options>> | void;
 }
 
 /** Marks a value as an extension definition; the identity function, typed. */

@@ -182,8 +182,8 @@ async function runRegister(record: ExtensionRecord, registry: ExtensionRegistry,
   if ('error' in outcome) return failWith(outcome.error);
   const hooks = returned.hooks;
   if (hooks !== undefined && hooks !== null) {
-    const bad = typeof hooks !== 'object' ? 'an object' : (['start', 'stop'] as const).find((k) => hooks[k] !== undefined && typeof hooks[k] !== 'function');
-    if (bad) return failWith(new Error(`register must return nothing or {start?, stop?} functions (got a bad ${bad})`));
+    const bad = typeof hooks !== 'object' ? 'an object' : (['start', 'stop', 'reconfigure'] as const).find((k) => hooks[k] !== undefined && typeof hooks[k] !== 'function');
+    if (bad) return failWith(new Error(`register must return nothing or {start?, stop?, reconfigure?} functions (got a bad ${bad})`));
   }
   registry.markLoaded(record, hooks ?? null);
 }
@@ -236,6 +236,8 @@ function registerScopes(app: KernelApp, kernel: ExtensionHostDeps, env: NodeJS.P
 export async function loadExtensions(app: KernelApp, kernel: ExtensionHostDeps, registry: ExtensionRegistry, manifestPath: string, options: LoadOptions): Promise<ExtensionHost> {
   const entries = readManifest(manifestPath, { required: options.required ?? false });
   const records = entries.map(newRecord);
+  // Where `PUT /runtime/extensions/{name}/config` persists an extension's options (extension-config.ts).
+  registry.manifestPath = manifestPath;
   for (const record of records) registry.add(record);
 
   for (const record of records) await inspect(record, registry, manifestPath, kernel);

@@ -50,6 +50,8 @@ export interface ExtensionRecord {
 
 export class ExtensionRegistry {
   readonly records = new Map<string, ExtensionRecord>();
+  /** The manifest the records came from (set by the loader); null before it ran. */
+  manifestPath: string | null = null;
 
   constructor(private readonly kernel: Pick<ExtensionHostDeps, 'logger' | 'bus' | 'contributions'>) {}
 

@@ -26,6 +26,7 @@ import { createAgentRoutes } from './create-agent.js';
 import { credentialRoutes } from './credentials.js';
 import { daemonRoutes } from './daemon.js';
 import { eventRoutes } from './events.js';
+import { extensionConfigRoutes } from './extension-config.js';
 import { healthRoutes } from './health.js';
 import { identityRoutes } from './identity.js';
 import { loopWriteRoutes } from './loops-write.js';
@@ -49,7 +50,7 @@ const GROUPS: ReadonlyArray<[string, KernelRoutes[]]> = [
   ['/settings', [settingsRoutes]],
   ['/identity', [identityRoutes]],
   ['/templates', [templateRoutes]],
-  ['/runtime', [runtimeInfoRoutes, runtimeRoutes]],
+  ['/runtime', [runtimeInfoRoutes, runtimeRoutes, extensionConfigRoutes]],
   ['/tasks', [operatorTaskRoutes]],
   ['/usage', [usageRoutes]],
   ['/agents', [agentRoutes, createAgentRoutes, agentReviewRoutes, autostartRoutes]],
