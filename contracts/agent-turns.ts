@@ -79,3 +79,33 @@ export interface AgentTurnsAccess {
    */
   resolveApproval(agentId: string, taskId: string, action: 'approve' | 'deny', reason?: string): void;
 }
+
+/** One HTTP request an extension makes on an agent's behalf ({@link AgentFetch}). */
+export interface AgentFetchRequest {
+  url: string;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+  /** Default 15 s, at most 60 s. */
+  timeoutMs?: number;
+  /** Body bytes read at most (default 256 KB, at most 4 MB); the rest is cut (`truncated`). */
+  maxBytes?: number;
+}
+
+export interface AgentFetchResponse {
+  status: number;
+  /** Lowercase names; repeated headers joined with `, `. */
+  headers: Record<string, string>;
+  text: string;
+  truncated: boolean;
+}
+
+/**
+ * `ctx.agents.fetch`: an HTTP(S) request under the agent's fetch policy, the one `sys_fetch` obeys:
+ * loopback, private, link-local and other non-public addresses (after DNS, on every redirect hop) are
+ * refused unless the agent's effective `security.fetch_allow_hosts` (capped by the owner's
+ * `agentCeiling.fetchAllowHosts`) names the host. Rejects with `forbidden` when the policy refuses, with
+ * `not_found` for an agent that is not loaded, `bad_request` for a URL that is not http(s); any other
+ * rejection is a network failure or the time limit (worth retrying).
+ */
+export type AgentFetch = (agentId: string, request: AgentFetchRequest) => Promise<AgentFetchResponse>;

@@ -3,7 +3,7 @@
  */
 import type { AgentConfig } from './agent-config.js';
 import type { AgentKeysAccess } from './agent-keys.js';
-import type { AgentTurnsAccess } from './agent-turns.js';
+import type { AgentFetch, AgentTurnsAccess } from './agent-turns.js';
 import type { RunAgentLambda } from './agent-lambdas.js';
 import type { CommandOutcome, CommandRun } from './commands.js';
 import type { Settings } from './settings.js';
@@ -82,6 +82,8 @@ export interface AgentsService {
    * it; a fake kernel in tests may not.
    */
   readonly turns?: AgentTurnsAccess;
+  /** An HTTP(S) request under the agent's fetch policy (see `AgentFetch` in `agent-turns.ts`); absent in fake kernels. */
+  readonly fetch?: AgentFetch;
   /**
    * Replaces a loaded agent's config as `PUT /agents/{id}/config` does: validated against the agent
    * config schema (and the no-secrets rule), persisted, applied, `agent.config.changed` emitted. For an

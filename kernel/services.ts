@@ -37,6 +37,7 @@ import { ShutdownSteps } from './shutdown-steps.js';
 import type { SettingsStore } from './settings.js';
 import { AGT_VERSION } from './version.js';
 import { turnsAccess } from './agents/turns-access.js';
+import { agentFetch } from './agents/agent-fetch.js';
 
 export interface KernelInput {
   env: DaemonEnv;
@@ -170,6 +171,7 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
     },
     runHostCommand: (agent: LoadedAgent, run: CommandRun) => hostCommands.runHost(run, allowsUnsandboxedCommands(agent.config)),
     turns: turnsAccess((agentId) => runtime.byId(agentId)),
+    fetch: agentFetch((agentId) => registry.list().find((agent) => agent.id === agentId)),
   };
   const agentsFor = (origin: string): AgentsService =>
     agentsService(registry, origin, async (agent, name) => credentials.read(agent, name), capabilities);

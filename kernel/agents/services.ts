@@ -5,7 +5,7 @@
 import type { EventBus } from '../../contracts/events.js';
 import type { AgentKeysAccess } from '../../contracts/agent-keys.js';
 import type { RunAgentLambda } from '../../contracts/agent-lambdas.js';
-import type { AgentTurnsAccess } from '../../contracts/agent-turns.js';
+import type { AgentFetch, AgentTurnsAccess } from '../../contracts/agent-turns.js';
 import type { CommandOutcome, CommandRun } from '../../contracts/points.js';
 import type { AgentFileInfo, AgentFilesAccess, AgentsService, InboundMessage, InboxRow, InboxService, LogLevel } from '../../contracts/services.js';
 import { agentIdNotLoaded, userSourceInInbox } from './errors.js';
@@ -26,6 +26,8 @@ export interface AgentCapabilities {
   runHostCommand(agent: LoadedAgent, run: CommandRun): Promise<CommandOutcome>;
   /** `ctx.agents.turns`: chat, inbox dispatch, interrupt, asks and approvals of the runtime. */
   turns?: AgentTurnsAccess;
+  /** `ctx.agents.fetch`: a request under the agent's fetch policy. */
+  fetch?: AgentFetch;
 }
 
 export function agentsService(
@@ -54,6 +56,7 @@ export function agentsService(
     keys,
     runLambda,
     ...(capabilities.turns ? { turns: capabilities.turns } : {}),
+    ...(capabilities.fetch ? { fetch: capabilities.fetch } : {}),
     runHostCommand: async (run) => capabilities.runHostCommand(loaded(run.agentId), run),
     files: agentFiles(registry),
     list: () => registry.views(),

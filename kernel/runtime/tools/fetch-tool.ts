@@ -40,7 +40,7 @@ export const fetchDns = {
 };
 
 /** The owner's address policy refused a destination. */
-class AddressRefused extends Error {}
+export class AddressRefused extends Error {}
 
 const refusal = (host: string, address: string, kind: string) =>
   new AddressRefused(
@@ -68,7 +68,7 @@ function guardedLookup(host: string): LookupFunction {
   };
 }
 
-interface Hop {
+export interface Hop {
   url: URL;
   method: string;
   headers: Record<string, string>;
@@ -102,8 +102,8 @@ function send(hop: Hop, allow: readonly string[], signal: AbortSignal): Promise<
   });
 }
 
-/** The response body as text, at most {@link FETCH_MAX_BYTES} (decoded when gzip, deflate or br). */
-async function readCapped(response: IncomingMessage): Promise<{ text: string; truncated: boolean }> {
+/** The response body as text, at most `maxBytes` (default {@link FETCH_MAX_BYTES}; decoded when gzip, deflate or br). */
+export async function readCapped(response: IncomingMessage, maxBytes = FETCH_MAX_BYTES): Promise<{ text: string; truncated: boolean }> {
   const encoding = String(response.headers['content-encoding'] ?? '').trim().toLowerCase();
   const decoder = encoding === 'gzip' || encoding === 'x-gzip' ? createGunzip() : encoding === 'deflate' ? createInflate() : encoding === 'br' ? createBrotliDecompress() : null;
   const stream: Readable = decoder ? response.pipe(decoder) : response;
@@ -114,8 +114,8 @@ async function readCapped(response: IncomingMessage): Promise<{ text: string; tr
     for await (const chunk of stream) {
       chunks.push(chunk as Buffer);
       size += (chunk as Buffer).byteLength;
-      if (size >= FETCH_MAX_BYTES) {
-        truncated = size > FETCH_MAX_BYTES || !response.complete;
+      if (size >= maxBytes) {
+        truncated = size > maxBytes || !response.complete;
         break;
       }
     }
@@ -123,11 +123,11 @@ async function readCapped(response: IncomingMessage): Promise<{ text: string; tr
     response.destroy();
     decoder?.destroy();
   }
-  return { text: Buffer.concat(chunks).subarray(0, FETCH_MAX_BYTES).toString('utf8'), truncated };
+  return { text: Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8'), truncated };
 }
 
 /** Follows redirects (each hop re-checked), answering the final response. */
-async function fetchFollowing(first: Hop, allow: readonly string[], signal: AbortSignal): Promise<IncomingMessage> {
+export async function fetchFollowing(first: Hop, allow: readonly string[], signal: AbortSignal): Promise<IncomingMessage> {
   let hop = first;
   for (let redirects = 0; ; redirects++) {
     const response = await send(hop, allow, signal);
