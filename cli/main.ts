@@ -7,7 +7,10 @@ import { Command, CommanderError, Option } from 'commander';
 import { CliError, EXIT } from './errors.js';
 import { allCommands, run } from './run.js';
 import { declareAgents } from './declare/agents.js';
+import { declareCompletion } from './declare/completion.js';
 import { declareMcp } from './declare/mcp.js';
+import { declareOperate } from './declare/operate.js';
+import { declareResources } from './declare/resources.js';
 
 const VERSION = '0.2.0';
 
@@ -137,6 +140,9 @@ export function program(): Command {
   // Each area with many commands declares them in its own file of cli/declare/ (one line here each).
   declareAgents(agt);
   declareMcp(agt);
+  declareResources(agt);
+  declareOperate(agt);
+  declareCompletion(agt);
 
   for (const command of allCommands(agt)) command.exitOverride();
   return agt;

@@ -1,0 +1,56 @@
+/**
+ * An agent's resources: `agt credentials …` (sealed values: set from stdin, never printed), `agt files …`
+ * (its stored files) and `agt adapters …` (its channel adapters).
+ */
+import type { Command } from 'commander';
+import { run } from '../run.js';
+
+const credentials = () => import('../commands/credentials.js');
+const files = () => import('../commands/files.js');
+const adapters = () => import('../commands/adapters.js');
+
+export function declareResources(agt: Command): void {
+  const cred = agt.command('credentials').alias('creds').description("an agent's sealed credentials: names and state, never values");
+  cred.command('ls <agent>').alias('list').description('the credentials (set, sealed, locked, length) and whether the envelope is locked')
+    .action(run(async (ctx, agent: string) => (await credentials()).list(ctx, agent)));
+  cred.command('set <agent> <name>').description('set a credential from stdin (one trailing newline dropped), or asked hidden on a terminal; never an argument')
+    .option('--replace', 'while locked: discard the old sealed value unread and keep the new one pending until it unlocks')
+    .action(run(async (ctx, agent: string, name: string, options: { replace?: boolean }) => (await credentials()).set(ctx, agent, name, options)));
+  cred.command('rm <agent> <name>').alias('remove').description('delete a credential (works while locked)')
+    .action(run(async (ctx, agent: string, name: string) => (await credentials()).remove(ctx, agent, name)));
+  cred.command('unlock <agent>').description("unlock a password-protected agent's credentials (the password from stdin, or asked on a terminal)")
+    .action(run(async (ctx, agent: string) => (await credentials()).unlock(ctx, agent)));
+  cred.command('lock <agent>').description("lock a password-protected agent's credentials again")
+    .action(run(async (ctx, agent: string) => (await credentials()).lock(ctx, agent)));
+
+  const file = agt.command('files').description("an agent's stored files (what its fs_* tools see)");
+  file.command('ls <agent> [prefix]').alias('list').description('the files (under a folder)')
+    .action(run(async (ctx, agent: string, prefix: string | undefined) => (await files()).list(ctx, agent, prefix)));
+  file.command('cat <agent> <path>').description('print a file (its bytes as stored; --json: the route\'s answer)')
+    .action(run(async (ctx, agent: string, path: string) => (await files()).cat(ctx, agent, path)));
+  file.command('put <agent> <path> [local]').description('store a file from a local file, or from stdin when none (or -) is given; at most 5 MB')
+    .option('--readonly', "the agent's own fs tools cannot change or delete it")
+    .option('--mime <type>', 'MIME type')
+    .action(run(async (ctx, agent: string, path: string, local: string | undefined, options: { readonly?: boolean; mime?: string }) => (await files()).put(ctx, agent, path, local, options)));
+  file.command('rm <agent> <path>').alias('remove').description('delete a file')
+    .action(run(async (ctx, agent: string, path: string) => (await files()).remove(ctx, agent, path)));
+  file.command('mv <agent> <from> <to>').description('rename a file')
+    .action(run(async (ctx, agent: string, from: string, to: string) => (await files()).move(ctx, agent, from, to)));
+
+  const adapter = agt.command('adapters').description("channel adapters (Telegram, Slack, Discord, email): types, an agent's adapters and their status");
+  adapter.command('ls [agent]').alias('list').description('the adapter types and the agents using them; or one agent\'s adapters')
+    .action(run(async (ctx, agent: string | undefined) => (await adapters()).list(ctx, agent)));
+  adapter.command('status <agent> [type]').description("an agent's adapters with their errors and recent failures")
+    .action(run(async (ctx, agent: string, type: string | undefined) => (await adapters()).status(ctx, agent, type)));
+  adapter.command('set <agent> <type>').description('configure an adapter (merged into what the agent has): it starts or restarts to match')
+    .option('--config <json>', "the adapter's settings as a JSON object (merged)")
+    .option('--set <key=value...>', 'one setting (value parsed as JSON when it is JSON)')
+    .option('--policy <json>', 'who may talk to it: {dm, groups, allow_from}')
+    .option('--max-attachment-size <bytes>', 'largest attachment')
+    .option('--disable', 'configured but off')
+    .action(run(async (ctx, agent: string, type: string, options: Record<string, any>) => (await adapters()).set(ctx, agent, type, options)));
+  adapter.command('remove <agent> <type>').alias('rm').description('remove an adapter from the agent (its sealed credentials stay)')
+    .action(run(async (ctx, agent: string, type: string) => (await adapters()).remove(ctx, agent, type)));
+  adapter.command('restart <agent> <type>').description('disconnect and connect again (after its credential was set, say)')
+    .action(run(async (ctx, agent: string, type: string) => (await adapters()).restart(ctx, agent, type)));
+}
