@@ -88,6 +88,12 @@ export function createExtensionPoint<T>(id: string, options: { providers?: Point
 export interface ExtensionEnv {
   /** The variable's value, or undefined when unset (or an `AGT_*` variable). */
   get(name: string): string | undefined;
+  /**
+   * The names of the variables `get` answers (no `AGT_*` ones): for an extension that passes a family
+   * of the owner's variables on by prefix (the mcp extension's npm gets every `npm_config_*`).
+   * Optional for older kernels and hand-made test environments; the daemon's has it.
+   */
+  names?(): string[];
 }
 
 /** Extension points. Each method may be called any number of times during `register`. */

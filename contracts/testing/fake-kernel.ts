@@ -291,7 +291,10 @@ export function recordContributions(recorded: RecordedContributions): ExtensionC
 
 /** `ctx.env` over the variables the test gives, less `AGT_*` as in the daemon. */
 export function testEnv(vars: Record<string, string>): ExtensionEnv {
-  return Object.freeze({ get: (name: string) => (name.startsWith('AGT_') || !Object.hasOwn(vars, name) ? undefined : vars[name]) });
+  return Object.freeze({
+    get: (name: string) => (name.startsWith('AGT_') || !Object.hasOwn(vars, name) ? undefined : vars[name]),
+    names: () => Object.keys(vars).filter((name) => !name.startsWith('AGT_')),
+  });
 }
 
 /**

@@ -37,6 +37,7 @@ const defaultPrint = (line: string) => void process.stdout.write(`${line}\n`);
 export function extensionEnv(source: NodeJS.ProcessEnv): ExtensionEnv {
   return Object.freeze({
     get: (name: string) => (typeof name !== 'string' || name.startsWith('AGT_') || !Object.hasOwn(source, name) ? undefined : source[name]),
+    names: () => Object.keys(source).filter((name) => !name.startsWith('AGT_') && source[name] !== undefined),
   });
 }
 
