@@ -8,9 +8,11 @@ import { CliError, EXIT } from './errors.js';
 import { allCommands, run } from './run.js';
 import { declareAgents } from './declare/agents.js';
 import { declareCompletion } from './declare/completion.js';
+import { declareExtensions } from './declare/extensions.js';
 import { declareMcp } from './declare/mcp.js';
 import { declareOperate } from './declare/operate.js';
 import { declareResources } from './declare/resources.js';
+import { declareTools } from './declare/tools.js';
 
 const VERSION = '0.2.0';
 
@@ -129,13 +131,19 @@ export function program(): Command {
     .action(run(async (ctx) => (await commands.providers()).listProviders(ctx)));
   providers.command('list').description('the configured providers')
     .action(run(async (ctx) => (await commands.providers()).listProviders(ctx)));
-  providers.command('add <kind>').description('add a provider: ollama, openai, anthropic or openrouter')
+  providers.command('add <kind>').description('add (or replace) a provider: ollama, openai, anthropic, openrouter, or openai-compatible (llama.cpp, LM Studio, vLLM: --base-url required)')
     .option('--id <id>', 'provider id (default: the kind)')
     .option('--name <name>', 'display name')
-    .option('--base-url <url>', 'endpoint (default: the kind\'s usual one)')
+    .option('--base-url <url>', 'endpoint (default: the kind\'s usual one; required for openai-compatible)')
     .option('--model <id>', 'default model')
     .addOption(new Option('--api-key-env <VAR>', 'environment variable of the daemon holding the key'))
     .action(run(async (ctx, kind: string, options: Record<string, string>) => (await commands.providers()).addProvider(ctx, kind, options)));
+  providers.command('remove <id>').alias('rm').description('remove a provider from the settings')
+    .action(run(async (ctx, id: string) => (await commands.providers()).removeProvider(ctx, id)));
+  providers.command('check <id>').description("call the provider's server once (its models list, else a 1-token completion); exit 1 when it fails")
+    .action(run(async (ctx, id: string) => (await commands.providers()).checkProvider(ctx, id)));
+  providers.command('models <id>').description("the models the provider's server lists (its /models endpoint)")
+    .action(run(async (ctx, id: string) => (await commands.providers()).listModels(ctx, id)));
 
   // Each area with many commands declares them in its own file of cli/declare/ (one line here each).
   declareAgents(agt);
@@ -143,6 +151,8 @@ export function program(): Command {
   declareResources(agt);
   declareOperate(agt);
   declareCompletion(agt);
+  declareTools(agt);
+  declareExtensions(agt);
 
   for (const command of allCommands(agt)) command.exitOverride();
   return agt;
