@@ -53,8 +53,8 @@ export function program(): Command {
     .option('--loop <name>', 'cognition loop (default main)')
     .action(run(async (ctx, agent: string, options: { message?: string; loop?: string }) => (await commands.chat()).chat(ctx, agent, options)));
 
-  agt.command('logs <agent>').description("the agent's log rows (agt_logs), newest last")
-    .option('-f, --follow', 'keep printing new rows')
+  agt.command('logs <agent>').description("the agent's log rows (agt_logs), newest last; -f follows its rows, turns, tool calls and approvals")
+    .option('-f, --follow', 'keep printing: new rows, and the agent\'s turns, tool calls, approvals and errors as they happen')
     .option('-n, --lines <n>', 'how many rows first (1-500)', '50')
     .action(run(async (ctx, agent: string, options: { follow?: boolean; lines?: string }) => (await commands.observe()).logs(ctx, agent, options)));
   agt.command('events').description('the live event stream (--json: one event per line)')

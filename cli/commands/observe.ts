@@ -1,4 +1,7 @@
-/** `agt logs <agent> [-f]` (the agent's `agt_logs` rows) and `agt events [--agent]` (the live stream). */
+/**
+ * `agt logs <agent> [-f]` (the agent's `agt_logs` rows; following, also its turns and tool calls from the
+ * event stream) and `agt events [--agent]` (the live stream).
+ */
 import { seg } from '../client.js';
 import type { Ctx } from '../context.js';
 import { compact, type Output } from '../output.js';
@@ -22,23 +25,50 @@ function printLog(out: Output, row: LogRow): void {
   out.line(`${out.dim(time(row.created_at))} ${level.padEnd(out.colors ? 14 : 5)} ${out.dim(row.origin ?? '-')} ${row.event ? `${out.cyan(row.event)} ` : ''}${row.message}`);
 }
 
-/** How often `logs -f` asks for new rows. */
-const FOLLOW_POLL_MS = 1000;
+/** What `logs -f` shows of the event stream besides log rows: the agent's turns, tool calls, waits and errors. */
+const FOLLOWED = new Set(['turn.started', 'turn.completed', 'tool.started', 'tool.completed', 'hil.requested', 'hil.resolved', 'agent.error', 'agent.state.changed']);
 
+/**
+ * The agent's log rows; with `-f`, then what the agent does as it happens: its new log rows and its
+ * turns, tool calls, approvals and errors, from the event stream (opened before the rows are read, so
+ * nothing falls between the two).
+ */
 export async function logs(ctx: Ctx, agent: string, options: { follow?: boolean; lines?: string }): Promise<void> {
   const { client, out } = ctx;
   const limit = Math.min(500, Math.max(1, Number(options.lines ?? 50) || 50));
-  const first = await client.get<{ agentId: string; logs: LogRow[] }>(`/agents/${seg(agent)}/logs?limit=${limit}`);
-  if (!options.follow && out.json) return out.printJson(first.logs);
-  for (const row of first.logs) printLog(out, row);
-  if (!options.follow) return;
-  let after = first.logs.at(-1)?.id ?? 0;
-  for (;;) {
-    await new Promise((resolve) => setTimeout(resolve, FOLLOW_POLL_MS));
-    const next = await client.get<{ logs: LogRow[] }>(`/agents/${seg(first.agentId)}/logs/after?afterId=${after}`);
-    for (const row of next.logs) printLog(out, row);
-    after = next.logs.at(-1)?.id ?? after;
+  const path = (id: string) => `/agents/${seg(id)}/logs?limit=${limit}`;
+  if (!options.follow) {
+    const first = await client.get<{ agentId: string; logs: LogRow[] }>(path(agent));
+    if (out.json) return out.printJson(first.logs);
+    for (const row of first.logs) printLog(out, row);
+    return;
   }
+  const ref = await client.get<{ id: string }>(`/agents/${seg(agent)}`);
+  const early: AgtEvent[] = [];
+  let live = false;
+  const show = (event: AgtEvent) => {
+    if (event.event_type === 'log.written') {
+      const p = event.payload ?? {};
+      return printLog(out, { id: 0, level: p.level, origin: p.origin ?? null, event: p.event ?? null, message: p.message, data: null, created_at: event.timestamp });
+    }
+    if (!FOLLOWED.has(event.event_type)) return;
+    if (out.json) return out.line(JSON.stringify(event));
+    out.line(`${out.dim(time(event.timestamp))} ${out.cyan(event.event_type)}${event.loop && event.loop !== 'main' ? out.dim(` (${event.loop})`) : ''} ${describe(out, event)}`);
+  };
+  const stream = openEvents(client, ref.id, (event) => (live ? show(event) : early.push(event)));
+  await stream.opened;
+  const first = await client.get<{ agentId: string; logs: LogRow[] }>(path(ref.id));
+  for (const row of first.logs) printLog(out, row);
+  // A row written between the stream's hello and the read is both a row and an event: shown once.
+  const shown = new Set(first.logs.map((row) => `${row.level}|${row.message}`));
+  for (const event of early) {
+    if (event.event_type === 'log.written' && shown.has(`${event.payload?.level}|${event.payload?.message}`)) continue;
+    show(event);
+  }
+  live = true;
+  if (!out.json) out.note(out.dim(`following ${agent}: log rows, turns and tool calls; Ctrl-C to stop`));
+  // Runs until interrupted.
+  await new Promise(() => {});
 }
 
 /** One line per event: what happened, compactly (deltas are shown as their text). */
