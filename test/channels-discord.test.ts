@@ -45,7 +45,7 @@ t.test('discord: in, turn, reply out; policy; attachment limit; rate limit; reco
   t.equal(delivered.attempts, 2, 'the rate-limited try and the one that went through');
 
   await discord.goAway();
-  await rig.waitStatus('discord', 'connecting');
+  await rig.waitStatus('discord', ['connecting', 'error']);
   await discord.comeBack();
   const back = await rig.waitStatus('discord', 'connected', 20_000);
   t.ok(back.restartCount >= 1);
@@ -59,6 +59,6 @@ t.test('discord: in, turn, reply out; policy; attachment limit; rate limit; reco
   // Shut down while discord.js is between reconnect attempts: nothing may keep trying (the test process
   // would not end).
   await discord.goAway();
-  await rig.waitStatus('discord', 'connecting');
+  await rig.waitStatus('discord', ['connecting', 'error']);
   await new Promise((resolve) => setTimeout(resolve, 300));
 });

@@ -30,7 +30,9 @@ export default defineExtension({
   register(ctx) {
     const types = new AdapterTypeRegistry();
     for (const type of BUILTIN_ADAPTER_TYPES) types.add(type);
-    const manager = new ChannelManager({ agents: ctx.agents, types, logger: ctx.logger, options: ctx.config });
+    // The owner's options in force: `reconfigure` replaces them (ctx.config keeps the start-up value).
+    let options = ctx.config;
+    const manager = new ChannelManager({ agents: ctx.agents, types, logger: ctx.logger, options });
     const stopping = new AbortController();
 
     ctx.provide(channelAdapterTypes, types);
@@ -57,10 +59,11 @@ export default defineExtension({
         const chat = stringOf(parent?.reply_to);
         return { ...(threadId ? { threadId } : {}), ...(replyToId ? { replyToId } : {}), ...(chat ? { chat } : {}) };
       },
-      sendAttempts: ctx.config.sendAttempts,
-      retryBaseMs: ctx.config.reconnectBaseMs,
-      retryMaxMs: ctx.config.reconnectMaxMs,
-      maxRetryAfterMs: ctx.config.maxRetryAfterMs,
+      // Read at each send, so a reconfigure applies to the next one.
+      get sendAttempts() { return options.sendAttempts; },
+      get retryBaseMs() { return options.reconnectBaseMs; },
+      get retryMaxMs() { return options.reconnectMaxMs; },
+      get maxRetryAfterMs() { return options.maxRetryAfterMs; },
       signal: stopping.signal,
     });
     ctx.provide(outboundTransports, transport);
@@ -77,6 +80,10 @@ export default defineExtension({
       } else if (event.event_type === 'identity.changed') manager.retryErrored();
     });
     return {
+      async reconfigure(next) {
+        options = next;
+        await manager.reconfigure(next);
+      },
       async stop() {
         offBus();
         offTypes();

@@ -22,6 +22,8 @@ export interface InstanceDeps {
   options: Readonly<Record<string, unknown>>;
   reconnectBaseMs: number;
   reconnectMaxMs: number;
+  /** A connect attempt that has not finished by then fails (a silent network would hold it for minutes). */
+  connectTimeoutMs: number;
 }
 
 export interface RecentError {
@@ -117,12 +119,14 @@ export class AdapterInstance {
   }
 
   private async connect(generation: number): Promise<void> {
-    this.setStatus('connecting');
+    // A retry after a failure stays `error` (with its reason) until it succeeds: a platform that cannot
+    // be reached must not look like one that is about to answer.
+    if (this.status !== 'error') this.setStatus('connecting');
     let adapter: ChannelAdapter | undefined;
     try {
       adapter = this.kind.create(this.host(generation));
       this.adapter = adapter;
-      await adapter.connect();
+      await withDeadline(adapter.connect(), this.deps.connectTimeoutMs);
       if (generation !== this.generation) {
         await this.release(adapter);
         return;
@@ -139,23 +143,27 @@ export class AdapterInstance {
       const text = message(error);
       this.error = text;
       this.recordError(text);
+      this.setStatus('error');
       if (error instanceof AdapterConnectError) {
-        this.setStatus('error');
         this.deps.logger.warn({ agentId: this.agentId, adapter: this.type, reason: text }, 'channel adapter cannot connect');
         return;
       }
-      this.retryLater(generation);
+      const delay = this.retryLater(generation);
+      // One line per failed attempt (the backoff spaces them out to one a minute at most), no stack: an
+      // unreachable platform is an expected condition.
+      this.deps.logger.warn({ agentId: this.agentId, adapter: this.type, reason: text, attempt: this.failures, retryInMs: delay }, 'channel adapter cannot reach its platform; retrying');
     }
   }
 
-  private retryLater(generation: number): void {
+  /** Schedules the next connect attempt; returns its delay. The status is left as it is. */
+  private retryLater(generation: number): number {
     const delay = backoffDelay(this.failures++, this.deps.reconnectBaseMs, this.deps.reconnectMaxMs);
-    this.setStatus('connecting');
     clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = undefined;
       if (generation === this.generation && this.running) void this.connect(++this.generation);
     }, delay);
+    return delay;
   }
 
   private async release(adapter: ChannelAdapter | undefined): Promise<void> {
@@ -204,6 +212,7 @@ export class AdapterInstance {
         }
         const adapter = this.adapter;
         this.adapter = undefined;
+        this.deps.logger.warn({ agentId: this.agentId, adapter: this.type, reason: text }, 'channel adapter lost its connection; reconnecting');
         void this.release(adapter).then(() => {
           if (current()) this.retryLater(generation);
         });
@@ -218,4 +227,13 @@ export class AdapterInstance {
       logger,
     };
   }
+}
+
+/** `work`, or a rejection once `ms` passed without it settling (the adapter is released by the caller). */
+function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`did not connect within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }

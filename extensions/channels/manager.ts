@@ -17,6 +17,7 @@ export const DEFAULT_MAX_ATTACHMENT = 10 * 1024 * 1024;
 
 interface AgentEntry {
   deliver: Deliver;
+  /** `key`: what the instance was built from (the agent's config and the owner's options of its type). */
   instances: Map<string, { instance: AdapterInstance; key: string }>;
   queue: Promise<void>;
 }
@@ -39,12 +40,28 @@ interface Configured {
 }
 
 export class ChannelManager {
+  // A policy change applies to the next message without a reconnect: it is not part of an instance's key.
   private readonly agents = new Map<string, AgentEntry>();
   private stopping = false;
 
   constructor(
     private readonly deps: { agents: AgentsService; types: AdapterTypeRegistry; logger: Logger; options: ChannelsOptions },
   ) {}
+
+  /**
+   * New owner options (the extension's `reconfigure`): every adapter built from options that changed
+   * (its type's settings such as Telegram's `apiRoot`, or the reconnect timings) reconnects with them.
+   */
+  reconfigure(options: ChannelsOptions): Promise<void> {
+    this.deps.options = options;
+    return this.reconcileAll();
+  }
+
+  /** The instance key: the agent's adapter config and the owner's options that shape this type's instance. */
+  private keyOf(type: string, config: Configured): string {
+    const { reconnectBaseMs, reconnectMaxMs, connectTimeoutMs, types } = this.deps.options;
+    return JSON.stringify([config.config ?? {}, config.limits ?? {}, types[type] ?? {}, reconnectBaseMs, reconnectMaxMs, connectTimeoutMs]);
+  }
 
   /** The inbox source's attach: the agent is loaded; its adapters start. */
   attach(agent: AgentView, deliver: Deliver): Detach {
@@ -68,7 +85,7 @@ export class ChannelManager {
       for (const [type, running] of [...entry.instances]) {
         const config = wanted[type];
         const kind = this.deps.types.get(type);
-        if (!config?.enabled || kind !== running.instance.kind || keyOf(config) !== running.key) {
+        if (!config?.enabled || kind !== running.instance.kind || this.keyOf(type, config) !== running.key) {
           entry.instances.delete(type);
           await running.instance.stop();
         } else running.instance.settings.policy = config.policy;
@@ -87,9 +104,10 @@ export class ChannelManager {
             options: (this.deps.options.types[type] ?? {}) as Record<string, unknown>,
             reconnectBaseMs: this.deps.options.reconnectBaseMs,
             reconnectMaxMs: this.deps.options.reconnectMaxMs,
+            connectTimeoutMs: this.deps.options.connectTimeoutMs,
           },
         );
-        entry.instances.set(type, { instance, key: keyOf(config) });
+        entry.instances.set(type, { instance, key: this.keyOf(type, config) });
         instance.start();
       }
     });
@@ -180,6 +198,3 @@ export class ChannelManager {
     return next;
   }
 }
-
-/** What a running adapter was built from; a policy change applies to the next message without a reconnect. */
-const keyOf = (config: Configured) => JSON.stringify([config.config ?? {}, config.limits ?? {}]);

@@ -20,7 +20,8 @@ export interface ChannelsRig {
   inbox(): Promise<any[]>;
   outbox(): Promise<any[]>;
   adapter(type: string): Promise<any>;
-  waitStatus(type: string, status: string, ms?: number): Promise<any>;
+  /** `status` may list several (a reconnect that fails turns `connecting` into `error` while it retries). */
+  waitStatus(type: string, status: string | string[], ms?: number): Promise<any>;
 }
 
 /** The model's reply to an inbox turn: `echo: <text>` to `data.reply_to`, with `parent_id`. */
@@ -73,7 +74,7 @@ export async function channelsRig(t: Teardown, types: Record<string, Record<stri
       const end = Date.now() + ms;
       for (;;) {
         const last = await adapter(type);
-        if (last?.status === status) return last;
+        if ([status].flat().includes(last?.status)) return last;
         if (Date.now() > end) throw new Error(`timed out waiting for the ${type} adapter to be ${status}; last: ${JSON.stringify(last)}`);
         await new Promise((resolve) => setTimeout(resolve, 30));
       }
