@@ -1,16 +1,17 @@
 /**
  * npm MCP server packages in the data directory's `mcp-servers/` (D11): installed once through
  * `POST /mcp/packages`, then run with node from there (no download when an agent starts). npm runs as a
- * child with the allow-listed environment, `--ignore-scripts` (an install runs no package code), one
- * operation at a time, with a time limit; its output lines are logged as progress.
+ * child with the owner's npm settings and nothing of an agent's (`npm-env.ts`), `--ignore-scripts` (an
+ * install runs no package code), one operation at a time, with a time limit. Its output is logged as one
+ * summary line (npm's own `added N packages` line), each output line only at debug level.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import type { ExtensionEnv } from '@agt/contracts/extension';
 import type { Logger } from '@agt/contracts/logger';
-import { baseChildEnv } from './child-env.js';
 import { installBusy, installFailed, packageMissing } from './errors.js';
+import { globalNpmrc, npmChildEnv } from './npm-env.js';
 
 /** An npm package name (scoped or not): never a path. */
 const PACKAGE_NAME = /^(@[a-z0-9][a-z0-9._~-]*\/)?[a-z0-9][a-z0-9._~-]*$/;
@@ -81,6 +82,8 @@ export class McpPackages {
   private busy = false;
   private readonly operations: PackageOperation[] = [];
   private readonly children = new Set<ReturnType<typeof spawn>>();
+  /** The owner's global npmrc, asked from npm once. */
+  private globalConfig: Promise<string | undefined> | undefined;
 
   constructor(
     readonly dir: string,
@@ -144,13 +147,14 @@ export class McpPackages {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     const manifest = join(this.dir, 'package.json');
     if (!existsSync(manifest)) writeFileSync(manifest, JSON.stringify({ name: 'agt-mcp-servers', private: true, description: 'MCP servers installed by agt (POST /mcp/packages)' }, null, 2));
-    const env = baseChildEnv(this.env);
-    // The owner's npm settings (registry, proxy, cache) still apply.
-    for (const name of ['npm_config_registry', 'npm_config_cache', 'npm_config_userconfig', 'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY']) {
-      const value = this.env.get(name);
-      if (value !== undefined) env[name] = value;
-    }
-    const full = [...args, '--prefix', this.dir, '--ignore-scripts', '--no-audit', '--no-fund', '--no-update-notifier', '--loglevel=http'];
+    const env = npmChildEnv(this.env, this.env.names?.() ?? []);
+    // `--prefix` would move the global npmrc under mcp-servers/: name the owner's (its cafile, proxy, registry).
+    this.globalConfig ??= globalNpmrc(env, this.dir);
+    const globalConfig = await this.globalConfig;
+    const full = [
+      ...args, '--prefix', this.dir, '--global=false', '--ignore-scripts', '--no-audit', '--no-fund', '--no-update-notifier', '--loglevel=http',
+      ...(globalConfig ? ['--globalconfig', globalConfig] : []),
+    ];
     this.logger.info({ spec, command: `npm ${args[0]}` }, `mcp: npm ${args[0]} ${spec} started`);
     let child: ReturnType<typeof spawn>;
     try {
@@ -160,13 +164,18 @@ export class McpPackages {
     }
     this.children.add(child);
     const tail: string[] = [];
+    let lines = 0;
+    let summary: string | undefined;
     const onLine = (chunk: Buffer) => {
       for (const line of chunk.toString('utf8').split('\n')) {
-        const text = line.trim();
+        const text = line.trim().slice(0, 300);
         if (!text) continue;
-        tail.push(text.slice(0, 300));
+        lines++;
+        tail.push(text);
         if (tail.length > 8) tail.shift();
-        this.logger.info({ spec }, `mcp: npm: ${text.slice(0, 300)}`);
+        // npm's closing line ("added 91 packages in 3s", "removed 1 package", "up to date").
+        if (/^(added|removed|changed|up to date)\b/.test(text)) summary = text;
+        this.logger.debug({ spec }, `mcp: npm: ${text}`);
       }
     };
     child.stdout!.on('data', onLine);
@@ -191,7 +200,7 @@ export class McpPackages {
       this.logger.warn({ spec }, `mcp: npm ${args[0]} ${spec} failed: ${why}`);
       throw installFailed(spec, why);
     }
-    this.logger.info({ spec }, `mcp: npm ${args[0]} ${spec} done`);
+    this.logger.info({ spec, npmLines: lines }, `mcp: npm ${args[0]} ${spec} done${summary ? `: ${summary}` : ''}`);
   }
 }
 
