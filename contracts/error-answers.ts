@@ -10,10 +10,17 @@ function isParserError(error: FastifyError): boolean {
   return (typeof error.code === 'string' && error.code.startsWith('FST_ERR_CTP_')) || (error instanceof SyntaxError && error.statusCode === 400);
 }
 
+/** Answers that mean "something this depends on is away or slow" (logged as one warning line). */
+const EXPECTED_5XX = new Set([502, 503, 504]);
+
 /** Sends `error` as the daemon does; 5xx answers are logged, their details never sent. */
 export function sendErrorAnswer(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (error instanceof AgtError) {
-    if (error.statusCode >= 500) request.log.error({ err: error }, 'request failed');
+    // 502, 503, 504 (an engine, a vendor or an extension that is away or slow) are expected conditions: one
+    // line without a stack. Any other 5xx is a bug worth its stack.
+    if (EXPECTED_5XX.has(error.statusCode)) {
+      request.log.warn({ code: error.code, status: error.statusCode, route: `${request.method} ${request.url.split('?')[0]}` }, `request answered ${error.statusCode} ${error.code}: ${error.message}`);
+    } else if (error.statusCode >= 500) request.log.error({ err: error }, 'request failed');
     return reply.status(error.statusCode).send(error.toBody());
   }
   if (isParserError(error)) {

@@ -60,7 +60,8 @@ export default defineExtension({
           const found = await containers.adopt();
           if (found.length > 0) ctx.logger.info({ containers: found.map((info) => `${info.name} (${info.state})`) }, 'compute: found this daemon\'s containers');
         } catch (error) {
-          ctx.logger.warn({ err: error }, 'compute: the engine is not reachable now');
+          // One line, no stack: an engine that is not there is a state, not a bug.
+          ctx.logger.warn({ reason: error instanceof Error ? error.message : String(error) }, 'compute: the engine is not reachable now');
         }
       },
       async stop() {
