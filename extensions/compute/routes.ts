@@ -56,6 +56,10 @@ export function registerRoutes(http: ExtensionHttp, deps: RouteDeps): void {
       body: SetupBody,
       response: { 200: SetupResult, ...errorResponses(502, 503) },
     },
+    // `curl -X POST .../compute/setup` sends no body at all: that is `{}` (build when missing), not a 400.
+    preValidation: async (request) => {
+      if (request.body === undefined || request.body === null) request.body = {};
+    },
   }, async (request) => {
     await compute.engine.version();
     if (!request.body?.rebuild && (await imagePresent(compute.engine, options.image))) {

@@ -46,9 +46,13 @@ class TelegramAdapter implements ChannelAdapter {
     const grammy = (this.grammy = await import('grammy'));
     const bot = new grammy.Bot(token, { client: { apiRoot: this.apiRoot } });
     this.bot = bot;
+    // Aborted by disconnect: ends the calls below too (a connect that timed out must not linger).
+    const polling = (this.polling = new AbortController());
     try {
-      await bot.init();
-      await bot.api.deleteWebhook();
+      // Not `bot.init()`: grammy retries a network error there forever, so a Telegram that cannot be
+      // reached left the adapter `connecting` with no error. One call; the core retries with backoff.
+      bot.botInfo = await bot.api.getMe(polling.signal as never);
+      await bot.api.deleteWebhook(undefined, polling.signal as never);
     } catch (error) {
       if (error instanceof grammy.GrammyError && (error.error_code === 401 || error.error_code === 404)) {
         throw new AdapterConnectError(`Telegram refused the bot token (${error.error_code}): check adapter:telegram:TELEGRAM_BOT_TOKEN`);
@@ -60,7 +64,6 @@ class TelegramAdapter implements ChannelAdapter {
       if (inbound) await this.host.receive(inbound);
     });
     bot.catch((error) => this.host.logger.warn({ err: describe(error.error) }, 'telegram update handling failed'));
-    const polling = (this.polling = new AbortController());
     void this.poll(bot, polling.signal);
   }
 
