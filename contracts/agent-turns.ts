@@ -69,8 +69,12 @@ export interface AgentTurnsAccess {
   interrupt(agentId: string, turnId: string): boolean;
   /** The asks waiting for an answer (oldest first). */
   asks(agentId: string): PendingAsk[];
-  /** Answers a pending ask; the turn resumes with it. Throws `not_found` for an unknown request. */
-  answerAsk(agentId: string, requestId: string, answer: string): void;
+  /**
+   * Answers a pending ask; the turn resumes with it. `fromCaller`: the answer comes from whoever sent the
+   * turn's message, not the owner (the model is told so; `hil.resolved` says `answered_by_caller`).
+   * Throws `not_found` for an unknown request.
+   */
+  answerAsk(agentId: string, requestId: string, answer: string, options?: { fromCaller?: boolean }): void;
   /** The approvals waiting for the owner (oldest first). */
   approvals(agentId: string): PendingApproval[];
   /**

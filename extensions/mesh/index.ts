@@ -13,6 +13,8 @@ import { MeshTransport } from './outbound.js';
 import { inboxOfSenderKey } from './inbound.js';
 import { addressBucket, RateLimiter } from './rate-limit.js';
 import { registerNetworkRoutes, TAG } from './routes.js';
+import { TaskBook } from './a2a/tasks.js';
+import { A2ATransport } from './a2a/outbound.js';
 
 const VERSION = '1.0.0';
 
@@ -34,6 +36,9 @@ export default defineExtension({
     });
     const addressLimiter = new RateLimiter({ limit: options.addressRateLimit, windowMs: options.rateWindowMs, maxKeys: options.rateMaxKeys, bucketOf: (address) => addressBucket(address) });
     const peers = new PeerDirectory(ctx.settings, options.mdns, ctx.logger);
+    // A2A tasks follow their turns on the bus (task id = turnId); a cancel that came first interrupts the turn when it starts.
+    const book = new TaskBook((agentId, turnId) => ctx.agents.turns?.interrupt(agentId, turnId));
+    ctx.bus.subscribe((event) => book.apply(event));
     let transport: MeshTransport | undefined;
     const learn = (did: string, replyTo: string | undefined) => transport?.learn(did, replyTo);
     const server: MeshServer = new MeshServer(
@@ -51,6 +56,7 @@ export default defineExtension({
           guards: ctx.serverGuards,
           guardPolicy: { publicNames: () => server.publicNames(), limits: options.serverLimits },
           baseUrl: () => server.baseUrl(),
+          a2a: { book, waitMs: options.a2aWaitMs },
         }),
       options.publicNames,
     );
@@ -65,6 +71,8 @@ export default defineExtension({
       logger: ctx.logger,
     });
     ctx.provide(outboundTransports, transport);
+    const a2aTransport = new A2ATransport({ agents: ctx.agents, inbox: ctx.inbox, options, logger: ctx.logger });
+    ctx.provide(outboundTransports, a2aTransport);
     registerNetworkRoutes(ctx.http, { server, peers, agents: ctx.agents, settings: ctx.settings });
 
     let started = false;
@@ -87,6 +95,7 @@ export default defineExtension({
       async stop() {
         started = false;
         transport?.close();
+        a2aTransport.close();
         await server.stop();
         await peers.stop();
       },

@@ -21,6 +21,8 @@ import { acceptEnvelope, checkVisible } from './inbound.js';
 import type { RateLimiter } from './rate-limit.js';
 import { inScope, scopeOf, visibilityOf, type Scope } from './scope.js';
 import { serveWebsite } from './website.js';
+import { registerA2ARoutes } from './a2a/routes.js';
+import type { TaskBook } from './a2a/tasks.js';
 
 export interface MeshAppDeps {
   agents: AgentsService;
@@ -38,6 +40,8 @@ export interface MeshAppDeps {
   guardPolicy: Omit<ServerGuardPolicy, 'crossSiteNavigation'>;
   /** The server's own base URL (a configured public name, else the bound address), for cards and health. */
   baseUrl(): string;
+  /** A2A (a2a/routes.ts): the tasks of A2A requests, and how long a blocking send waits. */
+  a2a?: { book: TaskBook; waitMs: number };
 }
 
 const scopeOfRequest = (request: FastifyRequest): Scope => scopeOf(request.raw.socket.remoteAddress);
@@ -102,6 +106,19 @@ export function buildMeshApp(deps: MeshAppDeps): FastifyInstance {
     visibleAgent(deps, request);
     return reply.redirect(`${(request.raw.url ?? '').split('?')[0]}/`, 308);
   });
+
+  if (deps.a2a) {
+    registerA2ARoutes(app as unknown as FastifyInstance, {
+      agents: deps.agents,
+      limiter: deps.limiter,
+      addressLimiter: deps.addressLimiter,
+      book: deps.a2a.book,
+      waitMs: deps.a2a.waitMs,
+      version: deps.version,
+      baseUrl: deps.baseUrl,
+      visibleAgent: (request) => visibleAgent(deps, request),
+    });
+  }
 
   const website = async (request: FastifyRequest<{ Params: { handle: string } }>, reply: FastifyReply) =>
     serveWebsite({ agents: deps.agents, apiTimeoutMs: deps.apiTimeoutMs }, visibleAgent(deps, request), request, reply);

@@ -18,6 +18,8 @@ export const MeshOptions = Type.Object(
     retryBaseMs: Type.Integer({ minimum: 1, maximum: 600_000, default: 1_000 }),
     retryMaxMs: Type.Integer({ minimum: 1, maximum: 3_600_000, default: 60_000 }),
     maxAttempts: Type.Integer({ minimum: 1, maximum: 1_000, default: 12 }),
+    /** How long a blocking A2A send (`SendMessage`, `message/send` with `blocking`) waits for its task to end or ask for input before answering with it as it is. */
+    a2aWaitMs: Type.Integer({ minimum: 1_000, maximum: 600_000, default: 300_000 }),
     /** Time limit of one outbound HTTP try. */
     requestTimeoutMs: Type.Integer({ minimum: 100, maximum: 120_000, default: 10_000 }),
     /** Time limit of an agent website API route's lambda (capped by the agent's `limits.lambda_timeout_ms`). */

@@ -44,7 +44,7 @@ export function turnsAccess(runtimeOf: (agentId: string) => AgentRuntime | undef
       return place === 'running' && loop !== undefined ? agentRuntime.interrupt(loop) : false;
     },
     asks: (agentId) => runtime(agentId).hil.listAsks(),
-    answerAsk: (agentId, requestId, answer) => runtime(agentId).hil.respondAsk(requestId, answer),
+    answerAsk: (agentId, requestId, answer, options = {}) => runtime(agentId).hil.respondAsk(requestId, answer, options.fromCaller === true),
     approvals: (agentId) =>
       runtime(agentId)
         .hil.listTasks('pending_approval', 500)

@@ -264,19 +264,20 @@ export class HilStore {
   }
 
   /** The `ask` tool: waits for the owner's answer; rejects when `signal` aborts. Not bounded by time. */
-  async ask(input: OwnerWaitInput & { question: string }): Promise<string> {
+  async ask(input: OwnerWaitInput & { question: string }): Promise<{ answer: string; fromCaller: boolean }> {
     const answered = await this.waitForOwner('ask', input.question, input);
-    return answered.answer ?? '';
+    return { answer: answered.answer ?? '', fromCaller: answered.status === 'answered_by_caller' };
   }
 
   listAsks(): AskRequest[] {
     return this.records.pendingPrompts('ask').map(askOf);
   }
 
-  respondAsk(requestId: string, answer: string): void {
+  /** `fromCaller`: the answer comes from whoever sent the turn's message (an A2A caller), not the owner; the tool result says so. */
+  respondAsk(requestId: string, answer: string, fromCaller = false): void {
     const prompt = this.records.getPrompt(requestId);
     if (!prompt || prompt.kind !== 'ask' || prompt.status !== 'pending') throw askNotPending(requestId);
-    this.answer(prompt, 'answered', answer);
+    this.answer(prompt, fromCaller ? 'answered_by_caller' : 'answered', answer);
   }
 
   /** A suspend prompt: resolves true (resume) or false (stay suspended); rejects when `signal` aborts. Not bounded by time. */
@@ -299,7 +300,7 @@ export class HilStore {
   }
 
   /** Commits the owner's answer, announces it, then hands it to the waiting turn (or keeps it for a resumed one). */
-  private answer(prompt: PromptRecord, status: 'answered' | 'resumed' | 'declined', answer: string | null): void {
+  private answer(prompt: PromptRecord, status: 'answered' | 'answered_by_caller' | 'resumed' | 'declined', answer: string | null): void {
     const waiter = this.promptWaiters.get(prompt.id);
     this.promptWaiters.delete(prompt.id);
     this.records.updatePrompt(prompt.id, { status, ...(answer !== null ? { answer } : {}), delivered: waiter !== undefined, updatedAt: this.now() });

@@ -44,7 +44,8 @@ export interface TaskRecord {
 
 export type PromptKind = 'ask' | 'suspend';
 /** `pending`, then `answered` (ask), `resumed` / `declined` (suspend) or `cancelled`. */
-export type PromptStatus = 'pending' | 'answered' | 'resumed' | 'declined' | 'cancelled';
+/** `answered_by_caller`: an ask answered by whoever sent the turn's message (an A2A caller), not the owner. */
+export type PromptStatus = 'pending' | 'answered' | 'answered_by_caller' | 'resumed' | 'declined' | 'cancelled';
 
 export interface PromptRecord {
   id: string;
@@ -127,7 +128,7 @@ const decodePrompt = (row: RawPrompt): PromptRecord => ({
 
 /** Open: waiting for the owner, or decided while no turn waited and not yet picked up. */
 const OPEN_TASK = "(status = 'pending_approval' OR (delivered = 0 AND status IN ('running', 'denied')))";
-const OPEN_PROMPT = "(status = 'pending' OR (delivered = 0 AND status IN ('answered', 'resumed', 'declined')))";
+const OPEN_PROMPT = "(status = 'pending' OR (delivered = 0 AND status IN ('answered', 'answered_by_caller', 'resumed', 'declined')))";
 const FINISHED_TASK = "status NOT IN ('pending', 'pending_approval', 'running')";
 
 export type TaskPatch = Partial<Pick<TaskRecord, 'status' | 'resolution' | 'result' | 'error' | 'delivered' | 'updatedAt'>>;

@@ -1,0 +1,207 @@
+/**
+ * The A2A request handler of one agent and one requester (D19), under the official SDK's JSON-RPC
+ * transport handlers (v1.0 and the v0.3 compatibility layer), which parse, translate and answer: this
+ * maps A2A operations onto agt turns. Send starts a turn with the message as an `inbox` event from
+ * `a2a` (never as the owner's chat; `ctx.agents.turns.deliver`), and the task id is its turnId; a
+ * message on an `input-required` task answers the ask the turn waits on (an approval stays the
+ * owner's: refused); cancel interrupts the turn (or, still queued, as soon as it starts). Push
+ * notifications and task listing are not offered.
+ */
+import { randomUUID } from 'node:crypto';
+import type { AgentCard, CancelTaskRequest, GetTaskRequest, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task } from '@a2a-js/sdk';
+import { PushNotificationNotSupportedError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
+import type { A2ARequestHandler } from '@a2a-js/sdk/server';
+import type { AgentTurnsAccess } from '@agt/contracts/agent-turns';
+import { AgtError } from '@agt/contracts/errors';
+import type { AgentsService } from '@agt/contracts/services';
+import type { MeshAgent } from '../directory.js';
+import { buildA2ACard } from './card.js';
+import { isFinal, isTerminal, type TaskBook, type TaskRecord } from './tasks.js';
+
+export interface A2AHandlerDeps {
+  agents: AgentsService;
+  book: TaskBook;
+  /** How long a blocking send waits for the task to be final before answering with it as it is. */
+  waitMs: number;
+  version: string;
+  baseUrl(): string;
+}
+
+/** Who asks: the address bucket the tasks belong to, and the DID a signed sender proved. */
+export interface Caller {
+  owner: string;
+  did: string | undefined;
+  /** Aborts when the request's connection closes: a stream waiting for updates ends. */
+  signal?: AbortSignal;
+}
+
+const CANCEL_WAIT_MS = 10_000;
+
+/** The text of a message: its text parts, then its data parts as JSON, URLs and file names. */
+export function messageText(message: Message): string {
+  return message.parts
+    .map((part) => {
+      const content = part.content;
+      if (!content) return '';
+      if (content.$case === 'text') return content.value;
+      if (content.$case === 'data') return JSON.stringify(content.value);
+      if (content.$case === 'url') return `[${part.filename || 'file'}: ${content.value}]`;
+      return `[${part.filename || 'file'} (${part.mediaType || 'bytes'}), ${content.value.length} bytes, not read]`;
+    })
+    .filter((text) => text !== '')
+    .join('\n');
+}
+
+export class AgentA2AHandler implements A2ARequestHandler {
+  private readonly turns: AgentTurnsAccess;
+
+  constructor(
+    private readonly deps: A2AHandlerDeps,
+    private readonly agent: MeshAgent,
+    private readonly caller: Caller,
+  ) {
+    if (!deps.agents.turns) throw new AgtError('unavailable', 'this daemon runs no agent turns for extensions');
+    this.turns = deps.agents.turns;
+  }
+
+  async getAgentCard(): Promise<AgentCard> {
+    return (await buildA2ACard(this.deps.agents, this.agent, this.deps.baseUrl(), this.deps.version)) as unknown as AgentCard;
+  }
+
+  async getAuthenticatedExtendedAgentCard(): Promise<AgentCard> {
+    throw new UnsupportedOperationError('this agent has no extended card');
+  }
+
+  async sendMessage(params: SendMessageRequest): Promise<Message | Task> {
+    const task = this.start(params);
+    if (params.configuration?.returnImmediately !== true) await this.deps.book.settled(task, this.deps.waitMs);
+    return this.deps.book.snapshot(task, params.configuration?.historyLength);
+  }
+
+  async *sendMessageStream(params: SendMessageRequest): AsyncGenerator<StreamResponse, void, undefined> {
+    yield* this.follow(this.start(params));
+  }
+
+  async getTask(params: GetTaskRequest): Promise<Task> {
+    return this.deps.book.snapshot(this.task(params.id), params.historyLength);
+  }
+
+  async cancelTask(params: CancelTaskRequest): Promise<Task> {
+    const task = this.task(params.id);
+    if (isTerminal(task.state)) throw new TaskNotCancelableError(`task ${task.id} has ended`);
+    if (!this.turns.interrupt(task.agentId, task.id)) task.cancelWanted = true;
+    await this.until(task, (state) => isTerminal(state), CANCEL_WAIT_MS);
+    return this.deps.book.snapshot(task);
+  }
+
+  async *resubscribe(params: SubscribeToTaskRequest): AsyncGenerator<StreamResponse, void, undefined> {
+    const task = this.task(params.id);
+    if (isTerminal(task.state)) throw new UnsupportedOperationError(`task ${task.id} has ended`);
+    yield* this.follow(task);
+  }
+
+  async listTasks(): Promise<never> {
+    throw new UnsupportedOperationError('task listing is not offered');
+  }
+
+  async createTaskPushNotificationConfig(): Promise<never> {
+    throw new PushNotificationNotSupportedError('push notifications are not offered');
+  }
+
+  async getTaskPushNotificationConfig(): Promise<never> {
+    throw new PushNotificationNotSupportedError('push notifications are not offered');
+  }
+
+  async listTaskPushNotificationConfigs(): Promise<never> {
+    throw new PushNotificationNotSupportedError('push notifications are not offered');
+  }
+
+  async deleteTaskPushNotificationConfig(): Promise<never> {
+    throw new PushNotificationNotSupportedError('push notifications are not offered');
+  }
+
+  private task(id: string): TaskRecord {
+    const task = this.deps.book.get(id, this.caller.owner);
+    if (!task || task.agentId !== this.agent.view.id) throw new TaskNotFoundError(`no task ${id}`);
+    return task;
+  }
+
+  /** A new turn for a new message, or the answer to the ask a task waits on. */
+  private start(params: SendMessageRequest): TaskRecord {
+    const message = params.message;
+    if (!message?.messageId) throw new RequestMalformedError('message.messageId is required');
+    const text = messageText(message);
+    if (text === '') throw new RequestMalformedError('the message has no content');
+    if (message.taskId) {
+      const task = this.task(message.taskId);
+      if (isTerminal(task.state)) throw new UnsupportedOperationError(`task ${task.id} has ended; send a new message`);
+      const waiting = task.waiting;
+      if (waiting?.kind !== 'ask') {
+        throw new UnsupportedOperationError(
+          waiting ? "the task waits for the agent owner's decision, which only the owner gives" : 'the task is working; answer it when it asks for input (input-required)',
+        );
+      }
+      this.turns.answerAsk(task.agentId, waiting.requestId, text, { fromCaller: true });
+      this.deps.book.answered(task, message);
+      return task;
+    }
+    const contextId = message.contextId || randomUUID();
+    const sender = this.caller.did ?? `a2a:${this.caller.owner}`;
+    const { turnId, events } = this.deps.book.capture(() =>
+      this.turns.deliver(
+        this.agent.view.id,
+        { source: 'a2a', sender, text, data: { a2a: { message_id: message.messageId.slice(0, 200), context_id: contextId, signed: this.caller.did !== undefined } } },
+        // A repeated message (a retry) is the same turn, also after a restart (the kernel keeps keys 24 h).
+        { idempotencyKey: `a2a\n${sender}\n${message.messageId}`.slice(0, 255) },
+      ),
+    );
+    const task = this.deps.book.open({ id: turnId, contextId, agentId: this.agent.view.id, owner: this.caller.owner, message }, events);
+    if (task.owner !== this.caller.owner) throw new UnsupportedOperationError('this message id was used before by another requester');
+    return task;
+  }
+
+  /** The task, then its updates, until it is final (terminal or waiting for input). */
+  private async *follow(task: TaskRecord): AsyncGenerator<StreamResponse, void, undefined> {
+    const queue: StreamResponse[] = [];
+    let wake: (() => void) | undefined;
+    const stop = this.deps.book.listen(task, (event) => {
+      queue.push(event);
+      wake?.();
+    });
+    const signal = this.caller.signal;
+    const gone = () => wake?.();
+    signal?.addEventListener('abort', gone);
+    try {
+      yield { payload: { $case: 'task', value: this.deps.book.snapshot(task) } };
+      if (isFinal(task.state)) return;
+      while (!signal?.aborted) {
+        while (queue.length > 0) {
+          const event = queue.shift()!;
+          yield event;
+          if (event.payload?.$case === 'statusUpdate' && isFinal(event.payload.value.status?.state ?? 0)) return;
+        }
+        if (signal?.aborted) return;
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+      }
+    } finally {
+      signal?.removeEventListener('abort', gone);
+      stop();
+    }
+  }
+
+  private until(task: TaskRecord, done: (state: number) => boolean, ms: number): Promise<void> {
+    if (done(task.state)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const finish = () => {
+        clearTimeout(timer);
+        stop();
+        resolve();
+      };
+      const timer = setTimeout(finish, ms);
+      const stop = this.deps.book.listen(task, () => {
+        if (done(task.state)) finish();
+      });
+    });
+  }
+}

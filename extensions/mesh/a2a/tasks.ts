@@ -1,0 +1,217 @@
+/**
+ * A2A tasks of agt turns (D19: task id = turnId). A task's state follows its turn on the event bus:
+ * queued `submitted`, `turn.started` → `working`, `hil.requested` → `input-required` (an ask: its
+ * question; an approval or suspend prompt: what the owner must decide), `hil.resolved` → `working`,
+ * `turn.completed` → `completed` (the reply as the status message and a `reply` artifact) or
+ * `canceled` (`stop_reason: interrupted`), `agent.error` → `failed`, `chat.discarded` → `canceled`.
+ *
+ * Each task belongs to the requester address that made it (an IPv4 address, an IPv6 /64): get, cancel,
+ * resubscribe and answers from elsewhere see no such task. The book keeps at most `maxTasks` tasks,
+ * dropping the oldest finished ones first.
+ */
+import type { Artifact, Message, StreamResponse, Task, TaskState } from '@a2a-js/sdk';
+import type { UmbilicalEvent } from '@agt/contracts/events';
+
+/** A2A v1.0 TaskState and Role numbers (the SDK's enums, written out so this module loads without it). */
+export const STATE = { submitted: 1, working: 2, completed: 3, failed: 4, canceled: 5, inputRequired: 6, rejected: 7 } as const;
+const ROLE_AGENT = 2;
+const TERMINAL = new Set<number>([STATE.completed, STATE.failed, STATE.canceled, STATE.rejected]);
+/** States where a stream ends: terminal, or waiting for the client. */
+export const isFinal = (state: number) => TERMINAL.has(state) || state === STATE.inputRequired;
+export const isTerminal = (state: number) => TERMINAL.has(state);
+
+export type Waiting = { kind: 'ask'; requestId: string; question: string } | { kind: 'approval' | 'suspend'; id: string };
+
+export interface TaskRecord {
+  id: string;
+  contextId: string;
+  agentId: string;
+  /** The requester's address bucket. */
+  owner: string;
+  state: number;
+  statusMessage: Message | undefined;
+  history: Message[];
+  artifacts: Artifact[];
+  waiting: Waiting | undefined;
+  /** Cancel asked before the turn started: it is interrupted as soon as it does. */
+  cancelWanted: boolean;
+  timestamp: string;
+  listeners: Set<(event: StreamResponse) => void>;
+}
+
+export const textPart = (text: string) => ({ content: { $case: 'text' as const, value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' });
+
+export function agentMessage(record: Pick<TaskRecord, 'id' | 'contextId'>, text: string, messageId = `${record.id}:${Date.now()}`): Message {
+  return { messageId, contextId: record.contextId, taskId: record.id, role: ROLE_AGENT, parts: [textPart(text)], metadata: undefined, extensions: [], referenceTaskIds: [] };
+}
+
+const record = (value: unknown): Record<string, unknown> => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
+
+export class TaskBook {
+  private readonly tasks = new Map<string, TaskRecord>();
+  private capturing: UmbilicalEvent[] | undefined;
+
+  constructor(
+    /** Interrupts a turn (a cancel that came before the turn started). */
+    private readonly interrupt: (agentId: string, turnId: string) => void,
+    private readonly maxTasks = 2000,
+  ) {}
+
+  /**
+   * Runs `start` (which queues a turn and returns its id) while keeping the bus events it emits: a
+   * turn may start, and even end, before `start` returns, and those events belong to the new task.
+   */
+  capture(start: () => string): { turnId: string; events: UmbilicalEvent[] } {
+    this.capturing = [];
+    try {
+      const turnId = start();
+      return { turnId, events: this.capturing };
+    } finally {
+      this.capturing = undefined;
+    }
+  }
+
+  /** The task of turn `id` (made on first sight); `events`: those {@link capture} kept. */
+  open(input: { id: string; contextId: string; agentId: string; owner: string; message: Message }, events: readonly UmbilicalEvent[] = []): TaskRecord {
+    const known = this.tasks.get(input.id);
+    if (known) return known;
+    const task: TaskRecord = {
+      ...input,
+      state: STATE.submitted,
+      statusMessage: undefined,
+      history: [{ ...input.message, taskId: input.id, contextId: input.contextId }],
+      artifacts: [],
+      waiting: undefined,
+      cancelWanted: false,
+      timestamp: new Date().toISOString(),
+      listeners: new Set(),
+    };
+    this.tasks.set(input.id, task);
+    this.trim();
+    for (const event of events) this.apply(event);
+    return task;
+  }
+
+  /** The task `id` of requester `owner`, or undefined. */
+  get(id: string, owner: string): TaskRecord | undefined {
+    const task = this.tasks.get(id);
+    return task && task.owner === owner ? task : undefined;
+  }
+
+  snapshot(task: TaskRecord, historyLength?: number): Task {
+    const history = historyLength === undefined ? task.history : historyLength <= 0 ? [] : task.history.slice(-historyLength);
+    return {
+      id: task.id,
+      contextId: task.contextId,
+      status: { state: task.state as TaskState, message: task.statusMessage, timestamp: task.timestamp },
+      artifacts: task.artifacts,
+      history: [...history],
+      metadata: undefined,
+    };
+  }
+
+  /** Listens to the task's updates until the returned function is called. */
+  listen(task: TaskRecord, listener: (event: StreamResponse) => void): () => void {
+    task.listeners.add(listener);
+    return () => task.listeners.delete(listener);
+  }
+
+  /** Resolves once the task is final (terminal or input-required) or `ms` passed. */
+  settled(task: TaskRecord, ms: number): Promise<void> {
+    if (isFinal(task.state)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        stop();
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      const stop = this.listen(task, () => {
+        if (isFinal(task.state)) done();
+      });
+    });
+  }
+
+  /** Records the client's answer (a message on an input-required task) in its history. */
+  answered(task: TaskRecord, message: Message): void {
+    task.history.push({ ...message, taskId: task.id, contextId: task.contextId });
+  }
+
+  /** Every bus event goes through here (the mesh extension subscribes it). */
+  apply(event: UmbilicalEvent): void {
+    this.capturing?.push(event);
+    const payload = record(event.payload);
+    const ids = new Set<string>();
+    if (event.turn_id) ids.add(event.turn_id);
+    if (typeof payload.turn_id === 'string') ids.add(payload.turn_id);
+    for (const key of ['absorbed_turn_ids', 'turn_ids']) if (Array.isArray(payload[key])) for (const id of payload[key] as unknown[]) if (typeof id === 'string') ids.add(id);
+    for (const id of ids) {
+      const task = this.tasks.get(id);
+      if (task && task.agentId === event.agent_id && !isTerminal(task.state)) this.step(task, event, payload);
+    }
+  }
+
+  private step(task: TaskRecord, event: UmbilicalEvent, payload: Record<string, unknown>): void {
+    switch (event.event_type) {
+      case 'turn.started':
+        if (task.cancelWanted) this.interrupt(task.agentId, task.id);
+        return this.move(task, STATE.working);
+      case 'hil.requested': {
+        if (payload.kind === 'ask') {
+          task.waiting = { kind: 'ask', requestId: String(payload.requestId), question: String(payload.question) };
+          return this.move(task, STATE.inputRequired, String(payload.question));
+        }
+        const approval = payload.kind === 'approval';
+        task.waiting = { kind: approval ? 'approval' : 'suspend', id: String(approval ? payload.taskId : payload.requestId) };
+        const what = approval ? `its owner's approval to run ${String(payload.tool)}` : "its owner's answer to a suspend prompt";
+        return this.move(task, STATE.inputRequired, `The agent waits for ${what}. Only the owner can answer it; this task goes on once they do.`);
+      }
+      case 'hil.resolved':
+        task.waiting = undefined;
+        return this.move(task, STATE.working);
+      case 'turn.completed': {
+        task.waiting = undefined;
+        if (payload.stop_reason === 'interrupted') return this.move(task, STATE.canceled, 'The task was canceled.');
+        const text = typeof payload.text === 'string' ? payload.text : '';
+        const artifact: Artifact = { artifactId: 'reply', name: 'reply', description: '', parts: [textPart(text)], metadata: undefined, extensions: [] };
+        task.artifacts = [artifact];
+        this.emit(task, { payload: { $case: 'artifactUpdate', value: { taskId: task.id, contextId: task.contextId, artifact, append: false, lastChunk: true, metadata: undefined } } });
+        const reply = agentMessage(task, text, `${task.id}:reply`);
+        task.history.push(reply);
+        return this.move(task, STATE.completed, undefined, reply);
+      }
+      case 'agent.error':
+        task.waiting = undefined;
+        // The code only: the message may name files or hosts of this machine.
+        return this.move(task, STATE.failed, `The turn failed (${String(payload.code)}).`);
+      case 'chat.discarded':
+        return this.move(task, STATE.canceled, `The task was dropped before it ran (${String(payload.reason)}).`);
+      default:
+        return;
+    }
+  }
+
+  private move(task: TaskRecord, state: number, text?: string, message?: Message): void {
+    task.state = state;
+    task.timestamp = new Date().toISOString();
+    task.statusMessage = message ?? (text === undefined ? undefined : agentMessage(task, text));
+    this.emit(task, { payload: { $case: 'statusUpdate', value: { taskId: task.id, contextId: task.contextId, status: { state: state as TaskState, message: task.statusMessage, timestamp: task.timestamp }, metadata: undefined } } });
+  }
+
+  private emit(task: TaskRecord, event: StreamResponse): void {
+    for (const listener of [...task.listeners]) listener(event);
+  }
+
+  private trim(): void {
+    if (this.tasks.size <= this.maxTasks) return;
+    for (const [id, task] of this.tasks) {
+      if (this.tasks.size <= this.maxTasks) return;
+      if (isTerminal(task.state) && task.listeners.size === 0) this.tasks.delete(id);
+    }
+    // All open: the oldest go anyway (memory stays bounded).
+    for (const id of this.tasks.keys()) {
+      if (this.tasks.size <= this.maxTasks) return;
+      this.tasks.delete(id);
+    }
+  }
+}

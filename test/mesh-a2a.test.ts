@@ -1,0 +1,207 @@
+/**
+ * A2A on the mesh server (issue 26): the official SDK's v1.0 client and its v0.3 client against a daemon
+ * (send, stream, get, cancel, input-required on an ask), signed agent cards (a tampered one fails),
+ * visibility, allow and block lists, the sender proof, and two daemons talking A2A on loopback
+ * (`msg_send` to the other's card URL, the reply in the inbox). Two daemons for the whole file; the
+ * model is an in-process client whose reply depends on the message.
+ */
+import { createPublicKey } from 'node:crypto';
+import t from 'tap';
+import { ClientFactory } from '@a2a-js/sdk/client';
+import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
+import { verifyAgentCardSignature } from '@a2a-js/sdk';
+import { canonicalJson, formatSignature, publicKeyFromDid } from '../contracts/agent-keys.js';
+import type { ModelClientProvider, ModelRequest, ModelResponse } from '../contracts/model.js';
+import type { ToolDefinition } from '../contracts/tools.js';
+import { sign } from 'node:crypto';
+import { bootMeshDaemon, createMeshAgent, eventually, testKey, type MeshDaemon } from './helpers/mesh.js';
+
+const MESH = { retryBaseMs: 50, retryMaxMs: 200, maxAttempts: 3, mdns: { enabled: false } };
+const silent = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent } as any;
+
+/** Replies by the message: `please ask` asks, `please hang` runs until stopped, else it echoes the text. */
+const model: ModelClientProvider = {
+  resolve(providerId) {
+    if (providerId !== 'a2a-test') return undefined;
+    return {
+      async complete(request: ModelRequest): Promise<ModelResponse> {
+        const base = { usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, cost: 0, provider: 'a2a-test', model: 'm', toolCalls: [] };
+        const last = request.messages.at(-1)!;
+        if (last.role === 'tool') return { ...base, text: `answered: ${last.content}`, stopReason: 'end' };
+        const content = String(last.content);
+        if (content.includes('please ask')) return { ...base, text: '', stopReason: 'tool_use', toolCalls: [{ id: `c${Date.now()}`, name: 'ask', args: { question: 'Which colour?' } }] };
+        if (content.includes('please hang')) return new Promise((_, reject) => request.signal.addEventListener('abort', () => reject(request.signal.reason ?? new Error('aborted')), { once: true }));
+        const said = /"text":"((?:[^"\\]|\\.)*)"/.exec(content)?.[1] ?? content;
+        return { ...base, text: `echo: ${said}`, stopReason: 'end' };
+      },
+    };
+  },
+};
+
+async function daemon(settings: Record<string, unknown> = {}): Promise<MeshDaemon> {
+  const d = await bootMeshDaemon(t, { meshConfig: MESH, settings });
+  d.daemon.kernel.contributions.forExtension('test-model').modelClients(model);
+  return d;
+}
+const agentConfig = (extra: Record<string, unknown> = {}) => ({ model: { provider: 'a2a-test', model_id: 'm' }, tools: [{ name: 'ask', enabled: true }, { name: 'msg_send', enabled: true }], ...extra });
+
+const d1 = await daemon();
+const echo = await createMeshAgent(d1, 'Echo', agentConfig({ handle: 'echo', description: 'Says back what it hears', messaging: { skills: [{ id: 'echo', name: 'Echo', description: 'repeats', tags: ['test'] }] } }));
+const hidden = await createMeshAgent(d1, 'Hidden', agentConfig({ handle: 'hidden', messaging: { visibility: 'off' } }));
+const friend = testKey();
+const picky = await createMeshAgent(d1, 'Picky', agentConfig({ handle: 'picky', messaging: { allow_list: [friend.did] } }));
+const grumpy = await createMeshAgent(d1, 'Grumpy', agentConfig({ handle: 'grumpy', messaging: { block_list: [friend.did] } }));
+const cardUrl = (handle: string) => `${d1.meshUrl}/agents/${handle}/.well-known/agent-card.json`;
+const a2aUrl = (handle: string) => `${d1.meshUrl}/agents/${handle}/a2a`;
+
+let counter = 0;
+const textMessage = (text: string, extra: Record<string, unknown> = {}) =>
+  ({ messageId: `m-${process.pid}-${++counter}`, contextId: '', taskId: '', role: 1, parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' }], metadata: undefined, extensions: [], referenceTaskIds: [], ...extra }) as any;
+const sendParams = (message: any, returnImmediately = false) => ({ tenant: '', message, configuration: { acceptedOutputModes: [], returnImmediately, taskPushNotificationConfig: undefined, historyLength: undefined }, metadata: undefined }) as any;
+/** A stream event's task or update (the clients yield `{payload: {$case, value}}`). */
+const unwrap = (event: any) => event?.payload?.value ?? event;
+const statusText = (task: any) => task.status?.message?.parts?.map((part: any) => part.content?.value).join('') ?? '';
+const STATE = { working: 2, completed: 3, canceled: 5, inputRequired: 6 };
+
+/** Resolves the public key a signature's `kid` names (a did:key), as a verifier that trusts did:key would. */
+const didKey = async (kid: string) => createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKeyFromDid(kid.split('#')[0]!)).toString('base64url') }, format: 'jwk' });
+
+t.test('agent cards: v1.0 and v0.3 shapes, signed by the agent key, the daemon card lists the visible agents', async (t) => {
+  const card = await (await fetch(cardUrl('echo'), { headers: { 'A2A-Version': '1.0' } })).json();
+  t.match(card, {
+    name: 'Echo',
+    description: 'Says back what it hears',
+    capabilities: { streaming: true },
+    supportedInterfaces: [{ url: a2aUrl('echo'), protocolBinding: 'JSONRPC', protocolVersion: '1.0' }, { protocolVersion: '0.3' }],
+    skills: [{ id: 'echo', name: 'Echo', tags: ['test'] }],
+  });
+  t.equal(card.url, undefined, 'the v1.0 card has no v0.3 members');
+  t.equal(JSON.parse(Buffer.from(card.signatures[0].protected, 'base64url').toString()).kid.split('#')[0], echo.did);
+  await t.resolves(verifyAgentCardSignature(didKey)(card), "the SDK's verifier accepts the signature");
+  await t.rejects(verifyAgentCardSignature(didKey)({ ...card, description: 'Says something else' }), 'a tampered card does not verify');
+  const legacy = await (await fetch(cardUrl('echo'))).json();
+  t.match(legacy, { url: a2aUrl('echo'), protocolVersion: '0.3', preferredTransport: 'JSONRPC', signatures: card.signatures });
+  const listing = await (await fetch(`${d1.meshUrl}/.well-known/agent-card.json`)).json();
+  t.same(listing.agents.map((agent: any) => agent.handle).sort(), ['echo', 'grumpy', 'picky']);
+  t.equal(listing.agents.find((agent: any) => agent.handle === 'echo').card, cardUrl('echo'));
+});
+
+t.test('v1.0 client: send, get, stream, input-required on an ask, cancel', async (t) => {
+  const client = await new ClientFactory().createFromUrl(cardUrl('echo'), '');
+  const task: any = await client.sendMessage(sendParams(textMessage('hello there')));
+  t.equal(task.status.state, STATE.completed);
+  t.equal(statusText(task), 'echo: hello there');
+  t.equal(task.artifacts[0].parts[0].content.value, 'echo: hello there');
+  const history = (await d1.request('GET', `/agents/${echo.id}/chat`)).body.llmMessages;
+  t.ok(history.some((row: any) => row.turnId === task.id), 'the task id is the turn id');
+  t.match(await client.getTask({ tenant: '', id: task.id } as any), { id: task.id, status: { state: STATE.completed } });
+
+  const events: any[] = [];
+  for await (const event of client.sendMessageStream(sendParams(textMessage('streamed')))) events.push(unwrap(event));
+  t.ok('id' in events[0] && 'status' in events[0], 'the stream opens with the task');
+  t.equal(events.at(-1).status.state, STATE.completed);
+  t.equal(statusText(events.at(-1)), 'echo: streamed');
+
+  const asking: any = await client.sendMessage(sendParams(textMessage('please ask me')));
+  t.equal(asking.status.state, STATE.inputRequired);
+  t.equal(statusText(asking), 'Which colour?');
+  const answered: any = await client.sendMessage(sendParams(textMessage('blue', { taskId: asking.id, contextId: asking.contextId })));
+  t.equal(answered.id, asking.id);
+  t.equal(answered.status.state, STATE.completed);
+  t.equal(statusText(answered), 'answered: The sender of the message this turn answers (not the owner) answered: blue', 'the model is told the answer is not the owner\'s');
+
+  const hanging: any = await client.sendMessage(sendParams(textMessage('please hang'), true));
+  await eventually(async () => ((await client.getTask({ tenant: '', id: hanging.id } as any)) as any).status.state === STATE.working, 'the turn to run');
+  const canceled: any = await client.cancelTask({ tenant: '', id: hanging.id, metadata: undefined } as any);
+  t.equal(canceled.status.state, STATE.canceled, 'cancel interrupts the turn');
+  await t.rejects(client.getTask({ tenant: '', id: 'no-such-task' } as any), 'an unknown task is not found');
+});
+
+t.test('v0.3 client: message/send, message/stream, tasks/get, tasks/cancel, tasks/resubscribe', async (t) => {
+  const v03 = new LegacyJsonRpcTransport({ endpoint: a2aUrl('echo') });
+  const task: any = await v03.sendMessage(sendParams(textMessage('old client')));
+  t.equal(task.status.state, STATE.completed);
+  t.equal(statusText(task), 'echo: old client');
+  t.match(await v03.getTask({ tenant: '', id: task.id } as any), { id: task.id, status: { state: STATE.completed } });
+  const events: any[] = [];
+  for await (const event of v03.sendMessageStream(sendParams(textMessage('old stream')))) events.push(unwrap(event));
+  t.equal(events.at(-1).status?.state, STATE.completed);
+
+  const asking: any = await v03.sendMessage(sendParams(textMessage('please ask, old client')));
+  t.equal(asking.status.state, STATE.inputRequired);
+  const answered: any = await v03.sendMessage(sendParams(textMessage('green', { taskId: asking.id, contextId: asking.contextId })));
+  t.match(statusText(answered), /\(not the owner\) answered: green$/);
+
+  const hanging: any = await v03.sendMessage(sendParams(textMessage('please hang'), true));
+  const resubscribed: any[] = [];
+  const following = (async () => {
+    for await (const event of v03.resubscribeTask({ tenant: '', id: hanging.id } as any)) resubscribed.push(unwrap(event));
+  })();
+  await eventually(async () => ((await v03.getTask({ tenant: '', id: hanging.id } as any)) as any).status.state === STATE.working, 'the turn to run');
+  t.equal(((await v03.cancelTask({ tenant: '', id: hanging.id, metadata: undefined } as any)) as any).status.state, STATE.canceled);
+  await following;
+  t.equal(resubscribed.at(-1).status.state, STATE.canceled, 'the resubscribed stream ends with the cancel');
+});
+
+/** A raw v1.0 JSON-RPC SendMessage. */
+async function rawSend(handle: string, message: Record<string, unknown>) {
+  const response = await fetch(a2aUrl(handle), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'A2A-Version': '1.0' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message } }),
+  });
+  return { status: response.status, body: await response.json() };
+}
+/** A message with `friend`'s sender proof for the agent `to`. */
+function proved(text: string, to: string, key = friend) {
+  const messageId = `p-${++counter}`;
+  const at = new Date().toISOString();
+  const signature = formatSignature(sign(null, Buffer.from(canonicalJson({ at, did: key.did, message_id: messageId, text, to })), key.privateKey));
+  return { messageId, role: 'ROLE_USER', parts: [{ text }], metadata: { 'agt.sender': { did: key.did, at, signature } } };
+}
+
+t.test('visibility, allow and block lists, sender proof', async (t) => {
+  t.equal((await fetch(cardUrl('hidden'))).status, 503, 'an agent with visibility off has no card');
+  t.equal((await rawSend('hidden', { messageId: 'x', role: 'ROLE_USER', parts: [{ text: 'hi' }] })).status, 503);
+  t.equal((await rawSend('nobody', { messageId: 'x', role: 'ROLE_USER', parts: [{ text: 'hi' }] })).status, 404);
+  const anonymous = await rawSend('picky', { messageId: 'anon-1', role: 'ROLE_USER', parts: [{ text: 'hi' }] });
+  t.match(anonymous, { status: 403, body: { code: 'forbidden' } }, 'an allow list shuts out unsigned callers');
+  const allowed = await rawSend('picky', proved('hi from a friend', picky.did));
+  t.equal(allowed.status, 200);
+  t.match(allowed.body.result.task, { status: { state: 'TASK_STATE_COMPLETED' } }, 'the allowed DID gets through');
+  const forged = proved('hi from a friend', picky.did);
+  forged.parts = [{ text: 'something else' }];
+  t.match(await rawSend('picky', forged), { status: 403 }, 'a proof over other text is refused');
+  t.match(await rawSend('picky', proved('hi', echo.did)), { status: 403 }, 'a proof for another agent is refused');
+  t.match(await rawSend('grumpy', proved('hi', grumpy.did)), { status: 403, body: { code: 'forbidden' } }, 'a blocked DID is refused');
+  t.equal((await rawSend('grumpy', { messageId: 'anon-2', role: 'ROLE_USER', parts: [{ text: 'hi' }] })).status, 200, 'unsigned callers reach an agent without an allow list');
+  void hidden;
+});
+
+t.test('two daemons: msg_send to the card URL of an agent on the other daemon, the reply in the inbox', async (t) => {
+  const d2 = await daemon({ agentCeiling: { fetchAllowHosts: ['127.0.0.1'] } });
+  const alice = await createMeshAgent(d2, 'Alice', agentConfig({ handle: 'alice', security: { fetch_allow_hosts: ['127.0.0.1'] } }));
+  const shut = await createMeshAgent(d2, 'Shut', agentConfig({ handle: 'shut' }));
+  const msgSend = (agentId: string, args: Record<string, unknown>) =>
+    d2.daemon.kernel.builtinTools.find((tool: ToolDefinition) => tool.name === 'msg_send')!.run(args, { agentId, loop: 'main', turnId: undefined, signal: new AbortController().signal, logger: silent } as any);
+  await msgSend(alice.id, { text: 'ping over A2A', channel: 'a2a', recipient: cardUrl('echo') });
+  const [row] = await eventually(async () => {
+    const messages = (await d2.request('GET', `/agents/${alice.id}/inbox`)).body.messages as any[];
+    return messages.length > 0 && messages;
+  }, "alice's reply");
+  t.match(row, { source: 'a2a', sender: echo.did, text: 'echo: ping over A2A', data: { a2a: { card_url: cardUrl('echo'), state: 'TASK_STATE_COMPLETED', signed: true } } });
+  const out = await eventually(async () => {
+    const messages = (await d2.request('GET', `/agents/${alice.id}/outbox`)).body.messages as any[];
+    return messages[0]?.status === 'delivered' && messages[0];
+  }, 'the outbox row delivered');
+  t.equal(out.status_code, 200);
+  const history = (await d1.request('GET', `/agents/${echo.id}/chat`)).body.llmMessages;
+  t.ok(history.some((entry: any) => entry.content.includes(alice.did!) && entry.content.includes('"signed":true')), "echo's turn saw Alice's DID, proven");
+
+  await msgSend(shut.id, { text: 'ping', channel: 'a2a', recipient: cardUrl('echo') });
+  const refused = await eventually(async () => {
+    const messages = (await d2.request('GET', `/agents/${shut.id}/outbox`)).body.messages as any[];
+    return messages[0]?.status === 'failed' && messages[0];
+  }, 'the outbox row failed');
+  t.match(refused.error, /fetch policy/, "an agent whose fetch policy does not allow the host cannot reach it");
+});
