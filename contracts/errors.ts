@@ -30,6 +30,7 @@ export const ERROR_STATUS = {
   credentials_locked: 409,
   agent_file_in_use: 409,
   payload_too_large: 413,
+  storage_quota_exceeded: 507,
   template_missing: 422,
   template_unreviewed: 422,
   template_invalid: 422,

@@ -34,6 +34,8 @@ import { resolveCommandLimits } from './runtime/sandbox/command-limits.js';
 import { daemonSqlSlots } from './runtime/sql-sandbox/sql-slots.js';
 import { builtinTools } from './runtime/tools/index.js';
 import { ShutdownSteps } from './shutdown-steps.js';
+import { StorageService } from './storage/service.js';
+import { agentLocator } from '../contracts/points.js';
 import type { SettingsStore } from './settings.js';
 import { AGT_VERSION } from './version.js';
 import { turnsAccess } from './agents/turns-access.js';
@@ -78,6 +80,8 @@ export interface KernelServices extends Readonly<Omit<KernelInput, 'kdfCost'>> {
   readonly extensions: ExtensionRegistry;
   /** Steps the shutdown sequence runs, by phase. */
   readonly shutdownSteps: ShutdownSteps;
+  /** Backups, restores, the backup schedule, WAL and retention maintenance, .af export/import (docs/backups.md). */
+  readonly storage: StorageService;
 }
 
 export async function composeKernel(input: KernelInput): Promise<KernelServices> {
@@ -179,6 +183,28 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
   const inbox: InboxService = inboxService(registry, bus, runtime);
   const launcher = agentLauncher({ runtime, bus, contributions, registry });
 
+  // Backups and bounded growth (docs/backups.md). Tracked files come from the agent locator's `list`.
+  const storage = new StorageService({
+    dataDir,
+    settings,
+    logger,
+    bus,
+    contributions,
+    runtime,
+    registry,
+    identity,
+    agentIdentity,
+    credentials,
+    builtinTools: () => tools,
+    isIdle: (agent) => ['idle', 'stopped'].includes(runtime.status(agent).runtimeState),
+    knownFiles: async () => {
+      const [locator] = contributions.points.providers(agentLocator);
+      const listed = await locator?.value.list?.();
+      return Array.isArray(listed) ? listed.filter((path): path is string => typeof path === 'string') : [];
+    },
+  });
+  shutdownSteps.add({ name: 'storage', phase: 'agents', run: () => storage.stop() });
+
   const eventStream = new SseHub(bus, logger);
   const extensions = new ExtensionRegistry({ logger, bus, contributions });
 
@@ -201,5 +227,6 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
     eventStream,
     extensions,
     shutdownSteps,
+    storage,
   };
 }

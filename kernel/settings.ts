@@ -7,6 +7,7 @@ import type { SettingsService } from '../contracts/services.js';
 import { assertValid, firstSchemaError } from '../contracts/validate.js';
 import { AgtError } from '../contracts/errors.js';
 import { validTimeZone } from './spend/calendar.js';
+import { cronProblem } from './storage/cron.js';
 import type { DaemonEnv } from './env.js';
 import { StartupError } from './errors.js';
 import { findInJson } from './json-walk.js';
@@ -47,6 +48,9 @@ function readSettingsFile(path: string): Settings {
   if (problem !== null) throw new StartupError(`settings file ${path} is invalid at ${problem}`);
   const zone = (parsed as Settings).timezone;
   if (zone !== undefined && !validTimeZone(zone)) throw new StartupError(`settings file ${path}: timezone ${zone} is not a known IANA time zone`);
+  const every = (parsed as Settings).backups?.every;
+  const cron = every === undefined ? null : cronProblem(every, zone);
+  if (cron !== null) throw new StartupError(`settings file ${path}: backups.every ${cron}`);
   return parsed as Settings;
 }
 
@@ -93,6 +97,9 @@ export class SettingsStore implements SettingsService {
     const valid = assertValid(SettingsSchema, next, 'settings');
     // The spend governor's days and months (docs/costs.md) need a zone this runtime knows.
     if (valid.timezone !== undefined && !validTimeZone(valid.timezone)) throw new AgtError('bad_request', `settings.timezone: ${valid.timezone.slice(0, 100)} is not a known IANA time zone`);
+    // Scheduled backups (docs/backups.md) need a cron expression the scheduler reads.
+    const cron = valid.backups === undefined ? null : cronProblem(valid.backups.every, valid.timezone);
+    if (cron !== null) throw new AgtError('bad_request', `settings.backups.every: ${cron.slice(0, 200)}`);
     writeFileAtomic(this.path, `${JSON.stringify(valid, null, 2)}\n`);
     this.settings = valid;
     for (const listener of this.listeners) listener(valid);

@@ -49,6 +49,8 @@ import { usageRollup, type UsageRollup } from './stores/usage-rollup.js';
 
 /** Busy timeout: a second connection waits this long for a lock instead of failing at once. */
 export const BUSY_TIMEOUT_MS = 5_000;
+/** Bytes the WAL is cut back to after a checkpoint resets it, unless settings `storage.walMaxBytes` says. */
+export const WAL_SIZE_LIMIT = 4 * 1024 * 1024;
 const SQLITE_HEADER = 'SQLite format 3\0';
 
 /** True for SQLite's "database is locked" family (another connection held the lock past the busy timeout). */
@@ -155,6 +157,9 @@ export class AgentFile {
       const file = new AgentFile(filePath, sql, version, options.readonly === true);
       if (!file.readonly) {
         sql.exec('PRAGMA journal_mode = WAL');
+        // The WAL's default bound (docs/backups.md): cut back to 4 MiB whenever a checkpoint resets it;
+        // the storage service applies the owner's `storage.walMaxBytes` once the agent is loaded.
+        sql.exec(`PRAGMA journal_size_limit = ${WAL_SIZE_LIMIT}`);
         migrate(sql, filePath, version, SCHEMA_VERSION);
       }
       if (file.config.get() === undefined) throw loadFailed(filePath, 'no_config', 'the file holds no agent config');

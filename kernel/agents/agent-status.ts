@@ -16,6 +16,7 @@ export interface AgentStatusBody {
   targetState: string | null;
   loopCount: number;
   degraded?: string;
+  storage?: { fileBytes: number; walBytes: number; quotaBytes: number | null; tables: Record<string, number> };
 }
 
 /** What the status needs of the runtime (absent when no runtime is installed). */
@@ -23,7 +24,12 @@ export interface RuntimeStatusSource {
   status(agent: LoadedAgent): { runtimeState: string; targetState: string | null };
 }
 
-export function agentStatus(runtime: RuntimeStatusSource | undefined, agent: LoadedAgent): AgentStatusBody {
+/** What the status needs of the storage service (the file on disk: sizes and rows per table). */
+export interface StorageStatusSource {
+  storageOf(agent: LoadedAgent): NonNullable<AgentStatusBody['storage']>;
+}
+
+export function agentStatus(runtime: RuntimeStatusSource | undefined, agent: LoadedAgent, storage?: StorageStatusSource): AgentStatusBody {
   const state = runtime?.status(agent);
   const body: AgentStatusBody = {
     id: agent.id,
@@ -36,5 +42,6 @@ export function agentStatus(runtime: RuntimeStatusSource | undefined, agent: Loa
   };
   if (agent.handle) body.handle = agent.handle;
   if (agent.degraded) body.degraded = agent.degraded;
+  if (storage) body.storage = storage.storageOf(agent);
   return body;
 }

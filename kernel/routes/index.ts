@@ -19,6 +19,7 @@ import { agentToolRoutes } from './agent-tools.js';
 import { agentUmbilicalRoutes } from './agent-umbilical.js';
 import { agentRoutes } from './agents.js';
 import { autostartRoutes } from './autostart.js';
+import { backupRoutes } from './backups.js';
 import { chatRoutes } from './chat.js';
 import { compactRoutes } from './compact.js';
 import { controlRoutes } from './control.js';
@@ -44,7 +45,8 @@ import { usageRoutes } from './usage.js';
 
 /** Route groups and their prefixes. Agent-scoped groups live under `/agents/:id`. */
 const GROUPS: ReadonlyArray<[string, KernelRoutes[]]> = [
-  ['', [healthRoutes]],
+  // Backups register full paths (`/agents/:id/backup`, `/agents/restore`, `/backups`, ...): one group of their own.
+  ['', [healthRoutes, backupRoutes]],
   ['/daemon', [daemonRoutes]],
   ['/events', [eventRoutes]],
   ['/settings', [settingsRoutes]],

@@ -20,6 +20,7 @@ import { LoopExecutor } from './executor/loop-executor.js';
 import { loopInstructions, loopModel, loopTools, type LoopSources } from './executor/loop-setup.js';
 import { runTurn } from './executor/turn.js';
 import { HilStore } from './hil.js';
+import { quotaBytesFor, quotaPages } from '../storage/quota.js';
 import { SqlSandbox } from './sql-sandbox/sql-runner.js';
 import { TimerScheduler } from './timers/scheduler.js';
 import { TriggerEvaluator, type FireOptions, type TriggerOrigin } from './triggers/evaluator.js';
@@ -95,7 +96,8 @@ export class AgentRuntime {
     const initial = agent.displayState ?? agent.config.state;
     this.display = isDisplayState(initial) ? initial : 'idle';
     this.hil = new HilStore(hilListener(this), agent.file, () => deps.clock.now());
-    this.sql = new SqlSandbox(agent.file.path);
+    // The owner's storage quota binds the agent's SQL connection (kernel/storage/quota.ts), read at each call.
+    this.sql = new SqlSandbox(agent.file.path, { maxPageCount: () => quotaPages(agent.file, quotaBytesFor(agent.ownerSettings?.(), agent.id)) });
     this.system = new SystemRunner({
       agent,
       emit: (type, payload, options) => this.emit(type, payload, options),

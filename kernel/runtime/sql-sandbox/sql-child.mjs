@@ -3,7 +3,7 @@
 // starts without the TypeScript loader and without anything of the daemon.
 //
 // It opens its own connection to the agent file (argv[2]) and runs one call at a time:
-//   {id, sql, params, mode: 'query'|'execute', maxRows, maxBytes, timeoutMs, hints}
+//   {id, sql, params, mode: 'query'|'execute', maxRows, maxBytes, timeoutMs, hints, maxPageCount}
 //     -> {id, started: true}   right before the statement's transaction begins (the time limit starts)
 //     -> {id, ok: true, columns, rows, truncated, truncatedBy} | {id, ok: true, changes, lastInsertRowid}
 //      | {id, ok: false, code, message}
@@ -20,6 +20,8 @@ const BUSY_TIMEOUT_MS = 5_000;
 const HEAP_LIMIT_BYTES = 128 * 1024 * 1024;
 /** How long after a call's own limit the watchdog kills this process if the daemon did not. */
 const WATCHDOG_GRACE_MS = 1_000;
+/** SQLite's own largest max_page_count: no quota. */
+const NO_PAGE_LIMIT = 4294967294;
 
 // --- watchdog -------------------------------------------------------------------------------------
 // shared[0]: generation (bumped on every arm/disarm), shared[1]: armed; deadline[0]: epoch ms.
@@ -59,6 +61,8 @@ function disarm() {
 
 // --- connection -----------------------------------------------------------------------------------
 let db;
+/** The quota in bytes of the call running now (for its error message), null when none. */
+let quotaBytes = null;
 function connection() {
   if (db) return db;
   db = new Database(filePath, { timeout: BUSY_TIMEOUT_MS });
@@ -121,6 +125,8 @@ function sqlError(error) {
   const message = String(error?.message ?? error);
   const code = String(error?.code ?? '');
   if (/^SQLITE_(BUSY|LOCKED)/.test(code) && !/table is locked/.test(message)) return new SqlRefusal('conflict', `the agent file is busy (${message}); try again`);
+  // The owner's storage quota (max_page_count on this connection, set before every call): SQLite refused to grow the file.
+  if (/^SQLITE_FULL/.test(code)) return new SqlRefusal('storage_quota_exceeded', `the statement would pass this agent's storage quota (${quotaBytes} bytes, the owner's settings storage.quotaBytes); nothing it did was kept: delete data first`);
   if (/^SQLITE_NOMEM/.test(code) || /out of memory/i.test(message)) return new SqlRefusal('bad_request', `SQL error: out of memory (agent SQL may use ${HEAP_LIMIT_BYTES / 1024 / 1024} MB)`);
   return new SqlRefusal('bad_request', `SQL error: ${message}`);
 }
@@ -209,9 +215,14 @@ async function execute(conn, sql, params, mode, maxRows, maxBytes) {
  * call is released before the transaction ends (a statement still counted as running would keep the
  * connection's read snapshot open past COMMIT/ROLLBACK, and the next write would fail with BUSY_SNAPSHOT).
  */
-async function run({ sql, params, mode, maxRows, maxBytes, hints }) {
+async function run({ sql, params, mode, maxRows, maxBytes, hints, maxPageCount }) {
   const kind = statementKind(sql, mode, hints !== false);
   const ddl = DDL_KINDS.has(kind);
+  // The quota holds on this connection only (the daemon's own writes go on): SQLite never grows the file
+  // past max_page_count pages through it, and agent SQL cannot run a PRAGMA to lift it (sql-policy.mjs).
+  const pages = Number.isInteger(maxPageCount) && maxPageCount > 0 ? maxPageCount : NO_PAGE_LIMIT;
+  connection().exec(`PRAGMA max_page_count = ${pages}`);
+  quotaBytes = pages === NO_PAGE_LIMIT ? null : pages * Number(connection().prepare('PRAGMA page_size').get().page_size);
   const conn = await begin(mode);
   let failure;
   let result;

@@ -96,6 +96,12 @@ export interface SqlSandboxOptions {
   childUrl?: URL;
   /** The SQL process slots to take children from (default: the daemon's, {@link daemonSqlSlots}). */
   slots?: SqlSlots;
+  /**
+   * The agent's storage quota in pages, read at every call (kernel/storage/quota.ts): the child's
+   * connection runs the call under `PRAGMA max_page_count` of it, so SQLite refuses to grow the file
+   * past it (`storage_quota_exceeded`). Undefined: no quota.
+   */
+  maxPageCount?: () => number | undefined;
 }
 
 interface ChildReply {
@@ -150,6 +156,7 @@ export class SqlSandbox {
   private readonly maxBytes: number;
   private readonly childUrl: URL;
   private readonly slots: SqlSlots;
+  private readonly maxPageCount: () => number | undefined;
 
   constructor(
     private readonly filePath: string,
@@ -160,6 +167,7 @@ export class SqlSandbox {
     this.maxBytes = options.maxBytes ?? SQL_MAX_RESULT_BYTES;
     this.childUrl = options.childUrl ?? new URL('./sql-child.mjs', import.meta.url);
     this.slots = options.slots ?? daemonSqlSlots;
+    this.maxPageCount = options.maxPageCount ?? (() => undefined);
   }
 
   /** The pid of the running child, if any (tests). */
@@ -193,6 +201,7 @@ export class SqlSandbox {
       maxBytes: callCap(call.maxBytes, this.maxBytes, SQL_CALL_MAX_BYTES),
       timeoutMs,
       hints: call.hints !== false,
+      maxPageCount: this.maxPageCount() ?? null,
     };
     return new Promise<ChildReply>((resolve, reject) => {
       const entry: Pending = { id, message, limitMs: timeoutMs, runMs: timeoutMs, resolve, reject, signal: call.signal };

@@ -4,6 +4,7 @@ import type { ToolDefinition } from '../../../contracts/tools.js';
 import { builtin, json, type RuntimeLookup } from './define.js';
 import { noStoredFile, storedFileTooLarge } from './errors.js';
 import { storedFileReadonly } from '../../agents/stores/errors.js';
+import { assertFileWriteFits, quotaBytesFor } from '../../storage/quota.js';
 
 export const MAX_FILE_BYTES = 5 * 1024 * 1024;
 const MAX_READ_BYTES = 256 * 1024;
@@ -35,7 +36,10 @@ export function fsTools(lookup: RuntimeLookup): ToolDefinition[] {
         run(runtime, { path, content, encoding, mime }, context) {
           const bytes = encoding === 'base64' ? Buffer.from(content, 'base64') : Buffer.from(content, 'utf8');
           if (bytes.byteLength > MAX_FILE_BYTES) throw storedFileTooLarge(MAX_FILE_BYTES);
-          if (runtime.agent.file.files.info(path)?.protection === 'readonly') throw storedFileReadonly(path);
+          const existing = runtime.agent.file.files.info(path);
+          if (existing?.protection === 'readonly') throw storedFileReadonly(path);
+          // The owner's storage quota (kernel/storage/quota.ts): checked before the write, never after.
+          assertFileWriteFits(runtime.agent.file, quotaBytesFor(runtime.agent.ownerSettings?.(), runtime.agent.id), bytes.byteLength, existing?.size ?? 0);
           const info = runtime.agent.file.files.write(path, bytes, mime ?? null);
           runtime.fire('on_file_change', { path: info.path, action: 'write', size: info.size }, { loop: context.loop, turnId: context.turnId });
           return `wrote ${info.path} (${info.size} bytes)`;

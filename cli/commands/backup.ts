@@ -1,0 +1,50 @@
+/** `agt backup`, `agt restore`, `agt export --format af`, `agt import FILE.af` (docs/backups.md). */
+import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { seg } from '../client.js';
+import type { Ctx } from '../context.js';
+import { CliError, EXIT } from '../errors.js';
+
+const human = (bytes: number) => (bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(1)} MB` : `${Math.ceil(bytes / 1024)} KB`);
+
+export async function backup(ctx: Ctx, agent: string, options: { to?: string; seal?: boolean }): Promise<void> {
+  // Paths are made absolute here: the daemon resolves nothing relative to its own folder.
+  const body = { ...(options.to ? { path: resolve(options.to) } : {}), ...(options.seal ? { seal: true } : {}) };
+  const done = await ctx.client.post(`/agents/${seg(agent)}/backup`, body);
+  ctx.out.result(done, () => {
+    ctx.out.line(`backed up ${agent} to ${ctx.out.bold(done.path)}${done.sealed ? ' (sealed to the owner)' : ''}`);
+    ctx.out.line(ctx.out.dim(`${human(done.bytes)}, schema ${done.schemaVersion}, sha256 ${done.sha256}`));
+  });
+}
+
+export async function restore(ctx: Ctx, file: string, options: { to?: string; asNew?: boolean; start?: boolean }): Promise<void> {
+  const body = { from: resolve(file), ...(options.to ? { to: resolve(options.to) } : {}), ...(options.asNew ? { asNew: true } : {}), ...(options.start ? { start: true } : {}) };
+  const done = await ctx.client.post('/agents/restore', body);
+  ctx.out.result(done, () => {
+    ctx.out.line(`restored ${ctx.out.bold(done.name)} (${done.agentId})${done.asNew ? ' as a new agent' : ''}${done.started ? ', started' : ''}`);
+    ctx.out.line(ctx.out.dim(`file ${done.filePath}${done.did ? `, identity ${done.did}` : ''}`));
+  });
+}
+
+export async function exportAgent(ctx: Ctx, agent: string, options: { format: string; output?: string }): Promise<void> {
+  if (options.format !== 'af') throw new CliError(`--format ${options.format} is not known (af: Letta Agent File)`, EXIT.usage);
+  const document = await ctx.client.get(`/agents/${seg(agent)}/export?format=af`);
+  const text = `${JSON.stringify(document, null, 2)}\n`;
+  if (!options.output) {
+    process.stdout.write(text);
+    return;
+  }
+  writeFileSync(resolve(options.output), text, { mode: 0o600 });
+  ctx.out.result({ path: resolve(options.output), bytes: Buffer.byteLength(text) }, () => ctx.out.line(`exported ${agent} to ${resolve(options.output!)}`));
+}
+
+export async function importAgent(ctx: Ctx, file: string, options: { dir?: string; start?: boolean }): Promise<void> {
+  const body = { from: resolve(file), format: 'af', ...(options.dir ? { directory: resolve(options.dir) } : {}), ...(options.start ? { start: true } : {}) };
+  const done = await ctx.client.post('/agents/import', body);
+  ctx.out.result(done, () => {
+    ctx.out.line(`imported ${ctx.out.bold(done.name)} (${done.agentId})${done.started ? ', started' : ''}`);
+    ctx.out.line(ctx.out.dim(`${done.imported.blocks} memory blocks, ${done.imported.messages} messages; tools ${done.imported.tools.join(', ') || 'none'}`));
+    if (done.imported.toolsNotMapped.length > 0) ctx.out.line(ctx.out.dim(`not mapped (Letta tools do not run here): ${done.imported.toolsNotMapped.join(', ')}`));
+    ctx.out.line(ctx.out.dim(`file ${done.filePath}`));
+  });
+}

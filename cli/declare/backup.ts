@@ -1,0 +1,28 @@
+/**
+ * `agt backup`, `agt restore`, `agt export`, `agt import`: copies of agent files and Letta Agent Files
+ * (docs/backups.md).
+ */
+import type { Command } from 'commander';
+import { run } from '../run.js';
+
+const backup = () => import('../commands/backup.js');
+
+export function declareBackup(agt: Command): void {
+  agt.command('backup <agent>').description("a consistent copy of the agent's file while it runs (integrity-checked)")
+    .option('--to <dir>', 'folder (or new file) of the copy; default <backups dir>/<agent id>/')
+    .option('--seal', 'encrypt the copy to the owner identity (.agt.sealed)')
+    .action(run(async (ctx, agent: string, options: { to?: string; seal?: boolean }) => (await backup()).backup(ctx, agent, options)));
+  agt.command('restore <file>').description('restore a backup (plain or sealed) as a loaded agent; never over an existing file')
+    .option('--to <file>', 'where the restored .agt goes (default: the agents folder)')
+    .option('--as-new', 'a new agent id and identity (DID) instead of the original ones')
+    .option('--start', 'start it once loaded')
+    .action(run(async (ctx, file: string, options: { to?: string; asNew?: boolean; start?: boolean }) => (await backup()).restore(ctx, file, options)));
+  agt.command('export <agent>').description('export an agent to another format: af (Letta Agent File)')
+    .requiredOption('--format <format>', 'af')
+    .option('-o, --output <file>', 'write to this file (default: stdout)')
+    .action(run(async (ctx, agent: string, options: { format: string; output?: string }) => (await backup()).exportAgent(ctx, agent, options)));
+  agt.command('import <file>').description('create an agent from a Letta Agent File (.af)')
+    .option('--dir <dir>', 'folder of the new .agt file')
+    .option('--start', 'start it at once')
+    .action(run(async (ctx, file: string, options: { dir?: string; start?: boolean }) => (await backup()).importAgent(ctx, file, options)));
+}

@@ -1,0 +1,159 @@
+/**
+ * Backups, restores, the backup schedule's status and Letta Agent File (.af) export/import (decisions
+ * D21, docs/backups.md). Paths are on the daemon's machine and absolute; the owner's token chooses them.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { isAbsolute } from 'node:path';
+import { Type } from 'typebox';
+import { AgentIdParams, errorResponses } from '../../contracts/http.js';
+import { AF_MAX_BYTES } from '../storage/letta-af.js';
+import { agentFileFormatInvalid, pathNotAbsolute, restoreSourceMissing } from '../storage/errors.js';
+import type { KernelRoutes } from './plugin.js';
+
+const TAGS = ['Backups'];
+
+const BackupReply = Type.Object({
+  agentId: Type.String(),
+  path: Type.String({ description: 'the backup file' }),
+  bytes: Type.Integer(),
+  sha256: Type.String({ description: 'SHA-256 of the backup file as written (sealed bytes when sealed)' }),
+  schemaVersion: Type.Integer({ description: 'the agent-file schema version of the copy' }),
+  sealed: Type.Boolean(),
+});
+
+const RestoreReply = Type.Object({
+  agentId: Type.String(),
+  name: Type.String(),
+  filePath: Type.String(),
+  did: Type.Union([Type.String(), Type.Null()]),
+  schemaVersion: Type.Integer(),
+  sealed: Type.Boolean(),
+  asNew: Type.Boolean(),
+  started: Type.Boolean(),
+});
+
+const Run = Type.Object({ startedAt: Type.String(), finishedAt: Type.Union([Type.String(), Type.Null()]), completed: Type.Integer(), failed: Type.Integer() });
+const ScheduleReply = Type.Object({
+  enabled: Type.Boolean(),
+  every: Type.Union([Type.String(), Type.Null()]),
+  keep: Type.Union([Type.Integer(), Type.Null()]),
+  dir: Type.Union([Type.String(), Type.Null()]),
+  sealed: Type.Boolean(),
+  nextRunAt: Type.Union([Type.String(), Type.Null()]),
+  running: Type.Boolean(),
+  lastRun: Type.Union([Run, Type.Null()]),
+  problem: Type.Union([Type.String(), Type.Null()]),
+});
+
+const ImportReply = Type.Object({
+  agentId: Type.String(),
+  name: Type.String(),
+  filePath: Type.String(),
+  did: Type.String(),
+  started: Type.Boolean(),
+  imported: Type.Object({ blocks: Type.Integer(), messages: Type.Integer(), tools: Type.Array(Type.String()), toolsNotMapped: Type.Array(Type.String()) }),
+  skipped: Type.Record(Type.String(), Type.Integer()),
+});
+
+export const backupRoutes: KernelRoutes = async (app, { services }) => {
+  const { registry, storage } = services;
+
+  app.post(
+    '/agents/:id/backup',
+    {
+      schema: {
+        tags: TAGS,
+        summary: "A consistent copy of a running agent's file (VACUUM INTO on a connection of its own; the agent's turns go on), integrity-checked",
+        description:
+          '`path`: an existing folder (the file is named `<agent id>-<time>.agt` there) or a new file in one; default `<backups.dir or data dir/backups>/<agent id>/`. ' +
+          'Never over an existing file (409 `conflict`), never inside the daemon\'s sandbox folder (403 `backup_path_refused`). `seal`: encrypted to the owner identity (`.agt.sealed`); 409 `identity_not_ready` when there is no owner. ' +
+          '500 `backup_failed` when the copy fails its integrity check. Announced as `backup.completed` / `backup.failed`.',
+        params: AgentIdParams,
+        body: Type.Object({ path: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })), seal: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
+        response: { 200: BackupReply, ...errorResponses(404, 409) },
+      },
+    },
+    async (request) => storage.backup(registry.resolve(request.params.id), { ...(request.body.path ? { path: request.body.path } : {}), seal: request.body.seal === true }),
+  );
+
+  app.post(
+    '/agents/restore',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Restore a backup (plain or sealed): verified, placed at `to` (never over a file) and loaded',
+        description:
+          '`to` default: the agents folder and the backup\'s file name. 404 when `from` does not exist; 422 `backup_invalid` (`reason`: corrupt, integrity, foreign, newer, damaged); 403 `backup_sealed_to_another_owner`; ' +
+          '409 `identity_not_ready` to unseal while the owner identity is locked (or for `asNew`), `restore_target_loaded` when `to` is a loaded agent\'s file, `restore_target_exists`, `agent_already_loaded` when the backup\'s agent is loaded (use `asNew`). ' +
+          '`asNew`: a new agent id and key pair (DID); else the agent keeps its id and DID.',
+        body: Type.Object(
+          {
+            from: Type.String({ minLength: 1, maxLength: 4096 }),
+            to: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+            start: Type.Optional(Type.Boolean()),
+            asNew: Type.Optional(Type.Boolean()),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: RestoreReply, ...errorResponses(404, 409, 422) },
+      },
+    },
+    async (request) => storage.restore(request.body),
+  );
+
+  app.get(
+    '/backups',
+    { schema: { tags: TAGS, summary: 'The backup schedule (settings `backups`): next run, last run', response: { 200: ScheduleReply, ...errorResponses() } } },
+    async () => storage.scheduler.status(),
+  );
+
+  app.get(
+    '/agents/:id/export',
+    {
+      schema: {
+        tags: TAGS,
+        summary: "The agent as a Letta Agent File (.af) document (what maps: docs/backups.md)",
+        params: AgentIdParams,
+        querystring: Type.Object({ format: Type.Literal('af') }),
+        response: { 200: Type.Object({}, { additionalProperties: true }), ...errorResponses(404, 409) },
+      },
+    },
+    async (request) => storage.exportAf(registry.resolve(request.params.id)),
+  );
+
+  app.post(
+    '/agents/import',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Create an agent from a Letta Agent File (.af) on the daemon\'s machine (needs an owner identity, as create)',
+        body: Type.Object(
+          {
+            from: Type.String({ minLength: 1, maxLength: 4096, description: 'absolute path of the .af file' }),
+            format: Type.Optional(Type.Literal('af')),
+            directory: Type.Optional(Type.String({ minLength: 1 })),
+            start: Type.Optional(Type.Boolean()),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: ImportReply, ...errorResponses(404, 409, 413, 422) },
+      },
+    },
+    async (request) => {
+      const { from } = request.body;
+      if (!isAbsolute(from)) throw pathNotAbsolute('from', from);
+      const info = await stat(from).catch(() => null);
+      if (!info?.isFile()) throw restoreSourceMissing(from);
+      if (info.size > AF_MAX_BYTES) throw agentFileFormatInvalid(`larger than ${AF_MAX_BYTES} bytes`);
+      let document: unknown;
+      try {
+        document = JSON.parse(await readFile(from, 'utf8'));
+        // Some published .af files are a JSON string holding the document.
+        if (typeof document === 'string') document = JSON.parse(document);
+      } catch (error) {
+        throw agentFileFormatInvalid(`not JSON (${(error as Error).message})`);
+      }
+      return storage.importAf(document, { ...(request.body.directory ? { directory: request.body.directory } : {}), start: request.body.start === true });
+    },
+  );
+};

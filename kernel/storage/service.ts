@@ -1,0 +1,139 @@
+/**
+ * The storage service (`kernel.storage`, docs/backups.md): backups, restores, the backup schedule, the
+ * WAL and retention maintenance, the `storage` part of an agent's status and Letta Agent File (.af)
+ * export and import. Built once in kernel/services.ts; `stop()` is a shutdown step.
+ */
+import type { EventBus } from '../../contracts/events.js';
+import type { Logger } from '../../contracts/logger.js';
+import type { ToolDefinition } from '../../contracts/tools.js';
+import type { AgentIdentityService } from '../agent-identity/service.js';
+import { createAgent, type CreateAgentDeps } from '../agents/create-agent.js';
+import type { LoadedAgent } from '../agents/loaded-agent.js';
+import type { AgentRegistry } from '../agents/registry.js';
+import { startAgent } from '../agents/start-agent.js';
+import type { SettingsStore } from '../settings.js';
+import { backupFile, type BackupOptions, type BackupResult } from './backup.js';
+import { exportAgentFile, importedConfig, MEMORY_PREFIX, readAgentFile } from './letta-af.js';
+import { applyWalPolicy, StorageMaintenance, type StorageInfo } from './maintenance.js';
+import { restoreBackup, type RestoreInput, type RestoreResult } from './restore.js';
+import { BackupScheduler } from './scheduler.js';
+
+export interface StorageServiceDeps extends CreateAgentDeps {
+  registry: AgentRegistry;
+  agentIdentity: AgentIdentityService;
+  settings: SettingsStore;
+  bus: EventBus;
+  logger: Logger;
+  builtinTools: () => readonly ToolDefinition[];
+  /** True when no turn runs for the agent. */
+  isIdle(agent: LoadedAgent): boolean;
+  /** Every agent file the agent locators list (the tracked folders). */
+  knownFiles(): Promise<readonly string[]>;
+}
+
+export interface ImportResult {
+  agentId: string;
+  name: string;
+  filePath: string;
+  did: string;
+  started: boolean;
+  imported: { blocks: number; messages: number; tools: string[]; toolsNotMapped: string[] };
+  skipped: Record<string, number>;
+}
+
+export class StorageService {
+  readonly scheduler: BackupScheduler;
+  readonly maintenance: StorageMaintenance;
+  private readonly unsubscribe: Array<() => void> = [];
+
+  constructor(private readonly deps: StorageServiceDeps) {
+    this.scheduler = new BackupScheduler({ ...deps, knownFiles: () => deps.knownFiles() });
+    this.maintenance = new StorageMaintenance({
+      settings: deps.settings,
+      agents: () => deps.registry.list(),
+      isIdle: (agent) => deps.isIdle(agent),
+      logger: deps.logger,
+    });
+    // Every loaded agent's connection gets the owner's WAL bound at once (AgentFile.open set the default).
+    this.unsubscribe.push(
+      deps.bus.subscribe((event) => {
+        if (event.event_type !== 'agent.loaded' || !event.agent_id) return;
+        const agent = deps.registry.list().find((candidate) => candidate.id === event.agent_id);
+        if (agent) applyWalPolicy(agent.file, deps.settings.current().storage?.walMaxBytes);
+      }),
+      deps.settings.onChange(() => this.maintenance.start()),
+    );
+    this.maintenance.start();
+  }
+
+  /** `POST /agents/{id}/backup`. */
+  backup(agent: LoadedAgent, options: BackupOptions): Promise<BackupResult> {
+    return backupFile(this.deps, agent.filePath, agent.id, options);
+  }
+
+  /** `POST /agents/restore`. */
+  restore(input: RestoreInput): Promise<RestoreResult> {
+    return restoreBackup(
+      {
+        ...this.deps,
+        start: async (agent) => (await startAgent(this.deps, agent)).started,
+      },
+      input,
+    );
+  }
+
+  storageOf(agent: LoadedAgent): StorageInfo {
+    return this.maintenance.storageOf(agent);
+  }
+
+  /** `GET /agents/{id}/export?format=af`. */
+  exportAf(agent: LoadedAgent): Record<string, unknown> {
+    return exportAgentFile(agent, this.deps.builtinTools());
+  }
+
+  /**
+   * `POST /agents/import {format: 'af', document}`: a new agent (created as `POST /agents/create` makes
+   * one: its own identity, reviewed, tracked, loaded) holding what maps of the document.
+   */
+  async importAf(document: unknown, options: { directory?: string; start?: boolean } = {}): Promise<ImportResult> {
+    const data = readAgentFile(document);
+    const created = await createAgent(this.deps, { name: data.name, ...(options.directory ? { directory: options.directory } : {}) });
+    const agent = this.deps.registry.resolve(created.agentId);
+    const builtin = this.deps.builtinTools();
+    await this.deps.registry.updateConfig(agent, importedConfig(agent.fileConfig, data, builtin));
+    const known = new Set(builtin.map((tool) => tool.name));
+    const file = agent.file;
+    file.transaction(() => {
+      for (const block of data.blocks) file.files.write(`${MEMORY_PREFIX}${block.label}.md`, block.value, 'text/markdown', block.readOnly ? 'readonly' : 'none');
+      const meta = Object.fromEntries(data.blocks.map((block) => [block.label, { limit: block.limit, description: block.description }]));
+      if (data.blocks.length > 0) file.meta.set('letta.blocks', JSON.stringify(meta), { actor: 'owner' });
+      const foreign = data.toolNames.filter((name) => !known.has(name));
+      if (foreign.length > 0) file.meta.set('letta.tools', JSON.stringify(foreign), { actor: 'owner' });
+      for (const message of data.messages) {
+        file.loop.append({ role: message.role, kind: 'message', content: { text: message.text }, ...(message.createdAt !== null ? { createdAt: message.createdAt } : {}) });
+      }
+    });
+    const started = options.start === true ? (await startAgent(this.deps, agent)).started : false;
+    return {
+      agentId: agent.id,
+      name: agent.name,
+      filePath: agent.filePath,
+      did: created.did,
+      started,
+      imported: {
+        blocks: data.blocks.length,
+        messages: data.messages.length,
+        tools: data.toolNames.filter((name) => known.has(name)),
+        toolsNotMapped: data.toolNames.filter((name) => !known.has(name)),
+      },
+      skipped: data.skipped,
+    };
+  }
+
+  /** Shutdown: no new pass or run; a run in progress is waited for. */
+  async stop(): Promise<void> {
+    for (const unsubscribe of this.unsubscribe.splice(0)) unsubscribe();
+    this.maintenance.stop();
+    await this.scheduler.stop();
+  }
+}
