@@ -7,6 +7,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { CliError, EXIT } from './errors.js';
 import { allCommands, run } from './run.js';
 import { declareAgents } from './declare/agents.js';
+import { declareBackup } from './declare/backup.js';
 import { declareCompletion } from './declare/completion.js';
 import { declareExtensions } from './declare/extensions.js';
 import { declareMcp } from './declare/mcp.js';
@@ -147,6 +148,7 @@ export function program(): Command {
 
   // Each area with many commands declares them in its own file of cli/declare/ (one line here each).
   declareAgents(agt);
+  declareBackup(agt);
   declareMcp(agt);
   declareResources(agt);
   declareOperate(agt);
