@@ -16,7 +16,7 @@ import type { ToolDefinition } from '../contracts/tools.js';
 import { sign } from 'node:crypto';
 import { bootMeshDaemon, createMeshAgent, eventually, testKey, type MeshDaemon } from './helpers/mesh.js';
 
-const MESH = { retryBaseMs: 50, retryMaxMs: 200, maxAttempts: 3, mdns: { enabled: false } };
+const MESH = { retryBaseMs: 50, retryMaxMs: 200, maxAttempts: 3, rateLimit: 15, mdns: { enabled: false } };
 const silent = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent } as any;
 
 /** Replies by the message: `please ask` asks, `please hang` runs until stopped, else it echoes the text. */
@@ -27,9 +27,10 @@ const model: ModelClientProvider = {
       async complete(request: ModelRequest): Promise<ModelResponse> {
         const base = { usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, cost: 0, provider: 'a2a-test', model: 'm', toolCalls: [] };
         const last = request.messages.at(-1)!;
-        if (last.role === 'tool') return { ...base, text: `answered: ${last.content}`, stopReason: 'end' };
+        if (last.role === 'tool') return { ...base, text: last.name === 'ask' ? `answered: ${last.content}` : 'wrote it', stopReason: 'end' };
         const content = String(last.content);
         if (content.includes('please ask')) return { ...base, text: '', stopReason: 'tool_use', toolCalls: [{ id: `c${Date.now()}`, name: 'ask', args: { question: 'Which colour?' } }] };
+        if (content.includes('please write')) return { ...base, text: '', stopReason: 'tool_use', toolCalls: [{ id: `w${Date.now()}`, name: 'fs_write', args: { path: 'notes/a.txt', content: 'x' } }] };
         if (content.includes('please hang')) return new Promise((_, reject) => request.signal.addEventListener('abort', () => reject(request.signal.reason ?? new Error('aborted')), { once: true }));
         const said = /"text":"((?:[^"\\]|\\.)*)"/.exec(content)?.[1] ?? content;
         return { ...base, text: `echo: ${said}`, stopReason: 'end' };
@@ -51,6 +52,8 @@ const hidden = await createMeshAgent(d1, 'Hidden', agentConfig({ handle: 'hidden
 const friend = testKey();
 const picky = await createMeshAgent(d1, 'Picky', agentConfig({ handle: 'picky', messaging: { allow_list: [friend.did] } }));
 const grumpy = await createMeshAgent(d1, 'Grumpy', agentConfig({ handle: 'grumpy', messaging: { block_list: [friend.did] } }));
+const careful = await createMeshAgent(d1, 'Careful', agentConfig({ handle: 'careful', tools: [{ name: 'fs_write', enabled: true, restricted: true }] }));
+const busy = await createMeshAgent(d1, 'Busy', agentConfig({ handle: 'busy' }));
 const cardUrl = (handle: string) => `${d1.meshUrl}/agents/${handle}/.well-known/agent-card.json`;
 const a2aUrl = (handle: string) => `${d1.meshUrl}/agents/${handle}/a2a`;
 
@@ -82,7 +85,7 @@ t.test('agent cards: v1.0 and v0.3 shapes, signed by the agent key, the daemon c
   const legacy = await (await fetch(cardUrl('echo'))).json();
   t.match(legacy, { url: a2aUrl('echo'), protocolVersion: '0.3', preferredTransport: 'JSONRPC', signatures: card.signatures });
   const listing = await (await fetch(`${d1.meshUrl}/.well-known/agent-card.json`)).json();
-  t.same(listing.agents.map((agent: any) => agent.handle).sort(), ['echo', 'grumpy', 'picky']);
+  t.same(listing.agents.map((agent: any) => agent.handle).sort(), ['busy', 'careful', 'echo', 'grumpy', 'picky']);
   t.equal(listing.agents.find((agent: any) => agent.handle === 'echo').card, cardUrl('echo'));
 });
 
@@ -204,4 +207,26 @@ t.test('two daemons: msg_send to the card URL of an agent on the other daemon, t
     return messages[0]?.status === 'failed' && messages[0];
   }, 'the outbox row failed');
   t.match(refused.error, /fetch policy/, "an agent whose fetch policy does not allow the host cannot reach it");
+});
+
+t.test("an approval is the owner's: input-required for the caller, who cannot answer it", async (t) => {
+  const client = await new ClientFactory().createFromUrl(cardUrl('careful'), '');
+  const waiting: any = await client.sendMessage(sendParams(textMessage('please write a note')));
+  t.equal(waiting.status.state, STATE.inputRequired);
+  t.match(statusText(waiting), /owner's approval to run fs_write/);
+  await t.rejects(client.sendMessage(sendParams(textMessage('approve', { taskId: waiting.id, contextId: waiting.contextId }))), /only the owner/);
+  const [pending] = (await d1.request('GET', `/agents/${careful.id}/tasks?status=pending_approval`)).body.tasks;
+  t.equal((await d1.request('POST', `/agents/${careful.id}/tasks/${pending.id}/resolve`, { action: 'approve' })).status, 200);
+  const done: any = await eventually(async () => {
+    const task: any = await client.getTask({ tenant: '', id: waiting.id } as any);
+    return task.status.state === STATE.completed && task;
+  }, 'the task to complete after the owner approved');
+  t.equal(statusText(done), 'wrote it');
+});
+
+t.test('the per-sender rate holds for A2A messages (an unsigned caller counts by its address)', async (t) => {
+  const statuses: number[] = [];
+  for (let i = 0; i < 16; i++) statuses.push((await rawSend('busy', { messageId: `rate-${i}`, role: 'ROLE_USER', parts: [{ text: `n${i}` }] })).status);
+  t.same(statuses.slice(0, 15), new Array(15).fill(200));
+  t.equal(statuses[15], 429);
 });
