@@ -39,12 +39,14 @@ function printAgents({ out }: Ctx, list: AgentRow[]): void {
 
 export async function status(ctx: Ctx): Promise<void> {
   const { client, out } = ctx;
-  const [runtime, identity, list] = await Promise.all([
+  const [runtime, identity, list, backups] = await Promise.all([
     client.get('/runtime'),
     client.get('/identity'),
     client.get<AgentRow[]>('/agents'),
+    // The backup schedule (docs/backups.md); an older daemon without the route shows none.
+    client.get('/backups').catch(() => null),
   ]);
-  const body = { url: client.connection.url, runtime, identity, agents: list };
+  const body = { url: client.connection.url, runtime, identity, agents: list, backups };
   out.result(body, () => {
     const id = body.identity as { status: string; ownerDid: string | null; message?: string };
     out.line(`${out.bold('daemon')}      ${client.connection.url}  agt ${runtime.version} (pid ${runtime.pid}, up ${ago(runtime.uptimeMs)}, node ${runtime.node})`);
@@ -56,10 +58,21 @@ export async function status(ctx: Ctx): Promise<void> {
     );
     out.line(`${out.bold('extensions')}  ${extensions.join(', ') || out.dim('none')}`);
     out.line(`${out.bold('events')}      ${runtime.events.bufferedFrames}/${runtime.events.capacity} frames buffered`);
+    out.line(`${out.bold('backups')}     ${backupLine(ctx, backups)}`);
     out.line(`${out.bold('agents')}      ${list.length} loaded`);
     if (list.length > 0) {
       out.line();
       printAgents(ctx, list);
     }
   });
+}
+
+/** The schedule of `GET /backups` in one line: when, how many kept, the last run. */
+function backupLine(ctx: Ctx, schedule: { enabled: boolean; every: string | null; keep: number | null; nextRunAt: string | null; problem: string | null; lastRun: { startedAt: string; completed: number; failed: number } | null } | null): string {
+  const { out } = ctx;
+  if (!schedule) return out.dim('unknown');
+  if (schedule.problem) return out.red(schedule.problem);
+  if (!schedule.enabled) return out.dim('not scheduled (settings backups: {every, keep, dir})');
+  const last = schedule.lastRun ? `; last ${schedule.lastRun.startedAt}: ${schedule.lastRun.completed} copied${schedule.lastRun.failed ? `, ${out.red(`${schedule.lastRun.failed} failed`)}` : ''}` : '';
+  return `every "${schedule.every}", keep ${schedule.keep}, next ${schedule.nextRunAt ?? '-'}${last}`;
 }
