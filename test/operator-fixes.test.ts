@@ -255,6 +255,15 @@ t.test('operator fixes (issue 28) against one spawned daemon', async (t) => {
     t.equal((await cli('providers', 'rm', 'lm')).code, 1, 'an unknown id');
   });
 
+  await t.test('5. identity hints name agt commands, not HTTP routes', async (t) => {
+    const shown = await cli('identity');
+    t.equal(shown.code, 0, shown.stderr);
+    t.match(shown.stdout, /agt identity confirm-backup/);
+    t.notMatch(shown.stdout + (await cli('status')).stdout, /POST \/identity/, 'no HTTP routes in the hints');
+    t.equal((await cli('identity', 'confirm-backup')).code, 0);
+    t.notMatch((await cli('identity')).stdout, /confirm-backup/);
+  });
+
   await t.test('4 and 5. no Docker: one line at start; a 503 is one warning; no body is not a 400', async (t) => {
     const setup = await api('POST', '/compute/setup');
     t.match(setup, { status: 503, body: { code: 'unavailable' } }, 'no body: the engine is asked (was 400)');

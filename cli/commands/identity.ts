@@ -24,6 +24,23 @@ async function passphrase(ctx: Ctx, options: { passphraseFile?: string }, confir
   return first;
 }
 
+/**
+ * What to do next, as `agt` commands (the daemon's own `message` names HTTP routes, for API clients);
+ * the daemon's message where no command exists (restoring from the seed phrase).
+ */
+export function identityHint(identity: { status: string; backupConfirmed?: boolean; message?: string }): string | undefined {
+  switch (identity.status) {
+    case 'none':
+      return 'No owner identity yet: agt identity create (asks a passphrase on a terminal, or --passphrase-file FILE).';
+    case 'locked':
+      return 'Locked: agt identity unlock (asks the passphrase, or --passphrase-file FILE), or start agtd with AGT_OWNER_PASSPHRASE_FILE.';
+    case 'ready':
+      return identity.backupConfirmed === false ? 'Write the seed phrase down, then: agt identity confirm-backup.' : undefined;
+    default:
+      return identity.message;
+  }
+}
+
 export async function identityStatus(ctx: Ctx): Promise<void> {
   const identity = await ctx.client.get('/identity');
   ctx.out.result(identity, () => {
@@ -31,7 +48,8 @@ export async function identityStatus(ctx: Ctx): Promise<void> {
     ctx.out.line(`${ctx.out.bold('owner')}     ${identity.ownerDid ?? '-'}`);
     ctx.out.line(`${ctx.out.bold('runtime')}   ${identity.runtimeDid ?? '-'}`);
     ctx.out.line(`${ctx.out.bold('storage')}   ${identity.storage}${identity.passphraseRequired ? ' (passphrase required)' : ''}`);
-    if (identity.message) ctx.out.line(ctx.out.dim(identity.message));
+    const hint = identityHint(identity);
+    if (hint) ctx.out.line(ctx.out.dim(hint));
   });
 }
 
@@ -47,14 +65,12 @@ export async function identityCreate(ctx: Ctx, options: { passphraseFile?: strin
   out.line();
   out.line(out.red('Write it down and keep it offline. Anyone with these words owns your agents; without them a lost'));
   out.line(out.red('passphrase or machine cannot be recovered.'));
-  if (process.stdin.isTTY) {
-    const { confirm } = await import('@inquirer/prompts');
-    if (await confirm({ message: 'Have you written it down?', default: false })) {
-      await ctx.client.post('/identity/confirm-backup');
-      out.line('backup confirmed');
-    } else {
-      out.line(out.dim('confirm later with: curl -X POST .../identity/confirm-backup (or agt identity confirm-backup)'));
-    }
+  const { confirm } = process.stdin.isTTY ? await import('@inquirer/prompts') : { confirm: undefined };
+  if (confirm && (await confirm({ message: 'Have you written it down?', default: false }))) {
+    await ctx.client.post('/identity/confirm-backup');
+    out.line('backup confirmed');
+  } else {
+    out.line(out.dim('once it is written down: agt identity confirm-backup'));
   }
   out.line(`owner ${created.identity.ownerDid}`);
 }

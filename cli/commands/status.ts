@@ -1,6 +1,7 @@
 /** `agt status` (daemon, identity, extensions, agents) and `agt agents` / `agt ps`. */
 import type { Ctx } from '../context.js';
 import { ago } from '../output.js';
+import { identityHint } from './identity.js';
 
 interface AgentRow {
   id: string;
@@ -48,11 +49,12 @@ export async function status(ctx: Ctx): Promise<void> {
   ]);
   const body = { url: client.connection.url, runtime, identity, agents: list, backups };
   out.result(body, () => {
-    const id = body.identity as { status: string; ownerDid: string | null; message?: string };
+    const id = body.identity as { status: string; ownerDid: string | null; backupConfirmed?: boolean; message?: string };
     out.line(`${out.bold('daemon')}      ${client.connection.url}  agt ${runtime.version} (pid ${runtime.pid}, up ${ago(runtime.uptimeMs)}, node ${runtime.node})`);
     out.line(`${out.bold('data dir')}    ${runtime.dataDir}`);
     out.line(`${out.bold('identity')}    ${id.status === 'ready' ? out.green(id.status) : out.yellow(id.status)}${id.ownerDid ? `  ${id.ownerDid}` : ''}`);
-    if (id.status !== 'ready' && id.message) out.line(`            ${out.dim(id.message)}`);
+    const hint = identityHint(id);
+    if (hint) out.line(`            ${out.dim(hint)}`);
     const extensions = (runtime.extensions as Array<{ name: string; enabled: boolean; loaded: boolean; error: string | null }>).map((e) =>
       e.error ? out.red(`${e.name} (failed: ${e.error})`) : !e.enabled ? out.dim(`${e.name} (off)`) : out.green(e.name),
     );
