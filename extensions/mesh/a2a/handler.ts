@@ -31,6 +31,11 @@ export interface A2AHandlerDeps {
 export interface Caller {
   owner: string;
   did: string | undefined;
+  /**
+   * The route ran the sender checks (proof, block and allow lists, rates) for this request: a message is
+   * taken only then, so no method name the route did not recognise as a send gets around them.
+   */
+  admitted: boolean;
   /** Aborts when the request's connection closes: a stream waiting for updates ends. */
   signal?: AbortSignal;
 }
@@ -128,6 +133,7 @@ export class AgentA2AHandler implements A2ARequestHandler {
 
   /** A new turn for a new message, or the answer to the ask a task waits on. */
   private start(params: SendMessageRequest): TaskRecord {
+    if (!this.caller.admitted) throw new UnsupportedOperationError('this request was not checked as a message');
     const message = params.message;
     if (!message?.messageId) throw new RequestMalformedError('message.messageId is required');
     const text = messageText(message);

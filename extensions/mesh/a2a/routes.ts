@@ -102,7 +102,8 @@ export function registerA2ARoutes(app: FastifyInstance, deps: A2ARouteDeps): voi
     const body = typeof request.body === 'string' ? parseStrictJson(request.body) : request.body;
     const rpc = record(body);
     const owner = addressBucket(address);
-    const caller: Caller = { owner, did: SEND_METHODS.has(String(rpc.method)) ? checkSender(deps, agent, rpc, owner) : undefined };
+    const admitted = SEND_METHODS.has(String(rpc.method));
+    const caller: Caller = { owner, did: admitted ? checkSender(deps, agent, rpc, owner) : undefined, admitted };
     const { server, compat, errors, handler } = await sdk();
     const version = String([request.headers['a2a-version']].flat()[0] ?? '').trim() || '0.3';
     const legacy = /^0\.3(\.\d+)?$/.test(version);
