@@ -92,10 +92,10 @@ export async function inspect(ctx: Ctx, agent: string): Promise<void> {
   const body = { id: ref.id, filePath: ref.filePath, config: ref.config, capped: ref.capped, refused: ref.refused, status, tools: tools.tools, adapters: adapters?.adapters ?? null, mcpServers: mcp?.servers ?? null };
   ctx.out.result(body, () => {
     const { out } = ctx;
-    const model = ref.config?.model ? `${ref.config.model.provider ?? '?'}/${ref.config.model.model ?? ref.config.model.id ?? '?'}` : '-';
+    const model = ref.config?.model ? `${ref.config.model.provider ?? '?'}/${ref.config.model.model_id ?? '?'}` : '-';
     out.line(`${out.bold(ref.config?.name ?? agent)}  ${ref.id}`);
     out.line(`${out.bold('file')}      ${ref.filePath ?? '-'}`);
-    out.line(`${out.bold('state')}     ${out.state(String(status.runtimeState ?? status.displayState ?? '?'))} (display ${status.displayState ?? '?'})`);
+    out.line(`${out.bold('state')}     ${out.state(String(status.runtimeState))}${status.targetState ? ` → ${status.targetState}` : ''}${status.degraded ? out.yellow(` degraded: ${status.degraded}`) : ''}`);
     out.line(`${out.bold('model')}     ${model}`);
     if (ref.capped?.length) out.line(`${out.bold('capped')}    ${compact(ref.capped, 200)}`);
     if (ref.refused?.length) out.line(`${out.bold('refused')}   ${out.red(compact(ref.refused, 200))}`);
