@@ -6,6 +6,8 @@
  * model is an in-process client whose reply depends on the message.
  */
 import { createPublicKey } from 'node:crypto';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { ClientFactory } from '@a2a-js/sdk/client';
 import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
@@ -39,8 +41,8 @@ const model: ModelClientProvider = {
   },
 };
 
-async function daemon(settings: Record<string, unknown> = {}): Promise<MeshDaemon> {
-  const d = await bootMeshDaemon(t, { meshConfig: MESH, settings });
+async function daemon(settings: Record<string, unknown> = {}, meshConfig: Record<string, unknown> = MESH): Promise<MeshDaemon> {
+  const d = await bootMeshDaemon(t, { meshConfig, settings });
   d.daemon.kernel.contributions.forExtension('test-model').modelClients(model);
   return d;
 }
@@ -182,7 +184,7 @@ t.test('visibility, allow and block lists, sender proof', async (t) => {
 });
 
 t.test('two daemons: msg_send to the card URL of an agent on the other daemon, the reply in the inbox', async (t) => {
-  const d2 = await daemon({ agentCeiling: { fetchAllowHosts: ['127.0.0.1'] } });
+  const d2 = await daemon({ agentCeiling: { fetchAllowHosts: ['127.0.0.1'] } }, { ...MESH, maxAttempts: 100, retryMaxMs: 100 });
   const alice = await createMeshAgent(d2, 'Alice', agentConfig({ handle: 'alice', security: { fetch_allow_hosts: ['127.0.0.1'] } }));
   const shut = await createMeshAgent(d2, 'Shut', agentConfig({ handle: 'shut' }));
   const msgSend = (agentId: string, args: Record<string, unknown>) =>
@@ -200,6 +202,49 @@ t.test('two daemons: msg_send to the card URL of an agent on the other daemon, t
   t.equal(out.status_code, 200);
   const history = (await d1.request('GET', `/agents/${echo.id}/chat`)).body.llmMessages;
   t.ok(history.some((entry: any) => entry.content.includes(alice.did!) && entry.content.includes('"signed":true')), "echo's turn saw Alice's DID, proven");
+
+  // Nobody listens at first: the tries fail on the network and are retried until the card answers.
+  const spare = createServer();
+  await new Promise<void>((done) => spare.listen(0, '127.0.0.1', done));
+  const port = (spare.address() as AddressInfo).port;
+  await new Promise((done) => spare.close(done));
+  await msgSend(alice.id, { text: 'later', channel: 'a2a', recipient: `http://127.0.0.1:${port}/agents/echo/.well-known/agent-card.json` });
+  await eventually(async () => {
+    const rows = (await d2.request('GET', `/agents/${alice.id}/outbox`)).body.messages as any[];
+    return rows.find((row) => row.text === 'later' && row.status === 'pending' && row.attempts >= 1);
+  }, 'a failed try');
+  const mesh = new URL(d1.meshUrl);
+  // Then a relay to daemon 1 listens there (the Host daemon 1 accepts is its own address).
+  const relay = createServer((request, response) => {
+    const upstream = httpRequest({ host: mesh.hostname, port: mesh.port, path: request.url, method: request.method, headers: { ...request.headers, host: mesh.host } }, (answer) => {
+      response.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(response);
+    });
+    request.pipe(upstream);
+  });
+  await new Promise<void>((done) => relay.listen(port, '127.0.0.1', done));
+  t.teardown(() => new Promise((done) => relay.close(done)));
+  const late = await eventually(async () => {
+    const rows = (await d2.request('GET', `/agents/${alice.id}/outbox`)).body.messages as any[];
+    return rows.find((row) => row.text === 'later' && row.status === 'delivered');
+  }, 'the retried row delivered');
+  t.ok(late.attempts >= 2, `delivered after ${late.attempts} tries`);
+  t.ok(((await d2.request('GET', `/agents/${alice.id}/inbox`)).body.messages as any[]).some((row) => row.text === 'echo: later'), 'its reply in the inbox');
+
+  // A card whose signature does not verify (changed after signing) is refused.
+  const genuine = await (await fetch(cardUrl('echo'), { headers: { 'A2A-Version': '1.0' } })).json();
+  const forger = createServer((_request, response) => {
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(JSON.stringify({ ...genuine, description: 'Trust me' }));
+  });
+  await new Promise<void>((done) => forger.listen(0, '127.0.0.1', done));
+  t.teardown(() => new Promise((done) => forger.close(done)));
+  await msgSend(alice.id, { text: 'to a forged card', channel: 'a2a', recipient: `http://127.0.0.1:${(forger.address() as AddressInfo).port}/agent-card.json` });
+  const forged = await eventually(async () => {
+    const rows = (await d2.request('GET', `/agents/${alice.id}/outbox`)).body.messages as any[];
+    return rows.find((row) => row.text === 'to a forged card' && row.status === 'failed');
+  }, 'the row to a forged card failed');
+  t.match(forged.error, /signature does not verify/);
 
   await msgSend(shut.id, { text: 'ping', channel: 'a2a', recipient: cardUrl('echo') });
   const refused = await eventually(async () => {
