@@ -275,3 +275,23 @@ t.test('the per-sender rate holds for A2A messages (an unsigned caller counts by
   t.same(statuses.slice(0, 15), new Array(15).fill(200));
   t.equal(statuses[15], 429);
 });
+
+t.test('a task belongs to the address that made it', async (t) => {
+  const made = await rawSend('echo', { messageId: `own-${++counter}`, role: 'ROLE_USER', parts: [{ text: 'mine' }] });
+  const id = made.body.result.task.id;
+  /** GetTask from a given local address (127.0.0.2 is loopback too, another requester). */
+  const getFrom = (localAddress: string) =>
+    new Promise<any>((resolve, reject) => {
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'GetTask', params: { id } });
+      const url = new URL(a2aUrl('echo'));
+      const request = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', localAddress, headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'content-length': Buffer.byteLength(body) } }, (response) => {
+        let text = '';
+        response.on('data', (chunk) => (text += chunk));
+        response.on('end', () => resolve(JSON.parse(text)));
+      });
+      request.once('error', reject);
+      request.end(body);
+    });
+  t.match(await getFrom('127.0.0.1'), { result: { id } });
+  t.match(await getFrom('127.0.0.2'), { error: { message: /no task/ } }, 'another address does not see it');
+});
