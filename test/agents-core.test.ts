@@ -38,7 +38,12 @@ t.test('load, list, get, status, stop', async (t) => {
 
   const status = await d.request('GET', '/agents/alpha/status');
   t.equal(status.status, 200);
-  t.same(status.body, { id, filePath: path, name: 'alpha', handle: 'alpha-h', autostart: true, runtimeState: 'hibernate', targetState: null, loopCount: 2 });
+  const { storage, ...state } = status.body;
+  t.same(state, { id, filePath: path, name: 'alpha', handle: 'alpha-h', autostart: true, runtimeState: 'hibernate', targetState: null, loopCount: 2 });
+  // The file on disk (docs/backups.md): sizes, no quota, rows per table.
+  t.ok(storage.fileBytes > 0);
+  t.equal(storage.quotaBytes, null);
+  t.equal(storage.tables.agt_config, 1);
 
   const unknown = await d.request('GET', '/agents/nobody/status');
   t.equal(unknown.status, 404);
