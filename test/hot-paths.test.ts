@@ -213,11 +213,12 @@ t.test('agentStatus answers what the status route built so far', async (t) => {
   const created = await d.request('POST', '/agents/create', { name: 'Status', directory: tempDir(t) });
   const services = d.daemon.kernel;
   const agent = services.registry.resolve(created.body.agentId);
-  t.strictSame(agentStatus(services.runtime, agent), statusOf(services, agent));
+  t.strictSame(agentStatus(services.runtime, agent, services.storage), statusOf(services, agent));
+  t.ok(statusOf(services, agent).storage!.fileBytes > 0, 'with the storage of the file (docs/backups.md)');
   agent.setConfig({ ...agent.config, handle: 'status-handle' } as typeof agent.config);
   agent.degraded = 'CREDENTIALS_LOCKED';
-  t.same(agentStatus(services.runtime, agent), statusOf(services, agent));
+  t.same(agentStatus(services.runtime, agent, services.storage), statusOf(services, agent));
   t.match(agentStatus(services.runtime, agent), { handle: 'status-handle', degraded: 'CREDENTIALS_LOCKED' });
-  t.same(agentStatus(undefined, agent), statusOf({ ...services, runtime: undefined } as never, agent), 'without a runtime');
+  t.same(agentStatus(undefined, agent, services.storage), statusOf({ ...services, runtime: undefined } as never, agent), 'without a runtime');
   agent.degraded = null;
 });
