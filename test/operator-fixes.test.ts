@@ -80,6 +80,7 @@ t.test('operator fixes (issue 28) against one spawned daemon', async (t) => {
       { name: 'mcp', module: module('mcp'), enabled: true, config: {} },
       { name: 'channels', module: module('channels'), enabled: true, config: { reconnectBaseMs: 50, reconnectMaxMs: 200, types: { telegram: { apiRoot: unreachable } } } },
       { name: 'compute', module: module('compute'), enabled: true, config: {} },
+      { name: 'reconfigurable', module: join(ROOT, 'test/fixtures/extensions/reconfigurable/index.ts'), enabled: true, config: {} },
     ],
   }));
   const d = await spawnDaemon(t, {
@@ -221,7 +222,7 @@ t.test('operator fixes (issue 28) against one spawned daemon', async (t) => {
     await eventually('connected with the new apiRoot', async () => (await adapter())?.status === 'connected');
     const saved = JSON.parse(readFileSync(manifestPath, 'utf8'));
     t.equal(saved.extensions.find((e: any) => e.name === 'channels').config.types.telegram.apiRoot, telegram.apiRoot, 'persisted in the manifest');
-    t.equal(saved.extensions.length, 4, 'the other entries kept');
+    t.equal(saved.extensions.length, 5, 'the other entries kept');
 
     const cliSet = await cli('extensions', 'config', 'channels', '--set', 'reconnectMaxMs=250');
     t.equal(cliSet.code, 0, cliSet.stderr);
@@ -234,6 +235,15 @@ t.test('operator fixes (issue 28) against one spawned daemon', async (t) => {
     t.match((await api('GET', '/runtime/extensions/compute/config')).body, { config: { memoryMb: 256 }, reconfigurable: false });
     t.equal((await cli('extensions', 'config', 'compute', '--set', 'memoryMb=1')).code, 1, 'below the schema minimum');
     t.match(await api('GET', '/runtime/extensions/nope/config'), { status: 404, body: { code: 'not_found' } });
+
+    // A reconfigure hook that refuses: 422, the old value stays in force and in the manifest.
+    t.match(await api('PUT', '/runtime/extensions/reconfigurable/config', { greeting: 'hi there' }), { status: 200, body: { applied: true, effective: { greeting: 'hi there' } } });
+    t.same((await api('GET', '/reconfigurable')).body, { greeting: 'hi there' }, 'applied live');
+    t.match(await api('PUT', '/runtime/extensions/reconfigurable/config', { greeting: 'please refuse' }), { status: 422, body: { code: 'reconfigure_failed', error: /this greeting is refused/ } });
+    t.same((await api('GET', '/reconfigurable')).body, { greeting: 'hi there' }, 'the old value stays');
+    const kept = JSON.parse(readFileSync(manifestPath, 'utf8')).extensions.find((e: any) => e.name === 'reconfigurable');
+    t.same(kept.config, { greeting: 'hi there' }, 'nothing refused is saved');
+    t.match(await api('PUT', '/runtime/extensions/reconfigurable/config', { greeting: 'x'.repeat(41) }), { status: 400, body: { path: '/greeting' } });
     const listed = await cli('extensions', 'ls');
     t.match(listed.stdout, /channels\s+1\.0\.0\s+started\s+\/channels/);
   });
