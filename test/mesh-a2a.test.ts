@@ -138,13 +138,13 @@ t.test('v0.3 client: message/send, message/stream, tasks/get, tasks/cancel, task
   t.match(statusText(answered), /\(not the owner\) answered: green$/);
 
   const hanging: any = await v03.sendMessage(sendParams(textMessage('please hang'), true));
-  const resubscribed: any[] = [];
-  const following = (async () => {
-    for await (const event of v03.resubscribeTask({ tenant: '', id: hanging.id } as any)) resubscribed.push(unwrap(event));
-  })();
   await eventually(async () => ((await v03.getTask({ tenant: '', id: hanging.id } as any)) as any).status.state === STATE.working, 'the turn to run');
+  // Subscribed (its first event, the task, arrived) before the cancel.
+  const stream = v03.resubscribeTask({ tenant: '', id: hanging.id } as any)[Symbol.asyncIterator]();
+  const resubscribed: any[] = [unwrap((await stream.next()).value)];
+  t.equal(resubscribed[0].status.state, STATE.working);
   t.equal(((await v03.cancelTask({ tenant: '', id: hanging.id, metadata: undefined } as any)) as any).status.state, STATE.canceled);
-  await following;
+  for (let next = await stream.next(); !next.done; next = await stream.next()) resubscribed.push(unwrap(next.value));
   t.equal(resubscribed.at(-1).status.state, STATE.canceled, 'the resubscribed stream ends with the cancel');
 });
 
