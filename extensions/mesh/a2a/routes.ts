@@ -40,6 +40,7 @@ export interface A2ARouteDeps {
 
 const Handle = Type.Object({ handle: Type.String({ minLength: 1, maxLength: 200 }) });
 const SEND_METHODS = new Set(['SendMessage', 'SendStreamingMessage', 'message/send', 'message/stream']);
+const KEEP_ALIVE_MS = 15_000;
 const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' };
 
 const record = (value: unknown): Record<string, unknown> => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
@@ -136,11 +137,14 @@ async function stream(reply: FastifyReply, events: AsyncIterator<unknown>, failu
   reply.hijack();
   const raw = reply.raw;
   raw.writeHead(200, SSE_HEADERS);
+  // A comment line now and then keeps proxies and idle timers from closing a stream of a long turn.
+  const keepAlive = setInterval(() => raw.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
   try {
     for (let next = first; !next.done && !closed.aborted; next = await events.next()) raw.write(`data: ${JSON.stringify(next.value)}\n\n`);
   } catch (error) {
     if (!raw.writableEnded) raw.write(`event: error\ndata: ${JSON.stringify(failure(error))}\n\n`);
   } finally {
+    clearInterval(keepAlive);
     await events.return?.(undefined);
     raw.end();
   }
