@@ -5,6 +5,7 @@
  * deletes old rows and the file shrinks after the checkpoint; the quota stops the agent's own inserts and
  * files while the daemon's writes go on; a hand-made Letta .af imports (and exports back).
  */
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,6 +13,7 @@ import t from 'tap';
 import { AgentFile } from '../kernel/agents/agent-file.js';
 import { SEALED_MAGIC } from '../kernel/storage/seal.js';
 import { runtimeHarness, type RuntimeHarness } from './fixtures/runtime/harness.js';
+import { ROOT } from './helpers/daemon.js';
 
 const PASSPHRASE = 'owner passphrase';
 
@@ -25,6 +27,19 @@ function loopRows(path: string): Array<{ id: number; role: string; content: unkn
   }
 }
 
+/** Runs `agt` against the test daemon (no inherited AGT_* variables). */
+function agt(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [join(ROOT, 'bin/agt.mjs'), ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', NO_COLOR: '1', AGT_DAEMON_URL: h.d.url, AGT_DAEMON_TOKEN: h.d.token },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+}
+
 let h: RuntimeHarness;
 let dir: string;
 
@@ -34,6 +49,33 @@ t.before(async () => {
   mkdirSync(join(dir, 'agents'));
   await h.d.request('PATCH', '/settings', { agentsFolder: join(dir, 'agents') });
   t.equal((await h.d.request('POST', '/identity/create', { passphrase: PASSPHRASE })).status, 201);
+});
+
+// First: with one agent loaded, each scheduled run copies one file.
+t.test('scheduled backups keep the newest N per agent', async (t) => {
+  const id = await h.agent();
+  const backups = join(dir, 'scheduled');
+  // Every second (cron with seconds): the first copy comes from the real timer.
+  t.equal((await h.d.request('PATCH', '/settings', { backups: { every: '* * * * * *', keep: 2, dir: backups } })).status, 200);
+  const first = await h.waitFor((e) => e.event_type === 'backup.completed' && e.agent_id === id && (e.payload as { scheduled: boolean }).scheduled, 'a scheduled backup');
+  t.ok((first.payload as { path: string }).path.startsWith(join(backups, id)));
+  const scheduler = h.d.daemon.kernel.storage.scheduler;
+  // Then two more runs by the injectable tick (a run in progress is shared, so wait one out each time).
+  await scheduler.runNow();
+  await scheduler.runNow();
+  await scheduler.runNow();
+  const copies = readdirSync(join(backups, id));
+  t.equal(copies.length, 2, `keep: 2 (${copies.join(', ')})`);
+  const events = h.of('backup.completed', id).filter((e) => e.payload.scheduled);
+  t.ok(events.some((e) => e.payload.removed.length > 0), 'a run names the copies it removed');
+  const status = (await h.d.request('GET', '/backups')).body;
+  t.equal(status.enabled, true);
+  t.equal(status.keep, 2);
+  t.ok(status.lastRun.completed >= 1);
+  t.equal((await h.d.request('PATCH', '/settings', { backups: null })).status, 200);
+  t.equal((await h.d.request('GET', '/backups')).body.enabled, false);
+  const bad = await h.d.request('PATCH', '/settings', { backups: { every: 'not a cron' } });
+  t.equal(bad.status, 400, 'a bad cron expression is refused');
 });
 
 t.test('a backup taken while 5 chats per second write restores to the same history (same id and DID)', async (t) => {
@@ -98,6 +140,8 @@ t.test('restore never overwrites: a loaded agent\'s file, an existing file; back
   t.notOk(existsSync(join(dir, 'twin.agt')), 'nothing left behind');
   const again = await h.d.request('POST', `/agents/${id}/backup`, { path: copy.path });
   t.equal(again.body.code, 'conflict', 'a backup never overwrites');
+  t.ok(h.of('backup.failed', id).some((e) => e.payload.code === 'conflict' && e.payload.scheduled === false), 'backup.failed names the code');
+  t.equal((await h.d.request('POST', '/agents/restore', { from: dir, to: join(dir, 'from-a-folder.agt') })).status, 400, 'a folder is no backup');
   const sandbox = join(h.d.daemon.kernel.dataDir, 'sandbox', 'work', 'agent-x');
   mkdirSync(sandbox, { recursive: true });
   const refused = await h.d.request('POST', `/agents/${id}/backup`, { path: sandbox });
@@ -151,32 +195,6 @@ t.test('a sealed backup: unreadable without the owner identity, restored once it
   t.ok(restored.body.sealed);
   const copyRows = h.d.daemon.kernel.registry.resolve(restored.body.agentId).file.loop.list('main');
   t.ok(copyRows.some((row) => JSON.stringify(row.content).includes('heliotrope')), 'the history came along');
-});
-
-t.test('scheduled backups keep the newest N per agent', async (t) => {
-  const id = await h.agent();
-  const backups = join(dir, 'scheduled');
-  // Every second (cron with seconds): the first copy comes from the real timer.
-  t.equal((await h.d.request('PATCH', '/settings', { backups: { every: '* * * * * *', keep: 2, dir: backups } })).status, 200);
-  const first = await h.waitFor((e) => e.event_type === 'backup.completed' && e.agent_id === id && (e.payload as { scheduled: boolean }).scheduled, 'a scheduled backup');
-  t.ok((first.payload as { path: string }).path.startsWith(join(backups, id)));
-  const scheduler = h.d.daemon.kernel.storage.scheduler;
-  // Then two more runs by the injectable tick (a run in progress is shared, so wait one out each time).
-  await scheduler.runNow();
-  await scheduler.runNow();
-  await scheduler.runNow();
-  const copies = readdirSync(join(backups, id));
-  t.equal(copies.length, 2, `keep: 2 (${copies.join(', ')})`);
-  const events = h.of('backup.completed', id).filter((e) => e.payload.scheduled);
-  t.ok(events.some((e) => e.payload.removed.length > 0), 'a run names the copies it removed');
-  const status = (await h.d.request('GET', '/backups')).body;
-  t.equal(status.enabled, true);
-  t.equal(status.keep, 2);
-  t.ok(status.lastRun.completed >= 1);
-  t.equal((await h.d.request('PATCH', '/settings', { backups: null })).status, 200);
-  t.equal((await h.d.request('GET', '/backups')).body.enabled, false);
-  const bad = await h.d.request('PATCH', '/settings', { backups: { every: 'not a cron' } });
-  t.equal(bad.status, 400, 'a bad cron expression is refused');
 });
 
 t.test('retention deletes old rows; the file shrinks after the checkpoint; the WAL is truncated when idle', async (t) => {
@@ -297,4 +315,21 @@ t.test('a Letta Agent File (.af) made by hand imports, and the agent exports bac
   const bad = join(dir, 'bad.af');
   writeFileSync(bad, JSON.stringify({ agents: [{ description: 'no name' }] }));
   t.equal((await h.d.request('POST', '/agents/import', { from: bad })).status, 400);
+});
+
+t.test('agt backup, agt restore --as-new and the backups line of agt status', async (t) => {
+  const id = await h.agent({ name: 'cli-subject' });
+  const backup = await agt('--json', 'backup', 'cli-subject', '--to', dir);
+  t.equal(backup.code, 0, backup.stderr);
+  const copy = JSON.parse(backup.stdout);
+  t.equal(copy.agentId, id);
+  t.ok(existsSync(copy.path));
+  const restored = await agt('--json', 'restore', copy.path, '--to', join(dir, 'cli-copy.agt'), '--as-new');
+  t.equal(restored.code, 0, restored.stderr);
+  t.not(JSON.parse(restored.stdout).agentId, id);
+  const refused = await agt('restore', copy.path, '--to', join(dir, 'cli-copy.agt'));
+  t.equal(refused.code, 1, 'a refusal exits 1');
+  t.match(refused.stderr, /restore_target_loaded|never overwrites/);
+  const status = await agt('status');
+  t.match(status.stdout, /backups\s+not scheduled/);
 });

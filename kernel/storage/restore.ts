@@ -6,7 +6,7 @@
  * `asNew` under a fresh id with a fresh key pair and attestations (the owner must be ready).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { chmodSync, copyFileSync, constants, existsSync, linkSync, mkdirSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, constants, existsSync, linkSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { AgtError } from '../../contracts/errors.js';
@@ -82,6 +82,7 @@ function storedId(path: string): string {
 export async function restoreBackup(deps: RestoreDeps, input: RestoreInput): Promise<RestoreResult> {
   if (!isAbsolute(input.from)) throw pathNotAbsolute('from', input.from);
   if (!existsSync(input.from)) throw restoreSourceMissing(input.from);
+  if (!statSync(input.from).isFile()) throw new AgtError('bad_request', `${input.from} is not a file`, { details: { path: input.from } });
   if (input.asNew) requireReadyIdentity(deps, 'restoring an agent under a new identity');
   const target = targetOf(deps, input);
   const loaded = deps.registry.byPath(target);

@@ -222,7 +222,8 @@ async function run({ sql, params, mode, maxRows, maxBytes, hints, maxPageCount }
   // past max_page_count pages through it, and agent SQL cannot run a PRAGMA to lift it (sql-policy.mjs).
   const pages = Number.isInteger(maxPageCount) && maxPageCount > 0 ? maxPageCount : NO_PAGE_LIMIT;
   connection().exec(`PRAGMA max_page_count = ${pages}`);
-  quotaBytes = pages === NO_PAGE_LIMIT ? null : pages * Number(connection().prepare('PRAGMA page_size').get().page_size);
+  // .all(): a statement stepped to its end is reset (see releaseStatements on libsql's unreset statements).
+  quotaBytes = pages === NO_PAGE_LIMIT ? null : pages * Number(connection().prepare('PRAGMA page_size').all()[0].page_size);
   const conn = await begin(mode);
   let failure;
   let result;
