@@ -11,6 +11,7 @@ import { mergePatch } from '../json-merge-patch.js';
 import { writeFileAtomic } from '../settings.js';
 import { validateConfig } from './definition.js';
 import { extensionNotInManifest } from './errors.js';
+import { settleWithin } from './lifecycle.js';
 import type { ExtensionRecord, ExtensionRegistry } from './registry.js';
 
 export interface ExtensionConfigView {
@@ -29,6 +30,9 @@ export interface ExtensionConfigChange extends ExtensionConfigView {
   applied: boolean;
   restartRequired: boolean;
 }
+
+/** A `reconfigure` that takes longer is given up on (the request must not hang, nor the next change). */
+export const RECONFIGURE_DEADLINE_MS = 10_000;
 
 const running = (record: ExtensionRecord) => record.state === 'loaded' || record.state === 'started';
 
@@ -66,10 +70,13 @@ export class ExtensionConfigs {
     let applied = false;
     const reconfigure = running(record) ? record.hooks?.reconfigure : undefined;
     if (reconfigure) {
-      try {
-        await reconfigure(effective);
-      } catch (error) {
-        throw new AgtError('reconfigure_failed', `extension ${name} refused the new config: ${(error as Error).message}`, { status: 422 });
+      const outcome = await settleWithin(RECONFIGURE_DEADLINE_MS, () => reconfigure.call(record.hooks, effective));
+      if (outcome.timedOut) {
+        // It may still finish; what it runs with is then unknown until the next change or start.
+        throw new AgtError('timeout', `extension ${name} did not apply the new config within ${RECONFIGURE_DEADLINE_MS} ms; nothing was saved`, { status: 504 });
+      }
+      if ('error' in outcome) {
+        throw new AgtError('reconfigure_failed', `extension ${name} refused the new config: ${(outcome.error as Error)?.message ?? String(outcome.error)}`, { status: 422 });
       }
       record.config = effective;
       applied = true;

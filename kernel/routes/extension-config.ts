@@ -28,7 +28,7 @@ export const extensionConfigRoutes: KernelRoutes = async (app, { services }) => 
   const configs = new ExtensionConfigs(services.extensions);
   const description =
     'Validated against the extension\'s options schema (400 naming the field), applied by its `reconfigure` hook when it runs and has one ' +
-    '(422 `reconfigure_failed` when it refuses: nothing changes), and persisted into the manifest entry\'s `config`. ' +
+    '(422 `reconfigure_failed` when it refuses, 504 `timeout` when it takes over 10 s: nothing is saved), and persisted into the manifest entry\'s `config`. ' +
     'Otherwise persisted and answered `restartRequired: true`. 409 when the extension\'s module cannot be read.';
 
   app.get(
@@ -39,13 +39,13 @@ export const extensionConfigRoutes: KernelRoutes = async (app, { services }) => 
 
   app.put(
     '/extensions/:name/config',
-    { schema: { tags: ['Runtime'], summary: 'Replace an extension\'s options', description, params: NameParams, body: Config, response: { 200: Changed, ...errorResponses(400, 404, 409, 422) } } },
+    { schema: { tags: ['Runtime'], summary: 'Replace an extension\'s options', description, params: NameParams, body: Config, response: { 200: Changed, ...errorResponses(400, 404, 409, 422, 504) } } },
     async (request) => configs.change(request.params.name, request.body, { patch: false }),
   );
 
   app.patch(
     '/extensions/:name/config',
-    { schema: { tags: ['Runtime'], summary: 'Change part of an extension\'s options (JSON Merge Patch)', description, params: NameParams, body: Config, response: { 200: Changed, ...errorResponses(400, 404, 409, 422) } } },
+    { schema: { tags: ['Runtime'], summary: 'Change part of an extension\'s options (JSON Merge Patch)', description, params: NameParams, body: Config, response: { 200: Changed, ...errorResponses(400, 404, 409, 422, 504) } } },
     async (request) => configs.change(request.params.name, request.body, { patch: true }),
   );
 };
