@@ -208,9 +208,9 @@ t.test('agt operator commands against one daemon', async (t) => {
     t.match(await json('mcp', 'packages'), { dir: join(d.dataDir, 'mcp-servers'), packages: [] });
   });
 
-  await t.test('exec runs where the agent\'s commands run', async (t) => {
-    const probe = await new HostCommandRunner({ dataDir: tempDir(t, 'agt-cli-probe-') }).probe();
-    if (!probe.available) return t.skip(`no sandbox can be made here: ${probe.reason}`);
+  // A host that cannot make a sandbox runs no agent command: the case is skipped, saying why.
+  const probe = await new HostCommandRunner({ dataDir: tempDir(t, 'agt-cli-probe-') }).probe();
+  await t.test('exec runs where the agent\'s commands run', { skip: probe.available ? false : `no sandbox can be made here: ${probe.reason}` }, async (t) => {
     const ran = await agt('exec', 'alpha', '--', 'echo', 'hi there', "it's");
     t.equal(ran.code, 0, ran.stderr);
     t.equal(ran.stdout, "hi there it's\n", 'arguments quoted for the shell');
