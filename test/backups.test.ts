@@ -10,9 +10,11 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { agentLocator } from '../contracts/points.js';
 import { AgentFile } from '../kernel/agents/agent-file.js';
 import { SEALED_MAGIC } from '../kernel/storage/seal.js';
 import { runtimeHarness, type RuntimeHarness } from './fixtures/runtime/harness.js';
+import { createAgentFile } from './helpers/agent-file.js';
 import { ROOT } from './helpers/daemon.js';
 
 const PASSPHRASE = 'owner passphrase';
@@ -52,8 +54,13 @@ t.before(async () => {
 });
 
 // First: with one agent loaded, each scheduled run copies one file.
-t.test('scheduled backups keep the newest N per agent', async (t) => {
+t.test('scheduled backups keep the newest N per agent, loaded and tracked', async (t) => {
   const id = await h.agent();
+  // A tracked agent file that is not loaded, listed by the agent locator (tracked-folders offers it in a full daemon).
+  mkdirSync(join(dir, 'tracked'));
+  const trackedId = `agt-tracked-${Date.now()}`;
+  const trackedPath = await createAgentFile(join(dir, 'tracked'), { id: trackedId, name: 'tracked-one' });
+  h.d.daemon.kernel.contributions.points.provide('test-locator', agentLocator, { locate: () => [], list: () => [trackedPath] });
   const backups = join(dir, 'scheduled');
   // Every second (cron with seconds): the first copy comes from the real timer.
   t.equal((await h.d.request('PATCH', '/settings', { backups: { every: '* * * * * *', keep: 2, dir: backups } })).status, 200);
@@ -66,6 +73,8 @@ t.test('scheduled backups keep the newest N per agent', async (t) => {
   await scheduler.runNow();
   const copies = readdirSync(join(backups, id));
   t.equal(copies.length, 2, `keep: 2 (${copies.join(', ')})`);
+  t.equal(readdirSync(join(backups, trackedId)).length, 2, 'the tracked file that is not loaded is copied too');
+  t.equal(h.d.daemon.kernel.registry.list().some((agent) => agent.id === trackedId), false, 'without loading it');
   const events = h.of('backup.completed', id).filter((e) => e.payload.scheduled);
   t.ok(events.some((e) => e.payload.removed.length > 0), 'a run names the copies it removed');
   const status = (await h.d.request('GET', '/backups')).body;
