@@ -116,8 +116,11 @@ export const StorageSettings = Type.Object(
     maintenanceSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 86_400, description: 'how often checkpoints and retention run (default 60)' })),
     retention: Type.Optional(
       Type.Object(
-        { logs: Type.Optional(RetentionRule), events: Type.Optional(RetentionRule), messages: Type.Optional(RetentionRule) },
-        { additionalProperties: false, description: 'logs: agt_logs; events: agt_audit records; messages: delivered agt_inbox / agt_outbox rows' },
+        { logs: Type.Optional(RetentionRule), events: Type.Optional(RetentionRule), messages: Type.Optional(RetentionRule), umbilical: Type.Optional(RetentionRule) },
+        {
+          additionalProperties: false,
+          description: 'logs: agt_logs; events: agt_audit records; messages: finished agt_inbox / agt_outbox rows; umbilical: the in-memory replay window (GET /agents/{id}/umbilical/events)',
+        },
       ),
     ),
   },

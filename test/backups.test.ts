@@ -229,6 +229,16 @@ t.test('retention deletes old rows; the file shrinks after the checkpoint; the W
   t.equal((await h.d.request('PATCH', '/settings', { storage: { retention: { logs: { maxRows: 2 } } } })).status, 200);
   maintenance.runPass();
   t.equal(agent.file.logs.count(), 2, 'maxRows keeps the newest rows');
+
+  // The in-memory replay window of an agent that records one.
+  const recorded = await h.agent({ umbilical: { log: { enabled: true } } } as never);
+  for (let i = 0; i < 3; i++) await h.ended((await h.d.request('POST', `/agents/${recorded}/chat`, { text: `hi ${i}` })).body.turnId);
+  const window = async () => (await h.d.request('GET', `/agents/${recorded}/umbilical/events`)).body.events.length as number;
+  t.ok((await window()) > 3);
+  t.equal((await h.d.request('PATCH', '/settings', { storage: { retention: { umbilical: { maxRows: 3 } } } })).status, 200);
+  maintenance.runPass();
+  t.equal(await window(), 3, 'retention.umbilical keeps the newest events of the window');
+  await h.d.request('PATCH', '/settings', { storage: null });
 });
 
 t.test("the quota stops the agent's own inserts and files with a tool error; the daemon's writes go on", async (t) => {

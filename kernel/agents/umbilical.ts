@@ -70,6 +70,21 @@ export class UmbilicalWindow {
   }
 
   /**
+   * Retention (settings `storage.retention.umbilical`, docs/backups.md): drops events older than
+   * `maxAgeMs` and all but the newest `maxRows` of every agent's window. Returns how many went.
+   */
+  prune(maxAgeMs: number | undefined, maxRows: number | undefined, now = Date.now()): number {
+    let removed = 0;
+    for (const ring of this.rings.values()) {
+      let drop = maxRows !== undefined ? Math.max(0, ring.length - maxRows) : 0;
+      if (maxAgeMs !== undefined) while (drop < ring.length && ring[drop]!.timestamp < now - maxAgeMs) drop++;
+      if (drop > 0) ring.splice(0, drop);
+      removed += drop;
+    }
+    return removed;
+  }
+
+  /**
    * Events with seq strictly greater than `sinceSeq` (all when absent), oldest first, at most `limit`.
    * `last_seq` is the highest seq returned, else the `sinceSeq` passed (null when none was passed).
    * `oldest_seq` is present when the window holds events; `sinceSeq < oldest_seq - 1` tells the client

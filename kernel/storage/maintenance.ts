@@ -9,7 +9,7 @@
  *   daemon's event loop.
  * - Retention: `storage.retention.{logs, events, messages}` `{maxAgeDays, maxRows}` delete old rows of
  *   `agt_logs`, `agt_audit` and finished `agt_inbox` / `agt_outbox` rows (read inbox rows; outbox rows
- *   no longer queued or pending). When that frees a quarter of the file, the free pages are given back:
+ *   no longer queued or pending); `retention.umbilical` trims the in-memory replay window the same way. When that frees a quarter of the file, the free pages are given back:
  *   `incremental_vacuum` on a file in incremental auto-vacuum mode; an idle agent's file is switched to
  *   that mode once by a VACUUM (which rewrites the file: it runs on the daemon's connection, so only
  *   when the agent is idle).
@@ -76,6 +76,8 @@ export interface MaintenanceDeps {
   /** True when no turn runs for the agent (its executors are idle or stopped). */
   isIdle(agent: LoadedAgent): boolean;
   logger: Logger;
+  /** The in-memory replay window (`retention.umbilical`). */
+  umbilical?: { prune(maxAgeMs: number | undefined, maxRows: number | undefined, now?: number): number };
   now?: () => number;
 }
 
@@ -103,6 +105,8 @@ export class StorageMaintenance {
   /** One pass over every loaded agent (the timer's; tests call it as their tick). Never throws. */
   runPass(): PassReport[] {
     const reports: PassReport[] = [];
+    const umbilical = this.deps.settings.current().storage?.retention?.umbilical;
+    if (umbilical) this.deps.umbilical?.prune(umbilical.maxAgeDays === undefined ? undefined : umbilical.maxAgeDays * DAY_MS, umbilical.maxRows, (this.deps.now ?? Date.now)());
     for (const agent of this.deps.agents()) {
       try {
         reports.push(this.maintain(agent));

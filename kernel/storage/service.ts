@@ -53,6 +53,7 @@ export class StorageService {
       agents: () => deps.registry.list(),
       isIdle: (agent) => deps.isIdle(agent),
       logger: deps.logger,
+      umbilical: deps.registry.umbilical,
     });
     // Every loaded agent's connection gets the owner's WAL bound at once (AgentFile.open set the default).
     this.unsubscribe.push(
