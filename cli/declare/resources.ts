@@ -37,7 +37,8 @@ export function declareResources(agt: Command): void {
   file.command('mv <agent> <from> <to>').description('rename a file')
     .action(run(async (ctx, agent: string, from: string, to: string) => (await files()).move(ctx, agent, from, to)));
 
-  const adapter = agt.command('adapters').description("channel adapters (Telegram, Slack, Discord, email): types, an agent's adapters and their status");
+  const adapter = agt.command('adapters').description("channel adapters (Telegram, Slack, Discord, email): types, an agent's adapters and their status")
+    .action(run(async (ctx) => (await adapters()).list(ctx, undefined)));
   adapter.command('ls [agent]').alias('list').description('the adapter types and the agents using them; or one agent\'s adapters')
     .action(run(async (ctx, agent: string | undefined) => (await adapters()).list(ctx, agent)));
   adapter.command('status <agent> [type]').description("an agent's adapters with their errors and recent failures")
