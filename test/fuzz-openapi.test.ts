@@ -11,6 +11,7 @@
  * Operations that could take the fixture away (unload, stop, lock, deletes) run last, and the fixture
  * (agent loaded, identity unlocked) is restored after every operation.
  */
+import { copyFileSync, existsSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import t from 'tap';
 import { bootDaemon, tempDir } from './helpers/daemon.js';
@@ -275,6 +276,9 @@ t.test(`schema-driven fuzz of every operation (seed ${SEED})`, async (t) => {
   const created = await d.request('POST', '/agents/create', { name: 'Fuzz Target', directory: agentsDir });
   t.equal(created.status, 201, JSON.stringify(created.body));
   const fixture = { agentId: created.body.agentId as string, filePath: created.body.filePath as string };
+  // DELETE /agents/{id} removes the file itself: a consistent copy taken now brings it back.
+  const backup = await d.request('POST', `/agents/${fixture.agentId}/backup`, {});
+  t.equal(backup.status, 200, JSON.stringify(backup.body));
   const spec = (await d.request('GET', '/openapi.json')).body;
 
   const operations: Operation[] = [];
@@ -316,6 +320,7 @@ t.test(`schema-driven fuzz of every operation (seed ${SEED})`, async (t) => {
     const identity = (await d.request('GET', '/identity')).body;
     if (identity?.status === 'locked') await d.request('POST', '/identity/unlock', { passphrase: PASSPHRASE });
     if ((await d.request('GET', `/agents/${fixture.agentId}`)).status === 404) {
+      if (!existsSync(fixture.filePath)) copyFileSync(backup.body.path, fixture.filePath);
       const loaded = await d.request('POST', '/agents/load', { filePath: fixture.filePath });
       if (loaded.status !== 200) throw new Error(`cannot restore the fixture agent: ${JSON.stringify(loaded.body)}`);
     }
