@@ -7,10 +7,16 @@
  * 50 ms; the figures are its largest size, its p99, and its size at the end after the idle checkpoint,
  * against the bound (settings `storage.walMaxBytes`, default 4 MiB).
  *
- * Usage: node --import tsx bench/wal-load.ts [--seconds 120] [--rate 10]   (a benchmark: it never fails)
+ * The figures are appended, with a timestamp, the commit and the load average, to bench/wal-load-results.json.
+ *
+ * Usage: npm run bench:wal, or node --import tsx bench/wal-load.ts [--seconds 120] [--rate 10]
+ * (a benchmark: it never fails the build).
  */
-import { statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { ModelClientProvider, ModelRequest, ModelResponse } from '../contracts/model.js';
 import { createAgentFile } from '../test/helpers/agent-file.js';
 import { bootDaemon, tempDir } from '../test/helpers/daemon.js';
@@ -23,6 +29,7 @@ const arg = (name: string, fallback: number) => {
 const SECONDS = arg('seconds', 120);
 const RATE = arg('rate', 10);
 const BOUND = 4 * 1024 * 1024;
+const RESULTS = fileURLToPath(new URL('./wal-load-results.json', import.meta.url));
 const cleanups: Array<() => unknown> = [];
 const t = { teardown: (fn: () => unknown) => void cleanups.push(fn) };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -45,6 +52,7 @@ const model: ModelClientProvider = {
 };
 
 async function main(): Promise<void> {
+  const loadBefore = loadavg()[0]!;
   const d = await bootDaemon(t, { settings: { storage: { walMaxBytes: BOUND, maintenanceSeconds: 10 } } });
   d.daemon.kernel.contributions.forExtension('bench-model').modelClients(model);
   const dir = tempDir(t, 'agt-wal-bench-');
@@ -112,6 +120,16 @@ async function main(): Promise<void> {
   console.log(`  -wal largest ${mb(figures.walMaxBytes)}, p99 ${mb(figures.walP99Bytes)}, median ${mb(figures.walP50Bytes)} (bound ${mb(BOUND)})`);
   console.log(`  at the end, after the idle checkpoint (${figures.idleCheckpoint}): ${mb(figures.walAtEndBytes)}; the .agt file ${mb(figures.fileBytes)}`);
   console.log(JSON.stringify(figures));
+  let commit: string | null = null;
+  try {
+    commit = execFileSync('git', ['rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
+  } catch {
+    // Not a checkout.
+  }
+  const record = { at: new Date().toISOString(), commit, node: process.version, cores: cpus().length, loadAverage: { before: loadBefore, after: loadavg()[0] }, ...figures };
+  const previous = existsSync(RESULTS) ? (JSON.parse(readFileSync(RESULTS, 'utf8')) as unknown[]) : [];
+  writeFileSync(RESULTS, `${JSON.stringify([...previous, record], null, 2)}\n`);
+  console.log(`appended to ${RESULTS}`);
 }
 
 main()

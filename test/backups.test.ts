@@ -7,8 +7,8 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import t from 'tap';
 import { agentLocator } from '../contracts/points.js';
 import { AgentFile } from '../kernel/agents/agent-file.js';
@@ -112,6 +112,7 @@ t.test('a backup taken while 5 chats per second write restores to the same histo
   t.ok(copy.path.startsWith(join(h.d.daemon.kernel.dataDir, 'backups', id)), 'default folder: <data dir>/backups/<agent id>');
   t.equal(copy.sha256, createHash('sha256').update(readFileSync(copy.path)).digest('hex'), 'sha256 of the file');
   t.equal(copy.bytes, readFileSync(copy.path).length);
+  t.equal(statSync(copy.path).mode & 0o777, 0o600, 'written 0600');
   t.ok(copy.schemaVersion >= 7);
   t.ok(h.of('backup.completed', id).some((e) => e.payload.path === copy.path && e.payload.scheduled === false), 'backup.completed');
 
@@ -175,6 +176,7 @@ t.test('a sealed backup: unreadable without the owner identity, restored once it
   t.equal(bytes.subarray(0, SEALED_MAGIC.length).toString('latin1'), SEALED_MAGIC);
   t.equal(bytes.includes(Buffer.from('SQLite format 3')), false, 'no SQLite page in the clear');
   t.equal(bytes.includes(Buffer.from('heliotrope')), false, 'no conversation in the clear');
+  t.same(readdirSync(dirname(sealed.body.path)).filter((name) => name.endsWith('.partial')), [], 'no clear copy was left beside it');
 
   t.equal((await h.d.request('POST', '/identity/lock')).status, 200);
   const locked = await h.d.request('POST', '/agents/restore', { from: sealed.body.path, to: join(dir, 'sealed-1.agt'), asNew: true });

@@ -7,7 +7,7 @@
  * (never over an existing file). Nothing is left behind when any step fails.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, chmodSync, linkSync, rmSync } from 'node:fs';
+import { createReadStream, linkSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { AgtError } from '../../contracts/errors.js';
 import type { EventBus } from '../../contracts/events.js';
@@ -91,7 +91,13 @@ export async function backupFile(deps: BackupDeps, filePath: string, agentId: st
     // Sealing needs only the owner's public key: a locked identity can seal, none cannot.
     if (seal && (!ownerDid || !ownerKey)) throw identityNotReady('sealing a backup to the owner', deps.identity.status());
     target = backupTarget(deps.dataDir, options.path, agentBackupDir(deps, agentId), backupName(agentId, seal));
-    const temp = join(dirname(target), `.${agentId}-${randomBytes(6).toString('hex')}.partial`);
+    // The clear copy is made where nobody else reads: beside the target for a plain backup (linked into
+    // place), in the data directory (0700) for a sealed one, so a shared disk never holds it in the clear.
+    const tempDir = seal ? join(deps.dataDir, 'backups-tmp') : dirname(target);
+    if (seal) mkdirSync(tempDir, { recursive: true, mode: 0o700 });
+    const temp = join(tempDir, `.${agentId}-${randomBytes(6).toString('hex')}.partial`);
+    // 0600 from the start (VACUUM INTO accepts an empty file; it would create one with the umask's mode).
+    writeFileSync(temp, '', { flag: 'wx', mode: 0o600 });
     try {
       let check;
       try {
@@ -99,7 +105,6 @@ export async function backupFile(deps: BackupDeps, filePath: string, agentId: st
       } catch (error) {
         throw error instanceof SqliteJobError ? backupFailed(filePath, `${error.sqliteCode}: ${error.message}`, error) : error;
       }
-      chmodSync(temp, 0o600);
       if (check.integrity !== 'ok') throw backupFailed(filePath, `the copy fails its integrity check: ${check.integrity}`);
       if (!check.marker) throw backupFailed(filePath, 'the copy is not an agent file');
       let result: { bytes: number; sha256: string };
