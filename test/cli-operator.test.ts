@@ -153,6 +153,7 @@ t.test('agt operator commands against one daemon', async (t) => {
     t.equal((await agt('credentials', 'rm', 'alpha', 'provider:openai')).code, 0);
     t.equal((await agt('credentials', 'rm', 'alpha', 'provider:openai')).code, 1, 'nothing to delete');
     t.equal((await agt('credentials', 'lock', 'alpha')).code, 1, 'not password-protected: 409');
+    t.equal((await inProcess(['--url', d.url, '--token', token, 'credentials', 'unlock', 'alpha'], 'pw\n')).code, 1, 'unlock: not password-protected: 409');
   });
 
   await t.test('files: ls, put, cat, mv, rm', async (t) => {
@@ -181,6 +182,7 @@ t.test('agt operator commands against one daemon', async (t) => {
     await json('adapters', 'set', 'alpha', 'telegram', '--disable', '--max-attachment-size', '1000');
     t.match((await json('config', 'alpha')).adapters.telegram, { policy: { dm: 'all' }, limits: { max_attachment_size: 1000 } }, 'set merges into what the agent has');
     t.match(await json('adapters', 'status', 'alpha'), { adapters: [{ type: 'telegram', enabled: false, status: String, recentErrors: [] }] });
+    t.equal((await agt('adapters', 'restart', 'alpha', 'telegram')).code, 1, 'a disabled adapter is not restarted: 404');
     t.equal((await agt('adapters', 'set', 'alpha', 'nonsense')).code, 1, 'unknown type: 400');
     t.equal((await agt('adapters', 'set', 'alpha', 'telegram', '--config', '[1]')).code, 2, 'usage');
     t.equal((await agt('adapters', 'remove', 'alpha', 'telegram')).code, 0);
@@ -206,6 +208,7 @@ t.test('agt operator commands against one daemon', async (t) => {
     t.equal((await agt('mcp', 'remove', 'everything')).code, 0);
     t.equal((await agt('mcp', 'rm', 'everything')).code, 1, 'gone: 404');
     t.match(await json('mcp', 'packages'), { dir: join(d.dataDir, 'mcp-servers'), packages: [] });
+    t.equal((await agt('mcp', 'uninstall', 'not-installed')).code, 1, 'not installed: 404');
   });
 
   // A host that cannot make a sandbox runs no agent command: the case is skipped, saying why.
