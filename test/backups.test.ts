@@ -126,6 +126,8 @@ t.test('a backup taken while 5 chats per second write restores to the same histo
   const rows = loopRows(restoredPath);
   t.ok(rows.length >= before && rows.length <= after, `a consistent snapshot: ${before} <= ${rows.length} rows <= ${after}`);
   t.same(rows, live.slice(0, rows.length), "the copy's history is the live history up to the backup");
+  const restoredFile = h.d.daemon.kernel.registry.resolve(id).file;
+  t.equal(restoredFile.raw.one<{ integrity_check: string }>('PRAGMA integrity_check')?.integrity_check, 'ok', 'integrity ok');
   const status = (await h.d.request('GET', `/agents/${id}/status`)).body;
   t.equal(status.storage.tables.agt_loop, rows.length, 'rows per table in GET /agents/{id}/status');
   t.equal(status.storage.tables.agt_lease, 1, 'the copy carried no lease: only this load holds one');
