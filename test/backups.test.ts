@@ -60,7 +60,7 @@ t.test('scheduled backups keep the newest N per agent, loaded and tracked', asyn
   mkdirSync(join(dir, 'tracked'));
   const trackedId = `agt-tracked-${Date.now()}`;
   const trackedPath = await createAgentFile(join(dir, 'tracked'), { id: trackedId, name: 'tracked-one' });
-  h.d.daemon.kernel.contributions.points.provide('test-locator', agentLocator, { locate: () => [], list: () => [trackedPath] });
+  h.d.daemon.kernel.contributions.points.provide('test-locator', agentLocator, { locate: (ref) => (ref === 'tracked-one' ? [trackedPath] : []), list: () => [trackedPath] });
   const backups = join(dir, 'scheduled');
   // Every second (cron with seconds): the first copy comes from the real timer.
   t.equal((await h.d.request('PATCH', '/settings', { backups: { every: '* * * * * *', keep: 2, dir: backups } })).status, 200);
@@ -75,6 +75,11 @@ t.test('scheduled backups keep the newest N per agent, loaded and tracked', asyn
   t.equal(copies.length, 2, `keep: 2 (${copies.join(', ')})`);
   t.equal(readdirSync(join(backups, trackedId)).length, 2, 'the tracked file that is not loaded is copied too');
   t.equal(h.d.daemon.kernel.registry.list().some((agent) => agent.id === trackedId), false, 'without loading it');
+  const byName = await h.d.request('POST', '/agents/tracked-one/backup', { path: dir });
+  t.equal(byName.status, 200, 'POST /agents/{id}/backup finds a tracked file that is not loaded');
+  t.equal(byName.body.agentId, trackedId);
+  t.equal(h.d.daemon.kernel.registry.list().some((agent) => agent.id === trackedId), false, 'and copies it without loading it');
+  t.equal((await h.d.request('POST', '/agents/nobody-at-all/backup', {})).status, 404);
   const events = h.of('backup.completed', id).filter((e) => e.payload.scheduled);
   t.ok(events.some((e) => e.payload.removed.length > 0), 'a run names the copies it removed');
   const status = (await h.d.request('GET', '/backups')).body;

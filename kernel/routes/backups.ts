@@ -5,7 +5,10 @@
 import { readFile, stat } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 import { Type } from 'typebox';
+import { AgtError } from '../../contracts/errors.js';
 import { AgentIdParams, errorResponses } from '../../contracts/http.js';
+import { agentNotLoaded, ambiguousAgentFiles } from '../agents/errors.js';
+import { locateAgentFiles } from '../extensions/kernel-points.js';
 import { AF_MAX_BYTES } from '../storage/letta-af.js';
 import { agentFileFormatInvalid, pathNotAbsolute, restoreSourceMissing } from '../storage/errors.js';
 import type { KernelRoutes } from './plugin.js';
@@ -65,7 +68,7 @@ export const backupRoutes: KernelRoutes = async (app, { services }) => {
         tags: TAGS,
         summary: "A consistent copy of a running agent's file (VACUUM INTO on a connection of its own; the agent's turns go on), integrity-checked",
         description:
-          '`path`: an existing folder (the file is named `<agent id>-<time>.agt` there) or a new file in one; default `<backups.dir or data dir/backups>/<agent id>/`. ' +
+          'A tracked agent file that is not loaded is copied too (found by the agent locator, never loaded). `path`: an existing folder (the file is named `<agent id>-<time>.agt` there) or a new file in one; default `<backups.dir or data dir/backups>/<agent id>/`. ' +
           'Never over an existing file (409 `conflict`), never inside the daemon\'s sandbox folder (403 `backup_path_refused`). `seal`: encrypted to the owner identity (`.agt.sealed`); 409 `identity_not_ready` when there is no owner. ' +
           '500 `backup_failed` when the copy fails its integrity check. Announced as `backup.completed` / `backup.failed`.',
         params: AgentIdParams,
@@ -73,7 +76,19 @@ export const backupRoutes: KernelRoutes = async (app, { services }) => {
         response: { 200: BackupReply, ...errorResponses(404, 409) },
       },
     },
-    async (request) => storage.backup(registry.resolve(request.params.id), { ...(request.body.path ? { path: request.body.path } : {}), seal: request.body.seal === true }),
+    async (request) => {
+      const options = { ...(request.body.path ? { path: request.body.path } : {}), seal: request.body.seal === true };
+      try {
+        return await storage.backup(registry.resolve(request.params.id), options);
+      } catch (error) {
+        if (!(error instanceof AgtError && error.code === 'not_found')) throw error;
+      }
+      // Not loaded: a tracked agent file the locator finds by id, handle or name is copied without loading it.
+      const found = (await locateAgentFiles(services.contributions.points, request.params.id)) ?? [];
+      if (found.length === 0) throw agentNotLoaded(request.params.id);
+      if (found.length > 1) throw ambiguousAgentFiles(request.params.id, found.map((filePath) => ({ name: request.params.id, handle: null, filePath })));
+      return storage.backupFile(found[0]!, options);
+    },
   );
 
   app.post(

@@ -22,6 +22,7 @@ import type { IdentityService } from '../identity/types.js';
 import { backupInvalid, pathNotAbsolute, restoredIdLoaded, restoreSourceMissing, restoreTargetExists, restoreTargetLoaded, sealedToAnotherOwner } from './errors.js';
 import { assertOutsideSandbox } from './paths.js';
 import { isSealedFile, UnsealError, unsealFile } from './seal.js';
+import { storedAgentId } from './scheduler.js';
 import { runSqliteJob, SqliteJobError } from './sqlite-job.js';
 
 export interface RestoreInput {
@@ -69,16 +70,6 @@ function targetOf(deps: RestoreDeps, input: RestoreInput): string {
   return join(folder, name.endsWith('.agt') ? name : `${name}.agt`);
 }
 
-/** The agent id stored in a checked copy (read-only, closed at once). */
-function storedId(path: string): string {
-  const file = AgentFile.open(path, { readonly: true });
-  try {
-    return (file.config.get() as { id: string }).id;
-  } finally {
-    void file.close();
-  }
-}
-
 export async function restoreBackup(deps: RestoreDeps, input: RestoreInput): Promise<RestoreResult> {
   if (!isAbsolute(input.from)) throw pathNotAbsolute('from', input.from);
   if (!existsSync(input.from)) throw restoreSourceMissing(input.from);
@@ -116,7 +107,7 @@ export async function restoreBackup(deps: RestoreDeps, input: RestoreInput): Pro
     if (check.integrity !== 'ok') throw backupInvalid(input.from, 'integrity', `integrity check failed: ${check.integrity}`);
     if (!check.marker || check.schemaVersion < 1) throw backupInvalid(input.from, 'foreign', 'not an agent file backup');
     if (check.schemaVersion > SCHEMA_VERSION) throw backupInvalid(input.from, 'newer', `written by a newer agt (schema ${check.schemaVersion}; this build reads up to ${SCHEMA_VERSION})`);
-    const id = storedId(temp);
+    const id = storedAgentId(temp);
     const same = deps.registry.list().find((agent) => agent.id === id);
     if (same && !input.asNew) throw restoredIdLoaded(id, same.filePath);
     try {

@@ -14,6 +14,7 @@ import type { BackupSettings, Settings } from '../../contracts/settings.js';
 import type { AgentRegistry } from '../agents/registry.js';
 import { canonicalPath } from '../agents/registry.js';
 import { AgentFile } from '../agents/agent-file.js';
+import { loadFailed } from '../agents/errors.js';
 import { agentBackupDir, backupFile, backupsRoot, type BackupDeps } from './backup.js';
 import { isBackupOf } from './paths.js';
 
@@ -183,14 +184,21 @@ export class BackupScheduler {
   }
 }
 
+/** The agent id an agent file holds, read-only (no migration, no lease); rejects as AgentFile.open does. */
+export function storedAgentId(filePath: string): string {
+  const file = AgentFile.open(filePath, { readonly: true });
+  try {
+    const id = (file.config.get() as { id?: unknown } | undefined)?.id;
+    if (typeof id !== 'string') throw loadFailed(filePath, 'no_config', 'the file holds no agent id');
+    return id;
+  } finally {
+    void file.close();
+  }
+}
+
 function idOf(filePath: string): string | null {
   try {
-    const file = AgentFile.open(filePath, { readonly: true });
-    try {
-      return (file.config.get() as { id?: string } | undefined)?.id ?? null;
-    } finally {
-      void file.close();
-    }
+    return storedAgentId(filePath);
   } catch {
     return null;
   }

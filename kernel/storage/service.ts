@@ -16,7 +16,7 @@ import { backupFile, type BackupOptions, type BackupResult } from './backup.js';
 import { exportAgentFile, importedConfig, MEMORY_PREFIX, readAgentFile } from './letta-af.js';
 import { applyWalPolicy, StorageMaintenance, type StorageInfo } from './maintenance.js';
 import { restoreBackup, type RestoreInput, type RestoreResult } from './restore.js';
-import { BackupScheduler } from './scheduler.js';
+import { BackupScheduler, storedAgentId } from './scheduler.js';
 
 export interface StorageServiceDeps extends CreateAgentDeps {
   registry: AgentRegistry;
@@ -70,6 +70,12 @@ export class StorageService {
   /** `POST /agents/{id}/backup`. */
   backup(agent: LoadedAgent, options: BackupOptions): Promise<BackupResult> {
     return backupFile(this.deps, agent.filePath, agent.id, options);
+  }
+
+  /** `POST /agents/{id}/backup` of an agent file that is not loaded (read-only for its id, never leased). */
+  backupFile(filePath: string, options: BackupOptions): Promise<BackupResult> {
+    const agentId = storedAgentId(filePath);
+    return backupFile(this.deps, filePath, agentId, options);
   }
 
   /** `POST /agents/restore`. */
