@@ -7,7 +7,7 @@
  * Settings changes take effect at once; the timer is unref'd and cleared at shutdown.
  */
 import { readdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { CronTime } from 'cron';
 import type { Logger } from '../../contracts/logger.js';
 import type { BackupSettings, Settings } from '../../contracts/settings.js';
@@ -138,8 +138,11 @@ export class BackupScheduler {
     } catch (error) {
       this.deps.logger.warn({ err: error }, 'scheduled backups: the agent locator could not list its files');
     }
+    // Copies are never copied again: a tracked folder that holds the backups folder lists them too.
+    const root = `${canonicalPath(backupsRoot(this.deps))}${sep}`;
     for (const path of known) {
       const real = canonicalPath(path);
+      if (real.startsWith(root)) continue;
       if (!seen.has(real)) {
         seen.add(real);
         jobs.push({ filePath: real, agentId: null });
