@@ -242,6 +242,18 @@ t.test('agt operator commands against one daemon', async (t) => {
     t.equal(refused.code, 2, 'no terminal and no --yes: usage');
     t.match(refused.stderr, /confirm with --yes/);
     t.ok(existsSync(bravo.filePath), 'nothing deleted');
+    // On a terminal (a pty made by util-linux `script`, where there is one) it asks; "n" keeps the agent.
+    if (spawnSync('script', ['--version']).status === 0) {
+      const asked = spawnSync('script', ['-qec', `${process.execPath} ${join(ROOT, 'bin/agt.mjs')} rm bravo`, '/dev/null'], {
+        input: 'n\n',
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', NO_COLOR: '1', TERM: 'dumb', AGT_DAEMON_URL: d.url, AGT_DAEMON_TOKEN: token },
+        timeout: 30_000,
+      });
+      t.match(asked.stdout, /Delete bravo and its file .*bravo\.agt\?/, 'the question names the file');
+      t.match(asked.stdout, /nothing deleted/);
+      t.ok(existsSync(bravo.filePath), 'answered no: the file stays');
+    }
     const removed = await json('rm', 'bravo', '--yes');
     t.match(removed, { agentId: bravo.agentId, filePath: bravo.filePath, deleted: true });
     t.notOk(existsSync(bravo.filePath), 'the file is gone');
