@@ -123,7 +123,6 @@ export class BackupScheduler {
 
   private async run(): Promise<ScheduleRun> {
     const run: ScheduleRun = { startedAt: new Date().toISOString(), finishedAt: null, completed: 0, failed: 0 };
-    this.lastRun = run;
     const keep = this.current?.keep ?? DEFAULT_KEEP;
     const seal = this.current?.seal === true;
     const seen = new Set<string>();
@@ -165,6 +164,8 @@ export class BackupScheduler {
       }
     }
     run.finishedAt = new Date().toISOString();
+    // The last finished run (a run going on shows as `running`).
+    this.lastRun = run;
     return run;
   }
 
