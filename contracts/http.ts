@@ -19,3 +19,14 @@ export const AgentSuccess = Type.Object({ agentId: Type.String(), success: Type.
 
 /** Path params of agent-scoped routes: id, handle or name. */
 export const AgentIdParams = Type.Object({ id: Type.String({ minLength: 1 }) });
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * No bearer token (nor other credential) needed: set in a route's `config`. The Host / Origin /
+     * Sec-Fetch-Site guards still apply. For an extension, only for what carries no data and changes
+     * nothing by itself (a web page's static shell, a login exchange that checks its own secret).
+     */
+    public?: boolean;
+  }
+}

@@ -161,3 +161,27 @@ export interface AgentConfigCheck {
 
 /** All providers; their problems are concatenated. */
 export const agentConfigChecks = createExtensionPoint<AgentConfigCheck>('agt.agent-config-checks', { providers: 'all' });
+
+/** What a {@link RequestCredentialCheck} sees of a request: read-only, never the body. */
+export interface CredentialRequest {
+  readonly method: string;
+  /** The path and query as the client sent them. */
+  readonly url: string;
+  /** Lowercase header names (node's `IncomingMessage.headers`). */
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+}
+
+/**
+ * A credential an extension issues besides the daemon token (the console's browser sessions). The
+ * kernel's guard asks it only after the Host / Origin / Sec-Fetch-Site checks passed and the request
+ * carries no valid bearer token; `loopbackOnly` routes stay loopback-only. Must be synchronous and quick
+ * (it runs on every such request), compare secrets in constant time (or by a hash lookup), and never log
+ * the credential.
+ */
+export interface RequestCredentialCheck {
+  /** True when the request carries a live credential this extension issued: it then passes as the owner's. */
+  accepts(request: CredentialRequest): boolean;
+}
+
+/** All providers; a request passes when any accepts it. Withdrawn when the offering extension stops or fails. */
+export const requestCredentials = createExtensionPoint<RequestCredentialCheck>('agt.request-credentials', { providers: 'all' });

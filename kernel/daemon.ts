@@ -18,6 +18,7 @@ import { loadExtensions, type ExtensionHost } from './extensions/loader.js';
 import { buildApp, type KernelApp } from './http/app.js';
 import type { KdfCost } from './identity/kdf.js';
 import { isLoopbackAddress } from './http/host-check.js';
+import { acceptedByCredentialChecks } from './extensions/kernel-points.js';
 import { registerKernelRoutes } from './routes/index.js';
 import { logActivity } from './runtime/activity-log.js';
 import { composeKernel, type KernelServices } from './services.js';
@@ -91,8 +92,13 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     const app = await buildApp({
       logLevel: env.logLevel,
       ...(env.logFormat ? { logFormat: env.logFormat } : {}),
-      guard: { token, localProof, behindProxy: env.behindProxy, allowedHosts: env.allowedHosts, boundPort: () => port },
+      guard: {
+        token, localProof, behindProxy: env.behindProxy, allowedHosts: env.allowedHosts, boundPort: () => port,
+        // Extensions' credentials (the console's sessions): read from the points at request time.
+        otherCredential: (request) => acceptedByCredentialChecks(contributions.points, request),
+      },
     });
+    const contributions = new Contributions(app.log);
     const bus = new KernelBus(app.log);
     let resolveClosed!: () => void;
     const closed = new Promise<void>((done) => (resolveClosed = done));
@@ -108,7 +114,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       settings,
       logger: app.log,
       bus,
-      contributions: new Contributions(app.log),
+      contributions,
       secrets: { token, localProof },
       boundPort: () => port,
       requestShutdown: (reason) => shutdown(reason),

@@ -5,7 +5,7 @@
  */
 import { isAbsolute } from 'node:path';
 import { AgtError } from '../../contracts/errors.js';
-import { agentLocator, commandExecutor, outboundTransports, type CommandOutcome, type CommandRun, type OutboundEnvelope, type OutboundReport, type OutboundResult, type OutboundTransport } from '../../contracts/points.js';
+import { agentLocator, commandExecutor, outboundTransports, requestCredentials, type CredentialRequest, type CommandOutcome, type CommandRun, type OutboundEnvelope, type OutboundReport, type OutboundResult, type OutboundTransport } from '../../contracts/points.js';
 import { waitAtMost } from '../deadline.js';
 import { locatorAnswerInvalid, locatorFailed, locatorTimedOut } from './errors.js';
 import type { ExtensionPoints } from './points.js';
@@ -72,4 +72,19 @@ export function sendOutbound(
 export async function executeCommand(points: ExtensionPoints, run: CommandRun): Promise<CommandOutcome | undefined> {
   const [executor] = points.providers(commandExecutor);
   return executor ? executor.value.run(run) : undefined;
+}
+
+/**
+ * Does an extension's credential check ({@link requestCredentials}) accept this request? A check that
+ * throws counts as a refusal (the request then answers 401 as without credential).
+ */
+export function acceptedByCredentialChecks(points: ExtensionPoints, request: CredentialRequest): boolean {
+  for (const { value } of points.providers(requestCredentials)) {
+    try {
+      if (value.accepts(request) === true) return true;
+    } catch {
+      // A broken check never lets a request in.
+    }
+  }
+  return false;
 }

@@ -120,6 +120,11 @@ export function secretEquals(given: string, expected: string): boolean {
 
 export interface GuardOptions extends HostPolicy {
   token: string;
+  /**
+   * Other credentials than the bearer token (the extensions' `agt.request-credentials` checks, see
+   * contracts/points.ts): asked only when the site checks passed and the bearer token is missing or wrong.
+   */
+  otherCredential?: (request: FastifyRequest) => boolean;
   behindProxy: boolean;
   localProof: string;
 }
@@ -183,7 +188,7 @@ export function checkRequest(request: FastifyRequest, options: GuardOptions, rou
   if (!route?.public) {
     const header = request.headers.authorization ?? '';
     const match = /^Bearer\s+(.+)$/i.exec(header);
-    if (!match || !secretEquals(match[1]!.trim(), options.token)) {
+    if (!(match && secretEquals(match[1]!.trim(), options.token)) && !(options.otherCredential?.(request) === true)) {
       throw badBearerToken();
     }
   }
