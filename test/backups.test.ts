@@ -205,6 +205,17 @@ t.test('a sealed backup: unreadable without the owner identity, restored once it
   const other = await h.d.request('POST', '/agents/restore', { from: foreign, to: join(dir, 'sealed-3.agt') });
   t.equal(other.status, 403);
   t.equal(other.body.code, 'backup_sealed_to_another_owner');
+  // Cut short (the last frame gone) or altered: the frames no longer authenticate.
+  const cut = join(dir, 'cut.agt.sealed');
+  writeFileSync(cut, bytes.subarray(0, bytes.length - 100));
+  const cutShort = await h.d.request('POST', '/agents/restore', { from: cut, to: join(dir, 'sealed-cut.agt') });
+  t.equal(cutShort.status, 422);
+  t.match(cutShort.body, { code: 'backup_invalid', reason: 'damaged' });
+  const altered = Buffer.from(bytes);
+  altered[altered.length - 5] ^= 1;
+  writeFileSync(join(dir, 'altered.agt.sealed'), altered);
+  t.match((await h.d.request('POST', '/agents/restore', { from: join(dir, 'altered.agt.sealed'), to: join(dir, 'sealed-alt.agt') })).body, { code: 'backup_invalid', reason: 'damaged' });
+  t.notOk(existsSync(join(dir, 'sealed-cut.agt')) || existsSync(join(dir, 'sealed-alt.agt')), 'nothing restored from a damaged copy');
   const restored = await h.d.request('POST', '/agents/restore', { from: sealed.body.path, to: join(dir, 'sealed-4.agt'), asNew: true });
   t.equal(restored.status, 200, JSON.stringify(restored.body));
   t.not(restored.body.agentId, id, 'a new agent id');
