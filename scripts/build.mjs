@@ -30,9 +30,13 @@
  * `dist/.agt-build.json` records when and from which folders it was built: `bin/agtd.mjs` runs the
  * sources through tsx instead when a source file is newer.
  *
+ * - The console's web UI (extensions/console/ui/) is bundled for the browser by scripts/build-console.mjs
+ *   into `dist/console/`, where the console extension serves it.
+ *
  * Usage: node scripts/build.mjs [--quiet]
  */
 import { build } from 'esbuild';
+import { buildConsole } from './build-console.mjs';
 import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -201,6 +205,8 @@ export async function runBuild({ quiet = false } = {}) {
       mkdirSync(dirname(target), { recursive: true });
       cpSync(file, target);
     }
+    // The console extension's web UI (browser bundle, size-checked): dist/console/.
+    await buildConsole(join(staging, 'console'));
     const info = { sourceRoot: '..', sources: SOURCE_DIRS, main: MAIN.replace(/\.ts$/, '.js'), daemon: DAEMON.replace(/\.ts$/, '.js'), builtAt: started };
     writeFileSync(join(staging, BUILD_INFO), `${JSON.stringify(info, null, 2)}\n`);
     const old = join(ROOT, `${OUT_DIR}.old-${process.pid}`);

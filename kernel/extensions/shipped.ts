@@ -24,6 +24,7 @@ export const SHIPPED_EXTENSIONS: readonly ShippedExtension[] = Object.freeze([
   { name: 'compute', module: './extensions/compute/index.ts', prefix: '/compute' },
   { name: 'mesh', module: './extensions/mesh/index.ts', prefix: '/network' },
   { name: 'tracked-folders', module: './extensions/tracked-folders/index.ts', prefix: '/tracked-folders' },
+  { name: 'console', module: './extensions/console/index.ts', prefix: '/console' },
 ]);
 
 /** The shipped extension named `name`, if it is one. */

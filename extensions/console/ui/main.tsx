@@ -1,0 +1,109 @@
+/**
+ * The console page: a login gate (one-time code from the URL fragment, or the daemon token pasted once),
+ * then five views (fleet, agent, inbox, events, system) chosen by the URL hash. Everything the daemon
+ * sends is rendered as text nodes by Preact (no innerHTML anywhere).
+ */
+import { render } from 'preact';
+import { signal } from '@preact/signals';
+import { ApiError, client } from './api.js';
+import { events } from './stream.js';
+import { Fleet } from './fleet.js';
+import { AgentView } from './agent.js';
+import { Inbox } from './inbox.js';
+import { EventsView } from './events.js';
+import { SystemView } from './system.js';
+
+type Auth = 'checking' | 'out' | 'in';
+const auth = signal<Auth>('checking');
+const loginError = signal('');
+const route = signal(location.hash);
+addEventListener('hashchange', () => (route.value = location.hash));
+
+async function boot(): Promise<void> {
+  // A one-time code in the fragment (never sent to a server): exchanged once, then removed from the URL.
+  const code = /^#code=([A-Za-z0-9_-]+)$/.exec(location.hash)?.[1];
+  if (code) {
+    history.replaceState(null, '', `${location.pathname}#/fleet`);
+    route.value = location.hash;
+    try {
+      await client.loginWithCode(code);
+    } catch (error) {
+      loginError.value = error instanceof Error ? error.message : String(error);
+    }
+  }
+  try {
+    await client.sessions();
+    signIn();
+  } catch (error) {
+    auth.value = 'out';
+    if (!(error instanceof ApiError && error.status === 401)) loginError.value = String(error);
+  }
+}
+
+function signIn(): void {
+  auth.value = 'in';
+  events.start();
+}
+
+function Login() {
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const form = event.currentTarget as HTMLFormElement;
+    const input = form.elements.namedItem('token') as HTMLInputElement;
+    const token = input.value.trim();
+    input.value = '';
+    try {
+      await client.loginWithToken(token);
+      loginError.value = '';
+      signIn();
+    } catch (error) {
+      loginError.value = error instanceof Error ? error.message : String(error);
+    }
+  };
+  return (
+    <main class="login" id="main">
+      <h1>agt console</h1>
+      <p>Run <code>agt console</code> on the daemon's machine for a one-time login link, or paste the daemon token.</p>
+      <form onSubmit={submit}>
+        <label for="token">Daemon token</label>
+        <input id="token" name="token" type="password" autocomplete="off" required />
+        <button type="submit">Log in</button>
+      </form>
+      {loginError.value && <p role="alert" class="error">{loginError.value}</p>}
+    </main>
+  );
+}
+
+const VIEWS = [['fleet', 'Fleet'], ['inbox', 'Inbox'], ['events', 'Events'], ['system', 'System']] as const;
+
+function Shell() {
+  const [, view = 'fleet', arg] = /^#\/([a-z]+)(?:\/(.+))?$/.exec(route.value) ?? [];
+  const logout = async () => {
+    events.stop();
+    await client.logout().catch(() => undefined);
+    auth.value = 'out';
+  };
+  return (
+    <>
+      <a class="skip" href="#main">Skip to content</a>
+      <header>
+        <span class="brand">agt</span>
+        <nav aria-label="Views">
+          {VIEWS.map(([id, label]) => <a href={`#/${id}`} aria-current={view === id ? 'page' : undefined}>{label}</a>)}
+        </nav>
+        <button type="button" onClick={logout}>Log out</button>
+      </header>
+      <main id="main" tabIndex={-1}>
+        {view === 'agent' && arg ? <AgentView id={decodeURIComponent(arg)} /> : view === 'inbox' ? <Inbox /> : view === 'events' ? <EventsView /> : view === 'system' ? <SystemView /> : <Fleet />}
+      </main>
+    </>
+  );
+}
+
+function App() {
+  if (auth.value === 'checking') return <main id="main"><p>Loading…</p></main>;
+  return auth.value === 'in' ? <Shell /> : <Login />;
+}
+
+render(<App />, document.getElementById('app')!);
+void boot();
