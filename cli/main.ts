@@ -9,6 +9,7 @@ import { allCommands, run } from './run.js';
 import { declareAgents } from './declare/agents.js';
 import { declareBackup } from './declare/backup.js';
 import { declareCompletion } from './declare/completion.js';
+import { declareConsole } from './declare/console.js';
 import { declareExtensions } from './declare/extensions.js';
 import { declareMcp } from './declare/mcp.js';
 import { declareOperate } from './declare/operate.js';
@@ -155,6 +156,7 @@ export function program(): Command {
   declareCompletion(agt);
   declareTools(agt);
   declareExtensions(agt);
+  declareConsole(agt);
 
   for (const command of allCommands(agt)) command.exitOverride();
   return agt;
