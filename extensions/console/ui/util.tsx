@@ -17,7 +17,7 @@ export function useLive<T>(load: () => Promise<T>, reloadOn: (type: string, agen
     const off = events.on((event) => {
       if (!reloadOn(event.event_type, event.agent_id)) return;
       clearTimeout(timer);
-      timer = setTimeout(run, 50);
+      timer = setTimeout(run, 10);
     });
     return () => {
       alive = false;

@@ -1,0 +1,244 @@
+/**
+ * The console in a real headless Chromium (Debian's `chromium`, driven by playwright-core) against one
+ * real daemon with the console extension and a scripted model: login by one-time URL and by token,
+ * the fleet following the event stream, a streamed chat reply, an approval answered in the inbox, the
+ * events tail resuming after a dropped connection (Last-Event-ID), a disabled extension's panel, an
+ * agent name rendered as text, the CSP header, and axe-core (no serious or critical violation) on each
+ * view. AGT_UPDATE_SCREENSHOTS=1 saves each view into docs/console/*.png. Skips, saying why, when
+ * Chromium is not installed or cannot start.
+ */
+import t from 'tap';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { ModelClientProvider, ModelRequest, ModelResponse } from '../contracts/model.js';
+import { createAgentFile } from './helpers/agent-file.js';
+import { bootDaemon, ROOT, tempDir, type TestDaemon } from './helpers/daemon.js';
+
+const executable = ['chromium', 'chromium-browser'].map((name) => spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).stdout.trim()).find(Boolean);
+const SHOTS = process.env.AGT_UPDATE_SCREENSHOTS === '1' ? join(ROOT, 'docs', 'console') : undefined;
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** A model whose each call the test scripts as a function (it can stream deltas and wait between them). */
+class PlayedModel implements ModelClientProvider {
+  readonly plays: Array<(request: ModelRequest) => Promise<Partial<ModelResponse>>> = [];
+  resolve(providerId: string) {
+    if (providerId !== 'local') return undefined;
+    return {
+      complete: async (request: ModelRequest): Promise<ModelResponse> => {
+        const play = this.plays.shift() ?? (async () => ({ text: 'ok' }));
+        const part = await play(request);
+        return { usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 }, cost: 0.001, provider: 'local', model: request.model.model_id, text: '', stopReason: 'end', toolCalls: [], ...part } as ModelResponse;
+      },
+    };
+  }
+}
+
+async function launch(): Promise<Browser | string> {
+  if (!executable) return 'Chromium is not installed (apt-get install chromium): the console browser test did not run';
+  try {
+    return await chromium.launch({ executablePath: executable, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  } catch (error) {
+    return `Chromium could not start (${(error as Error).message.split('\n')[0]}): the console browser test did not run`;
+  }
+}
+
+async function axeSerious(page: Page): Promise<string[]> {
+  await page.evaluate(axeSource);
+  return page.evaluate(async () => {
+    const result = await (window as any).axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'best-practice'] });
+    return result.violations.filter((v: any) => v.impact === 'serious' || v.impact === 'critical').map((v: any) => `${v.id}: ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`);
+  });
+}
+
+async function checkView(t: Tap.Test, page: Page, name: string): Promise<void> {
+  t.same(await axeSerious(page), [], `axe: no serious violation on the ${name} view`);
+  if (SHOTS) {
+    mkdirSync(SHOTS, { recursive: true });
+    await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  }
+}
+
+const browserOrSkip = await launch();
+const skip = typeof browserOrSkip === 'string' ? browserOrSkip : false;
+if (skip) t.comment(skip);
+
+t.test('the console in headless Chromium', { skip }, async (t) => {
+  const browser = browserOrSkip as Browser;
+  t.teardown(() => browser.close());
+  const uiDir = tempDir(t, 'agt-console-ui-');
+  const { buildConsole } = (await import(pathToFileURL(join(ROOT, 'scripts/build-console.mjs')).href)) as { buildConsole(dir: string): Promise<number> };
+  const gzipped = await buildConsole(uiDir);
+  t.ok(gzipped <= 150 * 1024, `UI is ${gzipped} bytes gzipped (budget 150 KB)`);
+
+  const d: TestDaemon = await bootDaemon(t, {
+    extensions: {
+      extensions: [
+        { name: 'console', module: join(ROOT, 'extensions/console/index.ts'), enabled: true, config: { uiDir } },
+        { name: 'compute', module: join(ROOT, 'extensions/compute/index.ts'), enabled: false, config: {} },
+      ],
+    },
+  });
+  const model = new PlayedModel();
+  d.daemon.kernel.contributions.forExtension('test-model').modelClients(model);
+  const agentsDir = tempDir(t, 'agt-console-agents-');
+  const load = async (config: Record<string, unknown>) => {
+    const res = await d.request('POST', '/agents/load', { filePath: await createAgentFile(agentsDir, config) });
+    if (res.status !== 200) throw new Error(`load failed: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body.id as string;
+  };
+  // Every ended turn, so a wait for a turn that ended before its id was known still resolves.
+  const endedTurns = new Set<string>();
+  const endWaiters = new Set<() => void>();
+  const unsubscribe = d.daemon.kernel.bus.subscribe((event) => {
+    if ((event.event_type !== 'turn.completed' && event.event_type !== 'agent.error') || !event.turn_id) return;
+    endedTurns.add(event.turn_id);
+    for (const wake of endWaiters) wake();
+  });
+  t.teardown(unsubscribe);
+  const turnEnded = (turnId: string) =>
+    new Promise<void>((done) => {
+      const check = () => endedTurns.has(turnId) && (endWaiters.delete(check), done());
+      endWaiters.add(check);
+      check();
+    });
+
+  let context: BrowserContext;
+  let page: Page;
+
+  await t.test('logging in with the one-time URL: an HttpOnly cookie, nothing in the URL or storage', async (t) => {
+    const minted = await d.request('POST', '/console/login-codes');
+    t.equal(minted.status, 201);
+    context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
+    page = await context.newPage();
+    // Waits on the DOM end well within this when the console works; a failure says where it stopped.
+    page.setDefaultTimeout(10_000);
+    const response = await page.goto(`${d.url}${minted.body.path}`);
+    const csp = response!.headers()['content-security-policy'] ?? '';
+    t.match(csp, /script-src 'self'/, 'CSP header present');
+    t.match(csp, /frame-ancestors 'none'/);
+    await page.getByRole('heading', { name: 'Fleet' }).waitFor();
+    t.notMatch(page.url(), /code=/, 'the code left the address bar');
+    const [cookie] = await context.cookies();
+    t.match(cookie, { name: 'agt_console', httpOnly: true, sameSite: 'Strict' });
+    t.same(await page.evaluate(() => [document.cookie, localStorage.length, sessionStorage.length]), ['', 0, 0]);
+    t.notOk((await page.content()).includes(d.token), 'the daemon token is nowhere in the page');
+    const reused = await fetch(`${d.url}/console/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code: minted.body.code }) });
+    t.equal(reused.status, 401, 'the code is single use');
+  });
+
+  await t.test('logging in with the token; the session is listed and revoked', async (t) => {
+    const other = await browser.newContext();
+    const tab = await other.newPage();
+    await tab.goto(`${d.url}/console/`);
+    await tab.getByLabel('Daemon token').waitFor();
+    await checkView(t, tab, 'login');
+    await tab.getByLabel('Daemon token').fill(d.token);
+    await tab.getByRole('button', { name: 'Log in' }).click();
+    await tab.getByRole('heading', { name: 'Fleet' }).waitFor();
+    t.same(await tab.evaluate(() => [localStorage.length, sessionStorage.length]), [0, 0]);
+    t.notOk((await tab.content()).includes(d.token));
+    const listed = (await d.request('GET', '/console/sessions')).body.sessions as Array<{ id: string; via: string }>;
+    t.same(listed.map((s) => s.via).sort(), ['code', 'token']);
+    const tokenSession = listed.find((s) => s.via === 'token')!;
+    t.equal((await d.request('DELETE', `/console/sessions/${tokenSession.id}`)).status, 200);
+    const after = await tab.evaluate(() => fetch('/agents', { headers: { 'x-agt-console': '1' } }).then((r) => r.status));
+    t.equal(after, 401, 'a revoked session is refused');
+    await other.close();
+  });
+
+  await t.test('an agent loaded through the API appears in the fleet within a second; names render as text', async (t) => {
+    let begun = 0;
+    await load({ name: 'fleet-one', tools: [{ name: 'fs_write', enabled: true, restricted: true }] }).then(() => (begun = Date.now()));
+    await page.getByRole('link', { name: 'fleet-one' }).waitFor({ timeout: 1000 });
+    t.ok(Date.now() - begun < 1000, `shown ${Date.now() - begun} ms after the load answered`);
+    const evil = '<img src=x onerror="window.__xss=1">';
+    await load({ name: evil });
+    await page.getByRole('link', { name: evil }).waitFor({ timeout: 1000 });
+    t.equal(await page.locator('main img').count(), 0, 'no img element was made');
+    t.equal(await page.evaluate(() => (window as any).__xss), undefined, 'no script ran');
+    await checkView(t, page, 'fleet');
+  });
+
+  await t.test('a chat reply streams in', async (t) => {
+    let release!: () => void;
+    const held = new Promise<void>((done) => (release = done));
+    model.plays.push(async (request) => {
+      request.onDelta?.('Hello ');
+      await held;
+      request.onDelta?.('from the model');
+      return { text: 'Hello from the model' };
+    });
+    await page.getByRole('link', { name: 'fleet-one' }).click();
+    await page.getByRole('heading', { name: 'fleet-one' }).waitFor();
+    await page.getByLabel('Message').fill('hi there');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.locator('.msg.streaming', { hasText: 'Hello' }).waitFor();
+    t.pass('the first delta is on the page before the reply ended');
+    release();
+    await page.locator('.msg-assistant:not(.streaming)', { hasText: 'Hello from the model' }).waitFor();
+    t.equal(await page.locator('.msg.streaming').count(), 0);
+    await checkView(t, page, 'agent');
+  });
+
+  await t.test('an approval answered in the inbox ends the turn', async (t) => {
+    const agentId = ((await d.request('GET', '/agents')).body as Array<{ id: string; name: string }>).find((a) => a.name === 'fleet-one')!.id;
+    model.plays.push(async () => ({ stopReason: 'tool_use', toolCalls: [{ id: 'call_1', name: 'fs_write', args: { path: 'note.txt', content: 'x' } }] }));
+    model.plays.push(async () => ({ text: 'written' }));
+    const turnId = (await d.request('POST', `/agents/${agentId}/chat`, { text: 'write a note' })).body.turnId as string;
+    await page.goto(`${d.url}/console/#/inbox`);
+    const item = page.getByRole('listitem', { name: 'approval from fleet-one' });
+    await item.waitFor();
+    await checkView(t, page, 'inbox');
+    await item.getByRole('button', { name: 'Approve' }).click();
+    await turnEnded(turnId);
+    await page.getByText('Nothing waits for an answer.').waitFor();
+    t.same((await d.request('GET', '/tasks')).body.tasks, []);
+  });
+
+  await t.test('the events tail shows frames and resumes after a dropped connection', async (t) => {
+    await page.getByRole('link', { name: 'Events' }).click();
+    await page.getByRole('heading', { name: 'Events' }).waitFor();
+    const agentId = ((await d.request('GET', '/agents')).body as Array<{ id: string; name: string }>).find((a) => a.name === 'fleet-one')!.id;
+    // A frame while the page is connected.
+    model.plays.push(async () => ({ text: 'first frame' }));
+    await d.request('POST', `/agents/${agentId}/chat`, { text: 'one' });
+    await page.locator('tr.event-row', { hasText: 'first frame' }).first().waitFor();
+    // Hold the reconnect until a turn has run while the page was away.
+    let letThrough!: () => void;
+    const gate = new Promise<void>((done) => (letThrough = done));
+    let lastEventId: string | undefined;
+    await page.route('**/events**', async (route) => {
+      lastEventId = route.request().headers()['last-event-id'];
+      await gate;
+      await route.continue();
+    });
+    const before = Number(await page.locator('#stream-connects').textContent());
+    await page.getByRole('button', { name: 'Reconnect' }).click();
+    model.plays.push(async () => ({ text: 'while away' }));
+    await turnEnded((await d.request('POST', `/agents/${agentId}/chat`, { text: 'two' })).body.turnId);
+    await t.resolves(new Promise<void>((done) => {
+      const wait = () => (lastEventId !== undefined ? done() : setTimeout(wait, 10));
+      wait();
+    }));
+    letThrough();
+    await page.locator('tr.event-row', { hasText: 'while away' }).first().waitFor();
+    t.match(lastEventId, /^\d+$/, 'the reconnect carried Last-Event-ID');
+    t.equal(Number(await page.locator('#stream-connects').textContent()), before + 1);
+    await page.unroute('**/events**');
+    await checkView(t, page, 'events');
+  });
+
+  await t.test("a disabled extension's panel says it is off", async (t) => {
+    await page.getByRole('link', { name: 'System' }).click();
+    const compute = page.locator('[data-extension="compute"]');
+    await compute.waitFor();
+    t.match(await compute.textContent(), /off/);
+    t.match(await page.locator('[data-extension="console"]').textContent(), /running/);
+    await checkView(t, page, 'system');
+    await context.close();
+  });
+});
