@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { canonicalJson } from '@agt/contracts/canonical-json';
 
 interface ToolRecord {
   /** Hash of the accepted input schema. */
@@ -28,11 +29,9 @@ export interface ToolVerdict {
   changed: boolean;
 }
 
-/** A stable hash of a JSON value (object keys sorted). */
+/** A stable hash of a JSON value: sha256 of its canonical JSON (RFC 8785, object keys sorted). */
 export function schemaHash(value: unknown): string {
-  const canonical = (v: unknown): unknown =>
-    Array.isArray(v) ? v.map(canonical) : v && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])])) : v;
-  return createHash('sha256').update(JSON.stringify(canonical(value))).digest('hex');
+  return createHash('sha256').update(canonicalJson(value)).digest('hex');
 }
 
 export class ToolStateStore {

@@ -10,8 +10,8 @@ import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentConfig } from '../../contracts/agent-config.js';
 import type { Logger } from '../../contracts/logger.js';
+import { canonicalJson } from '../../contracts/canonical-json.js';
 import { MAX_JSON_DEPTH } from '../../contracts/validate.js';
-import { configTooDeep } from './errors.js';
 
 export const REVIEW_MARKS_FILE = 'review-marks.json';
 
@@ -40,25 +40,13 @@ export interface ReviewMark {
   reviewedAt: number;
 }
 
-/** JSON with sorted keys, so equal configs give equal text whatever their key order. */
-function canonical(value: unknown, depth = 0): string {
-  // Configs are depth-checked (MAX_JSON_DEPTH) before they get here; this guard keeps the recursion bounded anyway.
-  if (depth > MAX_JSON_DEPTH + 1) throw configTooDeep(MAX_JSON_DEPTH);
-  if (Array.isArray(value)) return `[${value.map((item) => canonical(item, depth + 1)).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v, depth + 1)}`).join(',')}}`;
-  }
-  return JSON.stringify(value ?? null);
-}
-
 /** sha256 over the security-relevant fields (plus the model's provider, which decides where data goes). */
 export function securityFingerprint(config: Readonly<AgentConfig>): string {
   const picked: Record<string, unknown> = { model_provider: config.model?.provider };
   for (const field of SECURITY_FIELDS) picked[field] = config[field];
-  return createHash('sha256').update(canonical(picked)).digest('hex');
+  // The project's one canonical JSON (RFC 8785): sorted keys, so equal configs give equal text whatever
+  // their key order. Configs are depth-checked before they get here; `picked` adds one level.
+  return createHash('sha256').update(canonicalJson(picked, MAX_JSON_DEPTH + 1)).digest('hex');
 }
 
 export class ReviewMarks {
