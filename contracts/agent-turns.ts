@@ -44,6 +44,20 @@ export interface PendingApproval {
   createdAt: number;
 }
 
+/** One row of a loop's conversation ({@link AgentTurnsAccess.history}), as `GET /agents/{id}/chat` gives it. */
+export interface ConversationEntry {
+  id: number;
+  /** `user`, `assistant`, `tool`, `system`. */
+  role: string;
+  kind: string;
+  content: string;
+  turnId: string | null;
+  createdAt: number;
+  /** A tool row: the tool's name. */
+  name?: string;
+  isError?: boolean;
+}
+
 /** Where a turn is: queued, running (maybe waiting on an ask or approval), or nowhere (ended, unknown). */
 export type TurnPlace = 'queued' | 'running' | 'none';
 
@@ -82,6 +96,11 @@ export interface AgentTurnsAccess {
    * Throws `not_found` (unknown task) and `conflict` (no longer pending).
    */
   resolveApproval(agentId: string, taskId: string, action: 'approve' | 'deny', reason?: string): void;
+  /**
+   * The newest `limit` rows (default 50, clamped 1-500) of loop `loop`'s conversation (default `main`),
+   * oldest first, as the owner reads them (`GET /agents/{id}/chat`). Throws `not_found` (agent or loop).
+   */
+  history(agentId: string, options?: { loop?: string; limit?: number }): ConversationEntry[];
 }
 
 /** One HTTP request an extension makes on an agent's behalf ({@link AgentFetch}). */

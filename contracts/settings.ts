@@ -149,6 +149,19 @@ export const SettingsSchema = Type.Object(
       Type.Integer({ minimum: 0, maximum: 32, description: 'folder levels below each tracked folder that scans and the watcher descend into (default 5)' }),
     ),
     mcpServers: Type.Optional(Type.Array(McpRegistration, { maxItems: 200, description: 'MCP server registrations (D11), owned by the mcp extension' })),
+    mcpServer: Type.Optional(
+      Type.Object(
+        {
+          agents: Type.Optional(
+            Type.Array(Type.String({ minLength: 1, maxLength: 128 }), {
+              maxItems: 1000,
+              description: 'agents (by id or handle) that `/mcp/server` (agt as an MCP server) exposes; `"*"`: every loaded agent; default none (docs/mcp.md)',
+            }),
+          ),
+        },
+        { additionalProperties: false, description: 'agt as an MCP server, owned by the mcp extension' },
+      ),
+    ),
     computeHostAgents: Type.Optional(
       Type.Array(Type.String({ minLength: 1, maxLength: 128 }), {
         maxItems: 1000,

@@ -6,6 +6,8 @@
 import type { AgentTurnsAccess, TurnPlace } from '../../contracts/agent-turns.js';
 import type { AgentRuntime } from '../runtime/agent-runtime.js';
 import { normalizeDispatch } from '../runtime/dispatch.js';
+import { noSuchLoop } from '../runtime/errors.js';
+import { historyMessage } from '../runtime/executor/context.js';
 import { agentIdNotLoaded } from './errors.js';
 
 export function turnsAccess(runtimeOf: (agentId: string) => AgentRuntime | undefined): AgentTurnsAccess {
@@ -51,6 +53,16 @@ export function turnsAccess(runtimeOf: (agentId: string) => AgentRuntime | undef
         .map((task) => ({ taskId: task.id, tool: task.tool, args: task.args, loop: task.loop, turnId: task.turnId, createdAt: task.createdAt })),
     resolveApproval(agentId, taskId, action, reason) {
       runtime(agentId).hil.resolveTask(taskId, action, reason);
+    },
+    history(agentId, options = {}) {
+      const agentRuntime = runtime(agentId);
+      const loop = options.loop ?? 'main';
+      if (!agentRuntime.loopNames().includes(loop)) throw noSuchLoop(agentRuntime.agent.name, loop);
+      const limit = Math.min(500, Math.max(1, Math.trunc(options.limit ?? 50)));
+      return agentRuntime.agent.file.loop.tail(loop, limit).map((row) => {
+        const { toolCalls: _calls, toolCallId: _callId, ...entry } = historyMessage(row);
+        return entry;
+      });
     },
   };
 }
