@@ -1,11 +1,11 @@
 /**
  * One agent: chat with the reply streamed in from `llm.delta` events, tool calls shown compactly (their
- * arguments on demand), its pending approvals/asks/suspends answered inline, interrupt, and a chart of
- * the tokens of each model call seen while the page is open.
+ * arguments on demand), its pending approvals/asks/suspends answered inline, interrupt, and the
+ * details panels (agent-details.tsx).
  */
-import { useEffect, useRef, useState } from 'preact/hooks';
-import uPlot from 'uplot';
+import { useEffect, useState } from 'preact/hooks';
 import { client } from './api.js';
+import { AgentDetails } from './agent-details.js';
 import { PendingList } from './inbox.js';
 import { errorText, useEvents, useLive } from './util.js';
 
@@ -19,25 +19,12 @@ interface Line {
 const textOf = (content: unknown): string =>
   typeof content === 'string' ? content : Array.isArray(content) ? content.map((part: any) => (typeof part?.text === 'string' ? part.text : '')).join('') : '';
 
-function UsageChart({ points }: { points: Array<[number, number]> }) {
-  const box = useRef<HTMLDivElement>(null);
-  const plot = useRef<uPlot | null>(null);
-  useEffect(() => {
-    if (!box.current) return;
-    plot.current = new uPlot({ width: 360, height: 160, series: [{}, { label: 'tokens', stroke: '#2f6fdf' }], axes: [{}, {}] }, [[], []], box.current);
-    return () => plot.current?.destroy();
-  }, []);
-  useEffect(() => plot.current?.setData([points.map((p) => p[0]), points.map((p) => p[1])]), [points]);
-  return <figure><div ref={box} role="img" aria-label={`Tokens per model call: ${points.length} calls`} /><figcaption>Tokens per model call (this session)</figcaption></figure>;
-}
-
 export function AgentView({ id }: { id: string }) {
   const { data: agents } = useLive(() => client.agents(), (type, agent) => agent === id && /^agent\./.test(type), [id]);
   const agent = agents?.find((a) => a.id === id);
   const [lines, setLines] = useState<Line[]>([]);
   const [streaming, setStreaming] = useState('');
   const [error, setError] = useState('');
-  const [usage, setUsage] = useState<Array<[number, number]>>([]);
 
   useEffect(() => {
     setLines([]);
@@ -65,9 +52,6 @@ export function AgentView({ id }: { id: string }) {
         setStreaming('');
         setLines((all) => [...all, { key: `e${event.seq}`, role: 'error', text: String(payload.message ?? payload.code ?? 'error') }]);
         break;
-      case 'llm.completed':
-        setUsage((points) => [...points, [event.timestamp / 1000, Number(payload.usage?.input ?? 0) + Number(payload.usage?.output ?? 0)]]);
-        break;
     }
   }, [id]);
 
@@ -92,7 +76,7 @@ export function AgentView({ id }: { id: string }) {
       <ol class="chat" aria-live="polite">
         {lines.map((line) => (
           <li key={line.key} class={`msg msg-${line.role}`}>
-            {line.role === 'tool' ? <details><summary>Tool call: <code>{line.text}</code></summary><pre>{line.detail ?? ''}</pre></details> : line.text}
+            {line.role === 'tool' ? <details><summary>Tool call: <code>{line.text}</code></summary><pre tabIndex={0}>{line.detail ?? ''}</pre></details> : line.text}
           </li>
         ))}
         {streaming && <li class="msg msg-assistant streaming">{streaming}</li>}
@@ -102,8 +86,7 @@ export function AgentView({ id }: { id: string }) {
         <textarea id="message" name="message" rows={2} required />
         <button type="submit">Send</button>
       </form>
-      <h2>Usage</h2>
-      <UsageChart points={usage} />
+      <AgentDetails id={id} />
     </section>
   );
 }

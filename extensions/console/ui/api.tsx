@@ -3,10 +3,14 @@
  * (never the daemon token, which the page does not keep). Response types come from `@agt/contracts`
  * where the daemon's schemas live there, so a changed schema breaks `npm run typecheck:console`.
  */
-import type { AgentStatus, AgentSummary } from '@agt/contracts/agents-api';
+import type { AgentStatus, AgentSummary, DaemonUsage as DaemonUsageSchema, UsageRollup as UsageRollupSchema } from '@agt/contracts/agents-api';
+import type { Static } from 'typebox';
 import type { EventFrame, UmbilicalEvent } from '@agt/contracts/events';
 
 export type { AgentSummary, EventFrame, UmbilicalEvent };
+/** The daemon's own schemas (contracts/agents-api.ts), as types. */
+export type DaemonUsage = Static<typeof DaemonUsageSchema>;
+export type UsageRollup = Static<typeof UsageRollupSchema>;
 
 export class ApiError extends Error {
   constructor(readonly status: number, readonly code: string, message: string) {
@@ -69,6 +73,31 @@ export interface SessionInfo {
   current: boolean;
 }
 
+/** A row of `GET /agents/{id}/loop` (the durable conversation). */
+export interface LoopRow {
+  id: number;
+  role: string;
+  kind: string;
+  content: unknown;
+  created_at: number;
+  usage_input: number | null;
+  usage_output: number | null;
+  cost: number | null;
+}
+export interface FileInfo {
+  path: string;
+  size: number;
+  mime_type: string | null;
+  updated_at: number;
+}
+export interface TrackedAgent {
+  filePath: string;
+  id: string;
+  name: string;
+  loaded: boolean;
+  reviewed: boolean;
+}
+
 export const client = {
   loginWithCode: (code: string) => api<{ session: SessionInfo }>('POST', '/console/login', { code }),
   loginWithToken: (token: string) => api<{ session: SessionInfo }>('POST', '/console/sessions', undefined, { authorization: `Bearer ${token}` }),
@@ -84,6 +113,23 @@ export const client = {
   chat: (id: string, text: string) => api<{ accepted: true; turnId: string }>('POST', `/agents/${seg(id)}/chat`, { text }),
   history: (id: string, limit = 50) => api<ChatHistory>('GET', `/agents/${seg(id)}/chat?limit=${limit}`),
   usage: (id: string) => api<Record<string, unknown>>('GET', `/agents/${seg(id)}/usage`),
+  usageToday: () => api<DaemonUsage>('GET', `/usage?groupBy=agent&from=${new Date(new Date().setHours(0, 0, 0, 0)).toISOString()}`),
+  rollup: (id: string) => api<UsageRollup>('GET', `/agents/${seg(id)}/usage`),
+  tracked: () => api<{ agents: TrackedAgent[] }>('GET', '/tracked-folders/agents'),
+  loopPage: (id: string, offset?: number) => api<{ total: number; offset: number; rows: LoopRow[] }>('GET', `/agents/${seg(id)}/loop?limit=50${offset === undefined ? '' : `&offset=${offset}`}`),
+  loops: (id: string) => api<unknown>('GET', `/agents/${seg(id)}/loops`),
+  timers: (id: string) => api<unknown>('GET', `/agents/${seg(id)}/timers`),
+  logs: (id: string) => api<unknown>('GET', `/agents/${seg(id)}/logs?limit=100`),
+  credentials: (id: string) => api<unknown>('GET', `/agents/${seg(id)}/credentials`),
+  files: (id: string) => api<{ files: FileInfo[] }>('GET', `/agents/${seg(id)}/files`),
+  file: (id: string, path: string, encoding: 'utf-8' | 'base64') => api<{ content: string; encoding: string; mime_type: string | null }>('GET', `/agents/${seg(id)}/files/content?path=${seg(path)}&encoding=${encoding}`),
+  putFile: (id: string, path: string, content: string) => api<unknown>('PUT', `/agents/${seg(id)}/files/content?path=${seg(path)}`, { content, encoding: 'base64' }),
+  config: (id: string) => api<{ config: Record<string, unknown> }>('GET', `/agents/${seg(id)}/config`),
+  putConfig: (id: string, config: unknown) => api<unknown>('PUT', `/agents/${seg(id)}/config`, config),
+  identity: () => api<Record<string, unknown>>('GET', '/identity'),
+  unlockIdentity: (passphrase: string) => api<unknown>('POST', '/identity/unlock', { passphrase }),
+  providers: () => api<unknown>('GET', '/providers'),
+  checkProvider: (providerId: string) => api<unknown>('POST', `/providers/${seg(providerId)}/check`),
   tasks: () => api<{ tasks: PendingItem[] }>('GET', '/tasks'),
   resolve: (item: PendingItem, action: 'approve' | 'deny') => api<unknown>('POST', `/agents/${seg(item.agentId)}/tasks/${seg(item.id)}/resolve`, { action }),
   answer: (item: PendingItem, answer: string) => api<unknown>('POST', `/agents/${seg(item.agentId)}/asks/${seg(item.id)}/respond`, { answer }),

@@ -35,7 +35,7 @@ export function EventsView() {
           {shown.map(({ cursor, event }) => (
             <tr key={cursor} class="event-row">
               <td>{cursor}</td><td>{time(event.timestamp)}</td><td>{event.event_type}</td><td>{event.agent_id ?? '—'}</td>
-              <td><details><summary>payload</summary><pre>{JSON.stringify(event.payload, null, 2)}</pre></details></td>
+              <td><details><summary>payload</summary><pre tabIndex={0}>{JSON.stringify(event.payload, null, 2)}</pre></details></td>
             </tr>
           ))}
         </tbody>

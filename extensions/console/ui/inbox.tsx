@@ -14,7 +14,7 @@ function Item({ item }: { item: PendingItem }) {
     <li class="task" aria-label={label}>
       <p><strong>{item.kind}</strong> · <a href={`#/agent/${encodeURIComponent(item.agentId)}`}>{item.agentName}</a> · {time(item.createdAt)}</p>
       {item.tool && <p>Tool <code>{item.tool}</code></p>}
-      {item.args && <details><summary>Arguments</summary><pre>{JSON.stringify(item.args, null, 2)}</pre></details>}
+      {item.args && <details><summary>Arguments</summary><pre tabIndex={0}>{JSON.stringify(item.args, null, 2)}</pre></details>}
       {item.question && <p>{item.question}</p>}
       {item.reason && <p>{item.reason}</p>}
       {(item.kind === 'approval' || item.kind === 'budget') && (

@@ -19,7 +19,7 @@ function Extension({ ext }: { ext: ExtensionInfo }) {
       <h2 id={`ext-${ext.name}`}>{ext.name}</h2>
       <p class={on ? 'ok' : 'off'}>{on ? `running (${ext.state ?? 'loaded'})` : !ext.enabled ? 'This extension is off (disabled in the manifest).' : `Not running: ${ext.error ?? ext.state ?? 'unknown'}`}</p>
       {ext.prefix && <p>Routes under <code>{ext.prefix}</code></p>}
-      {index && <details><summary>Resources</summary><pre>{index}</pre></details>}
+      {index && <details><summary>Resources</summary><pre tabIndex={0}>{index}</pre></details>}
     </article>
   );
 }
@@ -45,6 +45,57 @@ function Sessions() {
   );
 }
 
+function Identity() {
+  const [status, setStatus] = useState<Record<string, unknown> | null>(null);
+  const [message, setMessage] = useState('');
+  const load = () => client.identity().then(setStatus, (e) => setMessage(errorText(e)));
+  useEffect(() => void load(), []);
+  const unlock = (event: Event) => {
+    event.preventDefault();
+    const input = (event.currentTarget as HTMLFormElement).elements.namedItem('passphrase') as HTMLInputElement;
+    const passphrase = input.value;
+    input.value = '';
+    client.unlockIdentity(passphrase).then(() => (setMessage('Unlocked.'), load()), (e) => setMessage(errorText(e)));
+  };
+  return (
+    <section aria-labelledby="identity-title" class="panel">
+      <h2 id="identity-title">Owner identity</h2>
+      <pre tabIndex={0}>{status ? JSON.stringify(status, null, 2) : '…'}</pre>
+      {status?.locked === true && (
+        <form class="row" onSubmit={unlock}>
+          <label for="passphrase">Passphrase</label>
+          <input id="passphrase" name="passphrase" type="password" autocomplete="current-password" required />
+          <button type="submit">Unlock</button>
+        </form>
+      )}
+      {message && <p role="status">{message}</p>}
+    </section>
+  );
+}
+
+function Providers() {
+  const [list, setList] = useState<Array<{ id: string; name?: string; type?: string }>>([]);
+  const [checks, setChecks] = useState<Record<string, string>>({});
+  const [message, setMessage] = useState('');
+  useEffect(() => void client.providers().then((r: any) => setList(r.providers ?? []), (e) => setMessage(errorText(e))), []);
+  const check = (id: string) => client.checkProvider(id).then((r) => setChecks((c) => ({ ...c, [id]: JSON.stringify(r) })), (e) => setChecks((c) => ({ ...c, [id]: errorText(e) })));
+  return (
+    <section aria-labelledby="providers-title" class="panel">
+      <h2 id="providers-title">Providers</h2>
+      {message && <p class="muted">{message}</p>}
+      <ul>
+        {list.map((p) => (
+          <li key={p.id}>{p.name ?? p.id} <span class="muted">({p.type ?? 'provider'})</span>{' '}
+            <button type="button" onClick={() => check(p.id)} aria-label={`Check ${p.name ?? p.id}`}>Check</button>
+            {checks[p.id] && <pre tabIndex={0}>{checks[p.id]}</pre>}
+          </li>
+        ))}
+      </ul>
+      <p class="muted">Add one with <code>agt providers add</code> or <code>PATCH /settings</code> (providers).</p>
+    </section>
+  );
+}
+
 export function SystemView() {
   const { data, error } = useLive(() => client.extensions(), (type) => type === 'extension.state.changed');
   return (
@@ -52,6 +103,7 @@ export function SystemView() {
       <h1 id="system-title">System</h1>
       {error && <p role="alert" class="error">{error}</p>}
       <div class="panels">{(data?.extensions ?? []).map((ext) => <Extension key={ext.name} ext={ext} />)}</div>
+      <div class="panels"><Identity /><Providers /></div>
       <Sessions />
     </section>
   );
