@@ -30,6 +30,7 @@ import autocannon from 'autocannon';
 import { reply } from '../test/fakes/script.js';
 import { startFakeOpenAI } from '../test/fakes/openai.js';
 import { call, freePort, percentile, TOKEN } from './http.js';
+import { fanout } from './sse-fanout.js';
 import { trackedScanBench } from './tracked-scan.js';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
@@ -216,92 +217,6 @@ async function chatOnce(port: number, watcher: TurnWatcher, agentId: string, tex
   const res = await call(port, 'POST', `/agents/${agentId}/chat`, { text });
   if (res.status !== 202) throw new Error(`chat answered ${res.status}: ${JSON.stringify(res.body)}`);
   return (await watcher.until(res.body.turnId)) - since;
-}
-
-/** SSE fan-out against the built daemon in a process of its own. */
-async function fanout(clients: number, rate: number, seconds: number, payloadBytes = 256) {
-  const setup = daemonSetup();
-  const manifest = join(setup.dataDir, 'no-extensions.json');
-  writeFileSync(manifest, '{"extensions":[]}');
-  const port = await freePort();
-  const child = spawn(process.execPath, ['bench/fanout-daemon.mjs'], {
-    cwd: ROOT,
-    env: { ...setup.env, AGT_DAEMON_PORT: String(port), AGT_EXTENSIONS: manifest, AGT_LOG_LEVEL: 'error' },
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
-  cleanups.push(() => child.kill('SIGKILL'));
-  const next = (op: string) => new Promise<any>((done) => {
-    const listener = (message: any) => {
-      if (message.op !== op) return;
-      child.off('message', listener);
-      done(message);
-    };
-    child.on('message', listener);
-  });
-  await next('ready');
-
-  const count = rate * seconds;
-  const latencies: number[][] = [];
-  const received: number[] = [];
-  const requests: Array<{ destroy(): void }> = [];
-  for (let i = 0; i < clients; i++) {
-    latencies.push([]);
-    received.push(0);
-    const req = httpRequest({ host: '127.0.0.1', port, path: '/events', headers: { authorization: `Bearer ${TOKEN}` } }, (res) => {
-      let tail = '';
-      res.setEncoding('latin1');
-      res.on('data', (chunk: string) => {
-        const at = performance.timeOrigin + performance.now();
-        const text = tail + chunk;
-        let position = 0;
-        for (;;) {
-          const marker = text.indexOf('"message":"@', position);
-          if (marker < 0) break;
-          const start = marker + 12;
-          const end = text.indexOf('@', start);
-          if (end < 0) break;
-          latencies[i]!.push(at - Number(text.slice(start, end)));
-          received[i]!++;
-          position = end + 1;
-        }
-        tail = text.slice(Math.max(position, text.length - 40));
-      });
-    });
-    req.end();
-    requests.push(req);
-  }
-  for (;;) {
-    child.send({ op: 'stats' });
-    if ((await next('stats')).clients >= clients) break;
-    await sleep(20);
-  }
-  child.send({ op: 'emit', rate, count, payloadBytes });
-  const emitted = await next('emitted');
-  // Frames in flight: wait until every client has all, or nothing arrives for 2 s.
-  let last = -1;
-  for (let quiet = 0; quiet < 20; quiet++) {
-    const total = received.reduce((a, b) => a + b, 0);
-    if (total >= count * clients) break;
-    if (total !== last) quiet = 0;
-    last = total;
-    await sleep(100);
-  }
-  child.send({ op: 'stats' });
-  const stats = await next('stats');
-  for (const req of requests) req.destroy();
-  child.send({ op: 'stop' });
-  await new Promise((done) => child.once('exit', done));
-  const all = latencies.flat();
-  return {
-    clients,
-    rate,
-    events: emitted.count,
-    emitSeconds: emitted.ms / 1000,
-    deliveryP50Ms: percentile(all, 50),
-    deliveryP99Ms: percentile(all, 99),
-    framesLost: count * clients - received.reduce((a, b) => a + b, 0),
-    droppedClients: stats.dropped,
-  };
 }
 
 const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : '—');
