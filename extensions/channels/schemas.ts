@@ -1,5 +1,6 @@
 /** Wire shapes of the Channels routes (D14); the OpenAPI description is generated from them. */
 import { Type } from 'typebox';
+import { AgentIdParams } from '@agt/contracts';
 import { PolicySchema } from './policy.js';
 
 export const TAG = 'Channels';
@@ -37,8 +38,9 @@ export const ChannelsList = Type.Object({
   ),
 });
 
-export const AgentParams = Type.Object({ id: Type.String() });
-export const AdapterParams = Type.Object({ id: Type.String(), type: Type.String({ maxLength: 64 }) });
+/** Path params of agent-scoped routes: the contract's one `AgentIdParams`. */
+export const AgentParams = AgentIdParams;
+export const AdapterParams = Type.Object({ id: Type.String({ minLength: 1 }), type: Type.String({ maxLength: 64 }) });
 
 /** The PUT body: AdapterInstanceConfig with the policy spelled out; `config` is checked by the type's own schema. */
 export const AdapterInstanceBody = Type.Object(

@@ -1,5 +1,6 @@
 /** TypeBox schemas of the MCP routes (they are the validation, the types and the OpenAPI document). */
 import { Type } from 'typebox';
+import { AgentIdParams } from '@agt/contracts';
 import { McpPackageSpec, McpRegistration, McpServerName } from '@agt/contracts/mcp';
 
 export const TAG = 'MCP';
@@ -60,7 +61,8 @@ export const InstallAnswer = Type.Object({ package: InstalledPackage });
 export const PackageQuery = Type.Object({ package: Type.String({ minLength: 1, maxLength: 214 }) });
 export const PackageRemoved = Type.Object({ package: Type.String(), removed: Type.Literal(true) });
 
-export const AgentParams = Type.Object({ id: Type.String({ minLength: 1 }) });
+/** Path params of agent-scoped routes: the contract's one `AgentIdParams`. */
+export const AgentParams = AgentIdParams;
 export const AgentServerParams = Type.Object({ id: Type.String({ minLength: 1 }), name: Type.String({ minLength: 1, maxLength: 100 }) });
 export const AgentToolParams = Type.Object({ id: Type.String({ minLength: 1 }), name: Type.String({ minLength: 1, maxLength: 100 }), tool: Type.String({ minLength: 1, maxLength: 300 }) });
 export const ToolEnabled = Type.Object({ agentId: Type.String(), server: Type.String(), tool: Type.String(), enabled: Type.Literal(true) });

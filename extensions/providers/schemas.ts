@@ -1,5 +1,6 @@
 /** Route schemas of the providers extension: validation, reply types and the OpenAPI document. */
 import { Type } from 'typebox';
+import { AgentIdParams } from '@agt/contracts';
 
 export const TAG = 'Providers & sign-in';
 
@@ -82,5 +83,6 @@ export const AgentProviderList = Type.Object(
 );
 
 export const ProviderParams = Type.Object({ providerId: Type.String({ minLength: 1 }) });
-export const AgentParams = Type.Object({ id: Type.String({ minLength: 1 }) });
+/** Path params of agent-scoped routes: the contract's one `AgentIdParams`. */
+export const AgentParams = AgentIdParams;
 export const AgentProviderParams = Type.Object({ id: Type.String({ minLength: 1 }), providerId: Type.String({ minLength: 1 }) });

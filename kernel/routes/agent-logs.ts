@@ -1,12 +1,11 @@
 /** Log routes (`/agents/{id}/logs`, `/logs/after`) and the usage rollup (`/agents/{id}/usage`). */
 import { Type } from 'typebox';
 import { LogEntry, UsageRollup } from '../../contracts/agents-api.js';
-import { AgentSuccess, errorResponses } from '../../contracts/http.js';
+import { AgentIdParams, AgentSuccess, errorResponses } from '../../contracts/http.js';
 import type { KernelRoutes } from './plugin.js';
 import { agentSpend } from '../spend/views.js';
 
 const TAGS = ['Agents'];
-const IdParams = Type.Object({ id: Type.String({ minLength: 1 }) });
 const LogsReply = Type.Object({ agentId: Type.String(), logs: Type.Array(LogEntry) });
 
 /** Log limits are clamped, not refused (spec section 8): default 50, range 1-500. */
@@ -27,7 +26,7 @@ export const agentLogRoutes: KernelRoutes = async (app, { services }) => {
       schema: {
         tags: TAGS,
         summary: 'The newest log rows, oldest first (newest last)',
-        params: IdParams,
+        params: AgentIdParams,
         querystring: Type.Object(filters),
         response: { 200: LogsReply, ...errorResponses(404, 409) },
       },
@@ -45,7 +44,7 @@ export const agentLogRoutes: KernelRoutes = async (app, { services }) => {
       schema: {
         tags: TAGS,
         summary: 'Log rows with id greater than `afterId`, oldest first (tailing)',
-        params: IdParams,
+        params: AgentIdParams,
         querystring: Type.Object({ afterId: Type.Integer(), ...filters }),
         response: { 200: LogsReply, ...errorResponses(404, 409) },
       },
@@ -60,7 +59,7 @@ export const agentLogRoutes: KernelRoutes = async (app, { services }) => {
   app.delete(
     '/logs',
     {
-      schema: { tags: TAGS, summary: 'Delete every log row', params: IdParams, response: { 200: AgentSuccess, ...errorResponses(404, 409) } },
+      schema: { tags: TAGS, summary: 'Delete every log row', params: AgentIdParams, response: { 200: AgentSuccess, ...errorResponses(404, 409) } },
     },
     async (request) => {
       const agent = registry.resolve(request.params.id);
@@ -75,7 +74,7 @@ export const agentLogRoutes: KernelRoutes = async (app, { services }) => {
       schema: {
         tags: TAGS,
         summary: 'Token usage rolled up from agt_loop, plus the spend ledger (cost_usd, spend) and the budgets now (docs/costs.md)',
-        params: IdParams,
+        params: AgentIdParams,
         response: { 200: UsageRollup, ...errorResponses(404, 409) },
       },
     },

@@ -6,11 +6,10 @@
 import { Type } from 'typebox';
 import type { AgentConfig } from '../../contracts/agent-config.js';
 import { InboxMessage, OutboxMessage } from '../../contracts/agents-api.js';
-import { errorResponses } from '../../contracts/http.js';
+import { AgentIdParams, errorResponses } from '../../contracts/http.js';
 import type { KernelRoutes } from './plugin.js';
 
 const TAGS = ['Chat'];
-const IdParams = Type.Object({ id: Type.String({ minLength: 1 }) });
 const StatusQuery = Type.Object({ status: Type.Optional(Type.String({ minLength: 1, description: 'only messages with this status' })) });
 
 /** Whether the agent's audit config requires inbox snapshots before a clear. */
@@ -34,7 +33,7 @@ export const agentMessageRoutes: KernelRoutes = async (app, { services }) => {
       schema: {
         tags: TAGS,
         summary: 'Inbox messages, oldest first (optionally one status)',
-        params: IdParams,
+        params: AgentIdParams,
         querystring: StatusQuery,
         response: { 200: Type.Object({ agentId: Type.String(), messages: Type.Array(InboxMessage) }), ...errorResponses(404, 409) },
       },
@@ -51,7 +50,7 @@ export const agentMessageRoutes: KernelRoutes = async (app, { services }) => {
       schema: {
         tags: TAGS,
         summary: 'Clear the inbox (audit snapshots are kept first when context.audit requires them)',
-        params: IdParams,
+        params: AgentIdParams,
         response: {
           200: Type.Object({ agentId: Type.String(), success: Type.Literal(true), cleared: Type.Integer(), audited: Type.Integer() }),
           ...errorResponses(404, 409),
@@ -81,7 +80,7 @@ export const agentMessageRoutes: KernelRoutes = async (app, { services }) => {
       schema: {
         tags: TAGS,
         summary: 'Outbox messages, oldest first (optionally one status)',
-        params: IdParams,
+        params: AgentIdParams,
         querystring: StatusQuery,
         response: { 200: Type.Object({ agentId: Type.String(), messages: Type.Array(OutboxMessage) }), ...errorResponses(404, 409) },
       },

@@ -4,7 +4,7 @@
  */
 import { Type } from 'typebox';
 import { MetaEntry, MetaProtection } from '../../contracts/agents-api.js';
-import { AgentSuccess, errorResponses } from '../../contracts/http.js';
+import { AgentIdParams, AgentSuccess, errorResponses } from '../../contracts/http.js';
 import { MetaKey } from '../../contracts/names.js';
 import type { KernelRoutes } from './plugin.js';
 import { metaKeyNotFound } from '../agents/stores/errors.js';
@@ -21,7 +21,7 @@ export const agentMetaRoutes: KernelRoutes = async (app, { services }) => {
       schema: {
         tags: TAGS,
         summary: 'Meta entries of the agent, sorted by key',
-        params: Type.Object({ id: Type.String({ minLength: 1 }) }),
+        params: AgentIdParams,
         response: { 200: Type.Object({ agentId: Type.String(), entries: Type.Array(MetaEntry) }), ...errorResponses(404, 409) },
       },
     },

@@ -8,7 +8,7 @@
  * `limits.sql_timeout_ms` (see local-tables.ts). A count past the limit is `row_count: null`.
  */
 import { Type } from 'typebox';
-import { AgentSuccess, errorResponses } from '../../contracts/http.js';
+import { AgentIdParams, AgentSuccess, errorResponses } from '../../contracts/http.js';
 import type { LoadedAgent } from '../agents/loaded-agent.js';
 import { SQL_DEFAULT_TIMEOUT_MS } from '../runtime/sql-sandbox/sql-runner.js';
 import { limitOf } from '../runtime/types.js';
@@ -33,7 +33,7 @@ export const agentTableRoutes: KernelRoutes = async (app, { services }) => {
       schema: {
         tags: TAGS,
         summary: 'Tables of the agent file with row counts (`row_count` null when counting passed the agent\'s `limits.sql_timeout_ms`)',
-        params: Type.Object({ id: Type.String({ minLength: 1 }) }),
+        params: AgentIdParams,
         response: {
           200: Type.Object({
             agentId: Type.String(),

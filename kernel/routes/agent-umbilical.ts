@@ -1,7 +1,7 @@
 /** The per-agent replay window: `GET /agents/{id}/umbilical/events` (see kernel/agents/umbilical.ts). */
 import { Type } from 'typebox';
 import { UmbilicalPage } from '../../contracts/agents-api.js';
-import { errorResponses } from '../../contracts/http.js';
+import { AgentIdParams, errorResponses } from '../../contracts/http.js';
 import { UMBILICAL_DEFAULT_LIMIT, UMBILICAL_MAX_LIMIT } from '../agents/umbilical.js';
 import type { KernelRoutes } from './plugin.js';
 
@@ -14,7 +14,7 @@ export const agentUmbilicalRoutes: KernelRoutes = async (app, { services }) => {
         summary: "Replay the agent's recent events (opt-in: umbilical.log.enabled; in memory, bounded)",
         description:
           '`since_seq`: only events with a greater seq. `last_seq` is the highest seq returned, or the `since_seq` passed when nothing is new. `since_seq < oldest_seq - 1` means events were evicted since (re-snapshot). Payloads over 4 KB of JSON are replaced by `{_truncated: true, preview}` with `truncated: true`.',
-        params: Type.Object({ id: Type.String({ minLength: 1 }) }),
+        params: AgentIdParams,
         querystring: Type.Object({
           since_seq: Type.Optional(Type.Integer({ minimum: 0 })),
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: UMBILICAL_MAX_LIMIT, default: UMBILICAL_DEFAULT_LIMIT })),
