@@ -16,3 +16,4 @@ export * from './server-guards.js';
 export * from './agents-api.js';
 export * from './agent-launcher.js';
 export * from './agent-file-changes.js';
+export * from './trace-context.js';

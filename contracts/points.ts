@@ -58,6 +58,12 @@ export interface OutboundEnvelope {
    * to drop the duplicate.
    */
   resumed?: boolean;
+  /**
+   * The W3C `traceparent` of the span this message leaves from, when a {@link traceContext} provider
+   * (the `telemetry` extension) gives one: a transport carries it to the receiver (the mesh puts it in the
+   * envelope's `payload.traceparent`), which hands it back through `InboundMessage.traceparent`.
+   */
+  traceparent?: string;
 }
 
 /** What a transport tells the kernel about one delivery while it works on it. */

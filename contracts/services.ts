@@ -117,6 +117,12 @@ export interface InboundMessage {
    * `duplicate: true`, and neither commits a row nor runs `on_inbox` again (at most 200 characters).
    */
   externalId?: string;
+  /**
+   * The W3C `traceparent` the message arrived with (a mesh envelope's `payload.traceparent`). The kernel
+   * hands a well-formed one to the `traceContext` provider (`contracts/trace-context.ts`) after the row is
+   * committed; it is not stored.
+   */
+  traceparent?: string;
 }
 
 /** One row of an agent's `agt_inbox`. */

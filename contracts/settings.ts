@@ -107,6 +107,19 @@ export const BackupSettings = Type.Object(
   { additionalProperties: false },
 );
 
+/** OpenTelemetry traces and Prometheus metrics, owned by the telemetry extension (D20, docs/observability.md). */
+export const TelemetrySettings = Type.Object(
+  {
+    otlpEndpoint: Type.Optional(
+      Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 500, description: 'OTLP/HTTP traces URL (`http://127.0.0.1:4318/v1/traces`); traces are off without it' }),
+    ),
+    otlpProtocol: Type.Optional(Type.Union([Type.Literal('http/protobuf'), Type.Literal('http/json')], { description: 'OTLP encoding (default http/protobuf)' })),
+    captureContent: Type.Optional(Type.Boolean({ description: 'record message and tool contents on spans (default false)' })),
+    metrics: Type.Optional(Type.Boolean({ description: 'count for GET /metrics from start-up (default: from the first scrape)' })),
+  },
+  { additionalProperties: false },
+);
+
 /** Size and growth of agent files (docs/backups.md, "Bounded growth"). */
 export const StorageSettings = Type.Object(
   {
@@ -189,6 +202,7 @@ export const SettingsSchema = Type.Object(
       }),
     ),
     backups: Type.Optional(BackupSettings),
+    telemetry: Type.Optional(TelemetrySettings),
     storage: Type.Optional(StorageSettings),
     meshServerEnabled: Type.Optional(Type.Boolean()),
     meshLan: Type.Optional(Type.Boolean()),
@@ -211,6 +225,7 @@ export type AppProviderSettings = Static<typeof AppProviderSettings>;
 export type AgentCeiling = Static<typeof AgentCeiling>;
 export type PriceSettings = Static<typeof PriceSettings>;
 export type BackupSettings = Static<typeof BackupSettings>;
+export type TelemetrySettings = Static<typeof TelemetrySettings>;
 export type StorageSettings = Static<typeof StorageSettings>;
 export type RetentionRule = Static<typeof RetentionRule>;
 export type UnlockableAgentField = (typeof UNLOCKABLE_AGENT_FIELDS)[number];

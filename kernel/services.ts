@@ -36,6 +36,7 @@ import { builtinTools } from './runtime/tools/index.js';
 import { ShutdownSteps } from './shutdown-steps.js';
 import { StorageService } from './storage/service.js';
 import { agentLocator } from '../contracts/points.js';
+import { inboundTrace } from './extensions/kernel-points.js';
 import type { SettingsStore } from './settings.js';
 import { AGT_VERSION } from './version.js';
 import { turnsAccess } from './agents/turns-access.js';
@@ -180,7 +181,7 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
   const agentsFor = (origin: string): AgentsService =>
     agentsService(registry, origin, async (agent, name) => credentials.read(agent, name), capabilities);
   const agents = agentsFor('kernel');
-  const inbox: InboxService = inboxService(registry, bus, runtime);
+  const inbox: InboxService = inboxService(registry, bus, runtime, (trace) => inboundTrace(contributions.points, trace));
   const launcher = agentLauncher({ runtime, bus, contributions, registry });
 
   // Backups and bounded growth (docs/backups.md). Tracked files come from the agent locator's `list`.

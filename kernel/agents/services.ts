@@ -14,6 +14,7 @@ import type { StoredFileInfo } from './stores/files-store.js';
 import type { InboxMessage } from './stores/message-stores.js';
 import type { AgentRegistry } from './registry.js';
 import type { AgentRuntimeHooks } from './runtime-hooks.js';
+import { isTraceparent, type InboundTrace } from '../../contracts/trace-context.js';
 
 /** What `ctx.agents.keys`, `runLambda` and `runHostCommand` reach: the agent identity's key and the runtime's sandboxes. */
 export interface AgentCapabilities {
@@ -113,7 +114,13 @@ function agentFiles(registry: AgentRegistry): AgentFilesAccess {
  * `deliver`: commits the message to `agt_inbox`, emits `inbox.received`, then hands it to the runtime's
  * `on_inbox` handling. `source: user` is refused (that is chat).
  */
-export function inboxService(registry: AgentRegistry, bus: EventBus, runtime: AgentRuntimeHooks): InboxService {
+export function inboxService(
+  registry: AgentRegistry,
+  bus: EventBus,
+  runtime: AgentRuntimeHooks,
+  /** The trace context a message carried, for the `traceContext` provider (`contracts/trace-context.ts`). */
+  traced?: (trace: InboundTrace) => void,
+): InboxService {
   return {
     async deliver(agentId: string, message: InboundMessage) {
       const agent = registry.list().find((candidate) => candidate.id === agentId);
@@ -125,6 +132,7 @@ export function inboxService(registry: AgentRegistry, bus: EventBus, runtime: Ag
       if (seen) return { messageId: seen.id, duplicate: true };
       const row = agent.file.inbox.insert({ source: message.source, sender: message.sender ?? null, text: message.text, data: message.data, externalId });
       bus.emit('inbox.received', { agentId, payload: { messageId: row.id, source: row.source } });
+      if (traced && isTraceparent(message.traceparent)) traced({ agentId, messageId: row.id, source: row.source, traceparent: message.traceparent });
       await runtime.inboxReceived?.(agent, row);
       return { messageId: row.id };
     },

@@ -5,6 +5,7 @@
  */
 import { isAbsolute } from 'node:path';
 import { AgtError } from '../../contracts/errors.js';
+import { isTraceparent, traceContext, type InboundTrace } from '../../contracts/trace-context.js';
 import { agentLocator, commandExecutor, outboundTransports, requestCredentials, type CredentialRequest, type CommandOutcome, type CommandRun, type OutboundEnvelope, type OutboundReport, type OutboundResult, type OutboundTransport } from '../../contracts/points.js';
 import { waitAtMost } from '../deadline.js';
 import { locatorAnswerInvalid, locatorFailed, locatorTimedOut } from './errors.js';
@@ -60,7 +61,9 @@ export function sendOutbound(
 ): { owner: string; delivery: Promise<OutboundResult | void> } | undefined {
   const claimant = outboundTransportFor(points, envelope.address);
   if (!claimant) return undefined;
-  const delivery = Promise.resolve().then(() => claimant.transport.send(Object.freeze({ ...envelope }), report));
+  const traceparent = outboundTrace(points, envelope);
+  const handed = Object.freeze({ ...envelope, ...(traceparent ? { traceparent } : {}) });
+  const delivery = Promise.resolve().then(() => claimant.transport.send(handed, report));
   return { owner: claimant.owner, delivery };
 }
 
@@ -87,4 +90,26 @@ export function acceptedByCredentialChecks(points: ExtensionPoints, request: Cre
     }
   }
   return false;
+}
+
+/** The `traceContext` provider's traceparent for an outbound message; undefined without one (or when it throws). */
+function outboundTrace(points: ExtensionPoints, envelope: OutboundEnvelope): string | undefined {
+  const [tracer] = points.providers(traceContext);
+  if (!tracer) return undefined;
+  try {
+    const value = tracer.value.outbound({ agentId: envelope.agentId, messageId: envelope.messageId, channel: envelope.channel, address: envelope.address });
+    return isTraceparent(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Hands an inbound message's traceparent to the `traceContext` provider, if any; its throws are ignored. */
+export function inboundTrace(points: ExtensionPoints, trace: InboundTrace): void {
+  const [tracer] = points.providers(traceContext);
+  try {
+    tracer?.value.inbound(trace);
+  } catch {
+    // Tracing never changes a delivery.
+  }
 }

@@ -1,0 +1,48 @@
+/**
+ * Trace context across daemons (issue 27, docs/observability.md). A kernel-consumed extension point: the
+ * `telemetry` extension offers it; a third-party tracer may instead. The kernel asks it for a W3C
+ * `traceparent` when it hands an outbox message to a transport (`OutboundEnvelope.traceparent`) and hands it
+ * the `traceparent` an inbound message carried (`InboundMessage.traceparent`), so a conversation between
+ * two daemons is one trace. Without a provider nothing is asked and nothing is carried (no cost).
+ */
+import { createExtensionPoint } from './extension.js';
+
+/** `00-<32 hex trace id>-<16 hex span id>-<2 hex flags>` (W3C Trace Context, version 00). */
+export const TRACEPARENT_PATTERN = '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$';
+const TRACEPARENT = new RegExp(TRACEPARENT_PATTERN);
+
+/** Whether `value` is a well-formed version-00 traceparent with non-zero ids. */
+export function isTraceparent(value: unknown): value is string {
+  return typeof value === 'string' && TRACEPARENT.test(value) && !/^00-0{32}-/.test(value) && !/-0{16}-[0-9a-f]{2}$/.test(value);
+}
+
+export interface OutboundTrace {
+  agentId: string;
+  /** The outbox row. */
+  messageId: number;
+  channel: string;
+  address: string;
+}
+
+export interface InboundTrace {
+  agentId: string;
+  /** The inbox row it was committed as. */
+  messageId: number;
+  /** The inbox row's `source` (`mesh`, `a2a`, `channel:<type>`). */
+  source: string;
+  /** Already checked with {@link isTraceparent} by the kernel. */
+  traceparent: string;
+}
+
+export interface TraceContext {
+  /**
+   * The traceparent of the span `message` leaves from (the provider may open a span for the delivery);
+   * undefined for none. Synchronous and quick: it runs on the hand-over path; a throw is ignored.
+   */
+  outbound(message: OutboundTrace): string | undefined;
+  /** An inbound message carried `traceparent` (a throw is ignored); the agent's work on it joins that trace. */
+  inbound(message: InboundTrace): void;
+}
+
+/** One provider (a second is a load error). Withdrawn when the offering extension stops or fails. */
+export const traceContext = createExtensionPoint<TraceContext>('agt.trace-context');
