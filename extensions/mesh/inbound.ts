@@ -73,7 +73,14 @@ export async function acceptEnvelope(deps: InboundDeps, agent: MeshAgent, envelo
     text: envelope.payload.content,
     data: { mesh: { ...data, signed: check === 'valid' } },
     externalId: envelope.id,
+    ...traceOf(envelope),
   });
   if (check === 'valid') deps.learn?.(envelope.from, envelope.reply_to);
   return { messageId: envelope.id, inboxId: delivered.messageId, duplicate: delivered.duplicate === true };
+}
+
+/** The sender's trace context (`payload.traceparent`), handed to the kernel, which checks its form. */
+function traceOf(envelope: Envelope): { traceparent?: string } {
+  const value = (envelope.payload as Record<string, unknown>).traceparent;
+  return typeof value === 'string' && value.length <= 100 ? { traceparent: value } : {};
 }

@@ -68,6 +68,8 @@ export class MeshTransport implements OutboundTransport {
       ...(text(data.content_type, 100) ? { content_type: text(data.content_type, 100)! } : {}),
       ...(text(data.subject) ? { subject: text(data.subject)! } : {}),
       ...(parent ? { parent_id: parent.id, thread_id: parent.thread_id ?? parent.id } : text(data.thread_id, 200) ? { thread_id: text(data.thread_id, 200)! } : {}),
+      // Trace context (docs/observability.md): signed with the rest; receivers of any agt version accept payload fields.
+      ...(envelope.traceparent ? { traceparent: envelope.traceparent } : {}),
     };
     const id = messageIdFor(identity.did, envelope.messageId, envelope.text);
     for (let attempt = 1; ; attempt++) {
