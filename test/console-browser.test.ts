@@ -184,6 +184,27 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await checkView(t, page, 'agent');
   });
 
+  await t.test('agent details: the durable conversation, a file uploaded and viewed, a refused config', async (t) => {
+    await page.locator('section[aria-labelledby="details-title"] .msg', { hasText: 'hi there' }).first().waitFor();
+    t.pass('the conversation from GET /agents/{id}/loop shows the first message');
+    await page.getByRole('button', { name: 'Files' }).click();
+    await page.getByLabel('Upload a file').setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('uploaded <b>text</b>') });
+    await page.getByRole('button', { name: 'Upload', exact: true }).click();
+    await page.getByRole('button', { name: 'View notes.txt' }).click();
+    await page.locator('pre', { hasText: 'uploaded <b>text</b>' }).waitFor();
+    t.equal(await page.locator('main b').count(), 0, 'file content shown as text');
+    await page.getByRole('button', { name: 'Credentials' }).click();
+    await page.locator('pre', { hasText: '"credentials"' }).waitFor();
+    await page.getByRole('button', { name: 'Config' }).click();
+    const editor = page.getByLabel(/Agent config/);
+    await page.waitForFunction(() => (document.getElementById('config') as HTMLTextAreaElement | null)?.value.includes('"name"'));
+    const config = JSON.parse(await editor.inputValue());
+    await editor.fill(JSON.stringify({ ...config, model: { provider: 5 } }));
+    await page.getByRole('button', { name: 'Save config' }).click();
+    await page.getByRole('status').filter({ hasText: 'Refused (bad_request)' }).waitFor();
+    await checkView(t, page, 'agent-config');
+  });
+
   await t.test('an approval answered in the inbox ends the turn', async (t) => {
     const agentId = ((await d.request('GET', '/agents')).body as Array<{ id: string; name: string }>).find((a) => a.name === 'fleet-one')!.id;
     model.plays.push(async () => ({ stopReason: 'tool_use', toolCalls: [{ id: 'call_1', name: 'fs_write', args: { path: 'note.txt', content: 'x' } }] }));
@@ -193,6 +214,12 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     const item = page.getByRole('listitem', { name: 'approval from fleet-one' });
     await item.waitFor();
     await checkView(t, page, 'inbox');
+    // A phone-sized screen: nothing wider than the screen.
+    await page.setViewportSize({ width: 390, height: 800 });
+    t.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no horizontal scrolling at 390 px');
+    t.same(await axeSerious(page), [], 'axe: no serious violation on the inbox at 390 px');
+    if (SHOTS) await page.screenshot({ path: join(SHOTS, 'inbox-phone.png') });
+    await page.setViewportSize({ width: 1100, height: 760 });
     await item.getByRole('button', { name: 'Approve' }).click();
     await turnEnded(turnId);
     await page.getByText('Nothing waits for an answer.').waitFor();
@@ -229,6 +256,14 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     t.match(lastEventId, /^\d+$/, 'the reconnect carried Last-Event-ID');
     t.equal(Number(await page.locator('#stream-connects').textContent()), before + 1);
     await page.unroute('**/events**');
+    // Pause freezes the list at its cursor; Resume shows what came meanwhile.
+    await page.getByRole('button', { name: 'Pause' }).click();
+    model.plays.push(async () => ({ text: 'during the pause' }));
+    await turnEnded((await d.request('POST', `/agents/${agentId}/chat`, { text: 'three' })).body.turnId);
+    await page.getByRole('button', { name: /^Resume from cursor \d+ \([1-9]\d* new\)$/ }).waitFor();
+    t.equal(await page.locator('tr.event-row', { hasText: 'during the pause' }).count(), 0, 'not shown while paused');
+    await page.getByRole('button', { name: /^Resume from cursor/ }).click();
+    await page.locator('tr.event-row', { hasText: 'during the pause' }).first().waitFor();
     await checkView(t, page, 'events');
   });
 

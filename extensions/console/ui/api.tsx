@@ -130,6 +130,7 @@ export const client = {
   unlockIdentity: (passphrase: string) => api<unknown>('POST', '/identity/unlock', { passphrase }),
   providers: () => api<unknown>('GET', '/providers'),
   checkProvider: (providerId: string) => api<unknown>('POST', `/providers/${seg(providerId)}/check`),
+  templates: () => api<{ templates: Array<{ id: string; name?: string }> }>('GET', '/templates'),
   tasks: () => api<{ tasks: PendingItem[] }>('GET', '/tasks'),
   resolve: (item: PendingItem, action: 'approve' | 'deny') => api<unknown>('POST', `/agents/${seg(item.agentId)}/tasks/${seg(item.id)}/resolve`, { action }),
   answer: (item: PendingItem, answer: string) => api<unknown>('POST', `/agents/${seg(item.agentId)}/asks/${seg(item.id)}/respond`, { answer }),

@@ -1,4 +1,8 @@
-/** Events: a live tail of `/events`, filtered by agent and type, with pause; resumes from the cursor after a drop. */
+/**
+ * Events: a live tail of `/events`, filtered by agent and type. Pause freezes the list at its cursor
+ * while frames keep arriving; Resume goes on from that cursor with what came meanwhile. A dropped
+ * connection resumes from the last cursor (`Last-Event-ID`, stream.tsx).
+ */
 import { useState } from 'preact/hooks';
 import type { UmbilicalEvent } from './api.js';
 import { events, streamState } from './stream.js';
@@ -8,14 +12,13 @@ const MAX = 300;
 
 export function EventsView() {
   const [rows, setRows] = useState<Array<{ cursor: number; event: UmbilicalEvent }>>([]);
-  const [paused, setPaused] = useState(false);
+  const [pausedAt, setPausedAt] = useState<number | null>(null);
   const [agent, setAgent] = useState('');
   const [type, setType] = useState('');
-  useEvents((event, cursor) => {
-    if (paused) return;
-    setRows((all) => [...all.slice(-(MAX - 1)), { cursor, event }]);
-  }, [paused]);
-  const shown = rows.filter(({ event }) => (!agent || (event.agent_id ?? '').includes(agent)) && (!type || event.event_type.startsWith(type)));
+  useEvents((event, cursor) => setRows((all) => [...all.slice(-(MAX - 1)), { cursor, event }]), []);
+  const visible = pausedAt === null ? rows : rows.filter((row) => row.cursor <= pausedAt);
+  const waiting = rows.length - visible.length;
+  const shown = visible.filter(({ event }) => (!agent || (event.agent_id ?? '').includes(agent)) && (!type || event.event_type.startsWith(type)));
   return (
     <section aria-labelledby="events-title">
       <h1 id="events-title">Events</h1>
@@ -24,7 +27,7 @@ export function EventsView() {
         <input id="filter-agent" value={agent} onInput={(e) => setAgent((e.currentTarget as HTMLInputElement).value)} />
         <label for="filter-type">Type</label>
         <input id="filter-type" value={type} placeholder="turn." onInput={(e) => setType((e.currentTarget as HTMLInputElement).value)} />
-        <button type="button" aria-pressed={paused} onClick={() => setPaused(!paused)}>{paused ? 'Resume' : 'Pause'}</button>
+        <button type="button" aria-pressed={pausedAt !== null} onClick={() => setPausedAt(pausedAt === null ? (rows[rows.length - 1]?.cursor ?? 0) : null)}>{pausedAt === null ? 'Pause' : `Resume from cursor ${pausedAt} (${waiting} new)`}</button>
         <button type="button" onClick={() => events.drop()}>Reconnect</button>
       </div>
       <p class="muted" aria-live="polite">Stream: <span id="stream-state">{streamState.value}</span>, connections: <span id="stream-connects">{events.connects.value}</span></p>

@@ -23,13 +23,14 @@ export function Fleet() {
   const { data: tracked } = useLive(() => client.tracked().catch(() => ({ agents: [] })), (type) => type === 'tracked.changed' || type === 'agent.loaded' || type === 'agent.unloaded');
   const today = new Map((usage?.groups ?? []).map((group) => [group.key, group]));
   const notLoaded = (tracked?.agents ?? []).filter((agent) => !agent.loaded);
+  const { data: templates } = useLive(() => client.templates(), () => false);
   const [message, setMessage] = useState('');
   const act = (what: () => Promise<unknown>) => what().then(() => setMessage(''), (e) => setMessage(errorText(e)));
   const create = (event: Event) => {
     event.preventDefault();
     const form = event.currentTarget as HTMLFormElement;
     const name = (form.elements.namedItem('name') as HTMLInputElement).value.trim();
-    const template = (form.elements.namedItem('template') as HTMLInputElement).value.trim();
+    const template = (form.elements.namedItem('template') as HTMLSelectElement).value;
     void act(async () => {
       await client.create(name, template || undefined);
       form.reset();
@@ -77,7 +78,9 @@ export function Fleet() {
         <label for="new-name">Name</label>
         <input id="new-name" name="name" required maxLength={64} />
         <label for="new-template">Template</label>
-        <input id="new-template" name="template" placeholder="standard" />
+        <select id="new-template" name="template">
+          {(templates?.templates ?? [{ id: 'standard' }]).map((template) => <option value={template.id}>{template.name ?? template.id}</option>)}
+        </select>
         <button type="submit">Create</button>
       </form>
     </section>

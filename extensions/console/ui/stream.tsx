@@ -20,6 +20,8 @@ export class EventStream {
   private controller: AbortController | null = null;
   private stopped = false;
   private retryMs = 250;
+  /** The highest `seq` seen per agent (`''`: daemon-wide events). */
+  private readonly lastSeq = new Map<string, number>();
   /** How many times the connection was (re)opened; the events view shows it. */
   readonly connects = signal(0);
 
@@ -95,6 +97,7 @@ export class EventStream {
       const epoch = String(body.epoch);
       if (this.epoch !== null && epoch !== this.epoch) {
         this.cursor = null;
+        this.lastSeq.clear();
         resyncs.value++;
       }
       this.epoch = epoch;
@@ -107,6 +110,10 @@ export class EventStream {
     const frame = body as unknown as EventFrame;
     if (!frame.event) return;
     this.cursor = frame.cursor;
+    // Deduplicate by agent + seq (the spec's rule): a replay never shows a frame twice.
+    const key = frame.event.agent_id ?? '';
+    if ((this.lastSeq.get(key) ?? 0) >= frame.event.seq) return;
+    this.lastSeq.set(key, frame.event.seq);
     for (const listener of this.listeners) listener(frame.event, frame.cursor);
   }
 }

@@ -19,7 +19,7 @@ function Extension({ ext }: { ext: ExtensionInfo }) {
       <h2 id={`ext-${ext.name}`}>{ext.name}</h2>
       <p class={on ? 'ok' : 'off'}>{on ? `running (${ext.state ?? 'loaded'})` : !ext.enabled ? 'This extension is off (disabled in the manifest).' : `Not running: ${ext.error ?? ext.state ?? 'unknown'}`}</p>
       {ext.prefix && <p>Routes under <code>{ext.prefix}</code></p>}
-      {index && <details><summary>Resources</summary><pre tabIndex={0}>{index}</pre></details>}
+      {index && <details open><summary>State</summary><pre tabIndex={0}>{index}</pre></details>}
     </article>
   );
 }
