@@ -7,7 +7,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import { ApiError, client, type FileInfo, type LoopRow } from './api.js';
-import { errorText, time } from './util.js';
+import { errorText, time, useEvents } from './util.js';
 
 const TABS = ['History', 'Usage', 'Loops', 'Timers', 'Logs', 'Files', 'Credentials', 'Config'] as const;
 type Tab = (typeof TABS)[number];
@@ -23,12 +23,23 @@ function History({ id }: { id: string }) {
   const [rows, setRows] = useState<LoopRow[]>([]);
   const [offset, setOffset] = useState<number | null>(null);
   const [error, setError] = useState('');
+  // Pages merge by row id: an earlier page goes before, the last page (reloaded as rows are appended) after.
   const page = (at?: number) =>
     client.loopPage(id, at).then((p) => {
-      setRows((old) => (at === undefined ? p.rows : [...p.rows, ...old]));
-      setOffset(p.offset);
+      setRows((old) => {
+        const byId = new Map([...old, ...p.rows].map((row) => [row.id, row]));
+        return [...byId.values()].sort((a, b) => a.id - b.id);
+      });
+      setOffset((old) => (at === undefined && old !== null ? Math.min(old, p.offset) : p.offset));
     }, (e) => setError(errorText(e)));
-  useEffect(() => void page(), [id]);
+  useEffect(() => {
+    setRows([]);
+    setOffset(null);
+    void page();
+  }, [id]);
+  useEvents((event) => {
+    if (event.agent_id === id && event.event_type === 'loop.appended') void page();
+  }, [id]);
   return (
     <>
       {error && <p role="alert" class="error">{error}</p>}
