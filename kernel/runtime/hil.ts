@@ -22,21 +22,8 @@ export { TASK_STATUSES, type TaskStatus };
 export const MAX_TASKS = MAX_FINISHED_HIL_ROWS;
 const MAX_RESULT_CHARS = 4_000;
 
-/** A task as the routes show it. */
-export interface Task {
-  id: string;
-  kind: TaskKind;
-  status: TaskStatus;
-  tool: string;
-  args: Record<string, unknown>;
-  loop: string;
-  turnId: string | null;
-  createdAt: number;
-  updatedAt: number;
-  resolution: TaskResolution | null;
-  result: string | null;
-  error: string | null;
-}
+/** A task as the routes show it: the store's row without its runtime bookkeeping (one row type, not two). */
+export type Task = Omit<TaskRecord, 'callId' | 'delivered'>;
 
 export interface AskRequest {
   requestId: string;
@@ -69,20 +56,10 @@ interface Waiter<T> {
   reject(error: unknown): void;
 }
 
-const publicTask = (task: TaskRecord): Task => ({
-  id: task.id,
-  kind: task.kind,
-  status: task.status,
-  tool: task.tool,
-  args: task.args,
-  loop: task.loop,
-  turnId: task.turnId,
-  createdAt: task.createdAt,
-  updatedAt: task.updatedAt,
-  resolution: task.resolution,
-  result: task.result,
-  error: task.error,
-});
+const publicTask = (task: TaskRecord): Task => {
+  const { callId: _callId, delivered: _delivered, ...shown } = task;
+  return shown;
+};
 
 const askOf = (prompt: PromptRecord): AskRequest => ({ requestId: prompt.id, question: prompt.text, loop: prompt.loop, turnId: prompt.turnId, createdAt: prompt.createdAt });
 const suspendOf = (prompt: PromptRecord): SuspendPrompt => ({ requestId: prompt.id, reason: prompt.text, loop: prompt.loop, turnId: prompt.turnId, createdAt: prompt.createdAt });

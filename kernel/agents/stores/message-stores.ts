@@ -3,21 +3,15 @@
  * messages it sends. Status strings are free-form so channel adapters can add their own; the defaults
  * are `unread` (inbox) and `queued` (outbox).
  */
+import type { Static } from 'typebox';
+import type { InboxMessage as InboxMessageSchema } from '../../../contracts/agents-api.js';
 import { parseJson, toJson, type Sql } from '../sql.js';
 
-export interface InboxMessage {
-  id: number;
-  /** Where it came from: `channel:<type>`, `mesh`, `api`. */
-  source: string;
-  sender: string | null;
-  text: string;
-  data: unknown;
-  status: string;
-  /** The message's id at its origin (mesh envelope id, platform message id); unique per source. */
-  external_id: string | null;
-  created_at: number;
-  updated_at: number;
-}
+/**
+ * One `agt_inbox` row: the HTTP schema's `InboxMessage` (contracts/agents-api.ts), written once; the store
+ * always has `external_id` (null when the origin gave none). Extensions see it as `InboxRow` (camelCase).
+ */
+export type InboxMessage = Omit<Static<typeof InboxMessageSchema>, 'external_id'> & { external_id: string | null };
 
 export interface OutboxMessage {
   id: number;

@@ -14,9 +14,20 @@
  * name resolves to must pass), for every redirect hop. So a name that resolves to 127.0.0.1, or a
  * public page that redirects to a private one, is refused too.
  */
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 
-const V4_BLOCKS: Array<[string, number, string]> = [
+/** One named range per BlockList, so a match says which range (and why) an address is refused. */
+type Ranges = ReadonlyArray<{ list: BlockList; kind: string }>;
+
+function ranges(family: 'ipv4' | 'ipv6', table: ReadonlyArray<[string, number, string]>): Ranges {
+  return table.map(([network, prefix, kind]) => {
+    const list = new BlockList();
+    list.addSubnet(network, prefix, family);
+    return { list, kind };
+  });
+}
+
+const V4_RANGES = ranges('ipv4', [
   ['0.0.0.0', 8, 'this-network'],
   ['10.0.0.0', 8, 'private'],
   ['100.64.0.0', 10, 'shared (CGNAT)'],
@@ -32,22 +43,30 @@ const V4_BLOCKS: Array<[string, number, string]> = [
   ['203.0.113.0', 24, 'documentation'],
   ['224.0.0.0', 4, 'multicast'],
   ['240.0.0.0', 4, 'reserved'],
-];
+]);
 
-function v4ToInt(address: string): number {
-  return address.split('.').reduce((value, part) => value * 256 + Number(part), 0);
-}
+const V6_RANGES = ranges('ipv6', [
+  ['::', 128, 'unspecified'],
+  ['::1', 128, 'loopback'],
+  ['fc00::', 7, 'unique local'],
+  ['fe80::', 10, 'link-local'],
+  ['fec0::', 10, 'site-local'],
+  ['ff00::', 8, 'multicast'],
+  ['100::', 64, 'discard-only'],
+  ['2001:db8::', 32, 'documentation'],
+  ['2001::', 32, 'Teredo'],
+  ['64:ff9b:1::', 48, 'local NAT64'],
+]);
 
-const V4_RANGES = V4_BLOCKS.map(([base, bits, kind]) => {
-  const size = 2 ** (32 - bits);
-  const start = v4ToInt(base);
-  return { start, end: start + size - 1, kind };
-});
+/** IPv6 prefixes that carry an IPv4 address, judged by that address: where it sits (groups, high first). */
+const EMBEDDING = [
+  { range: ranges('ipv6', [['::ffff:0:0', 96, 'IPv4 in IPv6']])[0]!, at: [6, 7] },
+  { range: ranges('ipv6', [['::', 96, 'IPv4-compatible']])[0]!, at: [6, 7] },
+  { range: ranges('ipv6', [['64:ff9b::', 96, 'NAT64']])[0]!, at: [6, 7] },
+  { range: ranges('ipv6', [['2002::', 16, '6to4']])[0]!, at: [1, 2] },
+] as const;
 
-function v4Kind(value: number): string | null {
-  for (const range of V4_RANGES) if (value >= range.start && value <= range.end) return range.kind;
-  return null;
-}
+const kindIn = (table: Ranges, address: string, family: 'ipv4' | 'ipv6') => table.find(({ list }) => list.check(address, family))?.kind ?? null;
 
 /** The 8 16-bit groups of an IPv6 address (a zone id is dropped; a dotted IPv4 tail is folded in). */
 export function ipv6Groups(address: string): number[] | null {
@@ -57,7 +76,7 @@ export function ipv6Groups(address: string): number[] | null {
   if (isIP(text) !== 6) return null;
   const tail = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
   if (tail) {
-    const v4 = v4ToInt(tail[1]!);
+    const v4 = tail[1]!.split('.').reduce((value, part) => value * 256 + Number(part), 0);
     text = `${text.slice(0, tail.index)}${(v4 >>> 16).toString(16)}:${(v4 & 0xffff).toString(16)}`;
   }
   const [head, rest] = text.includes('::') ? text.split('::') : [text, undefined];
@@ -69,48 +88,34 @@ export function ipv6Groups(address: string): number[] | null {
   return groups.length === 8 && groups.every((group) => Number.isInteger(group) && group >= 0 && group <= 0xffff) ? groups : null;
 }
 
-function v6Kind(groups: number[]): string | null {
-  const [g0, g1, g2, g3, g4, g5, g6, g7] = groups as [number, number, number, number, number, number, number, number];
-  const embedded = g6 * 65536 + g7;
-  const embeddedKind = () => v4Kind(embedded);
-  if (g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0 && g4 === 0) {
-    // ::ffff:a.b.c.d (mapped), ::a.b.c.d (compatible), :: and ::1 (0.0.0.0/8 when read as IPv4).
-    if (g5 === 0xffff || g5 === 0) {
-      const kind = embeddedKind();
-      if (g5 === 0 && embedded <= 1) return embedded === 1 ? 'loopback' : 'unspecified';
-      return kind ? `${kind} (IPv4 in IPv6)` : g5 === 0 ? 'IPv4-compatible' : null;
-    }
+function v6Kind(text: string, groups: number[]): string | null {
+  // :: and ::1 are exact ranges of their own, before the IPv4-compatible prefix ::/96 that holds both.
+  const exact = kindIn(V6_RANGES.slice(0, 2), text, 'ipv6');
+  if (exact) return exact;
+  for (const { range, at } of EMBEDDING) {
+    if (!range.list.check(text, 'ipv6')) continue;
+    const [high, low] = [groups[at[0]]!, groups[at[1]]!];
+    const v4 = [high >>> 8, high & 0xff, low >>> 8, low & 0xff].join('.');
+    const kind = kindIn(V4_RANGES, v4, 'ipv4');
+    if (kind) return range.kind === 'IPv4-compatible' || range.kind === 'IPv4 in IPv6' ? `${kind} (IPv4 in IPv6)` : `${kind} (${range.kind})`;
+    // A public IPv4 address: mapped, NAT64 and 6to4 reach it; the deprecated IPv4-compatible form is refused.
+    return range.kind === 'IPv4-compatible' ? 'IPv4-compatible' : null;
   }
-  if (g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0) {
-    const kind = embeddedKind();
-    return kind ? `${kind} (NAT64)` : null;
-  }
-  if (g0 === 0x64 && g1 === 0xff9b && g2 === 1) return 'local NAT64';
-  if (g0 === 0x2002) {
-    const v4 = g1 * 65536 + g2;
-    const kind = v4Kind(v4);
-    return kind ? `${kind} (6to4)` : null;
-  }
-  if (g0 === 0x100 && g1 === 0 && g2 === 0 && g3 === 0) return 'discard-only';
-  if (g0 === 0x2001 && g1 === 0xdb8) return 'documentation';
-  if (g0 === 0x2001 && g1 === 0) return 'Teredo';
-  if ((g0 & 0xfe00) === 0xfc00) return 'unique local';
-  if ((g0 & 0xffc0) === 0xfe80) return 'link-local';
-  if ((g0 & 0xffc0) === 0xfec0) return 'site-local';
-  if ((g0 & 0xff00) === 0xff00) return 'multicast';
-  return null;
+  return kindIn(V6_RANGES, text, 'ipv6');
 }
 
 /**
  * Why an IP address is not publicly routable (`loopback`, `private`, `link-local`, ...), or null for
- * a public address. Anything that is not an IP address is refused (`not an IP address`).
+ * a public address. Anything that is not an IP address is refused (`not an IP address`). The ranges are
+ * Node's `net.BlockList`s; only an IPv4 address embedded in an IPv6 one is read out by hand.
  */
 export function blockedAddressKind(address: string): string | null {
   const text = address.startsWith('[') && address.endsWith(']') ? address.slice(1, -1) : address;
-  if (isIP(text) === 4) return v4Kind(v4ToInt(text));
+  if (isIP(text) === 4) return kindIn(V4_RANGES, text, 'ipv4');
   const groups = ipv6Groups(text);
   if (!groups) return 'not an IP address';
-  return v6Kind(groups);
+  // BlockList wants the address without a zone id; ipv6Groups has checked that it is IPv6.
+  return v6Kind(text.toLowerCase().split('%')[0]!, groups);
 }
 
 export interface HostPort {
