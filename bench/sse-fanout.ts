@@ -4,7 +4,8 @@
  * by the client, same clock) p50/p99, frames lost, clients dropped. The clients run in this process.
  *
  * Alone: `node --import tsx bench/sse-fanout.ts [clients=100] [rate=5000] [seconds=2] [--cpu-prof]`
- * (`--cpu-prof` profiles the daemon; the .cpuprofile lands in .cache/agt/profiles/).
+ * (`--cpu-prof` profiles the daemon; the .cpuprofile lands in .cache/agt/profiles/; `--daemon=<path>` runs
+ * another copy of fanout-daemon.mjs, e.g. beside an older build's dist/, for an A/B in the same minute).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,13 +23,13 @@ const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
  * SSE fan-out against the built daemon in a process of its own. `nodeArgs` go to that process (e.g.
  * `--cpu-prof --cpu-prof-dir=...`: the profile is written when it stops).
  */
-export async function fanout(clients: number, rate: number, seconds: number, payloadBytes = 256, nodeArgs: string[] = []) {
+export async function fanout(clients: number, rate: number, seconds: number, payloadBytes = 256, nodeArgs: string[] = [], daemonScript = 'bench/fanout-daemon.mjs') {
   const dataDir = mkdtempSync(join(tmpdir(), 'agt-bench-'));
   writeFileSync(join(dataDir, 'settings.json'), '{}');
   const manifest = join(dataDir, 'no-extensions.json');
   writeFileSync(manifest, '{"extensions":[]}');
   const port = await freePort();
-  const child = spawn(process.execPath, [...nodeArgs, 'bench/fanout-daemon.mjs'], {
+  const child = spawn(process.execPath, [...nodeArgs, daemonScript], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
@@ -148,6 +149,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const [clients, rate, seconds] = process.argv.slice(2).filter((arg) => !arg.startsWith('--')).map(Number);
   const dir = join(ROOT, '.cache/agt/profiles');
   if (profile) mkdirSync(dir, { recursive: true });
-  const result = await fanout(clients || 100, rate || 5000, seconds || 2, 256, profile ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : []);
+  const daemon = process.argv.find((arg) => arg.startsWith('--daemon='))?.slice(9);
+  const result = await fanout(clients || 100, rate || 5000, seconds || 2, 256, profile ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [], daemon);
   console.log(JSON.stringify(result));
 }

@@ -5,7 +5,8 @@
  * Flow control without per-client queues: the bus ring (the last 1000 frames, at most 32 MB) is the only queue. Each
  * client remembers the last cursor it has been given (`lastCursor`). An emit only schedules a flush
  * (a microtask); the flush writes each client the frames after its cursor, batched, while its socket
- * accepts data. Once `res.write` returns false the client is "blocked": later frames stay in the ring
+ * accepts data (when: sse-pacing.ts, at once after a quiet spell, spaced by the flushes' own cost under
+ * load). Once `res.write` returns false the client is "blocked": later frames stay in the ring
  * and it catches up on `drain`. A blocked client more than `maxLagFrames` behind, or whose next frame
  * has left the ring, is disconnected: it resumes with its cursor and gets a `stream.gap`. So a stalled
  * client costs at most one socket buffer (highWaterMark plus one batch), and `bus.emit` stays
@@ -28,6 +29,10 @@ import { waitAtMost } from '../deadline.js';
 import type { FrameDelivery, KernelBus } from './bus.js';
 import { daemonShuttingDown } from './errors.js';
 import type { ResumePlan, ResumeRequest } from './resume.js';
+import { controlFrame, SseClient } from './sse-client.js';
+import { FlushPacer } from './sse-pacing.js';
+
+export { controlFrame } from './sse-client.js';
 
 export const HEARTBEAT_MS = 30_000;
 /** How long shutdown waits for stream ends to flush; well inside the 3 s HTTP close deadline. */
@@ -42,27 +47,9 @@ export interface SseHubOptions {
   maxLagFrames?: number;
 }
 
-interface SseClient {
-  res: ServerResponse;
-  agentId: string | null;
-  /** Cursor of the last frame this client has been given or has skipped by its filter. */
-  lastCursor: number;
-  /** The socket buffer is full; frames wait in the ring until `drain`. */
-  blocked: boolean;
-  /** Cursor up to which every frame this client wants was handed to the operating system. */
-  confirmed: number;
-  /** Writes of frames whose callback has not come yet. */
-  outstanding: number;
-}
-
 interface SentWaiter {
   cursor: number;
   done: (sent: boolean) => void;
-}
-
-/** A named SSE event without `id:` (spec 6.6); the data is not an EventFrame. */
-export function controlFrame(name: string, data: unknown): string {
-  return `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
 export class SseHub implements FrameDelivery {
@@ -79,7 +66,7 @@ export class SseHub implements FrameDelivery {
   private hold: Promise<unknown> | undefined;
   /** Waiting for frames to reach every stream, oldest cursor first. */
   private waiters: SentWaiter[] = [];
-  private flushScheduled = false;
+  private readonly pacer = new FlushPacer(() => this.flush());
   private pendingFrames = 0;
   private pendingBytes = 0;
   private droppedCount = 0;
@@ -178,15 +165,17 @@ export class SseHub implements FrameDelivery {
     // Frames are small and latency matters more than packet count; the stream is meant to stay idle.
     res.socket?.setNoDelay(true);
     res.socket?.setTimeout(0);
-    const client: SseClient = { res, agentId: request.agentId, lastCursor: plan.startAfter, blocked: false, confirmed: plan.startAfter, outstanding: 0 };
+    const client = new SseClient(res, request.agentId, plan.startAfter, (drained) => {
+      if (this.clients.has(drained)) this.pump(drained);
+      this.settle();
+    });
     this.clients.add(client);
     res.once('close', () => this.remove(client));
     const cursors = { oldestCursor: this.bus.oldestCursor, latestCursor: this.bus.latest };
-    this.write(client, ': connected\n\n');
-    this.write(client, controlFrame('stream.hello', { epoch: this.bus.epoch, ...cursors }));
+    client.write(': connected\n\n');
+    client.write(controlFrame('stream.hello', { epoch: this.bus.epoch, ...cursors }));
     if (plan.gap) {
-      this.write(
-        client,
+      client.write(
         controlFrame('stream.gap', { reason: plan.gap, epoch: this.bus.epoch, requestedCursor: request.cursor, ...cursors }),
       );
     }
@@ -208,8 +197,9 @@ export class SseHub implements FrameDelivery {
     // Shutdown holds the streams open while it stops the agents (their turns' ends go out first).
     if (this.hold) await this.hold.catch(() => undefined);
     // Frames emitted just before (`daemon.stopping`, the ends of stopped turns) still go out ahead of the end.
-    this.flush();
+    this.pacer.now();
     this.closed = true;
+    this.pacer.cancel();
     this.unsubscribe();
     this.stopHeartbeat();
     const lastCursor = this.bus.latest;
@@ -234,20 +224,16 @@ export class SseHub implements FrameDelivery {
   }
 
   /**
-   * Emit only schedules a flush: frames emitted in one synchronous stretch (a turn's burst) go out
-   * together, one write per client, and `bus.emit` costs O(1) beyond the first frame of the burst.
+   * Emit only asks for a flush (sse-pacing.ts): frames emitted in one synchronous stretch (a turn's
+   * burst), or while the last flush's spacing runs, go out together, one write per client, and
+   * `bus.emit` costs O(1) beyond the first frame of the burst.
    */
   private onFrame(cursor: number): void {
     // A burst as long as half the ring (in frames or in bytes) is flushed at once, so no frame leaves
     // the ring unsent.
     this.pendingBytes += this.bus.bytesAt(cursor);
-    if (++this.pendingFrames >= this.bus.capacity / 2 || this.pendingBytes >= this.bus.maxBytes / 2) return this.flush();
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    queueMicrotask(() => {
-      this.flushScheduled = false;
-      this.flush();
-    });
+    if (++this.pendingFrames >= this.bus.capacity / 2 || this.pendingBytes >= this.bus.maxBytes / 2) return this.pacer.now();
+    this.pacer.request();
   }
 
   private flush(): void {
@@ -274,49 +260,17 @@ export class SseHub implements FrameDelivery {
       const frame = this.bus.frameAt(client.lastCursor + 1);
       if (!frame) return this.drop(client);
       client.lastCursor = frame.cursor;
-      if (this.wants(client, frame)) batch += this.text(frame);
+      if (client.wants(frame)) batch += this.text(frame);
       if (batch.length >= WRITE_BATCH_CHARS) {
-        this.writeFrames(client, batch);
+        client.writeFrames(batch, this.settleNow);
         batch = '';
       }
     }
-    if (batch) this.writeFrames(client, batch);
-    // Nothing in flight: every frame given so far is out (or was not for this client).
-    else if (client.outstanding === 0) client.confirmed = Math.max(client.confirmed, client.lastCursor);
+    if (batch) client.writeFrames(batch, this.settleNow);
+    else client.caughtUp();
   }
 
-  /** Writes frames up to the client's `lastCursor`; confirmed at once when nothing stays in Node's buffers, else by the callback. */
-  private writeFrames(client: SseClient, text: string): void {
-    const through = client.lastCursor;
-    client.outstanding += 1;
-    this.write(client, text, (error) => {
-      client.outstanding -= 1;
-      if (error) return;
-      client.confirmed = Math.max(client.confirmed, client.outstanding === 0 ? client.lastCursor : through);
-      this.settle();
-    });
-    // `writableLength` counts what the response and its socket still hold: 0 means the kernel has it.
-    if (client.res.writableLength === 0) client.confirmed = Math.max(client.confirmed, through);
-  }
-
-  private write(client: SseClient, text: string, written?: (error?: Error | null) => void): void {
-    const accepted = client.res.write(text, written);
-    // Node corks a chunked response's socket until the next tick; the frames go out now instead, so
-    // that whether they left is known in this tick (see writeFrames).
-    const socket = client.res.socket;
-    if (socket && socket.writableCorked > 0) socket.uncork();
-    if (accepted || client.blocked) return;
-    client.blocked = true;
-    client.res.once('drain', () => {
-      client.blocked = false;
-      if (this.clients.has(client)) this.pump(client);
-      this.settle();
-    });
-  }
-
-  private wants(client: SseClient, frame: EventFrame): boolean {
-    return client.agentId === null || frame.event.agent_id === client.agentId;
-  }
+  private readonly settleNow = (): void => this.settle();
 
   /** The frame as an SSE event; its `data:` was serialized once by the bus (a preview when oversized). */
   private text(frame: EventFrame): string {
@@ -348,7 +302,7 @@ export class SseHub implements FrameDelivery {
   private startHeartbeat(): void {
     this.heartbeat = setInterval(() => {
       // A blocked client is skipped: its socket is not idle, and the comment would only queue up.
-      for (const client of this.clients) if (!client.blocked) this.write(client, ': heartbeat\n\n');
+      for (const client of this.clients) if (!client.blocked) client.write(': heartbeat\n\n');
     }, this.heartbeatMs);
     this.heartbeat.unref();
   }
