@@ -39,5 +39,7 @@ export function declareMcp(agt: Command): Command {
     .action(run(async (ctx, agent: string, server: string | undefined) => (await mcp()).tools(ctx, agent, server)));
   group.command('enable-tool <agent> <server> <tool>').description('re-enable an MCP tool whose input schema changed (accepts the new schema)')
     .action(run(async (ctx, agent: string, server: string, tool: string) => (await mcp()).enableTool(ctx, agent, server, tool)));
+  group.command('serve').description("agt as an MCP server on stdio: a bridge to the daemon's /mcp/server for MCP clients that spawn a process (docs/mcp.md)")
+    .action(run(async (ctx) => (await import('../commands/mcp-serve.js')).serve(ctx)));
   return group;
 }
