@@ -14,6 +14,8 @@ export const McpOptions = Type.Object(
     reconnectBaseMs: Type.Integer({ minimum: 10, default: 500, description: 'first reconnect delay; doubled each try' }),
     logLines: Type.Integer({ minimum: 1, maximum: 1000, default: 50, description: 'recent stderr and status lines kept per server' }),
     installTimeoutMs: Type.Integer({ minimum: 1000, default: 300_000, description: 'limit of one npm install or uninstall' }),
+    serverMaxSessions: Type.Integer({ minimum: 1, maximum: 10_000, default: 100, description: 'agt as an MCP server: open sessions at most (the idlest ends to make room)' }),
+    serverSessionIdleMs: Type.Integer({ minimum: 1000, default: 1_800_000, description: 'agt as an MCP server: a session unused this long ends' }),
     installWaitMs: Type.Integer({ minimum: 0, default: 10_000, description: 'how long POST /mcp/packages holds the request before answering 202 with the running install' }),
   },
   { additionalProperties: false },

@@ -11,6 +11,7 @@ import { agentEnvCheck } from './config-check.js';
 import type { McpOptions } from './options.js';
 import { McpPackages } from './packages.js';
 import { registerMcpRoutes } from './routes.js';
+import { registerServerEndpoint } from './server/endpoint.js';
 import { ToolStateStore } from './tool-state.js';
 
 export function setupMcp(ctx: ExtensionContext<McpOptions>): ExtensionHooks {
@@ -33,8 +34,22 @@ export function setupMcp(ctx: ExtensionContext<McpOptions>): ExtensionHooks {
   });
   registerMcpRoutes(ctx.http, ctx.settings, manager, packages, ctx.config.installWaitMs);
   if (ctx.agentHttp) registerAgentMcpRoutes(ctx.agentHttp, ctx.agents, manager);
+  // agt as an MCP server (`/mcp/server`); a fake kernel without turns has none.
+  const turns = ctx.agents.turns;
+  const endpoint = turns
+    ? registerServerEndpoint(ctx.http, {
+        agents: ctx.agents,
+        turns,
+        bus: ctx.bus,
+        settings: ctx.settings,
+        version: '1.0.0',
+        maxSessions: ctx.config.serverMaxSessions,
+        idleMs: ctx.config.serverSessionIdleMs,
+      })
+    : undefined;
   return {
     async stop() {
+      await endpoint?.close();
       packages.stop();
       await manager.stop();
     },
