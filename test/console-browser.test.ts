@@ -11,6 +11,7 @@ import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -19,7 +20,17 @@ import { createAgentFile } from './helpers/agent-file.js';
 import { bootDaemon, ROOT, tempDir, type TestDaemon } from './helpers/daemon.js';
 
 const executable = ['chromium', 'chromium-browser'].map((name) => spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).stdout.trim()).find(Boolean);
+/** What checkView asserts with (any subtest). */
+type Asserts = Pick<typeof t, 'same'>;
 const SHOTS = process.env.AGT_UPDATE_SCREENSHOTS === '1' ? join(ROOT, 'docs', 'console') : undefined;
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((done) => server.close(done));
+  return port;
+}
+
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 /** A model whose each call the test scripts as a function (it can stream deltas and wait between them). */
@@ -54,7 +65,7 @@ async function axeSerious(page: Page): Promise<string[]> {
   });
 }
 
-async function checkView(t: Tap.Test, page: Page, name: string): Promise<void> {
+async function checkView(t: Asserts, page: Page, name: string): Promise<void> {
   t.same(await axeSerious(page), [], `axe: no serious violation on the ${name} view`);
   if (SHOTS) {
     mkdirSync(SHOTS, { recursive: true });
@@ -74,31 +85,42 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
   const gzipped = await buildConsole(uiDir);
   t.ok(gzipped <= 150 * 1024, `UI is ${gzipped} bytes gzipped (budget 150 KB)`);
 
-  const d: TestDaemon = await bootDaemon(t, {
-    extensions: {
-      extensions: [
-        { name: 'console', module: join(ROOT, 'extensions/console/index.ts'), enabled: true, config: { uiDir } },
-        { name: 'compute', module: join(ROOT, 'extensions/compute/index.ts'), enabled: false, config: {} },
-      ],
-    },
-  });
+  // A fixed port and data folder, so the restarted daemon is the same origin with the same sessions file.
+  const dataDir = tempDir(t, 'agt-console-data-');
+  const port = await freePort();
   const model = new PlayedModel();
-  d.daemon.kernel.contributions.forExtension('test-model').modelClients(model);
+  const boot = async () => {
+    const daemon = await bootDaemon(t, {
+      dataDir,
+      env: { AGT_DAEMON_PORT: String(port) },
+      extensions: {
+        extensions: [
+          { name: 'console', module: join(ROOT, 'extensions/console/index.ts'), enabled: true, config: { uiDir } },
+          { name: 'compute', module: join(ROOT, 'extensions/compute/index.ts'), enabled: false, config: {} },
+        ],
+      },
+    });
+    daemon.daemon.kernel.contributions.forExtension('test-model').modelClients(model);
+    // Every ended turn, so a wait for a turn that ended before its id was known still resolves.
+    t.teardown(daemon.daemon.kernel.bus.subscribe((event) => {
+      if ((event.event_type !== 'turn.completed' && event.event_type !== 'agent.error') || !event.turn_id) return;
+      endedTurns.add(event.turn_id);
+      for (const wake of endWaiters) wake();
+    }));
+    return daemon;
+  };
+  const endedTurns = new Set<string>();
+  const endWaiters = new Set<() => void>();
+  let d: TestDaemon = await boot();
   const agentsDir = tempDir(t, 'agt-console-agents-');
+  const files = new Map<string, string>();
   const load = async (config: Record<string, unknown>) => {
-    const res = await d.request('POST', '/agents/load', { filePath: await createAgentFile(agentsDir, config) });
+    const filePath = files.get(String(config.name)) ?? (await createAgentFile(agentsDir, config));
+    files.set(String(config.name), filePath);
+    const res = await d.request('POST', '/agents/load', { filePath });
     if (res.status !== 200) throw new Error(`load failed: ${res.status} ${JSON.stringify(res.body)}`);
     return res.body.id as string;
   };
-  // Every ended turn, so a wait for a turn that ended before its id was known still resolves.
-  const endedTurns = new Set<string>();
-  const endWaiters = new Set<() => void>();
-  const unsubscribe = d.daemon.kernel.bus.subscribe((event) => {
-    if ((event.event_type !== 'turn.completed' && event.event_type !== 'agent.error') || !event.turn_id) return;
-    endedTurns.add(event.turn_id);
-    for (const wake of endWaiters) wake();
-  });
-  t.teardown(unsubscribe);
   const turnEnded = (turnId: string) =>
     new Promise<void>((done) => {
       const check = () => endedTurns.has(turnId) && (endWaiters.delete(check), done());
@@ -176,10 +198,10 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await page.getByRole('heading', { name: 'fleet-one' }).waitFor();
     await page.getByLabel('Message').fill('hi there');
     await page.getByRole('button', { name: 'Send' }).click();
-    await page.locator('.msg.streaming', { hasText: 'Hello' }).waitFor();
+    await page.locator('ol.live .msg.streaming', { hasText: 'Hello' }).waitFor();
     t.pass('the first delta is on the page before the reply ended');
     release();
-    await page.locator('.msg-assistant:not(.streaming)', { hasText: 'Hello from the model' }).waitFor();
+    await page.locator('ol.live .msg-assistant:not(.streaming)', { hasText: 'Hello from the model' }).waitFor();
     t.equal(await page.locator('.msg.streaming').count(), 0);
     await checkView(t, page, 'agent');
   });
@@ -265,6 +287,18 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await page.getByRole('button', { name: /^Resume from cursor/ }).click();
     await page.locator('tr.event-row', { hasText: 'during the pause' }).first().waitFor();
     await checkView(t, page, 'events');
+  });
+
+  await t.test('after a daemon restart the session holds and the events tail goes on', async (t) => {
+    const before = Number(await page.locator('#stream-connects').textContent());
+    await d.daemon.shutdown('console test restart');
+    d = await boot();
+    const agentId = await load({ name: 'fleet-one' });
+    await page.waitForFunction((count) => Number(document.getElementById('stream-connects')?.textContent) > count, before, { timeout: 15_000 });
+    model.plays.push(async () => ({ text: 'after the restart' }));
+    await turnEnded((await d.request('POST', `/agents/${agentId}/chat`, { text: 'four' })).body.turnId);
+    await page.locator('tr.event-row', { hasText: 'after the restart' }).first().waitFor();
+    t.pass('frames of the new daemon run arrive in the same page, same session');
   });
 
   await t.test("a disabled extension's panel says it is off", async (t) => {

@@ -12,6 +12,7 @@
  *   `agt.request-credentials` point, which accepts that cookie on any API request that also carries the
  *   `X-Agt-Console: 1` header (a cross-site form cannot send it). The Host / Origin / Sec-Fetch-Site
  *   guards run before, on every console request as on every API request.
+ * - Sessions persist as digests in `<dataDir>/console/sessions.json` (a restart keeps the browser in).
  * - Sessions are listed (`GET /console/sessions`) and revoked (`DELETE /console/sessions/{id}`, or
  *   `POST /console/logout` for the current one).
  */
@@ -20,6 +21,7 @@ import { defineExtension } from '@agt/contracts/extension';
 import { ErrorBody } from '@agt/contracts/http';
 import { requestCredentials, type CredentialRequest } from '@agt/contracts/points';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { join } from 'node:path';
 import { Type } from 'typebox';
 import { ConsoleSessions, cookieValue } from './sessions.js';
 import { findUiDir, loadUiFiles, SECURITY_HEADERS } from './static.js';
@@ -49,7 +51,7 @@ export default defineExtension({
   routeGroups: [TAG],
   options: ConsoleOptions,
   register(ctx) {
-    const sessions = new ConsoleSessions();
+    const sessions = new ConsoleSessions(join(ctx.settings.dataDir, 'console', 'sessions.json'));
     const uiDir = findUiDir(ctx.config.uiDir);
     const files = loadUiFiles(uiDir);
     if (!uiDir) ctx.logger.warn('console: no built UI found (npm run build makes dist/console/); /console/ answers 503');
@@ -134,6 +136,14 @@ export default defineExtension({
       reply.header('set-cookie', cookie('', 0));
       return { success: current ? sessions.revoke(current.id) : false };
     });
-    return { stop: () => sessions.clear() };
+    return {
+      stop: () => {
+        try {
+          sessions.close();
+        } catch (error) {
+          ctx.logger.warn({ err: error }, 'console: sessions could not be saved');
+        }
+      },
+    };
   },
 });

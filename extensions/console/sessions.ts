@@ -1,5 +1,7 @@
 /**
- * Console sessions, in memory (a daemon restart ends them all: the browser logs in again).
+ * Console sessions, kept in memory and in `<dataDir>/console/sessions.json` (0600), so a daemon restart
+ * keeps the browser logged in. The file holds only SHA-256 digests and metadata: it cannot be turned
+ * back into a cookie. Login codes are memory-only (a restart voids them).
  *
  * - A login code: random, single use, valid {@link CODE_TTL_MS}. `agt console` mints one and prints a URL
  *   carrying it in the fragment (`/console/#code=...`: never sent to a server, never in a log line).
@@ -8,6 +10,8 @@
  *   secret) and the store holds nothing that could be replayed.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 
 export const CODE_TTL_MS = 60_000;
 /** A session lives this long after its last use, and never longer than {@link SESSION_MAX_MS}. */
@@ -34,7 +38,37 @@ export class ConsoleSessions {
   private readonly codes = new Map<string, number>();
   private readonly sessions = new Map<string, SessionView>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  /** `file`: where sessions persist (digests only); none: memory only. */
+  constructor(private readonly file?: string, private readonly now: () => number = Date.now) {
+    if (file) this.load(file);
+  }
+
+  private load(file: string): void {
+    let saved: unknown;
+    try {
+      saved = JSON.parse(readFileSync(file, 'utf8'));
+    } catch {
+      return; // No file yet, or unreadable: start empty (the browser logs in again).
+    }
+    const list = (saved as { sessions?: unknown })?.sessions;
+    if (!Array.isArray(list)) return;
+    const now = this.now();
+    for (const item of list.slice(-MAX_SESSIONS)) {
+      const { key, session } = (item ?? {}) as { key?: unknown; session?: SessionView };
+      if (typeof key !== 'string' || !/^[0-9a-f]{64}$/.test(key) || typeof session?.id !== 'string' || !(session.expiresAt > now)) continue;
+      this.sessions.set(key, { id: session.id, createdAt: session.createdAt, lastUsedAt: session.lastUsedAt, expiresAt: session.expiresAt, via: session.via === 'token' ? 'token' : 'code', userAgent: typeof session.userAgent === 'string' ? session.userAgent : null });
+    }
+  }
+
+  /** Writes the digests and metadata (owner-only file, replaced in one rename). */
+  save(): void {
+    if (!this.file) return;
+    mkdirSync(dirname(this.file), { recursive: true, mode: 0o700 });
+    const temp = `${this.file}.tmp-${process.pid}`;
+    writeFileSync(temp, JSON.stringify({ sessions: [...this.sessions].map(([key, session]) => ({ key, session })) }), { mode: 0o600 });
+    chmodSync(temp, 0o600);
+    renameSync(temp, this.file);
+  }
 
   /** A new one-time login code and when it expires. */
   mintCode(): { code: string; expiresAt: number } {
@@ -62,6 +96,7 @@ export class ConsoleSessions {
     const session: SessionView = { id: randomUUID(), createdAt: now, lastUsedAt: now, expiresAt: now + SESSION_IDLE_MS, via, userAgent: userAgent?.slice(0, 200) ?? null };
     if (this.sessions.size >= MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value!);
     this.sessions.set(digest(value), session);
+    this.save();
     return { secret: value, session };
   }
 
@@ -88,14 +123,19 @@ export class ConsoleSessions {
   /** Ends the session with this id; false when there is none. */
   revoke(id: string): boolean {
     for (const [key, session] of this.sessions) {
-      if (session.id === id) return this.sessions.delete(key);
+      if (session.id === id) {
+        this.sessions.delete(key);
+        this.save();
+        return true;
+      }
     }
     return false;
   }
 
-  clear(): void {
+  /** At stop: codes are forgotten, sessions saved with their last use. */
+  close(): void {
     this.codes.clear();
-    this.sessions.clear();
+    this.save();
   }
 
   private sweep(): void {

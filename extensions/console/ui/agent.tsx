@@ -73,7 +73,7 @@ export function AgentView({ id }: { id: string }) {
       <h2>Waiting for you</h2>
       <PendingList agentId={id} />
       <h2>Chat</h2>
-      <ol class="chat" aria-live="polite">
+      <ol class="chat live" aria-live="polite">
         {lines.map((line) => (
           <li key={line.key} class={`msg msg-${line.role}`}>
             {line.role === 'tool' ? <details><summary>Tool call: <code>{line.text}</code></summary><pre tabIndex={0}>{line.detail ?? ''}</pre></details> : line.text}
