@@ -1,0 +1,179 @@
+/**
+ * agt as an MCP server (issue 26): the MCP SDK's own Client against `/mcp/server` over Streamable HTTP
+ * and over `agt mcp serve` (StdioClientTransport spawning bin/agt.mjs): tools, a chat with the in-process
+ * model, an approval answered by elicitation and through answer_task, resources (card, conversation,
+ * files), an agent the settings do not expose refused everywhere, the bearer token and the Origin
+ * guard. One daemon for the whole file.
+ */
+import { join } from 'node:path';
+import t from 'tap';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { ModelClientProvider, ModelRequest, ModelResponse } from '../contracts/model.js';
+import { bootDaemon, ROOT, tempDir } from './helpers/daemon.js';
+import { rawRequest } from './helpers/raw-http.js';
+
+/** Replies by the message: `please write` calls fs_write (restricted: an approval), else echoes. */
+const model: ModelClientProvider = {
+  resolve(providerId) {
+    if (providerId !== 'mcp-test') return undefined;
+    return {
+      async complete(request: ModelRequest): Promise<ModelResponse> {
+        const base = { usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, cost: 0, provider: 'mcp-test', model: 'm', toolCalls: [] };
+        const last = request.messages.at(-1)!;
+        if (last.role === 'tool') return { ...base, text: `tool said: ${String(last.content).slice(0, 80)}`, stopReason: 'end' };
+        const content = String(last.content);
+        const file = /please write (\S+)/.exec(content)?.[1];
+        if (file) return { ...base, text: '', stopReason: 'tool_use', toolCalls: [{ id: `w${Date.now()}`, name: 'fs_write', args: { path: file, content: `written ${file}` } }] };
+        return { ...base, text: `echo: ${content}`, stopReason: 'end' };
+      },
+    };
+  },
+};
+
+const d = await bootDaemon(t, {
+  extensions: { extensions: [{ name: 'mcp', module: join(ROOT, 'extensions/mcp/index.ts'), enabled: true, config: {} }] },
+  settings: { mcpServer: { agents: ['echo', 'careful'] } },
+  env: { AGT_OWNER_PASSPHRASE: 'mcp server test' },
+});
+d.daemon.kernel.contributions.forExtension('test-model').modelClients(model);
+const agentsDir = tempDir(t, 'agt-mcp-agents-');
+async function createAgent(name: string, patch: Record<string, unknown>): Promise<string> {
+  const created = await d.request('POST', '/agents/create', { name, directory: agentsDir });
+  if (created.status !== 201) throw new Error(`create ${name}: ${created.status} ${JSON.stringify(created.body)}`);
+  const patched = await d.request('PATCH', `/agents/${created.body.agentId}/config`, { model: { provider: 'mcp-test', model_id: 'm' }, ...patch });
+  if (patched.status !== 200) throw new Error(`patch ${name}: ${patched.status} ${JSON.stringify(patched.body)}`);
+  return created.body.agentId as string;
+}
+const identity = await d.request('POST', '/identity/create', { passphrase: 'mcp server test' });
+if (identity.status !== 201) throw new Error(`identity: ${identity.status}`);
+const echo = await createAgent('Echo', { handle: 'echo', description: 'Says back what it hears' });
+const careful = await createAgent('Careful', { handle: 'careful', tools: [{ name: 'fs_write', enabled: true, restricted: true }] });
+const hidden = await createAgent('Hidden', { handle: 'hidden' });
+const endpoint = `${d.url}/mcp/server`;
+
+/** Resolves with the end event of `turnId` (subscribed before the call that starts or unblocks it). */
+function turnEnd(match: (event: any) => boolean): Promise<any> {
+  return new Promise((resolve) => {
+    const stop = d.daemon.kernel.bus.subscribe((event: any) => {
+      if (event.event_type === 'turn.completed' && match(event)) {
+        stop();
+        resolve(event);
+      }
+    });
+  });
+}
+
+async function httpClient(t: any, elicit?: (request: any) => any): Promise<Client> {
+  const client = new Client({ name: 'test', version: '1.0.0' }, { capabilities: elicit ? { elicitation: { form: {} } } : {} });
+  if (elicit) client.setRequestHandler(ElicitRequestSchema, elicit);
+  await client.connect(new StreamableHTTPClientTransport(new URL(endpoint), { requestInit: { headers: { authorization: `Bearer ${d.token}` } } }));
+  t.teardown(() => client.close());
+  return client;
+}
+const textOf = (result: any) => result.content.map((part: any) => part.text).join('');
+
+t.test('over Streamable HTTP: tools, a chat with progress, resources', async (t) => {
+  const client = await httpClient(t);
+  t.same((await client.listTools()).tools.map((tool) => tool.name).sort(), ['answer_task', 'chat', 'get_tasks', 'list_agents']);
+  const listed = (await client.callTool({ name: 'list_agents', arguments: {} })) as any;
+  t.same(listed.structuredContent.agents.map((agent: any) => agent.handle).sort(), ['careful', 'echo'], 'only the agents settings expose');
+
+  const progress: string[] = [];
+  const reply = (await client.callTool({ name: 'chat', arguments: { agent: 'echo', text: 'hello there' } }, undefined, { onprogress: (p) => void progress.push(String(p.message)) })) as any;
+  t.equal(textOf(reply), 'echo: hello there');
+  t.equal(reply.structuredContent.status, 'completed');
+  t.match(reply.structuredContent.turnId, /\S/);
+  t.ok(progress.includes('the turn started'), 'progress notifications while the turn ran');
+
+  const resources = (await client.listResources()).resources.map((resource) => resource.uri);
+  t.ok(resources.includes(`agt://agents/${echo}/card`) && resources.includes(`agt://agents/${careful}/conversation`));
+  t.notOk(resources.some((uri) => uri.includes(hidden)), 'no resource of an agent not exposed');
+  const card = JSON.parse((await client.readResource({ uri: `agt://agents/${echo}/card` })).contents[0]!.text as string);
+  t.match(card, { id: echo, name: 'Echo', handle: 'echo', description: 'Says back what it hears', did: /^did:key:z6Mk/ });
+  const conversation = JSON.parse((await client.readResource({ uri: `agt://agents/${echo}/conversation` })).contents[0]!.text as string);
+  t.same(conversation.slice(-2).map((row: any) => [row.role, row.content, row.turnId]), [
+    ['user', 'hello there', reply.structuredContent.turnId],
+    ['assistant', 'echo: hello there', reply.structuredContent.turnId],
+  ]);
+});
+
+t.test('an approval: by elicitation, else through get_tasks and answer_task; files read-only', async (t) => {
+  const asked: any[] = [];
+  const eliciting = await httpClient(t, async (request) => {
+    asked.push(request.params);
+    return { action: 'accept', content: { decision: 'approve' } };
+  });
+  const approved = (await eliciting.callTool({ name: 'chat', arguments: { agent: 'careful', text: 'please write notes/a.txt' } })) as any;
+  t.match(asked[0].message, /fs_write/, 'the approval came as an elicitation');
+  t.equal(approved.structuredContent.status, 'completed');
+  t.match(textOf(approved), /^tool said:/);
+  const file = await eliciting.readResource({ uri: `agt://agents/${careful}/files/notes/a.txt` });
+  t.equal(file.contents[0]!.text, 'written notes/a.txt');
+
+  const plain = await httpClient(t);
+  const waiting = (await plain.callTool({ name: 'chat', arguments: { agent: 'careful', text: 'please write notes/b.txt' } })) as any;
+  t.equal(waiting.structuredContent.status, 'waiting');
+  t.match(waiting.structuredContent.waiting, { kind: 'approval', tool: 'fs_write' });
+  t.match(textOf(waiting), /answer_task/, 'the result says how to answer');
+  const tasks = (await plain.callTool({ name: 'get_tasks', arguments: {} })) as any;
+  t.same(tasks.structuredContent.tasks.map((task: any) => [task.agent, task.kind, task.id]), [[careful, 'approval', waiting.structuredContent.waiting.id]]);
+  const ended = turnEnd((event) => event.payload.turn_id === waiting.structuredContent.turnId);
+  const answered = (await plain.callTool({ name: 'answer_task', arguments: { agent: 'careful', id: waiting.structuredContent.waiting.id, decision: 'approve' } })) as any;
+  t.notOk(answered.isError);
+  t.match((await ended).payload.text, /^tool said:/);
+  t.equal((await plain.readResource({ uri: `agt://agents/${careful}/files/notes/b.txt` })).contents[0]!.text, 'written notes/b.txt');
+  await t.rejects(plain.readResource({ uri: `agt://agents/${careful}/files/..%2F..%2Fetc%2Fpasswd` }), 'a path out of the agent\'s files names nothing');
+  t.same((await plain.listTools()).tools.filter((tool) => /write|delete/.test(tool.name)), [], 'no tool writes files');
+});
+
+t.test('an agent the settings do not expose is refused by every tool and resource', async (t) => {
+  const client = await httpClient(t);
+  for (const [name, args] of [
+    ['chat', { agent: 'hidden', text: 'hi' }],
+    ['chat', { agent: hidden, text: 'hi' }],
+    ['get_tasks', { agent: 'hidden' }],
+    ['answer_task', { agent: 'hidden', id: 'x', decision: 'approve' }],
+  ] as const) {
+    const result = (await client.callTool({ name, arguments: args })) as any;
+    t.equal(result.isError, true, `${name} ${JSON.stringify(args)}`);
+    t.match(textOf(result), /No agent .* is exposed/);
+  }
+  for (const what of ['card', 'conversation', 'files/notes/a.txt']) await t.rejects(client.readResource({ uri: `agt://agents/${hidden}/${what}` }), what);
+  const history = await d.request('GET', `/agents/${hidden}/chat`);
+  t.equal(history.body, null, 'no chat reached it');
+});
+
+t.test('the main API guards: no token is 401, a foreign Origin 403', async (t) => {
+  const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const port = new URL(d.url).port;
+  const anonymous = await rawRequest(d.url, { method: 'POST', path: '/mcp/server', headers: { ...headers, host: `127.0.0.1:${port}` }, body: init });
+  t.equal(anonymous.status, 401);
+  const foreign = await rawRequest(d.url, { method: 'POST', path: '/mcp/server', headers: { ...headers, host: `127.0.0.1:${port}`, origin: 'http://evil.example', authorization: `Bearer ${d.token}` }, body: init });
+  t.equal(foreign.status, 403);
+  t.equal(foreign.body.code, 'cross_origin');
+  const client = new Client({ name: 'test', version: '1.0.0' });
+  await t.rejects(client.connect(new StreamableHTTPClientTransport(new URL(endpoint))), 'the SDK client without the token fails to connect');
+});
+
+t.test('over agt mcp serve (stdio bridge): tools, a chat, an approval by elicitation', async (t) => {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [join(ROOT, 'bin/agt.mjs'), 'mcp', 'serve'],
+    env: { PATH: process.env.PATH ?? '', HOME: d.dataDir, AGT_DAEMON_URL: d.url, AGT_DAEMON_TOKEN: d.token },
+    stderr: 'pipe',
+  });
+  const client = new Client({ name: 'stdio-test', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
+  client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { decision: 'approve' } }));
+  await client.connect(transport);
+  t.teardown(() => client.close());
+  t.same((await client.listTools()).tools.map((tool) => tool.name).sort(), ['answer_task', 'chat', 'get_tasks', 'list_agents']);
+  const reply = (await client.callTool({ name: 'chat', arguments: { agent: 'echo', text: 'through stdio' } })) as any;
+  t.equal(textOf(reply), 'echo: through stdio');
+  const approved = (await client.callTool({ name: 'chat', arguments: { agent: 'careful', text: 'please write notes/c.txt' } })) as any;
+  t.equal(approved.structuredContent.status, 'completed', 'the elicitation crossed the bridge both ways');
+  t.equal((await client.readResource({ uri: `agt://agents/${careful}/files/notes/c.txt` })).contents[0]!.text, 'written notes/c.txt');
+});
