@@ -308,6 +308,10 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     t.match(await compute.textContent(), /off/);
     t.match(await page.locator('[data-extension="console"]').textContent(), /running/);
     await checkView(t, page, 'system');
+    // Dark mode from the system preference, contrast checked by axe as in light mode.
+    await page.emulateMedia({ colorScheme: 'dark' });
+    t.not(await page.evaluate(() => getComputedStyle(document.body).backgroundColor), 'rgb(255, 255, 255)', 'dark background');
+    await checkView(t, page, 'system-dark');
     await context.close();
   });
 });
