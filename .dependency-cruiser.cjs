@@ -41,6 +41,15 @@ module.exports = {
       to: { path: '^(kernel|extensions|examples|test)/' },
     },
     {
+      name: 'kernel-folder-layers',
+      comment:
+        'Kernel folders build on each other one way: credentials/ and agent-identity/ on agents/, agent-identity/ on credentials/ (issue 30 removed the loops). ' +
+        'A lower folder gets what it needs from a higher one handed in (a function, a narrow interface), never by import.',
+      severity: 'error',
+      from: { path: '^kernel/(agents|credentials)/' },
+      to: { path: '^kernel/(agent-identity|credentials)/', pathNot: '^kernel/$1/' },
+    },
+    {
       name: 'no-circular',
       comment: 'No import circles: hand a module what it needs (a function, a narrow interface) instead of importing its owner.',
       severity: 'error',

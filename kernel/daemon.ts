@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Contributions } from './contributions.js';
+import { Contributions } from './extensions/contributions.js';
 import { waitAtMost } from './deadline.js';
 import { readEnv, type DaemonEnv } from './env.js';
 import { StartupError } from './errors.js';

@@ -19,8 +19,9 @@ import { agentsService, inboxService } from './agents/services.js';
 import type { LoadedAgent } from './agents/loaded-agent.js';
 import { agentLauncher } from './agents/launcher.js';
 import type { AgentLauncher } from '../contracts/agent-launcher.js';
-import type { Contributions } from './contributions.js';
+import type { Contributions } from './extensions/contributions.js';
 import { CredentialsService } from './credentials/service.js';
+import { isPasswordProtected } from './credentials/index.js';
 import { ExtensionRegistry } from './extensions/registry.js';
 import type { DaemonEnv } from './env.js';
 import type { KernelBus } from './events/bus.js';
@@ -182,7 +183,7 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
     agentsService(registry, origin, async (agent, name) => credentials.read(agent, name), capabilities);
   const agents = agentsFor('kernel');
   const inbox: InboxService = inboxService(registry, bus, runtime, (trace) => inboundTrace(contributions.points, trace));
-  const launcher = agentLauncher({ runtime, bus, contributions, registry });
+  const launcher = agentLauncher({ runtime, bus, contributions, registry, isPasswordProtected });
 
   // Backups and bounded growth (docs/backups.md). Tracked files come from the agent locator's `list`.
   const storage = new StorageService({

@@ -11,7 +11,7 @@ import { createExtensionPoint, type ExtensionPoint } from '../contracts/extensio
 import { agentLocator, outboundAddress, outboundTransports } from '../contracts/points.js';
 import type { ToolDefinition } from '../contracts/tools.js';
 import { AgtError } from '../contracts/errors.js';
-import { Contributions } from '../kernel/contributions.js';
+import { Contributions } from '../kernel/extensions/contributions.js';
 import { extensionEnv } from '../kernel/extensions/context.js';
 import { locateAgentFiles, outboundTransportFor, sendOutbound } from '../kernel/extensions/kernel-points.js';
 import { ExtensionPoints } from '../kernel/extensions/points.js';

@@ -9,11 +9,18 @@ import { opendir } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { AUTOSTART_SKIP_REASONS, type AutostartReport, type AutostartSkipReason } from '../../contracts/agent-launcher.js';
-import { isPasswordProtected } from '../credentials/index.js';
 import { AgentFile } from './agent-file.js';
 import { trackedDirNotAbsolute } from './errors.js';
 import { canonicalPath, validateStoredConfig } from './registry.js';
 import { startAgent, type StartDeps } from './start-agent.js';
+
+/**
+ * What autostart uses of the kernel: starting, plus the credentials' check whether a file's envelope needs
+ * a password (handed in: credentials/ builds on agents/, so agents/ does not import it).
+ */
+export interface AutostartDeps extends StartDeps {
+  isPasswordProtected(file: AgentFile): boolean;
+}
 
 /** The skip reasons are the contract's (`ctx.launcher.autostart` reports the same ones). */
 export const SKIP_REASONS = AUTOSTART_SKIP_REASONS;
@@ -109,7 +116,7 @@ export async function findAgentFiles(
 export const INSPECT_BUSY_TIMEOUT_MS = 100;
 
 /** What a file says about itself, read without loading it (read-only: no migration, no lease). */
-export async function inspectFile(filePath: string) {
+export async function inspectFile(filePath: string, isPasswordProtected: AutostartDeps['isPasswordProtected']) {
   const file = AgentFile.open(filePath, { readonly: true, busyTimeoutMs: INSPECT_BUSY_TIMEOUT_MS });
   try {
     const config = validateStoredConfig(file.config.get(), filePath);
@@ -119,7 +126,7 @@ export async function inspectFile(filePath: string) {
   }
 }
 
-export async function autostart(kernel: StartDeps, trackedDirs: string[], maxDepth = 2): Promise<AutostartResult> {
+export async function autostart(kernel: AutostartDeps, trackedDirs: string[], maxDepth = 2): Promise<AutostartResult> {
   for (const dir of trackedDirs) {
     if (!isAbsolute(dir)) throw trackedDirNotAbsolute(dir);
   }
@@ -138,7 +145,7 @@ export async function autostart(kernel: StartDeps, trackedDirs: string[], maxDep
  * loaded through the review gate and started, the others skipped with a reason or listed as failed.
  * Files not read before `deadline` are left out (`outOfTime`); starting is never cut short.
  */
-export async function autostartFiles(kernel: StartDeps, files: readonly string[], deadline = Infinity): Promise<{ report: AutostartReport; outOfTime: boolean }> {
+export async function autostartFiles(kernel: AutostartDeps, files: readonly string[], deadline = Infinity): Promise<{ report: AutostartReport; outOfTime: boolean }> {
   const report: AutostartReport = { scanned: 0, started: [], skipped: [], failed: [] };
   for (const filePath of files) {
     // Opening a file is synchronous (libsql): give other requests their turn between files.
@@ -153,7 +160,7 @@ export async function autostartFiles(kernel: StartDeps, files: readonly string[]
     }
     let name = filePath;
     try {
-      const { config, passwordProtected } = await inspectFile(filePath);
+      const { config, passwordProtected } = await inspectFile(filePath, kernel.isPasswordProtected);
       name = config.name;
       const skip = (reason: SkipReason) => report.skipped.push({ filePath: canonical, name, reason, agentId: config.id });
       if (kernel.registry.list().some((agent) => agent.id === config.id)) skip('already_loaded');

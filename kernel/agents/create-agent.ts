@@ -33,8 +33,6 @@ import type { TemplateConfig } from '../templates/types.js';
 import { startAgent, type StartDeps } from './start-agent.js';
 import { announceAgentFileChange } from '../extensions/agent-file-notices.js';
 import type { Logger } from '../../contracts/logger.js';
-import type { AgentIdentityService } from '../agent-identity/service.js';
-import type { CredentialsService } from '../credentials/service.js';
 import type { IdentityService } from '../identity/types.js';
 import type { SettingsStore } from '../settings.js';
 
@@ -44,8 +42,14 @@ export interface CreateAgentDeps extends StartDeps {
   settings: SettingsStore;
   logger: Logger;
   identity: IdentityService;
-  agentIdentity: AgentIdentityService;
-  credentials: CredentialsService;
+  /**
+   * The agent-key and credential steps of a creation, as narrow as they are used: agent-identity/ and
+   * credentials/ build on agents/, so agents/ names what it needs instead of importing them (no folder loop).
+   */
+  agentIdentity: {
+    initialize(file: AgentFile, agentId: string, password?: string): Promise<{ did: string; envelope: { id: string }; dataKey: Uint8Array }>;
+  };
+  credentials: { keys: { prime(agentId: string, envelopeId: string, dataKey: Uint8Array): void; forget(agentId: string): unknown } };
 }
 
 export const MAX_NAME_LENGTH = 64;

@@ -4,16 +4,16 @@
  * The same code paths as `POST /agents/{id}/start`, `POST /agents/autostart` and `POST /agents/{id}/stop`.
  */
 import type { AgentLauncher } from '../../contracts/agent-launcher.js';
-import { autostartFiles, inspectFile } from './autostart.js';
+import { autostartFiles, inspectFile, type AutostartDeps } from './autostart.js';
 import { canonicalPath } from './registry.js';
-import { startAgent, type StartDeps } from './start-agent.js';
+import { startAgent } from './start-agent.js';
 
-export function agentLauncher(kernel: StartDeps): AgentLauncher {
+export function agentLauncher(kernel: AutostartDeps): AgentLauncher {
   const { registry } = kernel;
   return {
     async summarize(filePath) {
       const canonical = canonicalPath(filePath);
-      const { config, passwordProtected } = await inspectFile(canonical);
+      const { config, passwordProtected } = await inspectFile(canonical, kernel.isPasswordProtected);
       return {
         filePath: canonical,
         id: config.id,

@@ -14,7 +14,7 @@ import type { Logger } from '../../contracts/logger.js';
 import type { AgentView } from '../../contracts/services.js';
 import type { Settings } from '../../contracts/settings.js';
 import { firstSchemaError } from '../../contracts/validate.js';
-import type { Contributions } from '../contributions.js';
+import type { Contributions } from '../extensions/contributions.js';
 import { waitAtMost } from '../deadline.js';
 import { announceAgentFileChange } from '../extensions/agent-file-notices.js';
 import { AgentFile, BUSY_TIMEOUT_MS, isBusyError } from './agent-file.js';

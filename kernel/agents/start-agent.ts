@@ -4,7 +4,7 @@
  * Used by agent creation and `POST /agents/{id}/start`.
  */
 import type { EventBus } from '../../contracts/events.js';
-import type { Contributions } from '../contributions.js';
+import type { Contributions } from '../extensions/contributions.js';
 import type { LoadedAgent } from './loaded-agent.js';
 import type { AgentRegistry } from './registry.js';
 import type { AgentRuntimeHooks } from './runtime-hooks.js';

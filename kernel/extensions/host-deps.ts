@@ -2,7 +2,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { AgentsService, InboxService } from '../../contracts/services.js';
 import type { AgentLauncher } from '../../contracts/agent-launcher.js';
-import type { Contributions } from '../contributions.js';
+import type { Contributions } from './contributions.js';
 import type { KernelBus } from '../events/bus.js';
 import type { SettingsStore } from '../settings.js';
 

@@ -2,6 +2,7 @@
 import { Type } from 'typebox';
 import { errorResponses } from '../../contracts/http.js';
 import { autostart, SKIP_REASONS, TRUNCATION_REASONS } from '../agents/autostart.js';
+import { isPasswordProtected } from '../credentials/index.js';
 import type { KernelRoutes } from './plugin.js';
 
 const Entry = { filePath: Type.String(), name: Type.String() };
@@ -40,5 +41,5 @@ export const autostartRoutes: KernelRoutes = async (app, { services }) => {
         ...errorResponses(),
       },
     },
-  }, async (request) => autostart(services, request.body.trackedDirs, request.body.maxDepth ?? 2));
+  }, async (request) => autostart({ ...services, isPasswordProtected }, request.body.trackedDirs, request.body.maxDepth ?? 2));
 };

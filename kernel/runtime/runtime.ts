@@ -7,7 +7,7 @@ import type { LoadedAgent } from '../agents/loaded-agent.js';
 import type { AgentRuntimeHooks, RuntimeStatus } from '../agents/runtime-hooks.js';
 import type { InboxMessage } from '../agents/stores/message-stores.js';
 import { agentIdNotLoaded } from '../agents/errors.js';
-import type { Contributions } from '../contributions.js';
+import type { Contributions } from '../extensions/contributions.js';
 import { executeCommand, sendOutbound } from '../extensions/kernel-points.js';
 import type { KernelBus } from '../events/bus.js';
 import type { AgentConfig } from '../../contracts/agent-config.js';
