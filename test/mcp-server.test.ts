@@ -144,6 +144,14 @@ t.test('an agent the settings do not expose is refused by every tool and resourc
   for (const what of ['card', 'conversation', 'files/notes/a.txt']) await t.rejects(client.readResource({ uri: `agt://agents/${hidden}/${what}` }), what);
   const history = await d.request('GET', `/agents/${hidden}/chat`);
   t.equal(history.body, null, 'no chat reached it');
+
+  // The list is read at every call: exposing it (and then every agent with "*") applies at once.
+  const listed = async () => ((await client.callTool({ name: 'list_agents', arguments: {} })) as any).structuredContent.agents.map((agent: any) => agent.handle).sort();
+  t.equal((await d.request('PUT', '/settings/mcpServer', { value: { agents: ['*'] } })).status, 200);
+  t.same(await listed(), ['careful', 'echo', 'hidden'], '"*" exposes every loaded agent');
+  t.equal((await d.request('PUT', '/settings/mcpServer', { value: { agents: [] } })).status, 200);
+  t.same(await listed(), [], 'an empty list exposes none');
+  t.equal((await d.request('PUT', '/settings/mcpServer', { value: { agents: ['echo', 'careful'] } })).status, 200);
 });
 
 t.test('the main API guards: no token is 401, a foreign Origin 403', async (t) => {
