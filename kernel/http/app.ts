@@ -118,7 +118,7 @@ export async function buildApp(options: AppOptions): Promise<KernelApp> {
     logger: {
       level: options.logLevel,
       stream,
-      redact: ['req.headers.authorization', 'req.headers["x-agt-local-proof"]'],
+      redact: ['req.headers.authorization', 'req.headers["x-agt-local-proof"]', 'req.headers.cookie'],
     },
     // No "incoming request" / "request completed" lines per request at info (see RequestLogController).
     logController: new RequestLogController(options.logLevel),
