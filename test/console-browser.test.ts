@@ -293,7 +293,15 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     const before = Number(await page.locator('#stream-connects').textContent());
     await d.daemon.shutdown('console test restart');
     d = await boot();
-    const agentId = await load({ name: 'fleet-one' });
+    // Node's fetch may first reuse a keep-alive socket the old daemon closed ("fetch failed"): such a
+    // request never reached the new daemon, so it is sent again on a fresh socket.
+    let agentId = '';
+    for (let attempt = 0; !agentId; attempt++) {
+      agentId = await load({ name: 'fleet-one' }).catch((error: Error) => {
+        if (attempt >= 3 || error.message !== 'fetch failed') throw error;
+        return '';
+      });
+    }
     await page.waitForFunction((count) => Number(document.getElementById('stream-connects')?.textContent) > count, before, { timeout: 15_000 });
     model.plays.push(async () => ({ text: 'after the restart' }));
     await turnEnded((await d.request('POST', `/agents/${agentId}/chat`, { text: 'four' })).body.turnId);
