@@ -1,6 +1,6 @@
 /**
- * `contracts/` as the package `@agt/contracts`: every module importable by name (the same module the
- * kernel imports by path), internals of `./testing` not exported, one version, the built daemon's copy
+ * `contracts/` as the package `@agt/contracts`: one entry point (the same modules the kernel imports by
+ * path) plus `./testing`, no deep path, publishable, one version, the built daemon's copy
  * for plain Node; and the import boundaries of .dependency-cruiser.cjs catch what they are for.
  */
 import t from 'tap';
@@ -15,16 +15,29 @@ const run = promisify(execFile);
 const CONTRACTS = join(ROOT, 'contracts');
 const modules = readdirSync(CONTRACTS).filter((name) => name.endsWith('.ts')).map((name) => name.slice(0, -3));
 
-t.test('every contracts module is @agt/contracts/<name>, the same module as by path', async (t) => {
-  for (const name of modules) {
-    const byName = await import(name === 'index' ? '@agt/contracts' : `@agt/contracts/${name}`);
-    const byPath = await import(`../contracts/${name}.js`);
-    t.equal(byName, byPath, name);
+/** Modules that are not the extension contract's (kernel-only) or export types only. */
+const NOT_RE_EXPORTED = new Set(['index', 'names', 'logger']);
+
+t.test('one entry point plus ./testing: every contract module is reached through @agt/contracts, no deep path', async (t) => {
+  t.equal(await import('@agt/contracts'), await import('../contracts/index.js'), 'the entry point is contracts/index.ts');
+  const entry = (await import('@agt/contracts')) as Record<string, unknown>;
+  for (const name of modules.filter((module) => !NOT_RE_EXPORTED.has(module))) {
+    const byPath = (await import(`../contracts/${name}.js`)) as Record<string, unknown>;
+    for (const [exported, value] of Object.entries(byPath)) t.equal(entry[exported], value, `${name}: ${exported} through the entry point`);
   }
   t.ok((await import('@agt/contracts/testing')).startTestExtension, './testing');
-  const internal = '@agt/contracts/testing/fake-kernel';
   // Node's error (code ERR_PACKAGE_PATH_NOT_EXPORTED), or the same reported by another loader in the chain.
-  await t.rejects(import(internal), /ERR_PACKAGE_PATH_NOT_EXPORTED|is not defined by "exports"/, 'the harness internals are not exported');
+  for (const deep of ['@agt/contracts/errors', '@agt/contracts/testing/fake-kernel', '@agt/contracts/package.json']) {
+    await t.rejects(import(deep), /ERR_PACKAGE_PATH_NOT_EXPORTED|is not defined by "exports"/, `${deep} is not exported`);
+  }
+});
+
+t.test('publishable: not private, a semver version with its CHANGELOG entry, exports . and ./testing only', async (t) => {
+  const pkg = JSON.parse(readFileSync(join(CONTRACTS, 'package.json'), 'utf8')) as { private?: boolean; version: string; exports: Record<string, unknown> };
+  t.not(pkg.private, true);
+  t.match(pkg.version, /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/);
+  t.same(Object.keys(pkg.exports), ['.', './testing']);
+  t.match(readFileSync(join(CONTRACTS, 'CHANGELOG.md'), 'utf8'), new RegExp(`^## ${pkg.version.replaceAll('.', '\\.')}\\b`, 'm'));
 });
 
 t.test('one version: CONTRACT_VERSION is the package version\'s major.minor', async (t) => {
@@ -34,16 +47,15 @@ t.test('one version: CONTRACT_VERSION is the package version\'s major.minor', as
 
 t.test('plain Node (a built daemon, a JavaScript extension) gets the build, sharing the kernel\'s classes', { skip: !existsSync(join(ROOT, 'dist/contracts/index.js')) && 'no build in dist/ (npm test builds it)' }, async (t) => {
   const script = `
-    const names = ${JSON.stringify(modules.filter((name) => name !== 'index'))};
-    const out = { index: import.meta.resolve('@agt/contracts') };
-    for (const name of names) out[name] = import.meta.resolve('@agt/contracts/' + name);
+    const out = { index: import.meta.resolve('@agt/contracts'), testing: import.meta.resolve('@agt/contracts/testing') };
     const all = await import('@agt/contracts');
-    const errors = await import('@agt/contracts/errors');
+    const errors = await import('./dist/contracts/errors.js');
     out.sameClass = all.AgtError === errors.AgtError;
     console.log(JSON.stringify(out));`;
   const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, env: { PATH: process.env.PATH ?? '' } });
   const resolved = JSON.parse(stdout) as Record<string, string | boolean>;
-  for (const name of modules) t.equal(resolved[name], `file://${ROOT}/dist/contracts/${name}.js`, name);
+  t.equal(resolved.index, `file://${ROOT}/dist/contracts/index.js`);
+  t.equal(resolved.testing, `file://${ROOT}/dist/contracts/testing/index.js`);
   t.equal(resolved.sameClass, true, 'the entry points share one AgtError');
   const defining = readdirSync(join(ROOT, 'dist'), { recursive: true, encoding: 'utf8' })
     .filter((file) => file.endsWith('.js') && readFileSync(join(ROOT, 'dist', file), 'utf8').includes('agt.contracts.AgtError'));

@@ -1,5 +1,5 @@
 /**
- * The adapter interface of the `channels` extension. The types live in `@agt/contracts/channel-adapters`
+ * The adapter interface of the `channels` extension. The types live in `@agt/contracts`
  * (the public surface, so a third-party package can implement them too); this module re-exports them for
  * the shipped adapters in `./adapters/`.
  *
@@ -46,4 +46,4 @@ export {
   type ChannelAdapterTypes,
   type InboundAttachment,
   type PlatformLimits,
-} from '@agt/contracts/channel-adapters';
+} from '@agt/contracts';

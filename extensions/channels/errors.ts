@@ -1,5 +1,5 @@
 /** The channels extension's coded errors. */
-import { AgtError, badRequest, notFound } from '@agt/contracts/errors';
+import { AgtError, badRequest, notFound } from '@agt/contracts';
 
 export const agentNotLoaded = (id: string) => notFound(`agent ${id} is not loaded`);
 export const unknownAdapterType = (type: string, installed: string[]) =>

@@ -4,8 +4,8 @@
  * `inbox/<type>/`, larger or unreadable ones named in a note the agent reads), then the `agt_inbox` row
  * and `on_inbox`.
  */
-import type { AgentsService, InboundMessage } from '@agt/contracts/services';
-import type { Deliver } from '@agt/contracts/lifecycle';
+import type { AgentsService, InboundMessage } from '@agt/contracts';
+import type { Deliver } from '@agt/contracts';
 import type { AdapterInbound, InboundAttachment } from './adapter.js';
 import type { AdapterInstance } from './instance.js';
 import { policyOf, refusal, type PolicyConfig } from './policy.js';

@@ -5,9 +5,9 @@
  * pass the agent's policy into its inbox, and `msg_send` to `<type>:<chat id>` goes out through the
  * outbox transport. Routes: `GET /channels` and `/agents/{id}/adapters`.
  */
-import type { OutboundEnvelope } from '@agt/contracts/points';
-import { outboundTransports, parentIdOf } from '@agt/contracts/points';
-import { defineExtension } from '@agt/contracts/extension';
+import type { OutboundEnvelope } from '@agt/contracts';
+import { outboundTransports, parentIdOf } from '@agt/contracts';
+import { defineExtension } from '@agt/contracts';
 import { channelAdapterTypes } from './adapter.js';
 import { BUILTIN_ADAPTER_TYPES } from './adapters/index.js';
 import { ChannelManager } from './manager.js';

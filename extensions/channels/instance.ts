@@ -5,7 +5,7 @@
  * Each connect attempt gets its own host and generation, so callbacks of an adapter that was replaced
  * or stopped change nothing.
  */
-import type { Logger } from '@agt/contracts/logger';
+import type { Logger } from '@agt/contracts';
 import { AdapterConnectError, type AdapterHost, type AdapterInbound, type AdapterStatus, type AdapterType, type ChannelAdapter } from './adapter.js';
 import { backoffDelay } from './backoff.js';
 

@@ -4,9 +4,9 @@
  * installed types, and when a credential or the owner identity changes (an adapter in `error` tries
  * again), stopped at unload and shutdown. Work for one agent is serialized; agents never wait on each other.
  */
-import type { Deliver, Detach } from '@agt/contracts/lifecycle';
-import type { Logger } from '@agt/contracts/logger';
-import type { AgentsService, AgentView } from '@agt/contracts/services';
+import type { Deliver, Detach } from '@agt/contracts';
+import type { Logger } from '@agt/contracts';
+import type { AgentsService, AgentView } from '@agt/contracts';
 import type { AdapterInbound } from './adapter.js';
 import { receiveInbound } from './inbound.js';
 import { AdapterInstance, type RecentError } from './instance.js';

@@ -4,7 +4,7 @@
  * chunk retried with backoff while the adapter reconnects or the network fails, after the platform's
  * own wait when it answers with a rate limit, and not at all when it refuses for good.
  */
-import type { OutboundEnvelope } from '@agt/contracts/points';
+import type { OutboundEnvelope } from '@agt/contracts';
 import { AdapterSendError, type AdapterOutbound } from './adapter.js';
 import { backoffDelay, sleep } from './backoff.js';
 import type { AdapterInstance } from './instance.js';

@@ -3,11 +3,11 @@
  * agent's `adapters` config through the kernel (validated, persisted, `agent.config.changed`), then
  * wait for the reconcile so the answer shows the adapter's new status.
  */
-import type { AgentConfig } from '@agt/contracts/agent-config';
-import type { ExtensionHttp } from '@agt/contracts/extension';
-import { errorResponses } from '@agt/contracts/http';
-import type { AgentsService, AgentView } from '@agt/contracts/services';
-import { firstSchemaError } from '@agt/contracts/validate';
+import type { AgentConfig } from '@agt/contracts';
+import type { ExtensionHttp } from '@agt/contracts';
+import { errorResponses } from '@agt/contracts';
+import type { AgentsService, AgentView } from '@agt/contracts';
+import { firstSchemaError } from '@agt/contracts';
 import { adapterNotConfigured, agentNotLoaded, invalidAdapterConfig, unknownAdapterType } from './errors.js';
 import type { ChannelManager } from './manager.js';
 import { AdapterInstanceBody, AdapterParams, AgentAdapters, AgentParams, ChannelsList, OneAdapter, Removed, TAG } from './schemas.js';

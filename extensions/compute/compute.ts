@@ -5,9 +5,9 @@
  * (settings `computeHostAgents`) and runs in the kernel's host runner. A container that vanished or
  * stopped behind the daemon's back is brought back and the exec tried once more.
  */
-import { AgtError } from '@agt/contracts/errors';
-import type { ExtensionContext } from '@agt/contracts/extension';
-import type { CommandOutcome, CommandRun } from '@agt/contracts/points';
+import { AgtError } from '@agt/contracts';
+import type { ExtensionContext } from '@agt/contracts';
+import type { CommandOutcome, CommandRun } from '@agt/contracts';
 import type { Containers } from './containers.js';
 import type { Engine } from './engine.js';
 import { agentNotLoaded, hostTierNotAllowed, tierNotAllowed } from './errors.js';

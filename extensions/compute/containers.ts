@@ -10,7 +10,7 @@
  * fixed script, since the containers themselves cannot chown.
  */
 import type Docker from 'dockerode';
-import type { Logger } from '@agt/contracts/logger';
+import type { Logger } from '@agt/contracts';
 import type { Engine } from './engine.js';
 import { isNotFound } from './engine.js';
 import { containerNotFound, imageMissing } from './errors.js';

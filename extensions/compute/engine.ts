@@ -5,7 +5,7 @@
  * or tool ever shows a raw socket error.
  */
 import type Docker from 'dockerode';
-import { AgtError } from '@agt/contracts/errors';
+import { AgtError } from '@agt/contracts';
 import { engineFailed, engineUnreachable } from './errors.js';
 
 export interface EngineAddress {

@@ -1,5 +1,5 @@
 /** The compute extension's coded errors (the kernel maps each code to the spec's status). */
-import { AgtError } from '@agt/contracts/errors';
+import { AgtError } from '@agt/contracts';
 
 /** 503 `unavailable`: the engine does not answer. */
 export const engineUnreachable = (address: string, reason: string) =>

@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import type Docker from 'dockerode';
-import { cappedOutput, type CommandOutcome } from '@agt/contracts/commands';
+import { cappedOutput, type CommandOutcome } from '@agt/contracts';
 import type { Engine } from './engine.js';
 
 export const TIMED_OUT_EXIT = 124;

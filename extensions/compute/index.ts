@@ -6,8 +6,8 @@
  * dockerode loads on the first engine call, so importing this module stays cheap.
  */
 import { join } from 'node:path';
-import { defineExtension } from '@agt/contracts/extension';
-import { commandExecutor } from '@agt/contracts/points';
+import { defineExtension } from '@agt/contracts';
+import { commandExecutor } from '@agt/contracts';
 import { Compute } from './compute.js';
 import { Containers } from './containers.js';
 import { Engine, engineAddress } from './engine.js';

@@ -3,9 +3,9 @@
  * engine is reported by `GET /compute` (`engine.reachable: false`) and answers 503 `unavailable`, naming
  * its address, everywhere else.
  */
-import { AgtError } from '@agt/contracts/errors';
-import { errorResponses } from '@agt/contracts/http';
-import type { ExtensionHttp } from '@agt/contracts/extension';
+import { AgtError } from '@agt/contracts';
+import { errorResponses } from '@agt/contracts';
+import type { ExtensionHttp } from '@agt/contracts';
 import type { Compute } from './compute.js';
 import { buildImage, findBusybox, imagePresent } from './image.js';
 import type { ComputeOptions } from './options.js';

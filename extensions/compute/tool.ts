@@ -3,8 +3,8 @@
  * each call unless the agent's declaration lifts it) and notable in the review summary. The model gets
  * `{target, exit_code, timed_out, stdout, stderr}` as JSON; an interrupt or unload kills the command.
  */
-import { isAgtError } from '@agt/contracts/errors';
-import type { ToolDefinition } from '@agt/contracts/tools';
+import { isAgtError } from '@agt/contracts';
+import type { ToolDefinition } from '@agt/contracts';
 import type { Compute, Tier } from './compute.js';
 import { TIERS } from './compute.js';
 import type { ComputeOptions } from './options.js';

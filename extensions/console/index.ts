@@ -16,10 +16,10 @@
  * - Sessions are listed (`GET /console/sessions`) and revoked (`DELETE /console/sessions/{id}`, or
  *   `POST /console/logout` for the current one).
  */
-import { AgtError } from '@agt/contracts/errors';
-import { defineExtension } from '@agt/contracts/extension';
-import { ErrorBody } from '@agt/contracts/http';
-import { requestCredentials, type CredentialRequest } from '@agt/contracts/points';
+import { AgtError } from '@agt/contracts';
+import { defineExtension } from '@agt/contracts';
+import { ErrorBody } from '@agt/contracts';
+import { requestCredentials, type CredentialRequest } from '@agt/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { join } from 'node:path';
 import { Type } from 'typebox';

@@ -5,7 +5,7 @@
  * itself (`headerEnv`): the owner's `Authorization` stays the owner's. An agent's `headers`, `header_env`
  * and `bearer_token_env_var` (which is `Authorization`) are each one header name checked here.
  */
-import type { McpServerConfig } from '@agt/contracts/agent-config';
+import type { McpServerConfig } from '@agt/contracts';
 
 const HEADER_NAME = /^[A-Za-z0-9-]{1,100}$/;
 

@@ -3,9 +3,9 @@
  * reconnects one at once (and starts a newly declared one), and re-enabling a tool whose input schema
  * changed.
  */
-import { errorResponses } from '@agt/contracts/http';
-import type { ExtensionHttp } from '@agt/contracts/extension';
-import type { AgentView, AgentsService } from '@agt/contracts/services';
+import { errorResponses } from '@agt/contracts';
+import type { ExtensionHttp } from '@agt/contracts';
+import type { AgentView, AgentsService } from '@agt/contracts';
 import type { McpManager } from './agent-servers.js';
 import { agentNotLoaded } from './errors.js';
 import { AgentParams, AgentServerList, AgentServerParams, AgentToolParams, ServerView, TAG, ToolEnabled } from './schemas.js';

@@ -4,11 +4,11 @@
  * unloads or the extension stops (every child killed). Offers their tools to the kernel as
  * `mcp_<server>_<tool>` with `source: "mcp:<server>"`.
  */
-import type { McpServerConfig } from '@agt/contracts/agent-config';
-import type { ExtensionEnv } from '@agt/contracts/extension';
-import type { Logger } from '@agt/contracts/logger';
-import type { AgentView, AgentsService, SettingsService } from '@agt/contracts/services';
-import type { ToolContributor, ToolDefinition } from '@agt/contracts/tools';
+import type { McpServerConfig } from '@agt/contracts';
+import type { ExtensionEnv } from '@agt/contracts';
+import type { Logger } from '@agt/contracts';
+import type { AgentView, AgentsService, SettingsService } from '@agt/contracts';
+import type { ToolContributor, ToolDefinition } from '@agt/contracts';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { agentNotLoaded, serverNotDeclared, toolNotFound } from './errors.js';
 import { resolveLaunch } from './launch.js';

@@ -8,7 +8,7 @@
  * `GIT_CONFIG_PARAMETERS`, `HTTPS_PROXY`, `GLIBC_TUNABLES` or any other variable that changes how the
  * owner's program behaves unless the owner named it for that server.
  */
-import type { ExtensionEnv } from '@agt/contracts/extension';
+import type { ExtensionEnv } from '@agt/contracts';
 
 const BASE = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'TERM', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR', 'SYSTEMROOT'];
 

@@ -6,9 +6,9 @@
  * change that adds another name (400) and lists the names at load and in the review. This is the report;
  * the boundary is launch.ts, which passes nothing else to the child or the HTTP server whatever the config says.
  */
-import type { AgentConfig } from '@agt/contracts/agent-config';
-import type { AgentConfigCheck, AgentConfigProblem } from '@agt/contracts/points';
-import type { SettingsService } from '@agt/contracts/services';
+import type { AgentConfig } from '@agt/contracts';
+import type { AgentConfigCheck, AgentConfigProblem } from '@agt/contracts';
+import type { SettingsService } from '@agt/contracts';
 import { agentHeaderAsks, agentHeadersAllowed, headerAllowed } from './agent-headers.js';
 import { agentEnvAllowed } from './child-env.js';
 

@@ -1,5 +1,5 @@
 /** The `mcp` extension's coded errors (mapped to the spec's `{error, code}` body by the kernel). */
-import { AgtError, conflict, notFound } from '@agt/contracts/errors';
+import { AgtError, conflict, notFound } from '@agt/contracts';
 
 export const agentNotLoaded = (id: string) => notFound(`agent ${id} is not loaded`);
 export const serverNotDeclared = (agentId: string, name: string) => notFound(`agent ${agentId} declares no MCP server ${name}`);

@@ -4,7 +4,7 @@
  * close when it unloads; their tools are contributed as `mcp_<server>_<tool>`. Routes: `/mcp` and
  * `/agents/{id}/mcp`. The SDK is loaded by `register` only (see setup.ts).
  */
-import { defineExtension } from '@agt/contracts/extension';
+import { defineExtension } from '@agt/contracts';
 import { McpOptions } from './options.js';
 
 export default defineExtension({

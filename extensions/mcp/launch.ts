@@ -15,9 +15,9 @@
  * credentials of the agent, `mcp:<server>:<KEY>` (`env_keys`, `header_env`, `bearer_token_env_var`).
  * Their values are collected in `secrets` so logs and errors can be scrubbed of them.
  */
-import type { McpServerConfig } from '@agt/contracts/agent-config';
-import type { ExtensionEnv } from '@agt/contracts/extension';
-import type { McpRegistration } from '@agt/contracts/mcp';
+import type { McpServerConfig } from '@agt/contracts';
+import type { ExtensionEnv } from '@agt/contracts';
+import type { McpRegistration } from '@agt/contracts';
 import { agentHeaderAsks, agentHeadersAllowed, headerAllowed } from './agent-headers.js';
 import { addAgentEnv, addEnv, agentEnvAllowed, baseChildEnv } from './child-env.js';
 import type { StdioLaunch } from './stdio-transport.js';

@@ -13,7 +13,7 @@
  * Agents' variables never reach it: an agent's `env`/`env_keys` belong to its MCP servers' children.
  */
 import { execFile } from 'node:child_process';
-import type { ExtensionEnv } from '@agt/contracts/extension';
+import type { ExtensionEnv } from '@agt/contracts';
 import { baseChildEnv } from './child-env.js';
 
 /** Variables of TLS trust and proxies that npm (or the Node.js it runs on) reads. */

@@ -8,8 +8,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
-import type { ExtensionEnv } from '@agt/contracts/extension';
-import type { Logger } from '@agt/contracts/logger';
+import type { ExtensionEnv } from '@agt/contracts';
+import type { Logger } from '@agt/contracts';
 import { installBusy, installFailed, packageMissing } from './errors.js';
 import { globalNpmrc, npmChildEnv } from './npm-env.js';
 

@@ -3,9 +3,9 @@
  * agents, and the npm packages installed in the data directory's `mcp-servers/`. A registration or
  * package change applies at an agent's next load, or at once through its restart route.
  */
-import { errorResponses } from '@agt/contracts/http';
-import type { ExtensionHttp } from '@agt/contracts/extension';
-import type { SettingsService } from '@agt/contracts/services';
+import { errorResponses } from '@agt/contracts';
+import type { ExtensionHttp } from '@agt/contracts';
+import type { SettingsService } from '@agt/contracts';
 import type { McpManager } from './agent-servers.js';
 import { isRefusedEnvName } from './child-env.js';
 import { refusedVariable, registrationExists, registrationIncomplete, registrationMissing } from './errors.js';

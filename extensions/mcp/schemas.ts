@@ -1,7 +1,7 @@
 /** TypeBox schemas of the MCP routes (they are the validation, the types and the OpenAPI document). */
 import { Type } from 'typebox';
 import { AgentIdParams } from '@agt/contracts';
-import { McpPackageSpec, McpRegistration, McpServerName } from '@agt/contracts/mcp';
+import { McpPackageSpec, McpRegistration, McpServerName } from '@agt/contracts';
 
 export const TAG = 'MCP';
 

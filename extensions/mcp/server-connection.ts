@@ -9,9 +9,9 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { McpServerConfig } from '@agt/contracts/agent-config';
-import { isAgtError } from '@agt/contracts/errors';
-import type { Logger } from '@agt/contracts/logger';
+import type { McpServerConfig } from '@agt/contracts';
+import { isAgtError } from '@agt/contracts';
+import type { Logger } from '@agt/contracts';
 import { callFailed } from './errors.js';
 import type { Launch } from './launch.js';
 import { LogRing } from './log-ring.js';

@@ -3,8 +3,8 @@
  * definition of a disabled extension never loads the MCP SDK).
  */
 import { join } from 'node:path';
-import type { ExtensionContext, ExtensionHooks } from '@agt/contracts/extension';
-import { agentConfigChecks } from '@agt/contracts/points';
+import type { ExtensionContext, ExtensionHooks } from '@agt/contracts';
+import { agentConfigChecks } from '@agt/contracts';
 import { registerAgentMcpRoutes } from './agent-routes.js';
 import { McpManager } from './agent-servers.js';
 import { agentEnvCheck } from './config-check.js';

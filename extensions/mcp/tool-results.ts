@@ -5,7 +5,7 @@
  * `structuredContent` as JSON when the server sent no text.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { ToolImage, ToolResult } from '@agt/contracts/tools';
+import type { ToolImage, ToolResult } from '@agt/contracts';
 
 export function toToolResult(result: CallToolResult): ToolResult {
   const texts: string[] = [];

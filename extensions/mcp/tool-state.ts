@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { canonicalJson } from '@agt/contracts/canonical-json';
+import { canonicalJson } from '@agt/contracts';
 
 interface ToolRecord {
   /** Hash of the accepted input schema. */

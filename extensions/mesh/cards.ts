@@ -3,8 +3,8 @@
  * can be checked against the DID it names. The signature covers the canonical JSON of the card without
  * `endpoints` (they depend on the address the caller used) and without `signature`.
  */
-import { canonicalJson, formatSignature } from '@agt/contracts/agent-keys';
-import type { AgentsService } from '@agt/contracts/services';
+import { canonicalJson, formatSignature } from '@agt/contracts';
+import type { AgentsService } from '@agt/contracts';
 import type { MeshAgent } from './directory.js';
 import { apiRoutesOf } from './website-config.js';
 

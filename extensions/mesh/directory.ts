@@ -2,7 +2,7 @@
  * Which loaded agent a mesh URL names (`{handle}`: its handle, its DID, or its id when it has no
  * handle), and the public facts of it the mesh shows.
  */
-import type { AgentsService, AgentView } from '@agt/contracts/services';
+import type { AgentsService, AgentView } from '@agt/contracts';
 
 export interface MeshAgent {
   view: AgentView;

@@ -6,8 +6,8 @@
  * every address of the other host, not the one it listens on.
  */
 import { randomBytes } from 'node:crypto';
-import type { Logger } from '@agt/contracts/logger';
-import type { SettingsService } from '@agt/contracts/services';
+import type { Logger } from '@agt/contracts';
+import type { SettingsService } from '@agt/contracts';
 import type { MeshOptions } from './options.js';
 import type { MeshStatus } from './mesh-server.js';
 

@@ -1,5 +1,5 @@
 /** Coded errors of the mesh extension (statuses from the spec's table, D12). */
-import { AgtError } from '@agt/contracts/errors';
+import { AgtError } from '@agt/contracts';
 
 export const unknownMeshAgent = (handle: string) => new AgtError('not_found', `no agent ${JSON.stringify(handle)} on this mesh server`);
 export const agentOff = (handle: string) => new AgtError('unavailable', `agent ${handle} is not reachable on the mesh (visibility off)`);

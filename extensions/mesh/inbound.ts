@@ -5,12 +5,12 @@
  * and whole-inbox rate limits, then one `agt_inbox` row per envelope id (a replay is answered, not stored again) and
  * the agent's `on_inbox` trigger (the kernel runs it).
  */
-import type { AgentsService, InboxService } from '@agt/contracts/services';
+import type { AgentsService, InboxService } from '@agt/contracts';
 import type { MeshAgent } from './directory.js';
 import { checkSignature, type Envelope } from './envelope.js';
 import { agentOff, badSender, staleMessage, badSignature, outOfScope, rateLimited, senderBlocked, unsigned, wrongRecipient } from './errors.js';
-import { isEd25519Did } from '@agt/contracts/agent-keys';
-import { assertJsonDepth } from '@agt/contracts/validate';
+import { isEd25519Did } from '@agt/contracts';
+import { assertJsonDepth } from '@agt/contracts';
 import type { RateLimiter } from './rate-limit.js';
 import { inScope, visibilityOf, type Scope } from './scope.js';
 

@@ -3,8 +3,8 @@
  * inbound inbox, agent websites), mesh delivery of `msg_send` to DIDs and local handles (the `did:` and
  * `mesh:` outbound transport), LAN discovery over mDNS, and the Network routes under `/network`.
  */
-import { defineExtension } from '@agt/contracts/extension';
-import { outboundTransports } from '@agt/contracts/points';
+import { defineExtension } from '@agt/contracts';
+import { outboundTransports } from '@agt/contracts';
 import { PeerDirectory } from './discovery.js';
 import { buildMeshApp } from './mesh-app.js';
 import { MeshServer } from './mesh-server.js';

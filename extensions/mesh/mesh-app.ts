@@ -8,11 +8,11 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { parseStrictJson } from '@agt/contracts/canonical-json';
-import { AgtError } from '@agt/contracts/errors';
-import { notFoundAnswer, sendErrorAnswer } from '@agt/contracts/error-answers';
-import type { AgentsService, InboxService } from '@agt/contracts/services';
-import type { ServerGuardPolicy, ServerGuards } from '@agt/contracts/server-guards';
+import { parseStrictJson } from '@agt/contracts';
+import { AgtError } from '@agt/contracts';
+import { notFoundAnswer, sendErrorAnswer } from '@agt/contracts';
+import type { AgentsService, InboxService } from '@agt/contracts';
+import type { ServerGuardPolicy, ServerGuards } from '@agt/contracts';
 import { buildCard, endpointsOf } from './cards.js';
 import { findMeshAgent, meshAgents, type MeshAgent } from './directory.js';
 import { Envelope } from './envelope.js';

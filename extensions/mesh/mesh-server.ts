@@ -10,7 +10,7 @@
 import type { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import type { FastifyInstance } from 'fastify';
-import type { ExtensionContext } from '@agt/contracts/extension';
+import type { ExtensionContext } from '@agt/contracts';
 import { visibilityOf } from './scope.js';
 
 export const DEFAULT_MESH_PORT = 7295;

@@ -7,9 +7,9 @@
  * it answers without storing it again. Network errors, 404 (agent not loaded yet), 408, 429 and 5xx
  * are retried with exponential backoff; other refusals fail the row at once with their status.
  */
-import type { OutboundEnvelope, OutboundReport, OutboundResult, OutboundTransport } from '@agt/contracts/points';
-import { isAgtError } from '@agt/contracts/errors';
-import type { AgentsService, InboxService } from '@agt/contracts/services';
+import type { OutboundEnvelope, OutboundReport, OutboundResult, OutboundTransport } from '@agt/contracts';
+import { isAgtError } from '@agt/contracts';
+import type { AgentsService, InboxService } from '@agt/contracts';
 import { findMeshAgent, type MeshAgent } from './directory.js';
 import { messageIdFor, signEnvelope, type Envelope } from './envelope.js';
 import { DeliveryFailure, deliveryGaveUp, deliveryRefused, noParent, noRoute } from './errors.js';

@@ -1,7 +1,7 @@
 /** The Network route group under `/network` (D12), on the daemon's own API (bearer token, guards). */
 import { Type } from 'typebox';
-import type { ExtensionHttp } from '@agt/contracts/extension';
-import type { AgentsService, SettingsService } from '@agt/contracts/services';
+import type { ExtensionHttp } from '@agt/contracts';
+import type { AgentsService, SettingsService } from '@agt/contracts';
 import { endpointsOf } from './cards.js';
 import { meshAgents } from './directory.js';
 import type { PeerDirectory } from './discovery.js';

@@ -4,7 +4,7 @@
  * (forwarding headers are never believed: the mesh server is not behind a proxy).
  */
 import { isIPv4, isIPv6 } from 'node:net';
-import type { AgentView } from '@agt/contracts/services';
+import type { AgentView } from '@agt/contracts';
 
 export type Visibility = 'off' | 'localhost' | 'lan' | 'public';
 export type Scope = 'loopback' | 'private' | 'public';

@@ -5,7 +5,7 @@
  * character is refused; the result is checked again by the agents' own path rule and is always under
  * `public/`. So `..`, `%2e%2e`, `%2f`, `%5c` and double encodings never name a file outside it.
  */
-import { normalizeAgentPath } from '@agt/contracts/agent-paths';
+import { normalizeAgentPath } from '@agt/contracts';
 
 export interface SitePath {
   /** Decoded segments (without a trailing empty one). */

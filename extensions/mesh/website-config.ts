@@ -1,5 +1,5 @@
 /** An agent's `serving` config (D13), read defensively: agent configs are untrusted. */
-import type { AgentView } from '@agt/contracts/services';
+import type { AgentView } from '@agt/contracts';
 
 export interface ApiRoute {
   method: string;

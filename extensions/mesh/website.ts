@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AgentsService } from '@agt/contracts/services';
+import type { AgentsService } from '@agt/contracts';
 import { contentTypeOf } from './content-types.js';
 import type { MeshAgent } from './directory.js';
 import { apiBusy, badWebsitePath, lambdaAnswerInvalid, websiteOff } from './errors.js';

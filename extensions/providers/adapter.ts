@@ -2,8 +2,8 @@
  * What one wire format (Chat Completions, Anthropic Messages) must provide to the model client:
  * a pure body builder, and `send`, one attempt over an SDK, streaming or JSON.
  */
-import type { UsageCounts } from '@agt/contracts/events';
-import type { ModelRequest, ReasoningBlock, StopReason, ToolCall } from '@agt/contracts/model';
+import type { UsageCounts } from '@agt/contracts';
+import type { ModelRequest, ReasoningBlock, StopReason, ToolCall } from '@agt/contracts';
 import type { CallGuard } from './call-guard.js';
 import { upstreamError } from './errors.js';
 import type { ResolvedOptions } from './options.js';

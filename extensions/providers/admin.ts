@@ -3,7 +3,7 @@
  * for Chat Completions kinds, `GET {baseUrl}/v1/models` for Anthropic) and check a provider with a real
  * call. No retries here: a check reports what the provider answers right now, within `checkTimeoutMs`.
  */
-import type { AgtError } from '@agt/contracts/errors';
+import type { AgtError } from '@agt/contracts';
 import { CallGuard } from './call-guard.js';
 import { classify } from './errors.js';
 import { createModelClient, type ClientRuntime } from './model-client.js';

@@ -3,10 +3,10 @@
  * whether its sealed key `provider:<providerId>` is set; a check and the models list using that key.
  * 404 for an agent that is not loaded or a provider it does not declare. Keys never appear.
  */
-import { notFound } from '@agt/contracts/errors';
-import type { ExtensionHttp } from '@agt/contracts/extension';
-import { errorResponses } from '@agt/contracts/http';
-import type { AgentView, AgentsService } from '@agt/contracts/services';
+import { notFound } from '@agt/contracts';
+import type { ExtensionHttp } from '@agt/contracts';
+import { errorResponses } from '@agt/contracts';
+import type { AgentView, AgentsService } from '@agt/contracts';
 import { checkProvider, listModels } from './admin.js';
 import { unknownProviderType } from './errors.js';
 import type { ClientRuntime } from './model-client.js';

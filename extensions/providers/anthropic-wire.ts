@@ -10,7 +10,7 @@
  * both otherwise), and earlier thinking blocks are sent back with their assistant messages.
  */
 import type { Message, RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
-import type { ModelMessage, ModelRequest, ReasoningBlock, StopReason, ToolCall } from '@agt/contracts/model';
+import type { ModelMessage, ModelRequest, ReasoningBlock, StopReason, ToolCall } from '@agt/contracts';
 import { num, parseArgs, throwIfGuardFired, type WireAdapter, type WireCall, type WireResult } from './adapter.js';
 import { upstreamError } from './errors.js';
 import type { ResolvedOptions } from './options.js';

@@ -6,7 +6,7 @@
  * `timeout` (504), `aborted` (499: the caller's signal fired), `unavailable` (503: extension stopping).
  * The SDK error is never attached as `cause`: its text may quote what the vendor said about a key.
  */
-import { AgtError } from '@agt/contracts/errors';
+import { AgtError } from '@agt/contracts';
 import type { GuardReason } from './call-guard.js';
 import { loadedSdks } from './sdk.js';
 import { PROVIDER_KINDS, type ProviderTarget } from './types.js';

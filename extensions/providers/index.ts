@@ -3,7 +3,7 @@
  * (`anthropic`, `openai`, `openai-compatible`, `openrouter`) contributed to the kernel, and the
  * `Providers & sign-in` routes under `/providers` and `/agents/{id}/providers`.
  */
-import { defineExtension } from '@agt/contracts/extension';
+import { defineExtension } from '@agt/contracts';
 import { registerAgentProviderRoutes } from './agent-routes.js';
 import { ProvidersOptions } from './options.js';
 import { ProviderRegistry } from './registry.js';

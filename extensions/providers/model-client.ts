@@ -4,8 +4,8 @@
  * `Retry-After`, usage and cost. Retries happen only before a stream starts (a 429/5xx status or a
  * connection failure): once deltas flowed, a retry would repeat text the caller already received.
  */
-import type { Logger } from '@agt/contracts/logger';
-import type { ModelClient, ModelRequest, ModelResponse } from '@agt/contracts/model';
+import type { Logger } from '@agt/contracts';
+import type { ModelClient, ModelRequest, ModelResponse } from '@agt/contracts';
 import type { WireAdapter, WireResult } from './adapter.js';
 import { anthropicMessages } from './anthropic-wire.js';
 import { abortableSleep, CallGuard } from './call-guard.js';

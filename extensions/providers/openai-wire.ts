@@ -9,7 +9,7 @@
  * chunk with no choices).
  */
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParamsNonStreaming, ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
-import type { ModelMessage, ModelRequest, StopReason, ToolCall } from '@agt/contracts/model';
+import type { ModelMessage, ModelRequest, StopReason, ToolCall } from '@agt/contracts';
 import { num, parseArgs, throwIfGuardFired, type WireAdapter, type WireCall, type WireResult } from './adapter.js';
 import { upstreamError } from './errors.js';
 import { applyParams, compact, effortOf, readReasoning } from './params.js';

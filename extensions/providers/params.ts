@@ -3,7 +3,7 @@
  * typed by their look), `provider_params` (merged as is) and `reasoning` (one intent, rendered per
  * wire format by each adapter).
  */
-import type { ModelParam } from '@agt/contracts/model';
+import type { ModelParam } from '@agt/contracts';
 
 /** `"true"` → true, `"42"` → 42, `"null"` → null, `'{"a":1}'` / `"[1]"` → parsed JSON, anything else stays text. */
 export function typedValue(value: string): unknown {

@@ -5,8 +5,8 @@
  * the table. Unknown models cost `null`, never a guess. The manifest's `prices` option adds or overrides
  * entries. Prices change: the table is a convenience, not billing.
  */
-import type { UsageCounts } from '@agt/contracts/events';
-import { findModelPrice, SHIPPED_PRICES, usdOf } from '@agt/contracts/pricing';
+import type { UsageCounts } from '@agt/contracts';
+import { findModelPrice, SHIPPED_PRICES, usdOf } from '@agt/contracts';
 import type { Price } from './options.js';
 import type { ProviderKind } from './types.js';
 

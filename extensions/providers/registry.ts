@@ -13,9 +13,9 @@
  * this extension does not serve is listed as `unsupported_type`, and checking it, listing its models or
  * resolving it for a model call fails with 422 `unsupported_provider_type` naming the kinds it serves.
  */
-import type { AgentProviderDeclaration, ModelClientProvider } from '@agt/contracts/model';
-import type { SettingsService } from '@agt/contracts/services';
-import type { AppProviderSettings } from '@agt/contracts/settings';
+import type { AgentProviderDeclaration, ModelClientProvider } from '@agt/contracts';
+import type { SettingsService } from '@agt/contracts';
+import type { AppProviderSettings } from '@agt/contracts';
 import { unsupportedType } from './errors.js';
 import { createModelClient, type ClientRuntime } from './model-client.js';
 import { isProviderKind, KEY_REQUIRED, type ProviderTarget } from './types.js';

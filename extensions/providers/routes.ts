@@ -4,10 +4,10 @@
  * `keyPresent`. Listing never calls a provider (it would be slow and spend quota): status comes from
  * the last `POST /providers/{providerId}/check`.
  */
-import { errorResponses } from '@agt/contracts/http';
-import { AgtError, notFound } from '@agt/contracts/errors';
-import type { ExtensionHttp } from '@agt/contracts/extension';
-import type { AppProviderSettings } from '@agt/contracts/settings';
+import { errorResponses } from '@agt/contracts';
+import { AgtError, notFound } from '@agt/contracts';
+import type { ExtensionHttp } from '@agt/contracts';
+import type { AppProviderSettings } from '@agt/contracts';
 import { checkProvider, listModels } from './admin.js';
 import { timeoutAsUpstream } from './errors.js';
 import type { ClientRuntime } from './model-client.js';

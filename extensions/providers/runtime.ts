@@ -3,7 +3,7 @@
  * running attempt (its HTTP request is cancelled) and every backoff or spacing wait, so no call
  * outlives the extension and no timer is left behind.
  */
-import type { Logger } from '@agt/contracts/logger';
+import type { Logger } from '@agt/contracts';
 import type { CallGuard } from './call-guard.js';
 import type { ClientRuntime } from './model-client.js';
 import { resolveOptions, type ProvidersOptions } from './options.js';

@@ -1,5 +1,5 @@
 /** Types shared inside the providers extension (not part of the public contract). */
-import type { ModelParam } from '@agt/contracts/model';
+import type { ModelParam } from '@agt/contracts';
 
 export type ProviderKind = 'anthropic' | 'openai' | 'openai-compatible' | 'openrouter';
 

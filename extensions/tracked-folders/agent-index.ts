@@ -6,7 +6,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import type { AgentFileSummary, AgentLauncher } from '@agt/contracts/agent-launcher';
+import type { AgentFileSummary, AgentLauncher } from '@agt/contracts';
 
 export interface IndexEntry {
   filePath: string;

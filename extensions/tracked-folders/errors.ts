@@ -1,5 +1,5 @@
 /** The tracked-folders extension's coded errors (the kernel maps each code to the spec's status). */
-import { AgtError } from '@agt/contracts/errors';
+import { AgtError } from '@agt/contracts';
 
 /** 400 `bad_request`: a tracked folder must be an absolute path. */
 export const folderNotAbsolute = (path: string) => new AgtError('bad_request', `tracked folder ${JSON.stringify(path)} is not an absolute path`);

@@ -1,7 +1,7 @@
 /** The tracked folders as settings hold them (`trackedFolders`, `maxScanDepth`) and their real paths. */
 import { access, lstat, realpath, stat } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
-import { DEFAULT_MAX_SCAN_DEPTH, type Settings } from '@agt/contracts/settings';
+import { DEFAULT_MAX_SCAN_DEPTH, type Settings } from '@agt/contracts';
 import { isInside } from './scan.js';
 
 export interface TrackedSettings {

@@ -6,9 +6,9 @@
  * folders (`tracked.changed`) and is told of the daemon's own writes (`agt.agent-file-written`); and
  * it serves `/tracked-folders`. Settings `trackedFolders` and `maxScanDepth` are followed as they change.
  */
-import { agentFileObservers } from '@agt/contracts/agent-file-changes';
-import { defineExtension } from '@agt/contracts/extension';
-import { agentLocator } from '@agt/contracts/points';
+import { agentFileObservers } from '@agt/contracts';
+import { defineExtension } from '@agt/contracts';
+import { agentLocator } from '@agt/contracts';
 import { TrackedFoldersOptions } from './options.js';
 import { registerRoutes } from './routes.js';
 import { TAG } from './schemas.js';

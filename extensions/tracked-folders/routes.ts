@@ -4,8 +4,8 @@
  * agents reads files without loading or leasing them.
  */
 import { isAbsolute } from 'node:path';
-import { errorResponses } from '@agt/contracts/http';
-import type { ExtensionContext, ExtensionHttp } from '@agt/contracts/extension';
+import { errorResponses } from '@agt/contracts';
+import type { ExtensionContext, ExtensionHttp } from '@agt/contracts';
 import { folderAlreadyTracked, folderNotAbsolute, folderNotDirectory } from './errors.js';
 import { realDirectory, trackedSettings } from './folders.js';
 import { isInside, levelsBelow } from './scan.js';

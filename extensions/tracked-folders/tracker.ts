@@ -8,9 +8,9 @@
  * All changes to the index run one after another on one queue, so a walk and a watcher event never
  * interleave halfway.
  */
-import type { AgentFileChange } from '@agt/contracts/agent-file-changes';
-import type { AutostartReport } from '@agt/contracts/agent-launcher';
-import type { ExtensionContext } from '@agt/contracts/extension';
+import type { AgentFileChange } from '@agt/contracts';
+import type { AutostartReport } from '@agt/contracts';
+import type { ExtensionContext } from '@agt/contracts';
 import { AgentIndex } from './agent-index.js';
 import { exists, isOwnFile, realDirectory, trackedSettings, type TrackedSettings } from './folders.js';
 import { isInside, scanFolder, walkReaches } from './scan.js';

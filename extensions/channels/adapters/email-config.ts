@@ -5,7 +5,7 @@
  * for the usual single mail account).
  */
 import { Type, type Static } from 'typebox';
-import { assertValid } from '@agt/contracts/validate';
+import { assertValid } from '@agt/contracts';
 
 const Security = Type.Union([Type.Literal('tls'), Type.Literal('starttls'), Type.Literal('none')], {
   description: '`tls` from the first byte, `starttls` (upgrade required), or `none` (plain text: a local relay only)',

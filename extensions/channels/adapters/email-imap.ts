@@ -10,7 +10,7 @@
  */
 import type { ImapFlow, MessageStructureObject } from 'imapflow';
 import type { Readable } from 'node:stream';
-import type { Logger } from '@agt/contracts/logger';
+import type { Logger } from '@agt/contracts';
 import type { EmailSettings } from './email-config.js';
 import { decodedSize, headerValue, messageIds, messageParts, safeFilename, threadRoot, type PartRef } from './email-mime.js';
 

@@ -3,9 +3,9 @@
  * (never the daemon token, which the page does not keep). Response types come from `@agt/contracts`
  * where the daemon's schemas live there, so a changed schema breaks `npm run typecheck:console`.
  */
-import type { AgentStatus, AgentSummary, DaemonUsage as DaemonUsageSchema, UsageRollup as UsageRollupSchema } from '@agt/contracts/agents-api';
+import type { AgentStatus, AgentSummary, DaemonUsage as DaemonUsageSchema, UsageRollup as UsageRollupSchema } from '@agt/contracts';
 import type { Static } from 'typebox';
-import type { EventFrame, UmbilicalEvent } from '@agt/contracts/events';
+import type { EventFrame, UmbilicalEvent } from '@agt/contracts';
 
 export type { AgentSummary, EventFrame, UmbilicalEvent };
 /** The daemon's own schemas (contracts/agents-api.ts), as types. */

@@ -4,7 +4,7 @@
  * the kernel's Host / Origin / Sec-Fetch-Site guards and the bearer token apply before it runs; the
  * transport then writes the answer itself (the reply is hijacked from fastify).
  */
-import type { ExtensionHttp } from '@agt/contracts/extension';
+import type { ExtensionHttp } from '@agt/contracts';
 import type { McpSessions, SessionDeps } from './sessions.js';
 
 export function registerServerEndpoint(http: ExtensionHttp, deps: SessionDeps): { close(): Promise<void> } {

@@ -4,7 +4,7 @@
  * An agent outside the list and an agent that does not exist get the same answer, so a client cannot
  * learn which other agents the daemon runs.
  */
-import type { AgentsService, AgentView, SettingsService } from '@agt/contracts/services';
+import type { AgentsService, AgentView, SettingsService } from '@agt/contracts';
 
 export class Exposed {
   constructor(

@@ -7,8 +7,8 @@
  */
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { AgentTurnsAccess } from '@agt/contracts/agent-turns';
-import type { AgentsService, AgentView } from '@agt/contracts/services';
+import type { AgentTurnsAccess } from '@agt/contracts';
+import type { AgentsService, AgentView } from '@agt/contracts';
 import { type Exposed, notExposed } from './exposed.js';
 
 /** Rows of the conversation resource; files listed per agent; the largest file read. */

@@ -9,8 +9,8 @@ import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolResult, ElicitResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
-import type { EventBus } from '@agt/contracts/events';
-import type { AgentTurnsAccess } from '@agt/contracts/agent-turns';
+import type { EventBus } from '@agt/contracts';
+import type { AgentTurnsAccess } from '@agt/contracts';
 import { type Exposed, notExposed } from './exposed.js';
 import { TurnWatch, type TurnStep } from './turn-watch.js';
 

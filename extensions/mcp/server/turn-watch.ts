@@ -3,7 +3,7 @@
  * queued (a turn may start, and even end, before `chat()` returns) and keeps the agent's events; `follow`
  * names the turn. A chat absorbed into another starting turn (`chat.delivered`) follows that turn too.
  */
-import type { EventBus, UmbilicalEvent } from '@agt/contracts/events';
+import type { EventBus, UmbilicalEvent } from '@agt/contracts';
 
 export type TurnStep =
   | { type: 'progress'; message: string }

@@ -13,8 +13,8 @@
  * added (`url`, `preferredTransport`, `protocolVersion`), the signature unchanged (it covers the v1.0
  * members, which a v0.3 reader's proto form keeps).
  */
-import { canonicalJson, isEd25519Did, publicKeyFromDid, verifyDidSignature } from '@agt/contracts/agent-keys';
-import type { AgentsService } from '@agt/contracts/services';
+import { canonicalJson, isEd25519Did, publicKeyFromDid, verifyDidSignature } from '@agt/contracts';
+import type { AgentsService } from '@agt/contracts';
 import type { MeshAgent } from '../directory.js';
 
 export const A2A_VERSION_HEADER = 'a2a-version';

@@ -12,11 +12,11 @@
  * sending agent's inbox (`source: "a2a"`, one row per remote task and state). Every try of one row sends
  * the same message id, so a receiver that already has it answers with the same task.
  */
-import type { OutboundEnvelope, OutboundReport, OutboundResult, OutboundTransport } from '@agt/contracts/points';
-import { parentIdOf } from '@agt/contracts/points';
-import { parseStrictJson } from '@agt/contracts/canonical-json';
-import { isAgtError } from '@agt/contracts/errors';
-import type { AgentsService, InboxService } from '@agt/contracts/services';
+import type { OutboundEnvelope, OutboundReport, OutboundResult, OutboundTransport } from '@agt/contracts';
+import { parentIdOf } from '@agt/contracts';
+import { parseStrictJson } from '@agt/contracts';
+import { isAgtError } from '@agt/contracts';
+import type { AgentsService, InboxService } from '@agt/contracts';
 import { messageIdFor } from '../envelope.js';
 import { DeliveryFailure, deliveryGaveUp, deliveryRefused } from '../errors.js';
 import type { MeshOptions } from '../options.js';

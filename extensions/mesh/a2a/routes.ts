@@ -14,8 +14,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { parseStrictJson } from '@agt/contracts/canonical-json';
-import type { AgentsService } from '@agt/contracts/services';
+import { parseStrictJson } from '@agt/contracts';
+import type { AgentsService } from '@agt/contracts';
 import { meshAgents, type MeshAgent } from '../directory.js';
 import { addressRateLimited, badSignature, rateLimited, senderBlocked } from '../errors.js';
 import { senderKey } from '../inbound.js';

@@ -6,8 +6,8 @@
  * `text` the message's text parts joined with newlines. A proof that does not verify is refused; a
  * message without one comes from an unsigned caller (anonymous: no DID to allow or block).
  */
-import { canonicalJson, formatSignature, isEd25519Did, parseSignature, verifyDidSignature } from '@agt/contracts/agent-keys';
-import type { AgentsService } from '@agt/contracts/services';
+import { canonicalJson, formatSignature, isEd25519Did, parseSignature, verifyDidSignature } from '@agt/contracts';
+import type { AgentsService } from '@agt/contracts';
 import { MAX_CLOCK_SKEW_MS, MAX_MESSAGE_AGE_MS } from '../inbound.js';
 
 export const SENDER_METADATA = 'agt.sender';

@@ -10,7 +10,7 @@
  * dropping the oldest finished ones first.
  */
 import type { Artifact, Message, StreamResponse, Task, TaskState } from '@a2a-js/sdk';
-import type { UmbilicalEvent } from '@agt/contracts/events';
+import type { UmbilicalEvent } from '@agt/contracts';
 
 /** A2A v1.0 TaskState and Role numbers (the SDK's enums, written out so this module loads without it). */
 export const STATE = { submitted: 1, working: 2, completed: 3, failed: 4, canceled: 5, inputRequired: 6, rejected: 7 } as const;
