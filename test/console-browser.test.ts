@@ -11,6 +11,7 @@ import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { request } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -150,6 +151,19 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     t.notOk((await page.content()).includes(d.token), 'the daemon token is nowhere in the page');
     const reused = await fetch(`${d.url}/console/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code: minted.body.code }) });
     t.equal(reused.status, 401, 'the code is single use');
+    // The session cookie counts only with the console header, and never past the Host / Origin guards.
+    const jar = `agt_console=${cookie!.value}`;
+    const asConsole = (headers: Record<string, string>) => fetch(`${d.url}/agents`, { headers: { cookie: jar, ...headers } }).then((r) => r.status);
+    t.equal(await asConsole({ 'x-agt-console': '1' }), 200);
+    t.equal(await asConsole({}), 401, 'no console header: refused');
+    t.equal(await asConsole({ 'x-agt-console': '1', origin: 'http://evil.example' }), 403, 'foreign Origin: refused');
+    t.equal(await asConsole({ 'x-agt-console': '1', 'sec-fetch-site': 'cross-site' }), 403, 'cross-site fetch: refused');
+    // fetch cannot set Host: a plain HTTP request can (DNS rebinding names another host).
+    const rebound = await new Promise<number>((done, fail) => {
+      const url = new URL('/agents', d.url);
+      request({ host: url.hostname, port: url.port, path: url.pathname, headers: { host: 'evil.example', cookie: jar, 'x-agt-console': '1' } }, (res) => (res.resume(), done(res.statusCode!))).on('error', fail).end();
+    });
+    t.equal(rebound, 403, 'foreign Host: refused');
   });
 
   await t.test('logging in with the token; the session is listed and revoked', async (t) => {
