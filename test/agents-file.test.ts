@@ -167,6 +167,34 @@ t.test('AgentFile basics: WAL, transactions, stores', async (t) => {
   t.equal(file.timers.delete(timer.id), true);
 });
 
+t.test('the loop tail kept in memory answers what the table holds through appends, rollbacks, compaction and clears', async (t) => {
+  const file = AgentFile.create(join(tempDir(t), 'tail.agt'), agentConfig({ name: 'tail' }));
+  t.teardown(() => file.close());
+  const same = (message: string) => t.same(file.loop.tail('m', 3), file.loop.list('m').slice(-3), message);
+  t.same(file.loop.tail('m', 3), [], 'an empty loop');
+  for (const n of [1, 2]) file.loop.append({ loop: 'm', role: 'user', content: { n } });
+  same('appends after the first read');
+  const rows = file.loop.tail('m', 3);
+  (rows[0]!.content as { n: number }).n = 99;
+  same('a caller changing a row it got changes nothing for the next');
+  t.throws(() => file.transaction((f) => {
+    f.loop.append({ loop: 'm', role: 'user', content: { n: 'rolled back' } });
+    throw new Error('boom');
+  }));
+  same('a rolled-back append is not in the tail');
+  for (const n of [3, 4, 5]) file.loop.append({ loop: 'm', role: 'assistant', content: { n } });
+  same('more rows than the tail asked for');
+  t.equal(file.loop.tail('m', 10).length, 5, 'a longer tail reads the rest');
+  const through = file.loop.tail('m', 2)[0]!.id - 1;
+  file.transaction((f) => {
+    f.loop.deleteThrough('m', through);
+    f.loop.insertSummary({ id: through, loop: 'm', content: { summary: true }, createdAt: 1 });
+  });
+  same('compaction: the summary row under an older id');
+  file.loop.clear('m');
+  same('a cleared loop');
+});
+
 t.test('a file another process holds open is still read consistently (busy timeout)', async (t) => {
   const path = await createAgentFile(tempDir(t), { name: 'shared' });
   const other = new Database(path, { timeout: 5000 });

@@ -54,6 +54,18 @@ const COLUMNS =
 
 const decode = (row: LoopRow): LoopRow => ({ ...row, content: parseJson(row.content) });
 
+/** A `tail` cache holds at most this many rows per loop (the runtime asks for 400: MAX_CONTEXT_ROWS). */
+const TAIL_CACHE_MAX = 1000;
+
+/** The newest rows of one loop as stored (content still JSON text), oldest first. */
+interface CachedTail {
+  rows: LoopRow[];
+  /** How many rows to keep (the largest limit asked for). */
+  keep: number;
+  /** `rows` are all the loop's rows (the read returned fewer than asked). */
+  complete: boolean;
+}
+
 export class LoopStore {
   /**
    * Row counts per loop, read once (one GROUP BY) at the first count and kept current by this store's
@@ -62,10 +74,18 @@ export class LoopStore {
    * (whole or savepoint) drops the counts and the next count reads them again.
    */
   private rowCounts: Map<string, number> | undefined;
+  /**
+   * The newest rows of each loop a turn read, kept current by this store's writes: every turn reads its
+   * context (`tail`, up to 400 rows) and reading and iterating them in libsql was the largest share of a
+   * turn's CPU (profile in docs/performance.md). Rows are kept as stored and decoded on every read, so a
+   * caller never sees another's objects. A rollback drops them all, as it drops the counts.
+   */
+  private readonly tails = new Map<string, CachedTail>();
 
   constructor(private readonly sql: Sql) {
     sql.onRollback(() => {
       this.rowCounts = undefined;
+      this.tails.clear();
     });
   }
 
@@ -126,6 +146,14 @@ export class LoopStore {
       row.created_at,
     );
     this.adjust(row.loop, 1);
+    const cached = this.tails.get(row.loop);
+    if (cached) {
+      cached.rows.push({ id: lastId, ...row, content });
+      if (cached.rows.length > cached.keep) {
+        cached.rows.shift();
+        cached.complete = false;
+      }
+    }
     return { id: lastId, ...row, content: parseJson(content) };
   }
 
@@ -151,6 +179,8 @@ export class LoopStore {
       input.createdAt,
     );
     this.adjust(input.loop, 1);
+    // Written under an older id: the cached tail is read again.
+    this.tails.delete(input.loop);
   }
 
   get(id: number): LoopRow | undefined {
@@ -165,12 +195,14 @@ export class LoopStore {
       .map(decode);
   }
 
-  /** The newest `limit` rows of one loop, oldest first. */
+  /** The newest `limit` rows of one loop, oldest first (from the tail cache once read). */
   tail(loop = 'main', limit = 50): LoopRow[] {
-    return this.sql
-      .all<LoopRow>(`SELECT ${COLUMNS} FROM agt_loop WHERE loop = ? ORDER BY id DESC LIMIT ?`, loop, limit)
-      .map(decode)
-      .reverse();
+    const cacheable = limit > 0 && limit <= TAIL_CACHE_MAX;
+    const cached = cacheable ? this.tails.get(loop) : undefined;
+    if (cached && (cached.complete || cached.rows.length >= limit)) return cached.rows.slice(-limit).map(decode);
+    const rows = this.sql.all<LoopRow>(`SELECT ${COLUMNS} FROM agt_loop WHERE loop = ? ORDER BY id DESC LIMIT ?`, loop, limit).reverse();
+    if (cacheable) this.tails.set(loop, { rows, keep: Math.max(limit, cached?.keep ?? 0), complete: rows.length < limit });
+    return rows.map(decode);
   }
 
   /** Rows of one loop with id greater than `afterId`, oldest first. */
@@ -199,6 +231,7 @@ export class LoopStore {
   clear(loop = 'main'): number {
     const removed = this.sql.run('DELETE FROM agt_loop WHERE loop = ?', loop).changes;
     this.adjust(loop, -removed);
+    this.tails.delete(loop);
     return removed;
   }
 
@@ -206,6 +239,7 @@ export class LoopStore {
   deleteThrough(loop: string, maxId: number): number {
     const removed = this.sql.run('DELETE FROM agt_loop WHERE loop = ? AND id <= ?', loop, maxId).changes;
     this.adjust(loop, -removed);
+    this.tails.delete(loop);
     return removed;
   }
 }
