@@ -9,7 +9,7 @@
  */
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { request } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
@@ -18,7 +18,7 @@ import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { ModelClientProvider, ModelRequest, ModelResponse } from '../contracts/model.js';
 import { createAgentFile } from './helpers/agent-file.js';
-import { bootDaemon, ROOT, tempDir, type TestDaemon } from './helpers/daemon.js';
+import { bootDaemon, importFile, ROOT, tempDir, type TestDaemon } from './helpers/daemon.js';
 
 const executable = ['chromium', 'chromium-browser'].map((name) => spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).stdout.trim()).find(Boolean);
 /** What checkView asserts with (any subtest). */
@@ -73,6 +73,30 @@ async function checkView(t: Asserts, page: Page, name: string): Promise<void> {
     await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
   }
 }
+
+t.test('console sessions: single-use codes that expire, digests only on disk (0600), revocation persisted', async (t) => {
+  const { ConsoleSessions, CODE_TTL_MS, SESSION_IDLE_MS } = await importFile<typeof import('../extensions/console/sessions.js')>(join(ROOT, 'extensions/console/sessions.ts'));
+  const file = join(tempDir(t, 'agt-console-sessions-'), 'console', 'sessions.json');
+  let now = 1_000_000;
+  const store = new ConsoleSessions(file, () => now);
+  const { code } = store.mintCode();
+  t.ok(store.redeem(code));
+  t.notOk(store.redeem(code), 'a code works once');
+  const late = store.mintCode().code;
+  now += CODE_TTL_MS;
+  t.notOk(store.redeem(late), 'an expired code is refused');
+  const { secret, session } = store.open('code', 'test');
+  const kept = store.open('token', null);
+  const text = readFileSync(file, 'utf8');
+  t.notOk(text.includes(secret) || text.includes(kept.secret), 'the file holds no session secret');
+  t.equal(statSync(file).mode & 0o777, 0o600);
+  const reopened = new ConsoleSessions(file, () => now);
+  t.equal(reopened.touch(secret)?.id, session.id, 'a session survives a restart');
+  t.ok(reopened.revoke(session.id));
+  t.equal(new ConsoleSessions(file, () => now).touch(secret), undefined, 'a revoked session stays revoked after a restart');
+  now += SESSION_IDLE_MS;
+  t.equal(reopened.touch(kept.secret), undefined, 'an idle session expires');
+});
 
 const browserOrSkip = await launch();
 const skip = typeof browserOrSkip === 'string' ? browserOrSkip : false;
