@@ -102,7 +102,7 @@ t.test('fixture extensions', async (t) => {
   });
 
   t.test('a newer contract major is refused', async (t) => {
-    t.match(rows.get('bad-contract'), { loaded: false, version: null, error: /needs kernel contract 2\.0, but this kernel implements 1\.0/ });
+    t.match(rows.get('bad-contract'), { loaded: false, version: null, errorCode: 'contract_incompatible', error: /needs kernel contract 2\.0, but this kernel implements 1\.0/ });
     await expectUnavailable(t, 'bad-contract', /failed: needs kernel contract 2\.0/, ['/bad-contract']);
   });
 

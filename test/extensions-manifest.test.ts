@@ -8,6 +8,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StartupError } from '../kernel/errors.js';
 import { contractSatisfied, definitionProblem, validateConfig } from '../kernel/extensions/definition.js';
+import { contractProblem } from '../kernel/extensions/contract-check.js';
 import { readManifest } from '../kernel/extensions/manifest.js';
 import { orderByDependencies } from '../kernel/extensions/order.js';
 import { resolveExtensionModule } from '../kernel/extensions/resolve-module.js';
@@ -128,3 +129,22 @@ t.test('stop shares keep time for the extensions after a hanging one', async (t)
   t.equal(stopShare(0, 1), 0);
 });
 
+
+t.test('compatibility: built against 1.0 loads on the next minor and is refused on the next major', async (t) => {
+  const dir = tempDir(t, 'agt-contract-');
+  const moduleFile = join(dir, 'src', 'index.js');
+  mkdirSync(join(dir, 'src'));
+  const declare = (pkg: Record<string, unknown>) => writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'agt-ext-probe', ...pkg }));
+  for (const pkg of [{ agtContract: '^1.0.0' }, { peerDependencies: { '@agt/contracts': '^1.0.0' } }]) {
+    declare(pkg);
+    const how = Object.keys(pkg)[0];
+    t.equal(contractProblem('1.0', moduleFile, '1.0.0'), null, `${how}: loads on the same version`);
+    t.equal(contractProblem('1.0', moduleFile, '1.1.0'), null, `${how}: loads on the next minor`);
+    t.match(contractProblem('1.0', moduleFile, '2.0.0'), /needs kernel contract 1\.0, but this kernel implements 2\.0/, `${how}: the definition's contract is refused on a major`);
+    t.match(contractProblem('2.0', moduleFile, '2.0.0'), new RegExp(`built against @agt/contracts \\^1\\.0\\.0 \\(agt-ext-probe ${how}.*\\), but this kernel implements 2\\.0\\.0`), `${how}: the package's range is refused on a major`);
+  }
+  declare({ peerDependencies: { '@agt/contracts': '*' } });
+  t.match(contractProblem('1.1', moduleFile, '1.0.0'), /needs kernel contract 1\.1/, 'a newer minor than the kernel is refused');
+  declare({});
+  t.equal(contractProblem('1.0', moduleFile, '1.0.0'), null, 'a package that declares no range is judged by its definition alone');
+});

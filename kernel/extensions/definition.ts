@@ -7,7 +7,7 @@
 import { pathToFileURL } from 'node:url';
 import { Type } from 'typebox';
 import semver from 'semver';
-import { CONTRACT_VERSION, type ExtensionDefinition } from '../../contracts/extension.js';
+import type { ExtensionDefinition } from '../../contracts/extension.js';
 import { EXTENSION_NAME_PATTERN, PREFIX_PATTERN, SEGMENT_PATTERN } from './manifest.js';
 import { schemaProblems, withDefaults } from './schema-errors.js';
 import { builtTwin, ensureTypeScript, isTypeScriptFile } from './typescript.js';
@@ -39,12 +39,7 @@ export async function importDefinition(file: string): Promise<unknown> {
   return exported;
 }
 
-/** Whether `wanted` (`major.minor`) can run on this kernel: same major, minor not newer. */
-export function contractSatisfied(wanted: string, kernel: string = CONTRACT_VERSION): boolean {
-  const [wantMajor, wantMinor] = wanted.split('.').map(Number);
-  const [haveMajor, haveMinor] = kernel.split('.').map(Number);
-  return wantMajor === haveMajor && (wantMinor ?? 0) <= (haveMinor ?? 0);
-}
+export { contractSatisfied } from './contract-check.js';
 
 /** Checks a default export against the contract; returns the problem or null. */
 export function definitionProblem(value: unknown, expectedName: string): string | null {
@@ -62,10 +57,6 @@ export function definitionProblem(value: unknown, expectedName: string): string 
     return `the module defines extension "${definition.name}", but the manifest entry is named "${expectedName}"`;
   }
   if (!semver.valid(definition.version)) return `invalid definition: /version: "${definition.version}" is not a semver version`;
-  if (!contractSatisfied(definition.contract)) {
-    return `needs kernel contract ${definition.contract}, but this kernel implements ${CONTRACT_VERSION} ` +
-      '(the major must match and the minor must not be newer)';
-  }
   if (definition.dependsOn?.includes(definition.name)) return 'invalid definition: /dependsOn: an extension cannot depend on itself';
   return null;
 }

@@ -19,6 +19,7 @@ import type { ExtensionDefinition, ExtensionHooks, ExtensionHttp } from '../../c
 import type { KernelApp } from '../http/app.js';
 import type { ExtensionHostDeps } from './host-deps.js';
 import { buildContext } from './context.js';
+import { CONTRACT_INCOMPATIBLE, contractProblem } from './contract-check.js';
 import { definitionProblem, importDefinition, validateConfig } from './definition.js';
 import { ExtensionLifecycle, settleWithin } from './lifecycle.js';
 import { PREFIX_PATTERN, readManifest, SEGMENT_PATTERN, type ManifestEntry } from './manifest.js';
@@ -92,8 +93,10 @@ function salvageRouteGroups(record: ExtensionRecord, definition: unknown): void 
 /** Imports and checks one entry; a problem fails the record (disabled entries are only inspected). */
 async function inspect(record: ExtensionRecord, registry: ExtensionRegistry, manifestPath: string, kernel: ExtensionHostDeps): Promise<void> {
   let definition: unknown;
+  let moduleFile = '';
   try {
-    definition = await importDefinition(resolveExtensionModule(record.entry.module, manifestPath));
+    moduleFile = resolveExtensionModule(record.entry.module, manifestPath);
+    definition = await importDefinition(moduleFile);
   } catch (error) {
     if (record.state === 'disabled') {
       kernel.logger.debug({ err: error, extension: record.name }, 'disabled extension could not be imported');
@@ -101,6 +104,13 @@ async function inspect(record: ExtensionRecord, registry: ExtensionRegistry, man
     }
     const why = error instanceof ModuleResolveError ? error.message : `cannot import module "${record.entry.module}": ${message(error)}`;
     return registry.fail(record, why, error);
+  }
+  // Compatibility first, with its stable code: a definition from another contract may not even have our shape.
+  const incompatible = contractProblem((definition as { contract?: unknown } | null)?.contract, moduleFile);
+  if (incompatible !== null) {
+    salvageRouteGroups(record, definition);
+    if (record.state !== 'disabled') registry.fail(record, incompatible, undefined, CONTRACT_INCOMPATIBLE);
+    return;
   }
   const problem = definitionProblem(definition, record.name);
   if (problem !== null) {

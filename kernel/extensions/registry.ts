@@ -18,6 +18,8 @@ export interface ExtensionStatus {
   enabled: boolean;
   loaded: boolean;
   error: string | null;
+  /** The failure's stable code: `contract_incompatible`, else `extension_failed`; null unless failed. */
+  errorCode?: string | null;
   prefix: string | null;
   dependsOn: string[];
   module: string;
@@ -41,6 +43,8 @@ export interface ExtensionRecord {
   state: ExtensionState;
   /** Why it failed, without the extension's name (the name is in every sentence that shows it). */
   error: string | null;
+  /** The failure's stable code (see {@link ExtensionStatus.errorCode}). */
+  errorCode?: string;
   /** What `register` returned; stop is called when present, even after a failed start. */
   hooks: ExtensionHooks | null;
   stopCalled: boolean;
@@ -64,10 +68,11 @@ export class ExtensionRegistry {
   }
 
   /** Marks a record failed (the first failure wins), withdraws what it contributed, tells the bus. */
-  fail(record: ExtensionRecord, reason: string, cause?: unknown): void {
+  fail(record: ExtensionRecord, reason: string, cause?: unknown, code = 'extension_failed'): void {
     if (record.state === 'failed' || record.state === 'disabled') return;
     record.state = 'failed';
     record.error = reason;
+    record.errorCode = code;
     this.kernel.contributions.withdraw(record.name);
     record.release();
     const error = new Error(`extension ${record.name}: ${reason}`, cause === undefined ? undefined : { cause });
@@ -118,6 +123,7 @@ export class ExtensionRegistry {
       enabled: record.entry.enabled,
       loaded: record.state === 'loaded' || record.state === 'started',
       error: record.state === 'failed' ? record.error : null,
+      errorCode: record.state === 'failed' ? (record.errorCode ?? 'extension_failed') : null,
       prefix: record.prefix,
       dependsOn: record.dependsOn,
       module: record.entry.module,

@@ -10,6 +10,9 @@ const ExtensionRow = Type.Object({
   enabled: Type.Boolean({ description: 'As the manifest says' }),
   loaded: Type.Boolean({ description: 'Registered and serving its routes' }),
   error: Type.Union([Type.String(), Type.Null()], { description: 'Why it failed (also in the 503 bodies of its routes)' }),
+  errorCode: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], { description: 'Stable code of the failure: `contract_incompatible` (built against a contract this kernel does not implement), else `extension_failed`' }),
+  ),
   prefix: Type.Union([Type.String(), Type.Null()], { description: 'Route prefix; GET on it lists the group\'s resources' }),
   dependsOn: Type.Array(Type.String()),
   module: Type.String({ description: 'The manifest\'s `module`' }),
