@@ -74,6 +74,8 @@ async function httpClient(t: any, elicit?: (request: any) => any): Promise<Clien
   return client;
 }
 const textOf = (result: any) => result.content.map((part: any) => part.text).join('');
+/** The text of a resource read (a blob has none). */
+const resourceText = (read: { contents: Array<{ text?: string } | { blob: string }> }) => (read.contents[0] as { text?: string }).text;
 
 t.test('over Streamable HTTP: tools, a chat with progress, resources', async (t) => {
   const client = await httpClient(t);
@@ -91,9 +93,9 @@ t.test('over Streamable HTTP: tools, a chat with progress, resources', async (t)
   const resources = (await client.listResources()).resources.map((resource) => resource.uri);
   t.ok(resources.includes(`agt://agents/${echo}/card`) && resources.includes(`agt://agents/${careful}/conversation`));
   t.notOk(resources.some((uri) => uri.includes(hidden)), 'no resource of an agent not exposed');
-  const card = JSON.parse((await client.readResource({ uri: `agt://agents/${echo}/card` })).contents[0]!.text as string);
+  const card = JSON.parse(resourceText(await client.readResource({ uri: `agt://agents/${echo}/card` })) ?? '');
   t.match(card, { id: echo, name: 'Echo', handle: 'echo', description: 'Says back what it hears', did: /^did:key:z6Mk/ });
-  const conversation = JSON.parse((await client.readResource({ uri: `agt://agents/${echo}/conversation` })).contents[0]!.text as string);
+  const conversation = JSON.parse(resourceText(await client.readResource({ uri: `agt://agents/${echo}/conversation` })) ?? '');
   t.same(conversation.slice(-2).map((row: any) => [row.role, row.content, row.turnId]), [
     ['user', 'hello there', reply.structuredContent.turnId],
     ['assistant', 'echo: hello there', reply.structuredContent.turnId],
@@ -111,7 +113,7 @@ t.test('an approval: by elicitation, else through get_tasks and answer_task; fil
   t.equal(approved.structuredContent.status, 'completed');
   t.match(textOf(approved), /^tool said:/);
   const file = await eliciting.readResource({ uri: `agt://agents/${careful}/files/notes/a.txt` });
-  t.equal(file.contents[0]!.text, 'written notes/a.txt');
+  t.equal(resourceText(file), 'written notes/a.txt');
 
   const plain = await httpClient(t);
   const waiting = (await plain.callTool({ name: 'chat', arguments: { agent: 'careful', text: 'please write notes/b.txt' } })) as any;
@@ -124,7 +126,7 @@ t.test('an approval: by elicitation, else through get_tasks and answer_task; fil
   const answered = (await plain.callTool({ name: 'answer_task', arguments: { agent: 'careful', id: waiting.structuredContent.waiting.id, decision: 'approve' } })) as any;
   t.notOk(answered.isError);
   t.match((await ended).payload.text, /^tool said:/);
-  t.equal((await plain.readResource({ uri: `agt://agents/${careful}/files/notes/b.txt` })).contents[0]!.text, 'written notes/b.txt');
+  t.equal(resourceText(await plain.readResource({ uri: `agt://agents/${careful}/files/notes/b.txt` })), 'written notes/b.txt');
   await t.rejects(plain.readResource({ uri: `agt://agents/${careful}/files/..%2F..%2Fetc%2Fpasswd` }), 'a path out of the agent\'s files names nothing');
   t.same((await plain.listTools()).tools.filter((tool) => /write|delete/.test(tool.name)), [], 'no tool writes files');
 });
@@ -183,5 +185,5 @@ t.test('over agt mcp serve (stdio bridge): tools, a chat, an approval by elicita
   t.equal(textOf(reply), 'echo: through stdio');
   const approved = (await client.callTool({ name: 'chat', arguments: { agent: 'careful', text: 'please write notes/c.txt' } })) as any;
   t.equal(approved.structuredContent.status, 'completed', 'the elicitation crossed the bridge both ways');
-  t.equal((await client.readResource({ uri: `agt://agents/${careful}/files/notes/c.txt` })).contents[0]!.text, 'written notes/c.txt');
+  t.equal(resourceText(await client.readResource({ uri: `agt://agents/${careful}/files/notes/c.txt` })), 'written notes/c.txt');
 });
