@@ -1,0 +1,34 @@
+/**
+ * The contract suite of `@agt/contracts/testing` (runContractSuite) run by every extension extensions.json
+ * ships, all in the same two daemons (all enabled, all disabled), and by examples/hello-extension.
+ */
+import t from 'tap';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runContractSuite } from '@agt/contracts/testing';
+import { ROOT } from './helpers/daemon.js';
+
+const manifest = JSON.parse(readFileSync(join(ROOT, 'extensions.json'), 'utf8')) as { extensions: Array<{ name: string; module: string; config?: Record<string, unknown> }> };
+const shipped = manifest.extensions.map((entry) => ({ name: entry.name, module: join(ROOT, entry.module), config: entry.config ?? {} }));
+
+t.test('every shipped extension passes the contract suite', async (t) => {
+  t.ok(shipped.length > 0, 'extensions.json ships extensions');
+  const checks = await runContractSuite(shipped);
+  for (const { name } of shipped) t.ok(checks.some((check) => check.extension === name), `${name} was checked`);
+  for (const check of checks) t.ok(check.ok, `${check.extension}: ${check.name}${check.ok ? '' : ` (${check.detail})`}`);
+});
+
+t.test('the example extension passes the contract suite', async (t) => {
+  const checks = await runContractSuite([{ module: join(ROOT, 'examples/hello-extension/src/index.ts') }]);
+  t.ok(checks.length >= 6);
+  for (const check of checks) t.ok(check.ok, `${check.extension}: ${check.name}${check.ok ? '' : ` (${check.detail})`}`);
+});
+
+t.test('the suite fails what breaks the contract', async (t) => {
+  const fixture = (name: string) => join(ROOT, 'test/fixtures/extensions', name, 'index.ts');
+  const checks = await runContractSuite([{ module: fixture('throws-on-start') }]);
+  const failed = checks.filter((check) => !check.ok).map((check) => check.name);
+  t.ok(failed.includes('loads'), 'an extension whose start throws does not pass "loads"');
+  t.ok(failed.some((name) => name.startsWith('answers its listing route')), 'nor its listing route');
+  t.ok(checks.find((check) => check.name === 'answers 503 when off')?.ok, 'disabled, it still answers 503');
+});
