@@ -353,6 +353,14 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await compute.waitFor();
     t.match(await compute.textContent(), /off/);
     t.match(await page.locator('[data-extension="console"]').textContent(), /running/);
+    // A provider added from the form lands in the settings (the key stays a variable name).
+    await page.getByLabel('Id', { exact: true }).fill('lab');
+    await page.getByLabel('Name', { exact: true }).fill('Lab models');
+    await page.getByLabel('Base URL').fill('http://127.0.0.1:9/v1');
+    await page.getByLabel(/Key variable/).fill('LAB_KEY');
+    await page.getByRole('button', { name: 'Add provider' }).click();
+    await page.getByRole('status').filter({ hasText: 'Added Lab models.' }).waitFor();
+    t.match((await d.request('GET', '/settings')).body.providers, [{ id: 'lab', type: 'openai-compatible', name: 'Lab models', baseUrl: 'http://127.0.0.1:9/v1', apiKeyEnv: 'LAB_KEY' }]);
     await checkView(t, page, 'system');
     // Dark mode from the system preference, contrast checked by axe as in light mode.
     await page.emulateMedia({ colorScheme: 'dark' });

@@ -4,6 +4,7 @@
  * where the daemon's schemas live there, so a changed schema breaks `npm run typecheck:console`.
  */
 import type { AgentStatus, AgentSummary, DaemonUsage as DaemonUsageSchema, UsageRollup as UsageRollupSchema } from '@agt/contracts';
+import type { AppProviderSettings } from '@agt/contracts';
 import type { Static } from 'typebox';
 import type { EventFrame, UmbilicalEvent } from '@agt/contracts';
 
@@ -129,6 +130,11 @@ export const client = {
   identity: () => api<Record<string, unknown>>('GET', '/identity'),
   unlockIdentity: (passphrase: string) => api<unknown>('POST', '/identity/unlock', { passphrase }),
   providers: () => api<unknown>('GET', '/providers'),
+  /** Adds an app provider: settings' `providers` list with one more (PATCH replaces the array). */
+  addProvider: async (provider: AppProviderSettings) => {
+    const settings = await api<{ providers?: AppProviderSettings[] }>('GET', '/settings');
+    return api<unknown>('PATCH', '/settings', { providers: [...(settings.providers ?? []), provider] });
+  },
   checkProvider: (providerId: string) => api<unknown>('POST', `/providers/${seg(providerId)}/check`),
   templates: () => api<{ templates: Array<{ id: string; name?: string }> }>('GET', '/templates'),
   tasks: () => api<{ tasks: PendingItem[] }>('GET', '/tasks'),

@@ -77,12 +77,22 @@ function Providers() {
   const [list, setList] = useState<Array<{ id: string; name?: string; type?: string }>>([]);
   const [checks, setChecks] = useState<Record<string, string>>({});
   const [message, setMessage] = useState('');
-  useEffect(() => void client.providers().then((r: any) => setList(r.providers ?? []), (e) => setMessage(errorText(e))), []);
+  const [listError, setListError] = useState('');
+  // The list is the providers extension's (503 when it is off); adding goes through the settings.
+  const load = () => client.providers().then((r: any) => (setList(r.providers ?? []), setListError('')), (e) => setListError(errorText(e)));
+  useEffect(() => void load(), []);
+  const add = (event: Event) => {
+    event.preventDefault();
+    const form = event.currentTarget as HTMLFormElement;
+    const field = (name: string) => (form.elements.namedItem(name) as HTMLInputElement | HTMLSelectElement).value.trim();
+    const provider = { id: field('provider-id'), type: field('provider-type'), name: field('provider-name'), baseUrl: field('provider-url'), ...(field('provider-model') ? { defaultModel: field('provider-model') } : {}), ...(field('provider-key-env') ? { apiKeyEnv: field('provider-key-env') } : {}) };
+    client.addProvider(provider).then(() => (form.reset(), setMessage(`Added ${provider.name}.`), load()), (e) => setMessage(errorText(e)));
+  };
   const check = (id: string) => client.checkProvider(id).then((r) => setChecks((c) => ({ ...c, [id]: JSON.stringify(r) })), (e) => setChecks((c) => ({ ...c, [id]: errorText(e) })));
   return (
     <section aria-labelledby="providers-title" class="panel">
       <h2 id="providers-title">Providers</h2>
-      {message && <p class="muted">{message}</p>}
+      {listError && <p class="muted">{listError}</p>}
       <ul>
         {list.map((p) => (
           <li key={p.id}>{p.name ?? p.id} <span class="muted">({p.type ?? 'provider'})</span>{' '}
@@ -91,7 +101,18 @@ function Providers() {
           </li>
         ))}
       </ul>
-      <p class="muted">Add one with <code>agt providers add</code> or <code>PATCH /settings</code> (providers).</p>
+      <form class="stack" onSubmit={add} aria-labelledby="add-provider-title">
+        <h3 id="add-provider-title">Add a provider</h3>
+        <label for="provider-id">Id</label><input id="provider-id" name="provider-id" required pattern="[A-Za-z0-9:_.\-]+" />
+        <label for="provider-type">Kind</label>
+        <select id="provider-type" name="provider-type">{['openai-compatible', 'anthropic', 'openai', 'openrouter'].map((kind) => <option value={kind}>{kind}</option>)}</select>
+        <label for="provider-name">Name</label><input id="provider-name" name="provider-name" required />
+        <label for="provider-url">Base URL</label><input id="provider-url" name="provider-url" type="url" required />
+        <label for="provider-model">Default model</label><input id="provider-model" name="provider-model" />
+        <label for="provider-key-env">Key variable (the key stays in the daemon's environment)</label><input id="provider-key-env" name="provider-key-env" />
+        <button type="submit">Add provider</button>
+      </form>
+      {message && <p role="status">{message}</p>}
     </section>
   );
 }
