@@ -4,6 +4,7 @@
  * `unavailable`, one that answers with an error becomes 404 / 409 / 502 with its message, so no route
  * or tool ever shows a raw socket error.
  */
+import { request } from 'node:http';
 import type Docker from 'dockerode';
 import { AgtError } from '@agt/contracts';
 import { engineFailed, engineUnreachable } from './errors.js';
@@ -49,11 +50,28 @@ export class Engine {
   /** The client for short calls (with the engine time limit) and the one for exec streams (without: an exec runs as long as its own limit). */
   private async clients(): Promise<{ control: Docker; streams: Docker }> {
     if (!this.control || !this.streams) {
+      // dockerode (with ssh2 and its crypto) costs ~28 MB and a large share of the daemon's start when
+      // loaded: an engine that is not there is found out with one plain request instead.
+      await this.ping();
       const { default: DockerClient } = await import('dockerode');
       this.control = new DockerClient({ ...this.address.options, timeout: this.timeoutMs });
       this.streams = new DockerClient(this.address.options);
     }
     return { control: this.control, streams: this.streams };
+  }
+
+  /** Resolves once the engine answers `GET /_ping` at all; rejects `unavailable` when nothing answers. */
+  private ping(): Promise<void> {
+    const { socketPath, host, port } = this.address.options as { socketPath?: string; host?: string; port?: number };
+    return new Promise((done, fail) => {
+      const req = request({ socketPath, host, port, path: '/_ping', method: 'GET', timeout: this.timeoutMs }, (res) => {
+        res.resume();
+        done();
+      });
+      req.on('timeout', () => req.destroy(new Error('timeout')));
+      req.on('error', (error) => fail(this.translate('answer', error)));
+      req.end();
+    });
   }
 
   /** Runs `fn` against the engine and turns its failures into coded errors (`what` names the action). */
