@@ -154,6 +154,8 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     });
 
   let context: BrowserContext;
+  /** Console messages of the page about its CSP: the console must run under its own policy. */
+  const cspViolations: string[] = [];
   let page: Page;
 
   await t.test('logging in with the one-time URL: an HttpOnly cookie, nothing in the URL or storage', async (t) => {
@@ -163,6 +165,9 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     page = await context.newPage();
     // Waits on the DOM end well within this when the console works; a failure says where it stopped.
     page.setDefaultTimeout(10_000);
+    page.on('console', (message) => {
+      if (/Content.Security.Policy/i.test(message.text())) cspViolations.push(message.text());
+    });
     const response = await page.goto(`${d.url}${minted.body.path}`);
     const csp = response!.headers()['content-security-policy'] ?? '';
     t.match(csp, /script-src 'self'/, 'CSP header present');
@@ -366,6 +371,7 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await page.emulateMedia({ colorScheme: 'dark' });
     t.not(await page.evaluate(() => getComputedStyle(document.body).backgroundColor), 'rgb(255, 255, 255)', 'dark background');
     await checkView(t, page, 'system-dark');
+    t.same(cspViolations, [], 'no CSP violation in any view');
     await context.close();
   });
 });
