@@ -25,6 +25,7 @@ export const SHIPPED_EXTENSIONS: readonly ShippedExtension[] = Object.freeze([
   { name: 'mesh', module: './extensions/mesh/index.ts', prefix: '/network' },
   { name: 'tracked-folders', module: './extensions/tracked-folders/index.ts', prefix: '/tracked-folders' },
   { name: 'console', module: './extensions/console/index.ts', prefix: '/console' },
+  { name: 'telemetry', module: './extensions/telemetry/index.ts', prefix: '/metrics' },
 ]);
 
 /** The shipped extension named `name`, if it is one. */

@@ -1,0 +1,167 @@
+/**
+ * The telemetry extension (issue 27): one daemon (providers, mesh, telemetry) exporting to a local OTLP/HTTP
+ * receiver. A turn with a tool call gives the GenAI span tree and attributes (contents only with
+ * captureContent); `http/protobuf` arrives too; `/metrics` is Prometheus text whose counters move with a
+ * turn; a collector that is down or stuck changes nothing for turns and the export queue stays bounded; a
+ * mesh message from a second daemon joins the receiving agent's turn to the sender's trace.
+ */
+import { join } from 'node:path';
+import t from 'tap';
+import type { UmbilicalEvent } from '../contracts/events.js';
+import type { ToolDefinition } from '../contracts/tools.js';
+import { endsTurn } from './fixtures/runtime/harness.js';
+import { reply, startFakeOpenAI } from './fakes/openai.js';
+import { ROOT } from './helpers/daemon.js';
+import { bootMeshDaemon, createMeshAgent, eventually } from './helpers/mesh.js';
+import { startOtlpReceiver } from './helpers/otlp-receiver.js';
+
+const MAX_QUEUE = 16;
+const MESH = { retryBaseMs: 100, retryMaxMs: 400, maxAttempts: 20, mdns: { enabled: false } };
+const manifest = (serviceName: string) => ({
+  extensions: [
+    { name: 'providers', module: join(ROOT, 'extensions/providers/index.ts'), enabled: true, config: { maxRetries: 0 } },
+    { name: 'mesh', module: join(ROOT, 'extensions/mesh/index.ts'), enabled: true, config: MESH },
+    { name: 'telemetry', module: join(ROOT, 'extensions/telemetry/index.ts'), enabled: true, config: { serviceName, maxQueueSize: MAX_QUEUE, scheduledDelayMillis: 20 } },
+  ],
+});
+
+const receiver = await startOtlpReceiver(t);
+// Every turn: one tool call (`say`), then the answer.
+const fake = await startFakeOpenAI(t, (request) => {
+  const messages = request.body.messages as Array<{ role: string }>;
+  const usage = { input: 120, output: 30 };
+  return messages[messages.length - 1]!.role === 'tool' ? reply.text('done', { usage }) : reply.toolCalls([{ name: 'say', args: { text: 'secret words' } }], { usage });
+});
+const d = await bootMeshDaemon(t, {
+  extensions: manifest('receiver'),
+  settings: {
+    providers: [{ id: 'fake', type: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, defaultModel: 'fake-1' }],
+    pricing: { 'fake/fake-1': { input: 1, output: 2 } },
+    telemetry: { otlpEndpoint: receiver.url, otlpProtocol: 'http/json' },
+  },
+});
+const events: UmbilicalEvent[] = [];
+t.teardown(d.daemon.kernel.bus.subscribe((e) => events.push(e)));
+const bob = await createMeshAgent(d, 'Bob', { handle: 'bob', model: { provider: 'fake', model_id: 'fake-1' }, triggers: { on_inbox: { enabled: true, targets: [{ scope: 'agent' }] } } });
+
+async function turn(text = 'hi'): Promise<string> {
+  const turnId = (await d.request('POST', `/agents/${bob.id}/chat`, { text })).body.turnId as string;
+  const end = await eventually(async () => events.find((e) => endsTurn(e, turnId)), `turn ${turnId} ends`);
+  t.equal(end.event_type, 'turn.completed', 'the turn completes');
+  return turnId;
+}
+const spansOf = (turnId: string) => {
+  const root = receiver.spans.find((s) => s.attributes['agt.turn.id'] === turnId);
+  return root ? receiver.spans.filter((s) => s.traceId === root.traceId) : [];
+};
+const text = (value: unknown) => JSON.stringify(value, (_key, v) => (typeof v === 'bigint' ? String(v) : v));
+const metric = (text: string, line: RegExp) => Number(text.split('\n').find((l) => line.test(l))?.split(' ').pop() ?? NaN);
+
+const scrape = async () => (await d.request('GET', '/metrics')).body as string;
+/** Points the exporter elsewhere and waits until the new one is in place (the switch is asynchronous). */
+async function exportTo(otlpEndpoint: string, otlpProtocol: 'http/json' | 'http/protobuf', ready: (metrics: string) => boolean) {
+  t.equal((await d.request('PATCH', '/settings', { telemetry: { otlpEndpoint, otlpProtocol } })).status, 200);
+  await eventually(async () => ready(await scrape()), `exporting to ${otlpEndpoint} (${otlpProtocol})`);
+}
+const exporting = (protocol: string) => (text: string) => metric(text, new RegExp(`^agt_telemetry_traces\\{protocol="${protocol.replace('/', '\\/')}"\\} `)) === 1;
+
+t.test('one turn with a tool call: invoke_agent > chat, execute_tool, chat; GenAI attributes; no contents', async (t) => {
+  const turnId = await turn();
+  const spans = await eventually(async () => spansOf(turnId).length >= 4 && spansOf(turnId), 'the turn exported');
+  const root = spans.find((s) => s.name === 'invoke_agent Bob')!;
+  t.ok(root, 'invoke_agent <agent name>');
+  t.equal(root.parentSpanId, '', 'the turn is the root');
+  t.match(root.attributes, { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'Bob', 'gen_ai.agent.id': bob.id, 'agt.turn.llm_calls': 2, 'agt.turn.tool_calls': 1 });
+  t.equal(root.service, 'receiver');
+  const chats = spans.filter((s) => s.name === 'chat fake-1');
+  t.equal(chats.length, 2, 'chat <model> per model call');
+  for (const chat of chats) {
+    t.equal(chat.parentSpanId, root.spanId);
+    t.equal(chat.kind, 3, 'CLIENT');
+    t.match(chat.attributes, { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'fake', 'gen_ai.request.model': 'fake-1', 'gen_ai.response.model': 'fake-1', 'gen_ai.usage.input_tokens': 120, 'gen_ai.usage.output_tokens': 30 });
+    t.ok((chat.attributes['agt.usage.cost_usd'] as number) > 0, 'the cost the spend governor priced');
+    t.ok(chat.start <= chat.end && chat.start >= root.start && chat.end <= root.end, 'inside the turn');
+  }
+  t.same(chats.map((c) => c.attributes['gen_ai.response.finish_reasons']).sort(), [['stop'], ['tool_calls']].sort());
+  const tool = spans.find((s) => s.name === 'execute_tool say')!;
+  t.match(tool, { parentSpanId: root.spanId, attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'say' } });
+  t.ok(typeof tool.attributes['gen_ai.tool.call.id'] === 'string');
+  t.notOk(text(spans).includes('secret words'), 'no tool arguments without captureContent');
+  t.notOk(text(spans).includes('"done"'), 'no output without captureContent');
+
+  t.equal((await d.request('PATCH', '/settings', { telemetry: { otlpEndpoint: receiver.url, otlpProtocol: 'http/json', captureContent: true } })).status, 200);
+  const second = await turn();
+  const captured = await eventually(async () => spansOf(second).length >= 4 && spansOf(second), 'the second turn exported');
+  t.equal(JSON.parse(captured.find((s) => s.name === 'execute_tool say')!.attributes['gen_ai.tool.call.arguments'] as string).text, 'secret words');
+  t.match(captured.find((s) => s.name === 'invoke_agent Bob')!.attributes['gen_ai.output.messages'], /done/);
+});
+
+t.test('http/protobuf: the same spans arrive in the protobuf encoding', async (t) => {
+  await exportTo(receiver.url, 'http/protobuf', exporting('http/protobuf'));
+  const before = receiver.spans.length;
+  const turnId = await turn();
+  const body = await eventually(async () => Buffer.concat(receiver.protobufBodies).includes(Buffer.from(turnId)) && Buffer.concat(receiver.protobufBodies), 'a protobuf export naming the turn');
+  for (const name of ['invoke_agent Bob', 'chat fake-1', 'execute_tool say']) t.ok(body.includes(Buffer.from(name)), `${name} in the protobuf body`);
+  t.equal(receiver.spans.length, before, 'nothing in JSON any more');
+  await exportTo(receiver.url, 'http/json', exporting('http/json'));
+});
+
+t.test('GET /metrics: Prometheus text behind the token; counters move with a turn', async (t) => {
+  t.equal((await fetch(`${d.url}/metrics`)).status, 401, 'token-protected');
+  const first = await d.request('GET', '/metrics');
+  t.equal(first.status, 200);
+  t.match(first.headers.get('content-type'), /^text\/plain; version=0\.0\.4/);
+  // Prometheus text: every line a comment (# HELP / # TYPE) or `name{labels} value`.
+  const sample = /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\])*",?)*\})? ([-+]?[0-9.]+(e[-+]?[0-9]+)?|[-+]?Inf|NaN)$/i;
+  for (const line of (first.body as string).split('\n').filter(Boolean)) if (!line.startsWith('#')) t.match(line, sample, 'a sample line');
+  t.match(first.body, /# TYPE agt_turns_started_total counter/);
+  t.match(first.body, /# TYPE nodejs_eventloop_lag_seconds gauge/);
+  t.equal(metric(first.body, /^agt_agents_loaded /), 1);
+  const started = (text: string) => metric(text, /^agt_turns_started_total\{agent="Bob"\}/) || 0;
+  const ended = (text: string) => metric(text, /^agt_turns_ended_total\{agent="Bob",outcome="completed"\}/) || 0;
+  const tokens = (text: string) => metric(text, /^agt_model_tokens_total\{agent="Bob",model="fake-1",type="input"\}/) || 0;
+  await turn();
+  const after = (await d.request('GET', '/metrics')).body as string;
+  t.equal(started(after), started(first.body) + 1, 'turns started +1');
+  t.equal(ended(after), ended(first.body) + 1, 'turns ended (completed) +1');
+  t.equal(tokens(after), tokens(first.body) + 240, 'input tokens of two model calls');
+  t.ok(metric(after, /^agt_model_cost_usd_total\{agent="Bob",model="fake-1"\}/) > 0, 'cost');
+  t.ok(metric(after, /^agt_turn_duration_seconds_count\{agent="Bob",outcome="completed"\}/) >= 1, 'turn latency histogram');
+  t.ok(metric(after, /^agt_model_call_duration_seconds_count\{agent="Bob",provider="fake",model="fake-1"\}/) >= 2, 'model call latency histogram');
+  t.equal(metric(after, /^agt_tool_calls_total\{agent="Bob",tool="say",ok="true"\}/) - (metric(first.body, /^agt_tool_calls_total\{agent="Bob",tool="say",ok="true"\}/) || 0), 1, 'one tool call');
+});
+
+t.test('a mesh message from another daemon: the receiving turn joins the sender trace', async (t) => {
+  const sender = await bootMeshDaemon(t, { extensions: manifest('sender'), settings: { telemetry: { otlpEndpoint: receiver.url, otlpProtocol: 'http/json' }, meshPeers: [d.meshUrl] } });
+  const alice = await createMeshAgent(sender, 'Alice', { handle: 'alice', tools: [{ name: 'msg_send', enabled: true }] });
+  const silent = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent } as any;
+  const msgSend = sender.daemon.kernel.builtinTools.find((tool: ToolDefinition) => tool.name === 'msg_send')!;
+  const before = events.length;
+  await msgSend.run({ text: 'ping', channel: 'mesh', recipient: bob.did }, { agentId: alice.id, loop: 'main', turnId: undefined, signal: new AbortController().signal, logger: silent } as any);
+  const started = await eventually(async () => events.slice(before).find((e) => e.event_type === 'turn.started' && e.agent_id === bob.id), "Bob's on_inbox turn");
+  await eventually(async () => events.find((e) => endsTurn(e, started.turn_id!)), "Bob's turn ends");
+  const sent = await eventually(async () => receiver.spans.find((s) => s.service === 'sender' && s.name === 'send_message mesh'), 'the send span');
+  const received = await eventually(async () => receiver.spans.find((s) => s.service === 'receiver' && s.name === 'receive_message mesh'), 'the receive span');
+  const bobTurn = await eventually(async () => receiver.spans.find((s) => s.attributes['agt.turn.id'] === started.turn_id), "Bob's turn span");
+  t.equal(received.traceId, sent.traceId, 'the receiver joins the trace');
+  t.equal(received.parentSpanId, sent.spanId, 'under the send span');
+  t.equal(bobTurn.traceId, sent.traceId, "Bob's turn is in the sender's trace");
+  t.equal(bobTurn.parentSpanId, received.spanId);
+  t.equal(sent.kind, 4, 'PRODUCER');
+  t.equal(received.kind, 5, 'CONSUMER');
+});
+
+t.test('a collector that is down or stuck: turns go on, the export queue stays bounded', async (t) => {
+  const queue = async (state: string) => metric((await d.request('GET', '/metrics')).body, new RegExp(`^agt_telemetry_spans\\{state="${state}"\\}`));
+  // A closed port: exports fail at once.
+  await exportTo('http://127.0.0.1:1/v1/traces', 'http/json', (m) => exporting('http/json')(m) && metric(m, /^agt_telemetry_spans\{state="exported"\}/) === 0);
+  await turn();
+  await eventually(async () => (await queue('failed')) > 0, 'a failed export counted');
+  // A collector that takes requests and never answers: the queue fills up to its bound, the rest is dropped.
+  receiver.hang(true);
+  await exportTo(`${receiver.url}?stuck`, 'http/json', (m) => metric(m, /^agt_telemetry_spans\{state="failed"\}/) === 0);
+  for (let i = 0; i < 10; i++) await turn(`busy ${i}`);
+  t.ok((await queue('queued')) <= MAX_QUEUE, 'queued spans never pass maxQueueSize');
+  t.ok((await queue('dropped')) > 0, 'spans beyond it are dropped (and counted)');
+  receiver.hang(false);
+});
