@@ -37,7 +37,7 @@ export function setupMcp(ctx: ExtensionContext<McpOptions>): ExtensionHooks {
   // agt as an MCP server (`/mcp/server`); a fake kernel without turns has none.
   const turns = ctx.agents.turns;
   const endpoint = turns
-    ? registerServerEndpoint(ctx.http, {
+    ? registerServerEndpoint(ctx.http, ctx.logger, {
         agents: ctx.agents,
         turns,
         bus: ctx.bus,
