@@ -8,7 +8,7 @@
  * Chromium is not installed or cannot start.
  */
 import t from 'tap';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { request } from 'node:http';
@@ -159,8 +159,21 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
   let page: Page;
 
   await t.test('logging in with the one-time URL: an HttpOnly cookie, nothing in the URL or storage', async (t) => {
-    const minted = await d.request('POST', '/console/login-codes');
-    t.equal(minted.status, 201);
+    // The link as a person gets it: from `agt console`.
+    const printed = await new Promise<string>((done, fail) => {
+      const child = spawn(process.execPath, [join(ROOT, 'bin/agt.mjs'), 'console'], {
+        env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', NO_COLOR: '1', AGT_DAEMON_URL: d.url, AGT_DAEMON_TOKEN: d.token },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let out = '';
+      child.stdout.on('data', (chunk) => (out += chunk));
+      child.once('error', fail);
+      child.once('close', (code) => (code === 0 ? done(out) : fail(new Error(`agt console exited ${code}`))));
+    });
+    const link = /^(http:\/\/\S+\/console\/#code=([A-Za-z0-9_-]+))$/m.exec(printed);
+    t.ok(link, 'agt console printed the link');
+    t.notOk(printed.includes(d.token), 'the link does not carry the daemon token');
+    const minted = { body: { path: new URL(link![1]!).pathname + new URL(link![1]!).hash, code: link![2]! } };
     context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
     page = await context.newPage();
     // Waits on the DOM end well within this when the console works; a failure says where it stopped.
