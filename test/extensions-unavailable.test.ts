@@ -76,7 +76,7 @@ t.test('disabled extensions answer 503 on all their routes', async (t) => {
   t.test('shipped extensions the manifest does not list answer 503 naming them', async (t) => {
     const listed = new Set(['hello', 'needs-hello', 'mcp', 'mesh', 'unplaced']);
     const unlisted = SHIPPED_EXTENSIONS.filter((shipped) => !listed.has(shipped.name));
-    t.same(unlisted.map((s) => s.name).sort(), ['channels', 'compute', 'console', 'providers', 'tracked-folders']);
+    t.same(unlisted.map((s) => s.name).sort(), ['channels', 'compute', 'console', 'providers', 'telemetry', 'tracked-folders']);
     for (const shipped of unlisted) {
       const paths = [shipped.prefix, `${shipped.prefix}/x/y`, ...(shipped.agentRoutes ? [`/agents/a1/${shipped.agentRoutes}`, `/agents/a1/${shipped.agentRoutes}/x`] : [])];
       for (const path of paths) {
