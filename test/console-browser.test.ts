@@ -112,12 +112,14 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
 
   // A fixed port and data folder, so the restarted daemon is the same origin with the same sessions file.
   const dataDir = tempDir(t, 'agt-console-data-');
+  const agentsDir = tempDir(t, 'agt-console-agents-');
   const port = await freePort();
   const model = new PlayedModel();
   const boot = async () => {
     const daemon = await bootDaemon(t, {
       dataDir,
       env: { AGT_DAEMON_PORT: String(port) },
+      settings: { agentsFolder: agentsDir },
       extensions: {
         extensions: [
           { name: 'console', module: join(ROOT, 'extensions/console/index.ts'), enabled: true, config: { uiDir } },
@@ -137,7 +139,6 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
   const endedTurns = new Set<string>();
   const endWaiters = new Set<() => void>();
   let d: TestDaemon = await boot();
-  const agentsDir = tempDir(t, 'agt-console-agents-');
   const files = new Map<string, string>();
   const load = async (config: Record<string, unknown>) => {
     const filePath = files.get(String(config.name)) ?? (await createAgentFile(agentsDir, config));
@@ -238,6 +239,11 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await page.getByRole('link', { name: evil }).waitFor({ timeout: 1000 });
     t.equal(await page.locator('main img').count(), 0, 'no img element was made');
     t.equal(await page.evaluate(() => (window as any).__xss), undefined, 'no script ran');
+    // Create from a template through the form (an agent's identity is sealed to the owner's: make one).
+    t.equal((await d.request('POST', '/identity/create', { passphrase: 'console test passphrase' })).status, 201);
+    await page.getByLabel('Name', { exact: true }).fill('made-here');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('link', { name: 'made-here' }).waitFor();
     await checkView(t, page, 'fleet');
   });
 
