@@ -289,6 +289,24 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await checkView(t, page, 'agent-config');
   });
 
+  await t.test("an ask is answered inline in the agent's view and the turn ends", async (t) => {
+    const agentId = ((await d.request('GET', '/agents')).body as Array<{ id: string; name: string }>).find((a) => a.name === 'fleet-one')!.id;
+    let answer = '';
+    model.plays.push(async () => ({ stopReason: 'tool_use', toolCalls: [{ id: 'call_ask', name: 'ask', args: { question: 'Which colour?' } }] }));
+    model.plays.push(async (request) => {
+      answer = JSON.stringify(request.messages.at(-1));
+      return { text: 'blue it is' };
+    });
+    const turnId = (await d.request('POST', `/agents/${agentId}/chat`, { text: 'pick a colour' })).body.turnId as string;
+    const item = page.getByRole('listitem', { name: 'ask from fleet-one' });
+    await item.getByText('Which colour?').waitFor();
+    await item.getByLabel('Answer').fill('blue');
+    await item.getByRole('button', { name: 'Send' }).click();
+    await turnEnded(turnId);
+    t.match(answer, /blue/, 'the model got the answer');
+    await page.locator('ol.live .msg-assistant', { hasText: 'blue it is' }).waitFor();
+  });
+
   await t.test('an approval answered in the inbox ends the turn', async (t) => {
     const agentId = ((await d.request('GET', '/agents')).body as Array<{ id: string; name: string }>).find((a) => a.name === 'fleet-one')!.id;
     model.plays.push(async () => ({ stopReason: 'tool_use', toolCalls: [{ id: 'call_1', name: 'fs_write', args: { path: 'note.txt', content: 'x' } }] }));
