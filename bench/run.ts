@@ -31,6 +31,7 @@ import { reply } from '../test/fakes/script.js';
 import { startFakeOpenAI } from '../test/fakes/openai.js';
 import { call, freePort, percentile, TOKEN } from './http.js';
 import { fanout } from './sse-fanout.js';
+import { telemetryOffBench } from './telemetry-off.js';
 import { trackedScanBench } from './tracked-scan.js';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
@@ -318,6 +319,9 @@ async function main(): Promise<void> {
   log('agt --help and agtd --help');
   const cliHelp = await helpTimes();
 
+  log('telemetry off: shipped manifest vs the same without telemetry');
+  const telemetryOff = await telemetryOffBench();
+
   const figures = {
     coldStartMs: { agt: median(cold.agt), baseline: median(cold.baseline), samples: cold },
     healthRps: health,
@@ -331,6 +335,7 @@ async function main(): Promise<void> {
     sseFanout: sse,
     trackedScan,
     cliHelpMs: cliHelp,
+    telemetryOff,
   };
 
   const ratio = (a: number, b: number) => `${fmt((a / b) * 100)}%`;
@@ -350,6 +355,7 @@ async function main(): Promise<void> {
     `| SSE fan-out: ${sse.clients} clients, ${fmt(sse.rate)} events/s for 2 s | delivery p50 ${fmt(sse.deliveryP50Ms, 1)} ms, p99 ${fmt(sse.deliveryP99Ms, 1)} ms; ${fmt(sse.framesLost)} frames lost, ${sse.droppedClients} clients dropped | — | | p99 ≤ 20 ms, nothing lost |`,
     `| \`/health\` during a tracked-folder walk of ${fmt(trackedScan.files)} files (${fmt(trackedScan.walkMs)} ms) | slowest ${fmt(trackedScan.healthDuringMaxMs, 1)} ms, p99 ${fmt(trackedScan.healthDuringP99Ms, 1)} ms (idle p99 ${fmt(trackedScan.healthIdleP99Ms, 1)} ms): delay ${fmt(trackedScan.delayMs, 1)} ms | — | | ≤ 20 ms |`,
     `| \`agt --help\` / \`agtd --help\`, spawn → exit, median of ${cliHelp.samples.agt.length} | ${fmt(cliHelp.agt)} ms / ${fmt(cliHelp.agtd)} ms | — | | agt < 200 ms |`,
+    `| telemetry off (listed, no endpoint) / not listed: cold start, RSS | ${fmt(telemetryOff.coldStartMs.telemetryOff)} / ${fmt(telemetryOff.coldStartMs.withoutTelemetry)} ms, ${fmt(telemetryOff.rssMB.telemetryOff)} / ${fmt(telemetryOff.rssMB.withoutTelemetry)} MB | — | | unchanged |`,
   ];
   // Other work on the machine moves every figure: the 1-minute load average says how much there was.
   lines.push(`| machine: load average (1 min) before / after the run | ${fmt(load.before, 2)} / ${fmt(load.after, 2)} on ${cpus().length} cores, node ${process.version} | | | above ~1 on 2 cores, other work shared the machine |`);
