@@ -226,6 +226,9 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     t.equal((await d.request('DELETE', `/console/sessions/${tokenSession.id}`)).status, 200);
     const after = await tab.evaluate(() => fetch('/agents', { headers: { 'x-agt-console': '1' } }).then((r) => r.status));
     t.equal(after, 401, 'a revoked session is refused');
+    await tab.getByRole('link', { name: 'Inbox' }).click();
+    await tab.getByRole('alert').filter({ hasText: 'Your console session ended' }).waitFor();
+    t.pass('the page goes back to its login form, saying why');
     await other.close();
   });
 

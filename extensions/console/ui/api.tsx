@@ -6,12 +6,16 @@
 import type { AgentStatus, AgentSummary, DaemonUsage as DaemonUsageSchema, UsageRollup as UsageRollupSchema } from '@agt/contracts';
 import type { AppProviderSettings } from '@agt/contracts';
 import type { Static } from 'typebox';
+import { signal } from '@preact/signals';
 import type { EventFrame, UmbilicalEvent } from '@agt/contracts';
 
 export type { AgentSummary, EventFrame, UmbilicalEvent };
 /** The daemon's own schemas (contracts/agents-api.ts), as types. */
 export type DaemonUsage = Static<typeof DaemonUsageSchema>;
 export type UsageRollup = Static<typeof UsageRollupSchema>;
+
+/** Set when the daemon answers 401 to a console request: the session ended (revoked or expired). */
+export const sessionEnded = signal(false);
 
 export class ApiError extends Error {
   constructor(readonly status: number, readonly code: string, message: string) {
@@ -30,6 +34,7 @@ export async function api<T>(method: string, path: string, body?: unknown, heade
   } catch {
     data = null;
   }
+  if (res.status === 401 && !path.startsWith('/console/login') && !path.startsWith('/console/sessions')) sessionEnded.value = true;
   if (!res.ok) throw new ApiError(res.status, data?.code ?? 'error', data?.error ?? `${res.status} ${res.statusText}`);
   return data as T;
 }

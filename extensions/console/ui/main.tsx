@@ -5,7 +5,8 @@
  */
 import { render } from 'preact';
 import { signal } from '@preact/signals';
-import { ApiError, client } from './api.js';
+import { effect } from '@preact/signals';
+import { ApiError, client, sessionEnded } from './api.js';
 import { events } from './stream.js';
 import { Fleet } from './fleet.js';
 import { AgentView } from './agent.js';
@@ -41,9 +42,18 @@ async function boot(): Promise<void> {
 }
 
 function signIn(): void {
+  sessionEnded.value = false;
   auth.value = 'in';
   events.start();
 }
+
+// A 401 anywhere (revoked or expired session): back to the login form, saying why.
+effect(() => {
+  if (!sessionEnded.value || auth.peek() !== 'in') return;
+  events.stop();
+  loginError.value = 'Your console session ended (revoked or expired). Log in again.';
+  auth.value = 'out';
+});
 
 function Login() {
   const submit = async (event: Event) => {

@@ -5,7 +5,7 @@
  * replays what was missed, or says `stream.gap` (then views reload from the REST API).
  */
 import { signal } from '@preact/signals';
-import type { EventFrame, UmbilicalEvent } from './api.js';
+import { sessionEnded, type EventFrame, type UmbilicalEvent } from './api.js';
 
 export type Listener = (event: UmbilicalEvent, cursor: number) => void;
 
@@ -30,9 +30,13 @@ export class EventStream {
     return () => this.listeners.delete(listener);
   }
 
+  private running = false;
+
   start(): void {
     this.stopped = false;
-    void this.loop();
+    if (this.running) return;
+    this.running = true;
+    void this.loop().finally(() => (this.running = false));
   }
 
   stop(): void {
@@ -67,6 +71,12 @@ export class EventStream {
     if (this.cursor !== null) headers['last-event-id'] = String(this.cursor);
     const query = this.epoch ? `?epoch=${encodeURIComponent(this.epoch)}` : '';
     const res = await fetch(`/events${query}`, { headers, credentials: 'same-origin', signal: this.controller.signal });
+    if (res.status === 401) {
+      // The session ended: stop here; the page goes back to its login form.
+      sessionEnded.value = true;
+      this.stopped = true;
+      return;
+    }
     if (!res.ok || !res.body) throw new Error(`events: ${res.status}`);
     streamState.value = 'open';
     this.connects.value++;
