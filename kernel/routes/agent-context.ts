@@ -47,7 +47,7 @@ const ContextUsage = Type.Object({
   computed_at: Type.Integer(),
 });
 
-export const agentContextRoutes: KernelRoutes = async (app, { services }) => {
+export const agentContextRoutes: KernelRoutes<'builtinTools' | 'contributions' | 'registry' | 'runtime'> = async (app, { services }) => {
   const service = services.runtime;
   app.get('/context', {
     schema: {

@@ -52,7 +52,7 @@ function encode(content: Buffer, wanted: 'utf-8' | 'base64' | undefined): { enco
   return { encoding: 'base64', content: content.toString('base64') };
 }
 
-export const agentFileRoutes: KernelRoutes = async (app, { services }) => {
+export const agentFileRoutes: KernelRoutes<'registry'> = async (app, { services }) => {
   const registry = services.registry;
   const files = (id: string) => {
     const agent = registry.resolve(id);

@@ -36,7 +36,7 @@ const AgentIdentityReply = Type.Object(
   { additionalProperties: false },
 );
 
-export const agentIdentityRoutes: KernelRoutes = async (app, { services }) => {
+export const agentIdentityRoutes: KernelRoutes<'agentIdentity' | 'registry'> = async (app, { services }) => {
   const registry = services.registry;
   const service = services.agentIdentity;
 

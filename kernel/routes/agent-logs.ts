@@ -17,7 +17,7 @@ const filters = {
   event: Type.Optional(Type.String()),
 };
 
-export const agentLogRoutes: KernelRoutes = async (app, { services }) => {
+export const agentLogRoutes: KernelRoutes<'registry' | 'runtime'> = async (app, { services }) => {
   const registry = services.registry;
 
   app.get(

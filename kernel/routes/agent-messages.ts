@@ -24,7 +24,7 @@ export function auditsInbox(config: Readonly<AgentConfig>): boolean {
   return false;
 }
 
-export const agentMessageRoutes: KernelRoutes = async (app, { services }) => {
+export const agentMessageRoutes: KernelRoutes<'registry'> = async (app, { services }) => {
   const registry = services.registry;
 
   app.get(

@@ -12,7 +12,7 @@ import { metaKeyNotFound } from '../agents/stores/errors.js';
 const TAGS = ['Agents'];
 const KeyParams = Type.Object({ id: Type.String({ minLength: 1 }), key: MetaKey });
 
-export const agentMetaRoutes: KernelRoutes = async (app, { services }) => {
+export const agentMetaRoutes: KernelRoutes<'registry'> = async (app, { services }) => {
   const registry = services.registry;
 
   app.get(

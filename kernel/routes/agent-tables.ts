@@ -18,7 +18,7 @@ import { agentLoadingOrUnloading } from '../runtime/errors.js';
 const TAGS = ['Agents'];
 const TableParams = Type.Object({ id: Type.String({ minLength: 1 }), table: Type.String({ minLength: 1, maxLength: 128 }) });
 
-export const agentTableRoutes: KernelRoutes = async (app, { services }) => {
+export const agentTableRoutes: KernelRoutes<'registry' | 'runtime'> = async (app, { services }) => {
   const registry = services.registry;
   /** The agent's SQL child and its time limit. */
   const sandbox = (agent: LoadedAgent) => {

@@ -5,7 +5,7 @@ import { AgentIdParams, errorResponses } from '../../contracts/http.js';
 import { UMBILICAL_DEFAULT_LIMIT, UMBILICAL_MAX_LIMIT } from '../agents/umbilical.js';
 import type { KernelRoutes } from './plugin.js';
 
-export const agentUmbilicalRoutes: KernelRoutes = async (app, { services }) => {
+export const agentUmbilicalRoutes: KernelRoutes<'registry'> = async (app, { services }) => {
   app.get(
     '/umbilical/events',
     {

@@ -60,7 +60,7 @@ export const DEFAULT_HISTORY_LIMIT = 200;
 export const MAX_HISTORY_LIMIT = 500;
 const clamp = (value: number | undefined, fallback: number, max: number) => Math.min(max, Math.max(1, value ?? fallback));
 
-export const chatRoutes: KernelRoutes = async (app, { services }) => {
+export const chatRoutes: KernelRoutes<'bus' | 'runtime'> = async (app, { services }) => {
   const service = services.runtime;
 
   app.post(

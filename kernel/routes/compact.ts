@@ -12,7 +12,7 @@ import { bodyOptional } from './control.js';
 
 const LoopName = Type.String({ pattern: LOOP_NAME_PATTERN });
 
-export const compactRoutes: KernelRoutes = async (app, { services }) => {
+export const compactRoutes: KernelRoutes<'runtime'> = async (app, { services }) => {
   const service = services.runtime;
   app.post('/compact', {
     preValidation: bodyOptional,

@@ -16,7 +16,7 @@ export const bodyOptional = async (request: { body: unknown }) => {
   request.body ??= {};
 };
 
-export const controlRoutes: KernelRoutes = async (app, { services }) => {
+export const controlRoutes: KernelRoutes<'runtime'> = async (app, { services }) => {
   const service = services.runtime;
 
   app.post(

@@ -42,7 +42,7 @@ const OneReply = Type.Object({ agentId: Type.String(), credential: CredentialMet
 const envelopeReply = (agentId: string, state: EnvelopeState) => ({ agentId, locked: state.locked, reason: state.reason, passwordProtected: state.passwordProtected });
 const one = (agentId: string, credential: CredentialInfo) => ({ agentId, credential });
 
-export const credentialRoutes: KernelRoutes = async (app, { services }) => {
+export const credentialRoutes: KernelRoutes<'credentials' | 'registry'> = async (app, { services }) => {
   const registry = services.registry;
   const service = services.credentials;
 

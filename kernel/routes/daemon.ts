@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { errorResponses } from '../../contracts/http.js';
 import type { KernelRoutes } from './plugin.js';
 
-export const daemonRoutes: KernelRoutes = async (app, { services }) => {
+export const daemonRoutes: KernelRoutes<'requestShutdown'> = async (app, { services }) => {
   app.post(
     '/shutdown',
     {

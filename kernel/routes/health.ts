@@ -9,7 +9,7 @@ const HealthResponse = Type.Object({
   uptimeMs: Type.Integer(),
 });
 
-export const healthRoutes: KernelRoutes = async (app, { services }) => {
+export const healthRoutes: KernelRoutes<'startedAt' | 'version'> = async (app, { services }) => {
   app.get(
     '/health',
     {

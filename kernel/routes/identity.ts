@@ -22,7 +22,7 @@ const RestoreBody = Type.Object(
 );
 const UnlockBody = Type.Object({ passphrase: Passphrase }, { additionalProperties: false });
 
-export const identityRoutes: KernelRoutes = async (app, { services }) => {
+export const identityRoutes: KernelRoutes<'identity'> = async (app, { services }) => {
   const identity = services.identity;
 
   app.get(

@@ -25,7 +25,7 @@ const PendingItem = Type.Object({
 
 type Item = Static<typeof PendingItem>;
 
-export const operatorTaskRoutes: KernelRoutes = async (app, { services }) => {
+export const operatorTaskRoutes: KernelRoutes<'registry' | 'runtime'> = async (app, { services }) => {
   app.get(
     '',
     {

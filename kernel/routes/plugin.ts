@@ -3,8 +3,12 @@ import type { FastifyPluginAsync, RawServerDefault } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { KernelServices } from '../services.js';
 
-export interface RouteOptions {
-  services: KernelServices;
+/**
+ * What a route group is handed: the services it declares (`KernelRoutes<'registry' | 'runtime'>`), a typed
+ * Pick of the kernel's bag, so each group says what it reaches. Without a list it gets all of them.
+ */
+export interface RouteOptions<Uses extends keyof KernelServices = keyof KernelServices> {
+  services: Pick<KernelServices, Uses>;
 }
 
-export type KernelRoutes = FastifyPluginAsync<RouteOptions, RawServerDefault, TypeBoxTypeProvider>;
+export type KernelRoutes<Uses extends keyof KernelServices = keyof KernelServices> = FastifyPluginAsync<RouteOptions<Uses>, RawServerDefault, TypeBoxTypeProvider>;

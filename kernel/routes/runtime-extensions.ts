@@ -36,7 +36,7 @@ const ExtensionRow = Type.Object({
 
 const NameParams = Type.Object({ name: Type.String({ minLength: 1 }) });
 
-export const runtimeRoutes: KernelRoutes = async (app, { services }) => {
+export const runtimeRoutes: KernelRoutes<'extensions'> = async (app, { services }) => {
   app.get(
     '/extensions',
     {

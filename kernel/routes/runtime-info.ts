@@ -32,7 +32,7 @@ const RuntimeInfo = Type.Object({
   }),
 });
 
-export const runtimeInfoRoutes: KernelRoutes = async (app, { services }) => {
+export const runtimeInfoRoutes: KernelRoutes<'bus' | 'dataDir' | 'extensions' | 'registry' | 'runtime' | 'startedAt' | 'version'> = async (app, { services }) => {
   app.get(
     '',
     { schema: { tags: ['Runtime'], summary: 'Diagnostics: version, uptime, pid, memory, data directory, agents, extensions, event buffer', response: { 200: RuntimeInfo, ...errorResponses() } } },

@@ -18,7 +18,7 @@ function refuseKeyMaterial(value: unknown): void {
   }
 }
 
-export const settingsRoutes: KernelRoutes = async (app, { services }) => {
+export const settingsRoutes: KernelRoutes<'settings'> = async (app, { services }) => {
   const store = services.settings;
   const tags = ['Settings'];
 

@@ -45,7 +45,7 @@ const AskSchema = Type.Object({ requestId: Type.String(), question: Type.String(
 const TaskParams = Type.Object({ id: Type.String({ minLength: 1 }), taskId: Type.String({ minLength: 1 }) });
 const AskParams = Type.Object({ id: Type.String({ minLength: 1 }), requestId: Type.String({ minLength: 1 }) });
 
-export const taskRoutes: KernelRoutes = async (app, { services }) => {
+export const taskRoutes: KernelRoutes<'runtime'> = async (app, { services }) => {
   const service = services.runtime;
 
   app.get(

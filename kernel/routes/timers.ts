@@ -53,7 +53,7 @@ function checkLoop(runtime: AgentRuntime, loop: string | undefined): void {
   if (loop !== undefined && !runtime.loopNames().includes(loop)) throw noSuchLoop(runtime.agent.name, loop);
 }
 
-export const timerRoutes: KernelRoutes = async (app, { services }) => {
+export const timerRoutes: KernelRoutes<'runtime'> = async (app, { services }) => {
   const service = services.runtime;
 
   app.get(

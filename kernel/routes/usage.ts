@@ -18,7 +18,7 @@ function instant(text: string, name: string): number {
   return at;
 }
 
-export const usageRoutes: KernelRoutes = async (app, { services }) => {
+export const usageRoutes: KernelRoutes<'registry' | 'runtime'> = async (app, { services }) => {
   app.get(
     '',
     {
