@@ -4,7 +4,10 @@
  * longer exists, is taken over; anything else is refused with 409 `agent_file_in_use`.
  *
  * One shared, unref'd interval refreshes every held lease, so 200 loaded agents cost one timer; it
- * runs only while at least one lease is held and is cleared at the last release.
+ * runs only while at least one lease is held and is cleared at the last release. Each refresh is a
+ * write to the agent's file, so the interval refreshes them in slices of {@link BEAT_SLICE} with the
+ * event loop free in between: with 1,000 agents one synchronous pass held every request for its whole
+ * length every 10 s (issue 31: status at 5% of fastify with 1,000 agents loaded).
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -15,6 +18,8 @@ import type { LeaseOwner, LeaseRow } from './stores/lease-store.js';
 
 export const LEASE_HEARTBEAT_MS = 10_000;
 export const LEASE_STALE_MS = 30_000;
+/** Leases refreshed per turn of the event loop by the interval. */
+export const BEAT_SLICE = 25;
 
 /** False only when the holder provably is gone: same host, and no process with its pid. */
 function holderAlive(holder: LeaseRow): boolean {
@@ -45,7 +50,7 @@ export class LeaseKeeper {
       throw agentFileLeased(file.path, result.holder);
     }
     this.held.add(file);
-    this.timer ??= setInterval(() => this.beat(), LEASE_HEARTBEAT_MS).unref();
+    this.timer ??= setInterval(() => this.beatInSlices(), LEASE_HEARTBEAT_MS).unref();
   }
 
   /** Gives the file's lease up (before it closes). Never throws. */
@@ -65,19 +70,28 @@ export class LeaseKeeper {
     this.timer = undefined;
   }
 
-  /** Refreshes every held lease (the interval calls this; tests may too). A lease found taken over is dropped and reported to `onLost`. */
+  /** Refreshes every held lease at once (tests; the interval uses beatInSlices). */
   beat(): void {
-    for (const file of this.held) {
-      try {
-        if (!file.lease.heartbeat(this.me.owner)) {
-          this.logger.warn({ filePath: file.path }, 'agent file lease was taken over by another daemon');
-          this.held.delete(file);
-          this.onLost(file);
-        }
-      } catch (error) {
-        // A busy file misses one beat; the stale window is three beats long.
-        this.logger.warn({ err: error, filePath: file.path }, 'lease heartbeat failed');
+    for (const file of [...this.held]) this.beatOne(file);
+  }
+
+  /** The interval's refresh: {@link BEAT_SLICE} leases, then the rest after other work had its turn. */
+  private beatInSlices(files = [...this.held]): void {
+    for (const file of files.splice(0, BEAT_SLICE)) if (this.held.has(file)) this.beatOne(file);
+    if (files.length > 0) setImmediate(() => this.beatInSlices(files)).unref();
+  }
+
+  /** Refreshes one lease. A lease found taken over is dropped and reported to `onLost`. */
+  private beatOne(file: AgentFile): void {
+    try {
+      if (!file.lease.heartbeat(this.me.owner)) {
+        this.logger.warn({ filePath: file.path }, 'agent file lease was taken over by another daemon');
+        this.held.delete(file);
+        this.onLost(file);
       }
+    } catch (error) {
+      // A busy file misses one beat; the stale window is three beats long.
+      this.logger.warn({ err: error, filePath: file.path }, 'lease heartbeat failed');
     }
     if (this.held.size === 0) this.stop();
   }
