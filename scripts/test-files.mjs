@@ -61,7 +61,7 @@ const SLOW_FILES = new Set([
   'test/tracked-folders-boot.test.js', 'test/runtime-control.test.js', 'test/runtime-sandbox.test.js',
   'test/providers-resilience.test.js', 'test/security-input.test.js', 'test/http-limits.test.js', 'test/runtime-durability.test.js',
   // In-process, but each boots many daemons (7-14 s): the quick tier stays within a minute without them.
-  'test/extensions-contract.test.js', 'test/create-agent.test.js', 'test/trust-config-ceiling.test.js', 'test/credentials-locked.test.js',
+  'test/extensions-contract-suite.test.js', 'test/create-agent.test.js', 'test/trust-config-ceiling.test.js', 'test/credentials-locked.test.js',
   'test/agents-core.test.js', 'test/runtime-dispatch.test.js', 'test/agents-file.test.js', 'test/events-stream.test.js',
   'test/runtime-tools.test.js', 'test/loops-write.test.js', 'test/agents-resources.test.js', 'test/agent-identity-routes.test.js',
 ]);

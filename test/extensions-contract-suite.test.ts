@@ -1,4 +1,5 @@
 /**
+ * (It replaces test/extensions-contract.test.ts, which booted two daemons per extension.)
  * The contract suite of `@agt/contracts/testing` (runContractSuite) run by every extension extensions.json
  * ships, all in the same two daemons (all enabled, all disabled); examples/hello-extension runs it in its own
  * test/contract.test.ts, as a third party would.
@@ -15,7 +16,10 @@ const shipped = manifest.extensions.map((entry) => ({ name: entry.name, module: 
 t.test('every shipped extension passes the contract suite', async (t) => {
   t.ok(shipped.length > 0, 'extensions.json ships extensions');
   const checks = await runContractSuite(shipped);
-  for (const { name } of shipped) t.ok(checks.some((check) => check.extension === name), `${name} was checked`);
+  for (const { name, module } of shipped) {
+    t.ok(checks.some((check) => check.extension === name), `${name} was checked`);
+    t.equal(module, join(ROOT, 'extensions', name, 'index.ts'), `${name} lives in extensions/${name}/index.ts`);
+  }
   for (const check of checks) t.ok(check.ok, `${check.extension}: ${check.name}${check.ok ? '' : ` (${check.detail})`}`);
 });
 
@@ -25,5 +29,5 @@ t.test('the suite fails what breaks the contract', async (t) => {
   const failed = checks.filter((check) => !check.ok).map((check) => check.name);
   t.ok(failed.includes('loads'), 'an extension whose start throws does not pass "loads"');
   t.ok(failed.some((name) => name.startsWith('answers its listing route')), 'nor its listing route');
-  t.ok(checks.find((check) => check.name === 'answers 503 when off')?.ok, 'disabled, it still answers 503');
+  t.ok(checks.find((check) => check.name.startsWith('answers 503 when off'))?.ok, 'disabled, it still answers 503');
 });

@@ -9,9 +9,10 @@
  * for (const check of checks) t.ok(check.ok, `${check.extension}: ${check.name}${check.ok ? '' : ` (${check.detail})`}`);
  * ```
  *
- * The checks: it loads; `GET <prefix>` (its listing route) answers 200; its handlers throwing (every GET
+ * The checks: it loads; its routes are in /openapi.json with tags and a summary; `GET <prefix>` (its
+ * listing route) answers 200; its handlers throwing (every GET
  * route under its prefix asked for an id that does not exist) answer `{error, code}`, never 500, and it
- * still serves after; disabled, its prefix answers 503 `unavailable`; with the extensions it depends on
+ * still serves after; disabled, its prefix and agent segment answer 503 `unavailable`; with the extensions it depends on
  * disabled, the daemon still boots and its prefix answers 503; the daemon's shutdown (which stops it)
  * ends within {@link STOP_WITHIN_MS}; and afterwards no child process and no server, socket or timer of
  * the daemon is left in this process.
@@ -42,6 +43,7 @@ export interface ContractCheck {
 interface Definition {
   name: string;
   prefix?: string;
+  agentRoutes?: string;
   dependsOn?: string[];
 }
 
@@ -114,6 +116,15 @@ export async function runContractSuite(extensions: ContractSuiteExtension[], opt
         check(definition.name, 'declares a route prefix', false, 'no prefix');
         continue;
       }
+      const own = Object.entries(doc.paths ?? {}).filter(
+        ([path]) => path.startsWith(definition.prefix!) || (definition.agentRoutes !== undefined && path.startsWith(`/agents/{id}/${definition.agentRoutes}`)),
+      );
+      const undocumented = own.flatMap(([path, operations]) =>
+        Object.entries(operations as Record<string, { tags?: string[]; summary?: string }>)
+          .filter(([, operation]) => !(operation.tags?.length && operation.summary))
+          .map(([method]) => `${method.toUpperCase()} ${path}`),
+      );
+      check(definition.name, 'documents its routes (OpenAPI, with tags and a summary)', own.length > 0 && undocumented.length === 0, own.length === 0 ? 'no route in /openapi.json' : `no tags or summary: ${undocumented.join(', ')}`);
       const listed = await daemon.request('GET', definition.prefix);
       check(definition.name, `answers its listing route GET ${definition.prefix}`, listed.status === 200, `status ${listed.status}`);
       const bad: string[] = [];
@@ -147,8 +158,14 @@ export async function runContractSuite(extensions: ContractSuiteExtension[], opt
   await withDaemon({ ...options, extensions: entries(() => false) }, async (off) => {
     for (const { definition } of defs) {
       if (!definition.prefix) continue;
-      const res = await off.request('GET', definition.prefix);
-      check(definition.name, 'answers 503 when off', res.status === 503 && res.body?.code === 'unavailable', `status ${res.status} ${res.text.slice(0, 120)}`);
+      const paths = [definition.prefix, `${definition.prefix}/anything/below`];
+      if (definition.agentRoutes) paths.push(`/agents/contract-suite-agent/${definition.agentRoutes}`, `/agents/contract-suite-agent/${definition.agentRoutes}/x`);
+      const wrong: string[] = [];
+      for (const path of paths) {
+        const res = await off.request('GET', path);
+        if (res.status !== 503 || res.body?.code !== 'unavailable') wrong.push(`GET ${path}: ${res.status} ${res.text.slice(0, 80)}`);
+      }
+      check(definition.name, 'answers 503 when off (its prefix and agent segment)', wrong.length === 0, wrong.join('; '));
     }
   });
 
