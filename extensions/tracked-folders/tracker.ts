@@ -239,6 +239,9 @@ export class Tracker {
     const own = this.announced.get(filePath);
     this.announced.delete(filePath);
     if (change === 'removed') return this.fileRemoved(filePath, folder);
+    // A loaded agent's file changes at every checkpoint (with many agents loaded, every few seconds):
+    // known and indexed, it needs none of the file system checks below (same outcome as further down).
+    if (change === 'changed' && this.index.get(filePath)?.summary && this.loadedAt(filePath)) return;
     // chokidar reports a link as a file of its own: only a regular file inside the folder counts.
     if (!(await isOwnFile(filePath, folder))) return;
     if (change === 'added' && own) {
