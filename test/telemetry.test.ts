@@ -151,6 +151,17 @@ t.test('a mesh message from another daemon: the receiving turn joins the sender 
   t.equal(received.kind, 5, 'CONSUMER');
 });
 
+t.test('the kernel hands on only a well-formed traceparent of an inbound message', async (t) => {
+  const traceId = '0af7651916cd43dd8448eb211c80319c';
+  const inbox = d.daemon.kernel.inbox;
+  const bad = await inbox.deliver(bob.id, { source: 'api', text: 'bad context', traceparent: `00-${'0'.repeat(32)}-b7ad6b7169203331-01` });
+  const good = await inbox.deliver(bob.id, { source: 'api', text: 'good context', traceparent: `00-${traceId}-b7ad6b7169203331-01` });
+  await eventually(async () => receiver.spans.some((s) => s.traceId === traceId && s.name === 'invoke_agent Bob'), "Bob's turn in the caller's trace");
+  const received = receiver.spans.filter((s) => s.name === 'receive_message api');
+  t.same(received.map((s) => [s.traceId, s.parentSpanId, s.attributes['messaging.message.id']]), [[traceId, 'b7ad6b7169203331', String(good.messageId)]], 'one receive span, for the well-formed one only');
+  t.notOk(receiver.spans.some((s) => s.attributes['messaging.message.id'] === String(bad.messageId) && s.name.startsWith('receive_message')), 'an all-zero trace id is dropped');
+});
+
 t.test('a collector that is down or stuck: turns go on, the export queue stays bounded', async (t) => {
   const queue = async (state: string) => metric((await d.request('GET', '/metrics')).body, new RegExp(`^agt_telemetry_spans\\{state="${state}"\\}`));
   // A closed port: exports fail at once.
