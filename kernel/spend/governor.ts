@@ -19,7 +19,23 @@ import type { AgentFile } from '../agents/agent-file.js';
 import { machineTimeZone, periodsAt, validTimeZone, type Periods } from './calendar.js';
 import { SpendLedger } from './ledger.js';
 import { priceFor, type PriceInForce } from './prices.js';
-import type { HilStore } from '../runtime/hil.js';
+
+/**
+ * The owner-approval steps a budget stop uses, as narrow as it uses them (the runtime's HilStore has
+ * them): spend/ is used by runtime/, so it names what it needs instead of importing runtime/ (no folder loop).
+ */
+export interface BudgetApprovals {
+  requestApproval(input: {
+    kind: 'budget';
+    tool: string;
+    args: Record<string, unknown>;
+    loop: string;
+    turnId: string;
+    callId: string;
+    signal: AbortSignal;
+  }): { task: { id: string }; decision: Promise<{ approved: true; args: Record<string, unknown> } | { approved: false; reason: string | undefined }> };
+  completeTask(taskId: string, ok: boolean, text: string): void;
+}
 
 /** `max_tokens` assumed when the model settings leave it unset (the providers extension's default). */
 export const DEFAULT_MAX_TOKENS = 4096;
@@ -42,7 +58,7 @@ export interface GovernorDeps {
   /** The kind of a provider id for this agent (settings or agent `providers`); undefined when unknown. */
   providerKind(agent: GovernedAgent, providerId: string): string | undefined;
   /** The agent's owner tasks (`ask`): undefined when it has no runtime. */
-  hil(agentId: string): HilStore | undefined;
+  hil(agentId: string): BudgetApprovals | undefined;
 }
 
 interface Reservation {
