@@ -50,6 +50,13 @@ module.exports = {
       to: { path: '^kernel/(agent-identity|credentials)/', pathNot: '^kernel/$1/' },
     },
     {
+      name: 'kernel-spend-below-runtime',
+      comment: 'runtime/ uses the spend governor; spend/ names the approval steps it needs (BudgetApprovals) instead of importing runtime/ (issue 30).',
+      severity: 'error',
+      from: { path: '^kernel/spend/' },
+      to: { path: '^kernel/runtime/' },
+    },
+    {
       name: 'no-circular',
       comment: 'No import circles: hand a module what it needs (a function, a narrow interface) instead of importing its owner.',
       severity: 'error',
