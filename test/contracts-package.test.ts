@@ -75,6 +75,10 @@ t.test('the boundary rules catch what they are for', async (t) => {
   write('contracts/errors.ts', "import '../kernel/a.js';\nexport const y = 2;\n");
   write('kernel/a.ts', "import { b } from './b.js';\nexport const a = b;\n");
   write('kernel/b.ts', "import type { a } from './a.js';\nexport const b = 1 as typeof a;\n");
+  write('kernel/credentials/c.ts', "export const c = 1;\n");
+  write('kernel/agents/d.ts', "import { c } from '../credentials/c.js';\nexport const d = c;\n");
+  write('kernel/runtime/r.ts', "export const r = 1;\n");
+  write('kernel/spend/s.ts', "import { r } from '../runtime/r.js';\nexport const s = r;\n");
   write('extensions/good/index.ts', "import { x } from '@agt/contracts';\nexport default x;\n");
   write('extensions/bad/index.ts', "import { x } from '../../contracts/index.js';\nimport { a } from '../../kernel/a.js';\nexport default x + a;\n");
   mkdirSync(join(dir, 'node_modules/@agt'), { recursive: true });
@@ -88,6 +92,8 @@ t.test('the boundary rules catch what they are for', async (t) => {
     'contracts-stand-alone: contracts/errors.ts -> kernel/a.ts',
     'extension-imports-contracts-by-path: extensions/bad/index.ts -> contracts/index.ts',
     'extension-imports-kernel: extensions/bad/index.ts -> kernel/a.ts',
+    'kernel-folder-layers: kernel/agents/d.ts -> kernel/credentials/c.ts',
+    'kernel-spend-below-runtime: kernel/spend/s.ts -> kernel/runtime/r.ts',
   ], 'each boundary rule fires; @agt/contracts by name passes');
   t.match(found.filter((line) => line.startsWith('no-circular')), [/^no-circular: kernel\/[ab]\.ts -> kernel\/[ab]\.ts$/], 'a type-only import closes a circle too');
 });
