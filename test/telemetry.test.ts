@@ -96,6 +96,22 @@ t.test('one turn with a tool call: invoke_agent > chat, execute_tool, chat; GenA
   t.match(captured.find((s) => s.name === 'invoke_agent Bob')!.attributes['gen_ai.output.messages'], /done/);
 });
 
+t.test('an approval: await_owner approval spans the wait inside the turn', async (t) => {
+  t.equal((await d.request('PATCH', `/agents/${bob.id}/config`, { tools: [{ name: 'say', enabled: true, restricted: true }] })).status, 200);
+  const before = events.length;
+  const turnId = (await d.request('POST', `/agents/${bob.id}/chat`, { text: 'say it, if allowed' })).body.turnId as string;
+  const requested = await eventually(async () => events.slice(before).find((e) => e.event_type === 'hil.requested'), 'the approval task');
+  const taskId = (requested.payload as { taskId: string }).taskId;
+  t.equal((await d.request('POST', `/agents/${bob.id}/tasks/${taskId}/resolve`, { action: 'approve' })).status, 200);
+  await eventually(async () => events.find((e) => endsTurn(e, turnId)), 'the turn ends');
+  t.equal((await d.request('PATCH', `/agents/${bob.id}/config`, { tools: [{ name: 'say', enabled: true, restricted: false }] })).status, 200, 'say runs without approval again');
+  const spans = await eventually(async () => spansOf(turnId).some((s) => s.name === 'invoke_agent Bob') && spansOf(turnId), 'the turn exported');
+  const root = spans.find((s) => s.name === 'invoke_agent Bob')!;
+  const wait = spans.find((s) => s.name === 'await_owner approval');
+  t.match(wait, { attributes: { 'agt.hil.kind': 'approval', 'agt.hil.id': taskId, 'gen_ai.tool.name': 'say', 'agt.hil.resolution': 'approved' } });
+  t.ok(wait && wait.start >= root.start && wait.end <= root.end && wait.end > wait.start, 'inside the turn, for the time of the wait');
+});
+
 t.test('http/protobuf: the same spans arrive in the protobuf encoding', async (t) => {
   await exportTo(receiver.url, 'http/protobuf', exporting('http/protobuf'));
   const before = receiver.spans.length;
