@@ -17,11 +17,14 @@ import type { KernelServices } from '../services.js';
 import type { KernelRoutes } from './plugin.js';
 import { filePathNotAbsolute } from '../agents/errors.js';
 
+/** The kernel services this route group uses. */
+type Uses = 'agentIdentity' | 'builtinTools' | 'contributions' | 'logger' | 'registry' | 'settings';
+
 const TAGS = ['Agents'];
 const FilePath = Type.String({ minLength: 1, description: 'absolute path of the .agt file' });
 
 /** Reads what the review needs from the loaded agent, or from the file opened read-only for the moment. */
-async function reviewInfo(services: KernelServices, filePath: string, accept: boolean) {
+async function reviewInfo(services: Pick<KernelServices, Uses>, filePath: string, accept: boolean) {
   if (!isAbsolute(filePath)) throw filePathNotAbsolute(filePath);
   const registry = services.registry;
   const canonical = canonicalPath(filePath);
@@ -50,7 +53,7 @@ async function reviewInfo(services: KernelServices, filePath: string, accept: bo
   }
 }
 
-export const agentReviewRoutes: KernelRoutes = async (app, { services }) => {
+export const agentReviewRoutes: KernelRoutes<Uses> = async (app, { services }) => {
   app.get(
     '/review',
     {

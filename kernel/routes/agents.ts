@@ -31,7 +31,7 @@ export function summaryOf(services: KernelServices, agent: LoadedAgent) {
 }
 
 /** AgentStatus (also used by the start route). */
-export const statusOf = (services: KernelServices, agent: LoadedAgent) => agentStatus(services.runtime, agent, services.storage);
+export const statusOf = (services: Pick<KernelServices, 'runtime' | 'storage'>, agent: LoadedAgent) => agentStatus(services.runtime, agent, services.storage);
 
 /**
  * The load answer: the file's config, what the owner's ceiling capped in it, and what the extensions'

@@ -8,6 +8,9 @@ import { DECIMAL_NATURAL_PATTERN } from '../http/input-checks.js';
 import type { KernelServices } from '../services.js';
 import type { KernelRoutes } from './plugin.js';
 
+/** The kernel services this route group uses. */
+type Uses = 'bus' | 'eventStream' | 'registry';
+
 const EventsQuery = Type.Object({
   agentId: Type.Optional(
     Type.String({
@@ -47,7 +50,7 @@ const STREAM_DESCRIPTION = [
  * as on every agent route), else an id the bus has emitted events for (an agent unloaded since still
  * resumes), else 404.
  */
-function streamAgentId(services: KernelServices, given: string): string {
+function streamAgentId(services: Pick<KernelServices, Uses>, given: string): string {
   try {
     return services.registry.resolve(given).id;
   } catch (error) {
@@ -56,7 +59,7 @@ function streamAgentId(services: KernelServices, given: string): string {
   }
 }
 
-export const eventRoutes: KernelRoutes = async (app, { services }) => {
+export const eventRoutes: KernelRoutes<Uses> = async (app, { services }) => {
   const hub = services.eventStream;
   // preClose runs before fastify force-closes the sockets: streams end cleanly and at once, so the
   // 3 s HTTP close deadline is never spent waiting on long-lived responses.

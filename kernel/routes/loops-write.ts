@@ -16,6 +16,9 @@ import type { KernelServices } from '../services.js';
 import type { KernelRoutes } from './plugin.js';
 import { describeLoop, LoopItem } from './loops.js';
 
+/** The kernel services this route group uses. */
+type Uses = 'builtinTools' | 'contributions' | 'registry' | 'runtime';
+
 const TAGS = ['Loops'];
 const LoopParams = Type.Intersect([AgentIdParams, Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }) })]);
 
@@ -40,7 +43,7 @@ const CreateBody = Type.Object(
   { additionalProperties: false },
 );
 
-async function definitionsOf(services: KernelServices, agent: LoadedAgent) {
+async function definitionsOf(services: Pick<KernelServices, Uses>, agent: LoadedAgent) {
   return agentToolDefinitions(services.builtinTools, (id, taken) => services.contributions.toolsFor(id, taken), agent.id);
 }
 
@@ -67,7 +70,7 @@ function kickoff(runtime: AgentRuntime | undefined, loop: LoopConfig) {
   }
 }
 
-export const loopWriteRoutes: KernelRoutes = async (app, { services }) => {
+export const loopWriteRoutes: KernelRoutes<Uses> = async (app, { services }) => {
   const service = services.runtime;
 
   app.post('/loops', {

@@ -12,6 +12,9 @@ import type { KernelRoutes } from './plugin.js';
 import type { LoadedAgent } from '../agents/loaded-agent.js';
 import { noSuchLoop } from '../runtime/errors.js';
 
+/** The kernel services this route group uses. */
+type Uses = 'builtinTools' | 'registry' | 'runtime';
+
 const TAGS = ['Loops'];
 const LoopName = Type.String({ pattern: LOOP_NAME_PATTERN });
 
@@ -58,7 +61,7 @@ const clamp = (value: number | undefined, fallback: number, min: number, max: nu
   Math.min(max, Math.max(min, value ?? fallback));
 
 /** The loop's declaration and live status; 404 when the agent declares no such loop. */
-export function describeLoop(services: KernelServices, agent: LoadedAgent, name: string) {
+export function describeLoop(services: Pick<KernelServices, Uses>, agent: LoadedAgent, name: string) {
   const config = agent.config as AgentConfig;
   const declared = name === 'main' ? undefined : config.loops?.find((loop) => loop.name === name);
   if (name !== 'main' && !declared) throw noSuchLoop(agent.name, name);
@@ -78,7 +81,7 @@ export function describeLoop(services: KernelServices, agent: LoadedAgent, name:
   };
 }
 
-export const loopRoutes: KernelRoutes = async (app, { services }) => {
+export const loopRoutes: KernelRoutes<Uses> = async (app, { services }) => {
   app.get('/loop', {
     schema: {
       tags: TAGS,

@@ -20,8 +20,11 @@ import type { KernelRoutes } from './plugin.js';
 import { statusOf } from './agents.js';
 import { agentNotLocated, ambiguousAgentFiles, noAgentLocator } from '../agents/errors.js';
 
+/** The kernel services this route group uses. */
+type Uses = 'bus' | 'contributions' | 'launcher' | 'registry' | 'runtime' | 'storage';
+
 /** The name and handle of each candidate file, read without loading it (a file that cannot be read is named by its path). */
-async function describeCandidates(services: KernelServices, filePaths: string[]) {
+async function describeCandidates(services: Pick<KernelServices, Uses>, filePaths: string[]) {
   const out: Array<{ name: string; handle: string | null; filePath: string }> = [];
   for (const filePath of filePaths) {
     try {
@@ -34,7 +37,7 @@ async function describeCandidates(services: KernelServices, filePaths: string[])
   return out;
 }
 
-async function findOrLoad(services: KernelServices, id: string): Promise<{ agent: LoadedAgent; loaded: boolean }> {
+async function findOrLoad(services: Pick<KernelServices, Uses>, id: string): Promise<{ agent: LoadedAgent; loaded: boolean }> {
   if (isAbsolute(id)) {
     const before = new Set(services.registry.list());
     const agent = await services.registry.load(id, { requireReview: true });
@@ -57,7 +60,7 @@ async function findOrLoad(services: KernelServices, id: string): Promise<{ agent
   return { agent, loaded: !before.has(agent) };
 }
 
-export const startAgentRoutes: KernelRoutes = async (app, { services }) => {
+export const startAgentRoutes: KernelRoutes<Uses> = async (app, { services }) => {
   app.post('/start', {
     schema: {
       tags: ['Agents'],
