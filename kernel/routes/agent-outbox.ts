@@ -9,7 +9,7 @@ import { AgtError } from '../../contracts/errors.js';
 import { AgentIdParams, errorResponses } from '../../contracts/http.js';
 import type { KernelRoutes } from './plugin.js';
 
-export const agentOutboxRoutes: KernelRoutes = async (app, { services }) => {
+export const agentOutboxRoutes: KernelRoutes<'runtime'> = async (app, { services }) => {
   app.post(
     '/outbox',
     {

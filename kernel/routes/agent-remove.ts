@@ -12,7 +12,7 @@ import type { KernelRoutes } from './plugin.js';
 /** SQLite's files beside a database (write-ahead log, shared memory, rollback journal). */
 const SIDE_FILES = ['-wal', '-shm', '-journal'];
 
-export const agentRemoveRoutes: KernelRoutes = async (app, { services }) => {
+export const agentRemoveRoutes: KernelRoutes<'registry'> = async (app, { services }) => {
   const registry = services.registry;
 
   app.delete(

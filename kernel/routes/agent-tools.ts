@@ -27,7 +27,7 @@ const Body = Type.Object(
 export const unknownTool = (agentId: string, name: string) =>
   new AgtError('unknown_tool', `agent ${agentId} has no tool "${name}" (GET /agents/${agentId}/tools lists them)`, { status: 404, details: { tool: name } });
 
-export const agentToolRoutes: KernelRoutes = async (app, { services }) => {
+export const agentToolRoutes: KernelRoutes<'builtinTools' | 'contributions' | 'registry'> = async (app, { services }) => {
   const registry = services.registry;
 
   app.put(

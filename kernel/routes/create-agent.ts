@@ -5,7 +5,7 @@ import type { KernelRoutes } from './plugin.js';
 
 const TAGS = ['Agents'];
 
-export const createAgentRoutes: KernelRoutes = async (app, { services }) => {
+export const createAgentRoutes: KernelRoutes<'runtime' | 'bus' | 'contributions' | 'registry' | 'dataDir' | 'settings' | 'logger' | 'identity' | 'agentIdentity' | 'credentials'> = async (app, { services }) => {
   app.post(
     '/create',
     {
