@@ -7,7 +7,7 @@ import type { SettingsService } from '../contracts/services.js';
 import { assertValid, firstSchemaError } from '../contracts/validate.js';
 import { AgtError } from '../contracts/errors.js';
 import { validTimeZone } from './spend/calendar.js';
-import { cronProblem } from './storage/cron.js';
+import { cronProblem } from './cron-expression.js';
 import type { DaemonEnv } from './env.js';
 import { StartupError } from './errors.js';
 import { findInJson } from './json-walk.js';

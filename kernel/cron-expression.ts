@@ -1,4 +1,4 @@
-/** Checking a cron expression of settings `backups.every` (kernel/settings.ts and the scheduler). */
+/** Checking a cron expression of settings (`backups.every`): kernel/settings.ts validates with it. */
 import { CronTime } from 'cron';
 
 /** The problem of a cron expression, or null when it parses. */
