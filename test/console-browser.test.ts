@@ -124,6 +124,7 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
         extensions: [
           { name: 'console', module: join(ROOT, 'extensions/console/index.ts'), enabled: true, config: { uiDir } },
           { name: 'compute', module: join(ROOT, 'extensions/compute/index.ts'), enabled: false, config: {} },
+          { name: 'mcp', module: join(ROOT, 'extensions/mcp/index.ts'), enabled: true, config: {}, prefix: '/mcp', agentRoutes: 'mcp' },
         ],
       },
     });
@@ -280,8 +281,11 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await page.getByRole('button', { name: 'View notes.txt' }).click();
     await page.locator('pre', { hasText: 'uploaded <b>text</b>' }).waitFor();
     t.equal(await page.locator('main b').count(), 0, 'file content shown as text');
+    // Loops and credential names are readable tables and lists, not JSON.
+    await page.getByRole('button', { name: 'Loops' }).click();
+    await page.locator('.listing table td', { hasText: /^main$/ }).first().waitFor();
     await page.getByRole('button', { name: 'Credentials' }).click();
-    await page.locator('pre', { hasText: '"credentials"' }).waitFor();
+    await page.locator('.listing').filter({ hasNotText: '{' }).waitFor();
     await page.getByRole('button', { name: 'Config' }).click();
     const editor = page.getByLabel(/Agent config/);
     await page.waitForFunction(() => (document.getElementById('config') as HTMLTextAreaElement | null)?.value.includes('"name"'));
@@ -393,7 +397,13 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
   });
 
   await t.test("a disabled extension's panel says it is off", async (t) => {
+    // A running extension's state is a readable list, not JSON: an MCP registration shows by name and kind.
+    t.equal((await d.request('POST', '/mcp/servers', { name: 'search', type: 'http', url: 'https://mcp.example.com/mcp' })).status, 201);
     await page.getByRole('link', { name: 'System' }).click();
+    const registration = page.locator('[data-extension="mcp"] ul.mcp-registrations > li', { hasText: 'search' });
+    await registration.waitFor();
+    t.match(await registration.textContent(), /search · http/);
+    t.match(await page.locator('[data-extension="mcp"]').textContent(), /running/);
     const compute = page.locator('[data-extension="compute"]');
     await compute.waitFor();
     t.match(await compute.textContent(), /off/);

@@ -64,6 +64,15 @@ export interface ExtensionInfo {
   version?: string;
   [key: string]: unknown;
 }
+/** An open MCP server of a loaded agent, as `GET /mcp` lists it. */
+export interface McpServerInfo {
+  agentId: string;
+  name: string;
+  transport?: string;
+  status: string;
+  toolCount?: number;
+  error?: string;
+}
 export interface ChatHistory {
   llmMessages: Array<{ role: string; content: unknown }> | null;
   total: number | null;
@@ -148,5 +157,12 @@ export const client = {
   suspend: (item: PendingItem, resume: boolean) => api<unknown>('POST', `/agents/${seg(item.agentId)}/suspend/respond`, { resume, loop: item.loop }),
   extensions: () => api<{ extensions: ExtensionInfo[] }>('GET', '/runtime/extensions'),
   extensionIndex: (prefix: string) => api<unknown>('GET', prefix),
+  /** `GET /mcp` (the mcp extension): registrations and the open servers of loaded agents. */
+  mcp: () => api<{ registrations: Array<Record<string, unknown> & { name: string; type: string }>; servers: McpServerInfo[] }>('GET', '/mcp'),
+  tools: (id: string) => api<{ agentId: string; tools: Array<{ name: string; source?: string; description?: string; enabled?: boolean }> }>('GET', `/agents/${seg(id)}/tools`),
+  peers: () => api<{ peers: Array<Record<string, unknown>> }>('GET', '/network/peers'),
+  outbox: (id: string) => api<unknown>('GET', `/agents/${seg(id)}/outbox`),
+  /** The newest row of the durable conversation (the last page of one row): the agent's last activity. */
+  lastRow: (id: string) => api<{ total: number; offset: number; rows: LoopRow[] }>('GET', `/agents/${seg(id)}/loop?limit=1`),
   health: () => api<Record<string, unknown>>('GET', '/health'),
 };

@@ -1,25 +1,23 @@
 /**
  * System: each extension and its state, and for a running one the resources its prefix lists (channel
- * adapters, MCP servers, compute, mesh, tracked folders); a disabled or failed one says so and why.
+ * adapters, MCP servers and their tools, compute, mesh, tracked folders; system-extensions.tsx) as lists
+ * and tables, never raw JSON; a disabled or failed one says so and why.
  * Also the console sessions, revocable here.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { client, type ExtensionInfo, type SessionInfo } from './api.js';
+import { ExtensionState } from './system-extensions.js';
+import { Readable } from './readable.js';
 import { errorText, time, useLive } from './util.js';
 
 function Extension({ ext }: { ext: ExtensionInfo }) {
-  const [index, setIndex] = useState<string>('');
   const on = ext.enabled && ext.loaded && ext.state !== 'failed' && ext.state !== 'stopped';
-  useEffect(() => {
-    if (!on || !ext.prefix || ext.name === 'console') return;
-    client.extensionIndex(ext.prefix).then((value) => setIndex(JSON.stringify(value, null, 2)), (e) => setIndex(errorText(e)));
-  }, [ext.name, on]);
   return (
     <article class="panel" aria-labelledby={`ext-${ext.name}`} data-extension={ext.name}>
       <h2 id={`ext-${ext.name}`}>{ext.name}</h2>
       <p class={on ? 'ok' : 'off'}>{on ? `running (${ext.state ?? 'loaded'})` : !ext.enabled ? 'This extension is off (disabled in the manifest).' : `Not running: ${ext.error ?? ext.state ?? 'unknown'}`}</p>
       {ext.prefix && <p>Routes under <code>{ext.prefix}</code></p>}
-      {index && <details open><summary>State</summary><pre tabIndex={0}>{index}</pre></details>}
+      {on && ext.prefix && ext.name !== 'console' && <details open><summary>State</summary><ExtensionState name={ext.name} prefix={ext.prefix} /></details>}
     </article>
   );
 }
@@ -60,7 +58,7 @@ function Identity() {
   return (
     <section aria-labelledby="identity-title" class="panel">
       <h2 id="identity-title">Owner identity</h2>
-      <pre tabIndex={0}>{status ? JSON.stringify(status, null, 2) : '…'}</pre>
+      {status ? <Readable value={status} /> : <p class="muted">…</p>}
       {status?.locked === true && (
         <form class="row" onSubmit={unlock}>
           <label for="passphrase">Passphrase</label>
@@ -75,7 +73,7 @@ function Identity() {
 
 function Providers() {
   const [list, setList] = useState<Array<{ id: string; name?: string; type?: string }>>([]);
-  const [checks, setChecks] = useState<Record<string, string>>({});
+  const [checks, setChecks] = useState<Record<string, unknown>>({});
   const [message, setMessage] = useState('');
   const [listError, setListError] = useState('');
   // The list is the providers extension's (503 when it is off); adding goes through the settings.
@@ -88,7 +86,7 @@ function Providers() {
     const provider = { id: field('provider-id'), type: field('provider-type'), name: field('provider-name'), baseUrl: field('provider-url'), ...(field('provider-model') ? { defaultModel: field('provider-model') } : {}), ...(field('provider-key-env') ? { apiKeyEnv: field('provider-key-env') } : {}) };
     client.addProvider(provider).then(() => (form.reset(), setMessage(`Added ${provider.name}.`), load()), (e) => setMessage(errorText(e)));
   };
-  const check = (id: string) => client.checkProvider(id).then((r) => setChecks((c) => ({ ...c, [id]: JSON.stringify(r) })), (e) => setChecks((c) => ({ ...c, [id]: errorText(e) })));
+  const check = (id: string) => client.checkProvider(id).then((r) => setChecks((c) => ({ ...c, [id]: r })), (e) => setChecks((c) => ({ ...c, [id]: errorText(e) })));
   return (
     <section aria-labelledby="providers-title" class="panel">
       <h2 id="providers-title">Providers</h2>
@@ -97,7 +95,7 @@ function Providers() {
         {list.map((p) => (
           <li key={p.id}>{p.name ?? p.id} <span class="muted">({p.type ?? 'provider'})</span>{' '}
             <button type="button" onClick={() => check(p.id)} aria-label={`Check ${p.name ?? p.id}`}>Check</button>
-            {checks[p.id] && <pre tabIndex={0}>{checks[p.id]}</pre>}
+            {checks[p.id] !== undefined && <Readable value={checks[p.id]} />}
           </li>
         ))}
       </ul>
