@@ -7,6 +7,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import { ApiError, client, type FileInfo, type LoopRow } from './api.js';
+import { Readable } from './readable.js';
 import { errorText, time, useEvents } from './util.js';
 
 const TABS = ['History', 'Usage', 'Loops', 'Timers', 'Logs', 'Files', 'Credentials', 'Config'] as const;
@@ -75,10 +76,16 @@ function Usage({ id }: { id: string }) {
   return <figure><div ref={box} role="img" aria-label={`Usage and cost over time: ${summary}`} /><figcaption>{summary}</figcaption></figure>;
 }
 
-function Json({ load }: { load: () => Promise<unknown> }) {
-  const [text, setText] = useState('…');
-  useEffect(() => void load().then((value) => setText(JSON.stringify(value, null, 2)), (e) => setText(errorText(e))), [load]);
-  return <pre tabIndex={0}>{text}</pre>;
+/** Loops, timers, logs, credential names: the answer as readable lists and tables (credentials carry names and metadata, never a value). */
+function Listing({ load }: { load: () => Promise<unknown> }) {
+  const [state, setState] = useState<{ value?: unknown; error?: string }>({});
+  useEffect(() => void load().then((value) => setState({ value }), (e) => setState({ error: errorText(e) })), [load]);
+  if (state.error) return <p role="alert" class="error">{state.error}</p>;
+  if (!('value' in state)) return <p class="muted">…</p>;
+  // `{agentId, loops: [...]}` and the like: show the list itself, not the wrapper.
+  const value = state.value;
+  const lists = value && typeof value === 'object' && !Array.isArray(value) ? Object.entries(value).filter(([, item]) => Array.isArray(item)) : [];
+  return <div class="listing">{lists.length === 1 ? <Readable value={lists[0]![1]} /> : <Readable value={value} />}</div>;
 }
 
 function Files({ id }: { id: string }) {
@@ -169,7 +176,7 @@ export function AgentDetails({ id }: { id: string }) {
       <div class="row" role="group" aria-label="Panels">
         {TABS.map((name) => <button type="button" aria-pressed={tab === name} onClick={() => setTab(name)}>{name}</button>)}
       </div>
-      {tab === 'History' ? <History id={id} /> : tab === 'Usage' ? <Usage id={id} /> : tab === 'Files' ? <Files id={id} /> : tab === 'Config' ? <Config id={id} /> : <Json key={tab} load={loaders.current[tab]!} />}
+      {tab === 'History' ? <History id={id} /> : tab === 'Usage' ? <Usage id={id} /> : tab === 'Files' ? <Files id={id} /> : tab === 'Config' ? <Config id={id} /> : <Listing key={tab} load={loaders.current[tab]!} />}
     </section>
   );
 }
