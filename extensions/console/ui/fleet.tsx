@@ -4,12 +4,16 @@
  * create from a template.
  */
 import { signal } from '@preact/signals';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { client } from './api.js';
 import { events } from './stream.js';
 import { errorText, time, useLive } from './util.js';
 
-/** When each agent last did something, from the stream (kept across views). */
+/**
+ * When each agent last did something: the newest row of its durable conversation (loaded with the list,
+ * so it survives a page reload and a daemon restart), raised by the stream's events as they arrive.
+ */
+const durableActivity = signal<Record<string, number>>({});
 const lastActivity = signal<Record<string, number>>({});
 events.on((event) => {
   if (event.agent_id) lastActivity.value = { ...lastActivity.value, [event.agent_id]: event.timestamp };
@@ -21,6 +25,15 @@ export function Fleet() {
   const { data: agents, error } = useLive(() => client.agents(), (type) => LIVE.test(type));
   const { data: usage } = useLive(() => client.usageToday(), (type) => type === 'llm.completed');
   const { data: tracked } = useLive(() => client.tracked().catch(() => ({ agents: [] })), (type) => type === 'tracked.changed' || type === 'agent.loaded' || type === 'agent.unloaded');
+  useEffect(() => {
+    for (const agent of agents ?? []) {
+      client.lastRow(agent.id).then((page) => {
+        const at = page.rows.at(-1)?.created_at;
+        if (at !== undefined) durableActivity.value = { ...durableActivity.value, [agent.id]: at };
+      }, () => undefined);
+    }
+  }, [agents]);
+  const lastAt = (id: string) => Math.max(durableActivity.value[id] ?? 0, lastActivity.value[id] ?? 0);
   const today = new Map((usage?.groups ?? []).map((group) => [group.key, group]));
   const notLoaded = (tracked?.agents ?? []).filter((agent) => !agent.loaded);
   const { data: templates } = useLive(() => client.templates(), () => false);
@@ -50,7 +63,7 @@ export function Fleet() {
               <td><a class="agent-name" href={`#/agent/${encodeURIComponent(agent.id)}`}>{agent.name}</a></td>
               <td><span class={`state state-${agent.runtimeState}`}>{agent.runtimeState}</span></td>
               <td>{agent.displayState}</td>
-              <td>{lastActivity.value[agent.id] ? time(lastActivity.value[agent.id]!) : '—'}</td>
+              <td>{lastAt(agent.id) ? time(lastAt(agent.id)) : '—'}</td>
               <td>{today.has(agent.id) ? `${today.get(agent.id)!.calls} calls, ${today.get(agent.id)!.input + today.get(agent.id)!.output} tokens${today.get(agent.id)!.cost_usd !== null ? `, $${today.get(agent.id)!.cost_usd!.toFixed(4)}` : ''}` : '—'}</td>
               <td>
                 <button type="button" onClick={() => act(() => client.start(agent.id))} aria-label={`Start ${agent.name}`}>Start</button>
