@@ -21,6 +21,7 @@ import type { AgentLifecycleHooks, InboxSource } from './lifecycle.js';
 import type { AgentsService, InboxService, SettingsService } from './services.js';
 import type { AgentLauncher } from './agent-launcher.js';
 import type { ServerGuards } from './server-guards.js';
+import type { RuntimeGaugesAccess } from './runtime-gauges.js';
 import contractsPackage from './package.json' with { type: 'json' };
 
 /**
@@ -144,6 +145,12 @@ export interface ExtensionContext<Config = unknown> {
   launcher: AgentLauncher;
   /** The daemon's environment variables, less the kernel's `AGT_*` ones (see {@link ExtensionEnv}). */
   env: ExtensionEnv;
+  /**
+   * The daemon's live figures (queued turns per agent, `GET /events` clients, every extension's state),
+   * read on demand (see `runtime-gauges.ts`). The daemon's kernel always offers it; a fake kernel in
+   * tests may not.
+   */
+  gauges?: RuntimeGaugesAccess;
   /**
    * Prints one line where the daemon prints its own listening line (stdout, unless the embedder
    * redirected it): for an extension's listening line such as `agt mesh listening on http://HOST:PORT`

@@ -68,3 +68,5 @@ export * from './mcp.js';
 export * from './pricing.js';
 /** @experimental W3C trace context handed to a `traceContext` provider. */
 export * from './trace-context.js';
+/** @experimental live figures of the daemon (`ctx.gauges`). */
+export * from './runtime-gauges.js';

@@ -38,6 +38,8 @@ import { ShutdownSteps } from './shutdown-steps.js';
 import { StorageService } from './storage/service.js';
 import { agentLocator } from '../contracts/points.js';
 import { inboundTrace } from './extensions/kernel-points.js';
+import { runtimeGauges } from './extensions/runtime-gauges.js';
+import type { RuntimeGaugesAccess } from '../contracts/runtime-gauges.js';
 import type { SettingsStore } from './settings.js';
 import { AGT_VERSION } from './version.js';
 import { turnsAccess } from './agents/turns-access.js';
@@ -80,6 +82,8 @@ export interface KernelServices extends Readonly<Omit<KernelInput, 'kdfCost'>> {
   readonly eventStream: SseHub;
   /** The manifest's extensions and their state (filled by the extension loader as they load). */
   readonly extensions: ExtensionRegistry;
+  /** `ctx.gauges`: queued turns, `GET /events` clients and extension states, walked at each read. */
+  readonly gauges: RuntimeGaugesAccess;
   /** Steps the shutdown sequence runs, by phase. */
   readonly shutdownSteps: ShutdownSteps;
   /** Backups, restores, the backup schedule, WAL and retention maintenance, .af export/import (docs/backups.md). */
@@ -209,6 +213,12 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
 
   const eventStream = new SseHub(bus, logger);
   const extensions = new ExtensionRegistry({ logger, bus, contributions });
+  const gauges = runtimeGauges({
+    agents: () => registry.list(),
+    runtimeOf: (agentId) => runtime.byId(agentId),
+    sseClients: () => eventStream.stats().clients,
+    extensions: () => extensions.status(),
+  });
 
   const { kdfCost: _cost, ...rest } = input;
   return {
@@ -228,6 +238,7 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
     agentIdentity,
     eventStream,
     extensions,
+    gauges,
     shutdownSteps,
     storage,
   };

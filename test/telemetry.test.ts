@@ -2,7 +2,7 @@
  * The telemetry extension (issue 27): one daemon (providers, mesh, telemetry) exporting to a local OTLP/HTTP
  * receiver. A turn with a tool call gives the GenAI span tree and attributes (contents only with
  * captureContent); `http/protobuf` arrives too; `/metrics` is Prometheus text whose counters move with a
- * turn; a collector that is down or stuck changes nothing for turns and the export queue stays bounded; a
+ * turn, and its gauges (queued turns, SSE clients, extension states) read the kernel at each scrape; a collector that is down or stuck changes nothing for turns and the export queue stays bounded; a
  * mesh message from a second daemon joins the receiving agent's turn to the sender's trace.
  */
 import { join } from 'node:path';
@@ -14,6 +14,7 @@ import { reply, startFakeOpenAI } from './fakes/openai.js';
 import { ROOT } from './helpers/daemon.js';
 import { bootMeshDaemon, createMeshAgent, eventually } from './helpers/mesh.js';
 import { startOtlpReceiver } from './helpers/otlp-receiver.js';
+import { openSse } from './helpers/sse-client.js';
 
 const MAX_QUEUE = 16;
 const MESH = { retryBaseMs: 100, retryMaxMs: 400, maxAttempts: 20, mdns: { enabled: false } };
@@ -145,6 +146,21 @@ t.test('GET /metrics: Prometheus text behind the token; counters move with a tur
   t.ok(metric(after, /^agt_turn_duration_seconds_count\{agent="Bob",outcome="completed"\}/) >= 1, 'turn latency histogram');
   t.ok(metric(after, /^agt_model_call_duration_seconds_count\{agent="Bob",provider="fake",model="fake-1"\}/) >= 2, 'model call latency histogram');
   t.equal(metric(after, /^agt_tool_calls_total\{agent="Bob",tool="say",ok="true"\}/) - (metric(first.body, /^agt_tool_calls_total\{agent="Bob",tool="say",ok="true"\}/) || 0), 1, 'one tool call');
+});
+
+t.test('GET /metrics: the kernel gauges (ctx.gauges): queued turns, SSE clients, every extension state', async (t) => {
+  const before = await scrape();
+  t.equal(metric(before, /^agt_turns_queued\{agent="Bob"\} /), 0, 'queued turns per agent, from the start');
+  for (const name of ['providers', 'mesh', 'telemetry']) t.equal(metric(before, new RegExp(`^agt_extension_state\\{extension="${name}",state="started"\\} `)), 1, `${name} started`);
+  t.equal(before.split('\n').filter((l) => l.startsWith('agt_extension_state{')).length, 3, 'one state per extension of the manifest');
+  const clients = metric(before, /^agt_sse_clients /);
+  t.ok(clients >= 0, 'SSE clients, from the start');
+  const stream = await openSse(`${d.url}/events`, { authorization: `Bearer ${d.token}` });
+  t.teardown(() => stream.close());
+  t.equal(stream.status, 200);
+  t.equal(metric(await scrape(), /^agt_sse_clients /), clients + 1, 'a connected GET /events client counts');
+  stream.close();
+  await eventually(async () => metric(await scrape(), /^agt_sse_clients /) === clients, 'a closed one no longer does');
 });
 
 t.test('a mesh message from another daemon: the receiving turn joins the sender trace', async (t) => {

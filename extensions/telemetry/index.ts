@@ -53,7 +53,7 @@ export default defineExtension({
 
     const startMetrics = () =>
       (metrics ??= import('./metrics.js').then(({ Metrics }) =>
-        Metrics.create({ agentName, loadedAgents: () => ctx.agents.list().length, queue: () => traces?.exporting.stats, protocol: () => traces?.protocol }),
+        Metrics.create({ agentName, loadedAgents: () => ctx.agents.list().length, gauges: () => ctx.gauges?.read(), queue: () => traces?.exporting.stats, protocol: () => traces?.protocol }),
       ));
 
     /** Listens to the bus only while traces or metrics are on. */

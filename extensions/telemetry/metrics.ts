@@ -4,7 +4,7 @@
  * `telemetry.metrics: true`, else at the first scrape (Prometheus' `rate()` takes a counter that appears
  * at 0), so a daemon nobody scrapes pays nothing.
  */
-import type { UmbilicalEvent } from '@agt/contracts';
+import type { RuntimeGauges, UmbilicalEvent } from '@agt/contracts';
 import type { QueueStats } from './export.js';
 
 type Prom = typeof import('prom-client');
@@ -12,6 +12,8 @@ type Prom = typeof import('prom-client');
 export interface MetricsSources {
   agentName(agentId: string): string;
   loadedAgents(): number;
+  /** The kernel's live figures (`ctx.gauges`), read at each scrape; undefined on a kernel without them. */
+  gauges(): RuntimeGauges | undefined;
   /** Exporter queue figures while traces are on. */
   queue(): QueueStats | undefined;
   /** The OTLP encoding while traces are exported. */
@@ -38,6 +40,7 @@ export class Metrics {
   }
 
   text(): Promise<string> {
+    this.m.scrape.gauges = this.sources.gauges();
     return this.registry.metrics();
   }
 
@@ -96,12 +99,15 @@ function build(prom: Prom, registry: InstanceType<Prom['Registry']>, sources: Me
   const open = new Map<string, number>();
   const extensionStates = new Map<string, string>();
   const seconds = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+  // One read of the kernel's figures per scrape (taken by text()), shared by the gauges below.
+  const scrape: { gauges: RuntimeGauges | undefined } = { gauges: undefined };
+  const gauges = () => scrape.gauges;
   new prom.Gauge({
     name: 'agt_agents_loaded',
     help: 'Agents loaded now.',
     registers,
     collect() {
-      this.set(sources.loadedAgents());
+      this.set(gauges()?.agents.length ?? sources.loadedAgents());
     },
   });
   new prom.Gauge({
@@ -113,13 +119,35 @@ function build(prom: Prom, registry: InstanceType<Prom['Registry']>, sources: Me
     },
   });
   new prom.Gauge({
+    name: 'agt_turns_queued',
+    help: "Turns waiting on the agent's loops (queued behind the running one).",
+    labelNames: ['agent'],
+    registers,
+    collect() {
+      this.reset();
+      for (const agent of gauges()?.agents ?? []) this.set({ agent: agent.name }, agent.queuedTurns);
+    },
+  });
+  new prom.Gauge({
+    name: 'agt_sse_clients',
+    help: 'Clients connected to GET /events now.',
+    registers,
+    collect() {
+      const now = gauges();
+      if (now) this.set(now.sseClients);
+    },
+  });
+  new prom.Gauge({
     name: 'agt_extension_state',
-    help: 'Extensions whose state changed since counting began, 1 for their current state (loaded, failed, stopped, disabled).',
+    help: 'Every extension, 1 for its current state (disabled, pending, loaded, started, failed, stopped).',
     labelNames: ['extension', 'state'],
     registers,
     collect() {
       this.reset();
-      for (const [extension, state] of extensionStates) this.set({ extension, state }, 1);
+      const now = gauges();
+      // Without the kernel's figures (an older or fake kernel): the states changed since counting began.
+      const rows = now ? now.extensions.map((row) => [row.name, row.state] as const) : [...extensionStates];
+      for (const [extension, state] of rows) this.set({ extension, state }, 1);
     },
   });
   new prom.Gauge({
@@ -145,6 +173,7 @@ function build(prom: Prom, registry: InstanceType<Prom['Registry']>, sources: Me
   });
   return {
     open,
+    scrape,
     extensionStates,
     turnsStarted: new prom.Counter({ name: 'agt_turns_started_total', help: 'Turns started.', labelNames: ['agent'], registers }),
     turnsEnded: new prom.Counter({ name: 'agt_turns_ended_total', help: 'Turns ended, by outcome (completed, error).', labelNames: ['agent', 'outcome'], registers }),

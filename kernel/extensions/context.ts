@@ -79,6 +79,7 @@ export function buildContext(kernel: ExtensionHostDeps, input: ContextInput): Bu
     inbox: kernel.inbox,
     launcher: kernel.launcher,
     env: extensionEnv(input.env),
+    ...(kernel.gauges ? { gauges: kernel.gauges } : {}),
     print: (line: string) => (kernel.print ?? defaultPrint)(String(line).replace(/[\r\n]+/g, ' ')),
     serverGuards,
     contribute: kernel.contributions.forExtension(name),

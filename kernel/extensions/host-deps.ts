@@ -2,6 +2,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { AgentsService, InboxService } from '../../contracts/services.js';
 import type { AgentLauncher } from '../../contracts/agent-launcher.js';
+import type { RuntimeGaugesAccess } from '../../contracts/runtime-gauges.js';
 import type { Contributions } from './contributions.js';
 import type { KernelBus } from '../events/bus.js';
 import type { SettingsStore } from '../settings.js';
@@ -15,6 +16,8 @@ export interface ExtensionHostDeps {
   inbox: InboxService;
   launcher: AgentLauncher;
   contributions: Contributions;
+  /** `ctx.gauges` (absent in a host without a kernel's live state). */
+  gauges?: RuntimeGaugesAccess;
   /** Where `ctx.print` writes (the daemon's listening-line output; default stdout). */
   print?: (line: string) => void;
 }
