@@ -23,6 +23,12 @@ export interface OutsideMessage {
   text: string;
   /** Carried to the turn with the message (JSON, nesting at most 64 levels). */
   data?: unknown;
+  /**
+   * The W3C `traceparent` the message arrived with (an A2A message's `metadata.traceparent`). The kernel
+   * hands a well-formed one (`isTraceparent`) with the new turn's id to the `traceContext` provider
+   * (`contracts/trace-context.ts`) before the turn can start; it is not stored.
+   */
+  traceparent?: string;
 }
 
 /** An `ask` a turn waits on (the `ask` tool). */

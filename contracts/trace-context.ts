@@ -2,7 +2,7 @@
  * Trace context across daemons (issue 27, docs/observability.md). A kernel-consumed extension point: the
  * `telemetry` extension offers it; a third-party tracer may instead. The kernel asks it for a W3C
  * `traceparent` when it hands an outbox message to a transport (`OutboundEnvelope.traceparent`) and hands it
- * the `traceparent` an inbound message carried (`InboundMessage.traceparent`), so a conversation between
+ * the `traceparent` an inbound message carried (`InboundMessage.traceparent`, `OutsideMessage.traceparent`), so a conversation between
  * two daemons is one trace. Without a provider nothing is asked and nothing is carried (no cost).
  */
 import { createExtensionPoint } from './extension.js';
@@ -26,9 +26,14 @@ export interface OutboundTrace {
 
 export interface InboundTrace {
   agentId: string;
-  /** The inbox row it was committed as. */
-  messageId: number;
-  /** The inbox row's `source` (`mesh`, `a2a`, `channel:<type>`). */
+  /** The inbox row it was committed as (`ctx.inbox.deliver`); absent for a message delivered straight to a turn. */
+  messageId?: number;
+  /**
+   * The turn a message delivered straight to a turn (`ctx.agents.turns.deliver`, A2A) was queued as: it
+   * is handed on before that turn can start, so the provider can open the turn in the caller's trace.
+   */
+  turnId?: string;
+  /** The message's `source` (`mesh`, `a2a`, `channel:<type>`). */
   source: string;
   /** Already checked with {@link isTraceparent} by the kernel. */
   traceparent: string;

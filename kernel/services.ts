@@ -180,7 +180,7 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
       return agentRuntime.runLambda(lambda, input, timeoutMs);
     },
     runHostCommand: (agent: LoadedAgent, run: CommandRun) => hostCommands.runHost(run, allowsUnsandboxedCommands(agent.config)),
-    turns: turnsAccess((agentId) => runtime.byId(agentId)),
+    turns: turnsAccess((agentId) => runtime.byId(agentId), (trace) => inboundTrace(contributions.points, trace)),
     fetch: agentFetch((agentId) => registry.list().find((agent) => agent.id === agentId)),
   };
   const agentsFor = (origin: string): AgentsService =>

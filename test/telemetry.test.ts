@@ -2,8 +2,9 @@
  * The telemetry extension (issue 27): one daemon (providers, mesh, telemetry) exporting to a local OTLP/HTTP
  * receiver. A turn with a tool call gives the GenAI span tree and attributes (contents only with
  * captureContent); `http/protobuf` arrives too; `/metrics` is Prometheus text whose counters move with a
- * turn, and its gauges (queued turns, SSE clients, extension states) read the kernel at each scrape; a collector that is down or stuck changes nothing for turns and the export queue stays bounded; a
- * mesh message from a second daemon joins the receiving agent's turn to the sender's trace.
+ * turn, and its gauges (queued turns, SSE clients, extension states) read the kernel at each scrape; a
+ * collector that is down or stuck changes nothing for turns and the export queue stays bounded; a
+ * mesh message (and an A2A call) from a second daemon joins the receiving agent's turn to the sender's trace.
  */
 import { join } from 'node:path';
 import t from 'tap';
@@ -181,6 +182,24 @@ t.test('a mesh message from another daemon: the receiving turn joins the sender 
   t.equal(bobTurn.parentSpanId, received.spanId);
   t.equal(sent.kind, 4, 'PRODUCER');
   t.equal(received.kind, 5, 'CONSUMER');
+});
+
+t.test('an A2A call from another daemon: the traceparent in the message metadata joins the sender trace', async (t) => {
+  const sender = await bootMeshDaemon(t, { extensions: manifest('a2a-sender'), settings: { telemetry: { otlpEndpoint: receiver.url, otlpProtocol: 'http/json' }, agentCeiling: { fetchAllowHosts: ['127.0.0.1'] } } });
+  const carol = await createMeshAgent(sender, 'Carol', { handle: 'carol', tools: [{ name: 'msg_send', enabled: true }], security: { fetch_allow_hosts: ['127.0.0.1'] } });
+  const silent = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent } as any;
+  const msgSend = sender.daemon.kernel.builtinTools.find((tool: ToolDefinition) => tool.name === 'msg_send')!;
+  const before = events.length;
+  await msgSend.run({ text: 'ping over A2A', channel: 'a2a', recipient: `${d.meshUrl}/agents/bob/.well-known/agent-card.json` }, { agentId: carol.id, loop: 'main', turnId: undefined, signal: new AbortController().signal, logger: silent } as any);
+  const started = await eventually(async () => events.slice(before).find((e) => e.event_type === 'turn.started' && e.agent_id === bob.id), "Bob's A2A turn");
+  await eventually(async () => events.find((e) => endsTurn(e, started.turn_id!)), "Bob's A2A turn ends");
+  const sent = await eventually(async () => receiver.spans.find((s) => s.service === 'a2a-sender' && s.name === 'send_message a2a'), 'the send span');
+  const received = await eventually(async () => receiver.spans.find((s) => s.service === 'receiver' && s.name === 'receive_message a2a'), 'the receive span');
+  const bobTurn = await eventually(async () => receiver.spans.find((s) => s.attributes['agt.turn.id'] === started.turn_id), "Bob's turn span");
+  t.equal(received.traceId, sent.traceId, 'the receiver joins the trace');
+  t.equal(received.parentSpanId, sent.spanId, 'under the send span');
+  t.equal(bobTurn.traceId, sent.traceId, "Bob's turn is in the sender's trace");
+  t.equal(bobTurn.parentSpanId, received.spanId, 'exactly the turn the message was queued as');
 });
 
 t.test('the kernel hands on only a well-formed traceparent of an inbound message', async (t) => {

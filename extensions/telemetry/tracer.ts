@@ -28,6 +28,8 @@ export class EventTracer {
   /** outbox row → turn id, from `outbox.queued`. */
   private readonly outbox = new Map<string, string>();
   private readonly received = new Map<string, { context: Context; at: number }>();
+  /** Trace contexts of messages delivered straight to a turn (A2A), by turn id. */
+  private readonly receivedTurns = new Map<string, Context>();
 
   constructor(
     private readonly exporting: Exporting,
@@ -44,7 +46,7 @@ export class EventTracer {
       case 'turn.started': {
         const p = event.payload as { turn_id: string; trigger: string };
         const name = agentId ? this.agentName(agentId) : 'agt';
-        const adopted = agentId ? this.adopt(agentId, at) : undefined;
+        const adopted = this.adoptTurn(p.turn_id) ?? (agentId ? this.adopt(agentId, at) : undefined);
         const span = this.exporting.tracer.startSpan(
           `invoke_agent ${name}`,
           {
@@ -181,11 +183,20 @@ export class EventTracer {
   inbound(message: InboundTrace): void {
     const span = this.exporting.tracer.startSpan(
       `receive_message ${message.source}`,
-      { kind: this.kinds.CONSUMER, attributes: { 'gen_ai.agent.id': message.agentId, 'messaging.message.id': String(message.messageId), 'messaging.system': message.source } },
+      {
+        kind: this.kinds.CONSUMER,
+        attributes: {
+          'gen_ai.agent.id': message.agentId,
+          ...(message.messageId !== undefined ? { 'messaging.message.id': String(message.messageId) } : {}),
+          'messaging.system': message.source,
+        },
+      },
       this.exporting.remote(message.traceparent),
     );
     span.end();
-    this.bounded(this.received, message.agentId, { context: this.exporting.under(span), at: Date.now() }, () => {});
+    // A message queued as a known turn (A2A) parents exactly that turn; an inbox row, the agent's next turn.
+    if (message.turnId) this.bounded(this.receivedTurns, message.turnId, this.exporting.under(span), () => {});
+    else this.bounded(this.received, message.agentId, { context: this.exporting.under(span), at: Date.now() }, () => {});
   }
 
   /** Ends every open span (the exporter flushes them at shutdown). */
@@ -201,6 +212,12 @@ export class EventTracer {
     const turn = turnId ? this.turns.get(turnId) : undefined;
     if (!turn) return undefined;
     return this.exporting.under(turn.tool ?? turn.span);
+  }
+
+  private adoptTurn(turnId: string): Context | undefined {
+    const context = this.receivedTurns.get(turnId);
+    this.receivedTurns.delete(turnId);
+    return context;
   }
 
   private adopt(agentId: string, at: number): Context | undefined {

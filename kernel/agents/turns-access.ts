@@ -9,8 +9,10 @@ import { normalizeDispatch } from '../runtime/dispatch.js';
 import { noSuchLoop } from '../runtime/errors.js';
 import { historyMessage } from '../runtime/executor/context.js';
 import { agentIdNotLoaded } from './errors.js';
+import { isTraceparent, type InboundTrace } from '../../contracts/trace-context.js';
 
-export function turnsAccess(runtimeOf: (agentId: string) => AgentRuntime | undefined): AgentTurnsAccess {
+/** `traced`: hands a well-formed traceparent of a delivered message to the `traceContext` provider. */
+export function turnsAccess(runtimeOf: (agentId: string) => AgentRuntime | undefined, traced?: (trace: InboundTrace) => void): AgentTurnsAccess {
   const runtime = (agentId: string) => {
     const found = runtimeOf(agentId);
     if (!found) throw agentIdNotLoaded(agentId);
@@ -38,7 +40,10 @@ export function turnsAccess(runtimeOf: (agentId: string) => AgentRuntime | undef
           data: { message: { source: message.source, ...(message.sender ? { sender: message.sender } : {}), text: message.text, ...(message.data !== undefined ? { data: message.data } : {}) } },
         },
       });
-      return runtime(agentId).dispatch(dispatch, options.idempotencyKey);
+      const { traceparent } = message;
+      // Handed on once the turn is committed and before it can start, so the turn opens inside that trace.
+      const accepted = traced && isTraceparent(traceparent) ? (turnId: string) => traced({ agentId, turnId, source: message.source, traceparent }) : undefined;
+      return runtime(agentId).dispatch(dispatch, options.idempotencyKey, accepted);
     },
     place: (agentId, turnId) => find(agentId, turnId).place,
     interrupt(agentId, turnId) {

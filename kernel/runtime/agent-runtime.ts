@@ -320,7 +320,8 @@ export class AgentRuntime {
    * `POST trigger`: bypasses the evaluator; returns the turn id that the work will carry. Committed like
    * a chat before it returns (a system-scope run as `running`: it starts at once and is never re-run).
    */
-  dispatch(dispatch: NormalizedDispatch, idempotencyKey?: string): string {
+  /** `accepted`: called with the new turn's id once it is committed, before it can start (not for a replay). */
+  dispatch(dispatch: NormalizedDispatch, idempotencyKey?: string, accepted?: (turnId: string) => void): string {
     const now = this.deps.clock.now();
     const seen = idempotencyKey === undefined ? undefined : this.agent.file.idempotency.get(idempotencyKey, now);
     if (seen !== undefined) return seen;
@@ -329,6 +330,7 @@ export class AgentRuntime {
     const trigger = types.size === 1 ? TRIGGER_OF[dispatch.events[0]!.type] : 'dispatch';
     if (dispatch.target.scope === 'system') {
       this.commitAccepted({ turnId, loop: 'main', kind: 'system', status: 'running', payload: { trigger, target: dispatch.target, count: dispatch.count }, createdAt: now }, idempotencyKey);
+      accepted?.(turnId);
       this.system.start(dispatch.target, trigger, dispatch.events, dispatch.count, turnId);
       return turnId;
     }
@@ -336,7 +338,7 @@ export class AgentRuntime {
     const executor = this.loop(loop);
     executor.assertAccepts();
     const item: QueueItem = { kind: 'trigger', turnId, trigger, events: dispatch.events, count: dispatch.count, at: now };
-    this.accept(executor, item, { turnId, loop, kind: 'trigger', payload: { trigger, events: dispatch.events, count: dispatch.count }, createdAt: now }, idempotencyKey);
+    this.accept(executor, item, { turnId, loop, kind: 'trigger', payload: { trigger, events: dispatch.events, count: dispatch.count }, createdAt: now }, idempotencyKey, accepted);
     return turnId;
   }
 
@@ -350,8 +352,9 @@ export class AgentRuntime {
   }
 
   /** Commits, then queues; a refusal after the commit (not expected: checked before) takes the commit back. */
-  private accept(executor: LoopExecutor, item: QueueItem, row: QueuedInput, idempotencyKey: string | undefined): void {
+  private accept(executor: LoopExecutor, item: QueueItem, row: QueuedInput, idempotencyKey: string | undefined, accepted?: (turnId: string) => void): void {
     this.commitAccepted(row, idempotencyKey);
+    accepted?.(item.turnId);
     try {
       executor.enqueue(item);
     } catch (error) {

@@ -14,8 +14,10 @@ import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import type { AgentTurnsAccess } from '@agt/contracts';
 import { AgtError } from '@agt/contracts';
 import type { AgentsService } from '@agt/contracts';
+import { isTraceparent } from '@agt/contracts';
 import type { MeshAgent } from '../directory.js';
 import { buildA2ACard } from './card.js';
+import { TRACE_METADATA } from './sender.js';
 import { isFinal, isTerminal, type TaskBook, type TaskRecord } from './tasks.js';
 
 export interface A2AHandlerDeps {
@@ -152,11 +154,19 @@ export class AgentA2AHandler implements A2ARequestHandler {
       return task;
     }
     const contextId = message.contextId || randomUUID();
+    const traceparent = (message.metadata as Record<string, unknown> | undefined)?.[TRACE_METADATA];
     const sender = this.caller.did ?? `a2a:${this.caller.owner}`;
     const { turnId, events } = this.deps.book.capture(() =>
       this.turns.deliver(
         this.agent.view.id,
-        { source: 'a2a', sender, text, data: { a2a: { message_id: message.messageId.slice(0, 200), context_id: contextId, signed: this.caller.did !== undefined } } },
+        {
+          source: 'a2a',
+          sender,
+          text,
+          data: { a2a: { message_id: message.messageId.slice(0, 200), context_id: contextId, signed: this.caller.did !== undefined } },
+          // The caller's trace context: the kernel checks it and the turn joins that trace (a tracer is on).
+          ...(isTraceparent(traceparent) ? { traceparent } : {}),
+        },
         // A repeated message (a retry) is the same turn, also after a restart (the kernel keeps keys 24 h).
         { idempotencyKey: `a2a\n${sender}\n${message.messageId}`.slice(0, 255) },
       ),

@@ -21,7 +21,7 @@ import { messageIdFor } from '../envelope.js';
 import { DeliveryFailure, deliveryGaveUp, deliveryRefused } from '../errors.js';
 import type { MeshOptions } from '../options.js';
 import { DID_EXTENSION, verifyA2ACard } from './card.js';
-import { senderProof, SENDER_METADATA } from './sender.js';
+import { senderProof, SENDER_METADATA, TRACE_METADATA } from './sender.js';
 
 export interface A2AOutboundDeps {
   agents: AgentsService;
@@ -141,7 +141,8 @@ export class A2ATransport implements OutboundTransport {
       taskId: target.taskId ?? '',
       role: 1,
       parts: [{ content: { $case: 'text' as const, value: envelope.text }, metadata: undefined, filename: '', mediaType: 'text/plain' }],
-      metadata: proof,
+      // W3C trace context of the kernel's hand-over (a tracer is on): the receiver's turn joins this trace.
+      metadata: proof || envelope.traceparent ? { ...proof, ...(envelope.traceparent ? { [TRACE_METADATA]: envelope.traceparent } : {}) } : undefined,
       extensions: [],
       referenceTaskIds: [],
     };

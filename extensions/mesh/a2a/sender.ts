@@ -11,6 +11,8 @@ import type { AgentsService } from '@agt/contracts';
 import { MAX_CLOCK_SKEW_MS, MAX_MESSAGE_AGE_MS } from '../inbound.js';
 
 export const SENDER_METADATA = 'agt.sender';
+/** The W3C `traceparent` an agt sender puts in a message's metadata (not signed: it only joins traces). */
+export const TRACE_METADATA = 'traceparent';
 
 const record = (value: unknown): Record<string, unknown> => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
 
