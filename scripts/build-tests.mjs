@@ -10,7 +10,7 @@
  * `.test-build/kernel/…` and `.test-build/contracts/…` files, so classes (`AgtError`) and test-only knobs
  * (a module's exported timing constant a test changes) have a single home.
  * - `@agt/contracts` resolves inside the tree: `.test-build/node_modules/@agt/contracts` links to
- *   `.test-build/contracts`, whose package.json (written here) maps every subpath to its `.js` file.
+ *   `.test-build/contracts`, whose package.json (written here) maps the package's two entry points to their `.js` files.
  * - `.agt-build.json` marks the tree as a build of the sources in `..` (kernel/extensions/typescript.ts):
  *   a module named by its source path (`<root>/extensions/mcp/index.ts` in a manifest, a fixture) loads its
  *   twin here, and a TypeScript file outside the tree loads through tsx, redirected here for the project's
@@ -91,7 +91,8 @@ async function transpile(file, out) {
 /** `@agt/contracts` inside the tree: a package.json for `.test-build/contracts` and the link to it. */
 function linkContracts(out) {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'contracts/package.json'), 'utf8'));
-  const exports = { '.': './index.js', './testing': './testing/index.js', './testing/*': null, './package.json': './package.json', './*': './*.js' };
+  // The same two entry points as contracts/package.json: a deep path fails here as it does for a third party.
+  const exports = { '.': './index.js', './testing': './testing/index.js' };
   writeIfChanged(join(out, 'contracts/package.json'), `${JSON.stringify({ name: pkg.name, version: pkg.version, type: 'module', private: true, exports }, null, 2)}\n`);
   const link = join(out, 'node_modules/@agt/contracts');
   const target = process.platform === 'win32' ? join(out, 'contracts') : '../../contracts';
