@@ -162,6 +162,20 @@ t.test('GET /metrics: the kernel gauges (ctx.gauges): queued turns, SSE clients,
   t.equal(metric(await scrape(), /^agt_sse_clients /), clients + 1, 'a connected GET /events client counts');
   stream.close();
   await eventually(async () => metric(await scrape(), /^agt_sse_clients /) === clients, 'a closed one no longer does');
+
+  // A turn held by an approval; an inbox message queues its turn behind it.
+  t.equal((await d.request('PATCH', `/agents/${bob.id}/config`, { tools: [{ name: 'say', enabled: true, restricted: true }] })).status, 200);
+  const mark = events.length;
+  const held = (await d.request('POST', `/agents/${bob.id}/chat`, { text: 'say it, if allowed' })).body.turnId as string;
+  const requested = await eventually(async () => events.slice(mark).find((e) => e.event_type === 'hil.requested'), 'the approval task');
+  await d.daemon.kernel.inbox.deliver(bob.id, { source: 'api', text: 'wait your turn' });
+  t.equal(metric(await scrape(), /^agt_turns_queued\{agent="Bob"\} /), 1, 'the queued turn counts');
+  t.equal((await d.request('PATCH', `/agents/${bob.id}/config`, { tools: [{ name: 'say', enabled: true, restricted: false }] })).status, 200, 'the queued turn needs no approval');
+  t.equal((await d.request('POST', `/agents/${bob.id}/tasks/${(requested.payload as { taskId: string }).taskId}/resolve`, { action: 'approve' })).status, 200);
+  await eventually(async () => events.find((e) => endsTurn(e, held)), 'the held turn ends');
+  const queued = await eventually(async () => events.slice(mark).find((e) => e.event_type === 'turn.started' && e.turn_id !== held), 'the queued turn starts');
+  await eventually(async () => events.find((e) => endsTurn(e, queued.turn_id!)), 'the queued turn ends');
+  t.equal(metric(await scrape(), /^agt_turns_queued\{agent="Bob"\} /), 0, 'and no longer counts once it ran');
 });
 
 t.test('a mesh message from another daemon: the receiving turn joins the sender trace', async (t) => {
