@@ -15,6 +15,7 @@ import { messageIdFor, signEnvelope, type Envelope } from './envelope.js';
 import { DeliveryFailure, deliveryGaveUp, deliveryRefused, noParent, noRoute } from './errors.js';
 import { acceptEnvelope, checkVisible, type InboundDeps } from './inbound.js';
 import type { MeshOptions } from './options.js';
+import { Naps } from './naps.js';
 
 export interface OutboundDeps extends InboundDeps {
   options: MeshOptions;
@@ -39,7 +40,7 @@ export class MeshTransport implements OutboundTransport {
   readonly schemes = ['did:', 'mesh:'] as const;
   /** DID → inbox URL, learned from envelopes that verified and from peers' cards. */
   private readonly known = new Map<string, string>();
-  private readonly sleeping = new Set<() => void>();
+  private readonly naps = new Naps();
   private closed = false;
 
   constructor(private readonly deps: OutboundDeps) {}
@@ -189,21 +190,13 @@ export class MeshTransport implements OutboundTransport {
   }
 
   private sleep(ms: number): Promise<void> {
-    return new Promise((done) => {
-      const wake = () => {
-        clearTimeout(timer);
-        this.sleeping.delete(wake);
-        done();
-      };
-      const timer = setTimeout(wake, ms);
-      this.sleeping.add(wake);
-    });
+    return this.naps.sleep(ms);
   }
 
   /** Ends every retry wait; deliveries in progress stop without settling (their rows stay `pending` and resume at the next load). */
   close(): void {
     this.closed = true;
-    for (const wake of [...this.sleeping]) wake();
+    this.naps.wakeAll();
   }
 }
 

@@ -22,6 +22,7 @@ import { DeliveryFailure, deliveryGaveUp, deliveryRefused } from '../errors.js';
 import type { MeshOptions } from '../options.js';
 import { DID_EXTENSION, verifyA2ACard } from './card.js';
 import { senderProof, SENDER_METADATA, TRACE_METADATA } from './sender.js';
+import { Naps } from '../naps.js';
 
 export interface A2AOutboundDeps {
   agents: AgentsService;
@@ -47,7 +48,7 @@ class TryFailed extends Error {
 
 export class A2ATransport implements OutboundTransport {
   readonly schemes = ['a2a:', 'http:', 'https:'] as const;
-  private readonly sleeping = new Set<() => void>();
+  private readonly naps = new Naps();
   private closed = false;
 
   constructor(private readonly deps: A2AOutboundDeps) {}
@@ -187,21 +188,13 @@ export class A2ATransport implements OutboundTransport {
   }
 
   private sleep(ms: number): Promise<void> {
-    return new Promise((done) => {
-      const wake = () => {
-        clearTimeout(timer);
-        this.sleeping.delete(wake);
-        done();
-      };
-      const timer = setTimeout(wake, ms);
-      this.sleeping.add(wake);
-    });
+    return this.naps.sleep(ms);
   }
 
   /** Ends every wait; deliveries in progress stop without settling (their rows stay `pending` and resume at the next load). */
   close(): void {
     this.closed = true;
-    for (const wake of [...this.sleeping]) wake();
+    this.naps.wakeAll();
   }
 }
 
