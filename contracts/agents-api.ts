@@ -255,3 +255,19 @@ export type ReviewSummary = Static<typeof ReviewSummary>;
 export type ReviewInfo = Static<typeof ReviewInfo>;
 export type SchemaObject = Static<typeof SchemaObject>;
 export type UmbilicalPage = Static<typeof UmbilicalPage>;
+
+/** One item of `GET /tasks`: an approval, budget task, ask or suspend prompt waiting for the owner. */
+export const PendingTask = Type.Object({
+  kind: Type.Union([Type.Literal('approval'), Type.Literal('budget'), Type.Literal('ask'), Type.Literal('suspend')]),
+  id: Type.String({ description: 'the taskId (approval) or requestId (ask, suspend)' }),
+  agentId: Type.String(),
+  agentName: Type.String(),
+  loop: Type.String(),
+  turnId: Nullable(Type.String()),
+  createdAt: Type.Integer(),
+  tool: Type.Optional(Type.String({ description: 'approval: the restricted tool the model called' })),
+  args: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'approval: its arguments' })),
+  question: Type.Optional(Type.String({ description: 'ask: the question' })),
+  reason: Type.Optional(Type.String({ description: 'suspend: why the agent asks to suspend' })),
+});
+export type PendingTask = Static<typeof PendingTask>;

@@ -1,22 +1,9 @@
 /** `agt approvals` (all pending approvals, asks, suspends), `agt approve|deny|answer|resume`. */
+import type { PendingTask } from '@agt/contracts';
 import { seg } from '../client.js';
 import type { Ctx } from '../context.js';
 import { CliError } from '../errors.js';
 import { ago, compact } from '../output.js';
-
-export interface PendingTask {
-  kind: 'approval' | 'budget' | 'ask' | 'suspend';
-  id: string;
-  agentId: string;
-  agentName: string;
-  loop: string;
-  turnId: string | null;
-  createdAt: number;
-  tool?: string;
-  args?: Record<string, unknown>;
-  question?: string;
-  reason?: string;
-}
 
 export async function approvals(ctx: Ctx): Promise<void> {
   const { client, out } = ctx;
@@ -30,7 +17,7 @@ export async function approvals(ctx: Ctx): Promise<void> {
         task.agentName,
         task.id,
         ago(Date.now() - task.createdAt),
-        task.kind === 'approval' ? `${task.tool} ${compact(task.args, 80)}` : task.kind === 'budget' ? String(task.args?.question ?? '') : task.kind === 'ask' ? task.question ?? '' : task.reason ?? '',
+        task.kind === 'approval' ? `${task.tool} ${compact(task.args, 80)}` : task.kind === 'budget' ? String((task.args as Record<string, unknown> | undefined)?.question ?? '') : task.kind === 'ask' ? task.question ?? '' : task.reason ?? '',
       ]),
     );
     out.line();

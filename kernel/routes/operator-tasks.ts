@@ -4,26 +4,11 @@
  * the agent and the route that answers it.
  */
 import { Type, type Static } from 'typebox';
+import { PendingTask } from '../../contracts/agents-api.js';
 import { errorResponses } from '../../contracts/http.js';
 import type { KernelRoutes } from './plugin.js';
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
-
-const PendingItem = Type.Object({
-  kind: Type.Union([Type.Literal('approval'), Type.Literal('budget'), Type.Literal('ask'), Type.Literal('suspend')]),
-  id: Type.String({ description: 'the taskId (approval) or requestId (ask, suspend)' }),
-  agentId: Type.String(),
-  agentName: Type.String(),
-  loop: Type.String(),
-  turnId: Nullable(Type.String()),
-  createdAt: Type.Integer(),
-  tool: Type.Optional(Type.String({ description: 'approval: the restricted tool the model called' })),
-  args: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'approval: its arguments' })),
-  question: Type.Optional(Type.String({ description: 'ask: the question' })),
-  reason: Type.Optional(Type.String({ description: 'suspend: why the agent asks to suspend' })),
-});
-
-type Item = Static<typeof PendingItem>;
+type Item = Static<typeof PendingTask>;
 
 export const operatorTaskRoutes: KernelRoutes<'registry' | 'runtime'> = async (app, { services }) => {
   app.get(
@@ -35,7 +20,7 @@ export const operatorTaskRoutes: KernelRoutes<'registry' | 'runtime'> = async (a
         description:
           'Answer them with POST /agents/{agentId}/tasks/{id}/resolve (approval), /agents/{agentId}/asks/{id}/respond (ask) and /agents/{agentId}/suspend/respond (suspend). `kind` narrows the list.',
         querystring: Type.Object({ kind: Type.Optional(Type.Union([Type.Literal('approval'), Type.Literal('budget'), Type.Literal('ask'), Type.Literal('suspend')])) }),
-        response: { 200: Type.Object({ tasks: Type.Array(PendingItem) }), ...errorResponses() },
+        response: { 200: Type.Object({ tasks: Type.Array(PendingTask) }), ...errorResponses() },
       },
     },
     async (request) => {

@@ -3,7 +3,7 @@
  * (never the daemon token, which the page does not keep). Response types come from `@agt/contracts`
  * where the daemon's schemas live there, so a changed schema breaks `npm run typecheck:console`.
  */
-import type { AgentStatus, AgentSummary, DaemonUsage as DaemonUsageSchema, UsageRollup as UsageRollupSchema } from '@agt/contracts';
+import type { AgentStatus, AgentSummary, DaemonUsage as DaemonUsageSchema, PendingTask, UsageRollup as UsageRollupSchema } from '@agt/contracts';
 import type { AppProviderSettings } from '@agt/contracts';
 import type { Static } from 'typebox';
 import { signal } from '@preact/signals';
@@ -41,19 +41,8 @@ export async function api<T>(method: string, path: string, body?: unknown, heade
 
 const seg = encodeURIComponent;
 
-export interface PendingItem {
-  kind: 'approval' | 'budget' | 'ask' | 'suspend';
-  id: string;
-  agentId: string;
-  agentName: string;
-  loop: string;
-  turnId: string | null;
-  createdAt: number;
-  tool?: string;
-  args?: Record<string, unknown>;
-  question?: string;
-  reason?: string;
-}
+/** An item of `GET /tasks` (the daemon's schema). */
+export type PendingItem = PendingTask;
 export interface ExtensionInfo {
   name: string;
   state?: string;
