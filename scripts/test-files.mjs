@@ -57,7 +57,7 @@ const SLOW_FILES = new Set([
   'test/identity-routes.test.js', 'test/fuzz-openapi.test.js',
   // The longest in-process files (sandbox workers, timers, restarts of agents).
   'test/agent-sql-processes.test.js', 'test/agents-review.test.js', 'test/runtime-lifecycle.test.js', 'test/command-sandbox.test.js',
-  'test/agent-sql-boundary.test.js', 'test/agents-autostart.test.js', 'test/runtime-timers.test.js', 'test/security-fetch.test.js',
+  'test/agent-sql-boundary.test.js', 'test/agent-sql-schema.test.js', 'test/agents-autostart.test.js', 'test/runtime-timers.test.js', 'test/security-fetch.test.js',
   'test/tracked-folders-boot.test.js', 'test/runtime-control.test.js', 'test/runtime-sandbox.test.js',
   'test/providers-resilience.test.js', 'test/security-input.test.js', 'test/http-limits.test.js', 'test/runtime-durability.test.js',
   // In-process, but each boots many daemons (7-14 s): the quick tier stays within a minute without them.
