@@ -36,6 +36,7 @@ import { daemonSqlSlots } from './runtime/sql-sandbox/sql-slots.js';
 import { builtinTools } from './runtime/tools/index.js';
 import { ShutdownSteps } from './shutdown-steps.js';
 import { StorageService } from './storage/service.js';
+import { endSqliteJobs } from './storage/sqlite-job.js';
 import { agentLocator } from '../contracts/points.js';
 import { inboundTrace } from './extensions/kernel-points.js';
 import { runtimeGauges } from './extensions/runtime-gauges.js';
@@ -210,6 +211,8 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
     },
   });
   shutdownSteps.add({ name: 'storage', phase: 'agents', run: () => storage.stop() });
+  // A backup or restore copy still running once the HTTP server has closed has no one waiting for it.
+  shutdownSteps.add({ name: 'sqlite-jobs', phase: 'final', run: () => endSqliteJobs() });
 
   const eventStream = new SseHub(bus, logger);
   const extensions = new ExtensionRegistry({ logger, bus, contributions });

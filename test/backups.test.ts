@@ -13,6 +13,7 @@ import t from 'tap';
 import { agentLocator } from '../contracts/points.js';
 import { AgentFile } from '../kernel/agents/agent-file.js';
 import { SEALED_MAGIC } from '../kernel/storage/seal.js';
+import { endSqliteJobs, runSqliteJob, sqliteJobsRunning } from '../kernel/storage/sqlite-job.js';
 import { runtimeHarness, type RuntimeHarness } from './fixtures/runtime/harness.js';
 import { createAgentFile } from './helpers/agent-file.js';
 import { ROOT } from './helpers/daemon.js';
@@ -371,4 +372,15 @@ t.test('agt backup, agt restore --as-new and the backups line of agt status', as
   t.match(refused.stderr, /restore_target_loaded|never overwrites/);
   const status = await agt('status');
   t.match(status.stdout, /backups\s+not scheduled/);
+});
+
+t.test('a backup worker still running at shutdown is ended (the final shutdown step)', async (t) => {
+  const path = await createAgentFile(join(dir, 'agents'), {});
+  const job = runSqliteJob({ op: 'copy', src: path, dst: join(dir, 'ended-copy.agt') });
+  await endSqliteJobs();
+  // Ended at once, before its thread could copy anything (without the step the copy would finish).
+  const outcome = await job.then(() => 'finished', (error: { sqliteCode?: string }) => error.sqliteCode);
+  t.equal(outcome, 'WORKER_EXIT', 'the job was ended');
+  t.equal(sqliteJobsRunning(), 0, 'no SQLite worker left');
+  t.notOk(existsSync(join(dir, 'ended-copy.agt')), 'nothing copied');
 });
