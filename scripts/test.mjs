@@ -33,6 +33,10 @@ import { quickFilter, testFiles } from './test-files.mjs';
 
 const ROOT = join(fileURLToPath(new URL('.', import.meta.url)), '..');
 const bin = (name) => join(ROOT, 'node_modules/.bin', name);
+// The type-check runs TypeScript 7 (the native compiler, package alias `typescript-7`): the same errors as
+// TypeScript 6 in 40% of its CPU time (16 s against 41 s for this tree), CPU the suite's files
+// then have. TypeScript 6 stays the `typescript` package: dependency-cruiser parses through its JavaScript API.
+const tsc = join(ROOT, 'node_modules/typescript-7/bin/tsc');
 const exitCode = (child) => new Promise((done) => child.once('close', (code, signal) => done(code ?? (signal ? 1 : 0))));
 const TIMES_FILE = join(ROOT, TEST_BUILD_DIR, '.times.json');
 const CACHE_DIR = join(ROOT, '.cache/agt');
@@ -47,9 +51,9 @@ const timeoutSeconds = Number(tapConfig.timeout) || 120;
 const started = Date.now();
 
 /** Runs a check beside the suite at a lower priority; resolves to its exit code, output and time. */
-function besideTheSuite(command, commandArgs) {
+function besideTheSuite(executable, commandArgs) {
   const begun = Date.now();
-  const child = spawn(bin(command), commandArgs, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(executable, commandArgs, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   try {
     setPriority(child.pid, 10);
   } catch {
@@ -66,10 +70,10 @@ let boundaries;
 let typecheckUi;
 if (checks) {
   mkdirSync(CACHE_DIR, { recursive: true });
-  typecheck = besideTheSuite('tsc', ['-p', 'tsconfig.json', '--noEmit', '--pretty', 'false', '--incremental', '--tsBuildInfoFile', join(CACHE_DIR, 'typecheck.tsbuildinfo')]);
+  typecheck = besideTheSuite(tsc, ['-p', 'tsconfig.json', '--noEmit', '--pretty', 'false', '--incremental', '--tsBuildInfoFile', join(CACHE_DIR, 'typecheck.tsbuildinfo')]);
   // The console's browser code has its own compiler options (DOM, JSX): its types come from @agt/contracts.
-  typecheckUi = besideTheSuite('tsc', ['-p', 'extensions/console/ui/tsconfig.json', '--pretty', 'false']);
-  boundaries = besideTheSuite('depcruise', ['--config', '.dependency-cruiser.cjs', '--output-type', 'err', '.']);
+  typecheckUi = besideTheSuite(tsc, ['-p', 'extensions/console/ui/tsconfig.json', '--pretty', 'false']);
+  boundaries = besideTheSuite(bin('depcruise'), ['--config', '.dependency-cruiser.cjs', '--output-type', 'err', '.']);
 }
 if (!quick) await runBuild({ quiet: true });
 const { out } = await runTestBuild({ quiet: true });
