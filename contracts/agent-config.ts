@@ -4,7 +4,24 @@
  * never belong in config (credentials are sealed separately).
  */
 import { Type, type Static } from 'typebox';
-import { AgentName } from './names.js';
+
+export const MAX_AGENT_NAME_LENGTH = 64;
+
+/**
+ * An agent name: 1-64 characters, no control characters (C0, DEL, C1), no line or paragraph separators
+ * and no bidirectional overrides or isolates, no leading or trailing white space, at least one letter or
+ * digit (any script).
+ */
+export const AGENT_NAME_PATTERN =
+  '^(?!\\s)(?=.*[\\p{L}\\p{N}])[^\\p{Cc}\\u2028\\u2029\\u202A-\\u202E\\u2066-\\u2069]{1,64}(?<!\\s)$';
+
+/** The one rule for agent names (the kernel explains a refusal with `kernel/http-api/names.ts`). */
+export const AgentName = Type.String({
+  minLength: 1,
+  maxLength: MAX_AGENT_NAME_LENGTH,
+  pattern: AGENT_NAME_PATTERN,
+  description: '1-64 characters, no control characters, no leading or trailing spaces, at least one letter or digit',
+});
 
 const Open = (props: Parameters<typeof Type.Object>[0] = {}) =>
   Type.Object(props, { additionalProperties: true });

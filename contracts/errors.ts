@@ -123,7 +123,6 @@ export const invalidValue = (what: string, problem: string, code: string = 'bad_
 export const nestsTooDeep = (what: string, maxDepth: number, at: string, code: string = 'bad_request') =>
   new AgtError(code, `Invalid ${what}: nests deeper than ${maxDepth} levels (at ${at})`, { details: { path: at } });
 
-/** 400 `bad_request`: the agent name is refused (`problem` says why). */
+/** 400 `bad_request`: a stored agent file path that is not relative, "/"-separated and free of "." and ".." segments. */
 export const invalidStoredPath = (path: string) =>
   new AgtError('bad_request', `invalid agent file path "${path}": relative, "/"-separated, no empty, "." or ".." segments`);
-export const invalidAgentName = (problem: string) => new AgtError('bad_request', problem, { details: { path: '/name' } });

@@ -38,8 +38,6 @@ export type { Logger } from './logger.js';
 export * from './http.js';
 /** @experimental server guards for an extension's own listener. */
 export * from './server-guards.js';
-/** @experimental the kernel's own HTTP schemas (to move into the kernel, issue 30). */
-export * from './agents-api.js';
 /** @stability stable: `ctx.launcher` (summaries, start, autostart, unload of agent files). */
 export * from './agent-launcher.js';
 /** @experimental notices of agent-file changes. */

@@ -1,9 +1,24 @@
 /** `agt approvals` (all pending approvals, asks, suspends), `agt approve|deny|answer|resume`. */
-import type { PendingTask } from '@agt/contracts';
 import { seg } from '../client.js';
 import type { Ctx } from '../context.js';
 import { CliError } from '../errors.js';
 import { ago, compact } from '../output.js';
+
+/**
+ * What `agt` reads of an item of `GET /tasks` (the route's schema is the kernel's,
+ * `kernel/http-api/agents-api.ts`); `test/http-api-views.ts` fails the type check when they disagree.
+ */
+export interface PendingTask {
+  kind: 'approval' | 'budget' | 'ask' | 'suspend';
+  id: string;
+  agentId: string;
+  agentName: string;
+  createdAt: number;
+  tool?: string;
+  args?: object;
+  question?: string;
+  reason?: string;
+}
 
 export async function approvals(ctx: Ctx): Promise<void> {
   const { client, out } = ctx;

@@ -10,7 +10,7 @@
  */
 import nacl from 'tweetnacl';
 import type { AgentConfig } from '../../contracts/agent-config.js';
-import type { ReviewIdentity } from '../../contracts/agents-api.js';
+import type { ReviewIdentity } from '../http-api/agents-api.js';
 import type { EventBus } from '../../contracts/events.js';
 import type { AgentFile } from '../agents/agent-file.js';
 import type { LoadedAgent } from '../agents/loaded-agent.js';

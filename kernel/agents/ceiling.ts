@@ -12,7 +12,7 @@
  * compute tier `host` has its own owner consent (settings `computeHostAgents`, the compute extension).
  */
 import type { AgentConfig } from '../../contracts/agent-config.js';
-import type { CappedField } from '../../contracts/agents-api.js';
+import type { CappedField } from '../http-api/agents-api.js';
 import { CAPPED_LIMITS, type AgentCeiling, type Settings } from '../../contracts/settings.js';
 import { COMMAND_DEFAULT_TIMEOUT_MS } from '../runtime/sandbox/command-runner.js';
 import { LAMBDA_DEFAULT_TIMEOUT_MS } from '../runtime/sandbox/lambda-runner.js';

@@ -20,7 +20,7 @@ import { Type, type Static } from 'typebox';
 import { AgentConfigSchema, type AgentConfig } from '../../contracts/agent-config.js';
 import { AgtError, badRequest } from '../../contracts/errors.js';
 import { DEFAULT_MAX_SCAN_DEPTH, type AppProviderSettings } from '../../contracts/settings.js';
-import { assertAgentName } from '../../contracts/names.js';
+import { assertAgentName } from '../http-api/names.js';
 import { firstSchemaError } from '../../contracts/validate.js';
 import { AgentFile } from './agent-file.js';
 import { agentNameTaken, cannotCreateAgentFile, createdButNotLoaded, passwordMismatch, passwordRequired } from './errors.js';

@@ -3,7 +3,7 @@
  * is fastify's `lib/errors.js`). Statuses come from `ERROR_STATUS` in `contracts/errors.ts`; codes,
  * messages and details (with their key order) are API. The stores' errors are in `stores/errors.ts`.
  */
-import type { AgentCandidate } from '../../contracts/agents-api.js';
+import type { AgentCandidate } from '../http-api/agents-api.js';
 import { AgtError } from '../../contracts/errors.js';
 import type { LeaseRow } from './stores/lease-store.js';
 

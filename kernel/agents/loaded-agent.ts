@@ -7,7 +7,7 @@
  * for the agent (runtime, tools, command runner, extensions through {@link view}) reads {@link config}.
  */
 import type { AgentConfig } from '../../contracts/agent-config.js';
-import type { CappedField } from '../../contracts/agents-api.js';
+import type { CappedField } from '../http-api/agents-api.js';
 import type { AgentView } from '../../contracts/services.js';
 import type { Settings } from '../../contracts/settings.js';
 import type { AgentFile } from './agent-file.js';

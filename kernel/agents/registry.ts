@@ -7,7 +7,7 @@
 import { realpathSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { AgentConfigSchema, type AgentConfig } from '../../contracts/agent-config.js';
-import type { AgentCandidate } from '../../contracts/agents-api.js';
+import type { AgentCandidate } from '../http-api/agents-api.js';
 import { AgtError } from '../../contracts/errors.js';
 import type { EventBus } from '../../contracts/events.js';
 import type { Logger } from '../../contracts/logger.js';

@@ -4,7 +4,7 @@
  * execution, self-modification, destructive writes).
  */
 import type { AgentConfig } from '../../contracts/agent-config.js';
-import type { ReviewIdentity, ReviewSummary } from '../../contracts/agents-api.js';
+import type { ReviewIdentity, ReviewSummary } from '../http-api/agents-api.js';
 import type { ToolDefinition } from '../../contracts/tools.js';
 
 export const NOTABLE_TOOLS: ReadonlySet<string> = new Set([

@@ -5,7 +5,7 @@
  * tool takes its definition's defaults; a declared name nothing offers is listed with source `declared`.
  */
 import type { ToolDeclaration } from '../../contracts/agent-config.js';
-import type { ToolEntry } from '../../contracts/agents-api.js';
+import type { ToolEntry } from '../http-api/agents-api.js';
 import type { ToolDefinition } from '../../contracts/tools.js';
 
 export function toolEntries(

@@ -1,6 +1,6 @@
 /** Log routes (`/agents/{id}/logs`, `/logs/after`) and the usage rollup (`/agents/{id}/usage`). */
 import { Type } from 'typebox';
-import { LogEntry, UsageRollup } from '../../contracts/agents-api.js';
+import { LogEntry, UsageRollup } from '../http-api/agents-api.js';
 import { AgentIdParams, AgentSuccess, errorResponses } from '../../contracts/http.js';
 import type { KernelRoutes } from './plugin.js';
 import { agentSpend } from '../spend/views.js';

@@ -5,7 +5,7 @@
  */
 import { Type } from 'typebox';
 import type { AgentConfig } from '../../contracts/agent-config.js';
-import { InboxMessage, OutboxMessage } from '../../contracts/agents-api.js';
+import { InboxMessage, OutboxMessage } from '../http-api/agents-api.js';
 import { AgentIdParams, errorResponses } from '../../contracts/http.js';
 import type { KernelRoutes } from './plugin.js';
 

@@ -3,9 +3,9 @@
  * protection never refuses them; it binds the agent's own `sys_*_meta` tools (see meta-store.ts).
  */
 import { Type } from 'typebox';
-import { MetaEntry, MetaProtection } from '../../contracts/agents-api.js';
+import { MetaEntry, MetaProtection } from '../http-api/agents-api.js';
 import { AgentIdParams, AgentSuccess, errorResponses } from '../../contracts/http.js';
-import { MetaKey } from '../../contracts/names.js';
+import { MetaKey } from '../http-api/names.js';
 import type { KernelRoutes } from './plugin.js';
 import { metaKeyNotFound } from '../agents/stores/errors.js';
 

@@ -6,7 +6,7 @@
 import { isAbsolute } from 'node:path';
 import { Type } from 'typebox';
 import type { AgentConfig } from '../../contracts/agent-config.js';
-import { ReviewInfo } from '../../contracts/agents-api.js';
+import { ReviewInfo } from '../http-api/agents-api.js';
 import { errorResponses } from '../../contracts/http.js';
 import { AgentFile } from '../agents/agent-file.js';
 import { canonicalPath, validateStoredConfig } from '../agents/registry.js';

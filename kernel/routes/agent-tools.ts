@@ -7,7 +7,7 @@
  */
 import { Type } from 'typebox';
 import type { AgentConfig, ToolDeclaration } from '../../contracts/agent-config.js';
-import { ToolEntry } from '../../contracts/agents-api.js';
+import { ToolEntry } from '../http-api/agents-api.js';
 import { AgtError } from '../../contracts/errors.js';
 import { errorResponses } from '../../contracts/http.js';
 import { toolEntries } from '../agents/tool-list.js';

@@ -1,6 +1,6 @@
 /** The per-agent replay window: `GET /agents/{id}/umbilical/events` (see kernel/agents/umbilical.ts). */
 import { Type } from 'typebox';
-import { UmbilicalPage } from '../../contracts/agents-api.js';
+import { UmbilicalPage } from '../http-api/agents-api.js';
 import { AgentIdParams, errorResponses } from '../../contracts/http.js';
 import { UMBILICAL_DEFAULT_LIMIT, UMBILICAL_MAX_LIMIT } from '../agents/umbilical.js';
 import type { KernelRoutes } from './plugin.js';

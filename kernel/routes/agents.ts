@@ -5,7 +5,7 @@
 import { Type } from 'typebox';
 import { AgentConfigSchema, type AgentConfig } from '../../contracts/agent-config.js';
 import { mergePatch } from '../json-merge-patch.js';
-import { AgentRef, AgentStatus, AgentSummary, ToolEntry } from '../../contracts/agents-api.js';
+import { AgentRef, AgentStatus, AgentSummary, ToolEntry } from '../http-api/agents-api.js';
 import { AgentIdParams, errorResponses } from '../../contracts/http.js';
 import type { LoadedAgent } from '../agents/loaded-agent.js';
 import { toolEntries } from '../agents/tool-list.js';
@@ -17,7 +17,7 @@ const TAGS = ['Agents'];
 const Success = Type.Object({ success: Type.Boolean() });
 
 /** An AgentSummary with the agent's states (one object literal: see agent-status.ts on spreads). */
-export function summaryOf(services: KernelServices, agent: LoadedAgent) {
+export function summaryOf(services: Pick<KernelServices, 'runtime'>, agent: LoadedAgent) {
   const body: { id: string; filePath: string | null; name: string; handle?: string; autostart: boolean; runtimeState: string; displayState: string } = {
     id: agent.id,
     filePath: agent.filePath,
@@ -37,7 +37,7 @@ export const statusOf = (services: Pick<KernelServices, 'runtime' | 'storage'>, 
  * The load answer: the file's config, what the owner's ceiling capped in it, and what the extensions'
  * config checks refuse (both empty when the file stays within the owner's settings).
  */
-export const refOf = (services: KernelServices, agent: LoadedAgent) => ({
+export const refOf = (services: Pick<KernelServices, 'registry'>, agent: LoadedAgent) => ({
   id: agent.id,
   filePath: agent.filePath,
   config: agent.fileConfig,
@@ -45,7 +45,7 @@ export const refOf = (services: KernelServices, agent: LoadedAgent) => ({
   refused: services.registry.configProblems(agent),
 });
 
-export const agentRoutes: KernelRoutes = async (app, { services }) => {
+export const agentRoutes: KernelRoutes<'registry' | 'runtime' | 'storage' | 'builtinTools' | 'contributions'> = async (app, { services }) => {
   const registry = services.registry;
 
   app.get(

@@ -58,7 +58,7 @@ const ImportReply = Type.Object({
   skipped: Type.Record(Type.String(), Type.Integer()),
 });
 
-export const backupRoutes: KernelRoutes = async (app, { services }) => {
+export const backupRoutes: KernelRoutes<'registry' | 'storage' | 'contributions'> = async (app, { services }) => {
   const { registry, storage } = services;
 
   app.post(

@@ -24,7 +24,7 @@ const Changed = Type.Object({
   restartRequired: Type.Boolean({ description: 'persisted, but applies at the next start of the daemon' }),
 });
 
-export const extensionConfigRoutes: KernelRoutes = async (app, { services }) => {
+export const extensionConfigRoutes: KernelRoutes<'extensions'> = async (app, { services }) => {
   const configs = new ExtensionConfigs(services.extensions);
   const description =
     'Validated against the extension\'s options schema (400 naming the field), applied by its `reconfigure` hook when it runs and has one ' +

@@ -4,7 +4,7 @@
  * the agent and the route that answers it.
  */
 import { Type, type Static } from 'typebox';
-import { PendingTask } from '../../contracts/agents-api.js';
+import { PendingTask } from '../http-api/agents-api.js';
 import { errorResponses } from '../../contracts/http.js';
 import type { KernelRoutes } from './plugin.js';
 

@@ -9,7 +9,7 @@
  */
 import { isAbsolute } from 'node:path';
 import { Type } from 'typebox';
-import { AgentStatus, CappedField, RefusedField } from '../../contracts/agents-api.js';
+import { AgentStatus, CappedField, RefusedField } from '../http-api/agents-api.js';
 import { AgtError } from '../../contracts/errors.js';
 import { AgentIdParams, errorResponses } from '../../contracts/http.js';
 import { startAgent } from '../agents/start-agent.js';

@@ -1,6 +1,6 @@
 /** `GET /usage`: the daemon-wide spend of the loaded agents, from their ledgers (docs/costs.md). */
 import { Type } from 'typebox';
-import { DaemonUsage } from '../../contracts/agents-api.js';
+import { DaemonUsage } from '../http-api/agents-api.js';
 import { AgtError } from '../../contracts/errors.js';
 import { errorResponses } from '../../contracts/http.js';
 import { daemonUsage, type GroupBy } from '../spend/views.js';

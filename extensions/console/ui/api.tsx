@@ -1,18 +1,18 @@
 /**
  * The console's API client: same-origin fetch with the session cookie and the `X-Agt-Console` header
- * (never the daemon token, which the page does not keep). Response types come from `@agt/contracts`
- * where the daemon's schemas live there, so a changed schema breaks `npm run typecheck:console`.
+ * (never the daemon token, which the page does not keep). The answers of the daemon's own routes are typed
+ * by the console's view types (`api-types.ts`), checked against the route schemas by `npm run typecheck`.
  */
-import type { AgentStatus, AgentSummary, DaemonUsage as DaemonUsageSchema, PendingTask, UsageRollup as UsageRollupSchema } from '@agt/contracts';
 import type { AppProviderSettings } from '@agt/contracts';
-import type { Static } from 'typebox';
 import { signal } from '@preact/signals';
 import type { EventFrame, UmbilicalEvent } from '@agt/contracts';
+import type { AgentStatusView, AgentSummaryView, DaemonUsageView, PendingTaskView, UsageRollupView } from './api-types.js';
 
-export type { AgentSummary, EventFrame, UmbilicalEvent };
-/** The daemon's own schemas (contracts/agents-api.ts), as types. */
-export type DaemonUsage = Static<typeof DaemonUsageSchema>;
-export type UsageRollup = Static<typeof UsageRollupSchema>;
+export type { EventFrame, UmbilicalEvent };
+export type AgentSummary = AgentSummaryView;
+export type AgentStatus = AgentStatusView;
+export type DaemonUsage = DaemonUsageView;
+export type UsageRollup = UsageRollupView;
 
 /** Set when the daemon answers 401 to a console request: the session ended (revoked or expired). */
 export const sessionEnded = signal(false);
@@ -41,8 +41,8 @@ export async function api<T>(method: string, path: string, body?: unknown, heade
 
 const seg = encodeURIComponent;
 
-/** An item of `GET /tasks` (the daemon's schema). */
-export type PendingItem = PendingTask;
+/** An item of `GET /tasks`. */
+export type PendingItem = PendingTaskView;
 export interface ExtensionInfo {
   name: string;
   state?: string;

@@ -4,7 +4,7 @@
  * are `unread` (inbox) and `queued` (outbox).
  */
 import type { Static } from 'typebox';
-import type { InboxMessage as InboxMessageSchema } from '../../../contracts/agents-api.js';
+import type { InboxMessage as InboxMessageSchema } from '../../http-api/agents-api.js';
 import { parseJson, toJson, type Sql } from '../sql.js';
 
 /**

@@ -3,7 +3,7 @@
  * state (suspending asks the owner first), and the agent's config (read; update under owner locks).
  */
 import { Type } from 'typebox';
-import { MetaKey } from '../../../contracts/names.js';
+import { MetaKey } from '../../http-api/names.js';
 import type { ToolDefinition } from '../../../contracts/tools.js';
 import { TimerMutationBody } from '../timers/schedule.js';
 import { unlocksFor } from '../../agents/ceiling.js';

@@ -1,33 +1,19 @@
 /**
  * The one rule for agent names and the one rule for meta keys, used everywhere they enter: `POST
  * /agents/create`, `PUT /agents/{id}/config`, the agent's `sys_update_config`, agent files at load
- * (through {@link AgentConfigSchema}), the meta routes and the agent's meta tools.
+ * (through `AgentConfigSchema`, whose `name` is the rule, `contracts/agent-config.ts`), the meta routes and the agent's meta tools.
  */
 import { Type } from 'typebox';
-import { invalidAgentName } from './errors.js';
+import { AGENT_NAME_PATTERN, MAX_AGENT_NAME_LENGTH } from '../../contracts/agent-config.js';
+import { AgtError } from '../../contracts/errors.js';
 
-export const MAX_AGENT_NAME_LENGTH = 64;
-
-/**
- * An agent name: 1-64 characters, no control characters (C0, DEL, C1), no line or paragraph separators
- * and no bidirectional overrides or isolates, no leading or trailing white space, at least one letter or
- * digit (any script).
- */
-export const AGENT_NAME_PATTERN =
-  '^(?!\\s)(?=.*[\\p{L}\\p{N}])[^\\p{Cc}\\u2028\\u2029\\u202A-\\u202E\\u2066-\\u2069]{1,64}(?<!\\s)$';
-
-export const AgentName = Type.String({
-  minLength: 1,
-  maxLength: MAX_AGENT_NAME_LENGTH,
-  pattern: AGENT_NAME_PATTERN,
-  description: '1-64 characters, no control characters, no leading or trailing spaces, at least one letter or digit',
-});
+const invalidAgentName = (problem: string) => new AgtError('bad_request', problem, { details: { path: '/name' } });
 
 const agentNameRegExp = new RegExp(AGENT_NAME_PATTERN, 'u');
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\p{Cc}\u2028\u2029\u202A-\u202E\u2066-\u2069]/u;
 
-/** Why `name` is not a valid agent name, or null. Explains the rule {@link AGENT_NAME_PATTERN} encodes. */
+/** Why `name` is not a valid agent name, or null: explains the rule `AGENT_NAME_PATTERN` encodes. */
 export function agentNameProblem(name: string): string | null {
   if (agentNameRegExp.test(name)) return null;
   if (name.trim() === '') return 'name must not be empty';

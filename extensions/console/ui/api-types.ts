@@ -1,0 +1,59 @@
+/**
+ * What the console reads of the daemon's own HTTP answers, declared here as any HTTP client of agt would
+ * declare them: the daemon's route schemas belong to the kernel (`kernel/http-api/`), not to
+ * `@agt/contracts`. Each view names only the fields the console reads. They cannot drift from the daemon:
+ * `test/http-api-views.ts` makes the type check (`npm run typecheck`, CI) fail when a route's schema no
+ * longer gives what a view reads (a field removed, renamed or retyped).
+ */
+
+/** An item of `GET /agents`. */
+export interface AgentSummaryView {
+  id: string;
+  name: string;
+  handle?: string;
+  filePath: string | null;
+  autostart: boolean;
+  runtimeState: string;
+  displayState: string;
+}
+
+/** `GET /agents/{id}/status`. */
+export interface AgentStatusView {
+  id: string;
+  name: string;
+  runtimeState: string;
+}
+
+/** Ledger totals of `GET /usage`. */
+export interface SpendTotalsView {
+  input: number;
+  output: number;
+  cached: number;
+  calls: number;
+  cost_usd: number | null;
+}
+
+/** `GET /usage?groupBy=agent`: today's spend per agent. */
+export interface DaemonUsageView {
+  groups: Array<SpendTotalsView & { key: string }>;
+}
+
+/** `GET /agents/{id}/usage`. */
+export interface UsageRollupView {
+  cost_usd?: number | null;
+  totals: { input: number; output: number; total: number };
+}
+
+/** An item of `GET /tasks`: an approval, budget task, ask or suspend prompt waiting for the owner. */
+export interface PendingTaskView {
+  kind: 'approval' | 'budget' | 'ask' | 'suspend';
+  id: string;
+  agentId: string;
+  agentName: string;
+  loop: string;
+  createdAt: number;
+  tool?: string;
+  args?: object;
+  question?: string;
+  reason?: string;
+}
