@@ -13,7 +13,13 @@ export function agentLauncher(kernel: AutostartDeps): AgentLauncher {
   return {
     async summarize(filePath) {
       const canonical = canonicalPath(filePath);
-      const { config, passwordProtected } = await inspectFile(canonical, kernel.isPasswordProtected);
+      // A loaded agent's file config is what its file holds (the registry writes the file, then the
+      // memory): read from memory. Opening and closing the file would cost a full garbage collection
+      // (handle-release.ts), and tracked-folders asks for every agent it is told was created or changed.
+      const loaded = registry.byPath(canonical);
+      const { config, passwordProtected } = loaded
+        ? { config: loaded.fileConfig, passwordProtected: kernel.isPasswordProtected(loaded.file) }
+        : await inspectFile(canonical, kernel.isPasswordProtected);
       return {
         filePath: canonical,
         id: config.id,

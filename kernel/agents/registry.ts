@@ -85,6 +85,8 @@ export class AgentRegistry {
   busyTimeoutMs = BUSY_TIMEOUT_MS;
 
   private readonly agents = new Map<string, LoadedAgent>();
+  /** The same agents by canonical file path: loads, creates and summaries look a path up without a scan. */
+  private readonly byFile = new Map<string, LoadedAgent>();
   private readonly loading = new Map<string, Promise<LoadedAgent>>();
   /** Ids of files being opened, so two files with one id cannot both slip past the duplicate check. */
   private readonly loadingIds = new Set<string>();
@@ -152,8 +154,7 @@ export class AgentRegistry {
 
   /** The loaded agent whose file is `filePath`, if any. */
   byPath(filePath: string): LoadedAgent | undefined {
-    const canonical = canonicalPath(filePath);
-    return this.list().find((agent) => agent.filePath === canonical);
+    return this.byFile.get(canonicalPath(filePath));
   }
 
   /**
@@ -167,7 +168,7 @@ export class AgentRegistry {
     if (!isAbsolute(filePath)) throw filePathNotAbsolute(filePath);
     const canonical = canonicalPath(filePath);
     await this.closingPaths.get(canonical);
-    const loaded = this.list().find((agent) => agent.filePath === canonical);
+    const loaded = this.byFile.get(canonical);
     if (loaded) {
       if (options.file && options.file !== loaded.file) await options.file.close();
       if (options.requireReview && !this.reviews.isReviewed(loaded.fileConfig)) throw reviewRequired(loaded.id, canonical);
@@ -217,6 +218,7 @@ export class AgentRegistry {
       throw attachFailed(filePath, error);
     }
     this.agents.set(agent.id, agent);
+    this.byFile.set(agent.filePath, agent);
     this.loadingIds.delete(agent.id);
     this.applied.set(agent, agent.config);
     for (const cap of agent.capped) {
@@ -253,6 +255,7 @@ export class AgentRegistry {
     if (this.agents.get(agent.id) !== agent) return Promise.resolve();
     const reason = options.reason ?? 'unload';
     this.agents.delete(agent.id);
+    if (this.byFile.get(agent.filePath) === agent) this.byFile.delete(agent.filePath);
     const work = (async () => {
       const view = agent.view();
       const teardown = (async () => {

@@ -1,0 +1,124 @@
+/**
+ * What an agent costs (issue 31): the BUILT daemon with every shipped extension, `n` agents created one
+ * at a time (`POST /agents/create`, `start: true`, through the providers extension against an instant
+ * fake model), the daemon's RSS at 0 / 10 / 100 / n idle agents (2 s after the last create), the create
+ * median and p90 (of the first 100), and `GET /agents` with n listed (median of 20).
+ *
+ * Run: `node --import tsx bench/agents-scale.ts [n=1000] [--dist=<build copy>] [--cpu-prof] [--heap]`
+ * - `--dist`: another build's folder (e.g. a copy of dist/ under .cache/, so that it finds node_modules),
+ *   for an A/B of two builds in the same minutes;
+ * - `--cpu-prof`: the daemon is profiled (written at shutdown to .cache/agt/profiles/; read it with
+ *   `node bench/profile-top.mjs <file>`);
+ * - `--node-arg=<flag>`: a node flag for the daemon (e.g. `--node-arg=--trace-gc`);
+ * - `--heap`: a heap snapshot of the daemon at 100 and at n agents (`--heapsnapshot-signal`), in the
+ *   same folder.
+ * Besides RSS it prints the daemon's anonymous and file-backed memory (`/proc/<pid>/smaps_rollup`), so
+ * native memory (libsql's page caches) can be told from the file pages SQLite maps.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { reply } from '../test/fakes/script.js';
+import { startFakeOpenAI } from '../test/fakes/openai.js';
+import { call, freePort, percentile, TOKEN } from './http.js';
+
+const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
+const args = process.argv.slice(2);
+const n = Number(args.find((arg) => /^\d+$/.test(arg))) || 1000;
+const flag = (name: string) => args.includes(`--${name}`);
+const distArg = args.find((arg) => arg.startsWith('--dist='))?.slice(7);
+const dist = resolve(ROOT, distArg ?? 'dist');
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+const cleanups: Array<() => unknown> = [];
+
+function memory(pid: number): { rss: number; anon: number; file: number } {
+  const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+)`, 'm').exec(text)?.[1] ?? NaN) / 1024;
+  return { rss: kb('Rss'), anon: kb('Anonymous'), file: kb('Rss') - kb('Anonymous') };
+}
+
+const fake = await startFakeOpenAI({ teardown: (fn) => void cleanups.push(fn) }, [], { fallback: reply.text('ok') });
+const dataDir = mkdtempSync(join(tmpdir(), 'agt-bench-scale-'));
+const profiles = join(ROOT, '.cache/agt/profiles');
+mkdirSync(profiles, { recursive: true });
+writeFileSync(join(dataDir, 'settings.json'), JSON.stringify({ providers: [{ id: 'fake', type: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, defaultModel: 'fake-model' }] }));
+const port = await freePort();
+// The build's entry itself: bin/agtd.mjs would fall back to the sources when any changed since the build.
+const build = JSON.parse(readFileSync(join(dist, '.agt-build.json'), 'utf8')) as { main: string };
+const nodeArgs = [
+  ...(flag('cpu-prof') ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : []),
+  ...(flag('heap') ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${profiles}`] : []),
+  // Any other node flag for the daemon, e.g. `--node-arg=--trace-gc`.
+  ...args.filter((arg) => arg.startsWith('--node-arg=')).map((arg) => arg.slice(11)),
+];
+const child = spawn(process.execPath, [...nodeArgs, join(dist, build.main)], {
+  cwd: ROOT,
+  env: { PATH: process.env.PATH ?? '', HOME: dataDir, AGT_DAEMON_SETTINGS: join(dataDir, 'settings.json'), AGT_DAEMON_TOKEN: TOKEN, AGT_DAEMON_PORT: String(port) },
+  stdio: ['ignore', flag('node-arg=--trace-gc') ? 'inherit' : 'ignore', 'inherit'],
+});
+const pid = child.pid!;
+
+/** A heap snapshot of the daemon, waiting until the file is complete. */
+async function snapshot(label: string): Promise<void> {
+  if (!flag('heap')) return;
+  const before = new Set(readdirSync(profiles));
+  process.kill(pid, 'SIGUSR2');
+  for (;;) {
+    await sleep(200);
+    const fresh = readdirSync(profiles).find((name) => name.endsWith('.heapsnapshot') && !before.has(name));
+    // The answer to a call means the daemon's event loop runs again, so the snapshot is written.
+    if (fresh && (await call(port, 'GET', '/health', undefined, false)).status === 200) {
+      console.log(`heap snapshot at ${label}: ${join(profiles, fresh)}`);
+      return;
+    }
+  }
+}
+
+try {
+  for (;;) {
+    try {
+      if ((await call(port, 'GET', '/health', undefined, false)).status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    await sleep(20);
+  }
+  await call(port, 'POST', '/identity/create', { passphrase: 'bench passphrase, not a secret' });
+  await sleep(2000);
+  const rss: Record<string, ReturnType<typeof memory>> = { 0: memory(pid) };
+  const createMs: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const since = performance.now();
+    const res = await call(port, 'POST', '/agents/create', { name: `Scale ${i}`, provider: 'fake', start: true });
+    if (i < 100) createMs.push(performance.now() - since);
+    if (res.status !== 201) throw new Error(`agents/create answered ${res.status}: ${JSON.stringify(res.body)}`);
+    if (i + 1 === 10 || i + 1 === 100 || i + 1 === n) {
+      await sleep(2000);
+      rss[i + 1] = memory(pid);
+      if (i + 1 === 100 || i + 1 === n) await snapshot(`${i + 1} agents`);
+    }
+  }
+  const listMs: number[] = [];
+  for (let i = 0; i < 20; i++) {
+    const since = performance.now();
+    const res = await call(port, 'GET', '/agents');
+    listMs.push(performance.now() - since);
+    if (res.status !== 200 || !Array.isArray(res.body) || res.body.length < n) throw new Error(`GET /agents answered ${res.status}`);
+  }
+  const mb = (value: number) => Math.round(value * 10) / 10;
+  const counts = Object.keys(rss).map(Number).sort((a, b) => a - b);
+  console.log(`build ${dist}, ${n} agents, load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+  console.log(`RSS   ${counts.map((count) => `${count}: ${mb(rss[count]!.rss)}`).join(' / ')} MB`);
+  console.log(`anon  ${counts.map((count) => `${count}: ${mb(rss[count]!.anon)}`).join(' / ')} MB (file-backed at ${n}: ${mb(rss[n]!.file)} MB)`);
+  console.log(`per agent ${mb((rss[n]!.rss - rss[0]!.rss) / n)} MB (0 → ${n}), ${mb((rss[100]!.rss - rss[0]!.rss) / 100)} MB (0 → 100)`);
+  console.log(`create median ${mb(percentile(createMs, 50))} ms, p90 ${mb(percentile(createMs, 90))} ms (first 100)`);
+  console.log(`GET /agents with ${n}: median ${mb(percentile(listMs, 50))} ms, p95 ${mb(percentile(listMs, 95))} ms`);
+  await call(port, 'POST', '/daemon/shutdown', {});
+  await new Promise((done) => child.once('exit', done));
+} finally {
+  if (child.exitCode === null) child.kill('SIGKILL');
+  for (const cleanup of cleanups) await cleanup();
+  rmSync(dataDir, { recursive: true, force: true });
+}
