@@ -50,6 +50,29 @@ const jobs = Number(args.find((arg) => arg.startsWith('--jobs='))?.slice(7)) || 
 const timeoutSeconds = Number(tapConfig.timeout) || 120;
 const started = Date.now();
 
+/**
+ * CPU seconds of the processes this runner has reaped (user + system, each with its own reaped
+ * descendants: the daemons, browsers and npm a file starts), from /proc/self/stat; null where there is
+ * no /proc. Read at each child's exit, the growth since the previous exit is that child's CPU: the
+ * suite is CPU-bound on 2 cores, so this, not wall time, says which file costs the suite most.
+ */
+function reapedCpuSeconds() {
+  try {
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+    // Fields 16 and 17 of stat(5) (cutime, cstime), in clock ticks (100 per second on Linux).
+    return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return null;
+  }
+}
+let reapedSoFar = reapedCpuSeconds();
+function cpuOfReaped() {
+  const now = reapedCpuSeconds();
+  const spent = now === null || reapedSoFar === null ? null : now - reapedSoFar;
+  reapedSoFar = now;
+  return spent;
+}
+
 /** Runs a check beside the suite at a lower priority; resolves to its exit code, output and time. */
 function besideTheSuite(executable, commandArgs) {
   const begun = Date.now();
@@ -62,7 +85,7 @@ function besideTheSuite(executable, commandArgs) {
   let output = '';
   child.stdout.on('data', (chunk) => (output += chunk));
   child.stderr.on('data', (chunk) => (output += chunk));
-  return exitCode(child).then((code) => ({ code, output, seconds: ((Date.now() - begun) / 1000).toFixed(1) }));
+  return exitCode(child).then((code) => ({ code, output, seconds: ((Date.now() - begun) / 1000).toFixed(1), cpu: cpuOfReaped() }));
 }
 
 let typecheck;
@@ -132,7 +155,7 @@ function runFile(file, withHooks = false) {
   }, (timeoutSeconds + 30) * 1000);
   return exitCode(child).then((code) => {
     clearTimeout(killer);
-    return { code, output, seconds: (Date.now() - begun) / 1000 };
+    return { code, output, seconds: (Date.now() - begun) / 1000, cpu: cpuOfReaped() };
   });
 }
 
@@ -150,7 +173,8 @@ async function worker() {
     const skips = [...new Set([...result.output.matchAll(/# SKIP\b:? ?(.*)/g)].map((match) => match[1].trim()).filter(Boolean))];
     results.push({ name, ...result });
     const status = result.code === 0 ? 'ok  ' : 'FAIL';
-    process.stdout.write(`${status} ${result.seconds.toFixed(1).padStart(6)} s  ${name.replace(/\.js$/, '.ts')}${note}${skips.length ? `  (skipped: ${skips.slice(0, 2).join('; ')})` : ''}\n`);
+    const cpu = result.cpu === null ? '' : ` (cpu ${result.cpu.toFixed(1)} s)`;
+    process.stdout.write(`${status} ${result.seconds.toFixed(1).padStart(6)} s${cpu}  ${name.replace(/\.js$/, '.ts')}${note}${skips.length ? `  (skipped: ${skips.slice(0, 2).join('; ')})` : ''}\n`);
     if (result.code !== 0) process.stdout.write(`${result.output.replace(/^/gm, '    ')}\n`);
   }
 }
@@ -164,16 +188,21 @@ const wall = ((Date.now() - started) / 1000).toFixed(1);
 process.stdout.write(`\n${results.length - failed.length} of ${results.length} test files passed in ${wall} s (${jobs} at a time)${failed.length ? `; failed: ${failed.map((result) => result.name.replace(/\.js$/, '.ts')).join(', ')}` : ''}\n`);
 const slowest = [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 5);
 process.stdout.write(`slowest: ${slowest.map((result) => `${result.name.replace(/\.js$/, '.ts')} ${result.seconds.toFixed(1)} s`).join(', ')}\n`);
+if (results.every((result) => result.cpu !== null)) {
+  const cpuTotal = results.reduce((sum, result) => sum + result.cpu, 0);
+  const costliest = [...results].sort((a, b) => b.cpu - a.cpu).slice(0, 5);
+  process.stdout.write(`cpu: ${cpuTotal.toFixed(0)} s for the files; most: ${costliest.map((result) => `${result.name.replace(/\.js$/, '.ts')} ${result.cpu.toFixed(1)} s`).join(', ')}\n`);
+}
 
 let code = failed.length ? 1 : 0;
 if (checks) {
   const checkedOwn = await typecheck;
   const checkedUi = await typecheckUi;
-  const checked = { code: checkedOwn.code || checkedUi.code, seconds: checkedOwn.seconds, output: checkedOwn.output + checkedUi.output };
+  const checked = { code: checkedOwn.code || checkedUi.code, seconds: checkedOwn.seconds, cpu: checkedOwn.cpu === null ? null : checkedOwn.cpu + checkedUi.cpu, output: checkedOwn.output + checkedUi.output };
   const cruised = await boundaries;
-  if (checked.code === 0) process.stdout.write(`type-check: no errors (${checked.seconds} s, beside the suite)\n`);
+  if (checked.code === 0) process.stdout.write(`type-check: no errors (${checked.seconds} s${checked.cpu === null ? '' : `, cpu ${checked.cpu.toFixed(1)} s`}, beside the suite)\n`);
   else process.stdout.write(`type-check failed (${checked.seconds} s):\n${checked.output}\n`);
-  if (cruised.code === 0) process.stdout.write(`import boundaries: no violations (${cruised.seconds} s, beside the suite)\n`);
+  if (cruised.code === 0) process.stdout.write(`import boundaries: no violations (${cruised.seconds} s${cruised.cpu === null ? '' : `, cpu ${cruised.cpu.toFixed(1)} s`}, beside the suite)\n`);
   else process.stdout.write(`import boundaries violated (${cruised.seconds} s, .dependency-cruiser.cjs):\n${cruised.output}\n`);
   code ||= checked.code || cruised.code;
 }
