@@ -6,7 +6,7 @@
  * client can measure delivery latency (same machine, same clock).
  *
  * IPC from the parent: {op: 'emit', rate, count, payloadBytes} → {op: 'emitted', first, last, count, ms};
- * {op: 'stats'} → {op: 'stats', clients, dropped}; {op: 'stop'}. Sends {op: 'ready', url} once listening.
+ * {op: 'stats'} → {op: 'stats', clients, dropped, cpuMs}; {op: 'stop'}. Sends {op: 'ready', url} once listening.
  * Env: as the daemon's (AGT_DAEMON_SETTINGS, AGT_DAEMON_PORT, AGT_EXTENSIONS, ...).
  */
 import { readFileSync } from 'node:fs';
@@ -15,6 +15,10 @@ const info = JSON.parse(readFileSync(new URL('../dist/.agt-build.json', import.m
 const { startDaemon } = await import(new URL(`../dist/${info.daemon}`, import.meta.url).href);
 const daemon = await startDaemon({ env: process.env, print: () => {} });
 const bus = daemon.kernel.bus;
+// Pacing A/B in one build: AGT_BENCH_FLUSH_SPACING / AGT_BENCH_FLUSH_MAX_WAIT_MS (kernel/events/sse-pacing.ts).
+const knob = (name) => (process.env[name] ? Number(process.env[name]) : undefined);
+const pacing = { spacing: knob('AGT_BENCH_FLUSH_SPACING'), maxWaitMs: knob('AGT_BENCH_FLUSH_MAX_WAIT_MS') };
+if (pacing.spacing !== undefined || pacing.maxWaitMs !== undefined) daemon.kernel.eventStream.configure({ pacing });
 const now = () => performance.timeOrigin + performance.now();
 
 async function emit({ rate, count, payloadBytes }) {
@@ -35,7 +39,10 @@ async function emit({ rate, count, payloadBytes }) {
 
 process.on('message', async (message) => {
   if (message.op === 'emit') process.send({ op: 'emitted', ...(await emit(message)) });
-  else if (message.op === 'stats') process.send({ op: 'stats', ...daemon.kernel.eventStream.stats() });
+  else if (message.op === 'stats') {
+    const cpu = process.cpuUsage();
+    process.send({ op: 'stats', ...daemon.kernel.eventStream.stats(), cpuMs: (cpu.user + cpu.system) / 1000 });
+  }
   else if (message.op === 'stop') {
     await daemon.shutdown('bench');
     process.exit(0);

@@ -1,7 +1,7 @@
 /**
  * The SSE fan-out figure of `npm run bench`: N clients on `GET /events` of the built daemon
  * (bench/fanout-daemon.mjs, no extensions) while it emits `rate` events/s; delivery latency (emit → read
- * by the client, same clock) p50/p99, frames lost, clients dropped. The clients run in this process.
+ * by the client, same clock) p50/p99, frames lost, clients dropped. The clients read in separate processes (bench/sse-reader.mjs, raw sockets).
  *
  * Alone: `node --import tsx bench/sse-fanout.ts [clients=100] [rate=5000] [seconds=2] [--cpu-prof]`
  * (`--cpu-prof` profiles the daemon; the .cpuprofile lands in .cache/agt/profiles/; `--daemon=<path>` runs
@@ -39,6 +39,8 @@ export async function fanout(clients: number, rate: number, seconds: number, pay
       AGT_DAEMON_PORT: String(port),
       AGT_EXTENSIONS: manifest,
       AGT_LOG_LEVEL: 'error',
+      // Pacing knobs for an A/B within one build (bench/fanout-daemon.mjs).
+      ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('AGT_BENCH_FLUSH_'))),
     },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
@@ -63,9 +65,11 @@ async function measure(child: ChildProcess, port: number, clients: number, rate:
 
   const count = rate * seconds;
   const readers = await startReaders(`http://127.0.0.1:${port}`, clients);
+  let before: any;
   for (;;) {
     child.send({ op: 'stats' });
-    if ((await next('stats')).clients >= clients) break;
+    before = await next('stats');
+    if (before.clients >= clients) break;
     await sleep(20);
   }
   child.send({ op: 'emit', rate, count, payloadBytes });
@@ -81,7 +85,7 @@ async function measure(child: ChildProcess, port: number, clients: number, rate:
   }
   child.send({ op: 'stats' });
   const stats = await next('stats');
-  const { received, histogram } = await readers.report();
+  const { received, histogram, cpuMs } = await readers.report();
   child.send({ op: 'stop' });
   await new Promise((done) => child.once('exit', done));
   return {
@@ -94,6 +98,10 @@ async function measure(child: ChildProcess, port: number, clients: number, rate:
     framesLost: count * clients - received.reduce((a, b) => a + b, 0),
     readerProcesses: READER_PROCESSES,
     droppedClients: stats.dropped,
+    // CPU the daemon (emitting and writing) and the readers spent, from connect to the end: on 2 cores,
+    // readers that take most of it make the figure theirs rather than the daemon's.
+    daemonCpuMs: Math.round(stats.cpuMs - before.cpuMs),
+    readerCpuMs: Math.round(cpuMs),
   };
 }
 
@@ -128,7 +136,8 @@ async function startReaders(url: string, clients: number) {
       const reports = await Promise.all(calls.map((call) => call('report')));
       const histogram = new Map<number, number>();
       for (const r of reports) for (const [bucket, n] of r.histogram as Array<[number, number]>) histogram.set(bucket, (histogram.get(bucket) ?? 0) + n);
-      return { received: reports.flatMap((r) => r.received as number[]), histogram };
+      const cpuMs = reports.reduce((n, r) => n + (r.cpuMs ?? 0), 0) as number;
+      return { received: reports.flatMap((r) => r.received as number[]), histogram, cpuMs };
     },
   };
 }

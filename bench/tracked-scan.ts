@@ -5,10 +5,11 @@
  * agent-file summaries and the watcher's own walk) while a client in this process asks `/health` one
  * request after another; the same client measures an idle second first. Reported: the slowest and p99
  * `/health` latency during the walk, the idle p99, and the delay = slowest during − idle p99 (target
- * ≤ 50 ms). Used by bench/run.ts; alone: `node --import tsx bench/tracked-scan.ts` (after a build).
+ * ≤ 20 ms). Used by bench/run.ts; alone: `node --import tsx bench/tracked-scan.ts [files] [--dist=<copy>]
+ * [--cpu-prof]` (after a build).
  */
 import { spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,7 +42,12 @@ async function probe(port: number, until: () => boolean): Promise<number[]> {
   return latencies;
 }
 
-export async function trackedScanBench(files = 10_000): Promise<TrackedScanFigures> {
+/**
+ * `dist`: the build whose entry runs (default dist/; another copy for an A/B in the same minutes, placed
+ * under the checkout so it finds node_modules); `nodeArgs` go to the daemon (e.g. `--cpu-prof`). The
+ * build's entry runs directly, since bin/agtd.mjs falls back to the sources once any is newer.
+ */
+export async function trackedScanBench(files = 10_000, dist = join(ROOT, 'dist'), nodeArgs: string[] = []): Promise<TrackedScanFigures> {
   const work = mkdtempSync(join(tmpdir(), 'agt-bench-tracked-'));
   const dataDir = join(work, 'data');
   const tree = join(work, 'tree');
@@ -58,7 +64,8 @@ export async function trackedScanBench(files = 10_000): Promise<TrackedScanFigur
   for (const n of [3, 47, 91]) copyFileSync(template, join(tree, `folder-${n}`, 'docs', `agent-${n}.agt`));
 
   const port = await freePort();
-  const child = spawn(process.execPath, ['bin/agtd.mjs'], {
+  const build = JSON.parse(readFileSync(join(dist, '.agt-build.json'), 'utf8')) as { main: string };
+  const child = spawn(process.execPath, [...nodeArgs, join(dist, build.main)], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: dataDir, AGT_DAEMON_SETTINGS: join(dataDir, 'settings.json'), AGT_DAEMON_TOKEN: TOKEN, AGT_DAEMON_PORT: String(port), AGT_LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'ignore'],
@@ -92,13 +99,19 @@ export async function trackedScanBench(files = 10_000): Promise<TrackedScanFigur
       agentCount: added.body.agentCount,
     };
   } finally {
-    child.kill('SIGKILL');
+    // SIGINT lets a profiled daemon write its profile (--cpu-prof) as it shuts down.
+    child.kill(nodeArgs.length > 0 ? 'SIGINT' : 'SIGKILL');
     await exited;
     rmSync(work, { recursive: true, force: true });
   }
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const figures = await trackedScanBench();
+  // `[files] [--dist=<build copy>] [--cpu-prof]` (the profile lands in .cache/agt/profiles/).
+  const dist = process.argv.find((arg) => arg.startsWith('--dist='))?.slice(7);
+  const profiles = join(ROOT, '.cache/agt/profiles');
+  const nodeArgs = process.argv.includes('--cpu-prof') ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : [];
+  const count = Number(process.argv.slice(2).find((arg) => !arg.startsWith('--'))) || undefined;
+  const figures = await trackedScanBench(count, dist ? resolve(dist) : undefined, nodeArgs);
   process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);
 }

@@ -51,7 +51,7 @@ export interface FrameDelivery {
   whenSent(cursor: number, done: (sent: boolean) => void): void;
 }
 
-interface Slot {
+export interface Slot {
   /** What the buffer and the stream carry (a truncation preview for an oversized frame). */
   frame: EventFrame;
   /** `JSON.stringify(frame)`, the SSE `data:` line. */
@@ -199,7 +199,8 @@ export class KernelBus implements EventBus {
     return out;
   }
 
-  private slotAt(cursor: number): Slot | undefined {
+  /** The buffered frame with this cursor and its serialized form (what the SSE hub writes); undefined when not buffered. */
+  slotAt(cursor: number): Readonly<Slot> | undefined {
     if (!Number.isInteger(cursor) || cursor < this.oldest || cursor > this.latestCursor) return undefined;
     return this.ring[cursor % this.capacity];
   }

@@ -4,7 +4,6 @@
  * set of clients; a client only writes.
  */
 import type { ServerResponse } from 'node:http';
-import type { EventFrame } from '../../contracts/events.js';
 
 /** A named SSE event without `id:` (spec 6.6); the data is not an EventFrame. */
 export function controlFrame(name: string, data: unknown): string {
@@ -30,18 +29,14 @@ export class SseClient {
     this.confirmed = lastCursor;
   }
 
-  wants(frame: EventFrame): boolean {
-    return this.agentId === null || frame.event.agent_id === this.agentId;
-  }
-
   /**
    * Writes frames up to `lastCursor`; they are confirmed at once when nothing stays in Node's buffers,
    * else by the write's callback (`written`, after which the hub settles its waiters).
    */
-  writeFrames(text: string, written: () => void): void {
+  writeFrames(bytes: Buffer, written: () => void): void {
     const through = this.lastCursor;
     this.outstanding += 1;
-    this.write(text, (error) => {
+    this.write(bytes, (error) => {
       this.outstanding -= 1;
       if (error) return;
       this.confirmed = Math.max(this.confirmed, this.outstanding === 0 ? this.lastCursor : through);
@@ -56,8 +51,8 @@ export class SseClient {
     if (this.outstanding === 0) this.confirmed = Math.max(this.confirmed, this.lastCursor);
   }
 
-  write(text: string, written?: (error?: Error | null) => void): void {
-    const accepted = this.res.write(text, written);
+  write(chunk: string | Buffer, written?: (error?: Error | null) => void): void {
+    const accepted = this.res.write(chunk, written);
     // Node corks a chunked response's socket until the next tick; the frames go out now instead, so
     // that whether they left is known in this tick (see writeFrames).
     const socket = this.res.socket;

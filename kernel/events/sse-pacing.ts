@@ -17,7 +17,16 @@ export const FLUSH_SPACING = 0.5;
 /** No frame waits longer than this for its flush (bounds latency when a flush was very slow). */
 export const MAX_FLUSH_WAIT_MS = 5;
 
+export interface PacingOptions {
+  /** Pause after a flush in multiples of its duration ({@link FLUSH_SPACING}). */
+  spacing?: number;
+  /** Longest wait of a frame for its flush ({@link MAX_FLUSH_WAIT_MS}). */
+  maxWaitMs?: number;
+}
+
 export class FlushPacer {
+  spacing: number;
+  maxWaitMs: number;
   private scheduled = false;
   private timer: NodeJS.Timeout | undefined;
   private immediate: NodeJS.Immediate | undefined;
@@ -25,13 +34,16 @@ export class FlushPacer {
   private lastEnd = -Infinity;
   private lastDuration = 0;
 
-  constructor(private readonly flush: () => void) {}
+  constructor(private readonly flush: () => void, options: PacingOptions = {}) {
+    this.spacing = options.spacing ?? FLUSH_SPACING;
+    this.maxWaitMs = options.maxWaitMs ?? MAX_FLUSH_WAIT_MS;
+  }
 
   /** A frame is waiting: flush now-ish (microtask) or once the spacing after the last flush has passed. */
   request(): void {
     if (this.scheduled) return;
     this.scheduled = true;
-    const wait = Math.min(MAX_FLUSH_WAIT_MS, this.lastEnd + this.lastDuration * FLUSH_SPACING - performance.now());
+    const wait = Math.min(this.maxWaitMs, this.lastEnd + this.lastDuration * this.spacing - performance.now());
     if (wait <= 0) queueMicrotask(this.run);
     else if (wait < 1) this.immediate = setImmediate(this.run);
     else this.timer = setTimeout(this.run, wait);

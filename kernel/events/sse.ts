@@ -23,14 +23,13 @@
  * shutdown are written before the streams end.
  */
 import type { OutgoingHttpHeader, ServerResponse } from 'node:http';
-import type { EventFrame } from '../../contracts/events.js';
 import type { Logger } from '../../contracts/logger.js';
 import { waitAtMost } from '../deadline.js';
 import type { FrameDelivery, KernelBus } from './bus.js';
 import { daemonShuttingDown } from './errors.js';
 import type { ResumePlan, ResumeRequest } from './resume.js';
 import { controlFrame, SseClient } from './sse-client.js';
-import { FlushPacer } from './sse-pacing.js';
+import { FlushPacer, type PacingOptions } from './sse-pacing.js';
 
 export { controlFrame } from './sse-client.js';
 
@@ -45,7 +44,18 @@ export interface SseHubOptions {
   heartbeatMs?: number;
   /** A blocked client more than this many frames behind the newest is disconnected (default: the ring size). */
   maxLagFrames?: number;
+  /** Flush pacing (sse-pacing.ts); internal: the fan-out bench compares settings with it. */
+  pacing?: PacingOptions;
 }
+
+/** Frames after one cursor, for one filter, as written (see SseHub.batchAfter). */
+interface Batch {
+  bytes: Buffer | null;
+  through: number;
+}
+
+/** One flush's batches, by start cursor (and filter, when there is one). */
+type BatchCache = Map<number | string, Batch>;
 
 interface SentWaiter {
   cursor: number;
@@ -54,8 +64,6 @@ interface SentWaiter {
 
 export class SseHub implements FrameDelivery {
   private readonly clients = new Set<SseClient>();
-  /** Built once per frame, however many clients receive it. */
-  private readonly texts = new WeakMap<EventFrame, string>();
   private heartbeatMs: number;
   private maxLagFrames: number;
   private heartbeat: NodeJS.Timeout | undefined;
@@ -126,6 +134,8 @@ export class SseHub implements FrameDelivery {
   /** Internal knobs (tests): a changed heartbeat applies at once to the running timer. */
   configure(options: SseHubOptions): void {
     if (options.maxLagFrames !== undefined) this.maxLagFrames = options.maxLagFrames;
+    if (options.pacing?.spacing !== undefined) this.pacer.spacing = options.pacing.spacing;
+    if (options.pacing?.maxWaitMs !== undefined) this.pacer.maxWaitMs = options.pacing.maxWaitMs;
     if (options.heartbeatMs !== undefined && options.heartbeatMs !== this.heartbeatMs) {
       this.heartbeatMs = options.heartbeatMs;
       this.stopHeartbeat();
@@ -240,10 +250,13 @@ export class SseHub implements FrameDelivery {
     this.pendingFrames = 0;
     this.pendingBytes = 0;
     const latest = this.bus.latest;
+    // Clients at the same cursor with the same filter (all of them, when they keep up) get the same
+    // bytes: each batch is built and encoded once per flush and the one Buffer is written to each.
+    const shared: BatchCache = new Map();
     for (const client of this.clients) {
       if (!client.blocked) {
-        this.pump(client);
-      } else if (latest - client.lastCursor > this.maxLagFrames || !this.bus.frameAt(client.lastCursor + 1)) {
+        this.pump(client, shared);
+      } else if (latest - client.lastCursor > this.maxLagFrames || !this.bus.slotAt(client.lastCursor + 1)) {
         this.drop(client);
       }
     }
@@ -254,33 +267,45 @@ export class SseHub implements FrameDelivery {
    * Writes buffered frames after the client's cursor until its socket is full or it is current, in
    * writes of about {@link WRITE_BATCH_CHARS} so one write never holds much more than a frame.
    */
-  private pump(client: SseClient): void {
-    let batch = '';
+  private pump(client: SseClient, shared?: BatchCache): void {
     while (!client.blocked && client.lastCursor < this.bus.latest && this.clients.has(client)) {
-      const frame = this.bus.frameAt(client.lastCursor + 1);
-      if (!frame) return this.drop(client);
-      client.lastCursor = frame.cursor;
-      if (client.wants(frame)) batch += this.text(frame);
-      if (batch.length >= WRITE_BATCH_CHARS) {
-        client.writeFrames(batch, this.settleNow);
-        batch = '';
-      }
+      const batch = this.batchAfter(client.lastCursor, client.agentId, shared);
+      if (!batch) return this.drop(client);
+      client.lastCursor = batch.through;
+      if (batch.bytes) client.writeFrames(batch.bytes, this.settleNow);
     }
-    if (batch) client.writeFrames(batch, this.settleNow);
-    else client.caughtUp();
+    client.caughtUp();
   }
 
   private readonly settleNow = (): void => this.settle();
 
-  /** The frame as an SSE event; its `data:` was serialized once by the bus (a preview when oversized). */
-  private text(frame: EventFrame): string {
-    let text = this.texts.get(frame);
-    if (text === undefined) {
-      const data = this.bus.dataAt(frame.cursor) ?? JSON.stringify(frame);
-      text = `id: ${frame.cursor}\nevent: ${frame.event.event_type}\ndata: ${data}\n\n`;
-      this.texts.set(frame, text);
+  /**
+   * The frames after `after` that a client with this filter wants, as SSE events (`id:`, `event:` and the
+   * `data:` the bus serialized once; a preview when oversized) in one Buffer of about
+   * {@link WRITE_BATCH_CHARS}; `through` is the last cursor it covers (bytes null: none of them was
+   * wanted). Undefined when the next frame has left the ring. With `shared`, built once per flush for
+   * every client at the same cursor with the same filter.
+   */
+  private batchAfter(after: number, agentId: string | null, shared?: BatchCache): Batch | undefined {
+    const key = shared && (agentId === null ? after : `${after}:${agentId}`);
+    const known = key === undefined ? undefined : shared!.get(key);
+    if (known) return known;
+    const latest = this.bus.latest;
+    let text = '';
+    let cursor = after;
+    while (cursor < latest && text.length < WRITE_BATCH_CHARS) {
+      const slot = this.bus.slotAt(cursor + 1);
+      if (!slot) {
+        if (cursor === after) return undefined;
+        break;
+      }
+      cursor += 1;
+      const event = slot.frame.event;
+      if (agentId === null || event.agent_id === agentId) text += `id: ${cursor}\nevent: ${event.event_type}\ndata: ${slot.data}\n\n`;
     }
-    return text;
+    const batch: Batch = { bytes: text ? Buffer.from(text, 'utf8') : null, through: cursor };
+    if (key !== undefined) shared!.set(key, batch);
+    return batch;
   }
 
   /** Too slow: cut it off; it resumes with its cursor and learns of the loss from `stream.gap`. */
