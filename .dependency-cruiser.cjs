@@ -57,6 +57,29 @@ module.exports = {
       to: { path: '^kernel/runtime/' },
     },
     {
+      name: 'kernel-agents-below-runtime',
+      comment:
+        'runtime/ builds on agents/ (loaded agents, their files and stores); agents/ never imports runtime/: what both need lives in agents/ ' +
+        '(limit-defaults.ts, fetch-policy.ts), and what reaches a running agent (ctx.agents.turns, ctx.agents.fetch) lives in runtime/ and is wired in services.ts (issue 30).',
+      severity: 'error',
+      from: { path: '^kernel/agents/' },
+      to: { path: '^kernel/runtime/' },
+    },
+    {
+      name: 'kernel-extensions-below-runtime',
+      comment: 'runtime/ uses the extension host (contributions, kernel points); extensions/ names what it reads of a runtime (GaugedRuntime) instead of importing runtime/ (issue 30).',
+      severity: 'error',
+      from: { path: '^kernel/extensions/' },
+      to: { path: '^kernel/runtime/' },
+    },
+    {
+      name: 'kernel-settings-below-spend',
+      comment: 'spend/ reads settings; settings.ts checks time zones with time-zone.ts, never by importing spend/ (which reaches agents/ and back to settings: a folder loop, issue 30).',
+      severity: 'error',
+      from: { path: '^kernel/settings\\.ts$' },
+      to: { path: '^kernel/spend/' },
+    },
+    {
       name: 'no-circular',
       comment: 'No import circles: hand a module what it needs (a function, a narrow interface) instead of importing its owner.',
       severity: 'error',

@@ -43,8 +43,8 @@ import { runtimeGauges } from './extensions/runtime-gauges.js';
 import type { RuntimeGaugesAccess } from '../contracts/runtime-gauges.js';
 import type { SettingsStore } from './settings.js';
 import { AGT_VERSION } from './version.js';
-import { turnsAccess } from './agents/turns-access.js';
-import { agentFetch } from './agents/agent-fetch.js';
+import { turnsAccess } from './runtime/turns-access.js';
+import { agentFetch } from './runtime/agent-fetch.js';
 
 export interface KernelInput {
   env: DaemonEnv;

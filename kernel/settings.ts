@@ -6,7 +6,7 @@ import { SettingsSchema, type Settings } from '../contracts/settings.js';
 import type { SettingsService } from '../contracts/services.js';
 import { assertValid, firstSchemaError } from '../contracts/validate.js';
 import { AgtError } from '../contracts/errors.js';
-import { validTimeZone } from './spend/calendar.js';
+import { validTimeZone } from './time-zone.js';
 import { cronProblem } from './cron-expression.js';
 import type { DaemonEnv } from './env.js';
 import { StartupError } from './errors.js';

@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { fetchDns } from '../kernel/runtime/tools/fetch-tool.js';
-import { blockedAddressKind, hostAllowed } from '../kernel/runtime/tools/fetch-policy.js';
+import { blockedAddressKind, hostAllowed } from '../kernel/agents/fetch-policy.js';
 import { runtimeHarness, type RuntimeHarness } from './fixtures/runtime/harness.js';
 
 async function server(t: { teardown(fn: () => unknown): void }, handler: Parameters<typeof createServer>[1]): Promise<{ port: number; hits: string[] }> {

@@ -14,11 +14,8 @@
 import type { AgentConfig } from '../../contracts/agent-config.js';
 import type { CappedField } from '../http-api/agents-api.js';
 import { CAPPED_LIMITS, type AgentCeiling, type Settings } from '../../contracts/settings.js';
-import { COMMAND_DEFAULT_TIMEOUT_MS } from '../runtime/sandbox/command-runner.js';
-import { LAMBDA_DEFAULT_TIMEOUT_MS } from '../runtime/sandbox/lambda-runner.js';
-import { SQL_DEFAULT_TIMEOUT_MS } from '../runtime/sql-sandbox/sql-runner.js';
-import { parseAllowEntry } from '../runtime/tools/fetch-policy.js';
-import { DEFAULT_LIMITS } from '../runtime/types.js';
+import { parseAllowEntry } from './fetch-policy.js';
+import { COMMAND_DEFAULT_TIMEOUT_MS, DEFAULT_LIMITS, LAMBDA_DEFAULT_TIMEOUT_MS, SQL_DEFAULT_TIMEOUT_MS } from './limit-defaults.js';
 
 type CappedLimit = (typeof CAPPED_LIMITS)[number];
 

@@ -4,11 +4,19 @@
  * agent's `agt_queue` holds as `queued`).
  */
 import type { ExtensionStateName, RuntimeGaugesAccess } from '../../contracts/runtime-gauges.js';
-import type { AgentRuntime } from '../runtime/agent-runtime.js';
+
+/**
+ * What the gauges read of an agent's runtime, named here so extensions/ does not import runtime/ (which
+ * imports extensions/ for the contributions: a folder loop, issue 30); `AgentRuntime` satisfies it.
+ */
+export interface GaugedRuntime {
+  loopNames(): readonly string[];
+  existingLoop(loop: string): { readonly queuedTurnIds: readonly string[] } | undefined;
+}
 
 export interface GaugeSources {
   agents(): Array<{ id: string; name: string }>;
-  runtimeOf(agentId: string): AgentRuntime | undefined;
+  runtimeOf(agentId: string): GaugedRuntime | undefined;
   sseClients(): number;
   extensions(): Array<{ name: string; enabled: boolean; state?: ExtensionStateName }>;
 }

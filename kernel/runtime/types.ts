@@ -61,12 +61,8 @@ export type TurnOutcome =
  */
 export type StopCause = 'interrupt' | 'abort' | 'unload' | 'disabled' | 'off' | 'timeout' | 'cleared' | 'park';
 
-/** Defaults of the `limits` object of the agent config. */
-export const DEFAULT_LIMITS = {
-  max_llm_calls_per_turn: 25,
-  max_tool_calls_per_turn: 100,
-  tool_timeout_ms: 60_000,
-} as const;
+/** Defaults of the `limits` object of the agent config (owned by agents/, beside the owner's ceiling). */
+export { DEFAULT_LIMITS } from '../agents/limit-defaults.js';
 
 /**
  * Queued turns one loop holds at most. Beyond it a chat or a dispatch is refused with 409 `conflict`,

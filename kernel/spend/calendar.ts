@@ -3,6 +3,7 @@
  * are UTC milliseconds, so ledger rows (stored with their UTC time) are summed by a plain range; a
  * moved time zone setting re-reads history in the new zone.
  */
+import { validTimeZone } from '../time-zone.js';
 
 export interface Periods {
   /** `YYYY-MM-DD` in the zone. */
@@ -13,25 +14,11 @@ export interface Periods {
   monthEnd: number;
 }
 
-// Both are asked at every model call (the budget periods); building an Intl.DateTimeFormat each time
-// was ~2% of a turn's CPU, so the answers are kept (the machine's zone per value of TZ).
-const knownZones = new Map<string, boolean>();
+// Asked at every model call (the budget periods); building an Intl.DateTimeFormat each time was ~2% of a
+// turn's CPU, so the machine's zone is kept per value of TZ (and known zones in time-zone.ts).
 let machineZone: { tz: string | undefined; zone: string } | undefined;
 
-/** Whether `zone` is a time zone this runtime knows. */
-export function validTimeZone(zone: string): boolean {
-  let valid = knownZones.get(zone);
-  if (valid === undefined) {
-    try {
-      new Intl.DateTimeFormat('en-US', { timeZone: zone });
-      valid = true;
-    } catch {
-      valid = false;
-    }
-    if (knownZones.size < 1000) knownZones.set(zone, valid);
-  }
-  return valid;
-}
+export { validTimeZone };
 
 export function machineTimeZone(): string {
   if (machineZone?.tz !== process.env.TZ) machineZone = undefined;

@@ -27,7 +27,8 @@ import { INFO_FD, SANDBOX_WORK, sandboxArgv, type SandboxMode, type SandboxTools
 import { DEFAULT_COMMAND_LIMITS, prlimitArgs, type CommandLimits } from './command-limits.js';
 import { SandboxUids } from './sandbox-uids.js';
 
-export const COMMAND_DEFAULT_TIMEOUT_MS = 10_000;
+import { COMMAND_DEFAULT_TIMEOUT_MS } from '../../agents/limit-defaults.js';
+export { COMMAND_DEFAULT_TIMEOUT_MS };
 const SAFE_PATH = '/usr/local/bin:/usr/bin:/bin';
 /** The uid a root daemon's probe runs as (`nobody`): no agent's. */
 const PROBE_UID = 65534;

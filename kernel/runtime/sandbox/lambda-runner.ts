@@ -21,7 +21,8 @@ import {
   lambdaTimedOut,
 } from '../errors.js';
 
-export const LAMBDA_DEFAULT_TIMEOUT_MS = 5_000;
+import { LAMBDA_DEFAULT_TIMEOUT_MS } from '../../agents/limit-defaults.js';
+export { LAMBDA_DEFAULT_TIMEOUT_MS };
 export const LAMBDA_MEMORY_BYTES = 32 * 1024 * 1024;
 export const LAMBDA_MAX_RESULT_BYTES = 64 * 1024;
 /** How long after its own time limit a silent worker is terminated (the backstop). */

@@ -41,7 +41,8 @@ import {
   stoppedWhileSqlRan,
 } from '../errors.js';
 
-export const SQL_DEFAULT_TIMEOUT_MS = 2_000;
+import { SQL_DEFAULT_TIMEOUT_MS } from '../../agents/limit-defaults.js';
+export { SQL_DEFAULT_TIMEOUT_MS };
 export const SQL_MAX_TIMEOUT_MS = 60_000;
 export const SQL_MAX_ROWS = 500;
 export const SQL_MAX_RESULT_BYTES = 256 * 1024;

@@ -22,7 +22,7 @@ import { AgtError } from '../../../contracts/errors.js';
 import type { ToolDefinition } from '../../../contracts/tools.js';
 import { builtin, type RuntimeLookup } from './define.js';
 import { addressRefused, bodyNotAllowed, fetchFailed, invalidHeader, notAUrl, onlyHttpUrls } from './errors.js';
-import { allowListOf, blockedAddressKind, hostAllowed, stripBrackets } from './fetch-policy.js';
+import { allowListOf, blockedAddressKind, hostAllowed, stripBrackets } from '../../agents/fetch-policy.js';
 
 export const FETCH_MAX_BYTES = 24 * 1024;
 export const FETCH_MAX_REDIRECTS = 20;

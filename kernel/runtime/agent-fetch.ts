@@ -6,10 +6,10 @@
  */
 import { AgtError } from '../../contracts/errors.js';
 import type { AgentFetch } from '../../contracts/agent-turns.js';
-import { AddressRefused, fetchFollowing, readCapped } from '../runtime/tools/fetch-tool.js';
-import { allowListOf } from '../runtime/tools/fetch-policy.js';
-import type { LoadedAgent } from './loaded-agent.js';
-import { agentIdNotLoaded } from './errors.js';
+import { AddressRefused, fetchFollowing, readCapped } from './tools/fetch-tool.js';
+import { allowListOf } from '../agents/fetch-policy.js';
+import type { LoadedAgent } from '../agents/loaded-agent.js';
+import { agentIdNotLoaded } from '../agents/errors.js';
 
 const DEFAULT_TIMEOUT_MS = 15_000;
 const MAX_TIMEOUT_MS = 60_000;

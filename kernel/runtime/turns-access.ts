@@ -4,11 +4,11 @@
  * The same code paths as the Chat, Agents and Tasks routes: every check those make applies here.
  */
 import type { AgentTurnsAccess, TurnPlace } from '../../contracts/agent-turns.js';
-import type { AgentRuntime } from '../runtime/agent-runtime.js';
-import { normalizeDispatch } from '../runtime/dispatch.js';
-import { noSuchLoop } from '../runtime/errors.js';
-import { historyMessage } from '../runtime/executor/context.js';
-import { agentIdNotLoaded } from './errors.js';
+import type { AgentRuntime } from './agent-runtime.js';
+import { normalizeDispatch } from './dispatch.js';
+import { noSuchLoop } from './errors.js';
+import { historyMessage } from './executor/context.js';
+import { agentIdNotLoaded } from '../agents/errors.js';
 import { isTraceparent, type InboundTrace } from '../../contracts/trace-context.js';
 
 /** `traced`: hands a well-formed traceparent of a delivered message to the `traceContext` provider. */
