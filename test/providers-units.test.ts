@@ -12,6 +12,7 @@ import { budgetOf, effortOf, readReasoning, typedValue } from '../extensions/pro
 import { costOf, findPrice, priceCall } from '../extensions/providers/pricing.js';
 import { AgtError } from '../contracts/errors.js';
 import { SpacingGates } from '../extensions/providers/spacing.js';
+import { SseParser } from '../extensions/providers/wire-http.js';
 import { makeTarget } from './fakes/providers-harness.js';
 
 t.test('params are typed by their look', async (t) => {
@@ -91,6 +92,23 @@ t.test('backoff: exponential with at most 25 % jitter, capped; Retry-After repla
   }
   t.equal(retryDelay(0, { ...failure, retryAfterMs: 800 }, options), 800);
   t.equal(retryDelay(0, { ...failure, retryAfterMs: 1001 }, options), null, 'too long to wait');
+});
+
+t.test('event-stream parsing: LF, CRLF and CR line ends split anywhere, comments, multi-line data, names', async (t) => {
+  const stream = ': comment\r\nevent: message_start\r\ndata: {"a":1}\r\n\r\ndata: one\ndata: two\n\nevent: ping\rdata:x\r\rdata: [DONE]\n\ndata: no blank line at the end';
+  const expected = [['message_start', '{"a":1}'], [null, 'one\ntwo'], ['ping', 'x'], [null, '[DONE]']];
+  // Every split of the text into two chunks, and one character at a time, parse the same.
+  for (let cut = 0; cut <= stream.length; cut++) {
+    const events: Array<[string | null, string]> = [];
+    const parser = new SseParser((event, data) => events.push([event, data]));
+    parser.push(stream.slice(0, cut));
+    parser.push(stream.slice(cut));
+    t.same(events, expected, `split at ${cut}`);
+  }
+  const events: Array<[string | null, string]> = [];
+  const parser = new SseParser((event, data) => events.push([event, data]));
+  for (const char of stream) parser.push(char);
+  t.same(events, expected, 'one character at a time');
 });
 
 t.test('stream assembly: tool-call fragments without index (some compatible servers), repeated names', async (t) => {

@@ -8,6 +8,8 @@
  * manifest's `defaultMaxTokens` fills in; `reasoning` becomes `thinking: {type: 'enabled',
  * budget_tokens}`, with `max_tokens` raised above the budget and `temperature` dropped (the API refuses
  * both otherwise), and earlier thinking blocks are sent back with their assistant messages.
+ *
+ * The call itself goes through wire-http.ts (undici, no SDK); the SDK's types still describe the wire.
  */
 import type { Message, RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
 import type { ModelMessage, ModelRequest, ReasoningBlock, StopReason, ToolCall } from '@agt/contracts';
@@ -15,8 +17,9 @@ import { num, parseArgs, throwIfGuardFired, type WireAdapter, type WireCall, typ
 import { upstreamError } from './errors.js';
 import type { ResolvedOptions } from './options.js';
 import { applyParams, budgetOf, compact, readReasoning } from './params.js';
-import { anthropicClient } from './sdk.js';
+import { ANTHROPIC_VERSION } from './sdk.js';
 import type { ProviderTarget } from './types.js';
+import { postEvents, postJson, WireStreamError, type WirePost } from './wire-http.js';
 
 type Block = Record<string, unknown>;
 
@@ -156,13 +159,25 @@ function fromBlocks(target: ProviderTarget, blocks: OpenBlock[]): Pick<WireResul
   return { text, toolCalls, ...(reasoning.length ? { reasoning } : {}) };
 }
 
+/** The request of one attempt, with decision D8's headers: `x-api-key` and `anthropic-version: 2023-06-01`. */
+function post(target: ProviderTarget, body: Record<string, unknown>, guard: WireCall['guard']): WirePost {
+  return {
+    url: `${target.baseUrl.replace(/\/+$/, '')}/v1/messages`,
+    headers: { 'anthropic-version': ANTHROPIC_VERSION, ...(target.apiKey ? { 'x-api-key': target.apiKey } : {}) },
+    body,
+    guard,
+    // As the Anthropic SDK hands it over: `APIError.error` is the whole body `{type: 'error', error}`.
+    errorOf: (parsed) => parsed,
+  };
+}
+
+/** The stream's events, as the Anthropic SDK reads them: message and block events are JSON, `ping` and unknown names are skipped. */
+const STREAM_EVENTS = new Set(['message_start', 'message_delta', 'message_stop', 'content_block_start', 'content_block_delta', 'content_block_stop']);
+
 async function send({ target, body, stream, guard, onDelta }: WireCall): Promise<WireResult> {
-  const sdk = await anthropicClient(target, guard.fetch, target.timeoutMs);
   const requested = String(body.model ?? '');
-  // `client.post` rather than `messages.create`: the latter prints deprecation notices with
-  // console.warn (the daemon's console is not a log) and adds nothing else to the request.
   if (!stream) {
-    const message = (await sdk.post('/v1/messages', { body, signal: guard.signal })) as Message;
+    const message = (await postJson(post(target, body, guard))) as Message;
     throwIfGuardFired(guard);
     if (!message || !Array.isArray(message.content)) throw upstreamError(target, `provider ${target.id} answered without content blocks`, 200);
     const parts = fromBlocks(target, message.content.map((block) => ({ ...(block as object), json: '' }) as OpenBlock));
@@ -174,9 +189,19 @@ async function send({ target, body, stream, guard, onDelta }: WireCall): Promise
       model: message.model || requested,
     };
   }
-  const events = (await sdk.post('/v1/messages', { body: { ...body, stream: true }, stream: true, signal: guard.signal })) as AsyncIterable<RawMessageStreamEvent>;
   const state = new MessageStreamState();
-  for await (const event of events) state.add(event, onDelta);
+  await postEvents(post(target, { ...body, stream: true }, guard), (event, data) => {
+    if (event === 'error') {
+      let parsed: unknown = data;
+      try {
+        parsed = JSON.parse(data);
+      } catch {
+        // the raw text, as the SDK keeps it
+      }
+      throw new WireStreamError(parsed);
+    }
+    if (event !== null && STREAM_EVENTS.has(event)) state.add(JSON.parse(data) as RawMessageStreamEvent, onDelta);
+  });
   throwIfGuardFired(guard);
   if (!state.finished) throw upstreamError(target, `provider ${target.id} ended the stream before message_stop (truncated stream)`, 200);
   const parts = fromBlocks(target, state.blocks);

@@ -5,8 +5,9 @@
  *
  * Why our own timers rather than the SDKs' `timeout` option: both vendor SDKs clear their timer as soon
  * as the response headers arrive, so a stream that stalls after its first bytes would hang forever.
- * The guard's `fetch` wraps the response body so every received chunk counts as activity (an Anthropic
- * `ping` keeps a slow but alive stream open; a silent socket does not). Aborting the controller aborts
+ * Every received chunk counts as activity (wire-http.ts touches the guard; its `fetch` for the SDKs
+ * wraps the response body to the same end): an Anthropic `ping` keeps a slow but alive stream open; a
+ * silent socket does not. Aborting the controller aborts
  * the real HTTP request: undici destroys the socket, which the server sees as a closed connection.
  */
 export type GuardReason = 'cancelled' | 'timeout' | 'idle' | 'stopped';
@@ -70,14 +71,22 @@ export class CallGuard {
     clearTimeout(this.idle);
   }
 
-  /** A `fetch` for the SDK: our signal on the request, and every body chunk restarts the idle timer. */
-  readonly fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const signals = [this.signal, init?.signal].filter((s): s is AbortSignal => !!s);
+  /** The request goes out now: the total timer starts (once per attempt) and the idle one restarts. */
+  begin(): void {
     if (!this.sent && !this.why) {
       this.sent = true;
       this.total = setTimeout(() => this.abort('timeout'), this.limits.timeoutMs);
     }
     this.touch();
+  }
+
+  /**
+   * A `fetch` for the SDKs (still used off the turn path, by admin.ts): our signal on the request, and
+   * every body chunk restarts the idle timer. Model calls go through wire-http.ts instead.
+   */
+  readonly fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const signals = [this.signal, init?.signal].filter((s): s is AbortSignal => !!s);
+    this.begin();
     const response = await fetch(input, { ...init, signal: AbortSignal.any(signals) });
     this.touch();
     if (!response.body) return response;

@@ -1,5 +1,5 @@
 /**
- * Turning whatever a model call threw (an SDK error, a fetch failure, our own guard's abort) into one
+ * Turning whatever a model call threw (a wire-http.ts error, an SDK error, our own guard's abort) into one
  * coded {@link AgtError}, deciding whether it may be retried, and keeping keys out of every message.
  *
  * Codes: `upstream_error` (502, `details.upstreamStatus` = the vendor's HTTP status or null),
@@ -9,6 +9,7 @@
 import { AgtError } from '@agt/contracts';
 import type { GuardReason } from './call-guard.js';
 import { loadedSdks } from './sdk.js';
+import { WireConnectionError, WireCutError, WireStatusError, WireStreamError } from './wire-http.js';
 import { PROVIDER_KINDS, type ProviderTarget } from './types.js';
 
 export interface Failure {
@@ -43,11 +44,13 @@ export function parseRetryAfter(headers: { get(name: string): string | null } | 
 
 type ApiErrorLike = { status?: number; headers?: { get(name: string): string | null }; error?: unknown; message: string };
 
-// Only an SDK that was imported can have thrown: the classes are looked up among the loaded ones.
-const isApiError = (e: unknown): e is ApiErrorLike => loadedSdks().some((sdk) => e instanceof sdk.APIError);
+// Model calls throw wire-http.ts's errors; the SDKs (still behind admin.ts) theirs. Only an SDK that was
+// imported can have thrown: its classes are looked up among the loaded ones.
+const isApiError = (e: unknown): e is ApiErrorLike =>
+  e instanceof WireStatusError || e instanceof WireStreamError || loadedSdks().some((sdk) => e instanceof sdk.APIError);
 const isConnectionTimeout = (e: unknown) => loadedSdks().some((sdk) => e instanceof sdk.APIConnectionTimeoutError);
 const isUserAbort = (e: unknown) => loadedSdks().some((sdk) => e instanceof sdk.APIUserAbortError);
-const isConnectionError = (e: unknown) => loadedSdks().some((sdk) => e instanceof sdk.APIConnectionError);
+const isConnectionError = (e: unknown) => e instanceof WireConnectionError || loadedSdks().some((sdk) => e instanceof sdk.APIConnectionError);
 
 /** The vendor's own words: OpenAI `{error: {message}}`, Anthropic `{type: 'error', error: {type, message}}`. */
 function vendorMessage(error: ApiErrorLike): string {
@@ -109,7 +112,7 @@ export function classify(error: unknown, reason: GuardReason | null, target: Pro
   if (error instanceof SyntaxError) {
     return { retryable: false, error: upstreamError(target, `${who} sent malformed JSON: ${error.message}`, 200) };
   }
-  if (error instanceof TypeError && /terminated|other side closed|socket/i.test(`${error.message} ${rootCause(error)}`)) {
+  if (error instanceof WireCutError || (error instanceof TypeError && /terminated|other side closed|socket/i.test(`${error.message} ${rootCause(error)}`))) {
     return { retryable: false, error: upstreamError(target, `${who} closed the connection mid-response (cut stream): ${rootCause(error)}`, 200) };
   }
   return { retryable: false, error: upstreamError(target, `${who} call failed: ${(error as Error)?.message ?? String(error)}`, null) };

@@ -7,14 +7,16 @@
  * OpenRouter's `reasoning: {effort | max_tokens}`. OpenRouter is asked for `usage: {include: true}` so
  * it reports its cost. Streams ask for `stream_options.include_usage` (the usage arrives in a last
  * chunk with no choices).
+ *
+ * The call itself goes through wire-http.ts (undici, no SDK); the SDK's types still describe the wire.
  */
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParamsNonStreaming, ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
+import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
 import type { ModelMessage, ModelRequest, StopReason, ToolCall } from '@agt/contracts';
 import { num, parseArgs, throwIfGuardFired, type WireAdapter, type WireCall, type WireResult } from './adapter.js';
 import { upstreamError } from './errors.js';
 import { applyParams, compact, effortOf, readReasoning } from './params.js';
-import { openaiClient } from './sdk.js';
 import type { ProviderTarget } from './types.js';
+import { postEvents, postJson, WireStreamError, type WirePost } from './wire-http.js';
 
 export function toOpenAIMessages(system: string, messages: ModelMessage[]): Array<Record<string, unknown>> {
   const out: Array<Record<string, unknown>> = [];
@@ -128,11 +130,22 @@ export class ChatStreamState {
   }
 }
 
+/** The request of one attempt: D8 sends `Authorization` only when a key is set (a local server has none). */
+function post(target: ProviderTarget, body: Record<string, unknown>, guard: WireCall['guard']): WirePost {
+  return {
+    url: `${target.baseUrl.replace(/\/+$/, '')}/chat/completions`,
+    headers: target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {},
+    body,
+    guard,
+    // As the OpenAI SDK hands it over: `APIError.error` is the body's `error` object.
+    errorOf: (parsed) => (parsed as { error?: unknown } | null)?.error,
+  };
+}
+
 async function send({ target, body, stream, guard, onDelta }: WireCall): Promise<WireResult> {
-  const sdk = await openaiClient(target, guard.fetch, target.timeoutMs);
   const requested = String(body.model ?? '');
   if (!stream) {
-    const completion: ChatCompletion = await sdk.chat.completions.create(body as unknown as ChatCompletionCreateParamsNonStreaming, { signal: guard.signal });
+    const completion = (await postJson(post(target, body, guard))) as ChatCompletion;
     throwIfGuardFired(guard);
     const choice = completion?.choices?.[0];
     if (!choice) throw upstreamError(target, `provider ${target.id} answered without any choice`, 200);
@@ -143,12 +156,20 @@ async function send({ target, body, stream, guard, onDelta }: WireCall): Promise
     });
     return { text, toolCalls, stopReason: mapFinish(choice.finish_reason, toolCalls.length > 0), ...usageOf(completion.usage as Record<string, any>), model: completion.model || requested };
   }
-  const chunks = await sdk.chat.completions.create(
-    { ...body, stream: true, stream_options: { include_usage: true } } as unknown as ChatCompletionCreateParamsStreaming,
-    { signal: guard.signal },
-  );
   const state = new ChatStreamState();
-  for await (const chunk of chunks) state.add(chunk, onDelta);
+  let done = false;
+  await postEvents(post(target, { ...body, stream: true, stream_options: { include_usage: true } }, guard), (event, data) => {
+    // As the OpenAI SDK reads the stream: `[DONE]` ends it, every other event is a JSON chunk, and a
+    // chunk carrying `error` is the vendor failing mid-stream (Assistants' `thread.*` events never come here).
+    if (done || event?.startsWith('thread.')) return;
+    if (data.startsWith('[DONE]')) {
+      done = true;
+      return;
+    }
+    const chunk = JSON.parse(data) as ChatCompletionChunk & { error?: unknown };
+    if (chunk?.error) throw new WireStreamError(chunk.error);
+    state.add(chunk, onDelta);
+  });
   throwIfGuardFired(guard);
   if (state.finish === null) {
     throw upstreamError(target, `provider ${target.id} ended the stream before a finish_reason (truncated stream)`, 200);

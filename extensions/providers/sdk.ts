@@ -1,5 +1,7 @@
 /**
- * Vendor SDK clients, built per attempt around the attempt's guard `fetch`.
+ * Vendor SDK clients, built per attempt around the attempt's guard `fetch`: since issue 31 only for the
+ * admin calls (admin.ts: listing a provider's models, where the SDKs' typed pagination is worth their
+ * cost); model calls go through wire-http.ts, which sends the same headers as pinned below.
  *
  * The SDKs do the wire work (URLs, headers, JSON, SSE parsing, typed errors); this file pins what they
  * would otherwise take from the environment or decide on their own:

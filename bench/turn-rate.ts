@@ -1,0 +1,140 @@
+/**
+ * The two chat-turn rows of `npm run bench`, alone, for A/B runs in the same minutes: the BUILT daemon
+ * (every shipped extension, default log level, as `npm run bench` runs it) against an instant fake model.
+ * - a chat turn, `POST /agents/{id}/chat` → `turn.completed` on `GET /events`: median and p95 of `turns`
+ *   after 3 to warm up, one at a time;
+ * - 10 agents × 10 turns at once (each agent sends its next chat when its previous turn completed).
+ *
+ * Run: `node --import tsx bench/turn-rate.ts [--turns=30] [--rounds=1] [--daemon=<dist dir>]... [--cpu-prof]`
+ * Each `--daemon` is a build's dist/ folder (default `dist`; copy an old one aside, under the checkout so
+ * it finds node_modules, e.g. `.cache/<you>/dist-0`); with several, the rounds alternate between them and
+ * each prints one JSON line per round. `--cpu-prof` writes the daemon's profile to .cache/agt/profiles/turn-rate/.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { reply } from '../test/fakes/script.js';
+import { startFakeOpenAI } from '../test/fakes/openai.js';
+import { call, freePort, percentile, TOKEN } from './http.js';
+
+const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
+const args = process.argv.slice(2);
+const flag = (name: string) => args.filter((a) => a.startsWith(`--${name}=`)).map((a) => a.slice(name.length + 3));
+const turns = Number(flag('turns')[0]) || 30;
+const rounds = Number(flag('rounds')[0]) || 1;
+const builds = flag('daemon').length ? flag('daemon') : ['dist'];
+const profile = args.includes('--cpu-prof');
+const cleanups: Array<() => unknown> = [];
+const fake = await startFakeOpenAI({ teardown: (fn) => void cleanups.push(fn) }, [], { fallback: reply.text('ok') });
+
+/** Resolves a turn id when its `turn.completed` (or its `agent.error`) arrives on the events stream. */
+function watchTurns(port: number) {
+  const ended = new Map<string, number>();
+  const waiting = new Map<string, (at: number) => void>();
+  let failures = 0;
+  const settle = (id: string, at: number) => {
+    const waiter = waiting.get(id);
+    if (waiter) {
+      waiting.delete(id);
+      waiter(at);
+    } else ended.set(id, at);
+  };
+  const req = httpRequest({ host: '127.0.0.1', port, path: '/events', headers: { authorization: `Bearer ${TOKEN}` } }, (res) => {
+    let buffer = '';
+    res.setEncoding('utf8');
+    res.on('data', (chunk: string) => {
+      buffer += chunk;
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const frame = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const data = frame.split('\n').find((line) => line.startsWith('data: {'));
+        const event = data ? JSON.parse(data.slice(6)).event : undefined;
+        if (event?.event_type === 'turn.completed') {
+          for (const id of [event.payload.turn_id, ...(event.payload.absorbed_turn_ids ?? [])]) settle(id, performance.now());
+        } else if (event?.event_type === 'agent.error' && event.turn_id) {
+          failures++;
+          settle(event.turn_id, performance.now());
+        }
+      }
+    });
+  });
+  req.end();
+  return {
+    close: () => req.destroy(),
+    failures: () => failures,
+    until: (id: string) =>
+      ended.has(id)
+        ? Promise.resolve(ended.get(id)!)
+        : new Promise<number>((done, fail) => {
+            const timer = setTimeout(() => fail(new Error(`turn ${id} did not complete within 30 s`)), 30_000);
+            waiting.set(id, (at) => (clearTimeout(timer), done(at)));
+          }),
+  };
+}
+
+async function round(dist: string) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'agt-bench-'));
+  writeFileSync(join(dataDir, 'settings.json'), JSON.stringify({ providers: [{ id: 'fake', type: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, defaultModel: 'fake-model' }] }));
+  const port = await freePort();
+  const build = JSON.parse(readFileSync(join(ROOT, dist, '.agt-build.json'), 'utf8')) as { main: string };
+  const profiles = join(ROOT, '.cache/agt/profiles/turn-rate');
+  if (profile) mkdirSync(profiles, { recursive: true });
+  const child = spawn(process.execPath, [...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : []), join(ROOT, dist, build.main)], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: dataDir, AGT_DAEMON_SETTINGS: join(dataDir, 'settings.json'), AGT_DAEMON_TOKEN: TOKEN, AGT_DAEMON_PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'ignore'],
+  });
+  const exited = new Promise((done) => child.once('exit', done));
+  try {
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`daemon exited with ${child.exitCode}`);
+      try {
+        if ((await call(port, 'GET', '/health', undefined, false)).status === 200) break;
+      } catch {
+        // not listening yet
+      }
+      await new Promise((done) => setTimeout(done, 20));
+    }
+    await call(port, 'POST', '/identity/create', { passphrase: 'bench passphrase, not a secret' });
+    const agents: string[] = [];
+    for (let i = 0; i < 11; i++) agents.push((await call(port, 'POST', '/agents/create', { name: `Bench ${i}`, provider: 'fake', start: true })).body.agentId);
+    const watcher = watchTurns(port);
+    await new Promise((done) => setTimeout(done, 100));
+    const chat = async (agentId: string, text: string) => {
+      const since = performance.now();
+      const res = await call(port, 'POST', `/agents/${agentId}/chat`, { text });
+      if (res.status !== 202) throw new Error(`chat answered ${res.status}: ${JSON.stringify(res.body)}`);
+      return (await watcher.until(res.body.turnId)) - since;
+    };
+    for (let i = 0; i < 3; i++) await chat(agents[0]!, `warm-up ${i}`);
+    // The measured phase on the profile's clock (monotonic µs), for `profile-top.mjs --from= --to=`.
+    const clock = () => Number(process.hrtime.bigint() / 1000n);
+    const from = clock();
+    const ms: number[] = [];
+    for (let i = 0; i < turns; i++) ms.push(await chat(agents[0]!, `turn ${i}`));
+    const since = performance.now();
+    await Promise.all(agents.slice(1).map(async (id) => {
+      for (let i = 0; i < 10; i++) await chat(id, `parallel ${i}`);
+    }));
+    const rate = 100 / ((performance.now() - since) / 1000);
+    const to = clock();
+    watcher.close();
+    await call(port, 'POST', '/daemon/shutdown', {});
+    await exited;
+    const r = (n: number) => Math.round(n * 100) / 100;
+    return { daemon: dist, medianMs: r(percentile(ms, 50)), p95Ms: r(percentile(ms, 95)), turnsPerSecond: Math.round(rate), failures: watcher.failures(), load: r(loadavg()[0]!), ...(profile ? { window: `--from=${from} --to=${to}` } : {}) };
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+try {
+  for (let i = 0; i < rounds; i++) for (const dist of builds) console.log(JSON.stringify(await round(dist)));
+} finally {
+  for (const cleanup of cleanups) await cleanup();
+}

@@ -1,0 +1,216 @@
+/**
+ * The lean transport of model calls (issue 31): one `POST` with a JSON body over undici's `request`,
+ * the answer read as JSON or as a server-sent-event stream, failures thrown as the few error kinds that
+ * `classify` (errors.ts) maps to codes. It replaced the vendor SDKs on the hot path, where the SDK, `fetch`,
+ * and the web streams around them took about a quarter of a turn's CPU (the SDK's request building, a
+ * `Response` re-wrapped per call to see chunks, a body written as an iterable in separate syscalls).
+ *
+ * What it keeps from the SDK path, on purpose:
+ * - the same dispatcher as `fetch` (undici's global one), so keep-alive, TLS trust (`NODE_EXTRA_CA_CERTS`)
+ *   and any dispatcher the process installs apply alike;
+ * - the SDKs' error semantics: a non-2xx status is a {@link WireStatusError} with the vendor's body
+ *   (OpenAI's `error` object, Anthropic's whole body, as their SDKs hand them over), a failure before the
+ *   answer's headers is a {@link WireConnectionError} (retryable), an `error` event in a started stream a
+ *   {@link WireStreamError}, a connection lost while the body arrives a {@link WireCutError};
+ * - the guard's timers (call-guard.ts): the total one starts as the request goes out, every received
+ *   chunk restarts the idle one, and aborting its signal destroys the request's socket.
+ * Differences: undici's own header/body timeouts are off (the guard's limits are the only ones), and a
+ * redirect is not followed: a 3xx is an `upstream_error` naming the status (a key header never travels on
+ * to the place a redirect names).
+ *
+ * undici is imported on the first call, as the SDKs were (the daemon's start does not pay for it).
+ */
+import type { Dispatcher } from 'undici';
+import type { CallGuard } from './call-guard.js';
+
+type Undici = typeof import('undici');
+let undici: Undici | undefined;
+
+/** undici is CommonJS: Node names its exports, the daemon's bundle hands over `module.exports` as `default`. */
+async function loadUndici(): Promise<Undici> {
+  const loaded = (await import('undici')) as Undici & { default?: Undici };
+  return typeof loaded.request === 'function' ? loaded : loaded.default!;
+}
+
+export interface HeaderView {
+  get(name: string): string | null;
+}
+
+/** The SDKs' `APIError` message: the vendor's message, else its body as JSON, else the raw text. */
+function apiMessage(status: number | undefined, error: unknown, text: string | undefined): string {
+  const inner = (error as { message?: unknown } | undefined)?.message;
+  const msg = inner ? (typeof inner === 'string' ? inner : JSON.stringify(inner)) : error ? JSON.stringify(error) : text;
+  if (status && msg) return `${status} ${msg}`;
+  if (status) return `${status} status code (no body)`;
+  return msg || '(no status code or body)';
+}
+
+/** A non-2xx answer. `error` is what the vendor's SDK would expose as `APIError.error`. */
+export class WireStatusError extends Error {
+  constructor(
+    readonly status: number,
+    readonly error: unknown,
+    text: string | undefined,
+    readonly headers: HeaderView,
+  ) {
+    super(apiMessage(status, error, text));
+  }
+}
+
+/** An `error` event (or error chunk) inside a stream that had started with a 2xx. */
+export class WireStreamError extends Error {
+  readonly status = undefined;
+  constructor(readonly error: unknown) {
+    super(apiMessage(undefined, error, undefined));
+  }
+}
+
+/** No answer at all: refused, reset, DNS, TLS (the request may not have reached the vendor). */
+export class WireConnectionError extends Error {
+  constructor(cause: unknown) {
+    super('Connection error.', { cause });
+  }
+}
+
+/** The connection ended while the answer's body was arriving. */
+export class WireCutError extends Error {
+  constructor(cause: unknown) {
+    super('terminated', { cause });
+  }
+}
+
+export interface WirePost {
+  url: string;
+  headers: Record<string, string>;
+  body: Record<string, unknown>;
+  guard: CallGuard;
+  /** From the parsed error body to what the vendor's SDK exposes as `error` (OpenAI: `body.error`). */
+  errorOf(body: unknown): unknown;
+}
+
+const headerView = (headers: Record<string, string | string[] | undefined>): HeaderView => ({
+  get(name) {
+    const value = headers[name.toLowerCase()];
+    return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
+  },
+});
+
+function parseOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Sends the request; resolves with the body of a 2xx answer, throws the wire errors otherwise. */
+async function send(call: WirePost): Promise<Dispatcher.ResponseData['body']> {
+  const { request } = undici ?? (undici = await loadUndici());
+  const { guard } = call;
+  guard.begin();
+  let response: Dispatcher.ResponseData;
+  try {
+    response = await request(call.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', ...call.headers },
+      body: JSON.stringify(call.body),
+      signal: guard.signal,
+      headersTimeout: 0,
+      bodyTimeout: 0,
+    });
+  } catch (error) {
+    throw guard.reason ? error : new WireConnectionError(error);
+  }
+  guard.touch();
+  if (response.statusCode >= 200 && response.statusCode < 300) return response.body;
+  const text = await response.body.text().catch(() => '');
+  const parsed = parseOrUndefined(text);
+  throw new WireStatusError(response.statusCode, parsed === undefined ? undefined : call.errorOf(parsed), parsed === undefined ? text : undefined, headerView(response.headers));
+}
+
+/** A JSON answer, parsed (a `SyntaxError` when it is not JSON). */
+export async function postJson(call: WirePost): Promise<unknown> {
+  const body = await send(call);
+  let text: string;
+  try {
+    text = await body.text();
+  } catch (error) {
+    throw call.guard.reason ? error : new WireCutError(error);
+  }
+  return JSON.parse(text);
+}
+
+/**
+ * A server-sent-event answer: `onEvent(event name or null, data)` for each event, in order, until the
+ * stream ends. A throw from `onEvent` ends the call with that error (the socket is dropped).
+ */
+export async function postEvents(call: WirePost, onEvent: (event: string | null, data: string) => void): Promise<void> {
+  const body = await send(call);
+  const parser = new SseParser(onEvent);
+  await new Promise<void>((resolve, reject) => {
+    body.setEncoding('utf8');
+    body.on('data', (chunk: string) => {
+      call.guard.touch();
+      try {
+        parser.push(chunk);
+      } catch (error) {
+        body.destroy();
+        reject(error);
+      }
+    });
+    body.on('end', () => resolve());
+    body.on('error', (error) => reject(call.guard.reason ? error : new WireCutError(error)));
+  });
+}
+
+/**
+ * The event-stream format (WHATWG "server-sent events"): lines end in LF, CRLF or CR; `field: value`
+ * lines build an event, a blank line dispatches it, `:` lines are comments. An event is dispatched when
+ * it has data or a name (as the SDKs' decoders do); a last event without its blank line is dropped.
+ */
+export class SseParser {
+  private rest = '';
+  private skipLf = false;
+  private event: string | null = null;
+  private data: string[] = [];
+
+  constructor(private readonly onEvent: (event: string | null, data: string) => void) {}
+
+  push(chunk: string): void {
+    let text = this.rest + chunk;
+    if (this.skipLf && text.startsWith('\n')) text = text.slice(1);
+    this.skipLf = false;
+    let start = 0;
+    for (;;) {
+      const lf = text.indexOf('\n', start);
+      const cr = text.indexOf('\r', start);
+      const end = cr >= 0 && (lf < 0 || cr < lf) ? cr : lf;
+      if (end < 0) break;
+      this.line(text.slice(start, end));
+      // A CR may be the first half of a CRLF split across two chunks: its LF is then skipped.
+      if (end === cr && end + 1 === text.length) this.skipLf = true;
+      start = end === cr && text[end + 1] === '\n' ? end + 2 : end + 1;
+    }
+    this.rest = text.slice(start);
+  }
+
+  private line(line: string): void {
+    if (line === '') {
+      if (this.event !== null || this.data.length) {
+        const event = this.event;
+        const data = this.data.join('\n');
+        this.event = null;
+        this.data = [];
+        this.onEvent(event, data);
+      }
+      return;
+    }
+    if (line.startsWith(':')) return;
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    let value = colon < 0 ? '' : line.slice(colon + 1);
+    if (value.startsWith(' ')) value = value.slice(1);
+    if (field === 'event') this.event = value;
+    else if (field === 'data') this.data.push(value);
+  }
+}
