@@ -6,7 +6,7 @@
  * client can measure delivery latency (same machine, same clock).
  *
  * IPC from the parent: {op: 'emit', rate, count, payloadBytes} → {op: 'emitted', first, last, count, ms};
- * {op: 'stats'} → {op: 'stats', clients, dropped, cpuMs}; {op: 'stop'}. Sends {op: 'ready', url} once listening.
+ * {op: 'stats'} → {op: 'stats', clients, dropped, flushes, writes, cpuMs}; {op: 'stop'}. Sends {op: 'ready', url} once listening.
  * Env: as the daemon's (AGT_DAEMON_SETTINGS, AGT_DAEMON_PORT, AGT_EXTENSIONS, ...).
  */
 import { readFileSync } from 'node:fs';
@@ -41,7 +41,8 @@ process.on('message', async (message) => {
   if (message.op === 'emit') process.send({ op: 'emitted', ...(await emit(message)) });
   else if (message.op === 'stats') {
     const cpu = process.cpuUsage();
-    process.send({ op: 'stats', ...daemon.kernel.eventStream.stats(), cpuMs: (cpu.user + cpu.system) / 1000 });
+    const hub = daemon.kernel.eventStream;
+    process.send({ op: 'stats', ...hub.stats(), ...hub.writeStats?.(), cpuMs: (cpu.user + cpu.system) / 1000 });
   }
   else if (message.op === 'stop') {
     await daemon.shutdown('bench');

@@ -101,6 +101,9 @@ async function measure(child: ChildProcess, port: number, clients: number, rate:
     // CPU the daemon (emitting and writing) and the readers spent, from connect to the end: on 2 cores,
     // readers that take most of it make the figure theirs rather than the daemon's.
     daemonCpuMs: Math.round(stats.cpuMs - before.cpuMs),
+    // Flushes and socket writes of frames (the per-write cost dominates; absent from older builds).
+    flushes: stats.flushes === undefined ? null : stats.flushes - before.flushes,
+    writes: stats.writes === undefined ? null : stats.writes - before.writes,
     readerCpuMs: Math.round(cpuMs),
   };
 }

@@ -29,6 +29,19 @@ const sockets = [];
 const now = () => performance.timeOrigin + performance.now();
 const cpuAtStart = process.cpuUsage();
 
+/**
+ * What of a read must wait for the next one: a marker whose timestamp is incomplete, or a read that ends
+ * in the first bytes of a marker; null otherwise (the usual case: no copy per read).
+ */
+function pendingStart(bytes, position) {
+  const marker = bytes.indexOf(MARKER, position);
+  if (marker >= 0) return Buffer.from(bytes.subarray(marker));
+  for (let k = Math.min(MARKER.length - 1, bytes.length - position); k > 0; k--) {
+    if (bytes.compare(MARKER, 0, k, bytes.length - k) === 0) return Buffer.from(bytes.subarray(bytes.length - k));
+  }
+  return null;
+}
+
 function open(url, token, index, connected) {
   received[index] = 0;
   const { hostname, port } = new URL(url);
@@ -38,7 +51,7 @@ function open(url, token, index, connected) {
   let tail = null;
   socket.on('data', (chunk) => {
     const at = now();
-    // A marker split across reads: the unparsed end of the previous read is kept (at most ~40 bytes).
+    // A marker split across reads: its start was kept from the previous read (see pendingStart).
     let bytes = tail === null ? chunk : Buffer.concat([tail, chunk]);
     if (head) {
       const end = bytes.indexOf(HEAD_END);
@@ -63,8 +76,7 @@ function open(url, token, index, connected) {
       position = end + 1;
     }
     received[index] += count;
-    const keep = Math.max(position, bytes.length - 40);
-    tail = keep < bytes.length ? Buffer.from(bytes.subarray(keep)) : null;
+    tail = pendingStart(bytes, position);
   });
   socket.on('error', () => {});
   sockets.push(socket);

@@ -1,17 +1,39 @@
 /**
  * The folder walk: `.agt` files under one tracked folder, at most `maxDepth` folder levels below it.
- * Never blocks the event loop (every directory read is asynchronous and the walk yields to other work
- * every {@link YIELD_EVERY} entries) and never leaves the folder: symbolic links are not followed, and
- * each file found must have a real path inside the folder's real path (a bind mount or a link swapped
- * in during the walk cannot lead it elsewhere). Dot-folders and `node_modules` are skipped.
+ * Never blocks the event loop: every directory is read asynchronously in one call (`readdir` with file
+ * types, so no `stat` per entry), its entries are sorted out synchronously, and the walk yields to other
+ * work once it has run for {@link SLICE_MS} since the event loop last had a turn (a time budget, not a
+ * count of entries: a slow disk or a loaded machine does not stretch a slice). It never leaves the
+ * folder: symbolic links are not followed, and each file found must have a real path inside the
+ * folder's real path (a bind mount or a link swapped in during the walk cannot lead it elsewhere).
+ * Dot-folders and `node_modules` are skipped.
  */
 import type { Dirent } from 'node:fs';
-import { lstat, opendir, realpath } from 'node:fs/promises';
+import { lstat, readdir, realpath } from 'node:fs/promises';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 
-/** Entries read between two yields to the event loop. */
-export const YIELD_EVERY = 64;
+/** The longest synchronous stretch of a walk (the watcher's too) before it yields to the event loop. */
+export const SLICE_MS = 4;
+
+/**
+ * A time budget for synchronous work between event-loop turns: `due()` says when the slice is used up
+ * (then `await next()`); `restart()` after an await that went through the event loop (file I/O).
+ */
+export class TimeSlice {
+  private since = performance.now();
+  constructor(private readonly budgetMs = SLICE_MS) {}
+  due(): boolean {
+    return performance.now() - this.since >= this.budgetMs;
+  }
+  restart(): void {
+    this.since = performance.now();
+  }
+  async next(): Promise<void> {
+    await yieldToEventLoop();
+    this.restart();
+  }
+}
 
 /** Bounds of one folder's walk: huge trees are cut short (the result says so), never walked forever. */
 export const SCAN_LIMITS = { maxEntries: 200_000, maxAgentFiles: 5_000 };
@@ -47,14 +69,18 @@ export function walkReaches(rootReal: string, filePath: string, maxDepth: number
   return below.length <= maxDepth && !below.some(skippedFolderName);
 }
 
-/** The entry's kind without following a link (`lstat` when the directory listing does not say). */
-async function kindOf(dir: string, entry: Dirent): Promise<'file' | 'dir' | 'other'> {
+/** The entry's kind without following a link; null when the listing does not say (then `lstat`). */
+function listedKind(entry: Dirent): 'file' | 'dir' | 'other' | null {
   if (entry.isSymbolicLink()) return 'other';
   if (entry.isFile()) return 'file';
   if (entry.isDirectory()) return 'dir';
   if (entry.isBlockDevice() || entry.isCharacterDevice() || entry.isFIFO() || entry.isSocket()) return 'other';
+  return null;
+}
+
+async function statKind(path: string): Promise<'file' | 'dir' | 'other'> {
   try {
-    const stat = await lstat(join(dir, entry.name));
+    const stat = await lstat(path);
     return stat.isFile() ? 'file' : stat.isDirectory() ? 'dir' : 'other';
   } catch {
     return 'other';
@@ -63,40 +89,49 @@ async function kindOf(dir: string, entry: Dirent): Promise<'file' | 'dir' | 'oth
 
 /**
  * Walks `rootReal` (the tracked folder's real path). `shouldStop` is checked between directories
- * (the extension stopping, a newer scan superseding this one).
+ * (the extension stopping, a newer scan superseding this one). A directory is read whole (as the
+ * watcher reads it); `maxEntries` bounds the walk, not one listing.
  */
 export async function scanFolder(rootReal: string, maxDepth: number, shouldStop: () => boolean = () => false, limits = SCAN_LIMITS): Promise<FolderScan> {
   const files: string[] = [];
   let entries = 0;
+  const slice = new TimeSlice();
   const stack: Array<{ dir: string; depth: number }> = [{ dir: rootReal, depth: 0 }];
   while (stack.length > 0) {
     if (shouldStop()) return { files, truncated: true };
     const { dir, depth } = stack.pop()!;
     const below: string[] = [];
     const here: string[] = [];
+    let listing: Dirent[];
     try {
-      const handle = await opendir(dir, { bufferSize: 64 });
-      for await (const entry of handle) {
-        if (++entries > limits.maxEntries) return { files, truncated: true };
-        if (entries % YIELD_EVERY === 0) await yieldToEventLoop();
-        const kind = await kindOf(dir, entry);
-        const path = join(dir, entry.name);
-        if (kind === 'dir' && depth < maxDepth && !skippedFolderName(entry.name)) below.push(path);
-        else if (kind === 'file' && entry.name.endsWith('.agt')) {
-          const real = await realpath(path).catch(() => null);
-          // The link check above covers files; this covers what listing cannot see (mounts, races).
-          if (real === null || !isInside(rootReal, real)) continue;
-          if (files.length + here.length >= limits.maxAgentFiles) return { files: [...files, ...here.sort()], truncated: true };
-          here.push(real);
-        }
-      }
+      listing = await readdir(dir, { withFileTypes: true });
     } catch {
       continue; // unreadable, vanished or not a folder
+    }
+    slice.restart();
+    for (const entry of listing) {
+      if (++entries > limits.maxEntries) return { files, truncated: true };
+      if (slice.due()) await slice.next();
+      const path = join(dir, entry.name);
+      let kind = listedKind(entry);
+      if (kind === null) {
+        kind = await statKind(path);
+        slice.restart();
+      }
+      if (kind === 'dir' && depth < maxDepth && !skippedFolderName(entry.name)) below.push(path);
+      else if (kind === 'file' && entry.name.endsWith('.agt')) {
+        const real = await realpath(path).catch(() => null);
+        slice.restart();
+        // The link check above covers files; this covers what listing cannot see (mounts, races).
+        if (real === null || !isInside(rootReal, real)) continue;
+        if (files.length + here.length >= limits.maxAgentFiles) return { files: [...files, ...here.sort()], truncated: true };
+        here.push(real);
+      }
     }
     files.push(...here.sort());
     below.sort((a, b) => basename(b).localeCompare(basename(a)));
     for (const path of below) stack.push({ dir: path, depth: depth + 1 });
-    await yieldToEventLoop();
+    if (slice.due()) await slice.next();
   }
   return { files, truncated: false };
 }

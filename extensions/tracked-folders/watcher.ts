@@ -4,7 +4,7 @@
  *
  * Built on `fs.watch` of each folder (inotify on Linux) rather than chokidar: measured here on a tree
  * of 10,000 files, chokidar 4's initial walk held the event loop for 60–380 ms at a time, where this
- * walk (asynchronous, yielding every {@link YIELD_EVERY} entries) stays under ~20 ms. `fs.watch`'s
+ * walk (asynchronous, yielding after SLICE_MS of work, scan.ts) stays under ~20 ms. `fs.watch`'s
  * known gaps are handled by never trusting an event's file name: any event on a folder re-reads that
  * folder (coalesced, and read again when events arrived meanwhile) and compares it with what was
  * there, so renames, moves between folders, editor saves (write to a temporary file, rename over),
@@ -15,8 +15,7 @@
 import { watch, type Dirent, type FSWatcher } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import { join, sep } from 'node:path';
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { isInside, skippedFolderName, YIELD_EVERY } from './scan.js';
+import { isInside, skippedFolderName, TimeSlice } from './scan.js';
 
 export type WatchChange = 'added' | 'changed' | 'removed';
 
@@ -127,21 +126,26 @@ export function watchFolder(rootReal: string, maxDepth: number, onChange: (chang
     }
     const seenFiles = new Set<string>();
     const seenDirs = new Set<string>();
-    let count = 0;
+    // Awaits of file I/O (the folders below, lstat) give the event loop its turn: a new slice starts.
+    const slice = new TimeSlice();
     for (const entry of entries) {
       if (closed) return;
-      if (++count % YIELD_EVERY === 0) await yieldToEventLoop();
+      if (slice.due()) await slice.next();
       const path = join(dir, entry.name);
       if (entry.isSymbolicLink()) continue;
       if (entry.isDirectory()) {
         if (state.depth >= maxDepth || skippedFolderName(entry.name)) continue;
         seenDirs.add(path);
-        if (!dirs.has(path)) await add(path, state.depth + 1);
+        if (!dirs.has(path)) {
+          await add(path, state.depth + 1);
+          slice.restart();
+        }
         continue;
       }
       if (!entry.isFile() || !entry.name.endsWith('.agt')) continue;
       seenFiles.add(path);
       const info = await lstat(path).catch(() => null);
+      slice.restart();
       if (info === null || !info.isFile()) continue;
       const known = files.get(path);
       if (known && known.mtimeMs === info.mtimeMs && known.size === info.size) continue;

@@ -78,6 +78,8 @@ export class SseHub implements FrameDelivery {
   private pendingFrames = 0;
   private pendingBytes = 0;
   private droppedCount = 0;
+  /** Flushes and writes of frames since start (bench/sse-fanout.ts reports them: the cost is per write). */
+  private readonly counts = { flushes: 0, writes: 0 };
 
   constructor(
     private readonly bus: KernelBus,
@@ -146,6 +148,11 @@ export class SseHub implements FrameDelivery {
   /** Open streams and streams dropped for being too slow, since start. */
   stats(): { clients: number; dropped: number } {
     return { clients: this.clients.size, dropped: this.droppedCount };
+  }
+
+  /** Flushes and writes of frames since start (diagnostics: a write is one socket system call). */
+  writeStats(): { flushes: number; writes: number } {
+    return { ...this.counts };
   }
 
   /** Throws 503 once shutdown began, so a request that slipped past the closing check gets an answer. */
@@ -247,6 +254,7 @@ export class SseHub implements FrameDelivery {
   }
 
   private flush(): void {
+    this.counts.flushes += 1;
     this.pendingFrames = 0;
     this.pendingBytes = 0;
     const latest = this.bus.latest;
@@ -272,7 +280,10 @@ export class SseHub implements FrameDelivery {
       const batch = this.batchAfter(client.lastCursor, client.agentId, shared);
       if (!batch) return this.drop(client);
       client.lastCursor = batch.through;
-      if (batch.bytes) client.writeFrames(batch.bytes, this.settleNow);
+      if (batch.bytes) {
+        this.counts.writes += 1;
+        client.writeFrames(batch.bytes, this.settleNow);
+      }
     }
     client.caughtUp();
   }
