@@ -28,6 +28,7 @@ const Open = (props: Parameters<typeof Type.Object>[0] = {}) =>
 
 export const KeyValue = Type.Object({ key: Type.String(), value: Type.String() }, { additionalProperties: false });
 
+/** @stability stable */
 export const ModelConfig = Type.Object(
   {
     provider: Type.String({ minLength: 1 }),
@@ -50,6 +51,7 @@ export const ModelConfig = Type.Object(
   { additionalProperties: false },
 );
 
+/** @stability stable */
 export const ToolDeclaration = Type.Object(
   {
     name: Type.String({ minLength: 1 }),
@@ -74,10 +76,12 @@ export const TRIGGER_TYPES = [
   'on_logs',
   'on_llm_call',
 ] as const;
+/** @stability stable */
 export type TriggerType = (typeof TRIGGER_TYPES)[number];
 
 export const LOOP_NAME_PATTERN = '^[a-z0-9][a-z0-9_-]{0,31}$';
 
+/** @stability stable */
 export const TriggerTarget = Type.Object(
   {
     scope: Type.Union([Type.Literal('agent'), Type.Literal('system')]),
@@ -95,6 +99,7 @@ export const TriggerTarget = Type.Object(
   { additionalProperties: false },
 );
 
+/** @stability stable */
 export const TriggerConfig = Type.Object(
   { enabled: Type.Boolean(), targets: Type.Array(TriggerTarget) },
   { additionalProperties: false },
@@ -109,6 +114,7 @@ export const Triggers = Type.Object(
   { additionalProperties: false },
 );
 
+/** @stability stable */
 export const McpServerConfig = Type.Object(
   {
     name: Type.String({ minLength: 1 }),
@@ -150,6 +156,7 @@ export const AdapterInstanceConfig = Type.Object(
   { additionalProperties: false },
 );
 
+/** @stability stable */
 export const AgentProviderConfig = Type.Object(
   {
     id: Type.String({ pattern: '^([a-z0-9-]+|custom:[A-Za-z0-9_.-]+)$' }),
@@ -169,6 +176,7 @@ export const AgentProviderConfig = Type.Object(
   { additionalProperties: false },
 );
 
+/** @stability stable */
 export const LoopConfig = Type.Object(
   {
     name: Type.String({ pattern: LOOP_NAME_PATTERN }),
@@ -269,6 +277,7 @@ export const AgentConfigSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/** @stability stable */
 export type AgentConfig = Static<typeof AgentConfigSchema>;
 export type ModelConfig = Static<typeof ModelConfig>;
 export type TriggerTarget = Static<typeof TriggerTarget>;

@@ -16,9 +16,12 @@ import { createExtensionPoint } from './extension.js';
  *   `autostart` may differ now.
  *
  * More kinds may come in a later minor version of the contract: an observer ignores kinds it does not know.
+ *
+ * @stability experimental
  */
 export type AgentFileChangeKind = 'created' | 'changed';
 
+/** @stability experimental */
 export interface AgentFileChange {
   change: AgentFileChangeKind;
   /** The file's real absolute path (symbolic links resolved). */
@@ -27,6 +30,7 @@ export interface AgentFileChange {
   agentId: string;
 }
 
+/** @stability experimental */
 export interface AgentFileObserver {
   /**
    * Told after the kernel wrote the file and before the request (or tool call) that wrote it answers:
@@ -37,11 +41,17 @@ export interface AgentFileObserver {
   written(change: Readonly<AgentFileChange>): Promise<void> | void;
 }
 
-/** The most the kernel waits for each observer of {@link agentFileObservers}. */
+/**
+ * The most the kernel waits for each observer of {@link agentFileObservers}.
+ *
+ * @stability experimental
+ */
 export const AGENT_FILE_NOTICE_DEADLINE_MS = 5_000;
 
 /**
  * All providers, in load order, told at the same time; the kernel waits for every one of them (each
  * within {@link AGENT_FILE_NOTICE_DEADLINE_MS}) before it answers. Offered by `tracked-folders`.
+ *
+ * @stability experimental
  */
 export const agentFileObservers = createExtensionPoint<AgentFileObserver>('agt.agent-file-written', { providers: 'all' });

@@ -10,7 +10,11 @@
 import { createPublicKey, verify } from 'node:crypto';
 import { base58 } from '@scure/base';
 
-/** An agent's public identity. */
+/**
+ * An agent's public identity.
+ *
+ * @stability experimental
+ */
 export interface AgentPublicIdentity {
   /** `did:key:z6Mk…` */
   did: string;
@@ -20,6 +24,8 @@ export interface AgentPublicIdentity {
 
 /**
  * `ctx.agents.keys`: a loaded agent's key pair, used without handing out the secret key.
+ *
+ * @stability experimental
  */
 export interface AgentKeysAccess {
   /** The agent's DID and public key; undefined when it is not loaded or has no identity yet. */
@@ -36,7 +42,11 @@ const DID_KEY_PREFIX = 'did:key:z';
 /** DER prefix of an Ed25519 SubjectPublicKeyInfo; the 32 key bytes follow. */
 const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 
-/** The `did:key` of a raw 32-byte Ed25519 public key. */
+/**
+ * The `did:key` of a raw 32-byte Ed25519 public key.
+ *
+ * @stability experimental
+ */
 export function didFromPublicKey(publicKey: Uint8Array): string {
   if (publicKey.length !== 32) throw new RangeError('an Ed25519 public key is 32 bytes');
   const bytes = new Uint8Array(34);
@@ -45,7 +55,11 @@ export function didFromPublicKey(publicKey: Uint8Array): string {
   return DID_KEY_PREFIX + base58.encode(bytes);
 }
 
-/** The Ed25519 public key a `did:key` names; throws a RangeError for anything that is not one. */
+/**
+ * The Ed25519 public key a `did:key` names; throws a RangeError for anything that is not one.
+ *
+ * @stability experimental
+ */
 export function publicKeyFromDid(did: string): Uint8Array {
   if (typeof did !== 'string' || !did.startsWith(DID_KEY_PREFIX) || did.length > 128) throw new RangeError('not a base58btc did:key');
   let bytes: Uint8Array;
@@ -58,6 +72,7 @@ export function publicKeyFromDid(did: string): Uint8Array {
   return bytes.slice(2);
 }
 
+/** @stability experimental */
 export function isEd25519Did(did: string): boolean {
   try {
     publicKeyFromDid(did);
@@ -67,7 +82,11 @@ export function isEd25519Did(did: string): boolean {
   }
 }
 
-/** Whether `signature` (64 bytes) is `did`'s Ed25519 signature of `message`; false for a bad DID or signature. */
+/**
+ * Whether `signature` (64 bytes) is `did`'s Ed25519 signature of `message`; false for a bad DID or signature.
+ *
+ * @stability experimental
+ */
 export function verifyDidSignature(did: string, message: Uint8Array, signature: Uint8Array): boolean {
   if (signature.length !== 64) return false;
   try {
@@ -90,10 +109,16 @@ export { canonicalJson, parseStrictJson } from './canonical-json.js';
  * its padding, exactly 88 characters. Decoding accepts this form only: the text must be what encoding
  * the decoded bytes gives back, byte for byte, so base64url, missing padding, whitespace, trailing
  * characters and non-zero spare bits all fail instead of being skipped by a lenient decoder.
+ *
+ * @stability experimental
  */
 export const SIGNATURE_BASE64 = /^[A-Za-z0-9+/]{86}==$/;
 
-/** The 64 bytes of a signature in the one base64 form above; undefined for anything else. */
+/**
+ * The 64 bytes of a signature in the one base64 form above; undefined for anything else.
+ *
+ * @stability experimental
+ */
 export function signatureFromBase64(text: unknown): Uint8Array | undefined {
   if (typeof text !== 'string' || !SIGNATURE_BASE64.test(text)) return undefined;
   const bytes = Buffer.from(text, 'base64');
@@ -101,16 +126,28 @@ export function signatureFromBase64(text: unknown): Uint8Array | undefined {
   return new Uint8Array(bytes);
 }
 
-/** A 64-byte signature in the one base64 form. */
+/**
+ * A 64-byte signature in the one base64 form.
+ *
+ * @stability experimental
+ */
 export function signatureToBase64(signature: Uint8Array): string {
   if (signature.length !== 64) throw new RangeError('an Ed25519 signature is 64 bytes');
   return Buffer.from(signature).toString('base64');
 }
 
-/** `ed25519:<base64>`, the form signatures take in cards and envelopes. */
+/**
+ * `ed25519:<base64>`, the form signatures take in cards and envelopes.
+ *
+ * @stability experimental
+ */
 export const formatSignature = (signature: Uint8Array) => `ed25519:${signatureToBase64(signature)}`;
 
-/** The bytes of an `ed25519:<base64>` signature in exactly the form {@link formatSignature} writes; undefined otherwise. */
+/**
+ * The bytes of an `ed25519:<base64>` signature in exactly the form {@link formatSignature} writes; undefined otherwise.
+ *
+ * @stability experimental
+ */
 export function parseSignature(text: unknown): Uint8Array | undefined {
   if (typeof text !== 'string' || !text.startsWith('ed25519:')) return undefined;
   return signatureFromBase64(text.slice('ed25519:'.length));

@@ -5,7 +5,11 @@
  * fs, network, env or daemon object; the input goes in as JSON and the result comes out as JSON.
  */
 
-/** What to run and with what. */
+/**
+ * What to run and with what.
+ *
+ * @stability experimental
+ */
 export interface AgentLambdaCall {
   /** `path/file.ts:functionName`, a file among the agent's stored files. */
   lambda: string;
@@ -18,6 +22,7 @@ export interface AgentLambdaCall {
   timeoutMs?: number;
 }
 
+/** @stability experimental */
 export interface AgentLambdaOutcome {
   /** The function's return value (awaited), as JSON. */
   result: unknown;
@@ -29,5 +34,7 @@ export interface AgentLambdaOutcome {
  * `ctx.agents.runLambda`: rejects with `not_found` (agent not loaded, or no such file), `bad_request`
  * (malformed reference, code that does not compile), `timeout` (time limit), `lambda_failed` (500, the
  * function threw; `details.logs` carries its console output). Calls of one agent run one at a time, so a slow agent delays only itself.
+ *
+ * @stability experimental
  */
 export type RunAgentLambda = (agentId: string, call: AgentLambdaCall) => Promise<AgentLambdaOutcome>;

@@ -8,11 +8,20 @@
  * `filePath` it reports back may differ from the one passed in.
  */
 
-/** Why the autostart of a file was skipped (`POST /agents/autostart` uses the same reasons). */
+/**
+ * Why the autostart of a file was skipped (`POST /agents/autostart` uses the same reasons).
+ *
+ * @stability stable
+ */
 export const AUTOSTART_SKIP_REASONS = ['already_loaded', 'not_autostart', 'password_protected', 'unreviewed'] as const;
+/** @stability stable */
 export type AutostartSkipReason = (typeof AUTOSTART_SKIP_REASONS)[number];
 
-/** What an agent file says about itself, read without loading or leasing it. */
+/**
+ * What an agent file says about itself, read without loading or leasing it.
+ *
+ * @stability stable
+ */
 export interface AgentFileSummary {
   /** The file's real path. */
   filePath: string;
@@ -27,7 +36,11 @@ export interface AgentFileSummary {
   passwordProtected: boolean;
 }
 
-/** The outcome of {@link AgentLauncher.autostart}: the body of `POST /agents/autostart` without the walk's fields. */
+/**
+ * The outcome of {@link AgentLauncher.autostart}: the body of `POST /agents/autostart` without the walk's fields.
+ *
+ * @stability stable
+ */
 export interface AutostartReport {
   /** Files looked at. */
   scanned: number;
@@ -37,7 +50,11 @@ export interface AutostartReport {
   failed: Array<{ filePath: string; name: string; error: string }>;
 }
 
-/** What {@link AgentLauncher.start} did. */
+/**
+ * What {@link AgentLauncher.start} did.
+ *
+ * @stability stable
+ */
 export interface AgentStartOutcome {
   agentId: string;
   /** The real path the agent was loaded from. */
@@ -49,6 +66,7 @@ export interface AgentStartOutcome {
   startupTriggered: boolean;
 }
 
+/** @stability stable */
 export interface AgentLauncher {
   /**
    * Reads the file's id, name, handle, autostart flag, password protection and review state without

@@ -6,9 +6,14 @@
  */
 import { invalidStoredPath } from './errors.js';
 
+/** @stability experimental */
 export const MAX_AGENT_PATH = 512;
 
-/** The canonical form of an agent file path (a leading `/` is dropped), or a `bad_request` AgtError. */
+/**
+ * The canonical form of an agent file path (a leading `/` is dropped), or a `bad_request` AgtError.
+ *
+ * @stability experimental
+ */
 export function normalizeAgentPath(path: string): string {
   const trimmed = path.replace(/^\/+/, '');
   const segments = trimmed.split('/');

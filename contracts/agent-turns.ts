@@ -14,7 +14,11 @@
  * Approvals are the owner's: an extension serving callers who are not the owner must not resolve them.
  */
 
-/** A message from outside the daemon that starts a turn ({@link AgentTurnsAccess.deliver}). */
+/**
+ * A message from outside the daemon that starts a turn ({@link AgentTurnsAccess.deliver}).
+ *
+ * @stability experimental
+ */
 export interface OutsideMessage {
   /** Where it came from (`a2a`); never `user` (that is chat). */
   source: string;
@@ -31,7 +35,11 @@ export interface OutsideMessage {
   traceparent?: string;
 }
 
-/** An `ask` a turn waits on (the `ask` tool). */
+/**
+ * An `ask` a turn waits on (the `ask` tool).
+ *
+ * @stability experimental
+ */
 export interface PendingAsk {
   requestId: string;
   question: string;
@@ -40,7 +48,11 @@ export interface PendingAsk {
   createdAt: number;
 }
 
-/** A restricted tool call waiting for the owner's approval. */
+/**
+ * A restricted tool call waiting for the owner's approval.
+ *
+ * @stability experimental
+ */
 export interface PendingApproval {
   taskId: string;
   tool: string;
@@ -50,7 +62,11 @@ export interface PendingApproval {
   createdAt: number;
 }
 
-/** One row of a loop's conversation ({@link AgentTurnsAccess.history}), as `GET /agents/{id}/chat` gives it. */
+/**
+ * One row of a loop's conversation ({@link AgentTurnsAccess.history}), as `GET /agents/{id}/chat` gives it.
+ *
+ * @stability experimental
+ */
 export interface ConversationEntry {
   id: number;
   /** `user`, `assistant`, `tool`, `system`. */
@@ -64,9 +80,14 @@ export interface ConversationEntry {
   isError?: boolean;
 }
 
-/** Where a turn is: queued, running (maybe waiting on an ask or approval), or nowhere (ended, unknown). */
+/**
+ * Where a turn is: queued, running (maybe waiting on an ask or approval), or nowhere (ended, unknown).
+ *
+ * @stability experimental
+ */
 export type TurnPlace = 'queued' | 'running' | 'none';
 
+/** @stability experimental */
 export interface AgentTurnsAccess {
   /**
    * The owner's chat on `loop` (default `main`), committed before it returns, as `POST /agents/{id}/chat`;
@@ -109,7 +130,11 @@ export interface AgentTurnsAccess {
   history(agentId: string, options?: { loop?: string; limit?: number }): ConversationEntry[];
 }
 
-/** One HTTP request an extension makes on an agent's behalf ({@link AgentFetch}). */
+/**
+ * One HTTP request an extension makes on an agent's behalf ({@link AgentFetch}).
+ *
+ * @stability experimental
+ */
 export interface AgentFetchRequest {
   url: string;
   method?: 'GET' | 'POST';
@@ -121,6 +146,7 @@ export interface AgentFetchRequest {
   maxBytes?: number;
 }
 
+/** @stability experimental */
 export interface AgentFetchResponse {
   status: number;
   /** Lowercase names; repeated headers joined with `, `. */
@@ -136,5 +162,7 @@ export interface AgentFetchResponse {
  * `agentCeiling.fetchAllowHosts`) names the host. Rejects with `forbidden` when the policy refuses, with
  * `not_found` for an agent that is not loaded, `bad_request` for a URL that is not http(s); any other
  * rejection is a network failure or the time limit (worth retrying).
+ *
+ * @stability experimental
  */
 export type AgentFetch = (agentId: string, request: AgentFetchRequest) => Promise<AgentFetchResponse>;

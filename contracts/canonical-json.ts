@@ -23,7 +23,11 @@
 import { AgtError } from './errors.js';
 import { MAX_JSON_DEPTH } from './validate.js';
 
-/** 400 `bad_request` for a value or text that has no canonical form, saying why. */
+/**
+ * 400 `bad_request` for a value or text that has no canonical form, saying why.
+ *
+ * @stability stable
+ */
 export const notCanonical = (why: string) => new AgtError('bad_request', `not canonical JSON (RFC 8785): ${why}`);
 
 const LONE_SURROGATE = /\p{Surrogate}/u;
@@ -59,6 +63,8 @@ type Frame = { array: readonly unknown[]; keys: null; index: number } | { object
 /**
  * The RFC 8785 canonical text of `value` (see the module comment). Throws `bad_request` for a value that
  * has none. Sign and verify the UTF-8 bytes of this text.
+ *
+ * @stability stable
  */
 export function canonicalJson(value: unknown, maxDepth = MAX_JSON_DEPTH): string {
   const parts: string[] = [];
@@ -130,6 +136,8 @@ const isNumberChar = (code: number) => (code >= 0x30 && code <= 0x39) || code ==
  * out of the finite range (`1e400`, `-1e400`), a lone surrogate, a `__proto__` member, and nesting deeper
  * than `maxDepth` containers. Bad syntax is 400 too. `JSON.parse` (iterative in V8) checks the syntax;
  * one pass over the now well-formed text then checks the rest without recursion.
+ *
+ * @stability stable
  */
 export function parseStrictJson(text: string, maxDepth = MAX_JSON_DEPTH): unknown {
   let value: unknown;

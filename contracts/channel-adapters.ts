@@ -21,10 +21,18 @@ import type { TSchema } from 'typebox';
 import { createExtensionPoint } from './extension.js';
 import type { Logger } from './logger.js';
 
-/** What `GET /agents/{id}/adapters` shows for one adapter. */
+/**
+ * What `GET /agents/{id}/adapters` shows for one adapter.
+ *
+ * @stability experimental
+ */
 export type AdapterStatus = 'connected' | 'connecting' | 'disconnected' | 'error';
 
-/** What a platform allows per message; the core shapes outbound text and inbound files to it. */
+/**
+ * What a platform allows per message; the core shapes outbound text and inbound files to it.
+ *
+ * @stability experimental
+ */
 export interface PlatformLimits {
   /** Longest text of one sent message, in UTF-16 code units (Telegram 4096, Discord 2000). Longer text is split. */
   maxTextLength: number;
@@ -32,7 +40,11 @@ export interface PlatformLimits {
   maxAttachmentSize?: number;
 }
 
-/** One file attached to an inbound message. Its content is fetched only when its size is allowed. */
+/**
+ * One file attached to an inbound message. Its content is fetched only when its size is allowed.
+ *
+ * @stability experimental
+ */
 export interface InboundAttachment {
   /** The file name the sender gave (the core makes it a safe path segment); a made-up one when none. */
   name: string;
@@ -49,7 +61,11 @@ export interface InboundAttachment {
   fetch(maxBytes: number): Promise<Uint8Array>;
 }
 
-/** One message from the platform, in the platform's own ids (all strings). */
+/**
+ * One message from the platform, in the platform's own ids (all strings).
+ *
+ * @stability experimental
+ */
 export interface AdapterInbound {
   /** The platform's id of this message (Telegram `message_id`, Slack `ts`, email `Message-ID`). */
   messageId: string;
@@ -72,7 +88,11 @@ export interface AdapterInbound {
   extra?: Record<string, unknown>;
 }
 
-/** One chunk of outbound text, already within {@link PlatformLimits.maxTextLength}. */
+/**
+ * One chunk of outbound text, already within {@link PlatformLimits.maxTextLength}.
+ *
+ * @stability experimental
+ */
 export interface AdapterOutbound {
   chatId: string;
   text: string;
@@ -88,6 +108,8 @@ export interface AdapterOutbound {
 /**
  * What `send` rejects with when the platform refused. Anything else thrown counts as a network error and
  * is retried with backoff.
+ *
+ * @stability experimental
  */
 export class AdapterSendError extends Error {
   /** Wait this long before the next try (the platform's rate-limit answer: 429 `retry_after`, `Retry-After`). */
@@ -111,6 +133,8 @@ export class AdapterSendError extends Error {
  * missing or locked): the adapter's status becomes `error` with this message and the core stops retrying
  * until the config, the credential or a restart changes something. Anything else thrown is retried with
  * backoff (status `connecting`).
+ *
+ * @stability experimental
  */
 export class AdapterConnectError extends Error {
   readonly permanent = true;
@@ -120,7 +144,11 @@ export class AdapterConnectError extends Error {
   }
 }
 
-/** The core's side, handed to {@link AdapterType.create}: one per agent and adapter type. */
+/**
+ * The core's side, handed to {@link AdapterType.create}: one per agent and adapter type.
+ *
+ * @stability experimental
+ */
 export interface AdapterHost {
   readonly agentId: string;
   readonly type: string;
@@ -151,7 +179,11 @@ export interface AdapterHost {
   readonly logger: Logger;
 }
 
-/** One running adapter of one agent. */
+/**
+ * One running adapter of one agent.
+ *
+ * @stability experimental
+ */
 export interface ChannelAdapter {
   /**
    * Connects and starts receiving; resolves once messages can flow. Rejects with
@@ -165,7 +197,11 @@ export interface ChannelAdapter {
   send(message: AdapterOutbound): Promise<{ messageId: string }>;
 }
 
-/** One adapter type: `telegram`, `slack`, ... */
+/**
+ * One adapter type: `telegram`, `slack`, ...
+ *
+ * @stability experimental
+ */
 export interface AdapterType {
   /** The config key (`adapters.<type>`) and address scheme (`<type>:<chat id>`): `^[a-z][a-z0-9-]{0,31}$`. */
   type: string;
@@ -178,7 +214,11 @@ export interface AdapterType {
   create(host: AdapterHost): ChannelAdapter;
 }
 
-/** The registry of adapter types the `channels` extension offers to the extensions that depend on it. */
+/**
+ * The registry of adapter types the `channels` extension offers to the extensions that depend on it.
+ *
+ * @stability experimental
+ */
 export interface ChannelAdapterTypes {
   /**
    * Adds a type; returns how to remove it (adapters of that type then stop). Throws for a malformed or an
@@ -189,8 +229,16 @@ export interface ChannelAdapterTypes {
   list(): string[];
 }
 
-/** Offered by `channels` (one provider): `ctx.use(channelAdapterTypes)` from an extension with `dependsOn: ['channels']`. */
+/**
+ * Offered by `channels` (one provider): `ctx.use(channelAdapterTypes)` from an extension with `dependsOn: ['channels']`.
+ *
+ * @stability experimental
+ */
 export const channelAdapterTypes = createExtensionPoint<ChannelAdapterTypes>('channels.adapter-types');
 
-/** The allowed shape of an adapter type name. */
+/**
+ * The allowed shape of an adapter type name.
+ *
+ * @stability experimental
+ */
 export const ADAPTER_TYPE_PATTERN = '^[a-z][a-z0-9-]{0,31}$';

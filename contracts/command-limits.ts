@@ -5,6 +5,7 @@
  */
 import { Type, type Static } from 'typebox';
 
+/** @stability experimental */
 export const CommandLimitsSettings = Type.Object(
   {
     processes: Type.Optional(

@@ -3,7 +3,11 @@
  * kernel's host runner (`ctx.agents.runHostCommand`) and a command executor (`contracts/points.ts`) take
  * and answer, and the output cap both apply. No imports, so both of those can import it.
  */
-/** One shell command an agent runs: a system-scope `command` target, or a tool's call. */
+/**
+ * One shell command an agent runs: a system-scope `command` target, or a tool's call.
+ *
+ * @stability experimental
+ */
 export interface CommandRun {
   agentId: string;
   /** Run by `/bin/sh -c`. */
@@ -16,7 +20,11 @@ export interface CommandRun {
   signal?: AbortSignal;
 }
 
-/** How a command ended. */
+/**
+ * How a command ended.
+ *
+ * @stability experimental
+ */
 export interface CommandOutcome {
   /** Where it ran: `host`, or the container's name. */
   target: string;
@@ -28,10 +36,18 @@ export interface CommandOutcome {
   stderr: string;
 }
 
-/** Each of stdout and stderr is cut here, by the kernel's host runner and by compute's containers (D15). */
+/**
+ * Each of stdout and stderr is cut here, by the kernel's host runner and by compute's containers (D15).
+ *
+ * @stability experimental
+ */
 export const COMMAND_OUTPUT_CAP_BYTES = 512 * 1024;
 
-/** Collects one output stream of a command. */
+/**
+ * Collects one output stream of a command.
+ *
+ * @stability experimental
+ */
 export interface CappedOutput {
   /** Keeps the chunk's bytes up to the cap; the rest is dropped (the caller still reads it, so the command never blocks). */
   push(chunk: Buffer): void;
@@ -41,7 +57,11 @@ export interface CappedOutput {
   value(): string;
 }
 
-/** A collector of a stream's first {@link COMMAND_OUTPUT_CAP_BYTES} bytes. */
+/**
+ * A collector of a stream's first {@link COMMAND_OUTPUT_CAP_BYTES} bytes.
+ *
+ * @stability experimental
+ */
 export function cappedOutput(note: string): CappedOutput {
   const chunks: Buffer[] = [];
   let size = 0;

@@ -13,7 +13,11 @@ function isParserError(error: FastifyError): boolean {
 /** Answers that mean "something this depends on is away or slow" (logged as one warning line). */
 const EXPECTED_5XX = new Set([502, 503, 504]);
 
-/** Sends `error` as the daemon does; 5xx answers are logged, their details never sent. */
+/**
+ * Sends `error` as the daemon does; 5xx answers are logged, their details never sent.
+ *
+ * @stability experimental
+ */
 export function sendErrorAnswer(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (error instanceof AgtError) {
     // 502, 503, 504 (an engine, a vendor or an extension that is away or slow) are expected conditions: one
@@ -41,9 +45,17 @@ export function sendErrorAnswer(error: FastifyError, request: FastifyRequest, re
   return reply.status(status).send({ error: error.message, code: STATUS_DEFAULT_CODE[status] ?? 'bad_request' });
 }
 
-/** The body of a 404 for a path no route serves. */
+/**
+ * The body of a 404 for a path no route serves.
+ *
+ * @stability experimental
+ */
 export const notFoundAnswer = (request: FastifyRequest) => ({ error: `no route ${request.method} ${request.url.split('?')[0]}`, code: 'not_found' });
 
-/** 503 `unavailable`: a route of an extension that is off, failed or waits for a dependency. */
+/**
+ * 503 `unavailable`: a route of an extension that is off, failed or waits for a dependency.
+ *
+ * @stability experimental
+ */
 export const extensionUnavailable = (name: string, reason: string) =>
   new AgtError('unavailable', `extension ${name} is ${reason}; its routes are unavailable`, { details: { extension: name } });

@@ -7,7 +7,10 @@
  */
 
 /** Every code the kernel knows, with the HTTP status it maps to. Extensions may add their own codes by
- * passing an explicit status. */
+ * passing an explicit status.
+ *
+ * @stability stable
+ */
 export const ERROR_STATUS = {
   bad_request: 400,
   password_required: 400,
@@ -43,9 +46,14 @@ export const ERROR_STATUS = {
   timeout: 504,
 } as const satisfies Record<string, number>;
 
+/** @stability stable */
 export type KnownErrorCode = keyof typeof ERROR_STATUS;
 
-/** The code a bare status maps to when a route defines nothing more specific (spec section 7). */
+/**
+ * The code a bare status maps to when a route defines nothing more specific (spec section 7).
+ *
+ * @stability stable
+ */
 export const STATUS_DEFAULT_CODE: Record<number, KnownErrorCode> = {
   400: 'bad_request',
   401: 'unauthorized',
@@ -64,6 +72,7 @@ export const STATUS_DEFAULT_CODE: Record<number, KnownErrorCode> = {
   504: 'timeout',
 };
 
+/** @stability stable */
 export interface AgtErrorOptions {
   /** Overrides the status from {@link ERROR_STATUS}; required for codes the kernel does not know. */
   status?: number;
@@ -78,6 +87,7 @@ export interface AgtErrorOptions {
  */
 const AGT_ERROR_BRAND = Symbol.for('agt.contracts.AgtError');
 
+/** @stability stable */
 export class AgtError extends Error {
   /** `instanceof AgtError` is true for any copy's AgtError (see the brand above). */
   static override [Symbol.hasInstance](value: unknown): boolean {
@@ -103,26 +113,47 @@ export class AgtError extends Error {
   }
 }
 
+/** @stability stable */
 export const isAgtError = (value: unknown): value is AgtError => value instanceof AgtError;
 
-/** Shorthands for the codes used everywhere. */
+/**
+ * Shorthands for the codes used everywhere.
+ *
+ * @stability stable
+ */
 export const badRequest = (message: string, details?: Record<string, unknown>) =>
   new AgtError('bad_request', message, { details });
+/** @stability stable */
 export const notFound = (message: string) => new AgtError('not_found', message);
+/** @stability stable */
 export const conflict = (message: string, details?: Record<string, unknown>) =>
   new AgtError('conflict', message, { details });
+/** @stability stable */
 export const unavailable = (message: string) => new AgtError('unavailable', message);
+/** @stability stable */
 export const notImplemented = (what: string) =>
   new AgtError('not_implemented', `${what} is not implemented in this build`);
 
-/** `code` (default `bad_request`): `what` fails its schema; `problem` is `path: message` of the first bad field. */
+/**
+ * `code` (default `bad_request`): `what` fails its schema; `problem` is `path: message` of the first bad field.
+ *
+ * @stability stable
+ */
 export const invalidValue = (what: string, problem: string, code: string = 'bad_request') =>
   new AgtError(code, `Invalid ${what}: ${problem}`, { details: { path: problem.split(':')[0] } });
 
-/** `code` (default `bad_request`): `what` nests deeper than `maxDepth` containers, first at JSON pointer `at`. */
+/**
+ * `code` (default `bad_request`): `what` nests deeper than `maxDepth` containers, first at JSON pointer `at`.
+ *
+ * @stability stable
+ */
 export const nestsTooDeep = (what: string, maxDepth: number, at: string, code: string = 'bad_request') =>
   new AgtError(code, `Invalid ${what}: nests deeper than ${maxDepth} levels (at ${at})`, { details: { path: at } });
 
-/** 400 `bad_request`: a stored agent file path that is not relative, "/"-separated and free of "." and ".." segments. */
+/**
+ * 400 `bad_request`: a stored agent file path that is not relative, "/"-separated and free of "." and ".." segments.
+ *
+ * @stability stable
+ */
 export const invalidStoredPath = (path: string) =>
   new AgtError('bad_request', `invalid agent file path "${path}": relative, "/"-separated, no empty, "." or ".." segments`);

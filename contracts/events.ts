@@ -2,6 +2,8 @@
  * The typed event map of the bus (spec section 6). One entry per event type: adding a type here is the
  * only way to emit it, and {@link EVENT_DESCRIPTIONS} must describe it (the `Record` makes tsc refuse a
  * type left undocumented).
+ *
+ * @stability stable
  */
 
 export interface UsageCounts {
@@ -12,7 +14,11 @@ export interface UsageCounts {
   cacheWrite: number;
 }
 
-/** Event type -> payload. Payload fields are snake_case where the spec names them so. */
+/**
+ * Event type -> payload. Payload fields are snake_case where the spec names them so.
+ *
+ * @stability stable
+ */
 export interface EventPayloads {
   'daemon.started': { version: string };
   'daemon.stopping': { reason: string };
@@ -96,9 +102,14 @@ export interface EventPayloads {
   };
 }
 
+/** @stability stable */
 export type EventType = keyof EventPayloads;
 
-/** What one event on the bus looks like (spec: UmbilicalEvent). */
+/**
+ * What one event on the bus looks like (spec: UmbilicalEvent).
+ *
+ * @stability stable
+ */
 export interface UmbilicalEvent<T extends EventType = EventType> {
   /** Per-agent sequence (per process; daemon-wide events with `agent_id: null` share one sequence). */
   seq: number;
@@ -118,12 +129,17 @@ export interface UmbilicalEvent<T extends EventType = EventType> {
   truncated?: boolean;
 }
 
-/** What `GET /events` sends as `data:` of an event frame. */
+/**
+ * What `GET /events` sends as `data:` of an event frame.
+ *
+ * @stability stable
+ */
 export interface EventFrame {
   cursor: number;
   event: UmbilicalEvent;
 }
 
+/** @stability stable */
 export interface EmitInput<T extends EventType> {
   agentId: string | null;
   payload: EventPayloads[T];
@@ -136,6 +152,8 @@ export interface EmitInput<T extends EventType> {
 /**
  * The daemon's event bus. Emitting is synchronous and never throws into the caller: a listener that
  * throws is logged and skipped. Emit only after the row an event announces is committed.
+ *
+ * @stability stable
  */
 export interface EventBus {
   emit<T extends EventType>(type: T, input: EmitInput<T>): UmbilicalEvent<T>;
@@ -143,7 +161,11 @@ export interface EventBus {
   subscribe(listener: (event: UmbilicalEvent) => void): () => void;
 }
 
-/** One line per event type, used for the OpenAPI description and docs. */
+/**
+ * One line per event type, used for the OpenAPI description and docs.
+ *
+ * @stability stable
+ */
 export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'daemon.started': 'The daemon finished starting.',
   'daemon.stopping': 'Shutdown began.',

@@ -28,10 +28,16 @@ import contractsPackage from './package.json' with { type: 'json' };
  * The contract version this kernel implements (`major.minor`): that of the `@agt/contracts` package
  * (`contracts/package.json`, the one place it is written), so an extension's `contract` and its
  * `@agt/contracts` dependency range say the same thing.
+ *
+ * @stability stable
  */
 export const CONTRACT_VERSION: string = contractsPackage.version.split('.').slice(0, 2).join('.');
 
-/** A fastify scope with the TypeBox type provider: route schemas are the types and the OpenAPI doc. */
+/**
+ * A fastify scope with the TypeBox type provider: route schemas are the types and the OpenAPI doc.
+ *
+ * @stability stable
+ */
 export type ExtensionHttp = FastifyInstance<
   RawServerDefault,
   IncomingMessage,
@@ -40,10 +46,18 @@ export type ExtensionHttp = FastifyInstance<
   TypeBoxTypeProvider
 >;
 
-/** How the providers of one {@link ExtensionPoint} combine. */
+/**
+ * How the providers of one {@link ExtensionPoint} combine.
+ *
+ * @stability stable
+ */
 export type PointProviders = 'one' | 'all';
 
-/** Extension point ids: lowercase, namespaced by the offering extension (`tracked-folders.index`); `agt.` is the kernel's. */
+/**
+ * Extension point ids: lowercase, namespaced by the offering extension (`tracked-folders.index`); `agt.` is the kernel's.
+ *
+ * @stability stable
+ */
 export const EXTENSION_POINT_ID_PATTERN = '^[a-z0-9][a-z0-9._-]*$';
 
 /**
@@ -57,6 +71,8 @@ export const EXTENSION_POINT_ID_PATTERN = '^[a-z0-9][a-z0-9._-]*$';
  *   naming both, so the later extension fails to load; the first keeps the point.
  * - `all`: every provider, in load order; an extension may provide several implementations. Who reads
  *   the point decides how they combine; each point states it (for example "first that claims wins").
+ *
+ * @stability stable
  */
 export interface ExtensionPoint<T, P extends PointProviders = PointProviders> {
   readonly id: string;
@@ -68,6 +84,8 @@ export interface ExtensionPoint<T, P extends PointProviders = PointProviders> {
 /**
  * Makes an extension point whose implementations have type `T`: `one` provider unless
  * `{providers: 'all'}`. Throws a `TypeError` for an id that does not match {@link EXTENSION_POINT_ID_PATTERN}.
+ *
+ * @stability stable
  */
 export function createExtensionPoint<T>(id: string, options?: { providers?: 'one' }): ExtensionPoint<T, 'one'>;
 export function createExtensionPoint<T>(id: string, options: { providers: 'all' }): ExtensionPoint<T, 'all'>;
@@ -85,6 +103,8 @@ export function createExtensionPoint<T>(id: string, options: { providers?: Point
  * process's, or the one an embedder or a test passed to `startDaemon`), read at call time. The kernel's
  * own `AGT_*` variables (its token, the owner passphrase) are left out, so no setting can make an
  * extension send them anywhere. Not a sandbox: extensions run in the daemon's process.
+ *
+ * @stability stable
  */
 export interface ExtensionEnv {
   /** The variable's value, or undefined when unset (or an `AGT_*` variable). */
@@ -97,7 +117,11 @@ export interface ExtensionEnv {
   names?(): string[];
 }
 
-/** Extension points. Each method may be called any number of times during `register`. */
+/**
+ * Extension points. Each method may be called any number of times during `register`.
+ *
+ * @stability stable
+ */
 export interface ExtensionContributions {
   /** First provider that resolves the agent's `model.provider` wins (load order). */
   modelClients(provider: ModelClientProvider): void;
@@ -112,6 +136,8 @@ export interface ExtensionContributions {
 /**
  * The one object an extension reaches the kernel through (it never imports from `kernel/`). Handed to
  * `register` once; keep it for `start`, `stop` and handlers.
+ *
+ * @stability stable
  */
 export interface ExtensionContext<Config = unknown> {
   /** The extension's name (the manifest entry's, which equals the definition's). */
@@ -183,7 +209,11 @@ export interface ExtensionContext<Config = unknown> {
   use<T>(point: ExtensionPoint<T, 'all'>): readonly T[];
 }
 
-/** What `register` may return. `Config` is the type of the extension's `options` (its `ctx.config`). */
+/**
+ * What `register` may return. `Config` is the type of the extension's `options` (its `ctx.config`).
+ *
+ * @stability stable
+ */
 export interface ExtensionHooks<Config = unknown> {
   /**
    * After every extension registered and the server listens, in dependency order (a dependency's
@@ -208,7 +238,11 @@ export interface ExtensionHooks<Config = unknown> {
   reconfigure?(config: Config): Promise<void> | void;
 }
 
-/** The default export of an extension module (made with {@link defineExtension}). */
+/**
+ * The default export of an extension module (made with {@link defineExtension}).
+ *
+ * @stability stable
+ */
 export interface ExtensionDefinition<Options extends TSchema = TSchema> {
   /** Lowercase name (`^[a-z0-9][a-z0-9._-]*$`); must equal the manifest entry's `name`. */
   name: string;
@@ -247,7 +281,11 @@ export interface ExtensionDefinition<Options extends TSchema = TSchema> {
   register(ctx: ExtensionContext<Static<Options>>): Promise<ExtensionHooks<Static<Options>> | void> | ExtensionHooks<Static<Options>> | void;
 }
 
-/** Marks a value as an extension definition; the identity function, typed. */
+/**
+ * Marks a value as an extension definition; the identity function, typed.
+ *
+ * @stability stable
+ */
 export function defineExtension<Options extends TSchema = TSchema>(
   definition: ExtensionDefinition<Options>,
 ): ExtensionDefinition<Options> {

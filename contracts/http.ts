@@ -1,23 +1,39 @@
 /** Shared route-schema pieces: the error body and the standard error responses for OpenAPI. */
 import { Type, type TSchema } from 'typebox';
 
-/** The spec's error body. Extra fields (`identity`, `agentId`, `candidates`, ...) are allowed. */
+/**
+ * The spec's error body. Extra fields (`identity`, `agentId`, `candidates`, ...) are allowed.
+ *
+ * @stability stable
+ */
 export const ErrorBody = Type.Object(
   { error: Type.String(), code: Type.String() },
   { additionalProperties: true, description: 'Error: clients branch on `code`' },
 );
 
-/** Responses every authenticated route can give, plus the ones named. */
+/**
+ * Responses every authenticated route can give, plus the ones named.
+ *
+ * @stability stable
+ */
 export function errorResponses(...statuses: number[]): Record<number, TSchema> {
   const out: Record<number, TSchema> = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 500: ErrorBody };
   for (const status of statuses) out[status] = ErrorBody;
   return out;
 }
 
-/** `{agentId, success}`, the answer of many agent mutations. */
+/**
+ * `{agentId, success}`, the answer of many agent mutations.
+ *
+ * @stability stable
+ */
 export const AgentSuccess = Type.Object({ agentId: Type.String(), success: Type.Boolean() });
 
-/** Path params of agent-scoped routes: id, handle or name. */
+/**
+ * Path params of agent-scoped routes: id, handle or name.
+ *
+ * @stability stable
+ */
 export const AgentIdParams = Type.Object({ id: Type.String({ minLength: 1 }) });
 
 declare module 'fastify' {

@@ -11,6 +11,7 @@
  */
 import type { AgentView, InboundMessage } from './services.js';
 
+/** @stability stable */
 export interface AgentLifecycleHooks {
   loaded?(agent: AgentView): Promise<void> | void;
   started?(agent: AgentView): Promise<void> | void;
@@ -18,12 +19,15 @@ export interface AgentLifecycleHooks {
   unloaded?(agent: AgentView): Promise<void> | void;
 }
 
+/** @stability stable */
 export type Deliver = (message: InboundMessage) => Promise<{ messageId: number }>;
 
+/** @stability stable */
 export interface InboxSource {
   name: string;
   /** Starts listening for this agent; returns how to stop. Must not block longer than needed to bind. */
   attach(agent: AgentView, deliver: Deliver): Promise<Detach | void> | Detach | void;
 }
 
+/** @stability stable */
 export type Detach = () => Promise<void> | void;

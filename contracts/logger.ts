@@ -1,4 +1,8 @@
-/** The logger handed to extensions: pino-compatible (fastify's logger is passed through). */
+/**
+ * The logger handed to extensions: pino-compatible (fastify's logger is passed through).
+ *
+ * @stability stable
+ */
 export interface Logger {
   debug(obj: unknown, msg?: string): void;
   info(obj: unknown, msg?: string): void;

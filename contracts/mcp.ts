@@ -12,19 +12,32 @@
  */
 import { Type, type Static } from 'typebox';
 
-/** An environment variable name a child may receive. */
+/**
+ * An environment variable name a child may receive.
+ *
+ * @stability experimental
+ */
 export const McpEnvName = Type.String({
   pattern: '^(?!AGT_|NODE_OPTIONS$|LD_|DYLD_)[A-Za-z_][A-Za-z0-9_]*$',
   maxLength: 128,
   description: 'variable name; AGT_*, NODE_OPTIONS, LD_* and DYLD_* are refused',
 });
 
-/** A server name: also part of model-facing tool names (`mcp_<server>_<tool>`) and credential names. */
+/**
+ * A server name: also part of model-facing tool names (`mcp_<server>_<tool>`) and credential names.
+ *
+ * @stability experimental
+ */
 export const McpServerName = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$', description: 'letters, digits, _ and -, at most 40' });
 
-/** An npm package spec: a name with an optional version or range, or a local tarball or folder path. */
+/**
+ * An npm package spec: a name with an optional version or range, or a local tarball or folder path.
+ *
+ * @stability experimental
+ */
 export const McpPackageSpec = Type.String({ minLength: 1, maxLength: 300, pattern: '^[^-\\s\\x00-\\x1f\\x7f;&|`$<>][^\\s\\x00-\\x1f\\x7f;&|`$<>]*$', description: 'never an npm option (no leading -), no spaces or control characters' });
 
+/** @stability experimental */
 export const McpRegistration = Type.Object(
   {
     name: McpServerName,

@@ -8,12 +8,17 @@
 import type { UsageCounts } from './events.js';
 import type { ToolImage } from './tools.js';
 
+/** @stability stable */
 export interface ModelParam {
   key: string;
   value: string;
 }
 
-/** The model part of an agent's config (spec: ModelConfig). */
+/**
+ * The model part of an agent's config (spec: ModelConfig).
+ *
+ * @stability stable
+ */
 export interface ModelSettings {
   provider: string;
   model_id: string;
@@ -25,6 +30,7 @@ export interface ModelSettings {
   provider_params?: Record<string, unknown>;
 }
 
+/** @stability stable */
 export interface ToolCall {
   /** The provider's call id; echoed back in the matching tool result. */
   id: string;
@@ -37,11 +43,14 @@ export interface ToolCall {
  * `redacted_thinking` blocks, with their signatures). Never shown as text. The runtime stores it with
  * the assistant message and hands it back unchanged in later requests: Anthropic refuses to continue a
  * tool-use exchange without the thinking blocks when thinking is on. Other providers ignore it.
+ *
+ * @stability stable
  */
 export type ReasoningBlock =
   | { type: 'thinking'; thinking: string; signature: string }
   | { type: 'redacted_thinking'; data: string };
 
+/** @stability stable */
 export type ModelMessage =
   | { role: 'user'; content: string }
   | { role: 'assistant'; content: string; toolCalls?: ToolCall[]; reasoning?: ReasoningBlock[] }
@@ -55,7 +64,11 @@ export type ModelMessage =
       images?: ToolImage[];
     };
 
-/** A tool as the model sees it. */
+/**
+ * A tool as the model sees it.
+ *
+ * @stability stable
+ */
 export interface ModelTool {
   name: string;
   description: string;
@@ -63,6 +76,7 @@ export interface ModelTool {
   inputSchema: Record<string, unknown>;
 }
 
+/** @stability stable */
 export interface ModelRequest {
   agentId: string;
   model: ModelSettings;
@@ -80,8 +94,10 @@ export interface ModelRequest {
   onDelta?: (text: string) => void;
 }
 
+/** @stability stable */
 export type StopReason = 'end' | 'tool_use' | 'max_tokens' | 'other';
 
+/** @stability stable */
 export interface ModelResponse {
   text: string;
   toolCalls: ToolCall[];
@@ -107,12 +123,18 @@ export interface ModelResponse {
  * reached; a malformed, cut or truncated reply, or a tool call whose arguments are not JSON),
  * `timeout` (the attempt's total or idle timeout), `aborted` (status 499: `signal` fired; the HTTP
  * request was really cancelled), `unavailable` (the extension is stopping). Messages never carry keys.
+ *
+ * @stability stable
  */
 export interface ModelClient {
   complete(request: ModelRequest): Promise<ModelResponse>;
 }
 
-/** Per-agent provider declaration (spec: AgentProviderConfig). */
+/**
+ * Per-agent provider declaration (spec: AgentProviderConfig).
+ *
+ * @stability stable
+ */
 export interface AgentProviderDeclaration {
   id: string;
   type: string;
@@ -124,6 +146,7 @@ export interface AgentProviderDeclaration {
   requestDelayMs?: number;
 }
 
+/** @stability stable */
 export interface ModelResolveContext {
   agentId: string;
   /** The agent's own `providers` declarations. */
@@ -136,6 +159,7 @@ export interface ModelResolveContext {
   readCredential(name: string): Promise<string | undefined>;
 }
 
+/** @stability stable */
 export interface ModelClientProvider {
   /**
    * Returns a client for `providerId` (an app provider id or one of the agent's own), or undefined when

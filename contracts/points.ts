@@ -8,7 +8,11 @@ import { createExtensionPoint } from './extension.js';
 
 export type { CommandOutcome, CommandRun } from './commands.js';
 
-/** Finds agent files that are not loaded. Offered by `tracked-folders`. */
+/**
+ * Finds agent files that are not loaded. Offered by `tracked-folders`.
+ *
+ * @stability stable
+ */
 export interface AgentLocator {
   /**
    * Absolute paths of agent files whose id, handle or name is `reference`; empty when none matches.
@@ -28,10 +32,16 @@ export interface AgentLocator {
 /**
  * One provider (a second is a load error naming both): the kernel asks it only about references that
  * no loaded agent matches.
+ *
+ * @stability stable
  */
 export const agentLocator = createExtensionPoint<AgentLocator>('agt.agent-locator');
 
-/** One outbox message on its way out, as `msg_send` committed it. */
+/**
+ * One outbox message on its way out, as `msg_send` committed it.
+ *
+ * @stability stable
+ */
 export interface OutboundEnvelope {
   /** The sending agent's id. */
   agentId: string;
@@ -66,7 +76,11 @@ export interface OutboundEnvelope {
   traceparent?: string;
 }
 
-/** What a transport tells the kernel about one delivery while it works on it. */
+/**
+ * What a transport tells the kernel about one delivery while it works on it.
+ *
+ * @stability stable
+ */
 export interface OutboundReport {
   /**
    * One try is over and another will follow (the row stays `pending`): `attempts` grows by one and
@@ -75,12 +89,20 @@ export interface OutboundReport {
   attemptFailed(statusCode: number | null, error: string): void;
 }
 
-/** How a delivery ended well; `statusCode` is the receiver's answer (recorded as `status_code`). */
+/**
+ * How a delivery ended well; `statusCode` is the receiver's answer (recorded as `status_code`).
+ *
+ * @stability stable
+ */
 export interface OutboundResult {
   statusCode?: number;
 }
 
-/** Sends outbox messages to the addresses of some schemes. Offered by `mesh` (`did:`) and `channels` (`telegram:`, ...). */
+/**
+ * Sends outbox messages to the addresses of some schemes. Offered by `mesh` (`did:`) and `channels` (`telegram:`, ...).
+ *
+ * @stability stable
+ */
 export interface OutboundTransport {
   /**
    * The address schemes it delivers to, each ending in `:` (`did:`, `telegram:`); matched
@@ -103,12 +125,18 @@ export interface OutboundTransport {
  * All providers, in load order; for each message the first transport with a scheme that claims its
  * address wins. When none claims it, the row stays `queued` (what `msg_send` did before transports).
  * Outbox statuses: `queued` (no transport), `pending` (handed to one), `delivered`, `failed`.
+ *
+ * @stability stable
  */
 export const outboundTransports = createExtensionPoint<OutboundTransport>('agt.outbound-transports', { providers: 'all' });
 
 const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
 
-/** The address of a `msg_send` (see {@link OutboundEnvelope.address}). */
+/**
+ * The address of a `msg_send` (see {@link OutboundEnvelope.address}).
+ *
+ * @stability stable
+ */
 export function outboundAddress(channel: string, recipient: string | null | undefined): string {
   if (recipient && SCHEME.test(recipient)) return recipient;
   return `${channel}:${recipient ?? ''}`;
@@ -117,6 +145,8 @@ export function outboundAddress(channel: string, recipient: string | null | unde
 /**
  * The inbox row a message answers (`data.parent_id`, a positive integer or its digits), or undefined when it
  * answers none. Transports read it the same way through this function.
+ *
+ * @stability stable
  */
 export function parentIdOf(envelope: Pick<OutboundEnvelope, 'data'>): number | undefined {
   const data = envelope.data;
@@ -129,6 +159,8 @@ export function parentIdOf(envelope: Pick<OutboundEnvelope, 'data'>): number | u
 /**
  * Runs system-scope `command` targets somewhere stronger than the kernel's own runner (a container).
  * Offered by `compute`.
+ *
+ * @stability stable
  */
 export interface CommandExecutor {
   /**
@@ -142,10 +174,16 @@ export interface CommandExecutor {
 /**
  * One provider (a second is a load error naming both). Without one, command targets run in the kernel's
  * host runner (a new network namespace as an unprivileged user, when the daemon is root).
+ *
+ * @stability stable
  */
 export const commandExecutor = createExtensionPoint<CommandExecutor>('agt.command-executor');
 
-/** One part of an agent config that an {@link AgentConfigCheck} refuses. */
+/**
+ * One part of an agent config that an {@link AgentConfigCheck} refuses.
+ *
+ * @stability stable
+ */
 export interface AgentConfigProblem {
   /** Where, dotted: `mcp.servers.ownertool.env.GIT_CONFIG_PARAMETERS`. */
   field: string;
@@ -160,15 +198,25 @@ export interface AgentConfigProblem {
  * refused with 400 `bad_request` naming each new problem), at load (the agent loads; the answer's
  * `refused` lists them) and for `GET /agents/review` (`summary.refused`). Must be pure and quick (no
  * I/O); the extension must also enforce its rule where it acts (a check is a report, not the boundary).
+ *
+ * @stability stable
  */
 export interface AgentConfigCheck {
   check(config: Readonly<AgentConfig>, agentId: string): readonly AgentConfigProblem[];
 }
 
-/** All providers; their problems are concatenated. */
+/**
+ * All providers; their problems are concatenated.
+ *
+ * @stability stable
+ */
 export const agentConfigChecks = createExtensionPoint<AgentConfigCheck>('agt.agent-config-checks', { providers: 'all' });
 
-/** What a {@link RequestCredentialCheck} sees of a request: read-only, never the body. */
+/**
+ * What a {@link RequestCredentialCheck} sees of a request: read-only, never the body.
+ *
+ * @stability stable
+ */
 export interface CredentialRequest {
   readonly method: string;
   /** The path and query as the client sent them. */
@@ -183,11 +231,17 @@ export interface CredentialRequest {
  * carries no valid bearer token; `loopbackOnly` routes stay loopback-only. Must be synchronous and quick
  * (it runs on every such request), compare secrets in constant time (or by a hash lookup), and never log
  * the credential.
+ *
+ * @stability stable
  */
 export interface RequestCredentialCheck {
   /** True when the request carries a live credential this extension issued: it then passes as the owner's. */
   accepts(request: CredentialRequest): boolean;
 }
 
-/** All providers; a request passes when any accepts it. Withdrawn when the offering extension stops or fails. */
+/**
+ * All providers; a request passes when any accepts it. Withdrawn when the offering extension stops or fails.
+ *
+ * @stability stable
+ */
 export const requestCredentials = createExtensionPoint<RequestCredentialCheck>('agt.request-credentials', { providers: 'all' });

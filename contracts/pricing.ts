@@ -5,6 +5,8 @@
  * price pages (anthropic.com/pricing, openai.com/api/pricing) as of 2025; no maintained npm package
  * carries a pinnable table for all four provider kinds, so this small table is the source and the owner
  * overrides it with settings `pricing`. Prices change: a convenience, not billing.
+ *
+ * @stability experimental
  */
 export interface ModelPrice {
   input: number;
@@ -15,6 +17,7 @@ export interface ModelPrice {
   cacheWrite?: number;
 }
 
+/** @stability experimental */
 export const SHIPPED_PRICES: Readonly<Record<string, ModelPrice>> = {
   'claude-opus-4': { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 },
   'claude-sonnet-4': { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
@@ -33,7 +36,11 @@ export const SHIPPED_PRICES: Readonly<Record<string, ModelPrice>> = {
   'o4-mini': { input: 1.1, output: 4.4, cacheRead: 0.275 },
 };
 
-/** The entry of `table` whose key is the longest prefix of `model` (`key`, `key-…`, `key:…`), or null. */
+/**
+ * The entry of `table` whose key is the longest prefix of `model` (`key`, `key-…`, `key:…`), or null.
+ *
+ * @stability experimental
+ */
 export function findModelPrice<T>(model: string, table: Readonly<Record<string, T>>): T | null {
   let best: string | null = null;
   for (const prefix of Object.keys(table)) {
@@ -43,7 +50,11 @@ export function findModelPrice<T>(model: string, table: Readonly<Record<string, 
   return best === null ? null : table[best]!;
 }
 
-/** Token counts of one call; `input` includes the cached tokens, priced at their own rates. */
+/**
+ * Token counts of one call; `input` includes the cached tokens, priced at their own rates.
+ *
+ * @stability experimental
+ */
 export interface PricedUsage {
   input: number;
   output: number;
@@ -51,7 +62,11 @@ export interface PricedUsage {
   cacheWrite?: number;
 }
 
-/** USD of one call at `price`, rounded to 1e-8. */
+/**
+ * USD of one call at `price`, rounded to 1e-8.
+ *
+ * @stability experimental
+ */
 export function usdOf(usage: PricedUsage, price: ModelPrice): number {
   const cacheRead = usage.cacheRead ?? 0;
   const cacheWrite = usage.cacheWrite ?? 0;

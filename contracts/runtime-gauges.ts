@@ -6,9 +6,14 @@
  * nobody reads pays nothing. Read-only and never a secret (names and numbers only).
  */
 
-/** An extension's state as `GET /runtime/extensions` shows it. */
+/**
+ * An extension's state as `GET /runtime/extensions` shows it.
+ *
+ * @stability experimental
+ */
 export type ExtensionStateName = 'disabled' | 'pending' | 'loaded' | 'started' | 'failed' | 'stopped';
 
+/** @stability experimental */
 export interface RuntimeGauges {
   /** Every loaded agent, with the turns waiting on its loops (queued, not the running ones). */
   agents: Array<{ id: string; name: string; queuedTurns: number }>;
@@ -18,6 +23,7 @@ export interface RuntimeGauges {
   extensions: Array<{ name: string; state: ExtensionStateName }>;
 }
 
+/** @stability experimental */
 export interface RuntimeGaugesAccess {
   /** The figures now; synchronous, cost proportional to the agents and extensions loaded. */
   read(): RuntimeGauges;

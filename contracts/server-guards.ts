@@ -20,7 +20,11 @@
  */
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 
-/** Size and time limits of a server's connections (the main API's unless a policy changes them). */
+/**
+ * Size and time limits of a server's connections (the main API's unless a policy changes them).
+ *
+ * @stability experimental
+ */
 export interface ServerLimits {
   /** Largest request header block, bytes (431 over it). Main API: 16 KB. */
   maxHeaderBytes: number;
@@ -34,7 +38,11 @@ export interface ServerLimits {
   idleSocketTimeoutMs: number;
 }
 
-/** What names the server besides its own addresses, and how strict it is. */
+/**
+ * What names the server besides its own addresses, and how strict it is.
+ *
+ * @stability experimental
+ */
 export interface ServerGuardPolicy {
   /**
    * Names the server is reached by from elsewhere (a DNS name, a NAT's public address), as `name` or
@@ -54,7 +62,11 @@ export interface ServerGuardPolicy {
   limits?: Partial<ServerLimits>;
 }
 
-/** `ctx.serverGuards`: builds servers that carry the main API's guards. */
+/**
+ * `ctx.serverGuards`: builds servers that carry the main API's guards.
+ *
+ * @stability experimental
+ */
 export interface ServerGuards {
   /**
    * A new fastify server (the daemon's fastify) with the guards and limits above installed as its first

@@ -8,6 +8,7 @@ import type { RunAgentLambda } from './agent-lambdas.js';
 import type { CommandOutcome, CommandRun } from './commands.js';
 import type { Settings } from './settings.js';
 
+/** @stability stable */
 export interface SettingsService {
   /** The data directory (the settings file's folder). */
   readonly dataDir: string;
@@ -23,7 +24,11 @@ export interface SettingsService {
   update(patch: Partial<Settings>): Readonly<Settings>;
 }
 
-/** A read-only view of one loaded agent. */
+/**
+ * A read-only view of one loaded agent.
+ *
+ * @stability stable
+ */
 export interface AgentView {
   id: string;
   name: string;
@@ -32,9 +37,14 @@ export interface AgentView {
   config: Readonly<AgentConfig>;
 }
 
+/** @stability stable */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
-/** One of an agent's stored files (what its `fs_*` tools see), without content. */
+/**
+ * One of an agent's stored files (what its `fs_*` tools see), without content.
+ *
+ * @stability stable
+ */
 export interface AgentFileInfo {
   /** Relative, `/`-separated, no `.` or `..` segments. */
   path: string;
@@ -44,6 +54,7 @@ export interface AgentFileInfo {
   updatedAt: number;
 }
 
+/** @stability stable */
 export interface AgentFile extends AgentFileInfo {
   content: Buffer;
 }
@@ -53,6 +64,8 @@ export interface AgentFile extends AgentFileInfo {
  * into them (channel attachments). Paths are checked by the kernel: an empty path, `\\`, NUL, `.` or
  * `..` segments reject with `bad_request` (a hostile path never names another file). An agent that is
  * not loaded rejects with `not_found`.
+ *
+ * @stability stable
  */
 export interface AgentFilesAccess {
   /** Files under `folder` (`''` for all), sorted by path. */
@@ -65,6 +78,7 @@ export interface AgentFilesAccess {
   remove(agentId: string, path: string): Promise<boolean>;
 }
 
+/** @stability stable */
 export interface AgentsService {
   list(): AgentView[];
   /** By id, handle or name; undefined when no loaded agent matches. */
@@ -105,6 +119,7 @@ export interface AgentsService {
   log(agentId: string, level: LogLevel, message: string, data?: unknown): void;
 }
 
+/** @stability stable */
 export interface InboundMessage {
   /** Where it came from: `channel:<type>`, `mesh`, `api`. Never `user` (that is chat). */
   source: string;
@@ -125,7 +140,11 @@ export interface InboundMessage {
   traceparent?: string;
 }
 
-/** One row of an agent's `agt_inbox`. */
+/**
+ * One row of an agent's `agt_inbox`.
+ *
+ * @stability stable
+ */
 export interface InboxRow {
   id: number;
   source: string;
@@ -138,6 +157,7 @@ export interface InboxRow {
   createdAt: number;
 }
 
+/** @stability stable */
 export interface InboxService {
   /**
    * Commits the message to the agent's `agt_inbox` and then runs its `on_inbox` trigger.

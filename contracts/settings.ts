@@ -8,6 +8,8 @@ import { McpRegistration } from './mcp.js';
  * extension that serves providers (the shipped `providers` knows `anthropic`, `openai`,
  * `openai-compatible` and `openrouter`, and refuses other kinds at its routes and when a model call
  * resolves the provider).
+ *
+ * @stability stable
  */
 export const ProviderKind = Type.String({
   pattern: '^[a-z0-9][a-z0-9._-]*$',
@@ -15,6 +17,7 @@ export const ProviderKind = Type.String({
   description: 'Provider kind, such as anthropic, openai, openai-compatible or openrouter (checked by the extension serving it)',
 });
 
+/** @stability stable */
 export const AppProviderSettings = Type.Object(
   {
     id: Type.String({ minLength: 1, pattern: '^[A-Za-z0-9:_.-]+$' }),
@@ -38,6 +41,8 @@ export const AppProviderSettings = Type.Object(
 /**
  * Numeric `limits` of an agent config that have an owner maximum (see {@link AgentCeiling}); the kernel's
  * defaults for the maxima are in `kernel/agents/ceiling.ts` (`sql_timeout_ms` 10 s, ...).
+ *
+ * @stability stable
  */
 export const CAPPED_LIMITS = [
   'sql_timeout_ms',
@@ -53,6 +58,8 @@ export const CAPPED_LIMITS = [
  * The owner's ceiling on what an agent file grants itself (issue 22, item 2): the file's `security` and
  * `limits` can only narrow it. Unset fields take the kernel's safe defaults (no fetch host beyond the
  * public internet, no unsandboxed commands, no compute network, `sql_timeout_ms` at most 10 s, ...).
+ *
+ * @stability stable
  */
 export const AgentCeiling = Type.Object(
   {
@@ -74,10 +81,18 @@ export const AgentCeiling = Type.Object(
   { additionalProperties: false },
 );
 
-/** Top-level agent config fields the owner may unlock for an agent's own `sys_update_config`. */
+/**
+ * Top-level agent config fields the owner may unlock for an agent's own `sys_update_config`.
+ *
+ * @stability stable
+ */
 export const UNLOCKABLE_AGENT_FIELDS = ['mcp', 'security', 'limits', 'serving', 'adapters', 'providers', 'ws_connections'] as const;
 
-/** USD per million tokens (`cached`: cache-read input; default half of `input`). */
+/**
+ * USD per million tokens (`cached`: cache-read input; default half of `input`).
+ *
+ * @stability stable
+ */
 export const PriceSettings = Type.Object(
   {
     input: Type.Number({ minimum: 0 }),
@@ -87,7 +102,11 @@ export const PriceSettings = Type.Object(
   { additionalProperties: false },
 );
 
-/** How long rows of one kind are kept in an agent file (docs/backups.md, "Bounded growth"); both bounds apply. */
+/**
+ * How long rows of one kind are kept in an agent file (docs/backups.md, "Bounded growth"); both bounds apply.
+ *
+ * @stability stable
+ */
 export const RetentionRule = Type.Object(
   {
     maxAgeDays: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'rows older than this many days are deleted' })),
@@ -96,7 +115,11 @@ export const RetentionRule = Type.Object(
   { additionalProperties: false },
 );
 
-/** Scheduled backups of every loaded and tracked agent (docs/backups.md). */
+/**
+ * Scheduled backups of every loaded and tracked agent (docs/backups.md).
+ *
+ * @stability stable
+ */
 export const BackupSettings = Type.Object(
   {
     dir: Type.Optional(Type.String({ minLength: 1, description: 'absolute folder of the copies, one sub-folder per agent id (default <data dir>/backups)' })),
@@ -107,7 +130,11 @@ export const BackupSettings = Type.Object(
   { additionalProperties: false },
 );
 
-/** OpenTelemetry traces and Prometheus metrics, owned by the telemetry extension (D20, docs/observability.md). */
+/**
+ * OpenTelemetry traces and Prometheus metrics, owned by the telemetry extension (D20, docs/observability.md).
+ *
+ * @stability stable
+ */
 export const TelemetrySettings = Type.Object(
   {
     otlpEndpoint: Type.Optional(
@@ -120,7 +147,11 @@ export const TelemetrySettings = Type.Object(
   { additionalProperties: false },
 );
 
-/** Size and growth of agent files (docs/backups.md, "Bounded growth"). */
+/**
+ * Size and growth of agent files (docs/backups.md, "Bounded growth").
+ *
+ * @stability stable
+ */
 export const StorageSettings = Type.Object(
   {
     quotaBytes: Type.Optional(Type.Integer({ minimum: 65_536, description: "the most an agent file may grow to by the agent's own writes (SQL tools, stored files); default none" })),
@@ -140,6 +171,7 @@ export const StorageSettings = Type.Object(
   { additionalProperties: false },
 );
 
+/** @stability stable */
 export const SettingsSchema = Type.Object(
   {
     pricing: Type.Optional(
@@ -217,9 +249,14 @@ export const SettingsSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/** @stability stable */
 export type Settings = Static<typeof SettingsSchema>;
 
-/** `maxScanDepth` when the settings do not say (D10). */
+/**
+ * `maxScanDepth` when the settings do not say (D10).
+ *
+ * @stability stable
+ */
 export const DEFAULT_MAX_SCAN_DEPTH = 5;
 export type AppProviderSettings = Static<typeof AppProviderSettings>;
 export type AgentCeiling = Static<typeof AgentCeiling>;
@@ -228,4 +265,5 @@ export type BackupSettings = Static<typeof BackupSettings>;
 export type TelemetrySettings = Static<typeof TelemetrySettings>;
 export type StorageSettings = Static<typeof StorageSettings>;
 export type RetentionRule = Static<typeof RetentionRule>;
+/** @stability stable */
 export type UnlockableAgentField = (typeof UNLOCKABLE_AGENT_FIELDS)[number];

@@ -7,6 +7,7 @@
  */
 import type { Logger } from './logger.js';
 
+/** @stability stable */
 export interface ToolContext {
   agentId: string;
   loop: string;
@@ -28,7 +29,11 @@ export interface ToolContext {
   progress?: () => void;
 }
 
-/** An image a tool hands back, for models that take images (base64, never a URL to fetch). */
+/**
+ * An image a tool hands back, for models that take images (base64, never a URL to fetch).
+ *
+ * @stability stable
+ */
 export interface ToolImage {
   /** `image/png`, `image/jpeg`, `image/gif` or `image/webp`; other types are described in text instead. */
   mimeType: string;
@@ -36,6 +41,7 @@ export interface ToolImage {
   data: string;
 }
 
+/** @stability stable */
 export interface ToolResult {
   /** Text handed back to the model (also where resources and anything non-visual are described). */
   content: string;
@@ -49,9 +55,12 @@ export interface ToolResult {
   images?: ToolImage[];
 }
 
+/** @stability stable */
 export const MAX_TOOL_RESULT_IMAGES = 4;
+/** @stability stable */
 export const MAX_TOOL_IMAGE_BYTES = 2 * 1024 * 1024;
 
+/** @stability stable */
 export interface ToolDefinition {
   name: string;
   description: string;
@@ -81,6 +90,7 @@ export interface ToolDefinition {
   run(args: Record<string, unknown>, context: ToolContext): Promise<ToolResult>;
 }
 
+/** @stability stable */
 export interface ToolContributor {
   /** The tools this contributor offers to one agent right now. Must not throw for an agent it ignores. */
   toolsFor(agentId: string): Promise<ToolDefinition[]> | ToolDefinition[];

@@ -7,15 +7,24 @@
  */
 import { createExtensionPoint } from './extension.js';
 
-/** `00-<32 hex trace id>-<16 hex span id>-<2 hex flags>` (W3C Trace Context, version 00). */
+/**
+ * `00-<32 hex trace id>-<16 hex span id>-<2 hex flags>` (W3C Trace Context, version 00).
+ *
+ * @stability experimental
+ */
 export const TRACEPARENT_PATTERN = '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$';
 const TRACEPARENT = new RegExp(TRACEPARENT_PATTERN);
 
-/** Whether `value` is a well-formed version-00 traceparent with non-zero ids. */
+/**
+ * Whether `value` is a well-formed version-00 traceparent with non-zero ids.
+ *
+ * @stability experimental
+ */
 export function isTraceparent(value: unknown): value is string {
   return typeof value === 'string' && TRACEPARENT.test(value) && !/^00-0{32}-/.test(value) && !/-0{16}-[0-9a-f]{2}$/.test(value);
 }
 
+/** @stability experimental */
 export interface OutboundTrace {
   agentId: string;
   /** The outbox row. */
@@ -24,6 +33,7 @@ export interface OutboundTrace {
   address: string;
 }
 
+/** @stability experimental */
 export interface InboundTrace {
   agentId: string;
   /** The inbox row it was committed as (`ctx.inbox.deliver`); absent for a message delivered straight to a turn. */
@@ -39,6 +49,7 @@ export interface InboundTrace {
   traceparent: string;
 }
 
+/** @stability experimental */
 export interface TraceContext {
   /**
    * The traceparent of the span `message` leaves from (the provider may open a span for the delivery);
@@ -49,5 +60,9 @@ export interface TraceContext {
   inbound(message: InboundTrace): void;
 }
 
-/** One provider (a second is a load error). Withdrawn when the offering extension stops or fails. */
+/**
+ * One provider (a second is a load error). Withdrawn when the offering extension stops or fails.
+ *
+ * @stability experimental
+ */
 export const traceContext = createExtensionPoint<TraceContext>('agt.trace-context');

@@ -12,6 +12,8 @@ import { invalidValue, nestsTooDeep } from './errors.js';
  * How deep a JSON value may nest: at most this many arrays/objects inside one another (`{}` is 1).
  * Deeper values are refused before anything walks them recursively (400 over HTTP, 422 `load_failed`
  * with reason `invalid_config` for an agent file).
+ *
+ * @stability stable
  */
 export const MAX_JSON_DEPTH = 64;
 
@@ -19,6 +21,8 @@ export const MAX_JSON_DEPTH = 64;
  * Where `value` nests deeper than `limit` containers: the JSON pointer of the first container past the
  * limit (shortened), or null when it stays within. Iterative, so a value nested 100,000 levels deep is
  * measured without touching the stack.
+ *
+ * @stability stable
  */
 export function jsonDepthProblem(value: unknown, limit = MAX_JSON_DEPTH): string | null {
   if (typeof value !== 'object' || value === null) return null;
@@ -42,7 +46,11 @@ export function jsonDepthProblem(value: unknown, limit = MAX_JSON_DEPTH): string
   return null;
 }
 
-/** Throws `bad_request` (or `code`) when `value` nests deeper than {@link MAX_JSON_DEPTH}. */
+/**
+ * Throws `bad_request` (or `code`) when `value` nests deeper than {@link MAX_JSON_DEPTH}.
+ *
+ * @stability stable
+ */
 export function assertJsonDepth(value: unknown, what: string, code = 'bad_request'): void {
   const at = jsonDepthProblem(value);
   if (at !== null) {
@@ -73,6 +81,8 @@ function checkerOf(schema: TSchema): (value: unknown) => boolean {
 /**
  * The first validation error of `value` against `schema` as `path: message`, or null when valid. A
  * value nested deeper than {@link MAX_JSON_DEPTH} is an error at the path where it goes too deep.
+ *
+ * @stability stable
  */
 export function firstSchemaError(schema: TSchema, value: unknown): string | null {
   const tooDeep = jsonDepthProblem(value);
@@ -86,7 +96,11 @@ export function firstSchemaError(schema: TSchema, value: unknown): string | null
   return null;
 }
 
-/** Returns `value` typed, or throws `bad_request` (or the given code) naming `what` and the bad path. */
+/**
+ * Returns `value` typed, or throws `bad_request` (or the given code) naming `what` and the bad path.
+ *
+ * @stability stable
+ */
 export function assertValid<S extends TSchema>(
   schema: S,
   value: unknown,

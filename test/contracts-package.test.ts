@@ -7,6 +7,7 @@ import t from 'tap';
 import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import ts from 'typescript';
 import { promisify } from 'node:util';
 import { CONTRACT_VERSION } from '../contracts/extension.js';
 import { ROOT, tempDir } from './helpers/daemon.js';
@@ -15,8 +16,11 @@ const run = promisify(execFile);
 const CONTRACTS = join(ROOT, 'contracts');
 const modules = readdirSync(CONTRACTS).filter((name) => name.endsWith('.ts')).map((name) => name.slice(0, -3));
 
-/** Modules that are not the extension contract's (kernel-only) or export types only. */
-const NOT_RE_EXPORTED = new Set(['index', 'names', 'logger']);
+/**
+ * Modules whose values are not re-exported: `logger` exports a type only; of `agent-config` the entry
+ * exports the types an extension reads and writes (`AgentConfig`, ...), its schema values are the kernel's.
+ */
+const NOT_RE_EXPORTED = new Set(['index', 'logger', 'agent-config']);
 
 t.test('one entry point plus ./testing: every contract module is reached through @agt/contracts, no deep path', async (t) => {
   t.equal(await import('@agt/contracts'), await import('../contracts/index.js'), 'the entry point is contracts/index.ts');
@@ -79,6 +83,9 @@ t.test('the boundary rules catch what they are for', async (t) => {
   write('kernel/agents/d.ts', "import { c } from '../credentials/c.js';\nexport const d = c;\n");
   write('kernel/runtime/r.ts', "export const r = 1;\n");
   write('kernel/spend/s.ts', "import { r } from '../runtime/r.js';\nexport const s = r;\n");
+  write('kernel/agents/e.ts', "import { r } from '../runtime/r.js';\nexport const e = r;\n");
+  write('kernel/extensions/g.ts', "import type { r } from '../runtime/r.js';\nexport const g = 1 as typeof r;\n");
+  write('kernel/settings.ts', "import { s } from './spend/s.js';\nexport const settings = s;\n");
   write('extensions/good/index.ts', "import { x } from '@agt/contracts';\nexport default x;\n");
   write('extensions/bad/index.ts', "import { x } from '../../contracts/index.js';\nimport { a } from '../../kernel/a.js';\nexport default x + a;\n");
   mkdirSync(join(dir, 'node_modules/@agt'), { recursive: true });
@@ -92,8 +99,46 @@ t.test('the boundary rules catch what they are for', async (t) => {
     'contracts-stand-alone: contracts/errors.ts -> kernel/a.ts',
     'extension-imports-contracts-by-path: extensions/bad/index.ts -> contracts/index.ts',
     'extension-imports-kernel: extensions/bad/index.ts -> kernel/a.ts',
+    'kernel-agents-below-runtime: kernel/agents/e.ts -> kernel/runtime/r.ts',
+    'kernel-extensions-below-runtime: kernel/extensions/g.ts -> kernel/runtime/r.ts',
     'kernel-folder-layers: kernel/agents/d.ts -> kernel/credentials/c.ts',
+    'kernel-settings-below-spend: kernel/settings.ts -> kernel/spend/s.ts',
     'kernel-spend-below-runtime: kernel/spend/s.ts -> kernel/runtime/r.ts',
   ], 'each boundary rule fires; @agt/contracts by name passes');
   t.match(found.filter((line) => line.startsWith('no-circular')), [/^no-circular: kernel\/[ab]\.ts -> kernel\/[ab]\.ts$/], 'a type-only import closes a circle too');
+});
+
+/**
+ * Every name the two entry points export, with its stability tier: the `@stability stable|experimental`
+ * tag at its declaration (docs/extensions.md "Stability"). Read with the TypeScript checker, so a name
+ * re-exported through `export *` or declared as both a value and a type counts once.
+ */
+function exportedTiers(): Map<string, string[]> {
+  const entries = [join(CONTRACTS, 'index.ts'), join(CONTRACTS, 'testing/index.ts')];
+  const program = ts.createProgram(entries, { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, noEmit: true, skipLibCheck: true, noResolve: false, customConditions: ['agt-source'] });
+  const checker = program.getTypeChecker();
+  const tiers = new Map<string, string[]>();
+  for (const [i, entry] of entries.entries()) {
+    const module = checker.getSymbolAtLocation(program.getSourceFile(entry)!)!;
+    for (const exported of checker.getExportsOfModule(module)) {
+      const symbol = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
+      const tags = (symbol.declarations ?? []).flatMap((declaration) => ts.getJSDocTags(ts.isVariableDeclaration(declaration) ? declaration.parent.parent : declaration));
+      const found = tags.filter((tag) => tag.tagName.text === 'stability').map((tag) => ts.getTextOfJSDocComment(tag.comment)?.trim() ?? '');
+      tiers.set(`${i === 0 ? '' : 'testing:'}${exported.name}`, [...new Set(found)]);
+    }
+  }
+  return tiers;
+}
+
+t.test('stability per name: every exported name carries exactly one tier, stable or experimental', async (t) => {
+  const tiers = exportedTiers();
+  t.ok(tiers.size > 100, `${tiers.size} exported names`);
+  const untagged = [...tiers].filter(([, found]) => found.length !== 1 || !['stable', 'experimental'].includes(found[0]!)).map(([name, found]) => `${name} (${found.join(', ') || 'no tag'})`);
+  t.same(untagged, [], 'no name without a tier, none with two');
+  t.same(tiers.get('defineExtension'), ['stable']);
+  t.same(tiers.get('testing:runContractSuite'), ['experimental']);
+  const listed = readFileSync(join(ROOT, 'docs/extensions.md'), 'utf8');
+  const experimental = [...tiers].filter(([, found]) => found[0] === 'experimental').map(([name]) => name.replace(/^testing:/, ''));
+  const unlisted = experimental.filter((name) => !listed.includes(`\`${name}\``));
+  t.same(unlisted, [], 'docs/extensions.md names every experimental export');
 });

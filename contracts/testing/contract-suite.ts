@@ -16,15 +16,18 @@
  * disabled, the daemon still boots and its prefix answers 503; the daemon's shutdown (which stops it)
  * ends within {@link STOP_WITHIN_MS}; and afterwards no child process and no server, socket or timer of
  * the daemon is left in this process.
- *
- * @experimental
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { startTestDaemon, type TestDaemon, type TestDaemonOptions } from './test-daemon.js';
 
-/** How long the daemon's shutdown (every extension's `stop`) may take: the kernel's stop deadline. */
+/**
+ * How long the daemon's shutdown (every extension's `stop`) may take: the kernel's stop deadline.
+ *
+ * @stability experimental
+ */
 export const STOP_WITHIN_MS = 10_000;
 
+/** @stability experimental */
 export interface ContractSuiteExtension {
   /** The extension module (a path, a `file:` URL or a package name), as in a manifest entry. */
   module: string;
@@ -32,6 +35,7 @@ export interface ContractSuiteExtension {
   config?: Record<string, unknown>;
 }
 
+/** @stability experimental */
 export interface ContractCheck {
   extension: string;
   name: string;
@@ -94,7 +98,11 @@ async function withDaemon<T>(options: TestDaemonOptions, use: (daemon: TestDaemo
   }
 }
 
-/** Runs the contract checks for `extensions` (see the module comment); resolves with every check. */
+/**
+ * Runs the contract checks for `extensions` (see the module comment); resolves with every check.
+ *
+ * @stability experimental
+ */
 export async function runContractSuite(extensions: ContractSuiteExtension[], options: Omit<TestDaemonOptions, 'extensions'> = {}): Promise<ContractCheck[]> {
   const checks: ContractCheck[] = [];
   const check = (extension: string, name: string, ok: boolean, detail = '') => checks.push({ extension, name, ok, detail: ok ? '' : detail });

@@ -19,7 +19,11 @@ import { SettingsSchema, type Settings } from '../settings.js';
 import { assertValid } from '../validate.js';
 import type { ToolContributor } from '../tools.js';
 
-/** One loaded agent as the fake `ctx.agents` shows it. */
+/**
+ * One loaded agent as the fake `ctx.agents` shows it.
+ *
+ * @stability stable
+ */
 export interface TestAgent {
   id: string;
   /** Default: the id. */
@@ -34,7 +38,11 @@ export interface TestAgent {
   files?: Map<string, AgentFile>;
 }
 
-/** One line written through the fake logger (or a child of it). */
+/**
+ * One line written through the fake logger (or a child of it).
+ *
+ * @stability experimental
+ */
 export interface LogLine {
   level: 'debug' | 'info' | 'warn' | 'error';
   msg: string | undefined;
@@ -44,7 +52,11 @@ export interface LogLine {
   bindings: Record<string, unknown>;
 }
 
-/** A row the extension wrote with `ctx.agents.log`. */
+/**
+ * A row the extension wrote with `ctx.agents.log`.
+ *
+ * @stability experimental
+ */
 export interface AgentLogRow {
   agentId: string;
   level: LogLevel;
@@ -52,14 +64,22 @@ export interface AgentLogRow {
   data?: unknown;
 }
 
-/** A message the extension delivered with `ctx.inbox.deliver`. */
+/**
+ * A message the extension delivered with `ctx.inbox.deliver`.
+ *
+ * @stability experimental
+ */
 export interface Delivery {
   agentId: string;
   message: InboundMessage;
   messageId: number;
 }
 
-/** What the extension contributed to the kernel's own points (`ctx.contribute`), in call order. */
+/**
+ * What the extension contributed to the kernel's own points (`ctx.contribute`), in call order.
+ *
+ * @stability experimental
+ */
 export interface RecordedContributions {
   modelClients: ModelClientProvider[];
   tools: ToolContributor[];
@@ -67,7 +87,11 @@ export interface RecordedContributions {
   lifecycle: AgentLifecycleHooks[];
 }
 
-/** An implementation of an extension point, standing in for what a dependency would offer. */
+/**
+ * An implementation of an extension point, standing in for what a dependency would offer.
+ *
+ * @stability stable
+ */
 export interface PointOffer {
   point: ExtensionPoint<unknown>;
   implementation: unknown;
@@ -75,12 +99,20 @@ export interface PointOffer {
   owner: string;
 }
 
-/** What `ctx.use(point)` returns in a test: `implementation`, as if extension `owner` (default `test`) offered it. */
+/**
+ * What `ctx.use(point)` returns in a test: `implementation`, as if extension `owner` (default `test`) offered it.
+ *
+ * @stability stable
+ */
 export function offer<T>(point: ExtensionPoint<T>, implementation: T, owner = 'test'): PointOffer {
   return { point: point as ExtensionPoint<unknown>, implementation, owner };
 }
 
-/** A logger that keeps every line in `lines` (shared with its children). */
+/**
+ * A logger that keeps every line in `lines` (shared with its children).
+ *
+ * @stability experimental
+ */
 export function recordingLogger(lines: LogLine[] = [], bindings: Record<string, unknown> = {}): Logger & { lines: LogLine[] } {
   const write = (level: LogLine['level']) => (data: unknown, msg?: string) => void lines.push({ level, msg: typeof data === 'string' && msg === undefined ? data : msg, data, bindings });
   return {

@@ -1,6 +1,10 @@
 /** Real HTTP to a harness's server, as a client would send it. */
 
-/** One answer: the status, the body parsed as JSON when it is JSON (else the text), the headers and the raw text. */
+/**
+ * One answer: the status, the body parsed as JSON when it is JSON (else the text), the headers and the raw text.
+ *
+ * @stability stable
+ */
 export interface TestResponse {
   status: number;
   body: any;
@@ -8,7 +12,11 @@ export interface TestResponse {
   headers: Headers;
 }
 
-/** `request(method, path, body?, headers?)`: a `body` that is not a string is sent as JSON. */
+/**
+ * `request(method, path, body?, headers?)`: a `body` that is not a string is sent as JSON.
+ *
+ * @stability stable
+ */
 export type TestRequest = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<TestResponse>;
 
 /** A `request` function for `baseUrl`, adding `defaultHeaders` (the daemon's bearer token) to every call. */

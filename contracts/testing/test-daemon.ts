@@ -13,7 +13,11 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Settings } from '../settings.js';
 import { httpClient, type TestRequest } from './http-client.js';
 
-/** One manifest entry: a module path (absolute, or relative to the working folder) or package name, or the full entry. */
+/**
+ * One manifest entry: a module path (absolute, or relative to the working folder) or package name, or the full entry.
+ *
+ * @stability stable
+ */
 export type TestDaemonExtension = string | {
   module: string;
   /** Default: the `name` the module's definition gives (the module is imported once to read it). */
@@ -22,6 +26,7 @@ export type TestDaemonExtension = string | {
   config?: Record<string, unknown>;
 };
 
+/** @stability stable */
 export interface TestDaemonOptions {
   extensions?: TestDaemonExtension[];
   /** The daemon's settings file (default none). */
@@ -32,6 +37,7 @@ export interface TestDaemonOptions {
   logLevel?: string;
 }
 
+/** @stability stable */
 export interface TestDaemon {
   url: string;
   /** The bearer token every route but `/health` needs (`request` sends it). */
@@ -108,7 +114,11 @@ async function entryOf(extension: TestDaemonExtension) {
   return { name, module, enabled: given.enabled ?? true, config: given.config ?? {} };
 }
 
-/** Boots the real daemon with `extensions`; stop it with `stop()` (in tap: `t.teardown(daemon.stop)`). */
+/**
+ * Boots the real daemon with `extensions`; stop it with `stop()` (in tap: `t.teardown(daemon.stop)`).
+ *
+ * @stability stable
+ */
 export async function startTestDaemon(options: TestDaemonOptions = {}): Promise<TestDaemon> {
   const { startDaemon } = (await import(daemonModuleUrl())) as DaemonModule;
   const entries = await Promise.all((options.extensions ?? []).map(entryOf));

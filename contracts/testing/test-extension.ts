@@ -29,6 +29,7 @@ import { agtModuleUrl } from './test-daemon.js';
 import type { ServerGuards } from '../server-guards.js';
 import { httpClient, type TestRequest } from './http-client.js';
 
+/** @stability stable */
 export interface TestExtensionOptions {
   /** The manifest entry's `config`: checked against the definition's `options`, defaults applied. */
   config?: Record<string, unknown>;
@@ -53,8 +54,10 @@ export interface TestExtensionOptions {
   launcher?: Partial<AgentLauncher>;
 }
 
+/** @stability stable */
 export type TestExtensionState = 'loaded' | 'started' | 'failed' | 'stopped';
 
+/** @stability stable */
 export interface TestExtension {
   /** `http://127.0.0.1:<port>`: the extension's routes are under its prefix there. */
   url: string;
@@ -115,6 +118,8 @@ function contractProblem(wanted: string): string | null {
 /**
  * Boots `definition` (an extension module's default export) against fake kernel services on a real
  * server. Stop it with `stop()` (in tap: `t.teardown(ext.stop)`).
+ *
+ * @stability stable
  */
 export async function startTestExtension<Options extends TSchema>(
   definition: ExtensionDefinition<Options>,
