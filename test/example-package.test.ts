@@ -1,0 +1,87 @@
+/**
+ * examples/hello-extension tested the way a third party would, outside this checkout: `agt` and
+ * `@agt/contracts` are packed with `npm pack` (what a publish would upload), unpacked into `node_modules/`
+ * of a temporary folder holding a copy of the example, the other packages linked from this checkout's
+ * node_modules (what an offline `npm install` would copy: nothing is downloaded), and the example's own
+ * test files run there with plain Node (startTestExtension, startTestDaemon against the installed agt, the
+ * contract suite). It packs the build `npm test` made (dist/); `npm run bench:example` builds first.
+ */
+import t from 'tap';
+import { execFile } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { build } from 'esbuild';
+import { ROOT, tempDir } from './helpers/daemon.js';
+
+const run = promisify(execFile);
+/** The environment of a process outside this test run: no tap variables (a nested tap would report to this one). */
+const cleanEnv = () => Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('TAP') && name !== 'NODE_OPTIONS'));
+
+async function pack(dir: string, into: string): Promise<string> {
+  // --ignore-scripts: the build is the package's content; `prepare` would build again.
+  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', into], { cwd: dir, env: cleanEnv(), maxBuffer: 64 * 1024 * 1024 });
+  return join(into, (JSON.parse(stdout) as Array<{ filename: string }>)[0]!.filename);
+}
+
+/** `@agt/contracts` as a publish step makes it: its own dist/ (both entry points, dependencies left as imports). */
+async function contractsTarball(work: string): Promise<string> {
+  // contracts/dist is a link into the daemon's build, whose modules share chunks with the kernel.
+  const stage = join(work, 'contracts-stage');
+  cpSync(join(ROOT, 'contracts'), stage, { recursive: true, filter: (path) => !path.endsWith('/contracts/dist') });
+  await build({
+    entryPoints: { index: join(ROOT, 'contracts/index.ts'), 'testing/index': join(ROOT, 'contracts/testing/index.ts') },
+    outdir: join(stage, 'dist'),
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    packages: 'external',
+    logLevel: 'error',
+  });
+  return pack(stage, work);
+}
+
+/** Every package of this checkout's node_modules but the two under test, linked into `modules`. */
+function linkDependencies(modules: string): void {
+  for (const entry of readdirSync(join(ROOT, 'node_modules'))) {
+    if (entry === 'agt' || entry === '.bin' || entry.startsWith('.')) continue;
+    if (!entry.startsWith('@')) {
+      symlinkSync(join(ROOT, 'node_modules', entry), join(modules, entry));
+      continue;
+    }
+    mkdirSync(join(modules, entry), { recursive: true });
+    for (const scoped of readdirSync(join(ROOT, 'node_modules', entry))) {
+      if (entry === '@agt' && scoped === 'contracts') continue;
+      symlinkSync(join(ROOT, 'node_modules', entry, scoped), join(modules, entry, scoped));
+    }
+  }
+}
+
+t.test('the example extension passes its tests against the packed agt and @agt/contracts', { skip: !existsSync(join(ROOT, 'dist/kernel')) && 'no build in dist/ (npm test builds it)' }, async (t) => {
+  const work = tempDir(t, 'agt-example-package-');
+  const [agt, contracts] = await Promise.all([pack(ROOT, work), contractsTarball(work)]);
+
+  const app = join(work, 'hello-extension');
+  cpSync(join(ROOT, 'examples/hello-extension'), app, { recursive: true, filter: (path) => !path.includes('node_modules') });
+  const modules = join(app, 'node_modules');
+  for (const [tarball, into] of [[agt, 'agt'], [contracts, '@agt/contracts']] as const) {
+    mkdirSync(join(modules, into), { recursive: true });
+    await run('tar', ['-xzf', tarball, '-C', join(modules, into), '--strip-components=1']);
+  }
+  linkDependencies(modules);
+
+  // The example resolves both packages inside its own folder, never this checkout.
+  const where = await run(process.execPath, ['--input-type=module', '-e', "console.log(JSON.stringify([import.meta.resolve('@agt/contracts'), import.meta.resolve('@agt/contracts/testing'), import.meta.resolve('agt/package.json')]))"], { cwd: app, env: cleanEnv() });
+  for (const resolved of JSON.parse(where.stdout) as string[]) t.ok(resolved.startsWith(`file://${modules}/`), `${resolved.slice(`file://${work}`.length)} is the unpacked package`);
+
+  // Each test file is a plain Node program (tap's test API); both run at once.
+  const files = readdirSync(join(app, 'test')).filter((file) => file.endsWith('.test.ts'));
+  t.ok(files.length >= 2, `the example's tests: ${files.join(', ')}`);
+  const results = await Promise.all(files.map((file) =>
+    run(process.execPath, ['--import=tsx', join('test', file)], { cwd: app, env: cleanEnv(), maxBuffer: 16 * 1024 * 1024 }).then(
+      ({ stdout }) => ({ file, ok: true, out: stdout }),
+      (error: { stdout?: string; stderr?: string }) => ({ file, ok: false, out: `${error.stdout ?? ''}\n${error.stderr ?? ''}` }),
+    )));
+  for (const result of results) t.ok(result.ok, `${result.file} passes${result.ok ? '' : `:\n${result.out.split('\n').filter((line) => /not ok|Error|error/.test(line)).slice(0, 20).join('\n')}`}`);
+});
