@@ -10,16 +10,19 @@
  * - `--cpu-prof`: the daemon is profiled (written at shutdown to .cache/agt/profiles/; read it with
  *   `node bench/profile-top.mjs <file>`);
  * - `--node-arg=<flag>`: a node flag for the daemon (e.g. `--node-arg=--trace-gc`);
+ * - `--smaps`: the daemon's anonymous memory by kind of mapping at each step;
+ * - `--restart`: then the daemon is started again and the RSS read once tracked-folders autostarted them;
  * - `--heap`: a heap snapshot of the daemon at 100 and at n agents (`--heapsnapshot-signal`), in the
  *   same folder.
  * Besides RSS it prints the daemon's anonymous and file-backed memory (`/proc/<pid>/smaps_rollup`), so
  * native memory (libsql's page caches) can be told from the file pages SQLite maps.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import Database from 'libsql';
 import { reply } from '../test/fakes/script.js';
 import { startFakeOpenAI } from '../test/fakes/openai.js';
 import { call, freePort, percentile, TOKEN } from './http.js';
@@ -44,7 +47,13 @@ const dataDir = mkdtempSync(join(tmpdir(), 'agt-bench-scale-'));
 const profiles = join(ROOT, '.cache/agt/profiles');
 mkdirSync(profiles, { recursive: true });
 writeFileSync(join(dataDir, 'settings.json'), JSON.stringify({ providers: [{ id: 'fake', type: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, defaultModel: 'fake-model' }] }));
-const port = await freePort();
+// A database that is not an agent file (no agt marker table): see collectGarbage.
+const foreign = join(dataDir, 'not-an-agent.db');
+{
+  const db = new Database(foreign);
+  db.exec('CREATE TABLE t (x)');
+  db.close();
+}
 // The build's entry itself: bin/agtd.mjs would fall back to the sources when any changed since the build.
 const build = JSON.parse(readFileSync(join(dist, '.agt-build.json'), 'utf8')) as { main: string };
 const nodeArgs = [
@@ -53,12 +62,67 @@ const nodeArgs = [
   // Any other node flag for the daemon, e.g. `--node-arg=--trace-gc`.
   ...args.filter((arg) => arg.startsWith('--node-arg=')).map((arg) => arg.slice(11)),
 ];
-const child = spawn(process.execPath, [...nodeArgs, join(dist, build.main)], {
-  cwd: ROOT,
-  env: { PATH: process.env.PATH ?? '', HOME: dataDir, AGT_DAEMON_SETTINGS: join(dataDir, 'settings.json'), AGT_DAEMON_TOKEN: TOKEN, AGT_DAEMON_PORT: String(port) },
-  stdio: ['ignore', flag('node-arg=--trace-gc') ? 'inherit' : 'ignore', 'inherit'],
-});
-const pid = child.pid!;
+let port = 0;
+let child: ChildProcess;
+let pid = 0;
+
+/** Starts the daemon on a fresh port and waits for its first `/health`. */
+async function startDaemon(): Promise<void> {
+  port = await freePort();
+  child = spawn(process.execPath, [...nodeArgs, join(dist, build.main)], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: dataDir, AGT_DAEMON_SETTINGS: join(dataDir, 'settings.json'), AGT_DAEMON_TOKEN: TOKEN, AGT_DAEMON_PORT: String(port) },
+    stdio: ['ignore', flag('node-arg=--trace-gc') ? 'inherit' : 'ignore', 'inherit'],
+  });
+  pid = child.pid!;
+  for (;;) {
+    try {
+      if ((await call(port, 'GET', '/health', undefined, false)).status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await sleep(20);
+  }
+}
+
+async function stopDaemon(): Promise<void> {
+  await call(port, 'POST', '/daemon/shutdown', {});
+  if (child.exitCode === null) await new Promise((done) => child.once('exit', done));
+}
+
+/** With `--smaps`: the daemon's largest anonymous mappings (V8's heap, malloc's arenas, thread stacks). */
+function topMappings(label: string): void {
+  if (!flag('smaps')) return;
+  const mappings: Array<{ name: string; anon: number }> = [];
+  let current: { name: string; anon: number } | undefined;
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const header = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (header) mappings.push((current = { name: header[1] || '[anon]', anon: 0 }));
+    const anon = /^Anonymous:\s+(\d+)/.exec(line);
+    if (anon && current) current.anon += Number(anon[1]) / 1024;
+  }
+  const byName = new Map<string, { anon: number; count: number }>();
+  for (const m of mappings) {
+    const key = m.name === '[anon]' ? (m.anon >= 16 ? '[anon] >= 16 MB' : m.anon >= 1 ? '[anon] 1-16 MB' : '[anon] < 1 MB') : m.name;
+    const entry = byName.get(key) ?? { anon: 0, count: 0 };
+    entry.anon += m.anon;
+    entry.count += m.anon > 0 ? 1 : 0;
+    byName.set(key, entry);
+  }
+  const top = [...byName].sort((a, b) => b[1].anon - a[1].anon).slice(0, 6);
+  console.log(`anonymous memory at ${label}: ${top.map(([name, { anon, count }]) => `${name} ${Math.round(anon)} MB in ${count}`).join('; ')}`);
+}
+
+/**
+ * Makes the daemon run a full garbage collection: loading a database that is not an agent file fails
+ * after the connection was opened, and closing it collects (kernel/agents/handle-release.ts). The
+ * figures after it hold no garbage of the JS heap, so two builds compare by what they keep.
+ */
+async function collectGarbage(): Promise<void> {
+  const res = await call(port, 'POST', '/agents/load', { filePath: foreign });
+  if (res.status !== 422) throw new Error(`loading a foreign database answered ${res.status}`);
+  await sleep(500);
+}
 
 /** A heap snapshot of the daemon, waiting until the file is complete. */
 async function snapshot(label: string): Promise<void> {
@@ -70,24 +134,21 @@ async function snapshot(label: string): Promise<void> {
     const fresh = readdirSync(profiles).find((name) => name.endsWith('.heapsnapshot') && !before.has(name));
     // The answer to a call means the daemon's event loop runs again, so the snapshot is written.
     if (fresh && (await call(port, 'GET', '/health', undefined, false)).status === 200) {
-      console.log(`heap snapshot at ${label}: ${join(profiles, fresh)}`);
+      // Taking the snapshot ran a full collection: the RSS now holds no garbage of the JS heap.
+      console.log(`heap snapshot at ${label}: ${join(profiles, fresh)}; after its full GC: RSS ${Math.round(memory(pid).rss)} MB, anon ${Math.round(memory(pid).anon)} MB`);
       return;
     }
   }
 }
 
 try {
-  for (;;) {
-    try {
-      if ((await call(port, 'GET', '/health', undefined, false)).status === 200) break;
-    } catch {
-      // not listening yet
-    }
-    await sleep(20);
-  }
+  await startDaemon();
   await call(port, 'POST', '/identity/create', { passphrase: 'bench passphrase, not a secret' });
   await sleep(2000);
   const rss: Record<string, ReturnType<typeof memory>> = { 0: memory(pid) };
+  await collectGarbage();
+  const collected: Record<string, ReturnType<typeof memory>> = { 0: memory(pid) };
+  topMappings('0 agents');
   const createMs: number[] = [];
   for (let i = 0; i < n; i++) {
     const since = performance.now();
@@ -97,6 +158,9 @@ try {
     if (i + 1 === 10 || i + 1 === 100 || i + 1 === n) {
       await sleep(2000);
       rss[i + 1] = memory(pid);
+      await collectGarbage();
+      collected[i + 1] = memory(pid);
+      topMappings(`${i + 1} agents`);
       if (i + 1 === 100 || i + 1 === n) await snapshot(`${i + 1} agents`);
     }
   }
@@ -111,14 +175,29 @@ try {
   const counts = Object.keys(rss).map(Number).sort((a, b) => a - b);
   console.log(`build ${dist}, ${n} agents, load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
   console.log(`RSS   ${counts.map((count) => `${count}: ${mb(rss[count]!.rss)}`).join(' / ')} MB`);
+  console.log(`after a full GC: RSS ${counts.map((count) => `${count}: ${mb(collected[count]!.rss)}`).join(' / ')} MB, per agent ${mb((collected[n]!.rss - collected[0]!.rss) / n)} MB`);
   console.log(`anon  ${counts.map((count) => `${count}: ${mb(rss[count]!.anon)}`).join(' / ')} MB (file-backed at ${n}: ${mb(rss[n]!.file)} MB)`);
   console.log(`per agent ${mb((rss[n]!.rss - rss[0]!.rss) / n)} MB (0 → ${n}), ${mb((rss[100]!.rss - rss[0]!.rss) / 100)} MB (0 → 100)`);
   console.log(`create median ${mb(percentile(createMs, 50))} ms, p90 ${mb(percentile(createMs, 90))} ms (first 100)`);
   console.log(`GET /agents with ${n}: median ${mb(percentile(listMs, 50))} ms, p95 ${mb(percentile(listMs, 95))} ms`);
-  await call(port, 'POST', '/daemon/shutdown', {});
-  await new Promise((done) => child.once('exit', done));
+  await stopDaemon();
+  if (flag('restart')) {
+    // The same agents loaded by the tracked-folders autostart of a fresh daemon: what they cost without
+    // the garbage and the fragmentation their creation left.
+    await startDaemon();
+    for (;;) {
+      const res = await call(port, 'GET', '/agents');
+      if (Array.isArray(res.body) && res.body.length >= n) break;
+      await sleep(500);
+    }
+    await sleep(2000);
+    const again = memory(pid);
+    topMappings(`${n} agents after a restart`);
+    console.log(`after a restart with ${n} autostarted: RSS ${mb(again.rss)} MB, anon ${mb(again.anon)} MB`);
+    await stopDaemon();
+  }
 } finally {
-  if (child.exitCode === null) child.kill('SIGKILL');
+  if (child! && child.exitCode === null) child.kill('SIGKILL');
   for (const cleanup of cleanups) await cleanup();
   rmSync(dataDir, { recursive: true, force: true });
 }

@@ -222,12 +222,16 @@ export class AgentFile {
   }
 
   /**
-   * Gives back the page cache memory the connection does not need now (`PRAGMA shrink_memory`): called
-   * when an agent settles (loaded, started), so that idle agents keep ~85 KB less each; the pages are
-   * read again from the operating system's cache when needed. Never throws.
+   * Gives back the page cache memory the connection does not need now (`PRAGMA shrink_memory`): ~85 KB
+   * per connection, read again from the operating system's cache when needed. At the points where an
+   * agent settles (loaded, started) the cached statements are dropped too (`statements`): most were
+   * prepared once for loading and starting (~80 KB of native memory per agent, issue 31); libsql frees a
+   * dropped statement when the garbage collector takes it, and the ones used again are prepared again.
+   * The lease heartbeat calls it without `statements` (it reads pages back into the cache). Never throws.
    */
-  releaseMemory(): void {
+  releaseMemory(options: { statements?: boolean } = {}): void {
     if (this.closed) return;
+    if (options.statements !== false) this.sql.dropStatements();
     try {
       this.sql.exec('PRAGMA shrink_memory');
     } catch {

@@ -84,7 +84,11 @@ export class LeaseKeeper {
   /** Refreshes one lease. A lease found taken over is dropped and reported to `onLost`. */
   private beatOne(file: AgentFile): void {
     try {
-      if (!file.lease.heartbeat(this.me.owner)) {
+      const kept = file.lease.heartbeat(this.me.owner);
+      // The beat read pages back into the connection's cache (~90 KB per agent until its next use):
+      // an idle agent keeps none of them (issue 31: RSS per idle agent).
+      file.releaseMemory({ statements: false });
+      if (!kept) {
         this.logger.warn({ filePath: file.path }, 'agent file lease was taken over by another daemon');
         this.held.delete(file);
         this.onLost(file);
