@@ -1,6 +1,6 @@
 /**
  * examples/hello-extension tested the way a third party would, outside this checkout: `agt` and
- * `@agt/contracts` are packed with `npm pack` (what a publish would upload), unpacked into `node_modules/`
+ * `@agt/contracts` are packed with `npm pack` (scripts/pack-packages.mjs: what a publish would upload), unpacked into `node_modules/`
  * of a temporary folder holding a copy of the example, the other packages linked from this checkout's
  * node_modules (what an offline `npm install` would copy: nothing is downloaded), and the example's own
  * test files run there with plain Node (startTestExtension, startTestDaemon against the installed agt, the
@@ -11,36 +11,12 @@ import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { build } from 'esbuild';
+import { pathToFileURL } from 'node:url';
 import { ROOT, tempDir } from './helpers/daemon.js';
 
 const run = promisify(execFile);
 /** The environment of a process outside this test run: no tap variables (a nested tap would report to this one). */
 const cleanEnv = () => Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('TAP') && name !== 'NODE_OPTIONS'));
-
-async function pack(dir: string, into: string): Promise<string> {
-  // --ignore-scripts: the build is the package's content; `prepare` would build again.
-  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', into], { cwd: dir, env: cleanEnv(), maxBuffer: 64 * 1024 * 1024 });
-  return join(into, (JSON.parse(stdout) as Array<{ filename: string }>)[0]!.filename);
-}
-
-/** `@agt/contracts` as a publish step makes it: its own dist/ (both entry points, dependencies left as imports). */
-async function contractsTarball(work: string): Promise<string> {
-  // contracts/dist is a link into the daemon's build, whose modules share chunks with the kernel.
-  const stage = join(work, 'contracts-stage');
-  cpSync(join(ROOT, 'contracts'), stage, { recursive: true, filter: (path) => !path.endsWith('/contracts/dist') });
-  await build({
-    entryPoints: { index: join(ROOT, 'contracts/index.ts'), 'testing/index': join(ROOT, 'contracts/testing/index.ts') },
-    outdir: join(stage, 'dist'),
-    bundle: true,
-    splitting: true,
-    format: 'esm',
-    platform: 'node',
-    packages: 'external',
-    logLevel: 'error',
-  });
-  return pack(stage, work);
-}
 
 /** Every package of this checkout's node_modules but the two under test, linked into `modules`. */
 function linkDependencies(modules: string): void {
@@ -60,7 +36,9 @@ function linkDependencies(modules: string): void {
 
 t.test('the example extension passes its tests against the packed agt and @agt/contracts', { skip: !existsSync(join(ROOT, 'dist/kernel')) && 'no build in dist/ (npm test builds it)' }, async (t) => {
   const work = tempDir(t, 'agt-example-package-');
-  const [agt, contracts] = await Promise.all([pack(ROOT, work), contractsTarball(work)]);
+  // The script, as console-browser loads scripts/build-console.mjs (a plain .mjs without types).
+  const { packPackages } = (await import(pathToFileURL(join(ROOT, 'scripts/pack-packages.mjs')).href)) as { packPackages(into: string): Promise<{ agt: string; contracts: string }> };
+  const { agt, contracts } = await packPackages(work);
 
   const app = join(work, 'hello-extension');
   cpSync(join(ROOT, 'examples/hello-extension'), app, { recursive: true, filter: (path) => !path.includes('node_modules') });
