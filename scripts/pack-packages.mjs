@@ -19,7 +19,7 @@ import { build } from 'esbuild';
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const run = promisify(execFile);
 /** npm outside any test runner's environment (a nested tap would report to its parent). */
-const cleanEnv = () => Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('TAP') && name !== 'NODE_OPTIONS'));
+export const cleanEnv = () => Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('TAP') && name !== 'NODE_OPTIONS'));
 
 async function pack(dir, into) {
   // --ignore-scripts: the build is the package's content; `prepare` would build again.

@@ -15,9 +15,6 @@ import { pathToFileURL } from 'node:url';
 import { ROOT, tempDir } from './helpers/daemon.js';
 
 const run = promisify(execFile);
-/** The environment of a process outside this test run: no tap variables (a nested tap would report to this one). */
-const cleanEnv = () => Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('TAP') && name !== 'NODE_OPTIONS'));
-
 /** Every package of this checkout's node_modules but the two under test, linked into `modules`. */
 function linkDependencies(modules: string): void {
   for (const entry of readdirSync(join(ROOT, 'node_modules'))) {
@@ -37,7 +34,11 @@ function linkDependencies(modules: string): void {
 t.test('the example extension passes its tests against the packed agt and @agt/contracts', { skip: !existsSync(join(ROOT, 'dist/kernel')) && 'no build in dist/ (npm test builds it)' }, async (t) => {
   const work = tempDir(t, 'agt-example-package-');
   // The script, as console-browser loads scripts/build-console.mjs (a plain .mjs without types).
-  const { packPackages } = (await import(pathToFileURL(join(ROOT, 'scripts/pack-packages.mjs')).href)) as { packPackages(into: string): Promise<{ agt: string; contracts: string }> };
+  // cleanEnv: no tap variables (a nested tap would report to this run).
+  const { packPackages, cleanEnv } = (await import(pathToFileURL(join(ROOT, 'scripts/pack-packages.mjs')).href)) as {
+    packPackages(into: string): Promise<{ agt: string; contracts: string }>;
+    cleanEnv(): Record<string, string>;
+  };
   const { agt, contracts } = await packPackages(work);
 
   const app = join(work, 'hello-extension');
