@@ -64,8 +64,8 @@ export interface GovernorDeps {
 interface Reservation {
   agentId: string;
   turnId: string | null;
-  tokens: number;
-  usd: number;
+  readonly tokens: number;
+  readonly usd: number;
 }
 
 export interface BudgetState {
@@ -191,16 +191,26 @@ export class SpendGovernor {
    * Checks every budget and, when all hold, reserves. Synchronous on purpose: no other call can
    * reserve between the check and the reservation. Returns the first budget that would be passed.
    */
-  reserve(agent: GovernedAgent, turnId: string | null, need: { tokens: number; usd: number }): { reservation: Reservation; budgets: BudgetName[] } | { exceeded: Exceeded } {
+  reserve(agent: GovernedAgent, turnId: string | null, need: () => { tokens: number; usd: number }): { reservation: Reservation; budgets: BudgetName[] } | { exceeded: Exceeded } {
     const periods = this.periods();
     const budgets: BudgetName[] = [];
     for (const { budget, limit } of this.limits(agent, periods, turnId)) {
-      const needed = budget.endsWith('_usd') ? need.usd : need.tokens;
+      const needed = budget.endsWith('_usd') ? need().usd : need().tokens;
       const { used, reserved } = this.usage(agent, budget, periods, turnId);
       if (used + reserved + needed > limit + 1e-9) return { exceeded: { budget, limit, used: used + reserved, needed } };
       budgets.push(budget);
     }
-    const reservation: Reservation = { agentId: agent.id, turnId, tokens: need.tokens, usd: need.usd };
+    // Read only when another call checks a budget: the estimate is made then, if ever.
+    const reservation: Reservation = {
+      agentId: agent.id,
+      turnId,
+      get tokens() {
+        return need().tokens;
+      },
+      get usd() {
+        return need().usd;
+      },
+    };
     this.reservations.add(reservation);
     return { reservation, budgets };
   }
@@ -208,9 +218,15 @@ export class SpendGovernor {
   private async complete(agent: GovernedAgent, providerId: string, client: ModelClient, request: ModelRequest): Promise<ModelResponse> {
     const kind = this.deps.providerKind(agent, providerId);
     const price = priceFor(this.deps.settings(), providerId, kind, request.model.model_id);
-    const prompt = estimatePromptTokens(request);
-    const maxTokens = request.model.max_tokens ?? DEFAULT_MAX_TOKENS;
-    const need = { tokens: prompt + maxTokens, usd: price ? usdOf({ input: prompt, output: maxTokens }, price.price) : 0 };
+    // What the call may need, estimated the first time a budget asks (with no budget set, never): the
+    // estimate serializes the whole prompt, ~2% of a turn's CPU with a long context (issue 31).
+    let needed: { tokens: number; usd: number } | undefined;
+    const need = () => {
+      if (needed) return needed;
+      const prompt = estimatePromptTokens(request);
+      const maxTokens = request.model.max_tokens ?? DEFAULT_MAX_TOKENS;
+      return (needed = { tokens: prompt + maxTokens, usd: price ? usdOf({ input: prompt, output: maxTokens }, price.price) : 0 });
+    };
     const turnId = request.turnId ?? null;
     const where = { ...(request.loop ? { loop: request.loop } : {}), ...(turnId ? { turnId } : {}) };
     let outcome = this.reserve(agent, turnId, need);
@@ -219,7 +235,7 @@ export class SpendGovernor {
       outcome = this.reserve(agent, turnId, need);
     }
     if (outcome.budgets.length > 0) {
-      this.deps.emit('budget.reserved', agent.id, { budget_names: outcome.budgets, tokens: need.tokens, usd: price ? need.usd : null, purpose: request.purpose ?? 'turn' }, where);
+      this.deps.emit('budget.reserved', agent.id, { budget_names: outcome.budgets, tokens: need().tokens, usd: price ? need().usd : null, purpose: request.purpose ?? 'turn' }, where);
     }
     try {
       const response = await client.complete(request);
