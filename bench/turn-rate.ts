@@ -5,6 +5,9 @@
  *   after 3 to warm up, one at a time;
  * - 10 agents × 10 turns at once (each agent sends its next chat when its previous turn completed).
  *
+ * Also printed: the daemon's CPU per turn over both phases (from /proc: the A/B figure that a shared
+ * machine disturbs least) and, with `--cpu-prof`, the measured window for profile-top.mjs.
+ *
  * Run: `node --import tsx bench/turn-rate.ts [--turns=30] [--rounds=1] [--daemon=<dist dir>]... [--cpu-prof]`
  * Each `--daemon` is a build's dist/ folder (default `dist`; copy an old one aside, under the checkout so
  * it finds node_modules, e.g. `.cache/<you>/dist-0`); with several, the rounds alternate between them and
@@ -76,6 +79,15 @@ function watchTurns(port: number) {
   };
 }
 
+/**
+ * The daemon's CPU time so far (user + system, /proc), in ms: per turn, the figure that a loaded machine
+ * disturbs least (wall times stretch with the load, the work a turn takes much less).
+ */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
 async function round(dist: string) {
   const dataDir = mkdtempSync(join(tmpdir(), 'agt-bench-'));
   writeFileSync(join(dataDir, 'settings.json'), JSON.stringify({ providers: [{ id: 'fake', type: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, defaultModel: 'fake-model' }] }));
@@ -114,6 +126,7 @@ async function round(dist: string) {
     // The measured phase on the profile's clock (monotonic µs), for `profile-top.mjs --from= --to=`.
     const clock = () => Number(process.hrtime.bigint() / 1000n);
     const from = clock();
+    const cpuFrom = cpuMs(child.pid!);
     const ms: number[] = [];
     for (let i = 0; i < turns; i++) ms.push(await chat(agents[0]!, `turn ${i}`));
     const since = performance.now();
@@ -122,11 +135,12 @@ async function round(dist: string) {
     }));
     const rate = 100 / ((performance.now() - since) / 1000);
     const to = clock();
+    const cpuPerTurn = (cpuMs(child.pid!) - cpuFrom) / (turns + 100);
     watcher.close();
     await call(port, 'POST', '/daemon/shutdown', {});
     await exited;
     const r = (n: number) => Math.round(n * 100) / 100;
-    return { daemon: dist, medianMs: r(percentile(ms, 50)), p95Ms: r(percentile(ms, 95)), turnsPerSecond: Math.round(rate), failures: watcher.failures(), load: r(loadavg()[0]!), ...(profile ? { window: `--from=${from} --to=${to}` } : {}) };
+    return { daemon: dist, medianMs: r(percentile(ms, 50)), p95Ms: r(percentile(ms, 95)), turnsPerSecond: Math.round(rate), daemonCpuMsPerTurn: r(cpuPerTurn), failures: watcher.failures(), load: r(loadavg()[0]!), ...(profile ? { window: `--from=${from} --to=${to}` } : {}) };
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
