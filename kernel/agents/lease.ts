@@ -45,6 +45,8 @@ export class LeaseKeeper {
 
   /** Takes the file's lease or throws 409 `agent_file_in_use` naming the holder. */
   acquire(file: AgentFile): void {
+    // Already ours (a created file takes its lease before its first sync, see create-agent.ts): no new write.
+    if (this.held.has(file)) return;
     const result = file.lease.acquire(this.me, LEASE_STALE_MS, holderAlive);
     if (!result.ok) {
       throw agentFileLeased(file.path, result.holder);

@@ -170,12 +170,12 @@ export class AgentRegistry {
     await this.closingPaths.get(canonical);
     const loaded = this.byFile.get(canonical);
     if (loaded) {
-      if (options.file && options.file !== loaded.file) await options.file.close();
+      if (options.file && options.file !== loaded.file) await this.closeGiven(options.file);
       if (options.requireReview && !this.reviews.isReviewed(loaded.fileConfig)) throw reviewRequired(loaded.id, canonical);
       return loaded;
     }
     let pending = this.loading.get(canonical);
-    if (pending && options.file) await options.file.close();
+    if (pending && options.file) await this.closeGiven(options.file);
     if (!pending) {
       pending = this.open(canonical, options.requireReview === true, options.file).finally(() => this.loading.delete(canonical));
       this.loading.set(canonical, pending);
@@ -184,6 +184,12 @@ export class AgentRegistry {
     const agent = await pending;
     if (options.requireReview && !this.reviews.isReviewed(agent.fileConfig)) throw reviewRequired(agent.id, canonical);
     return agent;
+  }
+
+  /** Closes a file handed to {@link load} that is not used, with the lease its creator took. */
+  private async closeGiven(file: AgentFile): Promise<void> {
+    this.leases.release(file);
+    await file.close();
   }
 
   private async open(filePath: string, requireReview: boolean, given?: AgentFile): Promise<LoadedAgent> {
@@ -211,7 +217,8 @@ export class AgentRegistry {
     } catch (error) {
       if (agent) this.umbilical.disable(agent.id);
       if (claimedId) this.loadingIds.delete(claimedId);
-      if (leased) this.leases.release(file);
+      // A created file comes with its lease already taken (create-agent.ts).
+      if (leased || given) this.leases.release(file);
       await file.close();
       if (error instanceof AgtError) throw error;
       if (isBusyError(error)) throw agentFileLocked(filePath, error);
