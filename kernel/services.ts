@@ -133,7 +133,7 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
     builtinTools: () => tools,
     readCredential: (agentId, name) => agents.readCredential(agentId, name),
     resolveAgent: (idOrName) => registry.resolve(idOrName),
-    findAgent: (agentId) => registry.list().find((candidate) => candidate.id === agentId),
+    findAgent: (agentId) => registry.byId(agentId),
     updateConfig: async (agent, next) => {
       await registry.updateConfig(agent, next);
     },
@@ -182,7 +182,7 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
     },
     runHostCommand: (agent: LoadedAgent, run: CommandRun) => hostCommands.runHost(run, allowsUnsandboxedCommands(agent.config)),
     turns: turnsAccess((agentId) => runtime.byId(agentId), (trace) => inboundTrace(contributions.points, trace)),
-    fetch: agentFetch((agentId) => registry.list().find((agent) => agent.id === agentId)),
+    fetch: agentFetch((agentId) => registry.byId(agentId)),
   };
   const agentsFor = (origin: string): AgentsService =>
     agentsService(registry, origin, async (agent, name) => credentials.read(agent, name), capabilities);

@@ -153,7 +153,7 @@ export async function autostartFiles(kernel: AutostartDeps, files: readonly stri
     if (Date.now() > deadline) return { report, outOfTime: true };
     report.scanned += 1;
     const canonical = canonicalPath(filePath);
-    const loaded = kernel.registry.list().find((agent) => agent.filePath === canonical);
+    const loaded = kernel.registry.byPath(canonical);
     if (loaded) {
       report.skipped.push({ filePath: canonical, name: loaded.name, reason: 'already_loaded', agentId: loaded.id });
       continue;

@@ -38,7 +38,7 @@ export function agentLauncher(kernel: AutostartDeps): AgentLauncher {
     },
     autostart: async (filePaths) => (await autostartFiles(kernel, filePaths)).report,
     async unload(agentId, reason) {
-      const agent = registry.list().find((candidate) => candidate.id === agentId);
+      const agent = registry.byId(agentId);
       if (!agent) return false;
       await registry.unload(agent, { reason });
       return true;

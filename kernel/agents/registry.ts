@@ -152,6 +152,11 @@ export class AgentRegistry {
     throw agentNotLoaded(idOrName);
   }
 
+  /** The loaded agent with this id, if any (no scan: hooks that run per load must not grow with the agents). */
+  byId(agentId: string): LoadedAgent | undefined {
+    return this.agents.get(agentId);
+  }
+
   /** The loaded agent whose file is `filePath`, if any. */
   byPath(filePath: string): LoadedAgent | undefined {
     return this.byFile.get(canonicalPath(filePath));

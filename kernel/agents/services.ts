@@ -38,13 +38,13 @@ export function agentsService(
   capabilities: AgentCapabilities,
 ): AgentsService {
   const loaded = (agentId: string) => {
-    const agent = registry.list().find((candidate) => candidate.id === agentId);
+    const agent = registry.byId(agentId);
     if (!agent) throw agentIdNotLoaded(agentId);
     return agent;
   };
   const keys: AgentKeysAccess = {
     identity(agentId) {
-      const agent = registry.list().find((candidate) => candidate.id === agentId);
+      const agent = registry.byId(agentId);
       return agent && capabilities.identity(agent);
     },
     sign: async (agentId, message) => capabilities.sign(loaded(agentId), message),
@@ -70,7 +70,7 @@ export function agentsService(
       }
     },
     async readCredential(agentId, name) {
-      const agent = registry.list().find((candidate) => candidate.id === agentId);
+      const agent = registry.byId(agentId);
       if (!agent) return undefined;
       try {
         return await readCredential(agent, name);
@@ -79,12 +79,12 @@ export function agentsService(
       }
     },
     async updateConfig(agentId, next) {
-      const agent = registry.list().find((candidate) => candidate.id === agentId);
+      const agent = registry.byId(agentId);
       if (!agent) throw agentIdNotLoaded(agentId);
       await registry.updateConfig(agent, next);
     },
     log(agentId: string, level: LogLevel, message: string, data?: unknown) {
-      const agent = registry.list().find((candidate) => candidate.id === agentId);
+      const agent = registry.byId(agentId);
       if (agent) registry.log(agent, { level, origin, message, data });
     },
   };
@@ -95,7 +95,7 @@ const fileInfo = (info: StoredFileInfo): AgentFileInfo => ({ path: info.path, mi
 /** `ctx.agents.files`: the files store of a loaded agent; its path check throws `bad_request`. */
 function agentFiles(registry: AgentRegistry): AgentFilesAccess {
   const store = (agentId: string) => {
-    const agent = registry.list().find((candidate) => candidate.id === agentId);
+    const agent = registry.byId(agentId);
     if (!agent) throw agentIdNotLoaded(agentId);
     return agent.file.files;
   };
@@ -123,7 +123,7 @@ export function inboxService(
 ): InboxService {
   return {
     async deliver(agentId: string, message: InboundMessage) {
-      const agent = registry.list().find((candidate) => candidate.id === agentId);
+      const agent = registry.byId(agentId);
       if (!agent) throw agentIdNotLoaded(agentId);
       if (message.source === 'user') throw userSourceInInbox();
       const externalId = typeof message.externalId === 'string' && message.externalId !== '' ? message.externalId.slice(0, 200) : null;
@@ -137,7 +137,7 @@ export function inboxService(
       return { messageId: row.id };
     },
     async get(agentId: string, messageId: number) {
-      const agent = registry.list().find((candidate) => candidate.id === agentId);
+      const agent = registry.byId(agentId);
       if (!agent) throw agentIdNotLoaded(agentId);
       const row = Number.isInteger(messageId) ? agent.file.inbox.get(messageId) : undefined;
       return row && inboxRow(row);

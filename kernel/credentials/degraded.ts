@@ -45,7 +45,7 @@ export class DegradedWatcher {
         if (event.event_type === 'agent.loaded') {
           // The registry emits `agent.loaded` synchronously before load() returns, so the flag is
           // already set when the load response or the next status request is served.
-          const agent = registry.list().find((candidate) => candidate.id === event.agent_id);
+          const agent = registry.byId(event.agent_id);
           if (agent) this.check(agent);
         } else if (event.event_type === 'agent.unloaded') {
           credentials.forget(event.agent_id);

@@ -59,7 +59,7 @@ export class StorageService {
     this.unsubscribe.push(
       deps.bus.subscribe((event) => {
         if (event.event_type !== 'agent.loaded' || !event.agent_id) return;
-        const agent = deps.registry.list().find((candidate) => candidate.id === event.agent_id);
+        const agent = deps.registry.byId(event.agent_id);
         if (agent) applyWalPolicy(agent.file, deps.settings.current().storage?.walMaxBytes);
       }),
       deps.settings.onChange(() => this.maintenance.start()),
