@@ -38,7 +38,7 @@ export async function fanout(clients: number, rate: number, seconds: number, pay
       AGT_DAEMON_TOKEN: TOKEN,
       AGT_DAEMON_PORT: String(port),
       AGT_EXTENSIONS: manifest,
-      AGT_LOG_LEVEL: 'error',
+      AGT_LOG_LEVEL: process.env.AGT_BENCH_LOG_LEVEL ?? 'error',
       // Pacing knobs for an A/B within one build (bench/fanout-daemon.mjs).
       ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('AGT_BENCH_FLUSH_'))),
     },
@@ -64,7 +64,8 @@ async function measure(child: ChildProcess, port: number, clients: number, rate:
   await next('ready');
 
   const count = rate * seconds;
-  const readers = await startReaders(`http://127.0.0.1:${port}`, clients);
+  // The daemon pads each message with `payloadBytes - 24` characters right after the timestamp.
+  const readers = await startReaders(`http://127.0.0.1:${port}`, clients, Math.max(0, payloadBytes - 24));
   let before: any;
   for (;;) {
     child.send({ op: 'stats' });
@@ -85,7 +86,7 @@ async function measure(child: ChildProcess, port: number, clients: number, rate:
   }
   child.send({ op: 'stats' });
   const stats = await next('stats');
-  const { received, histogram, cpuMs } = await readers.report();
+  const { received, histogram, cpuMs, loopDelayMaxMs } = await readers.report();
   child.send({ op: 'stop' });
   await new Promise((done) => child.once('exit', done));
   return {
@@ -105,6 +106,9 @@ async function measure(child: ChildProcess, port: number, clients: number, rate:
     flushes: stats.flushes === undefined ? null : stats.flushes - before.flushes,
     writes: stats.writes === undefined ? null : stats.writes - before.writes,
     readerCpuMs: Math.round(cpuMs),
+    // The longest a reader's event loop was late: past ~200 ms (1,000 frames at 5,000/s) the daemon
+    // drops that reader's clients however fast it writes.
+    readerLoopDelayMaxMs: Math.round(loopDelayMaxMs),
   };
 }
 
@@ -123,15 +127,15 @@ function ipc(child: ChildProcess) {
 }
 
 /** The clients, spread over {@link READER_PROCESSES} reader processes. */
-async function startReaders(url: string, clients: number) {
+async function startReaders(url: string, clients: number, skip: number) {
   const children = Array.from({ length: READER_PROCESSES }, () =>
-    spawn(process.execPath, [join(ROOT, 'bench/sse-reader.mjs')], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] }),
+    spawn(process.execPath, [...(process.env.AGT_BENCH_READER_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.AGT_BENCH_READER_PROF}`] : []), join(ROOT, 'bench/sse-reader.mjs')], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] }),
   );
   const calls = children.map(ipc);
   await Promise.all(calls.map((call) => call('ready')));
   await Promise.all(calls.map((call, i) => {
     const share = Math.floor(clients / children.length) + (i < clients % children.length ? 1 : 0);
-    return call('connected', { op: 'connect', url, token: TOKEN, clients: share });
+    return call('connected', { op: 'connect', url, token: TOKEN, clients: share, skip });
   }));
   return {
     count: async () => (await Promise.all(calls.map((call) => call('count')))).reduce((n, r) => n + r.received, 0) as number,
@@ -140,7 +144,8 @@ async function startReaders(url: string, clients: number) {
       const histogram = new Map<number, number>();
       for (const r of reports) for (const [bucket, n] of r.histogram as Array<[number, number]>) histogram.set(bucket, (histogram.get(bucket) ?? 0) + n);
       const cpuMs = reports.reduce((n, r) => n + (r.cpuMs ?? 0), 0) as number;
-      return { received: reports.flatMap((r) => r.received as number[]), histogram, cpuMs };
+      const loopDelayMaxMs = Math.max(...reports.map((r) => r.loopDelayMaxMs as number));
+      return { received: reports.flatMap((r) => r.received as number[]), histogram, cpuMs, loopDelayMaxMs };
     },
   };
 }

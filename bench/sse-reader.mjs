@@ -12,11 +12,12 @@
  * message starts with `@<emit time in ms>@` (bench/fanout-daemon.mjs); the latency (read time − emit
  * time, same clock) goes into a histogram of 0.1 ms buckets (a typed array: no allocation per frame).
  *
- * IPC from the parent: {op: 'connect', url, token, clients} → {op: 'connected'}; {op: 'count'} →
+ * IPC from the parent: {op: 'connect', url, token, clients, skip (padding bytes after each timestamp)} → {op: 'connected'}; {op: 'count'} →
  * {op: 'count', received}; {op: 'report'} → {op: 'report', received: number[], histogram: [bucket, n][],
- * cpuMs}.
+ * cpuMs, loopDelayMaxMs}.
  */
 import { connect as tcpConnect } from 'node:net';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 const MARKER = Buffer.from('"message":"@');
 const HEAD_END = Buffer.from('\r\n\r\n');
@@ -28,6 +29,9 @@ const received = [];
 const sockets = [];
 const now = () => performance.timeOrigin + performance.now();
 const cpuAtStart = process.cpuUsage();
+// How late this reader's own event loop ran (a reader that stalls makes the daemon drop its clients).
+const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+loopDelay.enable();
 
 /**
  * What of a read must wait for the next one: a marker whose timestamp is incomplete, or a read that ends
@@ -42,7 +46,7 @@ function pendingStart(bytes, position) {
   return null;
 }
 
-function open(url, token, index, connected) {
+function open(url, token, index, connected, skip) {
   received[index] = 0;
   const { hostname, port } = new URL(url);
   const socket = tcpConnect({ host: hostname, port: Number(port), noDelay: true });
@@ -73,7 +77,8 @@ function open(url, token, index, connected) {
       const bucket = Math.round((at * 1000 - micros) / 100);
       histogram[Math.min(histogram.length - 1, Math.max(0, bucket))]++;
       count++;
-      position = end + 1;
+      // The padding after the timestamp holds no marker: not scanned.
+      position = end + 1 + skip;
     }
     received[index] += count;
     tail = pendingStart(bytes, position);
@@ -88,7 +93,7 @@ process.on('message', (message) => {
     const connected = () => {
       if (--waiting === 0) process.send({ op: 'connected' });
     };
-    for (let i = 0; i < message.clients; i++) open(message.url, message.token, i, connected);
+    for (let i = 0; i < message.clients; i++) open(message.url, message.token, i, connected, message.skip ?? 0);
   } else if (message.op === 'count') {
     process.send({ op: 'count', received: received.reduce((a, b) => a + b, 0) });
   } else if (message.op === 'report') {
@@ -96,7 +101,7 @@ process.on('message', (message) => {
     const cpu = process.cpuUsage(cpuAtStart);
     const buckets = [];
     for (let i = 0; i < histogram.length; i++) if (histogram[i] > 0) buckets.push([i, histogram[i]]);
-    process.send({ op: 'report', received, histogram: buckets, cpuMs: (cpu.user + cpu.system) / 1000 }, () => process.exit(0));
+    process.send({ op: 'report', received, histogram: buckets, cpuMs: (cpu.user + cpu.system) / 1000, loopDelayMaxMs: loopDelay.max / 1e6 }, () => process.exit(0));
   }
 });
 process.send({ op: 'ready' });

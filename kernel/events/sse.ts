@@ -29,6 +29,7 @@ import type { FrameDelivery, KernelBus } from './bus.js';
 import { daemonShuttingDown } from './errors.js';
 import type { ResumePlan, ResumeRequest } from './resume.js';
 import { controlFrame, SseClient } from './sse-client.js';
+import { FrameBatches } from './sse-batches.js';
 import { FlushPacer, type PacingOptions } from './sse-pacing.js';
 
 export { controlFrame } from './sse-client.js';
@@ -36,8 +37,6 @@ export { controlFrame } from './sse-client.js';
 export const HEARTBEAT_MS = 30_000;
 /** How long shutdown waits for stream ends to flush; well inside the 3 s HTTP close deadline. */
 export const CLOSE_FLUSH_CAP_MS = 500;
-/** Frames are joined into writes of about this many characters. */
-const WRITE_BATCH_CHARS = 64 * 1024;
 
 export interface SseHubOptions {
   /** Interval of the `: heartbeat` comment (spec: 30 s). Internal: tests shorten it. */
@@ -48,14 +47,6 @@ export interface SseHubOptions {
   pacing?: PacingOptions;
 }
 
-/** Frames after one cursor, for one filter, as written (see SseHub.batchAfter). */
-interface Batch {
-  bytes: Buffer | null;
-  through: number;
-}
-
-/** One flush's batches, by start cursor (and filter, when there is one). */
-type BatchCache = Map<number | string, Batch>;
 
 interface SentWaiter {
   cursor: number;
@@ -78,6 +69,8 @@ export class SseHub implements FrameDelivery {
   private pendingFrames = 0;
   private pendingBytes = 0;
   private droppedCount = 0;
+  /** Frames after a cursor as written, shared by the clients at that cursor (sse-batches.ts). */
+  private readonly batches: FrameBatches;
   /** Flushes and writes of frames since start (bench/sse-fanout.ts reports them: the cost is per write). */
   private readonly counts = { flushes: 0, writes: 0 };
 
@@ -88,6 +81,7 @@ export class SseHub implements FrameDelivery {
   ) {
     this.heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
     this.maxLagFrames = options.maxLagFrames ?? bus.capacity;
+    this.batches = new FrameBatches(bus);
     this.unsubscribe = bus.subscribeFrames((frame) => this.onFrame(frame.cursor));
     bus.setDelivery(this);
   }
@@ -230,6 +224,7 @@ export class SseHub implements FrameDelivery {
         }),
     );
     this.clients.clear();
+    this.batches.clear();
     const sent = await waitAtMost(Promise.all(flushed).then((all) => all.every(Boolean)), flushCapMs, () => false);
     for (const waiter of this.waiters.splice(0)) {
       try {
@@ -258,12 +253,11 @@ export class SseHub implements FrameDelivery {
     this.pendingFrames = 0;
     this.pendingBytes = 0;
     const latest = this.bus.latest;
-    // Clients at the same cursor with the same filter (all of them, when they keep up) get the same
-    // bytes: each batch is built and encoded once per flush and the one Buffer is written to each.
-    const shared: BatchCache = new Map();
+    // Batches of the previous flush are done with (kept until now for clients catching up on drain).
+    this.batches.clear();
     for (const client of this.clients) {
       if (!client.blocked) {
-        this.pump(client, shared);
+        this.pump(client);
       } else if (latest - client.lastCursor > this.maxLagFrames || !this.bus.slotAt(client.lastCursor + 1)) {
         this.drop(client);
       }
@@ -273,11 +267,11 @@ export class SseHub implements FrameDelivery {
 
   /**
    * Writes buffered frames after the client's cursor until its socket is full or it is current, in
-   * writes of about {@link WRITE_BATCH_CHARS} so one write never holds much more than a frame.
+   * batches of about 64 KB (sse-batches.ts) so one write never holds much more than a frame.
    */
-  private pump(client: SseClient, shared?: BatchCache): void {
+  private pump(client: SseClient): void {
     while (!client.blocked && client.lastCursor < this.bus.latest && this.clients.has(client)) {
-      const batch = this.batchAfter(client.lastCursor, client.agentId, shared);
+      const batch = this.batches.after(client.lastCursor, client.agentId);
       if (!batch) return this.drop(client);
       client.lastCursor = batch.through;
       if (batch.bytes) {
@@ -289,35 +283,6 @@ export class SseHub implements FrameDelivery {
   }
 
   private readonly settleNow = (): void => this.settle();
-
-  /**
-   * The frames after `after` that a client with this filter wants, as SSE events (`id:`, `event:` and the
-   * `data:` the bus serialized once; a preview when oversized) in one Buffer of about
-   * {@link WRITE_BATCH_CHARS}; `through` is the last cursor it covers (bytes null: none of them was
-   * wanted). Undefined when the next frame has left the ring. With `shared`, built once per flush for
-   * every client at the same cursor with the same filter.
-   */
-  private batchAfter(after: number, agentId: string | null, shared?: BatchCache): Batch | undefined {
-    const key = shared && (agentId === null ? after : `${after}:${agentId}`);
-    const known = key === undefined ? undefined : shared!.get(key);
-    if (known) return known;
-    const latest = this.bus.latest;
-    let text = '';
-    let cursor = after;
-    while (cursor < latest && text.length < WRITE_BATCH_CHARS) {
-      const slot = this.bus.slotAt(cursor + 1);
-      if (!slot) {
-        if (cursor === after) return undefined;
-        break;
-      }
-      cursor += 1;
-      const event = slot.frame.event;
-      if (agentId === null || event.agent_id === agentId) text += `id: ${cursor}\nevent: ${event.event_type}\ndata: ${slot.data}\n\n`;
-    }
-    const batch: Batch = { bytes: text ? Buffer.from(text, 'utf8') : null, through: cursor };
-    if (key !== undefined) shared!.set(key, batch);
-    return batch;
-  }
 
   /** Too slow: cut it off; it resumes with its cursor and learns of the loss from `stream.gap`. */
   private drop(client: SseClient): void {

@@ -1,0 +1,64 @@
+/**
+ * What the SSE hub (sse.ts) writes: the frames after a client's cursor, as SSE events (`id:`, `event:`
+ * and the `data:` the bus serialized once; a preview when oversized), joined into one Buffer of about
+ * {@link WRITE_BATCH_CHARS}.
+ *
+ * Clients at the same cursor with the same filter (all of them, when they keep up; the ones that blocked
+ * in the same flush, when they catch up on drain) get the same bytes: a batch is built and encoded once
+ * and the one Buffer is written to each (profiled with 100 clients, building a string per client and
+ * Node encoding it per write was most of the hub's own time). A batch stays valid while its first frame is
+ * in the ring (frames never change and leave the ring oldest first); batches are dropped at each flush
+ * (sse.ts) and once {@link BATCH_CACHE_BYTES} of them are kept.
+ */
+import type { KernelBus } from './bus.js';
+
+/** Frames are joined into writes of about this many characters. */
+export const WRITE_BATCH_CHARS = 64 * 1024;
+/** Batches kept for other clients at the same cursor. */
+export const BATCH_CACHE_BYTES = 4 * 1024 * 1024;
+
+/** Frames after one cursor, for one filter, as written. */
+export interface Batch {
+  /** Null when none of the frames it covers was wanted. */
+  bytes: Buffer | null;
+  /** The last cursor it covers. */
+  through: number;
+}
+
+export class FrameBatches {
+  private readonly batches = new Map<number | string, Batch>();
+  private bytes = 0;
+
+  constructor(private readonly bus: Pick<KernelBus, 'slotAt' | 'latest'>) {}
+
+  /**
+   * The batch after `after` for a client with this filter (null: every agent's frames); undefined
+   * when the frame after `after` has left the ring (the client is too far behind).
+   */
+  after(after: number, agentId: string | null): Batch | undefined {
+    if (!this.bus.slotAt(after + 1)) return undefined;
+    const key = agentId === null ? after : `${after}:${agentId}`;
+    const known = this.batches.get(key);
+    if (known) return known;
+    const latest = this.bus.latest;
+    let text = '';
+    let cursor = after;
+    while (cursor < latest && text.length < WRITE_BATCH_CHARS) {
+      const slot = this.bus.slotAt(cursor + 1);
+      if (!slot) break;
+      cursor += 1;
+      const event = slot.frame.event;
+      if (agentId === null || event.agent_id === agentId) text += `id: ${cursor}\nevent: ${event.event_type}\ndata: ${slot.data}\n\n`;
+    }
+    const batch: Batch = { bytes: text ? Buffer.from(text, 'utf8') : null, through: cursor };
+    if (this.bytes > BATCH_CACHE_BYTES) this.clear();
+    this.batches.set(key, batch);
+    this.bytes += batch.bytes?.length ?? 0;
+    return batch;
+  }
+
+  clear(): void {
+    this.batches.clear();
+    this.bytes = 0;
+  }
+}
