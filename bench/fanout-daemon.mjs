@@ -5,11 +5,12 @@
  * without any other work. Each event's message starts with `@<emit time in ms, µs precision>@`, so a
  * client can measure delivery latency (same machine, same clock).
  *
- * IPC from the parent: {op: 'emit', rate, count, payloadBytes} → {op: 'emitted', first, last, count, ms};
+ * IPC from the parent: {op: 'emit', rate, count, payloadBytes} → {op: 'emitted', first, last, count, ms, loopDelayMaxMs};
  * {op: 'stats'} → {op: 'stats', clients, dropped, flushes, writes, cpuMs}; {op: 'stop'}. Sends {op: 'ready', url} once listening.
  * Env: as the daemon's (AGT_DAEMON_SETTINGS, AGT_DAEMON_PORT, AGT_EXTENSIONS, ...).
  */
 import { readFileSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 const info = JSON.parse(readFileSync(new URL('../dist/.agt-build.json', import.meta.url), 'utf8'));
 const { startDaemon } = await import(new URL(`../dist/${info.daemon}`, import.meta.url).href);
@@ -21,7 +22,12 @@ const pacing = { spacing: knob('AGT_BENCH_FLUSH_SPACING'), maxWaitMs: knob('AGT_
 if (pacing.spacing !== undefined || pacing.maxWaitMs !== undefined) daemon.kernel.eventStream.configure({ pacing });
 const now = () => performance.timeOrigin + performance.now();
 
+// How late the daemon's event loop ran while it emitted (its own stalls, beside the readers').
+const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+
 async function emit({ rate, count, payloadBytes }) {
+  loopDelay.reset();
+  loopDelay.enable();
   const padding = 'x'.repeat(Math.max(0, payloadBytes - 24));
   const first = bus.latest + 1;
   const began = performance.now();
@@ -34,7 +40,8 @@ async function emit({ rate, count, payloadBytes }) {
     }
     await new Promise((resolve) => setTimeout(resolve, 1));
   }
-  return { first, last: bus.latest, count: sent, ms: performance.now() - began };
+  loopDelay.disable();
+  return { first, last: bus.latest, count: sent, ms: performance.now() - began, loopDelayMaxMs: loopDelay.max / 1e6 };
 }
 
 process.on('message', async (message) => {

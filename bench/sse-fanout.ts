@@ -16,7 +16,7 @@ import { freePort, TOKEN } from './http.js';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 /** Processes the clients are spread over (see bench/sse-reader.mjs). */
-const READER_PROCESSES = 4;
+const READER_PROCESSES = Number(process.env.AGT_BENCH_READERS) || 4;
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 /**
@@ -109,6 +109,7 @@ async function measure(child: ChildProcess, port: number, clients: number, rate:
     // The longest a reader's event loop was late: past ~200 ms (1,000 frames at 5,000/s) the daemon
     // drops that reader's clients however fast it writes.
     readerLoopDelayMaxMs: Math.round(loopDelayMaxMs),
+    daemonLoopDelayMaxMs: emitted.loopDelayMaxMs === undefined ? null : Math.round(emitted.loopDelayMaxMs),
   };
 }
 
