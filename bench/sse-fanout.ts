@@ -4,7 +4,7 @@
  * by the client, same clock) p50/p99, frames lost, clients dropped. The clients read in separate processes (bench/sse-reader.mjs, raw sockets).
  *
  * Alone: `node --import tsx bench/sse-fanout.ts [clients=100] [rate=5000] [seconds=2] [--cpu-prof]`
- * (`--cpu-prof` profiles the daemon; the .cpuprofile lands in .cache/agt/profiles/; `--daemon=<path>` runs
+ * (`--cpu-prof` profiles the daemon; the .cpuprofile lands in .cache/agt/profiles/ or `--profile-dir=`; `--daemon=<path>` runs
  * another copy of fanout-daemon.mjs, e.g. beside an older build's dist/, for an A/B in the same minute).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -165,7 +165,8 @@ function histogramPercentile(histogram: Map<number, number>, p: number): number 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const profile = process.argv.includes('--cpu-prof');
   const [clients, rate, seconds] = process.argv.slice(2).filter((arg) => !arg.startsWith('--')).map(Number);
-  const dir = join(ROOT, '.cache/agt/profiles');
+  // `--profile-dir=<dir>`: where the .cpuprofile goes (default .cache/agt/profiles/, shared with other benches).
+  const dir = resolve(process.argv.find((arg) => arg.startsWith('--profile-dir='))?.slice(14) ?? join(ROOT, '.cache/agt/profiles'));
   if (profile) mkdirSync(dir, { recursive: true });
   const daemon = process.argv.find((arg) => arg.startsWith('--daemon='))?.slice(9);
   const result = await fanout(clients || 100, rate || 5000, seconds || 2, 256, profile ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [], daemon);

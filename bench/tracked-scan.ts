@@ -107,9 +107,9 @@ export async function trackedScanBench(files = 10_000, dist = join(ROOT, 'dist')
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  // `[files] [--dist=<build copy>] [--cpu-prof]` (the profile lands in .cache/agt/profiles/).
+  // `[files] [--dist=<build copy>] [--cpu-prof] [--profile-dir=<dir>]` (the profile lands in .cache/agt/profiles/ by default).
   const dist = process.argv.find((arg) => arg.startsWith('--dist='))?.slice(7);
-  const profiles = join(ROOT, '.cache/agt/profiles');
+  const profiles = resolve(process.argv.find((arg) => arg.startsWith('--profile-dir='))?.slice(14) ?? join(ROOT, '.cache/agt/profiles'));
   const nodeArgs = process.argv.includes('--cpu-prof') ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : [];
   const count = Number(process.argv.slice(2).find((arg) => !arg.startsWith('--'))) || undefined;
   const figures = await trackedScanBench(count, dist ? resolve(dist) : undefined, nodeArgs);
