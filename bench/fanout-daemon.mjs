@@ -5,12 +5,12 @@
  * without any other work. Each event's message starts with `@<emit time in ms, µs precision>@`, so a
  * client can measure delivery latency (same machine, same clock).
  *
- * IPC from the parent: {op: 'emit', rate, count, payloadBytes} → {op: 'emitted', first, last, count, ms, loopDelayMaxMs};
+ * IPC from the parent: {op: 'emit', rate, count, payloadBytes} → {op: 'emitted', first, last, count, ms, loopDelayMaxMs, gcMaxMs, gcTotalMs};
  * {op: 'stats'} → {op: 'stats', clients, dropped, flushes, writes, cpuMs}; {op: 'stop'}. Sends {op: 'ready', url} once listening.
  * Env: as the daemon's (AGT_DAEMON_SETTINGS, AGT_DAEMON_PORT, AGT_EXTENSIONS, ...).
  */
 import { readFileSync } from 'node:fs';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 
 const info = JSON.parse(readFileSync(new URL('../dist/.agt-build.json', import.meta.url), 'utf8'));
 const { startDaemon } = await import(new URL(`../dist/${info.daemon}`, import.meta.url).href);
@@ -24,10 +24,20 @@ const now = () => performance.timeOrigin + performance.now();
 
 // How late the daemon's event loop ran while it emitted (its own stalls, beside the readers').
 const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+// Garbage-collection pauses while it emits (a long one shows up as the loop delay above).
+const gc = { maxMs: 0, totalMs: 0, on: false };
+new PerformanceObserver((list) => {
+  if (!gc.on) return;
+  for (const entry of list.getEntries()) {
+    gc.maxMs = Math.max(gc.maxMs, entry.duration);
+    gc.totalMs += entry.duration;
+  }
+}).observe({ entryTypes: ['gc'] });
 
 async function emit({ rate, count, payloadBytes }) {
   loopDelay.reset();
   loopDelay.enable();
+  Object.assign(gc, { maxMs: 0, totalMs: 0, on: true });
   const padding = 'x'.repeat(Math.max(0, payloadBytes - 24));
   const first = bus.latest + 1;
   const began = performance.now();
@@ -41,7 +51,8 @@ async function emit({ rate, count, payloadBytes }) {
     await new Promise((resolve) => setTimeout(resolve, 1));
   }
   loopDelay.disable();
-  return { first, last: bus.latest, count: sent, ms: performance.now() - began, loopDelayMaxMs: loopDelay.max / 1e6 };
+  gc.on = false;
+  return { first, last: bus.latest, count: sent, ms: performance.now() - began, loopDelayMaxMs: loopDelay.max / 1e6, gcMaxMs: gc.maxMs, gcTotalMs: gc.totalMs };
 }
 
 process.on('message', async (message) => {

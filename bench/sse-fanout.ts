@@ -110,6 +110,8 @@ async function measure(child: ChildProcess, port: number, clients: number, rate:
     // drops that reader's clients however fast it writes.
     readerLoopDelayMaxMs: Math.round(loopDelayMaxMs),
     daemonLoopDelayMaxMs: emitted.loopDelayMaxMs === undefined ? null : Math.round(emitted.loopDelayMaxMs),
+    daemonGcMaxMs: emitted.gcMaxMs === undefined ? null : Math.round(emitted.gcMaxMs),
+    daemonGcTotalMs: emitted.gcTotalMs === undefined ? null : Math.round(emitted.gcTotalMs),
   };
 }
 
