@@ -6,6 +6,7 @@
 import t from 'tap';
 import { EVENT_BUFFER_BYTES, EVENT_FRAME_MAX_BYTES, EVENT_PREVIEW_CHARS, KernelBus } from '../kernel/events/bus.js';
 import type { UmbilicalEvent } from '../contracts/events.js';
+import { FrameBatches, WRITE_BATCH_CHARS } from '../kernel/events/sse-batches.js';
 import { bootDaemon } from './helpers/daemon.js';
 import { openSse } from './helpers/sse-client.js';
 
@@ -87,4 +88,29 @@ t.test('GET /events streams the preview for a frame over 256 KB, in order, and t
   const stats = bus.stats();
   t.ok(stats.bytes <= EVENT_BUFFER_BYTES, `${stats.bytes} bytes in ${stats.frames} frames`);
   t.ok(stats.frames < 200);
+});
+
+t.test('stream batches: built once per cursor and filter, filtered by agent, cut at the batch size, gone with the ring', async (t) => {
+  const bus = new KernelBus(silentLogger, 10);
+  const batches = new FrameBatches(bus);
+  for (let i = 0; i < 6; i++) say(bus, `m${i}`, i % 2 ? 'b' : 'a');
+  const all = batches.after(2, null)!;
+  t.equal(batches.after(2, null), all, 'clients at the same cursor share one Buffer');
+  const ids = (bytes: Buffer | null) => (bytes?.toString('utf8').match(/^id: \d+$/gm) ?? []).map((line) => Number(line.slice(4)));
+  t.same(ids(all.bytes), [3, 4, 5, 6]);
+  t.equal(all.through, 6);
+  t.match(all.bytes!.toString('utf8'), /^id: 3\nevent: agent\.said\ndata: \{"cursor":3,/, 'SSE frame lines');
+  const onlyB = batches.after(2, 'b')!;
+  t.same(ids(onlyB.bytes), [4, 6], 'a filtered client gets its own batch with only its agent');
+  t.same(ids(batches.after(5, 'a')!.bytes), [], 'nothing wanted: no bytes');
+  t.equal(batches.after(5, 'a')!.through, 6, 'but the cursor moves past the skipped frames');
+  for (let i = 0; i < 10; i++) say(bus, `n${i}`);
+  t.equal(batches.after(2, null), undefined, 'frame 3 left the ring: the client is too far behind');
+
+  const big = new KernelBus(silentLogger, 100);
+  const bigBatches = new FrameBatches(big);
+  for (let i = 0; i < 20; i++) say(big, 'x'.repeat(10_000));
+  const first = bigBatches.after(0, null)!;
+  t.ok(first.through < 20 && first.bytes!.length >= WRITE_BATCH_CHARS, `about ${WRITE_BATCH_CHARS} characters per write (${first.through} frames)`);
+  t.equal(bigBatches.after(first.through, null)!.through, Math.min(20, first.through * 2), 'the next batch starts where it stopped');
 });
