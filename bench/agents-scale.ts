@@ -12,6 +12,8 @@
  * - `--node-arg=<flag>`: a node flag for the daemon (e.g. `--node-arg=--trace-gc`);
  * - `--smaps`: the daemon's anonymous memory by kind of mapping at each step;
  * - `--restart`: then the daemon is started again and the RSS read once tracked-folders autostarted them;
+ * - `--idle=<s>`: then the agents are left idle for s seconds: RSS and `/health` latency sampled;
+ * - `--out=<dir>`: where profiles and snapshots go (default .cache/agt/profiles);
  * - `--heap`: a heap snapshot of the daemon at 100 and at n agents (`--heapsnapshot-signal`), in the
  *   same folder.
  * Besides RSS it prints the daemon's anonymous and file-backed memory (`/proc/<pid>/smaps_rollup`), so
@@ -44,7 +46,7 @@ function memory(pid: number): { rss: number; anon: number; file: number } {
 
 const fake = await startFakeOpenAI({ teardown: (fn) => void cleanups.push(fn) }, [], { fallback: reply.text('ok') });
 const dataDir = mkdtempSync(join(tmpdir(), 'agt-bench-scale-'));
-const profiles = join(ROOT, '.cache/agt/profiles');
+const profiles = resolve(ROOT, args.find((arg) => arg.startsWith('--out='))?.slice(6) ?? '.cache/agt/profiles');
 mkdirSync(profiles, { recursive: true });
 writeFileSync(join(dataDir, 'settings.json'), JSON.stringify({ providers: [{ id: 'fake', type: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, defaultModel: 'fake-model' }] }));
 // A database that is not an agent file (no agt marker table): see collectGarbage.
@@ -183,6 +185,26 @@ try {
   console.log(`per agent ${mb((rss[n]!.rss - rss[0]!.rss) / n)} MB (0 → ${n}), ${mb((rss[100]!.rss - rss[0]!.rss) / 100)} MB (0 → 100)`);
   console.log(`create median ${mb(percentile(createMs, 50))} ms, p90 ${mb(percentile(createMs, 90))} ms (first 100)${lastCreateMs.length ? `; last 100: median ${mb(percentile(lastCreateMs, 50))} ms, p90 ${mb(percentile(lastCreateMs, 90))} ms` : ''}`);
   console.log(`GET /agents with ${n}: median ${mb(percentile(listMs, 50))} ms, p95 ${mb(percentile(listMs, 95))} ms`);
+  const idleSeconds = Number(args.find((arg) => arg.startsWith('--idle='))?.slice(7) ?? 0);
+  if (idleSeconds > 0) {
+    // The agents left alone: heartbeats, maintenance and credential passes run over all of them. RSS
+    // every second, and `/health` every 50 ms (its slowest answer is the longest the event loop was held).
+    const samples: number[] = [];
+    const health: number[] = [];
+    const until = Date.now() + idleSeconds * 1000;
+    let nextRss = 0;
+    while (Date.now() < until) {
+      const since = performance.now();
+      await call(port, 'GET', '/health', undefined, false);
+      health.push(performance.now() - since);
+      if (Date.now() >= nextRss) {
+        samples.push(memory(pid).rss);
+        nextRss = Date.now() + 1000;
+      }
+      await sleep(50);
+    }
+    console.log(`idle ${idleSeconds} s with ${n}: RSS max ${mb(Math.max(...samples))} MB, last ${mb(samples.at(-1)!)} MB; /health median ${mb(percentile(health, 50))} ms, p99 ${mb(percentile(health, 99))} ms, slowest ${mb(Math.max(...health))} ms`);
+  }
   await stopDaemon();
   if (flag('restart')) {
     // The same agents loaded by the tracked-folders autostart of a fresh daemon: what they cost without

@@ -73,6 +73,8 @@ export class DegradedWatcher {
       if (!agent.file.isOpen) return;
       const state = this.deps.credentials.state(agent);
       if (!state.locked) this.deps.credentials.sealPending(agent);
+      // The pass over every agent read pages into each connection's cache: give them back (issue 31).
+      agent.file.releaseMemory({ statements: false });
       if (state.locked && agent.degraded !== CREDENTIALS_LOCKED) {
         agent.degraded = CREDENTIALS_LOCKED;
         this.deps.registry.log(agent, {

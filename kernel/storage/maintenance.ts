@@ -163,6 +163,8 @@ export class StorageMaintenance {
     const checkpoint = this.checkpoint(file, idle);
     // The pass is what shrinks the file and its WAL: the next status reads them again.
     this.sizes.delete(file);
+    // What the pass read stays in the OS cache, not in this connection's (~90 KB per agent, issue 31).
+    file.releaseMemory({ statements: false });
     return { agentId: agent.id, deleted, checkpoint, vacuumed };
   }
 
