@@ -6,8 +6,8 @@
  * costs. A frame after a quiet spell is flushed in the emitting tick's microtask, as before; a frame
  * that comes within `FLUSH_SPACING` × the last flush's duration after that flush waits out the rest of
  * that spacing (the next check phase when it is under a millisecond, a timer otherwise), and every frame
- * emitted meanwhile joins the same writes. With one or two clients a flush takes microseconds, so a
- * chat's frames go out as they came; with a hundred clients at thousands of events per second a flush
+ * emitted meanwhile joins the same writes. With a few clients a flush takes microseconds (under
+ * MIN_PACED_FLUSH_MS), so a chat's frames go out as they came; with a hundred clients at thousands of events per second a flush
  * takes about a millisecond and flushing is held to at most 1 / (1 + FLUSH_SPACING) of the CPU, each
  * frame waiting at most MAX_FLUSH_WAIT_MS (so ~5 ms plus one flush is the most pacing adds).
  */
@@ -22,6 +22,11 @@
 export const FLUSH_SPACING = 3;
 /** No frame waits longer than this for its flush (bounds latency when a flush was very slow). */
 export const MAX_FLUSH_WAIT_MS = 5;
+/**
+ * A flush shorter than this (a few clients: a chat's stream) never delays the next one: its frames go out
+ * in the tick they were emitted, since fewer writes would save next to nothing there.
+ */
+export const MIN_PACED_FLUSH_MS = 0.2;
 
 export interface PacingOptions {
   /** Pause after a flush in multiples of its duration ({@link FLUSH_SPACING}). */
@@ -49,7 +54,8 @@ export class FlushPacer {
   request(): void {
     if (this.scheduled) return;
     this.scheduled = true;
-    const wait = Math.min(this.maxWaitMs, this.lastEnd + this.lastDuration * this.spacing - performance.now());
+    const paced = this.lastDuration >= MIN_PACED_FLUSH_MS;
+    const wait = paced ? Math.min(this.maxWaitMs, this.lastEnd + this.lastDuration * this.spacing - performance.now()) : 0;
     if (wait <= 0) queueMicrotask(this.run);
     else if (wait < 1) this.immediate = setImmediate(this.run);
     else this.timer = setTimeout(this.run, wait);
