@@ -1,6 +1,5 @@
 /** Builds the root fastify instance: TypeBox provider, OpenAPI collection, guards and error mapping. */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type RawServerDefault } from 'fastify';
-import swagger from '@fastify/swagger';
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -8,6 +7,8 @@ import { installErrorHandling } from './error-handler.js';
 import { compileValidator } from './validators.js';
 import { checkRequest, installGuards, type GuardOptions } from './guards.js';
 import { serverLimitOptions } from './limits.js';
+import { lazyRequestLogger } from './request-logger.js';
+import { collectOpenApi } from './openapi.js';
 import type { AgtError } from '../../contracts/errors.js';
 import { routerRefusal } from './errors.js';
 import { AGT_VERSION } from '../version.js';
@@ -122,6 +123,8 @@ export async function buildApp(options: AppOptions): Promise<KernelApp> {
     },
     // No "incoming request" / "request completed" lines per request at info (see RequestLogController).
     logController: new RequestLogController(options.logLevel),
+    // Each request's child logger is made only when the request logs (kernel/http/request-logger.ts).
+    childLoggerFactory: lazyRequestLogger,
     // Bodies are small JSON documents; a larger limit is set per route where files travel.
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
@@ -148,7 +151,8 @@ export async function buildApp(options: AppOptions): Promise<KernelApp> {
   app.setSchemaController({ compilersFactory: { buildSerializer: serializerCompiler } });
   app.setValidatorCompiler(compileValidator);
 
-  await app.register(swagger, {
+  // The OpenAPI document is made by @fastify/swagger on the first GET /openapi.json (kernel/http/openapi.ts).
+  collectOpenApi(app, {
     openapi: {
       openapi: '3.1.0',
       info: { title: 'agt daemon API', version: API_VERSION, description: API_DESCRIPTION },

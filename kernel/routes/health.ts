@@ -33,6 +33,6 @@ export const healthRoutes: KernelRoutes<'startedAt' | 'version'> = async (app, {
         response: { 200: Type.Object({}, { additionalProperties: true }), ...errorResponses() },
       },
     },
-    async () => app.swagger(),
+    async () => app.openApiDocument(),
   );
 };
