@@ -75,8 +75,9 @@ interface Running {
 
 function launch(name: string, args: string[], env: Record<string, string>, port: number): Running {
   const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
-  // The daemon logs at its default level (info: two lines per request), as shipped; only the start of
-  // its stderr is kept (it tells whether the build ran).
+  // The daemon logs at its default level (info: no line per request; request lines are at debug, see
+  // RequestLogController in kernel/http/app.ts), as shipped; only the start of its stderr is kept (it
+  // tells whether the build ran).
   let err = '';
   child.stderr!.on('data', (chunk) => {
     if (err.length < 4096) err += chunk;
