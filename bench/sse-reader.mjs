@@ -93,6 +93,8 @@ process.on('message', (message) => {
     const connected = () => {
       if (--waiting === 0) process.send({ op: 'connected' });
     };
+    // Fewer clients than reader processes: this one has none.
+    if (waiting === 0) process.send({ op: 'connected' });
     for (let i = 0; i < message.clients; i++) open(message.url, message.token, i, connected, message.skip ?? 0);
   } else if (message.op === 'count') {
     process.send({ op: 'count', received: received.reduce((a, b) => a + b, 0) });
