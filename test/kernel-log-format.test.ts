@@ -33,7 +33,7 @@ t.test('--log-format json at debug: data directory, turn line, request lines', a
   t.match(lines.find((line) => line.msg?.startsWith('data directory')), { level: 30, dataDir: d.dataDir });
   t.match(lines.find((line) => line.msg?.startsWith('turn failed')), { level: 40, agent: 'logged', agentId: agent.id, loop: 'main', turnId: String, end: 'error', code: 'unavailable', trigger: 'chat' });
   const request = lines.find((line) => line.msg === 'request answered' && line.url === `/agents/${agent.id}/chat`);
-  // The request's logger is made when it first logs (kernel/http/request-logger.ts), with fastify's request id.
+  // With fastify's request id (the request's child logger).
   t.match(request, { level: 20, method: 'POST', statusCode: 202, ms: Number, reqId: String });
   t.notOk(d.stderr().includes(token), 'the token is never logged');
   d.child.kill('SIGTERM');

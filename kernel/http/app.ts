@@ -7,7 +7,6 @@ import { installErrorHandling } from './error-handler.js';
 import { compileValidator } from './validators.js';
 import { checkRequest, installGuards, type GuardOptions } from './guards.js';
 import { serverLimitOptions } from './limits.js';
-import { lazyRequestLogger } from './request-logger.js';
 import { collectOpenApi } from './openapi.js';
 import type { AgtError } from '../../contracts/errors.js';
 import { routerRefusal } from './errors.js';
@@ -123,8 +122,6 @@ export async function buildApp(options: AppOptions): Promise<KernelApp> {
     },
     // No "incoming request" / "request completed" lines per request at info (see RequestLogController).
     logController: new RequestLogController(options.logLevel),
-    // Each request's child logger is made only when the request logs (kernel/http/request-logger.ts).
-    childLoggerFactory: lazyRequestLogger,
     // Bodies are small JSON documents; a larger limit is set per route where files travel.
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
