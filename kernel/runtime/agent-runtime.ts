@@ -413,9 +413,11 @@ export class AgentRuntime {
   /** Offers an event to the trigger evaluator; returns how many targets took it. */
   fire(type: TriggerType, data: unknown, origin: TriggerOrigin = {}, extra: TriggerTarget[] = [], options: FireOptions = {}): number {
     if (this.detached) return 0;
-    const eventType = (Object.keys(TRIGGER_OF) as Array<keyof typeof TRIGGER_OF>).find((key) => TRIGGER_OF[key] === type)!;
-    const event: TriggerEvent = { id: randomUUID(), type: eventType, source: origin.system ? 'system' : 'runtime', time: new Date(this.deps.clock.now()).toISOString(), data };
     try {
+      // Most events of a turn have no trigger to go to: the event (an id, a timestamp) is built only for one.
+      if (!this.evaluator.wants(type, extra, options)) return 0;
+      const eventType = (Object.keys(TRIGGER_OF) as Array<keyof typeof TRIGGER_OF>).find((key) => TRIGGER_OF[key] === type)!;
+      const event: TriggerEvent = { id: randomUUID(), type: eventType, source: origin.system ? 'system' : 'runtime', time: new Date(this.deps.clock.now()).toISOString(), data };
       return this.evaluator.fire(type, event, origin, extra, options);
     } catch (error) {
       this.deps.logger.warn({ err: error, agentId: this.agent.id, trigger: type }, 'trigger evaluation failed');
