@@ -8,7 +8,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { startDaemon, type RunningDaemon } from '../../kernel/daemon.js';
+// The kernel is imported when a test boots a daemon in its process (bootDaemon), not at this module's
+// import: files that only spawn daemons, or use ROOT/tempDir, skip its ~0.6 s of CPU.
+import type { RunningDaemon } from '../../kernel/daemon.js';
 import type { AgentRuntimeHooks } from '../../kernel/agents/runtime-hooks.js';
 import type { KdfCost } from '../../kernel/identity/kdf.js';
 import { builtTwin, buildLayout } from '../../kernel/extensions/typescript.js';
@@ -98,6 +100,7 @@ export interface TestDaemon {
 
 export async function bootDaemon(t: Teardown, options: BootOptions = {}): Promise<TestDaemon> {
   const { dataDir, env } = prepareEnv(t, options);
+  const { startDaemon } = await import('../../kernel/daemon.js');
   const daemon = await startDaemon({ env, print: options.print ?? (() => {}), kdfCost: options.kdfCost ?? TEST_KDF });
   t.teardown(() => daemon.shutdown('test teardown'));
   const token = env.AGT_DAEMON_TOKEN ?? readFileSync(join(dataDir, 'daemon-token'), 'utf8').trim();
