@@ -1,6 +1,7 @@
 /**
  * The providers extension's pure pieces: typed params, reasoning intents, prices, Retry-After,
- * redaction, backoff bounds, and stream assembly edge cases of compatible servers.
+ * redaction, backoff bounds, stream assembly edge cases of compatible servers, and the bound on the size
+ * of an answer (against a local server that never stops sending).
  */
 import t from 'tap';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
@@ -12,7 +13,9 @@ import { budgetOf, effortOf, readReasoning, typedValue } from '../extensions/pro
 import { costOf, findPrice, priceCall } from '../extensions/providers/pricing.js';
 import { AgtError } from '../contracts/errors.js';
 import { SpacingGates } from '../extensions/providers/spacing.js';
-import { SseParser } from '../extensions/providers/wire-http.js';
+import { createServer } from 'node:http';
+import { CallGuard } from '../extensions/providers/call-guard.js';
+import { MAX_ANSWER_BYTES, postEvents, postJson, SseParser, WireTooLargeError } from '../extensions/providers/wire-http.js';
 import { makeTarget } from './fakes/providers-harness.js';
 
 t.test('params are typed by their look', async (t) => {
@@ -162,4 +165,36 @@ t.test('spacing gates: an aborted wait rejects with the reason', async (t) => {
   const waiting = gates.wait('a', 100, controller.signal);
   controller.abort(new Error('stop'));
   await t.rejects(waiting, { message: 'stop' });
+});
+
+t.test('an answer that never ends is cut at MAX_ANSWER_BYTES, JSON or stream', async (t) => {
+  // 1 MiB chunks, JSON-looking or SSE-looking, until the client goes away.
+  const chunk = Buffer.alloc(1024 * 1024, 'a');
+  let sent = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    res.writeHead(200, { 'content-type': req.url === '/stream' ? 'text/event-stream' : 'application/json' });
+    res.write(req.url === '/stream' ? 'data: ' : '["');
+    const more = () => {
+      for (let room = true; room && !res.destroyed; sent += chunk.length) room = res.write(chunk);
+      if (!res.destroyed) res.once('drain', more);
+    };
+    res.on('close', () => res.removeAllListeners('drain'));
+    more();
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  t.teardown(() => new Promise<void>((done) => server.close(() => done())));
+  const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const guards: CallGuard[] = [];
+  t.teardown(() => guards.forEach((guard) => guard.dispose()));
+  const post = (path: string) => {
+    const guard = new CallGuard(undefined, { timeoutMs: 60_000, idleTimeoutMs: 60_000 });
+    guards.push(guard);
+    return { url: base + path, headers: {}, body: {}, guard, errorOf: (body: unknown) => body };
+  };
+  for (const [name, call] of [['JSON', () => postJson(post('/json'))], ['stream', () => postEvents(post('/stream'), () => {})]] as const) {
+    sent = 0;
+    await t.rejects(call(), new WireTooLargeError(), `${name}: ended with the bound's error`);
+    t.ok(sent >= MAX_ANSWER_BYTES - chunk.length * 8 && sent < MAX_ANSWER_BYTES * 2, `${name}: the server stopped near the bound (${sent} bytes)`);
+  }
 });

@@ -95,6 +95,34 @@ const headerView = (headers: Record<string, string | string[] | undefined>): Hea
   },
 });
 
+/**
+ * The most a model's answer may bring, JSON or stream, and the most of an error body read: a provider
+ * that keeps sending (a misconfigured endpoint, a proxy's endless page) ends the call with a clear error
+ * instead of growing the daemon's memory until the total timer fires.
+ */
+export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+
+export class WireTooLargeError extends Error {
+  constructor() {
+    super(`the answer passed ${MAX_ANSWER_BYTES / 1024 / 1024} MiB: ended there`);
+  }
+}
+
+/** The body as text, at most `MAX_ANSWER_BYTES` (a {@link WireTooLargeError} past it). */
+async function boundedText(body: Dispatcher.ResponseData['body']): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_ANSWER_BYTES) {
+      body.destroy();
+      throw new WireTooLargeError();
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 function parseOrUndefined(text: string): unknown {
   try {
     return JSON.parse(text);
@@ -123,7 +151,7 @@ async function send(call: WirePost): Promise<Dispatcher.ResponseData['body']> {
   }
   guard.touch();
   if (response.statusCode >= 200 && response.statusCode < 300) return response.body;
-  const text = await response.body.text().catch(() => '');
+  const text = await boundedText(response.body).catch(() => '');
   const parsed = parseOrUndefined(text);
   throw new WireStatusError(response.statusCode, parsed === undefined ? undefined : call.errorOf(parsed), parsed === undefined ? text : undefined, headerView(response.headers));
 }
@@ -133,9 +161,9 @@ export async function postJson(call: WirePost): Promise<unknown> {
   const body = await send(call);
   let text: string;
   try {
-    text = await body.text();
+    text = await boundedText(body);
   } catch (error) {
-    throw call.guard.reason ? error : new WireCutError(error);
+    throw call.guard.reason || error instanceof WireTooLargeError ? error : new WireCutError(error);
   }
   return JSON.parse(text);
 }
@@ -148,10 +176,14 @@ export async function postEvents(call: WirePost, onEvent: (event: string | null,
   const body = await send(call);
   const parser = new SseParser(onEvent);
   await new Promise<void>((resolve, reject) => {
+    let size = 0;
     body.setEncoding('utf8');
     body.on('data', (chunk: string) => {
       call.guard.touch();
       try {
+        // Characters, not bytes: the bound only has to hold within a small factor.
+        size += chunk.length;
+        if (size > MAX_ANSWER_BYTES) throw new WireTooLargeError();
         parser.push(chunk);
       } catch (error) {
         body.destroy();
@@ -177,21 +209,27 @@ export class SseParser {
   constructor(private readonly onEvent: (event: string | null, data: string) => void) {}
 
   push(chunk: string): void {
-    let text = this.rest + chunk;
+    let text = chunk;
     if (this.skipLf && text.startsWith('\n')) text = text.slice(1);
     this.skipLf = false;
+    // Line ends are looked for in the new chunk only, and each kind's next position is kept until it is
+    // passed: a long line arriving in many chunks, or many lines in one chunk, stay linear.
     let start = 0;
+    let lf = text.indexOf('\n');
+    let cr = text.indexOf('\r');
     for (;;) {
-      const lf = text.indexOf('\n', start);
-      const cr = text.indexOf('\r', start);
+      if (lf >= 0 && lf < start) lf = text.indexOf('\n', start);
+      if (cr >= 0 && cr < start) cr = text.indexOf('\r', start);
       const end = cr >= 0 && (lf < 0 || cr < lf) ? cr : lf;
       if (end < 0) break;
-      this.line(text.slice(start, end));
+      const line = this.rest + text.slice(start, end);
+      this.rest = '';
+      this.line(line);
       // A CR may be the first half of a CRLF split across two chunks: its LF is then skipped.
       if (end === cr && end + 1 === text.length) this.skipLf = true;
       start = end === cr && text[end + 1] === '\n' ? end + 2 : end + 1;
     }
-    this.rest = text.slice(start);
+    if (start < text.length) this.rest += text.slice(start);
   }
 
   private line(line: string): void {
