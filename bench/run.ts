@@ -22,7 +22,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +29,7 @@ import autocannon from 'autocannon';
 import { reply } from '../test/fakes/script.js';
 import { startFakeOpenAI } from '../test/fakes/openai.js';
 import { call, freePort, percentile, TOKEN } from './http.js';
+import { watchTurns, type TurnWatch } from './turn-watch.js';
 import { fanout } from './sse-fanout.js';
 import { telemetryOffBench } from './telemetry-off.js';
 import { trackedScanBench } from './tracked-scan.js';
@@ -156,68 +156,7 @@ async function compare(agt: Running, base: Running, agtPath: string, basePath: s
   return { agt: pick(runs.agt), baseline: pick(runs.baseline) };
 }
 
-/** A `GET /events` reader: frames as parsed JSON, handed to `onFrame`. */
-function openEvents(port: number, path: string, onFrame: (event: any) => void): Promise<IncomingMessage> {
-  return new Promise((done, fail) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path, headers: { authorization: `Bearer ${TOKEN}` } }, (res) => {
-      let buffer = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        buffer += chunk;
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const frame = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const data = frame.split('\n').find((line) => line.startsWith('data: '));
-          if (data && (frame.startsWith('id: ') || frame.includes('\nid: '))) onFrame(JSON.parse(data.slice(6)).event);
-        }
-      });
-      done(res);
-    });
-    req.on('error', fail);
-    req.end();
-    cleanups.push(() => req.destroy());
-  });
-}
-
-/** Resolves turn ids to their `turn.completed` time (or failure) from one events stream. */
-class TurnWatcher {
-  private readonly waiting = new Map<string, (at: number) => void>();
-  private readonly ended = new Map<string, number>();
-  failures = 0;
-
-  onEvent = (event: any) => {
-    if (event.event_type === 'turn.completed') {
-      const at = performance.now();
-      for (const id of [event.payload.turn_id, ...(event.payload.absorbed_turn_ids ?? [])]) this.settle(id, at);
-    } else if (event.event_type === 'agent.error' && event.turn_id) {
-      this.failures++;
-      this.settle(event.turn_id, performance.now());
-    }
-  };
-
-  private settle(id: string, at: number) {
-    const waiter = this.waiting.get(id);
-    if (waiter) {
-      this.waiting.delete(id);
-      waiter(at);
-    } else this.ended.set(id, at);
-  }
-
-  until(turnId: string): Promise<number> {
-    const at = this.ended.get(turnId);
-    if (at !== undefined) return Promise.resolve(at);
-    return new Promise((done, fail) => {
-      const timer = setTimeout(() => fail(new Error(`turn ${turnId} did not complete within 30 s`)), 30_000);
-      this.waiting.set(turnId, (when) => {
-        clearTimeout(timer);
-        done(when);
-      });
-    });
-  }
-}
-
-async function chatOnce(port: number, watcher: TurnWatcher, agentId: string, text: string): Promise<number> {
+async function chatOnce(port: number, watcher: TurnWatch, agentId: string, text: string): Promise<number> {
   const since = performance.now();
   const res = await call(port, 'POST', `/agents/${agentId}/chat`, { text });
   if (res.status !== 202) throw new Error(`chat answered ${res.status}: ${JSON.stringify(res.body)}`);
@@ -276,8 +215,9 @@ async function main(): Promise<void> {
   const status = await compare(agt, base, `/agents/${agentIds[0]}/status`, '/agents/bench/status');
 
   log('chat turns');
-  const watcher = new TurnWatcher();
-  await openEvents(agt.port, '/events', watcher.onEvent);
+  const watcher = watchTurns(agt.port);
+  cleanups.push(() => watcher.close());
+  await watcher.ready;
   await sleep(100);
   for (let i = 0; i < 3; i++) await chatOnce(agt.port, watcher, agentIds[0]!, `warm-up ${i}`);
   const turnMs: number[] = [];
@@ -332,7 +272,7 @@ async function main(): Promise<void> {
     statusRps1000Agents: status1000,
     createMs: { median: median(createMs), p90: percentile(createMs, 90), first: createMs[0] },
     chatTurnMs: { median: median(turnMs), p90: percentile(turnMs, 90), p95: percentile(turnMs, 95) },
-    parallelTurns: { agents: 10, turnsEach: 10, seconds: parallelSeconds, turnsPerSecond: 100 / parallelSeconds, failures: watcher.failures },
+    parallelTurns: { agents: 10, turnsEach: 10, seconds: parallelSeconds, turnsPerSecond: 100 / parallelSeconds, failures: watcher.failures() },
     sseFanout: sse,
     trackedScan,
     cliHelpMs: cliHelp,

@@ -15,13 +15,13 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { reply } from '../test/fakes/script.js';
 import { startFakeOpenAI } from '../test/fakes/openai.js';
 import { call, freePort, percentile, TOKEN } from './http.js';
+import { watchTurns } from './turn-watch.js';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const args = process.argv.slice(2);
@@ -32,52 +32,6 @@ const builds = flag('daemon').length ? flag('daemon') : ['dist'];
 const profile = args.includes('--cpu-prof');
 const cleanups: Array<() => unknown> = [];
 const fake = await startFakeOpenAI({ teardown: (fn) => void cleanups.push(fn) }, [], { fallback: reply.text('ok') });
-
-/** Resolves a turn id when its `turn.completed` (or its `agent.error`) arrives on the events stream. */
-function watchTurns(port: number) {
-  const ended = new Map<string, number>();
-  const waiting = new Map<string, (at: number) => void>();
-  let failures = 0;
-  const settle = (id: string, at: number) => {
-    const waiter = waiting.get(id);
-    if (waiter) {
-      waiting.delete(id);
-      waiter(at);
-    } else ended.set(id, at);
-  };
-  const req = httpRequest({ host: '127.0.0.1', port, path: '/events', headers: { authorization: `Bearer ${TOKEN}` } }, (res) => {
-    let buffer = '';
-    res.setEncoding('utf8');
-    res.on('data', (chunk: string) => {
-      buffer += chunk;
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const frame = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const data = frame.split('\n').find((line) => line.startsWith('data: {'));
-        const event = data ? JSON.parse(data.slice(6)).event : undefined;
-        if (event?.event_type === 'turn.completed') {
-          for (const id of [event.payload.turn_id, ...(event.payload.absorbed_turn_ids ?? [])]) settle(id, performance.now());
-        } else if (event?.event_type === 'agent.error' && event.turn_id) {
-          failures++;
-          settle(event.turn_id, performance.now());
-        }
-      }
-    });
-  });
-  req.end();
-  return {
-    close: () => req.destroy(),
-    failures: () => failures,
-    until: (id: string) =>
-      ended.has(id)
-        ? Promise.resolve(ended.get(id)!)
-        : new Promise<number>((done, fail) => {
-            const timer = setTimeout(() => fail(new Error(`turn ${id} did not complete within 30 s`)), 30_000);
-            waiting.set(id, (at) => (clearTimeout(timer), done(at)));
-          }),
-  };
-}
 
 /**
  * The daemon's CPU time so far (user + system, /proc), in ms: per turn, the figure that a loaded machine
@@ -115,7 +69,7 @@ async function round(dist: string) {
     const agents: string[] = [];
     for (let i = 0; i < 11; i++) agents.push((await call(port, 'POST', '/agents/create', { name: `Bench ${i}`, provider: 'fake', start: true })).body.agentId);
     const watcher = watchTurns(port);
-    await new Promise((done) => setTimeout(done, 100));
+    await watcher.ready;
     const chat = async (agentId: string, text: string) => {
       const since = performance.now();
       const res = await call(port, 'POST', `/agents/${agentId}/chat`, { text });
