@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { createAgentFile } from './helpers/agent-file.js';
 import { eventually } from './helpers/channels.js';
+import { agtInProcess } from './helpers/cli-in-process.js';
 import { ROOT, spawnDaemon, tempDir } from './helpers/daemon.js';
 import { reply, startFakeOpenAI } from './fakes/openai.js';
 import { startFakeTelegram } from './fakes/telegram.js';
@@ -120,7 +121,9 @@ t.test('operator fixes (issue 28) against one spawned daemon', async (t) => {
     const done = new Promise<Run>((resolve) => child.once('close', (code) => resolve({ ...run, code })));
     return { child, run, done };
   };
-  const cli = (...args: string[]) => agt(...args).done;
+  // The commands whose output is checked run in this process (helpers/cli-in-process.ts: no Node start
+  // each); `agt logs -f` above stays a real process (followed, then killed).
+  const cli = (...args: string[]) => agtInProcess(args, { HOME: work, NO_COLOR: '1', AGT_DAEMON_URL: d.url, AGT_DAEMON_TOKEN: token });
   const logLines = () => d.stderr().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, any>);
 
   t.equal((await api('POST', '/identity/create', { passphrase: 'operator fixes passphrase' })).status, 201);
