@@ -5,7 +5,6 @@
  * deletes old rows and the file shrinks after the checkpoint; the quota stops the agent's own inserts and
  * files while the daemon's writes go on; a hand-made Letta .af imports (and exports back).
  */
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -16,7 +15,7 @@ import { SEALED_MAGIC } from '../kernel/storage/seal.js';
 import { endSqliteJobs, runSqliteJob, sqliteJobsRunning } from '../kernel/storage/sqlite-job.js';
 import { runtimeHarness, type RuntimeHarness } from './fixtures/runtime/harness.js';
 import { createAgentFile } from './helpers/agent-file.js';
-import { ROOT } from './helpers/daemon.js';
+import { agtInProcess } from './helpers/cli-in-process.js';
 
 const PASSPHRASE = 'owner passphrase';
 
@@ -30,17 +29,10 @@ function loopRows(path: string): Array<{ id: number; role: string; content: unkn
   }
 }
 
-/** Runs `agt` against the test daemon (no inherited AGT_* variables). */
-function agt(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [join(ROOT, 'bin/agt.mjs'), ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', NO_COLOR: '1', AGT_DAEMON_URL: h.d.url, AGT_DAEMON_TOKEN: h.d.token },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => (stdout += chunk));
-  child.stderr.on('data', (chunk) => (stderr += chunk));
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+/** Runs `agt` against the test daemon in this process (helpers/cli-in-process.ts: no Node start per
+ * command; the CLI's process-level behaviour is checked in cli-agt.test.ts). */
+function agt(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return agtInProcess(args, { NO_COLOR: '1', AGT_DAEMON_URL: h.d.url, AGT_DAEMON_TOKEN: h.d.token });
 }
 
 let h: RuntimeHarness;

@@ -4,14 +4,12 @@
  * the day boundary in the owner's time zone, and the views. One daemon for the file; each test uses its
  * own agents and (where the daemon budget matters) sets and clears the settings it needs.
  */
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import t from 'tap';
 import type { ModelClientProvider, ModelRequest, ModelResponse } from '../contracts/model.js';
 import { crashCopy, runtimeHarness, type RuntimeHarness } from './fixtures/runtime/harness.js';
 import { Gate } from './fixtures/runtime/scripted-model.js';
 import { periodsAt } from '../kernel/spend/calendar.js';
-import { ROOT } from './helpers/daemon.js';
+import { agtInProcess } from './helpers/cli-in-process.js';
 
 /** A model reporting fixed usage (1000 in, of them 200 cached; 500 out) that can hold calls at a gate. */
 class MeterModel implements ModelClientProvider {
@@ -237,17 +235,10 @@ t.test('settings refuse an unknown time zone and a malformed price (400)', async
   t.equal((await h.d.request('GET', '/usage?groupBy=weekday')).status, 400);
 });
 
-/** Runs `agt` against the shared daemon (no inherited AGT_* variables). */
-function agt(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [join(ROOT, 'bin/agt.mjs'), ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', NO_COLOR: '1', AGT_DAEMON_URL: h.d.url, AGT_DAEMON_TOKEN: h.d.token },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => (stdout += chunk));
-  child.stderr.on('data', (chunk) => (stderr += chunk));
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+/** Runs `agt` against the shared daemon in this process (helpers/cli-in-process.ts: no Node start per
+ * command; the CLI's process-level behaviour is checked in cli-agt.test.ts). */
+function agt(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return agtInProcess(args, { NO_COLOR: '1', AGT_DAEMON_URL: h.d.url, AGT_DAEMON_TOKEN: h.d.token });
 }
 
 t.test('agt budget sets a budget; agt usage prints totals by model and one agent\'s budgets', async (t) => {
