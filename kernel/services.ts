@@ -22,6 +22,7 @@ import type { AgentLauncher } from '../contracts/agent-launcher.js';
 import type { Contributions } from './extensions/contributions.js';
 import { CredentialsService } from './credentials/service.js';
 import { isPasswordProtected } from './credentials/index.js';
+import { SummaryReader } from './credentials/summary-reader.js';
 import { ExtensionRegistry } from './extensions/registry.js';
 import type { DaemonEnv } from './env.js';
 import type { KernelBus } from './events/bus.js';
@@ -77,6 +78,8 @@ export interface KernelServices extends Readonly<Omit<KernelInput, 'kdfCost'>> {
   readonly inbox: InboxService;
   /** Agent files for extensions: summaries, start, autostart, unload (`ctx.launcher`). */
   readonly launcher: AgentLauncher;
+  /** Summaries of not-loaded agent files, read on a worker thread (credentials/summary-reader.ts). */
+  readonly summaries: SummaryReader;
   readonly credentials: CredentialsService;
   readonly agentIdentity: AgentIdentityService;
   /** The `GET /events` fan-out. */
@@ -188,7 +191,9 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
     agentsService(registry, origin, async (agent, name) => credentials.read(agent, name), capabilities);
   const agents = agentsFor('kernel');
   const inbox: InboxService = inboxService(registry, bus, runtime, (trace) => inboundTrace(contributions.points, trace));
-  const launcher = agentLauncher({ runtime, bus, contributions, registry, isPasswordProtected });
+  const summaries = new SummaryReader();
+  shutdownSteps.add({ name: 'summary-reader', phase: 'final', run: () => summaries.close() });
+  const launcher = agentLauncher({ runtime, bus, contributions, registry, isPasswordProtected, readSummary: (filePath) => summaries.read(filePath) });
 
   // Backups and bounded growth (docs/backups.md). Tracked files come from the agent locator's `list`.
   const storage = new StorageService({
@@ -237,6 +242,7 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
     agentsFor,
     inbox,
     launcher,
+    summaries,
     credentials,
     agentIdentity,
     eventStream,

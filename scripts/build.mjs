@@ -51,6 +51,8 @@ const MAIN = 'kernel/main.ts';
 const DAEMON = 'kernel/daemon.ts';
 /** `ctx.serverGuards`, which `startTestExtension` (contracts/testing) imports from agt at run time. */
 const SERVER_GUARDS = 'kernel/http/server-guards.ts';
+/** Worker threads written in TypeScript (started by `new URL('./x.js', import.meta.url)`): entries of their own. */
+const WORKERS = ['kernel/credentials/summary-worker.ts'];
 export const OUT_DIR = 'dist';
 export const BUILD_INFO = '.agt-build.json';
 /**
@@ -165,6 +167,7 @@ export async function runBuild({ quiet = false } = {}) {
     join(ROOT, MAIN),
     join(ROOT, DAEMON),
     join(ROOT, SERVER_GUARDS),
+    ...WORKERS.map((worker) => join(ROOT, worker)),
     ...(existsSync(join(ROOT, CLI)) ? [join(ROOT, CLI)] : []),
     ...files.filter((file) => isTypeScript(file) && posix(relative(ROOT, file)).startsWith('contracts/')),
     ...extensionIndexes,

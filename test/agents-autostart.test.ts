@@ -1,7 +1,8 @@
 import t from 'tap';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AUTOSTART_LIMITS, findAgentFiles } from '../kernel/agents/autostart.js';
+import { SUMMARY_LIMITS, SummaryReader } from '../kernel/credentials/summary-reader.js';
 import { bootDaemon, tempDir, type TestDaemon } from './helpers/daemon.js';
 import { createAgentFile } from './helpers/agent-file.js';
 
@@ -93,4 +94,42 @@ t.test('a scan of the whole machine is bounded and never holds up other requests
   t.ok(answered > 0, `${answered} health checks answered meanwhile`);
   t.ok(slowest < 1_000, `the slowest /health took ${slowest} ms`);
   t.same(res.body.started, [], 'nothing foreign was started');
+});
+
+t.test('summaries are read on a worker thread: a hostile file or a failing worker fails that file only; nothing stays open', async (t) => {
+  const dir = tempDir(t);
+  const d = await bootDaemon(t);
+  const summaries = d.daemon.kernel.summaries;
+  await createAgentFile(dir, { name: 'stranger', autostart: true });
+  // An SQLite header followed by garbage: libsql fails inside the worker, not in the daemon.
+  writeFileSync(join(dir, 'hostile.agt'), Buffer.concat([Buffer.from('SQLite format 3\0'), Buffer.alloc(8192, 0xa5)]));
+  const openInDir = () => readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`).startsWith(dir);
+    } catch {
+      return false;
+    }
+  }).length;
+
+  const res = await d.request('POST', '/agents/autostart', { trackedDirs: [dir] });
+  t.same(res.body.skipped.map((s: any) => [s.name, s.reason]), [['stranger', 'unreviewed']]);
+  t.same(res.body.failed.map((f: any) => f.filePath), [join(dir, 'hostile.agt')]);
+  t.match(res.body.failed[0].error, /hostile\.agt/);
+  t.equal(openInDir(), 0, 'the worker released every descriptor of the files it read');
+  t.ok(summaries.running, 'one worker stays for the next files');
+
+  // A worker that dies while reading (here: out of memory at its start) fails that file with the reason;
+  // the next read gets a new worker.
+  const reader = new SummaryReader();
+  t.teardown(() => reader.close());
+  const limit = SUMMARY_LIMITS.maxOldGenerationSizeMb;
+  SUMMARY_LIMITS.maxOldGenerationSizeMb = 1;
+  await t.rejects(reader.read(join(dir, 'stranger.agt')), { code: 'load_failed', message: /reading its summary failed: the reader thread/ });
+  SUMMARY_LIMITS.maxOldGenerationSizeMb = limit;
+  t.match(await reader.read(join(dir, 'stranger.agt')), { config: { name: 'stranger' }, passwordProtected: false });
+  t.equal(reader.started, 2);
+
+  await d.daemon.shutdown('test');
+  t.notOk(summaries.running, 'shutdown ends the worker');
+  await t.rejects(summaries.read(join(dir, 'stranger.agt')), { code: 'unavailable' });
 });

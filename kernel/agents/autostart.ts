@@ -8,6 +8,7 @@
 import { opendir } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import type { AgentConfig } from '../../contracts/agent-config.js';
 import { AUTOSTART_SKIP_REASONS, type AutostartReport, type AutostartSkipReason } from '../../contracts/agent-launcher.js';
 import { AgentFile } from './agent-file.js';
 import { trackedDirNotAbsolute } from './errors.js';
@@ -16,10 +17,13 @@ import { startAgent, type StartDeps } from './start-agent.js';
 
 /**
  * What autostart uses of the kernel: starting, plus the credentials' check whether a file's envelope needs
- * a password (handed in: credentials/ builds on agents/, so agents/ does not import it).
+ * a password, and the reading of a not-loaded file's summary ({@link inspectFile} run off the event loop:
+ * credentials/summary-reader.ts). Both handed in: credentials/ builds on agents/, so agents/ does not
+ * import it.
  */
 export interface AutostartDeps extends StartDeps {
   isPasswordProtected(file: AgentFile): boolean;
+  readSummary(filePath: string): Promise<{ config: AgentConfig; passwordProtected: boolean }>;
 }
 
 /** The skip reasons are the contract's (`ctx.launcher.autostart` reports the same ones). */
@@ -115,7 +119,10 @@ export async function findAgentFiles(
  */
 export const INSPECT_BUSY_TIMEOUT_MS = 100;
 
-/** What a file says about itself, read without loading it (read-only: no migration, no lease). */
+/**
+ * What a file says about itself, read without loading it (read-only: no migration, no lease). Runs on the
+ * summary worker thread (credentials/summary-worker.ts); the daemon's thread calls `readSummary`.
+ */
 export async function inspectFile(filePath: string, isPasswordProtected: AutostartDeps['isPasswordProtected']) {
   const file = AgentFile.open(filePath, { readonly: true, busyTimeoutMs: INSPECT_BUSY_TIMEOUT_MS });
   try {
@@ -148,7 +155,7 @@ export async function autostart(kernel: AutostartDeps, trackedDirs: string[], ma
 export async function autostartFiles(kernel: AutostartDeps, files: readonly string[], deadline = Infinity): Promise<{ report: AutostartReport; outOfTime: boolean }> {
   const report: AutostartReport = { scanned: 0, started: [], skipped: [], failed: [] };
   for (const filePath of files) {
-    // Opening a file is synchronous (libsql): give other requests their turn between files.
+    // Give other requests their turn between files (a file's summary is read on the worker thread).
     await yieldToEventLoop();
     if (Date.now() > deadline) return { report, outOfTime: true };
     report.scanned += 1;
@@ -160,7 +167,7 @@ export async function autostartFiles(kernel: AutostartDeps, files: readonly stri
     }
     let name = filePath;
     try {
-      const { config, passwordProtected } = await inspectFile(filePath, kernel.isPasswordProtected);
+      const { config, passwordProtected } = await kernel.readSummary(filePath);
       name = config.name;
       const skip = (reason: SkipReason) => report.skipped.push({ filePath: canonical, name, reason, agentId: config.id });
       if (kernel.registry.list().some((agent) => agent.id === config.id)) skip('already_loaded');

@@ -4,7 +4,7 @@
  * The same code paths as `POST /agents/{id}/start`, `POST /agents/autostart` and `POST /agents/{id}/stop`.
  */
 import type { AgentLauncher } from '../../contracts/agent-launcher.js';
-import { autostartFiles, inspectFile, type AutostartDeps } from './autostart.js';
+import { autostartFiles, type AutostartDeps } from './autostart.js';
 import { canonicalPath } from './registry.js';
 import { startAgent } from './start-agent.js';
 
@@ -19,7 +19,7 @@ export function agentLauncher(kernel: AutostartDeps): AgentLauncher {
       const loaded = registry.byPath(canonical);
       const { config, passwordProtected } = loaded
         ? { config: loaded.fileConfig, passwordProtected: kernel.isPasswordProtected(loaded.file) }
-        : await inspectFile(canonical, kernel.isPasswordProtected);
+        : await kernel.readSummary(canonical);
       return {
         filePath: canonical,
         id: config.id,

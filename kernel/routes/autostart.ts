@@ -41,5 +41,5 @@ export const autostartRoutes: KernelRoutes<'runtime' | 'bus' | 'contributions' |
         ...errorResponses(),
       },
     },
-  }, async (request) => autostart({ ...services, isPasswordProtected }, request.body.trackedDirs, request.body.maxDepth ?? 2));
+  }, async (request) => autostart({ ...services, isPasswordProtected, readSummary: (filePath) => services.summaries.read(filePath) }, request.body.trackedDirs, request.body.maxDepth ?? 2));
 };
