@@ -30,8 +30,16 @@ const ISSUE_22_HEADERS = [
   'Cdn-Src-Ip', 'Ali-Cdn-Real-Ip', 'X-Client-Address', 'X-Source-IP', 'X-Remote-Host', 'X-BlueCoat-Via', 'X-Edge-Client-IPv6', 'Fly-Forwarded-Port',
 ];
 
+/**
+ * One daemon (with the scripted model) for the tests below that need no boot of their own: each makes its
+ * own agents. Booted on first use and stopped at the end of the file. The first test runs before any
+ * identity exists (the agent-name test creates one later); the deep settings file test boots its own.
+ */
+let shared: ReturnType<typeof runtimeHarness> | undefined;
+const harness = () => (shared ??= runtimeHarness(t));
+
 t.test('loopback-only routes refuse every proxy and client-address header', async (t) => {
-  const d = await bootDaemon(t);
+  const { d } = await harness();
   const auth = { authorization: `Bearer ${d.token}` };
   const plain = await rawRequest(d.url, { method: 'POST', path: '/identity/confirm-backup', headers: auth });
   t.equal(plain.status, 409, 'a local caller passes the guard (no identity yet: 409)');
@@ -66,7 +74,7 @@ t.test('the client-address family is a rule on the name', async (t) => {
 });
 
 t.test('Sec-Fetch-Site and Origin are compared case-insensitively', async (t) => {
-  const d = await bootDaemon(t);
+  const { d } = await harness();
   const port = new URL(d.url).port;
   const auth = { authorization: `Bearer ${d.token}` };
   for (const site of ['cross-site', 'Cross-Site', 'SAME-SITE', ' same-site ', 'none, cross-site']) {
@@ -83,7 +91,7 @@ t.test('Sec-Fetch-Site and Origin are compared case-insensitively', async (t) =>
 });
 
 t.test('integers in query strings, paths and headers are plain decimal and in range', async (t) => {
-  const h = await runtimeHarness(t, { noModel: true });
+  const h = await harness();
   const d = h.d;
   const id = await h.agent({ umbilical: { log: { enabled: true } } });
   const bad = ['Infinity', '-Infinity', '1e400', '1e3', '0x10', '1.5', '%205', '', 'NaN', '99999999999999999999', '9007199254740993', '+5', '05'];
@@ -133,7 +141,7 @@ t.test('one JSON depth limit: 400 over HTTP, before any walker runs', async (t) 
   t.match(findKeyMaterial(JSON.parse(deepText(50_000, '{"api_key":"x"}'))), /\/api_key$/);
   t.match(findConfigSecret(JSON.parse(deepText(50_000, '{"token":"x"}')))!.path, /\/token$/);
 
-  const h = await runtimeHarness(t, { noModel: true });
+  const h = await harness();
   const d = h.d;
   const id = await h.agent();
   const config = (await d.request('GET', `/agents/${id}/config`)).body.config;
@@ -180,7 +188,7 @@ t.test('a deeply nested config in a file is 422 load_failed invalid_config; a de
 });
 
 t.test('one rule for agent names: create, config PUT, the config tool and load', async (t) => {
-  const h = await runtimeHarness(t);
+  const h = await harness();
   const d = h.d;
   const id = await h.agent({ name: 'Plain', tools: [{ name: 'sys_update_config', enabled: true }] });
   const config = (await d.request('GET', `/agents/${id}/config`)).body.config;
@@ -211,7 +219,7 @@ t.test('one rule for agent names: create, config PUT, the config tool and load',
 });
 
 t.test('one rule for meta keys: routes and tools refuse NUL, traversal and slashes', async (t) => {
-  const h = await runtimeHarness(t);
+  const h = await harness();
   const d = h.d;
   const id = await h.agent();
   const auth = { authorization: `Bearer ${d.token}` };
@@ -237,7 +245,7 @@ t.test('one rule for meta keys: routes and tools refuse NUL, traversal and slash
 });
 
 t.test('GET /events?agentId= takes an id, handle or name; 404 for an unknown agent', async (t) => {
-  const h = await runtimeHarness(t, { noModel: true });
+  const h = await harness();
   const d = h.d;
   const id = await h.agent({ name: 'Helper', handle: 'helper-handle' });
   const auth = { authorization: `Bearer ${d.token}` };
