@@ -73,15 +73,14 @@ export class Sql {
    */
   transaction<T>(fn: () => T): T {
     const name = `agt_sp_${this.depth}`;
-    // Cached statements, not exec: exec parses the text on every call (a turn commits several times).
-    this.prepare(this.depth === 0 ? 'BEGIN IMMEDIATE' : `SAVEPOINT ${name}`).run();
+    this.db.exec(this.depth === 0 ? 'BEGIN IMMEDIATE' : `SAVEPOINT ${name}`);
     this.depth++;
     try {
       const result = fn();
       // libsql is synchronous: an async callback would commit before its awaits ran.
       if (result instanceof Promise) throw new TypeError('transaction callbacks must be synchronous');
       this.depth--;
-      this.prepare(this.depth === 0 ? 'COMMIT' : `RELEASE ${name}`).run();
+      this.db.exec(this.depth === 0 ? 'COMMIT' : `RELEASE ${name}`);
       return result;
     } catch (error) {
       this.depth--;

@@ -63,11 +63,6 @@ const isDisplayState = (value: unknown): value is DisplayState =>
 export const END_SENT_WAIT_MS = 5_000;
 
 /** The turn ids an event ends (`turn.completed`, `agent.error` with a turn, `chat.discarded`). */
-/** The end event as `agt_queue.ended` keeps it (recovery re-emits it unchanged). */
-function endJson(type: EventType, payload: unknown, options: { loop?: string; turnId?: string }): string {
-  return JSON.stringify({ type, payload, ...(options.loop ? { loop: options.loop } : {}), ...(options.turnId ? { turnId: options.turnId } : {}) } as TurnEnd);
-}
-
 function endedTurnIds(type: EventType, payload: unknown): string[] {
   const p = payload as { turn_id?: unknown; absorbed_turn_ids?: unknown; turn_ids?: unknown };
   if (type === 'turn.completed' || type === 'agent.error') {
@@ -92,8 +87,6 @@ export class AgentRuntime {
   private ownsFile = true;
   /** Ends emitted and not yet confirmed written to the streams (an unload waits for them). */
   private unsent = 0;
-  /** Ends committed with a turn's last row (`recordEndAhead`), by turn id, until that turn's end is emitted. */
-  private readonly endsAhead = new Map<string, { json: string; marked: number }>();
   private unsentDrained: (() => void) | undefined;
 
   constructor(
@@ -150,38 +143,11 @@ export class AgentRuntime {
     let recorded = false;
     if (ended.length > 0) {
       this.durably('close the owner requests of ended turns', () => this.hil.closeTurns(ended, 'the turn ended before the owner decided'));
-      const json = endJson(type, payload, options);
-      const ahead = options.turnId === undefined ? undefined : this.endsAhead.get(options.turnId);
-      if (ahead) this.endsAhead.delete(options.turnId!);
-      // Committed with the turn's last row, byte for byte this end: no second commit. Otherwise (a stop
-      // cause came in between) this end replaces it, committed before it is emitted as always.
-      if (ahead?.json === json) recorded = ahead.marked > 0;
-      else this.durably('record the end of turns in agt_queue', () => (recorded = this.agent.file.queue.markEnded(ended, json) > 0));
+      const end = { type, payload, ...(options.loop ? { loop: options.loop } : {}), ...(options.turnId ? { turnId: options.turnId } : {}) } as TurnEnd;
+      this.durably('record the end of turns in agt_queue', () => (recorded = this.agent.file.queue.markEnded(ended, end) > 0));
     }
     this.deps.bus.emit(type, { agentId: this.agent.id, payload, source: 'runtime', loop: options.loop, turnId: options.turnId });
     if (recorded) this.removeOnceSent(ended);
-  }
-
-  /**
-   * Inside the transaction of a turn's last row: commits the `turn.completed` its executor will emit, so
-   * the row and the end are one commit instead of two (the ledger, row and end of a turn are most of its
-   * writes; issue 31). The event order is unchanged: the end is still emitted after the row's
-   * `loop.appended` and `llm.completed`, and `emit` skips its own commit only when its end is this one.
-   * A kill after this commit re-emits this end at the restart (as for any committed end), never a second
-   * one. Skipped while the turn has owner requests open: those are cancelled (and announced) before an
-   * end is committed. A failure here is logged and leaves the end to `emit` (savepoint: the row stays).
-   */
-  private recordEndAhead(loop: string, turnId: string, payload: EventPayloads['turn.completed'] | undefined): void {
-    if (!payload || !this.ownsFile || !this.agent.file.isOpen) return;
-    const ended = endedTurnIds('turn.completed', payload);
-    if (ended.some((id) => this.hil.hasOpen(id))) return;
-    const json = endJson('turn.completed', payload, { loop, turnId });
-    try {
-      const marked = this.agent.file.transaction((file) => file.queue.markEnded(ended, json));
-      this.endsAhead.set(turnId, { json, marked });
-    } catch (error) {
-      this.deps.logger.warn({ err: error, agentId: this.agent.id }, 'could not record the end of a turn with its last row');
-    }
   }
 
   /**
@@ -315,7 +281,6 @@ export class AgentRuntime {
             signal: control.signal,
             setState: control.setState,
             absorb: control.absorb,
-            endsWith: (result) => this.recordEndAhead(loop, head.turnId, control.completedPayload(result)),
             emit: (type, payload) => this.emit(type, payload, { loop, turnId: head.turnId }),
             log: (level, message, data) => this.log(level, message, { loop, turnId: head.turnId, data }),
             fire: (type, data) => this.fire(type, data, { loop, turnId: head.turnId }),

@@ -353,11 +353,6 @@ export class HilStore {
     }
   }
 
-  /** True when `turnId` has an open task or prompt (that `closeTurns` would cancel). */
-  hasOpen(turnId: string): boolean {
-    return this.records.openTasks(turnId).length > 0 || this.records.openPrompts(turnId).length > 0;
-  }
-
   /** Turns that wait for the owner in the file (open tasks and prompts), with their loop and tool calls. */
   openTurns(): Map<string, { loop: string; callIds: Set<string> }> {
     const turns = new Map<string, { loop: string; callIds: Set<string> }>();

@@ -86,25 +86,27 @@ export class QueueStore {
 
   /**
    * Commits the event that ends these turn ids, before it is emitted (one transaction). Returns how many
-   * rows took it: turn ids that were never accepted through the queue (internal wakes) have none. `end`
-   * may come serialized (the runtime compares it with an end it committed ahead, agent-runtime.ts).
-   * One id is one statement (its own commit, or part of the caller's transaction): no BEGIN/COMMIT pair.
+   * rows took it: turn ids that were never accepted through the queue (internal wakes) have none.
    */
-  markEnded(turnIds: readonly string[], end: TurnEnd | string): number {
+  markEnded(turnIds: readonly string[], end: TurnEnd): number {
     if (turnIds.length === 0) return 0;
-    const json = typeof end === 'string' ? end : JSON.stringify(end);
-    const mark = (turnId: string) => this.sql.run('UPDATE agt_queue SET ended = ? WHERE turn_id = ?', json, turnId).changes;
-    if (turnIds.length === 1) return mark(turnIds[0]!);
-    return this.sql.transaction(() => turnIds.reduce((marked, turnId) => marked + mark(turnId), 0));
+    const json = JSON.stringify(end);
+    return this.sql.transaction(() => {
+      let marked = 0;
+      for (const turnId of turnIds) marked += this.sql.run('UPDATE agt_queue SET ended = ? WHERE turn_id = ?', json, turnId).changes;
+      return marked;
+    });
   }
 
   /** Removes ended turn ids (once the event that ends them was streamed). Returns how many rows went. */
   remove(turnIds: readonly string[]): number {
     if (turnIds.length === 0) return 0;
-    const remove = (turnId: string) => this.sql.run('DELETE FROM agt_queue WHERE turn_id = ?', turnId).changes;
-    if (turnIds.length === 1) return remove(turnIds[0]!);
     // One transaction: a discarded queue of 1000 is one commit, not 1000.
-    return this.sql.transaction(() => turnIds.reduce((removed, turnId) => removed + remove(turnId), 0));
+    return this.sql.transaction(() => {
+      let removed = 0;
+      for (const turnId of turnIds) removed += this.sql.run('DELETE FROM agt_queue WHERE turn_id = ?', turnId).changes;
+      return removed;
+    });
   }
 
   get(turnId: string): QueuedTurn | undefined {

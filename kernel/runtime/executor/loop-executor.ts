@@ -35,11 +35,6 @@ export interface TurnControl {
   setState: (state: ExecutorState) => void;
   /** Chat turns only, once, right before the first model call: takes every queued chat. */
   absorb(): QueueItem[];
-  /**
-   * The `turn.completed` payload this executor will emit if the runner returns `result` now, or undefined
-   * when a stop cause would change it. Lets the runner commit the end with its last row (agent-runtime.ts).
-   */
-  completedPayload(result: Extract<TurnOutcome, { kind: 'completed' }>): EventPayloads['turn.completed'] | undefined;
 }
 
 export interface LoopHost {
@@ -58,15 +53,6 @@ interface Running {
   /** A chat turn before its first model call: new chats join it instead of interrupting it. */
   absorbing: boolean;
   absorbed: QueueItem[];
-}
-
-function absorbedOf(head: QueueItem, running: Running): string[] {
-  return [...(head.kind === 'resume' ? head.absorbed : []), ...running.absorbed.map((item) => item.turnId)];
-}
-
-/** The one place that builds `turn.completed` (the runner may commit it ahead, see TurnControl). */
-function completedPayload(turnId: string, absorbedIds: string[], outcome: Extract<TurnOutcome, { kind: 'completed' }>): EventPayloads['turn.completed'] {
-  return { turn_id: turnId, absorbed_turn_ids: absorbedIds, text: outcome.text, llm_calls: outcome.llmCalls, tool_calls: outcome.toolCalls, stop_reason: outcome.stopReason };
 }
 
 export class LoopExecutor {
@@ -300,7 +286,6 @@ export class LoopExecutor {
         running.absorbed = this.takeQueuedChats();
         return running.absorbed;
       },
-      completedPayload: (result) => (running.cause === undefined && !running.absorbing ? completedPayload(turnId, absorbedOf(head, running), result) : undefined),
     };
     let result: TurnResult;
     try {
@@ -313,7 +298,7 @@ export class LoopExecutor {
     }
     // A turn that ended before its first model call leaves queued chats queued: they run next.
     running.absorbing = false;
-    const absorbedIds = absorbedOf(head, running);
+    const absorbedIds = [...(head.kind === 'resume' ? head.absorbed : []), ...running.absorbed.map((item) => item.turnId)];
     if (running.cause === 'park') {
       // Shutdown while the owner was asked: no end event; the agent file keeps the turn for the restart.
       this.current = undefined;
@@ -324,7 +309,11 @@ export class LoopExecutor {
     const outcome = this.settle(result, running.cause);
     this.current = undefined;
     if (outcome.kind === 'completed') {
-      this.host.emit('turn.completed', completedPayload(turnId, absorbedIds, outcome), { loop: this.loop, turnId });
+      this.host.emit(
+        'turn.completed',
+        { turn_id: turnId, absorbed_turn_ids: absorbedIds, text: outcome.text, llm_calls: outcome.llmCalls, tool_calls: outcome.toolCalls, stop_reason: outcome.stopReason },
+        { loop: this.loop, turnId },
+      );
     } else {
       this.host.log(outcome.code === 'aborted' || outcome.code === 'unloaded' ? 'warn' : 'error', `turn ${turnId} failed: ${outcome.message}`, { code: outcome.code, loop: this.loop, turn_id: turnId });
       this.host.emit(

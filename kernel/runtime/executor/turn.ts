@@ -35,11 +35,6 @@ export interface TurnEnv {
   setState(state: ExecutorState): void;
   /** Takes the chats queued so far into this turn (chat turns, once); see LoopExecutor. */
   absorb(): QueueItem[];
-  /**
-   * Called inside the transaction that commits a turn's last row, with the result the runner returns next:
-   * commits that turn's end with the row (one commit instead of two; agent-runtime.ts `recordEndAhead`).
-   */
-  endsWith(result: Extract<TurnResult, { kind: 'completed' }>): void;
   emit<T extends EventType>(type: T, payload: EventPayloads[T]): void;
   log(level: 'info' | 'warn' | 'error', message: string, data?: unknown): void;
   /** Offers an event to the evaluator with this loop and turn as origin (self-suppression). */
@@ -66,17 +61,8 @@ function limitsOf(agent: RuntimeAgent) {
   };
 }
 
-/** Commits a row, then announces it; `end`: the turn's result, committed with the row (TurnEnv.endsWith). */
-function append(env: TurnEnv, row: Omit<LoopRowInput, 'loop' | 'turnId'>, end?: Extract<TurnResult, { kind: 'completed' }>): void {
-  const file = env.agent.file;
-  const input = { ...row, loop: env.loop, turnId: env.turnId };
-  const committed = end
-    ? file.transaction(() => {
-        const written = file.loop.append(input);
-        env.endsWith(end);
-        return written;
-      })
-    : file.loop.append(input);
+function append(env: TurnEnv, row: Omit<LoopRowInput, 'loop' | 'turnId'>): void {
+  const committed = env.agent.file.loop.append({ ...row, loop: env.loop, turnId: env.turnId });
   env.emit('loop.appended', { row_id: committed.id, role: committed.role, kind: committed.kind });
 }
 
@@ -176,7 +162,6 @@ async function converse(env: TurnEnv, counters: Counters): Promise<TurnResult> {
     const toolCalls = response.toolCalls ?? [];
     // Reasoning blocks (with their signatures) go back to the provider with this message next call.
     const reasoning = Array.isArray(response.reasoning) && response.reasoning.length > 0 ? { reasoning: response.reasoning } : {};
-    const result = toolCalls.length === 0 ? ({ kind: 'completed', text: response.text ?? '', stopReason: response.stopReason, ...counters } as const) : undefined;
     append(env, {
       role: 'assistant',
       kind: toolCalls.length > 0 ? 'tool_call' : 'message',
@@ -185,7 +170,7 @@ async function converse(env: TurnEnv, counters: Counters): Promise<TurnResult> {
       provider: response.provider,
       usage: response.usage,
       cost: response.cost,
-    }, result);
+    });
     env.emit('llm.completed', {
       provider: response.provider,
       model: response.model,
@@ -195,7 +180,7 @@ async function converse(env: TurnEnv, counters: Counters): Promise<TurnResult> {
       stop_reason: response.stopReason,
     });
     env.fire('on_llm_call', { provider: response.provider, model: response.model, usage: response.usage, cost: response.cost, stop_reason: response.stopReason });
-    if (result) return result;
+    if (toolCalls.length === 0) return { kind: 'completed', text: response.text ?? '', stopReason: response.stopReason, ...counters };
 
     env.setState('tool_use');
     const stopped = await runToolCalls(env, tools, toolCalls, counters, response.text ?? null);
