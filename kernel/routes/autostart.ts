@@ -7,7 +7,7 @@ import type { KernelRoutes } from './plugin.js';
 
 const Entry = { filePath: Type.String(), name: Type.String() };
 
-export const autostartRoutes: KernelRoutes<'runtime' | 'bus' | 'contributions' | 'registry'> = async (app, { services }) => {
+export const autostartRoutes: KernelRoutes<'runtime' | 'bus' | 'contributions' | 'registry' | 'summaries'> = async (app, { services }) => {
   app.post('/autostart', {
     schema: {
       tags: ['Agents'],
