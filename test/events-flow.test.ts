@@ -56,7 +56,7 @@ t.test('a blocked client catches up from the ring on drain, and is cut once its 
   const before = res.written.length;
   const emit = async (count: number) => {
     for (let i = 0; i < count; i++) bus.emit('agent.state.changed', { agentId: 'a', payload: { state: `s${i}` } });
-    await Promise.resolve(); // the hub flushes in a microtask
+    await new Promise(setImmediate); // the hub flushes in the check phase of the emitting tick
   };
   await emit(5);
   t.equal(res.written.length, before, 'nothing is written while the socket is full');

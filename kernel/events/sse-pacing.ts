@@ -3,7 +3,8 @@
  * system call, where loopback delivery also happens): profiled with 100 clients at 1,000 events/s,
  * `writev` and Node's write path took ~50% of the daemon's CPU at one flush per emitting tick. Fewer,
  * larger writes are the lever, but an idle stream must not wait: so the pacing adapts to what a flush
- * costs. A frame after a quiet spell is flushed in the emitting tick's microtask, as before; a frame
+ * costs. A frame after a quiet spell is flushed in the emitting tick's check phase (setImmediate: the
+ * frames of a turn's end, emitted across a chain of awaits, share that write); a frame
  * that comes within `FLUSH_SPACING` × the last flush's duration after that flush waits out the rest of
  * that spacing (the next check phase when it is under a millisecond, a timer otherwise), and every frame
  * emitted meanwhile joins the same writes. With a few clients a flush takes microseconds (under
@@ -56,8 +57,9 @@ export class FlushPacer {
     this.scheduled = true;
     const paced = this.lastDuration >= MIN_PACED_FLUSH_MS;
     const wait = paced ? Math.min(this.maxWaitMs, this.lastEnd + this.lastDuration * this.spacing - performance.now()) : 0;
-    if (wait <= 0) queueMicrotask(this.run);
-    else if (wait < 1) this.immediate = setImmediate(this.run);
+    // The check phase of this tick, not a microtask: frames emitted across a chain of awaits in the same
+    // tick (a turn's last row, `llm.completed`, then `turn.completed`) share one write per client.
+    if (wait < 1) this.immediate = setImmediate(this.run);
     else this.timer = setTimeout(this.run, wait);
   }
 

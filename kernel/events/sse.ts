@@ -4,7 +4,7 @@
  *
  * Flow control without per-client queues: the bus ring (the last 1000 frames, at most 32 MB) is the only queue. Each
  * client remembers the last cursor it has been given (`lastCursor`). An emit only schedules a flush
- * (a microtask); the flush writes each client the frames after its cursor, batched, while its socket
+ * (the emitting tick's check phase, sse-pacing.ts); the flush writes each client the frames after its cursor, batched, while its socket
  * accepts data (when: sse-pacing.ts, at once after a quiet spell, spaced by the flushes' own cost under
  * load). Once `res.write` returns false the client is "blocked": later frames stay in the ring
  * and it catches up on `drain`. A blocked client more than `maxLagFrames` behind, or whose next frame
@@ -97,8 +97,8 @@ export class SseHub implements FrameDelivery {
     let at = this.waiters.length;
     while (at > 0 && this.waiters[at - 1]!.cursor > cursor) at--;
     this.waiters.splice(at, 0, { cursor, done });
-    // The flush the emit scheduled runs first (an earlier microtask) and settles it; this is for a
-    // cursor that needed no flush.
+    // The flush the emit scheduled settles it (this microtask finds it unconfirmed and leaves it); this
+    // is for a cursor that needed no flush.
     queueMicrotask(() => this.settle());
   }
 
