@@ -12,12 +12,12 @@ import type { AgentConfig } from '../../contracts/agent-config.js';
 import { AUTOSTART_SKIP_REASONS, type AutostartReport, type AutostartSkipReason } from '../../contracts/agent-launcher.js';
 import { AgentFile } from './agent-file.js';
 import { trackedDirNotAbsolute } from './errors.js';
-import { canonicalPath, validateStoredConfig } from './registry.js';
+import { canonicalPath } from './registry.js';
 import { startAgent, type StartDeps } from './start-agent.js';
 
 /**
  * What autostart uses of the kernel: starting, plus the credentials' check whether a file's envelope needs
- * a password, and the reading of a not-loaded file's summary ({@link inspectFile} run off the event loop:
+ * a password, and the reading of a not-loaded file's summary (inspect-file.ts run off the event loop:
  * credentials/summary-reader.ts). Both handed in: credentials/ builds on agents/, so agents/ does not
  * import it.
  */
@@ -111,26 +111,6 @@ export async function findAgentFiles(
     await yieldToEventLoop();
   }
   return { files, truncatedBy: null };
-}
-
-/**
- * How long reading a file's summary waits for another connection's lock: opening is synchronous, so a
- * file held by a writer must not stall the daemon for the registry's full busy timeout.
- */
-export const INSPECT_BUSY_TIMEOUT_MS = 100;
-
-/**
- * What a file says about itself, read without loading it (read-only: no migration, no lease). Runs on the
- * summary worker thread (credentials/summary-worker.ts); the daemon's thread calls `readSummary`.
- */
-export async function inspectFile(filePath: string, isPasswordProtected: AutostartDeps['isPasswordProtected']) {
-  const file = AgentFile.open(filePath, { readonly: true, busyTimeoutMs: INSPECT_BUSY_TIMEOUT_MS });
-  try {
-    const config = validateStoredConfig(file.config.get(), filePath);
-    return { config, passwordProtected: isPasswordProtected(file) };
-  } finally {
-    await file.close();
-  }
 }
 
 export async function autostart(kernel: AutostartDeps, trackedDirs: string[], maxDepth = 2): Promise<AutostartResult> {

@@ -18,6 +18,7 @@ import type { Contributions } from '../extensions/contributions.js';
 import { waitAtMost } from '../deadline.js';
 import { announceAgentFileChange } from '../extensions/agent-file-notices.js';
 import { AgentFile, BUSY_TIMEOUT_MS, isBusyError } from './agent-file.js';
+import { validateStoredConfig } from './stored-config.js';
 import { assertNoNewProblems, configProblems } from './config-checks.js';
 import { findConfigSecret } from './config-secrets.js';
 import {
@@ -30,7 +31,6 @@ import {
   invalidConfig,
   reviewRequired,
   storedConfigHoldsSecret,
-  storedConfigInvalid,
 } from './errors.js';
 import { LeaseKeeper } from './lease.js';
 import { LoadedAgent } from './loaded-agent.js';
@@ -57,14 +57,7 @@ export interface RegistryDeps {
 
 const umbilicalOn = (config: Readonly<AgentConfig>) => (config.umbilical?.log as { enabled?: boolean } | undefined)?.enabled === true;
 
-/** Validates a stored config; `load_failed` naming the bad path. */
-export function validateStoredConfig(config: unknown, filePath: string): AgentConfig {
-  const problem = firstSchemaError(AgentConfigSchema, config);
-  if (problem !== null) {
-    throw storedConfigInvalid(filePath, problem);
-  }
-  return config as AgentConfig;
-}
+export { validateStoredConfig };
 
 /** Refuses a config that carries a secret value: `bad_request` (config changes) or `load_failed` (a file). */
 export function assertNoSecrets(config: unknown, refusal: { filePath: string } | null = null): void {

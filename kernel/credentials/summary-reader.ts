@@ -3,8 +3,8 @@
  * thread (`summary-worker.ts`) instead of the daemon's event loop: opening a file (~20 ms of synchronous
  * libsql), the config schema's one-time compile (~16 ms) and the full garbage collection that releases a
  * closed file's descriptors (agents/handle-release.ts: 25–50 ms on the daemon's heap, 1–2 ms on the
- * worker's) all run there. The reading itself is the kernel's one implementation (agents/autostart.ts
- * `inspectFile`), imported by the worker.
+ * worker's) all run there. The reading itself is the kernel's one implementation (agents/inspect-file.ts),
+ * imported by the worker.
  *
  * Bounded: one worker, one file at a time (callers queue), each file within {@link SUMMARY_LIMITS}
  * `timeoutMs` (past it the worker is ended and the file fails), the worker's heap capped, and the worker

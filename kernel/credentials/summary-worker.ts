@@ -9,7 +9,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { AgtError } from '../../contracts/errors.js';
-import { inspectFile } from '../agents/autostart.js';
+import { inspectFile } from '../agents/inspect-file.js';
 import { isPasswordProtected } from './key-access.js';
 
 export interface SummaryRequest {
