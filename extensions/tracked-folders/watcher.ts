@@ -35,6 +35,16 @@ const COALESCE_MS = 50;
  */
 export const MAX_WATCHED_FOLDERS = 4_000;
 
+/**
+ * SQLite's files beside an agent file (`x.agt-wal`, `x.agt-shm`, `x.agt-journal`). A running agent
+ * writes its WAL on every turn; re-reading its folder for that found nothing (the read looks at `.agt`
+ * files and folders) and was up to 10% of a turn's profile. A folder named like one is still found at
+ * the next read of its parent.
+ */
+function sqliteSidecar(name: string | Buffer | null): boolean {
+  return typeof name === 'string' && /\.agt-(wal|shm|journal)$/.test(name);
+}
+
 interface FileState {
   mtimeMs: number;
   size: number;
@@ -171,7 +181,9 @@ export function watchFolder(rootReal: string, maxDepth: number, onChange: (chang
     const state: DirState = { depth, reading: false, dirty: false };
     dirs.set(dir, state);
     try {
-      state.watcher = watch(dir, { persistent: false }, () => schedule(dir));
+      state.watcher = watch(dir, { persistent: false }, (_event, name) => {
+        if (!sqliteSidecar(name)) schedule(dir);
+      });
       state.watcher.on('error', () => {
         // The folder was removed or became unreadable: its parent's read settles what is left.
         state.watcher?.close();
