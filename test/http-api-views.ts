@@ -6,6 +6,7 @@
  * field removed, renamed or given another type. Not a test file: tsc is what checks it.
  */
 import type { Static, TSchema } from 'typebox';
+import type { AgentRow as CliAgentRow } from '../cli/commands/status.js';
 import type { PendingTask as CliPendingTask } from '../cli/commands/tasks.js';
 import type { AgentStatusView, AgentSummaryView, DaemonUsageView, PendingTaskView, UsageRollupView } from '../extensions/console/ui/api-types.js';
 import type { AgentStatus, AgentSummary, DaemonUsage, PendingTask, UsageRollup } from '../kernel/http-api/agents-api.js';
@@ -22,4 +23,5 @@ export const viewsAgree: {
   rollup: [Gives<typeof UsageRollup, UsageRollupView>, NoStrayKeys<typeof UsageRollup, UsageRollupView>];
   consoleTask: [Gives<typeof PendingTask, PendingTaskView>, NoStrayKeys<typeof PendingTask, PendingTaskView>];
   cliTask: [Gives<typeof PendingTask, CliPendingTask>, NoStrayKeys<typeof PendingTask, CliPendingTask>];
-} = { summary: [true, true], status: [true, true], usage: [true, true], rollup: [true, true], consoleTask: [true, true], cliTask: [true, true] };
+  cliAgent: [Gives<typeof AgentSummary, CliAgentRow>, NoStrayKeys<typeof AgentSummary, CliAgentRow>];
+} = { summary: [true, true], status: [true, true], usage: [true, true], rollup: [true, true], consoleTask: [true, true], cliTask: [true, true], cliAgent: [true, true] };
