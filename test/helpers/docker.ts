@@ -90,6 +90,13 @@ export async function startDockerEngine(t: Teardown): Promise<DockerEngine | str
   closeSync(out);
   const log = () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : '');
   t.teardown(async () => {
+    // A network's bridge interface belongs to the host, not to the data root removed below: networks a
+    // test made are removed first, or every run leaves a bridge holding one of the default address pools
+    // (31 runs exhausted them here: "could not find an available, non-overlapping IPv4 address pool").
+    const networks = await api(socketPath, 'GET', '/networks').catch(() => undefined);
+    for (const network of Array.isArray(networks?.body) ? networks.body : []) {
+      if (!['bridge', 'host', 'none'].includes(network.Name)) await api(socketPath, 'DELETE', `/networks/${network.Id}`).catch(() => undefined);
+    }
     // dockerd stops its containers and unmounts their layers on SIGTERM; SIGKILL only if it hangs.
     child.kill('SIGTERM');
     if (!(await exited(child, 20_000))) {
