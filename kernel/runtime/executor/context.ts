@@ -20,6 +20,7 @@
  * Reading is lenient: rows written by other parts of the daemon with other shapes become text.
  */
 import type { LoopRow } from '../../agents/stores/loop-store.js';
+import type { ConversationEntry } from '../../../contracts/agent-turns.js';
 import type { ModelMessage, ReasoningBlock, ToolCall } from '../../../contracts/model.js';
 import type { ToolImage } from '../../../contracts/tools.js';
 
@@ -156,17 +157,10 @@ export function triggerText(trigger: string, events: unknown[], count: number): 
   return `[trigger ${trigger}${count > 1 ? `, ${count} events` : ''}] ${clipped}`;
 }
 
-export interface HistoryEntry {
-  id: number;
-  role: string;
-  kind: string;
-  content: string;
-  turnId: string | null;
-  createdAt: number;
+/** A conversation row (what extensions read through `ctx.agents.turns.history`) with its tool-call links. */
+export interface HistoryEntry extends ConversationEntry {
   toolCalls?: ToolCall[];
   toolCallId?: string;
-  name?: string;
-  isError?: boolean;
 }
 
 /**
