@@ -51,7 +51,7 @@ export class FlushPacer {
     this.maxWaitMs = options.maxWaitMs ?? MAX_FLUSH_WAIT_MS;
   }
 
-  /** A frame is waiting: flush now-ish (microtask) or once the spacing after the last flush has passed. */
+  /** A frame is waiting: flush in this tick's check phase, or once the spacing after the last flush has passed. */
   request(): void {
     if (this.scheduled) return;
     this.scheduled = true;
@@ -77,9 +77,8 @@ export class FlushPacer {
     this.immediate = undefined;
   }
 
-  /** A scheduled flush; a microtask cannot be taken back, so one overtaken by now() finds nothing scheduled. */
+  /** A scheduled flush (cancel() clears its immediate or timer, so it only runs while scheduled). */
   private readonly run = (): void => {
-    if (!this.scheduled) return;
     this.cancel();
     this.timed();
   };
