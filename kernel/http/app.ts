@@ -1,5 +1,5 @@
 /** Builds the root fastify instance: TypeBox provider, OpenAPI collection, guards and error mapping. */
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type RawServerDefault } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify';
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -11,6 +11,7 @@ import { collectOpenApi } from './openapi.js';
 import type { AgtError } from '../../contracts/errors.js';
 import { routerRefusal } from './errors.js';
 import { AGT_VERSION } from '../version.js';
+import { createDaemonLogger, DaemonLogController, installRequestLines, RequestLog } from './logger.js';
 
 export type KernelApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
 
@@ -67,61 +68,14 @@ function serializerCompiler(externalSchemas: unknown, options: unknown): ReturnT
   return compile;
 }
 
-/** A request slower than this is logged at debug (with every 4xx/5xx answer). */
-export const SLOW_REQUEST_MS = 500;
-
-/**
- * Fastify's per-request log lines. Its two info lines per request ("incoming request", "request
- * completed") cost ~15% of a small route's CPU and are gone; a request that errored while answering is
- * still logged at error, and at `debug`/`trace` one line names each request (method, path without the
- * query, status, time, and whether it was slow). Fastify's other internal lines (default error handler, stream errors) stay as they were.
- */
-class RequestLogController extends LogController {
-  private readonly debug: boolean;
-
-  constructor(level: string) {
-    super();
-    this.debug = level === 'debug' || level === 'trace';
-  }
-
-  override incomingRequest(): void {}
-
-  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
-    if (error) return super.requestCompleted(error, request, reply, metadata);
-    if (!this.debug) return;
-    const ms = reply.elapsedTime;
-    // Query strings may name files; the path and status say enough about a request.
-    const url = request.url.split('?')[0];
-    request.log.debug({ method: request.method, url, statusCode: reply.statusCode, ms: Math.round(ms), slow: ms >= SLOW_REQUEST_MS }, 'request answered');
-  }
-}
-
-/** Where log lines go: stderr (stdout carries only the listening lines), pretty for a person or JSON. */
-async function logStream(format: 'pretty' | 'json' | undefined, level: string): Promise<NodeJS.WritableStream> {
-  const pretty = format === 'pretty' || (format === undefined && process.stderr.isTTY === true);
-  if (!pretty || level === 'silent') return process.stderr;
-  // Loaded only for a person at a terminal: the JSON path starts without it.
-  const { default: prettyStream } = await import('pino-pretty');
-  return prettyStream({
-    destination: 2,
-    sync: true,
-    colorize: process.stderr.isTTY === true,
-    translateTime: 'SYS:HH:MM:ss.l',
-    ignore: 'pid,hostname,reqId',
-    singleLine: true,
-  });
-}
-
 export async function buildApp(options: AppOptions): Promise<KernelApp> {
-  const stream = await logStream(options.logFormat, options.logLevel);
+  // The kernel's own pino (kernel/http/logger.ts); fastify runs without a logger, so it adds no response
+  // listeners, clocks or pino child per request. `app.log` is set to it below.
+  const logger = await createDaemonLogger(options.logLevel, options.logFormat);
   const app = Fastify({
-    logger: {
-      level: options.logLevel,
-      stream,
-      redact: ['req.headers.authorization', 'req.headers["x-agt-local-proof"]', 'req.headers.cookie'],
-    },
-    // No "incoming request" / "request completed" lines per request at info (see RequestLogController).
-    logController: new RequestLogController(options.logLevel),
+    logger: false,
+    // No "incoming request" / "request completed" lines; fastify's other lines through request.log.
+    logController: new DaemonLogController(logger),
     // Bodies are small JSON documents; a larger limit is set per route where files travel.
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
@@ -161,7 +115,15 @@ export async function buildApp(options: AppOptions): Promise<KernelApp> {
     hideUntagged: false,
   });
 
+  // `log` is a plain property of the instance (fastify sets it from its `logger` option; plugin scopes
+  // inherit it): the kernel, the extensions' `ctx.logger` and fastify's listen line log through it.
+  (app as { log: FastifyBaseLogger }).log = logger as FastifyBaseLogger;
   installErrorHandling(app);
-  installGuards(app, options.guard);
+  // The guard hook, first on every request, also gives it its logger (one hook, not two).
+  const level = options.logLevel;
+  installGuards(app, options.guard, level === 'silent' ? undefined : (request, reply) => {
+    request.log = reply.log = new RequestLog(logger, request.id);
+  });
+  installRequestLines(app, level);
   return app;
 }

@@ -3,7 +3,7 @@
  * Host and Origin first (health included), then the bearer token, then loopback-only routes.
  */
 import { timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { badBearerToken, crossOrigin, hostNotAllowed, loopbackOnly } from './errors.js';
 import { absoluteFormAuthority, hostAllowed, isLoopbackAddress, originIsSameOrigin, type HostPolicy } from './host-check.js';
 import { installInputChecks } from './input-checks.js';
@@ -197,9 +197,14 @@ export function checkRequest(request: FastifyRequest, options: GuardOptions, rou
   }
 }
 
-export function installGuards(app: FastifyInstance, options: GuardOptions): void {
+/**
+ * `prepare` runs first in the same hook (the request's logger, app.ts): one root hook per request
+ * costs less than two.
+ */
+export function installGuards(app: FastifyInstance, options: GuardOptions, prepare?: (request: FastifyRequest, reply: FastifyReply) => void): void {
   // Callback style, not async: no promise and no extra microtask per request.
-  app.addHook('onRequest', (request, _reply, done) => {
+  app.addHook('onRequest', (request, reply, done) => {
+    prepare?.(request, reply);
     try {
       checkRequest(request, options);
     } catch (error) {
