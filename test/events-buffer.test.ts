@@ -100,6 +100,7 @@ t.test('stream batches: built once per cursor and filter, filtered by agent, cut
   t.same(ids(all.bytes), [3, 4, 5, 6]);
   t.equal(all.through, 6);
   t.match(all.bytes!.toString('utf8'), /^id: 3\nevent: agent\.said\ndata: \{"cursor":3,/, 'SSE frame lines');
+  t.same(all.chunk, Buffer.concat([Buffer.from(`${all.bytes!.length.toString(16)}\r\n`), all.bytes!, Buffer.from('\r\n')]), 'framed once as an HTTP chunk around the same bytes');
   const onlyB = batches.after(2, 'b')!;
   t.same(ids(onlyB.bytes), [4, 6], 'a filtered client gets its own batch with only its agent');
   t.same(ids(batches.after(5, 'a')!.bytes), [], 'nothing wanted: no bytes');

@@ -1,4 +1,5 @@
 /** GET /events: framing, live order, resume (since, Last-Event-ID), filters, gaps and 400s (spec 6). */
+import { connect } from 'node:net';
 import t from 'tap';
 import { bootDaemon, type TestDaemon } from './helpers/daemon.js';
 import { openSse } from './helpers/sse-client.js';
@@ -214,4 +215,69 @@ t.test('the OpenAPI document describes the stream and stays valid', async (t) =>
   const { Validator } = await import('@seriousme/openapi-schema-validator');
   const result = await new Validator().validate(res.body);
   t.ok(result.valid, JSON.stringify(result.errors ?? null));
+});
+
+/** A raw HTTP exchange on `GET /events`: `more()` waits for more bytes; `all()` is everything so far. */
+function rawStream(d: TestDaemon, version: '1.0' | '1.1') {
+  const { hostname, port } = new URL(d.url);
+  const socket = connect(Number(port), hostname);
+  socket.write(`GET /events HTTP/${version}\r\nHost: ${hostname}:${port}\r\nAuthorization: Bearer ${d.token}\r\n\r\n`);
+  let bytes = Buffer.alloc(0);
+  let wake: (() => void) | undefined;
+  let ended = false;
+  socket.on('data', (chunk) => ((bytes = Buffer.concat([bytes, chunk])), wake?.()));
+  socket.on('end', () => ((ended = true), wake?.()));
+  const until = async (done: () => boolean) => {
+    while (!done()) {
+      if (ended) throw new Error(`stream ended early: ${bytes.toString('latin1')}`);
+      await new Promise<void>((resolve) => (wake = resolve));
+    }
+  };
+  return { socket, until, all: () => bytes, ended: () => ended };
+}
+
+/** Decodes a chunked body strictly: each chunk is `<hex size>\r\n`, exactly that many bytes, `\r\n`. */
+function dechunk(body: Buffer): { text: string; last: boolean } {
+  const parts: Buffer[] = [];
+  let at = 0;
+  for (;;) {
+    const eol = body.indexOf('\r\n', at);
+    if (eol < 0) return { text: Buffer.concat(parts).toString('utf8'), last: false };
+    const size = parseInt(body.toString('latin1', at, eol), 16);
+    if (!(size >= 0)) throw new Error(`bad chunk size line at ${at}`);
+    if (body.length < eol + 2 + size + 2) return { text: Buffer.concat(parts).toString('utf8'), last: false };
+    if (body.toString('latin1', eol + 2 + size, eol + 4 + size) !== '\r\n') throw new Error(`chunk of ${size} bytes not followed by CRLF`);
+    if (size === 0) return { text: Buffer.concat(parts).toString('utf8'), last: true };
+    parts.push(body.subarray(eol + 2, eol + 2 + size));
+    at = eol + 4 + size;
+  }
+}
+
+t.test('on the wire: HTTP/1.1 gets well-formed chunks sized in bytes (non-ASCII data), HTTP/1.0 the bare frames', async (t) => {
+  const d = await bootDaemon(t);
+  const bus = d.daemon.kernel.bus;
+  const v11 = rawStream(d, '1.1');
+  const v10 = rawStream(d, '1.0');
+  t.teardown(() => (v11.socket.destroy(), v10.socket.destroy()));
+  const headEnd = (bytes: Buffer) => bytes.indexOf('\r\n\r\n');
+  const body = (bytes: Buffer) => bytes.subarray(headEnd(bytes) + 4);
+  for (const s of [v11, v10]) await s.until(() => headEnd(s.all()) >= 0 && body(s.all()).includes('stream.hello'));
+  t.match(v11.all().toString('latin1'), /^HTTP\/1\.1 200 OK\r\n[^]*transfer-encoding: chunked\r\n/i);
+  t.notMatch(v10.all().toString('latin1').slice(0, headEnd(v10.all())), /transfer-encoding/i, 'no chunks for HTTP/1.0');
+
+  const said = 'héllo wörld € 😀 '.repeat(20);
+  for (let i = 0; i < 3; i++) bus.emit('agent.state.changed', { agentId: 'agent-a', payload: { state: `${said}${i}` } });
+  const latest = bus.latest;
+  const frames = (text: string) => text.split('\n\n').filter((frame) => frame.startsWith('id: '));
+  await v11.until(() => frames(dechunk(body(v11.all())).text).length === 3);
+  await v10.until(() => frames(body(v10.all()).toString('utf8')).length === 3);
+  const expected = [latest - 2, latest - 1, latest].map((cursor) => `id: ${cursor}\nevent: agent.state.changed\ndata: ${bus.dataAt(cursor)}`);
+  t.same(frames(dechunk(body(v11.all())).text), expected, 'the same frames, byte for byte, inside the chunks');
+  t.same(frames(body(v10.all()).toString('utf8')), expected, 'and bare over HTTP/1.0');
+  t.ok(dechunk(body(v11.all())).text.startsWith(': connected\n\nevent: stream.hello\n'), 'the control frames first, in the same chunked body');
+
+  // The stream's end follows the frames written straight to the socket: the last chunk, in order.
+  await d.daemon.kernel.eventStream.close();
+  await v11.until(() => dechunk(body(v11.all())).last);
+  t.equal(frames(dechunk(body(v11.all())).text).length, 3, 'a clean end of the chunked body after the frames');
 });

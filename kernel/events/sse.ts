@@ -190,6 +190,8 @@ export class SseHub implements FrameDelivery {
         controlFrame('stream.gap', { reason: plan.gap, epoch: this.bus.epoch, requestedCursor: request.cursor, ...cursors }),
       );
     }
+    // The head is out: frames now go straight to the socket, framed once for all (sse-client.ts).
+    client.writeDirectly();
     this.pump(client);
     if (!this.heartbeat) this.startHeartbeat();
   }
@@ -274,9 +276,9 @@ export class SseHub implements FrameDelivery {
       const batch = this.batches.after(client.lastCursor, client.agentId);
       if (!batch) return this.drop(client);
       client.lastCursor = batch.through;
-      if (batch.bytes) {
+      if (batch.chunk) {
         this.counts.writes += 1;
-        client.writeFrames(batch.bytes, this.settleNow);
+        client.writeFrames(batch, this.settleNow);
       }
     }
     client.caughtUp();
