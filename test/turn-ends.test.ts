@@ -131,6 +131,8 @@ t.test('SIGTERM during start-up shuts down cleanly, whatever the moment', async 
     const release = join(tempDir(t, 'agt-ends-release-'), 'go');
     // Start-up replaces a pid file that names a process which is not an agt daemon / a zombie.
     if (linux) writeFileSync(join(dataDir, 'agtd.pid'), `${moment === 'registering' ? liveSleep(t) : await zombie(t)}\n`);
+    // To be signalled in start, the extension's register is let through at once (not after its 6 s cap).
+    if (moment === 'starting') writeFileSync(`${release}.register`, '');
     let signalled = false;
     const started = startAgtd(t, dataDir, { extensions: [{ name: 'held-start', module: HELD, config: { release } }] }, { AGT_LOG_LEVEL: 'info' }, (line, child) => {
       if (line === `held-start: ${moment}` && !signalled) {
