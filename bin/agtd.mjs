@@ -4,6 +4,7 @@
 // than it (sources edited or checked out since), it runs the TypeScript sources through tsx instead, so
 // what runs is never older than what is on disk. From the sources, imports of `@agt/contracts` take the
 // package's `agt-source` condition (its TypeScript files, the ones the kernel imports), as under `npm test`.
+import './v8-flags.mjs';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { register as registerHooks } from 'node:module';
 import { join } from 'node:path';
