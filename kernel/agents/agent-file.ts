@@ -22,7 +22,8 @@
  */
 import { closeSync, openSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
-import Database from 'libsql';
+import type Database from 'libsql';
+import { libsql } from './libsql.js';
 import type { AgentConfig } from '../../contracts/agent-config.js';
 import { AgtError } from '../../contracts/errors.js';
 import { agentFileExists, agentFileLocked, agentFileNotFound, agentPathNotAbsolute, loadFailed } from './errors.js';
@@ -142,7 +143,7 @@ export class AgentFile {
     let db: Database.Database | undefined;
     const sql = (() => {
       try {
-        db = new Database(filePath, { timeout: options.busyTimeoutMs ?? BUSY_TIMEOUT_MS, readonly: options.readonly === true });
+        db = new (libsql())(filePath, { timeout: options.busyTimeoutMs ?? BUSY_TIMEOUT_MS, readonly: options.readonly === true });
         db.exec('PRAGMA trusted_schema = OFF');
         db.exec('PRAGMA synchronous = NORMAL');
         return new Sql(db);
@@ -202,7 +203,7 @@ export class AgentFile {
       // Made 0600 before SQLite opens it (it would create 0644); an empty file is an empty database.
       writeFileSync(filePath, '', { flag: 'wx', mode: 0o600 });
     }
-    const db = new Database(filePath, { timeout: BUSY_TIMEOUT_MS });
+    const db = new (libsql())(filePath, { timeout: BUSY_TIMEOUT_MS });
     const sql = new Sql(db);
     try {
       sql.exec('PRAGMA trusted_schema = OFF');

@@ -11,7 +11,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'libsql';
+import { libsql } from './libsql.js';
 import { Sql } from './sql.js';
 
 const templates = new Map<number, Buffer>();
@@ -23,7 +23,7 @@ export function templateBytes(version: number, build: (sql: Sql, path: string) =
   const dir = mkdtempSync(join(tmpdir(), 'agt-template-'));
   const path = join(dir, 'empty.agt');
   try {
-    const db = new Database(path);
+    const db = new (libsql())(path);
     const sql = new Sql(db);
     try {
       sql.exec('PRAGMA trusted_schema = OFF');

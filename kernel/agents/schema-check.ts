@@ -8,7 +8,7 @@
  * `reason: "unsafe_schema"`. The daemon's own set is what its migrations build (computed once, in
  * memory); `sqlite_*` objects (autoindexes, `sqlite_sequence`) are SQLite's.
  */
-import Database from 'libsql';
+import { libsql } from './libsql.js';
 import { MIGRATIONS } from './schema.js';
 import type { Sql } from './sql.js';
 
@@ -26,7 +26,7 @@ let daemonObjects: ReadonlySet<string> | undefined;
 /** `type:name` of every object the daemon's migrations create. */
 function ownObjects(): ReadonlySet<string> {
   if (daemonObjects) return daemonObjects;
-  const db = new Database(':memory:');
+  const db = new (libsql())(':memory:');
   try {
     for (const step of MIGRATIONS) db.exec(step.sql);
     const rows = db.prepare('SELECT type, name FROM sqlite_master').all() as Array<{ type: string; name: string }>;

@@ -8,7 +8,8 @@
  */
 import { readdirSync, rmSync } from 'node:fs';
 import { join, sep } from 'node:path';
-import { CronTime } from 'cron';
+import type { CronTime } from 'cron';
+import { cronTime } from '../cron-expression.js';
 import type { Logger } from '../../contracts/logger.js';
 import type { BackupSettings, Settings } from '../../contracts/settings.js';
 import type { AgentRegistry } from '../agents/registry.js';
@@ -74,7 +75,7 @@ export class BackupScheduler {
     this.problem = null;
     if (!this.current || this.stopped) return;
     try {
-      this.cron = new CronTime(this.current.every, settings.timezone);
+      this.cron = new (cronTime())(this.current.every, settings.timezone);
     } catch (error) {
       this.problem = `backups.every ${this.current.every}: ${(error as Error).message}`;
       this.deps.logger.error({ every: this.current.every }, this.problem);

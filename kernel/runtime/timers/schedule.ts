@@ -13,7 +13,7 @@
  * of year 9999); `every_ms` in {@link MIN_INTERVAL_MS}..{@link MAX_INTERVAL_MS}; `delay_ms` in
  * 0..{@link MAX_DELAY_MS}; `max_runs` in 1..{@link MAX_RUNS}; `end_at` not before `start_at`.
  */
-import { CronTime } from 'cron';
+import { cronTime } from '../../cron-expression.js';
 import { Type, type Static } from 'typebox';
 import { LOOP_NAME_PATTERN } from '../../../contracts/agent-config.js';
 import { invalidSchedule } from '../errors.js';
@@ -96,7 +96,7 @@ export function scheduleFrom(body: TimerMutation, now: number): StoredSchedule {
     case 'cron':
       if (!body.cron) throw invalidSchedule('cron needs cron (a cron expression)');
       try {
-        new CronTime(body.cron);
+        new (cronTime())(body.cron);
       } catch (error) {
         throw invalidSchedule(`invalid cron expression: ${(error as Error).message}`);
       }
@@ -132,7 +132,7 @@ export function nextWake(schedule: StoredSchedule, state: { runCount: number; cr
     }
     case 'cron':
       try {
-        next = new CronTime(schedule.cron!).getNextDateFrom(new Date(Math.max(now, state.lastFiredAt ?? 0))).toMillis();
+        next = new (cronTime())(schedule.cron!).getNextDateFrom(new Date(Math.max(now, state.lastFiredAt ?? 0))).toMillis();
       } catch {
         next = null;
       }
