@@ -10,6 +10,8 @@
  * - `--cpu-prof`: the daemon is profiled (written at shutdown to .cache/agt/profiles/; read it with
  *   `node bench/profile-top.mjs <file>`);
  * - `--node-arg=<flag>`: a node flag for the daemon (e.g. `--node-arg=--trace-gc`);
+ * - `--no-v8-flags`: without the V8 settings `bin/agtd.mjs` applies (bin/v8-flags.mjs, preloaded by
+ *   default since the build's entry is run directly), e.g. for a build from before they existed;
  * - `--smaps`: the daemon's anonymous memory by kind of mapping at each step;
  * - `--restart`: then the daemon is started again and the RSS read once tracked-folders autostarted them;
  * - `--idle=<s>`: then the agents are left idle for s seconds: RSS and `/health` latency sampled;
@@ -22,8 +24,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, relative, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'libsql';
 import { reply } from '../test/fakes/script.js';
 import { startFakeOpenAI } from '../test/fakes/openai.js';
@@ -57,8 +59,15 @@ const foreign = join(dataDir, 'not-an-agent.db');
   db.close();
 }
 // The build's entry itself: bin/agtd.mjs would fall back to the sources when any changed since the build.
-const build = JSON.parse(readFileSync(join(dist, '.agt-build.json'), 'utf8')) as { main: string };
+const build = JSON.parse(readFileSync(join(dist, '.agt-build.json'), 'utf8')) as { main: string; sourceRoot?: string };
+// A copy of dist/ elsewhere must name the project as its source root, or the kernel does not find the
+// built twins of the shipped extensions and loads them from the sources through tsx (60 MB more RSS).
+if (resolve(dist, build.sourceRoot ?? '..') !== ROOT) {
+  throw new Error(`${dist}/.agt-build.json: set "sourceRoot" to "${relative(dist, ROOT)}" (the project), or the shipped extensions load through tsx`);
+}
 const nodeArgs = [
+  // What `agtd` sets before it imports the build (bin/agtd.mjs).
+  ...(flag('no-v8-flags') ? [] : ['--import', pathToFileURL(join(ROOT, 'bin', 'v8-flags.mjs')).href]),
   ...(flag('cpu-prof') ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : []),
   ...(flag('heap') ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${profiles}`] : []),
   // Any other node flag for the daemon, e.g. `--node-arg=--trace-gc`.

@@ -1,7 +1,8 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'libsql';
 import t from 'tap';
+import { ReviewMarks, readReviewMarks, REVIEW_MARKS_FILE, REVIEW_MARKS_JOURNAL } from '../kernel/agents/review-marks.js';
 import { createAgentFile } from './helpers/agent-file.js';
 import { bootDaemon, tempDir } from './helpers/daemon.js';
 
@@ -54,9 +55,9 @@ t.test('review info, accept, and the requireReview gate', async (t) => {
   const accepted = await d.request('POST', '/agents/review/accept', { filePath: path });
   t.same([accepted.status, accepted.body.reviewed, accepted.body.agentId], [200, true, info.body.agentId]);
   t.equal((await d.request('GET', `/agents/review?filePath=${encodeURIComponent(path)}`)).body.reviewed, true);
-  const marks = JSON.parse(readFileSync(join(d.dataDir, 'review-marks.json'), 'utf8'));
+  const { marks } = readReviewMarks(join(d.dataDir, REVIEW_MARKS_FILE), join(d.dataDir, REVIEW_MARKS_JOURNAL));
   t.ok(marks[info.body.agentId], 'the mark lives in the data directory, keyed by agent id');
-  t.equal(statSync(join(d.dataDir, 'review-marks.json')).mode & 0o777, 0o600);
+  t.equal(statSync(join(d.dataDir, REVIEW_MARKS_JOURNAL)).mode & 0o777, 0o600, 'appended to the journal, owner only');
 
   const load = await d.request('POST', '/agents/load', { filePath: path, requireReview: true });
   t.equal(load.status, 200);
@@ -111,4 +112,37 @@ t.test('a mark from another installation does not count here', async (t) => {
   await a.request('POST', '/agents/review/accept', { filePath: path });
   const b = await bootDaemon(t);
   t.equal((await b.request('GET', `/agents/review?filePath=${encodeURIComponent(path)}`)).body.reviewed, false);
+});
+
+t.test('review marks: appended to a journal, folded into the file at its size, read back in order', async (t) => {
+  const dir = tempDir(t);
+  const logger = { warn() {} } as never;
+  const file = join(dir, REVIEW_MARKS_FILE);
+  const journal = join(dir, REVIEW_MARKS_JOURNAL);
+  const config = (i: number, autonomous = false) => ({ id: `agt-${i}`, autonomous }) as never;
+  const marks = new ReviewMarks(dir, logger);
+  for (let i = 0; i < 63; i++) marks.accept(config(i), `/a/${i}.agt`);
+  t.notOk(existsSync(file), 'the first marks only append');
+  t.equal(readFileSync(journal, 'utf8').trim().split('\n').length, 63);
+  marks.accept(config(63), '/a/63.agt');
+  t.notOk(existsSync(journal), 'folded at 64 lines');
+  t.equal(Object.keys(JSON.parse(readFileSync(file, 'utf8'))).length, 64);
+  t.equal(statSync(file).mode & 0o777, 0o600);
+  // A changed mark after the fold wins over the file's; a line cut short by a crash is skipped.
+  marks.accept(config(5, true), '/a/5.agt');
+  appendFileSync(journal, '{"id":"agt-7","mark":{"fingerp');
+  const again = new ReviewMarks(dir, logger);
+  t.ok(again.isReviewed(config(5, true)), 'the journal line replaces the folded mark');
+  t.notOk(again.isReviewed(config(5)));
+  t.ok(again.isReviewed(config(7)), 'the torn line takes nothing away');
+  t.ok(again.isReviewed(config(63)));
+  t.notOk(again.isReviewed(config(64)));
+  // Folding happens again once the journal has as many lines as the file has marks (64, then 128, ...).
+  for (let i = 64; i < 125; i++) again.accept(config(i), `/a/${i}.agt`);
+  t.ok(existsSync(journal), '2 + 61 lines: not yet');
+  again.accept(config(125), '/a/125.agt');
+  t.notOk(existsSync(journal), 'folded at 64 lines');
+  const { marks: all, journalLines, filed } = readReviewMarks(file, journal);
+  t.same([Object.keys(all).length, journalLines, filed], [126, 0, 126]);
+  t.ok(new ReviewMarks(dir, logger).isReviewed(config(5, true)), 'the changed mark is in the folded file');
 });

@@ -3,9 +3,9 @@
  * path as the owner's PUT config), including security-relevant ones, while owner locks
  * (`locked_fields`) still refuse the tool.
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { readReviewMarks, REVIEW_MARKS_FILE, REVIEW_MARKS_JOURNAL } from '../kernel/agents/review-marks.js';
 import { createAgentFile } from './helpers/agent-file.js';
 import { runtimeHarness } from './fixtures/runtime/harness.js';
 
@@ -20,7 +20,7 @@ t.test('sys_update_config keeps a reviewed agent reviewed; a locked field is ref
   const loaded = await h.d.request('POST', '/agents/load', { filePath: path, requireReview: true });
   t.equal(loaded.status, 200);
   const id = loaded.body.id as string;
-  const mark = () => JSON.parse(readFileSync(join(h.d.dataDir, 'review-marks.json'), 'utf8'))[id];
+  const mark = () => readReviewMarks(join(h.d.dataDir, REVIEW_MARKS_FILE), join(h.d.dataDir, REVIEW_MARKS_JOURNAL)).marks[id];
   const before = mark();
 
   h.model.push(
