@@ -175,8 +175,10 @@ t.test('the loop tail kept in memory answers what the table holds through append
   for (const n of [1, 2]) file.loop.append({ loop: 'm', role: 'user', content: { n } });
   same('appends after the first read');
   const rows = file.loop.tail('m', 3);
-  (rows[0]!.content as { n: number }).n = 99;
-  same('a caller changing a row it got changes nothing for the next');
+  t.throws(() => ((rows[0]!.content as { n: number }).n = 99), TypeError, 'the rows a caller gets are frozen, content included');
+  t.throws(() => ((rows[0] as { role: string }).role = 'system'), TypeError);
+  rows.pop();
+  same('a caller changing the array it got changes nothing for the next');
   t.throws(() => file.transaction((f) => {
     f.loop.append({ loop: 'm', role: 'user', content: { n: 'rolled back' } });
     throw new Error('boom');
@@ -193,6 +195,19 @@ t.test('the loop tail kept in memory answers what the table holds through append
   same('compaction: the summary row under an older id');
   file.loop.clear('m');
   same('a cleared loop');
+
+  // Another connection's commit (the agent's SQL child, a manual edit) changes PRAGMA data_version,
+  // which the cached read checks: no stale tail, whoever wrote.
+  file.loop.append({ loop: 'm', role: 'user', content: { n: 6 } });
+  same('the tail cached again');
+  const other = new Database(file.path, { timeout: 5000 });
+  t.teardown(() => other.close());
+  other.prepare("INSERT INTO agt_loop (loop, role, kind, content, created_at) VALUES ('m', 'user', 'message', '{\"n\":7}', 1)").run();
+  t.same(file.loop.tail('m', 3).map((row) => row.content), [{ n: 6 }, { n: 7 }], "another connection's insert is read");
+  other.prepare("UPDATE agt_loop SET content = '{\"n\":8}' WHERE loop = 'm' AND content = '{\"n\":7}'").run();
+  same("another connection's update is read");
+  other.prepare("DELETE FROM agt_loop WHERE loop = 'm'").run();
+  t.same(file.loop.tail('m', 3), [], "another connection's delete is read");
 });
 
 t.test('a file another process holds open is still read consistently (busy timeout)', async (t) => {

@@ -54,10 +54,20 @@ const COLUMNS =
 
 const decode = (row: LoopRow): LoopRow => ({ ...row, content: parseJson(row.content) });
 
+/** Freezes a parsed JSON value all the way down (the tail cache shares it between readers). */
+function deepFreeze<T>(value: T): T {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
+  for (const inner of Object.values(value)) deepFreeze(inner);
+  return Object.freeze(value);
+}
+
+/** A stored row as the tail cache keeps it: content parsed once, row and content frozen. */
+const decodeFrozen = (row: LoopRow): LoopRow => Object.freeze({ ...row, content: deepFreeze(parseJson(row.content)) });
+
 /** A `tail` cache holds at most this many rows per loop (the runtime asks for 400: MAX_CONTEXT_ROWS). */
 const TAIL_CACHE_MAX = 1000;
 
-/** The newest rows of one loop as stored (content still JSON text), oldest first. */
+/** The newest rows of one loop, content parsed and frozen, oldest first. */
 interface CachedTail {
   rows: LoopRow[];
   /** How many rows to keep (the largest limit asked for). */
@@ -76,17 +86,34 @@ export class LoopStore {
   private rowCounts: Map<string, number> | undefined;
   /**
    * The newest rows of each loop a turn read, kept current by this store's writes: every turn reads its
-   * context (`tail`, up to 400 rows) and reading and iterating them in libsql was the largest share of a
-   * turn's CPU (profile in docs/performance.md). Rows are kept as stored and decoded on every read, so a
-   * caller never sees another's objects. A rollback drops them all, as it drops the counts.
+   * context (`tail`, up to 400 rows), and reading them in libsql, then parsing every row's JSON again,
+   * was the largest share of a turn's CPU with a long history (profiles in docs/performance.md). Each
+   * row is parsed once and deep-frozen, row and content: readers share objects that nobody can change
+   * (a write to them throws in strict code), so no reader sees another's edits.
+   *
+   * Stale rows are impossible by construction: every write to `agt_loop` on this connection goes
+   * through this store (appends extend a cached tail; compaction, clearing and rollbacks drop it), and a
+   * commit by ANY other connection to the file (the agent's SQL child, a tool, a manual edit) changes
+   * SQLite's `PRAGMA data_version`, which every cached read checks first and which drops every tail.
    */
   private readonly tails = new Map<string, CachedTail>();
+  /** `PRAGMA data_version` when the tails were last known current (see {@link tails}). */
+  private dataVersion: number | undefined;
 
   constructor(private readonly sql: Sql) {
     sql.onRollback(() => {
       this.rowCounts = undefined;
       this.tails.clear();
     });
+  }
+
+  /** Drops the tails when another connection committed since the last check (one PRAGMA, no I/O). */
+  private checkOtherWriters(): void {
+    const version = Number(this.sql.one<{ data_version: number }>('PRAGMA data_version')?.data_version);
+    if (version !== this.dataVersion) {
+      this.tails.clear();
+      this.dataVersion = version;
+    }
   }
 
   private loadedCounts(): Map<string, number> {
@@ -146,15 +173,16 @@ export class LoopStore {
       row.created_at,
     );
     this.adjust(row.loop, 1);
+    const stored: LoopRow = Object.freeze({ id: lastId, ...row, content: deepFreeze(parseJson(content)) });
     const cached = this.tails.get(row.loop);
     if (cached) {
-      cached.rows.push({ id: lastId, ...row, content });
+      cached.rows.push(stored);
       if (cached.rows.length > cached.keep) {
         cached.rows.shift();
         cached.complete = false;
       }
     }
-    return { id: lastId, ...row, content: parseJson(content) };
+    return { ...stored };
   }
 
   /**
@@ -195,14 +223,19 @@ export class LoopStore {
       .map(decode);
   }
 
-  /** The newest `limit` rows of one loop, oldest first (from the tail cache once read). */
+  /**
+   * The newest `limit` rows of one loop, oldest first (from the tail cache once read). The array is the
+   * caller's own; the rows and their `content` are frozen and shared with the cache (copy to change).
+   */
   tail(loop = 'main', limit = 50): LoopRow[] {
     const cacheable = limit > 0 && limit <= TAIL_CACHE_MAX;
-    const cached = cacheable ? this.tails.get(loop) : undefined;
-    if (cached && (cached.complete || cached.rows.length >= limit)) return cached.rows.slice(-limit).map(decode);
-    const rows = this.sql.all<LoopRow>(`SELECT ${COLUMNS} FROM agt_loop WHERE loop = ? ORDER BY id DESC LIMIT ?`, loop, limit).reverse();
-    if (cacheable) this.tails.set(loop, { rows, keep: Math.max(limit, cached?.keep ?? 0), complete: rows.length < limit });
-    return rows.map(decode);
+    if (!cacheable) return this.sql.all<LoopRow>(`SELECT ${COLUMNS} FROM agt_loop WHERE loop = ? ORDER BY id DESC LIMIT ?`, loop, limit).reverse().map(decode);
+    this.checkOtherWriters();
+    const cached = this.tails.get(loop);
+    if (cached && (cached.complete || cached.rows.length >= limit)) return cached.rows.slice(-limit);
+    const rows = this.sql.all<LoopRow>(`SELECT ${COLUMNS} FROM agt_loop WHERE loop = ? ORDER BY id DESC LIMIT ?`, loop, limit).reverse().map(decodeFrozen);
+    this.tails.set(loop, { rows, keep: Math.max(limit, cached?.keep ?? 0), complete: rows.length < limit });
+    return rows.slice();
   }
 
   /** Rows of one loop with id greater than `afterId`, oldest first. */
