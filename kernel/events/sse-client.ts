@@ -90,9 +90,16 @@ export class SseClient {
     this.accepted(accepted, this.res);
   }
 
-  /** A write the stream did not accept leaves the client blocked until that stream drains. */
+  /**
+   * A write the stream did not accept leaves the client blocked until that stream drains, unless the
+   * operating system took every byte anyway: `res.write` answers false for any chunk over the
+   * high-water mark (16 KB) written into the socket it corks, even when the uncork then wrote it all;
+   * such a client blocked on every batch over 16 KB, skipped flushes until the `drain` of a later
+   * tick, and a synchronous burst longer than the ring (a stalled emitter catching up) cut every
+   * client that was keeping up. Only bytes still held in Node's buffers mean the socket is full.
+   */
   private accepted(accepted: boolean, stream: ServerResponse | Socket): void {
-    if (accepted || this.blocked) return;
+    if (accepted || this.blocked || this.res.writableLength === 0) return;
     this.blocked = true;
     stream.once('drain', () => {
       this.blocked = false;
