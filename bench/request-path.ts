@@ -11,6 +11,7 @@
  * - `--prof`: the builds run under `--cpu-prof` (profiles in .cache/agt/profiles/, one per process,
  *   written at a clean shutdown; read them with `node bench/profile-top.mjs <file>`).
  * - `--only=cold,rss,health,status` picks the parts.
+ * - the builds run with bin/v8-flags.mjs preloaded, as bin/agtd.mjs runs them (`--no-v8-flags`: without).
  * - `--rest=S`: also the RSS of one idle process per target S seconds after its first 200 (V8's memory
  *   reducer gives the start-up's young generation back about 10 s after start: try 20).
  * - `--together`: the load rounds hit every target at the same time (then read the CPU per request, which
@@ -26,7 +27,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { reply } from '../test/fakes/script.js';
@@ -45,6 +46,7 @@ const { values: args } = parseArgs({
     prof: { type: 'boolean', default: false },
     together: { type: 'boolean', default: false },
     rest: { type: 'string', default: '0' },
+    'no-v8-flags': { type: 'boolean', default: false },
   },
 });
 const builds = args.builds!.split(',').map((dir) => resolve(ROOT, dir));
@@ -114,7 +116,9 @@ function buildTarget(dir: string, settings: Record<string, unknown>): Target {
       const prof = args.prof ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : [];
       const env = { PATH: process.env.PATH ?? '', HOME: dataDir, AGT_DAEMON_SETTINGS: join(dataDir, 'settings.json'), AGT_DAEMON_TOKEN: TOKEN, AGT_DAEMON_PORT: String(port), ...extraEnv };
       // A clean shutdown writes the CPU profile.
-      return spawnUntilHealthy([...prof, join(dir, info.main)], env, port, async () => void (await call(port, 'POST', '/daemon/shutdown', {})));
+      // The V8 settings bin/agtd.mjs applies first (bin/v8-flags.mjs), unless `--no-v8-flags`.
+      const v8Flags = args['no-v8-flags'] ? [] : ['--import', pathToFileURL(join(ROOT, 'bin/v8-flags.mjs')).href];
+      return spawnUntilHealthy([...prof, ...v8Flags, join(dir, info.main)], env, port, async () => void (await call(port, 'POST', '/daemon/shutdown', {})));
     },
   };
 }

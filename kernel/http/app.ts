@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { installErrorHandling } from './error-handler.js';
 import { compileValidator } from './validators.js';
+import { forSerializing } from './serializer-schema.js';
 import { checkRequest, installGuards, type GuardOptions } from './guards.js';
 import { serverLimitOptions } from './limits.js';
 import { collectOpenApi } from './openapi.js';
@@ -54,7 +55,8 @@ function serializerCompiler(externalSchemas: unknown, options: unknown): ReturnT
       const key = JSON.stringify(route.schema);
       let serialize = compiled.get(key);
       if (serialize === undefined) {
-        serialize = build(route);
+        // Records written without a regular expression per key (serializer-schema.ts).
+        serialize = build({ ...route, schema: forSerializing(route.schema) });
         compiled.set(key, serialize);
       }
       return serialize;
