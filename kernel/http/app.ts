@@ -23,6 +23,8 @@ export interface AppOptions {
   /** Pretty lines for a person (pino-pretty), or JSON lines; default pretty when stderr is a TTY. */
   logFormat?: 'pretty' | 'json';
   guard: GuardOptions;
+  /** JSON log lines go here instead of stderr (tests). */
+  logDestination?: NodeJS.WritableStream;
 }
 
 const API_DESCRIPTION = [
@@ -73,7 +75,7 @@ function serializerCompiler(externalSchemas: unknown, options: unknown): ReturnT
 export async function buildApp(options: AppOptions): Promise<KernelApp> {
   // The kernel's own pino (kernel/http/logger.ts); fastify runs without a logger, so it adds no response
   // listeners, clocks or pino child per request. `app.log` is set to it below.
-  const logger = await createDaemonLogger(options.logLevel, options.logFormat);
+  const logger = await createDaemonLogger(options.logLevel, options.logFormat, options.logDestination);
   const app = Fastify({
     logger: false,
     // No "incoming request" / "request completed" lines; fastify's other lines through request.log.

@@ -48,14 +48,15 @@ async function logStream(format: 'pretty' | 'json' | undefined, level: string): 
   });
 }
 
-export async function createDaemonLogger(level: string, format?: 'pretty' | 'json'): Promise<Logger> {
+/** `destination`: where JSON lines go instead of stderr (tests read them). */
+export async function createDaemonLogger(level: string, format?: 'pretty' | 'json', destination?: NodeJS.WritableStream): Promise<Logger> {
   return pino(
     {
       level,
       serializers,
       redact: ['req.headers.authorization', 'req.headers["x-agt-local-proof"]', 'req.headers.cookie'],
     },
-    await logStream(format, level),
+    destination ?? (await logStream(format, level)),
   );
 }
 
