@@ -15,8 +15,13 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { freePort, TOKEN } from './http.js';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
-/** Processes the clients are spread over (see bench/sse-reader.mjs). */
-const READER_PROCESSES = Number(process.env.AGT_BENCH_READERS) || 4;
+/**
+ * Processes the clients are spread over (see bench/sse-reader.mjs; `AGT_BENCH_READERS=n` to change).
+ * One since the readers got cheap (session 5): with 100 clients at 5,000 events/s a single process
+ * took 330–380 ms of CPU against 450–710 ms for four (the same bytes read, one wake-up of the event
+ * loop for many ready sockets instead of one per process), which leaves the 2 cores to the daemon.
+ */
+const READER_PROCESSES = Number(process.env.AGT_BENCH_READERS) || 1;
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 /**

@@ -1,9 +1,7 @@
 #!/usr/bin/env node
 /**
  * SSE readers for the fan-out bench (bench/sse-fanout.ts): `clients` streams on `GET /events`, in a
- * process of their own so that several such processes share the reading (one JS process parsing 100
- * streams at 5,000 events/s each is itself the bottleneck on 2 cores, and then the daemon drops its
- * clients for being slow).
+ * process of their own (several such processes can share the reading: `AGT_BENCH_READERS`).
  *
  * Kept as cheap as a reader can be, so the figure is the daemon's: a raw TCP socket per stream (the
  * request written by hand; no HTTP client parsing chunk by chunk), each socket read handed to a callback
