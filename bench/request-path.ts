@@ -7,7 +7,9 @@
  * - RSS with 0 agents, 1 s after the first 200 (median of the cold starts' processes);
  * - `GET /health` and `GET /agents/{id}/status` (bearer): autocannon, 10 connections, `--rounds` (3)
  *   rounds of `--seconds` (4) per target after a 1 s warm-up; median req/s and its round's p99;
- * - with `--agents=N` (e.g. 1000) the status rounds run again once every build has N agents loaded.
+ * - with `--agents=N` (e.g. 1000) the status rounds run again once every build has N agents loaded,
+ *   after the process's CPU with N idle agents is measured alone (`--idle-seconds`, 10), so the status
+ *   CPU per request is also given net of that idle work.
  * - `--prof`: the builds run under `--cpu-prof` (profiles in .cache/agt/profiles/, one per process,
  *   written at a clean shutdown; read them with `node bench/profile-top.mjs <file>`).
  * - `--only=cold,rss,health,status` picks the parts.
@@ -47,12 +49,14 @@ const { values: args } = parseArgs({
     together: { type: 'boolean', default: false },
     rest: { type: 'string', default: '0' },
     'no-v8-flags': { type: 'boolean', default: false },
+    'idle-seconds': { type: 'string', default: '10' },
   },
 });
 const builds = args.builds!.split(',').map((dir) => resolve(ROOT, dir));
 const parts = new Set(args.only!.split(','));
 const rounds = Number(args.rounds);
 const seconds = Number(args.seconds);
+const idleSeconds = Number(args['idle-seconds']);
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 const median = (values: number[]) => percentile(values, 50);
 const cleanups: Array<() => unknown> = [];
@@ -254,9 +258,23 @@ async function main() {
         }
       }
       await sleep(1000);
-      for (const { target, process: p } of running) if (target !== baseline) lines.push(`RSS at ${more}`.padEnd(12) + target.name.padEnd(25) + `${rssMB(p.pid).toFixed(1)} MB`);
+      // The agents' own idle work (lease heartbeats, maintenance, credential rechecks) is CPU the
+      // process spends whatever it serves: measured alone first, so the status rounds can be read net of it.
+      const idleMsPerS = new Map<string, number>();
+      for (const { target, process: p } of running) {
+        if (target === baseline) continue;
+        const before = cpuMs(p.pid);
+        await sleep(idleSeconds * 1000);
+        idleMsPerS.set(target.name, (cpuMs(p.pid) - before) / idleSeconds);
+        lines.push(`RSS at ${more}`.padEnd(12) + target.name.padEnd(25) + `${rssMB(p.pid).toFixed(1)} MB; idle CPU ${idleMsPerS.get(target.name)!.toFixed(1)} ms per s over ${idleSeconds} s`);
+      }
       log(`GET /agents/{id}/status with ${more} agents`);
-      report(`/status@${more}`, await compare(statusPaths()));
+      const result = await compare(statusPaths());
+      report(`/status@${more}`, result);
+      for (const [name, idle] of idleMsPerS) {
+        const r = result.get(name)!;
+        lines.push(`/status@${more}`.padEnd(12) + name.padEnd(25) + `CPU net of the idle work ${(r.cpuUs - (idle * 1000) / r.rps).toFixed(1)} µs/req`);
+      }
     }
     for (const { process: p } of running) await p.stop();
   }
