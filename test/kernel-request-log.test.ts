@@ -12,6 +12,7 @@ import { buildApp } from '../kernel/http/app.js';
 import { forSerializing } from '../kernel/http/serializer-schema.js';
 import { AgentStatus } from '../kernel/http-api/agents-api.js';
 import { AgtError } from '../contracts/errors.js';
+import { bearerToken, secretEquals } from '../kernel/http/guards.js';
 
 const guard = { token: 'tok', localProof: 'proof', behindProxy: false, allowedHosts: [], boundPort: () => 0 };
 
@@ -92,4 +93,16 @@ t.test('records serialize without a pattern test, to the same bytes', async (t) 
   const { app, get } = await appAt('silent');
   t.teardown(() => app.close());
   t.same(JSON.parse((await get('/tables')).body), { tables: { a: 1, 'b"c': 2 } }, 'through the daemon app');
+});
+
+t.test('the guard: bearer token and secret comparison', async (t) => {
+  const byRegex = (header: string) => /^Bearer\s+(.+)$/i.exec(header)?.[1]!.trim() || undefined;
+  for (const header of ['Bearer tok', 'bearer tok', 'BEARER tok', 'Bearer  tok ', 'Bearer\ttok', 'Bearer ', 'Bearer', 'Bearertok', 'Basic tok', 'Bearer   ', ' Bearer tok']) {
+    t.equal(bearerToken(header) || undefined, byRegex(header), `${JSON.stringify(header)} as the regular expression reads it`);
+  }
+  t.equal(bearerToken(undefined), undefined);
+  for (const [given, expected, same] of [['abc', 'abc', true], ['abd', 'abc', false], ['ab', 'abc', false], ['abcd', 'abc', false], ['', 'abc', false], ['é', 'é', true], ['é', 'e\u0301', false], ['x'.repeat(100), 'x'.repeat(43), false]] as const) {
+    t.equal(secretEquals(given, expected), same, `${JSON.stringify(given)} against ${JSON.stringify(expected)}`);
+  }
+  t.equal(secretEquals('abc', 'abc'), true, 'again after a longer value left bytes in the scratch buffer');
 });
