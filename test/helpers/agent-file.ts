@@ -2,11 +2,17 @@
  * Test helper: builds agent files with the real {@link AgentFile} class. `createAgentFile(dir, partial)`
  * writes `<dir>/<name>.agt` holding a complete, valid AgentConfig (the partial is merged over defaults)
  * and returns its path; pass `{version: 1}` to build an old-schema file for migration tests.
+ *
+ * Files without a `seed` are made on a worker thread (agent-file-worker.ts: the same class, on a small
+ * heap): closing a file forces a full garbage collection, which on the test process's heap cost the
+ * suite ~0.1 s per file made.
  */
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import type { AgentConfig } from '../../contracts/agent-config.js';
 import { AgentFile } from '../../kernel/agents/agent-file.js';
+import type { CreateReply, CreateRequest } from './agent-file-worker.js';
 
 /** A complete, valid config; `overrides` replace top-level fields. */
 export function agentConfig(overrides: Partial<AgentConfig> = {}): AgentConfig {
@@ -36,7 +42,9 @@ export interface CreateAgentFileOptions {
   fileName?: string;
   /** Schema version to write (default: current). */
   version?: number;
-  /** Runs on the open file before it is closed (seed rows). */
+  /** Stored files (`file.files.write(name, text)`) written before it is closed. */
+  files?: Record<string, string>;
+  /** Runs on the open file before it is closed (seed rows); made in this thread then. */
   seed?: (file: AgentFile) => void;
 }
 
@@ -48,11 +56,56 @@ export async function createAgentFile(
 ): Promise<string> {
   const config = agentConfig(partialConfig);
   const path = join(dir, options.fileName ?? `${config.name}.agt`);
+  if (!options.seed) {
+    await createOnWorker({ path, config, version: options.version, files: options.files });
+    return path;
+  }
   const file = AgentFile.create(path, config, { version: options.version });
   try {
-    options.seed?.(file);
+    for (const [name, text] of Object.entries(options.files ?? {})) file.files.write(name, text);
+    options.seed(file);
   } finally {
     await file.close();
   }
   return path;
+}
+
+// The test build runs JavaScript; from the sources (tsx), Node 20 applies no loader to a worker's entry
+// module, so the worker starts from a line that registers tsx (as kernel/credentials/summary-reader.ts).
+const fromSources = import.meta.url.endsWith('.ts');
+const WORKER_URL = new URL(fromSources ? './agent-file-worker.ts' : './agent-file-worker.js', import.meta.url);
+let worker: Worker | undefined;
+let nextId = 1;
+const waiting = new Map<number, { done: () => void; fail: (error: Error) => void }>();
+
+function startWorker(): Worker {
+  const started = fromSources
+    ? new Worker(`const { register } = await import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}); register(); await import(${JSON.stringify(WORKER_URL.href)});`, { eval: true })
+    : new Worker(WORKER_URL);
+  started.unref(); // referenced only while a file is being made
+  started.on('message', ({ id, error }: CreateReply) => {
+    const waiter = waiting.get(id);
+    waiting.delete(id);
+    if (waiting.size === 0) started.unref();
+    if (!error) return waiter?.done();
+    waiter?.fail(Object.assign(new Error(error.message), { name: error.name }, error.props));
+  });
+  const failAll = (error: Error) => {
+    if (worker === started) worker = undefined;
+    for (const waiter of waiting.values()) waiter.fail(error);
+    waiting.clear();
+  };
+  started.on('error', failAll);
+  started.once('exit', (code) => failAll(new Error(`agent file worker exited (${code})`)));
+  return started;
+}
+
+function createOnWorker(request: Omit<CreateRequest, 'id'>): Promise<void> {
+  worker ??= startWorker();
+  const id = nextId++;
+  worker.ref();
+  return new Promise<void>((done, fail) => {
+    waiting.set(id, { done, fail });
+    worker!.postMessage({ id, ...request });
+  });
 }
