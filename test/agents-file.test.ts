@@ -1,4 +1,4 @@
-import { copyFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'libsql';
 import t from 'tap';
@@ -121,7 +121,14 @@ t.test('AgentFile basics: WAL, transactions, stores', async (t) => {
   const dir = tempDir(t);
   const file = AgentFile.create(join(dir, 'basics.agt'), agentConfig({ name: 'basics' }));
   t.teardown(() => file.close());
-  t.equal((file.raw.one<{ journal_mode: string }>('PRAGMA journal_mode'))!.journal_mode, 'wal');
+  const journalMode = () => file.raw.one<{ journal_mode: string }>('PRAGMA journal_mode')!.journal_mode;
+  t.equal(journalMode(), 'memory', 'written in place while it is created (nobody else knows it yet)');
+  t.equal(readFileSync(join(dir, 'basics.agt'))[18], 1, 'a rollback-journal file until then');
+  file.finishCreation();
+  t.equal(journalMode(), 'wal');
+  t.equal(readFileSync(join(dir, 'basics.agt'))[18], 2, 'a WAL file on disk once created');
+  const wal = join(dir, 'basics.agt-wal');
+  t.ok(!existsSync(wal) || statSync(wal).size === 0, 'its rows are in the main file, none in a WAL');
   t.equal(file.version, SCHEMA_VERSION);
   t.throws(() => AgentFile.create(join(dir, 'basics.agt'), agentConfig()), { code: 'conflict' });
 

@@ -5,8 +5,8 @@
  *
  * The template is built by the same migrations as ever (the caller passes them in), in a scratch file
  * in the system's temporary folder that is read into memory and deleted. A copy is a byte-for-byte
- * SQLite database in WAL mode at `SCHEMA_VERSION` holding no rows; the caller writes the agent's rows
- * into it and makes it durable (agent-file.ts).
+ * SQLite database (rollback journal mode) at `SCHEMA_VERSION` holding no rows; the caller writes the
+ * agent's rows into it, switches it to WAL and makes it durable (agent-file.ts).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,13 +27,12 @@ export function templateBytes(version: number, build: (sql: Sql, path: string) =
     const sql = new Sql(db);
     try {
       sql.exec('PRAGMA trusted_schema = OFF');
-      sql.exec('PRAGMA journal_mode = WAL');
       // A scratch file: nothing to sync; the copies are made durable where they are written.
+      sql.exec('PRAGMA journal_mode = MEMORY');
       sql.exec('PRAGMA synchronous = OFF');
       build(sql, path);
       const built = Number(sql.one<{ user_version: number }>('PRAGMA user_version')?.user_version ?? 0);
       if (built !== version) throw new Error(`the agent file template was built at schema ${built}, not ${version}`);
-      sql.exec('PRAGMA wal_checkpoint(TRUNCATE)');
     } finally {
       sql.dropStatements();
       db.close();
