@@ -9,7 +9,7 @@
  * budget_tokens}`, with `max_tokens` raised above the budget and `temperature` dropped (the API refuses
  * both otherwise), and earlier thinking blocks are sent back with their assistant messages.
  *
- * The call itself goes through wire-http.ts (undici, no SDK); the SDK's types still describe the wire.
+ * The call itself goes through wire-http.ts (node:http, no SDK); the SDK's types still describe the wire.
  */
 import type { Message, RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
 import type { ModelMessage, ModelRequest, ReasoningBlock, StopReason, ToolCall } from '@agt/contracts';

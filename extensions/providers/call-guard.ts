@@ -8,7 +8,7 @@
  * Every received chunk counts as activity (wire-http.ts touches the guard; its `fetch` for the SDKs
  * wraps the response body to the same end): an Anthropic `ping` keeps a slow but alive stream open; a
  * silent socket does not. Aborting the controller aborts
- * the real HTTP request: undici destroys the socket, which the server sees as a closed connection.
+ * the real HTTP request: the HTTP client destroys the socket, which the server sees as a closed connection.
  */
 export type GuardReason = 'cancelled' | 'timeout' | 'idle' | 'stopped';
 

@@ -8,7 +8,7 @@
  * it reports its cost. Streams ask for `stream_options.include_usage` (the usage arrives in a last
  * chunk with no choices).
  *
- * The call itself goes through wire-http.ts (undici, no SDK); the SDK's types still describe the wire.
+ * The call itself goes through wire-http.ts (node:http, no SDK); the SDK's types still describe the wire.
  */
 import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
 import type { ModelMessage, ModelRequest, StopReason, ToolCall } from '@agt/contracts';

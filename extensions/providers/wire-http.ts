@@ -1,35 +1,47 @@
 /**
- * The lean transport of model calls (issue 31): one `POST` with a JSON body over undici's `request`,
- * the answer read as JSON or as a server-sent-event stream, failures thrown as the few error kinds that
- * `classify` (errors.ts) maps to codes. It replaced the vendor SDKs on the hot path, where the SDK, `fetch`,
- * and the web streams around them took about a quarter of a turn's CPU (the SDK's request building, a
- * `Response` re-wrapped per call to see chunks, a body written as an iterable in separate syscalls).
+ * The lean transport of model calls (issue 31): one `POST` with a JSON body over Node's own HTTP client
+ * with a keep-alive pool, the answer read as JSON or as a server-sent-event stream, failures thrown as
+ * the few error kinds that `classify` (errors.ts) maps to codes. It replaced the vendor SDKs on the hot
+ * path, where the SDK, `fetch`, and the web streams around them took about a quarter of a turn's CPU
+ * (the SDK's request building, a `Response` re-wrapped per call to see chunks, a body written as an
+ * iterable in separate syscalls); then undici's `request`, whose HTTP parser runs in WebAssembly and
+ * whose code the daemon runs for nothing else: over the first 130 calls of a fresh process it took
+ * ~2.5 times the CPU of `node:http`, which shares its (native) parser and most of its code with the
+ * daemon's own HTTP server (docs/performance.md, "Chat turns (session 5)").
  *
  * What it keeps from the SDK path, on purpose:
- * - the same dispatcher as `fetch` (undici's global one), so keep-alive, TLS trust (`NODE_EXTRA_CA_CERTS`)
- *   and any dispatcher the process installs apply alike;
+ * - one pool of kept-alive connections per scheme for every call (as `fetch`'s global dispatcher had),
+ *   idle connections closed after {@link KEEP_ALIVE_IDLE_MS} (undici's default); TLS trust is Node's
+ *   (`NODE_EXTRA_CA_CERTS` applies);
  * - the SDKs' error semantics: a non-2xx status is a {@link WireStatusError} with the vendor's body
  *   (OpenAI's `error` object, Anthropic's whole body, as their SDKs hand them over), a failure before the
  *   answer's headers is a {@link WireConnectionError} (retryable), an `error` event in a started stream a
  *   {@link WireStreamError}, a connection lost while the body arrives a {@link WireCutError};
  * - the guard's timers (call-guard.ts): the total one starts as the request goes out, every received
  *   chunk restarts the idle one, and aborting its signal destroys the request's socket.
- * Differences: undici's own header/body timeouts are off (the guard's limits are the only ones), and a
- * redirect is not followed: a 3xx is an `upstream_error` naming the status (a key header never travels on
- * to the place a redirect names).
- *
- * undici is imported on the first call, as the SDKs were (the daemon's start does not pay for it).
+ * Differences: no socket timeout of its own (the guard's limits are the only ones), and a redirect is
+ * not followed: a 3xx is an `upstream_error` naming the status (a key header never travels on to the
+ * place a redirect names).
  */
-import type { Dispatcher } from 'undici';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
+import type { Agent as HttpsAgent } from 'node:https';
 import type { CallGuard } from './call-guard.js';
 
-type Undici = typeof import('undici');
-let undici: Undici | undefined;
+/** How long an idle kept-alive connection stays open (undici's default, which the SDK path used). */
+export const KEEP_ALIVE_IDLE_MS = 4_000;
 
-/** undici is CommonJS: Node names its exports, the daemon's bundle hands over `module.exports` as `default`. */
-async function loadUndici(): Promise<Undici> {
-  const loaded = (await import('undici')) as Undici & { default?: Undici };
-  return typeof loaded.request === 'function' ? loaded : loaded.default!;
+let httpPool: HttpAgent | undefined;
+let https: { agent: HttpsAgent; request: typeof httpRequest } | undefined;
+
+/** The request function and pool for a URL's scheme; `node:https` is imported at the first https call. */
+async function transportFor(url: URL): Promise<{ request: typeof httpRequest; agent: HttpAgent }> {
+  if (url.protocol === 'http:') return { request: httpRequest, agent: (httpPool ??= new HttpAgent({ keepAlive: true, timeout: KEEP_ALIVE_IDLE_MS })) };
+  if (url.protocol !== 'https:') throw new TypeError(`unsupported protocol ${url.protocol}`);
+  if (!https) {
+    const module = await import('node:https');
+    https = { agent: new module.Agent({ keepAlive: true, timeout: KEEP_ALIVE_IDLE_MS }), request: module.request as typeof httpRequest };
+  }
+  return https;
 }
 
 export interface HeaderView {
@@ -109,7 +121,7 @@ export class WireTooLargeError extends Error {
 }
 
 /** The body as text, at most `MAX_ANSWER_BYTES` (a {@link WireTooLargeError} past it). */
-async function boundedText(body: Dispatcher.ResponseData['body']): Promise<string> {
+async function boundedText(body: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {
@@ -132,28 +144,39 @@ function parseOrUndefined(text: string): unknown {
 }
 
 /** Sends the request; resolves with the body of a 2xx answer, throws the wire errors otherwise. */
-async function send(call: WirePost): Promise<Dispatcher.ResponseData['body']> {
-  const { request } = undici ?? (undici = await loadUndici());
+async function send(call: WirePost): Promise<IncomingMessage> {
   const { guard } = call;
-  guard.begin();
-  let response: Dispatcher.ResponseData;
+  const body = Buffer.from(JSON.stringify(call.body));
+  let response: IncomingMessage;
   try {
-    response = await request(call.url, {
+    const url = new URL(call.url);
+    const { request, agent } = await transportFor(url);
+    const options: RequestOptions = {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json', ...call.headers },
-      body: JSON.stringify(call.body),
+      agent,
       signal: guard.signal,
-      headersTimeout: 0,
-      bodyTimeout: 0,
+      headers: { 'content-type': 'application/json', accept: 'application/json', ...call.headers, 'content-length': String(body.length) },
+    };
+    guard.begin();
+    response = await new Promise<IncomingMessage>((resolve, reject) => {
+      const req = request(url, options, resolve);
+      // Before the answer: the call fails. After it, a lost connection is the answer's own error
+      // (`aborted` on its body), so later errors here need no handler of their own.
+      req.on('error', reject);
+      // No socket timer while the call runs (the guard times it); the pool sets its idle one again.
+      req.setTimeout(0);
+      // Headers and body leave in one write.
+      req.end(body);
     });
   } catch (error) {
     throw guard.reason ? error : new WireConnectionError(error);
   }
   guard.touch();
-  if (response.statusCode >= 200 && response.statusCode < 300) return response.body;
-  const text = await boundedText(response.body).catch(() => '');
+  const status = response.statusCode ?? 0;
+  if (status >= 200 && status < 300) return response;
+  const text = await boundedText(response).catch(() => '');
   const parsed = parseOrUndefined(text);
-  throw new WireStatusError(response.statusCode, parsed === undefined ? undefined : call.errorOf(parsed), parsed === undefined ? text : undefined, headerView(response.headers));
+  throw new WireStatusError(status, parsed === undefined ? undefined : call.errorOf(parsed), parsed === undefined ? text : undefined, headerView(response.headers));
 }
 
 /** A JSON answer, parsed (a `SyntaxError` when it is not JSON). */
