@@ -53,14 +53,8 @@ t.test('tables routes on millions of agent rows: /health answers throughout, cou
   const filled = await sql.execute({ sql: FILL_LOCAL, timeoutMs: 60_000 });
   t.equal(filled.changes, LOCAL_ROWS, 'the sandbox filled local_big');
   file.raw.exec(FILL_AUDIT);
-
-  // What the routes did before, on the daemon's connection (for the record, not asserted).
-  let started = performance.now();
-  file.raw.one('SELECT count(*) AS n FROM local_big');
-  const oldCount = performance.now() - started;
-  started = performance.now();
-  file.raw.all(`SELECT * FROM local_big LIMIT 10 OFFSET ${LOCAL_ROWS - 10}`);
-  t.comment(`on the event loop: count(*) of local_big ${ms(oldCount)} ms, a page at its end ${ms(performance.now() - started)} ms`);
+  // (What these routes cost on the event loop before, ~0.25 s for the count and ~0.4 s for a page at the
+  // end, is no longer measured here: it was not asserted and cost the suite its CPU.)
 
   const delay = monitorEventLoopDelay({ resolution: 10 });
   const health = pollHealth(h.d.url);
