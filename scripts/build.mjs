@@ -135,6 +135,41 @@ const fileUrlPlugin = {
 };
 
 /**
+ * find-my-way (fastify's router) compiles, with `new Function`, one matcher per static node of every
+ * route tree when the route is added: a `charCodeAt` chain for each path prefix of 2 to 15 characters.
+ * With the daemon's ~220 routes (every GET has its HEAD twin, a tree of its own) those compiles were
+ * ~7% of a cold start's CPU (issue 31), for nodes most of which no request ever reaches. In the bundle a
+ * node's matcher is compiled on the first lookup that reaches it: the stub compiles the same chain,
+ * puts it in the node's `matchPrefix` (the router's only caller, `staticChild.matchPrefix(path, i)`)
+ * and answers with it; every later lookup runs the compiled chain as before. The build fails if the
+ * function is no longer there as written (a find-my-way upgrade changed it: look again).
+ */
+const ROUTER_PREFIX_MATCH = `  const lines = []
+  for (let i = 1; i < prefix.length; i++) {
+    const charCode = prefix.charCodeAt(i)
+    lines.push(\`path.charCodeAt(i + \${i}) === \${charCode}\`)
+  }
+  return new Function('path', 'i', \`'use strict'\\nreturn \${lines.join(' && ')}\`) // eslint-disable-line`;
+const routerPlugin = {
+  name: 'agt-router-prefix-match',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]node_modules[\\/]find-my-way[\\/]lib[\\/]node\.js$/ }, (args) => {
+      const source = readFileSync(args.path, 'utf8');
+      if (!source.includes(ROUTER_PREFIX_MATCH)) throw new Error(`${args.path}: compilePrefixMatch is not as scripts/build.mjs expects`);
+      return {
+        loader: 'js',
+        contents: source.replace(ROUTER_PREFIX_MATCH, [
+          '  return function matchPrefixOnFirstUse (path, at) {',
+          ROUTER_PREFIX_MATCH.replace("  return new Function(", "  this.matchPrefix = new Function("),
+          '    return this.matchPrefix(path, at)',
+          '  }',
+        ].join('\n')),
+      };
+    });
+  },
+};
+
+/**
  * `contracts/dist` → `../dist/contracts`: where the `default` condition of `@agt/contracts` points (an
  * `exports` target cannot leave its package folder). Made once; a link to elsewhere is replaced, a real
  * folder there is left alone.
@@ -199,7 +234,7 @@ export async function runBuild({ quiet = false } = {}) {
       sourcesContent: false,
       minifyWhitespace: true,
       minifySyntax: true,
-      plugins: [fileUrlPlugin],
+      plugins: [fileUrlPlugin, routerPlugin],
       metafile: true,
       logLevel: 'warning',
     }));
