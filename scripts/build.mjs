@@ -135,37 +135,87 @@ const fileUrlPlugin = {
 };
 
 /**
- * find-my-way (fastify's router) compiles, with `new Function`, one matcher per static node of every
- * route tree when the route is added: a `charCodeAt` chain for each path prefix of 2 to 15 characters.
- * With the daemon's ~220 routes (every GET has its HEAD twin, a tree of its own) those compiles were
- * ~7% of a cold start's CPU (issue 31), for nodes most of which no request ever reaches. In the bundle a
- * node's matcher is compiled on the first lookup that reaches it: the stub compiles the same chain,
- * puts it in the node's `matchPrefix` (the router's only caller, `staticChild.matchPrefix(path, i)`)
- * and answers with it; every later lookup runs the compiled chain as before. The build fails if the
- * function is no longer there as written (a find-my-way upgrade changed it: look again).
+ * Two edits of fastify's router code in the bundle, each making start-up work happen on first use
+ * (issue 31: together ~10% of a cold start's CPU, for routes most of which no request ever reaches).
+ * Each replaces a passage as written; the build fails if the passage is no longer there (an upgrade
+ * changed it: look again). The sources (tests, tsx) run the packages unedited.
+ *
+ * - find-my-way compiles, with `new Function`, a matcher for each static node of every route tree when
+ *   the route is added: a `charCodeAt` chain per path prefix of 2 to 15 characters, ~220 routes (every
+ *   GET has its HEAD twin, a tree of its own). Here the node's matcher is a stub that compiles the same
+ *   chain on the first lookup reaching the node, puts it in the node's `matchPrefix` (the router's only
+ *   caller is `staticChild.matchPrefix(path, i)`) and answers with it; later lookups run the chain.
+ * - fastify adds each not-found handler to its 404 router for all 35 HTTP methods, twice (`prefix` and
+ *   `prefix/*`): with the not-found handler of every extension's scope (kernel/extensions/unavailable.ts)
+ *   ~800 routes. Here they are kept in order and added to that router before its first use (lookup,
+ *   find, compile, printing), so it holds the same routes; the same path given twice is added at once,
+ *   so find-my-way's "already declared" error is thrown where it was.
  */
-const ROUTER_PREFIX_MATCH = `  const lines = []
+const PREFIX_MATCH = `  const lines = []
   for (let i = 1; i < prefix.length; i++) {
     const charCode = prefix.charCodeAt(i)
     lines.push(\`path.charCodeAt(i + \${i}) === \${charCode}\`)
   }
   return new Function('path', 'i', \`'use strict'\\nreturn \${lines.join(' && ')}\`) // eslint-disable-line`;
-const routerPlugin = {
-  name: 'agt-router-prefix-match',
+const NOT_FOUND_ROUTER = `    defaultRoute: fourOhFourFallBack
+  })
+`;
+const NOT_FOUND_ROUTES = `    router.all(prefix + (prefix.endsWith('/') ? '*' : '/*'), routeHandler, context)
+    router.all(prefix, routeHandler, context)`;
+const DEPENDENCY_EDITS = [
+  {
+    file: /[\\/]node_modules[\\/]find-my-way[\\/]lib[\\/]node\.js$/,
+    edits: [[PREFIX_MATCH, [
+      '  return function matchPrefixOnFirstUse (path, at) {',
+      PREFIX_MATCH.replace('  return new Function(', '  this.matchPrefix = new Function('),
+      '    return this.matchPrefix(path, at)',
+      '  }',
+    ].join('\n')]],
+  },
+  {
+    file: /[\\/]node_modules[\\/]fastify[\\/]lib[\\/]four-oh-four\.js$/,
+    edits: [
+      [NOT_FOUND_ROUTER, `${NOT_FOUND_ROUTER}
+  // agt's build (scripts/build.mjs): not-found routes are added to this router before its first use.
+  const deferred = []
+  const deferredPaths = new Set()
+  const addDeferred = () => {
+    for (const [path, handler, store] of deferred.splice(0)) router.all(path, handler, store)
+  }
+  const deferAll = (path, handler, store) => {
+    if (deferredPaths.has(path)) {
+      addDeferred()
+      router.all(path, handler, store)
+      return
+    }
+    deferredPaths.add(path)
+    deferred.push([path, handler, store])
+  }
+  for (const name of ['lookup', 'find', 'compile', 'prettyPrint', 'hasRoute', 'findRoute', 'on', 'off', 'reset']) {
+    const method = router[name]
+    router[name] = function (...args) {
+      if (deferred.length > 0) addDeferred()
+      return method.apply(this, args)
+    }
+  }
+`],
+      [NOT_FOUND_ROUTES, NOT_FOUND_ROUTES.replaceAll('router.all(', 'deferAll(')],
+    ],
+  },
+];
+const dependencyEditsPlugin = {
+  name: 'agt-dependency-edits',
   setup(build) {
-    build.onLoad({ filter: /[\\/]node_modules[\\/]find-my-way[\\/]lib[\\/]node\.js$/ }, (args) => {
-      const source = readFileSync(args.path, 'utf8');
-      if (!source.includes(ROUTER_PREFIX_MATCH)) throw new Error(`${args.path}: compilePrefixMatch is not as scripts/build.mjs expects`);
-      return {
-        loader: 'js',
-        contents: source.replace(ROUTER_PREFIX_MATCH, [
-          '  return function matchPrefixOnFirstUse (path, at) {',
-          ROUTER_PREFIX_MATCH.replace("  return new Function(", "  this.matchPrefix = new Function("),
-          '    return this.matchPrefix(path, at)',
-          '  }',
-        ].join('\n')),
-      };
-    });
+    for (const { file, edits } of DEPENDENCY_EDITS) {
+      build.onLoad({ filter: file }, (args) => {
+        let source = readFileSync(args.path, 'utf8');
+        for (const [passage, replacement] of edits) {
+          if (source.split(passage).length !== 2) throw new Error(`${args.path}: a passage scripts/build.mjs edits is not there as written (DEPENDENCY_EDITS)`);
+          source = source.replace(passage, () => replacement);
+        }
+        return { loader: 'js', contents: source };
+      });
+    }
   },
 };
 
@@ -234,7 +284,7 @@ export async function runBuild({ quiet = false } = {}) {
       sourcesContent: false,
       minifyWhitespace: true,
       minifySyntax: true,
-      plugins: [fileUrlPlugin, routerPlugin],
+      plugins: [fileUrlPlugin, dependencyEditsPlugin],
       metafile: true,
       logLevel: 'warning',
     }));
