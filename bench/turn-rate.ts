@@ -6,9 +6,11 @@
  * - 10 agents × 10 turns at once (each agent sends its next chat when its previous turn completed).
  *
  * Also printed: the daemon's CPU per turn over both phases (from /proc: the A/B figure that a shared
- * machine disturbs least) and, with `--cpu-prof`, the measured window for profile-top.mjs.
+ * machine disturbs least), the part of it on the main thread (the rest is V8's compiler and GC threads)
+ * and, with `--cpu-prof`, the measured window for profile-top.mjs. The daemon runs with the V8 settings
+ * `bin/agtd.mjs` applies (bin/v8-flags.mjs preloaded; `--no-v8-flags` leaves them out).
  *
- * Run: `node --import tsx bench/turn-rate.ts [--turns=30] [--rounds=1] [--daemon=<dist dir>]... [--cpu-prof]`
+ * Run: `node --import tsx bench/turn-rate.ts [--turns=30] [--rounds=1] [--daemon=<dist dir>]... [--cpu-prof] [--no-v8-flags]`
  * Each `--daemon` is a build's dist/ folder (default `dist`; copy an old one aside, under the checkout so
  * it finds node_modules, e.g. `.cache/<you>/dist-0`); with several, the rounds alternate between them and
  * each prints one JSON line per round. `--cpu-prof` writes the daemon's profile to .cache/agt/profiles/turn-rate/.
@@ -30,6 +32,7 @@ const turns = Number(flag('turns')[0]) || 30;
 const rounds = Number(flag('rounds')[0]) || 1;
 const builds = flag('daemon').length ? flag('daemon') : ['dist'];
 const profile = args.includes('--cpu-prof');
+const v8Flags = args.includes('--no-v8-flags') ? [] : ['--import', join(ROOT, 'bin', 'v8-flags.mjs')];
 const cleanups: Array<() => unknown> = [];
 const fake = await startFakeOpenAI({ teardown: (fn) => void cleanups.push(fn) }, [], { fallback: reply.text('ok') });
 
@@ -42,6 +45,12 @@ function cpuMs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
+/** The same for the process's main thread alone (its task has the process's id). */
+function mainThreadMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
 async function round(dist: string) {
   const dataDir = mkdtempSync(join(tmpdir(), 'agt-bench-'));
   writeFileSync(join(dataDir, 'settings.json'), JSON.stringify({ providers: [{ id: 'fake', type: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, defaultModel: 'fake-model' }] }));
@@ -49,7 +58,7 @@ async function round(dist: string) {
   const build = JSON.parse(readFileSync(join(ROOT, dist, '.agt-build.json'), 'utf8')) as { main: string };
   const profiles = join(ROOT, '.cache/agt/profiles/turn-rate');
   if (profile) mkdirSync(profiles, { recursive: true });
-  const child = spawn(process.execPath, [...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : []), join(ROOT, dist, build.main)], {
+  const child = spawn(process.execPath, [...v8Flags, ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : []), join(ROOT, dist, build.main)], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: dataDir, AGT_DAEMON_SETTINGS: join(dataDir, 'settings.json'), AGT_DAEMON_TOKEN: TOKEN, AGT_DAEMON_PORT: String(port) },
     stdio: ['ignore', 'ignore', 'ignore'],
@@ -81,6 +90,7 @@ async function round(dist: string) {
     const clock = () => Number(process.hrtime.bigint() / 1000n);
     const from = clock();
     const cpuFrom = cpuMs(child.pid!);
+    const mainFrom = mainThreadMs(child.pid!);
     const ms: number[] = [];
     for (let i = 0; i < turns; i++) ms.push(await chat(agents[0]!, `turn ${i}`));
     const since = performance.now();
@@ -90,11 +100,12 @@ async function round(dist: string) {
     const rate = 100 / ((performance.now() - since) / 1000);
     const to = clock();
     const cpuPerTurn = (cpuMs(child.pid!) - cpuFrom) / (turns + 100);
+    const mainPerTurn = (mainThreadMs(child.pid!) - mainFrom) / (turns + 100);
     watcher.close();
     await call(port, 'POST', '/daemon/shutdown', {});
     await exited;
     const r = (n: number) => Math.round(n * 100) / 100;
-    return { daemon: dist, medianMs: r(percentile(ms, 50)), p95Ms: r(percentile(ms, 95)), turnsPerSecond: Math.round(rate), daemonCpuMsPerTurn: r(cpuPerTurn), failures: watcher.failures(), load: r(loadavg()[0]!), ...(profile ? { window: `--from=${from} --to=${to}` } : {}) };
+    return { daemon: dist, medianMs: r(percentile(ms, 50)), p95Ms: r(percentile(ms, 95)), turnsPerSecond: Math.round(rate), daemonCpuMsPerTurn: r(cpuPerTurn), mainThreadMsPerTurn: r(mainPerTurn), failures: watcher.failures(), load: r(loadavg()[0]!), ...(profile ? { window: `--from=${from} --to=${to}` } : {}) };
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
