@@ -169,7 +169,7 @@ async function compare(running: Array<{ name: string; port: number; pid: number;
   }
   return new Map([...runs].map(([name, list]) => {
     const sorted = [...list].sort((a, b) => a.rps - b.rps);
-    return [name, { ...sorted[Math.floor(sorted.length / 2)]!, cpuUs: median(list.map((r) => r.cpuUs)), all: list.map((r) => Math.round(r.rps)) }];
+    return [name, { ...sorted[Math.floor(sorted.length / 2)]!, cpuUs: median(list.map((r) => r.cpuUs)), cpuMinUs: Math.min(...list.map((r) => r.cpuUs)), all: list.map((r) => Math.round(r.rps)) }];
   }));
 }
 
@@ -235,7 +235,7 @@ async function main() {
     const report = (label: string, result: Awaited<ReturnType<typeof compare>>) => {
       const base = result.get('fastify')!;
       for (const [name, r] of result) {
-        lines.push(`${label.padEnd(11)} ${name.padEnd(24)} ${fmt(r.rps)} req/s p99 ${r.p99} ms (${pct(r.rps, base.rps)} of fastify) [${r.all.map(fmt).join(' ')}]; CPU ${r.cpuUs.toFixed(1)} µs/req (fastify ÷ this ${pct(base.cpuUs, r.cpuUs)})`);
+        lines.push(`${label.padEnd(11)} ${name.padEnd(24)} ${fmt(r.rps)} req/s p99 ${r.p99} ms (${pct(r.rps, base.rps)} of fastify) [${r.all.map(fmt).join(' ')}]; CPU ${r.cpuUs.toFixed(1)} µs/req (fastify ÷ this ${pct(base.cpuUs, r.cpuUs)}; least of the rounds ${r.cpuMinUs.toFixed(1)}, ${pct(base.cpuMinUs, r.cpuMinUs)})`);
       }
     };
     const statusPaths = () => running.map(({ target, process: p }) => ({ name: target.name, port: p.port, pid: p.pid, path: target === baseline ? '/agents/bench/status' : `/agents/${agentOf.get(target.name)}/status` }));
