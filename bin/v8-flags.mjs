@@ -4,11 +4,15 @@
 // The young generation stays at its initial size (1 MB semi-spaces): by default V8 doubles it up to
 // 16 MB semi-spaces as soon as start-up or a burst of requests allocates fast, and both halves stay
 // committed afterwards. Measured (issue 31, bench/agents-scale.ts, same build and minutes): new space
-// 15.8 / 24 / 30 MB at 0 / 10 / 100 idle agents against 2 MB, RSS 94 / 110 / 146 against 83 / 89 /
-// 111 MB, with no measurable cost per request or per create (the daemon's objects are short-lived or
-// live for good; a scavenge of 1 MB with few survivors takes well under a millisecond). The flag is
-// read at each growth, so setting it after the heap exists works; `--max-semi-space-size` would only
-// work on the command line. A Node whose V8 ignores it runs as before.
+// 15.8 / 24 / 30 MB at 0 / 10 / 100 idle agents against 2 MB; RSS at 0 / 10 / 100 / 1,000 agents
+// 95 / 105 / 140 / 300 MB without, 75 / 85 / 108 / 263 MB with; CPU per create and per request the same
+// within the noise of a shared machine. The flag is read at each growth, so setting it once the heap
+// exists works (`--max-semi-space-size` works only on the command line). Scavenges of 1 MB are then
+// frequent and small: run on the main thread alone (`--no-parallel-scavenge`, also read per scavenge),
+// they cost less than handing each one to worker threads (cold start CPU to the first 200: +20-40 ms
+// against +20-190 ms with parallel scavenges, 530-610 ms without the setting, load 19). A Node whose V8
+// ignores these runs as before.
 import v8 from 'node:v8';
 
 v8.setFlagsFromString('--semi-space-growth-factor=1');
+v8.setFlagsFromString('--no-parallel-scavenge');
