@@ -228,10 +228,10 @@ export async function createAgent(services: CreateAgentDeps, body: CreateBody) {
   try {
     sealed = await services.agentIdentity.initialize(file, config.id, body.password);
     file.logs.write({ level: 'info', origin: 'kernel', event: 'created', message: `agent created from template "${templateId}"`, data: { templateId, did: sealed.did } });
-    // The lease row goes in with the rest, unsynced: taken after the WAL was reset, it cost one more
-    // fsync (SQLite syncs a new WAL header). The registry's load finds it held and writes nothing.
+    // The lease row goes in with the rest, written in place and synced with them (agent-file.ts); the
+    // registry's load finds it held and writes nothing.
     services.registry.leases.acquire(file);
-    // Complete: into the main file and synced once (as closing it did), before anyone is told.
+    // Complete: a WAL file from here on, synced once (the file, then its folder), before anyone is told.
     file.finishCreation();
   } catch (error) {
     services.registry.leases.release(file);
