@@ -103,6 +103,10 @@ export async function buildApp(options: AppOptions): Promise<KernelApp> {
     ...serverLimitOptions(),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // `log` is a plain property of the instance (fastify sets it from its `logger` option; plugin scopes
+  // inherit it): the kernel, the extensions' `ctx.logger` and fastify's listen line log through it.
+  (app as { log: FastifyBaseLogger }).log = logger as FastifyBaseLogger;
+
   app.setSchemaController({ compilersFactory: { buildSerializer: serializerCompiler } });
   app.setValidatorCompiler(compileValidator);
 
@@ -119,9 +123,6 @@ export async function buildApp(options: AppOptions): Promise<KernelApp> {
     hideUntagged: false,
   });
 
-  // `log` is a plain property of the instance (fastify sets it from its `logger` option; plugin scopes
-  // inherit it): the kernel, the extensions' `ctx.logger` and fastify's listen line log through it.
-  (app as { log: FastifyBaseLogger }).log = logger as FastifyBaseLogger;
   installErrorHandling(app);
   // The guard hook, first on every request, also gives it its logger (one hook, not two).
   const level = options.logLevel;
