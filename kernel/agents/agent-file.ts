@@ -260,7 +260,9 @@ export class AgentFile {
    */
   finishCreation(): void {
     if (!this.creating) return;
-    this.sql.exec('PRAGMA journal_mode = WAL');
+    const mode = this.sql.one<{ journal_mode: string }>('PRAGMA journal_mode = WAL')?.journal_mode;
+    // Where WAL is refused (a file system without shared memory), the journal goes to disk, never memory.
+    if (mode !== 'wal') this.sql.exec('PRAGMA journal_mode = DELETE');
     this.sql.exec('PRAGMA synchronous = NORMAL');
     syncPath(this.path);
     syncPath(dirname(this.path), true);
