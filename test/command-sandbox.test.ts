@@ -83,6 +83,7 @@ t.test('agent files are created 0600, the data directory 0700', async (t) => {
   t.equal(statSync(old).mode & 0o777, 0o600, 'a file at an older schema');
   const file = AgentFile.create(join(dir, 'open.agt'), agentConfig());
   t.teardown(() => file.close());
+  file.finishCreation();
   file.logs.write({ level: 'info', origin: 'kernel', event: 'x', message: 'y' });
   t.equal(statSync(join(dir, 'open.agt-wal')).mode & 0o777, 0o600, 'its WAL');
   const dataDir = join(dir, 'fresh', 'agt');
