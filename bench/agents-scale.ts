@@ -40,6 +40,12 @@ const dist = resolve(ROOT, distArg ?? 'dist');
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 const cleanups: Array<() => unknown> = [];
 
+/** The daemon's CPU time so far (user + system, ms) from `/proc/<pid>/stat`: what a loaded machine moves least. */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
 function memory(pid: number): { rss: number; anon: number; file: number } {
   const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
   const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+)`, 'm').exec(text)?.[1] ?? NaN) / 1024;
@@ -163,11 +169,15 @@ try {
   const createMs: number[] = [];
   // The last 100 (of n > 200): a create must not cost more with more agents loaded.
   const lastCreateMs: number[] = [];
+  // Daemon CPU over the creates only (the pauses and collections between them left out).
+  let createCpu = 0;
   for (let i = 0; i < n; i++) {
+    const cpuBefore = cpuMs(pid);
     const since = performance.now();
     const res = await call(port, 'POST', '/agents/create', { name: `Scale ${i}`, provider: 'fake', start: true });
     if (i < 100) createMs.push(performance.now() - since);
     else if (i >= n - 100) lastCreateMs.push(performance.now() - since);
+    createCpu += cpuMs(pid) - cpuBefore;
     if (res.status !== 201) throw new Error(`agents/create answered ${res.status}: ${JSON.stringify(res.body)}`);
     if (i + 1 === 10 || i + 1 === 100 || i + 1 === n) {
       await sleep(2000);
@@ -192,7 +202,7 @@ try {
   console.log(`after a full GC: RSS ${counts.map((count) => `${count}: ${mb(collected[count]!.rss)}`).join(' / ')} MB, per agent ${mb((collected[n]!.rss - collected[0]!.rss) / n)} MB`);
   console.log(`anon  ${counts.map((count) => `${count}: ${mb(rss[count]!.anon)}`).join(' / ')} MB (file-backed at ${n}: ${mb(rss[n]!.file)} MB)`);
   console.log(`per agent ${mb((rss[n]!.rss - rss[0]!.rss) / n)} MB (0 → ${n}), ${mb((rss[100]!.rss - rss[0]!.rss) / 100)} MB (0 → 100)`);
-  console.log(`create median ${mb(percentile(createMs, 50))} ms, p90 ${mb(percentile(createMs, 90))} ms (first 100)${lastCreateMs.length ? `; last 100: median ${mb(percentile(lastCreateMs, 50))} ms, p90 ${mb(percentile(lastCreateMs, 90))} ms` : ''}`);
+  console.log(`create median ${mb(percentile(createMs, 50))} ms, p90 ${mb(percentile(createMs, 90))} ms (first 100), daemon CPU per create ${mb(createCpu / n)} ms${lastCreateMs.length ? `; last 100: median ${mb(percentile(lastCreateMs, 50))} ms, p90 ${mb(percentile(lastCreateMs, 90))} ms` : ''}`);
   console.log(`GET /agents with ${n}: median ${mb(percentile(listMs, 50))} ms, p95 ${mb(percentile(listMs, 95))} ms`);
   const idleSeconds = Number(args.find((arg) => arg.startsWith('--idle='))?.slice(7) ?? 0);
   if (idleSeconds > 0) {
