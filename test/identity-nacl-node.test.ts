@@ -7,7 +7,7 @@
  */
 import t from 'tap';
 import nacl from 'tweetnacl';
-import { box, boxBefore, boxKeyPair, boxKeyPairFromSecret, boxOpen, signDetached, signKeyPairFromSeed, x25519PublicKey } from '../kernel/identity/nacl-node.js';
+import { box, boxBefore, boxKeyPair, boxKeyPairFromSecret, boxOpen, ed25519Signer, signDetached, signKeyPairFromSeed, x25519PublicKey } from '../kernel/identity/nacl-node.js';
 import { openSealed, sealTo } from '../kernel/identity/sealed-box.js';
 import { openWithKey, sealWithKey } from '../kernel/credentials/envelope.js';
 
@@ -121,4 +121,35 @@ t.test('BIP39 seeds by node:crypto are @scure/bip39 seeds', async (t) => {
     if (!same(seedFromMnemonic(phrase), mnemonicToSeedSync(phrase, ''))) t.fail(`seed ${i}`);
   }
   t.throws(() => seedFromMnemonic('abandon about'));
+});
+
+t.test('prepared signers and the recipient key cache (issue 31) answer as tweetnacl', async (t) => {
+  // A signer made once signs every message as tweetnacl does, the odd key (tweetnacl's fallback) too.
+  const pair = nacl.sign.keyPair.fromSeed(nacl.randomBytes(32));
+  const odd = pair.secretKey.slice();
+  odd.set(nacl.randomBytes(32), 32);
+  const sign = ed25519Signer(pair.secretKey);
+  const signOdd = ed25519Signer(odd);
+  for (let i = 0; i < 5; i++) {
+    const message = nacl.randomBytes(1 + i * 40);
+    if (!same(sign(message), nacl.sign.detached(message, pair.secretKey))) t.fail(`signer ${i}`);
+    if (!same(signOdd(message), nacl.sign.detached(message, odd))) t.fail(`odd signer ${i}`);
+  }
+  t.throws(() => ed25519Signer(new Uint8Array(32)), RangeError);
+  // More recipients than the cache holds, each sealed to twice: every box opens for its recipient only.
+  const recipients = Array.from({ length: 12 }, () => nacl.box.keyPair());
+  const plaintext = nacl.randomBytes(32);
+  for (const round of [0, 1]) {
+    for (const [i, recipient] of recipients.entries()) {
+      const sealed = sealTo(recipient.publicKey, plaintext);
+      if (!same(openSealed(sealed, recipient.secretKey), plaintext)) t.fail(`recipient ${i} round ${round}`);
+      if (openSealed(sealed, recipients[(i + 1) % recipients.length]!.secretKey) !== null) t.fail(`another key opened ${i}`);
+    }
+  }
+  // Sealed to a low-order point: OpenSSL refuses, tweetnacl's box is made (the all-zero shared secret).
+  const zero = new Uint8Array(32);
+  const sealed = sealTo(zero, plaintext);
+  const key = nacl.box.before(zero, nacl.randomBytes(32));
+  t.ok(same(nacl.secretbox.open(b64(sealed.ct), b64(sealed.nonce), key), plaintext), 'a low-order recipient gets the box tweetnacl makes');
+  t.pass('checked');
 });

@@ -54,6 +54,24 @@ function privateKeyObject(curve: Curve, secret: Uint8Array): KeyObject {
   }
 }
 
+/**
+ * Public key objects of the few recipients sealed to again and again (this runtime's and the owner's box
+ * keys: two per created agent, issue 31), by their bytes. Public material only; bounded.
+ */
+const recipientKeys = new Map<string, KeyObject>();
+const RECIPIENT_KEYS_MAX = 8;
+
+function recipientKeyObject(publicKey: Uint8Array): KeyObject {
+  const id = Buffer.from(publicKey.buffer, publicKey.byteOffset, publicKey.length).toString('base64');
+  let key = recipientKeys.get(id);
+  if (key === undefined) {
+    key = x25519PublicKeyObject(publicKey);
+    if (recipientKeys.size >= RECIPIENT_KEYS_MAX) recipientKeys.delete(recipientKeys.keys().next().value!);
+    recipientKeys.set(id, key);
+  }
+  return key;
+}
+
 function x25519PublicKeyObject(publicKey: Uint8Array): KeyObject {
   try {
     return createPublicKey({ key: { kty: 'OKP', crv: 'X25519', x: Buffer.from(publicKey.buffer, publicKey.byteOffset, publicKey.length).toString('base64url') }, format: 'jwk' });
@@ -82,12 +100,13 @@ export function boxKeyPair(): nacl.BoxKeyPair {
 }
 
 /** `nacl.box.before(theirPublicKey, mySecretKey)`, or null when OpenSSL refuses the shared secret. */
-function beforeNode(theirPublicKey: Uint8Array, mySecretKey: Uint8Array): Uint8Array | null {
+function beforeNode(theirPublicKey: Uint8Array, mySecretKey: Uint8Array | KeyObject, recipient = false): Uint8Array | null {
   let shared: Buffer;
   try {
     shared = diffieHellman({
-      privateKey: privateKeyObject('X25519', mySecretKey),
-      publicKey: x25519PublicKeyObject(theirPublicKey),
+      privateKey: mySecretKey instanceof Uint8Array ? privateKeyObject('X25519', mySecretKey) : mySecretKey,
+      // A box opened (an ephemeral key each time) is not worth a cache slot; a recipient sealed to is.
+      publicKey: recipient ? recipientKeyObject(theirPublicKey) : x25519PublicKeyObject(theirPublicKey),
     });
   } catch {
     return null;
@@ -103,6 +122,28 @@ export function boxBefore(theirPublicKey: Uint8Array, mySecretKey: Uint8Array): 
   checkLength(theirPublicKey, KEY_BYTES, 'an X25519 public key');
   checkLength(mySecretKey, KEY_BYTES, 'an X25519 secret key');
   return beforeNode(theirPublicKey, mySecretKey) ?? nacl.box.before(theirPublicKey, mySecretKey);
+}
+
+/**
+ * `nacl.box(message, nonce, theirPublicKey, ephemeral.secretKey)` for a fresh random key pair, returned
+ * with its public key: the sealed-box step (sealed-box.ts) with one private key object for both the
+ * public key and the shared secret, where {@link boxKeyPair} then {@link box} made it twice.
+ */
+export function boxFromEphemeral(message: Uint8Array, nonce: Uint8Array, theirPublicKey: Uint8Array): { ct: Uint8Array; ephemeralPublicKey: Uint8Array } {
+  checkLength(theirPublicKey, KEY_BYTES, 'an X25519 public key');
+  const secretKey = new Uint8Array(randomBytes(KEY_BYTES));
+  try {
+    const privateKey = privateKeyObject('X25519', secretKey);
+    const ephemeralPublicKey = publicKeyBytes(privateKey);
+    const key = beforeNode(theirPublicKey, privateKey, true) ?? nacl.box.before(theirPublicKey, secretKey);
+    try {
+      return { ct: nacl.secretbox(message, nonce, key), ephemeralPublicKey };
+    } finally {
+      key.fill(0);
+    }
+  } finally {
+    secretKey.fill(0);
+  }
 }
 
 /** `nacl.box(message, nonce, theirPublicKey, mySecretKey)`. */
@@ -141,11 +182,21 @@ export function signKeyPairFromSeed(seed: Uint8Array): nacl.SignKeyPair {
  * signed by tweetnacl itself, so the bytes are tweetnacl's in every case.
  */
 export function signDetached(message: Uint8Array, secretKey: Uint8Array): Uint8Array {
+  return ed25519Signer(secretKey)(message);
+}
+
+/**
+ * {@link signDetached} with the key object made (and its public half checked) once, for a key that signs
+ * again and again (the owner's and the runtime's: two attestations per created agent, issue 31). The
+ * signer reads `secretKey` only now (or, for the tweetnacl fallback, at each call): its holder drops it
+ * when the key is wiped (owner.ts).
+ */
+export function ed25519Signer(secretKey: Uint8Array): (message: Uint8Array) => Uint8Array {
   checkLength(secretKey, 64, 'an Ed25519 secret key');
   const key = privateKeyObject('Ed25519', secretKey.subarray(0, KEY_BYTES));
   const publicKey = publicKeyBytes(key);
   if (!Buffer.from(publicKey).equals(Buffer.from(secretKey.buffer, secretKey.byteOffset + KEY_BYTES, KEY_BYTES))) {
-    return nacl.sign.detached(message, secretKey);
+    return (message) => nacl.sign.detached(message, secretKey);
   }
-  return new Uint8Array(nodeSign(null, message, key));
+  return (message) => new Uint8Array(nodeSign(null, message, key));
 }

@@ -29,7 +29,7 @@ import {
 } from './errors.js';
 import { readEnvPassphrase, type PassphraseSource } from './env-passphrase.js';
 import { isValidMnemonic, newMnemonic, seedFromMnemonic } from './mnemonic.js';
-import { signDetached } from './nacl-node.js';
+import { ed25519Signer } from './nacl-node.js';
 import { deriveOwnerKeys, wipeOwnerKeys, type OwnerKeys } from './owner-keys.js';
 import {
   OWNER_SECRETS_FILE,
@@ -59,6 +59,13 @@ export class OwnerIdentity implements IdentityService {
   readonly path: string;
   private disk: OwnerSecretsRead;
   private keys: OwnerKeys | null = null;
+  /**
+   * Signers of the owner's keys (made at the first signature, dropped with the keys by `wipe`) and of the
+   * runtime's: each created agent takes one signature of each (issue 31), and a key object per signature
+   * was the larger part of its cost.
+   */
+  private ownerSigner: { keys: OwnerKeys; sign: (message: Uint8Array) => Uint8Array } | null = null;
+  private runtimeSigner: ((message: Uint8Array) => Uint8Array) | null = null;
   /** A hint appended to the status message (why the start-up unlock failed). No secrets. */
   private note: string | null = null;
   private queue: Promise<unknown> = Promise.resolve();
@@ -114,7 +121,8 @@ export class OwnerIdentity implements IdentityService {
 
   ownerSign(message: Uint8Array): Uint8Array {
     if (!this.keys) throw this.notReadyError('signing as the owner');
-    return signDetached(message, this.keys.signing.secretKey);
+    if (this.ownerSigner?.keys !== this.keys) this.ownerSigner = { keys: this.keys, sign: ed25519Signer(this.keys.signing.secretKey) };
+    return this.ownerSigner.sign(message);
   }
 
   ownerVerify(message: Uint8Array, signature: Uint8Array): boolean {
@@ -141,7 +149,9 @@ export class OwnerIdentity implements IdentityService {
   }
 
   runtimeSign(message: Uint8Array): Uint8Array {
-    return signDetached(message, this.options.runtime.signing.secretKey);
+    // The runtime's keys live as long as the process (runtime-keys.ts).
+    this.runtimeSigner ??= ed25519Signer(this.options.runtime.signing.secretKey);
+    return this.runtimeSigner(message);
   }
 
   runtimeVerify(message: Uint8Array, signature: Uint8Array): boolean {
@@ -255,6 +265,7 @@ export class OwnerIdentity implements IdentityService {
   wipe(): void {
     if (this.keys) wipeOwnerKeys(this.keys);
     this.keys = null;
+    this.ownerSigner = null;
   }
 
   // ---- internals ----------------------------------------------------------------------------------

@@ -7,7 +7,7 @@
  */
 import nacl from 'tweetnacl';
 // tweetnacl's box with the X25519 arithmetic done by Node's crypto: the same bytes (nacl-node.ts).
-import { box, boxKeyPair, boxOpen } from './nacl-node.js';
+import { boxFromEphemeral, boxOpen } from './nacl-node.js';
 
 /** A sealed message, JSON-ready (base64 fields), so it can be stored in an agent file as text. */
 export interface SealedBox {
@@ -23,11 +23,10 @@ export const fromBase64 = (text: string): Uint8Array => new Uint8Array(Buffer.fr
 
 export function sealTo(recipientPublicKey: Uint8Array, plaintext: Uint8Array): SealedBox {
   if (recipientPublicKey.length !== nacl.box.publicKeyLength) throw new RangeError('an X25519 public key is 32 bytes');
-  const ephemeral = boxKeyPair();
   const nonce = nacl.randomBytes(nacl.box.nonceLength);
-  const ct = box(plaintext, nonce, recipientPublicKey, ephemeral.secretKey);
-  ephemeral.secretKey.fill(0);
-  return { epk: toBase64(ephemeral.publicKey), nonce: toBase64(nonce), ct: toBase64(ct) };
+  // A fresh ephemeral key pair per message, wiped inside.
+  const { ct, ephemeralPublicKey } = boxFromEphemeral(plaintext, nonce, recipientPublicKey);
+  return { epk: toBase64(ephemeralPublicKey), nonce: toBase64(nonce), ct: toBase64(ct) };
 }
 
 /** The plaintext, or null when the box is malformed or was not sealed to this key. */
