@@ -253,7 +253,8 @@ export async function createAgent(services: CreateAgentDeps, body: CreateBody) {
   try {
     // The open file is handed over, not closed and opened again (closing waits for a full garbage
     // collection that releases libsql's handles: ~25 ms with 100 agents loaded, see handle-release.ts).
-    agent = await services.registry.load(canonical, { file });
+    // With the config just written and checked (buildConfig), which the load need not read back.
+    agent = await services.registry.load(canonical, { file, config });
   } catch (error) {
     services.credentials.keys.forget(config.id);
     await announce();

@@ -161,8 +161,11 @@ export class AgentRegistry {
    * `load_failed`, held by another daemon 409 `agent_file_in_use`, same id loaded from another file 409.
    * `file`: the file at this path, already open (create-agent hands over the file it just made instead of
    * closing and opening it again); the registry owns it from here, and closes it when the load fails.
+   * `config` (with `file`): the config its creator wrote into it this instant, after the same schema
+   * check (create-agent.ts `buildConfig`): not read back and checked a second time (issue 31). A file
+   * from anywhere else (opened here, or handed over by a restore) is read and fully checked.
    */
-  async load(filePath: string, options: { requireReview?: boolean; file?: AgentFile } = {}): Promise<LoadedAgent> {
+  async load(filePath: string, options: { requireReview?: boolean; file?: AgentFile; config?: AgentConfig } = {}): Promise<LoadedAgent> {
     if (!isAbsolute(filePath)) throw filePathNotAbsolute(filePath);
     const canonical = canonicalPath(filePath);
     await this.closingPaths.get(canonical);
@@ -175,7 +178,7 @@ export class AgentRegistry {
     let pending = this.loading.get(canonical);
     if (pending && options.file) await this.closeGiven(options.file);
     if (!pending) {
-      pending = this.open(canonical, options.requireReview === true, options.file).finally(() => this.loading.delete(canonical));
+      pending = this.open(canonical, options.requireReview === true, options.file, options.file && options.config).finally(() => this.loading.delete(canonical));
       this.loading.set(canonical, pending);
       return pending;
     }
@@ -190,13 +193,13 @@ export class AgentRegistry {
     await file.close();
   }
 
-  private async open(filePath: string, requireReview: boolean, given?: AgentFile): Promise<LoadedAgent> {
+  private async open(filePath: string, requireReview: boolean, given?: AgentFile, createdConfig?: AgentConfig): Promise<LoadedAgent> {
     const file = given ?? AgentFile.open(filePath, { busyTimeoutMs: this.busyTimeoutMs });
     let leased = false;
     let agent: LoadedAgent | undefined;
     let claimedId: string | undefined;
     try {
-      const config = validateStoredConfig(file.config.get(), filePath);
+      const config = createdConfig ?? validateStoredConfig(file.config.get(), filePath);
       assertNoSecrets(config, { filePath });
       const other = this.agents.get(config.id);
       if (other || this.loadingIds.has(config.id)) {
