@@ -45,7 +45,7 @@ async function agents(t: Tap, count: number, slots: SqlSlots): Promise<SqlSandbo
   const dir = tempDir(t, 'agt-sqlp-');
   const sandboxes: SqlSandbox[] = [];
   for (let i = 0; i < count; i++) {
-    const path = await createAgentFile(dir, { name: `sql-agent-${i}` }, { seed: (file) => file.raw.exec('CREATE TABLE local_n (v INTEGER)') });
+    const path = await createAgentFile(dir, { name: `sql-agent-${i}` }, { sql: ['CREATE TABLE local_n (v INTEGER)'] });
     const sandbox = new SqlSandbox(path, { slots });
     t.teardown(() => sandbox.close());
     sandboxes.push(sandbox);

@@ -14,17 +14,19 @@ export interface CreateRequest {
   config: AgentConfig;
   version?: number;
   files?: Record<string, string>;
+  sql?: string[];
 }
 
 export type CreateReply = { id: number; error?: { message: string; name: string; props: Record<string, unknown> } };
 
 const port = parentPort!;
-port.on('message', async ({ id, path, config, version, files }: CreateRequest) => {
+port.on('message', async ({ id, path, config, version, files, sql }: CreateRequest) => {
   let reply: CreateReply = { id };
   try {
     const file = AgentFile.create(path, config, { version });
     try {
       for (const [name, text] of Object.entries(files ?? {})) file.files.write(name, text);
+      for (const statement of sql ?? []) file.raw.exec(statement);
     } finally {
       await file.close();
     }

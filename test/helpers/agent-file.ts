@@ -44,6 +44,8 @@ export interface CreateAgentFileOptions {
   version?: number;
   /** Stored files (`file.files.write(name, text)`) written before it is closed. */
   files?: Record<string, string>;
+  /** SQL run on the file (`file.raw.exec`) after the files, before it is closed (seed tables and rows). */
+  sql?: string[];
   /** Runs on the open file before it is closed (seed rows); made in this thread then. */
   seed?: (file: AgentFile) => void;
 }
@@ -57,12 +59,13 @@ export async function createAgentFile(
   const config = agentConfig(partialConfig);
   const path = join(dir, options.fileName ?? `${config.name}.agt`);
   if (!options.seed) {
-    await createOnWorker({ path, config, version: options.version, files: options.files });
+    await createOnWorker({ path, config, version: options.version, files: options.files, sql: options.sql });
     return path;
   }
   const file = AgentFile.create(path, config, { version: options.version });
   try {
     for (const [name, text] of Object.entries(options.files ?? {})) file.files.write(name, text);
+    for (const statement of options.sql ?? []) file.raw.exec(statement);
     options.seed(file);
   } finally {
     await file.close();
