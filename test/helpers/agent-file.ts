@@ -82,9 +82,11 @@ let nextId = 1;
 const waiting = new Map<number, { done: () => void; fail: (error: Error) => void }>();
 
 function startWorker(): Worker {
+  // The process's flags but `--input-type` (a process started with `-e` has it; a worker refuses it).
+  const execArgv = process.execArgv.filter((arg) => !arg.startsWith('--input-type'));
   const started = fromSources
-    ? new Worker(`const { register } = await import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}); register(); await import(${JSON.stringify(WORKER_URL.href)});`, { eval: true })
-    : new Worker(WORKER_URL);
+    ? new Worker(`const { register } = await import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}); register(); await import(${JSON.stringify(WORKER_URL.href)});`, { eval: true, execArgv })
+    : new Worker(WORKER_URL, { execArgv });
   started.unref(); // referenced only while a file is being made
   started.on('message', ({ id, error }: CreateReply) => {
     const waiter = waiting.get(id);
