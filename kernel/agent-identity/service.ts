@@ -110,10 +110,13 @@ export class AgentIdentityService {
   async initialize(file: AgentFile, agentId: string, password?: string): Promise<{ did: string; envelope: Envelope; dataKey: Uint8Array }> {
     requireReadyIdentity(this.deps, 'creating an agent');
     const { envelope, dataKey } = password === undefined ? createPlainEnvelope(this.deps.identity) : await createPasswordEnvelope(this.deps.identity, password);
+    const stored = serializeEnvelope(envelope);
     const did = file.transaction(() => {
-      file.identity.put(ENVELOPE_KEY, serializeEnvelope(envelope));
+      file.identity.put(ENVELOPE_KEY, stored);
       return this.issue(file, agentId, envelope, dataKey);
     });
+    // The load's credentials check then knows it opens without opening it (the creator forgets it when the create fails).
+    this.deps.credentials.keys.sealedHere(agentId, envelope, stored);
     return { did, envelope, dataKey };
   }
 

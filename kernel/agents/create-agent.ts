@@ -234,6 +234,7 @@ export async function createAgent(services: CreateAgentDeps, body: CreateBody) {
     // Complete: a WAL file from here on, synced once (the file, then its folder), before anyone is told.
     file.finishCreation();
   } catch (error) {
+    services.credentials.keys.forget(config.id);
     services.registry.leases.release(file);
     await file.close();
     removeHalfCreated(filePath);

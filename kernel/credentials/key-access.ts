@@ -155,6 +155,15 @@ export class EnvelopeKeys {
     this.unlocked.set(agentId, { envelopeId, dataKey: dataKey.slice() });
   }
 
+  /**
+   * Create-agent: a plain envelope this runtime has just sealed to itself (`stored` is its text in the
+   * file) opens through this runtime's wrap by construction, so the first {@link state} (at the load that
+   * follows) need not open it to know (issue 31). A password envelope is never remembered here.
+   */
+  sealedHere(agentId: string, envelope: Envelope, stored: string): void {
+    if (envelope.password === undefined && envelope.wraps.runtime?.did === this.identity.runtimeDid) this.openedByRuntime.set(agentId, stored);
+  }
+
   /** Forgets every unlocked key (shutdown). */
   clear(): void {
     for (const agentId of [...this.unlocked.keys()]) this.forget(agentId);
