@@ -66,6 +66,9 @@ const SLOW_FILES = new Set([
   'test/runtime-tools.test.js', 'test/loops-write.test.js', 'test/agents-resources.test.js', 'test/agent-identity-routes.test.js',
 ]);
 
+/** Whether a test file's source starts processes or engines (it then runs in a process of its own). */
+export const startsProcesses = (source) => SLOW_SOURCE.test(source);
+
 /** Whether a built test file belongs to `npm run test:quick` (`source` is its TypeScript). */
 export function isQuick(name, source) {
   return !SLOW_FILES.has(name) && !SLOW_SOURCE.test(source);

@@ -18,18 +18,20 @@
  * A file that fails because it imports a `.ts` file by path without tests/helpers' `importFile()` is run
  * again once with scripts/test-register.mjs's hooks (and the runner says so), so such a test still counts.
  *
- * Usage: node scripts/test.mjs [--quick] [--no-checks] [--jobs=N] [test files, as sources or built]
+ * Usage: node scripts/test.mjs [--quick] [--no-checks] [--jobs=N] [--batch=N | --no-batch] [test files, as sources or built]
  *   --quick      the unit and in-process files only (no child daemons, engines or scale): `npm run test:quick`
  *   --no-checks  skip the type-check and import boundaries
+ *   --batch=N    in-process files N to a process (default 4 when no file is named; see worker() below)
+ *   --no-batch   every file in a process of its own
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, setPriority } from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runBuild } from './build.mjs';
 import { runTestBuild, TEST_BUILD_DIR } from './build-tests.mjs';
-import { quickFilter, testFiles } from './test-files.mjs';
+import { quickFilter, startsProcesses, testFiles } from './test-files.mjs';
 
 const ROOT = join(fileURLToPath(new URL('.', import.meta.url)), '..');
 const bin = (name) => join(ROOT, 'node_modules/.bin', name);
@@ -142,8 +144,16 @@ const TS_IMPORT = /Unknown file extension "\.ts"|ERR_UNKNOWN_FILE_EXTENSION/;
  * file that fails is run again with them (`sourceMaps`) for stack traces at the sources.
  */
 function runFile(file, withHooks = false, sourceMaps = false) {
+  return runNode([...(sourceMaps ? ['--enable-source-maps'] : []), '--conditions=agt-source', ...(withHooks ? [`--import=${join(ROOT, 'scripts/test-register.mjs')}`] : []), file], timeoutSeconds);
+}
+
+/** Runs test files in one process (scripts/test-batch.mjs), their time limits added up. */
+function runBatch(batch) {
+  return runNode(['--conditions=agt-source', join(ROOT, 'scripts/test-batch.mjs'), ...batch], timeoutSeconds * batch.length);
+}
+
+function runNode(nodeArgs, timeoutSeconds) {
   const begun = Date.now();
-  const nodeArgs = [...(sourceMaps ? ['--enable-source-maps'] : []), '--conditions=agt-source', ...(withHooks ? [`--import=${join(ROOT, 'scripts/test-register.mjs')}`] : []), file];
   const child = spawn(process.execPath, nodeArgs, {
     cwd: ROOT,
     env: { ...process.env, TAP: '1', TAP_TIMEOUT: String(timeoutSeconds) },
@@ -163,10 +173,60 @@ function runFile(file, withHooks = false, sourceMaps = false) {
   });
 }
 
+/**
+ * Batches (`--batch=N`, the default with N = 4 when no file is named; `--no-batch` turns it off): files that
+ * start no process or engine (scripts/test-files.mjs `startsProcesses`) run N to a process, one after
+ * the other (scripts/test-batch.mjs): tap's import, the kernel's modules and a first daemon's start (~1.5 s
+ * of CPU per process) are paid once per batch. A batch that fails has each of its files run alone: those
+ * results count, and if every file passes alone the batch itself is reported failed (files that disturb
+ * each other, or a flaky test).
+ */
+const batchArg = args.find((arg) => arg === '--batch' || arg.startsWith('--batch='));
+const batchSize = flag('--no-batch') ? 1 : batchArg ? Number(batchArg.slice(8)) || 4 : named.length > 0 ? 1 : 4;
+function batchable(file) {
+  if (batchSize < 2 || namesTypeScriptBesideItself(file)) return false;
+  const name = relative(out, file).split(sep).join('/');
+  try {
+    return !startsProcesses(readFileSync(join(ROOT, name.replace(/\.js$/, '.ts')), 'utf8'));
+  } catch {
+    return false;
+  }
+}
+const together = files.filter(batchable);
+const queue = files.filter((file) => !together.includes(file)).map((file) => [file]);
+for (let i = 0; i < together.length; i += batchSize) queue.push(together.slice(i, i + batchSize));
+const itemWeight = (item) => item.reduce((sum, file) => sum + weight(file), 0);
+queue.sort((a, b) => itemWeight(b) - itemWeight(a));
+
 const results = [];
-const queue = [...files];
 async function worker() {
-  for (let file = queue.shift(); file; file = queue.shift()) {
+  for (let item = queue.shift(); item; item = queue.shift()) {
+    if (item.length === 1) {
+      await runOne(item[0]);
+      continue;
+    }
+    const batch = await runBatch(item);
+    const names = item.map((file) => relative(out, file).replace(/\.js$/, '.ts'));
+    const cpu = batch.cpu === null ? '' : ` (cpu ${batch.cpu.toFixed(1)} s)`;
+    if (batch.code === 0) {
+      // Each file's share, for the next run's order and the totals.
+      for (const file of item) results.push({ name: relative(out, file), code: 0, output: '', seconds: batch.seconds / item.length, cpu: batch.cpu === null ? null : batch.cpu / item.length });
+      process.stdout.write(`ok   ${batch.seconds.toFixed(1).padStart(6)} s${cpu}  ${names.join(' + ')}\n`);
+      continue;
+    }
+    process.stdout.write(`     ${batch.seconds.toFixed(1).padStart(6)} s${cpu}  ${names.join(' + ')}: failed together; each file alone:\n`);
+    const alone = [];
+    for (const file of item) alone.push(await runOne(file));
+    if (alone.every((result) => result.code === 0)) {
+      results.push({ name: `${names.join(' + ')} (together)`, code: 1, output: batch.output, seconds: batch.seconds, cpu: batch.cpu });
+      process.stdout.write(`FAIL ${batch.seconds.toFixed(1).padStart(6)} s${cpu}  ${names.join(' + ')}: failed together, every file passed alone (files that disturb each other, or a flaky test):\n${batch.output.replace(/^/gm, '    ')}\n`);
+    }
+  }
+}
+
+/** Runs one file alone, reports it and records its result. */
+async function runOne(file) {
+  {
     const name = relative(out, file);
     let result = await runFile(file, namesTypeScriptBesideItself(file));
     let note = '';
@@ -190,11 +250,12 @@ async function worker() {
     const cpu = result.cpu === null ? '' : ` (cpu ${result.cpu.toFixed(1)} s)`;
     process.stdout.write(`${status} ${result.seconds.toFixed(1).padStart(6)} s${cpu}  ${name.replace(/\.js$/, '.ts')}${note}${skips.length ? `  (skipped: ${skips.slice(0, 2).join('; ')})` : ''}\n`);
     if (result.code !== 0) process.stdout.write(`${result.output.replace(/^/gm, '    ')}\n`);
+    return result;
   }
 }
-await Promise.all(Array.from({ length: Math.min(jobs, files.length) }, worker));
+await Promise.all(Array.from({ length: Math.min(jobs, queue.length) }, worker));
 
-for (const { name, seconds } of results) times[name] = Math.round(seconds * 10) / 10;
+for (const { name, seconds } of results) if (!name.endsWith('(together)')) times[name] = Math.round(seconds * 10) / 10;
 writeFileSync(TIMES_FILE, `${JSON.stringify(times, null, 1)}\n`);
 
 const failed = results.filter((result) => result.code !== 0);
