@@ -12,7 +12,7 @@ import type { AgentFileChange } from '@agt/contracts';
 import type { AutostartReport } from '@agt/contracts';
 import type { ExtensionContext } from '@agt/contracts';
 import { AgentIndex } from './agent-index.js';
-import { exists, isOwnFile, realDirectory, trackedSettings, type TrackedSettings } from './folders.js';
+import { exists, isOwnFile, isOwnFileNow, realDirectory, trackedSettings, type TrackedSettings } from './folders.js';
 import { isInside, scanFolder, walkReaches } from './scan.js';
 import { watchFolder, type FolderWatcher, type WatchChange } from './watcher.js';
 
@@ -223,7 +223,7 @@ export class Tracker {
   private async ownWrite(change: Readonly<AgentFileChange>): Promise<void> {
     // The active folder whose walk reaches the file: only what a walk would find is indexed.
     const state = [...this.folders.values()].find((folder) => folder.active && folder.real !== null && walkReaches(folder.real, change.filePath, this.depth));
-    if (!state?.real || !change.filePath.endsWith('.agt') || !(await isOwnFile(change.filePath, state.real))) return;
+    if (!state?.real || !change.filePath.endsWith('.agt') || !isOwnFileNow(change.filePath, state.real)) return;
     const entry = await this.index.refresh(change.filePath, state.real, true);
     if (change.change !== 'created' || !entry) return;
     this.forgetOld();
