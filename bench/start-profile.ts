@@ -8,15 +8,22 @@
  *
  * `fastify` as a build is bench/baseline.mjs (bare fastify, same routes).
  *
+ * The wall time is also split, from the kernel's per-thread scheduler counters (`/proc/<pid>/task/<tid>/
+ * schedstat`, ns) read at the first 200: the main thread's time on a CPU, its time runnable but waiting
+ * for one (what other work on the machine adds), and the rest, blocked (file reads, futex waits on V8's
+ * or libuv's threads, the event loop idle); other threads' CPU apart. "main CPU + blocked" is about the
+ * wall time the start would take on an idle machine.
+ *
  * Run: node --import tsx bench/start-profile.ts [--builds=dist,.cache/x/dist-old,fastify] [--runs=5] [--rows=25]
  *      [--node-args="--max-semi-space-size=..."] (extra Node flags for every build)
+ *      [--v8-flags] (the builds, not fastify, with bin/v8-flags.mjs preloaded, as bin/agtd.mjs runs them)
  *      [--incl=name,name] (functions whose inclusive time up to the first 200 is listed, median of the runs)
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { call, freePort, percentile, TOKEN } from './http.js';
 
@@ -28,6 +35,7 @@ const { values: args } = parseArgs({
     rows: { type: 'string', default: '25' },
     'node-args': { type: 'string', default: '' },
     'no-prof': { type: 'boolean', default: false },
+    'v8-flags': { type: 'boolean', default: false },
     incl: { type: 'string', default: 'compileSourceTextModule,(garbage collector),Router.on,evaluate,buildApp,registerKernelRoutes,loadExtensions,composeKernel' },
   },
 });
@@ -39,7 +47,24 @@ const cpuMs = (pid: number) => {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 };
 
-interface Start { wallMs: number; cpuMs: number; profile?: string; toUs: number }
+interface Start { wallMs: number; cpuMs: number; profile?: string; toUs: number; sched: Sched }
+interface Sched { mainCpuMs: number; runQueueMs: number; blockedMs: number; otherCpuMs: number }
+
+/** The main thread's CPU and run-queue wait and the other threads' CPU so far (ms), from schedstat. */
+function schedOf(pid: number, wallMs: number): Sched {
+  let mainCpuMs = 0, runQueueMs = 0, otherCpuMs = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let fields: number[];
+    try {
+      fields = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
+    } catch {
+      continue; // the thread ended meanwhile
+    }
+    if (tid === String(pid)) [mainCpuMs, runQueueMs] = [fields[0]! / 1e6, fields[1]! / 1e6];
+    else otherCpuMs += fields[0]! / 1e6;
+  }
+  return { mainCpuMs, runQueueMs, blockedMs: wallMs - mainCpuMs - runQueueMs, otherCpuMs };
+}
 
 async function startOnce(dir: string): Promise<Start> {
   const baseline = dir.endsWith('/fastify');
@@ -52,7 +77,8 @@ async function startOnce(dir: string): Promise<Start> {
   const env = baseline ? { PATH: process.env.PATH ?? '', PORT: String(port), TOKEN } : { PATH: process.env.PATH ?? '', HOME: dataDir, AGT_DAEMON_SETTINGS: join(dataDir, 'settings.json'), AGT_DAEMON_TOKEN: TOKEN, AGT_DAEMON_PORT: String(port) };
   const prof = args['no-prof'] ? [] : ['--cpu-prof', `--cpu-prof-dir=${profDir}`];
   const since = performance.now();
-  const child = spawn(process.execPath, [...nodeArgs, ...prof, main], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const v8Flags = args['v8-flags'] && !baseline ? ['--import', pathToFileURL(join(ROOT, 'bin/v8-flags.mjs')).href] : [];
+  const child = spawn(process.execPath, [...nodeArgs, ...v8Flags, ...prof, main], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   child.stderr!.on('data', (chunk) => void (err.length < 4096 && (err += chunk)));
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
@@ -68,6 +94,7 @@ async function startOnce(dir: string): Promise<Start> {
   const wallMs = performance.now() - since;
   const toUs = Number(process.hrtime.bigint() / 1000n);
   const cpu = cpuMs(child.pid!);
+  const sched = schedOf(child.pid!, wallMs);
   if (baseline) child.kill('SIGTERM');
   else await call(port, 'POST', '/daemon/shutdown', {}).catch(() => {});
   const forced = setTimeout(() => child.kill('SIGKILL'), 15_000);
@@ -83,7 +110,7 @@ async function startOnce(dir: string): Promise<Start> {
     }
   }
   rmSync(dataDir, { recursive: true, force: true });
-  return { wallMs, cpuMs: cpu, toUs, ...(profile ? { profile } : {}) };
+  return { wallMs, cpuMs: cpu, toUs, sched, ...(profile ? { profile } : {}) };
 }
 
 /** Inclusive time (ms) of each named function (first frame of that name on a stack) up to `toUs`, and the total. */
@@ -121,6 +148,8 @@ for (const [dir, starts] of results) {
   // The least CPU of the runs is what a loaded machine disturbs least (other work only ever adds to it).
   const least = Math.min(...starts.map((s) => s.cpuMs));
   process.stdout.write(`${name}: wall ${Math.round(wall)} ms [${starts.map((s) => Math.round(s.wallMs)).join(' ')}], CPU median ${cpu} ms, least ${least} ms [${starts.map((s) => s.cpuMs).join(' ')}]\n`);
+  const split = (key: keyof Sched) => Math.round(percentile(starts.map((s) => s.sched[key]), 50));
+  process.stdout.write(`   wall split (medians): main thread CPU ${split('mainCpuMs')} ms, waiting for a CPU ${split('runQueueMs')} ms, blocked ${split('blockedMs')} ms; other threads' CPU ${split('otherCpuMs')} ms\n`);
   const names = args.incl!.split(',').filter(Boolean);
   const incl = starts.filter((s) => s.profile).map((s) => inclusive(s.profile!, s.toUs, names));
   if (incl.length > 0) {
