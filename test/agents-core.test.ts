@@ -1,9 +1,12 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import fastJson from 'fast-json-stringify';
 import Database from 'libsql';
 import t from 'tap';
 import { createAgentFile } from './helpers/agent-file.js';
 import { bootDaemon, tempDir } from './helpers/daemon.js';
+import { AgentStatus } from '../kernel/http-api/agents-api.js';
+import { forSerializing } from '../kernel/http/serializer-schema.js';
 
 t.test('load, list, get, status, stop', async (t) => {
   const d = await bootDaemon(t);
@@ -44,6 +47,18 @@ t.test('load, list, get, status, stop', async (t) => {
   t.ok(storage.fileBytes > 0);
   t.equal(storage.quotaBytes, null);
   t.equal(storage.tables.agt_config, 1);
+
+  // The route writes the body with JSON.stringify (issue 31): the same bytes and type as the schema's
+  // serializer, with a handle and without.
+  const bare = await d.request('POST', '/agents/load', { filePath: await createAgentFile(dir, { name: 'beta' }) });
+  const serialize = fastJson(forSerializing(AgentStatus));
+  for (const key of [bare.body.id, id]) {
+    const response = await fetch(`${d.url}/agents/${key}/status`, { headers: { authorization: `Bearer ${d.token}` } });
+    const text = await response.text();
+    t.equal(response.headers.get('content-type'), 'application/json; charset=utf-8');
+    t.equal(text, serialize(JSON.parse(text)), `status of ${key}: the schema serializer's bytes`);
+  }
+  t.equal((await d.request('POST', `/agents/${bare.body.id}/unload`)).status, 200);
 
   const unknown = await d.request('GET', '/agents/nobody/status');
   t.equal(unknown.status, 404);

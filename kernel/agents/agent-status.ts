@@ -2,7 +2,9 @@
  * The AgentStatus body of one loaded agent (`GET /agents/{id}/status`, the start route), built as one
  * object literal with the optional fields added after: the spread form (`{...summary, ..., ...(degraded ?
  * {degraded} : {})}`) takes V8's slow object-clone path, ~2 us per call against ~0.02 us, about 5% of
- * the status route's CPU.
+ * the status route's CPU. The fields are set in the order the schema's serializer writes them (required
+ * ones in schema order, then handle, degraded, storage): the status route writes this body with
+ * JSON.stringify and must give the same bytes (test/agents-core.test.ts).
  */
 import type { LoadedAgent } from './loaded-agent.js';
 

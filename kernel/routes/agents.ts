@@ -15,6 +15,7 @@ import type { KernelRoutes } from './plugin.js';
 
 const TAGS = ['Agents'];
 const Success = Type.Object({ success: Type.Boolean() });
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** An AgentSummary with the agent's states (one object literal: see agent-status.ts on spreads). */
 export function summaryOf(services: Pick<KernelServices, 'runtime'>, agent: LoadedAgent) {
@@ -81,7 +82,16 @@ export const agentRoutes: KernelRoutes<'registry' | 'runtime' | 'storage' | 'bui
   app.get(
     '/:id/status',
     { schema: { tags: TAGS, summary: 'Runtime status of one agent', params: AgentIdParams, response: { 200: AgentStatus, ...errorResponses(404, 409) } } },
-    async (request) => statusOf(services, registry.resolve(request.params.id)),
+    async (request, reply) => {
+      const body = statusOf(services, registry.resolve(request.params.id));
+      // agentStatus builds the body field by field in the order the schema's serializer writes it (the
+      // required fields in the schema's order, then the optional ones; storage likewise), every value of
+      // its schema's type, so JSON.stringify writes the same bytes (test/agents-core.test.ts compares
+      // them), ~1 µs sooner and as one flat string (the serializer's ~60-piece string was flattened again
+      // for the content-length). Issue 31.
+      reply.type(JSON_TYPE).serializer(JSON.stringify);
+      return body;
+    },
   );
 
   for (const verb of ['stop', 'unload'] as const) {
