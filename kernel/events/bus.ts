@@ -57,6 +57,18 @@ export interface Slot {
   /** `JSON.stringify(frame)`, the SSE `data:` line. */
   data: string;
   bytes: number;
+  /** For an event emitted again after a restart: where it went out before (see {@link FrameOrigin}). */
+  repeats?: readonly FrameOrigin[];
+}
+
+/**
+ * Where a frame went out: its run's epoch and its cursor. A turn's end is recorded with it; when a
+ * restart emits that end again, a stream resuming from that run at or past the cursor had the end
+ * already and is not given the repeat (sse-batches.ts): the end reaches each client exactly once.
+ */
+export interface FrameOrigin {
+  epoch: string;
+  cursor: number;
 }
 
 export class KernelBus implements EventBus {
@@ -89,7 +101,13 @@ export class KernelBus implements EventBus {
     this.ring = new Array<Slot | undefined>(this.capacity);
   }
 
-  emit<T extends EventType>(type: T, input: EmitInput<T>): UmbilicalEvent<T> {
+  /** Where the next emitted frame will go (the runtime records it with a turn's end before emitting). */
+  nextOrigin(): FrameOrigin {
+    return { epoch: this.epoch, cursor: this.latestCursor + 1 };
+  }
+
+  /** `repeats`: the event was emitted before, by an earlier run, at these places (see {@link FrameOrigin}). */
+  emit<T extends EventType>(type: T, input: EmitInput<T>, repeats?: readonly FrameOrigin[]): UmbilicalEvent<T> {
     const seq = (this.seqByAgent.get(input.agentId) ?? 0) + 1;
     this.seqByAgent.set(input.agentId, seq);
     const event: UmbilicalEvent<T> = {
@@ -103,7 +121,9 @@ export class KernelBus implements EventBus {
       ...(input.turnId ? { turn_id: input.turnId } : {}),
     };
     const frame: EventFrame = { cursor: ++this.latestCursor, event };
-    this.store(this.slotFor(frame));
+    const slot = this.slotFor(frame);
+    if (repeats && repeats.length > 0) slot.repeats = repeats;
+    this.store(slot);
     this.emitter.emit('frame', frame);
     return event;
   }

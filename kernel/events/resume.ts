@@ -3,7 +3,7 @@
  * a `stream.gap` tells the client its resume is not exact. Pure, so every case is tested directly.
  */
 import { badRequest } from '../../contracts/errors.js';
-import type { KernelBus } from './bus.js';
+import type { FrameOrigin, KernelBus } from './bus.js';
 
 /** What a client asked for, already validated. */
 export interface ResumeRequest {
@@ -21,6 +21,8 @@ export type GapReason = 'evicted' | 'epoch_changed';
 export interface ResumePlan {
   gap: GapReason | null;
   startAfter: number;
+  /** A stream resuming from an earlier run: the last frame it had there (it is not given repeats of it). */
+  seen?: FrameOrigin;
 }
 
 /**
@@ -34,7 +36,10 @@ export interface ResumePlan {
 export function planResume(bus: Pick<KernelBus, 'epoch' | 'latest' | 'oldestCursor'>, request: ResumeRequest): ResumePlan {
   const latest = bus.latest;
   const beforeBuffer = (bus.oldestCursor ?? latest + 1) - 1;
-  if (request.epoch !== null && request.epoch !== bus.epoch) return { gap: 'epoch_changed', startAfter: beforeBuffer };
+  if (request.epoch !== null && request.epoch !== bus.epoch) {
+    const seen = request.cursor === null ? {} : { seen: { epoch: request.epoch, cursor: request.cursor } };
+    return { gap: 'epoch_changed', startAfter: beforeBuffer, ...seen };
+  }
   if (request.cursor === null) return { gap: null, startAfter: latest };
   if (request.cursor > latest) {
     if (request.epoch !== null) {

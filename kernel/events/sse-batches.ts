@@ -15,7 +15,7 @@
  * oldest first); batches are dropped at each flush (sse.ts) and once {@link BATCH_CACHE_BYTES} of them
  * are kept.
  */
-import type { KernelBus } from './bus.js';
+import type { FrameOrigin, KernelBus } from './bus.js';
 
 /** Frames are joined into writes of about this many characters. */
 export const WRITE_BATCH_CHARS = 64 * 1024;
@@ -51,11 +51,13 @@ export class FrameBatches {
 
   /**
    * The batch after `after` for a client with this filter (null: every agent's frames); undefined
-   * when the frame after `after` has left the ring (the client is too far behind).
+   * when the frame after `after` has left the ring (the client is too far behind). `seen`: a client
+   * resuming from an earlier run is not given the repeats of frames it had there.
    */
-  after(after: number, agentId: string | null): Batch | undefined {
+  after(after: number, agentId: string | null, seen: FrameOrigin | null = null): Batch | undefined {
     if (!this.bus.slotAt(after + 1)) return undefined;
-    const key = agentId === null ? after : `${after}:${agentId}`;
+    let key: number | string = agentId === null ? after : `${after}:${agentId}`;
+    if (seen) key = `${key}:${seen.epoch}:${seen.cursor}`;
     const known = this.batches.get(key);
     if (known) return known;
     const latest = this.bus.latest;
@@ -66,6 +68,7 @@ export class FrameBatches {
       if (!slot) break;
       cursor += 1;
       const event = slot.frame.event;
+      if (seen && slot.repeats?.some((origin) => origin.epoch === seen.epoch && origin.cursor <= seen.cursor)) continue;
       if (agentId === null || event.agent_id === agentId) text += `id: ${cursor}\nevent: ${event.event_type}\ndata: ${slot.data}\n\n`;
     }
     const batch: Batch = text ? { ...chunkOf(text), through: cursor } : { chunk: null, bytes: null, through: cursor };

@@ -13,6 +13,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { FrameOrigin } from './bus.js';
 import { chunkOf, type Batch } from './sse-batches.js';
 
 /** A named SSE event without `id:` (spec 6.6); the data is not an EventFrame. */
@@ -37,6 +38,8 @@ export class SseClient {
     public lastCursor: number,
     /** Called once when a full socket drained (the hub pumps the frames that waited). */
     private readonly onDrain: (client: SseClient) => void,
+    /** Resumed from an earlier run: the last frame it had there (repeats of it are left out). */
+    readonly seen: FrameOrigin | null = null,
   ) {
     this.confirmed = lastCursor;
   }

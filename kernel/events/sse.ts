@@ -179,7 +179,7 @@ export class SseHub implements FrameDelivery {
     const client = new SseClient(res, request.agentId, plan.startAfter, (drained) => {
       if (this.clients.has(drained)) this.pump(drained);
       this.settle();
-    });
+    }, plan.seen ?? null);
     this.clients.add(client);
     res.once('close', () => this.remove(client));
     const cursors = { oldestCursor: this.bus.oldestCursor, latestCursor: this.bus.latest };
@@ -273,7 +273,7 @@ export class SseHub implements FrameDelivery {
    */
   private pump(client: SseClient): void {
     while (!client.blocked && client.lastCursor < this.bus.latest && this.clients.has(client)) {
-      const batch = this.batches.after(client.lastCursor, client.agentId);
+      const batch = this.batches.after(client.lastCursor, client.agentId, client.seen);
       if (!batch) return this.drop(client);
       client.lastCursor = batch.through;
       if (batch.chunk) {

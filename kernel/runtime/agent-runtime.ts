@@ -6,7 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { AgentConfig, TriggerTarget, TriggerType } from '../../contracts/agent-config.js';
-import type { EventBus, EventPayloads, EventType } from '../../contracts/events.js';
+import type { EmitInput, EventBus, EventPayloads, EventType } from '../../contracts/events.js';
+import type { FrameOrigin } from '../events/bus.js';
 import type { Logger } from '../../contracts/logger.js';
 import { outboundAddress, type CommandOutcome, type CommandRun, type OutboundEnvelope, type OutboundReport, type OutboundResult } from '../../contracts/points.js';
 import type { OutboxMessage } from '../agents/stores/message-stores.js';
@@ -43,6 +44,15 @@ export interface RuntimeDeps extends LoopSources {
    * Absent: an event counts as sent once emitted.
    */
   whenSent?(done: (sent: boolean) => void): void;
+  /**
+   * The kernel bus's frame places: where the next frame goes, and an emit of an event that earlier runs
+   * emitted at `repeats` (a turn's end re-emitted after a restart; see FrameOrigin in events/bus.ts).
+   * Absent: ends are recorded and re-emitted without them.
+   */
+  frames?: {
+    nextOrigin(): FrameOrigin;
+    emitRepeat<T extends EventType>(type: T, input: EmitInput<T>, repeats: readonly FrameOrigin[]): void;
+  };
   /** The delivery by the outbound transport that claims the envelope's address; undefined when none does. */
   sendOutbound?(envelope: OutboundEnvelope, report: OutboundReport): { owner: string; delivery: Promise<OutboundResult | void> } | undefined;
   /** System-scope commands through the command executor an extension offers (compute); undefined: the host runner. */
@@ -135,18 +145,25 @@ export class AgentRuntime {
    * the turns left open for the owner is cancelled first (announced); the event itself is committed to
    * their `agt_queue` rows before it is emitted; the rows go once its frame was written to every open
    * event stream. A kill before that commit ends them after the restart with `daemon_restart`, a kill
-   * after it re-emits this very event (same turn ids): the end is never lost, and is repeated only
-   * when the kill falls between the socket write and the delete.
+   * after it re-emits this very event (same turn ids): the end is never lost. A kill between the socket
+   * write and the delete repeats it, except to the streams that had it: the end is recorded with where
+   * it goes out (FrameOrigin), and a stream resuming from that run past it is not given the repeat.
    */
-  emit<T extends EventType>(type: T, payload: EventPayloads[T], options: { loop?: string; turnId?: string } = {}): void {
+  emit<T extends EventType>(type: T, payload: EventPayloads[T], options: { loop?: string; turnId?: string; sentAt?: readonly FrameOrigin[] } = {}): void {
     const ended = endedTurnIds(type, payload);
     let recorded = false;
+    const input: EmitInput<T> = { agentId: this.agent.id, payload, source: 'runtime', loop: options.loop, turnId: options.turnId };
     if (ended.length > 0) {
       this.durably('close the owner requests of ended turns', () => this.hil.closeTurns(ended, 'the turn ended before the owner decided'));
-      const end = { type, payload, ...(options.loop ? { loop: options.loop } : {}), ...(options.turnId ? { turnId: options.turnId } : {}) } as TurnEnd;
+      // Recorded with where it goes out (nothing is emitted between this line and the emit below), so
+      // that a repeat after a restart can be left out for the streams that had it (FrameOrigin).
+      const next = this.deps.frames?.nextOrigin();
+      const sentAt = [...(options.sentAt ?? []), ...(next ? [next] : [])];
+      const end = { type, payload, ...(options.loop ? { loop: options.loop } : {}), ...(options.turnId ? { turnId: options.turnId } : {}), ...(sentAt.length > 0 ? { sentAt } : {}) } as TurnEnd;
       this.durably('record the end of turns in agt_queue', () => (recorded = this.agent.file.queue.markEnded(ended, end) > 0));
     }
-    this.deps.bus.emit(type, { agentId: this.agent.id, payload, source: 'runtime', loop: options.loop, turnId: options.turnId });
+    if (options.sentAt?.length && this.deps.frames) this.deps.frames.emitRepeat(type, input, options.sentAt);
+    else this.deps.bus.emit(type, input);
     if (recorded) this.removeOnceSent(ended);
   }
 

@@ -6,7 +6,9 @@
  *
  * - an end that was committed but never reached the event streams (a kill between the two) is emitted
  *   again first, unchanged (the same event type, payload and turn ids): it is on the stream and in the
- *   replay of this run, exactly once;
+ *   replay of this run, exactly once. A kill can also fall between the socket write and the row's
+ *   delete: the end was recorded with where it went out (epoch and cursor), so a stream resuming from
+ *   that run at or past it (`?since=&epoch=`) is not given the repeat (events/sse-batches.ts);
  * - a turn that waited for the owner (a pending approval, ask or suspend prompt, or a decision given
  *   but not yet picked up) is **resumed**: a `resume` item runs first in its loop, takes its request up
  *   again (announced once more with `hil.requested`, same id) and goes on from the call that waited;
@@ -37,7 +39,8 @@ export interface RecoveryHost {
   readonly hil: HilStore;
   loopAvailable(name: string): boolean;
   loop(name: string): LoopExecutor;
-  emit<T extends EventType>(type: T, payload: EventPayloads[T], options?: { loop?: string; turnId?: string }): void;
+  /** `sentAt`: where the event went out in earlier runs (a repeated end; see FrameOrigin in events/bus.ts). */
+  emit<T extends EventType>(type: T, payload: EventPayloads[T], options?: { loop?: string; turnId?: string; sentAt?: ReadonlyArray<{ epoch: string; cursor: number }> }): void;
   log(level: 'debug' | 'info' | 'warn' | 'error', message: string, fields?: LogFields): void;
 }
 
@@ -81,8 +84,8 @@ export function recoverAcceptedWork(host: RecoveryHost): RecoverySummary {
     const key = JSON.stringify(row.ended);
     if (redelivered.has(key)) continue;
     redelivered.add(key);
-    const { type, payload, loop, turnId } = row.ended;
-    host.emit(type, payload as never, { ...(loop ? { loop } : {}), ...(turnId ? { turnId } : {}) });
+    const { type, payload, loop, turnId, sentAt } = row.ended;
+    host.emit(type, payload as never, { ...(loop ? { loop } : {}), ...(turnId ? { turnId } : {}), ...(sentAt ? { sentAt } : {}) });
   }
   const rows = all.filter((row) => !row.ended);
   const waiting = host.hil.openTurns();

@@ -99,6 +99,7 @@ export class RuntimeService implements AgentRuntimeHooks {
       hostCommands: this.services.hostCommands,
       // The ends of turns leave the agent file only once the event streams took them.
       whenSent: (done) => bus.whenSent(done),
+      frames: { nextOrigin: () => bus.nextOrigin(), emitRepeat: (type, input, repeats) => void bus.emit(type, input, repeats) },
       updateConfig: async (agentId, next) => {
         const agent = this.services.findAgent(agentId);
         if (!agent) throw agentIdNotLoaded(agentId);

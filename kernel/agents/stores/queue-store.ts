@@ -18,6 +18,8 @@ export interface TurnEnd {
   payload: Record<string, unknown>;
   loop?: string;
   turnId?: string;
+  /** Where it went out on the event streams, each time it was emitted (FrameOrigin of the kernel bus). */
+  sentAt?: Array<{ epoch: string; cursor: number }>;
 }
 
 export interface QueuedTurn {
