@@ -57,3 +57,18 @@ export function call(port: number, method: string, path: string, body?: unknown,
     req.end(payload);
   });
 }
+
+/** Runs a bench's `main`, then its cleanups newest first (each best effort), even when `main` failed. */
+export async function runThenClean(main: () => Promise<void>, cleanups: Array<() => unknown>): Promise<void> {
+  try {
+    await main();
+  } finally {
+    for (const cleanup of cleanups.reverse()) {
+      try {
+        await cleanup();
+      } catch {
+        // best effort
+      }
+    }
+  }
+}

@@ -34,7 +34,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { reply } from '../test/fakes/script.js';
 import { startFakeOpenAI } from '../test/fakes/openai.js';
-import { call, freePort, percentile, TOKEN } from './http.js';
+import { call, freePort, percentile, runThenClean, TOKEN } from './http.js';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const { values: args } = parseArgs({
@@ -281,14 +281,4 @@ async function main() {
   process.stdout.write(`${lines.join('\n')}\nload average (1 min) ${loadBefore.toFixed(2)} before, ${loadavg()[0]!.toFixed(2)} after; node ${process.version}\n`);
 }
 
-try {
-  await main();
-} finally {
-  for (const cleanup of cleanups.reverse()) {
-    try {
-      await cleanup();
-    } catch {
-      // best effort
-    }
-  }
-}
+await runThenClean(main, cleanups);

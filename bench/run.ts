@@ -28,7 +28,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { reply } from '../test/fakes/script.js';
 import { startFakeOpenAI } from '../test/fakes/openai.js';
-import { call, freePort, percentile, TOKEN } from './http.js';
+import { call, freePort, percentile, runThenClean, TOKEN } from './http.js';
 import { watchTurns, type TurnWatch } from './turn-watch.js';
 import { fanout } from './sse-fanout.js';
 import { telemetryOffBench } from './telemetry-off.js';
@@ -374,14 +374,4 @@ function gitHead(): string | null {
   }
 }
 
-try {
-  await main();
-} finally {
-  for (const cleanup of cleanups.reverse()) {
-    try {
-      await cleanup();
-    } catch {
-      // best effort
-    }
-  }
-}
+await runThenClean(main, cleanups);

@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { reply } from '../test/fakes/script.js';
 import { startFakeOpenAI } from '../test/fakes/openai.js';
-import { call, freePort, TOKEN } from './http.js';
+import { call, freePort, runThenClean, TOKEN } from './http.js';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const { values: args } = parseArgs({
@@ -186,14 +186,4 @@ async function main() {
   process.stdout.write(`${lines.join('\n')}\nload average (1 min) ${loadBefore.toFixed(2)} before, ${loadavg()[0]!.toFixed(2)} after\n`);
 }
 
-try {
-  await main();
-} finally {
-  for (const cleanup of cleanups.reverse()) {
-    try {
-      await cleanup();
-    } catch {
-      // best effort
-    }
-  }
-}
+await runThenClean(main, cleanups);
