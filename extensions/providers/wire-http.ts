@@ -44,6 +44,14 @@ async function transportFor(url: URL): Promise<{ request: typeof httpRequest; ag
   return https;
 }
 
+/** Closes the kept-alive connections (the extension's stop); the next call opens new ones. */
+export function closeWireConnections(): void {
+  httpPool?.destroy();
+  https?.agent.destroy();
+  httpPool = undefined;
+  https = undefined;
+}
+
 export interface HeaderView {
   get(name: string): string | null;
 }
