@@ -1,5 +1,5 @@
 /** The tracked folders as settings hold them (`trackedFolders`, `maxScanDepth`) and their real paths. */
-import { lstatSync, realpathSync } from 'node:fs';
+import { lstatSync, realpathSync, type Stats } from 'node:fs';
 import { access, lstat, realpath, stat } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 import { DEFAULT_MAX_SCAN_DEPTH, type Settings } from '@agt/contracts';
@@ -32,7 +32,7 @@ export const exists = (path: string) => access(path).then(() => true, () => fals
 /** A regular file (not a link) whose real path is itself and inside `folder` (a real path). */
 export async function isOwnFile(filePath: string, folder: string): Promise<boolean> {
   const [info, real] = await Promise.all([lstat(filePath).catch(() => null), realpath(filePath).catch(() => null)]);
-  return info !== null && info.isFile() && real === filePath && isInside(folder, real);
+  return ownFileSeen(info, real, filePath, folder);
 }
 
 /**
@@ -42,13 +42,14 @@ export async function isOwnFile(filePath: string, folder: string): Promise<boole
  * were ~1 ms of each create's profile (issue 31). The same checks.
  */
 export function isOwnFileNow(filePath: string, folder: string): boolean {
-  let info: ReturnType<typeof lstatSync> | undefined;
-  let real: string | null = null;
   try {
-    info = lstatSync(filePath, { throwIfNoEntry: false });
-    real = realpathSync.native(filePath);
+    return ownFileSeen(lstatSync(filePath, { throwIfNoEntry: false }) ?? null, realpathSync.native(filePath), filePath, folder);
   } catch {
     return false;
   }
-  return info !== undefined && info.isFile() && real === filePath && isInside(folder, real);
+}
+
+/** The checks of {@link isOwnFile} on what `lstat` and `realpath` gave (null: the call failed). */
+function ownFileSeen(info: Stats | null, real: string | null, filePath: string, folder: string): boolean {
+  return info !== null && info.isFile() && real === filePath && isInside(folder, real);
 }
