@@ -211,7 +211,7 @@ async function worker() {
     if (batch.code === 0) {
       // Each file's share, for the next run's order and the totals.
       for (const file of item) results.push({ name: relative(out, file), code: 0, output: '', seconds: batch.seconds / item.length, cpu: batch.cpu === null ? null : batch.cpu / item.length });
-      process.stdout.write(`ok   ${batch.seconds.toFixed(1).padStart(6)} s${cpu}  ${names.join(' + ')}\n`);
+      process.stdout.write(`ok   ${batch.seconds.toFixed(1).padStart(6)} s${cpu}  ${names.join(' + ')}${skipsOf(batch.output)}\n`);
       continue;
     }
     process.stdout.write(`     ${batch.seconds.toFixed(1).padStart(6)} s${cpu}  ${names.join(' + ')}: failed together; each file alone:\n`);
@@ -224,35 +224,40 @@ async function worker() {
   }
 }
 
+/** The reasons of skipped tests in a run's output, as the report line's suffix ('' when none). */
+function skipsOf(output) {
+  const reasons = [...new Set([...output.matchAll(/# SKIP\b:? ?(.*)/g)].map((match) => match[1].trim()).filter(Boolean))];
+  return reasons.length ? `  (skipped: ${reasons.slice(0, 2).join('; ')})` : '';
+}
+
 /** Runs one file alone, reports it and records its result. */
 async function runOne(file) {
-  {
-    const name = relative(out, file);
-    let result = await runFile(file, namesTypeScriptBesideItself(file));
-    let note = '';
-    if (result.code !== 0 && TS_IMPORT.test(result.output)) {
-      result = await runFile(file, true);
-      note = ' (imports a .ts file by path: run again with the TypeScript hooks; use importFile() of test/helpers/daemon.ts)';
-    }
-    if (result.code !== 0 && result.seconds < 60) {
-      // The failure stands; the second run only shows where, in the sources (or that it did not fail again).
-      // Not for a file that ran long (a timeout): a failing suite should not take twice its time.
-      const again = await runFile(file, namesTypeScriptBesideItself(file) || note !== '', true);
-      result.output =
-        again.code === 0
-          ? `${result.output}\n# agt test runner: passed when run again (with source maps); the failure above stands\n`
-          : `${again.output}\n# agt test runner: the output of a second run, with source maps (the first failed too)\n`;
-      result.cpu = result.cpu === null || again.cpu === null ? null : result.cpu + again.cpu;
-    }
-    const skips = [...new Set([...result.output.matchAll(/# SKIP\b:? ?(.*)/g)].map((match) => match[1].trim()).filter(Boolean))];
-    results.push({ name, ...result });
-    const status = result.code === 0 ? 'ok  ' : 'FAIL';
-    const cpu = result.cpu === null ? '' : ` (cpu ${result.cpu.toFixed(1)} s)`;
-    process.stdout.write(`${status} ${result.seconds.toFixed(1).padStart(6)} s${cpu}  ${name.replace(/\.js$/, '.ts')}${note}${skips.length ? `  (skipped: ${skips.slice(0, 2).join('; ')})` : ''}\n`);
-    if (result.code !== 0) process.stdout.write(`${result.output.replace(/^/gm, '    ')}\n`);
-    return result;
+  const name = relative(out, file);
+  let result = await runFile(file, namesTypeScriptBesideItself(file));
+  let note = '';
+  if (result.code !== 0 && TS_IMPORT.test(result.output)) {
+    result = await runFile(file, true);
+    note = ' (imports a .ts file by path: run again with the TypeScript hooks; use importFile() of test/helpers/daemon.ts)';
   }
+  if (result.code !== 0 && result.seconds < 60) {
+    // The failure stands; the second run only shows where, in the sources (or that it did not fail again).
+    // Not for a file that ran long (a timeout): a failing suite should not take twice its time.
+    const again = await runFile(file, namesTypeScriptBesideItself(file) || note !== '', true);
+    result.output =
+      again.code === 0
+        ? `${result.output}\n# agt test runner: passed when run again (with source maps); the failure above stands\n`
+        : `${again.output}\n# agt test runner: the output of a second run, with source maps (the first failed too)\n`;
+    result.cpu = result.cpu === null || again.cpu === null ? null : result.cpu + again.cpu;
+  }
+  const skips = skipsOf(result.output);
+  results.push({ name, ...result });
+  const status = result.code === 0 ? 'ok  ' : 'FAIL';
+  const cpu = result.cpu === null ? '' : ` (cpu ${result.cpu.toFixed(1)} s)`;
+  process.stdout.write(`${status} ${result.seconds.toFixed(1).padStart(6)} s${cpu}  ${name.replace(/\.js$/, '.ts')}${note}${skips}\n`);
+  if (result.code !== 0) process.stdout.write(`${result.output.replace(/^/gm, '    ')}\n`);
+  return result;
 }
+
 await Promise.all(Array.from({ length: Math.min(jobs, queue.length) }, worker));
 
 for (const { name, seconds } of results) if (!name.endsWith('(together)')) times[name] = Math.round(seconds * 10) / 10;
