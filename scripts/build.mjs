@@ -38,6 +38,7 @@
 import { build } from 'esbuild';
 import { buildConsole } from './build-console.mjs';
 import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { isBuiltin } from 'node:module';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -56,12 +57,13 @@ const WORKERS = ['kernel/credentials/summary-worker.ts'];
 export const OUT_DIR = 'dist';
 export const BUILD_INFO = '.agt-build.json';
 /**
- * Kept out of the bundle: native addons (dockerode's ssh2 and cpu-features among them), a binary, what
- * starts files by path (pino's workers, tsx's loader), and CommonJS SDKs whose named exports esbuild's
- * interop cannot see (`GatewayIntentBits` of discord.js, grammy's `Bot`, Bolt's `App` came out undefined
- * from the bundle; Node's own loader finds them). test/build-externals.test.ts checks both.
+ * Kept out of the bundle by name: native addons (dockerode's ssh2 and cpu-features among them), a binary,
+ * and what starts files by path (pino's workers, tsx's loader). Every lazily imported package is kept out
+ * too, by a rule rather than a list: see `lazyPackagesPlugin`.
  */
-export const EXTERNAL = ['libsql', '@libsql/*', 'esbuild', 'pino', 'quickjs-emscripten', '@jitl/*', 'tsx', 'tsx/*', 'dockerode', 'discord.js', 'grammy', '@slack/bolt'];
+export const EXTERNAL = ['libsql', '@libsql/*', 'esbuild', 'pino', 'quickjs-emscripten', '@jitl/*', 'tsx', 'tsx/*', 'dockerode'];
+/** esbuild's metafile of the last build, in dist/: test/build-lazy-imports.test.ts reads the lazy imports off it. */
+export const METAFILE = '.agt-metafile.json';
 
 /** The condition of `contracts/package.json` that names the TypeScript sources (tsx and tap pass it too). */
 export const SOURCE_CONDITION = 'agt-source';
@@ -220,6 +222,45 @@ const dependencyEditsPlugin = {
 };
 
 /**
+ * The bundling rule for third-party packages: what the daemon imports only statically is bundled (a start
+ * reads a few files instead of the ~1,100 of its dependencies); a package it imports lazily anywhere
+ * (`await import('pkg')`: vendor SDKs, exporters, mail and chat clients, read when a feature is first used)
+ * stays in node_modules with all its imports, static ones included, and is loaded by Node's own loader exactly
+ * as from the sources. Why: most such packages are CommonJS, and esbuild splits a lazily imported CommonJS
+ * module into a chunk whose only export is `default`, so the named exports the code uses (`prom.Registry`,
+ * `OTLPTraceExporter`, grammy's `Bot`) came out undefined in dist/ while the sources worked. All of a
+ * package's imports go the same way so that it exists once (the A2A server's error classes must be the
+ * ones the handler throws). Keeping them external costs nothing at start: docs/performance.md, "Bundling".
+ * test/build-lazy-imports.test.ts loads each lazy import the way dist/ does and checks the names used.
+ */
+const isPackageSpecifier = (specifier) => !/^(\.|\/|node:|data:|file:)/.test(specifier) && !isBuiltin(specifier);
+/** `@scope/name/sub` → `@scope/name`; `name/sub` → `name`. */
+export const packageName = (specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
+/** The workspace's own package: always bundled, one copy shared by the kernel and the extensions. */
+const WORKSPACE_PACKAGE = '@agt/contracts';
+
+/** The packages the sources import lazily, read off a build of the project's own files only (~0.2 s). */
+async function lazilyImportedPackages(entryPoints) {
+  const { metafile } = await build({
+    entryPoints, bundle: true, write: false, splitting: true, format: 'esm', platform: 'node', outdir: ROOT,
+    packages: 'external', conditions: [SOURCE_CONDITION], metafile: true, logLevel: 'silent',
+  });
+  return new Set(Object.values(metafile.inputs).flatMap((input) => input.imports)
+    .filter((i) => i.kind === 'dynamic-import' && i.external && isPackageSpecifier(i.path))
+    .map((i) => packageName(i.path))
+    .filter((name) => name !== WORKSPACE_PACKAGE));
+}
+
+function lazyPackagesPlugin(lazy) {
+  return {
+    name: 'agt-lazy-packages',
+    setup(build) {
+      build.onResolve({ filter: /^[^./]/ }, (args) => (lazy.has(packageName(args.path)) ? { path: args.path, external: true } : undefined));
+    },
+  };
+}
+
+/**
  * `contracts/dist` → `../dist/contracts`: where the `default` condition of `@agt/contracts` points (an
  * `exports` target cannot leave its package folder). Made once; a link to elsewhere is replaced, a real
  * folder there is left alone.
@@ -284,10 +325,12 @@ export async function runBuild({ quiet = false } = {}) {
       sourcesContent: false,
       minifyWhitespace: true,
       minifySyntax: true,
-      plugins: [fileUrlPlugin, dependencyEditsPlugin],
+      plugins: [lazyPackagesPlugin(await lazilyImportedPackages(entryPoints)), fileUrlPlugin, dependencyEditsPlugin],
       metafile: true,
       logLevel: 'warning',
     }));
+    // Its output paths name the staging folder: they are written as the dist/ paths they become.
+    writeFileSync(join(staging, METAFILE), JSON.stringify(metafile).replaceAll(`"${posix(relative(ROOT, staging))}/`, `"${OUT_DIR}/`));
     for (const file of assets) {
       const target = join(staging, relative(ROOT, file));
       mkdirSync(dirname(target), { recursive: true });
