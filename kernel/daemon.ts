@@ -118,7 +118,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       secrets: { token, localProof },
       boundPort: () => port,
       requestShutdown: (reason) => shutdown(reason),
-      ...(options.kdfCost ? { kdfCost: options.kdfCost } : {}),
+      ...(options.kdfCost ? { kdfCost: options.kdfCost } : env.kdfLog2N ? { kdfCost: { N: 2 ** env.kdfLog2N, r: 8, p: 1 } } : {}),
     });
 
     const sequence = async (reason: string, capAt: number) => {

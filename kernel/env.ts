@@ -19,6 +19,8 @@ export interface DaemonEnv {
   ownerPassphrase: string | undefined;
   ownerPassphraseFile: string | undefined;
   shutdownAgentTimeoutMs: number;
+  /** log2 of the scrypt cost N of passphrase files this daemon writes; undefined: the production cost. */
+  kdfLog2N: number | undefined;
 }
 
 export const ENV_HELP: Array<[string, string]> = [
@@ -35,6 +37,7 @@ export const ENV_HELP: Array<[string, string]> = [
   ['AGT_OWNER_PASSPHRASE', 'unlocks the owner identity at start'],
   ['AGT_OWNER_PASSPHRASE_FILE', 'file holding the passphrase that unlocks the owner identity'],
   ['AGT_SHUTDOWN_TIMEOUT_MS', 'per-agent unload deadline at shutdown (default 10000)'],
+  ['AGT_KDF_COST', 'scrypt cost of passphrase files written from now on, as log2 N: 10-20 (default 17); lower only on slow hardware'],
 ];
 
 function port(name: string, raw: string | undefined, fallback: number | undefined): number | undefined {
@@ -58,6 +61,12 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): DaemonEnv {
   if (!Number.isInteger(shutdownAgentTimeoutMs) || shutdownAgentTimeoutMs < 0) {
     throw new StartupError(`AGT_SHUTDOWN_TIMEOUT_MS must be a non-negative integer, got "${timeoutRaw}"`);
   }
+  const kdfRaw = env.AGT_KDF_COST;
+  const kdfLog2N = kdfRaw ? Number(kdfRaw) : undefined;
+  // The bounds a file's own parameters are held to (identity/kdf.ts): 2^10 to 2^20.
+  if (kdfLog2N !== undefined && !(Number.isInteger(kdfLog2N) && kdfLog2N >= 10 && kdfLog2N <= 20)) {
+    throw new StartupError(`AGT_KDF_COST must be an integer 10-20 (log2 of scrypt's N), got "${kdfRaw}"`);
+  }
   return {
     host: env.AGT_DAEMON_HOST || '127.0.0.1',
     port: port('AGT_DAEMON_PORT', env.AGT_DAEMON_PORT, 7385)!,
@@ -75,5 +84,6 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): DaemonEnv {
     ownerPassphrase: env.AGT_OWNER_PASSPHRASE || undefined,
     ownerPassphraseFile: env.AGT_OWNER_PASSPHRASE_FILE || undefined,
     shutdownAgentTimeoutMs,
+    kdfLog2N,
   };
 }

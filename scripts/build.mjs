@@ -45,8 +45,11 @@ import { fileURLToPath } from 'node:url';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** Source folders, relative to the project root. */
 export const SOURCE_DIRS = ['kernel', 'contracts', 'extensions'];
-/** The `agt` client (bin/agt.mjs runs dist/cli/index.js); its own folder, compared on its own by bin/agt.mjs. */
-const CLI = 'cli/index.ts';
+/**
+ * The `agt` client (bin/agt.mjs runs dist/cli/index.js; its own folder, compared on its own by bin/agt.mjs)
+ * and its `main`, which the tests run in their own process (test/helpers/cli-in-process.ts): the same chunks.
+ */
+const CLI = ['cli/index.ts', 'cli/main.ts'];
 /** The daemon command and the daemon module (the benchmark starts the latter in a process of its own). */
 const MAIN = 'kernel/main.ts';
 const DAEMON = 'kernel/daemon.ts';
@@ -294,7 +297,7 @@ export async function runBuild({ quiet = false } = {}) {
     join(ROOT, DAEMON),
     join(ROOT, SERVER_GUARDS),
     ...WORKERS.map((worker) => join(ROOT, worker)),
-    ...(existsSync(join(ROOT, CLI)) ? [join(ROOT, CLI)] : []),
+    ...CLI.map((file) => join(ROOT, file)).filter((path) => existsSync(path)),
     ...files.filter((file) => isTypeScript(file) && posix(relative(ROOT, file)).startsWith('contracts/')),
     ...extensionIndexes,
     ...manifestModules(),

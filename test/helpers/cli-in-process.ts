@@ -1,11 +1,17 @@
 /**
- * Runs `agt args…` in the test's own process (`main(argv)` of cli/main.ts): stdout and stderr captured,
+ * Runs `agt args…` in the test's own process (`main(argv)` of the built cli/main.ts in dist/, the code
+ * `bin/agt.mjs` runs): stdout and stderr captured,
  * the given environment set for the call only, the exit code read from process.exitCode and reset. A
  * spawned `agt` costs ~0.2 s of CPU (a Node start and the CLI's import); this costs the command alone.
  * One call at a time (the capture is process-wide); a command whose process is the point (exit on a
  * signal, a chat another terminal answers, a fresh environment) still runs as a real `bin/agt.mjs`.
  */
-import { main } from '../../cli/main.js';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { main as Main } from '../../cli/main.js';
+import { ROOT } from './daemon.js';
+
+let main: typeof Main | undefined;
 
 export interface CliRun {
   code: number;
@@ -17,6 +23,7 @@ let busy = false;
 
 export async function agtInProcess(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
   if (busy) throw new Error('agtInProcess: one call at a time (stdout is captured process-wide)');
+  main ??= ((await import(pathToFileURL(join(ROOT, 'dist/cli/main.js')).href)) as { main: typeof Main }).main;
   busy = true;
   const out: Buffer[] = [];
   const err: Buffer[] = [];

@@ -89,28 +89,31 @@ export function prepareEnv(t: Teardown, options: BootOptions) {
   return { dataDir, env };
 }
 
-export interface TestDaemon {
-  daemon: RunningDaemon;
+export type Request = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<{ status: number; body: any; headers: Headers }>;
+
+/** What a test has of any daemon it started: its URL, data dir and token, and real HTTP to it. */
+export interface DaemonClient {
   url: string;
   dataDir: string;
   token: string;
   /** Real HTTP with the bearer token; `body` objects are sent as JSON. */
-  request(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
+  request: Request;
 }
 
-export async function bootDaemon(t: Teardown, options: BootOptions = {}): Promise<TestDaemon> {
-  const { dataDir, env } = prepareEnv(t, options);
-  const { startDaemon } = await import('../../kernel/daemon.js');
-  const daemon = await startDaemon({ env, print: options.print ?? (() => {}), kdfCost: options.kdfCost ?? TEST_KDF });
-  t.teardown(() => daemon.shutdown('test teardown'));
-  const token = env.AGT_DAEMON_TOKEN ?? readFileSync(join(dataDir, 'daemon-token'), 'utf8').trim();
-  const request: TestDaemon['request'] = async (method, path, body, headers = {}) => {
+/** A daemon booted in the test's process, its kernel within reach: for tests of kernel internals. */
+export interface TestDaemon extends DaemonClient {
+  daemon: RunningDaemon;
+}
+
+/** Real HTTP to `url` with the bearer `token`; `body` objects are sent as JSON, JSON answers parsed. */
+export function httpClient(url: string, token: string): Request {
+  return async (method, path, body, headers = {}) => {
     const init: RequestInit = { method, headers: { authorization: `Bearer ${token}`, ...headers } };
     if (body !== undefined) {
       init.body = typeof body === 'string' ? body : JSON.stringify(body);
       (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
     }
-    const response = await fetch(daemon.url + path, init);
+    const response = await fetch(url + path, init);
     const text = await response.text();
     let parsed: unknown = text;
     try {
@@ -120,29 +123,58 @@ export async function bootDaemon(t: Teardown, options: BootOptions = {}): Promis
     }
     return { status: response.status, body: parsed, headers: response.headers };
   };
+}
+
+export async function bootDaemon(t: Teardown, options: BootOptions = {}): Promise<TestDaemon> {
+  const { dataDir, env } = prepareEnv(t, options);
+  const { startDaemon } = await import('../../kernel/daemon.js');
+  const daemon = await startDaemon({ env, print: options.print ?? (() => {}), kdfCost: options.kdfCost ?? TEST_KDF });
+  t.teardown(() => daemon.shutdown('test teardown'));
+  const token = env.AGT_DAEMON_TOKEN ?? readFileSync(join(dataDir, 'daemon-token'), 'utf8').trim();
+  const request = httpClient(daemon.url, token);
   return { daemon, url: daemon.url, dataDir, token, request };
 }
 
-export interface SpawnedDaemon {
+export interface SpawnedDaemon extends DaemonClient {
   child: ChildProcess;
-  url: string;
-  dataDir: string;
+  /** The environment it was started with (a restart reuses it). */
+  env: Record<string, string>;
   stdout: () => string;
   stderr: () => string;
   exited: Promise<number | null>;
+  /** Sends `signal` (default SIGTERM) and resolves with the exit code once the process is gone. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  /** Stops it (SIGTERM) and starts it again on the same data dir and environment. */
+  restart(): Promise<SpawnedDaemon>;
 }
 
-/** Starts `bin/agtd.mjs` as a child; resolves once it printed its listening line (or exited). */
+/**
+ * Starts the daemon as users start it: `bin/agtd.mjs` (`npm start`, `agtd`) running the build in dist/, with
+ * the shipped extensions.json unless `options.extensions` names another manifest. The black-box tier:
+ * every test that talks to a daemon as a client would uses this (docs/testing.md).
+ */
+export function runDaemon(t: Teardown, options: BootOptions = {}, args: string[] = []): Promise<SpawnedDaemon> {
+  return spawnDaemon(t, { extensions: 'default', ...options }, args);
+}
+
+/** Starts `bin/agtd.mjs` as a child (no extensions unless `options.extensions`); resolves once it printed its listening line (or exited). */
 export async function spawnDaemon(t: Teardown, options: BootOptions = {}, args: string[] = []): Promise<SpawnedDaemon> {
   const { dataDir, env } = prepareEnv(t, options);
+  // Passphrase files at the cheapest cost the daemon accepts: an unlock costs ~1 ms instead of ~0.3 s.
+  env.AGT_KDF_COST ??= '10';
+  return startChild(t, dataDir, env, args);
+}
+
+async function startChild(t: Teardown, dataDir: string, env: Record<string, string>, args: string[]): Promise<SpawnedDaemon> {
   const child = spawn(process.execPath, [join(ROOT, 'bin/agtd.mjs'), ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout!.on('data', (chunk) => (out += chunk));
   child.stderr!.on('data', (chunk) => (err += chunk));
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  const running = () => child.exitCode === null && child.signalCode === null;
   t.teardown(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
+    if (running()) {
       child.kill('SIGKILL');
       await exited;
     }
@@ -155,7 +187,20 @@ export async function spawnDaemon(t: Teardown, options: BootOptions = {}, args: 
     child.stdout!.on('data', check);
     void exited.then(() => done(''));
   });
-  return { child, url, dataDir, stdout: () => out, stderr: () => err, exited };
+  // The black-box tier tests the build: a daemon that fell back to the sources would test something else.
+  if (/running the TypeScript sources/.test(err)) throw new Error(`agtd ran the sources, not dist/ (rebuild: npm test does): ${err.trim()}`);
+  const token = url ? (env.AGT_DAEMON_TOKEN ?? readFileSync(join(dataDir, 'daemon-token'), 'utf8').trim()) : '';
+  const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
+    if (running()) child.kill(signal);
+    return exited;
+  };
+  return {
+    child, env, url, dataDir, token, request: httpClient(url, token), stdout: () => out, stderr: () => err, exited, stop,
+    restart: async () => {
+      await stop();
+      return startChild(t, dataDir, env, args);
+    },
+  };
 }
 
 /**

@@ -26,6 +26,8 @@ export interface SseStream {
   nextEvent(): Promise<{ id?: string; event?: string; data: any }>;
   /** Resolves when the stream is over; `complete` is true for a clean end, false when the connection was cut. */
   ended: Promise<{ complete: boolean }>;
+  /** Calls `listener` with every message from now on, as it is parsed. */
+  onMessage(listener: (message: SseMessage) => void): void;
   close(): void;
 }
 
@@ -66,6 +68,7 @@ export function openSse(url: string, headers: Record<string, string> = {}): Prom
       let consumed = 0;
       let wake: (() => void) | undefined;
       let done = false;
+      const listeners: Array<(message: SseMessage) => void> = [];
       const ended = new Promise<{ complete: boolean }>((finish) => {
         res.once('close', () => {
           done = true;
@@ -102,6 +105,7 @@ export function openSse(url: string, headers: Record<string, string> = {}): Prom
           }
         },
         ended,
+        onMessage: (listener) => listeners.push(listener),
         close: () => request.destroy(),
       };
       if (stream.status !== 200) {
@@ -120,6 +124,7 @@ export function openSse(url: string, headers: Record<string, string> = {}): Prom
       const feed = parseSse((message) => {
         messages.push(message);
         wake?.();
+        for (const listener of listeners) listener(message);
       });
       res.on('data', feed);
       resolve(stream);
