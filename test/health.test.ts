@@ -1,8 +1,9 @@
 import t from 'tap';
-import { bootDaemon } from './helpers/daemon.js';
+import { runDaemon } from './helpers/daemon.js';
+
+const d = await runDaemon(t);
 
 t.test('GET and HEAD /health answer without a token', async (t) => {
-  const d = await bootDaemon(t);
   const get = await fetch(`${d.url}/health`);
   t.equal(get.status, 200);
   const body = await get.json();
@@ -14,7 +15,6 @@ t.test('GET and HEAD /health answer without a token', async (t) => {
 });
 
 t.test('other routes need the bearer token', async (t) => {
-  const d = await bootDaemon(t);
   const res = await fetch(`${d.url}/openapi.json`);
   t.equal(res.status, 401);
   t.same(await res.json(), { error: 'missing or wrong bearer token', code: 'unauthorized' });

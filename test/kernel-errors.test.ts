@@ -1,8 +1,9 @@
 import t from 'tap';
-import { bootDaemon } from './helpers/daemon.js';
+import { runDaemon } from './helpers/daemon.js';
+
+const d = await runDaemon(t);
 
 t.test('unparseable bodies get the framework shape, before the route runs', async (t) => {
-  const d = await bootDaemon(t);
   const empty = await d.request('POST', '/daemon/shutdown', '', { 'content-type': 'application/json' });
   t.equal(empty.status, 400);
   t.same(Object.keys(empty.body).sort(), ['code', 'error', 'message', 'statusCode']);
@@ -18,7 +19,6 @@ t.test('unparseable bodies get the framework shape, before the route runs', asyn
 });
 
 t.test('unknown routes: 401 without token, 404 {error, code} with it', async (t) => {
-  const d = await bootDaemon(t);
   const anonymous = await fetch(`${d.url}/no/such/route`);
   t.equal(anonymous.status, 401);
   const res = await d.request('GET', '/no/such/route');
@@ -28,7 +28,6 @@ t.test('unknown routes: 401 without token, 404 {error, code} with it', async (t)
 });
 
 t.test('JSON bodies are not type-coerced; query strings are', async (t) => {
-  const d = await bootDaemon(t);
   const coerced = await d.request('POST', '/identity/create', { passphrase: 123456789012 });
   t.equal(coerced.status, 400, 'a number where the schema wants a string is refused, not converted');
   t.equal(coerced.body.code, 'bad_request');
