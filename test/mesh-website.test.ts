@@ -6,8 +6,8 @@
  */
 import t from 'tap';
 import { rawRequest } from './helpers/raw-http.js';
-import { bootDaemon } from './helpers/daemon.js';
-import { bootMeshDaemon, createMeshAgent, meshManifest } from './helpers/mesh.js';
+import { runDaemon, shippedManifest } from './helpers/daemon.js';
+import { bootMeshDaemon, createMeshAgent } from './helpers/mesh.js';
 
 const d = await bootMeshDaemon(t, { meshConfig: { mdns: { enabled: false }, apiTimeoutMs: 2_000 } });
 const site = await createMeshAgent(d, 'Site', {
@@ -139,18 +139,15 @@ t.test('a site that is not enabled serves nothing', async (t) => {
 });
 
 t.test('the extension off: 503 on /network, no mesh server', async (t) => {
-  const manifest = meshManifest();
-  manifest.extensions[0]!.enabled = false;
-  const printed: string[] = [];
-  const off = await bootDaemon(t, { extensions: manifest, print: (line) => void printed.push(line) });
+  const manifest = shippedManifest();
+  (manifest.extensions.find((entry: any) => entry.name === 'mesh') as { enabled: boolean }).enabled = false;
+  const off = await runDaemon(t, { extensions: manifest });
   const answer = await off.request('GET', '/network');
   t.equal(answer.status, 503);
   t.match(answer.body, { code: 'unavailable', error: /mesh/ });
   t.equal((await off.request('GET', '/network/peers')).status, 503);
-  t.equal(printed.length, 1);
-  t.match(printed[0], /^agt daemon listening on http:\/\/127\.0\.0\.1:\d+$/, 'only the daemon listens: no mesh line');
-  const on: string[] = [];
-  await bootDaemon(t, { extensions: meshManifest({ mdns: { enabled: false } }), print: (line) => void on.push(line) });
-  t.match(on[1], /^agt mesh listening on http:\/\/127\.0\.0\.1:(\d+)$/, 'the mesh line when it is on (D1)');
-  t.not(on[1]!.endsWith(':0'), true, 'with the real port');
+  t.match(off.stdout(), /^agt daemon listening on http:\/\/127\.0\.0\.1:\d+\n/, 'the daemon listens');
+  t.notMatch(off.stdout(), /mesh/, 'no mesh line');
+  t.match(d.stdout(), /^agt mesh listening on http:\/\/127\.0\.0\.1:\d+$/m, 'the mesh line when it is on');
+  t.notMatch(d.stdout(), /mesh listening on \S+:0$/m, 'with the real port');
 });

@@ -135,6 +135,23 @@ export async function bootDaemon(t: Teardown, options: BootOptions = {}): Promis
   return { daemon, url: daemon.url, dataDir, token, request };
 }
 
+/**
+ * The shipped extensions.json with some extensions' `config` replaced (by name) and its module paths made
+ * absolute, for a test that needs an option only the manifest carries (the mesh's retry timing, say) while
+ * every other extension stays as shipped.
+ */
+export function shippedManifest(configs: Record<string, Record<string, unknown>> = {}): { extensions: unknown[] } {
+  const { extensions } = JSON.parse(readFileSync(join(ROOT, 'extensions.json'), 'utf8')) as { extensions: Array<Record<string, unknown>> };
+  for (const name of Object.keys(configs)) if (!extensions.some((entry) => entry.name === name)) throw new Error(`shippedManifest: no extension ${name} in extensions.json`);
+  return {
+    extensions: extensions.map((entry) => ({
+      ...entry,
+      module: resolve(ROOT, String(entry.module)),
+      ...(configs[String(entry.name)] ? { config: configs[String(entry.name)] } : {}),
+    })),
+  };
+}
+
 export interface SpawnedDaemon extends DaemonClient {
   child: ChildProcess;
   /** The environment it was started with (a restart reuses it). */

@@ -1,12 +1,11 @@
 /**
- * Test helpers for the mesh extension: a daemon with the mesh (and providers) extension, an owner
- * identity, agents created through the API (so they have their Ed25519 identity), the mesh URL from
+ * Test helpers for the mesh extension: a built daemon (the shipped extensions, the mesh's options the
+ * test's own), an owner identity, agents created through the API (so they have their Ed25519 identity), the mesh URL from
  * `GET /network`, polling, and envelopes signed by keys the test holds.
  */
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
-import { join } from 'node:path';
 import { canonicalJson, didFromPublicKey, formatSignature } from '../../contracts/agent-keys.js';
-import { bootDaemon, ROOT, tempDir, type BootOptions, type TestDaemon } from './daemon.js';
+import { runDaemon, shippedManifest, tempDir, type BootOptions, type SpawnedDaemon } from './daemon.js';
 
 interface Teardown {
   teardown(fn: () => unknown): void;
@@ -14,25 +13,16 @@ interface Teardown {
 
 export const PASSPHRASE = 'mesh test owner';
 
-export function meshManifest(config: Record<string, unknown> = {}, withProviders = false) {
-  return {
-    extensions: [
-      ...(withProviders ? [{ name: 'providers', module: join(ROOT, 'extensions/providers/index.ts'), enabled: true, config: {} }] : []),
-      { name: 'mesh', module: join(ROOT, 'extensions/mesh/index.ts'), enabled: true, config },
-    ],
-  };
-}
-
-export interface MeshDaemon extends TestDaemon {
+export interface MeshDaemon extends SpawnedDaemon {
   meshUrl: string;
   agentsDir: string;
 }
 
 /** Boots a daemon with the mesh; the owner identity exists (unlocked from AGT_OWNER_PASSPHRASE after a restart). */
-export async function bootMeshDaemon(t: Teardown, options: BootOptions & { meshConfig?: Record<string, unknown>; withProviders?: boolean; agentsDir?: string } = {}): Promise<MeshDaemon> {
-  const { meshConfig, withProviders, agentsDir: given, ...boot } = options;
-  const d = await bootDaemon(t, {
-    extensions: meshManifest(meshConfig, withProviders),
+export async function bootMeshDaemon(t: Teardown, options: BootOptions & { meshConfig?: Record<string, unknown>; agentsDir?: string } = {}): Promise<MeshDaemon> {
+  const { meshConfig = {}, agentsDir: given, ...boot } = options;
+  const d = await runDaemon(t, {
+    extensions: shippedManifest({ mesh: meshConfig }),
     ...boot,
     env: { AGT_OWNER_PASSPHRASE: PASSPHRASE, ...boot.env },
   });
@@ -41,8 +31,13 @@ export async function bootMeshDaemon(t: Teardown, options: BootOptions & { meshC
     const created = await d.request('POST', '/identity/create', { passphrase: PASSPHRASE });
     if (created.status !== 201) throw new Error(`identity create: ${created.status} ${JSON.stringify(created.body)}`);
   }
+  return withMesh(d, given ?? tempDir(t, 'agt-mesh-agents-'));
+}
+
+/** `d` with its mesh URL (from `GET /network`): after a restart too, when the port changed. */
+export async function withMesh(d: SpawnedDaemon, agentsDir: string): Promise<MeshDaemon> {
   const network = (await d.request('GET', '/network')).body;
-  return { ...d, meshUrl: network.mesh.urls[0], agentsDir: given ?? tempDir(t, 'agt-mesh-agents-') };
+  return { ...d, meshUrl: network.mesh.urls[0], agentsDir };
 }
 
 /** Creates (and loads) an agent; `patch` is merged into its config (JSON Merge Patch). */
