@@ -6,17 +6,15 @@
  */
 import t from 'tap';
 import { canonicalJson, parseSignature, verifyDidSignature } from '../contracts/agent-keys.js';
-import type { ToolDefinition } from '../contracts/tools.js';
 import { startFakeOpenAI, reply } from './fakes/openai.js';
-import { bootMeshDaemon, createMeshAgent, eventually, postJson, signedEnvelope, testKey, type MeshDaemon } from './helpers/mesh.js';
+import { bootMeshDaemon, createMeshAgent, eventually, postJson, signedEnvelope, testKey, withMesh, type MeshDaemon } from './helpers/mesh.js';
+import { startToolDriver } from './helpers/tool-driver.js';
 
-const silent = { debug() {}, info() {}, warn() {}, error() {}, child() { return silent; } } as any;
 const MESH = { retryBaseMs: 100, retryMaxMs: 400, maxAttempts: 60, rateLimit: 6, rateWindowMs: 60_000, maxBodyBytes: 16_384, mdns: { enabled: false } };
 
-function msgSend(d: MeshDaemon, agentId: string, args: Record<string, unknown>) {
-  const tool = d.daemon.kernel.builtinTools.find((candidate: ToolDefinition) => candidate.name === 'msg_send')!;
-  return tool.run(args, { agentId, loop: 'main', turnId: undefined, signal: new AbortController().signal, logger: silent } as any);
-}
+// Alice's model: calls msg_send as the test asks.
+const driver = await startToolDriver(t);
+const msgSend = (d: MeshDaemon, agentId: string, args: Record<string, unknown>) => driver.run(d, agentId, 'msg_send', args);
 const inbox = async (d: MeshDaemon, id: string) => (await d.request('GET', `/agents/${id}/inbox`)).body.messages as any[];
 const outbox = async (d: MeshDaemon, id: string) => (await d.request('GET', `/agents/${id}/outbox`)).body.messages as any[];
 
@@ -29,10 +27,9 @@ const fake = await startFakeOpenAI(t, (request) => {
 });
 const providers = [{ id: 'fake', type: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, defaultModel: 'fake-model' }];
 
-const d1 = await bootMeshDaemon(t, { meshConfig: MESH });
-const d2Settings = { providers };
-let d2 = await bootMeshDaemon(t, { meshConfig: MESH, withProviders: true, settings: d2Settings });
-const alice = await createMeshAgent(d1, 'Alice', { handle: 'alice', tools: [{ name: 'msg_send', enabled: true }] });
+let d1 = await bootMeshDaemon(t, { meshConfig: MESH, settings: { providers: [driver.provider] } });
+let d2 = await bootMeshDaemon(t, { meshConfig: MESH, settings: { providers } });
+const alice = await createMeshAgent(d1, 'Alice', { handle: 'alice', model: driver.model, tools: [{ name: 'msg_send', enabled: true }] });
 const bob = await createMeshAgent(d2, 'Bob', {
   handle: 'bob',
   tools: [{ name: 'msg_send', enabled: true }],
@@ -55,7 +52,7 @@ t.test('cards: signed by the agent key, endpoints, listing', async (t) => {
 });
 
 t.test('A on daemon 1 writes to B on daemon 2; B answers by parent_id', async (t) => {
-  t.match(await msgSend(d1, alice.id, { text: 'ping from A', channel: 'mesh', recipient: bob.did }), { content: /queued message 1/ });
+  t.match(await msgSend(d1, alice.id, { text: 'ping from A', channel: 'mesh', recipient: bob.did }), /queued message 1/);
   const rows = await eventually(async () => {
     const list = await inbox(d2, bob.id);
     return list.length > 0 && list;
@@ -184,12 +181,12 @@ t.test('visibility: off is 503, out of scope 403', async (t) => {
 t.test('daemon 2 down while A sends, then up: delivered exactly once', async (t) => {
   const meshPort = new URL(d2.meshUrl).port;
   const before = (await inbox(d2, bob.id)).length;
-  await d2.daemon.shutdown('test: receiver goes down');
+  await d2.stop();
   await msgSend(d1, alice.id, { text: 'while you were away', channel: 'mesh', recipient: bob.did });
   const pending = await eventually(async () => (await outbox(d1, alice.id)).find((r) => r.text === 'while you were away' && r.status === 'pending' && r.attempts >= 2), 'failed tries counted while pending');
   t.equal(pending.status_code, null, 'no receiver answered');
 
-  d2 = await bootMeshDaemon(t, { meshConfig: MESH, withProviders: true, dataDir: d2.dataDir, agentsDir: d2.agentsDir, env: { MESH_PORT: meshPort } });
+  d2 = await withMesh(await d2.restart({ MESH_PORT: meshPort }), d2.agentsDir);
   t.equal(d2.meshUrl, `http://127.0.0.1:${meshPort}`, 'daemon 2 is back on its mesh port');
   t.equal((await d2.request('POST', '/agents/load', { filePath: bob.filePath })).status, 200);
   const delivered = await eventually(async () => (await outbox(d1, alice.id)).find((r) => r.text === 'while you were away' && r.status === 'delivered'), 'the late delivery');
@@ -204,15 +201,14 @@ t.test('a pending delivery resumes after the sender restarts and arrives once', 
   const dave = await createMeshAgent(third, 'Dave', { handle: 'dave' });
   const port = new URL(third.meshUrl).port;
   const target = `${third.meshUrl}/agents/dave/inbox`;
-  await third.daemon.shutdown('test: receiver away');
+  await third.stop();
   await msgSend(d1, alice.id, { text: 'resume me', channel: 'mesh', recipient: dave.did, data: { inbox_url: target } });
   await eventually(async () => (await outbox(d1, alice.id)).find((r) => r.text === 'resume me' && r.attempts >= 1), 'a failed try');
   // Daemon 1 restarts; the row is pending in Alice's file and goes out again when she loads.
-  await d1.daemon.shutdown('test: sender restarts');
-  const again = await bootMeshDaemon(t, { meshConfig: MESH, dataDir: d1.dataDir, agentsDir: d1.agentsDir });
+  const again = (d1 = await withMesh(await d1.restart(), d1.agentsDir));
   t.equal((await again.request('POST', '/agents/load', { filePath: alice.filePath })).status, 200);
   t.equal((await outbox(again, alice.id)).find((r) => r.text === 'resume me').status, 'pending', 'still pending after the restart');
-  third = await bootMeshDaemon(t, { meshConfig: MESH, dataDir: third.dataDir, agentsDir: third.agentsDir, env: { MESH_PORT: port } });
+  third = await withMesh(await third.restart({ MESH_PORT: port }), third.agentsDir);
   t.equal((await third.request('POST', '/agents/load', { filePath: dave.filePath })).status, 200);
   const row = await eventually(async () => (await outbox(again, alice.id)).find((r) => r.text === 'resume me' && r.status === 'delivered'), 'the resumed delivery');
   t.equal(row.status_code, 202);

@@ -161,8 +161,8 @@ export interface SpawnedDaemon extends DaemonClient {
   exited: Promise<number | null>;
   /** Sends `signal` (default SIGTERM) and resolves with the exit code once the process is gone. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
-  /** Stops it (SIGTERM) and starts it again on the same data dir and environment. */
-  restart(): Promise<SpawnedDaemon>;
+  /** Stops it (SIGTERM) and starts it again on the same data dir and environment, `env` added. */
+  restart(env?: Record<string, string>): Promise<SpawnedDaemon>;
 }
 
 /**
@@ -213,9 +213,9 @@ async function startChild(t: Teardown, dataDir: string, env: Record<string, stri
   };
   return {
     child, env, url, dataDir, token, request: httpClient(url, token), stdout: () => out, stderr: () => err, exited, stop,
-    restart: async () => {
+    restart: async (more = {}) => {
       await stop();
-      return startChild(t, dataDir, env, args);
+      return startChild(t, dataDir, { ...env, ...more }, args);
     },
   };
 }

@@ -34,10 +34,10 @@ export async function bootMeshDaemon(t: Teardown, options: BootOptions & { meshC
   return withMesh(d, given ?? tempDir(t, 'agt-mesh-agents-'));
 }
 
-/** `d` with its mesh URL (from `GET /network`): after a restart too, when the port changed. */
+/** `d` with its mesh URL (from `GET /network`, once the mesh server listens): after a restart too. */
 export async function withMesh(d: SpawnedDaemon, agentsDir: string): Promise<MeshDaemon> {
-  const network = (await d.request('GET', '/network')).body;
-  return { ...d, meshUrl: network.mesh.urls[0], agentsDir };
+  const meshUrl = await eventually(async () => (await d.request('GET', '/network')).body?.mesh?.urls?.[0] as string | undefined, 'the mesh server listening');
+  return { ...d, meshUrl, agentsDir };
 }
 
 /** Creates (and loads) an agent; `patch` is merged into its config (JSON Merge Patch). */
