@@ -2,8 +2,8 @@
  * A2A on the mesh server (issue 26): the official SDK's v1.0 client and its v0.3 client against a daemon
  * (send, stream, get, cancel, input-required on an ask), signed agent cards (a tampered one fails),
  * visibility, allow and block lists, the sender proof, and two daemons talking A2A on loopback
- * (`msg_send` to the other's card URL, the reply in the inbox). Two daemons for the whole file; the
- * model is an in-process client whose reply depends on the message.
+ * (`msg_send` to the other's card URL, the reply in the inbox). Two built daemons for the whole file; the
+ * model is a fake OpenAI-format server whose reply depends on the message.
  */
 import { createPublicKey } from 'node:crypto';
 import { createServer, request as httpRequest } from 'node:http';
@@ -13,40 +13,28 @@ import { ClientFactory } from '@a2a-js/sdk/client';
 import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
 import { verifyAgentCardSignature } from '@a2a-js/sdk';
 import { canonicalJson, formatSignature, publicKeyFromDid } from '../contracts/agent-keys.js';
-import type { ModelClientProvider, ModelRequest, ModelResponse } from '../contracts/model.js';
-import type { ToolDefinition } from '../contracts/tools.js';
 import { sign } from 'node:crypto';
+import { reply } from './fakes/openai.js';
 import { bootMeshDaemon, createMeshAgent, eventually, testKey, type MeshDaemon } from './helpers/mesh.js';
+import { startToolDriver } from './helpers/tool-driver.js';
 
 const MESH = { retryBaseMs: 50, retryMaxMs: 200, maxAttempts: 3, rateLimit: 15, mdns: { enabled: false } };
-const silent = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent } as any;
-
-/** Replies by the message: `please ask` asks, `please hang` runs until stopped, else it echoes the text. */
-const model: ModelClientProvider = {
-  resolve(providerId) {
-    if (providerId !== 'a2a-test') return undefined;
-    return {
-      async complete(request: ModelRequest): Promise<ModelResponse> {
-        const base = { usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, cost: 0, provider: 'a2a-test', model: 'm', toolCalls: [] };
-        const last = request.messages.at(-1)!;
-        if (last.role === 'tool') return { ...base, text: last.name === 'ask' ? `answered: ${last.content}` : 'wrote it', stopReason: 'end' };
-        const content = String(last.content);
-        if (content.includes('please ask')) return { ...base, text: '', stopReason: 'tool_use', toolCalls: [{ id: `c${Date.now()}`, name: 'ask', args: { question: 'Which colour?' } }] };
-        if (content.includes('please write')) return { ...base, text: '', stopReason: 'tool_use', toolCalls: [{ id: `w${Date.now()}`, name: 'fs_write', args: { path: 'notes/a.txt', content: 'x' } }] };
-        if (content.includes('please hang')) return new Promise((_, reject) => request.signal.addEventListener('abort', () => reject(request.signal.reason ?? new Error('aborted')), { once: true }));
-        const said = /"text":"((?:[^"\\]|\\.)*)"/.exec(content)?.[1] ?? content;
-        return { ...base, text: `echo: ${said}`, stopReason: 'end' };
-      },
-    };
-  },
-};
+/** Replies by the message: `please ask` asks, `please hang` never answers, `please write` writes, else it echoes the text. */
+const driver = await startToolDriver(t, (request) => {
+  const last = (request.body.messages as Array<{ role: string; content: unknown; tool_call_id?: string }>).at(-1)!;
+  if (last.role === 'tool') return reply.text(String(last.tool_call_id).startsWith('ask-') ? `answered: ${String(last.content)}` : 'wrote it');
+  const content = String(last.content);
+  if (content.includes('please ask')) return reply.toolCalls([{ id: `ask-${Date.now()}`, name: 'ask', args: { question: 'Which colour?' } }]);
+  if (content.includes('please write')) return reply.toolCalls([{ id: `write-${Date.now()}`, name: 'fs_write', args: { path: 'notes/a.txt', content: 'x' } }]);
+  if (content.includes('please hang')) return reply.stall();
+  const said = /"text":"((?:[^"\\]|\\.)*)"/.exec(content)?.[1] ?? content;
+  return reply.text(`echo: ${said}`);
+});
 
 async function daemon(settings: Record<string, unknown> = {}, meshConfig: Record<string, unknown> = MESH): Promise<MeshDaemon> {
-  const d = await bootMeshDaemon(t, { meshConfig, settings });
-  d.daemon.kernel.contributions.forExtension('test-model').modelClients(model);
-  return d;
+  return bootMeshDaemon(t, { meshConfig, settings: { providers: [driver.provider], ...settings } });
 }
-const agentConfig = (extra: Record<string, unknown> = {}) => ({ model: { provider: 'a2a-test', model_id: 'm' }, tools: [{ name: 'ask', enabled: true }, { name: 'msg_send', enabled: true }], ...extra });
+const agentConfig = (extra: Record<string, unknown> = {}) => ({ model: driver.model, tools: [{ name: 'ask', enabled: true }, { name: 'msg_send', enabled: true }], ...extra });
 
 const d1 = await daemon();
 const echo = await createMeshAgent(d1, 'Echo', agentConfig({ handle: 'echo', description: 'Says back what it hears', messaging: { skills: [{ id: 'echo', name: 'Echo', description: 'repeats', tags: ['test'] }] } }));
@@ -187,8 +175,7 @@ t.test('two daemons: msg_send to the card URL of an agent on the other daemon, t
   const d2 = await daemon({ agentCeiling: { fetchAllowHosts: ['127.0.0.1'] } }, { ...MESH, maxAttempts: 100, retryMaxMs: 100 });
   const alice = await createMeshAgent(d2, 'Alice', agentConfig({ handle: 'alice', security: { fetch_allow_hosts: ['127.0.0.1'] } }));
   const shut = await createMeshAgent(d2, 'Shut', agentConfig({ handle: 'shut' }));
-  const msgSend = (agentId: string, args: Record<string, unknown>) =>
-    d2.daemon.kernel.builtinTools.find((tool: ToolDefinition) => tool.name === 'msg_send')!.run(args, { agentId, loop: 'main', turnId: undefined, signal: new AbortController().signal, logger: silent } as any);
+  const msgSend = (agentId: string, args: Record<string, unknown>) => driver.run(d2, agentId, 'msg_send', args);
   await msgSend(alice.id, { text: 'ping over A2A', channel: 'a2a', recipient: cardUrl('echo') });
   const [row] = await eventually(async () => {
     const messages = (await d2.request('GET', `/agents/${alice.id}/inbox`)).body.messages as any[];

@@ -14,6 +14,7 @@ import { attest, verifyAttestation } from '../kernel/agent-identity/attestations
 import { acceptEnvelope } from '../extensions/mesh/inbound.js';
 import { RateLimiter } from '../extensions/mesh/rate-limit.js';
 import { bootMeshDaemon, createMeshAgent, eventually, postJson, signedEnvelope, testKey } from './helpers/mesh.js';
+import { startToolDriver } from './helpers/tool-driver.js';
 
 const doubleOf = (hex: string) => Buffer.from(hex, 'hex').readDoubleBE(0);
 const refused = (fn: () => unknown) => {
@@ -186,9 +187,10 @@ t.test('acceptEnvelope checks depth before any walk, on its own (in-process deli
 });
 
 t.test('over HTTP: variants 403, malformed 400, deep 400, inbox rate 429', async (t) => {
-  const d = await bootMeshDaemon(t, { meshConfig: { inboxRateLimit: 3, mdns: { enabled: false } } });
+  const driver = await startToolDriver(t);
+  const d = await bootMeshDaemon(t, { meshConfig: { inboxRateLimit: 3, mdns: { enabled: false } }, settings: { providers: [driver.provider] } });
   const bob = await createMeshAgent(d, 'Bob', { handle: 'bob' });
-  const carol = await createMeshAgent(d, 'Carol', { handle: 'carol', tools: [{ name: 'msg_send', enabled: true }] });
+  const carol = await createMeshAgent(d, 'Carol', { handle: 'carol', model: driver.model, tools: [{ name: 'msg_send', enabled: true }] });
   const inboxUrl = `${d.meshUrl}/agents/bob/inbox`;
   const eve = testKey();
 
@@ -229,8 +231,7 @@ t.test('over HTTP: variants 403, malformed 400, deep 400, inbox rate 429', async
   t.equal((await fetch(`${d.meshUrl}/health`)).status, 200, 'the server still answers');
 
   // An agent's text with a cut emoji (a lone surrogate, which has no canonical JSON) is still signed and delivered.
-  const msgSend = d.daemon.kernel.builtinTools.find((tool: { name: string }) => tool.name === 'msg_send')!;
-  await msgSend.run({ text: 'cut \ud83d', channel: 'mesh', recipient: 'bob' }, { agentId: carol.id, loop: 'main', signal: new AbortController().signal, logger: d.daemon.kernel.logger } as never);
+  await driver.run(d, carol.id, 'msg_send', { text: 'cut \ud83d', channel: 'mesh', recipient: 'bob' });
   const row = await eventually(async () => ((await d.request('GET', `/agents/${bob.id}/inbox`)).body.messages as any[]).find((message) => message.sender === carol.did), 'the message in Bob\'s inbox');
   t.match(row, { text: 'cut \ufffd', data: { mesh: { signed: true } } });
 
