@@ -1,31 +1,28 @@
 /**
- * The telemetry extension (issue 27): one daemon (providers, mesh, telemetry) exporting to a local OTLP/HTTP
+ * The telemetry extension, on the built daemon (the shipped extensions): one daemon exporting to a local OTLP/HTTP
  * receiver. A turn with a tool call gives the GenAI span tree and attributes (contents only with
  * captureContent); `http/protobuf` arrives too; `/metrics` is Prometheus text whose counters move with a
  * turn, and its gauges (queued turns, SSE clients, extension states) read the kernel at each scrape; a
  * collector that is down or stuck changes nothing for turns and the export queue stays bounded; a
  * mesh message (and an A2A call) from a second daemon joins the receiving agent's turn to the sender's trace.
  */
-import { join } from 'node:path';
 import t from 'tap';
-import type { UmbilicalEvent } from '../contracts/events.js';
-import type { ToolDefinition } from '../contracts/tools.js';
 import { endsTurn } from './fixtures/runtime/harness.js';
 import { reply, startFakeOpenAI } from './fakes/openai.js';
-import { ROOT } from './helpers/daemon.js';
-import { bootMeshDaemon, createMeshAgent, eventually } from './helpers/mesh.js';
+import { shippedManifest } from './helpers/daemon.js';
+import { eventLog } from './helpers/events.js';
+import { bootMeshDaemon, createMeshAgent, eventually, postJson, signedEnvelope, testKey } from './helpers/mesh.js';
 import { startOtlpReceiver } from './helpers/otlp-receiver.js';
 import { openSse } from './helpers/sse-client.js';
+import { startToolDriver } from './helpers/tool-driver.js';
 
 const MAX_QUEUE = 16;
 const MESH = { retryBaseMs: 100, retryMaxMs: 400, maxAttempts: 20, mdns: { enabled: false } };
-const manifest = (serviceName: string) => ({
-  extensions: [
-    { name: 'providers', module: join(ROOT, 'extensions/providers/index.ts'), enabled: true, config: { maxRetries: 0 } },
-    { name: 'mesh', module: join(ROOT, 'extensions/mesh/index.ts'), enabled: true, config: MESH },
-    { name: 'telemetry', module: join(ROOT, 'extensions/telemetry/index.ts'), enabled: true, config: { serviceName, maxQueueSize: MAX_QUEUE, scheduledDelayMillis: 20 } },
-  ],
-});
+/** The shipped extensions, telemetry named `serviceName` with a small export queue. */
+const manifest = (serviceName: string) =>
+  shippedManifest({ providers: { maxRetries: 0 }, mesh: MESH, telemetry: { serviceName, maxQueueSize: MAX_QUEUE, scheduledDelayMillis: 20 } });
+// The senders' model: calls msg_send as a test asks.
+const driver = await startToolDriver(t);
 
 const receiver = await startOtlpReceiver(t);
 // Every turn: one tool call (`say`), then the answer.
@@ -42,8 +39,7 @@ const d = await bootMeshDaemon(t, {
     telemetry: { otlpEndpoint: receiver.url, otlpProtocol: 'http/json' },
   },
 });
-const events: UmbilicalEvent[] = [];
-t.teardown(d.daemon.kernel.bus.subscribe((e) => events.push(e)));
+const { events } = await eventLog(t, d);
 const bob = await createMeshAgent(d, 'Bob', { handle: 'bob', model: { provider: 'fake', model_id: 'fake-1' }, triggers: { on_inbox: { enabled: true, targets: [{ scope: 'agent' }] } } });
 
 async function turn(text = 'hi'): Promise<string> {
@@ -153,7 +149,9 @@ t.test('GET /metrics: the kernel gauges (ctx.gauges): queued turns, SSE clients,
   const before = await scrape();
   t.equal(metric(before, /^agt_turns_queued\{agent="Bob"\} /), 0, 'queued turns per agent, from the start');
   for (const name of ['providers', 'mesh', 'telemetry']) t.equal(metric(before, new RegExp(`^agt_extension_state\\{extension="${name}",state="started"\\} `)), 1, `${name} started`);
-  t.equal(before.split('\n').filter((l) => l.startsWith('agt_extension_state{')).length, 3, 'one state per extension of the manifest');
+  const states = before.split('\n').filter((l) => l.startsWith('agt_extension_state{'));
+  for (const entry of manifest('receiver').extensions as Array<{ name: string }>) t.equal(states.filter((l) => l.includes(`extension="${entry.name}"`)).length, 1, `one state for ${entry.name}`);
+  t.equal(states.length, manifest('receiver').extensions.length, 'one state per extension of the manifest');
   const clients = metric(before, /^agt_sse_clients /);
   t.ok(clients >= 0, 'SSE clients, from the start');
   const stream = await openSse(`${d.url}/events`, { authorization: `Bearer ${d.token}` });
@@ -168,8 +166,8 @@ t.test('GET /metrics: the kernel gauges (ctx.gauges): queued turns, SSE clients,
   const mark = events.length;
   const held = (await d.request('POST', `/agents/${bob.id}/chat`, { text: 'say it, if allowed' })).body.turnId as string;
   const requested = await eventually(async () => events.slice(mark).find((e) => e.event_type === 'hil.requested'), 'the approval task');
-  await d.daemon.kernel.inbox.deliver(bob.id, { source: 'api', text: 'wait your turn' });
-  t.equal(metric(await scrape(), /^agt_turns_queued\{agent="Bob"\} /), 1, 'the queued turn counts');
+  t.equal((await postJson(`${d.meshUrl}/agents/bob/inbox`, signedEnvelope(testKey(), bob.did, 'wait your turn'))).status, 202);
+  await eventually(async () => metric(await scrape(), /^agt_turns_queued\{agent="Bob"\} /) === 1, 'the queued turn counts');
   t.equal((await d.request('PATCH', `/agents/${bob.id}/config`, { tools: [{ name: 'say', enabled: true, restricted: false }] })).status, 200, 'the queued turn needs no approval');
   t.equal((await d.request('POST', `/agents/${bob.id}/tasks/${(requested.payload as { taskId: string }).taskId}/resolve`, { action: 'approve' })).status, 200);
   await eventually(async () => events.find((e) => endsTurn(e, held)), 'the held turn ends');
@@ -179,12 +177,10 @@ t.test('GET /metrics: the kernel gauges (ctx.gauges): queued turns, SSE clients,
 });
 
 t.test('a mesh message from another daemon: the receiving turn joins the sender trace', async (t) => {
-  const sender = await bootMeshDaemon(t, { extensions: manifest('sender'), settings: { telemetry: { otlpEndpoint: receiver.url, otlpProtocol: 'http/json' }, meshPeers: [d.meshUrl] } });
-  const alice = await createMeshAgent(sender, 'Alice', { handle: 'alice', tools: [{ name: 'msg_send', enabled: true }] });
-  const silent = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent } as any;
-  const msgSend = sender.daemon.kernel.builtinTools.find((tool: ToolDefinition) => tool.name === 'msg_send')!;
+  const sender = await bootMeshDaemon(t, { extensions: manifest('sender'), settings: { providers: [driver.provider], telemetry: { otlpEndpoint: receiver.url, otlpProtocol: 'http/json' }, meshPeers: [d.meshUrl] } });
+  const alice = await createMeshAgent(sender, 'Alice', { handle: 'alice', model: driver.model, tools: [{ name: 'msg_send', enabled: true }] });
   const before = events.length;
-  await msgSend.run({ text: 'ping', channel: 'mesh', recipient: bob.did }, { agentId: alice.id, loop: 'main', turnId: undefined, signal: new AbortController().signal, logger: silent } as any);
+  await driver.run(sender, alice.id, 'msg_send', { text: 'ping', channel: 'mesh', recipient: bob.did });
   const started = await eventually(async () => events.slice(before).find((e) => e.event_type === 'turn.started' && e.agent_id === bob.id), "Bob's on_inbox turn");
   await eventually(async () => events.find((e) => endsTurn(e, started.turn_id!)), "Bob's turn ends");
   const sent = await eventually(async () => receiver.spans.find((s) => s.service === 'sender' && s.name === 'send_message mesh'), 'the send span');
@@ -199,12 +195,10 @@ t.test('a mesh message from another daemon: the receiving turn joins the sender 
 });
 
 t.test('an A2A call from another daemon: the traceparent in the message metadata joins the sender trace', async (t) => {
-  const sender = await bootMeshDaemon(t, { extensions: manifest('a2a-sender'), settings: { telemetry: { otlpEndpoint: receiver.url, otlpProtocol: 'http/json' }, agentCeiling: { fetchAllowHosts: ['127.0.0.1'] } } });
-  const carol = await createMeshAgent(sender, 'Carol', { handle: 'carol', tools: [{ name: 'msg_send', enabled: true }], security: { fetch_allow_hosts: ['127.0.0.1'] } });
-  const silent = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent } as any;
-  const msgSend = sender.daemon.kernel.builtinTools.find((tool: ToolDefinition) => tool.name === 'msg_send')!;
+  const sender = await bootMeshDaemon(t, { extensions: manifest('a2a-sender'), settings: { providers: [driver.provider], telemetry: { otlpEndpoint: receiver.url, otlpProtocol: 'http/json' }, agentCeiling: { fetchAllowHosts: ['127.0.0.1'] } } });
+  const carol = await createMeshAgent(sender, 'Carol', { handle: 'carol', model: driver.model, tools: [{ name: 'msg_send', enabled: true }], security: { fetch_allow_hosts: ['127.0.0.1'] } });
   const before = events.length;
-  await msgSend.run({ text: 'ping over A2A', channel: 'a2a', recipient: `${d.meshUrl}/agents/bob/.well-known/agent-card.json` }, { agentId: carol.id, loop: 'main', turnId: undefined, signal: new AbortController().signal, logger: silent } as any);
+  await driver.run(sender, carol.id, 'msg_send', { text: 'ping over A2A', channel: 'a2a', recipient: `${d.meshUrl}/agents/bob/.well-known/agent-card.json` });
   const started = await eventually(async () => events.slice(before).find((e) => e.event_type === 'turn.started' && e.agent_id === bob.id), "Bob's A2A turn");
   await eventually(async () => events.find((e) => endsTurn(e, started.turn_id!)), "Bob's A2A turn ends");
   const sent = await eventually(async () => receiver.spans.find((s) => s.service === 'a2a-sender' && s.name === 'send_message a2a'), 'the send span');
@@ -218,13 +212,18 @@ t.test('an A2A call from another daemon: the traceparent in the message metadata
 
 t.test('the kernel hands on only a well-formed traceparent of an inbound message', async (t) => {
   const traceId = '0af7651916cd43dd8448eb211c80319c';
-  const inbox = d.daemon.kernel.inbox;
-  const bad = await inbox.deliver(bob.id, { source: 'api', text: 'bad context', traceparent: `00-${'0'.repeat(32)}-b7ad6b7169203331-01` });
-  const good = await inbox.deliver(bob.id, { source: 'api', text: 'good context', traceparent: `00-${traceId}-b7ad6b7169203331-01` });
+  const inboxUrl = `${d.meshUrl}/agents/bob/inbox`;
+  const send = (text: string, traceparent: string) => postJson(inboxUrl, signedEnvelope(testKey(), bob.did, text, undefined, undefined, undefined, { traceparent }));
+  t.equal((await send('bad context', `00-${'0'.repeat(32)}-b7ad6b7169203331-01`)).status, 202);
+  t.equal((await send('good context', `00-${traceId}-b7ad6b7169203331-01`)).status, 202);
   await eventually(async () => receiver.spans.some((s) => s.traceId === traceId && s.name === 'invoke_agent Bob'), "Bob's turn in the caller's trace");
-  const received = receiver.spans.filter((s) => s.name === 'receive_message api');
-  t.same(received.map((s) => [s.traceId, s.parentSpanId, s.attributes['messaging.message.id']]), [[traceId, 'b7ad6b7169203331', String(good.messageId)]], 'one receive span, for the well-formed one only');
-  t.notOk(receiver.spans.some((s) => s.attributes['messaging.message.id'] === String(bad.messageId) && s.name.startsWith('receive_message')), 'an all-zero trace id is dropped');
+  const rows = (await d.request('GET', `/agents/${bob.id}/inbox`)).body.messages as Array<{ id: number; text: string }>;
+  const good = rows.find((row) => row.text === 'good context')!;
+  const bad = rows.find((row) => row.text === 'bad context')!;
+  const received = receiver.spans.filter((s) => s.name === 'receive_message mesh' && [String(good.id), String(bad.id)].includes(String(s.attributes['messaging.message.id'])));
+  t.same(received.filter((s) => s.traceId === traceId).map((s) => [s.parentSpanId, s.attributes['messaging.message.id']]), [['b7ad6b7169203331', String(good.id)]], 'the well-formed one joins the caller\'s trace');
+  t.notOk(receiver.spans.some((s) => /^0+$/.test(s.traceId)), 'an all-zero trace id is dropped');
+  t.notOk(received.some((s) => s.parentSpanId === 'b7ad6b7169203331' && s.traceId !== traceId), 'and never used as a parent');
 });
 
 t.test('a collector that is down or stuck: turns go on, the export queue stays bounded', async (t) => {

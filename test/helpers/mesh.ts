@@ -72,9 +72,9 @@ export function testKey(): { did: string; privateKey: KeyObject } {
 
 let counter = 0;
 
-/** An envelope from `from.did` to `to`, signed by `signer` (default `from`'s own key). */
-export function signedEnvelope(from: { did: string; privateKey: KeyObject }, to: string, content: string, signer: KeyObject = from.privateKey, id = `test-${process.pid}-${++counter}`, now = new Date().toISOString()) {
-  const envelope = { version: '1.0', id, timestamp: now, from: from.did, to, payload: { content, sent_at: now } };
+/** An envelope from `from.did` to `to`, signed by `signer` (default `from`'s own key); `extra` joins the payload. */
+export function signedEnvelope(from: { did: string; privateKey: KeyObject }, to: string, content: string, signer: KeyObject = from.privateKey, id = `test-${process.pid}-${++counter}`, now = new Date().toISOString(), extra: Record<string, unknown> = {}) {
+  const envelope = { version: '1.0', id, timestamp: now, from: from.did, to, payload: { content, sent_at: now, ...extra } };
   const signature = sign(null, Buffer.from(canonicalJson(envelope), 'utf8'), signer);
   return { ...envelope, signature: formatSignature(signature) };
 }
