@@ -34,6 +34,7 @@ export const ERROR_STATUS = {
   agent_file_in_use: 409,
   payload_too_large: 413,
   storage_quota_exceeded: 507,
+  work_folder_full: 507,
   template_missing: 422,
   template_unreviewed: 422,
   template_invalid: 422,

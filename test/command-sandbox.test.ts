@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { AgentFile } from '../kernel/agents/agent-file.js';
-import { sandboxArgv } from '../kernel/runtime/sandbox/bwrap-args.js';
+import { sandboxCommand } from '../kernel/runtime/sandbox/bwrap-args.js';
 import { DEFAULT_COMMAND_LIMITS } from '../kernel/runtime/sandbox/command-limits.js';
 import { HostCommandRunner } from '../kernel/runtime/sandbox/command-runner.js';
 import { SettingsStore } from '../kernel/settings.js';
@@ -45,10 +45,11 @@ t.test('isolation as an ordinary user (uid 65534, from root)', { skip: noSandbox
 
 t.test("the daemon's private paths under a system folder are hidden", async (t) => {
   const plan = { tools: { bwrap: 'bwrap', prlimit: 'prlimit' }, mode: 'user' as const, workFolder: '/w', limits: DEFAULT_COMMAND_LIMITS, command: 'true' };
-  const argv = sandboxArgv({ ...plan, privatePaths: ['/opt/agt-data', '/home/me/agents'] });
-  t.ok(argv.join(' ').includes('--tmpfs /opt/agt-data'), 'under /opt: covered');
-  t.notOk(argv.includes('/home/me/agents'), 'under /home: not mounted at all');
+  const { argv, options } = sandboxCommand({ ...plan, privatePaths: ['/opt/agt-data', '/home/me/agents'] });
+  t.ok(options.join(' ').includes('--tmpfs /opt/agt-data'), 'under /opt: covered');
+  t.notOk([...argv, ...options].includes('/home/me/agents'), 'under /home: not mounted at all');
   t.same(argv.slice(-4), ['--', '/bin/sh', '-c', 'true'], 'the command is only the last argument');
+  t.notOk(argv.some((arg) => arg === '/w' || arg.startsWith('/opt/agt-data')), 'host paths are in the options bwrap reads on a pipe, not in its argv');
   // For real where /opt can be written (root): a data directory there is empty inside.
   if (!root || noSandbox || !existsSync('/opt')) return;
   const privateDir = mkdtempSync('/opt/agt-private-');
@@ -62,7 +63,8 @@ t.test("the daemon's private paths under a system folder are hidden", async (t) 
 
 t.test('without a sandbox commands are refused unless the agent may run them unsandboxed', async (t) => {
   const dataDir = tempDir(t, 'agt-sandbox-');
-  const runner = new HostCommandRunner({ dataDir, sandbox: false, limits: () => ({ processes: 64, memoryMb: 512, fileSizeMb: 1, cpuSeconds: 60, tmpMb: 64 }) });
+  const limits = { ...DEFAULT_COMMAND_LIMITS, fileSizeMb: 1 };
+  const runner = new HostCommandRunner({ dataDir, sandbox: false, limits: () => limits });
   const call = { agentId: 'agt-plain', command: 'cat; echo; pwd; head -c 3000000 /dev/zero > big; echo "exit $?"', stdin: '{"n":1}', trigger: 'test' };
   await t.rejects(runner.run(call), { code: 'unavailable', message: /cannot make.*agentCeiling\.allowUnsandboxedCommands.*allow_unsandboxed_commands/ });
   const out = await runner.run({ ...call, allowUnsandboxed: true });
@@ -73,6 +75,9 @@ t.test('without a sandbox commands are refused unless the agent may run them uns
   t.equal(statSync(runner.workFolder('agt-plain')).mode & 0o777, 0o700);
   t.same((await runner.runHost({ agentId: 'agt-plain', command: 'sleep 30', timeoutMs: 200 }, true)).exitCode, 124, 'host tier: 124 at the limit');
   await t.rejects(runner.run({ ...call, agentId: '../x' }), { code: 'bad_request' }, 'an agent id never names another folder');
+  // The work folder's bound holds without a sandbox too: it holds a 1 MB file now.
+  limits.workBytes = 1024 * 1024;
+  await t.rejects(runner.run({ ...call, allowUnsandboxed: true }), { code: 'work_folder_full' }, 'over 1 MB of work folder: refused');
 });
 
 t.test('agent files are created 0600, the data directory 0700', async (t) => {

@@ -160,4 +160,17 @@ t.test('command boundary: no daemon secrets, no network; a harmless command stil
   const big = await run('head -c 3000000 /dev/zero > big; echo "exit $?"; stat -c %s big');
   t.equal(JSON.parse(big.payload.text).stdout, 'exit 153\n1048576\n', 'a 1 MB file size limit from the settings');
   t.equal((await h.d.request('PATCH', '/settings', { commandLimits: { fileSizeMb: 0 } })).status, 400, 'bounds are checked');
+
+  // The work folder's bound from the settings (it holds `big`, 1 MB, already): past it, the next command fails with work_folder_full.
+  t.equal((await h.d.request('PATCH', '/settings', { commandLimits: { fileSizeMb: 4, workBytes: 2 * 1024 * 1024 } })).status, 200);
+  const fill = await run('head -c 2000000 /dev/zero > fill; echo filled');
+  t.equal(JSON.parse(fill.payload.text).stdout, 'filled\n', 'a command may pass the bound: it is measured after');
+  const refused = await run('echo never');
+  t.equal(refused.event_type, 'agent.error');
+  t.equal(refused.payload.code, 'work_folder_full', 'the next command is refused');
+  t.match(refused.payload.message, /bound of 2097152 bytes.*commandLimits\.workBytes/);
+  t.notMatch(refused.payload.message, h.d.dataDir, 'no host path in the message');
+  t.equal((await h.d.request('PATCH', '/settings', { commandLimits: { workBytes: 1000 } })).status, 400, 'at least 1 MiB');
+  t.equal((await h.d.request('PATCH', '/settings', { commandLimits: { workBytes: 8 * 1024 * 1024 } })).status, 200);
+  t.equal((await run('rm fill; echo freed')).event_type, 'turn.completed', 'a raised bound applies at the next command');
 });

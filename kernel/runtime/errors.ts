@@ -185,6 +185,17 @@ export const commandsNeedSandbox = (reason: string) =>
     `agents' commands run in a bubblewrap sandbox, which this host cannot make: ${reason}. To run them without one, as the daemon's own user with its file and network access, the owner allows it (settings agentCeiling.allowUnsandboxedCommands) and the agent's config sets security.allow_unsandboxed_commands: true`,
   );
 
+/**
+ * 507 `work_folder_full`: the agent's work folder holds more than the owner's bound (settings
+ * `commandLimits.workBytes`), or more entries than a folder may; no host path in the message (the agent reads it).
+ */
+export const workFolderFull = (workBytes: number, measured: { bytes: number } | { entries: number }) =>
+  new AgtError(
+    'work_folder_full',
+    `this agent's work folder (/work) ${'bytes' in measured ? `uses more than its bound of ${workBytes} bytes (at least ${measured.bytes})` : `holds more than ${measured.entries} files and folders`}: no command runs until the owner frees space in it or raises settings commandLimits.workBytes`,
+    { details: { workBytes } },
+  );
+
 /** 400 `bad_request`: a command for an agent id that cannot name a work folder (never one the config accepts). */
 export const badCommandAgentId = (agentId: string) => new AgtError('bad_request', `not an agent id: ${JSON.stringify(agentId.slice(0, 140))}`);
 

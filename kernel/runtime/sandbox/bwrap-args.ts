@@ -26,6 +26,10 @@
  *   As an ordinary user, bwrap makes a user namespace (`--unshare-user`, the daemon's uid inside) in
  *   which the command has no capabilities, and forbids nested ones (`--disable-userns`).
  * - Limits: `prlimit` sets the rlimits of command-limits.ts just before the shell.
+ * - What a command can learn of the host's layout: bwrap's options, which name host paths (the data
+ *   directory, the work folder), reach it on a pipe ({@link ARGS_FD}, `--args`), not in its argv, so no
+ *   `/proc/<pid>/cmdline` inside the sandbox (bwrap's own pid 1 included) shows them. The argv keeps only
+ *   paths that are the same inside: the tools under `/usr` and the sandbox's own `/work`.
  */
 import { lstatSync, readlinkSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
@@ -36,6 +40,9 @@ export const SYSTEM_ROOTS = ['/usr', '/etc', '/opt', '/bin', '/sbin', '/lib', '/
 
 /** The descriptor bwrap reports the sandbox's pid 1 on (`{"child-pid": N}`), so a kill can aim at it. */
 export const INFO_FD = 3;
+
+/** The descriptor bwrap reads its options from (`--args`): NUL-separated, up to the end of the pipe. */
+export const ARGS_FD = 4;
 
 /** Where the agent's work folder is inside the sandbox (the command's cwd and HOME). */
 export const SANDBOX_WORK = '/work';
@@ -94,39 +101,50 @@ function within(path: string, root: string): boolean {
   return below === '' || (!below.startsWith('..') && !isAbsolute(below));
 }
 
-/** The full argv: bwrap, its options, then (root) setpriv, prlimit and `/bin/sh -c command`. */
-export function sandboxArgv(plan: SandboxPlan): string[] {
+/** How to start one sandbox: the process's argv, and the options bwrap reads on {@link ARGS_FD}. */
+export interface SandboxCommand {
+  /** `bwrap --args 4 --`, then (root) setpriv and the inner bwrap, prlimit and `/bin/sh -c command`: no host path. */
+  argv: string[];
+  /** bwrap's options (namespaces, mounts, the host paths): written NUL-separated to {@link ARGS_FD}. */
+  options: string[];
+}
+
+/** The options bwrap reads, then the argv: (root) setpriv, prlimit and `/bin/sh -c command`. */
+export function sandboxCommand(plan: SandboxPlan): SandboxCommand {
   const tmpBytes = String(plan.limits.tmpMb * 1024 * 1024);
   const bound = systemRoots();
-  const argv = [plan.tools.bwrap];
-  if (plan.mode === 'user') argv.push('--unshare-user', '--disable-userns');
-  argv.push('--unshare-pid', '--unshare-ipc', '--unshare-net', '--unshare-uts', '--unshare-cgroup-try');
-  argv.push('--die-with-parent', '--new-session', '--hostname', 'agt-sandbox', '--info-fd', String(INFO_FD));
+  const options: string[] = [];
+  if (plan.mode === 'user') options.push('--unshare-user', '--disable-userns');
+  options.push('--unshare-pid', '--unshare-ipc', '--unshare-net', '--unshare-uts', '--unshare-cgroup-try');
+  options.push('--die-with-parent', '--new-session', '--hostname', 'agt-sandbox', '--info-fd', String(INFO_FD));
   for (const root of bound) {
-    if (root.link !== undefined) argv.push('--symlink', root.link, root.path);
-    else argv.push('--ro-bind', root.path, root.path);
+    if (root.link !== undefined) options.push('--symlink', root.link, root.path);
+    else options.push('--ro-bind', root.path, root.path);
   }
-  argv.push('--dev', '/dev', '--proc', '/proc');
-  for (const tmp of ['/tmp', '/var/tmp', '/dev/shm']) argv.push('--perms', '1777', '--size', tmpBytes, '--tmpfs', tmp);
+  options.push('--dev', '/dev', '--proc', '/proc');
+  for (const tmp of ['/tmp', '/var/tmp', '/dev/shm']) options.push('--perms', '1777', '--size', tmpBytes, '--tmpfs', tmp);
   const dirs = bound.filter((root) => root.link === undefined).map((root) => root.path);
   for (const path of plan.privatePaths) {
     const absolute = resolve(path);
-    if (dirs.some((root) => within(absolute, root))) argv.push('--perms', '0700', '--tmpfs', absolute);
+    if (dirs.some((root) => within(absolute, root))) options.push('--perms', '0700', '--tmpfs', absolute);
   }
-  argv.push('--bind', plan.workFolder, SANDBOX_WORK, '--chdir', SANDBOX_WORK);
+  options.push('--bind', plan.workFolder, SANDBOX_WORK, '--chdir', SANDBOX_WORK);
   // The new root itself (a tmpfs owned by the daemon's user in a user namespace) is made read-only
   // last; the mounts on it (tmpfs, work folder) keep their own mode.
-  argv.push('--remount-ro', '/');
+  options.push('--remount-ro', '/');
+  const argv = [plan.tools.bwrap, '--args', String(ARGS_FD)];
   if (plan.mode !== 'user') {
     if (plan.uid === undefined || !plan.tools.setpriv) throw new Error('a root sandbox needs the agent uid and setpriv');
-    argv.push('--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID', '--');
+    options.push('--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID');
     const id = String(plan.uid);
-    argv.push(plan.tools.setpriv, `--reuid=${id}`, `--regid=${id}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--');
+    argv.push('--', plan.tools.setpriv, `--reuid=${id}`, `--regid=${id}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--');
     // The inner bwrap: same file system, pid and other namespaces; only a user namespace that forbids nested ones.
     if (plan.mode === 'root-userns') argv.push(plan.tools.bwrap, '--unshare-user', '--disable-userns', '--dev-bind', '/', '/', '--chdir', SANDBOX_WORK, '--die-with-parent', '--');
   } else {
     argv.push('--');
   }
   argv.push(plan.tools.prlimit, ...prlimitArgs(plan.limits), '--', '/bin/sh', '-c', plan.command);
-  return argv;
+  // bwrap reads NUL-separated arguments: a NUL inside one would split it.
+  if (options.some((option) => option.includes('\0'))) throw new Error('a sandbox option holds a NUL character');
+  return { argv, options };
 }

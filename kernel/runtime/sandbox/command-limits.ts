@@ -13,6 +13,8 @@
  * - `fileSizeMb` (RLIMIT_FSIZE): the largest file a process may write (larger writes fail with EFBIG).
  * - `cpuSeconds` (RLIMIT_CPU): each process's CPU time; past it the kernel kills it.
  * - `tmpMb`: the size of each private tmpfs (`/tmp`, `/var/tmp`, `/dev/shm`), which is memory.
+ * - `workBytes`: the disk use of the agent's work folder, not an rlimit: measured after each command and
+ *   checked before the next (work-usage.ts).
  * Core dumps are off (RLIMIT_CORE 0): a crashing command leaves no image of its memory behind.
  */
 import type { CommandLimitsSettings } from '../../../contracts/command-limits.js';
@@ -23,6 +25,7 @@ export interface CommandLimits {
   fileSizeMb: number;
   cpuSeconds: number;
   tmpMb: number;
+  workBytes: number;
 }
 
 /** Safe defaults: enough for shell pipelines, interpreters and builds of small things, not for a fork bomb. */
@@ -32,6 +35,7 @@ export const DEFAULT_COMMAND_LIMITS: Readonly<CommandLimits> = Object.freeze({
   fileSizeMb: 64,
   cpuSeconds: 60,
   tmpMb: 64,
+  workBytes: 1024 * 1024 * 1024,
 });
 
 /** The limits that apply: the owner's settings over the defaults. */

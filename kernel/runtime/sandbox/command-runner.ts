@@ -9,7 +9,8 @@
  * sandbox can be made is probed once, by making one. Where none can (no `bwrap`, user namespaces
  * forbidden, ...) commands are refused with `unavailable` unless the agent's effective config (the owner's
  * ceiling applied) allows unsandboxed commands; then they run as the daemon's own user in the work folder,
- * with the same rlimits but the process count.
+ * with the same rlimits but the process count. Either way the disk use of the agent's work folder is
+ * bounded (work-usage.ts): measured after each command, the next refused while it is over.
  *
  * Always: a minimal environment (PATH, HOME, TMPDIR, LANG, AGT_AGENT_ID, AGT_TRIGGER: nothing of the
  * daemon's), the input on stdin, each output stream cut at 512 KB, and the whole sandbox killed at the
@@ -21,11 +22,13 @@ import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { chmod, chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Writable } from 'node:stream';
 import { cappedOutput, type CommandOutcome as CommandResult, type CommandRun } from '../../../contracts/commands.js';
 import { badCommandAgentId, commandsNeedSandbox } from '../errors.js';
-import { INFO_FD, SANDBOX_WORK, sandboxArgv, type SandboxMode, type SandboxTools } from './bwrap-args.js';
+import { ARGS_FD, INFO_FD, SANDBOX_WORK, sandboxCommand, type SandboxCommand, type SandboxMode, type SandboxTools } from './bwrap-args.js';
 import { DEFAULT_COMMAND_LIMITS, prlimitArgs, type CommandLimits } from './command-limits.js';
 import { SandboxUids } from './sandbox-uids.js';
+import { WorkUsage } from './work-usage.js';
 
 import { COMMAND_DEFAULT_TIMEOUT_MS } from '../../agents/limit-defaults.js';
 export { COMMAND_DEFAULT_TIMEOUT_MS };
@@ -90,6 +93,7 @@ function findTool(name: string): string | undefined {
 export class HostCommandRunner {
   readonly root: string;
   private readonly uids: SandboxUids;
+  private readonly usage = new WorkUsage(() => this.limits().workBytes);
   private state?: Promise<SandboxState>;
   private tools?: SandboxTools;
 
@@ -137,8 +141,8 @@ export class HostCommandRunner {
     try {
       if (root) await chown(folder, PROBE_UID, PROBE_UID);
       const attempt = async (mode: SandboxMode) => {
-        const argv = sandboxArgv({ tools: this.tools!, mode, uid: PROBE_UID, workFolder: folder, limits: this.limits(), privatePaths: [], command: 'exit 0' });
-        const outcome = await this.spawn(argv, {}, '/', '', PROBE_TIMEOUT_MS);
+        const sandbox = sandboxCommand({ tools: this.tools!, mode, uid: PROBE_UID, workFolder: folder, limits: this.limits(), privatePaths: [], command: 'exit 0' });
+        const outcome = await this.spawn(sandbox, {}, '/', '', PROBE_TIMEOUT_MS);
         if (outcome.exitCode === 0) return undefined;
         const said = outcome.stderr.trim().split('\n').slice(-2).join(' ');
         return `bwrap could not make a sandbox here (${said || (outcome.timedOut ? 'timed out' : `exit ${outcome.exitCode ?? outcome.signal}`)})`;
@@ -164,8 +168,17 @@ export class HostCommandRunner {
     const folder = this.workFolder(call.agentId);
     const state = await this.probe();
     if (!state.available && !call.allowUnsandboxed) throw commandsNeedSandbox(state.reason);
-    const limits = this.limits();
     await mkdir(folder, { recursive: true, mode: 0o700 });
+    await this.usage.admit(folder);
+    try {
+      return await this.runAdmitted(call, folder, state);
+    } finally {
+      this.usage.release(folder);
+    }
+  }
+
+  private async runAdmitted(call: CommandCall, folder: string, state: SandboxState): Promise<CommandOutcome> {
+    const limits = this.limits();
     const timeoutMs = call.timeoutMs ?? COMMAND_DEFAULT_TIMEOUT_MS;
     const base = { PATH: SAFE_PATH, LANG: 'C.UTF-8', AGT_AGENT_ID: call.agentId, AGT_TRIGGER: call.trigger };
     if (!state.available) {
@@ -173,13 +186,13 @@ export class HostCommandRunner {
       const prlimit = findTool('prlimit');
       const argv = [...(prlimit ? [prlimit, ...prlimitArgs(limits, false), '--'] : []), '/bin/sh', '-c', call.command];
       const env = { ...base, HOME: folder, TMPDIR: folder };
-      return { ...(await this.spawn(argv, env, folder, call.stdin, timeoutMs, call.signal)), boundary: 'unsandboxed' };
+      return { ...(await this.spawn({ argv }, env, folder, call.stdin, timeoutMs, call.signal)), boundary: 'unsandboxed' };
     }
     const uid = state.mode !== 'user' ? await this.uids.uidOf(call.agentId) : undefined;
     if (uid !== undefined) await chown(folder, uid, uid);
     // Kept 0700 whatever happened to it in between: only the agent (and root) may enter.
     await chmod(folder, 0o700);
-    const argv = sandboxArgv({
+    const sandbox = sandboxCommand({
       tools: this.tools!,
       mode: state.mode,
       uid,
@@ -189,7 +202,7 @@ export class HostCommandRunner {
       command: call.command,
     });
     const env = { ...base, HOME: SANDBOX_WORK, TMPDIR: '/tmp' };
-    return { ...(await this.spawn(argv, env, '/', call.stdin, timeoutMs, call.signal)), boundary: 'sandboxed' };
+    return { ...(await this.spawn(sandbox, env, '/', call.stdin, timeoutMs, call.signal)), boundary: 'sandboxed' };
   }
 
   /**
@@ -219,12 +232,25 @@ export class HostCommandRunner {
    * Spawns `argv` in a process group of its own. At the limit or on abort: in a sandbox, its pid 1 is
    * killed (bwrap reports it on INFO_FD) and the run ends once the kernel has killed and reaped every
    * process of the namespace (bwrap exits, the pipes close); without one, the group is killed and the
-   * pipes are let go (a `setsid` child of an unsandboxed command may hold them).
+   * pipes are let go (a `setsid` child of an unsandboxed command may hold them). A sandbox's bwrap
+   * options go on ARGS_FD, so they are in no process's argv.
    */
-  private spawn(argv: string[], env: NodeJS.ProcessEnv, cwd: string, stdin: string, timeoutMs: number, signal?: AbortSignal): Promise<Omit<CommandOutcome, 'boundary'>> {
-    const sandboxed = argv[0] === this.tools?.bwrap;
+  private spawn(
+    { argv, options }: { argv: string[]; options?: SandboxCommand['options'] },
+    env: NodeJS.ProcessEnv,
+    cwd: string,
+    stdin: string,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<Omit<CommandOutcome, 'boundary'>> {
+    const sandboxed = options !== undefined;
     return new Promise((resolve, reject) => {
-      const child = spawn(argv[0]!, argv.slice(1), { cwd, detached: true, stdio: sandboxed ? ['pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'], env });
+      const child = spawn(argv[0]!, argv.slice(1), { cwd, detached: true, stdio: sandboxed ? ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'], env });
+      if (sandboxed) {
+        const args = child.stdio[ARGS_FD] as Writable | null;
+        args?.on('error', () => {}); // a bwrap that failed early closes it unread; its exit says why
+        args?.end(`${options.join('\0')}\0`);
+      }
       // Each stream cut at 512 KB (COMMAND_OUTPUT_CAP_BYTES, D15).
       const stdout = cappedOutput('\n[output truncated]');
       const stderr = cappedOutput('\n[output truncated]');
