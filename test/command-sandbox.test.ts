@@ -5,7 +5,8 @@
  * user namespace). Plus: where no sandbox can be made, commands are refused unless allowed; agent
  * files are created 0600 and the data directory 0700.
  */
-import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -13,6 +14,7 @@ import { AgentFile } from '../kernel/agents/agent-file.js';
 import { sandboxCommand } from '../kernel/runtime/sandbox/bwrap-args.js';
 import { DEFAULT_COMMAND_LIMITS } from '../kernel/runtime/sandbox/command-limits.js';
 import { HostCommandRunner } from '../kernel/runtime/sandbox/command-runner.js';
+import { folderSize } from '../kernel/runtime/sandbox/folder-size.js';
 import { SettingsStore } from '../kernel/settings.js';
 import { agentConfig, createAgentFile } from './helpers/agent-file.js';
 import { ROOT, tempDir } from './helpers/daemon.js';
@@ -78,6 +80,19 @@ t.test('without a sandbox commands are refused unless the agent may run them uns
   // The work folder's bound holds without a sandbox too: it holds a 1 MB file now.
   limits.workBytes = 1024 * 1024;
   await t.rejects(runner.run({ ...call, allowUnsandboxed: true }), { code: 'work_folder_full' }, 'over 1 MB of work folder: refused');
+});
+
+t.test("a work folder's measure: du's count, links never followed, bounded", async (t) => {
+  const dir = tempDir(t, 'agt-folder-size-');
+  mkdirSync(join(dir, 'a/b'), { recursive: true });
+  writeFileSync(join(dir, 'a/b/data'), Buffer.alloc(100_000, 1));
+  symlinkSync(dir, join(dir, 'a/loop'));
+  symlinkSync('/usr', join(dir, 'usr'));
+  const du = Number(execFileSync('du', ['-s', '-B1', dir], { encoding: 'utf8' }).split('\t')[0]);
+  t.same(await folderSize(dir, 2 ** 40, 1000), { bytes: du, entries: 6, complete: true, tooManyEntries: false }, 'what du -s counts; a link to its own folder or to /usr is one entry');
+  t.match(await folderSize(dir, 50_000, 1000), { complete: false, tooManyEntries: false }, 'stops once past the bound');
+  t.match(await folderSize(dir, 2 ** 40, 3), { entries: 3, complete: false, tooManyEntries: true }, 'stops at the entry limit');
+  t.same(await folderSize(join(dir, 'none'), 1, 10), { bytes: 0, entries: 0, complete: true, tooManyEntries: false }, 'a folder not made yet uses nothing');
 });
 
 t.test('agent files are created 0600, the data directory 0700', async (t) => {
