@@ -111,7 +111,8 @@ export interface AgentsService {
    * network namespaces, read-only system folders, the agent's kept work folder at `/work`, rlimits from
    * settings `commandLimits`, the agent's own uid when the daemon is root), a minimal environment;
    * refused with `unavailable` where no sandbox can be made unless the agent's effective
-   * `security.allow_unsandboxed_commands` is true. The outcome's `target` is `host`; output is cut at
+   * `security.allow_unsandboxed_commands` is true, and with `work_folder_full` while the agent's work
+   * folder is over settings `commandLimits.workBytes`. The outcome's `target` is `host`; output is cut at
    * 512 KB per stream. Rejects `not_found` for an agent that is not loaded.
    */
   runHostCommand(run: CommandRun): Promise<CommandOutcome>;
