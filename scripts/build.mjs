@@ -33,7 +33,7 @@
  * - The console's web UI (extensions/console/ui/) is bundled for the browser by scripts/build-console.mjs
  *   into `dist/console/`, where the console extension serves it.
  *
- * Usage: node scripts/build.mjs [--quiet]
+ * Usage: node scripts/build.mjs [--quiet] [--out=FOLDER --without=lazy-rule,find-my-way-edit,fastify-404-edit]
  */
 import { build } from 'esbuild';
 import { buildConsole } from './build-console.mjs';
@@ -169,6 +169,7 @@ const NOT_FOUND_ROUTES = `    router.all(prefix + (prefix.endsWith('/') ? '*' : 
     router.all(prefix, routeHandler, context)`;
 const DEPENDENCY_EDITS = [
   {
+    name: 'find-my-way-edit',
     file: /[\\/]node_modules[\\/]find-my-way[\\/]lib[\\/]node\.js$/,
     edits: [[PREFIX_MATCH, [
       '  return function matchPrefixOnFirstUse (path, at) {',
@@ -178,6 +179,7 @@ const DEPENDENCY_EDITS = [
     ].join('\n')]],
   },
   {
+    name: 'fastify-404-edit',
     file: /[\\/]node_modules[\\/]fastify[\\/]lib[\\/]four-oh-four\.js$/,
     edits: [
       [NOT_FOUND_ROUTER, `${NOT_FOUND_ROUTER}
@@ -208,10 +210,10 @@ const DEPENDENCY_EDITS = [
     ],
   },
 ];
-const dependencyEditsPlugin = {
+const dependencyEditsPlugin = (without) => ({
   name: 'agt-dependency-edits',
   setup(build) {
-    for (const { file, edits } of DEPENDENCY_EDITS) {
+    for (const { file, edits } of DEPENDENCY_EDITS.filter((edit) => !without.includes(edit.name))) {
       build.onLoad({ filter: file }, (args) => {
         let source = readFileSync(args.path, 'utf8');
         for (const [passage, replacement] of edits) {
@@ -222,7 +224,7 @@ const dependencyEditsPlugin = {
       });
     }
   },
-};
+});
 
 /**
  * The bundling rule for third-party packages: what the daemon imports only statically is bundled (a start
@@ -283,7 +285,12 @@ function linkContractsBuild() {
   symlinkSync(target, link, 'junction');
 }
 
-export async function runBuild({ quiet = false } = {}) {
+/**
+ * `outDir` and `without` exist for A/B measurements (docs/performance.md): a build into another folder
+ * without the lazy-packages rule (`lazy-rule`) or one of the dependency edits (`find-my-way-edit`,
+ * `fastify-404-edit`), for bench/start-profile.ts to start beside dist/.
+ */
+export async function runBuild({ quiet = false, outDir = OUT_DIR, without = [] } = {}) {
   const started = Date.now();
   const files = SOURCE_DIRS.filter((dir) => existsSync(join(ROOT, dir))).flatMap((dir) => walk(join(ROOT, dir)));
   const extensionIndexes = existsSync(join(ROOT, 'extensions'))
@@ -304,8 +311,8 @@ export async function runBuild({ quiet = false } = {}) {
   ])];
   const assets = files.filter((file) => !isTypeScript(file) && !file.endsWith('.md'));
 
-  const out = join(ROOT, OUT_DIR);
-  const staging = join(ROOT, `${OUT_DIR}.tmp-${process.pid}`);
+  const out = join(ROOT, outDir);
+  const staging = `${out}.tmp-${process.pid}`;
   rmSync(staging, { recursive: true, force: true });
   let metafile;
   try {
@@ -328,12 +335,16 @@ export async function runBuild({ quiet = false } = {}) {
       sourcesContent: false,
       minifyWhitespace: true,
       minifySyntax: true,
-      plugins: [lazyPackagesPlugin(await lazilyImportedPackages(entryPoints)), fileUrlPlugin, dependencyEditsPlugin],
+      plugins: [
+        ...(without.includes('lazy-rule') ? [] : [lazyPackagesPlugin(await lazilyImportedPackages(entryPoints))]),
+        fileUrlPlugin,
+        dependencyEditsPlugin(without),
+      ],
       metafile: true,
       logLevel: 'warning',
     }));
     // Its output paths name the staging folder: they are written as the dist/ paths they become.
-    writeFileSync(join(staging, METAFILE), JSON.stringify(metafile).replaceAll(`"${posix(relative(ROOT, staging))}/`, `"${OUT_DIR}/`));
+    writeFileSync(join(staging, METAFILE), JSON.stringify(metafile).replaceAll(`"${posix(relative(ROOT, staging))}/`, `"${posix(outDir)}/`));
     for (const file of assets) {
       const target = join(staging, relative(ROOT, file));
       mkdirSync(dirname(target), { recursive: true });
@@ -343,23 +354,24 @@ export async function runBuild({ quiet = false } = {}) {
     await buildConsole(join(staging, 'console'));
     const info = { sourceRoot: '..', sources: SOURCE_DIRS, main: MAIN.replace(/\.ts$/, '.js'), daemon: DAEMON.replace(/\.ts$/, '.js'), builtAt: started };
     writeFileSync(join(staging, BUILD_INFO), `${JSON.stringify(info, null, 2)}\n`);
-    const old = join(ROOT, `${OUT_DIR}.old-${process.pid}`);
+    const old = `${out}.old-${process.pid}`;
     if (existsSync(out)) renameSync(out, old);
     renameSync(staging, out);
     rmSync(old, { recursive: true, force: true });
-    linkContractsBuild();
+    if (outDir === OUT_DIR) linkContractsBuild();
   } catch (error) {
     rmSync(staging, { recursive: true, force: true });
     throw error;
   }
   if (!quiet) {
     const outputs = Object.keys(metafile.outputs).filter((name) => !name.endsWith('.map'));
-    process.stdout.write(`agt: built ${entryPoints.length} entry points (${outputs.length} files, ${assets.length} copied) into ${OUT_DIR}/ in ${Date.now() - started} ms\n`);
+    process.stdout.write(`agt: built ${entryPoints.length} entry points (${outputs.length} files, ${assets.length} copied) into ${outDir}/ in ${Date.now() - started} ms\n`);
   }
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  runBuild({ quiet: process.argv.includes('--quiet') }).catch((error) => {
+  const option = (name) => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
+  runBuild({ quiet: process.argv.includes('--quiet'), outDir: option('out') ?? OUT_DIR, without: option('without')?.split(',') ?? [] }).catch((error) => {
     process.stderr.write(`agt: build failed: ${error?.stack ?? error}\n`);
     process.exit(1);
   });

@@ -45,12 +45,13 @@ export function testFiles(out, include) {
 }
 
 /**
- * Not in the quick tier: what starts processes or engines (a daemon as a child, the `agt` CLI, dockerd,
+ * Not in the quick tier: what starts processes or engines or needs dist/ (a built daemon as a child, the
+ * built `agt` CLI, dockerd,
  * dovecot, Chromium, MCP servers, SMTP), the channel adapters against their fake servers, or measures
  * scale; found from the source, so a new file is sorted without a list. The files named here are
  * in-process but take long.
  */
-const SLOW_SOURCE = /spawnDaemon|node:child_process|helpers\/(docker|dovecot|compute|mesh|mcp|smtp-sink|channels)\.js|chromium|bin\/agt/;
+const SLOW_SOURCE = /spawnDaemon|runDaemon|agtInProcess|node:child_process|helpers\/(docker|dovecot|compute|mesh|mcp|smtp-sink|channels)\.js|chromium|bin\/agt/;
 const SLOW_FILES = new Set([
   // Scale, restarts and fuzzing.
   'test/agents-scale.test.js', 'test/agent-tables-loop.test.js', 'test/tracked-folders-scale.test.js', 'test/crash-recovery.test.js',
