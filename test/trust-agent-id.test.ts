@@ -35,7 +35,7 @@ async function startDaemon(t: Test, dataDir: string, uid?: number): Promise<Daem
   if (uid !== undefined) chownSync(home, uid, uid);
   const manifest = join(home, 'extensions.json');
   writeFileSync(manifest, JSON.stringify({ extensions: [] }));
-  const { env } = prepareEnv(t, { dataDir, env: { HOME: home, TMPDIR: home, AGT_EXTENSIONS: manifest } });
+  const { env } = prepareEnv(t, { dataDir, env: { HOME: home, TMPDIR: home, AGT_EXTENSIONS: manifest, AGT_KDF_COST: '10' } });
   const node = [process.execPath, join(ROOT, 'bin/agtd.mjs')];
   const argv = uid === undefined ? node : ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', ...node];
   const child = spawn(argv[0]!, argv.slice(1), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
