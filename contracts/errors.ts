@@ -32,6 +32,7 @@ export const ERROR_STATUS = {
   name_taken: 409,
   credentials_locked: 409,
   agent_file_in_use: 409,
+  agent_id_conflict: 409,
   payload_too_large: 413,
   storage_quota_exceeded: 507,
   work_folder_full: 507,

@@ -32,6 +32,7 @@ import { loadOrCreateRuntimeKeys } from './identity/runtime-keys.js';
 import type { KdfCost } from './identity/kdf.js';
 import { RuntimeService } from './runtime/runtime.js';
 import { allowsUnsandboxedCommands, HostCommandRunner } from './runtime/sandbox/command-runner.js';
+import { readAgentKey, sameKey } from './agents/agent-key.js';
 import { resolveCommandLimits } from './runtime/sandbox/command-limits.js';
 import { daemonSqlSlots } from './runtime/sql-sandbox/sql-slots.js';
 import { builtinTools } from './runtime/tools/index.js';
@@ -119,6 +120,12 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
     privatePaths: () => {
       const current = settings.current();
       return [...(current.agentsFolder ? [current.agentsFolder] : []), ...(current.trackedFolders ?? [])];
+    },
+    // The work folder and uid of an id go only to the file holding the key the id is bound to.
+    holdsKey: (agentId) => {
+      const agent = registry.byId(agentId);
+      const known = registry.known.get(agentId);
+      return agent !== undefined && known !== undefined && sameKey(known, readAgentKey(agent.file));
     },
     onProbe: (state) => {
       if (state.available && state.fallback) logger.warn({ mode: state.mode, reason: state.fallback }, "agents' commands run in a bubblewrap sandbox without a user namespace of their own");

@@ -148,3 +148,30 @@ t.test("a limit the file leaves out, or gives as a string, zero or negative, nev
   t.same(odd.capped.map((c: { field: string }) => c.field).sort(), ['limits.command_timeout_ms', 'limits.sql_timeout_ms', 'limits.turn_timeout_ms']);
   t.equal(cap({}).config.limits.sql_timeout_ms, undefined, "a default within the owner's maximum stays the runtime's");
 });
+
+t.test('an invalid value of a typed limit refuses the file at load (422); an untyped one counts as absent', async (t) => {
+  // The schema types sql_timeout_ms, tool_timeout_ms, turn_timeout_ms and the per-turn call counts: the
+  // file is refused, naming the field, rather than loaded under a default (docs/security.md).
+  const refusals: Array<[string, unknown]> = [
+    ['sql_timeout_ms', 'soon'],
+    ['sql_timeout_ms', 60_001],
+    ['turn_timeout_ms', 0],
+    ['tool_timeout_ms', -5],
+    ['max_llm_calls_per_turn', 1.5],
+    ['max_tool_calls_per_turn', -1],
+  ];
+  for (const [name, value] of refusals) {
+    const filePath = await createAgentFile(h.dir, { limits: { [name]: value } } as never);
+    const loaded = await h.d.request('POST', '/agents/load', { filePath });
+    t.match(loaded, { status: 422, body: { code: 'load_failed', reason: 'invalid_config', path: `/limits/${name}` } }, `${name}: ${JSON.stringify(value)}`);
+  }
+  // lambda_timeout_ms and command_timeout_ms are not typed: a value that is not a positive number is no
+  // value, and the runtime's default (or the owner's maximum, when lower) applies.
+  const filePath = await createAgentFile(h.dir, { limits: { command_timeout_ms: 'soon', lambda_timeout_ms: -1 } } as never);
+  const loaded = await h.d.request('POST', '/agents/load', { filePath });
+  t.equal(loaded.status, 200, JSON.stringify(loaded.body));
+  t.same(loaded.body.capped, [], 'their defaults are within the maxima: nothing capped');
+  const { limitOf } = await import('../kernel/runtime/types.js');
+  const applied = h.d.daemon.kernel.registry.resolve(loaded.body.id).config;
+  t.same([limitOf(applied, 'command_timeout_ms', 10_000), limitOf(applied, 'lambda_timeout_ms', 5_000), applied.limits.turn_timeout_ms], [10_000, 5_000, 3_600_000], 'the defaults, and the maximum for the absent turn limit');
+});

@@ -24,8 +24,9 @@ import type { IdentityService } from '../identity/types.js';
 import { agentKeyUnavailable } from './errors.js';
 import { attest, parseAttestations, verifyAttestation, type AttestationKind, type AttestationRecord } from './attestations.js';
 
-export const AGENT_DID_KEY = 'agent.did';
-export const AGENT_SECRET_KEY = 'agent.key';
+import { AGENT_DID_KEY, AGENT_SECRET_KEY } from '../agents/agent-key.js';
+
+export { AGENT_DID_KEY, AGENT_SECRET_KEY };
 export const ATTESTATIONS_KEY = 'agent.attestations';
 
 /**
@@ -129,6 +130,8 @@ export class AgentIdentityService {
     const { envelope, dataKey } = this.deps.credentials.keys.ensure(agent);
     const previous = agent.file.identity.get(AGENT_DID_KEY)?.toString('utf8') ?? null;
     const did = agent.file.transaction(() => this.issue(agent.file, agent.id, envelope, dataKey));
+    // The owner's act: the agent's id is bound to its new key (a file with the old one is another agent now).
+    this.deps.registry.rekeyed(agent);
     this.deps.registry.log(agent, {
       level: 'info',
       origin: 'kernel',

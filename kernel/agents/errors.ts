@@ -77,6 +77,17 @@ export const agentAlreadyLoaded = (agentId: string, otherPath: string | null) =>
     details: { agentId, filePath: otherPath },
   });
 
+/**
+ * 409 `agent_id_conflict`: the file claims the id of an agent this daemon knows with another key (DID and
+ * sealed key); it may come in only `asNew`, under a fresh id (docs/agent-identity.md).
+ */
+export const agentIdConflict = (agentId: string, filePath: string, knownDid: string | null, fileDid: string | null) =>
+  new AgtError(
+    'agent_id_conflict',
+    `${filePath} claims the id ${agentId}, which this daemon knows with another key (${knownDid ?? 'no identity'}; the file has ${fileDid === knownDid ? 'the same DID without its key' : (fileDid ?? 'no identity')}); load it asNew to give it an id of its own`,
+    { details: { agentId, filePath, knownDid, fileDid } },
+  );
+
 /** 403 `AGENT_REVIEW_REQUIRED`: the file's config has not been reviewed on this machine. */
 export const reviewRequired = (agentId: string, filePath: string) =>
   new AgtError('AGENT_REVIEW_REQUIRED', `agent file ${filePath} has not been reviewed on this machine`, { details: { agentId, filePath } });

@@ -4,6 +4,7 @@
  * inbox sources on load; the reverse on unload. Events are emitted after the state they announce is
  * committed and visible.
  */
+import { randomUUID } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { AgentConfigSchema, type AgentConfig } from '../../contracts/agent-config.js';
@@ -18,6 +19,8 @@ import type { Contributions } from '../extensions/contributions.js';
 import { waitAtMost } from '../deadline.js';
 import { announceAgentFileChange } from '../extensions/agent-file-notices.js';
 import { AgentFile, BUSY_TIMEOUT_MS, isBusyError } from './agent-file.js';
+import { readAgentKey } from './agent-key.js';
+import { KnownAgents } from './known-agents.js';
 import { validateStoredConfig } from './stored-config.js';
 import { assertNoNewProblems, configProblems } from './config-checks.js';
 import { findConfigSecret } from './config-secrets.js';
@@ -74,6 +77,8 @@ export class AgentRegistry {
   readonly reviews: ReviewMarks;
   readonly umbilical = new UmbilicalWindow();
   readonly leases: LeaseKeeper;
+  /** Each agent id this daemon has seen, with its key: a file claiming a known id with another key is refused. */
+  readonly known: KnownAgents;
   /** How long opening a file waits for another process's SQLite lock before answering 409 (tests shorten it). */
   busyTimeoutMs = BUSY_TIMEOUT_MS;
 
@@ -91,6 +96,7 @@ export class AgentRegistry {
 
   constructor(private readonly deps: RegistryDeps) {
     this.reviews = new ReviewMarks(deps.dataDir, deps.logger);
+    this.known = new KnownAgents(deps.dataDir);
     this.leases = new LeaseKeeper(deps.logger, (file) => this.leaseLost(file));
     const unsubscribeBus = deps.bus.subscribe((event) => this.umbilical.record(event));
     const unsubscribeSettings = deps.settings?.onChange?.(() => this.ceilingChanged()) ?? (() => {});
@@ -158,18 +164,23 @@ export class AgentRegistry {
   /**
    * Loads an agent file; an already loaded file returns the loaded agent. `requireReview` refuses an
    * unreviewed file with 403 `AGENT_REVIEW_REQUIRED`. Missing file 404, not an agent file 422
-   * `load_failed`, held by another daemon 409 `agent_file_in_use`, same id loaded from another file 409.
+   * `load_failed`, held by another daemon 409 `agent_file_in_use`, same id loaded from another file 409,
+   * an id this daemon knows with another key 409 `agent_id_conflict` (known-agents.ts).
+   * `asNew`: the file becomes a new agent: a fresh id is written into it (its handle dropped) before it
+   * is loaded, so nothing kept or granted under the id it claimed reaches it (the caller gives it a new
+   * key: agent-identity's `regenerate`). A loaded (or loading) file is refused then (409 `conflict`).
    * `file`: the file at this path, already open (create-agent hands over the file it just made instead of
    * closing and opening it again); the registry owns it from here, and closes it when the load fails.
    * `config` (with `file`): the config its creator wrote into it this instant, after the same schema
    * check (create-agent.ts `buildConfig`): not read back and checked a second time (issue 31). A file
    * from anywhere else (opened here, or handed over by a restore) is read and fully checked.
    */
-  async load(filePath: string, options: { requireReview?: boolean; file?: AgentFile; config?: AgentConfig } = {}): Promise<LoadedAgent> {
+  async load(filePath: string, options: { requireReview?: boolean; file?: AgentFile; config?: AgentConfig; asNew?: boolean } = {}): Promise<LoadedAgent> {
     if (!isAbsolute(filePath)) throw filePathNotAbsolute(filePath);
     const canonical = canonicalPath(filePath);
     await this.closingPaths.get(canonical);
     const loaded = this.byFile.get(canonical);
+    if (options.asNew && (loaded || this.loading.has(canonical))) throw agentAlreadyLoaded(loaded?.id ?? '(loading)', canonical);
     if (loaded) {
       if (options.file && options.file !== loaded.file) await this.closeGiven(options.file);
       if (options.requireReview && !this.reviews.isReviewed(loaded.fileConfig)) throw reviewRequired(loaded.id, canonical);
@@ -178,7 +189,7 @@ export class AgentRegistry {
     let pending = this.loading.get(canonical);
     if (pending && options.file) await this.closeGiven(options.file);
     if (!pending) {
-      pending = this.open(canonical, options.requireReview === true, options.file, options.file && options.config).finally(() => this.loading.delete(canonical));
+      pending = this.open(canonical, options.requireReview === true, options.file, options.file && options.config, options.asNew === true).finally(() => this.loading.delete(canonical));
       this.loading.set(canonical, pending);
       return pending;
     }
@@ -193,14 +204,20 @@ export class AgentRegistry {
     await file.close();
   }
 
-  private async open(filePath: string, requireReview: boolean, given?: AgentFile, createdConfig?: AgentConfig): Promise<LoadedAgent> {
+  private async open(filePath: string, requireReview: boolean, given?: AgentFile, createdConfig?: AgentConfig, asNew = false): Promise<LoadedAgent> {
     const file = given ?? AgentFile.open(filePath, { busyTimeoutMs: this.busyTimeoutMs });
     let leased = false;
     let agent: LoadedAgent | undefined;
     let claimedId: string | undefined;
     try {
-      const config = createdConfig ?? validateStoredConfig(file.config.get(), filePath);
+      let config = createdConfig ?? validateStoredConfig(file.config.get(), filePath);
       assertNoSecrets(config, { filePath });
+      if (asNew) {
+        const { handle: _handle, ...rest } = config;
+        config = { ...rest, id: `agt-${randomUUID()}` };
+      }
+      const key = readAgentKey(file);
+      this.known.check(config.id, key, filePath);
       const other = this.agents.get(config.id);
       if (other || this.loadingIds.has(config.id)) {
         const otherPath = other?.filePath ?? null;
@@ -211,6 +228,10 @@ export class AgentRegistry {
       if (requireReview && !this.reviews.isReviewed(config)) throw reviewRequired(config.id, filePath);
       this.leases.acquire(file);
       leased = true;
+      // Written once the lease is ours: the file is this new agent from now on, wherever it is loaded.
+      if (asNew) file.config.put(config);
+      // Bound before anything is kept or granted under the id; a record that cannot be written fails the load.
+      this.known.remember(config.id, key);
       const settings = this.deps.settings;
       agent = new LoadedAgent(filePath, file, config, settings ? () => settings.current() : undefined);
       if (umbilicalOn(config)) this.umbilical.enable(agent.id);
@@ -228,6 +249,7 @@ export class AgentRegistry {
     this.agents.set(agent.id, agent);
     this.byFile.set(agent.filePath, agent);
     this.loadingIds.delete(agent.id);
+
     this.applied.set(agent, agent.config);
     for (const cap of agent.capped) {
       this.log(agent, { level: 'warn', origin: 'kernel', event: 'config_capped', message: `${cap.field} is capped by the owner's settings: the file asks ${JSON.stringify(cap.asked)}, ${JSON.stringify(cap.applied)} applies` });
@@ -322,6 +344,11 @@ export class AgentRegistry {
     this.unload(agent, { reason: 'lease_lost', graceMs: 0 }).catch((error: unknown) =>
       this.deps.logger.error({ err: error, agentId: agent.id }, 'unload after a lost lease failed'),
     );
+  }
+
+  /** The owner gave a loaded agent a new key (agent-identity's `regenerate`): its id is bound to that key now. */
+  rekeyed(agent: LoadedAgent): void {
+    this.known.remember(agent.id, readAgentKey(agent.file));
   }
 
   /** Releases the bus subscription and the lease timer (after unloadAll). */

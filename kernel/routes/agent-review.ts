@@ -16,6 +16,7 @@ import { reviewSummary, UNCLAIMED_IDENTITY } from '../agents/review-summary.js';
 import type { KernelServices } from '../services.js';
 import type { KernelRoutes } from './plugin.js';
 import { filePathNotAbsolute } from '../agents/errors.js';
+import { readAgentKey, sameKey } from '../agents/agent-key.js';
 
 /** The kernel services this route group uses. */
 type Uses = 'agentIdentity' | 'builtinTools' | 'contributions' | 'logger' | 'registry' | 'settings';
@@ -30,6 +31,11 @@ async function reviewInfo(services: Pick<KernelServices, Uses>, filePath: string
   const canonical = canonicalPath(filePath);
   const loaded = registry.byPath(canonical);
   const describe = async (file: AgentFile, config: Readonly<AgentConfig>) => {
+    // A file claiming the id of an agent known here with another key is not that agent: never reviewed
+    // as it, and no mark is made under that id (it would be the other agent's).
+    const known = registry.known.get(config.id);
+    const conflict = known !== undefined && !sameKey(known, readAgentKey(file));
+    if (accept && conflict) registry.known.check(config.id, readAgentKey(file), canonical);
     if (accept) registry.reviews.accept(config, canonical);
     const identity = services.agentIdentity.reviewIdentity(file, config) ?? UNCLAIMED_IDENTITY;
     // The same cap the loaded agent applies (ceiling.ts), and the extensions' config checks.
@@ -38,7 +44,7 @@ async function reviewInfo(services: Pick<KernelServices, Uses>, filePath: string
     return {
       agentId: config.id,
       filePath: canonical,
-      reviewed: registry.reviews.isReviewed(config),
+      reviewed: !conflict && registry.reviews.isReviewed(config),
       summary: { ...reviewSummary(config, identity, services.builtinTools), capped, refused },
       schemaObjects: file.schemaObjects(),
     };
@@ -60,6 +66,7 @@ export const agentReviewRoutes: KernelRoutes<Uses> = async (app, { services }) =
       schema: {
         tags: TAGS,
         summary: 'What an agent file can do, and whether it is reviewed on this machine',
+        description: '`reviewed` is false for a file that claims the id of an agent this daemon knows with another key.',
         querystring: Type.Object({ filePath: FilePath }),
         response: { 200: ReviewInfo, ...errorResponses(404, 422) },
       },
@@ -73,8 +80,9 @@ export const agentReviewRoutes: KernelRoutes<Uses> = async (app, { services }) =
       schema: {
         tags: TAGS,
         summary: 'Mark an agent file reviewed on this machine (for its current security-relevant config)',
+        description: '409 `agent_id_conflict` when the file claims the id of an agent this daemon knows with another key (load it `asNew`).',
         body: Type.Object({ filePath: FilePath }),
-        response: { 200: ReviewInfo, ...errorResponses(404, 422) },
+        response: { 200: ReviewInfo, ...errorResponses(404, 409, 422) },
       },
     },
     async (request) => reviewInfo(services, request.body.filePath, true),

@@ -12,6 +12,8 @@ import { toolEntries } from '../agents/tool-list.js';
 import type { KernelServices } from '../services.js';
 import { agentStatus } from '../agents/agent-status.js';
 import type { KernelRoutes } from './plugin.js';
+import { AgtError } from '../../contracts/errors.js';
+import { requireReadyIdentity } from '../identity/index.js';
 
 const TAGS = ['Agents'];
 const Success = Type.Object({ success: Type.Boolean() });
@@ -46,7 +48,24 @@ export const refOf = (services: Pick<KernelServices, 'registry'>, agent: LoadedA
   refused: services.registry.configProblems(agent),
 });
 
-export const agentRoutes: KernelRoutes<'registry' | 'runtime' | 'storage' | 'builtinTools' | 'contributions'> = async (app, { services }) => {
+/**
+ * Loads a file as a new agent: a fresh id (registry.ts) and, where its key can be re-sealed here, a fresh
+ * key pair with this owner's attestations; a key sealed out of reach (another installation's envelope, a
+ * locked password) stays the file's own, which was never the claimed agent's either.
+ */
+async function loadAsNew(services: Pick<KernelServices, 'registry' | 'identity' | 'agentIdentity'>, filePath: string, requireReview?: boolean): Promise<LoadedAgent> {
+  requireReadyIdentity(services, 'loading an agent file as a new agent');
+  const agent = await services.registry.load(filePath, { requireReview, asNew: true });
+  try {
+    services.agentIdentity.regenerate(agent);
+  } catch (error) {
+    if (!(error instanceof AgtError && error.code === 'credentials_locked')) throw error;
+    services.registry.log(agent, { level: 'warn', origin: 'kernel', event: 'identity_kept', message: `loaded as a new agent with the file's own key: ${error.message}` });
+  }
+  return agent;
+}
+
+export const agentRoutes: KernelRoutes<'registry' | 'runtime' | 'storage' | 'builtinTools' | 'contributions' | 'identity' | 'agentIdentity'> = async (app, { services }) => {
   const registry = services.registry;
 
   app.get(
@@ -62,15 +81,20 @@ export const agentRoutes: KernelRoutes<'registry' | 'runtime' | 'storage' | 'bui
         tags: TAGS,
         summary: 'Load an agent file (an already loaded file returns the loaded agent)',
         description:
-          '404 when the file does not exist; 422 `load_failed` (with `reason`) when it is not an agent file of a known version or its config is invalid (`secret_in_config`, with `path`, when the config holds a secret value), or when it carries triggers, views or virtual tables (`unsafe_schema`, with `objects`); 403 `AGENT_REVIEW_REQUIRED` when `requireReview` is true and the file is not reviewed here; 409 `agent_file_in_use` when another daemon holds its lease (`reason: leased`, with `holder`) or another process holds its SQLite lock (`reason: locked`).',
+          '404 when the file does not exist; 409 `agent_id_conflict` (with `agentId`, `knownDid`, `fileDid`) when it claims the id of an agent this daemon knows with another key (docs/agent-identity.md); 422 `load_failed` (with `reason`) when it is not an agent file of a known version or its config is invalid (`secret_in_config`, with `path`, when the config holds a secret value), or when it carries triggers, views or virtual tables (`unsafe_schema`, with `objects`); 403 `AGENT_REVIEW_REQUIRED` when `requireReview` is true and the file is not reviewed here; 409 `agent_file_in_use` when another daemon holds its lease (`reason: leased`, with `holder`) or another process holds its SQLite lock (`reason: locked`). ' +
+          '`asNew`: the file becomes a new agent: a fresh id written into it (handle dropped) and a fresh key pair where its key can be re-sealed here; nothing kept or granted under the id it claims reaches it. Needs the owner identity ready (409 `identity_not_ready`); a loaded file is 409 `conflict`.',
         body: Type.Object({
           filePath: Type.String({ minLength: 1, description: 'absolute path of the .agt file' }),
           requireReview: Type.Optional(Type.Boolean()),
+          asNew: Type.Optional(Type.Boolean({ description: 'load it as a new agent: a fresh id and key, nothing of the id it claims' })),
         }),
         response: { 200: AgentRef, ...errorResponses(404, 409, 422) },
       },
     },
-    async (request) => refOf(services, await registry.load(request.body.filePath, { requireReview: request.body.requireReview })),
+    async (request) => {
+      const { filePath, requireReview, asNew } = request.body;
+      return refOf(services, asNew ? await loadAsNew(services, filePath, requireReview) : await registry.load(filePath, { requireReview }));
+    },
   );
 
   app.get(

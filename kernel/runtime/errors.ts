@@ -199,6 +199,10 @@ export const workFolderFull = (workBytes: number, measured: { bytes: number } | 
 /** 400 `bad_request`: a command for an agent id that cannot name a work folder (never one the config accepts). */
 export const badCommandAgentId = (agentId: string) => new AgtError('bad_request', `not an agent id: ${JSON.stringify(agentId.slice(0, 140))}`);
 
+/** 409 `agent_id_conflict`: the agent's file does not hold the key its id is bound to; its work folder and uid are not handed out. */
+export const workFolderNotBound = (agentId: string) =>
+  new AgtError('agent_id_conflict', `agent ${agentId} does not hold the key its id is bound to on this daemon: its work folder is not handed out`, { details: { agentId } });
+
 /** 400 `bad_request`: a lambda reference that is not `path/file.ts:functionName`. */
 export const invalidLambdaRef = (ref: string) =>
   new AgtError('bad_request', `lambda must look like path/file.ts:functionName, got ${JSON.stringify(ref)}`);

@@ -22,7 +22,7 @@ import type { IdentityService } from '../identity/types.js';
 import { backupInvalid, pathNotAbsolute, restoredIdLoaded, restoreSourceMissing, restoreTargetExists, restoreTargetLoaded, sealedToAnotherOwner } from './errors.js';
 import { assertOutsideSandbox } from './paths.js';
 import { isSealedFile, UnsealError, unsealFile } from './seal.js';
-import { storedAgentId } from './scheduler.js';
+import { storedIdAndKey } from './scheduler.js';
 import { runSqliteJob, SqliteJobError } from './sqlite-job.js';
 
 export interface RestoreInput {
@@ -107,8 +107,10 @@ export async function restoreBackup(deps: RestoreDeps, input: RestoreInput): Pro
     if (check.integrity !== 'ok') throw backupInvalid(input.from, 'integrity', `integrity check failed: ${check.integrity}`);
     if (!check.marker || check.schemaVersion < 1) throw backupInvalid(input.from, 'foreign', 'not an agent file backup');
     if (check.schemaVersion > SCHEMA_VERSION) throw backupInvalid(input.from, 'newer', `written by a newer agt (schema ${check.schemaVersion}; this build reads up to ${SCHEMA_VERSION})`);
-    const id = storedAgentId(temp);
-    const same = deps.registry.list().find((agent) => agent.id === id);
+    const { id, key } = storedIdAndKey(temp);
+    // The backup of another key under a known id is another agent claiming it: only asNew brings it in.
+    if (!input.asNew) deps.registry.known.check(id, key, input.from);
+    const same = deps.registry.byId(id);
     if (same && !input.asNew) throw restoredIdLoaded(id, same.filePath);
     try {
       linkSync(temp, target);

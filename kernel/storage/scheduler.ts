@@ -16,6 +16,7 @@ import type { AgentRegistry } from '../agents/registry.js';
 import { canonicalPath } from '../agents/registry.js';
 import { AgentFile } from '../agents/agent-file.js';
 import { loadFailed } from '../agents/errors.js';
+import { readAgentKey, type AgentKey } from '../agents/agent-key.js';
 import { agentBackupDir, backupFile, backupsRoot, type BackupDeps } from './backup.js';
 import { isBackupOf } from './paths.js';
 
@@ -150,11 +151,22 @@ export class BackupScheduler {
     }
     for (const job of jobs) {
       if (this.stopped) break;
-      // A file that is not loaded is read for its id (read-only, no lease), then copied like the others.
-      const agentId = job.agentId ?? idOf(job.filePath);
+      // A file that is not loaded is read for its id (read-only, no lease), then copied like the others;
+      // one that claims the id of an agent known here with another key never goes among that agent's copies.
+      const stored = job.agentId === null ? storedOf(job.filePath) : null;
+      const agentId = job.agentId ?? stored?.id;
       if (!agentId) {
         run.failed++;
         continue;
+      }
+      if (stored) {
+        try {
+          this.deps.registry.known.check(stored.id, stored.key, job.filePath);
+        } catch (error) {
+          run.failed++;
+          this.deps.logger.warn({ err: error, agentId, filePath: job.filePath }, 'scheduled backup skipped: the file claims a known agent id with another key');
+          continue;
+        }
       }
       try {
         await backupFile(this.deps, job.filePath, agentId, { seal, scheduled: true, prune: () => this.prune(agentId, keep) });
@@ -191,19 +203,24 @@ export class BackupScheduler {
 
 /** The agent id an agent file holds, read-only (no migration, no lease); rejects as AgentFile.open does. */
 export function storedAgentId(filePath: string): string {
+  return storedIdAndKey(filePath).id;
+}
+
+/** The agent id and key (agent-key.ts) an agent file holds, read as {@link storedAgentId}. */
+export function storedIdAndKey(filePath: string): { id: string; key: AgentKey } {
   const file = AgentFile.open(filePath, { readonly: true });
   try {
     const id = (file.config.get() as { id?: unknown } | undefined)?.id;
     if (typeof id !== 'string') throw loadFailed(filePath, 'no_config', 'the file holds no agent id');
-    return id;
+    return { id, key: readAgentKey(file) };
   } finally {
     void file.close();
   }
 }
 
-function idOf(filePath: string): string | null {
+function storedOf(filePath: string): { id: string; key: AgentKey } | null {
   try {
-    return storedAgentId(filePath);
+    return storedIdAndKey(filePath);
   } catch {
     return null;
   }

@@ -24,7 +24,7 @@ import { chmod, chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { cappedOutput, type CommandOutcome as CommandResult, type CommandRun } from '../../../contracts/commands.js';
-import { badCommandAgentId, commandsNeedSandbox } from '../errors.js';
+import { badCommandAgentId, commandsNeedSandbox, workFolderNotBound } from '../errors.js';
 import { ARGS_FD, INFO_FD, SANDBOX_WORK, sandboxCommand, type SandboxCommand, type SandboxMode, type SandboxTools } from './bwrap-args.js';
 import { DEFAULT_COMMAND_LIMITS, prlimitArgs, type CommandLimits } from './command-limits.js';
 import { SandboxUids } from './sandbox-uids.js';
@@ -49,6 +49,11 @@ export interface HostCommandRunnerOptions {
   sandbox?: boolean;
   /** Told the probe's result once (the daemon logs it). */
   onProbe?(state: SandboxState): void;
+  /**
+   * True when the agent loaded under `agentId` holds the key the daemon binds to that id (the registry's
+   * known agents): the work folder and uid of an id go only to that key, checked at every command.
+   */
+  holdsKey?(agentId: string): boolean;
 }
 
 export interface CommandCall {
@@ -166,6 +171,7 @@ export class HostCommandRunner {
   /** Runs a command in the agent's sandbox; `unavailable` when none can be made and the agent may not run unsandboxed. */
   async run(call: CommandCall): Promise<CommandOutcome> {
     const folder = this.workFolder(call.agentId);
+    if (this.options.holdsKey && !this.options.holdsKey(call.agentId)) throw workFolderNotBound(call.agentId);
     const state = await this.probe();
     if (!state.available && !call.allowUnsandboxed) throw commandsNeedSandbox(state.reason);
     await mkdir(folder, { recursive: true, mode: 0o700 });
