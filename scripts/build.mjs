@@ -33,7 +33,7 @@
  * - The console's web UI (extensions/console/ui/) is bundled for the browser by scripts/build-console.mjs
  *   into `dist/console/`, where the console extension serves it.
  *
- * Usage: node scripts/build.mjs [--quiet] [--out=FOLDER --without=lazy-rule,find-my-way-edit,fastify-404-edit]
+ * Usage: node scripts/build.mjs [--quiet] [--out=FOLDER --without=lazy-rule,fastify-404-edit]
  */
 import { build } from 'esbuild';
 import { buildConsole } from './build-console.mjs';
@@ -140,44 +140,22 @@ const fileUrlPlugin = {
 };
 
 /**
- * Two edits of fastify's router code in the bundle, each making start-up work happen on first use
- * (issue 31: together ~10% of a cold start's CPU, for routes most of which no request ever reaches).
- * Each replaces a passage as written; the build fails if the passage is no longer there (an upgrade
- * changed it: look again). The sources (tests, tsx) run the packages unedited.
- *
- * - find-my-way compiles, with `new Function`, a matcher for each static node of every route tree when
- *   the route is added: a `charCodeAt` chain per path prefix of 2 to 15 characters, ~220 routes (every
- *   GET has its HEAD twin, a tree of its own). Here the node's matcher is a stub that compiles the same
- *   chain on the first lookup reaching the node, puts it in the node's `matchPrefix` (the router's only
- *   caller is `staticChild.matchPrefix(path, i)`) and answers with it; later lookups run the chain.
- * - fastify adds each not-found handler to its 404 router for all 35 HTTP methods, twice (`prefix` and
- *   `prefix/*`): with the not-found handler of every extension's scope (kernel/extensions/unavailable.ts)
- *   ~800 routes. Here they are kept in order and added to that router before its first use (lookup,
- *   find, compile, printing), so it holds the same routes; the same path given twice is added at once,
- *   so find-my-way's "already declared" error is thrown where it was.
+ * One edit of fastify's code in the bundle, making start-up work happen on first use: fastify adds each
+ * not-found handler to its 404 router for all 35 HTTP methods, twice (`prefix` and `prefix/*`); with the
+ * not-found handler of every extension's scope (kernel/extensions/unavailable.ts) that is ~800 routes at
+ * start. Here they are kept in order and added to that router before its first use (lookup, find, compile,
+ * printing), so it holds the same routes; the same path given twice is added at once, so find-my-way's
+ * "already declared" error is thrown where it was. It buys ~5% of a cold start's CPU (docs/performance.md,
+ * "The router edit"); test/router-edits.test.ts checks the answers it re-implements on dist/. The build
+ * fails if the passage is no longer there as written (an upgrade changed it: measure again, or remove the
+ * entry below and its constants to run fastify unedited).
  */
-const PREFIX_MATCH = `  const lines = []
-  for (let i = 1; i < prefix.length; i++) {
-    const charCode = prefix.charCodeAt(i)
-    lines.push(\`path.charCodeAt(i + \${i}) === \${charCode}\`)
-  }
-  return new Function('path', 'i', \`'use strict'\\nreturn \${lines.join(' && ')}\`) // eslint-disable-line`;
 const NOT_FOUND_ROUTER = `    defaultRoute: fourOhFourFallBack
   })
 `;
 const NOT_FOUND_ROUTES = `    router.all(prefix + (prefix.endsWith('/') ? '*' : '/*'), routeHandler, context)
     router.all(prefix, routeHandler, context)`;
 const DEPENDENCY_EDITS = [
-  {
-    name: 'find-my-way-edit',
-    file: /[\\/]node_modules[\\/]find-my-way[\\/]lib[\\/]node\.js$/,
-    edits: [[PREFIX_MATCH, [
-      '  return function matchPrefixOnFirstUse (path, at) {',
-      PREFIX_MATCH.replace('  return new Function(', '  this.matchPrefix = new Function('),
-      '    return this.matchPrefix(path, at)',
-      '  }',
-    ].join('\n')]],
-  },
   {
     name: 'fastify-404-edit',
     file: /[\\/]node_modules[\\/]fastify[\\/]lib[\\/]four-oh-four\.js$/,
@@ -287,8 +265,7 @@ function linkContractsBuild() {
 
 /**
  * `outDir` and `without` exist for A/B measurements (docs/performance.md): a build into another folder
- * without the lazy-packages rule (`lazy-rule`) or one of the dependency edits (`find-my-way-edit`,
- * `fastify-404-edit`), for bench/start-profile.ts to start beside dist/.
+ * without the lazy-packages rule (`lazy-rule`) or the dependency edit (`fastify-404-edit`), for bench/start-profile.ts to start beside dist/.
  */
 export async function runBuild({ quiet = false, outDir = OUT_DIR, without = [] } = {}) {
   const started = Date.now();
