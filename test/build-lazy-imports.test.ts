@@ -74,3 +74,18 @@ t.test('every lazily imported package gives dist/ the names its code uses', { sk
     here.forEach((c, i) => t.same(missing[i], [], `${c.where}: ${c.names.join(', ')}`));
   }
 });
+
+t.test('the names a lazy import gives are read off each way the sources write one', async (t) => {
+  const names = (code: string) => lazyImportsOf('x.ts', code).map((found) => found.names);
+  t.same(names(`const a = (await import('p')).A;`), [['A']], 'a property of the awaited module');
+  t.same(names(`const { A, default: d, 'B': b } = await import('p');`), [['A', 'B', 'default']], 'destructuring');
+  t.same(names(`const m: M = await import('p'); new m.A(); m.b(); function f(m: M) { return m.C; }`), [['A', 'C', 'b']], 'a binding and its uses');
+  t.same(names(`let s: S | undefined; async function g() { s ??= await import('p'); return new s.A(); }`), [['A']], '??= on a variable');
+  t.same(names(`class K { m?: M; async go() { const m = (this.m = await import('p')); m.A; this.m.B; } }`), [['A', 'B']], 'a member and a local');
+  t.same(names(`let p: Promise<M> | undefined; const load = () => (p ??= import('p')); async function h() { const { A } = await load(); }`), [['A']], 'a loader function');
+  t.same(names(`let e: Promise<M> | undefined; function load() { e ??= import('p').catch(() => undefined as never); return e; } async function h() { (await load()).A; }`), [['A']], 'a loader with catch');
+  t.same(names(`const { A } = cond ? await import('p') : { A: undefined };`), [['A']], 'either branch of ?:');
+  t.same(names(`import('p').then((m) => m.A); import('q').then(({ B }) => B);`), [['A'], ['B']], 'then with a parameter or a pattern');
+  t.same(names(`const x = () => Promise.all([import('a'), import('b')]).then(([a, b]) => ({ a, b })); async function y() { const { a, b } = await x(); a.A; b.B; }`), [['A'], ['B']], 'Promise.all taken apart by position');
+  t.same(names(`type T = typeof import('p'); await import('p');`), [[]], 'a type is not an import; an unused import gives no names');
+});
