@@ -4,16 +4,16 @@
  */
 import { join } from 'node:path';
 import t from 'tap';
-import type { UmbilicalEvent } from '../contracts/events.js';
 import { createAgentFile } from './helpers/agent-file.js';
-import { bootDaemon, ROOT, tempDir } from './helpers/daemon.js';
+import { ROOT, runDaemon, tempDir } from './helpers/daemon.js';
+import { eventLog } from './helpers/events.js';
+import { turnEnd } from './helpers/turn-wait.js';
 import { EVERYTHING } from './helpers/mcp.js';
 import { reply, startFakeOpenAI } from './fakes/openai.js';
-import { endsTurn } from './fixtures/runtime/harness.js';
 
 t.test('mcp off: 503 on its routes, the agent loads and chats', async (t) => {
   const fake = await startFakeOpenAI(t, [reply.text('hello without MCP')]);
-  const d = await bootDaemon(t, {
+  const d = await runDaemon(t, {
     extensions: {
       extensions: [
         { name: 'providers', module: join(ROOT, 'extensions/providers/index.ts'), enabled: true, config: { maxRetries: 0 } },
@@ -25,8 +25,7 @@ t.test('mcp off: 503 on its routes, the agent loads and chats', async (t) => {
       mcpServers: [{ name: 'everything', type: 'command', command: process.execPath, args: [EVERYTHING, 'stdio'] }],
     },
   });
-  const events: UmbilicalEvent[] = [];
-  t.teardown(d.daemon.kernel.bus.subscribe((e) => events.push(e)));
+  const log = await eventLog(t, d);
   const path = await createAgentFile(tempDir(t), { model: { provider: 'fake', model_id: 'fake-1' }, mcp: { servers: [{ name: 'everything', transport: 'stdio' }] } } as never);
   const loaded = await d.request('POST', '/agents/load', { filePath: path });
   t.equal(loaded.status, 200);
@@ -41,6 +40,5 @@ t.test('mcp off: 503 on its routes, the agent loads and chats', async (t) => {
   t.notOk(tools.some((tool) => tool.source.startsWith('mcp:')), 'no MCP tools');
 
   const turnId = (await d.request('POST', `/agents/${id}/chat`, { text: 'hi' })).body.turnId;
-  for (let i = 0; i < 500 && !events.some((e) => endsTurn(e, turnId)); i++) await new Promise((r) => setTimeout(r, 20));
-  t.match(events.find((e) => endsTurn(e, turnId)), { event_type: 'turn.completed', payload: { text: 'hello without MCP' } });
+  t.match(await turnEnd(log, turnId), { event_type: 'turn.completed', payload: { text: 'hello without MCP' } });
 });

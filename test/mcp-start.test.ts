@@ -5,18 +5,18 @@
  */
 import { join } from 'node:path';
 import t from 'tap';
-import type { UmbilicalEvent } from '../contracts/events.js';
 import { createAgentFile } from './helpers/agent-file.js';
-import { bootDaemon, ROOT, tempDir } from './helpers/daemon.js';
+import { ROOT, runDaemon, tempDir } from './helpers/daemon.js';
+import { eventLog } from './helpers/events.js';
+import { turnEnd } from './helpers/turn-wait.js';
 import { FIXTURE_DIR, gone, startEverythingHttp } from './helpers/mcp.js';
 import { reply, startFakeOpenAI } from './fakes/openai.js';
-import { endsTurn } from './fixtures/runtime/harness.js';
 
 t.test('a slow server does not hold the first turn; the SSE fallback', async (t) => {
   const legacy = await startEverythingHttp(t, 'sse');
   const fake = await startFakeOpenAI(t, [reply.toolCalls([{ name: 'mcp_legacy_echo', args: { message: 'over sse' } }]), reply.text('done')]);
   const fixture = join(FIXTURE_DIR, 'server.mjs');
-  const d = await bootDaemon(t, {
+  const d = await runDaemon(t, {
     extensions: {
       extensions: [
         { name: 'providers', module: join(ROOT, 'extensions/providers/index.ts'), enabled: true, config: { maxRetries: 0 } },
@@ -33,8 +33,7 @@ t.test('a slow server does not hold the first turn; the SSE fallback', async (t)
       ],
     },
   });
-  const events: UmbilicalEvent[] = [];
-  t.teardown(d.daemon.kernel.bus.subscribe((e) => events.push(e)));
+  const log = await eventLog(t, d);
   const servers = async () => Object.fromEntries(((await d.request('GET', `/agents/${id}/mcp`)).body.servers as any[]).map((s) => [s.name, s]));
   // Waits on conditions, not on clocks (the file runs on loaded machines): tap's timeout is the cap.
   const until = async (check: () => Promise<boolean>) => {
@@ -53,8 +52,7 @@ t.test('a slow server does not hold the first turn; the SSE fallback', async (t)
     return now.fast?.status === 'connected' && now.legacy?.status === 'connected';
   });
   const turnId = (await d.request('POST', `/agents/${id}/chat`, { text: 'go' })).body.turnId;
-  await until(async () => events.some((e) => endsTurn(e, turnId)));
-  t.match(events.find((e) => endsTurn(e, turnId)), { event_type: 'turn.completed', payload: { tool_calls: 1 } });
+  t.match(await turnEnd(log, turnId, 60_000), { event_type: 'turn.completed', payload: { tool_calls: 1 } });
   const atEnd = await servers();
   t.equal(atEnd.slow.status, 'connecting', 'the turn ran while the slow server was still connecting');
   t.equal(atEnd.fast.status, 'connected');

@@ -6,21 +6,15 @@
  */
 import { join } from 'node:path';
 import t from 'tap';
-import type { UmbilicalEvent } from '../contracts/events.js';
 import { createAgentFile } from './helpers/agent-file.js';
-import { bootDaemon, ROOT, tempDir } from './helpers/daemon.js';
+import { ROOT, runDaemon, tempDir } from './helpers/daemon.js';
+import { eventLog } from './helpers/events.js';
+import { turnEnd } from './helpers/turn-wait.js';
 import { reply, startFakeAnthropic } from './fakes/anthropic.js';
-import { endsTurn } from './fixtures/runtime/harness.js';
 
 const KEY_ENV = 'FAKE_ANTHROPIC_E2E_KEY';
 
 t.test('thinking + tools: the second request carries the thinking block with its signature', async (t) => {
-  const previousKey = process.env[KEY_ENV];
-  process.env[KEY_ENV] = 'sk-ant-test-key';
-  t.teardown(() => {
-    if (previousKey === undefined) delete process.env[KEY_ENV];
-    else process.env[KEY_ENV] = previousKey;
-  });
   const fake = await startFakeAnthropic(
     t,
     (request, index) => {
@@ -34,20 +28,19 @@ t.test('thinking + tools: the second request carries the thinking block with its
     },
     { expectKey: 'sk-ant-test-key' },
   );
-  const d = await bootDaemon(t, {
+  const d = await runDaemon(t, {
     extensions: { extensions: [{ name: 'providers', module: join(ROOT, 'extensions/providers/index.ts'), enabled: true, config: { maxRetries: 0 } }] },
     settings: { providers: [{ id: 'claude', type: 'anthropic', name: 'Claude', baseUrl: fake.baseUrl, apiKeyEnv: KEY_ENV }] },
+    env: { [KEY_ENV]: 'sk-ant-test-key' },
   });
-  const events: UmbilicalEvent[] = [];
-  t.teardown(d.daemon.kernel.bus.subscribe((e) => events.push(e)));
+  const log = await eventLog(t, d);
   const path = await createAgentFile(tempDir(t), {
     model: { provider: 'claude', model_id: 'claude-sonnet-4', max_tokens: 1000, reasoning: { effort: 'low' } },
   });
   const id = (await d.request('POST', '/agents/load', { filePath: path })).body.id;
 
   const turnId = (await d.request('POST', `/agents/${id}/chat`, { text: 'write a.txt' })).body.turnId;
-  for (let i = 0; i < 500 && !events.some((e) => endsTurn(e, turnId)); i++) await new Promise((r) => setTimeout(r, 20));
-  const end = events.find((e) => endsTurn(e, turnId));
+  const end = await turnEnd(log, turnId);
   t.equal(end?.event_type, 'turn.completed', JSON.stringify(end?.payload));
   t.match(end?.payload, { text: 'Done.', llm_calls: 2, tool_calls: 1 });
 

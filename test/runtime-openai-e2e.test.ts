@@ -5,11 +5,11 @@
  */
 import { join } from 'node:path';
 import t from 'tap';
-import type { UmbilicalEvent } from '../contracts/events.js';
 import { createAgentFile } from './helpers/agent-file.js';
-import { bootDaemon, ROOT, tempDir } from './helpers/daemon.js';
+import { ROOT, runDaemon, tempDir } from './helpers/daemon.js';
+import { eventLog } from './helpers/events.js';
+import { turnEnd } from './helpers/turn-wait.js';
 import { reply, startFakeOpenAI } from './fakes/openai.js';
-import { endsTurn } from './fixtures/runtime/harness.js';
 
 const manifest = {
   extensions: [{ name: 'providers', module: join(ROOT, 'extensions/providers/index.ts'), enabled: true, config: { maxRetries: 1, retryBaseMs: 10, retryMaxMs: 20 } }],
@@ -23,18 +23,13 @@ t.test('a turn over the OpenAI wire format', async (t) => {
     reply.error(500),
     reply.stall(),
   ]);
-  const d = await bootDaemon(t, {
+  const d = await runDaemon(t, {
     extensions: manifest,
     settings: { providers: [{ id: 'fake', type: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, defaultModel: 'fake-1' }] },
   });
-  const events: UmbilicalEvent[] = [];
-  t.teardown(d.daemon.kernel.bus.subscribe((e) => events.push(e)));
-  const ended = async (turnId: string) => {
-    for (let i = 0; i < 500 && !events.some((e) => endsTurn(e, turnId)); i++) await new Promise((r) => setTimeout(r, 20));
-    const end = events.find((e) => endsTurn(e, turnId));
-    if (!end) throw new Error(`turn ${turnId} did not end`);
-    return end;
-  };
+  const log = await eventLog(t, d);
+  const events = log.events;
+  const ended = (turnId: string) => turnEnd(log, turnId);
   const path = await createAgentFile(tempDir(t), { model: { provider: 'fake', model_id: 'fake-1' }, instructions: 'You are terse.' });
   const id = (await d.request('POST', '/agents/load', { filePath: path })).body.id;
 
@@ -48,7 +43,7 @@ t.test('a turn over the OpenAI wire format', async (t) => {
   t.ok(first!.body.tools.some((tool: any) => tool.function.name === 'fs_write'), 'built-in tools are offered');
   const toolMessage = second!.body.messages.find((m: any) => m.role === 'tool');
   t.match(toolMessage, { tool_call_id: 'call_1', content: /wrote hello.txt/ });
-  t.equal(d.daemon.kernel.registry.resolve(id).file.files.read('hello.txt')!.content.toString(), 'from the model');
+  t.match((await d.request('GET', `/agents/${id}/files/content?path=hello.txt`)).body, { path: 'hello.txt', content: 'from the model' }, 'the file is in the agent');
   t.ok(events.some((e) => e.event_type === 'llm.delta' && e.turn_id === turn), 'streamed deltas');
   const usage = events.filter((e) => e.event_type === 'llm.completed').map((e) => (e.payload as any).usage.input);
   t.same(usage, [12, 40]);

@@ -5,18 +5,17 @@
  */
 import { join } from 'node:path';
 import t from 'tap';
-import type { UmbilicalEvent } from '../contracts/events.js';
 import { createAgentFile } from './helpers/agent-file.js';
-import { bootDaemon, ROOT, tempDir } from './helpers/daemon.js';
-import { endsTurn } from './fixtures/runtime/harness.js';
+import { ROOT, runDaemon, tempDir } from './helpers/daemon.js';
+import { eventLog } from './helpers/events.js';
+import { turnEnd } from './helpers/turn-wait.js';
 
 t.test('providers off: /providers is 503 and a turn ends in agent.error unavailable', async (t) => {
-  const d = await bootDaemon(t, {
+  const d = await runDaemon(t, {
     extensions: { extensions: [{ name: 'providers', module: join(ROOT, 'extensions/providers/index.ts'), enabled: false }] },
     settings: { providers: [{ id: 'local', type: 'openai-compatible', name: 'Local', baseUrl: 'http://127.0.0.1:9/v1', defaultModel: 'm' }] },
   });
-  const events: UmbilicalEvent[] = [];
-  t.teardown(d.daemon.kernel.bus.subscribe((e) => events.push(e)));
+  const log = await eventLog(t, d);
 
   const providers = await d.request('GET', '/providers');
   t.equal(providers.status, 503);
@@ -28,8 +27,7 @@ t.test('providers off: /providers is 503 and a turn ends in agent.error unavaila
   const chat = await d.request('POST', `/agents/${loaded.body.id}/chat`, { text: 'hello' });
   t.equal(chat.status, 202);
   const turnId = chat.body.turnId as string;
-  for (let i = 0; i < 500 && !events.some((e) => endsTurn(e, turnId)); i++) await new Promise((r) => setTimeout(r, 20));
-  const end = events.find((e) => endsTurn(e, turnId));
+  const end = await turnEnd(log, turnId);
   t.equal(end?.event_type, 'agent.error');
   t.match(end?.payload, { code: 'unavailable', turn_id: turnId });
   t.equal(end?.agent_id, loaded.body.id);
