@@ -14,26 +14,28 @@ import type { UmbilicalEvent } from '../contracts/events.js';
 import { announceAgentFileChange } from '../kernel/extensions/agent-file-notices.js';
 import { ExtensionPoints } from '../kernel/extensions/points.js';
 import { createAgentFile } from './helpers/agent-file.js';
-import { bootDaemon, tempDir } from './helpers/daemon.js';
-import { nextEvent, trackedManifest } from './helpers/tracked-folders.js';
+import { runDaemon, tempDir } from './helpers/daemon.js';
+import { daemonStarted } from './helpers/daemon-started.js';
+import { nextLogEvent, trackedManifest } from './helpers/tracked-folders.js';
 
 t.test('what the daemon writes is indexed before it answers', async (t) => {
   const agents = tempDir(t);
-  const d = await bootDaemon(t, { extensions: trackedManifest(), settings: { trackedFolders: [agents] } });
+  const d = await runDaemon(t, { extensions: trackedManifest(), settings: { trackedFolders: [agents] } });
   t.equal((await d.request('POST', '/identity/create', { passphrase: 'owner passphrase' })).status, 201);
-  const added: Array<UmbilicalEvent<'tracked.changed'>> = [];
-  const unsubscribe = d.daemon.kernel.bus.subscribe((event) => {
-    if (event.event_type === 'tracked.changed' && (event as UmbilicalEvent<'tracked.changed'>).payload.change === 'added') added.push(event as UmbilicalEvent<'tracked.changed'>);
-  });
-  t.teardown(unsubscribe);
+  // Its watchers are set up as the extension starts: after the listening line.
+  const log = await daemonStarted(t, d);
+  const added = () => log.events.filter((event): event is UmbilicalEvent<'tracked.changed'> => event.event_type === 'tracked.changed' && (event as UmbilicalEvent<'tracked.changed'>).payload.change === 'added');
   const count = async () => (await d.request('GET', '/tracked-folders')).body.folders.find((f: any) => f.path === agents)?.agentCount;
   const listed = async () => (await d.request('GET', '/tracked-folders/agents')).body.agents as Array<{ filePath: string; name: string; loaded: boolean; reviewed: boolean }>;
 
   t.test('create, then count, list, stop and start by name at once', async (t) => {
     const created = await d.request('POST', '/agents/create', { name: 'Quick Study', directory: agents });
+    const answeredAt = Date.now();
     t.equal(created.status, 201);
     const { agentId, filePath } = created.body;
-    t.ok(added.some((e) => e.payload.filePath === filePath && e.agent_id === agentId), 'tracked.changed added went out before the answer');
+    const announced = await log.waitFor((e) => e.event_type === 'tracked.changed' && (e.payload as { change?: string; filePath?: string }).change === 'added' && (e.payload as { filePath?: string }).filePath === filePath, 'tracked.changed added');
+    t.equal(announced.agent_id, agentId);
+    t.ok(announced.timestamp <= answeredAt, 'tracked.changed added went out before the answer');
     t.equal(await count(), 1, 'GET /tracked-folders counts it');
     t.match((await listed()).find((a) => a.filePath === filePath), { name: 'Quick Study', loaded: true, reviewed: true });
     t.equal((await d.request('POST', `/agents/${agentId}/stop`)).status, 200);
@@ -47,10 +49,10 @@ t.test('what the daemon writes is indexed before it answers', async (t) => {
 
     // The watcher reports the created files later: not a second `added`. A file made after them is
     // reported after them, so once it is, theirs have been handled.
-    const marker = nextEvent(d, 'tracked.changed', (e) => e.payload.change === 'added' && e.payload.filePath === join(agents, 'marker.agt'));
+    const marker = nextLogEvent(log, 'tracked.changed', (e) => e.payload.change === 'added' && e.payload.filePath === join(agents, 'marker.agt'));
     await createAgentFile(agents, { name: 'marker' }, { fileName: 'marker.agt' });
     await marker;
-    t.equal(added.filter((e) => e.payload.filePath === filePath).length, 1, 'announced once');
+    t.equal(added().filter((e) => e.payload.filePath === filePath).length, 1, 'announced once');
     t.equal(await count(), 3);
   });
 

@@ -6,7 +6,7 @@
 import t from 'tap';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { bootDaemon, tempDir } from './helpers/daemon.js';
+import { runDaemon, tempDir } from './helpers/daemon.js';
 import { reviewedAgentFile, trackedManifest } from './helpers/tracked-folders.js';
 
 /** 100 folders of 100 files (a document tree), `agents` of them agent files. */
@@ -25,7 +25,7 @@ t.test('10,000 files walked while /health stays responsive', async (t) => {
   const made = performance.now();
   await bigTree(root);
   t.comment(`tree made in ${(performance.now() - made).toFixed(0)} ms`);
-  const d = await bootDaemon(t, { extensions: trackedManifest() });
+  const d = await runDaemon(t, { extensions: trackedManifest() });
   for (const n of [3, 47, 91]) await reviewedAgentFile(d, join(root, `folder-${n}`, 'docs'), { name: `Agent ${n}` });
 
   const latencies: number[] = [];

@@ -6,15 +6,17 @@
 import t from 'tap';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { bootDaemon, tempDir } from './helpers/daemon.js';
+import { runDaemon, tempDir } from './helpers/daemon.js';
 import { createAgentFile } from './helpers/agent-file.js';
 import { reviewedAgentFile, trackedManifest } from './helpers/tracked-folders.js';
 
+// One daemon for the file: the second test starts from no tracked folders and no loaded agents.
+const one = tempDir(t);
+const two = tempDir(t);
+const d = await runDaemon(t, { extensions: trackedManifest(true, { watch: false }), settings: { trackedFolders: [one, two] } });
+
 t.test('start by id, handle or name across tracked folders', async (t) => {
-  const one = tempDir(t);
-  const two = tempDir(t);
   mkdirSync(join(two, 'nested', 'deeper'), { recursive: true });
-  const d = await bootDaemon(t, { extensions: trackedManifest(true, { watch: false }), settings: { trackedFolders: [one, two] } });
   const scout = await reviewedAgentFile(d, one, { name: 'Scout Ranger', handle: 'scout', triggers: { on_startup: { enabled: true, targets: [{ scope: 'agent' }] } } });
   const deep = await reviewedAgentFile(d, join(two, 'nested', 'deeper'), { name: 'Deep Diver', id: 'agt-deep-diver' });
   await reviewedAgentFile(d, one, { name: 'Twin' }, 'twin-a.agt');
@@ -54,7 +56,8 @@ t.test('/tracked-folders: add, list, agents without loading, remove', async (t) 
   mkdirSync(inner);
   mkdirSync(join(root, 'node_modules'));
   mkdirSync(join(root, '.hidden'));
-  const d = await bootDaemon(t, { extensions: trackedManifest(true, { watch: false }), settings: { maxScanDepth: 2 } });
+  for (const agent of (await d.request('GET', '/agents')).body) t.equal((await d.request('POST', `/agents/${agent.id}/stop`)).status, 200);
+  t.equal((await d.request('PATCH', '/settings', { trackedFolders: [], maxScanDepth: 2 })).status, 200);
   t.same((await d.request('GET', '/tracked-folders')).body, { folders: [], maxScanDepth: 2 });
 
   const a = await reviewedAgentFile(d, root, { name: 'Alpha', handle: 'alpha', autostart: true });

@@ -7,16 +7,19 @@
 import t from 'tap';
 import { copyFileSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { bootDaemon, tempDir } from './helpers/daemon.js';
+import { runDaemon, tempDir } from './helpers/daemon.js';
+import { daemonStarted } from './helpers/daemon-started.js';
 import { createAgentFile } from './helpers/agent-file.js';
-import { nextEvent, reviewedAgentFile, trackedManifest } from './helpers/tracked-folders.js';
+import { nextLogEvent, reviewedAgentFile, trackedManifest } from './helpers/tracked-folders.js';
 
 t.test('files added, moved and removed in a watched folder', async (t) => {
   const root = tempDir(t);
   const staging = tempDir(t);
   const outside = tempDir(t);
   mkdirSync(join(root, 'sub'));
-  const d = await bootDaemon(t, { extensions: trackedManifest(), settings: { trackedFolders: [root] } });
+  const d = await runDaemon(t, { extensions: trackedManifest(), settings: { trackedFolders: [root] } });
+  // Its watchers are set up as the extension starts: after the listening line.
+  const log = await daemonStarted(t, d);
   // The listing answers once the first walk and the watcher's are over.
   t.same((await d.request('GET', '/tracked-folders')).body.folders, [{ path: root, exists: true, agentCount: 0, truncated: false }]);
 
@@ -27,8 +30,8 @@ t.test('files added, moved and removed in a watched folder', async (t) => {
 
   t.test('a reviewed autostart file dropped in starts', async (t) => {
     const staged = await reviewedAgentFile(d, staging, { name: 'Dropper', autostart: true });
-    const added = nextEvent(d, 'tracked.changed', (e) => e.payload.change === 'added' && e.payload.filePath === join(root, 'dropper.agt'));
-    const started = nextEvent(d, 'agent.started');
+    const added = nextLogEvent(log, 'tracked.changed', (e) => e.payload.change === 'added' && e.payload.filePath === join(root, 'dropper.agt'));
+    const started = nextLogEvent(log, 'agent.started');
     copyFileSync(staged, join(root, 'dropper.agt'));
     t.match((await added).payload, { folder: root });
     const event = await started;
@@ -37,7 +40,7 @@ t.test('files added, moved and removed in a watched folder', async (t) => {
   });
 
   t.test('an unreviewed or manual file dropped in is indexed, not started', async (t) => {
-    const added = nextEvent(d, 'tracked.changed', (e) => e.payload.filePath === join(root, 'sub', 'quiet.agt'));
+    const added = nextLogEvent(log, 'tracked.changed', (e) => e.payload.filePath === join(root, 'sub', 'quiet.agt'));
     await createAgentFile(join(root, 'sub'), { name: 'Quiet', autostart: true }, { fileName: 'quiet.agt' });
     await added;
     t.notOk((await d.request('GET', '/agents')).body.some((a: any) => a.name === 'Quiet'), 'unreviewed: not started');
@@ -46,7 +49,7 @@ t.test('files added, moved and removed in a watched folder', async (t) => {
   });
 
   t.test('a moved file is found at its new path', async (t) => {
-    const moved = nextEvent(d, 'tracked.changed', (e) => e.payload.change === 'moved');
+    const moved = nextLogEvent(log, 'tracked.changed', (e) => e.payload.change === 'moved');
     renameSync(join(root, 'sub', 'quiet.agt'), join(root, 'quiet-moved.agt'));
     t.match((await moved).payload, { filePath: join(root, 'quiet-moved.agt'), from: join(root, 'sub', 'quiet.agt') });
     await d.request('POST', '/agents/review/accept', { filePath: join(root, 'quiet-moved.agt') });
@@ -57,8 +60,8 @@ t.test('files added, moved and removed in a watched folder', async (t) => {
 
   t.test('a running agent whose file moves runs on from the new path', async (t) => {
     const id = (await d.request('GET', '/agents')).body.find((a: any) => a.name === 'Dropper').id;
-    const moved = nextEvent(d, 'tracked.changed', (e) => e.payload.change === 'moved' && e.agent_id === id);
-    const startedAgain = nextEvent(d, 'agent.started', (e) => e.agent_id === id);
+    const moved = nextLogEvent(log, 'tracked.changed', (e) => e.payload.change === 'moved' && e.agent_id === id);
+    const startedAgain = nextLogEvent(log, 'agent.started', (e) => e.agent_id === id);
     renameSync(join(root, 'dropper.agt'), join(root, 'sub', 'dropper.agt'));
     await moved;
     await startedAgain;
@@ -67,8 +70,8 @@ t.test('files added, moved and removed in a watched folder', async (t) => {
 
   t.test('a loaded agent whose file is deleted is unloaded with a reason', async (t) => {
     const id = (await d.request('GET', '/agents')).body.find((a: any) => a.name === 'Quiet').id;
-    const unloaded = nextEvent(d, 'agent.unloaded', (e) => e.agent_id === id);
-    const removed = nextEvent(d, 'tracked.changed', (e) => e.payload.change === 'removed' && e.agent_id === id);
+    const unloaded = nextLogEvent(log, 'agent.unloaded', (e) => e.agent_id === id);
+    const removed = nextLogEvent(log, 'tracked.changed', (e) => e.payload.change === 'removed' && e.agent_id === id);
     rmSync(join(root, 'quiet-moved.agt'));
     t.match((await unloaded).payload, { name: 'Quiet', reason: 'file_removed' });
     t.match((await removed).payload, { filePath: join(root, 'quiet-moved.agt') });
@@ -79,10 +82,10 @@ t.test('files added, moved and removed in a watched folder', async (t) => {
 
   t.test('a file unreadable when first seen (a copy under way) starts once it is whole', async (t) => {
     const staged = await reviewedAgentFile(d, staging, { name: 'Slowcopy', autostart: true });
-    const seen = nextEvent(d, 'tracked.changed', (e) => e.payload.filePath === join(root, 'slow.agt'));
+    const seen = nextLogEvent(log, 'tracked.changed', (e) => e.payload.filePath === join(root, 'slow.agt'));
     writeFileSync(join(root, 'slow.agt'), 'the first bytes of a copy');
     t.match((await seen).payload, { change: 'added' });
-    const started = nextEvent(d, 'agent.started');
+    const started = nextLogEvent(log, 'agent.started');
     copyFileSync(staged, join(root, 'slow.agt'));
     const event = await started;
     t.match((await d.request('GET', `/agents/${event.agent_id}`)).body, { filePath: join(root, 'slow.agt'), config: { name: 'Slowcopy' } });
