@@ -1,20 +1,22 @@
 /**
  * Provider kinds belong to the providers extension, not the kernel: the settings accept any kind name,
  * the extension lists a kind it does not serve as `unsupported_type` and refuses to check it, list its
- * models or resolve it (422 `unsupported_provider_type`, naming the kinds it serves), and another
- * extension that serves the kind still gets the model call.
+ * models or resolve it (422 `unsupported_provider_type`, naming the kinds it serves). Built daemon; how
+ * the kernel resolves a model call for such a kind is in providers-kinds-internals.test.ts.
  */
 import t from 'tap';
 import { join } from 'node:path';
-import type { ModelClient } from '../contracts/model.js';
-import { bootDaemon, ROOT } from './helpers/daemon.js';
+import { createAgentFile } from './helpers/agent-file.js';
+import { ROOT, runDaemon, tempDir } from './helpers/daemon.js';
+import { eventLog } from './helpers/events.js';
+import { turnEnd } from './helpers/turn-wait.js';
 
 const MODULE = join(ROOT, 'extensions/providers/index.ts');
 const BEDROCK = { id: 'bed', type: 'bedrock', name: 'Bedrock', baseUrl: 'http://127.0.0.1:9' };
 const SERVES = /which the providers extension does not serve \(it serves anthropic, openai, openai-compatible, openrouter\)/;
 
 t.test('a kind the providers extension does not serve', async (t) => {
-  const d = await bootDaemon(t, {
+  const d = await runDaemon(t, {
     extensions: { extensions: [{ name: 'providers', module: MODULE, enabled: true }] },
     settings: { providers: [BEDROCK, { id: 'local', type: 'openai-compatible', name: 'Local', baseUrl: 'http://127.0.0.1:9/v1' }] },
   });
@@ -40,15 +42,14 @@ t.test('a kind the providers extension does not serve', async (t) => {
     }
   });
 
-  t.test('a model call: the clear error, unless another extension serves the kind', async (t) => {
-    const contributions = d.daemon.kernel.contributions;
-    const context = { agentId: 'a1', agentProviders: [], readCredential: async () => undefined };
-    await t.rejects(contributions.resolveModelClient('bed', context), { code: 'unsupported_provider_type', message: SERVES });
-    t.equal(await contributions.resolveModelClient('nope', context), undefined, 'an unknown id is still nobody\'s');
-
-    const client: ModelClient = { complete: async () => ({}) as never };
-    contributions.forExtension('bedrock-test').modelClients({ resolve: (id) => (id === 'bed' ? client : undefined) });
-    t.teardown(() => contributions.withdraw('bedrock-test'));
-    t.equal(await contributions.resolveModelClient('bed', context), client, 'a later contributor is still asked');
+  t.test("an agent's turn on that kind ends in the clear error", async (t) => {
+    const log = await eventLog(t, d);
+    const path = await createAgentFile(tempDir(t), { model: { provider: 'bed', model_id: 'titan' } });
+    const id = (await d.request('POST', '/agents/load', { filePath: path })).body.id;
+    const chat = await d.request('POST', `/agents/${id}/chat`, { text: 'hello' });
+    t.equal(chat.status, 202);
+    const end = await turnEnd(log, chat.body.turnId);
+    t.match(end, { event_type: 'agent.error', payload: { code: 'unsupported_provider_type' } });
+    t.match(JSON.stringify(end.payload), SERVES, 'naming the kinds it serves');
   });
 });

@@ -2,13 +2,12 @@
  * The providers routes in a real daemon loading the extension from a manifest: listing with key
  * presence and status, read one, check (models list, 1-token completion fallback, failures), models,
  * the agent-scoped list, settings changes applied without restart, and keys absent from every
- * response and from the daemon's debug log.
+ * response and from the daemon's debug log. Built daemons: one serves the file, a second logs at debug.
  */
 import t, { type Test } from 'tap';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createAgentFile } from './helpers/agent-file.js';
-import { bootDaemon, ROOT, spawnDaemon, tempDir, type TestDaemon } from './helpers/daemon.js';
+import { ROOT, runDaemon, tempDir } from './helpers/daemon.js';
 import { startFakeAnthropic } from './fakes/anthropic.js';
 import { reply, startFakeOpenAI } from './fakes/openai.js';
 
@@ -18,29 +17,46 @@ const MODULE = join(ROOT, 'extensions/providers/index.ts');
 const CONFIG = { retryBaseMs: 10, retryMaxMs: 50, checkTimeoutMs: 2_000, timeoutMs: 5_000, idleTimeoutMs: 2_000 };
 const manifest = { extensions: [{ name: 'providers', module: MODULE, enabled: true, config: CONFIG }] };
 
-// The extension reads keys from the daemon's process environment, which in-process tests share.
-process.env[ENV] = KEY;
-t.teardown(() => void delete process.env[ENV]);
-
 const noKeyIn = (t: Test, text: string, where: string) => t.notOk(text.includes(KEY) || text.includes(KEY.slice(3, 18)), `no key in ${where}`);
 
-async function boot(t: Test, providers: unknown[]): Promise<TestDaemon> {
-  return bootDaemon(t, { extensions: manifest, settings: { providers } });
-}
+// The upstreams of the shared daemon's providers.
+const openai = await startFakeOpenAI(t, [], { expectKey: KEY, models: ['gpt-4o', 'gpt-4o-mini'] });
+const anthropic = await startFakeAnthropic(t, [], { expectKey: KEY });
+const bare = await startFakeOpenAI(t, [reply.text('p')], { models: null });
+const broken = await startFakeOpenAI(t, [], { modelsStatus: 500 });
+const { createServer } = await import('node:http');
+const silent = createServer(() => {}); // accepts, never answers
+await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+t.teardown(() => {
+  silent.closeAllConnections();
+  return new Promise<void>((resolve) => silent.close(() => resolve()));
+});
+const silentPort = (silent.address() as { port: number }).port;
+
+const d = await runDaemon(t, {
+  extensions: manifest,
+  env: { [ENV]: KEY },
+  settings: {
+    providers: [
+      { id: 'oa', type: 'openai', name: 'OpenAI', baseUrl: openai.baseUrl, defaultModel: 'gpt-4o', apiKeyEnv: ENV },
+      { id: 'an', type: 'anthropic', name: 'Anthropic', baseUrl: anthropic.baseUrl, apiKeyEnv: ENV, requestDelayMs: 100 },
+      { id: 'nokey', type: 'openrouter', name: 'OpenRouter', baseUrl: openai.baseUrl, apiKeyEnv: 'TEST_UNSET_VAR_AGT' },
+      { id: 'local', type: 'openai-compatible', name: 'Local', baseUrl: openai.baseUrl },
+      { id: 'bare', type: 'openai-compatible', name: 'Bare', baseUrl: bare.baseUrl, defaultModel: 'tiny' },
+      { id: 'broken', type: 'openai-compatible', name: 'Broken', baseUrl: broken.baseUrl },
+      { id: 'gone', type: 'openai-compatible', name: 'Gone', baseUrl: 'http://127.0.0.1:9/v1' },
+      { id: 'slow', type: 'openai-compatible', name: 'Slow', baseUrl: `http://127.0.0.1:${silentPort}/v1` },
+    ],
+  },
+});
+const FIRST = ['oa', 'an', 'nokey', 'local'];
+const first = (providers: any[]) => providers.filter((p) => FIRST.includes(p.id));
 
 t.test('list, read, check and models of app providers', async (t) => {
-  const openai = await startFakeOpenAI(t, [], { expectKey: KEY, models: ['gpt-4o', 'gpt-4o-mini'] });
-  const anthropic = await startFakeAnthropic(t, [], { expectKey: KEY });
-  const d = await boot(t, [
-    { id: 'oa', type: 'openai', name: 'OpenAI', baseUrl: openai.baseUrl, defaultModel: 'gpt-4o', apiKeyEnv: ENV },
-    { id: 'an', type: 'anthropic', name: 'Anthropic', baseUrl: anthropic.baseUrl, apiKeyEnv: ENV, requestDelayMs: 100 },
-    { id: 'nokey', type: 'openrouter', name: 'OpenRouter', baseUrl: openai.baseUrl, apiKeyEnv: 'TEST_UNSET_VAR_AGT' },
-    { id: 'local', type: 'openai-compatible', name: 'Local', baseUrl: openai.baseUrl },
-  ]);
-
   const list = await d.request('GET', '/providers');
   t.equal(list.status, 200);
-  t.same(list.body.providers.map((p: any) => [p.id, p.keyPresent, p.status]), [
+  t.same(list.body.providers.map((p: any) => p.id), [...FIRST, 'bare', 'broken', 'gone', 'slow'], 'in settings order');
+  t.same(first(list.body.providers).map((p: any) => [p.id, p.keyPresent, p.status]), [
     ['oa', true, 'unchecked'],
     ['an', true, 'unchecked'],
     ['nokey', false, 'missing_key'],
@@ -78,21 +94,14 @@ t.test('list, read, check and models of app providers', async (t) => {
 
   const failed = await d.request('POST', '/providers/local/check');
   t.match(failed.body, { ok: false, status: 401, method: 'models', error: /401/ });
-  t.match((await d.request('GET', '/providers')).body.providers[3], { status: 'unreachable', lastCheck: { ok: false, status: 401 } });
+  t.match(first((await d.request('GET', '/providers')).body.providers)[3], { status: 'unreachable', lastCheck: { ok: false, status: 401 } });
   for (const response of [list, one, check, models, claude, failed]) noKeyIn(t, JSON.stringify(response.body), 'a response');
 });
 
 t.test('check falls back to a 1-token completion where there is no models route; upstream failures', async (t) => {
-  const fake = await startFakeOpenAI(t, [reply.text('p')], { models: null });
-  const broken = await startFakeOpenAI(t, [], { modelsStatus: 500 });
-  const d = await boot(t, [
-    { id: 'bare', type: 'openai-compatible', name: 'Bare', baseUrl: fake.baseUrl, defaultModel: 'tiny' },
-    { id: 'broken', type: 'openai-compatible', name: 'Broken', baseUrl: broken.baseUrl },
-    { id: 'gone', type: 'openai-compatible', name: 'Gone', baseUrl: 'http://127.0.0.1:9/v1' },
-  ]);
   const check = await d.request('POST', '/providers/bare/check');
   t.match(check.body, { ok: true, status: 200, method: 'completion' });
-  t.match(fake.chatRequests()[0]!.body, { model: 'tiny', max_tokens: 1 });
+  t.match(bare.chatRequests()[0]!.body, { model: 'tiny', max_tokens: 1 });
 
   const models = await d.request('GET', '/providers/broken/models');
   t.equal(models.status, 502);
@@ -105,17 +114,16 @@ t.test('check falls back to a 1-token completion where there is no models route;
 
 t.test('settings changes apply without a restart', async (t) => {
   const fake = await startFakeOpenAI(t);
-  const d = await boot(t, []);
-  t.same((await d.request('GET', '/providers')).body, { providers: [] });
-  const patch = await d.request('PATCH', '/settings', { providers: [{ id: 'late', type: 'openai-compatible', name: 'Late', baseUrl: fake.baseUrl, apiKeyEnv: ENV }] });
+  const before = (await d.request('GET', '/settings')).body.providers as unknown[];
+  t.notOk(((await d.request('GET', '/providers')).body.providers as any[]).some((p) => p.id === 'late'));
+  const patch = await d.request('PATCH', '/settings', { providers: [...before, { id: 'late', type: 'openai-compatible', name: 'Late', baseUrl: fake.baseUrl, apiKeyEnv: ENV }] });
   t.equal(patch.status, 200);
-  t.match((await d.request('GET', '/providers')).body.providers, [{ id: 'late', keyPresent: true }]);
+  t.match(((await d.request('GET', '/providers')).body.providers as any[]).at(-1), { id: 'late', keyPresent: true });
   t.equal((await d.request('POST', '/providers/late/check')).body.ok, true);
   t.equal(fake.requests[0]!.headers.authorization, `Bearer ${KEY}`);
 });
 
 t.test("agent routes list an agent's own providers; unknown agent 404", async (t) => {
-  const d = await boot(t, []);
   const path = await createAgentFile(tempDir(t), {
     name: 'prov-agent',
     providers: [
@@ -137,39 +145,22 @@ t.test("agent routes list an agent's own providers; unknown agent 404", async (t
 
 t.test('the key never reaches the daemon log (spawned daemon, debug level)', async (t) => {
   const fake = await startFakeOpenAI(t, [], { expectKey: 'something-else' });
-  const dataDir = tempDir(t);
-  const manifestPath = join(dataDir, 'manifest.json');
-  writeFileSync(manifestPath, JSON.stringify(manifest));
   const providers = [{ id: 'p', type: 'openai', name: 'P', baseUrl: fake.baseUrl, apiKeyEnv: ENV }];
-  const child = await spawnDaemon(t, { dataDir, settings: { providers }, env: { [ENV]: KEY, AGT_LOG_LEVEL: 'debug', AGT_EXTENSIONS: manifestPath } });
+  const child = await runDaemon(t, { extensions: manifest, settings: { providers }, env: { [ENV]: KEY, AGT_LOG_LEVEL: 'debug' } });
   t.ok(child.url, 'daemon started');
-  const token = readFileSync(join(dataDir, 'daemon-token'), 'utf8').trim();
-  const call = (method: string, path: string) => fetch(child.url + path, { method, headers: { authorization: `Bearer ${token}` } });
+  const call = (method: string, path: string) => fetch(child.url + path, { method, headers: { authorization: `Bearer ${child.token}` } });
   const models = await call('GET', '/providers/p/models');
   t.equal(models.status, 502);
   noKeyIn(t, await models.text(), 'the 502 body');
   const check = await call('POST', '/providers/p/check');
   noKeyIn(t, await check.text(), 'the check body');
   t.equal(fake.requests[0]!.headers.authorization, `Bearer ${KEY}`, 'the key was used');
-  child.child.kill('SIGTERM');
-  await child.exited;
+  t.equal(await child.stop(), 0);
   t.match(child.stderr(), /upstream_error|request failed/, 'the failure was logged');
   noKeyIn(t, child.stderr() + child.stdout(), 'the daemon log');
 });
 
-t.test('a models list that times out is a 502 upstream_error (spec 7), not a new status', async (t) => {
-  const { createServer } = await import('node:http');
-  const silent = createServer(() => {}); // accepts, never answers
-  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => {
-    silent.closeAllConnections();
-    return new Promise<void>((resolve) => silent.close(() => resolve()));
-  });
-  const port = (silent.address() as { port: number }).port;
-  const d = await bootDaemon(t, {
-    extensions: { extensions: [{ name: 'providers', module: MODULE, enabled: true, config: { ...CONFIG, checkTimeoutMs: 300 } }] },
-    settings: { providers: [{ id: 'slow', type: 'openai-compatible', name: 'Slow', baseUrl: `http://127.0.0.1:${port}/v1` }] },
-  });
+t.test('a models list that times out (checkTimeoutMs) is a 502 upstream_error (spec 7), not a new status', async (t) => {
   const res = await d.request('GET', '/providers/slow/models');
   t.equal(res.status, 502);
   t.equal(res.body.code, 'upstream_error');
