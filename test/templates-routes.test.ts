@@ -1,15 +1,15 @@
 /**
  * Templates (D9): the built-in `standard` template is a valid agent config, user templates are read
  * from <dataDir>/templates, review marks bind to the file content, the routes need a ready owner
- * identity, and `resolveTemplate` gives the create-agent route its 422 refusals.
+ * identity, and the create-agent route refuses a missing, invalid or unreviewed template with 422.
+ * One built daemon: the identity is made (and locked, and unlocked) by the first test.
  */
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { AgentConfigSchema } from '../contracts/agent-config.js';
 import { firstSchemaError } from '../contracts/validate.js';
-import { resolveTemplate } from '../kernel/templates/resolve.js';
-import { bootDaemon, type TestDaemon } from './helpers/daemon.js';
+import { runDaemon, tempDir, type DaemonClient } from './helpers/daemon.js';
 
 
 const D7_TOOLS = [
@@ -19,37 +19,40 @@ const D7_TOOLS = [
   'loop_list', 'loop_compact', 'loop_clear',
 ];
 
-async function readyDaemon(t: Test, settings?: Record<string, unknown>): Promise<TestDaemon> {
-  const d = await bootDaemon(t, { settings });
-  const created = await d.request('POST', '/identity/create', { passphrase: 'templates test' });
-  t.equal(created.status, 201);
-  return d;
-}
+const d = await runDaemon(t, { extensions: { extensions: [] } });
+const agentsDir = tempDir(t, 'agt-templates-agents-');
 
-function writeTemplate(d: TestDaemon, id: string, content: unknown): string {
+function writeTemplate(d: DaemonClient, id: string, content: unknown): string {
   const path = join(d.dataDir, 'templates', `${id}.json`);
   mkdirSync(join(d.dataDir, 'templates'), { recursive: true });
   writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content, null, 2));
   return path;
 }
 
+/** POST /agents/create from `template`: the answer, and the created agent's config when it was made. */
+async function createFrom(template: string) {
+  const res = await d.request('POST', '/agents/create', { directory: agentsDir, template });
+  const config = res.status === 201 ? (await d.request('GET', `/agents/${res.body.agentId}/config`)).body.config : undefined;
+  return { ...res, config };
+}
+
 t.test('template routes need a ready owner identity', async (t) => {
-  const d = await bootDaemon(t);
   for (const [method, path] of [['GET', '/templates'], ['GET', '/templates/standard'], ['POST', '/templates/standard/review']]) {
     const res = await d.request(method!, path!);
     t.equal(res.status, 409, `${method} ${path}`);
     t.equal(res.body.code, 'identity_not_ready');
     t.match(res.body.identity, { status: 'none', storage: 'file' });
   }
-  await d.request('POST', '/identity/create', { passphrase: 'x' });
+  t.equal((await d.request('POST', '/identity/create', { passphrase: 'templates test' })).status, 201);
   await d.request('POST', '/identity/lock');
   const locked = await d.request('GET', '/templates');
   t.equal(locked.body.code, 'identity_not_ready');
   t.equal(locked.body.identity.status, 'locked');
+  t.equal((await d.request('POST', '/identity/unlock', { passphrase: 'templates test' })).status, 200);
+  t.equal((await d.request('GET', '/templates')).status, 200, 'ready again once unlocked');
 });
 
 t.test('standard is built in, reviewed and a valid agent config with the D7 tools', async (t) => {
-  const d = await readyDaemon(t);
   const list = await d.request('GET', '/templates');
   t.equal(list.status, 200);
   t.same(list.body.templates, [
@@ -68,19 +71,20 @@ t.test('standard is built in, reviewed and a valid agent config with the D7 tool
 });
 
 t.test("standard's model follows the settings' first provider", async (t) => {
-  const d = await readyDaemon(t, {
-    providers: [
-      { id: 'acme', type: 'openai-compatible', name: 'Acme', baseUrl: 'http://127.0.0.1:9/v1', defaultModel: 'acme-large' },
-      { id: 'other', type: 'anthropic', name: 'Other', baseUrl: 'http://127.0.0.1:9' },
-    ],
-  });
+  const providers = [
+    { id: 'acme', type: 'openai-compatible', name: 'Acme', baseUrl: 'http://127.0.0.1:9/v1', defaultModel: 'acme-large' },
+    { id: 'other', type: 'anthropic', name: 'Other', baseUrl: 'http://127.0.0.1:9' },
+  ];
+  t.equal((await d.request('PATCH', '/settings', { providers })).status, 200);
+  t.teardown(() => d.request('PATCH', '/settings', { providers: [] }));
   const config = (await d.request('GET', '/templates/standard')).body.config;
   t.match(config.model, { provider: 'acme', model_id: 'acme-large' });
-  t.equal(resolveTemplate(d.daemon.kernel, 'standard').config.model.provider, 'acme');
+  const created = await createFrom('standard');
+  t.equal(created.status, 201);
+  t.match(created.config.model, { provider: 'acme', model_id: 'acme-large' }, 'an agent created from it too');
 });
 
 t.test('user templates: shapes, invalid files, review marks bound to the content', async (t) => {
-  const d = await readyDaemon(t);
   const standard = (await d.request('GET', '/templates/standard')).body.config;
   const researcherPath = writeTemplate(d, 'researcher', {
     name: 'Researcher',
@@ -105,11 +109,9 @@ t.test('user templates: shapes, invalid files, review marks bound to the content
   const bare = (await d.request('GET', '/templates/bare')).body;
   t.notOk('id' in bare.config || 'name' in bare.config, "a bare config's id and name are dropped");
 
-  const kernel = d.daemon.kernel;
-  t.throws(() => resolveTemplate(kernel, 'missing'), { code: 'template_missing', statusCode: 422 });
-  t.throws(() => resolveTemplate(kernel, 'broken'), { code: 'template_invalid', statusCode: 422 });
-  t.throws(() => resolveTemplate(kernel, 'nomodel'), { code: 'template_invalid', statusCode: 422 });
-  t.throws(() => resolveTemplate(kernel, 'researcher'), { code: 'template_unreviewed', statusCode: 422 });
+  for (const [id, code] of [['missing', 'template_missing'], ['broken', 'template_invalid'], ['nomodel', 'template_invalid'], ['researcher', 'template_unreviewed']]) {
+    t.match(await createFrom(id!), { status: 422, body: { code } }, `create from ${id}: ${code}`);
+  }
 
   const reviewed = await d.request('POST', '/templates/researcher/review');
   t.equal(reviewed.status, 200);
@@ -117,19 +119,20 @@ t.test('user templates: shapes, invalid files, review marks bound to the content
   t.equal(statSync(join(d.dataDir, 'template-reviews.json')).mode & 0o777, 0o600);
   t.equal((await d.request('GET', '/templates/researcher')).body.reviewed, true);
 
-  const resolved = resolveTemplate(kernel, 'researcher');
+  const resolved = await createFrom('researcher');
+  t.equal(resolved.status, 201);
   t.equal(resolved.config.instructions, 'Research carefully.');
-  resolved.config.instructions = 'mutated';
-  t.equal(resolveTemplate(kernel, 'researcher').config.instructions, 'Research carefully.', 'each resolve is a fresh copy');
+  t.equal((await d.request('PATCH', `/agents/${resolved.body.agentId}/config`, { instructions: 'mutated' })).status, 200);
+  t.equal((await createFrom('researcher')).config.instructions, 'Research carefully.', 'each agent gets a fresh copy');
 
   // Editing the file voids the mark.
   const edited = JSON.parse(readFileSync(researcherPath, 'utf8'));
   edited.config.instructions = 'Research carelessly.';
   writeFileSync(researcherPath, JSON.stringify(edited));
   t.equal((await d.request('GET', '/templates/researcher')).body.reviewed, false);
-  t.throws(() => resolveTemplate(kernel, 'researcher'), { code: 'template_unreviewed' });
+  t.match(await createFrom('researcher'), { status: 422, body: { code: 'template_unreviewed' } });
   t.equal((await d.request('POST', '/templates/researcher/review')).body.reviewed, true);
-  t.equal(resolveTemplate(kernel, 'researcher').config.instructions, 'Research carelessly.');
+  t.equal((await createFrom('researcher')).config.instructions, 'Research carelessly.');
 
   const withdrawn = await d.request('DELETE', '/templates/researcher/review');
   t.equal(withdrawn.status, 200);
@@ -141,5 +144,5 @@ t.test('user templates: shapes, invalid files, review marks bound to the content
   t.equal((await d.request('POST', '/templates/standard/review')).body.reviewed, true, 'built-ins are reviewed');
   t.equal((await d.request('DELETE', '/templates/standard/review')).status, 409);
   t.equal((await d.request('POST', '/templates/missing/review')).status, 404);
-  t.equal(resolveTemplate(kernel, 'standard').builtin, true);
+  t.equal((await createFrom('standard')).status, 201, 'an agent from a built-in needs no mark of its own');
 });
