@@ -1,9 +1,9 @@
 /**
  * agt as an MCP server (issue 26): the MCP SDK's own Client against `/mcp/server` over Streamable HTTP
- * and over `agt mcp serve` (StdioClientTransport spawning bin/agt.mjs): tools, a chat with the in-process
- * model, an approval answered by elicitation and through answer_task, resources (card, conversation,
- * files), an agent the settings do not expose refused everywhere, the bearer token and the Origin
- * guard. One daemon for the whole file.
+ * and over `agt mcp serve` (StdioClientTransport spawning bin/agt.mjs): tools, a chat with a model (the
+ * fake OpenAI-style server), an approval answered by elicitation and through answer_task, resources
+ * (card, conversation, files), an agent the settings do not expose refused everywhere, the bearer token and the Origin
+ * guard. One built daemon for the whole file.
  */
 import { join } from 'node:path';
 import t from 'tap';
@@ -11,34 +11,35 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { ModelClientProvider, ModelRequest, ModelResponse } from '../contracts/model.js';
-import { bootDaemon, ROOT, tempDir } from './helpers/daemon.js';
+import { ROOT, runDaemon, tempDir } from './helpers/daemon.js';
+import { eventLog } from './helpers/events.js';
+import { reply, startFakeOpenAI } from './fakes/openai.js';
 import { rawRequest } from './helpers/raw-http.js';
 
 /** Replies by the message: `please write` calls fs_write (restricted: an approval), else echoes. */
-const model: ModelClientProvider = {
-  resolve(providerId) {
-    if (providerId !== 'mcp-test') return undefined;
-    return {
-      async complete(request: ModelRequest): Promise<ModelResponse> {
-        const base = { usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, cost: 0, provider: 'mcp-test', model: 'm', toolCalls: [] };
-        const last = request.messages.at(-1)!;
-        if (last.role === 'tool') return { ...base, text: `tool said: ${String(last.content).slice(0, 80)}`, stopReason: 'end' };
-        const content = String(last.content);
-        const file = /please write (\S+)/.exec(content)?.[1];
-        if (file) return { ...base, text: '', stopReason: 'tool_use', toolCalls: [{ id: `w${Date.now()}`, name: 'fs_write', args: { path: file, content: `written ${file}` } }] };
-        return { ...base, text: `echo: ${content}`, stopReason: 'end' };
-      },
-    };
-  },
-};
+const model = await startFakeOpenAI(t, (request) => {
+  const last = (request.body.messages as Array<{ role: string; content: unknown }>).at(-1)!;
+  if (last.role === 'tool') return reply.text(`tool said: ${String(last.content).slice(0, 80)}`);
+  const content = String(last.content);
+  const file = /please write (\S+)/.exec(content)?.[1];
+  if (file) return reply.toolCalls([{ name: 'fs_write', args: { path: file, content: `written ${file}` } }]);
+  return reply.text(`echo: ${content}`);
+});
 
-const d = await bootDaemon(t, {
-  extensions: { extensions: [{ name: 'mcp', module: join(ROOT, 'extensions/mcp/index.ts'), enabled: true, config: {} }] },
-  settings: { mcpServer: { agents: ['echo', 'careful'] } },
+const d = await runDaemon(t, {
+  extensions: {
+    extensions: [
+      { name: 'providers', module: join(ROOT, 'extensions/providers/index.ts'), enabled: true, config: { maxRetries: 0 } },
+      { name: 'mcp', module: join(ROOT, 'extensions/mcp/index.ts'), enabled: true, config: {} },
+    ],
+  },
+  settings: {
+    mcpServer: { agents: ['echo', 'careful'] },
+    providers: [{ id: 'mcp-test', type: 'openai-compatible', name: 'MCP test model', baseUrl: model.baseUrl, defaultModel: 'm' }],
+  },
   env: { AGT_OWNER_PASSPHRASE: 'mcp server test' },
 });
-d.daemon.kernel.contributions.forExtension('test-model').modelClients(model);
+const log = await eventLog(t, d);
 const agentsDir = tempDir(t, 'agt-mcp-agents-');
 async function createAgent(name: string, patch: Record<string, unknown>): Promise<string> {
   const created = await d.request('POST', '/agents/create', { name, directory: agentsDir });
@@ -54,16 +55,9 @@ const careful = await createAgent('Careful', { handle: 'careful', tools: [{ name
 const hidden = await createAgent('Hidden', { handle: 'hidden' });
 const endpoint = `${d.url}/mcp/server`;
 
-/** Resolves with the end event of `turnId` (subscribed before the call that starts or unblocks it). */
+/** Resolves with the turn.completed that `match` accepts, among the events from the moment of the call (made before the call that starts or unblocks the turn). */
 function turnEnd(match: (event: any) => boolean): Promise<any> {
-  return new Promise((resolve) => {
-    const stop = d.daemon.kernel.bus.subscribe((event: any) => {
-      if (event.event_type === 'turn.completed' && match(event)) {
-        stop();
-        resolve(event);
-      }
-    });
-  });
+  return log.waitFor((event) => event.event_type === 'turn.completed' && match(event), 'the end of the turn', { from: log.events.length });
 }
 
 async function httpClient(t: any, elicit?: (request: any) => any): Promise<Client> {
