@@ -17,10 +17,11 @@ import { join } from 'node:path';
 import t from 'tap';
 import type { AgentConfig } from '../contracts/agent-config.js';
 import { createAgentFile } from './helpers/agent-file.js';
-import { bootDaemon, ROOT, tempDir } from './helpers/daemon.js';
+import { ROOT, runDaemon, tempDir } from './helpers/daemon.js';
+import { eventLog } from './helpers/events.js';
 import { FIXTURE_DIR } from './helpers/mcp.js';
-import { endsTurn } from './fixtures/runtime/harness.js';
-import { ScriptedModel } from './fixtures/runtime/scripted-model.js';
+import { turnEnd } from './helpers/turn-wait.js';
+import { reply, startFakeOpenAI, type FakeReply } from './fakes/openai.js';
 
 /** The 38 names the issue lists, and 10 more of the same families (48). */
 export const INJECTED = [
@@ -51,11 +52,19 @@ await new Promise<void>((done) => web.listen(0, '127.0.0.1', done));
 t.teardown(() => new Promise((done) => web.close(done)));
 const webUrl = `http://127.0.0.1:${(web.address() as { port: number }).port}/mcp`;
 
-const model = new ScriptedModel('local');
+/** The agents' model (provider `local`): replies queued by each test. */
+const replies: FakeReply[] = [];
+const model = await startFakeOpenAI(t, replies);
 const dir = tempDir(t, 'agt-mcp-env-');
-const d = await bootDaemon(t, {
-  extensions: { extensions: [{ name: 'mcp', module: join(ROOT, 'extensions/mcp/index.ts'), enabled: true, config: { reconnectBaseMs: 50 } }] },
+const d = await runDaemon(t, {
+  extensions: {
+    extensions: [
+      { name: 'providers', module: join(ROOT, 'extensions/providers/index.ts'), enabled: true, config: { maxRetries: 0 } },
+      { name: 'mcp', module: join(ROOT, 'extensions/mcp/index.ts'), enabled: true, config: { reconnectBaseMs: 50 } },
+    ],
+  },
   settings: {
+    providers: [{ id: 'local', type: 'openai-compatible', name: 'Local', baseUrl: model.baseUrl }],
     mcpServers: [
       { name: 'ownertool', type: 'command', command: process.execPath, args: [join(FIXTURE_DIR, 'server.mjs')], env: { OWNER_SET: 'owner' }, allowAgentEnv: ['ALLOWED_ONE', 'ALLOWED_TWO'] },
       { name: 'plain', type: 'command', command: process.execPath, args: [join(FIXTURE_DIR, 'server.mjs')] },
@@ -64,9 +73,7 @@ const d = await bootDaemon(t, {
   },
   env: { OWNER_WEB_AUTH: 'Bearer owner-token', OWNER_WEB_TENANT: 'owner-tenant' },
 });
-d.daemon.kernel.contributions.forExtension('test-model').modelClients(model);
-const events: Array<{ event_type: string; payload: unknown }> = [];
-t.teardown(d.daemon.kernel.bus.subscribe((e) => events.push(e)));
+const log = await eventLog(t, d);
 
 const injected = Object.fromEntries(INJECTED.map((name) => [name, `${MARK}-${name}`]));
 const server = (env: Record<string, string>, extra: Record<string, unknown> = {}) => ({ name: 'ownertool', transport: 'stdio' as const, env, ...extra });
@@ -137,11 +144,14 @@ t.test('config time: PUT and PATCH refuse a name the registration does not allow
   t.equal(allowed.status, 200, 'allowed names are accepted');
 });
 
+/** The agent calls sys_update_config with `patch`: what the tool answered, and whether it failed (tool.completed). */
 async function agentTries(id: string, patch: Record<string, unknown>): Promise<{ content: string; isError?: boolean }> {
-  model.push({ toolCalls: [{ name: 'sys_update_config', args: { patch } }] }, { text: 'tried' });
+  replies.push(reply.toolCalls([{ name: 'sys_update_config', args: { patch } }]), reply.text('tried'));
   const turnId = (await d.request('POST', `/agents/${id}/chat`, { text: 'change yourself' })).body.turnId as string;
-  await until(`end of ${turnId}`, () => events.find((e) => endsTurn(e as never, turnId)));
-  return model.calls.at(-1)!.messages.filter((m) => m.role === 'tool').at(-1) as { content: string; isError?: boolean };
+  await turnEnd(log, turnId, 20_000);
+  const completed = log.events.find((e) => e.event_type === 'tool.completed' && e.turn_id === turnId);
+  const content = (model.chatRequests().at(-1)!.body.messages as Array<{ role: string; content: string }>).filter((m) => m.role === 'tool').at(-1)!.content;
+  return { content, isError: !(completed!.payload as { ok: boolean }).ok };
 }
 
 t.test("the agent's own sys_update_config: mcp is owner-locked; once unlocked, still only allowed names", async (t) => {
