@@ -1,12 +1,11 @@
 /**
  * The loader's building blocks without a daemon where possible: manifest validation (start-up errors
  * name the file and the field), module resolution, dependency order and cycles, the contract version
- * rule, config validation; plus one daemon start refused for a malformed manifest.
+ * rule, config validation; plus the built daemon refusing to start on a malformed or missing manifest.
  */
 import t from 'tap';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { StartupError } from '../kernel/errors.js';
 import { contractSatisfied, definitionProblem, validateConfig } from '../kernel/extensions/definition.js';
 import { contractProblem } from '../kernel/extensions/contract-check.js';
 import { readManifest } from '../kernel/extensions/manifest.js';
@@ -14,7 +13,7 @@ import { orderByDependencies } from '../kernel/extensions/order.js';
 import { resolveExtensionModule } from '../kernel/extensions/resolve-module.js';
 import { stopShare } from '../kernel/extensions/lifecycle.js';
 import hello from './fixtures/extensions/hello/index.js';
-import { bootDaemon, tempDir } from './helpers/daemon.js';
+import { runDaemon, tempDir } from './helpers/daemon.js';
 
 t.test('manifest: defaults, missing files, and errors naming file and field', async (t) => {
   const dir = tempDir(t);
@@ -44,9 +43,15 @@ t.test('manifest: defaults, missing files, and errors naming file and field', as
 });
 
 t.test('a malformed manifest refuses the daemon start', async (t) => {
-  await t.rejects(bootDaemon(t, { extensions: { extensions: [{ name: 'x', modul: './x.js' }] } }), StartupError);
+  const malformed = await runDaemon(t, { extensions: { extensions: [{ name: 'x', modul: './x.js' }] } });
+  t.equal(malformed.url, '', 'it never listens');
+  t.not(await malformed.exited, 0, 'it exits with a failure');
+  t.match(malformed.stderr(), /extension manifest .*extensions\.test\.json: .*\/extensions\/0\/modul: unknown property/, 'naming the file and the field');
   const missing = join(tempDir(t), 'nope.json');
-  await t.rejects(bootDaemon(t, { env: { AGT_EXTENSIONS: missing } }), { message: /nope\.json: cannot read it/ });
+  const absent = await runDaemon(t, { env: { AGT_EXTENSIONS: missing } });
+  t.equal(absent.url, '');
+  t.not(await absent.exited, 0);
+  t.match(absent.stderr(), /nope\.json: cannot read it/);
 });
 
 t.test('module resolution', async (t) => {

@@ -6,11 +6,13 @@
 import t, { type Test } from 'tap';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { bootDaemon, ROOT, tempDir } from './helpers/daemon.js';
+import { ROOT, runDaemon, tempDir, type DaemonClient } from './helpers/daemon.js';
+import { daemonStarted } from './helpers/daemon-started.js';
 
 const PACKAGE_DIR = join(ROOT, 'test/fixtures/extensions/third-party');
 
-async function expectServing(t: Test, d: Awaited<ReturnType<typeof bootDaemon>>, module: string) {
+async function expectServing(t: Test, d: DaemonClient, module: string) {
+  await daemonStarted(t, d);
   const rows = (await d.request('GET', '/runtime/extensions')).body.extensions;
   t.match(rows, [{ name: 'third-party-hello', version: '1.0.0', loaded: true, error: null, module, prefix: '/third-party-hello' }]);
   const res = await d.request('GET', '/third-party-hello');
@@ -19,7 +21,7 @@ async function expectServing(t: Test, d: Awaited<ReturnType<typeof bootDaemon>>,
 }
 
 t.test('by absolute path to the package folder', async (t) => {
-  const d = await bootDaemon(t, { extensions: { extensions: [{ name: 'third-party-hello', module: PACKAGE_DIR }] } });
+  const d = await runDaemon(t, { extensions: { extensions: [{ name: 'third-party-hello', module: PACKAGE_DIR }] } });
   await expectServing(t, d, PACKAGE_DIR);
 });
 
@@ -31,6 +33,6 @@ t.test('by package name, resolved from the manifest\'s folder', async (t) => {
   mkdirSync(join(project, 'config'));
   const manifest = join(project, 'config', 'extensions.json');
   writeFileSync(manifest, JSON.stringify({ extensions: [{ name: 'third-party-hello', module: 'agt-ext-hello' }] }));
-  const d = await bootDaemon(t, { env: { AGT_EXTENSIONS: manifest } });
+  const d = await runDaemon(t, { env: { AGT_EXTENSIONS: manifest } });
   await expectServing(t, d, 'agt-ext-hello');
 });

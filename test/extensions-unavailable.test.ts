@@ -10,14 +10,15 @@ import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import type { ExtensionDefinition } from '../contracts/extension.js';
 import { SHIPPED_EXTENSIONS } from '../kernel/extensions/shipped.js';
-import { bootDaemon, importFile, ROOT } from './helpers/daemon.js';
+import { importFile, ROOT, runDaemon } from './helpers/daemon.js';
+import { daemonStarted } from './helpers/daemon-started.js';
 
 const hello = join(ROOT, 'test/fixtures/extensions/hello/index.ts');
 const needsHello = join(ROOT, 'test/fixtures/extensions/needs-hello/index.ts');
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
 t.test('disabled extensions answer 503 on all their routes', async (t) => {
-  const d = await bootDaemon(t, {
+  const d = await runDaemon(t, {
     extensions: {
       extensions: [
         { name: 'hello', module: hello, enabled: false },
@@ -28,6 +29,7 @@ t.test('disabled extensions answer 503 on all their routes', async (t) => {
       ],
     },
   });
+  await daemonStarted(t, d);
 
   t.test('status rows', async (t) => {
     const rows = (await d.request('GET', '/runtime/extensions')).body.extensions;
@@ -123,7 +125,7 @@ t.test('the shipped table says what each shipped extension built so far declares
 });
 
 t.test('a listed shipped extension whose module cannot be imported answers at the shipped prefix', async (t) => {
-  const d = await bootDaemon(t, { extensions: { extensions: [{ name: 'channels', module: './no/such/channels.js', enabled: true }] } });
+  const d = await runDaemon(t, { extensions: { extensions: [{ name: 'channels', module: './no/such/channels.js', enabled: true }] } });
   for (const path of ['/channels', '/agents/a1/adapters/telegram']) {
     const res = await d.request('GET', path);
     t.equal(res.status, 503, path);
