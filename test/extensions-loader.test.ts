@@ -1,19 +1,21 @@
 /**
  * The extension loader against the fixture extensions: what loads, what fails and why
  * (`GET /runtime/extensions`), the 503 bodies of failed extensions, withdrawn contributions, and the
- * OpenAPI document including extension routes. One daemon serves the whole file (two shared cores).
+ * OpenAPI document including extension routes. One built daemon serves the whole file (two shared cores).
  */
 import t, { type Test } from 'tap';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { bootDaemon, ROOT, tempDir, type TestDaemon } from './helpers/daemon.js';
+import { createAgentFile } from './helpers/agent-file.js';
+import { ROOT, runDaemon, tempDir, type DaemonClient } from './helpers/daemon.js';
+import { daemonStarted } from './helpers/daemon-started.js';
 
 const FIXTURES = join(ROOT, 'test/fixtures/extensions');
 const fixture = (name: string) => join(FIXTURES, name, 'index.ts');
 
 t.test('fixture extensions', async (t) => {
   const recordFile = join(tempDir(t), 'calls.log');
-  const d: TestDaemon = await bootDaemon(t, {
+  const d: DaemonClient = await runDaemon(t, {
     extensions: {
       extensions: [
         // needs-hello comes first on purpose: dependency order must still put hello before it.
@@ -33,6 +35,8 @@ t.test('fixture extensions', async (t) => {
       ],
     },
   });
+  // Extensions start after the listening line: their states are final once the daemon says it started.
+  await daemonStarted(t, d);
   const { body } = await d.request('GET', '/runtime/extensions');
   const rows = new Map<string, any>(body.extensions.map((row: any) => [row.name, row]));
 
@@ -57,9 +61,12 @@ t.test('fixture extensions', async (t) => {
   });
 
   t.test('contributions of a working extension are live; a failed one\'s are withdrawn', async (t) => {
-    const tools = await d.daemon.kernel.contributions.toolsFor('a1', new Set());
-    t.same(tools.map((tool) => tool.name).sort(), ['hello_say', 'quiet_tool'], 'throws-on-load\'s tool is gone');
-    await d.daemon.kernel.contributions.runLifecycle('started', { id: 'a1', name: 'a', filePath: null, config: {} as never });
+    const path = await createAgentFile(tempDir(t), { name: 'toolbox' });
+    const id = (await d.request('POST', '/agents/load', { filePath: path })).body.id as string;
+    const tools = (await d.request('GET', `/agents/${id}/tools`)).body.tools as Array<{ name: string; source: string }>;
+    t.same(tools.filter((tool) => tool.source.startsWith('ext:')).map((tool) => tool.name).sort(), ['hello_say', 'quiet_tool'], 'throws-on-load\'s tool is gone');
+    t.notMatch(readFileSync(recordFile, 'utf8'), /^hello:agent-started$/m, 'loading is not starting');
+    t.equal((await d.request('POST', `/agents/${id}/start`)).status, 200);
     t.match(readFileSync(recordFile, 'utf8'), /^hello:agent-started$/m, 'lifecycle hook contributed');
   });
 
