@@ -1,112 +1,34 @@
 /**
- * Extension lifecycle: register and start in dependency order, stop in reverse order and at most
- * once, `extension.state.changed` on stop, and a daemon whose extension never finishes stopping still
- * exits (a child process, shut down over HTTP).
+ * Extension lifecycle in the built daemon: register and start in dependency order, stop in reverse
+ * order, and a daemon whose extension never finishes stopping still exits, the others stopped (shut down
+ * over HTTP). What only the kernel shows (stop at most once, the rows after stop): the -internals file.
  */
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { UmbilicalEvent } from '../contracts/events.js';
-import { ExtensionLifecycle } from '../kernel/extensions/lifecycle.js';
-import { ExtensionRegistry, type ExtensionRecord } from '../kernel/extensions/registry.js';
-import { bootDaemon, ROOT, spawnDaemon, tempDir } from './helpers/daemon.js';
+import { ROOT, runDaemon, tempDir } from './helpers/daemon.js';
+import { daemonStarted } from './helpers/daemon-started.js';
 
 const fixture = (name: string) => join(ROOT, 'test/fixtures/extensions', name, 'index.ts');
 const lines = (file: string) => readFileSync(file, 'utf8').trim().split('\n');
 
-t.test('dependency order at start, reverse order at stop, each stop once', async (t) => {
+t.test('dependency order at start, reverse at stop; a stop that never resolves does not keep the daemon from exiting', async (t) => {
   const recordFile = join(tempDir(t), 'calls.log');
-  const d = await bootDaemon(t, {
+  const daemon = await runDaemon(t, {
     extensions: {
       extensions: [
+        // needs-hello comes first on purpose: dependency order must still put hello before it.
         { name: 'needs-hello', module: fixture('needs-hello'), config: { recordFile } },
-        { name: 'hello', module: fixture('hello'), config: { recordFile } },
-      ],
-    },
-  });
-  t.same(lines(recordFile), ['hello:register', 'needs-hello:register', 'hello:start', 'needs-hello:start']);
-
-  const events: UmbilicalEvent[] = [];
-  d.daemon.kernel.bus.subscribe((event) => events.push(event));
-  await Promise.all([d.daemon.shutdown('test'), d.daemon.shutdown('again')]);
-  await d.daemon.shutdown('and again');
-  t.same(lines(recordFile).slice(4), ['needs-hello:stop', 'hello:stop']);
-
-  const changes = events.filter((e) => e.event_type === 'extension.state.changed').map((e) => e.payload);
-  t.same(changes, [
-    { name: 'needs-hello', enabled: true, loaded: false, error: null },
-    { name: 'hello', enabled: true, loaded: false, error: null },
-  ]);
-  t.same(
-    d.daemon.kernel.extensions.status().map((row) => [row.name, row.state, row.loaded]),
-    [['needs-hello', 'stopped', false], ['hello', 'stopped', false]],
-  );
-  t.same(await d.daemon.kernel.contributions.toolsFor('a1', new Set()), [], 'contributions withdrawn at stop');
-});
-
-/** A registry over a fake kernel, for the lifecycle rules that need no HTTP. */
-function fakeRegistry() {
-  const withdrawn: string[] = [];
-  const warnings: string[] = [];
-  const logger = {
-    debug() {}, info() {}, error() {},
-    warn: (_obj: unknown, msg?: string) => void warnings.push(msg ?? ''),
-    child() { return logger; },
-  };
-  const kernel = {
-    contributions: { withdraw: (name: string) => void withdrawn.push(name) },
-    logger,
-    bus: { emit: () => undefined },
-  } as unknown as ConstructorParameters<typeof ExtensionRegistry>[0];
-  const registry = new ExtensionRegistry(kernel);
-  const add = (name: string, hooks: ExtensionRecord['hooks'], dependsOn: string[] = []) => {
-    const record: ExtensionRecord = {
-      entry: { name, module: name, enabled: true, config: {} },
-      name, definition: null, config: {}, prefix: `/${name}`, agentRoutes: null, dependsOn,
-      state: 'loaded', error: null, hooks, stopCalled: false, release: () => {},
-    };
-    registry.add(record);
-    return record;
-  };
-  return { registry, add, withdrawn, warnings, logger };
-}
-
-t.test('stopAll: at most once, errors logged, hanging stops bounded, failed starts still stopped', async (t) => {
-  const { registry, add, warnings, logger } = fakeRegistry();
-  const calls: string[] = [];
-  add('a', { start: () => void calls.push('start a'), stop: () => void calls.push('stop a') });
-  add('b', { start: () => { throw new Error('no'); }, stop: () => void calls.push('stop b') }, ['a']);
-  add('c', { start: () => void calls.push('start c'), stop: () => { calls.push('stop c'); throw new Error('stop failed'); } }, ['b']);
-  add('d', { stop: () => new Promise<void>(() => calls.push('stop d (hangs)')) });
-  const lifecycle = new ExtensionLifecycle(registry, ['a', 'b', 'c', 'd'], logger);
-
-  await lifecycle.startAll();
-  t.same(calls, ['start a'], 'c is not started: its dependency b failed');
-  t.match(registry.get('b'), { state: 'failed', error: 'start failed: no' });
-  t.match(registry.get('c'), { state: 'failed', error: 'dependency not running: b (failed: start failed: no)' });
-
-  // d hangs: its share (a quarter) of the budget runs out and the others are still stopped (once). The
-  // budget is large enough that a timer firing late on a loaded machine still leaves the others time.
-  await lifecycle.stopAll(4_000);
-  await lifecycle.stopAll(4_000);
-  t.same(calls.slice(1), ['stop d (hangs)', 'stop c', 'stop b', 'stop a']);
-  t.match(warnings.join('\n'), /extension d did not stop within/);
-});
-
-t.test('a stop that never resolves does not keep the daemon from exiting', async (t) => {
-  const recordFile = join(tempDir(t), 'calls.log');
-  const daemon = await spawnDaemon(t, {
-    extensions: {
-      extensions: [
         { name: 'hello', module: fixture('hello'), config: { recordFile } },
         { name: 'hangs-on-stop', module: fixture('hangs-on-stop') },
       ],
     },
   });
   t.ok(daemon.url, `daemon listening (stderr: ${daemon.stderr()})`);
-  const token = readFileSync(join(daemon.dataDir, 'daemon-token'), 'utf8').trim();
-  const res = await fetch(`${daemon.url}/daemon/shutdown`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+  await daemonStarted(t, daemon);
+  t.same(lines(recordFile), ['hello:register', 'needs-hello:register', 'hello:start', 'needs-hello:start']);
+  const res = await daemon.request('POST', '/daemon/shutdown');
   t.equal(res.status, 202);
   t.equal(await daemon.exited, 0, 'exits with 0 after the stop deadline');
-  t.same(lines(recordFile), ['hello:register', 'hello:start', 'hello:stop'], 'the extension stopped after the hanging one still stopped');
+  t.same(lines(recordFile).slice(4), ['needs-hello:stop', 'hello:stop'], 'reverse order, each once; the extensions stopped after the hanging one still stopped');
 });
