@@ -1,107 +1,32 @@
 /**
- * Typed extension points: `createExtensionPoint`, `ctx.provide` (during register only; one provider on
- * a `one` point, the second fails naming both), `ctx.use` (only what `dependsOn` offers, an error naming
- * both otherwise), withdrawal with the provider, and the kernel's own points: the agent locator
- * (`locateAgentFiles`) and the outbound transports `msg_send` hands its messages to. Also the `ctx.env`
- * view. One daemon serves the fixture extensions of the whole file.
+ * Typed extension points in the built daemon, with fixture extensions: a dependent uses what its
+ * dependencies offer, using a point without depending on its provider or providing a `one` point twice
+ * fails naming both, offering after register is refused, the kernel asks the agent locator when an agent
+ * is started by name, `msg_send` hands messages to the transport that claims their address (an agent's
+ * model calls it), and `ctx.env`. The points' own rules without a daemon: extensions-points-internals.test.ts.
  */
 import t from 'tap';
 import { join } from 'node:path';
-import { createExtensionPoint, type ExtensionPoint } from '../contracts/extension.js';
-import { agentLocator, outboundAddress, outboundTransports } from '../contracts/points.js';
-import type { ToolDefinition } from '../contracts/tools.js';
-import { AgtError } from '../contracts/errors.js';
-import { Contributions } from '../kernel/extensions/contributions.js';
-import { extensionEnv } from '../kernel/extensions/context.js';
-import { locateAgentFiles, outboundTransportFor, sendOutbound } from '../kernel/extensions/kernel-points.js';
-import { ExtensionPoints } from '../kernel/extensions/points.js';
 import { createAgentFile } from './helpers/agent-file.js';
-import { bootDaemon, ROOT, tempDir } from './helpers/daemon.js';
+import { ROOT, runDaemon, tempDir } from './helpers/daemon.js';
+import { daemonStarted } from './helpers/daemon-started.js';
+import { eventLog } from './helpers/events.js';
+import { reviewedAgentFile } from './helpers/tracked-folders.js';
+import { turnEnd } from './helpers/turn-wait.js';
+import { reply, startFakeOpenAI, type FakeReply } from './fakes/openai.js';
 
 const FIXTURES = join(ROOT, 'test/fixtures/extensions/points');
-const silent = { debug() {}, info() {}, warn() {}, error() {} } as never;
-
-t.test('createExtensionPoint', async (t) => {
-  const one = createExtensionPoint<number>('test.one');
-  t.same({ ...one }, { id: 'test.one', providers: 'one' });
-  t.ok(Object.isFrozen(one));
-  t.equal(createExtensionPoint<number>('test.all', { providers: 'all' }).providers, 'all');
-  t.throws(() => createExtensionPoint('Not An Id'), { name: 'TypeError', message: /must match/ });
-  t.throws(() => createExtensionPoint('x', { providers: 'some' as never }), /"one" or "all"/);
-});
-
-t.test('ExtensionPoints: how providers combine, who may use them, withdrawal', async (t) => {
-  const points = new ExtensionPoints();
-  const one = createExtensionPoint<string>('test.one');
-  const all = createExtensionPoint<string>('test.all', { providers: 'all' });
-
-  points.provide('a', one, 'from a');
-  t.throws(() => points.provide('b', one, 'from b'), { message: 'extension point test.one takes one provider: a provides it, so b cannot' });
-  t.throws(() => points.provide('a', one, 'again'), { message: 'extension point test.one takes one provider and a already provides it' });
-  t.throws(() => points.provide('c', { id: 'test.one', providers: 'all' } as ExtensionPoint<string>, 'x'), /takes one provider\(s\) as a offers it; c offers it with providers "all"/);
-
-  points.provide('a', all, 'a1');
-  points.provide('b', all, 'b1');
-  points.provide('a', all, 'a2');
-  t.same(points.providers(all).map((p) => `${p.owner}:${p.value}`), ['a:a1', 'b:b1', 'a:a2'], 'load order, several per extension');
-
-  t.equal(points.use('user', ['a'], one), 'from a');
-  t.same(points.use('user', ['b'], all), ['b1'], 'only what the dependencies offer');
-  t.same(points.use('user', ['a', 'b'], all), ['a1', 'b1', 'a2']);
-  t.throws(() => points.use('user', ['b'], one), {
-    message: 'extension user uses extension point test.one, provided by a, without depending on it: add a to its dependsOn',
-  });
-  t.throws(() => points.use('user', [], all), { message: /provided by a, b, without depending on it: add one of them to its dependsOn/ });
-  t.throws(() => points.use('user', ['a'], createExtensionPoint('test.none')), {
-    message: 'extension user uses extension point test.none, which no loaded extension provides',
-  });
-
-  points.withdraw('a');
-  t.same(points.providers(one), []);
-  t.same(points.providers(all).map((p) => p.value), ['b1']);
-  points.provide('b', one, 'from b');
-  t.equal(points.use('user', ['b'], one), 'from b', 'a withdrawn point can be offered anew');
-
-  const contributions = new Contributions(silent);
-  contributions.points.provide('x', all, 'x1');
-  contributions.withdraw('x');
-  t.same(contributions.points.providers(all), [], 'withdrawing an extension withdraws its offers');
-});
-
-t.test('kernel points without a daemon: the locator and the transports', async (t) => {
-  const points = new ExtensionPoints();
-  t.equal(await locateAgentFiles(points, 'alpha'), null, 'no locator: null');
-  points.provide('finder', agentLocator, { locate: async (ref) => (ref === 'alpha' ? ['/a/alpha.agt', 'relative.agt', '/a/alpha.agt', 7 as never] : []) });
-  t.same(await locateAgentFiles(points, 'alpha'), ['/a/alpha.agt'], 'absolute paths, once each');
-  t.same(await locateAgentFiles(points, 'beta'), []);
-  points.withdraw('finder');
-  points.provide('finder', agentLocator, { locate: () => 'not a list' as never });
-  await t.rejects(locateAgentFiles(points, 'x'), { code: 'unavailable', message: /did not return a list/ });
-
-  t.equal(outboundAddress('telegram', '123'), 'telegram:123');
-  t.equal(outboundAddress('mesh', 'did:key:z6Mkabc'), 'did:key:z6Mkabc');
-  t.equal(outboundAddress('mesh', null), 'mesh:');
-  t.equal(outboundTransportFor(points, 'did:key:z6Mk'), undefined);
-  const calls: string[] = [];
-  points.provide('mesh', outboundTransports, { schemes: ['did:'], send: async (e) => void calls.push(`mesh ${e.address}`) });
-  points.provide('channels', outboundTransports, { schemes: ['telegram:', 'DID:'], send: async (e) => void calls.push(`channels ${e.address}`) });
-  t.equal(outboundTransportFor(points, 'DID:key:z6Mk')?.owner, 'mesh', 'first that claims wins; schemes ignore case');
-  t.equal(outboundTransportFor(points, 'telegram:1')?.owner, 'channels');
-  const report = { attemptFailed: () => {} };
-  t.equal(sendOutbound(points, { agentId: 'a', messageId: 1, address: 'slack:x', channel: 'slack', recipient: 'x', text: 'hi' }, report), undefined, 'unclaimed');
-  const sending = sendOutbound(points, { agentId: 'a', messageId: 2, address: 'telegram:9', channel: 'telegram', recipient: '9', text: 'hi' }, report);
-  await sending?.delivery;
-  t.same(calls, ['channels telegram:9']);
-  points.provide('thrower', outboundTransports, { schemes: ['boom:'], send: () => { throw new Error('sync throw'); } });
-  await t.rejects(sendOutbound(points, { agentId: 'a', messageId: 3, address: 'boom:1', channel: 'boom', recipient: '1', text: 'x' }, report)!.delivery, /sync throw/, 'a throw is a rejected delivery');
-});
+const replies: FakeReply[] = [];
+const model = await startFakeOpenAI(t, replies);
 
 t.test('fixture extensions offering and using points', async (t) => {
   const agentsDir = tempDir(t, 'agt-points-');
-  const d = await bootDaemon(t, {
+  const d = await runDaemon(t, {
     env: { FIXTURE_VAR: 'visible' },
+    settings: { providers: [{ id: 'fake', type: 'openai-compatible', name: 'Fake', baseUrl: model.baseUrl, defaultModel: 'fake-1' }] },
     extensions: {
       extensions: [
+        { name: 'providers', module: join(ROOT, 'extensions/providers/index.ts'), enabled: true, config: { maxRetries: 0 } },
         // points-user comes first on purpose: `dependsOn` must still load its providers before it.
         { name: 'points-user', module: join(FIXTURES, 'user.ts') },
         { name: 'points-provider', module: join(FIXTURES, 'provider.ts'), config: { agents: { alpha: [join(agentsDir, 'alpha.agt')] } } },
@@ -111,8 +36,8 @@ t.test('fixture extensions offering and using points', async (t) => {
       ],
     },
   });
+  await daemonStarted(t, d);
   const rows = new Map<string, any>((await d.request('GET', '/runtime/extensions')).body.extensions.map((row: any) => [row.name, row]));
-  const points = d.daemon.kernel.contributions.points;
 
   t.test('a dependent uses what its dependencies offer', async (t) => {
     t.equal(rows.get('points-user').state, 'started');
@@ -134,37 +59,40 @@ t.test('fixture extensions offering and using points', async (t) => {
       error: 'register failed: extension point fixture.greeter takes one provider: points-provider provides it, so points-rival cannot',
     });
     t.equal((await d.request('GET', '/points-rival')).status, 503);
-    t.same(points.providers(createExtensionPoint('fixture.greeter')).map((p) => p.owner), ['points-provider']);
+    t.match((await d.request('GET', '/points-user')).body, { greeting: 'hello, agt' }, "the user still gets points-provider's greeter");
   });
 
   t.test('offering after register is refused', async (t) => {
     t.same((await d.request('GET', '/points-provider/late')).body, {
       error: 'extension points-provider offers extension point fixture.words after register: offer it during register',
     });
-    t.same(points.providers(createExtensionPoint<string>('fixture.words', { providers: 'all' })).map((p) => p.value), ['first', 'second', 'third']);
+    t.same((await d.request('GET', '/points-user')).body.words, ['first', 'second', 'third'], 'the late offer is not among the words');
   });
 
-  t.test('the kernel asks the agent locator', async (t) => {
-    t.same(await locateAgentFiles(points, 'alpha'), [join(agentsDir, 'alpha.agt')]);
-    t.same(await locateAgentFiles(points, 'nobody'), []);
-    const error = await locateAgentFiles(points, 'boom').catch((e: unknown) => e);
-    t.ok(error instanceof AgtError);
-    t.match(error, { code: 'unavailable', statusCode: 503, message: 'the agent locator of extension points-provider failed: the index is broken' });
+  t.test('the kernel asks the agent locator when an agent is started by name', async (t) => {
+    await reviewedAgentFile(d, agentsDir, { name: 'Alpha One' }, 'alpha.agt');
+    t.match(await d.request('POST', '/agents/alpha/start'), { status: 200, body: { loaded: true, agent: { name: 'Alpha One' } } }, 'the path the locator gave');
+    t.match(await d.request('POST', '/agents/nobody/start'), { status: 404 });
+    t.match(await d.request('POST', '/agents/boom/start'), { status: 503, body: { code: 'unavailable', error: 'the agent locator of extension points-provider failed: the index is broken' } });
   });
 
   t.test('msg_send hands messages to the transport that claims their address', async (t) => {
-    const path = await createAgentFile(agentsDir, { name: 'sender', messaging: { mode: 'respond_only' } });
+    const path = await createAgentFile(agentsDir, { name: 'sender', model: { provider: 'fake', model_id: 'fake-1' }, tools: [{ name: 'msg_send', enabled: true }], messaging: { mode: 'respond_only' } } as never);
     const loaded = await d.request('POST', '/agents/load', { filePath: path });
     t.equal(loaded.status, 200);
     const agentId = loaded.body.id as string;
-    const msgSend = d.daemon.kernel.builtinTools.find((tool: ToolDefinition) => tool.name === 'msg_send')!;
-    const send = (args: Record<string, unknown>) =>
-      msgSend.run(args, { agentId, loop: 'main', turnId: undefined, signal: new AbortController().signal, logger: silent });
-
-    t.match(await send({ text: 'hi bob', channel: 'fixture', recipient: 'bob', data: { n: 1 } }), { content: 'queued message 1 to fixture' });
-    t.match(await send({ text: 'to nowhere', channel: 'fixture', recipient: 'fail' }), { content: 'queued message 2 to fixture' });
-    t.match(await send({ text: 'unclaimed', channel: 'slack', recipient: 'general' }), { content: 'queued message 3 to slack' });
-    t.match(await send({ text: 'pending', channel: 'mesh', recipient: 'did:key:z6Mkpending' }), { content: 'queued message 4 to mesh' });
+    // The agent's model calls msg_send four times in one turn.
+    const log = await eventLog(t, d);
+    replies.push(reply.toolCalls([
+      { name: 'msg_send', args: { text: 'hi bob', channel: 'fixture', recipient: 'bob', data: { n: 1 } } },
+      { name: 'msg_send', args: { text: 'to nowhere', channel: 'fixture', recipient: 'fail' } },
+      { name: 'msg_send', args: { text: 'unclaimed', channel: 'slack', recipient: 'general' } },
+      { name: 'msg_send', args: { text: 'pending', channel: 'mesh', recipient: 'did:key:z6Mkpending' } },
+    ]), reply.text('sent'));
+    const turnId = (await d.request('POST', `/agents/${agentId}/chat`, { text: 'send them' })).body.turnId as string;
+    t.match(await turnEnd(log, turnId), { event_type: 'turn.completed', payload: { tool_calls: 4 } });
+    const results = (model.chatRequests().at(-1)!.body.messages as Array<{ role: string; content: string }>).filter((m) => m.role === 'tool').map((m) => m.content);
+    t.same(results, ['queued message 1 to fixture', 'queued message 2 to fixture', 'queued message 3 to slack', 'queued message 4 to mesh']);
 
     const outbox = async () => {
       for (let i = 0; i < 100; i++) {
@@ -194,15 +122,4 @@ t.test('fixture extensions offering and using points', async (t) => {
     t.equal(await read('AGT_EXTENSIONS'), null);
     t.equal(await read('NOT_SET_AT_ALL'), null);
   });
-});
-
-t.test('extensionEnv', async (t) => {
-  const source: NodeJS.ProcessEnv = { FIXTURE_VAR: 'visible', AGT_OWNER_PASSPHRASE: 'secret' };
-  const env = extensionEnv(source);
-  t.equal(env.get('FIXTURE_VAR'), 'visible');
-  t.equal(env.get('AGT_OWNER_PASSPHRASE'), undefined);
-  t.equal(env.get('toString'), undefined, 'own variables only');
-  source.LATER = 'read at call time';
-  t.equal(env.get('LATER'), 'read at call time');
-  t.ok(Object.isFrozen(env));
 });
