@@ -8,7 +8,7 @@
  * (its 404 while it serves, its 503 while it is off or not listed), the daemon's 404 elsewhere, for every
  * HTTP method.
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { runDaemon, shippedManifest, type SpawnedDaemon } from './helpers/daemon.js';
 
 const d = await runDaemon(t);
@@ -60,7 +60,7 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'PROPFIND',
 /** The methods fastify routes (the others always get the daemon's 404, edited build or not). */
 const ROUTED = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
-async function notFoundOrder(t: Tap.Test, daemon: SpawnedDaemon, off: string) {
+async function notFoundOrder(t: Test, daemon: SpawnedDaemon, off: string) {
   for (const method of METHODS) {
     const root = await daemon.request(method, '/zz/unknown');
     t.ok(routerMiss(method, '/zz/unknown', root), `${method} /zz/unknown: the daemon's 404`);

@@ -14,6 +14,7 @@ import type { RunningDaemon } from '../../kernel/daemon.js';
 import type { AgentRuntimeHooks } from '../../kernel/agents/runtime-hooks.js';
 import type { KdfCost } from '../../kernel/identity/kdf.js';
 import { builtTwin, buildLayout } from '../../kernel/extensions/typescript.js';
+import { openSse, type SseMessage } from './sse-client.js';
 
 /**
  * The project folder. Run from the test build (`.test-build/`, scripts/build-tests.mjs: its marker names
@@ -182,6 +183,25 @@ export async function spawnDaemon(t: Teardown, options: BootOptions = {}, args: 
   return startChild(t, dataDir, env, args);
 }
 
+async function startedEvent(url: string, token: string, ms = 60_000): Promise<void> {
+  const stream = await openSse(`${url}/events?since=0`, { authorization: `Bearer ${token}` });
+  try {
+    await new Promise<void>((done, fail) => {
+      const timer = setTimeout(() => fail(new Error(`the daemon at ${url} did not say daemon.started within ${ms} ms`)), ms);
+      const seen = (message: SseMessage) => {
+        if (message.event !== 'daemon.started') return;
+        clearTimeout(timer);
+        done();
+      };
+      stream.messages.forEach(seen);
+      stream.onMessage(seen);
+      void stream.ended.then(() => fail(new Error(`the daemon at ${url} closed its event stream before daemon.started`)));
+    });
+  } finally {
+    stream.close();
+  }
+}
+
 async function startChild(t: Teardown, dataDir: string, env: Record<string, string>, args: string[]): Promise<SpawnedDaemon> {
   const child = spawn(process.execPath, [join(ROOT, 'bin/agtd.mjs'), ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
@@ -207,6 +227,9 @@ async function startChild(t: Teardown, dataDir: string, env: Record<string, stri
   // The black-box tier tests the build: a daemon that fell back to the sources would test something else.
   if (/running the TypeScript sources/.test(err)) throw new Error(`agtd ran the sources, not dist/ (rebuild: npm test does): ${err.trim()}`);
   const token = url ? (env.AGT_DAEMON_TOKEN ?? readFileSync(join(dataDir, 'daemon-token'), 'utf8').trim()) : '';
+  // The listening line comes before the extensions start (the daemon serves meanwhile); a test begins
+  // once they have, as an in-process boot does: `daemon.started`, replayed from the stream's start.
+  if (url) await startedEvent(url, token);
   const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
     if (running()) child.kill(signal);
     return exited;
