@@ -8,6 +8,7 @@ import { compileValidator } from './validators.js';
 import { forSerializing } from './serializer-schema.js';
 import { checkRequest, installGuards, type GuardOptions } from './guards.js';
 import { serverLimitOptions } from './limits.js';
+import { installConnectionCaps, resolveCaps, type ConnectionCaps } from './connection-caps.js';
 import { collectOpenApi } from './openapi.js';
 import type { AgtError } from '../../contracts/errors.js';
 import { routerRefusal } from './errors.js';
@@ -25,6 +26,8 @@ export interface AppOptions {
   guard: GuardOptions;
   /** JSON log lines go here instead of stderr (tests). */
   logDestination?: NodeJS.WritableStream;
+  /** The connection caps the settings give (`server.*`), read on every connection; unset fields take the defaults. */
+  connectionCaps?: () => Partial<ConnectionCaps> | undefined;
 }
 
 const API_DESCRIPTION = [
@@ -130,5 +133,8 @@ export async function buildApp(options: AppOptions): Promise<KernelApp> {
     request.log = reply.log = new RequestLog(logger, request.id);
   });
   installRequestLines(app, level);
+  // The main API's own connection budget (kernel/http/connection-caps.ts).
+  const caps = options.connectionCaps ?? (() => undefined);
+  installConnectionCaps(app.server, () => resolveCaps(caps()));
   return app;
 }
