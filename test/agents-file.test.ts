@@ -68,7 +68,7 @@ t.test('a version-2 file migrates to 3: the durable runtime tables, rows kept', 
   t.same([file.openedAtVersion, file.version], [2, SCHEMA_VERSION]);
   t.same(file.loop.list().map((row) => row.content), [{ text: 'before' }]);
   t.same(columns(path, 'agt_queue'), ['id', 'turn_id', 'loop', 'kind', 'status', 'absorbed_by', 'payload', 'created_at', 'started_at', 'ended']);
-  t.same(columns(path, 'agt_idempotency'), ['key', 'turn_id', 'created_at']);
+  t.same(columns(path, 'agt_idempotency'), ['key', 'turn_id', 'created_at', 'request_hash']);
   t.ok(columns(path, 'agt_tasks').includes('call_id'));
   t.ok(columns(path, 'agt_prompts').includes('delivered'));
 });
