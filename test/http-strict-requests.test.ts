@@ -50,7 +50,7 @@ function malformedOrigins(own: string): string[] {
   return [
     `http://${own}/`, `http://${own}/path`, `http://${own}?q=1`, `http://${own}#f`, `http://evil@${own}`, `http://user:pw@${own}`,
     `http://${own}/@evil.example`, `http://${own}:`, `http://${host}:0${port}`, `http://${own}, http://${own}`, `http://${own}\\`,
-    `http:/${own}`, `http:${own}`, `//${own}`, own, `http://${own}/..`, `http://${own}%2f`, `http://${own}.`, 'null', 'file://',
+    `http:/${own}`, `http:${own}`, `//${own}`, own, `http://${own}/..`, `http://${own}%2f`, `http://${own}.`, `http://${host}.:${port}`, 'null', 'file://',
   ];
 }
 

@@ -35,7 +35,8 @@ const API_DESCRIPTION = [
   '(the `daemon-token` file in the data directory, or AGT_DAEMON_TOKEN).',
   'Errors are `{error, code}`; clients branch on `code`.',
   '`POST /agents/{id}/chat` and `POST /agents/{id}/trigger` take an `Idempotency-Key` header: a repeat with the',
-  'same key (per agent, kept 24 h) answers the same 202 and turnId and queues nothing.',
+  'same key and request (per agent, kept 24 h) answers the same 202 and turnId and queues nothing; the same key with',
+  'another request answers 422 `idempotency_key_reused`.',
 ].join(' ');
 
 // Schema compilers, kept for the whole process: every app built here (a test file starts many daemons)

@@ -135,7 +135,7 @@ function entryMatches(entry: string, host: string, port: number | null): boolean
 /**
  * An Origin's one allowed shape (RFC 6454's serialization of an http origin): `http://`, a host
  * (`name`, IPv4 or `[v6]`) and an optional port without leading zeros, nothing else. A path, query,
- * fragment, userinfo, trailing slash, white space or a second origin (two headers joined by node) fails
+ * fragment, userinfo, trailing slash or dot, white space or a second origin (two headers joined by node) fails
  * the shape; such a header names no origin a browser sends, so it is foreign.
  */
 const ORIGIN = /^http:\/\/(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::(0|[1-9][0-9]{0,4}))?$/i;
@@ -143,7 +143,8 @@ const ORIGIN = /^http:\/\/(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::(0|[1-9][0-9]{0,4}))?
 /** The host and port of an Origin of the allowed shape ({@link ORIGIN}), or null. */
 export function parseOrigin(origin: string): HostPort | null {
   const match = ORIGIN.exec(origin);
-  if (match === null) return null;
+  // `localhost.` is another origin than `localhost` to a browser: no trailing dot is taken off here.
+  if (match === null || match[1]!.endsWith('.')) return null;
   return parseHostHeader(match[2] === undefined ? match[1] : `${match[1]}:${match[2]}`);
 }
 
