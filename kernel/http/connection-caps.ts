@@ -8,8 +8,8 @@
  * - at most `maxConnectionsPerAddress` from one client address (an IPv6 client by its /64, which one
  *   host usually holds whole), so one client cannot take the whole budget from the others; a
  *   connection over it is closed at once, without an answer.
- * Defaults, per server: an eighth of the process's open-file limit, at most 4,096, and a quarter of
- * that per address; so two servers at their caps still leave three quarters of the limit to the rest.
+ * Defaults, per server: an eighth of the process's open-file limit, at most 4,096 (at least 16), and a
+ * quarter of that per address; so two servers at their caps still leave three quarters of the limit to the rest.
  * Settings `server.maxConnections` and `server.maxConnectionsPerAddress` replace them (docs/security.md,
  * "Connection limits"); they are read on every connection, so a change applies to the next one.
  */
@@ -22,23 +22,36 @@ export interface ConnectionCaps {
   maxConnectionsPerAddress: number;
 }
 
-/** Assumed where the open-file limit cannot be read (not Linux). */
+/** Assumed where the open-file limit cannot be read (Windows). */
 const ASSUMED_FILE_LIMIT = 4096;
 const MAX_DEFAULT_CONNECTIONS = 4096;
 
 let fileLimit: number | undefined;
 
-/** The process's soft limit on open files (node raises it to the hard limit at start-up). */
+const limitOf = (value: unknown): number | undefined =>
+  value === 'unlimited' ? Number.MAX_SAFE_INTEGER : typeof value === 'number' && value > 0 ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : undefined;
+
+/**
+ * The process's soft limit on open files (node raises it to the hard limit at start-up): from
+ * `/proc/self/limits` on Linux (a file read), else from node's diagnostic report (about 20 ms, once).
+ */
 export function openFileLimit(): number {
   if (fileLimit === undefined) {
-    let limit = ASSUMED_FILE_LIMIT;
+    let limit: number | undefined;
     try {
-      const line = /^Max open files\s+(\d+|unlimited)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1];
-      if (line !== undefined) limit = line === 'unlimited' ? Number.MAX_SAFE_INTEGER : Number(line);
+      limit = limitOf(/^Max open files\s+(\d+|unlimited)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1]);
     } catch {
-      // Not Linux: keep the assumption.
+      // Not Linux: ask the report below.
     }
-    fileLimit = limit;
+    if (limit === undefined) {
+      try {
+        const report = process.report?.getReport() as { userLimits?: { open_files?: { soft?: unknown } } } | undefined;
+        limit = limitOf(report?.userLimits?.open_files?.soft);
+      } catch {
+        // No report: keep the assumption.
+      }
+    }
+    fileLimit = limit ?? ASSUMED_FILE_LIMIT;
   }
   return fileLimit;
 }
