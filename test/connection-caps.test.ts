@@ -6,16 +6,15 @@
  * applies to the next connection. Clients come from several loopback addresses (127.0.0.0/8).
  */
 import { connect, type Socket } from 'node:net';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { defaultConnectionCaps, addressBucket } from '../kernel/http/connection-caps.js';
-import { ROOT, spawnDaemon } from './helpers/daemon.js';
+import { ROOT, runDaemon } from './helpers/daemon.js';
 import { eventually } from './helpers/mesh.js';
 
 const PER_ADDRESS = 3;
 const TOTAL = 7;
-const d = await spawnDaemon(t, {
+const d = await runDaemon(t, {
   settings: { server: { maxConnections: TOTAL, maxConnectionsPerAddress: PER_ADDRESS } },
   extensions: {
     extensions: [
@@ -30,7 +29,7 @@ const meshUrl = await new Promise<string>((resolve, reject) => {
   d.child.stdout!.on('data', () => found() && resolve(found()!));
   void d.exited.then(() => reject(new Error(`the daemon exited: ${d.stderr()}`)));
 });
-const token = readFileSync(join(d.dataDir, 'daemon-token'), 'utf8').trim();
+const token = d.token;
 
 interface Probe {
   served: boolean;

@@ -5,13 +5,12 @@
  * and headers of the client-address family sent as chunked trailers to a loopback-only route (403
  * `loopback_only`, as when sent as headers).
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { ROOT, spawnDaemon } from './helpers/daemon.js';
+import { ROOT, runDaemon } from './helpers/daemon.js';
 import { rawLine, rawRequest } from './helpers/raw-http.js';
 
-const d = await spawnDaemon(t, {
+const d = await runDaemon(t, {
   extensions: { extensions: [{ name: 'mesh', module: join(ROOT, 'extensions/mesh/index.ts'), enabled: true, config: { mdns: { enabled: false } } }] },
 });
 const meshUrl = await new Promise<string>((resolve, reject) => {
@@ -20,7 +19,7 @@ const meshUrl = await new Promise<string>((resolve, reject) => {
   d.child.stdout!.on('data', () => found() && resolve(found()!));
   void d.exited.then(() => reject(new Error(`the daemon exited: ${d.stderr()}`)));
 });
-const token = readFileSync(join(d.dataDir, 'daemon-token'), 'utf8').trim();
+const token = d.token;
 const servers = [
   { name: 'main API', url: d.url, path: '/health' },
   { name: 'mesh server', url: meshUrl, path: '/health' },
