@@ -91,13 +91,15 @@ export type TurnPlace = 'queued' | 'running' | 'none';
 export interface AgentTurnsAccess {
   /**
    * The owner's chat on `loop` (default `main`), committed before it returns, as `POST /agents/{id}/chat`;
-   * returns the turn id. A repeated `idempotencyKey` returns the first turn id. Throws `not_found`
-   * (agent or loop) and `conflict` (disabled or stopped loop).
+   * returns the turn id. A repeated `idempotencyKey` with the same loop and text returns the first turn
+   * id; with another request it throws `idempotency_key_reused` (422). Throws `not_found` (agent or loop)
+   * and `conflict` (disabled or stopped loop).
    */
   chat(agentId: string, text: string, options?: { loop?: string; idempotencyKey?: string }): string;
   /**
    * A message from someone other than the owner, queued on the agent's main loop as an `inbox` event
-   * (committed before it returns); returns the turn id. Throws `bad_request` for `source: "user"`,
+   * (committed before it returns); returns the turn id. A repeated `idempotencyKey` returns the first
+   * turn id whatever the message (no request is compared). Throws `bad_request` for `source: "user"`,
    * `not_found`, `conflict` as {@link chat}.
    */
   deliver(agentId: string, message: OutsideMessage, options?: { idempotencyKey?: string }): string;

@@ -40,6 +40,7 @@ export const ERROR_STATUS = {
   template_unreviewed: 422,
   template_invalid: 422,
   load_failed: 422,
+  idempotency_key_reused: 422,
   headers_too_large: 431,
   internal_error: 500,
   not_implemented: 501,

@@ -64,6 +64,8 @@ export * from './canonical-json.js';
 export * from './agent-lambdas.js';
 /** an agent's served paths. */
 export * from './agent-paths.js';
+/** the passive content type of an agent's stored file. */
+export * from './file-types.js';
 /** turns of an agent driven by an extension (`ctx.agents.turns`). */
 export * from './agent-turns.js';
 /** the channel-adapter point the `channels` extension owns. */

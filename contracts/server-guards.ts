@@ -9,10 +9,14 @@
  *   only when it is an address the server is bound to (every interface's for `0.0.0.0` / `::`) and on
  *   the bound port; never `0.0.0.0` or `::`; the machine's mDNS name (`<hostname>.local`); the policy's
  *   `publicNames`;
- * - `403 cross_origin` for a foreign `Origin` or `Sec-Fetch-Site: cross-site | same-site` (see
+ * - `403 cross_origin` for a foreign `Origin` (one that is not exactly `http://host[:port]` included:
+ *   a path, query, fragment, userinfo or trailing slash) or `Sec-Fetch-Site: cross-site | same-site` (see
  *   {@link ServerGuardPolicy.crossSiteNavigation});
  * - `431 headers_too_large`, `408 request_timeout` (header block, whole request), `400 bad_request` for a
  *   malformed request, all `{error, code}`, connection closed;
+ * - `400 bad_request` for a request with more than one `Host` header (RFC 9112 section 3.2);
+ * - connections over the server's budget ({@link ServerLimits.maxConnections}, per address
+ *   {@link ServerLimits.maxConnectionsPerAddress}) closed as they are accepted;
  * - `400 bad_request` for a JSON body nested deeper than `MAX_JSON_DEPTH` (64), before the schema
  *   validator or your handler walks it, and for a numeric query / params / header field that is not
  *   plain decimal (as on the main API).
@@ -36,6 +40,18 @@ export interface ServerLimits {
   keepAliveTimeoutMs: number;
   /** A socket with no traffic either way for this long is closed. Main API: 180 s. */
   idleSocketTimeoutMs: number;
+  /**
+   * Connections open at once; one over it is closed as it is accepted, without an answer. A budget of
+   * this server's own (the main API and every other server have theirs). Default: settings
+   * `server.maxConnections`, else an eighth of the process's open-file limit, at most 4,096.
+   */
+  maxConnections: number;
+  /**
+   * Connections open at once from one client address (an IPv6 client by its /64); one over it is closed
+   * at once, without an answer. Default: settings `server.maxConnectionsPerAddress`, else a quarter of
+   * `maxConnections`.
+   */
+  maxConnectionsPerAddress: number;
 }
 
 /**
@@ -58,7 +74,7 @@ export interface ServerGuardPolicy {
    * scripts' fetches and form posts from other sites are still refused. Default false.
    */
   crossSiteNavigation?: boolean;
-  /** Overrides of the main API's limits (tests lower the header timeout). */
+  /** Overrides of the main API's limits and of the connection budget (tests lower the header timeout). */
   limits?: Partial<ServerLimits>;
 }
 

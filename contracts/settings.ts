@@ -171,6 +171,33 @@ export const StorageSettings = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * The connection budget of each HTTP server of the daemon (docs/security.md, "Connection limits"): the
+ * main API, the mesh server and any server an extension opens each have a budget of this size of their
+ * own, so a flood on one never takes another's clients.
+ *
+ * @stability stable
+ */
+export const ServerSettings = Type.Object(
+  {
+    maxConnections: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 1_000_000,
+        description: "connections one server holds open at once; more are closed as they are accepted (default: an eighth of the process's open-file limit, at most 4096)",
+      }),
+    ),
+    maxConnectionsPerAddress: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 1_000_000,
+        description: 'connections one server holds open at once from one client address (an IPv6 client by its /64); more are closed at once (default: a quarter of maxConnections)',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 /** @stability stable */
 export const SettingsSchema = Type.Object(
   {
@@ -236,6 +263,7 @@ export const SettingsSchema = Type.Object(
     backups: Type.Optional(BackupSettings),
     telemetry: Type.Optional(TelemetrySettings),
     storage: Type.Optional(StorageSettings),
+    server: Type.Optional(ServerSettings),
     meshServerEnabled: Type.Optional(Type.Boolean()),
     meshLan: Type.Optional(Type.Boolean()),
     meshPort: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
@@ -264,6 +292,7 @@ export type PriceSettings = Static<typeof PriceSettings>;
 export type BackupSettings = Static<typeof BackupSettings>;
 export type TelemetrySettings = Static<typeof TelemetrySettings>;
 export type StorageSettings = Static<typeof StorageSettings>;
+export type ServerSettings = Static<typeof ServerSettings>;
 export type RetentionRule = Static<typeof RetentionRule>;
 /** @stability stable */
 export type UnlockableAgentField = (typeof UNLOCKABLE_AGENT_FIELDS)[number];

@@ -91,6 +91,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     let port = env.port;
     const app = await buildApp({
       logLevel: env.logLevel,
+      connectionCaps: () => settings.current().server,
       ...(env.logFormat ? { logFormat: env.logFormat } : {}),
       guard: {
         token, localProof, behindProxy: env.behindProxy, allowedHosts: env.allowedHosts, boundPort: () => port,

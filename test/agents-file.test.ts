@@ -19,7 +19,7 @@ const columns = (path: string, table: string) => {
 };
 
 t.test('a version-1 file migrates forward on load and keeps its rows', async (t) => {
-  t.equal(SCHEMA_VERSION, 7);
+  t.equal(SCHEMA_VERSION, 8);
   const path = join(tempDir(t), 'old.agt');
   copyFileSync(FIXTURE_V1, path);
   t.notOk(columns(path, 'agt_loop').includes('loop'), 'the fixture is really version 1');
@@ -68,7 +68,7 @@ t.test('a version-2 file migrates to 3: the durable runtime tables, rows kept', 
   t.same([file.openedAtVersion, file.version], [2, SCHEMA_VERSION]);
   t.same(file.loop.list().map((row) => row.content), [{ text: 'before' }]);
   t.same(columns(path, 'agt_queue'), ['id', 'turn_id', 'loop', 'kind', 'status', 'absorbed_by', 'payload', 'created_at', 'started_at', 'ended']);
-  t.same(columns(path, 'agt_idempotency'), ['key', 'turn_id', 'created_at']);
+  t.same(columns(path, 'agt_idempotency'), ['key', 'turn_id', 'created_at', 'request_hash']);
   t.ok(columns(path, 'agt_tasks').includes('call_id'));
   t.ok(columns(path, 'agt_prompts').includes('delivered'));
 });
@@ -113,7 +113,9 @@ t.test('durable runtime stores: accepted turns, tasks and prompts, idempotency k
   t.equal(file.hil.promptForCall('ask', 'a', 'c2')?.status, 'answered');
 
   file.idempotency.put('key', 'a', 10);
-  t.equal(file.idempotency.get('key', 11), 'a');
+  t.same(file.idempotency.get('key', 11), { turnId: 'a', requestHash: null }, 'a key kept without a request digest');
+  file.idempotency.put('keyed', 'b', 10, 'digest');
+  t.same(file.idempotency.get('keyed', 11), { turnId: 'b', requestHash: 'digest' });
   t.equal(file.idempotency.get('key', 10 + 24 * 60 * 60 * 1000), undefined, 'a key lives 24 h');
 });
 

@@ -125,6 +125,32 @@ t.test('an approval: by elicitation, else through get_tasks and answer_task; fil
   t.same((await plain.listTools()).tools.filter((tool) => /write|delete/.test(tool.name)), [], 'no tool writes files');
 });
 
+t.test('stored files are read with a passive type: plain text for text, never an active type the agent stored', async (t) => {
+  const put = async (path: string, body: Record<string, unknown>) => {
+    const answer = await d.request('PUT', `/agents/${echo}/files/content?path=${encodeURIComponent(path)}`, body);
+    if (answer.status !== 200) throw new Error(`put ${path}: ${answer.status}`);
+  };
+  await put('notes/todo.txt', { content: 'buy milk\n' });
+  await put('notes/page', { content: '<script>alert(1)</script>', mime_type: 'text/html;profile=mcp-app' });
+  await put('notes/data.json', { content: '{"a":1}', mime_type: 'application/json' });
+  await put('notes/blob', { content: Buffer.from([1, 0, 2]).toString('base64'), encoding: 'base64' });
+  await put('notes/pic.png', { content: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1]).toString('base64'), encoding: 'base64', mime_type: 'image/png' });
+  const client = await httpClient(t);
+  const read = async (path: string) => (await client.readResource({ uri: `agt://agents/${echo}/files/${path}` })).contents[0] as { mimeType?: string; text?: string; blob?: string };
+  t.match(await read('notes/todo.txt'), { mimeType: 'text/plain; charset=utf-8', text: 'buy milk\n' });
+  t.match(await read('notes/page'), { mimeType: 'text/plain; charset=utf-8', text: '<script>alert(1)</script>' }, 'an active type the agent stored is not handed on');
+  t.match(await read('notes/data.json'), { mimeType: 'application/json; charset=utf-8', text: '{"a":1}' });
+  t.match(await read('notes/blob'), { mimeType: 'application/octet-stream', blob: Buffer.from([1, 0, 2]).toString('base64') });
+  t.match(await read('notes/pic.png'), { mimeType: 'image/png' });
+  const listed = new Map((await client.listResources()).resources.map((resource) => [resource.uri, resource.mimeType]));
+  t.equal(listed.get(`agt://agents/${echo}/files/notes/todo.txt`), undefined, 'listed without a type when none is known (the bytes decide at read)');
+  t.equal(listed.get(`agt://agents/${echo}/files/notes/page`), undefined, 'nor an active one');
+  t.equal(listed.get(`agt://agents/${echo}/files/notes/pic.png`), 'image/png');
+  for (const path of ['notes/todo.txt', 'notes/page', 'notes/data.json', 'notes/blob', 'notes/pic.png']) {
+    await d.request('DELETE', `/agents/${echo}/files/content?path=${encodeURIComponent(path)}`);
+  }
+});
+
 t.test('an agent the settings do not expose is refused by every tool and resource', async (t) => {
   const client = await httpClient(t);
   for (const [name, args] of [

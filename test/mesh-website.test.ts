@@ -34,6 +34,9 @@ await put('public/style.css', 'h1 { color: rgb(0, 128, 0); }');
 await put('public/docs/index.html', '<p>docs</p>');
 await put('public/logo.png', PNG.toString('base64'), 'base64');
 await put('public/%2e%2e/x.txt', 'literal name');
+await put('public/notes/todo', 'buy milk\n');
+await put('public/notes/todo.txt', 'buy bread\n');
+await put('public/notes/blob', Buffer.from([0x61, 0x00, 0x62]).toString('base64'), 'base64');
 await put('secret.txt', SECRET);
 await put('public-not/secret.txt', SECRET);
 await put(
@@ -73,6 +76,16 @@ t.test('files with their content types and validators', async (t) => {
   t.equal(folder.headers.get('location'), '/agents/site/docs/');
   t.match(await (await fetch(`${base}/docs/`)).text(), '<p>docs</p>');
   t.equal((await fetch(`${base}/missing.html`)).status, 404);
+});
+
+t.test('a file without a known extension or stored type: plain text when its bytes are text', async (t) => {
+  for (const path of ['notes/todo', 'notes/todo.txt']) {
+    const text = await fetch(`${base}/${path}`);
+    t.equal(text.headers.get('content-type'), 'text/plain; charset=utf-8', path);
+    t.equal(text.headers.get('x-content-type-options'), 'nosniff');
+  }
+  const blob = await fetch(`${base}/notes/blob`);
+  t.equal(blob.headers.get('content-type'), 'application/octet-stream', 'a NUL makes it binary');
 });
 
 t.test('traversal never reaches a file outside public/', async (t) => {

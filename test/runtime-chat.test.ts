@@ -134,7 +134,7 @@ t.test('DELETE chat clears one loop and is refused mid-turn', async (t) => {
   t.equal((await h.d.request('DELETE', `/agents/${id}/chat?loop=nope`)).status, 404);
 });
 
-t.test('Idempotency-Key: a repeat answers the same 202 and queues nothing', async (t) => {
+t.test('Idempotency-Key: a repeat answers the same 202 and queues nothing; another request with the key is 422', async (t) => {
   const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent();
   const headers = { 'idempotency-key': 'retry-1' };
@@ -142,17 +142,25 @@ t.test('Idempotency-Key: a repeat answers the same 202 and queues nothing', asyn
   const b = await h.d.request('POST', `/agents/${id}/chat`, { text: 'once' }, headers);
   t.equal(b.status, 202);
   t.same(b.body, a.body);
+  const sameLoop = await h.d.request('POST', `/agents/${id}/chat?loop=main`, { text: 'once' }, headers);
+  t.same(sameLoop.body, a.body, 'the loop named in the query or left to its default is the same request');
   await h.ended(a.body.turnId);
   t.equal(h.of('turn.started', id).length, 1);
+  const reused = await h.d.request('POST', `/agents/${id}/chat`, { text: 'twice' }, headers);
+  t.equal(reused.status, 422, 'the same key with another text');
+  t.equal(reused.body.code, 'idempotency_key_reused');
   const c = await h.d.request('POST', `/agents/${id}/chat`, { text: 'again' }, { 'idempotency-key': 'retry-2' });
   t.not(c.body.turnId, a.body.turnId, 'another key is another turn');
   const trig = { event: { type: 'timer', data: null } };
   const t1 = await h.d.request('POST', `/agents/${id}/trigger`, trig, headers);
-  t.equal(t1.status, 202);
-  t.same(t1.body, a.body, 'keys are per agent, not per route: the chat\'s answer comes back');
+  t.equal(t1.status, 422, 'keys are per agent, not per route: the chat\'s key on a trigger is another request');
+  t.equal(t1.body.code, 'idempotency_key_reused');
   const t2 = await h.d.request('POST', `/agents/${id}/trigger`, trig, { 'idempotency-key': 'retry-3' });
   const t3 = await h.d.request('POST', `/agents/${id}/trigger`, trig, { 'idempotency-key': 'retry-3' });
   t.same(t3.body, t2.body, 'a repeated trigger answers the same 202');
+  const t4 = await h.d.request('POST', `/agents/${id}/trigger`, { event: { type: 'timer', data: { n: 1 } } }, { 'idempotency-key': 'retry-3' });
+  t.equal(t4.status, 422, 'a trigger with another body');
+  t.equal(t4.body.code, 'idempotency_key_reused');
   const other = await h.agent();
   const elsewhere = await h.d.request('POST', `/agents/${other}/chat`, { text: 'once' }, headers);
   t.not(elsewhere.body.turnId, a.body.turnId, 'another agent has its own keys');
@@ -174,16 +182,16 @@ t.test('idempotency keys are bounded per agent: a busy agent cannot push out ano
   let now = 1_000;
   quietKeys.put('k', 'quiet answer', now);
   for (let i = 0; i < 100; i++) busyKeys.put(`k${i}`, `answer ${i}`, ++now);
-  t.equal(quietKeys.get('k', now), 'quiet answer', 'the quiet agent keeps its key');
+  t.equal(quietKeys.get('k', now)?.turnId, 'quiet answer', 'the quiet agent keeps its key');
   t.equal(busyKeys.count(), 3, 'the busy agent keeps its newest 3');
-  t.equal(busyKeys.get('k0', now), undefined);
-  t.equal(busyKeys.get('k99', now), 'answer 99');
+  t.equal(busyKeys.get('k0', now)?.turnId, undefined);
+  t.equal(busyKeys.get('k99', now)?.turnId, 'answer 99');
   busyKeys.put('k97', 'answer 97 again', ++now);
   busyKeys.put('fresh', 'x', ++now);
-  t.equal(busyKeys.get('k97', now), 'answer 97 again', 'a re-put moves the key to the newest end');
-  t.equal(busyKeys.get('k98', now), undefined, 'so the oldest other key went');
+  t.equal(busyKeys.get('k97', now)?.turnId, 'answer 97 again', 'a re-put moves the key to the newest end');
+  t.equal(busyKeys.get('k98', now)?.turnId, undefined, 'so the oldest other key went');
   now += day;
-  t.equal(quietKeys.get('k', now), undefined, 'gone after 24 h');
+  t.equal(quietKeys.get('k', now)?.turnId, undefined, 'gone after 24 h');
   busyKeys.put('later', 'y', now);
   t.equal(busyKeys.count(), 1, 'expired keys are dropped when a key is added');
 });

@@ -11,6 +11,7 @@ import { defineExtension } from '../contracts/extension.js';
 import type { ServerGuardPolicy } from '../contracts/server-guards.js';
 import { startTestExtension } from '../contracts/testing/index.js';
 import { REQUEST_LIMITS } from '../kernel/http/limits.js';
+import { defaultConnectionCaps } from '../kernel/http/connection-caps.js';
 import { mdnsHostName } from '../kernel/http/server-guards.js';
 import { rawRequest } from './helpers/raw-http.js';
 
@@ -84,11 +85,13 @@ t.test('limits: the main API\'s by default, policy overrides checked', async (t)
     requestTimeoutMs: REQUEST_LIMITS.requestTimeoutMs,
     keepAliveTimeoutMs: REQUEST_LIMITS.keepAliveTimeoutMs,
     idleSocketTimeoutMs: REQUEST_LIMITS.idleSocketTimeoutMs,
+    ...defaultConnectionCaps(),
   });
   const plain = guards.createServer({ logger: false });
   t.equal(plain.server.headersTimeout, 10_000, 'slow headers: 408 at 10 s, as on the main API');
   t.equal(plain.server.requestTimeout, 60_000);
   t.equal((plain.server as unknown as { maxHeaderSize: number }).maxHeaderSize, 16 * 1024);
+  t.equal(plain.server.maxConnections, defaultConnectionCaps().maxConnections, 'the default connection budget');
   await plain.close();
   const app = guards.createServer({ logger: false }, { limits: { headersTimeoutMs: 1_234 } });
   t.equal(app.server.headersTimeout, 1_234);
@@ -96,4 +99,8 @@ t.test('limits: the main API\'s by default, policy overrides checked', async (t)
   t.equal((app.server as unknown as { maxHeaderSize: number }).maxHeaderSize, REQUEST_LIMITS.maxHeaderBytes);
   await app.close();
   t.throws(() => guards.createServer({}, { limits: { headersTimeoutMs: -1 } }), /headersTimeoutMs must be a positive integer/);
+  t.throws(() => guards.createServer({}, { limits: { maxConnections: 0 } }), /maxConnections must be a positive integer/);
+  const capped = guards.createServer({ logger: false }, { limits: { maxConnections: 12 } });
+  t.equal(capped.server.maxConnections, 12, 'a policy sets its server\'s connection budget');
+  await capped.close();
 });

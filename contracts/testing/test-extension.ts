@@ -293,7 +293,7 @@ async function kernelServerGuards(): Promise<ServerGuards> {
       createServer: () => {
         throw new Error(`ctx.serverGuards needs the agt package (${why})`);
       },
-      defaultLimits: { maxHeaderBytes: 16 * 1024, headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 5_000, idleSocketTimeoutMs: 180_000 },
+      defaultLimits: { maxHeaderBytes: 16 * 1024, headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 5_000, idleSocketTimeoutMs: 180_000, maxConnections: 512, maxConnectionsPerAddress: 128 },
     };
   }
 }

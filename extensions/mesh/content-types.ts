@@ -1,4 +1,6 @@
 /** Content types of agent website files by extension; text types carry `charset=utf-8`. */
+import { isUtf8Text, PLAIN_TEXT_TYPE } from '@agt/contracts';
+
 const TYPES: Record<string, string> = {
   html: 'text/html; charset=utf-8',
   htm: 'text/html; charset=utf-8',
@@ -31,11 +33,14 @@ const TYPES: Record<string, string> = {
   wav: 'audio/wav',
 };
 
-/** By the file's extension first (what browsers expect), else the stored type, else bytes. */
-export function contentTypeOf(path: string, stored: string | null): string {
+/**
+ * By the file's extension first (what browsers expect), else the stored type, else by the bytes: plain
+ * text when they are UTF-8 text (never an active type guessed from them), else `application/octet-stream`.
+ */
+export function contentTypeOf(path: string, stored: string | null, content: Uint8Array): string {
   const extension = /\.([A-Za-z0-9]+)$/.exec(path)?.[1]?.toLowerCase();
   const known = extension ? TYPES[extension] : undefined;
   if (known) return known;
   if (stored && /^[a-z]+\/[a-z0-9.+-]+$/i.test(stored)) return stored.startsWith('text/') ? `${stored}; charset=utf-8` : stored;
-  return 'application/octet-stream';
+  return isUtf8Text(content) ? PLAIN_TEXT_TYPE : 'application/octet-stream';
 }

@@ -30,11 +30,17 @@ export const MeshOptions = Type.Object(
      * localhost, the bound addresses and the mDNS name, and the first one is the base of card URLs.
      */
     publicNames: Type.Array(Type.String({ pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+)(:[0-9]{1,5})?$', maxLength: 260 }), { maxItems: 32, default: [] }),
-    /** The mesh server's header and request time limits (default the main API's: 10 s and 60 s; 408 past them). */
+    /**
+     * The mesh server's header and request time limits (default the main API's: 10 s and 60 s; 408 past
+     * them) and its connection budget (default settings `server.maxConnections` and
+     * `server.maxConnectionsPerAddress`, else the kernel's defaults: docs/security.md, "Connection limits").
+     */
     serverLimits: Type.Object(
       {
         headersTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 60_000 })),
         requestTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000 })),
+        maxConnections: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+        maxConnectionsPerAddress: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
       },
       { default: {}, additionalProperties: false },
     ),

@@ -63,7 +63,7 @@ async function serveFile(deps: WebsiteDeps, agent: MeshAgent, site: SitePath, re
   }
   const etag = `"${createHash('sha1').update(file.content).digest('base64url')}"`;
   reply
-    .header('content-type', contentTypeOf(path, file.mimeType))
+    .header('content-type', contentTypeOf(path, file.mimeType, file.content))
     .header('etag', etag)
     .header('last-modified', new Date(file.updatedAt).toUTCString())
     .header('cache-control', 'no-cache')

@@ -258,6 +258,15 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 8,
+    description: 'the digest of the request an idempotency key was first used with (agt_idempotency.request_hash)',
+    // A key sent again with another request is refused (422 idempotency_key_reused); a key stored
+    // before this version (no digest) answers its first turn id as before.
+    sql: `
+      ALTER TABLE agt_idempotency ADD COLUMN request_hash TEXT;
+    `,
+  },
 ];
 
 /** The version this build writes. Files with a higher `user_version` are refused. */

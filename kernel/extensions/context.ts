@@ -10,7 +10,7 @@ import type { ExtensionContext, ExtensionEnv, ExtensionHttp, ExtensionPoint } fr
 import type { Logger } from '../../contracts/logger.js';
 import type { SettingsService } from '../../contracts/services.js';
 import type { ExtensionHostDeps } from './host-deps.js';
-import { serverGuards } from '../http/server-guards.js';
+import { createServerGuards } from '../http/server-guards.js';
 
 export interface BuiltContext {
   context: ExtensionContext;
@@ -81,7 +81,7 @@ export function buildContext(kernel: ExtensionHostDeps, input: ContextInput): Bu
     env: extensionEnv(input.env),
     ...(kernel.gauges ? { gauges: kernel.gauges } : {}),
     print: (line: string) => (kernel.print ?? defaultPrint)(String(line).replace(/[\r\n]+/g, ' ')),
-    serverGuards,
+    serverGuards: createServerGuards(() => kernel.settings.current().server),
     contribute: kernel.contributions.forExtension(name),
     provide: <T>(point: ExtensionPoint<T>, implementation: T) => {
       if (!registering) throw new Error(`extension ${name} offers extension point ${point.id} after register: offer it during register`);

@@ -8,6 +8,7 @@ import { compileValidator } from './validators.js';
 import { forSerializing } from './serializer-schema.js';
 import { checkRequest, installGuards, type GuardOptions } from './guards.js';
 import { serverLimitOptions } from './limits.js';
+import { installConnectionCaps, resolveCaps, type ConnectionCaps } from './connection-caps.js';
 import { collectOpenApi } from './openapi.js';
 import type { AgtError } from '../../contracts/errors.js';
 import { routerRefusal } from './errors.js';
@@ -25,6 +26,8 @@ export interface AppOptions {
   guard: GuardOptions;
   /** JSON log lines go here instead of stderr (tests). */
   logDestination?: NodeJS.WritableStream;
+  /** The connection caps the settings give (`server.*`), read on every connection; unset fields take the defaults. */
+  connectionCaps?: () => Partial<ConnectionCaps> | undefined;
 }
 
 const API_DESCRIPTION = [
@@ -32,7 +35,8 @@ const API_DESCRIPTION = [
   '(the `daemon-token` file in the data directory, or AGT_DAEMON_TOKEN).',
   'Errors are `{error, code}`; clients branch on `code`.',
   '`POST /agents/{id}/chat` and `POST /agents/{id}/trigger` take an `Idempotency-Key` header: a repeat with the',
-  'same key (per agent, kept 24 h) answers the same 202 and turnId and queues nothing.',
+  'same key and request (per agent, kept 24 h) answers the same 202 and turnId and queues nothing; the same key with',
+  'another request answers 422 `idempotency_key_reused`.',
 ].join(' ');
 
 // Schema compilers, kept for the whole process: every app built here (a test file starts many daemons)
@@ -130,5 +134,8 @@ export async function buildApp(options: AppOptions): Promise<KernelApp> {
     request.log = reply.log = new RequestLog(logger, request.id);
   });
   installRequestLines(app, level);
+  // The main API's own connection budget (kernel/http/connection-caps.ts).
+  const caps = options.connectionCaps ?? (() => undefined);
+  installConnectionCaps(app.server, () => resolveCaps(caps()));
   return app;
 }

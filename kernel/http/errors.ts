@@ -7,6 +7,9 @@ import { AgtError } from '../../contracts/errors.js';
 /** 403 `host_not_allowed`: the Host header names another server (DNS rebinding). */
 export const hostNotAllowed = () => new AgtError('host_not_allowed', 'Host header does not name this daemon');
 
+/** 400 `bad_request`: more than one Host header (RFC 9112 section 3.2). */
+export const repeatedHost = () => new AgtError('bad_request', 'more than one Host header');
+
 /** 403 `cross_origin`: a browser request from another origin or site. */
 export const crossOrigin = () => new AgtError('cross_origin', 'cross-origin browser requests are refused');
 

@@ -4,8 +4,8 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { badBearerToken, crossOrigin, hostNotAllowed, loopbackOnly } from './errors.js';
-import { absoluteFormAuthority, hostAllowed, isLoopbackAddress, originIsSameOrigin, type HostPolicy } from './host-check.js';
+import { badBearerToken, crossOrigin, hostNotAllowed, loopbackOnly, repeatedHost } from './errors.js';
+import { absoluteFormAuthority, hasRepeatedHost, hostAllowed, isLoopbackAddress, originIsSameOrigin, type HostPolicy } from './host-check.js';
 import { installInputChecks } from './input-checks.js';
 
 declare module 'fastify' {
@@ -177,11 +177,12 @@ function isTopLevelNavigation(request: FastifyRequest): boolean {
 
 /**
  * The Host and Origin part of the guard (DNS rebinding, CSRF), shared by the main API and every server
- * an extension opens (`server-guards.ts`): the Host header, and the authority of an
- * absolute-form request line, must name this server; a foreign `Origin` or a cross-site
- * `Sec-Fetch-Site` is refused (Origin compared with the authority the request named).
+ * an extension opens (`server-guards.ts`): exactly one Host header (400 for two), which, and the
+ * authority of an absolute-form request line, must name this server; a foreign or malformed `Origin`
+ * or a cross-site `Sec-Fetch-Site` is refused (Origin compared with the authority the request named).
  */
 export function checkSite(request: FastifyRequest, options: SiteGuardOptions): void {
+  if (hasRepeatedHost(request.raw.rawHeaders)) throw repeatedHost();
   const host = request.headers.host;
   const authority = absoluteFormAuthority(request.raw.url, request.raw.method);
   if (!hostAllowed(host, options) || authority === false || (authority !== null && !hostAllowed(authority, options))) {
@@ -213,6 +214,27 @@ export function checkRequest(request: FastifyRequest, options: GuardOptions, rou
 }
 
 /**
+ * A loopback-only route runs only once its request has arrived whole, and the trailers of a chunked
+ * body pass the same rule as its headers: a header of the client-address family sent as a trailer is
+ * refused like one sent as a header. A body no parser read is drained first (still bounded by the
+ * request time limit); nothing of it is kept.
+ */
+async function refuseAddressTrailers(request: FastifyRequest): Promise<void> {
+  const raw = request.raw;
+  if (!raw.complete) {
+    await new Promise<void>((resolve, reject) => {
+      const gone = () => reject(loopbackOnly());
+      if (raw.destroyed) return gone();
+      raw.once('end', resolve);
+      raw.once('close', gone);
+      raw.once('error', gone);
+      raw.resume();
+    });
+  }
+  if (hasProxyHeader(raw.trailers)) throw loopbackOnly();
+}
+
+/**
  * `prepare` runs first in the same hook (the request's logger, app.ts): one root hook per request
  * costs less than two.
  */
@@ -227,6 +249,12 @@ export function installGuards(app: FastifyInstance, options: GuardOptions, prepa
       return;
     }
     done();
+  });
+  // Only loopback-only routes wait for the end of the request: the others never look at trailers.
+  app.addHook('onRoute', (route) => {
+    if (route.config?.loopbackOnly !== true) return;
+    const own = route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler];
+    route.preHandler = [refuseAddressTrailers, ...own];
   });
   // After the guard: plain-decimal numbers in query/params/headers and the JSON depth limit.
   installInputChecks(app);

@@ -132,20 +132,45 @@ function entryMatches(entry: string, host: string, port: number | null): boolean
   return allowed.port === null || allowed.port === port;
 }
 
-/** An Origin is same-origin when it is `http://` plus exactly the Host the request was sent to. */
+/**
+ * An Origin's one allowed shape (RFC 6454's serialization of an http origin): `http://`, a host
+ * (`name`, IPv4 or `[v6]`) and an optional port without leading zeros, nothing else. A path, query,
+ * fragment, userinfo, trailing slash or dot, white space or a second origin (two headers joined by node) fails
+ * the shape; such a header names no origin a browser sends, so it is foreign.
+ */
+const ORIGIN = /^http:\/\/(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::(0|[1-9][0-9]{0,4}))?$/i;
+
+/** The host and port of an Origin of the allowed shape ({@link ORIGIN}), or null. */
+export function parseOrigin(origin: string): HostPort | null {
+  const match = ORIGIN.exec(origin);
+  // `localhost.` is another origin than `localhost` to a browser: no trailing dot is taken off here.
+  if (match === null || match[1]!.endsWith('.')) return null;
+  return parseHostHeader(match[2] === undefined ? match[1] : `${match[1]}:${match[2]}`);
+}
+
+/** An Origin is same-origin when it has the allowed shape and names exactly the host and port the request was sent to. */
 export function originIsSameOrigin(origin: string, hostHeader: string | undefined): boolean {
   if (!hostHeader) return false;
-  let url: URL;
-  try {
-    url = new URL(origin);
-  } catch {
-    return false;
-  }
-  if (url.protocol !== 'http:') return false;
-  const a = parseHostHeader(url.host);
+  const a = parseOrigin(origin);
   const b = parseHostHeader(hostHeader);
   if (!a || !b) return false;
   return a.host === b.host && (a.port ?? 80) === (b.port ?? 80);
+}
+
+/**
+ * More than one `Host` field line (RFC 9112 section 3.2: a server answers 400), equal ones too: node
+ * keeps the first one in `headers.host`, so a second would name a server nobody checked.
+ */
+export function hasRepeatedHost(rawHeaders: readonly string[]): boolean {
+  let seen = false;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length === 4 && name.toLowerCase() === 'host') {
+      if (seen) return true;
+      seen = true;
+    }
+  }
+  return false;
 }
 
 const ABSOLUTE_FORM = /^http:\/\/([^/?#]*)/i;

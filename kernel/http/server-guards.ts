@@ -2,9 +2,10 @@
  * `ctx.serverGuards` (contracts/server-guards.ts): servers an extension opens get the main API's
  * guards from the same functions the main API runs: `checkSite` (Host, absolute-form authority,
  * Origin, Sec-Fetch-Site), `serverLimitOptions` (header size, header/request/idle time limits and the
- * `{error, code}` answer to errors before routing) and `installInputChecks` (JSON depth, decimal
- * numbers). What differs is only the policy: the addresses the server is really bound to (read from
- * its socket, so a rebind is followed), the machine's mDNS name and the extension's public names.
+ * `{error, code}` answer to errors before routing), `installInputChecks` (JSON depth, decimal
+ * numbers) and `installConnectionCaps` (a connection budget of the server's own, settings `server.*`).
+ * What differs is only the policy: the addresses the server is really bound to (read from its socket,
+ * so a rebind is followed), the machine's mDNS name and the extension's public names.
  */
 import type { AddressInfo } from 'node:net';
 import { hostname, networkInterfaces } from 'node:os';
@@ -16,6 +17,7 @@ import { routerRefusal } from './errors.js';
 import { checkSite, type SiteGuardOptions } from './guards.js';
 import { installInputChecks } from './input-checks.js';
 import { REQUEST_LIMITS, serverLimitOptions, type RequestLimits } from './limits.js';
+import { installConnectionCaps, resolveCaps, type ConnectionCaps } from './connection-caps.js';
 
 const WILDCARDS = new Set(['0.0.0.0', '::', '::0', '0:0:0:0:0:0:0:0']);
 
@@ -79,9 +81,28 @@ function requestLimits(overrides: Partial<ServerLimits> | undefined): RequestLim
   return limits;
 }
 
-/** Builds a guarded server (the implementation of `ctx.serverGuards.createServer`). */
-export function createGuardedServer(options: FastifyServerOptions = {}, policy: ServerGuardPolicy = {}): FastifyInstance {
+/** The policy's own connection caps, checked (the rest comes from settings or the defaults). */
+function policyCaps(overrides: Partial<ServerLimits> | undefined): Partial<ConnectionCaps> {
+  const caps: Partial<ConnectionCaps> = {};
+  for (const key of ['maxConnections', 'maxConnectionsPerAddress'] as const) {
+    const value = overrides?.[key];
+    if (value === undefined) continue;
+    if (!Number.isInteger(value) || value <= 0) throw new TypeError(`serverGuards: limits.${key} must be a positive integer (got ${String(value)})`);
+    caps[key] = value;
+  }
+  return caps;
+}
+
+/** Where the daemon's settings give connection caps (`server.*`); read on every connection. */
+export type SettingsCaps = () => Partial<ConnectionCaps> | undefined;
+
+/**
+ * Builds a guarded server (the implementation of `ctx.serverGuards.createServer`). Its connection budget
+ * is its own: the policy's caps, else the settings', else the defaults (connection-caps.ts).
+ */
+export function createGuardedServer(options: FastifyServerOptions = {}, policy: ServerGuardPolicy = {}, settingsCaps: SettingsCaps = () => undefined): FastifyInstance {
   const limits = requestLimits(policy.limits);
+  const ownCaps = policyCaps(policy.limits);
   let site: SiteGuardOptions | undefined;
   const app: FastifyInstance = Fastify({
     ...options,
@@ -115,17 +136,29 @@ export function createGuardedServer(options: FastifyServerOptions = {}, policy: 
     done();
   });
   installInputChecks(app);
+  installConnectionCaps(app.server, () => resolveCaps(ownCaps, settingsCaps()));
   return app;
 }
 
-/** The object every extension context carries. */
-export const serverGuards: ServerGuards = Object.freeze({
-  createServer: createGuardedServer,
-  defaultLimits: Object.freeze({
-    maxHeaderBytes: REQUEST_LIMITS.maxHeaderBytes,
-    headersTimeoutMs: REQUEST_LIMITS.headersTimeoutMs,
-    requestTimeoutMs: REQUEST_LIMITS.requestTimeoutMs,
-    keepAliveTimeoutMs: REQUEST_LIMITS.keepAliveTimeoutMs,
-    idleSocketTimeoutMs: REQUEST_LIMITS.idleSocketTimeoutMs,
-  }),
-});
+/**
+ * The object every extension context carries; `settingsCaps` reads the daemon's settings `server.*`
+ * (without it, as in `@agt/contracts/testing`, the defaults apply).
+ */
+export function createServerGuards(settingsCaps: SettingsCaps = () => undefined): ServerGuards {
+  return Object.freeze({
+    createServer: (options?: FastifyServerOptions, policy?: ServerGuardPolicy) => createGuardedServer(options, policy, settingsCaps),
+    get defaultLimits(): Readonly<ServerLimits> {
+      return Object.freeze({
+        maxHeaderBytes: REQUEST_LIMITS.maxHeaderBytes,
+        headersTimeoutMs: REQUEST_LIMITS.headersTimeoutMs,
+        requestTimeoutMs: REQUEST_LIMITS.requestTimeoutMs,
+        keepAliveTimeoutMs: REQUEST_LIMITS.keepAliveTimeoutMs,
+        idleSocketTimeoutMs: REQUEST_LIMITS.idleSocketTimeoutMs,
+        ...resolveCaps(settingsCaps()),
+      });
+    },
+  });
+}
+
+/** The guards with the default connection caps (no daemon settings to read). */
+export const serverGuards: ServerGuards = createServerGuards();

@@ -8,7 +8,7 @@ import { AgentIdParams, errorResponses } from '../../contracts/http.js';
 import { LOOP_NAME_PATTERN } from '../../contracts/agent-config.js';
 import { historyMessage } from '../runtime/executor/context.js';
 import { normalizeDispatch } from '../runtime/dispatch.js';
-import { IDEMPOTENCY_KEY_MAX_LENGTH } from '../agents/stores/idempotency-store.js';
+import { IDEMPOTENCY_KEY_MAX_LENGTH, requestDigest } from '../agents/stores/idempotency-store.js';
 import type { KernelRoutes } from './plugin.js';
 import { loopDisabled, noSuchLoop } from '../runtime/errors.js';
 import { MAX_CHAT_WAIT_S, waitSeconds, watchTurns } from './chat-wait.js';
@@ -23,7 +23,7 @@ const IdempotencyHeaders = Type.Object({
       minLength: 1,
       maxLength: IDEMPOTENCY_KEY_MAX_LENGTH,
       description:
-        'A repeat with the same key (per agent, one namespace for chat and trigger, kept 24 h, at most 10,000 per agent: the oldest go first) answers the same 202 and turnId and queues nothing. Keys are kept in the agent file: a repeat after a daemon restart still answers the first turnId.',
+        'A repeat with the same key and the same request (per agent, one namespace for chat and trigger, kept 24 h, at most 10,000 per agent: the oldest go first) answers the same 202 and turnId and queues nothing; the same key with another request (another body, loop or route) answers 422 `idempotency_key_reused` and queues nothing. Keys are kept in the agent file: a repeat after a daemon restart still answers the first turnId.',
     }),
   ),
 });
@@ -81,7 +81,7 @@ export const chatRoutes: KernelRoutes<'bus' | 'runtime'> = async (app, { service
           prefer: Type.Optional(Type.String({ maxLength: 200, description: `\`wait=N\` (RFC 7240): as ?wait=true but at most N seconds (capped at ${MAX_CHAT_WAIT_S})` })),
         }),
         body: Type.Object({ text: Type.String({ minLength: 1 }), loop: Type.Optional(LoopName) }),
-        response: { 200: WaitedReply, 202: Accepted202, ...errorResponses(404, 409) },
+        response: { 200: WaitedReply, 202: Accepted202, ...errorResponses(404, 409, 422) },
       },
     },
     async (request, reply) => {
@@ -166,20 +166,23 @@ export const chatRoutes: KernelRoutes<'bus' | 'runtime'> = async (app, { service
         querystring: LoopQuery,
         headers: IdempotencyHeaders,
         body: Type.Object({}, { additionalProperties: true, description: 'dispatch, wrapped dispatch, bare event or batch' }),
-        response: { 202: Accepted202, ...errorResponses(404, 409) },
+        response: { 202: Accepted202, ...errorResponses(404, 409, 422) },
       },
     },
     async (request, reply) => {
       const runtime = service.forRequest(request.params.id);
-      const dispatch = normalizeDispatch(request.body);
       const loop = request.query.loop;
+      const key = request.headers['idempotency-key'];
+      // The request as sent, before the normalizer fills in ids and times of its own.
+      const idempotency = key === undefined ? undefined : { key, requestHash: requestDigest('trigger', loop ?? null, request.body) };
+      const dispatch = normalizeDispatch(request.body);
       if (loop !== undefined) {
         // 404 unknown, 409 disabled, before anything runs (also for a system-scope target)
         if (!runtime.loopNames().includes(loop)) throw noSuchLoop(runtime.agent.name, loop);
         if (runtime.agent.config.loops?.find((l) => l.name === loop)?.enabled === false) throw loopDisabled(loop);
         dispatch.target = { ...dispatch.target, loop };
       }
-      const turnId = runtime.dispatch(dispatch, request.headers['idempotency-key']);
+      const turnId = runtime.dispatch(dispatch, idempotency);
       return reply.status(202).send({ accepted: true as const, turnId });
     },
   );

@@ -15,7 +15,8 @@ import type { QueuedInput, TurnEnd } from '../agents/stores/queue-store.js';
 import { waitAtMost } from '../deadline.js';
 import type { TimerRow } from '../agents/stores/timers-store.js';
 import type { Clock } from './clock.js';
-import { loopDisabled, noRunningExecutor, noSuchLoop, turnRunningInLoop } from './errors.js';
+import { idempotencyKeyReused, loopDisabled, noRunningExecutor, noSuchLoop, turnRunningInLoop } from './errors.js';
+import { requestDigest, type Idempotency } from '../agents/stores/idempotency-store.js';
 import { TRIGGER_OF, type NormalizedDispatch, type TriggerEvent } from './dispatch.js';
 import { LoopExecutor } from './executor/loop-executor.js';
 import { loopInstructions, loopModel, loopTools, type LoopSources } from './executor/loop-setup.js';
@@ -319,16 +320,18 @@ export class AgentRuntime {
   /**
    * Queues a chat (404/409 before anything is written); returns its turn id. The accepted chat (and its
    * `Idempotency-Key`) is committed to the agent file before this returns, so the 202 that follows is
-   * never lost by a crash. A key seen before (24 h) returns its first turn id and queues nothing.
+   * never lost by a crash. A key seen before (24 h) with the same loop and text returns its first turn id
+   * and queues nothing; with another request it is refused (422 `idempotency_key_reused`).
    */
   chat(loopName: string, text: string, idempotencyKey?: string): string {
     const now = this.deps.clock.now();
-    const seen = idempotencyKey === undefined ? undefined : this.agent.file.idempotency.get(idempotencyKey, now);
+    const idempotency = idempotencyKey === undefined ? undefined : { key: idempotencyKey, requestHash: requestDigest('chat', loopName, text) };
+    const seen = this.replayOf(idempotency, now);
     if (seen !== undefined) return seen;
     const executor = this.loop(loopName);
     executor.assertAccepts();
     const turnId = randomUUID();
-    this.accept(executor, { kind: 'chat', turnId, text, at: now }, { turnId, loop: loopName, kind: 'chat', payload: { text }, createdAt: now }, idempotencyKey);
+    this.accept(executor, { kind: 'chat', turnId, text, at: now }, { turnId, loop: loopName, kind: 'chat', payload: { text }, createdAt: now }, idempotency);
     this.fire('on_chat', { text, loop: loopName, turn_id: turnId }, { loop: loopName });
     return turnId;
   }
@@ -337,16 +340,19 @@ export class AgentRuntime {
    * `POST trigger`: bypasses the evaluator; returns the turn id that the work will carry. Committed like
    * a chat before it returns (a system-scope run as `running`: it starts at once and is never re-run).
    */
-  /** `accepted`: called with the new turn's id once it is committed, before it can start (not for a replay). */
-  dispatch(dispatch: NormalizedDispatch, idempotencyKey?: string, accepted?: (turnId: string) => void): string {
+  /**
+   * `accepted`: called with the new turn's id once it is committed, before it can start (not for a
+   * replay). A repeated key answers as for a chat; its request is compared only when `requestHash` is given.
+   */
+  dispatch(dispatch: NormalizedDispatch, idempotency?: Idempotency, accepted?: (turnId: string) => void): string {
     const now = this.deps.clock.now();
-    const seen = idempotencyKey === undefined ? undefined : this.agent.file.idempotency.get(idempotencyKey, now);
+    const seen = this.replayOf(idempotency, now);
     if (seen !== undefined) return seen;
     const turnId = randomUUID();
     const types = new Set(dispatch.events.map((e) => e.type));
     const trigger = types.size === 1 ? TRIGGER_OF[dispatch.events[0]!.type] : 'dispatch';
     if (dispatch.target.scope === 'system') {
-      this.commitAccepted({ turnId, loop: 'main', kind: 'system', status: 'running', payload: { trigger, target: dispatch.target, count: dispatch.count }, createdAt: now }, idempotencyKey);
+      this.commitAccepted({ turnId, loop: 'main', kind: 'system', status: 'running', payload: { trigger, target: dispatch.target, count: dispatch.count }, createdAt: now }, idempotency);
       accepted?.(turnId);
       this.system.start(dispatch.target, trigger, dispatch.events, dispatch.count, turnId);
       return turnId;
@@ -355,22 +361,34 @@ export class AgentRuntime {
     const executor = this.loop(loop);
     executor.assertAccepts();
     const item: QueueItem = { kind: 'trigger', turnId, trigger, events: dispatch.events, count: dispatch.count, at: now };
-    this.accept(executor, item, { turnId, loop, kind: 'trigger', payload: { trigger, events: dispatch.events, count: dispatch.count }, createdAt: now }, idempotencyKey, accepted);
+    this.accept(executor, item, { turnId, loop, kind: 'trigger', payload: { trigger, events: dispatch.events, count: dispatch.count }, createdAt: now }, idempotency, accepted);
     return turnId;
   }
 
+  /**
+   * The turn id a repeated key answers, or undefined for a key not seen (24 h). A key first used with
+   * another request (both digests known and different) is refused.
+   */
+  private replayOf(idempotency: Idempotency | undefined, now: number): string | undefined {
+    if (idempotency === undefined) return undefined;
+    const seen = this.agent.file.idempotency.get(idempotency.key, now);
+    if (seen === undefined) return undefined;
+    if (seen.requestHash !== null && idempotency.requestHash !== undefined && seen.requestHash !== idempotency.requestHash) throw idempotencyKeyReused();
+    return seen.turnId;
+  }
+
   /** Commits an accepted turn and its idempotency key in one transaction. */
-  private commitAccepted(row: QueuedInput, idempotencyKey: string | undefined): void {
+  private commitAccepted(row: QueuedInput, idempotency: Idempotency | undefined): void {
     const file = this.agent.file;
     file.transaction(() => {
       file.queue.insert(row);
-      if (idempotencyKey !== undefined) file.idempotency.put(idempotencyKey, row.turnId, row.createdAt ?? this.deps.clock.now());
+      if (idempotency !== undefined) file.idempotency.put(idempotency.key, row.turnId, row.createdAt ?? this.deps.clock.now(), idempotency.requestHash ?? null);
     });
   }
 
   /** Commits, then queues; a refusal after the commit (not expected: checked before) takes the commit back. */
-  private accept(executor: LoopExecutor, item: QueueItem, row: QueuedInput, idempotencyKey: string | undefined, accepted?: (turnId: string) => void): void {
-    this.commitAccepted(row, idempotencyKey);
+  private accept(executor: LoopExecutor, item: QueueItem, row: QueuedInput, idempotency: Idempotency | undefined, accepted?: (turnId: string) => void): void {
+    this.commitAccepted(row, idempotency);
     accepted?.(item.turnId);
     try {
       executor.enqueue(item);
@@ -378,7 +396,7 @@ export class AgentRuntime {
       const file = this.agent.file;
       file.transaction(() => {
         file.queue.remove([item.turnId]);
-        if (idempotencyKey !== undefined) file.idempotency.delete(idempotencyKey);
+        if (idempotency !== undefined) file.idempotency.delete(idempotency.key);
       });
       throw error;
     }

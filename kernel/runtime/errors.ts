@@ -25,6 +25,12 @@ export const turnRunningInLoop = (loop: string) => new AgtError('conflict', `a t
 /** 409 `conflict`: stop was asked of a loop without a live executor. */
 export const noRunningExecutor = (loop: string) => new AgtError('conflict', `loop ${loop} has no running executor`);
 
+/**
+ * 422 `idempotency_key_reused`: an `Idempotency-Key` already answered for another request (another
+ * body, route or loop) within its 24 h (the IETF Idempotency-Key draft's answer).
+ */
+export const idempotencyKeyReused = () => new AgtError('idempotency_key_reused', 'this Idempotency-Key was used with a different request; use a new key for a new request');
+
 /** 400 `bad_request`: a dispatched event or trigger body is malformed (`problem` says where). */
 export const invalidDispatch = (problem: string) => new AgtError('bad_request', problem);
 

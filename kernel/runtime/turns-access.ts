@@ -43,7 +43,9 @@ export function turnsAccess(runtimeOf: (agentId: string) => AgentRuntime | undef
       const { traceparent } = message;
       // Handed on once the turn is committed and before it can start, so the turn opens inside that trace.
       const accepted = traced && isTraceparent(traceparent) ? (turnId: string) => traced({ agentId, turnId, source: message.source, traceparent }) : undefined;
-      return runtime(agentId).dispatch(dispatch, options.idempotencyKey, accepted);
+      // No request digest: a repeated key answers its first turn whatever the message (an A2A retry's
+      // context id may differ from the first attempt's).
+      return runtime(agentId).dispatch(dispatch, options.idempotencyKey === undefined ? undefined : { key: options.idempotencyKey }, accepted);
     },
     place: (agentId, turnId) => find(agentId, turnId).place,
     interrupt(agentId, turnId) {

@@ -9,6 +9,7 @@ import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mc
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { AgentTurnsAccess } from '@agt/contracts';
 import type { AgentsService, AgentView } from '@agt/contracts';
+import { passiveContentType, passiveStoredType } from '@agt/contracts';
 import { type Exposed, notExposed } from './exposed.js';
 
 /** Rows of the conversation resource; files listed per agent; the largest file read. */
@@ -23,6 +24,8 @@ export interface ResourceDeps {
 }
 
 const base = (agent: AgentView) => `agt://agents/${encodeURIComponent(agent.id)}`;
+/** A listed file's type only when it is a passive one (the bytes decide at read). */
+const optionalType = (mimeType: string | undefined) => (mimeType === undefined ? {} : { mimeType });
 const json = (uri: URL, value: unknown) => ({ contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(value, null, 2) }] });
 
 export function registerResources(server: McpServer, deps: ResourceDeps): void {
@@ -72,7 +75,7 @@ export function registerResources(server: McpServer, deps: ResourceDeps): void {
         for (const agent of exposed.list()) {
           const files = await agents.files.list(agent.id).catch(() => []);
           for (const file of files.slice(0, LISTED_FILES)) {
-            resources.push({ uri: `${base(agent)}/files/${file.path.split('/').map(encodeURIComponent).join('/')}`, name: `${agent.name}: ${file.path}`, mimeType: file.mimeType ?? 'application/octet-stream', size: file.size });
+            resources.push({ uri: `${base(agent)}/files/${file.path.split('/').map(encodeURIComponent).join('/')}`, name: `${agent.name}: ${file.path}`, ...optionalType(passiveStoredType(file.mimeType)), size: file.size });
           }
         }
         return { resources };
@@ -92,13 +95,10 @@ export function registerResources(server: McpServer, deps: ResourceDeps): void {
       });
       if (!file) throw new McpError(ErrorCode.InvalidParams, `Agent ${agent.name} has no file ${path}.`);
       if (file.size > MAX_FILE_BYTES) throw new McpError(ErrorCode.InvalidParams, `The file is larger than ${MAX_FILE_BYTES} bytes.`);
-      const mimeType = file.mimeType ?? 'application/octet-stream';
-      const decoded = new TextDecoder('utf-8', { fatal: true });
-      try {
-        return { contents: [{ uri: uri.href, mimeType, text: decoded.decode(file.content) }] };
-      } catch {
-        return { contents: [{ uri: uri.href, mimeType, blob: file.content.toString('base64') }] };
-      }
+      // Never an active type (an agent chooses its files' stored types): contracts/file-types.ts.
+      const mimeType = passiveContentType(file.mimeType, file.content);
+      if (mimeType.endsWith('charset=utf-8')) return { contents: [{ uri: uri.href, mimeType, text: file.content.toString('utf8') }] };
+      return { contents: [{ uri: uri.href, mimeType, blob: file.content.toString('base64') }] };
     },
   );
 }
