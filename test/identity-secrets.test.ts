@@ -19,7 +19,7 @@ function filesUnder(dir: string): string[] {
 }
 
 t.test('no secret in responses, logs or files after create', async (t) => {
-  const d = await spawnDaemon(t, { env: { AGT_LOG_LEVEL: 'debug' } });
+  const d = await spawnDaemon(t, { env: { AGT_LOG_LEVEL: 'debug', AGT_KDF_COST: '17' } });
   t.ok(d.url, 'daemon started');
   const token = readFileSync(join(d.dataDir, 'daemon-token'), 'utf8').trim();
   const seen: string[] = [];
