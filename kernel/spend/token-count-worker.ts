@@ -21,8 +21,8 @@ const LOADERS: Record<TokenFamily, () => Promise<Count>> = {
     return (text) => countTokens(text, NO_SPECIAL);
   },
   claude: async () => {
-    const [{ Tokenizer }, claude] = await Promise.all([import('ai-tokenizer'), import('ai-tokenizer/encoding/claude')]);
-    const tokenizer = new Tokenizer({ ...claude, special_tokens: {} });
+    const [{ Tokenizer }, { name, pat_str, stringEncoder, binaryEncoder, decoder }] = await Promise.all([import('ai-tokenizer'), import('ai-tokenizer/encoding/claude')]);
+    const tokenizer = new Tokenizer({ name, pat_str, stringEncoder, binaryEncoder, decoder, special_tokens: {} });
     return (text) => tokenizer.count(text);
   },
 };
