@@ -2,23 +2,20 @@
  * The reservation before a model call (docs/costs.md, "Reservation"): the prompt counted with the model
  * family's tokenizer, corrected by what the provider reported, and one call at a time until that is
  * known, so a budget is passed by at most one call even when the provider reports 3x what was counted.
- * Against the built daemon (`spawnDaemon`: the tokenizer's worker and its lazily imported encoding run
- * from dist/) and an OpenAI-style fake that over-reports.
+ * Against the built daemon (`runDaemon`: the tokenizer's worker and its lazily imported encoding run from
+ * dist/) and an OpenAI-style fake that over-reports.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import t from 'tap';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { createAgentFile } from './helpers/agent-file.js';
-import { ROOT, spawnDaemon, tempDir } from './helpers/daemon.js';
-import { openSse } from './helpers/sse-client.js';
+import { runDaemon, shippedManifest, tempDir } from './helpers/daemon.js';
+import { eventLog } from './helpers/events.js';
 import { reply, startFakeOpenAI, type RecordedRequest } from './fakes/openai.js';
 import { TokenCounter } from '../kernel/spend/token-count.js';
 
 const KEY = 'sk-reservation-test';
 const ENV = 'TEST_RESERVATION_KEY_AGT';
-const manifest = { extensions: [{ name: 'providers', module: join(ROOT, 'extensions/providers/index.ts'), enabled: true, config: { maxRetries: 0 } }] };
 
 /** Prose of 6,000 characters (1,000 o200k tokens; 2,000 at 3 characters a token). */
 const WORDS = 'the owner keeps budgets for every agent and each model call reserves its worst case before it starts'.split(' ');
@@ -45,20 +42,13 @@ t.test('a provider reporting 3x the prompt: 50 chats at once end at most one cal
     }
     return reply.text('ok', { usage, delayMs: 5 });
   });
-  const dataDir = tempDir(t);
-  const daemon = await spawnDaemon(t, {
-    dataDir,
-    extensions: manifest,
+  const d = await runDaemon(t, {
+    extensions: shippedManifest({ providers: { maxRetries: 0 } }),
     settings: { providers: [{ id: 'oa', type: 'openai', name: 'OA', baseUrl: fake.baseUrl, apiKeyEnv: ENV }] },
     env: { [ENV]: KEY },
   });
-  t.ok(daemon.url, daemon.stderr());
-  const token = readFileSync(join(dataDir, 'daemon-token'), 'utf8').trim();
-  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-  const call = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(daemon.url + path, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-    return { status: response.status, body: (await response.json()) as any };
-  };
+  t.ok(d.url, d.stderr());
+  const call = async (method: string, path: string, body?: unknown) => (await d.request(method, path, body)) as { status: number; body: any };
 
   const LIMIT = 30_000;
   const loops = Array.from({ length: 50 }, (_, i) => ({ name: `l${i}`, goal: 'answer', enabled: true }));
@@ -72,8 +62,7 @@ t.test('a provider reporting 3x the prompt: 50 chats at once end at most one cal
   t.equal(loaded.status, 200, loaded.body.error);
   const id = loaded.body.id as string;
 
-  const events = await openSse(`${daemon.url}/events`, { authorization: headers.authorization });
-  t.teardown(() => events.close());
+  const events = await eventLog(t, d);
   const turns = await Promise.all(loops.map(async (loop) => (await call('POST', `/agents/${id}/chat?loop=${loop.name}`, { text: PROSE })).body.turnId as string));
 
   // The first call goes alone (the provider's count is not known yet): while it is held, the others wait,
@@ -90,15 +79,10 @@ t.test('a provider reporting 3x the prompt: 50 chats at once end at most one cal
   t.equal(fake.chatRequests().length, 1, 'one call in flight until the first settles');
   releaseFirst();
 
-  const ends = new Map<string, { event_type: string; payload: { code?: string } }>();
-  while (ends.size < turns.length) {
-    const { event } = (await events.nextEvent()).data ?? {};
-    if (!event) continue;
-    const turn = event.turn_id ?? event.payload?.turn_id;
-    if (event.agent_id === id && turns.includes(turn) && (event.event_type === 'turn.completed' || event.event_type === 'agent.error')) ends.set(turn, event);
-  }
-  const completed = [...ends.values()].filter((e) => e.event_type === 'turn.completed').length;
-  const refused = [...ends.values()].filter((e) => e.payload.code === 'budget_exceeded').length;
+  const ended = (turn: string) => events.waitFor((e) => e.agent_id === id && (e.turn_id ?? (e.payload as { turn_id?: string }).turn_id) === turn && (e.event_type === 'turn.completed' || e.event_type === 'agent.error'), `the end of ${turn}`);
+  const ends = await Promise.all(turns.map(ended));
+  const completed = ends.filter((e) => e.event_type === 'turn.completed').length;
+  const refused = ends.filter((e) => (e.payload as { code?: string }).code === 'budget_exceeded').length;
   t.equal(completed + refused, 50, 'every turn completed or was refused by the budget');
   t.ok(completed >= 5, `${completed} calls ran`);
   t.ok(refused > 0, `${refused} refused`);
