@@ -71,6 +71,13 @@ export const AgentCeiling = Type.Object(
     ),
     allowUnsandboxedCommands: Type.Optional(Type.Boolean({ description: 'whether an agent\'s `security.allow_unsandboxed_commands` may take effect; default false' })),
     computeNetwork: Type.Optional(Type.Boolean({ description: 'whether an agent\'s `security.compute_network` may take effect; default false' })),
+    providers: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 200 }), {
+        maxItems: 256,
+        description:
+          'provider ids an agent\'s own `sys_update_config` may move its `model.provider` (or a loop\'s) to, beside the ones its config already names; default none',
+      }),
+    ),
     limits: Type.Optional(
       Type.Object(Object.fromEntries(CAPPED_LIMITS.map((name) => [name, Type.Optional(Type.Integer({ minimum: 1 }))])) as Record<(typeof CAPPED_LIMITS)[number], ReturnType<typeof Type.Optional<ReturnType<typeof Type.Integer>>>>, {
         additionalProperties: false,
@@ -82,11 +89,12 @@ export const AgentCeiling = Type.Object(
 );
 
 /**
- * Top-level agent config fields the owner may unlock for an agent's own `sys_update_config`.
+ * Top-level agent config fields the owner may unlock for an agent's own `sys_update_config`. All are
+ * locked whole but `triggers`, of which only the command targets are (docs/security.md).
  *
  * @stability stable
  */
-export const UNLOCKABLE_AGENT_FIELDS = ['mcp', 'security', 'limits', 'serving', 'adapters', 'providers', 'ws_connections'] as const;
+export const UNLOCKABLE_AGENT_FIELDS = ['mcp', 'security', 'limits', 'serving', 'adapters', 'providers', 'ws_connections', 'triggers'] as const;
 
 /**
  * USD per million tokens (`cached`: cache-read input; default half of `input`).

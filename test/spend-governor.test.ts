@@ -88,9 +88,12 @@ t.test('50 turns at once against a budget that fits 10 calls: exactly 10 calls r
   now = Date.UTC(2026, 5, 11, 12, 0); // a fresh day
   await settings({ pricing: { 'meter/burst': { input: 0, output: 1000 } } });
   t.teardown(() => settings({ pricing: null }));
-  // Each call reserves max_tokens 1000 x 1000 USD/M = 1 USD (input is free); 10.5 USD fit 10 calls.
+  // Each call reserves max_tokens 1000 x 1000 USD/M = 1 USD (input is free). A first call tells the
+  // governor how the provider counts (until then a budgeted agent has one call of the model in flight):
+  // it settles at 0.5 USD, and the 10 USD left fit 10 calls.
   const loops = Array.from({ length: 50 }, (_, i) => ({ name: `l${i}`, goal: 'g', enabled: true }));
   const id = await h.agent({ model: { provider: 'meter', model_id: 'burst', max_tokens: 1000 }, budget: { day_usd: 10.5, on_exceeded: 'fail' }, loops });
+  t.equal((await h.ended(await chat(id))).event_type, 'turn.completed', 'the first call');
   const before = meter.calls.length;
   const gate = new Gate();
   meter.gate = gate;
@@ -108,9 +111,9 @@ t.test('50 turns at once against a budget that fits 10 calls: exactly 10 calls r
   t.match((failed[0]!.payload as { message: string }).message, /agent\.day_usd/);
   t.equal(meter.calls.length - before, 10);
   const view = await usage(id);
-  t.equal(view.spend.calls, 10);
-  t.equal(view.budget.used['agent.day_usd'], 5, 'settled at the real usage: 10 x 500 tokens x 1000 USD/M');
-  t.equal(view.budget.remaining['agent.day_usd'], 5.5);
+  t.equal(view.spend.calls, 11);
+  t.equal(view.budget.used['agent.day_usd'], 5.5, 'settled at the real usage: 11 x 500 tokens x 1000 USD/M');
+  t.equal(view.budget.remaining['agent.day_usd'], 5);
 });
 
 t.test('fail: a call that would pass day_tokens ends the turn in agent.error budget_exceeded before the model is called', async (t) => {

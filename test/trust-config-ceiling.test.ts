@@ -10,7 +10,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { createAgentFile } from './helpers/agent-file.js';
-import { runtimeHarness, type RuntimeHarness } from './fixtures/runtime/harness.js';
+import { runtimeHarness, type HarnessModel, type RuntimeHarness } from './fixtures/runtime/harness.js';
+import { ScriptedModel } from './fixtures/runtime/scripted-model.js';
 
 const RUNAWAY_QUERY = 'WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r WHERE x < 3000000000) SELECT count(*) AS n FROM r';
 
@@ -23,10 +24,10 @@ const host = `127.0.0.1:${(site.address() as AddressInfo).port}`;
 const h = await runtimeHarness(t, { settings: { agentCeiling: { limits: { sql_timeout_ms: 400 } } } });
 
 /** Runs one turn whose model makes `calls`; the tool results of that turn, in order. */
-async function turn(h: RuntimeHarness, id: string, calls: Array<{ name: string; args: Record<string, unknown> }>) {
-  h.model.push({ toolCalls: calls }, { text: 'done' });
+async function turn(h: RuntimeHarness, id: string, calls: Array<{ name: string; args: Record<string, unknown> }>, model: Pick<HarnessModel, 'push' | 'calls'> = h.model) {
+  model.push({ toolCalls: calls }, { text: 'done' });
   await h.ended((await h.d.request('POST', `/agents/${id}/chat`, { text: 'go' })).body.turnId);
-  return (h.model.calls.at(-1)!.messages.filter((m) => m.role === 'tool') as Array<{ content: string; isError?: boolean }>).slice(-calls.length);
+  return (model.calls.at(-1)!.messages.filter((m) => m.role === 'tool') as Array<{ content: string; isError?: boolean }>).slice(-calls.length);
 }
 
 const ASKS = {
@@ -174,4 +175,104 @@ t.test('an invalid value of a typed limit refuses the file at load (422); an unt
   const { limitOf } = await import('../kernel/runtime/types.js');
   const applied = h.d.daemon.kernel.registry.resolve(loaded.body.id).config;
   t.same([limitOf(applied, 'command_timeout_ms', 10_000), limitOf(applied, 'lambda_timeout_ms', 5_000), applied.limits.turn_timeout_ms], [10_000, 5_000, 3_600_000], 'the defaults, and the maximum for the absent turn limit');
+});
+
+t.test("which provider it runs on: the agent's own sys_update_config keeps to its providers and the owner's allowed set", async (t) => {
+  // A second provider the owner configured (its own key and bill): `pricey`.
+  const pricey = new ScriptedModel('pricey');
+  h.d.daemon.kernel.contributions.forExtension('test-pricey').modelClients(pricey);
+  const loops = [{ name: 'side', goal: 'g', enabled: true, autostart: false }];
+  const id = await h.agent({ tools: [{ name: 'sys_update_config', enabled: true }], loops });
+  const config = async () => (await h.d.request('GET', `/agents/${id}/config`)).body.config;
+  const refused = await turn(h, id, [
+    { name: 'sys_update_config', args: { patch: { model: { provider: 'pricey', model_id: 'big-model' } } } },
+    { name: 'sys_update_config', args: { patch: { loops: [{ ...loops[0], model: { provider: 'pricey' } }] } } },
+  ]);
+  t.equal(refused[0]!.isError, true);
+  t.match(refused[0]!.content, /owner lock: model\.provider is locked by the owner: this agent may not move to provider "pricey"/, 'refused, naming the field');
+  t.match(refused[0]!.content, /agentCeilings\.<agent id>\.providers/, 'says how the owner allows it');
+  t.match(refused[1]!.content, /loops\.side\.model\.provider is locked by the owner/, "a loop's own model cannot name another provider either");
+  t.same([(await config()).model, (await config()).loops[0].model], [{ provider: 'local', model_id: 'test-model' }, undefined], 'nothing changed');
+  t.equal(pricey.calls.length, 0, 'no call reached the other provider');
+
+  // The model id within its provider stays the agent's.
+  const [sameProvider] = await turn(h, id, [{ name: 'sys_update_config', args: { patch: { model: { provider: 'local', model_id: 'smaller-model', max_tokens: 500 } } } }]);
+  t.notOk(sameProvider!.isError, sameProvider!.content);
+  t.same((await config()).model, { provider: 'local', model_id: 'smaller-model', max_tokens: 500 });
+
+  // The owner allows a set for this agent: a move within it goes through (the turn's next call runs on
+  // it), one outside it does not.
+  t.equal((await h.d.request('PATCH', '/settings', { agentCeilings: { [id]: { providers: ['pricey'] } } })).status, 200);
+  t.teardown(() => h.d.request('PATCH', '/settings', { agentCeilings: null }));
+  h.model.push({ toolCalls: [{ name: 'sys_update_config', args: { patch: { model: { provider: 'pricey', model_id: 'big-model' } } } }] });
+  pricey.push({ text: 'now on pricey' });
+  t.equal((await h.ended((await h.d.request('POST', `/agents/${id}/chat`, { text: 'go' })).body.turnId)).event_type, 'turn.completed');
+  t.equal(pricey.calls.length, 1);
+  t.match(pricey.calls[0]!.messages.at(-1), { role: 'tool', content: 'updated model' });
+  t.equal((await config()).model.provider, 'pricey');
+  const [elsewhere, back] = await turn(h, id, [
+    { name: 'sys_update_config', args: { patch: { loops: [{ ...loops[0], model: { provider: 'other' } }] } } },
+    // Back to a provider its config no longer names, outside the allowed set: refused like any other.
+    { name: 'sys_update_config', args: { patch: { model: { provider: 'local', model_id: 'test-model' } } } },
+  ], pricey);
+  t.match(elsewhere!.content, /loops\.side\.model\.provider is locked by the owner: this agent may not move to provider "other"/);
+  t.match(back!.content, /may not move to provider "local"/);
+  t.equal((await h.d.request('PATCH', '/settings', { agentCeilings: { [id]: { providers: [''] } } })).status, 400, 'a malformed list is refused');
+  // The owner's own config route is not bound by the lock.
+  t.equal((await h.d.request('PATCH', `/agents/${id}/config`, { model: { provider: 'local', model_id: 'test-model' } })).status, 200);
+});
+
+t.test("its triggers: command targets are the owner's unless unlocked; agent-scope and lambda targets stay the agent's", async (t) => {
+  const ownerCommand = { scope: 'system' as const, command: 'echo owner' };
+  const id = await h.agent({
+    tools: [{ name: 'sys_update_config', enabled: true }],
+    triggers: { on_logs: { enabled: true, targets: [ownerCommand] }, on_outbox: { enabled: false, targets: [{ scope: 'system', command: 'echo dormant' }] } },
+  });
+  const triggers = async () => (await h.d.request('GET', `/agents/${id}/config`)).body.config.triggers;
+  const before = await triggers();
+  const patches = {
+    'a new command target': { ...before, on_timer: { enabled: true, targets: [{ scope: 'system', command: 'cat /etc/hostname' }] } },
+    'a changed command': { ...before, on_logs: { enabled: true, targets: [{ scope: 'system', command: 'echo mine' }] } },
+    'the same command with a new filter': { ...before, on_logs: { enabled: true, targets: [{ ...ownerCommand, filter: { level: 'error' } }] } },
+    'a command moved to another trigger': { on_chat: { enabled: true, targets: [ownerCommand] }, on_outbox: before.on_outbox },
+    'a command twice': { ...before, on_logs: { enabled: true, targets: [ownerCommand, ownerCommand] } },
+    'an agent-scope target carrying a command': { ...before, on_chat: { enabled: true, targets: [{ scope: 'agent', command: 'echo x' }] } },
+    "a disabled owner's command enabled": { ...before, on_outbox: { enabled: true, targets: before.on_outbox.targets } },
+  };
+  const results = await turn(h, id, Object.values(patches).map((value) => ({ name: 'sys_update_config', args: { patch: { triggers: value } } })));
+  for (const [index, what] of Object.keys(patches).entries()) {
+    t.equal(results[index]!.isError, true, `${what}: refused`);
+    t.match(results[index]!.content, /owner lock: triggers\.on_\w+: command targets are locked by the owner/s, what);
+  }
+  t.same(await triggers(), before, 'nothing changed');
+
+  // Agent-scope and lambda targets, the same command in another key order, removing or disabling a command: the agent's.
+  const allowed = {
+    'agent-scope and lambda targets added': { ...before, on_chat: { enabled: true, targets: [{ scope: 'agent', loop: 'main' }] }, on_timer: { enabled: true, targets: [{ scope: 'system', lambda: 'tools/t.ts:run' }] } },
+    'the same command restated in another key order': { ...before, on_logs: { targets: [{ command: 'echo owner', scope: 'system' }], enabled: true } },
+    'a command disabled': { ...before, on_logs: { enabled: false, targets: [ownerCommand] } },
+    'every command removed': { on_chat: { enabled: true, targets: [{ scope: 'agent' }] } },
+  };
+  const passed = await turn(h, id, Object.values(allowed).map((value) => ({ name: 'sys_update_config', args: { patch: { triggers: value } } })));
+  for (const [index, what] of Object.keys(allowed).entries()) t.notOk(passed[index]!.isError, `${what}: ${passed[index]!.content}`);
+  t.same(await triggers(), allowed['every command removed']);
+  const [again] = await turn(h, id, [{ name: 'sys_update_config', args: { patch: { triggers: before } } }]);
+  t.match(again!.content, /triggers\.on_logs: command targets are locked/, 'a removed command cannot come back through the agent');
+
+  // Unlocked by the owner: command targets are the agent's to set (still sandboxed, under the ceiling).
+  t.equal((await h.d.request('PATCH', '/settings', { agentConfigUnlocks: { [id]: ['triggers'] } })).status, 200);
+  t.teardown(() => h.d.request('PATCH', '/settings', { agentConfigUnlocks: null }));
+  const [unlocked] = await turn(h, id, [{ name: 'sys_update_config', args: { patch: { triggers: patches['a new command target'] } } }]);
+  t.notOk(unlocked!.isError, unlocked!.content);
+  t.same((await triggers()).on_timer, patches['a new command target'].on_timer);
+});
+
+t.test('the locks as a function: unlocking triggers opens only command targets, never a locked target', async (t) => {
+  const { applyAgentPatch, OWNER_ONLY_FIELDS } = await import('../kernel/runtime/tools/config-locks.js');
+  t.notOk(OWNER_ONLY_FIELDS.includes('triggers'), 'triggers are not locked whole');
+  const locked = { scope: 'system', command: 'echo audit', locked: true };
+  const current = { id: 'x', model: { provider: 'a', model_id: 'm' }, tools: [], triggers: { on_logs: { enabled: true, targets: [locked] } } } as never;
+  t.throws(() => applyAgentPatch(current, { triggers: { on_logs: { enabled: true, targets: [] } } }, { unlocked: ['triggers'] }), /a locked on_logs target cannot be changed or removed/);
+  t.throws(() => applyAgentPatch(current, { model: { provider: 'b', model_id: 'm' } }, { unlocked: ['triggers', 'providers'] }), /model\.provider is locked/, "unlocking the agent's own provider list does not move its model");
+  t.same(applyAgentPatch(current, { model: { provider: 'b', model_id: 'n' } }, { providers: ['b'] }).model, { provider: 'b', model_id: 'n' });
 });

@@ -50,6 +50,8 @@ export interface ResolvedCeiling {
   allowUnsandboxedCommands: boolean;
   computeNetwork: boolean;
   limits: Readonly<Record<CappedLimit, number>>;
+  /** Provider ids the agent's own config changes may move it to (see `config-locks.ts`); none by default. */
+  providers: readonly string[];
   /** The owner's daemon-wide spend limits (settings `budget`): an agent file's `budget` may not ask more. */
   budget: Readonly<{ day_usd?: number; month_usd?: number }>;
 }
@@ -68,6 +70,7 @@ export function ceilingFor(settings: Readonly<Settings>, agentId: string): Resol
     allowUnsandboxedCommands: own.allowUnsandboxedCommands ?? all.allowUnsandboxedCommands ?? false,
     computeNetwork: own.computeNetwork ?? all.computeNetwork ?? false,
     limits,
+    providers: own.providers ?? all.providers ?? [],
     budget: settings.budget ?? {},
   };
 }

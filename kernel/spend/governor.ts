@@ -2,12 +2,16 @@
  * The spend governor (docs/costs.md): every model client the runtime resolves is wrapped here, so every
  * model call of a turn, an inner loop or a compaction goes through {@link SpendGovernor.complete}.
  *
- * Before a call it reserves the call's worst case (an estimate of the prompt's tokens, chars / 4, plus
- * `max_tokens`, priced at the price in force) against every budget that applies: the agent's
+ * Before a call it reserves the call's worst case against every budget that applies: the agent's
  * `turn_tokens`, `day_tokens`, `day_usd`, `month_usd` (its file's, capped by the owner's ceiling) and the
- * daemon's settings `budget`. Check and reservation are one synchronous step (no await between them), so
- * concurrent calls can never together pass a budget. After the call the reservation is dropped and the
- * real usage is written to the agent file's ledger at the price in force.
+ * daemon's settings `budget`. The worst case is the prompt counted with the model family's tokenizer
+ * (token-count.ts; 3 characters a token without one), times what the provider reported over the count on
+ * this agent's latest call of the model (at least 1), plus `max_tokens`, priced at the price in force.
+ * Check and reservation are one synchronous step (no await between them), so concurrent calls can never
+ * together pass a budget on their reservations; and until a call of the model has settled (its factor is
+ * unknown), a budgeted agent has one call of it in flight, so an estimate the provider contradicts passes
+ * a budget by at most that one call. After the call the reservation is dropped and the real usage is
+ * written to the agent file's ledger at the price in force.
  */
 import { AgtError } from '../../contracts/errors.js';
 import type { ModelClient, ModelRequest, ModelResponse } from '../../contracts/model.js';
@@ -19,6 +23,7 @@ import type { AgentFile } from '../agents/agent-file.js';
 import { machineTimeZone, periodsAt, validTimeZone, type Periods } from './calendar.js';
 import { SpendLedger } from './ledger.js';
 import { priceFor, type PriceInForce } from './prices.js';
+import { fallbackTokens, promptPieces, TokenCounter, tokenFamily } from './token-count.js';
 
 /**
  * The owner-approval steps a budget stop uses, as narrow as it uses them (the runtime's HilStore has
@@ -95,14 +100,41 @@ const round = (n: number): number => Math.round(n * 1e6) / 1e6;
 /** What a raise is for: the day (`YYYY-MM-DD`; a month budget's raise too: "today's limit"), or the turn. */
 const raiseKey = (budget: BudgetName, periods: Periods, turnId: string | null): string => (budget === 'agent.turn_tokens' ? `turn:${turnId}` : periods.day);
 
-/** Prompt tokens, estimated at 4 characters a token (the worst case need not be exact, only fixed). */
-export function estimatePromptTokens(request: Pick<ModelRequest, 'system' | 'messages' | 'tools'>): number {
-  const chars = request.system.length + JSON.stringify(request.messages).length + JSON.stringify(request.tools).length;
-  return Math.ceil(chars / 4);
+/** Whether any budget applies to `agent`'s calls (the prompt is counted only then). */
+function budgeted(agent: GovernedAgent, settings: Readonly<Settings>): boolean {
+  const own = agent.config.budget ?? {};
+  const daemon = settings.budget ?? {};
+  return [own.turn_tokens, own.day_tokens, own.day_usd, own.month_usd, daemon.day_usd, daemon.month_usd].some((limit) => typeof limit === 'number');
+}
+
+/** Models per agent whose factor is remembered (an agent may name any model id; the oldest is forgotten). */
+const MAX_MODELS_PER_AGENT = 64;
+
+/** Resolves when `settled` does, or rejects with the abort reason when `signal` fires first. */
+function untilSettledOrAborted(settled: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    signal.addEventListener('abort', abort, { once: true });
+    void settled.then(() => {
+      signal.removeEventListener('abort', abort);
+      resolve();
+    });
+  });
 }
 
 export class SpendGovernor {
   private readonly reservations = new Set<Reservation>();
+  /** Prompt counts, on a worker thread. */
+  readonly tokens = new TokenCounter();
+  /**
+   * Per agent and `provider/model`: the input tokens the provider reported over the count, on the latest
+   * call that settled (at least 1). Reservations in flight read it when counted, so one that settles with
+   * more than its count raises what the others hold.
+   */
+  private readonly factors = new WeakMap<GovernedAgent, Map<string, number>>();
+  /** Per agent and `provider/model`: the call in flight while the factor is unknown, and its end. */
+  private readonly probes = new WeakMap<GovernedAgent, Map<string, Promise<void>>>();
 
   constructor(private readonly deps: GovernorDeps) {}
 
@@ -218,32 +250,64 @@ export class SpendGovernor {
   private async complete(agent: GovernedAgent, providerId: string, client: ModelClient, request: ModelRequest): Promise<ModelResponse> {
     const kind = this.deps.providerKind(agent, providerId);
     const price = priceFor(this.deps.settings(), providerId, kind, request.model.model_id);
-    // What the call may need, estimated the first time a budget asks (with no budget set, never): the
-    // estimate serializes the whole prompt, ~2% of a turn's CPU with a long context (issue 31).
-    let needed: { tokens: number; usd: number } | undefined;
+    const model = `${providerId}/${request.model.model_id}`;
+    const maxTokens = request.model.max_tokens ?? DEFAULT_MAX_TOKENS;
+    // Counted (a worker round trip) only when a budget applies; a budget set meanwhile gets the
+    // 3-characters estimate, made when first asked.
+    let prompt = budgeted(agent, this.deps.settings()) ? await this.tokens.promptTokens(tokenFamily(kind, request.model.model_id), request) : undefined;
     const need = () => {
-      if (needed) return needed;
-      const prompt = estimatePromptTokens(request);
-      const maxTokens = request.model.max_tokens ?? DEFAULT_MAX_TOKENS;
-      return (needed = { tokens: prompt + maxTokens, usd: price ? usdOf({ input: prompt, output: maxTokens }, price.price) : 0 });
+      prompt ??= fallbackTokens(promptPieces(request).pieces);
+      const input = Math.ceil(prompt * (this.factors.get(agent)?.get(model) ?? 1));
+      return { tokens: input + maxTokens, usd: price ? usdOf({ input, output: maxTokens }, price.price) : 0 };
     };
     const turnId = request.turnId ?? null;
     const where = { ...(request.loop ? { loop: request.loop } : {}), ...(turnId ? { turnId } : {}) };
-    let outcome = this.reserve(agent, turnId, need);
-    while ('exceeded' in outcome) {
-      await this.askOrFail(agent, request, outcome.exceeded, where);
-      outcome = this.reserve(agent, turnId, need);
+    let outcome: { reservation: Reservation; budgets: BudgetName[] };
+    let probe: (() => void) | undefined;
+    for (;;) {
+      let reserved = this.reserve(agent, turnId, need);
+      while ('exceeded' in reserved) {
+        await this.askOrFail(agent, request, reserved.exceeded, where);
+        reserved = this.reserve(agent, turnId, need);
+      }
+      outcome = reserved;
+      if (outcome.budgets.length === 0 || this.factors.get(agent)?.has(model)) break;
+      // The factor is unknown: this call goes alone and tells it; others of the model wait for it.
+      const probes = this.probes.get(agent) ?? new Map<string, Promise<void>>();
+      this.probes.set(agent, probes);
+      const running = probes.get(model);
+      if (!running) {
+        probes.set(model, new Promise<void>((resolve) => (probe = resolve)));
+        break;
+      }
+      this.reservations.delete(outcome.reservation);
+      await untilSettledOrAborted(running, request.signal);
     }
     if (outcome.budgets.length > 0) {
       this.deps.emit('budget.reserved', agent.id, { budget_names: outcome.budgets, tokens: need().tokens, usd: price ? need().usd : null, purpose: request.purpose ?? 'turn' }, where);
     }
     try {
       const response = await client.complete(request);
+      if (prompt !== undefined && prompt > 0 && typeof response.usage?.input === 'number') this.calibrate(agent, model, response.usage.input / prompt);
       // The cost every later reader sees (loop row, llm.completed) is the one at the price in force.
       return { ...response, cost: this.settle(agent, request, response, price) };
     } finally {
       this.reservations.delete(outcome.reservation);
+      if (probe) {
+        this.probes.get(agent)?.delete(model);
+        probe();
+      }
     }
+  }
+
+  /** Remembers what the provider reported over the count (at least 1) for the agent's next calls of `model`. */
+  private calibrate(agent: GovernedAgent, model: string, ratio: number): void {
+    if (!Number.isFinite(ratio)) return;
+    const factors = this.factors.get(agent) ?? new Map<string, number>();
+    this.factors.set(agent, factors);
+    factors.delete(model);
+    factors.set(model, Math.max(1, ratio));
+    if (factors.size > MAX_MODELS_PER_AGENT) factors.delete(factors.keys().next().value!);
   }
 
   /**

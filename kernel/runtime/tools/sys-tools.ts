@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 import { MetaKey } from '../../http-api/names.js';
 import type { ToolDefinition } from '../../../contracts/tools.js';
 import { TimerMutationBody } from '../timers/schedule.js';
-import { unlocksFor } from '../../agents/ceiling.js';
+import { ceilingFor, unlocksFor } from '../../agents/ceiling.js';
 import { applyAgentPatch } from './config-locks.js';
 import { builtin, json, type RuntimeLookup } from './define.js';
 import { noLoop, noMetaKey } from './errors.js';
@@ -64,14 +64,15 @@ export function sysTools(lookup: RuntimeLookup): ToolDefinition[] {
     builtin({ name: 'sys_get_config', description: 'Read your agent config.', input: Type.Object({}), run: (runtime) => json(runtime.agent.config) }, lookup),
     builtin({
       name: 'sys_update_config',
-      description: 'Change top-level fields of your config (owner-locked fields, tools and trigger targets refuse).',
+      description: 'Change top-level fields of your config (owner-locked fields, locked tools, trigger command targets and a move to another provider refuse).',
       input: Type.Object({ patch: Type.Object({}, { additionalProperties: true, description: 'top-level fields to replace' }) }),
       defaultEnabled: false,
       notable: true,
       async run(runtime, { patch }) {
         const agent = runtime.agent;
-        const unlocked = agent.ownerSettings ? unlocksFor(agent.ownerSettings(), agent.id) : [];
-        const next = applyAgentPatch(agent.fileConfig ?? agent.config, patch as Record<string, unknown>, unlocked);
+        const settings = agent.ownerSettings?.();
+        const allowed = settings ? { unlocked: unlocksFor(settings, agent.id), providers: ceilingFor(settings, agent.id).providers } : {};
+        const next = applyAgentPatch(agent.fileConfig ?? agent.config, patch as Record<string, unknown>, allowed);
         await runtime.updateConfig(next);
         return `updated ${Object.keys(patch).join(', ') || 'nothing'}`;
       },
