@@ -6,7 +6,7 @@
  */
 import type { AgentConfig } from '../../contracts/agent-config.js';
 import type { EventType, UmbilicalEvent } from '../../contracts/events.js';
-import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai.js';
+import { startFakeOpenAI, type FakeOpenAI, type FakeScript } from '../fakes/openai.js';
 import { WireModel } from '../fixtures/runtime/wire-model.js';
 import { createAgentFile } from './agent-file.js';
 import { runDaemon, shippedManifest, tempDir, type BootOptions, type SpawnedDaemon } from './daemon.js';
@@ -45,13 +45,15 @@ export function endsTurn(event: UmbilicalEvent, turnId: string): boolean {
   return false;
 }
 
-export async function wireDaemon(t: Teardown, options: BootOptions = {}): Promise<WireDaemon> {
+/** `script`: what the fake server plays instead of the WireModel's steps (a test's own model). */
+export async function wireDaemon(t: Teardown, options: BootOptions & { script?: FakeScript } = {}): Promise<WireDaemon> {
+  const { script, ...boot } = options;
   const model = new WireModel();
-  const fake = await startFakeOpenAI(t, model.script);
+  const fake = await startFakeOpenAI(t, script ?? model.script);
   const d = await runDaemon(t, {
     extensions: shippedManifest({ providers: { maxRetries: 0 } }),
-    ...options,
-    settings: { ...options.settings, providers: [{ id: WIRE_PROVIDER_ID, type: 'openai-compatible', name: 'Fake OpenAI', baseUrl: fake.baseUrl }] },
+    ...boot,
+    settings: { ...boot.settings, providers: [{ id: WIRE_PROVIDER_ID, type: 'openai-compatible', name: 'Fake OpenAI', baseUrl: fake.baseUrl }] },
   });
   if (!d.url) throw new Error(`the daemon did not start: ${d.stderr()}`);
   const log = await eventLog(t, d);
