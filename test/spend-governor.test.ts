@@ -149,7 +149,8 @@ t.test('compaction calls go through the governor and are counted', async (t) => 
   const res = await h.d.request('POST', `/agents/${id}/compact`);
   t.equal(res.status, 200);
   t.equal(calls(), before + 1);
-  t.equal(h.of('budget.reserved', id).at(-1)!.payload.purpose, 'compaction', 'reserved as a compaction call');
+  // The event may reach GET /events after the answer: waited for, not looked up.
+  await h.waitFor((e) => e.event_type === 'budget.reserved' && e.agent_id === id && (e.payload as { purpose: string }).purpose === 'compaction', 'a reservation for the compaction call');
   const view = await usage(id);
   t.equal(view.spend.calls, 5, '4 turns + 1 summary, kept although compaction deleted loop rows');
 });
