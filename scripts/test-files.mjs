@@ -51,7 +51,7 @@ export function testFiles(out, include) {
  * scale; found from the source, so a new file is sorted without a list. The files named here are
  * in-process but take long.
  */
-const SLOW_SOURCE = /spawnDaemon|runDaemon|agtInProcess|node:child_process|helpers\/(docker|dovecot|compute|mesh|mcp|smtp-sink|channels)\.js|chromium|bin\/agt/;
+const SLOW_SOURCE = /spawnDaemon|runDaemon|agtInProcess|node:child_process|helpers\/(docker|dovecot|compute|mesh|mcp|smtp-sink|channels|wire-daemon)\.js|chromium|bin\/agt/;
 const SLOW_FILES = new Set([
   // Scale, restarts and fuzzing.
   'test/agents-scale.test.js', 'test/agent-tables-loop.test.js', 'test/tracked-folders-scale.test.js', 'test/crash-recovery.test.js',

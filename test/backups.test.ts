@@ -1,25 +1,24 @@
 /**
- * Backups, restore and bounded growth (issue 29, docs/backups.md), against one in-process daemon: a
- * backup taken while chats write restores to the same history; a sealed backup needs the unlocked owner
- * identity; a restore never overwrites a loaded agent's file; the schedule keeps N copies; retention
- * deletes old rows and the file shrinks after the checkpoint; the quota stops the agent's own inserts and
- * files while the daemon's writes go on; a hand-made Letta .af imports (and exports back).
+ * Backups, restore and bounded growth (issue 29, docs/backups.md), against one built daemon (the shipped
+ * extensions): a backup taken while chats write restores to the same history; a sealed backup needs the
+ * unlocked owner identity; a restore never overwrites a loaded agent's file; the schedule keeps N copies
+ * of loaded agents and of a tracked folder's files; the quota stops the agent's own inserts and files
+ * while the daemon's writes go on; a hand-made Letta .af imports (and exports back). Retention and the
+ * SQLite worker at shutdown are in backups-internals.test.ts.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import t from 'tap';
-import { agentLocator } from '../contracts/points.js';
 import { AgentFile } from '../kernel/agents/agent-file.js';
 import { SEALED_MAGIC } from '../kernel/storage/seal.js';
-import { endSqliteJobs, runSqliteJob, sqliteJobsRunning } from '../kernel/storage/sqlite-job.js';
-import { runtimeHarness, type RuntimeHarness } from './fixtures/runtime/harness.js';
 import { createAgentFile } from './helpers/agent-file.js';
 import { agtInProcess } from './helpers/cli-in-process.js';
+import { wireDaemon, type WireDaemon } from './helpers/wire-daemon.js';
 
 const PASSPHRASE = 'owner passphrase';
 
-/** Main's loop rows of an agent file that is not loaded (read-only). */
+/** Main's loop rows of an agent file, read from the file (read-only). */
 function loopRows(path: string): Array<{ id: number; role: string; content: unknown }> {
   const file = AgentFile.open(path, { readonly: true });
   try {
@@ -35,11 +34,17 @@ function agt(...args: string[]): Promise<{ code: number; stdout: string; stderr:
   return agtInProcess(args, { NO_COLOR: '1', AGT_DAEMON_URL: h.d.url, AGT_DAEMON_TOKEN: h.d.token });
 }
 
-let h: RuntimeHarness;
+let h: WireDaemon;
 let dir: string;
+/** The file an agent was loaded from. */
+const filePathOf = async (id: string) => (await h.d.request('GET', `/agents/${id}`)).body.filePath as string;
+const didOf = async (id: string) => (await h.d.request('GET', `/agents/${id}/identity`)).body.did as string;
+/** Main's loop rows of a loaded agent (oldest first). */
+const loop = async (id: string) => (await h.d.request('GET', `/agents/${id}/loop?limit=500`)).body.rows as Array<{ role: string; content: any; created_at: number }>;
+const loaded = async (id: string) => ((await h.d.request('GET', '/agents')).body as Array<{ id: string }>).some((agent) => agent.id === id);
 
 t.before(async () => {
-  h = await runtimeHarness(t);
+  h = await wireDaemon(t);
   dir = h.dir;
   mkdirSync(join(dir, 'agents'));
   await h.d.request('PATCH', '/settings', { agentsFolder: join(dir, 'agents') });
@@ -49,46 +54,50 @@ t.before(async () => {
 // First: with one agent loaded, each scheduled run copies one file.
 t.test('scheduled backups keep the newest N per agent, loaded and tracked', async (t) => {
   const id = await h.agent();
-  // A tracked agent file that is not loaded, listed by the agent locator (tracked-folders offers it in a full daemon).
+  // A tracked agent file that is not loaded: the tracked-folders extension lists it.
   mkdirSync(join(dir, 'tracked'));
   const trackedId = `agt-tracked-${Date.now()}`;
-  const trackedPath = await createAgentFile(join(dir, 'tracked'), { id: trackedId, name: 'tracked-one' });
-  h.d.daemon.kernel.contributions.points.provide('test-locator', agentLocator, { locate: (ref) => (ref === 'tracked-one' ? [trackedPath] : []), list: () => [trackedPath] });
+  await createAgentFile(join(dir, 'tracked'), { id: trackedId, name: 'tracked-one' });
+  t.equal((await h.d.request('POST', '/tracked-folders', { path: join(dir, 'tracked') })).status, 201);
   const backups = join(dir, 'scheduled');
   // Every second (cron with seconds): the first copy comes from the real timer.
   t.equal((await h.d.request('PATCH', '/settings', { backups: { every: '* * * * * *', keep: 2, dir: backups } })).status, 200);
   const first = await h.waitFor((e) => e.event_type === 'backup.completed' && e.agent_id === id && (e.payload as { scheduled: boolean }).scheduled, 'a scheduled backup');
   t.ok((first.payload as { path: string }).path.startsWith(join(backups, id)));
-  const scheduler = h.d.daemon.kernel.storage.scheduler;
-  // Then two more runs by the injectable tick (a run in progress is shared, so wait one out each time).
-  await scheduler.runNow();
-  await scheduler.runNow();
-  await scheduler.runNow();
-  const copies = readdirSync(join(backups, id));
-  t.equal(copies.length, 2, `keep: 2 (${copies.join(', ')})`);
-  t.equal(readdirSync(join(backups, trackedId)).length, 2, 'the tracked file that is not loaded is copied too');
-  t.equal(h.d.daemon.kernel.registry.list().some((agent) => agent.id === trackedId), false, 'without loading it');
-  const byName = await h.d.request('POST', '/agents/tracked-one/backup', { path: dir });
-  t.equal(byName.status, 200, 'POST /agents/{id}/backup finds a tracked file that is not loaded');
-  t.equal(byName.body.agentId, trackedId);
-  t.equal(h.d.daemon.kernel.registry.list().some((agent) => agent.id === trackedId), false, 'and copies it without loading it');
-  t.equal((await h.d.request('POST', '/agents/nobody-at-all/backup', {})).status, 404);
-  const events = h.of('backup.completed', id).filter((e) => e.payload.scheduled);
-  t.ok(events.some((e) => e.payload.removed.length > 0), 'a run names the copies it removed');
+  // Then the timer's runs until one removed an older copy of each, the schedule off, the last run out.
+  const pruned = (agentId: string) => (e: { event_type: string; agent_id: string | null; payload: any }) =>
+    e.event_type === 'backup.completed' && e.agent_id === agentId && e.payload.scheduled && e.payload.removed.length > 0;
+  await h.waitFor(pruned(id), 'a scheduled run that removed a copy');
+  await h.waitFor(pruned(trackedId), 'a scheduled run that removed a copy of the tracked file');
   const status = (await h.d.request('GET', '/backups')).body;
   t.equal(status.enabled, true);
   t.equal(status.keep, 2);
   t.ok(status.lastRun.completed >= 1);
   t.equal((await h.d.request('PATCH', '/settings', { backups: null })).status, 200);
+  for (let i = 0; (await h.d.request('GET', '/backups')).body.running; i++) {
+    if (i > 200) throw new Error('failsafe: a scheduled run still going after 10 s');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
   t.equal((await h.d.request('GET', '/backups')).body.enabled, false);
+  const copies = readdirSync(join(backups, id));
+  t.equal(copies.length, 2, `keep: 2 (${copies.join(', ')})`);
+  t.equal(readdirSync(join(backups, trackedId)).length, 2, 'the tracked file that is not loaded is copied too');
+  t.equal(await loaded(trackedId), false, 'without loading it');
+  const byName = await h.d.request('POST', '/agents/tracked-one/backup', { path: dir });
+  t.equal(byName.status, 200, 'POST /agents/{id}/backup finds a tracked file that is not loaded');
+  t.equal(byName.body.agentId, trackedId);
+  t.equal(await loaded(trackedId), false, 'and copies it without loading it');
+  t.equal((await h.d.request('POST', '/agents/nobody-at-all/backup', {})).status, 404);
+  const events = h.of('backup.completed', id).filter((e) => e.payload.scheduled);
+  t.ok(events.some((e) => e.payload.removed.length > 0), 'a run names the copies it removed');
   const bad = await h.d.request('PATCH', '/settings', { backups: { every: 'not a cron' } });
   t.equal(bad.status, 400, 'a bad cron expression is refused');
 });
 
 t.test('a backup taken while 5 chats per second write restores to the same history (same id and DID)', async (t) => {
   const id = await h.agent();
-  const agentPath = h.d.daemon.kernel.registry.resolve(id).filePath;
-  const did = h.d.daemon.kernel.agentIdentity.describe(h.d.daemon.kernel.registry.resolve(id).file, id).did;
+  const agentPath = await filePathOf(id);
+  const did = await didOf(id);
   const turns: string[] = [];
   let backup: { status: number; body: any } | undefined;
   let before = 0;
@@ -107,12 +116,13 @@ t.test('a backup taken while 5 chats per second write restores to the same histo
   t.equal(backup!.status, 200, JSON.stringify(backup!.body));
   const copy = backup!.body;
   t.equal(copy.agentId, id);
-  t.ok(copy.path.startsWith(join(h.d.daemon.kernel.dataDir, 'backups', id)), 'default folder: <data dir>/backups/<agent id>');
+  t.ok(copy.path.startsWith(join(h.d.dataDir, 'backups', id)), 'default folder: <data dir>/backups/<agent id>');
   t.equal(copy.sha256, createHash('sha256').update(readFileSync(copy.path)).digest('hex'), 'sha256 of the file');
   t.equal(copy.bytes, readFileSync(copy.path).length);
   t.equal(statSync(copy.path).mode & 0o777, 0o600, 'written 0600');
   t.ok(copy.schemaVersion >= 7);
-  t.ok(h.of('backup.completed', id).some((e) => e.payload.path === copy.path && e.payload.scheduled === false), 'backup.completed');
+  // The event may reach GET /events after the answer: waited for, not looked up.
+  await h.waitFor((e) => e.event_type === 'backup.completed' && e.agent_id === id && (e.payload as any).path === copy.path && (e.payload as any).scheduled === false, 'backup.completed');
 
   t.equal((await h.d.request('POST', `/agents/${id}/stop`)).status, 200);
   const live = loopRows(agentPath);
@@ -124,8 +134,13 @@ t.test('a backup taken while 5 chats per second write restores to the same histo
   const rows = loopRows(restoredPath);
   t.ok(rows.length >= before && rows.length <= after, `a consistent snapshot: ${before} <= ${rows.length} rows <= ${after}`);
   t.same(rows, live.slice(0, rows.length), "the copy's history is the live history up to the backup");
-  const restoredFile = h.d.daemon.kernel.registry.resolve(id).file;
-  t.equal(restoredFile.raw.one<{ integrity_check: string }>('PRAGMA integrity_check')?.integrity_check, 'ok', 'integrity ok');
+  t.equal(await filePathOf(id), restoredPath, 'the restored copy is loaded');
+  const restoredFile = AgentFile.open(restoredPath, { readonly: true });
+  try {
+    t.equal(restoredFile.raw.one<{ integrity_check: string }>('PRAGMA integrity_check')?.integrity_check, 'ok', 'integrity ok');
+  } finally {
+    void restoredFile.close();
+  }
   const status = (await h.d.request('GET', `/agents/${id}/status`)).body;
   t.equal(status.storage.tables.agt_loop, rows.length, 'rows per table in GET /agents/{id}/status');
   t.equal(status.storage.tables.agt_lease, 1, 'the copy carried no lease: only this load holds one');
@@ -134,10 +149,10 @@ t.test('a backup taken while 5 chats per second write restores to the same histo
 
 t.test('restore never overwrites: a loaded agent\'s file, an existing file; backups stay out of the sandbox folder', async (t) => {
   const id = await h.agent();
-  const agent = h.d.daemon.kernel.registry.resolve(id);
+  const filePath = await filePathOf(id);
   const copy = (await h.d.request('POST', `/agents/${id}/backup`, { path: dir })).body;
   t.equal(copy.path.startsWith(dir), true, 'an owner-chosen folder');
-  const onLoaded = await h.d.request('POST', '/agents/restore', { from: copy.path, to: agent.filePath });
+  const onLoaded = await h.d.request('POST', '/agents/restore', { from: copy.path, to: filePath });
   t.equal(onLoaded.status, 409);
   t.equal(onLoaded.body.code, 'restore_target_loaded');
   writeFileSync(join(dir, 'taken.agt'), 'x');
@@ -150,9 +165,9 @@ t.test('restore never overwrites: a loaded agent\'s file, an existing file; back
   t.notOk(existsSync(join(dir, 'twin.agt')), 'nothing left behind');
   const again = await h.d.request('POST', `/agents/${id}/backup`, { path: copy.path });
   t.equal(again.body.code, 'conflict', 'a backup never overwrites');
-  t.ok(h.of('backup.failed', id).some((e) => e.payload.code === 'conflict' && e.payload.scheduled === false), 'backup.failed names the code');
+  await h.waitFor((e) => e.event_type === 'backup.failed' && e.agent_id === id && (e.payload as any).code === 'conflict' && (e.payload as any).scheduled === false, 'backup.failed naming the code');
   t.equal((await h.d.request('POST', '/agents/restore', { from: dir, to: join(dir, 'from-a-folder.agt') })).status, 400, 'a folder is no backup');
-  const sandbox = join(h.d.daemon.kernel.dataDir, 'sandbox', 'work', 'agent-x');
+  const sandbox = join(h.d.dataDir, 'sandbox', 'work', 'agent-x');
   mkdirSync(sandbox, { recursive: true });
   const refused = await h.d.request('POST', `/agents/${id}/backup`, { path: sandbox });
   t.equal(refused.status, 403);
@@ -212,51 +227,15 @@ t.test('a sealed backup: unreadable without the owner identity, restored once it
   const restored = await h.d.request('POST', '/agents/restore', { from: sealed.body.path, to: join(dir, 'sealed-4.agt'), asNew: true });
   t.equal(restored.status, 200, JSON.stringify(restored.body));
   t.not(restored.body.agentId, id, 'a new agent id');
-  const original = h.d.daemon.kernel.agentIdentity.describe(h.d.daemon.kernel.registry.resolve(id).file, id);
-  t.not(restored.body.did, original.did, 'a fresh DID');
+  t.not(restored.body.did, await didOf(id), 'a fresh DID');
   t.ok(restored.body.sealed);
-  const copyRows = h.d.daemon.kernel.registry.resolve(restored.body.agentId).file.loop.list('main');
+  const copyRows = await loop(restored.body.agentId);
   t.ok(copyRows.some((row) => JSON.stringify(row.content).includes('heliotrope')), 'the history came along');
-});
-
-t.test('retention deletes old rows; the file shrinks after the checkpoint; the WAL is truncated when idle', async (t) => {
-  const old = Date.now() - 10 * 86_400_000;
-  const id = await h.agent({}, {});
-  const agent = h.d.daemon.kernel.registry.resolve(id);
-  agent.file.transaction(() => {
-    for (let i = 0; i < 3000; i++) agent.file.raw.run('INSERT INTO agt_logs (level, origin, message, created_at) VALUES (?, ?, ?, ?)', 'info', 'test', 'x'.repeat(400), old);
-  });
-  for (let i = 0; i < 5; i++) agent.file.logs.write({ level: 'info', origin: 'test', message: `recent ${i}` });
-  const maintenance = h.d.daemon.kernel.storage.maintenance;
-  maintenance.runPass();
-  const before = (await h.d.request('GET', `/agents/${id}/status`)).body.storage;
-  t.ok(before.tables.agt_logs >= 3005);
-  t.equal((await h.d.request('PATCH', '/settings', { storage: { retention: { logs: { maxAgeDays: 1 } } } })).status, 200);
-  const report = maintenance.runPass().find((r) => r.agentId === id)!;
-  t.ok(report.deleted >= 3000, `${report.deleted} rows deleted`);
-  t.equal(report.checkpoint, 'truncate', 'idle: a truncating checkpoint');
-  const after = (await h.d.request('GET', `/agents/${id}/status`)).body.storage;
-  t.ok(after.tables.agt_logs < 50 && after.tables.agt_logs >= 5, `old rows gone, recent ones kept (${after.tables.agt_logs})`);
-  t.ok(after.fileBytes < before.fileBytes / 2, `the file shrank: ${before.fileBytes} -> ${after.fileBytes} bytes`);
-  t.equal(after.walBytes, 0, 'the WAL was truncated');
-  t.equal((await h.d.request('PATCH', '/settings', { storage: { retention: { logs: { maxRows: 2 } } } })).status, 200);
-  maintenance.runPass();
-  t.equal(agent.file.logs.count(), 2, 'maxRows keeps the newest rows');
-
-  // The in-memory replay window of an agent that records one.
-  const recorded = await h.agent({ umbilical: { log: { enabled: true } } } as never);
-  for (let i = 0; i < 3; i++) await h.ended((await h.d.request('POST', `/agents/${recorded}/chat`, { text: `hi ${i}` })).body.turnId);
-  const window = async () => (await h.d.request('GET', `/agents/${recorded}/umbilical/events`)).body.events.length as number;
-  t.ok((await window()) > 3);
-  t.equal((await h.d.request('PATCH', '/settings', { storage: { retention: { umbilical: { maxRows: 3 } } } })).status, 200);
-  maintenance.runPass();
-  t.equal(await window(), 3, 'retention.umbilical keeps the newest events of the window');
-  await h.d.request('PATCH', '/settings', { storage: null });
 });
 
 t.test("the quota stops the agent's own inserts and files with a tool error; the daemon's writes go on", async (t) => {
   const id = await h.agent({ tools: [{ name: 'db_execute', enabled: true }, { name: 'fs_write', enabled: true }] });
-  const agent = h.d.daemon.kernel.registry.resolve(id);
+  const filePath = await filePathOf(id);
   const size = (await h.d.request('GET', `/agents/${id}/status`)).body.storage.fileBytes;
   const quota = size + 128 * 1024;
   t.equal((await h.d.request('PATCH', '/settings', { storage: { agentQuotas: { [id]: quota } } })).status, 200);
@@ -275,12 +254,14 @@ t.test("the quota stops the agent's own inserts and files with a tool error; the
   t.ok(refused.length >= 2, `inserts and the file write refused by the quota: ${results.map((r) => r.content.slice(0, 80)).join(' | ')}`);
   t.ok(results.some((r) => !r.isError && /"changes": 1/.test(r.content)), 'inserts below the quota went through');
   // The file on disk itself (the status's sizes may be up to 1 s old: docs/backups.md).
-  const fileBytes = statSync(agent.file.path).size;
+  const fileBytes = statSync(filePath).size;
   t.ok(fileBytes <= quota + 64 * 1024, `the file stayed near its quota (${fileBytes} of ${quota})`);
-  t.equal(agent.file.files.read('big.txt'), undefined, 'the file was not written');
-  // The daemon's own writes: its conversation (the final answer) and an owner write after the refusals.
-  t.ok(agent.file.loop.list('main').some((row) => JSON.stringify(row.content).includes('the quota held')));
-  for (let i = 0; i < 50; i++) agent.file.logs.write({ level: 'info', origin: 'test', message: 'z'.repeat(4000) });
+  t.equal((await h.d.request('GET', `/agents/${id}/files/content?path=big.txt`)).status, 404, 'the file was not written');
+  // The daemon's own writes: its conversation (the final answer), another turn and an owner write after the refusals.
+  t.ok((await loop(id)).some((row) => JSON.stringify(row.content).includes('the quota held')));
+  h.model.push({ text: 'still talking' });
+  t.equal((await h.ended((await h.d.request('POST', `/agents/${id}/chat`, { text: 'still there?' })).body.turnId)).event_type, 'turn.completed');
+  t.ok((await loop(id)).some((row) => JSON.stringify(row.content).includes('still talking')), 'a turn after the quota is written');
   t.equal((await h.d.request('PUT', `/agents/${id}/meta/after`, { value: 'written' })).status, 200);
   await h.d.request('PATCH', '/settings', { storage: null });
 });
@@ -327,15 +308,18 @@ t.test('a Letta Agent File (.af) made by hand imports, and the agent exports bac
   t.equal(imported.body.name, 'Letta Guest');
   t.same(imported.body.imported, { blocks: 2, messages: 2, tools: ['fs_read'], toolsNotMapped: ['conversation_search'] });
   t.same(imported.body.skipped, { 'messages:system': 1, 'messages:tool': 1 });
-  const agent = h.d.daemon.kernel.registry.resolve(imported.body.agentId);
-  t.equal(agent.fileConfig.instructions, 'You are a careful research assistant.');
-  t.equal(agent.fileConfig.description, 'came from Letta');
-  t.equal(agent.fileConfig.model.model_id, 'gpt-4o-mini');
-  t.ok(agent.fileConfig.tools.some((tool) => tool.name === 'fs_read' && tool.enabled));
-  t.equal(agent.file.files.read('memory/human.md')?.content.toString(), 'Name: Chad');
-  t.equal(agent.file.files.info('memory/persona.md')?.protection, 'readonly', 'read_only blocks stay read-only');
-  t.same(agent.file.loop.list('main').map((row) => [row.role, (row.content as { text: string }).text]), [['user', 'hello from Letta'], ['assistant', 'hi, I remember you']]);
-  t.equal(agent.file.loop.list('main')[0]!.created_at, Date.parse('2025-11-21T03:06:00+00:00'));
+  const agentId: string = imported.body.agentId;
+  const config = (await h.d.request('GET', `/agents/${agentId}/config`)).body.config;
+  t.equal(config.instructions, 'You are a careful research assistant.');
+  t.equal(config.description, 'came from Letta');
+  t.equal(config.model.model_id, 'gpt-4o-mini');
+  t.ok(config.tools.some((tool: { name: string; enabled: boolean }) => tool.name === 'fs_read' && tool.enabled));
+  t.equal((await h.d.request('GET', `/agents/${agentId}/files/content?path=memory/human.md`)).body.content, 'Name: Chad');
+  const files = (await h.d.request('GET', `/agents/${agentId}/files`)).body.files as Array<{ path: string; protection: string }>;
+  t.equal(files.find((file) => file.path === 'memory/persona.md')?.protection, 'readonly', 'read_only blocks stay read-only');
+  const rows = await loop(agentId);
+  t.same(rows.map((row) => [row.role, (row.content as { text: string }).text]), [['user', 'hello from Letta'], ['assistant', 'hi, I remember you']]);
+  t.equal(rows[0]!.created_at, Date.parse('2025-11-21T03:06:00+00:00'));
 
   const exported = await h.d.request('GET', `/agents/${imported.body.agentId}/export?format=af`);
   t.equal(exported.status, 200, JSON.stringify(exported.body));
@@ -365,15 +349,4 @@ t.test('agt backup, agt restore --as-new and the backups line of agt status', as
   t.match(refused.stderr, /restore_target_loaded|never overwrites/);
   const status = await agt('status');
   t.match(status.stdout, /backups\s+not scheduled/);
-});
-
-t.test('a backup worker still running at shutdown is ended (the final shutdown step)', async (t) => {
-  const path = await createAgentFile(join(dir, 'agents'), {});
-  const job = runSqliteJob({ op: 'copy', src: path, dst: join(dir, 'ended-copy.agt') });
-  await endSqliteJobs();
-  // Ended at once, before its thread could copy anything (without the step the copy would finish).
-  const outcome = await job.then(() => 'finished', (error: { sqliteCode?: string }) => error.sqliteCode);
-  t.equal(outcome, 'WORKER_EXIT', 'the job was ended');
-  t.equal(sqliteJobsRunning(), 0, 'no SQLite worker left');
-  t.notOk(existsSync(join(dir, 'ended-copy.agt')), 'nothing copied');
 });

@@ -7,14 +7,13 @@
  */
 import { join } from 'node:path';
 import t from 'tap';
-import { AdapterSendError } from '../contracts/channel-adapters.js';
 import { policyOf, refusal } from '../extensions/channels/policy.js';
 import { splitText } from '../extensions/channels/text-split.js';
-import { echo } from './fixtures/extensions/channels-echo/index.js';
 import { channelsRig, eventually } from './helpers/channels.js';
-import { bootDaemon, ROOT } from './helpers/daemon.js';
+import { ROOT, runDaemon } from './helpers/daemon.js';
 
 const inbound = (over: Record<string, unknown> = {}) => ({ messageId: 'm1', chatId: 'c1', chatKind: 'dm' as const, sender: { id: 'u1' }, mentioned: false, text: 'hi', attachments: [], ...over });
+type Sent = { chatId: string; text: string; chunk: number; replyToId?: string };
 
 t.test('splitText cuts at paragraph, line, word, else hard, never inside a surrogate pair', async (t) => {
   t.same(splitText('short', 10), ['short']);
@@ -45,6 +44,12 @@ t.test('a third-party adapter type through the channels point', async (t) => {
   const rig = await channelsRig(t, {}, [{ name: 'channels-echo', module: join(ROOT, 'test/fixtures/extensions/channels-echo/index.ts'), enabled: true, config: {} }]);
   const { d, agentId } = rig;
   const path = `/agents/${agentId}/adapters`;
+  // The echo platform, driven over the fixture's routes (test/fixtures/extensions/channels-echo).
+  const echo = async () => (await d.request('GET', '/channels-echo')).body as { connects: number; disconnects: number; connected: string[]; sent: Sent[] };
+  const receive = async (message: Record<string, unknown>) => {
+    const res = await d.request('POST', `/channels-echo/agents/${agentId}/receive`, message);
+    if (res.status !== 200) throw new Error(`receive: ${res.status} ${JSON.stringify(res.body)}`);
+  };
 
   t.match((await d.request('GET', '/channels')).body.types, [{ type: 'discord' }, { type: 'echo', credentials: ['adapter:echo:TOKEN'], maxTextLength: 12 }]);
   t.match(await d.request('PUT', `${path}/nope`, { enabled: true }), { status: 404, body: { code: 'not_found', error: /no adapter type "nope"/ } });
@@ -62,43 +67,42 @@ t.test('a third-party adapter type through the channels point', async (t) => {
   t.match((await d.request('GET', `/agents/${agentId}/config`)).body.adapters ?? (await d.request('GET', `/agents/${agentId}/config`)).body.config.adapters, { echo: { enabled: true, config: { greeting: 'hi' } } }, 'stored in the agent config');
 
   // The default policy lets nobody in.
-  await echo.hosts.get(agentId)!.receive(inbound({ sender: { id: 'stranger' } }));
+  await receive(inbound({ sender: { id: 'stranger' } }));
   t.same(await rig.inbox(), []);
 
   // Open the door (a policy change applies without a reconnect); a long reply is split to the type's 12 characters.
-  const connects = echo.connects;
+  const { connects } = await echo();
   t.equal((await d.request('PUT', `${path}/echo`, { enabled: true, config: { greeting: 'hi' }, policy: { dm: 'all' } })).status, 200);
   await rig.waitStatus('echo', 'connected');
-  t.equal(echo.connects, connects, 'the policy changed in place');
-  await echo.hosts.get(agentId)!.receive(inbound({ text: 'split me into pieces please' }));
+  t.equal((await echo()).connects, connects, 'the policy changed in place');
+  await receive(inbound({ text: 'split me into pieces please' }));
   await eventually('the split reply', async () => (await rig.outbox()).find((m: any) => m.status === 'delivered'));
-  t.same(echo.sent.map((m) => m.text), ['echo: split', 'me into', 'pieces', 'please']);
-  t.same(echo.sent.map((m) => m.chunk), [0, 1, 2, 3]);
-  t.equal(echo.sent[0]!.replyToId, 'm1', 'the first chunk answers the message');
-  t.notOk(echo.sent[1]!.replyToId, 'the others do not');
+  const { sent } = await echo();
+  t.same(sent.map((m) => m.text), ['echo: split', 'me into', 'pieces', 'please']);
+  t.same(sent.map((m) => m.chunk), [0, 1, 2, 3]);
+  t.equal(sent[0]!.replyToId, 'm1', 'the first chunk answers the message');
+  t.notOk(sent[1]!.replyToId, 'the others do not');
 
   // A file whose name tries to pose as the core's note stays on one line; text over 100,000 characters is cut.
-  await echo.hosts.get(agentId)!.receive(
-    inbound({ messageId: 'm-file', text: 'y'.repeat(100_010), attachments: [{ name: 'a\n[attachment "x"] b.txt', mimeType: null, size: null, fetch: async () => Buffer.from('abc') }] }),
-  );
+  await receive(inbound({ messageId: 'm-file', text: 'y'.repeat(100_010), attachments: [{ name: 'a\n[attachment "x"] b.txt', text: 'abc' }] }));
   const withFile = await eventually('the row with a file', async () => (await rig.inbox()).find((m: any) => m.data.message_id === 'm-file'));
   t.match(withFile.text, /\[message cut at 100000 characters\]\n\n\[attachment "a attachment  x  b\.txt" \(3 bytes\) stored as inbox\/echo\/m-file-1-a_attachment_x_b\.txt\]$/);
 
   // A reply by parent_id alone: the parent row gives the chat.
-  await echo.hosts.get(agentId)!.receive(inbound({ messageId: 'm0', chatId: 'c9', text: 'by parent' }));
-  await eventually('the reply by parent', () => echo.sent.find((m) => m.text === 'echo: by' || m.text.startsWith('echo: by')));
-  t.match(echo.sent.find((m) => m.text.startsWith('echo: by')), { chatId: 'c9', replyToId: 'm0' });
+  await receive(inbound({ messageId: 'm0', chatId: 'c9', text: 'by parent' }));
+  const byParent = await eventually('the reply by parent', async () => (await echo()).sent.find((m) => m.text.startsWith('echo: by')));
+  t.match(byParent, { chatId: 'c9', replyToId: 'm0' });
   t.match((await rig.outbox()).at(-1), { channel: 'echo', recipient: null });
 
   // A permanent refusal fails the row at once, with the reason.
-  echo.failNext = new AdapterSendError('chat not found', { permanent: true, statusCode: 400 });
-  await echo.hosts.get(agentId)!.receive(inbound({ messageId: 'm2', text: 'again' }));
+  t.equal((await d.request('POST', '/channels-echo/fail-next', { message: 'chat not found', permanent: true, statusCode: 400 })).status, 200);
+  await receive(inbound({ messageId: 'm2', text: 'again' }));
   const failed = await eventually('the failed row', async () => (await rig.outbox()).find((m: any) => m.status === 'failed'));
   t.match(failed.error, /echo refused the message: chat not found/);
   t.same(await d.request('GET', `/agents/${agentId}/inbox`).then((r) => r.body.messages.length), 4);
 
   // A replayed platform message is one row.
-  await echo.hosts.get(agentId)!.receive(inbound({ messageId: 'm2', text: 'again' }));
+  await receive(inbound({ messageId: 'm2', text: 'again' }));
   t.equal((await rig.inbox()).length, 4, 'the platform id dedupes');
 
   // The credential goes away (unset reads as a locked store does: undefined): a restart ends in status
@@ -112,24 +116,29 @@ t.test('a third-party adapter type through the channels point', async (t) => {
   t.notMatch(JSON.stringify((await d.request('GET', path)).body), /secret-token/, 'the credential never shows');
 
   // A config change made elsewhere (the kernel's config route) reconciles: the adapter stops.
-  const before = echo.disconnects;
+  const before = (await echo()).disconnects;
   const config = (await d.request('GET', `/agents/${agentId}/config`)).body;
   const current = config.config ?? config;
   const { adapters: _gone, ...rest } = current;
   t.equal((await d.request('PUT', `/agents/${agentId}/config`, rest)).status, 200);
-  await eventually('the adapter stopped', () => echo.disconnects > before && !echo.hosts.has(agentId));
+  await eventually('the adapter stopped', async () => {
+    const now = await echo();
+    return now.disconnects > before && !now.connected.includes(agentId);
+  });
   t.same((await d.request('GET', path)).body, { agentId, adapters: [] });
 
   // Back on, then the agent unloads: the adapter stops with it.
   t.equal((await d.request('PUT', `${path}/echo`, { enabled: true })).status, 200);
   await rig.waitStatus('echo', 'connected');
-  const beforeStop = echo.disconnects;
+  const beforeStop = (await echo()).disconnects;
   t.equal((await d.request('POST', `/agents/${agentId}/stop`)).status, 200);
-  t.ok(echo.disconnects > beforeStop && !echo.hosts.has(agentId), 'disconnected by the time the agent is unloaded');
+  const stopped = await echo();
+  t.ok(stopped.disconnects > beforeStop && !stopped.connected.includes(agentId), 'disconnected by the time the agent is unloaded');
 });
 
 t.test('every channels route answers 503 when the extension is off', async (t) => {
-  const d = await bootDaemon(t, { extensions: { extensions: [{ name: 'channels', module: join(ROOT, 'extensions/channels/index.ts'), enabled: false, config: {} }] } });
+  // A daemon of its own: the manifest decides whether an extension runs.
+  const d = await runDaemon(t, { extensions: { extensions: [{ name: 'channels', module: join(ROOT, 'extensions/channels/index.ts'), enabled: false, config: {} }] } });
   t.match(await d.request('GET', '/channels'), { status: 503, body: { code: 'unavailable' } });
   t.match(await d.request('GET', '/agents/any/adapters'), { status: 503, body: { code: 'unavailable' } });
 });

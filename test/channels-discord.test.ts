@@ -56,9 +56,9 @@ t.test('discord: in, turn, reply out; policy; attachment limit; rate limit; reco
   await rig.waitStatus('discord', 'connected');
   t.equal((await d.request('POST', `/agents/${agentId}/adapters/telegram/restart`)).status, 404);
 
-  // Shut down while discord.js is between reconnect attempts: nothing may keep trying (the test process
-  // would not end).
+  // Shut down while discord.js is between reconnect attempts: the daemon still stops cleanly.
   await discord.goAway();
   await rig.waitStatus('discord', ['connecting', 'error']);
   await new Promise((resolve) => setTimeout(resolve, 300));
+  t.equal(await d.stop(), 0, 'the daemon stops cleanly while the adapter is reconnecting');
 });

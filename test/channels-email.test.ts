@@ -1,8 +1,8 @@
 /**
  * The email adapter end to end, against a real IMAP server (Debian's dovecot, started by the test on a
  * free loopback port) and a real SMTP server (npm smtp-server on 127.0.0.1:0), through the real channels
- * extension in an in-process daemon: mail delivered by dovecot-lda → inbox row → on_inbox turn (scripted
- * model) → msg_send reply out through SMTP, threaded; the allow_from policy refusing a stranger; an
+ * extension in the built daemon: mail delivered by dovecot-lda → inbox row → on_inbox turn (scripted
+ * model, a fake OpenAI-format server) → msg_send reply out through SMTP, threaded; the allow_from policy refusing a stranger; an
  * attachment over the limit refused with a note the agent reads; dovecot going away and coming back
  * (the adapter reconnects and takes the mail that arrived meanwhile); a reply by parent_id; a config
  * change through PUT /agents/{id}/adapters/email (IDLE off: the poll alone finds new mail); SMTP answers
@@ -10,13 +10,13 @@
  */
 import t from 'tap';
 import { join } from 'node:path';
-import type { UmbilicalEvent } from '../contracts/events.js';
-import type { ToolDefinition } from '../contracts/tools.js';
+import { reply, type FakeReply } from './fakes/openai.js';
 import { createAgentFile } from './helpers/agent-file.js';
-import { bootDaemon, ROOT, tempDir } from './helpers/daemon.js';
+import { ROOT, runDaemon, tempDir } from './helpers/daemon.js';
 import { startDovecot } from './helpers/dovecot.js';
+import { eventLog } from './helpers/events.js';
 import { startSmtpSink } from './helpers/smtp-sink.js';
-import { ScriptedModel } from './fixtures/runtime/scripted-model.js';
+import { startToolDriver } from './helpers/tool-driver.js';
 
 const FAILSAFE_MS = 15_000;
 const AGENT_ADDRESS = 'agent@example.test';
@@ -50,9 +50,13 @@ if (skip) t.comment(skip);
 t.test('email adapter against dovecot and smtp-server', { skip }, async (t) => {
   if (typeof dovecot === 'string') return;
   const sink = await startSmtpSink(t, AGENT_ADDRESS, SMTP_PASSWORD);
-  const d = await bootDaemon(t, {
+  // The model: replies the test queues (an inbox turn's msg_send), else `ok`; `send` runs msg_send in a turn.
+  const script: FakeReply[] = [];
+  const driver = await startToolDriver(t, () => script.shift() ?? reply.text('ok'));
+  const d = await runDaemon(t, {
     extensions: {
       extensions: [
+        { name: 'providers', module: join(ROOT, 'extensions/providers/index.ts'), enabled: true, config: { maxRetries: 0 } },
         {
           name: 'channels',
           module: join(ROOT, 'extensions/channels/index.ts'),
@@ -62,15 +66,15 @@ t.test('email adapter against dovecot and smtp-server', { skip }, async (t) => {
         },
       ],
     },
+    settings: { providers: [driver.provider] },
   });
-  const model = new ScriptedModel('local');
-  d.daemon.kernel.contributions.forExtension('test-model').modelClients(model);
-  const events: UmbilicalEvent[] = [];
-  t.teardown(d.daemon.kernel.bus.subscribe((event) => events.push(event)));
+  t.ok(d.url, `the daemon started: ${d.stderr()}`);
+  const events = await eventLog(t, d);
   t.equal((await d.request('POST', '/identity/create', { passphrase: 'email-test-passphrase' })).status, 201);
 
   const path = await createAgentFile(tempDir(t), {
     name: 'mailer',
+    model: driver.model,
     triggers: { on_inbox: { enabled: true, targets: [{ scope: 'agent' }] } },
     adapters: {
       email: {
@@ -93,11 +97,14 @@ t.test('email adapter against dovecot and smtp-server', { skip }, async (t) => {
   const adapter = async () => (await d.request('GET', `/agents/${id}/adapters`)).body.adapters?.find((a: { type: string }) => a.type === 'email');
   const inbox = async () => (await d.request('GET', `/agents/${id}/inbox`)).body.messages as any[];
   const outbox = async () => (await d.request('GET', `/agents/${id}/outbox`)).body.messages as any[];
-  const msgSend = d.daemon.kernel.builtinTools.find((tool: ToolDefinition) => tool.name === 'msg_send')!;
-  /** msg_send as the agent's model would call it, without a turn. */
-  const send = (args: Record<string, unknown>) =>
-    msgSend.run(args, { agentId: id, loop: 'main', turnId: undefined, signal: new AbortController().signal, logger: { debug() {}, info() {}, warn() {}, error() {}, child() { return this; } } as never });
-  const turnsEnded = () => events.filter((e) => e.agent_id === id && e.event_type === 'turn.completed').length;
+  /** msg_send called by the agent's model in a turn of its own; resolves with what the tool answered. */
+  const send = async (args: Record<string, unknown>) => {
+    const result = await driver.run(d, id, 'msg_send', args);
+    if (result.startsWith('Error: ')) throw new Error(`msg_send failed: ${result}`);
+    return result;
+  };
+  const modelCalls = () => driver.fake.chatRequests();
+  const turnsEnded = () => events.events.filter((e) => e.agent_id === id && e.event_type === 'turn.completed').length;
 
   await t.test('without its password the adapter is in error, naming the credential; setting it connects', async (t) => {
     const before = await until('the adapter in error', async () => {
@@ -117,8 +124,8 @@ t.test('email adapter against dovecot and smtp-server', { skip }, async (t) => {
 
   await t.test('mail in → inbox row → turn → threaded reply out through SMTP; an oversized attachment is refused with a note', async (t) => {
     // The reply names what it answers as the inbox row shows it (data.chat, message_id, thread_id).
-    const reply = { text: 'Thanks Bob, noted.', channel: 'email', recipient: 'email:bob@example.test', data: { reply_to_id: '<q2@example.test>', thread_id: '<q0@example.test>' } };
-    model.push({ toolCalls: [{ name: 'msg_send', args: reply }] }, { text: 'replied' });
+    const answer = { text: 'Thanks Bob, noted.', channel: 'email', recipient: 'email:bob@example.test', data: { reply_to_id: '<q2@example.test>', thread_id: '<q0@example.test>' } };
+    script.push(reply.toolCalls([{ name: 'msg_send', args: answer }]), reply.text('replied'));
     const turns = turnsEnded();
     dovecot.deliver(
       mail({
@@ -164,19 +171,19 @@ t.test('email adapter against dovecot and smtp-server', { skip }, async (t) => {
     });
     t.match(out, { channel: 'email', status: 'delivered' });
     await until('the turn to end', () => turnsEnded() > turns);
-    const seen = JSON.stringify(model.calls.find((call) => JSON.stringify(call.messages).includes('Quarterly numbers'))?.messages);
+    const seen = JSON.stringify(modelCalls().find((call) => JSON.stringify(call.body.messages).includes('Quarterly numbers'))?.body.messages);
     t.match(seen, /huge\.bin[\\"]{0,12} refused: larger than the 1000 bytes limit/, 'the agent reads the refusal note');
   });
 
   await t.test('a sender outside allow_from is refused: a log row, no inbox row, no turn', async (t) => {
-    const calls = model.calls.length;
+    const calls = modelCalls().length;
     dovecot.deliver(mail({ from: 'mallory@evil.test', subject: 'hi', id: '<m1@evil.test>', body: 'let me in' }), 'mallory@evil.test');
     await until('the refusal in the agent log', async () => {
       const logs = (await d.request('GET', `/agents/${id}/logs`)).body.logs as Array<{ message: string }>;
       return logs.some((log) => /email:mallory@evil\.test refused: the sender is not in policy\.allow_from/.test(log.message)) || undefined;
     });
     t.equal((await inbox()).length, 1, 'no inbox row');
-    t.equal(model.calls.length, calls, 'no model call');
+    t.equal(modelCalls().length, calls, 'no model call');
   });
 
   await t.test('automated mail (Auto-Submitted) is never handed to the agent', async (t) => {

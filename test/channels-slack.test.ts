@@ -59,9 +59,10 @@ t.test('slack: in, turn, reply out; policy; attachment limit; rate limit; reconn
   t.same((await d.request('GET', `/agents/${agentId}/adapters`)).body, { agentId, adapters: [] });
   await eventually('the socket closed', () => slack.connected() === 0);
 
-  // Back on, then shut down while the server is away and the adapter is reconnecting: nothing lingers.
+  // Back on, then shut down while the server is away and the adapter is reconnecting: the daemon stops cleanly.
   t.equal((await d.request('PUT', `/agents/${agentId}/adapters/slack`, { enabled: true, policy: { dm: 'all' } })).status, 200);
   await rig.waitStatus('slack', 'connected');
   await slack.goAway();
   await rig.waitStatus('slack', ['connecting', 'error']);
+  t.equal(await d.stop(), 0, 'the daemon stops cleanly while the adapter is reconnecting');
 });

@@ -88,9 +88,10 @@ t.test('telegram: in, turn, reply out; policy; attachment limit; rate limit; rec
   t.equal((await d.request('PUT', `/agents/${agentId}/adapters/telegram`, { enabled: false })).status, 200);
   t.match(await rig.adapter('telegram'), { enabled: false, status: 'disconnected' });
 
-  // Back on, then shut down while the server is away and the adapter is reconnecting: nothing lingers.
+  // Back on, then shut down while the server is away and the adapter is reconnecting: the daemon stops cleanly.
   t.equal((await d.request('PUT', `/agents/${agentId}/adapters/telegram`, { enabled: true, policy: { dm: 'all' } })).status, 200);
   await rig.waitStatus('telegram', 'connected');
   await telegram.goAway();
   await rig.waitStatus('telegram', ['connecting', 'error']);
+  t.equal(await d.stop(), 0, 'the daemon stops cleanly while the adapter is reconnecting');
 });

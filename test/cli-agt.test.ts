@@ -1,5 +1,5 @@
 /**
- * The `agt` command (issue 15 item 1) against a real daemon, the real providers extension and the fake
+ * The `agt` command (issue 15 item 1) against the built daemon (the shipped extensions), the real providers extension and the fake
  * OpenAI server: one-shot chat (reply, exit code on agent.error, --json), approvals answered from
  * another `agt`, the connection found from the data directory, and the refusals (wrong token, no
  * daemon, bad usage) with their exit codes. The interactive chat is in cli-interactive.test.ts.
@@ -11,9 +11,9 @@ import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { runtimeHarness } from './fixtures/runtime/harness.js';
 import { agtInProcess } from './helpers/cli-in-process.js';
 import { ROOT } from './helpers/daemon.js';
+import { wireDaemon } from './helpers/wire-daemon.js';
 
 interface Run {
   code: number | null;
@@ -35,8 +35,8 @@ function agt(args: string[], env: Record<string, string>): { done: Promise<Run> 
   return { done };
 }
 
-t.test('agt against a real daemon', async (t) => {
-  const h = await runtimeHarness(t, { wire: true });
+t.test('agt against the built daemon', async (t) => {
+  const h = await wireDaemon(t);
   const id = await h.agent({ name: 'alpha', tools: [{ name: 'fs_write', enabled: true, restricted: true }] });
   const env = { AGT_DAEMON_URL: h.d.url, AGT_DAEMON_TOKEN: h.d.token };
   const run = (...args: string[]) => agt(args, env).done;

@@ -1,6 +1,6 @@
 /**
- * `agt chat` in a real terminal: a pseudo-terminal through tmux (a private server on its own socket,
- * killed at the end). The user types a message, the agent calls a restricted tool, the inline prompt
+ * `agt chat` in a real terminal against the built daemon: a pseudo-terminal through tmux (a private
+ * server on its own socket, killed at the end). The user types a message, the agent calls a restricted tool, the inline prompt
  * asks for the approval, Enter approves, and the streamed reply appears; a question of the agent is
  * answered inline; `/exit` leaves with code 0.
  */
@@ -9,8 +9,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
-import { runtimeHarness } from './fixtures/runtime/harness.js';
 import { ROOT, tempDir } from './helpers/daemon.js';
+import { wireDaemon } from './helpers/wire-daemon.js';
 
 const run = promisify(execFile);
 const TMUX = '/usr/bin/tmux';
@@ -20,7 +20,7 @@ const FAILSAFE_MS = 20_000;
 const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
 
 t.test('an approval answered through the interactive prompt', { skip: existsSync(TMUX) ? false : `${TMUX} is not installed` }, async (t) => {
-  const h = await runtimeHarness(t, { wire: true });
+  const h = await wireDaemon(t);
   const id = await h.agent({ name: 'alpha', tools: [{ name: 'fs_write', enabled: true, restricted: true }] });
   const dir = tempDir(t, 'agt-tmux-');
   const socket = join(dir, 'sock');
@@ -59,7 +59,7 @@ t.test('an approval answered through the interactive prompt', { skip: existsSync
   t.match(replied, /✓ fs_write \(\d+ ms\): wrote notes\.txt \(17 bytes\)/, 'the tool result, compactly');
   const task = (await h.d.request('GET', `/agents/${id}/tasks/${(requested.payload as { taskId: string }).taskId}`)).body;
   t.match(task, { status: 'completed', resolution: { action: 'approve' } });
-  t.equal(h.d.daemon.kernel.registry.resolve(id).file.files.read('notes.txt')?.content.toString(), 'from the terminal');
+  t.equal((await h.d.request('GET', `/agents/${id}/files/content?path=notes.txt`)).body.content, 'from the terminal');
 
   await waitForScreen(/I wrote notes\.txt for you[\s\S]*\? you\s*$/, 'next input prompt');
 

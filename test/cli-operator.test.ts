@@ -1,60 +1,25 @@
 /**
- * The operator's `agt` commands (issue 28, "Add to agt") against one real daemon process (the real
- * providers, mcp, channels, tracked-folders and mesh extensions; the fake OpenAI server as the model):
+ * The operator's `agt` commands (issue 28, "Add to agt") against one built daemon (the shipped
+ * extensions, compute off; the fake OpenAI server as the model):
  * rm, restart, ps -a, inspect, history, mcp, adapters, credentials, files, exec, send, tracked,
  * service install, completion, daemon stop (last: it ends the daemon), each with --json and its exit
- * codes. The CLI runs in this process (`main(argv)`, stdout and stderr captured), one command at a time;
+ * codes. The built CLI runs in this process (helpers/cli-in-process.ts), one command at a time;
  * docs/cli.md is checked against the command tree so it cannot drift.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
 import { execFileSync, spawnSync } from 'node:child_process';
 import t from 'tap';
 import type { Command } from 'commander';
-import { main, program } from '../cli/main.js';
 import { HostCommandRunner } from '../kernel/runtime/sandbox/command-runner.js';
-import { ROOT, spawnDaemon, tempDir } from './helpers/daemon.js';
+import { agtInProcess, builtCli } from './helpers/cli-in-process.js';
+import { ROOT, runDaemon, shippedManifest, tempDir } from './helpers/daemon.js';
 import { EVERYTHING } from './helpers/mcp.js';
 import { startFakeOpenAI } from './fakes/openai.js';
 import { WireModel } from './fixtures/runtime/wire-model.js';
 
-interface Run {
-  code: number;
-  stdout: string;
-  bytes: Buffer;
-  stderr: string;
-}
-
-/** Runs `agt args…` in this process: stdout/stderr captured, `stdin` given, the exit code read and reset. */
-async function inProcess(args: string[], stdin?: Buffer | string, env: Record<string, string> = {}): Promise<Run> {
-  const out: Buffer[] = [];
-  const err: Buffer[] = [];
-  const writeOut = process.stdout.write;
-  const writeErr = process.stderr.write;
-  const capture = (into: Buffer[]) => ((chunk: string | Uint8Array) => (into.push(Buffer.from(chunk)), true)) as typeof process.stdout.write;
-  const stdinBefore = Object.getOwnPropertyDescriptor(process, 'stdin')!;
-  const envBefore = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
-  process.stdout.write = capture(out);
-  process.stderr.write = capture(err);
-  Object.assign(process.env, env);
-  if (stdin !== undefined) Object.defineProperty(process, 'stdin', { value: Readable.from([Buffer.from(stdin)]), configurable: true });
-  try {
-    await main(['node', 'agt', ...args]);
-  } finally {
-    process.stdout.write = writeOut;
-    process.stderr.write = writeErr;
-    Object.defineProperty(process, 'stdin', stdinBefore);
-    for (const [k, v] of Object.entries(envBefore)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  }
-  const code = Number(process.exitCode ?? 0);
-  process.exitCode = 0;
-  const bytes = Buffer.concat(out);
-  return { code, stdout: bytes.toString('utf8'), bytes, stderr: Buffer.concat(err).toString('utf8') };
-}
+/** Runs the built `agt args…` in this process (helpers/cli-in-process.ts), `stdin` given. */
+const inProcess = (args: string[], stdin?: Buffer | string, env: Record<string, string> = {}) => agtInProcess(args, env, stdin);
 
 const commandPaths = (command: Command, prefix = ''): string[] =>
   command.commands.flatMap((c) => [`${prefix}${c.name()}`, ...commandPaths(c, `${prefix}${c.name()} `)]);
@@ -63,21 +28,14 @@ t.test('agt operator commands against one daemon', async (t) => {
   const wire = new WireModel();
   const fake = await startFakeOpenAI(t, wire.script);
   const agentsDir = tempDir(t, 'agt-cli-agents-');
-  const mod = (name: string) => join(ROOT, `extensions/${name}/index.ts`);
-  const d = await spawnDaemon(t, {
-    extensions: {
-      extensions: [
-        { name: 'providers', module: mod('providers'), enabled: true, config: { maxRetries: 0 }, prefix: '/providers', agentRoutes: 'providers' },
-        { name: 'mcp', module: mod('mcp'), enabled: true, config: {}, prefix: '/mcp', agentRoutes: 'mcp' },
-        { name: 'channels', module: mod('channels'), enabled: true, config: {}, prefix: '/channels', agentRoutes: 'adapters' },
-        { name: 'tracked-folders', module: mod('tracked-folders'), enabled: true, config: {}, prefix: '/tracked-folders' },
-        { name: 'mesh', module: mod('mesh'), enabled: true, config: {}, prefix: '/network' },
-      ],
-    },
+  // The shipped extensions but compute: with it on, `agt exec` would run in its (absent) Docker engine.
+  const { extensions } = shippedManifest();
+  const d = await runDaemon(t, {
+    extensions: { extensions: extensions.map((entry: any) => (entry.name === 'compute' ? { ...entry, enabled: false } : entry)) },
     settings: { providers: [{ id: 'local', type: 'openai-compatible', name: 'Fake OpenAI', baseUrl: fake.baseUrl, defaultModel: 'fake-model' }] },
   });
   t.ok(d.url, `the daemon started: ${d.stderr()}`);
-  const token = readFileSync(join(d.dataDir, 'daemon-token'), 'utf8').trim();
+  const token = d.token;
   const settings = join(d.dataDir, 'settings.json');
   const agt = (...args: string[]) => inProcess(['--url', d.url, '--token', token, '--settings', settings, ...args]);
   const json = async (...args: string[]) => {
@@ -289,7 +247,7 @@ t.test('agt operator commands against one daemon', async (t) => {
   });
 
   await t.test('completion scripts name every command; docs/cli.md lists every command', async (t) => {
-    const paths = commandPaths(program());
+    const paths = commandPaths((await builtCli()).program());
     const bash = await inProcess(['completion', 'bash']);
     t.equal(bash.code, 0);
     for (const path of paths) t.match(bash.stdout, `'${path}'`, `bash knows ${path}`);

@@ -1,8 +1,8 @@
 /**
- * The compute extension against a real Docker engine (a private dockerd the test starts): the base
- * image built by setup, commands in each tier through `compute_exec` and system-scope command targets,
- * the hardening, limits (time, memory, pids, output), interrupts, a container removed behind the
- * daemon's back, and an engine that is not there.
+ * The compute extension of the built daemon against a real Docker engine (a private dockerd the test
+ * starts): the base image built by setup, commands in each tier through `compute_exec` and system-scope
+ * command targets, the hardening, limits (time, memory, pids, output), interrupts, a container removed
+ * behind the daemon's back, and (a second daemon, configured so) an engine that is not there.
  */
 import t from 'tap';
 import { startDockerEngine } from './helpers/docker.js';

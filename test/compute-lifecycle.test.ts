@@ -1,8 +1,8 @@
 /**
- * The compute extension across unloads, shutdown and restart, against a private dockerd: an agent's
- * isolated container stops when it unloads; shutdown stops what the daemon started (the shared
- * container is removed, isolated ones are kept stopped) and never touches containers it did not make;
- * the next daemon on the same data dir finds its containers and the files in them.
+ * The compute extension of the built daemon across unloads, shutdown (SIGTERM) and restart, against a
+ * private dockerd: an agent's isolated container stops when it unloads; shutdown stops what the daemon
+ * started (the shared container is removed, isolated ones are kept stopped) and never touches containers
+ * it did not make; the next daemon on the same data dir finds its containers and the files in them.
  */
 import t from 'tap';
 import { startDockerEngine } from './helpers/docker.js';
@@ -41,7 +41,7 @@ t.test('unload, shutdown and restart', { skip }, async (t) => {
   t.equal(await state(leavingName), 'exited', "an unloaded agent's isolated container is stopped");
 
   const started = Date.now();
-  await first.d.daemon.shutdown('test');
+  t.equal(await first.d.stop(), 0, 'the daemon stops cleanly (SIGTERM)');
   t.ok(Date.now() - started < 20_000, 'within the shutdown deadline');
   t.equal(await state(sharedName), 'gone', 'the shared container is removed at shutdown');
   t.equal(await state(isolatedName), 'exited', 'an isolated container is kept, stopped');

@@ -1,6 +1,6 @@
 /**
  * The console in a real headless Chromium (Debian's `chromium`, driven by playwright-core) against one
- * real daemon with the console extension and a scripted model: login by one-time URL and by token,
+ * built daemon (the shipped extensions, compute off) and a scripted model (a fake OpenAI-format server): login by one-time URL and by token,
  * the fleet following the event stream, a streamed chat reply, an approval answered in the inbox, the
  * events tail resuming after a dropped connection (Last-Event-ID), a disabled extension's panel, an
  * agent name rendered as text, the CSP header, and axe-core (no serious or critical violation) on each
@@ -16,9 +16,13 @@ import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import type { ModelClientProvider, ModelRequest, ModelResponse } from '../contracts/model.js';
+import type { ServerResponse } from 'node:http';
+import { reply, startFakeOpenAI, type FakeReply, type RecordedRequest } from './fakes/openai.js';
+import { startSse } from './fakes/server.js';
 import { createAgentFile } from './helpers/agent-file.js';
-import { bootDaemon, importFile, ROOT, tempDir, type TestDaemon } from './helpers/daemon.js';
+import { importFile, ROOT, runDaemon, shippedManifest, tempDir, type SpawnedDaemon } from './helpers/daemon.js';
+import { eventLog, type EventLog } from './helpers/events.js';
+import { endsTurn } from './helpers/wire-daemon.js';
 
 const executable = ['chromium', 'chromium-browser'].map((name) => spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).stdout.trim()).find(Boolean);
 /** What checkView asserts with (any subtest). */
@@ -34,19 +38,27 @@ async function freePort(): Promise<number> {
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
-/** A model whose each call the test scripts as a function (it can stream deltas and wait between them). */
-class PlayedModel implements ModelClientProvider {
-  readonly plays: Array<(request: ModelRequest) => Promise<Partial<ModelResponse>>> = [];
-  resolve(providerId: string) {
-    if (providerId !== 'local') return undefined;
-    return {
-      complete: async (request: ModelRequest): Promise<ModelResponse> => {
-        const play = this.plays.shift() ?? (async () => ({ text: 'ok' }));
-        const part = await play(request);
-        return { usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 }, cost: 0.001, provider: 'local', model: request.model.model_id, text: '', stopReason: 'end', toolCalls: [], ...part } as ModelResponse;
-      },
-    };
-  }
+/** A model whose each call the test scripts as a function of the request (a fake OpenAI-format server). */
+class PlayedModel {
+  readonly plays: Array<(request: RecordedRequest) => FakeReply | Promise<FakeReply>> = [];
+  readonly script = (request: RecordedRequest) => (this.plays.shift() ?? (() => reply.text('ok')))(request);
+}
+
+/** A streamed reply that sends `first`, waits for `held`, then sends `rest` (Chat Completions chunks). */
+function streamedInTwo(first: string, held: Promise<void>, rest: string): FakeReply {
+  const chunk = (delta: unknown, finish: string | null = null) =>
+    `data: ${JSON.stringify({ id: 'chatcmpl-two', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'test-model', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  return {
+    type: 'custom',
+    async handle(request: RecordedRequest, res: ServerResponse) {
+      startSse(res);
+      res.write(chunk({ role: 'assistant', content: first }));
+      await Promise.race([held, request.done]);
+      res.write(chunk({ content: rest }));
+      res.write(chunk({}, 'stop'));
+      res.end('data: [DONE]\n\n');
+    },
+  };
 }
 
 async function launch(): Promise<Browser | string> {
@@ -115,31 +127,18 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
   const agentsDir = tempDir(t, 'agt-console-agents-');
   const port = await freePort();
   const model = new PlayedModel();
-  const boot = async () => {
-    const daemon = await bootDaemon(t, {
-      dataDir,
-      env: { AGT_DAEMON_PORT: String(port) },
-      settings: { agentsFolder: agentsDir },
-      extensions: {
-        extensions: [
-          { name: 'console', module: join(ROOT, 'extensions/console/index.ts'), enabled: true, config: { uiDir } },
-          { name: 'compute', module: join(ROOT, 'extensions/compute/index.ts'), enabled: false, config: {} },
-          { name: 'mcp', module: join(ROOT, 'extensions/mcp/index.ts'), enabled: true, config: {}, prefix: '/mcp', agentRoutes: 'mcp' },
-        ],
-      },
-    });
-    daemon.daemon.kernel.contributions.forExtension('test-model').modelClients(model);
-    // Every ended turn, so a wait for a turn that ended before its id was known still resolves.
-    t.teardown(daemon.daemon.kernel.bus.subscribe((event) => {
-      if ((event.event_type !== 'turn.completed' && event.event_type !== 'agent.error') || !event.turn_id) return;
-      endedTurns.add(event.turn_id);
-      for (const wake of endWaiters) wake();
-    }));
-    return daemon;
-  };
-  const endedTurns = new Set<string>();
-  const endWaiters = new Set<() => void>();
-  let d: TestDaemon = await boot();
+  const fake = await startFakeOpenAI(t, model.script);
+  const { extensions } = shippedManifest({ console: { uiDir }, providers: { maxRetries: 0 } });
+  let d: SpawnedDaemon = await runDaemon(t, {
+    dataDir,
+    env: { AGT_DAEMON_PORT: String(port) },
+    settings: { agentsFolder: agentsDir, providers: [{ id: 'local', type: 'openai-compatible', name: 'Fake OpenAI', baseUrl: fake.baseUrl }] },
+    extensions: { extensions: extensions.map((entry: any) => (entry.name === 'compute' ? { ...entry, enabled: false } : entry)) },
+  });
+  t.ok(d.url, `the daemon started: ${d.stderr()}`);
+  // Every event from the start, so a wait for a turn that ended before its id was known still resolves.
+  let log: EventLog = await eventLog(t, d);
+  const turnEnded = (turnId: string) => log.waitFor((e) => endsTurn(e, turnId), `the end of turn ${turnId}`);
   const files = new Map<string, string>();
   const load = async (config: Record<string, unknown>) => {
     const filePath = files.get(String(config.name)) ?? (await createAgentFile(agentsDir, config));
@@ -148,12 +147,6 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     if (res.status !== 200) throw new Error(`load failed: ${res.status} ${JSON.stringify(res.body)}`);
     return res.body.id as string;
   };
-  const turnEnded = (turnId: string) =>
-    new Promise<void>((done) => {
-      const check = () => endedTurns.has(turnId) && (endWaiters.delete(check), done());
-      endWaiters.add(check);
-      check();
-    });
 
   let context: BrowserContext;
   /** Console messages of the page about its CSP: the console must run under its own policy. */
@@ -254,12 +247,7 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
   await t.test('a chat reply streams in', async (t) => {
     let release!: () => void;
     const held = new Promise<void>((done) => (release = done));
-    model.plays.push(async (request) => {
-      request.onDelta?.('Hello ');
-      await held;
-      request.onDelta?.('from the model');
-      return { text: 'Hello from the model' };
-    });
+    model.plays.push(() => streamedInTwo('Hello ', held, 'from the model'));
     await page.getByRole('link', { name: 'fleet-one' }).click();
     await page.getByRole('heading', { name: 'fleet-one' }).waitFor();
     await page.getByLabel('Message').fill('hi there');
@@ -299,10 +287,10 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
   await t.test("an ask is answered inline in the agent's view and the turn ends", async (t) => {
     const agentId = ((await d.request('GET', '/agents')).body as Array<{ id: string; name: string }>).find((a) => a.name === 'fleet-one')!.id;
     let answer = '';
-    model.plays.push(async () => ({ stopReason: 'tool_use', toolCalls: [{ id: 'call_ask', name: 'ask', args: { question: 'Which colour?' } }] }));
-    model.plays.push(async (request) => {
-      answer = JSON.stringify(request.messages.at(-1));
-      return { text: 'blue it is' };
+    model.plays.push(() => reply.toolCalls([{ id: 'call_ask', name: 'ask', args: { question: 'Which colour?' } }]));
+    model.plays.push((request) => {
+      answer = JSON.stringify(request.body.messages.at(-1));
+      return reply.text('blue it is');
     });
     const turnId = (await d.request('POST', `/agents/${agentId}/chat`, { text: 'pick a colour' })).body.turnId as string;
     const item = page.getByRole('listitem', { name: 'ask from fleet-one' });
@@ -316,8 +304,8 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
 
   await t.test('an approval answered in the inbox ends the turn', async (t) => {
     const agentId = ((await d.request('GET', '/agents')).body as Array<{ id: string; name: string }>).find((a) => a.name === 'fleet-one')!.id;
-    model.plays.push(async () => ({ stopReason: 'tool_use', toolCalls: [{ id: 'call_1', name: 'fs_write', args: { path: 'note.txt', content: 'x' } }] }));
-    model.plays.push(async () => ({ text: 'written' }));
+    model.plays.push(() => reply.toolCalls([{ id: 'call_1', name: 'fs_write', args: { path: 'note.txt', content: 'x' } }]));
+    model.plays.push(() => reply.text('written'));
     const turnId = (await d.request('POST', `/agents/${agentId}/chat`, { text: 'write a note' })).body.turnId as string;
     await page.goto(`${d.url}/console/#/inbox`);
     const item = page.getByRole('listitem', { name: 'approval from fleet-one' });
@@ -340,7 +328,7 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await page.getByRole('heading', { name: 'Events' }).waitFor();
     const agentId = ((await d.request('GET', '/agents')).body as Array<{ id: string; name: string }>).find((a) => a.name === 'fleet-one')!.id;
     // A frame while the page is connected.
-    model.plays.push(async () => ({ text: 'first frame' }));
+    model.plays.push(() => reply.text('first frame'));
     await d.request('POST', `/agents/${agentId}/chat`, { text: 'one' });
     await page.locator('tr.event-row', { hasText: 'first frame' }).first().waitFor();
     // Hold the reconnect until a turn has run while the page was away.
@@ -354,7 +342,7 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     });
     const before = Number(await page.locator('#stream-connects').textContent());
     await page.getByRole('button', { name: 'Reconnect' }).click();
-    model.plays.push(async () => ({ text: 'while away' }));
+    model.plays.push(() => reply.text('while away'));
     await turnEnded((await d.request('POST', `/agents/${agentId}/chat`, { text: 'two' })).body.turnId);
     await t.resolves(new Promise<void>((done) => {
       const wait = () => (lastEventId !== undefined ? done() : setTimeout(wait, 10));
@@ -367,7 +355,7 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await page.unroute('**/events**');
     // Pause freezes the list at its cursor; Resume shows what came meanwhile.
     await page.getByRole('button', { name: 'Pause' }).click();
-    model.plays.push(async () => ({ text: 'during the pause' }));
+    model.plays.push(() => reply.text('during the pause'));
     await turnEnded((await d.request('POST', `/agents/${agentId}/chat`, { text: 'three' })).body.turnId);
     await page.getByRole('button', { name: /^Resume from cursor \d+ \([1-9]\d* new\)$/ }).waitFor();
     t.equal(await page.locator('tr.event-row', { hasText: 'during the pause' }).count(), 0, 'not shown while paused');
@@ -378,8 +366,9 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
 
   await t.test('after a daemon restart the session holds and the events tail goes on', async (t) => {
     const before = Number(await page.locator('#stream-connects').textContent());
-    await d.daemon.shutdown('console test restart');
-    d = await boot();
+    d = await d.restart();
+    t.ok(d.url, `started again: ${d.stderr()}`);
+    log = await eventLog(t, d);
     // Node's fetch may first reuse a keep-alive socket the old daemon closed ("fetch failed"): such a
     // request never reached the new daemon, so it is sent again on a fresh socket.
     let agentId = '';
@@ -390,7 +379,7 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
       });
     }
     await page.waitForFunction((count) => Number(document.getElementById('stream-connects')?.textContent) > count, before, { timeout: 15_000 });
-    model.plays.push(async () => ({ text: 'after the restart' }));
+    model.plays.push(() => reply.text('after the restart'));
     await turnEnded((await d.request('POST', `/agents/${agentId}/chat`, { text: 'four' })).body.turnId);
     await page.locator('tr.event-row', { hasText: 'after the restart' }).first().waitFor();
     t.pass('frames of the new daemon run arrive in the same page, same session');
@@ -415,7 +404,7 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await page.getByLabel(/Key variable/).fill('LAB_KEY');
     await page.getByRole('button', { name: 'Add provider' }).click();
     await page.getByRole('status').filter({ hasText: 'Added Lab models.' }).waitFor();
-    t.match((await d.request('GET', '/settings')).body.providers, [{ id: 'lab', type: 'openai-compatible', name: 'Lab models', baseUrl: 'http://127.0.0.1:9/v1', apiKeyEnv: 'LAB_KEY' }]);
+    t.match((await d.request('GET', '/settings')).body.providers, [{ id: 'local' }, { id: 'lab', type: 'openai-compatible', name: 'Lab models', baseUrl: 'http://127.0.0.1:9/v1', apiKeyEnv: 'LAB_KEY' }]);
     await checkView(t, page, 'system');
     // Dark mode from the system preference, contrast checked by axe as in light mode.
     await page.emulateMedia({ colorScheme: 'dark' });

@@ -1,5 +1,5 @@
 /**
- * Issue 28's operator fixes against ONE spawned daemon (its stdout and stderr captured: the log lines
+ * Issue 28's operator fixes against ONE built daemon (its stdout and stderr captured: the log lines
  * are part of what is tested) with the real providers, mcp, channels and compute extensions, a fake
  * OpenAI server, a fake Telegram Bot API, a recording fake `npm` on the daemon's PATH and a Docker host
  * that does not exist:
@@ -21,7 +21,7 @@ import t from 'tap';
 import { createAgentFile } from './helpers/agent-file.js';
 import { eventually } from './helpers/channels.js';
 import { agtInProcess } from './helpers/cli-in-process.js';
-import { ROOT, spawnDaemon, tempDir } from './helpers/daemon.js';
+import { ROOT, runDaemon, tempDir } from './helpers/daemon.js';
 import { reply, startFakeOpenAI } from './fakes/openai.js';
 import { startFakeTelegram } from './fakes/telegram.js';
 
@@ -65,7 +65,7 @@ console.log('added 1 package in 0.1s');
   chmodSync(join(bin, 'npm'), 0o755);
 }
 
-t.test('operator fixes (issue 28) against one spawned daemon', async (t) => {
+t.test('operator fixes (issue 28) against one built daemon', async (t) => {
   const telegram = await startFakeTelegram(t);
   const model = await startFakeOpenAI(t, [reply.toolCalls([{ name: 'fs_list', args: {} }]), reply.text('listed them')], { models: ['fake-1', 'fake-2'] });
   const unreachable = `http://127.0.0.1:${await closedPort()}`;
@@ -84,7 +84,8 @@ t.test('operator fixes (issue 28) against one spawned daemon', async (t) => {
       { name: 'reconfigurable', module: join(ROOT, 'test/fixtures/extensions/reconfigurable/index.ts'), enabled: true, config: {} },
     ],
   }));
-  const d = await spawnDaemon(t, {
+  // The built daemon with this manifest (AGT_EXTENSIONS): the test reads back what the daemon writes into it.
+  const d = await runDaemon(t, {
     settings: { providers: [{ id: 'local', type: 'openai-compatible', name: 'Fake', baseUrl: model.baseUrl, defaultModel: 'fake-1' }] },
     env: {
       PATH: `${bin}:${process.env.PATH ?? ''}`,
@@ -100,7 +101,7 @@ t.test('operator fixes (issue 28) against one spawned daemon', async (t) => {
     },
   });
   t.ok(d.url, `the daemon started: ${d.stderr().slice(0, 2000)}`);
-  const token = readFileSync(join(d.dataDir, 'daemon-token'), 'utf8').trim();
+  const token = d.token;
   const api = async (method: string, path: string, body?: unknown) => {
     const response = await fetch(d.url + path, {
       method,

@@ -1,55 +1,56 @@
 /**
- * The spend governor (docs/costs.md): prices and cost per model call, budgets reserved before each call
- * (also under 50 concurrent turns), `fail`, the owner ceiling on a file's budget, compaction counted,
- * the day boundary in the owner's time zone, and the views. One daemon for the file; each test uses its
- * own agents and (where the daemon budget matters) sets and clears the settings it needs.
+ * The spend governor (docs/costs.md) on the built daemon: prices and cost per model call, budgets
+ * reserved before each call (also under 50 concurrent turns), `fail`, the owner ceiling on a file's
+ * budget, compaction counted, a budget task that survives a crash, and the views. One daemon for the
+ * file; each test uses its own agents and (where the daemon budget matters) sets and clears the settings
+ * it needs. The model is a fake OpenAI-format server reporting fixed usage, behind several providers.
+ * The day boundary (an injected clock) is in spend-governor-internals.test.ts.
  */
 import t from 'tap';
-import type { ModelClientProvider, ModelRequest, ModelResponse } from '../contracts/model.js';
-import { crashCopy, runtimeHarness, type RuntimeHarness } from './fixtures/runtime/harness.js';
+import { reply, type FakeReply, type RecordedRequest } from './fakes/openai.js';
 import { Gate } from './fixtures/runtime/scripted-model.js';
-import { periodsAt } from '../kernel/spend/calendar.js';
 import { agtInProcess } from './helpers/cli-in-process.js';
+import { eventLog } from './helpers/events.js';
+import { endsTurn, wireDaemon, type WireDaemon } from './helpers/wire-daemon.js';
 
-/** A model reporting fixed usage (1000 in, of them 200 cached; 500 out) that can hold calls at a gate. */
-class MeterModel implements ModelClientProvider {
-  readonly calls: ModelRequest[] = [];
-  gate: Gate | undefined;
-  constructor(readonly ids: string[]) {}
-  resolve(providerId: string) {
-    if (!this.ids.includes(providerId)) return undefined;
-    return { complete: (request: ModelRequest) => this.complete(request) };
-  }
-  private async complete(request: ModelRequest): Promise<ModelResponse> {
-    this.calls.push(request);
-    if (this.gate) await this.gate.opened;
-    return {
-      text: 'metered',
-      toolCalls: [],
-      stopReason: 'end',
-      usage: { input: 1000, output: 500, cacheRead: 200, cacheWrite: 0 },
-      // The provider's own figure (as OpenRouter reports one) for `billed` models only.
-      cost: /(^billed|-billed$)/.test(request.model.model_id) ? 0.5 : null,
-      provider: request.model.provider,
-      model: request.model.model_id,
-    };
-  }
+/**
+ * Every call reports fixed usage (1000 in, of them 200 cached; 500 out) and, for `billed` models only,
+ * the provider's own cost (as OpenRouter reports one); calls can be held at a gate. Replies a test
+ * queues (`script`) come first.
+ */
+const script: FakeReply[] = [];
+let gate: Gate | undefined;
+async function meter(request: RecordedRequest): Promise<FakeReply> {
+  const queued = script.shift();
+  if (queued) return queued;
+  const held = gate;
+  if (held) await Promise.race([held.opened, request.done]);
+  const billed = /(^billed|-billed$)/.test(String(request.body?.model));
+  return reply.text('metered', { usage: { input: 1000, output: 500, cacheRead: 200, ...(billed ? { cost: 0.5 } : {}) } });
 }
 
-let h: RuntimeHarness;
-let meter: MeterModel;
-let now = Date.UTC(2026, 5, 10, 12, 0);
-const clock = { now: () => now };
+let h: WireDaemon;
+/** The model calls that reached the fake server so far (held ones included). */
+const calls = () => h.fake.chatRequests().length;
 
 t.before(async () => {
-  h = await runtimeHarness(t, { settings: { timezone: 'UTC' } });
-  meter = new MeterModel(['meter', 'meter2', 'vendor']);
-  h.d.daemon.kernel.contributions.forExtension('test-meter').modelClients(meter);
-  // Only the governor reads this clock (its `now`); timers keep the harness's real one.
-  const governor = h.service.governor as unknown as { deps: { now: () => number } };
-  governor.deps.now = clock.now;
+  h = await wireDaemon(t, { script: meter, settings: { timezone: 'UTC' }, env: { VENDOR_TEST_KEY: 'vendor-test-key' } });
+  // The fake answers every provider: `local` (the wire harness's), two more openai-compatible ones and
+  // an `openai` one (a first-party kind: the shipped price table applies to it).
+  const base = { type: 'openai-compatible', baseUrl: h.fake.baseUrl };
+  const providers = [
+    ...(await h.d.request('GET', '/settings')).body.providers,
+    { id: 'meter', name: 'Meter', ...base },
+    { id: 'meter2', name: 'Meter 2', ...base },
+    { id: 'vendor', name: 'Vendor', type: 'openai', baseUrl: h.fake.baseUrl, apiKeyEnv: 'VENDOR_TEST_KEY' },
+  ];
+  const set = await h.d.request('PATCH', '/settings', { providers });
+  if (set.status !== 200) throw new Error(`providers: ${set.status} ${JSON.stringify(set.body)}`);
 });
 
+/** Today and tomorrow (UTC, the daemon's time zone here) as YYYY-MM-DD. */
+const today = () => new Date().toISOString().slice(0, 10);
+const tomorrow = () => new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
 const settings = (patch: Record<string, unknown>) => h.d.request('PATCH', '/settings', patch);
 const chat = async (id: string, text = 'hi') => (await h.d.request('POST', `/agents/${id}/chat`, { text })).body.turnId as string;
 const usage = async (id: string) => (await h.d.request('GET', `/agents/${id}/usage`)).body;
@@ -85,7 +86,6 @@ t.test('each call is priced at the price in force for its model; unknown models 
 });
 
 t.test('50 turns at once against a budget that fits 10 calls: exactly 10 calls reach the model', async (t) => {
-  now = Date.UTC(2026, 5, 11, 12, 0); // a fresh day
   await settings({ pricing: { 'meter/burst': { input: 0, output: 1000 } } });
   t.teardown(() => settings({ pricing: null }));
   // Each call reserves max_tokens 1000 x 1000 USD/M = 1 USD (input is free). A first call tells the
@@ -94,22 +94,21 @@ t.test('50 turns at once against a budget that fits 10 calls: exactly 10 calls r
   const loops = Array.from({ length: 50 }, (_, i) => ({ name: `l${i}`, goal: 'g', enabled: true }));
   const id = await h.agent({ model: { provider: 'meter', model_id: 'burst', max_tokens: 1000 }, budget: { day_usd: 10.5, on_exceeded: 'fail' }, loops });
   t.equal((await h.ended(await chat(id))).event_type, 'turn.completed', 'the first call');
-  const before = meter.calls.length;
-  const gate = new Gate();
-  meter.gate = gate;
-  t.teardown(() => (meter.gate = undefined));
+  const before = calls();
+  const held = (gate = new Gate());
+  t.teardown(() => (gate = undefined));
   const turns = await Promise.all(loops.map(async (loop) => (await h.d.request('POST', `/agents/${id}/chat?loop=${loop.name}`, { text: 'go' })).body.turnId as string));
   // The 40 refused turns end while the 10 admitted calls are still held: nothing settled before.
   await h.waitFor(() => h.of('agent.error', id).length === 40, '40 refused turns');
-  t.equal(meter.calls.length - before, 10, 'exactly 10 calls reached the model');
-  gate.release();
+  t.equal(calls() - before, 10, 'exactly 10 calls reached the model');
+  held.release();
   const ends = await Promise.all(turns.map((turn) => h.ended(turn)));
   t.equal(ends.filter((e) => e.event_type === 'turn.completed').length, 10);
   const failed = ends.filter((e) => e.event_type === 'agent.error');
   t.equal(failed.length, 40);
   t.ok(failed.every((e) => (e.payload as { code: string }).code === 'budget_exceeded'));
   t.match((failed[0]!.payload as { message: string }).message, /agent\.day_usd/);
-  t.equal(meter.calls.length - before, 10);
+  t.equal(calls() - before, 10);
   const view = await usage(id);
   t.equal(view.spend.calls, 11);
   t.equal(view.budget.used['agent.day_usd'], 5.5, 'settled at the real usage: 11 x 500 tokens x 1000 USD/M');
@@ -118,11 +117,11 @@ t.test('50 turns at once against a budget that fits 10 calls: exactly 10 calls r
 
 t.test('fail: a call that would pass day_tokens ends the turn in agent.error budget_exceeded before the model is called', async (t) => {
   const id = await h.agent({ model: { provider: 'meter', model_id: 'tiny' }, budget: { day_tokens: 100, on_exceeded: 'fail' } });
-  const before = meter.calls.length;
+  const before = calls();
   const end = await h.ended(await chat(id));
   t.equal(end.event_type, 'agent.error');
   t.match(end.payload, { code: 'budget_exceeded', message: /agent\.day_tokens \(100\)/ });
-  t.equal(meter.calls.length, before, 'the model was never called');
+  t.equal(calls(), before, 'the model was never called');
   const exceeded = h.of('budget.exceeded', id).at(-1)!;
   t.match(exceeded.payload, { budget: 'agent.day_tokens', limit: 100, used: 0, action: 'fail', task_id: null });
 });
@@ -140,7 +139,8 @@ t.test('an agent file asking a bigger budget than the owner allows is capped to 
 });
 
 t.test('compaction calls go through the governor and are counted', async (t) => {
-  const id = await h.agent({ model: { provider: 'meter', model_id: 'compact-me' } });
+  // A budget far from reach, so each call's reservation is an event that names its purpose.
+  const id = await h.agent({ model: { provider: 'meter', model_id: 'compact-me' }, budget: { day_tokens: 10_000_000 } });
   for (let i = 0; i < 4; i++) await h.ended(await chat(id, `turn ${i}`));
   // Over the daemon's day budget, the summary is refused as budget_exceeded (429), not as a provider error.
   await settings({ budget: { day_usd: 0.000001 }, pricing: { 'meter/compact-me': { input: 0, output: 1000 } } });
@@ -148,46 +148,29 @@ t.test('compaction calls go through the governor and are counted', async (t) => 
   t.equal(refused.status, 429);
   t.match(refused.body, { code: 'budget_exceeded', error: /daemon\.day_usd/ });
   await settings({ budget: null, pricing: null });
-  const calls = meter.calls.length;
+  const before = calls();
   const res = await h.d.request('POST', `/agents/${id}/compact`);
   t.equal(res.status, 200);
-  t.equal(meter.calls.length, calls + 1);
-  t.equal(meter.calls.at(-1)!.purpose, 'compaction');
+  t.equal(calls(), before + 1);
+  // The event may reach GET /events after the answer: waited for, not looked up.
+  await h.waitFor((e) => e.event_type === 'budget.reserved' && e.agent_id === id && (e.payload as { purpose: string }).purpose === 'compaction', 'a reservation for the compaction call');
   const view = await usage(id);
   t.equal(view.spend.calls, 5, '4 turns + 1 summary, kept although compaction deleted loop rows');
 });
-
-t.test('days start at midnight in the owner\'s time zone (injected clock, settings timezone)', async (t) => {
-  await settings({ timezone: 'Asia/Tokyo', pricing: { 'meter/daily': { input: 0, output: 1000 } } });
-  t.teardown(() => settings({ timezone: 'UTC', pricing: null }));
-  // 23:59 in Tokyo (14:59 UTC): each call reserves 1 USD and settles at 0.5; 1.2 USD fit one.
-  now = Date.UTC(2026, 5, 12, 14, 59);
-  const id = await h.agent({ model: { provider: 'meter', model_id: 'daily', max_tokens: 1000 }, budget: { day_usd: 1.2, on_exceeded: 'fail' } });
-  t.equal((await h.ended(await chat(id))).event_type, 'turn.completed');
-  t.equal((await h.ended(await chat(id))).event_type, 'agent.error', 'the second call would pass the day');
-  t.equal((await usage(id)).budget.resets_at['agent.day_usd'], '2026-06-12T15:00:00.000Z');
-  now = Date.UTC(2026, 5, 12, 15, 0, 30); // 00:00:30 in Tokyo, still 12 June in UTC
-  t.equal((await h.ended(await chat(id))).event_type, 'turn.completed', 'a new day in Tokyo');
-  const days = (await h.d.request('GET', '/usage?from=2026-06-12T00:00:00Z&to=2026-06-13T00:00:00Z&groupBy=day')).body;
-  t.same(days.groups.map((g: { key: string; calls: number }) => [g.key, g.calls]), [['2026-06-12', 1], ['2026-06-13', 1]], 'day groups in Tokyo time');
-  t.equal(days.timezone, 'Asia/Tokyo');
-  t.equal(periodsAt(now, 'Asia/Tokyo').day, '2026-06-13');
-});
-
 
 // max_tokens 100 alone passes day_tokens 50: the first call of each turn asks.
 const asking = { model: { provider: 'local', model_id: 'ask-me', max_tokens: 100 }, budget: { day_tokens: 50 } };
 
 t.test('ask: a budget task in GET /tasks; approve with an amount raises today\'s limit and the call goes on', async (t) => {
   const id = await h.agent(asking);
-  const calls = h.model.calls.length;
+  const before = calls();
   const turn = await chat(id);
   const exceeded = await h.waitFor((e) => e.event_type === 'budget.exceeded' && e.agent_id === id);
   const taskId = (exceeded.payload as { task_id: string }).task_id;
   t.match(exceeded.payload, { budget: 'agent.day_tokens', limit: 50, action: 'ask' });
   const pending = (await h.d.request('GET', '/tasks?kind=budget')).body.tasks;
   t.match(pending, [{ kind: 'budget', id: taskId, agentId: id, tool: 'budget', args: { budget: 'agent.day_tokens', question: /agent\.day_tokens 50 reached/ } }]);
-  t.equal(h.model.calls.length, calls, 'no call while the owner decides');
+  t.equal(calls(), before, 'no call while the owner decides');
   const res = await h.d.request('POST', `/agents/${id}/tasks/${taskId}/resolve`, { action: 'approve', amount: 100000 });
   t.equal(res.status, 200);
   t.equal((await h.ended(turn)).event_type, 'turn.completed');
@@ -205,28 +188,6 @@ t.test('ask: deny ends the turn in agent.error budget_exceeded', async (t) => {
   const end = await h.ended(turn);
   t.equal(end.event_type, 'agent.error');
   t.match(end.payload, { code: 'budget_exceeded', message: /agent\.day_tokens.*denied more: enough for today/ });
-});
-
-t.test('a budget task survives a restart: the resumed turn takes up the same task', async (t) => {
-  const id = await h.agent(asking);
-  const turn = await chat(id);
-  const exceeded = await h.waitFor((e) => e.event_type === 'budget.exceeded' && e.agent_id === id);
-  const taskId = (exceeded.payload as { task_id: string }).task_id;
-  const copy = crashCopy(h, id);
-  // Let the original daemon's turn go, so the two daemons do not share more than the copied file.
-  await h.d.request('POST', `/agents/${id}/tasks/${taskId}/resolve`, { action: 'deny' });
-  await h.ended(turn);
-
-  const h2 = await runtimeHarness(t, { settings: { timezone: 'UTC' } });
-  const load = await h2.d.request('POST', '/agents/load', { filePath: copy });
-  t.equal(load.status, 200);
-  const again = await h2.waitFor((e) => e.event_type === 'budget.exceeded' && e.agent_id === id);
-  t.equal((again.payload as { task_id: string }).task_id, taskId, 'the same task, taken up');
-  t.match((await h2.d.request('GET', '/tasks?kind=budget')).body.tasks, [{ id: taskId, kind: 'budget' }]);
-  await h2.d.request('POST', `/agents/${id}/tasks/${taskId}/resolve`, { action: 'approve', amount: 100000 });
-  const end = await h2.ended(turn);
-  t.equal(end.event_type, 'turn.completed', 'the turn went on after the restart');
-  t.equal(h2.model.calls.length, 1);
 });
 
 t.test('settings refuse an unknown time zone and a malformed price (400)', async (t) => {
@@ -252,7 +213,7 @@ t.test('agt budget sets a budget; agt usage prints totals by model and one agent
   const config = (await h.d.request('GET', `/agents/${id}/config`)).body.config;
   t.same(config.budget, { day_usd: 2, on_exceeded: 'fail' });
   t.equal((await h.ended(await chat(id))).event_type, 'turn.completed');
-  const byModel = await agt('usage', '--by', 'model', '--from', '2026-06-01', '--to', '2026-07-01');
+  const byModel = await agt('usage', '--by', 'model', '--from', today(), '--to', tomorrow());
   t.equal(byModel.code, 0, byModel.stderr);
   t.match(byModel.stdout, /meter\/billed-cli\s+1\s+1000\s+200\s+500\s+\$0\.5000/);
   const one = await agt('--json', 'usage', '--agent', 'spender');
@@ -262,7 +223,7 @@ t.test('agt budget sets a budget; agt usage prints totals by model and one agent
 
 t.test('an agent cannot change its own budget (sys_update_config refuses, the owner\'s field)', async (t) => {
   const id = await h.agent({ model: { provider: 'local', model_id: 'self' }, budget: { day_usd: 1 }, tools: [{ name: 'sys_update_config', enabled: true }] });
-  h.model.push({ toolCalls: [{ name: 'sys_update_config', args: { patch: { budget: { day_usd: 1000 } } } }] }, { text: 'tried' });
+  script.push(reply.toolCalls([{ name: 'sys_update_config', args: { patch: { budget: { day_usd: 1000 } } } }]), reply.text('tried'));
   t.equal((await h.ended(await chat(id))).event_type, 'turn.completed');
   const result = h.of('tool.completed', id).at(-1)!;
   t.match(result.payload, { tool: 'sys_update_config', ok: false });
@@ -270,21 +231,47 @@ t.test('an agent cannot change its own budget (sys_update_config refuses, the ow
 });
 
 t.test('the daemon budget holds across agents at once: 10 agents, a day_usd that fits 3 calls', async (t) => {
-  now = Date.UTC(2026, 5, 20, 12, 0); // a fresh day for every agent of this daemon
-  await settings({ pricing: { 'meter/shared': { input: 0, output: 1000 } }, budget: { day_usd: 3.5 } });
+  await settings({ pricing: { 'meter/shared': { input: 0, output: 1000 } }, budget: { day_usd: 1000 } });
   t.teardown(() => settings({ pricing: null, budget: null }));
   const ids = await Promise.all(Array.from({ length: 10 }, () => h.agent({ model: { provider: 'meter', model_id: 'shared', max_tokens: 1000 }, budget: { on_exceeded: 'fail' } })));
-  const before = meter.calls.length;
-  const gate = new Gate();
-  meter.gate = gate;
-  t.teardown(() => (meter.gate = undefined));
+  // The other tests' agents spent today already (the daemon's clock is the real one): 3.5 USD more fit 3 calls.
+  const spent = (await usage(ids[0]!)).budget.used['daemon.day_usd'] as number;
+  await settings({ budget: { day_usd: spent + 3.5 } });
+  const before = calls();
+  const held = (gate = new Gate());
+  t.teardown(() => (gate = undefined));
   const turns = await Promise.all(ids.map((id) => chat(id)));
   await h.waitFor(() => ids.filter((id) => h.of('agent.error', id).length > 0).length === 7, '7 refused turns');
-  t.equal(meter.calls.length - before, 3, 'exactly 3 calls reached the model');
-  gate.release();
+  t.equal(calls() - before, 3, 'exactly 3 calls reached the model');
+  held.release();
   const ends = await Promise.all(turns.map((turn) => h.ended(turn)));
   t.equal(ends.filter((e) => e.event_type === 'turn.completed').length, 3);
   t.ok(ends.filter((e) => e.event_type === 'agent.error').every((e) => /daemon\.day_usd/.test((e.payload as { message: string }).message)));
-  const day = (await h.d.request('GET', '/usage?from=2026-06-20&to=2026-06-21&groupBy=agent')).body;
-  t.match(day.totals, { calls: 3, cost_usd: 1.5 });
+  const day = (await h.d.request('GET', `/usage?from=${today()}&to=${tomorrow()}&groupBy=agent`)).body;
+  const mine = day.groups.filter((g: { key: string }) => ids.includes(g.key));
+  t.same([mine.reduce((n: number, g: { calls: number }) => n + g.calls, 0), mine.reduce((n: number, g: { cost_usd: number }) => n + g.cost_usd, 0)], [3, 1.5], '3 calls, 1.5 USD among the 10');
+});
+
+// Last: it ends the file's daemon the hard way and starts it again.
+t.test('a budget task survives a crash: after the restart the resumed turn takes up the same task', async (t) => {
+  const id = await h.agent(asking);
+  const { filePath } = (await h.d.request('GET', `/agents/${id}`)).body;
+  const turn = await chat(id);
+  const exceeded = await h.waitFor((e) => e.event_type === 'budget.exceeded' && e.agent_id === id);
+  const taskId = (exceeded.payload as { task_id: string }).task_id;
+  t.equal(await h.d.stop('SIGKILL'), null, 'killed while the owner decides');
+
+  const d = await h.d.restart();
+  t.ok(d.url, `started again: ${d.stderr()}`);
+  const log = await eventLog(t, d);
+  const before = calls();
+  const load = await d.request('POST', '/agents/load', { filePath });
+  t.equal(load.status, 200, JSON.stringify(load.body));
+  const again = await log.waitFor((e) => e.event_type === 'budget.exceeded' && e.agent_id === id, 'the budget question again');
+  t.equal((again.payload as { task_id: string }).task_id, taskId, 'the same task, taken up');
+  t.match((await d.request('GET', '/tasks?kind=budget')).body.tasks, [{ id: taskId, kind: 'budget' }]);
+  await d.request('POST', `/agents/${id}/tasks/${taskId}/resolve`, { action: 'approve', amount: 100000 });
+  const end = await log.waitFor((e) => endsTurn(e, turn), 'the end of the resumed turn');
+  t.equal(end.event_type, 'turn.completed', 'the turn went on after the restart');
+  t.equal(calls() - before, 1, 'one model call: the one the owner approved');
 });

@@ -1,12 +1,12 @@
 /**
- * Shared setup of the channels tests: a daemon with the real providers and channels extensions, a fake
- * model that answers every `on_inbox` turn by replying through `msg_send` to the chat the message came
- * from (naming the inbox row as `parent_id`), an owner identity (credentials are sealed), and one agent
- * with an enabled agent-scope `on_inbox` target.
+ * Shared setup of the channels tests: the built daemon (runDaemon) with the real providers and channels
+ * extensions, a fake model that answers every `on_inbox` turn by replying through `msg_send` to the chat
+ * the message came from (naming the inbox row as `parent_id`), an owner identity (credentials are
+ * sealed), and one agent with an enabled agent-scope `on_inbox` target.
  */
 import { join } from 'node:path';
 import { createAgentFile } from './agent-file.js';
-import { bootDaemon, ROOT, tempDir, type TestDaemon } from './daemon.js';
+import { ROOT, runDaemon, tempDir, type SpawnedDaemon } from './daemon.js';
 import { reply, startFakeOpenAI, type FakeOpenAI } from '../fakes/openai.js';
 
 interface Teardown {
@@ -14,7 +14,7 @@ interface Teardown {
 }
 
 export interface ChannelsRig {
-  d: TestDaemon;
+  d: SpawnedDaemon;
   model: FakeOpenAI;
   agentId: string;
   inbox(): Promise<any[]>;
@@ -42,7 +42,7 @@ function answerInbox(messages: any[]) {
 
 export async function channelsRig(t: Teardown, types: Record<string, Record<string, unknown>>, extraExtensions: unknown[] = []): Promise<ChannelsRig> {
   const model = await startFakeOpenAI(t, (request) => answerInbox((request.body as any).messages));
-  const d = await bootDaemon(t, {
+  const d = await runDaemon(t, {
     extensions: {
       extensions: [
         { name: 'providers', module: join(ROOT, 'extensions/providers/index.ts'), enabled: true, config: { maxRetries: 0 } },
@@ -52,6 +52,7 @@ export async function channelsRig(t: Teardown, types: Record<string, Record<stri
     },
     settings: { providers: [{ id: 'fake', type: 'openai-compatible', name: 'Fake', baseUrl: model.baseUrl, defaultModel: 'fake-1' }] },
   });
+  if (!d.url) throw new Error(`the daemon did not start: ${d.stderr()}`);
   const identity = await d.request('POST', '/identity/create', { passphrase: 'channels test passphrase' });
   if (identity.status !== 201) throw new Error(`identity: ${identity.status} ${JSON.stringify(identity.body)}`);
   const path = await createAgentFile(tempDir(t), {

@@ -1,15 +1,19 @@
 /**
- * Shared setup of the compute tests: a daemon with the compute extension pointed at a private dockerd
- * (test/helpers/docker.ts), small limits so the tests can hit them, and a scripted model so turns can
- * call `compute_exec`. `tool()` runs one call through a real turn and gives back the parsed result.
+ * Shared setup of the compute tests: the built daemon (runDaemon) with the providers extension and the
+ * compute extension pointed at a private dockerd (test/helpers/docker.ts), small limits so the tests can
+ * hit them, and a scripted model over the wire (the runtime fixtures' WireModel played by the fake
+ * OpenAI server) so turns can call `compute_exec`. `tool()` runs one call through a real turn and gives
+ * back the parsed result; events come from `GET /events`.
  */
 import { join } from 'node:path';
 import type { AgentConfig } from '../../contracts/agent-config.js';
 import type { UmbilicalEvent } from '../../contracts/events.js';
-import { endsTurn } from '../fixtures/runtime/harness.js';
-import { ScriptedModel } from '../fixtures/runtime/scripted-model.js';
+import { startFakeOpenAI } from '../fakes/openai.js';
+import { WireModel } from '../fixtures/runtime/wire-model.js';
 import { createAgentFile } from './agent-file.js';
-import { bootDaemon, ROOT, tempDir, type BootOptions, type TestDaemon } from './daemon.js';
+import { ROOT, runDaemon, tempDir, type BootOptions, type SpawnedDaemon } from './daemon.js';
+import { eventLog } from './events.js';
+import { endsTurn } from './wire-daemon.js';
 
 interface Teardown {
   teardown(fn: () => unknown): void;
@@ -20,8 +24,8 @@ export const COMPUTE_MODULE = join(ROOT, 'extensions/compute/index.ts');
 export const TEST_LIMITS = { memoryMb: 64, pids: 64, cpus: 1, tmpMb: 8, defaultTimeoutMs: 20_000, maxTimeoutMs: 60_000 };
 
 export interface ComputeDaemon {
-  d: TestDaemon;
-  model: ScriptedModel;
+  d: SpawnedDaemon;
+  model: WireModel;
   events: UmbilicalEvent[];
   /** The file each agent was loaded from, by id (to load it into another daemon). */
   files: Map<string, string>;
@@ -35,14 +39,21 @@ export interface ComputeDaemon {
 }
 
 export async function bootCompute(t: Teardown, dockerHost: string, options: Partial<BootOptions> & { config?: Record<string, unknown> } = {}): Promise<ComputeDaemon> {
-  const d = await bootDaemon(t, {
+  const model = new WireModel();
+  const fake = await startFakeOpenAI(t, model.script);
+  const d = await runDaemon(t, {
     ...options,
-    extensions: { extensions: [{ name: 'compute', module: COMPUTE_MODULE, enabled: true, config: { dockerHost, ...TEST_LIMITS, ...options.config } }] },
+    extensions: {
+      extensions: [
+        // No retries: a turn is as many model calls as the script has steps.
+        { name: 'providers', module: join(ROOT, 'extensions/providers/index.ts'), enabled: true, config: { maxRetries: 0 } },
+        { name: 'compute', module: COMPUTE_MODULE, enabled: true, config: { dockerHost, ...TEST_LIMITS, ...options.config } },
+      ],
+    },
+    settings: { ...options.settings, providers: [{ id: 'local', type: 'openai-compatible', name: 'Fake OpenAI', baseUrl: fake.baseUrl }] },
   });
-  const model = new ScriptedModel('local');
-  d.daemon.kernel.contributions.forExtension('test-model').modelClients(model);
-  const events: UmbilicalEvent[] = [];
-  t.teardown(d.daemon.kernel.bus.subscribe((event) => events.push(event)));
+  if (!d.url) throw new Error(`the daemon did not start: ${d.stderr()}`);
+  const { events } = await eventLog(t, d);
   const dir = tempDir(t, 'agt-compute-agents-');
 
   const until: ComputeDaemon['until'] = async (what, probe, ms = 60_000) => {
@@ -80,8 +91,8 @@ export async function bootCompute(t: Teardown, dockerHost: string, options: Part
       const chat = await d.request('POST', `/agents/${agentId}/chat`, { text: 'run it' });
       if (chat.status !== 202 && chat.status !== 200) throw new Error(`chat: ${chat.status} ${JSON.stringify(chat.body)}`);
       await ended(chat.body.turnId);
-      // The model call right after the tool ran ends with its result (earlier turns' results come before).
-      const call = model.calls.slice(before).find((seen) => seen.agentId === agentId && seen.messages.at(-1)?.role === 'tool');
+      // The model call right after the tool ran ends with its result (one turn at a time: it is this one's).
+      const call = model.calls.slice(before).find((seen) => seen.messages.at(-1)?.role === 'tool');
       const message = call?.messages.at(-1) as { content: string; isError?: boolean } | undefined;
       if (!message) throw new Error('the model never saw the tool result');
       let result: unknown;
