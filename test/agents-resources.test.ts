@@ -2,13 +2,17 @@ import t, { type Test } from 'tap';
 import { createAgentFile } from './helpers/agent-file.js';
 import { join } from 'node:path';
 import { agentConfig } from './helpers/agent-file.js';
-import { tempDir, type DaemonClient } from './helpers/daemon.js';
-import { modelDaemon, type ModelDaemon } from './helpers/model-daemon.js';
+import { runDaemon, tempDir, type DaemonClient, type SpawnedDaemon } from './helpers/daemon.js';
+import { startToolDriver, type ToolDriver } from './helpers/tool-driver.js';
 import { AgentFile } from '../kernel/agents/agent-file.js';
 
-/** One daemon for the file (each test loads agents of its own), its model a fake the meta test scripts. */
-let shared: Promise<ModelDaemon> | undefined;
-const daemon = () => (shared ??= modelDaemon(t));
+/**
+ * One daemon for the file (each test loads agents of its own); its provider `local` (the agents' default)
+ * is the tool driver, a fake model that makes an agent call the tool a test names.
+ */
+let shared: Promise<{ d: SpawnedDaemon; driver: ToolDriver }> | undefined;
+const daemon = () =>
+  (shared ??= startToolDriver(t, undefined, 'local').then(async (driver) => ({ driver, d: await runDaemon(t, { settings: { providers: [driver.provider] } }) })));
 
 async function loaded(t: Test, d: DaemonClient, partial = {}, seed?: (file: AgentFile) => void) {
   const path = await createAgentFile(tempDir(t), { name: 'res', ...partial }, { seed });
@@ -44,15 +48,10 @@ t.test('meta CRUD and protection', async (t) => {
   t.same((await meta('PATCH', '/b/protection', {})).status, 400);
 
   // The agent's own tools are bound by protection.
-  const results = await h.callTools(id, [
-    { name: 'sys_set_meta', args: { key: 'b', value: 'x' } },
-    { name: 'sys_set_meta', args: { key: 'a', value: '5' } },
-    { name: 'sys_set_meta', args: { key: 'a', value: '6' } },
-    { name: 'sys_delete_meta', args: { key: 'a' } },
-  ]);
-  t.same(results.map((result) => result.isError), [true, true, false, true], 'readonly refuses; increment must grow; an increment key is not deleted');
-  t.match(results[0]!.content, /readonly/);
-  t.same(JSON.parse(results[2]!.content), { key: 'a', value: '6', protection: 'increment' });
+  t.match(await h.driver.run(d, id, 'sys_set_meta', { key: 'b', value: 'x' }), /^Error: .*readonly/, 'a readonly key refuses');
+  t.match(await h.driver.run(d, id, 'sys_set_meta', { key: 'a', value: '5' }), /^Error: /, 'an increment key must grow');
+  t.same(JSON.parse(await h.driver.run(d, id, 'sys_set_meta', { key: 'a', value: '6' })), { key: 'a', value: '6', protection: 'increment' });
+  t.match(await h.driver.run(d, id, 'sys_delete_meta', { key: 'a' }), /^Error: /, 'an increment key is not deleted');
   t.same((await meta('GET')).body.entries.map((entry: { key: string; value: string }) => [entry.key, entry.value]), [['a', '6'], ['b', 'two']]);
 
   t.same((await meta('DELETE', '/b')).body, { agentId: id, success: true }, 'the owner deletes a readonly key');

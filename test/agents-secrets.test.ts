@@ -8,8 +8,8 @@ import t from 'tap';
 import type { AgentConfig } from '../contracts/agent-config.js';
 import { findConfigSecret } from '../kernel/agents/config-secrets.js';
 import { createAgentFile, agentConfig } from './helpers/agent-file.js';
-import { ROOT, tempDir } from './helpers/daemon.js';
-import { modelDaemon, type ModelDaemon } from './helpers/model-daemon.js';
+import { ROOT, runDaemon, tempDir, type SpawnedDaemon } from './helpers/daemon.js';
+import { startToolDriver, type ToolDriver } from './helpers/tool-driver.js';
 
 const SECRET = 'sk-live-0123456789abcdef';
 const mcp = (server: Record<string, unknown>) => ({ servers: [{ name: 'gh', transport: 'http', url: 'https://mcp.example/', ...server }] });
@@ -52,13 +52,17 @@ t.test('the rules, without a daemon', async (t) => {
 });
 
 /**
- * One daemon for the file, its model a fake the tests script. Only the providers extension: the mcp one
- * adds a rule of its own (an agent names no variables for a server the owner did not register) that
- * would hide the kernel's.
+ * One daemon for the file; its provider `local` (the agents' default) is the tool driver, a fake model that
+ * makes an agent call the tool a test names. Only the providers extension: the mcp one adds a rule of its
+ * own (an agent names no variables for a server the owner did not register) that would hide the kernel's.
  */
 const PROVIDERS = { name: 'providers', module: join(ROOT, 'extensions/providers/index.ts'), enabled: true, config: {} };
-let shared: Promise<ModelDaemon> | undefined;
-const daemon = () => (shared ??= modelDaemon(t, { extensions: { extensions: [PROVIDERS] } }));
+let shared: Promise<{ d: SpawnedDaemon; driver: ToolDriver }> | undefined;
+const daemon = () =>
+  (shared ??= startToolDriver(t, undefined, 'local').then(async (driver) => ({
+    driver,
+    d: await runDaemon(t, { extensions: { extensions: [PROVIDERS] }, settings: { providers: [driver.provider] } }),
+  })));
 
 t.test("config PUT and the agent's config tool refuse secrets, naming the path; env-var names pass", async (t) => {
   const h = await daemon();
@@ -92,10 +96,10 @@ t.test("config PUT and the agent's config tool refuse secrets, naming the path; 
   t.notMatch(JSON.stringify(stored), SECRET, 'no refused value was persisted');
 
   // The agent's own config tool (adapters are owner-locked for it: a field it may change).
-  const [result] = await h.callTools(id, [{ name: 'sys_update_config', args: { patch: { metadata: { private_key: SECRET } } } }]);
-  t.equal(result!.isError, true, 'the tool refuses');
-  t.match(result!.content, '/metadata/private_key');
-  t.notMatch(result!.content, SECRET, 'the refusal does not echo the value');
+  const result = await h.driver.run(d, id, 'sys_update_config', { patch: { metadata: { private_key: SECRET } } });
+  t.match(result, /^Error: /, 'the tool refuses');
+  t.match(result, '/metadata/private_key');
+  t.notMatch(result, SECRET, 'the refusal does not echo the value');
   const after = (await d.request('GET', `/agents/${id}/config`)).body.config;
   t.same(after, stored, 'the config is unchanged');
   t.notMatch(JSON.stringify(after), SECRET, 'nothing reached the file');

@@ -3,7 +3,7 @@
  * Sec-Fetch-Site and Origin, decimal-only integers in query strings, paths and headers, the one JSON
  * depth limit (HTTP 400, agent files 422 invalid_config, settings file at start), one rule for agent
  * names and meta keys, and `GET /events?agentId=` by id, handle or name. From the built daemon; the
- * agent's own tools are called by a fake model (test/helpers/model-daemon.ts).
+ * agent's own tools are called by a fake model (test/helpers/tool-driver.ts).
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,8 +15,8 @@ import { jsonDepthProblem, MAX_JSON_DEPTH } from '../contracts/validate.js';
 import { CLIENT_ADDRESS_HEADERS, isClientAddressHeader } from '../kernel/http/guards.js';
 import { createAgentFile } from './helpers/agent-file.js';
 import type { AgentConfig } from '../contracts/agent-config.js';
-import { runDaemon, tempDir } from './helpers/daemon.js';
-import { modelDaemon, type ModelDaemon } from './helpers/model-daemon.js';
+import { runDaemon, tempDir, type SpawnedDaemon } from './helpers/daemon.js';
+import { startToolDriver, type ToolDriver } from './helpers/tool-driver.js';
 import { rawRequest } from './helpers/raw-http.js';
 import { openSse } from './helpers/sse-client.js';
 
@@ -33,24 +33,29 @@ const ISSUE_22_HEADERS = [
 ];
 
 /**
- * One daemon (its model a fake the tests script) for the tests below: each makes its own agents. Started
- * on first use. The first test runs before any identity exists (the agent-name test creates one later);
- * the deep settings file test starts its own.
+ * One daemon for the tests below: each makes its own agents. Started on first use; its provider `local`
+ * (the agents' default) is the tool driver, a fake model that makes an agent call the tool a test names.
+ * The first test runs before any identity exists (the agent-name test creates one later); the deep
+ * settings file test starts one more.
  */
-interface Harness extends ModelDaemon {
+interface Harness {
+  d: SpawnedDaemon;
+  driver: ToolDriver;
   dir: string;
   /** Writes and loads an agent; its id. */
   agent(config?: Partial<AgentConfig>): Promise<string>;
 }
 let shared: Promise<Harness> | undefined;
 const harness = () =>
-  (shared ??= modelDaemon(t).then((h) => {
+  (shared ??= startToolDriver(t, undefined, 'local').then(async (driver) => {
+    const d = await runDaemon(t, { settings: { providers: [driver.provider] } });
     const dir = tempDir(t, 'agt-security-');
     return {
-      ...h,
+      d,
+      driver,
       dir,
       async agent(config = {}) {
-        const res = await h.d.request('POST', '/agents/load', { filePath: await createAgentFile(dir, config) });
+        const res = await d.request('POST', '/agents/load', { filePath: await createAgentFile(dir, config) });
         if (res.status !== 200) throw new Error(`load failed: ${res.status} ${JSON.stringify(res.body)}`);
         return res.body.id as string;
       },
@@ -229,9 +234,8 @@ t.test('one rule for agent names: create, config PUT, the config tool and load',
     t.equal(res.status, 400, `create name ${show(name)}`);
   }
 
-  const [result] = await h.callTools(id, [{ name: 'sys_update_config', args: { patch: { name: 'evil\u0000name' } } }]);
-  t.equal(result!.isError, true);
-  t.match(result!.content, /\/name/);
+  const result = await h.driver.run(d, id, 'sys_update_config', { patch: { name: 'evil\u0000name' } });
+  t.match(result, /^Error: .*\/name/, 'the tool refuses, naming the field');
   t.equal((await d.request('GET', `/agents/${id}/config`)).body.config.name, 'Ünïcode 日本 ok');
 
   const path = await createAgentFile(h.dir, { name: 'ctrl\u0001name' }, { fileName: 'ctrl.agt' });
@@ -254,13 +258,13 @@ t.test('one rule for meta keys: routes and tools refuse NUL, traversal and slash
     }
   }
   t.equal((await d.request('PUT', `/agents/${id}/meta/user.mood:1`, { value: 'good' })).status, 200);
-  const results = await h.callTools(id, [
-    { name: 'sys_set_meta', args: { key: '../escape', value: 'x' } },
-    { name: 'sys_set_meta', args: { key: 'a\u0000b', value: 'x' } },
-    { name: 'sys_delete_meta', args: { key: 'a/b' } },
-    { name: 'sys_set_meta', args: { key: 'fine_key', value: 'x' } },
-  ]);
-  t.same(results.map((r) => r.isError), [true, true, true, false]);
+  const results = [
+    await h.driver.run(d, id, 'sys_set_meta', { key: '../escape', value: 'x' }),
+    await h.driver.run(d, id, 'sys_set_meta', { key: 'a\u0000b', value: 'x' }),
+    await h.driver.run(d, id, 'sys_delete_meta', { key: 'a/b' }),
+    await h.driver.run(d, id, 'sys_set_meta', { key: 'fine_key', value: 'x' }),
+  ];
+  t.same(results.map((r) => r.startsWith('Error: ')), [true, true, true, false]);
   t.same((await d.request('GET', `/agents/${id}/meta`)).body.entries.map((e: { key: string }) => e.key), ['fine_key', 'user.mood:1']);
 });
 
