@@ -8,7 +8,7 @@
  * credentials-locked-internals.test.ts.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import type { UmbilicalEvent } from '../contracts/events.js';
 import { isPasswordProtectedFile } from '../kernel/credentials/index.js';
 import { credentialProbe } from './helpers/credential-probe.js';
