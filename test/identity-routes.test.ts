@@ -34,11 +34,18 @@ function mode(path: string): number {
 }
 
 /**
- * One daemon without an owner for the tests that leave it so, then the restore test (which makes one);
- * the create test, the restarts, the passphrase variable and the damaged file start their own.
+ * Few daemons, each a process: one without an owner for the tests that leave it so, then the create test;
+ * one on a damaged owner-secrets.json, then the restore test; one started with AGT_OWNER_PASSPHRASE whose
+ * data dir the restarts then reuse.
  */
 let shared: Promise<SpawnedDaemon> | undefined;
 const fresh = () => (shared ??= runDaemon(t));
+let damaged: SpawnedDaemon | undefined;
+/** Started for the file (not the test): the restore test goes on with it. */
+const startDamaged = (dataDir: string) => runDaemon(t, { dataDir });
+const damagedDir = tempDir(t);
+const restartsDir = tempDir(t);
+let firstIdentity: { ownerDid: string; runtimeDid: string } | undefined;
 
 t.test('a fresh daemon has runtime keys and no owner', async (t) => {
   const d = await fresh();
@@ -76,37 +83,8 @@ t.test('mutating identity routes are loopback-only', async (t) => {
   t.equal((await d.request('GET', '/identity')).body.status, 'none', 'nothing was created through a proxy');
   t.equal((await d.request('GET', '/identity', undefined, { 'x-forwarded-for': '203.0.113.9' })).status, 200, 'GET is not local-only');
 });
-t.test('restore: invalid phrase, fixed vector, other owner, same owner with a new passphrase', async (t) => {
-  const d = await fresh();
-  const bad = await d.request('POST', '/identity/restore', { seedPhrase: 'hello world', passphrase: PASSPHRASE });
-  t.equal(bad.status, 400);
-  t.equal(bad.body.code, 'bad_request');
-  t.notOk(JSON.stringify(bad.body).includes('hello world'), 'the phrase is not echoed');
-
-  const restored = await d.request('POST', '/identity/restore', { seedPhrase: KNOWN_PHRASE, passphrase: PASSPHRASE });
-  t.equal(restored.status, 200);
-  t.match(restored.body.identity, { status: 'ready', ownerDid: KNOWN_OWNER_DID, backupConfirmed: true });
-  t.notOk('seedPhrase' in restored.body);
-
-  const other = await d.request('POST', '/identity/restore', {
-    seedPhrase: 'legal winner thank year wave sausage worth useful legal winner thank yellow',
-    passphrase: PASSPHRASE,
-  });
-  t.equal(other.status, 409);
-  t.equal(other.body.code, 'conflict');
-  t.equal(other.body.identity.ownerDid, KNOWN_OWNER_DID);
-
-  await d.request('POST', '/identity/lock');
-  const same = await d.request('POST', '/identity/restore', { seedPhrase: `  ${KNOWN_PHRASE.toUpperCase()} `, passphrase: 'a new one' });
-  t.equal(same.status, 200, 'the owner can reset a forgotten passphrase with the phrase');
-  t.equal(same.body.identity.status, 'ready');
-  await d.request('POST', '/identity/lock');
-  t.equal((await d.request('POST', '/identity/unlock', { passphrase: PASSPHRASE })).status, 403, 'old passphrase is gone');
-  t.equal((await d.request('POST', '/identity/unlock', { passphrase: 'a new one' })).status, 200);
-});
-
 t.test('create, lock, unlock, confirm-backup; the phrase appears in the create response only', async (t) => {
-  const d = await runDaemon(t);
+  const d = await fresh();
   const log = await eventLog(t, d);
   const later: string[] = [];
   const call = async (method: string, path: string, body?: unknown) => {
@@ -188,12 +166,66 @@ t.test('create, lock, unlock, confirm-backup; the phrase appears in the create r
   }
 });
 
+t.test('a damaged owner-secrets.json means restore-needed', async (t) => {
+  const dataDir = damagedDir;
+  writeFileSync(join(dataDir, 'owner-secrets.json'), '{"format":"agt-owner-secrets","version":1,', { mode: 0o600 });
+  const d = (damaged = await startDamaged(dataDir));
+  const status = (await d.request('GET', '/identity')).body;
+  t.match(status, { status: 'restore-needed', ownerDid: null });
+  t.match(status.message, /restore/);
+  t.equal((await d.request('POST', '/identity/create', { passphrase: PASSPHRASE })).body.code, 'conflict');
+  t.equal((await d.request('POST', '/identity/unlock', { passphrase: PASSPHRASE })).body.code, 'conflict');
+  const restored = await d.request('POST', '/identity/restore', { seedPhrase: KNOWN_PHRASE, passphrase: PASSPHRASE });
+  t.equal(restored.status, 200);
+  t.equal(restored.body.identity.ownerDid, KNOWN_OWNER_DID);
+  t.ok(readdirSync(dataDir).some((name) => name.startsWith('owner-secrets.json.corrupt-')), 'the damaged file is kept aside');
+});
+
+t.test('restore: invalid phrase, fixed vector, other owner, same owner with a new passphrase', async (t) => {
+  // The damaged file's daemon, its owner restored from the fixed vector: a restore again re-encrypts.
+  const d = damaged!;
+  const bad = await d.request('POST', '/identity/restore', { seedPhrase: 'hello world', passphrase: PASSPHRASE });
+  t.equal(bad.status, 400);
+  t.equal(bad.body.code, 'bad_request');
+  t.notOk(JSON.stringify(bad.body).includes('hello world'), 'the phrase is not echoed');
+
+  const restored = await d.request('POST', '/identity/restore', { seedPhrase: KNOWN_PHRASE, passphrase: PASSPHRASE });
+  t.equal(restored.status, 200);
+  t.match(restored.body.identity, { status: 'ready', ownerDid: KNOWN_OWNER_DID, backupConfirmed: true });
+  t.notOk('seedPhrase' in restored.body);
+
+  const other = await d.request('POST', '/identity/restore', {
+    seedPhrase: 'legal winner thank year wave sausage worth useful legal winner thank yellow',
+    passphrase: PASSPHRASE,
+  });
+  t.equal(other.status, 409);
+  t.equal(other.body.code, 'conflict');
+  t.equal(other.body.identity.ownerDid, KNOWN_OWNER_DID);
+
+  await d.request('POST', '/identity/lock');
+  const same = await d.request('POST', '/identity/restore', { seedPhrase: `  ${KNOWN_PHRASE.toUpperCase()} `, passphrase: 'a new one' });
+  t.equal(same.status, 200, 'the owner can reset a forgotten passphrase with the phrase');
+  t.equal(same.body.identity.status, 'ready');
+  await d.request('POST', '/identity/lock');
+  t.equal((await d.request('POST', '/identity/unlock', { passphrase: PASSPHRASE })).status, 403, 'old passphrase is gone');
+  t.equal((await d.request('POST', '/identity/unlock', { passphrase: 'a new one' })).status, 200);
+});
+
+t.test('with AGT_OWNER_PASSPHRASE, create needs no body passphrase', async (t) => {
+  const d = await runDaemon(t, { dataDir: restartsDir, env: { AGT_OWNER_PASSPHRASE: PASSPHRASE } });
+  t.equal((await d.request('GET', '/identity')).body.passphraseRequired, false);
+  const created = await d.request('POST', '/identity/create');
+  t.equal(created.status, 201);
+  firstIdentity = created.body.identity;
+  await d.request('POST', '/identity/lock');
+  t.equal((await d.request('POST', '/identity/unlock', { passphrase: PASSPHRASE })).status, 200);
+  t.equal(await d.stop(), 0, 'stopped');
+});
+
 t.test('restarts: locked without a passphrase, unlocked by AGT_OWNER_PASSPHRASE or its file', async (t) => {
-  const dataDir = tempDir(t);
-  const first = await runDaemon(t, { dataDir });
-  const created = await first.request('POST', '/identity/create', { passphrase: PASSPHRASE });
-  const { ownerDid, runtimeDid } = created.body.identity;
-  t.equal(await first.stop(), 0, 'stopped');
+  // The data dir of the test before: an owner made under AGT_OWNER_PASSPHRASE.
+  const dataDir = restartsDir;
+  const { ownerDid, runtimeDid } = firstIdentity!;
 
   const plain = await runDaemon(t, { dataDir });
   t.match((await plain.request('GET', '/identity')).body, { status: 'locked', ownerDid, runtimeDid, passphraseRequired: true });
@@ -221,29 +253,5 @@ t.test('restarts: locked without a passphrase, unlocked by AGT_OWNER_PASSPHRASE 
   t.match(status.message, /AGT_OWNER_PASSPHRASE did not unlock/);
   t.notOk(JSON.stringify(status).includes('not-the-passphrase-42'), 'no passphrase in the status');
   t.equal(await wrongEnv.stop(), 0, 'stopped');
-});
-
-t.test('with AGT_OWNER_PASSPHRASE, create needs no body passphrase', async (t) => {
-  const d = await runDaemon(t, { env: { AGT_OWNER_PASSPHRASE: PASSPHRASE } });
-  t.equal((await d.request('GET', '/identity')).body.passphraseRequired, false);
-  const created = await d.request('POST', '/identity/create');
-  t.equal(created.status, 201);
-  await d.request('POST', '/identity/lock');
-  t.equal((await d.request('POST', '/identity/unlock', { passphrase: PASSPHRASE })).status, 200);
-});
-
-t.test('a damaged owner-secrets.json means restore-needed', async (t) => {
-  const dataDir = tempDir(t);
-  writeFileSync(join(dataDir, 'owner-secrets.json'), '{"format":"agt-owner-secrets","version":1,', { mode: 0o600 });
-  const d = await runDaemon(t, { dataDir });
-  const status = (await d.request('GET', '/identity')).body;
-  t.match(status, { status: 'restore-needed', ownerDid: null });
-  t.match(status.message, /restore/);
-  t.equal((await d.request('POST', '/identity/create', { passphrase: PASSPHRASE })).body.code, 'conflict');
-  t.equal((await d.request('POST', '/identity/unlock', { passphrase: PASSPHRASE })).body.code, 'conflict');
-  const restored = await d.request('POST', '/identity/restore', { seedPhrase: KNOWN_PHRASE, passphrase: PASSPHRASE });
-  t.equal(restored.status, 200);
-  t.equal(restored.body.identity.ownerDid, KNOWN_OWNER_DID);
-  t.ok(readdirSync(dataDir).some((name) => name.startsWith('owner-secrets.json.corrupt-')), 'the damaged file is kept aside');
 });
 
