@@ -4,24 +4,55 @@
  * its DID, a tampered attestation shows as invalid, regenerate re-keys (and refuses while the owner is
  * not ready), files without an identity are `unclaimed`, and no response carries key material.
  */
+import Database from 'libsql';
 import t from 'tap';
-import type { UmbilicalEvent } from '../contracts/events.js';
+import { canonicalJson, parseSignature } from '../contracts/agent-keys.js';
 import { ATTESTATIONS_KEY } from '../kernel/agent-identity/service.js';
 import { verifyWithDid } from '../kernel/identity/did-key.js';
 import { createAgentFile } from './helpers/agent-file.js';
-import { bootDaemon, tempDir } from './helpers/daemon.js';
+import { credentialProbe } from './helpers/credential-probe.js';
+import { runDaemon, tempDir, type DaemonClient, type SpawnedDaemon } from './helpers/daemon.js';
+import { eventLog } from './helpers/events.js';
 
+/** One daemon for the file; each test makes agents of its own. */
+let shared: Promise<SpawnedDaemon> | undefined;
+const daemon = () => (shared ??= runDaemon(t));
+
+/**
+ * The agent's signed mesh card (the mesh extension signs it with the agent's own key, as every message
+ * it sends): its signature checked against `did` over the card's canonical JSON without endpoints and
+ * signature. Undefined when the card carries no signature.
+ */
+async function cardSignedBy(d: DaemonClient, agentId: string, did: string): Promise<boolean | undefined> {
+  const network = (await d.request('GET', '/network')).body;
+  const cardUrl = network.agents.find((agent: { agentId: string }) => agent.agentId === agentId)?.cardUrl;
+  if (!cardUrl) throw new Error(`no card URL for ${agentId}: ${JSON.stringify(network)}`);
+  const { endpoints: _endpoints, signature, ...unsigned } = (await (await fetch(cardUrl)).json()) as Record<string, unknown>;
+  const bytes = parseSignature(signature);
+  return bytes && verifyWithDid(did, new TextEncoder().encode(canonicalJson(unsigned)), bytes);
+}
+
+/** Replaces the attestations row of a loaded agent's file, as another program writing the file would. */
+function writeAttestations(filePath: string, change: (records: Array<{ created_at: number }>) => unknown): void {
+  const db = new Database(filePath, { timeout: 5000 });
+  try {
+    const row = db.prepare('SELECT value FROM agt_identity WHERE key = ?').get(ATTESTATIONS_KEY) as { value: Buffer };
+    const next = change(JSON.parse(Buffer.from(row.value).toString('utf8')));
+    db.prepare('UPDATE agt_identity SET value = ? WHERE key = ?').run(Buffer.from(JSON.stringify(next)), ATTESTATIONS_KEY);
+  } finally {
+    db.close();
+  }
+}
 
 const message = (kind: string, did: string, agentId: string, createdAt: number) =>
   new TextEncoder().encode(`agt-attestation/v1\n${kind}\n${did}\n${agentId}\n${createdAt}`);
 
 t.test('a created agent has a DID, an owner attestation and a runtime stamp that verify', async (t) => {
   const dir = tempDir(t);
-  const d = await bootDaemon(t);
+  const d = await daemon();
   const owner = (await d.request('POST', '/identity/create', { passphrase: 'owner passphrase' })).body.identity;
   const created = (await d.request('POST', '/agents/create', { name: 'Signed', directory: dir })).body;
-  const events: UmbilicalEvent[] = [];
-  t.teardown(d.daemon.kernel.bus.subscribe((event) => events.push(event)));
+  const log = await eventLog(t, d);
 
   const res = await d.request('GET', `/agents/${created.agentId}/identity`);
   t.equal(res.status, 200);
@@ -37,14 +68,10 @@ t.test('a created agent has a DID, an owner attestation and a runtime stamp that
     t.notOk(verifyWithDid(item.by, message(item.kind, view.did, 'agt-other', item.created_at), signature), 'bound to the agent id');
   }
 
-  const agent = d.daemon.kernel.registry.resolve(created.agentId);
-  const payload = new TextEncoder().encode('hello from the agent');
-  const signature = d.daemon.kernel.agentIdentity.sign(agent, payload);
-  t.ok(signature && verifyWithDid(view.did, payload, signature), "the sealed secret key is the DID's key");
+  t.equal(await cardSignedBy(d, created.agentId, view.did), true, "the sealed secret key is the DID's key");
 
   // Tampering: an attestation moved to another subject no longer verifies.
-  const records = JSON.parse(agent.file.identity.get(ATTESTATIONS_KEY)!.toString('utf8'));
-  agent.file.identity.put(ATTESTATIONS_KEY, JSON.stringify(records.map((record: { created_at: number }) => ({ ...record, created_at: record.created_at + 1 }))));
+  writeAttestations(created.filePath, (records) => records.map((record) => ({ ...record, created_at: record.created_at + 1 })));
   const tampered = (await d.request('GET', `/agents/${created.agentId}/identity`)).body;
   t.match(tampered, { scenario: 'invalid', ownerIsYou: false, runtimeIsThis: false });
   t.same(tampered.attestations.map((item: { valid: boolean }) => item.valid), [false, false]);
@@ -54,10 +81,10 @@ t.test('a created agent has a DID, an owner attestation and a runtime stamp that
   t.not(regenerated.body.did, view.did, 'a new key pair');
   t.match(regenerated.body, { scenario: 'mine', ownerIsYou: true, runtimeIsThis: true });
   t.same(regenerated.body.attestations.map((item: { valid: boolean }) => item.valid), [true, true]);
-  const newSignature = d.daemon.kernel.agentIdentity.sign(agent, payload)!;
-  t.ok(verifyWithDid(regenerated.body.did, payload, newSignature));
-  t.notOk(verifyWithDid(view.did, payload, newSignature), 'the old key is gone');
-  t.same(events.filter((event) => event.event_type === 'agent.identity.changed').map((event) => event.payload), [{ did: regenerated.body.did }]);
+  t.equal(await cardSignedBy(d, created.agentId, regenerated.body.did), true, 'signed with the new key');
+  t.equal(await cardSignedBy(d, created.agentId, view.did), false, 'the old key is gone');
+  await log.waitFor((event) => event.event_type === 'agent.identity.changed', 'agent.identity.changed');
+  t.same(log.events.filter((event) => event.event_type === 'agent.identity.changed').map((event) => event.payload), [{ did: regenerated.body.did }]);
   t.equal((await d.request('GET', `/agents/${created.agentId}/logs?event=identity_regenerated`)).body.logs.length, 1);
 
   await d.request('POST', '/identity/lock');
@@ -73,8 +100,9 @@ t.test('a created agent has a DID, an owner attestation and a runtime stamp that
 
 t.test('a file without an identity is unclaimed until regenerate gives it one', async (t) => {
   const dir = tempDir(t);
-  const d = await bootDaemon(t);
-  await d.request('POST', '/identity/create', { passphrase: 'owner passphrase' });
+  const d = await daemon();
+  t.equal((await d.request('POST', '/identity/unlock', { passphrase: 'owner passphrase' })).status, 200, 'the owner (made by the test before) unlocked');
+  const readCredential = await credentialProbe(t);
   const filePath = await createAgentFile(dir, { name: 'bare' });
   const review = await d.request('GET', `/agents/review?filePath=${encodeURIComponent(filePath)}`);
   t.same(review.body.summary.identity, { agentDid: null, fileOwnerDid: null, ownerIsYou: false, scenario: 'unclaimed' });
@@ -87,7 +115,7 @@ t.test('a file without an identity is unclaimed until regenerate gives it one', 
   t.equal(regenerated.status, 200);
   t.match(regenerated.body, { scenario: 'mine', did: /^did:key:z6Mk/ });
   t.equal((await d.request('PUT', `/agents/${loaded.id}/credentials/provider:x`, { value: 'v' })).status, 200, 'the envelope made on the way seals credentials');
-  t.equal(await d.daemon.kernel.agents.readCredential(loaded.id, 'provider:x'), 'v');
+  t.equal(await readCredential(d, loaded.id, 'provider:x'), 'v');
   const after = await d.request('GET', `/agents/review?filePath=${encodeURIComponent(filePath)}`);
   t.match(after.body.summary.identity, { agentDid: regenerated.body.did, ownerIsYou: true, scenario: 'mine' });
   t.equal((await d.request('GET', '/agents/agt-missing/identity')).status, 404);

@@ -4,12 +4,20 @@ import fastJson from 'fast-json-stringify';
 import Database from 'libsql';
 import t from 'tap';
 import { createAgentFile } from './helpers/agent-file.js';
-import { bootDaemon, tempDir } from './helpers/daemon.js';
+import { runDaemon, tempDir, type SpawnedDaemon } from './helpers/daemon.js';
 import { AgentStatus } from '../kernel/http-api/agents-api.js';
 import { forSerializing } from '../kernel/http/serializer-schema.js';
 
+/** One daemon for the file; each test starts from no loaded agent (it unloads what the previous one left). */
+let shared: Promise<SpawnedDaemon> | undefined;
+async function daemon(): Promise<SpawnedDaemon> {
+  const d = await (shared ??= runDaemon(t));
+  for (const agent of (await d.request('GET', '/agents')).body) await d.request('POST', `/agents/${agent.id}/unload`);
+  return d;
+}
+
 t.test('load, list, get, status, stop', async (t) => {
-  const d = await bootDaemon(t);
+  const d = await daemon();
   const dir = tempDir(t);
   const path = await createAgentFile(dir, { name: 'alpha', handle: 'alpha-h', autostart: true, state: 'hibernate' }, {
     seed: (file) => {
@@ -76,7 +84,7 @@ t.test('load, list, get, status, stop', async (t) => {
 });
 
 t.test('ambiguous names answer 409 with candidates', async (t) => {
-  const d = await bootDaemon(t);
+  const d = await daemon();
   const dir = tempDir(t);
   const a = await createAgentFile(dir, { name: 'twin' }, { fileName: 'a.agt' });
   const b = await createAgentFile(dir, { name: 'twin' }, { fileName: 'b.agt' });
@@ -90,7 +98,7 @@ t.test('ambiguous names answer 409 with candidates', async (t) => {
 });
 
 t.test('load refusals are clear 4xx', async (t) => {
-  const d = await bootDaemon(t);
+  const d = await daemon();
   const dir = tempDir(t);
   const load = (body: unknown) => d.request('POST', '/agents/load', body);
 
@@ -146,7 +154,7 @@ t.test('load refusals are clear 4xx', async (t) => {
 });
 
 t.test('config GET and PUT', async (t) => {
-  const d = await bootDaemon(t);
+  const d = await daemon();
   const dir = tempDir(t);
   const path = await createAgentFile(dir, { name: 'cfg', state: 'idle' });
   const { body: ref } = await d.request('POST', '/agents/load', { filePath: path });
@@ -181,20 +189,37 @@ t.test('config GET and PUT', async (t) => {
   t.equal(reloaded.body.config.state, 'off');
 });
 
-t.test('tools: declared and built-in, sorted', async (t) => {
-  const d = await bootDaemon(t);
+t.test('tools: declared, built-in and contributed, sorted', async (t) => {
+  const d = await daemon();
   const dir = tempDir(t);
-  d.daemon.kernel.builtinTools.splice(0, Infinity, ...[
-    { name: 'say', description: 'Say something', inputSchema: { type: 'object', properties: { text: { type: 'string' } } }, source: 'builtin', defaultEnabled: true, run: async () => ({ content: '' }) },
-    { name: 'ask', description: 'Ask the owner', inputSchema: { type: 'object' }, source: 'builtin', defaultEnabled: false, restricted: true, run: async () => ({ content: '' }) },
-  ] as const);
   const path = await createAgentFile(dir, { name: 'tooly', tools: [{ name: 'zeta', enabled: true, locked: true }, { name: 'say', enabled: false, visible: false }] });
   const { body: ref } = await d.request('POST', '/agents/load', { filePath: path });
   const res = await d.request('GET', `/agents/${ref.id}/tools`);
   t.equal(res.status, 200);
-  t.same(res.body.tools.map((tool: { name: string }) => tool.name), ['ask', 'say', 'zeta']);
-  const [ask, say, zeta] = res.body.tools;
-  t.same(ask, { name: 'ask', enabled: false, visible: true, restricted: true, locked: false, source: 'builtin', description: 'Ask the owner', schema: { type: 'object' }, restrictions: { restricted: true, locked: false } });
-  t.same([say.enabled, say.visible, say.source], [false, false, 'builtin']);
-  t.same([zeta.source, zeta.locked, zeta.restrictions], ['declared', true, { restricted: false, locked: true }]);
+  const names = res.body.tools.map((tool: { name: string }) => tool.name);
+  t.same(names, [...names].sort(), 'sorted by name');
+  const byName = (name: string) => res.body.tools.find((tool: { name: string }) => tool.name === name);
+  for (const name of ['ask', 'say', 'sys_update_config', 'compute_exec', 'zeta']) t.ok(byName(name), `${name} listed`);
+  // compute_exec (the compute extension's): restricted and off by default, undeclared here.
+  const exec = byName('compute_exec');
+  t.same(Object.keys(exec).sort(), ['description', 'enabled', 'locked', 'name', 'restricted', 'restrictions', 'schema', 'source', 'visible']);
+  t.match(exec, { enabled: false, visible: true, restricted: true, locked: false, source: 'ext:compute', description: /shell command/, schema: { type: 'object', required: ['command'] }, restrictions: { restricted: true, locked: false } });
+  t.same([byName('sys_update_config').enabled, byName('sys_update_config').source], [false, 'builtin'], 'a built-in off by default');
+  t.same([byName('ask').enabled, byName('ask').restricted], [true, false], 'a built-in on by default');
+  const say = byName('say');
+  t.same([say.enabled, say.visible, say.source], [false, false, 'builtin'], 'the declaration wins over the definition');
+  const zeta = byName('zeta');
+  t.same([zeta.source, zeta.locked, zeta.restrictions], ['declared', true, { restricted: false, locked: true }], 'declared without a definition');
+});
+
+t.test('concurrent loads of one file share one agent', async (t) => {
+  const d = await daemon();
+  const path = await createAgentFile(tempDir(t), { name: 'racy' });
+  const results = await Promise.all(Array.from({ length: 5 }, () => d.request('POST', '/agents/load', { filePath: path })));
+  t.ok(results.every((res) => res.status === 200));
+  t.equal(new Set(results.map((res) => res.body.id)).size, 1);
+  t.equal((await d.request('GET', '/agents')).body.length, 1);
+  const stops = await Promise.all([d.request('POST', '/agents/racy/stop'), d.request('POST', '/agents/racy/unload')]);
+  t.ok(stops.some((res) => res.status === 200));
+  t.same((await d.request('GET', '/agents')).body, []);
 });

@@ -5,7 +5,7 @@ import t from 'tap';
 import { AgentFile } from '../kernel/agents/agent-file.js';
 import { SCHEMA_VERSION } from '../kernel/agents/schema.js';
 import { agentConfig, createAgentFile } from './helpers/agent-file.js';
-import { bootDaemon, ROOT, tempDir } from './helpers/daemon.js';
+import { ROOT, runDaemon, tempDir } from './helpers/daemon.js';
 
 const FIXTURE_V1 = join(ROOT, 'test/fixtures/agent-files/v1-basic.agt');
 
@@ -24,17 +24,13 @@ t.test('a version-1 file migrates forward on load and keeps its rows', async (t)
   copyFileSync(FIXTURE_V1, path);
   t.notOk(columns(path, 'agt_loop').includes('loop'), 'the fixture is really version 1');
 
-  const d = await bootDaemon(t);
+  const d = await runDaemon(t);
   const load = await d.request('POST', '/agents/load', { filePath: path });
   t.equal(load.status, 200);
   t.equal(load.body.id, 'fixture-v1');
   const status = await d.request('GET', '/agents/fixture/status');
   t.equal(status.body.loopCount, 3, 'old rows belong to main');
-  const file = d.daemon.kernel.registry.resolve('fixture-v1').file;
-  t.same([file.openedAtVersion, file.version], [1, SCHEMA_VERSION]);
-  t.same(file.loop.list('main').map((row) => row.content), ['hello', 'hi there', 'bye']);
-  t.same(file.timers.list()[0]!.loop, null);
-  t.same(file.files.read('notes/readme.md')?.content.toString(), 'hi');
+  t.same((await d.request('GET', '/agents/fixture-v1/loop')).body.rows.map((row: { content: unknown }) => row.content), ['hello', 'hi there', 'bye']);
   t.same((await d.request('GET', '/agents/fixture-v1/meta')).body.entries, [
     { key: 'motto', value: 'be kind', protection: 'readonly' },
     { key: 'visits', value: '3', protection: 'increment' },
@@ -44,8 +40,15 @@ t.test('a version-1 file migrates forward on load and keeps its rows', async (t)
   const logs = (await d.request('GET', '/agents/fixture-v1/logs?event=migrated')).body.logs;
   t.equal(logs.length, 1, 'the migration is logged in the agent log');
   t.match(logs[0].message, `from schema 1 to ${SCHEMA_VERSION}`);
-  await d.request('POST', '/agents/fixture-v1/unload');
+  t.equal((await d.request('POST', '/agents/fixture-v1/unload')).status, 200);
 
+  // What the daemon wrote, read from the file it let go of.
+  const file = AgentFile.open(path, { readonly: true });
+  t.same([file.openedAtVersion, file.version], [SCHEMA_VERSION, SCHEMA_VERSION], 'migrated on disk');
+  t.same(file.loop.list('main').map((row) => row.content), ['hello', 'hi there', 'bye']);
+  t.same(file.timers.list()[0]!.loop, null);
+  t.same(file.files.read('notes/readme.md')?.content.toString(), 'hi');
+  await file.close();
   t.ok(columns(path, 'agt_loop').includes('loop'));
   t.ok(columns(path, 'agt_timers').includes('loop'));
   t.ok(columns(path, 'agt_lease').includes('heartbeat_at'));

@@ -1,3 +1,8 @@
+/**
+ * Kernel internals, so in process: the registry's calls into the runtime (replaced by a fake that records
+ * them or fails attach), extension lifecycle hooks and inbox sources contributed through the contributions
+ * API, the order of those against the bus's events, and `kernel.agents`, the service extensions see.
+ */
 import t from 'tap';
 import type { AgentConfig } from '../contracts/agent-config.js';
 import type { LoadedAgent } from '../kernel/agents/loaded-agent.js';
@@ -87,16 +92,4 @@ t.test('a runtime that cannot attach fails the load cleanly', async (t) => {
   restore();
   replaceRuntimeHooks(d.daemon, fakeRuntime([]));
   t.equal((await d.request('POST', '/agents/load', { filePath: path })).status, 200, 'lease and file were released');
-});
-
-t.test('concurrent loads of one file share one agent', async (t) => {
-  const d = await bootDaemon(t);
-  const path = await createAgentFile(tempDir(t), { name: 'racy' });
-  const results = await Promise.all(Array.from({ length: 5 }, () => d.request('POST', '/agents/load', { filePath: path })));
-  t.ok(results.every((res) => res.status === 200));
-  t.equal(new Set(results.map((res) => res.body.id)).size, 1);
-  t.equal((await d.request('GET', '/agents')).body.length, 1);
-  const stops = await Promise.all([d.request('POST', '/agents/racy/stop'), d.request('POST', '/agents/racy/unload')]);
-  t.ok(stops.some((res) => res.status === 200));
-  t.same((await d.request('GET', '/agents')).body, []);
 });

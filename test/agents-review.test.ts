@@ -4,7 +4,7 @@ import Database from 'libsql';
 import t from 'tap';
 import { ReviewMarks, readReviewMarks, REVIEW_MARKS_FILE, REVIEW_MARKS_JOURNAL } from '../kernel/agents/review-marks.js';
 import { createAgentFile } from './helpers/agent-file.js';
-import { bootDaemon, tempDir } from './helpers/daemon.js';
+import { runDaemon, tempDir, type SpawnedDaemon } from './helpers/daemon.js';
 
 const risky = {
   name: 'risky',
@@ -21,8 +21,12 @@ const risky = {
   messaging: { mode: 'proactive' as const },
 };
 
+/** One daemon for the file (each test writes files of its own); the installation test starts a second. */
+let shared: Promise<SpawnedDaemon> | undefined;
+const daemon = () => (shared ??= runDaemon(t));
+
 t.test('review info, accept, and the requireReview gate', async (t) => {
-  const d = await bootDaemon(t);
+  const d = await daemon();
   const path = await createAgentFile(tempDir(t), risky);
   const before = statSync(path).mtimeMs;
 
@@ -70,7 +74,7 @@ t.test('review info, accept, and the requireReview gate', async (t) => {
 });
 
 t.test('marks follow changes made through the daemon, not edits made elsewhere', async (t) => {
-  const d = await bootDaemon(t);
+  const d = await daemon();
   const path = await createAgentFile(tempDir(t), { name: 'marked' });
   const q = `/agents/review?filePath=${encodeURIComponent(path)}`;
   await d.request('POST', '/agents/review/accept', { filePath: path });
@@ -108,9 +112,9 @@ t.test('marks follow changes made through the daemon, not edits made elsewhere',
 t.test('a mark from another installation does not count here', async (t) => {
   const dir = tempDir(t);
   const path = await createAgentFile(dir, { name: 'traveller' });
-  const a = await bootDaemon(t);
-  await a.request('POST', '/agents/review/accept', { filePath: path });
-  const b = await bootDaemon(t);
+  const a = await daemon();
+  t.equal((await a.request('POST', '/agents/review/accept', { filePath: path })).body.reviewed, true);
+  const b = await runDaemon(t);
   t.equal((await b.request('GET', `/agents/review?filePath=${encodeURIComponent(path)}`)).body.reviewed, false);
 });
 

@@ -1,13 +1,15 @@
 /**
- * Secret values never appear in config (issue 3 point 2): config PUT, the registry's updateConfig (the
- * agent's own config tool) and the load of a file refuse them, naming the path and pointing at
+ * Secret values never appear in config (issue 3 point 2): config PUT, the agent's own config tool
+ * (`sys_update_config`, played by a fake model) and the load of a file refuse them, naming the path and pointing at
  * credentials; the names of environment variables are fine.
  */
+import { join } from 'node:path';
 import t from 'tap';
 import type { AgentConfig } from '../contracts/agent-config.js';
 import { findConfigSecret } from '../kernel/agents/config-secrets.js';
 import { createAgentFile, agentConfig } from './helpers/agent-file.js';
-import { bootDaemon, tempDir } from './helpers/daemon.js';
+import { ROOT, runDaemon, tempDir, type SpawnedDaemon } from './helpers/daemon.js';
+import { startToolDriver, type ToolDriver } from './helpers/tool-driver.js';
 
 const SECRET = 'sk-live-0123456789abcdef';
 const mcp = (server: Record<string, unknown>) => ({ servers: [{ name: 'gh', transport: 'http', url: 'https://mcp.example/', ...server }] });
@@ -49,9 +51,23 @@ t.test('the rules, without a daemon', async (t) => {
   );
 });
 
-t.test('config PUT and the registry refuse secrets with 400 naming the path; env-var names pass', async (t) => {
-  const d = await bootDaemon(t);
-  const path = await createAgentFile(tempDir(t), { name: 'keyless' });
+/**
+ * One daemon for the file; its provider `local` (the agents' default) is the tool driver, a fake model that
+ * makes an agent call the tool a test names. Only the providers extension: the mcp one adds a rule of its
+ * own (an agent names no variables for a server the owner did not register) that would hide the kernel's.
+ */
+const PROVIDERS = { name: 'providers', module: join(ROOT, 'extensions/providers/index.ts'), enabled: true, config: {} };
+let shared: Promise<{ d: SpawnedDaemon; driver: ToolDriver }> | undefined;
+const daemon = () =>
+  (shared ??= startToolDriver(t, undefined, 'local').then(async (driver) => ({
+    driver,
+    d: await runDaemon(t, { extensions: { extensions: [PROVIDERS] }, settings: { providers: [driver.provider] } }),
+  })));
+
+t.test("config PUT and the agent's config tool refuse secrets, naming the path; env-var names pass", async (t) => {
+  const h = await daemon();
+  const d = h.d;
+  const path = await createAgentFile(tempDir(t), { name: 'keyless', tools: [{ name: 'sys_update_config', enabled: true }] });
   const { body: ref } = await d.request('POST', '/agents/load', { filePath: path });
   const id = ref.id as string;
   const put = (patch: Record<string, unknown>) => d.request('PUT', `/agents/${id}/config`, { ...ref.config, ...patch });
@@ -73,27 +89,28 @@ t.test('config PUT and the registry refuse secrets with 400 naming the path; env
     mcp: mcp({ header_env: [{ name: 'Authorization', env: 'GH_TOKEN' }], bearer_token_env_var: 'GH_TOKEN', env_keys: ['GITHUB_TOKEN'], env: { LOG_LEVEL: 'debug' } }),
     adapters: { telegram: { enabled: true, config: { chat_id: '42', bot_token_env: 'TG_TOKEN' } } },
   };
-  t.equal((await put(allowed)).status, 200, 'names of variables are fine');
+  const allowedPut = await put(allowed);
+  t.equal(allowedPut.status, 200, `names of variables are fine: ${JSON.stringify(allowedPut.body)}`);
   const stored = (await d.request('GET', `/agents/${id}/config`)).body.config;
   t.same(stored.mcp, allowed.mcp);
   t.notMatch(JSON.stringify(stored), SECRET, 'no refused value was persisted');
 
-  // The agent's own config tool goes through registry.updateConfig.
-  const registry = d.daemon.kernel.registry;
-  const agent = registry.resolve(id);
-  await t.rejects(
-    registry.updateConfig(agent, { ...agent.config, adapters: { discord: { enabled: true, config: { token: SECRET } } } } as AgentConfig),
-    { code: 'bad_request', details: { path: '/adapters/discord/config/token' } },
-  );
-  t.notMatch(JSON.stringify(agent.file.config.get()), SECRET, 'nothing reached the file');
+  // The agent's own config tool (adapters are owner-locked for it: a field it may change).
+  const result = await h.driver.run(d, id, 'sys_update_config', { patch: { metadata: { private_key: SECRET } } });
+  t.match(result, /^Error: /, 'the tool refuses');
+  t.match(result, '/metadata/private_key');
+  t.notMatch(result, SECRET, 'the refusal does not echo the value');
+  const after = (await d.request('GET', `/agents/${id}/config`)).body.config;
+  t.same(after, stored, 'the config is unchanged');
+  t.notMatch(JSON.stringify(after), SECRET, 'nothing reached the file');
 });
 
 t.test('a file whose config holds a secret is refused at load with 422 secret_in_config', async (t) => {
-  const d = await bootDaemon(t);
+  const { d } = await daemon();
   const path = await createAgentFile(tempDir(t), { name: 'leaky', mcp: mcp({ headers: { Authorization: `Bearer ${SECRET}` } }) as AgentConfig['mcp'] });
   const res = await d.request('POST', '/agents/load', { filePath: path });
   t.same([res.status, res.body.code, res.body.reason, res.body.path], [422, 'load_failed', 'secret_in_config', '/mcp/servers/0/headers/Authorization']);
   t.match(res.body.error, /header_env/);
   t.notMatch(JSON.stringify(res.body), SECRET);
-  t.same((await d.request('GET', '/agents')).body, [], 'nothing loaded');
+  t.notOk((await d.request('GET', '/agents')).body.some((agent: { name: string }) => agent.name === 'leaky'), 'nothing loaded');
 });

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { join } from 'node:path';
-import { bootDaemon, ROOT, tempDir } from './helpers/daemon.js';
+import { ROOT, runDaemon, tempDir } from './helpers/daemon.js';
 import { createAgentFile } from './helpers/agent-file.js';
 
 t.test('POST /agents/{id}/start: by path through the review gate, then by name', async (t) => {
@@ -10,7 +10,8 @@ t.test('POST /agents/{id}/start: by path through the review gate, then by name',
     triggers: { on_startup: { enabled: true, targets: [{ scope: 'agent' }] } },
   });
   const quiet = await createAgentFile(dir, { name: 'quiet' });
-  const d = await bootDaemon(t);
+  // No tracked-folders: nothing locates an agent that is not loaded by its name.
+  const d = await runDaemon(t, { extensions: { extensions: [] } });
   const byPath = (path: string) => `/agents/${encodeURIComponent(path)}/start`;
 
   const unreviewed = await d.request('POST', byPath(filePath));
@@ -41,7 +42,7 @@ t.test('POST /agents/{id}/start by a reference the agent locator resolves', asyn
   const twin = await createAgentFile(dir, { name: 'finder-twin' });
   const module = join(ROOT, 'test/fixtures/extensions/points/provider.ts');
   const agents = { solo: [one], twins: [one, twin], gone: [] as string[], boom: [] as string[] };
-  const d = await bootDaemon(t, { extensions: { extensions: [{ name: 'points-provider', module, enabled: true, config: { agents } }] } });
+  const d = await runDaemon(t, { extensions: { extensions: [{ name: 'points-provider', module, enabled: true, config: { agents } }] } });
 
   const unreviewed = await d.request('POST', '/agents/solo/start');
   t.match(unreviewed, { status: 403, body: { code: 'AGENT_REVIEW_REQUIRED' } }, 'a located file passes the review gate');

@@ -1,3 +1,7 @@
+/**
+ * The umbilical window's mechanics, in process: its cursor rules, truncation and eviction need thousands of
+ * events with payloads of the test's choosing (emitted on the kernel's bus), which no client route makes.
+ */
 import t from 'tap';
 import { createAgentFile } from './helpers/agent-file.js';
 import { bootDaemon, tempDir } from './helpers/daemon.js';

@@ -1,24 +1,34 @@
 /**
  * `POST /agents/create` over real HTTP: the happy path (file, identity, review mark, tracked folder,
  * loaded), generated names, provider/model overrides, default directories, `start`, and every refusal
- * code of spec section 7 in the order the route checks them. Cheap scrypt keeps password agents fast.
+ * code of spec section 7 in the order the route checks them, from the built daemon (one for the file; the
+ * runtime-hook cases are in create-agent-internals.test.ts). Cheap scrypt keeps password agents fast.
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import type { UmbilicalEvent } from '../contracts/events.js';
-import { bootDaemon, replaceRuntimeHooks, tempDir, type TestDaemon } from './helpers/daemon.js';
+import { runDaemon, tempDir, type SpawnedDaemon } from './helpers/daemon.js';
+import { eventLog } from './helpers/events.js';
 
 
-async function withOwner(t: Test, settings: Record<string, unknown> = {}): Promise<TestDaemon> {
-  const d = await bootDaemon(t, { settings });
-  const created = await d.request('POST', '/identity/create', { passphrase: 'owner passphrase' });
-  t.equal(created.status, 201, 'owner identity created');
+/**
+ * One daemon for the file, its HOME a temp folder (the default agents folder is under it). The refusal
+ * test runs first: it starts with no owner and leaves one, unlocked, for the others.
+ */
+const home = tempDir(t, 'agt-home-');
+let shared: Promise<SpawnedDaemon> | undefined;
+const daemon = () => (shared ??= runDaemon(t, { env: { HOME: home } }));
+
+/** The shared daemon with `settings` patched in (null removes a key). */
+async function withSettings(t: Test, settings: Record<string, unknown>): Promise<SpawnedDaemon> {
+  const d = await daemon();
+  const patched = await d.request('PATCH', '/settings', settings);
+  t.equal(patched.status, 200, `settings ${Object.keys(settings).join(', ')}`);
   return d;
 }
 
 /** Writes a user template built from the standard one, optionally changed, and reviews it. */
-async function userTemplate(d: TestDaemon, id: string, change: (config: any) => void = () => {}, review = true): Promise<void> {
+async function userTemplate(d: SpawnedDaemon, id: string, change: (config: any) => void = () => {}, review = true): Promise<void> {
   const standard = await d.request('GET', '/templates/standard');
   const config = structuredClone(standard.body.config);
   change(config);
@@ -30,119 +40,11 @@ async function userTemplate(d: TestDaemon, id: string, change: (config: any) => 
   }
 }
 
-t.test('creates, seals, reviews, tracks and loads an agent', async (t) => {
-  const dir = tempDir(t);
-  const d = await withOwner(t);
-  const events: UmbilicalEvent[] = [];
-  t.teardown(d.daemon.kernel.bus.subscribe((event) => events.push(event)));
-
-  const res = await d.request('POST', '/agents/create', { name: 'Research Helper', directory: dir });
-  t.equal(res.status, 201);
-  t.same(Object.keys(res.body).sort(), ['agentId', 'did', 'filePath', 'name', 'started']);
-  t.match(res.body, { name: 'Research Helper', filePath: join(dir, 'research-helper.agt'), started: false });
-  t.match(res.body.did, /^did:key:z6Mk/);
-  t.ok(existsSync(res.body.filePath), 'file written as <slug>.agt');
-
-  const ref = await d.request('GET', `/agents/${res.body.agentId}`);
-  t.equal(ref.status, 200, 'loaded');
-  t.equal(ref.body.config.name, 'Research Helper');
-  t.equal(ref.body.config.model.provider, 'local', 'standard template defaults');
-
-  const review = await d.request('GET', `/agents/review?filePath=${encodeURIComponent(res.body.filePath)}`);
-  t.equal(review.body.reviewed, true, 'marked reviewed');
-  t.match(review.body.summary.identity, { agentDid: res.body.did, ownerIsYou: true, scenario: 'mine' });
-
-  const settings = await d.request('GET', '/settings');
-  t.same(settings.body.trackedFolders, [dir], 'directory tracked');
-  const again = await d.request('POST', '/agents/create', { name: 'Second', directory: dir });
-  t.equal(again.status, 201);
-  t.same((await d.request('GET', '/settings')).body.trackedFolders, [dir], 'tracked once');
-
-  const status = await d.request('GET', `/agents/${res.body.agentId}/status`);
-  t.notOk(status.body.degraded, 'a fresh agent is not degraded');
-  t.ok(events.some((event) => event.event_type === 'agent.loaded' && event.agent_id === res.body.agentId));
-  t.notOk(events.some((event) => event.event_type === 'agent.started'), 'not started without start: true');
-
-  const logs = await d.request('GET', `/agents/${res.body.agentId}/logs?event=created`);
-  t.equal(logs.body.logs.length, 1, 'creation logged in the agent log');
-});
-
-t.test('a generated name when none is given, unique in the directory', async (t) => {
-  const dir = tempDir(t);
-  const d = await withOwner(t, { agentsFolder: dir });
-  const names = new Set<string>();
-  for (let i = 0; i < 3; i++) {
-    const res = await d.request('POST', '/agents/create');
-    t.equal(res.status, 201, 'a bodiless POST is fine');
-    t.match(res.body.name, /^[A-Z][a-z]+ [A-Z][a-z]+( \d+)?$/);
-    t.equal(res.body.filePath, join(dir, `${res.body.name.toLowerCase().replace(/ /g, '-')}.agt`), 'default directory: settings.agentsFolder');
-    names.add(res.body.name);
-  }
-  t.equal(names.size, 3, 'no two agents got the same name');
-});
-
-t.test('default directories: a missing agentsFolder is created, else ~/Documents/agt-agents', async (t) => {
-  const base = tempDir(t);
-  const folder = join(base, 'nested', 'agents');
-  const d = await withOwner(t, { agentsFolder: folder });
-  const res = await d.request('POST', '/agents/create', { name: 'Nested' });
-  t.equal(res.status, 201);
-  t.equal(res.body.filePath, join(folder, 'nested.agt'));
-
-  const home = tempDir(t);
-  const previous = process.env.HOME;
-  process.env.HOME = home;
-  t.teardown(() => {
-    process.env.HOME = previous;
-  });
-  // No settings route removes a key, so drop agentsFolder through the settings store.
-  const { agentsFolder: _dropped, ...rest } = d.daemon.kernel.settings.current();
-  d.daemon.kernel.settings.replace(rest);
-  const docs = await d.request('POST', '/agents/create', { name: 'In Documents' });
-  t.equal(docs.status, 201);
-  t.equal(docs.body.filePath, join(home, 'Documents', 'agt-agents', 'in-documents.agt'));
-});
-
-t.test('provider and model override the template model', async (t) => {
-  const dir = tempDir(t);
-  const d = await withOwner(t, {
-    providers: [
-      { id: 'local', type: 'openai-compatible', name: 'Local', baseUrl: 'http://127.0.0.1:9/v1', defaultModel: 'small' },
-      { id: 'other', type: 'openai-compatible', name: 'Other', baseUrl: 'http://127.0.0.1:9/v1', defaultModel: 'big' },
-    ],
-  });
-  const byProvider = await d.request('POST', '/agents/create', { name: 'P', directory: dir, provider: 'other' });
-  t.equal(byProvider.status, 201);
-  t.match((await d.request('GET', `/agents/${byProvider.body.agentId}`)).body.config.model, { provider: 'other', model_id: 'big' });
-  const both = await d.request('POST', '/agents/create', { name: 'PM', directory: dir, provider: 'other', model: 'tuned' });
-  t.match((await d.request('GET', `/agents/${both.body.agentId}`)).body.config.model, { provider: 'other', model_id: 'tuned' });
-  const modelOnly = await d.request('POST', '/agents/create', { name: 'M', directory: dir, model: 'solo' });
-  t.match((await d.request('GET', `/agents/${modelOnly.body.agentId}`)).body.config.model, { provider: 'local', model_id: 'solo' });
-});
-
-t.test('start: true starts the agent through the runtime', async (t) => {
-  const dir = tempDir(t);
-  const d = await withOwner(t);
-  const events: UmbilicalEvent[] = [];
-  t.teardown(d.daemon.kernel.bus.subscribe((event) => events.push(event)));
-  const res = await d.request('POST', '/agents/create', { name: 'Starter', directory: dir, start: true });
-  t.equal(res.status, 201);
-  t.equal(res.body.started, true);
-  t.ok(events.some((event) => event.event_type === 'agent.started' && event.agent_id === res.body.agentId), 'agent.started emitted');
-  t.equal(d.daemon.kernel.registry.resolve(res.body.agentId).started, true);
-
-  // A runtime without a start hook: the agent is created and loaded, `started` is false.
-  t.teardown(replaceRuntimeHooks(d.daemon, { start: undefined }));
-  const noStart = await d.request('POST', '/agents/create', { name: 'No Start Hook', directory: dir, start: true });
-  t.equal(noStart.status, 201);
-  t.equal(noStart.body.started, false);
-});
-
 t.test('every refusal code', async (t) => {
   const dir = tempDir(t);
   const notADir = join(dir, 'plain-file');
   writeFileSync(notADir, 'x');
-  const d = await bootDaemon(t, { settings: { providers: [{ id: 'local', type: 'openai-compatible', name: 'Local', baseUrl: 'http://127.0.0.1:9/v1' }] } });
+  const d = await withSettings(t, { providers: [{ id: 'local', type: 'openai-compatible', name: 'Local', baseUrl: 'http://127.0.0.1:9/v1' }] });
 
   const early = await d.request('POST', '/agents/create', { name: 'Early', directory: dir });
   t.equal(early.status, 409);
@@ -194,25 +96,110 @@ t.test('every refusal code', async (t) => {
   t.equal(first.status, 201);
   const taken = await d.request('POST', '/agents/create', { name: 'twin', directory: dir });
   t.match(taken, { status: 409, body: { code: 'name_taken' } }, 'same slug, same file');
+});
 
-  // load_failed: the runtime refuses the agent; the created file stays.
-  const restore = replaceRuntimeHooks(d.daemon, { attach: async () => { throw new Error('runtime refused'); } });
-  const failed = await d.request('POST', '/agents/create', { name: 'Unlucky', directory: dir });
-  restore();
-  t.equal(failed.status, 422);
-  t.equal(failed.body.code, 'load_failed');
-  t.equal(failed.body.filePath, join(dir, 'unlucky.agt'));
-  t.ok(existsSync(failed.body.filePath), 'the created file is left in place');
-  t.equal((await d.request('GET', `/agents/${failed.body.agentId}`)).status, 404, 'not loaded');
-  const reload = await d.request('POST', '/agents/load', { filePath: failed.body.filePath, requireReview: true });
-  t.equal(reload.status, 200, 'it loads later, reviewed');
+t.test('creates, seals, reviews, tracks and loads an agent', async (t) => {
+  const dir = tempDir(t);
+  const d = await daemon();
+  const log = await eventLog(t, d);
+
+  const res = await d.request('POST', '/agents/create', { name: 'Research Helper', directory: dir });
+  t.equal(res.status, 201);
+  t.same(Object.keys(res.body).sort(), ['agentId', 'did', 'filePath', 'name', 'started']);
+  t.match(res.body, { name: 'Research Helper', filePath: join(dir, 'research-helper.agt'), started: false });
+  t.match(res.body.did, /^did:key:z6Mk/);
+  t.ok(existsSync(res.body.filePath), 'file written as <slug>.agt');
+
+  const ref = await d.request('GET', `/agents/${res.body.agentId}`);
+  t.equal(ref.status, 200, 'loaded');
+  t.equal(ref.body.config.name, 'Research Helper');
+  t.equal(ref.body.config.model.provider, 'local', 'standard template defaults');
+
+  const review = await d.request('GET', `/agents/review?filePath=${encodeURIComponent(res.body.filePath)}`);
+  t.equal(review.body.reviewed, true, 'marked reviewed');
+  t.match(review.body.summary.identity, { agentDid: res.body.did, ownerIsYou: true, scenario: 'mine' });
+
+  const tracked = async () => ((await d.request('GET', '/settings')).body.trackedFolders as string[]).filter((folder) => folder === dir);
+  t.same(await tracked(), [dir], 'directory tracked');
+  const again = await d.request('POST', '/agents/create', { name: 'Second', directory: dir });
+  t.equal(again.status, 201);
+  t.same(await tracked(), [dir], 'tracked once');
+
+  const status = await d.request('GET', `/agents/${res.body.agentId}/status`);
+  t.notOk(status.body.degraded, 'a fresh agent is not degraded');
+  await log.waitFor((event) => event.event_type === 'agent.loaded' && event.agent_id === res.body.agentId, 'agent.loaded');
+  t.notOk(log.events.some((event) => event.event_type === 'agent.started'), 'not started without start: true');
+
+  const logs = await d.request('GET', `/agents/${res.body.agentId}/logs?event=created`);
+  t.equal(logs.body.logs.length, 1, 'creation logged in the agent log');
+});
+
+t.test('a generated name when none is given, unique in the directory', async (t) => {
+  const dir = tempDir(t);
+  const d = await withSettings(t, { agentsFolder: dir });
+  const names = new Set<string>();
+  for (let i = 0; i < 3; i++) {
+    const res = await d.request('POST', '/agents/create');
+    t.equal(res.status, 201, 'a bodiless POST is fine');
+    t.match(res.body.name, /^[A-Z][a-z]+ [A-Z][a-z]+( \d+)?$/);
+    t.equal(res.body.filePath, join(dir, `${res.body.name.toLowerCase().replace(/ /g, '-')}.agt`), 'default directory: settings.agentsFolder');
+    names.add(res.body.name);
+  }
+  t.equal(names.size, 3, 'no two agents got the same name');
+});
+
+t.test('default directories: a missing agentsFolder is created, else ~/Documents/agt-agents', async (t) => {
+  const base = tempDir(t);
+  const folder = join(base, 'nested', 'agents');
+  const d = await withSettings(t, { agentsFolder: folder });
+  const res = await d.request('POST', '/agents/create', { name: 'Nested' });
+  t.equal(res.status, 201);
+  t.equal(res.body.filePath, join(folder, 'nested.agt'));
+
+  t.equal((await d.request('PATCH', '/settings', { agentsFolder: null })).status, 200, 'agentsFolder removed');
+  const docs = await d.request('POST', '/agents/create', { name: 'In Documents' });
+  t.equal(docs.status, 201);
+  t.equal(docs.body.filePath, join(home, 'Documents', 'agt-agents', 'in-documents.agt'));
+});
+
+t.test('provider and model override the template model', async (t) => {
+  const dir = tempDir(t);
+  const d = await withSettings(t, {
+    providers: [
+      { id: 'local', type: 'openai-compatible', name: 'Local', baseUrl: 'http://127.0.0.1:9/v1', defaultModel: 'small' },
+      { id: 'other', type: 'openai-compatible', name: 'Other', baseUrl: 'http://127.0.0.1:9/v1', defaultModel: 'big' },
+    ],
+  });
+  const byProvider = await d.request('POST', '/agents/create', { name: 'P', directory: dir, provider: 'other' });
+  t.equal(byProvider.status, 201);
+  t.match((await d.request('GET', `/agents/${byProvider.body.agentId}`)).body.config.model, { provider: 'other', model_id: 'big' });
+  const both = await d.request('POST', '/agents/create', { name: 'PM', directory: dir, provider: 'other', model: 'tuned' });
+  t.match((await d.request('GET', `/agents/${both.body.agentId}`)).body.config.model, { provider: 'other', model_id: 'tuned' });
+  const modelOnly = await d.request('POST', '/agents/create', { name: 'M', directory: dir, model: 'solo' });
+  t.match((await d.request('GET', `/agents/${modelOnly.body.agentId}`)).body.config.model, { provider: 'local', model_id: 'solo' });
+});
+
+t.test('start: true starts the agent through the runtime', async (t) => {
+  const dir = tempDir(t);
+  const d = await daemon();
+  const log = await eventLog(t, d);
+  const res = await d.request('POST', '/agents/create', { name: 'Starter', directory: dir, start: true });
+  t.equal(res.status, 201);
+  t.equal(res.body.started, true);
+  const isStarted = (event: { event_type: string; agent_id: string | null }) => event.event_type === 'agent.started' && event.agent_id === res.body.agentId;
+  await log.waitFor(isStarted, 'agent.started');
+  // Started already: a start by name is a no-op (no second agent.started).
+  const again = await d.request('POST', `/agents/${res.body.agentId}/start`);
+  t.match(again, { status: 200, body: { success: true, loaded: false, startupTriggered: false } });
+  await d.request('GET', '/health');
+  t.equal(log.events.filter(isStarted).length, 1, 'started once');
 });
 
 t.test('a directory that cannot hold an agent file is a 400, not a 500', async (t) => {
-  const d = await withOwner(t);
+  const d = await daemon();
   const res = await d.request('POST', '/agents/create', { name: 'Nowhere', directory: '/proc' });
   t.equal(res.status, 400);
   t.equal(res.body.code, 'bad_request');
   t.notOk(existsSync('/proc/nowhere.agt'));
-  t.same((await d.request('GET', '/agents')).body, [], 'nothing loaded');
+  t.notOk((await d.request('GET', '/agents')).body.some((agent: { name: string }) => agent.name === 'Nowhere'), 'nothing loaded');
 });

@@ -1,13 +1,15 @@
 /**
  * Credentials at rest and on the wire: values are sealed in the agent file (the raw bytes never hold
  * them), routes return metadata only, and no value or password reaches a response, an agent log row, an
- * event or the daemon's own (debug) log. `readCredential` is scoped to the agent id it names.
+ * event or the daemon's own (debug) log. A value is used for the agent id it belongs to only (read as the
+ * providers extension sends it, test/helpers/credential-probe.ts). From the built daemon.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import t, { type Test } from 'tap';
-import type { UmbilicalEvent } from '../contracts/events.js';
-import { bootDaemon, tempDir, type TestDaemon } from './helpers/daemon.js';
+import { credentialProbe } from './helpers/credential-probe.js';
+import { runDaemon, tempDir } from './helpers/daemon.js';
+import { eventLog } from './helpers/events.js';
 
 
 const SECRET = `sk-live-${randomBytes(12).toString('hex')}`;
@@ -29,26 +31,11 @@ function rawFile(path: string): string {
   return [path, `${path}-wal`].filter(existsSync).map((file) => readFileSync(file).toString('latin1')).join('');
 }
 
-/** Captures (and swallows) what the daemon logs to stderr (pino writes there) while the test runs. */
-function captureStderr(t: Test): () => string {
-  const chunks: string[] = [];
-  const original = process.stderr.write.bind(process.stderr);
-  process.stderr.write = ((chunk: string | Uint8Array) => {
-    chunks.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
-    return true;
-  }) as typeof process.stderr.write;
-  t.teardown(() => {
-    process.stderr.write = original;
-  });
-  return () => chunks.join('');
-}
-
 t.test('credentials are sealed, listed as metadata, scoped per agent, and never leak', async (t) => {
   const dir = tempDir(t);
-  const stderr = captureStderr(t);
-  const d: TestDaemon = await bootDaemon(t, { env: { AGT_LOG_LEVEL: 'debug' } });
-  const events: UmbilicalEvent[] = [];
-  t.teardown(d.daemon.kernel.bus.subscribe((event) => events.push(event)));
+  const d = await runDaemon(t, { env: { AGT_LOG_LEVEL: 'debug' } });
+  const log = await eventLog(t, d);
+  const readCredential = await credentialProbe(t);
   const responses: string[] = [];
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await d.request(method, path, body);
@@ -80,12 +67,11 @@ t.test('credentials are sealed, listed as metadata, scoped per agent, and never 
   t.match((await call('GET', `/agents/${a.agentId}/credentials/channel:none`)).body.credential, { name: 'channel:none', set: false, length: 0, updated_at: null });
   t.equal((await call('GET', `/agents/${b.agentId}/credentials`)).body.passwordProtected, true);
 
-  const agents = d.daemon.kernel.agents;
-  t.equal(await agents.readCredential(a.agentId, 'provider:openai'), SECRET, 'the owning agent id reads its value');
-  t.equal(await agents.readCredential(b.agentId, 'provider:openai'), OTHER_SECRET, 'each agent has its own value under one name');
-  t.equal(await agents.readCredential(b.agentId, 'channel:none'), undefined);
-  t.equal(await agents.readCredential('agt-does-not-exist', 'provider:openai'), undefined);
-  t.equal(await agents.readCredential(a.agentId.toUpperCase(), 'provider:openai'), undefined, 'only the exact agent id');
+  t.equal(await readCredential(d, a.agentId, 'provider:openai'), SECRET, 'the owning agent id reads its value');
+  t.equal(await readCredential(d, b.agentId, 'provider:openai'), OTHER_SECRET, 'each agent has its own value under one name');
+  t.equal(await readCredential(d, b.agentId, 'provider:none'), undefined);
+  t.equal((await call('POST', '/agents/agt-does-not-exist/providers/openai/check')).status, 404);
+  t.equal((await call('POST', `/agents/${a.agentId.toUpperCase()}/providers/openai/check`)).status, 404, 'only the exact agent id');
 
   t.equal((await call('PUT', `/agents/${a.agentId}/credentials/bad%20name`, { value: 'x' })).status, 400, 'name pattern');
   t.equal((await call('PUT', `/agents/${a.agentId}/credentials/provider:x`, { value: '' })).status, 400, 'empty value');
@@ -100,15 +86,17 @@ t.test('credentials are sealed, listed as metadata, scoped per agent, and never 
   t.ok(rawFile(a.filePath).includes('provider:openai'), 'the name is stored in clear (metadata)');
 
   await call('POST', '/agents/load', { filePath: a.filePath });
-  t.equal(await agents.readCredential(a.agentId, 'provider:openai'), SECRET, 'readable again after a reload (runtime wrap)');
+  t.equal(await readCredential(d, a.agentId, 'provider:openai'), SECRET, 'readable again after a reload (runtime wrap)');
   const logs = await call('GET', `/agents/${a.agentId}/logs`);
   t.ok(logs.body.logs.some((row: { event: string }) => row.event === 'credential_set'), 'set is logged (name only)');
 
   t.same((await call('DELETE', `/agents/${a.agentId}/credentials/provider:openai`)).body, { agentId: a.agentId, success: true });
   t.same((await call('DELETE', `/agents/${a.agentId}/credentials/provider:openai`)).body, { agentId: a.agentId, success: false });
-  t.equal(await agents.readCredential(a.agentId, 'provider:openai'), undefined);
+  t.equal(await readCredential(d, a.agentId, 'provider:openai'), undefined);
   t.same((await call('GET', `/agents/${a.agentId}/credentials`)).body.credentials, []);
 
+  await log.waitFor((event) => event.event_type === 'credential.changed' && (event.payload as { action: string }).action === 'deleted', 'the deletion event');
+  const events = log.events;
   const changed = events.filter((event) => event.event_type === 'credential.changed').map((event) => event.payload);
   t.same(changed, [
     { name: 'provider:openai', action: 'set' },
@@ -118,6 +106,7 @@ t.test('credentials are sealed, listed as metadata, scoped per agent, and never 
   assertNoSecret(t, responses.join('\n'), 'any response');
   assertNoSecret(t, JSON.stringify(events), 'any event');
   assertNoSecret(t, JSON.stringify(logs.body), 'the agent log');
-  t.ok(stderr().length > 0, 'the daemon logged at debug level');
-  assertNoSecret(t, stderr(), 'the daemon log');
+  const daemonLog = d.stdout() + d.stderr();
+  t.match(daemonLog, /"level":20/, 'the daemon logged at debug level');
+  assertNoSecret(t, daemonLog, 'the daemon log');
 });

@@ -1,7 +1,7 @@
 /**
- * Standing schema-driven fuzz test (issue 9): one daemon with an owner identity and one agent; for every
- * operation of `/openapi.json` (but `POST /daemon/shutdown`), bad inputs generated from its schemas:
- * wrong types, missing and extra fields, huge strings and bodies (over the 1 MB limit), bodies nested
+ * Standing schema-driven fuzz test (issue 9): one daemon (the build, as shipped) with an owner identity
+ * and one agent; for every operation of `/openapi.json` (but `POST /daemon/shutdown`), bad inputs
+ * generated from its schemas: wrong types, missing and extra fields, huge strings and bodies (over the 1 MB limit), bodies nested
  * 10,000 levels deep, NUL and control characters, non-finite and out-of-range numbers in query strings,
  * traversal and bad encodings in path parameters, bad header values.
  *
@@ -14,7 +14,7 @@
 import { copyFileSync, existsSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import t from 'tap';
-import { bootDaemon, tempDir } from './helpers/daemon.js';
+import { runDaemon, tempDir } from './helpers/daemon.js';
 
 
 const SEED = Number(process.env.AGT_FUZZ_SEED ?? 20240917);
@@ -272,7 +272,7 @@ t.test(`schema-driven fuzz of every operation (seed ${SEED})`, async (t) => {
   // never reaches the registry nor writes the machine's npm cache, and npm fails at once (ENOTCACHED)
   // instead of retrying the connection (a third of this file's time before).
   const npmEnv = { npm_config_registry: 'http://127.0.0.1:9/', npm_config_cache: tempDir(t, 'agt-fuzz-npm-'), npm_config_offline: 'true' };
-  const d = await bootDaemon(t, { extensions: 'default', settings: { agentsFolder: agentsDir }, env: npmEnv });
+  const d = await runDaemon(t, { settings: { agentsFolder: agentsDir }, env: npmEnv });
   t.equal((await d.request('POST', '/identity/create', { passphrase: PASSPHRASE })).status, 201);
   const created = await d.request('POST', '/agents/create', { name: 'Fuzz Target', directory: agentsDir });
   t.equal(created.status, 201, JSON.stringify(created.body));

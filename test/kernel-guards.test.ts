@@ -1,5 +1,5 @@
 import t from 'tap';
-import { bootDaemon } from './helpers/daemon.js';
+import { runDaemon, type SpawnedDaemon } from './helpers/daemon.js';
 import { hostAllowed, isLoopbackAddress, parseHostHeader } from '../kernel/http/host-check.js';
 import { rawLine, rawRequest } from './helpers/raw-http.js';
 
@@ -41,9 +41,14 @@ t.test('host parsing is by address, not by prefix', async (t) => {
   t.equal(hostAllowed(undefined, policy), false);
 });
 
+/** One daemon for the tests below but the one behind a proxy (it shuts down); `agt.example` is an allowed host. */
+let shared: Promise<SpawnedDaemon> | undefined;
+const daemon = () => (shared ??= runDaemon(t, { env: { AGT_DAEMON_ALLOWED_HOSTS: 'agt.example' } }));
+const portOf = (d: SpawnedDaemon) => Number(new URL(d.url).port);
+
 t.test('request guard over real HTTP', async (t) => {
-  const d = await bootDaemon(t, { env: { AGT_DAEMON_ALLOWED_HOSTS: 'agt.example' } });
-  const port = d.daemon.port;
+  const d = await daemon();
+  const port = portOf(d);
   const auth = { authorization: `Bearer ${d.token}` };
   const cases: Array<[string, number, string | undefined]> = [
     [`127.evil.example:${port}`, 403, 'host_not_allowed'],
@@ -109,8 +114,8 @@ t.test('request guard over real HTTP', async (t) => {
 });
 
 t.test('the authority of an absolute-form request line must name the daemon too', async (t) => {
-  const d = await bootDaemon(t);
-  const port = d.daemon.port;
+  const d = await daemon();
+  const port = portOf(d);
   const cases: Array<[string, number]> = [
     [`http://evil.example/health`, 403],
     [`http://evil.example:${port}/health`, 403],
@@ -133,7 +138,7 @@ t.test('the authority of an absolute-form request line must name the daemon too'
 });
 
 t.test('loopback-only routes refuse proxied requests', async (t) => {
-  const d = await bootDaemon(t);
+  const d = await daemon();
   for (const header of ['forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-real-ip', 'via']) {
     const res = await rawRequest(d.url, {
       method: 'POST',
@@ -146,7 +151,7 @@ t.test('loopback-only routes refuse proxied requests', async (t) => {
 });
 
 t.test('behind a proxy, loopback-only routes need the local proof', async (t) => {
-  const d = await bootDaemon(t, { env: { AGT_DAEMON_BEHIND_PROXY: '1' } });
+  const d = await runDaemon(t, { env: { AGT_DAEMON_BEHIND_PROXY: '1' } });
   const { readFileSync, statSync } = await import('node:fs');
   const proofPath = `${d.dataDir}/daemon-local-proof`;
   t.equal(statSync(proofPath).mode & 0o777, 0o600);
@@ -158,12 +163,12 @@ t.test('behind a proxy, loopback-only routes need the local proof', async (t) =>
   t.equal(wrong.body.code, 'loopback_only');
   const right = await rawRequest(d.url, { method: 'POST', path: '/daemon/shutdown', headers: { ...headers, 'x-agt-local-proof': proof } });
   t.equal(right.status, 202);
-  await d.daemon.closed;
+  t.equal(await d.exited, 0, 'the daemon shut down and exited cleanly');
 });
 
 t.test('router-level errors still pass the guard and answer {error, code}', async (t) => {
-  const d = await bootDaemon(t);
-  const port = d.daemon.port;
+  const d = await daemon();
+  const port = portOf(d);
   const badUrl = await rawRequest(d.url, { path: '/agents/%E0%A4%A', headers: { host: 'evil.example' } });
   t.equal(badUrl.status, 403, 'the Host check comes first');
   t.equal(badUrl.body.code, 'host_not_allowed');

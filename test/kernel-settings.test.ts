@@ -1,10 +1,10 @@
 import t from 'tap';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { bootDaemon } from './helpers/daemon.js';
+import { runDaemon } from './helpers/daemon.js';
 
 t.test('settings routes validate, persist and refuse key material', async (t) => {
-  const d = await bootDaemon(t, { settings: { meshPort: 7300 } });
+  const d = await runDaemon(t, { settings: { meshPort: 7300 } });
   const file = join(d.dataDir, 'settings.json');
   t.same((await d.request('GET', '/settings')).body, { meshPort: 7300 });
 
@@ -26,7 +26,8 @@ t.test('settings routes validate, persist and refuse key material', async (t) =>
     value: [{ id: 'local', type: 'openai-compatible', name: 'Local', baseUrl: 'http://127.0.0.1:11434/v1', apiKeyEnv: 'LOCAL_KEY' }],
   });
   t.equal(put.status, 200);
-  t.equal(d.daemon.kernel.settings.current().providers?.[0]?.id, 'local', 'applied at once');
+  const providers = await d.request('GET', '/providers');
+  t.same(providers.body.providers.map((p: { id: string }) => p.id), ['local'], 'applied at once: the providers extension serves it');
 
   const invalid = await d.request('PUT', '/settings/meshPort', { value: 'high' });
   t.equal(invalid.status, 400);

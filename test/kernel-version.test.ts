@@ -8,7 +8,7 @@ import t from 'tap';
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AGT_VERSION } from '../kernel/version.js';
-import { bootDaemon, importFile, ROOT, tempDir } from './helpers/daemon.js';
+import { importFile, ROOT, runDaemon, tempDir } from './helpers/daemon.js';
 
 /** kernel/version.ts copied to `<dir>/kernel/version.ts` below a package.json of `pkg`; its AGT_VERSION. */
 async function versionBelow(t: Parameters<typeof tempDir>[0], pkg: Record<string, unknown>): Promise<string> {
@@ -27,6 +27,7 @@ t.test('the version is read from the nearest package.json', async (t) => {
 t.test("the daemon's version is the project's package.json", async (t) => {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
   t.equal(AGT_VERSION, pkg.version);
-  const d = await bootDaemon(t);
+  // The built daemon (dist/): its version is read there too, not only in the sources.
+  const d = await runDaemon(t);
   t.equal((await d.request('GET', '/openapi.json')).body.info.version, pkg.version, '/openapi.json');
 });

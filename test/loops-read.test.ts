@@ -1,5 +1,5 @@
 import t from 'tap';
-import { bootDaemon, tempDir } from './helpers/daemon.js';
+import { runDaemon, tempDir } from './helpers/daemon.js';
 import { createAgentFile } from './helpers/agent-file.js';
 
 t.test('loop page, loop list and one loop', async (t) => {
@@ -20,7 +20,7 @@ t.test('loop page, loop list and one loop', async (t) => {
       },
     },
   );
-  const d = await bootDaemon(t);
+  const d = await runDaemon(t);
   t.equal((await d.request('POST', '/agents/load', { filePath })).status, 200);
 
   const last = await d.request('GET', '/agents/looper/loop');

@@ -2,7 +2,8 @@
  * Issue 9 regressions: proxy and client-address headers on loopback-only routes, case-insensitive
  * Sec-Fetch-Site and Origin, decimal-only integers in query strings, paths and headers, the one JSON
  * depth limit (HTTP 400, agent files 422 invalid_config, settings file at start), one rule for agent
- * names and meta keys, and `GET /events?agentId=` by id, handle or name.
+ * names and meta keys, and `GET /events?agentId=` by id, handle or name. From the built daemon; the
+ * agent's own tools are called by a fake model (test/helpers/tool-driver.ts).
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,10 +14,11 @@ import { findKeyMaterial, SettingsStore } from '../kernel/settings.js';
 import { jsonDepthProblem, MAX_JSON_DEPTH } from '../contracts/validate.js';
 import { CLIENT_ADDRESS_HEADERS, isClientAddressHeader } from '../kernel/http/guards.js';
 import { createAgentFile } from './helpers/agent-file.js';
-import { bootDaemon, tempDir } from './helpers/daemon.js';
+import type { AgentConfig } from '../contracts/agent-config.js';
+import { runDaemon, tempDir, type SpawnedDaemon } from './helpers/daemon.js';
+import { startToolDriver, type ToolDriver } from './helpers/tool-driver.js';
 import { rawRequest } from './helpers/raw-http.js';
 import { openSse } from './helpers/sse-client.js';
-import { runtimeHarness } from './fixtures/runtime/harness.js';
 
 
 /** A printable form of a string for assertion messages (TAP output must not carry control or separator characters). */
@@ -31,12 +33,34 @@ const ISSUE_22_HEADERS = [
 ];
 
 /**
- * One daemon (with the scripted model) for the tests below that need no boot of their own: each makes its
- * own agents. Booted on first use and stopped at the end of the file. The first test runs before any
- * identity exists (the agent-name test creates one later); the deep settings file test boots its own.
+ * One daemon for the tests below: each makes its own agents. Started on first use; its provider `local`
+ * (the agents' default) is the tool driver, a fake model that makes an agent call the tool a test names.
+ * The first test runs before any identity exists (the agent-name test creates one later); the deep
+ * settings file test starts one more.
  */
-let shared: ReturnType<typeof runtimeHarness> | undefined;
-const harness = () => (shared ??= runtimeHarness(t));
+interface Harness {
+  d: SpawnedDaemon;
+  driver: ToolDriver;
+  dir: string;
+  /** Writes and loads an agent; its id. */
+  agent(config?: Partial<AgentConfig>): Promise<string>;
+}
+let shared: Promise<Harness> | undefined;
+const harness = () =>
+  (shared ??= startToolDriver(t, undefined, 'local').then(async (driver) => {
+    const d = await runDaemon(t, { settings: { providers: [driver.provider] } });
+    const dir = tempDir(t, 'agt-security-');
+    return {
+      d,
+      driver,
+      dir,
+      async agent(config = {}) {
+        const res = await d.request('POST', '/agents/load', { filePath: await createAgentFile(dir, config) });
+        if (res.status !== 200) throw new Error(`load failed: ${res.status} ${JSON.stringify(res.body)}`);
+        return res.body.id as string;
+      },
+    };
+  }));
 
 t.test('loopback-only routes refuse every proxy and client-address header', async (t) => {
   const { d } = await harness();
@@ -166,7 +190,7 @@ t.test('one JSON depth limit: 400 over HTTP, before any walker runs', async (t) 
 
 t.test('a deeply nested config in a file is 422 load_failed invalid_config; a deep settings file stops the start', async (t) => {
   const dir = tempDir(t);
-  const d = await bootDaemon(t);
+  const { d } = await harness();
   const path = await createAgentFile(dir, { name: 'deep' });
   const db = new Database(path);
   const row = db.prepare("SELECT value FROM agt_config WHERE key = 'config'").get() as { value: string };
@@ -184,7 +208,12 @@ t.test('a deeply nested config in a file is 422 load_failed invalid_config; a de
   const settingsDir = tempDir(t);
   const settingsPath = join(settingsDir, 'settings.json');
   writeFileSync(settingsPath, `{"providers":[${deepText(20_000)}]}`);
-  t.throws(() => new SettingsStore(settingsPath), /settings file .* is invalid at \/providers\/0\/a.*nests deeper than 64 levels/);
+  const problem = /settings file .* is invalid at \/providers\/0\/a.*nests deeper than 64 levels/;
+  t.throws(() => new SettingsStore(settingsPath), problem);
+  const refused = await runDaemon(t, { dataDir: settingsDir });
+  t.equal(refused.url, '', 'the daemon does not start');
+  t.not(await refused.exited, 0, 'it exits with an error');
+  t.match(refused.stderr(), problem, 'saying why');
 });
 
 t.test('one rule for agent names: create, config PUT, the config tool and load', async (t) => {
@@ -205,11 +234,8 @@ t.test('one rule for agent names: create, config PUT, the config tool and load',
     t.equal(res.status, 400, `create name ${show(name)}`);
   }
 
-  h.model.push({ toolCalls: [{ name: 'sys_update_config', args: { patch: { name: 'evil\u0000name' } } }] }, { text: 'tried' });
-  await h.ended((await d.request('POST', `/agents/${id}/chat`, { text: 'rename yourself' })).body.turnId);
-  const result = h.model.calls.at(-1)!.messages.filter((m) => m.role === 'tool').at(-1) as { content: string; isError?: boolean };
-  t.equal(result.isError, true);
-  t.match(result.content, /\/name/);
+  const result = await h.driver.run(d, id, 'sys_update_config', { patch: { name: 'evil\u0000name' } });
+  t.match(result, /^Error: .*\/name/, 'the tool refuses, naming the field');
   t.equal((await d.request('GET', `/agents/${id}/config`)).body.config.name, 'Ünïcode 日本 ok');
 
   const path = await createAgentFile(h.dir, { name: 'ctrl\u0001name' }, { fileName: 'ctrl.agt' });
@@ -232,15 +258,13 @@ t.test('one rule for meta keys: routes and tools refuse NUL, traversal and slash
     }
   }
   t.equal((await d.request('PUT', `/agents/${id}/meta/user.mood:1`, { value: 'good' })).status, 200);
-  h.model.push({ toolCalls: [
-    { name: 'sys_set_meta', args: { key: '../escape', value: 'x' } },
-    { name: 'sys_set_meta', args: { key: 'a\u0000b', value: 'x' } },
-    { name: 'sys_delete_meta', args: { key: 'a/b' } },
-    { name: 'sys_set_meta', args: { key: 'fine_key', value: 'x' } },
-  ] }, { text: 'done' });
-  await h.ended((await d.request('POST', `/agents/${id}/chat`, { text: 'meta' })).body.turnId);
-  const results = h.model.calls.at(-1)!.messages.filter((m) => m.role === 'tool') as Array<{ content: string; isError?: boolean }>;
-  t.same(results.map((r) => r.isError === true), [true, true, true, false]);
+  const results = [
+    await h.driver.run(d, id, 'sys_set_meta', { key: '../escape', value: 'x' }),
+    await h.driver.run(d, id, 'sys_set_meta', { key: 'a\u0000b', value: 'x' }),
+    await h.driver.run(d, id, 'sys_delete_meta', { key: 'a/b' }),
+    await h.driver.run(d, id, 'sys_set_meta', { key: 'fine_key', value: 'x' }),
+  ];
+  t.same(results.map((r) => r.startsWith('Error: ')), [true, true, true, false]);
   t.same((await d.request('GET', `/agents/${id}/meta`)).body.entries.map((e: { key: string }) => e.key), ['fine_key', 'user.mood:1']);
 });
 
@@ -248,16 +272,21 @@ t.test('GET /events?agentId= takes an id, handle or name; 404 for an unknown age
   const h = await harness();
   const d = h.d;
   const id = await h.agent({ name: 'Helper', handle: 'helper-handle' });
+  const other = await h.agent({ name: 'Someone Else' });
   const auth = { authorization: `Bearer ${d.token}` };
+  /** Changes an agent's description: an agent.config.changed event of that agent. */
+  const touch = async (agentId: string, description: string) => {
+    const { config } = (await d.request('GET', `/agents/${agentId}/config`)).body;
+    t.equal((await d.request('PUT', `/agents/${agentId}/config`, { ...config, description })).status, 200);
+  };
   for (const given of [id, 'helper-handle', 'Helper']) {
     const stream = await openSse(`${d.url}/events?agentId=${encodeURIComponent(given)}`, auth);
     t.equal(stream.status, 200, given);
     t.equal((await stream.nextEvent()).event, 'stream.hello');
-    t.equal((await d.request('PUT', `/agents/${id}/meta/k`, { value: given })).status, 200);
-    d.daemon.kernel.bus.emit('agent.said', { agentId: id, payload: { text: `for ${given}` } });
-    d.daemon.kernel.bus.emit('agent.said', { agentId: 'someone-else', payload: { text: 'not this' } });
+    await touch(other, `not for ${given}`);
+    await touch(id, `for ${given}`);
     const frame = await stream.nextEvent();
-    t.equal(frame.data.event.agent_id, id, `frames of ${given} arrive`);
+    t.equal(frame.data.event.agent_id, id, `frames of ${given} arrive, not another agent's`);
     stream.close();
   }
   const unknown = await openSse(`${d.url}/events?agentId=Nobody`, auth);
