@@ -46,6 +46,8 @@ t.test('autostart starts reviewed autostart agents and says why it skipped the o
   t.match(again.body.skipped.find((s: any) => s.name === 'Auto'), { reason: 'already_loaded' });
   t.equal((await d.request('POST', '/agents/autostart', { trackedDirs: ['relative/dir'] })).status, 400);
   t.equal((await d.request('POST', '/agents/autostart', {})).status, 400);
+  // The daemon outlives this test, its folder does not: nothing of it stays loaded.
+  for (const agent of (await d.request('GET', '/agents')).body) await d.request('POST', `/agents/${agent.id}/unload`);
 });
 
 t.test('the folder walk skips hidden, package, system and linked folders, and says when a bound cut it short', async (t) => {
