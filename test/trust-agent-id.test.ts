@@ -7,76 +7,35 @@
  * daemon as uid 65534 when this test runs as root (the ordinary user's daemon and sandbox).
  */
 import { spawn } from 'node:child_process';
-import { chownSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chownSync, copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import nacl from 'tweetnacl';
 import t, { type Test } from 'tap';
 import { didKeyFromEd25519 } from '../kernel/identity/did-key.js';
 import { HostCommandRunner } from '../kernel/runtime/sandbox/command-runner.js';
 import { createAgentFile } from './helpers/agent-file.js';
-import { prepareEnv, ROOT, tempDir } from './helpers/daemon.js';
+import { ROOT, spawnDaemon, tempDir, type SpawnedDaemon } from './helpers/daemon.js';
 import { openSse } from './helpers/sse-client.js';
 
 const root = process.getuid?.() === 0;
 const USER = 65534;
 const PASSPHRASE = 'owner passphrase';
 
-interface Daemon {
-  url: string;
-  dataDir: string;
-  request(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
-  stop(): Promise<void>;
-}
+type Daemon = SpawnedDaemon;
 
-/** The built daemon (bin/agtd.mjs) as a child; with `uid`, run as that user through setpriv. */
+/** The built daemon with no extensions; with `uid`, run as that user (its home and temp folder its own). */
 async function startDaemon(t: Test, dataDir: string, uid?: number): Promise<Daemon> {
   const home = join(dataDir, '..', 'home');
   mkdirSync(home, { recursive: true });
   if (uid !== undefined) chownSync(home, uid, uid);
-  const manifest = join(home, 'extensions.json');
-  writeFileSync(manifest, JSON.stringify({ extensions: [] }));
-  const { env } = prepareEnv(t, { dataDir, env: { HOME: home, TMPDIR: home, AGT_EXTENSIONS: manifest, AGT_KDF_COST: '10' } });
-  const node = [process.execPath, join(ROOT, 'bin/agtd.mjs')];
-  const argv = uid === undefined ? node : ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', ...node];
-  const child = spawn(argv[0]!, argv.slice(1), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stderr!.on('data', (chunk) => (err += chunk));
-  const exited = new Promise<void>((done) => child.once('exit', () => done()));
-  t.teardown(async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    await exited;
-  });
-  const url = await new Promise<string>((done) => {
-    child.stdout!.on('data', (chunk) => {
-      out += chunk;
-      const match = /agt daemon listening on (http:\/\/\S+)/.exec(out);
-      if (match) done(match[1]!);
-    });
-    void exited.then(() => done(''));
-  });
-  if (!url) throw new Error(`the daemon did not start: ${err}`);
-  const token = readFileSync(join(dataDir, 'daemon-token'), 'utf8').trim();
-  const request = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : null };
-  };
-  const stop = async () => {
-    await request('POST', '/daemon/shutdown');
-    await exited;
-  };
-  return { url, dataDir, request, stop };
+  const d = await spawnDaemon(t, { dataDir, ...(uid === undefined ? {} : { uid }), env: { HOME: home, TMPDIR: home } });
+  if (!d.url) throw new Error(`the daemon did not start: ${d.stderr()}`);
+  return d;
 }
 
 /** Runs `command` as a system-scope target of the agent; its stdout, or the turn's error. */
 async function runCommand(d: Daemon, agentId: string, command: string): Promise<{ stdout?: string; error?: { code: string; message: string } }> {
-  const token = readFileSync(join(d.dataDir, 'daemon-token'), 'utf8').trim();
-  const stream = await openSse(`${d.url}/events`, { authorization: `Bearer ${token}` });
+  const stream = await openSse(`${d.url}/events`, { authorization: `Bearer ${d.token}` });
   try {
     const accepted = await d.request('POST', `/agents/${agentId}/trigger`, { type: 'inbox', data: {}, scope: 'system', command });
     if (accepted.status !== 202) throw new Error(`dispatch refused: ${JSON.stringify(accepted.body)}`);

@@ -4,9 +4,9 @@
  * creates is removed by `t.teardown`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 // The kernel is imported when a test boots a daemon in its process (bootDaemon), not at this module's
 // import: files that only spawn daemons, or use ROOT/tempDir, skip its ~0.6 s of CPU.
@@ -63,6 +63,8 @@ export interface BootOptions {
   kdfCost?: KdfCost;
   /** Receives the listening lines the daemon (and its extensions) print; default: dropped. */
   print?: (line: string) => void;
+  /** A spawned daemon runs as this user (through setpriv; the test runs as root); its folders must be theirs. */
+  uid?: number;
 }
 
 const TEST_KDF: KdfCost = { N: 1024, r: 8, p: 1 };
@@ -180,7 +182,8 @@ export async function spawnDaemon(t: Teardown, options: BootOptions = {}, args: 
   const { dataDir, env } = prepareEnv(t, options);
   // Passphrase files at the cheapest cost the daemon accepts: an unlock costs ~1 ms instead of ~0.3 s.
   env.AGT_KDF_COST ??= '10';
-  return startChild(t, dataDir, env, args);
+  if (options.uid !== undefined && env.AGT_EXTENSIONS) chownSync(dirname(env.AGT_EXTENSIONS), options.uid, options.uid);
+  return startChild(t, dataDir, env, args, options.uid);
 }
 
 async function startedEvent(url: string, token: string, ms = 60_000): Promise<void> {
@@ -202,8 +205,11 @@ async function startedEvent(url: string, token: string, ms = 60_000): Promise<vo
   }
 }
 
-async function startChild(t: Teardown, dataDir: string, env: Record<string, string>, args: string[]): Promise<SpawnedDaemon> {
-  const child = spawn(process.execPath, [join(ROOT, 'bin/agtd.mjs'), ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+async function startChild(t: Teardown, dataDir: string, env: Record<string, string>, args: string[], uid?: number): Promise<SpawnedDaemon> {
+  // As another user through setpriv, which execs node: signals reach the daemon.
+  const node = [process.execPath, join(ROOT, 'bin/agtd.mjs'), ...args];
+  const argv = uid === undefined ? node : ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', ...node];
+  const child = spawn(argv[0]!, argv.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout!.on('data', (chunk) => (out += chunk));
@@ -238,7 +244,7 @@ async function startChild(t: Teardown, dataDir: string, env: Record<string, stri
     child, env, url, dataDir, token, request: httpClient(url, token), stdout: () => out, stderr: () => err, exited, stop,
     restart: async (more = {}) => {
       await stop();
-      return startChild(t, dataDir, { ...env, ...more }, args);
+      return startChild(t, dataDir, { ...env, ...more }, args, uid);
     },
   };
 }
