@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { defaultConnectionCaps, addressBucket } from '../kernel/http/connection-caps.js';
 import { ROOT, runDaemon } from './helpers/daemon.js';
-import { eventually } from './helpers/mesh.js';
+import { eventually, meshUrlOf } from './helpers/mesh.js';
 
 const PER_ADDRESS = 3;
 const TOTAL = 7;
@@ -23,12 +23,7 @@ const d = await runDaemon(t, {
     ],
   },
 });
-const meshUrl = await new Promise<string>((resolve, reject) => {
-  const found = () => /agt mesh listening on (http:\/\/\S+)/.exec(d.stdout())?.[1];
-  if (found()) return resolve(found()!);
-  d.child.stdout!.on('data', () => found() && resolve(found()!));
-  void d.exited.then(() => reject(new Error(`the daemon exited: ${d.stderr()}`)));
-});
+const meshUrl = await meshUrlOf(d);
 const token = d.token;
 
 interface Probe {

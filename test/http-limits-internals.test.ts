@@ -4,55 +4,19 @@
  * are lowered for this file (the server reads them when it is built), so each close takes well under a
  * second instead of the shipped 5-180 s.
  */
-import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
+import { parseAnswer, rawConnect } from './helpers/raw-http.js';
 import { REQUEST_LIMITS } from '../kernel/http/limits.js';
-import { bootDaemon, type TestDaemon } from './helpers/daemon.js';
+import { bootDaemon } from './helpers/daemon.js';
 import { openSse } from './helpers/sse-client.js';
 
 Object.assign(REQUEST_LIMITS, { headersTimeoutMs: 400, requestTimeoutMs: 900, keepAliveTimeoutMs: 300, idleSocketTimeoutMs: 1_200, checkIntervalMs: 100 });
 
-interface RawExchange {
-  socket: Socket;
-  /** Everything received so far. */
-  received: () => string;
-  /** Resolves with everything received once the server closed the connection, and how long that took. */
-  closed: Promise<{ text: string; ms: number }>;
-}
-
-function rawConnect(d: TestDaemon): Promise<RawExchange> {
-  const url = new URL(d.url);
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    const socket = connect(Number(url.port), url.hostname, () => {
-      let text = '';
-      socket.setEncoding('utf8');
-      socket.on('data', (chunk) => (text += chunk));
-      const closed = new Promise<{ text: string; ms: number }>((done) => socket.once('close', () => done({ text, ms: Date.now() - started })));
-      socket.on('error', () => {});
-      resolve({ socket, received: () => text, closed });
-    });
-    socket.once('error', reject);
-  });
-}
-
-/** Status line and parsed JSON body of a raw HTTP answer. */
-function parseAnswer(text: string): { status: number; body: any; headers: string } {
-  const [head = '', body = ''] = text.split('\r\n\r\n');
-  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body);
-  } catch {
-    parsed = body;
-  }
-  return { status, body: parsed, headers: head.toLowerCase() };
-}
 
 t.test('half-sent headers and half-sent bodies are cut with 408 request_timeout', async (t) => {
   const d = await bootDaemon(t);
-  const headers = await rawConnect(d);
+  const headers = await rawConnect(d.url);
   headers.socket.write(`GET /health HTTP/1.1\r\nHost: ${new URL(d.url).host}\r\nX-Slow: `);
   const cut = await headers.closed;
   const answer = parseAnswer(cut.text);
@@ -60,21 +24,21 @@ t.test('half-sent headers and half-sent bodies are cut with 408 request_timeout'
   t.same(answer.body, { error: answer.body.error, code: 'request_timeout' });
   t.ok(cut.ms < 3_000, `headers timeout closed the connection after ${cut.ms} ms`);
 
-  const body = await rawConnect(d);
+  const body = await rawConnect(d.url);
   body.socket.write(`POST /agents/load HTTP/1.1\r\nHost: ${new URL(d.url).host}\r\nAuthorization: Bearer ${d.token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"filePath":`);
   const bodyCut = await body.closed;
   t.equal(parseAnswer(bodyCut.text).status, 408);
   t.equal(parseAnswer(bodyCut.text).body.code, 'request_timeout');
   t.ok(bodyCut.ms < 4_000, `request timeout closed the connection after ${bodyCut.ms} ms`);
 
-  const silent = await rawConnect(d);
+  const silent = await rawConnect(d.url);
   const silentCut = await silent.closed;
   t.ok(silentCut.ms < 4_000, `a connection that sends nothing is closed (${silentCut.ms} ms)`);
 });
 
 t.test('an idle keep-alive connection is closed after the keep-alive timeout', async (t) => {
   const d = await bootDaemon(t);
-  const raw = await rawConnect(d);
+  const raw = await rawConnect(d.url);
   raw.socket.write(`GET /health HTTP/1.1\r\nHost: ${new URL(d.url).host}\r\n\r\n`);
   const { text, ms } = await raw.closed;
   t.match(text, /^HTTP\/1\.1 200/);

@@ -4,10 +4,10 @@
  * timeouts (408, idle and keep-alive closes, the event stream that outlives them) are in
  * http-limits-internals.test.ts: they lower the limits, which only a daemon in the test's process can.
  */
-import { connect, type Socket } from 'node:net';
 import t from 'tap';
+import { parseAnswer, rawConnect } from './helpers/raw-http.js';
 import { REQUEST_LIMITS } from '../kernel/http/limits.js';
-import { runDaemon, type DaemonClient, type SpawnedDaemon } from './helpers/daemon.js';
+import { runDaemon, type SpawnedDaemon } from './helpers/daemon.js';
 
 t.test('the shipped limits', async (t) => {
   t.same(REQUEST_LIMITS, {
@@ -24,46 +24,10 @@ t.test('the shipped limits', async (t) => {
 let shared: Promise<SpawnedDaemon> | undefined;
 const daemon = () => (shared ??= runDaemon(t));
 
-interface RawExchange {
-  socket: Socket;
-  /** Everything received so far. */
-  received: () => string;
-  /** Resolves with everything received once the server closed the connection, and how long that took. */
-  closed: Promise<{ text: string; ms: number }>;
-}
-
-function rawConnect(d: DaemonClient): Promise<RawExchange> {
-  const url = new URL(d.url);
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    const socket = connect(Number(url.port), url.hostname, () => {
-      let text = '';
-      socket.setEncoding('utf8');
-      socket.on('data', (chunk) => (text += chunk));
-      const closed = new Promise<{ text: string; ms: number }>((done) => socket.once('close', () => done({ text, ms: Date.now() - started })));
-      socket.on('error', () => {});
-      resolve({ socket, received: () => text, closed });
-    });
-    socket.once('error', reject);
-  });
-}
-
-/** Status line and parsed JSON body of a raw HTTP answer. */
-function parseAnswer(text: string): { status: number; body: any; headers: string } {
-  const [head = '', body = ''] = text.split('\r\n\r\n');
-  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body);
-  } catch {
-    parsed = body;
-  }
-  return { status, body: parsed, headers: head.toLowerCase() };
-}
 
 t.test('headers over 16 KB: 431 headers_too_large with {error, code}', async (t) => {
   const d = await daemon();
-  const raw = await rawConnect(d);
+  const raw = await rawConnect(d.url);
   raw.socket.write(`GET /health HTTP/1.1\r\nHost: ${new URL(d.url).host}\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`);
   const { text } = await raw.closed;
   const answer = parseAnswer(text);
@@ -80,7 +44,7 @@ t.test('headers over 16 KB: 431 headers_too_large with {error, code}', async (t)
 t.test('a broken request line or header: 400 bad_request with {error, code}', async (t) => {
   const d = await daemon();
   for (const garbage of ['GARBAGE\r\n\r\n', 'GET / HTTP/9.9\r\n\r\n', 'GET /health HTTP/1.1\r\nHost: x\r\nBad Header Line\r\n\r\n', '\u0000\u0001\u0002\r\n\r\n', 'GET /health HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n']) {
-    const raw = await rawConnect(d);
+    const raw = await rawConnect(d.url);
     raw.socket.write(garbage);
     const answer = parseAnswer((await raw.closed).text);
     t.equal(answer.status, 400, JSON.stringify(garbage));

@@ -8,17 +8,13 @@
 import { join } from 'node:path';
 import t from 'tap';
 import { ROOT, runDaemon } from './helpers/daemon.js';
+import { meshUrlOf } from './helpers/mesh.js';
 import { rawLine, rawRequest } from './helpers/raw-http.js';
 
 const d = await runDaemon(t, {
   extensions: { extensions: [{ name: 'mesh', module: join(ROOT, 'extensions/mesh/index.ts'), enabled: true, config: { mdns: { enabled: false } } }] },
 });
-const meshUrl = await new Promise<string>((resolve, reject) => {
-  const found = () => /agt mesh listening on (http:\/\/\S+)/.exec(d.stdout())?.[1];
-  if (found()) return resolve(found()!);
-  d.child.stdout!.on('data', () => found() && resolve(found()!));
-  void d.exited.then(() => reject(new Error(`the daemon exited: ${d.stderr()}`)));
-});
+const meshUrl = await meshUrlOf(d);
 const token = d.token;
 const servers = [
   { name: 'main API', url: d.url, path: '/health' },

@@ -34,10 +34,22 @@ export async function bootMeshDaemon(t: Teardown, options: BootOptions & { meshC
   return withMesh(d, given ?? tempDir(t, 'agt-mesh-agents-'));
 }
 
-/** `d` with its mesh URL (from `GET /network`, once the mesh server listens): after a restart too. */
+/** `d` with its mesh URL: after a restart too. */
 export async function withMesh(d: SpawnedDaemon, agentsDir: string): Promise<MeshDaemon> {
-  const meshUrl = await eventually(async () => (await d.request('GET', '/network')).body?.mesh?.urls?.[0] as string | undefined, 'the mesh server listening');
-  return { ...d, meshUrl, agentsDir };
+  return { ...d, meshUrl: await meshUrlOf(d), agentsDir };
+}
+
+/**
+ * The mesh server's URL, from its listening line on the daemon's stdout (no request: a test counting
+ * connections sees only its own).
+ */
+export function meshUrlOf(d: SpawnedDaemon): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const found = () => /agt mesh listening on (http:\/\/\S+)/.exec(d.stdout())?.[1];
+    if (found()) return resolve(found()!);
+    d.child.stdout!.on('data', () => found() && resolve(found()!));
+    void d.exited.then(() => reject(new Error(`the daemon exited: ${d.stderr()}`)));
+  });
 }
 
 /** Creates (and loads) an agent; `patch` is merged into its config (JSON Merge Patch). */

@@ -1,5 +1,6 @@
 /** Raw HTTP requests for tests that must control headers fetch() will not let us set (Host, Origin). */
 import { request as httpRequest } from 'node:http';
+import { connect, type Socket } from 'node:net';
 
 export interface RawResponse {
   status: number;
@@ -48,7 +49,6 @@ export function rawRequest(
  * as the absolute form) and parses the answer once the server closes (send `Connection: close`).
  */
 export async function rawLine(url: string, text: string): Promise<RawResponse & { raw: string }> {
-  const { connect } = await import('node:net');
   const target = new URL(url);
   const raw = await new Promise<string>((resolve, reject) => {
     const socket = connect(Number(target.port), target.hostname, () => socket.write(text));
@@ -73,4 +73,42 @@ export async function rawLine(url: string, text: string): Promise<RawResponse & 
     // chunked or not JSON: keep the text
   }
   return { status: Number(/^HTTP\/1\.[01] (\d{3})/.exec(head)?.[1] ?? 0), headers, body, raw };
+}
+
+export interface RawExchange {
+  socket: Socket;
+  /** Everything received so far. */
+  received: () => string;
+  /** Resolves with everything received once the server closed the connection, and how long that took. */
+  closed: Promise<{ text: string; ms: number }>;
+}
+
+/** A connection to `url`'s server for a test to write to as it likes (half-sent requests, idle sockets). */
+export function rawConnect(url: string): Promise<RawExchange> {
+  const target = new URL(url);
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const socket = connect(Number(target.port), target.hostname, () => {
+      let text = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk) => (text += chunk));
+      const closed = new Promise<{ text: string; ms: number }>((done) => socket.once('close', () => done({ text, ms: Date.now() - started })));
+      socket.on('error', () => {});
+      resolve({ socket, received: () => text, closed });
+    });
+    socket.once('error', reject);
+  });
+}
+
+/** Status line and parsed JSON body of a raw HTTP answer. */
+export function parseAnswer(text: string): { status: number; body: any; headers: string } {
+  const [head = '', body = ''] = text.split('\r\n\r\n');
+  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    parsed = body;
+  }
+  return { status, body: parsed, headers: head.toLowerCase() };
 }
