@@ -256,6 +256,24 @@ t.test("an approval is the owner's: input-required for the caller, who cannot an
   t.equal(statusText(done), 'wrote it');
 });
 
+t.test('a blocking send queued behind a turn that waits for the owner answers at once, saying so', { timeout: 20_000 }, async (t) => {
+  const client = await new ClientFactory().createFromUrl(cardUrl('careful'), '');
+  const first: any = await client.sendMessage(sendParams(textMessage('please write another note')));
+  t.equal(first.status.state, STATE.inputRequired, 'the first turn waits for the approval');
+  // Without the answer this send would hold the caller for a2aWaitMs (300 s) and the test would time out.
+  const second: any = await client.sendMessage(sendParams(textMessage('and after that')));
+  t.not(second.id, first.id);
+  t.equal(second.status.state, STATE.working, 'queued, answered as working');
+  t.match(statusText(second), /Queued behind another turn of this agent that waits for its owner's approval to run fs_write/);
+  const [pending] = (await d1.request('GET', `/agents/${careful.id}/tasks?status=pending_approval`)).body.tasks;
+  t.equal((await d1.request('POST', `/agents/${careful.id}/tasks/${pending.id}/resolve`, { action: 'approve' })).status, 200);
+  const done: any = await eventually(async () => {
+    const task: any = await client.getTask({ tenant: '', id: second.id } as any);
+    return task.status.state === STATE.completed && task;
+  }, 'the queued task to run and complete once the owner approved');
+  t.match(statusText(done), /echo: and after that/);
+});
+
 t.test('the per-sender rate holds for A2A messages (an unsigned caller counts by its address)', async (t) => {
   const statuses: number[] = [];
   for (let i = 0; i < 16; i++) statuses.push((await rawSend('busy', { messageId: `rate-${i}`, role: 'ROLE_USER', parts: [{ text: `n${i}` }] })).status);

@@ -5,6 +5,11 @@
  * `turn.completed` → `completed` (the reply as the status message and a `reply` artifact) or
  * `canceled` (`stop_reason: interrupted`), `agent.error` → `failed`, `chat.discarded` → `canceled`.
  *
+ * A task still queued while a turn before it on the agent's main loop waits for a human (the owner's
+ * approval or suspend answer, or someone's answer to an ask) is `working` with a status message saying
+ * what it waits behind, and a blocking send answers with it then instead of holding the caller for up to
+ * `a2aWaitMs` with no sign why (docs/mesh.md#a2a).
+ *
  * Each task belongs to the requester address that made it (an IPv4 address, an IPv6 /64): get, cancel,
  * resubscribe and answers from elsewhere see no such task. The book keeps at most `maxTasks` tasks,
  * dropping the oldest finished ones first.
@@ -35,6 +40,8 @@ export interface TaskRecord {
   waiting: Waiting | undefined;
   /** Cancel asked before the turn started: it is interrupted as soon as it does. */
   cancelWanted: boolean;
+  /** Still queued, behind a turn that waits for a human: what it waits for (the status message's text). */
+  queuedBehind: string | undefined;
   timestamp: string;
   listeners: Set<(event: StreamResponse) => void>;
 }
@@ -47,8 +54,16 @@ export function agentMessage(record: Pick<TaskRecord, 'id' | 'contextId'>, text:
 
 const record = (value: unknown): Record<string, unknown> => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
 
+/** A human wait of a turn on an agent's main loop. */
+interface HumanWait {
+  turnId: string | undefined;
+  what: string;
+}
+
 export class TaskBook {
   private readonly tasks = new Map<string, TaskRecord>();
+  /** Per agent, the waits for a human of its main loop's turns, by task or request id. */
+  private readonly humanWaits = new Map<string, Map<string, HumanWait>>();
   private capturing: UmbilicalEvent[] | undefined;
 
   constructor(
@@ -83,12 +98,14 @@ export class TaskBook {
       artifacts: [],
       waiting: undefined,
       cancelWanted: false,
+      queuedBehind: undefined,
       timestamp: new Date().toISOString(),
       listeners: new Set(),
     };
     this.tasks.set(input.id, task);
     this.trim();
     for (const event of events) this.apply(event);
+    this.markQueued(task);
     return task;
   }
 
@@ -116,9 +133,13 @@ export class TaskBook {
     return () => task.listeners.delete(listener);
   }
 
-  /** Resolves once the task is final (terminal or input-required) or `ms` passed. */
+  /**
+   * Resolves once the task is final (terminal or input-required), is queued behind a turn that waits
+   * for a human, or `ms` passed.
+   */
   settled(task: TaskRecord, ms: number): Promise<void> {
-    if (isFinal(task.state)) return Promise.resolve();
+    const answerable = () => isFinal(task.state) || task.queuedBehind !== undefined;
+    if (answerable()) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
@@ -127,7 +148,7 @@ export class TaskBook {
       };
       const timer = setTimeout(done, ms);
       const stop = this.listen(task, () => {
-        if (isFinal(task.state)) done();
+        if (answerable()) done();
       });
     });
   }
@@ -141,6 +162,7 @@ export class TaskBook {
   apply(event: UmbilicalEvent): void {
     this.capturing?.push(event);
     const payload = record(event.payload);
+    this.trackHumanWaits(event, payload);
     const ids = new Set<string>();
     if (event.turn_id) ids.add(event.turn_id);
     if (typeof payload.turn_id === 'string') ids.add(payload.turn_id);
@@ -155,6 +177,7 @@ export class TaskBook {
     switch (event.event_type) {
       case 'turn.started':
         if (task.cancelWanted) this.interrupt(task.agentId, task.id);
+        task.queuedBehind = undefined;
         return this.move(task, STATE.working);
       case 'hil.requested': {
         if (payload.kind === 'ask') {
@@ -189,6 +212,40 @@ export class TaskBook {
       default:
         return;
     }
+  }
+
+  /** Keeps each agent's main-loop waits for a human current, and tells its queued tasks. */
+  private trackHumanWaits(event: UmbilicalEvent, payload: Record<string, unknown>): void {
+    const agentId = event.agent_id;
+    if (!agentId || (event.loop !== undefined && event.loop !== 'main')) return;
+    const waits = this.humanWaits.get(agentId);
+    if (event.event_type === 'hil.requested') {
+      const id = String(payload.kind === 'approval' ? payload.taskId : payload.requestId);
+      const what =
+        payload.kind === 'approval' ? `its owner's approval to run ${String(payload.tool)}`
+        : payload.kind === 'suspend' ? "its owner's answer to a suspend prompt"
+        : 'the answer to a question it asked';
+      const next = waits ?? new Map<string, HumanWait>();
+      next.set(id, { turnId: event.turn_id, what });
+      this.humanWaits.set(agentId, next);
+      for (const task of this.tasks.values()) if (task.agentId === agentId) this.markQueued(task);
+      return;
+    }
+    if (!waits) return;
+    if (event.event_type === 'hil.resolved') waits.delete(String(payload.id));
+    if ((event.event_type === 'turn.completed' || event.event_type === 'agent.error') && event.turn_id) {
+      for (const [id, wait] of waits) if (wait.turnId === event.turn_id) waits.delete(id);
+    }
+    if (waits.size === 0) this.humanWaits.delete(agentId);
+  }
+
+  /** A task not started yet, behind a turn waiting for a human: `working`, saying what it waits behind. */
+  private markQueued(task: TaskRecord): void {
+    if (task.state !== STATE.submitted || task.queuedBehind !== undefined) return;
+    const wait = [...(this.humanWaits.get(task.agentId)?.values() ?? [])].find((candidate) => candidate.turnId !== task.id);
+    if (!wait) return;
+    task.queuedBehind = `Queued behind another turn of this agent that waits for ${wait.what}; this task starts once that turn has ended. Ask for it again later (GetTask), or cancel it.`;
+    this.move(task, STATE.working, task.queuedBehind);
   }
 
   private move(task: TaskRecord, state: number, text?: string, message?: Message): void {
