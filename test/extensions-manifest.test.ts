@@ -4,16 +4,17 @@
  * rule, config validation; plus the built daemon refusing to start on a malformed or missing manifest.
  */
 import t from 'tap';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { contractSatisfied, definitionProblem, validateConfig } from '../kernel/extensions/definition.js';
 import { contractProblem } from '../kernel/extensions/contract-check.js';
 import { readManifest } from '../kernel/extensions/manifest.js';
+import { readOverlay, writeOverlayEntry } from '../kernel/extensions/config-overlay.js';
 import { orderByDependencies } from '../kernel/extensions/order.js';
 import { resolveExtensionModule } from '../kernel/extensions/resolve-module.js';
 import { stopShare } from '../kernel/extensions/lifecycle.js';
 import hello from './fixtures/extensions/hello/index.js';
-import { runDaemon, tempDir } from './helpers/daemon.js';
+import { ROOT, runDaemon, tempDir } from './helpers/daemon.js';
 
 t.test('manifest: defaults, missing files, and errors naming file and field', async (t) => {
   const dir = tempDir(t);
@@ -52,6 +53,26 @@ t.test('a malformed manifest refuses the daemon start', async (t) => {
   t.equal(absent.url, '');
   t.not(await absent.exited, 0);
   t.match(absent.stderr(), /nope\.json: cannot read it/);
+});
+
+t.test("the owner's options overlay: read, written beside the others, malformed ones refuse the start", async (t) => {
+  const dir = tempDir(t);
+  const path = join(dir, 'extensions.config.json');
+  t.same(readOverlay(path), { extensions: {} }, 'no file: no overlay');
+  writeOverlayEntry(path, 'channels', { reconnectBaseMs: 10 });
+  writeOverlayEntry(path, 'compute', { memoryMb: 256 });
+  writeOverlayEntry(path, 'channels', { reconnectBaseMs: 20 });
+  t.same(readOverlay(path), { extensions: { channels: { config: { reconnectBaseMs: 20 } }, compute: { config: { memoryMb: 256 } } } });
+  t.equal(statSync(path).mode & 0o777, 0o600, 'owner-only');
+  writeFileSync(path, JSON.stringify({ extensions: { channels: { options: {} } } }));
+  t.throws(() => readOverlay(path), { name: 'StartupError', message: /extensions\.config\.json: .*\/extensions\/channels\/options: unknown property/ });
+  writeFileSync(path, '{');
+  t.throws(() => readOverlay(path), { message: /extensions\.config\.json: not valid JSON/ });
+  const manifest = { extensions: [{ name: 'hello', module: join(ROOT, 'test/fixtures/extensions/hello/index.ts') }] };
+  const refused = await runDaemon(t, { dataDir: dir, extensions: manifest });
+  t.equal(refused.url, '', 'the daemon does not start with options other than the owner\'s');
+  t.not(await refused.exited, 0);
+  t.match(refused.stderr(), /extensions\.config\.json: not valid JSON/, 'naming the file');
 });
 
 t.test('module resolution', async (t) => {

@@ -11,7 +11,8 @@
  * 5. `POST /compute/setup` without a body is not a 400;
  * 6. `agt providers add openai-compatible|models|check|remove`;
  * 7. extension options through `/runtime/extensions/{name}/config` and `agt extensions`, applied live
- *    (channels) or after a restart (compute), persisted in the manifest.
+ *    (channels) or after a restart (compute), persisted in the data directory's overlay, the manifest
+ *    left as written.
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -84,7 +85,8 @@ t.test('operator fixes (issue 28) against one built daemon', async (t) => {
       { name: 'reconfigurable', module: join(ROOT, 'test/fixtures/extensions/reconfigurable/index.ts'), enabled: true, config: {} },
     ],
   }));
-  // The built daemon with this manifest (AGT_EXTENSIONS): the test reads back what the daemon writes into it.
+  // The built daemon with this manifest (AGT_EXTENSIONS): the test checks the daemon never writes into it.
+  const manifestText = readFileSync(manifestPath, 'utf8');
   const d = await runDaemon(t, {
     settings: { providers: [{ id: 'local', type: 'openai-compatible', name: 'Fake', baseUrl: model.baseUrl, defaultModel: 'fake-1' }] },
     env: {
@@ -224,29 +226,30 @@ t.test('operator fixes (issue 28) against one built daemon', async (t) => {
     const changed = await api('PATCH', '/runtime/extensions/channels/config', { types: { telegram: { apiRoot: telegram.apiRoot } } });
     t.match(changed, { status: 200, body: { applied: true, restartRequired: false, config: { reconnectBaseMs: 50, types: { telegram: { apiRoot: telegram.apiRoot } } } } });
     await eventually('connected with the new apiRoot', async () => (await adapter())?.status === 'connected');
-    const saved = JSON.parse(readFileSync(manifestPath, 'utf8'));
-    t.equal(saved.extensions.find((e: any) => e.name === 'channels').config.types.telegram.apiRoot, telegram.apiRoot, 'persisted in the manifest');
-    t.equal(saved.extensions.length, 5, 'the other entries kept');
+    const overlay = () => JSON.parse(readFileSync(join(d.dataDir, 'extensions.config.json'), 'utf8'));
+    t.equal(overlay().extensions.channels.config.types.telegram.apiRoot, telegram.apiRoot, "persisted in the data directory's overlay");
+    t.equal(readFileSync(manifestPath, 'utf8'), manifestText, 'the manifest is not written');
+    t.match((await api('GET', '/runtime/extensions/channels/config')).body, { source: 'overlay' });
 
     const cliSet = await cli('extensions', 'config', 'channels', '--set', 'reconnectMaxMs=250');
     t.equal(cliSet.code, 0, cliSet.stderr);
-    t.match(cliSet.stdout, /channels: options saved and applied/);
+    t.match(cliSet.stdout, /channels: options saved in the data directory and applied/);
     const shown = JSON.parse((await cli('--json', 'extensions', 'config', 'channels')).stdout);
     t.match(shown, { config: { reconnectMaxMs: 250, reconnectBaseMs: 50 } });
     const computeSet = await cli('extensions', 'config', 'compute', '--set', 'memoryMb=256');
     t.equal(computeSet.code, 0, computeSet.stderr);
-    t.match(computeSet.stderr, /compute applies them at the next daemon start/, 'no reconfigure hook: after a restart');
+    t.match(computeSet.stderr, /compute applies them at the next daemon start \(restart the daemon: agt daemon stop, then agtd/, 'no reconfigure hook: after a restart of the daemon');
     t.match((await api('GET', '/runtime/extensions/compute/config')).body, { config: { memoryMb: 256 }, reconfigurable: false });
     t.equal((await cli('extensions', 'config', 'compute', '--set', 'memoryMb=1')).code, 1, 'below the schema minimum');
     t.match(await api('GET', '/runtime/extensions/nope/config'), { status: 404, body: { code: 'not_found' } });
 
-    // A reconfigure hook that refuses: 422, the old value stays in force and in the manifest.
+    // A reconfigure hook that refuses: 422, the old value stays in force and in the overlay.
     t.match(await api('PUT', '/runtime/extensions/reconfigurable/config', { greeting: 'hi there' }), { status: 200, body: { applied: true, effective: { greeting: 'hi there' } } });
     t.same((await api('GET', '/reconfigurable')).body, { greeting: 'hi there' }, 'applied live');
     t.match(await api('PUT', '/runtime/extensions/reconfigurable/config', { greeting: 'please refuse' }), { status: 422, body: { code: 'reconfigure_failed', error: /this greeting is refused/ } });
     t.same((await api('GET', '/reconfigurable')).body, { greeting: 'hi there' }, 'the old value stays');
-    const kept = JSON.parse(readFileSync(manifestPath, 'utf8')).extensions.find((e: any) => e.name === 'reconfigurable');
-    t.same(kept.config, { greeting: 'hi there' }, 'nothing refused is saved');
+    t.same(overlay().extensions.reconfigurable.config, { greeting: 'hi there' }, 'nothing refused is saved');
+    t.equal(readFileSync(manifestPath, 'utf8'), manifestText, 'the manifest is still as written');
     t.match(await api('PUT', '/runtime/extensions/reconfigurable/config', { greeting: 'x'.repeat(41) }), { status: 400, body: { path: '/greeting' } });
     const listed = await cli('extensions', 'ls');
     t.match(listed.stdout, /channels\s+1\.0\.0\s+started\s+\/channels/);

@@ -70,7 +70,7 @@ export async function config(ctx: Ctx, name: string, options: { set?: string[]; 
   }
   const changed = await ctx.client.request('PATCH', path, patchOf(options.set ?? [], options.unset ?? []));
   ctx.out.result(changed, () => {
-    ctx.out.line(`${name}: options saved${changed.applied ? ' and applied' : ''}`);
-    if (changed.restartRequired) ctx.out.note(ctx.out.yellow(`${name} applies them at the next daemon start (agt restart, or stop and start agtd)`));
+    ctx.out.line(`${name}: options saved in the data directory${changed.applied ? ' and applied' : ''}`);
+    if (changed.restartRequired) ctx.out.note(ctx.out.yellow(`${name} applies them at the next daemon start (restart the daemon: agt daemon stop, then agtd; agt restart restarts an agent, not the daemon)`));
   });
 }

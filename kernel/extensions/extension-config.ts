@@ -1,14 +1,13 @@
 /**
  * An extension's options changed while the daemon runs (`GET|PUT|PATCH /runtime/extensions/{name}/config`,
  * `agt extensions config`): validated against the definition's `options` schema exactly as at start-up,
- * applied by the extension's `reconfigure` hook when it has one and runs, and persisted into the
- * manifest entry's `config` (D3: the manifest is where extension options live), so a restart keeps them.
- * Without the hook the change is persisted and answered `restartRequired: true`.
+ * applied by the extension's `reconfigure` hook when it has one and runs, and persisted in the data
+ * directory's overlay of extension options (config-overlay.ts; the shipped manifest is never written), so
+ * a restart keeps them. Without the hook the change is persisted and answered `restartRequired: true`.
  */
-import { readFileSync, statSync } from 'node:fs';
 import { AgtError } from '../../contracts/errors.js';
 import { mergePatch } from '../json-merge-patch.js';
-import { writeFileAtomic } from '../settings.js';
+import { writeOverlayEntry } from './config-overlay.js';
 import { validateConfig } from './definition.js';
 import { extensionNotInManifest } from './errors.js';
 import { settleWithin } from './lifecycle.js';
@@ -16,8 +15,10 @@ import type { ExtensionRecord, ExtensionRegistry } from './registry.js';
 
 export interface ExtensionConfigView {
   name: string;
-  /** The manifest entry's `config`, as written. */
+  /** The options as written: the data directory's overlay entry when there is one, else the manifest's `config`. */
   config: Record<string, unknown>;
+  /** Where `config` comes from: `overlay` (the owner's, in the data directory) or `manifest` (as shipped). */
+  source: 'overlay' | 'manifest';
   /** What the extension runs with: the config validated, defaults applied (null when it cannot be read). */
   effective: unknown;
   /** The definition's `options` (JSON Schema), or null when it declares none or cannot be read. */
@@ -37,7 +38,7 @@ export const RECONFIGURE_DEADLINE_MS = 10_000;
 const running = (record: ExtensionRecord) => record.state === 'loaded' || record.state === 'started';
 
 export class ExtensionConfigs {
-  /** One change at a time: two writers must not interleave their manifest rewrites. */
+  /** One change at a time: two writers must not interleave their overlay rewrites. */
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly registry: ExtensionRegistry) {}
@@ -47,13 +48,14 @@ export class ExtensionConfigs {
     return {
       name,
       config: record.entry.config,
+      source: this.registry.overlaid.has(name) ? 'overlay' : 'manifest',
       effective: record.definition ? (running(record) ? record.config : this.validated(record, record.entry.config, false)) : null,
       schema: record.definition?.options ?? null,
       reconfigurable: running(record) && typeof record.hooks?.reconfigure === 'function',
     };
   }
 
-  /** `patch` merges into the manifest's config (RFC 7396); otherwise `config` replaces it. */
+  /** `patch` merges into the config as written (RFC 7396); otherwise `config` replaces it. */
   change(name: string, config: Record<string, unknown>, options: { patch: boolean }): Promise<ExtensionConfigChange> {
     const next = this.queue.then(() => this.apply(name, config, options.patch));
     this.queue = next.catch(() => {});
@@ -103,15 +105,11 @@ export class ExtensionConfigs {
     return record;
   }
 
-  /** Rewrites the one entry's `config` in the manifest file, keeping everything else as it is. */
+  /** Saves the one extension's options in the data directory's overlay, keeping the others. */
   private persist(name: string, config: Record<string, unknown>): void {
-    const path = this.registry.manifestPath;
-    if (!path) throw new AgtError('conflict', 'the daemon read no extension manifest: nothing to persist into');
-    const text = readFileSync(path, 'utf8');
-    const manifest = JSON.parse(text) as { extensions: Array<{ name: string; config?: unknown }> };
-    const entry = manifest.extensions.find((candidate) => candidate.name === name);
-    if (!entry) throw new AgtError('conflict', `extension ${name} is no longer in the manifest ${path}`);
-    entry.config = config;
-    writeFileAtomic(path, `${JSON.stringify(manifest, null, 2)}\n`, statSync(path).mode & 0o777);
+    const path = this.registry.overlayPath;
+    if (!path) throw new AgtError('conflict', 'the daemon loaded no extensions: there are no options to save');
+    writeOverlayEntry(path, name, config);
+    this.registry.overlaid.add(name);
   }
 }

@@ -22,6 +22,7 @@ import { buildContext } from './context.js';
 import { CONTRACT_INCOMPATIBLE, contractProblem } from './contract-check.js';
 import { definitionProblem, importDefinition, validateConfig } from './definition.js';
 import { ExtensionLifecycle, settleWithin } from './lifecycle.js';
+import { overlayPath, readOverlay } from './config-overlay.js';
 import { PREFIX_PATTERN, readManifest, SEGMENT_PATTERN, type ManifestEntry } from './manifest.js';
 import { orderByDependencies } from './order.js';
 import { bridgeAgentRegister, guardPluginErrors } from './plugin-guard.js';
@@ -245,9 +246,21 @@ function registerScopes(app: KernelApp, kernel: ExtensionHostDeps, env: NodeJS.P
  */
 export async function loadExtensions(app: KernelApp, kernel: ExtensionHostDeps, registry: ExtensionRegistry, manifestPath: string, options: LoadOptions): Promise<ExtensionHost> {
   const entries = readManifest(manifestPath, { required: options.required ?? false });
+  // The owner's options (`PUT /runtime/extensions/{name}/config`) live in the data directory, over the
+  // manifest, which stays as shipped (config-overlay.ts).
+  const overlayFile = overlayPath(kernel.settings.dataDir);
+  const overlay = readOverlay(overlayFile);
+  for (const entry of entries) {
+    const own = overlay.extensions[entry.name];
+    if (own) entry.config = own.config;
+  }
+  for (const name of Object.keys(overlay.extensions).filter((name) => !entries.some((entry) => entry.name === name))) {
+    kernel.logger.warn({ extension: name, file: overlayFile }, `extension options for ${name} in ${overlayFile} are kept but unused: the manifest does not list it`);
+  }
   const records = entries.map(newRecord);
-  // Where `PUT /runtime/extensions/{name}/config` persists an extension's options (extension-config.ts).
   registry.manifestPath = manifestPath;
+  registry.overlayPath = overlayFile;
+  registry.overlaid = new Set(entries.filter((entry) => overlay.extensions[entry.name]).map((entry) => entry.name));
   for (const record of records) registry.add(record);
 
   for (const record of records) await inspect(record, registry, manifestPath, kernel);

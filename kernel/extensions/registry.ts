@@ -56,6 +56,10 @@ export class ExtensionRegistry {
   readonly records = new Map<string, ExtensionRecord>();
   /** The manifest the records came from (set by the loader); null before it ran. */
   manifestPath: string | null = null;
+  /** The data directory's file of the owner's extension options (config-overlay.ts); null before the loader ran. */
+  overlayPath: string | null = null;
+  /** The extensions whose options come from that file rather than the manifest. */
+  overlaid = new Set<string>();
 
   constructor(private readonly kernel: Pick<ExtensionHostDeps, 'logger' | 'bus' | 'contributions'>) {}
 

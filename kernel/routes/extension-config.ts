@@ -1,6 +1,6 @@
 /**
- * `GET|PUT|PATCH /runtime/extensions/{name}/config`: an extension's options (the manifest entry's
- * `config`), changed without editing `extensions.json` by hand. See `extensions/extension-config.ts`.
+ * `GET|PUT|PATCH /runtime/extensions/{name}/config`: an extension's options, changed in the data
+ * directory's overlay over the manifest (the manifest is never written). See `extensions/extension-config.ts`.
  */
 import { Type } from 'typebox';
 import { errorResponses } from '../../contracts/http.js';
@@ -13,6 +13,9 @@ const Config = Type.Record(Type.String(), Type.Unknown());
 const View = Type.Object({
   name: Type.String(),
   config: Config,
+  source: Type.Union([Type.Literal('overlay'), Type.Literal('manifest')], {
+    description: '`overlay`: `config` is the owner\'s, from the data directory\'s `extensions.config.json`; `manifest`: as shipped',
+  }),
   effective: Type.Unknown({ description: 'what the extension runs with: `config` validated, defaults applied (null when the module cannot be read)' }),
   schema: Type.Unknown({ description: 'the extension\'s options schema (JSON Schema), or null' }),
   reconfigurable: Type.Boolean({ description: 'true: a change applies at once (the extension runs and implements `reconfigure`)' }),
@@ -28,7 +31,7 @@ export const extensionConfigRoutes: KernelRoutes<'extensions'> = async (app, { s
   const configs = new ExtensionConfigs(services.extensions);
   const description =
     'Validated against the extension\'s options schema (400 naming the field), applied by its `reconfigure` hook when it runs and has one ' +
-    '(422 `reconfigure_failed` when it refuses, 504 `timeout` when it takes over 10 s: nothing is saved), and persisted into the manifest entry\'s `config`. ' +
+    '(422 `reconfigure_failed` when it refuses, 504 `timeout` when it takes over 10 s: nothing is saved), and persisted in the data directory\'s `extensions.config.json` (the manifest is never written). ' +
     'Otherwise persisted and answered `restartRequired: true`. 409 when the extension\'s module cannot be read.';
 
   app.get(
