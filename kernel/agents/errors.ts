@@ -61,15 +61,20 @@ export const noAgentLocator = (ref: string) =>
 /** 404 `not_found`: no loaded agent `ref`, and the agent locator found no file either. */
 export const agentNotLocated = (ref: string) => new AgtError('not_found', `no agent ${ref} is loaded or found in the tracked folders`);
 
+/** The candidates named in an ambiguity's message, so a terminal shows which to pick (all are in `details`). */
+const SHOWN_CANDIDATES = 10;
+const listed = (items: string[]) =>
+  items.slice(0, SHOWN_CANDIDATES).join(', ') + (items.length > SHOWN_CANDIDATES ? `, and ${items.length - SHOWN_CANDIDATES} more` : '');
+
 /** 409 `ambiguous_agent`: the agent locator found several files for `ref`. */
 export const ambiguousAgentFiles = (ref: string, candidates: Array<{ name: string; handle: string | null; filePath: string }>) =>
-  new AgtError('ambiguous_agent', `${candidates.length} agent files match ${ref}; start one by its absolute path`, {
+  new AgtError('ambiguous_agent', `${candidates.length} agent files match ${ref}; start one by its absolute path: ${listed(candidates.map((c) => c.filePath))}`, {
     details: { candidates },
   });
 
 /** 409 `ambiguous_agent`: a handle or name matches several loaded agents. */
 export const ambiguousAgent = (ref: string, candidates: AgentCandidate[]) =>
-  new AgtError('ambiguous_agent', `"${ref}" matches ${candidates.length} loaded agents; use the id`, { details: { candidates } });
+  new AgtError('ambiguous_agent', `"${ref}" matches ${candidates.length} loaded agents; use the id: ${listed(candidates.map((c) => `${c.id} (${c.filePath})`))}`, { details: { candidates } });
 
 /** 409 `conflict`: an agent with this id is loaded (or loading) from another file (`otherPath` null). */
 export const agentAlreadyLoaded = (agentId: string, otherPath: string | null) =>
