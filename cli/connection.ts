@@ -1,9 +1,11 @@
 /**
  * Where the daemon is and which token it takes, found the way the daemon finds its data directory (D1):
  * `--settings`/`AGT_DAEMON_SETTINGS` (its folder), else `AGT_USER_DATA_DIR`, else
- * `$XDG_CONFIG_HOME/agt`, else `~/.config/agt`. The URL: `--url`, else `AGT_DAEMON_URL`, else
- * `AGT_DAEMON_HOST`/`AGT_DAEMON_PORT` when set, else the `daemon-url` file a running daemon writes in
- * its data directory, else http://127.0.0.1:7385. The token: `--token`, else `AGT_DAEMON_TOKEN`, else
+ * `$XDG_CONFIG_HOME/agt`, else `~/.config/agt`. The URL: `--url`, else `AGT_DAEMON_URL`, else the
+ * `daemon-url` file a running daemon writes in its data directory when that directory was named
+ * by its settings file (`--settings`, `AGT_DAEMON_SETTINGS`: the file names one daemon, where a port left
+ * in the shell from another daemon would not), else `AGT_DAEMON_HOST`/`AGT_DAEMON_PORT` when set, else that
+ * `daemon-url` file, else http://127.0.0.1:7385. The token: `--token`, else `AGT_DAEMON_TOKEN`, else
  * the data directory's `daemon-token` file.
  */
 import { readFileSync } from 'node:fs';
@@ -52,15 +54,17 @@ function hostForClient(host: string): string {
 
 export function resolveConnection(options: ConnectionOptions, env: NodeJS.ProcessEnv = process.env): Connection {
   const dataDir = dataDirOf(options, env);
+  const named = Boolean(options.settings || env.AGT_DAEMON_SETTINGS);
+  const published = readTrimmed(join(dataDir, 'daemon-url'));
   let url: string;
   let urlSource: string;
   if (options.url) [url, urlSource] = [options.url, '--url'];
   else if (env.AGT_DAEMON_URL) [url, urlSource] = [env.AGT_DAEMON_URL, 'AGT_DAEMON_URL'];
+  else if (named && published) [url, urlSource] = [published, join(dataDir, 'daemon-url')];
   else if (env.AGT_DAEMON_HOST || env.AGT_DAEMON_PORT) {
     url = `http://${hostForClient(env.AGT_DAEMON_HOST || '127.0.0.1')}:${env.AGT_DAEMON_PORT || '7385'}`;
     urlSource = 'AGT_DAEMON_HOST/AGT_DAEMON_PORT';
   } else {
-    const published = readTrimmed(join(dataDir, 'daemon-url'));
     [url, urlSource] = published ? [published, join(dataDir, 'daemon-url')] : [DEFAULT_URL, 'the default address'];
   }
   let token: string | undefined;

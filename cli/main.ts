@@ -46,9 +46,14 @@ export function program(): Command {
 
   agt.command('status').description('daemon, data directory, identity, extensions and agents with their state')
     .action(run(async (ctx) => (await commands.status()).status(ctx)));
-  agt.command('agents').alias('ps').description('loaded agents with their runtime and display states (-a: also the tracked agent files not loaded)')
+  const agents = agt.command('agents').alias('ps').description('loaded agents with their runtime and display states (-a: also the tracked agent files not loaded)')
     .option('-a, --all', 'also the agents of the tracked folders that are not loaded')
     .action(run(async (ctx, options: { all?: boolean }) => (await commands.status()).agents(ctx, options)));
+  agents.command('ls').alias('list').description('the same as agt agents (docker-style: agt agents ls -a)')
+    .option('-a, --all', 'also the agents of the tracked folders that are not loaded')
+    .action(run(async (ctx, options: { all?: boolean }) => (await commands.status()).agents(ctx, options)));
+  agt.command('version').description('the versions of this agt and of the daemon it talks to')
+    .action(run(async (ctx) => (await import('./commands/daemon.js')).version(ctx, VERSION)));
 
   agt.command('chat <agent>').description('chat with an agent: interactive, or one message with -m (exit 1 when the turn fails)')
     .option('-m, --message <text>', 'send one message, print the reply and exit')
@@ -57,8 +62,10 @@ export function program(): Command {
 
   agt.command('logs <agent>').description("the agent's log rows (agt_logs), newest last; -f follows its rows, turns, tool calls and approvals")
     .option('-f, --follow', 'keep printing: new rows, and the agent\'s turns, tool calls, approvals and errors as they happen')
-    .option('-n, --lines <n>', 'how many rows first (1-500)', '50')
-    .action(run(async (ctx, agent: string, options: { follow?: boolean; lines?: string }) => (await commands.observe()).logs(ctx, agent, options)));
+    .option('-n, --tail <n>', 'only the last N rows (1-500; default 50)')
+    .addOption(new Option('--lines <n>', 'same as --tail').hideHelp())
+    .option('--since <when>', 'only rows since a duration ago (30s, 10m, 2h, 1d) or a date and time (ISO 8601)')
+    .action(run(async (ctx, agent: string, options: { follow?: boolean; tail?: string; lines?: string; since?: string }) => (await commands.observe()).logs(ctx, agent, options)));
   agt.command('events').description('the live event stream (--json: one event per line)')
     .option('--agent <agent>', "only this agent's events")
     .option('--deltas', 'show streamed text deltas too')
@@ -83,12 +90,12 @@ export function program(): Command {
     .option('--loop <name>', 'the loop whose prompt to answer')
     .action(run(async (ctx, agent: string, options: { stay?: boolean; loop?: string }) => (await commands.tasks()).resume(ctx, agent, options)));
 
-  agt.command('usage').description('tokens and cost of model calls: by agent (default), model or day; or one agent with its budgets')
-    .option('--agent <agent>', 'one agent: its totals and budgets')
+  agt.command('usage [agent]').description('tokens and cost of model calls: by agent (default), model or day; or one agent (agt usage Helper) with its budgets')
+    .option('--agent <agent>', 'one agent: its totals and budgets (the same as agt usage <agent>)')
     .option('--by <group>', 'model, day or agent')
     .option('--from <iso>', 'from this date or time (default: the start of the month)')
     .option('--to <iso>', 'to this date or time, exclusive (default: now)')
-    .action(run(async (ctx, options: { agent?: string; by?: string; from?: string; to?: string }) => (await commands.spend()).usage(ctx, options)));
+    .action(run(async (ctx, agent: string | undefined, options: { agent?: string; by?: string; from?: string; to?: string }) => (await commands.spend()).usage(ctx, { ...options, agent: agent ?? options.agent })));
   agt.command('budget <agent>').description("show an agent's budgets, or set them (a number, or none to remove)")
     .option('--turn-tokens <n>', 'tokens per turn')
     .option('--day-tokens <n>', 'tokens per day')

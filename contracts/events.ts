@@ -37,6 +37,8 @@ export interface EventPayloads {
     status?: number;
     turn_id?: string;
     absorbed_turn_ids?: string[];
+    /** A system-scope command target that exited non-zero: its exit code (124 when its time limit ended it). */
+    exit_code?: number;
   };
   'turn.started': { turn_id: string; trigger: string };
   'turn.completed': {

@@ -36,6 +36,11 @@ t.test('URL and token: flags, variables, the data directory\'s files, the defaul
   t.match(resolveConnection({}, env), { url: 'http://127.0.0.1:41000', token: 'file-token', tokenSource: join(dir, 'daemon-token') });
   t.match(resolveConnection({}, { ...env, AGT_DAEMON_PORT: '9000' }), { url: 'http://127.0.0.1:9000', urlSource: 'AGT_DAEMON_HOST/AGT_DAEMON_PORT' });
   t.match(resolveConnection({}, { ...env, AGT_DAEMON_HOST: '0.0.0.0', AGT_DAEMON_PORT: '9000' }), { url: 'http://127.0.0.1:9000' }, 'a wildcard listen address means this machine');
+  const settings = { AGT_DAEMON_SETTINGS: join(dir, 'settings.json'), AGT_DAEMON_PORT: '9000' };
+  t.match(resolveConnection({}, settings), { url: 'http://127.0.0.1:41000', urlSource: join(dir, 'daemon-url') }, 'a settings file names its daemon: a port left in the shell does not win');
+  t.match(resolveConnection({ settings: join(dir, 'settings.json') }, { AGT_DAEMON_PORT: '9000' }), { url: 'http://127.0.0.1:41000' }, 'so does --settings');
+  t.match(resolveConnection({}, { ...settings, AGT_DAEMON_URL: 'http://box:1' }), { url: 'http://box:1' }, 'AGT_DAEMON_URL still wins');
+  t.match(resolveConnection({}, { AGT_DAEMON_SETTINGS: join(dir, 'none', 'settings.json'), AGT_DAEMON_PORT: '9000' }), { url: 'http://127.0.0.1:9000' }, 'no daemon-url published there: the port');
   t.match(resolveConnection({}, { ...env, AGT_DAEMON_HOST: '::1' }), { url: 'http://[::1]:7385' });
   t.match(resolveConnection({}, { ...env, AGT_DAEMON_URL: 'http://box:1/', AGT_DAEMON_TOKEN: 'env-token' }), { url: 'http://box:1', token: 'env-token', tokenSource: 'AGT_DAEMON_TOKEN' });
   t.match(resolveConnection({ url: 'http://flag:2', token: 'flag-token' }, { ...env, AGT_DAEMON_URL: 'http://box:1', AGT_DAEMON_TOKEN: 'env-token' }), { url: 'http://flag:2', token: 'flag-token', urlSource: '--url', tokenSource: '--token' });

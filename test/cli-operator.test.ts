@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
 import t from 'tap';
 import type { Command } from 'commander';
+import { CARRIED, SECRETS } from '../cli/commands/service.js';
 import { HostCommandRunner } from '../kernel/runtime/sandbox/command-runner.js';
 import { agtInProcess, builtCli } from './helpers/cli-in-process.js';
 import { ROOT, runDaemon, shippedManifest, tempDir } from './helpers/daemon.js';
@@ -178,8 +179,9 @@ t.test('agt operator commands against one daemon', async (t) => {
     const asJson = await agt('--json', 'exec', 'alpha', '--', 'echo ok');
     t.match(JSON.parse(asJson.stdout), { ok: true, exitCode: 0, stdout: 'ok\n' }, asJson.stderr);
     const failed = await agt('exec', 'alpha', '--', 'echo oops >&2; exit 3');
-    t.equal(failed.code, 1);
-    t.match(failed.stderr, /exit.*3|3.*oops|oops/);
+    t.equal(failed.code, 3, "the command's exit code passes through, as docker exec's does");
+    t.match(failed.stderr, /exited with 3: oops/);
+    t.match(JSON.parse((await agt('--json', 'exec', 'alpha', '--', 'exit 42')).stdout), { ok: false, exitCode: 42, error: { code: 'command_failed' } });
     t.equal((await agt('exec', 'nobody', '--', 'true')).code, 1, 'unknown agent');
   });
 
@@ -232,6 +234,21 @@ t.test('agt operator commands against one daemon', async (t) => {
     t.match(printed.stdout, /\[Service\]\nType=simple\nExecStart=".*node.*" ".*bin\/agtd\.mjs"\n/);
     t.match(printed.stdout, `Environment="AGT_USER_DATA_DIR=${d.dataDir}"`);
     t.match(printed.stdout, 'Environment="AGT_DAEMON_PORT=7999"');
+    // The daemon variables this shell sets go into the unit (paths made absolute); secrets do not.
+    const shell = { ...env, MESH_PORT: '7501', DOCKER_HOST: 'unix:///run/other-docker.sock', AGT_OWNER_PASSPHRASE_FILE: 'pass.txt', AGT_OWNER_PASSPHRASE: 'a secret passphrase' };
+    const carried = await inProcess(['--settings', settings, 'service', 'install', '--print'], undefined, shell);
+    t.match(carried.stdout, 'Environment="MESH_PORT=7501"');
+    t.match(carried.stdout, 'Environment="DOCKER_HOST=unix:///run/other-docker.sock"');
+    t.match(carried.stdout, `Environment="AGT_OWNER_PASSPHRASE_FILE=${join(process.cwd(), 'pass.txt')}"`);
+    t.match(carried.stdout, `Environment="AGT_DAEMON_SETTINGS=${settings}"`, 'the settings file itself, whatever its name');
+    t.notMatch(carried.stdout, /a secret passphrase|AGT_OWNER_PASSPHRASE=/, 'a secret stays out of the unit');
+    const written1 = await inProcess(['--settings', settings, 'service', 'install'], undefined, shell);
+    t.match(written1.stderr, /AGT_OWNER_PASSPHRASE is a secret and is not written into the unit: use AGT_OWNER_PASSPHRASE_FILE/);
+    t.equal((await inProcess(['service', 'uninstall'], undefined, env)).code, 0);
+    // Every variable docs/environment.md names is carried, is a secret, or is how the data directory is found.
+    const documented = [...readFileSync(join(ROOT, 'docs/environment.md'), 'utf8').matchAll(/`((?:AGT|MESH|DOCKER)_[A-Z_]+)`/g)].map((m) => m[1]!);
+    const known = new Set<string>([...CARRIED, ...Object.keys(SECRETS), 'AGT_DAEMON_PORT', 'AGT_DAEMON_SETTINGS', 'AGT_USER_DATA_DIR', 'AGT_DAEMON_URL']);
+    t.same([...new Set(documented)].filter((name) => !known.has(name)), [], 'agt service install knows every daemon variable of docs/environment.md');
     const written = await inProcess(['--settings', settings, '--json', 'service', 'install'], undefined, env);
     t.equal(written.code, 0, written.stderr);
     t.match(JSON.parse(written.stdout), { path: unitPath, written: true });

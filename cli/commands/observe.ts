@@ -4,6 +4,7 @@
  */
 import { seg } from '../client.js';
 import type { Ctx } from '../context.js';
+import { CliError, EXIT } from '../errors.js';
 import { compact, type Output } from '../output.js';
 import { openEvents, type AgtEvent } from '../stream.js';
 
@@ -25,6 +26,17 @@ function printLog(out: Output, row: LogRow): void {
   out.line(`${out.dim(time(row.created_at))} ${level.padEnd(out.colors ? 14 : 5)} ${out.dim(row.origin ?? '-')} ${row.event ? `${out.cyan(row.event)} ` : ''}${row.message}`);
 }
 
+const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `--since`: a duration back from now (`30s`, `10m`, `2h`, `1d`, as docker takes them) or a date/time (ISO 8601). */
+export function sinceTime(value: string, now = Date.now()): number {
+  const duration = /^(\d+(?:\.\d+)?)(s|m|h|d)$/.exec(value.trim());
+  if (duration) return now - Number(duration[1]) * UNITS[duration[2]!]!;
+  const date = /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : Number.NaN;
+  if (Number.isFinite(date)) return date;
+  throw new CliError(`--since takes a duration (30s, 10m, 2h, 1d) or a date and time (2026-11-29T08:00:00Z), not ${JSON.stringify(value)}`, EXIT.usage);
+}
+
 /** What `logs -f` shows of the event stream besides log rows: the agent's turns, tool calls, waits and errors. */
 const FOLLOWED = new Set(['turn.started', 'turn.completed', 'tool.started', 'tool.completed', 'hil.requested', 'hil.resolved', 'agent.error', 'agent.state.changed']);
 
@@ -33,14 +45,23 @@ const FOLLOWED = new Set(['turn.started', 'turn.completed', 'tool.started', 'too
  * turns, tool calls, approvals and errors, from the event stream (opened before the rows are read, so
  * nothing falls between the two).
  */
-export async function logs(ctx: Ctx, agent: string, options: { follow?: boolean; lines?: string }): Promise<void> {
+export async function logs(ctx: Ctx, agent: string, options: { follow?: boolean; lines?: string; tail?: string; since?: string }): Promise<void> {
   const { client, out } = ctx;
-  const limit = Math.min(500, Math.max(1, Number(options.lines ?? 50) || 50));
+  const count = options.tail ?? options.lines;
+  const tail = count === undefined ? undefined : Number(count);
+  if (tail !== undefined && !(Number.isInteger(tail) && tail >= 1 && tail <= 500)) throw new CliError('--tail (-n) takes a number of rows from 1 to 500', EXIT.usage);
+  const since = options.since === undefined ? undefined : sinceTime(options.since);
+  // With --since the newest 500 rows are read and those older dropped; then --tail keeps the last N.
+  const limit = since !== undefined ? 500 : (tail ?? 50);
   const path = (id: string) => `/agents/${seg(id)}/logs?limit=${limit}`;
+  const pick = (rows: LogRow[]) => {
+    const recent = since === undefined ? rows : rows.filter((row) => row.created_at >= since);
+    return tail === undefined ? recent : recent.slice(-tail);
+  };
   if (!options.follow) {
-    const first = await client.get<{ agentId: string; logs: LogRow[] }>(path(agent));
-    if (out.json) return out.printJson(first.logs);
-    for (const row of first.logs) printLog(out, row);
+    const first = pick((await client.get<{ agentId: string; logs: LogRow[] }>(path(agent))).logs);
+    if (out.json) return out.printJson(first);
+    for (const row of first) printLog(out, row);
     return;
   }
   const ref = await client.get<{ id: string }>(`/agents/${seg(agent)}`);
@@ -57,7 +78,7 @@ export async function logs(ctx: Ctx, agent: string, options: { follow?: boolean;
   };
   const stream = openEvents(client, ref.id, (event) => (live ? show(event) : early.push(event)));
   await stream.opened;
-  const first = await client.get<{ agentId: string; logs: LogRow[] }>(path(ref.id));
+  const first = { logs: pick((await client.get<{ agentId: string; logs: LogRow[] }>(path(ref.id))).logs) };
   for (const row of first.logs) printLog(out, row);
   // A row written between the stream's hello and the read is both a row and an event: shown once.
   const shown = new Set(first.logs.map((row) => `${row.level}|${row.message}`));

@@ -83,10 +83,12 @@ export async function exec(ctx: Ctx, agent: string, words: string[]): Promise<nu
     const seen = early.find(isEnd);
     const end = seen ?? (await ended);
     if (end.event_type === 'agent.error') {
-      const body = { agentId: ref.id, turnId, command, ok: false, error: { code: end.payload.code, message: end.payload.message } };
+      // The command's own exit code passes through (as `docker exec` does: 124 a time-out); a refusal is 1.
+      const exitCode = typeof end.payload.exit_code === 'number' && end.payload.exit_code > 0 && end.payload.exit_code < 256 ? end.payload.exit_code : undefined;
+      const body = { agentId: ref.id, turnId, command, ok: false, ...(exitCode !== undefined ? { exitCode } : {}), error: { code: end.payload.code, message: end.payload.message } };
       if (ctx.out.json) ctx.out.printJson(body);
       else ctx.out.note(`agt: ${end.payload.message} (${end.payload.code})`);
-      return EXIT.failed;
+      return exitCode ?? EXIT.failed;
     }
     let result: { exitCode?: number; stdout?: string; target?: string } = {};
     try {

@@ -32,12 +32,20 @@ function printBudget(ctx: Ctx, budget: Budget): void {
   );
 }
 
+/** Loaded agents' names by id (several agents may share a name: then the id is added). */
+async function agentNames(ctx: Ctx): Promise<Map<string, string>> {
+  const agents = await ctx.client.get<Array<{ id: string; name: string }>>('/agents');
+  const shared = (name: string) => agents.filter((agent) => agent.name === name).length > 1;
+  return new Map(agents.map((agent) => [agent.id, shared(agent.name) ? `${agent.name} (${agent.id})` : agent.name]));
+}
+
 export async function usage(ctx: Ctx, options: { agent?: string; by?: string; from?: string; to?: string }): Promise<void> {
   if (options.by && !['model', 'day', 'agent'].includes(options.by)) throw new CliError('--by takes model, day or agent', EXIT.usage);
   if (options.agent) {
     const view = await ctx.client.get<{ agentId: string; spend: Totals; budget: Budget }>(`/agents/${seg(options.agent)}/usage`);
+    const names = await agentNames(ctx);
     return ctx.out.result(view, () => {
-      ctx.out.table(HEADERS, [row(view.agentId, view.spend)]);
+      ctx.out.table(HEADERS, [row(names.get(view.agentId) ?? view.agentId, view.spend)]);
       ctx.out.line();
       printBudget(ctx, view.budget);
     });
@@ -47,9 +55,11 @@ export async function usage(ctx: Ctx, options: { agent?: string; by?: string; fr
   if (options.to) query.set('to', options.to);
   query.set('groupBy', options.by ?? 'agent');
   const view = await ctx.client.get<{ from: string; to: string; timezone: string; totals: Totals; groups: Array<Totals & { key: string }>; warnings: string[] }>(`/usage?${query}`);
+  // Grouped by agent, the keys are ids: a loaded agent shows as its name (ids of agents not loaded stay).
+  const names = (options.by ?? 'agent') === 'agent' ? await agentNames(ctx) : new Map<string, string>();
   ctx.out.result(view, () => {
     ctx.out.line(ctx.out.dim(`${view.from} to ${view.to} (${view.timezone})`));
-    ctx.out.table(HEADERS, [...view.groups.map((g) => row(g.key, g)), row('total', view.totals)]);
+    ctx.out.table(HEADERS, [...view.groups.map((g) => row(names.get(g.key) ?? g.key, g)), row('total', view.totals)]);
     for (const warning of view.warnings) ctx.out.line(ctx.out.yellow(warning));
   });
 }

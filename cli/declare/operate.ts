@@ -1,5 +1,5 @@
 /**
- * Running the daemon and acting through agents: `agt tracked …`, `agt daemon stop`, `agt service
+ * Running the daemon and acting through agents: `agt tracked …`, `agt daemon start|status|logs|stop`, `agt service
  * install`, `agt exec` (a command where the agent's commands run), `agt send` (a message from an agent).
  */
 import type { Command } from 'commander';
@@ -7,6 +7,7 @@ import { run } from '../run.js';
 
 const operate = () => import('../commands/operate.js');
 const service = () => import('../commands/service.js');
+const daemonCommands = () => import('../commands/daemon.js');
 
 export function declareOperate(agt: Command): void {
   const tracked = agt.command('tracked').description('tracked folders: their agent files can be started by name, autostart at boot and are watched')
@@ -18,7 +19,15 @@ export function declareOperate(agt: Command): void {
   tracked.command('rm <folder>').alias('remove').description('stop tracking a folder (its agents stay loaded; nothing is deleted)')
     .action(run(async (ctx, folder: string) => (await operate()).trackedRemove(ctx, folder)));
 
-  const daemon = agt.command('daemon').description('the daemon process');
+  const daemon = agt.command('daemon').description('the daemon process: start, status, logs, stop');
+  daemon.command('start').description('start agtd in the background (its output appended to agtd.log in the data directory) and wait until it answers')
+    .action(run(async (ctx) => (await daemonCommands()).start(ctx)));
+  daemon.command('status').description('whether a daemon answers, its pid, version, uptime, data directory and log (exit 3 when none answers)')
+    .action(run(async (ctx) => (await daemonCommands()).status(ctx)));
+  daemon.command('logs').description("the log of the daemon agt daemon start started (agtd.log in the data directory); -f follows it")
+    .option('-f, --follow', 'keep printing what the daemon logs')
+    .option('-n, --tail <n>', 'only the last N lines (default 100)')
+    .action(run(async (ctx, options: { follow?: boolean; tail?: string }) => (await daemonCommands()).logs(ctx, options)));
   daemon.command('stop').description('stop the daemon (agents are unloaded; only from this machine) and wait until it is gone')
     .option('--no-wait', 'return once the daemon accepted')
     .action(run(async (ctx, options: { wait: boolean }) => (await operate()).daemonStop(ctx, options)));

@@ -178,11 +178,11 @@ export const lambdaFileMissing = (path: string) => new AgtError('not_found', `la
 export const systemTargetEmpty = () => new AgtError('bad_request', 'a system target needs a lambda or a command');
 
 /** 504 `timeout`: a command target ran past its time limit (`stderr`: its tail). */
-export const commandTimedOut = (stderr: string) => new AgtError('timeout', `command exceeded its time limit`, { details: { stderr } });
+export const commandTimedOut = (stderr: string) => new AgtError('timeout', `command exceeded its time limit`, { details: { stderr, exit_code: 124 } });
 
 /** 500 `command_failed`: a command target exited non-zero (`exit`: code or signal). */
 export const commandFailed = (exit: number | string | null, stderr: string) =>
-  new AgtError('command_failed', `command exited with ${exit}: ${stderr}`, { status: 500 });
+  new AgtError('command_failed', `command exited with ${exit}: ${stderr}`, { status: 500, ...(typeof exit === 'number' ? { details: { exit_code: exit } } : {}) });
 
 /** 503 `unavailable`: agents' commands need a sandbox this host cannot make (`reason`: what the probe saw). */
 export const commandsNeedSandbox = (reason: string) =>

@@ -93,7 +93,10 @@ export class SystemRunner {
       const message = error instanceof Error ? error.message : String(error);
       const logs = isAgtError(error) ? error.details?.logs : undefined;
       this.host.log('error', `${label} failed for ${trigger}: ${message}`, { event: trigger, target: label, data: { code, logs } });
-      if (turnId) this.host.emit('agent.error', { code, message, turn_id: turnId, absorbed_turn_ids: [] }, { turnId });
+      // A command target's exit code (124: its time limit) lets `agt exec` end with it, as `docker exec` does.
+      const exitCode = isAgtError(error) ? error.details?.exit_code : undefined;
+      const exit = typeof exitCode === 'number' ? { exit_code: exitCode } : {};
+      if (turnId) this.host.emit('agent.error', { code, message, turn_id: turnId, absorbed_turn_ids: [], ...exit }, { turnId });
     } finally {
       this.running.delete(controller);
     }
