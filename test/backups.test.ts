@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import t from 'tap';
 import { AgentFile } from '../kernel/agents/agent-file.js';
 import { SEALED_MAGIC } from '../kernel/storage/seal.js';
@@ -332,6 +332,9 @@ t.test('a Letta Agent File (.af) made by hand imports, and the agent exports bac
   const bad = join(dir, 'bad.af');
   writeFileSync(bad, JSON.stringify({ agents: [{ description: 'no name' }] }));
   t.equal((await h.d.request('POST', '/agents/import', { from: bad })).status, 400);
+  const renamed = await agt('--json', 'import', path, '--dir', join(dir, 'agents'), '--name', 'Guest Two');
+  t.equal(renamed.code, 0, renamed.stderr);
+  t.match(JSON.parse(renamed.stdout), { name: 'Guest Two', filePath: /guest-two\.agt$/ }, 'import --name names the new agent (and its file)');
 });
 
 t.test('agt backup, agt restore --as-new and the backups line of agt status', async (t) => {
@@ -347,6 +350,30 @@ t.test('agt backup, agt restore --as-new and the backups line of agt status', as
   const refused = await agt('restore', copy.path, '--to', join(dir, 'cli-copy.agt'));
   t.equal(refused.code, 1, 'a refusal exits 1');
   t.match(refused.stderr, /restore_target_loaded|never overwrites/);
+
+  // One rule for --to of both: a path ending in / (or an existing folder) is a folder, made when its
+  // parent exists; another path is the file; a missing parent is refused, naming it.
+  // (By id: the --as-new copy above shares the name.)
+  const intoNew = await agt('--json', 'backup', id, '--to', `${join(dir, 'new-folder')}/`);
+  t.equal(intoNew.code, 0, intoNew.stderr);
+  const inFolder = JSON.parse(intoNew.stdout).path;
+  t.equal(dirname(inFolder), join(dir, 'new-folder'), 'the folder was made and the copy named in it');
+  t.ok(statSync(join(dir, 'new-folder')).isDirectory());
+  const deep = await agt('backup', id, '--to', `${join(dir, 'no', 'such')}/`);
+  t.equal(deep.code, 1);
+  t.match(deep.stderr, /the folder of .*no\/such\/ does not exist: make it first/);
+  const deepFile = await agt('backup', id, '--to', join(dir, 'no', 'such.agt'));
+  t.match(deepFile.stderr, /the folder of .*no\/such\.agt does not exist/);
+  t.notOk(existsSync(join(dir, 'no')), 'nothing made for a missing parent');
+  const restoreInto = await agt('--json', 'restore', inFolder, '--to', `${join(dir, 'restored-here')}/`, '--as-new', '--name', 'Copy of cli-subject');
+  t.equal(restoreInto.code, 0, restoreInto.stderr);
+  t.match(JSON.parse(restoreInto.stdout), { name: 'Copy of cli-subject', asNew: true, filePath: join(dir, 'restored-here', basename(inFolder)) }, 'restore --to a folder keeps the file name; --name names the copy');
+  const restoreDeep = await agt('restore', inFolder, '--to', `${join(dir, 'no', 'such')}/`, '--as-new');
+  t.match(restoreDeep.stderr, /the folder of .*no\/such\/ does not exist/, 'the same refusal as backup');
+  const sameAgent = await agt('restore', inFolder, '--to', join(dir, 'twin-cli.agt'));
+  t.match(sameAgent.stderr, /agt restore --as-new/, 'the refusal names the flag the CLI has');
+  t.equal((await agt('restore', inFolder, '--name', 'x')).code, 2, '--name takes --as-new');
+
   const status = await agt('status');
   t.match(status.stdout, /backups\s+not scheduled/);
 });

@@ -5,11 +5,14 @@ import { seg } from '../client.js';
 import type { Ctx } from '../context.js';
 import { CliError, EXIT } from '../errors.js';
 
+/** Absolute, keeping a trailing `/`: it says the path is a folder (the daemon's rule, docs/backups.md). */
+const place = (path: string) => `${resolve(path)}${path.endsWith('/') && resolve(path) !== '/' ? '/' : ''}`;
+
 const human = (bytes: number) => (bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(1)} MB` : `${Math.ceil(bytes / 1024)} KB`);
 
 export async function backup(ctx: Ctx, agent: string, options: { to?: string; seal?: boolean }): Promise<void> {
   // Paths are made absolute here: the daemon resolves nothing relative to its own folder.
-  const body = { ...(options.to ? { path: resolve(options.to) } : {}), ...(options.seal ? { seal: true } : {}) };
+  const body = { ...(options.to ? { path: place(options.to) } : {}), ...(options.seal ? { seal: true } : {}) };
   const done = await ctx.client.post(`/agents/${seg(agent)}/backup`, body);
   ctx.out.result(done, () => {
     ctx.out.line(`backed up ${agent} to ${ctx.out.bold(done.path)}${done.sealed ? ' (sealed to the owner)' : ''}`);
@@ -17,8 +20,15 @@ export async function backup(ctx: Ctx, agent: string, options: { to?: string; se
   });
 }
 
-export async function restore(ctx: Ctx, file: string, options: { to?: string; asNew?: boolean; start?: boolean }): Promise<void> {
-  const body = { from: resolve(file), ...(options.to ? { to: resolve(options.to) } : {}), ...(options.asNew ? { asNew: true } : {}), ...(options.start ? { start: true } : {}) };
+export async function restore(ctx: Ctx, file: string, options: { to?: string; asNew?: boolean; start?: boolean; name?: string }): Promise<void> {
+  if (options.name !== undefined && !options.asNew) throw new CliError('--name renames a copy: it takes --as-new', EXIT.usage);
+  const body = {
+    from: resolve(file),
+    ...(options.to ? { to: place(options.to) } : {}),
+    ...(options.asNew ? { asNew: true } : {}),
+    ...(options.name !== undefined ? { name: options.name } : {}),
+    ...(options.start ? { start: true } : {}),
+  };
   const done = await ctx.client.post('/agents/restore', body);
   ctx.out.result(done, () => {
     ctx.out.line(`restored ${ctx.out.bold(done.name)} (${done.agentId})${done.asNew ? ' as a new agent' : ''}${done.started ? ', started' : ''}`);
@@ -38,8 +48,8 @@ export async function exportAgent(ctx: Ctx, agent: string, options: { format: st
   ctx.out.result({ path: resolve(options.output), bytes: Buffer.byteLength(text) }, () => ctx.out.line(`exported ${agent} to ${resolve(options.output!)}`));
 }
 
-export async function importAgent(ctx: Ctx, file: string, options: { dir?: string; start?: boolean }): Promise<void> {
-  const body = { from: resolve(file), format: 'af', ...(options.dir ? { directory: resolve(options.dir) } : {}), ...(options.start ? { start: true } : {}) };
+export async function importAgent(ctx: Ctx, file: string, options: { dir?: string; start?: boolean; name?: string }): Promise<void> {
+  const body = { from: resolve(file), format: 'af', ...(options.dir ? { directory: resolve(options.dir) } : {}), ...(options.name !== undefined ? { name: options.name } : {}), ...(options.start ? { start: true } : {}) };
   const done = await ctx.client.post('/agents/import', body);
   ctx.out.result(done, () => {
     ctx.out.line(`imported ${ctx.out.bold(done.name)} (${done.agentId})${done.started ? ', started' : ''}`);

@@ -98,7 +98,7 @@ export const backupRoutes: KernelRoutes<'registry' | 'storage' | 'contributions'
         tags: TAGS,
         summary: 'Restore a backup (plain or sealed): verified, placed at `to` (never over a file) and loaded',
         description:
-          '`to` default: the agents folder and the backup\'s file name. 404 when `from` does not exist; 422 `backup_invalid` (`reason`: corrupt, integrity, foreign, newer, damaged); 403 `backup_sealed_to_another_owner`; ' +
+          '`to`: a folder (an existing one, or a path ending in `/`, made when its parent exists) where the file keeps the backup\'s name, or the new file itself; default the agents folder. 400 when its folder is missing. 404 when `from` does not exist; 422 `backup_invalid` (`reason`: corrupt, integrity, foreign, newer, damaged); 403 `backup_sealed_to_another_owner`; ' +
           '409 `identity_not_ready` to unseal while the owner identity is locked (or for `asNew`), `restore_target_loaded` when `to` is a loaded agent\'s file, `restore_target_exists`, `agent_already_loaded` when the backup\'s agent is loaded (use `asNew`). ' +
           '`asNew`: a new agent id and key pair (DID); else the agent keeps its id and DID.',
         body: Type.Object(
@@ -107,6 +107,7 @@ export const backupRoutes: KernelRoutes<'registry' | 'storage' | 'contributions'
             to: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
             start: Type.Optional(Type.Boolean()),
             asNew: Type.Optional(Type.Boolean()),
+            name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'with `asNew`: the copy\'s name (default the backup\'s)' })),
           },
           { additionalProperties: false },
         ),
@@ -148,6 +149,7 @@ export const backupRoutes: KernelRoutes<'registry' | 'storage' | 'contributions'
             format: Type.Optional(Type.Literal('af')),
             directory: Type.Optional(Type.String({ minLength: 1 })),
             start: Type.Optional(Type.Boolean()),
+            name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'the new agent\'s name (default the .af file\'s)' })),
           },
           { additionalProperties: false },
         ),
@@ -168,7 +170,8 @@ export const backupRoutes: KernelRoutes<'registry' | 'storage' | 'contributions'
       } catch (error) {
         throw agentFileFormatInvalid(`not JSON (${(error as Error).message})`);
       }
-      return storage.importAf(document, { ...(request.body.directory ? { directory: request.body.directory } : {}), start: request.body.start === true });
+      const { directory, name } = request.body;
+      return storage.importAf(document, { ...(directory ? { directory } : {}), ...(name ? { name } : {}), start: request.body.start === true });
     },
   );
 };

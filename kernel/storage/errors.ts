@@ -11,7 +11,8 @@ export const pathNotAbsolute = (what: string, path: string) => new AgtError('bad
 export const backupPathRefused = (path: string, why: string) => new AgtError('backup_path_refused', `${path}: ${why}`, { status: 403, details: { path } });
 
 /** 400 `bad_request`: the folder of a backup or restore target does not exist. */
-export const folderMissing = (path: string) => new AgtError('bad_request', `the folder of ${path} does not exist`, { details: { path } });
+export const folderMissing = (path: string) =>
+  new AgtError('bad_request', `the folder of ${path} does not exist: make it first (a path ending in / names a folder, made when its parent exists)`, { details: { path } });
 
 /** 409 `conflict`: the backup target exists (a backup never overwrites). */
 export const backupTargetExists = (path: string) => new AgtError('conflict', `${path} exists; a backup never overwrites a file`, { details: { path } });
@@ -45,9 +46,9 @@ export const restoreTargetLoaded = (path: string, agentId: string) =>
 export const restoreTargetExists = (path: string) =>
   new AgtError('restore_target_exists', `${path} exists; a restore never overwrites a file (give another \`to\`)`, { status: 409, details: { path } });
 
-/** 409 `agent_already_loaded`: an agent with the backup's id is loaded (restore with asNew for a copy beside it). */
+/** 409 `agent_already_loaded`: an agent with the backup's id is loaded (restore as new for a copy beside it). */
 export const restoredIdLoaded = (agentId: string, filePath: string) =>
-  new AgtError('agent_already_loaded', `agent ${agentId} is loaded from ${filePath}; stop it first, or restore with asNew for a copy under a new identity`, {
+  new AgtError('agent_already_loaded', `agent ${agentId} is loaded from ${filePath}; stop it first, or restore it as a new agent (agt restore --as-new, or asNew: true) for a copy under a new identity`, {
     status: 409,
     details: { agentId, filePath },
   });

@@ -47,22 +47,34 @@ export function assertOutsideSandbox(dataDir: string, path: string): void {
 }
 
 /**
- * The file a backup is written to. `given`: an existing folder (the file is named there) or a new
- * file in an existing folder; absent: `defaultDir` (created 0700).
+ * Where a copy goes when the owner names a place (`agt backup --to`, `agt restore --to`), one rule for
+ * both: a path ending in `/` or an existing folder is a folder (the copy is named `name` there; a missing
+ * folder is made, 0700, when its parent exists); any other path is the file itself, in a folder that
+ * must exist. A missing parent is refused naming it, never guessed at.
  */
+export function placeCopy(field: string, given: string, name: string): string {
+  if (!isAbsolute(given)) throw pathNotAbsolute(field, given);
+  const folder = given.endsWith('/') || (existsSync(given) && statSync(given).isDirectory());
+  if (!folder) {
+    if (!existsSync(dirname(given))) throw folderMissing(given);
+    return resolve(given);
+  }
+  const dir = resolve(given);
+  if (!existsSync(dir)) {
+    if (!existsSync(dirname(dir))) throw folderMissing(given);
+    mkdirSync(dir, { mode: 0o700 });
+  }
+  return join(dir, name);
+}
+
+/** The file a backup is written to: `given` placed by {@link placeCopy}; absent: `defaultDir` (created 0700). */
 export function backupTarget(dataDir: string, given: string | undefined, defaultDir: string, name: string): string {
   let target: string;
   if (given === undefined) {
     mkdirSync(defaultDir, { recursive: true, mode: 0o700 });
     target = join(defaultDir, name);
   } else {
-    if (!isAbsolute(given)) throw pathNotAbsolute('path', given);
-    const isDir = existsSync(given) && statSync(given).isDirectory();
-    if (isDir) target = join(given, name);
-    else {
-      if (!existsSync(dirname(given))) throw folderMissing(given);
-      target = resolve(given);
-    }
+    target = placeCopy('path', given, name);
   }
   assertOutsideSandbox(dataDir, target);
   if (existsSync(target)) throw backupTargetExists(target);

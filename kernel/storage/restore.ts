@@ -20,7 +20,7 @@ import { SCHEMA_VERSION } from '../agents/schema.js';
 import { requireReadyIdentity } from '../identity/index.js';
 import type { IdentityService } from '../identity/types.js';
 import { backupInvalid, pathNotAbsolute, restoredIdLoaded, restoreSourceMissing, restoreTargetExists, restoreTargetLoaded, sealedToAnotherOwner } from './errors.js';
-import { assertOutsideSandbox } from './paths.js';
+import { assertOutsideSandbox, placeCopy } from './paths.js';
 import { isSealedFile, UnsealError, unsealFile } from './seal.js';
 import { storedIdAndKey } from './scheduler.js';
 import { runSqliteJob, SqliteJobError } from './sqlite-job.js';
@@ -30,6 +30,8 @@ export interface RestoreInput {
   to?: string;
   start?: boolean;
   asNew?: boolean;
+  /** With `asNew`: the copy's name (default the backup's). */
+  name?: string;
 }
 
 export interface RestoreResult {
@@ -60,20 +62,22 @@ function agentsFolder(deps: RestoreDeps): string {
 }
 
 function targetOf(deps: RestoreDeps, input: RestoreInput): string {
-  if (input.to !== undefined) {
-    if (!isAbsolute(input.to)) throw pathNotAbsolute('to', input.to);
-    return resolve(input.to);
-  }
-  const name = basename(input.from).replace(/\.sealed$/, '');
+  const stem = basename(input.from).replace(/\.sealed$/, '');
+  const name = stem.endsWith('.agt') ? stem : `${stem}.agt`;
+  // `to` a folder (an existing one, or a path ending in /) or a file: the rule backups use (paths.ts).
+  if (input.to !== undefined) return placeCopy('to', input.to, name);
   const folder = agentsFolder(deps);
   mkdirSync(folder, { recursive: true, mode: 0o700 });
-  return join(folder, name.endsWith('.agt') ? name : `${name}.agt`);
+  return join(folder, name);
 }
 
 export async function restoreBackup(deps: RestoreDeps, input: RestoreInput): Promise<RestoreResult> {
   if (!isAbsolute(input.from)) throw pathNotAbsolute('from', input.from);
   if (!existsSync(input.from)) throw restoreSourceMissing(input.from);
   if (!statSync(input.from).isFile()) throw new AgtError('bad_request', `${input.from} is not a file`, { details: { path: input.from } });
+  if (input.name !== undefined && !input.asNew) {
+    throw new AgtError('bad_request', 'name renames a restored copy: it takes asNew (agt restore --as-new --name …); a restore without it is the same agent', { details: { field: 'name' } });
+  }
   if (input.asNew) requireReadyIdentity(deps, 'restoring an agent under a new identity');
   const target = targetOf(deps, input);
   const loaded = deps.registry.byPath(target);
@@ -130,6 +134,7 @@ export async function restoreBackup(deps: RestoreDeps, input: RestoreInput): Pro
       const config = { ...(file.config.get() as Record<string, unknown>) };
       config.id = `agt-${randomUUID()}`;
       delete config.handle;
+      if (input.name !== undefined) config.name = input.name;
       file.config.put(config as never);
     }
     const agent = await deps.registry.load(canonicalPath(target), { file });

@@ -102,9 +102,9 @@ export class StorageService {
    * `POST /agents/import {format: 'af', document}`: a new agent (created as `POST /agents/create` makes
    * one: its own identity, reviewed, tracked, loaded) holding what maps of the document.
    */
-  async importAf(document: unknown, options: { directory?: string; start?: boolean } = {}): Promise<ImportResult> {
+  async importAf(document: unknown, options: { directory?: string; start?: boolean; name?: string } = {}): Promise<ImportResult> {
     const data = readAgentFile(document);
-    const created = await createAgent(this.deps, { name: data.name, ...(options.directory ? { directory: options.directory } : {}) });
+    const created = await createAgent(this.deps, { name: options.name ?? data.name, ...(options.directory ? { directory: options.directory } : {}) });
     const agent = this.deps.registry.resolve(created.agentId);
     const builtin = this.deps.builtinTools();
     await this.deps.registry.updateConfig(agent, importedConfig(agent.fileConfig, data, builtin));
