@@ -235,7 +235,7 @@ export const SettingsSchema = Type.Object(
           agents: Type.Optional(
             Type.Array(Type.String({ minLength: 1, maxLength: 128 }), {
               maxItems: 1000,
-              description: 'agents (by id or handle) that `/mcp/server` (agt as an MCP server) exposes; `"*"`: every loaded agent; default none (docs/mcp.md)',
+              description: 'agents (by id, handle or name; handles and names in any case) that `/mcp/server` (agt as an MCP server) exposes; `"*"`: every loaded agent; default none (docs/mcp.md)',
             }),
           ),
         },
