@@ -236,6 +236,15 @@ export interface ExtensionHooks<Config = unknown> {
    * message). Without this hook a change is persisted and answered `restartRequired: true`.
    */
   reconfigure?(config: Config): Promise<void> | void;
+  /**
+   * What the running extension cannot do now and what the owner does about it, in one sentence (a port
+   * in use and the setting that moves it, an engine not reachable); null when all is well. Read when
+   * `GET /runtime`, `GET /runtime/extensions` (`problem`) or `agt status` ask: keep it cheap and
+   * synchronous, and name no secret. A throw reads as null.
+   *
+   * @stability experimental
+   */
+  problem?(): string | null;
 }
 
 /**

@@ -56,8 +56,11 @@ export async function status(ctx: Ctx): Promise<void> {
     out.line(`${out.bold('identity')}    ${id.status === 'ready' ? out.green(id.status) : out.yellow(id.status)}${id.ownerDid ? `  ${id.ownerDid}` : ''}`);
     const hint = identityHint(id);
     if (hint) out.line(`            ${out.dim(hint)}`);
-    const extensions = (runtime.extensions as Array<{ name: string; enabled: boolean; loaded: boolean; error: string | null }>).map((e) =>
-      e.error ? out.red(`${e.name} (failed: ${e.error})`) : !e.enabled ? out.dim(`${e.name} (off)`) : out.green(e.name),
+    const extensions = (runtime.extensions as Array<{ name: string; enabled: boolean; loaded: boolean; error: string | null; problem?: string | null }>).map((e) =>
+      e.error ? out.red(`${e.name} (failed: ${e.error})`)
+      : !e.enabled ? out.dim(`${e.name} (off)`)
+      : e.problem ? out.yellow(`${e.name} (${e.problem})`)
+      : out.green(e.name),
     );
     out.line(`${out.bold('extensions')}  ${extensions.join(', ') || out.dim('none')}`);
     out.line(`${out.bold('events')}      ${runtime.events.bufferedFrames}/${runtime.events.capacity} frames buffered`);

@@ -92,6 +92,8 @@ export default defineExtension({
         started = true;
         await server.reconcile();
       },
+      // `agt status`, GET /runtime and the console show a mesh server that is wanted but down, and why.
+      problem: () => server.problem(),
       async stop() {
         started = false;
         transport?.close();

@@ -130,12 +130,31 @@ export class MeshServer {
         this.announce();
         return;
       } catch (error) {
-        this.lastError = `cannot listen on ${wanted.host}:${port}: ${(error as Error).message}`;
+        this.lastError = `cannot listen on ${wanted.host}:${port}: ${this.why(error)}`;
       }
     }
-    this.ctx.logger.error(this.lastError ?? 'mesh server did not start');
+    this.ctx.logger.error({ host: wanted.host, port: wanted.port }, this.lastError ?? 'mesh server did not start');
     await app.close().catch(() => {});
     this.announce();
+  }
+
+  /** Why a listen failed, and what moves the server: the variable or setting its address came from. */
+  private why(error: unknown): string {
+    const code = (error as NodeJS.ErrnoException).code;
+    const fromEnv = this.ctx.env.get('MESH_PORT') !== undefined && this.ctx.env.get('MESH_PORT') !== '';
+    const moves = fromEnv ? 'set MESH_PORT to another port' : 'set MESH_PORT (or the setting meshPort) to another port';
+    const off = 'or turn the mesh off (POST /network/mesh/disable)';
+    if (code === 'EADDRINUSE') return `the port is in use by another process (EADDRINUSE): ${moves}, ${off}; the daemon runs on without a mesh`;
+    if (code === 'EACCES') return `no permission to listen there (EACCES): ${moves} (above 1023), ${off}`;
+    if (code === 'EADDRNOTAVAIL') return `this machine has no address ${this.wanted().host} (EADDRNOTAVAIL): fix MESH_HOST, ${off}`;
+    return `${(error as Error).message}: ${moves}, ${off}`;
+  }
+
+  /** What the owner should know while the wanted server is not running (ExtensionHooks.problem). */
+  problem(): string | null {
+    const status = this.status();
+    if (!status.enabled || status.running || !this.lastError) return null;
+    return `mesh server down: ${this.lastError}`;
   }
 
   private async close(): Promise<void> {

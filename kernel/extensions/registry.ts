@@ -27,6 +27,8 @@ export interface ExtensionStatus {
   state?: 'disabled' | 'pending' | 'loaded' | 'started' | 'failed' | 'stopped';
   /** Segment of its agent-scoped routes (`/agents/{id}/<segment>`), or null. */
   agentRoutes?: string | null;
+  /** What the running extension cannot do now (its `problem` hook), or null. */
+  problem?: string | null;
 }
 
 export type ExtensionState = 'disabled' | 'pending' | 'loaded' | 'started' | 'failed' | 'stopped';
@@ -50,6 +52,17 @@ export interface ExtensionRecord {
   stopCalled: boolean;
   /** Releases the bus and settings subscriptions made through the context. */
   release: () => void;
+}
+
+/** A running extension's own account of what it cannot do now (ExtensionHooks.problem); a throw reads as none. */
+function problemOf(record: ExtensionRecord): string | null {
+  if (record.state !== 'loaded' && record.state !== 'started') return null;
+  try {
+    const problem = record.hooks?.problem?.call(record.hooks);
+    return typeof problem === 'string' && problem !== '' ? problem.slice(0, 1000) : null;
+  } catch {
+    return null;
+  }
 }
 
 export class ExtensionRegistry {
@@ -133,6 +146,7 @@ export class ExtensionRegistry {
       module: record.entry.module,
       state: record.state,
       agentRoutes: record.agentRoutes,
+      problem: problemOf(record),
     }));
   }
 

@@ -32,6 +32,9 @@ const ExtensionRow = Type.Object({
   agentRoutes: Type.Optional(
     Type.Union([Type.String(), Type.Null()], { description: 'Segment of its agent routes: /agents/{id}/<segment>' }),
   ),
+  problem: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], { description: 'What the running extension cannot do now and what to do about it (a port in use, an engine not reachable); null when all is well' }),
+  ),
 });
 
 const NameParams = Type.Object({ name: Type.String({ minLength: 1 }) });

@@ -20,7 +20,14 @@ const RuntimeInfo = Type.Object({
     byRuntimeState: Type.Record(Type.String(), Type.Integer(), { description: 'how many loaded agents are in each runtime state' }),
   }),
   extensions: Type.Array(
-    Type.Object({ name: Type.String(), enabled: Type.Boolean(), loaded: Type.Boolean(), state: Type.Optional(Type.String()), error: Type.Union([Type.String(), Type.Null()]) }),
+    Type.Object({
+      name: Type.String(),
+      enabled: Type.Boolean(),
+      loaded: Type.Boolean(),
+      state: Type.Optional(Type.String()),
+      error: Type.Union([Type.String(), Type.Null()]),
+      problem: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'what the running extension cannot do now (GET /runtime/extensions)' })),
+    }),
   ),
   events: Type.Object({
     epoch: Type.String(),
@@ -54,7 +61,7 @@ export const runtimeInfoRoutes: KernelRoutes<'bus' | 'dataDir' | 'extensions' | 
         dataDir: services.dataDir,
         memory: { rss: memory.rss, heapUsed: memory.heapUsed, heapTotal: memory.heapTotal, external: memory.external },
         agents: { loaded: agents.length, byRuntimeState },
-        extensions: services.extensions.status().map((row) => ({ name: row.name, enabled: row.enabled, loaded: row.loaded, ...(row.state ? { state: row.state } : {}), error: row.error })),
+        extensions: services.extensions.status().map((row) => ({ name: row.name, enabled: row.enabled, loaded: row.loaded, ...(row.state ? { state: row.state } : {}), error: row.error, problem: row.problem ?? null })),
         events: {
           epoch: services.bus.epoch,
           latestCursor: services.bus.latest,

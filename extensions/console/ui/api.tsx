@@ -49,6 +49,8 @@ export interface ExtensionInfo {
   enabled: boolean;
   loaded: boolean;
   error?: string | null;
+  /** What the running extension cannot do now (a port in use, an engine not reachable), or null. */
+  problem?: string | null;
   prefix?: string | null;
   version?: string;
   [key: string]: unknown;

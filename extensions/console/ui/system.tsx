@@ -1,7 +1,8 @@
 /**
  * System: each extension and its state, and for a running one the resources its prefix lists (channel
  * adapters, MCP servers and their tools, compute, mesh, tracked folders; system-extensions.tsx) as lists
- * and tables, never raw JSON; a disabled or failed one says so and why.
+ * and tables, never raw JSON; a disabled or failed one says so and why, and a running one with a
+ * problem (its mesh port in use, say) shows it.
  * Also the console sessions, revocable here.
  */
 import { useEffect, useState } from 'preact/hooks';
@@ -16,6 +17,7 @@ function Extension({ ext }: { ext: ExtensionInfo }) {
     <article class="panel" aria-labelledby={`ext-${ext.name}`} data-extension={ext.name}>
       <h2 id={`ext-${ext.name}`}>{ext.name}</h2>
       <p class={on ? 'ok' : 'off'}>{on ? `running (${ext.state ?? 'loaded'})` : !ext.enabled ? 'This extension is off (disabled in the manifest).' : `Not running: ${ext.error ?? ext.state ?? 'unknown'}`}</p>
+      {on && ext.problem && <p role="status" class="error">{ext.problem}</p>}
       {ext.prefix && <p>Routes under <code>{ext.prefix}</code></p>}
       {on && ext.prefix && ext.name !== 'console' && <details open><summary>State</summary><ExtensionState name={ext.name} prefix={ext.prefix} /></details>}
     </article>
