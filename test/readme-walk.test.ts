@@ -217,7 +217,7 @@ t.test('the quick start with curl, Files, Costs, then the MCP-client example on 
   const client = new Client({ name: 'readme-walk', version: '1.0.0' });
   await client.connect(transport);
   t.teardown(() => client.close());
-  const listed = (await client.callTool({ name: 'list_agents', arguments: {} })) as { structuredContent: { agents: Array<{ name: string }> } };
+  const listed = (await client.callTool({ name: 'list_agents', arguments: {} })) as unknown as { structuredContent: { agents: Array<{ name: string }> } };
   t.same(listed.structuredContent.agents.map((agent: { name: string }) => agent.name), ['Helper'], '"helper" in mcpServer.agents exposes the agent named Helper');
   const chat = await client.callTool({ name: 'chat', arguments: { agent: 'helper', text: 'From my editor: hi' } });
   t.match(chat.structuredContent, { status: 'completed', reply: 'I help, in one line.' }, JSON.stringify(chat));
