@@ -9,6 +9,7 @@ import type { Message } from 'grammy/types';
 import { AdapterConnectError, AdapterSendError, type AdapterHost, type AdapterInbound, type AdapterOutbound, type AdapterType, type ChannelAdapter, type InboundAttachment } from '../adapter.js';
 import { fetchLimited, TooLarge } from './download.js';
 import { ownerServerUrl } from './server-url.js';
+import { networkCause } from './network-cause.js';
 
 const DEFAULT_API_ROOT = 'https://api.telegram.org';
 const POLL_TIMEOUT_S = 30;
@@ -57,7 +58,11 @@ class TelegramAdapter implements ChannelAdapter {
       if (error instanceof grammy.GrammyError && (error.error_code === 401 || error.error_code === 404)) {
         throw new AdapterConnectError(`Telegram refused the bot token (${error.error_code}): check adapter:telegram:TELEGRAM_BOT_TOKEN`);
       }
-      throw new Error(`Telegram: ${describe(error)}`);
+      // The endpoint and the system's reason (refused, no such host, TLS), not grammy's "Network request
+      // for 'getMe' failed!" alone; the URL is the API root, never the token's path.
+      const cause = networkCause(error);
+      if (cause) throw new Error(`Telegram: cannot reach ${this.apiRoot} (getMe): ${cause}`);
+      throw new Error(`Telegram: ${describe(error)} (${this.apiRoot})`);
     }
     bot.on('message', async (ctx) => {
       const inbound = this.toInbound(ctx.message, token);
