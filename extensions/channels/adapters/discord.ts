@@ -11,6 +11,7 @@ import type { Client as DiscordClient, Message } from 'discord.js';
 import { AdapterConnectError, AdapterSendError, type AdapterHost, type AdapterInbound, type AdapterOutbound, type AdapterType, type ChannelAdapter, type InboundAttachment } from '../adapter.js';
 import { fetchLimited } from './download.js';
 import { ownerServerUrl } from './server-url.js';
+import { networkCause } from './network-cause.js';
 
 const DEFAULT_API = 'https://discord.com/api';
 const READY_TIMEOUT_MS = 20_000;
@@ -56,7 +57,9 @@ class DiscordAdapter implements ChannelAdapter {
       if (status === 401 || (error as { code?: string }).code === 'TokenInvalid') {
         throw new AdapterConnectError('Discord refused the bot token: check adapter:discord:DISCORD_BOT_TOKEN');
       }
-      throw new Error(`Discord: ${describe(error)}`);
+      // The endpoint and the system's reason when the platform was not reached at all (network-cause.ts).
+      const cause = networkCause(error);
+      throw new Error(cause ? `Discord: cannot reach ${this.api}: ${cause}` : `Discord: ${describe(error)}`);
     } finally {
       clearTimeout(timer);
     }

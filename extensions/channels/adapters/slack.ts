@@ -11,6 +11,7 @@ import type { App as BoltApp, LogLevel } from '@slack/bolt';
 import { AdapterConnectError, AdapterSendError, type AdapterHost, type AdapterInbound, type AdapterOutbound, type AdapterType, type ChannelAdapter, type InboundAttachment } from '../adapter.js';
 import { fetchLimited } from './download.js';
 import { ownerServerUrl } from './server-url.js';
+import { networkCause } from './network-cause.js';
 
 const DEFAULT_API_URL = 'https://slack.com/api/';
 
@@ -62,7 +63,7 @@ class SlackAdapter implements ChannelAdapter {
       const auth = await app.client.auth.test();
       this.botUserId = String(auth.user_id ?? '');
     } catch (error) {
-      throw classifyConnect(error);
+      throw classifyConnect(error, this.apiUrl);
     }
     app.message(async ({ message }) => {
       const inbound = this.toInbound(message as unknown as SlackMessage, botToken);
@@ -73,7 +74,7 @@ class SlackAdapter implements ChannelAdapter {
     try {
       await app.start();
     } catch (error) {
-      throw classifyConnect(error);
+      throw classifyConnect(error, this.apiUrl);
     }
     // Only after start: a failed start must not also report a loss.
     client.on('disconnected', () => {
@@ -148,12 +149,14 @@ class SlackAdapter implements ChannelAdapter {
   }
 }
 
-function classifyConnect(error: unknown): Error {
+function classifyConnect(error: unknown, apiUrl: string): Error {
   const e = error as { code?: string; data?: { error?: string } };
   if (e.code === 'slack_webapi_platform_error' && UNRECOVERABLE_AUTH.has(e.data?.error ?? '')) {
     return new AdapterConnectError(`Slack refused the token (${e.data?.error}): check adapter:slack:SLACK_BOT_TOKEN and adapter:slack:SLACK_APP_TOKEN`);
   }
-  return new Error(`Slack: ${describe(error)}`);
+  // The endpoint and the system's reason when the platform was not reached at all (network-cause.ts).
+  const cause = networkCause(error);
+  return new Error(cause ? `Slack: cannot reach ${apiUrl}: ${cause}` : `Slack: ${describe(error)}`);
 }
 
 function describe(error: unknown): string {
