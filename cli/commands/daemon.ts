@@ -21,8 +21,7 @@ const START_WAIT_MS = 30_000;
 interface Runtime {
   version: string;
   pid: number;
-  uptimeMs?: number;
-  uptime?: number;
+  uptimeMs: number;
   dataDir: string;
 }
 
@@ -100,9 +99,8 @@ export async function status(ctx: Ctx): Promise<number | void> {
     );
     return EXIT.unreachable;
   }
-  const uptimeMs = runtime.uptimeMs ?? (runtime.uptime !== undefined ? runtime.uptime * 1000 : undefined);
-  ctx.out.result({ running: true, url: connection.url, pid: runtime.pid, version: runtime.version, dataDir: runtime.dataDir, uptimeMs: uptimeMs ?? null, log: existsSync(log) ? log : null }, () => {
-    ctx.out.line(`running: pid ${runtime.pid}, version ${runtime.version}, at ${connection.url}${uptimeMs !== undefined ? `, up ${Math.round(uptimeMs / 1000)} s` : ''}`);
+  ctx.out.result({ running: true, url: connection.url, pid: runtime.pid, version: runtime.version, dataDir: runtime.dataDir, uptimeMs: runtime.uptimeMs, log: existsSync(log) ? log : null }, () => {
+    ctx.out.line(`running: pid ${runtime.pid}, version ${runtime.version}, at ${connection.url}, up ${Math.round(runtime.uptimeMs / 1000)} s`);
     ctx.out.line(`data directory: ${runtime.dataDir}`);
     if (existsSync(log)) ctx.out.line(`log (agt daemon start): ${log}`);
   });
