@@ -27,6 +27,15 @@ module.exports = {
       to: { path: '^contracts/', dependencyTypes: ['local'], dependencyTypesNot: ['aliased'] },
     },
     {
+      name: 'kernel-imports-contracts-by-name',
+      comment:
+        'The kernel imports the contract as @agt/contracts, like an extension, so it can only use what the package exports; ' +
+        'what only the kernel uses lives in kernel/. Its one path import is contracts/package.json (the contract version the kernel ships).',
+      severity: 'error',
+      from: { path: '^kernel/' },
+      to: { path: '^contracts/', pathNot: '^contracts/package\\.json$', dependencyTypes: ['local'], dependencyTypesNot: ['aliased'] },
+    },
+    {
       name: 'contracts-stand-alone',
       comment: 'contracts/ is the package @agt/contracts: it imports neither the kernel nor an extension.',
       severity: 'error',

@@ -1,288 +1,185 @@
 /**
- * AgentConfig (spec section 2) as TypeBox schemas: the validation, the types and the OpenAPI document.
- * Objects the spec leaves open (`security`, `limits`, `context`, ...) accept extra keys; secret values
- * never belong in config (credentials are sealed separately).
+ * The agent config (an agent file's `config`) as an extension reads it (`AgentView.config`) and writes it
+ * (`ctx.agents.updateConfig`): types only. The schema that validates it is the kernel's
+ * (kernel/agents/config-schema.ts), which checks at compile time that it validates exactly these types.
+ * Object types rather than interfaces: a config reads as a `Record<string, unknown>` too.
+ * Sections the daemon leaves open (`context`, `security`, `limits`, ...) are records of their own keys beside
+ * the documented ones; secret values
+ * never belong in a config (credentials are sealed separately).
  */
-import { Type, type Static } from 'typebox';
-
-export const MAX_AGENT_NAME_LENGTH = 64;
 
 /**
- * An agent name: 1-64 characters, no control characters (C0, DEL, C1), no line or paragraph separators
- * and no bidirectional overrides or isolates, no leading or trailing white space, at least one letter or
- * digit (any script).
+ * The model an agent (or one of its loops) calls.
+ * @public
  */
-export const AGENT_NAME_PATTERN =
-  '^(?!\\s)(?=.*[\\p{L}\\p{N}])[^\\p{Cc}\\u2028\\u2029\\u202A-\\u202E\\u2066-\\u2069]{1,64}(?<!\\s)$';
+export type ModelConfig = {
+  provider: string;
+  model_id: string;
+  temperature?: number | null;
+  max_tokens?: number | null;
+  top_p?: number | null;
+  reasoning?: Record<string, unknown>;
+  multimodal?: { image?: boolean; audio?: boolean; video?: boolean };
+  params?: Array<{ key: string; value: string }>;
+  provider_params?: Record<string, unknown>;
+  compact_threshold?: number | null;
+};
 
-/** The one rule for agent names (the kernel explains a refusal with `kernel/http-api/names.ts`). */
-export const AgentName = Type.String({
-  minLength: 1,
-  maxLength: MAX_AGENT_NAME_LENGTH,
-  pattern: AGENT_NAME_PATTERN,
-  description: '1-64 characters, no control characters, no leading or trailing spaces, at least one letter or digit',
-});
+/**
+ * One tool the agent has, and how it may use it.
+ * @public
+ */
+export type ToolDeclaration = {
+  name: string;
+  enabled: boolean;
+  visible?: boolean;
+  restricted?: boolean;
+  locked?: boolean;
+};
 
-const Open = (props: Parameters<typeof Type.Object>[0] = {}) =>
-  Type.Object(props, { additionalProperties: true });
+/**
+ * What starts a trigger.
+ * @public
+ */
+export type TriggerType =
+  | 'on_startup'
+  | 'on_inbox'
+  | 'on_outbox'
+  | 'on_file_change'
+  | 'on_chat'
+  | 'on_timer'
+  | 'on_tool_call'
+  | 'on_task_create'
+  | 'on_task_complete'
+  | 'on_logs'
+  | 'on_llm_call';
 
-export const KeyValue = Type.Object({ key: Type.String(), value: Type.String() }, { additionalProperties: false });
+/**
+ * What a trigger runs: a lambda (`file:export`), a command, or a turn of a loop.
+ * @public
+ */
+export type TriggerTarget = {
+  scope: 'agent' | 'system';
+  lambda?: string;
+  command?: string;
+  warm?: boolean;
+  filter?: Record<string, unknown>;
+  debounce_ms?: number;
+  interval_ms?: number;
+  batch_ms?: number;
+  batch_count?: number;
+  locked?: boolean;
+  loop?: string;
+};
 
-/** @stability stable */
-export const ModelConfig = Type.Object(
-  {
-    provider: Type.String({ minLength: 1 }),
-    model_id: Type.String({ minLength: 1 }),
-    temperature: Type.Optional(Type.Union([Type.Number(), Type.Null()])),
-    max_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
-    top_p: Type.Optional(Type.Union([Type.Number(), Type.Null()])),
-    reasoning: Type.Optional(Open()),
-    multimodal: Type.Optional(
-      Type.Object({
-        image: Type.Optional(Type.Boolean()),
-        audio: Type.Optional(Type.Boolean()),
-        video: Type.Optional(Type.Boolean()),
-      }),
-    ),
-    params: Type.Optional(Type.Array(KeyValue)),
-    provider_params: Type.Optional(Open()),
-    compact_threshold: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
-  },
-  { additionalProperties: false },
-);
+/**
+ * One trigger type's targets.
+ * @public
+ */
+export type TriggerConfig = {
+  enabled: boolean;
+  targets: TriggerTarget[];
+};
 
-/** @stability stable */
-export const ToolDeclaration = Type.Object(
-  {
-    name: Type.String({ minLength: 1 }),
-    enabled: Type.Boolean(),
-    visible: Type.Optional(Type.Boolean()),
-    restricted: Type.Optional(Type.Boolean()),
-    locked: Type.Optional(Type.Boolean()),
-  },
-  { additionalProperties: false },
-);
+/**
+ * An MCP server the agent connects to.
+ * @public
+ */
+export type McpServerConfig = {
+  name: string;
+  transport: 'stdio' | 'http';
+  command?: string;
+  args?: string[];
+  url?: string;
+  oauth?: boolean;
+  headers?: Record<string, string>;
+  header_env?: Record<string, unknown>[];
+  bearer_token_env_var?: string;
+  env?: Record<string, string>;
+  env_keys?: string[];
+  env_schema?: Record<string, unknown>[];
+  npm_package?: string;
+  pypi_package?: string;
+  source?: string;
+  available_tools?: Record<string, unknown>[];
+  tool_call_timeout_ms?: number;
+  restricted?: boolean;
+  run_location?: 'host' | 'shared';
+  credential_files?: Array<{ path: string; required: boolean; write_back?: boolean }>;
+  new_tools_restricted?: boolean;
+};
 
-export const TRIGGER_TYPES = [
-  'on_startup',
-  'on_inbox',
-  'on_outbox',
-  'on_file_change',
-  'on_chat',
-  'on_timer',
-  'on_tool_call',
-  'on_task_create',
-  'on_task_complete',
-  'on_logs',
-  'on_llm_call',
-] as const;
-/** @stability stable */
-export type TriggerType = (typeof TRIGGER_TYPES)[number];
+/**
+ * A model provider the agent declares for itself.
+ * @public
+ */
+export type AgentProviderConfig = {
+  id: string;
+  type: 'anthropic' | 'openai' | 'openai-compatible' | 'openrouter';
+  name: string;
+  baseUrl: string;
+  preset?: string;
+  defaultModel?: string;
+  params?: Array<{ key: string; value: string }>;
+  requestDelayMs?: number;
+};
 
-export const LOOP_NAME_PATTERN = '^[a-z0-9][a-z0-9_-]{0,31}$';
+/**
+ * A named loop of the agent (its own goal, model and tools).
+ * @public
+ */
+export type LoopConfig = {
+  name: string;
+  goal: string;
+  enabled: boolean;
+  autostart?: boolean;
+  autonomous?: boolean;
+  model?: Partial<ModelConfig>;
+  compact_threshold?: number | null;
+  tools?: string[];
+};
 
-/** @stability stable */
-export const TriggerTarget = Type.Object(
-  {
-    scope: Type.Union([Type.Literal('agent'), Type.Literal('system')]),
-    lambda: Type.Optional(Type.String({ pattern: '^[^:]+:[A-Za-z_$][A-Za-z0-9_$]*$' })),
-    command: Type.Optional(Type.String({ minLength: 1 })),
-    warm: Type.Optional(Type.Boolean()),
-    filter: Type.Optional(Open()),
-    debounce_ms: Type.Optional(Type.Integer({ minimum: 0 })),
-    interval_ms: Type.Optional(Type.Integer({ minimum: 0 })),
-    batch_ms: Type.Optional(Type.Integer({ minimum: 0 })),
-    batch_count: Type.Optional(Type.Integer({ minimum: 1 })),
-    locked: Type.Optional(Type.Boolean()),
-    loop: Type.Optional(Type.String({ pattern: LOOP_NAME_PATTERN })),
-  },
-  { additionalProperties: false },
-);
-
-/** @stability stable */
-export const TriggerConfig = Type.Object(
-  { enabled: Type.Boolean(), targets: Type.Array(TriggerTarget) },
-  { additionalProperties: false },
-);
-
-/** Keys are trigger types; each is optional and an unknown key is refused. */
-export const Triggers = Type.Object(
-  Object.fromEntries(TRIGGER_TYPES.map((t) => [t, Type.Optional(TriggerConfig)])) as Record<
-    TriggerType,
-    ReturnType<typeof Type.Optional<typeof TriggerConfig>>
-  >,
-  { additionalProperties: false },
-);
-
-/** @stability stable */
-export const McpServerConfig = Type.Object(
-  {
-    name: Type.String({ minLength: 1 }),
-    transport: Type.Union([Type.Literal('stdio'), Type.Literal('http')]),
-    command: Type.Optional(Type.String()),
-    args: Type.Optional(Type.Array(Type.String())),
-    url: Type.Optional(Type.String()),
-    oauth: Type.Optional(Type.Boolean()),
-    headers: Type.Optional(Type.Record(Type.String(), Type.String())),
-    header_env: Type.Optional(Type.Array(Open())),
-    bearer_token_env_var: Type.Optional(Type.String()),
-    env: Type.Optional(Type.Record(Type.String(), Type.String())),
-    env_keys: Type.Optional(Type.Array(Type.String())),
-    env_schema: Type.Optional(Type.Array(Open())),
-    npm_package: Type.Optional(Type.String()),
-    pypi_package: Type.Optional(Type.String()),
-    source: Type.Optional(Type.String()),
-    available_tools: Type.Optional(Type.Array(Open())),
-    tool_call_timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
-    restricted: Type.Optional(Type.Boolean()),
-    run_location: Type.Optional(Type.Union([Type.Literal('host'), Type.Literal('shared')])),
-    credential_files: Type.Optional(
-      Type.Array(
-        Type.Object({ path: Type.String(), required: Type.Boolean(), write_back: Type.Optional(Type.Boolean()) }),
-      ),
-    ),
-    new_tools_restricted: Type.Optional(Type.Boolean()),
-  },
-  { additionalProperties: false },
-);
-
-export const AdapterInstanceConfig = Type.Object(
-  {
-    enabled: Type.Boolean(),
-    config: Type.Optional(Open()),
-    policy: Type.Optional(Open()),
-    limits: Type.Optional(Type.Object({ max_attachment_size: Type.Optional(Type.Integer({ minimum: 0 })) })),
-  },
-  { additionalProperties: false },
-);
-
-/** @stability stable */
-export const AgentProviderConfig = Type.Object(
-  {
-    id: Type.String({ pattern: '^([a-z0-9-]+|custom:[A-Za-z0-9_.-]+)$' }),
-    type: Type.Union([
-      Type.Literal('anthropic'),
-      Type.Literal('openai'),
-      Type.Literal('openai-compatible'),
-      Type.Literal('openrouter'),
-    ]),
-    name: Type.String({ minLength: 1 }),
-    baseUrl: Type.String({ minLength: 1 }),
-    preset: Type.Optional(Type.String()),
-    defaultModel: Type.Optional(Type.String()),
-    params: Type.Optional(Type.Array(KeyValue)),
-    requestDelayMs: Type.Optional(Type.Integer({ minimum: 0 })),
-  },
-  { additionalProperties: false },
-);
-
-/** @stability stable */
-export const LoopConfig = Type.Object(
-  {
-    name: Type.String({ pattern: LOOP_NAME_PATTERN }),
-    goal: Type.String({ minLength: 1 }),
-    enabled: Type.Boolean(),
-    autostart: Type.Optional(Type.Boolean()),
-    autonomous: Type.Optional(Type.Boolean()),
-    model: Type.Optional(Type.Partial(ModelConfig)),
-    compact_threshold: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
-    tools: Type.Optional(Type.Array(Type.String())),
-  },
-  { additionalProperties: false },
-);
-
-export const DisplayState = Type.Union([
-  Type.Literal('active'),
-  Type.Literal('idle'),
-  Type.Literal('hibernate'),
-  Type.Literal('suspended'),
-  Type.Literal('off'),
-]);
-
-export const AgentConfigSchema = Type.Object(
-  {
-    agt_version: Type.Literal('0.2'),
-    id: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_.:-]+$' }),
-    name: AgentName,
-    description: Type.String(),
-    handle: Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' })),
-    icon: Type.Optional(Type.String()),
-    state: DisplayState,
-    autonomous: Type.Boolean(),
-    autostart: Type.Optional(Type.Boolean()),
-    model: ModelConfig,
-    instructions: Type.String(),
-    context: Open({
-      compact_threshold: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
-      audit: Type.Optional(Type.Unknown()),
-      dynamic_instructions: Type.Optional(Type.Unknown()),
-    }),
-    tools: Type.Array(ToolDeclaration),
-    triggers: Triggers,
-    security: Open({
-      fetch_allow_hosts: Type.Optional(
-        Type.Array(Type.String({ minLength: 1, maxLength: 300 }), {
-          maxItems: 256,
-          description:
-            'hosts `sys_fetch` may reach although they are (or resolve to) loopback, private or link-local addresses: `name`, `name:port`, `10.0.0.5:8080`, `[fd00::1]:443` (owner-only, like all of `security`)',
-        }),
-      ),
-    }),
-    limits: Open({
-      max_llm_calls_per_turn: Type.Optional(Type.Integer({ minimum: 1 })),
-      max_tool_calls_per_turn: Type.Optional(Type.Integer({ minimum: 0 })),
-      turn_timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
-      tool_timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
-      sql_timeout_ms: Type.Optional(
-        Type.Integer({
-          minimum: 1,
-          maximum: 60_000,
-          description: 'time limit of one `db_query` / `db_execute` statement (default 2000); past it the statement\'s process is killed and nothing it did is kept',
-        }),
-      ),
-    }),
-    budget: Type.Optional(
-      Type.Object(
-        {
-          turn_tokens: Type.Optional(Type.Integer({ minimum: 1, description: 'input + output tokens one turn may use' })),
-          day_tokens: Type.Optional(Type.Integer({ minimum: 1, description: 'tokens per day (owner time zone, settings `timezone`)' })),
-          day_usd: Type.Optional(Type.Number({ minimum: 0, description: 'USD per day; capped at the owner\'s settings `budget.day_usd`' })),
-          month_usd: Type.Optional(Type.Number({ minimum: 0, description: 'USD per calendar month; capped at the owner\'s settings `budget.month_usd`' })),
-          on_exceeded: Type.Optional(Type.Union([Type.Literal('ask'), Type.Literal('fail')], { description: 'ask (default): an owner task of kind budget; fail: the turn ends budget_exceeded' })),
-        },
-        { additionalProperties: false, description: 'spend limits enforced before every model call (docs/costs.md)' },
-      ),
-    ),
-    messaging: Open({
-      mode: Type.Optional(
-        Type.Union([Type.Literal('proactive'), Type.Literal('respond_only'), Type.Literal('listen_only')]),
-      ),
-    }),
-    mcp: Type.Optional(Type.Object({ servers: Type.Array(McpServerConfig) }, { additionalProperties: false })),
-    adapters: Type.Optional(Type.Record(Type.String(), AdapterInstanceConfig)),
-    providers: Type.Optional(Type.Array(AgentProviderConfig)),
-    loops: Type.Optional(Type.Array(LoopConfig)),
-    ws_connections: Type.Optional(Type.Array(Open())),
-    serving: Type.Optional(Open()),
-    umbilical: Type.Optional(Open({ log: Type.Optional(Open({ enabled: Type.Optional(Type.Boolean()) })) })),
-    locked_fields: Type.Optional(Type.Array(Type.String())),
-    metadata: Open({
-      created_at: Type.Optional(Type.Union([Type.String(), Type.Integer()])),
-      updated_at: Type.Optional(Type.Union([Type.String(), Type.Integer()])),
-      author: Type.Optional(Type.String()),
-      tags: Type.Optional(Type.Array(Type.String())),
-      version: Type.Optional(Type.String()),
-    }),
-  },
-  { additionalProperties: false },
-);
-
-/** @stability stable */
-export type AgentConfig = Static<typeof AgentConfigSchema>;
-export type ModelConfig = Static<typeof ModelConfig>;
-export type TriggerTarget = Static<typeof TriggerTarget>;
-export type TriggerConfig = Static<typeof TriggerConfig>;
-export type LoopConfig = Static<typeof LoopConfig>;
-export type McpServerConfig = Static<typeof McpServerConfig>;
-export type AgentProviderConfig = Static<typeof AgentProviderConfig>;
-export type ToolDeclaration = Static<typeof ToolDeclaration>;
+/**
+ * An agent's config, as its agent file holds it.
+ * @public
+ */
+export type AgentConfig = {
+  agt_version: '0.2';
+  id: string;
+  name: string;
+  description: string;
+  handle?: string;
+  icon?: string;
+  state: 'active' | 'idle' | 'hibernate' | 'suspended' | 'off';
+  autonomous: boolean;
+  autostart?: boolean;
+  model: ModelConfig;
+  instructions: string;
+  context: Record<string, unknown>;
+  tools: ToolDeclaration[];
+  triggers: { [type in TriggerType]?: TriggerConfig };
+  security: Record<string, unknown>;
+  limits: Record<string, unknown>;
+  budget?: {
+    turn_tokens?: number;
+    day_tokens?: number;
+    day_usd?: number;
+    month_usd?: number;
+    on_exceeded?: 'ask' | 'fail';
+  };
+  messaging: Record<string, unknown>;
+  mcp?: { servers: McpServerConfig[] };
+  adapters?: Record<string, {
+    enabled: boolean;
+    config?: Record<string, unknown>;
+    policy?: Record<string, unknown>;
+    limits?: { max_attachment_size?: number };
+  }>;
+  providers?: AgentProviderConfig[];
+  loops?: LoopConfig[];
+  ws_connections?: Record<string, unknown>[];
+  serving?: Record<string, unknown>;
+  umbilical?: Record<string, unknown>;
+  locked_fields?: string[];
+  metadata: Record<string, unknown>;
+};

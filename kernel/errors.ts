@@ -2,7 +2,7 @@
  * Kernel-level errors of the files at the kernel's root: start-up refusals (not HTTP responses), and the
  * settings' coded errors, one factory per meaning (the model is fastify's `lib/errors.js`).
  */
-import { AgtError } from '../contracts/errors.js';
+import { AgtError } from '@agt/contracts';
 
 /** A reason the daemon cannot start. `main` prints the message (never a stack) and exits non-zero. */
 export class StartupError extends Error {

@@ -9,16 +9,21 @@
  * registry through two callbacks that only run once an agent is loaded.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import type { CommandRun } from '../contracts/points.js';
-import type { AgentsService, InboxService } from '../contracts/services.js';
-import type { ToolDefinition } from '../contracts/tools.js';
+import {
+  type CommandRun,
+  type AgentsService,
+  type InboxService,
+  type ToolDefinition,
+  type AgentLauncher,
+  agentLocator,
+  type RuntimeGaugesAccess,
+} from '@agt/contracts';
 import { AgentIdentityService } from './agent-identity/service.js';
 import { AgentRegistry } from './agents/registry.js';
 import { agentIdNotLoaded } from './agents/errors.js';
 import { agentsService, inboxService } from './agents/services.js';
 import type { LoadedAgent } from './agents/loaded-agent.js';
 import { agentLauncher } from './agents/launcher.js';
-import type { AgentLauncher } from '../contracts/agent-launcher.js';
 import type { Contributions } from './extensions/contributions.js';
 import { CredentialsService } from './credentials/service.js';
 import { isPasswordProtected } from './credentials/index.js';
@@ -39,10 +44,8 @@ import { builtinTools } from './runtime/tools/index.js';
 import { ShutdownSteps } from './shutdown-steps.js';
 import { StorageService } from './storage/service.js';
 import { endSqliteJobs } from './storage/sqlite-job.js';
-import { agentLocator } from '../contracts/points.js';
 import { inboundTrace } from './extensions/kernel-points.js';
 import { runtimeGauges } from './extensions/runtime-gauges.js';
-import type { RuntimeGaugesAccess } from '../contracts/runtime-gauges.js';
 import type { SettingsStore } from './settings.js';
 import { AGT_VERSION } from './version.js';
 import { turnsAccess } from './runtime/turns-access.js';

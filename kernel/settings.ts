@@ -2,10 +2,14 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { SettingsSchema, type Settings } from '../contracts/settings.js';
-import type { SettingsService } from '../contracts/services.js';
-import { assertValid, firstSchemaError } from '../contracts/validate.js';
-import { AgtError } from '../contracts/errors.js';
+import {
+  SettingsSchema,
+  type Settings,
+  type SettingsService,
+  assertValid,
+  firstSchemaError,
+  AgtError,
+} from '@agt/contracts';
 import { validTimeZone } from './time-zone.js';
 import { cronProblem } from './cron-expression.js';
 import type { DaemonEnv } from './env.js';

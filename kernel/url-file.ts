@@ -5,7 +5,7 @@
  */
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Logger } from '../contracts/logger.js';
+import type { Logger } from '@agt/contracts';
 import { writeFileAtomic } from './settings.js';
 
 export const URL_FILE = 'daemon-url';

@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import t from 'tap';
-import { AgentConfigSchema } from '../contracts/agent-config.js';
+import { AgentConfigSchema } from '../kernel/agents/config-schema.js';
 import { firstSchemaError } from '../contracts/validate.js';
 import { AgentFile } from '../kernel/agents/agent-file.js';
 import { secretEquals } from '../kernel/http/guards.js';

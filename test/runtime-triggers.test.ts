@@ -1,5 +1,5 @@
 import t from 'tap';
-import type { AgentConfig, TriggerTarget, TriggerType } from '../contracts/agent-config.js';
+import type { AgentConfig, TriggerTarget, TriggerType } from '@agt/contracts';
 import { FakeClock } from '../kernel/runtime/clock.js';
 import type { TriggerEvent } from '../kernel/runtime/dispatch.js';
 import { TriggerEvaluator, type DisplayState } from '../kernel/runtime/triggers/evaluator.js';
@@ -252,7 +252,7 @@ t.test('live wiring: inbox, chat, tool-call and startup triggers through the run
 });
 
 t.test('every trigger type honours debounce, batch and interval on the fake clock', async (t) => {
-  const { TRIGGER_TYPES } = await import('../contracts/agent-config.js');
+  const { TRIGGER_TYPES } = await import('../kernel/agents/config-schema.js');
   for (const type of TRIGGER_TYPES) {
     const { evaluator, wakes, clock } = setup({
       [type]: {

@@ -7,7 +7,7 @@
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { AgentConfigSchema } from '../contracts/agent-config.js';
+import { AgentConfigSchema } from '../kernel/agents/config-schema.js';
 import { firstSchemaError } from '../contracts/validate.js';
 import { runDaemon, tempDir, type DaemonClient } from './helpers/daemon.js';
 

@@ -6,7 +6,7 @@
  * attestation cannot be moved to another DID, another file id or another kind. Anyone can verify one
  * with the signer's `did:key` alone.
  */
-import { signatureFromBase64, signatureToBase64 } from '../../contracts/agent-keys.js';
+import { signatureFromBase64, signatureToBase64 } from '@agt/contracts';
 import { verifyWithDid } from '../identity/did-key.js';
 
 export type AttestationKind = 'owner' | 'runtime';

@@ -1,5 +1,5 @@
 /** Coded errors of agent identity. */
-import { AgtError } from '../../contracts/errors.js';
+import { AgtError } from '@agt/contracts';
 
 /** 409 `credentials_locked`: the agent has no key, or the envelope that seals it is locked. */
 export const agentKeyUnavailable = (agentId: string) =>

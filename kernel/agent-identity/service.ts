@@ -9,9 +9,8 @@
  * Reads describe DIDs and signatures only; the secret key never leaves this file's functions.
  */
 import nacl from 'tweetnacl';
-import type { AgentConfig } from '../../contracts/agent-config.js';
+import type { AgentConfig, EventBus } from '@agt/contracts';
 import type { ReviewIdentity } from '../http-api/agents-api.js';
-import type { EventBus } from '../../contracts/events.js';
 import type { AgentFile } from '../agents/agent-file.js';
 import type { LoadedAgent } from '../agents/loaded-agent.js';
 import type { AgentRegistry } from '../agents/registry.js';

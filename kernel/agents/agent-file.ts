@@ -24,8 +24,7 @@ import { closeSync, fsyncSync, openSync, readSync, statSync, writeFileSync } fro
 import { dirname, isAbsolute } from 'node:path';
 import type Database from 'libsql';
 import { libsql } from './libsql.js';
-import type { AgentConfig } from '../../contracts/agent-config.js';
-import { AgtError } from '../../contracts/errors.js';
+import { type AgentConfig, AgtError } from '@agt/contracts';
 import { agentFileExists, agentFileLocked, agentFileNotFound, agentPathNotAbsolute, loadFailed } from './errors.js';
 import { templateBytes, writeTemplate } from './file-template.js';
 import { releaseClosedHandles } from './handle-release.js';

@@ -8,8 +8,12 @@
 import { opendir } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import type { AgentConfig } from '../../contracts/agent-config.js';
-import { AUTOSTART_SKIP_REASONS, type AutostartReport, type AutostartSkipReason } from '../../contracts/agent-launcher.js';
+import {
+  type AgentConfig,
+  AUTOSTART_SKIP_REASONS,
+  type AutostartReport,
+  type AutostartSkipReason,
+} from '@agt/contracts';
 import { AgentFile } from './agent-file.js';
 import { trackedDirNotAbsolute } from './errors.js';
 import { canonicalPath } from './registry.js';

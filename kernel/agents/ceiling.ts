@@ -11,9 +11,8 @@
  * it), and each numeric `limits` field of {@link CAPPED_LIMITS} (lowered to the owner's maximum). The
  * compute tier `host` has its own owner consent (settings `computeHostAgents`, the compute extension).
  */
-import type { AgentConfig } from '../../contracts/agent-config.js';
+import { type AgentConfig, CAPPED_LIMITS, type AgentCeiling, type Settings } from '@agt/contracts';
 import type { CappedField } from '../http-api/agents-api.js';
-import { CAPPED_LIMITS, type AgentCeiling, type Settings } from '../../contracts/settings.js';
 import { parseAllowEntry } from './fetch-policy.js';
 import { COMMAND_DEFAULT_TIMEOUT_MS, DEFAULT_LIMITS, LAMBDA_DEFAULT_TIMEOUT_MS, SQL_DEFAULT_TIMEOUT_MS } from './limit-defaults.js';
 

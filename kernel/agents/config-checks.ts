@@ -5,9 +5,7 @@
  * a file that loads with problems loads, and its load answer and review list them (the extension never
  * applies the refused parts: the check reports, the extension's own code is the boundary).
  */
-import type { AgentConfig } from '../../contracts/agent-config.js';
-import { agentConfigChecks, type AgentConfigProblem } from '../../contracts/points.js';
-import type { Logger } from '../../contracts/logger.js';
+import { type AgentConfig, agentConfigChecks, type AgentConfigProblem, type Logger } from '@agt/contracts';
 import type { ExtensionPoints } from '../extensions/points.js';
 import { invalidConfig } from './errors.js';
 

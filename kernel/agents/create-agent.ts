@@ -17,11 +17,17 @@ import { existsSync, mkdirSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { Type, type Static } from 'typebox';
-import { AgentConfigSchema, type AgentConfig } from '../../contracts/agent-config.js';
-import { AgtError, badRequest } from '../../contracts/errors.js';
-import { DEFAULT_MAX_SCAN_DEPTH, type AppProviderSettings } from '../../contracts/settings.js';
+import { AgentConfigSchema } from './config-schema.js';
+import {
+  type AgentConfig,
+  AgtError,
+  badRequest,
+  DEFAULT_MAX_SCAN_DEPTH,
+  type AppProviderSettings,
+  firstSchemaError,
+  type Logger,
+} from '@agt/contracts';
 import { assertAgentName } from '../http-api/names.js';
-import { firstSchemaError } from '../../contracts/validate.js';
 import { AgentFile } from './agent-file.js';
 import { agentNameTaken, cannotCreateAgentFile, createdButNotLoaded, passwordMismatch, passwordRequired } from './errors.js';
 import type { LoadedAgent } from './loaded-agent.js';
@@ -32,7 +38,6 @@ import { defaultTemplateId, resolveTemplate } from '../templates/resolve.js';
 import type { TemplateConfig } from '../templates/types.js';
 import { startAgent, type StartDeps } from './start-agent.js';
 import { announceAgentFileChange } from '../extensions/agent-file-notices.js';
-import type { Logger } from '../../contracts/logger.js';
 import type { IdentityService } from '../identity/types.js';
 import type { SettingsStore } from '../settings.js';
 

@@ -4,7 +4,7 @@
  * messages and details (with their key order) are API. The stores' errors are in `stores/errors.ts`.
  */
 import type { AgentCandidate } from '../http-api/agents-api.js';
-import { AgtError } from '../../contracts/errors.js';
+import { AgtError } from '@agt/contracts';
 import type { LeaseRow } from './stores/lease-store.js';
 
 /** Why a file cannot be opened as an agent file (`details.reason` of the 422 `load_failed`). */

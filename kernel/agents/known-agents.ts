@@ -13,7 +13,7 @@
  */
 import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AgtError } from '../../contracts/errors.js';
+import { AgtError } from '@agt/contracts';
 import { sameKey, type AgentKey } from './agent-key.js';
 import { agentIdConflict } from './errors.js';
 

@@ -3,7 +3,7 @@
  * files read without loading them, start and autostart through the review gate, unload with a reason.
  * The same code paths as `POST /agents/{id}/start`, `POST /agents/autostart` and `POST /agents/{id}/stop`.
  */
-import type { AgentLauncher } from '../../contracts/agent-launcher.js';
+import type { AgentLauncher } from '@agt/contracts';
 import { autostartFiles, type AutostartDeps } from './autostart.js';
 import { canonicalPath } from './registry.js';
 import { startAgent } from './start-agent.js';

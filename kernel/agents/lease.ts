@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Logger } from '../../contracts/logger.js';
+import type { Logger } from '@agt/contracts';
 import type { AgentFile } from './agent-file.js';
 import { agentFileLeased } from './errors.js';
 import type { LeaseOwner, LeaseRow } from './stores/lease-store.js';

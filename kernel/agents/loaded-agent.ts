@@ -6,10 +6,8 @@
  * (`ceiling.ts`), recomputed when either the file's config or the settings change. Everything that acts
  * for the agent (runtime, tools, command runner, extensions through {@link view}) reads {@link config}.
  */
-import type { AgentConfig } from '../../contracts/agent-config.js';
+import type { AgentConfig, AgentView, Settings } from '@agt/contracts';
 import type { CappedField } from '../http-api/agents-api.js';
-import type { AgentView } from '../../contracts/services.js';
-import type { Settings } from '../../contracts/settings.js';
 import type { AgentFile } from './agent-file.js';
 import { capConfig, ceilingFor } from './ceiling.js';
 

@@ -7,14 +7,17 @@
 import { randomUUID } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import { AgentConfigSchema, type AgentConfig } from '../../contracts/agent-config.js';
+import { AgentConfigSchema } from './config-schema.js';
+import {
+  type AgentConfig,
+  AgtError,
+  type EventBus,
+  type Logger,
+  type AgentView,
+  type Settings,
+  firstSchemaError,
+} from '@agt/contracts';
 import type { AgentCandidate } from '../http-api/agents-api.js';
-import { AgtError } from '../../contracts/errors.js';
-import type { EventBus } from '../../contracts/events.js';
-import type { Logger } from '../../contracts/logger.js';
-import type { AgentView } from '../../contracts/services.js';
-import type { Settings } from '../../contracts/settings.js';
-import { firstSchemaError } from '../../contracts/validate.js';
 import type { Contributions } from '../extensions/contributions.js';
 import { waitAtMost } from '../deadline.js';
 import { announceAgentFileChange } from '../extensions/agent-file-notices.js';
@@ -53,7 +56,7 @@ export interface RegistryDeps {
   /** The runtime: attached to every agent at load, told of config changes, detached at unload. */
   runtime: AgentRuntimeHooks;
   /** Delivery function handed to inbox sources (the kernel's inbox service). */
-  deliver: (agentId: string) => (message: import('../../contracts/services.js').InboundMessage) => Promise<{ messageId: number }>;
+  deliver: (agentId: string) => (message: import('@agt/contracts').InboundMessage) => Promise<{ messageId: number }>;
   /** The owner's settings: their ceiling caps every loaded agent's config (`ceiling.ts`). */
   settings?: { current(): Readonly<Settings>; onChange?(listener: (settings: Readonly<Settings>) => void): () => void };
 }

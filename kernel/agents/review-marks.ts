@@ -17,10 +17,7 @@
 import { createHash } from 'node:crypto';
 import { appendFileSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AgentConfig } from '../../contracts/agent-config.js';
-import type { Logger } from '../../contracts/logger.js';
-import { canonicalJson } from '../../contracts/canonical-json.js';
-import { MAX_JSON_DEPTH } from '../../contracts/validate.js';
+import { type AgentConfig, type Logger, canonicalJson, MAX_JSON_DEPTH } from '@agt/contracts';
 
 export const REVIEW_MARKS_FILE = 'review-marks.json';
 /** Marks made since the file was last written, one `{"id": ..., "mark": {...}}` line each. */

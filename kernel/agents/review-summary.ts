@@ -3,9 +3,8 @@
  * from its config alone. `notable` flags tools that reach outside the agent (network, messaging, code
  * execution, self-modification, destructive writes).
  */
-import type { AgentConfig } from '../../contracts/agent-config.js';
+import type { AgentConfig, ToolDefinition } from '@agt/contracts';
 import type { ReviewIdentity, ReviewSummary } from '../http-api/agents-api.js';
-import type { ToolDefinition } from '../../contracts/tools.js';
 
 export const NOTABLE_TOOLS: ReadonlySet<string> = new Set([
   'compute_exec',

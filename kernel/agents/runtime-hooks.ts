@@ -7,7 +7,7 @@
  * closes. `status` is called
  * synchronously by `GET /agents/{id}/status` and must not block.
  */
-import type { AgentConfig } from '../../contracts/agent-config.js';
+import type { AgentConfig } from '@agt/contracts';
 import type { InboxMessage } from './stores/message-stores.js';
 import type { LoadedAgent } from './loaded-agent.js';
 

@@ -2,19 +2,30 @@
  * The kernel services extensions see for agents (`ctx.agents`, `ctx.inbox`), backed by the registry.
  * Each extension gets its own (`agentsFor(name)` in kernel/services.ts), so its `log` rows carry its name.
  */
-import type { EventBus } from '../../contracts/events.js';
-import type { AgentKeysAccess } from '../../contracts/agent-keys.js';
-import type { RunAgentLambda } from '../../contracts/agent-lambdas.js';
-import type { AgentFetch, AgentTurnsAccess } from '../../contracts/agent-turns.js';
-import type { CommandOutcome, CommandRun } from '../../contracts/points.js';
-import type { AgentFileInfo, AgentFilesAccess, AgentsService, InboundMessage, InboxRow, InboxService, LogLevel } from '../../contracts/services.js';
+import {
+  type EventBus,
+  type AgentKeysAccess,
+  type RunAgentLambda,
+  type AgentFetch,
+  type AgentTurnsAccess,
+  type CommandOutcome,
+  type CommandRun,
+  type AgentFileInfo,
+  type AgentFilesAccess,
+  type AgentsService,
+  type InboundMessage,
+  type InboxRow,
+  type InboxService,
+  type LogLevel,
+  isTraceparent,
+  type InboundTrace,
+} from '@agt/contracts';
 import { agentIdNotLoaded, userSourceInInbox } from './errors.js';
 import type { LoadedAgent } from './loaded-agent.js';
 import type { StoredFileInfo } from './stores/files-store.js';
 import type { InboxMessage } from './stores/message-stores.js';
 import type { AgentRegistry } from './registry.js';
 import type { AgentRuntimeHooks } from './runtime-hooks.js';
-import { isTraceparent, type InboundTrace } from '../../contracts/trace-context.js';
 
 /** What `ctx.agents.keys`, `runLambda` and `runHostCommand` reach: the agent identity's key and the runtime's sandboxes. */
 export interface AgentCapabilities {

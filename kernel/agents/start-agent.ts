@@ -3,7 +3,7 @@
  * `stopped` hooks run at unload), `agent.started` is announced and the `started` lifecycle hooks run.
  * Used by agent creation and `POST /agents/{id}/start`.
  */
-import type { EventBus } from '../../contracts/events.js';
+import type { EventBus } from '@agt/contracts';
 import type { Contributions } from '../extensions/contributions.js';
 import type { LoadedAgent } from './loaded-agent.js';
 import type { AgentRegistry } from './registry.js';

@@ -2,8 +2,8 @@
  * The check of a config read from an agent file, in a module of its own so the summary worker
  * (credentials/summary-worker.ts) imports it without the registry's graph.
  */
-import { AgentConfigSchema, type AgentConfig } from '../../contracts/agent-config.js';
-import { firstSchemaError } from '../../contracts/validate.js';
+import { AgentConfigSchema } from './config-schema.js';
+import { type AgentConfig, firstSchemaError } from '@agt/contracts';
 import { storedConfigInvalid } from './errors.js';
 
 /** Validates a stored config; `load_failed` naming the bad path. */

@@ -4,9 +4,8 @@
  * name and sorted. A declaration decides `enabled`, `visible`, `restricted` and `locked`; an undeclared
  * tool takes its definition's defaults; a declared name nothing offers is listed with source `declared`.
  */
-import type { ToolDeclaration } from '../../contracts/agent-config.js';
+import type { ToolDeclaration, ToolDefinition } from '@agt/contracts';
 import type { ToolEntry } from '../http-api/agents-api.js';
-import type { ToolDefinition } from '../../contracts/tools.js';
 
 export function toolEntries(
   declared: readonly ToolDeclaration[],

@@ -4,7 +4,7 @@
  * from the bus. A payload whose JSON exceeds {@link UMBILICAL_PAYLOAD_LIMIT} bytes is replaced by
  * `{_truncated: true, preview}`.
  */
-import type { UmbilicalEvent } from '../../contracts/events.js';
+import type { UmbilicalEvent } from '@agt/contracts';
 
 export const UMBILICAL_CAPACITY = 2_000;
 export const UMBILICAL_PAYLOAD_LIMIT = 4 * 1024;

@@ -4,8 +4,7 @@
  * every minute (a timer cleared at shutdown). A change of the flag emits `agent.degraded` and writes
  * one `agt_logs` row; an unlock also seals values replaced while locked.
  */
-import type { EventBus } from '../../contracts/events.js';
-import type { Logger } from '../../contracts/logger.js';
+import type { EventBus, Logger } from '@agt/contracts';
 import type { LoadedAgent } from '../agents/loaded-agent.js';
 import type { AgentRegistry } from '../agents/registry.js';
 import type { EnvelopeState } from './key-access.js';

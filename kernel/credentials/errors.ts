@@ -2,7 +2,7 @@
  * The coded errors of sealed credentials, one factory per meaning (the model is fastify's `lib/errors.js`).
  * Codes, messages and details are API: clients and tests read them.
  */
-import { AgtError } from '../../contracts/errors.js';
+import { AgtError } from '@agt/contracts';
 import type { IdentityStatus } from '../identity/types.js';
 import type { LockReason } from './envelope.js';
 

@@ -8,8 +8,7 @@
  * to the agent id its caller names (extensions act for the agent they serve), and agent code (tools,
  * lambdas) is never handed this service.
  */
-import type { EventBus } from '../../contracts/events.js';
-import type { Logger } from '../../contracts/logger.js';
+import type { EventBus, Logger } from '@agt/contracts';
 import type { LoadedAgent } from '../agents/loaded-agent.js';
 import type { AgentRegistry } from '../agents/registry.js';
 import type { CredentialMeta } from '../agents/stores/secret-stores.js';

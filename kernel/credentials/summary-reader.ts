@@ -13,8 +13,7 @@
  * reason) and the next file gets a new worker.
  */
 import { Worker, type WorkerOptions } from 'node:worker_threads';
-import type { AgentConfig } from '../../contracts/agent-config.js';
-import { AgtError, unavailable } from '../../contracts/errors.js';
+import { type AgentConfig, AgtError, unavailable } from '@agt/contracts';
 import { loadFailed } from '../agents/errors.js';
 import type { SummaryReply } from './summary-worker.js';
 

@@ -8,7 +8,7 @@
  * here all of it runs on this thread's own small heap, not on the daemon's event loop.
  */
 import { parentPort } from 'node:worker_threads';
-import { AgtError } from '../../contracts/errors.js';
+import { AgtError } from '@agt/contracts';
 import { inspectFile } from '../agents/inspect-file.js';
 import { isPasswordProtected } from './key-access.js';
 

@@ -17,8 +17,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import mittModule from 'mitt';
-import type { EmitInput, EventBus, EventFrame, EventType, UmbilicalEvent } from '../../contracts/events.js';
-import type { Logger } from '../../contracts/logger.js';
+import type { EmitInput, EventBus, EventFrame, EventType, UmbilicalEvent, Logger } from '@agt/contracts';
 
 // mitt's CJS-style default export is not callable under NodeNext typing.
 const mitt = mittModule as unknown as typeof mittModule.default;

@@ -2,7 +2,7 @@
  * Where a `GET /events` stream starts (spec 6.6-6.7): which buffered frames are replayed and whether
  * a `stream.gap` tells the client its resume is not exact. Pure, so every case is tested directly.
  */
-import { badRequest } from '../../contracts/errors.js';
+import { badRequest } from '@agt/contracts';
 import type { FrameOrigin, KernelBus } from './bus.js';
 
 /** What a client asked for, already validated. */

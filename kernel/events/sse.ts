@@ -23,7 +23,7 @@
  * shutdown are written before the streams end.
  */
 import type { OutgoingHttpHeader, ServerResponse } from 'node:http';
-import type { Logger } from '../../contracts/logger.js';
+import type { Logger } from '@agt/contracts';
 import { waitAtMost } from '../deadline.js';
 import type { FrameDelivery, KernelBus } from './bus.js';
 import { daemonShuttingDown } from './errors.js';

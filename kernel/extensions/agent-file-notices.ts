@@ -3,8 +3,7 @@
  * writes an agent file, every observer is told, and the request waits for them, so an index an
  * extension keeps (tracked-folders) holds the file before the caller hears back.
  */
-import { AGENT_FILE_NOTICE_DEADLINE_MS, agentFileObservers, type AgentFileChange } from '../../contracts/agent-file-changes.js';
-import type { Logger } from '../../contracts/logger.js';
+import { AGENT_FILE_NOTICE_DEADLINE_MS, agentFileObservers, type AgentFileChange, type Logger } from '@agt/contracts';
 import { waitAtMost } from '../deadline.js';
 import type { ExtensionPoints } from './points.js';
 

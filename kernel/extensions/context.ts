@@ -5,10 +5,15 @@
  * `AGT_*` variables, and extension points are offered during `register` only and used through
  * `dependsOn`.
  */
-import type { EventBus } from '../../contracts/events.js';
-import type { ExtensionContext, ExtensionEnv, ExtensionHttp, ExtensionPoint } from '../../contracts/extension.js';
-import type { Logger } from '../../contracts/logger.js';
-import type { SettingsService } from '../../contracts/services.js';
+import type {
+  EventBus,
+  ExtensionContext,
+  ExtensionEnv,
+  ExtensionHttp,
+  ExtensionPoint,
+  Logger,
+  SettingsService,
+} from '@agt/contracts';
 import type { ExtensionHostDeps } from './host-deps.js';
 import { createServerGuards } from '../http/server-guards.js';
 

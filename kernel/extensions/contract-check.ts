@@ -12,7 +12,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import semver from 'semver';
 import contractsPackage from '../../contracts/package.json' with { type: 'json' };
-import { CONTRACT_VERSION } from '../../contracts/extension.js';
+import { CONTRACT_VERSION } from '@agt/contracts';
 
 /** The stable code of a refused extension (docs/extensions.md "Compatibility"). */
 export const CONTRACT_INCOMPATIBLE = 'contract_incompatible';

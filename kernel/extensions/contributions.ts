@@ -2,11 +2,19 @@
  * What extensions contribute through `ctx.contribute` and `ctx.provide`, and how several contributions
  * combine (the rules are stated on each extension point in `contracts/`).
  */
-import type { AgentLifecycleHooks, Detach, InboxSource } from '../../contracts/lifecycle.js';
-import type { Logger } from '../../contracts/logger.js';
-import type { ModelClient, ModelClientProvider, ModelResolveContext } from '../../contracts/model.js';
-import type { AgentView, InboundMessage } from '../../contracts/services.js';
-import type { ToolContributor, ToolDefinition } from '../../contracts/tools.js';
+import type {
+  AgentLifecycleHooks,
+  Detach,
+  InboxSource,
+  Logger,
+  ModelClient,
+  ModelClientProvider,
+  ModelResolveContext,
+  AgentView,
+  InboundMessage,
+  ToolContributor,
+  ToolDefinition,
+} from '@agt/contracts';
 import { waitAtMost } from '../deadline.js';
 import { ExtensionPoints } from './points.js';
 

@@ -7,7 +7,7 @@
 import { pathToFileURL } from 'node:url';
 import { Type } from 'typebox';
 import semver from 'semver';
-import type { ExtensionDefinition } from '../../contracts/extension.js';
+import type { ExtensionDefinition } from '@agt/contracts';
 import { EXTENSION_NAME_PATTERN, PREFIX_PATTERN, SEGMENT_PATTERN } from './manifest.js';
 import { schemaProblems, withDefaults } from './schema-errors.js';
 import { builtTwin, ensureTypeScript, isTypeScriptFile } from './typescript.js';

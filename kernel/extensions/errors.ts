@@ -2,9 +2,9 @@
  * The coded errors of the extension host, one factory per meaning (the model is fastify's
  * `lib/errors.js`). Codes, messages and details are API.
  */
-import { AgtError } from '../../contracts/errors.js';
+import { AgtError } from '@agt/contracts';
 
-export { extensionUnavailable } from '../../contracts/error-answers.js';
+export { extensionUnavailable } from '@agt/contracts';
 
 /** 404 `not_found`: `GET /runtime/extensions/{name}` for a name the manifest does not list. */
 export const extensionNotInManifest = (name: string) => new AgtError('not_found', `no extension named ${name} in the manifest`);

@@ -5,7 +5,7 @@
  * directory's overlay of extension options (config-overlay.ts; the shipped manifest is never written), so
  * a restart keeps them. Without the hook the change is persisted and answered `restartRequired: true`.
  */
-import { AgtError } from '../../contracts/errors.js';
+import { AgtError } from '@agt/contracts';
 import { mergePatch } from '../json-merge-patch.js';
 import { writeOverlayEntry } from './config-overlay.js';
 import { validateConfig } from './definition.js';

@@ -1,8 +1,6 @@
 /** What the extension host uses of the kernel: the services it hands to extensions, nothing more. */
 import type { FastifyBaseLogger } from 'fastify';
-import type { AgentsService, InboxService } from '../../contracts/services.js';
-import type { AgentLauncher } from '../../contracts/agent-launcher.js';
-import type { RuntimeGaugesAccess } from '../../contracts/runtime-gauges.js';
+import type { AgentsService, InboxService, AgentLauncher, RuntimeGaugesAccess } from '@agt/contracts';
 import type { Contributions } from './contributions.js';
 import type { KernelBus } from '../events/bus.js';
 import type { SettingsStore } from '../settings.js';

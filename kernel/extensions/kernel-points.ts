@@ -4,9 +4,23 @@
  * Routes and the runtime call these with the daemon's {@link ExtensionPoints} (`contributions.points`).
  */
 import { isAbsolute } from 'node:path';
-import { AgtError } from '../../contracts/errors.js';
-import { isTraceparent, traceContext, type InboundTrace } from '../../contracts/trace-context.js';
-import { agentLocator, commandExecutor, outboundTransports, requestCredentials, type CredentialRequest, type CommandOutcome, type CommandRun, type OutboundEnvelope, type OutboundReport, type OutboundResult, type OutboundTransport } from '../../contracts/points.js';
+import {
+  AgtError,
+  isTraceparent,
+  traceContext,
+  type InboundTrace,
+  agentLocator,
+  commandExecutor,
+  outboundTransports,
+  requestCredentials,
+  type CredentialRequest,
+  type CommandOutcome,
+  type CommandRun,
+  type OutboundEnvelope,
+  type OutboundReport,
+  type OutboundResult,
+  type OutboundTransport,
+} from '@agt/contracts';
 import { waitAtMost } from '../deadline.js';
 import { locatorAnswerInvalid, locatorFailed, locatorTimedOut } from './errors.js';
 import type { ExtensionPoints } from './points.js';

@@ -3,7 +3,7 @@
  * most once, errors logged and never thrown, and never waiting longer than the deadline: one hanging
  * extension must not keep the daemon from exiting.
  */
-import type { Logger } from '../../contracts/logger.js';
+import type { Logger } from '@agt/contracts';
 import { waitAtMost } from '../deadline.js';
 import type { ExtensionRecord, ExtensionRegistry } from './registry.js';
 

@@ -15,7 +15,7 @@
  * place the kernel names them). Shipped extensions the manifest does not list answer 503 there too.
  */
 import type { FastifyInstance } from 'fastify';
-import type { ExtensionDefinition, ExtensionHooks, ExtensionHttp } from '../../contracts/extension.js';
+import type { ExtensionDefinition, ExtensionHooks, ExtensionHttp } from '@agt/contracts';
 import type { KernelApp } from '../http/app.js';
 import type { ExtensionHostDeps } from './host-deps.js';
 import { buildContext } from './context.js';

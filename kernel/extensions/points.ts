@@ -3,7 +3,7 @@
  * `providers` mode, and who may use it. One instance per daemon (held by {@link Contributions}, so a
  * failed or stopped extension's offers are withdrawn with the rest of what it contributed).
  */
-import type { ExtensionPoint, PointProviders } from '../../contracts/extension.js';
+import type { ExtensionPoint, PointProviders } from '@agt/contracts';
 
 export interface Provision<T> {
   /** The extension that offered it. */

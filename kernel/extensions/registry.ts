@@ -3,7 +3,7 @@
  * every failure withdraws contributions, releases subscriptions, is logged and emits
  * `extension.state.changed` the same way, whatever phase (import, register, start, stop) it came from.
  */
-import type { ExtensionDefinition, ExtensionHooks } from '../../contracts/extension.js';
+import type { ExtensionDefinition, ExtensionHooks } from '@agt/contracts';
 import type { ExtensionHostDeps } from './host-deps.js';
 import type { ManifestEntry } from './manifest.js';
 

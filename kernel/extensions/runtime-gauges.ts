@@ -3,7 +3,7 @@
  * counted between reads). Queued turns are the loop executors' in-memory queues (the same turns the
  * agent's `agt_queue` holds as `queued`).
  */
-import type { ExtensionStateName, RuntimeGaugesAccess } from '../../contracts/runtime-gauges.js';
+import type { ExtensionStateName, RuntimeGaugesAccess } from '@agt/contracts';
 
 /**
  * What the gauges read of an agent's runtime, named here so extensions/ does not import runtime/ (which

@@ -3,7 +3,7 @@
  * and serialize with, and the types clients and extensions code against.
  */
 import { Type, type Static } from 'typebox';
-import { AgentConfigSchema } from '../../contracts/agent-config.js';
+import { AgentConfigSchema } from '../agents/config-schema.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 /**

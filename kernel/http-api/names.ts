@@ -1,11 +1,11 @@
 /**
  * The one rule for agent names and the one rule for meta keys, used everywhere they enter: `POST
  * /agents/create`, `PUT /agents/{id}/config`, the agent's `sys_update_config`, agent files at load
- * (through `AgentConfigSchema`, whose `name` is the rule, `contracts/agent-config.ts`), the meta routes and the agent's meta tools.
+ * (through `AgentConfigSchema`, whose `name` is the rule, kernel/agents/config-schema.ts), the meta routes and the agent's meta tools.
  */
 import { Type } from 'typebox';
-import { AGENT_NAME_PATTERN, MAX_AGENT_NAME_LENGTH } from '../../contracts/agent-config.js';
-import { AgtError } from '../../contracts/errors.js';
+import { AGENT_NAME_PATTERN, MAX_AGENT_NAME_LENGTH } from '../agents/config-schema.js';
+import { AgtError } from '@agt/contracts';
 
 const invalidAgentName = (problem: string) => new AgtError('bad_request', problem, { details: { path: '/name' } });
 

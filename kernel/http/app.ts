@@ -10,7 +10,7 @@ import { checkRequest, installGuards, type GuardOptions } from './guards.js';
 import { serverLimitOptions } from './limits.js';
 import { installConnectionCaps, resolveCaps, type ConnectionCaps } from './connection-caps.js';
 import { collectOpenApi } from './openapi.js';
-import type { AgtError } from '../../contracts/errors.js';
+import type { AgtError } from '@agt/contracts';
 import { routerRefusal } from './errors.js';
 import { AGT_VERSION } from '../version.js';
 import { createDaemonLogger, DaemonLogController, installRequestLines, RequestLog } from './logger.js';

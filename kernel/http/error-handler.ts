@@ -1,6 +1,6 @@
 /** Installs the one error mapping (`contracts/error-answers.ts`) and the not-found answer on the daemon. */
 import type { FastifyInstance } from 'fastify';
-import { notFoundAnswer, sendErrorAnswer } from '../../contracts/error-answers.js';
+import { notFoundAnswer, sendErrorAnswer } from '@agt/contracts';
 
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler(sendErrorAnswer);

@@ -2,7 +2,7 @@
  * The coded errors of the HTTP layer (request guards and input checks), one factory per meaning (the
  * model is fastify's `lib/errors.js`). `error-handler.ts` turns every one into the `{error, code}` body.
  */
-import { AgtError } from '../../contracts/errors.js';
+import { AgtError } from '@agt/contracts';
 
 /** 403 `host_not_allowed`: the Host header names another server (DNS rebinding). */
 export const hostNotAllowed = () => new AgtError('host_not_allowed', 'Host header does not name this daemon');

@@ -8,7 +8,7 @@
  * - a JSON body nested deeper than MAX_JSON_DEPTH (contracts/validate.ts) is 400 before anything walks it.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { assertJsonDepth } from '../../contracts/validate.js';
+import { assertJsonDepth } from '@agt/contracts';
 import { notDecimal } from './errors.js';
 
 /** A decimal integer: optional minus, no leading zeros, at most 16 digits (then also a safe integer). */

@@ -10,8 +10,7 @@
 import type { AddressInfo } from 'node:net';
 import { hostname, networkInterfaces } from 'node:os';
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
-import type { AgtError } from '../../contracts/errors.js';
-import type { ServerGuardPolicy, ServerGuards, ServerLimits } from '../../contracts/server-guards.js';
+import type { AgtError, ServerGuardPolicy, ServerGuards, ServerLimits } from '@agt/contracts';
 import { compileValidator } from './validators.js';
 import { routerRefusal } from './errors.js';
 import { checkSite, type SiteGuardOptions } from './guards.js';

@@ -9,4 +9,4 @@ export {
   publicKeyFromDid as ed25519FromDidKey,
   isEd25519Did as isEd25519DidKey,
   verifyDidSignature as verifyWithDid,
-} from '../../contracts/agent-keys.js';
+} from '@agt/contracts';

@@ -2,7 +2,7 @@
  * The coded errors of the owner identity, one factory per meaning (the model is fastify's `lib/errors.js`).
  * Each body carries the identity's current status as `identity`. Codes, messages and details are API.
  */
-import { AgtError } from '../../contracts/errors.js';
+import { AgtError } from '@agt/contracts';
 import type { IdentityStatus } from './types.js';
 
 /** 409 `identity_not_ready`: `what` needs the owner identity unlocked (`ready`). */

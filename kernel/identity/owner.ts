@@ -13,8 +13,7 @@
 import { renameSync } from 'node:fs';
 import { join } from 'node:path';
 import nacl from 'tweetnacl';
-import type { AgtError } from '../../contracts/errors.js';
-import type { Logger } from '../../contracts/logger.js';
+import type { AgtError, Logger } from '@agt/contracts';
 import { ed25519FromDidKey } from './did-key.js';
 import {
   identityExists,

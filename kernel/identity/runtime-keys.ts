@@ -11,7 +11,7 @@
 import { chmodSync, existsSync, readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import nacl from 'tweetnacl';
-import type { Logger } from '../../contracts/logger.js';
+import type { Logger } from '@agt/contracts';
 import { writeFileAtomic } from '../settings.js';
 import { didKeyFromEd25519 } from './did-key.js';
 // Key pairs by Node's crypto: the same bytes as tweetnacl's, ~10x faster (nacl-node.ts).

@@ -3,8 +3,8 @@
  * estimate and its categories are described in kernel/runtime/loops/context-usage.ts.
  */
 import { Type } from 'typebox';
-import { LOOP_NAME_PATTERN, type AgentConfig } from '../../contracts/agent-config.js';
-import { AgentIdParams, errorResponses } from '../../contracts/http.js';
+import { LOOP_NAME_PATTERN } from '../agents/config-schema.js';
+import { type AgentConfig, AgentIdParams, errorResponses } from '@agt/contracts';
 import { loopInstructions } from '../runtime/executor/loop-setup.js';
 import { MAX_CONTEXT_ROWS } from '../runtime/types.js';
 import { contextUsage, DEFAULT_CONTEXT_ITEMS, MAX_CONTEXT_ITEMS } from '../runtime/loops/context-usage.js';

@@ -5,8 +5,7 @@
  * changing or deleting a file; the owner's routes are not bound by it.
  */
 import { Type } from 'typebox';
-import { AgentIdParams, errorResponses } from '../../contracts/http.js';
-import { MAX_AGENT_PATH } from '../../contracts/agent-paths.js';
+import { AgentIdParams, errorResponses, MAX_AGENT_PATH } from '@agt/contracts';
 import { storedFileNotFound } from '../agents/stores/errors.js';
 import type { StoredFileInfo } from '../agents/stores/files-store.js';
 import { MAX_FILE_BYTES } from '../runtime/tools/fs-tools.js';

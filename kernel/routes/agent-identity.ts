@@ -3,7 +3,7 @@
  * signatures hold, never key material; and re-keying.
  */
 import { Type } from 'typebox';
-import { AgentIdParams, errorResponses } from '../../contracts/http.js';
+import { AgentIdParams, errorResponses } from '@agt/contracts';
 import type { KernelRoutes } from './plugin.js';
 
 const TAGS = ['Identity (agent)'];

@@ -1,7 +1,7 @@
 /** Log routes (`/agents/{id}/logs`, `/logs/after`) and the usage rollup (`/agents/{id}/usage`). */
 import { Type } from 'typebox';
 import { LogEntry, UsageRollup } from '../http-api/agents-api.js';
-import { AgentIdParams, AgentSuccess, errorResponses } from '../../contracts/http.js';
+import { AgentIdParams, AgentSuccess, errorResponses } from '@agt/contracts';
 import type { KernelRoutes } from './plugin.js';
 import { agentSpend } from '../spend/views.js';
 

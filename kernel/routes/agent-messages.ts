@@ -4,9 +4,8 @@
  * object with `inbox: true` or `enabled: true`, or an array naming `inbox`.
  */
 import { Type } from 'typebox';
-import type { AgentConfig } from '../../contracts/agent-config.js';
+import { type AgentConfig, AgentIdParams, errorResponses } from '@agt/contracts';
 import { InboxMessage, OutboxMessage } from '../http-api/agents-api.js';
-import { AgentIdParams, errorResponses } from '../../contracts/http.js';
 import type { KernelRoutes } from './plugin.js';
 
 const TAGS = ['Chat'];

@@ -4,7 +4,7 @@
  */
 import { Type } from 'typebox';
 import { MetaEntry, MetaProtection } from '../http-api/agents-api.js';
-import { AgentIdParams, AgentSuccess, errorResponses } from '../../contracts/http.js';
+import { AgentIdParams, AgentSuccess, errorResponses } from '@agt/contracts';
 import { MetaKey } from '../http-api/names.js';
 import type { KernelRoutes } from './plugin.js';
 import { metaKeyNotFound } from '../agents/stores/errors.js';

@@ -5,8 +5,7 @@
  * `messaging.mode` is `listen_only` does not send (403).
  */
 import { Type } from 'typebox';
-import { AgtError } from '../../contracts/errors.js';
-import { AgentIdParams, errorResponses } from '../../contracts/http.js';
+import { AgtError, AgentIdParams, errorResponses } from '@agt/contracts';
 import type { KernelRoutes } from './plugin.js';
 
 export const agentOutboxRoutes: KernelRoutes<'runtime'> = async (app, { services }) => {

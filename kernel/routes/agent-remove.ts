@@ -5,8 +5,7 @@
  */
 import { rm } from 'node:fs/promises';
 import { Type } from 'typebox';
-import { AgtError } from '../../contracts/errors.js';
-import { AgentIdParams, errorResponses } from '../../contracts/http.js';
+import { AgtError, AgentIdParams, errorResponses } from '@agt/contracts';
 import type { KernelRoutes } from './plugin.js';
 
 /** SQLite's files beside a database (write-ahead log, shared memory, rollback journal). */

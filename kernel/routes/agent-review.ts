@@ -5,9 +5,8 @@
  */
 import { isAbsolute } from 'node:path';
 import { Type } from 'typebox';
-import type { AgentConfig } from '../../contracts/agent-config.js';
+import { type AgentConfig, errorResponses } from '@agt/contracts';
 import { ReviewInfo } from '../http-api/agents-api.js';
-import { errorResponses } from '../../contracts/http.js';
 import { AgentFile } from '../agents/agent-file.js';
 import { canonicalPath, validateStoredConfig } from '../agents/registry.js';
 import { capConfig, ceilingFor } from '../agents/ceiling.js';

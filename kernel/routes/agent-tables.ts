@@ -8,7 +8,7 @@
  * `limits.sql_timeout_ms` (see local-tables.ts). A count past the limit is `row_count: null`.
  */
 import { Type } from 'typebox';
-import { AgentIdParams, AgentSuccess, errorResponses } from '../../contracts/http.js';
+import { AgentIdParams, AgentSuccess, errorResponses } from '@agt/contracts';
 import type { LoadedAgent } from '../agents/loaded-agent.js';
 import { SQL_DEFAULT_TIMEOUT_MS } from '../runtime/sql-sandbox/sql-runner.js';
 import { limitOf } from '../runtime/types.js';

@@ -6,10 +6,8 @@
  * ceiling, the extensions' config checks, persistence and the review mark.
  */
 import { Type } from 'typebox';
-import type { AgentConfig, ToolDeclaration } from '../../contracts/agent-config.js';
+import { type AgentConfig, type ToolDeclaration, AgtError, errorResponses } from '@agt/contracts';
 import { ToolEntry } from '../http-api/agents-api.js';
-import { AgtError } from '../../contracts/errors.js';
-import { errorResponses } from '../../contracts/http.js';
 import { toolEntries } from '../agents/tool-list.js';
 import type { KernelRoutes } from './plugin.js';
 

@@ -1,7 +1,7 @@
 /** The per-agent replay window: `GET /agents/{id}/umbilical/events` (see kernel/agents/umbilical.ts). */
 import { Type } from 'typebox';
 import { UmbilicalPage } from '../http-api/agents-api.js';
-import { AgentIdParams, errorResponses } from '../../contracts/http.js';
+import { AgentIdParams, errorResponses } from '@agt/contracts';
 import { UMBILICAL_DEFAULT_LIMIT, UMBILICAL_MAX_LIMIT } from '../agents/umbilical.js';
 import type { KernelRoutes } from './plugin.js';
 

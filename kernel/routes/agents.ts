@@ -3,16 +3,15 @@
  * per-agent resource routes live beside this file (agent-*.ts).
  */
 import { Type } from 'typebox';
-import { AgentConfigSchema, type AgentConfig } from '../../contracts/agent-config.js';
+import { AgentConfigSchema } from '../agents/config-schema.js';
+import { type AgentConfig, AgentIdParams, errorResponses, AgtError } from '@agt/contracts';
 import { mergePatch } from '../json-merge-patch.js';
 import { AgentRef, AgentStatus, AgentSummary, ToolEntry } from '../http-api/agents-api.js';
-import { AgentIdParams, errorResponses } from '../../contracts/http.js';
 import type { LoadedAgent } from '../agents/loaded-agent.js';
 import { toolEntries } from '../agents/tool-list.js';
 import type { KernelServices } from '../services.js';
 import { agentStatus } from '../agents/agent-status.js';
 import type { KernelRoutes } from './plugin.js';
-import { AgtError } from '../../contracts/errors.js';
 import { requireReadyIdentity } from '../identity/index.js';
 
 const TAGS = ['Agents'];

@@ -1,6 +1,6 @@
 /** `POST /agents/autostart`: scan folders and start the agents marked autostart (services/agents/autostart.ts). */
 import { Type } from 'typebox';
-import { errorResponses } from '../../contracts/http.js';
+import { errorResponses } from '@agt/contracts';
 import { autostart, SKIP_REASONS, TRUNCATION_REASONS } from '../agents/autostart.js';
 import { isPasswordProtected } from '../credentials/index.js';
 import type { KernelRoutes } from './plugin.js';

@@ -5,8 +5,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 import { Type } from 'typebox';
-import { AgtError } from '../../contracts/errors.js';
-import { AgentIdParams, errorResponses } from '../../contracts/http.js';
+import { AgtError, AgentIdParams, errorResponses } from '@agt/contracts';
 import { agentNotLoaded, ambiguousAgentFiles } from '../agents/errors.js';
 import { locateAgentFiles } from '../extensions/kernel-points.js';
 import { AF_MAX_BYTES } from '../storage/letta-af.js';

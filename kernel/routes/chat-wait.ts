@@ -5,7 +5,7 @@
  * it), so a waiting request costs one bus listener and one timer, both dropped when it answers or its
  * client goes away.
  */
-import type { EventBus, UmbilicalEvent } from '../../contracts/events.js';
+import type { EventBus, UmbilicalEvent } from '@agt/contracts';
 
 /** The longest a chat may wait for its turn (`?wait=true` waits this long); then it answers 202 as usual. */
 export const MAX_CHAT_WAIT_S = 300;

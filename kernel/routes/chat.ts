@@ -4,8 +4,8 @@
  * events will carry, and honour `Idempotency-Key`.
  */
 import { Type } from 'typebox';
-import { AgentIdParams, errorResponses } from '../../contracts/http.js';
-import { LOOP_NAME_PATTERN } from '../../contracts/agent-config.js';
+import { AgentIdParams, errorResponses } from '@agt/contracts';
+import { LOOP_NAME_PATTERN } from '../agents/config-schema.js';
 import { historyMessage } from '../runtime/executor/context.js';
 import { normalizeDispatch } from '../runtime/dispatch.js';
 import { IDEMPOTENCY_KEY_MAX_LENGTH, requestDigest } from '../agents/stores/idempotency-store.js';

@@ -4,8 +4,8 @@
  * disabled loop; 502 `upstream_error` when summarization fails (history untouched).
  */
 import { Type } from 'typebox';
-import { LOOP_NAME_PATTERN } from '../../contracts/agent-config.js';
-import { AgentIdParams, errorResponses } from '../../contracts/http.js';
+import { LOOP_NAME_PATTERN } from '../agents/config-schema.js';
+import { AgentIdParams, errorResponses } from '@agt/contracts';
 import { compactLoop, KEEP_RECENT_TURNS } from '../runtime/loops/compaction.js';
 import type { KernelRoutes } from './plugin.js';
 import { bodyOptional } from './control.js';

@@ -3,8 +3,8 @@
  * `?loop=` wins over the body's `loop`; absent means `main`.
  */
 import { Type } from 'typebox';
-import { DisplayState, LOOP_NAME_PATTERN } from '../../contracts/agent-config.js';
-import { AgentIdParams, errorResponses } from '../../contracts/http.js';
+import { DisplayState, LOOP_NAME_PATTERN } from '../agents/config-schema.js';
+import { AgentIdParams, errorResponses } from '@agt/contracts';
 import type { KernelRoutes } from './plugin.js';
 
 const TAGS = ['Agents'];

@@ -1,5 +1,5 @@
 /** `POST /agents/create` (tag `Agents`): the checks and the create order live in kernel/agents/create-agent.ts. */
-import { errorResponses } from '../../contracts/http.js';
+import { errorResponses } from '@agt/contracts';
 import { createAgent, CreateBody, CreateReply } from '../agents/create-agent.js';
 import type { KernelRoutes } from './plugin.js';
 

@@ -3,7 +3,7 @@
  * answer is metadata (set, sealed, locked, length); a value is accepted by PUT and never returned.
  */
 import { Type } from 'typebox';
-import { AgentIdParams, AgentSuccess, errorResponses } from '../../contracts/http.js';
+import { AgentIdParams, AgentSuccess, errorResponses } from '@agt/contracts';
 import { CREDENTIAL_NAME_PATTERN, CredentialsService } from '../credentials/index.js';
 import { MAX_CREDENTIAL_BYTES, type CredentialInfo } from '../credentials/service.js';
 import type { EnvelopeState } from '../credentials/key-access.js';

@@ -1,6 +1,6 @@
 /** Daemon control (spec 4: Health and daemon). */
 import { Type } from 'typebox';
-import { errorResponses } from '../../contracts/http.js';
+import { errorResponses } from '@agt/contracts';
 import type { KernelRoutes } from './plugin.js';
 
 export const daemonRoutes: KernelRoutes<'requestShutdown'> = async (app, { services }) => {

@@ -1,9 +1,7 @@
 /** The event stream `GET /events` (spec 4 "Events", 6). The fan-out itself lives in `events/sse.ts`. */
 import { Type } from 'typebox';
-import { errorResponses } from '../../contracts/http.js';
-import { EVENT_DESCRIPTIONS } from '../../contracts/events.js';
+import { errorResponses, EVENT_DESCRIPTIONS, AgtError } from '@agt/contracts';
 import { planResume } from '../events/resume.js';
-import { AgtError } from '../../contracts/errors.js';
 import { DECIMAL_NATURAL_PATTERN } from '../http/input-checks.js';
 import type { KernelServices } from '../services.js';
 import type { KernelRoutes } from './plugin.js';

@@ -3,7 +3,7 @@
  * directory's overlay over the manifest (the manifest is never written). See `extensions/extension-config.ts`.
  */
 import { Type } from 'typebox';
-import { errorResponses } from '../../contracts/http.js';
+import { errorResponses } from '@agt/contracts';
 import { ExtensionConfigs } from '../extensions/extension-config.js';
 import type { KernelRoutes } from './plugin.js';
 

@@ -1,6 +1,6 @@
 /** Health and the OpenAPI document (spec 4: Health and daemon). */
 import { Type } from 'typebox';
-import { ErrorBody, errorResponses } from '../../contracts/http.js';
+import { ErrorBody, errorResponses } from '@agt/contracts';
 import type { KernelRoutes } from './plugin.js';
 
 const HealthResponse = Type.Object({

@@ -4,7 +4,7 @@
  * response; passphrases and keys never appear in a response, log line or event.
  */
 import { Type } from 'typebox';
-import { errorResponses } from '../../contracts/http.js';
+import { errorResponses } from '@agt/contracts';
 import { IdentityStatusSchema } from '../identity/types.js';
 import type { KernelRoutes } from './plugin.js';
 

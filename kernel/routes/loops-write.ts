@@ -6,8 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Type } from 'typebox';
-import { LOOP_NAME_PATTERN, ModelConfig, type AgentConfig, type LoopConfig } from '../../contracts/agent-config.js';
-import { AgentIdParams, errorResponses } from '../../contracts/http.js';
+import { LOOP_NAME_PATTERN, ModelConfig } from '../agents/config-schema.js';
+import { type AgentConfig, type LoopConfig, AgentIdParams, errorResponses } from '@agt/contracts';
 import type { TriggerEvent } from '../runtime/dispatch.js';
 import type { AgentRuntime } from '../runtime/agent-runtime.js';
 import { agentToolDefinitions, createLoop, declaredLoop, LoopPatchBody, MAX_INNER_LOOPS, patchLoop, removeLoop } from '../runtime/loops/declaration.js';

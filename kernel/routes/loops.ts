@@ -4,8 +4,8 @@
  * context.ts and compaction in compact.ts.
  */
 import { Type, type Static } from 'typebox';
-import { LOOP_NAME_PATTERN, type AgentConfig } from '../../contracts/agent-config.js';
-import { AgentIdParams, errorResponses } from '../../contracts/http.js';
+import { LOOP_NAME_PATTERN } from '../agents/config-schema.js';
+import { type AgentConfig, AgentIdParams, errorResponses } from '@agt/contracts';
 import { effectiveTools } from '../runtime/tools/effective.js';
 import type { KernelServices } from '../services.js';
 import type { KernelRoutes } from './plugin.js';

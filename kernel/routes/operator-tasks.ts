@@ -5,7 +5,7 @@
  */
 import { Type, type Static } from 'typebox';
 import { PendingTask } from '../http-api/agents-api.js';
-import { errorResponses } from '../../contracts/http.js';
+import { errorResponses } from '@agt/contracts';
 import type { KernelRoutes } from './plugin.js';
 
 type Item = Static<typeof PendingTask>;

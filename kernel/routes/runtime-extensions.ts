@@ -1,6 +1,6 @@
 /** Runtime diagnostics: which extensions this daemon runs, and why any of them does not (D3). */
 import { Type } from 'typebox';
-import { errorResponses } from '../../contracts/http.js';
+import { errorResponses } from '@agt/contracts';
 import { extensionNotInManifest } from '../extensions/errors.js';
 import type { KernelRoutes } from './plugin.js';
 

@@ -4,7 +4,7 @@
  * secret (the token and key files are named by the directory only).
  */
 import { Type } from 'typebox';
-import { errorResponses } from '../../contracts/http.js';
+import { errorResponses } from '@agt/contracts';
 import type { KernelRoutes } from './plugin.js';
 
 const RuntimeInfo = Type.Object({

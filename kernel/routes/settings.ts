@@ -1,8 +1,6 @@
 /** Settings routes (D2): read, merge, read one key, replace one key. Validated, persisted, applied. */
 import { Type } from 'typebox';
-import { notFound } from '../../contracts/errors.js';
-import { errorResponses } from '../../contracts/http.js';
-import { SettingsSchema, type Settings } from '../../contracts/settings.js';
+import { notFound, errorResponses, SettingsSchema, type Settings } from '@agt/contracts';
 import type { KernelRoutes } from './plugin.js';
 import { findKeyMaterial } from '../settings.js';
 import { keyMaterialRefused } from '../errors.js';

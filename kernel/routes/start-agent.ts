@@ -10,8 +10,7 @@
 import { isAbsolute } from 'node:path';
 import { Type } from 'typebox';
 import { AgentStatus, CappedField, RefusedField } from '../http-api/agents-api.js';
-import { AgtError } from '../../contracts/errors.js';
-import { AgentIdParams, errorResponses } from '../../contracts/http.js';
+import { AgtError, AgentIdParams, errorResponses } from '@agt/contracts';
 import { startAgent } from '../agents/start-agent.js';
 import { locateAgentFiles } from '../extensions/kernel-points.js';
 import type { LoadedAgent } from '../agents/loaded-agent.js';

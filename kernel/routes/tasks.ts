@@ -3,8 +3,8 @@
  * requests, and suspend prompts. Every resolution emits `hil.resolved`; the waiting turn resumes.
  */
 import { Type } from 'typebox';
-import { AgentIdParams, errorResponses } from '../../contracts/http.js';
-import { LOOP_NAME_PATTERN } from '../../contracts/agent-config.js';
+import { AgentIdParams, errorResponses } from '@agt/contracts';
+import { LOOP_NAME_PATTERN } from '../agents/config-schema.js';
 import type { KernelRoutes } from './plugin.js';
 import { nothingSuspended } from '../runtime/errors.js';
 

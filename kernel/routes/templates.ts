@@ -4,7 +4,7 @@
  * for templates), since templates are what agents are created from.
  */
 import { Type } from 'typebox';
-import { errorResponses } from '../../contracts/http.js';
+import { errorResponses } from '@agt/contracts';
 import { requireReadyIdentity } from '../identity/index.js';
 import type { KernelRoutes } from './plugin.js';
 import { templateStore } from '../templates/resolve.js';

@@ -5,7 +5,7 @@
  * Expired timers stay in the list as history.
  */
 import { Type } from 'typebox';
-import { AgentIdParams, AgentSuccess, errorResponses } from '../../contracts/http.js';
+import { AgentIdParams, AgentSuccess, errorResponses } from '@agt/contracts';
 import type { TimerRow } from '../agents/stores/timers-store.js';
 import { TimerMutationBody, type StoredSchedule } from '../runtime/timers/schedule.js';
 import type { AgentRuntime } from '../runtime/agent-runtime.js';

@@ -1,8 +1,7 @@
 /** `GET /usage`: the daemon-wide spend of the loaded agents, from their ledgers (docs/costs.md). */
 import { Type } from 'typebox';
 import { DaemonUsage } from '../http-api/agents-api.js';
-import { AgtError } from '../../contracts/errors.js';
-import { errorResponses } from '../../contracts/http.js';
+import { AgtError, errorResponses } from '@agt/contracts';
 import { daemonUsage, type GroupBy } from '../spend/views.js';
 import type { KernelRoutes } from './plugin.js';
 

@@ -4,8 +4,7 @@
  * event bus, so the runtime's hot path is untouched; at `warn` and above the subscription is not even
  * made. Secrets never appear: tool arguments and questions are not logged, only names and ids.
  */
-import type { EventBus, UmbilicalEvent } from '../../contracts/events.js';
-import type { Logger } from '../../contracts/logger.js';
+import type { EventBus, UmbilicalEvent, Logger } from '@agt/contracts';
 
 interface OpenTurn {
   startedAt: number;

@@ -4,8 +4,7 @@
  * sockets). The allow list is the agent's effective `security.fetch_allow_hosts` (already capped by the
  * owner's ceiling when the agent loaded).
  */
-import { AgtError } from '../../contracts/errors.js';
-import type { AgentFetch } from '../../contracts/agent-turns.js';
+import { AgtError, type AgentFetch } from '@agt/contracts';
 import { AddressRefused, fetchFollowing, readCapped } from './tools/fetch-tool.js';
 import { allowListOf } from '../agents/fetch-policy.js';
 import type { LoadedAgent } from '../agents/loaded-agent.js';

@@ -5,11 +5,23 @@
  * thrown into the daemon.
  */
 import { randomUUID } from 'node:crypto';
-import type { AgentConfig, TriggerTarget, TriggerType } from '../../contracts/agent-config.js';
-import type { EmitInput, EventBus, EventPayloads, EventType } from '../../contracts/events.js';
+import {
+  type AgentConfig,
+  type TriggerTarget,
+  type TriggerType,
+  type EmitInput,
+  type EventBus,
+  type EventPayloads,
+  type EventType,
+  type Logger,
+  outboundAddress,
+  type CommandOutcome,
+  type CommandRun,
+  type OutboundEnvelope,
+  type OutboundReport,
+  type OutboundResult,
+} from '@agt/contracts';
 import type { FrameOrigin } from '../events/bus.js';
-import type { Logger } from '../../contracts/logger.js';
-import { outboundAddress, type CommandOutcome, type CommandRun, type OutboundEnvelope, type OutboundReport, type OutboundResult } from '../../contracts/points.js';
 import type { OutboxMessage } from '../agents/stores/message-stores.js';
 import type { QueuedInput, TurnEnd } from '../agents/stores/queue-store.js';
 import { waitAtMost } from '../deadline.js';

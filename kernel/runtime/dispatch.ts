@@ -7,8 +7,8 @@
  * `{events: [...], target?, count?}`.
  */
 import { randomUUID } from 'node:crypto';
-import { LOOP_NAME_PATTERN, type TriggerType } from '../../contracts/agent-config.js';
-import { MAX_JSON_DEPTH } from '../../contracts/validate.js';
+import { LOOP_NAME_PATTERN } from '../agents/config-schema.js';
+import { type TriggerType, MAX_JSON_DEPTH } from '@agt/contracts';
 import { invalidDispatch } from './errors.js';
 
 export const EVENT_TYPES = [

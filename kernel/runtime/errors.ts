@@ -3,7 +3,7 @@
  * one factory per meaning (the model is fastify's `lib/errors.js`). Statuses come from `ERROR_STATUS` in
  * `contracts/errors.ts`; codes, messages and details are API. The tools' errors are in `tools/errors.ts`.
  */
-import { AgtError } from '../../contracts/errors.js';
+import { AgtError } from '@agt/contracts';
 
 // ---- agents and loops ----------------------------------------------------------------------------
 

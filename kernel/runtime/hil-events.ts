@@ -1,5 +1,5 @@
 /** Turns HIL store notifications into bus events and `on_task_*` trigger offers for one agent. */
-import type { EventPayloads, EventType } from '../../contracts/events.js';
+import type { EventPayloads, EventType } from '@agt/contracts';
 import type { AskRequest, HilListener, SuspendPrompt, Task } from './hil.js';
 import type { TriggerOrigin } from './triggers/evaluator.js';
 

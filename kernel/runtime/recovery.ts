@@ -23,7 +23,7 @@
  * Rows are committed before the events that announce them; `agt_queue` rows go once their end is
  * announced (see AgentRuntime.emit).
  */
-import type { EventPayloads, EventType } from '../../contracts/events.js';
+import type { EventPayloads, EventType } from '@agt/contracts';
 import type { QueuedTurn } from '../agents/stores/queue-store.js';
 import type { TriggerEvent } from './dispatch.js';
 import { unansweredCalls } from './executor/context.js';

@@ -10,14 +10,11 @@ import { agentIdNotLoaded } from '../agents/errors.js';
 import type { Contributions } from '../extensions/contributions.js';
 import { executeCommand, sendOutbound } from '../extensions/kernel-points.js';
 import type { KernelBus } from '../events/bus.js';
-import type { AgentConfig } from '../../contracts/agent-config.js';
-import type { Logger } from '../../contracts/logger.js';
-import type { ToolDefinition } from '../../contracts/tools.js';
+import type { AgentConfig, Logger, ToolDefinition, Settings } from '@agt/contracts';
 import { AgentRuntime, type RuntimeDeps } from './agent-runtime.js';
 import type { HostCommandRunner } from './sandbox/command-runner.js';
 import { systemClock, type Clock } from './clock.js';
 import { agentNotRunning } from './errors.js';
-import type { Settings } from '../../contracts/settings.js';
 import { SpendGovernor } from '../spend/governor.js';
 
 export interface Accepted {

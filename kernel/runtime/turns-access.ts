@@ -3,13 +3,12 @@
  * human-in-the-loop calls for extensions that let other tools talk to agents (A2A, the MCP server).
  * The same code paths as the Chat, Agents and Tasks routes: every check those make applies here.
  */
-import type { AgentTurnsAccess, TurnPlace } from '../../contracts/agent-turns.js';
+import { type AgentTurnsAccess, type TurnPlace, isTraceparent, type InboundTrace } from '@agt/contracts';
 import type { AgentRuntime } from './agent-runtime.js';
 import { normalizeDispatch } from './dispatch.js';
 import { noSuchLoop } from './errors.js';
 import { historyMessage } from './executor/context.js';
 import { agentIdNotLoaded } from '../agents/errors.js';
-import { isTraceparent, type InboundTrace } from '../../contracts/trace-context.js';
 
 /** `traced`: hands a well-formed traceparent of a delivered message to the `traceContext` provider. */
 export function turnsAccess(runtimeOf: (agentId: string) => AgentRuntime | undefined, traced?: (trace: InboundTrace) => void): AgentTurnsAccess {

@@ -1,5 +1,5 @@
 /** Shapes shared by the runtime's parts (executor, turn runner, tools, routes). */
-import type { AgentConfig } from '../../contracts/agent-config.js';
+import type { AgentConfig } from '@agt/contracts';
 import type { AgentFile } from '../agents/agent-file.js';
 import type { TriggerEvent } from './dispatch.js';
 
@@ -23,7 +23,7 @@ export interface RuntimeAgent {
   /** The config as the file holds it: what the agent's own config changes start from. */
   readonly fileConfig?: AgentConfig;
   /** The owner's current settings (config unlocks). */
-  ownerSettings?(): Readonly<import('../../contracts/settings.js').Settings>;
+  ownerSettings?(): Readonly<import('@agt/contracts').Settings>;
   /** The display state the registry shows when no runtime answers; kept in step by the runtime. */
   displayState?: string;
 }

@@ -13,12 +13,17 @@
  * a budget by at most that one call. After the call the reservation is dropped and the real usage is
  * written to the agent file's ledger at the price in force.
  */
-import { AgtError } from '../../contracts/errors.js';
-import type { ModelClient, ModelRequest, ModelResponse } from '../../contracts/model.js';
-import { usdOf } from '../../contracts/pricing.js';
-import type { Settings } from '../../contracts/settings.js';
-import type { EventPayloads, EventType } from '../../contracts/events.js';
-import type { AgentConfig } from '../../contracts/agent-config.js';
+import {
+  AgtError,
+  type ModelClient,
+  type ModelRequest,
+  type ModelResponse,
+  usdOf,
+  type Settings,
+  type EventPayloads,
+  type EventType,
+  type AgentConfig,
+} from '@agt/contracts';
 import type { AgentFile } from '../agents/agent-file.js';
 import { machineTimeZone, periodsAt, validTimeZone, type Periods } from './calendar.js';
 import { SpendLedger } from './ledger.js';

@@ -6,8 +6,7 @@
  * vendor's name, but nobody bills for it. No price: null (tokens are still counted). After the call, a
  * cost the provider reported (OpenRouter's) wins over a shipped price, never over the owner's.
  */
-import { findModelPrice, SHIPPED_PRICES, type ModelPrice } from '../../contracts/pricing.js';
-import type { PriceSettings, Settings } from '../../contracts/settings.js';
+import { findModelPrice, SHIPPED_PRICES, type ModelPrice, type PriceSettings, type Settings } from '@agt/contracts';
 
 const fromSettings = (price: PriceSettings): ModelPrice => ({ input: price.input, output: price.output, ...(price.cached !== undefined ? { cacheRead: price.cached } : {}) });
 

@@ -12,7 +12,7 @@
  * failed, or took over {@link COUNT_TIMEOUT_MS}) is the 3-characters estimate.
  */
 import { Worker } from 'node:worker_threads';
-import type { ModelRequest } from '../../contracts/model.js';
+import type { ModelRequest } from '@agt/contracts';
 
 /** The encodings the worker knows. */
 export type TokenFamily = 'o200k' | 'cl100k' | 'claude';

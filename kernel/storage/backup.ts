@@ -9,10 +9,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, linkSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { AgtError } from '../../contracts/errors.js';
-import type { EventBus } from '../../contracts/events.js';
-import type { Logger } from '../../contracts/logger.js';
-import type { Settings } from '../../contracts/settings.js';
+import { AgtError, type EventBus, type Logger, type Settings } from '@agt/contracts';
 import { identityNotReady } from '../identity/errors.js';
 import type { IdentityService } from '../identity/types.js';
 import { backupFailed, backupTargetExists } from './errors.js';

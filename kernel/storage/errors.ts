@@ -2,7 +2,7 @@
  * The coded errors of backups, restores, storage quotas and Agent File (.af) import/export, one factory
  * per meaning. Codes and statuses are API (docs/backups.md lists them).
  */
-import { AgtError } from '../../contracts/errors.js';
+import { AgtError } from '@agt/contracts';
 
 /** 400 `bad_request`: a backup or restore path that is not absolute. */
 export const pathNotAbsolute = (what: string, path: string) => new AgtError('bad_request', `${what} must be an absolute path: ${path}`, { details: { path } });

@@ -14,8 +14,7 @@
  * groups, files, sources, MCP servers, passages.
  */
 import { Type, type Static } from 'typebox';
-import type { AgentConfig } from '../../contracts/agent-config.js';
-import type { ToolDefinition } from '../../contracts/tools.js';
+import type { AgentConfig, ToolDefinition } from '@agt/contracts';
 import type { LoadedAgent } from '../agents/loaded-agent.js';
 import { agentFileFormatInvalid } from './errors.js';
 

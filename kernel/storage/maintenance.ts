@@ -19,8 +19,7 @@
  *   reads the file again.
  */
 import { statSync } from 'node:fs';
-import type { Logger } from '../../contracts/logger.js';
-import type { RetentionRule, Settings } from '../../contracts/settings.js';
+import type { Logger, RetentionRule, Settings } from '@agt/contracts';
 import { BUSY_TIMEOUT_MS, type AgentFile } from '../agents/agent-file.js';
 import type { LoadedAgent } from '../agents/loaded-agent.js';
 import { quotaBytesFor } from './quota.js';

@@ -9,7 +9,7 @@
  * - stored files (`fs_write`) are checked against the file's size before they are written.
  * The daemon's own connection has no such limit: its writes (the conversation, logs, the queue) go on.
  */
-import type { Settings } from '../../contracts/settings.js';
+import type { Settings } from '@agt/contracts';
 import type { AgentFile } from '../agents/agent-file.js';
 import { storageQuotaExceeded } from './errors.js';
 

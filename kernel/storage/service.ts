@@ -3,9 +3,7 @@
  * WAL and retention maintenance, the `storage` part of an agent's status and Letta Agent File (.af)
  * export and import. Built once in kernel/services.ts; `stop()` is a shutdown step.
  */
-import type { EventBus } from '../../contracts/events.js';
-import type { Logger } from '../../contracts/logger.js';
-import type { ToolDefinition } from '../../contracts/tools.js';
+import type { EventBus, Logger, ToolDefinition } from '@agt/contracts';
 import type { AgentIdentityService } from '../agent-identity/service.js';
 import { createAgent, type CreateAgentDeps } from '../agents/create-agent.js';
 import type { LoadedAgent } from '../agents/loaded-agent.js';

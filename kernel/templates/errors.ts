@@ -2,7 +2,7 @@
  * The coded errors of templates, one factory per meaning (the model is fastify's `lib/errors.js`).
  * Statuses come from `ERROR_STATUS` in `contracts/errors.ts`; codes, messages and details are API.
  */
-import { AgtError } from '../../contracts/errors.js';
+import { AgtError } from '@agt/contracts';
 
 /** 404 `not_found`: no built-in or user template has this id. */
 export const templateNotFound = (id: string) => new AgtError('not_found', `no template "${id}"`);

@@ -5,8 +5,8 @@
  *   is dropped and its `name` becomes the template's name.
  * The config must validate as an AgentConfig once an id and a name are filled in.
  */
-import { AgentConfigSchema } from '../../contracts/agent-config.js';
-import { firstSchemaError } from '../../contracts/validate.js';
+import { AgentConfigSchema } from '../agents/config-schema.js';
+import { firstSchemaError } from '@agt/contracts';
 import type { TemplateConfig } from './types.js';
 
 export const MAX_TEMPLATE_BYTES = 256 * 1024;

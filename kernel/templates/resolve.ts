@@ -2,7 +2,7 @@
  * What the create-agent route asks of templates: the config of a usable template, or the spec's 422
  * refusal (`template_missing`, `template_invalid`, `template_unreviewed`).
  */
-import type { Logger } from '../../contracts/logger.js';
+import type { Logger } from '@agt/contracts';
 import type { SettingsStore } from '../settings.js';
 import { templateInvalid, templateMissing, templateUnreviewed } from './errors.js';
 import { asTemplateConfig } from './parse.js';

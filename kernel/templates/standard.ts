@@ -3,7 +3,7 @@
  * create-agent route fills in. Its model comes from the settings' first provider (else `local`), so a
  * fresh install creates agents that talk to whatever provider the owner configured.
  */
-import type { Settings } from '../../contracts/settings.js';
+import type { Settings } from '@agt/contracts';
 import type { TemplateConfig } from './types.js';
 
 export const STANDARD_TEMPLATE_ID = 'standard';

@@ -6,8 +6,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Logger } from '../../contracts/logger.js';
-import type { Settings } from '../../contracts/settings.js';
+import type { Logger, Settings } from '@agt/contracts';
 import { builtinAlwaysReviewed, templateInvalidForReview, templateNotFound } from './errors.js';
 import { parseTemplate } from './parse.js';
 import { readReviewMarks, writeReviewMarks } from './review-marks.js';

@@ -1,6 +1,6 @@
 /** Template shapes: the config a template yields, and the route schemas of the `Templates` group. */
 import { Type, type Static } from 'typebox';
-import type { AgentConfig } from '../../contracts/agent-config.js';
+import type { AgentConfig } from '@agt/contracts';
 
 /** An agent config without the fields each created agent gets for itself. */
 export type TemplateConfig = Omit<AgentConfig, 'id' | 'name'>;

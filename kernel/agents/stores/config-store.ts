@@ -1,5 +1,5 @@
 /** `agt_config`: the agent config (key `config`, JSON) and other small file-level values by key. */
-import type { AgentConfig } from '../../../contracts/agent-config.js';
+import type { AgentConfig } from '@agt/contracts';
 import { parseJson, type Sql } from '../sql.js';
 
 export const CONFIG_KEY = 'config';

@@ -2,7 +2,7 @@
  * The coded errors of an agent file's stores (meta, local tables, stored files), one factory per meaning
  * (the model is fastify's `lib/errors.js`). Codes, messages and details are API.
  */
-import { AgtError } from '../../../contracts/errors.js';
+import { AgtError } from '@agt/contracts';
 
 // ---- meta ----------------------------------------------------------------------------------------
 

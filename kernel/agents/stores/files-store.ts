@@ -5,7 +5,7 @@
  * to the owner's routes.
  */
 import type { Sql } from '../sql.js';
-import { normalizeAgentPath } from '../../../contracts/agent-paths.js';
+import { normalizeAgentPath } from '@agt/contracts';
 import { storedFileExists, storedFileNotFound } from './errors.js';
 
 export type FileProtection = 'none' | 'readonly';

@@ -17,7 +17,7 @@
  *   `max(rowid) - min(rowid)` is answered empty without walking).
  * - A page stops at {@link PAGE_MAX_BYTES} of JSON (`truncated: true`), so parsing and sending it is short too.
  */
-import { isAgtError } from '../../../contracts/errors.js';
+import { isAgtError } from '@agt/contracts';
 import type { Sql } from '../sql.js';
 import { tableNotDroppable, tableNotFound, tableNotReadable, tableOffsetTimedOut } from './errors.js';
 

@@ -1,5 +1,5 @@
 /** `agt_logs`: the agent's log (spec LogEntry). Rows are returned oldest first ("newest last"). */
-import type { LogLevel } from '../../../contracts/services.js';
+import type { LogLevel } from '@agt/contracts';
 import { toJson, type Sql } from '../sql.js';
 
 export interface LogEntry {

@@ -20,9 +20,7 @@
  * Reading is lenient: rows written by other parts of the daemon with other shapes become text.
  */
 import type { LoopRow } from '../../agents/stores/loop-store.js';
-import type { ConversationEntry } from '../../../contracts/agent-turns.js';
-import type { ModelMessage, ReasoningBlock, ToolCall } from '../../../contracts/model.js';
-import type { ToolImage } from '../../../contracts/tools.js';
+import type { ConversationEntry, ModelMessage, ReasoningBlock, ToolCall, ToolImage } from '@agt/contracts';
 
 const MAX_TRIGGER_TEXT = 8_000;
 

@@ -15,8 +15,7 @@
  * - at shutdown ({@link LoopExecutor.stop} with `keep`) queued work stays in the agent file instead of
  *   being discarded, and a turn waiting for the owner is parked (no end event) to resume after restart.
  */
-import type { AgtError } from '../../../contracts/errors.js';
-import type { EventPayloads, EventType } from '../../../contracts/events.js';
+import type { AgtError, EventPayloads, EventType } from '@agt/contracts';
 import { systemClock } from '../clock.js';
 import { loopAborted, loopBusy, loopInError, loopMidTurn, loopStopped, turnQueueFull, turnStopped } from '../errors.js';
 import { waitAtMost } from '../../deadline.js';

@@ -2,8 +2,7 @@
  * What one loop's turn is built from: its model (main's, with the loop's partial override), its
  * instructions (main: `instructions`; inner loop: its `goal`) and its tools (see tools/effective.ts).
  */
-import type { ModelClient, ModelSettings } from '../../../contracts/model.js';
-import type { ToolDefinition } from '../../../contracts/tools.js';
+import type { ModelClient, ModelSettings, ToolDefinition } from '@agt/contracts';
 import { effectiveTools } from '../tools/effective.js';
 import { noProviderExtension, noProviderServes } from '../errors.js';
 import type { RuntimeAgent } from '../types.js';

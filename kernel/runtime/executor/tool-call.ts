@@ -7,8 +7,15 @@
  * becomes an error result the model can read. A tool that reports progress (`context.progress`) gets a
  * fresh limit each time; images it returns are kept within the contract's caps (`MAX_TOOL_RESULT_IMAGES`).
  */
-import { AgtError } from '../../../contracts/errors.js';
-import { MAX_TOOL_IMAGE_BYTES, MAX_TOOL_RESULT_IMAGES, type ToolContext, type ToolDefinition, type ToolImage, type ToolResult } from '../../../contracts/tools.js';
+import {
+  AgtError,
+  MAX_TOOL_IMAGE_BYTES,
+  MAX_TOOL_RESULT_IMAGES,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolImage,
+  type ToolResult,
+} from '@agt/contracts';
 import type { Clock, TimerHandle } from '../clock.js';
 import { stoppedWhileToolRan, toolTimedOut } from '../errors.js';
 

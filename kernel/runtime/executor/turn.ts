@@ -3,12 +3,19 @@
  * answers without tools or a `limits` cap stops it. Every message is committed to `agt_loop` before the
  * event that announces it. The runner never throws: failures come back as a {@link TurnResult}.
  */
-import { isAgtError } from '../../../contracts/errors.js';
-import type { EventPayloads, EventType } from '../../../contracts/events.js';
-import type { ModelClient, ModelSettings, ModelTool, ToolCall } from '../../../contracts/model.js';
-import type { Logger } from '../../../contracts/logger.js';
-import type { ToolDefinition, ToolImage } from '../../../contracts/tools.js';
-import type { TriggerType } from '../../../contracts/agent-config.js';
+import {
+  isAgtError,
+  type EventPayloads,
+  type EventType,
+  type ModelClient,
+  type ModelSettings,
+  type ModelTool,
+  type ToolCall,
+  type Logger,
+  type ToolDefinition,
+  type ToolImage,
+  type TriggerType,
+} from '@agt/contracts';
 import type { LoopRowInput } from '../../agents/stores/loop-store.js';
 import { systemClock, type Clock, type TimerHandle } from '../clock.js';
 import { approvalWaitFailed } from '../errors.js';

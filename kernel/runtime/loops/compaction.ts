@@ -17,8 +17,7 @@
  *   call's model, provider, usage and cost (so `GET usage` counts it). Then `llm.completed` and
  *   `loop.compacted` `{removed, summary_chars}` are emitted.
  */
-import { AgtError } from '../../../contracts/errors.js';
-import type { ModelResponse } from '../../../contracts/model.js';
+import { AgtError, type ModelResponse } from '@agt/contracts';
 import type { LoopRow } from '../../agents/stores/loop-store.js';
 import type { AgentRuntime } from '../agent-runtime.js';
 import { emptySummary, historyChangedDuringCompaction, nothingToCompact, summarizationFailed, unloadedDuringCompaction } from '../errors.js';

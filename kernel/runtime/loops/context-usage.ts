@@ -14,9 +14,7 @@
  *   category).
  * Categories are ordered biggest first; `items` lists the biggest entries of each (at most `items`).
  */
-import type { AgentConfig } from '../../../contracts/agent-config.js';
-import type { ModelMessage } from '../../../contracts/model.js';
-import type { ToolDefinition } from '../../../contracts/tools.js';
+import type { AgentConfig, ModelMessage, ToolDefinition } from '@agt/contracts';
 import type { LoopRow } from '../../agents/stores/loop-store.js';
 import { buildMessages } from '../executor/context.js';
 import { effectiveTools } from '../tools/effective.js';

@@ -12,9 +12,8 @@
  *   loop gets {@link DEFAULT_INNER_LOOP_TOOLS} filtered to what the host grants now.
  */
 import { Type } from 'typebox';
-import { LoopConfig, LOOP_NAME_PATTERN, ModelConfig, type AgentConfig } from '../../../contracts/agent-config.js';
-import type { ToolDefinition } from '../../../contracts/tools.js';
-import { firstSchemaError } from '../../../contracts/validate.js';
+import { LoopConfig, LOOP_NAME_PATTERN, ModelConfig } from '../../agents/config-schema.js';
+import { type AgentConfig, type ToolDefinition, firstSchemaError } from '@agt/contracts';
 import {
   emptyLoopPatch,
   invalidLoopDeclaration,

@@ -17,7 +17,7 @@
  *   checked before the next (work-usage.ts).
  * Core dumps are off (RLIMIT_CORE 0): a crashing command leaves no image of its memory behind.
  */
-import type { CommandLimitsSettings } from '../../../contracts/command-limits.js';
+import type { CommandLimitsSettings } from '@agt/contracts';
 
 export interface CommandLimits {
   processes: number;

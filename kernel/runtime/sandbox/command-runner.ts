@@ -23,7 +23,7 @@ import { accessSync, constants } from 'node:fs';
 import { chmod, chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
-import { cappedOutput, type CommandOutcome as CommandResult, type CommandRun } from '../../../contracts/commands.js';
+import { cappedOutput, type CommandOutcome as CommandResult, type CommandRun } from '@agt/contracts';
 import { badCommandAgentId, commandsNeedSandbox, workFolderNotBound } from '../errors.js';
 import { ARGS_FD, INFO_FD, SANDBOX_WORK, sandboxCommand, type SandboxCommand, type SandboxMode, type SandboxTools } from './bwrap-args.js';
 import { DEFAULT_COMMAND_LIMITS, prlimitArgs, type CommandLimits } from './command-limits.js';
@@ -36,7 +36,7 @@ const SAFE_PATH = '/usr/local/bin:/usr/bin:/bin';
 /** The uid a root daemon's probe runs as (`nobody`): no agent's. */
 const PROBE_UID = 65534;
 const PROBE_TIMEOUT_MS = 10_000;
-/** Agent ids as the agent config allows them (contracts/agent-config.ts). */
+/** Agent ids as the agent config allows them (kernel/agents/config-schema.ts). */
 const AGENT_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 export interface HostCommandRunnerOptions {

@@ -15,7 +15,7 @@
  */
 import { cronTime } from '../../cron-expression.js';
 import { Type, type Static } from 'typebox';
-import { LOOP_NAME_PATTERN } from '../../../contracts/agent-config.js';
+import { LOOP_NAME_PATTERN } from '../../agents/config-schema.js';
 import { invalidSchedule } from '../errors.js';
 
 export const TIMER_MODES = ['once_at', 'once_delay', 'interval', 'cron'] as const;

@@ -20,8 +20,7 @@
  * - a tool declaration with `locked: true` (kept as it is, and not removed), nor set `locked` itself;
  * - a trigger target with `locked: true` (kept as it is in its trigger), nor add locked targets.
  */
-import type { AgentConfig, TriggerTarget } from '../../../contracts/agent-config.js';
-import { UNLOCKABLE_AGENT_FIELDS } from '../../../contracts/settings.js';
+import { type AgentConfig, type TriggerTarget, UNLOCKABLE_AGENT_FIELDS } from '@agt/contracts';
 import { ownerLockRefusal } from './errors.js';
 
 /** Never the agent's: identity and the lock list itself. */

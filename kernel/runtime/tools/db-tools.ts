@@ -23,7 +23,7 @@
  * interpolated.
  */
 import { Type } from 'typebox';
-import type { ToolDefinition } from '../../../contracts/tools.js';
+import type { ToolDefinition } from '@agt/contracts';
 import { SQL_DEFAULT_TIMEOUT_MS, SQL_MAX_ROWS } from '../sql-sandbox/sql-runner.js';
 import { limitOf } from '../types.js';
 import { builtin, json, type RuntimeLookup } from './define.js';

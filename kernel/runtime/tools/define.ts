@@ -4,8 +4,7 @@
  * error results the model can read (tool-call.ts turns throws into results).
  */
 import type { Static, TSchema } from 'typebox';
-import type { ToolContext, ToolDefinition, ToolResult } from '../../../contracts/tools.js';
-import { assertValid } from '../../../contracts/validate.js';
+import { type ToolContext, type ToolDefinition, type ToolResult, assertValid } from '@agt/contracts';
 import type { AgentRuntime } from '../agent-runtime.js';
 import { toolAgentNotRunning } from './errors.js';
 

@@ -12,8 +12,7 @@
  * - Inner loops: their `tools` list (default `loop_send`, `loop_list`, `sys_set_state`) is an absolute
  *   allow-list intersected with what the agent has enabled.
  */
-import type { AgentConfig } from '../../../contracts/agent-config.js';
-import type { ToolDefinition } from '../../../contracts/tools.js';
+import type { AgentConfig, ToolDefinition } from '@agt/contracts';
 
 export const DEFAULT_INNER_LOOP_TOOLS = ['loop_send', 'loop_list', 'sys_set_state'];
 

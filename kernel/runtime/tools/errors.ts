@@ -2,7 +2,7 @@
  * The coded errors of the built-in tools, one factory per meaning (the model is fastify's `lib/errors.js`).
  * A tool's error reaches the model as the tool result; codes, messages and details are API all the same.
  */
-import { AgtError } from '../../../contracts/errors.js';
+import { AgtError } from '@agt/contracts';
 
 /** 503 `unavailable`: a tool was called for an agent whose runtime is gone. */
 export const toolAgentNotRunning = (agentId: string) => new AgtError('unavailable', `agent ${agentId} is not running`);

@@ -1,6 +1,6 @@
 /** `fs_*`: files stored inside the agent file (never the host file system). */
 import { Type } from 'typebox';
-import type { ToolDefinition } from '../../../contracts/tools.js';
+import type { ToolDefinition } from '@agt/contracts';
 import { builtin, json, type RuntimeLookup } from './define.js';
 import { noStoredFile, storedFileTooLarge } from './errors.js';
 import { storedFileReadonly } from '../../agents/stores/errors.js';

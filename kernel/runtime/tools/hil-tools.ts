@@ -1,6 +1,6 @@
 /** `ask` (wait for the owner's answer, D6) and `say` (speak to the owner without ending the turn). */
 import { Type } from 'typebox';
-import type { ToolDefinition } from '../../../contracts/tools.js';
+import type { ToolDefinition } from '@agt/contracts';
 import { builtin, type RuntimeLookup } from './define.js';
 
 export function hilTools(lookup: RuntimeLookup): ToolDefinition[] {

@@ -4,7 +4,7 @@
  * Undeclared tools are enabled by default except `sys_update_config`; `sys_fetch`, `msg_send` and
  * `sys_update_config` are marked notable for the review summary.
  */
-import type { ToolDefinition } from '../../../contracts/tools.js';
+import type { ToolDefinition } from '@agt/contracts';
 import { dbTools } from './db-tools.js';
 import type { RuntimeLookup } from './define.js';
 import { fsTools } from './fs-tools.js';

@@ -4,7 +4,7 @@
  * `POST /agents/{id}/compact` on another loop (kernel/runtime/loops/compaction.ts).
  */
 import { Type } from 'typebox';
-import type { ToolDefinition } from '../../../contracts/tools.js';
+import type { ToolDefinition } from '@agt/contracts';
 import { compactLoop } from '../loops/compaction.js';
 import { builtin, json, type RuntimeLookup } from './define.js';
 import { cannotClearOwnLoop, cannotCompactOwnLoop, cannotSendToSelf } from './errors.js';

@@ -5,7 +5,7 @@
  * `failed`; without one it stays `queued`. An agent whose `messaging.mode` is `listen_only` cannot send.
  */
 import { Type } from 'typebox';
-import type { ToolDefinition } from '../../../contracts/tools.js';
+import type { ToolDefinition } from '@agt/contracts';
 import { builtin, json, type RuntimeLookup } from './define.js';
 import { listenOnly, noMessage } from './errors.js';
 

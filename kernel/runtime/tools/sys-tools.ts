@@ -4,7 +4,7 @@
  */
 import { Type } from 'typebox';
 import { MetaKey } from '../../http-api/names.js';
-import type { ToolDefinition } from '../../../contracts/tools.js';
+import type { ToolDefinition } from '@agt/contracts';
 import { TimerMutationBody } from '../timers/schedule.js';
 import { ceilingFor, unlocksFor } from '../../agents/ceiling.js';
 import { applyAgentPatch } from './config-locks.js';

@@ -15,7 +15,7 @@
  * 4. `filter` (see filter.ts);
  * 5. the timing modifiers (see pipeline.ts), per target.
  */
-import type { AgentConfig, TriggerTarget, TriggerType } from '../../../contracts/agent-config.js';
+import type { AgentConfig, TriggerTarget, TriggerType } from '@agt/contracts';
 import type { Clock } from '../clock.js';
 import type { TriggerEvent } from '../dispatch.js';
 import { matchesFilter } from './filter.js';

@@ -6,10 +6,8 @@
  * A dispatch (which answered a `turnId`) also ends that turn id: `turn.completed` with the result as
  * `text` and `stop_reason: "system"`, or `agent.error`.
  */
-import { isAgtError } from '../../../contracts/errors.js';
-import type { EventPayloads, EventType } from '../../../contracts/events.js';
+import { isAgtError, type EventPayloads, type EventType, type CommandOutcome, type CommandRun } from '@agt/contracts';
 import { agentUnloading, commandFailed, commandTimedOut, lambdaFileMissing, systemTargetEmpty, tooManySystemRuns } from '../errors.js';
-import type { CommandOutcome, CommandRun } from '../../../contracts/points.js';
 import { allowsUnsandboxedCommands, COMMAND_DEFAULT_TIMEOUT_MS, type HostCommandRunner } from '../sandbox/command-runner.js';
 import { LAMBDA_DEFAULT_TIMEOUT_MS, LambdaHost, parseLambdaRef } from '../sandbox/lambda-runner.js';
 import { limitOf, type RuntimeAgent } from '../types.js';
