@@ -17,11 +17,11 @@ import { createExtensionPoint } from './extension.js';
  *
  * More kinds may come in a later minor version of the contract: an observer ignores kinds it does not know.
  *
- * @stability experimental
+ * @beta
  */
 export type AgentFileChangeKind = 'created' | 'changed';
 
-/** @stability experimental */
+/** @beta */
 export interface AgentFileChange {
   change: AgentFileChangeKind;
   /** The file's real absolute path (symbolic links resolved). */
@@ -30,7 +30,7 @@ export interface AgentFileChange {
   agentId: string;
 }
 
-/** @stability experimental */
+/** @beta */
 export interface AgentFileObserver {
   /**
    * Told after the kernel wrote the file and before the request (or tool call) that wrote it answers:
@@ -44,7 +44,7 @@ export interface AgentFileObserver {
 /**
  * The most the kernel waits for each observer of {@link agentFileObservers}.
  *
- * @stability experimental
+ * @beta
  */
 export const AGENT_FILE_NOTICE_DEADLINE_MS = 5_000;
 
@@ -52,6 +52,6 @@ export const AGENT_FILE_NOTICE_DEADLINE_MS = 5_000;
  * All providers, in load order, told at the same time; the kernel waits for every one of them (each
  * within {@link AGENT_FILE_NOTICE_DEADLINE_MS}) before it answers. Offered by `tracked-folders`.
  *
- * @stability experimental
+ * @beta
  */
 export const agentFileObservers = createExtensionPoint<AgentFileObserver>('agt.agent-file-written', { providers: 'all' });

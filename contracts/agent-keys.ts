@@ -13,7 +13,7 @@ import { base58 } from '@scure/base';
 /**
  * An agent's public identity.
  *
- * @stability experimental
+ * @beta
  */
 export interface AgentPublicIdentity {
   /** `did:key:z6Mk…` */
@@ -25,7 +25,7 @@ export interface AgentPublicIdentity {
 /**
  * `ctx.agents.keys`: a loaded agent's key pair, used without handing out the secret key.
  *
- * @stability experimental
+ * @beta
  */
 export interface AgentKeysAccess {
   /** The agent's DID and public key; undefined when it is not loaded or has no identity yet. */
@@ -45,7 +45,7 @@ const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 /**
  * The `did:key` of a raw 32-byte Ed25519 public key.
  *
- * @stability experimental
+ * @beta
  */
 export function didFromPublicKey(publicKey: Uint8Array): string {
   if (publicKey.length !== 32) throw new RangeError('an Ed25519 public key is 32 bytes');
@@ -58,7 +58,7 @@ export function didFromPublicKey(publicKey: Uint8Array): string {
 /**
  * The Ed25519 public key a `did:key` names; throws a RangeError for anything that is not one.
  *
- * @stability experimental
+ * @beta
  */
 export function publicKeyFromDid(did: string): Uint8Array {
   if (typeof did !== 'string' || !did.startsWith(DID_KEY_PREFIX) || did.length > 128) throw new RangeError('not a base58btc did:key');
@@ -72,7 +72,7 @@ export function publicKeyFromDid(did: string): Uint8Array {
   return bytes.slice(2);
 }
 
-/** @stability experimental */
+/** @beta */
 export function isEd25519Did(did: string): boolean {
   try {
     publicKeyFromDid(did);
@@ -85,7 +85,7 @@ export function isEd25519Did(did: string): boolean {
 /**
  * Whether `signature` (64 bytes) is `did`'s Ed25519 signature of `message`; false for a bad DID or signature.
  *
- * @stability experimental
+ * @beta
  */
 export function verifyDidSignature(did: string, message: Uint8Array, signature: Uint8Array): boolean {
   if (signature.length !== 64) return false;
@@ -110,14 +110,14 @@ export { canonicalJson, parseStrictJson } from './canonical-json.js';
  * the decoded bytes gives back, byte for byte, so base64url, missing padding, whitespace, trailing
  * characters and non-zero spare bits all fail instead of being skipped by a lenient decoder.
  *
- * @stability experimental
+ * @beta
  */
 export const SIGNATURE_BASE64 = /^[A-Za-z0-9+/]{86}==$/;
 
 /**
  * The 64 bytes of a signature in the one base64 form above; undefined for anything else.
  *
- * @stability experimental
+ * @beta
  */
 export function signatureFromBase64(text: unknown): Uint8Array | undefined {
   if (typeof text !== 'string' || !SIGNATURE_BASE64.test(text)) return undefined;
@@ -129,7 +129,7 @@ export function signatureFromBase64(text: unknown): Uint8Array | undefined {
 /**
  * A 64-byte signature in the one base64 form.
  *
- * @stability experimental
+ * @beta
  */
 export function signatureToBase64(signature: Uint8Array): string {
   if (signature.length !== 64) throw new RangeError('an Ed25519 signature is 64 bytes');
@@ -139,14 +139,14 @@ export function signatureToBase64(signature: Uint8Array): string {
 /**
  * `ed25519:<base64>`, the form signatures take in cards and envelopes.
  *
- * @stability experimental
+ * @beta
  */
 export const formatSignature = (signature: Uint8Array) => `ed25519:${signatureToBase64(signature)}`;
 
 /**
  * The bytes of an `ed25519:<base64>` signature in exactly the form {@link formatSignature} writes; undefined otherwise.
  *
- * @stability experimental
+ * @beta
  */
 export function parseSignature(text: unknown): Uint8Array | undefined {
   if (typeof text !== 'string' || !text.startsWith('ed25519:')) return undefined;

@@ -8,7 +8,7 @@
 /**
  * What to run and with what.
  *
- * @stability experimental
+ * @beta
  */
 export interface AgentLambdaCall {
   /** `path/file.ts:functionName`, a file among the agent's stored files. */
@@ -22,7 +22,7 @@ export interface AgentLambdaCall {
   timeoutMs?: number;
 }
 
-/** @stability experimental */
+/** @beta */
 export interface AgentLambdaOutcome {
   /** The function's return value (awaited), as JSON. */
   result: unknown;
@@ -35,6 +35,6 @@ export interface AgentLambdaOutcome {
  * (malformed reference, code that does not compile), `timeout` (time limit), `lambda_failed` (500, the
  * function threw; `details.logs` carries its console output). Calls of one agent run one at a time, so a slow agent delays only itself.
  *
- * @stability experimental
+ * @beta
  */
 export type RunAgentLambda = (agentId: string, call: AgentLambdaCall) => Promise<AgentLambdaOutcome>;

@@ -11,16 +11,16 @@
 /**
  * Why the autostart of a file was skipped (`POST /agents/autostart` uses the same reasons).
  *
- * @stability stable
+ * @public
  */
 export const AUTOSTART_SKIP_REASONS = ['already_loaded', 'not_autostart', 'password_protected', 'unreviewed'] as const;
-/** @stability stable */
+/** @public */
 export type AutostartSkipReason = (typeof AUTOSTART_SKIP_REASONS)[number];
 
 /**
  * What an agent file says about itself, read without loading or leasing it.
  *
- * @stability stable
+ * @public
  */
 export interface AgentFileSummary {
   /** The file's real path. */
@@ -39,7 +39,7 @@ export interface AgentFileSummary {
 /**
  * The outcome of {@link AgentLauncher.autostart}: the body of `POST /agents/autostart` without the walk's fields.
  *
- * @stability stable
+ * @public
  */
 export interface AutostartReport {
   /** Files looked at. */
@@ -53,7 +53,7 @@ export interface AutostartReport {
 /**
  * What {@link AgentLauncher.start} did.
  *
- * @stability stable
+ * @public
  */
 export interface AgentStartOutcome {
   agentId: string;
@@ -66,7 +66,7 @@ export interface AgentStartOutcome {
   startupTriggered: boolean;
 }
 
-/** @stability stable */
+/** @public */
 export interface AgentLauncher {
   /**
    * Reads the file's id, name, handle, autostart flag, password protection and review state without

@@ -6,13 +6,13 @@
  */
 import { invalidStoredPath } from './errors.js';
 
-/** @stability experimental */
+/** @beta */
 export const MAX_AGENT_PATH = 512;
 
 /**
  * The canonical form of an agent file path (a leading `/` is dropped), or a `bad_request` AgtError.
  *
- * @stability experimental
+ * @beta
  */
 export function normalizeAgentPath(path: string): string {
   const trimmed = path.replace(/^\/+/, '');

@@ -17,7 +17,7 @@
 /**
  * A message from outside the daemon that starts a turn ({@link AgentTurnsAccess.deliver}).
  *
- * @stability experimental
+ * @beta
  */
 export interface OutsideMessage {
   /** Where it came from (`a2a`); never `user` (that is chat). */
@@ -38,7 +38,7 @@ export interface OutsideMessage {
 /**
  * An `ask` a turn waits on (the `ask` tool).
  *
- * @stability experimental
+ * @beta
  */
 export interface PendingAsk {
   requestId: string;
@@ -51,7 +51,7 @@ export interface PendingAsk {
 /**
  * A restricted tool call waiting for the owner's approval.
  *
- * @stability experimental
+ * @beta
  */
 export interface PendingApproval {
   taskId: string;
@@ -65,7 +65,7 @@ export interface PendingApproval {
 /**
  * One row of a loop's conversation ({@link AgentTurnsAccess.history}), as `GET /agents/{id}/chat` gives it.
  *
- * @stability experimental
+ * @beta
  */
 export interface ConversationEntry {
   id: number;
@@ -83,11 +83,11 @@ export interface ConversationEntry {
 /**
  * Where a turn is: queued, running (maybe waiting on an ask or approval), or nowhere (ended, unknown).
  *
- * @stability experimental
+ * @beta
  */
 export type TurnPlace = 'queued' | 'running' | 'none';
 
-/** @stability experimental */
+/** @beta */
 export interface AgentTurnsAccess {
   /**
    * The owner's chat on `loop` (default `main`), committed before it returns, as `POST /agents/{id}/chat`;
@@ -135,7 +135,7 @@ export interface AgentTurnsAccess {
 /**
  * One HTTP request an extension makes on an agent's behalf ({@link AgentFetch}).
  *
- * @stability experimental
+ * @beta
  */
 export interface AgentFetchRequest {
   url: string;
@@ -148,7 +148,7 @@ export interface AgentFetchRequest {
   maxBytes?: number;
 }
 
-/** @stability experimental */
+/** @beta */
 export interface AgentFetchResponse {
   status: number;
   /** Lowercase names; repeated headers joined with `, `. */
@@ -165,6 +165,6 @@ export interface AgentFetchResponse {
  * `not_found` for an agent that is not loaded, `bad_request` for a URL that is not http(s); any other
  * rejection is a network failure or the time limit (worth retrying).
  *
- * @stability experimental
+ * @beta
  */
 export type AgentFetch = (agentId: string, request: AgentFetchRequest) => Promise<AgentFetchResponse>;

@@ -26,7 +26,7 @@ import { MAX_JSON_DEPTH } from './validate.js';
 /**
  * 400 `bad_request` for a value or text that has no canonical form, saying why.
  *
- * @stability stable
+ * @public
  */
 export const notCanonical = (why: string) => new AgtError('bad_request', `not canonical JSON (RFC 8785): ${why}`);
 
@@ -64,7 +64,7 @@ type Frame = { array: readonly unknown[]; keys: null; index: number } | { object
  * The RFC 8785 canonical text of `value` (see the module comment). Throws `bad_request` for a value that
  * has none. Sign and verify the UTF-8 bytes of this text.
  *
- * @stability stable
+ * @public
  */
 export function canonicalJson(value: unknown, maxDepth = MAX_JSON_DEPTH): string {
   const parts: string[] = [];
@@ -137,7 +137,7 @@ const isNumberChar = (code: number) => (code >= 0x30 && code <= 0x39) || code ==
  * than `maxDepth` containers. Bad syntax is 400 too. `JSON.parse` (iterative in V8) checks the syntax;
  * one pass over the now well-formed text then checks the rest without recursion.
  *
- * @stability stable
+ * @public
  */
 export function parseStrictJson(text: string, maxDepth = MAX_JSON_DEPTH): unknown {
   let value: unknown;

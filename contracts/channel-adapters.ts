@@ -24,14 +24,14 @@ import type { Logger } from './logger.js';
 /**
  * What `GET /agents/{id}/adapters` shows for one adapter.
  *
- * @stability experimental
+ * @beta
  */
 export type AdapterStatus = 'connected' | 'connecting' | 'disconnected' | 'error';
 
 /**
  * What a platform allows per message; the core shapes outbound text and inbound files to it.
  *
- * @stability experimental
+ * @beta
  */
 export interface PlatformLimits {
   /** Longest text of one sent message, in UTF-16 code units (Telegram 4096, Discord 2000). Longer text is split. */
@@ -43,7 +43,7 @@ export interface PlatformLimits {
 /**
  * One file attached to an inbound message. Its content is fetched only when its size is allowed.
  *
- * @stability experimental
+ * @beta
  */
 export interface InboundAttachment {
   /** The file name the sender gave (the core makes it a safe path segment); a made-up one when none. */
@@ -64,7 +64,7 @@ export interface InboundAttachment {
 /**
  * One message from the platform, in the platform's own ids (all strings).
  *
- * @stability experimental
+ * @beta
  */
 export interface AdapterInbound {
   /** The platform's id of this message (Telegram `message_id`, Slack `ts`, email `Message-ID`). */
@@ -91,7 +91,7 @@ export interface AdapterInbound {
 /**
  * One chunk of outbound text, already within {@link PlatformLimits.maxTextLength}.
  *
- * @stability experimental
+ * @beta
  */
 export interface AdapterOutbound {
   chatId: string;
@@ -109,7 +109,7 @@ export interface AdapterOutbound {
  * What `send` rejects with when the platform refused. Anything else thrown counts as a network error and
  * is retried with backoff.
  *
- * @stability experimental
+ * @beta
  */
 export class AdapterSendError extends Error {
   /** Wait this long before the next try (the platform's rate-limit answer: 429 `retry_after`, `Retry-After`). */
@@ -134,7 +134,7 @@ export class AdapterSendError extends Error {
  * until the config, the credential or a restart changes something. Anything else thrown is retried with
  * backoff (status `connecting`).
  *
- * @stability experimental
+ * @beta
  */
 export class AdapterConnectError extends Error {
   readonly permanent = true;
@@ -147,7 +147,7 @@ export class AdapterConnectError extends Error {
 /**
  * The core's side, handed to {@link AdapterType.create}: one per agent and adapter type.
  *
- * @stability experimental
+ * @beta
  */
 export interface AdapterHost {
   readonly agentId: string;
@@ -182,7 +182,7 @@ export interface AdapterHost {
 /**
  * One running adapter of one agent.
  *
- * @stability experimental
+ * @beta
  */
 export interface ChannelAdapter {
   /**
@@ -200,7 +200,7 @@ export interface ChannelAdapter {
 /**
  * One adapter type: `telegram`, `slack`, ...
  *
- * @stability experimental
+ * @beta
  */
 export interface AdapterType {
   /** The config key (`adapters.<type>`) and address scheme (`<type>:<chat id>`): `^[a-z][a-z0-9-]{0,31}$`. */
@@ -217,7 +217,7 @@ export interface AdapterType {
 /**
  * The registry of adapter types the `channels` extension offers to the extensions that depend on it.
  *
- * @stability experimental
+ * @beta
  */
 export interface ChannelAdapterTypes {
   /**
@@ -232,13 +232,13 @@ export interface ChannelAdapterTypes {
 /**
  * Offered by `channels` (one provider): `ctx.use(channelAdapterTypes)` from an extension with `dependsOn: ['channels']`.
  *
- * @stability experimental
+ * @beta
  */
 export const channelAdapterTypes = createExtensionPoint<ChannelAdapterTypes>('channels.adapter-types');
 
 /**
  * The allowed shape of an adapter type name.
  *
- * @stability experimental
+ * @beta
  */
 export const ADAPTER_TYPE_PATTERN = '^[a-z][a-z0-9-]{0,31}$';

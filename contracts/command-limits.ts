@@ -5,7 +5,7 @@
  */
 import { Type, type Static } from 'typebox';
 
-/** @stability experimental */
+/** @beta */
 export const CommandLimitsSettings = Type.Object(
   {
     processes: Type.Optional(
@@ -26,4 +26,5 @@ export const CommandLimitsSettings = Type.Object(
   { additionalProperties: false },
 );
 
+/** @beta */
 export type CommandLimitsSettings = Static<typeof CommandLimitsSettings>;

@@ -6,7 +6,7 @@
 /**
  * One shell command an agent runs: a system-scope `command` target, or a tool's call.
  *
- * @stability experimental
+ * @beta
  */
 export interface CommandRun {
   agentId: string;
@@ -23,7 +23,7 @@ export interface CommandRun {
 /**
  * How a command ended.
  *
- * @stability experimental
+ * @beta
  */
 export interface CommandOutcome {
   /** Where it ran: `host`, or the container's name. */
@@ -39,14 +39,14 @@ export interface CommandOutcome {
 /**
  * Each of stdout and stderr is cut here, by the kernel's host runner and by compute's containers (D15).
  *
- * @stability experimental
+ * @beta
  */
 export const COMMAND_OUTPUT_CAP_BYTES = 512 * 1024;
 
 /**
  * Collects one output stream of a command.
  *
- * @stability experimental
+ * @beta
  */
 export interface CappedOutput {
   /** Keeps the chunk's bytes up to the cap; the rest is dropped (the caller still reads it, so the command never blocks). */
@@ -60,7 +60,7 @@ export interface CappedOutput {
 /**
  * A collector of a stream's first {@link COMMAND_OUTPUT_CAP_BYTES} bytes.
  *
- * @stability experimental
+ * @beta
  */
 export function cappedOutput(note: string): CappedOutput {
   const chunks: Buffer[] = [];

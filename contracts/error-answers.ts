@@ -16,7 +16,7 @@ const EXPECTED_5XX = new Set([502, 503, 504]);
 /**
  * Sends `error` as the daemon does; 5xx answers are logged, their details never sent.
  *
- * @stability experimental
+ * @beta
  */
 export function sendErrorAnswer(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (error instanceof AgtError) {
@@ -48,14 +48,14 @@ export function sendErrorAnswer(error: FastifyError, request: FastifyRequest, re
 /**
  * The body of a 404 for a path no route serves.
  *
- * @stability experimental
+ * @beta
  */
 export const notFoundAnswer = (request: FastifyRequest) => ({ error: `no route ${request.method} ${request.url.split('?')[0]}`, code: 'not_found' });
 
 /**
  * 503 `unavailable`: a route of an extension that is off, failed or waits for a dependency.
  *
- * @stability experimental
+ * @beta
  */
 export const extensionUnavailable = (name: string, reason: string) =>
   new AgtError('unavailable', `extension ${name} is ${reason}; its routes are unavailable`, { details: { extension: name } });

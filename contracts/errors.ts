@@ -9,7 +9,7 @@
 /** Every code the kernel knows, with the HTTP status it maps to. Extensions may add their own codes by
  * passing an explicit status.
  *
- * @stability stable
+ * @public
  */
 export const ERROR_STATUS = {
   bad_request: 400,
@@ -49,13 +49,13 @@ export const ERROR_STATUS = {
   timeout: 504,
 } as const satisfies Record<string, number>;
 
-/** @stability stable */
+/** @public */
 export type KnownErrorCode = keyof typeof ERROR_STATUS;
 
 /**
  * The code a bare status maps to when a route defines nothing more specific (spec section 7).
  *
- * @stability stable
+ * @public
  */
 export const STATUS_DEFAULT_CODE: Record<number, KnownErrorCode> = {
   400: 'bad_request',
@@ -75,7 +75,7 @@ export const STATUS_DEFAULT_CODE: Record<number, KnownErrorCode> = {
   504: 'timeout',
 };
 
-/** @stability stable */
+/** @public */
 export interface AgtErrorOptions {
   /** Overrides the status from {@link ERROR_STATUS}; required for codes the kernel does not know. */
   status?: number;
@@ -90,7 +90,7 @@ export interface AgtErrorOptions {
  */
 const AGT_ERROR_BRAND = Symbol.for('agt.contracts.AgtError');
 
-/** @stability stable */
+/** @public */
 export class AgtError extends Error {
   /** `instanceof AgtError` is true for any copy's AgtError (see the brand above). */
   static override [Symbol.hasInstance](value: unknown): boolean {
@@ -116,31 +116,31 @@ export class AgtError extends Error {
   }
 }
 
-/** @stability stable */
+/** @public */
 export const isAgtError = (value: unknown): value is AgtError => value instanceof AgtError;
 
 /**
  * Shorthands for the codes used everywhere.
  *
- * @stability stable
+ * @public
  */
 export const badRequest = (message: string, details?: Record<string, unknown>) =>
   new AgtError('bad_request', message, { details });
-/** @stability stable */
+/** @public */
 export const notFound = (message: string) => new AgtError('not_found', message);
-/** @stability stable */
+/** @public */
 export const conflict = (message: string, details?: Record<string, unknown>) =>
   new AgtError('conflict', message, { details });
-/** @stability stable */
+/** @public */
 export const unavailable = (message: string) => new AgtError('unavailable', message);
-/** @stability stable */
+/** @public */
 export const notImplemented = (what: string) =>
   new AgtError('not_implemented', `${what} is not implemented in this build`);
 
 /**
  * `code` (default `bad_request`): `what` fails its schema; `problem` is `path: message` of the first bad field.
  *
- * @stability stable
+ * @public
  */
 export const invalidValue = (what: string, problem: string, code: string = 'bad_request') =>
   new AgtError(code, `Invalid ${what}: ${problem}`, { details: { path: problem.split(':')[0] } });
@@ -148,7 +148,7 @@ export const invalidValue = (what: string, problem: string, code: string = 'bad_
 /**
  * `code` (default `bad_request`): `what` nests deeper than `maxDepth` containers, first at JSON pointer `at`.
  *
- * @stability stable
+ * @public
  */
 export const nestsTooDeep = (what: string, maxDepth: number, at: string, code: string = 'bad_request') =>
   new AgtError(code, `Invalid ${what}: nests deeper than ${maxDepth} levels (at ${at})`, { details: { path: at } });
@@ -156,7 +156,7 @@ export const nestsTooDeep = (what: string, maxDepth: number, at: string, code: s
 /**
  * 400 `bad_request`: a stored agent file path that is not relative, "/"-separated and free of "." and ".." segments.
  *
- * @stability stable
+ * @public
  */
 export const invalidStoredPath = (path: string) =>
   new AgtError('bad_request', `invalid agent file path "${path}": relative, "/"-separated, no empty, "." or ".." segments`);

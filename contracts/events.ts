@@ -3,7 +3,7 @@
  * only way to emit it, and {@link EVENT_DESCRIPTIONS} must describe it (the `Record` makes tsc refuse a
  * type left undocumented).
  *
- * @stability stable
+ * @public
  */
 
 export interface UsageCounts {
@@ -17,7 +17,7 @@ export interface UsageCounts {
 /**
  * Event type -> payload. Payload fields are snake_case where the spec names them so.
  *
- * @stability stable
+ * @public
  */
 export interface EventPayloads {
   'daemon.started': { version: string };
@@ -104,13 +104,13 @@ export interface EventPayloads {
   };
 }
 
-/** @stability stable */
+/** @public */
 export type EventType = keyof EventPayloads;
 
 /**
  * What one event on the bus looks like (spec: UmbilicalEvent).
  *
- * @stability stable
+ * @public
  */
 export interface UmbilicalEvent<T extends EventType = EventType> {
   /** Per-agent sequence (per process; daemon-wide events with `agent_id: null` share one sequence). */
@@ -134,14 +134,14 @@ export interface UmbilicalEvent<T extends EventType = EventType> {
 /**
  * What `GET /events` sends as `data:` of an event frame.
  *
- * @stability stable
+ * @public
  */
 export interface EventFrame {
   cursor: number;
   event: UmbilicalEvent;
 }
 
-/** @stability stable */
+/** @public */
 export interface EmitInput<T extends EventType> {
   agentId: string | null;
   payload: EventPayloads[T];
@@ -155,7 +155,7 @@ export interface EmitInput<T extends EventType> {
  * The daemon's event bus. Emitting is synchronous and never throws into the caller: a listener that
  * throws is logged and skipped. Emit only after the row an event announces is committed.
  *
- * @stability stable
+ * @public
  */
 export interface EventBus {
   emit<T extends EventType>(type: T, input: EmitInput<T>): UmbilicalEvent<T>;
@@ -166,7 +166,7 @@ export interface EventBus {
 /**
  * One line per event type, used for the OpenAPI description and docs.
  *
- * @stability stable
+ * @public
  */
 export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'daemon.started': 'The daemon finished starting.',

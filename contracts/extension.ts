@@ -29,14 +29,14 @@ import contractsPackage from './package.json' with { type: 'json' };
  * (`contracts/package.json`, the one place it is written), so an extension's `contract` and its
  * `@agt/contracts` dependency range say the same thing.
  *
- * @stability stable
+ * @public
  */
 export const CONTRACT_VERSION: string = contractsPackage.version.split('.').slice(0, 2).join('.');
 
 /**
  * A fastify scope with the TypeBox type provider: route schemas are the types and the OpenAPI doc.
  *
- * @stability stable
+ * @public
  */
 export type ExtensionHttp = FastifyInstance<
   RawServerDefault,
@@ -49,14 +49,14 @@ export type ExtensionHttp = FastifyInstance<
 /**
  * How the providers of one {@link ExtensionPoint} combine.
  *
- * @stability stable
+ * @public
  */
 export type PointProviders = 'one' | 'all';
 
 /**
  * Extension point ids: lowercase, namespaced by the offering extension (`tracked-folders.index`); `agt.` is the kernel's.
  *
- * @stability stable
+ * @public
  */
 export const EXTENSION_POINT_ID_PATTERN = '^[a-z0-9][a-z0-9._-]*$';
 
@@ -72,7 +72,7 @@ export const EXTENSION_POINT_ID_PATTERN = '^[a-z0-9][a-z0-9._-]*$';
  * - `all`: every provider, in load order; an extension may provide several implementations. Who reads
  *   the point decides how they combine; each point states it (for example "first that claims wins").
  *
- * @stability stable
+ * @public
  */
 export interface ExtensionPoint<T, P extends PointProviders = PointProviders> {
   readonly id: string;
@@ -85,9 +85,10 @@ export interface ExtensionPoint<T, P extends PointProviders = PointProviders> {
  * Makes an extension point whose implementations have type `T`: `one` provider unless
  * `{providers: 'all'}`. Throws a `TypeError` for an id that does not match {@link EXTENSION_POINT_ID_PATTERN}.
  *
- * @stability stable
+ * @public
  */
 export function createExtensionPoint<T>(id: string, options?: { providers?: 'one' }): ExtensionPoint<T, 'one'>;
+/** The same, for a point every provider of which is used (`{providers: 'all'}`). @public */
 export function createExtensionPoint<T>(id: string, options: { providers: 'all' }): ExtensionPoint<T, 'all'>;
 export function createExtensionPoint<T>(id: string, options: { providers?: PointProviders } = {}): ExtensionPoint<T> {
   if (typeof id !== 'string' || !new RegExp(EXTENSION_POINT_ID_PATTERN).test(id)) {
@@ -104,7 +105,7 @@ export function createExtensionPoint<T>(id: string, options: { providers?: Point
  * own `AGT_*` variables (its token, the owner passphrase) are left out, so no setting can make an
  * extension send them anywhere. Not a sandbox: extensions run in the daemon's process.
  *
- * @stability stable
+ * @public
  */
 export interface ExtensionEnv {
   /** The variable's value, or undefined when unset (or an `AGT_*` variable). */
@@ -120,7 +121,7 @@ export interface ExtensionEnv {
 /**
  * Extension points. Each method may be called any number of times during `register`.
  *
- * @stability stable
+ * @public
  */
 export interface ExtensionContributions {
   /** First provider that resolves the agent's `model.provider` wins (load order). */
@@ -137,7 +138,7 @@ export interface ExtensionContributions {
  * The one object an extension reaches the kernel through (it never imports from `kernel/`). Handed to
  * `register` once; keep it for `start`, `stop` and handlers.
  *
- * @stability stable
+ * @public
  */
 export interface ExtensionContext<Config = unknown> {
   /** The extension's name (the manifest entry's, which equals the definition's). */
@@ -212,7 +213,7 @@ export interface ExtensionContext<Config = unknown> {
 /**
  * What `register` may return. `Config` is the type of the extension's `options` (its `ctx.config`).
  *
- * @stability stable
+ * @public
  */
 export interface ExtensionHooks<Config = unknown> {
   /**
@@ -242,7 +243,7 @@ export interface ExtensionHooks<Config = unknown> {
    * `GET /runtime`, `GET /runtime/extensions` (`problem`) or `agt status` ask: keep it cheap and
    * synchronous, and name no secret. A throw reads as null.
    *
-   * @stability experimental
+   * @beta
    */
   problem?(): string | null;
 }
@@ -250,7 +251,7 @@ export interface ExtensionHooks<Config = unknown> {
 /**
  * The default export of an extension module (made with {@link defineExtension}).
  *
- * @stability stable
+ * @public
  */
 export interface ExtensionDefinition<Options extends TSchema = TSchema> {
   /** Lowercase name (`^[a-z0-9][a-z0-9._-]*$`); must equal the manifest entry's `name`. */
@@ -293,7 +294,7 @@ export interface ExtensionDefinition<Options extends TSchema = TSchema> {
 /**
  * Marks a value as an extension definition; the identity function, typed.
  *
- * @stability stable
+ * @public
  */
 export function defineExtension<Options extends TSchema = TSchema>(
   definition: ExtensionDefinition<Options>,

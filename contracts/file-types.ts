@@ -7,7 +7,7 @@
  * so no browser guesses an active type from the bytes either.
  */
 
-/** @stability experimental */
+/** @beta */
 export const PLAIN_TEXT_TYPE = 'text/plain; charset=utf-8';
 
 /** Passive types whose bytes are text: sent with `charset=utf-8` when they are. */
@@ -23,7 +23,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * Text by its bytes: valid UTF-8 with no NUL (a NUL is what binary formats are full of and text never
  * holds). The empty file is text.
  *
- * @stability experimental
+ * @beta
  */
 export function isUtf8Text(content: Uint8Array): boolean {
   if (content.includes(0)) return false;
@@ -39,7 +39,7 @@ export function isUtf8Text(content: Uint8Array): boolean {
  * The stored type without parameters when it is one of the passive types, else undefined (for a listing
  * that has no bytes to judge).
  *
- * @stability experimental
+ * @beta
  */
 export function passiveStoredType(stored: string | null | undefined): string | undefined {
   const type = stored?.split(';')[0]!.trim().toLowerCase();
@@ -51,7 +51,7 @@ export function passiveStoredType(stored: string | null | undefined): string | u
  * (a text type only for UTF-8 text), else {@link PLAIN_TEXT_TYPE} for text and `application/octet-stream`
  * for the rest. Never an active type, whatever the agent stored or the file is named.
  *
- * @stability experimental
+ * @beta
  */
 export function passiveContentType(stored: string | null | undefined, content: Uint8Array): string {
   const text = isUtf8Text(content);

@@ -4,7 +4,7 @@ import { Type, type TSchema } from 'typebox';
 /**
  * The spec's error body. Extra fields (`identity`, `agentId`, `candidates`, ...) are allowed.
  *
- * @stability stable
+ * @public
  */
 export const ErrorBody = Type.Object(
   { error: Type.String(), code: Type.String() },
@@ -14,7 +14,7 @@ export const ErrorBody = Type.Object(
 /**
  * Responses every authenticated route can give, plus the ones named.
  *
- * @stability stable
+ * @public
  */
 export function errorResponses(...statuses: number[]): Record<number, TSchema> {
   const out: Record<number, TSchema> = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 500: ErrorBody };
@@ -25,14 +25,14 @@ export function errorResponses(...statuses: number[]): Record<number, TSchema> {
 /**
  * `{agentId, success}`, the answer of many agent mutations.
  *
- * @stability stable
+ * @public
  */
 export const AgentSuccess = Type.Object({ agentId: Type.String(), success: Type.Boolean() });
 
 /**
  * Path params of agent-scoped routes: id, handle or name.
  *
- * @stability stable
+ * @public
  */
 export const AgentIdParams = Type.Object({ id: Type.String({ minLength: 1 }) });
 

@@ -3,10 +3,11 @@
  * (with `@agt/contracts/testing`). Deep paths (`@agt/contracts/errors`) are not exported: what is not
  * re-exported here is not part of the contract.
  *
- * Stability (docs/extensions.md "Stability") is marked per exported name, at its declaration:
- * `@stability stable` names keep their meaning for the whole 1.x line (additions only; a removal or change
- * is a major version); `@stability experimental` names may change in a minor version, with a CHANGELOG.md
- * entry. test/contracts-package.test.ts fails when an exported name carries no tier.
+ * Stability (docs/extensions.md "Stability") is marked per exported name by its TSDoc release tag, at its
+ * declaration: `@public` names are stable, they keep their meaning for the whole 1.x line (additions only; a
+ * removal or change is a major version); `@beta` names are experimental, they may change in a minor version,
+ * with a CHANGELOG.md entry. The API report (api/*.api.md, scripts/api-report.mjs) lists every exported name
+ * with its signature and tag; `npm test` fails when the package differs from it, or a name has no tag.
  *
  * @packageDocumentation
  */

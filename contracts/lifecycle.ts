@@ -11,7 +11,7 @@
  */
 import type { AgentView, InboundMessage } from './services.js';
 
-/** @stability stable */
+/** @public */
 export interface AgentLifecycleHooks {
   loaded?(agent: AgentView): Promise<void> | void;
   started?(agent: AgentView): Promise<void> | void;
@@ -19,15 +19,15 @@ export interface AgentLifecycleHooks {
   unloaded?(agent: AgentView): Promise<void> | void;
 }
 
-/** @stability stable */
+/** @public */
 export type Deliver = (message: InboundMessage) => Promise<{ messageId: number }>;
 
-/** @stability stable */
+/** @public */
 export interface InboxSource {
   name: string;
   /** Starts listening for this agent; returns how to stop. Must not block longer than needed to bind. */
   attach(agent: AgentView, deliver: Deliver): Promise<Detach | void> | Detach | void;
 }
 
-/** @stability stable */
+/** @public */
 export type Detach = () => Promise<void> | void;

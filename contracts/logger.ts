@@ -1,7 +1,7 @@
 /**
  * The logger handed to extensions: pino-compatible (fastify's logger is passed through).
  *
- * @stability stable
+ * @public
  */
 export interface Logger {
   debug(obj: unknown, msg?: string): void;

@@ -15,7 +15,7 @@ import { Type, type Static } from 'typebox';
 /**
  * An environment variable name a child may receive.
  *
- * @stability experimental
+ * @beta
  */
 export const McpEnvName = Type.String({
   pattern: '^(?!AGT_|NODE_OPTIONS$|LD_|DYLD_)[A-Za-z_][A-Za-z0-9_]*$',
@@ -26,18 +26,18 @@ export const McpEnvName = Type.String({
 /**
  * A server name: also part of model-facing tool names (`mcp_<server>_<tool>`) and credential names.
  *
- * @stability experimental
+ * @beta
  */
 export const McpServerName = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$', description: 'letters, digits, _ and -, at most 40' });
 
 /**
  * An npm package spec: a name with an optional version or range, or a local tarball or folder path.
  *
- * @stability experimental
+ * @beta
  */
 export const McpPackageSpec = Type.String({ minLength: 1, maxLength: 300, pattern: '^[^-\\s\\x00-\\x1f\\x7f;&|`$<>][^\\s\\x00-\\x1f\\x7f;&|`$<>]*$', description: 'never an npm option (no leading -), no spaces or control characters' });
 
-/** @stability experimental */
+/** @beta */
 export const McpRegistration = Type.Object(
   {
     name: McpServerName,
@@ -72,4 +72,5 @@ export const McpRegistration = Type.Object(
   { additionalProperties: false },
 );
 
+/** @beta */
 export type McpRegistration = Static<typeof McpRegistration>;

@@ -8,7 +8,7 @@
 import type { UsageCounts } from './events.js';
 import type { ToolImage } from './tools.js';
 
-/** @stability stable */
+/** @public */
 export interface ModelParam {
   key: string;
   value: string;
@@ -17,7 +17,7 @@ export interface ModelParam {
 /**
  * The model part of an agent's config (spec: ModelConfig).
  *
- * @stability stable
+ * @public
  */
 export interface ModelSettings {
   provider: string;
@@ -30,7 +30,7 @@ export interface ModelSettings {
   provider_params?: Record<string, unknown>;
 }
 
-/** @stability stable */
+/** @public */
 export interface ToolCall {
   /** The provider's call id; echoed back in the matching tool result. */
   id: string;
@@ -44,13 +44,13 @@ export interface ToolCall {
  * the assistant message and hands it back unchanged in later requests: Anthropic refuses to continue a
  * tool-use exchange without the thinking blocks when thinking is on. Other providers ignore it.
  *
- * @stability stable
+ * @public
  */
 export type ReasoningBlock =
   | { type: 'thinking'; thinking: string; signature: string }
   | { type: 'redacted_thinking'; data: string };
 
-/** @stability stable */
+/** @public */
 export type ModelMessage =
   | { role: 'user'; content: string }
   | { role: 'assistant'; content: string; toolCalls?: ToolCall[]; reasoning?: ReasoningBlock[] }
@@ -67,7 +67,7 @@ export type ModelMessage =
 /**
  * A tool as the model sees it.
  *
- * @stability stable
+ * @public
  */
 export interface ModelTool {
   name: string;
@@ -76,7 +76,7 @@ export interface ModelTool {
   inputSchema: Record<string, unknown>;
 }
 
-/** @stability stable */
+/** @public */
 export interface ModelRequest {
   agentId: string;
   model: ModelSettings;
@@ -94,10 +94,10 @@ export interface ModelRequest {
   onDelta?: (text: string) => void;
 }
 
-/** @stability stable */
+/** @public */
 export type StopReason = 'end' | 'tool_use' | 'max_tokens' | 'other';
 
-/** @stability stable */
+/** @public */
 export interface ModelResponse {
   text: string;
   toolCalls: ToolCall[];
@@ -124,7 +124,7 @@ export interface ModelResponse {
  * `timeout` (the attempt's total or idle timeout), `aborted` (status 499: `signal` fired; the HTTP
  * request was really cancelled), `unavailable` (the extension is stopping). Messages never carry keys.
  *
- * @stability stable
+ * @public
  */
 export interface ModelClient {
   complete(request: ModelRequest): Promise<ModelResponse>;
@@ -133,7 +133,7 @@ export interface ModelClient {
 /**
  * Per-agent provider declaration (spec: AgentProviderConfig).
  *
- * @stability stable
+ * @public
  */
 export interface AgentProviderDeclaration {
   id: string;
@@ -146,7 +146,7 @@ export interface AgentProviderDeclaration {
   requestDelayMs?: number;
 }
 
-/** @stability stable */
+/** @public */
 export interface ModelResolveContext {
   agentId: string;
   /** The agent's own `providers` declarations. */
@@ -159,7 +159,7 @@ export interface ModelResolveContext {
   readCredential(name: string): Promise<string | undefined>;
 }
 
-/** @stability stable */
+/** @public */
 export interface ModelClientProvider {
   /**
    * Returns a client for `providerId` (an app provider id or one of the agent's own), or undefined when

@@ -11,7 +11,7 @@ export type { CommandOutcome, CommandRun } from './commands.js';
 /**
  * Finds agent files that are not loaded. Offered by `tracked-folders`.
  *
- * @stability stable
+ * @public
  */
 export interface AgentLocator {
   /**
@@ -33,14 +33,14 @@ export interface AgentLocator {
  * One provider (a second is a load error naming both): the kernel asks it only about references that
  * no loaded agent matches.
  *
- * @stability stable
+ * @public
  */
 export const agentLocator = createExtensionPoint<AgentLocator>('agt.agent-locator');
 
 /**
  * One outbox message on its way out, as `msg_send` committed it.
  *
- * @stability stable
+ * @public
  */
 export interface OutboundEnvelope {
   /** The sending agent's id. */
@@ -79,7 +79,7 @@ export interface OutboundEnvelope {
 /**
  * What a transport tells the kernel about one delivery while it works on it.
  *
- * @stability stable
+ * @public
  */
 export interface OutboundReport {
   /**
@@ -92,7 +92,7 @@ export interface OutboundReport {
 /**
  * How a delivery ended well; `statusCode` is the receiver's answer (recorded as `status_code`).
  *
- * @stability stable
+ * @public
  */
 export interface OutboundResult {
   statusCode?: number;
@@ -101,7 +101,7 @@ export interface OutboundResult {
 /**
  * Sends outbox messages to the addresses of some schemes. Offered by `mesh` (`did:`) and `channels` (`telegram:`, ...).
  *
- * @stability stable
+ * @public
  */
 export interface OutboundTransport {
   /**
@@ -126,7 +126,7 @@ export interface OutboundTransport {
  * address wins. When none claims it, the row stays `queued` (what `msg_send` did before transports).
  * Outbox statuses: `queued` (no transport), `pending` (handed to one), `delivered`, `failed`.
  *
- * @stability stable
+ * @public
  */
 export const outboundTransports = createExtensionPoint<OutboundTransport>('agt.outbound-transports', { providers: 'all' });
 
@@ -135,7 +135,7 @@ const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
 /**
  * The address of a `msg_send` (see {@link OutboundEnvelope.address}).
  *
- * @stability stable
+ * @public
  */
 export function outboundAddress(channel: string, recipient: string | null | undefined): string {
   if (recipient && SCHEME.test(recipient)) return recipient;
@@ -146,7 +146,7 @@ export function outboundAddress(channel: string, recipient: string | null | unde
  * The inbox row a message answers (`data.parent_id`, a positive integer or its digits), or undefined when it
  * answers none. Transports read it the same way through this function.
  *
- * @stability stable
+ * @public
  */
 export function parentIdOf(envelope: Pick<OutboundEnvelope, 'data'>): number | undefined {
   const data = envelope.data;
@@ -160,7 +160,7 @@ export function parentIdOf(envelope: Pick<OutboundEnvelope, 'data'>): number | u
  * Runs system-scope `command` targets somewhere stronger than the kernel's own runner (a container).
  * Offered by `compute`.
  *
- * @stability stable
+ * @public
  */
 export interface CommandExecutor {
   /**
@@ -175,14 +175,14 @@ export interface CommandExecutor {
  * One provider (a second is a load error naming both). Without one, command targets run in the kernel's
  * host runner (a new network namespace as an unprivileged user, when the daemon is root).
  *
- * @stability stable
+ * @public
  */
 export const commandExecutor = createExtensionPoint<CommandExecutor>('agt.command-executor');
 
 /**
  * One part of an agent config that an {@link AgentConfigCheck} refuses.
  *
- * @stability stable
+ * @public
  */
 export interface AgentConfigProblem {
   /** Where, dotted: `mcp.servers.ownertool.env.GIT_CONFIG_PARAMETERS`. */
@@ -199,7 +199,7 @@ export interface AgentConfigProblem {
  * `refused` lists them) and for `GET /agents/review` (`summary.refused`). Must be pure and quick (no
  * I/O); the extension must also enforce its rule where it acts (a check is a report, not the boundary).
  *
- * @stability stable
+ * @public
  */
 export interface AgentConfigCheck {
   check(config: Readonly<AgentConfig>, agentId: string): readonly AgentConfigProblem[];
@@ -208,14 +208,14 @@ export interface AgentConfigCheck {
 /**
  * All providers; their problems are concatenated.
  *
- * @stability stable
+ * @public
  */
 export const agentConfigChecks = createExtensionPoint<AgentConfigCheck>('agt.agent-config-checks', { providers: 'all' });
 
 /**
  * What a {@link RequestCredentialCheck} sees of a request: read-only, never the body.
  *
- * @stability stable
+ * @public
  */
 export interface CredentialRequest {
   readonly method: string;
@@ -232,7 +232,7 @@ export interface CredentialRequest {
  * (it runs on every such request), compare secrets in constant time (or by a hash lookup), and never log
  * the credential.
  *
- * @stability stable
+ * @public
  */
 export interface RequestCredentialCheck {
   /** True when the request carries a live credential this extension issued: it then passes as the owner's. */
@@ -242,6 +242,6 @@ export interface RequestCredentialCheck {
 /**
  * All providers; a request passes when any accepts it. Withdrawn when the offering extension stops or fails.
  *
- * @stability stable
+ * @public
  */
 export const requestCredentials = createExtensionPoint<RequestCredentialCheck>('agt.request-credentials', { providers: 'all' });

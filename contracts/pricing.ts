@@ -6,7 +6,7 @@
  * carries a pinnable table for all four provider kinds, so this small table is the source and the owner
  * overrides it with settings `pricing`. Prices change: a convenience, not billing.
  *
- * @stability experimental
+ * @beta
  */
 export interface ModelPrice {
   input: number;
@@ -17,7 +17,7 @@ export interface ModelPrice {
   cacheWrite?: number;
 }
 
-/** @stability experimental */
+/** @beta */
 export const SHIPPED_PRICES: Readonly<Record<string, ModelPrice>> = {
   'claude-opus-4': { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 },
   'claude-sonnet-4': { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
@@ -39,7 +39,7 @@ export const SHIPPED_PRICES: Readonly<Record<string, ModelPrice>> = {
 /**
  * The entry of `table` whose key is the longest prefix of `model` (`key`, `key-…`, `key:…`), or null.
  *
- * @stability experimental
+ * @beta
  */
 export function findModelPrice<T>(model: string, table: Readonly<Record<string, T>>): T | null {
   let best: string | null = null;
@@ -53,7 +53,7 @@ export function findModelPrice<T>(model: string, table: Readonly<Record<string, 
 /**
  * Token counts of one call; `input` includes the cached tokens, priced at their own rates.
  *
- * @stability experimental
+ * @beta
  */
 export interface PricedUsage {
   input: number;
@@ -65,7 +65,7 @@ export interface PricedUsage {
 /**
  * USD of one call at `price`, rounded to 1e-8.
  *
- * @stability experimental
+ * @beta
  */
 export function usdOf(usage: PricedUsage, price: ModelPrice): number {
   const cacheRead = usage.cacheRead ?? 0;

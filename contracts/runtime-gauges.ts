@@ -9,11 +9,11 @@
 /**
  * An extension's state as `GET /runtime/extensions` shows it.
  *
- * @stability experimental
+ * @beta
  */
 export type ExtensionStateName = 'disabled' | 'pending' | 'loaded' | 'started' | 'failed' | 'stopped';
 
-/** @stability experimental */
+/** @beta */
 export interface RuntimeGauges {
   /** Every loaded agent, with the turns waiting on its loops (queued, not the running ones). */
   agents: Array<{ id: string; name: string; queuedTurns: number }>;
@@ -23,7 +23,7 @@ export interface RuntimeGauges {
   extensions: Array<{ name: string; state: ExtensionStateName }>;
 }
 
-/** @stability experimental */
+/** @beta */
 export interface RuntimeGaugesAccess {
   /** The figures now; synchronous, cost proportional to the agents and extensions loaded. */
   read(): RuntimeGauges;

@@ -27,7 +27,7 @@ import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 /**
  * Size and time limits of a server's connections (the main API's unless a policy changes them).
  *
- * @stability experimental
+ * @beta
  */
 export interface ServerLimits {
   /** Largest request header block, bytes (431 over it). Main API: 16 KB. */
@@ -57,7 +57,7 @@ export interface ServerLimits {
 /**
  * What names the server besides its own addresses, and how strict it is.
  *
- * @stability experimental
+ * @beta
  */
 export interface ServerGuardPolicy {
   /**
@@ -81,7 +81,7 @@ export interface ServerGuardPolicy {
 /**
  * `ctx.serverGuards`: builds servers that carry the main API's guards.
  *
- * @stability experimental
+ * @beta
  */
 export interface ServerGuards {
   /**

@@ -8,7 +8,7 @@ import type { RunAgentLambda } from './agent-lambdas.js';
 import type { CommandOutcome, CommandRun } from './commands.js';
 import type { Settings } from './settings.js';
 
-/** @stability stable */
+/** @public */
 export interface SettingsService {
   /** The data directory (the settings file's folder). */
   readonly dataDir: string;
@@ -27,7 +27,7 @@ export interface SettingsService {
 /**
  * A read-only view of one loaded agent.
  *
- * @stability stable
+ * @public
  */
 export interface AgentView {
   id: string;
@@ -37,13 +37,13 @@ export interface AgentView {
   config: Readonly<AgentConfig>;
 }
 
-/** @stability stable */
+/** @public */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
 /**
  * One of an agent's stored files (what its `fs_*` tools see), without content.
  *
- * @stability stable
+ * @public
  */
 export interface AgentFileInfo {
   /** Relative, `/`-separated, no `.` or `..` segments. */
@@ -54,7 +54,7 @@ export interface AgentFileInfo {
   updatedAt: number;
 }
 
-/** @stability stable */
+/** @public */
 export interface AgentFile extends AgentFileInfo {
   content: Buffer;
 }
@@ -65,7 +65,7 @@ export interface AgentFile extends AgentFileInfo {
  * `..` segments reject with `bad_request` (a hostile path never names another file). An agent that is
  * not loaded rejects with `not_found`.
  *
- * @stability stable
+ * @public
  */
 export interface AgentFilesAccess {
   /** Files under `folder` (`''` for all), sorted by path. */
@@ -78,7 +78,7 @@ export interface AgentFilesAccess {
   remove(agentId: string, path: string): Promise<boolean>;
 }
 
-/** @stability stable */
+/** @public */
 export interface AgentsService {
   list(): AgentView[];
   /** By id, handle or name; undefined when no loaded agent matches. */
@@ -120,7 +120,7 @@ export interface AgentsService {
   log(agentId: string, level: LogLevel, message: string, data?: unknown): void;
 }
 
-/** @stability stable */
+/** @public */
 export interface InboundMessage {
   /** Where it came from: `channel:<type>`, `mesh`, `api`. Never `user` (that is chat). */
   source: string;
@@ -144,7 +144,7 @@ export interface InboundMessage {
 /**
  * One row of an agent's `agt_inbox`.
  *
- * @stability stable
+ * @public
  */
 export interface InboxRow {
   id: number;
@@ -158,7 +158,7 @@ export interface InboxRow {
   createdAt: number;
 }
 
-/** @stability stable */
+/** @public */
 export interface InboxService {
   /**
    * Commits the message to the agent's `agt_inbox` and then runs its `on_inbox` trigger.

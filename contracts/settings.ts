@@ -9,7 +9,7 @@ import { McpRegistration } from './mcp.js';
  * `openai-compatible` and `openrouter`, and refuses other kinds at its routes and when a model call
  * resolves the provider).
  *
- * @stability stable
+ * @public
  */
 export const ProviderKind = Type.String({
   pattern: '^[a-z0-9][a-z0-9._-]*$',
@@ -17,7 +17,7 @@ export const ProviderKind = Type.String({
   description: 'Provider kind, such as anthropic, openai, openai-compatible or openrouter (checked by the extension serving it)',
 });
 
-/** @stability stable */
+/** @public */
 export const AppProviderSettings = Type.Object(
   {
     id: Type.String({ minLength: 1, pattern: '^[A-Za-z0-9:_.-]+$' }),
@@ -42,7 +42,7 @@ export const AppProviderSettings = Type.Object(
  * Numeric `limits` of an agent config that have an owner maximum (see {@link AgentCeiling}); the kernel's
  * defaults for the maxima are in `kernel/agents/ceiling.ts` (`sql_timeout_ms` 10 s, ...).
  *
- * @stability stable
+ * @public
  */
 export const CAPPED_LIMITS = [
   'sql_timeout_ms',
@@ -59,7 +59,7 @@ export const CAPPED_LIMITS = [
  * `limits` can only narrow it. Unset fields take the kernel's safe defaults (no fetch host beyond the
  * public internet, no unsandboxed commands, no compute network, `sql_timeout_ms` at most 10 s, ...).
  *
- * @stability stable
+ * @public
  */
 export const AgentCeiling = Type.Object(
   {
@@ -92,14 +92,14 @@ export const AgentCeiling = Type.Object(
  * Top-level agent config fields the owner may unlock for an agent's own `sys_update_config`. All are
  * locked whole but `triggers`, of which only the command targets are (docs/security.md).
  *
- * @stability stable
+ * @public
  */
 export const UNLOCKABLE_AGENT_FIELDS = ['mcp', 'security', 'limits', 'serving', 'adapters', 'providers', 'ws_connections', 'triggers'] as const;
 
 /**
  * USD per million tokens (`cached`: cache-read input; default half of `input`).
  *
- * @stability stable
+ * @public
  */
 export const PriceSettings = Type.Object(
   {
@@ -113,7 +113,7 @@ export const PriceSettings = Type.Object(
 /**
  * How long rows of one kind are kept in an agent file (docs/backups.md, "Bounded growth"); both bounds apply.
  *
- * @stability stable
+ * @public
  */
 export const RetentionRule = Type.Object(
   {
@@ -126,7 +126,7 @@ export const RetentionRule = Type.Object(
 /**
  * Scheduled backups of every loaded and tracked agent (docs/backups.md).
  *
- * @stability stable
+ * @public
  */
 export const BackupSettings = Type.Object(
   {
@@ -141,7 +141,7 @@ export const BackupSettings = Type.Object(
 /**
  * OpenTelemetry traces and Prometheus metrics, owned by the telemetry extension (D20, docs/observability.md).
  *
- * @stability stable
+ * @public
  */
 export const TelemetrySettings = Type.Object(
   {
@@ -158,7 +158,7 @@ export const TelemetrySettings = Type.Object(
 /**
  * Size and growth of agent files (docs/backups.md, "Bounded growth").
  *
- * @stability stable
+ * @public
  */
 export const StorageSettings = Type.Object(
   {
@@ -184,7 +184,7 @@ export const StorageSettings = Type.Object(
  * main API, the mesh server and any server an extension opens each have a budget of this size of their
  * own, so a flood on one never takes another's clients.
  *
- * @stability stable
+ * @public
  */
 export const ServerSettings = Type.Object(
   {
@@ -206,7 +206,7 @@ export const ServerSettings = Type.Object(
   { additionalProperties: false },
 );
 
-/** @stability stable */
+/** @public */
 export const SettingsSchema = Type.Object(
   {
     pricing: Type.Optional(
@@ -285,22 +285,30 @@ export const SettingsSchema = Type.Object(
   { additionalProperties: false },
 );
 
-/** @stability stable */
+/** @public */
 export type Settings = Static<typeof SettingsSchema>;
 
 /**
  * `maxScanDepth` when the settings do not say (D10).
  *
- * @stability stable
+ * @public
  */
 export const DEFAULT_MAX_SCAN_DEPTH = 5;
+/** @public */
 export type AppProviderSettings = Static<typeof AppProviderSettings>;
+/** @public */
 export type AgentCeiling = Static<typeof AgentCeiling>;
+/** @public */
 export type PriceSettings = Static<typeof PriceSettings>;
+/** @public */
 export type BackupSettings = Static<typeof BackupSettings>;
+/** @public */
 export type TelemetrySettings = Static<typeof TelemetrySettings>;
+/** @public */
 export type StorageSettings = Static<typeof StorageSettings>;
+/** @public */
 export type ServerSettings = Static<typeof ServerSettings>;
+/** @public */
 export type RetentionRule = Static<typeof RetentionRule>;
-/** @stability stable */
+/** @public */
 export type UnlockableAgentField = (typeof UNLOCKABLE_AGENT_FIELDS)[number];

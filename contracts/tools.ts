@@ -7,7 +7,7 @@
  */
 import type { Logger } from './logger.js';
 
-/** @stability stable */
+/** @public */
 export interface ToolContext {
   agentId: string;
   loop: string;
@@ -32,7 +32,7 @@ export interface ToolContext {
 /**
  * An image a tool hands back, for models that take images (base64, never a URL to fetch).
  *
- * @stability stable
+ * @public
  */
 export interface ToolImage {
   /** `image/png`, `image/jpeg`, `image/gif` or `image/webp`; other types are described in text instead. */
@@ -41,7 +41,7 @@ export interface ToolImage {
   data: string;
 }
 
-/** @stability stable */
+/** @public */
 export interface ToolResult {
   /** Text handed back to the model (also where resources and anything non-visual are described). */
   content: string;
@@ -55,12 +55,12 @@ export interface ToolResult {
   images?: ToolImage[];
 }
 
-/** @stability stable */
+/** @public */
 export const MAX_TOOL_RESULT_IMAGES = 4;
-/** @stability stable */
+/** @public */
 export const MAX_TOOL_IMAGE_BYTES = 2 * 1024 * 1024;
 
-/** @stability stable */
+/** @public */
 export interface ToolDefinition {
   name: string;
   description: string;
@@ -90,7 +90,7 @@ export interface ToolDefinition {
   run(args: Record<string, unknown>, context: ToolContext): Promise<ToolResult>;
 }
 
-/** @stability stable */
+/** @public */
 export interface ToolContributor {
   /** The tools this contributor offers to one agent right now. Must not throw for an agent it ignores. */
   toolsFor(agentId: string): Promise<ToolDefinition[]> | ToolDefinition[];

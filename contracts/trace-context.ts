@@ -10,7 +10,7 @@ import { createExtensionPoint } from './extension.js';
 /**
  * `00-<32 hex trace id>-<16 hex span id>-<2 hex flags>` (W3C Trace Context, version 00).
  *
- * @stability experimental
+ * @beta
  */
 export const TRACEPARENT_PATTERN = '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$';
 const TRACEPARENT = new RegExp(TRACEPARENT_PATTERN);
@@ -18,13 +18,13 @@ const TRACEPARENT = new RegExp(TRACEPARENT_PATTERN);
 /**
  * Whether `value` is a well-formed version-00 traceparent with non-zero ids.
  *
- * @stability experimental
+ * @beta
  */
 export function isTraceparent(value: unknown): value is string {
   return typeof value === 'string' && TRACEPARENT.test(value) && !/^00-0{32}-/.test(value) && !/-0{16}-[0-9a-f]{2}$/.test(value);
 }
 
-/** @stability experimental */
+/** @beta */
 export interface OutboundTrace {
   agentId: string;
   /** The outbox row. */
@@ -33,7 +33,7 @@ export interface OutboundTrace {
   address: string;
 }
 
-/** @stability experimental */
+/** @beta */
 export interface InboundTrace {
   agentId: string;
   /** The inbox row it was committed as (`ctx.inbox.deliver`); absent for a message delivered straight to a turn. */
@@ -49,7 +49,7 @@ export interface InboundTrace {
   traceparent: string;
 }
 
-/** @stability experimental */
+/** @beta */
 export interface TraceContext {
   /**
    * The traceparent of the span `message` leaves from (the provider may open a span for the delivery);
@@ -63,6 +63,6 @@ export interface TraceContext {
 /**
  * One provider (a second is a load error). Withdrawn when the offering extension stops or fails.
  *
- * @stability experimental
+ * @beta
  */
 export const traceContext = createExtensionPoint<TraceContext>('agt.trace-context');

@@ -13,7 +13,7 @@ import { invalidValue, nestsTooDeep } from './errors.js';
  * Deeper values are refused before anything walks them recursively (400 over HTTP, 422 `load_failed`
  * with reason `invalid_config` for an agent file).
  *
- * @stability stable
+ * @public
  */
 export const MAX_JSON_DEPTH = 64;
 
@@ -22,7 +22,7 @@ export const MAX_JSON_DEPTH = 64;
  * limit (shortened), or null when it stays within. Iterative, so a value nested 100,000 levels deep is
  * measured without touching the stack.
  *
- * @stability stable
+ * @public
  */
 export function jsonDepthProblem(value: unknown, limit = MAX_JSON_DEPTH): string | null {
   if (typeof value !== 'object' || value === null) return null;
@@ -49,7 +49,7 @@ export function jsonDepthProblem(value: unknown, limit = MAX_JSON_DEPTH): string
 /**
  * Throws `bad_request` (or `code`) when `value` nests deeper than {@link MAX_JSON_DEPTH}.
  *
- * @stability stable
+ * @public
  */
 export function assertJsonDepth(value: unknown, what: string, code = 'bad_request'): void {
   const at = jsonDepthProblem(value);
@@ -82,7 +82,7 @@ function checkerOf(schema: TSchema): (value: unknown) => boolean {
  * The first validation error of `value` against `schema` as `path: message`, or null when valid. A
  * value nested deeper than {@link MAX_JSON_DEPTH} is an error at the path where it goes too deep.
  *
- * @stability stable
+ * @public
  */
 export function firstSchemaError(schema: TSchema, value: unknown): string | null {
   const tooDeep = jsonDepthProblem(value);
@@ -99,7 +99,7 @@ export function firstSchemaError(schema: TSchema, value: unknown): string | null
 /**
  * Returns `value` typed, or throws `bad_request` (or the given code) naming `what` and the bad path.
  *
- * @stability stable
+ * @public
  */
 export function assertValid<S extends TSchema>(
   schema: S,

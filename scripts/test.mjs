@@ -6,8 +6,9 @@
  * a file spends part of its time waiting on the daemons, browsers and engines it starts; on 2 cores 3 at a time
  * ran the suite in 284 s where 2 took 346 s),
  * slowest first by the last run's times. Beside the suite, at a lower CPU priority: the type-check (tsc,
- * incremental, its state in `.cache/agt/`, outside node_modules so `npm ci` keeps it) and the import
- * boundaries (dependency-cruiser with .dependency-cruiser.cjs). It fails when any of the three fails.
+ * incremental, its state in `.cache/agt/`, outside node_modules so `npm ci` keeps it), the import
+ * boundaries (dependency-cruiser with .dependency-cruiser.cjs) and the API report of @agt/contracts
+ * (scripts/api-report.mjs). It fails when any of them fails.
  *
  * Why not `tap` itself: its runner starts each test process with two module-hook loaders (process info
  * and mocks; ~1 s of CPU per process on Node 20, more than the tests of most files) and, after `npm ci`,
@@ -20,7 +21,7 @@
  *
  * Usage: node scripts/test.mjs [--quick] [--no-checks] [--jobs=N] [--batch=N | --no-batch] [test files, as sources or built]
  *   --quick      the unit and in-process files only (no child daemons, engines or scale): `npm run test:quick`
- *   --no-checks  skip the type-check and import boundaries
+ *   --no-checks  skip the type-check, import boundaries and API report
  *   --batch=N    in-process files N to a process (default 4 when no file is named; see worker() below)
  *   --no-batch   every file in a process of its own
  */
@@ -93,12 +94,14 @@ function besideTheSuite(executable, commandArgs) {
 let typecheck;
 let boundaries;
 let typecheckUi;
+let apiReport;
 if (checks) {
   mkdirSync(CACHE_DIR, { recursive: true });
   typecheck = besideTheSuite(tsc, ['-p', 'tsconfig.json', '--noEmit', '--pretty', 'false', '--incremental', '--tsBuildInfoFile', join(CACHE_DIR, 'typecheck.tsbuildinfo')]);
   // The console's browser code has its own compiler options (DOM, JSX): its types come from @agt/contracts.
   typecheckUi = besideTheSuite(tsc, ['-p', 'extensions/console/ui/tsconfig.json', '--pretty', 'false']);
   boundaries = besideTheSuite(bin('depcruise'), ['--config', '.dependency-cruiser.cjs', '--output-type', 'err', '.']);
+  apiReport = besideTheSuite(process.execPath, [join(ROOT, 'scripts/api-report.mjs')]);
 }
 if (!quick) await runBuild({ quiet: true });
 const { out } = await runTestBuild({ quiet: true });
@@ -284,6 +287,9 @@ if (checks) {
   else process.stdout.write(`type-check failed (${checked.seconds} s):\n${checked.output}\n`);
   if (cruised.code === 0) process.stdout.write(`import boundaries: no violations (${cruised.seconds} s${cruised.cpu === null ? '' : `, cpu ${cruised.cpu.toFixed(1)} s`}, beside the suite)\n`);
   else process.stdout.write(`import boundaries violated (${cruised.seconds} s, .dependency-cruiser.cjs):\n${cruised.output}\n`);
-  code ||= checked.code || cruised.code;
+  const reported = await apiReport;
+  if (reported.code === 0) process.stdout.write(`api report: ${reported.output.trim().replace(/^api report: /, '')} (${reported.seconds} s, beside the suite)\n`);
+  else process.stdout.write(`api report of @agt/contracts differs (${reported.seconds} s, scripts/api-report.mjs):\n${reported.output}\n`);
+  code ||= checked.code || cruised.code || reported.code;
 }
 process.exit(code);

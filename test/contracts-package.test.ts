@@ -1,6 +1,6 @@
 /**
  * `contracts/` as the package `@agt/contracts`: one entry point (the same modules the kernel imports by
- * path) plus `./testing`, no deep path, publishable, one version, the built daemon's copy
+ * name) plus `./testing`, no deep path, publishable, one version, the built daemon's copy
  * for plain Node; and the import boundaries of .dependency-cruiser.cjs catch what they are for.
  */
 import t from 'tap';
@@ -17,8 +17,8 @@ const CONTRACTS = join(ROOT, 'contracts');
 const modules = readdirSync(CONTRACTS).filter((name) => name.endsWith('.ts')).map((name) => name.slice(0, -3));
 
 /**
- * Modules whose values are not re-exported: `logger` exports a type only; of `agent-config` the entry
- * exports the types an extension reads and writes (`AgentConfig`, ...), its schema values are the kernel's.
+ * Modules without values: `logger` and `agent-config` declare types only (the agent-config schema is the
+ * kernel's, kernel/agents/config-schema.ts).
  */
 const NOT_RE_EXPORTED = new Set(['index', 'logger', 'agent-config']);
 
@@ -86,6 +86,8 @@ t.test('the boundary rules catch what they are for', async (t) => {
   write('kernel/agents/e.ts', "import { r } from '../runtime/r.js';\nexport const e = r;\n");
   write('kernel/extensions/g.ts', "import type { r } from '../runtime/r.js';\nexport const g = 1 as typeof r;\n");
   write('kernel/settings.ts', "import { s } from './spend/s.js';\nexport const settings = s;\n");
+  write('kernel/by-name.ts', "import { x } from '@agt/contracts';\nimport pkg from '../contracts/package.json' with { type: 'json' };\nexport const n = [x, pkg];\n");
+  write('kernel/by-path.ts', "import { x } from '../contracts/index.js';\nexport const p = x;\n");
   write('extensions/good/index.ts', "import { x } from '@agt/contracts';\nexport default x;\n");
   write('extensions/bad/index.ts', "import { x } from '../../contracts/index.js';\nimport { a } from '../../kernel/a.js';\nexport default x + a;\n");
   mkdirSync(join(dir, 'node_modules/@agt'), { recursive: true });
@@ -102,6 +104,7 @@ t.test('the boundary rules catch what they are for', async (t) => {
     'kernel-agents-below-runtime: kernel/agents/e.ts -> kernel/runtime/r.ts',
     'kernel-extensions-below-runtime: kernel/extensions/g.ts -> kernel/runtime/r.ts',
     'kernel-folder-layers: kernel/agents/d.ts -> kernel/credentials/c.ts',
+    'kernel-imports-contracts-by-name: kernel/by-path.ts -> contracts/index.ts',
     'kernel-settings-below-spend: kernel/settings.ts -> kernel/spend/s.ts',
     'kernel-spend-below-runtime: kernel/spend/s.ts -> kernel/runtime/r.ts',
   ], 'each boundary rule fires; @agt/contracts by name passes');
@@ -109,10 +112,11 @@ t.test('the boundary rules catch what they are for', async (t) => {
 });
 
 /**
- * Every name the two entry points export, with its stability tier: the `@stability stable|experimental`
- * tag at its declaration (docs/extensions.md "Stability"). Read with the TypeScript checker, so a name
- * re-exported through `export *` or declared as both a value and a type counts once.
+ * Every name the two entry points export, with its stability tier: the release tag at its declaration,
+ * `@public` (stable) or `@beta` (experimental) (docs/extensions.md "Stability"). Read with the TypeScript
+ * checker, so a name re-exported through `export *` or declared as both a value and a type counts once.
  */
+const RELEASE_TAGS: Record<string, string | undefined> = { public: 'stable', beta: 'experimental', alpha: 'alpha', internal: 'internal' };
 function exportedTiers(): Map<string, string[]> {
   const entries = [join(CONTRACTS, 'index.ts'), join(CONTRACTS, 'testing/index.ts')];
   const program = ts.createProgram(entries, { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, noEmit: true, skipLibCheck: true, noResolve: false, customConditions: ['agt-source'] });
@@ -123,7 +127,7 @@ function exportedTiers(): Map<string, string[]> {
     for (const exported of checker.getExportsOfModule(module)) {
       const symbol = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
       const tags = (symbol.declarations ?? []).flatMap((declaration) => ts.getJSDocTags(ts.isVariableDeclaration(declaration) ? declaration.parent.parent : declaration));
-      const found = tags.filter((tag) => tag.tagName.text === 'stability').map((tag) => ts.getTextOfJSDocComment(tag.comment)?.trim() ?? '');
+      const found = tags.map((tag) => RELEASE_TAGS[tag.tagName.text]).filter((tier) => tier !== undefined);
       tiers.set(`${i === 0 ? '' : 'testing:'}${exported.name}`, [...new Set(found)]);
     }
   }

@@ -23,11 +23,11 @@ import { startTestDaemon, type TestDaemon, type TestDaemonOptions } from './test
 /**
  * How long the daemon's shutdown (every extension's `stop`) may take: the kernel's stop deadline.
  *
- * @stability experimental
+ * @beta
  */
 export const STOP_WITHIN_MS = 10_000;
 
-/** @stability experimental */
+/** @beta */
 export interface ContractSuiteExtension {
   /** The extension module (a path, a `file:` URL or a package name), as in a manifest entry. */
   module: string;
@@ -35,7 +35,7 @@ export interface ContractSuiteExtension {
   config?: Record<string, unknown>;
 }
 
-/** @stability experimental */
+/** @beta */
 export interface ContractCheck {
   extension: string;
   name: string;
@@ -101,7 +101,7 @@ async function withDaemon<T>(options: TestDaemonOptions, use: (daemon: TestDaemo
 /**
  * Runs the contract checks for `extensions` (see the module comment); resolves with every check.
  *
- * @stability experimental
+ * @beta
  */
 export async function runContractSuite(extensions: ContractSuiteExtension[], options: Omit<TestDaemonOptions, 'extensions'> = {}): Promise<ContractCheck[]> {
   const checks: ContractCheck[] = [];

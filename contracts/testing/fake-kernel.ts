@@ -22,7 +22,7 @@ import type { ToolContributor } from '../tools.js';
 /**
  * One loaded agent as the fake `ctx.agents` shows it.
  *
- * @stability stable
+ * @public
  */
 export interface TestAgent {
   id: string;
@@ -41,7 +41,7 @@ export interface TestAgent {
 /**
  * One line written through the fake logger (or a child of it).
  *
- * @stability experimental
+ * @beta
  */
 export interface LogLine {
   level: 'debug' | 'info' | 'warn' | 'error';
@@ -55,7 +55,7 @@ export interface LogLine {
 /**
  * A row the extension wrote with `ctx.agents.log`.
  *
- * @stability experimental
+ * @beta
  */
 export interface AgentLogRow {
   agentId: string;
@@ -67,7 +67,7 @@ export interface AgentLogRow {
 /**
  * A message the extension delivered with `ctx.inbox.deliver`.
  *
- * @stability experimental
+ * @beta
  */
 export interface Delivery {
   agentId: string;
@@ -78,7 +78,7 @@ export interface Delivery {
 /**
  * What the extension contributed to the kernel's own points (`ctx.contribute`), in call order.
  *
- * @stability experimental
+ * @beta
  */
 export interface RecordedContributions {
   modelClients: ModelClientProvider[];
@@ -90,7 +90,7 @@ export interface RecordedContributions {
 /**
  * An implementation of an extension point, standing in for what a dependency would offer.
  *
- * @stability stable
+ * @public
  */
 export interface PointOffer {
   point: ExtensionPoint<unknown>;
@@ -102,7 +102,7 @@ export interface PointOffer {
 /**
  * What `ctx.use(point)` returns in a test: `implementation`, as if extension `owner` (default `test`) offered it.
  *
- * @stability stable
+ * @public
  */
 export function offer<T>(point: ExtensionPoint<T>, implementation: T, owner = 'test'): PointOffer {
   return { point: point as ExtensionPoint<unknown>, implementation, owner };
@@ -111,7 +111,7 @@ export function offer<T>(point: ExtensionPoint<T>, implementation: T, owner = 't
 /**
  * A logger that keeps every line in `lines` (shared with its children).
  *
- * @stability experimental
+ * @beta
  */
 export function recordingLogger(lines: LogLine[] = [], bindings: Record<string, unknown> = {}): Logger & { lines: LogLine[] } {
   const write = (level: LogLine['level']) => (data: unknown, msg?: string) => void lines.push({ level, msg: typeof data === 'string' && msg === undefined ? data : msg, data, bindings });

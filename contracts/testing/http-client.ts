@@ -3,7 +3,7 @@
 /**
  * One answer: the status, the body parsed as JSON when it is JSON (else the text), the headers and the raw text.
  *
- * @stability stable
+ * @public
  */
 export interface TestResponse {
   status: number;
@@ -15,7 +15,7 @@ export interface TestResponse {
 /**
  * `request(method, path, body?, headers?)`: a `body` that is not a string is sent as JSON.
  *
- * @stability stable
+ * @public
  */
 export type TestRequest = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<TestResponse>;
 

@@ -16,7 +16,7 @@ import { httpClient, type TestRequest } from './http-client.js';
 /**
  * One manifest entry: a module path (absolute, or relative to the working folder) or package name, or the full entry.
  *
- * @stability stable
+ * @public
  */
 export type TestDaemonExtension = string | {
   module: string;
@@ -26,7 +26,7 @@ export type TestDaemonExtension = string | {
   config?: Record<string, unknown>;
 };
 
-/** @stability stable */
+/** @public */
 export interface TestDaemonOptions {
   extensions?: TestDaemonExtension[];
   /** The daemon's settings file (default none). */
@@ -37,7 +37,7 @@ export interface TestDaemonOptions {
   logLevel?: string;
 }
 
-/** @stability stable */
+/** @public */
 export interface TestDaemon {
   url: string;
   /** The bearer token every route but `/health` needs (`request` sends it). */
@@ -117,7 +117,7 @@ async function entryOf(extension: TestDaemonExtension) {
 /**
  * Boots the real daemon with `extensions`; stop it with `stop()` (in tap: `t.teardown(daemon.stop)`).
  *
- * @stability stable
+ * @public
  */
 export async function startTestDaemon(options: TestDaemonOptions = {}): Promise<TestDaemon> {
   const { startDaemon } = (await import(daemonModuleUrl())) as DaemonModule;

@@ -29,7 +29,7 @@ import { agtModuleUrl } from './test-daemon.js';
 import type { ServerGuards } from '../server-guards.js';
 import { httpClient, type TestRequest } from './http-client.js';
 
-/** @stability stable */
+/** @public */
 export interface TestExtensionOptions {
   /** The manifest entry's `config`: checked against the definition's `options`, defaults applied. */
   config?: Record<string, unknown>;
@@ -54,10 +54,10 @@ export interface TestExtensionOptions {
   launcher?: Partial<AgentLauncher>;
 }
 
-/** @stability stable */
+/** @public */
 export type TestExtensionState = 'loaded' | 'started' | 'failed' | 'stopped';
 
-/** @stability stable */
+/** @public */
 export interface TestExtension {
   /** `http://127.0.0.1:<port>`: the extension's routes are under its prefix there. */
   url: string;
@@ -119,7 +119,7 @@ function contractProblem(wanted: string): string | null {
  * Boots `definition` (an extension module's default export) against fake kernel services on a real
  * server. Stop it with `stop()` (in tap: `t.teardown(ext.stop)`).
  *
- * @stability stable
+ * @public
  */
 export async function startTestExtension<Options extends TSchema>(
   definition: ExtensionDefinition<Options>,
