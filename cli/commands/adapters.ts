@@ -5,7 +5,7 @@ import { CliError, EXIT } from '../errors.js';
 import { ago } from '../output.js';
 import { integer, jsonObject } from './args.js';
 
-interface AdapterReport {
+export interface AdapterReport {
   type: string;
   enabled: boolean;
   status: string;
@@ -13,6 +13,18 @@ interface AdapterReport {
   connectedAt?: number;
   restartCount: number;
   recentErrors: Array<{ at: number; message: string }>;
+}
+
+/** `GET /agents/{id}/adapters`. */
+export interface AgentAdapters {
+  agentId: string;
+  adapters: AdapterReport[];
+}
+
+/** `GET /channels/`, the fields read here. */
+export interface ChannelsOverview {
+  types: Array<{ type: string; credentials: string[]; maxTextLength: number }>;
+  agents: Array<{ name: string; adapters: Array<{ type: string; enabled: boolean; status: string }> }>;
 }
 
 function paint(ctx: Ctx, status: string): string {
@@ -37,7 +49,7 @@ function printReports(ctx: Ctx, adapters: AdapterReport[], errors: boolean): voi
 
 export async function list(ctx: Ctx, agent: string | undefined): Promise<void> {
   if (agent) return status(ctx, agent, undefined);
-  const answer = await ctx.client.get<{ types: Array<{ type: string; credentials: string[]; maxTextLength: number }>; agents: Array<{ name: string; adapters: Array<{ type: string; enabled: boolean; status: string }> }> }>('/channels/');
+  const answer = await ctx.client.get<ChannelsOverview>('/channels/');
   ctx.out.result(answer, () => {
     const { out } = ctx;
     out.table(['TYPE', 'CREDENTIALS (agt credentials set <agent> <name>)'], answer.types.map((t) => [out.bold(t.type), t.credentials.join(', ') || '-']));
@@ -48,7 +60,7 @@ export async function list(ctx: Ctx, agent: string | undefined): Promise<void> {
 }
 
 export async function status(ctx: Ctx, agent: string, type: string | undefined): Promise<void> {
-  const answer = await ctx.client.get<{ agentId: string; adapters: AdapterReport[] }>(`/agents/${seg(agent)}/adapters`);
+  const answer = await ctx.client.get<AgentAdapters>(`/agents/${seg(agent)}/adapters`);
   const adapters = type ? answer.adapters.filter((a) => a.type === type) : answer.adapters;
   ctx.out.result({ agentId: answer.agentId, adapters }, () => printReports(ctx, adapters, true));
 }

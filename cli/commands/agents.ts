@@ -107,13 +107,22 @@ export async function inspect(ctx: Ctx, agent: string): Promise<void> {
   });
 }
 
-interface LoopRow {
+export interface LoopRow {
   id: number;
   role: string;
   kind: string;
   content: unknown;
   turn_id: string | null;
   created_at: number;
+}
+
+/** `GET /agents/{id}/loop`. */
+export interface LoopPage {
+  agentId: string;
+  loop: string;
+  total: number;
+  offset: number;
+  rows: LoopRow[];
 }
 
 /** A row as one readable entry (the same reading of `content` as the daemon's history). */
@@ -133,7 +142,7 @@ export async function history(ctx: Ctx, agent: string, options: { loop?: string;
   const query = new URLSearchParams({ limit: String(limit) });
   if (options.loop) query.set('loop', options.loop);
   if (page !== undefined) query.set('offset', String((page - 1) * limit));
-  const answer = await ctx.client.get<{ agentId: string; loop: string; total: number; offset: number; rows: LoopRow[] }>(`/agents/${seg(agent)}/loop?${query}`);
+  const answer = await ctx.client.get<LoopPage>(`/agents/${seg(agent)}/loop?${query}`);
   const pages = Math.max(1, Math.ceil(answer.total / limit));
   const current = Math.floor(answer.offset / limit) + 1;
   ctx.out.result({ ...answer, limit, page: current, pages }, () => {

@@ -7,13 +7,22 @@ import type { Ctx } from '../context.js';
 import { CliError, EXIT } from '../errors.js';
 import { readStdin } from './args.js';
 
-interface CredentialMeta {
+export interface CredentialMeta {
   name: string;
   set: boolean;
   sealed: boolean;
   locked: boolean;
   length: number;
   updated_at: number | null;
+}
+
+/** `GET /agents/{id}/credentials`. */
+export interface CredentialList {
+  agentId: string;
+  locked: boolean;
+  reason: string | null;
+  passwordProtected: boolean;
+  credentials: CredentialMeta[];
 }
 
 /** A secret from stdin (one trailing newline dropped: `echo` and here-strings add it), or asked hidden on a terminal. */
@@ -30,7 +39,7 @@ async function secret(what: string): Promise<string> {
 }
 
 export async function list(ctx: Ctx, agent: string): Promise<void> {
-  const answer = await ctx.client.get<{ agentId: string; locked: boolean; reason: string | null; passwordProtected: boolean; credentials: CredentialMeta[] }>(`/agents/${seg(agent)}/credentials`);
+  const answer = await ctx.client.get<CredentialList>(`/agents/${seg(agent)}/credentials`);
   ctx.out.result(answer, () => {
     const { out } = ctx;
     out.line(`envelope ${answer.locked ? out.yellow(`locked (${answer.reason})`) : out.green('unlocked')}${answer.passwordProtected ? ', password-protected' : ''}`);

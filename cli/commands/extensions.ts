@@ -8,7 +8,7 @@ import { seg } from '../client.js';
 import type { Ctx } from '../context.js';
 import { CliError, EXIT } from '../errors.js';
 
-interface ExtensionRow {
+export interface ExtensionRow {
   name: string;
   version: string | null;
   enabled: boolean;

@@ -5,7 +5,7 @@ import { CliError, EXIT } from '../errors.js';
 import { ago } from '../output.js';
 import { integer, pairs } from './args.js';
 
-interface ServerView {
+export interface ServerView {
   name: string;
   agentId?: string;
   transport: string;
@@ -15,6 +15,25 @@ interface ServerView {
   connectedAt?: number;
   restartCount: number;
   logs: string[];
+}
+
+/** `GET /agents/{id}/mcp`. */
+export interface AgentServers {
+  agentId: string;
+  servers: ServerView[];
+}
+
+/** `GET /mcp`, the fields read here (a registration is printed by its name, type and command). */
+export interface McpOverview {
+  registrations: Array<Record<string, any>>;
+  servers: ServerView[];
+}
+
+/** `GET /mcp/packages`. */
+export interface PackageList {
+  dir: string;
+  packages: Array<{ name: string; version: string | null; bin: string | null }>;
+  operations: Array<{ spec: string; action: string; status: string; error?: string }>;
 }
 
 function printServers(ctx: Ctx, servers: ServerView[], withAgent: boolean): void {
@@ -37,7 +56,7 @@ function printServers(ctx: Ctx, servers: ServerView[], withAgent: boolean): void
 export async function list(ctx: Ctx, options: { agent?: string }): Promise<void> {
   const { client, out } = ctx;
   if (options.agent) {
-    const answer = await client.get<{ agentId: string; servers: ServerView[] }>(`/agents/${seg(options.agent)}/mcp`);
+    const answer = await client.get<AgentServers>(`/agents/${seg(options.agent)}/mcp`);
     return out.result(answer, () => {
       printServers(ctx, answer.servers, false);
       for (const s of answer.servers.filter((s) => s.logs.length)) {
@@ -47,7 +66,7 @@ export async function list(ctx: Ctx, options: { agent?: string }): Promise<void>
       }
     });
   }
-  const answer = await client.get<{ registrations: Array<Record<string, any>>; servers: ServerView[] }>('/mcp');
+  const answer = await client.get<McpOverview>('/mcp');
   out.result(answer, () => {
     if (answer.registrations.length === 0) out.line(out.dim('no registrations (agt mcp add)'));
     else {
@@ -70,7 +89,7 @@ export async function install(ctx: Ctx, spec: string): Promise<number | void> {
 }
 
 export async function packages(ctx: Ctx): Promise<void> {
-  const answer = await ctx.client.get<{ dir: string; packages: Array<{ name: string; version: string | null; bin: string | null }>; operations: Array<{ spec: string; action: string; status: string; error?: string }> }>('/mcp/packages');
+  const answer = await ctx.client.get<PackageList>('/mcp/packages');
   ctx.out.result(answer, () => {
     const { out } = ctx;
     out.line(out.dim(`in ${answer.dir}`));

@@ -8,7 +8,7 @@ import { CliError, EXIT } from '../errors.js';
 import { compact, type Output } from '../output.js';
 import { openEvents, type AgtEvent } from '../stream.js';
 
-interface LogRow {
+export interface LogRow {
   id: number;
   level: string;
   origin: string | null;
@@ -16,6 +16,12 @@ interface LogRow {
   message: string;
   data: string | null;
   created_at: number;
+}
+
+/** `GET /agents/{id}/logs`. */
+export interface AgentLogs {
+  agentId: string;
+  logs: LogRow[];
 }
 
 const time = (ms: number) => new Date(ms).toTimeString().slice(0, 8);
@@ -59,7 +65,7 @@ export async function logs(ctx: Ctx, agent: string, options: { follow?: boolean;
     return tail === undefined ? recent : recent.slice(-tail);
   };
   if (!options.follow) {
-    const first = pick((await client.get<{ agentId: string; logs: LogRow[] }>(path(agent))).logs);
+    const first = pick((await client.get<AgentLogs>(path(agent))).logs);
     if (out.json) return out.printJson(first);
     for (const row of first) printLog(out, row);
     return;
@@ -78,7 +84,7 @@ export async function logs(ctx: Ctx, agent: string, options: { follow?: boolean;
   };
   const stream = openEvents(client, ref.id, (event) => (live ? show(event) : early.push(event)));
   await stream.opened;
-  const first = { logs: pick((await client.get<{ agentId: string; logs: LogRow[] }>(path(ref.id))).logs) };
+  const first = { logs: pick((await client.get<AgentLogs>(path(ref.id))).logs) };
   for (const row of first.logs) printLog(out, row);
   // A row written between the stream's hello and the read is both a row and an event: shown once.
   const shown = new Set(first.logs.map((row) => `${row.level}|${row.message}`));

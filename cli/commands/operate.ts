@@ -7,15 +7,21 @@ import { CliError, EXIT } from '../errors.js';
 import { openEvents, type AgtEvent } from '../stream.js';
 import { jsonObject } from './args.js';
 
-interface Folder {
+export interface Folder {
   path: string;
   exists: boolean;
   agentCount: number;
   truncated: boolean;
 }
 
+/** `GET /tracked-folders`. */
+export interface FolderList {
+  folders: Folder[];
+  maxScanDepth: number;
+}
+
 export async function trackedList(ctx: Ctx): Promise<void> {
-  const answer = await ctx.client.get<{ folders: Folder[]; maxScanDepth: number }>('/tracked-folders');
+  const answer = await ctx.client.get<FolderList>('/tracked-folders');
   ctx.out.result(answer, () => {
     const { out } = ctx;
     if (answer.folders.length === 0) return out.line(out.dim('no tracked folders (agt tracked add <folder>)'));

@@ -29,7 +29,7 @@ export const PRESETS: Record<string, Preset> = {
 
 const KINDS = () => Object.keys(PRESETS).join(', ');
 
-interface ProviderEntry extends Preset {
+export interface ProviderEntry extends Preset {
   id: string;
 }
 

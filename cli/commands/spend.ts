@@ -3,7 +3,7 @@ import { seg } from '../client.js';
 import type { Ctx } from '../context.js';
 import { CliError, EXIT } from '../errors.js';
 
-interface Totals {
+export interface Totals {
   input: number;
   output: number;
   cached: number;
@@ -12,11 +12,28 @@ interface Totals {
   unpriced_calls: number;
 }
 
-interface Budget {
+export interface Budget {
   limits: Record<string, number>;
   used: Record<string, number>;
   remaining: Record<string, number>;
   resets_at: Record<string, string | null>;
+}
+
+/** `GET /agents/{id}/usage`, the fields read here. */
+export interface AgentUsage {
+  agentId: string;
+  spend: Totals;
+  budget: Budget;
+}
+
+/** `GET /usage`. */
+export interface UsageReport {
+  from: string;
+  to: string;
+  timezone: string;
+  totals: Totals;
+  groups: Array<Totals & { key: string }>;
+  warnings: string[];
 }
 
 const usd = (value: number | null) => (value === null ? '?' : `$${value.toFixed(4)}`);
@@ -42,7 +59,7 @@ async function agentNames(ctx: Ctx): Promise<Map<string, string>> {
 export async function usage(ctx: Ctx, options: { agent?: string; by?: string; from?: string; to?: string }): Promise<void> {
   if (options.by && !['model', 'day', 'agent'].includes(options.by)) throw new CliError('--by takes model, day or agent', EXIT.usage);
   if (options.agent) {
-    const view = await ctx.client.get<{ agentId: string; spend: Totals; budget: Budget }>(`/agents/${seg(options.agent)}/usage`);
+    const view = await ctx.client.get<AgentUsage>(`/agents/${seg(options.agent)}/usage`);
     const names = await agentNames(ctx);
     return ctx.out.result(view, () => {
       ctx.out.table(HEADERS, [row(names.get(view.agentId) ?? view.agentId, view.spend)]);
@@ -54,7 +71,7 @@ export async function usage(ctx: Ctx, options: { agent?: string; by?: string; fr
   if (options.from) query.set('from', options.from);
   if (options.to) query.set('to', options.to);
   query.set('groupBy', options.by ?? 'agent');
-  const view = await ctx.client.get<{ from: string; to: string; timezone: string; totals: Totals; groups: Array<Totals & { key: string }>; warnings: string[] }>(`/usage?${query}`);
+  const view = await ctx.client.get<UsageReport>(`/usage?${query}`);
   // Grouped by agent, the keys are ids: a loaded agent shows as its name (ids of agents not loaded stay).
   const names = (options.by ?? 'agent') === 'agent' ? await agentNames(ctx) : new Map<string, string>();
   ctx.out.result(view, () => {
@@ -81,6 +98,6 @@ export async function budget(ctx: Ctx, agent: string, options: Partial<Record<ke
     patch.on_exceeded = options.onExceeded;
   }
   if (Object.keys(patch).length > 0) await ctx.client.request('PATCH', `/agents/${seg(agent)}/config`, { budget: patch });
-  const view = await ctx.client.get<{ agentId: string; budget: Budget }>(`/agents/${seg(agent)}/usage`);
+  const view = await ctx.client.get<AgentUsage>(`/agents/${seg(agent)}/usage`);
   ctx.out.result(view.budget, () => printBudget(ctx, view.budget));
 }

@@ -6,7 +6,7 @@ import { seg } from '../client.js';
 import type { Ctx } from '../context.js';
 import { CliError, EXIT } from '../errors.js';
 
-interface ToolRow {
+export interface ToolRow {
   name: string;
   enabled: boolean;
   restricted: boolean;

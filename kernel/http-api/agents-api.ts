@@ -141,8 +141,8 @@ export const DaemonUsage = Type.Object({
 export const UsageRollup = Type.Object({
   agentId: Type.String(),
   cost_usd: Type.Optional(Type.Union([Type.Number(), Type.Null()], { description: 'all-time USD of the agent\'s model calls (ledger)' })),
-  spend: Type.Optional(SpendTotals),
-  budget: Type.Optional(BudgetView),
+  spend: SpendTotals,
+  budget: BudgetView,
   source: Type.Literal('agt_loop'),
   note: Type.String(),
   loopRows: Type.Integer(),
@@ -250,6 +250,8 @@ export type RefusedField = Static<typeof RefusedField>;
 export type AgentStatus = Static<typeof AgentStatus>;
 export type AgentCandidate = Static<typeof AgentCandidate>;
 export type ToolEntry = Static<typeof ToolEntry>;
+/** `GET /agents/{id}/tools`. */
+export const AgentTools = Type.Object({ agentId: Type.String(), tools: Type.Array(ToolEntry) });
 export type ReviewIdentity = Static<typeof ReviewIdentity>;
 export type ReviewSummary = Static<typeof ReviewSummary>;
 export type ReviewInfo = Static<typeof ReviewInfo>;

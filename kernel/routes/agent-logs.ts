@@ -6,7 +6,7 @@ import type { KernelRoutes } from './plugin.js';
 import { agentSpend } from '../spend/views.js';
 
 const TAGS = ['Agents'];
-const LogsReply = Type.Object({ agentId: Type.String(), logs: Type.Array(LogEntry) });
+export const LogsReply = Type.Object({ agentId: Type.String(), logs: Type.Array(LogEntry) });
 
 /** Log limits are clamped, not refused (spec section 8): default 50, range 1-500. */
 export const clampLogLimit = (limit: number | undefined) => Math.min(500, Math.max(1, limit ?? 50));

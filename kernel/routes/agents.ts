@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 import { AgentConfigSchema } from '../agents/config-schema.js';
 import { type AgentConfig, AgentIdParams, errorResponses, AgtError } from '@agt/contracts';
 import { mergePatch } from '../json-merge-patch.js';
-import { AgentRef, AgentStatus, AgentSummary, ToolEntry } from '../http-api/agents-api.js';
+import { AgentRef, AgentStatus, AgentSummary, AgentTools } from '../http-api/agents-api.js';
 import type { LoadedAgent } from '../agents/loaded-agent.js';
 import { toolEntries } from '../agents/tool-list.js';
 import type { KernelServices } from '../services.js';
@@ -206,7 +206,7 @@ export const agentRoutes: KernelRoutes<'registry' | 'runtime' | 'storage' | 'bui
         tags: TAGS,
         summary: 'Tools of the agent, sorted by name (built-in, contributed such as MCP, and declared); read-only',
         params: AgentIdParams,
-        response: { 200: Type.Object({ agentId: Type.String(), tools: Type.Array(ToolEntry) }), ...errorResponses(404, 409) },
+        response: { 200: AgentTools, ...errorResponses(404, 409) },
       },
     },
     async (request) => {

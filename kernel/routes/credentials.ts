@@ -36,7 +36,7 @@ const EnvelopeFields = {
   passwordProtected: Type.Boolean({ description: 'the agent needs its password to unlock its credentials; never autostarted' }),
 };
 const EnvelopeReply = Type.Object(EnvelopeFields, { additionalProperties: false });
-const ListReply = Type.Object({ ...EnvelopeFields, credentials: Type.Array(CredentialMeta) }, { additionalProperties: false });
+export const ListReply = Type.Object({ ...EnvelopeFields, credentials: Type.Array(CredentialMeta) }, { additionalProperties: false });
 const OneReply = Type.Object({ agentId: Type.String(), credential: CredentialMeta }, { additionalProperties: false });
 
 const envelopeReply = (agentId: string, state: EnvelopeState) => ({ agentId, locked: state.locked, reason: state.reason, passwordProtected: state.passwordProtected });

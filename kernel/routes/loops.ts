@@ -38,6 +38,9 @@ const LoopRowSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/** A page of a loop's rows (`GET /agents/{id}/loop`). */
+export const LoopPage = Type.Object({ agentId: Type.String(), loop: Type.String(), total: Type.Integer(), offset: Type.Integer(), rows: Type.Array(LoopRowSchema) });
+
 export const LoopItem = Type.Object(
   {
     name: Type.String(),
@@ -94,7 +97,7 @@ export const loopRoutes: KernelRoutes<Uses> = async (app, { services }) => {
         loop: Type.Optional(LoopName),
       }),
       response: {
-        200: Type.Object({ agentId: Type.String(), loop: Type.String(), total: Type.Integer(), offset: Type.Integer(), rows: Type.Array(LoopRowSchema) }),
+        200: LoopPage,
         ...errorResponses(404),
       },
     },

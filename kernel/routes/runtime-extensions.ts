@@ -4,7 +4,7 @@ import { errorResponses } from '@agt/contracts';
 import { extensionNotInManifest } from '../extensions/errors.js';
 import type { KernelRoutes } from './plugin.js';
 
-const ExtensionRow = Type.Object({
+export const ExtensionRow = Type.Object({
   name: Type.String(),
   version: Type.Union([Type.String(), Type.Null()], { description: 'From the definition; null when it could not be read' }),
   enabled: Type.Boolean({ description: 'As the manifest says' }),
