@@ -36,6 +36,15 @@ module.exports = {
       to: { path: '^contracts/', pathNot: '^contracts/package\\.json$', dependencyTypes: ['local'], dependencyTypesNot: ['aliased'] },
     },
     {
+      name: 'shipped-code-imports-no-dev-dependency',
+      comment:
+        'What ships (kernel/, extensions/, contracts/, cli/) runs with `npm install --omit=dev`: it imports no devDependency, statically or lazily ' +
+        '(`ws`, `undici`, the test servers and type packages are for tests, benchmarks and the type-check). A type-only import is erased and may name one.',
+      severity: 'error',
+      from: { path: '^(kernel|extensions|contracts|cli)/' },
+      to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'contracts-stand-alone',
       comment: 'contracts/ is the package @agt/contracts: it imports neither the kernel nor an extension.',
       severity: 'error',
@@ -99,9 +108,10 @@ module.exports = {
   options: {
     // What is checked (`depcruise --config .dependency-cruiser.cjs .`): the CLI, the kernel, the contracts, the
     // extensions, the examples and the test fixtures that are extensions.
-    includeOnly: { path: '^(cli|kernel|contracts|extensions|examples|test/fixtures/extensions)/' },
+    // Packages are seen (for the devDependency rule) but not followed into.
+    includeOnly: { path: '^((cli|kernel|contracts|extensions|examples|test/fixtures/extensions)/|node_modules/)' },
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '(^|/)(dist|node_modules)/' },
+    exclude: { path: '(^|/)dist/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: {

@@ -72,7 +72,7 @@ t.test('the boundary rules catch what they are for', async (t) => {
     mkdirSync(join(dir, path, '..'), { recursive: true });
     writeFileSync(join(dir, path), text);
   };
-  write('package.json', JSON.stringify({ name: 'probe', private: true, type: 'module', workspaces: ['contracts'] }));
+  write('package.json', JSON.stringify({ name: 'probe', private: true, type: 'module', workspaces: ['contracts'], devDependencies: { ws: '*' } }));
   write('tsconfig.json', JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true } }));
   cpSync(join(CONTRACTS, 'package.json'), join(dir, 'contracts/package.json'));
   write('contracts/index.ts', "export const x = 1;\n");
@@ -88,10 +88,14 @@ t.test('the boundary rules catch what they are for', async (t) => {
   write('kernel/settings.ts', "import { s } from './spend/s.js';\nexport const settings = s;\n");
   write('kernel/by-name.ts', "import { x } from '@agt/contracts';\nimport pkg from '../contracts/package.json' with { type: 'json' };\nexport const n = [x, pkg];\n");
   write('kernel/by-path.ts', "import { x } from '../contracts/index.js';\nexport const p = x;\n");
+  write('kernel/lazy.ts', "export const load = () => import('ws');\n");
+  write('kernel/typed.ts', "import type { WebSocket } from 'ws';\nexport type Socket = WebSocket;\n");
   write('extensions/good/index.ts', "import { x } from '@agt/contracts';\nexport default x;\n");
   write('extensions/bad/index.ts', "import { x } from '../../contracts/index.js';\nimport { a } from '../../kernel/a.js';\nexport default x + a;\n");
   mkdirSync(join(dir, 'node_modules/@agt'), { recursive: true });
   symlinkSync('../../contracts', join(dir, 'node_modules/@agt/contracts'));
+  // A copy: a link would resolve to the checkout's node_modules, outside the probe.
+  cpSync(join(ROOT, 'node_modules/ws'), join(dir, 'node_modules/ws'), { recursive: true });
 
   const cruise = await run(join(ROOT, 'node_modules/.bin/depcruise'), ['--config', join(ROOT, '.dependency-cruiser.cjs'), '--output-type', 'json', '.'], { cwd: dir, maxBuffer: 16 * 1024 * 1024 })
     .catch((error: { stdout: string }) => error);
@@ -107,7 +111,8 @@ t.test('the boundary rules catch what they are for', async (t) => {
     'kernel-imports-contracts-by-name: kernel/by-path.ts -> contracts/index.ts',
     'kernel-settings-below-spend: kernel/settings.ts -> kernel/spend/s.ts',
     'kernel-spend-below-runtime: kernel/spend/s.ts -> kernel/runtime/r.ts',
-  ], 'each boundary rule fires; @agt/contracts by name passes');
+    'shipped-code-imports-no-dev-dependency: kernel/lazy.ts -> node_modules/ws/wrapper.mjs',
+  ], 'each boundary rule fires; @agt/contracts by name and a type-only import of a devDependency pass');
   t.match(found.filter((line) => line.startsWith('no-circular')), [/^no-circular: kernel\/[ab]\.ts -> kernel\/[ab]\.ts$/], 'a type-only import closes a circle too');
 });
 

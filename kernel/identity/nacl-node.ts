@@ -10,8 +10,10 @@
  * - Ed25519: the key pair of a seed (tweetnacl's 64-byte secret key: seed, then public key), and
  *   detached signatures (RFC 8032 signatures are deterministic: the same 64 bytes as tweetnacl's for a
  *   secret key whose second half is the seed's public key, the only kind tweetnacl and this module make).
- * Verification stays with tweetnacl (it is not on a hot path, and its acceptance rules are what the
- * stored signatures were checked with so far).
+ * This module is the kernel's one way to do curve work: nothing else calls tweetnacl's X25519 or Ed25519,
+ * and a signature is verified with the package's `verifyDidSignature` (Node's crypto too). Node's crypto
+ * over @noble/curves and tweetnacl: ~10x faster than either per operation (docs/performance.md, "The
+ * curve work").
  */
 import { createPrivateKey, createPublicKey, diffieHellman, randomBytes, sign as nodeSign, type KeyObject } from 'node:crypto';
 import nacl from 'tweetnacl';

@@ -14,7 +14,6 @@ import { renameSync } from 'node:fs';
 import { join } from 'node:path';
 import nacl from 'tweetnacl';
 import type { AgtError, Logger } from '@agt/contracts';
-import { ed25519FromDidKey } from './did-key.js';
 import {
   identityExists,
   identityNotReady,
@@ -124,12 +123,6 @@ export class OwnerIdentity implements IdentityService {
     return this.ownerSigner.sign(message);
   }
 
-  ownerVerify(message: Uint8Array, signature: Uint8Array): boolean {
-    const did = this.disk.kind === 'ok' ? this.disk.file.ownerDid : null;
-    if (!did || signature.length !== nacl.sign.signatureLength) return false;
-    return nacl.sign.detached.verify(message, signature, ed25519FromDidKey(did));
-  }
-
   ownerBoxOpen(sealed: SealedBox): Uint8Array | null {
     if (!this.keys) throw this.notReadyError('opening a box sealed to the owner');
     return openSealed(sealed, this.keys.box.secretKey);
@@ -151,11 +144,6 @@ export class OwnerIdentity implements IdentityService {
     // The runtime's keys live as long as the process (runtime-keys.ts).
     this.runtimeSigner ??= ed25519Signer(this.options.runtime.signing.secretKey);
     return this.runtimeSigner(message);
-  }
-
-  runtimeVerify(message: Uint8Array, signature: Uint8Array): boolean {
-    if (signature.length !== nacl.sign.signatureLength) return false;
-    return nacl.sign.detached.verify(message, signature, this.options.runtime.signing.publicKey);
   }
 
   // ---- transitions --------------------------------------------------------------------------------

@@ -42,8 +42,6 @@ export interface IdentityService {
   readonly ownerBoxPublicKey: Uint8Array | null;
   /** Detached Ed25519 signature by the owner key. Ready only. */
   ownerSign(message: Uint8Array): Uint8Array;
-  /** Verifies a signature by the owner key (works while locked). False with no identity. */
-  ownerVerify(message: Uint8Array, signature: Uint8Array): boolean;
   /** Opens a box sealed to the owner's X25519 key; null when it was not sealed to it. Ready only. */
   ownerBoxOpen(sealed: SealedBox): Uint8Array | null;
 
@@ -51,7 +49,6 @@ export interface IdentityService {
   readonly runtimeBoxPublicKey: Uint8Array;
   runtimeBoxOpen(sealed: SealedBox): Uint8Array | null;
   runtimeSign(message: Uint8Array): Uint8Array;
-  runtimeVerify(message: Uint8Array, signature: Uint8Array): boolean;
 
   /** The scrypt cost of passphrase- and password-protected secrets written from now on. */
   readonly kdfCost: KdfCost;
