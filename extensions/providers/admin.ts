@@ -2,14 +2,17 @@
  * Provider administration calls behind the routes: list a provider's models (`GET {baseUrl}/models`
  * for Chat Completions kinds, `GET {baseUrl}/v1/models` for Anthropic) and check a provider with a real
  * call. No retries here: a check reports what the provider answers right now, within `checkTimeoutMs`.
+ * Over the same transport as model calls (wire-http.ts), with the same headers and error kinds.
  */
 import type { AgtError } from '@agt/contracts';
+import { anthropicRequest } from './anthropic-wire.js';
 import { CallGuard } from './call-guard.js';
 import { classify } from './errors.js';
 import { createModelClient, type ClientRuntime } from './model-client.js';
+import { openaiRequest } from './openai-wire.js';
 import type { CheckResult } from './registry.js';
-import { anthropicClient, openaiClient } from './sdk.js';
 import type { ProviderTarget } from './types.js';
+import { postJson } from './wire-http.js';
 
 export interface ModelInfo {
   id: string;
@@ -20,19 +23,30 @@ export interface ModelInfo {
 
 const MAX_MODELS = 1000;
 
+/** The entries of a models page (`{data: [...]}` for both vendors) that carry an id; none when it has no list. */
+function modelsOf(page: unknown): Array<Record<string, unknown>> {
+  const data = (page as { data?: unknown } | null)?.data;
+  return Array.isArray(data) ? data.filter((m): m is Record<string, unknown> => typeof m?.id === 'string') : [];
+}
+
 export async function listModels(target: ProviderTarget, runtime: ClientRuntime): Promise<ModelInfo[]> {
   const limits = { timeoutMs: runtime.options.checkTimeoutMs, idleTimeoutMs: 0 };
   const guard = new CallGuard(runtime.stopSignal, limits);
   runtime.inflight.add(guard);
   try {
     if (target.type === 'anthropic') {
-      const page = await (await anthropicClient(target, guard.fetch, limits.timeoutMs)).models.list({ limit: MAX_MODELS }, { signal: guard.signal });
-      return page.data.map((m) => ({ id: m.id, name: m.display_name, created: Date.parse(m.created_at) || undefined }));
+      // One page of up to MAX_MODELS (the API's largest), newest first.
+      const page = await postJson(anthropicRequest(target, `/v1/models?limit=${MAX_MODELS}`, guard));
+      return modelsOf(page).map((m) => ({
+        id: String(m.id),
+        ...(typeof m.display_name === 'string' ? { name: m.display_name } : {}),
+        ...(typeof m.created_at === 'string' && Date.parse(m.created_at) ? { created: Date.parse(m.created_at) } : {}),
+      }));
     }
-    const page = await (await openaiClient(target, guard.fetch, limits.timeoutMs)).models.list({ signal: guard.signal });
-    return page.data.slice(0, MAX_MODELS).map((m) => ({
-      id: m.id,
-      ...(m.owned_by ? { ownedBy: m.owned_by } : {}),
+    const page = await postJson(openaiRequest(target, '/models', guard));
+    return modelsOf(page).slice(0, MAX_MODELS).map((m) => ({
+      id: String(m.id),
+      ...(typeof m.owned_by === 'string' && m.owned_by ? { ownedBy: m.owned_by } : {}),
       ...(typeof m.created === 'number' ? { created: m.created * 1000 } : {}),
     }));
   } catch (error) {

@@ -9,7 +9,8 @@
  * budget_tokens}`, with `max_tokens` raised above the budget and `temperature` dropped (the API refuses
  * both otherwise), and earlier thinking blocks are sent back with their assistant messages.
  *
- * The call itself goes through wire-http.ts (node:http, no SDK); the SDK's types still describe the wire.
+ * The call itself goes through wire-http.ts (node:http, no SDK); the SDK's types (a devDependency, erased
+ * at build) describe the wire.
  */
 import type { Message, RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
 import type { ModelMessage, ModelRequest, ReasoningBlock, StopReason, ToolCall } from '@agt/contracts';
@@ -17,7 +18,6 @@ import { num, parseArgs, throwIfGuardFired, type WireAdapter, type WireCall, typ
 import { upstreamError } from './errors.js';
 import type { ResolvedOptions } from './options.js';
 import { applyParams, budgetOf, compact, readReasoning } from './params.js';
-import { ANTHROPIC_VERSION } from './sdk.js';
 import type { ProviderTarget } from './types.js';
 import { postEvents, postJson, WireStreamError, type WirePost } from './wire-http.js';
 
@@ -159,10 +159,16 @@ function fromBlocks(target: ProviderTarget, blocks: OpenBlock[]): Pick<WireResul
   return { text, toolCalls, ...(reasoning.length ? { reasoning } : {}) };
 }
 
-/** The request of one attempt, with decision D8's headers: `x-api-key` and `anthropic-version: 2023-06-01`. */
-function post(target: ProviderTarget, body: Record<string, unknown>, guard: WireCall['guard']): WirePost {
+/** The API version every request names: the wire format this file speaks (docs/providers.md). */
+export const ANTHROPIC_VERSION = '2023-06-01';
+
+/**
+ * A request to the Anthropic API (`path` under its base URL; no body: a `GET`): the key in `x-api-key`
+ * (only when set) and `anthropic-version: 2023-06-01`.
+ */
+export function anthropicRequest(target: ProviderTarget, path: string, guard: WireCall['guard'], body?: Record<string, unknown>): WirePost {
   return {
-    url: `${target.baseUrl.replace(/\/+$/, '')}/v1/messages`,
+    url: `${target.baseUrl.replace(/\/+$/, '')}${path}`,
     headers: { 'anthropic-version': ANTHROPIC_VERSION, ...(target.apiKey ? { 'x-api-key': target.apiKey } : {}) },
     body,
     guard,
@@ -170,6 +176,8 @@ function post(target: ProviderTarget, body: Record<string, unknown>, guard: Wire
     errorOf: (parsed) => parsed,
   };
 }
+
+const post = (target: ProviderTarget, body: Record<string, unknown>, guard: WireCall['guard']) => anthropicRequest(target, '/v1/messages', guard, body);
 
 /** The stream's events, as the Anthropic SDK reads them: message and block events are JSON, `ping` and unknown names are skipped. */
 const STREAM_EVENTS = new Set(['message_start', 'message_delta', 'message_stop', 'content_block_start', 'content_block_delta', 'content_block_stop']);

@@ -3,12 +3,11 @@
  * `timeoutMs` from the moment its request goes out, when a stream goes silent for `idleTimeoutMs`, or
  * when the extension stops.
  *
- * Why our own timers rather than the SDKs' `timeout` option: both vendor SDKs clear their timer as soon
- * as the response headers arrive, so a stream that stalls after its first bytes would hang forever.
- * Every received chunk counts as activity (wire-http.ts touches the guard; its `fetch` for the SDKs
- * wraps the response body to the same end): an Anthropic `ping` keeps a slow but alive stream open; a
- * silent socket does not. Aborting the controller aborts
- * the real HTTP request: the HTTP client destroys the socket, which the server sees as a closed connection.
+ * A total timer and an idle one, because a timer that stops at the response headers (the vendor SDKs'
+ * `timeout`) would let a stream that stalls after its first bytes hang forever. Every received chunk
+ * counts as activity (wire-http.ts touches the guard): an Anthropic `ping` keeps a slow but alive stream
+ * open; a silent socket does not. Aborting the controller aborts the real HTTP request: the HTTP client
+ * destroys the socket, which the server sees as a closed connection.
  */
 export type GuardReason = 'cancelled' | 'timeout' | 'idle' | 'stopped';
 
@@ -32,9 +31,8 @@ export class CallGuard {
   ) {
     if (outer?.aborted) this.abort('cancelled');
     else outer?.addEventListener('abort', this.onOuterAbort, { once: true });
-    // Both timers start when the request goes out (in `fetch`), not here: loading a vendor SDK on its
-    // first call can take seconds on a busy machine, and the deadline is the provider's to meet, not the
-    // module loader's (a models call timed out under load before its request was sent).
+    // Both timers start when the request goes out (`begin`, from wire-http.ts), not here: what runs
+    // before (a first `node:https` import on a busy machine) is not the provider's to answer for.
   }
 
   get signal(): AbortSignal {
@@ -79,28 +77,6 @@ export class CallGuard {
     }
     this.touch();
   }
-
-  /**
-   * A `fetch` for the SDKs (still used off the turn path, by admin.ts): our signal on the request, and
-   * every body chunk restarts the idle timer. Model calls go through wire-http.ts instead.
-   */
-  readonly fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const signals = [this.signal, init?.signal].filter((s): s is AbortSignal => !!s);
-    this.begin();
-    const response = await fetch(input, { ...init, signal: AbortSignal.any(signals) });
-    this.touch();
-    if (!response.body) return response;
-    const touch = () => this.touch();
-    const body = response.body.pipeThrough(
-      new TransformStream<Uint8Array, Uint8Array>({
-        transform(chunk, controller) {
-          touch();
-          controller.enqueue(chunk);
-        },
-      }),
-    );
-    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
-  };
 }
 
 /** Resolves after `ms`, or rejects at once when `signal` aborts. Never leaves a timer behind. */

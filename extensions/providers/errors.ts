@@ -8,7 +8,6 @@
  */
 import { AgtError } from '@agt/contracts';
 import type { GuardReason } from './call-guard.js';
-import { loadedSdks } from './sdk.js';
 import { WireConnectionError, WireCutError, WireStatusError, WireStreamError } from './wire-http.js';
 import { PROVIDER_KINDS, type ProviderTarget } from './types.js';
 
@@ -44,13 +43,9 @@ export function parseRetryAfter(headers: { get(name: string): string | null } | 
 
 type ApiErrorLike = { status?: number; headers?: { get(name: string): string | null }; error?: unknown; message: string };
 
-// Model calls throw wire-http.ts's errors; the SDKs (still behind admin.ts) theirs. Only an SDK that was
-// imported can have thrown: its classes are looked up among the loaded ones.
-const isApiError = (e: unknown): e is ApiErrorLike =>
-  e instanceof WireStatusError || e instanceof WireStreamError || loadedSdks().some((sdk) => e instanceof sdk.APIError);
-const isConnectionTimeout = (e: unknown) => loadedSdks().some((sdk) => e instanceof sdk.APIConnectionTimeoutError);
-const isUserAbort = (e: unknown) => loadedSdks().some((sdk) => e instanceof sdk.APIUserAbortError);
-const isConnectionError = (e: unknown) => e instanceof WireConnectionError || loadedSdks().some((sdk) => e instanceof sdk.APIConnectionError);
+// What wire-http.ts throws (every call to a vendor goes through it).
+const isApiError = (e: unknown): e is ApiErrorLike => e instanceof WireStatusError || e instanceof WireStreamError;
+const isConnectionError = (e: unknown) => e instanceof WireConnectionError;
 
 /** The vendor's own words: OpenAI `{error: {message}}`, Anthropic `{type: 'error', error: {type, message}}`. */
 function vendorMessage(error: ApiErrorLike): string {
@@ -83,20 +78,19 @@ export function upstreamError(target: ProviderTarget, message: string, upstreamS
 /** Classifies one failed attempt. `reason` is why our own guard aborted it, if it did. */
 export function classify(error: unknown, reason: GuardReason | null, target: ProviderTarget): Failure {
   const who = `provider ${target.id}`;
-  if (reason === 'cancelled' || (reason === null && isUserAbort(error))) {
+  if (reason === 'cancelled') {
     return { retryable: false, error: callCancelled(target) };
   }
   if (reason === 'stopped') {
     return { retryable: false, error: stoppedDuringCall(target) };
   }
-  if (reason === 'timeout' || isConnectionTimeout(error)) {
+  if (reason === 'timeout') {
     return { retryable: false, error: callTimedOut(target) };
   }
   if (reason === 'idle') {
     return { retryable: false, error: streamStalled(target) };
   }
   if (error instanceof AgtError) return { retryable: false, error };
-  // Before the APIError test: the SDKs' connection errors are APIErrors without a status.
   if (isConnectionError(error)) {
     return { retryable: true, error: upstreamError(target, `cannot reach ${who} at ${target.baseUrl}: ${rootCause(error)}`, null) };
   }

@@ -130,10 +130,13 @@ export class ChatStreamState {
   }
 }
 
-/** The request of one attempt: D8 sends `Authorization` only when a key is set (a local server has none). */
-function post(target: ProviderTarget, body: Record<string, unknown>, guard: WireCall['guard']): WirePost {
+/**
+ * A request to a Chat Completions server (`path` under its base URL; no body: a `GET`). `Authorization`
+ * is sent only when a key is set (a local server has none).
+ */
+export function openaiRequest(target: ProviderTarget, path: string, guard: WireCall['guard'], body?: Record<string, unknown>): WirePost {
   return {
-    url: `${target.baseUrl.replace(/\/+$/, '')}/chat/completions`,
+    url: `${target.baseUrl.replace(/\/+$/, '')}${path}`,
     headers: target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {},
     body,
     guard,
@@ -141,6 +144,8 @@ function post(target: ProviderTarget, body: Record<string, unknown>, guard: Wire
     errorOf: (parsed) => (parsed as { error?: unknown } | null)?.error,
   };
 }
+
+const post = (target: ProviderTarget, body: Record<string, unknown>, guard: WireCall['guard']) => openaiRequest(target, '/chat/completions', guard, body);
 
 async function send({ target, body, stream, guard, onDelta }: WireCall): Promise<WireResult> {
   const requested = String(body.model ?? '');

@@ -1,5 +1,6 @@
 /**
- * The lean transport of model calls (issue 31): one `POST` with a JSON body over Node's own HTTP client
+ * The one transport to the vendors, for model calls and for listing models (admin.ts): a `POST` with a
+ * JSON body (or a `GET`) over Node's own HTTP client
  * with a keep-alive pool, the answer read as JSON or as a server-sent-event stream, failures thrown as
  * the few error kinds that `classify` (errors.ts) maps to codes. It replaced the vendor SDKs on the hot
  * path, where the SDK, `fetch`, and the web streams around them took about a quarter of a turn's CPU
@@ -102,7 +103,8 @@ export class WireCutError extends Error {
 export interface WirePost {
   url: string;
   headers: Record<string, string>;
-  body: Record<string, unknown>;
+  /** The JSON body of a `POST`; none: a `GET`. */
+  body?: Record<string, unknown>;
   guard: CallGuard;
   /** From the parsed error body to what the vendor's SDK exposes as `error` (OpenAI: `body.error`). */
   errorOf(body: unknown): unknown;
@@ -154,16 +156,18 @@ function parseOrUndefined(text: string): unknown {
 /** Sends the request; resolves with the body of a 2xx answer, throws the wire errors otherwise. */
 async function send(call: WirePost): Promise<IncomingMessage> {
   const { guard } = call;
-  const body = Buffer.from(JSON.stringify(call.body));
+  const body = call.body === undefined ? undefined : Buffer.from(JSON.stringify(call.body));
   let response: IncomingMessage;
   try {
     const url = new URL(call.url);
     const { request, agent } = await transportFor(url);
     const options: RequestOptions = {
-      method: 'POST',
+      method: body ? 'POST' : 'GET',
       agent,
       signal: guard.signal,
-      headers: { 'content-type': 'application/json', accept: 'application/json', ...call.headers, 'content-length': String(body.length) },
+      headers: body
+        ? { 'content-type': 'application/json', accept: 'application/json', ...call.headers, 'content-length': String(body.length) }
+        : { accept: 'application/json', ...call.headers },
     };
     guard.begin();
     response = await new Promise<IncomingMessage>((resolve, reject) => {
@@ -187,7 +191,7 @@ async function send(call: WirePost): Promise<IncomingMessage> {
   throw new WireStatusError(status, parsed === undefined ? undefined : call.errorOf(parsed), parsed === undefined ? text : undefined, headerView(response.headers));
 }
 
-/** A JSON answer, parsed (a `SyntaxError` when it is not JSON). */
+/** A JSON answer, parsed (a `SyntaxError` when it is not JSON); a `GET` when the call has no body. */
 export async function postJson(call: WirePost): Promise<unknown> {
   const body = await send(call);
   let text: string;
