@@ -94,6 +94,9 @@ function extract({ source, report, messages }) {
         'ae-missing-release-tag': { logLevel: 'error', addToApiReportFile: false },
         // `{@link name}` in prose that TSDoc cannot resolve (a member, an overload): editors follow it all the same.
         'ae-unresolved-link': { logLevel: 'none', addToApiReportFile: false },
+        // Members without a doc comment show as `// (undocumented)` beside them already; the list of them
+        // at the end would name this machine's paths and lines.
+        'ae-undocumented': { logLevel: 'none', addToApiReportFile: false },
         ...messages,
       },
       tsdocMessageReporting: { default: { logLevel: 'none' } },
@@ -128,11 +131,26 @@ function declarations(text) {
   return byName;
 }
 
-/** Stable names of `before` that `after` no longer has, or has with another signature or tier. */
+/** Whether every line of `before` is still in `after`, in order: only lines were added (a new member). */
+function onlyAdded(before, after) {
+  const lines = after.split('\n');
+  let at = 0;
+  for (const line of before.split('\n')) {
+    while (at < lines.length && lines[at] !== line) at++;
+    if (at === lines.length) return false;
+    at++;
+  }
+  return true;
+}
+
+/**
+ * Stable names of `before` that `after` no longer has, or has with another signature or tier. A stable
+ * declaration that only gained lines (a member, an overload) is an addition, which a minor version may make.
+ */
 function stableChanges(before, after) {
   const old = declarations(before);
   const now = declarations(after);
-  return [...old].filter(([name, entry]) => entry.tag === 'public' && now.get(name)?.text !== entry.text)
+  return [...old].filter(([name, entry]) => entry.tag === 'public' && !(now.has(name) && onlyAdded(entry.text, now.get(name).text)))
     .map(([name]) => `${name} (${now.has(name) ? 'changed' : 'removed'})`);
 }
 
