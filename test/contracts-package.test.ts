@@ -122,10 +122,21 @@ t.test('the boundary rules catch what they are for', async (t) => {
  * checker, so a name re-exported through `export *` or declared as both a value and a type counts once.
  */
 const RELEASE_TAGS: Record<string, string | undefined> = { public: 'stable', beta: 'experimental', alpha: 'alpha', internal: 'internal' };
+const ENTRIES = [join(CONTRACTS, 'index.ts'), join(CONTRACTS, 'testing/index.ts')];
+let checked: { program: ts.Program; checker: ts.TypeChecker } | undefined;
+/** One program of the package for the checks below (~2 s to make). */
+function contractsProgram() {
+  if (!checked) {
+    const program = ts.createProgram(ENTRIES, { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, noEmit: true, skipLibCheck: true, noResolve: false, customConditions: ['agt-source'] });
+    checked = { program, checker: program.getTypeChecker() };
+  }
+  return checked;
+}
+const resolved = (checker: ts.TypeChecker, symbol: ts.Symbol) => (symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol);
+
 function exportedTiers(): Map<string, string[]> {
-  const entries = [join(CONTRACTS, 'index.ts'), join(CONTRACTS, 'testing/index.ts')];
-  const program = ts.createProgram(entries, { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, noEmit: true, skipLibCheck: true, noResolve: false, customConditions: ['agt-source'] });
-  const checker = program.getTypeChecker();
+  const entries = ENTRIES;
+  const { program, checker } = contractsProgram();
   const tiers = new Map<string, string[]>();
   for (const [i, entry] of entries.entries()) {
     const module = checker.getSymbolAtLocation(program.getSourceFile(entry)!)!;
@@ -150,4 +161,18 @@ t.test('stability per name: every exported name carries exactly one tier, stable
   const experimental = [...tiers].filter(([, found]) => found[0] === 'experimental').map(([name]) => name.replace(/^testing:/, ''));
   const unlisted = experimental.filter((name) => !listed.includes(`\`${name}\``));
   t.same(unlisted, [], 'docs/extensions.md names every experimental export');
+});
+
+t.test('contracts/ is exactly the package: every name a contract module exports is reachable from an entry point', async (t) => {
+  const { program, checker } = contractsProgram();
+  const reachable = new Set(ENTRIES.flatMap((entry) => checker.getExportsOfModule(checker.getSymbolAtLocation(program.getSourceFile(entry)!)!).map((s) => resolved(checker, s))));
+  const stray: string[] = [];
+  // The harness's own modules (testing/) share helpers among themselves; every other module is the contract.
+  for (const file of modules.filter((name) => name !== 'index').map((name) => join(CONTRACTS, `${name}.ts`))) {
+    const module = checker.getSymbolAtLocation(program.getSourceFile(file)!);
+    for (const exported of module ? checker.getExportsOfModule(module) : []) {
+      if (!reachable.has(resolved(checker, exported))) stray.push(`${file.slice(CONTRACTS.length + 1)}: ${exported.name}`);
+    }
+  }
+  t.same(stray, [], 'what only the kernel uses lives in kernel/ (docs/architecture.md)');
 });

@@ -27,7 +27,7 @@ export function testApp(): ExtensionHttp {
 }
 
 /** The daemon's 503 for an extension that is not serving (`extension x is failed: ...`). */
-export const unavailable = extensionUnavailable;
+const unavailable = extensionUnavailable;
 
 /**
  * Guards an extension's scope as the kernel does: while `reason()` is not null every request answers
