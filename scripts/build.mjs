@@ -19,8 +19,8 @@
  *   import.meta.url)` works in the bundle as in the sources.
  *
  * - `@agt/contracts` (the workspace package in `contracts/`) is resolved with its `agt-source` condition,
- *   so a shipped extension's `@agt/contracts` is the same `contracts/errors.ts` as the kernel's
- *   relative import: one module in the bundle. The package's `default` condition points at
+ *   so the kernel's `@agt/contracts` and every shipped extension's are the same `contracts/*.ts` files:
+ *   one module in the bundle. The package's `default` condition points at
  *   `contracts/dist/`, a link this build makes to `dist/contracts/` (the contracts entry points): a
  *   JavaScript extension importing `@agt/contracts` in a built daemon gets those, which share the
  *   kernel's chunks.
