@@ -1,5 +1,5 @@
 /**
- * The agent config (spec section 2) as TypeBox schemas: the validation of agent files and config writes, and
+ * The agent config as TypeBox schemas: the validation of agent files and config writes, and
  * the OpenAPI document. The package declares the same config as types (`AgentConfig`, ... in
  * contracts/agent-config.ts, what an extension reads and writes); the checks at the end of this file fail
  * the type check when the two drift. Objects left open (`security`, `limits`, `context`, ...) accept extra
