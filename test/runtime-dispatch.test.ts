@@ -1,5 +1,6 @@
 import t from 'tap';
 import { normalizeDispatch } from '../kernel/runtime/dispatch.js';
+import { wireDaemon } from './helpers/wire-daemon.js';
 
 const now = () => new Date('2025-01-02T03:04:05.000Z');
 
@@ -59,9 +60,8 @@ t.test('refusals', async (t) => {
   t.equal(normalizeDispatch({ event: { type: 'inbox', data: null, time: '2025-01-02T03:04:05.5+02:00' } }, now).events[0]!.time, '2025-01-02T01:04:05.500Z');
 });
 
-t.test('POST trigger over HTTP', async (t) => {
-  const { runtimeHarness } = await import('./fixtures/runtime/harness.js');
-  const h = await runtimeHarness(t, { wire: true });
+t.test('POST trigger over HTTP (the built daemon)', async (t) => {
+  const h = await wireDaemon(t);
   const hooks = `
     export function summarize(input: { trigger: string; count: number; event: { data: unknown } }) {
       return { trigger: input.trigger, count: input.count, data: input.event.data };

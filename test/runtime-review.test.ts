@@ -1,5 +1,5 @@
 /**
- * The review mark follows config changes the agent makes itself through `sys_update_config` (the same
+ * On the built daemon: the review mark follows config changes the agent makes itself through `sys_update_config` (the same
  * path as the owner's PUT config), including security-relevant ones, while owner locks
  * (`locked_fields`) still refuse the tool.
  */
@@ -7,10 +7,10 @@ import { join } from 'node:path';
 import t from 'tap';
 import { readReviewMarks, REVIEW_MARKS_FILE, REVIEW_MARKS_JOURNAL } from '../kernel/agents/review-marks.js';
 import { createAgentFile } from './helpers/agent-file.js';
-import { runtimeHarness } from './fixtures/runtime/harness.js';
+import { wireDaemon } from './helpers/wire-daemon.js';
 
 t.test('sys_update_config keeps a reviewed agent reviewed; a locked field is refused', async (t) => {
-  const h = await runtimeHarness(t);
+  const h = await wireDaemon(t);
   const path = await createAgentFile(h.dir, {
     tools: [{ name: 'sys_update_config', enabled: true }],
     locked_fields: ['messaging'],

@@ -76,3 +76,12 @@ export async function wireDaemon(t: Teardown, options: BootOptions & { script?: 
     ended: (turnId) => waitFor((e) => endsTurn(e, turnId), `the end of turn ${turnId}`),
   };
 }
+
+/** Resolves once the fake server has received `count` model calls in all; rejects after `ms` (default 15 s). */
+export async function modelCalls(h: WireDaemon, count: number, ms = 15_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (h.fake.chatRequests().length < count) {
+    if (Date.now() > deadline) throw new Error(`failsafe: ${h.fake.chatRequests().length} of ${count} model calls within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
