@@ -1,21 +1,22 @@
 /**
- * The operator's view of the daemon (issue 15 item 2) against a real daemon and a scripted model:
+ * The operator's view of the daemon on the built daemon with a scripted model (the fake OpenAI server):
  * agent states in GET /agents, GET /tasks across agents, PATCH config (JSON Merge Patch), chat with
- * ?wait=true / Prefer: wait=N, the Files routes (D16) and GET /runtime. One daemon for the file.
+ * ?wait=true / Prefer: wait=N, the Files routes and GET /runtime. One daemon for the file.
  */
 import t from 'tap';
 import { Gate } from './fixtures/runtime/scripted-model.js';
-import { runtimeHarness } from './fixtures/runtime/harness.js';
+import { wireDaemon } from './helpers/wire-daemon.js';
 
 t.test('operator routes', async (t) => {
-  const h = await runtimeHarness(t);
+  const h = await wireDaemon(t);
   const a = await h.agent({ name: 'alpha', tools: [{ name: 'fs_write', enabled: true, restricted: true }] });
   const b = await h.agent({ name: 'beta' });
 
   await t.test('GET /agents carries runtimeState and displayState', async (t) => {
     const list = (await h.d.request('GET', '/agents')).body as Array<Record<string, unknown>>;
     const alpha = list.find((agent) => agent.id === a)!;
-    t.match(alpha, { name: 'alpha', runtimeState: String, displayState: h.d.daemon.kernel.registry.resolve(a).config.state });
+    t.match(alpha, { name: 'alpha', runtimeState: String, displayState: (await h.d.request('GET', `/agents/${a}/config`)).body.config.state });
+    t.equal(alpha.displayState, 'idle');
     // A separate agent: a hibernated agent is left out of the turns below.
     const c = await h.agent({ name: 'gamma' });
     await h.d.request('POST', `/agents/${c}/state`, { state: 'hibernate' });
@@ -100,7 +101,7 @@ t.test('operator routes', async (t) => {
     t.equal((await h.d.request('PATCH', `/agents/nobody/config`, {})).status, 404);
   });
 
-  await t.test('Files routes (D16)', async (t) => {
+  await t.test('Files routes', async (t) => {
     const put = await h.d.request('PUT', `/agents/${a}/files/content?path=notes/today.md`, { content: '# hi', mime_type: 'text/markdown' });
     t.equal(put.status, 200);
     t.match(put.body.file, { path: 'notes/today.md', size: 4, mime_type: 'text/markdown', protection: 'none', created_at: Number, updated_at: Number });
@@ -143,7 +144,7 @@ t.test('operator routes', async (t) => {
     const info = (await h.d.request('GET', '/runtime')).body;
     t.match(info, {
       version: String,
-      pid: process.pid,
+      pid: h.d.child.pid,
       dataDir: h.d.dataDir,
       memory: { rss: Number, heapUsed: Number },
       agents: { loaded: 2 },

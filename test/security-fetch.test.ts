@@ -1,14 +1,15 @@
 /**
- * `sys_fetch` cannot reach the daemon's host or its private networks (issue 9 item 5): loopback,
+ * `sys_fetch` cannot reach the daemon's host or its private networks: loopback,
  * private, link-local addresses are refused after DNS resolution and on every redirect hop, unless the
- * owner lists the host in `security.fetch_allow_hosts` (owner-only: the agent cannot grant it).
+ * owner lists the host in `security.fetch_allow_hosts` (owner-only: the agent cannot grant it). On the
+ * built daemon; a name that resolves to loopback (a DNS answer only in-process can fake) is in
+ * security-fetch-internals.test.ts.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
-import { fetchDns } from '../kernel/runtime/tools/fetch-tool.js';
 import { blockedAddressKind, hostAllowed } from '../kernel/agents/fetch-policy.js';
-import { runtimeHarness, type RuntimeHarness } from './fixtures/runtime/harness.js';
+import { wireDaemon, type WireDaemon } from './helpers/wire-daemon.js';
 
 async function server(t: { teardown(fn: () => unknown): void }, handler: Parameters<typeof createServer>[1]): Promise<{ port: number; hits: string[] }> {
   const hits: string[] = [];
@@ -22,12 +23,32 @@ async function server(t: { teardown(fn: () => unknown): void }, handler: Paramet
 }
 
 /** Runs one turn whose model calls sys_fetch with each args object; the tool results in order. */
-async function fetchAll(h: RuntimeHarness, id: string, calls: Array<Record<string, unknown>>) {
+async function fetchAll(h: WireDaemon, id: string, calls: Array<Record<string, unknown>>) {
   h.model.push({ toolCalls: calls.map((args) => ({ name: 'sys_fetch', args })) }, { text: 'done' });
   await h.ended((await h.d.request('POST', `/agents/${id}/chat`, { text: 'fetch' })).body.turnId);
   const messages = h.model.calls.at(-1)!.messages;
   return messages.filter((m) => m.role === 'tool') as Array<{ content: string; isError?: boolean }>;
 }
+
+/**
+ * One daemon for the file. Its owner's ceiling (settings agentCeiling) lists one host, `outer`, a local
+ * server that redirects to `inner` (never to be reached) and to itself.
+ */
+let h: WireDaemon;
+let inner: { port: number; hits: string[] };
+let outer: { port: number; hits: string[] };
+t.before(async () => {
+  inner = await server(t, (_req, res) => res.end('inner secret'));
+  outer = await server(t, (req, res) => {
+    if (req.url === '/to-inner') return res.writeHead(302, { location: `http://127.0.0.1:${inner.port}/` }).end();
+    if (req.url === '/to-localhost') return res.writeHead(307, { location: `http://localhost:${inner.port}/` }).end();
+    if (req.url === '/to-self') return res.writeHead(301, { location: '/hello' }).end();
+    if (req.url === '/loop') return res.writeHead(302, { location: '/loop' }).end();
+    res.setHeader('content-type', 'text/plain');
+    res.end(`you asked for ${req.url}`);
+  });
+  h = await wireDaemon(t, { settings: { agentCeiling: { fetchAllowHosts: [`127.0.0.1:${outer.port}`] } } });
+});
 
 t.test('address policy: loopback, private, link-local and embedded-IPv4 forms are refused; public ones pass', async (t) => {
   for (const address of ['127.0.0.1', '127.255.0.9', '10.0.0.1', '172.16.5.5', '192.168.1.1', '100.64.0.1', '169.254.169.254', '0.0.0.0', '224.0.0.251', '255.255.255.255', '::1', '::', '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:10.0.0.1', 'fe80::1', 'fe80::1%lo', 'fc00::1', 'fd00::5', 'ff02::1', '64:ff9b::7f00:1', '2002:c0a8:101::1']) {
@@ -44,45 +65,7 @@ t.test('address policy: loopback, private, link-local and embedded-IPv4 forms ar
   t.notOk(hostAllowed(new URL('http://[::1]:80/'), allow));
 });
 
-t.test('sys_fetch refuses loopback destinations unless the owner allows the host', async (t) => {
-  const target = await server(t, (_req, res) => res.end('secret'));
-  const h = await runtimeHarness(t);
-  const realLookup = fetchDns.lookup;
-  t.teardown(() => void (fetchDns.lookup = realLookup));
-  // A public-looking name that resolves to loopback (DNS rebinding); other names resolve normally.
-  fetchDns.lookup = async (name) => (name === 'rebind.example' ? [{ address: '127.0.0.1', family: 4 }] : realLookup(name));
-  const id = await h.agent();
-  const base = `:${target.port}/`;
-  const results = await fetchAll(h, id, [
-    { url: `http://127.0.0.1${base}` },
-    { url: `http://localhost${base}` },
-    { url: `http://[::1]${base}` },
-    { url: `http://rebind.example${base}` },
-    { url: `http://2130706433${base}` },
-    { url: `http://[::ffff:127.0.0.1]${base}` },
-    { url: `http://0.0.0.0${base}` },
-  ]);
-  t.equal(results.length, 7);
-  for (const result of results) {
-    t.equal(result.isError, true);
-    t.match(result.content, /refuses .*(loopback|this-network).*security\.fetch_allow_hosts/);
-  }
-  t.match(results[3]!.content, /rebind\.example \(resolves to 127\.0\.0\.1\)/);
-  t.same(target.hits, [], 'no request reached the server');
-});
-
 t.test('a redirect from an allowed host to a loopback one is refused; the allowed host itself works', async (t) => {
-  const inner = await server(t, (_req, res) => res.end('inner secret'));
-  const outer = await server(t, (req, res) => {
-    if (req.url === '/to-inner') return res.writeHead(302, { location: `http://127.0.0.1:${inner.port}/` }).end();
-    if (req.url === '/to-localhost') return res.writeHead(307, { location: `http://localhost:${inner.port}/` }).end();
-    if (req.url === '/to-self') return res.writeHead(301, { location: '/hello' }).end();
-    if (req.url === '/loop') return res.writeHead(302, { location: '/loop' }).end();
-    res.setHeader('content-type', 'text/plain');
-    res.end(`you asked for ${req.url}`);
-  });
-  // The owner's ceiling lists the host (settings agentCeiling), and the agent's file asks for it.
-  const h = await runtimeHarness(t, { settings: { agentCeiling: { fetchAllowHosts: [`127.0.0.1:${outer.port}`] } } });
   const id = await h.agent({ security: { fetch_allow_hosts: [`127.0.0.1:${outer.port}`] } });
   const base = `http://127.0.0.1:${outer.port}`;
   const [toInner, toLocalhost, toSelf, loop, plain] = await fetchAll(h, id, [
@@ -102,7 +85,6 @@ t.test('a redirect from an allowed host to a loopback one is refused; the allowe
 });
 
 t.test('the allow list is owner-only: the agent cannot grant itself a host', async (t) => {
-  const h = await runtimeHarness(t);
   const id = await h.agent({ tools: [{ name: 'sys_update_config', enabled: true }] });
   h.model.push({ toolCalls: [{ name: 'sys_update_config', args: { patch: { security: { fetch_allow_hosts: ['127.0.0.1'] } } } }] }, { text: 'tried' });
   await h.ended((await h.d.request('POST', `/agents/${id}/chat`, { text: 'grant yourself' })).body.turnId);

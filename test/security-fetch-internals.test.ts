@@ -1,0 +1,56 @@
+/**
+ * `sys_fetch` refuses loopback destinations in every spelling, a public-looking name that resolves to
+ * loopback (DNS rebinding, faked through the tool's resolver in this process) included, unless the owner
+ * allows the host.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import t from 'tap';
+import { fetchDns } from '../kernel/runtime/tools/fetch-tool.js';
+import { runtimeHarness, type RuntimeHarness } from './fixtures/runtime/harness.js';
+
+async function server(t: { teardown(fn: () => unknown): void }, handler: Parameters<typeof createServer>[1]): Promise<{ port: number; hits: string[] }> {
+  const hits: string[] = [];
+  const srv: Server = createServer((req, res) => {
+    hits.push(req.url ?? '');
+    handler!(req, res);
+  });
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => srv.close(() => resolve())));
+  return { port: (srv.address() as AddressInfo).port, hits };
+}
+
+/** Runs one turn whose model calls sys_fetch with each args object; the tool results in order. */
+async function fetchAll(h: RuntimeHarness, id: string, calls: Array<Record<string, unknown>>) {
+  h.model.push({ toolCalls: calls.map((args) => ({ name: 'sys_fetch', args })) }, { text: 'done' });
+  await h.ended((await h.d.request('POST', `/agents/${id}/chat`, { text: 'fetch' })).body.turnId);
+  const messages = h.model.calls.at(-1)!.messages;
+  return messages.filter((m) => m.role === 'tool') as Array<{ content: string; isError?: boolean }>;
+}
+
+t.test('sys_fetch refuses loopback destinations unless the owner allows the host', async (t) => {
+  const target = await server(t, (_req, res) => res.end('secret'));
+  const h = await runtimeHarness(t);
+  const realLookup = fetchDns.lookup;
+  t.teardown(() => void (fetchDns.lookup = realLookup));
+  // A public-looking name that resolves to loopback (DNS rebinding); other names resolve normally.
+  fetchDns.lookup = async (name) => (name === 'rebind.example' ? [{ address: '127.0.0.1', family: 4 }] : realLookup(name));
+  const id = await h.agent();
+  const base = `:${target.port}/`;
+  const results = await fetchAll(h, id, [
+    { url: `http://127.0.0.1${base}` },
+    { url: `http://localhost${base}` },
+    { url: `http://[::1]${base}` },
+    { url: `http://rebind.example${base}` },
+    { url: `http://2130706433${base}` },
+    { url: `http://[::ffff:127.0.0.1]${base}` },
+    { url: `http://0.0.0.0${base}` },
+  ]);
+  t.equal(results.length, 7);
+  for (const result of results) {
+    t.equal(result.isError, true);
+    t.match(result.content, /refuses .*(loopback|this-network).*security\.fetch_allow_hosts/);
+  }
+  t.match(results[3]!.content, /rebind\.example \(resolves to 127\.0\.0\.1\)/);
+  t.same(target.hits, [], 'no request reached the server');
+});
