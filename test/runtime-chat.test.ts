@@ -1,6 +1,8 @@
 /**
- * Chat rules 1-4 through the real providers extension and a fake OpenAI Chat Completions server whose
- * replies each test scripts (see test/fixtures/runtime/wire-model.ts).
+ * Chat rules 1-4 on the built daemon, with a fake OpenAI Chat Completions server whose replies each test
+ * scripts (see test/fixtures/runtime/wire-model.ts). One daemon for the file, a fresh agent per test.
+ * Absorbing chats queued while a turn lists its tools, and the queue bound (filled through the kernel),
+ * are in runtime-chat-internals.test.ts.
  */
 import t from 'tap';
 import { join } from 'node:path';
@@ -8,12 +10,17 @@ import { AgentFile } from '../kernel/agents/agent-file.js';
 import { IdempotencyKeyStore } from '../kernel/agents/stores/idempotency-store.js';
 import { agentConfig } from './helpers/agent-file.js';
 import { tempDir } from './helpers/daemon.js';
-import { endsTurn, runtimeHarness } from './fixtures/runtime/harness.js';
+import { endsTurn, wireDaemon, type WireDaemon } from './helpers/wire-daemon.js';
+
+let h: WireDaemon;
+t.before(async () => {
+  h = await wireDaemon(t);
+});
 
 t.test('a chat runs a turn: 202 at once, rows committed, events carry the turn id', async (t) => {
-  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent({ instructions: 'Be brief.' });
-  h.model.push({ text: 'Hello there', deltas: ['Hel', 'lo there'] });
+  h.model.push({ text: 'Hello there' });
+  const calls = h.model.calls.length;
   const res = await h.d.request('POST', `/agents/${id}/chat`, { text: 'hi' });
   t.equal(res.status, 202);
   t.equal(res.body.accepted, true);
@@ -21,9 +28,10 @@ t.test('a chat runs a turn: 202 at once, rows committed, events carry the turn i
   const done = await h.ended(turnId);
   t.equal(done.event_type, 'turn.completed');
   t.same(done.payload, { turn_id: turnId, absorbed_turn_ids: [], text: 'Hello there', llm_calls: 1, tool_calls: 0, stop_reason: 'end' });
-  t.equal(h.model.calls[0]!.system, 'Be brief.');
-  t.same(h.model.calls[0]!.messages, [{ role: 'user', content: 'hi' }]);
-  const turnEvents = h.events.filter((e) => e.turn_id === turnId).map((e) => e.event_type);
+  t.equal(h.model.calls.length, calls + 1);
+  t.equal(h.model.calls[calls]!.system, 'Be brief.');
+  t.same(h.model.calls[calls]!.messages, [{ role: 'user', content: 'hi' }]);
+  const turnEvents = h.log.events.filter((e) => e.turn_id === turnId).map((e) => e.event_type);
   for (const type of ['turn.started', 'loop.appended', 'llm.delta', 'llm.completed', 'turn.completed', 'agent.state.changed']) t.ok(turnEvents.includes(type as never), `${type} carries turn_id`);
   const completed = h.of('llm.completed', id)[0]!;
   t.same(completed.payload.usage, { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 }, 'usage as the server reported it');
@@ -44,7 +52,6 @@ t.test('a chat runs a turn: 202 at once, rows committed, events carry the turn i
 });
 
 t.test('404 unknown loop and 409 disabled loop before anything is queued; ?loop= wins', async (t) => {
-  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent({
     loops: [
       { name: 'side', goal: 'watch things', enabled: true },
@@ -57,12 +64,13 @@ t.test('404 unknown loop and 409 disabled loop before anything is queued; ?loop=
   const disabled = await h.d.request('POST', `/agents/${id}/chat`, { text: 'x', loop: 'dormant' });
   t.equal(disabled.status, 409);
   t.equal(disabled.body.code, 'conflict');
-  t.equal(h.of('turn.started').length, 0, 'nothing queued');
+  t.equal(h.of('turn.started', id).length, 0, 'nothing queued');
+  const calls = h.model.calls.length;
   const res = await h.d.request('POST', `/agents/${id}/chat?loop=side`, { text: 'to side', loop: 'dormant' });
   t.equal(res.status, 202);
   const done = await h.ended(res.body.turnId);
   t.equal(done.loop, 'side');
-  t.match(h.model.calls[0]!.system, /inner loop "side".*\n.*watch things/);
+  t.match(h.model.calls[calls]!.system, /inner loop "side".*\n.*watch things/);
   t.equal((await h.d.request('GET', `/agents/${id}/chat?loop=side`)).body.total, 2);
   t.equal(await h.d.request('GET', `/agents/${id}/chat`).then((r) => r.body), null, 'main has no history');
   const missing = await h.d.request('POST', `/agents/nobody/chat`, { text: 'x' });
@@ -71,37 +79,11 @@ t.test('404 unknown loop and 409 disabled loop before anything is queued; ?loop=
   t.equal(empty.status, 400);
 });
 
-t.test('a busy loop: the first queued chat interrupts, the oldest runs next and absorbs the rest', async (t) => {
-  const h = await runtimeHarness(t, { wire: true });
-  const id = await h.agent();
-  h.model.push({ hang: true });
-  const first = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'one' })).body.turnId;
-  await h.waitFor((e) => e.event_type === 'agent.state.changed' && e.turn_id === first && (e.payload as any).state === 'thinking');
-  await h.modelCalls(1);
-  // The next turn is held before its first model call, so the chats after 'two' are queued by then.
-  const gate = h.holdTurns();
-  const queued = [];
-  for (const text of ['two', 'three', 'four']) queued.push((await h.d.request('POST', `/agents/${id}/chat`, { text })).body.turnId);
-  gate.release();
-  const firstEnd = await h.ended(first);
-  t.equal(firstEnd.event_type, 'turn.completed');
-  t.equal((firstEnd.payload as any).stop_reason, 'interrupted');
-  const next = await h.ended(queued[0]);
-  t.same((next.payload as any).absorbed_turn_ids, queued.slice(1));
-  const delivered = h.of('chat.delivered', id);
-  t.equal(delivered.length, 1);
-  t.same(delivered[0]!.payload.turn_ids, queued.slice(1));
-  t.equal(delivered[0]!.turn_id, queued[0]);
-  // The second turn's only model call saw every queued chat as consecutive user rows.
-  const seen = h.model.calls[1]!.messages.map((m) => m.content);
-  t.same(seen, ['one', 'two', 'three', 'four']);
-});
-
 t.test('50 chats fired at one busy agent: every turnId ends exactly once', async (t) => {
-  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent();
   h.model.push({ hang: true });
   h.model.fallback = { text: 'ok', delayMs: 5 };
+  t.teardown(() => void (h.model.fallback = { text: 'ok' }));
   const busy = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'start' })).body.turnId;
   await h.waitFor((e) => e.event_type === 'turn.started' && e.turn_id === busy);
   const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => h.d.request('POST', `/agents/${id}/chat`, { text: `m${i}` })));
@@ -110,16 +92,15 @@ t.test('50 chats fired at one busy agent: every turnId ends exactly once', async
   t.equal(new Set(ids).size, 51, 'distinct turn ids');
   await Promise.all(ids.map((turnId) => h.ended(turnId)));
   for (const turnId of ids) {
-    const endings = h.events.filter((e) => endsTurn(e, turnId));
+    const endings = h.log.events.filter((e) => endsTurn(e, turnId));
     if (endings.length !== 1) t.fail(`turn ${turnId} ended ${endings.length} times`);
   }
-  t.equal(h.of('chat.discarded').length, 0, 'nothing was dropped');
+  t.equal(h.of('chat.discarded', id).length, 0, 'nothing was dropped');
   const users = (await h.d.request('GET', `/agents/${id}/chat?limit=500`)).body.llmMessages.filter((m: any) => m.role === 'user');
   t.equal(users.length, 51, 'every chat was written to the loop');
 });
 
 t.test('DELETE chat clears one loop and is refused mid-turn', async (t) => {
-  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent({ loops: [{ name: 'side', goal: 'g', enabled: true }] });
   await h.ended((await h.d.request('POST', `/agents/${id}/chat`, { text: 'a' })).body.turnId);
   await h.ended((await h.d.request('POST', `/agents/${id}/chat?loop=side`, { text: 'b' })).body.turnId);
@@ -135,7 +116,6 @@ t.test('DELETE chat clears one loop and is refused mid-turn', async (t) => {
 });
 
 t.test('Idempotency-Key: a repeat answers the same 202 and queues nothing; another request with the key is 422', async (t) => {
-  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent();
   const headers = { 'idempotency-key': 'retry-1' };
   const a = await h.d.request('POST', `/agents/${id}/chat`, { text: 'once' }, headers);
@@ -197,7 +177,6 @@ t.test('idempotency keys are bounded per agent: a busy agent cannot push out ano
 });
 
 t.test('POST trigger honours ?loop= like chat: query wins; unknown 404 and disabled 409 before queueing', async (t) => {
-  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent({ loops: [{ name: 'side', goal: 'g', enabled: true }, { name: 'dormant', goal: 'z', enabled: false }] });
   const res = await h.d.request('POST', `/agents/${id}/trigger?loop=side`, { type: 'inbox', data: { text: 'x' }, loop: 'main' });
   t.equal(res.status, 202);
@@ -216,7 +195,6 @@ t.test('POST trigger honours ?loop= like chat: query wins; unknown 404 and disab
 });
 
 t.test('a queued chat runs before trigger turns queued earlier', async (t) => {
-  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent();
   h.model.push({ hang: true });
   const first = (await h.d.request('POST', `/agents/${id}/trigger`, { type: 'timer', data: 1 })).body.turnId;
@@ -226,27 +204,6 @@ t.test('a queued chat runs before trigger turns queued earlier', async (t) => {
   await Promise.all([h.ended(first), h.ended(trigger), h.ended(chat)]);
   const order = h.of('turn.started', id).map((e) => e.turn_id);
   t.same(order, [first, chat, trigger]);
-  t.equal((h.events.find((e) => e.event_type === 'turn.completed' && e.turn_id === first)!.payload as any).stop_reason, 'interrupted', 'the chat interrupted the trigger turn');
+  t.equal((h.log.events.find((e) => e.event_type === 'turn.completed' && e.turn_id === first)!.payload as any).stop_reason, 'interrupted', 'the chat interrupted the trigger turn');
 });
 
-t.test('a loop queues at most 1000 turns: chats and dispatches beyond get 409, trigger work is dropped with a warning', async (t) => {
-  const h = await runtimeHarness(t, { wire: true });
-  const id = await h.agent();
-  h.model.push({ hang: true });
-  const busy = (await h.d.request('POST', `/agents/${id}/trigger`, { type: 'timer', data: null })).body.turnId;
-  await h.waitFor((e) => e.event_type === 'turn.started' && e.turn_id === busy);
-  const runtime = h.service.forRequest(id);
-  for (let i = 0; i < 1000; i++) runtime.loop('main').enqueue({ kind: 'trigger', turnId: `fill-${i}`, trigger: 'test', events: [], count: 0, at: 0 });
-  const chat = await h.d.request('POST', `/agents/${id}/chat`, { text: 'one too many' });
-  t.equal(chat.status, 409);
-  t.equal(chat.body.code, 'conflict');
-  t.match(chat.body.error, /1000 queued turns/);
-  t.equal((await h.d.request('POST', `/agents/${id}/trigger`, { type: 'inbox', data: null })).status, 409);
-  runtime.fire('on_inbox', { text: 'hello' }, {}, [{ scope: 'agent' }]);
-  const logs = (await h.d.request('GET', `/agents/${id}/logs`)).body.logs;
-  t.ok(logs.some((l: any) => l.level === 'warn' && /on_inbox could not wake loop main: .*1000 queued turns/.test(l.message)), 'dropped trigger work is logged');
-  t.equal(runtime.loop('main').queuedTurnIds.length, 1000);
-  await h.d.request('POST', `/agents/${id}/abort`);
-  const discarded = await h.waitFor((e) => e.event_type === 'chat.discarded');
-  t.equal((discarded.payload as any).turn_ids.length, 1000);
-});
