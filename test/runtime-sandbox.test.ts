@@ -2,7 +2,7 @@ import t from 'tap';
 import { LambdaHost, parseLambdaRef } from '../kernel/runtime/sandbox/lambda-runner.js';
 import { HostCommandRunner } from '../kernel/runtime/sandbox/command-runner.js';
 import { tempDir } from './helpers/daemon.js';
-import { runtimeHarness } from './fixtures/runtime/harness.js';
+import { wireDaemon } from './helpers/wire-daemon.js';
 
 const SOURCE = `
 interface Ev { n: number }
@@ -123,7 +123,9 @@ t.test('command: event on stdin, minimal env, the work folder as cwd, killed at 
 });
 
 t.test('command boundary: no daemon secrets, no network; a harmless command still works', { skip: sandbox.available ? false : `no sandbox can be made here: ${sandbox.available ? '' : sandbox.reason}` }, async (t) => {
-  const h = await runtimeHarness(t);
+  // The built daemon without extensions: the host's command runner (a compute extension would run
+  // commands elsewhere) is what this test is about.
+  const h = await wireDaemon(t, { extensions: { extensions: [] } });
   const id = await h.agent();
   const port = new URL(h.d.url).port;
   const run = async (command: string) => {

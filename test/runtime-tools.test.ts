@@ -1,41 +1,58 @@
 /**
- * Built-in tools, approvals, asks and tool failures through the real providers extension and a fake
- * OpenAI Chat Completions server whose replies each test scripts (tool calls arrive as streamed
- * fragments; tool results go back as `tool` messages).
+ * Built-in tools, approvals and asks on the built daemon, with a fake OpenAI Chat Completions server
+ * whose replies each test scripts (tool calls arrive as streamed fragments; tool results go back as
+ * `tool` messages). One daemon for the file, a fresh agent per test. Tools that fail (contributed in
+ * process) are in runtime-tools-internals.test.ts.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
-import { runtimeHarness, type RuntimeHarness } from './fixtures/runtime/harness.js';
+import { wireDaemon, type WireDaemon } from './helpers/wire-daemon.js';
+
+let h: WireDaemon;
+/** A local server for sys_fetch (`host:port`). */
+let base: string;
+t.before(async () => {
+  const server = createServer((req, res) => {
+    if (req.url === '/big') return res.end('x'.repeat(400 * 1024));
+    res.setHeader('content-type', 'text/plain');
+    res.end(`you asked for ${req.url}`);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // The test server is on loopback: only a host the owner allows (the ceiling in settings, and the file
+  // asking for it) is reachable (test/security-fetch.test.ts, test/trust-config-ceiling.test.ts).
+  h = await wireDaemon(t, { settings: { agentCeiling: { fetchAllowHosts: [base.slice('http://'.length)] } } });
+});
 
 /** The tool results the model saw on its last call, by tool name. */
-function lastToolResults(h: RuntimeHarness): Array<{ name: string; content: string; isError?: boolean }> {
+function lastToolResults(h: WireDaemon): Array<{ name: string; content: string; isError?: boolean }> {
   const messages = h.model.calls.at(-1)!.messages;
   return messages.filter((m) => m.role === 'tool') as never;
 }
 
 t.test('restricted tool: approval task, approve with modified args, deny with a reason', async (t) => {
-  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent({ tools: [{ name: 'fs_write', enabled: true, restricted: true }] });
-  const file = () => h.d.daemon.kernel.registry.resolve(id).file;
+  const read = (path: string) => h.d.request('GET', `/agents/${id}/files/content?path=${encodeURIComponent(path)}`);
   h.model.push({ toolCalls: [{ name: 'fs_write', args: { path: 'notes/a.txt', content: 'original' } }] }, { text: 'written' });
   const turn = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'write it' })).body.turnId;
-  const requested = await h.waitFor((e) => e.event_type === 'hil.requested');
+  const requested = await h.waitFor((e) => e.event_type === 'hil.requested' && e.turn_id === turn);
   const { taskId } = requested.payload as any;
   t.match(requested.payload, { kind: 'approval', tool: 'fs_write', args: { path: 'notes/a.txt', content: 'original' } });
   t.equal(requested.turn_id, turn);
   t.equal(h.of('task.created', id)[0]!.payload.status, 'pending_approval');
-  await h.waitFor((e) => e.event_type === 'agent.state.changed' && (e.payload as any).state === 'awaiting_approval');
+  await h.waitFor((e) => e.event_type === 'agent.state.changed' && e.agent_id === id && (e.payload as any).state === 'awaiting_approval');
   t.equal((await h.d.request('GET', `/agents/${id}/status`)).body.runtimeState, 'awaiting_approval');
   const listed = await h.d.request('GET', `/agents/${id}/tasks?status=pending_approval`);
   t.equal(listed.body.tasks.length, 1);
-  t.equal(file().files.read('notes/a.txt'), undefined, 'nothing ran before approval');
+  t.equal((await read('notes/a.txt')).status, 404, 'nothing ran before approval');
 
   const resolved = await h.d.request('POST', `/agents/${id}/tasks/${taskId}/resolve`, { action: 'approve', modifiedArgs: { path: 'notes/a.txt', content: 'edited by owner' } });
   t.equal(resolved.status, 200);
   t.equal((await h.ended(turn)).event_type, 'turn.completed');
-  t.equal(file().files.read('notes/a.txt')!.content.toString(), 'edited by owner');
-  t.match((await h.waitFor((e) => e.event_type === 'hil.resolved')).payload, { kind: 'approval', id: taskId, resolution: 'approved' });
+  t.equal((await read('notes/a.txt')).body.content, 'edited by owner');
+  t.match((await h.waitFor((e) => e.event_type === 'hil.resolved' && e.agent_id === id)).payload, { kind: 'approval', id: taskId, resolution: 'approved' });
   const task = (await h.d.request('GET', `/agents/${id}/tasks/${taskId}`)).body;
   t.match(task, { status: 'completed', resolution: { action: 'approve' }, tool: 'fs_write' });
   t.equal((await h.d.request('POST', `/agents/${id}/tasks/${taskId}/resolve`, { action: 'deny' })).status, 409, 'no longer pending');
@@ -50,29 +67,27 @@ t.test('restricted tool: approval task, approve with modified args, deny with a 
   const result = lastToolResults(h).at(-1)!;
   t.match(result.content, /denied.*not now/);
   t.equal(result.isError, true);
-  t.equal(file().files.read('b.txt'), undefined);
+  t.equal((await read('b.txt')).status, 404);
   t.equal((await h.d.request('GET', `/agents/${id}/tasks/${(second.payload as any).taskId}`)).body.status, 'denied');
 });
 
 t.test('an interrupted approval is cancelled', async (t) => {
-  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent({ tools: [{ name: 'fs_delete', enabled: true, restricted: true }] });
   h.model.push({ toolCalls: [{ name: 'fs_delete', args: { path: 'x' } }] });
   const turn = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'delete' })).body.turnId;
-  const requested = await h.waitFor((e) => e.event_type === 'hil.requested');
+  const requested = await h.waitFor((e) => e.event_type === 'hil.requested' && e.turn_id === turn);
   await h.d.request('POST', `/agents/${id}/interrupt`);
   t.equal(((await h.ended(turn)).payload as any).stop_reason, 'interrupted');
   t.equal((await h.d.request('GET', `/agents/${id}/tasks/${(requested.payload as any).taskId}`)).body.status, 'cancelled');
 });
 
 t.test('ask waits for the owner; suspend prompts are answered', async (t) => {
-  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent();
   h.model.push({ toolCalls: [{ name: 'ask', args: { question: 'Which colour?' } }] }, { text: 'blue it is' });
   const turn = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'pick a colour' })).body.turnId;
-  const requested = await h.waitFor((e) => e.event_type === 'hil.requested');
+  const requested = await h.waitFor((e) => e.event_type === 'hil.requested' && e.turn_id === turn);
   t.match(requested.payload, { kind: 'ask', question: 'Which colour?' });
-  await h.waitFor((e) => e.event_type === 'agent.state.changed' && (e.payload as any).state === 'awaiting_ask');
+  await h.waitFor((e) => e.event_type === 'agent.state.changed' && e.agent_id === id && (e.payload as any).state === 'awaiting_ask');
   const asks = (await h.d.request('GET', `/agents/${id}/asks`)).body.asks;
   t.equal(asks.length, 1);
   t.equal((await h.d.request('POST', `/agents/${id}/asks/nope/respond`, { answer: 'x' })).status, 404);
@@ -84,9 +99,9 @@ t.test('ask waits for the owner; suspend prompts are answered', async (t) => {
   t.equal((await h.d.request('POST', `/agents/${id}/suspend/respond`, { resume: true })).status, 409, 'nothing suspended');
   h.model.push({ toolCalls: [{ name: 'sys_set_state', args: { state: 'suspended', reason: 'need a break' } }] }, { text: 'back' });
   const turn2 = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'rest' })).body.turnId;
-  const prompt = await h.waitFor((e) => e.event_type === 'hil.requested' && (e.payload as any).kind === 'suspend');
+  const prompt = await h.waitFor((e) => e.event_type === 'hil.requested' && e.turn_id === turn2 && (e.payload as any).kind === 'suspend');
   t.match(prompt.payload, { reason: 'need a break' });
-  await h.waitFor((e) => e.event_type === 'agent.state.changed' && (e.payload as any).state === 'suspended' && e.loop === undefined && (e.payload as any).loop === 'main');
+  await h.waitFor((e) => e.event_type === 'agent.state.changed' && e.agent_id === id && (e.payload as any).state === 'suspended' && e.loop === undefined && (e.payload as any).loop === 'main');
   const answer = await h.d.request('POST', `/agents/${id}/suspend/respond`, { resume: true });
   t.match(answer.body, { success: true, resumed: true, requestId: (prompt.payload as any).requestId });
   await h.ended(turn2);
@@ -94,12 +109,11 @@ t.test('ask waits for the owner; suspend prompts are answered', async (t) => {
 });
 
 t.test('waits for the owner are not cut off by tool_timeout_ms', async (t) => {
-  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent({ limits: { tool_timeout_ms: 100 } });
   const pause = () => new Promise((resolve) => setTimeout(resolve, 350)); // several tool time limits
   h.model.push({ toolCalls: [{ name: 'ask', args: { question: 'Still there?' } }] }, { text: 'thanks' });
   const turn = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'ask me' })).body.turnId;
-  const asked = await h.waitFor((e) => e.event_type === 'hil.requested' && (e.payload as any).kind === 'ask');
+  const asked = await h.waitFor((e) => e.event_type === 'hil.requested' && e.turn_id === turn && (e.payload as any).kind === 'ask');
   await pause();
   const answered = await h.d.request('POST', `/agents/${id}/asks/${(asked.payload as any).requestId}/respond`, { answer: 'yes' });
   t.equal(answered.status, 200, 'the ask is still pending after the tool time limit');
@@ -108,45 +122,18 @@ t.test('waits for the owner are not cut off by tool_timeout_ms', async (t) => {
 
   h.model.push({ toolCalls: [{ name: 'sys_set_state', args: { state: 'suspended', reason: 'nap' } }] }, { text: 'awake' });
   const turn2 = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'rest' })).body.turnId;
-  await h.waitFor((e) => e.event_type === 'hil.requested' && (e.payload as any).kind === 'suspend');
+  await h.waitFor((e) => e.event_type === 'hil.requested' && e.turn_id === turn2 && (e.payload as any).kind === 'suspend');
   await pause();
   t.match((await h.d.request('POST', `/agents/${id}/suspend/respond`, { resume: true })).body, { success: true, resumed: true });
   await h.ended(turn2);
   t.match(lastToolResults(h).at(-1)!.content, /resumed/);
 });
 
-t.test('tool failures stay inside the turn: a throwing tool and a hung tool', async (t) => {
-  const h = await runtimeHarness(t, { wire: true });
-  h.d.daemon.kernel.contributions.forExtension('test-tools').tools({
-    toolsFor: () => [
-      { name: 'explode', description: 'throws', inputSchema: { type: 'object' }, source: 'ext:test', run: async () => { throw new Error('tool blew up'); } },
-      { name: 'hang', description: 'never returns', inputSchema: { type: 'object' }, source: 'ext:test', run: () => new Promise(() => {}) },
-    ],
-  });
-  const id = await h.agent({ limits: { tool_timeout_ms: 200 } });
-  h.model.push({ toolCalls: [{ name: 'explode' }, { name: 'hang' }, { name: 'no_such_tool' }] }, { text: 'recovered' });
-  const turn = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'go' })).body.turnId;
-  const end = await h.ended(turn);
-  t.equal(end.event_type, 'turn.completed');
-  t.match(end.payload, { text: 'recovered', tool_calls: 3 });
-  const results = lastToolResults(h);
-  t.match(results[0]!.content, /tool blew up/);
-  t.match(results[1]!.content, /exceeded its time limit of 200 ms/);
-  t.match(results[2]!.content, /Unknown or disabled tool/);
-  t.ok(results.every((r) => r.isError));
-  const completed = h.of('tool.completed', id).map((e) => e.payload.ok);
-  t.same(completed, [false, false, false]);
-  const logs = (await h.d.request('GET', `/agents/${id}/logs`)).body.logs.map((l: any) => l.message).join('\n');
-  t.match(logs, /tool explode failed/);
-  t.match(logs, /tool hang failed \(timeout\)/);
-});
-
 t.test('enabled, visible and defaults decide what the model sees', async (t) => {
-  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent({ tools: [{ name: 'fs_delete', enabled: false }, { name: 'fs_list', enabled: true, visible: false }] });
   h.model.push({ toolCalls: [{ name: 'fs_list' }] }, { text: 'done' });
   await h.ended((await h.d.request('POST', `/agents/${id}/chat`, { text: 'x' })).body.turnId);
-  const offered = h.model.calls[0]!.tools;
+  const offered = h.model.calls.at(-2)!.tools;
   t.ok(offered.includes('fs_read') && offered.includes('ask') && offered.includes('db_query'), 'undeclared built-ins are on');
   t.notOk(offered.includes('fs_delete'), 'declared disabled');
   t.notOk(offered.includes('fs_list'), 'invisible');
@@ -161,7 +148,6 @@ t.test('enabled, visible and defaults decide what the model sees', async (t) => 
 });
 
 t.test('files, tables, messages, meta and timers through the tools', async (t) => {
-  const h = await runtimeHarness(t, { wire: true });
   const id = await h.agent({ tools: [{ name: 'sys_update_config', enabled: true }], locked_fields: ['instructions'] });
   h.model.push(
     {
@@ -192,7 +178,9 @@ t.test('files, tables, messages, meta and timers through the tools', async (t) =
   t.match(r[10], /owner lock: instructions is locked/);
   t.match(r[11], /updated description/);
   const outbox = (await h.d.request('GET', `/agents/${id}/outbox`)).body.messages;
-  t.match(outbox[0], { channel: 'mesh', recipient: 'bob', text: 'hi there', status: 'queued' });
+  t.match(outbox[0], { channel: 'mesh', recipient: 'bob', text: 'hi there' });
+  // Queued by the tool; the shipped mesh extension may already have tried it (no peer "bob": failed).
+  t.match(outbox[0].status, /^(queued|failed)$/);
   t.equal(h.of('outbox.queued', id).length, 1);
   t.match((await h.d.request('GET', `/agents/${id}/meta`)).body.entries, [{ key: 'mood', value: 'good' }]);
   t.match((await h.d.request('GET', `/agents/${id}/timers`)).body.timers, [{ payload: 'later', mode: 'once_delay' }]);
@@ -202,17 +190,6 @@ t.test('files, tables, messages, meta and timers through the tools', async (t) =
 });
 
 t.test('sys_fetch does real HTTP with a size cap', async (t) => {
-  const server = createServer((req, res) => {
-    if (req.url === '/big') return res.end('x'.repeat(400 * 1024));
-    res.setHeader('content-type', 'text/plain');
-    res.end(`you asked for ${req.url}`);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  // The test server is on loopback: only a host the owner allows (the ceiling in settings, and the file
-  // asking for it) is reachable (test/security-fetch.test.ts, test/trust-config-ceiling.test.ts).
-  const h = await runtimeHarness(t, { wire: true, settings: { agentCeiling: { fetchAllowHosts: [base.slice('http://'.length)] } } });
   const id = await h.agent({ security: { fetch_allow_hosts: [base.slice('http://'.length)] } });
   h.model.push({ toolCalls: [{ name: 'sys_fetch', args: { url: `${base}/hello` } }, { name: 'sys_fetch', args: { url: `${base}/big` } }, { name: 'sys_fetch', args: { url: 'file:///etc/passwd' } }] }, { text: 'fetched' });
   await h.ended((await h.d.request('POST', `/agents/${id}/chat`, { text: 'fetch' })).body.turnId);
