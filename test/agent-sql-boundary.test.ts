@@ -11,14 +11,15 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { createAgentFile } from './helpers/agent-file.js';
-import { runtimeHarness } from './fixtures/runtime/harness.js';
 import { fingerprint, readFile, box, toolResults, stable } from './helpers/sql-boundary.js';
+import { wireDaemon } from './helpers/wire-daemon.js';
+
+const h = await wireDaemon(t);
 
 t.test('through the tools: readfile of the daemon token and of another agent file, writefile, ATTACH', async (t) => {
-  const h = await runtimeHarness(t);
   const other = await createAgentFile(h.dir, { name: 'other-agent' });
-  const id = await h.agent();
-  const file = h.d.daemon.kernel.registry.resolve(id).file;
+  const id = await h.agent({ name: 'escaper' });
+  const file = { path: join(h.dir, 'escaper.agt') };
   // The turn itself writes the conversation, the log and the queue; everything else must stay.
   const turnTables = ['agt_loop', 'agt_logs', 'agt_queue', 'agt_idempotency', 'agt_usage'];
   const before = fingerprint(file.path, turnTables);
@@ -55,8 +56,7 @@ t.test('through the tools: readfile of the daemon token and of another agent fil
 });
 
 t.test('through the tools: local tables work end to end, DROP TABLE included', async (t) => {
-  const h = await runtimeHarness(t);
-  const id = await h.agent();
+  const id = await h.agent({ name: 'tabler' });
   h.model.push(
     {
       toolCalls: [

@@ -1,9 +1,13 @@
+import { join } from 'node:path';
 import t from 'tap';
 import type { AgentConfig } from '../contracts/agent-config.js';
 import type { AgentFile } from '../kernel/agents/agent-file.js';
 import { createAgentFile } from './helpers/agent-file.js';
-import { runtimeHarness, type RuntimeHarness } from './fixtures/runtime/harness.js';
+import { readFile } from './helpers/sql-boundary.js';
+import { wireDaemon } from './helpers/wire-daemon.js';
 import { Gate } from './fixtures/runtime/scripted-model.js';
+
+const h = await wireDaemon(t);
 
 /** `turns` user/assistant pairs (q1/a1, ...) in `loop`. */
 function seedTurns(file: AgentFile, turns: number, loop = 'main', prefix = '') {
@@ -13,7 +17,7 @@ function seedTurns(file: AgentFile, turns: number, loop = 'main', prefix = '') {
   }
 }
 
-async function load(h: RuntimeHarness, config: Partial<AgentConfig>, seed: (file: AgentFile) => void): Promise<string> {
+async function load(config: Partial<AgentConfig>, seed: (file: AgentFile) => void): Promise<string> {
   const path = await createAgentFile(h.dir, config, { seed });
   return (await h.d.request('POST', '/agents/load', { filePath: path })).body.id;
 }
@@ -25,19 +29,19 @@ async function until(check: () => boolean | Promise<boolean>): Promise<void> {
 const texts = (rows: any[]) => rows.map((row) => row.content.text);
 
 t.test('compact: refusals, upstream failure leaves history, summary replaces older rows', async (t) => {
-  const h = await runtimeHarness(t);
-  const id = await load(h, { name: 'compactor', loops: [{ name: 'sleepy', goal: 'z', enabled: false }] }, (file) => seedTurns(file, 6));
-  await load(h, { name: 'tiny' }, (file) => seedTurns(file, 3));
+  const id = await load({ name: 'compactor', loops: [{ name: 'sleepy', goal: 'z', enabled: false }] }, (file) => seedTurns(file, 6));
+  await load({ name: 'tiny' }, (file) => seedTurns(file, 3));
   const compact = (agent = 'compactor', query = '', body?: unknown) => h.d.request('POST', `/agents/${agent}/compact${query}`, body);
   const page = async () => (await h.d.request('GET', '/agents/compactor/loop?limit=500')).body.rows;
 
   const tiny = await compact('tiny');
   t.equal(tiny.status, 409, 'nothing to compact: only the kept turns');
   t.equal(tiny.body.code, 'conflict');
+  const calls = h.model.calls.length;
   t.equal((await compact('compactor', '?loop=sleepy')).status, 409, 'disabled loop');
   t.equal((await compact('compactor', '', { loop: 'nope' })).status, 404, 'unknown loop');
   t.equal((await compact('compactor', '?loop=nope', { loop: 'main' })).status, 404, 'the query wins');
-  t.equal(h.model.calls.length, 0, 'no model call for a refusal');
+  t.equal(h.model.calls.length, calls, 'no model call for a refusal');
 
   const before = await page();
   h.model.push({ error: { code: 'upstream_error', status: 500 } });
@@ -45,7 +49,7 @@ t.test('compact: refusals, upstream failure leaves history, summary replaces old
   t.equal(failed.status, 502);
   t.equal(failed.body.code, 'upstream_error');
   t.same(await page(), before, 'history untouched');
-  t.equal(h.of('loop.compacted').length, 0);
+  t.equal(h.of('loop.compacted', id).length, 0);
 
   h.model.push({ text: '  SUMMARY: q1 to q3 were discussed  ' });
   const done = await compact();
@@ -59,7 +63,7 @@ t.test('compact: refusals, upstream failure leaves history, summary replaces old
   t.same(texts(after), ['SUMMARY: q1 to q3 were discussed', 'q4', 'a4', 'q5', 'a5', 'q6', 'a6'], 'the last 3 turns stay verbatim');
   t.match(after[0], { id: before[5].id, role: 'system', kind: 'summary', created_at: before[5].created_at, usage_input: 10, model: 'test-model' });
   t.same(after.slice(1), before.slice(6), 'kept rows unchanged');
-  const event = await h.waitFor((e) => e.event_type === 'loop.compacted');
+  const event = await h.waitFor((e) => e.event_type === 'loop.compacted' && e.agent_id === id);
   t.same(event.payload, { removed: 6, summary_chars: done.body.summaryChars });
   t.equal(event.agent_id, id);
 
@@ -73,8 +77,7 @@ t.test('compact: refusals, upstream failure leaves history, summary replaces old
 });
 
 t.test('compact holds the loop: chats and triggers queue behind it, 409 while compacting or mid-turn', async (t) => {
-  const h = await runtimeHarness(t);
-  await load(h, { name: 'holder' }, (file) => seedTurns(file, 4));
+  const id = await load({ name: 'holder' }, (file) => seedTurns(file, 4));
 
   h.model.push({ hang: true });
   const running = (await h.d.request('POST', '/agents/holder/chat', { text: 'long' })).body.turnId;
@@ -97,21 +100,20 @@ t.test('compact holds the loop: chats and triggers queue behind it, 409 while co
 
   const chat = (await h.d.request('POST', '/agents/holder/chat', { text: 'while compacting' })).body.turnId;
   const trigger = (await h.d.request('POST', '/agents/holder/trigger', { type: 'inbox', data: { text: 'ping' } })).body.turnId;
-  t.notOk(h.events.some((e) => e.event_type === 'turn.started' && (e.turn_id === chat || e.turn_id === trigger)), 'nothing starts while compacting');
+  t.notOk(h.log.events.some((e) => e.event_type === 'turn.started' && (e.turn_id === chat || e.turn_id === trigger)), 'nothing starts while compacting');
 
   gate.release();
   const done = await compacting;
   t.equal(done.status, 200);
   await h.ended(chat);
   await h.ended(trigger);
-  const order = h.events.filter((e) => e.event_type === 'loop.compacted' || (e.event_type === 'turn.started' && [chat, trigger].includes(e.turn_id!)));
+  const order = h.log.events.filter((e) => (e.event_type === 'loop.compacted' && e.agent_id === id) || (e.event_type === 'turn.started' && [chat, trigger].includes(e.turn_id!)));
   t.same(order.map((e) => e.turn_id ?? e.event_type), ['loop.compacted', chat, trigger], 'queued work runs after the compaction, in order');
   t.equal(h.model.calls.at(-2)!.messages[0]!.content, '[summary of the earlier conversation]\nSUMMARY 2', 'the chat replays on the compacted history');
 });
 
 t.test('loop_compact tool compacts another loop; not its own', async (t) => {
-  const h = await runtimeHarness(t);
-  const id = await load(h, { name: 'tooler', loops: [{ name: 'side', goal: 's', enabled: true }] }, (file) => seedTurns(file, 4, 'side', 'side-'));
+  const id = await load({ name: 'tooler', loops: [{ name: 'side', goal: 's', enabled: true }] }, (file) => seedTurns(file, 4, 'side', 'side-'));
   h.model.push(
     { toolCalls: [{ name: 'loop_compact', args: { loop: 'side' } }, { name: 'loop_compact', args: {} }] },
     { text: 'SIDE SUMMARY' },
@@ -124,7 +126,7 @@ t.test('loop_compact tool compacts another loop; not its own', async (t) => {
   t.notOk(results[0].isError);
   t.match(results[1].content, /cannot compact its own history/);
   t.equal(results[1].isError, true);
-  const file = h.d.daemon.kernel.registry.resolve(id).file;
-  t.same(texts(file.loop.list('side')), ['SIDE SUMMARY', 'side-q2', 'side-a2', 'side-q3', 'side-a3', 'side-q4', 'side-a4']);
-  t.match((await h.waitFor((e) => e.event_type === 'loop.compacted')).loop, 'side');
+  const side = readFile(join(h.dir, 'tooler.agt'), (db) => db.prepare("SELECT content FROM agt_loop WHERE loop = 'side' ORDER BY id").all() as Array<{ content: string }>);
+  t.same(side.map((row) => JSON.parse(row.content).text), ['SIDE SUMMARY', 'side-q2', 'side-a2', 'side-q3', 'side-a3', 'side-q4', 'side-a4']);
+  t.match((await h.waitFor((e) => e.event_type === 'loop.compacted' && e.agent_id === id)).loop, 'side');
 });

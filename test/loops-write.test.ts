@@ -1,9 +1,15 @@
+import { join } from 'node:path';
 import t from 'tap';
 import { createAgentFile } from './helpers/agent-file.js';
-import { runtimeHarness } from './fixtures/runtime/harness.js';
+import { readFile } from './helpers/sql-boundary.js';
+import { wireDaemon } from './helpers/wire-daemon.js';
+
+const h = await wireDaemon(t);
+
+/** What the agent's file holds, read on the test's own connection. */
+const fromFile = <T>(name: string, sql: string, ...params: unknown[]) => readFile(join(h.dir, `${name}.agt`), (db) => db.prepare(sql).all(...params) as T[]);
 
 t.test('create: defaults, attenuation, kickoff, persistence and refusals', async (t) => {
-  const h = await runtimeHarness(t);
   const id = await h.agent({ name: 'pool', tools: [{ name: 'sys_set_state', enabled: false }, { name: 'fs_read', enabled: false }] });
   const post = (body: unknown, agent = 'pool') => h.d.request('POST', `/agents/${agent}/loops`, body);
 
@@ -23,7 +29,8 @@ t.test('create: defaults, attenuation, kickoff, persistence and refusals', async
 
   const config = (await h.d.request('GET', '/agents/pool/config')).body.config;
   t.same(config.loops.map((l: any) => l.name), ['research'], 'persisted through updateConfig');
-  t.same(h.d.daemon.kernel.registry.resolve(id).file.config.get()!.loops!.map((l) => l.name), ['research'], 'committed to the file');
+  const stored = fromFile<{ value: string }>('pool', "SELECT value FROM agt_config WHERE key = 'config'");
+  t.same(JSON.parse(stored[0]!.value).loops.map((l: { name: string }) => l.name), ['research'], 'committed to the file');
 
   const reader = await post({ name: 'reader', goal: 'read', autostart: false, tools: ['fs_read', 'loop_send'], compact_threshold: 5000, model: { temperature: 0.2 } });
   t.equal(reader.status, 201);
@@ -65,7 +72,6 @@ t.test('create: defaults, attenuation, kickoff, persistence and refusals', async
 });
 
 t.test('patch: replace wholesale, null removes overrides, refusals, disabling aborts the running turn', async (t) => {
-  const h = await runtimeHarness(t);
   await h.agent({
     name: 'patcher',
     loops: [{ name: 'worker', goal: 'work', enabled: true, model: { model_id: 'other', temperature: 0.5 }, compact_threshold: 5000, tools: ['loop_send'] }],
@@ -112,7 +118,6 @@ t.test('patch: replace wholesale, null removes overrides, refusals, disabling ab
 });
 
 t.test('delete: archived to agt_audit, timers dropped except locked, running turn stopped', async (t) => {
-  const h = await runtimeHarness(t);
   const path = await createAgentFile(h.dir, { name: 'deleter', loops: [{ name: 'scratch', goal: 's', enabled: true }] }, {
     seed(file) {
       for (const text of ['one', 'two', 'three']) file.loop.append({ loop: 'scratch', role: 'user', content: { text } });
@@ -136,9 +141,9 @@ t.test('delete: archived to agt_audit, timers dropped except locked, running tur
   t.match(deleted.body, { agentId: id, deleted: 'scratch', archivedRows: 4, droppedTimers: 1 });
   t.equal(((await h.ended(turn)).payload as any).code, 'loop_disabled');
 
-  const file = h.d.daemon.kernel.registry.resolve(id).file;
-  t.equal(file.loop.count('scratch'), 0, 'removed from agt_loop');
-  t.equal(file.loop.count('main'), 1, 'other loops untouched');
+  const count = (loop: string) => fromFile<{ n: number }>('deleter', 'SELECT count(*) AS n FROM agt_loop WHERE loop = ?', loop)[0]!.n;
+  t.equal(count('scratch'), 0, 'removed from agt_loop');
+  t.equal(count('main'), 1, 'other loops untouched');
   const audit = (await h.d.request('GET', '/agents/deleter/tables/agt_audit')).body.rows.filter((row: any) => row.subject === 'loop:scratch');
   t.equal(audit.length, 4);
   t.same(audit.map((row: any) => JSON.parse(row.data).content.text), ['one', 'two', 'three', 'four'], 'archived in order');

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import Database from 'libsql';
 import { SqlSandbox, type SqlCall } from '../../kernel/runtime/sql-sandbox/sql-runner.js';
-import type { RuntimeHarness } from '../fixtures/runtime/harness.js';
+import type { SeenCall } from '../fixtures/runtime/scripted-model.js';
 import { createAgentFile } from './agent-file.js';
 import { tempDir } from './daemon.js';
 
@@ -102,4 +102,4 @@ export async function box(t: Tap, seed?: (db: Database.Database) => void): Promi
 }
 
 /** The tool results the model saw on its last call. */
-export const toolResults = (h: RuntimeHarness) => h.model.calls.at(-1)!.messages.filter((m) => m.role === 'tool') as Array<{ content: string; isError?: boolean }>;
+export const toolResults = (h: { model: { readonly calls: SeenCall[] } }) => h.model.calls.at(-1)!.messages.filter((m) => m.role === 'tool') as Array<{ content: string; isError?: boolean }>;
