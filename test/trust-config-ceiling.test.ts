@@ -9,9 +9,11 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
+import { startFakeOpenAI } from './fakes/openai.js';
 import { createAgentFile } from './helpers/agent-file.js';
-import { runtimeHarness, type HarnessModel, type RuntimeHarness } from './fixtures/runtime/harness.js';
-import { ScriptedModel } from './fixtures/runtime/scripted-model.js';
+import { wireDaemon, type WireDaemon } from './helpers/wire-daemon.js';
+import type { HarnessModel } from './fixtures/runtime/harness.js';
+import { WireModel } from './fixtures/runtime/wire-model.js';
 
 const RUNAWAY_QUERY = 'WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r WHERE x < 3000000000) SELECT count(*) AS n FROM r';
 
@@ -20,11 +22,17 @@ await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
 t.teardown(() => new Promise<void>((resolve) => site.close(() => resolve())));
 const host = `127.0.0.1:${(site.address() as AddressInfo).port}`;
 
+// A second provider the owner configured (its own key and bill): `pricey`, a second fake server.
+const pricey = new WireModel();
+const priceyServer = await startFakeOpenAI(t, pricey.script);
 // One daemon: the owner's ceiling lowers the SQL maximum to 400 ms so a capped statement stops quickly.
-const h = await runtimeHarness(t, { settings: { agentCeiling: { limits: { sql_timeout_ms: 400 } } } });
+const h = await wireDaemon(t, {
+  settings: { agentCeiling: { limits: { sql_timeout_ms: 400 } } },
+  providers: [{ id: 'pricey', type: 'openai-compatible', name: 'Pricey', baseUrl: priceyServer.baseUrl }],
+});
 
 /** Runs one turn whose model makes `calls`; the tool results of that turn, in order. */
-async function turn(h: RuntimeHarness, id: string, calls: Array<{ name: string; args: Record<string, unknown> }>, model: Pick<HarnessModel, 'push' | 'calls'> = h.model) {
+async function turn(h: WireDaemon, id: string, calls: Array<{ name: string; args: Record<string, unknown> }>, model: Pick<HarnessModel, 'push' | 'calls'> = h.model) {
   model.push({ toolCalls: calls }, { text: 'done' });
   await h.ended((await h.d.request('POST', `/agents/${id}/chat`, { text: 'go' })).body.turnId);
   return (model.calls.at(-1)!.messages.filter((m) => m.role === 'tool') as Array<{ content: string; isError?: boolean }>).slice(-calls.length);
@@ -54,10 +62,7 @@ t.test('a file asking for more than the owner allows is capped; the review and t
   const id = loaded.body.id as string;
   t.same((await h.d.request('GET', `/agents/${id}`)).body.capped, expected);
 
-  // What the agent does runs under the capped values.
-  const agent = h.d.daemon.kernel.registry.resolve(id);
-  t.match(agent.config, { security: { fetch_allow_hosts: [], allow_unsandboxed_commands: false, compute_network: false, compute_tier: 'isolated' }, limits: { sql_timeout_ms: 400, tool_timeout_ms: 5_000 } }, 'every consumer reads the capped config');
-  t.same(h.d.daemon.kernel.agents.find(id)!.config.security, agent.config.security, 'extensions see the capped config too');
+  // What the agent does runs under the capped values (every consumer reads them: trust-config-ceiling-internals).
   const [fetched, query] = await turn(h, id, [
     { name: 'sys_fetch', args: { url: `http://${host}/secret` } },
     { name: 'db_query', args: { sql: RUNAWAY_QUERY } },
@@ -71,8 +76,9 @@ t.test('a file asking for more than the owner allows is capped; the review and t
   const changed = h.waitFor((e) => e.event_type === 'agent.config.changed' && e.agent_id === id, 'config changed');
   t.equal((await h.d.request('PATCH', '/settings', { agentCeilings: { [id]: { fetchAllowHosts: ['127.0.0.1'], limits: { sql_timeout_ms: 1_000 } } } })).status, 200);
   t.match((await changed).payload, { fields: ['limits', 'security'] });
-  t.same(agent.config.security.fetch_allow_hosts, [host], "an owner entry without a port covers the file's host:port; example.org stays out");
-  t.equal((agent.config.limits as Record<string, unknown>).sql_timeout_ms, 1_000);
+  const raised = (await h.d.request('GET', `/agents/${id}`)).body.capped;
+  t.same(raised.find((c: { field: string }) => c.field === 'security.fetch_allow_hosts'), { field: 'security.fetch_allow_hosts', asked: [host, 'example.org'], applied: [host] }, "an owner entry without a port covers the file's host:port; example.org stays out");
+  t.same(raised.find((c: { field: string }) => c.field === 'limits.sql_timeout_ms'), { field: 'limits.sql_timeout_ms', asked: 60_000, applied: 1_000 });
   const [allowed] = await turn(h, id, [{ name: 'sys_fetch', args: { url: `http://${host}/now` } }]);
   t.match(allowed!.content, /you asked for \/now/);
   t.equal((await h.d.request('PATCH', '/settings', { agentCeilings: null })).status, 200);
@@ -84,16 +90,6 @@ t.test('the start answer lists the caps too', async (t) => {
   const started = await h.d.request('POST', `/agents/${encodeURIComponent(filePath)}/start`);
   t.equal(started.status, 200);
   t.same([started.body.loaded, started.body.capped, started.body.refused], [true, [{ field: 'limits.sql_timeout_ms', asked: 30_000, applied: 400 }], []]);
-});
-
-t.test('owner writes keep the file\'s own asks; a change through the applied config does not write caps back', async (t) => {
-  const id = await h.agent({ limits: { sql_timeout_ms: 60_000 } });
-  t.equal((await h.d.request('PATCH', `/agents/${id}/config`, { description: 'edited' })).status, 200);
-  t.equal((await h.d.request('GET', `/agents/${id}/config`)).body.config.limits.sql_timeout_ms, 60_000, 'the file still asks 60 s');
-  const agent = h.d.daemon.kernel.registry.resolve(id);
-  await h.d.daemon.kernel.agents.updateConfig(id, { ...agent.config, description: 'from an extension' });
-  t.equal(agent.fileConfig.limits.sql_timeout_ms, 60_000, "an extension's write of the applied config keeps the file's value");
-  t.equal(agent.config.limits.sql_timeout_ms, 400);
 });
 
 t.test("the agent's own sys_update_config cannot change privilege-bearing fields unless the owner unlocks them", async (t) => {
@@ -123,7 +119,7 @@ t.test("the agent's own sys_update_config cannot change privilege-bearing fields
   ]);
   t.notOk(limits!.isError, limits!.content);
   t.match(security!.content, /security is locked by the owner/, 'only the unlocked field');
-  t.equal(h.d.daemon.kernel.registry.resolve(id).config.limits.sql_timeout_ms, 400, 'the ceiling still caps an unlocked field');
+  t.same((await h.d.request('GET', `/agents/${id}`)).body.capped, [{ field: 'limits.sql_timeout_ms', asked: 60_000, applied: 400 }], 'the ceiling still caps an unlocked field');
   t.equal((await h.d.request('PATCH', '/settings', { agentConfigUnlocks: { [id]: ['id'] } })).status, 400, 'only unlockable fields');
   t.equal((await h.d.request('PATCH', '/settings', { agentCeiling: { limits: { sql_timeout_ms: 0 } } })).status, 400, 'a bad ceiling is refused');
 });
@@ -171,16 +167,11 @@ t.test('an invalid value of a typed limit refuses the file at load (422); an unt
   const filePath = await createAgentFile(h.dir, { limits: { command_timeout_ms: 'soon', lambda_timeout_ms: -1 } } as never);
   const loaded = await h.d.request('POST', '/agents/load', { filePath });
   t.equal(loaded.status, 200, JSON.stringify(loaded.body));
-  t.same(loaded.body.capped, [], 'their defaults are within the maxima: nothing capped');
-  const { limitOf } = await import('../kernel/runtime/types.js');
-  const applied = h.d.daemon.kernel.registry.resolve(loaded.body.id).config;
-  t.same([limitOf(applied, 'command_timeout_ms', 10_000), limitOf(applied, 'lambda_timeout_ms', 5_000), applied.limits.turn_timeout_ms], [10_000, 5_000, 3_600_000], 'the defaults, and the maximum for the absent turn limit');
+  t.same(loaded.body.capped, [], 'their defaults are within the maxima: nothing capped (the values applied: trust-config-ceiling-internals)');
 });
 
 t.test("which provider it runs on: the agent's own sys_update_config keeps to its providers and the owner's allowed set", async (t) => {
-  // A second provider the owner configured (its own key and bill): `pricey`.
-  const pricey = new ScriptedModel('pricey');
-  h.d.daemon.kernel.contributions.forExtension('test-pricey').modelClients(pricey);
+  // `pricey` is the second fake server configured above.
   const loops = [{ name: 'side', goal: 'g', enabled: true, autostart: false }];
   const id = await h.agent({ tools: [{ name: 'sys_update_config', enabled: true }], loops });
   const config = async () => (await h.d.request('GET', `/agents/${id}/config`)).body.config;

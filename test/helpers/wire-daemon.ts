@@ -45,15 +45,18 @@ export function endsTurn(event: UmbilicalEvent, turnId: string): boolean {
   return false;
 }
 
-/** `script`: what the fake server plays instead of the WireModel's steps (a test's own model). */
-export async function wireDaemon(t: Teardown, options: BootOptions & { script?: FakeScript } = {}): Promise<WireDaemon> {
-  const { script, ...boot } = options;
+/**
+ * `script`: what the fake server plays instead of the WireModel's steps (a test's own model).
+ * `providers`: more app providers next to `local` (e.g. a second fake server the owner configured).
+ */
+export async function wireDaemon(t: Teardown, options: BootOptions & { script?: FakeScript; providers?: Array<Record<string, unknown>> } = {}): Promise<WireDaemon> {
+  const { script, providers = [], ...boot } = options;
   const model = new WireModel();
   const fake = await startFakeOpenAI(t, script ?? model.script);
   const d = await runDaemon(t, {
     extensions: shippedManifest({ providers: { maxRetries: 0 } }),
     ...boot,
-    settings: { ...boot.settings, providers: [{ id: WIRE_PROVIDER_ID, type: 'openai-compatible', name: 'Fake OpenAI', baseUrl: fake.baseUrl }] },
+    settings: { ...boot.settings, providers: [{ id: WIRE_PROVIDER_ID, type: 'openai-compatible', name: 'Fake OpenAI', baseUrl: fake.baseUrl }, ...providers] },
   });
   if (!d.url) throw new Error(`the daemon did not start: ${d.stderr()}`);
   const log = await eventLog(t, d);
