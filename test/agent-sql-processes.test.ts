@@ -4,15 +4,15 @@
  * table); calls beyond it wait in arrival order, and the wait counts in the call's own time limit.
  *
  * Most cases use SqlSandbox directly, one per agent file, sharing a pool of their own; the last one
- * boots a daemon to show the owner's setting reaches the daemon's pool.
+ * starts the built daemon to show the owner's setting reaches the daemon's pool.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import t from 'tap';
 import { SqlSandbox } from '../kernel/runtime/sql-sandbox/sql-runner.js';
-import { daemonSqlSlots, SQL_DEFAULT_MAX_PROCESSES, SqlSlots } from '../kernel/runtime/sql-sandbox/sql-slots.js';
+import { SQL_DEFAULT_MAX_PROCESSES, SqlSlots } from '../kernel/runtime/sql-sandbox/sql-slots.js';
 import { createAgentFile } from './helpers/agent-file.js';
 import { tempDir } from './helpers/daemon.js';
-import { runtimeHarness } from './fixtures/runtime/harness.js';
+import { wireDaemon } from './helpers/wire-daemon.js';
 
 interface Tap {
   teardown(fn: () => unknown): void;
@@ -23,15 +23,15 @@ const RUNAWAY = 'WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r)
 /** Some real work (a few tens of ms), so that calls overlap. */
 const WORK = 'WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r WHERE x < 200000) SELECT count(*) AS n FROM r';
 
-/** SQL children of this process, from the process table (pid → command line has sql-child.mjs, parent is us). */
-function sqlChildren(): number {
+/** SQL children of `parent` (this process by default), from the process table (pid → command line has sql-child.mjs). */
+function sqlChildren(parent = process.pid): number {
   let count = 0;
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid !== process.pid) continue;
+      if (ppid !== parent) continue;
       if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('sql-child.mjs')) count++;
     } catch {
       // Gone meanwhile.
@@ -143,8 +143,7 @@ t.test('an idle child leaves at once for a waiting agent; a busy agent goes to t
 });
 
 t.test('the owner\'s sqlMaxProcesses bounds the daemon\'s pool', async (t) => {
-  const h = await runtimeHarness(t, { settings: { sqlMaxProcesses: 1 } });
-  t.equal(daemonSqlSlots.max, 1, 'the setting reached the daemon\'s pool');
+  const h = await wireDaemon(t, { settings: { sqlMaxProcesses: 1 } });
   const first = await h.agent({ name: 'sql-one' });
   const second = await h.agent({ name: 'sql-two' });
   for (const id of [first, second]) {
@@ -152,8 +151,7 @@ t.test('the owner\'s sqlMaxProcesses bounds the daemon\'s pool', async (t) => {
     await h.ended((await h.d.request('POST', `/agents/${id}/chat`, { text: 'go' })).body.turnId);
     t.match(h.model.calls.at(-1)!.messages.filter((m) => m.role === 'tool').at(-1), { content: /"answer": 42/ });
   }
-  t.equal(h.service.forRequest(first).sql.pid, undefined, 'the first agent\'s idle child left for the second');
-  t.ok(h.service.forRequest(second).sql.pid, 'the second agent\'s child runs');
-  t.equal(daemonSqlSlots.running, 1);
+  // Each agent ran a statement in its own SQL child; with a pool of one the first child left for the second.
+  t.equal(sqlChildren(h.d.child.pid!), 1, 'one SQL child runs: the setting reached the daemon\'s pool');
   t.ok(SQL_DEFAULT_MAX_PROCESSES >= 2, 'the default is at least 2');
 });

@@ -9,8 +9,7 @@ import { join } from 'node:path';
 import Database from 'libsql';
 import t from 'tap';
 import { createAgentFile } from './helpers/agent-file.js';
-import { tempDir } from './helpers/daemon.js';
-import { runtimeHarness } from './fixtures/runtime/harness.js';
+import { runDaemon, tempDir } from './helpers/daemon.js';
 import { SqlSandbox, type SqlCall } from '../kernel/runtime/sql-sandbox/sql-runner.js';
 import { fingerprint, integrity, readFile, sequenceOf, box } from './helpers/sql-boundary.js';
 
@@ -189,7 +188,7 @@ t.test('legitimate SQL on local_* tables works', async (t) => {
 });
 
 t.test('a file carrying a trigger or a view is refused at load; the review lists the file\'s own objects', async (t) => {
-  const h = await runtimeHarness(t, { noModel: true });
+  const h = { d: await runDaemon(t) };
   const dir = tempDir(t, 'agt-unsafe-');
   const make = async (name: string, ddl: string[]) => {
     const path = await createAgentFile(dir, { name });
