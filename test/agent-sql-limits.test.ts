@@ -5,13 +5,15 @@
  * interrupt, unload, idle, and by itself when the daemon is gone.
  */
 import { fork, spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'libsql';
 import t from 'tap';
 import { SqlSandbox, SQL_DEFAULT_TIMEOUT_MS } from '../kernel/runtime/sql-sandbox/sql-runner.js';
 import { createAgentFile } from './helpers/agent-file.js';
 import { tempDir } from './helpers/daemon.js';
-import { runtimeHarness, type RuntimeHarness } from './fixtures/runtime/harness.js';
+import { wireDaemon } from './helpers/wire-daemon.js';
 
 /** Generous on purpose: the machine may be loaded; a blocked event loop shows as seconds. */
 const HEALTH_BOUND_MS = 1_000;
@@ -60,7 +62,27 @@ function pollHealth(url: string): { stop(): Promise<number[]> } {
   };
 }
 
-const toolResults = (h: RuntimeHarness) => h.model.calls.at(-1)!.messages.filter((m) => m.role === 'tool') as Array<{ content: string; isError?: boolean }>;
+/** The daemon (one per file); each test runs its own agent. */
+const h = await wireDaemon(t);
+
+/** The pid of the daemon's SQL child on `path` (its command line names the agent file), if one runs. */
+function sqlChildOf(path: string): number | undefined {
+  const parent = h.d.child.pid!;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== parent) continue;
+      const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (args.some((arg) => arg.includes('sql-child')) && args.includes(path)) return Number(entry);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return undefined;
+}
+
+const toolResults = (h: { model: { calls: Array<{ messages: Array<{ role: string }> }> } }) => h.model.calls.at(-1)!.messages.filter((m) => m.role === 'tool') as Array<{ content: string; isError?: boolean }>;
 
 function integrity(path: string): string {
   const db = new Database(path, { readonly: true });
@@ -72,7 +94,6 @@ function integrity(path: string): string {
 }
 
 t.test('a runaway query: /health keeps answering, the tool fails with the time limit, the next call works', async (t) => {
-  const h = await runtimeHarness(t);
   const id = await h.agent();
   h.model.push({ toolCalls: [{ name: 'db_query', args: { sql: RUNAWAY_QUERY } }, { name: 'db_query', args: { sql: 'SELECT 41 + 1 AS answer' } }] }, { text: 'done' });
   const health = pollHealth(h.d.url);
@@ -92,9 +113,8 @@ t.test('a runaway query: /health keeps answering, the tool fails with the time l
 });
 
 t.test('a runaway INSERT ... SELECT under a configured limit: killed, nothing kept, the daemon writes on, the file is whole', async (t) => {
-  const h = await runtimeHarness(t);
-  const id = await h.agent({ limits: { sql_timeout_ms: 1_500 } });
-  const file = h.d.daemon.kernel.registry.resolve(id).file;
+  const id = await h.agent({ name: 'filler', limits: { sql_timeout_ms: 1_500 } });
+  const file = { path: join(h.dir, 'filler.agt') };
   h.model.push(
     {
       toolCalls: [
@@ -120,7 +140,6 @@ t.test('a runaway INSERT ... SELECT under a configured limit: killed, nothing ke
   t.equal((await h.d.request('PUT', `/agents/${id}/meta/after`, { value: 'written' })).status, 200);
   t.match((await h.d.request('GET', `/agents/${id}/meta`)).body.entries, [{ key: 'after', value: 'written' }]);
   t.match((await h.d.request('GET', `/agents/${id}/logs`)).body.logs.map((l: { message: string }) => l.message).join('\n'), /tool db_execute failed \(tool_error\)|tool db_execute failed/);
-  t.equal(file.raw.one<{ integrity_check: string }>('PRAGMA integrity_check')?.integrity_check, 'ok');
   t.equal(integrity(file.path), 'ok');
 });
 
@@ -167,14 +186,14 @@ t.test('the time limit: a fresh child after a kill, calls queue in order, and th
 });
 
 t.test('interrupting the turn kills the running statement at once', async (t) => {
-  const h = await runtimeHarness(t);
-  const id = await h.agent({ limits: { sql_timeout_ms: 60_000 } });
+  const id = await h.agent({ name: 'interrupted', limits: { sql_timeout_ms: 60_000 } });
   h.model.push({ toolCalls: [{ name: 'db_query', args: { sql: RUNAWAY_QUERY.replace('30000000', '3000000000') } }] });
   const turn = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'count' })).body.turnId;
-  await h.waitFor((e) => e.event_type === 'tool.started');
+  await h.waitFor((e) => e.event_type === 'tool.started' && e.agent_id === id);
+  await until('the SQL child started', () => sqlChildOf(join(h.dir, 'interrupted.agt')) !== undefined);
   await sleep(300);
-  const pid = h.service.byId(id)!.sql.pid!;
-  t.ok(alive(pid), 'the statement runs in the child');
+  const pid = sqlChildOf(join(h.dir, 'interrupted.agt'))!;
+  t.ok(pid && alive(pid), 'the statement runs in the child');
   const stopped = performance.now();
   await h.d.request('POST', `/agents/${id}/interrupt`);
   const end = await h.ended(turn);
@@ -190,11 +209,10 @@ t.test('interrupting the turn kills the running statement at once', async (t) =>
 });
 
 t.test('the child ends with the agent: unload, idle, close', async (t) => {
-  const h = await runtimeHarness(t);
-  const id = await h.agent();
+  const id = await h.agent({ name: 'unloaded' });
   h.model.push({ toolCalls: [{ name: 'db_query', args: { sql: 'SELECT 1 AS one' } }] }, { text: 'ok' });
   await h.ended((await h.d.request('POST', `/agents/${id}/chat`, { text: 'q' })).body.turnId);
-  const pid = h.service.byId(id)?.sql.pid;
+  const pid = sqlChildOf(join(h.dir, 'unloaded.agt'));
   t.ok(pid !== undefined && alive(pid), 'the agent has a SQL child');
   t.equal((await h.d.request('POST', `/agents/${id}/unload`)).status, 200);
   await until('child gone after unload', () => !alive(pid!));
