@@ -1,17 +1,29 @@
+import { createServer } from 'node:http';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import t from 'tap';
-import { runtimeHarness } from './fixtures/runtime/harness.js';
+import { z } from 'zod';
+import { wireDaemon } from './helpers/wire-daemon.js';
+
+/** The owner's MCP server `web` (Streamable HTTP, stateless, in this process): one tool, web_search. */
+const web = createServer((req, res) => {
+  const mcp = new McpServer({ name: 'web', version: '1.0.0' });
+  mcp.registerTool('web_search', { description: 'search the web', inputSchema: { q: z.string() } }, async () => ({ content: [{ type: 'text', text: '' }] }));
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  res.on('close', () => void transport.close().then(() => mcp.close()));
+  void mcp.connect(transport).then(() => transport.handleRequest(req, res));
+});
+await new Promise<void>((done) => web.listen(0, '127.0.0.1', done));
+t.teardown(() => new Promise((done) => web.close(done)));
+const webUrl = `http://127.0.0.1:${(web.address() as { port: number }).port}/mcp`;
 
 const sumOf = (categories: Array<{ tokens: number }>) => categories.reduce((sum, c) => sum + c.tokens, 0);
 
 t.test('context usage: categories, estimates, items, availability and threshold resolution', async (t) => {
-  const h = await runtimeHarness(t);
-  h.d.daemon.kernel.contributions.forExtension('fake-mcp').tools({
-    toolsFor: () => [
-      { name: 'web_search', description: 'search the web', inputSchema: { type: 'object', properties: { q: { type: 'string' } } }, source: 'mcp:web', run: async () => ({ content: '' }) },
-    ],
-  });
-  await h.agent({
+  const h = await wireDaemon(t, { settings: { mcpServers: [{ name: 'web', type: 'http', url: webUrl }] } });
+  const id = await h.agent({
     name: 'ctx',
+    mcp: { servers: [{ name: 'web', transport: 'http' }] },
     instructions: 'x'.repeat(4000),
     model: { provider: 'local', model_id: 'test-model', compact_threshold: 50_000 },
     loops: [
@@ -19,6 +31,11 @@ t.test('context usage: categories, estimates, items, availability and threshold 
       { name: 'off', goal: 'o', enabled: false },
     ],
   });
+  for (let i = 0; i < 500; i++) {
+    const server = (await h.d.request('GET', `/agents/${id}/mcp`)).body.servers.find((x: { name: string }) => x.name === 'web');
+    if (server?.status === 'connected') break;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
   const turn = (await h.d.request('POST', '/agents/ctx/chat', { text: 'y'.repeat(800) })).body.turnId;
   await h.ended(turn);
 
