@@ -13,6 +13,7 @@ import t from 'tap';
 import { SqlSandbox, SQL_DEFAULT_TIMEOUT_MS } from '../kernel/runtime/sql-sandbox/sql-runner.js';
 import { createAgentFile } from './helpers/agent-file.js';
 import { tempDir } from './helpers/daemon.js';
+import { toolResults } from './helpers/sql-boundary.js';
 import { wireDaemon } from './helpers/wire-daemon.js';
 
 /** Generous on purpose: the machine may be loaded; a blocked event loop shows as seconds. */
@@ -82,7 +83,6 @@ function sqlChildOf(path: string): number | undefined {
   return undefined;
 }
 
-const toolResults = (h: { model: { calls: Array<{ messages: Array<{ role: string }> }> } }) => h.model.calls.at(-1)!.messages.filter((m) => m.role === 'tool') as Array<{ content: string; isError?: boolean }>;
 
 function integrity(path: string): string {
   const db = new Database(path, { readonly: true });
