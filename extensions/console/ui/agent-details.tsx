@@ -1,16 +1,19 @@
 /**
  * The agent's other panels, one shown at a time: the conversation paged back to its start, usage and
- * cost over time (uPlot, from the conversation's rows), loops, timers, logs, files (list, view, upload,
+ * cost over time (uPlot, from the conversation's rows), loops, timers, logs by level, files (list, view, upload,
  * download), credential names (never values) and the config editor (the daemon validates it against
  * the agent-config schema and the refusal is shown field by field).
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
-import { ApiError, client, type FileInfo, type LoopRow } from './api.js';
+import { client, type FileInfo, type LogEntry, type LoopRow } from './api.js';
 import { Readable } from './readable.js';
+import { Backup, Credentials } from './agent-panels.js';
+import { ConfigEditor } from './config-editor.js';
+import { Timeline } from './timeline.js';
 import { errorText, time, useEvents } from './util.js';
 
-const TABS = ['History', 'Usage', 'Loops', 'Timers', 'Logs', 'Files', 'Credentials', 'Config'] as const;
+const TABS = ['Usage', 'Timeline', 'History', 'Loops', 'Timers', 'Logs', 'Files', 'Credentials', 'Config', 'Backup'] as const;
 type Tab = (typeof TABS)[number];
 
 export const contentText = (content: unknown): string => {
@@ -19,6 +22,8 @@ export const contentText = (content: unknown): string => {
   if (content && typeof content === 'object' && typeof (content as any).text === 'string') return (content as any).text;
   return JSON.stringify(content);
 };
+
+const ROLE: Record<string, string> = { user: 'Owner', assistant: 'Agent', tool: 'Tool', system: 'Notice' };
 
 function History({ id }: { id: string }) {
   const [rows, setRows] = useState<LoopRow[]>([]);
@@ -45,16 +50,32 @@ function History({ id }: { id: string }) {
     <>
       {error && <p role="alert" class="error">{error}</p>}
       {offset !== null && offset > 0 ? <button type="button" onClick={() => page(Math.max(0, offset - 50))}>Load earlier ({offset} more)</button> : <p class="muted">The start of the conversation.</p>}
-      <ol class="chat">
-        {rows.map((row) => (
-          <li key={row.id} class={`msg msg-${row.role === 'user' ? 'user' : 'assistant'}`}>
-            <span class="muted">{row.role} · {row.kind} · {time(row.created_at)}</span>
-            {'\n'}{contentText(row.content)}
-          </li>
-        ))}
-      </ol>
+      <div class="table-wrap">
+        <table class="history fixed stacked">
+          <caption class="sr-only">Every row of the conversation, oldest first</caption>
+          <colgroup><col class="c-time" /><col class="c-level" /><col class="c-origin" /><col /></colgroup>
+          <thead><tr><th scope="col">Time</th><th scope="col">From</th><th scope="col">Kind</th><th scope="col">Content</th></tr></thead>
+          <tbody>
+            {rows.map((row) => (
+              <tr key={row.id} class={`row-${row.role}`}>
+                <td>{time(row.created_at)}</td><td>{ROLE[row.role] ?? row.role}</td><td>{row.kind.replace(/_/g, ' ')}</td>
+                <td>{contentText(row.content)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </>
   );
+}
+
+/** Axis labels with as many decimals as the step between them needs, so no two labels read the same. */
+export function axisLabels(prefix: string) {
+  return (_: uPlot, splits: number[]) => {
+    const step = splits.length > 1 ? Math.abs(splits[1]! - splits[0]!) : Math.abs(splits[0] ?? 1);
+    const decimals = step > 0 ? Math.min(8, Math.max(0, Math.ceil(-Math.log10(step)))) : 2;
+    return splits.map((v) => `${prefix}${v.toFixed(decimals)}`);
+  };
 }
 
 function Usage({ id }: { id: string }) {
@@ -62,6 +83,7 @@ function Usage({ id }: { id: string }) {
   const [summary, setSummary] = useState('');
   useEffect(() => {
     let plot: uPlot | undefined;
+    let observer: ResizeObserver | undefined;
     Promise.all([client.rollup(id), client.loopPage(id, 0)]).then(([rollup, page]) => {
       setSummary(`${rollup.totals.total} tokens in all (${rollup.totals.input} in, ${rollup.totals.output} out)${typeof rollup.cost_usd === 'number' ? `, $${rollup.cost_usd.toFixed(4)}` : ''}`);
       const priced = page.rows.filter((row) => row.usage_input !== null || row.cost !== null);
@@ -69,11 +91,71 @@ function Usage({ id }: { id: string }) {
       const xs = priced.map((row) => row.created_at / 1000);
       const tokens = priced.map((row) => (row.usage_input ?? 0) + (row.usage_output ?? 0));
       const costs = priced.map((row) => (cost += row.cost ?? 0));
-      if (box.current) plot = new uPlot({ width: 480, height: 200, series: [{}, { label: 'tokens', stroke: '#2f6fdf' }, { label: 'cost USD (cumulative)', stroke: '#c2410c', scale: 'usd' }], axes: [{}, {}, { scale: 'usd', side: 1 }] }, [xs, tokens, costs], box.current);
+      const el = box.current;
+      if (!el) return;
+      const width = () => Math.max(240, Math.min(760, el.clientWidth));
+      // Unpriced models give no cost: then the chart is tokens only, with no cost axis to read wrong.
+      const priced$ = costs.some((c) => c > 0);
+      const axis = { stroke: '#8a93a3', grid: { stroke: 'rgba(138,147,163,.25)' }, ticks: { stroke: 'rgba(138,147,163,.4)' } };
+      plot = new uPlot({
+        width: width(), height: 220,
+        series: [{}, { label: 'tokens', stroke: '#2f6fdf', width: 2 }, ...(priced$ ? [{ label: 'cost USD (cumulative)', stroke: '#c2410c', width: 2, scale: 'usd' }] : [])],
+        axes: [{ ...axis }, { ...axis, values: axisLabels('') }, ...(priced$ ? [{ ...axis, scale: 'usd', side: 1, values: axisLabels('$') }] : [])],
+      }, priced$ ? [xs, tokens, costs] : [xs, tokens], el);
+      observer = new ResizeObserver(() => plot?.setSize({ width: width(), height: 220 }));
+      observer.observe(el);
     }, (e) => setSummary(errorText(e)));
-    return () => plot?.destroy();
+    return () => (observer?.disconnect(), plot?.destroy());
   }, [id]);
-  return <figure><div ref={box} role="img" aria-label={`Usage and cost over time: ${summary}`} /><figcaption>{summary}</figcaption></figure>;
+  return <figure class="usage"><div ref={box} role="img" aria-label={`Usage and cost over time: ${summary}`} /><figcaption>{summary}</figcaption></figure>;
+}
+
+const LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+
+/** The agent's log, newest first, filtered by level; each entry's data one click away. */
+function Logs({ id }: { id: string }) {
+  const [logs, setLogs] = useState<LogEntry[] | null>(null);
+  const [error, setError] = useState('');
+  const [levels, setLevels] = useState<Set<string>>(new Set(['info', 'warn', 'error']));
+  const load = () => client.logs(id).then((r) => setLogs(r.logs), (e) => setError(errorText(e)));
+  useEffect(() => void load(), [id]);
+  useEvents((event) => {
+    if (event.agent_id === id && event.event_type === 'turn.completed') void load();
+  }, [id]);
+  const shown = (logs ?? []).filter((entry) => levels.has(entry.level)).sort((a, b) => b.id - a.id);
+  return (
+    <>
+      {error && <p role="alert" class="error">{error}</p>}
+      <div class="row" role="group" aria-label="Levels">
+        {LEVELS.map((level) => (
+          <button type="button" class="small" aria-pressed={levels.has(level)} onClick={() => setLevels((old) => {
+            const next = new Set(old);
+            if (!next.delete(level)) next.add(level);
+            return next;
+          })}>{level}</button>
+        ))}
+        <span class="muted">{shown.length} of {logs?.length ?? 0}</span>
+      </div>
+      <div class="table-wrap">
+        <table class="logs fixed stacked">
+          <caption class="sr-only">Log entries, newest first</caption>
+          <colgroup><col class="c-time" /><col class="c-level" /><col class="c-origin" /><col /></colgroup>
+          <thead><tr><th scope="col">Time</th><th scope="col">Level</th><th scope="col">From</th><th scope="col">Message</th></tr></thead>
+          <tbody>
+            {shown.map((entry) => (
+              <tr key={entry.id}>
+                <td title={new Date(entry.created_at).toLocaleString()}>{time(entry.created_at)}</td>
+                <td class={`level-${entry.level}`}>{entry.level}</td>
+                <td>{entry.origin ?? entry.event ?? ''}</td>
+                <td>{entry.data ? <details><summary>{entry.message}</summary><pre tabIndex={0}>{entry.data}</pre></details> : entry.message}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {logs && shown.length === 0 && <p class="muted row">No entry at these levels.</p>}
+      </div>
+    </>
+  );
 }
 
 /** Loops, timers, logs, credential names: the answer as readable lists and tables (credentials carry names and metadata, never a value). */
@@ -119,64 +201,42 @@ function Files({ id }: { id: string }) {
   return (
     <>
       {error && <p role="alert" class="error">{error}</p>}
+      <div class="table-wrap">
       <table>
         <caption class="sr-only">Files</caption>
         <thead><tr><th scope="col">Path</th><th scope="col">Size</th><th scope="col">Changed</th><th scope="col">Actions</th></tr></thead>
         <tbody>
           {files.map((f) => (
             <tr key={f.path}>
-              <td>{f.path}</td><td>{f.size}</td><td>{time(f.updated_at)}</td>
+              <td>{f.path}</td><td class="num">{f.size.toLocaleString()} B</td><td>{time(f.updated_at)}</td>
               <td><button type="button" onClick={() => view(f.path)} aria-label={`View ${f.path}`}>View</button> <button type="button" onClick={() => download(f.path)} aria-label={`Download ${f.path}`}>Download</button></td>
             </tr>
           ))}
         </tbody>
       </table>
+      </div>
       <form class="row" onSubmit={upload}>
         <label for="upload">Upload a file</label>
         <input id="upload" name="upload" type="file" />
-        <button type="submit">Upload</button>
+        <button type="submit" class="primary">Upload</button>
       </form>
       {shown && <><h3>{shown.path}</h3><pre tabIndex={0}>{shown.text}</pre></>}
     </>
   );
 }
 
-function Config({ id }: { id: string }) {
-  const [text, setText] = useState('');
-  const [status, setStatus] = useState('');
-  useEffect(() => void client.config(id).then((r) => setText(JSON.stringify(r.config, null, 2)), (e) => setStatus(errorText(e))), [id]);
-  const save = async (event: Event) => {
-    event.preventDefault();
-    let config: unknown;
-    try {
-      config = JSON.parse(text);
-    } catch (error) {
-      setStatus(`Not JSON: ${errorText(error)}`);
-      return;
-    }
-    await client.putConfig(id, config).then(() => setStatus('Saved.'), (e) => setStatus(e instanceof ApiError ? `Refused (${e.code}): ${e.message}` : errorText(e)));
-  };
-  return (
-    <form onSubmit={save} class="chat-form">
-      <label for="config">Agent config (JSON; the daemon checks it against the agent-config schema)</label>
-      <textarea id="config" rows={18} spellcheck={false} value={text} onInput={(e) => setText((e.currentTarget as HTMLTextAreaElement).value)} />
-      <button type="submit">Save config</button>
-      {status && <p role="status">{status}</p>}
-    </form>
-  );
-}
 
 export function AgentDetails({ id }: { id: string }) {
-  const [tab, setTab] = useState<Tab>('History');
+  const [tab, setTab] = useState<Tab>('Usage');
   const loaders = useRef<Record<string, () => Promise<unknown>>>({});
-  loaders.current = { Loops: () => client.loops(id), Timers: () => client.timers(id), Logs: () => client.logs(id), Credentials: () => client.credentials(id) };
+  loaders.current = { Loops: () => client.loops(id), Timers: () => client.timers(id) };
   return (
     <section aria-labelledby="details-title">
       <h2 id="details-title">Details</h2>
-      <div class="row" role="group" aria-label="Panels">
+      <div class="tabs" role="group" aria-label="Panels">
         {TABS.map((name) => <button type="button" aria-pressed={tab === name} onClick={() => setTab(name)}>{name}</button>)}
       </div>
-      {tab === 'History' ? <History id={id} /> : tab === 'Usage' ? <Usage id={id} /> : tab === 'Files' ? <Files id={id} /> : tab === 'Config' ? <Config id={id} /> : <Listing key={tab} load={loaders.current[tab]!} />}
+      {tab === 'History' ? <History id={id} /> : tab === 'Usage' ? <Usage id={id} /> : tab === 'Files' ? <Files id={id} /> : tab === 'Config' ? <ConfigEditor id={id} /> : tab === 'Logs' ? <Logs id={id} /> : tab === 'Timeline' ? <Timeline id={id} /> : tab === 'Credentials' ? <Credentials id={id} /> : tab === 'Backup' ? <Backup id={id} /> : <Listing key={tab} load={loaders.current[tab]!} />}
     </section>
   );
 }

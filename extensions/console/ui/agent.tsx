@@ -1,38 +1,92 @@
 /**
- * One agent: chat with the reply streamed in from `llm.delta` events, tool calls shown compactly (their
- * arguments on demand), its pending approvals/asks/suspends answered inline, interrupt, and the
- * details panels (agent-details.tsx).
+ * One agent: the conversation as a chat (the owner on the right, the agent on the left, its Markdown
+ * rendered as text nodes), each tool call a collapsible card (arguments, result, duration, status), the
+ * reply streamed in from `llm.delta` events, what waits for the owner (approvals with their arguments,
+ * asks, suspends) inline above the message box, interrupt, and the details panels (agent-details.tsx).
+ * Enter sends, Shift+Enter makes a new line.
  */
-import { useEffect, useState } from 'preact/hooks';
-import { client } from './api.js';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { client, type ChatMessage } from './api.js';
 import { AgentDetails } from './agent-details.js';
 import { PendingList } from './inbox.js';
-import { errorText, useEvents, useLive } from './util.js';
+import { Markdown } from './markdown.js';
+import { errorText, time, useEvents, useLive } from './util.js';
+import { StateBadge } from './words.js';
 
-interface Line {
-  key: string;
-  role: 'user' | 'assistant' | 'tool' | 'error';
-  text: string;
-  detail?: string;
+type Entry =
+  | { key: string; type: 'msg'; role: 'user' | 'assistant' | 'error' | 'system'; text: string; at?: number }
+  | { key: string; type: 'tool'; callId: string; name: string; args: unknown; result?: string; status: 'running' | 'done' | 'failed'; ms?: number };
+
+/** The chat history (`GET /agents/{id}/chat`; null when the agent has no conversation yet) as entries. */
+function entriesOf(messages: ChatMessage[]): Entry[] {
+  const out: Entry[] = [];
+  const cards = new Map<string, Extract<Entry, { type: 'tool' }>>();
+  for (const m of messages) {
+    if (m.role === 'tool') {
+      const card = m.toolCallId ? cards.get(m.toolCallId) : undefined;
+      if (card) Object.assign(card, { result: m.content, status: m.isError ? 'failed' : 'done' });
+      continue;
+    }
+    if (m.content) out.push({ key: `h${m.id}`, type: 'msg', role: m.role === 'user' ? 'user' : m.role === 'system' ? 'system' : 'assistant', text: m.content, at: m.createdAt });
+    for (const call of m.toolCalls ?? []) {
+      const card = { key: `c${call.id}`, type: 'tool' as const, callId: call.id, name: call.name, args: call.args, status: 'running' as const };
+      cards.set(call.id, card);
+      out.push(card);
+    }
+  }
+  return out;
 }
 
-const textOf = (content: unknown): string =>
-  typeof content === 'string' ? content : Array.isArray(content) ? content.map((part: any) => (typeof part?.text === 'string' ? part.text : '')).join('') : '';
+function ToolCard({ entry, held }: { entry: Extract<Entry, { type: 'tool' }>; held: boolean }) {
+  // A call still out while the agent waits for approval is the one waiting.
+  const waits = held && entry.status === 'running';
+  const tone = entry.status === 'failed' ? 'error' : waits ? 'wait' : entry.status === 'running' ? 'busy' : 'ok';
+  const word = entry.status === 'failed' ? 'failed' : waits ? 'needs approval' : entry.status === 'running' ? 'running' : 'done';
+  return (
+    <li class="tool-card" data-tool={entry.name}>
+      <details>
+        <summary>
+          <span>Tool call <code>{entry.name}</code></span>
+          <span class={`badge tone-${tone}`}>{word}</span>
+          {entry.ms !== undefined && <span class="muted">{entry.ms < 1000 ? `${entry.ms} ms` : `${(entry.ms / 1000).toFixed(1)} s`}</span>}
+        </summary>
+        <div class="body">
+          <h3>Arguments</h3>
+          <pre tabIndex={0}>{JSON.stringify(entry.args, null, 2)}</pre>
+          <h3>Result</h3>
+          {entry.result !== undefined ? <pre tabIndex={0}>{entry.result}</pre> : <p class="muted">{entry.status === 'running' ? 'Not back yet.' : 'In the history once the turn ends.'}</p>}
+        </div>
+      </details>
+    </li>
+  );
+}
 
 export function AgentView({ id }: { id: string }) {
   const { data: agents } = useLive(() => client.agents(), (type, agent) => agent === id && /^agent\./.test(type), [id]);
   const agent = agents?.find((a) => a.id === id);
-  const [lines, setLines] = useState<Line[]>([]);
+  const [entries, setEntries] = useState<Entry[]>([]);
   const [streaming, setStreaming] = useState('');
   const [error, setError] = useState('');
+  const [reloads, setReloads] = useState(0);
+  const log = useRef<HTMLOListElement>(null);
 
   useEffect(() => {
-    setLines([]);
+    let alive = true;
     client.history(id).then((history) => {
-      const rows = (history.llmMessages ?? []).map((m, index): Line => ({ key: `h${index}`, role: m.role === 'user' ? 'user' : m.role === 'tool' ? 'tool' : 'assistant', text: textOf(m.content) }));
-      setLines(rows.filter((row) => row.text !== ''));
-    }, (e) => setError(errorText(e)));
-  }, [id]);
+      // A new agent has no conversation yet: the route answers null.
+      if (alive) setEntries(entriesOf(history?.llmMessages ?? []));
+    }, (e) => alive && setError(errorText(e)));
+    return () => void (alive = false);
+  }, [id, reloads]);
+  useEffect(() => setEntries([]), [id]);
+  // The newest message in view, once the browser has laid it out.
+  useEffect(() => {
+    const frame = requestAnimationFrame(() => {
+      const el = log.current?.parentElement;
+      if (el) el.scrollTop = el.scrollHeight;
+    });
+    return () => cancelAnimationFrame(frame);
+  }, [entries, streaming]);
 
   useEvents((event) => {
     if (event.agent_id !== id) return;
@@ -41,50 +95,71 @@ export function AgentView({ id }: { id: string }) {
       case 'llm.delta':
         setStreaming((text) => text + String(payload.text ?? ''));
         break;
+      case 'llm.completed':
+        setStreaming('');
+        break;
       case 'tool.started':
-        setLines((all) => [...all, { key: `t${event.seq}`, role: 'tool', text: `${payload.tool}`, detail: JSON.stringify(payload.args, null, 2) }]);
+        setEntries((all) => (all.some((e) => e.type === 'tool' && e.callId === payload.call_id) ? all : [...all, { key: `c${payload.call_id}`, type: 'tool', callId: String(payload.call_id), name: String(payload.tool), args: payload.args, status: 'running' }]));
+        break;
+      case 'tool.completed':
+        setEntries((all) => all.map((e) => (e.type === 'tool' && e.callId === payload.call_id ? { ...e, status: payload.ok ? 'done' : 'failed', ms: payload.duration_ms } : e)));
         break;
       case 'turn.completed':
         setStreaming('');
-        if (payload.text) setLines((all) => [...all, { key: `a${event.seq}`, role: 'assistant', text: String(payload.text) }]);
+        if (payload.text) setEntries((all) => [...all, { key: `a${event.seq}`, type: 'msg', role: 'assistant', text: String(payload.text), at: event.timestamp }]);
+        // The durable history has the tool results: read it again.
+        setReloads((n) => n + 1);
         break;
       case 'agent.error':
         setStreaming('');
-        setLines((all) => [...all, { key: `e${event.seq}`, role: 'error', text: String(payload.message ?? payload.code ?? 'error') }]);
+        setEntries((all) => [...all, { key: `e${event.seq}`, type: 'msg', role: 'error', text: String(payload.message ?? payload.code ?? 'error') }]);
         break;
     }
   }, [id]);
 
-  const send = (event: Event) => {
-    event.preventDefault();
-    const input = (event.currentTarget as HTMLFormElement).elements.namedItem('message') as HTMLTextAreaElement;
+  const send = (form: HTMLFormElement) => {
+    const input = form.elements.namedItem('message') as HTMLTextAreaElement;
     const text = input.value.trim();
     if (!text) return;
     input.value = '';
-    setLines((all) => [...all, { key: `u${Date.now()}`, role: 'user', text }]);
+    setEntries((all) => [...all, { key: `u${Date.now()}`, type: 'msg', role: 'user', text, at: Date.now() }]);
     client.chat(id, text).then(() => setError(''), (e) => setError(errorText(e)));
   };
+  const name = agent?.name ?? id;
 
   return (
     <section aria-labelledby="agent-title">
-      <h1 id="agent-title">{agent?.name ?? id}</h1>
-      <p>State: <span class="state">{agent?.runtimeState ?? '…'}</span> <button type="button" onClick={() => client.interrupt(id).catch((e) => setError(errorText(e)))}>Interrupt</button></p>
+      <div class="agent-head">
+        <h1 id="agent-title">{name}</h1>
+        {agent && <StateBadge state={agent.runtimeState} />}
+        <span class="spacer" />
+        <button type="button" onClick={() => client.interrupt(id).catch((e) => setError(errorText(e)))}>Interrupt</button>
+      </div>
       {error && <p role="alert" class="error">{error}</p>}
-      <h2>Waiting for you</h2>
+      <h2 class="sr-only">Chat</h2>
+      <div class="chat-log" tabIndex={0} aria-label={`Conversation with ${name}`}>
+        <ol class="chat live" ref={log} aria-live="polite">
+          {entries.length === 0 && !streaming && <li class="muted">No messages yet. Say something below.</li>}
+          {entries.map((entry) => entry.type === 'tool' ? <ToolCard key={entry.key} entry={entry} held={agent?.runtimeState === 'awaiting_approval'} /> : (
+            <li key={entry.key} class={`msg msg-${entry.role}`}>
+              <span class="who">{entry.role === 'user' ? 'You' : entry.role === 'error' ? 'Error' : entry.role === 'system' ? 'Notice' : name}{entry.at ? ` · ${time(entry.at)}` : ''}</span>
+              {entry.role === 'assistant' ? <Markdown text={entry.text} /> : entry.text}
+            </li>
+          ))}
+          {streaming && <li class="msg msg-assistant streaming"><span class="who">{name}</span>{streaming}</li>}
+        </ol>
+      </div>
       <PendingList agentId={id} />
-      <h2>Chat</h2>
-      <ol class="chat live" aria-live="polite">
-        {lines.map((line) => (
-          <li key={line.key} class={`msg msg-${line.role}`}>
-            {line.role === 'tool' ? <details><summary>Tool call: <code>{line.text}</code></summary><pre tabIndex={0}>{line.detail ?? ''}</pre></details> : line.text}
-          </li>
-        ))}
-        {streaming && <li class="msg msg-assistant streaming">{streaming}</li>}
-      </ol>
-      <form class="chat-form" onSubmit={send}>
+      <form class="composer" onSubmit={(event) => (event.preventDefault(), send(event.currentTarget as HTMLFormElement))}>
         <label for="message">Message</label>
-        <textarea id="message" name="message" rows={2} required />
-        <button type="submit">Send</button>
+        <textarea id="message" name="message" rows={2} required placeholder="Enter sends, Shift+Enter adds a line"
+          onKeyDown={(event) => {
+            if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+              event.preventDefault();
+              send((event.currentTarget as HTMLTextAreaElement).form!);
+            }
+          }} />
+        <button type="submit" class="primary">Send</button>
       </form>
       <AgentDetails id={id} />
     </section>

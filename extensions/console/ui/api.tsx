@@ -64,11 +64,20 @@ export interface McpServerInfo {
   toolCount?: number;
   error?: string;
 }
-export interface ChatHistory {
-  llmMessages: Array<{ role: string; content: unknown }> | null;
-  total: number | null;
-  earlierCount: number | null;
+/** One row of the conversation as a model message (`GET /agents/{id}/chat`). */
+export interface ChatMessage {
+  id: number;
+  role: string;
+  kind: string;
+  content: string;
+  createdAt: number;
+  toolCalls?: Array<{ id: string; name: string; args: unknown }>;
+  toolCallId?: string;
+  name?: string;
+  isError?: boolean;
 }
+/** Null for an agent with no conversation yet. */
+export type ChatHistory = { llmMessages: ChatMessage[]; total: number; earlierCount: number } | null;
 export interface SessionInfo {
   id: string;
   createdAt: number;
@@ -89,6 +98,16 @@ export interface LoopRow {
   usage_input: number | null;
   usage_output: number | null;
   cost: number | null;
+}
+export interface LogEntry {
+  id: number;
+  level: 'debug' | 'info' | 'warn' | 'error';
+  origin: string | null;
+  event: string | null;
+  target: string | null;
+  message: string;
+  data: string | null;
+  created_at: number;
 }
 export interface FileInfo {
   path: string;
@@ -112,7 +131,7 @@ export const client = {
   logout: () => api<{ success: boolean }>('POST', '/console/logout'),
   agents: () => api<AgentSummary[]>('GET', '/agents'),
   status: (id: string) => api<AgentStatus>('GET', `/agents/${seg(id)}/status`),
-  create: (name: string, template?: string) => api<{ agentId: string; name: string }>('POST', '/agents/create', { name, ...(template ? { template } : {}) }),
+  create: (body: { name: string; template?: string; provider?: string; model?: string; start?: boolean }) => api<{ agentId: string; name: string }>('POST', '/agents/create', body),
   start: (id: string) => api<unknown>('POST', `/agents/${seg(id)}/start`),
   stop: (id: string) => api<unknown>('POST', `/agents/${seg(id)}/stop`),
   interrupt: (id: string) => api<unknown>('POST', `/agents/${seg(id)}/interrupt`),
@@ -125,14 +144,19 @@ export const client = {
   loopPage: (id: string, offset?: number) => api<{ total: number; offset: number; rows: LoopRow[] }>('GET', `/agents/${seg(id)}/loop?limit=50${offset === undefined ? '' : `&offset=${offset}`}`),
   loops: (id: string) => api<unknown>('GET', `/agents/${seg(id)}/loops`),
   timers: (id: string) => api<unknown>('GET', `/agents/${seg(id)}/timers`),
-  logs: (id: string) => api<unknown>('GET', `/agents/${seg(id)}/logs?limit=100`),
-  credentials: (id: string) => api<unknown>('GET', `/agents/${seg(id)}/credentials`),
+  logs: (id: string) => api<{ logs: LogEntry[] }>('GET', `/agents/${seg(id)}/logs?limit=200`),
+  credentials: (id: string) => api<{ credentials: Array<{ name: string; set: boolean; locked: boolean; length: number; updated_at: number | null }> }>('GET', `/agents/${seg(id)}/credentials`),
+  setCredential: (id: string, name: string, value: string) => api<unknown>('PUT', `/agents/${seg(id)}/credentials/${seg(name)}`, { value }),
+  unsetCredential: (id: string, name: string) => api<unknown>('DELETE', `/agents/${seg(id)}/credentials/${seg(name)}`),
+  backup: (id: string, seal: boolean) => api<{ path: string; bytes: number; sha256: string; sealed: boolean }>('POST', `/agents/${seg(id)}/backup`, { seal }),
+  restore: (body: { from: string; asNew?: boolean; start?: boolean }) => api<{ agentId: string; name: string; filePath: string }>('POST', '/agents/restore', body),
+  backupSchedule: () => api<{ enabled: boolean; every: string | null; keep: number | null; dir: string | null; sealed: boolean; nextRunAt: string | null; running: boolean; lastRun: { startedAt: string; finishedAt: string | null; completed: number; failed: number } | null; problem: string | null }>('GET', '/backups'),
   files: (id: string) => api<{ files: FileInfo[] }>('GET', `/agents/${seg(id)}/files`),
   file: (id: string, path: string, encoding: 'utf-8' | 'base64') => api<{ content: string; encoding: string; mime_type: string | null }>('GET', `/agents/${seg(id)}/files/content?path=${seg(path)}&encoding=${encoding}`),
   putFile: (id: string, path: string, content: string) => api<unknown>('PUT', `/agents/${seg(id)}/files/content?path=${seg(path)}`, { content, encoding: 'base64' }),
   config: (id: string) => api<{ config: Record<string, unknown> }>('GET', `/agents/${seg(id)}/config`),
   putConfig: (id: string, config: unknown) => api<unknown>('PUT', `/agents/${seg(id)}/config`, config),
-  identity: () => api<Record<string, unknown>>('GET', '/identity'),
+  identity: () => api<Record<string, unknown> & { status: string }>('GET', '/identity'),
   unlockIdentity: (passphrase: string) => api<unknown>('POST', '/identity/unlock', { passphrase }),
   providers: () => api<unknown>('GET', '/providers'),
   /** Adds an app provider: settings' `providers` list with one more (PATCH replaces the array). */
@@ -140,6 +164,7 @@ export const client = {
     const settings = await api<{ providers?: AppProviderSettings[] }>('GET', '/settings');
     return api<unknown>('PATCH', '/settings', { providers: [...(settings.providers ?? []), provider] });
   },
+  providerModels: (providerId: string) => api<unknown>('GET', `/providers/${seg(providerId)}/models`),
   checkProvider: (providerId: string) => api<unknown>('POST', `/providers/${seg(providerId)}/check`),
   templates: () => api<{ templates: Array<{ id: string; name?: string }> }>('GET', '/templates'),
   tasks: () => api<{ tasks: PendingItem[] }>('GET', '/tasks'),
@@ -148,6 +173,8 @@ export const client = {
   suspend: (item: PendingItem, resume: boolean) => api<unknown>('POST', `/agents/${seg(item.agentId)}/suspend/respond`, { resume, loop: item.loop }),
   extensions: () => api<{ extensions: ExtensionInfo[] }>('GET', '/runtime/extensions'),
   extensionIndex: (prefix: string) => api<unknown>('GET', prefix),
+  extensionConfig: (name: string) => api<{ name: string; config: Record<string, unknown>; effective: unknown; schema: unknown; reconfigurable: boolean }>('GET', `/runtime/extensions/${seg(name)}/config`),
+  patchExtensionConfig: (name: string, patch: Record<string, unknown>) => api<{ applied: boolean; restartRequired: boolean }>('PATCH', `/runtime/extensions/${seg(name)}/config`, patch),
   /** `GET /mcp` (the mcp extension): registrations and the open servers of loaded agents. */
   mcp: () => api<{ registrations: Array<Record<string, unknown> & { name: string; type: string }>; servers: McpServerInfo[] }>('GET', '/mcp'),
   tools: (id: string) => api<{ agentId: string; tools: Array<{ name: string; source?: string; description?: string; enabled?: boolean }> }>('GET', `/agents/${seg(id)}/tools`),
@@ -155,5 +182,5 @@ export const client = {
   outbox: (id: string) => api<unknown>('GET', `/agents/${seg(id)}/outbox`),
   /** The newest row of the durable conversation (the last page of one row): the agent's last activity. */
   lastRow: (id: string) => api<{ total: number; offset: number; rows: LoopRow[] }>('GET', `/agents/${seg(id)}/loop?limit=1`),
-  health: () => api<Record<string, unknown>>('GET', '/health'),
+  health: () => api<{ status: string; version: string; uptimeMs: number }>('GET', '/health'),
 };

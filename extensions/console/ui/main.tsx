@@ -1,6 +1,7 @@
 /**
  * The console page: a login gate (one-time code from the URL fragment, or the daemon token pasted once),
- * then five views (fleet, agent, inbox, events, system) chosen by the URL hash. Everything the daemon
+ * then five views (fleet, agent, inbox, events, system) chosen by the URL hash, in the shell (shell.tsx:
+ * side navigation, header with health and identity). Everything the daemon
  * sends is rendered as text nodes by Preact (no innerHTML anywhere).
  */
 import { render } from 'preact';
@@ -13,6 +14,7 @@ import { AgentView } from './agent.js';
 import { Inbox } from './inbox.js';
 import { EventsView } from './events.js';
 import { SystemView } from './system.js';
+import { Header, SideNav } from './shell.js';
 
 type Auth = 'checking' | 'out' | 'in';
 const auth = signal<Auth>('checking');
@@ -72,19 +74,17 @@ function Login() {
   };
   return (
     <main class="login" id="main">
-      <h1>agt console</h1>
+      <h1><span class="brand">agt</span> console</h1>
       <p>Run <code>agt console</code> on the daemon's machine for a one-time login link, or paste the daemon token.</p>
       <form onSubmit={submit}>
         <label for="token">Daemon token</label>
         <input id="token" name="token" type="password" autocomplete="off" required />
-        <button type="submit">Log in</button>
+        <button type="submit" class="primary">Log in</button>
       </form>
       {loginError.value && <p role="alert" class="error">{loginError.value}</p>}
     </main>
   );
 }
-
-const VIEWS = [['fleet', 'Fleet'], ['inbox', 'Inbox'], ['events', 'Events'], ['system', 'System']] as const;
 
 function Shell() {
   const [, view = 'fleet', arg] = /^#\/([a-z]+)(?:\/(.+))?$/.exec(route.value) ?? [];
@@ -94,19 +94,16 @@ function Shell() {
     auth.value = 'out';
   };
   return (
-    <>
+    <div class="layout">
       <a class="skip" href="#main">Skip to content</a>
-      <header>
-        <span class="brand">agt</span>
-        <nav aria-label="Views">
-          {VIEWS.map(([id, label]) => <a href={`#/${id}`} aria-current={view === id ? 'page' : undefined}>{label}</a>)}
-        </nav>
-        <button type="button" onClick={logout}>Log out</button>
-      </header>
-      <main id="main" tabIndex={-1}>
-        {view === 'agent' && arg ? <AgentView id={decodeURIComponent(arg)} /> : view === 'inbox' ? <Inbox /> : view === 'events' ? <EventsView /> : view === 'system' ? <SystemView /> : <Fleet />}
-      </main>
-    </>
+      <SideNav view={view} />
+      <div class="column">
+        <Header onLogout={logout} />
+        <main id="main" tabIndex={-1}>
+          {view === 'agent' && arg ? <AgentView id={decodeURIComponent(arg)} /> : view === 'inbox' ? <Inbox /> : view === 'events' ? <EventsView /> : view === 'system' ? <SystemView /> : <Fleet />}
+        </main>
+      </div>
+    </div>
   );
 }
 

@@ -5,6 +5,7 @@
  * shows up without a console change) instead of printing raw JSON.
  */
 import { time } from './util.js';
+import { fieldWord } from './words.js';
 
 const isRecord = (value: unknown): value is Record<string, unknown> => !!value && typeof value === 'object' && !Array.isArray(value);
 /** Epoch milliseconds under a key that names a time (`createdAt`, `created_at`, `lastUsedAt`, …). */
@@ -23,7 +24,7 @@ export function Readable({ value, name = '', depth = 0 }: { value: unknown; name
       const columns = [...new Set(value.flatMap((row) => Object.keys(row)))].slice(0, MAX_COLUMNS);
       return (
         <table class="readable">
-          <thead><tr>{columns.map((column) => <th scope="col" key={column}>{column}</th>)}</tr></thead>
+          <thead><tr>{columns.map((column) => <th scope="col" key={column} title={column}>{fieldWord(column)}</th>)}</tr></thead>
           <tbody>
             {value.map((row, index) => (
               <tr key={index}>{columns.map((column) => <td key={column}><Readable value={row[column]} name={column} depth={depth + 1} /></td>)}</tr>
@@ -39,7 +40,7 @@ export function Readable({ value, name = '', depth = 0 }: { value: unknown; name
   return (
     <dl class="readable">
       {entries.map(([key, item]) => (
-        <div key={key}><dt>{key}</dt><dd><Readable value={item} name={key} depth={depth + 1} /></dd></div>
+        <div key={key}><dt title={key}>{fieldWord(key)}</dt><dd><Readable value={item} name={key} depth={depth + 1} /></dd></div>
       ))}
     </dl>
   );

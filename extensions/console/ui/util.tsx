@@ -9,6 +9,7 @@ export const errorText = (error: unknown) => (error instanceof Error ? error.mes
 export function useLive<T>(load: () => Promise<T>, reloadOn: (type: string, agentId: string | null) => boolean, deps: unknown[] = []) {
   const [data, setData] = useState<T | undefined>(undefined);
   const [error, setError] = useState('');
+  const [reloads, setReloads] = useState(0);
   useEffect(() => {
     let alive = true;
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -24,8 +25,8 @@ export function useLive<T>(load: () => Promise<T>, reloadOn: (type: string, agen
       clearTimeout(timer);
       off();
     };
-  }, [resyncs.value, ...deps]);
-  return { data, error };
+  }, [resyncs.value, reloads, ...deps]);
+  return { data, error, reload: () => setReloads((n) => n + 1) };
 }
 
 export function useEvents(listener: Listener, deps: unknown[] = []): void {
