@@ -1,14 +1,16 @@
 /**
  * The console in a real headless Chromium (Debian's `chromium`, driven by playwright-core) against one
- * built daemon (the shipped extensions, compute off) and a scripted model (a fake OpenAI-format server): login by one-time URL and by token,
- * the fleet following the event stream, a streamed chat reply, an approval answered in the inbox, the
- * events tail resuming after a dropped connection (Last-Event-ID), a disabled extension's panel, an
- * agent name rendered as text, the CSP header, and axe-core (no serious or critical violation) on each
- * view. AGT_UPDATE_SCREENSHOTS=1 saves each view into docs/console/*.png. Skips, saying why, when
- * Chromium is not installed or cannot start.
+ * built daemon (the shipped extensions, compute off) and a scripted model (a fake OpenAI-format server),
+ * used as a person uses it: login by one-time URL and by token, the fleet following the event stream
+ * (and a fleet of 1,000 agents: first screen, rows in the DOM, search, sort, scroll), a chat sent from
+ * the keyboard with its reply streamed, tool calls as cards, an ask answered inline, two approvals
+ * answered together in the inbox from the keyboard at 390 px, credentials, a backup, the config's diff,
+ * the events backlog and names, the identity unlocked from the header, extension options, the CSP
+ * header, no uncaught page error, and axe-core (no serious or critical violation) on every view in light
+ * and dark at 1280 and 390 px. AGT_UPDATE_SCREENSHOTS=1 saves those views into docs/console/. Skips,
+ * saying why, when Chromium is not installed or cannot start.
  */
 import t from 'tap';
-import tap from 'tap';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -28,6 +30,7 @@ import { endsTurn } from './helpers/wire-daemon.js';
 const executable = ['chromium', 'chromium-browser'].map((name) => spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).stdout.trim()).find(Boolean);
 /** What checkView asserts with (any subtest). */
 type Asserts = Pick<typeof t, 'same'>;
+type LookAsserts = Pick<typeof t, 'same' | 'ok'>;
 const SHOTS = process.env.AGT_UPDATE_SCREENSHOTS === '1' ? join(ROOT, 'docs', 'console') : undefined;
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -89,7 +92,7 @@ const SIZES = [[1280, 800], [390, 844]] as const;
  * screen, and (AGT_UPDATE_SCREENSHOTS=1) a screenshot of each as docs/console/<name>-<scheme>-<width>.png.
  * `ready` shows the view's content, waited for after each change.
  */
-async function everyLook(t: Pick<typeof tap, 'same' | 'ok'>, page: Page, name: string, ready: () => Promise<unknown>): Promise<void> {
+async function everyLook(t: LookAsserts, page: Page, name: string, ready: () => Promise<unknown>): Promise<void> {
   for (const colorScheme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme });
     for (const [width, height] of SIZES) {
