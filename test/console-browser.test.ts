@@ -337,6 +337,9 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await page.getByLabel('Description', { exact: true }).fill('edited in the form');
     await page.getByRole('group', { name: 'Config view' }).getByRole('button', { name: 'Review changes' }).click();
     await page.locator('pre.diff .add', { hasText: 'edited in the form' }).waitFor();
+    // Usage: the tokens by model next to the chart.
+    await page.getByRole('button', { name: 'Usage' }).click();
+    await page.locator('table.by-model td', { hasText: 'test-model' }).waitFor();
     await checkView(t, page, 'agent-config');
   });
 

@@ -6,7 +6,7 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
-import { client, type FileInfo, type LogEntry, type LoopRow } from './api.js';
+import { client, type FileInfo, type LogEntry, type LoopRow, type UsageRollup } from './api.js';
 import { Readable } from './readable.js';
 import { Backup, Credentials } from './agent-panels.js';
 import { ConfigEditor } from './config-editor.js';
@@ -81,10 +81,12 @@ export function axisLabels(prefix: string) {
 function Usage({ id }: { id: string }) {
   const box = useRef<HTMLDivElement>(null);
   const [summary, setSummary] = useState('');
+  const [byModel, setByModel] = useState<UsageRollup['byModel']>([]);
   useEffect(() => {
     let plot: uPlot | undefined;
     let observer: ResizeObserver | undefined;
     Promise.all([client.rollup(id), client.loopPage(id, 0)]).then(([rollup, page]) => {
+      setByModel(rollup.byModel ?? []);
       setSummary(`${rollup.totals.total} tokens in all (${rollup.totals.input} in, ${rollup.totals.output} out)${typeof rollup.cost_usd === 'number' ? `, $${rollup.cost_usd.toFixed(4)}` : ''}`);
       const priced = page.rows.filter((row) => row.usage_input !== null || row.cost !== null);
       let cost = 0;
@@ -107,7 +109,20 @@ function Usage({ id }: { id: string }) {
     }, (e) => setSummary(errorText(e)));
     return () => (observer?.disconnect(), plot?.destroy());
   }, [id]);
-  return <figure class="usage"><div ref={box} role="img" aria-label={`Usage and cost over time: ${summary}`} /><figcaption>{summary}</figcaption></figure>;
+  return (
+    <>
+      <figure class="usage"><div ref={box} role="img" aria-label={`Usage and cost over time: ${summary}`} /><figcaption>{summary}</figcaption></figure>
+      {byModel.length > 0 && (
+        <div class="table-wrap">
+          <table class="by-model">
+            <caption class="sr-only">Tokens by model</caption>
+            <thead><tr><th scope="col">Model</th><th scope="col" class="num">Calls</th><th scope="col" class="num">In</th><th scope="col" class="num">Out</th><th scope="col" class="num">Total</th></tr></thead>
+            <tbody>{byModel.map((m) => <tr key={m.model}><td><code>{m.model}</code></td><td class="num">{m.rows}</td><td class="num">{m.input.toLocaleString()}</td><td class="num">{m.output.toLocaleString()}</td><td class="num">{m.total.toLocaleString()}</td></tr>)}</tbody>
+          </table>
+        </div>
+      )}
+    </>
+  );
 }
 
 const LEVELS = ['debug', 'info', 'warn', 'error'] as const;

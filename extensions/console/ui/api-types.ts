@@ -42,6 +42,7 @@ export interface DaemonUsageView {
 export interface UsageRollupView {
   cost_usd?: number | null;
   totals: { input: number; output: number; total: number };
+  byModel: Array<{ model: string; input: number; output: number; total: number; rows: number }>;
 }
 
 /** An item of `GET /tasks`: an approval, budget task, ask or suspend prompt waiting for the owner. */
