@@ -316,6 +316,17 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     t.notOk((await page.content()).includes('s3cret-value-from-the-form'), 'the value is not in the page');
     await page.getByRole('button', { name: 'Remove API_TOKEN' }).click();
     await page.getByRole('status').filter({ hasText: 'Removed API_TOKEN.' }).waitFor();
+    // A timer added in words, listed, deleted.
+    await page.getByRole('button', { name: 'Timers' }).click();
+    await page.getByLabel('Minutes').fill('5');
+    await page.getByLabel('Message to the agent').fill('check the inbox');
+    await page.getByRole('button', { name: 'Add timer' }).click();
+    const timerRow = page.locator('table.timers tr', { hasText: 'check the inbox' });
+    await timerRow.filter({ hasText: 'every 5 min' }).waitFor();
+    const agentNow = ((await d.request('GET', '/agents')).body as Array<{ id: string; name: string }>).find((a) => a.name === 'fleet-one')!.id;
+    t.match((await d.request('GET', `/agents/${agentNow}/timers`)).body.timers, [{ schedule: { mode: 'interval', every_ms: 300_000 }, payload: 'check the inbox' }]);
+    await timerRow.getByRole('button', { name: /^Delete timer/ }).click();
+    await page.getByText('No timer.').waitFor();
     // A backup made now.
     await page.getByRole('button', { name: 'Backup' }).click();
     await page.getByRole('button', { name: 'Back up now' }).click();

@@ -8,7 +8,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import { client, type FileInfo, type LogEntry, type LoopRow, type UsageRollup } from './api.js';
 import { Readable } from './readable.js';
-import { Backup, Credentials } from './agent-panels.js';
+import { Backup, Credentials, Timers } from './agent-panels.js';
 import { ConfigEditor } from './config-editor.js';
 import { Timeline } from './timeline.js';
 import { errorText, time, useEvents } from './util.js';
@@ -244,14 +244,14 @@ function Files({ id }: { id: string }) {
 export function AgentDetails({ id }: { id: string }) {
   const [tab, setTab] = useState<Tab>('Usage');
   const loaders = useRef<Record<string, () => Promise<unknown>>>({});
-  loaders.current = { Loops: () => client.loops(id), Timers: () => client.timers(id) };
+  loaders.current = { Loops: () => client.loops(id) };
   return (
     <section aria-labelledby="details-title">
       <h2 id="details-title">Details</h2>
       <div class="tabs" role="group" aria-label="Panels">
         {TABS.map((name) => <button type="button" aria-pressed={tab === name} onClick={() => setTab(name)}>{name}</button>)}
       </div>
-      {tab === 'History' ? <History id={id} /> : tab === 'Usage' ? <Usage id={id} /> : tab === 'Files' ? <Files id={id} /> : tab === 'Config' ? <ConfigEditor id={id} /> : tab === 'Logs' ? <Logs id={id} /> : tab === 'Timeline' ? <Timeline id={id} /> : tab === 'Credentials' ? <Credentials id={id} /> : tab === 'Backup' ? <Backup id={id} /> : <Listing key={tab} load={loaders.current[tab]!} />}
+      {tab === 'History' ? <History id={id} /> : tab === 'Usage' ? <Usage id={id} /> : tab === 'Files' ? <Files id={id} /> : tab === 'Config' ? <ConfigEditor id={id} /> : tab === 'Logs' ? <Logs id={id} /> : tab === 'Timeline' ? <Timeline id={id} /> : tab === 'Credentials' ? <Credentials id={id} /> : tab === 'Timers' ? <Timers id={id} /> : tab === 'Backup' ? <Backup id={id} /> : <Listing key={tab} load={loaders.current[tab]!} />}
     </section>
   );
 }

@@ -1,11 +1,13 @@
 /**
  * Agent panels that change things: credentials set and unset (a value goes in once, through a password
- * field, and is never shown again: the daemon answers names and metadata only), and a backup made now
- * (a consistent copy of the agent file, sealed to the owner identity when asked).
+ * field, and is never shown again: the daemon answers names and metadata only), timers listed in words,
+ * added and deleted, and a backup made now (a consistent copy of the agent file, sealed to the owner
+ * identity when asked).
  */
 import { useEffect, useState } from 'preact/hooks';
-import { client } from './api.js';
+import { client, type TimerInfo } from './api.js';
 import { errorText, time } from './util.js';
+import { relative } from './words.js';
 
 export function Credentials({ id }: { id: string }) {
   const [list, setList] = useState<Awaited<ReturnType<typeof client.credentials>>['credentials'] | null>(null);
@@ -72,6 +74,64 @@ export function Backup({ id }: { id: string }) {
       </div>
       {result && <p role="status">Saved {result.sealed ? 'a sealed copy' : 'a copy'} ({result.bytes.toLocaleString()} bytes) to <code>{result.path}</code>.</p>}
       {message && <p role="alert" class="error">{message}</p>}
+    </div>
+  );
+}
+
+const every = (ms: number) => (ms % 86_400_000 === 0 ? `${ms / 86_400_000} d` : ms % 3_600_000 === 0 ? `${ms / 3_600_000} h` : ms % 60_000 === 0 ? `${ms / 60_000} min` : `${ms / 1000} s`);
+const scheduleWords = (s: TimerInfo['schedule']) =>
+  s.mode === 'interval' ? `every ${every(s.every_ms ?? 0)}` : s.mode === 'cron' ? `cron ${s.cron}` : s.at ? `once, ${new Date(s.at).toLocaleString()}` : 'once';
+
+export function Timers({ id }: { id: string }) {
+  const [timers, setTimers] = useState<TimerInfo[] | null>(null);
+  const [kind, setKind] = useState<'interval' | 'once_delay' | 'cron'>('interval');
+  const [message, setMessage] = useState('');
+  const load = () => client.timers(id).then((r) => setTimers(r.timers), (e) => setMessage(errorText(e)));
+  useEffect(() => void load(), [id]);
+  const add = (event: Event) => {
+    event.preventDefault();
+    const form = event.currentTarget as HTMLFormElement;
+    const value = (name: string) => (form.elements.namedItem(name) as HTMLInputElement).value.trim();
+    const minutes = Number(value('timer-minutes'));
+    const body = { mode: kind, ...(kind === 'interval' ? { every_ms: minutes * 60_000 } : kind === 'once_delay' ? { delay_ms: minutes * 60_000 } : { cron: value('timer-cron') }), ...(value('timer-payload') ? { payload: value('timer-payload') } : {}) };
+    client.addTimer(id, body).then(() => (setMessage('Timer added.'), load()), (e) => setMessage(errorText(e)));
+  };
+  const remove = (timerId: number) => client.deleteTimer(id, timerId).then(() => (setMessage('Timer deleted.'), load()), (e) => setMessage(errorText(e)));
+  return (
+    <div class="stack">
+      <div class="table-wrap">
+        <table class="timers">
+          <caption class="sr-only">Timers</caption>
+          <thead><tr><th scope="col">When</th><th scope="col">Next</th><th scope="col" class="num">Runs</th><th scope="col">Message</th><th scope="col">Actions</th></tr></thead>
+          <tbody>
+            {(timers ?? []).map((timer) => (
+              <tr key={timer.id} class={timer.expired ? 'muted' : undefined}>
+                <td>{scheduleWords(timer.schedule)}</td>
+                <td>{timer.expired ? 'done' : timer.next_wake_at ? <span title={new Date(timer.next_wake_at).toLocaleString()}>{relative(timer.next_wake_at)}</span> : '—'}</td>
+                <td class="num">{timer.run_count}</td>
+                <td>{timer.payload ?? <span class="muted">—</span>}</td>
+                <td><button type="button" class="small danger" onClick={() => remove(timer.id)} aria-label={`Delete timer ${timer.id}`}>Delete</button></td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {timers && timers.length === 0 && <p class="muted row">No timer.</p>}
+      </div>
+      <form onSubmit={add} aria-labelledby="add-timer-title">
+        <h3 id="add-timer-title">Add a timer</h3>
+        <div class="form-grid">
+          <div><label for="timer-kind">Kind</label>
+            <select id="timer-kind" value={kind} onChange={(e) => setKind((e.currentTarget as HTMLSelectElement).value as typeof kind)}>
+              <option value="interval">Every …</option><option value="once_delay">Once, in …</option><option value="cron">Cron</option>
+            </select></div>
+          {kind === 'cron'
+            ? <div><label for="timer-cron">Cron expression</label><input id="timer-cron" name="timer-cron" required placeholder="0 9 * * 1-5" /></div>
+            : <div><label for="timer-minutes">Minutes</label><input id="timer-minutes" name="timer-minutes" type="number" min="1" required /></div>}
+          <div><label for="timer-payload">Message to the agent</label><input id="timer-payload" name="timer-payload" /></div>
+        </div>
+        <div class="row"><span class="spacer" /><button type="submit" class="primary">Add timer</button></div>
+      </form>
+      {message && <p role="status">{message}</p>}
     </div>
   );
 }

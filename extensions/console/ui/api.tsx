@@ -109,6 +109,17 @@ export interface LogEntry {
   data: string | null;
   created_at: number;
 }
+/** An item of `GET /agents/{id}/timers`. */
+export interface TimerInfo {
+  id: number;
+  schedule: { mode: string; at?: number; delay_ms?: number; every_ms?: number; cron?: string; max_runs?: number; end_at?: number };
+  next_wake_at: number | null;
+  payload: string | null;
+  run_count: number;
+  last_fired_at: number | null;
+  expired: boolean;
+  loop: string | null;
+}
 export interface FileInfo {
   path: string;
   size: number;
@@ -143,7 +154,9 @@ export const client = {
   tracked: () => api<{ agents: TrackedAgent[] }>('GET', '/tracked-folders/agents'),
   loopPage: (id: string, offset?: number) => api<{ total: number; offset: number; rows: LoopRow[] }>('GET', `/agents/${seg(id)}/loop?limit=50${offset === undefined ? '' : `&offset=${offset}`}`),
   loops: (id: string) => api<unknown>('GET', `/agents/${seg(id)}/loops`),
-  timers: (id: string) => api<unknown>('GET', `/agents/${seg(id)}/timers`),
+  timers: (id: string) => api<{ timers: TimerInfo[] }>('GET', `/agents/${seg(id)}/timers`),
+  addTimer: (id: string, body: Record<string, unknown>) => api<unknown>('POST', `/agents/${seg(id)}/timers`, body),
+  deleteTimer: (id: string, timerId: number) => api<unknown>('DELETE', `/agents/${seg(id)}/timers/${timerId}`),
   logs: (id: string) => api<{ logs: LogEntry[] }>('GET', `/agents/${seg(id)}/logs?limit=200`),
   credentials: (id: string) => api<{ credentials: Array<{ name: string; set: boolean; locked: boolean; length: number; updated_at: number | null }> }>('GET', `/agents/${seg(id)}/credentials`),
   setCredential: (id: string, name: string, value: string) => api<unknown>('PUT', `/agents/${seg(id)}/credentials/${seg(name)}`, { value }),
