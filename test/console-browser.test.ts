@@ -302,6 +302,15 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await page.getByRole('button', { name: 'View notes.txt' }).click();
     await page.locator('pre', { hasText: 'uploaded <b>text</b>' }).waitFor();
     t.equal(await page.locator('main b').count(), 0, 'file content shown as text');
+    // An image is previewed in the page (a data: URL the policy allows for images).
+    const dot = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+    await page.getByLabel('Upload a file').setInputFiles({ name: 'dot.png', mimeType: 'image/png', buffer: dot });
+    await page.getByRole('button', { name: 'Upload', exact: true }).click();
+    await page.getByRole('button', { name: 'View dot.png' }).click();
+    const preview = page.getByRole('img', { name: 'Preview of dot.png' });
+    await preview.waitFor();
+    await page.waitForFunction(() => (document.querySelector('img.preview') as HTMLImageElement | null)?.naturalWidth === 1);
+    t.pass('the PNG decoded in the page');
     // Loops and credential names are readable tables and lists, not JSON.
     await page.getByRole('button', { name: 'Loops' }).click();
     await page.locator('.listing table td', { hasText: /^main$/ }).first().waitFor();
@@ -321,6 +330,10 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await page.getByLabel('Minutes').fill('5');
     await page.getByLabel('Message to the agent').fill('check the inbox');
     await page.getByRole('button', { name: 'Add timer' }).click();
+    await page.getByRole('status').filter({ hasText: 'Timer added.' }).waitFor().catch(async (error) => {
+      t.comment(`timers tab: ${await page.locator('section[aria-labelledby="details-title"]').innerText()}`);
+      throw error;
+    });
     const timerRow = page.locator('table.timers tr', { hasText: 'check the inbox' });
     await timerRow.filter({ hasText: 'every 5 min' }).waitFor();
     const agentNow = ((await d.request('GET', '/agents')).body as Array<{ id: string; name: string }>).find((a) => a.name === 'fleet-one')!.id;

@@ -185,13 +185,25 @@ function Listing({ load }: { load: () => Promise<unknown> }) {
   return <div class="listing">{lists.length === 1 ? <Readable value={lists[0]![1]} /> : <Readable value={value} />}</div>;
 }
 
+const IMAGES: Record<string, string> = { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp' };
+
 function Files({ id }: { id: string }) {
   const [files, setFiles] = useState<FileInfo[]>([]);
-  const [shown, setShown] = useState<{ path: string; text: string } | null>(null);
+  const [shown, setShown] = useState<{ path: string; text: string; image?: string } | null>(null);
   const [error, setError] = useState('');
   const list = () => client.files(id).then((r) => setFiles(r.files), (e) => setError(errorText(e)));
   useEffect(() => void list(), [id]);
-  const view = (path: string) => client.file(id, path, 'utf-8').then((f) => setShown({ path, text: f.encoding === 'base64' ? '(binary file: download it)' : f.content }), (e) => setError(errorText(e)));
+  // Images are previewed (a data: URL, which the page's policy allows for images only); other binary files are downloaded.
+  const view = async (path: string) => {
+    try {
+      const image = IMAGES[path.split('.').pop()?.toLowerCase() ?? ''];
+      if (image) return setShown({ path, text: '', image: `data:${image};base64,${(await client.file(id, path, 'base64')).content}` });
+      const f = await client.file(id, path, 'utf-8');
+      setShown({ path, text: f.encoding === 'base64' ? '(binary file: download it)' : f.content });
+    } catch (e) {
+      setError(errorText(e));
+    }
+  };
   const download = async (path: string) => {
     const file = await client.file(id, path, 'base64');
     const bytes = Uint8Array.from(atob(file.content), (c) => c.charCodeAt(0));
@@ -235,7 +247,7 @@ function Files({ id }: { id: string }) {
         <input id="upload" name="upload" type="file" />
         <button type="submit" class="primary">Upload</button>
       </form>
-      {shown && <><h3>{shown.path}</h3><pre tabIndex={0}>{shown.text}</pre></>}
+      {shown && <><h3>{shown.path}</h3>{shown.image ? <img class="preview" src={shown.image} alt={`Preview of ${shown.path}`} /> : <pre tabIndex={0}>{shown.text}</pre>}</>}
     </>
   );
 }
