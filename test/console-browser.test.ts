@@ -517,6 +517,8 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await page.getByRole('button', { name: 'Add provider' }).click();
     await page.getByRole('status').filter({ hasText: 'Added Lab models.' }).waitFor();
     t.match((await d.request('GET', '/settings')).body.providers, [{ id: 'local' }, { id: 'lab', type: 'openai-compatible', name: 'Lab models', baseUrl: 'http://127.0.0.1:9/v1', apiKeyEnv: 'LAB_KEY' }]);
+    // The month's spend by model, from the ledgers.
+    await page.locator('table.spend-models td', { hasText: 'local/test-model' }).waitFor();
     // An extension's options from its schema: a change saved and in force.
     const providersCard = page.locator('[data-extension="providers"]');
     await providersCard.locator('summary', { hasText: 'Options' }).click();

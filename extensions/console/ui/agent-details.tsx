@@ -6,6 +6,7 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
+import { axisLabels } from './chart.js';
 import { client, type FileInfo, type LogEntry, type LoopRow, type UsageRollup } from './api.js';
 import { Readable } from './readable.js';
 import { Backup, Credentials, Timers } from './agent-panels.js';
@@ -67,15 +68,6 @@ function History({ id }: { id: string }) {
       </div>
     </>
   );
-}
-
-/** Axis labels with as many decimals as the step between them needs, so no two labels read the same. */
-export function axisLabels(prefix: string) {
-  return (_: uPlot, splits: number[]) => {
-    const step = splits.length > 1 ? Math.abs(splits[1]! - splits[0]!) : Math.abs(splits[0] ?? 1);
-    const decimals = step > 0 ? Math.min(8, Math.max(0, Math.ceil(-Math.log10(step)))) : 2;
-    return splits.map((v) => `${prefix}${v.toFixed(decimals)}`);
-  };
 }
 
 function Usage({ id }: { id: string }) {

@@ -149,6 +149,8 @@ export const client = {
   chat: (id: string, text: string) => api<{ accepted: true; turnId: string }>('POST', `/agents/${seg(id)}/chat`, { text }),
   history: (id: string, limit = 50) => api<ChatHistory>('GET', `/agents/${seg(id)}/chat?limit=${limit}`),
   usage: (id: string) => api<Record<string, unknown>>('GET', `/agents/${seg(id)}/usage`),
+  /** This month's spend of the loaded agents, grouped by day or by model. */
+  usageMonth: (groupBy: 'day' | 'model') => api<DaemonUsage>('GET', `/usage?groupBy=${groupBy}`),
   usageToday: () => api<DaemonUsage>('GET', `/usage?groupBy=agent&from=${new Date(new Date().setHours(0, 0, 0, 0)).toISOString()}`),
   rollup: (id: string) => api<UsageRollup>('GET', `/agents/${seg(id)}/usage`),
   tracked: () => api<{ agents: TrackedAgent[] }>('GET', '/tracked-folders/agents'),

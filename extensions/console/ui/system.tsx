@@ -9,6 +9,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { client, type ExtensionInfo, type SessionInfo } from './api.js';
 import { ExtensionState } from './system-extensions.js';
 import { ExtensionOptions } from './extension-options.js';
+import { Spend } from './spend.js';
 import { Readable } from './readable.js';
 import { errorText, time, useLive } from './util.js';
 import { fieldWord, identityWord, relative, Term } from './words.js';
@@ -211,7 +212,7 @@ export function SystemView() {
     <section aria-labelledby="system-title">
       <h1 id="system-title">System</h1>
       {error && <p role="alert" class="error">{error}</p>}
-      <div class="wide-panels"><Identity /><Providers /><Backups /></div>
+      <div class="wide-panels"><Identity /><Providers /><Spend /><Backups /></div>
       <h2>Extensions</h2>
       <div class="panels">{(data?.extensions ?? []).map((ext) => <Extension key={ext.name} ext={ext} />)}</div>
       <Sessions />
