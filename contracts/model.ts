@@ -128,6 +128,34 @@ export interface ModelResponse {
  */
 export interface ModelClient {
   complete(request: ModelRequest): Promise<ModelResponse>;
+  /**
+   * Embeddings of `input` (OpenAI-format servers: `POST /v1/embeddings`), one vector per input, in
+   * order. Absent when the provider cannot embed. Called by the kernel's memory (docs/memory.md); it
+   * rejects as `complete` does. Must not log the input.
+   *
+   * @stability experimental
+   */
+  embed?(request: EmbeddingRequest): Promise<EmbeddingResponse>;
+}
+
+/** @stability experimental */
+export interface EmbeddingRequest {
+  model: string;
+  input: string[];
+  /** The width asked for (models that can shorten their vectors, such as text-embedding-3-*). */
+  dimensions?: number;
+  signal: AbortSignal;
+  /** The turn and loop the call serves (the spend governor's ledger); absent outside a turn. */
+  turnId?: string;
+  loop?: string;
+}
+
+/** @stability experimental */
+export interface EmbeddingResponse {
+  vectors: number[][];
+  /** Input tokens the provider counted (0 when it said nothing). */
+  inputTokens: number;
+  model: string;
 }
 
 /**
