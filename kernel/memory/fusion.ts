@@ -3,7 +3,7 @@
  * recency. RRF adds 1 / (k + rank) over the lists a memory appears in, so agreeing lists win and neither
  * list's score scale matters (Cormack et al. 2009, k = 60). Recency multiplies that by up to
  * 1 + {@link RECENCY_WEIGHT}, halving every {@link RECENCY_HALF_LIFE_DAYS} since the memory was made or
- * last used; a pinned memory gets the bonus of a first rank in one more list.
+ * last used. Pinning does not rank: a pinned memory is recalled in every turn anyway (service.ts).
  */
 export const RRF_K = 60;
 export const RECENCY_WEIGHT = 0.25;
@@ -22,7 +22,6 @@ export interface Ranked {
 export interface FusionInfo {
   created_at: number;
   used_at: number | null;
-  pinned: boolean;
 }
 
 export function fuse(
@@ -48,7 +47,7 @@ export function fuse(
     const facts = info(e.id);
     if (!facts) continue;
     const ageDays = Math.max(0, now - Math.max(facts.created_at, facts.used_at ?? 0)) / DAY_MS;
-    e.score = e.score * (1 + RECENCY_WEIGHT * 0.5 ** (ageDays / RECENCY_HALF_LIFE_DAYS)) + (facts.pinned ? 1 / (RRF_K + 1) : 0);
+    e.score = e.score * (1 + RECENCY_WEIGHT * 0.5 ** (ageDays / RECENCY_HALF_LIFE_DAYS));
     ranked.push(e);
   }
   return ranked.sort((a, b) => b.score - a.score || b.id - a.id);

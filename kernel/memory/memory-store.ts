@@ -61,12 +61,23 @@ const COLUMNS = 'id, text, kind, source, loop, turn_id, row_id, pinned, created_
 const toMemory = (row: Record<string, unknown>): Memory => ({ ...(row as unknown as Memory), pinned: row.pinned === 1 });
 
 /**
+ * English function words left out of a search: with "any word matches", a shared "the" would match
+ * every memory (recall offers full-text matches whatever their score). A query of nothing else keeps them.
+ */
+const STOP_WORDS = new Set(
+  ('a an and are as at be been but by can could did do does for from had has have he her hers him his how i if in into is it its me '
+    + 'my no not of on or our she so than that the their them then there these they this those to too us was we were what when '
+    + 'where which while who whom why will with would you your').split(' '),
+);
+
+/**
  * Free text as an FTS5 query: its words, each quoted (no operator, column filter or syntax error can
  * come from the input), any of them matching; BM25 ranks the documents with more and rarer ones first.
  */
 export function ftsQuery(text: string, maxTerms = 32): string | null {
-  const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
-  const unique = [...new Set(words)].slice(0, maxTerms);
+  const all = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  const content = all.filter((word) => !STOP_WORDS.has(word));
+  const unique = [...new Set(content.length > 0 ? content : all)].slice(0, maxTerms);
   return unique.length === 0 ? null : unique.map((word) => `"${word}"`).join(' OR ');
 }
 

@@ -25,7 +25,12 @@ import { ensureVectorTable, vectorModel } from './vector-schema.js';
 
 /** Candidates each list brings to the fusion. */
 export const SEARCH_DEPTH = 50;
-/** A vector hit farther than this (cosine distance) is not offered by recall unless full-text found it too. */
+/**
+ * Vector hits farther than this (cosine distance) are no match at all: `vector_top_k` returns the
+ * nearest whatever their distance, and unrelated texts sit near 1 (orthogonal).
+ */
+export const SEARCH_MAX_DISTANCE = 0.8;
+/** A vector hit farther than this is not offered by recall unless full-text found it too. */
 export const RECALL_MAX_DISTANCE = 0.6;
 /** Recall's token budget when the agent's config does not say (`memory.recall_tokens`). */
 export const DEFAULT_RECALL_TOKENS = 600;
@@ -174,7 +179,7 @@ export class MemoryService {
       if (vectorModel(file.raw) !== embedding.signature) this.embedInBackground(agent);
       try {
         const [queryVector] = await this.embed(embedding, [query], options);
-        if (file.isOpen && vectorModel(file.raw) === embedding.signature) vector = file.memory.nearest(queryVector!, SEARCH_DEPTH);
+        if (file.isOpen && vectorModel(file.raw) === embedding.signature) vector = file.memory.nearest(queryVector!, SEARCH_DEPTH).filter((hit) => hit.distance <= SEARCH_MAX_DISTANCE);
       } catch (error) {
         note = `the embedding call failed, full-text only: ${message(error)}`;
       }
