@@ -133,12 +133,12 @@ export interface ModelClient {
    * order. Absent when the provider cannot embed. Called by the kernel's memory (docs/memory.md); it
    * rejects as `complete` does. Must not log the input.
    *
-   * @stability experimental
+   * @beta
    */
   embed?(request: EmbeddingRequest): Promise<EmbeddingResponse>;
 }
 
-/** @stability experimental */
+/** @beta */
 export interface EmbeddingRequest {
   model: string;
   input: string[];
@@ -150,7 +150,7 @@ export interface EmbeddingRequest {
   loop?: string;
 }
 
-/** @stability experimental */
+/** @beta */
 export interface EmbeddingResponse {
   vectors: number[][];
   /** Input tokens the provider counted (0 when it said nothing). */
