@@ -11,6 +11,7 @@ import t from 'tap';
 import { createAgentFile } from './helpers/agent-file.js';
 import { runDaemon, shippedManifest, tempDir } from './helpers/daemon.js';
 import { eventLog } from './helpers/events.js';
+import { agtInProcess } from './helpers/cli-in-process.js';
 import { startToolDriver } from './helpers/tool-driver.js';
 import { startFakeEmbedder } from './fakes/embedder.js';
 import { reply, type RecordedRequest } from './fakes/openai.js';
@@ -172,6 +173,26 @@ t.test('compaction keeps what it summarizes away as memories', async (t) => {
   t.notOk(episodes.some((m: { text: string }) => m.text.includes('correct-horse')), 'no credential value went into a memory');
   await settle('compaction memories embedded');
   t.ok((await memory('?q=' + encodeURIComponent('what did I ask first'))).body.hits.length > 0);
+});
+
+t.test('agt memory: add, ls, search, pin, rm', async (t) => {
+  const agt = (...args: string[]) => agtInProcess(args, { AGT_DAEMON_URL: d.url, AGT_DAEMON_TOKEN: d.token, NO_COLOR: '1' });
+  const added = await agt('memory', 'add', 'rememberer', 'The wifi in the office is called Bramble', '--kind', 'fact');
+  t.equal(added.code, 0, added.stderr);
+  const mid = Number(/saved memory (\d+)/.exec(added.stdout)?.[1]);
+  t.ok(mid > 0);
+  const listed = await agt('memory', 'ls', 'rememberer');
+  t.match(listed.stdout, /memories, \d+ pinned \(\*\), \d+ forgotten; embeddings embed\/hash\/256/);
+  t.match(listed.stdout, new RegExp(`${mid} +fact +owner .*Bramble`));
+  const found = await agt('memory', 'search', 'rememberer', 'office wifi', '--json');
+  t.equal(JSON.parse(found.stdout).memories[0].id, mid);
+  t.equal((await agt('memory', 'pin', 'rememberer', String(mid))).code, 0);
+  t.match((await agt('memory', 'ls', 'rememberer', '--pinned')).stdout, new RegExp(`${mid} \\*`));
+  const refused = await agt('memory', 'add', 'rememberer', 'token ghp_abcdefghijklmnopqrstuvwxyz0123456789');
+  t.equal(refused.code, 1);
+  t.match(refused.stderr, /key_material_refused/);
+  t.equal((await agt('memory', 'rm', 'rememberer', String(mid), '--purge')).code, 0);
+  t.equal((await agt('memory', 'rm', 'rememberer', String(mid))).code, 1, 'gone');
 });
 
 t.test('after a restart: the memories, their vectors and recall are all still there', async (t) => {
