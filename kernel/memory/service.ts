@@ -36,6 +36,8 @@ export const RECALL_MAX_DISTANCE = 0.6;
 export const DEFAULT_RECALL_TOKENS = 600;
 /** Memories embedded per call. */
 export const EMBED_BATCH = 32;
+/** Vectors written per transaction (the event loop gets a turn between). */
+const VECTOR_WRITE_CHUNK = 4;
 /** How long a forgotten memory is kept (for the owner to see or restore) before it is deleted. */
 export const FORGOTTEN_KEEP_DAYS = 30;
 /** The most a single search or embedding call waits for the embedding provider. */
@@ -274,9 +276,17 @@ export class MemoryService {
         this.deps.logger.warn({ agentId, err: message(error) }, 'memory embedding failed; the next save or search tries again');
         return;
       }
+      // A vector insert walks the DiskANN graph (a few ms each): written a few at a time, yielding between,
+      // so a batch never holds the event loop for long.
+      let stored = 0;
+      for (let i = 0; i < batch.length; i += VECTOR_WRITE_CHUNK) {
+        if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+        const current = this.deps.agent(agentId);
+        if (!current?.file.isOpen || vectorModel(current.file.raw) !== embedding.signature) return;
+        stored += current.file.memory.putVectors(batch.slice(i, i + VECTOR_WRITE_CHUNK).map((m, j) => ({ ...m, vector: vectors[i + j]! })));
+      }
       const current = this.deps.agent(agentId);
-      if (!current?.file.isOpen || vectorModel(current.file.raw) !== embedding.signature) return;
-      const stored = current.file.memory.putVectors(batch.map((m, i) => ({ ...m, vector: vectors[i]! })));
+      if (!current?.file.isOpen) return;
       this.deps.emit(current, 'memory.embedded', { count: stored, pending: current.file.memory.embeddedCount().pending, model: embedding.signature });
     }
   }
