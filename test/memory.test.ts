@@ -16,6 +16,7 @@ import { startToolDriver } from './helpers/tool-driver.js';
 import { startFakeEmbedder } from './fakes/embedder.js';
 import { reply, type RecordedRequest } from './fakes/openai.js';
 
+const root = t;
 const SUMMARY = 'Summary: the owner likes green tea and drives a red Volvo.';
 const isSummaryCall = (request: RecordedRequest) => String((request.body.messages as Array<{ content: unknown }>)[0]?.content).startsWith('You compact');
 const driver = await startToolDriver(t, (request) => (isSummaryCall(request) ? reply.text(SUMMARY) : reply.text('noted')));
@@ -198,7 +199,8 @@ t.test('agt memory: add, ls, search, pin, rm', async (t) => {
 t.test('after a restart: the memories, their vectors and recall are all still there', async (t) => {
   const before = (await memory()).body;
   d = await d.restart();
-  log = await eventLog(t, d);
+  // Read for the rest of the file: closed with the file's own test, not this one.
+  log = await eventLog(root, d);
   await load();
   const after = (await memory()).body;
   t.same(after.memories.map((m: { id: number }) => m.id), before.memories.map((m: { id: number }) => m.id));
@@ -211,4 +213,16 @@ t.test('after a restart: the memories, their vectors and recall are all still th
   const turnId = (await d.request('POST', `/agents/${id}/chat`, { text: 'my automobile?' })).body.turnId;
   const recalled = await log.waitFor((e) => e.event_type === 'memory.recalled' && e.turn_id === turnId, 'recall after the restart');
   t.ok((recalled.payload as { memory_ids: number[] }).memory_ids.length >= 2);
+});
+
+t.test('a new embedding model: the vectors are made again in the background, and search stays hybrid', async (t) => {
+  const from = log.events.length;
+  t.equal((await d.request('PATCH', '/settings', { memory: { embeddings: { ...EMBEDDINGS, dimensions: 128 } } })).status, 200);
+  const first = (await memory('?q=automobile')).body;
+  t.equal(first.mode, 'hybrid', 'the search itself embeds its query with the new model');
+  await log.waitFor((e) => e.event_type === 'memory.embedded' && (e.payload as { model: string; pending: number }).model === 'embed/hash/128' && (e.payload as { pending: number }).pending === 0, 're-embedded', { from });
+  const status = (await memory()).body.status;
+  t.match(status.embeddings, { model: 'embed/hash/128', pending: 0, embedded: status.live });
+  t.match((await memory('?q=automobile')).body.hits[0].memory.text, /red Volvo/);
+  t.ok(embedder.inputs().some((batch) => batch.length > 1 && batch.includes("The owner's car is a red Volvo")), 'every memory went to the embedder again');
 });
