@@ -1,5 +1,5 @@
 /**
- * Agent memory on the built daemon (docs/memory.md), against a real agent file made at schema version 7
+ * Agent memory on the built daemon (docs/memory.md), against a real agent file made at schema version 8
  * (before memory) and migrated at load: the agent's memory tools (full-text only and saying so without an
  * embedding model), refusal of credential values and past the storage quota; with the test embedder
  * (test/fakes/embedder.ts) the background embedding, hybrid search finding a paraphrase full-text
@@ -22,7 +22,7 @@ const isSummaryCall = (request: RecordedRequest) => String((request.body.message
 const driver = await startToolDriver(t, (request) => (isSummaryCall(request) ? reply.text(SUMMARY) : reply.text('noted')));
 const embedder = await startFakeEmbedder(t);
 const EMBEDDINGS = { provider: 'embed', model: 'hash', dimensions: 256 };
-const path = await createAgentFile(tempDir(t), { name: 'rememberer', model: driver.model }, { version: 7 });
+const path = await createAgentFile(tempDir(t), { name: 'rememberer', model: driver.model }, { version: 8 });
 
 let d = await runDaemon(t, {
   extensions: shippedManifest({ providers: { maxRetries: 0 } }),
