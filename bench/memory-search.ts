@@ -1,11 +1,12 @@
 /**
  * Memory search latency in one agent file (docs/memory.md "Performance"): `n` memories (made-up
- * sentences from a fixed vocabulary, a seeded generator) with vectors of `dims` floats (random unit
+ * sentences, a seeded generator) with vectors of `dims` floats (random unit
  * vectors: the index's work depends on the width and the count, not on what the vectors mean), written
  * through the memory store as the daemon writes them; then `q` queries of each kind, timed on the
  * daemon's connection, which is also how long each blocks the event loop:
  * - full-text: the FTS5 BM25 query of 3 words (depth 50, as the service asks);
- * - vector: `vector_top_k` (DiskANN, cosine) for 50 neighbours, joined to the vector table;
+ * - vector: the 50 nearest by cosine distance (every float32 vector up to 20,000 of them; beyond, the 1-bit
+ *   copies scanned first, the candidates ranked on float32: memory-store.ts `nearest`);
  * - hybrid: both, the rows of the candidates read and fused (fusion.ts): the search minus the embedding call.
  *
  * Run: `node --import tsx bench/memory-search.ts [n=10000] [dims=768] [q=200] [--keep=<path>]`
@@ -15,7 +16,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AgentFile } from '../kernel/agents/agent-file.js';
 import { fuse } from '../kernel/memory/fusion.js';
-import { ensureVectorTable } from '../kernel/memory/vector-schema.js';
+import { EXACT_SEARCH_LIMIT } from '../kernel/memory/search-sql.mjs';
+import { useVectorModel } from '../kernel/memory/vectors.js';
 import { agentConfig } from '../test/helpers/agent-file.js';
 
 const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
@@ -26,11 +28,25 @@ const keep = process.argv.find((a) => a.startsWith('--keep='))?.slice(7);
 
 let seed = 42;
 const random = () => ((seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32);
-const WORDS = ('owner prefers green tea morning deploy tuesday standup car red volvo dentist appointment friday monday sister birthday '
-  + 'march office wifi password policy project alpha beta release notes customer invoice paris berlin tokyo flight hotel meeting '
-  + 'budget report quarterly garden tomato recipe pasta allergy peanuts doctor gym running marathon book novel author music jazz '
-  + 'piano guitar dog cat vet insurance renewal bank account mortgage school teacher homework exam holiday beach mountain ski').split(' ');
-const sentence = (length: number) => Array.from({ length }, () => WORDS[Math.floor(random() * WORDS.length)]).join(' ');
+// A vocabulary of 5,000 made-up words drawn with Zipf's law (s = 1), as words in text are: a few very
+// common ones, most rare. Queries draw from the same law.
+const VOCABULARY = Array.from({ length: 5_000 }, (_, i) => `w${i.toString(36)}`);
+const weights = VOCABULARY.map((_, i) => 1 / (i + 1));
+const cumulative: number[] = [];
+weights.reduce((sum, w, i) => (cumulative[i] = sum + w), 0);
+const total = cumulative.at(-1)!;
+const word = () => {
+  const x = random() * total;
+  let lo = 0;
+  let hi = cumulative.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (cumulative[mid]! < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return VOCABULARY[lo]!;
+};
+const sentence = (length: number) => Array.from({ length }, word).join(' ');
 const unitVector = () => {
   const v = Array.from({ length: dims }, () => random() * 2 - 1);
   const norm = Math.hypot(...v);
@@ -46,7 +62,7 @@ const dir = mkdtempSync(join(tmpdir(), 'agt-memory-bench-'));
 const path = keep ?? join(dir, 'bench.agt');
 const file = AgentFile.create(path, agentConfig({ name: 'bench' }));
 file.finishCreation();
-ensureVectorTable(file.raw, `bench/random/${dims}`, dims);
+useVectorModel(file.raw, `bench/random/${dims}`);
 
 const started = performance.now();
 const BATCH = 500;
@@ -83,6 +99,7 @@ const bytes = statSync(path).size;
 console.log(JSON.stringify({
   memories: n,
   dims,
+  vector_search: n <= EXACT_SEARCH_LIMIT ? 'exact' : '1-bit scan, float32 rerank',
   queries,
   write_seconds: +writeSeconds.toFixed(1),
   file_mb: +(bytes / 1024 / 1024).toFixed(1),

@@ -13,7 +13,8 @@ import { runDaemon, shippedManifest, tempDir } from './helpers/daemon.js';
 import { eventLog } from './helpers/events.js';
 import { agtInProcess } from './helpers/cli-in-process.js';
 import { startToolDriver } from './helpers/tool-driver.js';
-import { startFakeEmbedder } from './fakes/embedder.js';
+import { embedText, startFakeEmbedder } from './fakes/embedder.js';
+import { useVectorModel } from '../kernel/memory/vectors.js';
 import { reply, type RecordedRequest } from './fakes/openai.js';
 
 const root = t;
@@ -29,7 +30,8 @@ let d = await runDaemon(t, {
   settings: { providers: [driver.provider, embedder.provider] },
 });
 let log = await eventLog(t, d);
-const identity = await d.request('POST', '/identity/create', { passphrase: 'memory test passphrase' });
+const PASSPHRASE = 'memory test passphrase';
+const identity = await d.request('POST', '/identity/create', { passphrase: PASSPHRASE });
 if (identity.status !== 201) throw new Error(`identity: ${identity.status} ${JSON.stringify(identity.body)}`);
 const load = async () => {
   const loaded = await d.request('POST', '/agents/load', { filePath: path }).catch((error: unknown) => {
@@ -198,7 +200,8 @@ t.test('agt memory: add, ls, search, pin, rm', async (t) => {
 
 t.test('after a restart: the memories, their vectors and recall are all still there', async (t) => {
   const before = (await memory()).body;
-  d = await d.restart();
+  // The owner identity unlocked at start: the backup's restore as a new agent needs it.
+  d = await d.restart({ AGT_OWNER_PASSPHRASE: PASSPHRASE });
   // Read for the rest of the file: closed with the file's own test, not this one.
   log = await eventLog(root, d);
   await load();
@@ -225,4 +228,42 @@ t.test('a new embedding model: the vectors are made again in the background, and
   t.match(status.embeddings, { model: 'embed/hash/128', pending: 0, embedded: status.live });
   t.match((await memory('?q=automobile')).body.hits[0].memory.text, /red Volvo/);
   t.ok(embedder.inputs().some((batch) => batch.length > 1 && batch.includes("The owner's car is a red Volvo")), 'every memory went to the embedder again');
+});
+
+t.test('a backup carries the memories and their indexes: restored as a new agent, it searches them', async (t) => {
+  const copy = await d.request('POST', `/agents/${id}/backup`, { path: tempDir(t) });
+  t.equal(copy.status, 200, JSON.stringify(copy.body));
+  const restored = await d.request('POST', '/agents/restore', { from: copy.body.path, to: `${tempDir(t)}/copy.agt`, asNew: true, name: 'remembered-copy' });
+  t.equal(restored.status, 200, JSON.stringify(restored.body));
+  const copyId = restored.body.agentId as string;
+  t.not(copyId, id);
+  const mine = (await memory()).body.memories.map((m: { id: number; text: string }) => [m.id, m.text]);
+  const theirs = (await d.request('GET', `/agents/${copyId}/memory`)).body;
+  t.same(theirs.memories.map((m: { id: number; text: string }) => [m.id, m.text]), mine);
+  t.match(theirs.status.embeddings, { model: 'embed/hash/128', pending: 0 }, 'the vectors came along');
+  const search = (await d.request('GET', `/agents/${copyId}/memory?q=automobile`)).body;
+  t.equal(search.mode, 'hybrid');
+  t.match(search.hits[0].memory.text, /red Volvo/);
+});
+
+t.test('a large memory is searched on the worker thread: both lists, the same answers', async (t) => {
+  const model = 'embed/hash/128';
+  const seeded = await createAgentFile(tempDir(t), { name: 'hoarder', model: driver.model }, {
+    seed: (file) => {
+      useVectorModel(file.raw, model);
+      const texts = [...Array.from({ length: 2_100 }, (_, i) => `note ${i} about topic ${i % 50} and the weekly report`), 'The family dog is called Biscuit'];
+      const memories = file.transaction(() => texts.map((text) => file.memory.add({ text, source: 'owner' }, Date.now())));
+      file.memory.putVectors(memories.map((m) => ({ id: m.id, text: m.text, vector: embedText(m.text, 128) })));
+    },
+  });
+  const loaded = await d.request('POST', '/agents/load', { filePath: seeded });
+  t.equal(loaded.status, 200, JSON.stringify(loaded.body));
+  const hoarder = loaded.body.id as string;
+  t.match((await d.request('GET', `/agents/${hoarder}/memory?limit=1`)).body.status, { live: 2_101, embeddings: { model, pending: 0 } });
+  const byMeaning = (await d.request('GET', `/agents/${hoarder}/memory?q=puppy`)).body;
+  t.equal(byMeaning.mode, 'hybrid');
+  t.match(byMeaning.hits[0], { memory: { text: 'The family dog is called Biscuit' }, distance: Number });
+  t.equal(byMeaning.hits[0].text_rank, undefined, 'found by its vector alone');
+  const byWords = (await d.request('GET', `/agents/${hoarder}/memory?q=${encodeURIComponent('note 1234')}`)).body;
+  t.match(byWords.hits.find((h: { text_rank?: number }) => h.text_rank === 1), { memory: { text: /^note 1234 about/ } }, 'BM25 ranks the one with the rare word first');
 });

@@ -8,11 +8,8 @@
  * `reason: "unsafe_schema"`. The daemon's own set is what its migrations build (computed once, in
  * memory); `sqlite_*` objects (autoindexes, `sqlite_sequence`) are SQLite's. The one virtual table the
  * daemon creates (the memory's full-text index) is its own only when its definition is exactly the
- * daemon's: a table of that name over another module or with other options is still refused. The
- * memory's vector table and index, made when embeddings are first written, are the daemon's by name
- * (plain tables and an index; docs/memory.md).
+ * daemon's: a table of that name over another module or with other options is still refused.
  */
-import { MEMORY_RUNTIME_OBJECTS } from '../memory/vector-schema.js';
 import { libsql } from './libsql.js';
 import { MIGRATIONS } from './schema.js';
 import type { Sql } from './sql.js';
@@ -42,11 +39,10 @@ function ownObjects(): ReadonlyMap<string, string | null> {
   return daemonObjects;
 }
 
-/** The daemon's own: built by its migrations (a virtual table only with the very same definition), or the memory's vector objects. */
+/** The daemon's own: built by its migrations (a virtual table only with the very same definition). */
 function isOwn(own: ReadonlyMap<string, string | null>, row: { type: string; name: string; sql: string | null }): boolean {
   const key = `${row.type}:${row.name}`;
-  if (isVirtual(row)) return own.has(key) && own.get(key) === row.sql;
-  return own.has(key) || ((row.type === 'table' || row.type === 'index') && MEMORY_RUNTIME_OBJECTS.has(row.name));
+  return own.has(key) && (!isVirtual(row) || own.get(key) === row.sql);
 }
 
 /** Every schema object of the file's main database that is not the daemon's own nor SQLite's, by name. */

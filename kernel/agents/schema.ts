@@ -269,10 +269,10 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 9,
-    description: 'long-term memory: memories (agt_memory), their full-text index (agt_memory_fts) and the embedding model the vectors were made with (agt_memory_state)',
+    description: 'long-term memory: memories (agt_memory), their full-text index (agt_memory_fts), their vectors (agt_memory_vectors, agt_memory_bits) and the embedding model the vectors were made with (agt_memory_state)',
     // The FTS5 index is contentless (the text lives once, in agt_memory) and kept in step by the memory
-    // store in the same transactions, never by triggers (docs/memory.md). The vector table's width
-    // depends on the owner's embedding model, so the store creates it when embeddings are first written.
+    // store in the same transactions, never by triggers (docs/memory.md). Vectors are BLOBs in libsql's
+    // float32 and 1-bit formats, of whatever width the owner's embedding model has (kernel/memory/vectors.ts).
     sql: `
       CREATE TABLE agt_memory (
         id INTEGER PRIMARY KEY,
@@ -293,6 +293,14 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE TABLE agt_memory_state (
         key TEXT PRIMARY KEY,
         value TEXT NOT NULL
+      );
+      CREATE TABLE agt_memory_vectors (
+        memory_id INTEGER PRIMARY KEY,
+        embedding BLOB NOT NULL
+      );
+      CREATE TABLE agt_memory_bits (
+        memory_id INTEGER PRIMARY KEY,
+        bits BLOB NOT NULL
       );
     `,
   },

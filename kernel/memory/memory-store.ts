@@ -7,12 +7,12 @@
  * search, until {@link MemoryStore.purgeForgotten} deletes it. A changed text drops its vector: it waits
  * to be embedded again.
  *
- * All of it runs on the daemon's connection and is indexed (FTS5 and the DiskANN index answer in
- * milliseconds at 100,000 memories; bench/memory-search.ts); embeddings, the slow part, are fetched
- * outside any transaction.
+ * All of it runs on the daemon's connection (bench/memory-search.ts measures how long a search holds it);
+ * embeddings, the slow part, are fetched outside any transaction.
  */
-import type { Sql } from '../agents/sql.js';
-import { hasVectorTable, VECTOR_INDEX, VECTOR_TABLE, vectorBlob } from './vector-schema.js';
+import type { Sql, SqlValue } from '../agents/sql.js';
+import { FULL_TEXT_SQL, nearestRows } from './search-sql.mjs';
+import { vectorBlob } from './vectors.js';
 
 export const MEMORY_KINDS = ['fact', 'episode', 'summary', 'instruction'] as const;
 export type MemoryKind = (typeof MEMORY_KINDS)[number];
@@ -124,6 +124,11 @@ export class MemoryStore {
     return this.sql.all(`SELECT ${COLUMNS} FROM agt_memory WHERE forgotten_at IS NULL AND pinned = 1 ORDER BY id LIMIT ?`, limit).map(toMemory);
   }
 
+  /** Whether more than `n` live memories exist (counted only that far). */
+  liveMoreThan(n: number): boolean {
+    return (this.sql.one<{ n: number }>('SELECT COUNT(*) AS n FROM (SELECT 1 FROM agt_memory WHERE forgotten_at IS NULL LIMIT ?)', n + 1)?.n ?? 0) > n;
+  }
+
   count(): { live: number; forgotten: number; pinned: number } {
     const row = this.sql.one<{ live: number; forgotten: number; pinned: number }>(
       'SELECT COALESCE(SUM(forgotten_at IS NULL), 0) AS live, COALESCE(SUM(forgotten_at IS NOT NULL), 0) AS forgotten, COALESCE(SUM(forgotten_at IS NULL AND pinned = 1), 0) AS pinned FROM agt_memory',
@@ -183,43 +188,29 @@ export class MemoryStore {
   fullText(query: string, limit: number): Array<{ id: number; score: number }> {
     const match = ftsQuery(query);
     if (!match) return [];
-    return this.sql.all<{ id: number; score: number }>(
-      'SELECT rowid AS id, bm25(agt_memory_fts) AS score FROM agt_memory_fts WHERE agt_memory_fts MATCH ? ORDER BY score LIMIT ?',
-      match,
-      limit,
-    );
+    return this.sql.all<{ id: number; score: number }>(FULL_TEXT_SQL, match, limit);
   }
 
-  /** Nearest memories by cosine distance, best first; empty when there is no vector table. */
+  /** Nearest memories by cosine distance, best first (search-sql.mjs says how). */
   nearest(vector: readonly number[], limit: number): Array<{ id: number; distance: number }> {
-    if (!hasVectorTable(this.sql)) return [];
-    const blob = vectorBlob(vector);
-    // Read through a join on the real table: libsql's driver cannot describe vector_top_k's own columns.
-    return this.sql.all<{ id: number; distance: number }>(
-      `SELECT v.memory_id AS id, vector_distance_cos(v.embedding, ?) AS distance FROM vector_top_k('${VECTOR_INDEX}', ?, ?) AS top JOIN ${VECTOR_TABLE} AS v ON v.rowid = top.id ORDER BY distance`,
-      blob,
-      blob,
-      limit,
-    );
+    return nearestRows((source, params) => this.sql.all(source, ...(params as SqlValue[])), vectorBlob(vector), limit);
   }
 
   /** Live memories with no vector yet, oldest first (what the embedder works through). */
   unembedded(limit: number): Array<{ id: number; text: string }> {
-    if (!hasVectorTable(this.sql)) return this.sql.all('SELECT id, text FROM agt_memory WHERE forgotten_at IS NULL ORDER BY id LIMIT ?', limit);
-    return this.sql.all(`SELECT m.id, m.text FROM agt_memory AS m LEFT JOIN ${VECTOR_TABLE} AS v ON v.memory_id = m.id WHERE m.forgotten_at IS NULL AND v.memory_id IS NULL ORDER BY m.id LIMIT ?`, limit);
+    return this.sql.all('SELECT m.id, m.text FROM agt_memory AS m LEFT JOIN agt_memory_vectors AS v ON v.memory_id = m.id WHERE m.forgotten_at IS NULL AND v.memory_id IS NULL ORDER BY m.id LIMIT ?', limit);
   }
 
   /** Live memories with a vector and without. */
   embeddedCount(): { embedded: number; pending: number } {
     const live = this.count().live;
-    if (!hasVectorTable(this.sql)) return { embedded: 0, pending: live };
-    const embedded = this.sql.one<{ n: number }>(`SELECT COUNT(*) AS n FROM ${VECTOR_TABLE}`)?.n ?? 0;
+    const embedded = this.sql.one<{ n: number }>('SELECT COUNT(*) AS n FROM agt_memory_vectors')?.n ?? 0;
     return { embedded, pending: Math.max(0, live - embedded) };
   }
 
   /**
    * Stores vectors of memories whose text is still `text` (a memory changed or forgotten while its
-   * vector was being fetched is skipped). The vector table must exist with the vectors' width.
+   * vector was being fetched is skipped).
    */
   putVectors(items: ReadonlyArray<{ id: number; text: string; vector: readonly number[] }>): number {
     return this.sql.transaction(() => {
@@ -227,7 +218,9 @@ export class MemoryStore {
       for (const item of items) {
         const current = this.sql.one<{ text: string }>('SELECT text FROM agt_memory WHERE id = ? AND forgotten_at IS NULL', item.id);
         if (current?.text !== item.text) continue;
-        this.sql.run(`INSERT OR REPLACE INTO ${VECTOR_TABLE} (memory_id, embedding) VALUES (?, ?)`, item.id, vectorBlob(item.vector));
+        const blob = vectorBlob(item.vector);
+        this.sql.run('INSERT OR REPLACE INTO agt_memory_vectors (memory_id, embedding) VALUES (?, ?)', item.id, blob);
+        this.sql.run('INSERT OR REPLACE INTO agt_memory_bits (memory_id, bits) VALUES (?, vector1bit(?))', item.id, blob);
         stored++;
       }
       return stored;
@@ -240,6 +233,7 @@ export class MemoryStore {
   }
 
   private dropVector(id: number): void {
-    if (hasVectorTable(this.sql)) this.sql.run(`DELETE FROM ${VECTOR_TABLE} WHERE memory_id = ?`, id);
+    this.sql.run('DELETE FROM agt_memory_vectors WHERE memory_id = ?', id);
+    this.sql.run('DELETE FROM agt_memory_bits WHERE memory_id = ?', id);
   }
 }

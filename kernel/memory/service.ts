@@ -20,8 +20,10 @@ import { assertFileWriteFits, quotaBytesFor } from '../storage/quota.js';
 import { credentialIn } from './credential-check.js';
 import { memoryHoldsCredential, memoryNotFound, memoryTextInvalid } from './errors.js';
 import { fuse, type Ranked } from './fusion.js';
-import { MAX_MEMORY_CHARS, type Memory, type MemoryKind, type MemorySource } from './memory-store.js';
-import { ensureVectorTable, vectorModel } from './vector-schema.js';
+import { ftsQuery, MAX_MEMORY_CHARS, type Memory, type MemoryKind, type MemorySource } from './memory-store.js';
+import { EXACT_SEARCH_LIMIT } from './search-sql.mjs';
+import { searchOnThread } from './search-thread.js';
+import { useVectorModel, vectorBlob, vectorModel } from './vectors.js';
 
 /** Candidates each list brings to the fusion. */
 export const SEARCH_DEPTH = 50;
@@ -36,8 +38,6 @@ export const RECALL_MAX_DISTANCE = 0.6;
 export const DEFAULT_RECALL_TOKENS = 600;
 /** Memories embedded per call. */
 export const EMBED_BATCH = 32;
-/** Vectors written per transaction (the event loop gets a turn between). */
-const VECTOR_WRITE_CHUNK = 4;
 /** How long a forgotten memory is kept (for the owner to see or restore) before it is deleted. */
 export const FORGOTTEN_KEEP_DAYS = 30;
 /** The most a single search or embedding call waits for the embedding provider. */
@@ -173,25 +173,40 @@ export class MemoryService {
    */
   async search(agent: MemoryAgent, query: string, options: { limit: number; touch?: boolean; signal?: AbortSignal; turnId?: string; loop?: string }): Promise<SearchResult> {
     const file = agent.file;
-    const text = file.memory.fullText(query, SEARCH_DEPTH);
-    let vector: Array<{ id: number; distance: number }> = [];
+    let queryVector: number[] | undefined;
     let note: string | undefined;
     const embedding = await this.embeddingFor(agent).catch((error: unknown) => (note = `embeddings unavailable: ${message(error)}`, undefined));
     if (embedding) {
       if (vectorModel(file.raw) !== embedding.signature) this.embedInBackground(agent);
       try {
-        const [queryVector] = await this.embed(embedding, [query], options);
-        if (file.isOpen && vectorModel(file.raw) === embedding.signature) vector = file.memory.nearest(queryVector!, SEARCH_DEPTH).filter((hit) => hit.distance <= SEARCH_MAX_DISTANCE);
+        [queryVector] = await this.embed(embedding, [query], options);
       } catch (error) {
         note = `the embedding call failed, full-text only: ${message(error)}`;
       }
     } else note ??= 'no embedding model configured (settings memory.embeddings): full-text search only';
+    if (!file.isOpen) return { mode: 'fulltext', ...(note ? { note } : {}), hits: [] };
+    // Vectors of another model (a change not yet re-embedded) are not compared with this one's.
+    const vectorQuery = queryVector && embedding && vectorModel(file.raw) === embedding.signature ? queryVector : undefined;
+    const lists = await this.lists(file, query, vectorQuery);
     const mode: SearchMode = embedding && !note ? 'hybrid' : 'fulltext';
-    const found = new Map(file.memory.many([...new Set([...text.map((h) => h.id), ...vector.map((h) => h.id)])]).map((m) => [m.id, m]));
-    const ranked = fuse(text, vector, (id) => found.get(id), this.deps.now());
+    if (!file.isOpen) return { mode, ...(note ? { note } : {}), hits: [] };
+    const vector = lists.vector.filter((hit) => hit.distance <= SEARCH_MAX_DISTANCE);
+    const found = new Map(file.memory.many([...new Set([...lists.text.map((h) => h.id), ...vector.map((h) => h.id)])]).map((m) => [m.id, m]));
+    const ranked = fuse(lists.text, vector, (id) => found.get(id), this.deps.now());
     const hits = ranked.slice(0, options.limit).map((r) => ({ ...r, memory: found.get(r.id)! }));
     if (options.touch) file.memory.touch(hits.map((h) => h.id), this.deps.now());
     return { mode, ...(note ? { note } : {}), hits };
+  }
+
+  /**
+   * The full-text and vector candidates: on the daemon's connection for a small file (well under a
+   * millisecond), on the search worker for a large one, so the event loop never waits on the scan.
+   */
+  private async lists(file: AgentFile, query: string, vector: number[] | undefined): Promise<{ text: Array<{ id: number }>; vector: Array<{ id: number; distance: number }> }> {
+    if (!file.memory.liveMoreThan(EXACT_SEARCH_LIMIT)) {
+      return { text: file.memory.fullText(query, SEARCH_DEPTH), vector: vector ? file.memory.nearest(vector, SEARCH_DEPTH) : [] };
+    }
+    return searchOnThread({ path: file.path, match: ftsQuery(query), vector: vector ? vectorBlob(vector) : null, depth: SEARCH_DEPTH });
   }
 
   /**
@@ -202,7 +217,7 @@ export class MemoryService {
   async recall(agent: MemoryAgent, input: string, where: { loop: string; turnId: string; signal: AbortSignal }): Promise<string | null> {
     const config = agent.config.memory;
     const budget = config?.recall === false ? 0 : (config?.recall_tokens ?? DEFAULT_RECALL_TOKENS);
-    if (budget <= 0 || agent.file.memory.count().live === 0) return null;
+    if (budget <= 0 || !agent.file.memory.liveMoreThan(0)) return null;
     const pinned = agent.file.memory.pinned(20);
     const result = input.trim() ? await this.search(agent, input, { limit: 20, signal: where.signal, turnId: where.turnId, loop: where.loop }) : { mode: 'fulltext' as const, hits: [] };
     const relevant = result.hits.filter((h) => h.text_rank !== undefined || (h.distance ?? 1) <= RECALL_MAX_DISTANCE).map((h) => h.memory);
@@ -263,7 +278,7 @@ export class MemoryService {
         return;
       }
       if (!embedding || !agent.file.isOpen) return;
-      ensureVectorTable(agent.file.raw, embedding.signature, embedding.dimensions);
+      useVectorModel(agent.file.raw, embedding.signature);
       const batch = agent.file.memory.unembedded(EMBED_BATCH);
       if (batch.length === 0) {
         if (!state.again) return;
@@ -276,17 +291,9 @@ export class MemoryService {
         this.deps.logger.warn({ agentId, err: message(error) }, 'memory embedding failed; the next save or search tries again');
         return;
       }
-      // A vector insert walks the DiskANN graph (a few ms each): written a few at a time, yielding between,
-      // so a batch never holds the event loop for long.
-      let stored = 0;
-      for (let i = 0; i < batch.length; i += VECTOR_WRITE_CHUNK) {
-        if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
-        const current = this.deps.agent(agentId);
-        if (!current?.file.isOpen || vectorModel(current.file.raw) !== embedding.signature) return;
-        stored += current.file.memory.putVectors(batch.slice(i, i + VECTOR_WRITE_CHUNK).map((m, j) => ({ ...m, vector: vectors[i + j]! })));
-      }
       const current = this.deps.agent(agentId);
-      if (!current?.file.isOpen) return;
+      if (!current?.file.isOpen || vectorModel(current.file.raw) !== embedding.signature) return;
+      const stored = current.file.memory.putVectors(batch.map((m, i) => ({ ...m, vector: vectors[i]! })));
       this.deps.emit(current, 'memory.embedded', { count: stored, pending: current.file.memory.embeddedCount().pending, model: embedding.signature });
     }
   }
