@@ -103,7 +103,8 @@ export class MemoryStore {
   /** Live memories by id, in the order given (missing and forgotten ones left out). */
   many(ids: readonly number[]): Memory[] {
     if (ids.length === 0) return [];
-    const rows = this.sql.all(`SELECT ${COLUMNS} FROM agt_memory WHERE forgotten_at IS NULL AND id IN (SELECT value FROM json_each(?))`, JSON.stringify(ids));
+    // `+forgotten_at`: looked up by id; the index on forgotten_at would walk every live memory instead.
+    const rows = this.sql.all(`SELECT ${COLUMNS} FROM agt_memory WHERE +forgotten_at IS NULL AND id IN (SELECT value FROM json_each(?))`, JSON.stringify(ids));
     const byId = new Map(rows.map((row) => [row.id as number, toMemory(row)]));
     return ids.map((id) => byId.get(id)).filter((m): m is Memory => m !== undefined);
   }

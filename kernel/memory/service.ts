@@ -1,6 +1,6 @@
 /**
  * Agent memory (docs/memory.md): saving, hybrid search, forgetting, recall before a turn, and the
- * background embedding that fills the vector table. One service for every loaded agent; the agent's
+ * background embedding that fills the vector tables. One service for every loaded agent; the agent's
  * tools, the owner's routes, the turn runner and compaction all go through it, so every write is
  * checked the same way (length, credential values, the agent's storage quota for the agent's own saves).
  *
@@ -8,7 +8,7 @@
  * the model client of that provider (`ModelClient.embed`), wrapped by the spend governor. Without one,
  * or while the provider fails, search is full-text only and says so (`mode: "fulltext"`, `note`).
  * Embedding runs in the background, one batch at a time per agent, and resumes from whatever has no
- * vector yet: after a restart, a model change (the vector table is made again) or a failure.
+ * vector yet: after a restart, a model change (the old vectors are deleted) or a failure.
  */
 import type { AgentConfig } from '../../contracts/agent-config.js';
 import type { EventPayloads, EventType } from '../../contracts/events.js';
@@ -28,8 +28,8 @@ import { useVectorModel, vectorBlob, vectorModel } from './vectors.js';
 /** Candidates each list brings to the fusion. */
 export const SEARCH_DEPTH = 50;
 /**
- * Vector hits farther than this (cosine distance) are no match at all: `vector_top_k` returns the
- * nearest whatever their distance, and unrelated texts sit near 1 (orthogonal).
+ * Vector hits farther than this (cosine distance) are no match at all: the nearest are returned
+ * whatever their distance, and unrelated texts sit near 1 (orthogonal).
  */
 export const SEARCH_MAX_DISTANCE = 0.8;
 /** A vector hit farther than this is not offered by recall unless full-text found it too. */
