@@ -11,8 +11,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ModelClient } from '../contracts/model.js';
-import type { Settings } from '../contracts/settings.js';
+import type { ModelClient, Settings } from '@agt/contracts';
 import { AgentFile } from '../kernel/agents/agent-file.js';
 import { MemoryService, type MemoryAgent } from '../kernel/memory/service.js';
 import { embedText } from '../test/fakes/embedder.js';

@@ -138,23 +138,36 @@ export interface ModelClient {
   embed?(request: EmbeddingRequest): Promise<EmbeddingResponse>;
 }
 
-/** @beta */
+/**
+ * One embeddings call (`ModelClient.embed`).
+ *
+ * @beta
+ */
 export interface EmbeddingRequest {
+  /** The embedding model's id at the provider. */
   model: string;
+  /** The texts to embed, in order. */
   input: string[];
   /** The width asked for (models that can shorten their vectors, such as text-embedding-3-*). */
   dimensions?: number;
+  /** Aborted when the caller gives up (a turn stopped, a timeout): the HTTP request must be cancelled. */
   signal: AbortSignal;
   /** The turn and loop the call serves (the spend governor's ledger); absent outside a turn. */
   turnId?: string;
   loop?: string;
 }
 
-/** @beta */
+/**
+ * The answer of `ModelClient.embed`.
+ *
+ * @beta
+ */
 export interface EmbeddingResponse {
+  /** One vector per input, in the inputs' order. */
   vectors: number[][];
   /** Input tokens the provider counted (0 when it said nothing). */
   inputTokens: number;
+  /** The model id the provider says answered. */
   model: string;
 }
 

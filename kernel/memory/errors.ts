@@ -1,5 +1,5 @@
 /** The coded errors of agent memory (docs/memory.md). Codes, messages and details are API. */
-import { AgtError } from '../../contracts/errors.js';
+import { AgtError } from '@agt/contracts';
 
 /** 404 `not_found`: no live memory with that id. */
 export const memoryNotFound = (id: number) => new AgtError('not_found', `no memory ${id}`, { details: { memory_id: id } });

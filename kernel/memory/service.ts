@@ -10,11 +10,7 @@
  * Embedding runs in the background, one batch at a time per agent, and resumes from whatever has no
  * vector yet: after a restart, a model change (the old vectors are deleted) or a failure.
  */
-import type { AgentConfig } from '../../contracts/agent-config.js';
-import type { EventPayloads, EventType } from '../../contracts/events.js';
-import type { Logger } from '../../contracts/logger.js';
-import type { ModelClient } from '../../contracts/model.js';
-import type { Settings } from '../../contracts/settings.js';
+import type { AgentConfig, EventPayloads, EventType, Logger, ModelClient, Settings } from '@agt/contracts';
 import type { AgentFile } from '../agents/agent-file.js';
 import { assertFileWriteFits, quotaBytesFor } from '../storage/quota.js';
 import { credentialIn } from './credential-check.js';

@@ -4,7 +4,7 @@
  * but refuse credential values as the agent's do.
  */
 import { Type } from 'typebox';
-import { AgentIdParams, errorResponses } from '../../contracts/http.js';
+import { AgentIdParams, errorResponses } from '@agt/contracts';
 import { MAX_MEMORY_CHARS, type Memory } from '../memory/memory-store.js';
 import type { SearchHit } from '../memory/service.js';
 import type { KernelRoutes } from './plugin.js';

@@ -4,7 +4,7 @@
  * vectors); forgetting keeps the memory as forgotten for the owner, out of every search.
  */
 import { Type } from 'typebox';
-import type { ToolDefinition } from '../../../contracts/tools.js';
+import type { ToolDefinition } from '@agt/contracts';
 import { MAX_MEMORY_CHARS } from '../../memory/memory-store.js';
 import type { MemoryService } from '../../memory/service.js';
 import type { AgentRuntime } from '../agent-runtime.js';
