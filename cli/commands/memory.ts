@@ -3,7 +3,8 @@ import { seg } from '../client.js';
 import type { Ctx } from '../context.js';
 import { readStdin } from './args.js';
 
-interface MemoryView {
+/** One memory as `agt memory` reads it (test/http-api-views.ts checks it against the route). */
+export interface MemoryView {
   id: number;
   text: string;
   kind: string;
@@ -13,7 +14,8 @@ interface MemoryView {
   forgotten_at: string | null;
 }
 
-interface Listing {
+/** `GET /agents/{id}/memory` as `agt memory ls|search` reads it. */
+export interface MemoryListing {
   agentId: string;
   status: { live: number; forgotten: number; pinned: number; embeddings: { configured: boolean; model: string | null; embedded: number; pending: number } };
   memories: MemoryView[];
@@ -43,7 +45,7 @@ export async function list(ctx: Ctx, agent: string, options: { kind?: string; pi
   if (options.pinned) query.set('pinned', 'true');
   if (options.forgotten) query.set('forgotten', 'true');
   if (options.limit) query.set('limit', options.limit);
-  const answer = await ctx.client.get<Listing>(`${base(agent)}${query.size ? `?${query}` : ''}`);
+  const answer = await ctx.client.get<MemoryListing>(`${base(agent)}${query.size ? `?${query}` : ''}`);
   ctx.out.result(answer, () => {
     const { status } = answer;
     const embeddings = status.embeddings.configured ? `embeddings ${status.embeddings.model ?? 'starting'}, ${status.embeddings.pending} pending` : 'full-text only (no settings memory.embeddings)';
@@ -53,11 +55,16 @@ export async function list(ctx: Ctx, agent: string, options: { kind?: string; pi
 }
 
 export async function search(ctx: Ctx, agent: string, query: string, options: { limit?: string }): Promise<void> {
-  const answer = await ctx.client.get<Listing>(`${base(agent)}?q=${encodeURIComponent(query)}${options.limit ? `&limit=${encodeURIComponent(options.limit)}` : ''}`);
+  const answer = await ctx.client.get<MemoryListing>(`${base(agent)}?q=${encodeURIComponent(query)}${options.limit ? `&limit=${encodeURIComponent(options.limit)}` : ''}`);
   ctx.out.result(answer, () => {
     if (answer.note) ctx.out.note(answer.note);
     print(ctx, answer.memories);
   });
+}
+
+/** `POST /agents/{id}/memory` as `agt memory add` reads it. */
+export interface SavedMemory {
+  memory: MemoryView;
 }
 
 export async function add(ctx: Ctx, agent: string, text: string | undefined, options: { kind?: string; pin?: boolean }): Promise<void> {
@@ -66,7 +73,7 @@ export async function add(ctx: Ctx, agent: string, text: string | undefined, opt
     ...(options.kind ? { kind: options.kind } : {}),
     ...(options.pin ? { pinned: true } : {}),
   };
-  const answer = await ctx.client.post<{ memory: MemoryView }>(base(agent), body);
+  const answer = await ctx.client.post<SavedMemory>(base(agent), body);
   ctx.out.result(answer, () => ctx.out.line(`saved memory ${answer.memory.id}`));
 }
 

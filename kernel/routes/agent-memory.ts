@@ -42,6 +42,17 @@ const Status = Type.Object({
     pending: Type.Integer({ description: 'live memories without a vector yet (embedded in the background)' }),
   }),
 });
+/** The answer of `GET /agents/{id}/memory` (exported for the clients' view check, test/http-api-views.ts). */
+export const MemoryList = Type.Object({
+  agentId: Type.String(),
+  status: Status,
+  memories: Type.Array(MemoryView),
+  hits: Type.Optional(Type.Array(Hit)),
+  mode: Type.Optional(Type.Union([Type.Literal('hybrid'), Type.Literal('fulltext')])),
+  note: Type.Optional(Type.String()),
+});
+/** The answer of `POST` and `PATCH` of one memory. */
+export const MemoryOne = Type.Object({ agentId: Type.String(), memory: MemoryView });
 const IdParams = Type.Object({ id: Type.String({ minLength: 1 }), memoryId: Type.Integer({ minimum: 1 }) });
 const Text = Type.String({ minLength: 1, maxLength: MAX_MEMORY_CHARS });
 
@@ -70,17 +81,7 @@ export const agentMemoryRoutes: KernelRoutes<'registry' | 'runtime'> = async (ap
           pinned: Type.Optional(Type.Boolean()),
           forgotten: Type.Optional(Type.Boolean({ description: 'list the forgotten memories instead (kept 30 days)' })),
         }),
-        response: {
-          200: Type.Object({
-            agentId: Type.String(),
-            status: Status,
-            memories: Type.Array(MemoryView),
-            hits: Type.Optional(Type.Array(Hit)),
-            mode: Type.Optional(Type.Union([Type.Literal('hybrid'), Type.Literal('fulltext')])),
-            note: Type.Optional(Type.String()),
-          }),
-          ...errorResponses(404, 409),
-        },
+        response: { 200: MemoryList, ...errorResponses(404, 409) },
       },
     },
     async (request) => {
@@ -104,7 +105,7 @@ export const agentMemoryRoutes: KernelRoutes<'registry' | 'runtime'> = async (ap
         summary: 'Add a memory (403 key_material_refused when the text holds a credential value)',
         params: AgentIdParams,
         body: Type.Object({ text: Text, kind: Type.Optional(Kind), pinned: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
-        response: { 201: Type.Object({ agentId: Type.String(), memory: MemoryView }), ...errorResponses(404, 409) },
+        response: { 201: MemoryOne, ...errorResponses(404, 409) },
       },
     },
     async (request, reply) => {
@@ -122,7 +123,7 @@ export const agentMemoryRoutes: KernelRoutes<'registry' | 'runtime'> = async (ap
         summary: 'Change a memory\'s text, kind or pin (a new text is embedded again)',
         params: IdParams,
         body: Type.Object({ text: Type.Optional(Text), kind: Type.Optional(Kind), pinned: Type.Optional(Type.Boolean()) }, { additionalProperties: false, minProperties: 1 }),
-        response: { 200: Type.Object({ agentId: Type.String(), memory: MemoryView }), ...errorResponses(404, 409) },
+        response: { 200: MemoryOne, ...errorResponses(404, 409) },
       },
     },
     async (request) => {
