@@ -167,6 +167,8 @@ export type AgentConfig = {
     month_usd?: number;
     on_exceeded?: 'ask' | 'fail';
   };
+  /** Long-term memory: recall before each turn (default on) within `recall_tokens` (default 600; 0: none). */
+  memory?: { recall?: boolean; recall_tokens?: number };
   messaging: Record<string, unknown>;
   mcp?: { servers: McpServerConfig[] };
   adapters?: Record<string, {

@@ -52,7 +52,11 @@ export interface EventPayloads {
   'chat.delivered': { turn_ids: string[] };
   'chat.discarded': { turn_ids: string[]; reason: string };
   'loop.appended': { row_id: number; role: string; kind: string };
-  'loop.compacted': { removed: number; summary_chars: number };
+  'loop.compacted': { removed: number; summary_chars: number; memories?: number[] };
+  'memory.saved': { memory_id: number; kind: string; source: string };
+  'memory.forgotten': { memory_id: number; actor: string };
+  'memory.recalled': { memory_ids: number[]; tokens: number; mode: 'hybrid' | 'fulltext' };
+  'memory.embedded': { count: number; pending: number; model: string };
   /** The spend governor set aside a model call's worst case against the agent's budgets (docs/costs.md). */
   'budget.reserved': { budget_names: string[]; tokens: number; usd: number | null; purpose: string };
   /** A model call would pass `budget` (`agent.day_usd`, `daemon.month_usd`, ...); `action` is what follows. */
@@ -186,7 +190,11 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'chat.delivered': 'Queued chats were absorbed into the starting turn.',
   'chat.discarded': 'Queued work was dropped by abort, unload or off, or after a restart because its loop is gone (reason daemon_restart).',
   'loop.appended': 'A row was committed to a loop stream.',
-  'loop.compacted': 'A loop history was summarized.',
+  'loop.compacted': 'A loop history was summarized (`memories`: the ids it kept as memories).',
+  'memory.saved': 'A memory was written to the agent file.',
+  'memory.forgotten': 'A memory was forgotten (kept as forgotten, out of every search) or deleted.',
+  'memory.recalled': 'Memories were given to the model before a turn (docs/memory.md).',
+  'memory.embedded': 'Memories got their embeddings (in the background).',
   'budget.reserved': 'The spend governor reserved a model call\'s worst case against the budgets that apply (debug).',
   'budget.exceeded': 'A model call would pass a budget: the turn fails (budget_exceeded) or waits on an owner task of kind budget.',
   'budget.raised': 'The owner raised today\'s limit of a budget.',

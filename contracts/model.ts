@@ -128,6 +128,47 @@ export interface ModelResponse {
  */
 export interface ModelClient {
   complete(request: ModelRequest): Promise<ModelResponse>;
+  /**
+   * Embeddings of `input` (OpenAI-format servers: `POST /v1/embeddings`), one vector per input, in
+   * order. Absent when the provider cannot embed. Called by the kernel's memory (docs/memory.md); it
+   * rejects as `complete` does. Must not log the input.
+   *
+   * @beta
+   */
+  embed?(request: EmbeddingRequest): Promise<EmbeddingResponse>;
+}
+
+/**
+ * One embeddings call (`ModelClient.embed`).
+ *
+ * @beta
+ */
+export interface EmbeddingRequest {
+  /** The embedding model's id at the provider. */
+  model: string;
+  /** The texts to embed, in order. */
+  input: string[];
+  /** The width asked for (models that can shorten their vectors, such as text-embedding-3-*). */
+  dimensions?: number;
+  /** Aborted when the caller gives up (a turn stopped, a timeout): the HTTP request must be cancelled. */
+  signal: AbortSignal;
+  /** The turn and loop the call serves (the spend governor's ledger); absent outside a turn. */
+  turnId?: string;
+  loop?: string;
+}
+
+/**
+ * The answer of `ModelClient.embed`.
+ *
+ * @beta
+ */
+export interface EmbeddingResponse {
+  /** One vector per input, in the inputs' order. */
+  vectors: number[][];
+  /** Input tokens the provider counted (0 when it said nothing). */
+  inputTokens: number;
+  /** The model id the provider says answered. */
+  model: string;
 }
 
 /**

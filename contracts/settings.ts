@@ -272,6 +272,23 @@ export const SettingsSchema = Type.Object(
     telemetry: Type.Optional(TelemetrySettings),
     storage: Type.Optional(StorageSettings),
     server: Type.Optional(ServerSettings),
+    memory: Type.Optional(
+      Type.Object(
+        {
+          embeddings: Type.Optional(
+            Type.Object(
+              {
+                provider: Type.String({ minLength: 1, maxLength: 200, description: 'a provider id of `providers` (or of the agent\'s own) whose server speaks OpenAI-format `/v1/embeddings`' }),
+                model: Type.String({ minLength: 1, maxLength: 200 }),
+                dimensions: Type.Integer({ minimum: 1, maximum: 4096, description: 'width of the model\'s vectors (sent as `dimensions` to models that can shorten theirs)' }),
+              },
+              { additionalProperties: false },
+            ),
+          ),
+        },
+        { additionalProperties: false, description: 'long-term memory of agents (docs/memory.md); without `embeddings`, full-text search only' },
+      ),
+    ),
     meshServerEnabled: Type.Optional(Type.Boolean()),
     meshLan: Type.Optional(Type.Boolean()),
     meshPort: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),

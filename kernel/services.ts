@@ -44,6 +44,7 @@ import { builtinTools } from './runtime/tools/index.js';
 import { ShutdownSteps } from './shutdown-steps.js';
 import { StorageService } from './storage/service.js';
 import { endSqliteJobs } from './storage/sqlite-job.js';
+import { endSearchThread } from './memory/search-thread.js';
 import { inboundTrace } from './extensions/kernel-points.js';
 import { runtimeGauges } from './extensions/runtime-gauges.js';
 import type { SettingsStore } from './settings.js';
@@ -228,6 +229,7 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
   shutdownSteps.add({ name: 'storage', phase: 'agents', run: () => storage.stop() });
   // A backup or restore copy still running once the HTTP server has closed has no one waiting for it.
   shutdownSteps.add({ name: 'sqlite-jobs', phase: 'final', run: () => endSqliteJobs() });
+  shutdownSteps.add({ name: 'memory-search', phase: 'final', run: () => endSearchThread() });
 
   const eventStream = new SseHub(bus, logger);
   const extensions = new ExtensionRegistry({ logger, bus, contributions });

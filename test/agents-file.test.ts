@@ -19,7 +19,7 @@ const columns = (path: string, table: string) => {
 };
 
 t.test('a version-1 file migrates forward on load and keeps its rows', async (t) => {
-  t.equal(SCHEMA_VERSION, 8);
+  t.equal(SCHEMA_VERSION, 9);
   const path = join(tempDir(t), 'old.agt');
   copyFileSync(FIXTURE_V1, path);
   t.notOk(columns(path, 'agt_loop').includes('loop'), 'the fixture is really version 1');
@@ -56,6 +56,8 @@ t.test('a version-1 file migrates forward on load and keeps its rows', async (t)
   t.same((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version, SCHEMA_VERSION);
   for (const table of ['agt_queue', 'agt_tasks', 'agt_prompts', 'agt_idempotency']) t.ok(columns(path, table).length > 0, `${table} exists after the migration`);
   t.ok(columns(path, 'agt_queue').includes('ended'), 'agt_queue keeps the end of a turn until it was streamed (version 6)');
+  t.ok(columns(path, 'agt_memory').includes('forgotten_at'), 'agt_memory exists after the migration (version 9)');
+  t.same((db.prepare("SELECT sql FROM sqlite_master WHERE name = 'agt_memory_fts'").get() as { sql: string }).sql.match(/USING fts5/)?.[0], 'USING fts5', 'with its full-text index');
   t.same((db.prepare('SELECT count(*) AS n FROM agt_lease').get() as { n: number }).n, 0, 'lease released at unload');
   db.close();
 });

@@ -64,7 +64,9 @@ t.test('compact: refusals, upstream failure leaves history, summary replaces old
   t.match(after[0], { id: before[5].id, role: 'system', kind: 'summary', created_at: before[5].created_at, usage_input: 10, model: 'test-model' });
   t.same(after.slice(1), before.slice(6), 'kept rows unchanged');
   const event = await h.waitFor((e) => e.event_type === 'loop.compacted' && e.agent_id === id);
-  t.same(event.payload, { removed: 6, summary_chars: done.body.summaryChars });
+  const summaries = (await h.d.request('GET', `/agents/${id}/memory?kind=summary`)).body.memories;
+  t.match(summaries, [{ text: 'SUMMARY: q1 to q3 were discussed', source: 'compaction' }], 'the summary is kept as a memory');
+  t.same(event.payload, { removed: 6, summary_chars: done.body.summaryChars, memories: (await h.d.request('GET', `/agents/${id}/memory`)).body.memories.map((m: { id: number }) => m.id).reverse() });
   t.equal(event.agent_id, id);
 
   const again = await compact('compactor', '', {});

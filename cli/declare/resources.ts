@@ -1,6 +1,6 @@
 /**
  * An agent's resources: `agt credentials …` (sealed values: set from stdin, never printed), `agt files …`
- * (its stored files) and `agt adapters …` (its channel adapters).
+ * (its stored files), `agt memory …` (its long-term memory) and `agt adapters …` (its channel adapters).
  */
 import type { Command } from 'commander';
 import { run } from '../run.js';
@@ -8,6 +8,7 @@ import { run } from '../run.js';
 const credentials = () => import('../commands/credentials.js');
 const files = () => import('../commands/files.js');
 const adapters = () => import('../commands/adapters.js');
+const memory = () => import('../commands/memory.js');
 
 export function declareResources(agt: Command): void {
   const cred = agt.command('credentials').alias('creds').description("an agent's sealed credentials: names and state, never values");
@@ -36,6 +37,27 @@ export function declareResources(agt: Command): void {
     .action(run(async (ctx, agent: string, path: string) => (await files()).remove(ctx, agent, path)));
   file.command('mv <agent> <from> <to>').description('rename a file')
     .action(run(async (ctx, agent: string, from: string, to: string) => (await files()).move(ctx, agent, from, to)));
+
+  const mem = agt.command('memory').alias('mem').description("an agent's long-term memory: list, search, add, forget, pin (docs/memory.md)");
+  mem.command('ls <agent>').alias('list').description('the memories, newest first, with the embedding state (* pinned)')
+    .option('--kind <kind>', 'fact, episode, summary or instruction')
+    .option('--pinned', 'only pinned ones')
+    .option('--forgotten', 'the forgotten ones (kept 30 days)')
+    .option('-n, --limit <n>', 'how many (1-500)')
+    .action(run(async (ctx, agent: string, options: { kind?: string; pinned?: boolean; forgotten?: boolean; limit?: string }) => (await memory()).list(ctx, agent, options)));
+  mem.command('search <agent> <query>').description('hybrid search (full-text, and vectors with an embedding model); says when it is full-text only')
+    .option('-n, --limit <n>', 'how many (1-500)')
+    .action(run(async (ctx, agent: string, query: string, options: { limit?: string }) => (await memory()).search(ctx, agent, query, options)));
+  mem.command('add <agent> [text]').description('save a memory (the text from stdin when none or - is given); a credential value is refused')
+    .option('--kind <kind>', 'fact (default), episode, summary or instruction')
+    .option('--pin', 'recall it in every turn')
+    .action(run(async (ctx, agent: string, text: string | undefined, options: { kind?: string; pin?: boolean }) => (await memory()).add(ctx, agent, text, options)));
+  mem.command('rm <agent> <id>').alias('forget').description('forget a memory (out of every search; kept as forgotten for 30 days)')
+    .option('--purge', 'delete it at once')
+    .action(run(async (ctx, agent: string, id: string, options: { purge?: boolean }) => (await memory()).remove(ctx, agent, id, options)));
+  mem.command('pin <agent> <id>').description('recall this memory in every turn')
+    .option('--off', 'unpin it')
+    .action(run(async (ctx, agent: string, id: string, options: { off?: boolean }) => (await memory()).pin(ctx, agent, id, options.off !== true)));
 
   const adapter = agt.command('adapters').description("channel adapters (Telegram, Slack, Discord, email): types, an agent's adapters and their status")
     .action(run(async (ctx) => (await adapters()).list(ctx, undefined)));

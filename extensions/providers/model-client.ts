@@ -10,8 +10,10 @@ import type { WireAdapter, WireResult } from './adapter.js';
 import { anthropicMessages } from './anthropic-wire.js';
 import { abortableSleep, CallGuard } from './call-guard.js';
 import { classify, type Failure } from './errors.js';
+import { embedder } from './embeddings-wire.js';
 import { chatCompletions } from './openai-wire.js';
 import type { ResolvedOptions } from './options.js';
+import { retryDelay } from './retry.js';
 import { priceCall } from './pricing.js';
 import type { SpacingGates } from './spacing.js';
 import type { ProviderKind, ProviderTarget } from './types.js';
@@ -34,16 +36,14 @@ export interface ClientRuntime {
   stopSignal: AbortSignal;
 }
 
-/** Exponential backoff with up to 25 % jitter, capped; a server's `Retry-After` replaces it. */
-export function retryDelay(attempt: number, failure: Failure, options: ResolvedOptions): number | null {
-  if (failure.retryAfterMs !== undefined) return failure.retryAfterMs > options.maxRetryAfterMs ? null : failure.retryAfterMs;
-  const base = Math.min(options.retryBaseMs * 2 ** attempt, options.retryMaxMs);
-  return Math.round(base * (1 - Math.random() * 0.25));
-}
+
+export { retryDelay } from './retry.js';
 
 export function createModelClient(target: ProviderTarget, runtime: ClientRuntime): ModelClient {
   const adapter = ADAPTERS[target.type];
   return {
+    // Anthropic has no embeddings endpoint; every other kind speaks OpenAI's.
+    ...(target.type === 'anthropic' ? {} : { embed: embedder(target, runtime) }),
     async complete(request: ModelRequest): Promise<ModelResponse> {
       const body = adapter.buildBody(request, target, runtime.options);
       const stream = typeof request.onDelta === 'function';

@@ -46,6 +46,7 @@ import { QueueStore } from './stores/queue-store.js';
 import { CredentialsStore, IdentityStore } from './stores/secret-stores.js';
 import { TimersStore } from './stores/timers-store.js';
 import { usageRollup, type UsageRollup } from './stores/usage-rollup.js';
+import { MemoryStore } from '../memory/memory-store.js';
 
 /** Busy timeout: a second connection waits this long for a lock instead of failing at once. */
 export const BUSY_TIMEOUT_MS = 5_000;
@@ -90,6 +91,8 @@ export class AgentFile {
   /** Approval tasks, asks and suspend prompts. */
   readonly hil: HilRecordStore;
   readonly idempotency: IdempotencyKeyStore;
+  /** Long-term memories with their full-text and vector indexes (docs/memory.md). */
+  readonly memory: MemoryStore;
   private closed = false;
   /** A new file not yet complete: written without syncs until {@link finishCreation}. */
   private creating = false;
@@ -117,6 +120,7 @@ export class AgentFile {
     this.queue = new QueueStore(sql);
     this.hil = new HilRecordStore(sql);
     this.idempotency = new IdempotencyKeyStore(sql);
+    this.memory = new MemoryStore(sql);
   }
 
   /**

@@ -248,6 +248,17 @@ export const AgentConfigSchema = Type.Object(
         { additionalProperties: false, description: 'spend limits enforced before every model call (docs/costs.md)' },
       ),
     ),
+    memory: Type.Optional(
+      Type.Object(
+        {
+          recall: Type.Optional(Type.Boolean({ description: 'give the model the memories relevant to each turn\'s input before the turn (default true)' })),
+          recall_tokens: Type.Optional(
+            Type.Integer({ minimum: 0, maximum: 32_000, description: 'the most tokens (chars / 4) recalled memories may take in a turn\'s context (default 600; 0: no recall)' }),
+          ),
+        },
+        { additionalProperties: false, description: 'long-term memory (docs/memory.md)' },
+      ),
+    ),
     messaging: Open({
       mode: Type.Optional(
         Type.Union([Type.Literal('proactive'), Type.Literal('respond_only'), Type.Literal('listen_only')]),

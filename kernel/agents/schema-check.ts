@@ -1,12 +1,14 @@
 /**
  * What an agent file carries in its schema besides the daemon's own tables and indexes.
  *
- * The daemon never creates triggers, views or virtual tables, and agent SQL cannot (see
+ * The daemon never creates triggers or views, and agent SQL cannot create them or virtual tables (see
  * kernel/runtime/sql-sandbox/sql-policy.mjs). A file that carries one anyway was made elsewhere, and a
  * trigger (or a view read in place of a table) runs SQL of the file's author on the daemon's own
  * connection, on the daemon's writes: such a file is refused at open with 422 `load_failed`,
  * `reason: "unsafe_schema"`. The daemon's own set is what its migrations build (computed once, in
- * memory); `sqlite_*` objects (autoindexes, `sqlite_sequence`) are SQLite's.
+ * memory); `sqlite_*` objects (autoindexes, `sqlite_sequence`) are SQLite's. The one virtual table the
+ * daemon creates (the memory's full-text index) is its own only when its definition is exactly the
+ * daemon's: a table of that name over another module or with other options is still refused.
  */
 import { libsql } from './libsql.js';
 import { MIGRATIONS } from './schema.js';
@@ -21,20 +23,26 @@ export interface SchemaObject {
   virtual?: boolean;
 }
 
-let daemonObjects: ReadonlySet<string> | undefined;
+let daemonObjects: ReadonlyMap<string, string | null> | undefined;
 
-/** `type:name` of every object the daemon's migrations create. */
-function ownObjects(): ReadonlySet<string> {
+/** `type:name` of every object the daemon's migrations create, with its SQL. */
+function ownObjects(): ReadonlyMap<string, string | null> {
   if (daemonObjects) return daemonObjects;
   const db = new (libsql())(':memory:');
   try {
     for (const step of MIGRATIONS) db.exec(step.sql);
-    const rows = db.prepare('SELECT type, name FROM sqlite_master').all() as Array<{ type: string; name: string }>;
-    daemonObjects = new Set(rows.map((row) => `${row.type}:${row.name}`));
+    const rows = db.prepare('SELECT type, name, sql FROM sqlite_master').all() as Array<{ type: string; name: string; sql: string | null }>;
+    daemonObjects = new Map(rows.map((row) => [`${row.type}:${row.name}`, row.sql]));
   } finally {
     db.close();
   }
   return daemonObjects;
+}
+
+/** The daemon's own: built by its migrations (a virtual table only with the very same definition). */
+function isOwn(own: ReadonlyMap<string, string | null>, row: { type: string; name: string; sql: string | null }): boolean {
+  const key = `${row.type}:${row.name}`;
+  return own.has(key) && (!isVirtual(row) || own.get(key) === row.sql);
 }
 
 /** Every schema object of the file's main database that is not the daemon's own nor SQLite's, by name. */
@@ -44,7 +52,7 @@ export function foreignSchemaObjects(sql: Sql): SchemaObject[] {
   return rows
     // SQLite's own tables and indexes (a trigger or view is never SQLite's, whatever its name).
     .filter((row) => !((row.type === 'table' || row.type === 'index') && row.name.startsWith('sqlite_') && !isVirtual(row)))
-    .filter((row) => !own.has(`${row.type}:${row.name}`) || isVirtual(row))
+    .filter((row) => !isOwn(own, row))
     .map((row) => ({ type: row.type, name: row.name, table: row.tbl_name, ...(isVirtual(row) ? { virtual: true } : {}) }));
 }
 

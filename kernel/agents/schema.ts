@@ -267,6 +267,43 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE agt_idempotency ADD COLUMN request_hash TEXT;
     `,
   },
+  {
+    version: 9,
+    description: 'long-term memory: memories (agt_memory), their full-text index (agt_memory_fts), their vectors (agt_memory_vectors, agt_memory_bits) and the embedding model the vectors were made with (agt_memory_state)',
+    // The FTS5 index is contentless (the text lives once, in agt_memory) and kept in step by the memory
+    // store in the same transactions, never by triggers (docs/memory.md). Vectors are BLOBs in libsql's
+    // float32 and 1-bit formats, of whatever width the owner's embedding model has (kernel/memory/vectors.ts).
+    sql: `
+      CREATE TABLE agt_memory (
+        id INTEGER PRIMARY KEY,
+        text TEXT NOT NULL,
+        kind TEXT NOT NULL DEFAULT 'fact' CHECK (kind IN ('fact', 'episode', 'summary', 'instruction')),
+        source TEXT NOT NULL DEFAULT 'agent' CHECK (source IN ('agent', 'owner', 'compaction')),
+        loop TEXT,
+        turn_id TEXT,
+        row_id INTEGER,
+        pinned INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        used_at INTEGER,
+        forgotten_at INTEGER
+      );
+      CREATE INDEX agt_memory_by_state ON agt_memory(forgotten_at, pinned, created_at);
+      CREATE VIRTUAL TABLE agt_memory_fts USING fts5(text, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2');
+      CREATE TABLE agt_memory_state (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      );
+      CREATE TABLE agt_memory_vectors (
+        memory_id INTEGER PRIMARY KEY,
+        embedding BLOB NOT NULL
+      );
+      CREATE TABLE agt_memory_bits (
+        memory_id INTEGER PRIMARY KEY,
+        bits BLOB NOT NULL
+      );
+    `,
+  },
 ];
 
 /** The version this build writes. Files with a higher `user_version` are refused. */

@@ -14,6 +14,12 @@ function bindable(value: SqlValue): unknown {
   return value;
 }
 
+/**
+ * The parameters as one array: libsql reads a single object argument (a lone BLOB or null) as named
+ * parameters, and its native side then aborts the process on a statement with positional ones.
+ */
+const bound = (params: SqlValue[]): unknown[] => params.map(bindable);
+
 /** Copies a libsql row: drops `_metadata`, turns ArrayBuffer BLOBs into Buffers. */
 export function cleanRow(raw: unknown): Row {
   const out: Row = {};
@@ -42,17 +48,17 @@ export class Sql {
 
   /** First row or undefined. */
   one<T = Row>(source: string, ...params: SqlValue[]): T | undefined {
-    const raw = this.prepare(source).get(...params.map(bindable));
+    const raw = this.prepare(source).get(bound(params));
     return raw === undefined || raw === null ? undefined : (cleanRow(raw) as T);
   }
 
   all<T = Row>(source: string, ...params: SqlValue[]): T[] {
-    return this.prepare(source).all(...params.map(bindable)).map((raw) => cleanRow(raw) as T);
+    return this.prepare(source).all(bound(params)).map((raw) => cleanRow(raw) as T);
   }
 
   /** Runs a write; returns the changed row count and the last inserted rowid. */
   run(source: string, ...params: SqlValue[]): { changes: number; lastId: number } {
-    const result = this.prepare(source).run(...params.map(bindable));
+    const result = this.prepare(source).run(bound(params));
     return { changes: result.changes, lastId: Number(result.lastInsertRowid) };
   }
 

@@ -10,6 +10,7 @@ import { agentFileRoutes } from './agent-files.js';
 import { agentIdentityRoutes } from './agent-identity.js';
 import { agentLogRoutes } from './agent-logs.js';
 import { agentMessageRoutes } from './agent-messages.js';
+import { agentMemoryRoutes } from './agent-memory.js';
 import { agentMetaRoutes } from './agent-meta.js';
 import { agentOutboxRoutes } from './agent-outbox.js';
 import { agentRemoveRoutes } from './agent-remove.js';
@@ -61,7 +62,7 @@ const GROUPS: ReadonlyArray<[string, KernelRoutes[]]> = [
     [
       startAgentRoutes, chatRoutes, controlRoutes, loopRoutes, loopWriteRoutes, agentContextRoutes, compactRoutes, timerRoutes,
       taskRoutes, credentialRoutes, agentIdentityRoutes, agentMetaRoutes, agentTableRoutes, agentLogRoutes, agentMessageRoutes,
-      agentUmbilicalRoutes, agentFileRoutes, agentRemoveRoutes, agentOutboxRoutes, agentToolRoutes,
+      agentUmbilicalRoutes, agentFileRoutes, agentRemoveRoutes, agentOutboxRoutes, agentToolRoutes, agentMemoryRoutes,
     ],
   ],
 ];

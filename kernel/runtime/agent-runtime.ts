@@ -42,6 +42,7 @@ import { SystemRunner } from './triggers/system-runner.js';
 import type { HostCommandRunner } from './sandbox/command-runner.js';
 import { hilListener } from './hil-events.js';
 import { recoverAcceptedWork } from './recovery.js';
+import type { MemoryService } from '../memory/service.js';
 import { limitOf, type DisplayState, type LogFields, type QueueItem, type RuntimeAgent } from './types.js';
 
 /** What the runtime needs from the kernel (a narrow view, so tests can fake it). */
@@ -72,6 +73,8 @@ export interface RuntimeDeps extends LoopSources {
   executeCommand?(run: CommandRun): Promise<CommandOutcome | undefined>;
   /** The daemon's host command runner: system-scope commands no extension executes. */
   hostCommands: HostCommandRunner;
+  /** Long-term memory (docs/memory.md): the memory tools, recall before a turn, capture at compaction. */
+  memory?: MemoryService;
 }
 
 const isDisplayState = (value: unknown): value is DisplayState =>
@@ -145,6 +148,11 @@ export class AgentRuntime {
 
   get id(): string {
     return this.agent.id;
+  }
+
+  /** The daemon's memory service (undefined only in runtimes built without one). */
+  get memory(): MemoryService | undefined {
+    return this.deps.memory;
   }
 
   get displayState(): DisplayState {
@@ -316,6 +324,7 @@ export class AgentRuntime {
             fire: (type, data) => this.fire(type, data, { loop, turnId: head.turnId }),
             model: () => loopModel(this.agent, this.deps, loop),
             system: () => loopInstructions(this.agent, loop),
+            ...(this.deps.memory ? { recall: (input: string) => this.deps.memory!.recall(this.agent, input, { loop, turnId: head.turnId, signal: control.signal }) } : {}),
             tools: () => loopTools(this.agent, this.deps, loop),
             hil: this.hil,
             clock: this.deps.clock,

@@ -10,12 +10,13 @@ import { agentIdNotLoaded } from '../agents/errors.js';
 import type { Contributions } from '../extensions/contributions.js';
 import { executeCommand, sendOutbound } from '../extensions/kernel-points.js';
 import type { KernelBus } from '../events/bus.js';
-import type { AgentConfig, Logger, ToolDefinition, Settings } from '@agt/contracts';
+import type { AgentConfig, Logger, ModelClient, ToolDefinition, Settings } from '@agt/contracts';
 import { AgentRuntime, type RuntimeDeps } from './agent-runtime.js';
 import type { HostCommandRunner } from './sandbox/command-runner.js';
 import { systemClock, type Clock } from './clock.js';
 import { agentNotRunning } from './errors.js';
-import { SpendGovernor } from '../spend/governor.js';
+import { SpendGovernor, type GovernedAgent } from '../spend/governor.js';
+import { MemoryService } from '../memory/service.js';
 
 export interface Accepted {
   accepted: true;
@@ -49,6 +50,8 @@ export class RuntimeService implements AgentRuntimeHooks {
   private readonly runtimes = new Map<string, AgentRuntime>();
   /** Every model client the runtime resolves is wrapped by it (docs/costs.md). */
   readonly governor: SpendGovernor;
+  /** Every agent's long-term memory (docs/memory.md). */
+  readonly memory: MemoryService;
 
   /** `clock` is replaceable before agents load (tests drive timers and trigger timing with a fake). */
   constructor(
@@ -63,6 +66,18 @@ export class RuntimeService implements AgentRuntimeHooks {
       hil: (agentId) => this.runtimes.get(agentId)?.hil,
       providerKind: (agent, providerId) =>
         (agent.config.providers ?? []).find((p) => p.id === providerId)?.type ?? (services.settings().providers ?? []).find((p) => p.id === providerId)?.type,
+    });
+    this.memory = new MemoryService({
+      settings: () => services.settings(),
+      now: () => this.clock.now(),
+      logger: services.logger,
+      resolveClient: (agent, providerId) => this.resolveModel(agent, providerId),
+      secrets: async (agent) => {
+        const values = await Promise.all(agent.file.credentials.list().map((c) => services.readCredential(agent.id, c.name).catch(() => undefined)));
+        return values.filter((v): v is string => typeof v === 'string' && v !== '');
+      },
+      emit: (agent, type, payload, where) => services.bus.emit(type, { agentId: agent.id, payload, source: 'runtime', ...where }),
+      agent: (agentId) => services.findAgent(agentId),
     });
     // Log rows written outside the runtime (kernel, extensions) feed `on_logs` too; the runtime offers
     // its own rows itself, with their loop, so self-suppression can apply.
@@ -81,14 +96,8 @@ export class RuntimeService implements AgentRuntimeHooks {
       clock: this.clock,
       hasModelProviders: () => contributions.hasModelProviders,
       // The one place model clients come from: each is wrapped by the spend governor.
-      resolveModel: async (agent, providerId) => {
-        const client = await contributions.resolveModelClient(providerId, {
-          agentId: agent.id,
-          agentProviders: agent.config.providers ?? [],
-          readCredential: (name) => this.services.readCredential(agent.id, name),
-        });
-        return client && this.governor.wrap(agent, providerId, client);
-      },
+      resolveModel: (agent, providerId) => this.resolveModel(agent, providerId),
+      memory: this.memory,
       builtinTools: () => this.services.builtinTools(),
       contributedTools: (agentId, taken) => contributions.toolsFor(agentId, taken),
       sendOutbound: (envelope, report) => sendOutbound(contributions.points, envelope, report),
@@ -105,6 +114,16 @@ export class RuntimeService implements AgentRuntimeHooks {
     };
   }
 
+  /** The one place model clients come from: each is wrapped by the spend governor. */
+  private async resolveModel(agent: GovernedAgent, providerId: string): Promise<ModelClient | undefined> {
+    const client = await this.services.contributions.resolveModelClient(providerId, {
+      agentId: agent.id,
+      agentProviders: agent.config.providers ?? [],
+      readCredential: (name) => this.services.readCredential(agent.id, name),
+    });
+    return client && this.governor.wrap(agent, providerId, client);
+  }
+
   async attach(agent: LoadedAgent): Promise<void> {
     const runtime = new AgentRuntime(agent, this.deps());
     this.runtimes.set(agent.id, runtime);
@@ -115,6 +134,8 @@ export class RuntimeService implements AgentRuntimeHooks {
   /** The agent is loaded and announced: what a restart left in its file runs, resumes or is ended. */
   loaded(agent: LoadedAgent): void {
     this.runtimes.get(agent.id)?.recover();
+    // Memories saved while no embedding model was set, or under another one, get their vectors now.
+    this.memory.embedInBackground(agent);
   }
 
   configChanged(agent: LoadedAgent): void {

@@ -15,6 +15,8 @@
  */
 import {
   AgtError,
+  type EmbeddingRequest,
+  type EmbeddingResponse,
   type ModelClient,
   type ModelRequest,
   type ModelResponse,
@@ -156,9 +158,45 @@ export class SpendGovernor {
     return new SpendLedger(agent.file.raw);
   }
 
-  /** The wrapped client: every `complete` reserves, calls, settles and records. */
+  /** The wrapped client: every `complete` (and `embed`) reserves, calls, settles and records. */
   wrap(agent: GovernedAgent, providerId: string, client: ModelClient): ModelClient {
-    return { complete: (request) => this.complete(agent, providerId, client, request) };
+    const embed = client.embed?.bind(client);
+    return {
+      complete: (request) => this.complete(agent, providerId, client, request),
+      ...(embed ? { embed: (request: EmbeddingRequest) => this.embed(agent, providerId, embed, request) } : {}),
+    };
+  }
+
+  /**
+   * An embedding call under the same budgets as model calls: its worst case is its input (chars / 4,
+   * no output), and its real input tokens go to the ledger with purpose `memory_embedding`. Outside a
+   * turn (background embedding, the owner's routes) a budget it would pass fails it: nobody waits on an ask.
+   */
+  private async embed(agent: GovernedAgent, providerId: string, embed: NonNullable<ModelClient['embed']>, request: EmbeddingRequest): Promise<EmbeddingResponse> {
+    const kind = this.deps.providerKind(agent, providerId);
+    const price = priceFor(this.deps.settings(), providerId, kind, request.model);
+    const tokens = Math.ceil(request.input.reduce((n, text) => n + text.length, 0) / 4);
+    const need = () => ({ tokens, usd: price ? usdOf({ input: tokens, output: 0 }, price.price) : 0 });
+    const turnId = request.turnId ?? null;
+    const where = { ...(request.loop ? { loop: request.loop } : {}), ...(turnId ? { turnId } : {}) };
+    const outcome = this.reserve(agent, turnId, need);
+    if ('exceeded' in outcome) {
+      this.deps.emit('budget.exceeded', agent.id, { ...outcome.exceeded, action: 'fail', task_id: null }, where);
+      throw budgetExceeded(outcome.exceeded);
+    }
+    try {
+      const response = await embed(request);
+      if (agent.file.isOpen) {
+        const input = response.inputTokens || tokens;
+        this.ledger(agent).record({
+          at: this.deps.now(), loop: request.loop ?? 'main', turnId, purpose: 'memory_embedding', provider: providerId, model: response.model || request.model,
+          input, output: 0, cacheRead: 0, cacheWrite: 0, costUsd: price ? usdOf({ input, output: 0 }, price.price) : null,
+        });
+      }
+      return response;
+    } finally {
+      this.reservations.delete(outcome.reservation);
+    }
   }
 
   /** The limits in force for `agent` and the daemon, after owner raises of today. */

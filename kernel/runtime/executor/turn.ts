@@ -21,7 +21,7 @@ import { systemClock, type Clock, type TimerHandle } from '../clock.js';
 import { approvalWaitFailed } from '../errors.js';
 import type { HilStore } from '../hil.js';
 import { DEFAULT_LIMITS, limitOf, MAX_CONTEXT_ROWS, type ExecutorState, type QueueItem, type RuntimeAgent } from '../types.js';
-import { buildMessages, triggerText, unansweredCalls } from './context.js';
+import { buildMessages, rowText, triggerText, unansweredCalls } from './context.js';
 import { isParked, type TurnResult } from './loop-executor.js';
 import { callTool } from './tool-call.js';
 
@@ -49,6 +49,8 @@ export interface TurnEnv {
   /** The client and settings for this loop's model; throws `unavailable` when no provider resolves it. */
   model(): Promise<{ client: ModelClient; settings: ModelSettings }>;
   system(): string;
+  /** The recalled-memories block for this turn's input (docs/memory.md); absent or null: none. */
+  recall?(input: string): Promise<string | null>;
   tools(): Promise<Map<string, ActiveTool>>;
   hil: HilStore;
   clock: Clock;
@@ -120,8 +122,16 @@ export async function runTurn(env: TurnEnv): Promise<TurnResult> {
   }
 }
 
+/** The text of this turn's incoming rows (what recall searches with). */
+function turnInput(env: TurnEnv): string {
+  const rows = env.agent.file.loop.tail(env.loop, MAX_CONTEXT_ROWS).filter((row) => row.turn_id === env.turnId && row.role === 'user');
+  return rows.map((row) => rowText(row.content)).join('\n').slice(0, 4_000);
+}
+
 async function converse(env: TurnEnv, counters: Counters): Promise<TurnResult> {
   const limits = limitsOf(env.agent);
+  // Recalled once per turn, before its first model call, and given with every call of the turn.
+  let recalled: string | null | undefined;
   for (;;) {
     if (env.signal.aborted) return { kind: 'stopped', ...counters };
     if (counters.llmCalls >= limits.maxLlm) {
@@ -143,6 +153,7 @@ async function converse(env: TurnEnv, counters: Counters): Promise<TurnResult> {
       }
     }
     if (env.signal.aborted) return { kind: 'stopped', ...counters };
+    if (recalled === undefined) recalled = env.recall ? await recallSafely(env) : null;
     const messages = buildMessages(env.agent.file.loop.tail(env.loop, MAX_CONTEXT_ROWS));
     const call = counters.llmCalls + 1;
     const startedAt = env.clock.now();
@@ -155,7 +166,7 @@ async function converse(env: TurnEnv, counters: Counters): Promise<TurnResult> {
         loop: env.loop,
         purpose: 'turn',
         model: settings,
-        system: env.system(),
+        system: recalled ? `${env.system()}\n\n${recalled}` : env.system(),
         messages,
         tools: modelTools,
         signal: env.signal,
@@ -192,6 +203,16 @@ async function converse(env: TurnEnv, counters: Counters): Promise<TurnResult> {
     env.setState('tool_use');
     const stopped = await runToolCalls(env, tools, toolCalls, counters, response.text ?? null);
     if (stopped) return stopped;
+  }
+}
+
+/** Recall never fails a turn: a failure is logged and the turn goes on without memories. */
+async function recallSafely(env: TurnEnv): Promise<string | null> {
+  try {
+    return (await env.recall?.(turnInput(env))) ?? null;
+  } catch (error) {
+    env.log('warn', `memory recall failed: ${(error as Error)?.message ?? String(error)}`);
+    return null;
   }
 }
 

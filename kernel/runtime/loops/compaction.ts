@@ -15,13 +15,17 @@
  * - The swap is one transaction: the summarized rows are deleted and the summary row takes the id (and
  *   `created_at`) of the newest summarized row, so it sits exactly where they were. It carries the
  *   call's model, provider, usage and cost (so `GET usage` counts it). Then `llm.completed` and
- *   `loop.compacted` `{removed, summary_chars}` are emitted.
+ *   `loop.compacted` `{removed, summary_chars, memories}` are emitted.
+ * - In the same transaction, the summary and one episode per summarized turn are saved as memories
+ *   (kernel/memory/capture.ts), so what leaves the context stays searchable and can be recalled.
  */
 import { AgtError, type ModelResponse } from '@agt/contracts';
 import type { LoopRow } from '../../agents/stores/loop-store.js';
 import type { AgentRuntime } from '../agent-runtime.js';
 import { emptySummary, historyChangedDuringCompaction, nothingToCompact, summarizationFailed, unloadedDuringCompaction } from '../errors.js';
 import { rowText } from '../executor/context.js';
+import { compactionMemories } from '../../memory/capture.js';
+import type { Memory } from '../../memory/memory-store.js';
 
 export const KEEP_RECENT_TURNS = 3;
 export const MAX_ROW_CHARS = 4_000;
@@ -118,6 +122,19 @@ export async function compactLoop(runtime: AgentRuntime, loop: string): Promise<
 
     const last = older.at(-1)!;
     const usage = response.usage;
+    // What is summarized away stays searchable as memories (docs/memory.md); a text holding a credential
+    // value is left out, never stored.
+    const memory = runtime.memory;
+    const secrets = memory ? await memory.secretsOf(runtime.agent) : [];
+    if (!file.isOpen) throw unloadedDuringCompaction(runtime.agent.name);
+    const captured = memory ? compactionMemories(older, summary, last.id).flatMap((m) => {
+      try {
+        return [{ ...m, text: memory.check(m.text, secrets), source: 'compaction' as const, loop }];
+      } catch {
+        return [];
+      }
+    }) : [];
+    let memories: Memory[] = [];
     const removed = file.transaction(() => {
       if (!file.loop.get(last.id)) throw historyChangedDuringCompaction(loop);
       const count = file.loop.deleteThrough(loop, last.id);
@@ -131,8 +148,10 @@ export async function compactLoop(runtime: AgentRuntime, loop: string): Promise<
         cost: response.cost ?? null,
         createdAt: last.created_at,
       });
+      if (memory) memories = memory.saveChecked(runtime.agent, captured);
       return count;
     });
+    memory?.announce(runtime.agent, memories);
     if (usage) {
       runtime.emit(
         'llm.completed',
@@ -140,7 +159,7 @@ export async function compactLoop(runtime: AgentRuntime, loop: string): Promise<
         { loop },
       );
     }
-    runtime.emit('loop.compacted', { removed, summary_chars: summary.length }, { loop });
+    runtime.emit('loop.compacted', { removed, summary_chars: summary.length, memories: memories.map((m) => m.id) }, { loop });
     return { loop, removed, kept: rows.length - cut, summaryRowId: last.id, summaryChars: summary.length };
   });
 }
