@@ -3,33 +3,14 @@
  * loopback (DNS rebinding, faked through the tool's resolver in this process) included, unless the owner
  * allows the host.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import t from 'tap';
+import { fetchAll, hitServer } from './helpers/sys-fetch.js';
 import { fetchDns } from '../kernel/runtime/tools/fetch-tool.js';
-import { runtimeHarness, type RuntimeHarness } from './fixtures/runtime/harness.js';
+import { runtimeHarness } from './fixtures/runtime/harness.js';
 
-async function server(t: { teardown(fn: () => unknown): void }, handler: Parameters<typeof createServer>[1]): Promise<{ port: number; hits: string[] }> {
-  const hits: string[] = [];
-  const srv: Server = createServer((req, res) => {
-    hits.push(req.url ?? '');
-    handler!(req, res);
-  });
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise<void>((resolve) => srv.close(() => resolve())));
-  return { port: (srv.address() as AddressInfo).port, hits };
-}
-
-/** Runs one turn whose model calls sys_fetch with each args object; the tool results in order. */
-async function fetchAll(h: RuntimeHarness, id: string, calls: Array<Record<string, unknown>>) {
-  h.model.push({ toolCalls: calls.map((args) => ({ name: 'sys_fetch', args })) }, { text: 'done' });
-  await h.ended((await h.d.request('POST', `/agents/${id}/chat`, { text: 'fetch' })).body.turnId);
-  const messages = h.model.calls.at(-1)!.messages;
-  return messages.filter((m) => m.role === 'tool') as Array<{ content: string; isError?: boolean }>;
-}
 
 t.test('sys_fetch refuses loopback destinations unless the owner allows the host', async (t) => {
-  const target = await server(t, (_req, res) => res.end('secret'));
+  const target = await hitServer(t, (_req, res) => res.end('secret'));
   const h = await runtimeHarness(t);
   const realLookup = fetchDns.lookup;
   t.teardown(() => void (fetchDns.lookup = realLookup));

@@ -5,30 +5,11 @@
  * built daemon; a name that resolves to loopback (a DNS answer only in-process can fake) is in
  * security-fetch-internals.test.ts.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import t from 'tap';
+import { fetchAll, hitServer } from './helpers/sys-fetch.js';
 import { blockedAddressKind, hostAllowed } from '../kernel/agents/fetch-policy.js';
 import { wireDaemon, type WireDaemon } from './helpers/wire-daemon.js';
 
-async function server(t: { teardown(fn: () => unknown): void }, handler: Parameters<typeof createServer>[1]): Promise<{ port: number; hits: string[] }> {
-  const hits: string[] = [];
-  const srv: Server = createServer((req, res) => {
-    hits.push(req.url ?? '');
-    handler!(req, res);
-  });
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise<void>((resolve) => srv.close(() => resolve())));
-  return { port: (srv.address() as AddressInfo).port, hits };
-}
-
-/** Runs one turn whose model calls sys_fetch with each args object; the tool results in order. */
-async function fetchAll(h: WireDaemon, id: string, calls: Array<Record<string, unknown>>) {
-  h.model.push({ toolCalls: calls.map((args) => ({ name: 'sys_fetch', args })) }, { text: 'done' });
-  await h.ended((await h.d.request('POST', `/agents/${id}/chat`, { text: 'fetch' })).body.turnId);
-  const messages = h.model.calls.at(-1)!.messages;
-  return messages.filter((m) => m.role === 'tool') as Array<{ content: string; isError?: boolean }>;
-}
 
 /**
  * One daemon for the file. Its owner's ceiling (settings agentCeiling) lists one host, `outer`, a local
@@ -38,8 +19,8 @@ let h: WireDaemon;
 let inner: { port: number; hits: string[] };
 let outer: { port: number; hits: string[] };
 t.before(async () => {
-  inner = await server(t, (_req, res) => res.end('inner secret'));
-  outer = await server(t, (req, res) => {
+  inner = await hitServer(t, (_req, res) => res.end('inner secret'));
+  outer = await hitServer(t, (req, res) => {
     if (req.url === '/to-inner') return res.writeHead(302, { location: `http://127.0.0.1:${inner.port}/` }).end();
     if (req.url === '/to-localhost') return res.writeHead(307, { location: `http://localhost:${inner.port}/` }).end();
     if (req.url === '/to-self') return res.writeHead(301, { location: '/hello' }).end();
