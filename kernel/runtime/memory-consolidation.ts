@@ -16,8 +16,22 @@ import { cronTime } from '../cron-expression.js';
 import type { ChangelogEntry, NewChange } from '../memory/changelog-store.js';
 import { CONSOLIDATION_SYSTEM, consolidationPrompt, MAX_DETAIL_CHARS, readPlan, type PlannedOp, type Refusal } from '../memory/consolidation-plan.js';
 import type { Memory } from '../memory/memory-store.js';
-import type { AgentRuntime } from './agent-runtime.js';
-import type { TimerHandle } from './clock.js';
+import type { MemoryService } from '../memory/service.js';
+import type { AgentConfig, EventPayloads, EventType, ModelClient, ModelSettings } from '@agt/contracts';
+import type { AgentFile } from '../agents/agent-file.js';
+import type { Clock, TimerHandle } from './clock.js';
+import type { LogFields } from './types.js';
+
+/** What a run needs of the agent's runtime (AgentRuntime is one). */
+export interface ConsolidationHost {
+  readonly id: string;
+  readonly agent: { readonly id: string; readonly config: AgentConfig; readonly file: AgentFile };
+  readonly memory: MemoryService | undefined;
+  readonly clock: Clock;
+  modelFor(loop: string): Promise<{ client: ModelClient; settings: ModelSettings }>;
+  emit<T extends EventType>(type: T, payload: EventPayloads[T], options?: { loop?: string }): void;
+  log(level: 'debug' | 'info' | 'warn' | 'error', message: string, fields?: LogFields): void;
+}
 
 export const DEFAULT_MAX_MEMORIES_PER_RUN = 50;
 const CONSOLIDATE_TIMEOUT_MS = 120_000;
@@ -39,7 +53,7 @@ export class Consolidator {
   private running = false;
   private closed = false;
 
-  constructor(private readonly runtime: AgentRuntime) {}
+  constructor(private readonly runtime: ConsolidationHost) {}
 
   /** (Re)arms the schedule from the agent's config; nothing when consolidation is not enabled. */
   arm(): void {
