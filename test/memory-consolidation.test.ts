@@ -109,10 +109,11 @@ t.test('an unreadable answer changes nothing and is recorded; the owner\'s other
   t.match(run.body.changes, [{ action: 'refused', reason: /unreadable answer/, detail: 'I would rather not.' }]);
   t.same((await d.request('GET', `/agents/${a}/memory`)).body.memories, before);
 
-  answer = JSON.stringify({ operations: Array.from({ length: 7 }, () => ({ op: 'forget', id: 999 })) });
+  answer = JSON.stringify({ operations: Array.from({ length: 9 }, () => ({ op: 'forget', id: 999 })) });
   const flood = await d.request('POST', `/agents/${a}/memory/consolidate`);
   t.equal(flood.body.offered, 3);
   t.same(flood.body.changes.map((c: { reason: string }) => c.reason.replace(/:.*/, '')), [...Array(6).fill('not a live unpinned memory offered to this run'), 'more than 6 operations proposed'], 'at most twice the memories offered are read');
+  t.match(flood.body.changes.at(-1).reason, /: 3 ignored$/, 'the rest in one row');
   t.same((await d.request('GET', `/agents/${a}/memory`)).body.memories, before);
 
   const small = await d.request('PATCH', `/agents/${a}/config`, { budget: { day_tokens: 10, on_exceeded: 'fail' } });

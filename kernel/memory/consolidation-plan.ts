@@ -8,7 +8,8 @@
  * - every id is one the run offered: a live, unpinned memory of this agent's own file (another agent's
  *   memories live in another file, so they are never offered), and no id is used by two operations;
  * - texts are strings of at most the memory length (the service's check refuses credential values);
- * - at most {@link maxOperations} operations are read (twice the memories offered); the rest are refused.
+ * - at most {@link maxOperations} operations are read (twice the memories offered); the rest are refused
+ *   together, in one changelog row.
  */
 import { MAX_MEMORY_CHARS, type Memory } from './memory-store.js';
 
@@ -73,14 +74,15 @@ export function readPlan(answer: string, offered: readonly Memory[]): Plan {
   const plan: Plan = { ops: [], refused: [] };
   const limit = maxOperations(offered.length);
   for (const [index, raw] of list.entries()) {
+    if (index >= limit) {
+      // One row for all of them: the changelog stays as bounded as the answer's reading.
+      plan.refused.push({ ids: [], why: `more than ${limit} operations proposed: ${list.length - limit} ignored`, proposal: clip(JSON.stringify(list.slice(limit)), MAX_DETAIL_CHARS) });
+      break;
+    }
     const proposal = clip(JSON.stringify(raw) ?? String(raw), MAX_DETAIL_CHARS);
     const item = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
-    const named = [...(Array.isArray(item.ids) ? item.ids : []), item.id].filter(isId);
+    const named = [...(Array.isArray(item.ids) ? item.ids : []), item.id].filter(isId).slice(0, MAX_MERGE + 1);
     const refuse = (why: string) => void plan.refused.push({ ids: [...new Set(named)], why, proposal });
-    if (index >= limit) {
-      refuse(`more than ${limit} operations proposed`);
-      continue;
-    }
     const reason = typeof item.reason === 'string' ? clip(item.reason.trim(), MAX_REASON_CHARS) : '';
     const ids = item.op === 'merge' ? item.ids : [item.id];
     if (item.op !== 'merge' && item.op !== 'update' && item.op !== 'forget') {
