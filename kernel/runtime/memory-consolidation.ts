@@ -13,6 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { AgtError, type ModelResponse } from '@agt/contracts';
 import { cronTime } from '../cron-expression.js';
+import { consolidationFailed, consolidationRunning } from './errors.js';
 import type { ChangelogEntry, NewChange } from '../memory/changelog-store.js';
 import { CONSOLIDATION_SYSTEM, consolidationPrompt, MAX_DETAIL_CHARS, readPlan, type PlannedOp, type Refusal } from '../memory/consolidation-plan.js';
 import type { Memory } from '../memory/memory-store.js';
@@ -42,10 +43,6 @@ export interface ConsolidationResult {
   offered: number;
   changes: ChangelogEntry[];
 }
-
-const consolidationRunning = () => new AgtError('conflict', 'a memory consolidation is already running for this agent');
-const consolidationFailed = (error: unknown) =>
-  new AgtError('upstream_error', `memory consolidation failed, memories unchanged: ${(error as Error)?.message ?? String(error)}`);
 
 /** One agent's consolidation: its schedule and the one run at a time. */
 export class Consolidator {
