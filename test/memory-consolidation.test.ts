@@ -9,6 +9,7 @@ import t from 'tap';
 import { createAgentFile } from './helpers/agent-file.js';
 import { runDaemon, shippedManifest, tempDir } from './helpers/daemon.js';
 import { eventLog } from './helpers/events.js';
+import { agtInProcess } from './helpers/cli-in-process.js';
 import { reply, startFakeOpenAI, type RecordedRequest } from './fakes/openai.js';
 
 const systemOf = (request: RecordedRequest) => String((request.body.messages as Array<{ role: string; content: unknown }>).find((m) => m.role === 'system')?.content ?? '');
@@ -93,6 +94,10 @@ t.test('a run merges duplicates and updates a stale fact; the pinned memory and 
   t.same(changelog.body.changes.map((c: { action: string }) => c.action), changes.map((c) => c.action).reverse(), 'newest first');
   t.match(changelog.body.changes[0], { run_id: run.body.run_id, created_at: String });
 
+  const cli = await agtInProcess(['memory', 'changelog', a, '--limit', '2'], { AGT_DAEMON_URL: d.url, AGT_DAEMON_TOKEN: d.token, NO_COLOR: '1' });
+  t.equal(cli.code, 0, cli.stderr);
+  t.match(cli.stdout, /update\s+\d+\s+\d+\s+superseded by a newer memory/);
+  t.match(cli.stdout, new RegExp(`merge\\s+${merge.memory_id}\\s+${volvo1},${volvo2}\\s+same fact twice`), 'agt memory changelog lists the newest rows');
   const done = await log.waitFor((e) => e.event_type === 'memory.consolidated' && e.agent_id === a, 'memory.consolidated', { from });
   t.match(done.payload, { run_id: run.body.run_id, merged: 1, updated: 1, forgotten: 0, refused: 5 });
   const reserved = log.events.slice(from).find((e) => e.event_type === 'budget.reserved' && e.agent_id === a);
