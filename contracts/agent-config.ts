@@ -168,7 +168,12 @@ export type AgentConfig = {
     on_exceeded?: 'ask' | 'fail';
   };
   /** Long-term memory: recall before each turn (default on) within `recall_tokens` (default 600; 0: none). */
-  memory?: { recall?: boolean; recall_tokens?: number };
+  memory?: {
+    recall?: boolean;
+    recall_tokens?: number;
+    /** Consolidation on the agent's own model (off by default): `every_ms` or `cron`, at most `max_memories_per_run` (default 50). */
+    consolidation?: { enabled?: boolean; every_ms?: number; cron?: string; max_memories_per_run?: number };
+  };
   messaging: Record<string, unknown>;
   mcp?: { servers: McpServerConfig[] };
   adapters?: Record<string, {

@@ -57,6 +57,8 @@ export interface EventPayloads {
   'memory.forgotten': { memory_id: number; actor: string };
   'memory.recalled': { memory_ids: number[]; tokens: number; mode: 'hybrid' | 'fulltext' };
   'memory.embedded': { count: number; pending: number; model: string };
+  /** A consolidation run ended: how many changelog rows of each action it wrote (docs/memory.md). */
+  'memory.consolidated': { run_id: string; merged: number; updated: number; forgotten: number; refused: number };
   /** The spend governor set aside a model call's worst case against the agent's budgets (docs/costs.md). */
   'budget.reserved': { budget_names: string[]; tokens: number; usd: number | null; purpose: string };
   /** A model call would pass `budget` (`agent.day_usd`, `daemon.month_usd`, ...); `action` is what follows. */
@@ -195,6 +197,7 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'memory.forgotten': 'A memory was forgotten (kept as forgotten, out of every search) or deleted.',
   'memory.recalled': 'Memories were given to the model before a turn (docs/memory.md).',
   'memory.embedded': 'Memories got their embeddings (in the background).',
+  'memory.consolidated': 'A memory consolidation run merged, updated or forgot memories (its changelog rows say which).',
   'budget.reserved': 'The spend governor reserved a model call\'s worst case against the budgets that apply (debug).',
   'budget.exceeded': 'A model call would pass a budget: the turn fails (budget_exceeded) or waits on an owner task of kind budget.',
   'budget.raised': 'The owner raised today\'s limit of a budget.',

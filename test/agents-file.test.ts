@@ -19,7 +19,7 @@ const columns = (path: string, table: string) => {
 };
 
 t.test('a version-1 file migrates forward on load and keeps its rows', async (t) => {
-  t.equal(SCHEMA_VERSION, 9);
+  t.equal(SCHEMA_VERSION, 10);
   const path = join(tempDir(t), 'old.agt');
   copyFileSync(FIXTURE_V1, path);
   t.notOk(columns(path, 'agt_loop').includes('loop'), 'the fixture is really version 1');
@@ -58,6 +58,7 @@ t.test('a version-1 file migrates forward on load and keeps its rows', async (t)
   t.ok(columns(path, 'agt_queue').includes('ended'), 'agt_queue keeps the end of a turn until it was streamed (version 6)');
   t.ok(columns(path, 'agt_memory').includes('forgotten_at'), 'agt_memory exists after the migration (version 9)');
   t.same((db.prepare("SELECT sql FROM sqlite_master WHERE name = 'agt_memory_fts'").get() as { sql: string }).sql.match(/USING fts5/)?.[0], 'USING fts5', 'with its full-text index');
+  t.ok(columns(path, 'agt_memory_changelog').includes('from_ids'), 'and the consolidation changelog (version 10)');
   t.same((db.prepare('SELECT count(*) AS n FROM agt_lease').get() as { n: number }).n, 0, 'lease released at unload');
   db.close();
 });

@@ -306,7 +306,7 @@ t.test('a Letta Agent File (.af) made by hand imports, and the agent exports bac
   const imported = await h.d.request('POST', '/agents/import', { from: path, directory: join(dir, 'agents') });
   t.equal(imported.status, 200, JSON.stringify(imported.body));
   t.equal(imported.body.name, 'Letta Guest');
-  t.same(imported.body.imported, { blocks: 2, messages: 2, tools: ['fs_read'], toolsNotMapped: ['conversation_search'] });
+  t.same(imported.body.imported, { blocks: 2, memories: 2, messages: 2, tools: ['fs_read'], toolsNotMapped: ['conversation_search'] });
   t.same(imported.body.skipped, { 'messages:system': 1, 'messages:tool': 1 });
   const agentId: string = imported.body.agentId;
   const config = (await h.d.request('GET', `/agents/${agentId}/config`)).body.config;
@@ -321,12 +321,35 @@ t.test('a Letta Agent File (.af) made by hand imports, and the agent exports bac
   t.same(rows.map((row) => [row.role, (row.content as { text: string }).text]), [['user', 'hello from Letta'], ['assistant', 'hi, I remember you']]);
   t.equal(rows[0]!.created_at, Date.parse('2025-11-21T03:06:00+00:00'));
 
+  const memories = (await h.d.request('GET', `/agents/${agentId}/memory`)).body.memories as Array<{ id: number; text: string; kind: string; pinned: boolean }>;
+  t.same(memories.map((m) => [m.text, m.kind, m.pinned]), [['I am Sam.', 'instruction', true], ['Name: Chad', 'fact', true]], 'each block is a pinned memory; persona an instruction');
+
   const exported = await h.d.request('GET', `/agents/${imported.body.agentId}/export?format=af`);
   t.equal(exported.status, 200, JSON.stringify(exported.body));
   const doc = exported.body;
   t.equal(doc.agents[0].name, 'Letta Guest');
   t.equal(doc.agents[0].system, 'You are a careful research assistant.');
   t.same(doc.blocks.map((b: { label: string; value: string; limit: number; read_only: boolean }) => [b.label, b.value, b.limit, b.read_only]), [['human', 'Name: Chad', 5000, false], ['persona', 'I am Sam.', 5000, true]]);
+
+  // Back to blocks: the memory a block became wins over the file, and other pinned memories are blocks of their own.
+  const human = memories.find((m) => m.text === 'Name: Chad')!;
+  t.equal((await h.d.request('PATCH', `/agents/${agentId}/memory/${human.id}`, { text: 'Name: Chad; lives in Oslo' })).status, 200);
+  const pinned = (await h.d.request('POST', `/agents/${agentId}/memory`, { text: 'Deploys happen on Tuesdays', kind: 'instruction', pinned: true })).body.memory.id;
+  t.equal((await h.d.request('POST', `/agents/${agentId}/memory`, { text: 'an unpinned fact stays out of the blocks' })).status, 201);
+  const again = (await h.d.request('GET', `/agents/${agentId}/export?format=af`)).body;
+  t.same(again.blocks.map((b: { label: string; value: string; metadata: { agt?: { kind: string } } }) => [b.label, b.value, b.metadata.agt?.kind]), [
+    ['human', 'Name: Chad; lives in Oslo', 'fact'],
+    ['persona', 'I am Sam.', 'instruction'],
+    [`memory_${pinned}`, 'Deploys happen on Tuesdays', 'instruction'],
+  ]);
+  t.same(again.agents[0].block_ids, again.blocks.map((b: { id: string }) => b.id));
+  const roundTrip = join(dir, 'round-trip.af');
+  writeFileSync(roundTrip, JSON.stringify({ ...again, blocks: [...again.blocks, { id: 'block-9', label: 'keys', value: 'sk-proj-abcdefghijklmnopqrstuvwxyz012345' }], agents: [{ ...again.agents[0], block_ids: [...again.agents[0].block_ids, 'block-9'] }] }));
+  const second = await h.d.request('POST', '/agents/import', { from: roundTrip, directory: join(dir, 'agents'), name: 'Round Trip' });
+  t.equal(second.status, 200, JSON.stringify(second.body));
+  t.match(second.body, { imported: { blocks: 4, memories: 3 }, skipped: { 'memories:credential': 1 } }, 'a block holding a key shape stays a file, never a memory');
+  const back = (await h.d.request('GET', `/agents/${second.body.agentId}/memory`)).body.memories as Array<{ text: string; kind: string; pinned: boolean }>;
+  t.same(back.map((m) => [m.text, m.kind, m.pinned]).reverse(), [['Name: Chad; lives in Oslo', 'fact', true], ['I am Sam.', 'instruction', true], ['Deploys happen on Tuesdays', 'instruction', true]]);
   t.same(doc.agents[0].messages.map((m: { role: string; content: Array<{ text: string }> }) => [m.role, m.content[0]!.text]), [['user', 'hello from Letta'], ['assistant', 'hi, I remember you']]);
   t.ok(doc.tools.some((tool: { name: string }) => tool.name === 'fs_read'));
   const bad = join(dir, 'bad.af');

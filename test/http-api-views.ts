@@ -19,14 +19,14 @@ import type { FolderList as CliFolderList } from '../cli/commands/operate.js';
 import type { ToolRow } from '../cli/commands/tools.js';
 import type { LoopPage as CliLoopPage, TrackedAgent as CliTrackedAgent } from '../cli/commands/agents.js';
 import type { ProviderEntry } from '../cli/commands/providers.js';
-import type { MemoryListing, SavedMemory } from '../cli/commands/memory.js';
+import type { MemoryChangelogView, MemoryListing, SavedMemory } from '../cli/commands/memory.js';
 import type { AgentStatusView, AgentSummaryView, DaemonUsageView, PendingTaskView, UsageRollupView } from '../extensions/console/ui/api-types.js';
 import type { AgentStatus, AgentSummary, DaemonUsage, PendingTask, ToolEntry, UsageRollup } from '../kernel/http-api/agents-api.js';
 import type { ListReply as CredentialListReply } from '../kernel/routes/credentials.js';
 import type { LogsReply } from '../kernel/routes/agent-logs.js';
 import type { ExtensionRow } from '../kernel/routes/runtime-extensions.js';
 import type { LoopPage } from '../kernel/routes/loops.js';
-import type { MemoryList, MemoryOne } from '../kernel/routes/agent-memory.js';
+import type { MemoryChangelog, MemoryList, MemoryOne } from '../kernel/routes/agent-memory.js';
 import type { AgentAdapters as AgentAdaptersReply, ChannelsList } from '../extensions/channels/schemas.js';
 import type { AgentServerList, Overview as McpOverviewReply, PackageList } from '../extensions/mcp/schemas.js';
 import type { FolderList, TrackedAgent } from '../extensions/tracked-folders/schemas.js';
@@ -62,10 +62,11 @@ export const viewsAgree: {
   cliProvider: [Gives<typeof AppProviderSettings, ProviderEntry>, NoStrayKeys<typeof AppProviderSettings, ProviderEntry>];
   cliMemory: [Gives<typeof MemoryList, MemoryListing>, NoStrayKeys<typeof MemoryList, MemoryListing>];
   cliSavedMemory: [Gives<typeof MemoryOne, SavedMemory>, NoStrayKeys<typeof MemoryOne, SavedMemory>];
+  cliMemoryChangelog: [Gives<typeof MemoryChangelog, MemoryChangelogView>, NoStrayKeys<typeof MemoryChangelog, MemoryChangelogView>];
 } = {
   summary: [true, true], status: [true, true], usage: [true, true], rollup: [true, true], consoleTask: [true, true], cliTask: [true, true], cliAgent: [true, true],
   cliCredentials: [true, true], cliAgentUsage: [true, true], cliUsage: [true, true], cliAdapters: [true, true], cliChannels: [true, true],
   cliExtension: [true, true], cliAgentMcp: [true, true], cliMcp: [true, true], cliMcpPackages: [true, true], cliLogs: [true, true],
   cliFolders: [true, true], cliTrackedAgent: [true, true], cliTool: [true, true], cliLoop: [true, true], cliProvider: [true, true],
-  cliMemory: [true, true], cliSavedMemory: [true, true],
+  cliMemory: [true, true], cliSavedMemory: [true, true], cliMemoryChangelog: [true, true],
 };

@@ -53,7 +53,7 @@ export async function importAgent(ctx: Ctx, file: string, options: { dir?: strin
   const done = await ctx.client.post('/agents/import', body);
   ctx.out.result(done, () => {
     ctx.out.line(`imported ${ctx.out.bold(done.name)} (${done.agentId})${done.started ? ', started' : ''}`);
-    ctx.out.line(ctx.out.dim(`${done.imported.blocks} memory blocks, ${done.imported.messages} messages; tools ${done.imported.tools.join(', ') || 'none'}`));
+    ctx.out.line(ctx.out.dim(`${done.imported.blocks} memory blocks (${done.imported.memories} pinned memories), ${done.imported.messages} messages; tools ${done.imported.tools.join(', ') || 'none'}`));
     if (done.imported.toolsNotMapped.length > 0) ctx.out.line(ctx.out.dim(`not mapped (Letta tools do not run here): ${done.imported.toolsNotMapped.join(', ')}`));
     ctx.out.line(ctx.out.dim(`file ${done.filePath}`));
   });

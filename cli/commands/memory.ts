@@ -1,4 +1,4 @@
-/** `agt memory …`: an agent's long-term memory (docs/memory.md): list, search, add, forget, pin. */
+/** `agt memory …`: an agent's long-term memory (docs/memory.md): list, search, add, forget, pin, consolidate, changelog. */
 import { seg } from '../client.js';
 import type { Ctx } from '../context.js';
 import { readStdin } from './args.js';
@@ -85,4 +85,43 @@ export async function remove(ctx: Ctx, agent: string, id: string, options: { pur
 export async function pin(ctx: Ctx, agent: string, id: string, pinned: boolean): Promise<void> {
   const answer = await ctx.client.request('PATCH', `${base(agent)}/${seg(id)}`, { pinned });
   ctx.out.result(answer, () => ctx.out.line(`${pinned ? 'pinned' : 'unpinned'} memory ${id}`));
+}
+
+/** One changelog row as `agt memory changelog|consolidate` reads it (test/http-api-views.ts checks it). */
+export interface MemoryChangeView {
+  id: number;
+  run_id: string;
+  action: string;
+  memory_id: number | null;
+  from_ids: number[];
+  reason: string;
+  created_at: string;
+}
+
+/** `GET /agents/{id}/memory/changelog` as `agt memory changelog` reads it. */
+export interface MemoryChangelogView {
+  agentId: string;
+  changes: MemoryChangeView[];
+}
+
+function printChanges(ctx: Ctx, changes: MemoryChangeView[]): void {
+  const { out } = ctx;
+  if (changes.length === 0) return out.line(out.dim('no changes'));
+  out.table(
+    ['WHEN', 'ACTION', 'MEMORY', 'FROM', 'REASON'],
+    changes.map((c) => [c.created_at.slice(0, 19).replace('T', ' '), c.action, c.memory_id === null ? '-' : String(c.memory_id), c.from_ids.join(',') || '-', oneLine(c.reason, 70)]),
+  );
+}
+
+export async function changelog(ctx: Ctx, agent: string, options: { limit?: string }): Promise<void> {
+  const answer = await ctx.client.get<MemoryChangelogView>(`${base(agent)}/changelog${options.limit ? `?limit=${encodeURIComponent(options.limit)}` : ''}`);
+  ctx.out.result(answer, () => printChanges(ctx, answer.changes));
+}
+
+export async function consolidate(ctx: Ctx, agent: string): Promise<void> {
+  const answer = await ctx.client.post<MemoryChangelogView & { offered: number }>(`${base(agent)}/consolidate`, {});
+  ctx.out.result(answer, () => {
+    ctx.out.line(ctx.out.dim(`${answer.offered} memories offered to the model`));
+    printChanges(ctx, answer.changes);
+  });
 }

@@ -38,7 +38,7 @@ export function declareResources(agt: Command): void {
   file.command('mv <agent> <from> <to>').description('rename a file')
     .action(run(async (ctx, agent: string, from: string, to: string) => (await files()).move(ctx, agent, from, to)));
 
-  const mem = agt.command('memory').alias('mem').description("an agent's long-term memory: list, search, add, forget, pin (docs/memory.md)");
+  const mem = agt.command('memory').alias('mem').description("an agent's long-term memory: list, search, add, forget, pin, consolidate (docs/memory.md)");
   mem.command('ls <agent>').alias('list').description('the memories, newest first, with the embedding state (* pinned)')
     .option('--kind <kind>', 'fact, episode, summary or instruction')
     .option('--pinned', 'only pinned ones')
@@ -58,6 +58,11 @@ export function declareResources(agt: Command): void {
   mem.command('pin <agent> <id>').description('recall this memory in every turn')
     .option('--off', 'unpin it')
     .action(run(async (ctx, agent: string, id: string, options: { off?: boolean }) => (await memory()).pin(ctx, agent, id, options.off !== true)));
+  mem.command('consolidate <agent>').description('merge duplicates and update stale memories now, on the agent\'s model (pinned ones untouched)')
+    .action(run(async (ctx, agent: string) => (await memory()).consolidate(ctx, agent)));
+  mem.command('changelog <agent>').description('what consolidation changed and refused, newest first')
+    .option('--limit <n>', 'at most this many rows (default 100)')
+    .action(run(async (ctx, agent: string, options: { limit?: string }) => (await memory()).changelog(ctx, agent, options)));
 
   const adapter = agt.command('adapters').description("channel adapters (Telegram, Slack, Discord, email): types, an agent's adapters and their status")
     .action(run(async (ctx) => (await adapters()).list(ctx, undefined)));

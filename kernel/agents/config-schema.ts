@@ -255,6 +255,17 @@ export const AgentConfigSchema = Type.Object(
           recall_tokens: Type.Optional(
             Type.Integer({ minimum: 0, maximum: 32_000, description: 'the most tokens (chars / 4) recalled memories may take in a turn\'s context (default 600; 0: no recall)' }),
           ),
+          consolidation: Type.Optional(
+            Type.Object(
+              {
+                enabled: Type.Optional(Type.Boolean({ description: 'run consolidation on schedule (default false)' })),
+                every_ms: Type.Optional(Type.Integer({ minimum: 60_000, maximum: 366 * 24 * 60 * 60 * 1000, description: 'run every this many ms (1 minute to 366 days)' })),
+                cron: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'run on this cron expression (server time zone)' })),
+                max_memories_per_run: Type.Optional(Type.Integer({ minimum: 2, maximum: 200, description: 'memories the model sees per run (default 50)' })),
+              },
+              { additionalProperties: false, description: 'merge duplicates and update stale facts on the agent\'s own model, with a changelog (docs/memory.md)' },
+            ),
+          ),
         },
         { additionalProperties: false, description: 'long-term memory (docs/memory.md)' },
       ),

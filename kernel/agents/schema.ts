@@ -304,6 +304,22 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 10,
+    description: 'memory consolidation changelog (agt_memory_changelog): one row per change a consolidation run made or refused',
+    sql: `
+      CREATE TABLE agt_memory_changelog (
+        id INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        action TEXT NOT NULL,
+        memory_id INTEGER,
+        from_ids TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        detail TEXT,
+        created_at INTEGER NOT NULL
+      );
+    `,
+  },
 ];
 
 /** The version this build writes. Files with a higher `user_version` are refused. */

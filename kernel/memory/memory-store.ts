@@ -12,6 +12,7 @@
  */
 import type { Sql, SqlValue } from '../agents/sql.js';
 import { FULL_TEXT_SQL, nearestRows } from './search-sql.mjs';
+import { ChangelogStore } from './changelog-store.js';
 import { vectorBlob } from './vectors.js';
 
 export const MEMORY_KINDS = ['fact', 'episode', 'summary', 'instruction'] as const;
@@ -82,7 +83,17 @@ export function ftsQuery(text: string, maxTerms = 32): string | null {
 }
 
 export class MemoryStore {
-  constructor(private readonly sql: Sql) {}
+  /** What consolidation runs changed (kernel/memory/consolidation.ts). */
+  readonly changelog: ChangelogStore;
+
+  constructor(private readonly sql: Sql) {
+    this.changelog = new ChangelogStore(sql);
+  }
+
+  /** Live memories that are not pinned, newest first (what a consolidation run may change). */
+  unpinned(limit: number): Memory[] {
+    return this.sql.all(`SELECT ${COLUMNS} FROM agt_memory WHERE forgotten_at IS NULL AND pinned = 0 ORDER BY id DESC LIMIT ?`, limit).map(toMemory);
+  }
 
   add(input: NewMemory, now: number): Memory {
     return this.sql.transaction(() => {

@@ -7,6 +7,8 @@ import { Type } from 'typebox';
 import { AgentIdParams, errorResponses } from '@agt/contracts';
 import { MAX_MEMORY_CHARS, type Memory } from '../memory/memory-store.js';
 import type { SearchHit } from '../memory/service.js';
+import type { ChangelogEntry } from '../memory/changelog-store.js';
+import { bodyOptional } from './control.js';
 import type { KernelRoutes } from './plugin.js';
 
 const TAGS = ['Memory'];
@@ -56,9 +58,24 @@ export const MemoryOne = Type.Object({ agentId: Type.String(), memory: MemoryVie
 const IdParams = Type.Object({ id: Type.String({ minLength: 1 }), memoryId: Type.Integer({ minimum: 1 }) });
 const Text = Type.String({ minLength: 1, maxLength: MAX_MEMORY_CHARS });
 
+const Change = Type.Object({
+  id: Type.Integer(),
+  run_id: Type.String({ description: 'the consolidation run that wrote it' }),
+  action: Type.Union([Type.Literal('merge'), Type.Literal('update'), Type.Literal('forget'), Type.Literal('refused')]),
+  memory_id: Type.Union([Type.Integer(), Type.Null()], { description: 'merge: the new memory; update: the updated one' }),
+  from_ids: Type.Array(Type.Integer(), { description: 'the memories merged, updated or forgotten (refused: the ids the model named)' }),
+  reason: Type.String({ description: 'the model\'s reason, or why the proposal was refused' }),
+  detail: Type.Union([Type.String(), Type.Null()], { description: 'update: the previous text; refused: the proposal as the model wrote it' }),
+  created_at: Type.String({ format: 'date-time' }),
+});
+/** The answer of `GET /agents/{id}/memory/changelog`. */
+export const MemoryChangelog = Type.Object({ agentId: Type.String(), changes: Type.Array(Change) });
+
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const view = (m: Memory) => ({ ...m, created_at: iso(m.created_at)!, updated_at: iso(m.updated_at)!, used_at: iso(m.used_at), forgotten_at: iso(m.forgotten_at) });
 const hitView = (h: SearchHit) => ({ memory: view(h.memory), score: h.score, ...(h.text_rank !== undefined ? { text_rank: h.text_rank } : {}), ...(h.distance !== undefined ? { distance: h.distance } : {}) });
+
+const changeView = (c: ChangelogEntry) => ({ ...c, created_at: iso(c.created_at)! });
 
 export const agentMemoryRoutes: KernelRoutes<'registry' | 'runtime'> = async (app, { services }) => {
   const { registry, runtime } = services;
@@ -148,6 +165,49 @@ export const agentMemoryRoutes: KernelRoutes<'registry' | 'runtime'> = async (ap
       const agent = registry.resolve(request.params.id);
       memory.forget(agent, request.params.memoryId, 'owner', { purge: request.query.purge === true });
       return { agentId: agent.id, success: true };
+    },
+  );
+
+  app.get(
+    '/memory/changelog',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'What memory consolidation changed and refused, newest first',
+        params: AgentIdParams,
+        querystring: Type.Object({
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
+          before: Type.Optional(Type.Integer({ minimum: 1, description: 'only ids below this (paging)' })),
+        }),
+        response: { 200: MemoryChangelog, ...errorResponses(404, 409) },
+      },
+    },
+    async (request) => {
+      const agent = registry.resolve(request.params.id);
+      return { agentId: agent.id, changes: agent.file.memory.changelog.list(request.query.limit ?? 100, request.query.before).map(changeView) };
+    },
+  );
+
+  app.post(
+    '/memory/consolidate',
+    {
+      preValidation: bodyOptional,
+      schema: {
+        tags: TAGS,
+        summary: 'Run memory consolidation now, on the agent\'s model and under its budgets',
+        description: 'Merges duplicates and updates stale memories as the model proposes, after checking every proposal; pinned memories are never touched. Runs whether or not `memory.consolidation.enabled` schedules it. 409 while a run is going, 502 when the model call fails (memories unchanged), 503 when no provider serves the model.',
+        params: AgentIdParams,
+        body: Type.Object({}, { additionalProperties: false, description: 'optional: a bodiless POST is fine' }),
+        response: {
+          200: Type.Object({ agentId: Type.String(), run_id: Type.String(), offered: Type.Integer({ description: 'memories shown to the model' }), changes: Type.Array(Change) }),
+          ...errorResponses(404, 409, 429, 502, 503),
+        },
+      },
+    },
+    async (request) => {
+      const agentRuntime = runtime.forRequest(request.params.id);
+      const result = await agentRuntime.consolidation.run();
+      return { agentId: agentRuntime.id, run_id: result.run_id, offered: result.offered, changes: result.changes.map(changeView) };
     },
   );
 };

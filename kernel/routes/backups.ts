@@ -53,7 +53,7 @@ const ImportReply = Type.Object({
   filePath: Type.String(),
   did: Type.String(),
   started: Type.Boolean(),
-  imported: Type.Object({ blocks: Type.Integer(), messages: Type.Integer(), tools: Type.Array(Type.String()), toolsNotMapped: Type.Array(Type.String()) }),
+  imported: Type.Object({ blocks: Type.Integer(), memories: Type.Integer({ description: 'blocks also saved as pinned memories' }), messages: Type.Integer(), tools: Type.Array(Type.String()), toolsNotMapped: Type.Array(Type.String()) }),
   skipped: Type.Record(Type.String(), Type.Integer()),
 });
 

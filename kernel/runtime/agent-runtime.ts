@@ -27,6 +27,7 @@ import type { QueuedInput, TurnEnd } from '../agents/stores/queue-store.js';
 import { waitAtMost } from '../deadline.js';
 import type { TimerRow } from '../agents/stores/timers-store.js';
 import type { Clock } from './clock.js';
+import { Consolidator } from './memory-consolidation.js';
 import { idempotencyKeyReused, loopDisabled, noRunningExecutor, noSuchLoop, turnRunningInLoop } from './errors.js';
 import { requestDigest, type Idempotency } from '../agents/stores/idempotency-store.js';
 import { TRIGGER_OF, type NormalizedDispatch, type TriggerEvent } from './dispatch.js';
@@ -102,6 +103,8 @@ function endedTurnIds(type: EventType, payload: unknown): string[] {
 export class AgentRuntime {
   readonly hil: HilStore;
   readonly timers: TimerScheduler;
+  /** Memory consolidation: its schedule and the owner's run-now (memory-consolidation.ts). */
+  readonly consolidation: Consolidator;
   readonly evaluator: TriggerEvaluator;
   private readonly system: SystemRunner;
   /** The child process that runs the agent's own SQL (`db_query`, `db_execute`). */
@@ -143,6 +146,7 @@ export class AgentRuntime {
       onDropped: (count, reason) => this.log('warn', `${count} trigger event(s) dropped: ${reason}`, { origin: 'trigger', system: true }),
     });
     this.timers = new TimerScheduler(agent.file, deps.clock, (timer) => this.timerFired(timer), (error) => this.log('error', `timer failed: ${(error as Error).message}`, { origin: 'timer', system: true }));
+    this.consolidation = new Consolidator(this);
     this.executor('main');
   }
 
@@ -153,6 +157,10 @@ export class AgentRuntime {
   /** The daemon's memory service (undefined only in runtimes built without one). */
   get memory(): MemoryService | undefined {
     return this.deps.memory;
+  }
+
+  get clock(): Clock {
+    return this.deps.clock;
   }
 
   get displayState(): DisplayState {
@@ -546,6 +554,7 @@ export class AgentRuntime {
   /** Arms timers; called once the agent is attached (loaded agents run: chat, triggers, timers). */
   activate(): void {
     this.timers.start();
+    this.consolidation.arm();
   }
 
   /** `on_startup` when the agent is started (start route, autostart); true when a target took it. */
@@ -560,6 +569,7 @@ export class AgentRuntime {
    */
   configChanged(): void {
     this.evaluator.configChanged();
+    this.consolidation.arm();
     for (const [name, executor] of this.executors) {
       if (name === 'main') continue;
       const declared = this.agent.config.loops?.find((loop) => loop.name === name);
@@ -589,6 +599,7 @@ export class AgentRuntime {
     if (keep) this.hil.park();
     this.evaluator.close();
     this.timers.close();
+    this.consolidation.close();
     await Promise.all([...this.executors.values()].map((executor) => executor.stop(graceMs, 'unload', { keep })));
     await this.system.close();
     await this.sql.close();

@@ -254,3 +254,10 @@ export const sqlSandboxSlowStart = () => new AgtError('internal_error', 'the SQL
 /** 500 `internal_error`: the SQL child died on its own (`why`: code or signal; `detail`: its last stderr lines). */
 export const sqlSandboxExited = (why: string, detail: string) =>
   new AgtError('internal_error', `the SQL sandbox exited (${why})${detail ? `: ${detail}` : ''}`);
+
+/** 409 `conflict`: the owner asked for a memory consolidation while one runs. */
+export const consolidationRunning = () => new AgtError('conflict', 'a memory consolidation is already running for this agent');
+
+/** 502 `upstream_error`: the consolidation's model call failed (or the agent went away); no memory changed. */
+export const consolidationFailed = (error: unknown) =>
+  new AgtError('upstream_error', `memory consolidation failed, memories unchanged: ${(error as Error)?.message ?? String(error)}`);

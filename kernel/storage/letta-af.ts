@@ -7,7 +7,8 @@
  *
  * Import, mapped: name, description, system (→ instructions), llm_config.model (→ model.model_id),
  * memory blocks (→ stored files `memory/<label>.md`, `read_only` → protection readonly; limits and
- * descriptions kept in meta `letta.blocks`), user and assistant text messages (→ main's loop rows, in
+ * descriptions kept in meta `letta.blocks`; and each → a pinned memory, as Letta keeps its blocks in
+ * every prompt: {@link blockKind}), user and assistant text messages (→ main's loop rows, in
  * order), tool names (agt's built-in tools of the same name are enabled; the others listed in meta
  * `letta.tools`, never run: Letta tools are Python source). Not mapped: tool source code, tool rules,
  * tool calls and returns in the history, environment variables and secrets, embedding config,
@@ -16,12 +17,15 @@
 import { Type, type Static } from 'typebox';
 import type { AgentConfig, ToolDefinition } from '@agt/contracts';
 import type { LoadedAgent } from '../agents/loaded-agent.js';
+import { MEMORY_KINDS, type MemoryKind } from '../memory/memory-store.js';
 import { agentFileFormatInvalid } from './errors.js';
 
 /** The largest .af file imported (messages included). */
 export const AF_MAX_BYTES = 32 * 1024 * 1024;
 const MEMORY_PREFIX = 'memory/';
 const DEFAULT_BLOCK_LIMIT = 20_000;
+/** The most pinned memories exported as blocks (every one of them is in each of the agent's prompts). */
+const MAX_PINNED_BLOCKS = 1_000;
 
 const Text = Type.Object({ type: Type.String(), text: Type.Optional(Type.String()) }, { additionalProperties: true });
 const Message = Type.Object(
@@ -41,6 +45,7 @@ const Block = Type.Object(
     limit: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
     description: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     read_only: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
+    metadata: Type.Optional(Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()])),
   },
   { additionalProperties: true },
 );
@@ -77,7 +82,7 @@ export interface AfImport {
   description: string;
   instructions: string | null;
   model: string | null;
-  blocks: Array<{ label: string; value: string; limit: number; description: string | null; readOnly: boolean }>;
+  blocks: Array<{ label: string; value: string; limit: number; description: string | null; readOnly: boolean; kind: MemoryKind }>;
   messages: Array<{ role: 'user' | 'assistant'; text: string; createdAt: number | null }>;
   toolNames: string[];
   /** What was left out, for the answer (counts by kind). */
@@ -88,6 +93,16 @@ function textOf(message: AfMessage): string {
   if (typeof message.content === 'string') return message.content;
   if (Array.isArray(message.content)) return message.content.filter((part) => part.type === 'text' && typeof part.text === 'string').map((part) => part.text).join('\n');
   return typeof message.text === 'string' ? message.text : '';
+}
+
+/**
+ * The memory kind of a block: what agt wrote in its `metadata.agt.kind` on export, else `instruction`
+ * for Letta's `persona` (how the agent is to behave) and `fact` for every other block (`human`, ...).
+ */
+export function blockKind(block: AfBlock): MemoryKind {
+  const agt = (block.metadata as { agt?: { kind?: unknown } } | null | undefined)?.agt;
+  if (typeof agt?.kind === 'string' && (MEMORY_KINDS as readonly string[]).includes(agt.kind)) return agt.kind as MemoryKind;
+  return block.label === 'persona' ? 'instruction' : 'fact';
 }
 
 /** Reads a parsed .af document (either layout): the first agent and what it refers to. */
@@ -132,6 +147,7 @@ export function readAgentFile(document: unknown): AfImport {
         limit: typeof block.limit === 'number' ? block.limit : DEFAULT_BLOCK_LIMIT,
         description: typeof block.description === 'string' ? block.description : null,
         readOnly: block.read_only === true,
+        kind: blockKind(block),
       })),
     messages,
     toolNames: [...new Set(tools.map((tool) => tool.name).filter((name): name is string => typeof name === 'string'))],
@@ -161,21 +177,37 @@ export function exportAgentFile(agent: LoadedAgent, builtin: readonly ToolDefini
   const config = agent.fileConfig;
   const file = agent.file;
   const blockMeta = parseBlockMeta(file.meta.get('letta.blocks')?.value);
-  const blocks = file.files.list(MEMORY_PREFIX.slice(0, -1)).map((info, index) => {
+  const linked = new Set<number>();
+  const fileBlocks = file.files.list(MEMORY_PREFIX.slice(0, -1)).map((info) => {
     const label = info.path.slice(MEMORY_PREFIX.length).replace(/\.md$/, '');
     const stored = file.files.read(info.path);
     const meta = blockMeta[label];
+    // The memory an imported block became is what the agent and its owner keep up to date: its text wins.
+    const memory = typeof meta?.memory_id === 'number' ? file.memory.get(meta.memory_id) : undefined;
+    const live = memory && memory.forgotten_at === null ? memory : undefined;
+    if (live) linked.add(live.id);
+    const value = live ? live.text : stored ? stored.content.toString('utf8') : '';
     return {
-      id: `block-${index}`,
       label,
-      value: stored ? stored.content.toString('utf8') : '',
-      limit: meta?.limit ?? DEFAULT_BLOCK_LIMIT,
+      value,
+      limit: Math.max(meta?.limit ?? DEFAULT_BLOCK_LIMIT, value.length),
       description: meta?.description ?? null,
       read_only: info.protection === 'readonly',
       is_template: false,
-      metadata: {},
+      metadata: live ? { agt: { memory_id: live.id, kind: live.kind } } : {},
     };
   });
+  // Pinned memories are in every prompt, as Letta's blocks are: each one not already a block becomes one.
+  const pinnedBlocks = file.memory.pinned(MAX_PINNED_BLOCKS).filter((memory) => !linked.has(memory.id)).map((memory) => ({
+    label: `memory_${memory.id}`,
+    value: memory.text,
+    limit: Math.max(DEFAULT_BLOCK_LIMIT, memory.text.length),
+    description: `agt memory ${memory.id} (${memory.kind}, pinned)`,
+    read_only: false,
+    is_template: false,
+    metadata: { agt: { memory_id: memory.id, kind: memory.kind } },
+  }));
+  const blocks = [...fileBlocks, ...pinnedBlocks].map((block, index) => ({ id: `block-${index}`, ...block }));
   const byName = new Map(builtin.map((tool) => [tool.name, tool]));
   const enabled = (config.tools ?? []).filter((tool) => tool.enabled && byName.has(tool.name));
   const tools = enabled.map((tool, index) => {
@@ -229,11 +261,13 @@ export function exportAgentFile(agent: LoadedAgent, builtin: readonly ToolDefini
   };
 }
 
-export function parseBlockMeta(value: string | undefined): Record<string, { limit?: number; description?: string | null }> {
+type BlockMeta = Record<string, { limit?: number; description?: string | null; memory_id?: number }>;
+
+export function parseBlockMeta(value: string | undefined): BlockMeta {
   if (!value) return {};
   try {
     const parsed = JSON.parse(value) as unknown;
-    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, { limit?: number; description?: string | null }>) : {};
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as BlockMeta) : {};
   } catch {
     return {};
   }

@@ -12,6 +12,8 @@ import { startAgent } from '../agents/start-agent.js';
 import type { SettingsStore } from '../settings.js';
 import { backupFile, type BackupOptions, type BackupResult } from './backup.js';
 import { exportAgentFile, importedConfig, MEMORY_PREFIX, readAgentFile } from './letta-af.js';
+import { credentialIn } from '../memory/credential-check.js';
+import { MAX_MEMORY_CHARS } from '../memory/memory-store.js';
 import { applyWalPolicy, StorageMaintenance, type StorageInfo } from './maintenance.js';
 import { restoreBackup, type RestoreInput, type RestoreResult } from './restore.js';
 import { BackupScheduler, storedAgentId } from './scheduler.js';
@@ -35,7 +37,7 @@ export interface ImportResult {
   filePath: string;
   did: string;
   started: boolean;
-  imported: { blocks: number; messages: number; tools: string[]; toolsNotMapped: string[] };
+  imported: { blocks: number; memories: number; messages: number; tools: string[]; toolsNotMapped: string[] };
   skipped: Record<string, number>;
 }
 
@@ -108,9 +110,21 @@ export class StorageService {
     await this.deps.registry.updateConfig(agent, importedConfig(agent.fileConfig, data, builtin));
     const known = new Set(builtin.map((tool) => tool.name));
     const file = agent.file;
+    // Each block is also a pinned memory (Letta keeps blocks in every prompt; agt recalls pinned memories in
+    // every turn), when it can be one: not empty, not longer than a memory, no credential shape (a new
+    // agent has no sealed values yet, so the shape check is the whole check).
+    const skipped = { ...data.skipped };
+    const memoryIds = new Map<string, number>();
     file.transaction(() => {
-      for (const block of data.blocks) file.files.write(`${MEMORY_PREFIX}${block.label}.md`, block.value, 'text/markdown', block.readOnly ? 'readonly' : 'none');
-      const meta = Object.fromEntries(data.blocks.map((block) => [block.label, { limit: block.limit, description: block.description }]));
+      const now = Date.now();
+      for (const block of data.blocks) {
+        file.files.write(`${MEMORY_PREFIX}${block.label}.md`, block.value, 'text/markdown', block.readOnly ? 'readonly' : 'none');
+        const text = block.value.trim();
+        const unfit = text === '' ? 'empty' : text.length > MAX_MEMORY_CHARS ? 'too_long' : credentialIn(text, []) ? 'credential' : null;
+        if (unfit) skipped[`memories:${unfit}`] = (skipped[`memories:${unfit}`] ?? 0) + 1;
+        else memoryIds.set(block.label, file.memory.add({ text, kind: block.kind, source: 'owner', pinned: true }, now).id);
+      }
+      const meta = Object.fromEntries(data.blocks.map((block) => [block.label, { limit: block.limit, description: block.description, ...(memoryIds.has(block.label) ? { memory_id: memoryIds.get(block.label) } : {}) }]));
       if (data.blocks.length > 0) file.meta.set('letta.blocks', JSON.stringify(meta), { actor: 'owner' });
       const foreign = data.toolNames.filter((name) => !known.has(name));
       if (foreign.length > 0) file.meta.set('letta.tools', JSON.stringify(foreign), { actor: 'owner' });
@@ -127,11 +141,12 @@ export class StorageService {
       started,
       imported: {
         blocks: data.blocks.length,
+        memories: memoryIds.size,
         messages: data.messages.length,
         tools: data.toolNames.filter((name) => known.has(name)),
         toolsNotMapped: data.toolNames.filter((name) => !known.has(name)),
       },
-      skipped: data.skipped,
+      skipped,
     };
   }
 
