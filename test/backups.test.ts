@@ -79,9 +79,10 @@ t.test('scheduled backups keep the newest N per agent, loaded and tracked', asyn
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   t.equal((await h.d.request('GET', '/backups')).body.enabled, false);
-  const copies = readdirSync(join(backups, id));
-  t.equal(copies.length, 2, `keep: 2 (${copies.join(', ')})`);
-  t.equal(readdirSync(join(backups, trackedId)).length, 2, 'the tracked file that is not loaded is copied too');
+  // The copies, not a copy's temporary `.partial` file.
+  const copiesOf = (agentId: string) => readdirSync(join(backups, agentId)).filter((name) => !name.startsWith('.'));
+  t.equal(copiesOf(id).length, 2, `keep: 2 (${readdirSync(join(backups, id)).join(', ')})`);
+  t.equal(copiesOf(trackedId).length, 2, `the tracked file that is not loaded is copied too (${readdirSync(join(backups, trackedId)).join(', ')})`);
   t.equal(await loaded(trackedId), false, 'without loading it');
   const byName = await h.d.request('POST', '/agents/tracked-one/backup', { path: dir });
   t.equal(byName.status, 200, 'POST /agents/{id}/backup finds a tracked file that is not loaded');
