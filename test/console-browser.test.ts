@@ -340,6 +340,39 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     t.match((await d.request('GET', `/agents/${agentNow}/timers`)).body.timers, [{ schedule: { mode: 'interval', every_ms: 300_000 }, payload: 'check the inbox' }]);
     await timerRow.getByRole('button', { name: /^Delete timer/ }).click();
     await page.getByText('No timer.').waitFor();
+    // Memory: one added from the keyboard (pinned), one the API adds shown as it is saved, pinned and
+    // unpinned, a search that says it ran on words only, one forgotten and then in the forgotten list.
+    await page.getByRole('button', { name: 'Memory' }).click();
+    await page.getByText('No memory yet.').waitFor();
+    await page.getByLabel('Text', { exact: true }).focus();
+    await page.keyboard.type('Deploys happen on Tuesdays after the standup');
+    for (const key of ['Tab', 'Tab', 'Space', 'Tab', 'Enter']) await page.keyboard.press(key);
+    await page.getByRole('status').filter({ hasText: /^Added memory \d+\.$/ }).waitFor();
+    const memories = async () => (await d.request('GET', `/agents/${agentNow}/memory`)).body.memories as Array<{ id: number; text: string; pinned: boolean; source: string }>;
+    const tuesday = (await memories()).find((m) => m.text.includes('Tuesdays'))!;
+    t.match(tuesday, { pinned: true, source: 'owner' }, 'added pinned from the keyboard');
+    await page.locator(`tr[data-memory-id="${tuesday.id}"]`, { hasText: 'pinned' }).waitFor();
+    const volvo = (await d.request('POST', `/agents/${agentNow}/memory`, { text: "The owner's car is a red Volvo" })).body.memory.id as number;
+    const volvoRow = page.locator(`tr[data-memory-id="${volvo}"]`);
+    await volvoRow.filter({ hasText: 'Fact' }).waitFor();
+    t.match(await volvoRow.textContent(), /just now.*never/, 'made just now, never used');
+    await volvoRow.getByRole('button', { name: `Pin memory ${volvo}` }).click();
+    await volvoRow.getByRole('button', { name: `Unpin memory ${volvo}` }).click();
+    await page.getByRole('status').filter({ hasText: `Unpinned memory ${volvo}.` }).waitFor();
+    t.equal((await memories()).find((m) => m.id === volvo)!.pinned, false, 'pinned, then unpinned');
+    await page.getByLabel('Search memories').fill('red Volvo');
+    await page.keyboard.press('Enter');
+    await page.getByRole('status').filter({ hasText: /^1 found · searched by words only \(full-text\): no embedding model/ }).waitFor();
+    t.equal(await page.locator('tr[data-memory-id]').count(), 1, 'the search shows its one match');
+    await page.getByRole('button', { name: 'Clear search' }).click();
+    await page.locator(`tr[data-memory-id="${tuesday.id}"]`).waitFor();
+    await volvoRow.getByRole('button', { name: `Forget memory ${volvo}` }).click();
+    await volvoRow.waitFor({ state: 'detached' });
+    t.same((await memories()).map((m) => m.id), [tuesday.id], 'forgotten: out of the list');
+    await page.getByRole('group', { name: 'Which memories' }).getByRole('button', { name: 'Forgotten' }).click();
+    await volvoRow.filter({ hasText: 'red Volvo' }).waitFor();
+    await checkView(t, page, 'agent-memory');
+    await page.getByRole('group', { name: 'Which memories' }).getByRole('button', { name: 'Kept' }).click();
     // A backup made now.
     await page.getByRole('button', { name: 'Backup' }).click();
     await page.getByRole('button', { name: 'Back up now' }).click();
@@ -637,6 +670,8 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await go('#/system');
     await everyLook(t, page, 'system', () => page.locator('[data-extension="mcp"]').waitFor());
     await go(`#/agent/${agentId}`);
+    await page.getByRole('button', { name: 'Memory' }).click();
+    await everyLook(t, page, 'agent-memory', () => page.locator('tr[data-memory-id]', { hasText: 'Tuesdays' }).waitFor());
     await page.getByRole('button', { name: 'Logs' }).click();
     await everyLook(t, page, 'agent-logs', () => page.getByRole('group', { name: 'Levels' }).waitFor());
     const task = ((await d.request('GET', '/tasks')).body.tasks as Array<{ id: string }>)[0]!;
@@ -649,6 +684,9 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await steps.locator('.span-tool', { hasText: 'fs_write' }).waitFor();
     await steps.locator('.span-owner', { hasText: 'approval' }).waitFor();
     t.equal(await steps.locator('.span-model').count(), 2, 'two model calls: before and after the approval');
+    // The pinned memory of the Memory tab was recalled before the turn (memory.recalled names it).
+    const pinned = ((await d.request('GET', `/agents/${agentId}/memory?pinned=true`)).body.memories as Array<{ id: number }>)[0]!;
+    await steps.locator('.span-memory', { hasText: `recalled 1 memory #${pinned.id}` }).waitFor();
     await everyLook(t, page, 'agent-timeline', () => steps.locator('.span-tool').waitFor());
     t.same(cspViolations, [], 'no CSP violation in any view');
     t.same(pageErrors, [], 'no uncaught error in the page, daemon restart included');

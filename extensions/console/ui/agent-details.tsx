@@ -1,7 +1,7 @@
 /**
  * The agent's other panels, one shown at a time: the conversation paged back to its start, usage and
- * cost over time (uPlot, from the conversation's rows), loops, timers, logs by level, files (list, view, upload,
- * download), credential names (never values) and the config editor (the daemon validates it against
+ * cost over time (uPlot, from the conversation's rows), memory (memory.tsx), loops, timers, logs by level,
+ * files (list, view, upload, download), credential names (never values) and the config editor (the daemon validates it against
  * the agent-config schema and the refusal is shown field by field).
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
@@ -11,10 +11,11 @@ import { client, type FileInfo, type LogEntry, type LoopRow, type UsageRollup } 
 import { Readable } from './readable.js';
 import { Backup, Credentials, Timers } from './agent-panels.js';
 import { ConfigEditor } from './config-editor.js';
+import { Memory } from './memory.js';
 import { Timeline } from './timeline.js';
 import { errorText, time, useEvents } from './util.js';
 
-const TABS = ['Usage', 'Timeline', 'History', 'Loops', 'Timers', 'Logs', 'Files', 'Credentials', 'Config', 'Backup'] as const;
+const TABS = ['Usage', 'Timeline', 'History', 'Memory', 'Loops', 'Timers', 'Logs', 'Files', 'Credentials', 'Config', 'Backup'] as const;
 type Tab = (typeof TABS)[number];
 
 export const contentText = (content: unknown): string => {
@@ -255,7 +256,7 @@ export function AgentDetails({ id }: { id: string }) {
       <div class="tabs" role="group" aria-label="Panels">
         {TABS.map((name) => <button type="button" aria-pressed={tab === name} onClick={() => setTab(name)}>{name}</button>)}
       </div>
-      {tab === 'History' ? <History id={id} /> : tab === 'Usage' ? <Usage id={id} /> : tab === 'Files' ? <Files id={id} /> : tab === 'Config' ? <ConfigEditor id={id} /> : tab === 'Logs' ? <Logs id={id} /> : tab === 'Timeline' ? <Timeline id={id} /> : tab === 'Credentials' ? <Credentials id={id} /> : tab === 'Timers' ? <Timers id={id} /> : tab === 'Backup' ? <Backup id={id} /> : <Listing key={tab} load={loaders.current[tab]!} />}
+      {tab === 'History' ? <History id={id} /> : tab === 'Usage' ? <Usage id={id} /> : tab === 'Files' ? <Files id={id} /> : tab === 'Config' ? <ConfigEditor id={id} /> : tab === 'Logs' ? <Logs id={id} /> : tab === 'Timeline' ? <Timeline id={id} /> : tab === 'Credentials' ? <Credentials id={id} /> : tab === 'Timers' ? <Timers id={id} /> : tab === 'Backup' ? <Backup id={id} /> : tab === 'Memory' ? <Memory id={id} /> : <Listing key={tab} load={loaders.current[tab]!} />}
     </section>
   );
 }

@@ -58,3 +58,28 @@ export interface PendingTaskView {
   question?: string;
   reason?: string;
 }
+
+/** A memory as `GET /agents/{id}/memory` and its `POST` and `PATCH` give it (times as ISO strings). */
+export interface MemoryItemView {
+  id: number;
+  text: string;
+  kind: 'fact' | 'episode' | 'summary' | 'instruction';
+  source: 'agent' | 'owner' | 'compaction';
+  pinned: boolean;
+  created_at: string;
+  used_at: string | null;
+  forgotten_at: string | null;
+}
+
+/** `GET /agents/{id}/memory`: the list, or with `q` a search that says whether it was hybrid or full-text only. */
+export interface MemoryListView {
+  status: { live: number; forgotten: number; pinned: number; embeddings: { configured: boolean; model: string | null; pending: number } };
+  memories: MemoryItemView[];
+  mode?: 'hybrid' | 'fulltext';
+  note?: string;
+}
+
+/** `POST /agents/{id}/memory` and `PATCH /agents/{id}/memory/{memoryId}`. */
+export interface MemoryOneView {
+  memory: MemoryItemView;
+}

@@ -6,13 +6,15 @@
 import type { AppProviderSettings } from '@agt/contracts';
 import { signal } from '@preact/signals';
 import type { EventFrame, UmbilicalEvent } from '@agt/contracts';
-import type { AgentStatusView, AgentSummaryView, DaemonUsageView, PendingTaskView, UsageRollupView } from './api-types.js';
+import type { AgentStatusView, AgentSummaryView, DaemonUsageView, MemoryItemView, MemoryListView, MemoryOneView, PendingTaskView, UsageRollupView } from './api-types.js';
 
 export type { EventFrame, UmbilicalEvent };
 export type AgentSummary = AgentSummaryView;
 export type AgentStatus = AgentStatusView;
 export type DaemonUsage = DaemonUsageView;
 export type UsageRollup = UsageRollupView;
+export type MemoryItem = MemoryItemView;
+export type MemoryList = MemoryListView;
 
 /** Set when the daemon answers 401 to a console request: the session ended (revoked or expired). */
 export const sessionEnded = signal(false);
@@ -197,5 +199,11 @@ export const client = {
   outbox: (id: string) => api<unknown>('GET', `/agents/${seg(id)}/outbox`),
   /** The newest row of the durable conversation (the last page of one row): the agent's last activity. */
   lastRow: (id: string) => api<{ total: number; offset: number; rows: LoopRow[] }>('GET', `/agents/${seg(id)}/loop?limit=1`),
+  /** The agent's memories, newest first; with `q` a search (`mode` and `note` say how it ran); `forgotten` lists the forgotten ones. */
+  memories: (id: string, query: { q?: string; forgotten?: boolean } = {}) =>
+    api<MemoryList>('GET', `/agents/${seg(id)}/memory?limit=${query.q ? `50&q=${seg(query.q)}` : '200'}${query.forgotten ? '&forgotten=true' : ''}`),
+  addMemory: (id: string, body: { text: string; kind?: MemoryItem['kind']; pinned?: boolean }) => api<MemoryOneView>('POST', `/agents/${seg(id)}/memory`, body),
+  pinMemory: (id: string, memoryId: number, pinned: boolean) => api<MemoryOneView>('PATCH', `/agents/${seg(id)}/memory/${memoryId}`, { pinned }),
+  forgetMemory: (id: string, memoryId: number) => api<unknown>('DELETE', `/agents/${seg(id)}/memory/${memoryId}`),
   health: () => api<{ status: string; version: string; uptimeMs: number }>('GET', '/health'),
 };

@@ -2,14 +2,15 @@
  * A turn's timeline: a waterfall of its model calls, tool calls and waits for the owner, built from the
  * agent's events (what the daemon still holds of its stream, then the live ones): a local trace view.
  * Model calls span `duration_ms` before their `llm.completed`; tool calls run from `tool.started` to
- * `tool.completed`; an owner wait from `hil.requested` to `hil.resolved`.
+ * `tool.completed`; an owner wait from `hil.requested` to `hil.resolved`; the memories recalled before the
+ * turn (`memory.recalled`) as a step of their own.
  */
 import { useEffect, useState } from 'preact/hooks';
 import type { UmbilicalEvent } from './api.js';
 import { backlog } from './stream.js';
 import { errorText, time, useEvents } from './util.js';
 
-interface Span { key: string; kind: 'model' | 'tool' | 'owner'; label: string; start: number; end: number | null; detail: string }
+interface Span { key: string; kind: 'model' | 'tool' | 'owner' | 'memory'; label: string; start: number; end: number | null; detail: string }
 interface Turn { id: string; start: number; end: number | null; spans: Span[] }
 
 function turnsOf(events: UmbilicalEvent[]): Turn[] {
@@ -36,6 +37,14 @@ function turnsOf(events: UmbilicalEvent[]): Turn[] {
       case 'tool.completed': {
         const span = open.get(`t${p.call_id}`);
         if (span) Object.assign(span, { end: event.timestamp, detail: p.ok ? 'ok' : 'failed' });
+        break;
+      }
+      case 'memory.recalled': {
+        // Recall runs before the turn's first model call; the model cites these as [memory N].
+        const ids: number[] = Array.isArray(p.memory_ids) ? p.memory_ids : [];
+        const label = `recalled ${ids.length} ${ids.length === 1 ? 'memory' : 'memories'} ${ids.map((n) => `#${n}`).join(', ')}`;
+        const detail = `${p.tokens} tokens, ${p.mode === 'hybrid' ? 'words and meaning' : 'words only'}`;
+        turn.spans.push({ key: `r${event.seq}`, kind: 'memory', label, start: event.timestamp, end: event.timestamp, detail });
         break;
       }
       case 'hil.requested': {
