@@ -670,8 +670,11 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await go('#/system');
     await everyLook(t, page, 'system', () => page.locator('[data-extension="mcp"]').waitFor());
     await go(`#/agent/${agentId}`);
+    for (const memory of [{ text: 'Reports go to the #ops channel as Markdown', kind: 'instruction' }, { text: 'The weekly report covers deploys, incidents and spend', kind: 'fact' }]) {
+      t.equal((await d.request('POST', `/agents/${agentId}/memory`, memory)).status, 201);
+    }
     await page.getByRole('button', { name: 'Memory' }).click();
-    await everyLook(t, page, 'agent-memory', () => page.locator('tr[data-memory-id]', { hasText: 'Tuesdays' }).waitFor());
+    await everyLook(t, page, 'agent-memory', () => page.locator('tr[data-memory-id]', { hasText: 'covers deploys' }).waitFor());
     await page.getByRole('button', { name: 'Logs' }).click();
     await everyLook(t, page, 'agent-logs', () => page.getByRole('group', { name: 'Levels' }).waitFor());
     const task = ((await d.request('GET', '/tasks')).body.tasks as Array<{ id: string }>)[0]!;

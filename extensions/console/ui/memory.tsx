@@ -55,7 +55,7 @@ export function Memory({ id }: { id: string }) {
     : 'searched by words only: no embedding model is set (settings memory.embeddings)';
   return (
     <div class="stack memory">
-      {status && <p class="muted">{status.live} memories, {status.pinned} pinned, {status.forgotten} forgotten; {embeddings}.</p>}
+      {status && <p class="muted">{status.live} {status.live === 1 ? 'memory' : 'memories'}, {status.pinned} pinned, {status.forgotten} forgotten; {embeddings}.</p>}
       <form class="row" role="search" onSubmit={search}>
         <label for="memory-query">Search memories</label>
         <input id="memory-query" name="memory-query" type="search" />
@@ -79,8 +79,8 @@ export function Memory({ id }: { id: string }) {
             {(answer?.memories ?? []).map((m) => (
               <tr key={m.id} data-memory-id={m.id}>
                 <td><Term word={KINDS[m.kind] ?? m.kind} raw={m.kind} />{m.pinned && <span class="badge tone-info">pinned</span>}</td>
-                <td>{ago(m.created_at)}</td>
-                <td>{forgotten && !query ? ago(m.forgotten_at) : ago(m.used_at)}</td>
+                <td><span class="narrow-label">made </span>{ago(m.created_at)}</td>
+                <td><span class="narrow-label">{forgotten && !query ? 'forgotten ' : 'used '}</span>{forgotten && !query ? ago(m.forgotten_at) : ago(m.used_at)}</td>
                 <td><span class="memory-text">{m.text}</span> <span class="muted">· #{m.id}, {SOURCES[m.source] ?? m.source}</span></td>
                 <td>{!m.forgotten_at && <>
                   <button type="button" class="small" aria-pressed={m.pinned} aria-label={`${m.pinned ? 'Unpin' : 'Pin'} memory ${m.id}`} onClick={() => pin(m)}>{m.pinned ? 'Unpin' : 'Pin'}</button>{' '}

@@ -98,7 +98,7 @@ export function Timeline({ id }: { id: string }) {
           const width = Math.max(0.5, (((span.end ?? now) - span.start) / total) * 100);
           return (
             <li key={span.key} class={`span span-${span.kind}`}>
-              <span class="span-label">{span.kind === 'tool' ? <code>{span.label}</code> : span.label}<span class="muted"> · {span.end === null ? 'open' : ms(span.end - span.start)}{span.detail ? ` · ${span.detail}` : ''}</span></span>
+              <span class="span-label">{span.kind === 'tool' ? <code>{span.label}</code> : span.label}<span class="muted">{span.kind === 'memory' ? '' : ` · ${span.end === null ? 'open' : ms(span.end - span.start)}`}{span.detail ? ` · ${span.detail}` : ''}</span></span>
               <span class="track" aria-hidden="true"><span class="bar" style={{ left: `${left}%`, width: `${Math.min(width, 100 - left)}%` }} /></span>
             </li>
           );
