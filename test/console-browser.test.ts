@@ -690,6 +690,11 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     // The pinned memory of the Memory tab was recalled before the turn (memory.recalled names it).
     const pinned = ((await d.request('GET', `/agents/${agentId}/memory?pinned=true`)).body.memories as Array<{ id: number }>)[0]!;
     await steps.locator('.span-memory', { hasText: `recalled 1 memory #${pinned.id}` }).waitFor();
+    // And in the chat, after the message that started the turn; its text opens from the keyboard.
+    const recall = page.locator('ol.live li.msg-user:has-text("save the weekly report") + li.recall');
+    await recall.locator('summary', { hasText: `Recalled 1 memory (#${pinned.id}; ` }).focus();
+    await page.keyboard.press('Enter');
+    await recall.getByText('Deploys happen on Tuesdays after the standup').waitFor();
     await everyLook(t, page, 'agent-timeline', () => steps.locator('.span-tool').waitFor());
     t.same(cspViolations, [], 'no CSP violation in any view');
     t.same(pageErrors, [], 'no uncaught error in the page, daemon restart included');

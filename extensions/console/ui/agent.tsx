@@ -2,19 +2,22 @@
  * One agent: the conversation as a chat (the owner on the right, the agent on the left, its Markdown
  * rendered as text nodes), each tool call a collapsible card (arguments, result, duration, status), the
  * reply streamed in from `llm.delta` events, what waits for the owner (approvals with their arguments,
- * asks, suspends) inline above the message box, interrupt, and the details panels (agent-details.tsx).
+ * asks, suspends) inline above the message box, the memories each turn recalled (recall.tsx), interrupt, and
+ * the details panels (agent-details.tsx).
  * Enter sends, Shift+Enter makes a new line.
  */
+import { Fragment } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { client, type ChatMessage } from './api.js';
 import { AgentDetails } from './agent-details.js';
 import { PendingList } from './inbox.js';
 import { Markdown } from './markdown.js';
+import { RecallNote, useRecalls } from './recall.js';
 import { errorText, time, useEvents, useLive } from './util.js';
 import { StateBadge } from './words.js';
 
 type Entry =
-  | { key: string; type: 'msg'; role: 'user' | 'assistant' | 'error' | 'system'; text: string; at?: number }
+  | { key: string; type: 'msg'; role: 'user' | 'assistant' | 'error' | 'system'; text: string; at?: number; turnId?: string | null }
   | { key: string; type: 'tool'; callId: string; name: string; args: unknown; result?: string; status: 'running' | 'done' | 'failed'; ms?: number };
 
 /** The chat history (`GET /agents/{id}/chat`; null when the agent has no conversation yet) as entries. */
@@ -27,7 +30,7 @@ function entriesOf(messages: ChatMessage[]): Entry[] {
       if (card) Object.assign(card, { result: m.content, status: m.isError ? 'failed' : 'done' });
       continue;
     }
-    if (m.content) out.push({ key: `h${m.id}`, type: 'msg', role: m.role === 'user' ? 'user' : m.role === 'system' ? 'system' : 'assistant', text: m.content, at: m.createdAt });
+    if (m.content) out.push({ key: `h${m.id}`, type: 'msg', role: m.role === 'user' ? 'user' : m.role === 'system' ? 'system' : 'assistant', text: m.content, at: m.createdAt, turnId: m.turnId });
     for (const call of m.toolCalls ?? []) {
       const card = { key: `c${call.id}`, type: 'tool' as const, callId: call.id, name: call.name, args: call.args, status: 'running' as const };
       cards.set(call.id, card);
@@ -69,6 +72,7 @@ export function AgentView({ id }: { id: string }) {
   const [error, setError] = useState('');
   const [reloads, setReloads] = useState(0);
   const log = useRef<HTMLOListElement>(null);
+  const recalls = useRecalls(id);
 
   useEffect(() => {
     let alive = true;
@@ -122,8 +126,10 @@ export function AgentView({ id }: { id: string }) {
     const text = input.value.trim();
     if (!text) return;
     input.value = '';
-    setEntries((all) => [...all, { key: `u${Date.now()}`, type: 'msg', role: 'user', text, at: Date.now() }]);
-    client.chat(id, text).then(() => setError(''), (e) => setError(errorText(e)));
+    const key = `u${Date.now()}`;
+    setEntries((all) => [...all, { key, type: 'msg', role: 'user', text, at: Date.now() }]);
+    // The turn's id ties the message to what the turn recalls.
+    client.chat(id, text).then((r) => (setError(''), setEntries((all) => all.map((e) => (e.key === key ? { ...e, turnId: r.turnId } : e)))), (e) => setError(errorText(e)));
   };
   const name = agent?.name ?? id;
 
@@ -140,11 +146,15 @@ export function AgentView({ id }: { id: string }) {
       <div class="chat-log" tabIndex={0} aria-label={`Conversation with ${name}`}>
         <ol class="chat live" ref={log} aria-live="polite">
           {entries.length === 0 && !streaming && <li class="muted">No messages yet. Say something below.</li>}
-          {entries.map((entry) => entry.type === 'tool' ? <ToolCard key={entry.key} entry={entry} held={agent?.runtimeState === 'awaiting_approval'} /> : (
-            <li key={entry.key} class={`msg msg-${entry.role}`}>
-              <span class="who">{entry.role === 'user' ? 'You' : entry.role === 'error' ? 'Error' : entry.role === 'system' ? 'Notice' : name}{entry.at ? ` · ${time(entry.at)}` : ''}</span>
-              {entry.role === 'assistant' ? <Markdown text={entry.text} /> : entry.text}
-            </li>
+          {entries.map((entry, i) => entry.type === 'tool' ? <ToolCard key={entry.key} entry={entry} held={agent?.runtimeState === 'awaiting_approval'} /> : (
+            <Fragment key={entry.key}>
+              <li class={`msg msg-${entry.role}`}>
+                <span class="who">{entry.role === 'user' ? 'You' : entry.role === 'error' ? 'Error' : entry.role === 'system' ? 'Notice' : name}{entry.at ? ` · ${time(entry.at)}` : ''}</span>
+                {entry.role === 'assistant' ? <Markdown text={entry.text} /> : entry.text}
+              </li>
+              {/* After the message that started the turn: what the turn recalled before its first model call. */}
+              {entry.role === 'user' && entry.turnId && recalls.has(entry.turnId) && !entries.slice(0, i).some((e) => e.type === 'msg' && e.turnId === entry.turnId) && <RecallNote agentId={id} recall={recalls.get(entry.turnId)!} />}
+            </Fragment>
           ))}
           {streaming && <li class="msg msg-assistant streaming"><span class="who">{name}</span>{streaming}</li>}
         </ol>

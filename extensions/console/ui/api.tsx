@@ -73,6 +73,7 @@ export interface ChatMessage {
   kind: string;
   content: string;
   createdAt: number;
+  turnId: string | null;
   toolCalls?: Array<{ id: string; name: string; args: unknown }>;
   toolCallId?: string;
   name?: string;
