@@ -3,32 +3,42 @@
  * agent's `memory.recalled` events (what the daemon still holds of its stream, then the live ones), which
  * name the memories by id; their texts are read when the note is opened (`GET /agents/{id}/memory`).
  */
+import { signal } from '@preact/signals';
 import { useEffect, useState } from 'preact/hooks';
 import { client, type MemoryItem } from './api.js';
-import { backlog } from './stream.js';
-import { errorText, useEvents } from './util.js';
+import { backlog, events } from './stream.js';
+import { errorText } from './util.js';
 
 export interface Recall { ids: number[]; tokens: number; mode: string }
 
-/** The recalls of the agent's turns, by turn id. */
+/**
+ * Recalls by agent, then by turn id, for the page's life: an agent's backlog is read once (at its first
+ * view), the live events feed every agent's, so going back to an agent opens no second stream.
+ */
+const recalls = new Map<string, Map<string, Recall>>();
+const backlogRead = new Set<string>();
+const changes = signal(0);
+function note(agentId: string | null | undefined, turnId: string | null | undefined, payload: any): void {
+  if (!agentId || !turnId || !Array.isArray(payload?.memory_ids) || payload.memory_ids.length === 0) return;
+  const turns = recalls.get(agentId) ?? new Map<string, Recall>();
+  recalls.set(agentId, turns.set(turnId, { ids: payload.memory_ids, tokens: Number(payload.tokens ?? 0), mode: String(payload.mode ?? '') }));
+  changes.value++;
+}
+events.on((event) => {
+  if (event.event_type === 'memory.recalled') note(event.agent_id, event.turn_id, event.payload);
+});
+
+/** The recalls of the agent's turns, by turn id (the component re-renders as they come). */
 export function useRecalls(id: string): Map<string, Recall> {
-  const [recalls, setRecalls] = useState(new Map<string, Recall>());
-  const add = (turnId: string | null | undefined, payload: any) => {
-    if (!turnId || !Array.isArray(payload?.memory_ids) || payload.memory_ids.length === 0) return;
-    setRecalls((old) => new Map(old).set(turnId, { ids: payload.memory_ids, tokens: Number(payload.tokens ?? 0), mode: String(payload.mode ?? '') }));
-  };
   useEffect(() => {
-    setRecalls(new Map());
-    let alive = true;
+    if (backlogRead.has(id)) return;
+    backlogRead.add(id);
     backlog(2000, id).then((rows) => {
-      if (alive) for (const { event } of rows) if (event.event_type === 'memory.recalled') add(event.turn_id, event.payload);
-    }, () => undefined);
-    return () => void (alive = false);
+      for (const { event } of rows) if (event.event_type === 'memory.recalled') note(event.agent_id, event.turn_id, event.payload);
+    }, () => backlogRead.delete(id));
   }, [id]);
-  useEvents((event) => {
-    if (event.agent_id === id && event.event_type === 'memory.recalled') add(event.turn_id, event.payload);
-  }, [id]);
-  return recalls;
+  void changes.value;
+  return recalls.get(id) ?? new Map();
 }
 
 export function RecallNote({ agentId, recall }: { agentId: string; recall: Recall }) {
