@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { ServerResponse } from 'node:http';
+import { startFakeEmbedder } from './fakes/embedder.js';
 import { reply, startFakeOpenAI, type FakeReply, type RecordedRequest } from './fakes/openai.js';
 import { startSse } from './fakes/server.js';
 import { createAgentFile } from './helpers/agent-file.js';
@@ -152,11 +153,13 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
   const port = await freePort();
   const model = new PlayedModel();
   const fake = await startFakeOpenAI(t, model.script);
+  // Memory search by meaning, once the Memory tab turns it on (settings memory.embeddings).
+  const embedder = await startFakeEmbedder(t);
   const { extensions } = shippedManifest({ console: { uiDir }, providers: { maxRetries: 0 } });
   let d: SpawnedDaemon = await runDaemon(t, {
     dataDir,
     env: { AGT_DAEMON_PORT: String(port) },
-    settings: { agentsFolder: agentsDir, providers: [{ id: 'local', type: 'openai-compatible', name: 'Fake OpenAI', baseUrl: fake.baseUrl }] },
+    settings: { agentsFolder: agentsDir, providers: [{ id: 'local', type: 'openai-compatible', name: 'Fake OpenAI', baseUrl: fake.baseUrl }, embedder.provider] },
     extensions: { extensions: extensions.map((entry: any) => (entry.name === 'compute' ? { ...entry, enabled: false } : entry)) },
   });
   t.ok(d.url, `the daemon started: ${d.stderr()}`);
@@ -366,6 +369,23 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     t.equal(await page.locator('tr[data-memory-id]').count(), 1, 'the search shows its one match');
     await page.getByRole('button', { name: 'Clear search' }).click();
     await page.locator(`tr[data-memory-id="${tuesday.id}"]`).waitFor();
+    t.equal(await page.getByLabel('Search memories').inputValue(), '', 'the box is cleared too');
+    // With an embedding model, a search by meaning finds the car as an "automobile", and says how it ran.
+    // The first search after the change starts the background embedding; the same search again finds it.
+    const embedded = log.waitFor((e) => e.event_type === 'memory.embedded' && e.agent_id === agentNow && (e.payload as { pending: number }).pending === 0, 'the memories embedded');
+    t.equal((await d.request('PATCH', '/settings', { memory: { embeddings: { provider: 'embed', model: 'hash', dimensions: 64 } } })).status, 200);
+    await page.getByLabel('Search memories').fill('automobile');
+    await page.keyboard.press('Enter');
+    await page.getByRole('status').filter({ hasText: /searched by words and meaning \(hybrid\)$/ }).waitFor();
+    await embedded;
+    await page.keyboard.press('Enter');
+    // Full-text alone finds no "automobile": the car comes first by its vector (the test embedder's synonyms).
+    await page.locator(`tbody tr[data-memory-id]:first-child[data-memory-id="${volvo}"]`).waitFor().catch(async (error) => {
+      t.comment(`memory tab: ${await page.locator('.memory').innerText()}`);
+      throw error;
+    });
+    t.match(await page.locator('.search-mode').textContent(), /^\d+ found · searched by words and meaning \(hybrid\)$/);
+    await page.getByRole('button', { name: 'Clear search' }).click();
     await volvoRow.getByRole('button', { name: `Forget memory ${volvo}` }).click();
     await volvoRow.waitFor({ state: 'detached' });
     t.same((await memories()).map((m) => m.id), [tuesday.id], 'forgotten: out of the list');
@@ -548,7 +568,7 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await page.getByLabel(/Key variable/).fill('LAB_KEY');
     await page.getByRole('button', { name: 'Add provider' }).click();
     await page.getByRole('status').filter({ hasText: 'Added Lab models.' }).waitFor();
-    t.match((await d.request('GET', '/settings')).body.providers, [{ id: 'local' }, { id: 'lab', type: 'openai-compatible', name: 'Lab models', baseUrl: 'http://127.0.0.1:9/v1', apiKeyEnv: 'LAB_KEY' }]);
+    t.match((await d.request('GET', '/settings')).body.providers, [{ id: 'local' }, { id: 'embed' }, { id: 'lab', type: 'openai-compatible', name: 'Lab models', baseUrl: 'http://127.0.0.1:9/v1', apiKeyEnv: 'LAB_KEY' }]);
     // The month's spend by model, from the ledgers.
     await page.locator('table.spend-models td', { hasText: 'local/test-model' }).waitFor();
     // An extension's options from its schema: a change saved and in force.

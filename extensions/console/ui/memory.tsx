@@ -24,11 +24,13 @@ function searchWords(answer: MemoryList): string {
 export function Memory({ id }: { id: string }) {
   const [answer, setAnswer] = useState<MemoryList | null>(null);
   const [query, setQuery] = useState('');
+  // Each search runs, the same words again included (new memories, or their vectors, may have come).
+  const [searches, setSearches] = useState(0);
   const [forgotten, setForgotten] = useState(false);
   const [message, setMessage] = useState('');
   const [error, setError] = useState('');
   const load = () => client.memories(id, { q: query || undefined, forgotten: !query && forgotten }).then((a) => (setAnswer(a), setError('')), (e) => setError(errorText(e)));
-  useEffect(() => void load(), [id, query, forgotten]);
+  useEffect(() => void load(), [id, query, forgotten, searches]);
   useEvents((event) => {
     if (event.agent_id === id && (event.event_type === 'memory.saved' || event.event_type === 'memory.forgotten')) void load();
   }, [id, query, forgotten]);
@@ -36,6 +38,7 @@ export function Memory({ id }: { id: string }) {
   const search = (event: Event) => {
     event.preventDefault();
     setQuery(((event.currentTarget as HTMLFormElement).elements.namedItem('memory-query') as HTMLInputElement).value.trim());
+    setSearches((n) => n + 1);
   };
   const add = (event: Event) => {
     event.preventDefault();
@@ -60,7 +63,7 @@ export function Memory({ id }: { id: string }) {
         <label for="memory-query">Search memories</label>
         <input id="memory-query" name="memory-query" type="search" />
         <button type="submit">Search</button>
-        {query && <button type="button" onClick={() => setQuery('')}>Clear search</button>}
+        {query && <button type="button" onClick={(e) => (e.currentTarget.form?.reset(), setQuery(''))}>Clear search</button>}
         {!query && (
           <span class="row" role="group" aria-label="Which memories">
             <button type="button" class="small" aria-pressed={!forgotten} onClick={() => setForgotten(false)}>Kept</button>
@@ -90,6 +93,7 @@ export function Memory({ id }: { id: string }) {
             ))}
           </tbody>
         </table>
+        {!query && answer?.memories.length === 200 && <p class="muted row">The newest 200: search to find older ones.</p>}
         {answer && answer.memories.length === 0 && <p class="muted row">{query ? 'No memory matches.' : forgotten ? 'Nothing forgotten in the last 30 days.' : 'No memory yet.'}</p>}
       </div>
       <form onSubmit={add} aria-labelledby="add-memory-title">
