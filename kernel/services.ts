@@ -230,6 +230,7 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
   // A backup or restore copy still running once the HTTP server has closed has no one waiting for it.
   shutdownSteps.add({ name: 'sqlite-jobs', phase: 'final', run: () => endSqliteJobs() });
   shutdownSteps.add({ name: 'memory-search', phase: 'final', run: () => endSearchThread() });
+  shutdownSteps.add({ name: 'token-count', phase: 'final', run: () => runtime.governor.tokens.close() });
 
   const eventStream = new SseHub(bus, logger);
   const extensions = new ExtensionRegistry({ logger, bus, contributions });

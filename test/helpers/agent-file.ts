@@ -114,3 +114,11 @@ function createOnWorker(request: Omit<CreateRequest, 'id'>): Promise<void> {
     worker!.postMessage({ id, ...request });
   });
 }
+
+/** Writes an agent file into `dir` (`files` stored in it) and loads it through `POST /agents/load`; its id. */
+export async function loadNewAgent(d: { request(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> }, dir: string, config: Partial<AgentConfig> = {}, files: Record<string, string> = {}): Promise<string> {
+  const path = await createAgentFile(dir, config, { files });
+  const res = await d.request('POST', '/agents/load', { filePath: path });
+  if (res.status !== 200) throw new Error(`load failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.id as string;
+}

@@ -8,7 +8,7 @@ import type { AgentConfig } from '../../contracts/agent-config.js';
 import type { EventType, UmbilicalEvent } from '../../contracts/events.js';
 import { startFakeOpenAI, type FakeOpenAI, type FakeScript } from '../fakes/openai.js';
 import { WireModel } from '../fixtures/runtime/wire-model.js';
-import { createAgentFile } from './agent-file.js';
+import { loadNewAgent } from './agent-file.js';
 import { runDaemon, shippedManifest, tempDir, type BootOptions, type SpawnedDaemon } from './daemon.js';
 import { eventLog, type EventLog } from './events.js';
 
@@ -68,12 +68,7 @@ export async function wireDaemon(t: Teardown, options: BootOptions & { script?: 
     fake,
     log,
     dir,
-    async agent(config = {}, files = {}) {
-      const path = await createAgentFile(dir, config, { files });
-      const res = await d.request('POST', '/agents/load', { filePath: path });
-      if (res.status !== 200) throw new Error(`load failed: ${res.status} ${JSON.stringify(res.body)}`);
-      return res.body.id as string;
-    },
+    agent: (config = {}, files = {}) => loadNewAgent(d, dir, config, files),
     waitFor,
     of: (type, agentId) => log.events.filter((e) => e.event_type === type && (agentId === undefined || e.agent_id === agentId)) as never,
     ended: (turnId) => waitFor((e) => endsTurn(e, turnId), `the end of turn ${turnId}`),
