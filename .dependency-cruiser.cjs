@@ -12,14 +12,16 @@ module.exports = {
   forbidden: [
     {
       name: 'extension-imports-kernel',
-      comment: 'An extension reaches the kernel only through ctx (README "Writing an extension"); it imports @agt/contracts.',
+      comment:
+        'An extension reaches the kernel only through ctx (README "Writing an extension"); it imports @agt/contracts.',
       severity: 'error',
       from: { path: '^(extensions|examples|test/fixtures/extensions)/' },
       to: { path: '^kernel/' },
     },
     {
       name: 'extension-imports-contracts-by-path',
-      comment: 'Shipped extensions and examples import @agt/contracts by name, as a third-party package must: never ../../contracts/.',
+      comment:
+        'Shipped extensions and examples import @agt/contracts by name, as a third-party package must: never ../../contracts/.',
       severity: 'error',
       from: { path: '^(extensions|examples)/' },
       // A relative path is a `local` dependency; the package name is `aliased` (the workspace link),
@@ -33,7 +35,12 @@ module.exports = {
         'what only the kernel uses lives in kernel/. Its one path import is contracts/package.json (the contract version the kernel ships).',
       severity: 'error',
       from: { path: '^kernel/' },
-      to: { path: '^contracts/', pathNot: '^contracts/package\\.json$', dependencyTypes: ['local'], dependencyTypesNot: ['aliased'] },
+      to: {
+        path: '^contracts/',
+        pathNot: '^contracts/package\\.json$',
+        dependencyTypes: ['local'],
+        dependencyTypesNot: ['aliased'],
+      },
     },
     {
       name: 'shipped-code-imports-no-dev-dependency',
@@ -53,7 +60,8 @@ module.exports = {
     },
     {
       name: 'cli-is-a-client',
-      comment: 'The agt command talks to the daemon over HTTP only: it imports neither the kernel nor an extension (and stays a small start for --help).',
+      comment:
+        'The agt command talks to the daemon over HTTP only: it imports neither the kernel nor an extension (and stays a small start for --help).',
       severity: 'error',
       from: { path: '^cli/' },
       to: { path: '^(kernel|extensions|examples|test)/' },
@@ -69,7 +77,8 @@ module.exports = {
     },
     {
       name: 'kernel-spend-below-runtime',
-      comment: 'runtime/ uses the spend governor; spend/ names the approval steps it needs (BudgetApprovals) instead of importing runtime/ (issue 30).',
+      comment:
+        'runtime/ uses the spend governor; spend/ names the approval steps it needs (BudgetApprovals) instead of importing runtime/ (issue 30).',
       severity: 'error',
       from: { path: '^kernel/spend/' },
       to: { path: '^kernel/runtime/' },
@@ -85,21 +94,24 @@ module.exports = {
     },
     {
       name: 'kernel-extensions-below-runtime',
-      comment: 'runtime/ uses the extension host (contributions, kernel points); extensions/ names what it reads of a runtime (GaugedRuntime) instead of importing runtime/ (issue 30).',
+      comment:
+        'runtime/ uses the extension host (contributions, kernel points); extensions/ names what it reads of a runtime (GaugedRuntime) instead of importing runtime/ (issue 30).',
       severity: 'error',
       from: { path: '^kernel/extensions/' },
       to: { path: '^kernel/runtime/' },
     },
     {
       name: 'kernel-settings-below-spend',
-      comment: 'spend/ reads settings; settings.ts checks time zones with time-zone.ts, never by importing spend/ (which reaches agents/ and back to settings: a folder loop, issue 30).',
+      comment:
+        'spend/ reads settings; settings.ts checks time zones with time-zone.ts, never by importing spend/ (which reaches agents/ and back to settings: a folder loop, issue 30).',
       severity: 'error',
       from: { path: '^kernel/settings\\.ts$' },
       to: { path: '^kernel/spend/' },
     },
     {
       name: 'no-circular',
-      comment: 'No import circles: hand a module what it needs (a function, a narrow interface) instead of importing its owner.',
+      comment:
+        'No import circles: hand a module what it needs (a function, a narrow interface) instead of importing its owner.',
       severity: 'error',
       from: { path: '^(kernel|contracts|extensions|cli)/' },
       to: { circular: true },

@@ -56,7 +56,14 @@ const fake = await startFakeOpenAI({ teardown: (fn) => void cleanups.push(fn) },
 const dataDir = mkdtempSync(join(tmpdir(), 'agt-bench-scale-'));
 const profiles = resolve(ROOT, args.find((arg) => arg.startsWith('--out='))?.slice(6) ?? '.cache/agt/profiles');
 mkdirSync(profiles, { recursive: true });
-writeFileSync(join(dataDir, 'settings.json'), JSON.stringify({ providers: [{ id: 'fake', type: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, defaultModel: 'fake-model' }] }));
+writeFileSync(
+  join(dataDir, 'settings.json'),
+  JSON.stringify({
+    providers: [
+      { id: 'fake', type: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, defaultModel: 'fake-model' },
+    ],
+  }),
+);
 // A database that is not an agent file (no agt marker table): see collectGarbage.
 const foreign = join(dataDir, 'not-an-agent.db');
 {
@@ -69,7 +76,9 @@ const build = JSON.parse(readFileSync(join(dist, '.agt-build.json'), 'utf8')) as
 // A copy of dist/ elsewhere must name the project as its source root, or the kernel does not find the
 // built twins of the shipped extensions and loads them from the sources through tsx (60 MB more RSS).
 if (resolve(dist, build.sourceRoot ?? '..') !== ROOT) {
-  throw new Error(`${dist}/.agt-build.json: set "sourceRoot" to "${relative(dist, ROOT)}" (the project), or the shipped extensions load through tsx`);
+  throw new Error(
+    `${dist}/.agt-build.json: set "sourceRoot" to "${relative(dist, ROOT)}" (the project), or the shipped extensions load through tsx`,
+  );
 }
 const nodeArgs = [
   // What `agtd` sets before it imports the build (bin/agtd.mjs).
@@ -88,7 +97,13 @@ async function startDaemon(): Promise<void> {
   port = await freePort();
   child = spawn(process.execPath, [...nodeArgs, join(dist, build.main)], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: dataDir, AGT_DAEMON_SETTINGS: join(dataDir, 'settings.json'), AGT_DAEMON_TOKEN: TOKEN, AGT_DAEMON_PORT: String(port) },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: dataDir,
+      AGT_DAEMON_SETTINGS: join(dataDir, 'settings.json'),
+      AGT_DAEMON_TOKEN: TOKEN,
+      AGT_DAEMON_PORT: String(port),
+    },
     stdio: ['ignore', flag('node-arg=--trace-gc') ? 'inherit' : 'ignore', 'inherit'],
   });
   pid = child.pid!;
@@ -120,14 +135,23 @@ function topMappings(label: string): void {
   }
   const byName = new Map<string, { anon: number; count: number }>();
   for (const m of mappings) {
-    const key = m.name === '[anon]' ? (m.anon >= 16 ? '[anon] >= 16 MB' : m.anon >= 1 ? '[anon] 1-16 MB' : '[anon] < 1 MB') : m.name;
+    const key =
+      m.name === '[anon]'
+        ? m.anon >= 16
+          ? '[anon] >= 16 MB'
+          : m.anon >= 1
+            ? '[anon] 1-16 MB'
+            : '[anon] < 1 MB'
+        : m.name;
     const entry = byName.get(key) ?? { anon: 0, count: 0 };
     entry.anon += m.anon;
     entry.count += m.anon > 0 ? 1 : 0;
     byName.set(key, entry);
   }
   const top = [...byName].sort((a, b) => b[1].anon - a[1].anon).slice(0, 6);
-  console.log(`anonymous memory at ${label}: ${top.map(([name, { anon, count }]) => `${name} ${Math.round(anon)} MB in ${count}`).join('; ')}`);
+  console.log(
+    `anonymous memory at ${label}: ${top.map(([name, { anon, count }]) => `${name} ${Math.round(anon)} MB in ${count}`).join('; ')}`,
+  );
 }
 
 /**
@@ -152,7 +176,9 @@ async function snapshot(label: string): Promise<void> {
     // The answer to a call means the daemon's event loop runs again, so the snapshot is written.
     if (fresh && (await call(port, 'GET', '/health', undefined, false)).status === 200) {
       // Taking the snapshot ran a full collection: the RSS now holds no garbage of the JS heap.
-      console.log(`heap snapshot at ${label}: ${join(profiles, fresh)}; after its full GC: RSS ${Math.round(memory(pid).rss)} MB, anon ${Math.round(memory(pid).anon)} MB`);
+      console.log(
+        `heap snapshot at ${label}: ${join(profiles, fresh)}; after its full GC: RSS ${Math.round(memory(pid).rss)} MB, anon ${Math.round(memory(pid).anon)} MB`,
+      );
       return;
     }
   }
@@ -193,16 +219,29 @@ try {
     const since = performance.now();
     const res = await call(port, 'GET', '/agents');
     listMs.push(performance.now() - since);
-    if (res.status !== 200 || !Array.isArray(res.body) || res.body.length < n) throw new Error(`GET /agents answered ${res.status}`);
+    if (res.status !== 200 || !Array.isArray(res.body) || res.body.length < n)
+      throw new Error(`GET /agents answered ${res.status}`);
   }
   const mb = (value: number) => Math.round(value * 10) / 10;
-  const counts = Object.keys(rss).map(Number).sort((a, b) => a - b);
-  console.log(`build ${dist}, ${n} agents, load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+  const counts = Object.keys(rss)
+    .map(Number)
+    .sort((a, b) => a - b);
+  console.log(
+    `build ${dist}, ${n} agents, load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
+  );
   console.log(`RSS   ${counts.map((count) => `${count}: ${mb(rss[count]!.rss)}`).join(' / ')} MB`);
-  console.log(`after a full GC: RSS ${counts.map((count) => `${count}: ${mb(collected[count]!.rss)}`).join(' / ')} MB, per agent ${mb((collected[n]!.rss - collected[0]!.rss) / n)} MB`);
-  console.log(`anon  ${counts.map((count) => `${count}: ${mb(rss[count]!.anon)}`).join(' / ')} MB (file-backed at ${n}: ${mb(rss[n]!.file)} MB)`);
-  console.log(`per agent ${mb((rss[n]!.rss - rss[0]!.rss) / n)} MB (0 → ${n}), ${mb((rss[100]!.rss - rss[0]!.rss) / 100)} MB (0 → 100)`);
-  console.log(`create median ${mb(percentile(createMs, 50))} ms, p90 ${mb(percentile(createMs, 90))} ms (first 100), daemon CPU per create ${mb(createCpu / n)} ms${lastCreateMs.length ? `; last 100: median ${mb(percentile(lastCreateMs, 50))} ms, p90 ${mb(percentile(lastCreateMs, 90))} ms` : ''}`);
+  console.log(
+    `after a full GC: RSS ${counts.map((count) => `${count}: ${mb(collected[count]!.rss)}`).join(' / ')} MB, per agent ${mb((collected[n]!.rss - collected[0]!.rss) / n)} MB`,
+  );
+  console.log(
+    `anon  ${counts.map((count) => `${count}: ${mb(rss[count]!.anon)}`).join(' / ')} MB (file-backed at ${n}: ${mb(rss[n]!.file)} MB)`,
+  );
+  console.log(
+    `per agent ${mb((rss[n]!.rss - rss[0]!.rss) / n)} MB (0 → ${n}), ${mb((rss[100]!.rss - rss[0]!.rss) / 100)} MB (0 → 100)`,
+  );
+  console.log(
+    `create median ${mb(percentile(createMs, 50))} ms, p90 ${mb(percentile(createMs, 90))} ms (first 100), daemon CPU per create ${mb(createCpu / n)} ms${lastCreateMs.length ? `; last 100: median ${mb(percentile(lastCreateMs, 50))} ms, p90 ${mb(percentile(lastCreateMs, 90))} ms` : ''}`,
+  );
   console.log(`GET /agents with ${n}: median ${mb(percentile(listMs, 50))} ms, p95 ${mb(percentile(listMs, 95))} ms`);
   const idleSeconds = Number(args.find((arg) => arg.startsWith('--idle='))?.slice(7) ?? 0);
   if (idleSeconds > 0) {
@@ -222,7 +261,9 @@ try {
       }
       await sleep(50);
     }
-    console.log(`idle ${idleSeconds} s with ${n}: RSS max ${mb(Math.max(...samples))} MB, last ${mb(samples.at(-1)!)} MB; /health median ${mb(percentile(health, 50))} ms, p99 ${mb(percentile(health, 99))} ms, slowest ${mb(Math.max(...health))} ms`);
+    console.log(
+      `idle ${idleSeconds} s with ${n}: RSS max ${mb(Math.max(...samples))} MB, last ${mb(samples.at(-1)!)} MB; /health median ${mb(percentile(health, 50))} ms, p99 ${mb(percentile(health, 99))} ms, slowest ${mb(Math.max(...health))} ms`,
+    );
   }
   await stopDaemon();
   if (flag('restart')) {

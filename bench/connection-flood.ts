@@ -31,7 +31,19 @@ interface Held {
 
 async function startDaemon(dataDir: string): Promise<{ child: ChildProcess; apiPort: number; meshPort: number }> {
   const manifest = join(dataDir, 'extensions.json');
-  writeFileSync(manifest, JSON.stringify({ extensions: [{ name: 'mesh', module: join(ROOT, 'extensions/mesh/index.ts'), enabled: true, config: { mdns: { enabled: false } } }] }));
+  writeFileSync(
+    manifest,
+    JSON.stringify({
+      extensions: [
+        {
+          name: 'mesh',
+          module: join(ROOT, 'extensions/mesh/index.ts'),
+          enabled: true,
+          config: { mdns: { enabled: false } },
+        },
+      ],
+    }),
+  );
   const settings = UNCAPPED ? { server: { maxConnections: 1_000_000, maxConnectionsPerAddress: 1_000_000 } } : {};
   writeFileSync(join(dataDir, 'settings.json'), JSON.stringify(settings));
   const [apiPort, meshPort] = [await freePort(), await freePort()];
@@ -63,7 +75,11 @@ async function startDaemon(dataDir: string): Promise<{ child: ChildProcess; apiP
  * count stayed the same over two reports (the server has accepted or closed everything), or after 20 s.
  */
 function flood(meshPort: number, address: string, count: number): { child: ChildProcess; held: Promise<Held> } {
-  const child = spawn(process.execPath, [join(ROOT, 'bench/flood-client.mjs'), String(meshPort), address, String(count)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = spawn(
+    process.execPath,
+    [join(ROOT, 'bench/flood-client.mjs'), String(meshPort), address, String(count)],
+    { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
+  );
   const started = Date.now();
   const held = new Promise<Held>((done) => {
     let last: Held | undefined;
@@ -111,7 +127,10 @@ async function health(port: number, rounds: number): Promise<{ statuses: number[
   for (let i = 0; i < rounds; i++) {
     const started = performance.now();
     try {
-      const answer = await fetch(`http://127.0.0.1:${port}/health`, { headers: { connection: 'close' }, signal: AbortSignal.timeout(5_000) });
+      const answer = await fetch(`http://127.0.0.1:${port}/health`, {
+        headers: { connection: 'close' },
+        signal: AbortSignal.timeout(5_000),
+      });
       statuses.push(answer.status);
       await answer.arrayBuffer();
     } catch {
@@ -125,7 +144,9 @@ async function health(port: number, rounds: number): Promise<{ statuses: number[
 const dataDir = mkdtempSync(join(tmpdir(), 'agt-bench-flood-'));
 const daemon = await startDaemon(dataDir);
 const sampler = sampleDescriptors(daemon.child.pid!);
-const clients = Array.from({ length: CLIENTS }, (_, i) => flood(daemon.meshPort, `127.0.0.${i + 2}`, Math.ceil(SOCKETS / CLIENTS)));
+const clients = Array.from({ length: CLIENTS }, (_, i) =>
+  flood(daemon.meshPort, `127.0.0.${i + 2}`, Math.ceil(SOCKETS / CLIENTS)),
+);
 try {
   const during = health(daemon.apiPort, 50);
   const held = await Promise.all(clients.map((client) => client.held));
@@ -133,7 +154,12 @@ try {
   const { statuses, ms } = await during;
   const after = await health(daemon.apiPort, 20);
   const kept = held.reduce((sum, item) => sum + item.open, 0);
-  const count = (list: number[]) => Object.entries(list.reduce<Record<number, number>>((acc, status) => ({ ...acc, [status]: (acc[status] ?? 0) + 1 }), {})).map(([status, n]) => `${status}×${n}`).join(' ');
+  const count = (list: number[]) =>
+    Object.entries(
+      list.reduce<Record<number, number>>((acc, status) => ({ ...acc, [status]: (acc[status] ?? 0) + 1 }), {}),
+    )
+      .map(([status, n]) => `${status}×${n}`)
+      .join(' ');
   process.stdout.write(
     `${UNCAPPED ? 'uncapped' : 'default caps'}: ${SOCKETS} sockets from ${CLIENTS} addresses; the daemon's file descriptors: ${fds}; ` +
       `open as the clients see them: ${kept} (per client: ${held.map((item) => item.open).join(', ')}; a handshake the server never accepted counts as open there)\n` +

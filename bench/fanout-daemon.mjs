@@ -46,13 +46,24 @@ async function emit({ rate, count, payloadBytes }) {
     // As many as are due by now (1 ms ticks): a steady rate, not one burst.
     const due = Math.min(count, Math.floor(((performance.now() - began) / 1000) * rate) + 1);
     for (; sent < due; sent++) {
-      bus.emit('log.written', { agentId: 'bench', payload: { level: 'info', origin: null, event: null, message: `@${now().toFixed(3)}@${padding}` } });
+      bus.emit('log.written', {
+        agentId: 'bench',
+        payload: { level: 'info', origin: null, event: null, message: `@${now().toFixed(3)}@${padding}` },
+      });
     }
     await new Promise((resolve) => setTimeout(resolve, 1));
   }
   loopDelay.disable();
   gc.on = false;
-  return { first, last: bus.latest, count: sent, ms: performance.now() - began, loopDelayMaxMs: loopDelay.max / 1e6, gcMaxMs: gc.maxMs, gcTotalMs: gc.totalMs };
+  return {
+    first,
+    last: bus.latest,
+    count: sent,
+    ms: performance.now() - began,
+    loopDelayMaxMs: loopDelay.max / 1e6,
+    gcMaxMs: gc.maxMs,
+    gcTotalMs: gc.totalMs,
+  };
 }
 
 process.on('message', async (message) => {
@@ -61,8 +72,7 @@ process.on('message', async (message) => {
     const cpu = process.cpuUsage();
     const hub = daemon.kernel.eventStream;
     process.send({ op: 'stats', ...hub.stats(), ...hub.writeStats?.(), cpuMs: (cpu.user + cpu.system) / 1000 });
-  }
-  else if (message.op === 'stop') {
+  } else if (message.op === 'stop') {
     await daemon.shutdown('bench');
     process.exit(0);
   }

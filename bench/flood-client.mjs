@@ -29,7 +29,16 @@ for (let i = 0; i < count; i++) {
   socket.on('error', () => {});
   sockets.push(socket);
 }
-const report = setInterval(() => process.send({ op: 'held', open: sockets.filter((socket) => !socket.destroyed && !socket.connecting).length, connecting, closed }), 500);
+const report = setInterval(
+  () =>
+    process.send({
+      op: 'held',
+      open: sockets.filter((socket) => !socket.destroyed && !socket.connecting).length,
+      connecting,
+      closed,
+    }),
+  500,
+);
 process.on('message', (message) => {
   if (message.op !== 'stop') return;
   clearInterval(report);

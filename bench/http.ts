@@ -29,30 +29,35 @@ export interface Reply {
 export function call(port: number, method: string, path: string, body?: unknown, auth = true): Promise<Reply> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((done, fail) => {
-    const req = httpRequest({
-      host: '127.0.0.1',
-      port,
-      method,
-      path,
-      agent: false,
-      headers: {
-        ...(auth ? { authorization: `Bearer ${TOKEN}` } : {}),
-        ...(payload !== undefined ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}),
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        agent: false,
+        headers: {
+          ...(auth ? { authorization: `Bearer ${TOKEN}` } : {}),
+          ...(payload !== undefined
+            ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }
+            : {}),
+        },
       },
-    }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => {
-        let parsed: unknown = text;
-        try {
-          parsed = text ? JSON.parse(text) : undefined;
-        } catch {
-          // not JSON
-        }
-        done({ status: res.statusCode ?? 0, body: parsed });
-      });
-    });
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => {
+          let parsed: unknown = text;
+          try {
+            parsed = text ? JSON.parse(text) : undefined;
+          } catch {
+            // not JSON
+          }
+          done({ status: res.statusCode ?? 0, body: parsed });
+        });
+      },
+    );
     req.on('error', fail);
     req.end(payload);
   });

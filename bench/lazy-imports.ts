@@ -16,20 +16,41 @@ import { parseArgs } from 'node:util';
 import { call, freePort, percentile, TOKEN } from './http.js';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
-const { values: args } = parseArgs({ options: { builds: { type: 'string', default: 'dist' }, runs: { type: 'string', default: '7' } } });
+const { values: args } = parseArgs({
+  options: { builds: { type: 'string', default: 'dist' }, runs: { type: 'string', default: '7' } },
+});
 const builds = args.builds!.split(',').map((dir) => resolve(ROOT, dir));
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 const rssMB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
-interface Sample { rssStart: number; openapiMs: number; rssOpenapi: number; metricsMs: number; metricsStatus: number; rssMetrics: number }
+interface Sample {
+  rssStart: number;
+  openapiMs: number;
+  rssOpenapi: number;
+  metricsMs: number;
+  metricsStatus: number;
+  rssMetrics: number;
+}
 
 async function once(dir: string): Promise<Sample> {
   const main = join(dir, (JSON.parse(readFileSync(join(dir, '.agt-build.json'), 'utf8')) as { main: string }).main);
   const dataDir = mkdtempSync(join(tmpdir(), 'agt-lazy-'));
   writeFileSync(join(dataDir, 'settings.json'), '{}');
   const port = await freePort();
-  const env = { PATH: process.env.PATH ?? '', HOME: dataDir, AGT_DAEMON_SETTINGS: join(dataDir, 'settings.json'), AGT_DAEMON_TOKEN: TOKEN, AGT_DAEMON_PORT: String(port), MESH_PORT: '0', AGT_LOG_LEVEL: 'silent' };
-  const child = spawn(process.execPath, ['--import', pathToFileURL(join(ROOT, 'bin/v8-flags.mjs')).href, main], { cwd: ROOT, env, stdio: 'ignore' });
+  const env = {
+    PATH: process.env.PATH ?? '',
+    HOME: dataDir,
+    AGT_DAEMON_SETTINGS: join(dataDir, 'settings.json'),
+    AGT_DAEMON_TOKEN: TOKEN,
+    AGT_DAEMON_PORT: String(port),
+    MESH_PORT: '0',
+    AGT_LOG_LEVEL: 'silent',
+  };
+  const child = spawn(process.execPath, ['--import', pathToFileURL(join(ROOT, 'bin/v8-flags.mjs')).href, main], {
+    cwd: ROOT,
+    env,
+    stdio: 'ignore',
+  });
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${dir} exited with ${child.exitCode}`);
@@ -49,7 +70,14 @@ async function once(dir: string): Promise<Sample> {
   await call(port, 'POST', '/daemon/shutdown', {}).catch(() => {});
   await exited;
   rmSync(dataDir, { recursive: true, force: true });
-  return { rssStart, openapiMs: openapi.ms, rssOpenapi, metricsMs: metrics.ms, metricsStatus: metrics.status, rssMetrics };
+  return {
+    rssStart,
+    openapiMs: openapi.ms,
+    rssOpenapi,
+    metricsMs: metrics.ms,
+    metricsStatus: metrics.status,
+    rssMetrics,
+  };
 }
 
 const results = new Map<string, Sample[]>(builds.map((dir) => [dir, []]));
@@ -57,8 +85,12 @@ const loadBefore = loadavg()[0]!.toFixed(1);
 for (let i = 0; i < Number(args.runs); i++) for (const dir of builds) results.get(dir)!.push(await once(dir));
 const median = (values: number[]) => percentile(values, 50).toFixed(1);
 process.stdout.write(`load ${loadBefore} → ${loadavg()[0]!.toFixed(1)}; medians of ${args.runs}\n`);
-process.stdout.write('| build | RSS at first 200 | first /openapi.json | RSS after | first /metrics (status) | RSS after |\n|---|---|---|---|---|---|\n');
+process.stdout.write(
+  '| build | RSS at first 200 | first /openapi.json | RSS after | first /metrics (status) | RSS after |\n|---|---|---|---|---|---|\n',
+);
 for (const [dir, samples] of results) {
   const of = (key: keyof Sample) => median(samples.map((s) => s[key] as number));
-  process.stdout.write(`| ${dir.slice(ROOT.length + 1)} | ${of('rssStart')} MB | ${of('openapiMs')} ms | ${of('rssOpenapi')} MB | ${of('metricsMs')} ms (${[...new Set(samples.map((s) => s.metricsStatus))].join('/')}) | ${of('rssMetrics')} MB |\n`);
+  process.stdout.write(
+    `| ${dir.slice(ROOT.length + 1)} | ${of('rssStart')} MB | ${of('openapiMs')} ms | ${of('rssOpenapi')} MB | ${of('metricsMs')} ms (${[...new Set(samples.map((s) => s.metricsStatus))].join('/')}) | ${of('rssMetrics')} MB |\n`,
+  );
 }

@@ -9,11 +9,55 @@
 import { writeFileSync } from 'node:fs';
 
 let seed = 7;
-const random = () => ((seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32);
+const random = () => (seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32;
 const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
 
-const NAMES = ['Alex', 'Priya', 'Jonas', 'Mei', 'Tomasz', 'Aisha', 'Lucas', 'Sofia', 'Kenji', 'Amara', 'Diego', 'Freya', 'Omar', 'Ines', 'Ravi', 'Zoe', 'Mateo', 'Hana', 'Felix', 'Leila', 'Noah', 'Yara', 'Erik', 'Chloe', 'Samir', 'Anya', 'Bruno', 'Lena', 'Kwame', 'Elif'];
-const CITIES = ['Lisbon', 'Oslo', 'Nairobi', 'Osaka', 'Lyon', 'Porto', 'Krakow', 'Seville', 'Tampere', 'Graz', 'Bergen', 'Ghent'];
+const NAMES = [
+  'Alex',
+  'Priya',
+  'Jonas',
+  'Mei',
+  'Tomasz',
+  'Aisha',
+  'Lucas',
+  'Sofia',
+  'Kenji',
+  'Amara',
+  'Diego',
+  'Freya',
+  'Omar',
+  'Ines',
+  'Ravi',
+  'Zoe',
+  'Mateo',
+  'Hana',
+  'Felix',
+  'Leila',
+  'Noah',
+  'Yara',
+  'Erik',
+  'Chloe',
+  'Samir',
+  'Anya',
+  'Bruno',
+  'Lena',
+  'Kwame',
+  'Elif',
+];
+const CITIES = [
+  'Lisbon',
+  'Oslo',
+  'Nairobi',
+  'Osaka',
+  'Lyon',
+  'Porto',
+  'Krakow',
+  'Seville',
+  'Tampere',
+  'Graz',
+  'Bergen',
+  'Ghent',
+];
 const COLOURS = ['red', 'green', 'blue', 'silver', 'black', 'white'];
 const BRANDS = ['Volvo', 'Saab', 'Skoda', 'Fiat', 'Mazda', 'Renault'];
 const PETS = ['Biscuit', 'Pepper', 'Mochi', 'Rusty', 'Juniper', 'Waffles', 'Ziggy'];
@@ -26,14 +70,46 @@ const DAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday'];
 
 /** Each template: the fact, the question in its own words, and the paraphrased question. */
 const TEMPLATES: Array<(n: string) => { fact: string; direct: string; paraphrase: string }> = [
-  (n) => ({ fact: `${n}'s sister lives in ${pick(CITIES)}.`, direct: `Where does ${n}'s sister live?`, paraphrase: `Which town is ${n}'s sibling's home?` }),
-  (n) => ({ fact: `${n} drives a ${pick(COLOURS)} ${pick(BRANDS)} car.`, direct: `What car does ${n} drive?`, paraphrase: `Which automobile does ${n} own?` }),
-  (n) => ({ fact: `${n}'s dog is called ${pick(PETS)}.`, direct: `What is ${n}'s dog called?`, paraphrase: `What is the name of ${n}'s puppy?` }),
-  (n) => ({ fact: `${n} works as a ${pick(JOBS)} at ${pick(COMPANIES)}.`, direct: `Where does ${n} work?`, paraphrase: `Who is ${n}'s employer?` }),
-  (n) => ({ fact: `${n}'s birthday is on ${Math.ceil(random() * 28)} ${pick(MONTHS)}.`, direct: `When is ${n}'s birthday?`, paraphrase: `When was ${n} born?` }),
-  (n) => ({ fact: `${n} is allergic to ${pick(FOODS)}.`, direct: `What is ${n} allergic to?`, paraphrase: `Does ${n} have an allergy?` }),
-  (n) => ({ fact: `${n}'s favourite drink is ${pick(DRINKS)}.`, direct: `What is ${n}'s favourite drink?`, paraphrase: `Which beverage does ${n} prefer?` }),
-  (n) => ({ fact: `${n} has a meeting with ${pick(NAMES)} on ${pick(DAYS)}.`, direct: `When is ${n}'s meeting?`, paraphrase: `When is ${n}'s appointment?` }),
+  (n) => ({
+    fact: `${n}'s sister lives in ${pick(CITIES)}.`,
+    direct: `Where does ${n}'s sister live?`,
+    paraphrase: `Which town is ${n}'s sibling's home?`,
+  }),
+  (n) => ({
+    fact: `${n} drives a ${pick(COLOURS)} ${pick(BRANDS)} car.`,
+    direct: `What car does ${n} drive?`,
+    paraphrase: `Which automobile does ${n} own?`,
+  }),
+  (n) => ({
+    fact: `${n}'s dog is called ${pick(PETS)}.`,
+    direct: `What is ${n}'s dog called?`,
+    paraphrase: `What is the name of ${n}'s puppy?`,
+  }),
+  (n) => ({
+    fact: `${n} works as a ${pick(JOBS)} at ${pick(COMPANIES)}.`,
+    direct: `Where does ${n} work?`,
+    paraphrase: `Who is ${n}'s employer?`,
+  }),
+  (n) => ({
+    fact: `${n}'s birthday is on ${Math.ceil(random() * 28)} ${pick(MONTHS)}.`,
+    direct: `When is ${n}'s birthday?`,
+    paraphrase: `When was ${n} born?`,
+  }),
+  (n) => ({
+    fact: `${n} is allergic to ${pick(FOODS)}.`,
+    direct: `What is ${n} allergic to?`,
+    paraphrase: `Does ${n} have an allergy?`,
+  }),
+  (n) => ({
+    fact: `${n}'s favourite drink is ${pick(DRINKS)}.`,
+    direct: `What is ${n}'s favourite drink?`,
+    paraphrase: `Which beverage does ${n} prefer?`,
+  }),
+  (n) => ({
+    fact: `${n} has a meeting with ${pick(NAMES)} on ${pick(DAYS)}.`,
+    direct: `When is ${n}'s meeting?`,
+    paraphrase: `When is ${n}'s appointment?`,
+  }),
 ];
 
 const CHATTER = [
@@ -54,7 +130,12 @@ const conversations = Array.from({ length: 200 }, (_, i) => {
 });
 // 100 questions about 100 of the facts, every other one paraphrased.
 const asked = [...conversations].sort(() => random() - 0.5).slice(0, 100);
-const questions = asked.map((c, i) => ({ conversation: c.id, paraphrase: i % 2 === 1, question: i % 2 === 1 ? c.paraphrase : c.direct, expects: c.fact }));
+const questions = asked.map((c, i) => ({
+  conversation: c.id,
+  paraphrase: i % 2 === 1,
+  question: i % 2 === 1 ? c.paraphrase : c.direct,
+  expects: c.fact,
+}));
 
 const set = { conversations: conversations.map(({ id, fact, chatter }) => ({ id, fact, chatter })), questions };
 writeFileSync(new URL('./memory-recall-set.json', import.meta.url), `${JSON.stringify(set, null, 1)}\n`);

@@ -41,8 +41,15 @@ const client: ModelClient = {
       body: JSON.stringify({ model: name, input, dimensions, encoding_format: 'float' }),
     });
     if (!response.ok) throw new Error(`embeddings: ${response.status} ${await response.text()}`);
-    const body = (await response.json()) as { data: Array<{ index: number; embedding: number[] }>; usage?: { prompt_tokens?: number } };
-    return { vectors: [...body.data].sort((a, b) => a.index - b.index).map((d) => d.embedding), inputTokens: body.usage?.prompt_tokens ?? 0, model: name };
+    const body = (await response.json()) as {
+      data: Array<{ index: number; embedding: number[] }>;
+      usage?: { prompt_tokens?: number };
+    };
+    return {
+      vectors: [...body.data].sort((a, b) => a.index - b.index).map((d) => d.embedding),
+      inputTokens: body.usage?.prompt_tokens ?? 0,
+      model: name,
+    };
   },
 };
 
@@ -61,7 +68,9 @@ async function run(hybrid: boolean) {
     resolveClient: async () => client,
     secrets: async () => [],
     emit: (_agent, type, payload) => {
-      if (type === 'memory.recalled') ((recalledTokens = (payload as { tokens: number }).tokens), (recalledIds = (payload as { memory_ids: number[] }).memory_ids));
+      if (type === 'memory.recalled')
+        (recalledTokens = (payload as { tokens: number }).tokens),
+          (recalledIds = (payload as { memory_ids: number[] }).memory_ids);
     },
     agent: () => agent,
   });
@@ -70,7 +79,8 @@ async function run(hybrid: boolean) {
     for (const text of c.chatter) await service.save(agent, { text, kind: 'episode', source: 'compaction' });
     await service.save(agent, { text: c.fact, kind: 'fact', source: 'agent' });
   }
-  while (hybrid && (file.memory.embeddedCount().pending > 0 || service.embeddingRuns(agent.id))) await new Promise((resolve) => setTimeout(resolve, 5));
+  while (hybrid && (file.memory.embeddedCount().pending > 0 || service.embeddingRuns(agent.id)))
+    await new Promise((resolve) => setTimeout(resolve, 5));
 
   const byKind = { direct: { asked: 0, found: 0, recalled: 0 }, paraphrase: { asked: 0, found: 0, recalled: 0 } };
   let tokens = 0;
@@ -88,7 +98,11 @@ async function run(hybrid: boolean) {
   await file.close();
   rmSync(dir, { recursive: true, force: true });
   const rate = (n: number, of: number) => +(n / of).toFixed(2);
-  const all = { asked: byKind.direct.asked + byKind.paraphrase.asked, found: byKind.direct.found + byKind.paraphrase.found, recalled: byKind.direct.recalled + byKind.paraphrase.recalled };
+  const all = {
+    asked: byKind.direct.asked + byKind.paraphrase.asked,
+    found: byKind.direct.found + byKind.paraphrase.found,
+    recalled: byKind.direct.recalled + byKind.paraphrase.recalled,
+  };
   return {
     mode: hybrid ? `hybrid (${url ? `${model} at ${url}` : 'test embedder'}, ${dims} dims)` : 'full-text only',
     'recall@5': rate(all.found, all.asked),
@@ -99,6 +113,11 @@ async function run(hybrid: boolean) {
   };
 }
 
-console.log(JSON.stringify({ memories: set.conversations.reduce((n, c) => n + c.chatter.length + 1, 0), questions: set.questions.length }));
+console.log(
+  JSON.stringify({
+    memories: set.conversations.reduce((n, c) => n + c.chatter.length + 1, 0),
+    questions: set.questions.length,
+  }),
+);
 console.log(JSON.stringify(await run(false)));
 console.log(JSON.stringify(await run(true)));

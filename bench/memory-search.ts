@@ -27,7 +27,7 @@ const queries = Number(args[2] ?? 200);
 const keep = process.argv.find((a) => a.startsWith('--keep='))?.slice(7);
 
 let seed = 42;
-const random = () => ((seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32);
+const random = () => (seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32;
 // A vocabulary of 5,000 made-up words drawn with Zipf's law (s = 1), as words in text are: a few very
 // common ones, most rare. Queries draw from the same law.
 const VOCABULARY = Array.from({ length: 5_000 }, (_, i) => `w${i.toString(36)}`);
@@ -52,10 +52,15 @@ const unitVector = () => {
   const norm = Math.hypot(...v);
   return v.map((x) => x / norm);
 };
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
 const summary = (times: number[]) => {
   const sorted = [...times].sort((a, b) => a - b);
-  return { p50: +percentile(sorted, 50).toFixed(2), p95: +percentile(sorted, 95).toFixed(2), max: +sorted.at(-1)!.toFixed(2) };
+  return {
+    p50: +percentile(sorted, 50).toFixed(2),
+    p95: +percentile(sorted, 95).toFixed(2),
+    max: +sorted.at(-1)!.toFixed(2),
+  };
 };
 
 const dir = mkdtempSync(join(tmpdir(), 'agt-memory-bench-'));
@@ -67,8 +72,13 @@ useVectorModel(file.raw, `bench/random/${dims}`);
 const started = performance.now();
 const BATCH = 500;
 for (let done = 0; done < n; done += BATCH) {
-  const batch = Array.from({ length: Math.min(BATCH, n - done) }, () => ({ text: sentence(8 + Math.floor(random() * 16)), vector: unitVector() }));
-  const memories = file.transaction(() => batch.map((item) => file.memory.add({ text: item.text, source: 'agent' }, Date.now())));
+  const batch = Array.from({ length: Math.min(BATCH, n - done) }, () => ({
+    text: sentence(8 + Math.floor(random() * 16)),
+    vector: unitVector(),
+  }));
+  const memories = file.transaction(() =>
+    batch.map((item) => file.memory.add({ text: item.text, source: 'agent' }, Date.now())),
+  );
   file.memory.putVectors(memories.map((m, i) => ({ id: m.id, text: m.text, vector: batch[i]!.vector })));
   if ((done / BATCH) % 20 === 0) process.stderr.write(`\r${done + batch.length} / ${n}`);
 }
@@ -90,21 +100,25 @@ const hybrid = texts.map((q, i) =>
   time(() => {
     const a = file.memory.fullText(q, 50);
     const b = file.memory.nearest(vectors[i]!, 50);
-    const found = new Map(file.memory.many([...new Set([...a.map((h) => h.id), ...b.map((h) => h.id)])]).map((m) => [m.id, m]));
+    const found = new Map(
+      file.memory.many([...new Set([...a.map((h) => h.id), ...b.map((h) => h.id)])]).map((m) => [m.id, m]),
+    );
     fuse(a, b, (id) => found.get(id), Date.now());
   }),
 );
 await file.close();
 const bytes = statSync(path).size;
-console.log(JSON.stringify({
-  memories: n,
-  dims,
-  vector_search: n <= EXACT_SEARCH_LIMIT ? 'exact' : '1-bit scan, float32 rerank',
-  queries,
-  write_seconds: +writeSeconds.toFixed(1),
-  file_mb: +(bytes / 1024 / 1024).toFixed(1),
-  fulltext_ms: summary(fullText),
-  vector_ms: summary(vector),
-  hybrid_ms: summary(hybrid),
-}));
+console.log(
+  JSON.stringify({
+    memories: n,
+    dims,
+    vector_search: n <= EXACT_SEARCH_LIMIT ? 'exact' : '1-bit scan, float32 rerank',
+    queries,
+    write_seconds: +writeSeconds.toFixed(1),
+    file_mb: +(bytes / 1024 / 1024).toFixed(1),
+    fulltext_ms: summary(fullText),
+    vector_ms: summary(vector),
+    hybrid_ms: summary(hybrid),
+  }),
+);
 if (!keep) rmSync(dir, { recursive: true, force: true });

@@ -12,23 +12,34 @@ import http from 'node:http';
 if (process.argv[2] === '--server') {
   const chunk = (o) => `data: ${JSON.stringify(o)}\n\n`;
   const base = { id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'fake-model' };
-  const body = chunk({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' } }] }) + chunk({ ...base, choices: [{ index: 0, delta: { content: 'ok' } }] })
-    + chunk({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }) + chunk({ ...base, choices: [], usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 } }) + 'data: [DONE]\n\n';
-  http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write(body.slice(0, 200));
-      res.end(body.slice(200));
+  const body =
+    chunk({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' } }] }) +
+    chunk({ ...base, choices: [{ index: 0, delta: { content: 'ok' } }] }) +
+    chunk({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }) +
+    chunk({ ...base, choices: [], usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 } }) +
+    'data: [DONE]\n\n';
+  http
+    .createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(body.slice(0, 200));
+        res.end(body.slice(200));
+      });
+    })
+    .listen(0, '127.0.0.1', function () {
+      process.send(this.address().port);
     });
-  }).listen(0, '127.0.0.1', function () { process.send(this.address().port); });
 } else if (process.argv[2] === '--client') {
   const [, , , which, port] = process.argv;
   const url = `http://127.0.0.1:${port}/v1/chat/completions`;
   const payload = JSON.stringify({
     model: 'x',
     messages: Array.from({ length: 20 }, (_, i) => ({ role: 'user', content: `hello there ${i}` })),
-    tools: Array.from({ length: 25 }, (_, i) => ({ type: 'function', function: { name: `t${i}`, description: 'x'.repeat(300), parameters: { type: 'object' } } })),
+    tools: Array.from({ length: 25 }, (_, i) => ({
+      type: 'function',
+      function: { name: `t${i}`, description: 'x'.repeat(300), parameters: { type: 'object' } },
+    })),
   });
   const headers = { 'content-type': 'application/json', accept: 'application/json', authorization: 'Bearer x' };
   let request;
@@ -42,16 +53,21 @@ if (process.argv[2] === '--server') {
     return s.length;
   };
   const agent = new http.Agent({ keepAlive: true });
-  const viaHttp = () => new Promise((done, fail) => {
-    const req = http.request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(payload) } }, (res) => {
-      res.setEncoding('utf8');
-      let s = '';
-      res.on('data', (c) => (s += c));
-      res.on('end', () => done(s.length));
+  const viaHttp = () =>
+    new Promise((done, fail) => {
+      const req = http.request(
+        url,
+        { method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(payload) } },
+        (res) => {
+          res.setEncoding('utf8');
+          let s = '';
+          res.on('data', (c) => (s += c));
+          res.on('end', () => done(s.length));
+        },
+      );
+      req.on('error', fail);
+      req.end(payload);
     });
-    req.on('error', fail);
-    req.end(payload);
-  });
   const call = which === 'http' ? viaHttp : viaUndici;
   const cpu = async (n) => {
     const before = process.cpuUsage();
@@ -65,7 +81,8 @@ if (process.argv[2] === '--server') {
 } else {
   const server = fork(new URL(import.meta.url), ['--server']);
   const port = await new Promise((done) => server.once('message', done));
-  const run = (which) => new Promise((done) => fork(new URL(import.meta.url), ['--client', which, String(port)]).once('exit', done));
+  const run = (which) =>
+    new Promise((done) => fork(new URL(import.meta.url), ['--client', which, String(port)]).once('exit', done));
   try {
     for (let i = 0; i < (Number(process.argv[2]) || 3); i++) for (const which of ['undici', 'http']) await run(which);
   } finally {

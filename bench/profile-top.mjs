@@ -13,10 +13,12 @@ import { fileURLToPath } from 'node:url';
 const argv = process.argv.slice(2);
 const opt = (name) => Number(argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3));
 const [path, rows] = argv.filter((a) => !a.startsWith('--'));
-const from = opt('from'), to = opt('to');
+const from = opt('from'),
+  to = opt('to');
 const p = JSON.parse(readFileSync(path, 'utf8'));
 const byId = new Map(p.nodes.map((n) => [n.id, n]));
-const dt = p.timeDeltas; let total = 0;
+const dt = p.timeDeltas;
+let total = 0;
 const counts = new Map();
 let at = p.startTime;
 for (let i = 0; i < p.samples.length; i++) {
@@ -32,7 +34,9 @@ function sourceOf(cf) {
     maps.set(cf.url, existsSync(`${file}.map`) ? new SourceMap(JSON.parse(readFileSync(`${file}.map`, 'utf8'))) : null);
   }
   const entry = maps.get(cf.url)?.findEntry(cf.lineNumber, cf.columnNumber);
-  return entry?.originalSource ? entry.originalSource.replace(/^(\.\.\/)+/, '').replace(/^node_modules\/((@[^/]+\/)?[^/]+).*/, '$1') : null;
+  return entry?.originalSource
+    ? entry.originalSource.replace(/^(\.\.\/)+/, '').replace(/^node_modules\/((@[^/]+\/)?[^/]+).*/, '$1')
+    : null;
 }
 const parent = new Map();
 for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
@@ -40,21 +44,37 @@ const ownerOf = (id) => {
   for (let cur = id; cur !== undefined; cur = parent.get(cur)) {
     const cf = byId.get(cur).callFrame;
     if (!cf.url || cf.url.startsWith('node:')) continue;
-    return sourceOf(cf) ?? cf.url.replace(/.*\/node_modules\/((@[^/]+\/)?[^/]+).*/, '$1').replace(/.*\/dist\//, 'dist/');
+    return (
+      sourceOf(cf) ?? cf.url.replace(/.*\/node_modules\/((@[^/]+\/)?[^/]+).*/, '$1').replace(/.*\/dist\//, 'dist/')
+    );
   }
   return byId.get(id).callFrame.functionName || byId.get(id).callFrame.url;
 };
-const agg = new Map(); const file = new Map(); const source = new Map(); const owner = new Map();
+const agg = new Map();
+const file = new Map();
+const source = new Map();
+const owner = new Map();
 for (const [id, t] of counts) {
-  const n = byId.get(id); const cf = n.callFrame;
+  const n = byId.get(id);
+  const cf = n.callFrame;
   const key = `${cf.functionName || '(anon)'} ${cf.url.replace(/.*\/(node_modules|dist|kernel)\//, '$1/')}:${cf.lineNumber}`;
-  agg.set(key, (agg.get(key) ?? 0) + t); total += t;
-  const f = cf.url ? cf.url.replace(/.*\/node_modules\/((@[^/]+\/)?[^/]+).*/, '$1').replace(/.*\/dist\//, 'dist/') : cf.functionName;
+  agg.set(key, (agg.get(key) ?? 0) + t);
+  total += t;
+  const f = cf.url
+    ? cf.url.replace(/.*\/node_modules\/((@[^/]+\/)?[^/]+).*/, '$1').replace(/.*\/dist\//, 'dist/')
+    : cf.functionName;
   file.set(f, (file.get(f) ?? 0) + t);
   const s = sourceOf(cf) ?? f;
   source.set(s, (source.get(s) ?? 0) + t);
   const o = ownerOf(id);
   owner.set(o, (owner.get(o) ?? 0) + t);
 }
-const top = (m, k) => [...m].sort((a, b) => b[1] - a[1]).slice(0, k).map(([n, t]) => `${(100 * t / total).toFixed(1).padStart(5)}% ${n}`).join('\n');
-console.log(`total ${(total / 1000).toFixed(0)} ms\n-- self by function\n${top(agg, +(rows ?? 25))}\n-- self by file\n${top(file, 15)}\n-- self by source (dist mapped through its .map)\n${top(source, +(rows ?? 25))}\n-- by owner (nearest source file or package frame)\n${top(owner, +(rows ?? 25))}`);
+const top = (m, k) =>
+  [...m]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, k)
+    .map(([n, t]) => `${((100 * t) / total).toFixed(1).padStart(5)}% ${n}`)
+    .join('\n');
+console.log(
+  `total ${(total / 1000).toFixed(0)} ms\n-- self by function\n${top(agg, +(rows ?? 25))}\n-- self by file\n${top(file, 15)}\n-- self by source (dist mapped through its .map)\n${top(source, +(rows ?? 25))}\n-- by owner (nearest source file or package frame)\n${top(owner, +(rows ?? 25))}`,
+);

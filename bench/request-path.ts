@@ -82,7 +82,12 @@ function rssMB(pid: number): number {
 }
 
 /** `shutdown`: how to stop it cleanly (a call, or a signal); without it, SIGKILL. */
-async function spawnUntilHealthy(argv: string[], env: Record<string, string>, port: number, shutdown?: (() => Promise<void>) | NodeJS.Signals): Promise<Running> {
+async function spawnUntilHealthy(
+  argv: string[],
+  env: Record<string, string>,
+  port: number,
+  shutdown?: (() => Promise<void>) | NodeJS.Signals,
+): Promise<Running> {
   const since = performance.now();
   const child: ChildProcess = spawn(process.execPath, argv, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
@@ -118,11 +123,23 @@ function buildTarget(dir: string, settings: Record<string, unknown>): Target {
       writeFileSync(join(dataDir, 'settings.json'), JSON.stringify(settings));
       const port = await freePort();
       const prof = args.prof ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : [];
-      const env = { PATH: process.env.PATH ?? '', HOME: dataDir, AGT_DAEMON_SETTINGS: join(dataDir, 'settings.json'), AGT_DAEMON_TOKEN: TOKEN, AGT_DAEMON_PORT: String(port), ...extraEnv };
+      const env = {
+        PATH: process.env.PATH ?? '',
+        HOME: dataDir,
+        AGT_DAEMON_SETTINGS: join(dataDir, 'settings.json'),
+        AGT_DAEMON_TOKEN: TOKEN,
+        AGT_DAEMON_PORT: String(port),
+        ...extraEnv,
+      };
       // A clean shutdown writes the CPU profile.
       // The V8 settings bin/agtd.mjs applies first (bin/v8-flags.mjs), unless `--no-v8-flags`.
       const v8Flags = args['no-v8-flags'] ? [] : ['--import', pathToFileURL(join(ROOT, 'bin/v8-flags.mjs')).href];
-      return spawnUntilHealthy([...prof, ...v8Flags, join(dir, info.main)], env, port, async () => void (await call(port, 'POST', '/daemon/shutdown', {})));
+      return spawnUntilHealthy(
+        [...prof, ...v8Flags, join(dir, info.main)],
+        env,
+        port,
+        async () => void (await call(port, 'POST', '/daemon/shutdown', {})),
+      );
     },
   };
 }
@@ -132,7 +149,12 @@ const baseline: Target = {
   async start() {
     const port = await freePort();
     const prof = args.prof ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : [];
-    return spawnUntilHealthy([...prof, join(ROOT, 'bench/baseline.mjs')], { PATH: process.env.PATH ?? '', PORT: String(port), TOKEN }, port, args.prof ? 'SIGTERM' : undefined);
+    return spawnUntilHealthy(
+      [...prof, join(ROOT, 'bench/baseline.mjs')],
+      { PATH: process.env.PATH ?? '', PORT: String(port), TOKEN },
+      port,
+      args.prof ? 'SIGTERM' : undefined,
+    );
   },
 };
 
@@ -148,15 +170,26 @@ function cpuMs(pid: number): number {
  */
 async function load(port: number, pid: number, path: string, duration: number) {
   const cpuBefore = cpuMs(pid);
-  const result = await autocannon({ url: `http://127.0.0.1:${port}${path}`, connections: 10, duration, headers: { authorization: `Bearer ${TOKEN}` } });
+  const result = await autocannon({
+    url: `http://127.0.0.1:${port}${path}`,
+    connections: 10,
+    duration,
+    headers: { authorization: `Bearer ${TOKEN}` },
+  });
   if (result.non2xx || result.errors) log(`warning: ${result.non2xx} non-2xx and ${result.errors} errors on ${path}`);
-  return { rps: result.requests.average, p99: result.latency.p99, cpuUs: ((cpuMs(pid) - cpuBefore) * 1000) / Math.max(1, result.requests.total) };
+  return {
+    rps: result.requests.average,
+    p99: result.latency.p99,
+    cpuUs: ((cpuMs(pid) - cpuBefore) * 1000) / Math.max(1, result.requests.total),
+  };
 }
 
 /** Alternating rounds over the targets; median req/s per target (and that round's p99). */
 async function compare(running: Array<{ name: string; port: number; pid: number; path: string }>) {
   for (const target of running) await load(target.port, target.pid, target.path, 1);
-  const runs = new Map<string, Array<{ rps: number; p99: number; cpuUs: number }>>(running.map((target) => [target.name, []]));
+  const runs = new Map<string, Array<{ rps: number; p99: number; cpuUs: number }>>(
+    running.map((target) => [target.name, []]),
+  );
   for (let round = 0; round < rounds; round++) {
     if (args.together) {
       // All targets at once: whatever else the machine does disturbs them alike (CPU per request is
@@ -164,13 +197,24 @@ async function compare(running: Array<{ name: string; port: number; pid: number;
       const results = await Promise.all(running.map((target) => load(target.port, target.pid, target.path, seconds)));
       running.forEach((target, i) => runs.get(target.name)!.push(results[i]!));
     } else {
-      for (const target of running) runs.get(target.name)!.push(await load(target.port, target.pid, target.path, seconds));
+      for (const target of running)
+        runs.get(target.name)!.push(await load(target.port, target.pid, target.path, seconds));
     }
   }
-  return new Map([...runs].map(([name, list]) => {
-    const sorted = [...list].sort((a, b) => a.rps - b.rps);
-    return [name, { ...sorted[Math.floor(sorted.length / 2)]!, cpuUs: median(list.map((r) => r.cpuUs)), cpuMinUs: Math.min(...list.map((r) => r.cpuUs)), all: list.map((r) => Math.round(r.rps)) }];
-  }));
+  return new Map(
+    [...runs].map(([name, list]) => {
+      const sorted = [...list].sort((a, b) => a.rps - b.rps);
+      return [
+        name,
+        {
+          ...sorted[Math.floor(sorted.length / 2)]!,
+          cpuUs: median(list.map((r) => r.cpuUs)),
+          cpuMinUs: Math.min(...list.map((r) => r.cpuUs)),
+          all: list.map((r) => Math.round(r.rps)),
+        },
+      ];
+    }),
+  );
 }
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
@@ -180,7 +224,11 @@ async function main() {
   mkdirSync(profiles, { recursive: true });
   const loadBefore = loadavg()[0]!;
   const fake = await startFakeOpenAI({ teardown: (fn) => void cleanups.push(fn) }, [], { fallback: reply.text('ok') });
-  const settings = { providers: [{ id: 'fake', type: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, defaultModel: 'fake-model' }] };
+  const settings = {
+    providers: [
+      { id: 'fake', type: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, defaultModel: 'fake-model' },
+    ],
+  };
   const targets = [...builds.map((dir) => buildTarget(dir, settings)), baseline];
   const lines: string[] = [];
 
@@ -206,15 +254,26 @@ async function main() {
     for (const target of targets) {
       const ms = median(cold.get(target.name)!);
       const cpu = median(coldCpu.get(target.name)!);
-      lines.push(`cold start  ${target.name.padEnd(24)} ${fmt(ms)} ms (${pct(ms, base)} of fastify) [${cold.get(target.name)!.map(fmt).join(' ')}]; CPU ${fmt(cpu)} ms (${pct(cpu, baseCpu)})`);
+      lines.push(
+        `cold start  ${target.name.padEnd(24)} ${fmt(ms)} ms (${pct(ms, base)} of fastify) [${cold.get(target.name)!.map(fmt).join(' ')}]; CPU ${fmt(cpu)} ms (${pct(cpu, baseCpu)})`,
+      );
     }
-    if (parts.has('rss')) for (const target of targets) lines.push(`RSS at 0    ${target.name.padEnd(24)} ${median(rss.get(target.name)!).toFixed(1)} MB [${rss.get(target.name)!.map((v) => v.toFixed(0)).join(' ')}]`);
+    if (parts.has('rss'))
+      for (const target of targets)
+        lines.push(
+          `RSS at 0    ${target.name.padEnd(24)} ${median(rss.get(target.name)!).toFixed(1)} MB [${rss
+            .get(target.name)!
+            .map((v) => v.toFixed(0))
+            .join(' ')}]`,
+        );
     const rest = Number(args.rest);
     if (rest > 0) {
       const resting = await Promise.all(targets.map(async (target) => ({ target, running: await target.start() })));
       await sleep(rest * 1000);
       for (const { target, running } of resting) {
-        lines.push(`RSS at rest ${target.name.padEnd(24)} ${rssMB(running.pid).toFixed(1)} MB (${rest} s after its first 200)`);
+        lines.push(
+          `RSS at rest ${target.name.padEnd(24)} ${rssMB(running.pid).toFixed(1)} MB (${rest} s after its first 200)`,
+        );
         await running.stop();
       }
     }
@@ -235,13 +294,26 @@ async function main() {
     const report = (label: string, result: Awaited<ReturnType<typeof compare>>) => {
       const base = result.get('fastify')!;
       for (const [name, r] of result) {
-        lines.push(`${label.padEnd(11)} ${name.padEnd(24)} ${fmt(r.rps)} req/s p99 ${r.p99} ms (${pct(r.rps, base.rps)} of fastify) [${r.all.map(fmt).join(' ')}]; CPU ${r.cpuUs.toFixed(1)} µs/req (fastify ÷ this ${pct(base.cpuUs, r.cpuUs)}; least of the rounds ${r.cpuMinUs.toFixed(1)}, ${pct(base.cpuMinUs, r.cpuMinUs)})`);
+        lines.push(
+          `${label.padEnd(11)} ${name.padEnd(24)} ${fmt(r.rps)} req/s p99 ${r.p99} ms (${pct(r.rps, base.rps)} of fastify) [${r.all.map(fmt).join(' ')}]; CPU ${r.cpuUs.toFixed(1)} µs/req (fastify ÷ this ${pct(base.cpuUs, r.cpuUs)}; least of the rounds ${r.cpuMinUs.toFixed(1)}, ${pct(base.cpuMinUs, r.cpuMinUs)})`,
+        );
       }
     };
-    const statusPaths = () => running.map(({ target, process: p }) => ({ name: target.name, port: p.port, pid: p.pid, path: target === baseline ? '/agents/bench/status' : `/agents/${agentOf.get(target.name)}/status` }));
+    const statusPaths = () =>
+      running.map(({ target, process: p }) => ({
+        name: target.name,
+        port: p.port,
+        pid: p.pid,
+        path: target === baseline ? '/agents/bench/status' : `/agents/${agentOf.get(target.name)}/status`,
+      }));
     if (parts.has('health')) {
       log('GET /health');
-      report('/health', await compare(running.map(({ target, process: p }) => ({ name: target.name, port: p.port, pid: p.pid, path: '/health' }))));
+      report(
+        '/health',
+        await compare(
+          running.map(({ target, process: p }) => ({ name: target.name, port: p.port, pid: p.pid, path: '/health' })),
+        ),
+      );
     }
     if (parts.has('status')) {
       log('GET /agents/{id}/status');
@@ -253,7 +325,11 @@ async function main() {
       for (const { target, process: p } of running) {
         if (target === baseline) continue;
         for (let i = 2; i <= more; i++) {
-          const res = await call(p.port, 'POST', '/agents/create', { name: `Bench ${i}`, provider: 'fake', start: true });
+          const res = await call(p.port, 'POST', '/agents/create', {
+            name: `Bench ${i}`,
+            provider: 'fake',
+            start: true,
+          });
           if (res.status !== 201) throw new Error(`agents/create answered ${res.status}`);
         }
       }
@@ -266,19 +342,29 @@ async function main() {
         const before = cpuMs(p.pid);
         await sleep(idleSeconds * 1000);
         idleMsPerS.set(target.name, (cpuMs(p.pid) - before) / idleSeconds);
-        lines.push(`RSS at ${more}`.padEnd(12) + target.name.padEnd(25) + `${rssMB(p.pid).toFixed(1)} MB; idle CPU ${idleMsPerS.get(target.name)!.toFixed(1)} ms per s over ${idleSeconds} s`);
+        lines.push(
+          `RSS at ${more}`.padEnd(12) +
+            target.name.padEnd(25) +
+            `${rssMB(p.pid).toFixed(1)} MB; idle CPU ${idleMsPerS.get(target.name)!.toFixed(1)} ms per s over ${idleSeconds} s`,
+        );
       }
       log(`GET /agents/{id}/status with ${more} agents`);
       const result = await compare(statusPaths());
       report(`/status@${more}`, result);
       for (const [name, idle] of idleMsPerS) {
         const r = result.get(name)!;
-        lines.push(`/status@${more}`.padEnd(12) + name.padEnd(25) + `CPU net of the idle work ${(r.cpuUs - (idle * 1000) / r.rps).toFixed(1)} µs/req`);
+        lines.push(
+          `/status@${more}`.padEnd(12) +
+            name.padEnd(25) +
+            `CPU net of the idle work ${(r.cpuUs - (idle * 1000) / r.rps).toFixed(1)} µs/req`,
+        );
       }
     }
     for (const { process: p } of running) await p.stop();
   }
-  process.stdout.write(`${lines.join('\n')}\nload average (1 min) ${loadBefore.toFixed(2)} before, ${loadavg()[0]!.toFixed(2)} after; node ${process.version}\n`);
+  process.stdout.write(
+    `${lines.join('\n')}\nload average (1 min) ${loadBefore.toFixed(2)} before, ${loadavg()[0]!.toFixed(2)} after; node ${process.version}\n`,
+  );
 }
 
 await runThenClean(main, cleanups);

@@ -123,13 +123,22 @@ async function startAgt(setup: DaemonSetup): Promise<{ running: Running; coldMs:
 async function startBaseline(): Promise<{ running: Running; coldMs: number }> {
   const port = await freePort();
   const since = performance.now();
-  const running = launch('baseline', ['bench/baseline.mjs'], { PATH: process.env.PATH ?? '', PORT: String(port), TOKEN }, port);
+  const running = launch(
+    'baseline',
+    ['bench/baseline.mjs'],
+    { PATH: process.env.PATH ?? '', PORT: String(port), TOKEN },
+    port,
+  );
   return { running, coldMs: await firstHealthy(port, since, running.child) };
 }
 
 let builtWarning = '';
 
-async function load(port: number, path: string, seconds: number): Promise<{ rps: number; p99: number; non2xx: number; errors: number }> {
+async function load(
+  port: number,
+  path: string,
+  seconds: number,
+): Promise<{ rps: number; p99: number; non2xx: number; errors: number }> {
   const result = await autocannon({
     url: `http://127.0.0.1:${port}${path}`,
     connections: CONNECTIONS,
@@ -143,7 +152,10 @@ async function load(port: number, path: string, seconds: number): Promise<{ rps:
 async function compare(agt: Running, base: Running, agtPath: string, basePath: string, rounds = 3, seconds = 4) {
   await load(agt.port, agtPath, 1);
   await load(base.port, basePath, 1);
-  const runs: Record<'agt' | 'baseline', Array<{ rps: number; p99: number; non2xx: number; errors: number }>> = { agt: [], baseline: [] };
+  const runs: Record<'agt' | 'baseline', Array<{ rps: number; p99: number; non2xx: number; errors: number }>> = {
+    agt: [],
+    baseline: [],
+  };
   for (let round = 0; round < rounds; round++) {
     runs.agt.push(await load(agt.port, agtPath, seconds));
     runs.baseline.push(await load(base.port, basePath, seconds));
@@ -151,7 +163,12 @@ async function compare(agt: Running, base: Running, agtPath: string, basePath: s
   const pick = (list: typeof runs.agt) => {
     const sorted = [...list].sort((a, b) => a.rps - b.rps);
     const mid = sorted[Math.floor(sorted.length / 2)]!;
-    return { rps: Math.round(mid.rps), p99: mid.p99, non2xx: list.reduce((n, r) => n + r.non2xx, 0), errors: list.reduce((n, r) => n + r.errors, 0) };
+    return {
+      rps: Math.round(mid.rps),
+      p99: mid.p99,
+      non2xx: list.reduce((n, r) => n + r.non2xx, 0),
+      errors: list.reduce((n, r) => n + r.errors, 0),
+    };
   };
   return { agt: pick(runs.agt), baseline: pick(runs.baseline) };
 }
@@ -163,12 +180,16 @@ async function chatOnce(port: number, watcher: TurnWatch, agentId: string, text:
   return (await watcher.until(res.body.turnId)) - since;
 }
 
-const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : '—');
+const fmt = (n: number, digits = 0) =>
+  Number.isFinite(n)
+    ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
+    : '—';
 
 async function main(): Promise<void> {
   const began = performance.now();
   const loadBefore = loadavg()[0]!;
-  if (!existsSync(join(ROOT, 'dist/.agt-build.json'))) throw new Error('no build in dist/: run `npm run build` (npm run bench builds first)');
+  if (!existsSync(join(ROOT, 'dist/.agt-build.json')))
+    throw new Error('no build in dist/: run `npm run build` (npm run bench builds first)');
   const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
   // 1. Cold starts, alternating.
@@ -185,14 +206,19 @@ async function main(): Promise<void> {
 
   // 2. The measured daemon, an instant model and the baseline.
   const fake = await startFakeOpenAI(teardown, [], { fallback: reply.text('ok') });
-  const setup = daemonSetup({ providers: [{ id: 'fake', type: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, defaultModel: 'fake-model' }] });
+  const setup = daemonSetup({
+    providers: [
+      { id: 'fake', type: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, defaultModel: 'fake-model' },
+    ],
+  });
   const { running: agt } = await startAgt(setup);
   const { running: base } = await startBaseline();
   await sleep(1000);
   const rss = { agt: [rssMB(agt.child.pid!)] as number[], baseline: rssMB(base.child.pid!) };
 
   const identity = await call(agt.port, 'POST', '/identity/create', { passphrase: 'bench passphrase, not a secret' });
-  if (identity.status !== 201) throw new Error(`identity/create answered ${identity.status}: ${JSON.stringify(identity.body)}`);
+  if (identity.status !== 201)
+    throw new Error(`identity/create answered ${identity.status}: ${JSON.stringify(identity.body)}`);
 
   log('creating 100 agents');
   const createMs: number[] = [];
@@ -224,9 +250,11 @@ async function main(): Promise<void> {
   for (let i = 0; i < 30; i++) turnMs.push(await chatOnce(agt.port, watcher, agentIds[0]!, `turn ${i}`));
 
   const parallelSince = performance.now();
-  await Promise.all(agentIds.slice(1, 11).map(async (id) => {
-    for (let i = 0; i < 10; i++) await chatOnce(agt.port, watcher, id, `parallel ${i}`);
-  }));
+  await Promise.all(
+    agentIds.slice(1, 11).map(async (id) => {
+      for (let i = 0; i < 10; i++) await chatOnce(agt.port, watcher, id, `parallel ${i}`);
+    }),
+  );
   const parallelSeconds = (performance.now() - parallelSince) / 1000;
   const rssAfter = rssMB(agt.child.pid!);
 
@@ -243,7 +271,8 @@ async function main(): Promise<void> {
     const since = performance.now();
     const res = await call(agt.port, 'GET', '/agents');
     if (i >= 3) listMs.push(performance.now() - since);
-    if (res.status !== 200 || !Array.isArray(res.body) || res.body.length < 1000) throw new Error(`GET /agents answered ${res.status} with ${res.body?.length} agents`);
+    if (res.status !== 200 || !Array.isArray(res.body) || res.body.length < 1000)
+      throw new Error(`GET /agents answered ${res.status} with ${res.body?.length} agents`);
   }
   // The hot paths must not grow with the loaded agents: /status again, one agent among 1,000.
   log('GET /agents/{id}/status with 1,000 agents');
@@ -267,12 +296,25 @@ async function main(): Promise<void> {
     coldStartMs: { agt: median(cold.agt), baseline: median(cold.baseline), samples: cold },
     healthRps: health,
     statusRps: status,
-    rssMB: { agt0: rss.agt[0], agt10: rss.agt[1], agt100: rss.agt[2], agt1000: rss1000, agtAfterLoad: rssAfter, baseline: rss.baseline },
+    rssMB: {
+      agt0: rss.agt[0],
+      agt10: rss.agt[1],
+      agt100: rss.agt[2],
+      agt1000: rss1000,
+      agtAfterLoad: rssAfter,
+      baseline: rss.baseline,
+    },
     listAgents1000Ms: { median: median(listMs), p95: percentile(listMs, 95) },
     statusRps1000Agents: status1000,
     createMs: { median: median(createMs), p90: percentile(createMs, 90), first: createMs[0] },
     chatTurnMs: { median: median(turnMs), p90: percentile(turnMs, 90), p95: percentile(turnMs, 95) },
-    parallelTurns: { agents: 10, turnsEach: 10, seconds: parallelSeconds, turnsPerSecond: 100 / parallelSeconds, failures: watcher.failures() },
+    parallelTurns: {
+      agents: 10,
+      turnsEach: 10,
+      seconds: parallelSeconds,
+      turnsPerSecond: 100 / parallelSeconds,
+      failures: watcher.failures(),
+    },
     sseFanout: sse,
     trackedScan,
     cliHelpMs: cliHelp,
@@ -299,14 +341,21 @@ async function main(): Promise<void> {
     `| telemetry off (listed, no endpoint) / not listed: cold start, RSS | ${fmt(telemetryOff.coldStartMs.telemetryOff)} / ${fmt(telemetryOff.coldStartMs.withoutTelemetry)} ms, ${fmt(telemetryOff.rssMB.telemetryOff)} / ${fmt(telemetryOff.rssMB.withoutTelemetry)} MB | — | | unchanged |`,
   ];
   // Other work on the machine moves every figure: the 1-minute load average says how much there was.
-  lines.push(`| machine: load average (1 min) before / after the run | ${fmt(load.before, 2)} / ${fmt(load.after, 2)} on ${cpus().length} cores, node ${process.version} | | | above ~1 on 2 cores, other work shared the machine |`);
+  lines.push(
+    `| machine: load average (1 min) before / after the run | ${fmt(load.before, 2)} / ${fmt(load.after, 2)} on ${cpus().length} cores, node ${process.version} | | | above ~1 on 2 cores, other work shared the machine |`,
+  );
   const wallSeconds = (performance.now() - began) / 1000;
   process.stdout.write(`\n${lines.join('\n')}\n\n`);
-  process.stdout.write(`node ${process.version}, ${cpus().length} cores, ${CONNECTIONS} connections, RSS after the turns ${fmt(rssAfter)} MB, bench wall time ${fmt(wallSeconds)} s\n`);
-  process.stdout.write(`load average (1 min) ${fmt(load.before, 2)} before, ${fmt(load.after, 2)} after (above ~1 on 2 cores, other work shared the machine)\n`);
+  process.stdout.write(
+    `node ${process.version}, ${cpus().length} cores, ${CONNECTIONS} connections, RSS after the turns ${fmt(rssAfter)} MB, bench wall time ${fmt(wallSeconds)} s\n`,
+  );
+  process.stdout.write(
+    `load average (1 min) ${fmt(load.before, 2)} before, ${fmt(load.after, 2)} after (above ~1 on 2 cores, other work shared the machine)\n`,
+  );
   const errors = health.agt.errors + health.baseline.errors + status.agt.errors + status.baseline.errors;
   const non2xx = health.agt.non2xx + health.baseline.non2xx + status.agt.non2xx + status.baseline.non2xx;
-  if (errors || non2xx) process.stdout.write(`warning: ${errors} connection errors and ${non2xx} non-2xx answers under load\n`);
+  if (errors || non2xx)
+    process.stdout.write(`warning: ${errors} connection errors and ${non2xx} non-2xx answers under load\n`);
   if (builtWarning) process.stdout.write(`warning: the daemon did not run the build: ${builtWarning}\n`);
 
   const record = {
@@ -336,7 +385,10 @@ function writeDocsTable(lines: string[], commit: string | null): boolean {
   const end = page.indexOf(DOCS_END);
   if (begin < 0 || end < begin) return false;
   const stamp = `Latest run: ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, commit ${commit?.slice(0, 7) ?? 'unknown'}, every shipped extension enabled (written by \`npm run bench\`).`;
-  writeFileSync(DOCS, `${page.slice(0, begin + DOCS_BEGIN.length)}\n${stamp}\n\n${lines.join('\n')}\n${page.slice(end)}`);
+  writeFileSync(
+    DOCS,
+    `${page.slice(0, begin + DOCS_BEGIN.length)}\n${stamp}\n\n${lines.join('\n')}\n${page.slice(end)}`,
+  );
   return true;
 }
 
@@ -346,7 +398,9 @@ function helpOnce(bin: string): Promise<number> {
   const child = spawn(process.execPath, [join(ROOT, bin), '--help'], { stdio: 'ignore' });
   return new Promise((done, fail) => {
     child.once('error', fail);
-    child.once('exit', (code) => (code === 0 ? done(performance.now() - since) : fail(new Error(`${bin} --help exited with ${code}`))));
+    child.once('exit', (code) =>
+      code === 0 ? done(performance.now() - since) : fail(new Error(`${bin} --help exited with ${code}`)),
+    );
   });
 }
 
@@ -367,7 +421,9 @@ function gitHead(): string | null {
     const ref = head.slice(5);
     const loose = join(ROOT, '.git', ref);
     if (existsSync(loose)) return readFileSync(loose, 'utf8').trim();
-    const packed = readFileSync(join(ROOT, '.git/packed-refs'), 'utf8').split('\n').find((line) => line.endsWith(` ${ref}`));
+    const packed = readFileSync(join(ROOT, '.git/packed-refs'), 'utf8')
+      .split('\n')
+      .find((line) => line.endsWith(` ${ref}`));
     return packed?.split(' ')[0] ?? null;
   } catch {
     return null;

@@ -28,7 +28,14 @@ const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
  * SSE fan-out against the built daemon in a process of its own. `nodeArgs` go to that process (e.g.
  * `--cpu-prof --cpu-prof-dir=...`: the profile is written when it stops).
  */
-export async function fanout(clients: number, rate: number, seconds: number, payloadBytes = 256, nodeArgs: string[] = [], daemonScript = 'bench/fanout-daemon.mjs') {
+export async function fanout(
+  clients: number,
+  rate: number,
+  seconds: number,
+  payloadBytes = 256,
+  nodeArgs: string[] = [],
+  daemonScript = 'bench/fanout-daemon.mjs',
+) {
   const dataDir = mkdtempSync(join(tmpdir(), 'agt-bench-'));
   writeFileSync(join(dataDir, 'settings.json'), '{}');
   const manifest = join(dataDir, 'no-extensions.json');
@@ -57,15 +64,23 @@ export async function fanout(clients: number, rate: number, seconds: number, pay
   }
 }
 
-async function measure(child: ChildProcess, port: number, clients: number, rate: number, seconds: number, payloadBytes: number) {
-  const next = (op: string) => new Promise<any>((done) => {
-    const listener = (message: any) => {
-      if (message.op !== op) return;
-      child.off('message', listener);
-      done(message);
-    };
-    child.on('message', listener);
-  });
+async function measure(
+  child: ChildProcess,
+  port: number,
+  clients: number,
+  rate: number,
+  seconds: number,
+  payloadBytes: number,
+) {
+  const next = (op: string) =>
+    new Promise<any>((done) => {
+      const listener = (message: any) => {
+        if (message.op !== op) return;
+        child.off('message', listener);
+        done(message);
+      };
+      child.on('message', listener);
+    });
   await next('ready');
 
   const count = rate * seconds;
@@ -120,7 +135,6 @@ async function measure(child: ChildProcess, port: number, clients: number, rate:
   };
 }
 
-
 function ipc(child: ChildProcess) {
   return (op: string, message: Record<string, unknown> = {}) =>
     new Promise<any>((done) => {
@@ -137,20 +151,34 @@ function ipc(child: ChildProcess) {
 /** The clients, spread over {@link READER_PROCESSES} reader processes. */
 async function startReaders(url: string, clients: number, skip: number) {
   const children = Array.from({ length: READER_PROCESSES }, () =>
-    spawn(process.execPath, [...(process.env.AGT_BENCH_READER_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.AGT_BENCH_READER_PROF}`] : []), join(ROOT, 'bench/sse-reader.mjs')], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] }),
+    spawn(
+      process.execPath,
+      [
+        ...(process.env.AGT_BENCH_READER_PROF
+          ? ['--cpu-prof', `--cpu-prof-dir=${process.env.AGT_BENCH_READER_PROF}`]
+          : []),
+        join(ROOT, 'bench/sse-reader.mjs'),
+      ],
+      { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
+    ),
   );
   const calls = children.map(ipc);
   await Promise.all(calls.map((call) => call('ready')));
-  await Promise.all(calls.map((call, i) => {
-    const share = Math.floor(clients / children.length) + (i < clients % children.length ? 1 : 0);
-    return call('connected', { op: 'connect', url, token: TOKEN, clients: share, skip });
-  }));
+  await Promise.all(
+    calls.map((call, i) => {
+      const share = Math.floor(clients / children.length) + (i < clients % children.length ? 1 : 0);
+      return call('connected', { op: 'connect', url, token: TOKEN, clients: share, skip });
+    }),
+  );
   return {
-    count: async () => (await Promise.all(calls.map((call) => call('count')))).reduce((n, r) => n + r.received, 0) as number,
+    count: async () =>
+      (await Promise.all(calls.map((call) => call('count')))).reduce((n, r) => n + r.received, 0) as number,
     report: async () => {
       const reports = await Promise.all(calls.map((call) => call('report')));
       const histogram = new Map<number, number>();
-      for (const r of reports) for (const [bucket, n] of r.histogram as Array<[number, number]>) histogram.set(bucket, (histogram.get(bucket) ?? 0) + n);
+      for (const r of reports)
+        for (const [bucket, n] of r.histogram as Array<[number, number]>)
+          histogram.set(bucket, (histogram.get(bucket) ?? 0) + n);
       const cpuMs = reports.reduce((n, r) => n + (r.cpuMs ?? 0), 0) as number;
       const loopDelayMaxMs = Math.max(...reports.map((r) => r.loopDelayMaxMs as number));
       return { received: reports.flatMap((r) => r.received as number[]), histogram, cpuMs, loopDelayMaxMs };
@@ -171,11 +199,23 @@ function histogramPercentile(histogram: Map<number, number>, p: number): number 
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const profile = process.argv.includes('--cpu-prof');
-  const [clients, rate, seconds] = process.argv.slice(2).filter((arg) => !arg.startsWith('--')).map(Number);
+  const [clients, rate, seconds] = process.argv
+    .slice(2)
+    .filter((arg) => !arg.startsWith('--'))
+    .map(Number);
   // `--profile-dir=<dir>`: where the .cpuprofile goes (default .cache/agt/profiles/, shared with other benches).
-  const dir = resolve(process.argv.find((arg) => arg.startsWith('--profile-dir='))?.slice(14) ?? join(ROOT, '.cache/agt/profiles'));
+  const dir = resolve(
+    process.argv.find((arg) => arg.startsWith('--profile-dir='))?.slice(14) ?? join(ROOT, '.cache/agt/profiles'),
+  );
   if (profile) mkdirSync(dir, { recursive: true });
   const daemon = process.argv.find((arg) => arg.startsWith('--daemon='))?.slice(9);
-  const result = await fanout(clients || 100, rate || 5000, seconds || 2, 256, profile ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [], daemon);
+  const result = await fanout(
+    clients || 100,
+    rate || 5000,
+    seconds || 2,
+    256,
+    profile ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [],
+    daemon,
+  );
   console.log(JSON.stringify(result));
 }

@@ -89,7 +89,9 @@ function open(url, token, index, connected, skip) {
     noDelay: true,
     onread: { buffer: READ_BUFFER, callback: (size, buffer) => void read(buffer.subarray(0, size)) },
   });
-  socket.write(`GET /events HTTP/1.1\r\nHost: ${hostname}:${port}\r\nAuthorization: Bearer ${token}\r\nAccept: text/event-stream\r\n\r\n`);
+  socket.write(
+    `GET /events HTTP/1.1\r\nHost: ${hostname}:${port}\r\nAuthorization: Bearer ${token}\r\nAccept: text/event-stream\r\n\r\n`,
+  );
   socket.on('error', () => {});
   sockets.push(socket);
 }
@@ -110,7 +112,16 @@ process.on('message', (message) => {
     const cpu = process.cpuUsage(cpuAtStart);
     const buckets = [];
     for (let i = 0; i < histogram.length; i++) if (histogram[i] > 0) buckets.push([i, histogram[i]]);
-    process.send({ op: 'report', received, histogram: buckets, cpuMs: (cpu.user + cpu.system) / 1000, loopDelayMaxMs: loopDelay.max / 1e6 }, () => process.exit(0));
+    process.send(
+      {
+        op: 'report',
+        received,
+        histogram: buckets,
+        cpuMs: (cpu.user + cpu.system) / 1000,
+        loopDelayMaxMs: loopDelay.max / 1e6,
+      },
+      () => process.exit(0),
+    );
   }
 });
 process.send({ op: 'ready' });

@@ -36,7 +36,11 @@ const { values: args } = parseArgs({
     'node-args': { type: 'string', default: '' },
     'no-prof': { type: 'boolean', default: false },
     'v8-flags': { type: 'boolean', default: false },
-    incl: { type: 'string', default: 'compileSourceTextModule,(garbage collector),Router.on,evaluate,buildApp,registerKernelRoutes,loadExtensions,composeKernel' },
+    incl: {
+      type: 'string',
+      default:
+        'compileSourceTextModule,(garbage collector),Router.on,evaluate,buildApp,registerKernelRoutes,loadExtensions,composeKernel',
+    },
   },
 });
 const builds = args.builds!.split(',').map((dir) => resolve(ROOT, dir));
@@ -47,12 +51,25 @@ const cpuMs = (pid: number) => {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 };
 
-interface Start { wallMs: number; cpuMs: number; profile?: string; toUs: number; sched: Sched }
-interface Sched { mainCpuMs: number; runQueueMs: number; blockedMs: number; otherCpuMs: number }
+interface Start {
+  wallMs: number;
+  cpuMs: number;
+  profile?: string;
+  toUs: number;
+  sched: Sched;
+}
+interface Sched {
+  mainCpuMs: number;
+  runQueueMs: number;
+  blockedMs: number;
+  otherCpuMs: number;
+}
 
 /** The main thread's CPU and run-queue wait and the other threads' CPU so far (ms), from schedstat. */
 function schedOf(pid: number, wallMs: number): Sched {
-  let mainCpuMs = 0, runQueueMs = 0, otherCpuMs = 0;
+  let mainCpuMs = 0,
+    runQueueMs = 0,
+    otherCpuMs = 0;
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     let fields: number[];
     try {
@@ -68,17 +85,31 @@ function schedOf(pid: number, wallMs: number): Sched {
 
 async function startOnce(dir: string): Promise<Start> {
   const baseline = dir.endsWith('/fastify');
-  const main = baseline ? join(ROOT, 'bench/baseline.mjs') : join(dir, (JSON.parse(readFileSync(join(dir, '.agt-build.json'), 'utf8')) as { main: string }).main);
+  const main = baseline
+    ? join(ROOT, 'bench/baseline.mjs')
+    : join(dir, (JSON.parse(readFileSync(join(dir, '.agt-build.json'), 'utf8')) as { main: string }).main);
   const dataDir = mkdtempSync(join(tmpdir(), 'agt-start-'));
   const profDir = join(dataDir, 'prof');
   mkdirSync(profDir);
   writeFileSync(join(dataDir, 'settings.json'), '{}');
   const port = await freePort();
-  const env = baseline ? { PATH: process.env.PATH ?? '', PORT: String(port), TOKEN } : { PATH: process.env.PATH ?? '', HOME: dataDir, AGT_DAEMON_SETTINGS: join(dataDir, 'settings.json'), AGT_DAEMON_TOKEN: TOKEN, AGT_DAEMON_PORT: String(port) };
+  const env = baseline
+    ? { PATH: process.env.PATH ?? '', PORT: String(port), TOKEN }
+    : {
+        PATH: process.env.PATH ?? '',
+        HOME: dataDir,
+        AGT_DAEMON_SETTINGS: join(dataDir, 'settings.json'),
+        AGT_DAEMON_TOKEN: TOKEN,
+        AGT_DAEMON_PORT: String(port),
+      };
   const prof = args['no-prof'] ? [] : ['--cpu-prof', `--cpu-prof-dir=${profDir}`];
   const since = performance.now();
   const v8Flags = args['v8-flags'] && !baseline ? ['--import', pathToFileURL(join(ROOT, 'bin/v8-flags.mjs')).href] : [];
-  const child = spawn(process.execPath, [...nodeArgs, ...v8Flags, ...prof, main], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeArgs, ...v8Flags, ...prof, main], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let err = '';
   child.stderr!.on('data', (chunk) => void (err.length < 4096 && (err += chunk)));
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
@@ -115,7 +146,12 @@ async function startOnce(dir: string): Promise<Start> {
 
 /** Inclusive time (ms) of each named function (first frame of that name on a stack) up to `toUs`, and the total. */
 function inclusive(file: string, toUs: number, names: string[]): Map<string, number> {
-  const p = JSON.parse(readFileSync(file, 'utf8')) as { nodes: Array<{ id: number; callFrame: { functionName: string }; children?: number[] }>; samples: number[]; timeDeltas: number[]; startTime: number };
+  const p = JSON.parse(readFileSync(file, 'utf8')) as {
+    nodes: Array<{ id: number; callFrame: { functionName: string }; children?: number[] }>;
+    samples: number[];
+    timeDeltas: number[];
+    startTime: number;
+  };
   const parent = new Map<number, number>();
   for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
@@ -143,24 +179,58 @@ const results = new Map<string, Start[]>(builds.map((dir) => [dir, []]));
 for (let i = 0; i < Number(args.runs); i++) for (const dir of builds) results.get(dir)!.push(await startOnce(dir));
 for (const [dir, starts] of results) {
   const name = dir.slice(ROOT.length + 1) || dir;
-  const wall = percentile(starts.map((s) => s.wallMs), 50);
-  const cpu = percentile(starts.map((s) => s.cpuMs), 50);
+  const wall = percentile(
+    starts.map((s) => s.wallMs),
+    50,
+  );
+  const cpu = percentile(
+    starts.map((s) => s.cpuMs),
+    50,
+  );
   // The least CPU of the runs is what a loaded machine disturbs least (other work only ever adds to it).
   const least = Math.min(...starts.map((s) => s.cpuMs));
-  process.stdout.write(`${name}: wall ${Math.round(wall)} ms [${starts.map((s) => Math.round(s.wallMs)).join(' ')}], CPU median ${cpu} ms, least ${least} ms [${starts.map((s) => s.cpuMs).join(' ')}]\n`);
-  const split = (key: keyof Sched) => Math.round(percentile(starts.map((s) => s.sched[key]), 50));
-  process.stdout.write(`   wall split (medians): main thread CPU ${split('mainCpuMs')} ms, waiting for a CPU ${split('runQueueMs')} ms, blocked ${split('blockedMs')} ms; other threads' CPU ${split('otherCpuMs')} ms\n`);
+  process.stdout.write(
+    `${name}: wall ${Math.round(wall)} ms [${starts.map((s) => Math.round(s.wallMs)).join(' ')}], CPU median ${cpu} ms, least ${least} ms [${starts.map((s) => s.cpuMs).join(' ')}]\n`,
+  );
+  const split = (key: keyof Sched) =>
+    Math.round(
+      percentile(
+        starts.map((s) => s.sched[key]),
+        50,
+      ),
+    );
+  process.stdout.write(
+    `   wall split (medians): main thread CPU ${split('mainCpuMs')} ms, waiting for a CPU ${split('runQueueMs')} ms, blocked ${split('blockedMs')} ms; other threads' CPU ${split('otherCpuMs')} ms\n`,
+  );
   const names = args.incl!.split(',').filter(Boolean);
   const incl = starts.filter((s) => s.profile).map((s) => inclusive(s.profile!, s.toUs, names));
   if (incl.length > 0) {
-    process.stdout.write(`   profiled, inclusive ms to the first 200 (median of ${incl.length}): ${['total', ...names].map((n) => `${n} ${Math.round(percentile(incl.map((m) => m.get(n)!), 50))}`).join(', ')}\n`);
+    process.stdout.write(
+      `   profiled, inclusive ms to the first 200 (median of ${incl.length}): ${['total', ...names]
+        .map(
+          (n) =>
+            `${n} ${Math.round(
+              percentile(
+                incl.map((m) => m.get(n)!),
+                50,
+              ),
+            )}`,
+        )
+        .join(', ')}\n`,
+    );
   }
   const sorted = [...starts].filter((s) => s.profile).sort((a, b) => a.cpuMs - b.cpuMs);
   const mid = sorted[Math.floor(sorted.length / 2)];
   if (mid) {
     process.stdout.write(`-- profile of the median start (${mid.profile}, to ${mid.toUs})\n`);
-    const top = spawnSync(process.execPath, [join(ROOT, 'bench/profile-top.mjs'), mid.profile!, args.rows!, `--to=${mid.toUs}`], { encoding: 'utf8' });
+    const top = spawnSync(
+      process.execPath,
+      [join(ROOT, 'bench/profile-top.mjs'), mid.profile!, args.rows!, `--to=${mid.toUs}`],
+      { encoding: 'utf8' },
+    );
     process.stdout.write(top.stdout + top.stderr);
   }
 }
-process.stdout.write(`load average (1 min) ${load.toFixed(2)} before, ${loadavg()[0]!.toFixed(2)} after; node ${process.version}\n`);
+process.stdout.write(
+  `load average (1 min) ${load.toFixed(2)} before, ${loadavg()[0]!.toFixed(2)} after; node ${process.version}\n`,
+);

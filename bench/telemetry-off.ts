@@ -19,7 +19,9 @@ export interface TelemetryOffFigures {
 }
 
 function manifest(dir: string, withTelemetry: boolean): string {
-  const shipped = JSON.parse(readFileSync(join(ROOT, 'extensions.json'), 'utf8')) as { extensions: Array<{ name: string; module: string }> };
+  const shipped = JSON.parse(readFileSync(join(ROOT, 'extensions.json'), 'utf8')) as {
+    extensions: Array<{ name: string; module: string }>;
+  };
   const extensions = shipped.extensions
     .filter((entry) => withTelemetry || entry.name !== 'telemetry')
     // Absolute project paths: the built daemon imports their dist/ twins, as it does for the shipped file.
@@ -29,7 +31,8 @@ function manifest(dir: string, withTelemetry: boolean): string {
   return path;
 }
 
-const rssMB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
+const rssMB = (pid: number) =>
+  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
 
 /** One start: the cold-start time and the RSS one second later. */
 async function startOnce(manifestPath: string): Promise<{ coldMs: number; rss: number }> {
@@ -39,12 +42,24 @@ async function startOnce(manifestPath: string): Promise<{ coldMs: number; rss: n
   const child = spawn(process.execPath, ['bin/agtd.mjs'], {
     cwd: ROOT,
     stdio: 'ignore',
-    env: { PATH: process.env.PATH ?? '', HOME: dataDir, AGT_DAEMON_SETTINGS: join(dataDir, 'settings.json'), AGT_DAEMON_TOKEN: TOKEN, AGT_DAEMON_PORT: String(port), AGT_EXTENSIONS: manifestPath, MESH_PORT: '0', AGT_LOG_LEVEL: 'warn' },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: dataDir,
+      AGT_DAEMON_SETTINGS: join(dataDir, 'settings.json'),
+      AGT_DAEMON_TOKEN: TOKEN,
+      AGT_DAEMON_PORT: String(port),
+      AGT_EXTENSIONS: manifestPath,
+      MESH_PORT: '0',
+      AGT_LOG_LEVEL: 'warn',
+    },
   });
   try {
     for (;;) {
       if (child.exitCode !== null) throw new Error(`agtd exited with ${child.exitCode}`);
-      const ok = await call(port, 'GET', '/health', undefined, false).then((res) => res.status === 200, () => false);
+      const ok = await call(port, 'GET', '/health', undefined, false).then(
+        (res) => res.status === 200,
+        () => false,
+      );
       if (ok) break;
       await new Promise((done) => setTimeout(done, 10));
     }
@@ -66,7 +81,10 @@ export async function telemetryOffBench(rounds = 5): Promise<TelemetryOffFigures
     const off = { cold: [] as number[], rss: [] as number[] };
     const without = { cold: [] as number[], rss: [] as number[] };
     for (let i = 0; i < rounds; i++) {
-      for (const [path, into] of [[withPath, off], [withoutPath, without]] as const) {
+      for (const [path, into] of [
+        [withPath, off],
+        [withoutPath, without],
+      ] as const) {
         const { coldMs, rss } = await startOnce(path);
         into.cold.push(coldMs);
         into.rss.push(rss);

@@ -49,7 +49,11 @@ async function probe(port: number, until: () => boolean): Promise<number[]> {
  * under the checkout so it finds node_modules); `nodeArgs` go to the daemon (e.g. `--cpu-prof`). The
  * build's entry runs directly, since bin/agtd.mjs falls back to the sources once any is newer.
  */
-export async function trackedScanBench(files = 10_000, dist = join(ROOT, 'dist'), nodeArgs: string[] = []): Promise<TrackedScanFigures> {
+export async function trackedScanBench(
+  files = 10_000,
+  dist = join(ROOT, 'dist'),
+  nodeArgs: string[] = [],
+): Promise<TrackedScanFigures> {
   const work = mkdtempSync(join(tmpdir(), 'agt-bench-tracked-'));
   const dataDir = join(work, 'data');
   const tree = join(work, 'tree');
@@ -69,14 +73,27 @@ export async function trackedScanBench(files = 10_000, dist = join(ROOT, 'dist')
   const build = JSON.parse(readFileSync(join(dist, '.agt-build.json'), 'utf8')) as { main: string };
   const child = spawn(process.execPath, [...nodeArgs, join(dist, build.main)], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: dataDir, AGT_DAEMON_SETTINGS: join(dataDir, 'settings.json'), AGT_DAEMON_TOKEN: TOKEN, AGT_DAEMON_PORT: String(port), AGT_LOG_LEVEL: 'warn' },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: dataDir,
+      AGT_DAEMON_SETTINGS: join(dataDir, 'settings.json'),
+      AGT_DAEMON_TOKEN: TOKEN,
+      AGT_DAEMON_PORT: String(port),
+      AGT_LOG_LEVEL: 'warn',
+    },
     stdio: ['ignore', 'ignore', 'ignore'],
   });
   const exited = new Promise((done) => child.once('exit', done));
   try {
     for (;;) {
       if (child.exitCode !== null) throw new Error(`the daemon exited with ${child.exitCode}`);
-      if (await call(port, 'GET', '/health').then((res) => res.status === 200, () => false)) break;
+      if (
+        await call(port, 'GET', '/health').then(
+          (res) => res.status === 200,
+          () => false,
+        )
+      )
+        break;
       await new Promise((done) => setTimeout(done, 10));
     }
     // The first request with a body after start compiles Ajv's meta-schema and its route's validator
@@ -95,7 +112,8 @@ export async function trackedScanBench(files = 10_000, dist = join(ROOT, 'dist')
     const walkMs = performance.now() - since;
     over = true;
     const latencies = await during;
-    if (added.status !== 201) throw new Error(`POST /tracked-folders answered ${added.status}: ${JSON.stringify(added.body)}`);
+    if (added.status !== 201)
+      throw new Error(`POST /tracked-folders answered ${added.status}: ${JSON.stringify(added.body)}`);
     const max = Math.max(...latencies);
     return {
       files,
@@ -118,7 +136,9 @@ export async function trackedScanBench(files = 10_000, dist = join(ROOT, 'dist')
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   // `[files] [--dist=<build copy>] [--cpu-prof] [--profile-dir=<dir>]` (the profile lands in .cache/agt/profiles/ by default).
   const dist = process.argv.find((arg) => arg.startsWith('--dist='))?.slice(7);
-  const profiles = resolve(process.argv.find((arg) => arg.startsWith('--profile-dir='))?.slice(14) ?? join(ROOT, '.cache/agt/profiles'));
+  const profiles = resolve(
+    process.argv.find((arg) => arg.startsWith('--profile-dir='))?.slice(14) ?? join(ROOT, '.cache/agt/profiles'),
+  );
   const nodeArgs = process.argv.includes('--cpu-prof') ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : [];
   const count = Number(process.argv.slice(2).find((arg) => !arg.startsWith('--'))) || undefined;
   const figures = await trackedScanBench(count, dist ? resolve(dist) : undefined, nodeArgs);

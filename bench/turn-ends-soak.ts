@@ -30,7 +30,10 @@ for (let run = 0; run < runs; run++) {
       JSON.stringify({
         seed,
         kills,
-        signals: { SIGTERM: result.signals.filter((s) => s === 'SIGTERM').length, SIGKILL: result.signals.filter((s) => s === 'SIGKILL').length },
+        signals: {
+          SIGTERM: result.signals.filter((s) => s === 'SIGTERM').length,
+          SIGKILL: result.signals.filter((s) => s === 'SIGKILL').length,
+        },
         accepted: result.accepted.size,
         endedTimes: Object.fromEntries(counts),
         endedTwiceAnyId: twice,

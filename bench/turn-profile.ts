@@ -25,13 +25,27 @@ const fake = await startFakeOpenAI({ teardown: (fn) => void cleanups.push(fn) },
 const dataDir = mkdtempSync(join(tmpdir(), 'agt-bench-'));
 const profiles = join(ROOT, '.cache/agt/profiles');
 mkdirSync(profiles, { recursive: true });
-writeFileSync(join(dataDir, 'settings.json'), JSON.stringify({ providers: [{ id: 'fake', type: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, defaultModel: 'fake-model' }] }));
+writeFileSync(
+  join(dataDir, 'settings.json'),
+  JSON.stringify({
+    providers: [
+      { id: 'fake', type: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, defaultModel: 'fake-model' },
+    ],
+  }),
+);
 const port = await freePort();
 // The build's entry itself: bin/agtd.mjs would fall back to the sources when any changed since the build.
 const build = JSON.parse(readFileSync(join(ROOT, 'dist/.agt-build.json'), 'utf8')) as { main: string };
 const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profiles}`, join('dist', build.main)], {
   cwd: ROOT,
-  env: { PATH: process.env.PATH ?? '', HOME: dataDir, AGT_DAEMON_SETTINGS: join(dataDir, 'settings.json'), AGT_DAEMON_TOKEN: TOKEN, AGT_DAEMON_PORT: String(port), AGT_LOG_LEVEL: 'warn' },
+  env: {
+    PATH: process.env.PATH ?? '',
+    HOME: dataDir,
+    AGT_DAEMON_SETTINGS: join(dataDir, 'settings.json'),
+    AGT_DAEMON_TOKEN: TOKEN,
+    AGT_DAEMON_PORT: String(port),
+    AGT_LOG_LEVEL: 'warn',
+  },
   stdio: ['ignore', 'ignore', 'inherit'],
 });
 try {
@@ -47,20 +61,26 @@ try {
   const created = await call(port, 'POST', '/agents/create', { name: 'Profiled', provider: 'fake', start: true });
   const agentId = created.body.agentId as string;
   const completed = new Map<string, () => void>();
-  const events = httpRequest({ host: '127.0.0.1', port, path: `/events?agentId=${agentId}`, headers: { authorization: `Bearer ${TOKEN}` } }, (res) => {
-    res.setEncoding('utf8');
-    let buffer = '';
-    res.on('data', (chunk: string) => {
-      buffer += chunk;
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const data = buffer.slice(0, end).split('\n').find((line) => line.startsWith('data: {"cursor"'));
-        buffer = buffer.slice(end + 2);
-        const event = data ? JSON.parse(data.slice(6)).event : undefined;
-        if (event?.event_type === 'turn.completed') completed.get(event.payload.turn_id)?.();
-      }
-    });
-  });
+  const events = httpRequest(
+    { host: '127.0.0.1', port, path: `/events?agentId=${agentId}`, headers: { authorization: `Bearer ${TOKEN}` } },
+    (res) => {
+      res.setEncoding('utf8');
+      let buffer = '';
+      res.on('data', (chunk: string) => {
+        buffer += chunk;
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const data = buffer
+            .slice(0, end)
+            .split('\n')
+            .find((line) => line.startsWith('data: {"cursor"'));
+          buffer = buffer.slice(end + 2);
+          const event = data ? JSON.parse(data.slice(6)).event : undefined;
+          if (event?.event_type === 'turn.completed') completed.get(event.payload.turn_id)?.();
+        }
+      });
+    },
+  );
   events.end();
   cleanups.push(() => events.destroy());
   const ms: number[] = [];

@@ -41,28 +41,49 @@ const fake = await startFakeOpenAI({ teardown: (fn) => void cleanups.push(fn) },
  * disturbs least (wall times stretch with the load, the work a turn takes much less).
  */
 function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    .replace(/^.*\) /, '')
+    .split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
 /** The same for the process's main thread alone (its task has the process's id). */
 function mainThreadMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  const fields = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8')
+    .replace(/^.*\) /, '')
+    .split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
 async function round(dist: string) {
   const dataDir = mkdtempSync(join(tmpdir(), 'agt-bench-'));
-  writeFileSync(join(dataDir, 'settings.json'), JSON.stringify({ providers: [{ id: 'fake', type: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, defaultModel: 'fake-model' }] }));
+  writeFileSync(
+    join(dataDir, 'settings.json'),
+    JSON.stringify({
+      providers: [
+        { id: 'fake', type: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, defaultModel: 'fake-model' },
+      ],
+    }),
+  );
   const port = await freePort();
   const build = JSON.parse(readFileSync(join(ROOT, dist, '.agt-build.json'), 'utf8')) as { main: string };
   const profiles = join(ROOT, '.cache/agt/profiles/turn-rate');
   if (profile) mkdirSync(profiles, { recursive: true });
-  const child = spawn(process.execPath, [...v8Flags, ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : []), join(ROOT, dist, build.main)], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: dataDir, AGT_DAEMON_SETTINGS: join(dataDir, 'settings.json'), AGT_DAEMON_TOKEN: TOKEN, AGT_DAEMON_PORT: String(port) },
-    stdio: ['ignore', 'ignore', 'ignore'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...v8Flags, ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : []), join(ROOT, dist, build.main)],
+    {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: dataDir,
+        AGT_DAEMON_SETTINGS: join(dataDir, 'settings.json'),
+        AGT_DAEMON_TOKEN: TOKEN,
+        AGT_DAEMON_PORT: String(port),
+      },
+      stdio: ['ignore', 'ignore', 'ignore'],
+    },
+  );
   const exited = new Promise((done) => child.once('exit', done));
   try {
     for (;;) {
@@ -76,7 +97,11 @@ async function round(dist: string) {
     }
     await call(port, 'POST', '/identity/create', { passphrase: 'bench passphrase, not a secret' });
     const agents: string[] = [];
-    for (let i = 0; i < 11; i++) agents.push((await call(port, 'POST', '/agents/create', { name: `Bench ${i}`, provider: 'fake', start: true })).body.agentId);
+    for (let i = 0; i < 11; i++)
+      agents.push(
+        (await call(port, 'POST', '/agents/create', { name: `Bench ${i}`, provider: 'fake', start: true })).body
+          .agentId,
+      );
     const watcher = watchTurns(port);
     await watcher.ready;
     const chat = async (agentId: string, text: string) => {
@@ -94,9 +119,11 @@ async function round(dist: string) {
     const ms: number[] = [];
     for (let i = 0; i < turns; i++) ms.push(await chat(agents[0]!, `turn ${i}`));
     const since = performance.now();
-    await Promise.all(agents.slice(1).map(async (id) => {
-      for (let i = 0; i < 10; i++) await chat(id, `parallel ${i}`);
-    }));
+    await Promise.all(
+      agents.slice(1).map(async (id) => {
+        for (let i = 0; i < 10; i++) await chat(id, `parallel ${i}`);
+      }),
+    );
     const rate = 100 / ((performance.now() - since) / 1000);
     const to = clock();
     const cpuPerTurn = (cpuMs(child.pid!) - cpuFrom) / (turns + 100);
@@ -105,7 +132,17 @@ async function round(dist: string) {
     await call(port, 'POST', '/daemon/shutdown', {});
     await exited;
     const r = (n: number) => Math.round(n * 100) / 100;
-    return { daemon: dist, medianMs: r(percentile(ms, 50)), p95Ms: r(percentile(ms, 95)), turnsPerSecond: Math.round(rate), daemonCpuMsPerTurn: r(cpuPerTurn), mainThreadMsPerTurn: r(mainPerTurn), failures: watcher.failures(), load: r(loadavg()[0]!), ...(profile ? { window: `--from=${from} --to=${to}` } : {}) };
+    return {
+      daemon: dist,
+      medianMs: r(percentile(ms, 50)),
+      p95Ms: r(percentile(ms, 95)),
+      turnsPerSecond: Math.round(rate),
+      daemonCpuMsPerTurn: r(cpuPerTurn),
+      mainThreadMsPerTurn: r(mainPerTurn),
+      failures: watcher.failures(),
+      load: r(loadavg()[0]!),
+      ...(profile ? { window: `--from=${from} --to=${to}` } : {}),
+    };
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });

@@ -28,7 +28,8 @@ export function watchTurns(port: number): TurnWatch {
   };
   const onEvent = (event: any) => {
     if (event?.event_type === 'turn.completed') {
-      for (const id of [event.payload.turn_id, ...(event.payload.absorbed_turn_ids ?? [])]) settle(id, performance.now());
+      for (const id of [event.payload.turn_id, ...(event.payload.absorbed_turn_ids ?? [])])
+        settle(id, performance.now());
     } else if (event?.event_type === 'agent.error' && event.turn_id) {
       failures++;
       settle(event.turn_id, performance.now());
@@ -36,21 +37,24 @@ export function watchTurns(port: number): TurnWatch {
   };
   let req: ReturnType<typeof httpRequest>;
   const ready = new Promise<void>((done, fail) => {
-    req = httpRequest({ host: '127.0.0.1', port, path: '/events', headers: { authorization: `Bearer ${TOKEN}` } }, (res) => {
-      let buffer = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        buffer += chunk;
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const frame = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const data = frame.split('\n').find((line) => line.startsWith('data: {'));
-          if (data) onEvent(JSON.parse(data.slice(6)).event);
-        }
-      });
-      done();
-    });
+    req = httpRequest(
+      { host: '127.0.0.1', port, path: '/events', headers: { authorization: `Bearer ${TOKEN}` } },
+      (res) => {
+        let buffer = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          buffer += chunk;
+          let end: number;
+          while ((end = buffer.indexOf('\n\n')) >= 0) {
+            const frame = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            const data = frame.split('\n').find((line) => line.startsWith('data: {'));
+            if (data) onEvent(JSON.parse(data.slice(6)).event);
+          }
+        });
+        done();
+      },
+    );
     req.on('error', fail);
     req.end();
   });

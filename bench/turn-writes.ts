@@ -29,11 +29,42 @@ let seq = 0;
 const ledger = (turnId: string) =>
   sql.run(
     'INSERT INTO agt_usage (at, loop, turn_id, purpose, provider, model, input, output, cache_read, cache_write, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-    Date.now(), 'main', turnId, 'turn', 'fake', 'fake-model', 120, 3, 0, 0, null,
+    Date.now(),
+    'main',
+    turnId,
+    'turn',
+    'fake',
+    'fake-model',
+    120,
+    3,
+    0,
+    0,
+    null,
   );
-const end = (turnId: string) => JSON.stringify({ type: 'turn.completed', payload: { turn_id: turnId, absorbed_turn_ids: [], text: 'ok', llm_calls: 1, tool_calls: 0, stop_reason: 'stop' }, loop: 'main', turnId });
-const userRow = (turnId: string) => ({ loop: 'main', role: 'user' as const, kind: 'message' as const, turnId, content: { text: 'hello', chat_turn_id: turnId } });
-const answerRow = (turnId: string) => ({ loop: 'main', role: 'assistant' as const, kind: 'message' as const, turnId, content: { text: 'ok' }, model: 'fake-model', provider: 'fake', usage: { input: 120, output: 3 } });
+const end = (turnId: string) =>
+  JSON.stringify({
+    type: 'turn.completed',
+    payload: { turn_id: turnId, absorbed_turn_ids: [], text: 'ok', llm_calls: 1, tool_calls: 0, stop_reason: 'stop' },
+    loop: 'main',
+    turnId,
+  });
+const userRow = (turnId: string) => ({
+  loop: 'main',
+  role: 'user' as const,
+  kind: 'message' as const,
+  turnId,
+  content: { text: 'hello', chat_turn_id: turnId },
+});
+const answerRow = (turnId: string) => ({
+  loop: 'main',
+  role: 'assistant' as const,
+  kind: 'message' as const,
+  turnId,
+  content: { text: 'ok' },
+  model: 'fake-model',
+  provider: 'fake',
+  usage: { input: 120, output: 3 },
+});
 
 /** The old transaction: BEGIN/COMMIT through exec (parsed each time). */
 function oldTx<T>(fn: () => T): T {
@@ -80,7 +111,9 @@ try {
   measure(five); // warm up: statements prepared, pages cached
   for (let round = 0; round < rounds; round++) {
     const results = { six: measure(six), five: measure(five) };
-    console.log(JSON.stringify({ round, cpuUsPerTurn: { six: Math.round(results.six), five: Math.round(results.five) } }));
+    console.log(
+      JSON.stringify({ round, cpuUsPerTurn: { six: Math.round(results.six), five: Math.round(results.five) } }),
+    );
   }
 } finally {
   file.close();

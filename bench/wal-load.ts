@@ -41,10 +41,26 @@ const model: ModelClientProvider = {
       ? undefined
       : {
           async complete(request: ModelRequest): Promise<ModelResponse> {
-            const base = { usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 }, cost: 0, provider: 'local', model: request.model.model_id };
+            const base = {
+              usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 },
+              cost: 0,
+              provider: 'local',
+              model: request.model.model_id,
+            };
             const last = request.messages.at(-1);
             if (last?.role === 'user') {
-              return { ...base, text: '', stopReason: 'tool_use', toolCalls: [{ id: `c${Date.now()}${Math.random()}`, name: 'db_execute', args: { sql: 'INSERT INTO local_rows (body) VALUES (randomblob(2048))' } }] };
+              return {
+                ...base,
+                text: '',
+                stopReason: 'tool_use',
+                toolCalls: [
+                  {
+                    id: `c${Date.now()}${Math.random()}`,
+                    name: 'db_execute',
+                    args: { sql: 'INSERT INTO local_rows (body) VALUES (randomblob(2048))' },
+                  },
+                ],
+              };
             }
             return { ...base, text: 'stored', stopReason: 'end', toolCalls: [] };
           },
@@ -60,7 +76,9 @@ async function main(): Promise<void> {
   const id = (await d.request('POST', '/agents/load', { filePath: path })).body.id as string;
   const agent = d.daemon.kernel.registry.resolve(id);
   // The table the turns insert into, made through the agent's own SQL child.
-  await d.daemon.kernel.runtime.byId(id)!.sql.execute({ sql: 'CREATE TABLE local_rows (id INTEGER PRIMARY KEY, body BLOB)' });
+  await d.daemon.kernel.runtime
+    .byId(id)!
+    .sql.execute({ sql: 'CREATE TABLE local_rows (id INTEGER PRIMARY KEY, body BLOB)' });
 
   const wal = `${path}-wal`;
   const samples: number[] = [];
@@ -117,8 +135,12 @@ async function main(): Promise<void> {
     samples: samples.length,
   };
   console.log(`WAL under load: ${sent} chats in ${SECONDS} s (${RATE}/s), ${backups} backups meanwhile`);
-  console.log(`  -wal largest ${mb(figures.walMaxBytes)}, p99 ${mb(figures.walP99Bytes)}, median ${mb(figures.walP50Bytes)} (bound ${mb(BOUND)})`);
-  console.log(`  at the end, after the idle checkpoint (${figures.idleCheckpoint}): ${mb(figures.walAtEndBytes)}; the .agt file ${mb(figures.fileBytes)}`);
+  console.log(
+    `  -wal largest ${mb(figures.walMaxBytes)}, p99 ${mb(figures.walP99Bytes)}, median ${mb(figures.walP50Bytes)} (bound ${mb(BOUND)})`,
+  );
+  console.log(
+    `  at the end, after the idle checkpoint (${figures.idleCheckpoint}): ${mb(figures.walAtEndBytes)}; the .agt file ${mb(figures.fileBytes)}`,
+  );
   console.log(JSON.stringify(figures));
   let commit: string | null = null;
   try {
@@ -126,7 +148,14 @@ async function main(): Promise<void> {
   } catch {
     // Not a checkout.
   }
-  const record = { at: new Date().toISOString(), commit, node: process.version, cores: cpus().length, loadAverage: { before: loadBefore, after: loadavg()[0] }, ...figures };
+  const record = {
+    at: new Date().toISOString(),
+    commit,
+    node: process.version,
+    cores: cpus().length,
+    loadAverage: { before: loadBefore, after: loadavg()[0] },
+    ...figures,
+  };
   const previous = existsSync(RESULTS) ? (JSON.parse(readFileSync(RESULTS, 'utf8')) as unknown[]) : [];
   writeFileSync(RESULTS, `${JSON.stringify([...previous, record], null, 2)}\n`);
   console.log(`appended to ${RESULTS}`);

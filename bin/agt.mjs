@@ -26,7 +26,10 @@ function current() {
     const { builtAt } = JSON.parse(readFileSync(join(root, 'dist', '.agt-build.json'), 'utf8'));
     // cli/ and the one contracts file it bundles (the event types it listens for).
     const events = join(root, 'contracts', 'events.ts');
-    const sources = Math.max(existsSync(join(root, 'cli')) ? newest(join(root, 'cli')) : 0, existsSync(events) ? statSync(events).mtimeMs : 0);
+    const sources = Math.max(
+      existsSync(join(root, 'cli')) ? newest(join(root, 'cli')) : 0,
+      existsSync(events) ? statSync(events).mtimeMs : 0,
+    );
     return sources <= builtAt;
   } catch {
     return false;

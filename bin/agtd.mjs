@@ -44,7 +44,8 @@ function currentBuild() {
     return { why: 'dist/.agt-build.json is unreadable' };
   }
   const sources = info.sources.map((dir) => join(root, dir));
-  if (sources.some((dir) => changedSince(dir, info.builtAt))) return { why: 'sources changed since the build in dist/' };
+  if (sources.some((dir) => changedSince(dir, info.builtAt)))
+    return { why: 'sources changed since the build in dist/' };
   return { main: join(dist, info.main) };
 }
 
@@ -52,7 +53,9 @@ const build = currentBuild();
 if (build.main) {
   await import(pathToFileURL(build.main).href);
 } else {
-  process.stderr.write(`agtd: ${build.why}; running the TypeScript sources through tsx (npm run build makes start-up faster)\n`);
+  process.stderr.write(
+    `agtd: ${build.why}; running the TypeScript sources through tsx (npm run build makes start-up faster)\n`,
+  );
   const { register } = await import('tsx/esm/api');
   register();
   const SOURCE_CONDITION = `export async function resolve(specifier, context, next) {

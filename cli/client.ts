@@ -16,7 +16,10 @@ export class ApiClient {
   /** The fetch the event stream uses (same token, same failure messages). */
   readonly fetch = async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
     try {
-      return await fetch(input, { ...init, headers: { ...(init.headers as Record<string, string> | undefined), ...this.headers() } });
+      return await fetch(input, {
+        ...init,
+        headers: { ...(init.headers as Record<string, string> | undefined), ...this.headers() },
+      });
     } catch (error) {
       throw this.unreachable(error);
     }
@@ -50,7 +53,12 @@ export class ApiClient {
     return new CliError(`${message}${parsed.code ? ` (${parsed.code})` : ''}`, EXIT.failed, parsed);
   }
 
-  async request<T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+  async request<T = any>(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<T> {
     const init: RequestInit = { method, headers: this.headers(headers) };
     if (body !== undefined) {
       init.body = JSON.stringify(body);

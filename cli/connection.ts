@@ -47,7 +47,7 @@ function readTrimmed(path: string): string | undefined {
 
 /** A listen address as a client reaches it: the wildcard addresses mean this machine. */
 function hostForClient(host: string): string {
-  if (host === '0.0.0.0' || host === '' ) return '127.0.0.1';
+  if (host === '0.0.0.0' || host === '') return '127.0.0.1';
   if (host === '::') return '[::1]';
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }

@@ -13,7 +13,8 @@ export class Output {
 
   constructor(options: OutputOptions = {}, stream: NodeJS.WriteStream = process.stdout) {
     this.json = options.json === true;
-    this.colors = options.color !== false && stream.isTTY === true && !process.env.NO_COLOR && process.env.TERM !== 'dumb';
+    this.colors =
+      options.color !== false && stream.isTTY === true && !process.env.NO_COLOR && process.env.TERM !== 'dumb';
   }
 
   private paint(code: string, text: string): string {
@@ -58,7 +59,10 @@ export class Output {
     const visible = (text: string) => text.replace(/\u001b\[[0-9;]*m/g, '').length;
     const widths = headers.map((header, i) => Math.max(header.length, ...rows.map((row) => visible(row[i] ?? ''))));
     const render = (cells: string[]) =>
-      cells.map((cell, i) => (i === cells.length - 1 ? cell : cell + ' '.repeat(widths[i]! - visible(cell)))).join('  ').trimEnd();
+      cells
+        .map((cell, i) => (i === cells.length - 1 ? cell : cell + ' '.repeat(widths[i]! - visible(cell))))
+        .join('  ')
+        .trimEnd();
     this.line(this.dim(render(headers)));
     for (const row of rows) this.line(render(row));
   }

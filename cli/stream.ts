@@ -31,7 +31,8 @@ export function openEvents(
   agentId: string | undefined,
   onEvent: (event: AgtEvent) => void,
   /** Told once per outage when the stream drops after it was open (it reconnects by itself and resumes). */
-  onLost: (reason: string) => void = (reason) => process.stderr.write(`agt: the event stream dropped (${reason}); reconnecting\n`),
+  onLost: (reason: string) => void = (reason) =>
+    process.stderr.write(`agt: the event stream dropped (${reason}); reconnecting\n`),
 ): EventStream {
   const url = new URL(`${client.connection.url}/events`);
   if (agentId) url.searchParams.set('agentId', agentId);
@@ -43,7 +44,10 @@ export function openEvents(
       const response = await client.fetch(input as string, init as RequestInit);
       // A refusal is final: reported once, never retried.
       if (response.status >= 400) {
-        const body = await response.clone().json().catch(() => undefined);
+        const body = await response
+          .clone()
+          .json()
+          .catch(() => undefined);
         settle.reject(client.refusal(response.status, body));
       }
       return response as never;

@@ -176,12 +176,15 @@ export type AgentConfig = {
   };
   messaging: Record<string, unknown>;
   mcp?: { servers: McpServerConfig[] };
-  adapters?: Record<string, {
-    enabled: boolean;
-    config?: Record<string, unknown>;
-    policy?: Record<string, unknown>;
-    limits?: { max_attachment_size?: number };
-  }>;
+  adapters?: Record<
+    string,
+    {
+      enabled: boolean;
+      config?: Record<string, unknown>;
+      policy?: Record<string, unknown>;
+      limits?: { max_attachment_size?: number };
+    }
+  >;
   providers?: AgentProviderConfig[];
   loops?: LoopConfig[];
   ws_connections?: Record<string, unknown>[];

@@ -54,4 +54,6 @@ export const AGENT_FILE_NOTICE_DEADLINE_MS = 5_000;
  *
  * @beta
  */
-export const agentFileObservers = createExtensionPoint<AgentFileObserver>('agt.agent-file-written', { providers: 'all' });
+export const agentFileObservers = createExtensionPoint<AgentFileObserver>('agt.agent-file-written', {
+  providers: 'all',
+});

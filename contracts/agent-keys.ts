@@ -61,14 +61,16 @@ export function didFromPublicKey(publicKey: Uint8Array): string {
  * @beta
  */
 export function publicKeyFromDid(did: string): Uint8Array {
-  if (typeof did !== 'string' || !did.startsWith(DID_KEY_PREFIX) || did.length > 128) throw new RangeError('not a base58btc did:key');
+  if (typeof did !== 'string' || !did.startsWith(DID_KEY_PREFIX) || did.length > 128)
+    throw new RangeError('not a base58btc did:key');
   let bytes: Uint8Array;
   try {
     bytes = base58.decode(did.slice(DID_KEY_PREFIX.length));
   } catch {
     throw new RangeError('did:key is not valid base58btc');
   }
-  if (bytes.length !== 34 || bytes[0] !== 0xed || bytes[1] !== 0x01) throw new RangeError('did:key is not an Ed25519 key');
+  if (bytes.length !== 34 || bytes[0] !== 0xed || bytes[1] !== 0x01)
+    throw new RangeError('did:key is not an Ed25519 key');
   return bytes.slice(2);
 }
 
@@ -90,7 +92,11 @@ export function isEd25519Did(did: string): boolean {
 export function verifyDidSignature(did: string, message: Uint8Array, signature: Uint8Array): boolean {
   if (signature.length !== 64) return false;
   try {
-    const key = createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, publicKeyFromDid(did)]), format: 'der', type: 'spki' });
+    const key = createPublicKey({
+      key: Buffer.concat([ED25519_SPKI_PREFIX, publicKeyFromDid(did)]),
+      format: 'der',
+      type: 'spki',
+    });
     return verify(null, message, key, signature);
   } catch {
     return false;

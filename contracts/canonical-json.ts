@@ -58,7 +58,9 @@ function isPlainObject(value: object): boolean {
   return proto === null || Object.getPrototypeOf(proto) === null;
 }
 
-type Frame = { array: readonly unknown[]; keys: null; index: number } | { object: Record<string, unknown>; keys: string[]; index: number };
+type Frame =
+  | { array: readonly unknown[]; keys: null; index: number }
+  | { object: Record<string, unknown>; keys: string[]; index: number };
 
 /**
  * The RFC 8785 canonical text of `value` (see the module comment). Throws `bad_request` for a value that
@@ -81,10 +83,13 @@ export function canonicalJson(value: unknown, maxDepth = MAX_JSON_DEPTH): string
       stack.push({ array: item, keys: null, index: 0 });
       return;
     }
-    if (!isPlainObject(item)) throw notCanonical(`a ${item.constructor?.name ?? 'non-plain'} object is not a JSON value`);
+    if (!isPlainObject(item))
+      throw notCanonical(`a ${item.constructor?.name ?? 'non-plain'} object is not a JSON value`);
     const object = item as Record<string, unknown>;
     // The default sort compares UTF-16 code units, the order RFC 8785 §3.2.3 asks for.
-    const keys = Object.keys(object).filter((key) => object[key] !== undefined).sort();
+    const keys = Object.keys(object)
+      .filter((key) => object[key] !== undefined)
+      .sort();
     parts.push('{');
     stack.push({ object, keys, index: 0 });
   };
@@ -128,7 +133,8 @@ function stringEnd(text: string, start: number): number {
   }
 }
 
-const isNumberChar = (code: number) => (code >= 0x30 && code <= 0x39) || code === 0x2b || code === 0x2d || code === 0x2e || code === 0x45 || code === 0x65;
+const isNumberChar = (code: number) =>
+  (code >= 0x30 && code <= 0x39) || code === 0x2b || code === 0x2d || code === 0x2e || code === 0x45 || code === 0x65;
 
 /**
  * `text` parsed as JSON, refusing (400 `bad_request`) what `JSON.parse` would accept but hide: a member
@@ -170,7 +176,8 @@ export function parseStrictJson(text: string, maxDepth = MAX_JSON_DEPTH): unknow
       if (LONE_SURROGATE.test(decoded)) throw notCanonical('a string holds a lone UTF-16 surrogate');
       if (expectName) {
         const names = open[open.length - 1]!;
-        if (names.has(decoded)) throw notCanonical(`the member name ${JSON.stringify(decoded.slice(0, 100))} appears twice in one object`);
+        if (names.has(decoded))
+          throw notCanonical(`the member name ${JSON.stringify(decoded.slice(0, 100))} appears twice in one object`);
         if (decoded === '__proto__') throw notCanonical('a member named __proto__ is refused');
         names.add(decoded);
         expectName = false;
@@ -181,7 +188,8 @@ export function parseStrictJson(text: string, maxDepth = MAX_JSON_DEPTH): unknow
       let end = index + 1;
       while (end < text.length && isNumberChar(text.charCodeAt(end))) end++;
       const token = text.slice(index, end);
-      if (!Number.isFinite(Number(token))) throw notCanonical(`the number ${token.slice(0, 40)} is outside the finite range`);
+      if (!Number.isFinite(Number(token)))
+        throw notCanonical(`the number ${token.slice(0, 40)} is outside the finite range`);
       index = end;
     } else {
       index++;

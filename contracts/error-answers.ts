@@ -7,7 +7,10 @@ import { AgtError, STATUS_DEFAULT_CODE } from './errors.js';
 
 /** The content-type parser's own errors keep the framework's shape (spec 7.3). */
 function isParserError(error: FastifyError): boolean {
-  return (typeof error.code === 'string' && error.code.startsWith('FST_ERR_CTP_')) || (error instanceof SyntaxError && error.statusCode === 400);
+  return (
+    (typeof error.code === 'string' && error.code.startsWith('FST_ERR_CTP_')) ||
+    (error instanceof SyntaxError && error.statusCode === 400)
+  );
 }
 
 /** Answers that mean "something this depends on is away or slow" (logged as one warning line). */
@@ -23,7 +26,10 @@ export function sendErrorAnswer(error: FastifyError, request: FastifyRequest, re
     // 502, 503, 504 (an engine, a vendor or an extension that is away or slow) are expected conditions: one
     // line without a stack. Any other 5xx is a bug worth its stack.
     if (EXPECTED_5XX.has(error.statusCode)) {
-      request.log.warn({ code: error.code, status: error.statusCode, route: `${request.method} ${request.url.split('?')[0]}` }, `request answered ${error.statusCode} ${error.code}: ${error.message}`);
+      request.log.warn(
+        { code: error.code, status: error.statusCode, route: `${request.method} ${request.url.split('?')[0]}` },
+        `request answered ${error.statusCode} ${error.code}: ${error.message}`,
+      );
     } else if (error.statusCode >= 500) request.log.error({ err: error }, 'request failed');
     return reply.status(error.statusCode).send(error.toBody());
   }
@@ -36,11 +42,16 @@ export function sendErrorAnswer(error: FastifyError, request: FastifyRequest, re
       message: error.message,
     });
   }
-  if (error.validation) return reply.status(400).send({ error: `Invalid ${error.validationContext ?? 'request'}: ${error.message}`, code: 'bad_request' });
+  if (error.validation)
+    return reply
+      .status(400)
+      .send({ error: `Invalid ${error.validationContext ?? 'request'}: ${error.message}`, code: 'bad_request' });
   const status = typeof error.statusCode === 'number' && error.statusCode >= 400 ? error.statusCode : 500;
   if (status >= 500) {
     request.log.error({ err: error }, 'unexpected error');
-    return reply.status(status).send({ error: 'internal error; see the daemon log', code: STATUS_DEFAULT_CODE[status] ?? 'internal_error' });
+    return reply
+      .status(status)
+      .send({ error: 'internal error; see the daemon log', code: STATUS_DEFAULT_CODE[status] ?? 'internal_error' });
   }
   return reply.status(status).send({ error: error.message, code: STATUS_DEFAULT_CODE[status] ?? 'bad_request' });
 }
@@ -50,7 +61,10 @@ export function sendErrorAnswer(error: FastifyError, request: FastifyRequest, re
  *
  * @beta
  */
-export const notFoundAnswer = (request: FastifyRequest) => ({ error: `no route ${request.method} ${request.url.split('?')[0]}`, code: 'not_found' });
+export const notFoundAnswer = (request: FastifyRequest) => ({
+  error: `no route ${request.method} ${request.url.split('?')[0]}`,
+  code: 'not_found',
+});
 
 /**
  * 503 `unavailable`: a route of an extension that is off, failed or waits for a dependency.
@@ -58,4 +72,6 @@ export const notFoundAnswer = (request: FastifyRequest) => ({ error: `no route $
  * @beta
  */
 export const extensionUnavailable = (name: string, reason: string) =>
-  new AgtError('unavailable', `extension ${name} is ${reason}; its routes are unavailable`, { details: { extension: name } });
+  new AgtError('unavailable', `extension ${name} is ${reason}; its routes are unavailable`, {
+    details: { extension: name },
+  });

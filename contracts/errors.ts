@@ -159,4 +159,7 @@ export const nestsTooDeep = (what: string, maxDepth: number, at: string, code: s
  * @public
  */
 export const invalidStoredPath = (path: string) =>
-  new AgtError('bad_request', `invalid agent file path "${path}": relative, "/"-separated, no empty, "." or ".." segments`);
+  new AgtError(
+    'bad_request',
+    `invalid agent file path "${path}": relative, "/"-separated, no empty, "." or ".." segments`,
+  );

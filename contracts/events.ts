@@ -62,7 +62,14 @@ export interface EventPayloads {
   /** The spend governor set aside a model call's worst case against the agent's budgets (docs/costs.md). */
   'budget.reserved': { budget_names: string[]; tokens: number; usd: number | null; purpose: string };
   /** A model call would pass `budget` (`agent.day_usd`, `daemon.month_usd`, ...); `action` is what follows. */
-  'budget.exceeded': { budget: string; limit: number; used: number; needed: number; action: 'fail' | 'ask'; task_id: string | null };
+  'budget.exceeded': {
+    budget: string;
+    limit: number;
+    used: number;
+    needed: number;
+    action: 'fail' | 'ask';
+    task_id: string | null;
+  };
   /** The owner raised today's limit of `budget` by `amount` (a budget task approved with an amount). */
   'budget.raised': { budget: string; amount: number; day: string; task_id: string | null };
   'loop.cleared': { removed: number };
@@ -90,7 +97,15 @@ export interface EventPayloads {
   'log.written': { level: string; origin: string | null; event: string | null; message: string };
   'agent.said': { text: string };
   /** A backup of the agent's file was written and checked (docs/backups.md); `removed`: older scheduled copies deleted by `keep`. */
-  'backup.completed': { path: string; bytes: number; sha256: string; schema_version: number; sealed: boolean; scheduled: boolean; removed: string[] };
+  'backup.completed': {
+    path: string;
+    bytes: number;
+    sha256: string;
+    schema_version: number;
+    sealed: boolean;
+    scheduled: boolean;
+    removed: string[];
+  };
   /** A backup of the agent's file failed; nothing was left at `path`. */
   'backup.failed': { path: string | null; code: string; error: string; scheduled: boolean; file_path: string };
   'tracked.changed': {
@@ -185,22 +200,27 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'agent.state.changed': 'A loop executor or the display state changed.',
   'agent.config.changed': 'The agent config was replaced or updated.',
   'agent.degraded': 'The degraded flag was set or cleared.',
-  'agent.identity.changed': "The agent's key pair and attestations were (re)generated; payload carries the new DID only.",
-  'agent.error': 'A turn or agent operation failed; names the turn ids it ends (code daemon_restart: a crash cut the turn short).',
+  'agent.identity.changed':
+    "The agent's key pair and attestations were (re)generated; payload carries the new DID only.",
+  'agent.error':
+    'A turn or agent operation failed; names the turn ids it ends (code daemon_restart: a crash cut the turn short).',
   'turn.started': 'A turn began.',
   'turn.completed': 'A turn finished; names the turn id and absorbed chat turn ids.',
   'chat.delivered': 'Queued chats were absorbed into the starting turn.',
-  'chat.discarded': 'Queued work was dropped by abort, unload or off, or after a restart because its loop is gone (reason daemon_restart).',
+  'chat.discarded':
+    'Queued work was dropped by abort, unload or off, or after a restart because its loop is gone (reason daemon_restart).',
   'loop.appended': 'A row was committed to a loop stream.',
   'loop.compacted': 'A loop history was summarized (`memories`: the ids it kept as memories).',
   'memory.saved': 'A memory was written to the agent file.',
   'memory.forgotten': 'A memory was forgotten (kept as forgotten, out of every search) or deleted.',
   'memory.recalled': 'Memories were given to the model before a turn (docs/memory.md).',
   'memory.embedded': 'Memories got their embeddings (in the background).',
-  'memory.consolidated': 'A memory consolidation run merged, updated or forgot memories (its changelog rows say which).',
-  'budget.reserved': 'The spend governor reserved a model call\'s worst case against the budgets that apply (debug).',
-  'budget.exceeded': 'A model call would pass a budget: the turn fails (budget_exceeded) or waits on an owner task of kind budget.',
-  'budget.raised': 'The owner raised today\'s limit of a budget.',
+  'memory.consolidated':
+    'A memory consolidation run merged, updated or forgot memories (its changelog rows say which).',
+  'budget.reserved': "The spend governor reserved a model call's worst case against the budgets that apply (debug).",
+  'budget.exceeded':
+    'A model call would pass a budget: the turn fails (budget_exceeded) or waits on an owner task of kind budget.',
+  'budget.raised': "The owner raised today's limit of a budget.",
   'loop.cleared': 'A loop stream was cleared.',
   'llm.delta': 'A streamed token delta of a running model call.',
   'llm.completed': 'A model call finished, with usage and cost.',
@@ -215,8 +235,11 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'credential.changed': 'A credential was set, replaced, sealed or deleted (metadata only).',
   'log.written': 'A row was written to the agent log.',
   'agent.said': 'The agent spoke to the owner mid-turn (the `say` tool).',
-  'backup.completed': 'A backup of the agent file was written and checked (integrity ok); scheduled ones name the older copies removed by `keep`.',
+  'backup.completed':
+    'A backup of the agent file was written and checked (integrity ok); scheduled ones name the older copies removed by `keep`.',
   'backup.failed': 'A backup of the agent file failed (nothing left behind); `code` says why.',
-  'tracked.changed': 'An agent file in a tracked folder was added, changed, moved or removed (tracked-folders extension).',
-  'tracked.autostarted': 'The boot autostart of the tracked folders ran: what started, what was skipped and why, what failed.',
+  'tracked.changed':
+    'An agent file in a tracked folder was added, changed, moved or removed (tracked-folders extension).',
+  'tracked.autostarted':
+    'The boot autostart of the tracked folders ran: what started, what was skipped and why, what failed.',
 };

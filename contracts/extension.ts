@@ -95,7 +95,8 @@ export function createExtensionPoint<T>(id: string, options: { providers?: Point
     throw new TypeError(`extension point id "${String(id)}" must match ${EXTENSION_POINT_ID_PATTERN}`);
   }
   const providers = options.providers ?? 'one';
-  if (providers !== 'one' && providers !== 'all') throw new TypeError(`extension point ${id}: providers must be "one" or "all"`);
+  if (providers !== 'one' && providers !== 'all')
+    throw new TypeError(`extension point ${id}: providers must be "one" or "all"`);
   return Object.freeze({ id, providers });
 }
 
@@ -288,7 +289,9 @@ export interface ExtensionDefinition<Options extends TSchema = TSchema> {
    * finish within 8 s. A throw (sync or async) fails this extension only: whatever it already
    * contributed is withdrawn and its routes answer 503.
    */
-  register(ctx: ExtensionContext<Static<Options>>): Promise<ExtensionHooks<Static<Options>> | void> | ExtensionHooks<Static<Options>> | void;
+  register(
+    ctx: ExtensionContext<Static<Options>>,
+  ): Promise<ExtensionHooks<Static<Options>> | void> | ExtensionHooks<Static<Options>> | void;
 }
 
 /**

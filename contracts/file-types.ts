@@ -14,7 +14,17 @@ export const PLAIN_TEXT_TYPE = 'text/plain; charset=utf-8';
 const PASSIVE_TEXT = new Set(['text/plain', 'text/markdown', 'text/csv', 'application/json']);
 /** Passive binary types: images a browser shows but never runs, PDF, sound and video. */
 const PASSIVE_BINARY = new Set([
-  'image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/avif', 'application/pdf', 'audio/mpeg', 'audio/wav', 'audio/ogg', 'video/mp4', 'video/webm',
+  'image/png',
+  'image/jpeg',
+  'image/gif',
+  'image/webp',
+  'image/avif',
+  'application/pdf',
+  'audio/mpeg',
+  'audio/wav',
+  'audio/ogg',
+  'video/mp4',
+  'video/webm',
 ]);
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });

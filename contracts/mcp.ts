@@ -28,28 +28,54 @@ export const McpEnvName = Type.String({
  *
  * @beta
  */
-export const McpServerName = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$', description: 'letters, digits, _ and -, at most 40' });
+export const McpServerName = Type.String({
+  pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$',
+  description: 'letters, digits, _ and -, at most 40',
+});
 
 /**
  * An npm package spec: a name with an optional version or range, or a local tarball or folder path.
  *
  * @beta
  */
-export const McpPackageSpec = Type.String({ minLength: 1, maxLength: 300, pattern: '^[^-\\s\\x00-\\x1f\\x7f;&|`$<>][^\\s\\x00-\\x1f\\x7f;&|`$<>]*$', description: 'never an npm option (no leading -), no spaces or control characters' });
+export const McpPackageSpec = Type.String({
+  minLength: 1,
+  maxLength: 300,
+  pattern: '^[^-\\s\\x00-\\x1f\\x7f;&|`$<>][^\\s\\x00-\\x1f\\x7f;&|`$<>]*$',
+  description: 'never an npm option (no leading -), no spaces or control characters',
+});
 
 /** @beta */
 export const McpRegistration = Type.Object(
   {
     name: McpServerName,
     type: Type.Union([Type.Literal('npm'), Type.Literal('command'), Type.Literal('http')]),
-    npmPackage: Type.Optional(Type.String({ minLength: 1, maxLength: 214, description: 'type npm: the installed package (see POST /mcp/packages), run with node from mcp-servers/' })),
+    npmPackage: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 214,
+        description: 'type npm: the installed package (see POST /mcp/packages), run with node from mcp-servers/',
+      }),
+    ),
     command: Type.Optional(Type.String({ minLength: 1, maxLength: 1000, description: 'type command: the executable' })),
     args: Type.Optional(Type.Array(Type.String({ maxLength: 4000 }), { maxItems: 64 })),
-    url: Type.Optional(Type.String({ pattern: '^https?://', maxLength: 2000, description: 'type http: the Streamable HTTP (or older SSE) endpoint' })),
-    env: Type.Optional(Type.Record(McpEnvName, Type.String({ maxLength: 4000 }), { description: 'plain values, never secrets' })),
-    envFrom: Type.Optional(Type.Record(McpEnvName, McpEnvName, { description: "child variable → the daemon's variable holding its value" })),
+    url: Type.Optional(
+      Type.String({
+        pattern: '^https?://',
+        maxLength: 2000,
+        description: 'type http: the Streamable HTTP (or older SSE) endpoint',
+      }),
+    ),
+    env: Type.Optional(
+      Type.Record(McpEnvName, Type.String({ maxLength: 4000 }), { description: 'plain values, never secrets' }),
+    ),
+    envFrom: Type.Optional(
+      Type.Record(McpEnvName, McpEnvName, { description: "child variable → the daemon's variable holding its value" }),
+    ),
     headerEnv: Type.Optional(
-      Type.Record(Type.String({ pattern: '^[A-Za-z0-9-]{1,100}$' }), McpEnvName, { description: "HTTP header → the daemon's variable holding its value" }),
+      Type.Record(Type.String({ pattern: '^[A-Za-z0-9-]{1,100}$' }), McpEnvName, {
+        description: "HTTP header → the daemon's variable holding its value",
+      }),
     ),
     toolCallTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 3_600_000 })),
     allowAgentEnv: Type.Optional(

@@ -128,7 +128,9 @@ export interface OutboundTransport {
  *
  * @public
  */
-export const outboundTransports = createExtensionPoint<OutboundTransport>('agt.outbound-transports', { providers: 'all' });
+export const outboundTransports = createExtensionPoint<OutboundTransport>('agt.outbound-transports', {
+  providers: 'all',
+});
 
 const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
 
@@ -152,7 +154,12 @@ export function parentIdOf(envelope: Pick<OutboundEnvelope, 'data'>): number | u
   const data = envelope.data;
   if (typeof data !== 'object' || data === null) return undefined;
   const value = (data as { parent_id?: unknown }).parent_id;
-  const id = typeof value === 'number' ? value : typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : Number.NaN;
+  const id =
+    typeof value === 'number'
+      ? value
+      : typeof value === 'string' && /^\d{1,15}$/.test(value)
+        ? Number(value)
+        : Number.NaN;
   return Number.isSafeInteger(id) && id > 0 ? id : undefined;
 }
 
@@ -210,7 +217,9 @@ export interface AgentConfigCheck {
  *
  * @public
  */
-export const agentConfigChecks = createExtensionPoint<AgentConfigCheck>('agt.agent-config-checks', { providers: 'all' });
+export const agentConfigChecks = createExtensionPoint<AgentConfigCheck>('agt.agent-config-checks', {
+  providers: 'all',
+});
 
 /**
  * What a {@link RequestCredentialCheck} sees of a request: read-only, never the body.
@@ -244,4 +253,6 @@ export interface RequestCredentialCheck {
  *
  * @public
  */
-export const requestCredentials = createExtensionPoint<RequestCredentialCheck>('agt.request-credentials', { providers: 'all' });
+export const requestCredentials = createExtensionPoint<RequestCredentialCheck>('agt.request-credentials', {
+  providers: 'all',
+});

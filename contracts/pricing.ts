@@ -71,6 +71,10 @@ export function usdOf(usage: PricedUsage, price: ModelPrice): number {
   const cacheRead = usage.cacheRead ?? 0;
   const cacheWrite = usage.cacheWrite ?? 0;
   const uncached = Math.max(0, usage.input - cacheRead - cacheWrite);
-  const usd = uncached * price.input + cacheRead * (price.cacheRead ?? price.input * 0.5) + cacheWrite * (price.cacheWrite ?? price.input) + usage.output * price.output;
+  const usd =
+    uncached * price.input +
+    cacheRead * (price.cacheRead ?? price.input * 0.5) +
+    cacheWrite * (price.cacheWrite ?? price.input) +
+    usage.output * price.output;
   return Math.round((usd / 1_000_000) * 1e8) / 1e8;
 }

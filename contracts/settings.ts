@@ -14,7 +14,8 @@ import { McpRegistration } from './mcp.js';
 export const ProviderKind = Type.String({
   pattern: '^[a-z0-9][a-z0-9._-]*$',
   maxLength: 100,
-  description: 'Provider kind, such as anthropic, openai, openai-compatible or openrouter (checked by the extension serving it)',
+  description:
+    'Provider kind, such as anthropic, openai, openai-compatible or openrouter (checked by the extension serving it)',
 });
 
 /** @public */
@@ -66,23 +67,36 @@ export const AgentCeiling = Type.Object(
     fetchAllowHosts: Type.Optional(
       Type.Array(Type.String({ minLength: 1, maxLength: 300 }), {
         maxItems: 256,
-        description: 'the hosts an agent\'s `security.fetch_allow_hosts` may name (`name` covers `name:<any port>`); default none',
+        description:
+          "the hosts an agent's `security.fetch_allow_hosts` may name (`name` covers `name:<any port>`); default none",
       }),
     ),
-    allowUnsandboxedCommands: Type.Optional(Type.Boolean({ description: 'whether an agent\'s `security.allow_unsandboxed_commands` may take effect; default false' })),
-    computeNetwork: Type.Optional(Type.Boolean({ description: 'whether an agent\'s `security.compute_network` may take effect; default false' })),
+    allowUnsandboxedCommands: Type.Optional(
+      Type.Boolean({
+        description: "whether an agent's `security.allow_unsandboxed_commands` may take effect; default false",
+      }),
+    ),
+    computeNetwork: Type.Optional(
+      Type.Boolean({ description: "whether an agent's `security.compute_network` may take effect; default false" }),
+    ),
     providers: Type.Optional(
       Type.Array(Type.String({ minLength: 1, maxLength: 200 }), {
         maxItems: 256,
         description:
-          'provider ids an agent\'s own `sys_update_config` may move its `model.provider` (or a loop\'s) to, beside the ones its config already names; default none',
+          "provider ids an agent's own `sys_update_config` may move its `model.provider` (or a loop's) to, beside the ones its config already names; default none",
       }),
     ),
     limits: Type.Optional(
-      Type.Object(Object.fromEntries(CAPPED_LIMITS.map((name) => [name, Type.Optional(Type.Integer({ minimum: 1 }))])) as Record<(typeof CAPPED_LIMITS)[number], ReturnType<typeof Type.Optional<ReturnType<typeof Type.Integer>>>>, {
-        additionalProperties: false,
-        description: 'the largest value each `limits` field of an agent may take',
-      }),
+      Type.Object(
+        Object.fromEntries(CAPPED_LIMITS.map((name) => [name, Type.Optional(Type.Integer({ minimum: 1 }))])) as Record<
+          (typeof CAPPED_LIMITS)[number],
+          ReturnType<typeof Type.Optional<ReturnType<typeof Type.Integer>>>
+        >,
+        {
+          additionalProperties: false,
+          description: 'the largest value each `limits` field of an agent may take',
+        },
+      ),
     ),
   },
   { additionalProperties: false },
@@ -94,7 +108,16 @@ export const AgentCeiling = Type.Object(
  *
  * @public
  */
-export const UNLOCKABLE_AGENT_FIELDS = ['mcp', 'security', 'limits', 'serving', 'adapters', 'providers', 'ws_connections', 'triggers'] as const;
+export const UNLOCKABLE_AGENT_FIELDS = [
+  'mcp',
+  'security',
+  'limits',
+  'serving',
+  'adapters',
+  'providers',
+  'ws_connections',
+  'triggers',
+] as const;
 
 /**
  * USD per million tokens (`cached`: cache-read input; default half of `input`).
@@ -117,7 +140,9 @@ export const PriceSettings = Type.Object(
  */
 export const RetentionRule = Type.Object(
   {
-    maxAgeDays: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'rows older than this many days are deleted' })),
+    maxAgeDays: Type.Optional(
+      Type.Number({ exclusiveMinimum: 0, description: 'rows older than this many days are deleted' }),
+    ),
     maxRows: Type.Optional(Type.Integer({ minimum: 1, description: 'only the newest this many rows are kept' })),
   },
   { additionalProperties: false },
@@ -130,9 +155,24 @@ export const RetentionRule = Type.Object(
  */
 export const BackupSettings = Type.Object(
   {
-    dir: Type.Optional(Type.String({ minLength: 1, description: 'absolute folder of the copies, one sub-folder per agent id (default <data dir>/backups)' })),
-    every: Type.String({ minLength: 1, maxLength: 100, description: 'cron expression (5 fields, or 6 with seconds first), in settings `timezone`' }),
-    keep: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, description: 'scheduled copies kept per agent, newest first (default 7)' })),
+    dir: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: 'absolute folder of the copies, one sub-folder per agent id (default <data dir>/backups)',
+      }),
+    ),
+    every: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      description: 'cron expression (5 fields, or 6 with seconds first), in settings `timezone`',
+    }),
+    keep: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 10_000,
+        description: 'scheduled copies kept per agent, newest first (default 7)',
+      }),
+    ),
     seal: Type.Optional(Type.Boolean({ description: 'seal each copy to the owner identity (default false)' })),
   },
   { additionalProperties: false },
@@ -146,11 +186,23 @@ export const BackupSettings = Type.Object(
 export const TelemetrySettings = Type.Object(
   {
     otlpEndpoint: Type.Optional(
-      Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 500, description: 'OTLP/HTTP traces URL (`http://127.0.0.1:4318/v1/traces`); traces are off without it' }),
+      Type.String({
+        pattern: '^https?://[^\\s]+$',
+        maxLength: 500,
+        description: 'OTLP/HTTP traces URL (`http://127.0.0.1:4318/v1/traces`); traces are off without it',
+      }),
     ),
-    otlpProtocol: Type.Optional(Type.Union([Type.Literal('http/protobuf'), Type.Literal('http/json')], { description: 'OTLP encoding (default http/protobuf)' })),
-    captureContent: Type.Optional(Type.Boolean({ description: 'record message and tool contents on spans (default false)' })),
-    metrics: Type.Optional(Type.Boolean({ description: 'count for GET /metrics from start-up (default: from the first scrape)' })),
+    otlpProtocol: Type.Optional(
+      Type.Union([Type.Literal('http/protobuf'), Type.Literal('http/json')], {
+        description: 'OTLP encoding (default http/protobuf)',
+      }),
+    ),
+    captureContent: Type.Optional(
+      Type.Boolean({ description: 'record message and tool contents on spans (default false)' }),
+    ),
+    metrics: Type.Optional(
+      Type.Boolean({ description: 'count for GET /metrics from start-up (default: from the first scrape)' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -162,16 +214,43 @@ export const TelemetrySettings = Type.Object(
  */
 export const StorageSettings = Type.Object(
   {
-    quotaBytes: Type.Optional(Type.Integer({ minimum: 65_536, description: "the most an agent file may grow to by the agent's own writes (SQL tools, stored files); default none" })),
-    agentQuotas: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 128 }), Type.Integer({ minimum: 65_536 }), { description: 'per agent id: replaces quotaBytes' })),
-    walMaxBytes: Type.Optional(Type.Integer({ minimum: 262_144, description: "the WAL's bound: SQLite's journal_size_limit and the automatic checkpoint's size (default 4 MiB)" })),
-    maintenanceSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 86_400, description: 'how often checkpoints and retention run (default 60)' })),
+    quotaBytes: Type.Optional(
+      Type.Integer({
+        minimum: 65_536,
+        description:
+          "the most an agent file may grow to by the agent's own writes (SQL tools, stored files); default none",
+      }),
+    ),
+    agentQuotas: Type.Optional(
+      Type.Record(Type.String({ minLength: 1, maxLength: 128 }), Type.Integer({ minimum: 65_536 }), {
+        description: 'per agent id: replaces quotaBytes',
+      }),
+    ),
+    walMaxBytes: Type.Optional(
+      Type.Integer({
+        minimum: 262_144,
+        description: "the WAL's bound: SQLite's journal_size_limit and the automatic checkpoint's size (default 4 MiB)",
+      }),
+    ),
+    maintenanceSeconds: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 86_400,
+        description: 'how often checkpoints and retention run (default 60)',
+      }),
+    ),
     retention: Type.Optional(
       Type.Object(
-        { logs: Type.Optional(RetentionRule), events: Type.Optional(RetentionRule), messages: Type.Optional(RetentionRule), umbilical: Type.Optional(RetentionRule) },
+        {
+          logs: Type.Optional(RetentionRule),
+          events: Type.Optional(RetentionRule),
+          messages: Type.Optional(RetentionRule),
+          umbilical: Type.Optional(RetentionRule),
+        },
         {
           additionalProperties: false,
-          description: 'logs: agt_logs; events: agt_audit records; messages: finished agt_inbox / agt_outbox rows; umbilical: the in-memory replay window (GET /agents/{id}/umbilical/events)',
+          description:
+            'logs: agt_logs; events: agt_audit records; messages: finished agt_inbox / agt_outbox rows; umbilical: the in-memory replay window (GET /agents/{id}/umbilical/events)',
         },
       ),
     ),
@@ -192,14 +271,16 @@ export const ServerSettings = Type.Object(
       Type.Integer({
         minimum: 1,
         maximum: 1_000_000,
-        description: "connections one server holds open at once; more are closed as they are accepted (default: an eighth of the process's open-file limit, at most 4096)",
+        description:
+          "connections one server holds open at once; more are closed as they are accepted (default: an eighth of the process's open-file limit, at most 4096)",
       }),
     ),
     maxConnectionsPerAddress: Type.Optional(
       Type.Integer({
         minimum: 1,
         maximum: 1_000_000,
-        description: 'connections one server holds open at once from one client address (an IPv6 client by its /64); more are closed at once (default: a quarter of maxConnections)',
+        description:
+          'connections one server holds open at once from one client address (an IPv6 client by its /64); more are closed at once (default: a quarter of maxConnections)',
       }),
     ),
   },
@@ -211,31 +292,51 @@ export const SettingsSchema = Type.Object(
   {
     pricing: Type.Optional(
       Type.Record(Type.String({ minLength: 1, maxLength: 300 }), PriceSettings, {
-        description: 'prices by `<provider id>/<model>` (longest model prefix wins) or `<provider id>` (that provider\'s default), over the shipped table (docs/costs.md)',
+        description:
+          "prices by `<provider id>/<model>` (longest model prefix wins) or `<provider id>` (that provider's default), over the shipped table (docs/costs.md)",
       }),
     ),
     budget: Type.Optional(
       Type.Object(
         { day_usd: Type.Optional(Type.Number({ minimum: 0 })), month_usd: Type.Optional(Type.Number({ minimum: 0 })) },
-        { additionalProperties: false, description: 'the whole daemon\'s spend limits; also the most an agent file\'s own budget may ask' },
+        {
+          additionalProperties: false,
+          description: "the whole daemon's spend limits; also the most an agent file's own budget may ask",
+        },
       ),
     ),
-    timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'IANA time zone of budget days and months (default: the machine\'s)' })),
+    timezone: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description: "IANA time zone of budget days and months (default: the machine's)",
+      }),
+    ),
     agentsFolder: Type.Optional(Type.String({ minLength: 1 })),
     defaultTemplateId: Type.Optional(Type.String({ minLength: 1 })),
     providers: Type.Optional(Type.Array(AppProviderSettings)),
     trackedFolders: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     maxScanDepth: Type.Optional(
-      Type.Integer({ minimum: 0, maximum: 32, description: 'folder levels below each tracked folder that scans and the watcher descend into (default 5)' }),
+      Type.Integer({
+        minimum: 0,
+        maximum: 32,
+        description: 'folder levels below each tracked folder that scans and the watcher descend into (default 5)',
+      }),
     ),
-    mcpServers: Type.Optional(Type.Array(McpRegistration, { maxItems: 200, description: 'MCP server registrations (D11), owned by the mcp extension' })),
+    mcpServers: Type.Optional(
+      Type.Array(McpRegistration, {
+        maxItems: 200,
+        description: 'MCP server registrations (D11), owned by the mcp extension',
+      }),
+    ),
     mcpServer: Type.Optional(
       Type.Object(
         {
           agents: Type.Optional(
             Type.Array(Type.String({ minLength: 1, maxLength: 128 }), {
               maxItems: 1000,
-              description: 'agents (by id, handle or name; handles and names in any case) that `/mcp/server` (agt as an MCP server) exposes; `"*"`: every loaded agent; default none (docs/mcp.md)',
+              description:
+                'agents (by id, handle or name; handles and names in any case) that `/mcp/server` (agt as an MCP server) exposes; `"*"`: every loaded agent; default none (docs/mcp.md)',
             }),
           ),
         },
@@ -245,7 +346,8 @@ export const SettingsSchema = Type.Object(
     computeHostAgents: Type.Optional(
       Type.Array(Type.String({ minLength: 1, maxLength: 128 }), {
         maxItems: 1000,
-        description: 'agent ids the owner allows to run commands in the `host` compute tier (no container), owned by the compute extension (D15)',
+        description:
+          'agent ids the owner allows to run commands in the `host` compute tier (no container), owned by the compute extension (D15)',
       }),
     ),
     /** The owner ceiling of every agent (docs/security.md, "The owner's ceiling"). */
@@ -256,16 +358,24 @@ export const SettingsSchema = Type.Object(
       }),
     ),
     agentConfigUnlocks: Type.Optional(
-      Type.Record(Type.String({ minLength: 1, maxLength: 128 }), Type.Array(Type.Union(UNLOCKABLE_AGENT_FIELDS.map((f) => Type.Literal(f))), { maxItems: UNLOCKABLE_AGENT_FIELDS.length }), {
-        description: 'per agent id: owner-locked config fields that agent\'s own `sys_update_config` may change (the ceiling still caps them)',
-      }),
+      Type.Record(
+        Type.String({ minLength: 1, maxLength: 128 }),
+        Type.Array(Type.Union(UNLOCKABLE_AGENT_FIELDS.map((f) => Type.Literal(f))), {
+          maxItems: UNLOCKABLE_AGENT_FIELDS.length,
+        }),
+        {
+          description:
+            "per agent id: owner-locked config fields that agent's own `sys_update_config` may change (the ceiling still caps them)",
+        },
+      ),
     ),
     commandLimits: Type.Optional(CommandLimitsSettings),
     sqlMaxProcesses: Type.Optional(
       Type.Integer({
         minimum: 1,
         maximum: 256,
-        description: 'agent SQL child processes that may exist at once across all agents (default max(2, cores)); calls beyond wait, and the wait counts in their sql_timeout_ms',
+        description:
+          'agent SQL child processes that may exist at once across all agents (default max(2, cores)); calls beyond wait, and the wait counts in their sql_timeout_ms',
       }),
     ),
     backups: Type.Optional(BackupSettings),
@@ -278,15 +388,27 @@ export const SettingsSchema = Type.Object(
           embeddings: Type.Optional(
             Type.Object(
               {
-                provider: Type.String({ minLength: 1, maxLength: 200, description: 'a provider id of `providers` (or of the agent\'s own) whose server speaks OpenAI-format `/v1/embeddings`' }),
+                provider: Type.String({
+                  minLength: 1,
+                  maxLength: 200,
+                  description:
+                    "a provider id of `providers` (or of the agent's own) whose server speaks OpenAI-format `/v1/embeddings`",
+                }),
                 model: Type.String({ minLength: 1, maxLength: 200 }),
-                dimensions: Type.Integer({ minimum: 1, maximum: 4096, description: 'width of the model\'s vectors (sent as `dimensions` to models that can shorten theirs)' }),
+                dimensions: Type.Integer({
+                  minimum: 1,
+                  maximum: 4096,
+                  description: "width of the model's vectors (sent as `dimensions` to models that can shorten theirs)",
+                }),
               },
               { additionalProperties: false },
             ),
           ),
         },
-        { additionalProperties: false, description: 'long-term memory of agents (docs/memory.md); without `embeddings`, full-text search only' },
+        {
+          additionalProperties: false,
+          description: 'long-term memory of agents (docs/memory.md); without `embeddings`, full-text search only',
+        },
       ),
     ),
     meshServerEnabled: Type.Optional(Type.Boolean()),
@@ -295,7 +417,8 @@ export const SettingsSchema = Type.Object(
     meshPeers: Type.Optional(
       Type.Array(Type.String({ pattern: '^https?://[^\\s/?#]+/?$', maxLength: 300 }), {
         maxItems: 256,
-        description: 'mesh servers of other daemons, by base URL (`http://10.0.0.5:7295`), listed by `GET /network/peers` beside the ones mDNS finds',
+        description:
+          'mesh servers of other daemons, by base URL (`http://10.0.0.5:7295`), listed by `GET /network/peers` beside the ones mDNS finds',
       }),
     ),
   },

@@ -21,7 +21,12 @@ const TRACEPARENT = new RegExp(TRACEPARENT_PATTERN);
  * @beta
  */
 export function isTraceparent(value: unknown): value is string {
-  return typeof value === 'string' && TRACEPARENT.test(value) && !/^00-0{32}-/.test(value) && !/-0{16}-[0-9a-f]{2}$/.test(value);
+  return (
+    typeof value === 'string' &&
+    TRACEPARENT.test(value) &&
+    !/^00-0{32}-/.test(value) &&
+    !/-0{16}-[0-9a-f]{2}$/.test(value)
+  );
 }
 
 /** @beta */

@@ -94,7 +94,11 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       connectionCaps: () => settings.current().server,
       ...(env.logFormat ? { logFormat: env.logFormat } : {}),
       guard: {
-        token, localProof, behindProxy: env.behindProxy, allowedHosts: env.allowedHosts, boundPort: () => port,
+        token,
+        localProof,
+        behindProxy: env.behindProxy,
+        allowedHosts: env.allowedHosts,
+        boundPort: () => port,
         // Extensions' credentials (the console's sessions): read from the points at request time.
         otherCredential: (request) => acceptedByCredentialChecks(contributions.points, request),
       },
@@ -119,7 +123,11 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       secrets: { token, localProof },
       boundPort: () => port,
       requestShutdown: (reason) => shutdown(reason),
-      ...(options.kdfCost ? { kdfCost: options.kdfCost } : env.kdfLog2N ? { kdfCost: { N: 2 ** env.kdfLog2N, r: 8, p: 1 } } : {}),
+      ...(options.kdfCost
+        ? { kdfCost: options.kdfCost }
+        : env.kdfLog2N
+          ? { kdfCost: { N: 2 ** env.kdfLog2N, r: 8, p: 1 } }
+          : {}),
     });
 
     const sequence = async (reason: string, capAt: number) => {
@@ -133,18 +141,34 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       const httpClosed = app.close().catch((error: unknown) => app.log.error({ err: error }, 'HTTP close failed'));
       try {
         for (const step of kernel.shutdownSteps.phase('agents')) {
-          await within(remaining(), () => step.run(env.shutdownAgentTimeoutMs), () => app.log.warn(`${step.name} exceeded the shutdown cap`));
+          await within(
+            remaining(),
+            () => step.run(env.shutdownAgentTimeoutMs),
+            () => app.log.warn(`${step.name} exceeded the shutdown cap`),
+          );
         }
       } finally {
         agentsStopped();
       }
-      await within(HTTP_CLOSE_DEADLINE_MS, () => httpClosed, () => app.log.warn('HTTP close exceeded 3 s; continuing'));
+      await within(
+        HTTP_CLOSE_DEADLINE_MS,
+        () => httpClosed,
+        () => app.log.warn('HTTP close exceeded 3 s; continuing'),
+      );
       if (extensions) {
         const started = extensions;
-        await within(remaining(), () => started.stopAll(Math.max(0, remaining())), () => app.log.warn('extension stop exceeded the shutdown cap'));
+        await within(
+          remaining(),
+          () => started.stopAll(Math.max(0, remaining())),
+          () => app.log.warn('extension stop exceeded the shutdown cap'),
+        );
       }
       for (const step of kernel.shutdownSteps.phase('final')) {
-        await within(remaining(), () => step.run(remaining()), () => app.log.warn(`${step.name} exceeded the shutdown cap`));
+        await within(
+          remaining(),
+          () => step.run(remaining()),
+          () => app.log.warn(`${step.name} exceeded the shutdown cap`),
+        );
       }
     };
 
@@ -153,7 +177,11 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
         const startedAt = Date.now();
         const capAt = startedAt + SHUTDOWN_CAP_MS;
         try {
-          await within(SHUTDOWN_CAP_MS, () => sequence(reason, capAt), () => app.log.error('shutdown hit the 20 s cap'));
+          await within(
+            SHUTDOWN_CAP_MS,
+            () => sequence(reason, capAt),
+            () => app.log.error('shutdown hit the 20 s cap'),
+          );
         } catch (error) {
           app.log.error({ err: error }, 'shutdown step failed');
         } finally {
@@ -161,7 +189,10 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
           pidFile.release();
           // The one line that says the daemon is gone (whatever the cause and the moment).
           const when = startingUp ? ' during start-up' : '';
-          app.log.info({ reason, durationMs: Date.now() - startedAt, ...(startingUp ? { duringStartup: true } : {}) }, `agt daemon stopped (${reason}${when})`);
+          app.log.info(
+            { reason, durationMs: Date.now() - startedAt, ...(startingUp ? { duringStartup: true } : {}) },
+            `agt daemon stopped (${reason}${when})`,
+          );
           resolveClosed();
         }
       })();
@@ -169,7 +200,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     }
     const running = (): RunningDaemon => ({ app, kernel, url, port, shutdown, closed });
     /** A stop asked for during start-up (SIGINT, SIGTERM): start-up ends here and the daemon shuts down. */
-    const stopAsked = () => (options.stopSignal?.aborted ? String(options.stopSignal.reason ?? 'stop requested') : undefined);
+    const stopAsked = () =>
+      options.stopSignal?.aborted ? String(options.stopSignal.reason ?? 'stop requested') : undefined;
     const stopNow = (reason: string) => {
       void shutdown(reason);
       return running();
@@ -178,11 +210,19 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     let stop = stopAsked();
     if (stop) return stopNow(stop);
     // One readable line per turn, tool call and owner wait (not subscribed at all above info).
-    if (['info', 'debug', 'trace'].includes(env.logLevel)) logActivity(bus, app.log, (id) => kernel.runtime.byId(id)?.agent.name);
+    if (['info', 'debug', 'trace'].includes(env.logLevel))
+      logActivity(bus, app.log, (id) => kernel.runtime.byId(id)?.agent.name);
     app.log.info({ dataDir: settings.dataDir }, `data directory ${settings.dataDir}`);
     const kernelPrefixes = await registerKernelRoutes(app, kernel);
-    const manifestPath = env.extensionsManifest ? resolve(env.extensionsManifest) : join(PROJECT_ROOT, 'extensions.json');
-    extensions = await loadExtensions(app, kernel, kernel.extensions, manifestPath, { required: Boolean(env.extensionsManifest), kernelPrefixes, env: processEnv, print });
+    const manifestPath = env.extensionsManifest
+      ? resolve(env.extensionsManifest)
+      : join(PROJECT_ROOT, 'extensions.json');
+    extensions = await loadExtensions(app, kernel, kernel.extensions, manifestPath, {
+      required: Boolean(env.extensionsManifest),
+      kernelPrefixes,
+      env: processEnv,
+      print,
+    });
     stop = stopAsked();
     if (stop) return stopNow(stop);
 
@@ -205,7 +245,11 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     print(`agt daemon listening on ${url}`);
     // Extensions start while the daemon already serves; a stop asked for meanwhile does not wait for them.
     const signal = options.stopSignal;
-    const asked = signal ? new Promise<void>((done) => (signal.aborted ? done() : signal.addEventListener('abort', () => done(), { once: true }))) : undefined;
+    const asked = signal
+      ? new Promise<void>((done) =>
+          signal.aborted ? done() : signal.addEventListener('abort', () => done(), { once: true }),
+        )
+      : undefined;
     await (asked ? Promise.race([extensions.startAll(), asked]) : extensions.startAll());
     stop = stopAsked();
     if (stop) return stopNow(stop);

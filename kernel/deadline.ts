@@ -14,14 +14,22 @@ export interface DeadlineTimers {
   clearTimeout(handle: never): void;
 }
 
-const globalTimers: DeadlineTimers = { setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (handle) => clearTimeout(handle) };
+const globalTimers: DeadlineTimers = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (handle) => clearTimeout(handle),
+};
 
 /**
  * Resolves or rejects as `work` does, or, after `ms`, with what `onTimeout()` returns (a throw from
  * `onTimeout` rejects the wait instead). `ms` of 0 or less waits Node's shortest timer (1 ms, as
  * `setTimeout(fn, 0)` does), so work that has already settled still wins; `Infinity` never gives up.
  */
-export function waitAtMost<T, F>(work: PromiseLike<T> | T, ms: number, onTimeout: () => F, timers: DeadlineTimers = globalTimers): Promise<T | F> {
+export function waitAtMost<T, F>(
+  work: PromiseLike<T> | T,
+  ms: number,
+  onTimeout: () => F,
+  timers: DeadlineTimers = globalTimers,
+): Promise<T | F> {
   const milliseconds = ms === Number.POSITIVE_INFINITY ? ms : Number.isNaN(ms) ? 1 : Math.max(1, ms);
   const promise = Promise.resolve(work);
   if (milliseconds === Number.POSITIVE_INFINITY) return promise;

@@ -37,7 +37,10 @@ export const ENV_HELP: Array<[string, string]> = [
   ['AGT_OWNER_PASSPHRASE', 'unlocks the owner identity at start'],
   ['AGT_OWNER_PASSPHRASE_FILE', 'file holding the passphrase that unlocks the owner identity'],
   ['AGT_SHUTDOWN_TIMEOUT_MS', 'per-agent unload deadline at shutdown (default 10000)'],
-  ['AGT_KDF_COST', 'scrypt cost of passphrase files written from now on, as log2 N: 10-20 (default 17); lower only on slow hardware'],
+  [
+    'AGT_KDF_COST',
+    'scrypt cost of passphrase files written from now on, as log2 N: 10-20 (default 17); lower only on slow hardware',
+  ],
 ];
 
 function port(name: string, raw: string | undefined, fallback: number | undefined): number | undefined {
@@ -55,7 +58,8 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): DaemonEnv {
   const logLevel = env.AGT_LOG_LEVEL || 'info';
   if (!LOG_LEVELS.has(logLevel)) throw new StartupError(`AGT_LOG_LEVEL must be one of ${[...LOG_LEVELS].join(', ')}`);
   const logFormat = env.AGT_LOG_FORMAT || undefined;
-  if (logFormat !== undefined && logFormat !== 'pretty' && logFormat !== 'json') throw new StartupError(`AGT_LOG_FORMAT must be pretty or json, got "${logFormat}"`);
+  if (logFormat !== undefined && logFormat !== 'pretty' && logFormat !== 'json')
+    throw new StartupError(`AGT_LOG_FORMAT must be pretty or json, got "${logFormat}"`);
   const timeoutRaw = env.AGT_SHUTDOWN_TIMEOUT_MS;
   const shutdownAgentTimeoutMs = timeoutRaw ? Number(timeoutRaw) : 10_000;
   if (!Number.isInteger(shutdownAgentTimeoutMs) || shutdownAgentTimeoutMs < 0) {

@@ -18,11 +18,20 @@ interface Frame {
 }
 
 /** The first non-null visitor result, or null. `segment` turns a key or index into a path segment. */
-export function findInJson<T>(root: unknown, visitor: JsonVisitor<T>, segment: (key: string) => string = (key) => key, rootPath = ''): T | null {
+export function findInJson<T>(
+  root: unknown,
+  visitor: JsonVisitor<T>,
+  segment: (key: string) => string = (key) => key,
+  rootPath = '',
+): T | null {
   const stack: Frame[] = [];
   const enter = (value: unknown, path: string): T | null => {
     if (Array.isArray(value)) {
-      stack.push({ entries: value.map((item, index): [string, unknown] => [String(index), item]).values(), path, array: true });
+      stack.push({
+        entries: value.map((item, index): [string, unknown] => [String(index), item]).values(),
+        path,
+        array: true,
+      });
     } else if (value !== null && typeof value === 'object') {
       const hit = visitor.object?.(value as Record<string, unknown>, path) ?? null;
       if (hit !== null) return hit;

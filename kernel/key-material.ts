@@ -5,7 +5,11 @@
  */
 
 /** Snake-cased, lower-case key name: `botToken` → `bot_token`, `X-Api-Key` → `x_api_key`. */
-const normalize = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/[-\s.]+/g, '_').toLowerCase();
+const normalize = (name: string) =>
+  name
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/[-\s.]+/g, '_')
+    .toLowerCase();
 
 const KEY_NAME =
   /(^|_)(api_?key|apikey|(private|secret|access|signing|encryption|client|master|auth)_?key|token|secret|password|passwd|passphrase|authorization|cookie)$/;

@@ -53,7 +53,8 @@ async function main(): Promise<void> {
   if (values.settings !== undefined) env.AGT_DAEMON_SETTINGS = values.settings;
   if (values.extensions !== undefined) env.AGT_EXTENSIONS = values.extensions;
   if (values['log-format'] !== undefined) {
-    if (values['log-format'] !== 'pretty' && values['log-format'] !== 'json') throw new StartupError(`--log-format must be pretty or json, got "${values['log-format']}"`);
+    if (values['log-format'] !== 'pretty' && values['log-format'] !== 'json')
+      throw new StartupError(`--log-format must be pretty or json, got "${values['log-format']}"`);
     env.AGT_LOG_FORMAT = values['log-format'];
   }
 

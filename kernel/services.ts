@@ -132,9 +132,17 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
       return agent !== undefined && known !== undefined && sameKey(known, readAgentKey(agent.file));
     },
     onProbe: (state) => {
-      if (state.available && state.fallback) logger.warn({ mode: state.mode, reason: state.fallback }, "agents' commands run in a bubblewrap sandbox without a user namespace of their own");
+      if (state.available && state.fallback)
+        logger.warn(
+          { mode: state.mode, reason: state.fallback },
+          "agents' commands run in a bubblewrap sandbox without a user namespace of their own",
+        );
       else if (state.available) logger.info({ mode: state.mode }, "agents' commands run in a bubblewrap sandbox");
-      else logger.warn({ reason: state.reason }, "agents' commands cannot be sandboxed here: they are refused unless unsandboxed commands are allowed");
+      else
+        logger.warn(
+          { reason: state.reason },
+          "agents' commands cannot be sandboxed here: they are refused unless unsandboxed commands are allowed",
+        );
     },
   });
   // Agent SQL child processes across all agents: at most the owner's `sqlMaxProcesses`, read at each call.
@@ -194,17 +202,30 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
       if (!agentRuntime) throw agentIdNotLoaded(agentId);
       return agentRuntime.runLambda(lambda, input, timeoutMs);
     },
-    runHostCommand: (agent: LoadedAgent, run: CommandRun) => hostCommands.runHost(run, allowsUnsandboxedCommands(agent.config)),
-    turns: turnsAccess((agentId) => runtime.byId(agentId), (trace) => inboundTrace(contributions.points, trace)),
+    runHostCommand: (agent: LoadedAgent, run: CommandRun) =>
+      hostCommands.runHost(run, allowsUnsandboxedCommands(agent.config)),
+    turns: turnsAccess(
+      (agentId) => runtime.byId(agentId),
+      (trace) => inboundTrace(contributions.points, trace),
+    ),
     fetch: agentFetch((agentId) => registry.byId(agentId)),
   };
   const agentsFor = (origin: string): AgentsService =>
     agentsService(registry, origin, async (agent, name) => credentials.read(agent, name), capabilities);
   const agents = agentsFor('kernel');
-  const inbox: InboxService = inboxService(registry, bus, runtime, (trace) => inboundTrace(contributions.points, trace));
+  const inbox: InboxService = inboxService(registry, bus, runtime, (trace) =>
+    inboundTrace(contributions.points, trace),
+  );
   const summaries = new SummaryReader();
   shutdownSteps.add({ name: 'summary-reader', phase: 'final', run: () => summaries.close() });
-  const launcher = agentLauncher({ runtime, bus, contributions, registry, isPasswordProtected, readSummary: (filePath) => summaries.read(filePath) });
+  const launcher = agentLauncher({
+    runtime,
+    bus,
+    contributions,
+    registry,
+    isPasswordProtected,
+    readSummary: (filePath) => summaries.read(filePath),
+  });
 
   // Backups and bounded growth (docs/backups.md). Tracked files come from the agent locator's `list`.
   const storage = new StorageService({

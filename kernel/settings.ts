@@ -51,7 +51,8 @@ function readSettingsFile(path: string): Settings {
   const problem = firstSchemaError(SettingsSchema, parsed);
   if (problem !== null) throw new StartupError(`settings file ${path} is invalid at ${problem}`);
   const zone = (parsed as Settings).timezone;
-  if (zone !== undefined && !validTimeZone(zone)) throw new StartupError(`settings file ${path}: timezone ${zone} is not a known IANA time zone`);
+  if (zone !== undefined && !validTimeZone(zone))
+    throw new StartupError(`settings file ${path}: timezone ${zone} is not a known IANA time zone`);
   const every = (parsed as Settings).backups?.every;
   const cron = every === undefined ? null : cronProblem(every, zone);
   if (cron !== null) throw new StartupError(`settings file ${path}: backups.every ${cron}`);
@@ -100,7 +101,11 @@ export class SettingsStore implements SettingsService {
   replace(next: unknown): Settings {
     const valid = assertValid(SettingsSchema, next, 'settings');
     // The spend governor's days and months (docs/costs.md) need a zone this runtime knows.
-    if (valid.timezone !== undefined && !validTimeZone(valid.timezone)) throw new AgtError('bad_request', `settings.timezone: ${valid.timezone.slice(0, 100)} is not a known IANA time zone`);
+    if (valid.timezone !== undefined && !validTimeZone(valid.timezone))
+      throw new AgtError(
+        'bad_request',
+        `settings.timezone: ${valid.timezone.slice(0, 100)} is not a known IANA time zone`,
+      );
     // Scheduled backups (docs/backups.md) need a cron expression the scheduler reads.
     const cron = valid.backups === undefined ? null : cronProblem(valid.backups.every, valid.timezone);
     if (cron !== null) throw new AgtError('bad_request', `settings.backups.every: ${cron.slice(0, 200)}`);

@@ -27,7 +27,11 @@ const STAMP = join(ROOT, '.cache/agt/api-report.hash');
 const ENTRIES = [
   { source: 'index.ts', report: 'contracts', messages: {} },
   // Its signatures name types of the main entry point (`ExtensionDefinition`, ...), which that report lists.
-  { source: 'testing/index.ts', report: 'contracts-testing', messages: { 'ae-forgotten-export': { logLevel: 'none', addToApiReportFile: false } } },
+  {
+    source: 'testing/index.ts',
+    report: 'contracts-testing',
+    messages: { 'ae-forgotten-export': { logLevel: 'none', addToApiReportFile: false } },
+  },
 ];
 const update = process.argv.includes('--update');
 
@@ -44,9 +48,15 @@ function walk(dir, found = []) {
 /** What the report depends on: the package's files (sources, report, CHANGELOG), this script, API Extractor's version. */
 function inputsHash() {
   const hash = createHash('sha256');
-  const extractor = JSON.parse(readFileSync(join(ROOT, 'node_modules/@microsoft/api-extractor/package.json'), 'utf8')).version;
+  const extractor = JSON.parse(
+    readFileSync(join(ROOT, 'node_modules/@microsoft/api-extractor/package.json'), 'utf8'),
+  ).version;
   hash.update(`${extractor}\0${readFileSync(fileURLToPath(import.meta.url))}\0`);
-  for (const file of walk(CONTRACTS).sort()) hash.update(`${relative(ROOT, file)}\0`).update(readFileSync(file)).update('\0');
+  for (const file of walk(CONTRACTS).sort())
+    hash
+      .update(`${relative(ROOT, file)}\0`)
+      .update(readFileSync(file))
+      .update('\0');
   return hash.digest('hex');
 }
 
@@ -56,14 +66,34 @@ function emitDeclarations() {
   const tsc = join(ROOT, 'node_modules/typescript-7/bin/tsc');
   const args = [
     ...ENTRIES.map((entry) => join(CONTRACTS, entry.source)),
-    '--declaration', '--emitDeclarationOnly', '--outDir', join(WORK, 'dts'), '--rootDir', CONTRACTS,
-    '--target', 'ES2022', '--module', 'NodeNext', '--moduleResolution', 'NodeNext', '--strict', '--skipLibCheck',
-    '--resolveJsonModule', '--types', 'node', '--customConditions', 'agt-source', '--pretty', 'false', '--ignoreConfig',
+    '--declaration',
+    '--emitDeclarationOnly',
+    '--outDir',
+    join(WORK, 'dts'),
+    '--rootDir',
+    CONTRACTS,
+    '--target',
+    'ES2022',
+    '--module',
+    'NodeNext',
+    '--moduleResolution',
+    'NodeNext',
+    '--strict',
+    '--skipLibCheck',
+    '--resolveJsonModule',
+    '--types',
+    'node',
+    '--customConditions',
+    'agt-source',
+    '--pretty',
+    'false',
+    '--ignoreConfig',
   ];
   const run = spawnSync(process.execPath, [tsc, ...args], { cwd: ROOT, encoding: 'utf8' });
   // A type error still emits (the type-check reports it); only declarations missing stop the report.
   const missing = ENTRIES.filter((entry) => !existsSync(join(WORK, 'dts', entry.source.replace(/\.ts$/, '.d.ts'))));
-  if (run.error || missing.length > 0) throw new Error(`declarations of contracts/ did not emit:\n${run.error ?? ''}${run.stdout}${run.stderr}`);
+  if (run.error || missing.length > 0)
+    throw new Error(`declarations of contracts/ did not emit:\n${run.error ?? ''}${run.stdout}${run.stderr}`);
 }
 
 /** Runs API Extractor on one entry point; the report lands in WORK/report. Returns its error messages. */
@@ -75,13 +105,24 @@ function extract({ Extractor, ExtractorConfig, ExtractorLogLevel }, { source, re
     compiler: {
       overrideTsconfig: {
         compilerOptions: {
-          target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: true,
-          typeRoots: [join(ROOT, 'node_modules/@types')], types: ['node'], customConditions: ['agt-source'],
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          skipLibCheck: true,
+          typeRoots: [join(ROOT, 'node_modules/@types')],
+          types: ['node'],
+          customConditions: ['agt-source'],
         },
         files: [join(WORK, 'dts', source.replace(/\.ts$/, '.d.ts'))],
       },
     },
-    apiReport: { enabled: true, reportFileName: report, reportFolder: join(WORK, 'report'), reportTempFolder: join(WORK, 'report-temp') },
+    apiReport: {
+      enabled: true,
+      reportFileName: report,
+      reportFolder: join(WORK, 'report'),
+      reportTempFolder: join(WORK, 'report-temp'),
+    },
     docModel: { enabled: false },
     dtsRollup: { enabled: false },
     tsdocMetadata: { enabled: false },
@@ -101,7 +142,11 @@ function extract({ Extractor, ExtractorConfig, ExtractorLogLevel }, { source, re
       tsdocMessageReporting: { default: { logLevel: 'none' } },
     },
   };
-  const config = ExtractorConfig.prepare({ configObject, configObjectFullPath: undefined, packageJsonFullPath: join(CONTRACTS, 'package.json') });
+  const config = ExtractorConfig.prepare({
+    configObject,
+    configObjectFullPath: undefined,
+    packageJsonFullPath: join(CONTRACTS, 'package.json'),
+  });
   const errors = [];
   Extractor.invoke(config, {
     localBuild: true,
@@ -121,11 +166,16 @@ function declarations(text) {
   const body = text.replaceAll('\r\n', '\n').split('```ts\n')[1]?.split('\n```')[0] ?? '';
   const byName = new Map();
   for (const entry of body.split(/\n\n+/)) {
-    const name = entry.match(/^export (?:declare )?(?:abstract )?(?:class|interface|type|const|let|var|function|enum|namespace) ([\w$]+)/m)?.[1];
+    const name = entry.match(
+      /^export (?:declare )?(?:abstract )?(?:class|interface|type|const|let|var|function|enum|namespace) ([\w$]+)/m,
+    )?.[1];
     if (!name) continue;
     const tag = entry.match(/^\/\/ @(public|beta|alpha|internal)\b/m)?.[1] ?? 'public';
     const known = byName.get(name);
-    byName.set(name, { tag: known?.tag === 'public' ? 'public' : tag, text: `${known ? `${known.text}\n\n` : ''}${entry}` });
+    byName.set(name, {
+      tag: known?.tag === 'public' ? 'public' : tag,
+      text: `${known ? `${known.text}\n\n` : ''}${entry}`,
+    });
   }
   return byName;
 }
@@ -149,7 +199,8 @@ function onlyAdded(before, after) {
 function stableChanges(before, after) {
   const old = declarations(before);
   const now = declarations(after);
-  return [...old].filter(([name, entry]) => entry.tag === 'public' && !(now.has(name) && onlyAdded(entry.text, now.get(name).text)))
+  return [...old]
+    .filter(([name, entry]) => entry.tag === 'public' && !(now.has(name) && onlyAdded(entry.text, now.get(name).text)))
     .map(([name]) => `${name} (${now.has(name) ? 'changed' : 'removed'})`);
 }
 
@@ -186,16 +237,22 @@ for (const entry of ENTRIES) {
     const section = newestChangelogSection();
     const unlisted = changed.filter((change) => !section.includes(`\`${change.split(' ')[0]}\``));
     if (unlisted.length > 0) {
-      problems.push(`contracts/api/${file}: stable names removed or changed that the newest section of contracts/CHANGELOG.md does not name: ${unlisted.join(', ')}`);
+      problems.push(
+        `contracts/api/${file}: stable names removed or changed that the newest section of contracts/CHANGELOG.md does not name: ${unlisted.join(', ')}`,
+      );
       continue;
     }
     mkdirSync(REPORTS, { recursive: true });
     cpSync(join(WORK, 'report', file), join(REPORTS, file));
     process.stdout.write(`api report: wrote contracts/api/${file}\n`);
   } else {
-    problems.push(`contracts/api/${file} is not the package's API (${join(WORK, 'report', file)} is)` +
-      (changed.length > 0 ? `; stable names removed or changed: ${changed.join(', ')} (a major version: say so in contracts/CHANGELOG.md)` : '') +
-      '; run `npm run api-report` to write it');
+    problems.push(
+      `contracts/api/${file} is not the package's API (${join(WORK, 'report', file)} is)` +
+        (changed.length > 0
+          ? `; stable names removed or changed: ${changed.join(', ')} (a major version: say so in contracts/CHANGELOG.md)`
+          : '') +
+        '; run `npm run api-report` to write it',
+    );
   }
 }
 if (problems.length > 0) {
@@ -204,4 +261,4 @@ if (problems.length > 0) {
 }
 if (!update) writeFileSync(STAMP, hash);
 else writeFileSync(STAMP, inputsHash());
-process.stdout.write('api report: the package\'s API is the committed report\n');
+process.stdout.write("api report: the package's API is the committed report\n");

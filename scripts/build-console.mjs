@@ -36,10 +36,20 @@ export async function buildConsole(outDir) {
     legalComments: 'none',
     logLevel: 'warning',
   });
-  await build({ entryPoints: { app: join(UI, 'app.css') }, outdir: outDir, bundle: true, minify: true, logLevel: 'warning' });
+  await build({
+    entryPoints: { app: join(UI, 'app.css') },
+    outdir: outDir,
+    bundle: true,
+    minify: true,
+    logLevel: 'warning',
+  });
   copyFileSync(join(UI, 'index.html'), join(outDir, 'index.html'));
-  const gzipped = ['app.js', 'app.css'].reduce((sum, name) => sum + gzipSync(readFileSync(join(outDir, name))).length, 0);
-  if (gzipped > BUDGET_BYTES) throw new Error(`console UI is ${gzipped} bytes gzipped, over the ${BUDGET_BYTES}-byte budget`);
+  const gzipped = ['app.js', 'app.css'].reduce(
+    (sum, name) => sum + gzipSync(readFileSync(join(outDir, name))).length,
+    0,
+  );
+  if (gzipped > BUDGET_BYTES)
+    throw new Error(`console UI is ${gzipped} bytes gzipped, over the ${BUDGET_BYTES}-byte budget`);
   return gzipped;
 }
 

@@ -25,7 +25,18 @@
  * Usage: node scripts/build-tests.mjs [--quiet]; `runTestBuild()` from scripts/test.mjs.
  */
 import { transform } from 'esbuild';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -94,7 +105,10 @@ function linkContracts(out) {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'contracts/package.json'), 'utf8'));
   // The same two entry points as contracts/package.json: a deep path fails here as it does for a third party.
   const exports = { '.': './index.js', './testing': './testing/index.js' };
-  writeIfChanged(join(out, 'contracts/package.json'), `${JSON.stringify({ name: pkg.name, version: pkg.version, type: 'module', private: true, exports }, null, 2)}\n`);
+  writeIfChanged(
+    join(out, 'contracts/package.json'),
+    `${JSON.stringify({ name: pkg.name, version: pkg.version, type: 'module', private: true, exports }, null, 2)}\n`,
+  );
   const link = join(out, 'node_modules/@agt/contracts');
   const target = process.platform === 'win32' ? join(out, 'contracts') : '../../contracts';
   try {
@@ -143,8 +157,14 @@ export async function runTestBuild({ quiet = false } = {}) {
       }
     }
   }
-  writeIfChanged(join(out, BUILD_INFO), `${JSON.stringify({ sourceRoot: '..', sources: TEST_SOURCE_DIRS, test: true }, null, 2)}\n`);
-  if (!quiet) process.stdout.write(`agt: test build: ${files.length} files, ${changed} written, ${removed} removed, in ${Date.now() - started} ms (${TEST_BUILD_DIR}/)\n`);
+  writeIfChanged(
+    join(out, BUILD_INFO),
+    `${JSON.stringify({ sourceRoot: '..', sources: TEST_SOURCE_DIRS, test: true }, null, 2)}\n`,
+  );
+  if (!quiet)
+    process.stdout.write(
+      `agt: test build: ${files.length} files, ${changed} written, ${removed} removed, in ${Date.now() - started} ms (${TEST_BUILD_DIR}/)\n`,
+    );
   return { out, changed, removed };
 }
 

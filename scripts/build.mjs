@@ -37,7 +37,19 @@
  */
 import { build } from 'esbuild';
 import { buildConsole } from './build-console.mjs';
-import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { isBuiltin } from 'node:module';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -64,7 +76,17 @@ export const BUILD_INFO = '.agt-build.json';
  * and what starts files by path (pino's workers, tsx's loader). Every lazily imported package is kept out
  * too, by a rule rather than a list: see `lazyPackagesPlugin`.
  */
-export const EXTERNAL = ['libsql', '@libsql/*', 'esbuild', 'pino', 'quickjs-emscripten', '@jitl/*', 'tsx', 'tsx/*', 'dockerode'];
+export const EXTERNAL = [
+  'libsql',
+  '@libsql/*',
+  'esbuild',
+  'pino',
+  'quickjs-emscripten',
+  '@jitl/*',
+  'tsx',
+  'tsx/*',
+  'dockerode',
+];
 /** esbuild's metafile of the last build, in dist/: test/build-lazy-imports.test.ts reads the lazy imports off it. */
 export const METAFILE = '.agt-metafile.json';
 
@@ -94,7 +116,12 @@ function manifestModules() {
     .filter((module) => typeof module === 'string' && (module.startsWith('./') || module.startsWith('../')))
     .map((module) => resolve(ROOT, module))
     .map((path) => (existsSync(path) ? path : path.replace(/\.js$/, '.ts')))
-    .filter((path) => isTypeScript(path) && existsSync(path) && SOURCE_DIRS.some((dir) => !relative(join(ROOT, dir), path).startsWith('..')));
+    .filter(
+      (path) =>
+        isTypeScript(path) &&
+        existsSync(path) &&
+        SOURCE_DIRS.some((dir) => !relative(join(ROOT, dir), path).startsWith('..')),
+    );
 }
 
 /** Rewrites `import.meta.url` to the URL the file would have in a file-by-file build. */
@@ -132,7 +159,8 @@ const fileUrlPlugin = {
       const built = posix(relative(ROOT, args.path)).replace(/\.ts$/, '.js');
       return {
         loader: 'ts',
-        contents: `import { fileUrl as __agtFileUrl } from '${helper}';\n` +
+        contents:
+          `import { fileUrl as __agtFileUrl } from '${helper}';\n` +
           source.replace(/\bimport\.meta\.url\b/g, `__agtFileUrl(${JSON.stringify(built)})`),
       };
     });
@@ -160,7 +188,9 @@ const DEPENDENCY_EDITS = [
     name: 'fastify-404-edit',
     file: /[\\/]node_modules[\\/]fastify[\\/]lib[\\/]four-oh-four\.js$/,
     edits: [
-      [NOT_FOUND_ROUTER, `${NOT_FOUND_ROUTER}
+      [
+        NOT_FOUND_ROUTER,
+        `${NOT_FOUND_ROUTER}
   // agt's build (scripts/build.mjs): not-found routes are added to this router before its first use.
   const deferred = []
   const deferredPaths = new Set()
@@ -183,7 +213,8 @@ const DEPENDENCY_EDITS = [
       return method.apply(this, args)
     }
   }
-`],
+`,
+      ],
       [NOT_FOUND_ROUTES, NOT_FOUND_ROUTES.replaceAll('router.all(', 'deferAll(')],
     ],
   },
@@ -195,7 +226,10 @@ const dependencyEditsPlugin = (without) => ({
       build.onLoad({ filter: file }, (args) => {
         let source = readFileSync(args.path, 'utf8');
         for (const [passage, replacement] of edits) {
-          if (source.split(passage).length !== 2) throw new Error(`${args.path}: a passage scripts/build.mjs edits is not there as written (DEPENDENCY_EDITS)`);
+          if (source.split(passage).length !== 2)
+            throw new Error(
+              `${args.path}: a passage scripts/build.mjs edits is not there as written (DEPENDENCY_EDITS)`,
+            );
           source = source.replace(passage, () => replacement);
         }
         return { loader: 'js', contents: source };
@@ -218,27 +252,45 @@ const dependencyEditsPlugin = (without) => ({
  */
 const isPackageSpecifier = (specifier) => !/^(\.|\/|node:|data:|file:)/.test(specifier) && !isBuiltin(specifier);
 /** `@scope/name/sub` → `@scope/name`; `name/sub` → `name`. */
-export const packageName = (specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
+export const packageName = (specifier) =>
+  specifier
+    .split('/')
+    .slice(0, specifier.startsWith('@') ? 2 : 1)
+    .join('/');
 /** The workspace's own package: always bundled, one copy shared by the kernel and the extensions. */
 const WORKSPACE_PACKAGE = '@agt/contracts';
 
 /** The packages the sources import lazily, read off a build of the project's own files only (~0.2 s). */
 async function lazilyImportedPackages(entryPoints) {
   const { metafile } = await build({
-    entryPoints, bundle: true, write: false, splitting: true, format: 'esm', platform: 'node', outdir: ROOT,
-    packages: 'external', conditions: [SOURCE_CONDITION], metafile: true, logLevel: 'silent',
+    entryPoints,
+    bundle: true,
+    write: false,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    outdir: ROOT,
+    packages: 'external',
+    conditions: [SOURCE_CONDITION],
+    metafile: true,
+    logLevel: 'silent',
   });
-  return new Set(Object.values(metafile.inputs).flatMap((input) => input.imports)
-    .filter((i) => i.kind === 'dynamic-import' && i.external && isPackageSpecifier(i.path))
-    .map((i) => packageName(i.path))
-    .filter((name) => name !== WORKSPACE_PACKAGE));
+  return new Set(
+    Object.values(metafile.inputs)
+      .flatMap((input) => input.imports)
+      .filter((i) => i.kind === 'dynamic-import' && i.external && isPackageSpecifier(i.path))
+      .map((i) => packageName(i.path))
+      .filter((name) => name !== WORKSPACE_PACKAGE),
+  );
 }
 
 function lazyPackagesPlugin(lazy) {
   return {
     name: 'agt-lazy-packages',
     setup(build) {
-      build.onResolve({ filter: /^[^./]/ }, (args) => (lazy.has(packageName(args.path)) ? { path: args.path, external: true } : undefined));
+      build.onResolve({ filter: /^[^./]/ }, (args) =>
+        lazy.has(packageName(args.path)) ? { path: args.path, external: true } : undefined,
+      );
     },
   };
 }
@@ -272,20 +324,22 @@ export async function runBuild({ quiet = false, outDir = OUT_DIR, without = [] }
   const files = SOURCE_DIRS.filter((dir) => existsSync(join(ROOT, dir))).flatMap((dir) => walk(join(ROOT, dir)));
   const extensionIndexes = existsSync(join(ROOT, 'extensions'))
     ? readdirSync(join(ROOT, 'extensions'), { withFileTypes: true })
-      .filter((entry) => entry.isDirectory())
-      .map((entry) => join(ROOT, 'extensions', entry.name, 'index.ts'))
-      .filter((path) => existsSync(path))
+        .filter((entry) => entry.isDirectory())
+        .map((entry) => join(ROOT, 'extensions', entry.name, 'index.ts'))
+        .filter((path) => existsSync(path))
     : [];
-  const entryPoints = [...new Set([
-    join(ROOT, MAIN),
-    join(ROOT, DAEMON),
-    join(ROOT, SERVER_GUARDS),
-    ...WORKERS.map((worker) => join(ROOT, worker)),
-    ...CLI.map((file) => join(ROOT, file)).filter((path) => existsSync(path)),
-    ...files.filter((file) => isTypeScript(file) && posix(relative(ROOT, file)).startsWith('contracts/')),
-    ...extensionIndexes,
-    ...manifestModules(),
-  ])];
+  const entryPoints = [
+    ...new Set([
+      join(ROOT, MAIN),
+      join(ROOT, DAEMON),
+      join(ROOT, SERVER_GUARDS),
+      ...WORKERS.map((worker) => join(ROOT, worker)),
+      ...CLI.map((file) => join(ROOT, file)).filter((path) => existsSync(path)),
+      ...files.filter((file) => isTypeScript(file) && posix(relative(ROOT, file)).startsWith('contracts/')),
+      ...extensionIndexes,
+      ...manifestModules(),
+    ]),
+  ];
   const assets = files.filter((file) => !isTypeScript(file) && !file.endsWith('.md'));
 
   const out = join(ROOT, outDir);
@@ -307,7 +361,9 @@ export async function runBuild({ quiet = false, outDir = OUT_DIR, without = [] }
       external: EXTERNAL,
       conditions: [SOURCE_CONDITION],
       // Bundled CommonJS dependencies call `require` for Node's built-ins.
-      banner: { js: "import { createRequire as __agtCreateRequire } from 'node:module'; const require = __agtCreateRequire(import.meta.url);" },
+      banner: {
+        js: "import { createRequire as __agtCreateRequire } from 'node:module'; const require = __agtCreateRequire(import.meta.url);",
+      },
       sourcemap: 'linked',
       sourcesContent: false,
       minifyWhitespace: true,
@@ -321,7 +377,10 @@ export async function runBuild({ quiet = false, outDir = OUT_DIR, without = [] }
       logLevel: 'warning',
     }));
     // Its output paths name the staging folder: they are written as the dist/ paths they become.
-    writeFileSync(join(staging, METAFILE), JSON.stringify(metafile).replaceAll(`"${posix(relative(ROOT, staging))}/`, `"${posix(outDir)}/`));
+    writeFileSync(
+      join(staging, METAFILE),
+      JSON.stringify(metafile).replaceAll(`"${posix(relative(ROOT, staging))}/`, `"${posix(outDir)}/`),
+    );
     for (const file of assets) {
       const target = join(staging, relative(ROOT, file));
       mkdirSync(dirname(target), { recursive: true });
@@ -329,7 +388,13 @@ export async function runBuild({ quiet = false, outDir = OUT_DIR, without = [] }
     }
     // The console extension's web UI (browser bundle, size-checked): dist/console/.
     await buildConsole(join(staging, 'console'));
-    const info = { sourceRoot: '..', sources: SOURCE_DIRS, main: MAIN.replace(/\.ts$/, '.js'), daemon: DAEMON.replace(/\.ts$/, '.js'), builtAt: started };
+    const info = {
+      sourceRoot: '..',
+      sources: SOURCE_DIRS,
+      main: MAIN.replace(/\.ts$/, '.js'),
+      daemon: DAEMON.replace(/\.ts$/, '.js'),
+      builtAt: started,
+    };
     writeFileSync(join(staging, BUILD_INFO), `${JSON.stringify(info, null, 2)}\n`);
     const old = `${out}.old-${process.pid}`;
     if (existsSync(out)) renameSync(out, old);
@@ -342,13 +407,19 @@ export async function runBuild({ quiet = false, outDir = OUT_DIR, without = [] }
   }
   if (!quiet) {
     const outputs = Object.keys(metafile.outputs).filter((name) => !name.endsWith('.map'));
-    process.stdout.write(`agt: built ${entryPoints.length} entry points (${outputs.length} files, ${assets.length} copied) into ${outDir}/ in ${Date.now() - started} ms\n`);
+    process.stdout.write(
+      `agt: built ${entryPoints.length} entry points (${outputs.length} files, ${assets.length} copied) into ${outDir}/ in ${Date.now() - started} ms\n`,
+    );
   }
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const option = (name) => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
-  runBuild({ quiet: process.argv.includes('--quiet'), outDir: option('out') ?? OUT_DIR, without: option('without')?.split(',') ?? [] }).catch((error) => {
+  runBuild({
+    quiet: process.argv.includes('--quiet'),
+    outDir: option('out') ?? OUT_DIR,
+    without: option('without')?.split(',') ?? [],
+  }).catch((error) => {
     process.stderr.write(`agt: build failed: ${error?.stack ?? error}\n`);
     process.exit(1);
   });

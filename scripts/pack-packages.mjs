@@ -19,11 +19,18 @@ import { build } from 'esbuild';
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const run = promisify(execFile);
 /** npm outside any test runner's environment (a nested tap would report to its parent). */
-export const cleanEnv = () => Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('TAP') && name !== 'NODE_OPTIONS'));
+export const cleanEnv = () =>
+  Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !name.startsWith('TAP') && name !== 'NODE_OPTIONS'),
+  );
 
 async function pack(dir, into) {
   // --ignore-scripts: the build is the package's content; `prepare` would build again.
-  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', into], { cwd: dir, env: cleanEnv(), maxBuffer: 64 * 1024 * 1024 });
+  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', into], {
+    cwd: dir,
+    env: cleanEnv(),
+    maxBuffer: 64 * 1024 * 1024,
+  });
   return join(into, JSON.parse(stdout)[0].filename);
 }
 
@@ -32,7 +39,10 @@ async function packContracts(into) {
   try {
     cpSync(join(ROOT, 'contracts'), stage, { recursive: true, filter: (path) => !path.endsWith('/contracts/dist') });
     await build({
-      entryPoints: { index: join(ROOT, 'contracts/index.ts'), 'testing/index': join(ROOT, 'contracts/testing/index.ts') },
+      entryPoints: {
+        index: join(ROOT, 'contracts/index.ts'),
+        'testing/index': join(ROOT, 'contracts/testing/index.ts'),
+      },
       outdir: join(stage, 'dist'),
       bundle: true,
       splitting: true,

@@ -51,20 +51,46 @@ export function testFiles(out, include) {
  * scale; found from the source, so a new file is sorted without a list. The files named here are
  * in-process but take long.
  */
-const SLOW_SOURCE = /spawnDaemon|runDaemon|agtInProcess|node:child_process|helpers\/(docker|dovecot|compute|mesh|mcp|smtp-sink|channels|wire-daemon)\.js|chromium|bin\/agt/;
+const SLOW_SOURCE =
+  /spawnDaemon|runDaemon|agtInProcess|node:child_process|helpers\/(docker|dovecot|compute|mesh|mcp|smtp-sink|channels|wire-daemon)\.js|chromium|bin\/agt/;
 const SLOW_FILES = new Set([
   // Scale, restarts and fuzzing.
-  'test/agents-scale.test.js', 'test/agent-tables-loop.test.js', 'test/tracked-folders-scale.test.js', 'test/crash-recovery.test.js',
-  'test/identity-routes.test.js', 'test/fuzz-openapi.test.js',
+  'test/agents-scale.test.js',
+  'test/agent-tables-loop.test.js',
+  'test/tracked-folders-scale.test.js',
+  'test/crash-recovery.test.js',
+  'test/identity-routes.test.js',
+  'test/fuzz-openapi.test.js',
   // The longest in-process files (sandbox workers, timers, restarts of agents).
-  'test/agent-sql-processes.test.js', 'test/agents-review.test.js', 'test/runtime-lifecycle.test.js', 'test/command-sandbox.test.js',
-  'test/agent-sql-boundary.test.js', 'test/agent-sql-schema.test.js', 'test/agents-autostart.test.js', 'test/runtime-timers.test.js', 'test/security-fetch.test.js',
-  'test/tracked-folders-boot.test.js', 'test/runtime-control.test.js', 'test/runtime-sandbox.test.js',
-  'test/providers-resilience.test.js', 'test/security-input.test.js', 'test/http-limits.test.js', 'test/runtime-durability.test.js',
+  'test/agent-sql-processes.test.js',
+  'test/agents-review.test.js',
+  'test/runtime-lifecycle.test.js',
+  'test/command-sandbox.test.js',
+  'test/agent-sql-boundary.test.js',
+  'test/agent-sql-schema.test.js',
+  'test/agents-autostart.test.js',
+  'test/runtime-timers.test.js',
+  'test/security-fetch.test.js',
+  'test/tracked-folders-boot.test.js',
+  'test/runtime-control.test.js',
+  'test/runtime-sandbox.test.js',
+  'test/providers-resilience.test.js',
+  'test/security-input.test.js',
+  'test/http-limits.test.js',
+  'test/runtime-durability.test.js',
   // In-process, but each boots many daemons (7-14 s): the quick tier stays within a minute without them.
-  'test/extensions-contract-suite.test.js', 'test/create-agent.test.js', 'test/trust-config-ceiling.test.js', 'test/credentials-locked.test.js',
-  'test/agents-core.test.js', 'test/runtime-dispatch.test.js', 'test/agents-file.test.js', 'test/events-stream.test.js',
-  'test/runtime-tools.test.js', 'test/loops-write.test.js', 'test/agents-resources.test.js', 'test/agent-identity-routes.test.js',
+  'test/extensions-contract-suite.test.js',
+  'test/create-agent.test.js',
+  'test/trust-config-ceiling.test.js',
+  'test/credentials-locked.test.js',
+  'test/agents-core.test.js',
+  'test/runtime-dispatch.test.js',
+  'test/agents-file.test.js',
+  'test/events-stream.test.js',
+  'test/runtime-tools.test.js',
+  'test/loops-write.test.js',
+  'test/agents-resources.test.js',
+  'test/agent-identity-routes.test.js',
 ]);
 
 /** Whether a test file's source starts processes or engines (it then runs in a process of its own). */

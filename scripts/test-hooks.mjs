@@ -30,7 +30,12 @@ function twinOf(file) {
     return existsSync(sibling) ? sibling : undefined;
   }
   const inside = relative(build.sourceRoot, file);
-  if (inside.startsWith('..') || inside.split(sep).includes('node_modules') || !build.sources.includes(inside.split(sep)[0])) return undefined;
+  if (
+    inside.startsWith('..') ||
+    inside.split(sep).includes('node_modules') ||
+    !build.sources.includes(inside.split(sep)[0])
+  )
+    return undefined;
   const twin = join(build.buildRoot, inside.slice(0, -ext.length) + JS_FOR[ext]);
   return existsSync(twin) ? twin : undefined;
 }
@@ -40,7 +45,13 @@ export async function resolve(specifier, context, nextResolve) {
   try {
     resolved = await nextResolve(specifier, context);
   } catch (error) {
-    if (error?.code !== 'ERR_MODULE_NOT_FOUND' || !context.parentURL || !TS.test(context.parentURL) || !/\.(m|c)?js$/.test(specifier)) throw error;
+    if (
+      error?.code !== 'ERR_MODULE_NOT_FOUND' ||
+      !context.parentURL ||
+      !TS.test(context.parentURL) ||
+      !/\.(m|c)?js$/.test(specifier)
+    )
+      throw error;
     resolved = await nextResolve(specifier.replace(/js$/, 'ts'), context);
   }
   if (!resolved.url.startsWith('file:')) return resolved;

@@ -10,4 +10,6 @@ import { fileURLToPath } from 'node:url';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const buildRoot = join(ROOT, process.env.AGT_TEST_BUILD_DIR ?? '.test-build');
 const info = JSON.parse(readFileSync(join(buildRoot, '.agt-build.json'), 'utf8'));
-register('./test-hooks.mjs', import.meta.url, { data: { buildRoot, sourceRoot: resolve(buildRoot, info.sourceRoot ?? '..'), sources: info.sources ?? [] } });
+register('./test-hooks.mjs', import.meta.url, {
+  data: { buildRoot, sourceRoot: resolve(buildRoot, info.sourceRoot ?? '..'), sources: info.sources ?? [] },
+});

@@ -40,7 +40,8 @@ const bin = (name) => join(ROOT, 'node_modules/.bin', name);
 // TypeScript 6 in 40% of its CPU time (16 s against 41 s for this tree), CPU the suite's files
 // then have. TypeScript 6 stays the `typescript` package: dependency-cruiser parses through its JavaScript API.
 const tsc = join(ROOT, 'node_modules/typescript-7/bin/tsc');
-const exitCode = (child) => new Promise((done) => child.once('close', (code, signal) => done(code ?? (signal ? 1 : 0))));
+const exitCode = (child) =>
+  new Promise((done) => child.once('close', (code, signal) => done(code ?? (signal ? 1 : 0))));
 const TIMES_FILE = join(ROOT, TEST_BUILD_DIR, '.times.json');
 const CACHE_DIR = join(ROOT, '.cache/agt');
 
@@ -88,7 +89,12 @@ function besideTheSuite(executable, commandArgs) {
   let output = '';
   child.stdout.on('data', (chunk) => (output += chunk));
   child.stderr.on('data', (chunk) => (output += chunk));
-  return exitCode(child).then((code) => ({ code, output, seconds: ((Date.now() - begun) / 1000).toFixed(1), cpu: cpuOfReaped() }));
+  return exitCode(child).then((code) => ({
+    code,
+    output,
+    seconds: ((Date.now() - begun) / 1000).toFixed(1),
+    cpu: cpuOfReaped(),
+  }));
 }
 
 let typecheck;
@@ -97,7 +103,16 @@ let typecheckUi;
 let apiReport;
 if (checks) {
   mkdirSync(CACHE_DIR, { recursive: true });
-  typecheck = besideTheSuite(tsc, ['-p', 'tsconfig.json', '--noEmit', '--pretty', 'false', '--incremental', '--tsBuildInfoFile', join(CACHE_DIR, 'typecheck.tsbuildinfo')]);
+  typecheck = besideTheSuite(tsc, [
+    '-p',
+    'tsconfig.json',
+    '--noEmit',
+    '--pretty',
+    'false',
+    '--incremental',
+    '--tsBuildInfoFile',
+    join(CACHE_DIR, 'typecheck.tsbuildinfo'),
+  ]);
   // The console's browser code has its own compiler options (DOM, JSX): its types come from @agt/contracts.
   typecheckUi = besideTheSuite(tsc, ['-p', 'extensions/console/ui/tsconfig.json', '--pretty', 'false']);
   boundaries = besideTheSuite(bin('depcruise'), ['--config', '.dependency-cruiser.cjs', '--output-type', 'err', '.']);
@@ -133,7 +148,9 @@ files.sort((a, b) => weight(b) - weight(a));
 /** Whether the file's source names a `.ts` file relative to itself (in the tree, the copy beside the built file). */
 function namesTypeScriptBesideItself(file) {
   try {
-    return /new URL\(\s*['"`][^'"`]+\.ts['"`]\s*,\s*import\.meta\.url/.test(readFileSync(join(ROOT, relative(out, file)).replace(/\.js$/, '.ts'), 'utf8'));
+    return /new URL\(\s*['"`][^'"`]+\.ts['"`]\s*,\s*import\.meta\.url/.test(
+      readFileSync(join(ROOT, relative(out, file)).replace(/\.js$/, '.ts'), 'utf8'),
+    );
   } catch {
     return false;
   }
@@ -147,12 +164,23 @@ const TS_IMPORT = /Unknown file extension "\.ts"|ERR_UNKNOWN_FILE_EXTENSION/;
  * file that fails is run again with them (`sourceMaps`) for stack traces at the sources.
  */
 function runFile(file, withHooks = false, sourceMaps = false) {
-  return runNode([...(sourceMaps ? ['--enable-source-maps'] : []), '--conditions=agt-source', ...(withHooks ? [`--import=${join(ROOT, 'scripts/test-register.mjs')}`] : []), file], timeoutSeconds);
+  return runNode(
+    [
+      ...(sourceMaps ? ['--enable-source-maps'] : []),
+      '--conditions=agt-source',
+      ...(withHooks ? [`--import=${join(ROOT, 'scripts/test-register.mjs')}`] : []),
+      file,
+    ],
+    timeoutSeconds,
+  );
 }
 
 /** Runs test files in one process (scripts/test-batch.mjs), their time limits added up. */
 function runBatch(batch) {
-  return runNode(['--conditions=agt-source', join(ROOT, 'scripts/test-batch.mjs'), ...batch], timeoutSeconds * batch.length);
+  return runNode(
+    ['--conditions=agt-source', join(ROOT, 'scripts/test-batch.mjs'), ...batch],
+    timeoutSeconds * batch.length,
+  );
 }
 
 function runNode(nodeArgs, timeoutSeconds) {
@@ -166,10 +194,13 @@ function runNode(nodeArgs, timeoutSeconds) {
   child.stdout.on('data', (chunk) => (output += chunk));
   child.stderr.on('data', (chunk) => (output += chunk));
   // tap ends a file at TAP_TIMEOUT itself; this is for a process that hangs past it.
-  const killer = setTimeout(() => {
-    output += `\n# agt test runner: killed after ${timeoutSeconds + 30} s\n`;
-    child.kill('SIGKILL');
-  }, (timeoutSeconds + 30) * 1000);
+  const killer = setTimeout(
+    () => {
+      output += `\n# agt test runner: killed after ${timeoutSeconds + 30} s\n`;
+      child.kill('SIGKILL');
+    },
+    (timeoutSeconds + 30) * 1000,
+  );
   return exitCode(child).then((code) => {
     clearTimeout(killer);
     return { code, output, seconds: (Date.now() - begun) / 1000, cpu: cpuOfReaped() };
@@ -213,23 +244,44 @@ async function worker() {
     const cpu = batch.cpu === null ? '' : ` (cpu ${batch.cpu.toFixed(1)} s)`;
     if (batch.code === 0) {
       // Each file's share, for the next run's order and the totals.
-      for (const file of item) results.push({ name: relative(out, file), code: 0, output: '', seconds: batch.seconds / item.length, cpu: batch.cpu === null ? null : batch.cpu / item.length });
-      process.stdout.write(`ok   ${batch.seconds.toFixed(1).padStart(6)} s${cpu}  ${names.join(' + ')}${skipsOf(batch.output)}\n`);
+      for (const file of item)
+        results.push({
+          name: relative(out, file),
+          code: 0,
+          output: '',
+          seconds: batch.seconds / item.length,
+          cpu: batch.cpu === null ? null : batch.cpu / item.length,
+        });
+      process.stdout.write(
+        `ok   ${batch.seconds.toFixed(1).padStart(6)} s${cpu}  ${names.join(' + ')}${skipsOf(batch.output)}\n`,
+      );
       continue;
     }
-    process.stdout.write(`     ${batch.seconds.toFixed(1).padStart(6)} s${cpu}  ${names.join(' + ')}: failed together; each file alone:\n`);
+    process.stdout.write(
+      `     ${batch.seconds.toFixed(1).padStart(6)} s${cpu}  ${names.join(' + ')}: failed together; each file alone:\n`,
+    );
     const alone = [];
     for (const file of item) alone.push(await runOne(file));
     if (alone.every((result) => result.code === 0)) {
-      results.push({ name: `${names.join(' + ')} (together)`, code: 1, output: batch.output, seconds: batch.seconds, cpu: batch.cpu });
-      process.stdout.write(`FAIL ${batch.seconds.toFixed(1).padStart(6)} s${cpu}  ${names.join(' + ')}: failed together, every file passed alone (files that disturb each other, or a flaky test):\n${batch.output.replace(/^/gm, '    ')}\n`);
+      results.push({
+        name: `${names.join(' + ')} (together)`,
+        code: 1,
+        output: batch.output,
+        seconds: batch.seconds,
+        cpu: batch.cpu,
+      });
+      process.stdout.write(
+        `FAIL ${batch.seconds.toFixed(1).padStart(6)} s${cpu}  ${names.join(' + ')}: failed together, every file passed alone (files that disturb each other, or a flaky test):\n${batch.output.replace(/^/gm, '    ')}\n`,
+      );
     }
   }
 }
 
 /** The reasons of skipped tests in a run's output, as the report line's suffix ('' when none). */
 function skipsOf(output) {
-  const reasons = [...new Set([...output.matchAll(/# SKIP\b:? ?(.*)/g)].map((match) => match[1].trim()).filter(Boolean))];
+  const reasons = [
+    ...new Set([...output.matchAll(/# SKIP\b:? ?(.*)/g)].map((match) => match[1].trim()).filter(Boolean)),
+  ];
   return reasons.length ? `  (skipped: ${reasons.slice(0, 2).join('; ')})` : '';
 }
 
@@ -240,7 +292,8 @@ async function runOne(file) {
   let note = '';
   if (result.code !== 0 && TS_IMPORT.test(result.output)) {
     result = await runFile(file, true);
-    note = ' (imports a .ts file by path: run again with the TypeScript hooks; use importFile() of test/helpers/daemon.ts)';
+    note =
+      ' (imports a .ts file by path: run again with the TypeScript hooks; use importFile() of test/helpers/daemon.ts)';
   }
   if (result.code !== 0 && result.seconds < 60) {
     // The failure stands; the second run only shows where, in the sources (or that it did not fail again).
@@ -256,7 +309,9 @@ async function runOne(file) {
   results.push({ name, ...result });
   const status = result.code === 0 ? 'ok  ' : 'FAIL';
   const cpu = result.cpu === null ? '' : ` (cpu ${result.cpu.toFixed(1)} s)`;
-  process.stdout.write(`${status} ${result.seconds.toFixed(1).padStart(6)} s${cpu}  ${name.replace(/\.js$/, '.ts')}${note}${skips}\n`);
+  process.stdout.write(
+    `${status} ${result.seconds.toFixed(1).padStart(6)} s${cpu}  ${name.replace(/\.js$/, '.ts')}${note}${skips}\n`,
+  );
   if (result.code !== 0) process.stdout.write(`${result.output.replace(/^/gm, '    ')}\n`);
   return result;
 }
@@ -268,28 +323,54 @@ writeFileSync(TIMES_FILE, `${JSON.stringify(times, null, 1)}\n`);
 
 const failed = results.filter((result) => result.code !== 0);
 const wall = ((Date.now() - started) / 1000).toFixed(1);
-process.stdout.write(`\n${results.length - failed.length} of ${results.length} test files passed in ${wall} s (${jobs} at a time)${failed.length ? `; failed: ${failed.map((result) => result.name.replace(/\.js$/, '.ts')).join(', ')}` : ''}\n`);
+process.stdout.write(
+  `\n${results.length - failed.length} of ${results.length} test files passed in ${wall} s (${jobs} at a time)${failed.length ? `; failed: ${failed.map((result) => result.name.replace(/\.js$/, '.ts')).join(', ')}` : ''}\n`,
+);
 const slowest = [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 5);
-process.stdout.write(`slowest: ${slowest.map((result) => `${result.name.replace(/\.js$/, '.ts')} ${result.seconds.toFixed(1)} s`).join(', ')}\n`);
+process.stdout.write(
+  `slowest: ${slowest.map((result) => `${result.name.replace(/\.js$/, '.ts')} ${result.seconds.toFixed(1)} s`).join(', ')}\n`,
+);
 if (results.every((result) => result.cpu !== null)) {
   const cpuTotal = results.reduce((sum, result) => sum + result.cpu, 0);
   const costliest = [...results].sort((a, b) => b.cpu - a.cpu).slice(0, 5);
-  process.stdout.write(`cpu: ${cpuTotal.toFixed(0)} s for the files; most: ${costliest.map((result) => `${result.name.replace(/\.js$/, '.ts')} ${result.cpu.toFixed(1)} s`).join(', ')}\n`);
+  process.stdout.write(
+    `cpu: ${cpuTotal.toFixed(0)} s for the files; most: ${costliest.map((result) => `${result.name.replace(/\.js$/, '.ts')} ${result.cpu.toFixed(1)} s`).join(', ')}\n`,
+  );
 }
 
 let code = failed.length ? 1 : 0;
 if (checks) {
   const checkedOwn = await typecheck;
   const checkedUi = await typecheckUi;
-  const checked = { code: checkedOwn.code || checkedUi.code, seconds: checkedOwn.seconds, cpu: checkedOwn.cpu === null ? null : checkedOwn.cpu + checkedUi.cpu, output: checkedOwn.output + checkedUi.output };
+  const checked = {
+    code: checkedOwn.code || checkedUi.code,
+    seconds: checkedOwn.seconds,
+    cpu: checkedOwn.cpu === null ? null : checkedOwn.cpu + checkedUi.cpu,
+    output: checkedOwn.output + checkedUi.output,
+  };
   const cruised = await boundaries;
-  if (checked.code === 0) process.stdout.write(`type-check: no errors (${checked.seconds} s${checked.cpu === null ? '' : `, cpu ${checked.cpu.toFixed(1)} s`}, beside the suite)\n`);
+  if (checked.code === 0)
+    process.stdout.write(
+      `type-check: no errors (${checked.seconds} s${checked.cpu === null ? '' : `, cpu ${checked.cpu.toFixed(1)} s`}, beside the suite)\n`,
+    );
   else process.stdout.write(`type-check failed (${checked.seconds} s):\n${checked.output}\n`);
-  if (cruised.code === 0) process.stdout.write(`import boundaries: no violations (${cruised.seconds} s${cruised.cpu === null ? '' : `, cpu ${cruised.cpu.toFixed(1)} s`}, beside the suite)\n`);
-  else process.stdout.write(`import boundaries violated (${cruised.seconds} s, .dependency-cruiser.cjs):\n${cruised.output}\n`);
+  if (cruised.code === 0)
+    process.stdout.write(
+      `import boundaries: no violations (${cruised.seconds} s${cruised.cpu === null ? '' : `, cpu ${cruised.cpu.toFixed(1)} s`}, beside the suite)\n`,
+    );
+  else
+    process.stdout.write(
+      `import boundaries violated (${cruised.seconds} s, .dependency-cruiser.cjs):\n${cruised.output}\n`,
+    );
   const reported = await apiReport;
-  if (reported.code === 0) process.stdout.write(`api report: ${reported.output.trim().replace(/^api report: /, '')} (${reported.seconds} s, beside the suite)\n`);
-  else process.stdout.write(`api report of @agt/contracts differs (${reported.seconds} s, scripts/api-report.mjs):\n${reported.output}\n`);
+  if (reported.code === 0)
+    process.stdout.write(
+      `api report: ${reported.output.trim().replace(/^api report: /, '')} (${reported.seconds} s, beside the suite)\n`,
+    );
+  else
+    process.stdout.write(
+      `api report of @agt/contracts differs (${reported.seconds} s, scripts/api-report.mjs):\n${reported.output}\n`,
+    );
   code ||= checked.code || cruised.code || reported.code;
 }
 process.exit(code);

@@ -27,7 +27,11 @@ async function cardSignedBy(d: DaemonClient, agentId: string, did: string): Prom
   const network = (await d.request('GET', '/network')).body;
   const cardUrl = network.agents.find((agent: { agentId: string }) => agent.agentId === agentId)?.cardUrl;
   if (!cardUrl) throw new Error(`no card URL for ${agentId}: ${JSON.stringify(network)}`);
-  const { endpoints: _endpoints, signature, ...unsigned } = (await (await fetch(cardUrl)).json()) as Record<string, unknown>;
+  const {
+    endpoints: _endpoints,
+    signature,
+    ...unsigned
+  } = (await (await fetch(cardUrl)).json()) as Record<string, unknown>;
   const bytes = parseSignature(signature);
   return bytes && verifyWithDid(did, new TextEncoder().encode(canonicalJson(unsigned)), bytes);
 }
@@ -38,7 +42,10 @@ function writeAttestations(filePath: string, change: (records: Array<{ created_a
   try {
     const row = db.prepare('SELECT value FROM agt_identity WHERE key = ?').get(ATTESTATIONS_KEY) as { value: Buffer };
     const next = change(JSON.parse(Buffer.from(row.value).toString('utf8')));
-    db.prepare('UPDATE agt_identity SET value = ? WHERE key = ?').run(Buffer.from(JSON.stringify(next)), ATTESTATIONS_KEY);
+    db.prepare('UPDATE agt_identity SET value = ? WHERE key = ?').run(
+      Buffer.from(JSON.stringify(next)),
+      ATTESTATIONS_KEY,
+    );
   } finally {
     db.close();
   }
@@ -57,34 +64,75 @@ t.test('a created agent has a DID, an owner attestation and a runtime stamp that
   const res = await d.request('GET', `/agents/${created.agentId}/identity`);
   t.equal(res.status, 200);
   const view = res.body;
-  t.same(Object.keys(view).sort(), ['agentId', 'attestations', 'did', 'ownerDid', 'ownerIsYou', 'runtimeDid', 'runtimeIsThis', 'scenario']);
-  t.match(view, { agentId: created.agentId, did: created.did, ownerDid: owner.ownerDid, ownerIsYou: true, scenario: 'mine', runtimeDid: owner.runtimeDid, runtimeIsThis: true });
-  t.same(view.attestations.map((item: { kind: string }) => item.kind), ['owner', 'runtime']);
+  t.same(Object.keys(view).sort(), [
+    'agentId',
+    'attestations',
+    'did',
+    'ownerDid',
+    'ownerIsYou',
+    'runtimeDid',
+    'runtimeIsThis',
+    'scenario',
+  ]);
+  t.match(view, {
+    agentId: created.agentId,
+    did: created.did,
+    ownerDid: owner.ownerDid,
+    ownerIsYou: true,
+    scenario: 'mine',
+    runtimeDid: owner.runtimeDid,
+    runtimeIsThis: true,
+  });
+  t.same(
+    view.attestations.map((item: { kind: string }) => item.kind),
+    ['owner', 'runtime'],
+  );
   for (const item of view.attestations) {
-    t.same(Object.keys(item).sort(), ['by', 'created_at', 'kind', 'signature', 'valid'], 'signatures only, no key material');
+    t.same(
+      Object.keys(item).sort(),
+      ['by', 'created_at', 'kind', 'signature', 'valid'],
+      'signatures only, no key material',
+    );
     t.equal(item.valid, true);
     const signature = new Uint8Array(Buffer.from(item.signature, 'base64'));
-    t.ok(verifyWithDid(item.by, message(item.kind, view.did, created.agentId, item.created_at), signature), `${item.kind} signature verifies on its own`);
-    t.notOk(verifyWithDid(item.by, message(item.kind, view.did, 'agt-other', item.created_at), signature), 'bound to the agent id');
+    t.ok(
+      verifyWithDid(item.by, message(item.kind, view.did, created.agentId, item.created_at), signature),
+      `${item.kind} signature verifies on its own`,
+    );
+    t.notOk(
+      verifyWithDid(item.by, message(item.kind, view.did, 'agt-other', item.created_at), signature),
+      'bound to the agent id',
+    );
   }
 
   t.equal(await cardSignedBy(d, created.agentId, view.did), true, "the sealed secret key is the DID's key");
 
   // Tampering: an attestation moved to another subject no longer verifies.
-  writeAttestations(created.filePath, (records) => records.map((record) => ({ ...record, created_at: record.created_at + 1 })));
+  writeAttestations(created.filePath, (records) =>
+    records.map((record) => ({ ...record, created_at: record.created_at + 1 })),
+  );
   const tampered = (await d.request('GET', `/agents/${created.agentId}/identity`)).body;
   t.match(tampered, { scenario: 'invalid', ownerIsYou: false, runtimeIsThis: false });
-  t.same(tampered.attestations.map((item: { valid: boolean }) => item.valid), [false, false]);
+  t.same(
+    tampered.attestations.map((item: { valid: boolean }) => item.valid),
+    [false, false],
+  );
 
   const regenerated = await d.request('POST', `/agents/${created.agentId}/identity/regenerate`);
   t.equal(regenerated.status, 200);
   t.not(regenerated.body.did, view.did, 'a new key pair');
   t.match(regenerated.body, { scenario: 'mine', ownerIsYou: true, runtimeIsThis: true });
-  t.same(regenerated.body.attestations.map((item: { valid: boolean }) => item.valid), [true, true]);
+  t.same(
+    regenerated.body.attestations.map((item: { valid: boolean }) => item.valid),
+    [true, true],
+  );
   t.equal(await cardSignedBy(d, created.agentId, regenerated.body.did), true, 'signed with the new key');
   t.equal(await cardSignedBy(d, created.agentId, view.did), false, 'the old key is gone');
   await log.waitFor((event) => event.event_type === 'agent.identity.changed', 'agent.identity.changed');
-  t.same(log.events.filter((event) => event.event_type === 'agent.identity.changed').map((event) => event.payload), [{ did: regenerated.body.did }]);
+  t.same(
+    log.events.filter((event) => event.event_type === 'agent.identity.changed').map((event) => event.payload),
+    [{ did: regenerated.body.did }],
+  );
   t.equal((await d.request('GET', `/agents/${created.agentId}/logs?event=identity_regenerated`)).body.logs.length, 1);
 
   await d.request('POST', '/identity/lock');
@@ -92,7 +140,11 @@ t.test('a created agent has a DID, an owner attestation and a runtime stamp that
   t.equal(notReady.status, 409);
   t.equal(notReady.body.code, 'identity_not_ready');
   t.equal(notReady.body.identity.status, 'locked');
-  t.equal((await d.request('GET', `/agents/${created.agentId}/identity`)).body.scenario, 'mine', 'reads work while the owner is locked');
+  t.equal(
+    (await d.request('GET', `/agents/${created.agentId}/identity`)).body.scenario,
+    'mine',
+    'reads work while the owner is locked',
+  );
 
   const secretKeys = (await d.request('GET', `/agents/${created.agentId}/identity`)).body;
   t.notOk(JSON.stringify(secretKeys).match(/secret|seed|"key"/i), 'no key material fields');
@@ -101,20 +153,42 @@ t.test('a created agent has a DID, an owner attestation and a runtime stamp that
 t.test('a file without an identity is unclaimed until regenerate gives it one', async (t) => {
   const dir = tempDir(t);
   const d = await daemon();
-  t.equal((await d.request('POST', '/identity/unlock', { passphrase: 'owner passphrase' })).status, 200, 'the owner (made by the test before) unlocked');
+  t.equal(
+    (await d.request('POST', '/identity/unlock', { passphrase: 'owner passphrase' })).status,
+    200,
+    'the owner (made by the test before) unlocked',
+  );
   const readCredential = await credentialProbe(t);
   const filePath = await createAgentFile(dir, { name: 'bare' });
   const review = await d.request('GET', `/agents/review?filePath=${encodeURIComponent(filePath)}`);
-  t.same(review.body.summary.identity, { agentDid: null, fileOwnerDid: null, ownerIsYou: false, scenario: 'unclaimed' });
+  t.same(review.body.summary.identity, {
+    agentDid: null,
+    fileOwnerDid: null,
+    ownerIsYou: false,
+    scenario: 'unclaimed',
+  });
   const loaded = (await d.request('POST', '/agents/load', { filePath })).body;
-  t.notOk((await d.request('GET', `/agents/${loaded.id}/status`)).body.degraded, 'no envelope is not a locked envelope');
-  t.match((await d.request('GET', `/agents/${loaded.id}/identity`)).body, { did: null, ownerDid: null, scenario: 'unclaimed', runtimeDid: null, attestations: [] });
+  t.notOk(
+    (await d.request('GET', `/agents/${loaded.id}/status`)).body.degraded,
+    'no envelope is not a locked envelope',
+  );
+  t.match((await d.request('GET', `/agents/${loaded.id}/identity`)).body, {
+    did: null,
+    ownerDid: null,
+    scenario: 'unclaimed',
+    runtimeDid: null,
+    attestations: [],
+  });
   t.match((await d.request('GET', `/agents/${loaded.id}/credentials`)).body, { locked: false, credentials: [] });
 
   const regenerated = await d.request('POST', `/agents/${loaded.id}/identity/regenerate`);
   t.equal(regenerated.status, 200);
   t.match(regenerated.body, { scenario: 'mine', did: /^did:key:z6Mk/ });
-  t.equal((await d.request('PUT', `/agents/${loaded.id}/credentials/provider:x`, { value: 'v' })).status, 200, 'the envelope made on the way seals credentials');
+  t.equal(
+    (await d.request('PUT', `/agents/${loaded.id}/credentials/provider:x`, { value: 'v' })).status,
+    200,
+    'the envelope made on the way seals credentials',
+  );
   t.equal(await readCredential(d, loaded.id, 'provider:x'), 'v');
   const after = await d.request('GET', `/agents/review?filePath=${encodeURIComponent(filePath)}`);
   t.match(after.body.summary.identity, { agentDid: regenerated.body.did, ownerIsYou: true, scenario: 'mine' });

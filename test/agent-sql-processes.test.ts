@@ -21,7 +21,8 @@ interface Tap {
 /** Runs until killed (its caller's limit or an abort). */
 const RUNAWAY = 'WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT count(*) AS n FROM r';
 /** Some real work (a few tens of ms), so that calls overlap. */
-const WORK = 'WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r WHERE x < 200000) SELECT count(*) AS n FROM r';
+const WORK =
+  'WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r WHERE x < 200000) SELECT count(*) AS n FROM r';
 
 /** SQL children of `parent` (this process by default), from the process table (pid → command line has sql-child.mjs). */
 function sqlChildren(parent = process.pid): number {
@@ -79,11 +80,17 @@ t.test('8 agents running SQL at once: at most N children exist, every call compl
   slots.on('change', look);
   const calls = sandboxes.flatMap((sandbox, i) => [
     sandbox.query({ sql: WORK, timeoutMs: 60_000 }).then((r) => (look(), r.rows[0]!.n)),
-    sandbox.execute({ sql: 'INSERT INTO local_n (v) VALUES (?)', params: [i], timeoutMs: 60_000 }).then((r) => (look(), r.changes)),
+    sandbox
+      .execute({ sql: 'INSERT INTO local_n (v) VALUES (?)', params: [i], timeoutMs: 60_000 })
+      .then((r) => (look(), r.changes)),
   ]);
   const results = await Promise.all(calls);
   slots.off('change', look);
-  t.same(results, sandboxes.flatMap(() => [200000, 1]), 'every call ran');
+  t.same(
+    results,
+    sandboxes.flatMap(() => [200000, 1]),
+    'every call ran',
+  );
   t.equal(slots.peak, 2, 'the pool was full at some point, never more');
   t.ok(mostSeen <= 2, `at most 2 SQL children in the process table (saw ${mostSeen})`);
   t.ok(mostWaiting >= 1, `calls waited for a slot (up to ${mostWaiting})`);
@@ -101,7 +108,11 @@ t.test('a queued call waits inside its own time limit: past it, the usual timeou
   t.equal(slots.running, 1, 'the runaway holds the only slot');
   const waited = queued!.query({ sql: 'SELECT 1 AS one', timeoutMs: 300 });
   t.equal(slots.waiting, 1, 'the second agent waits');
-  await t.rejects(waited, { code: 'timeout', message: /ran past its time limit of 300 ms \(limits\.sql_timeout_ms\)/ }, 'the wait counted: the usual timeout');
+  await t.rejects(
+    waited,
+    { code: 'timeout', message: /ran past its time limit of 300 ms \(limits\.sql_timeout_ms\)/ },
+    'the wait counted: the usual timeout',
+  );
   t.equal(queued!.pid, undefined, 'no child was started for it');
   t.equal(slots.waiting, 0, 'it left the queue');
   t.equal(slots.peak, 1);
@@ -117,7 +128,11 @@ t.test('a queued call waits inside its own time limit: past it, the usual timeou
   t.equal(slots.waiting, 0, 'both left the queue');
   stop.abort();
   t.equal(await runaway, 'conflict', 'the runaway was stopped by its abort');
-  t.same((await queued!.query({ sql: 'SELECT 1 AS one', timeoutMs: 10_000 })).rows, [{ one: 1 }], 'with the slot free the call runs');
+  t.same(
+    (await queued!.query({ sql: 'SELECT 1 AS one', timeoutMs: 10_000 })).rows,
+    [{ one: 1 }],
+    'with the slot free the call runs',
+  );
   t.equal(slots.peak, 1, 'never two children');
 });
 
@@ -126,8 +141,12 @@ t.test('an idle child leaves at once for a waiting agent; a busy agent goes to t
   const [a, b] = await agents(t, 2, slots);
   await a!.query({ sql: 'SELECT 1 AS x' });
   t.ok(a!.pid, 'a keeps its idle child');
-  t.same((await b!.query({ sql: 'SELECT 2 AS x', timeoutMs: 10_000 })).rows, [{ x: 2 }], 'b got the slot without waiting out the idle time');
-  t.equal(a!.pid, undefined, 'a\'s idle child left');
+  t.same(
+    (await b!.query({ sql: 'SELECT 2 AS x', timeoutMs: 10_000 })).rows,
+    [{ x: 2 }],
+    'b got the slot without waiting out the idle time',
+  );
+  t.equal(a!.pid, undefined, "a's idle child left");
   await when(slots, () => slots.running === 1);
 
   // b holds the slot (idle). a queues two calls, then b one: b's idle child leaves for a's first call;
@@ -142,16 +161,22 @@ t.test('an idle child leaves at once for a waiting agent; a busy agent goes to t
   t.equal(slots.peak, 1);
 });
 
-t.test('the owner\'s sqlMaxProcesses bounds the daemon\'s pool', async (t) => {
+t.test("the owner's sqlMaxProcesses bounds the daemon's pool", async (t) => {
   const h = await wireDaemon(t, { settings: { sqlMaxProcesses: 1 } });
   const first = await h.agent({ name: 'sql-one' });
   const second = await h.agent({ name: 'sql-two' });
   for (const id of [first, second]) {
     h.model.push({ toolCalls: [{ name: 'db_query', args: { sql: 'SELECT 6 * 7 AS answer' } }] }, { text: 'done' });
     await h.ended((await h.d.request('POST', `/agents/${id}/chat`, { text: 'go' })).body.turnId);
-    t.match(h.model.calls.at(-1)!.messages.filter((m) => m.role === 'tool').at(-1), { content: /"answer": 42/ });
+    t.match(
+      h.model.calls
+        .at(-1)!
+        .messages.filter((m) => m.role === 'tool')
+        .at(-1),
+      { content: /"answer": 42/ },
+    );
   }
   // Each agent ran a statement in its own SQL child; with a pool of one the first child left for the second.
-  t.equal(sqlChildren(h.d.child.pid!), 1, 'one SQL child runs: the setting reached the daemon\'s pool');
+  t.equal(sqlChildren(h.d.child.pid!), 1, "one SQL child runs: the setting reached the daemon's pool");
   t.ok(SQL_DEFAULT_MAX_PROCESSES >= 2, 'the default is at least 2');
 });

@@ -72,7 +72,9 @@ t.test('tables routes on millions of agent rows: /health answers throughout, cou
 
   const list = await d.request('GET', `/agents/${id}/tables`);
   t.equal(list.status, 200);
-  const counts = Object.fromEntries(list.body.tables.map((x: { name: string; row_count: number | null }) => [x.name, x.row_count]));
+  const counts = Object.fromEntries(
+    list.body.tables.map((x: { name: string; row_count: number | null }) => [x.name, x.row_count]),
+  );
   t.equal(counts.local_big, LOCAL_ROWS, 'local_big counted in the child');
   t.equal(counts.agt_audit, AUDIT_ROWS, 'agt_audit counted exactly in slices');
   t.equal(counts.agt_config, 1);
@@ -80,7 +82,10 @@ t.test('tables routes on millions of agent rows: /health answers throughout, cou
   const tail = await d.request('GET', `/agents/${id}/tables/local_big?limit=1000&offset=${LOCAL_ROWS - 5}`);
   t.equal(tail.status, 200);
   t.same(tail.body.columns, ['id', 'x', 'pad']);
-  t.same(tail.body.rows.map((row: { id: number }) => row.id), [LOCAL_ROWS - 4, LOCAL_ROWS - 3, LOCAL_ROWS - 2, LOCAL_ROWS - 1, LOCAL_ROWS]);
+  t.same(
+    tail.body.rows.map((row: { id: number }) => row.id),
+    [LOCAL_ROWS - 4, LOCAL_ROWS - 3, LOCAL_ROWS - 2, LOCAL_ROWS - 1, LOCAL_ROWS],
+  );
   t.equal(tail.body.truncated, false);
   const full = await d.request('GET', `/agents/${id}/tables/local_big?limit=1000&offset=1000000`);
   t.equal(full.body.rows.length, 1000, 'a page of 1000 rows comes through the child');
@@ -88,23 +93,38 @@ t.test('tables routes on millions of agent rows: /health answers throughout, cou
 
   const auditTail = await d.request('GET', `/agents/${id}/tables/agt_audit?limit=1000&offset=${AUDIT_ROWS - 3}`);
   t.equal(auditTail.status, 200);
-  t.same(auditTail.body.rows.map((row: { id: number }) => row.id), [AUDIT_ROWS - 2, AUDIT_ROWS - 1, AUDIT_ROWS]);
+  t.same(
+    auditTail.body.rows.map((row: { id: number }) => row.id),
+    [AUDIT_ROWS - 2, AUDIT_ROWS - 1, AUDIT_ROWS],
+  );
   t.same(auditTail.body.columns, ['id', 'kind', 'subject', 'data', 'created_at']);
   const auditPage = await d.request('GET', `/agents/${id}/tables/agt_audit?limit=1000&offset=150000`);
-  t.same([auditPage.body.rows.length, auditPage.body.rows[0].id, auditPage.body.rows.at(-1).id, auditPage.body.truncated], [1000, 150_001, 151_000, false]);
+  t.same(
+    [auditPage.body.rows.length, auditPage.body.rows[0].id, auditPage.body.rows.at(-1).id, auditPage.body.truncated],
+    [1000, 150_001, 151_000, false],
+  );
   const past = await d.request('GET', `/agents/${id}/tables/agt_audit?offset=${AUDIT_ROWS}`);
   t.same([past.status, past.body.rows], [200, []], 'an offset past the end is an empty page');
 
   const latencies = await health.stop();
   t.ok(latencies.length >= 5, `health was polled throughout (${latencies.length} answers)`);
-  t.ok(Math.max(...latencies) < HEALTH_BOUND_MS, `every /health answer within ${HEALTH_BOUND_MS} ms: the event loop never stalled that long (max ${ms(Math.max(...latencies))} ms)`);
+  t.ok(
+    Math.max(...latencies) < HEALTH_BOUND_MS,
+    `every /health answer within ${HEALTH_BOUND_MS} ms: the event loop never stalled that long (max ${ms(Math.max(...latencies))} ms)`,
+  );
 
   // A count past the time limit answers null (the list still answers); a page past it is a 504.
   const { config } = (await d.request('GET', `/agents/${id}/config`)).body;
-  t.equal((await d.request('PUT', `/agents/${id}/config`, { ...config, limits: { ...config.limits, sql_timeout_ms: 20 } })).status, 200);
+  t.equal(
+    (await d.request('PUT', `/agents/${id}/config`, { ...config, limits: { ...config.limits, sql_timeout_ms: 20 } }))
+      .status,
+    200,
+  );
   const slow = await d.request('GET', `/agents/${id}/tables`);
   t.equal(slow.status, 200);
-  const slowCounts = Object.fromEntries(slow.body.tables.map((x: { name: string; row_count: number | null }) => [x.name, x.row_count]));
+  const slowCounts = Object.fromEntries(
+    slow.body.tables.map((x: { name: string; row_count: number | null }) => [x.name, x.row_count]),
+  );
   t.equal(slowCounts.local_big, null, 'local_big: the count passed 20 ms');
   t.equal(slowCounts.agt_audit, null, 'agt_audit: the walk passed 20 ms');
   const deep = await d.request('GET', `/agents/${id}/tables/local_big?offset=${LOCAL_ROWS - 1}`);
@@ -113,18 +133,33 @@ t.test('tables routes on millions of agent rows: /health answers throughout, cou
   t.same([deepAudit.status, deepAudit.body.code], [504, 'timeout']);
 
   // The drop runs in the child too.
-  t.equal((await d.request('PUT', `/agents/${id}/config`, { ...config, limits: { ...config.limits, sql_timeout_ms: 60_000 } })).status, 200);
+  t.equal(
+    (
+      await d.request('PUT', `/agents/${id}/config`, {
+        ...config,
+        limits: { ...config.limits, sql_timeout_ms: 60_000 },
+      })
+    ).status,
+    200,
+  );
   const dropping = pollHealth(d.url);
   t.same((await d.request('DELETE', `/agents/${id}/tables/local_big`)).body, { agentId: id, success: true });
   const dropLatencies = await dropping.stop();
-  t.ok(Math.max(...dropLatencies) < HEALTH_BOUND_MS, `/health within ${HEALTH_BOUND_MS} ms during the drop (max ${ms(Math.max(...dropLatencies))} ms)`);
-  t.notOk((await d.request('GET', `/agents/${id}/tables`)).body.tables.some((x: { name: string }) => x.name === 'local_big'));
+  t.ok(
+    Math.max(...dropLatencies) < HEALTH_BOUND_MS,
+    `/health within ${HEALTH_BOUND_MS} ms during the drop (max ${ms(Math.max(...dropLatencies))} ms)`,
+  );
+  t.notOk(
+    (await d.request('GET', `/agents/${id}/tables`)).body.tables.some((x: { name: string }) => x.name === 'local_big'),
+  );
 });
 
 t.test('a page stops at 1 MB of JSON (truncated), BLOBs as base64', async (t) => {
   const id = await load({}, (file) => {
     file.raw.exec('CREATE TABLE local_wide (id INTEGER PRIMARY KEY, body TEXT, raw BLOB)');
-    file.raw.exec("WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r WHERE x < 300) INSERT INTO local_wide (body, raw) SELECT printf('%.10000c', 'w'), CASE WHEN x = 1 THEN x'6869' END FROM r");
+    file.raw.exec(
+      "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r WHERE x < 300) INSERT INTO local_wide (body, raw) SELECT printf('%.10000c', 'w'), CASE WHEN x = 1 THEN x'6869' END FROM r",
+    );
   });
   const page = await d.request('GET', `/agents/${id}/tables/local_wide?limit=1000`);
   t.equal(page.status, 200);

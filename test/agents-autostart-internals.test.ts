@@ -17,14 +17,20 @@ t.test('the summary worker stays, is replaced when it dies, and ends with the da
   await createAgentFile(dir, { name: 'stranger', autostart: true });
   writeFileSync(join(dir, 'hostile.agt'), Buffer.concat([Buffer.from('SQLite format 3\0'), Buffer.alloc(8192, 0xa5)]));
   const res = await d.request('POST', '/agents/autostart', { trackedDirs: [dir] });
-  t.same(res.body.failed.map((f: any) => f.filePath), [join(dir, 'hostile.agt')]);
+  t.same(
+    res.body.failed.map((f: any) => f.filePath),
+    [join(dir, 'hostile.agt')],
+  );
   t.ok(summaries.running, 'one worker stays for the next files, a failed read notwithstanding');
 
   const reader = new SummaryReader();
   t.teardown(() => reader.close());
   const limit = SUMMARY_LIMITS.maxOldGenerationSizeMb;
   SUMMARY_LIMITS.maxOldGenerationSizeMb = 1;
-  await t.rejects(reader.read(join(dir, 'stranger.agt')), { code: 'load_failed', message: /reading its summary failed: the reader thread/ });
+  await t.rejects(reader.read(join(dir, 'stranger.agt')), {
+    code: 'load_failed',
+    message: /reading its summary failed: the reader thread/,
+  });
   SUMMARY_LIMITS.maxOldGenerationSizeMb = limit;
   t.match(await reader.read(join(dir, 'stranger.agt')), { config: { name: 'stranger' }, passwordProtected: false });
   t.equal(reader.started, 2);

@@ -5,10 +5,13 @@ import { AUTOSTART_LIMITS, findAgentFiles } from '../kernel/agents/autostart.js'
 import { runDaemon, tempDir, type DaemonClient, type SpawnedDaemon } from './helpers/daemon.js';
 import { createAgentFile } from './helpers/agent-file.js';
 
-
 /** Creates an agent through the API (reviewed here), marks it autostart, unloads it. */
 async function createAutostart(d: DaemonClient, dir: string, name: string, password?: string): Promise<void> {
-  const created = await d.request('POST', '/agents/create', { name, directory: dir, ...(password ? { password } : {}) });
+  const created = await d.request('POST', '/agents/create', {
+    name,
+    directory: dir,
+    ...(password ? { password } : {}),
+  });
   if (created.status !== 201) throw new Error(JSON.stringify(created.body));
   const { config } = (await d.request('GET', `/agents/${created.body.agentId}/config`)).body;
   const put = await d.request('PUT', `/agents/${created.body.agentId}/config`, { ...config, autostart: true });
@@ -34,42 +37,87 @@ t.test('autostart starts reviewed autostart agents and says why it skipped the o
   const res = await d.request('POST', '/agents/autostart', { trackedDirs: [dir] });
   t.equal(res.status, 200);
   t.equal(res.body.scanned, 5);
-  t.same(res.body.started.map((s: any) => s.name), ['Auto']);
   t.same(
-    res.body.skipped.map((s: any) => [s.name, s.reason]).sort(),
-    [['Locked', 'password_protected'], ['manual', 'not_autostart'], ['stranger', 'unreviewed']],
+    res.body.started.map((s: any) => s.name),
+    ['Auto'],
   );
-  t.same(res.body.failed.map((f: any) => f.filePath), [join(dir, 'broken.agt')]);
-  t.same((await d.request('GET', '/agents')).body.map((a: any) => a.name), ['Auto'], 'only the eligible agent loaded');
+  t.same(res.body.skipped.map((s: any) => [s.name, s.reason]).sort(), [
+    ['Locked', 'password_protected'],
+    ['manual', 'not_autostart'],
+    ['stranger', 'unreviewed'],
+  ]);
+  t.same(
+    res.body.failed.map((f: any) => f.filePath),
+    [join(dir, 'broken.agt')],
+  );
+  t.same(
+    (await d.request('GET', '/agents')).body.map((a: any) => a.name),
+    ['Auto'],
+    'only the eligible agent loaded',
+  );
 
   const again = await d.request('POST', '/agents/autostart', { trackedDirs: [dir], maxDepth: 0 });
-  t.match(again.body.skipped.find((s: any) => s.name === 'Auto'), { reason: 'already_loaded' });
+  t.match(
+    again.body.skipped.find((s: any) => s.name === 'Auto'),
+    { reason: 'already_loaded' },
+  );
   t.equal((await d.request('POST', '/agents/autostart', { trackedDirs: ['relative/dir'] })).status, 400);
   t.equal((await d.request('POST', '/agents/autostart', {})).status, 400);
   // The daemon outlives this test, its folder does not: nothing of it stays loaded.
   for (const agent of (await d.request('GET', '/agents')).body) await d.request('POST', `/agents/${agent.id}/unload`);
 });
 
-t.test('the folder walk skips hidden, package, system and linked folders, and says when a bound cut it short', async (t) => {
-  const root = tempDir(t);
-  const make = (path: string) => mkdirSync(join(root, path), { recursive: true });
-  for (const folder of ['sub/deeper', 'node_modules/pkg', '.git/objects', '.hidden', 'elsewhere']) make(folder);
-  for (const file of ['top.agt', 'sub/one.agt', 'sub/deeper/two.agt', 'node_modules/pkg/no.agt', '.git/objects/no.agt', '.hidden/no.agt', 'elsewhere/linked.agt', 'sub/notes.txt']) {
-    writeFileSync(join(root, file), '');
-  }
-  symlinkSync(join(root, 'elsewhere'), join(root, 'sub', 'link'));
-  symlinkSync(join(root, 'top.agt'), join(root, 'sub', 'alias.agt'));
-  const all = await findAgentFiles([join(root, 'sub'), root], 5);
-  t.same(all, { files: [join(root, 'sub/one.agt'), join(root, 'sub/deeper/two.agt'), join(root, 'top.agt'), join(root, 'elsewhere/linked.agt')], truncatedBy: null }, 'each file once; links never followed');
-  t.same((await findAgentFiles([root], 0)).files, [join(root, 'top.agt')], 'maxDepth 0: the folder itself');
-  t.same((await findAgentFiles(['/'], 1)).files.filter((path) => /^\/(proc|sys|dev|run|boot|snap)\//.test(path)), [], 'system folders are skipped');
+t.test(
+  'the folder walk skips hidden, package, system and linked folders, and says when a bound cut it short',
+  async (t) => {
+    const root = tempDir(t);
+    const make = (path: string) => mkdirSync(join(root, path), { recursive: true });
+    for (const folder of ['sub/deeper', 'node_modules/pkg', '.git/objects', '.hidden', 'elsewhere']) make(folder);
+    for (const file of [
+      'top.agt',
+      'sub/one.agt',
+      'sub/deeper/two.agt',
+      'node_modules/pkg/no.agt',
+      '.git/objects/no.agt',
+      '.hidden/no.agt',
+      'elsewhere/linked.agt',
+      'sub/notes.txt',
+    ]) {
+      writeFileSync(join(root, file), '');
+    }
+    symlinkSync(join(root, 'elsewhere'), join(root, 'sub', 'link'));
+    symlinkSync(join(root, 'top.agt'), join(root, 'sub', 'alias.agt'));
+    const all = await findAgentFiles([join(root, 'sub'), root], 5);
+    t.same(
+      all,
+      {
+        files: [
+          join(root, 'sub/one.agt'),
+          join(root, 'sub/deeper/two.agt'),
+          join(root, 'top.agt'),
+          join(root, 'elsewhere/linked.agt'),
+        ],
+        truncatedBy: null,
+      },
+      'each file once; links never followed',
+    );
+    t.same((await findAgentFiles([root], 0)).files, [join(root, 'top.agt')], 'maxDepth 0: the folder itself');
+    t.same(
+      (await findAgentFiles(['/'], 1)).files.filter((path) => /^\/(proc|sys|dev|run|boot|snap)\//.test(path)),
+      [],
+      'system folders are skipped',
+    );
 
-  const limits = { ...AUTOSTART_LIMITS };
-  t.same((await findAgentFiles([root], 5, { ...limits, maxEntries: 3 })).truncatedBy, 'entries');
-  t.same(await findAgentFiles([root], 5, { ...limits, maxAgentFiles: 2 }), { files: [join(root, 'top.agt'), join(root, 'elsewhere/linked.agt')], truncatedBy: 'agent_files' });
-  t.same((await findAgentFiles([root], 5, { ...limits, timeBudgetMs: -1 })).truncatedBy, 'time');
-  t.same(AUTOSTART_LIMITS, { maxEntries: 10_000, maxAgentFiles: 200, timeBudgetMs: 5_000 });
-});
+    const limits = { ...AUTOSTART_LIMITS };
+    t.same((await findAgentFiles([root], 5, { ...limits, maxEntries: 3 })).truncatedBy, 'entries');
+    t.same(await findAgentFiles([root], 5, { ...limits, maxAgentFiles: 2 }), {
+      files: [join(root, 'top.agt'), join(root, 'elsewhere/linked.agt')],
+      truncatedBy: 'agent_files',
+    });
+    t.same((await findAgentFiles([root], 5, { ...limits, timeBudgetMs: -1 })).truncatedBy, 'time');
+    t.same(AUTOSTART_LIMITS, { maxEntries: 10_000, maxAgentFiles: 200, timeBudgetMs: 5_000 });
+  },
+);
 
 t.test('a scan of the whole machine is bounded and never holds up other requests', async (t) => {
   const d = await daemon();
@@ -107,17 +155,24 @@ t.test('summaries are read on a worker thread: a hostile file fails that file on
   await createAgentFile(dir, { name: 'stranger', autostart: true });
   // An SQLite header followed by garbage: libsql fails inside the worker, not in the daemon.
   writeFileSync(join(dir, 'hostile.agt'), Buffer.concat([Buffer.from('SQLite format 3\0'), Buffer.alloc(8192, 0xa5)]));
-  const openInDir = () => readdirSync(`/proc/${d.child.pid}/fd`).filter((fd) => {
-    try {
-      return readlinkSync(`/proc/${d.child.pid}/fd/${fd}`).startsWith(dir);
-    } catch {
-      return false;
-    }
-  }).length;
+  const openInDir = () =>
+    readdirSync(`/proc/${d.child.pid}/fd`).filter((fd) => {
+      try {
+        return readlinkSync(`/proc/${d.child.pid}/fd/${fd}`).startsWith(dir);
+      } catch {
+        return false;
+      }
+    }).length;
 
   const res = await d.request('POST', '/agents/autostart', { trackedDirs: [dir] });
-  t.same(res.body.skipped.map((s: any) => [s.name, s.reason]), [['stranger', 'unreviewed']]);
-  t.same(res.body.failed.map((f: any) => f.filePath), [join(dir, 'hostile.agt')]);
+  t.same(
+    res.body.skipped.map((s: any) => [s.name, s.reason]),
+    [['stranger', 'unreviewed']],
+  );
+  t.same(
+    res.body.failed.map((f: any) => f.filePath),
+    [join(dir, 'hostile.agt')],
+  );
   t.match(res.body.failed[0].error, /hostile\.agt/);
   t.equal(openInDir(), 0, "the worker released every descriptor of the files it read (the daemon's /proc/<pid>/fd)");
   t.equal((await d.request('GET', '/health')).status, 200, 'the daemon is fine');

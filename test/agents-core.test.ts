@@ -19,13 +19,17 @@ async function daemon(): Promise<SpawnedDaemon> {
 t.test('load, list, get, status, stop', async (t) => {
   const d = await daemon();
   const dir = tempDir(t);
-  const path = await createAgentFile(dir, { name: 'alpha', handle: 'alpha-h', autostart: true, state: 'hibernate' }, {
-    seed: (file) => {
-      file.loop.append({ role: 'user', content: 'hi' });
-      file.loop.append({ role: 'assistant', content: 'hello' });
-      file.loop.append({ loop: 'side', role: 'user', content: 'not main' });
+  const path = await createAgentFile(
+    dir,
+    { name: 'alpha', handle: 'alpha-h', autostart: true, state: 'hibernate' },
+    {
+      seed: (file) => {
+        file.loop.append({ role: 'user', content: 'hi' });
+        file.loop.append({ role: 'assistant', content: 'hello' });
+        file.loop.append({ loop: 'side', role: 'user', content: 'not main' });
+      },
     },
-  });
+  );
 
   const load = await d.request('POST', '/agents/load', { filePath: path });
   t.equal(load.status, 200);
@@ -39,7 +43,17 @@ t.test('load, list, get, status, stop', async (t) => {
   t.equal(again.body.id, id);
 
   const list = await d.request('GET', '/agents');
-  t.same(list.body, [{ id, filePath: path, name: 'alpha', handle: 'alpha-h', autostart: true, runtimeState: 'hibernate', displayState: 'hibernate' }]);
+  t.same(list.body, [
+    {
+      id,
+      filePath: path,
+      name: 'alpha',
+      handle: 'alpha-h',
+      autostart: true,
+      runtimeState: 'hibernate',
+      displayState: 'hibernate',
+    },
+  ]);
 
   for (const key of [id, 'alpha-h', 'alpha']) {
     const got = await d.request('GET', `/agents/${key}`);
@@ -50,7 +64,16 @@ t.test('load, list, get, status, stop', async (t) => {
   const status = await d.request('GET', '/agents/alpha/status');
   t.equal(status.status, 200);
   const { storage, ...state } = status.body;
-  t.same(state, { id, filePath: path, name: 'alpha', handle: 'alpha-h', autostart: true, runtimeState: 'hibernate', targetState: null, loopCount: 2 });
+  t.same(state, {
+    id,
+    filePath: path,
+    name: 'alpha',
+    handle: 'alpha-h',
+    autostart: true,
+    runtimeState: 'hibernate',
+    targetState: null,
+    loopCount: 2,
+  });
   // The file on disk (docs/backups.md): sizes, no quota, rows per table.
   t.ok(storage.fileBytes > 0);
   t.equal(storage.quotaBytes, null);
@@ -138,7 +161,11 @@ t.test('load refusals are clear 4xx', async (t) => {
   t.same([n.status, n.body.code, n.body.reason], [422, 'load_failed', 'newer']);
   t.match(n.body.error, /newer/);
 
-  const bad = await createAgentFile(dir, { name: 'bad' }, { seed: (file) => file.config.setValue('config', { agt_version: '0.2', id: 'x' }) });
+  const bad = await createAgentFile(
+    dir,
+    { name: 'bad' },
+    { seed: (file) => file.config.setValue('config', { agt_version: '0.2', id: 'x' }) },
+  );
   const b = await load({ filePath: bad });
   t.same([b.status, b.body.code, b.body.reason], [422, 'load_failed', 'invalid_config']);
 
@@ -168,14 +195,24 @@ t.test('config GET and PUT', async (t) => {
   t.equal(put.status, 200);
   t.same(put.body, { agentId: id, success: true, config: next });
   t.equal((await d.request('GET', `/agents/${id}/config`)).body.config.description, 'changed');
-  t.equal((await d.request('GET', `/agents/${id}/status`)).body.runtimeState, 'idle', 'a changed state does not move the agent');
+  t.equal(
+    (await d.request('GET', `/agents/${id}/status`)).body.runtimeState,
+    'idle',
+    'a changed state does not move the agent',
+  );
 
   const badModel = await d.request('PUT', `/agents/${id}/config`, { ...next, model: { provider: 'x' } });
   t.equal(badModel.status, 400);
   t.match(badModel.body.error, /model/, 'names the bad field');
-  const badTrigger = await d.request('PUT', `/agents/${id}/config`, { ...next, triggers: { on_nothing: { enabled: true, targets: [] } } });
+  const badTrigger = await d.request('PUT', `/agents/${id}/config`, {
+    ...next,
+    triggers: { on_nothing: { enabled: true, targets: [] } },
+  });
   t.equal(badTrigger.status, 400);
-  const badLoop = await d.request('PUT', `/agents/${id}/config`, { ...next, loops: [{ name: 'Bad Name', goal: 'g', enabled: true }] });
+  const badLoop = await d.request('PUT', `/agents/${id}/config`, {
+    ...next,
+    loops: [{ name: 'Bad Name', goal: 'g', enabled: true }],
+  });
   t.equal(badLoop.status, 400);
   t.match(badLoop.body.error, /loops\/0\/name/);
   const newId = await d.request('PUT', `/agents/${id}/config`, { ...next, id: 'other' });
@@ -192,7 +229,13 @@ t.test('config GET and PUT', async (t) => {
 t.test('tools: declared, built-in and contributed, sorted', async (t) => {
   const d = await daemon();
   const dir = tempDir(t);
-  const path = await createAgentFile(dir, { name: 'tooly', tools: [{ name: 'zeta', enabled: true, locked: true }, { name: 'say', enabled: false, visible: false }] });
+  const path = await createAgentFile(dir, {
+    name: 'tooly',
+    tools: [
+      { name: 'zeta', enabled: true, locked: true },
+      { name: 'say', enabled: false, visible: false },
+    ],
+  });
   const { body: ref } = await d.request('POST', '/agents/load', { filePath: path });
   const res = await d.request('GET', `/agents/${ref.id}/tools`);
   t.equal(res.status, 200);
@@ -202,20 +245,49 @@ t.test('tools: declared, built-in and contributed, sorted', async (t) => {
   for (const name of ['ask', 'say', 'sys_update_config', 'compute_exec', 'zeta']) t.ok(byName(name), `${name} listed`);
   // compute_exec (the compute extension's): restricted and off by default, undeclared here.
   const exec = byName('compute_exec');
-  t.same(Object.keys(exec).sort(), ['description', 'enabled', 'locked', 'name', 'restricted', 'restrictions', 'schema', 'source', 'visible']);
-  t.match(exec, { enabled: false, visible: true, restricted: true, locked: false, source: 'ext:compute', description: /shell command/, schema: { type: 'object', required: ['command'] }, restrictions: { restricted: true, locked: false } });
-  t.same([byName('sys_update_config').enabled, byName('sys_update_config').source], [false, 'builtin'], 'a built-in off by default');
+  t.same(Object.keys(exec).sort(), [
+    'description',
+    'enabled',
+    'locked',
+    'name',
+    'restricted',
+    'restrictions',
+    'schema',
+    'source',
+    'visible',
+  ]);
+  t.match(exec, {
+    enabled: false,
+    visible: true,
+    restricted: true,
+    locked: false,
+    source: 'ext:compute',
+    description: /shell command/,
+    schema: { type: 'object', required: ['command'] },
+    restrictions: { restricted: true, locked: false },
+  });
+  t.same(
+    [byName('sys_update_config').enabled, byName('sys_update_config').source],
+    [false, 'builtin'],
+    'a built-in off by default',
+  );
   t.same([byName('ask').enabled, byName('ask').restricted], [true, false], 'a built-in on by default');
   const say = byName('say');
   t.same([say.enabled, say.visible, say.source], [false, false, 'builtin'], 'the declaration wins over the definition');
   const zeta = byName('zeta');
-  t.same([zeta.source, zeta.locked, zeta.restrictions], ['declared', true, { restricted: false, locked: true }], 'declared without a definition');
+  t.same(
+    [zeta.source, zeta.locked, zeta.restrictions],
+    ['declared', true, { restricted: false, locked: true }],
+    'declared without a definition',
+  );
 });
 
 t.test('concurrent loads of one file share one agent', async (t) => {
   const d = await daemon();
   const path = await createAgentFile(tempDir(t), { name: 'racy' });
-  const results = await Promise.all(Array.from({ length: 5 }, () => d.request('POST', '/agents/load', { filePath: path })));
+  const results = await Promise.all(
+    Array.from({ length: 5 }, () => d.request('POST', '/agents/load', { filePath: path })),
+  );
   t.ok(results.every((res) => res.status === 200));
   t.equal(new Set(results.map((res) => res.body.id)).size, 1);
   t.equal((await d.request('GET', '/agents')).body.length, 1);

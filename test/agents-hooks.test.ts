@@ -51,7 +51,10 @@ t.test('the registry drives the runtime, lifecycle hooks, inbox sources and even
   const path = await createAgentFile(tempDir(t), { name: 'hooked', description: 'v1' });
   const { body: ref } = await d.request('POST', '/agents/load', { filePath: path });
   t.same(calls.splice(0), ['attach hooked', 'event agent.loaded', 'hook loaded hooked', 'source attach hooked']);
-  t.same((await d.request('GET', `/agents/${ref.id}/inbox`)).body.messages.map((m: { text: string }) => m.text), ['hello from the source']);
+  t.same(
+    (await d.request('GET', `/agents/${ref.id}/inbox`)).body.messages.map((m: { text: string }) => m.text),
+    ['hello from the source'],
+  );
 
   const status = await d.request('GET', `/agents/${ref.id}/status`);
   t.same([status.body.runtimeState, status.body.targetState], ['thinking', 'idle'], 'status comes from the runtime');
@@ -60,18 +63,28 @@ t.test('the registry drives the runtime, lifecycle hooks, inbox sources and even
   t.same(calls.splice(0), ['config v1 -> v2', 'event agent.config.changed']);
 
   await d.request('POST', `/agents/${ref.id}/stop`);
-  t.same(calls.splice(0), ['source detach hooked', 'detach hooked 5000 stop', 'hook unloaded hooked', 'event agent.unloaded'], 'a running turn gets 5 s');
+  t.same(
+    calls.splice(0),
+    ['source detach hooked', 'detach hooked 5000 stop', 'hook unloaded hooked', 'event agent.unloaded'],
+    'a running turn gets 5 s',
+  );
 
   // kernel.agents, the service extensions see.
   await d.request('POST', '/agents/load', { filePath: path });
   calls.length = 0;
-  t.same(kernel.agents.list().map((view) => view.name), ['hooked']);
+  t.same(
+    kernel.agents.list().map((view) => view.name),
+    ['hooked'],
+  );
   t.equal(kernel.agents.find('hooked')?.id, ref.id);
   t.equal(kernel.agents.find('nobody'), undefined);
   t.equal(await kernel.agents.readCredential('nobody', 'x'), undefined);
   kernel.agents.log(ref.id, 'warn', 'from the service', { n: 1 });
   const logs = (await d.request('GET', `/agents/${ref.id}/logs`)).body.logs;
-  t.same([logs.at(-1).level, logs.at(-1).origin, logs.at(-1).message, logs.at(-1).data], ['warn', 'kernel', 'from the service', '{"n":1}']);
+  t.same(
+    [logs.at(-1).level, logs.at(-1).origin, logs.at(-1).message, logs.at(-1).data],
+    ['warn', 'kernel', 'from the service', '{"n":1}'],
+  );
   kernel.agentsFor('probe').log(ref.id, 'info', 'from an extension');
   const last = (await d.request('GET', `/agents/${ref.id}/logs`)).body.logs.at(-1);
   t.same([last.origin, last.message], ['probe', 'from an extension'], "an extension's rows carry its name");

@@ -20,11 +20,17 @@ t.test('a file locked by another process is 409 agent_file_in_use, reason locked
   // A connection in exclusive locking mode that wrote: not even reads get through.
   const exclusive = await createAgentFile(dir, { name: 'exclusive' });
   const holder = new Database(exclusive, { timeout: 100 });
-  holder.exec("PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; INSERT INTO agt_meta (key, value, updated_at) VALUES ('x', 'y', 0)");
+  holder.exec(
+    "PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; INSERT INTO agt_meta (key, value, updated_at) VALUES ('x', 'y', 0)",
+  );
   try {
     for (const path of [writing, exclusive]) {
       const res = await load(path);
-      t.same([res.status, res.body.code, res.body.reason, res.body.filePath], [409, 'agent_file_in_use', 'locked', path], path);
+      t.same(
+        [res.status, res.body.code, res.body.reason, res.body.filePath],
+        [409, 'agent_file_in_use', 'locked', path],
+        path,
+      );
       t.match(res.body.error, /locked by another process/);
     }
   } finally {

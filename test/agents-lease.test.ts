@@ -7,13 +7,9 @@ import { eventLog } from './helpers/events.js';
 
 function writeLease(path: string, lease: { owner: string; pid: number; host: string; heartbeatAt: number }) {
   const db = new Database(path, { timeout: 5000 });
-  db.prepare('INSERT OR REPLACE INTO agt_lease (id, owner, pid, host, acquired_at, heartbeat_at) VALUES (1, ?, ?, ?, ?, ?)').run(
-    lease.owner,
-    lease.pid,
-    lease.host,
-    lease.heartbeatAt,
-    lease.heartbeatAt,
-  );
+  db.prepare(
+    'INSERT OR REPLACE INTO agt_lease (id, owner, pid, host, acquired_at, heartbeat_at) VALUES (1, ?, ?, ?, ?, ?)',
+  ).run(lease.owner, lease.pid, lease.host, lease.heartbeatAt, lease.heartbeatAt);
   db.close();
 }
 
@@ -83,17 +79,32 @@ t.test('a lease taken over by another daemon stops the agent here and leaves the
 
   // Another daemon took the lease over (ours looked stale to it); the next heartbeat (every 10 s) finds out.
   writeLease(path, { owner: 'usurper', pid: 1, host: 'elsewhere', heartbeatAt: Date.now() });
-  const unloaded = await log.waitFor((event) => event.event_type === 'agent.unloaded' && event.agent_id === ref.id, 'agent.unloaded', { ms: 25_000 });
+  const unloaded = await log.waitFor(
+    (event) => event.event_type === 'agent.unloaded' && event.agent_id === ref.id,
+    'agent.unloaded',
+    { ms: 25_000 },
+  );
   t.match(unloaded.payload, { reason: 'lease_lost' }, 'announced as agent.unloaded with reason lease_lost');
   t.equal((await d.request('GET', `/agents/${ref.id}`)).status, 404, 'no longer driven here');
 
   const db = new Database(path, { readonly: true });
   try {
-    t.match(db.prepare('SELECT owner, pid, host FROM agt_lease').get(), { owner: 'usurper', pid: 1, host: 'elsewhere' }, 'the new holder keeps its lease');
-    t.ok(db.prepare("SELECT 1 FROM agt_logs WHERE event = 'lease_lost' AND origin = 'kernel'").get(), 'logged lease_lost');
+    t.match(
+      db.prepare('SELECT owner, pid, host FROM agt_lease').get(),
+      { owner: 'usurper', pid: 1, host: 'elsewhere' },
+      'the new holder keeps its lease',
+    );
+    t.ok(
+      db.prepare("SELECT 1 FROM agt_logs WHERE event = 'lease_lost' AND origin = 'kernel'").get(),
+      'logged lease_lost',
+    );
   } finally {
     db.close();
   }
   const again = await d.request('POST', '/agents/load', { filePath: path });
-  t.same([again.status, again.body.code, again.body.reason], [409, 'agent_file_in_use', 'leased'], 'and loading it again is refused');
+  t.same(
+    [again.status, again.body.code, again.body.reason],
+    [409, 'agent_file_in_use', 'leased'],
+    'and loading it again is refused',
+  );
 });

@@ -2,7 +2,12 @@ import { appendFileSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'libsql';
 import t from 'tap';
-import { ReviewMarks, readReviewMarks, REVIEW_MARKS_FILE, REVIEW_MARKS_JOURNAL } from '../kernel/agents/review-marks.js';
+import {
+  ReviewMarks,
+  readReviewMarks,
+  REVIEW_MARKS_FILE,
+  REVIEW_MARKS_JOURNAL,
+} from '../kernel/agents/review-marks.js';
 import { createAgentFile } from './helpers/agent-file.js';
 import { runDaemon, tempDir, type SpawnedDaemon } from './helpers/daemon.js';
 
@@ -15,8 +20,18 @@ const risky = {
     { name: 'sys_fetch', enabled: true },
     { name: 'compute_exec', enabled: false },
   ],
-  triggers: { on_timer: { enabled: true, targets: [{ scope: 'system' as const, lambda: 'jobs/tick.ts:run' }, { scope: 'agent' as const }] } },
-  mcp: { servers: [{ name: 'web', transport: 'http' as const, url: 'https://mcp.example/mcp' }, { name: 'fs', transport: 'stdio' as const, command: 'npx', args: ['srv'] }] },
+  triggers: {
+    on_timer: {
+      enabled: true,
+      targets: [{ scope: 'system' as const, lambda: 'jobs/tick.ts:run' }, { scope: 'agent' as const }],
+    },
+  },
+  mcp: {
+    servers: [
+      { name: 'web', transport: 'http' as const, url: 'https://mcp.example/mcp' },
+      { name: 'fs', transport: 'stdio' as const, command: 'npx', args: ['srv'] },
+    ],
+  },
   security: { compute_tier: 'isolated' },
   messaging: { mode: 'proactive' as const },
 };
@@ -42,7 +57,10 @@ t.test('review info, accept, and the requireReview gate', async (t) => {
     { name: 'compute_exec', enabled: false, notable: true },
   ]);
   t.same(s.triggers, [{ type: 'on_timer', enabled: true, targetCount: 2 }]);
-  t.same(s.mcpServers.map((m: { name: string }) => m.name), ['web', 'fs']);
+  t.same(
+    s.mcpServers.map((m: { name: string }) => m.name),
+    ['web', 'fs'],
+  );
   t.equal(s.messaging.mode, 'proactive');
   t.equal(s.network.fetch, true);
   t.same(s.network.mcpHttp, ['https://mcp.example/mcp']);
@@ -53,7 +71,12 @@ t.test('review info, accept, and the requireReview gate', async (t) => {
 
   const gated = await d.request('POST', '/agents/load', { filePath: path, requireReview: true });
   t.equal(gated.status, 403);
-  t.same(gated.body, { error: gated.body.error, code: 'AGENT_REVIEW_REQUIRED', agentId: info.body.agentId, filePath: path });
+  t.same(gated.body, {
+    error: gated.body.error,
+    code: 'AGENT_REVIEW_REQUIRED',
+    agentId: info.body.agentId,
+    filePath: path,
+  });
   t.same((await d.request('GET', '/agents')).body, []);
 
   const accepted = await d.request('POST', '/agents/review/accept', { filePath: path });
@@ -65,11 +88,18 @@ t.test('review info, accept, and the requireReview gate', async (t) => {
 
   const load = await d.request('POST', '/agents/load', { filePath: path, requireReview: true });
   t.equal(load.status, 200);
-  t.equal((await d.request('GET', `/agents/review?filePath=${encodeURIComponent(path)}`)).body.reviewed, true, 'review of a loaded file');
+  t.equal(
+    (await d.request('GET', `/agents/review?filePath=${encodeURIComponent(path)}`)).body.reviewed,
+    true,
+    'review of a loaded file',
+  );
 
   t.equal((await d.request('GET', '/agents/review')).status, 400, 'filePath required');
   t.equal((await d.request('GET', '/agents/review?filePath=relative.agt')).status, 400);
-  t.equal((await d.request('GET', `/agents/review?filePath=${encodeURIComponent(join(d.dataDir, 'none.agt'))}`)).status, 404);
+  t.equal(
+    (await d.request('GET', `/agents/review?filePath=${encodeURIComponent(join(d.dataDir, 'none.agt'))}`)).status,
+    404,
+  );
   t.equal((await d.request('POST', '/agents/review/accept', {})).status, 400);
 });
 
@@ -83,7 +113,7 @@ t.test('marks follow changes made through the daemon, not edits made elsewhere',
   // A security-relevant change through the config PUT keeps the file reviewed.
   const next = { ...ref.config, tools: [{ name: 'sys_fetch', enabled: true }], autonomous: true };
   t.equal((await d.request('PUT', `/agents/${ref.id}/config`, next)).status, 200);
-  t.equal((await d.request('GET', q)).body.reviewed, true, 'kept across the daemon\'s own config change');
+  t.equal((await d.request('GET', q)).body.reviewed, true, "kept across the daemon's own config change");
   await d.request('POST', `/agents/${ref.id}/unload`);
   t.equal((await d.request('POST', '/agents/load', { filePath: path, requireReview: true })).status, 200);
   await d.request('POST', `/agents/${ref.id}/unload`);
@@ -104,7 +134,9 @@ t.test('marks follow changes made through the daemon, not edits made elsewhere',
   await d.request('POST', '/agents/review/accept', { filePath: other });
   const db2 = new Database(other, { timeout: 5000 });
   const row2 = db2.prepare("SELECT value FROM agt_config WHERE key = 'config'").get() as { value: string };
-  db2.prepare("UPDATE agt_config SET value = ? WHERE key = 'config'").run(JSON.stringify({ ...JSON.parse(row2.value), description: 'new words' }));
+  db2
+    .prepare("UPDATE agt_config SET value = ? WHERE key = 'config'")
+    .run(JSON.stringify({ ...JSON.parse(row2.value), description: 'new words' }));
   db2.close();
   t.equal((await d.request('GET', `/agents/review?filePath=${encodeURIComponent(other)}`)).body.reviewed, true);
 });

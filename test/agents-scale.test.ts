@@ -37,14 +37,23 @@ t.test('200 agents load at once and unload leaving no file handle open', async (
   t.equal(baseline.inDir, 0, 'an unloaded agent leaves nothing open');
 
   const loads = await Promise.all(paths.map((filePath) => d.request('POST', '/agents/load', { filePath })));
-  t.ok(loads.every((res) => res.status === 200), 'all 200 loaded');
+  t.ok(
+    loads.every((res) => res.status === 200),
+    'all 200 loaded',
+  );
   t.equal((await d.request('GET', '/agents')).body.length, 200);
   t.ok(descriptors(pid, dir).inDir >= 200, 'each loaded agent holds its file open');
 
   const unloads = await Promise.all(loads.map((res) => d.request('POST', `/agents/${res.body.id}/unload`)));
-  t.ok(unloads.every((res) => res.status === 200 && res.body.success === true), 'all 200 unloaded');
+  t.ok(
+    unloads.every((res) => res.status === 200 && res.body.success === true),
+    'all 200 unloaded',
+  );
   t.same((await d.request('GET', '/agents')).body, []);
   const after = descriptors(pid, dir);
   t.equal(after.inDir, 0, 'no descriptor into the agents folder is left');
-  t.ok(after.total <= baseline.total, `non-socket descriptor count back to baseline (${after.total} vs ${baseline.total})`);
+  t.ok(
+    after.total <= baseline.total,
+    `non-socket descriptor count back to baseline (${after.total} vs ${baseline.total})`,
+  );
 });

@@ -10,8 +10,13 @@ t.test('the umbilical window: opt-in, since_seq/limit rules, truncation, evictio
   const d = await bootDaemon(t);
   const dir = tempDir(t);
   const bus = d.daemon.kernel.bus;
-  const off = (await d.request('POST', '/agents/load', { filePath: await createAgentFile(dir, { name: 'quiet' }) })).body.id as string;
-  const onRef = (await d.request('POST', '/agents/load', { filePath: await createAgentFile(dir, { name: 'chatty', umbilical: { log: { enabled: true } } }) })).body;
+  const off = (await d.request('POST', '/agents/load', { filePath: await createAgentFile(dir, { name: 'quiet' }) }))
+    .body.id as string;
+  const onRef = (
+    await d.request('POST', '/agents/load', {
+      filePath: await createAgentFile(dir, { name: 'chatty', umbilical: { log: { enabled: true } } }),
+    })
+  ).body;
   const on = onRef.id as string;
   const window = (id: string, query = '') => d.request('GET', `/agents/${id}/umbilical/events${query}`);
   const say = (id: string, message: string) =>
@@ -30,7 +35,11 @@ t.test('the umbilical window: opt-in, since_seq/limit rules, truncation, evictio
 
   const seqs = [say(on, 'a'), say(on, 'b'), say(on, 'c')];
   const page = await window(on, `?since_seq=${loadedSeq}&limit=2`);
-  t.same(page.body.events.map((e: { seq: number }) => e.seq), seqs.slice(0, 2), 'strictly greater, oldest first, at most limit');
+  t.same(
+    page.body.events.map((e: { seq: number }) => e.seq),
+    seqs.slice(0, 2),
+    'strictly greater, oldest first, at most limit',
+  );
   t.equal(page.body.last_seq, seqs[1]);
   t.same(Object.keys(page.body.events[0]).sort(), ['event_type', 'payload', 'seq', 'source', 'timestamp', 'truncated']);
   t.same(page.body.events[0].payload, { level: 'info', origin: null, event: null, message: 'a' });

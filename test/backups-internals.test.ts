@@ -20,47 +20,74 @@ t.before(async () => {
   dir = h.dir;
 });
 
-t.test('retention deletes old rows; the file shrinks after the checkpoint; the WAL is truncated when idle', async (t) => {
-  const old = Date.now() - 10 * 86_400_000;
-  const id = await h.agent({}, {});
-  const agent = h.d.daemon.kernel.registry.resolve(id);
-  agent.file.transaction(() => {
-    for (let i = 0; i < 3000; i++) agent.file.raw.run('INSERT INTO agt_logs (level, origin, message, created_at) VALUES (?, ?, ?, ?)', 'info', 'test', 'x'.repeat(400), old);
-  });
-  for (let i = 0; i < 5; i++) agent.file.logs.write({ level: 'info', origin: 'test', message: `recent ${i}` });
-  const maintenance = h.d.daemon.kernel.storage.maintenance;
-  maintenance.runPass();
-  const before = (await h.d.request('GET', `/agents/${id}/status`)).body.storage;
-  t.ok(before.tables.agt_logs >= 3005);
-  t.equal((await h.d.request('PATCH', '/settings', { storage: { retention: { logs: { maxAgeDays: 1 } } } })).status, 200);
-  const report = maintenance.runPass().find((r) => r.agentId === id)!;
-  t.ok(report.deleted >= 3000, `${report.deleted} rows deleted`);
-  t.equal(report.checkpoint, 'truncate', 'idle: a truncating checkpoint');
-  const after = (await h.d.request('GET', `/agents/${id}/status`)).body.storage;
-  t.ok(after.tables.agt_logs < 50 && after.tables.agt_logs >= 5, `old rows gone, recent ones kept (${after.tables.agt_logs})`);
-  t.ok(after.fileBytes < before.fileBytes / 2, `the file shrank: ${before.fileBytes} -> ${after.fileBytes} bytes`);
-  t.equal(after.walBytes, 0, 'the WAL was truncated');
-  t.equal((await h.d.request('PATCH', '/settings', { storage: { retention: { logs: { maxRows: 2 } } } })).status, 200);
-  maintenance.runPass();
-  t.equal(agent.file.logs.count(), 2, 'maxRows keeps the newest rows');
+t.test(
+  'retention deletes old rows; the file shrinks after the checkpoint; the WAL is truncated when idle',
+  async (t) => {
+    const old = Date.now() - 10 * 86_400_000;
+    const id = await h.agent({}, {});
+    const agent = h.d.daemon.kernel.registry.resolve(id);
+    agent.file.transaction(() => {
+      for (let i = 0; i < 3000; i++)
+        agent.file.raw.run(
+          'INSERT INTO agt_logs (level, origin, message, created_at) VALUES (?, ?, ?, ?)',
+          'info',
+          'test',
+          'x'.repeat(400),
+          old,
+        );
+    });
+    for (let i = 0; i < 5; i++) agent.file.logs.write({ level: 'info', origin: 'test', message: `recent ${i}` });
+    const maintenance = h.d.daemon.kernel.storage.maintenance;
+    maintenance.runPass();
+    const before = (await h.d.request('GET', `/agents/${id}/status`)).body.storage;
+    t.ok(before.tables.agt_logs >= 3005);
+    t.equal(
+      (await h.d.request('PATCH', '/settings', { storage: { retention: { logs: { maxAgeDays: 1 } } } })).status,
+      200,
+    );
+    const report = maintenance.runPass().find((r) => r.agentId === id)!;
+    t.ok(report.deleted >= 3000, `${report.deleted} rows deleted`);
+    t.equal(report.checkpoint, 'truncate', 'idle: a truncating checkpoint');
+    const after = (await h.d.request('GET', `/agents/${id}/status`)).body.storage;
+    t.ok(
+      after.tables.agt_logs < 50 && after.tables.agt_logs >= 5,
+      `old rows gone, recent ones kept (${after.tables.agt_logs})`,
+    );
+    t.ok(after.fileBytes < before.fileBytes / 2, `the file shrank: ${before.fileBytes} -> ${after.fileBytes} bytes`);
+    t.equal(after.walBytes, 0, 'the WAL was truncated');
+    t.equal(
+      (await h.d.request('PATCH', '/settings', { storage: { retention: { logs: { maxRows: 2 } } } })).status,
+      200,
+    );
+    maintenance.runPass();
+    t.equal(agent.file.logs.count(), 2, 'maxRows keeps the newest rows');
 
-  // The in-memory replay window of an agent that records one.
-  const recorded = await h.agent({ umbilical: { log: { enabled: true } } } as never);
-  for (let i = 0; i < 3; i++) await h.ended((await h.d.request('POST', `/agents/${recorded}/chat`, { text: `hi ${i}` })).body.turnId);
-  const window = async () => (await h.d.request('GET', `/agents/${recorded}/umbilical/events`)).body.events.length as number;
-  t.ok((await window()) > 3);
-  t.equal((await h.d.request('PATCH', '/settings', { storage: { retention: { umbilical: { maxRows: 3 } } } })).status, 200);
-  maintenance.runPass();
-  t.equal(await window(), 3, 'retention.umbilical keeps the newest events of the window');
-  await h.d.request('PATCH', '/settings', { storage: null });
-});
+    // The in-memory replay window of an agent that records one.
+    const recorded = await h.agent({ umbilical: { log: { enabled: true } } } as never);
+    for (let i = 0; i < 3; i++)
+      await h.ended((await h.d.request('POST', `/agents/${recorded}/chat`, { text: `hi ${i}` })).body.turnId);
+    const window = async () =>
+      (await h.d.request('GET', `/agents/${recorded}/umbilical/events`)).body.events.length as number;
+    t.ok((await window()) > 3);
+    t.equal(
+      (await h.d.request('PATCH', '/settings', { storage: { retention: { umbilical: { maxRows: 3 } } } })).status,
+      200,
+    );
+    maintenance.runPass();
+    t.equal(await window(), 3, 'retention.umbilical keeps the newest events of the window');
+    await h.d.request('PATCH', '/settings', { storage: null });
+  },
+);
 
 t.test('a backup worker still running at shutdown is ended (the final shutdown step)', async (t) => {
   const path = await createAgentFile(dir, {});
   const job = runSqliteJob({ op: 'copy', src: path, dst: join(dir, 'ended-copy.agt') });
   await endSqliteJobs();
   // Ended at once, before its thread could copy anything (without the step the copy would finish).
-  const outcome = await job.then(() => 'finished', (error: { sqliteCode?: string }) => error.sqliteCode);
+  const outcome = await job.then(
+    () => 'finished',
+    (error: { sqliteCode?: string }) => error.sqliteCode,
+  );
   t.equal(outcome, 'WORKER_EXIT', 'the job was ended');
   t.equal(sqliteJobsRunning(), 0, 'no SQLite worker left');
   t.notOk(existsSync(join(dir, 'ended-copy.agt')), 'nothing copied');

@@ -40,8 +40,14 @@ let dir: string;
 const filePathOf = async (id: string) => (await h.d.request('GET', `/agents/${id}`)).body.filePath as string;
 const didOf = async (id: string) => (await h.d.request('GET', `/agents/${id}/identity`)).body.did as string;
 /** Main's loop rows of a loaded agent (oldest first). */
-const loop = async (id: string) => (await h.d.request('GET', `/agents/${id}/loop?limit=500`)).body.rows as Array<{ role: string; content: any; created_at: number }>;
-const loaded = async (id: string) => ((await h.d.request('GET', '/agents')).body as Array<{ id: string }>).some((agent) => agent.id === id);
+const loop = async (id: string) =>
+  (await h.d.request('GET', `/agents/${id}/loop?limit=500`)).body.rows as Array<{
+    role: string;
+    content: any;
+    created_at: number;
+  }>;
+const loaded = async (id: string) =>
+  ((await h.d.request('GET', '/agents')).body as Array<{ id: string }>).some((agent) => agent.id === id);
 
 t.before(async () => {
   h = await wireDaemon(t);
@@ -61,12 +67,21 @@ t.test('scheduled backups keep the newest N per agent, loaded and tracked', asyn
   t.equal((await h.d.request('POST', '/tracked-folders', { path: join(dir, 'tracked') })).status, 201);
   const backups = join(dir, 'scheduled');
   // Every second (cron with seconds): the first copy comes from the real timer.
-  t.equal((await h.d.request('PATCH', '/settings', { backups: { every: '* * * * * *', keep: 2, dir: backups } })).status, 200);
-  const first = await h.waitFor((e) => e.event_type === 'backup.completed' && e.agent_id === id && (e.payload as { scheduled: boolean }).scheduled, 'a scheduled backup');
+  t.equal(
+    (await h.d.request('PATCH', '/settings', { backups: { every: '* * * * * *', keep: 2, dir: backups } })).status,
+    200,
+  );
+  const first = await h.waitFor(
+    (e) => e.event_type === 'backup.completed' && e.agent_id === id && (e.payload as { scheduled: boolean }).scheduled,
+    'a scheduled backup',
+  );
   t.ok((first.payload as { path: string }).path.startsWith(join(backups, id)));
   // Then the timer's runs until one removed an older copy of each, the schedule off, the last run out.
   const pruned = (agentId: string) => (e: { event_type: string; agent_id: string | null; payload: any }) =>
-    e.event_type === 'backup.completed' && e.agent_id === agentId && e.payload.scheduled && e.payload.removed.length > 0;
+    e.event_type === 'backup.completed' &&
+    e.agent_id === agentId &&
+    e.payload.scheduled &&
+    e.payload.removed.length > 0;
   await h.waitFor(pruned(id), 'a scheduled run that removed a copy');
   await h.waitFor(pruned(trackedId), 'a scheduled run that removed a copy of the tracked file');
   const status = (await h.d.request('GET', '/backups')).body;
@@ -82,7 +97,11 @@ t.test('scheduled backups keep the newest N per agent, loaded and tracked', asyn
   // The copies, not a copy's temporary `.partial` file.
   const copiesOf = (agentId: string) => readdirSync(join(backups, agentId)).filter((name) => !name.startsWith('.'));
   t.equal(copiesOf(id).length, 2, `keep: 2 (${readdirSync(join(backups, id)).join(', ')})`);
-  t.equal(copiesOf(trackedId).length, 2, `the tracked file that is not loaded is copied too (${readdirSync(join(backups, trackedId)).join(', ')})`);
+  t.equal(
+    copiesOf(trackedId).length,
+    2,
+    `the tracked file that is not loaded is copied too (${readdirSync(join(backups, trackedId)).join(', ')})`,
+  );
   t.equal(await loaded(trackedId), false, 'without loading it');
   const byName = await h.d.request('POST', '/agents/tracked-one/backup', { path: dir });
   t.equal(byName.status, 200, 'POST /agents/{id}/backup finds a tracked file that is not loaded');
@@ -90,7 +109,10 @@ t.test('scheduled backups keep the newest N per agent, loaded and tracked', asyn
   t.equal(await loaded(trackedId), false, 'and copies it without loading it');
   t.equal((await h.d.request('POST', '/agents/nobody-at-all/backup', {})).status, 404);
   const events = h.of('backup.completed', id).filter((e) => e.payload.scheduled);
-  t.ok(events.some((e) => e.payload.removed.length > 0), 'a run names the copies it removed');
+  t.ok(
+    events.some((e) => e.payload.removed.length > 0),
+    'a run names the copies it removed',
+  );
   const bad = await h.d.request('PATCH', '/settings', { backups: { every: 'not a cron' } });
   t.equal(bad.status, 400, 'a bad cron expression is refused');
 });
@@ -123,7 +145,14 @@ t.test('a backup taken while 5 chats per second write restores to the same histo
   t.equal(statSync(copy.path).mode & 0o777, 0o600, 'written 0600');
   t.ok(copy.schemaVersion >= 7);
   // The event may reach GET /events after the answer: waited for, not looked up.
-  await h.waitFor((e) => e.event_type === 'backup.completed' && e.agent_id === id && (e.payload as any).path === copy.path && (e.payload as any).scheduled === false, 'backup.completed');
+  await h.waitFor(
+    (e) =>
+      e.event_type === 'backup.completed' &&
+      e.agent_id === id &&
+      (e.payload as any).path === copy.path &&
+      (e.payload as any).scheduled === false,
+    'backup.completed',
+  );
 
   t.equal((await h.d.request('POST', `/agents/${id}/stop`)).status, 200);
   const live = loopRows(agentPath);
@@ -133,12 +162,19 @@ t.test('a backup taken while 5 chats per second write restores to the same histo
   t.equal(restored.body.agentId, id, 'the same agent id');
   t.equal(restored.body.did, did, 'the same DID');
   const rows = loopRows(restoredPath);
-  t.ok(rows.length >= before && rows.length <= after, `a consistent snapshot: ${before} <= ${rows.length} rows <= ${after}`);
+  t.ok(
+    rows.length >= before && rows.length <= after,
+    `a consistent snapshot: ${before} <= ${rows.length} rows <= ${after}`,
+  );
   t.same(rows, live.slice(0, rows.length), "the copy's history is the live history up to the backup");
   t.equal(await filePathOf(id), restoredPath, 'the restored copy is loaded');
   const restoredFile = AgentFile.open(restoredPath, { readonly: true });
   try {
-    t.equal(restoredFile.raw.one<{ integrity_check: string }>('PRAGMA integrity_check')?.integrity_check, 'ok', 'integrity ok');
+    t.equal(
+      restoredFile.raw.one<{ integrity_check: string }>('PRAGMA integrity_check')?.integrity_check,
+      'ok',
+      'integrity ok',
+    );
   } finally {
     void restoredFile.close();
   }
@@ -148,94 +184,155 @@ t.test('a backup taken while 5 chats per second write restores to the same histo
   t.ok(status.storage.fileBytes > 0);
 });
 
-t.test('restore never overwrites: a loaded agent\'s file, an existing file; backups stay out of the sandbox folder', async (t) => {
-  const id = await h.agent();
-  const filePath = await filePathOf(id);
-  const copy = (await h.d.request('POST', `/agents/${id}/backup`, { path: dir })).body;
-  t.equal(copy.path.startsWith(dir), true, 'an owner-chosen folder');
-  const onLoaded = await h.d.request('POST', '/agents/restore', { from: copy.path, to: filePath });
-  t.equal(onLoaded.status, 409);
-  t.equal(onLoaded.body.code, 'restore_target_loaded');
-  writeFileSync(join(dir, 'taken.agt'), 'x');
-  const onFile = await h.d.request('POST', '/agents/restore', { from: copy.path, to: join(dir, 'taken.agt') });
-  t.equal(onFile.body.code, 'restore_target_exists');
-  t.equal(readFileSync(join(dir, 'taken.agt'), 'utf8'), 'x', 'untouched');
-  const sameId = await h.d.request('POST', '/agents/restore', { from: copy.path, to: join(dir, 'twin.agt') });
-  t.equal(sameId.status, 409);
-  t.equal(sameId.body.code, 'agent_already_loaded', 'the same agent is loaded: asNew or stop it first');
-  t.notOk(existsSync(join(dir, 'twin.agt')), 'nothing left behind');
-  const again = await h.d.request('POST', `/agents/${id}/backup`, { path: copy.path });
-  t.equal(again.body.code, 'conflict', 'a backup never overwrites');
-  await h.waitFor((e) => e.event_type === 'backup.failed' && e.agent_id === id && (e.payload as any).code === 'conflict' && (e.payload as any).scheduled === false, 'backup.failed naming the code');
-  t.equal((await h.d.request('POST', '/agents/restore', { from: dir, to: join(dir, 'from-a-folder.agt') })).status, 400, 'a folder is no backup');
-  const sandbox = join(h.d.dataDir, 'sandbox', 'work', 'agent-x');
-  mkdirSync(sandbox, { recursive: true });
-  const refused = await h.d.request('POST', `/agents/${id}/backup`, { path: sandbox });
-  t.equal(refused.status, 403);
-  t.equal(refused.body.code, 'backup_path_refused');
-  t.same(readdirSync(sandbox), []);
-  const broken = join(dir, 'broken.agt');
-  writeFileSync(broken, Buffer.concat([Buffer.from('SQLite format 3\0'), Buffer.alloc(5000, 7)]));
-  const invalid = await h.d.request('POST', '/agents/restore', { from: broken, to: join(dir, 'broken-restored.agt') });
-  t.equal(invalid.status, 422);
-  t.equal(invalid.body.code, 'backup_invalid');
-});
+t.test(
+  "restore never overwrites: a loaded agent's file, an existing file; backups stay out of the sandbox folder",
+  async (t) => {
+    const id = await h.agent();
+    const filePath = await filePathOf(id);
+    const copy = (await h.d.request('POST', `/agents/${id}/backup`, { path: dir })).body;
+    t.equal(copy.path.startsWith(dir), true, 'an owner-chosen folder');
+    const onLoaded = await h.d.request('POST', '/agents/restore', { from: copy.path, to: filePath });
+    t.equal(onLoaded.status, 409);
+    t.equal(onLoaded.body.code, 'restore_target_loaded');
+    writeFileSync(join(dir, 'taken.agt'), 'x');
+    const onFile = await h.d.request('POST', '/agents/restore', { from: copy.path, to: join(dir, 'taken.agt') });
+    t.equal(onFile.body.code, 'restore_target_exists');
+    t.equal(readFileSync(join(dir, 'taken.agt'), 'utf8'), 'x', 'untouched');
+    const sameId = await h.d.request('POST', '/agents/restore', { from: copy.path, to: join(dir, 'twin.agt') });
+    t.equal(sameId.status, 409);
+    t.equal(sameId.body.code, 'agent_already_loaded', 'the same agent is loaded: asNew or stop it first');
+    t.notOk(existsSync(join(dir, 'twin.agt')), 'nothing left behind');
+    const again = await h.d.request('POST', `/agents/${id}/backup`, { path: copy.path });
+    t.equal(again.body.code, 'conflict', 'a backup never overwrites');
+    await h.waitFor(
+      (e) =>
+        e.event_type === 'backup.failed' &&
+        e.agent_id === id &&
+        (e.payload as any).code === 'conflict' &&
+        (e.payload as any).scheduled === false,
+      'backup.failed naming the code',
+    );
+    t.equal(
+      (await h.d.request('POST', '/agents/restore', { from: dir, to: join(dir, 'from-a-folder.agt') })).status,
+      400,
+      'a folder is no backup',
+    );
+    const sandbox = join(h.d.dataDir, 'sandbox', 'work', 'agent-x');
+    mkdirSync(sandbox, { recursive: true });
+    const refused = await h.d.request('POST', `/agents/${id}/backup`, { path: sandbox });
+    t.equal(refused.status, 403);
+    t.equal(refused.body.code, 'backup_path_refused');
+    t.same(readdirSync(sandbox), []);
+    const broken = join(dir, 'broken.agt');
+    writeFileSync(broken, Buffer.concat([Buffer.from('SQLite format 3\0'), Buffer.alloc(5000, 7)]));
+    const invalid = await h.d.request('POST', '/agents/restore', {
+      from: broken,
+      to: join(dir, 'broken-restored.agt'),
+    });
+    t.equal(invalid.status, 422);
+    t.equal(invalid.body.code, 'backup_invalid');
+  },
+);
 
-t.test('a sealed backup: unreadable without the owner identity, restored once it is unlocked (as a new agent)', async (t) => {
-  const id = await h.agent();
-  const chat = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'remember the word heliotrope' })).body.turnId;
-  await h.ended(chat);
-  const sealed = await h.d.request('POST', `/agents/${id}/backup`, { seal: true });
-  t.equal(sealed.status, 200, JSON.stringify(sealed.body));
-  t.match(sealed.body.path, /\.agt\.sealed$/);
-  const bytes = readFileSync(sealed.body.path);
-  t.equal(bytes.subarray(0, SEALED_MAGIC.length).toString('latin1'), SEALED_MAGIC);
-  t.equal(bytes.includes(Buffer.from('SQLite format 3')), false, 'no SQLite page in the clear');
-  t.equal(bytes.includes(Buffer.from('heliotrope')), false, 'no conversation in the clear');
-  t.same(readdirSync(dirname(sealed.body.path)).filter((name) => name.endsWith('.partial')), [], 'no clear copy was left beside it');
+t.test(
+  'a sealed backup: unreadable without the owner identity, restored once it is unlocked (as a new agent)',
+  async (t) => {
+    const id = await h.agent();
+    const chat = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'remember the word heliotrope' })).body
+      .turnId;
+    await h.ended(chat);
+    const sealed = await h.d.request('POST', `/agents/${id}/backup`, { seal: true });
+    t.equal(sealed.status, 200, JSON.stringify(sealed.body));
+    t.match(sealed.body.path, /\.agt\.sealed$/);
+    const bytes = readFileSync(sealed.body.path);
+    t.equal(bytes.subarray(0, SEALED_MAGIC.length).toString('latin1'), SEALED_MAGIC);
+    t.equal(bytes.includes(Buffer.from('SQLite format 3')), false, 'no SQLite page in the clear');
+    t.equal(bytes.includes(Buffer.from('heliotrope')), false, 'no conversation in the clear');
+    t.same(
+      readdirSync(dirname(sealed.body.path)).filter((name) => name.endsWith('.partial')),
+      [],
+      'no clear copy was left beside it',
+    );
 
-  t.equal((await h.d.request('POST', '/identity/lock')).status, 200);
-  const locked = await h.d.request('POST', '/agents/restore', { from: sealed.body.path, to: join(dir, 'sealed-1.agt'), asNew: true });
-  t.equal(locked.status, 409);
-  t.equal(locked.body.code, 'identity_not_ready');
-  const lockedSame = await h.d.request('POST', '/agents/restore', { from: sealed.body.path, to: join(dir, 'sealed-2.agt') });
-  t.equal(lockedSame.body.code, 'identity_not_ready', 'unsealing needs the unlocked owner');
-  t.notOk(existsSync(join(dir, 'sealed-2.agt')));
+    t.equal((await h.d.request('POST', '/identity/lock')).status, 200);
+    const locked = await h.d.request('POST', '/agents/restore', {
+      from: sealed.body.path,
+      to: join(dir, 'sealed-1.agt'),
+      asNew: true,
+    });
+    t.equal(locked.status, 409);
+    t.equal(locked.body.code, 'identity_not_ready');
+    const lockedSame = await h.d.request('POST', '/agents/restore', {
+      from: sealed.body.path,
+      to: join(dir, 'sealed-2.agt'),
+    });
+    t.equal(lockedSame.body.code, 'identity_not_ready', 'unsealing needs the unlocked owner');
+    t.notOk(existsSync(join(dir, 'sealed-2.agt')));
 
-  // Another owner's copy: the header names a different owner.
-  const text = bytes.toString('latin1');
-  const headerEnd = text.indexOf('\n', SEALED_MAGIC.length);
-  const header = JSON.parse(text.slice(SEALED_MAGIC.length, headerEnd));
-  header.ownerDid = 'did:key:z6MkotherOwnerXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX';
-  const foreign = join(dir, 'foreign.agt.sealed');
-  writeFileSync(foreign, Buffer.concat([Buffer.from(SEALED_MAGIC + JSON.stringify(header) + '\n', 'latin1'), bytes.subarray(headerEnd + 1)]));
+    // Another owner's copy: the header names a different owner.
+    const text = bytes.toString('latin1');
+    const headerEnd = text.indexOf('\n', SEALED_MAGIC.length);
+    const header = JSON.parse(text.slice(SEALED_MAGIC.length, headerEnd));
+    header.ownerDid = 'did:key:z6MkotherOwnerXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX';
+    const foreign = join(dir, 'foreign.agt.sealed');
+    writeFileSync(
+      foreign,
+      Buffer.concat([
+        Buffer.from(SEALED_MAGIC + JSON.stringify(header) + '\n', 'latin1'),
+        bytes.subarray(headerEnd + 1),
+      ]),
+    );
 
-  t.equal((await h.d.request('POST', '/identity/unlock', { passphrase: PASSPHRASE })).status, 200);
-  const other = await h.d.request('POST', '/agents/restore', { from: foreign, to: join(dir, 'sealed-3.agt') });
-  t.equal(other.status, 403);
-  t.equal(other.body.code, 'backup_sealed_to_another_owner');
-  // Cut short (the last frame gone) or altered: the frames no longer authenticate.
-  const cut = join(dir, 'cut.agt.sealed');
-  writeFileSync(cut, bytes.subarray(0, bytes.length - 100));
-  const cutShort = await h.d.request('POST', '/agents/restore', { from: cut, to: join(dir, 'sealed-cut.agt') });
-  t.equal(cutShort.status, 422);
-  t.match(cutShort.body, { code: 'backup_invalid', reason: 'damaged' });
-  const altered = Buffer.from(bytes);
-  altered[altered.length - 5] ^= 1;
-  writeFileSync(join(dir, 'altered.agt.sealed'), altered);
-  t.match((await h.d.request('POST', '/agents/restore', { from: join(dir, 'altered.agt.sealed'), to: join(dir, 'sealed-alt.agt') })).body, { code: 'backup_invalid', reason: 'damaged' });
-  t.notOk(existsSync(join(dir, 'sealed-cut.agt')) || existsSync(join(dir, 'sealed-alt.agt')), 'nothing restored from a damaged copy');
-  const restored = await h.d.request('POST', '/agents/restore', { from: sealed.body.path, to: join(dir, 'sealed-4.agt'), asNew: true });
-  t.equal(restored.status, 200, JSON.stringify(restored.body));
-  t.not(restored.body.agentId, id, 'a new agent id');
-  t.not(restored.body.did, await didOf(id), 'a fresh DID');
-  t.ok(restored.body.sealed);
-  const copyRows = await loop(restored.body.agentId);
-  t.ok(copyRows.some((row) => JSON.stringify(row.content).includes('heliotrope')), 'the history came along');
-});
+    t.equal((await h.d.request('POST', '/identity/unlock', { passphrase: PASSPHRASE })).status, 200);
+    const other = await h.d.request('POST', '/agents/restore', { from: foreign, to: join(dir, 'sealed-3.agt') });
+    t.equal(other.status, 403);
+    t.equal(other.body.code, 'backup_sealed_to_another_owner');
+    // Cut short (the last frame gone) or altered: the frames no longer authenticate.
+    const cut = join(dir, 'cut.agt.sealed');
+    writeFileSync(cut, bytes.subarray(0, bytes.length - 100));
+    const cutShort = await h.d.request('POST', '/agents/restore', { from: cut, to: join(dir, 'sealed-cut.agt') });
+    t.equal(cutShort.status, 422);
+    t.match(cutShort.body, { code: 'backup_invalid', reason: 'damaged' });
+    const altered = Buffer.from(bytes);
+    altered[altered.length - 5] ^= 1;
+    writeFileSync(join(dir, 'altered.agt.sealed'), altered);
+    t.match(
+      (
+        await h.d.request('POST', '/agents/restore', {
+          from: join(dir, 'altered.agt.sealed'),
+          to: join(dir, 'sealed-alt.agt'),
+        })
+      ).body,
+      { code: 'backup_invalid', reason: 'damaged' },
+    );
+    t.notOk(
+      existsSync(join(dir, 'sealed-cut.agt')) || existsSync(join(dir, 'sealed-alt.agt')),
+      'nothing restored from a damaged copy',
+    );
+    const restored = await h.d.request('POST', '/agents/restore', {
+      from: sealed.body.path,
+      to: join(dir, 'sealed-4.agt'),
+      asNew: true,
+    });
+    t.equal(restored.status, 200, JSON.stringify(restored.body));
+    t.not(restored.body.agentId, id, 'a new agent id');
+    t.not(restored.body.did, await didOf(id), 'a fresh DID');
+    t.ok(restored.body.sealed);
+    const copyRows = await loop(restored.body.agentId);
+    t.ok(
+      copyRows.some((row) => JSON.stringify(row.content).includes('heliotrope')),
+      'the history came along',
+    );
+  },
+);
 
 t.test("the quota stops the agent's own inserts and files with a tool error; the daemon's writes go on", async (t) => {
-  const id = await h.agent({ tools: [{ name: 'db_execute', enabled: true }, { name: 'fs_write', enabled: true }] });
+  const id = await h.agent({
+    tools: [
+      { name: 'db_execute', enabled: true },
+      { name: 'fs_write', enabled: true },
+    ],
+  });
   const filePath = await filePathOf(id);
   const size = (await h.d.request('GET', `/agents/${id}/status`)).body.storage.fileBytes;
   const quota = size + 128 * 1024;
@@ -243,26 +340,53 @@ t.test("the quota stops the agent's own inserts and files with a tool error; the
   t.equal((await h.d.request('GET', `/agents/${id}/status`)).body.storage.quotaBytes, quota);
   const insert = { name: 'db_execute', args: { sql: 'INSERT INTO local_blobs (b) VALUES (randomblob(60000))' } };
   h.model.push(
-    { toolCalls: [{ name: 'db_execute', args: { sql: 'CREATE TABLE local_blobs (b BLOB)' } }, insert, insert, insert, insert] },
+    {
+      toolCalls: [
+        { name: 'db_execute', args: { sql: 'CREATE TABLE local_blobs (b BLOB)' } },
+        insert,
+        insert,
+        insert,
+        insert,
+      ],
+    },
     { toolCalls: [{ name: 'fs_write', args: { path: 'big.txt', content: 'y'.repeat(200 * 1024) } }] },
     { text: 'the quota held' },
   );
   const turn = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'fill your storage' })).body.turnId;
   const end = await h.ended(turn);
   t.equal(end.event_type, 'turn.completed', 'the turn (the daemon writing its conversation) completed');
-  const results = h.model.calls.flatMap((call) => call.messages).filter((m) => m.role === 'tool') as Array<{ content: string; isError?: boolean }>;
+  const results = h.model.calls.flatMap((call) => call.messages).filter((m) => m.role === 'tool') as Array<{
+    content: string;
+    isError?: boolean;
+  }>;
   const refused = results.filter((r) => r.isError && /storage quota/.test(r.content));
-  t.ok(refused.length >= 2, `inserts and the file write refused by the quota: ${results.map((r) => r.content.slice(0, 80)).join(' | ')}`);
-  t.ok(results.some((r) => !r.isError && /"changes": 1/.test(r.content)), 'inserts below the quota went through');
+  t.ok(
+    refused.length >= 2,
+    `inserts and the file write refused by the quota: ${results.map((r) => r.content.slice(0, 80)).join(' | ')}`,
+  );
+  t.ok(
+    results.some((r) => !r.isError && /"changes": 1/.test(r.content)),
+    'inserts below the quota went through',
+  );
   // The file on disk itself (the status's sizes may be up to 1 s old: docs/backups.md).
   const fileBytes = statSync(filePath).size;
   t.ok(fileBytes <= quota + 64 * 1024, `the file stayed near its quota (${fileBytes} of ${quota})`);
-  t.equal((await h.d.request('GET', `/agents/${id}/files/content?path=big.txt`)).status, 404, 'the file was not written');
+  t.equal(
+    (await h.d.request('GET', `/agents/${id}/files/content?path=big.txt`)).status,
+    404,
+    'the file was not written',
+  );
   // The daemon's own writes: its conversation (the final answer), another turn and an owner write after the refusals.
   t.ok((await loop(id)).some((row) => JSON.stringify(row.content).includes('the quota held')));
   h.model.push({ text: 'still talking' });
-  t.equal((await h.ended((await h.d.request('POST', `/agents/${id}/chat`, { text: 'still there?' })).body.turnId)).event_type, 'turn.completed');
-  t.ok((await loop(id)).some((row) => JSON.stringify(row.content).includes('still talking')), 'a turn after the quota is written');
+  t.equal(
+    (await h.ended((await h.d.request('POST', `/agents/${id}/chat`, { text: 'still there?' })).body.turnId)).event_type,
+    'turn.completed',
+  );
+  t.ok(
+    (await loop(id)).some((row) => JSON.stringify(row.content).includes('still talking')),
+    'a turn after the quota is written',
+  );
   t.equal((await h.d.request('PUT', `/agents/${id}/meta/after`, { value: 'written' })).status, 200);
   await h.d.request('PATCH', '/settings', { storage: null });
 });
@@ -281,21 +405,60 @@ t.test('a Letta Agent File (.af) made by hand imports, and the agent exports bac
         tool_ids: ['tool-0', 'tool-1'],
         tool_rules: [],
         messages: [
-          { id: 'message-0', role: 'system', content: [{ type: 'text', text: 'compiled system prompt' }], created_at: '2025-11-21T03:05:34+00:00' },
-          { id: 'message-1', role: 'user', content: [{ type: 'text', text: 'hello from Letta' }], created_at: '2025-11-21T03:06:00+00:00' },
-          { id: 'message-2', role: 'assistant', content: [{ type: 'text', text: 'hi, I remember you' }], created_at: '2025-11-21T03:06:01+00:00' },
-          { id: 'message-3', role: 'tool', content: [{ type: 'text', text: '{"status": "OK"}' }], tool_call_id: 'call-1' },
+          {
+            id: 'message-0',
+            role: 'system',
+            content: [{ type: 'text', text: 'compiled system prompt' }],
+            created_at: '2025-11-21T03:05:34+00:00',
+          },
+          {
+            id: 'message-1',
+            role: 'user',
+            content: [{ type: 'text', text: 'hello from Letta' }],
+            created_at: '2025-11-21T03:06:00+00:00',
+          },
+          {
+            id: 'message-2',
+            role: 'assistant',
+            content: [{ type: 'text', text: 'hi, I remember you' }],
+            created_at: '2025-11-21T03:06:01+00:00',
+          },
+          {
+            id: 'message-3',
+            role: 'tool',
+            content: [{ type: 'text', text: '{"status": "OK"}' }],
+            tool_call_id: 'call-1',
+          },
         ],
         in_context_message_ids: ['message-0', 'message-1', 'message-2'],
       },
     ],
     blocks: [
-      { id: 'block-0', label: 'human', value: 'Name: Chad', limit: 5000, description: 'about the user', read_only: false },
+      {
+        id: 'block-0',
+        label: 'human',
+        value: 'Name: Chad',
+        limit: 5000,
+        description: 'about the user',
+        read_only: false,
+      },
       { id: 'block-1', label: 'persona', value: 'I am Sam.', limit: 5000, description: 'who I am', read_only: true },
     ],
     tools: [
-      { id: 'tool-0', name: 'conversation_search', tool_type: 'letta_core', source_code: null, json_schema: { name: 'conversation_search', parameters: { type: 'object', properties: {} } } },
-      { id: 'tool-1', name: 'fs_read', tool_type: 'custom', source_code: 'def fs_read(): pass', json_schema: { name: 'fs_read', parameters: { type: 'object', properties: {} } } },
+      {
+        id: 'tool-0',
+        name: 'conversation_search',
+        tool_type: 'letta_core',
+        source_code: null,
+        json_schema: { name: 'conversation_search', parameters: { type: 'object', properties: {} } },
+      },
+      {
+        id: 'tool-1',
+        name: 'fs_read',
+        tool_type: 'custom',
+        source_code: 'def fs_read(): pass',
+        json_schema: { name: 'fs_read', parameters: { type: 'object', properties: {} } },
+      },
     ],
     groups: [],
     files: [],
@@ -307,7 +470,13 @@ t.test('a Letta Agent File (.af) made by hand imports, and the agent exports bac
   const imported = await h.d.request('POST', '/agents/import', { from: path, directory: join(dir, 'agents') });
   t.equal(imported.status, 200, JSON.stringify(imported.body));
   t.equal(imported.body.name, 'Letta Guest');
-  t.same(imported.body.imported, { blocks: 2, memories: 2, messages: 2, tools: ['fs_read'], toolsNotMapped: ['conversation_search'] });
+  t.same(imported.body.imported, {
+    blocks: 2,
+    memories: 2,
+    messages: 2,
+    tools: ['fs_read'],
+    toolsNotMapped: ['conversation_search'],
+  });
   t.same(imported.body.skipped, { 'messages:system': 1, 'messages:tool': 1 });
   const agentId: string = imported.body.agentId;
   const config = (await h.d.request('GET', `/agents/${agentId}/config`)).body.config;
@@ -315,50 +484,145 @@ t.test('a Letta Agent File (.af) made by hand imports, and the agent exports bac
   t.equal(config.description, 'came from Letta');
   t.equal(config.model.model_id, 'gpt-4o-mini');
   t.ok(config.tools.some((tool: { name: string; enabled: boolean }) => tool.name === 'fs_read' && tool.enabled));
-  t.equal((await h.d.request('GET', `/agents/${agentId}/files/content?path=memory/human.md`)).body.content, 'Name: Chad');
-  const files = (await h.d.request('GET', `/agents/${agentId}/files`)).body.files as Array<{ path: string; protection: string }>;
-  t.equal(files.find((file) => file.path === 'memory/persona.md')?.protection, 'readonly', 'read_only blocks stay read-only');
+  t.equal(
+    (await h.d.request('GET', `/agents/${agentId}/files/content?path=memory/human.md`)).body.content,
+    'Name: Chad',
+  );
+  const files = (await h.d.request('GET', `/agents/${agentId}/files`)).body.files as Array<{
+    path: string;
+    protection: string;
+  }>;
+  t.equal(
+    files.find((file) => file.path === 'memory/persona.md')?.protection,
+    'readonly',
+    'read_only blocks stay read-only',
+  );
   const rows = await loop(agentId);
-  t.same(rows.map((row) => [row.role, (row.content as { text: string }).text]), [['user', 'hello from Letta'], ['assistant', 'hi, I remember you']]);
+  t.same(
+    rows.map((row) => [row.role, (row.content as { text: string }).text]),
+    [
+      ['user', 'hello from Letta'],
+      ['assistant', 'hi, I remember you'],
+    ],
+  );
   t.equal(rows[0]!.created_at, Date.parse('2025-11-21T03:06:00+00:00'));
 
-  const memories = (await h.d.request('GET', `/agents/${agentId}/memory`)).body.memories as Array<{ id: number; text: string; kind: string; pinned: boolean }>;
-  t.same(memories.map((m) => [m.text, m.kind, m.pinned]), [['I am Sam.', 'instruction', true], ['Name: Chad', 'fact', true]], 'each block is a pinned memory; persona an instruction');
+  const memories = (await h.d.request('GET', `/agents/${agentId}/memory`)).body.memories as Array<{
+    id: number;
+    text: string;
+    kind: string;
+    pinned: boolean;
+  }>;
+  t.same(
+    memories.map((m) => [m.text, m.kind, m.pinned]),
+    [
+      ['I am Sam.', 'instruction', true],
+      ['Name: Chad', 'fact', true],
+    ],
+    'each block is a pinned memory; persona an instruction',
+  );
 
   const exported = await h.d.request('GET', `/agents/${imported.body.agentId}/export?format=af`);
   t.equal(exported.status, 200, JSON.stringify(exported.body));
   const doc = exported.body;
   t.equal(doc.agents[0].name, 'Letta Guest');
   t.equal(doc.agents[0].system, 'You are a careful research assistant.');
-  t.same(doc.blocks.map((b: { label: string; value: string; limit: number; read_only: boolean }) => [b.label, b.value, b.limit, b.read_only]), [['human', 'Name: Chad', 5000, false], ['persona', 'I am Sam.', 5000, true]]);
+  t.same(
+    doc.blocks.map((b: { label: string; value: string; limit: number; read_only: boolean }) => [
+      b.label,
+      b.value,
+      b.limit,
+      b.read_only,
+    ]),
+    [
+      ['human', 'Name: Chad', 5000, false],
+      ['persona', 'I am Sam.', 5000, true],
+    ],
+  );
 
   // Back to blocks: the memory a block became wins over the file, and other pinned memories are blocks of their own.
   const human = memories.find((m) => m.text === 'Name: Chad')!;
-  t.equal((await h.d.request('PATCH', `/agents/${agentId}/memory/${human.id}`, { text: 'Name: Chad; lives in Oslo' })).status, 200);
-  const pinned = (await h.d.request('POST', `/agents/${agentId}/memory`, { text: 'Deploys happen on Tuesdays', kind: 'instruction', pinned: true })).body.memory.id;
-  t.equal((await h.d.request('POST', `/agents/${agentId}/memory`, { text: 'an unpinned fact stays out of the blocks' })).status, 201);
+  t.equal(
+    (await h.d.request('PATCH', `/agents/${agentId}/memory/${human.id}`, { text: 'Name: Chad; lives in Oslo' })).status,
+    200,
+  );
+  const pinned = (
+    await h.d.request('POST', `/agents/${agentId}/memory`, {
+      text: 'Deploys happen on Tuesdays',
+      kind: 'instruction',
+      pinned: true,
+    })
+  ).body.memory.id;
+  t.equal(
+    (await h.d.request('POST', `/agents/${agentId}/memory`, { text: 'an unpinned fact stays out of the blocks' }))
+      .status,
+    201,
+  );
   const again = (await h.d.request('GET', `/agents/${agentId}/export?format=af`)).body;
-  t.same(again.blocks.map((b: { label: string; value: string; metadata: { agt?: { kind: string } } }) => [b.label, b.value, b.metadata.agt?.kind]), [
-    ['human', 'Name: Chad; lives in Oslo', 'fact'],
-    ['persona', 'I am Sam.', 'instruction'],
-    [`memory_${pinned}`, 'Deploys happen on Tuesdays', 'instruction'],
-  ]);
-  t.same(again.agents[0].block_ids, again.blocks.map((b: { id: string }) => b.id));
+  t.same(
+    again.blocks.map((b: { label: string; value: string; metadata: { agt?: { kind: string } } }) => [
+      b.label,
+      b.value,
+      b.metadata.agt?.kind,
+    ]),
+    [
+      ['human', 'Name: Chad; lives in Oslo', 'fact'],
+      ['persona', 'I am Sam.', 'instruction'],
+      [`memory_${pinned}`, 'Deploys happen on Tuesdays', 'instruction'],
+    ],
+  );
+  t.same(
+    again.agents[0].block_ids,
+    again.blocks.map((b: { id: string }) => b.id),
+  );
   const roundTrip = join(dir, 'round-trip.af');
-  writeFileSync(roundTrip, JSON.stringify({ ...again, blocks: [...again.blocks, { id: 'block-9', label: 'keys', value: 'sk-proj-abcdefghijklmnopqrstuvwxyz012345' }], agents: [{ ...again.agents[0], block_ids: [...again.agents[0].block_ids, 'block-9'] }] }));
-  const second = await h.d.request('POST', '/agents/import', { from: roundTrip, directory: join(dir, 'agents'), name: 'Round Trip' });
+  writeFileSync(
+    roundTrip,
+    JSON.stringify({
+      ...again,
+      blocks: [...again.blocks, { id: 'block-9', label: 'keys', value: 'sk-proj-abcdefghijklmnopqrstuvwxyz012345' }],
+      agents: [{ ...again.agents[0], block_ids: [...again.agents[0].block_ids, 'block-9'] }],
+    }),
+  );
+  const second = await h.d.request('POST', '/agents/import', {
+    from: roundTrip,
+    directory: join(dir, 'agents'),
+    name: 'Round Trip',
+  });
   t.equal(second.status, 200, JSON.stringify(second.body));
-  t.match(second.body, { imported: { blocks: 4, memories: 3 }, skipped: { 'memories:credential': 1 } }, 'a block holding a key shape stays a file, never a memory');
-  const back = (await h.d.request('GET', `/agents/${second.body.agentId}/memory`)).body.memories as Array<{ text: string; kind: string; pinned: boolean }>;
-  t.same(back.map((m) => [m.text, m.kind, m.pinned]).reverse(), [['Name: Chad; lives in Oslo', 'fact', true], ['I am Sam.', 'instruction', true], ['Deploys happen on Tuesdays', 'instruction', true]]);
-  t.same(doc.agents[0].messages.map((m: { role: string; content: Array<{ text: string }> }) => [m.role, m.content[0]!.text]), [['user', 'hello from Letta'], ['assistant', 'hi, I remember you']]);
+  t.match(
+    second.body,
+    { imported: { blocks: 4, memories: 3 }, skipped: { 'memories:credential': 1 } },
+    'a block holding a key shape stays a file, never a memory',
+  );
+  const back = (await h.d.request('GET', `/agents/${second.body.agentId}/memory`)).body.memories as Array<{
+    text: string;
+    kind: string;
+    pinned: boolean;
+  }>;
+  t.same(back.map((m) => [m.text, m.kind, m.pinned]).reverse(), [
+    ['Name: Chad; lives in Oslo', 'fact', true],
+    ['I am Sam.', 'instruction', true],
+    ['Deploys happen on Tuesdays', 'instruction', true],
+  ]);
+  t.same(
+    doc.agents[0].messages.map((m: { role: string; content: Array<{ text: string }> }) => [m.role, m.content[0]!.text]),
+    [
+      ['user', 'hello from Letta'],
+      ['assistant', 'hi, I remember you'],
+    ],
+  );
   t.ok(doc.tools.some((tool: { name: string }) => tool.name === 'fs_read'));
   const bad = join(dir, 'bad.af');
   writeFileSync(bad, JSON.stringify({ agents: [{ description: 'no name' }] }));
   t.equal((await h.d.request('POST', '/agents/import', { from: bad })).status, 400);
   const renamed = await agt('--json', 'import', path, '--dir', join(dir, 'agents'), '--name', 'Guest Two');
   t.equal(renamed.code, 0, renamed.stderr);
-  t.match(JSON.parse(renamed.stdout), { name: 'Guest Two', filePath: /guest-two\.agt$/ }, 'import --name names the new agent (and its file)');
+  t.match(
+    JSON.parse(renamed.stdout),
+    { name: 'Guest Two', filePath: /guest-two\.agt$/ },
+    'import --name names the new agent (and its file)',
+  );
 });
 
 t.test('agt backup, agt restore --as-new and the backups line of agt status', async (t) => {
@@ -389,9 +653,22 @@ t.test('agt backup, agt restore --as-new and the backups line of agt status', as
   const deepFile = await agt('backup', id, '--to', join(dir, 'no', 'such.agt'));
   t.match(deepFile.stderr, /the folder of .*no\/such\.agt does not exist/);
   t.notOk(existsSync(join(dir, 'no')), 'nothing made for a missing parent');
-  const restoreInto = await agt('--json', 'restore', inFolder, '--to', `${join(dir, 'restored-here')}/`, '--as-new', '--name', 'Copy of cli-subject');
+  const restoreInto = await agt(
+    '--json',
+    'restore',
+    inFolder,
+    '--to',
+    `${join(dir, 'restored-here')}/`,
+    '--as-new',
+    '--name',
+    'Copy of cli-subject',
+  );
   t.equal(restoreInto.code, 0, restoreInto.stderr);
-  t.match(JSON.parse(restoreInto.stdout), { name: 'Copy of cli-subject', asNew: true, filePath: join(dir, 'restored-here', basename(inFolder)) }, 'restore --to a folder keeps the file name; --name names the copy');
+  t.match(
+    JSON.parse(restoreInto.stdout),
+    { name: 'Copy of cli-subject', asNew: true, filePath: join(dir, 'restored-here', basename(inFolder)) },
+    'restore --to a folder keeps the file name; --name names the copy',
+  );
   const restoreDeep = await agt('restore', inFolder, '--to', `${join(dir, 'no', 'such')}/`, '--as-new');
   t.match(restoreDeep.stderr, /the folder of .*no\/such\/ does not exist/, 'the same refusal as backup');
   const sameAgent = await agt('restore', inFolder, '--to', join(dir, 'twin-cli.agt'));

@@ -33,19 +33,45 @@ t.test('body structure: text, html fallback, attachments', async (t) => {
           { part: '1.2', type: 'text/html', size: 30, encoding: 'quoted-printable' },
         ],
       },
-      { part: '2', type: 'image/png', size: 400, encoding: 'base64', disposition: 'inline', parameters: { name: 'logo.png' } },
-      { part: '3', type: 'text/plain', size: 12, encoding: '7bit', disposition: 'attachment', dispositionParameters: { filename: 'notes.txt' } },
+      {
+        part: '2',
+        type: 'image/png',
+        size: 400,
+        encoding: 'base64',
+        disposition: 'inline',
+        parameters: { name: 'logo.png' },
+      },
+      {
+        part: '3',
+        type: 'text/plain',
+        size: 12,
+        encoding: '7bit',
+        disposition: 'attachment',
+        dispositionParameters: { filename: 'notes.txt' },
+      },
       { part: '4', type: 'application/pdf', size: 4000, encoding: 'base64', disposition: 'attachment' },
     ],
   };
   const parts = messageParts(structure as never);
   t.equal(parts.plain?.part, '1.1');
   t.equal(parts.html?.part, '1.2');
-  t.same(parts.attachments.map((a) => [a.part, a.filename]), [['2', 'logo.png'], ['3', 'notes.txt'], ['4', undefined]]);
+  t.same(
+    parts.attachments.map((a) => [a.part, a.filename]),
+    [
+      ['2', 'logo.png'],
+      ['3', 'notes.txt'],
+      ['4', undefined],
+    ],
+  );
   t.equal(decodedSize(parts.attachments[2]!), 2920, 'base64 shrinks by 3/4, less its line breaks');
   for (const size of [0, 1, 2, 3, 57, 999, 1000, 1001, 4096, 100_000]) {
     const wrapped = Buffer.alloc(size, 1).toString('base64').replace(/.{76}/g, '$&\r\n') + '\r\n';
-    const estimate = decodedSize({ part: '2', type: 'x/y', encoding: 'base64', encodedSize: Buffer.byteLength(wrapped) });
+    const estimate = decodedSize({
+      part: '2',
+      type: 'x/y',
+      encoding: 'base64',
+      encodedSize: Buffer.byteLength(wrapped),
+    });
     t.ok(estimate <= size && estimate >= size - 6, `${size} bytes announced as ${estimate}: never above, close below`);
   }
   t.equal(decodedSize(parts.attachments[1]!), 12);
@@ -56,7 +82,17 @@ t.test('body structure: text, html fallback, attachments', async (t) => {
 });
 
 t.test('attachment names are one safe agent path segment', async (t) => {
-  for (const hostile of ['../../etc/passwd', '..', '.', '/abs', 'a\\b', 'nul\u0000byte', '  ', '.hidden', 'x'.repeat(500)]) {
+  for (const hostile of [
+    '../../etc/passwd',
+    '..',
+    '.',
+    '/abs',
+    'a\\b',
+    'nul\u0000byte',
+    '  ',
+    '.hidden',
+    'x'.repeat(500),
+  ]) {
     const name = safeFilename(hostile, 'fallback');
     t.notOk(name.includes('/'), `${JSON.stringify(hostile)} has no separator`);
     t.doesNotThrow(() => normalizeAgentPath(`inbox/email/1/${name}`), `${JSON.stringify(hostile)} -> ${name}`);
@@ -91,7 +127,11 @@ t.test('outbound Message-IDs are stable per outbox row', async (t) => {
   const a = outboundMessageId('agent-1', 7, 'bot@mail.example');
   t.equal(a, outboundMessageId('agent-1', 7, 'bot@mail.example'));
   t.not(a, outboundMessageId('agent-1', 8, 'bot@mail.example'));
-  t.equal(outboundMessageId('agent-1', 7, 'bot@mail.example', 2), '<agt.agent-1.7.2@mail.example>', 'chunks of one row differ');
+  t.equal(
+    outboundMessageId('agent-1', 7, 'bot@mail.example', 2),
+    '<agt.agent-1.7.2@mail.example>',
+    'chunks of one row differ',
+  );
   t.match(a, /^<agt\.agent-1\.7@mail\.example>$/);
   t.match(outboundMessageId('a b<>', 1, 'x@y'), /^<agt\.a-b--\.1@y>$/, 'only atext characters');
 });
@@ -101,20 +141,34 @@ t.test('SMTP failures: what may be retried, secrets kept out', async (t) => {
   t.match(temp, { retryable: true, responseCode: 451 });
   const perm = classifySmtpError(Object.assign(new Error('550 no such user'), { responseCode: 550 }), 'hunter22');
   t.match(perm, { retryable: false, responseCode: 550 });
-  const auth = classifySmtpError(Object.assign(new Error('535 bad login for hunter22'), { code: 'EAUTH', responseCode: 535 }), 'hunter22');
+  const auth = classifySmtpError(
+    Object.assign(new Error('535 bad login for hunter22'), { code: 'EAUTH', responseCode: 535 }),
+    'hunter22',
+  );
   t.equal(auth.retryable, false);
   t.notMatch(auth.message, /hunter22/);
-  t.equal(classifySmtpError(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ESOCKET' }), 'x').retryable, true);
+  t.equal(
+    classifySmtpError(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ESOCKET' }), 'x').retryable,
+    true,
+  );
 });
 
 t.test('config: defaults and refusals', async (t) => {
-  const s = emailSettings({ address: 'bot@example.com', imap: { host: 'imap.example.com' }, smtp: { host: 'smtp.example.com' } });
+  const s = emailSettings({
+    address: 'bot@example.com',
+    imap: { host: 'imap.example.com' },
+    smtp: { host: 'smtp.example.com' },
+  });
   t.same(s.imap, { host: 'imap.example.com', port: 993, security: 'tls', user: 'bot@example.com', mailbox: 'INBOX' });
   t.same(s.smtp, { host: 'smtp.example.com', port: 465, security: 'tls', user: 'bot@example.com' });
   t.equal(s.idle, true);
   t.equal(s.pollIntervalMs, 60_000);
-  t.equal(emailSettings({ address: 'b@e', imap: { host: 'h', port: 143 }, smtp: { host: 'h', port: 587 } }).smtp.security, 'starttls');
-  const bad = (config: unknown, pattern: RegExp) => t.throws(() => emailSettings(config), { code: 'bad_request', message: pattern });
+  t.equal(
+    emailSettings({ address: 'b@e', imap: { host: 'h', port: 143 }, smtp: { host: 'h', port: 587 } }).smtp.security,
+    'starttls',
+  );
+  const bad = (config: unknown, pattern: RegExp) =>
+    t.throws(() => emailSettings(config), { code: 'bad_request', message: pattern });
   bad({ imap: { host: 'h' }, smtp: { host: 'h' } }, /address/);
   bad({ address: 'b@e', imap: { host: 'h', password: 'x' }, smtp: { host: 'h' } }, /imap/);
   bad({ address: 'b@e', imap: { host: 'h; rm -rf' }, smtp: { host: 'h' } }, /imap\/host/);
@@ -136,16 +190,41 @@ t.test('adapter: refusals before any server is reached', async (t) => {
     receive: async () => {},
     lost: () => {},
     connected: () => {},
-    logger: { debug() {}, info() {}, warn() {}, error() {}, child() { return this; } },
+    logger: {
+      debug() {},
+      info() {},
+      warn() {},
+      error() {},
+      child() {
+        return this;
+      },
+    },
   });
   const config = { address: 'bot@example.com', imap: { host: 'imap.example.com' }, smtp: { host: 'evil.example.net' } };
   const pinned = emailAdapterType.create(host(config, { allowHosts: ['IMAP.example.com', 'smtp.example.com'] }));
-  await t.rejects(pinned.connect(), new AdapterConnectError("mail server evil.example.net is not in the owner's list (channels config types.email.allowHosts)"));
+  await t.rejects(
+    pinned.connect(),
+    new AdapterConnectError(
+      "mail server evil.example.net is not in the owner's list (channels config types.email.allowHosts)",
+    ),
+  );
   const unlisted = emailAdapterType.create(host({ ...config, smtp: { host: 'imap.example.com' } }));
-  await t.rejects(unlisted.connect(), new AdapterConnectError("mail server imap.example.com is not in the owner's list (channels config types.email.allowHosts)"), 'no list: no server');
+  await t.rejects(
+    unlisted.connect(),
+    new AdapterConnectError(
+      "mail server imap.example.com is not in the owner's list (channels config types.email.allowHosts)",
+    ),
+    'no list: no server',
+  );
   t.same(read, [], 'no credential is read for a server the owner did not list');
-  await t.rejects(emailAdapterType.create(host({ address: 'nope' })).connect(), { name: 'AdapterConnectError', message: /adapters\.email\.config/ });
-  await t.rejects(pinned.send({ chatId: 'a@b', text: 'x', outboxId: 1, chunk: 0 }), { name: 'AdapterSendError', message: /not connected/ });
+  await t.rejects(emailAdapterType.create(host({ address: 'nope' })).connect(), {
+    name: 'AdapterConnectError',
+    message: /adapters\.email\.config/,
+  });
+  await t.rejects(pinned.send({ chatId: 'a@b', text: 'x', outboxId: 1, chunk: 0 }), {
+    name: 'AdapterSendError',
+    message: /not connected/,
+  });
   t.equal(emailAdapterType.type, 'email');
   t.same(emailAdapterType.credentials, ['IMAP_PASSWORD', 'SMTP_PASSWORD']);
 });

@@ -32,13 +32,22 @@ async function until<T>(what: string, probe: () => Promise<T | undefined> | T | 
   }
 }
 
-function mail(fields: { from: string; subject: string; id: string; body: string; headers?: string; attachments?: Array<{ name: string; bytes: Buffer }> }): string {
+function mail(fields: {
+  from: string;
+  subject: string;
+  id: string;
+  body: string;
+  headers?: string;
+  attachments?: Array<{ name: string; bytes: Buffer }>;
+}): string {
   const head = `From: ${fields.from}\r\nTo: ${AGENT_ADDRESS}\r\nSubject: ${fields.subject}\r\nMessage-ID: ${fields.id}\r\nDate: ${new Date().toUTCString()}\r\nMIME-Version: 1.0\r\n${fields.headers ?? ''}`;
   if (!fields.attachments?.length) return `${head}Content-Type: text/plain; charset=utf-8\r\n\r\n${fields.body}\r\n`;
   const parts = [`Content-Type: text/plain; charset=utf-8\r\n\r\n${fields.body}\r\n`];
   for (const file of fields.attachments) {
     const base64 = file.bytes.toString('base64').replace(/.{76}/g, '$&\r\n');
-    parts.push(`Content-Type: application/octet-stream; name="${file.name}"\r\nContent-Disposition: attachment; filename="${file.name}"\r\nContent-Transfer-Encoding: base64\r\n\r\n${base64}\r\n`);
+    parts.push(
+      `Content-Type: application/octet-stream; name="${file.name}"\r\nContent-Disposition: attachment; filename="${file.name}"\r\nContent-Transfer-Encoding: base64\r\n\r\n${base64}\r\n`,
+    );
   }
   return `${head}Content-Type: multipart/mixed; boundary="b0undary"\r\n\r\n${parts.map((part) => `--b0undary\r\n${part}`).join('')}--b0undary--\r\n`;
 }
@@ -56,13 +65,23 @@ t.test('email adapter against dovecot and smtp-server', { skip }, async (t) => {
   const d = await runDaemon(t, {
     extensions: {
       extensions: [
-        { name: 'providers', module: join(ROOT, 'extensions/providers/index.ts'), enabled: true, config: { maxRetries: 0 } },
+        {
+          name: 'providers',
+          module: join(ROOT, 'extensions/providers/index.ts'),
+          enabled: true,
+          config: { maxRetries: 0 },
+        },
         {
           name: 'channels',
           module: join(ROOT, 'extensions/channels/index.ts'),
           enabled: true,
           // Quick reconnects and a prompt IDLE (imapflow waits 15 s by default before it idles).
-          config: { reconnectBaseMs: 100, reconnectMaxMs: 400, sendAttempts: 3, types: { email: { idleDelayMs: 100, allowHosts: ['127.0.0.1'] } } },
+          config: {
+            reconnectBaseMs: 100,
+            reconnectMaxMs: 400,
+            sendAttempts: 3,
+            types: { email: { idleDelayMs: 100, allowHosts: ['127.0.0.1'] } },
+          },
         },
       ],
     },
@@ -94,7 +113,8 @@ t.test('email adapter against dovecot and smtp-server', { skip }, async (t) => {
   const loaded = await d.request('POST', '/agents/load', { filePath: path });
   t.equal(loaded.status, 200);
   const id = loaded.body.id as string;
-  const adapter = async () => (await d.request('GET', `/agents/${id}/adapters`)).body.adapters?.find((a: { type: string }) => a.type === 'email');
+  const adapter = async () =>
+    (await d.request('GET', `/agents/${id}/adapters`)).body.adapters?.find((a: { type: string }) => a.type === 'email');
   const inbox = async () => (await d.request('GET', `/agents/${id}/inbox`)).body.messages as any[];
   const outbox = async () => (await d.request('GET', `/agents/${id}/outbox`)).body.messages as any[];
   /** msg_send called by the agent's model in a turn of its own; resolves with what the tool answered. */
@@ -106,89 +126,141 @@ t.test('email adapter against dovecot and smtp-server', { skip }, async (t) => {
   const modelCalls = () => driver.fake.chatRequests();
   const turnsEnded = () => events.events.filter((e) => e.agent_id === id && e.event_type === 'turn.completed').length;
 
-  await t.test('without its password the adapter is in error, naming the credential; setting it connects', async (t) => {
-    const before = await until('the adapter in error', async () => {
-      const a = await adapter();
-      return a?.status === 'error' ? a : undefined;
-    });
-    t.match(before.error, /adapter:email:IMAP_PASSWORD/);
-    t.equal((await d.request('PUT', `/agents/${id}/credentials/adapter:email:IMAP_PASSWORD`, { value: dovecot.password })).status, 200);
-    t.equal((await d.request('PUT', `/agents/${id}/credentials/adapter:email:SMTP_PASSWORD`, { value: SMTP_PASSWORD })).status, 200);
-    const after = await until('the adapter connected', async () => {
-      const a = await adapter();
-      return a?.status === 'connected' ? a : undefined;
-    });
-    t.type(after.connectedAt, 'number');
-    t.notMatch(JSON.stringify((await d.request('GET', `/agents/${id}/adapters`)).body), new RegExp(`${dovecot.password}|${SMTP_PASSWORD}`), 'no secret in the status');
-  });
+  await t.test(
+    'without its password the adapter is in error, naming the credential; setting it connects',
+    async (t) => {
+      const before = await until('the adapter in error', async () => {
+        const a = await adapter();
+        return a?.status === 'error' ? a : undefined;
+      });
+      t.match(before.error, /adapter:email:IMAP_PASSWORD/);
+      t.equal(
+        (await d.request('PUT', `/agents/${id}/credentials/adapter:email:IMAP_PASSWORD`, { value: dovecot.password }))
+          .status,
+        200,
+      );
+      t.equal(
+        (await d.request('PUT', `/agents/${id}/credentials/adapter:email:SMTP_PASSWORD`, { value: SMTP_PASSWORD }))
+          .status,
+        200,
+      );
+      const after = await until('the adapter connected', async () => {
+        const a = await adapter();
+        return a?.status === 'connected' ? a : undefined;
+      });
+      t.type(after.connectedAt, 'number');
+      t.notMatch(
+        JSON.stringify((await d.request('GET', `/agents/${id}/adapters`)).body),
+        new RegExp(`${dovecot.password}|${SMTP_PASSWORD}`),
+        'no secret in the status',
+      );
+    },
+  );
 
-  await t.test('mail in → inbox row → turn → threaded reply out through SMTP; an oversized attachment is refused with a note', async (t) => {
-    // The reply names what it answers as the inbox row shows it (data.chat, message_id, thread_id).
-    const answer = { text: 'Thanks Bob, noted.', channel: 'email', recipient: 'email:bob@example.test', data: { reply_to_id: '<q2@example.test>', thread_id: '<q0@example.test>' } };
-    script.push(reply.toolCalls([{ name: 'msg_send', args: answer }]), reply.text('replied'));
-    const turns = turnsEnded();
-    dovecot.deliver(
-      mail({
-        from: 'Bob Sender <bob@example.test>',
-        subject: 'Quarterly numbers',
-        id: '<q2@example.test>',
-        headers: 'In-Reply-To: <q1@example.test>\r\nReferences: <q0@example.test> <q1@example.test>\r\n',
-        body: 'Here are the numbers.',
-        attachments: [
-          { name: 'small.csv', bytes: Buffer.from('a,b\n1,2\n') },
-          { name: 'huge.bin', bytes: Buffer.alloc(5000, 7) },
-          { name: 'edge.bin', bytes: Buffer.alloc(1000, 1) },
-        ],
-      }),
-      'bob@example.test',
-    );
-    const [row] = await until('the inbox row', async () => ((await inbox()).length > 0 ? await inbox() : undefined));
-    t.match(row, { id: 1, source: 'channel:email', sender: 'email:bob@example.test' });
-    t.match(row.text, /^Subject: Quarterly numbers\n\nHere are the numbers\./);
-    t.match(row.text, /attachment "small\.csv" \(8 bytes\) stored as inbox\/email\//);
-    t.match(row.text, /attachment "huge\.bin" refused: larger than the 1000 bytes limit/);
-    t.match(row.text, /attachment "edge\.bin" \(1000 bytes\) stored as inbox\/email\//, 'exactly the limit is kept');
-    t.match(row.data, { chat: 'email:bob@example.test', message_id: '<q2@example.test>', thread_id: '<q0@example.test>', reply_to_id: '<q1@example.test>', platform: { subject: 'Quarterly numbers' } });
-    const stored = row.data.attachments[0].path as string;
-    const file = await d.request('GET', `/agents/${id}/files/content?path=${encodeURIComponent(stored)}`);
-    t.match(file.body, { path: stored, size: 8 });
-    t.match(JSON.stringify(file.body), /a,b\\n1,2\\n|YSxiCjEsMgo=/, 'the small attachment is an agent file');
-    t.equal(row.data.refused_attachments.length, 1);
+  await t.test(
+    'mail in → inbox row → turn → threaded reply out through SMTP; an oversized attachment is refused with a note',
+    async (t) => {
+      // The reply names what it answers as the inbox row shows it (data.chat, message_id, thread_id).
+      const answer = {
+        text: 'Thanks Bob, noted.',
+        channel: 'email',
+        recipient: 'email:bob@example.test',
+        data: { reply_to_id: '<q2@example.test>', thread_id: '<q0@example.test>' },
+      };
+      script.push(reply.toolCalls([{ name: 'msg_send', args: answer }]), reply.text('replied'));
+      const turns = turnsEnded();
+      dovecot.deliver(
+        mail({
+          from: 'Bob Sender <bob@example.test>',
+          subject: 'Quarterly numbers',
+          id: '<q2@example.test>',
+          headers: 'In-Reply-To: <q1@example.test>\r\nReferences: <q0@example.test> <q1@example.test>\r\n',
+          body: 'Here are the numbers.',
+          attachments: [
+            { name: 'small.csv', bytes: Buffer.from('a,b\n1,2\n') },
+            { name: 'huge.bin', bytes: Buffer.alloc(5000, 7) },
+            { name: 'edge.bin', bytes: Buffer.alloc(1000, 1) },
+          ],
+        }),
+        'bob@example.test',
+      );
+      const [row] = await until('the inbox row', async () => ((await inbox()).length > 0 ? await inbox() : undefined));
+      t.match(row, { id: 1, source: 'channel:email', sender: 'email:bob@example.test' });
+      t.match(row.text, /^Subject: Quarterly numbers\n\nHere are the numbers\./);
+      t.match(row.text, /attachment "small\.csv" \(8 bytes\) stored as inbox\/email\//);
+      t.match(row.text, /attachment "huge\.bin" refused: larger than the 1000 bytes limit/);
+      t.match(row.text, /attachment "edge\.bin" \(1000 bytes\) stored as inbox\/email\//, 'exactly the limit is kept');
+      t.match(row.data, {
+        chat: 'email:bob@example.test',
+        message_id: '<q2@example.test>',
+        thread_id: '<q0@example.test>',
+        reply_to_id: '<q1@example.test>',
+        platform: { subject: 'Quarterly numbers' },
+      });
+      const stored = row.data.attachments[0].path as string;
+      const file = await d.request('GET', `/agents/${id}/files/content?path=${encodeURIComponent(stored)}`);
+      t.match(file.body, { path: stored, size: 8 });
+      t.match(JSON.stringify(file.body), /a,b\\n1,2\\n|YSxiCjEsMgo=/, 'the small attachment is an agent file');
+      t.equal(row.data.refused_attachments.length, 1);
 
-    const sent = await sink.nth(1);
-    t.same(sent.envelopeTo, ['bob@example.test']);
-    t.equal(sent.user, AGENT_ADDRESS, 'logged in with the SMTP credential');
-    t.equal(sent.parsed.subject, 'Re: Quarterly numbers');
-    t.equal(sent.parsed.inReplyTo, '<q2@example.test>');
-    t.same(sent.parsed.references, ['<q0@example.test>', '<q1@example.test>', '<q2@example.test>']);
-    t.equal(sent.parsed.text?.trim(), 'Thanks Bob, noted.');
-    t.equal(sent.parsed.from?.value[0]?.address, AGENT_ADDRESS);
-    t.equal(sent.parsed.headers.get('auto-submitted'), 'auto-replied');
-    t.match(sent.parsed.messageId, new RegExp(`^<agt\\.${id}\\.1@example\\.test>$`));
-    const [out] = await until('the outbox row delivered', async () => {
-      const rows = await outbox();
-      return rows[0]?.status === 'delivered' ? rows : undefined;
-    });
-    t.match(out, { channel: 'email', status: 'delivered' });
-    await until('the turn to end', () => turnsEnded() > turns);
-    const seen = JSON.stringify(modelCalls().find((call) => JSON.stringify(call.body.messages).includes('Quarterly numbers'))?.body.messages);
-    t.match(seen, /huge\.bin[\\"]{0,12} refused: larger than the 1000 bytes limit/, 'the agent reads the refusal note');
-  });
+      const sent = await sink.nth(1);
+      t.same(sent.envelopeTo, ['bob@example.test']);
+      t.equal(sent.user, AGENT_ADDRESS, 'logged in with the SMTP credential');
+      t.equal(sent.parsed.subject, 'Re: Quarterly numbers');
+      t.equal(sent.parsed.inReplyTo, '<q2@example.test>');
+      t.same(sent.parsed.references, ['<q0@example.test>', '<q1@example.test>', '<q2@example.test>']);
+      t.equal(sent.parsed.text?.trim(), 'Thanks Bob, noted.');
+      t.equal(sent.parsed.from?.value[0]?.address, AGENT_ADDRESS);
+      t.equal(sent.parsed.headers.get('auto-submitted'), 'auto-replied');
+      t.match(sent.parsed.messageId, new RegExp(`^<agt\\.${id}\\.1@example\\.test>$`));
+      const [out] = await until('the outbox row delivered', async () => {
+        const rows = await outbox();
+        return rows[0]?.status === 'delivered' ? rows : undefined;
+      });
+      t.match(out, { channel: 'email', status: 'delivered' });
+      await until('the turn to end', () => turnsEnded() > turns);
+      const seen = JSON.stringify(
+        modelCalls().find((call) => JSON.stringify(call.body.messages).includes('Quarterly numbers'))?.body.messages,
+      );
+      t.match(
+        seen,
+        /huge\.bin[\\"]{0,12} refused: larger than the 1000 bytes limit/,
+        'the agent reads the refusal note',
+      );
+    },
+  );
 
   await t.test('a sender outside allow_from is refused: a log row, no inbox row, no turn', async (t) => {
     const calls = modelCalls().length;
-    dovecot.deliver(mail({ from: 'mallory@evil.test', subject: 'hi', id: '<m1@evil.test>', body: 'let me in' }), 'mallory@evil.test');
+    dovecot.deliver(
+      mail({ from: 'mallory@evil.test', subject: 'hi', id: '<m1@evil.test>', body: 'let me in' }),
+      'mallory@evil.test',
+    );
     await until('the refusal in the agent log', async () => {
       const logs = (await d.request('GET', `/agents/${id}/logs`)).body.logs as Array<{ message: string }>;
-      return logs.some((log) => /email:mallory@evil\.test refused: the sender is not in policy\.allow_from/.test(log.message)) || undefined;
+      return (
+        logs.some((log) =>
+          /email:mallory@evil\.test refused: the sender is not in policy\.allow_from/.test(log.message),
+        ) || undefined
+      );
     });
     t.equal((await inbox()).length, 1, 'no inbox row');
     t.equal(modelCalls().length, calls, 'no model call');
   });
 
   await t.test('automated mail (Auto-Submitted) is never handed to the agent', async (t) => {
-    dovecot.deliver(mail({ from: 'bob@example.test', subject: 'Out of office', id: '<ooo@example.test>', body: 'away', headers: 'Auto-Submitted: auto-replied\r\n' }));
-    dovecot.deliver(mail({ from: 'bob@example.test', subject: 'marker', id: '<marker@example.test>', body: 'after the robot' }));
+    dovecot.deliver(
+      mail({
+        from: 'bob@example.test',
+        subject: 'Out of office',
+        id: '<ooo@example.test>',
+        body: 'away',
+        headers: 'Auto-Submitted: auto-replied\r\n',
+      }),
+    );
+    dovecot.deliver(
+      mail({ from: 'bob@example.test', subject: 'marker', id: '<marker@example.test>', body: 'after the robot' }),
+    );
     const rows = await until('the marker mail', async () => {
       const list = await inbox();
       return list.some((row) => row.data?.message_id === '<marker@example.test>') ? list : undefined;
@@ -196,20 +268,36 @@ t.test('email adapter against dovecot and smtp-server', { skip }, async (t) => {
     t.notOk(rows.some((row) => row.data?.message_id === '<ooo@example.test>'));
   });
 
-  await t.test('the IMAP server goes away and comes back: the adapter reconnects and takes what arrived meanwhile', async (t) => {
-    const before = await adapter();
-    await dovecot.stop();
-    await until('the adapter to notice', async () => ((await adapter())?.status !== 'connected' ? true : undefined));
-    dovecot.dropIntoMaildir(mail({ from: 'bob@example.test', subject: 'while you were away', id: '<away@example.test>', body: 'queued mail' }));
-    await dovecot.start();
-    const after = await until('the adapter connected again', async () => {
-      const a = await adapter();
-      return a?.status === 'connected' && a.connectedAt > before.connectedAt ? a : undefined;
-    });
-    t.ok(after.recentErrors.length > 0, 'the drop is listed in recent errors');
-    await until('the mail from the downtime', async () => ((await inbox()).some((row) => row.data?.message_id === '<away@example.test>') ? true : undefined));
-    t.equal((await inbox()).filter((row) => row.data?.message_id === '<q2@example.test>').length, 1, 'mail already taken is not taken again');
-  });
+  await t.test(
+    'the IMAP server goes away and comes back: the adapter reconnects and takes what arrived meanwhile',
+    async (t) => {
+      const before = await adapter();
+      await dovecot.stop();
+      await until('the adapter to notice', async () => ((await adapter())?.status !== 'connected' ? true : undefined));
+      dovecot.dropIntoMaildir(
+        mail({
+          from: 'bob@example.test',
+          subject: 'while you were away',
+          id: '<away@example.test>',
+          body: 'queued mail',
+        }),
+      );
+      await dovecot.start();
+      const after = await until('the adapter connected again', async () => {
+        const a = await adapter();
+        return a?.status === 'connected' && a.connectedAt > before.connectedAt ? a : undefined;
+      });
+      t.ok(after.recentErrors.length > 0, 'the drop is listed in recent errors');
+      await until('the mail from the downtime', async () =>
+        (await inbox()).some((row) => row.data?.message_id === '<away@example.test>') ? true : undefined,
+      );
+      t.equal(
+        (await inbox()).filter((row) => row.data?.message_id === '<q2@example.test>').length,
+        1,
+        'mail already taken is not taken again',
+      );
+    },
+  );
 
   await t.test("a reply by parent_id goes to the parent row's sender, in its thread", async (t) => {
     const parent = (await inbox()).find((row) => row.data?.message_id === '<away@example.test>');
@@ -222,21 +310,34 @@ t.test('email adapter against dovecot and smtp-server', { skip }, async (t) => {
     t.same([sent.parsed.references].flat(), ['<away@example.test>'], 'mailparser gives one reference as a string');
   });
 
-  await t.test('PUT of the adapter config: refused when invalid; IDLE off reconciles to polling, which still finds new mail', async (t) => {
-    const current = (await d.request('GET', `/agents/${id}/config`)).body.config.adapters.email;
-    const bad = await d.request('PUT', `/agents/${id}/adapters/email`, { ...current, config: { ...current.config, imap: { host: 'x', password: 'in config' } } });
-    t.equal(bad.status, 400, 'a password in config is refused by the schema');
-    const before = await adapter();
-    const put = await d.request('PUT', `/agents/${id}/adapters/email`, { ...current, config: { ...current.config, idle: false, poll_interval_ms: 1000 } });
-    t.equal(put.status, 200);
-    await until('the adapter reconnected with the new config', async () => {
-      const a = await adapter();
-      return a?.status === 'connected' && a.connectedAt > before.connectedAt ? a : undefined;
-    });
-    dovecot.deliver(mail({ from: 'bob@example.test', subject: 'polled', id: '<polled@example.test>', body: 'found by the poll' }));
-    await until('the polled mail', async () => ((await inbox()).some((row) => row.data?.message_id === '<polled@example.test>') ? true : undefined));
-    t.pass('taken without IDLE');
-  });
+  await t.test(
+    'PUT of the adapter config: refused when invalid; IDLE off reconciles to polling, which still finds new mail',
+    async (t) => {
+      const current = (await d.request('GET', `/agents/${id}/config`)).body.config.adapters.email;
+      const bad = await d.request('PUT', `/agents/${id}/adapters/email`, {
+        ...current,
+        config: { ...current.config, imap: { host: 'x', password: 'in config' } },
+      });
+      t.equal(bad.status, 400, 'a password in config is refused by the schema');
+      const before = await adapter();
+      const put = await d.request('PUT', `/agents/${id}/adapters/email`, {
+        ...current,
+        config: { ...current.config, idle: false, poll_interval_ms: 1000 },
+      });
+      t.equal(put.status, 200);
+      await until('the adapter reconnected with the new config', async () => {
+        const a = await adapter();
+        return a?.status === 'connected' && a.connectedAt > before.connectedAt ? a : undefined;
+      });
+      dovecot.deliver(
+        mail({ from: 'bob@example.test', subject: 'polled', id: '<polled@example.test>', body: 'found by the poll' }),
+      );
+      await until('the polled mail', async () =>
+        (await inbox()).some((row) => row.data?.message_id === '<polled@example.test>') ? true : undefined,
+      );
+      t.pass('taken without IDLE');
+    },
+  );
 
   await t.test('SMTP: a 451 is retried, a 550 fails the row', async (t) => {
     const count = sink.mails.length;

@@ -62,11 +62,22 @@ t.test('agt against the built daemon', async (t) => {
     h.model.push({ text: 'as json' });
     const chat = await run('--json', 'chat', 'alpha', '-m', 'hi');
     t.equal(chat.code, 0, chat.stderr);
-    t.match(JSON.parse(chat.stdout), { agentId: id, turnId: String, status: 'completed', text: 'as json', error: null });
+    t.match(JSON.parse(chat.stdout), {
+      agentId: id,
+      turnId: String,
+      status: 'completed',
+      text: 'as json',
+      error: null,
+    });
     const agents = JSON.parse((await cli('agents', '--json')).stdout);
     t.match(agents, [{ id, name: 'alpha', runtimeState: 'idle', displayState: String }]);
     const status = JSON.parse((await cli('status', '--json')).stdout);
-    t.match(status, { url: h.d.url, runtime: { dataDir: h.d.dataDir, agents: { loaded: 1 } }, identity: { status: String }, agents: [{ id }] });
+    t.match(status, {
+      url: h.d.url,
+      runtime: { dataDir: h.d.dataDir, agents: { loaded: 1 } },
+      identity: { status: String },
+      agents: [{ id }],
+    });
     t.same(JSON.parse((await cli('approvals', '--json')).stdout), []);
   });
 
@@ -91,10 +102,17 @@ t.test('agt against the built daemon', async (t) => {
   });
 
   await t.test('a suspend prompt and an ask, answered with agt resume and agt answer', async (t) => {
-    h.model.push({ toolCalls: [{ name: 'sys_set_state', args: { state: 'suspended', reason: 'need a break' } }] }, { text: 'back at work' });
+    h.model.push(
+      { toolCalls: [{ name: 'sys_set_state', args: { state: 'suspended', reason: 'need a break' } }] },
+      { text: 'back at work' },
+    );
     const suspended = run('chat', 'alpha', '-m', 'rest a bit');
-    const prompt = await h.waitFor((e) => e.event_type === 'hil.requested' && (e.payload as { kind: string }).kind === 'suspend');
-    t.match(JSON.parse((await cli('approvals', '--json')).stdout), [{ kind: 'suspend', id: (prompt.payload as { requestId: string }).requestId, reason: 'need a break' }]);
+    const prompt = await h.waitFor(
+      (e) => e.event_type === 'hil.requested' && (e.payload as { kind: string }).kind === 'suspend',
+    );
+    t.match(JSON.parse((await cli('approvals', '--json')).stdout), [
+      { kind: 'suspend', id: (prompt.payload as { requestId: string }).requestId, reason: 'need a break' },
+    ]);
     t.equal((await cli('resume', 'alpha')).code, 0);
     const first = await suspended;
     t.equal(first.code, 0, first.stderr);
@@ -103,11 +121,16 @@ t.test('agt against the built daemon', async (t) => {
 
     h.model.push({ toolCalls: [{ name: 'ask', args: { question: 'Tea or coffee?' } }] }, { text: 'tea it is' });
     const asking = run('chat', 'alpha', '-m', 'order a drink');
-    const ask = await h.waitFor((e) => e.event_type === 'hil.requested' && (e.payload as { kind: string }).kind === 'ask');
+    const ask = await h.waitFor(
+      (e) => e.event_type === 'hil.requested' && (e.payload as { kind: string }).kind === 'ask',
+    );
     const answered = await cli('answer', (ask.payload as { requestId: string }).requestId, 'tea,', 'please');
     t.equal(answered.code, 0, answered.stderr);
     t.equal((await asking).stdout, 'tea it is\n');
-    const toolResult = h.model.calls.at(-1)!.messages.filter((m) => m.role === 'tool').at(-1) as { content: string };
+    const toolResult = h.model.calls
+      .at(-1)!
+      .messages.filter((m) => m.role === 'tool')
+      .at(-1) as { content: string };
     t.match(toolResult.content, /tea, please/);
   });
 
@@ -118,11 +141,24 @@ t.test('agt against the built daemon', async (t) => {
   });
 
   await t.test('logs, config, events', async (t) => {
-    const logs = JSON.parse((await cli('logs', 'alpha', '--json', '-n', '10')).stdout) as Array<{ level: string; message: string }>;
-    t.ok(logs.some((row) => row.level === 'error' && /vendor is down|upstream/.test(row.message)), 'the failed turn is in the agent log');
+    const logs = JSON.parse((await cli('logs', 'alpha', '--json', '-n', '10')).stdout) as Array<{
+      level: string;
+      message: string;
+    }>;
+    t.ok(
+      logs.some((row) => row.level === 'error' && /vendor is down|upstream/.test(row.message)),
+      'the failed turn is in the agent log',
+    );
     t.match((await cli('logs', 'alpha')).stdout, /error +runtime /);
 
-    const changed = await cli('config', 'alpha', '--set', 'description=set from agt', '--set', 'limits.max_llm_calls_per_turn=7');
+    const changed = await cli(
+      'config',
+      'alpha',
+      '--set',
+      'description=set from agt',
+      '--set',
+      'limits.max_llm_calls_per_turn=7',
+    );
     t.equal(changed.code, 0, changed.stderr);
     const config = JSON.parse((await cli('config', 'alpha')).stdout);
     t.match(config, { description: 'set from agt', limits: { max_llm_calls_per_turn: 7 }, name: 'alpha' });
@@ -174,8 +210,19 @@ t.test('agt against the built daemon', async (t) => {
     const added = await cli('providers', 'add', 'anthropic', '--id', 'claude', '--model', 'claude-x');
     t.equal(added.code, 0, added.stderr);
     const providers = JSON.parse((await cli('providers', '--json')).stdout);
-    t.match(providers.find((p: { id: string }) => p.id === 'claude'), { type: 'anthropic', baseUrl: 'https://api.anthropic.com', apiKeyEnv: 'ANTHROPIC_API_KEY', defaultModel: 'claude-x' });
-    t.ok(providers.find((p: { id: string }) => p.id === 'local'), 'the other providers are kept');
+    t.match(
+      providers.find((p: { id: string }) => p.id === 'claude'),
+      {
+        type: 'anthropic',
+        baseUrl: 'https://api.anthropic.com',
+        apiKeyEnv: 'ANTHROPIC_API_KEY',
+        defaultModel: 'claude-x',
+      },
+    );
+    t.ok(
+      providers.find((p: { id: string }) => p.id === 'local'),
+      'the other providers are kept',
+    );
     t.equal((await cli('providers', 'add', 'nonsense')).code, 2);
 
     const made = JSON.parse((await cli('create', 'Bravo', '--dir', h.dir, '--provider', 'local', '--json')).stdout);
@@ -195,7 +242,18 @@ t.test('agt against the built daemon', async (t) => {
     t.equal((await run('--version')).stdout.trim(), version);
     const help = await run('--help');
     t.equal(help.code, 0);
-    for (const command of ['status', 'chat', 'logs', 'events', 'approvals', 'approve', 'create', 'identity', 'providers']) t.match(help.stdout, new RegExp(`\\n  ${command}\\b`));
+    for (const command of [
+      'status',
+      'chat',
+      'logs',
+      'events',
+      'approvals',
+      'approve',
+      'create',
+      'identity',
+      'providers',
+    ])
+      t.match(help.stdout, new RegExp(`\\n  ${command}\\b`));
   });
 
   await t.test('refusals: wrong token 4, no daemon 3, bad usage 2, unknown agent 1', async (t) => {

@@ -52,7 +52,13 @@ t.test('daemon status before start: not running, exit 3', async (t) => {
 t.test('daemon start: detached, logging to agtd.log, answering when it returns', async (t) => {
   const started = await json('daemon', 'start');
   pid = started.pid;
-  t.match(started, { started: true, pid: Number, url: /^http:\/\/127\.0\.0\.1:\d+$/, dataDir, log: join(dataDir, 'agtd.log') });
+  t.match(started, {
+    started: true,
+    pid: Number,
+    url: /^http:\/\/127\.0\.0\.1:\d+$/,
+    dataDir,
+    log: join(dataDir, 'agtd.log'),
+  });
   t.not(started.url, 'http://127.0.0.1:0', 'found through daemon-url, not the AGT_DAEMON_PORT=0 of the shell');
   const again = await json('daemon', 'start');
   t.match(again, { started: false, running: true, pid }, 'a running daemon is left alone');
@@ -76,7 +82,13 @@ t.test('agents ls, logs --tail/--since, an ambiguous name lists its candidates',
   t.equal((await request('POST', '/identity/create', { passphrase: 'cli daemon test' })).status, 201);
   const one = (await request('POST', '/agents/create', { name: 'Curly', directory: tempDir(t, 'agt-curly-a-') })).body;
   const two = (await request('POST', '/agents/create', { name: 'Curly', directory: tempDir(t, 'agt-curly-b-') })).body;
-  t.match([one, two], [{ agentId: String, filePath: /curly\.agt$/ }, { agentId: String, filePath: /curly\.agt$/ }]);
+  t.match(
+    [one, two],
+    [
+      { agentId: String, filePath: /curly\.agt$/ },
+      { agentId: String, filePath: /curly\.agt$/ },
+    ],
+  );
 
   const listed = await json('agents', 'ls');
   t.same(listed.map((agent: { id: string }) => agent.id).sort(), [one.agentId, two.agentId].sort());
@@ -85,13 +97,19 @@ t.test('agents ls, logs --tail/--since, an ambiguous name lists its candidates',
   const ambiguous = await agt('chat', 'Curly', '-m', 'hi');
   t.equal(ambiguous.code, 1);
   t.match(ambiguous.stderr, /"Curly" matches 2 loaded agents; use the id: /);
-  for (const agent of [one, two]) t.match(ambiguous.stderr, `${agent.agentId} (${agent.filePath})`, 'each candidate: id and file');
+  for (const agent of [one, two])
+    t.match(ambiguous.stderr, `${agent.agentId} (${agent.filePath})`, 'each candidate: id and file');
 
   // Each credential set writes one log row (`credential "<name>" set (sealed)`).
   for (const name of ['first', 'second', 'third']) {
-    t.equal((await request('PUT', `/agents/${one.agentId}/credentials/${name}`, { value: 'x' })).status, 200, `log row for ${name}`);
+    t.equal(
+      (await request('PUT', `/agents/${one.agentId}/credentials/${name}`, { value: 'x' })).status,
+      200,
+      `log row for ${name}`,
+    );
   }
-  const names = (rows: Array<{ message: string }>) => rows.map((row) => /credential "(\w+)"/.exec(row.message)?.[1] ?? row.message);
+  const names = (rows: Array<{ message: string }>) =>
+    rows.map((row) => /credential "(\w+)"/.exec(row.message)?.[1] ?? row.message);
   t.same(names(await json('logs', one.agentId, '--tail', '2')), ['second', 'third']);
   t.same(names(await json('logs', one.agentId, '-n', '1')), ['third']);
   const all = await json('logs', one.agentId, '-n', '500');
@@ -99,7 +117,12 @@ t.test('agents ls, logs --tail/--since, an ambiguous name lists its candidates',
   t.same(await json('logs', one.agentId, '--since', '1h'), all, 'every row is of the last hour');
   t.same(await json('logs', one.agentId, '--since', '2999-01-01T00:00:00Z'), [], 'none after a date to come');
   const cut = all.at(-2).created_at;
-  t.ok((await json('logs', one.agentId, '--since', new Date(cut).toISOString())).every((row: { created_at: number }) => row.created_at >= cut), 'only rows since the date');
+  t.ok(
+    (await json('logs', one.agentId, '--since', new Date(cut).toISOString())).every(
+      (row: { created_at: number }) => row.created_at >= cut,
+    ),
+    'only rows since the date',
+  );
   t.same(names(await json('logs', one.agentId, '--since', '10m', '--tail', '1')), ['third'], '--since then --tail');
   const bad = await agt('logs', one.agentId, '--since', 'yesterday');
   t.equal(bad.code, 2);

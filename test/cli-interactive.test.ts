@@ -19,61 +19,77 @@ const FAILSAFE_MS = 20_000;
 
 const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
 
-t.test('an approval answered through the interactive prompt', { skip: existsSync(TMUX) ? false : `${TMUX} is not installed` }, async (t) => {
-  const h = await wireDaemon(t);
-  const id = await h.agent({ name: 'alpha', tools: [{ name: 'fs_write', enabled: true, restricted: true }] });
-  const dir = tempDir(t, 'agt-tmux-');
-  const socket = join(dir, 'sock');
-  const tmux = (...args: string[]) => run(TMUX, ['-S', socket, ...args], { env: { PATH: process.env.PATH ?? '', TERM: 'xterm-256color', HOME: dir } });
-  const command = [
-    `AGT_DAEMON_URL=${quote(h.d.url)}`,
-    `AGT_DAEMON_TOKEN=${quote(h.d.token)}`,
-    `${quote(process.execPath)} ${quote(join(ROOT, 'bin/agt.mjs'))} chat alpha`,
-    '; echo "agt exited with $?"; sleep 60',
-  ].join(' ');
-  await tmux('new-session', '-d', '-x', '160', '-y', '40', command);
-  t.teardown(() => tmux('kill-server').catch(() => {}));
+t.test(
+  'an approval answered through the interactive prompt',
+  { skip: existsSync(TMUX) ? false : `${TMUX} is not installed` },
+  async (t) => {
+    const h = await wireDaemon(t);
+    const id = await h.agent({ name: 'alpha', tools: [{ name: 'fs_write', enabled: true, restricted: true }] });
+    const dir = tempDir(t, 'agt-tmux-');
+    const socket = join(dir, 'sock');
+    const tmux = (...args: string[]) =>
+      run(TMUX, ['-S', socket, ...args], { env: { PATH: process.env.PATH ?? '', TERM: 'xterm-256color', HOME: dir } });
+    const command = [
+      `AGT_DAEMON_URL=${quote(h.d.url)}`,
+      `AGT_DAEMON_TOKEN=${quote(h.d.token)}`,
+      `${quote(process.execPath)} ${quote(join(ROOT, 'bin/agt.mjs'))} chat alpha`,
+      '; echo "agt exited with $?"; sleep 60',
+    ].join(' ');
+    await tmux('new-session', '-d', '-x', '160', '-y', '40', command);
+    t.teardown(() => tmux('kill-server').catch(() => {}));
 
-  const screen = async () => (await tmux('capture-pane', '-p', '-J')).stdout;
-  const waitForScreen = async (pattern: RegExp, what: string) => {
-    const deadline = Date.now() + FAILSAFE_MS;
-    for (;;) {
-      const text = await screen();
-      if (pattern.test(text)) return text;
-      if (Date.now() > deadline) throw new Error(`failsafe: no ${what} on the screen within ${FAILSAFE_MS} ms:\n${text}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  };
+    const screen = async () => (await tmux('capture-pane', '-p', '-J')).stdout;
+    const waitForScreen = async (pattern: RegExp, what: string) => {
+      const deadline = Date.now() + FAILSAFE_MS;
+      for (;;) {
+        const text = await screen();
+        if (pattern.test(text)) return text;
+        if (Date.now() > deadline)
+          throw new Error(`failsafe: no ${what} on the screen within ${FAILSAFE_MS} ms:\n${text}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
 
-  await waitForScreen(/you/, 'input prompt');
-  h.model.push({ toolCalls: [{ name: 'fs_write', args: { path: 'notes.txt', content: 'from the terminal' } }] }, { text: 'I wrote notes.txt for you' });
-  await tmux('send-keys', '-t', '0', '-l', 'please write the notes');
-  await tmux('send-keys', '-t', '0', 'Enter');
-  const asked = await waitForScreen(/alpha wants to run fs_write/, 'approval prompt');
-  t.match(asked, /Approve/);
-  t.match(asked, /Deny/);
-  t.match(asked, /"path":"notes.txt"/);
-  const requested = await h.waitFor((e) => e.event_type === 'hil.requested' && e.agent_id === id);
-  await tmux('send-keys', '-t', '0', 'Enter');
-  const replied = await waitForScreen(/I wrote notes\.txt for you/, 'streamed reply');
-  t.match(replied, /✓ fs_write \(\d+ ms\): wrote notes\.txt \(17 bytes\)/, 'the tool result, compactly');
-  const task = (await h.d.request('GET', `/agents/${id}/tasks/${(requested.payload as { taskId: string }).taskId}`)).body;
-  t.match(task, { status: 'completed', resolution: { action: 'approve' } });
-  t.equal((await h.d.request('GET', `/agents/${id}/files/content?path=notes.txt`)).body.content, 'from the terminal');
+    await waitForScreen(/you/, 'input prompt');
+    h.model.push(
+      { toolCalls: [{ name: 'fs_write', args: { path: 'notes.txt', content: 'from the terminal' } }] },
+      { text: 'I wrote notes.txt for you' },
+    );
+    await tmux('send-keys', '-t', '0', '-l', 'please write the notes');
+    await tmux('send-keys', '-t', '0', 'Enter');
+    const asked = await waitForScreen(/alpha wants to run fs_write/, 'approval prompt');
+    t.match(asked, /Approve/);
+    t.match(asked, /Deny/);
+    t.match(asked, /"path":"notes.txt"/);
+    const requested = await h.waitFor((e) => e.event_type === 'hil.requested' && e.agent_id === id);
+    await tmux('send-keys', '-t', '0', 'Enter');
+    const replied = await waitForScreen(/I wrote notes\.txt for you/, 'streamed reply');
+    t.match(replied, /✓ fs_write \(\d+ ms\): wrote notes\.txt \(17 bytes\)/, 'the tool result, compactly');
+    const task = (await h.d.request('GET', `/agents/${id}/tasks/${(requested.payload as { taskId: string }).taskId}`))
+      .body;
+    t.match(task, { status: 'completed', resolution: { action: 'approve' } });
+    t.equal((await h.d.request('GET', `/agents/${id}/files/content?path=notes.txt`)).body.content, 'from the terminal');
 
-  await waitForScreen(/I wrote notes\.txt for you[\s\S]*\? you\s*$/, 'next input prompt');
+    await waitForScreen(/I wrote notes\.txt for you[\s\S]*\? you\s*$/, 'next input prompt');
 
-  // A question of the agent (the ask tool) is asked inline too; the typed answer reaches the model.
-  h.model.push({ toolCalls: [{ name: 'ask', args: { question: 'Which colour do you like?' } }] }, { text: 'Noted: teal.' });
-  await tmux('send-keys', '-t', '0', '-l', 'pick a colour');
-  await tmux('send-keys', '-t', '0', 'Enter');
-  await waitForScreen(/alpha asks: Which colour do you like\?/, 'ask prompt');
-  await tmux('send-keys', '-t', '0', '-l', 'teal');
-  await tmux('send-keys', '-t', '0', 'Enter');
-  await waitForScreen(/Noted: teal\.[\s\S]*\? you\s*$/, 'reply after the answer');
-  const answered = h.model.calls.at(-1)!.messages.filter((m) => m.role === 'tool').at(-1) as { content: string };
-  t.match(answered.content, /teal/);
-  await tmux('send-keys', '-t', '0', '-l', '/exit');
-  await tmux('send-keys', '-t', '0', 'Enter');
-  await waitForScreen(/agt exited with 0/, 'exit code 0');
-});
+    // A question of the agent (the ask tool) is asked inline too; the typed answer reaches the model.
+    h.model.push(
+      { toolCalls: [{ name: 'ask', args: { question: 'Which colour do you like?' } }] },
+      { text: 'Noted: teal.' },
+    );
+    await tmux('send-keys', '-t', '0', '-l', 'pick a colour');
+    await tmux('send-keys', '-t', '0', 'Enter');
+    await waitForScreen(/alpha asks: Which colour do you like\?/, 'ask prompt');
+    await tmux('send-keys', '-t', '0', '-l', 'teal');
+    await tmux('send-keys', '-t', '0', 'Enter');
+    await waitForScreen(/Noted: teal\.[\s\S]*\? you\s*$/, 'reply after the answer');
+    const answered = h.model.calls
+      .at(-1)!
+      .messages.filter((m) => m.role === 'tool')
+      .at(-1) as { content: string };
+    t.match(answered.content, /teal/);
+    await tmux('send-keys', '-t', '0', '-l', '/exit');
+    await tmux('send-keys', '-t', '0', 'Enter');
+    await waitForScreen(/agt exited with 0/, 'exit code 0');
+  },
+);

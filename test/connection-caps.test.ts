@@ -19,7 +19,12 @@ const d = await runDaemon(t, {
   extensions: {
     extensions: [
       // A long header time limit on the mesh: the held connections wait in a request's headers.
-      { name: 'mesh', module: join(ROOT, 'extensions/mesh/index.ts'), enabled: true, config: { mdns: { enabled: false }, serverLimits: { headersTimeoutMs: 60_000 } } },
+      {
+        name: 'mesh',
+        module: join(ROOT, 'extensions/mesh/index.ts'),
+        enabled: true,
+        config: { mdns: { enabled: false }, serverLimits: { headersTimeoutMs: 60_000 } },
+      },
     ],
   },
 });
@@ -56,7 +61,12 @@ function probe(url: string, from: string, t: { teardown(fn: () => void): void })
   });
 }
 
-async function probes(url: string, from: string, count: number, t: { teardown(fn: () => void): void }): Promise<Probe[]> {
+async function probes(
+  url: string,
+  from: string,
+  count: number,
+  t: { teardown(fn: () => void): void },
+): Promise<Probe[]> {
   const out: Probe[] = [];
   for (let i = 0; i < count; i++) out.push(await probe(url, from, t));
   return out;
@@ -64,12 +74,23 @@ async function probes(url: string, from: string, count: number, t: { teardown(fn
 
 const served = (list: Probe[]) => list.map((item) => item.served);
 
-for (const [name, url] of [['main API', d.url], ['mesh server', meshUrl]] as const) {
+for (const [name, url] of [
+  ['main API', d.url],
+  ['mesh server', meshUrl],
+] as const) {
   t.test(`${name}: at most ${PER_ADDRESS} from one address, ${TOTAL} in all`, async (t) => {
     const first = await probes(url, '127.0.0.2', PER_ADDRESS + 1, t);
     t.same(served(first), [true, true, true, false], 'the fourth from one address is closed unanswered');
-    t.same(served(await probes(url, '127.0.0.3', PER_ADDRESS, t)), [true, true, true], 'another address still connects');
-    t.same(served(await probes(url, '127.0.0.4', 2, t)), [true, false], 'the seventh fills the budget; the eighth is closed');
+    t.same(
+      served(await probes(url, '127.0.0.3', PER_ADDRESS, t)),
+      [true, true, true],
+      'another address still connects',
+    );
+    t.same(
+      served(await probes(url, '127.0.0.4', 2, t)),
+      [true, false],
+      'the seventh fills the budget; the eighth is closed',
+    );
     for (const item of first) item.socket.destroy();
     // The server sees the closes on its side; then the address has its share again.
     await eventually(async () => {
@@ -82,7 +103,11 @@ for (const [name, url] of [['main API', d.url], ['mesh server', meshUrl]] as con
 
 t.test('a settings change applies to the next connection', async (t) => {
   const patch = (server: Record<string, number>) =>
-    fetch(`${d.url}/settings`, { method: 'PATCH', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ server }) });
+    fetch(`${d.url}/settings`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ server }),
+    });
   // A total far above what earlier tests may still hold: a refusal here is the per-address share.
   t.equal((await patch({ maxConnections: 100, maxConnectionsPerAddress: 1 })).status, 200);
   t.same(served(await probes(d.url, '127.0.0.9', 2, t)), [true, false], 'the main API: one per address now');
@@ -93,7 +118,8 @@ t.test('a settings change applies to the next connection', async (t) => {
 t.test('a flood that fills the mesh server leaves the main API served', async (t) => {
   // One connection from each new address until the mesh server's whole budget is taken.
   const flood: Probe[] = [];
-  for (let i = 0; i <= TOTAL && flood.every((item) => item.served); i++) flood.push(await probe(meshUrl, `127.0.1.${i + 1}`, t));
+  for (let i = 0; i <= TOTAL && flood.every((item) => item.served); i++)
+    flood.push(await probe(meshUrl, `127.0.1.${i + 1}`, t));
   t.equal(flood.at(-1)!.served, false, 'the mesh server is full');
   t.ok(flood.filter((item) => item.served).length <= TOTAL);
   const health = await fetch(`${d.url}/health`);
@@ -101,12 +127,15 @@ t.test('a flood that fills the mesh server leaves the main API served', async (t
   t.equal((await probe(d.url, '127.0.1.200', t)).served, true, 'and takes new clients');
 });
 
-t.test('the defaults: an eighth of the open-file limit, at most 4096; a quarter of that per address; IPv6 by /64', async (t) => {
-  t.same(defaultConnectionCaps(20_000), { maxConnections: 2_500, maxConnectionsPerAddress: 625 });
-  t.same(defaultConnectionCaps(1_048_576), { maxConnections: 4_096, maxConnectionsPerAddress: 1_024 });
-  t.same(defaultConnectionCaps(64), { maxConnections: 16, maxConnectionsPerAddress: 4 }, 'a floor for tiny limits');
-  t.equal(addressBucket('::ffff:203.0.113.9'), '203.0.113.9', 'IPv4-mapped is the IPv4 client');
-  t.equal(addressBucket('2001:db8:1:2:aaaa::1'), addressBucket('2001:db8:1:2:ffff:1:2:3'), 'one /64 is one client');
-  t.not(addressBucket('2001:db8:1:2::1'), addressBucket('2001:db8:1:3::1'));
-  t.equal(addressBucket('2001:db8::1'), addressBucket('2001:0db8:0:0:0:0:0:2'), 'spellings of one /64 agree');
-});
+t.test(
+  'the defaults: an eighth of the open-file limit, at most 4096; a quarter of that per address; IPv6 by /64',
+  async (t) => {
+    t.same(defaultConnectionCaps(20_000), { maxConnections: 2_500, maxConnectionsPerAddress: 625 });
+    t.same(defaultConnectionCaps(1_048_576), { maxConnections: 4_096, maxConnectionsPerAddress: 1_024 });
+    t.same(defaultConnectionCaps(64), { maxConnections: 16, maxConnectionsPerAddress: 4 }, 'a floor for tiny limits');
+    t.equal(addressBucket('::ffff:203.0.113.9'), '203.0.113.9', 'IPv4-mapped is the IPv4 client');
+    t.equal(addressBucket('2001:db8:1:2:aaaa::1'), addressBucket('2001:db8:1:2:ffff:1:2:3'), 'one /64 is one client');
+    t.not(addressBucket('2001:db8:1:2::1'), addressBucket('2001:db8:1:3::1'));
+    t.equal(addressBucket('2001:db8::1'), addressBucket('2001:0db8:0:0:0:0:0:2'), 'spellings of one /64 agree');
+  },
+);

@@ -29,7 +29,9 @@ import { importFile, ROOT, runDaemon, shippedManifest, tempDir, type SpawnedDaem
 import { eventLog, type EventLog } from './helpers/events.js';
 import { endsTurn } from './helpers/wire-daemon.js';
 
-const executable = ['chromium', 'chromium-browser'].map((name) => spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).stdout.trim()).find(Boolean);
+const executable = ['chromium', 'chromium-browser']
+  .map((name) => spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).stdout.trim())
+  .find(Boolean);
 /** What checkView asserts with (any subtest). */
 type Asserts = Pick<typeof t, 'same'>;
 type LookAsserts = Pick<typeof t, 'same' | 'ok'>;
@@ -70,7 +72,10 @@ function streamedInTwo(first: string, held: Promise<void>, rest: string): FakeRe
 async function launch(): Promise<Browser | string> {
   if (!executable) return 'Chromium is not installed (apt-get install chromium): the console browser test did not run';
   try {
-    return await chromium.launch({ executablePath: executable, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+    return await chromium.launch({
+      executablePath: executable,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+    });
   } catch (error) {
     return `Chromium could not start (${(error as Error).message.split('\n')[0]}): the console browser test did not run`;
   }
@@ -80,7 +85,9 @@ async function axeSerious(page: Page): Promise<string[]> {
   await page.evaluate(axeSource);
   return page.evaluate(async () => {
     const result = await (window as any).axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'best-practice'] });
-    return result.violations.filter((v: any) => v.impact === 'serious' || v.impact === 'critical').map((v: any) => `${v.id}: ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`);
+    return result.violations
+      .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v: any) => `${v.id}: ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`);
   });
 }
 
@@ -88,7 +95,10 @@ async function checkView(t: Asserts, page: Page, name: string): Promise<void> {
   t.same(await axeSerious(page), [], `axe: no serious violation on the ${name} view`);
 }
 
-const SIZES = [[1280, 800], [390, 844]] as const;
+const SIZES = [
+  [1280, 800],
+  [390, 844],
+] as const;
 /**
  * The page in light and dark at 1280 and 390 px: axe clean in each, nothing wider than a phone's
  * screen, and (AGT_UPDATE_SCREENSHOTS=1) a screenshot of each as docs/console/<name>-<scheme>-<width>.png.
@@ -101,7 +111,11 @@ async function everyLook(t: LookAsserts, page: Page, name: string, ready: () => 
       await page.setViewportSize({ width, height });
       await ready();
       t.same(await axeSerious(page), [], `axe: no serious violation on ${name}, ${colorScheme}, ${width} px`);
-      if (width < 400) t.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), `${name}: nothing wider than ${width} px (${colorScheme})`);
+      if (width < 400)
+        t.ok(
+          await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth),
+          `${name}: nothing wider than ${width} px (${colorScheme})`,
+        );
       if (SHOTS) {
         mkdirSync(SHOTS, { recursive: true });
         await page.screenshot({ path: join(SHOTS, `${name}-${colorScheme}-${width}.png`), fullPage: true });
@@ -112,29 +126,38 @@ async function everyLook(t: LookAsserts, page: Page, name: string, ready: () => 
   await page.setViewportSize({ width: 1100, height: 760 });
 }
 
-t.test('console sessions: single-use codes that expire, digests only on disk (0600), revocation persisted', async (t) => {
-  const { ConsoleSessions, CODE_TTL_MS, SESSION_IDLE_MS } = await importFile<typeof import('../extensions/console/sessions.js')>(join(ROOT, 'extensions/console/sessions.ts'));
-  const file = join(tempDir(t, 'agt-console-sessions-'), 'console', 'sessions.json');
-  let now = 1_000_000;
-  const store = new ConsoleSessions(file, () => now);
-  const { code } = store.mintCode();
-  t.ok(store.redeem(code));
-  t.notOk(store.redeem(code), 'a code works once');
-  const late = store.mintCode().code;
-  now += CODE_TTL_MS;
-  t.notOk(store.redeem(late), 'an expired code is refused');
-  const { secret, session } = store.open('code', 'test');
-  const kept = store.open('token', null);
-  const text = readFileSync(file, 'utf8');
-  t.notOk(text.includes(secret) || text.includes(kept.secret), 'the file holds no session secret');
-  t.equal(statSync(file).mode & 0o777, 0o600);
-  const reopened = new ConsoleSessions(file, () => now);
-  t.equal(reopened.touch(secret)?.id, session.id, 'a session survives a restart');
-  t.ok(reopened.revoke(session.id));
-  t.equal(new ConsoleSessions(file, () => now).touch(secret), undefined, 'a revoked session stays revoked after a restart');
-  now += SESSION_IDLE_MS;
-  t.equal(reopened.touch(kept.secret), undefined, 'an idle session expires');
-});
+t.test(
+  'console sessions: single-use codes that expire, digests only on disk (0600), revocation persisted',
+  async (t) => {
+    const { ConsoleSessions, CODE_TTL_MS, SESSION_IDLE_MS } = await importFile<
+      typeof import('../extensions/console/sessions.js')
+    >(join(ROOT, 'extensions/console/sessions.ts'));
+    const file = join(tempDir(t, 'agt-console-sessions-'), 'console', 'sessions.json');
+    let now = 1_000_000;
+    const store = new ConsoleSessions(file, () => now);
+    const { code } = store.mintCode();
+    t.ok(store.redeem(code));
+    t.notOk(store.redeem(code), 'a code works once');
+    const late = store.mintCode().code;
+    now += CODE_TTL_MS;
+    t.notOk(store.redeem(late), 'an expired code is refused');
+    const { secret, session } = store.open('code', 'test');
+    const kept = store.open('token', null);
+    const text = readFileSync(file, 'utf8');
+    t.notOk(text.includes(secret) || text.includes(kept.secret), 'the file holds no session secret');
+    t.equal(statSync(file).mode & 0o777, 0o600);
+    const reopened = new ConsoleSessions(file, () => now);
+    t.equal(reopened.touch(secret)?.id, session.id, 'a session survives a restart');
+    t.ok(reopened.revoke(session.id));
+    t.equal(
+      new ConsoleSessions(file, () => now).touch(secret),
+      undefined,
+      'a revoked session stays revoked after a restart',
+    );
+    now += SESSION_IDLE_MS;
+    t.equal(reopened.touch(kept.secret), undefined, 'an idle session expires');
+  },
+);
 
 const browserOrSkip = await launch();
 const skip = typeof browserOrSkip === 'string' ? browserOrSkip : false;
@@ -144,7 +167,9 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
   const browser = browserOrSkip as Browser;
   t.teardown(() => browser.close());
   const uiDir = tempDir(t, 'agt-console-ui-');
-  const { buildConsole } = (await import(pathToFileURL(join(ROOT, 'scripts/build-console.mjs')).href)) as { buildConsole(dir: string): Promise<number> };
+  const { buildConsole } = (await import(pathToFileURL(join(ROOT, 'scripts/build-console.mjs')).href)) as {
+    buildConsole(dir: string): Promise<number>;
+  };
   const gzipped = await buildConsole(uiDir);
   t.ok(gzipped <= 150 * 1024, `UI is ${gzipped} bytes gzipped (budget 150 KB)`);
 
@@ -160,8 +185,16 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
   let d: SpawnedDaemon = await runDaemon(t, {
     dataDir,
     env: { AGT_DAEMON_PORT: String(port) },
-    settings: { agentsFolder: agentsDir, providers: [{ id: 'local', type: 'openai-compatible', name: 'Fake OpenAI', baseUrl: fake.baseUrl }, embedder.provider] },
-    extensions: { extensions: extensions.map((entry: any) => (entry.name === 'compute' ? { ...entry, enabled: false } : entry)) },
+    settings: {
+      agentsFolder: agentsDir,
+      providers: [
+        { id: 'local', type: 'openai-compatible', name: 'Fake OpenAI', baseUrl: fake.baseUrl },
+        embedder.provider,
+      ],
+    },
+    extensions: {
+      extensions: extensions.map((entry: any) => (entry.name === 'compute' ? { ...entry, enabled: false } : entry)),
+    },
   });
   t.ok(d.url, `the daemon started: ${d.stderr()}`);
   // Every event from the start, so a wait for a turn that ended before its id was known still resolves.
@@ -187,7 +220,13 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     // The link as a person gets it: from `agt console`.
     const printed = await new Promise<string>((done, fail) => {
       const child = spawn(process.execPath, [join(ROOT, 'bin/agt.mjs'), 'console'], {
-        env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', NO_COLOR: '1', AGT_DAEMON_URL: d.url, AGT_DAEMON_TOKEN: d.token },
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: '/nonexistent',
+          NO_COLOR: '1',
+          AGT_DAEMON_URL: d.url,
+          AGT_DAEMON_TOKEN: d.token,
+        },
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       let out = '';
@@ -217,19 +256,38 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     t.match(cookie, { name: 'agt_console', httpOnly: true, sameSite: 'Strict' });
     t.same(await page.evaluate(() => [document.cookie, localStorage.length, sessionStorage.length]), ['', 0, 0]);
     t.notOk((await page.content()).includes(d.token), 'the daemon token is nowhere in the page');
-    const reused = await fetch(`${d.url}/console/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code: minted.body.code }) });
+    const reused = await fetch(`${d.url}/console/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ code: minted.body.code }),
+    });
     t.equal(reused.status, 401, 'the code is single use');
     // The session cookie counts only with the console header, and never past the Host / Origin guards.
     const jar = `agt_console=${cookie!.value}`;
-    const asConsole = (headers: Record<string, string>) => fetch(`${d.url}/agents`, { headers: { cookie: jar, ...headers } }).then((r) => r.status);
+    const asConsole = (headers: Record<string, string>) =>
+      fetch(`${d.url}/agents`, { headers: { cookie: jar, ...headers } }).then((r) => r.status);
     t.equal(await asConsole({ 'x-agt-console': '1' }), 200);
     t.equal(await asConsole({}), 401, 'no console header: refused');
     t.equal(await asConsole({ 'x-agt-console': '1', origin: 'http://evil.example' }), 403, 'foreign Origin: refused');
-    t.equal(await asConsole({ 'x-agt-console': '1', 'sec-fetch-site': 'cross-site' }), 403, 'cross-site fetch: refused');
+    t.equal(
+      await asConsole({ 'x-agt-console': '1', 'sec-fetch-site': 'cross-site' }),
+      403,
+      'cross-site fetch: refused',
+    );
     // fetch cannot set Host: a plain HTTP request can (DNS rebinding names another host).
     const rebound = await new Promise<number>((done, fail) => {
       const url = new URL('/agents', d.url);
-      request({ host: url.hostname, port: url.port, path: url.pathname, headers: { host: 'evil.example', cookie: jar, 'x-agt-console': '1' } }, (res) => (res.resume(), done(res.statusCode!))).on('error', fail).end();
+      request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          headers: { host: 'evil.example', cookie: jar, 'x-agt-console': '1' },
+        },
+        (res) => (res.resume(), done(res.statusCode!)),
+      )
+        .on('error', fail)
+        .end();
     });
     t.equal(rebound, 403, 'foreign Host: refused');
   });
@@ -249,33 +307,43 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     t.same(listed.map((s) => s.via).sort(), ['code', 'token']);
     const tokenSession = listed.find((s) => s.via === 'token')!;
     t.equal((await d.request('DELETE', `/console/sessions/${tokenSession.id}`)).status, 200);
-    const after = await tab.evaluate(() => fetch('/agents', { headers: { 'x-agt-console': '1' } }).then((r) => r.status));
+    const after = await tab.evaluate(() =>
+      fetch('/agents', { headers: { 'x-agt-console': '1' } }).then((r) => r.status),
+    );
     t.equal(after, 401, 'a revoked session is refused');
     // The open event stream may already have ended the page's session (its reconnect is refused);
     // else the next request does.
-    await tab.locator('nav a[href="#/inbox"]').click({ timeout: 2000 }).catch(() => undefined);
+    await tab
+      .locator('nav a[href="#/inbox"]')
+      .click({ timeout: 2000 })
+      .catch(() => undefined);
     await tab.getByRole('alert').filter({ hasText: 'Your console session ended' }).waitFor();
     t.pass('the page goes back to its login form, saying why');
     await other.close();
   });
 
-  await t.test('an agent loaded through the API appears in the fleet within a second; names render as text', async (t) => {
-    let begun = 0;
-    await load({ name: 'fleet-one', tools: [{ name: 'fs_write', enabled: true, restricted: true }] }).then(() => (begun = Date.now()));
-    await page.getByRole('link', { name: 'fleet-one' }).waitFor({ timeout: 1000 });
-    t.ok(Date.now() - begun < 1000, `shown ${Date.now() - begun} ms after the load answered`);
-    const evil = '<img src=x onerror="window.__xss=1">';
-    await load({ name: evil });
-    await page.getByRole('link', { name: evil }).waitFor({ timeout: 1000 });
-    t.equal(await page.locator('main img').count(), 0, 'no img element was made');
-    t.equal(await page.evaluate(() => (window as any).__xss), undefined, 'no script ran');
-    // Create from a template through the form (an agent's identity is sealed to the owner's: make one).
-    t.equal((await d.request('POST', '/identity/create', { passphrase: 'console test passphrase' })).status, 201);
-    await page.getByLabel('Name', { exact: true }).fill('made-here');
-    await page.getByRole('button', { name: 'Create' }).click();
-    await page.getByRole('link', { name: 'made-here' }).waitFor();
-    await checkView(t, page, 'fleet');
-  });
+  await t.test(
+    'an agent loaded through the API appears in the fleet within a second; names render as text',
+    async (t) => {
+      let begun = 0;
+      await load({ name: 'fleet-one', tools: [{ name: 'fs_write', enabled: true, restricted: true }] }).then(
+        () => (begun = Date.now()),
+      );
+      await page.getByRole('link', { name: 'fleet-one' }).waitFor({ timeout: 1000 });
+      t.ok(Date.now() - begun < 1000, `shown ${Date.now() - begun} ms after the load answered`);
+      const evil = '<img src=x onerror="window.__xss=1">';
+      await load({ name: evil });
+      await page.getByRole('link', { name: evil }).waitFor({ timeout: 1000 });
+      t.equal(await page.locator('main img').count(), 0, 'no img element was made');
+      t.equal(await page.evaluate(() => (window as any).__xss), undefined, 'no script ran');
+      // Create from a template through the form (an agent's identity is sealed to the owner's: make one).
+      t.equal((await d.request('POST', '/identity/create', { passphrase: 'console test passphrase' })).status, 201);
+      await page.getByLabel('Name', { exact: true }).fill('made-here');
+      await page.getByRole('button', { name: 'Create' }).click();
+      await page.getByRole('link', { name: 'made-here' }).waitFor();
+      await checkView(t, page, 'fleet');
+    },
+  );
 
   await t.test('a chat reply streams in', async (t) => {
     let release!: () => void;
@@ -285,7 +353,8 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await page.getByRole('heading', { name: 'fleet-one' }).waitFor();
     // Keyboard only: from the conversation, Tab to the message box, type, Enter sends.
     await page.locator('.chat-log').focus();
-    for (let i = 0; i < 10 && (await page.evaluate(() => document.activeElement?.id)) !== 'message'; i++) await page.keyboard.press('Tab');
+    for (let i = 0; i < 10 && (await page.evaluate(() => document.activeElement?.id)) !== 'message'; i++)
+      await page.keyboard.press('Tab');
     await page.keyboard.type('hi there');
     await page.keyboard.press('Enter');
     await page.locator('ol.live .msg.streaming', { hasText: 'Hello' }).waitFor();
@@ -298,26 +367,39 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
 
   await t.test('agent details: the durable conversation, a file uploaded and viewed, a refused config', async (t) => {
     await page.getByRole('button', { name: 'History' }).click();
-    await page.locator('section[aria-labelledby="details-title"] table.history tr', { hasText: 'hi there' }).first().waitFor();
+    await page
+      .locator('section[aria-labelledby="details-title"] table.history tr', { hasText: 'hi there' })
+      .first()
+      .waitFor();
     t.pass('the conversation from GET /agents/{id}/loop shows the first message');
     await page.getByRole('button', { name: 'Files' }).click();
-    await page.getByLabel('Upload a file').setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('uploaded <b>text</b>') });
+    await page
+      .getByLabel('Upload a file')
+      .setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('uploaded <b>text</b>') });
     await page.getByRole('button', { name: 'Upload', exact: true }).click();
     await page.getByRole('button', { name: 'View notes.txt' }).click();
     await page.locator('pre', { hasText: 'uploaded <b>text</b>' }).waitFor();
     t.equal(await page.locator('main b').count(), 0, 'file content shown as text');
     // An image is previewed in the page (a data: URL the policy allows for images).
-    const dot = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+    const dot = Buffer.from(
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+      'base64',
+    );
     await page.getByLabel('Upload a file').setInputFiles({ name: 'dot.png', mimeType: 'image/png', buffer: dot });
     await page.getByRole('button', { name: 'Upload', exact: true }).click();
     await page.getByRole('button', { name: 'View dot.png' }).click();
     const preview = page.getByRole('img', { name: 'Preview of dot.png' });
     await preview.waitFor();
-    await page.waitForFunction(() => (document.querySelector('img.preview') as HTMLImageElement | null)?.naturalWidth === 1);
+    await page.waitForFunction(
+      () => (document.querySelector('img.preview') as HTMLImageElement | null)?.naturalWidth === 1,
+    );
     t.pass('the PNG decoded in the page');
     // Loops and credential names are readable tables and lists, not JSON.
     await page.getByRole('button', { name: 'Loops' }).click();
-    await page.locator('.listing table td', { hasText: /^main$/ }).first().waitFor();
+    await page
+      .locator('.listing table td', { hasText: /^main$/ })
+      .first()
+      .waitFor();
     await page.getByRole('button', { name: 'Credentials' }).click();
     await page.locator('.listing').filter({ hasNotText: '{' }).waitFor();
     // A credential set from the form: its name listed, its value nowhere in the page; then removed.
@@ -334,14 +416,22 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await page.getByLabel('Minutes').fill('5');
     await page.getByLabel('Message to the agent').fill('check the inbox');
     await page.getByRole('button', { name: 'Add timer' }).click();
-    await page.getByRole('status').filter({ hasText: 'Timer added.' }).waitFor().catch(async (error) => {
-      t.comment(`timers tab: ${await page.locator('section[aria-labelledby="details-title"]').innerText()}`);
-      throw error;
-    });
+    await page
+      .getByRole('status')
+      .filter({ hasText: 'Timer added.' })
+      .waitFor()
+      .catch(async (error) => {
+        t.comment(`timers tab: ${await page.locator('section[aria-labelledby="details-title"]').innerText()}`);
+        throw error;
+      });
     const timerRow = page.locator('table.timers tr', { hasText: 'check the inbox' });
     await timerRow.filter({ hasText: 'every 5 min' }).waitFor();
-    const agentNow = ((await d.request('GET', '/agents')).body as Array<{ id: string; name: string }>).find((a) => a.name === 'fleet-one')!.id;
-    t.match((await d.request('GET', `/agents/${agentNow}/timers`)).body.timers, [{ schedule: { mode: 'interval', every_ms: 300_000 }, payload: 'check the inbox' }]);
+    const agentNow = ((await d.request('GET', '/agents')).body as Array<{ id: string; name: string }>).find(
+      (a) => a.name === 'fleet-one',
+    )!.id;
+    t.match((await d.request('GET', `/agents/${agentNow}/timers`)).body.timers, [
+      { schedule: { mode: 'interval', every_ms: 300_000 }, payload: 'check the inbox' },
+    ]);
     await timerRow.getByRole('button', { name: /^Delete timer/ }).click();
     await page.getByText('No timer.').waitFor();
     // Memory: one added from the keyboard (pinned), one the API adds shown as it is saved, pinned and
@@ -351,58 +441,102 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await page.getByLabel('Text', { exact: true }).focus();
     await page.keyboard.type('Deploys happen on Tuesdays after the standup');
     for (const key of ['Tab', 'Tab', 'Space', 'Tab', 'Enter']) await page.keyboard.press(key);
-    await page.getByRole('status').filter({ hasText: /^Added memory \d+\.$/ }).waitFor();
-    const memories = async () => (await d.request('GET', `/agents/${agentNow}/memory`)).body.memories as Array<{ id: number; text: string; pinned: boolean; source: string }>;
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Added memory \d+\.$/ })
+      .waitFor();
+    const memories = async () =>
+      (await d.request('GET', `/agents/${agentNow}/memory`)).body.memories as Array<{
+        id: number;
+        text: string;
+        pinned: boolean;
+        source: string;
+      }>;
     const tuesday = (await memories()).find((m) => m.text.includes('Tuesdays'))!;
     t.match(tuesday, { pinned: true, source: 'owner' }, 'added pinned from the keyboard');
     await page.locator(`tr[data-memory-id="${tuesday.id}"]`, { hasText: 'pinned' }).waitFor();
-    const volvo = (await d.request('POST', `/agents/${agentNow}/memory`, { text: "The owner's car is a red Volvo" })).body.memory.id as number;
+    const volvo = (await d.request('POST', `/agents/${agentNow}/memory`, { text: "The owner's car is a red Volvo" }))
+      .body.memory.id as number;
     const volvoRow = page.locator(`tr[data-memory-id="${volvo}"]`);
     await volvoRow.filter({ hasText: 'Fact' }).waitFor();
     t.match(await volvoRow.textContent(), /just now.*never/, 'made just now, never used');
     await volvoRow.getByRole('button', { name: `Pin memory ${volvo}` }).click();
     await volvoRow.getByRole('button', { name: `Unpin memory ${volvo}` }).click();
-    await page.getByRole('status').filter({ hasText: `Unpinned memory ${volvo}.` }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Unpinned memory ${volvo}.` })
+      .waitFor();
     t.equal((await memories()).find((m) => m.id === volvo)!.pinned, false, 'pinned, then unpinned');
     await page.getByLabel('Search memories').fill('red Volvo');
     await page.keyboard.press('Enter');
-    await page.getByRole('status').filter({ hasText: /^1 found · searched by words only \(full-text\): no embedding model/ }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^1 found · searched by words only \(full-text\): no embedding model/ })
+      .waitFor();
     t.equal(await page.locator('tr[data-memory-id]').count(), 1, 'the search shows its one match');
     await page.getByRole('button', { name: 'Clear search' }).click();
     await page.locator(`tr[data-memory-id="${tuesday.id}"]`).waitFor();
     t.equal(await page.getByLabel('Search memories').inputValue(), '', 'the box is cleared too');
     // With an embedding model, a search by meaning finds the car as an "automobile", and says how it ran.
     // The first search after the change starts the background embedding; the same search again finds it.
-    const embedded = log.waitFor((e) => e.event_type === 'memory.embedded' && e.agent_id === agentNow && (e.payload as { pending: number }).pending === 0, 'the memories embedded');
-    t.equal((await d.request('PATCH', '/settings', { memory: { embeddings: { provider: 'embed', model: 'hash', dimensions: 64 } } })).status, 200);
+    const embedded = log.waitFor(
+      (e) =>
+        e.event_type === 'memory.embedded' &&
+        e.agent_id === agentNow &&
+        (e.payload as { pending: number }).pending === 0,
+      'the memories embedded',
+    );
+    t.equal(
+      (
+        await d.request('PATCH', '/settings', {
+          memory: { embeddings: { provider: 'embed', model: 'hash', dimensions: 64 } },
+        })
+      ).status,
+      200,
+    );
     await page.getByLabel('Search memories').fill('automobile');
     await page.keyboard.press('Enter');
-    await page.getByRole('status').filter({ hasText: /searched by words and meaning \(hybrid\)$/ }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /searched by words and meaning \(hybrid\)$/ })
+      .waitFor();
     await embedded;
     await page.keyboard.press('Enter');
     // Full-text alone finds no "automobile": the car comes first by its vector (the test embedder's synonyms).
-    await page.locator(`tbody tr[data-memory-id]:first-child[data-memory-id="${volvo}"]`).waitFor().catch(async (error) => {
-      t.comment(`memory tab: ${await page.locator('.memory').innerText()}`);
-      throw error;
-    });
+    await page
+      .locator(`tbody tr[data-memory-id]:first-child[data-memory-id="${volvo}"]`)
+      .waitFor()
+      .catch(async (error) => {
+        t.comment(`memory tab: ${await page.locator('.memory').innerText()}`);
+        throw error;
+      });
     t.match(await page.locator('.search-mode').textContent(), /^\d+ found · searched by words and meaning \(hybrid\)$/);
     await page.getByRole('button', { name: 'Clear search' }).click();
     await volvoRow.getByRole('button', { name: `Forget memory ${volvo}` }).click();
     await volvoRow.waitFor({ state: 'detached' });
-    t.same((await memories()).map((m) => m.id), [tuesday.id], 'forgotten: out of the list');
+    t.same(
+      (await memories()).map((m) => m.id),
+      [tuesday.id],
+      'forgotten: out of the list',
+    );
     await page.getByRole('group', { name: 'Which memories' }).getByRole('button', { name: 'Forgotten' }).click();
     await volvoRow.filter({ hasText: 'red Volvo' }).waitFor();
     await page.getByRole('group', { name: 'Which memories' }).getByRole('button', { name: 'Kept' }).click();
     // A backup made now.
     await page.getByRole('button', { name: 'Backup' }).click();
     await page.getByRole('button', { name: 'Back up now' }).click();
-    const saved = await page.getByRole('status').filter({ hasText: /^Saved a copy/ }).textContent();
+    const saved = await page
+      .getByRole('status')
+      .filter({ hasText: /^Saved a copy/ })
+      .textContent();
     t.match(saved, /\.agt\.$/, `the backup's path is shown: ${saved}`);
     // The config: the JSON view, a diff reviewed before saving, the daemon's refusal shown.
     await page.getByRole('button', { name: 'Config' }).click();
     await page.getByRole('group', { name: 'Config view' }).getByRole('button', { name: 'JSON' }).click();
     const editor = page.getByLabel(/Agent config/);
-    await page.waitForFunction(() => (document.getElementById('config') as HTMLTextAreaElement | null)?.value.includes('"name"'));
+    await page.waitForFunction(() =>
+      (document.getElementById('config') as HTMLTextAreaElement | null)?.value.includes('"name"'),
+    );
     const config = JSON.parse(await editor.inputValue());
     await editor.fill(JSON.stringify({ ...config, model: { provider: 5 } }, null, 2));
     await page.getByRole('button', { name: 'Review changes' }).first().click();
@@ -421,18 +555,21 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
   });
 
   await t.test("an ask is answered inline in the agent's view and the turn ends", async (t) => {
-    const agentId = ((await d.request('GET', '/agents')).body as Array<{ id: string; name: string }>).find((a) => a.name === 'fleet-one')!.id;
+    const agentId = ((await d.request('GET', '/agents')).body as Array<{ id: string; name: string }>).find(
+      (a) => a.name === 'fleet-one',
+    )!.id;
     let answer = '';
     model.plays.push(() => reply.toolCalls([{ id: 'call_ask', name: 'ask', args: { question: 'Which colour?' } }]));
     model.plays.push((request) => {
       answer = JSON.stringify(request.body.messages.at(-1));
       return reply.text('blue it is');
     });
-    const turnId = (await d.request('POST', `/agents/${agentId}/chat`, { text: 'pick a colour' })).body.turnId as string;
+    const turnId = (await d.request('POST', `/agents/${agentId}/chat`, { text: 'pick a colour' })).body
+      .turnId as string;
     const item = page.getByRole('listitem', { name: 'ask from fleet-one' });
     await item.getByText('Which colour?').waitFor();
     await item.getByLabel('Answer').fill('blue');
-    t.equal(await page.getByRole('button', { name: 'Send' }).count(), 1, 'one Send button: the chat\'s');
+    t.equal(await page.getByRole('button', { name: 'Send' }).count(), 1, "one Send button: the chat's");
     await item.getByRole('button', { name: 'Answer' }).click();
     await turnEnded(turnId);
     t.match(answer, /blue/, 'the model got the answer');
@@ -447,24 +584,40 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
   });
 
   await t.test('approvals of two agents answered together in the inbox, keyboard only, at 390 px', async (t) => {
-    const agentId = ((await d.request('GET', '/agents')).body as Array<{ id: string; name: string }>).find((a) => a.name === 'fleet-one')!.id;
+    const agentId = ((await d.request('GET', '/agents')).body as Array<{ id: string; name: string }>).find(
+      (a) => a.name === 'fleet-one',
+    )!.id;
     const otherId = await load({ name: 'fleet-two', tools: [{ name: 'fs_write', enabled: true, restricted: true }] });
-    model.plays.push(() => reply.toolCalls([{ id: 'call_1', name: 'fs_write', args: { path: 'note.txt', content: 'x' } }]));
+    model.plays.push(() =>
+      reply.toolCalls([{ id: 'call_1', name: 'fs_write', args: { path: 'note.txt', content: 'x' } }]),
+    );
     const turnId = (await d.request('POST', `/agents/${agentId}/chat`, { text: 'write a note' })).body.turnId as string;
     await log.waitFor((e) => e.event_type === 'hil.requested' && e.turn_id === turnId, 'the first approval');
-    model.plays.push(() => reply.toolCalls([{ id: 'call_2', name: 'fs_write', args: { path: 'other.txt', content: 'y' } }]));
-    const otherTurn = (await d.request('POST', `/agents/${otherId}/chat`, { text: 'write another' })).body.turnId as string;
+    model.plays.push(() =>
+      reply.toolCalls([{ id: 'call_2', name: 'fs_write', args: { path: 'other.txt', content: 'y' } }]),
+    );
+    const otherTurn = (await d.request('POST', `/agents/${otherId}/chat`, { text: 'write another' })).body
+      .turnId as string;
     await log.waitFor((e) => e.event_type === 'hil.requested' && e.turn_id === otherTurn, 'the second approval');
-    model.plays.push(() => reply.text('written'), () => reply.text('written'));
+    model.plays.push(
+      () => reply.text('written'),
+      () => reply.text('written'),
+    );
     await page.goto(`${d.url}/console/#/inbox`);
     await page.setViewportSize({ width: 390, height: 800 });
     const item = page.getByRole('listitem', { name: 'approval from fleet-one' });
     await item.waitFor();
     await page.getByRole('listitem', { name: 'approval from fleet-two' }).waitFor();
-    t.ok(await item.locator('pre.args', { hasText: 'note.txt' }).isVisible(), 'the arguments are shown without a click');
+    t.ok(
+      await item.locator('pre.args', { hasText: 'note.txt' }).isVisible(),
+      'the arguments are shown without a click',
+    );
     await page.locator('nav a', { hasText: 'Inbox' }).getByText('2').waitFor();
     t.pass('the navigation counts what waits');
-    t.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no horizontal scrolling at 390 px');
+    t.ok(
+      await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth),
+      'no horizontal scrolling at 390 px',
+    );
     t.same(await axeSerious(page), [], 'axe: no serious violation on the inbox at 390 px');
     // Keyboard only: select the first (x), move down (j), select the second, approve both (a).
     await item.focus();
@@ -481,7 +634,9 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
   await t.test('the events tail shows frames and resumes after a dropped connection', async (t) => {
     await page.getByRole('link', { name: 'Events' }).click();
     await page.getByRole('heading', { name: 'Events' }).waitFor();
-    const agentId = ((await d.request('GET', '/agents')).body as Array<{ id: string; name: string }>).find((a) => a.name === 'fleet-one')!.id;
+    const agentId = ((await d.request('GET', '/agents')).body as Array<{ id: string; name: string }>).find(
+      (a) => a.name === 'fleet-one',
+    )!.id;
     // A frame while the page is connected.
     model.plays.push(() => reply.text('first frame'));
     await d.request('POST', `/agents/${agentId}/chat`, { text: 'one' });
@@ -499,10 +654,12 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await page.getByRole('button', { name: 'Reconnect' }).click();
     model.plays.push(() => reply.text('while away'));
     await turnEnded((await d.request('POST', `/agents/${agentId}/chat`, { text: 'two' })).body.turnId);
-    await t.resolves(new Promise<void>((done) => {
-      const wait = () => (lastEventId !== undefined ? done() : setTimeout(wait, 10));
-      wait();
-    }));
+    await t.resolves(
+      new Promise<void>((done) => {
+        const wait = () => (lastEventId !== undefined ? done() : setTimeout(wait, 10));
+        wait();
+      }),
+    );
     letThrough();
     await page.locator('tr.event-row', { hasText: 'while away' }).first().waitFor();
     t.match(lastEventId, /^\d+$/, 'the reconnect carried Last-Event-ID');
@@ -517,10 +674,21 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await page.getByRole('button', { name: /^Resume from cursor/ }).click();
     await page.locator('tr.event-row', { hasText: 'during the pause' }).first().waitFor();
     // Agents by name, and the agent filter matches a name.
-    t.ok(await page.locator('tr.event-row', { hasText: 'during the pause' }).first().getByRole('link', { name: 'fleet-one' }).isVisible(), 'the agent shows by name');
+    t.ok(
+      await page
+        .locator('tr.event-row', { hasText: 'during the pause' })
+        .first()
+        .getByRole('link', { name: 'fleet-one' })
+        .isVisible(),
+      'the agent shows by name',
+    );
     await page.getByLabel('Agent', { exact: true }).fill('fleet-o');
     await page.locator('tr.event-row', { hasText: 'during the pause' }).first().waitFor();
-    t.equal(await page.locator('tr.event-row').filter({ hasNotText: 'fleet-one' }).count(), 0, 'only fleet-one rows match its name');
+    t.equal(
+      await page.locator('tr.event-row').filter({ hasNotText: 'fleet-one' }).count(),
+      0,
+      'only fleet-one rows match its name',
+    );
     // Opened afresh, the view shows what the daemon still holds (the backlog), not an empty table.
     await page.getByRole('link', { name: 'Fleet', exact: true }).click();
     await page.getByRole('link', { name: 'Events', exact: true }).click();
@@ -542,7 +710,11 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
         return '';
       });
     }
-    await page.waitForFunction((count) => Number(document.getElementById('stream-connects')?.textContent) > count, before, { timeout: 15_000 });
+    await page.waitForFunction(
+      (count) => Number(document.getElementById('stream-connects')?.textContent) > count,
+      before,
+      { timeout: 15_000 },
+    );
     model.plays.push(() => reply.text('after the restart'));
     await turnEnded((await d.request('POST', `/agents/${agentId}/chat`, { text: 'four' })).body.turnId);
     await page.locator('tr.event-row', { hasText: 'after the restart' }).first().waitFor();
@@ -551,7 +723,11 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
 
   await t.test("a disabled extension's panel says it is off", async (t) => {
     // A running extension's state is a readable list, not JSON: an MCP registration shows by name and kind.
-    t.equal((await d.request('POST', '/mcp/servers', { name: 'search', type: 'http', url: 'https://mcp.example.com/mcp' })).status, 201);
+    t.equal(
+      (await d.request('POST', '/mcp/servers', { name: 'search', type: 'http', url: 'https://mcp.example.com/mcp' }))
+        .status,
+      201,
+    );
     await page.getByRole('link', { name: 'System' }).click();
     await page.locator('[data-extension="mcp"] summary', { hasText: 'Details' }).click();
     const registration = page.locator('[data-extension="mcp"] ul.mcp-registrations > li', { hasText: 'search' });
@@ -569,7 +745,17 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await page.getByLabel(/Key variable/).fill('LAB_KEY');
     await page.getByRole('button', { name: 'Add provider' }).click();
     await page.getByRole('status').filter({ hasText: 'Added Lab models.' }).waitFor();
-    t.match((await d.request('GET', '/settings')).body.providers, [{ id: 'local' }, { id: 'embed' }, { id: 'lab', type: 'openai-compatible', name: 'Lab models', baseUrl: 'http://127.0.0.1:9/v1', apiKeyEnv: 'LAB_KEY' }]);
+    t.match((await d.request('GET', '/settings')).body.providers, [
+      { id: 'local' },
+      { id: 'embed' },
+      {
+        id: 'lab',
+        type: 'openai-compatible',
+        name: 'Lab models',
+        baseUrl: 'http://127.0.0.1:9/v1',
+        apiKeyEnv: 'LAB_KEY',
+      },
+    ]);
     // The month's spend by model, from the ledgers.
     await page.locator('table.spend-models td', { hasText: 'local/test-model' }).waitFor();
     // An extension's options from its schema: a change saved and in force.
@@ -577,7 +763,10 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await providersCard.locator('summary', { hasText: 'Options' }).click();
     await providersCard.getByLabel('Max retries').fill('2');
     await providersCard.getByRole('button', { name: 'Save options' }).click();
-    await providersCard.getByRole('status').filter({ hasText: /^Saved/ }).waitFor();
+    await providersCard
+      .getByRole('status')
+      .filter({ hasText: /^Saved/ })
+      .waitFor();
     t.match((await d.request('GET', '/runtime/extensions/providers/config')).body.config, { maxRetries: 2 });
     t.equal((await d.request('PATCH', '/runtime/extensions/providers/config', { maxRetries: 0 })).status, 200);
     await checkView(t, page, 'system');
@@ -586,13 +775,28 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await page.emulateMedia({ colorScheme: 'dark' });
     const darkBg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
     t.not(darkBg, lightBg, 'a dark background from the system preference');
-    t.ok(darkBg.match(/\d+/g)!.slice(0, 3).map(Number).every((c) => c < 60), `dark: ${darkBg}`);
+    t.ok(
+      darkBg
+        .match(/\d+/g)!
+        .slice(0, 3)
+        .map(Number)
+        .every((c) => c < 60),
+      `dark: ${darkBg}`,
+    );
     await page.emulateMedia({ colorScheme: 'light' });
     await page.getByRole('button', { name: /^Theme: system/ }).click();
     await page.getByRole('button', { name: /^Theme: light/ }).click();
-    t.equal(await page.evaluate(() => getComputedStyle(document.body).backgroundColor), darkBg, 'the theme button forces dark');
+    t.equal(
+      await page.evaluate(() => getComputedStyle(document.body).backgroundColor),
+      darkBg,
+      'the theme button forces dark',
+    );
     await page.getByRole('button', { name: /^Theme: dark/ }).click();
-    t.equal(await page.evaluate(() => getComputedStyle(document.body).backgroundColor), lightBg, 'and back to the system\'s');
+    t.equal(
+      await page.evaluate(() => getComputedStyle(document.body).backgroundColor),
+      lightBg,
+      "and back to the system's",
+    );
   });
 
   await t.test('the header: health, the identity locked and unlocked in place, what waits', async (t) => {
@@ -618,66 +822,89 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await identity.getByText('Unlocked').waitFor();
   });
 
-  await t.test('a fleet of 1,000 agents: first screen within a second, a few rows in the DOM, search, sort, smooth scroll', async (t) => {
-    const many = Array.from({ length: 1000 }, (_, i) => ({ id: `agent-id-${i}`, name: `agent-${String(i).padStart(4, '0')}`, handle: null, filePath: null, autostart: false, runtimeState: i % 7 === 0 ? 'stopped' : 'idle', displayState: 'idle' }));
-    const big = await context.newPage();
-    let servedAt = 0;
-    await big.route('**/agents', async (route) => {
-      await route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(many) });
-      servedAt ||= Date.now();
-    });
-    await big.goto(`${d.url}/console/#/fleet`);
-    await big.locator('tr[data-agent-id="agent-id-0"]').waitFor();
-    const firstScreenMs = Date.now() - servedAt;
-    t.ok(firstScreenMs < 1000, `first screen ${firstScreenMs} ms after the list was served`);
-    const inDom = await big.locator('tr[data-agent-id]').count();
-    t.ok(inDom > 5 && inDom < 100, `${inDom} rows in the DOM, not 1,000`);
-    await big.getByText('1000 of 1000 agents').waitFor();
-    // Scrolling: the frames stay short and the rows follow (generous bounds: the machine may be busy).
-    let medianFrameMs = 0;
-    const worstFrameMs = await big.evaluate(async () => {
-      const box = document.querySelector('.vscroll') as HTMLElement;
-      const frames: number[] = [];
-      let last = performance.now();
-      for (let top = 0; top <= box.scrollHeight; top += 600) {
-        box.scrollTop = top;
-        await new Promise((done) => requestAnimationFrame(done));
-        const now = performance.now();
-        frames.push(now - last);
-        last = now;
-      }
-      frames.sort((a, b) => a - b);
-      return [frames.at(-1)!, frames[Math.floor(frames.length / 2)]!];
-    }).then(([worst, median]) => ((medianFrameMs = median!), worst!));
-    t.ok(medianFrameMs < 50, `median frame while scrolling: ${Math.round(medianFrameMs)} ms`);
-    t.ok(worstFrameMs < 500, `worst frame while scrolling: ${Math.round(worstFrameMs)} ms`);
-    await big.locator('tr[data-agent-id="agent-id-999"]').waitFor();
-    t.comment(`fleet of 1,000: first screen ${firstScreenMs} ms, ${inDom} rows in the DOM, median scroll frame ${Math.round(medianFrameMs)} ms, worst ${Math.round(worstFrameMs)} ms`);
-    await big.getByLabel('Search agents').fill('agent-0500');
-    await big.getByText('1 of 1000 agents').waitFor();
-    await big.getByLabel('Search agents').fill('');
-    await big.locator('.vscroll').evaluate((box) => (box.scrollTop = 0));
-    await big.getByRole('button', { name: /^Agent/ }).click();
-    await big.locator('tbody tr[data-agent-id]').first().and(big.locator('[data-agent-id="agent-id-999"]')).waitFor();
-    t.pass('sorted by name, descending');
-    await big.getByLabel('State', { exact: true }).selectOption('stopped');
-    await big.getByText('143 of 1000 agents').waitFor();
-    await big.close();
-  });
+  await t.test(
+    'a fleet of 1,000 agents: first screen within a second, a few rows in the DOM, search, sort, smooth scroll',
+    async (t) => {
+      const many = Array.from({ length: 1000 }, (_, i) => ({
+        id: `agent-id-${i}`,
+        name: `agent-${String(i).padStart(4, '0')}`,
+        handle: null,
+        filePath: null,
+        autostart: false,
+        runtimeState: i % 7 === 0 ? 'stopped' : 'idle',
+        displayState: 'idle',
+      }));
+      const big = await context.newPage();
+      let servedAt = 0;
+      await big.route('**/agents', async (route) => {
+        await route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(many) });
+        servedAt ||= Date.now();
+      });
+      await big.goto(`${d.url}/console/#/fleet`);
+      await big.locator('tr[data-agent-id="agent-id-0"]').waitFor();
+      const firstScreenMs = Date.now() - servedAt;
+      t.ok(firstScreenMs < 1000, `first screen ${firstScreenMs} ms after the list was served`);
+      const inDom = await big.locator('tr[data-agent-id]').count();
+      t.ok(inDom > 5 && inDom < 100, `${inDom} rows in the DOM, not 1,000`);
+      await big.getByText('1000 of 1000 agents').waitFor();
+      // Scrolling: the frames stay short and the rows follow (generous bounds: the machine may be busy).
+      let medianFrameMs = 0;
+      const worstFrameMs = await big
+        .evaluate(async () => {
+          const box = document.querySelector('.vscroll') as HTMLElement;
+          const frames: number[] = [];
+          let last = performance.now();
+          for (let top = 0; top <= box.scrollHeight; top += 600) {
+            box.scrollTop = top;
+            await new Promise((done) => requestAnimationFrame(done));
+            const now = performance.now();
+            frames.push(now - last);
+            last = now;
+          }
+          frames.sort((a, b) => a - b);
+          return [frames.at(-1)!, frames[Math.floor(frames.length / 2)]!];
+        })
+        .then(([worst, median]) => ((medianFrameMs = median!), worst!));
+      t.ok(medianFrameMs < 50, `median frame while scrolling: ${Math.round(medianFrameMs)} ms`);
+      t.ok(worstFrameMs < 500, `worst frame while scrolling: ${Math.round(worstFrameMs)} ms`);
+      await big.locator('tr[data-agent-id="agent-id-999"]').waitFor();
+      t.comment(
+        `fleet of 1,000: first screen ${firstScreenMs} ms, ${inDom} rows in the DOM, median scroll frame ${Math.round(medianFrameMs)} ms, worst ${Math.round(worstFrameMs)} ms`,
+      );
+      await big.getByLabel('Search agents').fill('agent-0500');
+      await big.getByText('1 of 1000 agents').waitFor();
+      await big.getByLabel('Search agents').fill('');
+      await big.locator('.vscroll').evaluate((box) => (box.scrollTop = 0));
+      await big.getByRole('button', { name: /^Agent/ }).click();
+      await big.locator('tbody tr[data-agent-id]').first().and(big.locator('[data-agent-id="agent-id-999"]')).waitFor();
+      t.pass('sorted by name, descending');
+      await big.getByLabel('State', { exact: true }).selectOption('stopped');
+      await big.getByText('143 of 1000 agents').waitFor();
+      await big.close();
+    },
+  );
 
   await t.test('every view in light and dark, at 1280 and 390 px', async (t) => {
-    const agentId = ((await d.request('GET', '/agents')).body as Array<{ id: string; name: string }>).find((a) => a.name === 'fleet-one')!.id;
+    const agentId = ((await d.request('GET', '/agents')).body as Array<{ id: string; name: string }>).find(
+      (a) => a.name === 'fleet-one',
+    )!.id;
     // A turn with a tool call that waits for approval: the chat shows a tool card, the inbox an item.
-    model.plays.push(() => reply.toolCalls([{ id: 'call_look', name: 'fs_write', args: { path: 'report.md', content: '# Weekly report' } }]));
+    model.plays.push(() =>
+      reply.toolCalls([{ id: 'call_look', name: 'fs_write', args: { path: 'report.md', content: '# Weekly report' } }]),
+    );
     model.plays.push(() => reply.text('Saved **report.md**:\n\n```\n# Weekly report\n```'));
     log = await eventLog(t, d);
     const chat = await d.request('POST', `/agents/${agentId}/chat`, { text: 'save the weekly report' });
     t.equal(chat.status, 202, JSON.stringify(chat.body));
     const turnId = chat.body.turnId as string;
-    await log.waitFor((e) => e.event_type === 'hil.requested' && e.turn_id === turnId, 'the approval').catch((error) => {
-      t.comment(JSON.stringify(log.events.map((e) => [e.event_type, e.agent_id, e.turn_id, e.payload])).slice(0, 3000));
-      throw error;
-    });
+    await log
+      .waitFor((e) => e.event_type === 'hil.requested' && e.turn_id === turnId, 'the approval')
+      .catch((error) => {
+        t.comment(
+          JSON.stringify(log.events.map((e) => [e.event_type, e.agent_id, e.turn_id, e.payload])).slice(0, 3000),
+        );
+        throw error;
+      });
     const go = async (hash: string) => page.evaluate((h) => (location.hash = h), hash);
     await go('#/fleet');
     await everyLook(t, page, 'fleet', () => page.locator('a.agent-name').first().waitFor());
@@ -690,15 +917,23 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await go('#/system');
     await everyLook(t, page, 'system', () => page.locator('[data-extension="mcp"]').waitFor());
     await go(`#/agent/${agentId}`);
-    for (const memory of [{ text: 'Reports go to the #ops channel as Markdown', kind: 'instruction' }, { text: 'The weekly report covers deploys, incidents and spend', kind: 'fact' }]) {
+    for (const memory of [
+      { text: 'Reports go to the #ops channel as Markdown', kind: 'instruction' },
+      { text: 'The weekly report covers deploys, incidents and spend', kind: 'fact' },
+    ]) {
       t.equal((await d.request('POST', `/agents/${agentId}/memory`, memory)).status, 201);
     }
     await page.getByRole('button', { name: 'Memory' }).click();
-    await everyLook(t, page, 'agent-memory', () => page.locator('tr[data-memory-id]', { hasText: 'covers deploys' }).waitFor());
+    await everyLook(t, page, 'agent-memory', () =>
+      page.locator('tr[data-memory-id]', { hasText: 'covers deploys' }).waitFor(),
+    );
     await page.getByRole('button', { name: 'Logs' }).click();
     await everyLook(t, page, 'agent-logs', () => page.getByRole('group', { name: 'Levels' }).waitFor());
     const task = ((await d.request('GET', '/tasks')).body.tasks as Array<{ id: string }>)[0]!;
-    t.equal((await d.request('POST', `/agents/${agentId}/tasks/${task.id}/resolve`, { action: 'approve' })).status, 200);
+    t.equal(
+      (await d.request('POST', `/agents/${agentId}/tasks/${task.id}/resolve`, { action: 'approve' })).status,
+      200,
+    );
     await turnEnded(turnId);
     // The turn's timeline: its model calls, the tool call and the wait for the owner, from the events.
     await go(`#/agent/${agentId}`);
@@ -708,7 +943,9 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await steps.locator('.span-owner', { hasText: 'approval' }).waitFor();
     t.equal(await steps.locator('.span-model').count(), 2, 'two model calls: before and after the approval');
     // The pinned memory of the Memory tab was recalled before the turn (memory.recalled names it).
-    const pinned = ((await d.request('GET', `/agents/${agentId}/memory?pinned=true`)).body.memories as Array<{ id: number }>)[0]!;
+    const pinned = (
+      (await d.request('GET', `/agents/${agentId}/memory?pinned=true`)).body.memories as Array<{ id: number }>
+    )[0]!;
     await steps.locator('.span-memory', { hasText: `recalled 1 memory #${pinned.id}` }).waitFor();
     // And in the chat, after the message that started the turn; its text opens from the keyboard.
     const recall = page.locator('ol.live li.msg-user:has-text("save the weekly report") + li.recall');

@@ -45,12 +45,28 @@ t.test('probe: every member of the context, faked and recorded', async (t) => {
   t.teardown(ext.stop);
 
   ext.emit('agent.loaded', { agentId: 'a1', payload: { name: 'scout', filePath: null } });
-  t.same((await ext.request('POST', '/probe/emit')).body, { seq: 2, source: 'ext:probe' }, 'its events carry source ext:<name>');
+  t.same(
+    (await ext.request('POST', '/probe/emit')).body,
+    { seq: 2, source: 'ext:probe' },
+    'its events carry source ext:<name>',
+  );
   ext.settings.set({ trackedFolders: ['/tmp'] });
-  t.same((await ext.request('GET', '/probe')).body, {
-    word: 'hi', seen: ['agent.loaded:kernel', 'agent.said:ext:probe'], changes: 1, now: 42, home: '/home/probe', token: null,
-  }, 'config defaults, bus, settings, ctx.use, env without AGT_*');
-  t.same(ext.events.map((e) => e.event_type), ['agent.loaded', 'agent.said']);
+  t.same(
+    (await ext.request('GET', '/probe')).body,
+    {
+      word: 'hi',
+      seen: ['agent.loaded:kernel', 'agent.said:ext:probe'],
+      changes: 1,
+      now: 42,
+      home: '/home/probe',
+      token: null,
+    },
+    'config defaults, bus, settings, ctx.use, env without AGT_*',
+  );
+  t.same(
+    ext.events.map((e) => e.event_type),
+    ['agent.loaded', 'agent.said'],
+  );
 
   t.same((await ext.request('POST', '/probe/deliver/a1')).body, { messageId: 1 });
   t.same(ext.deliveries, [{ agentId: 'a1', message: { source: 'probe', text: 'knock knock' }, messageId: 1 }]);
@@ -59,11 +75,19 @@ t.test('probe: every member of the context, faked and recorded', async (t) => {
   t.equal(nobody.status, 404, 'the inbox refuses an agent that is not loaded');
 
   t.same((await ext.request('GET', '/agents/a1/probe')).body, { id: 'a1', name: 'scout' });
-  t.same((await ext.request('GET', '/agents/a1/probe/nested')).body, { nested: true }, 'a plugin registered on agentHttp');
+  t.same(
+    (await ext.request('GET', '/agents/a1/probe/nested')).body,
+    { nested: true },
+    'a plugin registered on agentHttp',
+  );
   t.equal(ext.offered(probeGreeters)[0]!.greet('you'), 'hi, you');
   t.equal(ext.contributions.tools.length, 1);
   t.equal(ext.contributions.lifecycle.length, 1);
-  t.throws(() => ext.context.provide(probeGreeters, { greet: () => '' }), /after register/, 'provide only during register');
+  t.throws(
+    () => ext.context.provide(probeGreeters, { greet: () => '' }),
+    /after register/,
+    'provide only during register',
+  );
 
   await ext.stop();
   t.equal(ext.state, 'stopped');
@@ -76,7 +100,11 @@ t.test('probe: what fails it, and its 503', async (t) => {
     ['register throws', { config: { failIn: 'register' } }, /^register failed: probe was told to fail in register/],
     ['start throws', { config: { failIn: 'start' } }, /^start failed: probe was told to fail in start/],
     ['invalid config', { config: { word: 3 } }, /^invalid config: \/word: /],
-    ['a point no dependency offers', { config: { useClock: true } }, /uses extension point probe\.clock, which no loaded extension provides/],
+    [
+      'a point no dependency offers',
+      { config: { useClock: true } },
+      /uses extension point probe\.clock, which no loaded extension provides/,
+    ],
   ];
   for (const [what, options, reason] of cases) {
     const ext = await startTestExtension(probe, options);
@@ -86,7 +114,11 @@ t.test('probe: what fails it, and its 503', async (t) => {
     for (const path of ['/probe', '/probe/anything', '/agents/a1/probe']) {
       const res = await ext.request('GET', path);
       t.equal(res.status, 503, `${what}: GET ${path}`);
-      t.match(res.body, { code: 'unavailable', extension: 'probe', error: `extension probe is failed: ${ext.error}; its routes are unavailable` });
+      t.match(res.body, {
+        code: 'unavailable',
+        extension: 'probe',
+        error: `extension probe is failed: ${ext.error}; its routes are unavailable`,
+      });
     }
   }
   const newer = await startTestExtension({ ...probe, contract: '1.99' });
@@ -120,7 +152,11 @@ t.test('the harness answers as the daemon does', async (t) => {
   t.teardown(ext.stop);
   const shape = (res: TestResponse) => ({ status: res.status, body: res.body });
   for (const [method, path, body] of requests) {
-    t.same(shape(await ext.request(method, path, body)), shape(await daemon.request(method, path, body)), `${method} ${path} ${body === undefined ? '' : JSON.stringify(body)}`);
+    t.same(
+      shape(await ext.request(method, path, body)),
+      shape(await daemon.request(method, path, body)),
+      `${method} ${path} ${body === undefined ? '' : JSON.stringify(body)}`,
+    );
   }
 
   const failedDaemon = await startTestDaemon({ extensions: [{ module: PROBE_MODULE, config: { failIn: 'start' } }] });
@@ -128,12 +164,21 @@ t.test('the harness answers as the daemon does', async (t) => {
   const failedExt = await startTestExtension(probe, { config: { failIn: 'start' } });
   t.teardown(failedExt.stop);
   for (const path of ['/probe', '/probe/x', '/agents/a1/probe']) {
-    t.same(shape(await failedExt.request('GET', path)), shape(await failedDaemon.request('GET', path)), `failed: GET ${path}`);
+    t.same(
+      shape(await failedExt.request('GET', path)),
+      shape(await failedDaemon.request('GET', path)),
+      `failed: GET ${path}`,
+    );
   }
 });
 
 t.test('startTestDaemon: the real daemon with the given modules, its token, a clean stop', async (t) => {
-  const daemon = await startTestDaemon({ extensions: [{ module: PROBE_MODULE, config: { word: 'yo' } }, { module: PROBE_MODULE.replace('/probe/', '/hello/'), enabled: false }] });
+  const daemon = await startTestDaemon({
+    extensions: [
+      { module: PROBE_MODULE, config: { word: 'yo' } },
+      { module: PROBE_MODULE.replace('/probe/', '/hello/'), enabled: false },
+    ],
+  });
   t.match((await daemon.request('GET', '/runtime/extensions')).body.extensions, [
     { name: 'probe', state: 'started', error: null },
     { name: 'hello', state: 'disabled' },

@@ -43,17 +43,25 @@ async function until<T>(check: () => T | undefined | false | Promise<T | undefin
 
 /** The event frames a stream has received so far, parsed. */
 function frames(stream: SseStream): Frame[] {
-  return stream.messages.filter((m) => m.id !== undefined && m.data !== undefined).map((m) => JSON.parse(m.data!).event as Frame);
+  return stream.messages
+    .filter((m) => m.id !== undefined && m.data !== undefined)
+    .map((m) => JSON.parse(m.data!).event as Frame);
 }
 
 const endsTurn = (event: Frame, turnId: string): boolean => {
   const p = event.payload ?? {};
-  if (event.event_type === 'turn.completed' || event.event_type === 'agent.error') return p.turn_id === turnId || (Array.isArray(p.absorbed_turn_ids) && p.absorbed_turn_ids.includes(turnId));
+  if (event.event_type === 'turn.completed' || event.event_type === 'agent.error')
+    return p.turn_id === turnId || (Array.isArray(p.absorbed_turn_ids) && p.absorbed_turn_ids.includes(turnId));
   if (event.event_type === 'chat.discarded') return Array.isArray(p.turn_ids) && p.turn_ids.includes(turnId);
   return false;
 };
 
-const PROVIDERS = { name: 'providers', module: join(ROOT, 'extensions/providers/index.ts'), enabled: true, config: { maxRetries: 0, retryBaseMs: 10, retryMaxMs: 20 } };
+const PROVIDERS = {
+  name: 'providers',
+  module: join(ROOT, 'extensions/providers/index.ts'),
+  enabled: true,
+  config: { maxRetries: 0, retryBaseMs: 10, retryMaxMs: 20 },
+};
 
 t.test('kill -9 mid-turn and mid-burst: nothing accepted is lost, announced rows are in the file', async (t) => {
   // ---- the model: held answers before the kill, prompt answers after -------------------------------
@@ -63,23 +71,32 @@ t.test('kill -9 mid-turn and mid-burst: nothing accepted is lost, announced rows
     const system = String(messages.find((m) => m.role === 'system')?.content ?? '');
     const firstUser = String(messages.find((m) => m.role === 'user')?.content ?? '');
     const last = messages.at(-1);
-    if (firstUser.startsWith('Summarize this conversation')) return phase === 'before' ? reply.stall() : reply.text('a summary');
+    if (firstUser.startsWith('Summarize this conversation'))
+      return phase === 'before' ? reply.stall() : reply.text('a summary');
     if (system.includes('approver')) {
       if (last?.role === 'tool') return reply.text('written');
-      return reply.toolCalls([{ id: 'call_write', name: 'fs_write', args: { path: 'notes/approved.txt', content: 'approved after a crash' } }]);
+      return reply.toolCalls([
+        { id: 'call_write', name: 'fs_write', args: { path: 'notes/approved.txt', content: 'approved after a crash' } },
+      ]);
     }
     if (system.includes('busy') && phase === 'before') return reply.stall();
     return reply.text('ok');
   };
   const fake = await startFakeOpenAI(t, script);
-  const settings = { providers: [{ id: 'local', type: 'openai-compatible', name: 'Fake OpenAI', baseUrl: fake.baseUrl }] };
+  const settings = {
+    providers: [{ id: 'local', type: 'openai-compatible', name: 'Fake OpenAI', baseUrl: fake.baseUrl }],
+  };
   const options = { extensions: { extensions: [PROVIDERS] }, settings };
   const dataDir = tempDir(t, 'agt-crash-data-');
   const agentsDir = tempDir(t, 'agt-crash-agents-');
   const files = {
     queue: await createAgentFile(agentsDir, { name: 'queue', instructions: 'You are the queue agent.' }),
     busy: await createAgentFile(agentsDir, { name: 'busy', instructions: 'You are the busy agent.' }),
-    approver: await createAgentFile(agentsDir, { name: 'approver', instructions: 'You are the approver agent.', tools: [{ name: 'fs_write', enabled: true, restricted: true }] }),
+    approver: await createAgentFile(agentsDir, {
+      name: 'approver',
+      instructions: 'You are the approver agent.',
+      tools: [{ name: 'fs_write', enabled: true, restricted: true }],
+    }),
   };
 
   const client = (d: SpawnedDaemon) => {
@@ -127,9 +144,18 @@ t.test('kill -9 mid-turn and mid-burst: nothing accepted is lost, announced rows
 
   // queue: four finished turns, then a compaction held at its model call keeps the loop busy while a
   // burst of chats (one with an Idempotency-Key) and dispatches queues behind it.
-  for (let i = 1; i <= 4; i++) t.equal((await ended1(await chat('queue', `warm-up ${i}`))).event_type, 'turn.completed');
+  for (let i = 1; i <= 4; i++)
+    t.equal((await ended1(await chat('queue', `warm-up ${i}`))).event_type, 'turn.completed');
   void c1.request('POST', `/agents/${ids.queue}/compact`, {}).catch(() => {});
-  await until(() => fake.chatRequests().some((r) => String(r.body?.messages?.find((m: any) => m.role === 'user')?.content ?? '').startsWith('Summarize')), 'the compaction call');
+  await until(
+    () =>
+      fake
+        .chatRequests()
+        .some((r) =>
+          String(r.body?.messages?.find((m: any) => m.role === 'user')?.content ?? '').startsWith('Summarize'),
+        ),
+    'the compaction call',
+  );
   const burst = await Promise.all([
     ...Array.from({ length: 5 }, (_, i) => chat('queue', `burst ${i}`)),
     chat('queue', 'keyed', { 'idempotency-key': 'crash-key' }),
@@ -144,15 +170,28 @@ t.test('kill -9 mid-turn and mid-burst: nothing accepted is lost, announced rows
   for (let i = 1; i <= 3; i++) {
     const previous = running;
     running = await chat('busy', `busy ${i}`);
-    await until(() => frames(stream1).some((e) => e.event_type === 'turn.started' && e.turn_id === running), `busy ${i} started`);
-    await until(() => fake.chatRequests().some((r) => JSON.stringify(r.body?.messages?.at(-1) ?? {}).includes(`busy ${i}`)), `busy ${i} calling the model`);
-    if (previous) t.match((await ended1(previous)).payload, { stop_reason: 'interrupted' }, 'the next chat interrupted the turn');
+    await until(
+      () => frames(stream1).some((e) => e.event_type === 'turn.started' && e.turn_id === running),
+      `busy ${i} started`,
+    );
+    await until(
+      () => fake.chatRequests().some((r) => JSON.stringify(r.body?.messages?.at(-1) ?? {}).includes(`busy ${i}`)),
+      `busy ${i} calling the model`,
+    );
+    if (previous)
+      t.match((await ended1(previous)).payload, { stop_reason: 'interrupted' }, 'the next chat interrupted the turn');
   }
-  const busyQueued = [await dispatch('busy', { text: 'after the crash 1' }), await dispatch('busy', { text: 'after the crash 2' })];
+  const busyQueued = [
+    await dispatch('busy', { text: 'after the crash 1' }),
+    await dispatch('busy', { text: 'after the crash 2' }),
+  ];
 
   // approver: a restricted tool call waits for the owner.
   const approverTurn = await chat('approver', 'write the note');
-  const requested = await until(() => frames(stream1).find((e) => e.event_type === 'hil.requested' && e.agent_id === ids.approver), 'the approval request');
+  const requested = await until(
+    () => frames(stream1).find((e) => e.event_type === 'hil.requested' && e.agent_id === ids.approver),
+    'the approval request',
+  );
   const taskId = requested.payload.taskId as string;
 
   // The snapshot of what was announced, then the kill.
@@ -160,7 +199,10 @@ t.test('kill -9 mid-turn and mid-burst: nothing accepted is lost, announced rows
   const appended = announced.filter((e) => e.event_type === 'loop.appended');
   const endedBefore = new Set(accepted.filter((turnId) => announced.some((e) => endsTurn(e, turnId))));
   t.ok(!endedBefore.has(running), 'the last busy turn is mid-flight at the kill');
-  t.ok(burst.every((turnId) => !endedBefore.has(turnId)), 'the burst is queued at the kill');
+  t.ok(
+    burst.every((turnId) => !endedBefore.has(turnId)),
+    'the burst is queued at the kill',
+  );
   d1.child.kill('SIGKILL');
   await d1.exited;
   stream1.close();
@@ -178,21 +220,36 @@ t.test('kill -9 mid-turn and mid-burst: nothing accepted is lost, announced rows
   }
 
   // The pending approval survived, is listed and resolvable; the resumed turn runs the tool.
-  const again = await until(() => frames(stream2).find((e) => e.event_type === 'hil.requested' && e.payload.taskId === taskId), 'the approval announced again');
+  const again = await until(
+    () => frames(stream2).find((e) => e.event_type === 'hil.requested' && e.payload.taskId === taskId),
+    'the approval announced again',
+  );
   t.equal(again.turn_id, approverTurn, 'announced again for the same turn');
   const pending = await c2.request('GET', `/agents/${ids.approver}/tasks?status=pending_approval`);
-  t.same(pending.body.tasks.map((task: any) => task.id), [taskId], 'the task from before the kill is listed');
+  t.same(
+    pending.body.tasks.map((task: any) => task.id),
+    [taskId],
+    'the task from before the kill is listed',
+  );
   const resolved = await c2.request('POST', `/agents/${ids.approver}/tasks/${taskId}/resolve`, { action: 'approve' });
   t.equal(resolved.status, 200, 'and resolvable');
 
   // The same key answers the first turnId, and queues nothing.
-  const retried = await c2.request('POST', `/agents/${ids.queue}/chat`, { text: 'keyed' }, { 'idempotency-key': 'crash-key' });
+  const retried = await c2.request(
+    'POST',
+    `/agents/${ids.queue}/chat`,
+    { text: 'keyed' },
+    { 'idempotency-key': 'crash-key' },
+  );
   t.equal(retried.status, 202);
   t.equal(retried.body.turnId, keyed, 'the same Idempotency-Key returns the first turnId after the restart');
 
   // Every accepted turn id ends exactly once overall.
   const open = accepted.filter((turnId) => !endedBefore.has(turnId));
-  await until(() => open.every((turnId) => frames(stream2).some((e) => endsTurn(e, turnId))), 'every open turn ended after the restart');
+  await until(
+    () => open.every((turnId) => frames(stream2).some((e) => endsTurn(e, turnId))),
+    'every open turn ended after the restart',
+  );
   const after = frames(stream2);
   for (const turnId of accepted) {
     const endings = after.filter((e) => endsTurn(e, turnId)).length + (endedBefore.has(turnId) ? 1 : 0);
@@ -200,24 +257,49 @@ t.test('kill -9 mid-turn and mid-burst: nothing accepted is lost, announced rows
   }
   t.pass(`${accepted.length} accepted turn ids ended exactly once`);
   const endOf = (turnId: string) => after.find((e) => endsTurn(e, turnId))!;
-  t.match(endOf(running), { event_type: 'agent.error', payload: { code: 'daemon_restart', turn_id: running } }, 'the turn cut short is announced');
-  for (const turnId of [...burst, ...busyQueued]) t.equal(endOf(turnId).event_type, 'turn.completed', 'queued work ran after the restart');
-  t.match(endOf(approverTurn), { event_type: 'turn.completed', payload: { text: 'written' } }, 'the approved turn resumed and completed');
-  t.equal(after.filter((e) => e.event_type === 'turn.started' && e.turn_id === keyed).length + after.filter((e) => e.event_type === 'chat.delivered' && e.payload.turn_ids.includes(keyed)).length, 1, 'the keyed chat ran once');
+  t.match(
+    endOf(running),
+    { event_type: 'agent.error', payload: { code: 'daemon_restart', turn_id: running } },
+    'the turn cut short is announced',
+  );
+  for (const turnId of [...burst, ...busyQueued])
+    t.equal(endOf(turnId).event_type, 'turn.completed', 'queued work ran after the restart');
+  t.match(
+    endOf(approverTurn),
+    { event_type: 'turn.completed', payload: { text: 'written' } },
+    'the approved turn resumed and completed',
+  );
+  t.equal(
+    after.filter((e) => e.event_type === 'turn.started' && e.turn_id === keyed).length +
+      after.filter((e) => e.event_type === 'chat.delivered' && e.payload.turn_ids.includes(keyed)).length,
+    1,
+    'the keyed chat ran once',
+  );
 
   const task = await c2.request('GET', `/agents/${ids.approver}/tasks/${taskId}`);
   t.equal(task.body.status, 'completed');
   const approverRows = (await c2.request('GET', `/agents/${ids.approver}/loop?limit=500&offset=0`)).body.rows;
-  t.ok(approverRows.some((row: any) => row.role === 'tool' && row.content.toolCallId === 'call_write' && !row.content.isError), 'the approved tool ran once the owner approved');
+  t.ok(
+    approverRows.some(
+      (row: any) => row.role === 'tool' && row.content.toolCallId === 'call_write' && !row.content.isError,
+    ),
+    'the approved tool ran once the owner approved',
+  );
   const busyRows = (await c2.request('GET', `/agents/${ids.busy}/loop?limit=500&offset=0`)).body.rows;
-  t.ok(busyRows.some((row: any) => row.kind === 'notice' && row.turn_id === running), 'the model reads that the turn was cut short');
+  t.ok(
+    busyRows.some((row: any) => row.kind === 'notice' && row.turn_id === running),
+    'the model reads that the turn was cut short',
+  );
 
   // Every row announced before the kill is in the file.
   const missing: string[] = [];
   for (const name of Object.keys(files) as Array<keyof typeof files>) {
-    const rows = (await c2.request('GET', `/agents/${ids[name]}/loop?limit=500&offset=0`)).body.rows as Array<{ id: number }>;
+    const rows = (await c2.request('GET', `/agents/${ids[name]}/loop?limit=500&offset=0`)).body.rows as Array<{
+      id: number;
+    }>;
     const present = new Set(rows.map((row) => row.id));
-    for (const event of appended.filter((e) => e.agent_id === ids[name])) if (!present.has(event.payload.row_id)) missing.push(`${name}#${event.payload.row_id}`);
+    for (const event of appended.filter((e) => e.agent_id === ids[name]))
+      if (!present.has(event.payload.row_id)) missing.push(`${name}#${event.payload.row_id}`);
   }
   t.same(missing, [], `all ${appended.length} rows announced before the kill are in the files`);
 
@@ -227,9 +309,25 @@ t.test('kill -9 mid-turn and mid-burst: nothing accepted is lost, announced rows
   for (const [name, path] of Object.entries(files)) {
     const db = new Database(path, { readonly: true });
     try {
-      t.equal((db.prepare('PRAGMA integrity_check').get() as { integrity_check: string }).integrity_check, 'ok', `${name}: integrity_check ok`);
-      t.equal((db.prepare('SELECT count(*) AS n FROM agt_queue').get() as { n: number }).n, 0, `${name}: no accepted turn left`);
-      t.equal((db.prepare("SELECT count(*) AS n FROM agt_tasks WHERE status IN ('pending_approval', 'running')").get() as { n: number }).n, 0, `${name}: no open task left`);
+      t.equal(
+        (db.prepare('PRAGMA integrity_check').get() as { integrity_check: string }).integrity_check,
+        'ok',
+        `${name}: integrity_check ok`,
+      );
+      t.equal(
+        (db.prepare('SELECT count(*) AS n FROM agt_queue').get() as { n: number }).n,
+        0,
+        `${name}: no accepted turn left`,
+      );
+      t.equal(
+        (
+          db.prepare("SELECT count(*) AS n FROM agt_tasks WHERE status IN ('pending_approval', 'running')").get() as {
+            n: number;
+          }
+        ).n,
+        0,
+        `${name}: no open task left`,
+      );
     } finally {
       db.close();
     }

@@ -20,7 +20,11 @@ t.test('runtime hooks: no start hook, an attach that fails', async (t) => {
   t.equal(noStart.body.started, false, 'a runtime without a start hook: created and loaded, not started');
   t.equal((await d.request('GET', `/agents/${noStart.body.agentId}`)).status, 200);
 
-  const restore = replaceRuntimeHooks(d.daemon, { attach: async () => { throw new Error('runtime refused'); } });
+  const restore = replaceRuntimeHooks(d.daemon, {
+    attach: async () => {
+      throw new Error('runtime refused');
+    },
+  });
   const failed = await d.request('POST', '/agents/create', { name: 'Unlucky', directory: dir });
   restore();
   t.equal(failed.status, 422);

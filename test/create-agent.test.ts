@@ -10,7 +10,6 @@ import t, { type Test } from 'tap';
 import { runDaemon, tempDir, type SpawnedDaemon } from './helpers/daemon.js';
 import { eventLog } from './helpers/events.js';
 
-
 /**
  * One daemon for the file, its HOME a temp folder (the default agents folder is under it). The refusal
  * test runs first: it starts with no owner and leaves one, unlocked, for the others.
@@ -28,12 +27,20 @@ async function withSettings(t: Test, settings: Record<string, unknown>): Promise
 }
 
 /** Writes a user template built from the standard one, optionally changed, and reviews it. */
-async function userTemplate(d: SpawnedDaemon, id: string, change: (config: any) => void = () => {}, review = true): Promise<void> {
+async function userTemplate(
+  d: SpawnedDaemon,
+  id: string,
+  change: (config: any) => void = () => {},
+  review = true,
+): Promise<void> {
   const standard = await d.request('GET', '/templates/standard');
   const config = structuredClone(standard.body.config);
   change(config);
   mkdirSync(join(d.dataDir, 'templates'), { recursive: true });
-  writeFileSync(join(d.dataDir, 'templates', `${id}.json`), JSON.stringify({ name: id, description: 'test template', config }));
+  writeFileSync(
+    join(d.dataDir, 'templates', `${id}.json`),
+    JSON.stringify({ name: id, description: 'test template', config }),
+  );
   if (review) {
     const reviewed = await d.request('POST', `/templates/${id}/review`);
     if (reviewed.status !== 200) throw new Error(`template review failed: ${JSON.stringify(reviewed.body)}`);
@@ -44,7 +51,9 @@ t.test('every refusal code', async (t) => {
   const dir = tempDir(t);
   const notADir = join(dir, 'plain-file');
   writeFileSync(notADir, 'x');
-  const d = await withSettings(t, { providers: [{ id: 'local', type: 'openai-compatible', name: 'Local', baseUrl: 'http://127.0.0.1:9/v1' }] });
+  const d = await withSettings(t, {
+    providers: [{ id: 'local', type: 'openai-compatible', name: 'Local', baseUrl: 'http://127.0.0.1:9/v1' }],
+  });
 
   const early = await d.request('POST', '/agents/create', { name: 'Early', directory: dir });
   t.equal(early.status, 409);
@@ -80,16 +89,38 @@ t.test('every refusal code', async (t) => {
   const missing = await d.request('POST', '/agents/create', { directory: dir, template: 'no-such-template' });
   t.match(missing, { status: 422, body: { code: 'template_missing' } });
   writeFileSync(join(d.dataDir, 'templates', 'broken.json'), '{ not json');
-  t.match(await d.request('POST', '/agents/create', { directory: dir, template: 'broken' }), { status: 422, body: { code: 'template_invalid' } });
+  t.match(await d.request('POST', '/agents/create', { directory: dir, template: 'broken' }), {
+    status: 422,
+    body: { code: 'template_invalid' },
+  });
   await userTemplate(d, 'unreviewed', () => {}, false);
-  t.match(await d.request('POST', '/agents/create', { directory: dir, template: 'unreviewed' }), { status: 422, body: { code: 'template_unreviewed' } });
+  t.match(await d.request('POST', '/agents/create', { directory: dir, template: 'unreviewed' }), {
+    status: 422,
+    body: { code: 'template_unreviewed' },
+  });
   await userTemplate(d, 'guarded', (config) => (config.security = { password_required: true }));
-  const needsPassword = await d.request('POST', '/agents/create', { name: 'Guarded', directory: dir, template: 'guarded' });
+  const needsPassword = await d.request('POST', '/agents/create', {
+    name: 'Guarded',
+    directory: dir,
+    template: 'guarded',
+  });
   t.match(needsPassword, { status: 400, body: { code: 'password_required' } });
-  const mismatch = await d.request('POST', '/agents/create', { name: 'Guarded', directory: dir, template: 'guarded', password: 'pw-one', passwordConfirm: 'pw-two' });
+  const mismatch = await d.request('POST', '/agents/create', {
+    name: 'Guarded',
+    directory: dir,
+    template: 'guarded',
+    password: 'pw-one',
+    passwordConfirm: 'pw-two',
+  });
   t.match(mismatch, { status: 403, body: { code: 'wrong_password' } });
   t.notOk(existsSync(join(dir, 'guarded.agt')), 'refused creates leave no file');
-  const guarded = await d.request('POST', '/agents/create', { name: 'Guarded', directory: dir, template: 'guarded', password: 'pw-one', passwordConfirm: 'pw-one' });
+  const guarded = await d.request('POST', '/agents/create', {
+    name: 'Guarded',
+    directory: dir,
+    template: 'guarded',
+    password: 'pw-one',
+    passwordConfirm: 'pw-one',
+  });
   t.equal(guarded.status, 201, 'with a password the template is usable');
 
   const first = await d.request('POST', '/agents/create', { name: 'Twin', directory: dir });
@@ -119,7 +150,8 @@ t.test('creates, seals, reviews, tracks and loads an agent', async (t) => {
   t.equal(review.body.reviewed, true, 'marked reviewed');
   t.match(review.body.summary.identity, { agentDid: res.body.did, ownerIsYou: true, scenario: 'mine' });
 
-  const tracked = async () => ((await d.request('GET', '/settings')).body.trackedFolders as string[]).filter((folder) => folder === dir);
+  const tracked = async () =>
+    ((await d.request('GET', '/settings')).body.trackedFolders as string[]).filter((folder) => folder === dir);
   t.same(await tracked(), [dir], 'directory tracked');
   const again = await d.request('POST', '/agents/create', { name: 'Second', directory: dir });
   t.equal(again.status, 201);
@@ -127,8 +159,14 @@ t.test('creates, seals, reviews, tracks and loads an agent', async (t) => {
 
   const status = await d.request('GET', `/agents/${res.body.agentId}/status`);
   t.notOk(status.body.degraded, 'a fresh agent is not degraded');
-  await log.waitFor((event) => event.event_type === 'agent.loaded' && event.agent_id === res.body.agentId, 'agent.loaded');
-  t.notOk(log.events.some((event) => event.event_type === 'agent.started'), 'not started without start: true');
+  await log.waitFor(
+    (event) => event.event_type === 'agent.loaded' && event.agent_id === res.body.agentId,
+    'agent.loaded',
+  );
+  t.notOk(
+    log.events.some((event) => event.event_type === 'agent.started'),
+    'not started without start: true',
+  );
 
   const logs = await d.request('GET', `/agents/${res.body.agentId}/logs?event=created`);
   t.equal(logs.body.logs.length, 1, 'creation logged in the agent log');
@@ -142,7 +180,11 @@ t.test('a generated name when none is given, unique in the directory', async (t)
     const res = await d.request('POST', '/agents/create');
     t.equal(res.status, 201, 'a bodiless POST is fine');
     t.match(res.body.name, /^[A-Z][a-z]+ [A-Z][a-z]+( \d+)?$/);
-    t.equal(res.body.filePath, join(dir, `${res.body.name.toLowerCase().replace(/ /g, '-')}.agt`), 'default directory: settings.agentsFolder');
+    t.equal(
+      res.body.filePath,
+      join(dir, `${res.body.name.toLowerCase().replace(/ /g, '-')}.agt`),
+      'default directory: settings.agentsFolder',
+    );
     names.add(res.body.name);
   }
   t.equal(names.size, 3, 'no two agents got the same name');
@@ -166,17 +208,37 @@ t.test('provider and model override the template model', async (t) => {
   const dir = tempDir(t);
   const d = await withSettings(t, {
     providers: [
-      { id: 'local', type: 'openai-compatible', name: 'Local', baseUrl: 'http://127.0.0.1:9/v1', defaultModel: 'small' },
+      {
+        id: 'local',
+        type: 'openai-compatible',
+        name: 'Local',
+        baseUrl: 'http://127.0.0.1:9/v1',
+        defaultModel: 'small',
+      },
       { id: 'other', type: 'openai-compatible', name: 'Other', baseUrl: 'http://127.0.0.1:9/v1', defaultModel: 'big' },
     ],
   });
   const byProvider = await d.request('POST', '/agents/create', { name: 'P', directory: dir, provider: 'other' });
   t.equal(byProvider.status, 201);
-  t.match((await d.request('GET', `/agents/${byProvider.body.agentId}`)).body.config.model, { provider: 'other', model_id: 'big' });
-  const both = await d.request('POST', '/agents/create', { name: 'PM', directory: dir, provider: 'other', model: 'tuned' });
-  t.match((await d.request('GET', `/agents/${both.body.agentId}`)).body.config.model, { provider: 'other', model_id: 'tuned' });
+  t.match((await d.request('GET', `/agents/${byProvider.body.agentId}`)).body.config.model, {
+    provider: 'other',
+    model_id: 'big',
+  });
+  const both = await d.request('POST', '/agents/create', {
+    name: 'PM',
+    directory: dir,
+    provider: 'other',
+    model: 'tuned',
+  });
+  t.match((await d.request('GET', `/agents/${both.body.agentId}`)).body.config.model, {
+    provider: 'other',
+    model_id: 'tuned',
+  });
   const modelOnly = await d.request('POST', '/agents/create', { name: 'M', directory: dir, model: 'solo' });
-  t.match((await d.request('GET', `/agents/${modelOnly.body.agentId}`)).body.config.model, { provider: 'local', model_id: 'solo' });
+  t.match((await d.request('GET', `/agents/${modelOnly.body.agentId}`)).body.config.model, {
+    provider: 'local',
+    model_id: 'solo',
+  });
 });
 
 t.test('start: true starts the agent through the runtime', async (t) => {
@@ -186,7 +248,8 @@ t.test('start: true starts the agent through the runtime', async (t) => {
   const res = await d.request('POST', '/agents/create', { name: 'Starter', directory: dir, start: true });
   t.equal(res.status, 201);
   t.equal(res.body.started, true);
-  const isStarted = (event: { event_type: string; agent_id: string | null }) => event.event_type === 'agent.started' && event.agent_id === res.body.agentId;
+  const isStarted = (event: { event_type: string; agent_id: string | null }) =>
+    event.event_type === 'agent.started' && event.agent_id === res.body.agentId;
   await log.waitFor(isStarted, 'agent.started');
   // Started already: a start by name is a no-op (no second agent.started).
   const again = await d.request('POST', `/agents/${res.body.agentId}/start`);
@@ -201,5 +264,8 @@ t.test('a directory that cannot hold an agent file is a 400, not a 500', async (
   t.equal(res.status, 400);
   t.equal(res.body.code, 'bad_request');
   t.notOk(existsSync('/proc/nowhere.agt'));
-  t.notOk((await d.request('GET', '/agents')).body.some((agent: { name: string }) => agent.name === 'Nowhere'), 'nothing loaded');
+  t.notOk(
+    (await d.request('GET', '/agents')).body.some((agent: { name: string }) => agent.name === 'Nowhere'),
+    'nothing loaded',
+  );
 });

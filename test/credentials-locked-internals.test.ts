@@ -15,7 +15,9 @@ t.test('the re-check keeps a password lock silently and repairs a stale flag', a
   const kernel = d.daemon.kernel;
   await d.request('POST', '/identity/create', { passphrase: PASSPHRASE });
   const plain = (await d.request('POST', '/agents/create', { name: 'Plain', directory: dir })).body;
-  const vault = (await d.request('POST', '/agents/create', { name: 'Vault', directory: dir, password: 'vault password' })).body;
+  const vault = (
+    await d.request('POST', '/agents/create', { name: 'Vault', directory: dir, password: 'vault password' })
+  ).body;
   await d.request('POST', `/agents/${vault.agentId}/stop`);
   t.equal((await d.request('POST', '/agents/load', { filePath: vault.filePath })).status, 200);
   const degraded = async (id: string) => (await d.request('GET', `/agents/${id}/status`)).body.degraded;
@@ -23,7 +25,10 @@ t.test('the re-check keeps a password lock silently and repairs a stale flag', a
 
   const events: UmbilicalEvent[] = [];
   t.teardown(kernel.bus.subscribe((event) => events.push(event)));
-  const degradedEvents = (id: string) => events.filter((event) => event.event_type === 'agent.degraded' && event.agent_id === id).map((event) => event.payload);
+  const degradedEvents = (id: string) =>
+    events
+      .filter((event) => event.event_type === 'agent.degraded' && event.agent_id === id)
+      .map((event) => event.payload);
   kernel.credentials.keys.forget(vault.agentId);
   kernel.credentials.watcher.checkAll();
   t.same(degradedEvents(vault.agentId), [], 're-checks do not unlock a password, and say nothing');

@@ -53,7 +53,11 @@ t.test('a blocked client catches up from the ring on drain, and is cut once its 
   const hub = new SseHub(bus, silentLogger);
   t.teardown(() => hub.close());
   const res = new FullResponse();
-  hub.open(res as unknown as ServerResponse, { cursor: null, epoch: null, agentId: null }, { gap: null, startAfter: 0 });
+  hub.open(
+    res as unknown as ServerResponse,
+    { cursor: null, epoch: null, agentId: null },
+    { gap: null, startAfter: 0 },
+  );
   const before = res.written.length;
   const emit = async (count: number) => {
     for (let i = 0; i < count; i++) bus.emit('agent.state.changed', { agentId: 'a', payload: { state: `s${i}` } });
@@ -100,20 +104,29 @@ t.test('a stalled client neither delays others nor grows memory: it is cut and r
     received.push(frame.data.cursor);
   }
   t.same(hub.stats(), { clients: 1, dropped: 1 }, 'the stalled client was cut, the good one stays');
-  t.ok(received.every((cursor, i) => i === 0 || cursor === received[i - 1]! + 1), 'the good client got every frame in order');
+  t.ok(
+    received.every((cursor, i) => i === 0 || cursor === received[i - 1]! + 1),
+    'the good client got every frame in order',
+  );
   t.equal(received.at(-1), bus.latest);
 
   // What the stalled client did receive is an in-order prefix; it resumes from its last cursor exactly.
   const messages: SseMessage[] = [];
   stalled.setEncoding('utf8');
   stalled.on('error', () => {});
-  stalled.on('data', parseSse((m) => messages.push(m)));
+  stalled.on(
+    'data',
+    parseSse((m) => messages.push(m)),
+  );
   stalled.resume();
   await new Promise((resolve) => stalled.once('close', resolve));
   t.notOk(stalled.complete, 'the stream was cut, not ended');
   const cursors = messages.filter((m) => m.id !== undefined).map((m) => Number(m.id));
   t.ok(cursors.length > 0 && cursors.at(-1)! < bus.latest, 'it got some frames, not all');
-  t.ok(cursors.every((cursor, i) => cursor === received[i]), 'a prefix of the same frames');
+  t.ok(
+    cursors.every((cursor, i) => cursor === received[i]),
+    'a prefix of the same frames',
+  );
   const resumed = await open(d, `?since=${cursors.at(-1)}&epoch=${bus.epoch}`);
   t.teardown(() => resumed.close());
   t.equal((await resumed.nextEvent()).event, 'stream.hello');
@@ -122,24 +135,31 @@ t.test('a stalled client neither delays others nor grows memory: it is cut and r
   t.equal(next.data.cursor, cursors.at(-1)! + 1);
 });
 
-t.test('a synchronous burst longer than the ring reaches a client whose socket takes it: nothing dropped, in order', async (t) => {
-  const d = await bootDaemon(t);
-  const hub = d.daemon.kernel.eventStream!;
-  const bus = d.daemon.kernel.bus;
-  const stream = await open(d);
-  t.teardown(() => stream.close());
-  t.equal((await stream.nextEvent()).event, 'stream.hello');
-  // 1.5 rings of ~300-byte frames in one tick: the hub flushes every half ring, in batches over 16 KB
-  // (Node's high-water mark); none may count as a full socket while the kernel takes every byte.
-  const first = bus.latest + 1;
-  const count = bus.capacity * 1.5;
-  for (let i = 0; i < count; i++) bus.emit('log.written', { agentId: 'a', payload: { level: 'info', origin: null, event: null, message: 'x'.repeat(200) } });
-  for (let i = 0; i < count; i++) {
-    const frame = await stream.nextEvent();
-    if (frame.data.cursor !== first + i) t.fail(`cursor ${frame.data.cursor} where ${first + i} was due`);
-  }
-  t.same(hub.stats(), { clients: 1, dropped: 0 }, 'the client kept up and stays');
-});
+t.test(
+  'a synchronous burst longer than the ring reaches a client whose socket takes it: nothing dropped, in order',
+  async (t) => {
+    const d = await bootDaemon(t);
+    const hub = d.daemon.kernel.eventStream!;
+    const bus = d.daemon.kernel.bus;
+    const stream = await open(d);
+    t.teardown(() => stream.close());
+    t.equal((await stream.nextEvent()).event, 'stream.hello');
+    // 1.5 rings of ~300-byte frames in one tick: the hub flushes every half ring, in batches over 16 KB
+    // (Node's high-water mark); none may count as a full socket while the kernel takes every byte.
+    const first = bus.latest + 1;
+    const count = bus.capacity * 1.5;
+    for (let i = 0; i < count; i++)
+      bus.emit('log.written', {
+        agentId: 'a',
+        payload: { level: 'info', origin: null, event: null, message: 'x'.repeat(200) },
+      });
+    for (let i = 0; i < count; i++) {
+      const frame = await stream.nextEvent();
+      if (frame.data.cursor !== first + i) t.fail(`cursor ${frame.data.cursor} where ${first + i} was due`);
+    }
+    t.same(hub.stats(), { clients: 1, dropped: 0 }, 'the client kept up and stays');
+  },
+);
 
 t.test('heartbeat comments arrive at the configured interval', async (t) => {
   const d = await bootDaemon(t);

@@ -23,7 +23,9 @@ t.test('a real EventSource client receives hello and typed events with their cur
     fetch: (url, init) => fetch(url, { ...init, headers: { ...init.headers, ...auth(d) } }),
   });
   t.teardown(() => source.close());
-  const hello = await new Promise<MessageEvent>((resolve) => source.addEventListener('stream.hello', resolve, { once: true }));
+  const hello = await new Promise<MessageEvent>((resolve) =>
+    source.addEventListener('stream.hello', resolve, { once: true }),
+  );
   const { epoch, latestCursor } = JSON.parse(hello.data);
   t.type(epoch, 'string');
   const got = new Promise<MessageEvent>((resolve) => source.addEventListener('agent.loaded', resolve, { once: true }));

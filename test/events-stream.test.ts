@@ -36,7 +36,10 @@ t.test('connect: comment, hello, then live frames in order', async (t) => {
   t.equal(stream.status, 200);
   t.equal(stream.headers['content-type'], 'text/event-stream');
   t.equal(stream.headers['cache-control'], 'no-cache');
-  t.notOk(Object.keys(stream.headers).some((name) => name.startsWith('access-control-')), 'no CORS headers');
+  t.notOk(
+    Object.keys(stream.headers).some((name) => name.startsWith('access-control-')),
+    'no CORS headers',
+  );
 
   t.same(await stream.next(), { comment: 'connected' });
   const hello = await stream.next();
@@ -188,11 +191,20 @@ t.test('a cursor whose successors were evicted gets gap evicted, then the buffer
   const hello = await evicted.nextEvent();
   t.same(hello.data, { epoch: bus.epoch, oldestCursor: 102, latestCursor: 1101 });
   const gap = await evicted.nextEvent();
-  t.same(gap.data, { reason: 'evicted', epoch: bus.epoch, requestedCursor: 100, oldestCursor: 102, latestCursor: 1101 });
+  t.same(gap.data, {
+    reason: 'evicted',
+    epoch: bus.epoch,
+    requestedCursor: 100,
+    oldestCursor: 102,
+    latestCursor: 1101,
+  });
   const replay = await cursorsOf(evicted, 1000);
   t.equal(replay[0], 102);
   t.equal(replay[999], 1101);
-  t.ok(replay.every((cursor, i) => i === 0 || cursor === replay[i - 1]! + 1), 'consecutive, in order');
+  t.ok(
+    replay.every((cursor, i) => i === 0 || cursor === replay[i - 1]! + 1),
+    'consecutive, in order',
+  );
 
   const exact = await open(d, '?since=101');
   t.teardown(() => exact.close());
@@ -246,38 +258,52 @@ function dechunk(body: Buffer): { text: string; last: boolean } {
     const size = parseInt(body.toString('latin1', at, eol), 16);
     if (!(size >= 0)) throw new Error(`bad chunk size line at ${at}`);
     if (body.length < eol + 2 + size + 2) return { text: Buffer.concat(parts).toString('utf8'), last: false };
-    if (body.toString('latin1', eol + 2 + size, eol + 4 + size) !== '\r\n') throw new Error(`chunk of ${size} bytes not followed by CRLF`);
+    if (body.toString('latin1', eol + 2 + size, eol + 4 + size) !== '\r\n')
+      throw new Error(`chunk of ${size} bytes not followed by CRLF`);
     if (size === 0) return { text: Buffer.concat(parts).toString('utf8'), last: true };
     parts.push(body.subarray(eol + 2, eol + 2 + size));
     at = eol + 4 + size;
   }
 }
 
-t.test('on the wire: HTTP/1.1 gets well-formed chunks sized in bytes (non-ASCII data), HTTP/1.0 the bare frames', async (t) => {
-  const d = await bootDaemon(t);
-  const bus = d.daemon.kernel.bus;
-  const v11 = rawStream(d, '1.1');
-  const v10 = rawStream(d, '1.0');
-  t.teardown(() => (v11.socket.destroy(), v10.socket.destroy()));
-  const headEnd = (bytes: Buffer) => bytes.indexOf('\r\n\r\n');
-  const body = (bytes: Buffer) => bytes.subarray(headEnd(bytes) + 4);
-  for (const s of [v11, v10]) await s.until(() => headEnd(s.all()) >= 0 && body(s.all()).includes('stream.hello'));
-  t.match(v11.all().toString('latin1'), /^HTTP\/1\.1 200 OK\r\n[^]*transfer-encoding: chunked\r\n/i);
-  t.notMatch(v10.all().toString('latin1').slice(0, headEnd(v10.all())), /transfer-encoding/i, 'no chunks for HTTP/1.0');
+t.test(
+  'on the wire: HTTP/1.1 gets well-formed chunks sized in bytes (non-ASCII data), HTTP/1.0 the bare frames',
+  async (t) => {
+    const d = await bootDaemon(t);
+    const bus = d.daemon.kernel.bus;
+    const v11 = rawStream(d, '1.1');
+    const v10 = rawStream(d, '1.0');
+    t.teardown(() => (v11.socket.destroy(), v10.socket.destroy()));
+    const headEnd = (bytes: Buffer) => bytes.indexOf('\r\n\r\n');
+    const body = (bytes: Buffer) => bytes.subarray(headEnd(bytes) + 4);
+    for (const s of [v11, v10]) await s.until(() => headEnd(s.all()) >= 0 && body(s.all()).includes('stream.hello'));
+    t.match(v11.all().toString('latin1'), /^HTTP\/1\.1 200 OK\r\n[^]*transfer-encoding: chunked\r\n/i);
+    t.notMatch(
+      v10.all().toString('latin1').slice(0, headEnd(v10.all())),
+      /transfer-encoding/i,
+      'no chunks for HTTP/1.0',
+    );
 
-  const said = 'héllo wörld € 😀 '.repeat(20);
-  for (let i = 0; i < 3; i++) bus.emit('agent.state.changed', { agentId: 'agent-a', payload: { state: `${said}${i}` } });
-  const latest = bus.latest;
-  const frames = (text: string) => text.split('\n\n').filter((frame) => frame.startsWith('id: '));
-  await v11.until(() => frames(dechunk(body(v11.all())).text).length === 3);
-  await v10.until(() => frames(body(v10.all()).toString('utf8')).length === 3);
-  const expected = [latest - 2, latest - 1, latest].map((cursor) => `id: ${cursor}\nevent: agent.state.changed\ndata: ${bus.dataAt(cursor)}`);
-  t.same(frames(dechunk(body(v11.all())).text), expected, 'the same frames, byte for byte, inside the chunks');
-  t.same(frames(body(v10.all()).toString('utf8')), expected, 'and bare over HTTP/1.0');
-  t.ok(dechunk(body(v11.all())).text.startsWith(': connected\n\nevent: stream.hello\n'), 'the control frames first, in the same chunked body');
+    const said = 'héllo wörld € 😀 '.repeat(20);
+    for (let i = 0; i < 3; i++)
+      bus.emit('agent.state.changed', { agentId: 'agent-a', payload: { state: `${said}${i}` } });
+    const latest = bus.latest;
+    const frames = (text: string) => text.split('\n\n').filter((frame) => frame.startsWith('id: '));
+    await v11.until(() => frames(dechunk(body(v11.all())).text).length === 3);
+    await v10.until(() => frames(body(v10.all()).toString('utf8')).length === 3);
+    const expected = [latest - 2, latest - 1, latest].map(
+      (cursor) => `id: ${cursor}\nevent: agent.state.changed\ndata: ${bus.dataAt(cursor)}`,
+    );
+    t.same(frames(dechunk(body(v11.all())).text), expected, 'the same frames, byte for byte, inside the chunks');
+    t.same(frames(body(v10.all()).toString('utf8')), expected, 'and bare over HTTP/1.0');
+    t.ok(
+      dechunk(body(v11.all())).text.startsWith(': connected\n\nevent: stream.hello\n'),
+      'the control frames first, in the same chunked body',
+    );
 
-  // The stream's end follows the frames written straight to the socket: the last chunk, in order.
-  await d.daemon.kernel.eventStream.close();
-  await v11.until(() => dechunk(body(v11.all())).last);
-  t.equal(frames(dechunk(body(v11.all())).text).length, 3, 'a clean end of the chunked body after the frames');
-});
+    // The stream's end follows the frames written straight to the socket: the last chunk, in order.
+    await d.daemon.kernel.eventStream.close();
+    await v11.until(() => dechunk(body(v11.all())).last);
+    t.equal(frames(dechunk(body(v11.all())).text).length, 3, 'a clean end of the chunked body after the frames');
+  },
+);

@@ -40,7 +40,10 @@ t.test('dependency order at start, reverse order at stop, each stop once', async
   ]);
   t.same(
     d.daemon.kernel.extensions.status().map((row) => [row.name, row.state, row.loaded]),
-    [['needs-hello', 'stopped', false], ['hello', 'stopped', false]],
+    [
+      ['needs-hello', 'stopped', false],
+      ['hello', 'stopped', false],
+    ],
   );
   t.same(await d.daemon.kernel.contributions.toolsFor('a1', new Set()), [], 'contributions withdrawn at stop');
 });
@@ -50,9 +53,13 @@ function fakeRegistry() {
   const withdrawn: string[] = [];
   const warnings: string[] = [];
   const logger = {
-    debug() {}, info() {}, error() {},
+    debug() {},
+    info() {},
+    error() {},
     warn: (_obj: unknown, msg?: string) => void warnings.push(msg ?? ''),
-    child() { return logger; },
+    child() {
+      return logger;
+    },
   };
   const kernel = {
     contributions: { withdraw: (name: string) => void withdrawn.push(name) },
@@ -63,8 +70,17 @@ function fakeRegistry() {
   const add = (name: string, hooks: ExtensionRecord['hooks'], dependsOn: string[] = []) => {
     const record: ExtensionRecord = {
       entry: { name, module: name, enabled: true, config: {} },
-      name, definition: null, config: {}, prefix: `/${name}`, agentRoutes: null, dependsOn,
-      state: 'loaded', error: null, hooks, stopCalled: false, release: () => {},
+      name,
+      definition: null,
+      config: {},
+      prefix: `/${name}`,
+      agentRoutes: null,
+      dependsOn,
+      state: 'loaded',
+      error: null,
+      hooks,
+      stopCalled: false,
+      release: () => {},
     };
     registry.add(record);
     return record;
@@ -76,8 +92,27 @@ t.test('stopAll: at most once, errors logged, hanging stops bounded, failed star
   const { registry, add, warnings, logger } = fakeRegistry();
   const calls: string[] = [];
   add('a', { start: () => void calls.push('start a'), stop: () => void calls.push('stop a') });
-  add('b', { start: () => { throw new Error('no'); }, stop: () => void calls.push('stop b') }, ['a']);
-  add('c', { start: () => void calls.push('start c'), stop: () => { calls.push('stop c'); throw new Error('stop failed'); } }, ['b']);
+  add(
+    'b',
+    {
+      start: () => {
+        throw new Error('no');
+      },
+      stop: () => void calls.push('stop b'),
+    },
+    ['a'],
+  );
+  add(
+    'c',
+    {
+      start: () => void calls.push('start c'),
+      stop: () => {
+        calls.push('stop c');
+        throw new Error('stop failed');
+      },
+    },
+    ['b'],
+  );
   add('d', { stop: () => new Promise<void>(() => calls.push('stop d (hangs)')) });
   const lifecycle = new ExtensionLifecycle(registry, ['a', 'b', 'c', 'd'], logger);
 

@@ -42,8 +42,15 @@ t.test('fixture extensions', async (t) => {
 
   t.test('a working extension serves its prefix, a validated POST and its agent routes', async (t) => {
     t.match(rows.get('hello'), {
-      name: 'hello', version: '1.2.3', enabled: true, loaded: true, error: null, prefix: '/hello',
-      dependsOn: [], state: 'started', agentRoutes: 'hello',
+      name: 'hello',
+      version: '1.2.3',
+      enabled: true,
+      loaded: true,
+      error: null,
+      prefix: '/hello',
+      dependsOn: [],
+      state: 'started',
+      agentRoutes: 'hello',
     });
     t.match(rows.get('needs-hello'), { loaded: true, error: null, dependsOn: ['hello'] });
     const created = await d.request('POST', '/hello/greetings', { text: 'hey' });
@@ -56,15 +63,26 @@ t.test('fixture extensions', async (t) => {
     t.equal(invalid.body.code, 'bad_request');
     t.same((await d.request('GET', '/hello/agents/x')).status, 404, 'unknown path of a live extension is a 404');
     t.same((await d.request('GET', '/agents/a1/hello')).body, { agentId: 'a1', greeting: 'hi' });
-    t.same((await d.request('GET', '/agents/a1/hello/greetings')).body, { agentId: 'a1', count: 1 }, 'plugin registered on agentHttp');
+    t.same(
+      (await d.request('GET', '/agents/a1/hello/greetings')).body,
+      { agentId: 'a1', count: 1 },
+      'plugin registered on agentHttp',
+    );
     t.match(rows.get('contributes-only'), { loaded: true, prefix: null, error: null }, 'an extension without a prefix');
   });
 
-  t.test('contributions of a working extension are live; a failed one\'s are withdrawn', async (t) => {
+  t.test("contributions of a working extension are live; a failed one's are withdrawn", async (t) => {
     const path = await createAgentFile(tempDir(t), { name: 'toolbox' });
     const id = (await d.request('POST', '/agents/load', { filePath: path })).body.id as string;
     const tools = (await d.request('GET', `/agents/${id}/tools`)).body.tools as Array<{ name: string; source: string }>;
-    t.same(tools.filter((tool) => tool.source.startsWith('ext:')).map((tool) => tool.name).sort(), ['hello_say', 'quiet_tool'], 'throws-on-load\'s tool is gone');
+    t.same(
+      tools
+        .filter((tool) => tool.source.startsWith('ext:'))
+        .map((tool) => tool.name)
+        .sort(),
+      ['hello_say', 'quiet_tool'],
+      "throws-on-load's tool is gone",
+    );
     t.notMatch(readFileSync(recordFile, 'utf8'), /^hello:agent-started$/m, 'loading is not starting');
     t.equal((await d.request('POST', `/agents/${id}/start`)).status, 200);
     t.match(readFileSync(recordFile, 'utf8'), /^hello:agent-started$/m, 'lifecycle hook contributed');
@@ -80,8 +98,16 @@ t.test('fixture extensions', async (t) => {
   };
 
   t.test('register throwing fails the extension, even after it declared routes', async (t) => {
-    t.match(rows.get('throws-on-load'), { loaded: false, enabled: true, state: 'failed', error: /register failed: boom in register/ });
-    await expectUnavailable(t, 'throws-on-load', /failed: register failed: boom in register/, ['/throws-on-load', '/throws-on-load/x/y']);
+    t.match(rows.get('throws-on-load'), {
+      loaded: false,
+      enabled: true,
+      state: 'failed',
+      error: /register failed: boom in register/,
+    });
+    await expectUnavailable(t, 'throws-on-load', /failed: register failed: boom in register/, [
+      '/throws-on-load',
+      '/throws-on-load/x/y',
+    ]);
   });
 
   t.test('a nested plugin throwing fails only its extension', async (t) => {
@@ -96,7 +122,8 @@ t.test('fixture extensions', async (t) => {
 
   t.test('missing dependencies are all named in one error', async (t) => {
     t.match(rows.get('missing-dep'), {
-      loaded: false, dependsOn: ['nope', 'also-nope'],
+      loaded: false,
+      dependsOn: ['nope', 'also-nope'],
       error: 'missing dependencies: nope (not in the manifest), also-nope (not in the manifest)',
     });
     await expectUnavailable(t, 'missing-dep', /failed: missing dependencies/, ['/missing-dep']);
@@ -109,19 +136,34 @@ t.test('fixture extensions', async (t) => {
   });
 
   t.test('a newer contract major is refused', async (t) => {
-    t.match(rows.get('bad-contract'), { loaded: false, version: null, errorCode: 'contract_incompatible', error: /needs kernel contract 2\.0, but this kernel implements 1\.0/ });
+    t.match(rows.get('bad-contract'), {
+      loaded: false,
+      version: null,
+      errorCode: 'contract_incompatible',
+      error: /needs kernel contract 2\.0, but this kernel implements 1\.0/,
+    });
     await expectUnavailable(t, 'bad-contract', /failed: needs kernel contract 2\.0/, ['/bad-contract']);
   });
 
-  t.test('a module that cannot be imported uses the manifest\'s fallback prefix', async (t) => {
-    t.match(rows.get('not-importable'), { loaded: false, prefix: '/not-importable', error: /cannot resolve module "\.\/does\/not\/exist\.js": .*exist\.js does not exist/ });
+  t.test("a module that cannot be imported uses the manifest's fallback prefix", async (t) => {
+    t.match(rows.get('not-importable'), {
+      loaded: false,
+      prefix: '/not-importable',
+      error: /cannot resolve module "\.\/does\/not\/exist\.js": .*exist\.js does not exist/,
+    });
     await expectUnavailable(t, 'not-importable', /failed: cannot resolve module/, ['/not-importable']);
-    t.match(rows.get('throws-on-import'), { loaded: false, error: /cannot import module ".*throws-on-import\/index\.ts": boom at import/ });
+    t.match(rows.get('throws-on-import'), {
+      loaded: false,
+      error: /cannot import module ".*throws-on-import\/index\.ts": boom at import/,
+    });
     await expectUnavailable(t, 'throws-on-import', /failed: cannot import module/, ['/throws-on-import/x']);
   });
 
   t.test('definition name and manifest name must agree', async (t) => {
-    t.match(rows.get('misnamed'), { loaded: false, error: /defines extension "hello", but the manifest entry is named "misnamed"/ });
+    t.match(rows.get('misnamed'), {
+      loaded: false,
+      error: /defines extension "hello", but the manifest entry is named "misnamed"/,
+    });
     await expectUnavailable(t, 'misnamed', /failed: the module defines/, ['/misnamed']);
   });
 
@@ -132,7 +174,10 @@ t.test('fixture extensions', async (t) => {
     t.same(doc.paths['/hello/greetings'].post.tags, ['Hello']);
     t.ok(doc.paths['/agents/{id}/hello/'] ?? doc.paths['/agents/{id}/hello'], 'agent-scoped route');
     t.ok(doc.paths['/agents/{id}/hello/greetings']?.get, 'agent-scoped route from a plugin');
-    t.notOk(Object.keys(doc.paths).some((path) => path.startsWith('/missing-dep')), 'stubs are hidden');
+    t.notOk(
+      Object.keys(doc.paths).some((path) => path.startsWith('/missing-dep')),
+      'stubs are hidden',
+    );
     t.ok(doc.paths['/runtime/extensions'], 'GET /runtime/extensions');
   });
 

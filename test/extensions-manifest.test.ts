@@ -25,18 +25,50 @@ t.test('manifest: defaults, missing files, and errors naming file and field', as
   };
   const ok = write('ok.json', JSON.stringify({ extensions: [{ name: 'a', module: './a.js' }] }));
   t.same(readManifest(ok, { required: true }), [{ name: 'a', module: './a.js', enabled: true, config: {} }]);
-  t.same(readManifest(join(dir, 'absent.json'), { required: false }), [], 'a missing default manifest means no extensions');
-  t.throws(() => readManifest(join(dir, 'absent.json'), { required: true }), { name: 'StartupError', message: /absent\.json: cannot read it: the file does not exist/ });
+  t.same(
+    readManifest(join(dir, 'absent.json'), { required: false }),
+    [],
+    'a missing default manifest means no extensions',
+  );
+  t.throws(() => readManifest(join(dir, 'absent.json'), { required: true }), {
+    name: 'StartupError',
+    message: /absent\.json: cannot read it: the file does not exist/,
+  });
 
   const cases: Array<[string, string, RegExp]> = [
     ['bad-json.json', '{"extensions": [', /bad-json\.json: not valid JSON/],
-    ['no-module.json', JSON.stringify({ extensions: [{ name: 'a' }] }), /no-module\.json: \/extensions\/0\/module: is required/],
-    ['typo.json', JSON.stringify({ extensions: [{ name: 'a', module: 'm', enable: false }] }), /\/extensions\/0\/enable: unknown property/],
-    ['bad-type.json', JSON.stringify({ extensions: [{ name: 'a', module: 'm', enabled: 'no' }] }), /\/extensions\/0\/enabled: /],
+    [
+      'no-module.json',
+      JSON.stringify({ extensions: [{ name: 'a' }] }),
+      /no-module\.json: \/extensions\/0\/module: is required/,
+    ],
+    [
+      'typo.json',
+      JSON.stringify({ extensions: [{ name: 'a', module: 'm', enable: false }] }),
+      /\/extensions\/0\/enable: unknown property/,
+    ],
+    [
+      'bad-type.json',
+      JSON.stringify({ extensions: [{ name: 'a', module: 'm', enabled: 'no' }] }),
+      /\/extensions\/0\/enabled: /,
+    ],
     ['bad-name.json', JSON.stringify({ extensions: [{ name: 'Bad Name', module: 'm' }] }), /\/extensions\/0\/name: /],
-    ['bad-prefix.json', JSON.stringify({ extensions: [{ name: 'a', module: 'm', prefix: 'x/' }] }), /\/extensions\/0\/prefix: /],
+    [
+      'bad-prefix.json',
+      JSON.stringify({ extensions: [{ name: 'a', module: 'm', prefix: 'x/' }] }),
+      /\/extensions\/0\/prefix: /,
+    ],
     ['not-list.json', JSON.stringify({ extensions: {} }), /\/extensions: /],
-    ['dup.json', JSON.stringify({ extensions: [{ name: 'a', module: 'm' }, { name: 'a', module: 'n' }] }), /\/extensions\/1\/name: "a" is already used by \/extensions\/0/],
+    [
+      'dup.json',
+      JSON.stringify({
+        extensions: [
+          { name: 'a', module: 'm' },
+          { name: 'a', module: 'n' },
+        ],
+      }),
+      /\/extensions\/1\/name: "a" is already used by \/extensions\/0/,
+    ],
   ];
   for (const [name, content, message] of cases) {
     t.throws(() => readManifest(write(name, content), { required: true }), { name: 'StartupError', message }, name);
@@ -47,7 +79,11 @@ t.test('a malformed manifest refuses the daemon start', async (t) => {
   const malformed = await runDaemon(t, { extensions: { extensions: [{ name: 'x', modul: './x.js' }] } });
   t.equal(malformed.url, '', 'it never listens');
   t.not(await malformed.exited, 0, 'it exits with a failure');
-  t.match(malformed.stderr(), /extension manifest .*extensions\.test\.json: .*\/extensions\/0\/modul: unknown property/, 'naming the file and the field');
+  t.match(
+    malformed.stderr(),
+    /extension manifest .*extensions\.test\.json: .*\/extensions\/0\/modul: unknown property/,
+    'naming the file and the field',
+  );
   const missing = join(tempDir(t), 'nope.json');
   const absent = await runDaemon(t, { env: { AGT_EXTENSIONS: missing } });
   t.equal(absent.url, '');
@@ -62,15 +98,20 @@ t.test("the owner's options overlay: read, written beside the others, malformed 
   writeOverlayEntry(path, 'channels', { reconnectBaseMs: 10 });
   writeOverlayEntry(path, 'compute', { memoryMb: 256 });
   writeOverlayEntry(path, 'channels', { reconnectBaseMs: 20 });
-  t.same(readOverlay(path), { extensions: { channels: { config: { reconnectBaseMs: 20 } }, compute: { config: { memoryMb: 256 } } } });
+  t.same(readOverlay(path), {
+    extensions: { channels: { config: { reconnectBaseMs: 20 } }, compute: { config: { memoryMb: 256 } } },
+  });
   t.equal(statSync(path).mode & 0o777, 0o600, 'owner-only');
   writeFileSync(path, JSON.stringify({ extensions: { channels: { options: {} } } }));
-  t.throws(() => readOverlay(path), { name: 'StartupError', message: /extensions\.config\.json: .*\/extensions\/channels\/options: unknown property/ });
+  t.throws(() => readOverlay(path), {
+    name: 'StartupError',
+    message: /extensions\.config\.json: .*\/extensions\/channels\/options: unknown property/,
+  });
   writeFileSync(path, '{');
   t.throws(() => readOverlay(path), { message: /extensions\.config\.json: not valid JSON/ });
   const manifest = { extensions: [{ name: 'hello', module: join(ROOT, 'test/fixtures/extensions/hello/index.ts') }] };
   const refused = await runDaemon(t, { dataDir: dir, extensions: manifest });
-  t.equal(refused.url, '', 'the daemon does not start with options other than the owner\'s');
+  t.equal(refused.url, '', "the daemon does not start with options other than the owner's");
   t.not(await refused.exited, 0);
   t.match(refused.stderr(), /extensions\.config\.json: not valid JSON/, 'naming the file');
 });
@@ -90,7 +131,10 @@ t.test('module resolution', async (t) => {
   t.equal(resolveExtensionModule(`file://${ts}`, manifest), ts, 'file URL');
 
   const esmOnly = file('node_modules/esm-only/lib/main.mjs');
-  file('node_modules/esm-only/package.json', JSON.stringify({ name: 'esm-only', exports: { '.': { import: './lib/main.mjs' }, './extra': './lib/extra.js' } }));
+  file(
+    'node_modules/esm-only/package.json',
+    JSON.stringify({ name: 'esm-only', exports: { '.': { import: './lib/main.mjs' }, './extra': './lib/extra.js' } }),
+  );
   const extra = file('node_modules/esm-only/lib/extra.js');
   t.equal(resolveExtensionModule('esm-only', manifest), esmOnly, 'import condition of exports');
   t.equal(resolveExtensionModule('esm-only/extra', manifest), extra, 'exported subpath');
@@ -98,7 +142,10 @@ t.test('module resolution', async (t) => {
 
   // Node's full exports rules (resolve.exports): subpath patterns, and the require conditions after the import ones.
   const patterned = file('node_modules/patterned/src/plugins/audit.js');
-  file('node_modules/patterned/package.json', JSON.stringify({ name: 'patterned', exports: { './plugins/*': { node: './src/plugins/*.js' } } }));
+  file(
+    'node_modules/patterned/package.json',
+    JSON.stringify({ name: 'patterned', exports: { './plugins/*': { node: './src/plugins/*.js' } } }),
+  );
   t.equal(resolveExtensionModule('patterned/plugins/audit', manifest), patterned, 'subpath pattern');
   const cjs = file('node_modules/cjs-only/index.cjs');
   file('node_modules/cjs-only/package.json', JSON.stringify({ name: 'cjs-only', exports: { require: './index.cjs' } }));
@@ -106,10 +153,18 @@ t.test('module resolution', async (t) => {
 
   const scoped = file('node_modules/@acme/agt-ext/dist/index.js');
   file('node_modules/@acme/agt-ext/package.json', JSON.stringify({ name: '@acme/agt-ext', main: 'dist/index.js' }));
-  t.equal(resolveExtensionModule('@acme/agt-ext', join(dir, 'deeper/still/extensions.json')), scoped, 'scoped, found upwards via main');
+  t.equal(
+    resolveExtensionModule('@acme/agt-ext', join(dir, 'deeper/still/extensions.json')),
+    scoped,
+    'scoped, found upwards via main',
+  );
 
-  t.throws(() => resolveExtensionModule('./missing.js', manifest), { message: /^cannot resolve module "\.\/missing\.js": .*missing\.js does not exist/ });
-  t.throws(() => resolveExtensionModule('not-installed', manifest), { message: /package not found in any node_modules folder/ });
+  t.throws(() => resolveExtensionModule('./missing.js', manifest), {
+    message: /^cannot resolve module "\.\/missing\.js": .*missing\.js does not exist/,
+  });
+  t.throws(() => resolveExtensionModule('not-installed', manifest), {
+    message: /package not found in any node_modules folder/,
+  });
 });
 
 t.test('dependency order and cycles', async (t) => {
@@ -122,9 +177,16 @@ t.test('dependency order and cycles', async (t) => {
     { name: 'z', dependsOn: ['x'] },
     { name: 'w', dependsOn: ['x'] },
   ]);
-  t.same(order.filter((n) => 'abc'.includes(n)), ['a', 'b', 'c']);
+  t.same(
+    order.filter((n) => 'abc'.includes(n)),
+    ['a', 'b', 'c'],
+  );
   t.same(order.length, 7, 'every node placed once');
-  t.same(Object.fromEntries(cycles), { x: 'x -> y -> z -> x', y: 'x -> y -> z -> x', z: 'x -> y -> z -> x' }, 'w depends on a cycle but is not in it');
+  t.same(
+    Object.fromEntries(cycles),
+    { x: 'x -> y -> z -> x', y: 'x -> y -> z -> x', z: 'x -> y -> z -> x' },
+    'w depends on a cycle but is not in it',
+  );
 });
 
 t.test('contract versions: same major, minor not newer', async (t) => {
@@ -155,22 +217,40 @@ t.test('stop shares keep time for the extensions after a hanging one', async (t)
   t.equal(stopShare(0, 1), 0);
 });
 
-
 t.test('compatibility: built against 1.0 loads on the next minor and is refused on the next major', async (t) => {
   const dir = tempDir(t, 'agt-contract-');
   const moduleFile = join(dir, 'src', 'index.js');
   mkdirSync(join(dir, 'src'));
-  const declare = (pkg: Record<string, unknown>) => writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'agt-ext-probe', ...pkg }));
+  const declare = (pkg: Record<string, unknown>) =>
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'agt-ext-probe', ...pkg }));
   for (const pkg of [{ agtContract: '^1.0.0' }, { peerDependencies: { '@agt/contracts': '^1.0.0' } }]) {
     declare(pkg);
     const how = Object.keys(pkg)[0];
     t.equal(contractProblem('1.0', moduleFile, '1.0.0'), null, `${how}: loads on the same version`);
     t.equal(contractProblem('1.0', moduleFile, '1.1.0'), null, `${how}: loads on the next minor`);
-    t.match(contractProblem('1.0', moduleFile, '2.0.0'), /needs kernel contract 1\.0, but this kernel implements 2\.0/, `${how}: the definition's contract is refused on a major`);
-    t.match(contractProblem('2.0', moduleFile, '2.0.0'), new RegExp(`built against @agt/contracts \\^1\\.0\\.0 \\(agt-ext-probe ${how}.*\\), but this kernel implements 2\\.0\\.0`), `${how}: the package's range is refused on a major`);
+    t.match(
+      contractProblem('1.0', moduleFile, '2.0.0'),
+      /needs kernel contract 1\.0, but this kernel implements 2\.0/,
+      `${how}: the definition's contract is refused on a major`,
+    );
+    t.match(
+      contractProblem('2.0', moduleFile, '2.0.0'),
+      new RegExp(
+        `built against @agt/contracts \\^1\\.0\\.0 \\(agt-ext-probe ${how}.*\\), but this kernel implements 2\\.0\\.0`,
+      ),
+      `${how}: the package's range is refused on a major`,
+    );
   }
   declare({ peerDependencies: { '@agt/contracts': '*' } });
-  t.match(contractProblem('1.1', moduleFile, '1.0.0'), /needs kernel contract 1\.1/, 'a newer minor than the kernel is refused');
+  t.match(
+    contractProblem('1.1', moduleFile, '1.0.0'),
+    /needs kernel contract 1\.1/,
+    'a newer minor than the kernel is refused',
+  );
   declare({});
-  t.equal(contractProblem('1.0', moduleFile, '1.0.0'), null, 'a package that declares no range is judged by its definition alone');
+  t.equal(
+    contractProblem('1.0', moduleFile, '1.0.0'),
+    null,
+    'a package that declares no range is judged by its definition alone',
+  );
 });

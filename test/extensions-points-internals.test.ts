@@ -30,29 +30,46 @@ t.test('ExtensionPoints: how providers combine, who may use them, withdrawal', a
   const all = createExtensionPoint<string>('test.all', { providers: 'all' });
 
   points.provide('a', one, 'from a');
-  t.throws(() => points.provide('b', one, 'from b'), { message: 'extension point test.one takes one provider: a provides it, so b cannot' });
-  t.throws(() => points.provide('a', one, 'again'), { message: 'extension point test.one takes one provider and a already provides it' });
-  t.throws(() => points.provide('c', { id: 'test.one', providers: 'all' } as ExtensionPoint<string>, 'x'), /takes one provider\(s\) as a offers it; c offers it with providers "all"/);
+  t.throws(() => points.provide('b', one, 'from b'), {
+    message: 'extension point test.one takes one provider: a provides it, so b cannot',
+  });
+  t.throws(() => points.provide('a', one, 'again'), {
+    message: 'extension point test.one takes one provider and a already provides it',
+  });
+  t.throws(
+    () => points.provide('c', { id: 'test.one', providers: 'all' } as ExtensionPoint<string>, 'x'),
+    /takes one provider\(s\) as a offers it; c offers it with providers "all"/,
+  );
 
   points.provide('a', all, 'a1');
   points.provide('b', all, 'b1');
   points.provide('a', all, 'a2');
-  t.same(points.providers(all).map((p) => `${p.owner}:${p.value}`), ['a:a1', 'b:b1', 'a:a2'], 'load order, several per extension');
+  t.same(
+    points.providers(all).map((p) => `${p.owner}:${p.value}`),
+    ['a:a1', 'b:b1', 'a:a2'],
+    'load order, several per extension',
+  );
 
   t.equal(points.use('user', ['a'], one), 'from a');
   t.same(points.use('user', ['b'], all), ['b1'], 'only what the dependencies offer');
   t.same(points.use('user', ['a', 'b'], all), ['a1', 'b1', 'a2']);
   t.throws(() => points.use('user', ['b'], one), {
-    message: 'extension user uses extension point test.one, provided by a, without depending on it: add a to its dependsOn',
+    message:
+      'extension user uses extension point test.one, provided by a, without depending on it: add a to its dependsOn',
   });
-  t.throws(() => points.use('user', [], all), { message: /provided by a, b, without depending on it: add one of them to its dependsOn/ });
+  t.throws(() => points.use('user', [], all), {
+    message: /provided by a, b, without depending on it: add one of them to its dependsOn/,
+  });
   t.throws(() => points.use('user', ['a'], createExtensionPoint('test.none')), {
     message: 'extension user uses extension point test.none, which no loaded extension provides',
   });
 
   points.withdraw('a');
   t.same(points.providers(one), []);
-  t.same(points.providers(all).map((p) => p.value), ['b1']);
+  t.same(
+    points.providers(all).map((p) => p.value),
+    ['b1'],
+  );
   points.provide('b', one, 'from b');
   t.equal(points.use('user', ['b'], one), 'from b', 'a withdrawn point can be offered anew');
 
@@ -65,7 +82,9 @@ t.test('ExtensionPoints: how providers combine, who may use them, withdrawal', a
 t.test('kernel points without a daemon: the locator and the transports', async (t) => {
   const points = new ExtensionPoints();
   t.equal(await locateAgentFiles(points, 'alpha'), null, 'no locator: null');
-  points.provide('finder', agentLocator, { locate: async (ref) => (ref === 'alpha' ? ['/a/alpha.agt', 'relative.agt', '/a/alpha.agt', 7 as never] : []) });
+  points.provide('finder', agentLocator, {
+    locate: async (ref) => (ref === 'alpha' ? ['/a/alpha.agt', 'relative.agt', '/a/alpha.agt', 7 as never] : []),
+  });
   t.same(await locateAgentFiles(points, 'alpha'), ['/a/alpha.agt'], 'absolute paths, once each');
   t.same(await locateAgentFiles(points, 'beta'), []);
   points.withdraw('finder');
@@ -77,17 +96,48 @@ t.test('kernel points without a daemon: the locator and the transports', async (
   t.equal(outboundAddress('mesh', null), 'mesh:');
   t.equal(outboundTransportFor(points, 'did:key:z6Mk'), undefined);
   const calls: string[] = [];
-  points.provide('mesh', outboundTransports, { schemes: ['did:'], send: async (e) => void calls.push(`mesh ${e.address}`) });
-  points.provide('channels', outboundTransports, { schemes: ['telegram:', 'DID:'], send: async (e) => void calls.push(`channels ${e.address}`) });
+  points.provide('mesh', outboundTransports, {
+    schemes: ['did:'],
+    send: async (e) => void calls.push(`mesh ${e.address}`),
+  });
+  points.provide('channels', outboundTransports, {
+    schemes: ['telegram:', 'DID:'],
+    send: async (e) => void calls.push(`channels ${e.address}`),
+  });
   t.equal(outboundTransportFor(points, 'DID:key:z6Mk')?.owner, 'mesh', 'first that claims wins; schemes ignore case');
   t.equal(outboundTransportFor(points, 'telegram:1')?.owner, 'channels');
   const report = { attemptFailed: () => {} };
-  t.equal(sendOutbound(points, { agentId: 'a', messageId: 1, address: 'slack:x', channel: 'slack', recipient: 'x', text: 'hi' }, report), undefined, 'unclaimed');
-  const sending = sendOutbound(points, { agentId: 'a', messageId: 2, address: 'telegram:9', channel: 'telegram', recipient: '9', text: 'hi' }, report);
+  t.equal(
+    sendOutbound(
+      points,
+      { agentId: 'a', messageId: 1, address: 'slack:x', channel: 'slack', recipient: 'x', text: 'hi' },
+      report,
+    ),
+    undefined,
+    'unclaimed',
+  );
+  const sending = sendOutbound(
+    points,
+    { agentId: 'a', messageId: 2, address: 'telegram:9', channel: 'telegram', recipient: '9', text: 'hi' },
+    report,
+  );
   await sending?.delivery;
   t.same(calls, ['channels telegram:9']);
-  points.provide('thrower', outboundTransports, { schemes: ['boom:'], send: () => { throw new Error('sync throw'); } });
-  await t.rejects(sendOutbound(points, { agentId: 'a', messageId: 3, address: 'boom:1', channel: 'boom', recipient: '1', text: 'x' }, report)!.delivery, /sync throw/, 'a throw is a rejected delivery');
+  points.provide('thrower', outboundTransports, {
+    schemes: ['boom:'],
+    send: () => {
+      throw new Error('sync throw');
+    },
+  });
+  await t.rejects(
+    sendOutbound(
+      points,
+      { agentId: 'a', messageId: 3, address: 'boom:1', channel: 'boom', recipient: '1', text: 'x' },
+      report,
+    )!.delivery,
+    /sync throw/,
+    'a throw is a rejected delivery',
+  );
 });
 
 t.test('extensionEnv', async (t) => {

@@ -14,7 +14,9 @@ const PACKAGE_DIR = join(ROOT, 'test/fixtures/extensions/third-party');
 async function expectServing(t: Test, d: DaemonClient, module: string) {
   await daemonStarted(t, d);
   const rows = (await d.request('GET', '/runtime/extensions')).body.extensions;
-  t.match(rows, [{ name: 'third-party-hello', version: '1.0.0', loaded: true, error: null, module, prefix: '/third-party-hello' }]);
+  t.match(rows, [
+    { name: 'third-party-hello', version: '1.0.0', loaded: true, error: null, module, prefix: '/third-party-hello' },
+  ]);
   const res = await d.request('GET', '/third-party-hello');
   t.equal(res.status, 200);
   t.same(res.body, { from: 'agt-ext-hello', name: 'third-party-hello' });
@@ -25,7 +27,7 @@ t.test('by absolute path to the package folder', async (t) => {
   await expectServing(t, d, PACKAGE_DIR);
 });
 
-t.test('by package name, resolved from the manifest\'s folder', async (t) => {
+t.test("by package name, resolved from the manifest's folder", async (t) => {
   const project = tempDir(t, 'agt-third-party-');
   mkdirSync(join(project, 'node_modules'));
   symlinkSync(PACKAGE_DIR, join(project, 'node_modules', 'agt-ext-hello'), 'dir');

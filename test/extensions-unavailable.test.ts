@@ -34,8 +34,23 @@ t.test('disabled extensions answer 503 on all their routes', async (t) => {
   t.test('status rows', async (t) => {
     const rows = (await d.request('GET', '/runtime/extensions')).body.extensions;
     t.match(rows, [
-      { name: 'hello', enabled: false, loaded: false, error: null, state: 'disabled', prefix: '/hello', version: '1.2.3', module: hello },
-      { name: 'needs-hello', enabled: true, loaded: false, state: 'failed', error: 'missing dependencies: hello (disabled)' },
+      {
+        name: 'hello',
+        enabled: false,
+        loaded: false,
+        error: null,
+        state: 'disabled',
+        prefix: '/hello',
+        version: '1.2.3',
+        module: hello,
+      },
+      {
+        name: 'needs-hello',
+        enabled: true,
+        loaded: false,
+        state: 'failed',
+        error: 'missing dependencies: hello (disabled)',
+      },
       { name: 'mcp', enabled: false, loaded: false, error: null, prefix: '/mcp', agentRoutes: 'mcp', version: null },
       { name: 'mesh', enabled: false, loaded: false, error: null, prefix: '/network' },
       { name: 'unplaced', enabled: false, loaded: false, error: null, prefix: null, agentRoutes: null },
@@ -49,10 +64,21 @@ t.test('disabled extensions answer 503 on all their routes', async (t) => {
   });
 
   t.test('every method, nested paths and the agent segment', async (t) => {
-    const paths = ['/hello', '/hello/', '/hello/greetings', '/hello/a/b/c?x=1', '/agents/a1/hello', '/agents/a1/hello/deep/er'];
+    const paths = [
+      '/hello',
+      '/hello/',
+      '/hello/greetings',
+      '/hello/a/b/c?x=1',
+      '/agents/a1/hello',
+      '/agents/a1/hello/deep/er',
+    ];
     for (const path of paths) {
       for (const method of METHODS) {
-        const res = await d.request(method, path, method === 'POST' || method === 'PUT' || method === 'PATCH' ? { text: 'x' } : undefined);
+        const res = await d.request(
+          method,
+          path,
+          method === 'POST' || method === 'PUT' || method === 'PATCH' ? { text: 'x' } : undefined,
+        );
         t.equal(res.status, 503, `${method} ${path}`);
         t.same(res.body, {
           error: 'extension hello is disabled; its routes are unavailable',
@@ -66,7 +92,12 @@ t.test('disabled extensions answer 503 on all their routes', async (t) => {
   });
 
   t.test('extensions without a module answer where their manifest entry says', async (t) => {
-    for (const [path, name] of [['/mcp', 'mcp'], ['/mcp/servers', 'mcp'], ['/agents/x/mcp/servers', 'mcp'], ['/network', 'mesh']]) {
+    for (const [path, name] of [
+      ['/mcp', 'mcp'],
+      ['/mcp/servers', 'mcp'],
+      ['/agents/x/mcp/servers', 'mcp'],
+      ['/network', 'mesh'],
+    ]) {
       const res = await d.request('GET', path!);
       t.equal(res.status, 503, path);
       t.match(res.body, { code: 'unavailable', error: `extension ${name} is disabled; its routes are unavailable` });
@@ -78,25 +109,51 @@ t.test('disabled extensions answer 503 on all their routes', async (t) => {
   t.test('shipped extensions the manifest does not list answer 503 naming them', async (t) => {
     const listed = new Set(['hello', 'needs-hello', 'mcp', 'mesh', 'unplaced']);
     const unlisted = SHIPPED_EXTENSIONS.filter((shipped) => !listed.has(shipped.name));
-    t.same(unlisted.map((s) => s.name).sort(), ['channels', 'compute', 'console', 'providers', 'telemetry', 'tracked-folders']);
+    t.same(unlisted.map((s) => s.name).sort(), [
+      'channels',
+      'compute',
+      'console',
+      'providers',
+      'telemetry',
+      'tracked-folders',
+    ]);
     for (const shipped of unlisted) {
-      const paths = [shipped.prefix, `${shipped.prefix}/x/y`, ...(shipped.agentRoutes ? [`/agents/a1/${shipped.agentRoutes}`, `/agents/a1/${shipped.agentRoutes}/x`] : [])];
+      const paths = [
+        shipped.prefix,
+        `${shipped.prefix}/x/y`,
+        ...(shipped.agentRoutes ? [`/agents/a1/${shipped.agentRoutes}`, `/agents/a1/${shipped.agentRoutes}/x`] : []),
+      ];
       for (const path of paths) {
         for (const method of ['GET', 'POST', 'DELETE']) {
           const res = await d.request(method, path, method === 'POST' ? {} : undefined);
           t.equal(res.status, 503, `${method} ${path}`);
-          t.same(res.body, { error: `extension ${shipped.name} is not listed in the extension manifest; its routes are unavailable`, code: 'unavailable', extension: shipped.name });
+          t.same(res.body, {
+            error: `extension ${shipped.name} is not listed in the extension manifest; its routes are unavailable`,
+            code: 'unavailable',
+            extension: shipped.name,
+          });
         }
       }
     }
-    t.equal((await d.request('GET', '/agents/a1/adapters')).body.extension, 'channels', 'the channels adapters segment');
-    t.equal((await d.request('GET', '/runtime/extensions/channels')).status, 404, 'an unlisted extension has no status row');
+    t.equal(
+      (await d.request('GET', '/agents/a1/adapters')).body.extension,
+      'channels',
+      'the channels adapters segment',
+    );
+    t.equal(
+      (await d.request('GET', '/runtime/extensions/channels')).status,
+      404,
+      'an unlisted extension has no status row',
+    );
   });
 
   t.test('a dependent of a disabled extension answers 503 with its reason', async (t) => {
     const res = await d.request('GET', '/needs-hello');
     t.equal(res.status, 503);
-    t.equal(res.body.error, 'extension needs-hello is failed: missing dependencies: hello (disabled); its routes are unavailable');
+    t.equal(
+      res.body.error,
+      'extension needs-hello is failed: missing dependencies: hello (disabled); its routes are unavailable',
+    );
   });
 
   t.test('the token is checked before the 503', async (t) => {
@@ -125,11 +182,21 @@ t.test('the shipped table says what each shipped extension built so far declares
 });
 
 t.test('a listed shipped extension whose module cannot be imported answers at the shipped prefix', async (t) => {
-  const d = await runDaemon(t, { extensions: { extensions: [{ name: 'channels', module: './no/such/channels.js', enabled: true }] } });
+  const d = await runDaemon(t, {
+    extensions: { extensions: [{ name: 'channels', module: './no/such/channels.js', enabled: true }] },
+  });
   for (const path of ['/channels', '/agents/a1/adapters/telegram']) {
     const res = await d.request('GET', path);
     t.equal(res.status, 503, path);
-    t.match(res.body, { code: 'unavailable', extension: 'channels', error: /extension channels is failed: cannot resolve module/ });
+    t.match(res.body, {
+      code: 'unavailable',
+      extension: 'channels',
+      error: /extension channels is failed: cannot resolve module/,
+    });
   }
-  t.match((await d.request('GET', '/runtime/extensions/channels')).body, { prefix: '/channels', agentRoutes: 'adapters', loaded: false });
+  t.match((await d.request('GET', '/runtime/extensions/channels')).body, {
+    prefix: '/channels',
+    agentRoutes: 'adapters',
+    loaded: false,
+  });
 });

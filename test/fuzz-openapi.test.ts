@@ -16,7 +16,6 @@ import { Agent, request as httpRequest } from 'node:http';
 import t from 'tap';
 import { runDaemon, tempDir } from './helpers/daemon.js';
 
-
 const SEED = Number(process.env.AGT_FUZZ_SEED ?? 20240917);
 const PASSPHRASE = 'fuzz owner passphrase';
 const REQUEST_FAILSAFE_MS = 15_000;
@@ -60,7 +59,16 @@ interface Case {
 
 // --- values ---------------------------------------------------------------------------------------
 
-const CONTROL_STRINGS = ['\u0000', 'a\u0000b', '\u0001\u0002\u0003\u001f\u007f', 'line\nbreak\r\n', '\u202Eevil', '\u2028', '\uFEFF', '\uD800'];
+const CONTROL_STRINGS = [
+  '\u0000',
+  'a\u0000b',
+  '\u0001\u0002\u0003\u001f\u007f',
+  'line\nbreak\r\n',
+  '\u202Eevil',
+  '\u2028',
+  '\uFEFF',
+  '\uD800',
+];
 const TRAVERSAL_STRINGS = ['../../../../etc/passwd', '..', '/..', '..\\..\\windows', 'a/../../b', '%2e%2e%2f'];
 const HUGE_STRING = 'x'.repeat(200 * 1024);
 const WEIRD_NUMBERS = [1e308, -1e308, 2 ** 53 + 2, -(2 ** 53) - 2, -1, 0.5, 0, Number.MAX_SAFE_INTEGER];
@@ -76,15 +84,36 @@ function badValues(schema: Schema, rng: Rng): unknown[] {
   const out: unknown[] = [null, {}, [], true];
   if (type !== 'string') out.push('x', '');
   if (type !== 'number' && type !== 'integer') out.push(42);
-  if (type === 'string' || type === undefined) out.push(...rng.sample(CONTROL_STRINGS, 3), rng.pick(TRAVERSAL_STRINGS), HUGE_STRING, '', ' ');
+  if (type === 'string' || type === undefined)
+    out.push(...rng.sample(CONTROL_STRINGS, 3), rng.pick(TRAVERSAL_STRINGS), HUGE_STRING, '', ' ');
   if (type === 'number' || type === 'integer') out.push(...rng.sample(WEIRD_NUMBERS, 4), '1e400', 'Infinity');
-  if (type === 'array') out.push(['\u0000'], [null, 1, 'x', {}], Array.from({ length: 2000 }, (_, i) => i));
+  if (type === 'array')
+    out.push(
+      ['\u0000'],
+      [null, 1, 'x', {}],
+      Array.from({ length: 2000 }, (_, i) => i),
+    );
   if (type === 'object') out.push({ ['\u0000']: 1 }, { a: { b: { c: [] } } });
   return out;
 }
 
 /** Candidates tried, in order, for a string schema with a pattern. */
-const PATTERN_CANDIDATES = ['main', 'x', 'a', 'fuzz', 'agt-fuzz', 'provider:fuzz', 'local', 'x:y', 'a-b', 'A', '1', 'ok.json', 'src/x.ts:run', 'did:key:z6Mk'];
+const PATTERN_CANDIDATES = [
+  'main',
+  'x',
+  'a',
+  'fuzz',
+  'agt-fuzz',
+  'provider:fuzz',
+  'local',
+  'x:y',
+  'a-b',
+  'A',
+  '1',
+  'ok.json',
+  'src/x.ts:run',
+  'did:key:z6Mk',
+];
 
 /** A minimal value that satisfies the schema as far as a simple generator can. */
 function validValue(schema: Schema | undefined, rng: Rng, depth = 0): unknown {
@@ -92,7 +121,8 @@ function validValue(schema: Schema | undefined, rng: Rng, depth = 0): unknown {
   if (schema.const !== undefined) return schema.const;
   if (Array.isArray(schema.enum)) return schema.enum[0];
   if (schema.default !== undefined) return schema.default;
-  for (const key of ['anyOf', 'oneOf'] as const) if (Array.isArray(schema[key])) return validValue(schema[key][0], rng, depth + 1);
+  for (const key of ['anyOf', 'oneOf'] as const)
+    if (Array.isArray(schema[key])) return validValue(schema[key][0], rng, depth + 1);
   if (Array.isArray(schema.allOf)) {
     const merged: Record<string, unknown> = {};
     for (const member of schema.allOf) Object.assign(merged, validValue(member, rng, depth + 1) as object);
@@ -142,8 +172,44 @@ interface Operation {
   body?: Schema;
 }
 
-const PATH_BAD = ['..%2F..%2Fetc%2Fpasswd', '%00', '..', '%2e%2e', 'a%2Fb', '%ZZ', '%C0%AE%C0%AE', 'x'.repeat(600), 'Infinity', '1e400', '-1', '0x10', '%20', '%E2%80%AE', '%0D%0A', 'nul%00byte', '%252e%252e'];
-const QUERY_BAD = ['', 'Infinity', '-Infinity', '1e400', 'NaN', '0x10', '1.5', '1e3', '%205', '-1', '99999999999999999999', '9007199254740993', '%00', '%0A', '..%2F..', '%E2%80%AE', 'x'.repeat(9000)];
+const PATH_BAD = [
+  '..%2F..%2Fetc%2Fpasswd',
+  '%00',
+  '..',
+  '%2e%2e',
+  'a%2Fb',
+  '%ZZ',
+  '%C0%AE%C0%AE',
+  'x'.repeat(600),
+  'Infinity',
+  '1e400',
+  '-1',
+  '0x10',
+  '%20',
+  '%E2%80%AE',
+  '%0D%0A',
+  'nul%00byte',
+  '%252e%252e',
+];
+const QUERY_BAD = [
+  '',
+  'Infinity',
+  '-Infinity',
+  '1e400',
+  'NaN',
+  '0x10',
+  '1.5',
+  '1e3',
+  '%205',
+  '-1',
+  '99999999999999999999',
+  '9007199254740993',
+  '%00',
+  '%0A',
+  '..%2F..',
+  '%E2%80%AE',
+  'x'.repeat(9000),
+];
 
 function fill(op: Operation, values: Record<string, string>): string {
   return op.template.replace(/\{([^}]+)\}/g, (_, name: string) => values[name] ?? 'x');
@@ -158,7 +224,8 @@ function casesFor(op: Operation, fixture: { agentId: string }, rng: Rng, seeds: 
   const headerParams = op.parameters.filter((p) => p.in === 'header');
   const goodPath: Record<string, string> = {};
   for (const param of pathParams) {
-    goodPath[param.name] = param.name === 'id' ? fixture.agentId : encodeURIComponent(String(validValue(param.schema, rng) ?? 'x'));
+    goodPath[param.name] =
+      param.name === 'id' ? fixture.agentId : encodeURIComponent(String(validValue(param.schema, rng) ?? 'x'));
   }
   const goodQuery = queryParams
     .filter((p) => p.required)
@@ -168,25 +235,46 @@ function casesFor(op: Operation, fixture: { agentId: string }, rng: Rng, seeds: 
   const withQuery = (query: string) => (query ? `${base}?${query}` : base);
   const jsonHeaders = { 'content-type': 'application/json' };
   const seed = seeds[`${op.method} ${op.template}`];
-  const validObject = seed ?? (op.body ? validValue(op.body, rng) ?? {} : undefined);
+  const validObject = seed ?? (op.body ? (validValue(op.body, rng) ?? {}) : undefined);
   const validBody = op.body ? JSON.stringify(validObject) : undefined;
   const cases: Case[] = [];
-  const add = (label: string, path: string, body?: string, headers: Record<string, string> = body !== undefined ? jsonHeaders : {}) =>
-    cases.push({ label, method: op.method, path, body, headers });
+  const add = (
+    label: string,
+    path: string,
+    body?: string,
+    headers: Record<string, string> = body !== undefined ? jsonHeaders : {},
+  ) => cases.push({ label, method: op.method, path, body, headers });
 
   add('as documented (minimal)', withQuery(goodQuery), validBody);
   for (const param of pathParams) {
-    for (const bad of rng.sample(PATH_BAD, 14)) add(`path ${param.name}=${bad.slice(0, 30)}`, `${fill(op, { ...goodPath, [param.name]: bad })}${goodQuery ? `?${goodQuery}` : ''}`, validBody);
+    for (const bad of rng.sample(PATH_BAD, 14))
+      add(
+        `path ${param.name}=${bad.slice(0, 30)}`,
+        `${fill(op, { ...goodPath, [param.name]: bad })}${goodQuery ? `?${goodQuery}` : ''}`,
+        validBody,
+      );
   }
   for (const param of queryParams) {
     const others = goodQuery.split('&').filter((part) => part && !part.startsWith(`${param.name}=`));
-    for (const bad of rng.sample(QUERY_BAD, 14)) add(`query ${param.name}=${bad.slice(0, 30)}`, withQuery([...others, `${param.name}=${bad}`].join('&')), validBody);
-    add(`query ${param.name} repeated`, withQuery([...others, `${param.name}=1`, `${param.name}=2`].join('&')), validBody);
+    for (const bad of rng.sample(QUERY_BAD, 14))
+      add(
+        `query ${param.name}=${bad.slice(0, 30)}`,
+        withQuery([...others, `${param.name}=${bad}`].join('&')),
+        validBody,
+      );
+    add(
+      `query ${param.name} repeated`,
+      withQuery([...others, `${param.name}=1`, `${param.name}=2`].join('&')),
+      validBody,
+    );
   }
   add('unknown query parameter', withQuery([goodQuery, 'zz_unknown=%00'].filter(Boolean).join('&')), validBody);
   for (const param of headerParams) {
     for (const bad of ['', 'Infinity', '1e400', '-1', '0x10', 'x'.repeat(8000), '\u00e9\u00e8']) {
-      add(`header ${param.name}=${bad.slice(0, 20)}`, withQuery(goodQuery), validBody, { ...(validBody !== undefined ? jsonHeaders : {}), [param.name]: bad });
+      add(`header ${param.name}=${bad.slice(0, 20)}`, withQuery(goodQuery), validBody, {
+        ...(validBody !== undefined ? jsonHeaders : {}),
+        [param.name]: bad,
+      });
     }
   }
 
@@ -194,7 +282,19 @@ function casesFor(op: Operation, fixture: { agentId: string }, rng: Rng, seeds: 
     const target = withQuery(goodQuery);
     add('body absent', target, undefined, {});
     add('body absent, typed JSON', target, '', jsonHeaders);
-    for (const root of ['null', '[]', '"text"', '123', 'true', '{}', '{"a":', 'not json', '{"__proto__":{"x":1}}', '{"\\u0000":1}']) add(`body ${root}`, target, root);
+    for (const root of [
+      'null',
+      '[]',
+      '"text"',
+      '123',
+      'true',
+      '{}',
+      '{"a":',
+      'not json',
+      '{"__proto__":{"x":1}}',
+      '{"\\u0000":1}',
+    ])
+      add(`body ${root}`, target, root);
     add('body as text/plain', target, validBody, { 'content-type': 'text/plain' });
     add('body nested 10,000 levels (objects)', target, deepJson(10_000, '{"a":', '}'));
     add('body nested 10,000 levels (arrays)', target, deepJson(10_000, '[', ']'));
@@ -209,7 +309,14 @@ function casesFor(op: Operation, fixture: { agentId: string }, rng: Rng, seeds: 
         for (const bad of rng.sample(badValues(schema, rng), 9)) {
           add(`${name}=${JSON.stringify(bad).slice(0, 30)}`, target, JSON.stringify({ ...valid, [name]: bad }));
         }
-        add(`${name} nested 10,000 levels`, target, `{${Object.entries(valid).filter(([key]) => key !== name).map(([key, value]) => `${JSON.stringify(key)}:${JSON.stringify(value)},`).join('')}${JSON.stringify(name)}:${deepJson(10_000, '[', ']')}}`);
+        add(
+          `${name} nested 10,000 levels`,
+          target,
+          `{${Object.entries(valid)
+            .filter(([key]) => key !== name)
+            .map(([key, value]) => `${JSON.stringify(key)}:${JSON.stringify(value)},`)
+            .join('')}${JSON.stringify(name)}:${deepJson(10_000, '[', ']')}}`,
+        );
       }
     }
   }
@@ -217,7 +324,8 @@ function casesFor(op: Operation, fixture: { agentId: string }, rng: Rng, seeds: 
 }
 
 /** Printable: TAP output must not carry control or line-separator characters. */
-const printable = (text: string) => text.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+const printable = (text: string) =>
+  text.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 // --- transport ------------------------------------------------------------------------------------
 
@@ -271,7 +379,11 @@ t.test(`schema-driven fuzz of every operation (seed ${SEED})`, async (t) => {
   // POST /mcp/packages runs npm: offline, against a closed local port and a cache of its own, so the fuzz
   // never reaches the registry nor writes the machine's npm cache, and npm fails at once (ENOTCACHED)
   // instead of retrying the connection (a third of this file's time before).
-  const npmEnv = { npm_config_registry: 'http://127.0.0.1:9/', npm_config_cache: tempDir(t, 'agt-fuzz-npm-'), npm_config_offline: 'true' };
+  const npmEnv = {
+    npm_config_registry: 'http://127.0.0.1:9/',
+    npm_config_cache: tempDir(t, 'agt-fuzz-npm-'),
+    npm_config_offline: 'true',
+  };
   const d = await runDaemon(t, { settings: { agentsFolder: agentsDir }, env: npmEnv });
   t.equal((await d.request('POST', '/identity/create', { passphrase: PASSPHRASE })).status, 201);
   const created = await d.request('POST', '/agents/create', { name: 'Fuzz Target', directory: agentsDir });
@@ -343,15 +455,21 @@ t.test(`schema-driven fuzz of every operation (seed ${SEED})`, async (t) => {
         continue;
       }
       statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
-      if (process.env.AGT_FUZZ_VERBOSE) process.stderr.write(`${JSON.stringify([answer.status, c.method, c.path.slice(0, 100), c.label, answer.text.slice(0, 160)])}\n`);
+      if (process.env.AGT_FUZZ_VERBOSE)
+        process.stderr.write(
+          `${JSON.stringify([answer.status, c.method, c.path.slice(0, 100), c.label, answer.text.slice(0, 160)])}\n`,
+        );
       const where = `${c.method} ${c.path.slice(0, 160)} [${c.label}]${c.body !== undefined ? ` body ${c.body.slice(0, 120)}` : ''}`;
       // 503 `unavailable` is the spec's answer for a subsystem this daemon does not run (start by name
       // without tracked-folders); any other 5xx is a defect.
-      const unavailable = answer.status === 503 && (answer.body as { code?: unknown } | undefined)?.code === 'unavailable';
-      if (answer.status >= 500 && !unavailable) failures.push(`${where} -> ${answer.status} ${answer.text.slice(0, 300)}`);
+      const unavailable =
+        answer.status === 503 && (answer.body as { code?: unknown } | undefined)?.code === 'unavailable';
+      if (answer.status >= 500 && !unavailable)
+        failures.push(`${where} -> ${answer.status} ${answer.text.slice(0, 300)}`);
       else if (answer.status >= 400) {
         const body = answer.body as { error?: unknown; code?: unknown } | undefined;
-        if (!body || typeof body.error !== 'string' || typeof body.code !== 'string') failures.push(`${where} -> ${answer.status} not {error, code}: ${answer.text.slice(0, 300)}`);
+        if (!body || typeof body.error !== 'string' || typeof body.code !== 'string')
+          failures.push(`${where} -> ${answer.status} not {error, code}: ${answer.text.slice(0, 300)}`);
       }
     }
     const before = Date.now();
@@ -365,8 +483,13 @@ t.test(`schema-driven fuzz of every operation (seed ${SEED})`, async (t) => {
     } else {
       t.pass(name);
     }
-    t.ok(health.status === 200 && healthMs < 1000, `/health answered within 1 s after ${op.method} ${op.template} (${health.status}, ${healthMs} ms)`);
+    t.ok(
+      health.status === 200 && healthMs < 1000,
+      `/health answered within 1 s after ${op.method} ${op.template} (${health.status}, ${healthMs} ms)`,
+    );
     await restore();
   }
-  t.comment(`${total} requests in ${Date.now() - started} ms; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}`);
+  t.comment(
+    `${total} requests in ${Date.now() - started} ms; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}`,
+  );
 });

@@ -20,8 +20,23 @@ import type { ToolRow } from '../cli/commands/tools.js';
 import type { LoopPage as CliLoopPage, TrackedAgent as CliTrackedAgent } from '../cli/commands/agents.js';
 import type { ProviderEntry } from '../cli/commands/providers.js';
 import type { MemoryChangelogView, MemoryListing, SavedMemory } from '../cli/commands/memory.js';
-import type { AgentStatusView, AgentSummaryView, DaemonUsageView, MemoryListView, MemoryOneView, PendingTaskView, UsageRollupView } from '../extensions/console/ui/api-types.js';
-import type { AgentStatus, AgentSummary, DaemonUsage, PendingTask, ToolEntry, UsageRollup } from '../kernel/http-api/agents-api.js';
+import type {
+  AgentStatusView,
+  AgentSummaryView,
+  DaemonUsageView,
+  MemoryListView,
+  MemoryOneView,
+  PendingTaskView,
+  UsageRollupView,
+} from '../extensions/console/ui/api-types.js';
+import type {
+  AgentStatus,
+  AgentSummary,
+  DaemonUsage,
+  PendingTask,
+  ToolEntry,
+  UsageRollup,
+} from '../kernel/http-api/agents-api.js';
 import type { ListReply as CredentialListReply } from '../kernel/routes/credentials.js';
 import type { LogsReply } from '../kernel/routes/agent-logs.js';
 import type { ExtensionRow } from '../kernel/routes/runtime-extensions.js';
@@ -45,7 +60,10 @@ export const viewsAgree: {
   consoleTask: [Gives<typeof PendingTask, PendingTaskView>, NoStrayKeys<typeof PendingTask, PendingTaskView>];
   cliTask: [Gives<typeof PendingTask, CliPendingTask>, NoStrayKeys<typeof PendingTask, CliPendingTask>];
   cliAgent: [Gives<typeof AgentSummary, CliAgentRow>, NoStrayKeys<typeof AgentSummary, CliAgentRow>];
-  cliCredentials: [Gives<typeof CredentialListReply, CredentialList>, NoStrayKeys<typeof CredentialListReply, CredentialList>];
+  cliCredentials: [
+    Gives<typeof CredentialListReply, CredentialList>,
+    NoStrayKeys<typeof CredentialListReply, CredentialList>,
+  ];
   cliAgentUsage: [Gives<typeof UsageRollup, AgentUsage>, NoStrayKeys<typeof UsageRollup, AgentUsage>];
   cliUsage: [Gives<typeof DaemonUsage, UsageReport>, NoStrayKeys<typeof DaemonUsage, UsageReport>];
   cliAdapters: [Gives<typeof AgentAdaptersReply, AgentAdapters>, NoStrayKeys<typeof AgentAdaptersReply, AgentAdapters>];
@@ -59,16 +77,44 @@ export const viewsAgree: {
   cliTrackedAgent: [Gives<typeof TrackedAgent, CliTrackedAgent>, NoStrayKeys<typeof TrackedAgent, CliTrackedAgent>];
   cliTool: [Gives<typeof ToolEntry, ToolRow>, NoStrayKeys<typeof ToolEntry, ToolRow>];
   cliLoop: [Gives<typeof LoopPage, CliLoopPage>, NoStrayKeys<typeof LoopPage, CliLoopPage>];
-  cliProvider: [Gives<typeof AppProviderSettings, ProviderEntry>, NoStrayKeys<typeof AppProviderSettings, ProviderEntry>];
+  cliProvider: [
+    Gives<typeof AppProviderSettings, ProviderEntry>,
+    NoStrayKeys<typeof AppProviderSettings, ProviderEntry>,
+  ];
   cliMemory: [Gives<typeof MemoryList, MemoryListing>, NoStrayKeys<typeof MemoryList, MemoryListing>];
   cliSavedMemory: [Gives<typeof MemoryOne, SavedMemory>, NoStrayKeys<typeof MemoryOne, SavedMemory>];
-  cliMemoryChangelog: [Gives<typeof MemoryChangelog, MemoryChangelogView>, NoStrayKeys<typeof MemoryChangelog, MemoryChangelogView>];
+  cliMemoryChangelog: [
+    Gives<typeof MemoryChangelog, MemoryChangelogView>,
+    NoStrayKeys<typeof MemoryChangelog, MemoryChangelogView>,
+  ];
   consoleMemory: [Gives<typeof MemoryList, MemoryListView>, NoStrayKeys<typeof MemoryList, MemoryListView>];
   consoleMemoryOne: [Gives<typeof MemoryOne, MemoryOneView>, NoStrayKeys<typeof MemoryOne, MemoryOneView>];
 } = {
-  summary: [true, true], status: [true, true], usage: [true, true], rollup: [true, true], consoleTask: [true, true], cliTask: [true, true], cliAgent: [true, true],
-  cliCredentials: [true, true], cliAgentUsage: [true, true], cliUsage: [true, true], cliAdapters: [true, true], cliChannels: [true, true],
-  cliExtension: [true, true], cliAgentMcp: [true, true], cliMcp: [true, true], cliMcpPackages: [true, true], cliLogs: [true, true],
-  cliFolders: [true, true], cliTrackedAgent: [true, true], cliTool: [true, true], cliLoop: [true, true], cliProvider: [true, true],
-  cliMemory: [true, true], cliSavedMemory: [true, true], cliMemoryChangelog: [true, true], consoleMemory: [true, true], consoleMemoryOne: [true, true],
+  summary: [true, true],
+  status: [true, true],
+  usage: [true, true],
+  rollup: [true, true],
+  consoleTask: [true, true],
+  cliTask: [true, true],
+  cliAgent: [true, true],
+  cliCredentials: [true, true],
+  cliAgentUsage: [true, true],
+  cliUsage: [true, true],
+  cliAdapters: [true, true],
+  cliChannels: [true, true],
+  cliExtension: [true, true],
+  cliAgentMcp: [true, true],
+  cliMcp: [true, true],
+  cliMcpPackages: [true, true],
+  cliLogs: [true, true],
+  cliFolders: [true, true],
+  cliTrackedAgent: [true, true],
+  cliTool: [true, true],
+  cliLoop: [true, true],
+  cliProvider: [true, true],
+  cliMemory: [true, true],
+  cliSavedMemory: [true, true],
+  cliMemoryChangelog: [true, true],
+  consoleMemory: [true, true],
+  consoleMemoryOne: [true, true],
 };

@@ -11,8 +11,13 @@ import { REQUEST_LIMITS } from '../kernel/http/limits.js';
 import { bootDaemon } from './helpers/daemon.js';
 import { openSse } from './helpers/sse-client.js';
 
-Object.assign(REQUEST_LIMITS, { headersTimeoutMs: 400, requestTimeoutMs: 900, keepAliveTimeoutMs: 300, idleSocketTimeoutMs: 1_200, checkIntervalMs: 100 });
-
+Object.assign(REQUEST_LIMITS, {
+  headersTimeoutMs: 400,
+  requestTimeoutMs: 900,
+  keepAliveTimeoutMs: 300,
+  idleSocketTimeoutMs: 1_200,
+  checkIntervalMs: 100,
+});
 
 t.test('half-sent headers and half-sent bodies are cut with 408 request_timeout', async (t) => {
   const d = await bootDaemon(t);
@@ -25,7 +30,9 @@ t.test('half-sent headers and half-sent bodies are cut with 408 request_timeout'
   t.ok(cut.ms < 3_000, `headers timeout closed the connection after ${cut.ms} ms`);
 
   const body = await rawConnect(d.url);
-  body.socket.write(`POST /agents/load HTTP/1.1\r\nHost: ${new URL(d.url).host}\r\nAuthorization: Bearer ${d.token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"filePath":`);
+  body.socket.write(
+    `POST /agents/load HTTP/1.1\r\nHost: ${new URL(d.url).host}\r\nAuthorization: Bearer ${d.token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"filePath":`,
+  );
   const bodyCut = await body.closed;
   t.equal(parseAnswer(bodyCut.text).status, 408);
   t.equal(parseAnswer(bodyCut.text).body.code, 'request_timeout');

@@ -24,7 +24,6 @@ t.test('the shipped limits', async (t) => {
 let shared: Promise<SpawnedDaemon> | undefined;
 const daemon = () => (shared ??= runDaemon(t));
 
-
 t.test('headers over 16 KB: 431 headers_too_large with {error, code}', async (t) => {
   const d = await daemon();
   const raw = await rawConnect(d.url);
@@ -43,7 +42,13 @@ t.test('headers over 16 KB: 431 headers_too_large with {error, code}', async (t)
 
 t.test('a broken request line or header: 400 bad_request with {error, code}', async (t) => {
   const d = await daemon();
-  for (const garbage of ['GARBAGE\r\n\r\n', 'GET / HTTP/9.9\r\n\r\n', 'GET /health HTTP/1.1\r\nHost: x\r\nBad Header Line\r\n\r\n', '\u0000\u0001\u0002\r\n\r\n', 'GET /health HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n']) {
+  for (const garbage of [
+    'GARBAGE\r\n\r\n',
+    'GET / HTTP/9.9\r\n\r\n',
+    'GET /health HTTP/1.1\r\nHost: x\r\nBad Header Line\r\n\r\n',
+    '\u0000\u0001\u0002\r\n\r\n',
+    'GET /health HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n',
+  ]) {
     const raw = await rawConnect(d.url);
     raw.socket.write(garbage);
     const answer = parseAnswer((await raw.closed).text);
@@ -53,4 +58,3 @@ t.test('a broken request line or header: 400 bad_request with {error, code}', as
   }
   t.equal((await fetch(`${d.url}/health`)).status, 200, 'the daemon is fine');
 });
-

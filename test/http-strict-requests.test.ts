@@ -12,7 +12,16 @@ import { meshUrlOf } from './helpers/mesh.js';
 import { rawLine, rawRequest } from './helpers/raw-http.js';
 
 const d = await runDaemon(t, {
-  extensions: { extensions: [{ name: 'mesh', module: join(ROOT, 'extensions/mesh/index.ts'), enabled: true, config: { mdns: { enabled: false } } }] },
+  extensions: {
+    extensions: [
+      {
+        name: 'mesh',
+        module: join(ROOT, 'extensions/mesh/index.ts'),
+        enabled: true,
+        config: { mdns: { enabled: false } },
+      },
+    ],
+  },
 });
 const meshUrl = await meshUrlOf(d);
 const token = d.token;
@@ -27,14 +36,25 @@ t.test('two Host lines are a 400, equal ones too; one is served', async (t) => {
   for (const server of servers) {
     const own = authorityOf(server.url);
     const send = (hosts: string[]) =>
-      rawLine(server.url, `GET ${server.path} HTTP/1.1\r\n${hosts.map((host) => `Host: ${host}\r\n`).join('')}Connection: close\r\n\r\n`);
+      rawLine(
+        server.url,
+        `GET ${server.path} HTTP/1.1\r\n${hosts.map((host) => `Host: ${host}\r\n`).join('')}Connection: close\r\n\r\n`,
+      );
     t.equal((await send([own])).status, 200, `${server.name}: one Host`);
-    for (const hosts of [[own, own], [own, 'evil.example'], ['evil.example', own], [own, own.toUpperCase()]]) {
+    for (const hosts of [
+      [own, own],
+      [own, 'evil.example'],
+      ['evil.example', own],
+      [own, own.toUpperCase()],
+    ]) {
       const answer = await send(hosts);
       t.equal(answer.status, 400, `${server.name}: Host ${hosts.join(' + ')}`);
       t.equal(codeOf(answer.body), 'bad_request');
     }
-    const mixedCase = await rawLine(server.url, `GET ${server.path} HTTP/1.1\r\nHost: ${own}\r\nhOST: ${own}\r\nConnection: close\r\n\r\n`);
+    const mixedCase = await rawLine(
+      server.url,
+      `GET ${server.path} HTTP/1.1\r\nHost: ${own}\r\nhOST: ${own}\r\nConnection: close\r\n\r\n`,
+    );
     t.equal(mixedCase.status, 400, `${server.name}: the field name in any case`);
   }
 });
@@ -43,9 +63,27 @@ t.test('two Host lines are a 400, equal ones too; one is served', async (t) => {
 function malformedOrigins(own: string): string[] {
   const [host, port] = own.split(':');
   return [
-    `http://${own}/`, `http://${own}/path`, `http://${own}?q=1`, `http://${own}#f`, `http://evil@${own}`, `http://user:pw@${own}`,
-    `http://${own}/@evil.example`, `http://${own}:`, `http://${host}:0${port}`, `http://${own}, http://${own}`, `http://${own}\\`,
-    `http:/${own}`, `http:${own}`, `//${own}`, own, `http://${own}/..`, `http://${own}%2f`, `http://${own}.`, `http://${host}.:${port}`, 'null', 'file://',
+    `http://${own}/`,
+    `http://${own}/path`,
+    `http://${own}?q=1`,
+    `http://${own}#f`,
+    `http://evil@${own}`,
+    `http://user:pw@${own}`,
+    `http://${own}/@evil.example`,
+    `http://${own}:`,
+    `http://${host}:0${port}`,
+    `http://${own}, http://${own}`,
+    `http://${own}\\`,
+    `http:/${own}`,
+    `http:${own}`,
+    `//${own}`,
+    own,
+    `http://${own}/..`,
+    `http://${own}%2f`,
+    `http://${own}.`,
+    `http://${host}.:${port}`,
+    'null',
+    'file://',
   ];
 }
 
@@ -64,7 +102,7 @@ t.test('an Origin that is not exactly http://host[:port] is 403 cross_origin', a
     t.equal(codeOf(answer.body), 'cross_origin');
   }
   const own = await create(`http://${mainOwn}`);
-  t.not(own.status, 403, 'the server\'s own origin reaches the route');
+  t.not(own.status, 403, "the server's own origin reaches the route");
   t.not(codeOf(own.body), 'cross_origin');
 
   const meshOwn = authorityOf(meshUrl);
@@ -73,8 +111,16 @@ t.test('an Origin that is not exactly http://host[:port] is 403 cross_origin', a
     t.equal(answer.status, 403, `mesh GET /agents, Origin ${origin}`);
     t.equal(codeOf(answer.body), 'cross_origin');
   }
-  t.equal((await rawRequest(meshUrl, { path: '/agents', headers: { origin: `http://${meshOwn}` } })).status, 200, 'the mesh server\'s own origin');
-  t.equal((await rawRequest(meshUrl, { path: '/agents', headers: { origin: `HTTP://${meshOwn.toUpperCase()}` } })).status, 200, 'compared case-insensitively');
+  t.equal(
+    (await rawRequest(meshUrl, { path: '/agents', headers: { origin: `http://${meshOwn}` } })).status,
+    200,
+    "the mesh server's own origin",
+  );
+  t.equal(
+    (await rawRequest(meshUrl, { path: '/agents', headers: { origin: `HTTP://${meshOwn.toUpperCase()}` } })).status,
+    200,
+    'compared case-insensitively',
+  );
 });
 
 t.test('client-address headers sent as chunked trailers are refused on loopback-only routes', async (t) => {
@@ -89,7 +135,14 @@ t.test('client-address headers sent as chunked trailers are refused on loopback-
   const plain = await chunked('');
   t.equal(plain.status, 409, 'a chunked body without trailers passes (no identity yet: 409)');
   t.equal((await chunked('X-Trace-Note: fine\r\n')).status, 409, 'an ordinary trailer too');
-  for (const trailer of ['X-Forwarded-For: 203.0.113.9', 'Forwarded: for=203.0.113.9', 'X-Real-IP: 203.0.113.9', 'True-Client-IP: 203.0.113.9', 'Via: 1.1 proxy', 'Fly-Client-IP: 203.0.113.9']) {
+  for (const trailer of [
+    'X-Forwarded-For: 203.0.113.9',
+    'Forwarded: for=203.0.113.9',
+    'X-Real-IP: 203.0.113.9',
+    'True-Client-IP: 203.0.113.9',
+    'Via: 1.1 proxy',
+    'Fly-Client-IP: 203.0.113.9',
+  ]) {
     const answer = await chunked(`${trailer}\r\n`);
     t.equal(answer.status, 403, `trailer ${trailer}`);
     t.equal(codeOf(answer.body), 'loopback_only');

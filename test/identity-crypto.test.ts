@@ -22,12 +22,30 @@ t.test('SLIP-0010 Ed25519 test vector 1', async (t) => {
   const master = masterNode(seed);
   t.equal(hex(master.chainCode), '90046a93de5380a72b5e45010748567d5ea02bbf6522f979e05c0d8d8ca9fffb');
   t.equal(hex(master.key), '2b4be7f19ee27bbf30c667b642d5f4aa69fd169872f8fc3059c08ebae2eb19e7');
-  t.equal(hex(nacl.sign.keyPair.fromSeed(master.key).publicKey), 'a4b2856bfec510abab89753fac1ac0e1112364e7d250545963f135f2a33188ed');
+  t.equal(
+    hex(nacl.sign.keyPair.fromSeed(master.key).publicKey),
+    'a4b2856bfec510abab89753fac1ac0e1112364e7d250545963f135f2a33188ed',
+  );
 
   const vectors: Array<[string, string, string, string]> = [
-    ["m/0'", '8b59aa11380b624e81507a27fedda59fea6d0b779a778918a2fd3590e16e9c69', '68e0fe46dfb67e368c75379acec591dad19df3cde26e63b93a8e704f1dade7a3', '8c8a13df77a28f3445213a0f432fde644acaa215fc72dcdf300d5efaa85d350c'],
-    ["m/0'/1'", 'a320425f77d1b5c2505a6b1b27382b37368ee640e3557c315416801243552f14', 'b1d0bad404bf35da785a64ca1ac54b2617211d2777696fbffaf208f746ae84f2', '1932a5270f335bed617d5b935c80aedb1a35bd9fc1e31acafd5372c30f5c1187'],
-    ["m/0'/1'/2'/2'/1000000000'", '68789923a0cac2cd5a29172a475fe9e0fb14cd6adb5ad98a3fa70333e7afa230', '8f94d394a8e8fd6b1bc2f3f49f5c47e385281d5c17e65324b0f62483e37e8793', '3c24da049451555d51a7014a37337aa4e12d41e485abccfa46b47dfb2af54b7a'],
+    [
+      "m/0'",
+      '8b59aa11380b624e81507a27fedda59fea6d0b779a778918a2fd3590e16e9c69',
+      '68e0fe46dfb67e368c75379acec591dad19df3cde26e63b93a8e704f1dade7a3',
+      '8c8a13df77a28f3445213a0f432fde644acaa215fc72dcdf300d5efaa85d350c',
+    ],
+    [
+      "m/0'/1'",
+      'a320425f77d1b5c2505a6b1b27382b37368ee640e3557c315416801243552f14',
+      'b1d0bad404bf35da785a64ca1ac54b2617211d2777696fbffaf208f746ae84f2',
+      '1932a5270f335bed617d5b935c80aedb1a35bd9fc1e31acafd5372c30f5c1187',
+    ],
+    [
+      "m/0'/1'/2'/2'/1000000000'",
+      '68789923a0cac2cd5a29172a475fe9e0fb14cd6adb5ad98a3fa70333e7afa230',
+      '8f94d394a8e8fd6b1bc2f3f49f5c47e385281d5c17e65324b0f62483e37e8793',
+      '3c24da049451555d51a7014a37337aa4e12d41e485abccfa46b47dfb2af54b7a',
+    ],
   ];
   for (const [path, chainCode, privateKey, publicKey] of vectors) {
     const node = derivePath(seed, path);
@@ -51,7 +69,10 @@ function independentDid(phrase: string): string {
   }
   // PKCS#8 wrapper of a raw Ed25519 private key (RFC 8410).
   const der = Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), digest.subarray(0, 32)]);
-  const spki = createPublicKey(createPrivateKey({ key: der, format: 'der', type: 'pkcs8' })).export({ format: 'der', type: 'spki' });
+  const spki = createPublicKey(createPrivateKey({ key: der, format: 'der', type: 'pkcs8' })).export({
+    format: 'der',
+    type: 'spki',
+  });
   const publicKey = spki.subarray(spki.length - 32);
   const bytes = Buffer.concat([Buffer.from([0xed, 0x01]), publicKey]);
   const alphabet = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
@@ -75,7 +96,10 @@ t.test('a known mnemonic yields the pinned owner DID', async (t) => {
   t.equal(independentDid(KNOWN_PHRASE), KNOWN_OWNER_DID, 'independent node:crypto derivation agrees');
   t.match(keys.did, /^did:key:z6Mk/);
   // Sloppy typing of the same phrase gives the same identity.
-  t.equal(deriveOwnerKeys(seedFromMnemonic(`  ${KNOWN_PHRASE.toUpperCase().replace(/ /g, '\n ')} `)).did, KNOWN_OWNER_DID);
+  t.equal(
+    deriveOwnerKeys(seedFromMnemonic(`  ${KNOWN_PHRASE.toUpperCase().replace(/ /g, '\n ')} `)).did,
+    KNOWN_OWNER_DID,
+  );
   // The encryption key is a different key from another path.
   t.not(hex(keys.box.publicKey), hex(keys.signing.publicKey));
   t.equal(hex(keys.box.publicKey), '480c8152a672a83eb3d3cedbdd07c477af8b53690aad583e88ec2e9ffbb8bb50');
@@ -87,7 +111,10 @@ t.test('new mnemonics are 12 valid words and differ', async (t) => {
   t.equal(a.split(' ').length, 12);
   t.ok(isValidMnemonic(a));
   t.not(a, b);
-  t.notOk(isValidMnemonic('abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon'), 'bad checksum');
+  t.notOk(
+    isValidMnemonic('abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon'),
+    'bad checksum',
+  );
   t.notOk(isValidMnemonic('hello world'));
 });
 

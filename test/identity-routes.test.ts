@@ -12,11 +12,16 @@ import { verifyWithDid } from '../kernel/identity/did-key.js';
 import { runDaemon, tempDir, type SpawnedDaemon } from './helpers/daemon.js';
 import { eventLog } from './helpers/events.js';
 
-
 const KNOWN_PHRASE = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
 const KNOWN_OWNER_DID = 'did:key:z6Mkg8Z7cTsSo5m83tXmY93GiVPBFR2fePK84cdj2nC7AjoU';
 const PASSPHRASE = 'correct horse battery staple';
-const LOCAL_ROUTES = ['/identity/create', '/identity/restore', '/identity/unlock', '/identity/lock', '/identity/confirm-backup'];
+const LOCAL_ROUTES = [
+  '/identity/create',
+  '/identity/restore',
+  '/identity/unlock',
+  '/identity/lock',
+  '/identity/confirm-backup',
+];
 
 /** Every file under `dir`, as text. */
 function readAll(dir: string): Array<[string, string]> {
@@ -51,7 +56,13 @@ t.test('a fresh daemon has runtime keys and no owner', async (t) => {
   const d = await fresh();
   const res = await d.request('GET', '/identity');
   t.equal(res.status, 200);
-  t.match(res.body, { status: 'none', ownerDid: null, storage: 'file', backupConfirmed: false, passphraseRequired: true });
+  t.match(res.body, {
+    status: 'none',
+    ownerDid: null,
+    storage: 'file',
+    backupConfirmed: false,
+    passphraseRequired: true,
+  });
   t.match(res.body.runtimeDid, /^did:key:z6Mk/);
   t.type(res.body.message, 'string');
   t.equal(mode(join(d.dataDir, 'runtime-enc-key')), 0o600);
@@ -75,13 +86,22 @@ t.test('mutating identity routes are loopback-only', async (t) => {
   const d = await fresh();
   for (const path of LOCAL_ROUTES) {
     for (const header of ['x-forwarded-for', 'forwarded', 'via']) {
-      const res = await d.request('POST', path, { passphrase: PASSPHRASE, seedPhrase: KNOWN_PHRASE }, { [header]: '203.0.113.9' });
+      const res = await d.request(
+        'POST',
+        path,
+        { passphrase: PASSPHRASE, seedPhrase: KNOWN_PHRASE },
+        { [header]: '203.0.113.9' },
+      );
       t.equal(res.status, 403, `${path} with ${header}`);
       t.equal(res.body.code, 'loopback_only');
     }
   }
   t.equal((await d.request('GET', '/identity')).body.status, 'none', 'nothing was created through a proxy');
-  t.equal((await d.request('GET', '/identity', undefined, { 'x-forwarded-for': '203.0.113.9' })).status, 200, 'GET is not local-only');
+  t.equal(
+    (await d.request('GET', '/identity', undefined, { 'x-forwarded-for': '203.0.113.9' })).status,
+    200,
+    'GET is not local-only',
+  );
 });
 t.test('create, lock, unlock, confirm-backup; the phrase appears in the create response only', async (t) => {
   const d = await fresh();
@@ -102,7 +122,12 @@ t.test('create, lock, unlock, confirm-backup; the phrase appears in the create r
   t.equal(created.status, 201);
   const phrase: string = created.body.seedPhrase;
   t.equal(phrase.split(' ').length, 12);
-  t.match(created.body.identity, { status: 'ready', storage: 'file', backupConfirmed: false, passphraseRequired: false });
+  t.match(created.body.identity, {
+    status: 'ready',
+    storage: 'file',
+    backupConfirmed: false,
+    passphraseRequired: false,
+  });
   const ownerDid = created.body.identity.ownerDid;
   t.match(ownerDid, /^did:key:z6Mk/);
 
@@ -121,7 +146,11 @@ t.test('create, lock, unlock, confirm-backup; the phrase appears in the create r
   t.match(locked.body.identity, { status: 'locked', ownerDid, passphraseRequired: true });
   const agents = tempDir(t);
   const refused = await call('POST', '/agents/create', { name: 'Signed', directory: agents });
-  t.match(refused, { status: 409, body: { code: 'identity_not_ready', identity: { status: 'locked' } } }, 'a locked owner signs nothing');
+  t.match(
+    refused,
+    { status: 409, body: { code: 'identity_not_ready', identity: { status: 'locked' } } },
+    'a locked owner signs nothing',
+  );
 
   const wrong = await call('POST', '/identity/unlock', { passphrase: 'not it' });
   t.equal(wrong.status, 403);
@@ -137,8 +166,13 @@ t.test('create, lock, unlock, confirm-backup; the phrase appears in the create r
   const view = (await call('GET', `/agents/${agent.agentId}/identity`)).body;
   const attestation = view.attestations.find((item: { kind: string }) => item.kind === 'owner');
   t.equal(attestation.by, ownerDid);
-  const attested = new TextEncoder().encode(`agt-attestation/v1\nowner\n${view.did}\n${agent.agentId}\n${attestation.created_at}`);
-  t.ok(verifyWithDid(ownerDid, attested, new Uint8Array(Buffer.from(attestation.signature, 'base64'))), 'signed by the owner key');
+  const attested = new TextEncoder().encode(
+    `agt-attestation/v1\nowner\n${view.did}\n${agent.agentId}\n${attestation.created_at}`,
+  );
+  t.ok(
+    verifyWithDid(ownerDid, attested, new Uint8Array(Buffer.from(attestation.signature, 'base64'))),
+    'signed by the owner key',
+  );
 
   const confirmed = await call('POST', '/identity/confirm-backup');
   t.equal(confirmed.status, 200);
@@ -178,7 +212,10 @@ t.test('a damaged owner-secrets.json means restore-needed', async (t) => {
   const restored = await d.request('POST', '/identity/restore', { seedPhrase: KNOWN_PHRASE, passphrase: PASSPHRASE });
   t.equal(restored.status, 200);
   t.equal(restored.body.identity.ownerDid, KNOWN_OWNER_DID);
-  t.ok(readdirSync(dataDir).some((name) => name.startsWith('owner-secrets.json.corrupt-')), 'the damaged file is kept aside');
+  t.ok(
+    readdirSync(dataDir).some((name) => name.startsWith('owner-secrets.json.corrupt-')),
+    'the damaged file is kept aside',
+  );
 });
 
 t.test('restore: invalid phrase, fixed vector, other owner, same owner with a new passphrase', async (t) => {
@@ -203,11 +240,18 @@ t.test('restore: invalid phrase, fixed vector, other owner, same owner with a ne
   t.equal(other.body.identity.ownerDid, KNOWN_OWNER_DID);
 
   await d.request('POST', '/identity/lock');
-  const same = await d.request('POST', '/identity/restore', { seedPhrase: `  ${KNOWN_PHRASE.toUpperCase()} `, passphrase: 'a new one' });
+  const same = await d.request('POST', '/identity/restore', {
+    seedPhrase: `  ${KNOWN_PHRASE.toUpperCase()} `,
+    passphrase: 'a new one',
+  });
   t.equal(same.status, 200, 'the owner can reset a forgotten passphrase with the phrase');
   t.equal(same.body.identity.status, 'ready');
   await d.request('POST', '/identity/lock');
-  t.equal((await d.request('POST', '/identity/unlock', { passphrase: PASSPHRASE })).status, 403, 'old passphrase is gone');
+  t.equal(
+    (await d.request('POST', '/identity/unlock', { passphrase: PASSPHRASE })).status,
+    403,
+    'old passphrase is gone',
+  );
   t.equal((await d.request('POST', '/identity/unlock', { passphrase: 'a new one' })).status, 200);
 });
 
@@ -228,11 +272,20 @@ t.test('restarts: locked without a passphrase, unlocked by AGT_OWNER_PASSPHRASE 
   const { ownerDid, runtimeDid } = firstIdentity!;
 
   const plain = await runDaemon(t, { dataDir });
-  t.match((await plain.request('GET', '/identity')).body, { status: 'locked', ownerDid, runtimeDid, passphraseRequired: true });
+  t.match((await plain.request('GET', '/identity')).body, {
+    status: 'locked',
+    ownerDid,
+    runtimeDid,
+    passphraseRequired: true,
+  });
   t.equal(await plain.stop(), 0, 'stopped');
 
   const withEnv = await runDaemon(t, { dataDir, env: { AGT_OWNER_PASSPHRASE: PASSPHRASE } });
-  t.match((await withEnv.request('GET', '/identity')).body, { status: 'ready', ownerDid, runtimeDid }, 'runtime keys persist');
+  t.match(
+    (await withEnv.request('GET', '/identity')).body,
+    { status: 'ready', ownerDid, runtimeDid },
+    'runtime keys persist',
+  );
   t.equal(await withEnv.stop(), 0, 'stopped');
 
   const passFile = join(tempDir(t), 'passphrase');
@@ -241,7 +294,10 @@ t.test('restarts: locked without a passphrase, unlocked by AGT_OWNER_PASSPHRASE 
   t.equal((await withFile.request('GET', '/identity')).body.status, 'ready');
   t.equal(await withFile.stop(), 0, 'stopped');
 
-  const missingFile = await runDaemon(t, { dataDir, env: { AGT_OWNER_PASSPHRASE_FILE: join(dataDir, 'no-such-file') } });
+  const missingFile = await runDaemon(t, {
+    dataDir,
+    env: { AGT_OWNER_PASSPHRASE_FILE: join(dataDir, 'no-such-file') },
+  });
   const missingStatus = (await missingFile.request('GET', '/identity')).body;
   t.equal(missingStatus.status, 'locked');
   t.match(missingStatus.message, /AGT_OWNER_PASSPHRASE_FILE cannot be read/);
@@ -254,4 +310,3 @@ t.test('restarts: locked without a passphrase, unlocked by AGT_OWNER_PASSPHRASE 
   t.notOk(JSON.stringify(status).includes('not-the-passphrase-42'), 'no passphrase in the status');
   t.equal(await wrongEnv.stop(), 0, 'stopped');
 });
-

@@ -26,7 +26,10 @@ t.test('no secret in responses, logs or files after create', async (t) => {
   const call = async (method: string, path: string, body?: unknown) => {
     const response = await fetch(d.url + path, {
       method,
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await response.text();
@@ -37,7 +40,11 @@ t.test('no secret in responses, logs or files after create', async (t) => {
   t.equal(created.status, 201);
   const phrase: string = created.body.seedPhrase;
   const stored = JSON.parse(readFileSync(join(d.dataDir, 'owner-secrets.json'), 'utf8'));
-  t.match(stored.kdf, { name: 'scrypt', N: PRODUCTION_KDF.N, r: PRODUCTION_KDF.r, p: PRODUCTION_KDF.p }, 'memory-hard defaults');
+  t.match(
+    stored.kdf,
+    { name: 'scrypt', N: PRODUCTION_KDF.N, r: PRODUCTION_KDF.r, p: PRODUCTION_KDF.p },
+    'memory-hard defaults',
+  );
 
   for (const [method, path, body] of [
     ['GET', '/identity'],

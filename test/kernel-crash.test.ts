@@ -5,7 +5,9 @@ import { ROOT, spawnDaemon } from './helpers/daemon.js';
 
 t.test('uncaught errors are logged and never stop the daemon', async (t) => {
   const d = await spawnDaemon(t, {
-    extensions: { extensions: [{ name: 'crashy', module: join(ROOT, 'test/fixtures/extensions/crashy/index.ts'), enabled: true }] },
+    extensions: {
+      extensions: [{ name: 'crashy', module: join(ROOT, 'test/fixtures/extensions/crashy/index.ts'), enabled: true }],
+    },
     env: { AGT_LOG_LEVEL: 'error' },
   });
   const token = readFileSync(join(d.dataDir, 'daemon-token'), 'utf8').trim();

@@ -21,13 +21,28 @@ t.test('host parsing is by address, not by prefix', async (t) => {
   t.equal(hostAllowed('127.0.0.1:4000', policy), true);
   t.equal(hostAllowed('[::1]:4000', policy), true);
   t.equal(hostAllowed('127.0.0.1', policy), false, 'no port means 80');
-  for (const unspecified of ['0.0.0.0:4000', '0.0.0.0', '0.1.2.3:4000', '[::]:4000', '[::ffff:0.0.0.0]:4000', '[0:0:0:0:0:0:0:0]:4000',
+  for (const unspecified of [
+    '0.0.0.0:4000',
+    '0.0.0.0',
+    '0.1.2.3:4000',
+    '[::]:4000',
+    '[::ffff:0.0.0.0]:4000',
+    '[0:0:0:0:0:0:0:0]:4000',
     // Other IPv6 spellings of the same addresses (IPv4-mapped in hex, IPv4-compatible, expanded).
-    '[::ffff:0:0]:4000', '[::ffff:0:1]:4000', '[::0.0.0.0]:4000', '[0:0:0:0:0:ffff:0:0]:4000', '[::FFFF:0:0]:4000']) {
+    '[::ffff:0:0]:4000',
+    '[::ffff:0:1]:4000',
+    '[::0.0.0.0]:4000',
+    '[0:0:0:0:0:ffff:0:0]:4000',
+    '[::FFFF:0:0]:4000',
+  ]) {
     t.equal(hostAllowed(unspecified, policy), false, `${unspecified} never names a server`);
   }
   t.equal(hostAllowed('0.0.0.0:4000', { ...policy, allowedHosts: ['0.0.0.0'] }), false, 'not even when listed');
-  t.equal(hostAllowed('127.0.0.1:8000', { ...policy, allowedHosts: ['127.0.0.1:8000'] }), true, 'an IP literal listed with a port (a port mapping)');
+  t.equal(
+    hostAllowed('127.0.0.1:8000', { ...policy, allowedHosts: ['127.0.0.1:8000'] }),
+    true,
+    'an IP literal listed with a port (a port mapping)',
+  );
   t.equal(hostAllowed('127.0.0.1:8001', { ...policy, allowedHosts: ['127.0.0.1:8000'] }), false);
   const bound = { ...policy, boundAddresses: () => ['127.0.0.1', '192.168.1.5'] };
   t.equal(hostAllowed('192.168.1.5:4000', bound), true, 'with boundAddresses, those addresses');
@@ -109,7 +124,10 @@ t.test('request guard over real HTTP', async (t) => {
   t.equal(preflight.status, 403);
   const plain = await rawRequest(d.url, { method: 'OPTIONS', path: '/health', headers: auth });
   for (const res of [preflight, plain, same]) {
-    t.notOk(Object.keys(res.headers).some((h) => h.startsWith('access-control-')), 'no CORS header');
+    t.notOk(
+      Object.keys(res.headers).some((h) => h.startsWith('access-control-')),
+      'no CORS header',
+    );
   }
 });
 
@@ -129,11 +147,17 @@ t.test('the authority of an absolute-form request line must name the daemon too'
     [`HTTP://LOCALHOST:${port}/health`, 200],
   ];
   for (const [target, status] of cases) {
-    const answer = await rawLine(d.url, `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`);
+    const answer = await rawLine(
+      d.url,
+      `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`,
+    );
     t.equal(answer.status, status, target);
     if (status === 403) t.equal(answer.body.code, 'host_not_allowed', target);
   }
-  const origin = await rawLine(d.url, `GET http://localhost:${port}/health HTTP/1.1\r\nHost: localhost:${port}\r\nOrigin: http://127.0.0.1:${port}\r\nConnection: close\r\n\r\n`);
+  const origin = await rawLine(
+    d.url,
+    `GET http://localhost:${port}/health HTTP/1.1\r\nHost: localhost:${port}\r\nOrigin: http://127.0.0.1:${port}\r\nConnection: close\r\n\r\n`,
+  );
   t.equal(origin.body.code, 'cross_origin', 'Origin is compared with the authority the request named');
 });
 
@@ -159,9 +183,17 @@ t.test('behind a proxy, loopback-only routes need the local proof', async (t) =>
   const headers = { authorization: `Bearer ${d.token}` };
   const without = await rawRequest(d.url, { method: 'POST', path: '/daemon/shutdown', headers });
   t.equal(without.body.code, 'loopback_only');
-  const wrong = await rawRequest(d.url, { method: 'POST', path: '/daemon/shutdown', headers: { ...headers, 'x-agt-local-proof': 'x' } });
+  const wrong = await rawRequest(d.url, {
+    method: 'POST',
+    path: '/daemon/shutdown',
+    headers: { ...headers, 'x-agt-local-proof': 'x' },
+  });
   t.equal(wrong.body.code, 'loopback_only');
-  const right = await rawRequest(d.url, { method: 'POST', path: '/daemon/shutdown', headers: { ...headers, 'x-agt-local-proof': proof } });
+  const right = await rawRequest(d.url, {
+    method: 'POST',
+    path: '/daemon/shutdown',
+    headers: { ...headers, 'x-agt-local-proof': proof },
+  });
   t.equal(right.status, 202);
   t.equal(await d.exited, 0, 'the daemon shut down and exited cleanly');
 });

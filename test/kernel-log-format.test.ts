@@ -21,7 +21,11 @@ t.test('--log-format json at debug: data directory, turn line, request lines', a
   const d = await spawnDaemon(t, { env: { AGT_LOG_LEVEL: 'debug' } }, ['--log-format', 'json']);
   const token = readFileSync(join(d.dataDir, 'daemon-token'), 'utf8').trim();
   const call = (method: string, path: string, body?: unknown) =>
-    fetch(d.url + path, { method, headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    fetch(d.url + path, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
   t.equal(readFileSync(join(d.dataDir, 'daemon-url'), 'utf8').trim(), d.url, 'the URL is published for agt');
   const path = await createAgentFile(tempDir(t), { name: 'logged' });
   const agent = (await (await call('POST', '/agents/load', { filePath: path })).json()) as { id: string };
@@ -29,9 +33,29 @@ t.test('--log-format json at debug: data directory, turn line, request lines', a
   await call('POST', `/agents/${agent.id}/chat?loop=main`, { text: 'hello' });
   await waitFor(d.stderr, /"msg":"turn failed/, 'turn line');
   // Every log line is one JSON object (bin/agtd.mjs may say first that it runs the sources).
-  const lines = d.stderr().trim().split('\n').filter((line) => !line.startsWith('agtd: ')).map((line) => JSON.parse(line) as Record<string, any>);
-  t.match(lines.find((line) => line.msg?.startsWith('data directory')), { level: 30, dataDir: d.dataDir });
-  t.match(lines.find((line) => line.msg?.startsWith('turn failed')), { level: 40, agent: 'logged', agentId: agent.id, loop: 'main', turnId: String, end: 'error', code: 'unavailable', trigger: 'chat' });
+  const lines = d
+    .stderr()
+    .trim()
+    .split('\n')
+    .filter((line) => !line.startsWith('agtd: '))
+    .map((line) => JSON.parse(line) as Record<string, any>);
+  t.match(
+    lines.find((line) => line.msg?.startsWith('data directory')),
+    { level: 30, dataDir: d.dataDir },
+  );
+  t.match(
+    lines.find((line) => line.msg?.startsWith('turn failed')),
+    {
+      level: 40,
+      agent: 'logged',
+      agentId: agent.id,
+      loop: 'main',
+      turnId: String,
+      end: 'error',
+      code: 'unavailable',
+      trigger: 'chat',
+    },
+  );
   const request = lines.find((line) => line.msg === 'request answered' && line.url === `/agents/${agent.id}/chat`);
   // With fastify's request id (the request's child logger).
   t.match(request, { level: 20, method: 'POST', statusCode: 202, ms: Number, reqId: String });
@@ -44,7 +68,10 @@ t.test('--log-format json at debug: data directory, turn line, request lines', a
 t.test('--log-format pretty', async (t) => {
   const d = await spawnDaemon(t, { env: { AGT_LOG_LEVEL: 'info' } }, ['--log-format', 'pretty']);
   await waitFor(d.stderr, /data directory/, 'start line');
-  const line = d.stderr().split('\n').find((text) => text.includes('data directory'))!;
+  const line = d
+    .stderr()
+    .split('\n')
+    .find((text) => text.includes('data directory'))!;
   t.match(line, /INFO.*data directory /);
   t.throws(() => JSON.parse(line), 'not JSON');
   const bad = await spawnDaemon(t, {}, ['--log-format', 'fancy']);

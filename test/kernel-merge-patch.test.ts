@@ -12,7 +12,11 @@ t.test('RFC 7396 appendix A', async (t) => {
     [{ a: 'c' }, { a: ['b'] }, { a: ['b'] }],
     [{ a: { b: 'c' } }, { a: { b: 'd', c: null } }, { a: { b: 'd' } }],
     [{ a: [{ b: 'c' }] }, { a: [1] }, { a: [1] }],
-    [['a', 'b'], ['c', 'd'], ['c', 'd']],
+    [
+      ['a', 'b'],
+      ['c', 'd'],
+      ['c', 'd'],
+    ],
     [{ a: 'b' }, ['c'], ['c']],
     [{ a: 'foo' }, null, null],
     [{ a: 'foo' }, 'bar', 'bar'],
@@ -20,7 +24,8 @@ t.test('RFC 7396 appendix A', async (t) => {
     [[1, 2], { a: 'b', c: null }, { a: 'b' }],
     [{}, { a: { bb: { ccc: null } } }, { a: { bb: {} } }],
   ];
-  for (const [target, patch, result] of cases) t.same(mergePatch(target, patch), result, `${JSON.stringify(target)} + ${JSON.stringify(patch)}`);
+  for (const [target, patch, result] of cases)
+    t.same(mergePatch(target, patch), result, `${JSON.stringify(target)} + ${JSON.stringify(patch)}`);
 });
 
 t.test('the target is not modified', async (t) => {

@@ -27,7 +27,8 @@ t.test('/openapi.json of the daemon as shipped', async (t) => {
           continue;
         }
         t.ok(success.length > 0, `${where} documents a success response`);
-        for (const [, response] of success) t.ok(response.content || method === 'head', `${where} success has a schema`);
+        for (const [, response] of success)
+          t.ok(response.content || method === 'head', `${where} success has a schema`);
         if (['post', 'put', 'patch'].includes(method) && op.requestBody) {
           t.ok(op.requestBody.content?.['application/json']?.schema, `${where} body has a schema`);
         }
@@ -36,7 +37,9 @@ t.test('/openapi.json of the daemon as shipped', async (t) => {
   });
 
   t.test('every documented GET is a route the daemon serves', async (t) => {
-    const gets = Object.entries<any>(doc.paths).filter(([, ops]) => ops.get && !ops.get.responses?.['501']).map(([path]) => path);
+    const gets = Object.entries<any>(doc.paths)
+      .filter(([, ops]) => ops.get && !ops.get.responses?.['501'])
+      .map(([path]) => path);
     t.ok(gets.length > 20, `${gets.length} GET operations`);
     for (const path of gets) {
       const url = path.replace('{id}', 'someone').replace(/\{\w+\}/g, '1');

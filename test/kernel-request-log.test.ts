@@ -35,8 +35,17 @@ async function appAt(level: string) {
     request.log.info({ note: 1 }, 'from the route');
     return { ok: true };
   });
-  app.get('/tables', { schema: { response: { 200: Type.Object({ tables: Type.Record(Type.String(), Type.Integer()) }) } } }, async () => ({ tables: { a: 1, 'b"c': 2 } }));
-  const get = (url: string, auth = true) => app.inject({ method: 'GET', url, headers: { host: 'localhost', ...(auth ? { authorization: 'Bearer tok' } : {}) } });
+  app.get(
+    '/tables',
+    { schema: { response: { 200: Type.Object({ tables: Type.Record(Type.String(), Type.Integer()) }) } } },
+    async () => ({ tables: { a: 1, 'b"c': 2 } }),
+  );
+  const get = (url: string, auth = true) =>
+    app.inject({
+      method: 'GET',
+      url,
+      headers: { host: 'localhost', ...(auth ? { authorization: 'Bearer tok' } : {}) },
+    });
   return { app, lines, get };
 }
 
@@ -47,9 +56,19 @@ t.test('at info: 5xx lines with the request id, route lines, no request lines', 
   t.match(lines.shift(), { level: 30, msg: 'root line' }, 'app.log is the kernel logger');
   t.notOk('reqId' in (lines[0] ?? {}));
   t.equal((await get('/boom')).statusCode, 500);
-  t.match(lines.shift(), { level: 50, msg: 'unexpected error', reqId: /^req-/, err: { message: 'kaboom', stack: String } });
+  t.match(lines.shift(), {
+    level: 50,
+    msg: 'unexpected error',
+    reqId: /^req-/,
+    err: { message: 'kaboom', stack: String },
+  });
   t.equal((await get('/away')).statusCode, 503);
-  t.match(lines.shift(), { level: 40, msg: 'request answered 503 unavailable: engine away', reqId: /^req-/, route: 'GET /away' });
+  t.match(lines.shift(), {
+    level: 40,
+    msg: 'request answered 503 unavailable: engine away',
+    reqId: /^req-/,
+    route: 'GET /away',
+  });
   const fine = await get('/fine');
   t.equal(fine.statusCode, 200);
   t.match(lines.shift(), { level: 30, msg: 'from the route', note: 1, reqId: /^req-/ });
@@ -76,19 +95,38 @@ t.test('at debug: one line per request, 404 and refusals included', async (t) =>
 t.test('records serialize without a pattern test, to the same bytes', async (t) => {
   const record = Type.Record(Type.String(), Type.Integer());
   t.same(forSerializing(record), { type: 'object', additionalProperties: { type: 'integer' } });
-  const nested = forSerializing(Type.Object({ a: Type.Array(record), b: Type.Optional(Type.Union([record, Type.Null()])) })) as any;
+  const nested = forSerializing(
+    Type.Object({ a: Type.Array(record), b: Type.Optional(Type.Union([record, Type.Null()])) }),
+  ) as any;
   t.same(nested.properties.a.items.additionalProperties, { type: 'integer' });
   t.same(nested.properties.b.anyOf[0].additionalProperties, { type: 'integer' });
   const other = { type: 'object', patternProperties: { '^x-': { type: 'string' } } };
   t.same(forSerializing(other), other, 'another pattern stays');
-  const withAdditional = { type: 'object', patternProperties: { '^.*$': { type: 'integer' } }, additionalProperties: false };
+  const withAdditional = {
+    type: 'object',
+    patternProperties: { '^.*$': { type: 'integer' } },
+    additionalProperties: false,
+  };
   t.same(forSerializing(withAdditional), withAdditional, 'a schema that says what else is allowed stays');
   const data = { const: { patternProperties: { '^.*$': 1 } } };
   t.same(forSerializing(data), data, 'data keywords are not schemas');
 
   const tables: Record<string, number> = { agt_config: 1, agt_loop: 40, 'local_"quoted"': 3 };
-  const body = { id: 'a1', filePath: null, name: 'n', autostart: false, runtimeState: 'idle', targetState: null, loopCount: 40, storage: { fileBytes: 1, walBytes: 0, quotaBytes: null, tables } };
-  t.equal(build(forSerializing(AgentStatus) as any)(body), build(AgentStatus as any)(body), 'the status body, byte for byte');
+  const body = {
+    id: 'a1',
+    filePath: null,
+    name: 'n',
+    autostart: false,
+    runtimeState: 'idle',
+    targetState: null,
+    loopCount: 40,
+    storage: { fileBytes: 1, walBytes: 0, quotaBytes: null, tables },
+  };
+  t.equal(
+    build(forSerializing(AgentStatus) as any)(body),
+    build(AgentStatus as any)(body),
+    'the status body, byte for byte',
+  );
 
   const { app, get } = await appAt('silent');
   t.teardown(() => app.close());
@@ -97,11 +135,36 @@ t.test('records serialize without a pattern test, to the same bytes', async (t) 
 
 t.test('the guard: bearer token and secret comparison', async (t) => {
   const byRegex = (header: string) => /^Bearer\s+(.+)$/i.exec(header)?.[1]!.trim() || undefined;
-  for (const header of ['Bearer tok', 'bearer tok', 'BEARER tok', 'Bearer  tok ', 'Bearer\ttok', 'Bearer ', 'Bearer', 'Bearertok', 'Basic tok', 'Bearer   ', ' Bearer tok']) {
-    t.equal(bearerToken(header) || undefined, byRegex(header), `${JSON.stringify(header)} as the regular expression reads it`);
+  for (const header of [
+    'Bearer tok',
+    'bearer tok',
+    'BEARER tok',
+    'Bearer  tok ',
+    'Bearer\ttok',
+    'Bearer ',
+    'Bearer',
+    'Bearertok',
+    'Basic tok',
+    'Bearer   ',
+    ' Bearer tok',
+  ]) {
+    t.equal(
+      bearerToken(header) || undefined,
+      byRegex(header),
+      `${JSON.stringify(header)} as the regular expression reads it`,
+    );
   }
   t.equal(bearerToken(undefined), undefined);
-  for (const [given, expected, same] of [['abc', 'abc', true], ['abd', 'abc', false], ['ab', 'abc', false], ['abcd', 'abc', false], ['', 'abc', false], ['é', 'é', true], ['é', 'e\u0301', false], ['x'.repeat(100), 'x'.repeat(43), false]] as const) {
+  for (const [given, expected, same] of [
+    ['abc', 'abc', true],
+    ['abd', 'abc', false],
+    ['ab', 'abc', false],
+    ['abcd', 'abc', false],
+    ['', 'abc', false],
+    ['é', 'é', true],
+    ['é', 'e\u0301', false],
+    ['x'.repeat(100), 'x'.repeat(43), false],
+  ] as const) {
     t.equal(secretEquals(given, expected), same, `${JSON.stringify(given)} against ${JSON.stringify(expected)}`);
   }
   t.equal(secretEquals('abc', 'abc'), true, 'again after a longer value left bytes in the scratch buffer');

@@ -23,11 +23,23 @@ t.test('settings routes validate, persist and refuse key material', async (t) =>
   t.equal((await d.request('GET', '/settings/nonsense')).status, 400);
 
   const put = await d.request('PUT', '/settings/providers', {
-    value: [{ id: 'local', type: 'openai-compatible', name: 'Local', baseUrl: 'http://127.0.0.1:11434/v1', apiKeyEnv: 'LOCAL_KEY' }],
+    value: [
+      {
+        id: 'local',
+        type: 'openai-compatible',
+        name: 'Local',
+        baseUrl: 'http://127.0.0.1:11434/v1',
+        apiKeyEnv: 'LOCAL_KEY',
+      },
+    ],
   });
   t.equal(put.status, 200);
   const providers = await d.request('GET', '/providers');
-  t.same(providers.body.providers.map((p: { id: string }) => p.id), ['local'], 'applied at once: the providers extension serves it');
+  t.same(
+    providers.body.providers.map((p: { id: string }) => p.id),
+    ['local'],
+    'applied at once: the providers extension serves it',
+  );
 
   const invalid = await d.request('PUT', '/settings/meshPort', { value: 'high' });
   t.equal(invalid.status, 400);

@@ -46,7 +46,11 @@ t.test('shutdown exits within the caps while an unload hook and an extension sto
   t.ok(!existsSync(wal) || statSync(wal).size === 0, 'the agent file was closed (no WAL left behind)');
   const db = new Database(path, { readonly: true });
   try {
-    t.equal(db.prepare('SELECT owner FROM agt_lease').get(), undefined, 'the lease was released despite the hanging hook');
+    t.equal(
+      db.prepare('SELECT owner FROM agt_lease').get(),
+      undefined,
+      'the lease was released despite the hanging hook',
+    );
   } finally {
     db.close();
   }

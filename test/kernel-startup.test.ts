@@ -65,7 +65,9 @@ t.test('token: kept across restarts, malformed replaced, deleted rotates, env ov
   const { rmSync } = await import('node:fs');
   rmSync(tokenPath);
   const rotated = await spawnDaemon(t, { dataDir, env: { AGT_DAEMON_TOKEN: 'from-the-environment' } });
-  const viaEnv = await fetch(`${rotated.url}/openapi.json`, { headers: { authorization: 'Bearer from-the-environment' } });
+  const viaEnv = await fetch(`${rotated.url}/openapi.json`, {
+    headers: { authorization: 'Bearer from-the-environment' },
+  });
   t.equal(viaEnv.status, 200, 'AGT_DAEMON_TOKEN overrides');
   t.notOk(existsSync(tokenPath), 'no file written when the env token is used');
   rotated.child.kill('SIGTERM');
@@ -109,7 +111,11 @@ t.test('start-up refusals are clear and non-zero', async (t) => {
 t.test('shutdown over the API answers 202 and the process exits', async (t) => {
   const d = await spawnDaemon(t);
   const token = readFileSync(join(d.dataDir, 'daemon-token'), 'utf8').trim();
-  const res = await rawRequest(d.url, { method: 'POST', path: '/daemon/shutdown', headers: { authorization: `Bearer ${token}` } });
+  const res = await rawRequest(d.url, {
+    method: 'POST',
+    path: '/daemon/shutdown',
+    headers: { authorization: `Bearer ${token}` },
+  });
   t.equal(res.status, 202, 'bodiless POST without Content-Type accepted');
   t.same(res.body, { accepted: true });
   t.equal(await d.exited, 0);

@@ -21,7 +21,11 @@ async function versionBelow(t: Parameters<typeof tempDir>[0], pkg: Record<string
 
 t.test('the version is read from the nearest package.json', async (t) => {
   t.equal(await versionBelow(t, { name: 'agt', version: '9.8.7-test.1' }), '9.8.7-test.1');
-  await t.rejects(versionBelow(t, { name: 'agt' }), /has no version/, 'a package.json without one is an error, not a default');
+  await t.rejects(
+    versionBelow(t, { name: 'agt' }),
+    /has no version/,
+    'a package.json without one is an error, not a default',
+  );
 });
 
 t.test("the daemon's version is the project's package.json", async (t) => {

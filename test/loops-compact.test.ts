@@ -29,9 +29,12 @@ async function until(check: () => boolean | Promise<boolean>): Promise<void> {
 const texts = (rows: any[]) => rows.map((row) => row.content.text);
 
 t.test('compact: refusals, upstream failure leaves history, summary replaces older rows', async (t) => {
-  const id = await load({ name: 'compactor', loops: [{ name: 'sleepy', goal: 'z', enabled: false }] }, (file) => seedTurns(file, 6));
+  const id = await load({ name: 'compactor', loops: [{ name: 'sleepy', goal: 'z', enabled: false }] }, (file) =>
+    seedTurns(file, 6),
+  );
   await load({ name: 'tiny' }, (file) => seedTurns(file, 3));
-  const compact = (agent = 'compactor', query = '', body?: unknown) => h.d.request('POST', `/agents/${agent}/compact${query}`, body);
+  const compact = (agent = 'compactor', query = '', body?: unknown) =>
+    h.d.request('POST', `/agents/${agent}/compact${query}`, body);
   const page = async () => (await h.d.request('GET', '/agents/compactor/loop?limit=500')).body.rows;
 
   const tiny = await compact('tiny');
@@ -54,19 +57,50 @@ t.test('compact: refusals, upstream failure leaves history, summary replaces old
   h.model.push({ text: '  SUMMARY: q1 to q3 were discussed  ' });
   const done = await compact();
   t.equal(done.status, 200);
-  t.match(done.body, { agentId: id, loop: 'main', removed: 6, kept: 6, summaryChars: 'SUMMARY: q1 to q3 were discussed'.length });
+  t.match(done.body, {
+    agentId: id,
+    loop: 'main',
+    removed: 6,
+    kept: 6,
+    summaryChars: 'SUMMARY: q1 to q3 were discussed'.length,
+  });
   const call = h.model.calls.at(-1)!;
   t.same(call.tools, [], 'no tools for the summarization');
-  t.match(call.messages[0]!.content, /\[user\] q1\n\[assistant\] a1[\s\S]*\[assistant\] a3$/, 'the older rows as a transcript');
+  t.match(
+    call.messages[0]!.content,
+    /\[user\] q1\n\[assistant\] a1[\s\S]*\[assistant\] a3$/,
+    'the older rows as a transcript',
+  );
   t.notMatch(call.messages[0]!.content, /q4/, 'kept turns are not summarized');
   const after = await page();
-  t.same(texts(after), ['SUMMARY: q1 to q3 were discussed', 'q4', 'a4', 'q5', 'a5', 'q6', 'a6'], 'the last 3 turns stay verbatim');
-  t.match(after[0], { id: before[5].id, role: 'system', kind: 'summary', created_at: before[5].created_at, usage_input: 10, model: 'test-model' });
+  t.same(
+    texts(after),
+    ['SUMMARY: q1 to q3 were discussed', 'q4', 'a4', 'q5', 'a5', 'q6', 'a6'],
+    'the last 3 turns stay verbatim',
+  );
+  t.match(after[0], {
+    id: before[5].id,
+    role: 'system',
+    kind: 'summary',
+    created_at: before[5].created_at,
+    usage_input: 10,
+    model: 'test-model',
+  });
   t.same(after.slice(1), before.slice(6), 'kept rows unchanged');
   const event = await h.waitFor((e) => e.event_type === 'loop.compacted' && e.agent_id === id);
   const summaries = (await h.d.request('GET', `/agents/${id}/memory?kind=summary`)).body.memories;
-  t.match(summaries, [{ text: 'SUMMARY: q1 to q3 were discussed', source: 'compaction' }], 'the summary is kept as a memory');
-  t.same(event.payload, { removed: 6, summary_chars: done.body.summaryChars, memories: (await h.d.request('GET', `/agents/${id}/memory`)).body.memories.map((m: { id: number }) => m.id).reverse() });
+  t.match(
+    summaries,
+    [{ text: 'SUMMARY: q1 to q3 were discussed', source: 'compaction' }],
+    'the summary is kept as a memory',
+  );
+  t.same(event.payload, {
+    removed: 6,
+    summary_chars: done.body.summaryChars,
+    memories: (await h.d.request('GET', `/agents/${id}/memory`)).body.memories
+      .map((m: { id: number }) => m.id)
+      .reverse(),
+  });
   t.equal(event.agent_id, id);
 
   const again = await compact('compactor', '', {});
@@ -75,7 +109,10 @@ t.test('compact: refusals, upstream failure leaves history, summary replaces old
   // The next turn sees the summary first.
   const turn = (await h.d.request('POST', '/agents/compactor/chat', { text: 'next' })).body.turnId;
   await h.ended(turn);
-  t.equal(h.model.calls.at(-1)!.messages[0]!.content, '[summary of the earlier conversation]\nSUMMARY: q1 to q3 were discussed');
+  t.equal(
+    h.model.calls.at(-1)!.messages[0]!.content,
+    '[summary of the earlier conversation]\nSUMMARY: q1 to q3 were discussed',
+  );
 });
 
 t.test('compact holds the loop: chats and triggers queue behind it, 409 while compacting or mid-turn', async (t) => {
@@ -101,23 +138,46 @@ t.test('compact holds the loop: chats and triggers queue behind it, 409 while co
   t.match(twice.body.error, /already running/);
 
   const chat = (await h.d.request('POST', '/agents/holder/chat', { text: 'while compacting' })).body.turnId;
-  const trigger = (await h.d.request('POST', '/agents/holder/trigger', { type: 'inbox', data: { text: 'ping' } })).body.turnId;
-  t.notOk(h.log.events.some((e) => e.event_type === 'turn.started' && (e.turn_id === chat || e.turn_id === trigger)), 'nothing starts while compacting');
+  const trigger = (await h.d.request('POST', '/agents/holder/trigger', { type: 'inbox', data: { text: 'ping' } })).body
+    .turnId;
+  t.notOk(
+    h.log.events.some((e) => e.event_type === 'turn.started' && (e.turn_id === chat || e.turn_id === trigger)),
+    'nothing starts while compacting',
+  );
 
   gate.release();
   const done = await compacting;
   t.equal(done.status, 200);
   await h.ended(chat);
   await h.ended(trigger);
-  const order = h.log.events.filter((e) => (e.event_type === 'loop.compacted' && e.agent_id === id) || (e.event_type === 'turn.started' && [chat, trigger].includes(e.turn_id!)));
-  t.same(order.map((e) => e.turn_id ?? e.event_type), ['loop.compacted', chat, trigger], 'queued work runs after the compaction, in order');
-  t.equal(h.model.calls.at(-2)!.messages[0]!.content, '[summary of the earlier conversation]\nSUMMARY 2', 'the chat replays on the compacted history');
+  const order = h.log.events.filter(
+    (e) =>
+      (e.event_type === 'loop.compacted' && e.agent_id === id) ||
+      (e.event_type === 'turn.started' && [chat, trigger].includes(e.turn_id!)),
+  );
+  t.same(
+    order.map((e) => e.turn_id ?? e.event_type),
+    ['loop.compacted', chat, trigger],
+    'queued work runs after the compaction, in order',
+  );
+  t.equal(
+    h.model.calls.at(-2)!.messages[0]!.content,
+    '[summary of the earlier conversation]\nSUMMARY 2',
+    'the chat replays on the compacted history',
+  );
 });
 
 t.test('loop_compact tool compacts another loop; not its own', async (t) => {
-  const id = await load({ name: 'tooler', loops: [{ name: 'side', goal: 's', enabled: true }] }, (file) => seedTurns(file, 4, 'side', 'side-'));
+  const id = await load({ name: 'tooler', loops: [{ name: 'side', goal: 's', enabled: true }] }, (file) =>
+    seedTurns(file, 4, 'side', 'side-'),
+  );
   h.model.push(
-    { toolCalls: [{ name: 'loop_compact', args: { loop: 'side' } }, { name: 'loop_compact', args: {} }] },
+    {
+      toolCalls: [
+        { name: 'loop_compact', args: { loop: 'side' } },
+        { name: 'loop_compact', args: {} },
+      ],
+    },
     { text: 'SIDE SUMMARY' },
     { text: 'done' },
   );
@@ -128,7 +188,14 @@ t.test('loop_compact tool compacts another loop; not its own', async (t) => {
   t.notOk(results[0].isError);
   t.match(results[1].content, /cannot compact its own history/);
   t.equal(results[1].isError, true);
-  const side = readFile(join(h.dir, 'tooler.agt'), (db) => db.prepare("SELECT content FROM agt_loop WHERE loop = 'side' ORDER BY id").all() as Array<{ content: string }>);
-  t.same(side.map((row) => JSON.parse(row.content).text), ['SIDE SUMMARY', 'side-q2', 'side-a2', 'side-q3', 'side-a3', 'side-q4', 'side-a4']);
+  const side = readFile(
+    join(h.dir, 'tooler.agt'),
+    (db) =>
+      db.prepare("SELECT content FROM agt_loop WHERE loop = 'side' ORDER BY id").all() as Array<{ content: string }>,
+  );
+  t.same(
+    side.map((row) => JSON.parse(row.content).text),
+    ['SIDE SUMMARY', 'side-q2', 'side-a2', 'side-q3', 'side-a3', 'side-q4', 'side-a4'],
+  );
   t.match((await h.waitFor((e) => e.event_type === 'loop.compacted' && e.agent_id === id)).loop, 'side');
 });

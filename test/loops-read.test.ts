@@ -37,19 +37,29 @@ t.test('loop page, loop list and one loop', async (t) => {
   t.equal((await d.request('GET', '/agents/looper/loop?limit=0')).body.rows.length, 1, 'limit clamped to 1');
 
   const inner = await d.request('GET', '/agents/looper/loop?loop=research');
-  t.same(inner.body.rows.map((row: any) => row.content), ['research 1', 'research 2', 'research 3']);
+  t.same(
+    inner.body.rows.map((row: any) => row.content),
+    ['research 1', 'research 2', 'research 3'],
+  );
   t.equal((await d.request('GET', '/agents/looper/loop?loop=nope')).status, 404);
   t.equal((await d.request('GET', '/agents/looper/loop?offset=-1')).status, 400);
 
   const list = await d.request('GET', '/agents/looper/loops');
   t.equal(list.status, 200);
-  t.same(list.body.loops.map((loop: any) => [loop.name, loop.entryCount, loop.enabled]), [
-    ['main', 120, true],
-    ['research', 3, true],
-    ['sleeper', 0, false],
-  ]);
+  t.same(
+    list.body.loops.map((loop: any) => [loop.name, loop.entryCount, loop.enabled]),
+    [
+      ['main', 120, true],
+      ['research', 3, true],
+      ['sleeper', 0, false],
+    ],
+  );
   t.equal(list.body.loops[0].effectiveTools, null, 'main: every enabled tool');
-  t.same(list.body.loops[1].effectiveTools.sort(), ['fs_read', 'loop_send'], 'allow-list intersected with the host tools');
+  t.same(
+    list.body.loops[1].effectiveTools.sort(),
+    ['fs_read', 'loop_send'],
+    'allow-list intersected with the host tools',
+  );
   t.equal(list.body.loops[0].state, 'idle');
 
   const one = await d.request('GET', '/agents/looper/loops/research');

@@ -7,17 +7,35 @@ import { wireDaemon } from './helpers/wire-daemon.js';
 const h = await wireDaemon(t);
 
 /** What the agent's file holds, read on the test's own connection. */
-const fromFile = <T>(name: string, sql: string, ...params: unknown[]) => readFile(join(h.dir, `${name}.agt`), (db) => db.prepare(sql).all(...params) as T[]);
+const fromFile = <T>(name: string, sql: string, ...params: unknown[]) =>
+  readFile(join(h.dir, `${name}.agt`), (db) => db.prepare(sql).all(...params) as T[]);
 
 t.test('create: defaults, attenuation, kickoff, persistence and refusals', async (t) => {
-  const id = await h.agent({ name: 'pool', tools: [{ name: 'sys_set_state', enabled: false }, { name: 'fs_read', enabled: false }] });
+  const id = await h.agent({
+    name: 'pool',
+    tools: [
+      { name: 'sys_set_state', enabled: false },
+      { name: 'fs_read', enabled: false },
+    ],
+  });
   const post = (body: unknown, agent = 'pool') => h.d.request('POST', `/agents/${agent}/loops`, body);
 
   h.model.push({ text: 'on it' });
   const created = await post({ name: 'research', goal: 'dig into the archive' });
   t.equal(created.status, 201);
-  t.match(created.body, { agentId: id, name: 'research', goal: 'dig into the archive', enabled: true, autostart: true, excludedTools: [] });
-  t.same(created.body.tools, ['loop_send', 'loop_list'], 'defaults filtered to what the host grants (sys_set_state is disabled)');
+  t.match(created.body, {
+    agentId: id,
+    name: 'research',
+    goal: 'dig into the archive',
+    enabled: true,
+    autostart: true,
+    excludedTools: [],
+  });
+  t.same(
+    created.body.tools,
+    ['loop_send', 'loop_list'],
+    'defaults filtered to what the host grants (sys_set_state is disabled)',
+  );
   t.same([...created.body.effectiveTools].sort(), ['loop_list', 'loop_send']);
   t.match(created.body.kickoff, { delivered: true, woke: true });
   const kicked = await h.ended(created.body.kickoff.turnId);
@@ -25,19 +43,42 @@ t.test('create: defaults, attenuation, kickoff, persistence and refusals', async
   t.equal(kicked.loop, 'research');
   const call = h.model.calls.at(-1)!;
   t.match(call.system, /dig into the archive/, 'the goal is the loop instructions');
-  t.match(call.messages[0]!.content, /\[trigger loop_send\].*dig into the archive/, 'the goal is delivered as a first message');
+  t.match(
+    call.messages[0]!.content,
+    /\[trigger loop_send\].*dig into the archive/,
+    'the goal is delivered as a first message',
+  );
 
   const config = (await h.d.request('GET', '/agents/pool/config')).body.config;
-  t.same(config.loops.map((l: any) => l.name), ['research'], 'persisted through updateConfig');
+  t.same(
+    config.loops.map((l: any) => l.name),
+    ['research'],
+    'persisted through updateConfig',
+  );
   const stored = fromFile<{ value: string }>('pool', "SELECT value FROM agt_config WHERE key = 'config'");
-  t.same(JSON.parse(stored[0]!.value).loops.map((l: { name: string }) => l.name), ['research'], 'committed to the file');
+  t.same(
+    JSON.parse(stored[0]!.value).loops.map((l: { name: string }) => l.name),
+    ['research'],
+    'committed to the file',
+  );
 
-  const reader = await post({ name: 'reader', goal: 'read', autostart: false, tools: ['fs_read', 'loop_send'], compact_threshold: 5000, model: { temperature: 0.2 } });
+  const reader = await post({
+    name: 'reader',
+    goal: 'read',
+    autostart: false,
+    tools: ['fs_read', 'loop_send'],
+    compact_threshold: 5000,
+    model: { temperature: 0.2 },
+  });
   t.equal(reader.status, 201);
   t.same(reader.body.excludedTools, ['fs_read'], 'requested tool the host disabled');
   t.same(reader.body.effectiveTools, ['loop_send']);
   t.match(reader.body, { compact_threshold: 5000, model: { temperature: 0.2 }, kickoff: null });
-  t.equal((await post({ name: 'dormant', goal: 'wait', enabled: false })).body.kickoff, null, 'a disabled loop is not started');
+  t.equal(
+    (await post({ name: 'dormant', goal: 'wait', enabled: false })).body.kickoff,
+    null,
+    'a disabled loop is not started',
+  );
 
   for (const [body, why] of [
     [{ name: 'Bad Name', goal: 'x' }, 'bad name'],
@@ -74,7 +115,16 @@ t.test('create: defaults, attenuation, kickoff, persistence and refusals', async
 t.test('patch: replace wholesale, null removes overrides, refusals, disabling aborts the running turn', async (t) => {
   await h.agent({
     name: 'patcher',
-    loops: [{ name: 'worker', goal: 'work', enabled: true, model: { model_id: 'other', temperature: 0.5 }, compact_threshold: 5000, tools: ['loop_send'] }],
+    loops: [
+      {
+        name: 'worker',
+        goal: 'work',
+        enabled: true,
+        model: { model_id: 'other', temperature: 0.5 },
+        compact_threshold: 5000,
+        tools: ['loop_send'],
+      },
+    ],
   });
   const patch = (body: unknown, loop = 'worker') => h.d.request('PATCH', `/agents/patcher/loops/${loop}`, body);
 
@@ -89,11 +139,21 @@ t.test('patch: replace wholesale, null removes overrides, refusals, disabling ab
 
   const goal = await patch({ goal: 'new goal', tools: ['loop_list', 'loop_send'] });
   t.equal(goal.status, 200);
-  t.match(goal.body, { name: 'worker', goal: 'new goal', tools: ['loop_list', 'loop_send'], model: { model_id: 'other', temperature: 0.5 }, compact_threshold: 5000 });
+  t.match(goal.body, {
+    name: 'worker',
+    goal: 'new goal',
+    tools: ['loop_list', 'loop_send'],
+    model: { model_id: 'other', temperature: 0.5 },
+    compact_threshold: 5000,
+  });
   const model = await patch({ model: { temperature: 1 } });
   t.same(model.body.model, { temperature: 1 }, 'a present key replaces wholesale');
   const params = await patch({ params: [{ key: 'a', value: 'b' }], provider_params: { x: 1 } });
-  t.same(params.body.model, { temperature: 1, params: [{ key: 'a', value: 'b' }], provider_params: { x: 1 } }, 'params and provider_params patch the model override');
+  t.same(
+    params.body.model,
+    { temperature: 1, params: [{ key: 'a', value: 'b' }], provider_params: { x: 1 } },
+    'params and provider_params patch the model override',
+  );
   const cleared = await patch({ model: null, compact_threshold: null });
   t.equal(cleared.status, 200);
   t.notOk('model' in cleared.body, 'model: null removes the override');
@@ -108,7 +168,11 @@ t.test('patch: replace wholesale, null removes overrides, refusals, disabling ab
   const ended = await h.ended(turn);
   t.equal(ended.event_type, 'agent.error');
   t.equal((ended.payload as any).code, 'loop_disabled', 'the running turn is aborted at once');
-  t.equal((await h.d.request('POST', '/agents/patcher/chat', { text: 'hi', loop: 'worker' })).status, 409, 'a disabled loop takes no chat');
+  t.equal(
+    (await h.d.request('POST', '/agents/patcher/chat', { text: 'hi', loop: 'worker' })).status,
+    409,
+    'a disabled loop takes no chat',
+  );
 
   t.equal((await patch({ enabled: true })).status, 200);
   const again = (await h.d.request('POST', '/agents/patcher/chat', { text: 'hi', loop: 'worker' })).body.turnId;
@@ -118,14 +182,20 @@ t.test('patch: replace wholesale, null removes overrides, refusals, disabling ab
 });
 
 t.test('delete: archived to agt_audit, timers dropped except locked, running turn stopped', async (t) => {
-  const path = await createAgentFile(h.dir, { name: 'deleter', loops: [{ name: 'scratch', goal: 's', enabled: true }] }, {
-    seed(file) {
-      for (const text of ['one', 'two', 'three']) file.loop.append({ loop: 'scratch', role: 'user', content: { text } });
-      file.loop.append({ role: 'user', content: { text: 'main stays' } });
+  const path = await createAgentFile(
+    h.dir,
+    { name: 'deleter', loops: [{ name: 'scratch', goal: 's', enabled: true }] },
+    {
+      seed(file) {
+        for (const text of ['one', 'two', 'three'])
+          file.loop.append({ loop: 'scratch', role: 'user', content: { text } });
+        file.loop.append({ role: 'user', content: { text: 'main stays' } });
+      },
     },
-  });
+  );
   const id = (await h.d.request('POST', '/agents/load', { filePath: path })).body.id as string;
-  const timer = (body: Record<string, unknown>) => h.d.request('POST', '/agents/deleter/timers', { mode: 'once_delay', delay_ms: 3_600_000, ...body });
+  const timer = (body: Record<string, unknown>) =>
+    h.d.request('POST', '/agents/deleter/timers', { mode: 'once_delay', delay_ms: 3_600_000, ...body });
   t.equal((await timer({ loop: 'scratch' })).status, 200);
   t.equal((await timer({ loop: 'scratch', locked: true })).status, 200);
   t.equal((await timer({})).status, 200);
@@ -141,15 +211,32 @@ t.test('delete: archived to agt_audit, timers dropped except locked, running tur
   t.match(deleted.body, { agentId: id, deleted: 'scratch', archivedRows: 4, droppedTimers: 1 });
   t.equal(((await h.ended(turn)).payload as any).code, 'loop_disabled');
 
-  const count = (loop: string) => fromFile<{ n: number }>('deleter', 'SELECT count(*) AS n FROM agt_loop WHERE loop = ?', loop)[0]!.n;
+  const count = (loop: string) =>
+    fromFile<{ n: number }>('deleter', 'SELECT count(*) AS n FROM agt_loop WHERE loop = ?', loop)[0]!.n;
   t.equal(count('scratch'), 0, 'removed from agt_loop');
   t.equal(count('main'), 1, 'other loops untouched');
-  const audit = (await h.d.request('GET', '/agents/deleter/tables/agt_audit')).body.rows.filter((row: any) => row.subject === 'loop:scratch');
+  const audit = (await h.d.request('GET', '/agents/deleter/tables/agt_audit')).body.rows.filter(
+    (row: any) => row.subject === 'loop:scratch',
+  );
   t.equal(audit.length, 4);
-  t.same(audit.map((row: any) => JSON.parse(row.data).content.text), ['one', 'two', 'three', 'four'], 'archived in order');
+  t.same(
+    audit.map((row: any) => JSON.parse(row.data).content.text),
+    ['one', 'two', 'three', 'four'],
+    'archived in order',
+  );
   const timers = (await h.d.request('GET', '/agents/deleter/timers')).body.timers;
-  t.same(timers.map((tm: any) => [tm.loop ?? 'main', tm.locked]).sort(), [['main', false], ['scratch', true]], 'the locked timer stays');
-  t.same((await h.d.request('GET', '/agents/deleter/loops')).body.loops.map((l: any) => l.name), ['main']);
+  t.same(
+    timers.map((tm: any) => [tm.loop ?? 'main', tm.locked]).sort(),
+    [
+      ['main', false],
+      ['scratch', true],
+    ],
+    'the locked timer stays',
+  );
+  t.same(
+    (await h.d.request('GET', '/agents/deleter/loops')).body.loops.map((l: any) => l.name),
+    ['main'],
+  );
   t.same((await h.d.request('GET', '/agents/deleter/config')).body.config.loops, []);
   t.equal((await h.d.request('GET', '/agents/deleter/loops/scratch')).status, 404);
 });

@@ -29,13 +29,20 @@ const model = await startFakeOpenAI(t, (request) => {
 const d = await runDaemon(t, {
   extensions: {
     extensions: [
-      { name: 'providers', module: join(ROOT, 'extensions/providers/index.ts'), enabled: true, config: { maxRetries: 0 } },
+      {
+        name: 'providers',
+        module: join(ROOT, 'extensions/providers/index.ts'),
+        enabled: true,
+        config: { maxRetries: 0 },
+      },
       { name: 'mcp', module: join(ROOT, 'extensions/mcp/index.ts'), enabled: true, config: {} },
     ],
   },
   settings: {
     mcpServer: { agents: ['echo', 'careful'] },
-    providers: [{ id: 'mcp-test', type: 'openai-compatible', name: 'MCP test model', baseUrl: model.baseUrl, defaultModel: 'm' }],
+    providers: [
+      { id: 'mcp-test', type: 'openai-compatible', name: 'MCP test model', baseUrl: model.baseUrl, defaultModel: 'm' },
+    ],
   },
   env: { AGT_OWNER_PASSPHRASE: 'mcp server test' },
 });
@@ -44,41 +51,68 @@ const agentsDir = tempDir(t, 'agt-mcp-agents-');
 async function createAgent(name: string, patch: Record<string, unknown>): Promise<string> {
   const created = await d.request('POST', '/agents/create', { name, directory: agentsDir });
   if (created.status !== 201) throw new Error(`create ${name}: ${created.status} ${JSON.stringify(created.body)}`);
-  const patched = await d.request('PATCH', `/agents/${created.body.agentId}/config`, { model: { provider: 'mcp-test', model_id: 'm' }, ...patch });
+  const patched = await d.request('PATCH', `/agents/${created.body.agentId}/config`, {
+    model: { provider: 'mcp-test', model_id: 'm' },
+    ...patch,
+  });
   if (patched.status !== 200) throw new Error(`patch ${name}: ${patched.status} ${JSON.stringify(patched.body)}`);
   return created.body.agentId as string;
 }
 const identity = await d.request('POST', '/identity/create', { passphrase: 'mcp server test' });
 if (identity.status !== 201) throw new Error(`identity: ${identity.status}`);
 const echo = await createAgent('Echo', { handle: 'echo', description: 'Says back what it hears' });
-const careful = await createAgent('Careful', { handle: 'careful', tools: [{ name: 'fs_write', enabled: true, restricted: true }] });
+const careful = await createAgent('Careful', {
+  handle: 'careful',
+  tools: [{ name: 'fs_write', enabled: true, restricted: true }],
+});
 const hidden = await createAgent('Hidden', { handle: 'hidden' });
 const endpoint = `${d.url}/mcp/server`;
 
 /** Resolves with the turn.completed that `match` accepts, among the events from the moment of the call (made before the call that starts or unblocks the turn). */
 function turnEnd(match: (event: any) => boolean): Promise<any> {
-  return log.waitFor((event) => event.event_type === 'turn.completed' && match(event), 'the end of the turn', { from: log.events.length });
+  return log.waitFor((event) => event.event_type === 'turn.completed' && match(event), 'the end of the turn', {
+    from: log.events.length,
+  });
 }
 
 async function httpClient(t: any, elicit?: (request: any) => any): Promise<Client> {
-  const client = new Client({ name: 'test', version: '1.0.0' }, { capabilities: elicit ? { elicitation: { form: {} } } : {} });
+  const client = new Client(
+    { name: 'test', version: '1.0.0' },
+    { capabilities: elicit ? { elicitation: { form: {} } } : {} },
+  );
   if (elicit) client.setRequestHandler(ElicitRequestSchema, elicit);
-  await client.connect(new StreamableHTTPClientTransport(new URL(endpoint), { requestInit: { headers: { authorization: `Bearer ${d.token}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(endpoint), {
+      requestInit: { headers: { authorization: `Bearer ${d.token}` } },
+    }),
+  );
   t.teardown(() => client.close());
   return client;
 }
 const textOf = (result: any) => result.content.map((part: any) => part.text).join('');
 /** The text of a resource read (a blob has none). */
-const resourceText = (read: { contents: Array<{ text?: string } | { blob: string }> }) => (read.contents[0] as { text?: string }).text;
+const resourceText = (read: { contents: Array<{ text?: string } | { blob: string }> }) =>
+  (read.contents[0] as { text?: string }).text;
 
 t.test('over Streamable HTTP: tools, a chat with progress, resources', async (t) => {
   const client = await httpClient(t);
-  t.same((await client.listTools()).tools.map((tool) => tool.name).sort(), ['answer_task', 'chat', 'get_tasks', 'list_agents']);
+  t.same((await client.listTools()).tools.map((tool) => tool.name).sort(), [
+    'answer_task',
+    'chat',
+    'get_tasks',
+    'list_agents',
+  ]);
   const listed = (await client.callTool({ name: 'list_agents', arguments: {} })) as any;
-  t.same(listed.structuredContent.agents.map((agent: any) => agent.handle).sort(), ['careful', 'echo'], 'only the agents settings expose');
+  t.same(
+    listed.structuredContent.agents.map((agent: any) => agent.handle).sort(),
+    ['careful', 'echo'],
+    'only the agents settings expose',
+  );
 
   const progress: string[] = [];
-  const reply = (await client.callTool({ name: 'chat', arguments: { agent: 'echo', text: 'hello there' } }, undefined, { onprogress: (p) => void progress.push(String(p.message)) })) as any;
+  const reply = (await client.callTool({ name: 'chat', arguments: { agent: 'echo', text: 'hello there' } }, undefined, {
+    onprogress: (p) => void progress.push(String(p.message)),
+  })) as any;
   t.equal(textOf(reply), 'echo: hello there');
   t.equal(reply.structuredContent.status, 'completed');
   t.match(reply.structuredContent.turnId, /\S/);
@@ -86,14 +120,28 @@ t.test('over Streamable HTTP: tools, a chat with progress, resources', async (t)
 
   const resources = (await client.listResources()).resources.map((resource) => resource.uri);
   t.ok(resources.includes(`agt://agents/${echo}/card`) && resources.includes(`agt://agents/${careful}/conversation`));
-  t.notOk(resources.some((uri) => uri.includes(hidden)), 'no resource of an agent not exposed');
+  t.notOk(
+    resources.some((uri) => uri.includes(hidden)),
+    'no resource of an agent not exposed',
+  );
   const card = JSON.parse(resourceText(await client.readResource({ uri: `agt://agents/${echo}/card` })) ?? '');
-  t.match(card, { id: echo, name: 'Echo', handle: 'echo', description: 'Says back what it hears', did: /^did:key:z6Mk/ });
-  const conversation = JSON.parse(resourceText(await client.readResource({ uri: `agt://agents/${echo}/conversation` })) ?? '');
-  t.same(conversation.slice(-2).map((row: any) => [row.role, row.content, row.turnId]), [
-    ['user', 'hello there', reply.structuredContent.turnId],
-    ['assistant', 'echo: hello there', reply.structuredContent.turnId],
-  ]);
+  t.match(card, {
+    id: echo,
+    name: 'Echo',
+    handle: 'echo',
+    description: 'Says back what it hears',
+    did: /^did:key:z6Mk/,
+  });
+  const conversation = JSON.parse(
+    resourceText(await client.readResource({ uri: `agt://agents/${echo}/conversation` })) ?? '',
+  );
+  t.same(
+    conversation.slice(-2).map((row: any) => [row.role, row.content, row.turnId]),
+    [
+      ['user', 'hello there', reply.structuredContent.turnId],
+      ['assistant', 'echo: hello there', reply.structuredContent.turnId],
+    ],
+  );
 });
 
 t.test('an approval: by elicitation, else through get_tasks and answer_task; files read-only', async (t) => {
@@ -102,7 +150,10 @@ t.test('an approval: by elicitation, else through get_tasks and answer_task; fil
     asked.push(request.params);
     return { action: 'accept', content: { decision: 'approve' } };
   });
-  const approved = (await eliciting.callTool({ name: 'chat', arguments: { agent: 'careful', text: 'please write notes/a.txt' } })) as any;
+  const approved = (await eliciting.callTool({
+    name: 'chat',
+    arguments: { agent: 'careful', text: 'please write notes/a.txt' },
+  })) as any;
   t.match(asked[0].message, /fs_write/, 'the approval came as an elicitation');
   t.equal(approved.structuredContent.status, 'completed');
   t.match(textOf(approved), /^tool said:/);
@@ -110,46 +161,90 @@ t.test('an approval: by elicitation, else through get_tasks and answer_task; fil
   t.equal(resourceText(file), 'written notes/a.txt');
 
   const plain = await httpClient(t);
-  const waiting = (await plain.callTool({ name: 'chat', arguments: { agent: 'careful', text: 'please write notes/b.txt' } })) as any;
+  const waiting = (await plain.callTool({
+    name: 'chat',
+    arguments: { agent: 'careful', text: 'please write notes/b.txt' },
+  })) as any;
   t.equal(waiting.structuredContent.status, 'waiting');
   t.match(waiting.structuredContent.waiting, { kind: 'approval', tool: 'fs_write' });
   t.match(textOf(waiting), /answer_task/, 'the result says how to answer');
   const tasks = (await plain.callTool({ name: 'get_tasks', arguments: {} })) as any;
-  t.same(tasks.structuredContent.tasks.map((task: any) => [task.agent, task.kind, task.id]), [[careful, 'approval', waiting.structuredContent.waiting.id]]);
+  t.same(
+    tasks.structuredContent.tasks.map((task: any) => [task.agent, task.kind, task.id]),
+    [[careful, 'approval', waiting.structuredContent.waiting.id]],
+  );
   const ended = turnEnd((event) => event.payload.turn_id === waiting.structuredContent.turnId);
-  const answered = (await plain.callTool({ name: 'answer_task', arguments: { agent: 'careful', id: waiting.structuredContent.waiting.id, decision: 'approve' } })) as any;
+  const answered = (await plain.callTool({
+    name: 'answer_task',
+    arguments: { agent: 'careful', id: waiting.structuredContent.waiting.id, decision: 'approve' },
+  })) as any;
   t.notOk(answered.isError);
   t.match((await ended).payload.text, /^tool said:/);
-  t.equal(resourceText(await plain.readResource({ uri: `agt://agents/${careful}/files/notes/b.txt` })), 'written notes/b.txt');
-  await t.rejects(plain.readResource({ uri: `agt://agents/${careful}/files/..%2F..%2Fetc%2Fpasswd` }), 'a path out of the agent\'s files names nothing');
-  t.same((await plain.listTools()).tools.filter((tool) => /write|delete/.test(tool.name)), [], 'no tool writes files');
+  t.equal(
+    resourceText(await plain.readResource({ uri: `agt://agents/${careful}/files/notes/b.txt` })),
+    'written notes/b.txt',
+  );
+  await t.rejects(
+    plain.readResource({ uri: `agt://agents/${careful}/files/..%2F..%2Fetc%2Fpasswd` }),
+    "a path out of the agent's files names nothing",
+  );
+  t.same(
+    (await plain.listTools()).tools.filter((tool) => /write|delete/.test(tool.name)),
+    [],
+    'no tool writes files',
+  );
 });
 
-t.test('stored files are read with a passive type: plain text for text, never an active type the agent stored', async (t) => {
-  const put = async (path: string, body: Record<string, unknown>) => {
-    const answer = await d.request('PUT', `/agents/${echo}/files/content?path=${encodeURIComponent(path)}`, body);
-    if (answer.status !== 200) throw new Error(`put ${path}: ${answer.status}`);
-  };
-  await put('notes/todo.txt', { content: 'buy milk\n' });
-  await put('notes/page', { content: '<script>alert(1)</script>', mime_type: 'text/html;profile=mcp-app' });
-  await put('notes/data.json', { content: '{"a":1}', mime_type: 'application/json' });
-  await put('notes/blob', { content: Buffer.from([1, 0, 2]).toString('base64'), encoding: 'base64' });
-  await put('notes/pic.png', { content: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1]).toString('base64'), encoding: 'base64', mime_type: 'image/png' });
-  const client = await httpClient(t);
-  const read = async (path: string) => (await client.readResource({ uri: `agt://agents/${echo}/files/${path}` })).contents[0] as { mimeType?: string; text?: string; blob?: string };
-  t.match(await read('notes/todo.txt'), { mimeType: 'text/plain; charset=utf-8', text: 'buy milk\n' });
-  t.match(await read('notes/page'), { mimeType: 'text/plain; charset=utf-8', text: '<script>alert(1)</script>' }, 'an active type the agent stored is not handed on');
-  t.match(await read('notes/data.json'), { mimeType: 'application/json; charset=utf-8', text: '{"a":1}' });
-  t.match(await read('notes/blob'), { mimeType: 'application/octet-stream', blob: Buffer.from([1, 0, 2]).toString('base64') });
-  t.match(await read('notes/pic.png'), { mimeType: 'image/png' });
-  const listed = new Map((await client.listResources()).resources.map((resource) => [resource.uri, resource.mimeType]));
-  t.equal(listed.get(`agt://agents/${echo}/files/notes/todo.txt`), undefined, 'listed without a type when none is known (the bytes decide at read)');
-  t.equal(listed.get(`agt://agents/${echo}/files/notes/page`), undefined, 'nor an active one');
-  t.equal(listed.get(`agt://agents/${echo}/files/notes/pic.png`), 'image/png');
-  for (const path of ['notes/todo.txt', 'notes/page', 'notes/data.json', 'notes/blob', 'notes/pic.png']) {
-    await d.request('DELETE', `/agents/${echo}/files/content?path=${encodeURIComponent(path)}`);
-  }
-});
+t.test(
+  'stored files are read with a passive type: plain text for text, never an active type the agent stored',
+  async (t) => {
+    const put = async (path: string, body: Record<string, unknown>) => {
+      const answer = await d.request('PUT', `/agents/${echo}/files/content?path=${encodeURIComponent(path)}`, body);
+      if (answer.status !== 200) throw new Error(`put ${path}: ${answer.status}`);
+    };
+    await put('notes/todo.txt', { content: 'buy milk\n' });
+    await put('notes/page', { content: '<script>alert(1)</script>', mime_type: 'text/html;profile=mcp-app' });
+    await put('notes/data.json', { content: '{"a":1}', mime_type: 'application/json' });
+    await put('notes/blob', { content: Buffer.from([1, 0, 2]).toString('base64'), encoding: 'base64' });
+    await put('notes/pic.png', {
+      content: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1]).toString('base64'),
+      encoding: 'base64',
+      mime_type: 'image/png',
+    });
+    const client = await httpClient(t);
+    const read = async (path: string) =>
+      (await client.readResource({ uri: `agt://agents/${echo}/files/${path}` })).contents[0] as {
+        mimeType?: string;
+        text?: string;
+        blob?: string;
+      };
+    t.match(await read('notes/todo.txt'), { mimeType: 'text/plain; charset=utf-8', text: 'buy milk\n' });
+    t.match(
+      await read('notes/page'),
+      { mimeType: 'text/plain; charset=utf-8', text: '<script>alert(1)</script>' },
+      'an active type the agent stored is not handed on',
+    );
+    t.match(await read('notes/data.json'), { mimeType: 'application/json; charset=utf-8', text: '{"a":1}' });
+    t.match(await read('notes/blob'), {
+      mimeType: 'application/octet-stream',
+      blob: Buffer.from([1, 0, 2]).toString('base64'),
+    });
+    t.match(await read('notes/pic.png'), { mimeType: 'image/png' });
+    const listed = new Map(
+      (await client.listResources()).resources.map((resource) => [resource.uri, resource.mimeType]),
+    );
+    t.equal(
+      listed.get(`agt://agents/${echo}/files/notes/todo.txt`),
+      undefined,
+      'listed without a type when none is known (the bytes decide at read)',
+    );
+    t.equal(listed.get(`agt://agents/${echo}/files/notes/page`), undefined, 'nor an active one');
+    t.equal(listed.get(`agt://agents/${echo}/files/notes/pic.png`), 'image/png');
+    for (const path of ['notes/todo.txt', 'notes/page', 'notes/data.json', 'notes/blob', 'notes/pic.png']) {
+      await d.request('DELETE', `/agents/${echo}/files/content?path=${encodeURIComponent(path)}`);
+    }
+  },
+);
 
 t.test('an agent the settings do not expose is refused by every tool and resource', async (t) => {
   const client = await httpClient(t);
@@ -163,12 +258,16 @@ t.test('an agent the settings do not expose is refused by every tool and resourc
     t.equal(result.isError, true, `${name} ${JSON.stringify(args)}`);
     t.match(textOf(result), /No agent .* is exposed/);
   }
-  for (const what of ['card', 'conversation', 'files/notes/a.txt']) await t.rejects(client.readResource({ uri: `agt://agents/${hidden}/${what}` }), what);
+  for (const what of ['card', 'conversation', 'files/notes/a.txt'])
+    await t.rejects(client.readResource({ uri: `agt://agents/${hidden}/${what}` }), what);
   const history = await d.request('GET', `/agents/${hidden}/chat`);
   t.equal(history.body, null, 'no chat reached it');
 
   // The list is read at every call: exposing it (and then every agent with "*") applies at once.
-  const listed = async () => ((await client.callTool({ name: 'list_agents', arguments: {} })) as any).structuredContent.agents.map((agent: any) => agent.handle).sort();
+  const listed = async () =>
+    ((await client.callTool({ name: 'list_agents', arguments: {} })) as any).structuredContent.agents
+      .map((agent: any) => agent.handle)
+      .sort();
   t.equal((await d.request('PUT', '/settings/mcpServer', { value: { agents: ['*'] } })).status, 200);
   t.same(await listed(), ['careful', 'echo', 'hidden'], '"*" exposes every loaded agent');
   t.equal((await d.request('PUT', '/settings/mcpServer', { value: { agents: [] } })).status, 200);
@@ -177,16 +276,39 @@ t.test('an agent the settings do not expose is refused by every tool and resourc
 });
 
 t.test('the main API guards: no token is 401, a foreign Origin 403', async (t) => {
-  const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
+  const init = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+  });
   const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
   const port = new URL(d.url).port;
-  const anonymous = await rawRequest(d.url, { method: 'POST', path: '/mcp/server', headers: { ...headers, host: `127.0.0.1:${port}` }, body: init });
+  const anonymous = await rawRequest(d.url, {
+    method: 'POST',
+    path: '/mcp/server',
+    headers: { ...headers, host: `127.0.0.1:${port}` },
+    body: init,
+  });
   t.equal(anonymous.status, 401);
-  const foreign = await rawRequest(d.url, { method: 'POST', path: '/mcp/server', headers: { ...headers, host: `127.0.0.1:${port}`, origin: 'http://evil.example', authorization: `Bearer ${d.token}` }, body: init });
+  const foreign = await rawRequest(d.url, {
+    method: 'POST',
+    path: '/mcp/server',
+    headers: {
+      ...headers,
+      host: `127.0.0.1:${port}`,
+      origin: 'http://evil.example',
+      authorization: `Bearer ${d.token}`,
+    },
+    body: init,
+  });
   t.equal(foreign.status, 403);
   t.equal(foreign.body.code, 'cross_origin');
   const client = new Client({ name: 'test', version: '1.0.0' });
-  await t.rejects(client.connect(new StreamableHTTPClientTransport(new URL(endpoint))), 'the SDK client without the token fails to connect');
+  await t.rejects(
+    client.connect(new StreamableHTTPClientTransport(new URL(endpoint))),
+    'the SDK client without the token fails to connect',
+  );
 });
 
 t.test('over agt mcp serve (stdio bridge): tools, a chat, an approval by elicitation', async (t) => {
@@ -200,10 +322,21 @@ t.test('over agt mcp serve (stdio bridge): tools, a chat, an approval by elicita
   client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { decision: 'approve' } }));
   await client.connect(transport);
   t.teardown(() => client.close());
-  t.same((await client.listTools()).tools.map((tool) => tool.name).sort(), ['answer_task', 'chat', 'get_tasks', 'list_agents']);
+  t.same((await client.listTools()).tools.map((tool) => tool.name).sort(), [
+    'answer_task',
+    'chat',
+    'get_tasks',
+    'list_agents',
+  ]);
   const reply = (await client.callTool({ name: 'chat', arguments: { agent: 'echo', text: 'through stdio' } })) as any;
   t.equal(textOf(reply), 'echo: through stdio');
-  const approved = (await client.callTool({ name: 'chat', arguments: { agent: 'careful', text: 'please write notes/c.txt' } })) as any;
+  const approved = (await client.callTool({
+    name: 'chat',
+    arguments: { agent: 'careful', text: 'please write notes/c.txt' },
+  })) as any;
   t.equal(approved.structuredContent.status, 'completed', 'the elicitation crossed the bridge both ways');
-  t.equal(resourceText(await client.readResource({ uri: `agt://agents/${careful}/files/notes/c.txt` })), 'written notes/c.txt');
+  t.equal(
+    resourceText(await client.readResource({ uri: `agt://agents/${careful}/files/notes/c.txt` })),
+    'written notes/c.txt',
+  );
 });

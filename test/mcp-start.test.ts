@@ -14,27 +14,49 @@ import { reply, startFakeOpenAI } from './fakes/openai.js';
 
 t.test('a slow server does not hold the first turn; the SSE fallback', async (t) => {
   const legacy = await startEverythingHttp(t, 'sse');
-  const fake = await startFakeOpenAI(t, [reply.toolCalls([{ name: 'mcp_legacy_echo', args: { message: 'over sse' } }]), reply.text('done')]);
+  const fake = await startFakeOpenAI(t, [
+    reply.toolCalls([{ name: 'mcp_legacy_echo', args: { message: 'over sse' } }]),
+    reply.text('done'),
+  ]);
   const fixture = join(FIXTURE_DIR, 'server.mjs');
   const d = await runDaemon(t, {
     extensions: {
       extensions: [
-        { name: 'providers', module: join(ROOT, 'extensions/providers/index.ts'), enabled: true, config: { maxRetries: 0 } },
-        { name: 'mcp', module: join(ROOT, 'extensions/mcp/index.ts'), enabled: true, config: { startBudgetMs: 2500, connectTimeoutMs: 12000, reconnectTries: 0 } },
+        {
+          name: 'providers',
+          module: join(ROOT, 'extensions/providers/index.ts'),
+          enabled: true,
+          config: { maxRetries: 0 },
+        },
+        {
+          name: 'mcp',
+          module: join(ROOT, 'extensions/mcp/index.ts'),
+          enabled: true,
+          config: { startBudgetMs: 2500, connectTimeoutMs: 12000, reconnectTries: 0 },
+        },
       ],
     },
     settings: {
-      providers: [{ id: 'fake', type: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, defaultModel: 'fake-1' }],
+      providers: [
+        { id: 'fake', type: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, defaultModel: 'fake-1' },
+      ],
       mcpServers: [
         { name: 'fast', type: 'command', command: process.execPath, args: [fixture] },
-        { name: 'slow', type: 'command', command: process.execPath, args: [fixture], env: { FIXTURE_START_DELAY_MS: '60000' } },
+        {
+          name: 'slow',
+          type: 'command',
+          command: process.execPath,
+          args: [fixture],
+          env: { FIXTURE_START_DELAY_MS: '60000' },
+        },
         { name: 'legacy', type: 'http', url: legacy.url },
         { name: 'late', type: 'command', command: process.execPath, args: [fixture] },
       ],
     },
   });
   const log = await eventLog(t, d);
-  const servers = async () => Object.fromEntries(((await d.request('GET', `/agents/${id}/mcp`)).body.servers as any[]).map((s) => [s.name, s]));
+  const servers = async () =>
+    Object.fromEntries(((await d.request('GET', `/agents/${id}/mcp`)).body.servers as any[]).map((s) => [s.name, s]));
   // Waits on conditions, not on clocks (the file runs on loaded machines): tap's timeout is the cap.
   const until = async (check: () => Promise<boolean>) => {
     while (!(await check())) await new Promise((r) => setTimeout(r, 50));
@@ -42,7 +64,9 @@ t.test('a slow server does not hold the first turn; the SSE fallback', async (t)
 
   const path = await createAgentFile(tempDir(t), {
     model: { provider: 'fake', model_id: 'fake-1' },
-    mcp: { servers: ['fast', 'slow', 'legacy'].map((name) => ({ name, transport: name === 'legacy' ? 'http' : 'stdio' })) },
+    mcp: {
+      servers: ['fast', 'slow', 'legacy'].map((name) => ({ name, transport: name === 'legacy' ? 'http' : 'stdio' })),
+    },
   } as never);
   const id = (await d.request('POST', '/agents/load', { filePath: path })).body.id;
   // The turn starts once the fast servers are up (however long that takes here), while the slow one is
@@ -58,7 +82,10 @@ t.test('a slow server does not hold the first turn; the SSE fallback', async (t)
   t.equal(atEnd.fast.status, 'connected');
   t.match(atEnd.legacy, { status: 'connected', transport: 'http' });
   const offered = (fake.chatRequests()[0]!.body.tools as any[]).map((tool) => tool.function.name);
-  t.ok(offered.includes('mcp_fast_echo') && offered.includes('mcp_legacy_echo'), `the servers that connected in time are offered (${offered.filter((n) => n.startsWith('mcp_')).length} MCP tools)`);
+  t.ok(
+    offered.includes('mcp_fast_echo') && offered.includes('mcp_legacy_echo'),
+    `the servers that connected in time are offered (${offered.filter((n) => n.startsWith('mcp_')).length} MCP tools)`,
+  );
   t.notOk(offered.some((name) => name.startsWith('mcp_slow_')));
   const toolMessage = (fake.chatRequests()[1]!.body.messages as any[]).find((m) => m.role === 'tool');
   t.match(toolMessage.content, /Echo: over sse/);
@@ -69,15 +96,32 @@ t.test('a slow server does not hold the first turn; the SSE fallback', async (t)
   t.notOk('pid' in slow, 'the slow child was killed');
 
   // A server declared while the agent runs starts at its restart route (as the README's MCP steps do).
-  const servers2 = [...['fast', 'slow', 'legacy'].map((name) => ({ name, transport: name === 'legacy' ? 'http' : 'stdio' })), { name: 'late', transport: 'stdio' }];
+  const servers2 = [
+    ...['fast', 'slow', 'legacy'].map((name) => ({ name, transport: name === 'legacy' ? 'http' : 'stdio' })),
+    { name: 'late', transport: 'stdio' },
+  ];
   t.equal((await d.request('PATCH', `/agents/${id}/config`, { mcp: { servers: servers2 } })).status, 200);
-  t.match((await d.request('POST', `/agents/${id}/mcp/late/restart`)).body, { name: 'late', status: 'connected', toolCount: 8 });
-  t.ok(((await d.request('GET', `/agents/${id}/tools`)).body.tools as any[]).some((tool) => tool.name === 'mcp_late_echo' && tool.source === 'mcp:late'));
+  t.match((await d.request('POST', `/agents/${id}/mcp/late/restart`)).body, {
+    name: 'late',
+    status: 'connected',
+    toolCount: 8,
+  });
+  t.ok(
+    ((await d.request('GET', `/agents/${id}/tools`)).body.tools as any[]).some(
+      (tool) => tool.name === 'mcp_late_echo' && tool.source === 'mcp:late',
+    ),
+  );
 
   // Removed from the config: its tools go and its child is closed.
   const latePid = (await servers()).late.pid;
-  t.equal((await d.request('PATCH', `/agents/${id}/config`, { mcp: { servers: servers2.filter((s) => s.name !== 'late') } })).status, 200);
-  t.notOk(((await d.request('GET', `/agents/${id}/tools`)).body.tools as any[]).some((tool) => tool.source === 'mcp:late'));
+  t.equal(
+    (await d.request('PATCH', `/agents/${id}/config`, { mcp: { servers: servers2.filter((s) => s.name !== 'late') } }))
+      .status,
+    200,
+  );
+  t.notOk(
+    ((await d.request('GET', `/agents/${id}/tools`)).body.tools as any[]).some((tool) => tool.source === 'mcp:late'),
+  );
   t.same(await gone([latePid]), [], 'the undeclared server was closed');
 
   const pids = [atEnd.fast.pid, atEnd.slow.pid];

@@ -31,75 +31,206 @@ const credentials: Record<string, string> = { 'mcp:svc:API_KEY': 'credential-val
 
 t.test('stdio launch: allow-listed environment, registration and declaration variables, credentials', async (t) => {
   const launch = await resolveLaunch(
-    { name: 'svc', transport: 'stdio', command: 'ignored', env: { NODE_OPTIONS: 'x', LD_LIBRARY_PATH: '/x', PATH: '/tmp/evil', NODE_PATH: '/tmp/evil', PLAIN: 'agent', OK: 'y' }, env_keys: ['API_KEY', 'MISSING'], tool_call_timeout_ms: 1234 },
-    { name: 'svc', type: 'command', command: '/usr/bin/srv', args: ['--stdio'], env: { PLAIN: '1' }, envFrom: { TOKEN: 'SECRET_VAR' }, allowAgentEnv: ['OK', 'API_KEY', 'MISSING'] },
+    {
+      name: 'svc',
+      transport: 'stdio',
+      command: 'ignored',
+      env: {
+        NODE_OPTIONS: 'x',
+        LD_LIBRARY_PATH: '/x',
+        PATH: '/tmp/evil',
+        NODE_PATH: '/tmp/evil',
+        PLAIN: 'agent',
+        OK: 'y',
+      },
+      env_keys: ['API_KEY', 'MISSING'],
+      tool_call_timeout_ms: 1234,
+    },
+    {
+      name: 'svc',
+      type: 'command',
+      command: '/usr/bin/srv',
+      args: ['--stdio'],
+      env: { PLAIN: '1' },
+      envFrom: { TOKEN: 'SECRET_VAR' },
+      allowAgentEnv: ['OK', 'API_KEY', 'MISSING'],
+    },
     { env, packagesDir: '/nowhere', credential: async (name) => credentials[name] },
   );
   if (launch.kind !== 'stdio') throw new Error(`expected stdio, got ${launch.kind}`);
-  t.same(launch.stdio.env, { PATH: '/usr/bin', HOME: '/home/owner', PLAIN: '1', TOKEN: 'daemon-secret-value', OK: 'y', API_KEY: 'credential-value' });
+  t.same(launch.stdio.env, {
+    PATH: '/usr/bin',
+    HOME: '/home/owner',
+    PLAIN: '1',
+    TOKEN: 'daemon-secret-value',
+    OK: 'y',
+    API_KEY: 'credential-value',
+  });
   t.equal(launch.stdio.command, '/usr/bin/srv', "the registration's command, never the declaration's");
   t.same(launch.stdio.args, ['--stdio']);
   t.equal(launch.timeoutMs, 1234);
   t.same(launch.secrets.sort(), ['credential-value', 'daemon-secret-value']);
-  t.ok(launch.notes.some((n) => ['NODE_OPTIONS', 'LD_LIBRARY_PATH', 'PATH', 'NODE_PATH', 'PLAIN'].every((name) => n.includes(name))), 'refused names are noted');
-  t.ok(launch.notes.some((n) => /mcp:svc:MISSING/.test(n)), 'a missing credential is noted');
+  t.ok(
+    launch.notes.some((n) =>
+      ['NODE_OPTIONS', 'LD_LIBRARY_PATH', 'PATH', 'NODE_PATH', 'PLAIN'].every((name) => n.includes(name)),
+    ),
+    'refused names are noted',
+  );
+  t.ok(
+    launch.notes.some((n) => /mcp:svc:MISSING/.test(n)),
+    'a missing credential is noted',
+  );
 });
 
-t.test("an agent's variables: only the registration's allowAgentEnv; none without it, none for an unregistered server", async (t) => {
-  const declaration = { name: 'svc', transport: 'stdio' as const, env: { OK: 'y', GIT_CONFIG_PARAMETERS: "'core.fsmonitor'='touch /tmp/x'" }, env_keys: ['API_KEY'] };
-  const read: string[] = [];
-  const deps = { env, packagesDir: tempDir(t), credential: async (name: string) => (read.push(name), credentials[name]) };
-  const bare = await resolveLaunch(declaration, { name: 'svc', type: 'command', command: '/usr/bin/srv' }, deps);
-  if (bare.kind !== 'stdio') throw new Error(`expected stdio, got ${bare.kind}`);
-  t.same(bare.stdio.env, { PATH: '/usr/bin', HOME: '/home/owner' }, 'no allowAgentEnv: nothing from the agent');
-  t.same(read, [], 'a refused env_keys credential is not even read');
-  t.ok(bare.notes.some((n) => /allowAgentEnv/.test(n) && /GIT_CONFIG_PARAMETERS/.test(n) && /API_KEY/.test(n)), 'the refused names are noted');
-  const pkg = join(deps.packagesDir, 'node_modules', 'env-server');
-  mkdirSync(pkg, { recursive: true });
-  writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name: 'env-server', version: '1.0.0', bin: 'bin.js' }));
-  writeFileSync(join(pkg, 'bin.js'), '');
-  const unregistered = await resolveLaunch({ ...declaration, source: 'npm:env-server' }, undefined, deps);
-  if (unregistered.kind !== 'stdio') throw new Error(`expected stdio, got ${unregistered.kind}`);
-  t.same(unregistered.stdio.env, { PATH: '/usr/bin', HOME: '/home/owner' }, 'a server without a registration takes no variables from the agent');
-  const allowed = await resolveLaunch(declaration, { name: 'svc', type: 'command', command: '/usr/bin/srv', allowAgentEnv: ['GIT_CONFIG_PARAMETERS'] }, deps);
-  if (allowed.kind !== 'stdio') throw new Error(`expected stdio, got ${allowed.kind}`);
-  t.equal(allowed.stdio.env.GIT_CONFIG_PARAMETERS, declaration.env.GIT_CONFIG_PARAMETERS, 'a name the owner allows passes');
-  t.notOk('OK' in allowed.stdio.env);
-});
+t.test(
+  "an agent's variables: only the registration's allowAgentEnv; none without it, none for an unregistered server",
+  async (t) => {
+    const declaration = {
+      name: 'svc',
+      transport: 'stdio' as const,
+      env: { OK: 'y', GIT_CONFIG_PARAMETERS: "'core.fsmonitor'='touch /tmp/x'" },
+      env_keys: ['API_KEY'],
+    };
+    const read: string[] = [];
+    const deps = {
+      env,
+      packagesDir: tempDir(t),
+      credential: async (name: string) => (read.push(name), credentials[name]),
+    };
+    const bare = await resolveLaunch(declaration, { name: 'svc', type: 'command', command: '/usr/bin/srv' }, deps);
+    if (bare.kind !== 'stdio') throw new Error(`expected stdio, got ${bare.kind}`);
+    t.same(bare.stdio.env, { PATH: '/usr/bin', HOME: '/home/owner' }, 'no allowAgentEnv: nothing from the agent');
+    t.same(read, [], 'a refused env_keys credential is not even read');
+    t.ok(
+      bare.notes.some((n) => /allowAgentEnv/.test(n) && /GIT_CONFIG_PARAMETERS/.test(n) && /API_KEY/.test(n)),
+      'the refused names are noted',
+    );
+    const pkg = join(deps.packagesDir, 'node_modules', 'env-server');
+    mkdirSync(pkg, { recursive: true });
+    writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name: 'env-server', version: '1.0.0', bin: 'bin.js' }));
+    writeFileSync(join(pkg, 'bin.js'), '');
+    const unregistered = await resolveLaunch({ ...declaration, source: 'npm:env-server' }, undefined, deps);
+    if (unregistered.kind !== 'stdio') throw new Error(`expected stdio, got ${unregistered.kind}`);
+    t.same(
+      unregistered.stdio.env,
+      { PATH: '/usr/bin', HOME: '/home/owner' },
+      'a server without a registration takes no variables from the agent',
+    );
+    const allowed = await resolveLaunch(
+      declaration,
+      { name: 'svc', type: 'command', command: '/usr/bin/srv', allowAgentEnv: ['GIT_CONFIG_PARAMETERS'] },
+      deps,
+    );
+    if (allowed.kind !== 'stdio') throw new Error(`expected stdio, got ${allowed.kind}`);
+    t.equal(
+      allowed.stdio.env.GIT_CONFIG_PARAMETERS,
+      declaration.env.GIT_CONFIG_PARAMETERS,
+      'a name the owner allows passes',
+    );
+    t.notOk('OK' in allowed.stdio.env);
+  },
+);
 
-t.test('http launch: headers from daemon variables, and the agent\'s only by allowAgentHeaders', async (t) => {
+t.test("http launch: headers from daemon variables, and the agent's only by allowAgentHeaders", async (t) => {
   const deps = { env, packagesDir: '/nowhere', credential: async (name: string) => credentials[name] };
-  const declaration = { name: 'web', transport: 'http' as const, bearer_token_env_var: 'TOK', headers: { 'X-Plain': 'p', 'X-Other': 'o' } };
-  const launch = await resolveLaunch(declaration, { name: 'web', type: 'http', url: 'http://127.0.0.1:9/mcp', headerEnv: { 'X-Daemon': 'SECRET_VAR' }, allowAgentHeaders: ['x-plain', 'authorization'] }, deps);
-  if (launch.kind !== 'http') throw new Error(`expected http, got ${launch.kind}`);
-  t.equal(launch.url.href, 'http://127.0.0.1:9/mcp');
-  t.same(launch.headers, { 'X-Plain': 'p', 'X-Daemon': 'daemon-secret-value', Authorization: 'Bearer bearer-value' }, 'allowed names (any case) pass, X-Other does not');
-  t.ok(launch.notes.some((n) => /allowAgentHeaders/.test(n) && /X-Other/.test(n)));
-  const bare = await resolveLaunch(declaration, { name: 'web', type: 'http', url: 'http://127.0.0.1:9/mcp', headerEnv: { 'X-Daemon': 'SECRET_VAR' } }, deps);
-  t.same(bare.kind === 'http' && bare.headers, { 'X-Daemon': 'daemon-secret-value' }, 'no allowAgentHeaders: nothing from the agent');
-  const owner = await resolveLaunch(
-    { name: 'web', transport: 'http', headers: { authorization: 'agent', 'x-daemon': 'agent' } },
-    { name: 'web', type: 'http', url: 'http://127.0.0.1:9/mcp', headerEnv: { Authorization: 'SECRET_VAR', 'X-Daemon': 'SECRET_VAR' }, allowAgentHeaders: ['Authorization', 'X-Daemon'] },
+  const declaration = {
+    name: 'web',
+    transport: 'http' as const,
+    bearer_token_env_var: 'TOK',
+    headers: { 'X-Plain': 'p', 'X-Other': 'o' },
+  };
+  const launch = await resolveLaunch(
+    declaration,
+    {
+      name: 'web',
+      type: 'http',
+      url: 'http://127.0.0.1:9/mcp',
+      headerEnv: { 'X-Daemon': 'SECRET_VAR' },
+      allowAgentHeaders: ['x-plain', 'authorization'],
+    },
     deps,
   );
-  t.same(owner.kind === 'http' && owner.headers, { Authorization: 'daemon-secret-value', 'X-Daemon': 'daemon-secret-value' }, "a header the registration sets stays the owner's even when listed");
+  if (launch.kind !== 'http') throw new Error(`expected http, got ${launch.kind}`);
+  t.equal(launch.url.href, 'http://127.0.0.1:9/mcp');
+  t.same(
+    launch.headers,
+    { 'X-Plain': 'p', 'X-Daemon': 'daemon-secret-value', Authorization: 'Bearer bearer-value' },
+    'allowed names (any case) pass, X-Other does not',
+  );
+  t.ok(launch.notes.some((n) => /allowAgentHeaders/.test(n) && /X-Other/.test(n)));
+  const bare = await resolveLaunch(
+    declaration,
+    { name: 'web', type: 'http', url: 'http://127.0.0.1:9/mcp', headerEnv: { 'X-Daemon': 'SECRET_VAR' } },
+    deps,
+  );
+  t.same(
+    bare.kind === 'http' && bare.headers,
+    { 'X-Daemon': 'daemon-secret-value' },
+    'no allowAgentHeaders: nothing from the agent',
+  );
+  const owner = await resolveLaunch(
+    { name: 'web', transport: 'http', headers: { authorization: 'agent', 'x-daemon': 'agent' } },
+    {
+      name: 'web',
+      type: 'http',
+      url: 'http://127.0.0.1:9/mcp',
+      headerEnv: { Authorization: 'SECRET_VAR', 'X-Daemon': 'SECRET_VAR' },
+      allowAgentHeaders: ['Authorization', 'X-Daemon'],
+    },
+    deps,
+  );
+  t.same(
+    owner.kind === 'http' && owner.headers,
+    { Authorization: 'daemon-secret-value', 'X-Daemon': 'daemon-secret-value' },
+    "a header the registration sets stays the owner's even when listed",
+  );
 });
 
 t.test('skip reasons; an agent never names an executable; npm packages run with node', async (t) => {
   const deps = { env, packagesDir: tempDir(t), credential: async () => undefined };
-  t.match(await resolveLaunch({ name: 'x', transport: 'stdio' }, undefined, deps), { kind: 'skip', reason: /no MCP server registration named x/ });
-  t.match(await resolveLaunch({ name: 'x', transport: 'stdio', source: 'agent', command: 'rm', args: ['-rf', '/'] }, undefined, deps), { kind: 'skip', reason: /names nothing this daemon runs/ });
-  t.match(await resolveLaunch({ name: 'x', transport: 'http', source: 'agent', url: 'http://169.254.169.254/latest' }, undefined, deps), { kind: 'skip' }, 'nor a URL of its own');
-  t.match(await resolveLaunch({ name: 'x', transport: 'stdio', source: 'npm:not-installed' }, undefined, deps), { kind: 'skip', reason: /not installed/ });
-  t.match(await resolveLaunch({ name: 'x', transport: 'stdio', source: 'npm:../../etc' }, undefined, deps), { kind: 'skip' });
+  t.match(await resolveLaunch({ name: 'x', transport: 'stdio' }, undefined, deps), {
+    kind: 'skip',
+    reason: /no MCP server registration named x/,
+  });
+  t.match(
+    await resolveLaunch(
+      { name: 'x', transport: 'stdio', source: 'agent', command: 'rm', args: ['-rf', '/'] },
+      undefined,
+      deps,
+    ),
+    { kind: 'skip', reason: /names nothing this daemon runs/ },
+  );
+  t.match(
+    await resolveLaunch(
+      { name: 'x', transport: 'http', source: 'agent', url: 'http://169.254.169.254/latest' },
+      undefined,
+      deps,
+    ),
+    { kind: 'skip' },
+    'nor a URL of its own',
+  );
+  t.match(await resolveLaunch({ name: 'x', transport: 'stdio', source: 'npm:not-installed' }, undefined, deps), {
+    kind: 'skip',
+    reason: /not installed/,
+  });
+  t.match(await resolveLaunch({ name: 'x', transport: 'stdio', source: 'npm:../../etc' }, undefined, deps), {
+    kind: 'skip',
+  });
   const pkg = join(deps.packagesDir, 'node_modules', 'demo-server');
   mkdirSync(pkg, { recursive: true });
-  writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name: 'demo-server', version: '1.0.0', bin: { 'demo-server': 'bin.js' } }));
+  writeFileSync(
+    join(pkg, 'package.json'),
+    JSON.stringify({ name: 'demo-server', version: '1.0.0', bin: { 'demo-server': 'bin.js' } }),
+  );
   writeFileSync(join(pkg, 'bin.js'), '');
   const launch = await resolveLaunch({ name: 'x', transport: 'stdio', source: 'npm:demo-server' }, undefined, deps);
   t.match(launch, { kind: 'stdio', stdio: { command: process.execPath, args: [join(pkg, 'bin.js')] } });
   writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name: 'demo-server', bin: '../../../outside.js' }));
-  t.match(await resolveLaunch({ name: 'x', transport: 'stdio', source: 'npm:demo-server' }, undefined, deps), { kind: 'skip' }, 'a bin outside its package is refused');
+  t.match(
+    await resolveLaunch({ name: 'x', transport: 'stdio', source: 'npm:demo-server' }, undefined, deps),
+    { kind: 'skip' },
+    'a bin outside its package is refused',
+  );
 });
 
 t.test('MCP results become tool results', async (t) => {
@@ -115,7 +246,10 @@ t.test('MCP results become tool results', async (t) => {
     ],
     isError: true,
   });
-  t.same(result.images, [{ mimeType: 'image/png', data: 'AAAA' }, { mimeType: 'image/png', data: 'BBBB' }]);
+  t.same(result.images, [
+    { mimeType: 'image/png', data: 'AAAA' },
+    { mimeType: 'image/png', data: 'BBBB' },
+  ]);
   t.equal(result.isError, true);
   t.match(result.content, /^hello\n\[image image\/png\]\n\[resource file:\/\/\/a.txt \(text\/plain\)\]\ninside/);
   t.match(result.content, /file:\/\/\/c.bin .*6 bytes of binary/);
@@ -151,24 +285,53 @@ t.test('schemas are remembered: new tools, changed tools, re-enabling', async (t
   t.equal(store.enable('a1', 'svc', 'echo'), false, 'this store has not seen the change');
   const again = new ToolStateStore(dir);
   t.equal(again.enable('a1', 'svc', 'echo'), true);
-  t.same(again.observe('a1', 'svc', [{ name: 'echo', inputSchema: { type: 'object' } }]).get('echo'), { isNew: false, changed: false });
+  t.same(again.observe('a1', 'svc', [{ name: 'echo', inputSchema: { type: 'object' } }]).get('echo'), {
+    isNew: false,
+    changed: false,
+  });
 });
 
 t.test('tool images in both wire formats', async (t) => {
   const messages = [
     { role: 'user' as const, content: 'go' },
-    { role: 'assistant' as const, content: '', toolCalls: [{ id: 'c1', name: 'img', args: {} }, { id: 'c2', name: 'txt', args: {} }] },
-    { role: 'tool' as const, toolCallId: 'c1', name: 'img', content: 'an image', images: [{ mimeType: 'image/png', data: 'AAAA' }] },
+    {
+      role: 'assistant' as const,
+      content: '',
+      toolCalls: [
+        { id: 'c1', name: 'img', args: {} },
+        { id: 'c2', name: 'txt', args: {} },
+      ],
+    },
+    {
+      role: 'tool' as const,
+      toolCallId: 'c1',
+      name: 'img',
+      content: 'an image',
+      images: [{ mimeType: 'image/png', data: 'AAAA' }],
+    },
     { role: 'tool' as const, toolCallId: 'c2', name: 'txt', content: 'text' },
   ];
   const anthropic = toAnthropicMessages(messages, false);
   t.same(anthropic.at(-1)!.content, [
-    { type: 'tool_result', tool_use_id: 'c1', content: [{ type: 'text', text: 'an image' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }] },
+    {
+      type: 'tool_result',
+      tool_use_id: 'c1',
+      content: [
+        { type: 'text', text: 'an image' },
+        { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } },
+      ],
+    },
     { type: 'tool_result', tool_use_id: 'c2', content: 'text' },
   ]);
   const openai = toOpenAIMessages('', messages);
-  t.same(openai.slice(2).map((m) => m.role), ['tool', 'tool', 'user'], 'images follow all the tool results of the round');
-  t.match(openai.at(-1), { content: [{ type: 'text' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] });
+  t.same(
+    openai.slice(2).map((m) => m.role),
+    ['tool', 'tool', 'user'],
+    'images follow all the tool results of the round',
+  );
+  t.match(openai.at(-1), {
+    content: [{ type: 'text' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }],
+  });
 });
 
 t.test('progress restarts the time limit of a tool call', async (t) => {
@@ -185,7 +348,13 @@ t.test('progress restarts the time limit of a tool call', async (t) => {
       return { content: 'finished' };
     },
   });
-  const context = { agentId: 'a', loop: 'main', turnId: 't', signal: new AbortController().signal, logger: console as never };
+  const context = {
+    agentId: 'a',
+    loop: 'main',
+    turnId: 't',
+    signal: new AbortController().signal,
+    logger: console as never,
+  };
   const withProgress = await callTool(ticking(true), {}, context, 250, systemClock);
   t.same(withProgress.result, { content: 'finished' }, '480 ms of work against a 250 ms limit restarted every 60 ms');
   const without = await callTool(ticking(false), {}, context, 250, systemClock);

@@ -12,7 +12,9 @@ import { inflateSync } from 'node:zlib';
 import { tempDir } from './helpers/daemon.js';
 import { bootMeshDaemon, createMeshAgent } from './helpers/mesh.js';
 
-const browser = ['chromium', 'chromium-browser'].find((name) => spawnSync('sh', ['-c', `command -v ${name}`]).status === 0);
+const browser = ['chromium', 'chromium-browser'].find(
+  (name) => spawnSync('sh', ['-c', `command -v ${name}`]).status === 0,
+);
 
 /** The colour of the first pixel of an 8-bit RGB/RGBA PNG (whatever the row filter, pixel 0 of row 0 is stored as is). */
 function firstPixel(png: Buffer): number[] {
@@ -39,13 +41,26 @@ if (skip) t.comment(skip);
     if (!browser) return;
     const d = await bootMeshDaemon(t, { meshConfig: { mdns: { enabled: false } } });
     const site = await createMeshAgent(d, 'Web', { handle: 'web', serving: { public: { enabled: true } } });
-    const put = (path: string, content: string) => d.request('PUT', `/agents/${site.id}/files/content?path=${encodeURIComponent(path)}`, { content });
-    await put('public/index.html', '<!doctype html><html><head><title>Agent Web</title><link rel="stylesheet" href="style.css"></head><body><h1 id="title">Hello from an agent</h1></body></html>');
+    const put = (path: string, content: string) =>
+      d.request('PUT', `/agents/${site.id}/files/content?path=${encodeURIComponent(path)}`, { content });
+    await put(
+      'public/index.html',
+      '<!doctype html><html><head><title>Agent Web</title><link rel="stylesheet" href="style.css"></head><body><h1 id="title">Hello from an agent</h1></body></html>',
+    );
     await put('public/style.css', 'html, body { background: rgb(0, 160, 80); margin: 0; } h1 { color: white; }');
     const dir = tempDir(t, 'agt-chromium-');
     const shot = join(dir, 'agent-website.png');
     const url = `${d.meshUrl}/agents/web/`;
-    const args = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run', `--user-data-dir=${join(dir, 'profile')}`, '--window-size=640,480', '--hide-scrollbars'];
+    const args = [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-dev-shm-usage',
+      '--no-first-run',
+      `--user-data-dir=${join(dir, 'profile')}`,
+      '--window-size=640,480',
+      '--hide-scrollbars',
+    ];
     const run = (extra: string[]) =>
       new Promise<{ code: number | null; out: string }>((done) => {
         const child = spawn(browser, [...args, ...extra, url], { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -15,7 +15,14 @@ import { MeshServer } from '../extensions/mesh/mesh-server.js';
 
 const PUBLIC_NAME = 'mesh.example:7777';
 // Short header and request limits, set in the manifest (the shipped ones are 10 s and 60 s).
-const d = await bootMeshDaemon(t, { meshConfig: { mdns: { enabled: false }, publicNames: [PUBLIC_NAME], serverLimits: { headersTimeoutMs: 300, requestTimeoutMs: 800 }, maxBodyBytes: 64 * 1024 } });
+const d = await bootMeshDaemon(t, {
+  meshConfig: {
+    mdns: { enabled: false },
+    publicNames: [PUBLIC_NAME],
+    serverLimits: { headersTimeoutMs: 300, requestTimeoutMs: 800 },
+    maxBodyBytes: 64 * 1024,
+  },
+});
 const agent = await createMeshAgent(d, 'Guarded', { handle: 'guarded' });
 const mesh = new URL(d.meshUrl);
 const port = Number(mesh.port);
@@ -24,9 +31,28 @@ const codeOf = (body: unknown) => (body as { code?: string } | undefined)?.code;
 
 t.test('Host must name the mesh server', async (t) => {
   const foreign = [
-    'evil.com', `evil.com:${port}`, `127.0.0.1.evil.com:${port}`, `127.0.0.1.evil.com`, `localhost.evil.com:${port}`, `evil.localhost.com:${port}`,
-    `0.0.0.0:${port}`, '0.0.0.0', `[::]:${port}`, '127.0.0.1:1', `127.0.0.1:${port + 1}`, '[::1]:1', `10.9.8.7:${port}`, `192.168.250.250:${port}`,
-    `8.8.8.8:${port}`, 'mesh.example:7778', 'mesh.example', `mesh.example.evil.com:7777`, `${port}`, `user@127.0.0.1:${port}`, '', 'a b',
+    'evil.com',
+    `evil.com:${port}`,
+    `127.0.0.1.evil.com:${port}`,
+    `127.0.0.1.evil.com`,
+    `localhost.evil.com:${port}`,
+    `evil.localhost.com:${port}`,
+    `0.0.0.0:${port}`,
+    '0.0.0.0',
+    `[::]:${port}`,
+    '127.0.0.1:1',
+    `127.0.0.1:${port + 1}`,
+    '[::1]:1',
+    `10.9.8.7:${port}`,
+    `192.168.250.250:${port}`,
+    `8.8.8.8:${port}`,
+    'mesh.example:7778',
+    'mesh.example',
+    `mesh.example.evil.com:7777`,
+    `${port}`,
+    `user@127.0.0.1:${port}`,
+    '',
+    'a b',
   ];
   for (const host of foreign) {
     for (const path of ['/health', '/agents', '/agents/guarded/card', '/agents/guarded/']) {
@@ -35,10 +61,22 @@ t.test('Host must name the mesh server', async (t) => {
       t.equal(codeOf(res.body), 'host_not_allowed');
     }
   }
-  const inbox = await rawRequest(d.meshUrl, { method: 'POST', path: '/agents/guarded/inbox', headers: { host: 'evil.com', 'content-type': 'application/json' }, body: '{}' });
+  const inbox = await rawRequest(d.meshUrl, {
+    method: 'POST',
+    path: '/agents/guarded/inbox',
+    headers: { host: 'evil.com', 'content-type': 'application/json' },
+    body: '{}',
+  });
   t.equal(codeOf(inbox.body), 'host_not_allowed', 'the inbox too, before the body is read');
   const mdns = mdnsHostName();
-  const allowed = [`127.0.0.1:${port}`, `localhost:${port}`, 'localhost:1', `LocalHost:${port}`, PUBLIC_NAME, ...(mdns ? [`${mdns}:${port}`] : [])];
+  const allowed = [
+    `127.0.0.1:${port}`,
+    `localhost:${port}`,
+    'localhost:1',
+    `LocalHost:${port}`,
+    PUBLIC_NAME,
+    ...(mdns ? [`${mdns}:${port}`] : []),
+  ];
   for (const host of allowed) {
     const res = await rawRequest(d.meshUrl, { path: '/agents', headers: { host } });
     t.equal(res.status, 200, `Host ${host}`);
@@ -46,58 +84,113 @@ t.test('Host must name the mesh server', async (t) => {
 });
 
 t.test('the authority of an absolute-form request line is checked like Host', async (t) => {
-  for (const target of ['http://evil.com/agents', `http://evil.com:${port}/agents`, `http://127.0.0.1.evil.com:${port}/agents`, `http://0.0.0.0:${port}/agents`, `https://127.0.0.1:${port}/agents`]) {
-    const answer = await rawLine(d.meshUrl, `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`);
+  for (const target of [
+    'http://evil.com/agents',
+    `http://evil.com:${port}/agents`,
+    `http://127.0.0.1.evil.com:${port}/agents`,
+    `http://0.0.0.0:${port}/agents`,
+    `https://127.0.0.1:${port}/agents`,
+  ]) {
+    const answer = await rawLine(
+      d.meshUrl,
+      `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`,
+    );
     t.equal(answer.status, 403, target);
     t.equal(codeOf(answer.body), 'host_not_allowed', target);
   }
-  const own = await rawLine(d.meshUrl, `GET http://127.0.0.1:${port}/health HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`);
+  const own = await rawLine(
+    d.meshUrl,
+    `GET http://127.0.0.1:${port}/health HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`,
+  );
   t.equal(own.status, 200, 'its own address in absolute form');
 });
 
 t.test('Origin and Sec-Fetch-Site', async (t) => {
-  for (const origin of ['https://evil.com', 'http://evil.com', `http://localhost:${port + 1}`, 'null', `https://127.0.0.1:${port}`]) {
+  for (const origin of [
+    'https://evil.com',
+    'http://evil.com',
+    `http://localhost:${port + 1}`,
+    'null',
+    `https://127.0.0.1:${port}`,
+  ]) {
     const res = await rawRequest(d.meshUrl, { path: '/agents', headers: { origin } });
     t.equal(res.status, 403, `Origin ${origin}`);
     t.equal(codeOf(res.body), 'cross_origin');
   }
-  t.equal((await rawRequest(d.meshUrl, { path: '/agents', headers: { origin: `http://127.0.0.1:${port}` } })).status, 200, 'same origin');
+  t.equal(
+    (await rawRequest(d.meshUrl, { path: '/agents', headers: { origin: `http://127.0.0.1:${port}` } })).status,
+    200,
+    'same origin',
+  );
   for (const site of ['cross-site', 'Same-Site']) {
-    const fetchLike = await rawRequest(d.meshUrl, { path: '/agents', headers: { 'sec-fetch-site': site, 'sec-fetch-mode': 'cors', 'sec-fetch-dest': 'empty' } });
+    const fetchLike = await rawRequest(d.meshUrl, {
+      path: '/agents',
+      headers: { 'sec-fetch-site': site, 'sec-fetch-mode': 'cors', 'sec-fetch-dest': 'empty' },
+    });
     t.equal(codeOf(fetchLike.body), 'cross_origin', `a script's fetch, Sec-Fetch-Site ${site}`);
-    const post = await rawRequest(d.meshUrl, { method: 'POST', path: '/agents/guarded/inbox', headers: { 'sec-fetch-site': site, 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document', 'content-type': 'application/json' }, body: '{}' });
+    const post = await rawRequest(d.meshUrl, {
+      method: 'POST',
+      path: '/agents/guarded/inbox',
+      headers: {
+        'sec-fetch-site': site,
+        'sec-fetch-mode': 'navigate',
+        'sec-fetch-dest': 'document',
+        'content-type': 'application/json',
+      },
+      body: '{}',
+    });
     t.equal(codeOf(post.body), 'cross_origin', `a form post, Sec-Fetch-Site ${site}`);
   }
   // A link from another site to an agent's page is a plain navigation: it passes (agents' websites are for browsers).
-  const link = await rawRequest(d.meshUrl, { path: '/health', headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' } });
+  const link = await rawRequest(d.meshUrl, {
+    path: '/health',
+    headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' },
+  });
   t.equal(link.status, 200, 'a cross-site top-level navigation');
-  const framed = await rawRequest(d.meshUrl, { path: '/health', headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'iframe' } });
-  t.equal(codeOf(framed.body), 'cross_origin', 'but not into another site\'s frame');
+  const framed = await rawRequest(d.meshUrl, {
+    path: '/health',
+    headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'iframe' },
+  });
+  t.equal(codeOf(framed.body), 'cross_origin', "but not into another site's frame");
   const res = await rawRequest(d.meshUrl, { path: '/agents' });
-  t.notOk(Object.keys(res.headers).some((name) => name.startsWith('access-control-')), 'no CORS header');
+  t.notOk(
+    Object.keys(res.headers).some((name) => name.startsWith('access-control-')),
+    'no CORS header',
+  );
 });
 
-t.test('cards and health name the server by its own address, never the caller\'s Host', async (t) => {
+t.test("cards and health name the server by its own address, never the caller's Host", async (t) => {
   const hosts = [`127.0.0.1:${port}`, `localhost:${port}`, 'localhost:1', PUBLIC_NAME];
   for (const host of hosts) {
     const card = await rawRequest(d.meshUrl, { path: '/agents/guarded/card', headers: { host } });
     t.equal(card.status, 200);
     t.equal(card.body.endpoints.inbox, `http://${PUBLIC_NAME}/agents/guarded/inbox`, `card for Host ${host}`);
     const list = await rawRequest(d.meshUrl, { path: '/agents', headers: { host } });
-    t.same(list.body.agents.map((item: { endpoints: { card: string } }) => item.endpoints.card), [`http://${PUBLIC_NAME}/agents/guarded/card`]);
+    t.same(
+      list.body.agents.map((item: { endpoints: { card: string } }) => item.endpoints.card),
+      [`http://${PUBLIC_NAME}/agents/guarded/card`],
+    );
     const health = await rawRequest(d.meshUrl, { path: '/agents/guarded/health', headers: { host } });
     t.equal(health.body.endpoints.website, `http://${PUBLIC_NAME}/agents/guarded/`);
   }
   t.equal(agent.did.startsWith('did:key:'), true);
 });
 
-t.test('public names: the manifest\'s, then MESH_PUBLIC_NAMES; the first is the cards\' base', async (t) => {
+t.test("public names: the manifest's, then MESH_PUBLIC_NAMES; the first is the cards' base", async (t) => {
   const env: Record<string, string> = { MESH_PUBLIC_NAMES: ' agents.example.org , bad name, [2001:db8::1]:7295,' };
   const ctx = { env: { get: (name: string) => env[name] } } as unknown as ConstructorParameters<typeof MeshServer>[0];
-  const server = new MeshServer(ctx, () => { throw new Error('not built'); }, ['Mesh.Example:7777']);
-  t.same(server.publicNames(), ['Mesh.Example:7777', 'agents.example.org', '[2001:db8::1]:7295'], 'malformed entries dropped');
+  const server = new MeshServer(ctx, () => {
+    throw new Error('not built');
+  }, ['Mesh.Example:7777']);
+  t.same(
+    server.publicNames(),
+    ['Mesh.Example:7777', 'agents.example.org', '[2001:db8::1]:7295'],
+    'malformed entries dropped',
+  );
   t.equal(server.baseUrl(), 'http://mesh.example:7777');
-  const envOnly = new MeshServer(ctx, () => { throw new Error('not built'); });
+  const envOnly = new MeshServer(ctx, () => {
+    throw new Error('not built');
+  });
   t.equal(envOnly.baseUrl(), 'http://agents.example.org');
 });
 
@@ -119,10 +212,14 @@ t.test('slow headers and slow bodies get 408, oversized headers 431', async (t) 
   t.match(headers.text, /^HTTP\/1\.1 408 /, 'half-sent headers');
   t.match(headers.text, /"code":"request_timeout"/);
   t.ok(headers.ms < 5_000, `cut after ${headers.ms} ms (limit 300 ms, checked every 30 ms)`);
-  const body = await halfSent(`POST /agents/guarded/inbox HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{"version":`);
+  const body = await halfSent(
+    `POST /agents/guarded/inbox HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{"version":`,
+  );
   t.match(body.text, /^HTTP\/1\.1 408 /, 'half-sent body');
   t.ok(body.ms < 5_000, `cut after ${body.ms} ms`);
-  const big = await halfSent(`GET /agents HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`);
+  const big = await halfSent(
+    `GET /agents HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`,
+  );
   t.match(big.text, /^HTTP\/1\.1 431 /);
   t.match(big.text, /"code":"headers_too_large"/);
   t.equal((await rawRequest(d.meshUrl, { path: '/health' })).status, 200, 'the server is fine');
@@ -135,9 +232,18 @@ function badEnvelopes(to: string): Array<[string, string, Record<string, string>
   const nest = (levels: number, open: string, close: string) => open.repeat(levels) + '1' + close.repeat(levels);
   const cases: Array<[string, string, Record<string, string>?]> = [
     ['payload nested 3,000 deep', JSON.stringify({ ...good, payload: 'X' }).replace('"X"', nest(3_000, '{"a":', '}'))],
-    ['attachments nested 10,000 deep', JSON.stringify({ ...good, payload: { ...good.payload, attachments: ['X'] } }).replace('"X"', nest(10_000, '[', ']'))],
+    [
+      'attachments nested 10,000 deep',
+      JSON.stringify({ ...good, payload: { ...good.payload, attachments: ['X'] } }).replace(
+        '"X"',
+        nest(10_000, '[', ']'),
+      ),
+    ],
     ['a body of 100,000 arrays', nest(100_000, '[', ']')],
-    ['content over the body limit', JSON.stringify({ ...good, payload: { ...good.payload, content: 'x'.repeat(80 * 1024) } })],
+    [
+      'content over the body limit',
+      JSON.stringify({ ...good, payload: { ...good.payload, content: 'x'.repeat(80 * 1024) } }),
+    ],
     ['truncated JSON', JSON.stringify(good).slice(0, 40)],
     ['not JSON', 'hello'],
     ['empty body', ''],
@@ -171,12 +277,18 @@ t.test('fuzz: deep, huge and malformed requests answer 4xx {error, code}, never 
   const check = (label: string, res: { status: number; body: unknown }) => {
     const body = res.body as { error?: unknown; code?: unknown } | undefined;
     if (res.status >= 500 || res.status < 400) failures.push(`${label}: ${res.status}`);
-    else if (typeof body?.error !== 'string' || typeof body?.code !== 'string') failures.push(`${label}: ${res.status} not {error, code}: ${JSON.stringify(body)?.slice(0, 200)}`);
+    else if (typeof body?.error !== 'string' || typeof body?.code !== 'string')
+      failures.push(`${label}: ${res.status} not {error, code}: ${JSON.stringify(body)?.slice(0, 200)}`);
   };
   for (const [label, body, headers] of badEnvelopes(agent.did)) {
     let res;
     try {
-      res = await rawRequest(d.meshUrl, { method: 'POST', path: '/agents/guarded/inbox', headers: { 'content-type': 'application/json', ...headers }, body });
+      res = await rawRequest(d.meshUrl, {
+        method: 'POST',
+        path: '/agents/guarded/inbox',
+        headers: { 'content-type': 'application/json', ...headers },
+        body,
+      });
     } catch (error) {
       // A header value node itself refuses to send is not a case.
       if ((error as NodeJS.ErrnoException).code === 'ERR_INVALID_CHAR') continue;
@@ -184,10 +296,26 @@ t.test('fuzz: deep, huge and malformed requests answer 4xx {error, code}, never 
     }
     check(`inbox ${label}`, res);
   }
-  const paths = ['/agents/%E0%A4%A', '/agents/..%2F..%2Fetc%2Fpasswd/card', `/agents/${'x'.repeat(600)}/card`, '/agents/%00/health', '/agents/guarded/..%2f..%2fsecret', '/agents/nobody/inbox', '/%ZZ'];
+  const paths = [
+    '/agents/%E0%A4%A',
+    '/agents/..%2F..%2Fetc%2Fpasswd/card',
+    `/agents/${'x'.repeat(600)}/card`,
+    '/agents/%00/health',
+    '/agents/guarded/..%2f..%2fsecret',
+    '/agents/nobody/inbox',
+    '/%ZZ',
+  ];
   for (const path of paths) check(`GET ${path.slice(0, 60)}`, await rawRequest(d.meshUrl, { path }));
   check('DELETE /agents', await rawRequest(d.meshUrl, { method: 'DELETE', path: '/agents' }));
-  check('POST /agents/guarded/card', await rawRequest(d.meshUrl, { method: 'POST', path: '/agents/guarded/card', headers: { 'content-type': 'application/json' }, body: nestJson(5_000) }));
+  check(
+    'POST /agents/guarded/card',
+    await rawRequest(d.meshUrl, {
+      method: 'POST',
+      path: '/agents/guarded/card',
+      headers: { 'content-type': 'application/json' },
+      body: nestJson(5_000),
+    }),
+  );
   t.same(failures, [], 'every bad request answered 4xx {error, code}');
   t.equal((await rawRequest(d.meshUrl, { path: '/health' })).status, 200, 'and the server still answers');
 });

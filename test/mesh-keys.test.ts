@@ -4,7 +4,15 @@
  */
 import t from 'tap';
 import nacl from 'tweetnacl';
-import { canonicalJson, didFromPublicKey, formatSignature, isEd25519Did, parseSignature, publicKeyFromDid, verifyDidSignature } from '../contracts/agent-keys.js';
+import {
+  canonicalJson,
+  didFromPublicKey,
+  formatSignature,
+  isEd25519Did,
+  parseSignature,
+  publicKeyFromDid,
+  verifyDidSignature,
+} from '../contracts/agent-keys.js';
 
 t.test('did:key: a known vector and round trips', async (t) => {
   // RFC 8032's first test key, encoded independently (multicodec 0xed01 + key, base58btc).
@@ -18,7 +26,8 @@ t.test('did:key: a known vector and round trips', async (t) => {
   }
   t.ok(didFromPublicKey(new Uint8Array(32)).startsWith('did:key:z6Mk'), 'leading zero bytes');
   t.same(Buffer.from(publicKeyFromDid(didFromPublicKey(new Uint8Array(32)))), Buffer.alloc(32));
-  for (const bad of ['did:key:zNOT', 'did:web:example.com', 'did:key:z6Mk0OIl', '', 'did:key:z' + '1'.repeat(200)]) t.notOk(isEd25519Did(bad), bad);
+  for (const bad of ['did:key:zNOT', 'did:web:example.com', 'did:key:z6Mk0OIl', '', 'did:key:z' + '1'.repeat(200)])
+    t.notOk(isEd25519Did(bad), bad);
 });
 
 t.test('signatures verify for the right key and bytes only', async (t) => {

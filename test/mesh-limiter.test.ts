@@ -44,7 +44,13 @@ t.test('ended windows are dropped from the front, running ones never', async (t)
 });
 
 t.test('IPv6 requesters count per /64, IPv4 per address', async (t) => {
-  const same = ['2001:db8:1:2::1', '2001:db8:1:2:ffff:ffff:ffff:ffff', '2001:0DB8:0001:0002:0:0:0:0', '2001:db8:1:2::7%eth0', '2001:db8:1:2:a:b:1.2.3.4'];
+  const same = [
+    '2001:db8:1:2::1',
+    '2001:db8:1:2:ffff:ffff:ffff:ffff',
+    '2001:0DB8:0001:0002:0:0:0:0',
+    '2001:db8:1:2::7%eth0',
+    '2001:db8:1:2:a:b:1.2.3.4',
+  ];
   for (const address of same) t.equal(addressBucket(address), '2001:db8:1:2::/64', address);
   t.equal(addressBucket('2001:db8:1:3::1'), '2001:db8:1:3::/64', 'the next /64 is another bucket');
   t.equal(addressBucket('::1'), '0:0:0:0::/64');
@@ -71,11 +77,19 @@ t.test('the whole-inbox rate: all senders of one agent together', async (t) => {
   t.equal(limiter.take(senderKey('did:key:sender0', 'agent-a'), 0), 60, 'refused by the inbox rate');
 });
 
-t.test('a take the inbox rate refuses does not spend the sender\'s own allowance', async (t) => {
+t.test("a take the inbox rate refuses does not spend the sender's own allowance", async (t) => {
   const limiter = new RateLimiter({ limit: 1, windowMs: WINDOW, group: { of: inboxOfSenderKey, limit: 1 } });
   t.equal(limiter.take(senderKey('x', 'a'), 0), 0, 'x uses the inbox allowance');
-  t.equal(limiter.take(senderKey('y', 'a'), 30_000), 30, "y is refused by the inbox rate (y's own window starts at 30 s)");
-  t.equal(limiter.take(senderKey('y', 'a'), WINDOW), 0, "a new inbox window: y's own window still runs and still has its 1");
+  t.equal(
+    limiter.take(senderKey('y', 'a'), 30_000),
+    30,
+    "y is refused by the inbox rate (y's own window starts at 30 s)",
+  );
+  t.equal(
+    limiter.take(senderKey('y', 'a'), WINDOW),
+    0,
+    "a new inbox window: y's own window still runs and still has its 1",
+  );
   t.equal(limiter.take(senderKey('y', 'a'), WINDOW + 1), 30, "now y's own limit (its window ends at 90 s)");
 });
 

@@ -26,10 +26,16 @@ const site = await createMeshAgent(d, 'Site', {
 const SECRET = 'TOP-SECRET-NOT-PUBLIC';
 const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
 const put = async (path: string, content: string, encoding?: 'base64') => {
-  const answer = await d.request('PUT', `/agents/${site.id}/files/content?path=${encodeURIComponent(path)}`, { content, ...(encoding ? { encoding } : {}) });
+  const answer = await d.request('PUT', `/agents/${site.id}/files/content?path=${encodeURIComponent(path)}`, {
+    content,
+    ...(encoding ? { encoding } : {}),
+  });
   if (answer.status >= 300) throw new Error(`put ${path}: ${answer.status} ${JSON.stringify(answer.body)}`);
 };
-await put('public/index.html', '<!doctype html><html><head><link rel="stylesheet" href="style.css"></head><body><h1 id="t">Hello from Site</h1></body></html>');
+await put(
+  'public/index.html',
+  '<!doctype html><html><head><link rel="stylesheet" href="style.css"></head><body><h1 id="t">Hello from Site</h1></body></html>',
+);
 await put('public/style.css', 'h1 { color: rgb(0, 128, 0); }');
 await put('public/docs/index.html', '<p>docs</p>');
 await put('public/logo.png', PNG.toString('base64'), 'base64');
@@ -119,7 +125,11 @@ t.test('traversal never reaches a file outside public/', async (t) => {
   const literal = await rawRequest(d.meshUrl, { path: '/agents/site/%252e%252e/x.txt' });
   t.equal(literal.status, 200, 'a file literally named %2e%2e under public/ is served (decoded once)');
   t.equal(literal.body, 'literal name');
-  t.equal((await rawRequest(d.meshUrl, { path: '/agents/site/card' })).status, 200, 'reserved names are their own routes');
+  t.equal(
+    (await rawRequest(d.meshUrl, { path: '/agents/site/card' })).status,
+    200,
+    'reserved names are their own routes',
+  );
 });
 
 t.test('API routes run the agent lambda with a time limit', async (t) => {
@@ -129,7 +139,11 @@ t.test('API routes run the agent lambda with a time limit', async (t) => {
   t.equal(hello.headers.get('set-cookie'), null, 'cookies are refused (all agents share the origin)');
   t.match(hello.headers.get('content-type'), /^application\/json/);
   t.same(await hello.json(), { hi: 'world', q: '1', m: 'GET', b: null, auth: null });
-  const posted = await fetch(`${base}/api/hello/you`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n: 2 }) });
+  const posted = await fetch(`${base}/api/hello/you`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ n: 2 }),
+  });
   t.same(await posted.json(), { hi: 'you', m: 'POST', b: { n: 2 }, auth: null });
   const started = Date.now();
   const spin = await fetch(`${base}/api/spin`);

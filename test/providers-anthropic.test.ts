@@ -33,10 +33,14 @@ t.test('streamed text with cache usage and cost; D8 headers', async (t) => {
 });
 
 t.test('JSON answer; unknown model costs null', async (t) => {
-  const fake = await startFakeAnthropic(t, [reply.text('json reply', { usage: { input: 40, output: 3, cacheRead: 10 } })]);
+  const fake = await startFakeAnthropic(t, [
+    reply.text('json reply', { usage: { input: 40, output: 3, cacheRead: 10 } }),
+  ]);
   const { runtime } = makeRuntime(t);
   const client = createModelClient(makeTarget('anthropic', fake.baseUrl, { apiKey: KEY }), runtime);
-  const response = await client.complete(makeRequest({ onDelta: undefined, model: { model_id: 'claude-fake-1', max_tokens: 100 } }));
+  const response = await client.complete(
+    makeRequest({ onDelta: undefined, model: { model_id: 'claude-fake-1', max_tokens: 100 } }),
+  );
   t.equal(response.text, 'json reply');
   t.same(response.usage, { input: 40, output: 3, cacheRead: 10, cacheWrite: 0 });
   t.equal(response.cost, null);
@@ -47,7 +51,13 @@ t.test('JSON answer; unknown model costs null', async (t) => {
 for (const stream of [true, false]) {
   t.test(`tool_use round trip (${stream ? 'stream' : 'JSON'})`, async (t) => {
     const fake = await startFakeAnthropic(t, [
-      reply.toolCalls([{ id: 'toolu_a', name: 'fs_read', args: { path: '/a.md' } }, { id: 'toolu_b', name: 'say', args: { text: 'ok' } }], { text: 'Let me look.' }),
+      reply.toolCalls(
+        [
+          { id: 'toolu_a', name: 'fs_read', args: { path: '/a.md' } },
+          { id: 'toolu_b', name: 'say', args: { text: 'ok' } },
+        ],
+        { text: 'Let me look.' },
+      ),
       reply.text('All done.'),
     ]);
     const { runtime } = makeRuntime(t);
@@ -61,7 +71,11 @@ for (const stream of [true, false]) {
       { id: 'toolu_b', name: 'say', args: { text: 'ok' } },
     ]);
     t.same(fake.messageRequests()[0]!.body.tools, [
-      { name: 'fs_read', description: 'Read', input_schema: { type: 'object', properties: { path: { type: 'string' } } } },
+      {
+        name: 'fs_read',
+        description: 'Read',
+        input_schema: { type: 'object', properties: { path: { type: 'string' } } },
+      },
     ]);
     await client.complete(
       makeRequest({
@@ -97,40 +111,50 @@ for (const stream of [true, false]) {
   });
 }
 
-t.test('reasoning: thinking budget, max_tokens raised, temperature dropped, blocks returned and sent back', async (t) => {
-  const fake = await startFakeAnthropic(t, [
-    reply.toolCalls([{ id: 'toolu_1', name: 'say', args: {} }], { thinking: 'I should say something' }),
-    reply.text('ok'),
-  ]);
-  const { runtime } = makeRuntime(t);
-  const client = createModelClient(makeTarget('anthropic', fake.baseUrl, { apiKey: KEY }), runtime);
-  const model = { model_id: 'claude-sonnet-4', max_tokens: 1000, temperature: 0.2, reasoning: { effort: 'low' } };
-  const first = await client.complete(makeRequest({ model }));
-  t.match(fake.messageRequests()[0]!.body, { thinking: { type: 'enabled', budget_tokens: 2048 }, max_tokens: 3048 });
-  t.notOk('temperature' in fake.messageRequests()[0]!.body);
-  t.same(first.reasoning, [{ type: 'thinking', thinking: 'I should say something', signature: 'fake-signature' }]);
-  t.equal(first.text, '', 'thinking is not text');
-  await client.complete(
-    makeRequest({
-      model,
-      messages: [
-        { role: 'user', content: 'hi' },
-        { role: 'assistant', content: '', toolCalls: first.toolCalls, reasoning: first.reasoning },
-        { role: 'tool', toolCallId: 'toolu_1', name: 'say', content: 'said' },
-      ],
-    }),
-  );
-  t.same(fake.messageRequests()[1]!.body.messages[1].content, [
-    { type: 'thinking', thinking: 'I should say something', signature: 'fake-signature' },
-    { type: 'tool_use', id: 'toolu_1', name: 'say', input: {} },
-  ]);
-});
+t.test(
+  'reasoning: thinking budget, max_tokens raised, temperature dropped, blocks returned and sent back',
+  async (t) => {
+    const fake = await startFakeAnthropic(t, [
+      reply.toolCalls([{ id: 'toolu_1', name: 'say', args: {} }], { thinking: 'I should say something' }),
+      reply.text('ok'),
+    ]);
+    const { runtime } = makeRuntime(t);
+    const client = createModelClient(makeTarget('anthropic', fake.baseUrl, { apiKey: KEY }), runtime);
+    const model = { model_id: 'claude-sonnet-4', max_tokens: 1000, temperature: 0.2, reasoning: { effort: 'low' } };
+    const first = await client.complete(makeRequest({ model }));
+    t.match(fake.messageRequests()[0]!.body, { thinking: { type: 'enabled', budget_tokens: 2048 }, max_tokens: 3048 });
+    t.notOk('temperature' in fake.messageRequests()[0]!.body);
+    t.same(first.reasoning, [{ type: 'thinking', thinking: 'I should say something', signature: 'fake-signature' }]);
+    t.equal(first.text, '', 'thinking is not text');
+    await client.complete(
+      makeRequest({
+        model,
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: '', toolCalls: first.toolCalls, reasoning: first.reasoning },
+          { role: 'tool', toolCallId: 'toolu_1', name: 'say', content: 'said' },
+        ],
+      }),
+    );
+    t.same(fake.messageRequests()[1]!.body.messages[1].content, [
+      { type: 'thinking', thinking: 'I should say something', signature: 'fake-signature' },
+      { type: 'tool_use', id: 'toolu_1', name: 'say', input: {} },
+    ]);
+  },
+);
 
 t.test('stop reasons map; provider params merge into the body', async (t) => {
-  const fake = await startFakeAnthropic(t, [reply.text('long', { stopReason: 'max_tokens' }), reply.text('seq', { stopReason: 'stop_sequence' })]);
+  const fake = await startFakeAnthropic(t, [
+    reply.text('long', { stopReason: 'max_tokens' }),
+    reply.text('seq', { stopReason: 'stop_sequence' }),
+  ]);
   const { runtime } = makeRuntime(t);
   const client = createModelClient(makeTarget('anthropic', fake.baseUrl, { apiKey: KEY }), runtime);
-  const first = await client.complete(makeRequest({ model: { params: [{ key: 'top_k', value: '5' }], provider_params: { metadata: { user_id: 'u1' } } } }));
+  const first = await client.complete(
+    makeRequest({
+      model: { params: [{ key: 'top_k', value: '5' }], provider_params: { metadata: { user_id: 'u1' } } },
+    }),
+  );
   t.equal(first.stopReason, 'max_tokens');
   t.match(fake.messageRequests()[0]!.body, { top_k: 5, metadata: { user_id: 'u1' } });
   t.equal((await client.complete(makeRequest())).stopReason, 'end');
@@ -142,13 +166,19 @@ t.test('an error event mid-stream is an upstream_error naming it (not retried)',
       type: 'custom',
       handle: (_request, res) => {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
-        res.write('event: message_start\ndata: {"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"c","content":[],"usage":{"input_tokens":1,"output_tokens":1}}}\n\n');
+        res.write(
+          'event: message_start\ndata: {"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"c","content":[],"usage":{"input_tokens":1,"output_tokens":1}}}\n\n',
+        );
         res.end('event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n');
       },
     },
   ]);
   const { runtime } = makeRuntime(t);
   const client = createModelClient(makeTarget('anthropic', fake.baseUrl, { apiKey: KEY }), runtime);
-  await t.rejects(client.complete(makeRequest()), { code: 'upstream_error', message: /mid-stream: overloaded_error: Overloaded/, details: { upstreamStatus: null } });
+  await t.rejects(client.complete(makeRequest()), {
+    code: 'upstream_error',
+    message: /mid-stream: overloaded_error: Overloaded/,
+    details: { upstreamStatus: null },
+  });
   t.equal(fake.messageRequests().length, 1);
 });

@@ -10,7 +10,8 @@ import { bootDaemon, ROOT } from './helpers/daemon.js';
 
 const MODULE = join(ROOT, 'extensions/providers/index.ts');
 const BEDROCK = { id: 'bed', type: 'bedrock', name: 'Bedrock', baseUrl: 'http://127.0.0.1:9' };
-const SERVES = /which the providers extension does not serve \(it serves anthropic, openai, openai-compatible, openrouter\)/;
+const SERVES =
+  /which the providers extension does not serve \(it serves anthropic, openai, openai-compatible, openrouter\)/;
 
 t.test('a kind the providers extension does not serve', async (t) => {
   const d = await bootDaemon(t, {
@@ -21,8 +22,11 @@ t.test('a kind the providers extension does not serve', async (t) => {
   t.test('a model call: the clear error, unless another extension serves the kind', async (t) => {
     const contributions = d.daemon.kernel.contributions;
     const context = { agentId: 'a1', agentProviders: [], readCredential: async () => undefined };
-    await t.rejects(contributions.resolveModelClient('bed', context), { code: 'unsupported_provider_type', message: SERVES });
-    t.equal(await contributions.resolveModelClient('nope', context), undefined, 'an unknown id is still nobody\'s');
+    await t.rejects(contributions.resolveModelClient('bed', context), {
+      code: 'unsupported_provider_type',
+      message: SERVES,
+    });
+    t.equal(await contributions.resolveModelClient('nope', context), undefined, "an unknown id is still nobody's");
 
     const client: ModelClient = { complete: async () => ({}) as never };
     contributions.forExtension('bedrock-test').modelClients({ resolve: (id) => (id === 'bed' ? client : undefined) });

@@ -13,12 +13,15 @@ import { turnEnd } from './helpers/turn-wait.js';
 
 const MODULE = join(ROOT, 'extensions/providers/index.ts');
 const BEDROCK = { id: 'bed', type: 'bedrock', name: 'Bedrock', baseUrl: 'http://127.0.0.1:9' };
-const SERVES = /which the providers extension does not serve \(it serves anthropic, openai, openai-compatible, openrouter\)/;
+const SERVES =
+  /which the providers extension does not serve \(it serves anthropic, openai, openai-compatible, openrouter\)/;
 
 t.test('a kind the providers extension does not serve', async (t) => {
   const d = await runDaemon(t, {
     extensions: { extensions: [{ name: 'providers', module: MODULE, enabled: true }] },
-    settings: { providers: [BEDROCK, { id: 'local', type: 'openai-compatible', name: 'Local', baseUrl: 'http://127.0.0.1:9/v1' }] },
+    settings: {
+      providers: [BEDROCK, { id: 'local', type: 'openai-compatible', name: 'Local', baseUrl: 'http://127.0.0.1:9/v1' }],
+    },
   });
 
   t.test('the kernel accepts any kind name, but only a name', async (t) => {
@@ -30,12 +33,23 @@ t.test('a kind the providers extension does not serve', async (t) => {
 
   t.test('listed and read as unsupported_type; check and models refused', async (t) => {
     const list = await d.request('GET', '/providers');
-    t.same(list.body.providers.map((p: any) => [p.id, p.type, p.status]), [
-      ['bed', 'bedrock', 'unsupported_type'],
-      ['local', 'openai-compatible', 'unchecked'],
-    ]);
-    t.match((await d.request('GET', '/providers/bed')).body, { id: 'bed', type: 'bedrock', status: 'unsupported_type', lastCheck: null });
-    for (const [method, path] of [['POST', '/providers/bed/check'], ['GET', '/providers/bed/models']] as const) {
+    t.same(
+      list.body.providers.map((p: any) => [p.id, p.type, p.status]),
+      [
+        ['bed', 'bedrock', 'unsupported_type'],
+        ['local', 'openai-compatible', 'unchecked'],
+      ],
+    );
+    t.match((await d.request('GET', '/providers/bed')).body, {
+      id: 'bed',
+      type: 'bedrock',
+      status: 'unsupported_type',
+      lastCheck: null,
+    });
+    for (const [method, path] of [
+      ['POST', '/providers/bed/check'],
+      ['GET', '/providers/bed/models'],
+    ] as const) {
       const res = await d.request(method, path);
       t.equal(res.status, 422, path);
       t.match(res.body, { code: 'unsupported_provider_type', provider: 'bed', type: 'bedrock', error: SERVES });

@@ -9,7 +9,9 @@ import { reply, startFakeOpenAI } from './fakes/openai.js';
 import { makeRequest, makeRuntime, makeTarget } from './fakes/providers-harness.js';
 
 t.test('streamed text: deltas, usage with cached tokens, known cost (openai)', async (t) => {
-  const fake = await startFakeOpenAI(t, [reply.text('Hello there, world', { usage: { input: 1000, output: 200, cacheRead: 400 } })]);
+  const fake = await startFakeOpenAI(t, [
+    reply.text('Hello there, world', { usage: { input: 1000, output: 200, cacheRead: 400 } }),
+  ]);
   const { runtime } = makeRuntime(t);
   const client = createModelClient(makeTarget('openai', fake.baseUrl, { apiKey: 'sk-test-key-123456' }), runtime);
   const request = makeRequest({ model: { model_id: 'gpt-4o-mini' } });
@@ -37,7 +39,9 @@ t.test('JSON answer when no onDelta is given; unknown model costs null', async (
   const fake = await startFakeOpenAI(t, [reply.text('plain json', { usage: { input: 30, output: 4 } })]);
   const { runtime } = makeRuntime(t);
   const client = createModelClient(makeTarget('openai', fake.baseUrl, { apiKey: 'k-1234' }), runtime);
-  const response = await client.complete(makeRequest({ onDelta: undefined, model: { model_id: 'some-unknown-model' } }));
+  const response = await client.complete(
+    makeRequest({ onDelta: undefined, model: { model_id: 'some-unknown-model' } }),
+  );
   t.equal(response.text, 'plain json');
   t.same(response.usage, { input: 30, output: 4, cacheRead: 0, cacheWrite: 0 });
   t.equal(response.cost, null);
@@ -56,7 +60,11 @@ for (const stream of [true, false]) {
     const { runtime } = makeRuntime(t);
     const client = createModelClient(makeTarget('openai-compatible', fake.baseUrl), runtime);
     const tools = [
-      { name: 'fs_read', description: 'Read a file', inputSchema: { type: 'object', properties: { path: { type: 'string' } } } },
+      {
+        name: 'fs_read',
+        description: 'Read a file',
+        inputSchema: { type: 'object', properties: { path: { type: 'string' } } },
+      },
       { name: 'say', description: 'Say', inputSchema: { type: 'object' } },
     ];
     const first = await client.complete(makeRequest({ tools, ...(stream ? {} : { onDelta: undefined }) }));
@@ -67,7 +75,11 @@ for (const stream of [true, false]) {
     ]);
     t.same(fake.chatRequests()[0]!.body.tools[0], {
       type: 'function',
-      function: { name: 'fs_read', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+      function: {
+        name: 'fs_read',
+        description: 'Read a file',
+        parameters: { type: 'object', properties: { path: { type: 'string' } } },
+      },
     });
     const second = await client.complete(
       makeRequest({
@@ -87,7 +99,11 @@ for (const stream of [true, false]) {
         role: 'assistant',
         content: null,
         tool_calls: [
-          { id: 'call_a', type: 'function', function: { name: 'fs_read', arguments: '{"path":"/notes.md","lines":20}' } },
+          {
+            id: 'call_a',
+            type: 'function',
+            function: { name: 'fs_read', arguments: '{"path":"/notes.md","lines":20}' },
+          },
           { id: 'call_b', type: 'function', function: { name: 'say', arguments: '{"text":"hi \\"there\\""}' } },
         ],
       },
@@ -105,12 +121,19 @@ t.test('tool call arguments that are not JSON end in upstream_error', async (t) 
 });
 
 t.test('no key: no Authorization header (openai-compatible, e.g. Ollama)', async (t) => {
-  const fake = await startFakeOpenAI(t, [reply.text('local'), reply.text('again', { usage: { input: 1_000_000, output: 0 } })]);
+  const fake = await startFakeOpenAI(t, [
+    reply.text('local'),
+    reply.text('again', { usage: { input: 1_000_000, output: 0 } }),
+  ]);
   const { runtime } = makeRuntime(t);
   const client = createModelClient(makeTarget('openai-compatible', fake.baseUrl), runtime);
   t.equal((await client.complete(makeRequest())).text, 'local');
   t.equal(fake.chatRequests()[0]!.headers.authorization, undefined);
-  t.equal((await client.complete(makeRequest({ model: { model_id: 'gpt-4o' } }))).cost, null, 'a local model is never priced from the table');
+  t.equal(
+    (await client.complete(makeRequest({ model: { model_id: 'gpt-4o' } }))).cost,
+    null,
+    'a local model is never priced from the table',
+  );
 });
 
 t.test('model settings map to the body: max tokens, sampling, reasoning, params, provider_params', async (t) => {
@@ -131,16 +154,41 @@ t.test('model settings map to the body: max tokens, sampling, reasoning, params,
     ],
     provider_params: { response_format: { type: 'json_object' }, seed: 7 },
   };
-  await createModelClient(makeTarget('openai', fake.baseUrl, { apiKey: 'k-1234' }), runtime).complete(makeRequest({ model }));
+  await createModelClient(makeTarget('openai', fake.baseUrl, { apiKey: 'k-1234' }), runtime).complete(
+    makeRequest({ model }),
+  );
   const openai = fake.chatRequests()[0]!.body;
-  t.match(openai, { model: 'm1', temperature: 0.3, top_p: 0.9, max_completion_tokens: 256, reasoning_effort: 'high', logprobs: true, stop: ['END'], user: 'alice' });
+  t.match(openai, {
+    model: 'm1',
+    temperature: 0.3,
+    top_p: 0.9,
+    max_completion_tokens: 256,
+    reasoning_effort: 'high',
+    logprobs: true,
+    stop: ['END'],
+    user: 'alice',
+  });
   t.equal(openai.seed, 7, 'provider_params win over params');
   t.same(openai.response_format, { type: 'json_object' });
   t.equal(openai.messages.length, 2, 'params cannot replace the conversation');
   t.notOk('max_tokens' in openai);
 
-  const target = makeTarget('openai-compatible', fake.baseUrl, { params: [{ key: 'num_ctx', value: '8192' }, { key: 'seed', value: '1' }] });
-  await createModelClient(target, runtime).complete(makeRequest({ model: { model_id: 'llama', max_tokens: 64, reasoning: { budget_tokens: 1000 }, params: [{ key: 'seed', value: '2' }] } }));
+  const target = makeTarget('openai-compatible', fake.baseUrl, {
+    params: [
+      { key: 'num_ctx', value: '8192' },
+      { key: 'seed', value: '1' },
+    ],
+  });
+  await createModelClient(target, runtime).complete(
+    makeRequest({
+      model: {
+        model_id: 'llama',
+        max_tokens: 64,
+        reasoning: { budget_tokens: 1000 },
+        params: [{ key: 'seed', value: '2' }],
+      },
+    }),
+  );
   t.match(fake.chatRequests()[1]!.body, { max_tokens: 64, reasoning_effort: 'low', num_ctx: 8192, seed: 2 });
 
   await createModelClient(makeTarget('openrouter', fake.baseUrl, { apiKey: 'k-1234' }), runtime).complete(
@@ -167,12 +215,17 @@ t.test('openrouter: reported cost wins; cache write tokens; vendor-prefixed pric
 t.test('manifest prices price any kind', async (t) => {
   const fake = await startFakeOpenAI(t, [reply.text('x', { usage: { input: 2_000_000, output: 1_000_000 } })]);
   const { runtime } = makeRuntime(t, { prices: { 'my-llama': { input: 0.5, output: 1 } } });
-  const response = await createModelClient(makeTarget('openai-compatible', fake.baseUrl), runtime).complete(makeRequest({ model: { model_id: 'my-llama:8b' } }));
+  const response = await createModelClient(makeTarget('openai-compatible', fake.baseUrl), runtime).complete(
+    makeRequest({ model: { model_id: 'my-llama:8b' } }),
+  );
   t.equal(response.cost, 2);
 });
 
 t.test('finish reasons map to stop reasons', async (t) => {
-  const fake = await startFakeOpenAI(t, [reply.text('cut short', { stopReason: 'length' }), reply.text('filtered', { stopReason: 'content_filter' })]);
+  const fake = await startFakeOpenAI(t, [
+    reply.text('cut short', { stopReason: 'length' }),
+    reply.text('filtered', { stopReason: 'content_filter' }),
+  ]);
   const { runtime } = makeRuntime(t);
   const client = createModelClient(makeTarget('openai-compatible', fake.baseUrl), runtime);
   t.equal((await client.complete(makeRequest())).stopReason, 'max_tokens');
@@ -185,7 +238,9 @@ t.test('an error chunk mid-stream is an upstream_error', async (t) => {
       type: 'custom',
       handle: (_request, res) => {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
-        res.write('data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}\n\n');
+        res.write(
+          'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}\n\n',
+        );
         res.end('data: {"error":{"message":"backend exploded","type":"server_error"}}\n\n');
       },
     },

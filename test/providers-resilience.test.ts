@@ -14,8 +14,15 @@ import { makeRequest, makeRuntime, makeTarget } from './fakes/providers-harness.
 const KEY = 'sk-secret-KEY-0123456789abcdef';
 
 t.test('429 with Retry-After in seconds, then as an HTTP date: retried after the advertised delay', async (t) => {
-  const fake = await startFakeOpenAI(t, (_request, index) =>
-    [reply.rateLimited(1), reply.text('first'), reply.rateLimited(new Date(Date.now() + 2_000).toUTCString()), reply.text('second')][index]!,
+  const fake = await startFakeOpenAI(
+    t,
+    (_request, index) =>
+      [
+        reply.rateLimited(1),
+        reply.text('first'),
+        reply.rateLimited(new Date(Date.now() + 2_000).toUTCString()),
+        reply.text('second'),
+      ][index]!,
   );
   const { runtime, logs } = makeRuntime(t);
   const client = createModelClient(makeTarget('openai', fake.baseUrl, { apiKey: KEY }), runtime);
@@ -32,7 +39,10 @@ t.test('a Retry-After beyond maxRetryAfterMs fails at once with the 429', async 
   const fake = await startFakeOpenAI(t, [reply.rateLimited(3600)]);
   const { runtime } = makeRuntime(t, { maxRetryAfterMs: 5_000, retryBaseMs: 10 });
   const client = createModelClient(makeTarget('openai', fake.baseUrl, { apiKey: KEY }), runtime);
-  await t.rejects(client.complete(makeRequest()), { code: 'upstream_error', details: { upstreamStatus: 429, provider: 'test-openai' } });
+  await t.rejects(client.complete(makeRequest()), {
+    code: 'upstream_error',
+    details: { upstreamStatus: 429, provider: 'test-openai' },
+  });
   t.equal(fake.chatRequests().length, 1);
 });
 
@@ -57,7 +67,11 @@ t.test('500 until retries run out: upstream_error with the status', async (t) =>
 });
 
 t.test('anthropic 529 overloaded is retried; 400 is not', async (t) => {
-  const fake = await startFakeAnthropic(t, [reply.error(529, { message: 'Overloaded' }), reply.text('fine'), reply.error(400, { message: 'messages: bad' })]);
+  const fake = await startFakeAnthropic(t, [
+    reply.error(529, { message: 'Overloaded' }),
+    reply.text('fine'),
+    reply.error(400, { message: 'messages: bad' }),
+  ]);
   const { runtime } = makeRuntime(t);
   const client = createModelClient(makeTarget('anthropic', fake.baseUrl, { apiKey: KEY }), runtime);
   t.equal((await client.complete(makeRequest())).text, 'fine');
@@ -74,7 +88,10 @@ for (const kind of ['openai', 'anthropic'] as const) {
   t.test(`${kind}: a stalled stream ends in timeout and the request is closed`, async (t) => {
     const fake = await start(t, [reply.stall()]);
     const { runtime } = makeRuntime(t);
-    const client = createModelClient(makeTarget(kind, fake.origin + (kind === 'openai' ? '/v1' : ''), { apiKey: KEY, idleTimeoutMs: 300 }), runtime);
+    const client = createModelClient(
+      makeTarget(kind, fake.origin + (kind === 'openai' ? '/v1' : ''), { apiKey: KEY, idleTimeoutMs: 300 }),
+      runtime,
+    );
     const request = makeRequest();
     await t.rejects(client.complete(request), { code: 'timeout', details: { idleTimeoutMs: 300 } });
     await fake.requests[0]!.done;
@@ -84,14 +101,23 @@ for (const kind of ['openai', 'anthropic'] as const) {
   t.test(`${kind}: a JSON call that never answers ends at the total timeout`, async (t) => {
     const fake = await start(t, [reply.stall()]);
     const { runtime } = makeRuntime(t);
-    const client = createModelClient(makeTarget(kind, fake.origin + (kind === 'openai' ? '/v1' : ''), { apiKey: KEY, timeoutMs: 400 }), runtime);
-    await t.rejects(client.complete(makeRequest({ onDelta: undefined })), { code: 'timeout', details: { timeoutMs: 400 } });
+    const client = createModelClient(
+      makeTarget(kind, fake.origin + (kind === 'openai' ? '/v1' : ''), { apiKey: KEY, timeoutMs: 400 }),
+      runtime,
+    );
+    await t.rejects(client.complete(makeRequest({ onDelta: undefined })), {
+      code: 'timeout',
+      details: { timeoutMs: 400 },
+    });
   });
 
   t.test(`${kind}: cut, truncated and malformed answers are clear upstream errors`, async (t) => {
     const fake = await start(t, [reply.cut(), reply.truncated(), reply.malformed(), reply.cut(), reply.malformed()]);
     const { runtime } = makeRuntime(t);
-    const client = createModelClient(makeTarget(kind, fake.origin + (kind === 'openai' ? '/v1' : ''), { apiKey: KEY }), runtime);
+    const client = createModelClient(
+      makeTarget(kind, fake.origin + (kind === 'openai' ? '/v1' : ''), { apiKey: KEY }),
+      runtime,
+    );
     const cut = (await client.complete(makeRequest()).catch((e) => e)) as AgtError;
     t.match(cut, { code: 'upstream_error', message: /cut stream/ });
     const truncated = (await client.complete(makeRequest()).catch((e) => e)) as AgtError;
@@ -108,7 +134,10 @@ for (const kind of ['openai', 'anthropic'] as const) {
   t.test(`${kind}: aborting the signal mid-stream cancels the upstream request`, async (t) => {
     const fake = await start(t, [reply.text('a fairly long answer that streams slowly', { chunkDelayMs: 100 })]);
     const { runtime } = makeRuntime(t);
-    const client = createModelClient(makeTarget(kind, fake.origin + (kind === 'openai' ? '/v1' : ''), { apiKey: KEY }), runtime);
+    const client = createModelClient(
+      makeTarget(kind, fake.origin + (kind === 'openai' ? '/v1' : ''), { apiKey: KEY }),
+      runtime,
+    );
     const request = makeRequest();
     const first = new Promise<void>((done) => {
       request.onDelta = (text) => {
@@ -167,7 +196,10 @@ t.test('requestDelayMs: calls to one provider pass through its gate, sequential 
   await client.complete(makeRequest());
   await Promise.all([client.complete(makeRequest()), client.complete(makeRequest())]);
   t.equal(fake.chatRequests().length, 4);
-  const other = createModelClient(makeTarget('openai-compatible', fake.baseUrl, { gateKey: 'app:other', requestDelayMs: 0 }), runtime);
+  const other = createModelClient(
+    makeTarget('openai-compatible', fake.baseUrl, { gateKey: 'app:other', requestDelayMs: 0 }),
+    runtime,
+  );
   await other.complete(makeRequest());
   t.equal(fake.chatRequests().length, 5);
 });
@@ -180,9 +212,16 @@ t.test('an unreachable server: retried, then upstream_error with a null status',
     });
   });
   const { runtime, logs } = makeRuntime(t);
-  const client = createModelClient(makeTarget('openai-compatible', `http://127.0.0.1:${port}/v1`, { maxRetries: 1 }), runtime);
+  const client = createModelClient(
+    makeTarget('openai-compatible', `http://127.0.0.1:${port}/v1`, { maxRetries: 1 }),
+    runtime,
+  );
   const error = (await client.complete(makeRequest()).catch((e) => e)) as AgtError;
-  t.match(error, { code: 'upstream_error', details: { upstreamStatus: null }, message: /cannot reach provider test-openai-compatible.*ECONNREFUSED/ });
+  t.match(error, {
+    code: 'upstream_error',
+    details: { upstreamStatus: null },
+    message: /cannot reach provider test-openai-compatible.*ECONNREFUSED/,
+  });
   t.equal(logs.filter((l) => l.includes('retrying')).length, 1);
 });
 
@@ -195,11 +234,20 @@ t.test('the key never appears in errors or logs, even when the vendor echoes it'
   t.match(error.message, /Incorrect API key provided: \[redacted\]/);
   t.equal(fake.chatRequests()[0]!.headers.authorization, `Bearer ${KEY}`, 'the key was sent');
 
-  const echoing = await startFakeOpenAI(t, [reply.error(500, { message: `backend saw key ${KEY}` }), reply.error(502, { message: `Bearer ${KEY}` })]);
+  const echoing = await startFakeOpenAI(t, [
+    reply.error(500, { message: `backend saw key ${KEY}` }),
+    reply.error(502, { message: `Bearer ${KEY}` }),
+  ]);
   const second = createModelClient(makeTarget('openai', echoing.baseUrl, { apiKey: KEY, maxRetries: 1 }), runtime);
   const echoed = (await second.complete(makeRequest()).catch((e) => e)) as AgtError;
   t.equal(echoed.code, 'upstream_error');
-  for (const text of [error.message, JSON.stringify(error.toBody()), echoed.message, JSON.stringify(echoed.toBody()), ...logs]) {
+  for (const text of [
+    error.message,
+    JSON.stringify(error.toBody()),
+    echoed.message,
+    JSON.stringify(echoed.toBody()),
+    ...logs,
+  ]) {
     t.notOk(text.includes(KEY), `no key in: ${text.slice(0, 80)}`);
     t.notOk(text.includes(KEY.slice(3, 20)), 'not even a part of it');
   }

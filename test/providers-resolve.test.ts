@@ -14,7 +14,10 @@ const AGENT_KEY = 'sk-agent-key-22222222222';
 process.env.TEST_APP_KEY_AGT = APP_KEY;
 t.teardown(() => void delete process.env.TEST_APP_KEY_AGT);
 
-const context = (providers: ModelResolveContext['agentProviders'], credentials: Record<string, string> = {}): ModelResolveContext => ({
+const context = (
+  providers: ModelResolveContext['agentProviders'],
+  credentials: Record<string, string> = {},
+): ModelResolveContext => ({
   agentId: 'a1',
   agentProviders: providers,
   readCredential: async (name) => credentials[name],
@@ -22,7 +25,11 @@ const context = (providers: ModelResolveContext['agentProviders'], credentials: 
 
 t.test('app providers resolve with their env key; unknown ids do not', async (t) => {
   const fake = await startFakeOpenAI(t, [reply.text('from app')]);
-  const ext = await bootProviders(t, { settings: { providers: [{ id: 'app', type: 'openai', name: 'App', baseUrl: fake.baseUrl, apiKeyEnv: 'TEST_APP_KEY_AGT' }] } });
+  const ext = await bootProviders(t, {
+    settings: {
+      providers: [{ id: 'app', type: 'openai', name: 'App', baseUrl: fake.baseUrl, apiKeyEnv: 'TEST_APP_KEY_AGT' }],
+    },
+  });
   t.equal(ext.clients.length, 1, 'one ModelClientProvider contributed');
   const client = await ext.clients[0]!.resolve('app', context([]));
   t.ok(client);
@@ -34,8 +41,16 @@ t.test('app providers resolve with their env key; unknown ids do not', async (t)
 t.test("the agent's own declaration wins, with its sealed key; the app key never goes to it", async (t) => {
   const appServer = await startFakeOpenAI(t, () => reply.text('app'));
   const agentServer = await startFakeOpenAI(t, () => reply.text('agent'));
-  const ext = await bootProviders(t, { settings: { providers: [{ id: 'shared', type: 'openai', name: 'App', baseUrl: appServer.baseUrl, apiKeyEnv: 'TEST_APP_KEY_AGT' }] } });
-  const declared = [{ id: 'shared', type: 'openai', name: 'Mine', baseUrl: agentServer.baseUrl, params: [{ key: 'seed', value: '9' }] }];
+  const ext = await bootProviders(t, {
+    settings: {
+      providers: [
+        { id: 'shared', type: 'openai', name: 'App', baseUrl: appServer.baseUrl, apiKeyEnv: 'TEST_APP_KEY_AGT' },
+      ],
+    },
+  });
+  const declared = [
+    { id: 'shared', type: 'openai', name: 'Mine', baseUrl: agentServer.baseUrl, params: [{ key: 'seed', value: '9' }] },
+  ];
   const withKey = await ext.clients[0]!.resolve('shared', context(declared, { 'provider:shared': AGENT_KEY }));
   t.equal((await withKey!.complete(makeRequest())).text, 'agent');
   t.equal(agentServer.chatRequests()[0]!.headers.authorization, `Bearer ${AGENT_KEY}`);
@@ -50,7 +65,11 @@ t.test('a settings change applies to the next resolve', async (t) => {
   const fake = await startFakeOpenAI(t, () => reply.text('ok'));
   const ext = await bootProviders(t, { settings: { providers: [] } });
   t.equal(await ext.clients[0]!.resolve('later', context([])), undefined);
-  ext.setSettings({ providers: [{ id: 'later', type: 'openai-compatible', name: 'Later', baseUrl: fake.baseUrl, apiKeyEnv: 'TEST_APP_KEY_AGT' }] });
+  ext.setSettings({
+    providers: [
+      { id: 'later', type: 'openai-compatible', name: 'Later', baseUrl: fake.baseUrl, apiKeyEnv: 'TEST_APP_KEY_AGT' },
+    ],
+  });
   await (await ext.clients[0]!.resolve('later', context([])))!.complete(makeRequest());
   t.equal(fake.chatRequests()[0]!.headers.authorization, `Bearer ${APP_KEY}`);
 });
@@ -59,12 +78,20 @@ t.test('agent routes: keyPresent from the sealed credential; check and models us
   const fake = await startFakeOpenAI(t, [], { expectKey: AGENT_KEY });
   const ext = await bootProviders(t, {
     agents: [
-      { id: 'a1', name: 'alpha', providers: [{ id: 'custom:p', type: 'openai-compatible', name: 'P', baseUrl: fake.baseUrl }], credentials: { 'provider:custom:p': AGENT_KEY } },
+      {
+        id: 'a1',
+        name: 'alpha',
+        providers: [{ id: 'custom:p', type: 'openai-compatible', name: 'P', baseUrl: fake.baseUrl }],
+        credentials: { 'provider:custom:p': AGENT_KEY },
+      },
       { id: 'a2', providers: [{ id: 'custom:p', type: 'openai-compatible', name: 'P', baseUrl: fake.baseUrl }] },
     ],
   });
   const list = await ext.request('GET', '/agents/alpha/providers');
-  t.match(list.body, { agentId: 'a1', providers: [{ id: 'custom:p', keyPresent: true, credential: 'provider:custom:p' }] });
+  t.match(list.body, {
+    agentId: 'a1',
+    providers: [{ id: 'custom:p', keyPresent: true, credential: 'provider:custom:p' }],
+  });
   t.match((await ext.request('GET', '/agents/a2/providers')).body.providers, [{ keyPresent: false }]);
   t.match((await ext.request('POST', '/agents/a1/providers/custom:p/check')).body, { ok: true, method: 'models' });
   t.match((await ext.request('POST', '/agents/a2/providers/custom:p/check')).body, { ok: false, status: 401 });
@@ -76,7 +103,9 @@ t.test('agent routes: keyPresent from the sealed credential; check and models us
 
 t.test('stopping the extension ends a running call and closes its request', async (t) => {
   const fake = await startFakeOpenAI(t, [reply.stall()]);
-  const ext = await bootProviders(t, { settings: { providers: [{ id: 's', type: 'openai-compatible', name: 'S', baseUrl: fake.baseUrl }] } });
+  const ext = await bootProviders(t, {
+    settings: { providers: [{ id: 's', type: 'openai-compatible', name: 'S', baseUrl: fake.baseUrl }] },
+  });
   const pending = (await ext.clients[0]!.resolve('s', context([])))!.complete(makeRequest());
   while (fake.chatRequests().length < 1) await new Promise((r) => setTimeout(r, 10));
   await ext.hooks?.stop?.();

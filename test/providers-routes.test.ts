@@ -17,7 +17,8 @@ const MODULE = join(ROOT, 'extensions/providers/index.ts');
 const CONFIG = { retryBaseMs: 10, retryMaxMs: 50, checkTimeoutMs: 2_000, timeoutMs: 5_000, idleTimeoutMs: 2_000 };
 const manifest = { extensions: [{ name: 'providers', module: MODULE, enabled: true, config: CONFIG }] };
 
-const noKeyIn = (t: Test, text: string, where: string) => t.notOk(text.includes(KEY) || text.includes(KEY.slice(3, 18)), `no key in ${where}`);
+const noKeyIn = (t: Test, text: string, where: string) =>
+  t.notOk(text.includes(KEY) || text.includes(KEY.slice(3, 18)), `no key in ${where}`);
 
 // The upstreams of the shared daemon's providers.
 const openai = await startFakeOpenAI(t, [], { expectKey: KEY, models: ['gpt-4o', 'gpt-4o-mini'] });
@@ -39,7 +40,14 @@ const d = await runDaemon(t, {
   settings: {
     providers: [
       { id: 'oa', type: 'openai', name: 'OpenAI', baseUrl: openai.baseUrl, defaultModel: 'gpt-4o', apiKeyEnv: ENV },
-      { id: 'an', type: 'anthropic', name: 'Anthropic', baseUrl: anthropic.baseUrl, apiKeyEnv: ENV, requestDelayMs: 100 },
+      {
+        id: 'an',
+        type: 'anthropic',
+        name: 'Anthropic',
+        baseUrl: anthropic.baseUrl,
+        apiKeyEnv: ENV,
+        requestDelayMs: 100,
+      },
       { id: 'nokey', type: 'openrouter', name: 'OpenRouter', baseUrl: openai.baseUrl, apiKeyEnv: 'TEST_UNSET_VAR_AGT' },
       { id: 'local', type: 'openai-compatible', name: 'Local', baseUrl: openai.baseUrl },
       { id: 'bare', type: 'openai-compatible', name: 'Bare', baseUrl: bare.baseUrl, defaultModel: 'tiny' },
@@ -55,16 +63,31 @@ const first = (providers: any[]) => providers.filter((p) => FIRST.includes(p.id)
 t.test('list, read, check and models of app providers', async (t) => {
   const list = await d.request('GET', '/providers');
   t.equal(list.status, 200);
-  t.same(list.body.providers.map((p: any) => p.id), [...FIRST, 'bare', 'broken', 'gone', 'slow'], 'in settings order');
-  t.same(first(list.body.providers).map((p: any) => [p.id, p.keyPresent, p.status]), [
-    ['oa', true, 'unchecked'],
-    ['an', true, 'unchecked'],
-    ['nokey', false, 'missing_key'],
-    ['local', false, 'unchecked'],
-  ]);
+  t.same(
+    list.body.providers.map((p: any) => p.id),
+    [...FIRST, 'bare', 'broken', 'gone', 'slow'],
+    'in settings order',
+  );
+  t.same(
+    first(list.body.providers).map((p: any) => [p.id, p.keyPresent, p.status]),
+    [
+      ['oa', true, 'unchecked'],
+      ['an', true, 'unchecked'],
+      ['nokey', false, 'missing_key'],
+      ['local', false, 'unchecked'],
+    ],
+  );
   t.same(list.body.providers[1], {
-    id: 'an', type: 'anthropic', name: 'Anthropic', baseUrl: anthropic.baseUrl, defaultModel: null, apiKeyEnv: ENV,
-    keyPresent: true, requestDelayMs: 100, status: 'unchecked', lastCheck: null,
+    id: 'an',
+    type: 'anthropic',
+    name: 'Anthropic',
+    baseUrl: anthropic.baseUrl,
+    defaultModel: null,
+    apiKeyEnv: ENV,
+    keyPresent: true,
+    requestDelayMs: 100,
+    status: 'unchecked',
+    lastCheck: null,
   });
   t.equal(openai.requests.length + anthropic.requests.length, 0, 'listing calls no provider');
 
@@ -88,14 +111,24 @@ t.test('list, read, check and models of app providers', async (t) => {
     ],
   });
   const claude = await d.request('GET', '/providers/an/models');
-  t.same(claude.body.models.map((m: any) => [m.id, m.name]), [['claude-fake-1', 'CLAUDE-FAKE-1'], ['claude-fake-2', 'CLAUDE-FAKE-2']]);
+  t.same(
+    claude.body.models.map((m: any) => [m.id, m.name]),
+    [
+      ['claude-fake-1', 'CLAUDE-FAKE-1'],
+      ['claude-fake-2', 'CLAUDE-FAKE-2'],
+    ],
+  );
   t.equal(anthropic.requests[0]!.headers['x-api-key'], KEY);
   t.equal(anthropic.requests[0]!.path, '/v1/models');
 
   const failed = await d.request('POST', '/providers/local/check');
   t.match(failed.body, { ok: false, status: 401, method: 'models', error: /401/ });
-  t.match(first((await d.request('GET', '/providers')).body.providers)[3], { status: 'unreachable', lastCheck: { ok: false, status: 401 } });
-  for (const response of [list, one, check, models, claude, failed]) noKeyIn(t, JSON.stringify(response.body), 'a response');
+  t.match(first((await d.request('GET', '/providers')).body.providers)[3], {
+    status: 'unreachable',
+    lastCheck: { ok: false, status: 401 },
+  });
+  for (const response of [list, one, check, models, claude, failed])
+    noKeyIn(t, JSON.stringify(response.body), 'a response');
 });
 
 t.test('check falls back to a 1-token completion where there is no models route; upstream failures', async (t) => {
@@ -116,7 +149,12 @@ t.test('settings changes apply without a restart', async (t) => {
   const fake = await startFakeOpenAI(t);
   const before = (await d.request('GET', '/settings')).body.providers as unknown[];
   t.notOk(((await d.request('GET', '/providers')).body.providers as any[]).some((p) => p.id === 'late'));
-  const patch = await d.request('PATCH', '/settings', { providers: [...before, { id: 'late', type: 'openai-compatible', name: 'Late', baseUrl: fake.baseUrl, apiKeyEnv: ENV }] });
+  const patch = await d.request('PATCH', '/settings', {
+    providers: [
+      ...before,
+      { id: 'late', type: 'openai-compatible', name: 'Late', baseUrl: fake.baseUrl, apiKeyEnv: ENV },
+    ],
+  });
   t.equal(patch.status, 200);
   t.match(((await d.request('GET', '/providers')).body.providers as any[]).at(-1), { id: 'late', keyPresent: true });
   t.equal((await d.request('POST', '/providers/late/check')).body.ok, true);
@@ -127,7 +165,14 @@ t.test("agent routes list an agent's own providers; unknown agent 404", async (t
   const path = await createAgentFile(tempDir(t), {
     name: 'prov-agent',
     providers: [
-      { id: 'custom:mine', type: 'openai-compatible', name: 'Mine', baseUrl: 'http://127.0.0.1:9/v1', defaultModel: 'm', requestDelayMs: 50 },
+      {
+        id: 'custom:mine',
+        type: 'openai-compatible',
+        name: 'Mine',
+        baseUrl: 'http://127.0.0.1:9/v1',
+        defaultModel: 'm',
+        requestDelayMs: 50,
+      },
       { id: 'anthropic', type: 'anthropic', name: 'Claude', baseUrl: 'https://api.anthropic.com' },
     ],
   });
@@ -135,20 +180,36 @@ t.test("agent routes list an agent's own providers; unknown agent 404", async (t
   const list = await d.request('GET', '/agents/prov-agent/providers');
   t.equal(list.status, 200);
   t.match(list.body.providers, [
-    { id: 'custom:mine', type: 'openai-compatible', defaultModel: 'm', requestDelayMs: 50, preset: null, credential: 'provider:custom:mine', keyPresent: false },
+    {
+      id: 'custom:mine',
+      type: 'openai-compatible',
+      defaultModel: 'm',
+      requestDelayMs: 50,
+      preset: null,
+      credential: 'provider:custom:mine',
+      keyPresent: false,
+    },
     { id: 'anthropic', credential: 'provider:anthropic', keyPresent: false },
   ]);
   t.match(await d.request('GET', '/agents/nobody/providers'), { status: 404, body: { code: 'not_found' } });
   t.match(await d.request('POST', '/agents/prov-agent/providers/nope/check'), { status: 404 });
-  t.match((await d.request('POST', '/agents/prov-agent/providers/custom:mine/check')).body, { ok: false, status: null });
+  t.match((await d.request('POST', '/agents/prov-agent/providers/custom:mine/check')).body, {
+    ok: false,
+    status: null,
+  });
 });
 
 t.test('the key never reaches the daemon log (spawned daemon, debug level)', async (t) => {
   const fake = await startFakeOpenAI(t, [], { expectKey: 'something-else' });
   const providers = [{ id: 'p', type: 'openai', name: 'P', baseUrl: fake.baseUrl, apiKeyEnv: ENV }];
-  const child = await runDaemon(t, { extensions: manifest, settings: { providers }, env: { [ENV]: KEY, AGT_LOG_LEVEL: 'debug' } });
+  const child = await runDaemon(t, {
+    extensions: manifest,
+    settings: { providers },
+    env: { [ENV]: KEY, AGT_LOG_LEVEL: 'debug' },
+  });
   t.ok(child.url, 'daemon started');
-  const call = (method: string, path: string) => fetch(child.url + path, { method, headers: { authorization: `Bearer ${child.token}` } });
+  const call = (method: string, path: string) =>
+    fetch(child.url + path, { method, headers: { authorization: `Bearer ${child.token}` } });
   const models = await call('GET', '/providers/p/models');
   t.equal(models.status, 502);
   noKeyIn(t, await models.text(), 'the 502 body');
@@ -160,9 +221,12 @@ t.test('the key never reaches the daemon log (spawned daemon, debug level)', asy
   noKeyIn(t, child.stderr() + child.stdout(), 'the daemon log');
 });
 
-t.test('a models list that times out (checkTimeoutMs) is a 502 upstream_error (spec 7), not a new status', async (t) => {
-  const res = await d.request('GET', '/providers/slow/models');
-  t.equal(res.status, 502);
-  t.equal(res.body.code, 'upstream_error');
-  t.equal(res.body.reason, 'timeout');
-});
+t.test(
+  'a models list that times out (checkTimeoutMs) is a 502 upstream_error (spec 7), not a new status',
+  async (t) => {
+    const res = await d.request('GET', '/providers/slow/models');
+    t.equal(res.status, 502);
+    t.equal(res.body.code, 'upstream_error');
+    t.equal(res.body.reason, 'timeout');
+  },
+);

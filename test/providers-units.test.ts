@@ -15,7 +15,13 @@ import { AgtError } from '../contracts/errors.js';
 import { SpacingGates } from '../extensions/providers/spacing.js';
 import { createServer } from 'node:http';
 import { CallGuard } from '../extensions/providers/call-guard.js';
-import { MAX_ANSWER_BYTES, postEvents, postJson, SseParser, WireTooLargeError } from '../extensions/providers/wire-http.js';
+import {
+  MAX_ANSWER_BYTES,
+  postEvents,
+  postJson,
+  SseParser,
+  WireTooLargeError,
+} from '../extensions/providers/wire-http.js';
 import { makeTarget } from './fakes/providers-harness.js';
 
 t.test('params are typed by their look', async (t) => {
@@ -58,7 +64,11 @@ t.test('prices: longest prefix, dated ids, unknown is null', async (t) => {
   t.equal(findPrice('llama3.2'), null);
   const usage = { input: 1_000_000, output: 1_000_000, cacheRead: 0, cacheWrite: 0 };
   t.equal(costOf(usage, { input: 1, output: 2 }), 3);
-  t.equal(costOf({ ...usage, cacheRead: 1_000_000 }, { input: 1, output: 2 }), 2.5, 'cache reads at half the input price by default');
+  t.equal(
+    costOf({ ...usage, cacheRead: 1_000_000 }, { input: 1, output: 2 }),
+    2.5,
+    'cache reads at half the input price by default',
+  );
   t.equal(priceCall('openai', 'gpt-4.1', usage, null, {}), 10);
   t.equal(priceCall('openai-compatible', 'gpt-4.1', usage, null, {}), null);
   t.equal(priceCall('openrouter', 'openai/gpt-4.1', usage, 0.5, {}), 0.5, 'reported cost wins');
@@ -72,7 +82,11 @@ t.test('Retry-After: seconds, milliseconds, HTTP date, garbage', async (t) => {
   t.equal(parseRetryAfter(headers({ 'retry-after-ms': '250', 'retry-after': '9' })), 250);
   const now = Date.parse('2025-01-01T00:00:00Z');
   t.equal(parseRetryAfter(headers({ 'retry-after': 'Wed, 01 Jan 2025 00:00:05 GMT' }), now), 5000);
-  t.equal(parseRetryAfter(headers({ 'retry-after': 'Tue, 31 Dec 2024 00:00:00 GMT' }), now), 0, 'a past date means now');
+  t.equal(
+    parseRetryAfter(headers({ 'retry-after': 'Tue, 31 Dec 2024 00:00:00 GMT' }), now),
+    0,
+    'a past date means now',
+  );
   t.equal(parseRetryAfter(headers({ 'retry-after': 'soon' })), undefined);
   t.equal(parseRetryAfter(headers({})), undefined);
 });
@@ -97,27 +111,42 @@ t.test('backoff: exponential with at most 25 % jitter, capped; Retry-After repla
   t.equal(retryDelay(0, { ...failure, retryAfterMs: 1001 }, options), null, 'too long to wait');
 });
 
-t.test('event-stream parsing: LF, CRLF and CR line ends split anywhere, comments, multi-line data, names', async (t) => {
-  const stream = ': comment\r\nevent: message_start\r\ndata: {"a":1}\r\n\r\ndata: one\ndata: two\n\nevent: ping\rdata:x\r\rdata: [DONE]\n\ndata: no blank line at the end';
-  const expected = [['message_start', '{"a":1}'], [null, 'one\ntwo'], ['ping', 'x'], [null, '[DONE]']];
-  // Every split of the text into two chunks, and one character at a time, parse the same.
-  for (let cut = 0; cut <= stream.length; cut++) {
+t.test(
+  'event-stream parsing: LF, CRLF and CR line ends split anywhere, comments, multi-line data, names',
+  async (t) => {
+    const stream =
+      ': comment\r\nevent: message_start\r\ndata: {"a":1}\r\n\r\ndata: one\ndata: two\n\nevent: ping\rdata:x\r\rdata: [DONE]\n\ndata: no blank line at the end';
+    const expected = [
+      ['message_start', '{"a":1}'],
+      [null, 'one\ntwo'],
+      ['ping', 'x'],
+      [null, '[DONE]'],
+    ];
+    // Every split of the text into two chunks, and one character at a time, parse the same.
+    for (let cut = 0; cut <= stream.length; cut++) {
+      const events: Array<[string | null, string]> = [];
+      const parser = new SseParser((event, data) => events.push([event, data]));
+      parser.push(stream.slice(0, cut));
+      parser.push(stream.slice(cut));
+      t.same(events, expected, `split at ${cut}`);
+    }
     const events: Array<[string | null, string]> = [];
     const parser = new SseParser((event, data) => events.push([event, data]));
-    parser.push(stream.slice(0, cut));
-    parser.push(stream.slice(cut));
-    t.same(events, expected, `split at ${cut}`);
-  }
-  const events: Array<[string | null, string]> = [];
-  const parser = new SseParser((event, data) => events.push([event, data]));
-  for (const char of stream) parser.push(char);
-  t.same(events, expected, 'one character at a time');
-});
+    for (const char of stream) parser.push(char);
+    t.same(events, expected, 'one character at a time');
+  },
+);
 
 t.test('stream assembly: tool-call fragments without index (some compatible servers), repeated names', async (t) => {
   const state = new ChatStreamState();
   const chunk = (delta: object, finish: string | null = null) =>
-    ({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] }) as ChatCompletionChunk;
+    ({
+      id: 'c',
+      object: 'chat.completion.chunk',
+      created: 1,
+      model: 'm',
+      choices: [{ index: 0, delta, finish_reason: finish }],
+    }) as ChatCompletionChunk;
   const deltas: string[] = [];
   state.add(chunk({ content: 'Hi' }), (d) => deltas.push(d));
   state.add(chunk({ tool_calls: [{ id: 'a', function: { name: 'one', arguments: '{"x":' } }] }), () => {});
@@ -132,34 +161,41 @@ t.test('stream assembly: tool-call fragments without index (some compatible serv
   t.equal(state.finish, 'tool_calls');
 });
 
-t.test('spacing gates: calls to one gate start one delay apart, sequential and concurrent; other gates are not held', async (t) => {
-  // A fake clock: time moves only when the test says; each wait's sleep is recorded in call order.
-  let now = 1_000;
-  const sleeps: number[] = [];
-  const gates = new SpacingGates({ now: () => now, sleep: async (ms) => void sleeps.push(ms) });
-  const starts: Record<string, number[]> = {};
-  const call = async (key: string, delay: number) => {
-    const before = now;
-    const index = sleeps.length;
-    await gates.wait(key, delay);
-    const start = before + (sleeps.length > index ? sleeps[index]! : 0);
-    (starts[key] ??= []).push(start);
-    return start;
-  };
-  now = await call('a', 300);
-  now = await call('a', 300);
-  now += 1_000; // idle long enough: the next call starts at once
-  now = await call('a', 300);
-  await Promise.all([call('a', 300), call('a', 300)]);
-  await call('b', 300);
-  await call('c', 0);
-  t.same(starts.a, [1_000, 1_300, 2_300, 2_600, 2_900]);
-  t.same(starts.b, [now], 'another gate starts without waiting for gate a');
-  t.same(starts.c, [now], 'no delay: no wait at all');
-});
+t.test(
+  'spacing gates: calls to one gate start one delay apart, sequential and concurrent; other gates are not held',
+  async (t) => {
+    // A fake clock: time moves only when the test says; each wait's sleep is recorded in call order.
+    let now = 1_000;
+    const sleeps: number[] = [];
+    const gates = new SpacingGates({ now: () => now, sleep: async (ms) => void sleeps.push(ms) });
+    const starts: Record<string, number[]> = {};
+    const call = async (key: string, delay: number) => {
+      const before = now;
+      const index = sleeps.length;
+      await gates.wait(key, delay);
+      const start = before + (sleeps.length > index ? sleeps[index]! : 0);
+      (starts[key] ??= []).push(start);
+      return start;
+    };
+    now = await call('a', 300);
+    now = await call('a', 300);
+    now += 1_000; // idle long enough: the next call starts at once
+    now = await call('a', 300);
+    await Promise.all([call('a', 300), call('a', 300)]);
+    await call('b', 300);
+    await call('c', 0);
+    t.same(starts.a, [1_000, 1_300, 2_300, 2_600, 2_900]);
+    t.same(starts.b, [now], 'another gate starts without waiting for gate a');
+    t.same(starts.c, [now], 'no delay: no wait at all');
+  },
+);
 
 t.test('spacing gates: an aborted wait rejects with the reason', async (t) => {
-  const gates = new SpacingGates({ now: () => 0, sleep: (_ms, signal) => new Promise((_resolve, reject) => signal?.addEventListener('abort', () => reject(signal.reason))) });
+  const gates = new SpacingGates({
+    now: () => 0,
+    sleep: (_ms, signal) =>
+      new Promise((_resolve, reject) => signal?.addEventListener('abort', () => reject(signal.reason))),
+  });
   await gates.wait('a', 100);
   const controller = new AbortController();
   const waiting = gates.wait('a', 100, controller.signal);
@@ -192,9 +228,15 @@ t.test('an answer that never ends is cut at MAX_ANSWER_BYTES, JSON or stream', a
     guards.push(guard);
     return { url: base + path, headers: {}, body: {}, guard, errorOf: (body: unknown) => body };
   };
-  for (const [name, call] of [['JSON', () => postJson(post('/json'))], ['stream', () => postEvents(post('/stream'), () => {})]] as const) {
+  for (const [name, call] of [
+    ['JSON', () => postJson(post('/json'))],
+    ['stream', () => postEvents(post('/stream'), () => {})],
+  ] as const) {
     sent = 0;
     await t.rejects(call(), new WireTooLargeError(), `${name}: ended with the bound's error`);
-    t.ok(sent >= MAX_ANSWER_BYTES - chunk.length * 8 && sent < MAX_ANSWER_BYTES * 2, `${name}: the server stopped near the bound (${sent} bytes)`);
+    t.ok(
+      sent >= MAX_ANSWER_BYTES - chunk.length * 8 && sent < MAX_ANSWER_BYTES * 2,
+      `${name}: the server stopped near the bound (${sent} bytes)`,
+    );
   }
 });

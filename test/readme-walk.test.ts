@@ -77,7 +77,10 @@ function words(line: string): string[] {
 /** `agt` on the PATH as `npm link` puts it there: this checkout's bin/agt.mjs. */
 function agtOnPath(t: Parameters<typeof tempDir>[0]): string {
   const bin = tempDir(t, 'agt-readme-bin-');
-  writeFileSync(join(bin, 'agt'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(join(ROOT, 'bin/agt.mjs'))} "$@"\n`);
+  writeFileSync(
+    join(bin, 'agt'),
+    `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(join(ROOT, 'bin/agt.mjs'))} "$@"\n`,
+  );
   chmodSync(join(bin, 'agt'), 0o755);
   return bin;
 }
@@ -95,7 +98,9 @@ const userShell = (home: string) => ({
 });
 
 t.test('the quick start with agt, line by line, then usage and extension options', async (t) => {
-  const model = await startFakeOpenAI(t, () => reply.text('I can read and write files, and answer questions.'), { models: ['llama3.2'] });
+  const model = await startFakeOpenAI(t, () => reply.text('I can read and write files, and answer questions.'), {
+    models: ['llama3.2'],
+  });
   const home = tempDir(t, 'agt-readme-home-');
   const d = await runDaemon(t, { dataDir: join(home, '.config', 'agt'), env: { HOME: home } });
   t.ok(d.url, d.stderr());
@@ -118,13 +123,29 @@ t.test('the quick start with agt, line by line, then usage and extension options
     t.equal(run.code, 0, `agt ${args.join(' ')}: ${run.stderr}${run.stdout.slice(0, 400)}`);
     ran.push(args.slice(0, 2).join(' '));
     if (args[0] === 'chat') t.match(run.stdout, /I can read and write files/, 'the reply is printed');
-    if (args.join(' ') === 'identity create --passphrase-file ' + passphrase) t.match(run.stdout, /(\w+ ){11}\w+/, 'the seed phrase, once');
+    if (args.join(' ') === 'identity create --passphrase-file ' + passphrase)
+      t.match(run.stdout, /(\w+ ){11}\w+/, 'the seed phrase, once');
     if (args[0] === 'status') t.match(run.stdout, /Helper/);
   }
-  t.same(ran, [
-    'identity create', 'identity confirm-backup', 'providers add', 'providers check', 'create Helper', 'chat Helper',
-    'status', 'approvals', 'tools Helper', 'inspect Helper', 'ps -a', 'service install', 'completion bash',
-  ], 'every agt line of the quick start ran');
+  t.same(
+    ran,
+    [
+      'identity create',
+      'identity confirm-backup',
+      'providers add',
+      'providers check',
+      'create Helper',
+      'chat Helper',
+      'status',
+      'approvals',
+      'tools Helper',
+      'inspect Helper',
+      'ps -a',
+      'service install',
+      'completion bash',
+    ],
+    'every agt line of the quick start ran',
+  );
   t.ok(existsSync(join(home, 'Documents/agt-agents/helper.agt')), 'the file where the quick start says');
 
   // Costs: the usage table names the agent; one agent's usage by its name.
@@ -143,23 +164,39 @@ t.test('the quick start with agt, line by line, then usage and extension options
   t.equal(overlay.extensions.channels.config.types.telegram.apiRoot, 'http://127.0.0.1:8081');
   const again = await d.restart();
   const view = await again.request('GET', '/runtime/extensions/channels/config');
-  t.match(view.body, { source: 'overlay', config: { types: { telegram: { apiRoot: 'http://127.0.0.1:8081' } } }, effective: { types: { telegram: { apiRoot: 'http://127.0.0.1:8081' } } } }, 'after a restart the overlay is in force');
-  t.match((await again.request('GET', '/runtime/extensions/compute/config')).body, { source: 'manifest' }, 'the others run with the manifest\'s');
+  t.match(
+    view.body,
+    {
+      source: 'overlay',
+      config: { types: { telegram: { apiRoot: 'http://127.0.0.1:8081' } } },
+      effective: { types: { telegram: { apiRoot: 'http://127.0.0.1:8081' } } },
+    },
+    'after a restart the overlay is in force',
+  );
+  t.match(
+    (await again.request('GET', '/runtime/extensions/compute/config')).body,
+    { source: 'manifest' },
+    "the others run with the manifest's",
+  );
   t.ok(readFileSync(join(ROOT, 'extensions.json')).equals(shipped), 'still byte-identical');
 });
 
 t.test('the quick start with curl, Files, Costs, then the MCP-client example on its Helper', async (t) => {
   // The first message asks for a restricted tool (an approval), so the next chat's interruption shows.
-  const model = await startFakeOpenAI(t, (request) => {
-    const messages = request.body.messages as Array<{ role: string; content: unknown }>;
-    const last = messages.at(-1)!;
-    const text = String(last.content);
-    if (last.role === 'user' && text.includes('Hello! What can you do?') && !text.includes('And in one line?')) {
-      return reply.toolCalls([{ name: 'fs_delete', args: { path: 'notes/old.txt' } }]);
-    }
-    if (text.includes('Use msg_send')) return reply.text('ok');
-    return reply.text('I help, in one line.');
-  }, { models: ['llama3.2'] });
+  const model = await startFakeOpenAI(
+    t,
+    (request) => {
+      const messages = request.body.messages as Array<{ role: string; content: unknown }>;
+      const last = messages.at(-1)!;
+      const text = String(last.content);
+      if (last.role === 'user' && text.includes('Hello! What can you do?') && !text.includes('And in one line?')) {
+        return reply.toolCalls([{ name: 'fs_delete', args: { path: 'notes/old.txt' } }]);
+      }
+      if (text.includes('Use msg_send')) return reply.text('ok');
+      return reply.text('I help, in one line.');
+    },
+    { models: ['llama3.2'] },
+  );
   const home = tempDir(t, 'agt-readme-home-');
   const d = await runDaemon(t, { dataDir: join(home, '.config', 'agt'), env: { HOME: home } });
   t.ok(d.url, d.stderr());
@@ -184,7 +221,9 @@ t.test('the quick start with curl, Files, Costs, then the MCP-client example on 
   const prelude = `set -e\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\ncurl() { case "$*" in *-sN*) exec curl "$@" >${JSON.stringify(events)} 2>&1;; *) command curl -w '\\n<<%{http_code}>>\\n' "$@";; esac; }\n`;
   // Not spawnSync: the model server runs in this process and must answer while the walk runs.
   const run = await new Promise<{ status: number | null; stdout: string; stderr: string }>((done) => {
-    const child = spawn('bash', ['-c', `${prelude}${script}\n`], { env: { PATH: `${bin}:${process.env.PATH ?? ''}`, HOME: home } });
+    const child = spawn('bash', ['-c', `${prelude}${script}\n`], {
+      env: { PATH: `${bin}:${process.env.PATH ?? ''}`, HOME: home },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -195,41 +234,74 @@ t.test('the quick start with curl, Files, Costs, then the MCP-client example on 
   const answers = run.stdout.split(/\n<<(\d+)>>\n/);
   const statuses = answers.filter((_, i) => i % 2 === 1).map(Number);
   const bodies = answers.filter((_, i) => i % 2 === 0).map((text) => text.trim());
-  t.same(statuses.filter((status) => status >= 400), [], `no curl of the walk was refused: ${run.stdout.slice(0, 3000)}`);
+  t.same(
+    statuses.filter((status) => status >= 400),
+    [],
+    `no curl of the walk was refused: ${run.stdout.slice(0, 3000)}`,
+  );
   const body = (i: number) => JSON.parse(bodies[i]!);
   t.match(body(0), { seedPhrase: String }, 'identity created');
   t.equal(statuses[2], 201, 'Helper created');
   t.match(body(3), { accepted: true, turnId: String });
   // The second chat interrupts the first (before its model call, or at its approval: the timing is the
   // machine's), and answers for both.
-  t.match(body(4), { status: 'completed', text: 'I help, in one line.' }, 'the waiting chat answers once its turn ended');
+  t.match(
+    body(4),
+    { status: 'completed', text: 'I help, in one line.' },
+    'the waiting chat answers once its turn ended',
+  );
   t.match(body(8), { tasks: [] }, 'nothing is left waiting for the owner');
   t.match(readFileSync(events, 'utf8'), /"stop_reason":"interrupted"/, 'the stream showed the first turn interrupted');
   const exposed = bodies.findIndex((text) => text.includes('"key":"mcpServer"'));
   const exposedBody = bodies[exposed]!.slice(bodies[exposed]!.lastIndexOf('\n') + 1); // after agt approvals' output
-  t.match(JSON.parse(exposedBody), { key: 'mcpServer', value: { agents: ['helper'] } }, 'the MCP example set mcpServer');
+  t.match(
+    JSON.parse(exposedBody),
+    { key: 'mcpServer', value: { agents: ['helper'] } },
+    'the MCP example set mcpServer',
+  );
   t.equal(statuses[exposed], 200);
   t.match(run.stdout, /https?:\/\/\S+\/console\/\S+/, 'agt console printed its login link');
 
   // The client configuration as written: `agt mcp serve` spawned from it, exposing the quick start's Helper.
   const server = JSON.parse(clientConfig!).mcpServers.agt;
-  const transport = new StdioClientTransport({ command: server.command, args: server.args, env: { PATH: `${bin}:${process.env.PATH ?? ''}`, HOME: home }, stderr: 'pipe' });
+  const transport = new StdioClientTransport({
+    command: server.command,
+    args: server.args,
+    env: { PATH: `${bin}:${process.env.PATH ?? ''}`, HOME: home },
+    stderr: 'pipe',
+  });
   const client = new Client({ name: 'readme-walk', version: '1.0.0' });
   await client.connect(transport);
   t.teardown(() => client.close());
-  const listed = (await client.callTool({ name: 'list_agents', arguments: {} })) as unknown as { structuredContent: { agents: Array<{ name: string }> } };
-  t.same(listed.structuredContent.agents.map((agent: { name: string }) => agent.name), ['Helper'], '"helper" in mcpServer.agents exposes the agent named Helper');
+  const listed = (await client.callTool({ name: 'list_agents', arguments: {} })) as unknown as {
+    structuredContent: { agents: Array<{ name: string }> };
+  };
+  t.same(
+    listed.structuredContent.agents.map((agent: { name: string }) => agent.name),
+    ['Helper'],
+    '"helper" in mcpServer.agents exposes the agent named Helper',
+  );
   const chat = await client.callTool({ name: 'chat', arguments: { agent: 'helper', text: 'From my editor: hi' } });
   t.match(chat.structuredContent, { status: 'completed', reply: 'I help, in one line.' }, JSON.stringify(chat));
 
   // What the quick start's comment says, at the approval: a chat while the turn waits for one cancels it.
   const log = await eventLog(t, d);
   const first = await d.request('POST', '/agents/Helper/chat', { text: 'Hello! What can you do?' });
-  const asked = await log.waitFor((event) => event.event_type === 'hil.requested' && event.turn_id === first.body.turnId, 'the approval');
+  const asked = await log.waitFor(
+    (event) => event.event_type === 'hil.requested' && event.turn_id === first.body.turnId,
+    'the approval',
+  );
   const next = await d.request('POST', '/agents/Helper/chat?wait=true', { text: 'And in one line?' });
   t.match(next.body, { status: 'completed', text: 'I help, in one line.' });
   const taskId = (asked.payload as { taskId: string }).taskId;
-  const resolved = await log.waitFor((event) => event.event_type === 'hil.resolved' && (event.payload as { id: string }).id === taskId, 'the approval resolved');
-  t.match(resolved.payload, { kind: 'approval' }, `the approval was resolved by the interruption (${JSON.stringify(resolved.payload)})`);
+  const resolved = await log.waitFor(
+    (event) => event.event_type === 'hil.resolved' && (event.payload as { id: string }).id === taskId,
+    'the approval resolved',
+  );
+  t.match(
+    resolved.payload,
+    { kind: 'approval' },
+    `the approval was resolved by the interruption (${JSON.stringify(resolved.payload)})`,
+  );
   t.same((await d.request('GET', '/tasks')).body.tasks, [], 'and is no longer waiting');
 });

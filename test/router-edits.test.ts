@@ -49,7 +49,8 @@ t.test('a path one character off a static segment is not routed', async (t) => {
       const answer = await d.request('GET', off);
       checked++;
       // Under an extension's prefix, its own scope answers; anywhere, never a handler of another route.
-      if (!(routerMiss('GET', off, answer) || (answer.status === 404 && answer.body?.code === 'not_found'))) routed.push(`${off} → ${answer.status}`);
+      if (!(routerMiss('GET', off, answer) || (answer.status === 404 && answer.body?.code === 'not_found')))
+        routed.push(`${off} → ${answer.status}`);
     }
   }
   t.ok(checked > 50, `near misses tried (${checked})`);
@@ -68,7 +69,12 @@ async function notFoundOrder(t: Test, daemon: SpawnedDaemon, off: string) {
     t.ok(routerMiss(method, '/network/zz-unknown', served), `${method} /network/zz-unknown: the mesh scope's 404`);
     for (const path of [`/${off}`, `/${off}/`, `/${off}/zz/deeper`]) {
       const stub = await daemon.request(method, path);
-      if (ROUTED.has(method)) t.match(stub, { status: 503, body: { code: 'unavailable', error: new RegExp(off) } }, `${method} ${path}: 503 naming the extension that is off`);
+      if (ROUTED.has(method))
+        t.match(
+          stub,
+          { status: 503, body: { code: 'unavailable', error: new RegExp(off) } },
+          `${method} ${path}: 503 naming the extension that is off`,
+        );
       else t.ok(routerMiss(method, path, stub), `${method} ${path}: the daemon's 404`);
     }
   }
@@ -78,8 +84,14 @@ t.test('not-found answers in order, every method: shipped extensions on', async 
   const agentless = await d.request('GET', '/agents/zz-no-such/zz-unknown');
   t.match(agentless, { status: 404, body: { code: 'not_found' } }, 'an unknown agent segment');
   for (const method of METHODS) {
-    t.ok(routerMiss(method, '/zz/unknown', await d.request(method, '/zz/unknown')), `${method} /zz/unknown: the daemon's 404`);
-    t.ok(routerMiss(method, '/network/zz-unknown', await d.request(method, '/network/zz-unknown')), `${method} /network/zz-unknown: the mesh scope's 404`);
+    t.ok(
+      routerMiss(method, '/zz/unknown', await d.request(method, '/zz/unknown')),
+      `${method} /zz/unknown: the daemon's 404`,
+    );
+    t.ok(
+      routerMiss(method, '/network/zz-unknown', await d.request(method, '/network/zz-unknown')),
+      `${method} /network/zz-unknown: the mesh scope's 404`,
+    );
   }
 });
 
@@ -91,6 +103,10 @@ t.test('not-found answers in order, every method: compute off, console not liste
   const other = await runDaemon(t, { extensions: trimmed });
   await notFoundOrder(t, other, 'compute');
   for (const method of ROUTED) {
-    t.match(await other.request(method, '/console/zz'), { status: 503, body: { code: 'unavailable', error: /console/ } }, `${method} /console/zz: 503, not listed`);
+    t.match(
+      await other.request(method, '/console/zz'),
+      { status: 503, body: { code: 'unavailable', error: /console/ } },
+      `${method} /console/zz: 503, not listed`,
+    );
   }
 });

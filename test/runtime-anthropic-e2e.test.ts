@@ -18,19 +18,35 @@ t.test('thinking + tools: the second request carries the thinking block with its
   const fake = await startFakeAnthropic(
     t,
     (request, index) => {
-      if (index === 0) return reply.toolCalls([{ id: 'toolu_1', name: 'fs_write', args: { path: 'a.txt', content: 'hi' } }], { thinking: 'I should write the file' });
+      if (index === 0)
+        return reply.toolCalls([{ id: 'toolu_1', name: 'fs_write', args: { path: 'a.txt', content: 'hi' } }], {
+          thinking: 'I should write the file',
+        });
       // Anthropic: with thinking on, an assistant message continuing a tool use must start with its thinking block.
       const assistant = (request.body.messages as any[]).find((m) => m.role === 'assistant');
       if (assistant?.content?.[0]?.type !== 'thinking') {
-        return reply.error(400, { message: 'messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`.' });
+        return reply.error(400, {
+          message: 'messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`.',
+        });
       }
       return reply.text('Done.');
     },
     { expectKey: 'sk-ant-test-key' },
   );
   const d = await runDaemon(t, {
-    extensions: { extensions: [{ name: 'providers', module: join(ROOT, 'extensions/providers/index.ts'), enabled: true, config: { maxRetries: 0 } }] },
-    settings: { providers: [{ id: 'claude', type: 'anthropic', name: 'Claude', baseUrl: fake.baseUrl, apiKeyEnv: KEY_ENV }] },
+    extensions: {
+      extensions: [
+        {
+          name: 'providers',
+          module: join(ROOT, 'extensions/providers/index.ts'),
+          enabled: true,
+          config: { maxRetries: 0 },
+        },
+      ],
+    },
+    settings: {
+      providers: [{ id: 'claude', type: 'anthropic', name: 'Claude', baseUrl: fake.baseUrl, apiKeyEnv: KEY_ENV }],
+    },
     env: { [KEY_ENV]: 'sk-ant-test-key' },
   });
   const log = await eventLog(t, d);

@@ -11,12 +11,15 @@ t.test('a busy loop: the first queued chat interrupts, the oldest runs next and 
   const id = await h.agent();
   h.model.push({ hang: true });
   const first = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'one' })).body.turnId;
-  await h.waitFor((e) => e.event_type === 'agent.state.changed' && e.turn_id === first && (e.payload as any).state === 'thinking');
+  await h.waitFor(
+    (e) => e.event_type === 'agent.state.changed' && e.turn_id === first && (e.payload as any).state === 'thinking',
+  );
   await h.modelCalls(1);
   // The next turn is held before its first model call, so the chats after 'two' are queued by then.
   const gate = h.holdTurns();
   const queued = [];
-  for (const text of ['two', 'three', 'four']) queued.push((await h.d.request('POST', `/agents/${id}/chat`, { text })).body.turnId);
+  for (const text of ['two', 'three', 'four'])
+    queued.push((await h.d.request('POST', `/agents/${id}/chat`, { text })).body.turnId);
   gate.release();
   const firstEnd = await h.ended(first);
   t.equal(firstEnd.event_type, 'turn.completed');
@@ -32,24 +35,35 @@ t.test('a busy loop: the first queued chat interrupts, the oldest runs next and 
   t.same(seen, ['one', 'two', 'three', 'four']);
 });
 
-t.test('a loop queues at most 1000 turns: chats and dispatches beyond get 409, trigger work is dropped with a warning', async (t) => {
-  const h = await runtimeHarness(t, { wire: true });
-  const id = await h.agent();
-  h.model.push({ hang: true });
-  const busy = (await h.d.request('POST', `/agents/${id}/trigger`, { type: 'timer', data: null })).body.turnId;
-  await h.waitFor((e) => e.event_type === 'turn.started' && e.turn_id === busy);
-  const runtime = h.service.forRequest(id);
-  for (let i = 0; i < 1000; i++) runtime.loop('main').enqueue({ kind: 'trigger', turnId: `fill-${i}`, trigger: 'test', events: [], count: 0, at: 0 });
-  const chat = await h.d.request('POST', `/agents/${id}/chat`, { text: 'one too many' });
-  t.equal(chat.status, 409);
-  t.equal(chat.body.code, 'conflict');
-  t.match(chat.body.error, /1000 queued turns/);
-  t.equal((await h.d.request('POST', `/agents/${id}/trigger`, { type: 'inbox', data: null })).status, 409);
-  runtime.fire('on_inbox', { text: 'hello' }, {}, [{ scope: 'agent' }]);
-  const logs = (await h.d.request('GET', `/agents/${id}/logs`)).body.logs;
-  t.ok(logs.some((l: any) => l.level === 'warn' && /on_inbox could not wake loop main: .*1000 queued turns/.test(l.message)), 'dropped trigger work is logged');
-  t.equal(runtime.loop('main').queuedTurnIds.length, 1000);
-  await h.d.request('POST', `/agents/${id}/abort`);
-  const discarded = await h.waitFor((e) => e.event_type === 'chat.discarded');
-  t.equal((discarded.payload as any).turn_ids.length, 1000);
-});
+t.test(
+  'a loop queues at most 1000 turns: chats and dispatches beyond get 409, trigger work is dropped with a warning',
+  async (t) => {
+    const h = await runtimeHarness(t, { wire: true });
+    const id = await h.agent();
+    h.model.push({ hang: true });
+    const busy = (await h.d.request('POST', `/agents/${id}/trigger`, { type: 'timer', data: null })).body.turnId;
+    await h.waitFor((e) => e.event_type === 'turn.started' && e.turn_id === busy);
+    const runtime = h.service.forRequest(id);
+    for (let i = 0; i < 1000; i++)
+      runtime
+        .loop('main')
+        .enqueue({ kind: 'trigger', turnId: `fill-${i}`, trigger: 'test', events: [], count: 0, at: 0 });
+    const chat = await h.d.request('POST', `/agents/${id}/chat`, { text: 'one too many' });
+    t.equal(chat.status, 409);
+    t.equal(chat.body.code, 'conflict');
+    t.match(chat.body.error, /1000 queued turns/);
+    t.equal((await h.d.request('POST', `/agents/${id}/trigger`, { type: 'inbox', data: null })).status, 409);
+    runtime.fire('on_inbox', { text: 'hello' }, {}, [{ scope: 'agent' }]);
+    const logs = (await h.d.request('GET', `/agents/${id}/logs`)).body.logs;
+    t.ok(
+      logs.some(
+        (l: any) => l.level === 'warn' && /on_inbox could not wake loop main: .*1000 queued turns/.test(l.message),
+      ),
+      'dropped trigger work is logged',
+    );
+    t.equal(runtime.loop('main').queuedTurnIds.length, 1000);
+    await h.d.request('POST', `/agents/${id}/abort`);
+    const discarded = await h.waitFor((e) => e.event_type === 'chat.discarded');
+    t.equal((discarded.payload as any).turn_ids.length, 1000);
+  },
+);

@@ -15,7 +15,8 @@ t.test('abort: running turn errors, queued chats discarded with a notice, loop s
   const running = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'one' })).body.turnId;
   await h.waitFor((e) => e.event_type === 'turn.started' && e.turn_id === running);
   const queued = [];
-  for (const text of ['two', 'three']) queued.push((await h.d.request('POST', `/agents/${id}/chat`, { text })).body.turnId);
+  for (const text of ['two', 'three'])
+    queued.push((await h.d.request('POST', `/agents/${id}/chat`, { text })).body.turnId);
   const res = await h.d.request('POST', `/agents/${id}/abort`);
   t.same(res.body, { success: true });
   const discarded = await h.waitFor((e) => e.event_type === 'chat.discarded');
@@ -76,7 +77,10 @@ t.test('off and unload discard a queued chat: chat.discarded names its turnId', 
     const running = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'one' })).body.turnId;
     await h.waitFor((e) => e.event_type === 'turn.started' && e.turn_id === running);
     const queued = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'two' })).body.turnId;
-    const done = how === 'off' ? h.d.request('POST', `/agents/${id}/state`, { state: 'off' }) : h.d.request('POST', `/agents/${id}/unload`);
+    const done =
+      how === 'off'
+        ? h.d.request('POST', `/agents/${id}/state`, { state: 'off' })
+        : h.d.request('POST', `/agents/${id}/unload`);
     const discarded = await h.waitFor((e) => e.event_type === 'chat.discarded' && e.agent_id === id);
     t.same(discarded.payload, { turn_ids: [queued], reason: how }, `${how} discards the queued chat`);
     t.equal(discarded.loop, undefined, 'in main');
@@ -84,7 +88,11 @@ t.test('off and unload discard a queued chat: chat.discarded names its turnId', 
     t.equal((await done).status, 200);
     const end = await h.ended(running);
     t.equal(end.event_type, 'turn.completed');
-    t.equal((end.payload as any).stop_reason, how === 'off' ? 'off' : 'end', how === 'off' ? 'off stops the running turn' : 'unload lets it finish within its grace');
+    t.equal(
+      (end.payload as any).stop_reason,
+      how === 'off' ? 'off' : 'end',
+      how === 'off' ? 'off stops the running turn' : 'unload lets it finish within its grace',
+    );
     t.same((end.payload as any).absorbed_turn_ids, [], 'the discarded chat was not absorbed');
     t.equal(h.events.filter((e) => endsTurn(e, queued)).length, 1, 'its turn id ended exactly once');
   }

@@ -34,7 +34,10 @@ t.test('interrupt: false when idle, stops the running turn, keeps queued chats',
 
 t.test('a provider failure ends the turn in agent.error, logs it, and the next chat recovers', async (t) => {
   const id = await h.agent();
-  h.model.push({ error: { code: 'upstream_error', message: 'provider said 500', status: 500 } }, { text: 'fine again' });
+  h.model.push(
+    { error: { code: 'upstream_error', message: 'provider said 500', status: 500 } },
+    { text: 'fine again' },
+  );
   const failed = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'one' })).body.turnId;
   const end = await h.ended(failed);
   t.equal(end.event_type, 'agent.error');
@@ -42,7 +45,10 @@ t.test('a provider failure ends the turn in agent.error, logs it, and the next c
   t.equal((await h.d.request('GET', `/agents/${id}/status`)).body.runtimeState, 'error');
   t.equal((await h.d.request('POST', `/agents/${id}/interrupt`)).status, 409, 'interrupt on an errored loop');
   const logs = (await h.d.request('GET', `/agents/${id}/logs`)).body.logs;
-  t.ok(logs.some((l: any) => l.level === 'error' && /provider said 500/.test(l.message)), 'logged to agt_logs');
+  t.ok(
+    logs.some((l: any) => l.level === 'error' && /provider said 500/.test(l.message)),
+    'logged to agt_logs',
+  );
   const ok = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'two' })).body.turnId;
   t.equal((await h.ended(ok)).event_type, 'turn.completed');
   t.equal((await h.d.request('GET', `/agents/${id}/status`)).body.runtimeState, 'idle');
@@ -67,7 +73,8 @@ t.test('display state: not persisted; off discards queued chats and interrupts t
   const running = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'one' })).body.turnId;
   await h.waitFor((e) => e.event_type === 'turn.started' && e.turn_id === running);
   // A queued trigger turn (triggers queue without interrupting) is discarded by off.
-  const queued = (await h.d.request('POST', `/agents/${id}/trigger`, { type: 'inbox', data: { text: 'hello' } })).body.turnId;
+  const queued = (await h.d.request('POST', `/agents/${id}/trigger`, { type: 'inbox', data: { text: 'hello' } })).body
+    .turnId;
   await h.d.request('POST', `/agents/${id}/state`, { state: 'off' });
   const discarded = await h.waitFor((e) => e.event_type === 'chat.discarded' && e.agent_id === id);
   t.same(discarded.payload, { turn_ids: [queued], reason: 'off' });
@@ -79,4 +86,3 @@ t.test('display state: not persisted; off discards queued chats and interrupts t
   const direct = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'three' })).body.turnId;
   t.equal((await h.ended(direct)).event_type, 'turn.completed');
 });
-

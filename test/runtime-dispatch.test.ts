@@ -31,14 +31,28 @@ t.test('defaults: id, time and source are filled; given ones kept', async (t) =>
   t.equal(d.events[0]!.time, '2025-01-02T03:04:05.000Z');
   t.equal(d.events[0]!.source, 'api');
   t.equal(d.events[0]!.data, null, 'startup needs no data');
-  const kept = normalizeDispatch({ event: { id: 'x1', type: 'timer', data: 1, source: 'mesh', time: '2024-01-01T00:00:00Z', correlationId: 'c' } }, now);
-  t.same(kept.events[0], { id: 'x1', type: 'timer', data: 1, source: 'mesh', time: '2024-01-01T00:00:00.000Z', correlationId: 'c' });
-  const sys = normalizeDispatch({ event: { type: 'timer', data: null }, target: { scope: 'system', lambda: 'lib/a.ts:run', warm: true } }, now);
+  const kept = normalizeDispatch(
+    { event: { id: 'x1', type: 'timer', data: 1, source: 'mesh', time: '2024-01-01T00:00:00Z', correlationId: 'c' } },
+    now,
+  );
+  t.same(kept.events[0], {
+    id: 'x1',
+    type: 'timer',
+    data: 1,
+    source: 'mesh',
+    time: '2024-01-01T00:00:00.000Z',
+    correlationId: 'c',
+  });
+  const sys = normalizeDispatch(
+    { event: { type: 'timer', data: null }, target: { scope: 'system', lambda: 'lib/a.ts:run', warm: true } },
+    now,
+  );
   t.same(sys.target, { scope: 'system', lambda: 'lib/a.ts:run', warm: true });
 });
 
 t.test('refusals', async (t) => {
-  const refused = (body: unknown, pattern: RegExp) => t.throws(() => normalizeDispatch(body, now), { code: 'bad_request', message: pattern });
+  const refused = (body: unknown, pattern: RegExp) =>
+    t.throws(() => normalizeDispatch(body, now), { code: 'bad_request', message: pattern });
   refused({ event: { type: 'inbox', data: { message: { source: 'user', text: 'x' } } } }, /source "user"/);
   refused({ event: { type: 'inbox', data: { skip_loop_append: true } } }, /internal flag/);
   refused({ dispatch: { events: [{ type: 'inbox', data: null, pre_appended_loop: 1 }] } }, /internal flag/);
@@ -53,11 +67,20 @@ t.test('refusals', async (t) => {
   refused({ event: { type: 'inbox', data: null, time: '1' } }, /ISO 8601/);
   refused({ event: { type: 'inbox', data: null, time: '2025-01-02' } }, /date-time/);
   refused({ event: { type: 'inbox', data: null, time: '2025-02-30T00:00:00Z' } }, /ISO 8601/);
-  const nest = (levels: number, inner: unknown) => Array.from({ length: levels }).reduce<unknown>((value) => ({ a: value }), inner);
+  const nest = (levels: number, inner: unknown) =>
+    Array.from({ length: levels }).reduce<unknown>((value) => ({ a: value }), inner);
   refused({ event: { type: 'inbox', data: nest(40, { skip_loop_append: true }) } }, /internal flag/);
   refused({ event: { type: 'inbox', data: nest(70, 1) } }, /deeper than 64 levels/);
-  t.equal(normalizeDispatch({ event: { type: 'inbox', data: nest(50, 1) } }, now).events.length, 1, 'data nested 50 levels is fine');
-  t.equal(normalizeDispatch({ event: { type: 'inbox', data: null, time: '2025-01-02T03:04:05.5+02:00' } }, now).events[0]!.time, '2025-01-02T01:04:05.500Z');
+  t.equal(
+    normalizeDispatch({ event: { type: 'inbox', data: nest(50, 1) } }, now).events.length,
+    1,
+    'data nested 50 levels is fine',
+  );
+  t.equal(
+    normalizeDispatch({ event: { type: 'inbox', data: null, time: '2025-01-02T03:04:05.5+02:00' } }, now).events[0]!
+      .time,
+    '2025-01-02T01:04:05.500Z',
+  );
 });
 
 t.test('POST trigger over HTTP (the built daemon)', async (t) => {
@@ -75,7 +98,13 @@ t.test('POST trigger over HTTP (the built daemon)', async (t) => {
       { event: { type: 'inbox', data: { text: 'a' } } },
       { dispatch: { event: { type: 'inbox', data: { text: 'b' } } } },
       { type: 'inbox', data: { text: 'c' }, loop: 'main' },
-      { events: [{ type: 'inbox', data: { text: 'd' } }, { type: 'inbox', data: { text: 'e' } }], count: 2 },
+      {
+        events: [
+          { type: 'inbox', data: { text: 'd' } },
+          { type: 'inbox', data: { text: 'e' } },
+        ],
+        count: 2,
+      },
     ];
     for (const body of bodies) {
       const res = await h.d.request('POST', `/agents/${id}/trigger`, body);
@@ -85,7 +114,9 @@ t.test('POST trigger over HTTP (the built daemon)', async (t) => {
       t.equal(end.event_type, 'turn.completed');
       t.equal(h.of('turn.started').find((e) => e.turn_id === res.body.turnId)!.payload.trigger, 'on_inbox');
     }
-    const rows = (await h.d.request('GET', `/agents/${id}/chat`)).body.llmMessages.filter((m: any) => m.kind === 'trigger');
+    const rows = (await h.d.request('GET', `/agents/${id}/chat`)).body.llmMessages.filter(
+      (m: any) => m.kind === 'trigger',
+    );
     t.equal(rows.length, 4);
     t.match(rows[0].content, /^\[trigger on_inbox\] .*"text":"a"/);
     t.match(rows[3].content, /2 events/);
@@ -107,7 +138,10 @@ t.test('POST trigger over HTTP (the built daemon)', async (t) => {
       t.equal(res.status, 400, JSON.stringify(body));
       t.equal(res.body.code, 'bad_request');
     }
-    t.equal((await h.d.request('POST', `/agents/${id}/trigger`, { type: 'timer', data: null, loop: 'nope' })).status, 404);
+    t.equal(
+      (await h.d.request('POST', `/agents/${id}/trigger`, { type: 'timer', data: null, loop: 'nope' })).status,
+      404,
+    );
     t.equal(h.of('turn.started').length, before);
   });
 
@@ -123,13 +157,23 @@ t.test('POST trigger over HTTP (the built daemon)', async (t) => {
   });
 
   await t.test('a lambda that loops forever is killed at its time limit', async (t) => {
-    const res = await h.d.request('POST', `/agents/${id}/trigger`, { type: 'timer', data: null, scope: 'system', lambda: 'lib/hooks.ts:forever' });
+    const res = await h.d.request('POST', `/agents/${id}/trigger`, {
+      type: 'timer',
+      data: null,
+      scope: 'system',
+      lambda: 'lib/hooks.ts:forever',
+    });
     const end = await h.ended(res.body.turnId);
     t.equal(end.event_type, 'agent.error');
     t.equal((end.payload as any).code, 'timeout');
     const logs = (await h.d.request('GET', `/agents/${id}/logs?origin=trigger`)).body.logs;
     t.ok(logs.some((l: any) => l.level === 'error' && /time limit/.test(l.message)));
-    const again = await h.d.request('POST', `/agents/${id}/trigger`, { type: 'timer', data: 2, scope: 'system', lambda: 'lib/hooks.ts:summarize' });
+    const again = await h.d.request('POST', `/agents/${id}/trigger`, {
+      type: 'timer',
+      data: 2,
+      scope: 'system',
+      lambda: 'lib/hooks.ts:summarize',
+    });
     t.equal((await h.ended(again.body.turnId)).event_type, 'turn.completed', 'the sandbox recovers');
   });
 });

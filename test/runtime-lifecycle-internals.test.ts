@@ -9,7 +9,9 @@ import { runtimeHarness } from './fixtures/runtime/harness.js';
 t.test('unload without grace aborts the running turn; timers and trigger timing are released', async (t) => {
   const clock = new FakeClock(Date.UTC(2025, 0, 1));
   const h = await runtimeHarness(t, { clock, wire: true });
-  const id = await h.agent({ triggers: { on_inbox: { enabled: true, targets: [{ scope: 'agent', debounce_ms: 60_000 }] } } });
+  const id = await h.agent({
+    triggers: { on_inbox: { enabled: true, targets: [{ scope: 'agent', debounce_ms: 60_000 }] } },
+  });
   await h.d.request('POST', `/agents/${id}/timers`, { mode: 'interval', every_ms: 60_000 });
   await h.d.daemon.kernel.inbox.deliver(id, { source: 'api', text: 'pending in debounce' });
   t.equal(clock.pending, 2, 'a timer and a debounce are armed');

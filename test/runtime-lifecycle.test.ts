@@ -49,7 +49,10 @@ t.test('disabling an inner loop through the config stops its running turn at onc
   const running = (await h.d.request('POST', `/agents/${id}/chat?loop=side`, { text: 'work' })).body.turnId;
   await h.waitFor((e) => e.event_type === 'turn.started' && e.turn_id === running);
   const config = (await h.d.request('GET', `/agents/${id}/config`)).body.config;
-  const put = await h.d.request('PUT', `/agents/${id}/config`, { ...config, loops: [{ name: 'side', goal: 'g', enabled: false }] });
+  const put = await h.d.request('PUT', `/agents/${id}/config`, {
+    ...config,
+    loops: [{ name: 'side', goal: 'g', enabled: false }],
+  });
   t.equal(put.status, 200);
   const end = await h.ended(running);
   t.equal(end.event_type, 'agent.error');

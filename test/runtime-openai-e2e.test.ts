@@ -12,7 +12,14 @@ import { turnEnd } from './helpers/turn-wait.js';
 import { reply, startFakeOpenAI } from './fakes/openai.js';
 
 const manifest = {
-  extensions: [{ name: 'providers', module: join(ROOT, 'extensions/providers/index.ts'), enabled: true, config: { maxRetries: 1, retryBaseMs: 10, retryMaxMs: 20 } }],
+  extensions: [
+    {
+      name: 'providers',
+      module: join(ROOT, 'extensions/providers/index.ts'),
+      enabled: true,
+      config: { maxRetries: 1, retryBaseMs: 10, retryMaxMs: 20 },
+    },
+  ],
 };
 
 t.test('a turn over the OpenAI wire format', async (t) => {
@@ -25,12 +32,19 @@ t.test('a turn over the OpenAI wire format', async (t) => {
   ]);
   const d = await runDaemon(t, {
     extensions: manifest,
-    settings: { providers: [{ id: 'fake', type: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, defaultModel: 'fake-1' }] },
+    settings: {
+      providers: [
+        { id: 'fake', type: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, defaultModel: 'fake-1' },
+      ],
+    },
   });
   const log = await eventLog(t, d);
   const events = log.events;
   const ended = (turnId: string) => turnEnd(log, turnId);
-  const path = await createAgentFile(tempDir(t), { model: { provider: 'fake', model_id: 'fake-1' }, instructions: 'You are terse.' });
+  const path = await createAgentFile(tempDir(t), {
+    model: { provider: 'fake', model_id: 'fake-1' },
+    instructions: 'You are terse.',
+  });
   const id = (await d.request('POST', '/agents/load', { filePath: path })).body.id;
 
   const turn = (await d.request('POST', `/agents/${id}/chat`, { text: 'write a file' })).body.turnId;
@@ -39,12 +53,25 @@ t.test('a turn over the OpenAI wire format', async (t) => {
   t.match(end.payload, { text: 'I wrote the file.', llm_calls: 2, tool_calls: 1 });
   const [first, second] = fake.chatRequests();
   t.equal(first!.body.model, 'fake-1');
-  t.same(first!.body.messages.slice(0, 2), [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'write a file' }]);
-  t.ok(first!.body.tools.some((tool: any) => tool.function.name === 'fs_write'), 'built-in tools are offered');
+  t.same(first!.body.messages.slice(0, 2), [
+    { role: 'system', content: 'You are terse.' },
+    { role: 'user', content: 'write a file' },
+  ]);
+  t.ok(
+    first!.body.tools.some((tool: any) => tool.function.name === 'fs_write'),
+    'built-in tools are offered',
+  );
   const toolMessage = second!.body.messages.find((m: any) => m.role === 'tool');
   t.match(toolMessage, { tool_call_id: 'call_1', content: /wrote hello.txt/ });
-  t.match((await d.request('GET', `/agents/${id}/files/content?path=hello.txt`)).body, { path: 'hello.txt', content: 'from the model' }, 'the file is in the agent');
-  t.ok(events.some((e) => e.event_type === 'llm.delta' && e.turn_id === turn), 'streamed deltas');
+  t.match(
+    (await d.request('GET', `/agents/${id}/files/content?path=hello.txt`)).body,
+    { path: 'hello.txt', content: 'from the model' },
+    'the file is in the agent',
+  );
+  t.ok(
+    events.some((e) => e.event_type === 'llm.delta' && e.turn_id === turn),
+    'streamed deltas',
+  );
   const usage = events.filter((e) => e.event_type === 'llm.completed').map((e) => (e.payload as any).usage.input);
   t.same(usage, [12, 40]);
   const rollup = (await d.request('GET', `/agents/${id}/usage`)).body;

@@ -12,8 +12,14 @@ import { turnEnd } from './helpers/turn-wait.js';
 
 t.test('providers off: /providers is 503 and a turn ends in agent.error unavailable', async (t) => {
   const d = await runDaemon(t, {
-    extensions: { extensions: [{ name: 'providers', module: join(ROOT, 'extensions/providers/index.ts'), enabled: false }] },
-    settings: { providers: [{ id: 'local', type: 'openai-compatible', name: 'Local', baseUrl: 'http://127.0.0.1:9/v1', defaultModel: 'm' }] },
+    extensions: {
+      extensions: [{ name: 'providers', module: join(ROOT, 'extensions/providers/index.ts'), enabled: false }],
+    },
+    settings: {
+      providers: [
+        { id: 'local', type: 'openai-compatible', name: 'Local', baseUrl: 'http://127.0.0.1:9/v1', defaultModel: 'm' },
+      ],
+    },
   });
   const log = await eventLog(t, d);
 

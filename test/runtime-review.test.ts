@@ -20,7 +20,8 @@ t.test('sys_update_config keeps a reviewed agent reviewed; a locked field is ref
   const loaded = await h.d.request('POST', '/agents/load', { filePath: path, requireReview: true });
   t.equal(loaded.status, 200);
   const id = loaded.body.id as string;
-  const mark = () => readReviewMarks(join(h.d.dataDir, REVIEW_MARKS_FILE), join(h.d.dataDir, REVIEW_MARKS_JOURNAL)).marks[id];
+  const mark = () =>
+    readReviewMarks(join(h.d.dataDir, REVIEW_MARKS_FILE), join(h.d.dataDir, REVIEW_MARKS_JOURNAL)).marks[id];
   const before = mark();
 
   h.model.push(
@@ -36,7 +37,10 @@ t.test('sys_update_config keeps a reviewed agent reviewed; a locked field is ref
   const turnId = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'reconfigure yourself' })).body.turnId;
   t.equal((await h.ended(turnId)).event_type, 'turn.completed');
 
-  const results = h.model.calls.at(-1)!.messages.filter((m) => m.role === 'tool') as Array<{ content: string; isError?: boolean }>;
+  const results = h.model.calls.at(-1)!.messages.filter((m) => m.role === 'tool') as Array<{
+    content: string;
+    isError?: boolean;
+  }>;
   t.match(results[0], { content: /owner lock: messaging is locked/, isError: true });
   t.match(results[1]!.content, /updated autonomous, description/);
   t.notOk(results[1]!.isError);

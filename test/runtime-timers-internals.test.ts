@@ -13,10 +13,25 @@ t.test('timer routes and firing with a fake clock', async (t) => {
   const id = await h.agent({ loops: [{ name: 'side', goal: 'g', enabled: true }] });
   const start = clock.now();
 
-  const created = await h.d.request('POST', `/agents/${id}/timers`, { mode: 'interval', every_ms: 60_000, payload: 'tick', max_runs: 2 });
+  const created = await h.d.request('POST', `/agents/${id}/timers`, {
+    mode: 'interval',
+    every_ms: 60_000,
+    payload: 'tick',
+    max_runs: 2,
+  });
   t.equal(created.status, 200);
   const timer = created.body.timer;
-  t.match(timer, { mode: 'interval', schedule: { mode: 'interval', every_ms: 60_000, start_at: start + 60_000, max_runs: 2 }, next_wake_at: start + 60_000, payload: 'tick', scope: ['agent'], run_count: 0, loop: null, expired: false, locked: false });
+  t.match(timer, {
+    mode: 'interval',
+    schedule: { mode: 'interval', every_ms: 60_000, start_at: start + 60_000, max_runs: 2 },
+    next_wake_at: start + 60_000,
+    payload: 'tick',
+    scope: ['agent'],
+    run_count: 0,
+    loop: null,
+    expired: false,
+    locked: false,
+  });
 
   clock.advance(59_999);
   t.equal(h.of('timer.fired').length, 0);
@@ -39,7 +54,8 @@ t.test('once modes, loops, replace, delete, validation', async (t) => {
   const clock = new FakeClock(Date.UTC(2025, 0, 1));
   const h = await runtimeHarness(t, { clock });
   const id = await h.agent({ loops: [{ name: 'side', goal: 'g', enabled: true }] });
-  const once = (await h.d.request('POST', `/agents/${id}/timers`, { mode: 'once_delay', delay_ms: 1000, loop: 'side' })).body.timer;
+  const once = (await h.d.request('POST', `/agents/${id}/timers`, { mode: 'once_delay', delay_ms: 1000, loop: 'side' }))
+    .body.timer;
   t.equal(once.loop, 'side');
   t.equal(once.next_wake_at, clock.now() + 1000);
   clock.advance(1000);
@@ -48,22 +64,34 @@ t.test('once modes, loops, replace, delete, validation', async (t) => {
   await h.ended(woke.turn_id!);
   t.equal((await h.d.request('GET', `/agents/${id}/timers`)).body.timers[0].expired, true);
 
-  const at = (await h.d.request('POST', `/agents/${id}/timers`, { mode: 'once_at', at: clock.now() + 5000, loop: 'side' })).body.timer;
-  const moved = await h.d.request('PUT', `/agents/${id}/timers/${at.id}`, { mode: 'once_at', at: clock.now() + 9000, loop: 'main' });
+  const at = (
+    await h.d.request('POST', `/agents/${id}/timers`, { mode: 'once_at', at: clock.now() + 5000, loop: 'side' })
+  ).body.timer;
+  const moved = await h.d.request('PUT', `/agents/${id}/timers/${at.id}`, {
+    mode: 'once_at',
+    at: clock.now() + 9000,
+    loop: 'main',
+  });
   t.same(moved.body, { agentId: id, success: true });
   const after = (await h.d.request('GET', `/agents/${id}/timers`)).body.timers.find((x: any) => x.id === at.id);
   t.equal(after.loop, null, 'moved back to main');
   t.equal(after.next_wake_at, clock.now() + 9000);
   const kept = await h.d.request('PUT', `/agents/${id}/timers/${at.id}`, { mode: 'once_at', at: clock.now() + 9000 });
   t.equal(kept.body.success, true);
-  t.same((await h.d.request('PUT', `/agents/${id}/timers/9999`, { mode: 'once_at', at: 1 })).body, { agentId: id, success: false });
+  t.same((await h.d.request('PUT', `/agents/${id}/timers/9999`, { mode: 'once_at', at: 1 })).body, {
+    agentId: id,
+    success: false,
+  });
   t.same((await h.d.request('DELETE', `/agents/${id}/timers/${at.id}`)).body, { agentId: id, success: true });
   t.same((await h.d.request('DELETE', `/agents/${id}/timers/${at.id}`)).body, { agentId: id, success: false });
   clock.advance(10_000);
   t.equal(h.of('timer.fired').length, 1, 'a deleted timer never fires');
 
   const cron = (await h.d.request('POST', `/agents/${id}/timers`, { mode: 'cron', cron: '*/5 * * * *' })).body.timer;
-  t.ok(cron.next_wake_at > clock.now() && cron.next_wake_at <= clock.now() + 5 * 60_000, 'next cron slot within five minutes');
+  t.ok(
+    cron.next_wake_at > clock.now() && cron.next_wake_at <= clock.now() + 5 * 60_000,
+    'next cron slot within five minutes',
+  );
   for (const [body, status] of [
     [{ mode: 'cron', cron: 'not a cron' }, 400],
     [{ mode: 'weekly' }, 400],
@@ -93,7 +121,9 @@ t.test('an interval with a past start_at waits for its next slot instead of catc
   const h = await runtimeHarness(t, { clock });
   const id = await h.agent();
   const now = clock.now();
-  const timer = (await h.d.request('POST', `/agents/${id}/timers`, { mode: 'interval', every_ms: 60_000, start_at: now - 90_000 })).body.timer;
+  const timer = (
+    await h.d.request('POST', `/agents/${id}/timers`, { mode: 'interval', every_ms: 60_000, start_at: now - 90_000 })
+  ).body.timer;
   t.equal(timer.next_wake_at, now + 30_000, 'the next slot of the grid start_at + k * every_ms');
   clock.advance(29_999);
   await h.d.request('GET', `/agents/${id}/status`);

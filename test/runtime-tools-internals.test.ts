@@ -15,8 +15,22 @@ t.test('tool failures stay inside the turn: a throwing tool and a hung tool', as
   const h = await runtimeHarness(t, { wire: true });
   h.d.daemon.kernel.contributions.forExtension('test-tools').tools({
     toolsFor: () => [
-      { name: 'explode', description: 'throws', inputSchema: { type: 'object' }, source: 'ext:test', run: async () => { throw new Error('tool blew up'); } },
-      { name: 'hang', description: 'never returns', inputSchema: { type: 'object' }, source: 'ext:test', run: () => new Promise(() => {}) },
+      {
+        name: 'explode',
+        description: 'throws',
+        inputSchema: { type: 'object' },
+        source: 'ext:test',
+        run: async () => {
+          throw new Error('tool blew up');
+        },
+      },
+      {
+        name: 'hang',
+        description: 'never returns',
+        inputSchema: { type: 'object' },
+        source: 'ext:test',
+        run: () => new Promise(() => {}),
+      },
     ],
   });
   const id = await h.agent({ limits: { tool_timeout_ms: 200 } });

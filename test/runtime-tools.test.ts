@@ -35,34 +35,61 @@ function lastToolResults(h: WireDaemon): Array<{ name: string; content: string; 
 t.test('restricted tool: approval task, approve with modified args, deny with a reason', async (t) => {
   const id = await h.agent({ tools: [{ name: 'fs_write', enabled: true, restricted: true }] });
   const read = (path: string) => h.d.request('GET', `/agents/${id}/files/content?path=${encodeURIComponent(path)}`);
-  h.model.push({ toolCalls: [{ name: 'fs_write', args: { path: 'notes/a.txt', content: 'original' } }] }, { text: 'written' });
+  h.model.push(
+    { toolCalls: [{ name: 'fs_write', args: { path: 'notes/a.txt', content: 'original' } }] },
+    { text: 'written' },
+  );
   const turn = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'write it' })).body.turnId;
   const requested = await h.waitFor((e) => e.event_type === 'hil.requested' && e.turn_id === turn);
   const { taskId } = requested.payload as any;
-  t.match(requested.payload, { kind: 'approval', tool: 'fs_write', args: { path: 'notes/a.txt', content: 'original' } });
+  t.match(requested.payload, {
+    kind: 'approval',
+    tool: 'fs_write',
+    args: { path: 'notes/a.txt', content: 'original' },
+  });
   t.equal(requested.turn_id, turn);
   t.equal(h.of('task.created', id)[0]!.payload.status, 'pending_approval');
-  await h.waitFor((e) => e.event_type === 'agent.state.changed' && e.agent_id === id && (e.payload as any).state === 'awaiting_approval');
+  await h.waitFor(
+    (e) =>
+      e.event_type === 'agent.state.changed' && e.agent_id === id && (e.payload as any).state === 'awaiting_approval',
+  );
   t.equal((await h.d.request('GET', `/agents/${id}/status`)).body.runtimeState, 'awaiting_approval');
   const listed = await h.d.request('GET', `/agents/${id}/tasks?status=pending_approval`);
   t.equal(listed.body.tasks.length, 1);
   t.equal((await read('notes/a.txt')).status, 404, 'nothing ran before approval');
 
-  const resolved = await h.d.request('POST', `/agents/${id}/tasks/${taskId}/resolve`, { action: 'approve', modifiedArgs: { path: 'notes/a.txt', content: 'edited by owner' } });
+  const resolved = await h.d.request('POST', `/agents/${id}/tasks/${taskId}/resolve`, {
+    action: 'approve',
+    modifiedArgs: { path: 'notes/a.txt', content: 'edited by owner' },
+  });
   t.equal(resolved.status, 200);
   t.equal((await h.ended(turn)).event_type, 'turn.completed');
   t.equal((await read('notes/a.txt')).body.content, 'edited by owner');
-  t.match((await h.waitFor((e) => e.event_type === 'hil.resolved' && e.agent_id === id)).payload, { kind: 'approval', id: taskId, resolution: 'approved' });
+  t.match((await h.waitFor((e) => e.event_type === 'hil.resolved' && e.agent_id === id)).payload, {
+    kind: 'approval',
+    id: taskId,
+    resolution: 'approved',
+  });
   const task = (await h.d.request('GET', `/agents/${id}/tasks/${taskId}`)).body;
   t.match(task, { status: 'completed', resolution: { action: 'approve' }, tool: 'fs_write' });
-  t.equal((await h.d.request('POST', `/agents/${id}/tasks/${taskId}/resolve`, { action: 'deny' })).status, 409, 'no longer pending');
+  t.equal(
+    (await h.d.request('POST', `/agents/${id}/tasks/${taskId}/resolve`, { action: 'deny' })).status,
+    409,
+    'no longer pending',
+  );
   t.equal((await h.d.request('POST', `/agents/${id}/tasks/nope/resolve`, { action: 'deny' })).status, 404);
   t.equal((await h.d.request('GET', `/agents/${id}/tasks/nope`)).status, 404);
 
-  h.model.push({ toolCalls: [{ name: 'fs_write', args: { path: 'b.txt', content: 'x' } }] }, { text: 'ok, not writing' });
+  h.model.push(
+    { toolCalls: [{ name: 'fs_write', args: { path: 'b.txt', content: 'x' } }] },
+    { text: 'ok, not writing' },
+  );
   const turn2 = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'again' })).body.turnId;
   const second = await h.waitFor((e) => e.event_type === 'hil.requested' && e.turn_id === turn2);
-  await h.d.request('POST', `/agents/${id}/tasks/${(second.payload as any).taskId}/resolve`, { action: 'deny', reason: 'not now' });
+  await h.d.request('POST', `/agents/${id}/tasks/${(second.payload as any).taskId}/resolve`, {
+    action: 'deny',
+    reason: 'not now',
+  });
   await h.ended(turn2);
   const result = lastToolResults(h).at(-1)!;
   t.match(result.content, /denied.*not now/);
@@ -78,7 +105,10 @@ t.test('an interrupted approval is cancelled', async (t) => {
   const requested = await h.waitFor((e) => e.event_type === 'hil.requested' && e.turn_id === turn);
   await h.d.request('POST', `/agents/${id}/interrupt`);
   t.equal(((await h.ended(turn)).payload as any).stop_reason, 'interrupted');
-  t.equal((await h.d.request('GET', `/agents/${id}/tasks/${(requested.payload as any).taskId}`)).body.status, 'cancelled');
+  t.equal(
+    (await h.d.request('GET', `/agents/${id}/tasks/${(requested.payload as any).taskId}`)).body.status,
+    'cancelled',
+  );
 });
 
 t.test('ask waits for the owner; suspend prompts are answered', async (t) => {
@@ -87,7 +117,9 @@ t.test('ask waits for the owner; suspend prompts are answered', async (t) => {
   const turn = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'pick a colour' })).body.turnId;
   const requested = await h.waitFor((e) => e.event_type === 'hil.requested' && e.turn_id === turn);
   t.match(requested.payload, { kind: 'ask', question: 'Which colour?' });
-  await h.waitFor((e) => e.event_type === 'agent.state.changed' && e.agent_id === id && (e.payload as any).state === 'awaiting_ask');
+  await h.waitFor(
+    (e) => e.event_type === 'agent.state.changed' && e.agent_id === id && (e.payload as any).state === 'awaiting_ask',
+  );
   const asks = (await h.d.request('GET', `/agents/${id}/asks`)).body.asks;
   t.equal(asks.length, 1);
   t.equal((await h.d.request('POST', `/agents/${id}/asks/nope/respond`, { answer: 'x' })).status, 404);
@@ -96,12 +128,28 @@ t.test('ask waits for the owner; suspend prompts are answered', async (t) => {
   t.match(lastToolResults(h)[0]!.content, /The owner answered: blue/);
   t.same((await h.d.request('GET', `/agents/${id}/asks`)).body.asks, []);
 
-  t.equal((await h.d.request('POST', `/agents/${id}/suspend/respond`, { resume: true })).status, 409, 'nothing suspended');
-  h.model.push({ toolCalls: [{ name: 'sys_set_state', args: { state: 'suspended', reason: 'need a break' } }] }, { text: 'back' });
+  t.equal(
+    (await h.d.request('POST', `/agents/${id}/suspend/respond`, { resume: true })).status,
+    409,
+    'nothing suspended',
+  );
+  h.model.push(
+    { toolCalls: [{ name: 'sys_set_state', args: { state: 'suspended', reason: 'need a break' } }] },
+    { text: 'back' },
+  );
   const turn2 = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'rest' })).body.turnId;
-  const prompt = await h.waitFor((e) => e.event_type === 'hil.requested' && e.turn_id === turn2 && (e.payload as any).kind === 'suspend');
+  const prompt = await h.waitFor(
+    (e) => e.event_type === 'hil.requested' && e.turn_id === turn2 && (e.payload as any).kind === 'suspend',
+  );
   t.match(prompt.payload, { reason: 'need a break' });
-  await h.waitFor((e) => e.event_type === 'agent.state.changed' && e.agent_id === id && (e.payload as any).state === 'suspended' && e.loop === undefined && (e.payload as any).loop === 'main');
+  await h.waitFor(
+    (e) =>
+      e.event_type === 'agent.state.changed' &&
+      e.agent_id === id &&
+      (e.payload as any).state === 'suspended' &&
+      e.loop === undefined &&
+      (e.payload as any).loop === 'main',
+  );
   const answer = await h.d.request('POST', `/agents/${id}/suspend/respond`, { resume: true });
   t.match(answer.body, { success: true, resumed: true, requestId: (prompt.payload as any).requestId });
   await h.ended(turn2);
@@ -113,38 +161,91 @@ t.test('waits for the owner are not cut off by tool_timeout_ms', async (t) => {
   const pause = () => new Promise((resolve) => setTimeout(resolve, 350)); // several tool time limits
   h.model.push({ toolCalls: [{ name: 'ask', args: { question: 'Still there?' } }] }, { text: 'thanks' });
   const turn = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'ask me' })).body.turnId;
-  const asked = await h.waitFor((e) => e.event_type === 'hil.requested' && e.turn_id === turn && (e.payload as any).kind === 'ask');
+  const asked = await h.waitFor(
+    (e) => e.event_type === 'hil.requested' && e.turn_id === turn && (e.payload as any).kind === 'ask',
+  );
   await pause();
-  const answered = await h.d.request('POST', `/agents/${id}/asks/${(asked.payload as any).requestId}/respond`, { answer: 'yes' });
+  const answered = await h.d.request('POST', `/agents/${id}/asks/${(asked.payload as any).requestId}/respond`, {
+    answer: 'yes',
+  });
   t.equal(answered.status, 200, 'the ask is still pending after the tool time limit');
   t.equal((await h.ended(turn)).event_type, 'turn.completed');
   t.match(lastToolResults(h)[0]!.content, /The owner answered: yes/);
 
-  h.model.push({ toolCalls: [{ name: 'sys_set_state', args: { state: 'suspended', reason: 'nap' } }] }, { text: 'awake' });
+  h.model.push(
+    { toolCalls: [{ name: 'sys_set_state', args: { state: 'suspended', reason: 'nap' } }] },
+    { text: 'awake' },
+  );
   const turn2 = (await h.d.request('POST', `/agents/${id}/chat`, { text: 'rest' })).body.turnId;
-  await h.waitFor((e) => e.event_type === 'hil.requested' && e.turn_id === turn2 && (e.payload as any).kind === 'suspend');
+  await h.waitFor(
+    (e) => e.event_type === 'hil.requested' && e.turn_id === turn2 && (e.payload as any).kind === 'suspend',
+  );
   await pause();
-  t.match((await h.d.request('POST', `/agents/${id}/suspend/respond`, { resume: true })).body, { success: true, resumed: true });
+  t.match((await h.d.request('POST', `/agents/${id}/suspend/respond`, { resume: true })).body, {
+    success: true,
+    resumed: true,
+  });
   await h.ended(turn2);
   t.match(lastToolResults(h).at(-1)!.content, /resumed/);
 });
 
 t.test('enabled, visible and defaults decide what the model sees', async (t) => {
-  const id = await h.agent({ tools: [{ name: 'fs_delete', enabled: false }, { name: 'fs_list', enabled: true, visible: false }] });
+  const id = await h.agent({
+    tools: [
+      { name: 'fs_delete', enabled: false },
+      { name: 'fs_list', enabled: true, visible: false },
+    ],
+  });
   h.model.push({ toolCalls: [{ name: 'fs_list' }] }, { text: 'done' });
   await h.ended((await h.d.request('POST', `/agents/${id}/chat`, { text: 'x' })).body.turnId);
   const offered = h.model.calls.at(-2)!.tools;
-  t.ok(offered.includes('fs_read') && offered.includes('ask') && offered.includes('db_query'), 'undeclared built-ins are on');
+  t.ok(
+    offered.includes('fs_read') && offered.includes('ask') && offered.includes('db_query'),
+    'undeclared built-ins are on',
+  );
   t.notOk(offered.includes('fs_delete'), 'declared disabled');
   t.notOk(offered.includes('fs_list'), 'invisible');
   t.notOk(offered.includes('sys_update_config'), 'off unless declared');
-  t.match(lastToolResults(h)[0]!.content, /Unknown or disabled tool: fs_list/, 'an invisible tool cannot be called by the model');
+  t.match(
+    lastToolResults(h)[0]!.content,
+    /Unknown or disabled tool: fs_list/,
+    'an invisible tool cannot be called by the model',
+  );
   const listed = (await h.d.request('GET', `/agents/${id}/tools`)).body.tools;
   const names = listed.map((x: any) => x.name);
-  for (const name of ['ask', 'say', 'fs_read', 'fs_write', 'fs_list', 'fs_delete', 'db_query', 'db_execute', 'msg_send', 'msg_list', 'msg_read', 'sys_get_meta', 'sys_set_meta', 'sys_delete_meta', 'sys_set_timer', 'sys_list_timers', 'sys_delete_timer', 'sys_set_state', 'sys_get_config', 'sys_update_config', 'sys_fetch', 'loop_send', 'loop_list', 'loop_compact', 'loop_clear']) {
+  for (const name of [
+    'ask',
+    'say',
+    'fs_read',
+    'fs_write',
+    'fs_list',
+    'fs_delete',
+    'db_query',
+    'db_execute',
+    'msg_send',
+    'msg_list',
+    'msg_read',
+    'sys_get_meta',
+    'sys_set_meta',
+    'sys_delete_meta',
+    'sys_set_timer',
+    'sys_list_timers',
+    'sys_delete_timer',
+    'sys_set_state',
+    'sys_get_config',
+    'sys_update_config',
+    'sys_fetch',
+    'loop_send',
+    'loop_list',
+    'loop_compact',
+    'loop_clear',
+  ]) {
     if (!names.includes(name)) t.fail(`built-in ${name} missing from GET tools`);
   }
-  t.match(listed.find((x: any) => x.name === 'db_query'), { source: 'builtin', schema: { type: 'object', properties: { sql: { type: 'string' } } } });
+  t.match(
+    listed.find((x: any) => x.name === 'db_query'),
+    { source: 'builtin', schema: { type: 'object', properties: { sql: { type: 'string' } } } },
+  );
 });
 
 t.test('files, tables, messages, meta and timers through the tools', async (t) => {
@@ -152,7 +253,10 @@ t.test('files, tables, messages, meta and timers through the tools', async (t) =
   h.model.push(
     {
       toolCalls: [
-        { name: 'db_execute', args: { sql: 'CREATE TABLE local_notes (id INTEGER PRIMARY KEY AUTOINCREMENT, body TEXT)' } },
+        {
+          name: 'db_execute',
+          args: { sql: 'CREATE TABLE local_notes (id INTEGER PRIMARY KEY AUTOINCREMENT, body TEXT)' },
+        },
         { name: 'db_execute', args: { sql: 'INSERT INTO local_notes (body) VALUES (?)', params: ['hello'] } },
         { name: 'db_query', args: { sql: 'SELECT body FROM local_notes' } },
         { name: 'db_query', args: { sql: 'SELECT * FROM agt_loop' } },
@@ -191,10 +295,22 @@ t.test('files, tables, messages, meta and timers through the tools', async (t) =
 
 t.test('sys_fetch does real HTTP with a size cap', async (t) => {
   const id = await h.agent({ security: { fetch_allow_hosts: [base.slice('http://'.length)] } });
-  h.model.push({ toolCalls: [{ name: 'sys_fetch', args: { url: `${base}/hello` } }, { name: 'sys_fetch', args: { url: `${base}/big` } }, { name: 'sys_fetch', args: { url: 'file:///etc/passwd' } }] }, { text: 'fetched' });
+  h.model.push(
+    {
+      toolCalls: [
+        { name: 'sys_fetch', args: { url: `${base}/hello` } },
+        { name: 'sys_fetch', args: { url: `${base}/big` } },
+        { name: 'sys_fetch', args: { url: 'file:///etc/passwd' } },
+      ],
+    },
+    { text: 'fetched' },
+  );
   await h.ended((await h.d.request('POST', `/agents/${id}/chat`, { text: 'fetch' })).body.turnId);
   const [small, big, file] = lastToolResults(h);
-  t.equal(small!.content, 'status: 200\ncontent-type: text/plain\ncontent-length: 20\ntruncated: false\n\nyou asked for /hello');
+  t.equal(
+    small!.content,
+    'status: 200\ncontent-type: text/plain\ncontent-length: 20\ntruncated: false\n\nyou asked for /hello',
+  );
   t.match(big!.content, /^status: 200\n[\s\S]*truncated: true\n\n/);
   t.equal(big!.content.split('\n\n')[1]!.length, 24 * 1024, 'body cut at the cap');
   t.match(file!.content, /only http and https/);

@@ -55,7 +55,10 @@ t.test('enabled flag, scopes, loop and filter', async (t) => {
   t.equal(evaluator.fire('on_timer', ev()), 0, 'unconfigured trigger fires nothing');
   t.equal(evaluator.fire('on_inbox', ev({ message: { source: 'mesh' } })), 2);
   t.equal(evaluator.fire('on_inbox', ev({ message: { source: 'channel:x' }, priority: 'high' })), 2);
-  t.same(wakes.map((w) => w.loop), ['main', 'side']);
+  t.same(
+    wakes.map((w) => w.loop),
+    ['main', 'side'],
+  );
   t.equal(system.length, 2);
   t.equal(system[0]!.target.lambda, 'lib/x.ts:f');
 });
@@ -71,7 +74,9 @@ t.test('filter semantics', async (t) => {
 });
 
 t.test('debounce_ms delivers everything held after a quiet period', async (t) => {
-  const { evaluator, wakes, clock } = setup({ on_file_change: { enabled: true, targets: [{ scope: 'agent', debounce_ms: 100 }] } });
+  const { evaluator, wakes, clock } = setup({
+    on_file_change: { enabled: true, targets: [{ scope: 'agent', debounce_ms: 100 }] },
+  });
   const a = ev({}, 'file_change');
   const b = ev({}, 'file_change');
   evaluator.fire('on_file_change', a);
@@ -86,7 +91,9 @@ t.test('debounce_ms delivers everything held after a quiet period', async (t) =>
 });
 
 t.test('interval_ms throttles: leading delivery, then one merged delivery per interval', async (t) => {
-  const { evaluator, wakes, clock } = setup({ on_logs: { enabled: true, targets: [{ scope: 'agent', interval_ms: 1000 }] } });
+  const { evaluator, wakes, clock } = setup({
+    on_logs: { enabled: true, targets: [{ scope: 'agent', interval_ms: 1000 }] },
+  });
   evaluator.fire('on_logs', ev());
   t.equal(wakes.length, 1, 'the first goes at once');
   evaluator.fire('on_logs', ev());
@@ -124,7 +131,11 @@ t.test('self-suppression: a loop is not woken by its own activity', async (t) =>
     on_timer: { enabled: true, targets: [{ scope: 'agent' }] },
   });
   t.equal(evaluator.fire('on_outbox', ev({}, 'outbox'), { loop: 'main', turnId: 't1' }), 1);
-  t.same(wakes.map((w) => w.loop), ['watcher'], 'main wrote it, only the watcher loop wakes');
+  t.same(
+    wakes.map((w) => w.loop),
+    ['watcher'],
+    'main wrote it, only the watcher loop wakes',
+  );
   t.equal(evaluator.fire('on_logs', ev({}, 'log_entry'), { system: true }), 0, 'a system run never re-triggers');
   t.equal(system.length, 0);
   t.equal(evaluator.fire('on_timer', ev({}, 'timer'), { loop: 'main' }), 1, 'own timers do wake (that is their point)');
@@ -164,7 +175,9 @@ t.test('state gating: hibernate, off, suspended', async (t) => {
 });
 
 t.test('close cancels pending timers', async (t) => {
-  const { evaluator, clock, wakes } = setup({ on_inbox: { enabled: true, targets: [{ scope: 'agent', debounce_ms: 10 }] } });
+  const { evaluator, clock, wakes } = setup({
+    on_inbox: { enabled: true, targets: [{ scope: 'agent', debounce_ms: 10 }] },
+  });
   evaluator.fire('on_inbox', ev());
   evaluator.close();
   t.equal(clock.pending, 0);
@@ -180,7 +193,13 @@ t.test('live wiring: inbox, chat, tool-call and startup triggers through the run
   const kernel = h.d.daemon.kernel;
   kernel.contributions.forExtension('test-tools').tools({
     toolsFor: () => [
-      { name: 'echo', description: 'echo', inputSchema: { type: 'object' }, source: 'ext:test-tools', run: async (args) => ({ content: JSON.stringify(args) }) },
+      {
+        name: 'echo',
+        description: 'echo',
+        inputSchema: { type: 'object' },
+        source: 'ext:test-tools',
+        run: async (args) => ({ content: JSON.stringify(args) }),
+      },
     ],
   });
   const id = await h.agent(
@@ -190,7 +209,10 @@ t.test('live wiring: inbox, chat, tool-call and startup triggers through the run
         on_startup: { enabled: true, targets: [{ scope: 'agent' }] },
         on_inbox: { enabled: true, targets: [{ scope: 'agent', debounce_ms: 1000, filter: { source: 'api' } }] },
         on_chat: { enabled: true, targets: [{ scope: 'system', lambda: 'lib/w.ts:seen' }, { scope: 'agent' }] },
-        on_tool_call: { enabled: true, targets: [{ scope: 'agent' }, { scope: 'agent', loop: 'watcher', filter: { tool: 'echo' } }] },
+        on_tool_call: {
+          enabled: true,
+          targets: [{ scope: 'agent' }, { scope: 'agent', loop: 'watcher', filter: { tool: 'echo' } }],
+        },
       },
     },
     { 'lib/w.ts': 'export function seen(input: any) { return "chat:" + input.event.data.text; }' },
@@ -200,7 +222,9 @@ t.test('live wiring: inbox, chat, tool-call and startup triggers through the run
 
   await t.test('on_startup fires when the agent starts', async (t) => {
     t.equal(h.service.start(agent), true);
-    const started = await h.waitFor((e) => e.event_type === 'turn.started' && (e.payload as any).trigger === 'on_startup');
+    const started = await h.waitFor(
+      (e) => e.event_type === 'turn.started' && (e.payload as any).trigger === 'on_startup',
+    );
     await h.ended(started.turn_id!);
   });
 
@@ -210,7 +234,9 @@ t.test('live wiring: inbox, chat, tool-call and startup triggers through the run
     await kernel.inbox.deliver(id, { source: 'api', text: 'two' });
     t.equal(turnsOf('on_inbox').length, 0);
     clock.advance(1000);
-    const started = await h.waitFor((e) => e.event_type === 'turn.started' && (e.payload as any).trigger === 'on_inbox');
+    const started = await h.waitFor(
+      (e) => e.event_type === 'turn.started' && (e.payload as any).trigger === 'on_inbox',
+    );
     await h.ended(started.turn_id!);
     const rows = (await h.d.request('GET', `/agents/${id}/chat`)).body.llmMessages;
     const wake = rows.filter((m: any) => m.kind === 'trigger').at(-1);
@@ -245,7 +271,12 @@ t.test('live wiring: inbox, chat, tool-call and startup triggers through the run
     t.equal(h.service.forRequest(id).evaluator.heldCount, 1);
     await h.d.request('POST', `/agents/${id}/state`, { state: 'active' });
     clock.advance(1000);
-    const started = await h.waitFor((e) => e.event_type === 'turn.started' && (e.payload as any).trigger === 'on_inbox' && turnsOf('on_inbox').length > before);
+    const started = await h.waitFor(
+      (e) =>
+        e.event_type === 'turn.started' &&
+        (e.payload as any).trigger === 'on_inbox' &&
+        turnsOf('on_inbox').length > before,
+    );
     await h.ended(started.turn_id!);
     t.pass('held inbox event replayed after resume');
   });

@@ -8,14 +8,14 @@ import { fetchAll, hitServer } from './helpers/sys-fetch.js';
 import { fetchDns } from '../kernel/runtime/tools/fetch-tool.js';
 import { runtimeHarness } from './fixtures/runtime/harness.js';
 
-
 t.test('sys_fetch refuses loopback destinations unless the owner allows the host', async (t) => {
   const target = await hitServer(t, (_req, res) => res.end('secret'));
   const h = await runtimeHarness(t);
   const realLookup = fetchDns.lookup;
   t.teardown(() => void (fetchDns.lookup = realLookup));
   // A public-looking name that resolves to loopback (DNS rebinding); other names resolve normally.
-  fetchDns.lookup = async (name) => (name === 'rebind.example' ? [{ address: '127.0.0.1', family: 4 }] : realLookup(name));
+  fetchDns.lookup = async (name) =>
+    name === 'rebind.example' ? [{ address: '127.0.0.1', family: 4 }] : realLookup(name);
   const id = await h.agent();
   const base = `:${target.port}/`;
   const results = await fetchAll(h, id, [

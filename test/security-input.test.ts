@@ -20,16 +20,33 @@ import { startToolDriver, type ToolDriver } from './helpers/tool-driver.js';
 import { rawRequest } from './helpers/raw-http.js';
 import { openSse } from './helpers/sse-client.js';
 
-
 /** A printable form of a string for assertion messages (TAP output must not carry control or separator characters). */
-const show = (text: string) => JSON.stringify(text).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+const show = (text: string) =>
+  JSON.stringify(text).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 const deepText = (levels: number, leaf = '1') => '{"a":'.repeat(levels) + leaf + '}'.repeat(levels);
 const deepValue = (levels: number): unknown => JSON.parse(deepText(levels));
 /** The six client-address headers issue 22 names, and fourteen more of the family seen at proxies, CDNs and platforms. */
 const ISSUE_22_HEADERS = [
-  'Fly-Client-IP', 'X-Real-Client-IP', 'Akamai-Client-IP', 'CloudFront-Viewer-Address', 'X-Vercel-Forwarded-For', 'X-Original-Remote-Addr',
-  'X-Vercel-Proxied-For', 'X-AppEngine-Remote-Addr', 'WL-Proxy-Client-IP', 'Proxy-Client-IP', 'HTTP-Client-IP', 'X-Wap-Network-Client-IP',
-  'Cdn-Src-Ip', 'Ali-Cdn-Real-Ip', 'X-Client-Address', 'X-Source-IP', 'X-Remote-Host', 'X-BlueCoat-Via', 'X-Edge-Client-IPv6', 'Fly-Forwarded-Port',
+  'Fly-Client-IP',
+  'X-Real-Client-IP',
+  'Akamai-Client-IP',
+  'CloudFront-Viewer-Address',
+  'X-Vercel-Forwarded-For',
+  'X-Original-Remote-Addr',
+  'X-Vercel-Proxied-For',
+  'X-AppEngine-Remote-Addr',
+  'WL-Proxy-Client-IP',
+  'Proxy-Client-IP',
+  'HTTP-Client-IP',
+  'X-Wap-Network-Client-IP',
+  'Cdn-Src-Ip',
+  'Ali-Cdn-Real-Ip',
+  'X-Client-Address',
+  'X-Source-IP',
+  'X-Remote-Host',
+  'X-BlueCoat-Via',
+  'X-Edge-Client-IPv6',
+  'Fly-Forwarded-Port',
 ];
 
 /**
@@ -69,30 +86,88 @@ t.test('loopback-only routes refuse every proxy and client-address header', asyn
   t.equal(plain.status, 409, 'a local caller passes the guard (no identity yet: 409)');
   const names = [
     ...CLIENT_ADDRESS_HEADERS,
-    'X-Forwarded-For', 'X-Forwarded-Host', 'X-Forwarded-Proto', 'X-Forwarded-Port', 'X-Forwarded-Server',
-    'X-Forwarded-Prefix', 'X-Forwarded-Ssl', 'X-Forwarded-Anything', 'X-Forwarded', 'X-Client-IP', 'True-Client-IP',
-    'CF-Connecting-IP', 'Fastly-Client-IP', 'X-Cluster-Client-IP', 'X-Original-Forwarded-For', 'X-Real-IP', 'Forwarded', 'Via',
+    'X-Forwarded-For',
+    'X-Forwarded-Host',
+    'X-Forwarded-Proto',
+    'X-Forwarded-Port',
+    'X-Forwarded-Server',
+    'X-Forwarded-Prefix',
+    'X-Forwarded-Ssl',
+    'X-Forwarded-Anything',
+    'X-Forwarded',
+    'X-Client-IP',
+    'True-Client-IP',
+    'CF-Connecting-IP',
+    'Fastly-Client-IP',
+    'X-Cluster-Client-IP',
+    'X-Original-Forwarded-For',
+    'X-Real-IP',
+    'Forwarded',
+    'Via',
     // Issue 22: twenty more of the family, none of them listed anywhere (the rule catches them).
     ...ISSUE_22_HEADERS,
   ];
   for (const name of names) {
-    const res = await rawRequest(d.url, { method: 'POST', path: '/identity/confirm-backup', headers: { ...auth, [name]: '127.0.0.1' } });
+    const res = await rawRequest(d.url, {
+      method: 'POST',
+      path: '/identity/confirm-backup',
+      headers: { ...auth, [name]: '127.0.0.1' },
+    });
     t.equal(res.status, 403, name);
     t.equal(res.body.code, 'loopback_only', name);
   }
-  t.equal((await rawRequest(d.url, { path: '/identity', headers: { ...auth, 'X-Forwarded-Port': '80' } })).status, 200, 'other routes do not care');
+  t.equal(
+    (await rawRequest(d.url, { path: '/identity', headers: { ...auth, 'X-Forwarded-Port': '80' } })).status,
+    200,
+    'other routes do not care',
+  );
   const ordinary = {
-    ...auth, 'user-agent': 'agt-cli', accept: 'application/json', 'accept-language': 'en', 'cache-control': 'no-cache', 'x-request-id': '1',
-    traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', 'idempotency-key': 'k', 'sec-fetch-mode': 'cors', 'x-agt-client': 'cli',
+    ...auth,
+    'user-agent': 'agt-cli',
+    accept: 'application/json',
+    'accept-language': 'en',
+    'cache-control': 'no-cache',
+    'x-request-id': '1',
+    traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+    'idempotency-key': 'k',
+    'sec-fetch-mode': 'cors',
+    'x-agt-client': 'cli',
   };
-  t.equal((await rawRequest(d.url, { method: 'POST', path: '/identity/confirm-backup', headers: ordinary })).status, 409, 'ordinary headers keep a request local');
+  t.equal(
+    (await rawRequest(d.url, { method: 'POST', path: '/identity/confirm-backup', headers: ordinary })).status,
+    409,
+    'ordinary headers keep a request local',
+  );
 });
 
 t.test('the client-address family is a rule on the name', async (t) => {
-  for (const name of [...ISSUE_22_HEADERS, ...CLIENT_ADDRESS_HEADERS, 'x_forwarded_for', 'X-FORWARDED-FOR', 'x-real-ip-chain']) {
+  for (const name of [
+    ...ISSUE_22_HEADERS,
+    ...CLIENT_ADDRESS_HEADERS,
+    'x_forwarded_for',
+    'X-FORWARDED-FOR',
+    'x-real-ip-chain',
+  ]) {
     t.equal(isClientAddressHeader(name), true, name);
   }
-  for (const name of ['host', 'user-agent', 'accept', 'authorization', 'content-type', 'origin', 'referer', 'sec-fetch-site', 'sec-ch-ua-platform', 'x-agt-local-proof', 'idempotency-key', 'last-event-id', 'cookie', 'traceparent', 'x-request-id', 'if-none-match']) {
+  for (const name of [
+    'host',
+    'user-agent',
+    'accept',
+    'authorization',
+    'content-type',
+    'origin',
+    'referer',
+    'sec-fetch-site',
+    'sec-ch-ua-platform',
+    'x-agt-local-proof',
+    'idempotency-key',
+    'last-event-id',
+    'cookie',
+    'traceparent',
+    'x-request-id',
+    'if-none-match',
+  ]) {
     t.equal(isClientAddressHeader(name), false, name);
   }
 });
@@ -107,18 +182,45 @@ t.test('Sec-Fetch-Site and Origin are compared case-insensitively', async (t) =>
     t.equal(res.body.code, 'cross_origin');
   }
   for (const site of ['same-origin', 'Same-Origin', 'none', 'NONE']) {
-    t.equal((await rawRequest(d.url, { path: '/agents', headers: { ...auth, 'Sec-Fetch-Site': site } })).status, 200, `Sec-Fetch-Site: ${site}`);
+    t.equal(
+      (await rawRequest(d.url, { path: '/agents', headers: { ...auth, 'Sec-Fetch-Site': site } })).status,
+      200,
+      `Sec-Fetch-Site: ${site}`,
+    );
   }
   const host = { host: `LocalHost:${port}` };
-  t.equal((await rawRequest(d.url, { path: '/agents', headers: { ...auth, ...host, origin: `HTTP://LOCALHOST:${port}` } })).status, 200, 'same origin in other case');
-  t.equal((await rawRequest(d.url, { path: '/agents', headers: { ...auth, origin: `http://evil.example:${port}` } })).body.code, 'cross_origin');
+  t.equal(
+    (await rawRequest(d.url, { path: '/agents', headers: { ...auth, ...host, origin: `HTTP://LOCALHOST:${port}` } }))
+      .status,
+    200,
+    'same origin in other case',
+  );
+  t.equal(
+    (await rawRequest(d.url, { path: '/agents', headers: { ...auth, origin: `http://evil.example:${port}` } })).body
+      .code,
+    'cross_origin',
+  );
 });
 
 t.test('integers in query strings, paths and headers are plain decimal and in range', async (t) => {
   const h = await harness();
   const d = h.d;
   const id = await h.agent({ umbilical: { log: { enabled: true } } });
-  const bad = ['Infinity', '-Infinity', '1e400', '1e3', '0x10', '1.5', '%205', '', 'NaN', '99999999999999999999', '9007199254740993', '+5', '05'];
+  const bad = [
+    'Infinity',
+    '-Infinity',
+    '1e400',
+    '1e3',
+    '0x10',
+    '1.5',
+    '%205',
+    '',
+    'NaN',
+    '99999999999999999999',
+    '9007199254740993',
+    '+5',
+    '05',
+  ];
   const targets = [
     (v: string) => `/agents/${id}/umbilical/events?since_seq=${v}`,
     (v: string) => `/agents/${id}/umbilical/events?limit=${v}`,
@@ -140,10 +242,14 @@ t.test('integers in query strings, paths and headers are plain decimal and in ra
       t.equal(res.body?.code, 'bad_request');
     }
     // A valid /events request would stream: only the others are checked for a plain answer.
-    if (!target('5').startsWith('/events')) t.equal((await d.request('GET', target('5'))).status, 200, `${target('5')} is fine`);
+    if (!target('5').startsWith('/events'))
+      t.equal((await d.request('GET', target('5'))).status, 200, `${target('5')} is fine`);
   }
   for (const value of ['Infinity', '1e400', '0x10', '-1', '1.5', '', '7a', '99999999999999999999']) {
-    const res = await rawRequest(d.url, { path: '/events', headers: { authorization: `Bearer ${d.token}`, 'Last-Event-ID': value } });
+    const res = await rawRequest(d.url, {
+      path: '/events',
+      headers: { authorization: `Bearer ${d.token}`, 'Last-Event-ID': value },
+    });
     t.equal(res.status, 400, `Last-Event-ID ${show(value)}`);
     t.equal(res.body.code, 'bad_request');
   }
@@ -158,7 +264,11 @@ t.test('one JSON depth limit: 400 over HTTP, before any walker runs', async (t) 
   t.equal(MAX_JSON_DEPTH, 64);
   t.equal(jsonDepthProblem(deepValue(64)), null, '64 levels are fine');
   t.match(jsonDepthProblem(deepValue(65)), /^\/a\/a/);
-  t.equal(jsonDepthProblem(JSON.parse('['.repeat(100_000) + ']'.repeat(100_000))) !== null, true, 'measured without recursion');
+  t.equal(
+    jsonDepthProblem(JSON.parse('['.repeat(100_000) + ']'.repeat(100_000))) !== null,
+    true,
+    'measured without recursion',
+  );
   // The walkers themselves no longer recurse.
   t.equal(findKeyMaterial(deepValue(100_000)), null);
   t.equal(findConfigSecret(deepValue(100_000)), null);
@@ -188,40 +298,56 @@ t.test('one JSON depth limit: 400 over HTTP, before any walker runs', async (t) 
   t.equal((await d.request('GET', '/health')).status, 200);
 });
 
-t.test('a deeply nested config in a file is 422 load_failed invalid_config; a deep settings file stops the start', async (t) => {
-  const dir = tempDir(t);
-  const { d } = await harness();
-  const path = await createAgentFile(dir, { name: 'deep' });
-  const db = new Database(path);
-  const row = db.prepare("SELECT value FROM agt_config WHERE key = 'config'").get() as { value: string };
-  const config = JSON.parse(row.value);
-  db.prepare("UPDATE agt_config SET value = ? WHERE key = 'config'").run(JSON.stringify({ ...config, security: 'X' }).replace('"X"', deepText(20_000)));
-  db.close();
-  const load = await d.request('POST', '/agents/load', { filePath: path });
-  t.equal(load.status, 422);
-  t.match(load.body, { code: 'load_failed', reason: 'invalid_config', filePath: path });
-  t.match(load.body.error, /nests deeper than 64 levels/);
-  const review = await d.request('GET', `/agents/review?filePath=${encodeURIComponent(path)}`);
-  t.equal(review.status, 422);
-  t.equal(review.body.reason, 'invalid_config');
+t.test(
+  'a deeply nested config in a file is 422 load_failed invalid_config; a deep settings file stops the start',
+  async (t) => {
+    const dir = tempDir(t);
+    const { d } = await harness();
+    const path = await createAgentFile(dir, { name: 'deep' });
+    const db = new Database(path);
+    const row = db.prepare("SELECT value FROM agt_config WHERE key = 'config'").get() as { value: string };
+    const config = JSON.parse(row.value);
+    db.prepare("UPDATE agt_config SET value = ? WHERE key = 'config'").run(
+      JSON.stringify({ ...config, security: 'X' }).replace('"X"', deepText(20_000)),
+    );
+    db.close();
+    const load = await d.request('POST', '/agents/load', { filePath: path });
+    t.equal(load.status, 422);
+    t.match(load.body, { code: 'load_failed', reason: 'invalid_config', filePath: path });
+    t.match(load.body.error, /nests deeper than 64 levels/);
+    const review = await d.request('GET', `/agents/review?filePath=${encodeURIComponent(path)}`);
+    t.equal(review.status, 422);
+    t.equal(review.body.reason, 'invalid_config');
 
-  const settingsDir = tempDir(t);
-  const settingsPath = join(settingsDir, 'settings.json');
-  writeFileSync(settingsPath, `{"providers":[${deepText(20_000)}]}`);
-  const problem = /settings file .* is invalid at \/providers\/0\/a.*nests deeper than 64 levels/;
-  t.throws(() => new SettingsStore(settingsPath), problem);
-  const refused = await runDaemon(t, { dataDir: settingsDir });
-  t.equal(refused.url, '', 'the daemon does not start');
-  t.not(await refused.exited, 0, 'it exits with an error');
-  t.match(refused.stderr(), problem, 'saying why');
-});
+    const settingsDir = tempDir(t);
+    const settingsPath = join(settingsDir, 'settings.json');
+    writeFileSync(settingsPath, `{"providers":[${deepText(20_000)}]}`);
+    const problem = /settings file .* is invalid at \/providers\/0\/a.*nests deeper than 64 levels/;
+    t.throws(() => new SettingsStore(settingsPath), problem);
+    const refused = await runDaemon(t, { dataDir: settingsDir });
+    t.equal(refused.url, '', 'the daemon does not start');
+    t.not(await refused.exited, 0, 'it exits with an error');
+    t.match(refused.stderr(), problem, 'saying why');
+  },
+);
 
 t.test('one rule for agent names: create, config PUT, the config tool and load', async (t) => {
   const h = await harness();
   const d = h.d;
   const id = await h.agent({ name: 'Plain', tools: [{ name: 'sys_update_config', enabled: true }] });
   const config = (await d.request('GET', `/agents/${id}/config`)).body.config;
-  for (const name of ['a\u0007b', 'a\u0000b', 'line\nbreak', ' padded', 'padded ', '', '!!!', 'x'.repeat(65), 'bidi\u202Eevil', 'a\u0085b']) {
+  for (const name of [
+    'a\u0007b',
+    'a\u0000b',
+    'line\nbreak',
+    ' padded',
+    'padded ',
+    '',
+    '!!!',
+    'x'.repeat(65),
+    'bidi\u202Eevil',
+    'a\u0085b',
+  ]) {
     const res = await d.request('PUT', `/agents/${id}/config`, { ...config, name });
     t.equal(res.status, 400, `config name ${show(name)}`);
     t.equal(res.body.code, 'bad_request');
@@ -249,8 +375,24 @@ t.test('one rule for meta keys: routes and tools refuse NUL, traversal and slash
   const d = h.d;
   const id = await h.agent();
   const auth = { authorization: `Bearer ${d.token}` };
-  for (const key of ['%00', 'a%00b', '..', '%2e%2e', 'a%2Fb', '..%2F..%2Fx', 'a%2F..%2Fb', '.hidden', 'sp%20ace', 'x'.repeat(129), '%0A']) {
-    for (const [method, suffix, body] of [['PUT', '', '{"value":"1"}'], ['DELETE', '', undefined], ['PATCH', '/protection', '{"protection":"readonly"}']] as const) {
+  for (const key of [
+    '%00',
+    'a%00b',
+    '..',
+    '%2e%2e',
+    'a%2Fb',
+    '..%2F..%2Fx',
+    'a%2F..%2Fb',
+    '.hidden',
+    'sp%20ace',
+    'x'.repeat(129),
+    '%0A',
+  ]) {
+    for (const [method, suffix, body] of [
+      ['PUT', '', '{"value":"1"}'],
+      ['DELETE', '', undefined],
+      ['PATCH', '/protection', '{"protection":"readonly"}'],
+    ] as const) {
       const headers = body === undefined ? auth : { ...auth, 'content-type': 'application/json' };
       const res = await rawRequest(d.url, { method, path: `/agents/${id}/meta/${key}${suffix}`, headers, body });
       t.equal(res.status, 400, `${method} meta key ${key.slice(0, 20)}`);
@@ -264,8 +406,14 @@ t.test('one rule for meta keys: routes and tools refuse NUL, traversal and slash
     await h.driver.run(d, id, 'sys_delete_meta', { key: 'a/b' }),
     await h.driver.run(d, id, 'sys_set_meta', { key: 'fine_key', value: 'x' }),
   ];
-  t.same(results.map((r) => r.startsWith('Error: ')), [true, true, true, false]);
-  t.same((await d.request('GET', `/agents/${id}/meta`)).body.entries.map((e: { key: string }) => e.key), ['fine_key', 'user.mood:1']);
+  t.same(
+    results.map((r) => r.startsWith('Error: ')),
+    [true, true, true, false],
+  );
+  t.same(
+    (await d.request('GET', `/agents/${id}/meta`)).body.entries.map((e: { key: string }) => e.key),
+    ['fine_key', 'user.mood:1'],
+  );
 });
 
 t.test('GET /events?agentId= takes an id, handle or name; 404 for an unknown agent', async (t) => {

@@ -11,12 +11,32 @@ import { AgentConfigSchema } from '../kernel/agents/config-schema.js';
 import { firstSchemaError } from '../contracts/validate.js';
 import { runDaemon, tempDir, type DaemonClient } from './helpers/daemon.js';
 
-
 const D7_TOOLS = [
-  'ask', 'say', 'fs_read', 'fs_write', 'fs_list', 'fs_delete', 'db_query', 'db_execute', 'msg_send', 'msg_list',
-  'msg_read', 'sys_get_meta', 'sys_set_meta', 'sys_delete_meta', 'sys_set_timer', 'sys_list_timers',
-  'sys_delete_timer', 'sys_set_state', 'sys_get_config', 'sys_update_config', 'sys_fetch', 'loop_send',
-  'loop_list', 'loop_compact', 'loop_clear',
+  'ask',
+  'say',
+  'fs_read',
+  'fs_write',
+  'fs_list',
+  'fs_delete',
+  'db_query',
+  'db_execute',
+  'msg_send',
+  'msg_list',
+  'msg_read',
+  'sys_get_meta',
+  'sys_set_meta',
+  'sys_delete_meta',
+  'sys_set_timer',
+  'sys_list_timers',
+  'sys_delete_timer',
+  'sys_set_state',
+  'sys_get_config',
+  'sys_update_config',
+  'sys_fetch',
+  'loop_send',
+  'loop_list',
+  'loop_compact',
+  'loop_clear',
 ];
 
 const d = await runDaemon(t, { extensions: { extensions: [] } });
@@ -32,12 +52,17 @@ function writeTemplate(d: DaemonClient, id: string, content: unknown): string {
 /** POST /agents/create from `template`: the answer, and the created agent's config when it was made. */
 async function createFrom(template: string) {
   const res = await d.request('POST', '/agents/create', { directory: agentsDir, template });
-  const config = res.status === 201 ? (await d.request('GET', `/agents/${res.body.agentId}/config`)).body.config : undefined;
+  const config =
+    res.status === 201 ? (await d.request('GET', `/agents/${res.body.agentId}/config`)).body.config : undefined;
   return { ...res, config };
 }
 
 t.test('template routes need a ready owner identity', async (t) => {
-  for (const [method, path] of [['GET', '/templates'], ['GET', '/templates/standard'], ['POST', '/templates/standard/review']]) {
+  for (const [method, path] of [
+    ['GET', '/templates'],
+    ['GET', '/templates/standard'],
+    ['POST', '/templates/standard/review'],
+  ]) {
     const res = await d.request(method!, path!);
     t.equal(res.status, 409, `${method} ${path}`);
     t.equal(res.body.code, 'identity_not_ready');
@@ -56,15 +81,29 @@ t.test('standard is built in, reviewed and a valid agent config with the D7 tool
   const list = await d.request('GET', '/templates');
   t.equal(list.status, 200);
   t.same(list.body.templates, [
-    { id: 'standard', name: 'Standard', description: list.body.templates[0].description, builtin: true, reviewed: true, valid: true },
+    {
+      id: 'standard',
+      name: 'Standard',
+      description: list.body.templates[0].description,
+      builtin: true,
+      reviewed: true,
+      valid: true,
+    },
   ]);
   const one = await d.request('GET', '/templates/standard');
   t.equal(one.status, 200);
   const config = one.body.config;
   t.notOk('id' in config || 'name' in config, 'no id or name in a template');
-  t.equal(firstSchemaError(AgentConfigSchema, { ...config, id: 'a1', name: 'Agent' }), null, 'valid AgentConfig once named');
+  t.equal(
+    firstSchemaError(AgentConfigSchema, { ...config, id: 'a1', name: 'Agent' }),
+    null,
+    'valid AgentConfig once named',
+  );
   t.same(config.model, { provider: 'local', model_id: 'llama3.2', temperature: null, max_tokens: null });
-  t.same(config.tools.map((tool: { name: string }) => tool.name), D7_TOOLS);
+  t.same(
+    config.tools.map((tool: { name: string }) => tool.name),
+    D7_TOOLS,
+  );
   t.match(config.triggers.on_chat, { enabled: true, targets: [{ scope: 'agent' }] });
   t.equal((await d.request('GET', '/templates/nope')).status, 404);
   t.equal((await d.request('GET', '/templates/nope')).body.code, 'not_found');
@@ -72,7 +111,13 @@ t.test('standard is built in, reviewed and a valid agent config with the D7 tool
 
 t.test("standard's model follows the settings' first provider", async (t) => {
   const providers = [
-    { id: 'acme', type: 'openai-compatible', name: 'Acme', baseUrl: 'http://127.0.0.1:9/v1', defaultModel: 'acme-large' },
+    {
+      id: 'acme',
+      type: 'openai-compatible',
+      name: 'Acme',
+      baseUrl: 'http://127.0.0.1:9/v1',
+      defaultModel: 'acme-large',
+    },
     { id: 'other', type: 'anthropic', name: 'Other', baseUrl: 'http://127.0.0.1:9' },
   ];
   t.equal((await d.request('PATCH', '/settings', { providers })).status, 200);
@@ -98,9 +143,19 @@ t.test('user templates: shapes, invalid files, review marks bound to the content
   writeTemplate(d, 'bad name!', { name: 'Ignored', config: standard });
 
   const list = (await d.request('GET', '/templates')).body.templates;
-  t.same(list.map((x: { id: string }) => x.id), ['standard', 'bare', 'broken', 'nomodel', 'researcher'], 'builtin first, then by id; reserved and odd names skipped');
+  t.same(
+    list.map((x: { id: string }) => x.id),
+    ['standard', 'bare', 'broken', 'nomodel', 'researcher'],
+    'builtin first, then by id; reserved and odd names skipped',
+  );
   const byId = Object.fromEntries(list.map((x: { id: string }) => [x.id, x]));
-  t.match(byId.researcher, { name: 'Researcher', description: 'Digs through sources', builtin: false, reviewed: false, valid: true });
+  t.match(byId.researcher, {
+    name: 'Researcher',
+    description: 'Digs through sources',
+    builtin: false,
+    reviewed: false,
+    valid: true,
+  });
   t.match(byId.bare, { name: 'Copied agent', valid: true });
   t.match(byId.broken, { valid: false, error: /not valid JSON/ });
   t.match(byId.nomodel, { valid: false, error: /model_id/ });
@@ -109,7 +164,12 @@ t.test('user templates: shapes, invalid files, review marks bound to the content
   const bare = (await d.request('GET', '/templates/bare')).body;
   t.notOk('id' in bare.config || 'name' in bare.config, "a bare config's id and name are dropped");
 
-  for (const [id, code] of [['missing', 'template_missing'], ['broken', 'template_invalid'], ['nomodel', 'template_invalid'], ['researcher', 'template_unreviewed']]) {
+  for (const [id, code] of [
+    ['missing', 'template_missing'],
+    ['broken', 'template_invalid'],
+    ['nomodel', 'template_invalid'],
+    ['researcher', 'template_unreviewed'],
+  ]) {
     t.match(await createFrom(id!), { status: 422, body: { code } }, `create from ${id}: ${code}`);
   }
 
@@ -122,7 +182,10 @@ t.test('user templates: shapes, invalid files, review marks bound to the content
   const resolved = await createFrom('researcher');
   t.equal(resolved.status, 201);
   t.equal(resolved.config.instructions, 'Research carefully.');
-  t.equal((await d.request('PATCH', `/agents/${resolved.body.agentId}/config`, { instructions: 'mutated' })).status, 200);
+  t.equal(
+    (await d.request('PATCH', `/agents/${resolved.body.agentId}/config`, { instructions: 'mutated' })).status,
+    200,
+  );
   t.equal((await createFrom('researcher')).config.instructions, 'Research carefully.', 'each agent gets a fresh copy');
 
   // Editing the file voids the mark.

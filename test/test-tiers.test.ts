@@ -14,7 +14,8 @@ import { ROOT } from './helpers/daemon.js';
  * harness's own (turns held before their model call, the runtime service, an injected clock, a crash copy
  * of an open file, a model client that throws, no model at all, the fetch tool's resolver).
  */
-const INTERNALS = /\bdaemon\.(kernel|app|shutdown|closed)\b|replaceRuntimeHooks|holdTurns\(|\bh\.service\b|\bclock\b|crashCopy\(|noModel|throws?:|fetchDns\./;
+const INTERNALS =
+  /\bdaemon\.(kernel|app|shutdown|closed)\b|replaceRuntimeHooks|holdTurns\(|\bh\.service\b|\bclock\b|crashCopy\(|noModel|throws?:|fetchDns\./;
 /** `bootDaemon`, or the runtime harness (test/fixtures/runtime/harness.ts), which boots with it. */
 const BOOTS_IN_PROCESS = /\bbootDaemon\(|\bruntimeHarness\(/;
 
@@ -27,18 +28,29 @@ function sources(dir: string, found: string[] = []): string[] {
   return found;
 }
 
-const files = [...sources(join(ROOT, 'test')), ...readdirSync(join(ROOT, 'examples'), { withFileTypes: true }).filter((e) => e.isDirectory()).flatMap((e) => sources(join(ROOT, 'examples', e.name)))];
+const files = [
+  ...sources(join(ROOT, 'test')),
+  ...readdirSync(join(ROOT, 'examples'), { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .flatMap((e) => sources(join(ROOT, 'examples', e.name))),
+];
 
 t.test('a file booting the daemon in its process uses the kernel it reaches', async (t) => {
-  const inProcess = files.filter((file) => file.endsWith('.test.ts') && BOOTS_IN_PROCESS.test(readFileSync(file, 'utf8')));
+  const inProcess = files.filter(
+    (file) => file.endsWith('.test.ts') && BOOTS_IN_PROCESS.test(readFileSync(file, 'utf8')),
+  );
   t.ok(files.length > 50, 'the test files are found');
   for (const file of inProcess) {
-    t.ok(INTERNALS.test(readFileSync(file, 'utf8')), `${relative(ROOT, file)}: boots in process but reaches no kernel internals: use runDaemon or wireDaemon (the built daemon)`);
+    t.ok(
+      INTERNALS.test(readFileSync(file, 'utf8')),
+      `${relative(ROOT, file)}: boots in process but reaches no kernel internals: use runDaemon or wireDaemon (the built daemon)`,
+    );
   }
 });
 
 t.test('shared helpers start built daemons only', async (t) => {
   const helpers = files.filter((file) => file.includes(`${join('test', 'helpers')}`) && !file.endsWith('daemon.ts'));
   t.ok(helpers.length > 5, 'the helpers are found');
-  for (const file of helpers) t.notOk(BOOTS_IN_PROCESS.test(readFileSync(file, 'utf8')), `${relative(ROOT, file)} boots no in-process daemon`);
+  for (const file of helpers)
+    t.notOk(BOOTS_IN_PROCESS.test(readFileSync(file, 'utf8')), `${relative(ROOT, file)} boots no in-process daemon`);
 });

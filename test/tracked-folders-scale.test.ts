@@ -48,8 +48,14 @@ t.test('10,000 files walked while /health stays responsive', async (t) => {
 
   t.same(added.body, { path: root, exists: true, agentCount: 3, truncated: false }, 'every agent file found');
   const max = Math.max(...latencies);
-  t.comment(`walk and watcher set-up: ${walkMs.toFixed(0)} ms; /health answered ${latencies.length} times, slowest ${max.toFixed(1)} ms`);
+  t.comment(
+    `walk and watcher set-up: ${walkMs.toFixed(0)} ms; /health answered ${latencies.length} times, slowest ${max.toFixed(1)} ms`,
+  );
   t.ok(latencies.length >= 5, 'health was asked throughout the walk');
   t.ok(max < 500, `the slowest /health during the walk took ${max.toFixed(1)} ms (bound 500 ms on a loaded machine)`);
-  t.match(await d.request('POST', '/agents/agent%2047/start'), { status: 200, body: { loaded: true } }, 'found by name');
+  t.match(
+    await d.request('POST', '/agents/agent%2047/start'),
+    { status: 200, body: { loaded: true } },
+    'found by name',
+  );
 });

@@ -21,7 +21,9 @@ t.test('files added, moved and removed in a watched folder', async (t) => {
   // Its watchers are set up as the extension starts: after the listening line.
   const log = await daemonStarted(t, d);
   // The listing answers once the first walk and the watcher's are over.
-  t.same((await d.request('GET', '/tracked-folders')).body.folders, [{ path: root, exists: true, agentCount: 0, truncated: false }]);
+  t.same((await d.request('GET', '/tracked-folders')).body.folders, [
+    { path: root, exists: true, agentCount: 0, truncated: false },
+  ]);
 
   // Links out of the folder, made while it is watched: never followed.
   const outsider = await reviewedAgentFile(d, outside, { name: 'Outsider', autostart: true });
@@ -30,20 +32,33 @@ t.test('files added, moved and removed in a watched folder', async (t) => {
 
   t.test('a reviewed autostart file dropped in starts', async (t) => {
     const staged = await reviewedAgentFile(d, staging, { name: 'Dropper', autostart: true });
-    const added = nextLogEvent(log, 'tracked.changed', (e) => e.payload.change === 'added' && e.payload.filePath === join(root, 'dropper.agt'));
+    const added = nextLogEvent(
+      log,
+      'tracked.changed',
+      (e) => e.payload.change === 'added' && e.payload.filePath === join(root, 'dropper.agt'),
+    );
     const started = nextLogEvent(log, 'agent.started');
     copyFileSync(staged, join(root, 'dropper.agt'));
     t.match((await added).payload, { folder: root });
     const event = await started;
-    t.match((await d.request('GET', `/agents/${event.agent_id}`)).body, { filePath: join(root, 'dropper.agt'), config: { name: 'Dropper' } });
-    t.notOk((await d.request('GET', '/agents')).body.some((a: any) => a.name === 'Outsider'), 'the linked agent was not started');
+    t.match((await d.request('GET', `/agents/${event.agent_id}`)).body, {
+      filePath: join(root, 'dropper.agt'),
+      config: { name: 'Dropper' },
+    });
+    t.notOk(
+      (await d.request('GET', '/agents')).body.some((a: any) => a.name === 'Outsider'),
+      'the linked agent was not started',
+    );
   });
 
   t.test('an unreviewed or manual file dropped in is indexed, not started', async (t) => {
     const added = nextLogEvent(log, 'tracked.changed', (e) => e.payload.filePath === join(root, 'sub', 'quiet.agt'));
     await createAgentFile(join(root, 'sub'), { name: 'Quiet', autostart: true }, { fileName: 'quiet.agt' });
     await added;
-    t.notOk((await d.request('GET', '/agents')).body.some((a: any) => a.name === 'Quiet'), 'unreviewed: not started');
+    t.notOk(
+      (await d.request('GET', '/agents')).body.some((a: any) => a.name === 'Quiet'),
+      'unreviewed: not started',
+    );
     const listed = (await d.request('GET', '/tracked-folders/agents')).body.agents;
     t.same(listed.map((a: any) => a.name).sort(), ['Dropper', 'Quiet'], 'links out of the folder are not listed');
   });
@@ -88,7 +103,10 @@ t.test('files added, moved and removed in a watched folder', async (t) => {
     const started = nextLogEvent(log, 'agent.started');
     copyFileSync(staged, join(root, 'slow.agt'));
     const event = await started;
-    t.match((await d.request('GET', `/agents/${event.agent_id}`)).body, { filePath: join(root, 'slow.agt'), config: { name: 'Slowcopy' } });
+    t.match((await d.request('GET', `/agents/${event.agent_id}`)).body, {
+      filePath: join(root, 'slow.agt'),
+      config: { name: 'Slowcopy' },
+    });
   });
 
   t.test('links out of the folder: not found by name either', async (t) => {

@@ -34,17 +34,27 @@ async function startDaemon(t: Test, dataDir: string, uid?: number): Promise<Daem
 }
 
 /** Runs `command` as a system-scope target of the agent; its stdout, or the turn's error. */
-async function runCommand(d: Daemon, agentId: string, command: string): Promise<{ stdout?: string; error?: { code: string; message: string } }> {
+async function runCommand(
+  d: Daemon,
+  agentId: string,
+  command: string,
+): Promise<{ stdout?: string; error?: { code: string; message: string } }> {
   const stream = await openSse(`${d.url}/events`, { authorization: `Bearer ${d.token}` });
   try {
-    const accepted = await d.request('POST', `/agents/${agentId}/trigger`, { type: 'inbox', data: {}, scope: 'system', command });
+    const accepted = await d.request('POST', `/agents/${agentId}/trigger`, {
+      type: 'inbox',
+      data: {},
+      scope: 'system',
+      command,
+    });
     if (accepted.status !== 202) throw new Error(`dispatch refused: ${JSON.stringify(accepted.body)}`);
     const turnId = accepted.body.turnId as string;
     for (;;) {
       const event = (await stream.nextEvent()).data?.event;
       if (event?.turn_id !== turnId && event?.payload?.turn_id !== turnId) continue;
       if (event.event_type === 'turn.completed') return { stdout: JSON.parse(event.payload.text).stdout };
-      if (event.event_type === 'agent.error') return { error: { code: event.payload.code, message: event.payload.message } };
+      if (event.event_type === 'agent.error')
+        return { error: { code: event.payload.code, message: event.payload.message } };
     }
   } finally {
     stream.close();
@@ -52,7 +62,13 @@ async function runCommand(d: Daemon, agentId: string, command: string): Promise<
 }
 
 /** An agent file of its own key (a DID no agent here has) that claims `id`; `did` to copy another's DID instead. */
-async function claimingFile(dir: string, id: string, name: string, uid: number | undefined, did = didKeyFromEd25519(nacl.sign.keyPair().publicKey)) {
+async function claimingFile(
+  dir: string,
+  id: string,
+  name: string,
+  uid: number | undefined,
+  did = didKeyFromEd25519(nacl.sign.keyPair().publicKey),
+) {
   const path = await createAgentFile(dir, { id, name }, { seed: (file) => file.identity.put('agent.did', did) });
   if (uid !== undefined) chownSync(path, uid, uid);
   return { path, did };
@@ -77,7 +93,11 @@ async function idConflictCases(t: Test, uid: number | undefined, sandbox: boolea
   const commands = sandbox === true;
   if (commands) {
     t.equal((await d.request('POST', `/agents/${victim.agentId}/start`)).status, 200);
-    t.same(await runCommand(d, victim.agentId, 'echo s3cret > /work/secret.txt; cat /work/secret.txt'), { stdout: 's3cret\n' }, "the victim's secret is in its /work");
+    t.same(
+      await runCommand(d, victim.agentId, 'echo s3cret > /work/secret.txt; cat /work/secret.txt'),
+      { stdout: 's3cret\n' },
+      "the victim's secret is in its /work",
+    );
   }
   t.equal((await d.request('POST', `/agents/${victim.agentId}/stop`)).status, 200);
 
@@ -87,11 +107,29 @@ async function idConflictCases(t: Test, uid: number | undefined, sandbox: boolea
   copyFileSync(hostile.path, backup);
   if (uid !== undefined) chownSync(backup, uid, uid);
   const refused = await d.request('POST', '/agents/load', { filePath: hostile.path });
-  t.match(refused, { status: 409, body: { code: 'agent_id_conflict', agentId: victim.agentId, knownDid: victim.did, fileDid: hostile.did } }, 'another DID under a known id is refused');
+  t.match(
+    refused,
+    {
+      status: 409,
+      body: { code: 'agent_id_conflict', agentId: victim.agentId, knownDid: victim.did, fileDid: hostile.did },
+    },
+    'another DID under a known id is refused',
+  );
   const copycat = await claimingFile(agents, victim.agentId, 'Copycat', uid, victim.did);
-  t.match(await d.request('POST', '/agents/load', { filePath: copycat.path }), { status: 409, body: { code: 'agent_id_conflict', fileDid: victim.did } }, "the victim's DID without its key is refused too");
-  t.match(await d.request('POST', '/agents/review/accept', { filePath: hostile.path }), { status: 409, body: { code: 'agent_id_conflict' } }, 'no review mark under the claimed id');
-  t.match(await d.request('GET', `/agents/review?filePath=${encodeURIComponent(hostile.path)}`), { status: 200, body: { reviewed: false } });
+  t.match(
+    await d.request('POST', '/agents/load', { filePath: copycat.path }),
+    { status: 409, body: { code: 'agent_id_conflict', fileDid: victim.did } },
+    "the victim's DID without its key is refused too",
+  );
+  t.match(
+    await d.request('POST', '/agents/review/accept', { filePath: hostile.path }),
+    { status: 409, body: { code: 'agent_id_conflict' } },
+    'no review mark under the claimed id',
+  );
+  t.match(await d.request('GET', `/agents/review?filePath=${encodeURIComponent(hostile.path)}`), {
+    status: 200,
+    body: { reviewed: false },
+  });
   t.equal((await d.request('GET', '/agents')).body.length, 0, 'nothing loaded');
 
   // asNew: a new id and key, and a fresh work folder without the victim's secret.
@@ -104,12 +142,23 @@ async function idConflictCases(t: Test, uid: number | undefined, sandbox: boolea
   t.ok(newDid && newDid !== victim.did && newDid !== hostile.did, 'a new key');
   if (commands) {
     t.equal((await d.request('POST', `/agents/${newId}/start`)).status, 200);
-    t.same(await runCommand(d, newId, 'cat /work/secret.txt 2>/dev/null || echo none; ls -A /work | wc -l'), { stdout: 'none\n0\n' }, "an empty work folder: the victim's secret is out of reach");
+    t.same(
+      await runCommand(d, newId, 'cat /work/secret.txt 2>/dev/null || echo none; ls -A /work | wc -l'),
+      { stdout: 'none\n0\n' },
+      "an empty work folder: the victim's secret is out of reach",
+    );
   } else t.comment(`the work-folder cases skip: ${sandbox}`);
-  t.match(await d.request('POST', '/agents/load', { filePath: hostile.path, asNew: true }), { status: 409, body: { code: 'conflict' } }, 'a loaded file is not made new again');
+  t.match(
+    await d.request('POST', '/agents/load', { filePath: hostile.path, asNew: true }),
+    { status: 409, body: { code: 'conflict' } },
+    'a loaded file is not made new again',
+  );
 
   // The victim's own file loads, and its work folder is still its own.
-  t.match(await d.request('POST', '/agents/load', { filePath: victim.filePath }), { status: 200, body: { id: victim.agentId } });
+  t.match(await d.request('POST', '/agents/load', { filePath: victim.filePath }), {
+    status: 200,
+    body: { id: victim.agentId },
+  });
   if (commands) {
     t.equal((await d.request('POST', `/agents/${victim.agentId}/start`)).status, 200);
     t.same(await runCommand(d, victim.agentId, 'cat /work/secret.txt'), { stdout: 's3cret\n' });
@@ -119,9 +168,17 @@ async function idConflictCases(t: Test, uid: number | undefined, sandbox: boolea
 
   // A backup whose config claims the id with another key: refused while the victim is loaded and once it is only known; nothing is placed.
   const restoreTo = join(agents, 'restored.agt');
-  t.match(await d.request('POST', '/agents/restore', { from: backup, to: restoreTo }), { status: 409, body: { code: 'agent_id_conflict', agentId: victim.agentId } }, 'a loaded agent id');
+  t.match(
+    await d.request('POST', '/agents/restore', { from: backup, to: restoreTo }),
+    { status: 409, body: { code: 'agent_id_conflict', agentId: victim.agentId } },
+    'a loaded agent id',
+  );
   t.equal((await d.request('POST', `/agents/${victim.agentId}/stop`)).status, 200);
-  t.match(await d.request('POST', '/agents/restore', { from: backup, to: restoreTo }), { status: 409, body: { code: 'agent_id_conflict' } }, 'a known agent id');
+  t.match(
+    await d.request('POST', '/agents/restore', { from: backup, to: restoreTo }),
+    { status: 409, body: { code: 'agent_id_conflict' } },
+    'a known agent id',
+  );
   t.notOk(existsSync(restoreTo), 'nothing restored');
   const restoredNew = await d.request('POST', '/agents/restore', { from: backup, to: restoreTo, asNew: true });
   t.equal(restoredNew.status, 200, JSON.stringify(restoredNew.body));
@@ -131,8 +188,15 @@ async function idConflictCases(t: Test, uid: number | undefined, sandbox: boolea
   await d.stop();
   d = await startDaemon(t, dataDir, uid);
   const again = await claimingFile(agents, victim.agentId, 'Hostile Again', uid);
-  t.match(await d.request('POST', '/agents/load', { filePath: again.path }), { status: 409, body: { code: 'agent_id_conflict' } }, 'refused after a restart');
-  t.match(await d.request('POST', '/agents/load', { filePath: victim.filePath }), { status: 200, body: { id: victim.agentId } });
+  t.match(
+    await d.request('POST', '/agents/load', { filePath: again.path }),
+    { status: 409, body: { code: 'agent_id_conflict' } },
+    'refused after a restart',
+  );
+  t.match(await d.request('POST', '/agents/load', { filePath: victim.filePath }), {
+    status: 200,
+    body: { id: victim.agentId },
+  });
   await d.stop();
 }
 
@@ -144,19 +208,41 @@ t.test(`two files, one id, two keys (daemon as uid ${process.getuid?.()})`, asyn
   await idConflictCases(t, undefined, sandbox, true);
 });
 
-t.test(`the same as an ordinary user (daemon as uid ${USER}, from root)`, { skip: root ? false : 'the test runs as an ordinary user already' }, async (t) => {
-  // Its sandbox is bwrap's user namespace, which a host may refuse an ordinary user: then only the refusals run.
-  const asUser = await new Promise<string>((done) => {
-    const probeDir = tempDir(t, 'agt-agent-id-probe-');
-    chownSync(probeDir, USER, USER);
-    const script = `import { HostCommandRunner } from ${JSON.stringify(join(ROOT, 'kernel/runtime/sandbox/command-runner.ts'))}; const s = await new HostCommandRunner({ dataDir: ${JSON.stringify(probeDir)} }).probe(); process.stdout.write(s.available ? 'yes' : s.reason);`;
-    const child = spawn('setpriv', [`--reuid=${USER}`, `--regid=${USER}`, '--clear-groups', process.execPath, '--import=tsx', '--input-type=module', '-e', script], { cwd: ROOT, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: probeDir } });
-    let out = '';
-    child.stdout.on('data', (chunk) => (out += chunk));
-    child.once('exit', () => done(out));
-  });
-  await idConflictCases(t, USER, asUser === 'yes' ? true : `no sandbox as uid ${USER} here: ${asUser || 'the probe failed'}`, false);
-});
+t.test(
+  `the same as an ordinary user (daemon as uid ${USER}, from root)`,
+  { skip: root ? false : 'the test runs as an ordinary user already' },
+  async (t) => {
+    // Its sandbox is bwrap's user namespace, which a host may refuse an ordinary user: then only the refusals run.
+    const asUser = await new Promise<string>((done) => {
+      const probeDir = tempDir(t, 'agt-agent-id-probe-');
+      chownSync(probeDir, USER, USER);
+      const script = `import { HostCommandRunner } from ${JSON.stringify(join(ROOT, 'kernel/runtime/sandbox/command-runner.ts'))}; const s = await new HostCommandRunner({ dataDir: ${JSON.stringify(probeDir)} }).probe(); process.stdout.write(s.available ? 'yes' : s.reason);`;
+      const child = spawn(
+        'setpriv',
+        [
+          `--reuid=${USER}`,
+          `--regid=${USER}`,
+          '--clear-groups',
+          process.execPath,
+          '--import=tsx',
+          '--input-type=module',
+          '-e',
+          script,
+        ],
+        { cwd: ROOT, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: probeDir } },
+      );
+      let out = '';
+      child.stdout.on('data', (chunk) => (out += chunk));
+      child.once('exit', () => done(out));
+    });
+    await idConflictCases(
+      t,
+      USER,
+      asUser === 'yes' ? true : `no sandbox as uid ${USER} here: ${asUser || 'the probe failed'}`,
+      false,
+    );
+  },
+);
 
 t.test("a runner hands an id's work folder only to the key it is bound to", async (t) => {
   const dataDir = tempDir(t, 'agt-agent-id-runner-');

@@ -31,27 +31,57 @@ const d = await runDaemon(t, {
 });
 if (uid !== undefined) chownSync(join(dataDir!, 'settings.json'), uid, uid);
 
-t.test(`as uid ${uid ?? process.getuid?.()}: which provider it runs on, and its triggers, are the owner's`, async (t) => {
-  t.ok(d.url, `the daemon runs: ${d.stderr()}`);
-  const runsAs = Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${d.child.pid}/status`, 'utf8'))?.[1]);
-  t.equal(runsAs, uid ?? process.getuid?.(), `as uid ${runsAs}`);
-  t.equal((await d.request('POST', '/identity/create', { passphrase: 'owner passphrase' })).status, 201);
-  const created = await d.request('POST', '/agents/create', { name: 'Mover', directory: agents, start: true });
-  t.equal(created.status, 201, JSON.stringify(created.body));
-  const id = created.body.agentId as string;
-  t.equal((await d.request('PATCH', `/agents/${id}/config`, { model: driver.model, tools: [{ name: 'sys_update_config', enabled: true }] })).status, 200);
-  const config = async () => (await d.request('GET', `/agents/${id}/config`)).body.config;
+t.test(
+  `as uid ${uid ?? process.getuid?.()}: which provider it runs on, and its triggers, are the owner's`,
+  async (t) => {
+    t.ok(d.url, `the daemon runs: ${d.stderr()}`);
+    const runsAs = Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${d.child.pid}/status`, 'utf8'))?.[1]);
+    t.equal(runsAs, uid ?? process.getuid?.(), `as uid ${runsAs}`);
+    t.equal((await d.request('POST', '/identity/create', { passphrase: 'owner passphrase' })).status, 201);
+    const created = await d.request('POST', '/agents/create', { name: 'Mover', directory: agents, start: true });
+    t.equal(created.status, 201, JSON.stringify(created.body));
+    const id = created.body.agentId as string;
+    t.equal(
+      (
+        await d.request('PATCH', `/agents/${id}/config`, {
+          model: driver.model,
+          tools: [{ name: 'sys_update_config', enabled: true }],
+        })
+      ).status,
+      200,
+    );
+    const config = async () => (await d.request('GET', `/agents/${id}/config`)).body.config;
 
-  const moved = await driver.run(d, id, 'sys_update_config', { patch: { model: { provider: 'pricey', model_id: 'big-model' } } });
-  t.match(moved, /owner lock: model\.provider is locked by the owner: this agent may not move to provider "pricey"/, 'the move is refused');
-  const command = await driver.run(d, id, 'sys_update_config', { patch: { triggers: { on_timer: { enabled: true, targets: [{ scope: 'system', command: 'id -u' }] } } } });
-  t.match(command, /owner lock: triggers\.on_timer: command targets are locked by the owner/, 'a command target is refused');
-  t.match((await config()).model, driver.model, 'still on its provider');
-  t.notMatch(JSON.stringify((await config()).triggers ?? {}), /id -u/, 'no command target');
-  t.equal(onPricey(), 0, 'nothing reached the other provider');
+    const moved = await driver.run(d, id, 'sys_update_config', {
+      patch: { model: { provider: 'pricey', model_id: 'big-model' } },
+    });
+    t.match(
+      moved,
+      /owner lock: model\.provider is locked by the owner: this agent may not move to provider "pricey"/,
+      'the move is refused',
+    );
+    const command = await driver.run(d, id, 'sys_update_config', {
+      patch: { triggers: { on_timer: { enabled: true, targets: [{ scope: 'system', command: 'id -u' }] } } },
+    });
+    t.match(
+      command,
+      /owner lock: triggers\.on_timer: command targets are locked by the owner/,
+      'a command target is refused',
+    );
+    t.match((await config()).model, driver.model, 'still on its provider');
+    t.notMatch(JSON.stringify((await config()).triggers ?? {}), /id -u/, 'no command target');
+    t.equal(onPricey(), 0, 'nothing reached the other provider');
 
-  t.equal((await d.request('PATCH', '/settings', { agentCeilings: { [id]: { providers: ['pricey'] } } })).status, 200);
-  t.match(await driver.run(d, id, 'sys_update_config', { patch: { model: { provider: 'pricey', model_id: 'big-model' } } }), /updated model/, 'allowed by the owner, the move goes through');
-  t.equal((await config()).model.provider, 'pricey');
-  t.ok(onPricey() > 0, "the turn's next call ran on it");
-});
+    t.equal(
+      (await d.request('PATCH', '/settings', { agentCeilings: { [id]: { providers: ['pricey'] } } })).status,
+      200,
+    );
+    t.match(
+      await driver.run(d, id, 'sys_update_config', { patch: { model: { provider: 'pricey', model_id: 'big-model' } } }),
+      /updated model/,
+      'allowed by the owner, the move goes through',
+    );
+    t.equal((await config()).model.provider, 'pricey');
+    t.ok(onPricey() > 0, "the turn's next call ran on it");
+  },
+);

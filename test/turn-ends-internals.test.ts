@@ -19,10 +19,17 @@ t.test('an end committed but not yet written to the streams is emitted again, un
   h1.model.push({ text: 'the answer' });
   const turnId = (await h1.d.request('POST', `/agents/${id}/chat`, { text: 'question' })).body.turnId as string;
   const end = await h1.ended(turnId);
-  t.match(file.queue.get(turnId), { ended: { type: 'turn.completed', payload: { turn_id: turnId, text: 'the answer' } } }, 'the end is committed with the row');
+  t.match(
+    file.queue.get(turnId),
+    { ended: { type: 'turn.completed', payload: { turn_id: turnId, text: 'the answer' } } },
+    'the end is committed with the row',
+  );
   const origin = file.queue.get(turnId)!.ended!.sentAt?.[0];
   t.equal(origin?.epoch, h1.d.daemon.kernel.bus.epoch, 'recorded with the run it went out in');
-  t.ok(Number.isInteger(origin?.cursor) && origin!.cursor > 0 && origin!.cursor <= h1.d.daemon.kernel.bus.latest, 'and its cursor');
+  t.ok(
+    Number.isInteger(origin?.cursor) && origin!.cursor > 0 && origin!.cursor <= h1.d.daemon.kernel.bus.latest,
+    'and its cursor',
+  );
   const copy = crashCopy(h1, id);
   // Once the streams took it, the row goes.
   h1.d.daemon.kernel.bus.setDelivery(h1.d.daemon.kernel.eventStream);
@@ -38,19 +45,27 @@ t.test('an end committed but not yet written to the streams is emitted again, un
   t.equal(again.turn_id, turnId);
   const agent = h2.d.daemon.kernel.registry.resolve(id);
   await until(() => agent.file.queue.count() === 0, 'streamed again, the row goes');
-  t.equal(h2.events.filter((e) => e.event_type === 'turn.completed' && (e.payload as { turn_id?: string }).turn_id === turnId).length, 1, 'announced once');
+  t.equal(
+    h2.events.filter((e) => e.event_type === 'turn.completed' && (e.payload as { turn_id?: string }).turn_id === turnId)
+      .length,
+    1,
+    'announced once',
+  );
   t.equal(h2.model.calls.length, 0, 'nothing ran again');
   // A kill may also fall after the socket write and before the delete: streams resuming from the first
   // run at or past the end's cursor had it, and are not given the repeat; one resuming before it is.
   const ends = async (since: number) => {
-    const stream = await openSse(`${h2.d.url}/events?epoch=${origin!.epoch}&since=${since}`, { authorization: `Bearer ${h2.d.token}` });
+    const stream = await openSse(`${h2.d.url}/events?epoch=${origin!.epoch}&since=${since}`, {
+      authorization: `Bearer ${h2.d.token}`,
+    });
     t.teardown(() => stream.close());
     let latest = 0;
     const found: string[] = [];
     for (;;) {
       const message = await stream.next();
       if (message.event === 'stream.hello') latest = JSON.parse(message.data!).latestCursor;
-      if (message.event === 'turn.completed' && JSON.parse(message.data!).event.payload.turn_id === turnId) found.push(message.id!);
+      if (message.event === 'turn.completed' && JSON.parse(message.data!).event.payload.turn_id === turnId)
+        found.push(message.id!);
       if (message.id !== undefined && Number(message.id) >= latest) return found.length;
     }
   };

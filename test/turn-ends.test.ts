@@ -31,15 +31,28 @@ t.test('SIGTERM or SIGKILL at random moments: every accepted turnId ends exactly
   const wrong: string[] = [];
   for (const [turnId, info] of run.accepted) {
     const seen = run.ends.get(turnId) ?? [];
-    if (seen.length !== 1) wrong.push(`${turnId} (${info.agent}, accepted in lifetime ${info.lifetime}) ended ${seen.length} times: ${JSON.stringify(seen.map((end) => [end.lifetime, end.event.event_type, end.event.payload.code ?? end.event.payload.stop_reason]))}`);
+    if (seen.length !== 1)
+      wrong.push(
+        `${turnId} (${info.agent}, accepted in lifetime ${info.lifetime}) ended ${seen.length} times: ${JSON.stringify(seen.map((end) => [end.lifetime, end.event.event_type, end.event.payload.code ?? end.event.payload.stop_reason]))}`,
+      );
   }
-  t.same(wrong, [], `${run.accepted.size} accepted turn ids, each ended exactly once over ${run.lifetimes} lifetimes (${run.signals.join(', ')})`);
+  t.same(
+    wrong,
+    [],
+    `${run.accepted.size} accepted turn ids, each ended exactly once over ${run.lifetimes} lifetimes (${run.signals.join(', ')})`,
+  );
   const twice = [...run.ends].filter(([, list]) => list.length > 1).map(([turnId]) => turnId);
   t.same(twice, [], 'no turn id (accepted or internal) ended twice');
   t.same(run.unendedAtSigterm, [], 'at SIGTERM every running turn ended on the stream before it closed');
   t.ok(run.signals.includes('SIGTERM') && run.signals.includes('SIGKILL'), 'both signals were sent');
-  t.ok(run.unloaded >= run.signals.filter((s) => s === 'SIGTERM').length, `a turn mid-call at each SIGTERM ended in agent.error unloaded (${run.unloaded})`);
-  t.ok(run.restarted >= run.signals.filter((s) => s === 'SIGKILL').length, `a turn mid-call at each SIGKILL ended in daemon_restart after it (${run.restarted})`);
+  t.ok(
+    run.unloaded >= run.signals.filter((s) => s === 'SIGTERM').length,
+    `a turn mid-call at each SIGTERM ended in agent.error unloaded (${run.unloaded})`,
+  );
+  t.ok(
+    run.restarted >= run.signals.filter((s) => s === 'SIGKILL').length,
+    `a turn mid-call at each SIGKILL ended in daemon_restart after it (${run.restarted})`,
+  );
   t.notOk(existsSync(join(run.dataDir, 'agtd.pid')), 'the last shutdown removed the pid file');
   const stopped = run.lastStderr.split('\n').filter((line) => line.includes('"msg":"agt daemon stopped'));
   t.equal(stopped.length, 1, 'the last daemon logged one line when it stopped');
@@ -48,7 +61,11 @@ t.test('SIGTERM or SIGKILL at random moments: every accepted turnId ends exactly
     const db = new Database(path, { readonly: true });
     try {
       t.equal((db.prepare('PRAGMA integrity_check').get() as { integrity_check: string }).integrity_check, 'ok');
-      t.equal((db.prepare('SELECT count(*) AS n FROM agt_queue').get() as { n: number }).n, 0, 'nothing is left in agt_queue');
+      t.equal(
+        (db.prepare('SELECT count(*) AS n FROM agt_queue').get() as { n: number }).n,
+        0,
+        'nothing is left in agt_queue',
+      );
     } finally {
       db.close();
     }
@@ -56,7 +73,8 @@ t.test('SIGTERM or SIGKILL at random moments: every accepted turnId ends exactly
 });
 
 const HELD = join(ROOT, 'test/fixtures/extensions/held-start/index.ts');
-const stoppedLines = (stderr: string) => stderr.split('\n').filter((line) => line.includes('"msg":"agt daemon stopped'));
+const stoppedLines = (stderr: string) =>
+  stderr.split('\n').filter((line) => line.includes('"msg":"agt daemon stopped'));
 
 /** The start time (field 22 of /proc/<pid>/stat) of a process. */
 const startTimeOf = (pid: number) => {
@@ -96,18 +114,25 @@ t.test('SIGTERM during start-up shuts down cleanly, whatever the moment', async 
     const dataDir = tempDir(t, `agt-ends-start-${moment}-`);
     const release = join(tempDir(t, 'agt-ends-release-'), 'go');
     // Start-up replaces a pid file that names a process which is not an agt daemon / a zombie.
-    if (linux) writeFileSync(join(dataDir, 'agtd.pid'), `${moment === 'registering' ? liveSleep(t) : await zombie(t)}\n`);
+    if (linux)
+      writeFileSync(join(dataDir, 'agtd.pid'), `${moment === 'registering' ? liveSleep(t) : await zombie(t)}\n`);
     // To be signalled in start, the extension's register is let through at once (not after its 6 s cap).
     if (moment === 'starting') writeFileSync(`${release}.register`, '');
     let signalled = false;
-    const started = startAgtd(t, dataDir, { extensions: [{ name: 'held-start', module: HELD, config: { release } }] }, { AGT_LOG_LEVEL: 'info' }, (line, child) => {
-      if (line === `held-start: ${moment}` && !signalled) {
-        signalled = true;
-        child.kill('SIGTERM');
-      }
-      // A register is never cut short: once the daemon has the signal, it finishes and start-up stops at its next step.
-      if (line === 'held-start: got SIGTERM' && moment === 'registering') writeFileSync(`${release}.register`, '');
-    });
+    const started = startAgtd(
+      t,
+      dataDir,
+      { extensions: [{ name: 'held-start', module: HELD, config: { release } }] },
+      { AGT_LOG_LEVEL: 'info' },
+      (line, child) => {
+        if (line === `held-start: ${moment}` && !signalled) {
+          signalled = true;
+          child.kill('SIGTERM');
+        }
+        // A register is never cut short: once the daemon has the signal, it finishes and start-up stops at its next step.
+        if (line === 'held-start: got SIGTERM' && moment === 'registering') writeFileSync(`${release}.register`, '');
+      },
+    );
     const exited = new Promise<{ code: number | null }>((done) => started.child.once('exit', (code) => done({ code })));
     let err = '';
     started.child.stderr!.on('data', (chunk) => (err += chunk));
@@ -116,7 +141,11 @@ t.test('SIGTERM during start-up shuts down cleanly, whatever the moment', async 
     if (moment === 'starting') await started.ready;
     t.equal((await exited).code, 0, `${moment}: exit 0`);
     t.ok(signalled, `${moment}: the signal came at that moment`);
-    t.equal(/agt daemon listening/.test(out), moment !== 'registering', `${moment}: ${moment === 'registering' ? 'before' : 'after'} the listening line`);
+    t.equal(
+      /agt daemon listening/.test(out),
+      moment !== 'registering',
+      `${moment}: ${moment === 'registering' ? 'before' : 'after'} the listening line`,
+    );
     t.notOk(existsSync(join(dataDir, 'agtd.pid')), `${moment}: pid file removed`);
     t.notOk(existsSync(join(dataDir, 'daemon-url')), `${moment}: daemon-url removed`);
     t.equal(stoppedLines(err).length, 1, `${moment}: one "agt daemon stopped" line`);
@@ -124,21 +153,37 @@ t.test('SIGTERM during start-up shuts down cleanly, whatever the moment', async 
   }
 });
 
-t.test('a pid file is stale when its process is gone, a zombie, or not this agt daemon', { skip: existsSync('/proc/self/stat') ? false : 'needs /proc' }, async (t) => {
-  t.equal(staleReason('garbage\n'), 'garbled');
-  t.equal(staleReason('4194305\n'), 'process gone', 'beyond the pid range');
-  t.equal(staleReason(`${await zombie(t)}\n`), 'zombie');
-  const sleeper = liveSleep(t);
-  t.equal(staleReason(`${sleeper}\n`), 'not an agt daemon', 'a live process whose command line is not agtd');
-  t.equal(staleReason(`${sleeper}\nagtd start=${startTimeOf(sleeper)}\n`), undefined, 'the process that wrote the file (pid and start time) is running');
-  t.equal(staleReason(`${sleeper}\nagtd start=1\n`), 'pid reused by another process', 'same pid, another start time');
+t.test(
+  'a pid file is stale when its process is gone, a zombie, or not this agt daemon',
+  { skip: existsSync('/proc/self/stat') ? false : 'needs /proc' },
+  async (t) => {
+    t.equal(staleReason('garbage\n'), 'garbled');
+    t.equal(staleReason('4194305\n'), 'process gone', 'beyond the pid range');
+    t.equal(staleReason(`${await zombie(t)}\n`), 'zombie');
+    const sleeper = liveSleep(t);
+    t.equal(staleReason(`${sleeper}\n`), 'not an agt daemon', 'a live process whose command line is not agtd');
+    t.equal(
+      staleReason(`${sleeper}\nagtd start=${startTimeOf(sleeper)}\n`),
+      undefined,
+      'the process that wrote the file (pid and start time) is running',
+    );
+    t.equal(staleReason(`${sleeper}\nagtd start=1\n`), 'pid reused by another process', 'same pid, another start time');
 
-  const dataDir = tempDir(t);
-  writeFileSync(join(dataDir, 'agtd.pid'), `${sleeper}\nagtd start=${startTimeOf(sleeper)}\n`);
-  t.throws(() => claimPidFile(dataDir), /another agt daemon \(pid \d+\) is running/, 'a running daemon keeps its data directory');
-  writeFileSync(join(dataDir, 'agtd.pid'), `${sleeper}\n`);
-  const claimed = claimPidFile(dataDir);
-  t.same(readFileSync(claimed.path, 'utf8').split('\n').slice(0, 2), [String(process.pid), `agtd start=${startTimeOf(process.pid)}`], 'pid and start time recorded');
-  claimed.release();
-  t.notOk(existsSync(claimed.path), 'released');
-});
+    const dataDir = tempDir(t);
+    writeFileSync(join(dataDir, 'agtd.pid'), `${sleeper}\nagtd start=${startTimeOf(sleeper)}\n`);
+    t.throws(
+      () => claimPidFile(dataDir),
+      /another agt daemon \(pid \d+\) is running/,
+      'a running daemon keeps its data directory',
+    );
+    writeFileSync(join(dataDir, 'agtd.pid'), `${sleeper}\n`);
+    const claimed = claimPidFile(dataDir);
+    t.same(
+      readFileSync(claimed.path, 'utf8').split('\n').slice(0, 2),
+      [String(process.pid), `agtd start=${startTimeOf(process.pid)}`],
+      'pid and start time recorded',
+    );
+    claimed.release();
+    t.notOk(existsSync(claimed.path), 'released');
+  },
+);

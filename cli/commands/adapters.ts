@@ -29,7 +29,13 @@ export interface ChannelsOverview {
 
 function paint(ctx: Ctx, status: string): string {
   const { out } = ctx;
-  return status === 'connected' ? out.green(status) : status === 'error' ? out.red(status) : status === 'connecting' ? out.yellow(status) : status;
+  return status === 'connected'
+    ? out.green(status)
+    : status === 'error'
+      ? out.red(status)
+      : status === 'connecting'
+        ? out.yellow(status)
+        : status;
 }
 
 function printReports(ctx: Ctx, adapters: AdapterReport[], errors: boolean): void {
@@ -37,13 +43,21 @@ function printReports(ctx: Ctx, adapters: AdapterReport[], errors: boolean): voi
   if (adapters.length === 0) return out.line(out.dim('no adapters (agt adapters set <agent> <type>)'));
   out.table(
     ['TYPE', 'ENABLED', 'STATUS', 'UP', 'RESTARTS', 'ERROR'],
-    adapters.map((a) => [out.bold(a.type), a.enabled ? 'yes' : 'no', paint(ctx, a.status), a.connectedAt ? ago(Date.now() - a.connectedAt) : '-', String(a.restartCount), a.error ?? '']),
+    adapters.map((a) => [
+      out.bold(a.type),
+      a.enabled ? 'yes' : 'no',
+      paint(ctx, a.status),
+      a.connectedAt ? ago(Date.now() - a.connectedAt) : '-',
+      String(a.restartCount),
+      a.error ?? '',
+    ]),
   );
   if (!errors) return;
   for (const a of adapters.filter((a) => a.recentErrors.length)) {
     out.line();
     out.line(out.dim(`${a.type}, recent failures:`));
-    for (const e of a.recentErrors) out.line(`  ${new Date(e.at).toISOString().slice(0, 19).replace('T', ' ')} ${e.message}`);
+    for (const e of a.recentErrors)
+      out.line(`  ${new Date(e.at).toISOString().slice(0, 19).replace('T', ' ')} ${e.message}`);
   }
 }
 
@@ -52,10 +66,19 @@ export async function list(ctx: Ctx, agent: string | undefined): Promise<void> {
   const answer = await ctx.client.get<ChannelsOverview>('/channels/');
   ctx.out.result(answer, () => {
     const { out } = ctx;
-    out.table(['TYPE', 'CREDENTIALS (agt credentials set <agent> <name>)'], answer.types.map((t) => [out.bold(t.type), t.credentials.join(', ') || '-']));
+    out.table(
+      ['TYPE', 'CREDENTIALS (agt credentials set <agent> <name>)'],
+      answer.types.map((t) => [out.bold(t.type), t.credentials.join(', ') || '-']),
+    );
     out.line();
     if (answer.agents.length === 0) return out.line(out.dim('no agent has adapters'));
-    out.table(['AGENT', 'ADAPTERS'], answer.agents.map((a) => [out.bold(a.name), a.adapters.map((x) => `${x.type} ${x.enabled ? paint(ctx, x.status) : 'off'}`).join(', ')]));
+    out.table(
+      ['AGENT', 'ADAPTERS'],
+      answer.agents.map((a) => [
+        out.bold(a.name),
+        a.adapters.map((x) => `${x.type} ${x.enabled ? paint(ctx, x.status) : 'off'}`).join(', '),
+      ]),
+    );
   });
 }
 
@@ -65,11 +88,21 @@ export async function status(ctx: Ctx, agent: string, type: string | undefined):
   ctx.out.result({ agentId: answer.agentId, adapters }, () => printReports(ctx, adapters, true));
 }
 
-export async function set(ctx: Ctx, agent: string, type: string, options: { config?: string; set?: string[]; policy?: string; maxAttachmentSize?: string; disable?: boolean }): Promise<void> {
+export async function set(
+  ctx: Ctx,
+  agent: string,
+  type: string,
+  options: { config?: string; set?: string[]; policy?: string; maxAttachmentSize?: string; disable?: boolean },
+): Promise<void> {
   // The route replaces the adapter's whole entry: start from what the agent has, so a flag changes one thing.
-  const current = await ctx.client.get<{ config: { adapters?: Record<string, Record<string, any>> } }>(`/agents/${seg(agent)}/config`);
+  const current = await ctx.client.get<{ config: { adapters?: Record<string, Record<string, any>> } }>(
+    `/agents/${seg(agent)}/config`,
+  );
   const before = current.config.adapters?.[type] ?? {};
-  const config: Record<string, unknown> = { ...(before.config ?? {}), ...(options.config ? jsonObject(options.config, '--config') : {}) };
+  const config: Record<string, unknown> = {
+    ...(before.config ?? {}),
+    ...(options.config ? jsonObject(options.config, '--config') : {}),
+  };
   for (const assignment of options.set ?? []) {
     const at = assignment.indexOf('=');
     if (at <= 0) throw new CliError(`--set takes key=value, got "${assignment}"`, EXIT.usage);
@@ -94,7 +127,9 @@ export async function set(ctx: Ctx, agent: string, type: string, options: { conf
 
 export async function remove(ctx: Ctx, agent: string, type: string): Promise<number | void> {
   const answer = await ctx.client.request('DELETE', `/agents/${seg(agent)}/adapters/${seg(type)}`);
-  ctx.out.result(answer, () => ctx.out.line(answer.success ? `removed the ${type} adapter` : `${agent} has no ${type} adapter`));
+  ctx.out.result(answer, () =>
+    ctx.out.line(answer.success ? `removed the ${type} adapter` : `${agent} has no ${type} adapter`),
+  );
   return answer.success ? undefined : EXIT.failed;
 }
 

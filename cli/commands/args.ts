@@ -17,7 +17,8 @@ export function pairs(list: string[] | undefined, flag: string): Record<string, 
 export function integer(value: string | undefined, flag: string, min = 1): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < min) throw new CliError(`${flag} takes an integer >= ${min}, got "${value}"`, EXIT.usage);
+  if (!Number.isInteger(n) || n < min)
+    throw new CliError(`${flag} takes an integer >= ${min}, got "${value}"`, EXIT.usage);
   return n;
 }
 
@@ -29,7 +30,8 @@ export function jsonObject(text: string, flag: string): Record<string, unknown> 
   } catch {
     throw new CliError(`${flag} must be a JSON object`, EXIT.usage);
   }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new CliError(`${flag} must be a JSON object`, EXIT.usage);
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    throw new CliError(`${flag} must be a JSON object`, EXIT.usage);
   return value as Record<string, unknown>;
 }
 

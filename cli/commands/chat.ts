@@ -31,7 +31,8 @@ let prompts: Promise<Prompts> | undefined;
 /** The prompt library, loaded on first use only (a one-shot chat in a script never needs it). */
 const loadPrompts = () => (prompts ??= import('@inquirer/prompts'));
 
-const isCancel = (error: unknown) => (error as Error)?.name === 'ExitPromptError' || (error as Error)?.name === 'AbortPromptError';
+const isCancel = (error: unknown) =>
+  (error as Error)?.name === 'ExitPromptError' || (error as Error)?.name === 'AbortPromptError';
 
 class ChatSession {
   /** Resolves once the chat's turn id is known (events that come before the 202 wait for it, in order). */
@@ -63,7 +64,9 @@ class ChatSession {
     this.known = new Promise((resolve) => (this.setKnown = resolve));
     const query = this.loop ? `?loop=${seg(this.loop)}` : '';
     try {
-      const accepted = await this.ctx.client.post<{ turnId: string }>(`/agents/${seg(this.agentId)}/chat${query}`, { text });
+      const accepted = await this.ctx.client.post<{ turnId: string }>(`/agents/${seg(this.agentId)}/chat${query}`, {
+        text,
+      });
       this.turnId = accepted.turnId;
       this.turns.add(accepted.turnId);
     } catch (error) {
@@ -88,9 +91,9 @@ class ChatSession {
   private async toolResult(event: AgtEvent): Promise<string | undefined> {
     try {
       const loop = event.loop ?? 'main';
-      const history = await this.ctx.client.get<{ llmMessages: Array<{ toolCallId?: string; content: string }> } | null>(
-        `/agents/${seg(this.agentId)}/chat?limit=20&loop=${seg(loop)}`,
-      );
+      const history = await this.ctx.client.get<{
+        llmMessages: Array<{ toolCallId?: string; content: string }>;
+      } | null>(`/agents/${seg(this.agentId)}/chat?limit=20&loop=${seg(loop)}`);
       const row = history?.llmMessages.filter((message) => message.toolCallId === event.payload.call_id).at(-1);
       return row ? compact(row.content.replace(/\s+/g, ' ').trim(), 160).replace(/^"|"$/g, '') : undefined;
     } catch {
@@ -103,7 +106,12 @@ class ChatSession {
     if (this.turnId === undefined) await this.known;
     if (this.turnId === undefined) return;
     const p = event.payload ?? {};
-    if (event.event_type === 'chat.delivered' && Array.isArray(p.turn_ids) && p.turn_ids.some((id: string) => this.turns.has(id)) && event.turn_id) {
+    if (
+      event.event_type === 'chat.delivered' &&
+      Array.isArray(p.turn_ids) &&
+      p.turn_ids.some((id: string) => this.turns.has(id)) &&
+      event.turn_id
+    ) {
       this.turns.add(event.turn_id);
       return;
     }
@@ -124,29 +132,41 @@ class ChatSession {
       case 'tool.completed': {
         const result = out.json ? undefined : await this.toolResult(event);
         const shown = result ? `: ${result}` : '';
-        this.note(p.ok ? out.dim(`  ✓ ${p.tool} (${p.duration_ms} ms)${shown}`) : out.red(`  ✗ ${p.tool} failed (${p.duration_ms} ms)${shown}`));
+        this.note(
+          p.ok
+            ? out.dim(`  ✓ ${p.tool} (${p.duration_ms} ms)${shown}`)
+            : out.red(`  ✗ ${p.tool} failed (${p.duration_ms} ms)${shown}`),
+        );
         return;
       }
       case 'agent.said':
         this.note(`${out.cyan(this.agentName)}: ${p.text}`);
         return;
       case 'hil.requested':
-        this.prompting = this.prompting.then(() => this.askOwner(p)).catch((error) => this.note(out.red(`  ${(error as Error).message}`)));
+        this.prompting = this.prompting
+          .then(() => this.askOwner(p))
+          .catch((error) => this.note(out.red(`  ${(error as Error).message}`)));
         return;
       case 'turn.completed':
         return this.end({ status: 'completed', text: p.text ?? null, stopReason: p.stop_reason ?? null, error: null });
       case 'agent.error':
         return this.end({ status: 'error', text: null, stopReason: null, error: { code: p.code, message: p.message } });
       case 'chat.discarded':
-        return this.end({ status: 'discarded', text: null, stopReason: null, error: { code: 'discarded', message: `the chat was discarded (${p.reason})` } });
+        return this.end({
+          status: 'discarded',
+          text: null,
+          stopReason: null,
+          error: { code: 'discarded', message: `the chat was discarded (${p.reason})` },
+        });
       default:
     }
-  };
+  }
 
   private endsOurs(event: AgtEvent): boolean {
     const p = event.payload ?? {};
     const named = (list: unknown) => Array.isArray(list) && list.some((id) => this.turns.has(id));
-    if (event.event_type === 'turn.completed' || event.event_type === 'agent.error') return this.turns.has(p.turn_id) || named(p.absorbed_turn_ids);
+    if (event.event_type === 'turn.completed' || event.event_type === 'agent.error')
+      return this.turns.has(p.turn_id) || named(p.absorbed_turn_ids);
     if (event.event_type === 'chat.discarded') return named(p.turn_ids);
     return false;
   }
@@ -178,8 +198,14 @@ class ChatSession {
     const { client, out } = this.ctx;
     const base = `/agents/${seg(this.agentId)}`;
     if (!this.interactive) {
-      if (p.kind === 'approval') this.note(out.yellow(`  ? ${this.agentName} waits for approval of ${p.tool} ${compact(p.args)}: agt approve ${p.taskId} (or agt deny ${p.taskId})`));
-      else if (p.kind === 'ask') this.note(out.yellow(`  ? ${this.agentName} asks: ${p.question}  (agt answer ${p.requestId} "...")`));
+      if (p.kind === 'approval')
+        this.note(
+          out.yellow(
+            `  ? ${this.agentName} waits for approval of ${p.tool} ${compact(p.args)}: agt approve ${p.taskId} (or agt deny ${p.taskId})`,
+          ),
+        );
+      else if (p.kind === 'ask')
+        this.note(out.yellow(`  ? ${this.agentName} asks: ${p.question}  (agt answer ${p.requestId} "...")`));
       else this.note(out.yellow(`  ? ${this.agentName} asks to suspend: ${p.reason}  (agt resume ${this.agentName})`));
       return;
     }
@@ -205,7 +231,10 @@ class ChatSession {
         const answer = await input({ message: `${this.agentName} asks: ${p.question}` });
         await client.post(`${base}/asks/${seg(p.requestId)}/respond`, { answer });
       } else {
-        const resume = await confirm({ message: `${this.agentName} asks to suspend (${p.reason}). Resume it?`, default: true });
+        const resume = await confirm({
+          message: `${this.agentName} asks to suspend (${p.reason}). Resume it?`,
+          default: true,
+        });
         await client.post(`${base}/suspend/respond`, { resume });
       }
     } catch (error) {
@@ -222,17 +251,27 @@ function printEnd(ctx: Ctx, end: TurnEnd, streamed: boolean): void {
   if (out.json) return out.printJson(end);
   if (end.status === 'completed') {
     if (!streamed && end.text) out.line(end.text);
-    if (end.stopReason && !['end', 'end_turn', 'stop', 'stop_sequence'].includes(end.stopReason)) out.note(out.dim(`(turn ended: ${end.stopReason})`));
+    if (end.stopReason && !['end', 'end_turn', 'stop', 'stop_sequence'].includes(end.stopReason))
+      out.note(out.dim(`(turn ended: ${end.stopReason})`));
     return;
   }
-  out.note(out.red(`error: ${end.error?.message ?? 'the turn failed'}${end.error?.code ? ` (${end.error.code})` : ''}`));
+  out.note(
+    out.red(`error: ${end.error?.message ?? 'the turn failed'}${end.error?.code ? ` (${end.error.code})` : ''}`),
+  );
 }
 
 export async function chat(ctx: Ctx, agent: string, options: ChatOptions): Promise<number> {
   const { client, out } = ctx;
   const ref = await client.get<{ id: string; config: { name: string } }>(`/agents/${seg(agent)}`);
   const interactive = process.stdin.isTTY === true && !out.json;
-  const session = new ChatSession(ctx, ref.id, ref.config.name, options.loop, interactive, process.stdout.isTTY === true && !out.json);
+  const session = new ChatSession(
+    ctx,
+    ref.id,
+    ref.config.name,
+    options.loop,
+    interactive,
+    process.stdout.isTTY === true && !out.json,
+  );
   const stream = openEvents(client, ref.id, session.onEvent);
   try {
     await stream.opened;
@@ -241,7 +280,8 @@ export async function chat(ctx: Ctx, agent: string, options: ChatOptions): Promi
       printEnd(ctx, end, session.replyStreamed);
       return end.status === 'completed' ? EXIT.ok : EXIT.failed;
     }
-    if (!interactive) throw new CliError('an interactive chat needs a terminal; pass the message with -m "text"', EXIT.usage);
+    if (!interactive)
+      throw new CliError('an interactive chat needs a terminal; pass the message with -m "text"', EXIT.usage);
     const { input } = await loadPrompts();
     out.note(out.dim(`chatting with ${ref.config.name} (${ref.id}); /exit or Ctrl-C to leave`));
     for (;;) {
@@ -274,7 +314,12 @@ export async function chat(ctx: Ctx, agent: string, options: ChatOptions): Promi
 }
 
 /** While a turn runs, Ctrl-C interrupts it (the daemon ends it as `interrupted`) instead of leaving. */
-async function withInterrupt<T>(ctx: Ctx, agentId: string, loop: string | undefined, work: () => Promise<T>): Promise<T> {
+async function withInterrupt<T>(
+  ctx: Ctx,
+  agentId: string,
+  loop: string | undefined,
+  work: () => Promise<T>,
+): Promise<T> {
   const onSigint = () => {
     ctx.out.note(ctx.out.dim('  (interrupting the turn; Ctrl-C again leaves)'));
     process.once('SIGINT', () => process.exit(130));

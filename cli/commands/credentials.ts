@@ -34,7 +34,8 @@ async function secret(what: string): Promise<string> {
   } else {
     value = (await readStdin()).toString('utf8').replace(/\r?\n$/, '');
   }
-  if (!value) throw new CliError(`${what}: nothing was given (pipe it to stdin, or run on a terminal to be asked)`, EXIT.usage);
+  if (!value)
+    throw new CliError(`${what}: nothing was given (pipe it to stdin, or run on a terminal to be asked)`, EXIT.usage);
   return value;
 }
 
@@ -42,19 +43,35 @@ export async function list(ctx: Ctx, agent: string): Promise<void> {
   const answer = await ctx.client.get<CredentialList>(`/agents/${seg(agent)}/credentials`);
   ctx.out.result(answer, () => {
     const { out } = ctx;
-    out.line(`envelope ${answer.locked ? out.yellow(`locked (${answer.reason})`) : out.green('unlocked')}${answer.passwordProtected ? ', password-protected' : ''}`);
-    if (answer.credentials.length === 0) return out.line(out.dim('no credentials (agt credentials set <agent> <name> < file)'));
+    out.line(
+      `envelope ${answer.locked ? out.yellow(`locked (${answer.reason})`) : out.green('unlocked')}${answer.passwordProtected ? ', password-protected' : ''}`,
+    );
+    if (answer.credentials.length === 0)
+      return out.line(out.dim('no credentials (agt credentials set <agent> <name> < file)'));
     out.table(
       ['NAME', 'SET', 'SEALED', 'LENGTH', 'UPDATED'],
-      answer.credentials.map((c) => [out.bold(c.name), c.set ? 'yes' : 'no', c.sealed ? 'yes' : out.yellow('pending'), String(c.length), c.updated_at ? new Date(c.updated_at).toISOString().slice(0, 19).replace('T', ' ') : '-']),
+      answer.credentials.map((c) => [
+        out.bold(c.name),
+        c.set ? 'yes' : 'no',
+        c.sealed ? 'yes' : out.yellow('pending'),
+        String(c.length),
+        c.updated_at ? new Date(c.updated_at).toISOString().slice(0, 19).replace('T', ' ') : '-',
+      ]),
     );
   });
 }
 
 export async function set(ctx: Ctx, agent: string, name: string, options: { replace?: boolean }): Promise<void> {
   const value = await secret(`value of ${name}`);
-  const answer = await ctx.client.request('PUT', `/agents/${seg(agent)}/credentials/${seg(name)}`, { value, ...(options.replace ? { replace: true } : {}) });
-  ctx.out.result(answer, () => ctx.out.line(`set ${name} (${answer.credential.length} characters${answer.credential.sealed ? ', sealed' : ', pending until the envelope unlocks'})`));
+  const answer = await ctx.client.request('PUT', `/agents/${seg(agent)}/credentials/${seg(name)}`, {
+    value,
+    ...(options.replace ? { replace: true } : {}),
+  });
+  ctx.out.result(answer, () =>
+    ctx.out.line(
+      `set ${name} (${answer.credential.length} characters${answer.credential.sealed ? ', sealed' : ', pending until the envelope unlocks'})`,
+    ),
+  );
 }
 
 export async function remove(ctx: Ctx, agent: string, name: string): Promise<number | void> {
@@ -66,7 +83,9 @@ export async function remove(ctx: Ctx, agent: string, name: string): Promise<num
 export async function unlock(ctx: Ctx, agent: string): Promise<void> {
   const password = await secret(`password of ${agent}`);
   const answer = await ctx.client.post(`/agents/${seg(agent)}/credentials/unlock`, { password });
-  ctx.out.result(answer, () => ctx.out.line(answer.locked ? `still locked (${answer.reason})` : `unlocked the credentials of ${agent}`));
+  ctx.out.result(answer, () =>
+    ctx.out.line(answer.locked ? `still locked (${answer.reason})` : `unlocked the credentials of ${agent}`),
+  );
 }
 
 export async function lock(ctx: Ctx, agent: string): Promise<void> {

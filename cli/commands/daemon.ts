@@ -40,7 +40,10 @@ function lastLines(path: string, lines: number): string {
   if (!existsSync(path)) return '';
   const all = readFileSync(path, 'utf8').split('\n');
   if (all.at(-1) === '') all.pop();
-  return all.slice(-lines).map((line) => `${line}\n`).join('');
+  return all
+    .slice(-lines)
+    .map((line) => `${line}\n`)
+    .join('');
 }
 
 export async function start(ctx: Ctx): Promise<number | void> {
@@ -56,7 +59,10 @@ export async function start(ctx: Ctx): Promise<number | void> {
   const logPath = join(dataDir, LOG_FILE);
   const logFd = openSync(logPath, 'a', 0o600);
   const logStart = statSync(logPath).size;
-  const env = { ...process.env, ...(ctx.options.settings ? { AGT_DAEMON_SETTINGS: resolve(ctx.options.settings) } : {}) };
+  const env = {
+    ...process.env,
+    ...(ctx.options.settings ? { AGT_DAEMON_SETTINGS: resolve(ctx.options.settings) } : {}),
+  };
   // A log file is no terminal: the daemon logs one JSON object per line unless told otherwise.
   const child = spawn(process.execPath, [agtdPath()], { detached: true, stdio: ['ignore', logFd, logFd], env });
   closeSync(logFd);
@@ -68,7 +74,10 @@ export async function start(ctx: Ctx): Promise<number | void> {
   for (;;) {
     if (exited !== undefined) {
       const said = readFileSync(logPath, 'utf8').slice(logStart).trim().split('\n').slice(-15).join('\n');
-      throw new CliError(`agtd exited (code ${exited}) before it answered; its log (${logPath}) says:\n${said}`, EXIT.failed);
+      throw new CliError(
+        `agtd exited (code ${exited}) before it answered; its log (${logPath}) says:\n${said}`,
+        EXIT.failed,
+      );
     }
     // The daemon writes daemon-url once it listens; this connection finds it as every command does.
     const connection = resolveConnection(ctx.options);
@@ -83,7 +92,10 @@ export async function start(ctx: Ctx): Promise<number | void> {
       }
     }
     if (Date.now() > deadline) {
-      throw new CliError(`agtd (pid ${child.pid}) did not answer within ${START_WAIT_MS / 1000} s; its log: ${logPath}`, EXIT.failed);
+      throw new CliError(
+        `agtd (pid ${child.pid}) did not answer within ${START_WAIT_MS / 1000} s; its log: ${logPath}`,
+        EXIT.failed,
+      );
     }
     await sleep(100);
   }
@@ -95,21 +107,39 @@ export async function status(ctx: Ctx): Promise<number | void> {
   const runtime = await runtimeOf(ctx.client);
   if (!runtime) {
     ctx.out.result({ running: false, url: connection.url, urlSource: connection.urlSource }, () =>
-      ctx.out.line(`not running: no daemon answers at ${connection.url} (the address came from ${connection.urlSource}); agt daemon start starts one`),
+      ctx.out.line(
+        `not running: no daemon answers at ${connection.url} (the address came from ${connection.urlSource}); agt daemon start starts one`,
+      ),
     );
     return EXIT.unreachable;
   }
-  ctx.out.result({ running: true, url: connection.url, pid: runtime.pid, version: runtime.version, dataDir: runtime.dataDir, uptimeMs: runtime.uptimeMs, log: existsSync(log) ? log : null }, () => {
-    ctx.out.line(`running: pid ${runtime.pid}, version ${runtime.version}, at ${connection.url}, up ${Math.round(runtime.uptimeMs / 1000)} s`);
-    ctx.out.line(`data directory: ${runtime.dataDir}`);
-    if (existsSync(log)) ctx.out.line(`log (agt daemon start): ${log}`);
-  });
+  ctx.out.result(
+    {
+      running: true,
+      url: connection.url,
+      pid: runtime.pid,
+      version: runtime.version,
+      dataDir: runtime.dataDir,
+      uptimeMs: runtime.uptimeMs,
+      log: existsSync(log) ? log : null,
+    },
+    () => {
+      ctx.out.line(
+        `running: pid ${runtime.pid}, version ${runtime.version}, at ${connection.url}, up ${Math.round(runtime.uptimeMs / 1000)} s`,
+      );
+      ctx.out.line(`data directory: ${runtime.dataDir}`);
+      if (existsSync(log)) ctx.out.line(`log (agt daemon start): ${log}`);
+    },
+  );
 }
 
 export async function logs(ctx: Ctx, options: { follow?: boolean; tail?: string }): Promise<void> {
   const path = join(dataDirOf(ctx.options), LOG_FILE);
   if (!existsSync(path)) {
-    throw new CliError(`no ${path}: only a daemon started with agt daemon start logs there (agtd in a terminal logs to it; a service: journalctl --user -u agtd)`, EXIT.failed);
+    throw new CliError(
+      `no ${path}: only a daemon started with agt daemon start logs there (agtd in a terminal logs to it; a service: journalctl --user -u agtd)`,
+      EXIT.failed,
+    );
   }
   const tail = options.tail === undefined ? 100 : Number(options.tail);
   if (!Number.isInteger(tail) || tail < 0) throw new CliError('--tail (-n) takes a number of lines', EXIT.usage);
@@ -136,9 +166,16 @@ export async function logs(ctx: Ctx, options: { follow?: boolean; tail?: string 
 
 export async function version(ctx: Ctx, clientVersion: string): Promise<void> {
   const runtime = await runtimeOf(ctx.client).catch(() => undefined);
-  const body = { client: clientVersion, daemon: runtime ? { version: runtime.version, url: ctx.client.connection.url } : null };
+  const body = {
+    client: clientVersion,
+    daemon: runtime ? { version: runtime.version, url: ctx.client.connection.url } : null,
+  };
   ctx.out.result(body, () => {
     ctx.out.line(`agt (client): ${clientVersion}`);
-    ctx.out.line(runtime ? `agtd (daemon at ${ctx.client.connection.url}): ${runtime.version}` : `agtd: no daemon answers at ${ctx.client.connection.url}`);
+    ctx.out.line(
+      runtime
+        ? `agtd (daemon at ${ctx.client.connection.url}): ${runtime.version}`
+        : `agtd: no daemon answers at ${ctx.client.connection.url}`,
+    );
   });
 }

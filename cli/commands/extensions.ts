@@ -22,7 +22,13 @@ export async function list(ctx: Ctx): Promise<void> {
   ctx.out.result(extensions, () =>
     ctx.out.table(
       ['NAME', 'VERSION', 'STATE', 'ROUTES', 'ERROR'],
-      extensions.map((e) => [e.name, e.version ?? '-', ctx.out.state(e.state ?? (e.enabled ? 'loaded' : 'disabled')), e.prefix ?? '-', e.error ?? '']),
+      extensions.map((e) => [
+        e.name,
+        e.version ?? '-',
+        ctx.out.state(e.state ?? (e.enabled ? 'loaded' : 'disabled')),
+        e.prefix ?? '-',
+        e.error ?? '',
+      ]),
     ),
   );
 }
@@ -65,12 +71,19 @@ export async function config(ctx: Ctx, name: string, options: { set?: string[]; 
     return ctx.out.result(view, () => {
       ctx.out.printJson(view.config);
       ctx.out.note(ctx.out.dim(`in force (defaults applied): ${JSON.stringify(view.effective)}`));
-      ctx.out.note(ctx.out.dim(view.reconfigurable ? 'changes apply at once' : 'changes apply at the next daemon start'));
+      ctx.out.note(
+        ctx.out.dim(view.reconfigurable ? 'changes apply at once' : 'changes apply at the next daemon start'),
+      );
     });
   }
   const changed = await ctx.client.request('PATCH', path, patchOf(options.set ?? [], options.unset ?? []));
   ctx.out.result(changed, () => {
     ctx.out.line(`${name}: options saved in the data directory${changed.applied ? ' and applied' : ''}`);
-    if (changed.restartRequired) ctx.out.note(ctx.out.yellow(`${name} applies them at the next daemon start (restart the daemon: agt daemon stop, then agtd; agt restart restarts an agent, not the daemon)`));
+    if (changed.restartRequired)
+      ctx.out.note(
+        ctx.out.yellow(
+          `${name} applies them at the next daemon start (restart the daemon: agt daemon stop, then agtd; agt restart restarts an agent, not the daemon)`,
+        ),
+      );
   });
 }

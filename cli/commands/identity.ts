@@ -7,20 +7,30 @@ import { readFileSync } from 'node:fs';
 import type { Ctx } from '../context.js';
 import { CliError, EXIT } from '../errors.js';
 
-async function passphrase(ctx: Ctx, options: { passphraseFile?: string }, confirmIt: boolean, needed: boolean): Promise<string | undefined> {
+async function passphrase(
+  ctx: Ctx,
+  options: { passphraseFile?: string },
+  confirmIt: boolean,
+  needed: boolean,
+): Promise<string | undefined> {
   if (options.passphraseFile) {
     const text = readFileSync(options.passphraseFile, 'utf8').replace(/\r?\n$/, '');
     if (!text) throw new CliError(`${options.passphraseFile} is empty`, EXIT.usage);
     return text;
   }
   if (!process.stdin.isTTY || ctx.out.json) {
-    if (needed) throw new CliError('a passphrase is needed: pass --passphrase-file FILE (or run on a terminal to be asked)', EXIT.usage);
+    if (needed)
+      throw new CliError(
+        'a passphrase is needed: pass --passphrase-file FILE (or run on a terminal to be asked)',
+        EXIT.usage,
+      );
     return undefined;
   }
   const { password } = await import('@inquirer/prompts');
   const first = await password({ message: 'Passphrase', mask: '*' });
   if (!first) return needed ? passphrase(ctx, options, confirmIt, needed) : undefined;
-  if (confirmIt && (await password({ message: 'Passphrase again', mask: '*' })) !== first) throw new CliError('the passphrases differ', EXIT.usage);
+  if (confirmIt && (await password({ message: 'Passphrase again', mask: '*' })) !== first)
+    throw new CliError('the passphrases differ', EXIT.usage);
   return first;
 }
 
@@ -28,14 +38,20 @@ async function passphrase(ctx: Ctx, options: { passphraseFile?: string }, confir
  * What to do next, as `agt` commands (the daemon's own `message` names HTTP routes, for API clients);
  * the daemon's message where no command exists (restoring from the seed phrase).
  */
-export function identityHint(identity: { status: string; backupConfirmed?: boolean; message?: string }): string | undefined {
+export function identityHint(identity: {
+  status: string;
+  backupConfirmed?: boolean;
+  message?: string;
+}): string | undefined {
   switch (identity.status) {
     case 'none':
       return 'No owner identity yet: agt identity create (asks a passphrase on a terminal, or --passphrase-file FILE).';
     case 'locked':
       return 'Locked: agt identity unlock (asks the passphrase, or --passphrase-file FILE), or start agtd with AGT_OWNER_PASSPHRASE_FILE.';
     case 'ready':
-      return identity.backupConfirmed === false ? 'Write the seed phrase down, then: agt identity confirm-backup.' : undefined;
+      return identity.backupConfirmed === false
+        ? 'Write the seed phrase down, then: agt identity confirm-backup.'
+        : undefined;
     default:
       return identity.message;
   }
@@ -47,7 +63,9 @@ export async function identityStatus(ctx: Ctx): Promise<void> {
     ctx.out.line(`${ctx.out.bold('status')}    ${identity.status}`);
     ctx.out.line(`${ctx.out.bold('owner')}     ${identity.ownerDid ?? '-'}`);
     ctx.out.line(`${ctx.out.bold('runtime')}   ${identity.runtimeDid ?? '-'}`);
-    ctx.out.line(`${ctx.out.bold('storage')}   ${identity.storage}${identity.passphraseRequired ? ' (passphrase required)' : ''}`);
+    ctx.out.line(
+      `${ctx.out.bold('storage')}   ${identity.storage}${identity.passphraseRequired ? ' (passphrase required)' : ''}`,
+    );
     const hint = identityHint(identity);
     if (hint) ctx.out.line(ctx.out.dim(hint));
   });

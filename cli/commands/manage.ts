@@ -4,7 +4,11 @@ import { seg } from '../client.js';
 import type { Ctx } from '../context.js';
 import { CliError, EXIT } from '../errors.js';
 
-export async function create(ctx: Ctx, name: string | undefined, options: { dir?: string; template?: string; provider?: string; model?: string; start?: boolean }): Promise<void> {
+export async function create(
+  ctx: Ctx,
+  name: string | undefined,
+  options: { dir?: string; template?: string; provider?: string; model?: string; start?: boolean },
+): Promise<void> {
   const body: Record<string, unknown> = {};
   if (name) body.name = name;
   if (options.dir) body.directory = resolve(options.dir);
@@ -24,7 +28,11 @@ export async function start(ctx: Ctx, agent: string): Promise<void> {
   // A path is made absolute here: the daemon resolves relative paths against its own folder.
   const id = agent.endsWith('.agt') ? resolve(agent) : agent;
   const started = await ctx.client.post(`/agents/${seg(id)}/start`);
-  ctx.out.result(started, () => ctx.out.line(`started ${started.agent?.name ?? agent}${started.loaded ? ' (loaded)' : ''}${started.startupTriggered ? ', startup trigger fired' : ''}`));
+  ctx.out.result(started, () =>
+    ctx.out.line(
+      `started ${started.agent?.name ?? agent}${started.loaded ? ' (loaded)' : ''}${started.startupTriggered ? ', startup trigger fired' : ''}`,
+    ),
+  );
 }
 
 export async function stop(ctx: Ctx, agent: string): Promise<void> {
@@ -33,7 +41,10 @@ export async function stop(ctx: Ctx, agent: string): Promise<void> {
 }
 
 export async function load(ctx: Ctx, file: string, options: { requireReview?: boolean }): Promise<void> {
-  const loaded = await ctx.client.post('/agents/load', { filePath: resolve(file), ...(options.requireReview ? { requireReview: true } : {}) });
+  const loaded = await ctx.client.post('/agents/load', {
+    filePath: resolve(file),
+    ...(options.requireReview ? { requireReview: true } : {}),
+  });
   ctx.out.result(loaded, () => ctx.out.line(`loaded ${ctx.out.bold(loaded.config?.name ?? file)} (${loaded.id})`));
 }
 

@@ -14,7 +14,10 @@ const say = (line: string) => process.stderr.write(`agt mcp serve: ${line}\n`);
 
 export async function serve(ctx: Ctx): Promise<number> {
   const { url, token, tokenSource } = ctx.client.connection;
-  if (!token) say(`no daemon token found (looked at --token, AGT_DAEMON_TOKEN and ${tokenSource}); the daemon will refuse the session`);
+  if (!token)
+    say(
+      `no daemon token found (looked at --token, AGT_DAEMON_TOKEN and ${tokenSource}); the daemon will refuse the session`,
+    );
   const http = new StreamableHTTPClientTransport(new URL(`${url.replace(/\/+$/, '')}/mcp/server`), {
     requestInit: { headers: token ? { authorization: `Bearer ${token}` } : {} },
   });
@@ -33,12 +36,14 @@ export async function serve(ctx: Ctx): Promise<number> {
       const why = error instanceof Error ? error.message : String(error);
       say(`the daemon at ${url} did not take the message: ${why}`);
       // A request gets an error answer, so the client does not wait for ever.
-      if ('method' in message && 'id' in message) void stdio.send({ jsonrpc: '2.0', id: message.id, error: { code: -32000, message: `agt daemon: ${why}` } });
+      if ('method' in message && 'id' in message)
+        void stdio.send({ jsonrpc: '2.0', id: message.id, error: { code: -32000, message: `agt daemon: ${why}` } });
     });
   };
   http.onmessage = (message: JSONRPCMessage) => {
     // The client transport sends the negotiated version on later requests once it knows it.
-    if ('result' in message && message.result && typeof message.result.protocolVersion === 'string') http.setProtocolVersion(message.result.protocolVersion);
+    if ('result' in message && message.result && typeof message.result.protocolVersion === 'string')
+      http.setProtocolVersion(message.result.protocolVersion);
     void stdio.send(message);
   };
   http.onerror = (error) => say(error.message);

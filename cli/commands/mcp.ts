@@ -72,7 +72,11 @@ export async function list(ctx: Ctx, options: { agent?: string }): Promise<void>
     else {
       out.table(
         ['NAME', 'TYPE', 'RUNS'],
-        answer.registrations.map((r) => [out.bold(r.name), r.type, r.url ?? [r.npmPackage ?? r.command, ...(r.args ?? [])].join(' ')]),
+        answer.registrations.map((r) => [
+          out.bold(r.name),
+          r.type,
+          r.url ?? [r.npmPackage ?? r.command, ...(r.args ?? [])].join(' '),
+        ]),
       );
     }
     out.line();
@@ -83,7 +87,10 @@ export async function list(ctx: Ctx, options: { agent?: string }): Promise<void>
 export async function install(ctx: Ctx, spec: string): Promise<number | void> {
   const answer = await ctx.client.post('/mcp/packages', { package: spec });
   ctx.out.result(answer, () => {
-    if (answer.package) ctx.out.line(`installed ${ctx.out.bold(answer.package.name)}${answer.package.version ? `@${answer.package.version}` : ''}`);
+    if (answer.package)
+      ctx.out.line(
+        `installed ${ctx.out.bold(answer.package.name)}${answer.package.version ? `@${answer.package.version}` : ''}`,
+      );
     else ctx.out.line(`installing ${spec}: npm is still running (agt mcp packages shows how it ended)`);
   });
 }
@@ -94,9 +101,14 @@ export async function packages(ctx: Ctx): Promise<void> {
     const { out } = ctx;
     out.line(out.dim(`in ${answer.dir}`));
     if (answer.packages.length === 0) out.line(out.dim('no packages (agt mcp install <package>)'));
-    else out.table(['PACKAGE', 'VERSION', 'BIN'], answer.packages.map((p) => [out.bold(p.name), p.version ?? '-', p.bin ?? '-']));
+    else
+      out.table(
+        ['PACKAGE', 'VERSION', 'BIN'],
+        answer.packages.map((p) => [out.bold(p.name), p.version ?? '-', p.bin ?? '-']),
+      );
     const running = answer.operations.filter((o) => o.status !== 'done');
-    for (const o of running) out.line(`${o.action} ${o.spec}: ${o.status === 'failed' ? out.red(`failed: ${o.error ?? ''}`) : o.status}`);
+    for (const o of running)
+      out.line(`${o.action} ${o.spec}: ${o.status === 'failed' ? out.red(`failed: ${o.error ?? ''}`) : o.status}`);
   });
 }
 
@@ -107,7 +119,8 @@ export async function uninstall(ctx: Ctx, spec: string): Promise<void> {
 
 export async function add(ctx: Ctx, name: string, options: Record<string, any>): Promise<void> {
   const kinds = (['npm', 'command', 'http'] as const).filter((k) => options[k] !== undefined);
-  if (kinds.length !== 1) throw new CliError('agt mcp add takes exactly one of --npm <package>, --command <path>, --http <url>', EXIT.usage);
+  if (kinds.length !== 1)
+    throw new CliError('agt mcp add takes exactly one of --npm <package>, --command <path>, --http <url>', EXIT.usage);
   const type = kinds[0]!;
   const body: Record<string, unknown> = { name, type };
   if (type === 'npm') body.npmPackage = options.npm;
@@ -125,7 +138,11 @@ export async function add(ctx: Ctx, name: string, options: Record<string, any>):
   const timeout = integer(options.timeoutMs, '--timeout-ms');
   if (timeout !== undefined) body.toolCallTimeoutMs = timeout;
   const answer = await ctx.client.post('/mcp/servers', body);
-  ctx.out.result(answer, () => ctx.out.line(`registered ${ctx.out.bold(name)} (${type}); agents declaring it get it at their next load or with agt mcp restart <agent> ${name}`));
+  ctx.out.result(answer, () =>
+    ctx.out.line(
+      `registered ${ctx.out.bold(name)} (${type}); agents declaring it get it at their next load or with agt mcp restart <agent> ${name}`,
+    ),
+  );
 }
 
 export async function remove(ctx: Ctx, name: string): Promise<void> {
@@ -141,14 +158,30 @@ export async function restart(ctx: Ctx, agent: string, server: string): Promise<
 }
 
 export async function tools(ctx: Ctx, agent: string, server: string | undefined): Promise<void> {
-  const answer = await ctx.client.get<{ agentId: string; tools: Array<{ name: string; enabled: boolean; restricted: boolean; source: string; description: string; disabledReason?: string }> }>(`/agents/${seg(agent)}/tools`);
+  const answer = await ctx.client.get<{
+    agentId: string;
+    tools: Array<{
+      name: string;
+      enabled: boolean;
+      restricted: boolean;
+      source: string;
+      description: string;
+      disabledReason?: string;
+    }>;
+  }>(`/agents/${seg(agent)}/tools`);
   const mcpTools = answer.tools.filter((t) => (server ? t.source === `mcp:${server}` : t.source.startsWith('mcp:')));
   ctx.out.result({ agentId: answer.agentId, tools: mcpTools }, () => {
     const { out } = ctx;
     if (mcpTools.length === 0) return out.line(out.dim(`no MCP tools${server ? ` from ${server}` : ''}`));
     out.table(
       ['TOOL', 'SERVER', 'ENABLED', 'RESTRICTED', 'DESCRIPTION'],
-      mcpTools.map((t) => [out.bold(t.name), t.source.slice(4), t.enabled ? 'yes' : out.yellow(`no${t.disabledReason ? ` (${t.disabledReason})` : ''}`), t.restricted ? 'yes' : 'no', (t.description ?? '').split('\n')[0]!.slice(0, 60)]),
+      mcpTools.map((t) => [
+        out.bold(t.name),
+        t.source.slice(4),
+        t.enabled ? 'yes' : out.yellow(`no${t.disabledReason ? ` (${t.disabledReason})` : ''}`),
+        t.restricted ? 'yes' : 'no',
+        (t.description ?? '').split('\n')[0]!.slice(0, 60),
+      ]),
     );
   });
 }

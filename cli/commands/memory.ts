@@ -17,7 +17,12 @@ export interface MemoryView {
 /** `GET /agents/{id}/memory` as `agt memory ls|search` reads it. */
 export interface MemoryListing {
   agentId: string;
-  status: { live: number; forgotten: number; pinned: number; embeddings: { configured: boolean; model: string | null; embedded: number; pending: number } };
+  status: {
+    live: number;
+    forgotten: number;
+    pinned: number;
+    embeddings: { configured: boolean; model: string | null; embedded: number; pending: number };
+  };
   memories: MemoryView[];
   hits?: Array<{ memory: MemoryView; score: number }>;
   mode?: string;
@@ -35,11 +40,21 @@ function print(ctx: Ctx, memories: MemoryView[]): void {
   if (memories.length === 0) return out.line(out.dim('no memories'));
   out.table(
     ['ID', 'KIND', 'SOURCE', 'SAVED', 'TEXT'],
-    memories.map((m) => [out.bold(String(m.id)) + (m.pinned ? ' *' : ''), m.kind, m.source, m.created_at.slice(0, 10), oneLine(m.text)]),
+    memories.map((m) => [
+      out.bold(String(m.id)) + (m.pinned ? ' *' : ''),
+      m.kind,
+      m.source,
+      m.created_at.slice(0, 10),
+      oneLine(m.text),
+    ]),
   );
 }
 
-export async function list(ctx: Ctx, agent: string, options: { kind?: string; pinned?: boolean; forgotten?: boolean; limit?: string }): Promise<void> {
+export async function list(
+  ctx: Ctx,
+  agent: string,
+  options: { kind?: string; pinned?: boolean; forgotten?: boolean; limit?: string },
+): Promise<void> {
   const query = new URLSearchParams();
   if (options.kind) query.set('kind', options.kind);
   if (options.pinned) query.set('pinned', 'true');
@@ -48,14 +63,20 @@ export async function list(ctx: Ctx, agent: string, options: { kind?: string; pi
   const answer = await ctx.client.get<MemoryListing>(`${base(agent)}${query.size ? `?${query}` : ''}`);
   ctx.out.result(answer, () => {
     const { status } = answer;
-    const embeddings = status.embeddings.configured ? `embeddings ${status.embeddings.model ?? 'starting'}, ${status.embeddings.pending} pending` : 'full-text only (no settings memory.embeddings)';
-    ctx.out.line(ctx.out.dim(`${status.live} memories, ${status.pinned} pinned (*), ${status.forgotten} forgotten; ${embeddings}`));
+    const embeddings = status.embeddings.configured
+      ? `embeddings ${status.embeddings.model ?? 'starting'}, ${status.embeddings.pending} pending`
+      : 'full-text only (no settings memory.embeddings)';
+    ctx.out.line(
+      ctx.out.dim(`${status.live} memories, ${status.pinned} pinned (*), ${status.forgotten} forgotten; ${embeddings}`),
+    );
     print(ctx, answer.memories);
   });
 }
 
 export async function search(ctx: Ctx, agent: string, query: string, options: { limit?: string }): Promise<void> {
-  const answer = await ctx.client.get<MemoryListing>(`${base(agent)}?q=${encodeURIComponent(query)}${options.limit ? `&limit=${encodeURIComponent(options.limit)}` : ''}`);
+  const answer = await ctx.client.get<MemoryListing>(
+    `${base(agent)}?q=${encodeURIComponent(query)}${options.limit ? `&limit=${encodeURIComponent(options.limit)}` : ''}`,
+  );
   ctx.out.result(answer, () => {
     if (answer.note) ctx.out.note(answer.note);
     print(ctx, answer.memories);
@@ -67,7 +88,12 @@ export interface SavedMemory {
   memory: MemoryView;
 }
 
-export async function add(ctx: Ctx, agent: string, text: string | undefined, options: { kind?: string; pin?: boolean }): Promise<void> {
+export async function add(
+  ctx: Ctx,
+  agent: string,
+  text: string | undefined,
+  options: { kind?: string; pin?: boolean },
+): Promise<void> {
   const body = {
     text: text === undefined || text === '-' ? (await readStdin()).toString('utf8').replace(/\n$/, '') : text,
     ...(options.kind ? { kind: options.kind } : {}),
@@ -79,7 +105,13 @@ export async function add(ctx: Ctx, agent: string, text: string | undefined, opt
 
 export async function remove(ctx: Ctx, agent: string, id: string, options: { purge?: boolean }): Promise<void> {
   const answer = await ctx.client.request('DELETE', `${base(agent)}/${seg(id)}${options.purge ? '?purge=true' : ''}`);
-  ctx.out.result(answer, () => ctx.out.line(options.purge ? `deleted memory ${id}` : `forgot memory ${id} (kept as forgotten for 30 days; --purge deletes at once)`));
+  ctx.out.result(answer, () =>
+    ctx.out.line(
+      options.purge
+        ? `deleted memory ${id}`
+        : `forgot memory ${id} (kept as forgotten for 30 days; --purge deletes at once)`,
+    ),
+  );
 }
 
 export async function pin(ctx: Ctx, agent: string, id: string, pinned: boolean): Promise<void> {
@@ -109,12 +141,20 @@ function printChanges(ctx: Ctx, changes: MemoryChangeView[]): void {
   if (changes.length === 0) return out.line(out.dim('no changes'));
   out.table(
     ['WHEN', 'ACTION', 'MEMORY', 'FROM', 'REASON'],
-    changes.map((c) => [c.created_at.slice(0, 19).replace('T', ' '), c.action, c.memory_id === null ? '-' : String(c.memory_id), c.from_ids.join(',') || '-', oneLine(c.reason, 70)]),
+    changes.map((c) => [
+      c.created_at.slice(0, 19).replace('T', ' '),
+      c.action,
+      c.memory_id === null ? '-' : String(c.memory_id),
+      c.from_ids.join(',') || '-',
+      oneLine(c.reason, 70),
+    ]),
   );
 }
 
 export async function changelog(ctx: Ctx, agent: string, options: { limit?: string }): Promise<void> {
-  const answer = await ctx.client.get<MemoryChangelogView>(`${base(agent)}/changelog${options.limit ? `?limit=${encodeURIComponent(options.limit)}` : ''}`);
+  const answer = await ctx.client.get<MemoryChangelogView>(
+    `${base(agent)}/changelog${options.limit ? `?limit=${encodeURIComponent(options.limit)}` : ''}`,
+  );
   ctx.out.result(answer, () => printChanges(ctx, answer.changes));
 }
 

@@ -28,8 +28,11 @@ const time = (ms: number) => new Date(ms).toTimeString().slice(0, 8);
 
 function printLog(out: Output, row: LogRow): void {
   if (out.json) return out.line(JSON.stringify(row));
-  const level = row.level === 'error' ? out.red(row.level) : row.level === 'warn' ? out.yellow(row.level) : out.dim(row.level);
-  out.line(`${out.dim(time(row.created_at))} ${level.padEnd(out.colors ? 14 : 5)} ${out.dim(row.origin ?? '-')} ${row.event ? `${out.cyan(row.event)} ` : ''}${row.message}`);
+  const level =
+    row.level === 'error' ? out.red(row.level) : row.level === 'warn' ? out.yellow(row.level) : out.dim(row.level);
+  out.line(
+    `${out.dim(time(row.created_at))} ${level.padEnd(out.colors ? 14 : 5)} ${out.dim(row.origin ?? '-')} ${row.event ? `${out.cyan(row.event)} ` : ''}${row.message}`,
+  );
 }
 
 const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -40,22 +43,39 @@ export function sinceTime(value: string, now = Date.now()): number {
   if (duration) return now - Number(duration[1]) * UNITS[duration[2]!]!;
   const date = /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : Number.NaN;
   if (Number.isFinite(date)) return date;
-  throw new CliError(`--since takes a duration (30s, 10m, 2h, 1d) or a date and time (2026-11-29T08:00:00Z), not ${JSON.stringify(value)}`, EXIT.usage);
+  throw new CliError(
+    `--since takes a duration (30s, 10m, 2h, 1d) or a date and time (2026-11-29T08:00:00Z), not ${JSON.stringify(value)}`,
+    EXIT.usage,
+  );
 }
 
 /** What `logs -f` shows of the event stream besides log rows: the agent's turns, tool calls, waits and errors. */
-const FOLLOWED = new Set(['turn.started', 'turn.completed', 'tool.started', 'tool.completed', 'hil.requested', 'hil.resolved', 'agent.error', 'agent.state.changed']);
+const FOLLOWED = new Set([
+  'turn.started',
+  'turn.completed',
+  'tool.started',
+  'tool.completed',
+  'hil.requested',
+  'hil.resolved',
+  'agent.error',
+  'agent.state.changed',
+]);
 
 /**
  * The agent's log rows; with `-f`, then what the agent does as it happens: its new log rows and its
  * turns, tool calls, approvals and errors, from the event stream (opened before the rows are read, so
  * nothing falls between the two).
  */
-export async function logs(ctx: Ctx, agent: string, options: { follow?: boolean; lines?: string; tail?: string; since?: string }): Promise<void> {
+export async function logs(
+  ctx: Ctx,
+  agent: string,
+  options: { follow?: boolean; lines?: string; tail?: string; since?: string },
+): Promise<void> {
   const { client, out } = ctx;
   const count = options.tail ?? options.lines;
   const tail = count === undefined ? undefined : Number(count);
-  if (tail !== undefined && !(Number.isInteger(tail) && tail >= 1 && tail <= 500)) throw new CliError('--tail (-n) takes a number of rows from 1 to 500', EXIT.usage);
+  if (tail !== undefined && !(Number.isInteger(tail) && tail >= 1 && tail <= 500))
+    throw new CliError('--tail (-n) takes a number of rows from 1 to 500', EXIT.usage);
   const since = options.since === undefined ? undefined : sinceTime(options.since);
   // With --since the newest 500 rows are read and those older dropped; then --tail keeps the last N.
   const limit = since !== undefined ? 500 : (tail ?? 50);
@@ -76,11 +96,21 @@ export async function logs(ctx: Ctx, agent: string, options: { follow?: boolean;
   const show = (event: AgtEvent) => {
     if (event.event_type === 'log.written') {
       const p = event.payload ?? {};
-      return printLog(out, { id: 0, level: p.level, origin: p.origin ?? null, event: p.event ?? null, message: p.message, data: null, created_at: event.timestamp });
+      return printLog(out, {
+        id: 0,
+        level: p.level,
+        origin: p.origin ?? null,
+        event: p.event ?? null,
+        message: p.message,
+        data: null,
+        created_at: event.timestamp,
+      });
     }
     if (!FOLLOWED.has(event.event_type)) return;
     if (out.json) return out.line(JSON.stringify(event));
-    out.line(`${out.dim(time(event.timestamp))} ${out.cyan(event.event_type)}${event.loop && event.loop !== 'main' ? out.dim(` (${event.loop})`) : ''} ${describe(out, event)}`);
+    out.line(
+      `${out.dim(time(event.timestamp))} ${out.cyan(event.event_type)}${event.loop && event.loop !== 'main' ? out.dim(` (${event.loop})`) : ''} ${describe(out, event)}`,
+    );
   };
   const stream = openEvents(client, ref.id, (event) => (live ? show(event) : early.push(event)));
   await stream.opened;
@@ -119,7 +149,13 @@ export function describe(out: Output, event: AgtEvent): string {
     case 'tool.completed':
       return `${p.tool} ${p.ok ? out.green('ok') : out.red('failed')} ${p.duration_ms} ms`;
     case 'hil.requested':
-      return out.yellow(p.kind === 'approval' ? `approval ${p.taskId}: ${p.tool} ${compact(p.args, 80)}` : p.kind === 'ask' ? `ask ${p.requestId}: ${p.question}` : `suspend ${p.requestId}: ${p.reason}`);
+      return out.yellow(
+        p.kind === 'approval'
+          ? `approval ${p.taskId}: ${p.tool} ${compact(p.args, 80)}`
+          : p.kind === 'ask'
+            ? `ask ${p.requestId}: ${p.question}`
+            : `suspend ${p.requestId}: ${p.reason}`,
+      );
     case 'log.written':
       return `${p.level} ${p.message}`;
     default:
@@ -143,10 +179,13 @@ export async function events(ctx: Ctx, options: { agent?: string; deltas?: boole
     if (event.event_type === 'llm.delta' && !options.deltas) return;
     if (event.event_type === 'agent.loaded' && event.agent_id) names.set(event.agent_id, event.payload?.name);
     const who = event.agent_id ? (names.get(event.agent_id) ?? event.agent_id) : 'daemon';
-    out.line(`${out.dim(time(event.timestamp))} ${out.bold(who)}${event.loop && event.loop !== 'main' ? out.dim(`/${event.loop}`) : ''} ${out.cyan(event.event_type)} ${describe(out, event)}`);
+    out.line(
+      `${out.dim(time(event.timestamp))} ${out.bold(who)}${event.loop && event.loop !== 'main' ? out.dim(`/${event.loop}`) : ''} ${out.cyan(event.event_type)} ${describe(out, event)}`,
+    );
   });
   await stream.opened;
-  if (!out.json) out.note(out.dim(`watching ${options.agent ?? 'all agents'} at ${client.connection.url}; Ctrl-C to stop`));
+  if (!out.json)
+    out.note(out.dim(`watching ${options.agent ?? 'all agents'} at ${client.connection.url}; Ctrl-C to stop`));
   // Runs until interrupted.
   await new Promise(() => {});
 }

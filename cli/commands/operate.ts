@@ -25,7 +25,14 @@ export async function trackedList(ctx: Ctx): Promise<void> {
   ctx.out.result(answer, () => {
     const { out } = ctx;
     if (answer.folders.length === 0) return out.line(out.dim('no tracked folders (agt tracked add <folder>)'));
-    out.table(['FOLDER', 'EXISTS', 'AGENTS'], answer.folders.map((f) => [out.bold(f.path), f.exists ? 'yes' : out.yellow('no'), `${f.agentCount}${f.truncated ? '+' : ''}`]));
+    out.table(
+      ['FOLDER', 'EXISTS', 'AGENTS'],
+      answer.folders.map((f) => [
+        out.bold(f.path),
+        f.exists ? 'yes' : out.yellow('no'),
+        `${f.agentCount}${f.truncated ? '+' : ''}`,
+      ]),
+    );
   });
 }
 
@@ -36,7 +43,9 @@ export async function trackedAdd(ctx: Ctx, folder: string): Promise<void> {
 
 export async function trackedRemove(ctx: Ctx, folder: string): Promise<number | void> {
   const answer = await ctx.client.request('DELETE', `/tracked-folders?path=${encodeURIComponent(resolve(folder))}`);
-  ctx.out.result(answer, () => ctx.out.line(answer.success ? `no longer tracking ${resolve(folder)}` : `${resolve(folder)} was not tracked`));
+  ctx.out.result(answer, () =>
+    ctx.out.line(answer.success ? `no longer tracking ${resolve(folder)}` : `${resolve(folder)} was not tracked`),
+  );
   return answer.success ? undefined : EXIT.failed;
 }
 
@@ -52,11 +61,19 @@ export async function daemonStop(ctx: Ctx, options: { wait: boolean }): Promise<
       } catch (error) {
         if (error instanceof CliError && error.exitCode === EXIT.unreachable) break;
       }
-      if (Date.now() > deadline) throw new CliError(`the daemon (pid ${runtime.pid}) accepted the shutdown but still answers after 30 s`, EXIT.failed);
+      if (Date.now() > deadline)
+        throw new CliError(
+          `the daemon (pid ${runtime.pid}) accepted the shutdown but still answers after 30 s`,
+          EXIT.failed,
+        );
       await sleep(100);
     }
   }
-  ctx.out.result({ stopped: options.wait, accepted: true, pid: runtime.pid }, () => ctx.out.line(options.wait ? `stopped the daemon (pid ${runtime.pid})` : `the daemon (pid ${runtime.pid}) is stopping`));
+  ctx.out.result({ stopped: options.wait, accepted: true, pid: runtime.pid }, () =>
+    ctx.out.line(
+      options.wait ? `stopped the daemon (pid ${runtime.pid})` : `the daemon (pid ${runtime.pid}) is stopping`,
+    ),
+  );
 }
 
 /** POSIX shell quoting of one argument (the command runs as `sh -c`). */
@@ -74,7 +91,8 @@ export async function exec(ctx: Ctx, agent: string, words: string[]): Promise<nu
   const early: AgtEvent[] = [];
   let done!: (event: AgtEvent) => void;
   const ended = new Promise<AgtEvent>((resolve) => (done = resolve));
-  const isEnd = (e: AgtEvent) => (e.event_type === 'turn.completed' || e.event_type === 'agent.error') && e.payload.turn_id === turnId;
+  const isEnd = (e: AgtEvent) =>
+    (e.event_type === 'turn.completed' || e.event_type === 'agent.error') && e.payload.turn_id === turnId;
   const stream = openEvents(ctx.client, ref.id, (event) => {
     if (turnId === undefined) early.push(event);
     else if (isEnd(event)) done(event);
@@ -90,8 +108,18 @@ export async function exec(ctx: Ctx, agent: string, words: string[]): Promise<nu
     const end = seen ?? (await ended);
     if (end.event_type === 'agent.error') {
       // The command's own exit code passes through (as `docker exec` does: 124 a time-out); a refusal is 1.
-      const exitCode = typeof end.payload.exit_code === 'number' && end.payload.exit_code > 0 && end.payload.exit_code < 256 ? end.payload.exit_code : undefined;
-      const body = { agentId: ref.id, turnId, command, ok: false, ...(exitCode !== undefined ? { exitCode } : {}), error: { code: end.payload.code, message: end.payload.message } };
+      const exitCode =
+        typeof end.payload.exit_code === 'number' && end.payload.exit_code > 0 && end.payload.exit_code < 256
+          ? end.payload.exit_code
+          : undefined;
+      const body = {
+        agentId: ref.id,
+        turnId,
+        command,
+        ok: false,
+        ...(exitCode !== undefined ? { exitCode } : {}),
+        error: { code: end.payload.code, message: end.payload.message },
+      };
       if (ctx.out.json) ctx.out.printJson(body);
       else ctx.out.note(`agt: ${end.payload.message} (${end.payload.code})`);
       return exitCode ?? EXIT.failed;
@@ -103,13 +131,21 @@ export async function exec(ctx: Ctx, agent: string, words: string[]): Promise<nu
       // Not JSON: the text itself is the output.
       result = { stdout: String(end.payload.text ?? '') };
     }
-    ctx.out.result({ agentId: ref.id, turnId, command, ok: true, ...result }, () => process.stdout.write(result.stdout ?? ''));
+    ctx.out.result({ agentId: ref.id, turnId, command, ok: true, ...result }, () =>
+      process.stdout.write(result.stdout ?? ''),
+    );
   } finally {
     stream.close();
   }
 }
 
-export async function send(ctx: Ctx, agent: string, recipient: string, text: string, options: { channel: string; subject?: string; data?: string; wait?: boolean }): Promise<number | void> {
+export async function send(
+  ctx: Ctx,
+  agent: string,
+  recipient: string,
+  text: string,
+  options: { channel: string; subject?: string; data?: string; wait?: boolean },
+): Promise<number | void> {
   const data: Record<string, unknown> = options.data ? jsonObject(options.data, '--data') : {};
   if (options.subject) data.subject = options.subject;
   const body = { text, channel: options.channel, recipient, ...(Object.keys(data).length ? { data } : {}) };
@@ -118,7 +154,9 @@ export async function send(ctx: Ctx, agent: string, recipient: string, text: str
   if (options.wait) {
     const deadline = Date.now() + 30_000;
     for (;;) {
-      const { messages } = await ctx.client.get<{ messages: Array<NonNullable<typeof row>> }>(`/agents/${seg(queued.agentId)}/outbox`);
+      const { messages } = await ctx.client.get<{ messages: Array<NonNullable<typeof row>> }>(
+        `/agents/${seg(queued.agentId)}/outbox`,
+      );
       row = messages.find((m) => m.id === queued.messageId);
       if (!row || row.status === 'delivered' || row.status === 'failed' || Date.now() > deadline) break;
       await sleep(100);
@@ -127,7 +165,10 @@ export async function send(ctx: Ctx, agent: string, recipient: string, text: str
   const status = row?.status ?? 'queued';
   ctx.out.result({ ...queued, status, ...(row ? { message: row } : {}) }, () => {
     if (status === 'failed') ctx.out.note(`agt: message ${queued.messageId} failed: ${row?.error ?? 'refused'}`);
-    else ctx.out.line(`message ${queued.messageId} ${status}${status === 'queued' || status === 'pending' ? ` (agt send --wait waits; GET /agents/${agent}/outbox shows it)` : ''}`);
+    else
+      ctx.out.line(
+        `message ${queued.messageId} ${status}${status === 'queued' || status === 'pending' ? ` (agt send --wait waits; GET /agents/${agent}/outbox shows it)` : ''}`,
+      );
   });
   return status === 'failed' || (options.wait && status !== 'delivered') ? EXIT.failed : undefined;
 }

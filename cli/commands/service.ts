@@ -68,7 +68,12 @@ export const SECRETS: Record<string, string> = {
   AGT_DAEMON_TOKEN: "the data directory's daemon-token file",
 };
 
-export function unitText(options: { dataDir: string; port?: number; settings?: string; env?: NodeJS.ProcessEnv }): string {
+export function unitText(options: {
+  dataDir: string;
+  port?: number;
+  settings?: string;
+  env?: NodeJS.ProcessEnv;
+}): string {
   const env = options.env ?? process.env;
   const agtd = agtdPath();
   const vars: Array<[string, string]> = [
@@ -110,22 +115,31 @@ export function unitText(options: { dataDir: string; port?: number; settings?: s
 
 /** What the shell sets that the unit leaves out, and what to use instead. */
 function leftOut(env: NodeJS.ProcessEnv = process.env): string[] {
-  return Object.entries(SECRETS).filter(([name]) => env[name]).map(([name, instead]) => `${name} is a secret and is not written into the unit: use ${instead}`);
+  return Object.entries(SECRETS)
+    .filter(([name]) => env[name])
+    .map(([name, instead]) => `${name} is a secret and is not written into the unit: use ${instead}`);
 }
 
 export async function install(ctx: Ctx, options: { print?: boolean; force?: boolean; port?: string }): Promise<void> {
   const port = integer(options.port, '--port', 0);
-  const text = unitText({ dataDir: dataDirOf(ctx.options), ...(port !== undefined ? { port } : {}), ...(ctx.options.settings ? { settings: ctx.options.settings } : {}) });
+  const text = unitText({
+    dataDir: dataDirOf(ctx.options),
+    ...(port !== undefined ? { port } : {}),
+    ...(ctx.options.settings ? { settings: ctx.options.settings } : {}),
+  });
   const path = join(unitDir(), UNIT);
   if (options.print) return ctx.out.result({ path, unit: text, written: false }, () => process.stdout.write(text));
-  if (existsSync(path) && !options.force) throw new CliError(`${path} exists; --force replaces it (or --print shows the new one)`, EXIT.failed);
+  if (existsSync(path) && !options.force)
+    throw new CliError(`${path} exists; --force replaces it (or --print shows the new one)`, EXIT.failed);
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(path, text, { mode: 0o644 });
   const notes = leftOut();
   ctx.out.result({ path, unit: text, written: true, leftOut: notes }, () => {
     ctx.out.line(`wrote ${path}`);
     for (const note of notes) ctx.out.note(ctx.out.yellow(note));
-    ctx.out.line(ctx.out.dim('start it now and at login: systemctl --user daemon-reload && systemctl --user enable --now agtd'));
+    ctx.out.line(
+      ctx.out.dim('start it now and at login: systemctl --user daemon-reload && systemctl --user enable --now agtd'),
+    );
     ctx.out.line(ctx.out.dim('keep it running after logout: loginctl enable-linger $USER'));
   });
 }
@@ -134,6 +148,8 @@ export async function uninstall(ctx: Ctx): Promise<number | void> {
   const path = join(unitDir(), UNIT);
   const existed = existsSync(path);
   rmSync(path, { force: true });
-  ctx.out.result({ path, removed: existed }, () => ctx.out.line(existed ? `deleted ${path} (systemctl --user daemon-reload to forget it)` : `there was no ${path}`));
+  ctx.out.result({ path, removed: existed }, () =>
+    ctx.out.line(existed ? `deleted ${path} (systemctl --user daemon-reload to forget it)` : `there was no ${path}`),
+  );
   return existed ? undefined : EXIT.failed;
 }

@@ -37,7 +37,14 @@ export interface UsageReport {
 }
 
 const usd = (value: number | null) => (value === null ? '?' : `$${value.toFixed(4)}`);
-const row = (key: string, t: Totals) => [key, String(t.calls), String(t.input), String(t.cached), String(t.output), usd(t.cost_usd)];
+const row = (key: string, t: Totals) => [
+  key,
+  String(t.calls),
+  String(t.input),
+  String(t.cached),
+  String(t.output),
+  usd(t.cost_usd),
+];
 const HEADERS = ['', 'CALLS', 'INPUT', 'CACHED', 'OUTPUT', 'COST'];
 
 function printBudget(ctx: Ctx, budget: Budget): void {
@@ -45,7 +52,13 @@ function printBudget(ctx: Ctx, budget: Budget): void {
   if (names.length === 0) return ctx.out.line(ctx.out.dim('no budget applies'));
   ctx.out.table(
     ['BUDGET', 'LIMIT', 'USED', 'REMAINING', 'RESETS'],
-    names.map((name) => [name, String(budget.limits[name]), String(budget.used[name]), String(budget.remaining[name]), budget.resets_at[name] ?? 'each turn']),
+    names.map((name) => [
+      name,
+      String(budget.limits[name]),
+      String(budget.used[name]),
+      String(budget.remaining[name]),
+      budget.resets_at[name] ?? 'each turn',
+    ]),
   );
 }
 
@@ -56,8 +69,12 @@ async function agentNames(ctx: Ctx): Promise<Map<string, string>> {
   return new Map(agents.map((agent) => [agent.id, shared(agent.name) ? `${agent.name} (${agent.id})` : agent.name]));
 }
 
-export async function usage(ctx: Ctx, options: { agent?: string; by?: string; from?: string; to?: string }): Promise<void> {
-  if (options.by && !['model', 'day', 'agent'].includes(options.by)) throw new CliError('--by takes model, day or agent', EXIT.usage);
+export async function usage(
+  ctx: Ctx,
+  options: { agent?: string; by?: string; from?: string; to?: string },
+): Promise<void> {
+  if (options.by && !['model', 'day', 'agent'].includes(options.by))
+    throw new CliError('--by takes model, day or agent', EXIT.usage);
   if (options.agent) {
     const view = await ctx.client.get<AgentUsage>(`/agents/${seg(options.agent)}/usage`);
     const names = await agentNames(ctx);
@@ -81,23 +98,38 @@ export async function usage(ctx: Ctx, options: { agent?: string; by?: string; fr
   });
 }
 
-const FIELDS = { turnTokens: 'turn_tokens', dayTokens: 'day_tokens', dayUsd: 'day_usd', monthUsd: 'month_usd' } as const;
+const FIELDS = {
+  turnTokens: 'turn_tokens',
+  dayTokens: 'day_tokens',
+  dayUsd: 'day_usd',
+  monthUsd: 'month_usd',
+} as const;
 
 /** Shows the agent's budgets, or sets fields of its config `budget` (a merge patch; `none` removes one). */
-export async function budget(ctx: Ctx, agent: string, options: Partial<Record<keyof typeof FIELDS, string>> & { onExceeded?: string }): Promise<void> {
+export async function budget(
+  ctx: Ctx,
+  agent: string,
+  options: Partial<Record<keyof typeof FIELDS, string>> & { onExceeded?: string },
+): Promise<void> {
   const patch: Record<string, unknown> = {};
   for (const [option, field] of Object.entries(FIELDS)) {
     const raw = options[option as keyof typeof FIELDS];
     if (raw === undefined) continue;
     if (raw === 'none') patch[field] = null;
     else if (Number.isFinite(Number(raw)) && Number(raw) >= 0) patch[field] = Number(raw);
-    else throw new CliError(`--${option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} takes a number or none`, EXIT.usage);
+    else
+      throw new CliError(
+        `--${option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} takes a number or none`,
+        EXIT.usage,
+      );
   }
   if (options.onExceeded !== undefined) {
-    if (options.onExceeded !== 'ask' && options.onExceeded !== 'fail') throw new CliError('--on-exceeded takes ask or fail', EXIT.usage);
+    if (options.onExceeded !== 'ask' && options.onExceeded !== 'fail')
+      throw new CliError('--on-exceeded takes ask or fail', EXIT.usage);
     patch.on_exceeded = options.onExceeded;
   }
-  if (Object.keys(patch).length > 0) await ctx.client.request('PATCH', `/agents/${seg(agent)}/config`, { budget: patch });
+  if (Object.keys(patch).length > 0)
+    await ctx.client.request('PATCH', `/agents/${seg(agent)}/config`, { budget: patch });
   const view = await ctx.client.get<AgentUsage>(`/agents/${seg(agent)}/usage`);
   ctx.out.result(view.budget, () => printBudget(ctx, view.budget));
 }

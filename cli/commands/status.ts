@@ -23,7 +23,18 @@ export async function agents(ctx: Ctx, options: { all?: boolean } = {}): Promise
   if (others === null) out.note(out.dim('the tracked-folders extension is not running: only loaded agents are listed'));
   const all = [
     ...list.map((a) => ({ ...a, loaded: true })),
-    ...(others ?? []).map((a) => ({ id: a.id, name: a.name, ...(a.handle ? { handle: a.handle } : {}), filePath: a.filePath, autostart: a.autostart, runtimeState: 'unloaded', displayState: '-', loaded: false, reviewed: a.reviewed, passwordProtected: a.passwordProtected })),
+    ...(others ?? []).map((a) => ({
+      id: a.id,
+      name: a.name,
+      ...(a.handle ? { handle: a.handle } : {}),
+      filePath: a.filePath,
+      autostart: a.autostart,
+      runtimeState: 'unloaded',
+      displayState: '-',
+      loaded: false,
+      reviewed: a.reviewed,
+      passwordProtected: a.passwordProtected,
+    })),
   ];
   out.result(all, () => printAgents(ctx, all));
 }
@@ -35,7 +46,13 @@ function printAgents({ out }: Ctx, list: AgentRow[]): void {
   }
   out.table(
     ['NAME', 'STATE', 'DISPLAY', 'ID', 'FILE'],
-    list.map((a) => [out.bold(a.name), a.runtimeState === 'unloaded' ? out.dim(a.runtimeState) : out.state(a.runtimeState), a.displayState, a.id, a.filePath ?? '-']),
+    list.map((a) => [
+      out.bold(a.name),
+      a.runtimeState === 'unloaded' ? out.dim(a.runtimeState) : out.state(a.runtimeState),
+      a.displayState,
+      a.id,
+      a.filePath ?? '-',
+    ]),
   );
 }
 
@@ -50,17 +67,37 @@ export async function status(ctx: Ctx): Promise<void> {
   ]);
   const body = { url: client.connection.url, runtime, identity, agents: list, backups };
   out.result(body, () => {
-    const id = body.identity as { status: string; ownerDid: string | null; backupConfirmed?: boolean; message?: string };
-    out.line(`${out.bold('daemon')}      ${client.connection.url}  agt ${runtime.version} (pid ${runtime.pid}, up ${ago(runtime.uptimeMs)}, node ${runtime.node})`);
+    const id = body.identity as {
+      status: string;
+      ownerDid: string | null;
+      backupConfirmed?: boolean;
+      message?: string;
+    };
+    out.line(
+      `${out.bold('daemon')}      ${client.connection.url}  agt ${runtime.version} (pid ${runtime.pid}, up ${ago(runtime.uptimeMs)}, node ${runtime.node})`,
+    );
     out.line(`${out.bold('data dir')}    ${runtime.dataDir}`);
-    out.line(`${out.bold('identity')}    ${id.status === 'ready' ? out.green(id.status) : out.yellow(id.status)}${id.ownerDid ? `  ${id.ownerDid}` : ''}`);
+    out.line(
+      `${out.bold('identity')}    ${id.status === 'ready' ? out.green(id.status) : out.yellow(id.status)}${id.ownerDid ? `  ${id.ownerDid}` : ''}`,
+    );
     const hint = identityHint(id);
     if (hint) out.line(`            ${out.dim(hint)}`);
-    const extensions = (runtime.extensions as Array<{ name: string; enabled: boolean; loaded: boolean; error: string | null; problem?: string | null }>).map((e) =>
-      e.error ? out.red(`${e.name} (failed: ${e.error})`)
-      : !e.enabled ? out.dim(`${e.name} (off)`)
-      : e.problem ? out.yellow(`${e.name} (${e.problem})`)
-      : out.green(e.name),
+    const extensions = (
+      runtime.extensions as Array<{
+        name: string;
+        enabled: boolean;
+        loaded: boolean;
+        error: string | null;
+        problem?: string | null;
+      }>
+    ).map((e) =>
+      e.error
+        ? out.red(`${e.name} (failed: ${e.error})`)
+        : !e.enabled
+          ? out.dim(`${e.name} (off)`)
+          : e.problem
+            ? out.yellow(`${e.name} (${e.problem})`)
+            : out.green(e.name),
     );
     out.line(`${out.bold('extensions')}  ${extensions.join(', ') || out.dim('none')}`);
     out.line(`${out.bold('events')}      ${runtime.events.bufferedFrames}/${runtime.events.capacity} frames buffered`);
@@ -74,11 +111,23 @@ export async function status(ctx: Ctx): Promise<void> {
 }
 
 /** The schedule of `GET /backups` in one line: when, how many kept, the last run. */
-function backupLine(ctx: Ctx, schedule: { enabled: boolean; every: string | null; keep: number | null; nextRunAt: string | null; problem: string | null; lastRun: { startedAt: string; completed: number; failed: number } | null } | null): string {
+function backupLine(
+  ctx: Ctx,
+  schedule: {
+    enabled: boolean;
+    every: string | null;
+    keep: number | null;
+    nextRunAt: string | null;
+    problem: string | null;
+    lastRun: { startedAt: string; completed: number; failed: number } | null;
+  } | null,
+): string {
   const { out } = ctx;
   if (!schedule) return out.dim('unknown');
   if (schedule.problem) return out.red(schedule.problem);
   if (!schedule.enabled) return out.dim('not scheduled (settings backups: {every, keep, dir})');
-  const last = schedule.lastRun ? `; last ${schedule.lastRun.startedAt}: ${schedule.lastRun.completed} copied${schedule.lastRun.failed ? `, ${out.red(`${schedule.lastRun.failed} failed`)}` : ''}` : '';
+  const last = schedule.lastRun
+    ? `; last ${schedule.lastRun.startedAt}: ${schedule.lastRun.completed} copied${schedule.lastRun.failed ? `, ${out.red(`${schedule.lastRun.failed} failed`)}` : ''}`
+    : '';
   return `every "${schedule.every}", keep ${schedule.keep}, next ${schedule.nextRunAt ?? '-'}${last}`;
 }

@@ -32,25 +32,46 @@ export async function approvals(ctx: Ctx): Promise<void> {
         task.agentName,
         task.id,
         ago(Date.now() - task.createdAt),
-        task.kind === 'approval' ? `${task.tool} ${compact(task.args, 80)}` : task.kind === 'budget' ? String((task.args as Record<string, unknown> | undefined)?.question ?? '') : task.kind === 'ask' ? task.question ?? '' : task.reason ?? '',
+        task.kind === 'approval'
+          ? `${task.tool} ${compact(task.args, 80)}`
+          : task.kind === 'budget'
+            ? String((task.args as Record<string, unknown> | undefined)?.question ?? '')
+            : task.kind === 'ask'
+              ? (task.question ?? '')
+              : (task.reason ?? ''),
       ]),
     );
     out.line();
-    out.line(out.dim('answer with: agt approve <id> | agt deny <id> [-r reason] | agt answer <id> <text> | agt resume <agent>'));
+    out.line(
+      out.dim(
+        'answer with: agt approve <id> | agt deny <id> [-r reason] | agt answer <id> <text> | agt resume <agent>',
+      ),
+    );
   });
 }
 
 /** The pending item with this id (task or request id) across agents; `agent` narrows when ids clash. */
 async function findPending(ctx: Ctx, id: string, kind: PendingTask['kind'], agent?: string): Promise<PendingTask> {
   // Budget tasks are answered like approvals (docs/costs.md).
-  const { tasks } = await ctx.client.get<{ tasks: PendingTask[] }>(kind === 'approval' ? '/tasks' : `/tasks?kind=${kind}`);
+  const { tasks } = await ctx.client.get<{ tasks: PendingTask[] }>(
+    kind === 'approval' ? '/tasks' : `/tasks?kind=${kind}`,
+  );
   const kinds: ReadonlyArray<PendingTask['kind']> = kind === 'approval' ? ['approval', 'budget'] : [kind];
-  const found = tasks.filter((task) => kinds.includes(task.kind) && task.id === id && (!agent || task.agentId === agent || task.agentName === agent));
-  if (found.length === 0) throw new CliError(`no pending ${kind} ${id}${agent ? ` for ${agent}` : ''} (agt approvals lists what waits)`);
+  const found = tasks.filter(
+    (task) =>
+      kinds.includes(task.kind) && task.id === id && (!agent || task.agentId === agent || task.agentName === agent),
+  );
+  if (found.length === 0)
+    throw new CliError(`no pending ${kind} ${id}${agent ? ` for ${agent}` : ''} (agt approvals lists what waits)`);
   return found[0]!;
 }
 
-export async function resolveApproval(ctx: Ctx, taskId: string, action: 'approve' | 'deny', options: { agent?: string; reason?: string; args?: string; amount?: string }): Promise<void> {
+export async function resolveApproval(
+  ctx: Ctx,
+  taskId: string,
+  action: 'approve' | 'deny',
+  options: { agent?: string; reason?: string; args?: string; amount?: string },
+): Promise<void> {
   const task = await findPending(ctx, taskId, 'approval', options.agent);
   const body: Record<string, unknown> = { action };
   if (options.amount !== undefined) {
@@ -67,7 +88,11 @@ export async function resolveApproval(ctx: Ctx, taskId: string, action: 'approve
     }
   }
   const answer = await ctx.client.post(`/agents/${seg(task.agentId)}/tasks/${seg(task.id)}/resolve`, body);
-  ctx.out.result(answer, () => ctx.out.line(`${action === 'approve' ? ctx.out.green('approved') : ctx.out.red('denied')} ${task.tool} for ${task.agentName}`));
+  ctx.out.result(answer, () =>
+    ctx.out.line(
+      `${action === 'approve' ? ctx.out.green('approved') : ctx.out.red('denied')} ${task.tool} for ${task.agentName}`,
+    ),
+  );
 }
 
 export async function answer(ctx: Ctx, requestId: string, text: string, options: { agent?: string }): Promise<void> {

@@ -27,23 +27,38 @@ export async function list(ctx: Ctx, agent: string): Promise<void> {
   ctx.out.result(tools, () =>
     ctx.out.table(
       ['TOOL', 'ENABLED', 'RESTRICTED', 'SOURCE'],
-      tools.map((tool) => [tool.name, tool.enabled ? 'yes' : tool.disabledReason ? `no (${tool.disabledReason})` : 'no', tool.restricted ? 'yes' : 'no', tool.source]),
+      tools.map((tool) => [
+        tool.name,
+        tool.enabled ? 'yes' : tool.disabledReason ? `no (${tool.disabledReason})` : 'no',
+        tool.restricted ? 'yes' : 'no',
+        tool.source,
+      ]),
     ),
   );
 }
 
 /** `action` is ls (or list), enable, disable, restrict or unrestrict; `name` the tool for all but ls. */
-export async function tools(ctx: Ctx, agent: string, action: string | undefined, name: string | undefined): Promise<void> {
+export async function tools(
+  ctx: Ctx,
+  agent: string,
+  action: string | undefined,
+  name: string | undefined,
+): Promise<void> {
   if (action === undefined || action === 'ls' || action === 'list') {
     if (name !== undefined) throw new CliError(`agt tools ${agent} ls takes no tool name`, EXIT.usage);
     return list(ctx, agent);
   }
   const change = CHANGES[action];
-  if (!change) throw new CliError(`unknown action "${action}": ls, enable, disable, restrict or unrestrict`, EXIT.usage);
+  if (!change)
+    throw new CliError(`unknown action "${action}": ls, enable, disable, restrict or unrestrict`, EXIT.usage);
   if (!name) throw new CliError(`agt tools ${agent} ${action} needs a tool name`, EXIT.usage);
   const body: Record<string, boolean> = {};
   if (change.enabled !== undefined) body.enabled = change.enabled;
   if (change.restricted !== undefined) body.restricted = change.restricted;
-  const answer = await ctx.client.request<{ agentId: string; tool: ToolRow }>('PUT', `/agents/${seg(agent)}/tools/${seg(name)}`, body);
+  const answer = await ctx.client.request<{ agentId: string; tool: ToolRow }>(
+    'PUT',
+    `/agents/${seg(agent)}/tools/${seg(name)}`,
+    body,
+  );
   ctx.out.result(answer, () => ctx.out.line(`${name} of ${agent}: ${change.said}`));
 }

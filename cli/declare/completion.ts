@@ -2,6 +2,8 @@
 import type { Command } from 'commander';
 
 export function declareCompletion(agt: Command): void {
-  agt.command('completion <shell>').description('print a shell completion script: bash, zsh or fish (eval "$(agt completion bash)")')
+  agt
+    .command('completion <shell>')
+    .description('print a shell completion script: bash, zsh or fish (eval "$(agt completion bash)")')
     .action(async (shell: string) => (await import('../commands/completion.js')).completion(agt, shell));
 }

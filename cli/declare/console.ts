@@ -5,7 +5,9 @@ import { run } from '../run.js';
 const consoleCommands = () => import('../commands/console.js');
 
 export function declareConsole(agt: Command): void {
-  agt.command('console').description("a one-time link that logs a browser into the daemon's web console (valid 60 s, single use)")
+  agt
+    .command('console')
+    .description("a one-time link that logs a browser into the daemon's web console (valid 60 s, single use)")
     .option('--open', 'open it in the default browser too')
     .action(run(async (ctx, options: { open?: boolean }) => (await consoleCommands()).openConsole(ctx, options)));
 }

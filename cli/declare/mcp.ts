@@ -8,18 +8,35 @@ import { run } from '../run.js';
 const mcp = () => import('../commands/mcp.js');
 
 export function declareMcp(agt: Command): Command {
-  const group = agt.command('mcp').description('MCP servers: registrations, packages, an agent\'s servers and tools')
+  const group = agt
+    .command('mcp')
+    .description("MCP servers: registrations, packages, an agent's servers and tools")
     .action(run(async (ctx) => (await mcp()).list(ctx, {})));
-  group.command('ls').alias('list').description('registrations and the open servers of loaded agents (--agent: one agent\'s declared servers with status and logs)')
+  group
+    .command('ls')
+    .alias('list')
+    .description(
+      "registrations and the open servers of loaded agents (--agent: one agent's declared servers with status and logs)",
+    )
     .option('--agent <agent>', "one agent's servers")
     .action(run(async (ctx, options: { agent?: string }) => (await mcp()).list(ctx, options)));
-  group.command('install <package>').description('install an MCP server package with npm into the data directory (name, name@version, tarball or folder)')
+  group
+    .command('install <package>')
+    .description(
+      'install an MCP server package with npm into the data directory (name, name@version, tarball or folder)',
+    )
     .action(run(async (ctx, spec: string) => (await mcp()).install(ctx, spec)));
-  group.command('packages').description('installed MCP server packages and the latest installs')
+  group
+    .command('packages')
+    .description('installed MCP server packages and the latest installs')
     .action(run(async (ctx) => (await mcp()).packages(ctx)));
-  group.command('uninstall <package>').description('uninstall an MCP server package')
+  group
+    .command('uninstall <package>')
+    .description('uninstall an MCP server package')
     .action(run(async (ctx, spec: string) => (await mcp()).uninstall(ctx, spec)));
-  group.command('add <name>').description('register an MCP server: one of --npm, --command or --http')
+  group
+    .command('add <name>')
+    .description('register an MCP server: one of --npm, --command or --http')
     .option('--npm <package>', 'an installed package (agt mcp install), run with node')
     .option('--command <path>', 'an executable')
     .option('--arg <arg...>', 'arguments (npm and command)')
@@ -31,15 +48,32 @@ export function declareMcp(agt: Command): Command {
     .option('--allow-agent-headers <Header...>', 'http: header names an agent may send')
     .option('--timeout-ms <ms>', 'per tool call limit')
     .action(run(async (ctx, name: string, options: Record<string, unknown>) => (await mcp()).add(ctx, name, options)));
-  group.command('remove <name>').alias('rm').description('remove an MCP server registration')
+  group
+    .command('remove <name>')
+    .alias('rm')
+    .description('remove an MCP server registration')
     .action(run(async (ctx, name: string) => (await mcp()).remove(ctx, name)));
-  group.command('restart <agent> <server>').description("reconnect one of an agent's MCP servers now (also starts a newly declared one)")
+  group
+    .command('restart <agent> <server>')
+    .description("reconnect one of an agent's MCP servers now (also starts a newly declared one)")
     .action(run(async (ctx, agent: string, server: string) => (await mcp()).restart(ctx, agent, server)));
-  group.command('tools <agent> [server]').description("an agent's MCP tools (of one server), with their state")
+  group
+    .command('tools <agent> [server]')
+    .description("an agent's MCP tools (of one server), with their state")
     .action(run(async (ctx, agent: string, server: string | undefined) => (await mcp()).tools(ctx, agent, server)));
-  group.command('enable-tool <agent> <server> <tool>').description('re-enable an MCP tool whose input schema changed (accepts the new schema)')
-    .action(run(async (ctx, agent: string, server: string, tool: string) => (await mcp()).enableTool(ctx, agent, server, tool)));
-  group.command('serve').description("agt as an MCP server on stdio: a bridge to the daemon's /mcp/server for MCP clients that spawn a process (docs/mcp.md)")
+  group
+    .command('enable-tool <agent> <server> <tool>')
+    .description('re-enable an MCP tool whose input schema changed (accepts the new schema)')
+    .action(
+      run(async (ctx, agent: string, server: string, tool: string) =>
+        (await mcp()).enableTool(ctx, agent, server, tool),
+      ),
+    );
+  group
+    .command('serve')
+    .description(
+      "agt as an MCP server on stdio: a bridge to the daemon's /mcp/server for MCP clients that spawn a process (docs/mcp.md)",
+    )
     .action(run(async (ctx) => (await import('../commands/mcp-serve.js')).serve(ctx)));
   return group;
 }

@@ -103,12 +103,23 @@ async function withDaemon<T>(options: TestDaemonOptions, use: (daemon: TestDaemo
  *
  * @beta
  */
-export async function runContractSuite(extensions: ContractSuiteExtension[], options: Omit<TestDaemonOptions, 'extensions'> = {}): Promise<ContractCheck[]> {
+export async function runContractSuite(
+  extensions: ContractSuiteExtension[],
+  options: Omit<TestDaemonOptions, 'extensions'> = {},
+): Promise<ContractCheck[]> {
   const checks: ContractCheck[] = [];
-  const check = (extension: string, name: string, ok: boolean, detail = '') => checks.push({ extension, name, ok, detail: ok ? '' : detail });
-  const defs = await Promise.all(extensions.map(async (given) => ({ given, definition: await definitionOf(given.module) })));
+  const check = (extension: string, name: string, ok: boolean, detail = '') =>
+    checks.push({ extension, name, ok, detail: ok ? '' : detail });
+  const defs = await Promise.all(
+    extensions.map(async (given) => ({ given, definition: await definitionOf(given.module) })),
+  );
   const entries = (enabled: (definition: Definition) => boolean): Entry[] =>
-    defs.map(({ given, definition }) => ({ name: definition.name, module: given.module, enabled: enabled(definition), config: given.config ?? {} }));
+    defs.map(({ given, definition }) => ({
+      name: definition.name,
+      module: given.module,
+      enabled: enabled(definition),
+      config: given.config ?? {},
+    }));
 
   // 1. All enabled: loads, lists, survives throwing handlers, stops in time, leaves nothing behind.
   const before = resources();
@@ -116,50 +127,81 @@ export async function runContractSuite(extensions: ContractSuiteExtension[], opt
   const daemon = await startTestDaemon({ ...options, extensions: entries(() => true) });
   let stopped = false;
   try {
-    const doc = (await daemon.request('GET', '/openapi.json')).body as { paths?: Record<string, Record<string, unknown>> };
+    const doc = (await daemon.request('GET', '/openapi.json')).body as {
+      paths?: Record<string, Record<string, unknown>>;
+    };
     for (const { definition } of defs) {
-      const row = (await daemon.request('GET', `/runtime/extensions/${definition.name}`)).body as { loaded?: boolean; error?: string | null };
+      const row = (await daemon.request('GET', `/runtime/extensions/${definition.name}`)).body as {
+        loaded?: boolean;
+        error?: string | null;
+      };
       check(definition.name, 'loads', row.loaded === true, `loaded ${row.loaded}, error ${row.error}`);
       if (!definition.prefix) {
         check(definition.name, 'declares a route prefix', false, 'no prefix');
         continue;
       }
       const own = Object.entries(doc.paths ?? {}).filter(
-        ([path]) => path.startsWith(definition.prefix!) || (definition.agentRoutes !== undefined && path.startsWith(`/agents/{id}/${definition.agentRoutes}`)),
+        ([path]) =>
+          path.startsWith(definition.prefix!) ||
+          (definition.agentRoutes !== undefined && path.startsWith(`/agents/{id}/${definition.agentRoutes}`)),
       );
       const undocumented = own.flatMap(([path, operations]) =>
         Object.entries(operations as Record<string, { tags?: string[]; summary?: string }>)
           .filter(([, operation]) => !(operation.tags?.length && operation.summary))
           .map(([method]) => `${method.toUpperCase()} ${path}`),
       );
-      check(definition.name, 'documents its routes (OpenAPI, with tags and a summary)', own.length > 0 && undocumented.length === 0, own.length === 0 ? 'no route in /openapi.json' : `no tags or summary: ${undocumented.join(', ')}`);
+      check(
+        definition.name,
+        'documents its routes (OpenAPI, with tags and a summary)',
+        own.length > 0 && undocumented.length === 0,
+        own.length === 0 ? 'no route in /openapi.json' : `no tags or summary: ${undocumented.join(', ')}`,
+      );
       const listed = await daemon.request('GET', definition.prefix);
-      check(definition.name, `answers its listing route GET ${definition.prefix}`, listed.status === 200, `status ${listed.status}`);
+      check(
+        definition.name,
+        `answers its listing route GET ${definition.prefix}`,
+        listed.status === 200,
+        `status ${listed.status}`,
+      );
       const bad: string[] = [];
       for (const [path, operations] of Object.entries(doc.paths ?? {})) {
         if (!path.startsWith(definition.prefix) || !('get' in operations) || !path.includes('{')) continue;
         const url = path.replace(/\{[^}]+\}/g, 'no-such-contract-suite-id');
         const res = await daemon.request('GET', url);
         // 503 with a code is an answer (an engine it needs is off); 500 is a handler's throw nobody turned into one.
-        if (res.status === 500 || typeof res.body?.code !== 'string') bad.push(`GET ${url}: ${res.status} ${res.text.slice(0, 120)}`);
+        if (res.status === 500 || typeof res.body?.code !== 'string')
+          bad.push(`GET ${url}: ${res.status} ${res.text.slice(0, 120)}`);
       }
       const still = await daemon.request('GET', definition.prefix);
-      check(definition.name, 'survives its handlers throwing (unknown ids: {error, code}, never 500, still serving)', bad.length === 0 && still.status === 200, bad.join('; ') || `then GET ${definition.prefix}: ${still.status}`);
+      check(
+        definition.name,
+        'survives its handlers throwing (unknown ids: {error, code}, never 500, still serving)',
+        bad.length === 0 && still.status === 200,
+        bad.join('; ') || `then GET ${definition.prefix}: ${still.status}`,
+      );
     }
     const started = Date.now();
     await daemon.stop();
     stopped = true;
     const took = Date.now() - started;
-    for (const { definition } of defs) check(definition.name, `stops within ${STOP_WITHIN_MS} ms`, took <= STOP_WITHIN_MS, `shutdown took ${took} ms`);
+    for (const { definition } of defs)
+      check(definition.name, `stops within ${STOP_WITHIN_MS} ms`, took <= STOP_WITHIN_MS, `shutdown took ${took} ms`);
   } finally {
     if (!stopped) await daemon.stop();
   }
   await settle();
   const after = resources();
-  const left = [...after].filter(([type, count]) => count > (before.get(type) ?? 0)).map(([type, count]) => `${type} +${count - (before.get(type) ?? 0)}`);
+  const left = [...after]
+    .filter(([type, count]) => count > (before.get(type) ?? 0))
+    .map(([type, count]) => `${type} +${count - (before.get(type) ?? 0)}`);
   const leftChildren = children().filter((pid) => !childrenBefore.has(pid));
   for (const { definition } of defs) {
-    check(definition.name, 'leaves no process or handle', left.length === 0 && leftChildren.length === 0, [...left, ...leftChildren.map((pid) => `child process ${pid}`)].join(', '));
+    check(
+      definition.name,
+      'leaves no process or handle',
+      left.length === 0 && leftChildren.length === 0,
+      [...left, ...leftChildren.map((pid) => `child process ${pid}`)].join(', '),
+    );
   }
 
   // 2. Every extension disabled: its prefix answers 503.
@@ -167,13 +209,23 @@ export async function runContractSuite(extensions: ContractSuiteExtension[], opt
     for (const { definition } of defs) {
       if (!definition.prefix) continue;
       const paths = [definition.prefix, `${definition.prefix}/anything/below`];
-      if (definition.agentRoutes) paths.push(`/agents/contract-suite-agent/${definition.agentRoutes}`, `/agents/contract-suite-agent/${definition.agentRoutes}/x`);
+      if (definition.agentRoutes)
+        paths.push(
+          `/agents/contract-suite-agent/${definition.agentRoutes}`,
+          `/agents/contract-suite-agent/${definition.agentRoutes}/x`,
+        );
       const wrong: string[] = [];
       for (const path of paths) {
         const res = await off.request('GET', path);
-        if (res.status !== 503 || res.body?.code !== 'unavailable') wrong.push(`GET ${path}: ${res.status} ${res.text.slice(0, 80)}`);
+        if (res.status !== 503 || res.body?.code !== 'unavailable')
+          wrong.push(`GET ${path}: ${res.status} ${res.text.slice(0, 80)}`);
       }
-      check(definition.name, 'answers 503 when off (its prefix and agent segment)', wrong.length === 0, wrong.join('; '));
+      check(
+        definition.name,
+        'answers 503 when off (its prefix and agent segment)',
+        wrong.length === 0,
+        wrong.join('; '),
+      );
     }
   });
 
@@ -181,12 +233,20 @@ export async function runContractSuite(extensions: ContractSuiteExtension[], opt
   const dependents = defs.filter(({ definition }) => (definition.dependsOn ?? []).length > 0);
   if (dependents.length > 0) {
     const needed = new Set(dependents.flatMap(({ definition }) => definition.dependsOn ?? []));
-    await withDaemon({ ...options, extensions: entries((definition) => !needed.has(definition.name)) }, async (partial) => {
-      for (const { definition } of dependents) {
-        const res = await partial.request('GET', definition.prefix ?? '/');
-        check(definition.name, 'survives its dependencies being off (503, the daemon runs)', res.status === 503, `status ${res.status}`);
-      }
-    });
+    await withDaemon(
+      { ...options, extensions: entries((definition) => !needed.has(definition.name)) },
+      async (partial) => {
+        for (const { definition } of dependents) {
+          const res = await partial.request('GET', definition.prefix ?? '/');
+          check(
+            definition.name,
+            'survives its dependencies being off (503, the daemon runs)',
+            res.status === 503,
+            `status ${res.status}`,
+          );
+        }
+      },
+    );
   }
   return checks;
 }

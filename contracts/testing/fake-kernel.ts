@@ -12,7 +12,16 @@ import type { Logger } from '../logger.js';
 import type { ModelClientProvider } from '../model.js';
 import { normalizeAgentPath } from '../agent-paths.js';
 import type { AgentLauncher } from '../agent-launcher.js';
-import type { AgentFile, AgentFilesAccess, AgentsService, AgentView, InboundMessage, InboxService, LogLevel, SettingsService } from '../services.js';
+import type {
+  AgentFile,
+  AgentFilesAccess,
+  AgentsService,
+  AgentView,
+  InboundMessage,
+  InboxService,
+  LogLevel,
+  SettingsService,
+} from '../services.js';
 import { generateKeyPairSync, sign as signBytes, type KeyObject } from 'node:crypto';
 import { didFromPublicKey, type AgentKeysAccess } from '../agent-keys.js';
 import { SettingsSchema, type Settings } from '../settings.js';
@@ -113,8 +122,12 @@ export function offer<T>(point: ExtensionPoint<T>, implementation: T, owner = 't
  *
  * @beta
  */
-export function recordingLogger(lines: LogLine[] = [], bindings: Record<string, unknown> = {}): Logger & { lines: LogLine[] } {
-  const write = (level: LogLine['level']) => (data: unknown, msg?: string) => void lines.push({ level, msg: typeof data === 'string' && msg === undefined ? data : msg, data, bindings });
+export function recordingLogger(
+  lines: LogLine[] = [],
+  bindings: Record<string, unknown> = {},
+): Logger & { lines: LogLine[] } {
+  const write = (level: LogLine['level']) => (data: unknown, msg?: string) =>
+    void lines.push({ level, msg: typeof data === 'string' && msg === undefined ? data : msg, data, bindings });
   return {
     lines,
     debug: write('debug'),
@@ -131,7 +144,10 @@ export class RecordingBus implements EventBus {
   private readonly listeners = new Set<(event: UmbilicalEvent) => void>();
   private seq = 0;
 
-  constructor(private readonly logger: Logger, private readonly defaultSource = 'kernel') {}
+  constructor(
+    private readonly logger: Logger,
+    private readonly defaultSource = 'kernel',
+  ) {}
 
   emit<T extends EventType>(type: T, input: EmitInput<T>): UmbilicalEvent<T> {
     const event: UmbilicalEvent<T> = {
@@ -166,7 +182,10 @@ export class TestSettings implements SettingsService {
   private settings: Settings;
   private readonly listeners = new Set<(settings: Readonly<Settings>) => void>();
 
-  constructor(readonly dataDir: string, initial: Settings = {}) {
+  constructor(
+    readonly dataDir: string,
+    initial: Settings = {},
+  ) {
     this.settings = initial;
   }
 
@@ -198,15 +217,16 @@ export class TestSettings implements SettingsService {
 }
 
 /** A minimal config (what the fields extensions usually read hold), the test's `config` merged over it. */
-const baseConfig = (agent: TestAgent) => ({
-  agt_version: '0.2',
-  id: agent.id,
-  name: agent.name ?? agent.id,
-  description: '',
-  instructions: '',
-  model: { provider: 'test', model_id: 'test-model' },
-  ...agent.config,
-}) as AgentConfig;
+const baseConfig = (agent: TestAgent) =>
+  ({
+    agt_version: '0.2',
+    id: agent.id,
+    name: agent.name ?? agent.id,
+    description: '',
+    instructions: '',
+    model: { provider: 'test', model_id: 'test-model' },
+    ...agent.config,
+  }) as AgentConfig;
 
 /** `ctx.agents` over a list the test may change (push, splice) while the extension runs. */
 export function testAgents(agents: TestAgent[], logRows: AgentLogRow[]): AgentsService {
@@ -228,7 +248,10 @@ export function testAgents(agents: TestAgent[], logRows: AgentLogRow[]): AgentsS
     },
     list: () => agents.map(view),
     find: (ref) => {
-      const agent = agents.find((a) => a.id === ref) ?? agents.find((a) => a.handle === ref) ?? agents.find((a) => (a.name ?? a.id) === ref);
+      const agent =
+        agents.find((a) => a.id === ref) ??
+        agents.find((a) => a.handle === ref) ??
+        agents.find((a) => (a.name ?? a.id) === ref);
       return agent ? view(agent) : undefined;
     },
     readCredential: async (agentId, name) => agents.find((a) => a.id === agentId)?.credentials?.[name],
@@ -237,7 +260,8 @@ export function testAgents(agents: TestAgent[], logRows: AgentLogRow[]): AgentsS
       if (!agent) throw new AgtError('not_found', `agent ${agentId} is not loaded`);
       agent.config = { ...next };
     },
-    log: (agentId, level, message, data) => void logRows.push({ agentId, level, message, ...(data !== undefined ? { data } : {}) }),
+    log: (agentId, level, message, data) =>
+      void logRows.push({ agentId, level, message, ...(data !== undefined ? { data } : {}) }),
   };
 }
 
@@ -279,12 +303,21 @@ function testFiles(agents: TestAgent[]): AgentFilesAccess {
   return {
     list: async (agentId, folder = '') => {
       const prefix = folder === '' ? '' : `${normalizeAgentPath(folder)}/`;
-      return [...filesOf(agentId).values()].filter((file) => file.path.startsWith(prefix)).map(info).sort((a, b) => (a.path < b.path ? -1 : 1));
+      return [...filesOf(agentId).values()]
+        .filter((file) => file.path.startsWith(prefix))
+        .map(info)
+        .sort((a, b) => (a.path < b.path ? -1 : 1));
     },
     read: async (agentId, path) => filesOf(agentId).get(normalizeAgentPath(path)),
     write: async (agentId, path, content, mimeType = null) => {
       const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : Buffer.from(content);
-      const file = { path: normalizeAgentPath(path), mimeType, size: bytes.byteLength, updatedAt: Date.now(), content: bytes };
+      const file = {
+        path: normalizeAgentPath(path),
+        mimeType,
+        size: bytes.byteLength,
+        updatedAt: Date.now(),
+        content: bytes,
+      };
       filesOf(agentId).set(file.path, file);
       return info(file);
     },
@@ -306,7 +339,16 @@ export function testInbox(agents: TestAgent[], deliveries: Delivery[]): InboxSer
       const found = deliveries.find((d) => d.agentId === agentId && d.messageId === messageId);
       if (!found) return undefined;
       const { message } = found;
-      return { id: found.messageId, source: message.source, sender: message.sender ?? null, text: message.text, data: message.data ?? null, status: 'unread', externalId: message.externalId ?? null, createdAt: 0 };
+      return {
+        id: found.messageId,
+        source: message.source,
+        sender: message.sender ?? null,
+        text: message.text,
+        data: message.data ?? null,
+        status: 'unread',
+        externalId: message.externalId ?? null,
+        createdAt: 0,
+      };
     },
   };
 }
@@ -338,27 +380,41 @@ export class TestPoints {
   readonly offered = new Map<string, unknown[]>();
   registering = true;
 
-  constructor(private readonly name: string, private readonly uses: readonly PointOffer[]) {}
+  constructor(
+    private readonly name: string,
+    private readonly uses: readonly PointOffer[],
+  ) {}
 
   provide<T>(point: ExtensionPoint<T>, implementation: T): void {
-    if (!this.registering) throw new Error(`extension ${this.name} offers extension point ${point.id} after register: offer it during register`);
+    if (!this.registering)
+      throw new Error(
+        `extension ${this.name} offers extension point ${point.id} after register: offer it during register`,
+      );
     const list = this.offered.get(point.id) ?? [];
-    if (point.providers === 'one' && list.length > 0) throw new Error(`extension point ${point.id} takes one provider and ${this.name} already provides it`);
+    if (point.providers === 'one' && list.length > 0)
+      throw new Error(`extension point ${point.id} takes one provider and ${this.name} already provides it`);
     this.offered.set(point.id, [...list, implementation]);
   }
 
   use<T>(point: ExtensionPoint<T>): T | readonly T[] {
     const found = this.uses.filter((o) => o.point.id === point.id);
     if (found.length === 0) {
-      throw new Error(`extension ${this.name} uses extension point ${point.id}, which no loaded extension provides (give it in the harness's uses: [offer(point, implementation)])`);
+      throw new Error(
+        `extension ${this.name} uses extension point ${point.id}, which no loaded extension provides (give it in the harness's uses: [offer(point, implementation)])`,
+      );
     }
-    return point.providers === 'one' ? (found[0]!.implementation as T) : Object.freeze(found.map((o) => o.implementation as T));
+    return point.providers === 'one'
+      ? (found[0]!.implementation as T)
+      : Object.freeze(found.map((o) => o.implementation as T));
   }
 }
 
 /** `ctx.launcher` of the test kernel: the members given, the others reject with `unavailable`. */
 export function testLauncher(given: Partial<AgentLauncher>): AgentLauncher {
-  const missing = (member: string) => () => Promise.reject(new AgtError('unavailable', `the test kernel has no agent files: pass launcher.${member} to startTestExtension`));
+  const missing = (member: string) => () =>
+    Promise.reject(
+      new AgtError('unavailable', `the test kernel has no agent files: pass launcher.${member} to startTestExtension`),
+    );
   return {
     summarize: given.summarize ?? missing('summarize'),
     start: given.start ?? missing('start'),

@@ -19,7 +19,11 @@ const textAjv = ajvPool({}, { customOptions: { ...AJV_BASE, coerceTypes: 'array'
 
 /** A root instance with the daemon's validation, error answers and not-found answer. */
 export function testApp(): ExtensionHttp {
-  const app = Fastify({ logger: false, forceCloseConnections: true, routerOptions: { maxParamLength: 512 } }).withTypeProvider<TypeBoxTypeProvider>();
+  const app = Fastify({
+    logger: false,
+    forceCloseConnections: true,
+    routerOptions: { maxParamLength: 512 },
+  }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler((route) => (route.httpPart === 'body' ? bodyAjv : textAjv)(route as never) as never);
   app.setErrorHandler(sendErrorAnswer);
   app.setNotFoundHandler((request, reply) => void reply.status(404).send(notFoundAnswer(request)));

@@ -17,7 +17,12 @@ export interface TestResponse {
  *
  * @public
  */
-export type TestRequest = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<TestResponse>;
+export type TestRequest = (
+  method: string,
+  path: string,
+  body?: unknown,
+  headers?: Record<string, string>,
+) => Promise<TestResponse>;
 
 /** A `request` function for `baseUrl`, adding `defaultHeaders` (the daemon's bearer token) to every call. */
 export function httpClient(baseUrl: string, defaultHeaders: Record<string, string> = {}): TestRequest {
@@ -26,7 +31,8 @@ export function httpClient(baseUrl: string, defaultHeaders: Record<string, strin
     const init: RequestInit = { method, headers: sent };
     if (body !== undefined) {
       init.body = typeof body === 'string' ? body : JSON.stringify(body);
-      if (!Object.keys(sent).some((name) => name.toLowerCase() === 'content-type')) sent['content-type'] = 'application/json';
+      if (!Object.keys(sent).some((name) => name.toLowerCase() === 'content-type'))
+        sent['content-type'] = 'application/json';
     }
     const response = await fetch(baseUrl + path, init);
     const text = await response.text();

@@ -22,8 +22,22 @@
  * });
  * ```
  */
-export { startTestExtension, type TestExtension, type TestExtensionOptions, type TestExtensionState } from './test-extension.js';
+export {
+  startTestExtension,
+  type TestExtension,
+  type TestExtensionOptions,
+  type TestExtensionState,
+} from './test-extension.js';
 export { runContractSuite, STOP_WITHIN_MS, type ContractCheck, type ContractSuiteExtension } from './contract-suite.js';
 export { startTestDaemon, type TestDaemon, type TestDaemonExtension, type TestDaemonOptions } from './test-daemon.js';
-export { offer, recordingLogger, type AgentLogRow, type Delivery, type LogLine, type PointOffer, type RecordedContributions, type TestAgent } from './fake-kernel.js';
+export {
+  offer,
+  recordingLogger,
+  type AgentLogRow,
+  type Delivery,
+  type LogLine,
+  type PointOffer,
+  type RecordedContributions,
+  type TestAgent,
+} from './fake-kernel.js';
 export type { TestRequest, TestResponse } from './http-client.js';

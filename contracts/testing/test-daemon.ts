@@ -18,13 +18,15 @@ import { httpClient, type TestRequest } from './http-client.js';
  *
  * @public
  */
-export type TestDaemonExtension = string | {
-  module: string;
-  /** Default: the `name` the module's definition gives (the module is imported once to read it). */
-  name?: string;
-  enabled?: boolean;
-  config?: Record<string, unknown>;
-};
+export type TestDaemonExtension =
+  | string
+  | {
+      module: string;
+      /** Default: the `name` the module's definition gives (the module is imported once to read it). */
+      name?: string;
+      enabled?: boolean;
+      config?: Record<string, unknown>;
+    };
 
 /** @public */
 export interface TestDaemonOptions {
@@ -50,7 +52,11 @@ export interface TestDaemon {
 }
 
 interface DaemonModule {
-  startDaemon(options: { env?: NodeJS.ProcessEnv; print?: (line: string) => void; kdfCost?: { N: number; r: number; p: number } }): Promise<{ url: string; shutdown(reason: string): Promise<void> }>;
+  startDaemon(options: {
+    env?: NodeJS.ProcessEnv;
+    print?: (line: string) => void;
+    kdfCost?: { N: number; r: number; p: number };
+  }): Promise<{ url: string; shutdown(reason: string): Promise<void> }>;
 }
 
 const ownUrl = import.meta.url;
@@ -75,7 +81,9 @@ export function agtModuleUrl(path: string): string {
     const built = join(dirname(manifest), `dist/${path}.js`);
     if (existsSync(built)) return pathToFileURL(built).href;
   }
-  throw new Error('startTestDaemon needs the agt package: run it inside the agt checkout, or install agt beside @agt/contracts (npm install --save-dev agt)');
+  throw new Error(
+    'startTestDaemon needs the agt package: run it inside the agt checkout, or install agt beside @agt/contracts (npm install --save-dev agt)',
+  );
 }
 
 /** The daemon module of the agt package: the one this package is part of, else an installed `agt`. */
@@ -106,9 +114,13 @@ async function entryOf(extension: TestDaemonExtension) {
     try {
       loaded = (await import(isAbsolute(module) ? pathToFileURL(module).href : module)) as typeof loaded;
     } catch (error) {
-      throw new Error(`startTestDaemon: cannot import ${given.module} to read its name (${(error as Error).message}); give the entry's name`, { cause: error });
+      throw new Error(
+        `startTestDaemon: cannot import ${given.module} to read its name (${(error as Error).message}); give the entry's name`,
+        { cause: error },
+      );
     }
-    if (typeof loaded.default?.name !== 'string') throw new Error(`startTestDaemon: ${given.module} has no default export with a name; give the entry's name`);
+    if (typeof loaded.default?.name !== 'string')
+      throw new Error(`startTestDaemon: ${given.module} has no default export with a name; give the entry's name`);
     name = loaded.default.name;
   }
   return { name, module, enabled: given.enabled ?? true, config: given.config ?? {} };

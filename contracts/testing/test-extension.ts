@@ -16,13 +16,33 @@ import { join } from 'node:path';
 import type { TSchema } from 'typebox';
 import { Value } from 'typebox/value';
 import type { EmitInput, EventType, UmbilicalEvent } from '../events.js';
-import { CONTRACT_VERSION, type ExtensionContext, type ExtensionDefinition, type ExtensionHooks, type ExtensionHttp, type ExtensionPoint } from '../extension.js';
+import {
+  CONTRACT_VERSION,
+  type ExtensionContext,
+  type ExtensionDefinition,
+  type ExtensionHooks,
+  type ExtensionHttp,
+  type ExtensionPoint,
+} from '../extension.js';
 import type { Logger } from '../logger.js';
 import type { Settings } from '../settings.js';
 import type { AgentLauncher } from '../agent-launcher.js';
 import {
-  recordContributions, recordingLogger, RecordingBus, testAgents, testEnv, testInbox, testLauncher, TestPoints, TestSettings,
-  type AgentLogRow, type Delivery, type LogLine, type PointOffer, type RecordedContributions, type TestAgent,
+  recordContributions,
+  recordingLogger,
+  RecordingBus,
+  testAgents,
+  testEnv,
+  testInbox,
+  testLauncher,
+  TestPoints,
+  TestSettings,
+  type AgentLogRow,
+  type Delivery,
+  type LogLine,
+  type PointOffer,
+  type RecordedContributions,
+  type TestAgent,
 } from './fake-kernel.js';
 import { guardScope, testApp } from './http-app.js';
 import { agtModuleUrl } from './test-daemon.js';
@@ -171,51 +191,65 @@ export async function startTestExtension<Options extends TSchema>(
   const serving = () => (state === 'failed' ? `failed: ${error}` : state === 'stopped' ? 'stopped' : null);
 
   if (definition.agentRoutes) {
-    app.register(async (scope) => {
-      agentScope = scope as ExtensionHttp;
-      guardScope(scope, name, serving, true);
-    }, { prefix: `/agents/:id/${definition.agentRoutes}` });
+    app.register(
+      async (scope) => {
+        agentScope = scope as ExtensionHttp;
+        guardScope(scope, name, serving, true);
+      },
+      { prefix: `/agents/:id/${definition.agentRoutes}` },
+    );
   }
-  app.register(async (scope) => {
-    guardScope(scope, name, serving, definition.prefix !== undefined);
-    if (agentScope) {
-      // The agent scope has loaded already: a plugin registered on it runs inside this scope instead.
-      const target = agentScope;
-      Object.defineProperty(target, 'register', {
-        configurable: true,
-        value: (plugin: (instance: ExtensionHttp, opts: unknown) => Promise<void> | void, opts?: unknown) => {
-          scope.register(async () => plugin(target, opts ?? {}));
-          return target;
+  app.register(
+    async (scope) => {
+      guardScope(scope, name, serving, definition.prefix !== undefined);
+      if (agentScope) {
+        // The agent scope has loaded already: a plugin registered on it runs inside this scope instead.
+        const target = agentScope;
+        Object.defineProperty(target, 'register', {
+          configurable: true,
+          value: (plugin: (instance: ExtensionHttp, opts: unknown) => Promise<void> | void, opts?: unknown) => {
+            scope.register(async () => plugin(target, opts ?? {}));
+            return target;
+          },
+        });
+      }
+      context = {
+        name,
+        config,
+        logger: rootLogger.child({ extension: name }),
+        http: scope as ExtensionHttp,
+        ...(agentScope ? { agentHttp: agentScope } : {}),
+        bus: {
+          emit: (type, input) => bus.emit(type, { ...input, source: input.source ?? `ext:${name}` }),
+          subscribe: (listener) => track(bus.subscribe(listener)),
         },
-      });
-    }
-    context = {
-      name,
-      config,
-      logger: rootLogger.child({ extension: name }),
-      http: scope as ExtensionHttp,
-      ...(agentScope ? { agentHttp: agentScope } : {}),
-      bus: { emit: (type, input) => bus.emit(type, { ...input, source: input.source ?? `ext:${name}` }), subscribe: (listener) => track(bus.subscribe(listener)) },
-      settings: { dataDir: settings.dataDir, current: () => settings.current(), onChange: (listener) => track(settings.onChange(listener)), update: (patch) => settings.update(patch) },
-      agents: testAgents(agents, agentLogs),
-      inbox: testInbox(agents, deliveries),
-      launcher: testLauncher(options.launcher ?? {}),
-      env: testEnv(options.env ?? {}),
-      print: (line) => void printed.push(String(line)),
-      serverGuards,
-      contribute: recordContributions(contributions),
-      provide: (point, implementation) => points.provide(point, implementation),
-      use: ((point: ExtensionPoint<unknown>) => points.use(point)) as ExtensionContext['use'],
-    };
-    if (state === 'failed') return;
-    try {
-      hooks = (await definition.register(context as ExtensionContext<never>)) ?? null;
-    } catch (thrown) {
-      fail(`register failed: ${message(thrown)}`);
-    } finally {
-      points.registering = false;
-    }
-  }, definition.prefix ? { prefix: definition.prefix } : {});
+        settings: {
+          dataDir: settings.dataDir,
+          current: () => settings.current(),
+          onChange: (listener) => track(settings.onChange(listener)),
+          update: (patch) => settings.update(patch),
+        },
+        agents: testAgents(agents, agentLogs),
+        inbox: testInbox(agents, deliveries),
+        launcher: testLauncher(options.launcher ?? {}),
+        env: testEnv(options.env ?? {}),
+        print: (line) => void printed.push(String(line)),
+        serverGuards,
+        contribute: recordContributions(contributions),
+        provide: (point, implementation) => points.provide(point, implementation),
+        use: ((point: ExtensionPoint<unknown>) => points.use(point)) as ExtensionContext['use'],
+      };
+      if (state === 'failed') return;
+      try {
+        hooks = (await definition.register(context as ExtensionContext<never>)) ?? null;
+      } catch (thrown) {
+        fail(`register failed: ${message(thrown)}`);
+      } finally {
+        points.registering = false;
+      }
+    },
+    definition.prefix ? { prefix: definition.prefix } : {},
+  );
 
   try {
     await app.listen({ port: 0, host: '127.0.0.1' });
@@ -238,19 +272,20 @@ export async function startTestExtension<Options extends TSchema>(
     }
   };
   let stopping: Promise<void> | undefined;
-  const stop = () => (stopping ??= (async () => {
-    let stopError: unknown;
-    try {
-      await hooks?.stop?.();
-    } catch (thrown) {
-      stopError = thrown;
-    }
-    if (state !== 'failed') state = 'stopped';
-    release();
-    await app.close();
-    if (ownDataDir) rmSync(ownDataDir, { recursive: true, force: true });
-    if (stopError !== undefined) throw stopError;
-  })());
+  const stop = () =>
+    (stopping ??= (async () => {
+      let stopError: unknown;
+      try {
+        await hooks?.stop?.();
+      } catch (thrown) {
+        stopError = thrown;
+      }
+      if (state !== 'failed') state = 'stopped';
+      release();
+      await app.close();
+      if (ownDataDir) rmSync(ownDataDir, { recursive: true, force: true });
+      if (stopError !== undefined) throw stopError;
+    })());
 
   if (options.start ?? true) await start();
 
@@ -293,7 +328,15 @@ async function kernelServerGuards(): Promise<ServerGuards> {
       createServer: () => {
         throw new Error(`ctx.serverGuards needs the agt package (${why})`);
       },
-      defaultLimits: { maxHeaderBytes: 16 * 1024, headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 5_000, idleSocketTimeoutMs: 180_000, maxConnections: 512, maxConnectionsPerAddress: 128 },
+      defaultLimits: {
+        maxHeaderBytes: 16 * 1024,
+        headersTimeoutMs: 10_000,
+        requestTimeoutMs: 60_000,
+        keepAliveTimeoutMs: 5_000,
+        idleSocketTimeoutMs: 180_000,
+        maxConnections: 512,
+        maxConnectionsPerAddress: 128,
+      },
     };
   }
 }

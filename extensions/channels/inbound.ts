@@ -26,11 +26,15 @@ export interface RefusedAttachment {
 const MB = 1024 * 1024;
 /** The most of a message's text kept in the inbox row (what `msg_send` accepts too). */
 const MAX_TEXT = 100_000;
-const human = (bytes: number) => (bytes >= MB ? `${(bytes / MB).toFixed(1)} MB` : bytes >= 1024 ? `${Math.ceil(bytes / 1024)} KB` : `${bytes} bytes`);
+const human = (bytes: number) =>
+  bytes >= MB ? `${(bytes / MB).toFixed(1)} MB` : bytes >= 1024 ? `${Math.ceil(bytes / 1024)} KB` : `${bytes} bytes`;
 
 /** A file name that is one safe path segment: platform names may hold slashes, dots, anything. */
 export function safeSegment(name: string, fallback: string): string {
-  const cleaned = name.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^[._]+/, '').slice(0, 100);
+  const cleaned = name
+    .replace(/[^A-Za-z0-9._-]+/g, '_')
+    .replace(/^[._]+/, '')
+    .slice(0, 100);
   return cleaned === '' ? fallback : cleaned;
 }
 
@@ -47,7 +51,11 @@ async function storeAttachments(
   for (const [index, attachment] of message.attachments.entries()) {
     const name = safeSegment(attachment.name, `attachment-${index + 1}`);
     if (attachment.size !== null && attachment.size > limit) {
-      refused.push({ name: attachment.name, size: attachment.size, reason: `larger than the ${human(limit)} limit (${human(attachment.size)})` });
+      refused.push({
+        name: attachment.name,
+        size: attachment.size,
+        reason: `larger than the ${human(limit)} limit (${human(attachment.size)})`,
+      });
       continue;
     }
     const content = await download(attachment, limit);
@@ -59,7 +67,11 @@ async function storeAttachments(
     try {
       await agents.files.write(instance.agentId, path, content, attachment.mimeType);
     } catch (error) {
-      refused.push({ name: attachment.name, size: content.byteLength, reason: `could not be stored: ${error instanceof Error ? error.message.slice(0, 200) : 'unknown error'}` });
+      refused.push({
+        name: attachment.name,
+        size: content.byteLength,
+        reason: `could not be stored: ${error instanceof Error ? error.message.slice(0, 200) : 'unknown error'}`,
+      });
       continue;
     }
     stored.push({ name: attachment.name, path, size: content.byteLength, mime_type: attachment.mimeType });
@@ -75,7 +87,9 @@ async function download(attachment: InboundAttachment, limit: number): Promise<U
     return content;
   } catch (error) {
     const text = error instanceof Error ? error.message : String(error);
-    return /limit|too large|exceed/i.test(text) ? `larger than the ${human(limit)} limit` : `could not be downloaded: ${text.slice(0, 200)}`;
+    return /limit|too large|exceed/i.test(text)
+      ? `larger than the ${human(limit)} limit`
+      : `could not be downloaded: ${text.slice(0, 200)}`;
   }
 }
 
@@ -110,7 +124,10 @@ export async function receiveInbound(
   }
   const { stored, refused } = await storeAttachments(agents, instance, message);
   const note = notes(stored, refused);
-  const body = message.text.length > MAX_TEXT ? `${message.text.slice(0, MAX_TEXT)}\n[message cut at ${MAX_TEXT} characters]` : message.text;
+  const body =
+    message.text.length > MAX_TEXT
+      ? `${message.text.slice(0, MAX_TEXT)}\n[message cut at ${MAX_TEXT} characters]`
+      : message.text;
   const text = [body, note].filter((part) => part !== '').join('\n\n');
   const data = {
     from: `${type}:${message.sender.id}`,

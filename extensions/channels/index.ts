@@ -17,7 +17,8 @@ import { registerAgentAdapterRoutes, registerChannelRoutes } from './routes.js';
 import { TAG } from './schemas.js';
 import { AdapterTypeRegistry } from './types-registry.js';
 
-const stringOf = (value: unknown) => (typeof value === 'string' && value !== '' ? value : typeof value === 'number' ? String(value) : undefined);
+const stringOf = (value: unknown) =>
+  typeof value === 'string' && value !== '' ? value : typeof value === 'number' ? String(value) : undefined;
 
 export default defineExtension({
   name: 'channels',
@@ -60,10 +61,18 @@ export default defineExtension({
         return { ...(threadId ? { threadId } : {}), ...(replyToId ? { replyToId } : {}), ...(chat ? { chat } : {}) };
       },
       // Read at each send, so a reconfigure applies to the next one.
-      get sendAttempts() { return options.sendAttempts; },
-      get retryBaseMs() { return options.reconnectBaseMs; },
-      get retryMaxMs() { return options.reconnectMaxMs; },
-      get maxRetryAfterMs() { return options.maxRetryAfterMs; },
+      get sendAttempts() {
+        return options.sendAttempts;
+      },
+      get retryBaseMs() {
+        return options.reconnectBaseMs;
+      },
+      get retryMaxMs() {
+        return options.reconnectMaxMs;
+      },
+      get maxRetryAfterMs() {
+        return options.maxRetryAfterMs;
+      },
       signal: stopping.signal,
     });
     ctx.provide(outboundTransports, transport);

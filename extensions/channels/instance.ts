@@ -6,7 +6,14 @@
  * or stopped change nothing.
  */
 import type { Logger } from '@agt/contracts';
-import { AdapterConnectError, type AdapterHost, type AdapterInbound, type AdapterStatus, type AdapterType, type ChannelAdapter } from './adapter.js';
+import {
+  AdapterConnectError,
+  type AdapterHost,
+  type AdapterInbound,
+  type AdapterStatus,
+  type AdapterType,
+  type ChannelAdapter,
+} from './adapter.js';
 import { backoffDelay } from './backoff.js';
 
 export interface InstanceSettings {
@@ -145,13 +152,19 @@ export class AdapterInstance {
       this.recordError(text);
       this.setStatus('error');
       if (error instanceof AdapterConnectError) {
-        this.deps.logger.warn({ agentId: this.agentId, adapter: this.type, reason: text }, 'channel adapter cannot connect');
+        this.deps.logger.warn(
+          { agentId: this.agentId, adapter: this.type, reason: text },
+          'channel adapter cannot connect',
+        );
         return;
       }
       const delay = this.retryLater(generation);
       // One line per failed attempt (the backoff spaces them out to one a minute at most), no stack: an
       // unreachable platform is an expected condition.
-      this.deps.logger.warn({ agentId: this.agentId, adapter: this.type, reason: text, attempt: this.failures, retryInMs: delay }, 'channel adapter cannot reach its platform; retrying');
+      this.deps.logger.warn(
+        { agentId: this.agentId, adapter: this.type, reason: text, attempt: this.failures, retryInMs: delay },
+        'channel adapter cannot reach its platform; retrying',
+      );
     }
   }
 
@@ -171,7 +184,10 @@ export class AdapterInstance {
     try {
       await adapter.disconnect();
     } catch (error) {
-      this.deps.logger.warn({ agentId: this.agentId, adapter: this.type, err: message(error) }, 'channel adapter disconnect failed');
+      this.deps.logger.warn(
+        { agentId: this.agentId, adapter: this.type, err: message(error) },
+        'channel adapter disconnect failed',
+      );
     }
   }
 
@@ -187,7 +203,9 @@ export class AdapterInstance {
         const name = `adapter:${this.type}:${key}`;
         const value = await this.deps.readCredential(this.agentId, name);
         if (value === undefined || value === '') {
-          throw new AdapterConnectError(`the agent credential ${name} is not set, or the agent's credentials are locked (set it with PUT /agents/{id}/credentials/${name}, or unlock the owner identity)`);
+          throw new AdapterConnectError(
+            `the agent credential ${name} is not set, or the agent's credentials are locked (set it with PUT /agents/{id}/credentials/${name}, or unlock the owner identity)`,
+          );
         }
         return value;
       },
@@ -196,7 +214,10 @@ export class AdapterInstance {
         try {
           await this.deps.receive(this, inbound);
         } catch (error) {
-          this.deps.logger.warn({ agentId: this.agentId, adapter: this.type, err: message(error) }, 'inbound message not delivered');
+          this.deps.logger.warn(
+            { agentId: this.agentId, adapter: this.type, err: message(error) },
+            'inbound message not delivered',
+          );
         }
       },
       lost: (reason, options = {}) => {
@@ -212,7 +233,10 @@ export class AdapterInstance {
         }
         const adapter = this.adapter;
         this.adapter = undefined;
-        this.deps.logger.warn({ agentId: this.agentId, adapter: this.type, reason: text }, 'channel adapter lost its connection; reconnecting');
+        this.deps.logger.warn(
+          { agentId: this.agentId, adapter: this.type, reason: text },
+          'channel adapter lost its connection; reconnecting',
+        );
         void this.release(adapter).then(() => {
           if (current()) this.retryLater(generation);
         });

@@ -45,7 +45,12 @@ export class ChannelManager {
   private stopping = false;
 
   constructor(
-    private readonly deps: { agents: AgentsService; types: AdapterTypeRegistry; logger: Logger; options: ChannelsOptions },
+    private readonly deps: {
+      agents: AgentsService;
+      types: AdapterTypeRegistry;
+      logger: Logger;
+      options: ChannelsOptions;
+    },
   ) {}
 
   /**
@@ -60,7 +65,14 @@ export class ChannelManager {
   /** The instance key: the agent's adapter config and the owner's options that shape this type's instance. */
   private keyOf(type: string, config: Configured): string {
     const { reconnectBaseMs, reconnectMaxMs, connectTimeoutMs, types } = this.deps.options;
-    return JSON.stringify([config.config ?? {}, config.limits ?? {}, types[type] ?? {}, reconnectBaseMs, reconnectMaxMs, connectTimeoutMs]);
+    return JSON.stringify([
+      config.config ?? {},
+      config.limits ?? {},
+      types[type] ?? {},
+      reconnectBaseMs,
+      reconnectMaxMs,
+      connectTimeoutMs,
+    ]);
   }
 
   /** The inbox source's attach: the agent is loaded; its adapters start. */
@@ -96,7 +108,11 @@ export class ChannelManager {
         const instance = new AdapterInstance(
           agentId,
           kind,
-          { config: config.config ?? {}, policy: config.policy, maxAttachmentSize: config.limits?.max_attachment_size ?? DEFAULT_MAX_ATTACHMENT },
+          {
+            config: config.config ?? {},
+            policy: config.policy,
+            maxAttachmentSize: config.limits?.max_attachment_size ?? DEFAULT_MAX_ATTACHMENT,
+          },
           {
             receive: (from, message) => this.receive(agentId, from, message),
             readCredential: (id, name) => this.deps.agents.readCredential(id, name),
@@ -122,7 +138,8 @@ export class ChannelManager {
     for (const [id, entry] of this.agents) {
       if (agentId !== undefined && id !== agentId) continue;
       for (const { instance } of entry.instances.values()) {
-        if (instance.status === 'error' && (type === undefined || instance.type === type)) void this.serialized(entry, () => instance.restart());
+        if (instance.status === 'error' && (type === undefined || instance.type === type))
+          void this.serialized(entry, () => instance.restart());
       }
     }
   }
@@ -192,7 +209,10 @@ export class ChannelManager {
 
   private serialized(entry: AgentEntry, work: () => Promise<void>): Promise<void> {
     const next = entry.queue.then(work, work).catch((error: unknown) => {
-      this.deps.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'channels: reconcile failed');
+      this.deps.logger.warn(
+        { err: error instanceof Error ? error.message : String(error) },
+        'channels: reconcile failed',
+      );
     });
     entry.queue = next;
     return next;

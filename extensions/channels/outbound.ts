@@ -58,8 +58,12 @@ export function channelsTransport(deps: OutboundDeps) {
       if (!instance) throw new DeliveryError(`the agent has no enabled ${type} adapter`);
       const thread = await deps.threadOf(envelope);
       let chatId = envelope.address.slice(colon + 1);
-      if (chatId === '' && thread.chat?.toLowerCase().startsWith(`${type}:`)) chatId = thread.chat.slice(type.length + 1);
-      if (chatId === '') throw new DeliveryError(`no chat id in "${envelope.address}" (use ${type}:<chat id>, or data.parent_id of the inbox message answered)`);
+      if (chatId === '' && thread.chat?.toLowerCase().startsWith(`${type}:`))
+        chatId = thread.chat.slice(type.length + 1);
+      if (chatId === '')
+        throw new DeliveryError(
+          `no chat id in "${envelope.address}" (use ${type}:<chat id>, or data.parent_id of the inbox message answered)`,
+        );
       const chunks = splitText(envelope.text, instance.kind.limits.maxTextLength);
       for (const [chunk, part] of chunks.entries()) {
         await sendChunk(deps, instance, report, {
@@ -75,28 +79,43 @@ export function channelsTransport(deps: OutboundDeps) {
   };
 }
 
-async function sendChunk(deps: OutboundDeps, instance: AdapterInstance, report: Report | undefined, message: AdapterOutbound): Promise<void> {
+async function sendChunk(
+  deps: OutboundDeps,
+  instance: AdapterInstance,
+  report: Report | undefined,
+  message: AdapterOutbound,
+): Promise<void> {
   for (let attempt = 1; ; attempt++) {
-    if (deps.signal.aborted || instance.stopped) throw new DeliveryError(`the ${instance.type} adapter stopped before the message went out`);
+    if (deps.signal.aborted || instance.stopped)
+      throw new DeliveryError(`the ${instance.type} adapter stopped before the message went out`);
     const adapter = instance.connectedAdapter();
     let failure: { wait: number; error: string; statusCode: number | null };
     if (!adapter) {
-      failure = { wait: -1, error: `the ${instance.type} adapter is ${instance.status}${instance.error ? ` (${instance.error})` : ''}`, statusCode: null };
+      failure = {
+        wait: -1,
+        error: `the ${instance.type} adapter is ${instance.status}${instance.error ? ` (${instance.error})` : ''}`,
+        statusCode: null,
+      };
     } else {
       try {
         await adapter.send(message);
         return;
       } catch (error) {
         if (error instanceof AdapterSendError) {
-          if (error.permanent) throw new DeliveryError(`${instance.type} refused the message: ${text(error)}`, error.statusCode);
+          if (error.permanent)
+            throw new DeliveryError(`${instance.type} refused the message: ${text(error)}`, error.statusCode);
           if (error.retryAfterMs !== undefined && error.retryAfterMs > deps.maxRetryAfterMs) {
-            throw new DeliveryError(`${instance.type} asked to wait ${Math.ceil(error.retryAfterMs / 1000)} s (rate limit), longer than allowed`, error.statusCode);
+            throw new DeliveryError(
+              `${instance.type} asked to wait ${Math.ceil(error.retryAfterMs / 1000)} s (rate limit), longer than allowed`,
+              error.statusCode,
+            );
           }
           failure = { wait: error.retryAfterMs ?? -1, error: text(error), statusCode: error.statusCode ?? null };
         } else failure = { wait: -1, error: text(error), statusCode: null };
       }
     }
-    if (attempt >= deps.sendAttempts) throw new DeliveryError(`gave up after ${attempt} tries: ${failure.error}`, failure.statusCode ?? undefined);
+    if (attempt >= deps.sendAttempts)
+      throw new DeliveryError(`gave up after ${attempt} tries: ${failure.error}`, failure.statusCode ?? undefined);
     report?.attemptFailed?.(failure.statusCode, failure.error);
     const wait = failure.wait >= 0 ? failure.wait : backoffDelay(attempt - 1, deps.retryBaseMs, deps.retryMaxMs);
     if (!adapter) await Promise.race([instance.whenChanged(wait), sleep(wait, deps.signal)]).catch(() => undefined);

@@ -8,9 +8,18 @@ import type { AdapterInbound } from './adapter.js';
 
 export const PolicySchema = Type.Object(
   {
-    dm: Type.Optional(Type.Union([Type.Literal('all'), Type.Literal('allowlist'), Type.Literal('none')], { default: 'allowlist' })),
-    groups: Type.Optional(Type.Union([Type.Literal('all'), Type.Literal('mention'), Type.Literal('none')], { default: 'none' })),
-    allow_from: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 1000, description: 'sender ids as the platform gives them (Telegram user id, Slack user id, email address)' })),
+    dm: Type.Optional(
+      Type.Union([Type.Literal('all'), Type.Literal('allowlist'), Type.Literal('none')], { default: 'allowlist' }),
+    ),
+    groups: Type.Optional(
+      Type.Union([Type.Literal('all'), Type.Literal('mention'), Type.Literal('none')], { default: 'none' }),
+    ),
+    allow_from: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 200 }), {
+        maxItems: 1000,
+        description: 'sender ids as the platform gives them (Telegram user id, Slack user id, email address)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -34,7 +43,8 @@ export function policyOf(config: PolicyConfig | undefined): Policy {
 export function refusal(policy: Policy, message: AdapterInbound): string | null {
   if (message.chatKind === 'dm') {
     if (policy.dm === 'none') return 'direct messages are off (policy.dm: none)';
-    if (policy.dm === 'allowlist' && !policy.allowFrom.has(message.sender.id.toLowerCase())) return 'the sender is not in policy.allow_from (policy.dm: allowlist)';
+    if (policy.dm === 'allowlist' && !policy.allowFrom.has(message.sender.id.toLowerCase()))
+      return 'the sender is not in policy.allow_from (policy.dm: allowlist)';
     return null;
   }
   if (policy.groups === 'none') return 'group messages are off (policy.groups: none)';

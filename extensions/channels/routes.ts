@@ -10,19 +10,40 @@ import type { AgentsService, AgentView } from '@agt/contracts';
 import { firstSchemaError } from '@agt/contracts';
 import { adapterNotConfigured, agentNotLoaded, invalidAdapterConfig, unknownAdapterType } from './errors.js';
 import type { ChannelManager } from './manager.js';
-import { AdapterInstanceBody, AdapterParams, AgentAdapters, AgentParams, ChannelsList, OneAdapter, Removed, TAG } from './schemas.js';
+import {
+  AdapterInstanceBody,
+  AdapterParams,
+  AgentAdapters,
+  AgentParams,
+  ChannelsList,
+  OneAdapter,
+  Removed,
+  TAG,
+} from './schemas.js';
 import type { AdapterTypeRegistry } from './types-registry.js';
 
-export function registerChannelRoutes(http: ExtensionHttp, types: AdapterTypeRegistry, manager: ChannelManager, agents: AgentsService): void {
+export function registerChannelRoutes(
+  http: ExtensionHttp,
+  types: AdapterTypeRegistry,
+  manager: ChannelManager,
+  agents: AgentsService,
+): void {
   http.get('/', {
     schema: {
       tags: [TAG],
       summary: 'Adapter types and the agents using them',
-      description: 'The installed adapter types (with the sealed credential names each reads) and, per loaded agent with adapters, their status.',
+      description:
+        'The installed adapter types (with the sealed credential names each reads) and, per loaded agent with adapters, their status.',
       response: { 200: ChannelsList },
     },
     handler: async () => ({
-      types: types.all().map((kind) => ({ type: kind.type, credentials: kind.credentials.map((key) => `adapter:${kind.type}:${key}`), maxTextLength: kind.limits.maxTextLength })),
+      types: types
+        .all()
+        .map((kind) => ({
+          type: kind.type,
+          credentials: kind.credentials.map((key) => `adapter:${kind.type}:${key}`),
+          maxTextLength: kind.limits.maxTextLength,
+        })),
       agents: agents
         .list()
         .filter((agent) => Object.keys(agent.config.adapters ?? {}).length > 0)
@@ -35,7 +56,12 @@ export function registerChannelRoutes(http: ExtensionHttp, types: AdapterTypeReg
   });
 }
 
-export function registerAgentAdapterRoutes(http: ExtensionHttp, types: AdapterTypeRegistry, manager: ChannelManager, agents: AgentsService): void {
+export function registerAgentAdapterRoutes(
+  http: ExtensionHttp,
+  types: AdapterTypeRegistry,
+  manager: ChannelManager,
+  agents: AgentsService,
+): void {
   const agentOf = (id: string): AgentView => {
     const agent = agents.find(id);
     if (!agent) throw agentNotLoaded(id);
@@ -46,7 +72,8 @@ export function registerAgentAdapterRoutes(http: ExtensionHttp, types: AdapterTy
     schema: {
       tags: [TAG],
       summary: "An agent's adapters",
-      description: 'Every adapter in the agent config, with its status (`connected`, `connecting`, `disconnected`, `error`), the reason of an error, since when it is connected, restarts and recent errors.',
+      description:
+        'Every adapter in the agent config, with its status (`connected`, `connecting`, `disconnected`, `error`), the reason of an error, since when it is connected, restarts and recent errors.',
       params: AgentParams,
       response: { 200: AgentAdapters, ...errorResponses(404) },
     },
@@ -75,7 +102,10 @@ export function registerAgentAdapterRoutes(http: ExtensionHttp, types: AdapterTy
         const problem = firstSchemaError(kind.configSchema, request.body.config ?? {});
         if (problem !== null) throw invalidAdapterConfig(`/config${problem.startsWith('/') ? '' : ' '}${problem}`);
       }
-      const next = { ...agent.config, adapters: { ...(agent.config.adapters ?? {}), [type]: request.body } } as AgentConfig;
+      const next = {
+        ...agent.config,
+        adapters: { ...(agent.config.adapters ?? {}), [type]: request.body },
+      } as AgentConfig;
       await agents.updateConfig(agent.id, next);
       await manager.reconcile(agent.id);
       const updated = agentOf(agent.id);
@@ -87,7 +117,8 @@ export function registerAgentAdapterRoutes(http: ExtensionHttp, types: AdapterTy
     schema: {
       tags: [TAG],
       summary: 'Remove an adapter',
-      description: 'Removes `adapters.<type>` from the agent config and stops it; `success: false` when there was none. The sealed credentials stay.',
+      description:
+        'Removes `adapters.<type>` from the agent config and stops it; `success: false` when there was none. The sealed credentials stay.',
       params: AdapterParams,
       response: { 200: Removed, ...errorResponses(404) },
     },
@@ -107,7 +138,8 @@ export function registerAgentAdapterRoutes(http: ExtensionHttp, types: AdapterTy
     schema: {
       tags: [TAG],
       summary: 'Restart an adapter',
-      description: 'Disconnects and connects again (an adapter in `error` tries again, for example after its credential was set). 404 when the adapter is not configured and enabled.',
+      description:
+        'Disconnects and connects again (an adapter in `error` tries again, for example after its credential was set). 404 when the adapter is not configured and enabled.',
       params: AdapterParams,
       response: { 200: OneAdapter, ...errorResponses(404) },
     },

@@ -5,7 +5,12 @@ import { PolicySchema } from './policy.js';
 
 export const TAG = 'Channels';
 
-const Status = Type.Union([Type.Literal('connected'), Type.Literal('connecting'), Type.Literal('disconnected'), Type.Literal('error')]);
+const Status = Type.Union([
+  Type.Literal('connected'),
+  Type.Literal('connecting'),
+  Type.Literal('disconnected'),
+  Type.Literal('error'),
+]);
 
 export const AdapterReport = Type.Object({
   type: Type.String(),
@@ -14,7 +19,9 @@ export const AdapterReport = Type.Object({
   error: Type.Optional(Type.String({ description: 'why it is in `error`, or the last failure while `connecting`' })),
   connectedAt: Type.Optional(Type.Integer({ description: 'epoch ms of the current connection' })),
   restartCount: Type.Integer({ description: 'reconnects after a dropped connection plus restarts' }),
-  recentErrors: Type.Array(Type.Object({ at: Type.Integer(), message: Type.String() }), { description: 'the last ten failures, oldest first' }),
+  recentErrors: Type.Array(Type.Object({ at: Type.Integer(), message: Type.String() }), {
+    description: 'the last ten failures, oldest first',
+  }),
 });
 
 export const AgentAdapters = Type.Object({ agentId: Type.String(), adapters: Type.Array(AdapterReport) });
@@ -46,9 +53,23 @@ export const AdapterParams = Type.Object({ id: Type.String({ minLength: 1 }), ty
 export const AdapterInstanceBody = Type.Object(
   {
     enabled: Type.Boolean(),
-    config: Type.Optional(Type.Object({}, { additionalProperties: true, description: "the adapter's settings (no secrets: credentials are sealed agent credentials `adapter:<type>:<KEY>`)" })),
+    config: Type.Optional(
+      Type.Object(
+        {},
+        {
+          additionalProperties: true,
+          description:
+            "the adapter's settings (no secrets: credentials are sealed agent credentials `adapter:<type>:<KEY>`)",
+        },
+      ),
+    ),
     policy: Type.Optional(PolicySchema),
-    limits: Type.Optional(Type.Object({ max_attachment_size: Type.Optional(Type.Integer({ minimum: 0, description: 'bytes; default 10 MB' })) }, { additionalProperties: false })),
+    limits: Type.Optional(
+      Type.Object(
+        { max_attachment_size: Type.Optional(Type.Integer({ minimum: 0, description: 'bytes; default 10 MB' })) },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

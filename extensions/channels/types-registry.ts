@@ -13,7 +13,14 @@ export class AdapterTypeRegistry implements ChannelAdapterTypes {
   private readonly listeners = new Set<() => void>();
 
   add(type: AdapterType): () => void {
-    if (!type || typeof type.type !== 'string' || !NAME.test(type.type) || typeof type.create !== 'function' || !type.limits || !(type.limits.maxTextLength >= 1)) {
+    if (
+      !type ||
+      typeof type.type !== 'string' ||
+      !NAME.test(type.type) ||
+      typeof type.create !== 'function' ||
+      !type.limits ||
+      !(type.limits.maxTextLength >= 1)
+    ) {
       throw malformedAdapterType(type?.type);
     }
     if (this.types.has(type.type)) throw duplicateAdapterType(type.type);

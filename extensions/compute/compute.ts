@@ -53,7 +53,8 @@ export class Compute {
   tierFor(agentId: string, asked?: Tier): { tier: Tier; network: boolean } {
     const own = this.placement(agentId);
     const tier = asked ?? own.tier;
-    if (tier !== own.tier && !(own.tier === 'shared' && tier === 'isolated')) throw tierNotAllowed(agentId, tier, own.tier);
+    if (tier !== own.tier && !(own.tier === 'shared' && tier === 'isolated'))
+      throw tierNotAllowed(agentId, tier, own.tier);
     if (tier === 'host' && !this.hostAllowed(agentId)) throw hostTierNotAllowed(agentId);
     return { tier, network: own.network };
   }
@@ -64,7 +65,10 @@ export class Compute {
     const entry = { agentId: request.agentId, origin: request.origin, command: request.command, started_at: startedAt };
     try {
       const { tier, network } = this.tierFor(request.agentId, request.target);
-      const outcome = tier === 'host' ? await this.ctx.agents.runHostCommand(request) : await this.inContainer(request, tier, network);
+      const outcome =
+        tier === 'host'
+          ? await this.ctx.agents.runHostCommand(request)
+          : await this.inContainer(request, tier, network);
       this.log.add({
         ...entry,
         target: outcome.target,
@@ -78,7 +82,16 @@ export class Compute {
       return outcome;
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      this.log.add({ ...entry, target: null, exit_code: null, timed_out: false, error: message, duration_ms: Date.now() - startedAt, stdout_bytes: 0, stderr_bytes: 0 });
+      this.log.add({
+        ...entry,
+        target: null,
+        exit_code: null,
+        timed_out: false,
+        error: message,
+        duration_ms: Date.now() - startedAt,
+        stdout_bytes: 0,
+        stderr_bytes: 0,
+      });
       throw error;
     }
   }
@@ -103,7 +116,10 @@ export class Compute {
         // 404: removed since `ensure`; 409: stopped or paused. Bring it back once.
         const gone = error instanceof AgtError && (error.code === 'not_found' || error.code === 'conflict');
         if (!gone || attempt > 1) throw error;
-        this.ctx.logger.info({ container, agentId: request.agentId }, 'compute: the container went away behind the daemon; bringing it back');
+        this.ctx.logger.info(
+          { container, agentId: request.agentId },
+          'compute: the container went away behind the daemon; bringing it back',
+        );
       }
     }
   }

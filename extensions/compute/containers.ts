@@ -15,7 +15,16 @@ import type { Engine } from './engine.js';
 import { isNotFound } from './engine.js';
 import { containerNotFound, imageMissing } from './errors.js';
 import { imagePresent } from './image.js';
-import { isolatedName, LABEL_AGENT, LABEL_DAEMON, LABEL_TIER, sharedName, volumeOf, workDirOf, type ContainerTier } from './labels.js';
+import {
+  isolatedName,
+  LABEL_AGENT,
+  LABEL_DAEMON,
+  LABEL_TIER,
+  sharedName,
+  volumeOf,
+  workDirOf,
+  type ContainerTier,
+} from './labels.js';
 import type { ComputeOptions } from './options.js';
 
 /** What `GET /compute` and `GET /compute/containers/{name}` show of a container. */
@@ -44,7 +53,8 @@ const MIB = 1024 * 1024;
 const STOP_GRACE_S = 2;
 
 /** The engine's 304 to stopping a stopped container. */
-const isNotModified = (error: unknown) => (error as { details?: { engineStatus?: unknown } }).details?.engineStatus === 304;
+const isNotModified = (error: unknown) =>
+  (error as { details?: { engineStatus?: unknown } }).details?.engineStatus === 304;
 
 const nameOf = (info: Docker.ContainerInfo) => (info.Names[0] ?? '').replace(/^\//, '');
 
@@ -128,7 +138,9 @@ export class Containers {
     if (inspected && inspected.Config.Labels?.[LABEL_DAEMON] !== this.daemonKey) {
       throw containerNotFound(name);
     }
-    const stale = inspected && (inspected.Config.Image !== this.options.image || (inspected.HostConfig.NetworkMode !== 'none') !== network);
+    const stale =
+      inspected &&
+      (inspected.Config.Image !== this.options.image || (inspected.HostConfig.NetworkMode !== 'none') !== network);
     if (inspected && stale) {
       // The image was rebuilt or the agent's network grant changed: the work volume stays, the container goes.
       await this.engine.call(`remove ${name}`, (docker) => docker.getContainer(name).remove({ force: true }));
@@ -234,7 +246,8 @@ export class Containers {
 
   async stop(name: string): Promise<ContainerInfo> {
     const info = await this.get(name);
-    if (info.running) await this.engine.call(`stop ${name}`, (docker) => docker.getContainer(name).stop({ t: STOP_GRACE_S }));
+    if (info.running)
+      await this.engine.call(`stop ${name}`, (docker) => docker.getContainer(name).stop({ t: STOP_GRACE_S }));
     this.started.delete(name);
     return this.get(name);
   }
@@ -244,9 +257,11 @@ export class Containers {
     const name = isolatedName(this.daemonKey, agentId);
     if (!this.started.has(name)) return;
     this.started.delete(name);
-    await this.engine.call(`stop ${name}`, (docker) => docker.getContainer(name).stop({ t: STOP_GRACE_S })).catch((error) => {
-      if (!isNotFound(error) && !isNotModified(error)) throw error;
-    });
+    await this.engine
+      .call(`stop ${name}`, (docker) => docker.getContainer(name).stop({ t: STOP_GRACE_S }))
+      .catch((error) => {
+        if (!isNotFound(error) && !isNotModified(error)) throw error;
+      });
   }
 
   /** Removes the container and its work volume (the agent's files in it are gone). */
@@ -254,9 +269,11 @@ export class Containers {
     await this.get(name);
     await this.engine.call(`remove ${name}`, (docker) => docker.getContainer(name).remove({ force: true }));
     const volume = volumeOf(name);
-    await this.engine.call(`remove the volume ${volume}`, (docker) => docker.getVolume(volume).remove()).catch((error) => {
-      if (!isNotFound(error)) throw error;
-    });
+    await this.engine
+      .call(`remove the volume ${volume}`, (docker) => docker.getVolume(volume).remove())
+      .catch((error) => {
+        if (!isNotFound(error)) throw error;
+      });
     for (const key of this.prepared) if (key.startsWith(`${volume}:`)) this.prepared.delete(key);
     this.started.delete(name);
   }
@@ -278,7 +295,9 @@ export class Containers {
           }
         }
         if (name === sharedName(this.daemonKey)) {
-          await this.engine.call(`remove ${name}`, (docker) => docker.getContainer(name).remove({ force: true })).catch(() => {});
+          await this.engine
+            .call(`remove ${name}`, (docker) => docker.getContainer(name).remove({ force: true }))
+            .catch(() => {});
         }
       }),
     );

@@ -22,19 +22,36 @@ export function engineAddress(configured: string | undefined): EngineAddress {
   const value = configured ?? `unix://${DEFAULT_SOCKET}`;
   if (value.startsWith('unix://')) {
     const socketPath = value.slice('unix://'.length);
-    if (!socketPath.startsWith('/')) throw new AgtError('bad_request', `DOCKER_HOST ${value}: a unix socket needs an absolute path`);
+    if (!socketPath.startsWith('/'))
+      throw new AgtError('bad_request', `DOCKER_HOST ${value}: a unix socket needs an absolute path`);
     return { label: value, options: { socketPath } };
   }
   const match = /^(?:tcp|http):\/\/([^/:]+|\[[^\]]+\]):(\d{1,5})\/?$/.exec(value);
-  if (match) return { label: value, options: { host: match[1]!.replace(/^\[|\]$/g, ''), port: Number(match[2]), protocol: 'http' } };
-  throw new AgtError('bad_request', `DOCKER_HOST ${value}: use unix:///path or tcp://host:port (TLS engines are not supported)`);
+  if (match)
+    return {
+      label: value,
+      options: { host: match[1]!.replace(/^\[|\]$/g, ''), port: Number(match[2]), protocol: 'http' },
+    };
+  throw new AgtError(
+    'bad_request',
+    `DOCKER_HOST ${value}: use unix:///path or tcp://host:port (TLS engines are not supported)`,
+  );
 }
 
 /** A connection-level failure (nothing answered), as opposed to an answer with an error status. */
 function unreachable(error: unknown): string | undefined {
   const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string' && /^(ECONNREFUSED|ENOENT|ECONNRESET|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|EACCES|EPIPE|ENOTFOUND|EAI_AGAIN)$/.test(code)) return code;
-  if (error instanceof Error && /timeout/i.test(error.message) && (error as { statusCode?: unknown }).statusCode === undefined) return 'no answer in time';
+  if (
+    typeof code === 'string' &&
+    /^(ECONNREFUSED|ENOENT|ECONNRESET|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|EACCES|EPIPE|ENOTFOUND|EAI_AGAIN)$/.test(code)
+  )
+    return code;
+  if (
+    error instanceof Error &&
+    /timeout/i.test(error.message) &&
+    (error as { statusCode?: unknown }).statusCode === undefined
+  )
+    return 'no answer in time';
   return undefined;
 }
 
@@ -91,7 +108,8 @@ export class Engine {
     if (cut) return engineUnreachable(this.address.label, cut);
     const status = (error as { statusCode?: unknown }).statusCode;
     const json = (error as { json?: { message?: unknown } }).json;
-    const reason = typeof json?.message === 'string' ? json.message : error instanceof Error ? error.message : String(error);
+    const reason =
+      typeof json?.message === 'string' ? json.message : error instanceof Error ? error.message : String(error);
     if (status === 404) return new AgtError('not_found', `the Docker engine could not ${what}: ${reason}`);
     if (status === 409) return new AgtError('conflict', `the Docker engine could not ${what}: ${reason}`);
     return engineFailed(what, typeof status === 'number' ? status : undefined, reason);

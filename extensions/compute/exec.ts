@@ -88,7 +88,10 @@ export async function execInContainer(engine: Engine, call: ExecCall): Promise<C
     stderr.freeze();
     // An engine that does not answer the kill must not hold the call: the stream is dropped regardless.
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([killMarked(docker, call, marker), new Promise((resolve) => (timer = setTimeout(resolve, KILL_WAIT_MS)))]);
+    await Promise.race([
+      killMarked(docker, call, marker),
+      new Promise((resolve) => (timer = setTimeout(resolve, KILL_WAIT_MS))),
+    ]);
     clearTimeout(timer);
     stream.destroy();
   };
@@ -128,16 +131,27 @@ export async function execInContainer(engine: Engine, call: ExecCall): Promise<C
 /** Runs {@link KILL_SCRIPT} as the exec's user; resolves when it is done, or failed (the container is gone: so are its processes). */
 async function killMarked(docker: Docker, call: ExecCall, marker: string): Promise<void> {
   try {
-    const killer = await docker.getContainer(call.container).exec({ Cmd: ['/bin/sh', '-c', KILL_SCRIPT, 'sh', marker], User: call.user, AttachStdout: true, AttachStderr: true });
+    const killer = await docker
+      .getContainer(call.container)
+      .exec({
+        Cmd: ['/bin/sh', '-c', KILL_SCRIPT, 'sh', marker],
+        User: call.user,
+        AttachStdout: true,
+        AttachStderr: true,
+      });
     const out = await killer.start({ hijack: true, stdin: false });
-    await new Promise((resolve) => (out.once('end', resolve), out.once('close', resolve), out.once('error', resolve), out.resume()));
+    await new Promise(
+      (resolve) => (out.once('end', resolve), out.once('close', resolve), out.once('error', resolve), out.resume()),
+    );
   } catch {
     // Nothing to kill any more.
   }
 }
 
 /** The exec's exit code; the engine may report it a moment after the output ends. */
-async function exitCodeOf(exec: { inspect(): Promise<{ Running: boolean; ExitCode: number | null }> }): Promise<number | null> {
+async function exitCodeOf(exec: {
+  inspect(): Promise<{ Running: boolean; ExitCode: number | null }>;
+}): Promise<number | null> {
   const deadline = Date.now() + EXIT_POLL_MS;
   for (;;) {
     try {

@@ -67,7 +67,12 @@ export async function rootFilesystem(busybox: string): Promise<Buffer> {
     { type: 'file', name: 'bin/busybox', mode: 0o755, content: await readFile(busybox) },
     ...(await applets(busybox)).map((name): TarEntry => ({ type: 'symlink', name: `bin/${name}`, target: 'busybox' })),
     { type: 'dir', name: 'etc', mode: 0o755 },
-    { type: 'file', name: 'etc/passwd', mode: 0o644, content: Buffer.from('root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/work:/bin/false\n') },
+    {
+      type: 'file',
+      name: 'etc/passwd',
+      mode: 0o644,
+      content: Buffer.from('root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/work:/bin/false\n'),
+    },
     { type: 'file', name: 'etc/group', mode: 0o644, content: Buffer.from('root:x:0:\nnogroup:x:65534:\n') },
     { type: 'dir', name: 'work', mode: 0o755 },
     { type: 'dir', name: 'tmp', mode: 0o1777 },
@@ -94,18 +99,26 @@ export async function imagePresent(engine: Engine, image: string): Promise<boole
  * Builds and imports the image from the first busybox among `candidates`; `unavailable` naming what is
  * missing when there is none. Returns the busybox used.
  */
-export async function buildImage(engine: Engine, image: string, candidates: readonly string[], daemonKey: string): Promise<string> {
+export async function buildImage(
+  engine: Engine,
+  image: string,
+  candidates: readonly string[],
+  daemonKey: string,
+): Promise<string> {
   const busybox = await findBusybox(candidates);
   if (!busybox) throw busyboxMissing(candidates);
   const archive = await rootFilesystem(busybox);
   const [repo, tag = 'latest'] = splitReference(image);
   await engine.call(`import the image ${image}`, async (docker) => {
-    const stream = (await docker.importImage(archive as never, {
-      repo,
-      tag,
-      // Not the daemon label: containers inherit image labels, and someone else's container from this image is not ours.
-      changes: ['CMD ["/bin/sh"]', 'ENV PATH=/bin', `LABEL ${LABEL_IMAGE}=${daemonKey}`],
-    } as never)) as unknown as NodeJS.ReadableStream;
+    const stream = (await docker.importImage(
+      archive as never,
+      {
+        repo,
+        tag,
+        // Not the daemon label: containers inherit image labels, and someone else's container from this image is not ours.
+        changes: ['CMD ["/bin/sh"]', 'ENV PATH=/bin', `LABEL ${LABEL_IMAGE}=${daemonKey}`],
+      } as never,
+    )) as unknown as NodeJS.ReadableStream;
     await new Promise<void>((resolve, reject) => {
       // The engine streams JSON progress; an error arrives as `{error}` in it, not as a status.
       let failure: string | undefined;

@@ -48,7 +48,11 @@ export default defineExtension({
     });
     ctx.contribute.lifecycle({
       async unloaded(agent) {
-        await containers.stopAgent(agent.id).catch((error) => ctx.logger.warn({ err: error, agentId: agent.id }, 'compute: could not stop the agent\'s container'));
+        await containers
+          .stopAgent(agent.id)
+          .catch((error) =>
+            ctx.logger.warn({ err: error, agentId: agent.id }, "compute: could not stop the agent's container"),
+          );
       },
     });
 
@@ -58,10 +62,17 @@ export default defineExtension({
         // down now is not an error: routes and execs say so when asked.
         try {
           const found = await containers.adopt();
-          if (found.length > 0) ctx.logger.info({ containers: found.map((info) => `${info.name} (${info.state})`) }, 'compute: found this daemon\'s containers');
+          if (found.length > 0)
+            ctx.logger.info(
+              { containers: found.map((info) => `${info.name} (${info.state})`) },
+              "compute: found this daemon's containers",
+            );
         } catch (error) {
           // One line, no stack: an engine that is not there is a state, not a bug.
-          ctx.logger.warn({ reason: error instanceof Error ? error.message : String(error) }, 'compute: the engine is not reachable now');
+          ctx.logger.warn(
+            { reason: error instanceof Error ? error.message : String(error) },
+            'compute: the engine is not reachable now',
+          );
         }
       },
       async stop() {

@@ -6,13 +6,17 @@ export const TAG = 'Compute';
 export const ContainerInfo = Type.Object(
   {
     name: Type.String(),
-    id: Type.String({ description: 'The engine\'s container id' }),
+    id: Type.String({ description: "The engine's container id" }),
     tier: Type.Union([Type.Literal('shared'), Type.Literal('isolated')]),
-    agentId: Type.Union([Type.String(), Type.Null()], { description: 'The agent of an isolated container; null for the shared one' }),
-    state: Type.String({ description: 'The engine\'s state: created, running, exited, ...' }),
+    agentId: Type.Union([Type.String(), Type.Null()], {
+      description: 'The agent of an isolated container; null for the shared one',
+    }),
+    state: Type.String({ description: "The engine's state: created, running, exited, ..." }),
     running: Type.Boolean(),
     image: Type.String(),
-    network: Type.Boolean({ description: 'Whether it has a network (only isolated containers of agents granted `security.compute_network`)' }),
+    network: Type.Boolean({
+      description: 'Whether it has a network (only isolated containers of agents granted `security.compute_network`)',
+    }),
     created_at: Type.Integer({ description: 'Epoch milliseconds' }),
   },
   { additionalProperties: false },
@@ -21,20 +25,35 @@ export const ContainerInfo = Type.Object(
 export const ComputeStatus = Type.Object(
   {
     engine: Type.Object(
-      { reachable: Type.Boolean(), version: Type.Union([Type.String(), Type.Null()]), host: Type.String({ description: 'The engine address in use' }) },
+      {
+        reachable: Type.Boolean(),
+        version: Type.Union([Type.String(), Type.Null()]),
+        host: Type.String({ description: 'The engine address in use' }),
+      },
       { additionalProperties: false },
     ),
     image: Type.Object(
       {
         name: Type.String(),
         present: Type.Boolean({ description: 'false until `POST /compute/setup` built it' }),
-        busybox: Type.Union([Type.String(), Type.Null()], { description: 'The static busybox setup would build from; null when none is found' }),
+        busybox: Type.Union([Type.String(), Type.Null()], {
+          description: 'The static busybox setup would build from; null when none is found',
+        }),
       },
       { additionalProperties: false },
     ),
-    missing: Type.Array(Type.String(), { description: 'What stands between this daemon and running commands: `engine` (unreachable), `image` (not built), `busybox` (none to build it from)' }),
+    missing: Type.Array(Type.String(), {
+      description:
+        'What stands between this daemon and running commands: `engine` (unreachable), `image` (not built), `busybox` (none to build it from)',
+    }),
     limits: Type.Object(
-      { memoryMb: Type.Integer(), cpus: Type.Number(), pids: Type.Integer(), defaultTimeoutMs: Type.Integer(), maxTimeoutMs: Type.Integer() },
+      {
+        memoryMb: Type.Integer(),
+        cpus: Type.Number(),
+        pids: Type.Integer(),
+        defaultTimeoutMs: Type.Integer(),
+        maxTimeoutMs: Type.Integer(),
+      },
       { additionalProperties: false },
     ),
     containers: Type.Array(ContainerInfo),
@@ -45,24 +64,37 @@ export const ComputeStatus = Type.Object(
 export const SetupResult = Type.Object(
   {
     image: Type.String(),
-    built: Type.Boolean({ description: 'false when the image was there already (pass `rebuild: true` to build it again)' }),
+    built: Type.Boolean({
+      description: 'false when the image was there already (pass `rebuild: true` to build it again)',
+    }),
     busybox: Type.Union([Type.String(), Type.Null()], { description: 'The busybox it was built from' }),
   },
   { additionalProperties: false },
 );
 
 export const SetupBody = Type.Object(
-  { rebuild: Type.Optional(Type.Boolean({ description: 'Build again although the image exists (containers are recreated on their next exec)' })) },
+  {
+    rebuild: Type.Optional(
+      Type.Boolean({
+        description: 'Build again although the image exists (containers are recreated on their next exec)',
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 
-export const ContainerParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
+export const ContainerParams = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 200 }) },
+  { additionalProperties: false },
+);
 
 export const DestroyResult = Type.Object({ success: Type.Boolean() }, { additionalProperties: false });
 
 export const ExecLogQuery = Type.Object(
   {
-    agentId: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'One agent\'s execs (by id); default: every agent\'s' })),
+    agentId: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 128, description: "One agent's execs (by id); default: every agent's" }),
+    ),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
   },
   { additionalProperties: false },

@@ -25,8 +25,17 @@ export function computeExecTool(compute: Compute, options: ComputeOptions): Tool
       type: 'object',
       properties: {
         command: { type: 'string', minLength: 1, maxLength: 100_000, description: 'The shell command' },
-        timeout_ms: { type: 'integer', minimum: 1, maximum: options.maxTimeoutMs, description: `Time limit (default ${options.defaultTimeoutMs})` },
-        target: { type: 'string', enum: [...TIERS], description: 'Where to run: your own tier (default), or isolated when yours is shared' },
+        timeout_ms: {
+          type: 'integer',
+          minimum: 1,
+          maximum: options.maxTimeoutMs,
+          description: `Time limit (default ${options.defaultTimeoutMs})`,
+        },
+        target: {
+          type: 'string',
+          enum: [...TIERS],
+          description: 'Where to run: your own tier (default), or isolated when yours is shared',
+        },
       },
       required: ['command'],
       additionalProperties: false,
@@ -35,18 +44,39 @@ export function computeExecTool(compute: Compute, options: ComputeOptions): Tool
     timeoutMs: options.maxTimeoutMs + 30_000,
     async run(args, context) {
       const command = args.command;
-      if (typeof command !== 'string' || command.trim() === '') return { content: 'command must be a non-empty string', isError: true };
+      if (typeof command !== 'string' || command.trim() === '')
+        return { content: 'command must be a non-empty string', isError: true };
       const asked = args.timeout_ms;
-      const timeoutMs = Number.isInteger(asked) && (asked as number) > 0 ? Math.min(asked as number, options.maxTimeoutMs) : options.defaultTimeoutMs;
+      const timeoutMs =
+        Number.isInteger(asked) && (asked as number) > 0
+          ? Math.min(asked as number, options.maxTimeoutMs)
+          : options.defaultTimeoutMs;
       const target = args.target;
-      if (target !== undefined && !TIERS.includes(target as Tier)) return { content: `target must be one of ${TIERS.join(', ')}`, isError: true };
+      if (target !== undefined && !TIERS.includes(target as Tier))
+        return { content: `target must be one of ${TIERS.join(', ')}`, isError: true };
       try {
-        const outcome = await compute.run({ agentId: context.agentId, command, timeoutMs, signal: context.signal, origin: 'tool', target: target as Tier | undefined });
-        const result = { target: outcome.target, exit_code: outcome.exitCode, timed_out: outcome.timedOut, stdout: outcome.stdout, stderr: outcome.stderr };
+        const outcome = await compute.run({
+          agentId: context.agentId,
+          command,
+          timeoutMs,
+          signal: context.signal,
+          origin: 'tool',
+          target: target as Tier | undefined,
+        });
+        const result = {
+          target: outcome.target,
+          exit_code: outcome.exitCode,
+          timed_out: outcome.timedOut,
+          stdout: outcome.stdout,
+          stderr: outcome.stderr,
+        };
         return { content: JSON.stringify(result), isError: outcome.exitCode !== 0 };
       } catch (error) {
         const code = isAgtError(error) ? error.code : 'internal_error';
-        return { content: `compute_exec failed (${code}): ${error instanceof Error ? error.message : String(error)}`, isError: true };
+        return {
+          content: `compute_exec failed (${code}): ${error instanceof Error ? error.message : String(error)}`,
+          isError: true,
+        };
       }
     },
   };

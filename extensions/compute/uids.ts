@@ -20,7 +20,9 @@ export class UidTable {
     let entries: [string, number][] = [];
     try {
       const parsed = JSON.parse(await readFile(this.file, 'utf8')) as Record<string, unknown>;
-      entries = Object.entries(parsed).filter((entry): entry is [string, number] => Number.isSafeInteger(entry[1]) && (entry[1] as number) >= FIRST_UID);
+      entries = Object.entries(parsed).filter(
+        (entry): entry is [string, number] => Number.isSafeInteger(entry[1]) && (entry[1] as number) >= FIRST_UID,
+      );
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
@@ -37,11 +39,13 @@ export class UidTable {
     table.set(agentId, uid);
     const snapshot = JSON.stringify(Object.fromEntries(table));
     // Writes are chained so an older snapshot never lands after a newer one.
-    this.writing = this.writing.catch(() => {}).then(async () => {
-      await mkdir(dirname(this.file), { recursive: true, mode: 0o700 });
-      await writeFile(`${this.file}.tmp`, snapshot, { mode: 0o600 });
-      await rename(`${this.file}.tmp`, this.file);
-    });
+    this.writing = this.writing
+      .catch(() => {})
+      .then(async () => {
+        await mkdir(dirname(this.file), { recursive: true, mode: 0o700 });
+        await writeFile(`${this.file}.tmp`, snapshot, { mode: 0o600 });
+        await rename(`${this.file}.tmp`, this.file);
+      });
     await this.writing;
     return uid;
   }

@@ -31,17 +31,26 @@ export const COOKIE = 'agt_console';
 /** The header every console API request carries besides the cookie. */
 export const CONSOLE_HEADER = 'x-agt-console';
 
-const ConsoleOptions = Type.Object({
-  /** Folder of the built UI (index.html, app.js, app.css); default `dist/console/` of the installation. */
-  uiDir: Type.Optional(Type.String({ minLength: 1 })),
-}, { additionalProperties: false });
+const ConsoleOptions = Type.Object(
+  {
+    /** Folder of the built UI (index.html, app.js, app.css); default `dist/console/` of the installation. */
+    uiDir: Type.Optional(Type.String({ minLength: 1 })),
+  },
+  { additionalProperties: false },
+);
 
 const Session = Type.Object({
-  id: Type.String(), createdAt: Type.Integer(), lastUsedAt: Type.Integer(), expiresAt: Type.Integer(),
-  via: Type.Union([Type.Literal('code'), Type.Literal('token')]), userAgent: Type.Union([Type.String(), Type.Null()]), current: Type.Boolean(),
+  id: Type.String(),
+  createdAt: Type.Integer(),
+  lastUsedAt: Type.Integer(),
+  expiresAt: Type.Integer(),
+  via: Type.Union([Type.Literal('code'), Type.Literal('token')]),
+  userAgent: Type.Union([Type.String(), Type.Null()]),
+  current: Type.Boolean(),
 });
 const TAG = 'console';
-const errors = (...statuses: number[]) => Object.fromEntries([400, 401, 403, ...statuses].map((status) => [status, ErrorBody]));
+const errors = (...statuses: number[]) =>
+  Object.fromEntries([400, 401, 403, ...statuses].map((status) => [status, ErrorBody]));
 
 export default defineExtension({
   name: 'console',
@@ -54,7 +63,8 @@ export default defineExtension({
     const sessions = new ConsoleSessions(join(ctx.settings.dataDir, 'console', 'sessions.json'));
     const uiDir = findUiDir(ctx.config.uiDir);
     const files = loadUiFiles(uiDir);
-    if (!uiDir) ctx.logger.warn('console: no built UI found (npm run build makes dist/console/); /console/ answers 503');
+    if (!uiDir)
+      ctx.logger.warn('console: no built UI found (npm run build makes dist/console/); /console/ answers 503');
 
     const sessionOf = (headers: CredentialRequest['headers']) => {
       const value = cookieValue(headers.cookie, COOKIE);
@@ -68,9 +78,13 @@ export default defineExtension({
     http.addHook('onSend', async (_request, reply) => {
       for (const [name, value] of Object.entries(SECURITY_HEADERS)) reply.header(name, value);
     });
-    const cookie = (value: string, maxAge: number) => `${COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAge}`;
+    const cookie = (value: string, maxAge: number) =>
+      `${COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAge}`;
     const startSession = (request: FastifyRequest, reply: FastifyReply, via: 'code' | 'token') => {
-      const opened = sessions.open(via, typeof request.headers['user-agent'] === 'string' ? request.headers['user-agent'] : null);
+      const opened = sessions.open(
+        via,
+        typeof request.headers['user-agent'] === 'string' ? request.headers['user-agent'] : null,
+      );
       reply.header('set-cookie', cookie(opened.secret, Math.floor((opened.session.expiresAt - Date.now()) / 1000)));
       reply.header('cache-control', 'no-store');
       return { session: { ...opened.session, current: true } };
@@ -88,54 +102,121 @@ export default defineExtension({
     // The page shell: public (it carries no data); a JSON client asking for the prefix gets the listing.
     http.get('/', { config: { public: true }, schema: { hide: true } }, (request, reply) => {
       if (String(request.headers.accept ?? '').includes('text/html')) return page('index.html')(request, reply);
-      return reply.send({ resources: ['/console/', '/console/assets/{file}', '/console/login-codes', '/console/login', '/console/sessions', '/console/logout'] });
+      return reply.send({
+        resources: [
+          '/console/',
+          '/console/assets/{file}',
+          '/console/login-codes',
+          '/console/login',
+          '/console/sessions',
+          '/console/logout',
+        ],
+      });
     });
     http.get('/assets/:file', { config: { public: true }, schema: { hide: true } }, (request, reply) => {
       const name = (request.params as { file: string }).file;
-      return files.has(name) && name !== 'index.html' ? page(name)(request, reply) : reply.status(404).send({ error: 'no such console file', code: 'not_found' });
+      return files.has(name) && name !== 'index.html'
+        ? page(name)(request, reply)
+        : reply.status(404).send({ error: 'no such console file', code: 'not_found' });
     });
 
-    http.post('/login-codes', {
-      schema: { tags: [TAG], summary: 'A one-time console login code (agt console prints the URL)', response: { 201: Type.Object({ code: Type.String(), path: Type.String(), expiresAt: Type.Integer() }), ...errors() } },
-    }, async (_request, reply) => {
-      const { code, expiresAt } = sessions.mintCode();
-      reply.header('cache-control', 'no-store');
-      return reply.status(201).send({ code, path: `/console/#code=${code}`, expiresAt });
-    });
-    http.post('/login', {
-      config: { public: true },
-      schema: { tags: [TAG], summary: 'Exchange a one-time code for a console session (sets the HttpOnly cookie)', body: Type.Object({ code: Type.String({ minLength: 1, maxLength: 200 }) }), response: { 200: Type.Object({ session: Session }), ...errors() } },
-    }, async (request, reply) => {
-      if (!sessions.redeem(request.body.code)) throw new AgtError('unauthorized', 'the login code is unknown, used or expired: run agt console again');
-      ctx.logger.info('console session opened with a one-time code');
-      return startSession(request, reply, 'code');
-    });
-    http.post('/sessions', {
-      schema: { tags: [TAG], summary: 'Open a console session with the daemon token (sets the HttpOnly cookie)', response: { 200: Type.Object({ session: Session }), ...errors() } },
-    }, async (request, reply) => {
-      if (!/^Bearer\s/i.test(String(request.headers.authorization ?? ''))) throw new AgtError('bad_request', 'send the daemon token as Authorization: Bearer');
-      ctx.logger.info('console session opened with the daemon token');
-      return startSession(request, reply, 'token');
-    });
-    http.get('/sessions', {
-      schema: { tags: [TAG], summary: 'Console sessions (never their secrets)', response: { 200: Type.Object({ sessions: Type.Array(Session) }), ...errors() } },
-    }, async (request) => {
-      const current = sessionOf(request.headers)?.id;
-      return { sessions: sessions.list().map((session) => ({ ...session, current: session.id === current })) };
-    });
-    http.delete('/sessions/:id', {
-      schema: { tags: [TAG], summary: 'Revoke a console session', params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }), response: { 200: Type.Object({ success: Type.Boolean() }), ...errors(404) } },
-    }, async (request) => {
-      if (!sessions.revoke(request.params.id)) throw new AgtError('not_found', `no console session ${request.params.id}`);
-      return { success: true };
-    });
-    http.post('/logout', {
-      schema: { tags: [TAG], summary: 'End the current console session and clear its cookie', response: { 200: Type.Object({ success: Type.Boolean() }), ...errors() } },
-    }, async (request, reply) => {
-      const current = sessionOf(request.headers);
-      reply.header('set-cookie', cookie('', 0));
-      return { success: current ? sessions.revoke(current.id) : false };
-    });
+    http.post(
+      '/login-codes',
+      {
+        schema: {
+          tags: [TAG],
+          summary: 'A one-time console login code (agt console prints the URL)',
+          response: {
+            201: Type.Object({ code: Type.String(), path: Type.String(), expiresAt: Type.Integer() }),
+            ...errors(),
+          },
+        },
+      },
+      async (_request, reply) => {
+        const { code, expiresAt } = sessions.mintCode();
+        reply.header('cache-control', 'no-store');
+        return reply.status(201).send({ code, path: `/console/#code=${code}`, expiresAt });
+      },
+    );
+    http.post(
+      '/login',
+      {
+        config: { public: true },
+        schema: {
+          tags: [TAG],
+          summary: 'Exchange a one-time code for a console session (sets the HttpOnly cookie)',
+          body: Type.Object({ code: Type.String({ minLength: 1, maxLength: 200 }) }),
+          response: { 200: Type.Object({ session: Session }), ...errors() },
+        },
+      },
+      async (request, reply) => {
+        if (!sessions.redeem(request.body.code))
+          throw new AgtError('unauthorized', 'the login code is unknown, used or expired: run agt console again');
+        ctx.logger.info('console session opened with a one-time code');
+        return startSession(request, reply, 'code');
+      },
+    );
+    http.post(
+      '/sessions',
+      {
+        schema: {
+          tags: [TAG],
+          summary: 'Open a console session with the daemon token (sets the HttpOnly cookie)',
+          response: { 200: Type.Object({ session: Session }), ...errors() },
+        },
+      },
+      async (request, reply) => {
+        if (!/^Bearer\s/i.test(String(request.headers.authorization ?? '')))
+          throw new AgtError('bad_request', 'send the daemon token as Authorization: Bearer');
+        ctx.logger.info('console session opened with the daemon token');
+        return startSession(request, reply, 'token');
+      },
+    );
+    http.get(
+      '/sessions',
+      {
+        schema: {
+          tags: [TAG],
+          summary: 'Console sessions (never their secrets)',
+          response: { 200: Type.Object({ sessions: Type.Array(Session) }), ...errors() },
+        },
+      },
+      async (request) => {
+        const current = sessionOf(request.headers)?.id;
+        return { sessions: sessions.list().map((session) => ({ ...session, current: session.id === current })) };
+      },
+    );
+    http.delete(
+      '/sessions/:id',
+      {
+        schema: {
+          tags: [TAG],
+          summary: 'Revoke a console session',
+          params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }),
+          response: { 200: Type.Object({ success: Type.Boolean() }), ...errors(404) },
+        },
+      },
+      async (request) => {
+        if (!sessions.revoke(request.params.id))
+          throw new AgtError('not_found', `no console session ${request.params.id}`);
+        return { success: true };
+      },
+    );
+    http.post(
+      '/logout',
+      {
+        schema: {
+          tags: [TAG],
+          summary: 'End the current console session and clear its cookie',
+          response: { 200: Type.Object({ success: Type.Boolean() }), ...errors() },
+        },
+      },
+      async (request, reply) => {
+        const current = sessionOf(request.headers);
+        reply.header('set-cookie', cookie('', 0));
+        return { success: current ? sessions.revoke(current.id) : false };
+      },
+    );
     return {
       stop: () => {
         try {

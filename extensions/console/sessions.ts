@@ -39,7 +39,10 @@ export class ConsoleSessions {
   private readonly sessions = new Map<string, SessionView>();
 
   /** `file`: where sessions persist (digests only); none: memory only. */
-  constructor(private readonly file?: string, private readonly now: () => number = Date.now) {
+  constructor(
+    private readonly file?: string,
+    private readonly now: () => number = Date.now,
+  ) {
     if (file) this.load(file);
   }
 
@@ -55,8 +58,21 @@ export class ConsoleSessions {
     const now = this.now();
     for (const item of list.slice(-MAX_SESSIONS)) {
       const { key, session } = (item ?? {}) as { key?: unknown; session?: SessionView };
-      if (typeof key !== 'string' || !/^[0-9a-f]{64}$/.test(key) || typeof session?.id !== 'string' || !(session.expiresAt > now)) continue;
-      this.sessions.set(key, { id: session.id, createdAt: session.createdAt, lastUsedAt: session.lastUsedAt, expiresAt: session.expiresAt, via: session.via === 'token' ? 'token' : 'code', userAgent: typeof session.userAgent === 'string' ? session.userAgent : null });
+      if (
+        typeof key !== 'string' ||
+        !/^[0-9a-f]{64}$/.test(key) ||
+        typeof session?.id !== 'string' ||
+        !(session.expiresAt > now)
+      )
+        continue;
+      this.sessions.set(key, {
+        id: session.id,
+        createdAt: session.createdAt,
+        lastUsedAt: session.lastUsedAt,
+        expiresAt: session.expiresAt,
+        via: session.via === 'token' ? 'token' : 'code',
+        userAgent: typeof session.userAgent === 'string' ? session.userAgent : null,
+      });
     }
   }
 
@@ -65,7 +81,9 @@ export class ConsoleSessions {
     if (!this.file) return;
     mkdirSync(dirname(this.file), { recursive: true, mode: 0o700 });
     const temp = `${this.file}.tmp-${process.pid}`;
-    writeFileSync(temp, JSON.stringify({ sessions: [...this.sessions].map(([key, session]) => ({ key, session })) }), { mode: 0o600 });
+    writeFileSync(temp, JSON.stringify({ sessions: [...this.sessions].map(([key, session]) => ({ key, session })) }), {
+      mode: 0o600,
+    });
     chmodSync(temp, 0o600);
     renameSync(temp, this.file);
   }
@@ -93,7 +111,14 @@ export class ConsoleSessions {
     this.sweep();
     const value = secret();
     const now = this.now();
-    const session: SessionView = { id: randomUUID(), createdAt: now, lastUsedAt: now, expiresAt: now + SESSION_IDLE_MS, via, userAgent: userAgent?.slice(0, 200) ?? null };
+    const session: SessionView = {
+      id: randomUUID(),
+      createdAt: now,
+      lastUsedAt: now,
+      expiresAt: now + SESSION_IDLE_MS,
+      via,
+      userAgent: userAgent?.slice(0, 200) ?? null,
+    };
     if (this.sessions.size >= MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value!);
     this.sessions.set(digest(value), session);
     this.save();

@@ -12,8 +12,16 @@ import { fileURLToPath } from 'node:url';
  * API and the event stream; images only from the page's own origin or data: (uPlot draws on a canvas).
  */
 export const CONTENT_SECURITY_POLICY = [
-  "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:", "connect-src 'self'",
-  "font-src 'self'", "manifest-src 'self'", "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'",
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "font-src 'self'",
+  "manifest-src 'self'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
 ].join('; ');
 
 /** Headers of every console answer (page, assets, and the console's JSON routes). */
@@ -27,8 +35,13 @@ export const SECURITY_HEADERS: Record<string, string> = {
 };
 
 const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8',
-  '.map': 'application/json; charset=utf-8', '.svg': 'image/svg+xml', '.png': 'image/png', '.json': 'application/json; charset=utf-8',
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.json': 'application/json; charset=utf-8',
 };
 
 export interface UiFile {
@@ -38,10 +51,12 @@ export interface UiFile {
 
 /** Where the built UI is: the configured folder, else `dist/console/` of this installation (built or from sources). */
 export function findUiDir(configured: string | undefined): string | undefined {
-  const candidates = configured ? [configured] : [
-    fileURLToPath(new URL('../../console/', import.meta.url)),
-    fileURLToPath(new URL('../../dist/console/', import.meta.url)),
-  ];
+  const candidates = configured
+    ? [configured]
+    : [
+        fileURLToPath(new URL('../../console/', import.meta.url)),
+        fileURLToPath(new URL('../../dist/console/', import.meta.url)),
+      ];
   return candidates.find((dir) => existsSync(join(dir, 'index.html')));
 }
 

@@ -27,23 +27,41 @@ export interface AgentHeaderAsk {
 /** Lowercased names the agent may send: `allowAgentHeaders` minus what the registration sets itself. */
 export function agentHeadersAllowed(registration: HeaderRegistration | undefined): ReadonlySet<string> {
   const owner = new Set(Object.keys(registration?.headerEnv ?? {}).map((h) => h.toLowerCase()));
-  return new Set((registration?.allowAgentHeaders ?? []).map((h) => h.toLowerCase()).filter((h) => HEADER_NAME.test(h) && !owner.has(h)));
+  return new Set(
+    (registration?.allowAgentHeaders ?? [])
+      .map((h) => h.toLowerCase())
+      .filter((h) => HEADER_NAME.test(h) && !owner.has(h)),
+  );
 }
 
 /** Every header the declaration asks for, each named by its config field. */
 export function agentHeaderAsks(declaration: McpServerConfig): AgentHeaderAsk[] {
   const base = `mcp.servers.${declaration.name}`;
-  const asks: AgentHeaderAsk[] = Object.entries(declaration.headers ?? {}).map(([header, value]) => ({ field: `${base}.headers.${header}`, header, value }));
+  const asks: AgentHeaderAsk[] = Object.entries(declaration.headers ?? {}).map(([header, value]) => ({
+    field: `${base}.headers.${header}`,
+    header,
+    value,
+  }));
   for (const entry of declaration.header_env ?? []) {
     const header = String(entry.header ?? entry.name ?? '');
     const key = String(entry.env ?? entry.env_var ?? entry.key ?? '');
     asks.push({ field: `${base}.header_env.${header || '(unnamed)'}`, header, credential: key });
   }
-  if (declaration.bearer_token_env_var !== undefined) asks.push({ field: `${base}.bearer_token_env_var`, header: 'Authorization', credential: declaration.bearer_token_env_var, bearer: true });
+  if (declaration.bearer_token_env_var !== undefined)
+    asks.push({
+      field: `${base}.bearer_token_env_var`,
+      header: 'Authorization',
+      credential: declaration.bearer_token_env_var,
+      bearer: true,
+    });
   return asks;
 }
 
 /** Whether one ask may be honoured: a well-formed name in `allowed`, and a credential key when it reads one. */
 export function headerAllowed(ask: AgentHeaderAsk, allowed: ReadonlySet<string>): boolean {
-  return HEADER_NAME.test(ask.header) && allowed.has(ask.header.toLowerCase()) && (ask.credential === undefined || ask.credential.length > 0);
+  return (
+    HEADER_NAME.test(ask.header) &&
+    allowed.has(ask.header.toLowerCase()) &&
+    (ask.credential === undefined || ask.credential.length > 0)
+  );
 }

@@ -8,7 +8,15 @@ import type { ExtensionHttp } from '@agt/contracts';
 import type { AgentView, AgentsService } from '@agt/contracts';
 import type { McpManager } from './agent-servers.js';
 import { agentNotLoaded } from './errors.js';
-import { AgentParams, AgentServerList, AgentServerParams, AgentToolParams, ServerView, TAG, ToolEnabled } from './schemas.js';
+import {
+  AgentParams,
+  AgentServerList,
+  AgentServerParams,
+  AgentToolParams,
+  ServerView,
+  TAG,
+  ToolEnabled,
+} from './schemas.js';
 
 export function registerAgentMcpRoutes(http: ExtensionHttp, agents: AgentsService, manager: McpManager): void {
   const agentOf = (id: string): AgentView => {
@@ -18,7 +26,12 @@ export function registerAgentMcpRoutes(http: ExtensionHttp, agents: AgentsServic
   };
 
   http.get('', {
-    schema: { tags: [TAG], summary: "An agent's MCP servers", params: AgentParams, response: { 200: AgentServerList, ...errorResponses(404) } },
+    schema: {
+      tags: [TAG],
+      summary: "An agent's MCP servers",
+      params: AgentParams,
+      response: { 200: AgentServerList, ...errorResponses(404) },
+    },
     handler: async (request) => {
       const agent = agentOf(request.params.id);
       return { agentId: agent.id, servers: manager.servers(agent) };
@@ -29,7 +42,8 @@ export function registerAgentMcpRoutes(http: ExtensionHttp, agents: AgentsServic
     schema: {
       tags: [TAG],
       summary: 'Reconnect one MCP server now',
-      description: 'Closes the session (the child is killed) and connects again with the current declaration and registration; answers once the connect settled.',
+      description:
+        'Closes the session (the child is killed) and connects again with the current declaration and registration; answers once the connect settled.',
       params: AgentServerParams,
       response: { 200: ServerView, ...errorResponses(404) },
     },
@@ -40,7 +54,8 @@ export function registerAgentMcpRoutes(http: ExtensionHttp, agents: AgentsServic
     schema: {
       tags: [TAG],
       summary: 'Re-enable an MCP tool whose input schema changed',
-      description: 'Accepts the tool\'s current schema (see `disabledReason` in GET /agents/{id}/tools). `tool` is the server\'s own tool name. 404 when no change waits.',
+      description:
+        "Accepts the tool's current schema (see `disabledReason` in GET /agents/{id}/tools). `tool` is the server's own tool name. 404 when no change waits.",
       params: AgentToolParams,
       response: { 200: ToolEnabled, ...errorResponses(404) },
     },

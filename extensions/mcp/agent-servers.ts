@@ -61,7 +61,12 @@ export class McpManager {
   /** Lifecycle `loaded`: starts connecting the agent's declared servers; does not wait for them. */
   open(agent: AgentView): void {
     if (this.stopping || this.agents.has(agent.id)) return;
-    const entry: AgentServers = { connections: new Map(), verdicts: new Map(), ready: Promise.resolve(), openedAt: Date.now() };
+    const entry: AgentServers = {
+      connections: new Map(),
+      verdicts: new Map(),
+      ready: Promise.resolve(),
+      openedAt: Date.now(),
+    };
     this.agents.set(agent.id, entry);
     const seen = new Set<string>();
     for (const declaration of agent.config.mcp?.servers ?? []) {
@@ -116,19 +121,33 @@ export class McpManager {
       for (const tool of connection.tools) {
         const name = modelToolName(connection.name, tool.name);
         if (names.has(name)) {
-          this.deps.logger.warn({ agentId, server: connection.name, tool: tool.name }, `mcp tool ${tool.name} skipped: its name ${name} is taken`);
+          this.deps.logger.warn(
+            { agentId, server: connection.name, tool: tool.name },
+            `mcp tool ${tool.name} skipped: its name ${name} is taken`,
+          );
           continue;
         }
         names.add(name);
-        out.push(this.definition(agentId, connection, declared.get(connection.name)!, tool, name, verdicts.get(tool.name)));
+        out.push(
+          this.definition(agentId, connection, declared.get(connection.name)!, tool, name, verdicts.get(tool.name)),
+        );
       }
     }
     return out;
   }
 
-  private definition(agentId: string, connection: ServerConnection, declaration: McpServerConfig, tool: Tool, name: string, verdict: ToolVerdict | undefined): ToolDefinition {
-    const timeoutMs = declaration.tool_call_timeout_ms ?? connection.timeoutMs ?? this.deps.options.defaultToolCallTimeoutMs;
-    const restricted = declaration.restricted === true || (declaration.new_tools_restricted === true && verdict?.isNew === true);
+  private definition(
+    agentId: string,
+    connection: ServerConnection,
+    declaration: McpServerConfig,
+    tool: Tool,
+    name: string,
+    verdict: ToolVerdict | undefined,
+  ): ToolDefinition {
+    const timeoutMs =
+      declaration.tool_call_timeout_ms ?? connection.timeoutMs ?? this.deps.options.defaultToolCallTimeoutMs;
+    const restricted =
+      declaration.restricted === true || (declaration.new_tools_restricted === true && verdict?.isNew === true);
     return {
       name,
       description: tool.description ?? tool.title ?? `${tool.name} (MCP server ${connection.name})`,
@@ -138,9 +157,14 @@ export class McpManager {
       notable: true,
       timeoutMs,
       ...(verdict?.changed
-        ? { disabledReason: `the input schema of ${tool.name} changed since it was accepted; re-enable it with POST /agents/${agentId}/mcp/${connection.name}/tools/${tool.name}/enable` }
+        ? {
+            disabledReason: `the input schema of ${tool.name} changed since it was accepted; re-enable it with POST /agents/${agentId}/mcp/${connection.name}/tools/${tool.name}/enable`,
+          }
         : {}),
-      run: async (args, context) => toToolResult(await connection.call(tool.name, args, { signal: context.signal, timeoutMs, progress: context.progress })),
+      run: async (args, context) =>
+        toToolResult(
+          await connection.call(tool.name, args, { signal: context.signal, timeoutMs, progress: context.progress }),
+        ),
     };
   }
 
@@ -149,15 +173,26 @@ export class McpManager {
       options: this.deps.options,
       logger: this.deps.logger,
       resolve: () =>
-        resolveLaunch(declaration, (this.deps.settings.current().mcpServers ?? []).find((r) => r.name === declaration.name), {
-          env: this.deps.env,
-          packagesDir: this.deps.packagesDir,
-          credential: (name) => this.deps.agents.readCredential(agentId, name),
-        }),
+        resolveLaunch(
+          declaration,
+          (this.deps.settings.current().mcpServers ?? []).find((r) => r.name === declaration.name),
+          {
+            env: this.deps.env,
+            packagesDir: this.deps.packagesDir,
+            credential: (name) => this.deps.agents.readCredential(agentId, name),
+          },
+        ),
       agentLog: (level, message) => this.deps.agents.log(agentId, level, message, { server: declaration.name }),
       toolsChanged: () => {
         const tools = connection.tools ?? [];
-        entry.verdicts.set(declaration.name, this.deps.toolState.observe(agentId, declaration.name, tools.map((t) => ({ name: t.name, inputSchema: t.inputSchema }))));
+        entry.verdicts.set(
+          declaration.name,
+          this.deps.toolState.observe(
+            agentId,
+            declaration.name,
+            tools.map((t) => ({ name: t.name, inputSchema: t.inputSchema })),
+          ),
+        );
       },
     });
     return connection;
@@ -174,13 +209,24 @@ export class McpManager {
     const entry = this.agents.get(agent.id);
     return (agent.config.mcp?.servers ?? []).map((declaration) => {
       const connection = entry?.connections.get(declaration.name);
-      return connection ? view(connection) : { name: declaration.name, transport: declaration.transport, status: 'stopped' as const, toolCount: 0, restartCount: 0, logs: [] };
+      return connection
+        ? view(connection)
+        : {
+            name: declaration.name,
+            transport: declaration.transport,
+            status: 'stopped' as const,
+            toolCount: 0,
+            restartCount: 0,
+            logs: [],
+          };
     });
   }
 
   /** All open servers of all agents (for `GET /mcp`). */
   allServers(): Array<ServerView & { agentId: string }> {
-    return [...this.agents.entries()].flatMap(([agentId, entry]) => [...entry.connections.values()].map((c) => ({ agentId, ...view(c) })));
+    return [...this.agents.entries()].flatMap(([agentId, entry]) =>
+      [...entry.connections.values()].map((c) => ({ agentId, ...view(c) })),
+    );
   }
 
   /** Reconnects at once, with the agent's current declaration (a newly declared server starts here). */

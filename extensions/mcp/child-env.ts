@@ -10,7 +10,20 @@
  */
 import type { ExtensionEnv } from '@agt/contracts';
 
-const BASE = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'TERM', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR', 'SYSTEMROOT'];
+const BASE = [
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'SHELL',
+  'TERM',
+  'LANG',
+  'LC_ALL',
+  'LC_CTYPE',
+  'TZ',
+  'TMPDIR',
+  'SYSTEMROOT',
+];
 
 /** Names that change how a child loads code, or that belong to the daemon. */
 export function isRefusedEnvName(name: string): boolean {
@@ -27,7 +40,11 @@ export function agentEnvAllowed(registration: { allowAgentEnv?: readonly string[
  * refused. An allowed name replaces what the base or the registration set: the owner chose to let the
  * agent decide it.
  */
-export function addAgentEnv(target: Record<string, string>, extra: Record<string, string | undefined>, allowed: ReadonlySet<string>): string[] {
+export function addAgentEnv(
+  target: Record<string, string>,
+  extra: Record<string, string | undefined>,
+  allowed: ReadonlySet<string>,
+): string[] {
   const refused: string[] = [];
   for (const [name, value] of Object.entries(extra)) {
     if (!allowed.has(name)) refused.push(name);

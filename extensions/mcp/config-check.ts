@@ -12,7 +12,15 @@ import type { SettingsService } from '@agt/contracts';
 import { agentHeaderAsks, agentHeadersAllowed, headerAllowed } from './agent-headers.js';
 import { agentEnvAllowed } from './child-env.js';
 
-export function agentEnvProblems(config: Readonly<AgentConfig>, registrations: ReadonlyArray<{ name: string; allowAgentEnv?: readonly string[]; allowAgentHeaders?: readonly string[]; headerEnv?: Readonly<Record<string, string>> }>): AgentConfigProblem[] {
+export function agentEnvProblems(
+  config: Readonly<AgentConfig>,
+  registrations: ReadonlyArray<{
+    name: string;
+    allowAgentEnv?: readonly string[];
+    allowAgentHeaders?: readonly string[];
+    headerEnv?: Readonly<Record<string, string>>;
+  }>,
+): AgentConfigProblem[] {
   const problems: AgentConfigProblem[] = [];
   for (const server of config.mcp?.servers ?? []) {
     const registration = registrations.find((r) => r.name === server.name);
@@ -25,7 +33,8 @@ export function agentEnvProblems(config: Readonly<AgentConfig>, registrations: R
       if (!allowed.has(name)) problems.push({ field: `mcp.servers.${server.name}.env.${name}`, reason: why(name) });
     }
     for (const name of server.env_keys ?? []) {
-      if (!allowed.has(name)) problems.push({ field: `mcp.servers.${server.name}.env_keys.${name}`, reason: why(name) });
+      if (!allowed.has(name))
+        problems.push({ field: `mcp.servers.${server.name}.env_keys.${name}`, reason: why(name) });
     }
     const headers = agentHeadersAllowed(registration);
     const owner = Object.keys(registration?.headerEnv ?? {});

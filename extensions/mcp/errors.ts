@@ -2,19 +2,30 @@
 import { AgtError, conflict, notFound } from '@agt/contracts';
 
 export const agentNotLoaded = (id: string) => notFound(`agent ${id} is not loaded`);
-export const serverNotDeclared = (agentId: string, name: string) => notFound(`agent ${agentId} declares no MCP server ${name}`);
-export const toolNotFound = (server: string, tool: string) => notFound(`MCP server ${server} has no tool ${tool} waiting to be re-enabled`);
-export const registrationExists = (name: string) => conflict(`an MCP server named ${name} is already registered (DELETE /mcp/servers/${name} first)`);
+export const serverNotDeclared = (agentId: string, name: string) =>
+  notFound(`agent ${agentId} declares no MCP server ${name}`);
+export const toolNotFound = (server: string, tool: string) =>
+  notFound(`MCP server ${server} has no tool ${tool} waiting to be re-enabled`);
+export const registrationExists = (name: string) =>
+  conflict(`an MCP server named ${name} is already registered (DELETE /mcp/servers/${name} first)`);
 export const registrationMissing = (name: string) => notFound(`no MCP server registration named ${name}`);
 export const registrationIncomplete = (name: string, type: string, field: string) =>
-  new AgtError('bad_request', `MCP registration ${name} of type ${type} needs ${field}`, { details: { path: `/${field}` } });
+  new AgtError('bad_request', `MCP registration ${name} of type ${type} needs ${field}`, {
+    details: { path: `/${field}` },
+  });
 export const refusedVariable = (where: string, name: string) =>
-  new AgtError('bad_request', `${where}: variable ${name} is refused (AGT_*, NODE_OPTIONS, LD_* and DYLD_* never reach an MCP server)`, { details: { path: `/${where}` } });
+  new AgtError(
+    'bad_request',
+    `${where}: variable ${name} is refused (AGT_*, NODE_OPTIONS, LD_* and DYLD_* never reach an MCP server)`,
+    { details: { path: `/${where}` } },
+  );
 export const packageMissing = (spec: string) => notFound(`MCP package ${spec} is not installed`);
 /** 422: the request was understood, but npm could not install (or remove) the package. */
-export const installFailed = (spec: string, why: string) => new AgtError('install_failed', `npm could not install ${spec}: ${why}`, { status: 422 });
+export const installFailed = (spec: string, why: string) =>
+  new AgtError('install_failed', `npm could not install ${spec}: ${why}`, { status: 422 });
 export const installBusy = () => conflict('another MCP package install or removal is running; try again when it ends');
 export const extensionStopping = () => new AgtError('unavailable', 'the mcp extension is stopping');
 
 /** A tool call that could not be answered: the message is what the model reads. */
-export const callFailed = (server: string, tool: string, why: string) => new AgtError('upstream_error', `MCP server ${server} could not run ${tool}: ${why}`);
+export const callFailed = (server: string, tool: string, why: string) =>
+  new AgtError('upstream_error', `MCP server ${server} could not run ${tool}: ${why}`);

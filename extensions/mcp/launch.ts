@@ -26,7 +26,14 @@ import { installedBin } from './packages.js';
 export type Launch =
   | { kind: 'skip'; reason: string }
   | { kind: 'stdio'; stdio: StdioLaunch; timeoutMs: number | undefined; secrets: string[]; notes: string[] }
-  | { kind: 'http'; url: URL; headers: Record<string, string>; timeoutMs: number | undefined; secrets: string[]; notes: string[] };
+  | {
+      kind: 'http';
+      url: URL;
+      headers: Record<string, string>;
+      timeoutMs: number | undefined;
+      secrets: string[];
+      notes: string[];
+    };
 
 export interface LaunchDeps {
   env: ExtensionEnv;
@@ -38,29 +45,42 @@ export interface LaunchDeps {
 
 export const credentialName = (server: string, key: string) => `mcp:${server}:${key}`;
 
-export async function resolveLaunch(declaration: McpServerConfig, registration: McpRegistration | undefined, deps: LaunchDeps): Promise<Launch> {
+export async function resolveLaunch(
+  declaration: McpServerConfig,
+  registration: McpRegistration | undefined,
+  deps: LaunchDeps,
+): Promise<Launch> {
   const name = declaration.name;
   const secrets: string[] = [];
   const notes: string[] = [];
   const timeoutMs = declaration.tool_call_timeout_ms ?? registration?.toolCallTimeoutMs;
   const fromCredential = async (key: string) => {
     const value = await deps.credential(credentialName(name, key));
-    if (value === undefined) notes.push(`credential ${credentialName(name, key)} is not set (or the agent's credentials are locked)`);
+    if (value === undefined)
+      notes.push(`credential ${credentialName(name, key)} is not set (or the agent's credentials are locked)`);
     else secrets.push(value);
     return value;
   };
 
-  let target: { type: 'npm'; pkg: string; args: string[] } | { type: 'command'; command: string; args: string[] } | { type: 'http'; url: string };
+  let target:
+    | { type: 'npm'; pkg: string; args: string[] }
+    | { type: 'command'; command: string; args: string[] }
+    | { type: 'http'; url: string };
   if (registration) {
-    if (registration.type === 'npm') target = { type: 'npm', pkg: registration.npmPackage ?? '', args: registration.args ?? [] };
-    else if (registration.type === 'command') target = { type: 'command', command: registration.command ?? '', args: registration.args ?? [] };
+    if (registration.type === 'npm')
+      target = { type: 'npm', pkg: registration.npmPackage ?? '', args: registration.args ?? [] };
+    else if (registration.type === 'command')
+      target = { type: 'command', command: registration.command ?? '', args: registration.args ?? [] };
     else target = { type: 'http', url: registration.url ?? '' };
   } else if (declaration.source?.startsWith('npm:')) {
     // Never the declaration's args: they would be an untrusted file's arguments to the owner's program
     // (a filesystem server given `/`). A server that needs arguments is registered.
     target = { type: 'npm', pkg: declaration.source.slice(4), args: [] };
   } else if (declaration.source) {
-    return { kind: 'skip', reason: `source ${declaration.source} names nothing this daemon runs for an agent: register the server (POST /mcp/servers) or use source npm:<installed package>` };
+    return {
+      kind: 'skip',
+      reason: `source ${declaration.source} names nothing this daemon runs for an agent: register the server (POST /mcp/servers) or use source npm:<installed package>`,
+    };
   } else {
     return { kind: 'skip', reason: `no MCP server registration named ${name} and no source in the declaration` };
   }
@@ -72,7 +92,8 @@ export async function resolveLaunch(declaration: McpServerConfig, registration: 
     } catch {
       return { kind: 'skip', reason: `invalid URL for MCP server ${name}` };
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') return { kind: 'skip', reason: `MCP server ${name}: only http and https URLs` };
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      return { kind: 'skip', reason: `MCP server ${name}: only http and https URLs` };
     // Keyed by the lowercase name: one value per header whatever case each side wrote.
     const headers = new Map<string, [string, string]>();
     for (const [header, variable] of Object.entries(registration?.headerEnv ?? {})) {
@@ -93,20 +114,29 @@ export async function resolveLaunch(declaration: McpServerConfig, registration: 
         continue;
       }
       const value = ask.credential !== undefined ? await fromCredential(ask.credential) : ask.value;
-      if (value !== undefined) headers.set(ask.header.toLowerCase(), [ask.header, ask.bearer ? `Bearer ${value}` : value]);
+      if (value !== undefined)
+        headers.set(ask.header.toLowerCase(), [ask.header, ask.bearer ? `Bearer ${value}` : value]);
     }
-    if (refused.length > 0) notes.push(`headers not sent to the server (not in the registration's allowAgentHeaders, or set by the registration): ${[...new Set(refused)].join(', ')}`);
+    if (refused.length > 0)
+      notes.push(
+        `headers not sent to the server (not in the registration's allowAgentHeaders, or set by the registration): ${[...new Set(refused)].join(', ')}`,
+      );
     return { kind: 'http', url, headers: Object.fromEntries(headers.values()), timeoutMs, secrets, notes };
   }
 
   const env = baseChildEnv(deps.env);
   const ownerDropped = [
     ...addEnv(env, registration?.env ?? {}),
-    ...addEnv(env, Object.fromEntries(Object.entries(registration?.envFrom ?? {}).map(([child, variable]) => {
-      const value = deps.env.get(variable);
-      if (value !== undefined) secrets.push(value);
-      return [child, value];
-    }))),
+    ...addEnv(
+      env,
+      Object.fromEntries(
+        Object.entries(registration?.envFrom ?? {}).map(([child, variable]) => {
+          const value = deps.env.get(variable);
+          if (value !== undefined) secrets.push(value);
+          return [child, value];
+        }),
+      ),
+    ),
   ];
   // The agent's variables: only names the owner's registration allows (allowAgentEnv); a refused
   // env_keys credential is never even read.
@@ -117,15 +147,29 @@ export async function resolveLaunch(declaration: McpServerConfig, registration: 
     if (!allowed.has(key)) dropped.push(key);
     else dropped.push(...addAgentEnv(env, { [key]: await fromCredential(key) }, allowed));
   }
-  if (ownerDropped.length > 0) notes.push(`variables not passed to the server (refused names): ${[...new Set(ownerDropped)].join(', ')}`);
-  if (dropped.length > 0) notes.push(`variables not passed to the server (not in the registration's allowAgentEnv): ${[...new Set(dropped)].join(', ')}`);
+  if (ownerDropped.length > 0)
+    notes.push(`variables not passed to the server (refused names): ${[...new Set(ownerDropped)].join(', ')}`);
+  if (dropped.length > 0)
+    notes.push(
+      `variables not passed to the server (not in the registration's allowAgentEnv): ${[...new Set(dropped)].join(', ')}`,
+    );
 
   if (target.type === 'command') {
     if (!target.command) return { kind: 'skip', reason: `registration ${name} has no command` };
     return { kind: 'stdio', stdio: { command: target.command, args: target.args, env }, timeoutMs, secrets, notes };
   }
   const bin = installedBin(deps.packagesDir, target.pkg);
-  if (!bin) return { kind: 'skip', reason: `MCP package ${target.pkg || '(none)'} is not installed (POST /mcp/packages installs it)` };
+  if (!bin)
+    return {
+      kind: 'skip',
+      reason: `MCP package ${target.pkg || '(none)'} is not installed (POST /mcp/packages installs it)`,
+    };
   // Run with this node, never through npx: nothing is downloaded at call time.
-  return { kind: 'stdio', stdio: { command: process.execPath, args: [bin, ...target.args], env, cwd: deps.packagesDir }, timeoutMs, secrets, notes };
+  return {
+    kind: 'stdio',
+    stdio: { command: process.execPath, args: [bin, ...target.args], env, cwd: deps.packagesDir },
+    timeoutMs,
+    secrets,
+    notes,
+  };
 }

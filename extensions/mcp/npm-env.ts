@@ -18,8 +18,16 @@ import { baseChildEnv } from './child-env.js';
 
 /** Variables of TLS trust and proxies that npm (or the Node.js it runs on) reads. */
 const NETWORK = [
-  'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'NODE_TLS_REJECT_UNAUTHORIZED',
-  'HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy',
+  'NODE_EXTRA_CA_CERTS',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+  'NODE_TLS_REJECT_UNAUTHORIZED',
+  'HTTPS_PROXY',
+  'https_proxy',
+  'HTTP_PROXY',
+  'http_proxy',
+  'NO_PROXY',
+  'no_proxy',
 ];
 
 /** npm reads `npm_config_<key>` in any case (`NPM_CONFIG_REGISTRY` too). */
@@ -42,9 +50,18 @@ export function npmChildEnv(env: ExtensionEnv, names: readonly string[]): Record
  */
 export function globalNpmrc(env: Record<string, string>, cwd: string, timeoutMs = 10_000): Promise<string | undefined> {
   return new Promise((resolve) => {
-    execFile('npm', ['config', 'get', 'globalconfig', '--no-update-notifier'], { env, cwd, timeout: timeoutMs }, (error, stdout) => {
-      const path = String(stdout ?? '').trim().split('\n').at(-1)?.trim();
-      resolve(!error && path && path.startsWith('/') ? path : undefined);
-    });
+    execFile(
+      'npm',
+      ['config', 'get', 'globalconfig', '--no-update-notifier'],
+      { env, cwd, timeout: timeoutMs },
+      (error, stdout) => {
+        const path = String(stdout ?? '')
+          .trim()
+          .split('\n')
+          .at(-1)
+          ?.trim();
+        resolve(!error && path && path.startsWith('/') ? path : undefined);
+      },
+    );
   });
 }

@@ -36,7 +36,9 @@ function binOf(pkg: Record<string, unknown>, name: string): string | null {
   const bin = pkg.bin;
   if (typeof bin === 'string') return bin;
   if (bin && typeof bin === 'object') {
-    const entries = Object.entries(bin as Record<string, unknown>).filter((entry): entry is [string, string] => typeof entry[1] === 'string');
+    const entries = Object.entries(bin as Record<string, unknown>).filter(
+      (entry): entry is [string, string] => typeof entry[1] === 'string',
+    );
     const short = name.split('/').pop();
     return (entries.find(([key]) => key === short) ?? entries[0])?.[1] ?? null;
   }
@@ -109,7 +111,8 @@ export class McpPackages {
     const before = new Set(this.list().map((p) => p.name));
     await this.npm(['install', spec], spec);
     const after = this.list();
-    const added = after.find((p) => !before.has(p.name)) ?? after.find((p) => spec === p.name || spec.startsWith(`${p.name}@`));
+    const added =
+      after.find((p) => !before.has(p.name)) ?? after.find((p) => spec === p.name || spec.startsWith(`${p.name}@`));
     if (!added) throw installFailed(spec, 'npm finished but no package was added to mcp-servers/');
     return added;
   }
@@ -127,7 +130,12 @@ export class McpPackages {
   private async npm(args: string[], spec: string): Promise<void> {
     if (this.busy) throw installBusy();
     this.busy = true;
-    const operation: PackageOperation = { spec, action: args[0] === 'install' ? 'install' : 'uninstall', status: 'running', startedAt: Date.now() };
+    const operation: PackageOperation = {
+      spec,
+      action: args[0] === 'install' ? 'install' : 'uninstall',
+      status: 'running',
+      startedAt: Date.now(),
+    };
     this.operations.push(operation);
     if (this.operations.length > RECENT_OPERATIONS) this.operations.shift();
     try {
@@ -146,13 +154,29 @@ export class McpPackages {
   private async run(args: string[], spec: string): Promise<void> {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     const manifest = join(this.dir, 'package.json');
-    if (!existsSync(manifest)) writeFileSync(manifest, JSON.stringify({ name: 'agt-mcp-servers', private: true, description: 'MCP servers installed by agt (POST /mcp/packages)' }, null, 2));
+    if (!existsSync(manifest))
+      writeFileSync(
+        manifest,
+        JSON.stringify(
+          { name: 'agt-mcp-servers', private: true, description: 'MCP servers installed by agt (POST /mcp/packages)' },
+          null,
+          2,
+        ),
+      );
     const env = npmChildEnv(this.env, this.env.names?.() ?? []);
     // `--prefix` would move the global npmrc under mcp-servers/: name the owner's (its cafile, proxy, registry).
     this.globalConfig ??= globalNpmrc(env, this.dir);
     const globalConfig = await this.globalConfig;
     const full = [
-      ...args, '--prefix', this.dir, '--global=false', '--ignore-scripts', '--no-audit', '--no-fund', '--no-update-notifier', '--loglevel=http',
+      ...args,
+      '--prefix',
+      this.dir,
+      '--global=false',
+      '--ignore-scripts',
+      '--no-audit',
+      '--no-fund',
+      '--no-update-notifier',
+      '--loglevel=http',
       ...(globalConfig ? ['--globalconfig', globalConfig] : []),
     ];
     this.logger.info({ spec, command: `npm ${args[0]}` }, `mcp: npm ${args[0]} ${spec} started`);
@@ -196,7 +220,17 @@ export class McpPackages {
     });
     this.children.delete(child);
     if (code !== 0) {
-      const why = code === 'timeout' ? `npm took longer than ${this.timeoutMs} ms` : typeof code === 'string' ? code : `npm exited with code ${code}: ${tail.filter((l) => /err/i.test(l)).slice(-3).join(' | ') || tail.slice(-2).join(' | ')}`;
+      const why =
+        code === 'timeout'
+          ? `npm took longer than ${this.timeoutMs} ms`
+          : typeof code === 'string'
+            ? code
+            : `npm exited with code ${code}: ${
+                tail
+                  .filter((l) => /err/i.test(l))
+                  .slice(-3)
+                  .join(' | ') || tail.slice(-2).join(' | ')
+              }`;
       this.logger.warn({ spec }, `mcp: npm ${args[0]} ${spec} failed: ${why}`);
       throw installFailed(spec, why);
     }

@@ -29,7 +29,9 @@ export const AgentServerList = Type.Object({ agentId: Type.String(), servers: Ty
 
 export const Overview = Type.Object({
   registrations: Type.Array(McpRegistration),
-  servers: Type.Array(Type.Intersect([Type.Object({ agentId: Type.String() }), ServerView]), { description: 'open servers of loaded agents' }),
+  servers: Type.Array(Type.Intersect([Type.Object({ agentId: Type.String() }), ServerView]), {
+    description: 'open servers of loaded agents',
+  }),
 });
 
 export const RegistrationBody = McpRegistration;
@@ -63,6 +65,18 @@ export const PackageRemoved = Type.Object({ package: Type.String(), removed: Typ
 
 /** Path params of agent-scoped routes: the contract's one `AgentIdParams`. */
 export const AgentParams = AgentIdParams;
-export const AgentServerParams = Type.Object({ id: Type.String({ minLength: 1 }), name: Type.String({ minLength: 1, maxLength: 100 }) });
-export const AgentToolParams = Type.Object({ id: Type.String({ minLength: 1 }), name: Type.String({ minLength: 1, maxLength: 100 }), tool: Type.String({ minLength: 1, maxLength: 300 }) });
-export const ToolEnabled = Type.Object({ agentId: Type.String(), server: Type.String(), tool: Type.String(), enabled: Type.Literal(true) });
+export const AgentServerParams = Type.Object({
+  id: Type.String({ minLength: 1 }),
+  name: Type.String({ minLength: 1, maxLength: 100 }),
+});
+export const AgentToolParams = Type.Object({
+  id: Type.String({ minLength: 1 }),
+  name: Type.String({ minLength: 1, maxLength: 100 }),
+  tool: Type.String({ minLength: 1, maxLength: 300 }),
+});
+export const ToolEnabled = Type.Object({
+  agentId: Type.String(),
+  server: Type.String(),
+  tool: Type.String(),
+  enabled: Type.Literal(true),
+});

@@ -142,10 +142,14 @@ export class ServerConnection {
         this.recycle(`no answer to ${tool} within ${options.timeoutMs} ms`);
         throw callFailed(this.name, tool, `no answer within ${options.timeoutMs} ms (the server is being restarted)`);
       }
-      const why = error instanceof McpError && error.code === ErrorCode.ConnectionClosed ? `the connection closed during the call${this.lastFailure ? `: ${this.lastFailure}` : ''}` : (error as Error).message;
+      const why =
+        error instanceof McpError && error.code === ErrorCode.ConnectionClosed
+          ? `the connection closed during the call${this.lastFailure ? `: ${this.lastFailure}` : ''}`
+          : (error as Error).message;
       // An HTTP session does not close when its server goes away: a failure that is not the server's own
       // JSON-RPC answer (a refused connection, a broken stream) starts a fresh session.
-      if (this.transport === 'http' && !(error instanceof McpError)) this.recycle(`the call failed: ${this.logs.scrub(why).slice(0, 200)}`);
+      if (this.transport === 'http' && !(error instanceof McpError))
+        this.recycle(`the call failed: ${this.logs.scrub(why).slice(0, 200)}`);
       throw callFailed(this.name, tool, this.logs.scrub(why).slice(0, 500));
     }
   }
@@ -163,7 +167,10 @@ export class ServerConnection {
       this.status = 'skipped';
       this.error = launch.reason;
       this.logs.note(`skipped: ${launch.reason}`);
-      this.deps.logger.info({ agentId: this.agentId, server: this.name }, `mcp server ${this.name} skipped: ${launch.reason}`);
+      this.deps.logger.info(
+        { agentId: this.agentId, server: this.name },
+        `mcp server ${this.name} skipped: ${launch.reason}`,
+      );
       this.deps.agentLog('info', `MCP server ${this.name} skipped: ${launch.reason}`);
       return;
     }
@@ -178,7 +185,17 @@ export class ServerConnection {
         : [
             () => new StreamableHTTPClientTransport(launch.url, { requestInit: { headers: launch.headers } }),
             // Older servers speak only HTTP+SSE: the SDK's client for it is the fallback.
-            () => new SSEClientTransport(launch.url, { requestInit: { headers: launch.headers }, eventSourceInit: { fetch: (url, init) => fetch(url, { ...init, headers: { ...launch.headers, ...(init?.headers as Record<string, string>) } }) } }),
+            () =>
+              new SSEClientTransport(launch.url, {
+                requestInit: { headers: launch.headers },
+                eventSourceInit: {
+                  fetch: (url, init) =>
+                    fetch(url, {
+                      ...init,
+                      headers: { ...launch.headers, ...(init?.headers as Record<string, string>) },
+                    }),
+                },
+              }),
           ];
     let failure = 'no transport';
     for (const make of attempts) {
@@ -215,7 +232,11 @@ export class ServerConnection {
       ]);
     } catch (error) {
       clearTimeout(timer);
-      const why = this.logs.scrub(`${(error as Error).message}${this.lastFailure && !(error as Error).message.includes(this.lastFailure) ? ` (${this.lastFailure})` : ''}`).slice(0, 400);
+      const why = this.logs
+        .scrub(
+          `${(error as Error).message}${this.lastFailure && !(error as Error).message.includes(this.lastFailure) ? ` (${this.lastFailure})` : ''}`,
+        )
+        .slice(0, 400);
       this.client = undefined;
       this.current = undefined;
       await client.close().catch(() => {});
@@ -269,7 +290,9 @@ export class ServerConnection {
     this.deps.agentLog('warn', `MCP server ${this.name}: ${why}`);
     if (this.closed || this.retryTimer) return;
     if (this.tries >= this.deps.options.reconnectTries) {
-      this.logs.note(`gave up after ${this.tries} reconnect tries; POST /agents/${this.agentId}/mcp/${this.name}/restart tries again`);
+      this.logs.note(
+        `gave up after ${this.tries} reconnect tries; POST /agents/${this.agentId}/mcp/${this.name}/restart tries again`,
+      );
       return;
     }
     this.tries++;

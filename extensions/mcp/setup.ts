@@ -15,7 +15,12 @@ import { registerServerEndpoint } from './server/endpoint.js';
 import { ToolStateStore } from './tool-state.js';
 
 export function setupMcp(ctx: ExtensionContext<McpOptions>): ExtensionHooks {
-  const packages = new McpPackages(join(ctx.settings.dataDir, 'mcp-servers'), ctx.env, ctx.logger, ctx.config.installTimeoutMs);
+  const packages = new McpPackages(
+    join(ctx.settings.dataDir, 'mcp-servers'),
+    ctx.env,
+    ctx.logger,
+    ctx.config.installTimeoutMs,
+  );
   const manager = new McpManager({
     options: ctx.config,
     logger: ctx.logger,

@@ -80,7 +80,11 @@ export class ChildStdioTransport implements Transport {
         this.onmessage?.(message);
       }
     } catch (error) {
-      this.fail(new Error(`the server wrote something that is not JSON-RPC on stdout: ${(error as Error).message.slice(0, 200)}`));
+      this.fail(
+        new Error(
+          `the server wrote something that is not JSON-RPC on stdout: ${(error as Error).message.slice(0, 200)}`,
+        ),
+      );
     }
   }
 
@@ -96,7 +100,9 @@ export class ChildStdioTransport implements Transport {
     if (!stdin || this.closed) throw new Error('the server is not running');
     // The write callback fires once the line is flushed or the pipe failed (a dead child never drains).
     await new Promise<void>((resolve, reject) => {
-      stdin.write(serializeMessage(message), (error) => (error ? reject(new Error(`could not write to the server: ${error.message}`)) : resolve()));
+      stdin.write(serializeMessage(message), (error) =>
+        error ? reject(new Error(`could not write to the server: ${error.message}`)) : resolve(),
+      );
     });
   }
 

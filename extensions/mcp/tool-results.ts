@@ -20,7 +20,9 @@ export function toToolResult(result: CallToolResult): ToolResult {
         texts.push(`[image ${part.mimeType}]`);
         break;
       case 'audio':
-        texts.push(`[audio ${part.mimeType}, ${Math.floor((part.data.length * 3) / 4)} bytes, not passed to the model]`);
+        texts.push(
+          `[audio ${part.mimeType}, ${Math.floor((part.data.length * 3) / 4)} bytes, not passed to the model]`,
+        );
         break;
       case 'resource': {
         const resource = part.resource as { uri: string; mimeType?: string; text?: string; blob?: string };
@@ -29,17 +31,23 @@ export function toToolResult(result: CallToolResult): ToolResult {
         else if (typeof resource.blob === 'string' && resource.mimeType?.startsWith('image/')) {
           images.push({ mimeType: resource.mimeType, data: resource.blob });
           texts.push(label);
-        } else texts.push(`${label} ${Math.floor(((resource.blob ?? '').length * 3) / 4)} bytes of binary content, not passed to the model`);
+        } else
+          texts.push(
+            `${label} ${Math.floor(((resource.blob ?? '').length * 3) / 4)} bytes of binary content, not passed to the model`,
+          );
         break;
       }
       case 'resource_link':
-        texts.push(`[resource link ${part.uri}${part.name ? ` "${part.name}"` : ''}${part.description ? `: ${part.description}` : ''}]`);
+        texts.push(
+          `[resource link ${part.uri}${part.name ? ` "${part.name}"` : ''}${part.description ? `: ${part.description}` : ''}]`,
+        );
         break;
       default:
         texts.push(`[content of type ${(part as { type: string }).type}]`);
     }
   }
-  if (texts.length === 0 && result.structuredContent !== undefined) texts.push(JSON.stringify(result.structuredContent));
+  if (texts.length === 0 && result.structuredContent !== undefined)
+    texts.push(JSON.stringify(result.structuredContent));
   return {
     content: texts.join('\n') || '(no content)',
     ...(result.isError ? { isError: true } : {}),

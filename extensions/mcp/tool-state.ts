@@ -64,7 +64,11 @@ export class ToolStateStore {
   }
 
   /** Records a listing of `server`'s tools and says, per tool name, whether it is new or changed. */
-  observe(agentId: string, server: string, tools: Array<{ name: string; inputSchema: unknown }>): Map<string, ToolVerdict> {
+  observe(
+    agentId: string,
+    server: string,
+    tools: Array<{ name: string; inputSchema: unknown }>,
+  ): Map<string, ToolVerdict> {
     const state = this.load(agentId);
     const first = !state.servers[server];
     const record = (state.servers[server] ??= { tools: {} });

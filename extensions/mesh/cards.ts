@@ -33,7 +33,9 @@ export async function buildCard(agents: AgentsService, agent: MeshAgent, base: s
     handle: agent.handle,
     name: agent.view.name,
     description: agent.view.config.description ?? '',
-    api: apiRoutesOf(agent.view).filter((route) => route.on_card).map((route) => ({ method: route.method, path: route.path })),
+    api: apiRoutesOf(agent.view)
+      .filter((route) => route.on_card)
+      .map((route) => ({ method: route.method, path: route.path })),
     signed_at: new Date().toISOString(),
   };
   let signature: string | null = null;

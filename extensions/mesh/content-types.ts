@@ -41,6 +41,7 @@ export function contentTypeOf(path: string, stored: string | null, content: Uint
   const extension = /\.([A-Za-z0-9]+)$/.exec(path)?.[1]?.toLowerCase();
   const known = extension ? TYPES[extension] : undefined;
   if (known) return known;
-  if (stored && /^[a-z]+\/[a-z0-9.+-]+$/i.test(stored)) return stored.startsWith('text/') ? `${stored}; charset=utf-8` : stored;
+  if (stored && /^[a-z]+\/[a-z0-9.+-]+$/i.test(stored))
+    return stored.startsWith('text/') ? `${stored}; charset=utf-8` : stored;
   return isUtf8Text(content) ? PLAIN_TEXT_TYPE : 'application/octet-stream';
 }

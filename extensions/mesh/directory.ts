@@ -22,7 +22,8 @@ export function findMeshAgent(agents: AgentsService, handle: string): MeshAgent 
   const all = agents.list();
   const view = handle.startsWith('did:')
     ? all.find((candidate) => agents.keys.identity(candidate.id)?.did === handle)
-    : (all.find((candidate) => candidate.handle === handle) ?? all.find((candidate) => !candidate.handle && candidate.id === handle));
+    : (all.find((candidate) => candidate.handle === handle) ??
+      all.find((candidate) => !candidate.handle && candidate.id === handle));
   return view && meshAgent(agents, view);
 }
 

@@ -22,8 +22,14 @@ export interface Peer {
 }
 
 type BonjourLike = {
-  publish(config: { name: string; type: string; port: number; txt?: Record<string, string> }): { stop?: CallableFunction };
-  find(config: { type: string }): { on(event: string, listener: (service: any) => void): void; stop(): void; services: any[] };
+  publish(config: { name: string; type: string; port: number; txt?: Record<string, string> }): {
+    stop?: CallableFunction;
+  };
+  find(config: { type: string }): {
+    on(event: string, listener: (service: any) => void): void;
+    stop(): void;
+    services: any[];
+  };
   unpublishAll(callback?: CallableFunction): void;
   destroy(callback?: CallableFunction): void;
 };
@@ -44,7 +50,9 @@ export class PeerDirectory {
   ) {}
 
   list(): Peer[] {
-    const manual = (this.settings.current().meshPeers ?? []).map((url): Peer => ({ name: url, url: url.replace(/\/$/, ''), source: 'manual', seenAt: null }));
+    const manual = (this.settings.current().meshPeers ?? []).map(
+      (url): Peer => ({ name: url, url: url.replace(/\/$/, ''), source: 'manual', seenAt: null }),
+    );
     return [...manual, ...this.seen.values()];
   }
 
@@ -55,7 +63,9 @@ export class PeerDirectory {
 
   /** Follows the mesh server: browse while it runs, announce while it is on all interfaces. */
   follow(status: MeshStatus): Promise<void> {
-    this.chain = this.chain.then(() => this.apply(status)).catch((error: unknown) => this.logger.warn({ err: error }, 'mDNS update failed'));
+    this.chain = this.chain
+      .then(() => this.apply(status))
+      .catch((error: unknown) => this.logger.warn({ err: error }, 'mDNS update failed'));
     return this.chain;
   }
 
@@ -70,9 +80,15 @@ export class PeerDirectory {
     if (this.bonjour && this.published === (announce ? url : null)) return;
     await this.close();
     type BonjourClass = new (opts?: object, onError?: (error: unknown) => void) => BonjourLike;
-    const loaded = (await import('bonjour-service')) as unknown as { default?: BonjourClass & { Bonjour?: BonjourClass }; Bonjour?: BonjourClass };
+    const loaded = (await import('bonjour-service')) as unknown as {
+      default?: BonjourClass & { Bonjour?: BonjourClass };
+      Bonjour?: BonjourClass;
+    };
     const Bonjour = (loaded.default?.Bonjour ?? loaded.Bonjour ?? loaded.default)!;
-    const options = { ...(this.options.interface ? { interface: this.options.interface } : {}), ...(this.options.bind ? { bind: this.options.bind } : {}) };
+    const options = {
+      ...(this.options.interface ? { interface: this.options.interface } : {}),
+      ...(this.options.bind ? { bind: this.options.bind } : {}),
+    };
     const bonjour = new Bonjour(options, (error: unknown) => this.logger.warn({ err: error }, 'mDNS socket error'));
     this.bonjour = bonjour;
     if (announce) {
@@ -106,10 +122,12 @@ export class PeerDirectory {
     if (!bonjour) return;
     await new Promise<void>((done) => {
       const timer = setTimeout(done, 1_000);
-      bonjour.unpublishAll(() => bonjour.destroy(() => {
-        clearTimeout(timer);
-        done();
-      }));
+      bonjour.unpublishAll(() =>
+        bonjour.destroy(() => {
+          clearTimeout(timer);
+          done();
+        }),
+      );
     });
   }
 

@@ -8,7 +8,17 @@
 import type { AgentsService, InboxService } from '@agt/contracts';
 import type { MeshAgent } from './directory.js';
 import { checkSignature, type Envelope } from './envelope.js';
-import { agentOff, badSender, staleMessage, badSignature, outOfScope, rateLimited, senderBlocked, unsigned, wrongRecipient } from './errors.js';
+import {
+  agentOff,
+  badSender,
+  staleMessage,
+  badSignature,
+  outOfScope,
+  rateLimited,
+  senderBlocked,
+  unsigned,
+  wrongRecipient,
+} from './errors.js';
 import { isEd25519Did } from '@agt/contracts';
 import { assertJsonDepth } from '@agt/contracts';
 import type { RateLimiter } from './rate-limit.js';
@@ -22,7 +32,8 @@ export interface InboundDeps {
   learn?(did: string, replyTo: string | undefined): void;
 }
 
-const didList = (value: unknown): string[] => (Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []);
+const didList = (value: unknown): string[] =>
+  Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
 
 /** Visibility of `agent` for a requester of `scope`: 503 `off`, 403 out of scope. */
 export function checkVisible(agent: MeshAgent, scope: Scope): void {

@@ -34,7 +34,12 @@ export default defineExtension({
       maxKeys: options.rateMaxKeys,
       group: { of: inboxOfSenderKey, limit: options.inboxRateLimit },
     });
-    const addressLimiter = new RateLimiter({ limit: options.addressRateLimit, windowMs: options.rateWindowMs, maxKeys: options.rateMaxKeys, bucketOf: (address) => addressBucket(address) });
+    const addressLimiter = new RateLimiter({
+      limit: options.addressRateLimit,
+      windowMs: options.rateWindowMs,
+      maxKeys: options.rateMaxKeys,
+      bucketOf: (address) => addressBucket(address),
+    });
     const peers = new PeerDirectory(ctx.settings, options.mdns, ctx.logger);
     // A2A tasks follow their turns on the bus (task id = turnId); a cancel that came first interrupts the turn when it starts.
     const book = new TaskBook((agentId, turnId) => ctx.agents.turns?.interrupt(agentId, turnId));

@@ -57,7 +57,10 @@ const Handle = Type.Object({ handle: Type.String({ minLength: 1, maxLength: 200 
 
 export function buildMeshApp(deps: MeshAppDeps): FastifyInstance {
   const app = deps.guards
-    .createServer({ logger: false, bodyLimit: deps.maxBodyBytes, routerOptions: { maxParamLength: 200 } }, { ...deps.guardPolicy, crossSiteNavigation: true })
+    .createServer(
+      { logger: false, bodyLimit: deps.maxBodyBytes, routerOptions: { maxParamLength: 200 } },
+      { ...deps.guardPolicy, crossSiteNavigation: true },
+    )
     .withTypeProvider<TypeBoxTypeProvider>();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
   // JSON bodies (signed envelopes) are read strictly: a duplicate member name, `1e400` or nesting past
@@ -70,8 +73,10 @@ export function buildMeshApp(deps: MeshAppDeps): FastifyInstance {
     }
   });
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error.statusCode === 413 || error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendErrorAnswer(tooLarge(deps.maxBodyBytes) as unknown as FastifyError, request, reply);
-    if (error instanceof AgtError && error.statusCode === 429) reply.header('retry-after', String(error.details?.retryAfter ?? 1));
+    if (error.statusCode === 413 || error.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+      return sendErrorAnswer(tooLarge(deps.maxBodyBytes) as unknown as FastifyError, request, reply);
+    if (error instanceof AgtError && error.statusCode === 429)
+      reply.header('retry-after', String(error.details?.retryAfter ?? 1));
     return sendErrorAnswer(error, request, reply);
   });
   app.setNotFoundHandler((request, reply) => reply.status(404).send(notFoundAnswer(request)));
@@ -87,11 +92,18 @@ export function buildMeshApp(deps: MeshAppDeps): FastifyInstance {
     return { agents: await Promise.all(visible.map((agent) => buildCard(deps.agents, agent, deps.baseUrl()))) };
   });
 
-  app.get('/agents/:handle/card', { schema: { params: Handle } }, async (request) => buildCard(deps.agents, visibleAgent(deps, request), deps.baseUrl()));
+  app.get('/agents/:handle/card', { schema: { params: Handle } }, async (request) =>
+    buildCard(deps.agents, visibleAgent(deps, request), deps.baseUrl()),
+  );
 
   app.get('/agents/:handle/health', { schema: { params: Handle } }, async (request) => {
     const agent = visibleAgent(deps, request);
-    return { status: 'ok', handle: agent.handle, did: agent.did ?? null, endpoints: endpointsOf(deps.baseUrl(), agent.handle) };
+    return {
+      status: 'ok',
+      handle: agent.handle,
+      did: agent.did ?? null,
+      endpoints: endpointsOf(deps.baseUrl(), agent.handle),
+    };
   });
 
   app.post('/agents/:handle/inbox', { schema: { params: Handle, body: Envelope } }, async (request, reply) => {

@@ -56,7 +56,10 @@ export class MeshServer {
 
   /** The names the server is reached by from elsewhere: the manifest's, then `MESH_PUBLIC_NAMES` (comma-separated). */
   publicNames(): string[] {
-    const fromEnv = (this.ctx.env.get('MESH_PUBLIC_NAMES') ?? '').split(',').map((name) => name.trim()).filter((name) => PUBLIC_NAME.test(name));
+    const fromEnv = (this.ctx.env.get('MESH_PUBLIC_NAMES') ?? '')
+      .split(',')
+      .map((name) => name.trim())
+      .filter((name) => PUBLIC_NAME.test(name));
     return [...new Set([...this.configuredNames, ...fromEnv])];
   }
 
@@ -69,7 +72,10 @@ export class MeshServer {
   wanted(): Wanted {
     const settings = this.ctx.settings.current();
     const envPort = Number.parseInt(this.ctx.env.get('MESH_PORT') ?? '', 10);
-    const port = Number.isInteger(envPort) && envPort >= 0 && envPort <= 65535 ? envPort : (settings.meshPort ?? DEFAULT_MESH_PORT);
+    const port =
+      Number.isInteger(envPort) && envPort >= 0 && envPort <= 65535
+        ? envPort
+        : (settings.meshPort ?? DEFAULT_MESH_PORT);
     const lan = settings.meshLan === true;
     const wide = lan || this.ctx.agents.list().some((agent) => ['lan', 'public'].includes(visibilityOf(agent)));
     const host = this.ctx.env.get('MESH_HOST') || (wide ? '0.0.0.0' : '127.0.0.1');
@@ -80,7 +86,8 @@ export class MeshServer {
     const wanted = this.wanted();
     const running = this.app !== undefined && this.bound !== undefined;
     const host = this.bound?.host ?? wanted.host;
-    const urlHost = host === '0.0.0.0' || host === '::' ? (lanAddress() ?? '127.0.0.1') : host.includes(':') ? `[${host}]` : host;
+    const urlHost =
+      host === '0.0.0.0' || host === '::' ? (lanAddress() ?? '127.0.0.1') : host.includes(':') ? `[${host}]` : host;
     return {
       ...wanted,
       running,
@@ -99,16 +106,19 @@ export class MeshServer {
 
   /** Brings the server to the wanted state; resolves when it is there (errors are kept in `status().error`). */
   reconcile(): Promise<void> {
-    this.chain = this.chain.then(() => this.apply()).catch((error: unknown) => {
-      this.ctx.logger.error({ err: error }, 'mesh server reconcile failed');
-    });
+    this.chain = this.chain
+      .then(() => this.apply())
+      .catch((error: unknown) => {
+        this.ctx.logger.error({ err: error }, 'mesh server reconcile failed');
+      });
     return this.chain;
   }
 
   private async apply(): Promise<void> {
     if (this.stopped) return;
     const wanted = this.wanted();
-    if (this.bound && wanted.enabled && this.bound.host === wanted.host && this.bound.wantedPort === wanted.port) return;
+    if (this.bound && wanted.enabled && this.bound.host === wanted.host && this.bound.wantedPort === wanted.port)
+      return;
     const previousPort = this.bound?.port;
     await this.close();
     if (!wanted.enabled) {
@@ -126,7 +136,9 @@ export class MeshServer {
         this.app = app;
         this.bound = { host: wanted.host, port: actual, wantedPort: wanted.port };
         this.lastError = null;
-        this.ctx.print(`agt mesh listening on http://${wanted.host.includes(':') ? `[${wanted.host}]` : wanted.host}:${actual}`);
+        this.ctx.print(
+          `agt mesh listening on http://${wanted.host.includes(':') ? `[${wanted.host}]` : wanted.host}:${actual}`,
+        );
         this.announce();
         return;
       } catch (error) {
@@ -144,9 +156,11 @@ export class MeshServer {
     const fromEnv = this.ctx.env.get('MESH_PORT') !== undefined && this.ctx.env.get('MESH_PORT') !== '';
     const moves = fromEnv ? 'set MESH_PORT to another port' : 'set MESH_PORT (or the setting meshPort) to another port';
     const off = 'or turn the mesh off (POST /network/mesh/disable)';
-    if (code === 'EADDRINUSE') return `the port is in use by another process (EADDRINUSE): ${moves}, ${off}; the daemon runs on without a mesh`;
+    if (code === 'EADDRINUSE')
+      return `the port is in use by another process (EADDRINUSE): ${moves}, ${off}; the daemon runs on without a mesh`;
     if (code === 'EACCES') return `no permission to listen there (EACCES): ${moves} (above 1023), ${off}`;
-    if (code === 'EADDRNOTAVAIL') return `this machine has no address ${this.wanted().host} (EADDRNOTAVAIL): fix MESH_HOST, ${off}`;
+    if (code === 'EADDRNOTAVAIL')
+      return `this machine has no address ${this.wanted().host} (EADDRNOTAVAIL): fix MESH_HOST, ${off}`;
     return `${(error as Error).message}: ${moves}, ${off}`;
   }
 
@@ -161,7 +175,10 @@ export class MeshServer {
     const app = this.app;
     this.app = undefined;
     this.bound = undefined;
-    if (app) await app.close().catch((error: unknown) => this.ctx.logger.warn({ err: error }, 'closing the mesh server failed'));
+    if (app)
+      await app
+        .close()
+        .catch((error: unknown) => this.ctx.logger.warn({ err: error }, 'closing the mesh server failed'));
   }
 
   private announce(): void {

@@ -29,7 +29,10 @@ export const MeshOptions = Type.Object(
      * `name:port`; the Host guard accepts them (with `MESH_PUBLIC_NAMES`, comma-separated) besides
      * localhost, the bound addresses and the mDNS name, and the first one is the base of card URLs.
      */
-    publicNames: Type.Array(Type.String({ pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+)(:[0-9]{1,5})?$', maxLength: 260 }), { maxItems: 32, default: [] }),
+    publicNames: Type.Array(
+      Type.String({ pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+)(:[0-9]{1,5})?$', maxLength: 260 }),
+      { maxItems: 32, default: [] },
+    ),
     /**
      * The mesh server's header and request time limits (default the main API's: 10 s and 60 s; 408 past
      * them) and its connection budget (default settings `server.maxConnections` and

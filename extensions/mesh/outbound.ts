@@ -31,10 +31,12 @@ type Target = { kind: 'local'; agent: MeshAgent } | { kind: 'remote'; did: strin
 const INBOX_URL = /^https?:\/\/[^/?#\s]+\/agents\/[^/?#\s]+\/inbox$/;
 const RETRY_STATUSES = new Set([404, 408, 425, 429]);
 
-const record = (value: unknown): Record<string, unknown> => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
+const record = (value: unknown): Record<string, unknown> =>
+  value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 /** A lone UTF-16 surrogate (a cut emoji) has no canonical JSON (RFC 8785): it goes out as U+FFFD instead of failing the signature. */
 const wellFormed = (value: string) => value.replace(/\p{Surrogate}/gu, '\ufffd');
-const text = (value: unknown, max = 500) => (typeof value === 'string' && value.length > 0 && value.length <= max ? wellFormed(value) : undefined);
+const text = (value: unknown, max = 500) =>
+  typeof value === 'string' && value.length > 0 && value.length <= max ? wellFormed(value) : undefined;
 
 export class MeshTransport implements OutboundTransport {
   readonly schemes = ['did:', 'mesh:'] as const;
@@ -68,7 +70,11 @@ export class MeshTransport implements OutboundTransport {
       sent_at: new Date().toISOString(),
       ...(text(data.content_type, 100) ? { content_type: text(data.content_type, 100)! } : {}),
       ...(text(data.subject) ? { subject: text(data.subject)! } : {}),
-      ...(parent ? { parent_id: parent.id, thread_id: parent.thread_id ?? parent.id } : text(data.thread_id, 200) ? { thread_id: text(data.thread_id, 200)! } : {}),
+      ...(parent
+        ? { parent_id: parent.id, thread_id: parent.thread_id ?? parent.id }
+        : text(data.thread_id, 200)
+          ? { thread_id: text(data.thread_id, 200)! }
+          : {}),
       // Trace context (docs/observability.md): signed with the rest; receivers of any agt version accept payload fields.
       ...(envelope.traceparent ? { traceparent: envelope.traceparent } : {}),
     };
@@ -85,7 +91,8 @@ export class MeshTransport implements OutboundTransport {
         payload,
       };
       const signed = await signEnvelope(this.deps.agents, envelope.agentId, unsigned);
-      const outcome = target.kind === 'local' ? await this.deliverLocally(target.agent, signed) : await this.post(target.url, signed);
+      const outcome =
+        target.kind === 'local' ? await this.deliverLocally(target.agent, signed) : await this.post(target.url, signed);
       if (outcome.ok) return { statusCode: outcome.status };
       if (learned && outcome.status === null && target.kind === 'remote') {
         // Nobody listens where we last found this DID: ask the peers again before the next try.
@@ -94,7 +101,8 @@ export class MeshTransport implements OutboundTransport {
         if (again && again.target.kind === 'remote' && again.target.did === to) ({ target, learned } = again);
       }
       if (!outcome.retry) throw deliveryRefused(outcome.status ?? 0, outcome.why);
-      if (attempt >= this.deps.options.maxAttempts) throw deliveryGaveUp(attempt, outcome.why, outcome.status ?? undefined);
+      if (attempt >= this.deps.options.maxAttempts)
+        throw deliveryGaveUp(attempt, outcome.why, outcome.status ?? undefined);
       report.attemptFailed(outcome.status ?? null, outcome.why);
       const pause = Math.min(this.deps.options.retryMaxMs, this.deps.options.retryBaseMs * 2 ** (attempt - 1));
       await this.sleep(pause * (0.8 + Math.random() * 0.4));
@@ -102,15 +110,28 @@ export class MeshTransport implements OutboundTransport {
   }
 
   /** Where the message goes; `learned`: the URL came from what this daemon learned (it may go stale). */
-  private async targetOf(envelope: OutboundEnvelope, data: Record<string, unknown>): Promise<{ target: Target; parent?: { id: string; thread_id?: string }; learned?: boolean }> {
-    const parentId = typeof data.parent_id === 'number' ? data.parent_id : typeof data.parent_id === 'string' && /^\d+$/.test(data.parent_id) ? Number(data.parent_id) : undefined;
+  private async targetOf(
+    envelope: OutboundEnvelope,
+    data: Record<string, unknown>,
+  ): Promise<{ target: Target; parent?: { id: string; thread_id?: string }; learned?: boolean }> {
+    const parentId =
+      typeof data.parent_id === 'number'
+        ? data.parent_id
+        : typeof data.parent_id === 'string' && /^\d+$/.test(data.parent_id)
+          ? Number(data.parent_id)
+          : undefined;
     const address = envelope.address;
     if (parentId !== undefined && (address === 'mesh:' || !envelope.recipient)) {
       const row = await this.deps.inbox.get(envelope.agentId, parentId);
       const mesh = record(record(row?.data).mesh);
       const from = text(mesh.from, 128);
       if (!row || row.source !== 'mesh' || !from) throw noParent(parentId);
-      const parent = { id: String(mesh.id), ...(text(mesh.payload && record(mesh.payload).thread_id, 200) ? { thread_id: String(record(mesh.payload).thread_id) } : {}) };
+      const parent = {
+        id: String(mesh.id),
+        ...(text(mesh.payload && record(mesh.payload).thread_id, 200)
+          ? { thread_id: String(record(mesh.payload).thread_id) }
+          : {}),
+      };
       const local = findMeshAgent(this.deps.agents, from);
       if (local) return { target: { kind: 'local', agent: local }, parent };
       const replyTo = text(mesh.reply_to);
@@ -182,7 +203,12 @@ export class MeshTransport implements OutboundTransport {
       } catch {
         // Not JSON: the text itself.
       }
-      return { ok: false, status: response.status, retry: response.status >= 500 || RETRY_STATUSES.has(response.status), why };
+      return {
+        ok: false,
+        status: response.status,
+        retry: response.status >= 500 || RETRY_STATUSES.has(response.status),
+        why,
+      };
     } catch (error) {
       const cause = (error as { cause?: { code?: string } }).cause?.code;
       return { ok: false, status: null, retry: true, why: cause ?? (error as Error).message };

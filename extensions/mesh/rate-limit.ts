@@ -53,7 +53,11 @@ export class RateLimiter {
     this.bucketOf = options.bucketOf ?? ((key) => key);
     this.group = options.group && {
       of: options.group.of,
-      limiter: new RateLimiter({ limit: options.group.limit, windowMs: options.windowMs, maxKeys: options.group.maxKeys ?? this.maxKeys }),
+      limiter: new RateLimiter({
+        limit: options.group.limit,
+        windowMs: options.windowMs,
+        maxKeys: options.group.maxKeys ?? this.maxKeys,
+      }),
     };
   }
 

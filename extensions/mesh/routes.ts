@@ -44,8 +44,18 @@ export interface NetworkRouteDeps {
 export function registerNetworkRoutes(http: ExtensionHttp, deps: NetworkRouteDeps): void {
   const meshState = () => {
     const status = deps.server.status();
-    const urls = status.url ? [...new Set([status.url, ...(status.host === '0.0.0.0' ? [`http://127.0.0.1:${status.boundPort}`] : [])])] : [];
-    return { enabled: status.enabled, running: status.running, host: status.host, port: status.boundPort, lan: status.lan, urls, error: status.error };
+    const urls = status.url
+      ? [...new Set([status.url, ...(status.host === '0.0.0.0' ? [`http://127.0.0.1:${status.boundPort}`] : [])])]
+      : [];
+    return {
+      enabled: status.enabled,
+      running: status.running,
+      host: status.host,
+      port: status.boundPort,
+      lan: status.lan,
+      urls,
+      error: status.error,
+    };
   };
   const networkState = () => {
     const mesh = meshState();
@@ -61,19 +71,43 @@ export function registerNetworkRoutes(http: ExtensionHttp, deps: NetworkRouteDep
     };
   };
 
-  http.get('/', { schema: { tags: [TAG], summary: 'The mesh server and the agents it serves', response: { 200: NetworkState } } }, async () => networkState());
+  http.get(
+    '/',
+    { schema: { tags: [TAG], summary: 'The mesh server and the agents it serves', response: { 200: NetworkState } } },
+    async () => networkState(),
+  );
 
-  for (const [action, enabled] of [['enable', true], ['disable', false]] as const) {
-    http.post(`/mesh/${action}`, { schema: { tags: [TAG], summary: `${action === 'enable' ? 'Turn on' : 'Turn off'} the mesh server (persists meshServerEnabled)`, response: { 200: Type.Object({ mesh: MeshState }) } } }, async () => {
-      deps.settings.update({ meshServerEnabled: enabled });
-      await deps.server.reconcile();
-      return { mesh: meshState() };
-    });
+  for (const [action, enabled] of [
+    ['enable', true],
+    ['disable', false],
+  ] as const) {
+    http.post(
+      `/mesh/${action}`,
+      {
+        schema: {
+          tags: [TAG],
+          summary: `${action === 'enable' ? 'Turn on' : 'Turn off'} the mesh server (persists meshServerEnabled)`,
+          response: { 200: Type.Object({ mesh: MeshState }) },
+        },
+      },
+      async () => {
+        deps.settings.update({ meshServerEnabled: enabled });
+        await deps.server.reconcile();
+        return { mesh: meshState() };
+      },
+    );
   }
 
   http.put(
     '/lan',
-    { schema: { tags: [TAG], summary: 'Listen on all interfaces or loopback only (persists meshLan)', body: Type.Object({ enabled: Type.Boolean() }, { additionalProperties: false }), response: { 200: Type.Object({ mesh: MeshState }) } } },
+    {
+      schema: {
+        tags: [TAG],
+        summary: 'Listen on all interfaces or loopback only (persists meshLan)',
+        body: Type.Object({ enabled: Type.Boolean() }, { additionalProperties: false }),
+        response: { 200: Type.Object({ mesh: MeshState }) },
+      },
+    },
     async (request) => {
       deps.settings.update({ meshLan: request.body.enabled });
       await deps.server.reconcile();
@@ -81,5 +115,15 @@ export function registerNetworkRoutes(http: ExtensionHttp, deps: NetworkRouteDep
     },
   );
 
-  http.get('/peers', { schema: { tags: [TAG], summary: 'Mesh servers of other daemons: manual (setting meshPeers) and found by mDNS', response: { 200: Type.Object({ peers: Type.Array(Peer) }) } } }, async () => ({ peers: deps.peers.list() }));
+  http.get(
+    '/peers',
+    {
+      schema: {
+        tags: [TAG],
+        summary: 'Mesh servers of other daemons: manual (setting meshPeers) and found by mDNS',
+        response: { 200: Type.Object({ peers: Type.Array(Peer) }) },
+      },
+    },
+    async () => ({ peers: deps.peers.list() }),
+  );
 }

@@ -19,7 +19,14 @@ export function visibilityOf(agent: AgentView): Visibility {
 function ipv4Scope(address: string): Scope {
   const [a, b] = address.split('.').map(Number) as [number, number];
   if (a === 127) return 'loopback';
-  if (a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 169 && b === 254) || (a === 100 && b >= 64 && b <= 127)) return 'private';
+  if (
+    a === 10 ||
+    (a === 172 && b >= 16 && b <= 31) ||
+    (a === 192 && b === 168) ||
+    (a === 169 && b === 254) ||
+    (a === 100 && b >= 64 && b <= 127)
+  )
+    return 'private';
   return 'public';
 }
 

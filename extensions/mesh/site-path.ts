@@ -29,7 +29,8 @@ export function parseSitePath(rest: string): SitePath | undefined {
       return undefined;
     }
     // eslint-disable-next-line no-control-regex
-    if (decoded === '' || decoded === '.' || decoded === '..' || /[/\\\u0000-\u001f\u007f]/.test(decoded)) return undefined;
+    if (decoded === '' || decoded === '.' || decoded === '..' || /[/\\\u0000-\u001f\u007f]/.test(decoded))
+      return undefined;
     segments.push(decoded);
   }
   return { segments, folder };

@@ -17,7 +17,13 @@ const servingOf = (agent: AgentView) => (agent.config.serving ?? {}) as Record<s
 /** `{enabled, index}` of `serving.public`; off unless `enabled` is true. */
 export function publicSiteOf(agent: AgentView): { enabled: boolean; index: string } {
   const site = (servingOf(agent).public ?? {}) as Record<string, unknown>;
-  const index = typeof site.index === 'string' && /^[A-Za-z0-9._-]{1,100}$/.test(site.index) && site.index !== '.' && site.index !== '..' ? site.index : 'index.html';
+  const index =
+    typeof site.index === 'string' &&
+    /^[A-Za-z0-9._-]{1,100}$/.test(site.index) &&
+    site.index !== '.' &&
+    site.index !== '..'
+      ? site.index
+      : 'index.html';
   return { enabled: site.enabled === true, index };
 }
 

@@ -14,7 +14,17 @@ import { parseSitePath, storedPathOf, type SitePath } from './site-path.js';
 import { apiRoutesOf, matchRoute, publicSiteOf } from './website-config.js';
 
 /** Response headers a lambda may not set: framing, hop-by-hop, and cookies (all agents share the origin). */
-const REFUSED_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'set-cookie', 'trailer', 'te', 'proxy-authenticate']);
+const REFUSED_HEADERS = new Set([
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'set-cookie',
+  'trailer',
+  'te',
+  'proxy-authenticate',
+]);
 /** Request headers a lambda does not see: credentials meant for someone else. */
 const HIDDEN_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorization']);
 
@@ -33,7 +43,12 @@ export function restOfUrl(rawUrl: string): string | undefined {
   return /^\/agents\/[^/]+\/(.*)$/s.exec(path)?.[1];
 }
 
-export async function serveWebsite(deps: WebsiteDeps, agent: MeshAgent, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+export async function serveWebsite(
+  deps: WebsiteDeps,
+  agent: MeshAgent,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
   const rest = restOfUrl(request.raw.url ?? '');
   const site = rest === undefined ? undefined : parseSitePath(rest);
   if (!site) throw badWebsitePath();
@@ -47,7 +62,13 @@ export async function serveWebsite(deps: WebsiteDeps, agent: MeshAgent, request:
   return serveFile(deps, agent, site, request, reply);
 }
 
-async function serveFile(deps: WebsiteDeps, agent: MeshAgent, site: SitePath, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+async function serveFile(
+  deps: WebsiteDeps,
+  agent: MeshAgent,
+  site: SitePath,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
   const config = publicSiteOf(agent.view);
   if (!config.enabled) throw websiteOff();
   const path = storedPathOf(site, config.index);
@@ -80,13 +101,19 @@ interface LambdaAnswer {
 }
 
 function answerOf(result: unknown): LambdaAnswer {
-  const shaped = result !== null && typeof result === 'object' && !Array.isArray(result) && ('status' in result || 'body' in result || 'headers' in result);
+  const shaped =
+    result !== null &&
+    typeof result === 'object' &&
+    !Array.isArray(result) &&
+    ('status' in result || 'body' in result || 'headers' in result);
   const value = (shaped ? result : { body: result }) as { status?: unknown; headers?: unknown; body?: unknown };
   const status = value.status === undefined ? 200 : value.status;
-  if (typeof status !== 'number' || !Number.isInteger(status) || status < 200 || status > 599) throw lambdaAnswerInvalid('status must be an integer from 200 to 599');
+  if (typeof status !== 'number' || !Number.isInteger(status) || status < 200 || status > 599)
+    throw lambdaAnswerInvalid('status must be an integer from 200 to 599');
   const headers: Record<string, string> = {};
   if (value.headers !== undefined) {
-    if (value.headers === null || typeof value.headers !== 'object') throw lambdaAnswerInvalid('headers must be an object');
+    if (value.headers === null || typeof value.headers !== 'object')
+      throw lambdaAnswerInvalid('headers must be an object');
     for (const [name, text] of Object.entries(value.headers as Record<string, unknown>)) {
       const lower = name.toLowerCase();
       if (!/^[a-z0-9-]{1,100}$/.test(lower) || REFUSED_HEADERS.has(lower)) continue;

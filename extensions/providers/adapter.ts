@@ -45,10 +45,20 @@ export function parseArgs(target: ProviderTarget, name: string, text: string): R
   try {
     value = JSON.parse(text);
   } catch {
-    throw upstreamError(target, `provider ${target.id} sent tool call ${name} with arguments that are not valid JSON`, 200, { tool: name });
+    throw upstreamError(
+      target,
+      `provider ${target.id} sent tool call ${name} with arguments that are not valid JSON`,
+      200,
+      { tool: name },
+    );
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw upstreamError(target, `provider ${target.id} sent tool call ${name} with arguments that are not a JSON object`, 200, { tool: name });
+    throw upstreamError(
+      target,
+      `provider ${target.id} sent tool call ${name} with arguments that are not a JSON object`,
+      200,
+      { tool: name },
+    );
   }
   return value as Record<string, unknown>;
 }

@@ -44,11 +44,13 @@ export async function listModels(target: ProviderTarget, runtime: ClientRuntime)
       }));
     }
     const page = await postJson(openaiRequest(target, '/models', guard));
-    return modelsOf(page).slice(0, MAX_MODELS).map((m) => ({
-      id: String(m.id),
-      ...(typeof m.owned_by === 'string' && m.owned_by ? { ownedBy: m.owned_by } : {}),
-      ...(typeof m.created === 'number' ? { created: m.created * 1000 } : {}),
-    }));
+    return modelsOf(page)
+      .slice(0, MAX_MODELS)
+      .map((m) => ({
+        id: String(m.id),
+        ...(typeof m.owned_by === 'string' && m.owned_by ? { ownedBy: m.owned_by } : {}),
+        ...(typeof m.created === 'number' ? { created: m.created * 1000 } : {}),
+      }));
   } catch (error) {
     const reason = guard.reason === 'cancelled' ? 'stopped' : guard.reason;
     throw classify(error, reason, { ...target, timeoutMs: limits.timeoutMs }).error;
@@ -84,7 +86,12 @@ export async function checkProvider(target: ProviderTarget, runtime: ClientRunti
       return done({ ok: false, status, method: 'models', error: failure.message });
     }
   }
-  const quick: ProviderTarget = { ...target, maxRetries: 0, requestDelayMs: 0, timeoutMs: runtime.options.checkTimeoutMs };
+  const quick: ProviderTarget = {
+    ...target,
+    maxRetries: 0,
+    requestDelayMs: 0,
+    timeoutMs: runtime.options.checkTimeoutMs,
+  };
   try {
     await createModelClient(quick, runtime).complete({
       agentId: '',

@@ -13,7 +13,12 @@ import type { ClientRuntime } from './model-client.js';
 import { credentialName, type ProviderRegistry } from './registry.js';
 import { AgentParams, AgentProviderList, AgentProviderParams, CheckResult, ModelList, TAG } from './schemas.js';
 
-export function registerAgentProviderRoutes(http: ExtensionHttp, agents: AgentsService, registry: ProviderRegistry, runtime: ClientRuntime): void {
+export function registerAgentProviderRoutes(
+  http: ExtensionHttp,
+  agents: AgentsService,
+  registry: ProviderRegistry,
+  runtime: ClientRuntime,
+): void {
   const agentOf = (id: string): AgentView => {
     const agent = agents.find(id);
     if (!agent) throw notFound(`agent ${id} is not loaded`);

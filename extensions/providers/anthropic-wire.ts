@@ -23,7 +23,10 @@ import { postEvents, postJson, WireStreamError, type WirePost } from './wire-htt
 
 type Block = Record<string, unknown>;
 
-export function toAnthropicMessages(messages: ModelMessage[], withReasoning: boolean): Array<{ role: string; content: Block[] }> {
+export function toAnthropicMessages(
+  messages: ModelMessage[],
+  withReasoning: boolean,
+): Array<{ role: string; content: Block[] }> {
   const out: Array<{ role: string; content: Block[] }> = [];
   const push = (role: 'user' | 'assistant', blocks: Block[]) => {
     if (!blocks.length) return;
@@ -37,14 +40,32 @@ export function toAnthropicMessages(messages: ModelMessage[], withReasoning: boo
       push('assistant', [
         ...(withReasoning ? (message.reasoning ?? []) : []),
         ...(message.content ? [{ type: 'text', text: message.content }] : []),
-        ...(message.toolCalls ?? []).map((call) => ({ type: 'tool_use', id: call.id, name: call.name, input: call.args ?? {} })),
+        ...(message.toolCalls ?? []).map((call) => ({
+          type: 'tool_use',
+          id: call.id,
+          name: call.name,
+          input: call.args ?? {},
+        })),
       ]);
     } else {
       // Images travel inside the tool result as image blocks after its text.
       const content = message.images?.length
-        ? [{ type: 'text', text: message.content }, ...message.images.map((image) => ({ type: 'image', source: { type: 'base64', media_type: image.mimeType, data: image.data } }))]
+        ? [
+            { type: 'text', text: message.content },
+            ...message.images.map((image) => ({
+              type: 'image',
+              source: { type: 'base64', media_type: image.mimeType, data: image.data },
+            })),
+          ]
         : message.content;
-      push('user', [{ type: 'tool_result', tool_use_id: message.toolCallId, content, ...(message.isError ? { is_error: true } : {}) }]);
+      push('user', [
+        {
+          type: 'tool_result',
+          tool_use_id: message.toolCallId,
+          content,
+          ...(message.isError ? { is_error: true } : {}),
+        },
+      ]);
     }
   }
   return out;
@@ -60,7 +81,11 @@ function buildBody(request: ModelRequest, target: ProviderTarget, options: Resol
     system: request.system || undefined,
     messages: toAnthropicMessages(request.messages, intent !== null),
     tools: request.tools.length
-      ? request.tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: { type: 'object', ...tool.inputSchema } }))
+      ? request.tools.map((tool) => ({
+          name: tool.name,
+          description: tool.description,
+          input_schema: { type: 'object', ...tool.inputSchema },
+        }))
       : undefined,
     temperature: model.temperature,
     top_p: model.top_p,
@@ -86,7 +111,12 @@ export function mapStop(reason: string | null | undefined, hasToolCalls: boolean
 export function usageOf(raw: Record<string, unknown>) {
   const cacheRead = num(raw.cache_read_input_tokens);
   const cacheWrite = num(raw.cache_creation_input_tokens);
-  return { input: num(raw.input_tokens) + cacheRead + cacheWrite, output: num(raw.output_tokens), cacheRead, cacheWrite };
+  return {
+    input: num(raw.input_tokens) + cacheRead + cacheWrite,
+    output: num(raw.output_tokens),
+    cacheRead,
+    cacheWrite,
+  };
 }
 
 interface OpenBlock {
@@ -132,7 +162,8 @@ export class MessageStreamState {
       }
       case 'message_delta':
         this.stop = e.delta?.stop_reason ?? this.stop;
-        for (const [key, value] of Object.entries(e.usage ?? {})) if (typeof value === 'number') this.usage[key] = value;
+        for (const [key, value] of Object.entries(e.usage ?? {}))
+          if (typeof value === 'number') this.usage[key] = value;
         break;
       case 'message_stop':
         this.finished = true;
@@ -153,7 +184,8 @@ function fromBlocks(target: ProviderTarget, blocks: OpenBlock[]): Pick<WireResul
       const name = block.name ?? '';
       const args = block.json ? parseArgs(target, name, block.json) : ((block.input as Record<string, unknown>) ?? {});
       toolCalls.push({ id: block.id ?? `toolu_${toolCalls.length}`, name, args });
-    } else if (block.type === 'thinking') reasoning.push({ type: 'thinking', thinking: block.thinking ?? '', signature: block.signature ?? '' });
+    } else if (block.type === 'thinking')
+      reasoning.push({ type: 'thinking', thinking: block.thinking ?? '', signature: block.signature ?? '' });
     else if (block.type === 'redacted_thinking') reasoning.push({ type: 'redacted_thinking', data: block.data ?? '' });
   }
   return { text, toolCalls, ...(reasoning.length ? { reasoning } : {}) };
@@ -166,7 +198,12 @@ export const ANTHROPIC_VERSION = '2023-06-01';
  * A request to the Anthropic API (`path` under its base URL; no body: a `GET`): the key in `x-api-key`
  * (only when set) and `anthropic-version: 2023-06-01`.
  */
-export function anthropicRequest(target: ProviderTarget, path: string, guard: WireCall['guard'], body?: Record<string, unknown>): WirePost {
+export function anthropicRequest(
+  target: ProviderTarget,
+  path: string,
+  guard: WireCall['guard'],
+  body?: Record<string, unknown>,
+): WirePost {
   return {
     url: `${target.baseUrl.replace(/\/+$/, '')}${path}`,
     headers: { 'anthropic-version': ANTHROPIC_VERSION, ...(target.apiKey ? { 'x-api-key': target.apiKey } : {}) },
@@ -177,18 +214,30 @@ export function anthropicRequest(target: ProviderTarget, path: string, guard: Wi
   };
 }
 
-const post = (target: ProviderTarget, body: Record<string, unknown>, guard: WireCall['guard']) => anthropicRequest(target, '/v1/messages', guard, body);
+const post = (target: ProviderTarget, body: Record<string, unknown>, guard: WireCall['guard']) =>
+  anthropicRequest(target, '/v1/messages', guard, body);
 
 /** The stream's events, as the Anthropic SDK reads them: message and block events are JSON, `ping` and unknown names are skipped. */
-const STREAM_EVENTS = new Set(['message_start', 'message_delta', 'message_stop', 'content_block_start', 'content_block_delta', 'content_block_stop']);
+const STREAM_EVENTS = new Set([
+  'message_start',
+  'message_delta',
+  'message_stop',
+  'content_block_start',
+  'content_block_delta',
+  'content_block_stop',
+]);
 
 async function send({ target, body, stream, guard, onDelta }: WireCall): Promise<WireResult> {
   const requested = String(body.model ?? '');
   if (!stream) {
     const message = (await postJson(post(target, body, guard))) as Message;
     throwIfGuardFired(guard);
-    if (!message || !Array.isArray(message.content)) throw upstreamError(target, `provider ${target.id} answered without content blocks`, 200);
-    const parts = fromBlocks(target, message.content.map((block) => ({ ...(block as object), json: '' }) as OpenBlock));
+    if (!message || !Array.isArray(message.content))
+      throw upstreamError(target, `provider ${target.id} answered without content blocks`, 200);
+    const parts = fromBlocks(
+      target,
+      message.content.map((block) => ({ ...(block as object), json: '' }) as OpenBlock),
+    );
     return {
       ...parts,
       stopReason: mapStop(message.stop_reason, parts.toolCalls.length > 0),
@@ -211,9 +260,16 @@ async function send({ target, body, stream, guard, onDelta }: WireCall): Promise
     if (event !== null && STREAM_EVENTS.has(event)) state.add(JSON.parse(data) as RawMessageStreamEvent, onDelta);
   });
   throwIfGuardFired(guard);
-  if (!state.finished) throw upstreamError(target, `provider ${target.id} ended the stream before message_stop (truncated stream)`, 200);
+  if (!state.finished)
+    throw upstreamError(target, `provider ${target.id} ended the stream before message_stop (truncated stream)`, 200);
   const parts = fromBlocks(target, state.blocks);
-  return { ...parts, stopReason: mapStop(state.stop, parts.toolCalls.length > 0), usage: usageOf(state.usage), reportedCost: null, model: state.model || requested };
+  return {
+    ...parts,
+    stopReason: mapStop(state.stop, parts.toolCalls.length > 0),
+    usage: usageOf(state.usage),
+    reportedCost: null,
+    model: state.model || requested,
+  };
 }
 
 export const anthropicMessages: WireAdapter = { buildBody, send };

@@ -32,12 +32,21 @@ interface EmbeddingsAnswer {
 
 function vectorsOf(target: ProviderTarget, answer: EmbeddingsAnswer, count: number): number[][] {
   const data = Array.isArray(answer?.data) ? answer.data : [];
-  if (data.length !== count) throw upstreamError(target, `provider ${target.id} answered ${data.length} embeddings for ${count} inputs`, 200);
+  if (data.length !== count)
+    throw upstreamError(target, `provider ${target.id} answered ${data.length} embeddings for ${count} inputs`, 200);
   const ordered = [...data].sort((a, b) => num(a.index) - num(b.index));
   return ordered.map((item) => {
     const vector = item.embedding;
-    if (!Array.isArray(vector) || vector.length === 0 || !vector.every((x) => typeof x === 'number' && Number.isFinite(x))) {
-      throw upstreamError(target, `provider ${target.id} answered an embedding that is not a list of numbers (base64 is not asked for)`, 200);
+    if (
+      !Array.isArray(vector) ||
+      vector.length === 0 ||
+      !vector.every((x) => typeof x === 'number' && Number.isFinite(x))
+    ) {
+      throw upstreamError(
+        target,
+        `provider ${target.id} answered an embedding that is not a list of numbers (base64 is not asked for)`,
+        200,
+      );
     }
     return vector as number[];
   });
@@ -46,20 +55,39 @@ function vectorsOf(target: ProviderTarget, answer: EmbeddingsAnswer, count: numb
 /** `embed` for one OpenAI-format provider target. */
 export function embedder(target: ProviderTarget, runtime: EmbedRuntime) {
   return async (request: EmbeddingRequest): Promise<EmbeddingResponse> => {
-    const body: Record<string, unknown> = { model: request.model || target.defaultModel, input: request.input, encoding_format: 'float' };
+    const body: Record<string, unknown> = {
+      model: request.model || target.defaultModel,
+      input: request.input,
+      encoding_format: 'float',
+    };
     if (request.dimensions !== undefined) body.dimensions = request.dimensions;
     const url = `${target.baseUrl.replace(/\/+$/, '')}/embeddings`;
     const headers: Record<string, string> = target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {};
     for (let attempt = 0; ; attempt++) {
-      if (target.requestDelayMs > 0) await runtime.gates.wait(target.gateKey, target.requestDelayMs, AbortSignal.any([request.signal, runtime.stopSignal]));
+      if (target.requestDelayMs > 0)
+        await runtime.gates.wait(
+          target.gateKey,
+          target.requestDelayMs,
+          AbortSignal.any([request.signal, runtime.stopSignal]),
+        );
       const guard = new CallGuard(request.signal, { timeoutMs: target.timeoutMs, idleTimeoutMs: 0 });
       runtime.inflight.add(guard);
       if (runtime.stopSignal.aborted) guard.abort('stopped');
       let failure;
       try {
-        const answer = (await postJson({ url, headers, body, guard, errorOf: (parsed) => (parsed as { error?: unknown } | null)?.error })) as EmbeddingsAnswer;
+        const answer = (await postJson({
+          url,
+          headers,
+          body,
+          guard,
+          errorOf: (parsed) => (parsed as { error?: unknown } | null)?.error,
+        })) as EmbeddingsAnswer;
         const usage = answer?.usage ?? {};
-        return { vectors: vectorsOf(target, answer, request.input.length), inputTokens: num(usage.prompt_tokens ?? usage.total_tokens), model: answer?.model || String(body.model) };
+        return {
+          vectors: vectorsOf(target, answer, request.input.length),
+          inputTokens: num(usage.prompt_tokens ?? usage.total_tokens),
+          model: answer?.model || String(body.model),
+        };
       } catch (error) {
         if ((error as { code?: unknown })?.code === 'upstream_error') throw error;
         failure = classify(error, guard.reason, target);
@@ -67,7 +95,8 @@ export function embedder(target: ProviderTarget, runtime: EmbedRuntime) {
         guard.dispose();
         runtime.inflight.delete(guard);
       }
-      const delay = failure.retryable && attempt < target.maxRetries ? retryDelay(attempt, failure, runtime.options) : null;
+      const delay =
+        failure.retryable && attempt < target.maxRetries ? retryDelay(attempt, failure, runtime.options) : null;
       if (delay === null) throw failure.error;
       try {
         await abortableSleep(delay, AbortSignal.any([request.signal, runtime.stopSignal]));

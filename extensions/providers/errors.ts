@@ -31,7 +31,10 @@ export function redact(text: string, secrets: Array<string | undefined> = []): s
 }
 
 /** `Retry-After` as milliseconds: `retry-after-ms`, else seconds, else an HTTP date; undefined otherwise. */
-export function parseRetryAfter(headers: { get(name: string): string | null } | undefined, now = Date.now()): number | undefined {
+export function parseRetryAfter(
+  headers: { get(name: string): string | null } | undefined,
+  now = Date.now(),
+): number | undefined {
   const ms = headers?.get('retry-after-ms');
   if (ms && Number.isFinite(Number(ms)) && Number(ms) >= 0) return Number(ms);
   const value = headers?.get('retry-after')?.trim();
@@ -41,7 +44,12 @@ export function parseRetryAfter(headers: { get(name: string): string | null } | 
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
-type ApiErrorLike = { status?: number; headers?: { get(name: string): string | null }; error?: unknown; message: string };
+type ApiErrorLike = {
+  status?: number;
+  headers?: { get(name: string): string | null };
+  error?: unknown;
+  message: string;
+};
 
 // What wire-http.ts throws (every call to a vendor goes through it).
 const isApiError = (e: unknown): e is ApiErrorLike => e instanceof WireStatusError || e instanceof WireStreamError;
@@ -69,7 +77,12 @@ function rootCause(error: unknown): string {
 
 export const retryableStatus = (status: number) => status === 408 || status === 429 || status >= 500;
 
-export function upstreamError(target: ProviderTarget, message: string, upstreamStatus: number | null, extra: Record<string, unknown> = {}): AgtError {
+export function upstreamError(
+  target: ProviderTarget,
+  message: string,
+  upstreamStatus: number | null,
+  extra: Record<string, unknown> = {},
+): AgtError {
   return new AgtError('upstream_error', redact(message, [target.apiKey]), {
     details: { provider: target.id, upstreamStatus, ...extra },
   });
@@ -92,31 +105,53 @@ export function classify(error: unknown, reason: GuardReason | null, target: Pro
   }
   if (error instanceof AgtError) return { retryable: false, error };
   if (isConnectionError(error)) {
-    return { retryable: true, error: upstreamError(target, `cannot reach ${who} at ${target.baseUrl}: ${rootCause(error)}`, null) };
+    return {
+      retryable: true,
+      error: upstreamError(target, `cannot reach ${who} at ${target.baseUrl}: ${rootCause(error)}`, null),
+    };
   }
   if (isApiError(error)) {
     if (typeof error.status !== 'number') {
       // An `error` event inside an already-started stream (Anthropic `overloaded_error`, OpenAI error chunk).
-      return { retryable: false, error: upstreamError(target, `${who} reported an error mid-stream: ${vendorMessage(error)}`, null) };
+      return {
+        retryable: false,
+        error: upstreamError(target, `${who} reported an error mid-stream: ${vendorMessage(error)}`, null),
+      };
     }
     const status = error.status;
     const message = `${who} answered HTTP ${status}: ${vendorMessage(error)}`;
-    return { retryable: retryableStatus(status), retryAfterMs: parseRetryAfter(error.headers), error: upstreamError(target, message, status) };
+    return {
+      retryable: retryableStatus(status),
+      retryAfterMs: parseRetryAfter(error.headers),
+      error: upstreamError(target, message, status),
+    };
   }
   if (error instanceof SyntaxError) {
     return { retryable: false, error: upstreamError(target, `${who} sent malformed JSON: ${error.message}`, 200) };
   }
-  if (error instanceof WireCutError || (error instanceof TypeError && /terminated|other side closed|socket/i.test(`${error.message} ${rootCause(error)}`))) {
-    return { retryable: false, error: upstreamError(target, `${who} closed the connection mid-response (cut stream): ${rootCause(error)}`, 200) };
+  if (
+    error instanceof WireCutError ||
+    (error instanceof TypeError && /terminated|other side closed|socket/i.test(`${error.message} ${rootCause(error)}`))
+  ) {
+    return {
+      retryable: false,
+      error: upstreamError(target, `${who} closed the connection mid-response (cut stream): ${rootCause(error)}`, 200),
+    };
   }
-  return { retryable: false, error: upstreamError(target, `${who} call failed: ${(error as Error)?.message ?? String(error)}`, null) };
+  return {
+    retryable: false,
+    error: upstreamError(target, `${who} call failed: ${(error as Error)?.message ?? String(error)}`, null),
+  };
 }
 
 // ---- the extension's coded errors, one factory per meaning (the model is fastify's `lib/errors.js`) ----
 
 /** 499 `aborted`: the caller's signal cancelled the call. */
 export const callCancelled = (target: ProviderTarget) =>
-  new AgtError('aborted', `the call to provider ${target.id} was cancelled`, { status: 499, details: { provider: target.id } });
+  new AgtError('aborted', `the call to provider ${target.id} was cancelled`, {
+    status: 499,
+    details: { provider: target.id },
+  });
 
 /** 503 `unavailable`: the providers extension stopped while the call ran. */
 export const stoppedDuringCall = (target: ProviderTarget) =>

@@ -36,7 +36,6 @@ export interface ClientRuntime {
   stopSignal: AbortSignal;
 }
 
-
 export { retryDelay } from './retry.js';
 
 export function createModelClient(target: ProviderTarget, runtime: ClientRuntime): ModelClient {
@@ -59,7 +58,13 @@ export function createModelClient(target: ProviderTarget, runtime: ClientRuntime
       let anySignal: AbortSignal | undefined;
       const waitSignal = () => (anySignal ??= AbortSignal.any([request.signal, runtime.stopSignal]));
       for (let attempt = 0; ; attempt++) {
-        const outcome = await attemptOnce(target, runtime, { body, stream, onDelta, signal: request.signal, waitSignal });
+        const outcome = await attemptOnce(target, runtime, {
+          body,
+          stream,
+          onDelta,
+          signal: request.signal,
+          waitSignal,
+        });
         if (outcome.ok) {
           const { result } = outcome;
           return {
@@ -74,10 +79,14 @@ export function createModelClient(target: ProviderTarget, runtime: ClientRuntime
           };
         }
         const { failure } = outcome;
-        const delay = failure.retryable && attempt < target.maxRetries ? retryDelay(attempt, failure, runtime.options) : null;
+        const delay =
+          failure.retryable && attempt < target.maxRetries ? retryDelay(attempt, failure, runtime.options) : null;
         if (delay === null) throw failure.error;
         const status = failure.error.details?.upstreamStatus ?? null;
-        runtime.logger.warn({ provider: target.id, status, attempt: attempt + 1, delayMs: delay }, 'model call failed; retrying');
+        runtime.logger.warn(
+          { provider: target.id, status, attempt: attempt + 1, delayMs: delay },
+          'model call failed; retrying',
+        );
         try {
           await abortableSleep(delay, waitSignal());
         } catch {
@@ -105,11 +114,20 @@ async function attemptOnce(target: ProviderTarget, runtime: ClientRuntime, input
     return { ok: false, failure: classify(null, input.signal.aborted ? 'cancelled' : 'stopped', target) };
   }
   // JSON calls send nothing until the whole answer is ready: only the total timeout applies to them.
-  const guard = new CallGuard(input.signal, { timeoutMs: target.timeoutMs, idleTimeoutMs: input.stream ? target.idleTimeoutMs : 0 });
+  const guard = new CallGuard(input.signal, {
+    timeoutMs: target.timeoutMs,
+    idleTimeoutMs: input.stream ? target.idleTimeoutMs : 0,
+  });
   runtime.inflight.add(guard);
   if (runtime.stopSignal.aborted) guard.abort('stopped');
   try {
-    const result = await ADAPTERS[target.type].send({ target, body: input.body, stream: input.stream, guard, onDelta: input.onDelta });
+    const result = await ADAPTERS[target.type].send({
+      target,
+      body: input.body,
+      stream: input.stream,
+      guard,
+      onDelta: input.onDelta,
+    });
     return { ok: true, result };
   } catch (error) {
     return { ok: false, failure: classify(error, guard.reason, target) };

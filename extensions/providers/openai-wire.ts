@@ -25,7 +25,10 @@ export function toOpenAIMessages(system: string, messages: ModelMessage[]): Arra
   let pendingImages: Array<Record<string, unknown>> = [];
   const flushImages = () => {
     if (pendingImages.length === 0) return;
-    out.push({ role: 'user', content: [{ type: 'text', text: 'Images returned by the tool calls above:' }, ...pendingImages] });
+    out.push({
+      role: 'user',
+      content: [{ type: 'text', text: 'Images returned by the tool calls above:' }, ...pendingImages],
+    });
     pendingImages = [];
   };
   for (const message of messages) {
@@ -33,15 +36,27 @@ export function toOpenAIMessages(system: string, messages: ModelMessage[]): Arra
     if (message.role === 'user') out.push({ role: 'user', content: message.content });
     else if (message.role === 'assistant') {
       const calls = message.toolCalls ?? [];
-      const wire: Record<string, unknown> = { role: 'assistant', content: message.content || (calls.length ? null : '') };
+      const wire: Record<string, unknown> = {
+        role: 'assistant',
+        content: message.content || (calls.length ? null : ''),
+      };
       if (calls.length) {
-        wire.tool_calls = calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args ?? {}) } }));
+        wire.tool_calls = calls.map((call) => ({
+          id: call.id,
+          type: 'function',
+          function: { name: call.name, arguments: JSON.stringify(call.args ?? {}) },
+        }));
       }
       out.push(wire);
     } else {
       // Chat Completions has no error flag on tool results: say it in the text.
-      out.push({ role: 'tool', tool_call_id: message.toolCallId, content: message.isError ? `Error: ${message.content}` : message.content });
-      for (const image of message.images ?? []) pendingImages.push({ type: 'image_url', image_url: { url: `data:${image.mimeType};base64,${image.data}` } });
+      out.push({
+        role: 'tool',
+        tool_call_id: message.toolCallId,
+        content: message.isError ? `Error: ${message.content}` : message.content,
+      });
+      for (const image of message.images ?? [])
+        pendingImages.push({ type: 'image_url', image_url: { url: `data:${image.mimeType};base64,${image.data}` } });
     }
   }
   flushImages();
@@ -54,7 +69,10 @@ function buildBody(request: ModelRequest, target: ProviderTarget): Record<string
     model: model.model_id || target.defaultModel,
     messages: toOpenAIMessages(request.system, request.messages),
     tools: request.tools.length
-      ? request.tools.map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.inputSchema } }))
+      ? request.tools.map((tool) => ({
+          type: 'function',
+          function: { name: tool.name, description: tool.description, parameters: tool.inputSchema },
+        }))
       : undefined,
     temperature: model.temperature,
     top_p: model.top_p,
@@ -62,7 +80,8 @@ function buildBody(request: ModelRequest, target: ProviderTarget): Record<string
   });
   const intent = readReasoning(model.reasoning);
   if (intent && target.type === 'openrouter') {
-    body.reasoning = intent.budgetTokens && !intent.effort ? { max_tokens: intent.budgetTokens } : { effort: effortOf(intent) };
+    body.reasoning =
+      intent.budgetTokens && !intent.effort ? { max_tokens: intent.budgetTokens } : { effort: effortOf(intent) };
   } else if (intent) body.reasoning_effort = effortOf(intent);
   if (target.type === 'openrouter') body.usage = { include: true };
   return applyParams(body, target.params, model.params, model.provider_params);
@@ -111,7 +130,11 @@ export class ChatStreamState {
     for (const fragment of delta.tool_calls ?? []) {
       // Some compatible servers omit `index`; a new id then starts a new call.
       let index = typeof fragment.index === 'number' ? fragment.index : this.lastIndex;
-      if (typeof fragment.index !== 'number' && (index < 0 || (fragment.id && this.calls.get(index)?.id !== fragment.id))) index = this.calls.size;
+      if (
+        typeof fragment.index !== 'number' &&
+        (index < 0 || (fragment.id && this.calls.get(index)?.id !== fragment.id))
+      )
+        index = this.calls.size;
       this.lastIndex = index;
       const call = this.calls.get(index) ?? { id: '', name: '', args: '' };
       this.calls.set(index, call);
@@ -126,7 +149,11 @@ export class ChatStreamState {
   toolCalls(target: ProviderTarget): ToolCall[] {
     return [...this.calls.entries()]
       .sort(([a], [b]) => a - b)
-      .map(([index, call]) => ({ id: call.id || `call_${index}`, name: call.name, args: parseArgs(target, call.name, call.args) }));
+      .map(([index, call]) => ({
+        id: call.id || `call_${index}`,
+        name: call.name,
+        args: parseArgs(target, call.name, call.args),
+      }));
   }
 }
 
@@ -134,7 +161,12 @@ export class ChatStreamState {
  * A request to a Chat Completions server (`path` under its base URL; no body: a `GET`). `Authorization`
  * is sent only when a key is set (a local server has none).
  */
-export function openaiRequest(target: ProviderTarget, path: string, guard: WireCall['guard'], body?: Record<string, unknown>): WirePost {
+export function openaiRequest(
+  target: ProviderTarget,
+  path: string,
+  guard: WireCall['guard'],
+  body?: Record<string, unknown>,
+): WirePost {
   return {
     url: `${target.baseUrl.replace(/\/+$/, '')}${path}`,
     headers: target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {},
@@ -145,7 +177,8 @@ export function openaiRequest(target: ProviderTarget, path: string, guard: WireC
   };
 }
 
-const post = (target: ProviderTarget, body: Record<string, unknown>, guard: WireCall['guard']) => openaiRequest(target, '/chat/completions', guard, body);
+const post = (target: ProviderTarget, body: Record<string, unknown>, guard: WireCall['guard']) =>
+  openaiRequest(target, '/chat/completions', guard, body);
 
 async function send({ target, body, stream, guard, onDelta }: WireCall): Promise<WireResult> {
   const requested = String(body.model ?? '');
@@ -157,30 +190,53 @@ async function send({ target, body, stream, guard, onDelta }: WireCall): Promise
     const text = choice.message?.content ?? '';
     const toolCalls = (choice.message?.tool_calls ?? []).map((call, index) => {
       const fn = (call as { function?: { name?: string; arguments?: string } }).function ?? {};
-      return { id: call.id || `call_${index}`, name: fn.name ?? '', args: parseArgs(target, fn.name ?? '', fn.arguments ?? '') };
+      return {
+        id: call.id || `call_${index}`,
+        name: fn.name ?? '',
+        args: parseArgs(target, fn.name ?? '', fn.arguments ?? ''),
+      };
     });
-    return { text, toolCalls, stopReason: mapFinish(choice.finish_reason, toolCalls.length > 0), ...usageOf(completion.usage as Record<string, any>), model: completion.model || requested };
+    return {
+      text,
+      toolCalls,
+      stopReason: mapFinish(choice.finish_reason, toolCalls.length > 0),
+      ...usageOf(completion.usage as Record<string, any>),
+      model: completion.model || requested,
+    };
   }
   const state = new ChatStreamState();
   let done = false;
-  await postEvents(post(target, { ...body, stream: true, stream_options: { include_usage: true } }, guard), (event, data) => {
-    // As the OpenAI SDK reads the stream: `[DONE]` ends it, every other event is a JSON chunk, and a
-    // chunk carrying `error` is the vendor failing mid-stream (Assistants' `thread.*` events never come here).
-    if (done || event?.startsWith('thread.')) return;
-    if (data.startsWith('[DONE]')) {
-      done = true;
-      return;
-    }
-    const chunk = JSON.parse(data) as ChatCompletionChunk & { error?: unknown };
-    if (chunk?.error) throw new WireStreamError(chunk.error);
-    state.add(chunk, onDelta);
-  });
+  await postEvents(
+    post(target, { ...body, stream: true, stream_options: { include_usage: true } }, guard),
+    (event, data) => {
+      // As the OpenAI SDK reads the stream: `[DONE]` ends it, every other event is a JSON chunk, and a
+      // chunk carrying `error` is the vendor failing mid-stream (Assistants' `thread.*` events never come here).
+      if (done || event?.startsWith('thread.')) return;
+      if (data.startsWith('[DONE]')) {
+        done = true;
+        return;
+      }
+      const chunk = JSON.parse(data) as ChatCompletionChunk & { error?: unknown };
+      if (chunk?.error) throw new WireStreamError(chunk.error);
+      state.add(chunk, onDelta);
+    },
+  );
   throwIfGuardFired(guard);
   if (state.finish === null) {
-    throw upstreamError(target, `provider ${target.id} ended the stream before a finish_reason (truncated stream)`, 200);
+    throw upstreamError(
+      target,
+      `provider ${target.id} ended the stream before a finish_reason (truncated stream)`,
+      200,
+    );
   }
   const toolCalls = state.toolCalls(target);
-  return { text: state.text, toolCalls, stopReason: mapFinish(state.finish, toolCalls.length > 0), ...usageOf(state.usage), model: state.model || requested };
+  return {
+    text: state.text,
+    toolCalls,
+    stopReason: mapFinish(state.finish, toolCalls.length > 0),
+    ...usageOf(state.usage),
+    model: state.model || requested,
+  };
 }
 
 export const chatCompletions: WireAdapter = { buildBody, send };

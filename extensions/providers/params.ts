@@ -56,7 +56,9 @@ export interface ReasoningIntent {
  */
 export function readReasoning(reasoning: Record<string, unknown> | undefined): ReasoningIntent | null {
   if (!reasoning || reasoning.enabled === false) return null;
-  const budget = [reasoning.budget_tokens, reasoning.max_tokens, reasoning.budget].find((v) => typeof v === 'number' && v > 0) as number | undefined;
+  const budget = [reasoning.budget_tokens, reasoning.max_tokens, reasoning.budget].find(
+    (v) => typeof v === 'number' && v > 0,
+  ) as number | undefined;
   const effort = typeof reasoning.effort === 'string' ? reasoning.effort : undefined;
   if (budget === undefined && effort === undefined && reasoning.enabled !== true) return null;
   return { ...(effort ? { effort } : {}), ...(budget ? { budgetTokens: Math.floor(budget) } : {}) };

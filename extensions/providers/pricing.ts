@@ -29,7 +29,13 @@ export function costOf(usage: UsageCounts, price: Price): number {
  * OpenRouter ids such as `openai/gpt-4o`. A local `openai-compatible` model is never priced by the
  * table (its name may match a vendor model but nobody bills for it).
  */
-export function priceCall(kind: ProviderKind, model: string, usage: UsageCounts, reported: number | null, extra: Record<string, Price>): number | null {
+export function priceCall(
+  kind: ProviderKind,
+  model: string,
+  usage: UsageCounts,
+  reported: number | null,
+  extra: Record<string, Price>,
+): number | null {
   if (reported !== null) return reported;
   const custom = findPrice(model, extra);
   if (custom) return costOf(usage, custom);

@@ -81,7 +81,11 @@ export class ProviderRegistry {
   }
 
   /** Undefined for a declaration whose `type` is not one of the four kinds. */
-  agentTarget(agentId: string, declaration: AgentProviderDeclaration, apiKey: string | undefined): ProviderTarget | undefined {
+  agentTarget(
+    agentId: string,
+    declaration: AgentProviderDeclaration,
+    apiKey: string | undefined,
+  ): ProviderTarget | undefined {
     if (!isProviderKind(declaration.type)) return undefined;
     const { options } = this.runtime;
     return {

@@ -78,7 +78,8 @@ export function registerProviderRoutes(http: ExtensionHttp, registry: ProviderRe
     schema: {
       tags: [TAG],
       summary: "List an app provider's models",
-      description: '`GET {baseUrl}/models` (Chat Completions kinds) or `GET {baseUrl}/v1/models` (Anthropic); 502 when the provider fails.',
+      description:
+        '`GET {baseUrl}/models` (Chat Completions kinds) or `GET {baseUrl}/v1/models` (Anthropic); 502 when the provider fails.',
       params: ProviderParams,
       response: { 200: ModelList, ...errorResponses(404, 502, 503) },
     },

@@ -10,7 +10,10 @@ import { resolveOptions, type ProvidersOptions } from './options.js';
 import { SpacingGates } from './spacing.js';
 import { closeWireConnections } from './wire-http.js';
 
-export function createRuntime(config: ProvidersOptions | undefined, logger: Logger): { runtime: ClientRuntime; stop(): void } {
+export function createRuntime(
+  config: ProvidersOptions | undefined,
+  logger: Logger,
+): { runtime: ClientRuntime; stop(): void } {
   const stopping = new AbortController();
   const runtime: ClientRuntime = {
     options: resolveOptions(config),

@@ -5,14 +5,21 @@ import { AgentIdParams } from '@agt/contracts';
 export const TAG = 'Providers & sign-in';
 
 /** The settings accept any kind name (the kernel does not know the kinds); this extension serves four. */
-const SettingsKind = Type.String({ description: 'anthropic, openai, openai-compatible or openrouter; any other kind is listed with status `unsupported_type`' });
+const SettingsKind = Type.String({
+  description:
+    'anthropic, openai, openai-compatible or openrouter; any other kind is listed with status `unsupported_type`',
+});
 
 export const CheckResult = Type.Object(
   {
     ok: Type.Boolean(),
-    status: Type.Union([Type.Integer(), Type.Null()], { description: 'Upstream HTTP status; null when the provider was not reached' }),
+    status: Type.Union([Type.Integer(), Type.Null()], {
+      description: 'Upstream HTTP status; null when the provider was not reached',
+    }),
     latencyMs: Type.Integer({ minimum: 0 }),
-    method: Type.Union([Type.Literal('models'), Type.Literal('completion')], { description: 'Models list, or a 1-token completion where there is none' }),
+    method: Type.Union([Type.Literal('models'), Type.Literal('completion')], {
+      description: 'Models list, or a 1-token completion where there is none',
+    }),
     error: Type.Optional(Type.String()),
     checkedAt: Type.Integer({ description: 'Epoch ms' }),
   },
@@ -26,11 +33,19 @@ export const ProviderInfo = Type.Object(
     name: Type.String(),
     baseUrl: Type.String(),
     defaultModel: Type.Union([Type.String(), Type.Null()]),
-    apiKeyEnv: Type.Union([Type.String(), Type.Null()], { description: 'Environment variable holding the key (the key is never returned)' }),
+    apiKeyEnv: Type.Union([Type.String(), Type.Null()], {
+      description: 'Environment variable holding the key (the key is never returned)',
+    }),
     keyPresent: Type.Boolean(),
     requestDelayMs: Type.Integer({ minimum: 0 }),
     status: Type.Union(
-      [Type.Literal('unchecked'), Type.Literal('reachable'), Type.Literal('unreachable'), Type.Literal('missing_key'), Type.Literal('unsupported_type')],
+      [
+        Type.Literal('unchecked'),
+        Type.Literal('reachable'),
+        Type.Literal('unreachable'),
+        Type.Literal('missing_key'),
+        Type.Literal('unsupported_type'),
+      ],
       {
         description:
           '`unsupported_type` when this extension does not serve its `type` (its check and models answer 422); ' +
@@ -85,4 +100,7 @@ export const AgentProviderList = Type.Object(
 export const ProviderParams = Type.Object({ providerId: Type.String({ minLength: 1 }) });
 /** Path params of agent-scoped routes: the contract's one `AgentIdParams`. */
 export const AgentParams = AgentIdParams;
-export const AgentProviderParams = Type.Object({ id: Type.String({ minLength: 1 }), providerId: Type.String({ minLength: 1 }) });
+export const AgentProviderParams = Type.Object({
+  id: Type.String({ minLength: 1 }),
+  providerId: Type.String({ minLength: 1 }),
+});

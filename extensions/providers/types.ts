@@ -6,7 +6,8 @@ export type ProviderKind = 'anthropic' | 'openai' | 'openai-compatible' | 'openr
 export const PROVIDER_KINDS: readonly ProviderKind[] = ['anthropic', 'openai', 'openai-compatible', 'openrouter'];
 
 /** Whether this extension serves `type` (settings accept any kind name: the kernel does not know the kinds). */
-export const isProviderKind = (type: string): type is ProviderKind => (PROVIDER_KINDS as readonly string[]).includes(type);
+export const isProviderKind = (type: string): type is ProviderKind =>
+  (PROVIDER_KINDS as readonly string[]).includes(type);
 
 /**
  * One provider ready to be called: where it was declared, its endpoint, its key (held in memory only,

@@ -36,11 +36,18 @@ let https: { agent: HttpsAgent; request: typeof httpRequest } | undefined;
 
 /** The request function and pool for a URL's scheme; `node:https` is imported at the first https call. */
 async function transportFor(url: URL): Promise<{ request: typeof httpRequest; agent: HttpAgent }> {
-  if (url.protocol === 'http:') return { request: httpRequest, agent: (httpPool ??= new HttpAgent({ keepAlive: true, timeout: KEEP_ALIVE_IDLE_MS })) };
+  if (url.protocol === 'http:')
+    return {
+      request: httpRequest,
+      agent: (httpPool ??= new HttpAgent({ keepAlive: true, timeout: KEEP_ALIVE_IDLE_MS })),
+    };
   if (url.protocol !== 'https:') throw new TypeError(`unsupported protocol ${url.protocol}`);
   if (!https) {
     const module = await import('node:https');
-    https = { agent: new module.Agent({ keepAlive: true, timeout: KEEP_ALIVE_IDLE_MS }), request: module.request as typeof httpRequest };
+    https = {
+      agent: new module.Agent({ keepAlive: true, timeout: KEEP_ALIVE_IDLE_MS }),
+      request: module.request as typeof httpRequest,
+    };
   }
   return https;
 }
@@ -60,7 +67,13 @@ export interface HeaderView {
 /** The SDKs' `APIError` message: the vendor's message, else its body as JSON, else the raw text. */
 function apiMessage(status: number | undefined, error: unknown, text: string | undefined): string {
   const inner = (error as { message?: unknown } | undefined)?.message;
-  const msg = inner ? (typeof inner === 'string' ? inner : JSON.stringify(inner)) : error ? JSON.stringify(error) : text;
+  const msg = inner
+    ? typeof inner === 'string'
+      ? inner
+      : JSON.stringify(inner)
+    : error
+      ? JSON.stringify(error)
+      : text;
   if (status && msg) return `${status} ${msg}`;
   if (status) return `${status} status code (no body)`;
   return msg || '(no status code or body)';
@@ -166,7 +179,12 @@ async function send(call: WirePost): Promise<IncomingMessage> {
       agent,
       signal: guard.signal,
       headers: body
-        ? { 'content-type': 'application/json', accept: 'application/json', ...call.headers, 'content-length': String(body.length) }
+        ? {
+            'content-type': 'application/json',
+            accept: 'application/json',
+            ...call.headers,
+            'content-length': String(body.length),
+          }
         : { accept: 'application/json', ...call.headers },
     };
     guard.begin();
@@ -188,7 +206,12 @@ async function send(call: WirePost): Promise<IncomingMessage> {
   if (status >= 200 && status < 300) return response;
   const text = await boundedText(response).catch(() => '');
   const parsed = parseOrUndefined(text);
-  throw new WireStatusError(status, parsed === undefined ? undefined : call.errorOf(parsed), parsed === undefined ? text : undefined, headerView(response.headers));
+  throw new WireStatusError(
+    status,
+    parsed === undefined ? undefined : call.errorOf(parsed),
+    parsed === undefined ? text : undefined,
+    headerView(response.headers),
+  );
 }
 
 /** A JSON answer, parsed (a `SyntaxError` when it is not JSON); a `GET` when the call has no body. */

@@ -5,7 +5,13 @@
  * collector down or slow); the ones beyond are dropped and counted, never queued, and a turn never waits.
  */
 import { ROOT_CONTEXT, SpanKind, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
-import { BatchSpanProcessor, TracerProvider, type ReadableSpan, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace';
+import {
+  BatchSpanProcessor,
+  TracerProvider,
+  type ReadableSpan,
+  type SpanExporter,
+  type SpanProcessor,
+} from '@opentelemetry/sdk-trace';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 
 export interface ExportOptions {
@@ -67,7 +73,10 @@ export async function startExporting(options: ExportOptions): Promise<Exporting>
     shutdown: () => batch.shutdown(),
   };
   const provider = new TracerProvider({
-    resource: resourceFromAttributes({ 'service.name': options.serviceName, 'service.version': options.serviceVersion }),
+    resource: resourceFromAttributes({
+      'service.name': options.serviceName,
+      'service.version': options.serviceVersion,
+    }),
     spanProcessors: [bounded],
   });
   return {
@@ -76,11 +85,19 @@ export async function startExporting(options: ExportOptions): Promise<Exporting>
     under: (span) => trace.setSpan(ROOT_CONTEXT, span),
     remote(traceparent) {
       const [, traceId, spanId, flags] = traceparent.split('-');
-      return trace.setSpanContext(ROOT_CONTEXT, { traceId: traceId!, spanId: spanId!, traceFlags: parseInt(flags!, 16), isRemote: true });
+      return trace.setSpanContext(ROOT_CONTEXT, {
+        traceId: traceId!,
+        spanId: spanId!,
+        traceFlags: parseInt(flags!, 16),
+        isRemote: true,
+      });
     },
     async shutdown() {
       // Bounded: a collector that is down must not hold the daemon's stop.
-      await Promise.race([provider.shutdown().catch(() => {}), new Promise((resolve) => setTimeout(resolve, 3_000).unref())]);
+      await Promise.race([
+        provider.shutdown().catch(() => {}),
+        new Promise((resolve) => setTimeout(resolve, 3_000).unref()),
+      ]);
     },
   };
 }

@@ -21,9 +21,24 @@ const TAG = 'Telemetry';
 
 export const TelemetryOptions = Type.Object(
   {
-    serviceName: Type.String({ default: 'agt', minLength: 1, maxLength: 100, description: 'the `service.name` resource attribute of the spans' }),
-    maxQueueSize: Type.Integer({ default: 2048, minimum: 1, maximum: 100_000, description: 'ended spans that may wait for export; more are dropped and counted' }),
-    scheduledDelayMillis: Type.Integer({ default: 5000, minimum: 10, maximum: 600_000, description: 'how often a batch is sent' }),
+    serviceName: Type.String({
+      default: 'agt',
+      minLength: 1,
+      maxLength: 100,
+      description: 'the `service.name` resource attribute of the spans',
+    }),
+    maxQueueSize: Type.Integer({
+      default: 2048,
+      minimum: 1,
+      maximum: 100_000,
+      description: 'ended spans that may wait for export; more are dropped and counted',
+    }),
+    scheduledDelayMillis: Type.Integer({
+      default: 5000,
+      minimum: 10,
+      maximum: 600_000,
+      description: 'how often a batch is sent',
+    }),
   },
   { additionalProperties: false },
 );
@@ -53,7 +68,13 @@ export default defineExtension({
 
     const startMetrics = () =>
       (metrics ??= import('./metrics.js').then(({ Metrics }) =>
-        Metrics.create({ agentName, loadedAgents: () => ctx.agents.list().length, gauges: () => ctx.gauges?.read(), queue: () => traces?.exporting.stats, protocol: () => traces?.protocol }),
+        Metrics.create({
+          agentName,
+          loadedAgents: () => ctx.agents.list().length,
+          gauges: () => ctx.gauges?.read(),
+          queue: () => traces?.exporting.stats,
+          protocol: () => traces?.protocol,
+        }),
       ));
 
     /** Listens to the bus only while traces or metrics are on. */
@@ -72,7 +93,10 @@ export default defineExtension({
       const old = traces;
       let next: typeof traces;
       if (key && !stopped) {
-        const [{ startExporting, SpanKind }, { EventTracer }] = await Promise.all([import('./export.js'), import('./tracer.js')]);
+        const [{ startExporting, SpanKind }, { EventTracer }] = await Promise.all([
+          import('./export.js'),
+          import('./tracer.js'),
+        ]);
         const exporting = await startExporting({
           endpoint: wanted.otlpEndpoint!,
           protocol,
@@ -81,7 +105,12 @@ export default defineExtension({
           maxQueueSize: ctx.config.maxQueueSize,
           scheduledDelayMillis: ctx.config.scheduledDelayMillis,
         });
-        next = { exporting, endpoint: key, protocol, tracer: new EventTracer(exporting, SpanKind, agentName, () => settings().captureContent === true) };
+        next = {
+          exporting,
+          endpoint: key,
+          protocol,
+          tracer: new EventTracer(exporting, SpanKind, agentName, () => settings().captureContent === true),
+        };
       }
       // Swap first, then let the old exporter flush in the background (a stuck collector must not delay the new one).
       traces = next;
@@ -94,7 +123,9 @@ export default defineExtension({
       if (traces || metrics) listen();
     }
     const reapply = () => {
-      applying = applying.then(() => apply(settings())).catch((error) => ctx.logger.error({ err: error }, 'telemetry: could not apply the settings'));
+      applying = applying
+        .then(() => apply(settings()))
+        .catch((error) => ctx.logger.error({ err: error }, 'telemetry: could not apply the settings'));
       return applying;
     };
 
@@ -108,8 +139,12 @@ export default defineExtension({
       {
         schema: {
           tags: [TAG],
-          summary: 'Metrics in the Prometheus text format (turns, model calls, tokens, cost, tools, agents, event-loop delay)',
-          response: { 200: Type.String({ description: 'Prometheus text exposition format 0.0.4' }), ...errorResponses() },
+          summary:
+            'Metrics in the Prometheus text format (turns, model calls, tokens, cost, tools, agents, event-loop delay)',
+          response: {
+            200: Type.String({ description: 'Prometheus text exposition format 0.0.4' }),
+            ...errorResponses(),
+          },
         },
       },
       async (_request, reply) => {

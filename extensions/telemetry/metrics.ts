@@ -57,11 +57,18 @@ export class Metrics {
         return;
       case 'agent.error': {
         const p = event.payload as { turn_id?: string; absorbed_turn_ids?: string[] };
-        for (const id of [p.turn_id ?? event.turn_id, ...(p.absorbed_turn_ids ?? [])]) if (id) this.ended(event, agent, 'error', id);
+        for (const id of [p.turn_id ?? event.turn_id, ...(p.absorbed_turn_ids ?? [])])
+          if (id) this.ended(event, agent, 'error', id);
         return;
       }
       case 'llm.completed': {
-        const p = event.payload as { provider: string; model: string; usage: { input: number; output: number }; cost: number | null; duration_ms: number };
+        const p = event.payload as {
+          provider: string;
+          model: string;
+          usage: { input: number; output: number };
+          cost: number | null;
+          duration_ms: number;
+        };
         this.m.modelCalls.observe({ agent, provider: p.provider, model: p.model }, p.duration_ms / 1000);
         this.m.tokens.inc({ agent, model: p.model, type: 'input' }, p.usage.input);
         this.m.tokens.inc({ agent, model: p.model, type: 'output' }, p.usage.output);
@@ -75,7 +82,10 @@ export class Metrics {
       }
       case 'extension.state.changed': {
         const p = event.payload as { name: string; enabled: boolean; loaded: boolean; error: string | null };
-        this.m.extensionStates.set(p.name, !p.enabled ? 'disabled' : p.error ? 'failed' : p.loaded ? 'loaded' : 'stopped');
+        this.m.extensionStates.set(
+          p.name,
+          !p.enabled ? 'disabled' : p.error ? 'failed' : p.loaded ? 'loaded' : 'stopped',
+        );
         return;
       }
     }
@@ -168,19 +178,57 @@ function build(prom: Prom, registry: InstanceType<Prom['Registry']>, sources: Me
     registers,
     collect() {
       const stats = sources.queue();
-      for (const state of ['queued', 'dropped', 'exported', 'failed'] as const) this.set({ state }, stats?.[state] ?? 0);
+      for (const state of ['queued', 'dropped', 'exported', 'failed'] as const)
+        this.set({ state }, stats?.[state] ?? 0);
     },
   });
   return {
     open,
     scrape,
     extensionStates,
-    turnsStarted: new prom.Counter({ name: 'agt_turns_started_total', help: 'Turns started.', labelNames: ['agent'], registers }),
-    turnsEnded: new prom.Counter({ name: 'agt_turns_ended_total', help: 'Turns ended, by outcome (completed, error).', labelNames: ['agent', 'outcome'], registers }),
-    turnSeconds: new prom.Histogram({ name: 'agt_turn_duration_seconds', help: 'Turn latency.', labelNames: ['agent', 'outcome'], buckets: seconds, registers }),
-    modelCalls: new prom.Histogram({ name: 'agt_model_call_duration_seconds', help: 'Model call latency.', labelNames: ['agent', 'provider', 'model'], buckets: seconds, registers }),
-    tokens: new prom.Counter({ name: 'agt_model_tokens_total', help: 'Model tokens, by type (input, output).', labelNames: ['agent', 'model', 'type'], registers }),
-    cost: new prom.Counter({ name: 'agt_model_cost_usd_total', help: 'Model cost in USD as the spend governor priced it.', labelNames: ['agent', 'model'], registers }),
-    tools: new prom.Counter({ name: 'agt_tool_calls_total', help: 'Tool calls ended, by tool and ok.', labelNames: ['agent', 'tool', 'ok'], registers }),
+    turnsStarted: new prom.Counter({
+      name: 'agt_turns_started_total',
+      help: 'Turns started.',
+      labelNames: ['agent'],
+      registers,
+    }),
+    turnsEnded: new prom.Counter({
+      name: 'agt_turns_ended_total',
+      help: 'Turns ended, by outcome (completed, error).',
+      labelNames: ['agent', 'outcome'],
+      registers,
+    }),
+    turnSeconds: new prom.Histogram({
+      name: 'agt_turn_duration_seconds',
+      help: 'Turn latency.',
+      labelNames: ['agent', 'outcome'],
+      buckets: seconds,
+      registers,
+    }),
+    modelCalls: new prom.Histogram({
+      name: 'agt_model_call_duration_seconds',
+      help: 'Model call latency.',
+      labelNames: ['agent', 'provider', 'model'],
+      buckets: seconds,
+      registers,
+    }),
+    tokens: new prom.Counter({
+      name: 'agt_model_tokens_total',
+      help: 'Model tokens, by type (input, output).',
+      labelNames: ['agent', 'model', 'type'],
+      registers,
+    }),
+    cost: new prom.Counter({
+      name: 'agt_model_cost_usd_total',
+      help: 'Model cost in USD as the spend governor priced it.',
+      labelNames: ['agent', 'model'],
+      registers,
+    }),
+    tools: new prom.Counter({
+      name: 'agt_tool_calls_total',
+      help: 'Tool calls ended, by tool and ok.',
+      labelNames: ['agent', 'tool', 'ok'],
+      registers,
+    }),
   };
 }

@@ -52,7 +52,14 @@ export class EventTracer {
           {
             kind: this.kinds.INTERNAL,
             startTime: at,
-            attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': name, ...(agentId ? { 'gen_ai.agent.id': agentId } : {}), 'agt.turn.id': p.turn_id, 'agt.turn.trigger': p.trigger, ...(event.loop ? { 'agt.loop': event.loop } : {}) },
+            attributes: {
+              'gen_ai.operation.name': 'invoke_agent',
+              'gen_ai.agent.name': name,
+              ...(agentId ? { 'gen_ai.agent.id': agentId } : {}),
+              'agt.turn.id': p.turn_id,
+              'agt.turn.trigger': p.trigger,
+              ...(event.loop ? { 'agt.loop': event.loop } : {}),
+            },
           },
           adopted,
         );
@@ -60,11 +67,25 @@ export class EventTracer {
         return;
       }
       case 'turn.completed': {
-        const p = event.payload as { turn_id: string; text: string | null; llm_calls: number; tool_calls: number; stop_reason: string };
+        const p = event.payload as {
+          turn_id: string;
+          text: string | null;
+          llm_calls: number;
+          tool_calls: number;
+          stop_reason: string;
+        };
         const turn = this.turns.get(p.turn_id);
         if (!turn) return;
-        turn.span.setAttributes({ 'agt.turn.llm_calls': p.llm_calls, 'agt.turn.tool_calls': p.tool_calls, 'agt.turn.stop_reason': p.stop_reason });
-        if (this.captureContent() && p.text) turn.span.setAttribute('gen_ai.output.messages', JSON.stringify([{ role: 'assistant', parts: [{ type: 'text', content: p.text.slice(0, MAX_CONTENT) }] }]));
+        turn.span.setAttributes({
+          'agt.turn.llm_calls': p.llm_calls,
+          'agt.turn.tool_calls': p.tool_calls,
+          'agt.turn.stop_reason': p.stop_reason,
+        });
+        if (this.captureContent() && p.text)
+          turn.span.setAttribute(
+            'gen_ai.output.messages',
+            JSON.stringify([{ role: 'assistant', parts: [{ type: 'text', content: p.text.slice(0, MAX_CONTENT) }] }]),
+          );
         this.endTurn(p.turn_id, at);
         return;
       }
@@ -80,7 +101,14 @@ export class EventTracer {
         return;
       }
       case 'llm.completed': {
-        const p = event.payload as { provider: string; model: string; usage: { input: number; output: number; cacheRead: number; cacheWrite: number }; cost: number | null; duration_ms: number; stop_reason: string };
+        const p = event.payload as {
+          provider: string;
+          model: string;
+          usage: { input: number; output: number; cacheRead: number; cacheWrite: number };
+          cost: number | null;
+          duration_ms: number;
+          stop_reason: string;
+        };
         const span = this.exporting.tracer.startSpan(
           `chat ${p.model}`,
           {
@@ -115,7 +143,9 @@ export class EventTracer {
               'gen_ai.operation.name': 'execute_tool',
               'gen_ai.tool.name': p.tool,
               'gen_ai.tool.call.id': p.call_id,
-              ...(this.captureContent() ? { 'gen_ai.tool.call.arguments': JSON.stringify(p.args ?? null).slice(0, MAX_CONTENT) } : {}),
+              ...(this.captureContent()
+                ? { 'gen_ai.tool.call.arguments': JSON.stringify(p.args ?? null).slice(0, MAX_CONTENT) }
+                : {}),
             },
           },
           this.parentOf(turnId),
@@ -142,7 +172,11 @@ export class EventTracer {
         if (!id) return;
         const span = this.exporting.tracer.startSpan(
           `await_owner ${p.kind}`,
-          { kind: this.kinds.INTERNAL, startTime: at, attributes: { 'agt.hil.kind': p.kind, 'agt.hil.id': id, ...(p.tool ? { 'gen_ai.tool.name': p.tool } : {}) } },
+          {
+            kind: this.kinds.INTERNAL,
+            startTime: at,
+            attributes: { 'agt.hil.kind': p.kind, 'agt.hil.id': id, ...(p.tool ? { 'gen_ai.tool.name': p.tool } : {}) },
+          },
           this.parentOf(turnId),
         );
         this.bounded(this.waits, key(agentId, id), span, (old) => old.end());
@@ -171,7 +205,15 @@ export class EventTracer {
     this.outbox.delete(key(message.agentId, String(message.messageId)));
     const span = this.exporting.tracer.startSpan(
       `send_message ${message.channel}`,
-      { kind: this.kinds.PRODUCER, attributes: { 'gen_ai.operation.name': 'send_message', 'gen_ai.agent.id': message.agentId, 'messaging.destination.name': message.address.slice(0, 300), 'messaging.message.id': String(message.messageId) } },
+      {
+        kind: this.kinds.PRODUCER,
+        attributes: {
+          'gen_ai.operation.name': 'send_message',
+          'gen_ai.agent.id': message.agentId,
+          'messaging.destination.name': message.address.slice(0, 300),
+          'messaging.message.id': String(message.messageId),
+        },
+      },
       this.parentOf(turnId),
     );
     const { traceId, spanId, traceFlags } = span.spanContext();
@@ -196,7 +238,8 @@ export class EventTracer {
     span.end();
     // A message queued as a known turn (A2A) parents exactly that turn; an inbox row, the agent's next turn.
     if (message.turnId) this.bounded(this.receivedTurns, message.turnId, this.exporting.under(span), () => {});
-    else this.bounded(this.received, message.agentId, { context: this.exporting.under(span), at: Date.now() }, () => {});
+    else
+      this.bounded(this.received, message.agentId, { context: this.exporting.under(span), at: Date.now() }, () => {});
   }
 
   /** Ends every open span (the exporter flushes them at shutdown). */

@@ -88,7 +88,11 @@ export class AgentIndex {
   match(reference: string): string[] {
     const wanted = reference.toLowerCase();
     return this.all()
-      .filter(({ summary }) => summary !== null && [summary.id, summary.handle, summary.name].some((value) => value !== null && value.toLowerCase() === wanted))
+      .filter(
+        ({ summary }) =>
+          summary !== null &&
+          [summary.id, summary.handle, summary.name].some((value) => value !== null && value.toLowerCase() === wanted),
+      )
       .map((entry) => entry.filePath);
   }
 }

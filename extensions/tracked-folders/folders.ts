@@ -27,7 +27,11 @@ export async function realDirectory(path: string): Promise<string | null> {
 }
 
 /** Something exists at `path`. */
-export const exists = (path: string) => access(path).then(() => true, () => false);
+export const exists = (path: string) =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
 
 /** A regular file (not a link) whose real path is itself and inside `folder` (a real path). */
 export async function isOwnFile(filePath: string, folder: string): Promise<boolean> {
@@ -43,7 +47,12 @@ export async function isOwnFile(filePath: string, folder: string): Promise<boole
  */
 export function isOwnFileNow(filePath: string, folder: string): boolean {
   try {
-    return ownFileSeen(lstatSync(filePath, { throwIfNoEntry: false }) ?? null, realpathSync.native(filePath), filePath, folder);
+    return ownFileSeen(
+      lstatSync(filePath, { throwIfNoEntry: false }) ?? null,
+      realpathSync.native(filePath),
+      filePath,
+      folder,
+    );
   } catch {
     return false;
   }

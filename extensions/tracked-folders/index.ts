@@ -28,7 +28,10 @@ export default defineExtension({
   options: TrackedFoldersOptions,
   register(ctx) {
     const tracker = new Tracker(ctx, { watch: ctx.config.watch });
-    ctx.provide(agentLocator, { locate: (reference) => tracker.locate(reference), list: () => tracker.index.all().map((entry) => entry.filePath) });
+    ctx.provide(agentLocator, {
+      locate: (reference) => tracker.locate(reference),
+      list: () => tracker.index.all().map((entry) => entry.filePath),
+    });
     // What the daemon itself creates or rewrites is indexed before its request answers (no watcher lag).
     ctx.provide(agentFileObservers, { written: (change) => tracker.written(change) });
     registerRoutes(ctx.http, ctx, tracker);
@@ -41,7 +44,9 @@ export default defineExtension({
     });
     return {
       async start() {
-        const boot = tracker.boot(ctx.config.autostart).catch((error) => ctx.logger.error({ err: error }, 'tracked folders: boot failed'));
+        const boot = tracker
+          .boot(ctx.config.autostart)
+          .catch((error) => ctx.logger.error({ err: error }, 'tracked folders: boot failed'));
         tracker.recheckEvery(RECHECK_MS);
         let timer: NodeJS.Timeout | undefined;
         await Promise.race([boot, new Promise((resolve) => (timer = setTimeout(resolve, BOOT_WAIT_MS)))]);

@@ -52,7 +52,8 @@ export const SKIPPED_NAMES = new Set(['node_modules']);
 export const skippedFolderName = (name: string) => name.startsWith('.') || SKIPPED_NAMES.has(name);
 
 /** True when `path` is `root` or inside it (both real paths). */
-export const isInside = (root: string, path: string) => path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
+export const isInside = (root: string, path: string) =>
+  path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
 
 /** Folder levels from `root` down to `path` (inside it): 0 for the root itself. */
 export const levelsBelow = (root: string, path: string) => (path === root ? 0 : relative(root, path).split(sep).length);
@@ -92,7 +93,12 @@ async function statKind(path: string): Promise<'file' | 'dir' | 'other'> {
  * (the extension stopping, a newer scan superseding this one). A directory is read whole (as the
  * watcher reads it); `maxEntries` bounds the walk, not one listing.
  */
-export async function scanFolder(rootReal: string, maxDepth: number, shouldStop: () => boolean = () => false, limits = SCAN_LIMITS): Promise<FolderScan> {
+export async function scanFolder(
+  rootReal: string,
+  maxDepth: number,
+  shouldStop: () => boolean = () => false,
+  limits = SCAN_LIMITS,
+): Promise<FolderScan> {
   const files: string[] = [];
   let entries = 0;
   const slice = new TimeSlice();
@@ -124,7 +130,8 @@ export async function scanFolder(rootReal: string, maxDepth: number, shouldStop:
         slice.restart();
         // The link check above covers files; this covers what listing cannot see (mounts, races).
         if (real === null || !isInside(rootReal, real)) continue;
-        if (files.length + here.length >= limits.maxAgentFiles) return { files: [...files, ...here.sort()], truncated: true };
+        if (files.length + here.length >= limits.maxAgentFiles)
+          return { files: [...files, ...here.sort()], truncated: true };
         here.push(real);
       }
     }

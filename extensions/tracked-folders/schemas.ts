@@ -16,7 +16,10 @@ export const FolderInfo = Type.Object(
 export const FolderList = Type.Object(
   {
     folders: Type.Array(FolderInfo),
-    maxScanDepth: Type.Integer({ minimum: 0, description: 'Folder levels below each tracked folder that walks and watchers descend into' }),
+    maxScanDepth: Type.Integer({
+      minimum: 0,
+      description: 'Folder levels below each tracked folder that walks and watchers descend into',
+    }),
   },
   { additionalProperties: false },
 );

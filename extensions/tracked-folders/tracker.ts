@@ -54,7 +54,10 @@ export class Tracker {
   private markReady!: () => void;
   private recheckTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly ctx: Ctx, private readonly options: TrackerOptions) {
+  constructor(
+    private readonly ctx: Ctx,
+    private readonly options: TrackerOptions,
+  ) {
     this.index = new AgentIndex(ctx.launcher);
     this.ready = new Promise((resolve) => (this.markReady = resolve));
   }
@@ -98,7 +101,16 @@ export class Tracker {
       }
       const ordered = new Map<string, FolderState>();
       for (const path of wanted.folders) {
-        ordered.set(path, this.folders.get(path) ?? { path, real: await realDirectory(path), truncated: false, coveredBy: null, active: false });
+        ordered.set(
+          path,
+          this.folders.get(path) ?? {
+            path,
+            real: await realDirectory(path),
+            truncated: false,
+            coveredBy: null,
+            active: false,
+          },
+        );
       }
       this.folders = ordered;
       const states = [...ordered.values()];
@@ -177,7 +189,10 @@ export class Tracker {
     return [...this.folders.values()].map((state) => ({
       path: state.path,
       exists: state.real !== null,
-      agentCount: state.real === null ? 0 : this.index.all().filter((entry) => entry.summary !== null && isInside(state.real!, entry.filePath)).length,
+      agentCount:
+        state.real === null
+          ? 0
+          : this.index.all().filter((entry) => entry.summary !== null && isInside(state.real!, entry.filePath)).length,
       truncated: state.coveredBy === null ? state.truncated : (this.folders.get(state.coveredBy)?.truncated ?? false),
     }));
   }
@@ -191,8 +206,16 @@ export class Tracker {
     return [...this.folders.values()].find((state) => state.active && state.real === real)?.path ?? real;
   }
 
-  private emit(change: 'added' | 'changed' | 'moved' | 'removed', filePath: string, folderReal: string, extra: { from?: string; agentId?: string } = {}): void {
-    this.ctx.bus.emit('tracked.changed', { agentId: extra.agentId ?? null, payload: { change, filePath, folder: this.folderOf(folderReal), ...extra } });
+  private emit(
+    change: 'added' | 'changed' | 'moved' | 'removed',
+    filePath: string,
+    folderReal: string,
+    extra: { from?: string; agentId?: string } = {},
+  ): void {
+    this.ctx.bus.emit('tracked.changed', {
+      agentId: extra.agentId ?? null,
+      payload: { change, filePath, folder: this.folderOf(folderReal), ...extra },
+    });
   }
 
   private loadedAt(filePath: string) {
@@ -222,7 +245,9 @@ export class Tracker {
 
   private async ownWrite(change: Readonly<AgentFileChange>): Promise<void> {
     // The active folder whose walk reaches the file: only what a walk would find is indexed.
-    const state = [...this.folders.values()].find((folder) => folder.active && folder.real !== null && walkReaches(folder.real, change.filePath, this.depth));
+    const state = [...this.folders.values()].find(
+      (folder) => folder.active && folder.real !== null && walkReaches(folder.real, change.filePath, this.depth),
+    );
     if (!state?.real || !change.filePath.endsWith('.agt') || !isOwnFileNow(change.filePath, state.real)) return;
     const entry = await this.index.refresh(change.filePath, state.real, true);
     if (change.change !== 'created' || !entry) return;
@@ -263,7 +288,9 @@ export class Tracker {
     const summary = entry.summary;
     if (summary === null) return this.emit('added', filePath, folder);
     const gone = this.removed.get(summary.id);
-    const stale = this.ctx.agents.list().find((agent) => agent.id === summary.id && agent.filePath !== null && agent.filePath !== filePath);
+    const stale = this.ctx.agents
+      .list()
+      .find((agent) => agent.id === summary.id && agent.filePath !== null && agent.filePath !== filePath);
     if (gone || (stale && !(await exists(stale.filePath!)))) {
       // Moved: the unlink came first (gone), or the add did and the loaded agent's old path is empty now.
       this.removed.delete(summary.id);
@@ -280,7 +307,11 @@ export class Tracker {
     this.emit('added', filePath, folder, { agentId: summary.id });
     if (!summary.autostart || this.loadedAt(filePath)) return;
     const report = await this.ctx.launcher.autostart([filePath]);
-    const outcome = report.started.length ? 'started' : report.skipped[0] ? `skipped (${report.skipped[0].reason})` : `failed: ${report.failed[0]?.error}`;
+    const outcome = report.started.length
+      ? 'started'
+      : report.skipped[0]
+        ? `skipped (${report.skipped[0].reason})`
+        : `failed: ${report.failed[0]?.error}`;
     this.ctx.logger.info({ filePath, agentId: summary.id }, `tracked folders: new agent file ${filePath}: ${outcome}`);
   }
 
@@ -290,8 +321,13 @@ export class Tracker {
     const agentId = loaded?.id ?? entry?.summary?.id;
     if (agentId) this.removed.set(agentId, { from: filePath, wasLoaded: loaded !== undefined, at: Date.now() });
     if (loaded) {
-      this.ctx.logger.warn({ agentId: loaded.id, filePath }, 'tracked folders: the file of a loaded agent was removed; unloading it');
-      await this.ctx.launcher.unload(loaded.id, 'file_removed').catch((error) => this.ctx.logger.error({ err: error, agentId: loaded.id }, 'tracked folders: unload failed'));
+      this.ctx.logger.warn(
+        { agentId: loaded.id, filePath },
+        'tracked folders: the file of a loaded agent was removed; unloading it',
+      );
+      await this.ctx.launcher
+        .unload(loaded.id, 'file_removed')
+        .catch((error) => this.ctx.logger.error({ err: error, agentId: loaded.id }, 'tracked folders: unload failed'));
     }
     this.emit('removed', filePath, folder, agentId ? { agentId } : {});
   }
@@ -300,7 +336,10 @@ export class Tracker {
     try {
       await this.ctx.launcher.start(filePath);
     } catch (error) {
-      this.ctx.logger.warn({ err: error, filePath }, `tracked folders: the moved agent could not be started again: ${message(error)}`);
+      this.ctx.logger.warn(
+        { err: error, filePath },
+        `tracked folders: the moved agent could not be started again: ${message(error)}`,
+      );
     }
   }
 

@@ -61,7 +61,12 @@ interface DirState {
   dirty: boolean;
 }
 
-export function watchFolder(rootReal: string, maxDepth: number, onChange: (change: WatchChange, filePath: string) => void, onError: (error: unknown) => void): FolderWatcher {
+export function watchFolder(
+  rootReal: string,
+  maxDepth: number,
+  onChange: (change: WatchChange, filePath: string) => void,
+  onError: (error: unknown) => void,
+): FolderWatcher {
   const dirs = new Map<string, DirState>();
   const files = new Map<string, FileState>();
   let closed = false;
@@ -165,7 +170,8 @@ export function watchFolder(rootReal: string, maxDepth: number, onChange: (chang
       if (!(initial && !known)) settle(path, fileState);
     }
     for (const path of [...files.keys()]) if (parentOf(path) === dir && !seenFiles.has(path)) dropFile(path);
-    for (const path of [...dirs.keys()]) if (parentOf(path) === dir && path !== dir && !seenDirs.has(path)) dropDir(path);
+    for (const path of [...dirs.keys()])
+      if (parentOf(path) === dir && path !== dir && !seenDirs.has(path)) dropDir(path);
     state.reading = false;
     if (state.dirty) schedule(dir);
   };
@@ -174,7 +180,12 @@ export function watchFolder(rootReal: string, maxDepth: number, onChange: (chang
   let capped = false;
   const add = async (dir: string, depth: number): Promise<void> => {
     if (dirs.size >= MAX_WATCHED_FOLDERS) {
-      if (!capped) onError(new Error(`${rootReal}: more than ${MAX_WATCHED_FOLDERS} folders; ${dir} and the folders after it are not watched (they are still walked)`));
+      if (!capped)
+        onError(
+          new Error(
+            `${rootReal}: more than ${MAX_WATCHED_FOLDERS} folders; ${dir} and the folders after it are not watched (they are still walked)`,
+          ),
+        );
       capped = true;
       return;
     }

@@ -24,7 +24,12 @@ export interface AttestationRecord {
   signature: string;
 }
 
-export function attestationMessage(kind: AttestationKind, subject: string, fileId: string, createdAt: number): Uint8Array {
+export function attestationMessage(
+  kind: AttestationKind,
+  subject: string,
+  fileId: string,
+  createdAt: number,
+): Uint8Array {
   return new TextEncoder().encode(`agt-attestation/v1\n${kind}\n${subject}\n${fileId}\n${createdAt}`);
 }
 
@@ -44,10 +49,18 @@ export function attest(
 /** True when the signature is `by`'s over this agent's current DID and id. */
 export function verifyAttestation(record: AttestationRecord, agentDid: string | null, agentId: string): boolean {
   if (!agentDid || record.subject !== agentDid || record.fileId !== agentId) return false;
-  if (typeof record.by !== 'string' || typeof record.signature !== 'string' || !Number.isInteger(record.created_at)) return false;
+  if (typeof record.by !== 'string' || typeof record.signature !== 'string' || !Number.isInteger(record.created_at))
+    return false;
   // Only the exact encoding verifies: a lenient decoder would accept many texts for one signature.
   const signature = signatureFromBase64(record.signature);
-  return signature !== undefined && verifyWithDid(record.by, attestationMessage(record.kind, record.subject, record.fileId, record.created_at), signature);
+  return (
+    signature !== undefined &&
+    verifyWithDid(
+      record.by,
+      attestationMessage(record.kind, record.subject, record.fileId, record.created_at),
+      signature,
+    )
+  );
 }
 
 /** Parses the stored list; malformed entries are dropped (they could not verify anyway). */
@@ -58,7 +71,10 @@ export function parseAttestations(raw: Buffer | undefined): AttestationRecord[] 
     if (!Array.isArray(value)) return [];
     return value.filter(
       (item): item is AttestationRecord =>
-        !!item && typeof item === 'object' && (item.kind === 'owner' || item.kind === 'runtime') && typeof item.by === 'string',
+        !!item &&
+        typeof item === 'object' &&
+        (item.kind === 'owner' || item.kind === 'runtime') &&
+        typeof item.by === 'string',
     );
   } catch {
     return [];

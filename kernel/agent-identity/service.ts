@@ -14,14 +14,28 @@ import type { ReviewIdentity } from '../http-api/agents-api.js';
 import type { AgentFile } from '../agents/agent-file.js';
 import type { LoadedAgent } from '../agents/loaded-agent.js';
 import type { AgentRegistry } from '../agents/registry.js';
-import { createPasswordEnvelope, createPlainEnvelope, ENVELOPE_KEY, openWithKey, sealWithKey, serializeEnvelope, type Envelope } from '../credentials/envelope.js';
+import {
+  createPasswordEnvelope,
+  createPlainEnvelope,
+  ENVELOPE_KEY,
+  openWithKey,
+  sealWithKey,
+  serializeEnvelope,
+  type Envelope,
+} from '../credentials/envelope.js';
 import type { CredentialsService } from '../credentials/service.js';
 import { didKeyFromEd25519, ed25519FromDidKey, isEd25519DidKey } from '../identity/did-key.js';
 import { signDetached, signKeyPairFromSeed } from '../identity/nacl-node.js';
 import { requireReadyIdentity } from '../identity/index.js';
 import type { IdentityService } from '../identity/types.js';
 import { agentKeyUnavailable } from './errors.js';
-import { attest, parseAttestations, verifyAttestation, type AttestationKind, type AttestationRecord } from './attestations.js';
+import {
+  attest,
+  parseAttestations,
+  verifyAttestation,
+  type AttestationKind,
+  type AttestationRecord,
+} from './attestations.js';
 
 import { AGENT_DID_KEY, AGENT_SECRET_KEY } from '../agents/agent-key.js';
 
@@ -83,7 +97,8 @@ export class AgentIdentityService {
     const owner = attestations.find((item) => item.kind === 'owner');
     const runtime = attestations.find((item) => item.kind === 'runtime');
     const thisOwner = this.deps.identity.ownerDid;
-    const scenario: IdentityScenario = !did || !owner ? 'unclaimed' : !owner.valid ? 'invalid' : owner.by === thisOwner ? 'mine' : 'foreign';
+    const scenario: IdentityScenario =
+      !did || !owner ? 'unclaimed' : !owner.valid ? 'invalid' : owner.by === thisOwner ? 'mine' : 'foreign';
     return {
       agentId,
       did,
@@ -107,9 +122,16 @@ export class AgentIdentityService {
    * fresh identity with owner attestation and runtime stamp into a new file. Needs a ready owner
    * (409 `identity_not_ready`). Returns the data key so the creator can keep a password agent unlocked.
    */
-  async initialize(file: AgentFile, agentId: string, password?: string): Promise<{ did: string; envelope: Envelope; dataKey: Uint8Array }> {
+  async initialize(
+    file: AgentFile,
+    agentId: string,
+    password?: string,
+  ): Promise<{ did: string; envelope: Envelope; dataKey: Uint8Array }> {
     requireReadyIdentity(this.deps, 'creating an agent');
-    const { envelope, dataKey } = password === undefined ? createPlainEnvelope(this.deps.identity) : await createPasswordEnvelope(this.deps.identity, password);
+    const { envelope, dataKey } =
+      password === undefined
+        ? createPlainEnvelope(this.deps.identity)
+        : await createPasswordEnvelope(this.deps.identity, password);
     const stored = serializeEnvelope(envelope);
     const did = file.transaction(() => {
       file.identity.put(ENVELOPE_KEY, stored);

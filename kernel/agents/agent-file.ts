@@ -57,7 +57,10 @@ const SQLITE_HEADER = 'SQLite format 3\0';
 /** True for SQLite's "database is locked" family (another connection held the lock past the busy timeout). */
 export function isBusyError(error: unknown): boolean {
   const code = String((error as { code?: unknown } | null)?.code ?? '');
-  return /^SQLITE_(BUSY|LOCKED)/.test(code) || /database (table )?is locked/i.test(String((error as Error | null)?.message ?? ''));
+  return (
+    /^SQLITE_(BUSY|LOCKED)/.test(code) ||
+    /database (table )?is locked/i.test(String((error as Error | null)?.message ?? ''))
+  );
 }
 
 export interface OpenOptions {
@@ -141,12 +144,16 @@ export class AgentFile {
     }
     // Check the header ourselves: libsql would happily turn an empty or random file into a database.
     if (size === 0) throw loadFailed(filePath, 'foreign', 'empty file, not an agent file');
-    if (readHeader(filePath) !== SQLITE_HEADER) throw loadFailed(filePath, 'corrupt', 'not an SQLite database (corrupt or foreign file)');
+    if (readHeader(filePath) !== SQLITE_HEADER)
+      throw loadFailed(filePath, 'corrupt', 'not an SQLite database (corrupt or foreign file)');
 
     let db: Database.Database | undefined;
     const sql = (() => {
       try {
-        db = new (libsql())(filePath, { timeout: options.busyTimeoutMs ?? BUSY_TIMEOUT_MS, readonly: options.readonly === true });
+        db = new (libsql())(filePath, {
+          timeout: options.busyTimeoutMs ?? BUSY_TIMEOUT_MS,
+          readonly: options.readonly === true,
+        });
         db.exec('PRAGMA trusted_schema = OFF');
         db.exec('PRAGMA synchronous = NORMAL');
         return new Sql(db);
@@ -360,7 +367,8 @@ function inspect(sql: Sql, filePath: string): number {
   let hasMarker: boolean;
   try {
     version = userVersion(sql);
-    hasMarker = sql.one("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?", MARKER_TABLE) !== undefined;
+    hasMarker =
+      sql.one("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?", MARKER_TABLE) !== undefined;
   } catch (error) {
     if (isBusyError(error)) throw agentFileLocked(filePath, error);
     throw loadFailed(filePath, 'corrupt', `unreadable database: ${(error as Error).message}`, error);
@@ -369,7 +377,11 @@ function inspect(sql: Sql, filePath: string): number {
     throw loadFailed(filePath, 'foreign', `not an agent file (no ${MARKER_TABLE} table or no schema version)`);
   }
   if (version > SCHEMA_VERSION) {
-    throw loadFailed(filePath, 'newer', `written by a newer agt (schema version ${version}; this build reads up to ${SCHEMA_VERSION})`);
+    throw loadFailed(
+      filePath,
+      'newer',
+      `written by a newer agt (schema version ${version}; this build reads up to ${SCHEMA_VERSION})`,
+    );
   }
   return version;
 }
@@ -384,8 +396,16 @@ function checkSchema(sql: Sql, filePath: string): void {
     throw loadFailed(filePath, 'corrupt', `unreadable schema: ${(error as Error).message}`, error);
   }
   if (unsafe.length === 0) return;
-  const list = unsafe.map((o) => `${o.virtual ? 'virtual table' : o.type} ${o.name}${o.table !== o.name ? ` on ${o.table}` : ''}`).join(', ');
-  throw loadFailed(filePath, 'unsafe_schema', `the file carries schema objects agt never creates and will not run (${list}); remove them with another SQLite tool if you trust the file`, undefined, { objects: unsafe });
+  const list = unsafe
+    .map((o) => `${o.virtual ? 'virtual table' : o.type} ${o.name}${o.table !== o.name ? ` on ${o.table}` : ''}`)
+    .join(', ');
+  throw loadFailed(
+    filePath,
+    'unsafe_schema',
+    `the file carries schema objects agt never creates and will not run (${list}); remove them with another SQLite tool if you trust the file`,
+    undefined,
+    { objects: unsafe },
+  );
 }
 
 /** Applies the steps after `from` up to `to`, each in its own transaction with its version bump. */
@@ -400,7 +420,12 @@ function migrate(sql: Sql, filePath: string, from: number, to: number): void {
       });
     } catch (error) {
       if (isBusyError(error)) throw agentFileLocked(filePath, error);
-      throw loadFailed(filePath, 'migration_failed', `migration to version ${step.version} (${step.description}) failed: ${(error as Error).message}`, error);
+      throw loadFailed(
+        filePath,
+        'migration_failed',
+        `migration to version ${step.version} (${step.description}) failed: ${(error as Error).message}`,
+        error,
+      );
     }
   }
 }

@@ -31,7 +31,11 @@ export interface StorageStatusSource {
   storageOf(agent: LoadedAgent): NonNullable<AgentStatusBody['storage']>;
 }
 
-export function agentStatus(runtime: RuntimeStatusSource | undefined, agent: LoadedAgent, storage?: StorageStatusSource): AgentStatusBody {
+export function agentStatus(
+  runtime: RuntimeStatusSource | undefined,
+  agent: LoadedAgent,
+  storage?: StorageStatusSource,
+): AgentStatusBody {
   const state = runtime?.status(agent);
   const body: AgentStatusBody = {
     id: agent.id,

@@ -80,7 +80,9 @@ export async function findAgentFiles(
   const seen = new Set<string>();
   let entries = 0;
   // Depth-first with an explicit stack, so the order matches a recursive walk (name order per folder).
-  const stack: Array<{ dir: string; depth: number }> = [...dirs].reverse().map((dir) => ({ dir: resolve(dir), depth: maxDepth }));
+  const stack: Array<{ dir: string; depth: number }> = [...dirs]
+    .reverse()
+    .map((dir) => ({ dir: resolve(dir), depth: maxDepth }));
   while (stack.length > 0) {
     const { dir, depth } = stack.pop()!;
     if (Date.now() > deadline) return { files, truncatedBy: 'time' };
@@ -107,7 +109,13 @@ export async function findAgentFiles(
         if (files.length >= limits.maxAgentFiles) return { files, truncatedBy: 'agent_files' };
         seen.add(path);
         files.push(path);
-      } else if (folder && depth > 0 && !name.startsWith('.') && !SKIPPED_FOLDER_NAMES.has(name) && !SKIPPED_SYSTEM_PATHS.has(path)) {
+      } else if (
+        folder &&
+        depth > 0 &&
+        !name.startsWith('.') &&
+        !SKIPPED_FOLDER_NAMES.has(name) &&
+        !SKIPPED_SYSTEM_PATHS.has(path)
+      ) {
         below.push({ dir: path, depth: depth - 1 });
       }
     }
@@ -136,7 +144,11 @@ export async function autostart(kernel: AutostartDeps, trackedDirs: string[], ma
  * loaded through the review gate and started, the others skipped with a reason or listed as failed.
  * Files not read before `deadline` are left out (`outOfTime`); starting is never cut short.
  */
-export async function autostartFiles(kernel: AutostartDeps, files: readonly string[], deadline = Infinity): Promise<{ report: AutostartReport; outOfTime: boolean }> {
+export async function autostartFiles(
+  kernel: AutostartDeps,
+  files: readonly string[],
+  deadline = Infinity,
+): Promise<{ report: AutostartReport; outOfTime: boolean }> {
   const report: AutostartReport = { scanned: 0, started: [], skipped: [], failed: [] };
   for (const filePath of files) {
     // Give other requests their turn between files (a file's summary is read on the worker thread).
@@ -153,7 +165,8 @@ export async function autostartFiles(kernel: AutostartDeps, files: readonly stri
     try {
       const { config, passwordProtected } = await kernel.readSummary(filePath);
       name = config.name;
-      const skip = (reason: SkipReason) => report.skipped.push({ filePath: canonical, name, reason, agentId: config.id });
+      const skip = (reason: SkipReason) =>
+        report.skipped.push({ filePath: canonical, name, reason, agentId: config.id });
       if (kernel.registry.list().some((agent) => agent.id === config.id)) skip('already_loaded');
       else if (config.autostart !== true) skip('not_autostart');
       else if (passwordProtected) skip('password_protected');
@@ -161,7 +174,12 @@ export async function autostartFiles(kernel: AutostartDeps, files: readonly stri
       else {
         const agent = await kernel.registry.load(filePath, { requireReview: true });
         const { startupTriggered } = await startAgent(kernel, agent);
-        report.started.push({ agentId: agent.id, filePath: agent.filePath ?? canonical, name: agent.name, startupTriggered });
+        report.started.push({
+          agentId: agent.id,
+          filePath: agent.filePath ?? canonical,
+          name: agent.name,
+          startupTriggered,
+        });
       }
     } catch (error) {
       report.failed.push({ filePath: canonical, name, error: (error as Error).message });

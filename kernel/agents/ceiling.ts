@@ -14,7 +14,12 @@
 import { type AgentConfig, CAPPED_LIMITS, type AgentCeiling, type Settings } from '@agt/contracts';
 import type { CappedField } from '../http-api/agents-api.js';
 import { parseAllowEntry } from './fetch-policy.js';
-import { COMMAND_DEFAULT_TIMEOUT_MS, DEFAULT_LIMITS, LAMBDA_DEFAULT_TIMEOUT_MS, SQL_DEFAULT_TIMEOUT_MS } from './limit-defaults.js';
+import {
+  COMMAND_DEFAULT_TIMEOUT_MS,
+  DEFAULT_LIMITS,
+  LAMBDA_DEFAULT_TIMEOUT_MS,
+  SQL_DEFAULT_TIMEOUT_MS,
+} from './limit-defaults.js';
 
 type CappedLimit = (typeof CAPPED_LIMITS)[number];
 
@@ -58,7 +63,10 @@ export interface ResolvedCeiling {
 export function ceilingFor(settings: Readonly<Settings>, agentId: string): ResolvedCeiling {
   const all: AgentCeiling = settings.agentCeiling ?? {};
   // Own-property lookup: an agent id such as `__proto__` must not reach Object.prototype.
-  const own: AgentCeiling = (settings.agentCeilings && Object.hasOwn(settings.agentCeilings, agentId) ? settings.agentCeilings[agentId] : undefined) ?? {};
+  const own: AgentCeiling =
+    (settings.agentCeilings && Object.hasOwn(settings.agentCeilings, agentId)
+      ? settings.agentCeilings[agentId]
+      : undefined) ?? {};
   const limits = { ...DEFAULT_LIMIT_MAXIMA };
   for (const name of CAPPED_LIMITS) {
     const value = own.limits?.[name] ?? all.limits?.[name];
@@ -81,7 +89,11 @@ function covered(entry: string, owner: readonly string[]): boolean {
   const host = asked.host.replace(/\.$/, '');
   return owner.some((candidate) => {
     const allowed = parseAllowEntry(candidate);
-    return allowed !== null && allowed.host.replace(/\.$/, '') === host && (allowed.port === null || allowed.port === asked.port);
+    return (
+      allowed !== null &&
+      allowed.host.replace(/\.$/, '') === host &&
+      (allowed.port === null || allowed.port === asked.port)
+    );
   });
 }
 
@@ -106,7 +118,10 @@ export function capConfig(config: AgentConfig, ceiling: ResolvedCeiling): Capped
       security.fetch_allow_hosts = kept;
     }
   }
-  for (const [field, allowed] of [['allow_unsandboxed_commands', ceiling.allowUnsandboxedCommands], ['compute_network', ceiling.computeNetwork]] as const) {
+  for (const [field, allowed] of [
+    ['allow_unsandboxed_commands', ceiling.allowUnsandboxedCommands],
+    ['compute_network', ceiling.computeNetwork],
+  ] as const) {
     if (security[field] === true && !allowed) {
       capped.push({ field: `security.${field}`, asked: true, applied: false });
       security[field] = false;
@@ -143,7 +158,15 @@ export function capConfig(config: AgentConfig, ceiling: ResolvedCeiling): Capped
     }
   }
   if (capped.length === 0 && !filled) return { config, capped };
-  return { config: { ...config, security: security as AgentConfig['security'], limits: limits as AgentConfig['limits'], ...(budget ? { budget } : {}) }, capped };
+  return {
+    config: {
+      ...config,
+      security: security as AgentConfig['security'],
+      limits: limits as AgentConfig['limits'],
+      ...(budget ? { budget } : {}),
+    },
+    capped,
+  };
 }
 
 /** The owner's unlocks of one agent (settings `agentConfigUnlocks`). */

@@ -26,8 +26,7 @@ export const AgentName = Type.String({
   description: '1-64 characters, no control characters, no leading or trailing spaces, at least one letter or digit',
 });
 
-const Open = (props: Parameters<typeof Type.Object>[0] = {}) =>
-  Type.Object(props, { additionalProperties: true });
+const Open = (props: Parameters<typeof Type.Object>[0] = {}) => Type.Object(props, { additionalProperties: true });
 
 export const KeyValue = Type.Object({ key: Type.String(), value: Type.String() }, { additionalProperties: false });
 
@@ -232,18 +231,34 @@ export const AgentConfigSchema = Type.Object(
         Type.Integer({
           minimum: 1,
           maximum: 60_000,
-          description: 'time limit of one `db_query` / `db_execute` statement (default 2000); past it the statement\'s process is killed and nothing it did is kept',
+          description:
+            "time limit of one `db_query` / `db_execute` statement (default 2000); past it the statement's process is killed and nothing it did is kept",
         }),
       ),
     }),
     budget: Type.Optional(
       Type.Object(
         {
-          turn_tokens: Type.Optional(Type.Integer({ minimum: 1, description: 'input + output tokens one turn may use' })),
-          day_tokens: Type.Optional(Type.Integer({ minimum: 1, description: 'tokens per day (owner time zone, settings `timezone`)' })),
-          day_usd: Type.Optional(Type.Number({ minimum: 0, description: 'USD per day; capped at the owner\'s settings `budget.day_usd`' })),
-          month_usd: Type.Optional(Type.Number({ minimum: 0, description: 'USD per calendar month; capped at the owner\'s settings `budget.month_usd`' })),
-          on_exceeded: Type.Optional(Type.Union([Type.Literal('ask'), Type.Literal('fail')], { description: 'ask (default): an owner task of kind budget; fail: the turn ends budget_exceeded' })),
+          turn_tokens: Type.Optional(
+            Type.Integer({ minimum: 1, description: 'input + output tokens one turn may use' }),
+          ),
+          day_tokens: Type.Optional(
+            Type.Integer({ minimum: 1, description: 'tokens per day (owner time zone, settings `timezone`)' }),
+          ),
+          day_usd: Type.Optional(
+            Type.Number({ minimum: 0, description: "USD per day; capped at the owner's settings `budget.day_usd`" }),
+          ),
+          month_usd: Type.Optional(
+            Type.Number({
+              minimum: 0,
+              description: "USD per calendar month; capped at the owner's settings `budget.month_usd`",
+            }),
+          ),
+          on_exceeded: Type.Optional(
+            Type.Union([Type.Literal('ask'), Type.Literal('fail')], {
+              description: 'ask (default): an owner task of kind budget; fail: the turn ends budget_exceeded',
+            }),
+          ),
         },
         { additionalProperties: false, description: 'spend limits enforced before every model call (docs/costs.md)' },
       ),
@@ -251,19 +266,50 @@ export const AgentConfigSchema = Type.Object(
     memory: Type.Optional(
       Type.Object(
         {
-          recall: Type.Optional(Type.Boolean({ description: 'give the model the memories relevant to each turn\'s input before the turn (default true)' })),
+          recall: Type.Optional(
+            Type.Boolean({
+              description: "give the model the memories relevant to each turn's input before the turn (default true)",
+            }),
+          ),
           recall_tokens: Type.Optional(
-            Type.Integer({ minimum: 0, maximum: 32_000, description: 'the most tokens (chars / 4) recalled memories may take in a turn\'s context (default 600; 0: no recall)' }),
+            Type.Integer({
+              minimum: 0,
+              maximum: 32_000,
+              description:
+                "the most tokens (chars / 4) recalled memories may take in a turn's context (default 600; 0: no recall)",
+            }),
           ),
           consolidation: Type.Optional(
             Type.Object(
               {
                 enabled: Type.Optional(Type.Boolean({ description: 'run consolidation on schedule (default false)' })),
-                every_ms: Type.Optional(Type.Integer({ minimum: 60_000, maximum: 366 * 24 * 60 * 60 * 1000, description: 'run every this many ms (1 minute to 366 days)' })),
-                cron: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'run on this cron expression (server time zone)' })),
-                max_memories_per_run: Type.Optional(Type.Integer({ minimum: 2, maximum: 200, description: 'memories the model sees per run (default 50)' })),
+                every_ms: Type.Optional(
+                  Type.Integer({
+                    minimum: 60_000,
+                    maximum: 366 * 24 * 60 * 60 * 1000,
+                    description: 'run every this many ms (1 minute to 366 days)',
+                  }),
+                ),
+                cron: Type.Optional(
+                  Type.String({
+                    minLength: 1,
+                    maxLength: 200,
+                    description: 'run on this cron expression (server time zone)',
+                  }),
+                ),
+                max_memories_per_run: Type.Optional(
+                  Type.Integer({
+                    minimum: 2,
+                    maximum: 200,
+                    description: 'memories the model sees per run (default 50)',
+                  }),
+                ),
               },
-              { additionalProperties: false, description: 'merge duplicates and update stale facts on the agent\'s own model, with a changelog (docs/memory.md)' },
+              {
+                additionalProperties: false,
+                description:
+                  "merge duplicates and update stale facts on the agent's own model, with a changelog (docs/memory.md)",
+              },
             ),
           ),
         },
@@ -307,14 +353,16 @@ export type ToolDeclaration = Static<typeof ToolDeclaration>;
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type AllTrue<T extends true[]> = T;
 /** The schema validates what the package's types declare: a drift on either side fails the type check here. */
-export type SameAsContract = AllTrue<[
-  Same<AgentConfig, Contract.AgentConfig>,
-  Same<ModelConfig, Contract.ModelConfig>,
-  Same<TriggerType, Contract.TriggerType>,
-  Same<TriggerTarget, Contract.TriggerTarget>,
-  Same<TriggerConfig, Contract.TriggerConfig>,
-  Same<LoopConfig, Contract.LoopConfig>,
-  Same<McpServerConfig, Contract.McpServerConfig>,
-  Same<AgentProviderConfig, Contract.AgentProviderConfig>,
-  Same<ToolDeclaration, Contract.ToolDeclaration>,
-]>;
+export type SameAsContract = AllTrue<
+  [
+    Same<AgentConfig, Contract.AgentConfig>,
+    Same<ModelConfig, Contract.ModelConfig>,
+    Same<TriggerType, Contract.TriggerType>,
+    Same<TriggerTarget, Contract.TriggerTarget>,
+    Same<TriggerConfig, Contract.TriggerConfig>,
+    Same<LoopConfig, Contract.LoopConfig>,
+    Same<McpServerConfig, Contract.McpServerConfig>,
+    Same<AgentProviderConfig, Contract.AgentProviderConfig>,
+    Same<ToolDeclaration, Contract.ToolDeclaration>,
+  ]
+>;

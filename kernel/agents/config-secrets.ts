@@ -53,10 +53,12 @@ export function findConfigSecret(config: unknown): ConfigSecret | null {
       if (!server || typeof server !== 'object') continue;
       const { headers, env } = server as { headers?: unknown; env?: unknown };
       for (const [name, value] of entries(headers)) {
-        if (isSecretHeader(name) && isValue(value)) return { path: `/mcp/servers/${index}/headers/${pointer(name)}`, hint: HEADER_HINT };
+        if (isSecretHeader(name) && isValue(value))
+          return { path: `/mcp/servers/${index}/headers/${pointer(name)}`, hint: HEADER_HINT };
       }
       for (const [name, value] of entries(env)) {
-        if ((SECRET_ENV.test(name) || isKeyMaterialName(name)) && isValue(value)) return { path: `/mcp/servers/${index}/env/${pointer(name)}`, hint: ENV_HINT };
+        if ((SECRET_ENV.test(name) || isKeyMaterialName(name)) && isValue(value))
+          return { path: `/mcp/servers/${index}/env/${pointer(name)}`, hint: ENV_HINT };
       }
     }
   }
@@ -73,7 +75,8 @@ function walk(value: unknown, path: string): string | null {
   return findInJson<string>(
     value,
     {
-      object: (object, at) => (typeof object.key === 'string' && isKeyMaterialName(object.key) && isValue(object.value) ? `${at}/value` : null),
+      object: (object, at) =>
+        typeof object.key === 'string' && isKeyMaterialName(object.key) && isValue(object.value) ? `${at}/value` : null,
       entry: (key, inner, at) => (isKeyMaterialName(key) && isValue(inner) ? at : null),
     },
     pointer,

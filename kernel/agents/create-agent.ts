@@ -29,7 +29,13 @@ import {
 } from '@agt/contracts';
 import { assertAgentName } from '../http-api/names.js';
 import { AgentFile } from './agent-file.js';
-import { agentNameTaken, cannotCreateAgentFile, createdButNotLoaded, passwordMismatch, passwordRequired } from './errors.js';
+import {
+  agentNameTaken,
+  cannotCreateAgentFile,
+  createdButNotLoaded,
+  passwordMismatch,
+  passwordRequired,
+} from './errors.js';
 import type { LoadedAgent } from './loaded-agent.js';
 import { canonicalPath } from './registry.js';
 import { requireReadyIdentity } from '../identity/index.js';
@@ -52,9 +58,15 @@ export interface CreateAgentDeps extends StartDeps {
    * credentials/ build on agents/, so agents/ names what it needs instead of importing them (no folder loop).
    */
   agentIdentity: {
-    initialize(file: AgentFile, agentId: string, password?: string): Promise<{ did: string; envelope: { id: string }; dataKey: Uint8Array }>;
+    initialize(
+      file: AgentFile,
+      agentId: string,
+      password?: string,
+    ): Promise<{ did: string; envelope: { id: string }; dataKey: Uint8Array }>;
   };
-  credentials: { keys: { prime(agentId: string, envelopeId: string, dataKey: Uint8Array): void; forget(agentId: string): unknown } };
+  credentials: {
+    keys: { prime(agentId: string, envelopeId: string, dataKey: Uint8Array): void; forget(agentId: string): unknown };
+  };
 }
 
 export const MAX_NAME_LENGTH = 64;
@@ -64,14 +76,44 @@ export const DEFAULT_AGENTS_SUBFOLDER = join('Documents', 'agt-agents');
 /** The body of `POST /agents/create` (its schema is the route's validation and OpenAPI entry). */
 export const CreateBody = Type.Object(
   {
-    name: Type.Optional(Type.String({ maxLength: MAX_NAME_LENGTH, description: 'omitted: a generated name such as "Swift Otter"' })),
-    directory: Type.Optional(Type.String({ minLength: 1, description: 'absolute existing directory; default settings.agentsFolder, else ~/Documents/agt-agents (created)' })),
-    template: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'template id; default settings.defaultTemplateId, else `standard`' })),
+    name: Type.Optional(
+      Type.String({ maxLength: MAX_NAME_LENGTH, description: 'omitted: a generated name such as "Swift Otter"' }),
+    ),
+    directory: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          'absolute existing directory; default settings.agentsFolder, else ~/Documents/agt-agents (created)',
+      }),
+    ),
+    template: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 128,
+        description: 'template id; default settings.defaultTemplateId, else `standard`',
+      }),
+    ),
     provider: Type.Optional(Type.String({ minLength: 1, description: 'an app provider id from settings.providers' })),
-    model: Type.Optional(Type.String({ minLength: 1, description: "model id; default the provider's defaultModel, else the template's" })),
-    start: Type.Optional(Type.Boolean({ default: false, description: 'start it now; also sets `autostart: true` in its config, so it starts again after a daemon restart' })),
-    password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'protects the agent: needed to unlock its credentials; never autostarted' })),
-    passwordConfirm: Type.Optional(Type.String({ maxLength: 1024, description: 'optional: must equal `password` (403 `wrong_password`)' })),
+    model: Type.Optional(
+      Type.String({ minLength: 1, description: "model id; default the provider's defaultModel, else the template's" }),
+    ),
+    start: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description:
+          'start it now; also sets `autostart: true` in its config, so it starts again after a daemon restart',
+      }),
+    ),
+    password: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 1024,
+        description: 'protects the agent: needed to unlock its credentials; never autostarted',
+      }),
+    ),
+    passwordConfirm: Type.Optional(
+      Type.String({ maxLength: 1024, description: 'optional: must equal `password` (403 `wrong_password`)' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -85,8 +127,42 @@ export const CreateReply = Type.Object({
   started: Type.Boolean({ description: 'false unless `start` was true and the runtime started it' }),
 });
 
-const ADJECTIVES = ['Amber', 'Bold', 'Bright', 'Brisk', 'Calm', 'Clever', 'Gentle', 'Keen', 'Lucky', 'Merry', 'Nimble', 'Noble', 'Quiet', 'Sunny', 'Swift', 'Witty'];
-const NOUNS = ['Badger', 'Beaver', 'Falcon', 'Finch', 'Fox', 'Heron', 'Ibis', 'Koala', 'Lynx', 'Marten', 'Otter', 'Puffin', 'Raven', 'Robin', 'Wren', 'Yak'];
+const ADJECTIVES = [
+  'Amber',
+  'Bold',
+  'Bright',
+  'Brisk',
+  'Calm',
+  'Clever',
+  'Gentle',
+  'Keen',
+  'Lucky',
+  'Merry',
+  'Nimble',
+  'Noble',
+  'Quiet',
+  'Sunny',
+  'Swift',
+  'Witty',
+];
+const NOUNS = [
+  'Badger',
+  'Beaver',
+  'Falcon',
+  'Finch',
+  'Fox',
+  'Heron',
+  'Ibis',
+  'Koala',
+  'Lynx',
+  'Marten',
+  'Otter',
+  'Puffin',
+  'Raven',
+  'Robin',
+  'Wren',
+  'Yak',
+];
 
 /** The file name stem of an agent name: lowercase ASCII letters, digits and dashes. */
 export function slugOf(name: string): string {
@@ -139,7 +215,8 @@ function targetDirectory(services: CreateAgentDeps, given: string | undefined): 
 function checkProvider(services: CreateAgentDeps, id: string | undefined): AppProviderSettings | undefined {
   if (id === undefined) return undefined;
   const provider = services.settings.current().providers?.find((candidate) => candidate.id === id);
-  if (!provider) throw badRequest(`provider "${id}" is not one of the app providers in settings.providers`, { provider: id });
+  if (!provider)
+    throw badRequest(`provider "${id}" is not one of the app providers in settings.providers`, { provider: id });
   return provider;
 }
 
@@ -154,7 +231,14 @@ function checkPassword(template: TemplateConfig, templateId: string, body: Creat
   }
 }
 
-function buildConfig(services: CreateAgentDeps, template: TemplateConfig, templateId: string, name: string, provider: AppProviderSettings | undefined, model: string | undefined): AgentConfig {
+function buildConfig(
+  services: CreateAgentDeps,
+  template: TemplateConfig,
+  templateId: string,
+  name: string,
+  provider: AppProviderSettings | undefined,
+  model: string | undefined,
+): AgentConfig {
   const now = new Date().toISOString();
   const config: AgentConfig = {
     ...template,
@@ -162,10 +246,17 @@ function buildConfig(services: CreateAgentDeps, template: TemplateConfig, templa
     name,
     model: {
       ...template.model,
-      ...(provider ? { provider: provider.id, model_id: model ?? provider.defaultModel ?? template.model.model_id } : {}),
+      ...(provider
+        ? { provider: provider.id, model_id: model ?? provider.defaultModel ?? template.model.model_id }
+        : {}),
       ...(!provider && model ? { model_id: model } : {}),
     },
-    metadata: { ...template.metadata, created_at: now, updated_at: now, ...(services.identity.ownerDid ? { author: services.identity.ownerDid } : {}) },
+    metadata: {
+      ...template.metadata,
+      created_at: now,
+      updated_at: now,
+      ...(services.identity.ownerDid ? { author: services.identity.ownerDid } : {}),
+    },
   };
   const problem = firstSchemaError(AgentConfigSchema, config);
   if (problem !== null) throw templateYieldsInvalidConfig(templateId, problem);
@@ -232,7 +323,13 @@ export async function createAgent(services: CreateAgentDeps, body: CreateBody) {
   let sealed: Awaited<ReturnType<typeof services.agentIdentity.initialize>>;
   try {
     sealed = await services.agentIdentity.initialize(file, config.id, body.password);
-    file.logs.write({ level: 'info', origin: 'kernel', event: 'created', message: `agent created from template "${templateId}"`, data: { templateId, did: sealed.did } });
+    file.logs.write({
+      level: 'info',
+      origin: 'kernel',
+      event: 'created',
+      message: `agent created from template "${templateId}"`,
+      data: { templateId, did: sealed.did },
+    });
     // The lease row goes in with the rest, written in place and synced with them (agent-file.ts); the
     // registry's load finds it held and writes nothing.
     services.registry.leases.acquire(file);
@@ -255,7 +352,12 @@ export async function createAgent(services: CreateAgentDeps, body: CreateBody) {
   let agent: LoadedAgent;
   // Indexes of agent files (tracked-folders) hold the new file before the caller hears back, loaded
   // or not (a failed load leaves it in place): start by name and listings see it at once.
-  const announce = () => announceAgentFileChange(services.contributions.points, services.logger, { change: 'created', filePath: canonical, agentId: config.id });
+  const announce = () =>
+    announceAgentFileChange(services.contributions.points, services.logger, {
+      change: 'created',
+      filePath: canonical,
+      agentId: config.id,
+    });
   try {
     // The open file is handed over, not closed and opened again (closing waits for a full garbage
     // collection that releases libsql's handles: ~25 ms with 100 agents loaded, see handle-release.ts).
@@ -271,4 +373,3 @@ export async function createAgent(services: CreateAgentDeps, body: CreateBody) {
   const started = body.start === true ? (await startAgent(services, agent)).started : false;
   return { agentId: agent.id, name: agent.name, filePath: canonical, did: sealed.did, started };
 }
-

@@ -66,7 +66,8 @@ const EMBEDDING = [
   { range: ranges('ipv6', [['2002::', 16, '6to4']])[0]!, at: [1, 2] },
 ] as const;
 
-const kindIn = (table: Ranges, address: string, family: 'ipv4' | 'ipv6') => table.find(({ list }) => list.check(address, family))?.kind ?? null;
+const kindIn = (table: Ranges, address: string, family: 'ipv4' | 'ipv6') =>
+  table.find(({ list }) => list.check(address, family))?.kind ?? null;
 
 /** The 8 16-bit groups of an IPv6 address (a zone id is dropped; a dotted IPv4 tail is folded in). */
 export function ipv6Groups(address: string): number[] | null {
@@ -84,8 +85,12 @@ export function ipv6Groups(address: string): number[] | null {
   const right = rest === undefined ? [] : rest ? rest.split(':') : [];
   const missing = 8 - left.length - right.length;
   if (rest === undefined ? left.length !== 8 : missing < 1) return null;
-  const groups = [...left, ...new Array<string>(rest === undefined ? 0 : missing).fill('0'), ...right].map((group) => parseInt(group, 16));
-  return groups.length === 8 && groups.every((group) => Number.isInteger(group) && group >= 0 && group <= 0xffff) ? groups : null;
+  const groups = [...left, ...new Array<string>(rest === undefined ? 0 : missing).fill('0'), ...right].map((group) =>
+    parseInt(group, 16),
+  );
+  return groups.length === 8 && groups.every((group) => Number.isInteger(group) && group >= 0 && group <= 0xffff)
+    ? groups
+    : null;
 }
 
 function v6Kind(text: string, groups: number[]): string | null {
@@ -97,7 +102,10 @@ function v6Kind(text: string, groups: number[]): string | null {
     const [high, low] = [groups[at[0]]!, groups[at[1]]!];
     const v4 = [high >>> 8, high & 0xff, low >>> 8, low & 0xff].join('.');
     const kind = kindIn(V4_RANGES, v4, 'ipv4');
-    if (kind) return range.kind === 'IPv4-compatible' || range.kind === 'IPv4 in IPv6' ? `${kind} (IPv4 in IPv6)` : `${kind} (${range.kind})`;
+    if (kind)
+      return range.kind === 'IPv4-compatible' || range.kind === 'IPv4 in IPv6'
+        ? `${kind} (IPv4 in IPv6)`
+        : `${kind} (${range.kind})`;
     // A public IPv4 address: mapped, NAT64 and 6to4 reach it; the deprecated IPv4-compatible form is refused.
     return range.kind === 'IPv4-compatible' ? 'IPv4-compatible' : null;
   }
@@ -153,7 +161,9 @@ export function hostAllowed(url: URL, allow: readonly string[]): boolean {
   const port = urlPort(url);
   return allow.some((entry) => {
     const parsed = parseAllowEntry(entry);
-    return parsed !== null && withoutTrailingDot(parsed.host) === host && (parsed.port === null || parsed.port === port);
+    return (
+      parsed !== null && withoutTrailingDot(parsed.host) === host && (parsed.port === null || parsed.port === port)
+    );
   });
 }
 

@@ -34,7 +34,11 @@ export class KnownAgents {
       text = readFileSync(this.path, 'utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
-        throw new AgtError('unavailable', `the record of known agents (${this.path}) cannot be read: ${(error as Error).message}`, { cause: error });
+        throw new AgtError(
+          'unavailable',
+          `the record of known agents (${this.path}) cannot be read: ${(error as Error).message}`,
+          { cause: error },
+        );
       }
     }
     const table = new Map<string, AgentKey>();
@@ -70,7 +74,9 @@ export class KnownAgents {
     const table = this.load();
     const known = table.get(agentId);
     if (known && sameKey(known, key)) return;
-    appendFileSync(this.path, `${JSON.stringify({ id: agentId, did: key.did, sealed: key.sealed })}\n`, { mode: 0o600 });
+    appendFileSync(this.path, `${JSON.stringify({ id: agentId, did: key.did, sealed: key.sealed })}\n`, {
+      mode: 0o600,
+    });
     table.set(agentId, key);
   }
 }

@@ -34,7 +34,13 @@ export function agentLauncher(kernel: AutostartDeps): AgentLauncher {
       const before = registry.byPath(filePath);
       const agent = await registry.load(filePath, { requireReview: true });
       const startupTriggered = agent.started ? false : (await startAgent(kernel, agent)).startupTriggered;
-      return { agentId: agent.id, filePath: agent.filePath ?? canonicalPath(filePath), name: agent.name, loaded: before !== agent, startupTriggered };
+      return {
+        agentId: agent.id,
+        filePath: agent.filePath ?? canonicalPath(filePath),
+        name: agent.name,
+        loaded: before !== agent,
+        startupTriggered,
+      };
     },
     autostart: async (filePaths) => (await autostartFiles(kernel, filePaths)).report,
     async unload(agentId, reason) {

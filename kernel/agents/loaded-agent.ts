@@ -27,7 +27,9 @@ export class LoadedAgent {
    */
   readonly attachments = new Map<string, unknown>();
   private current: AgentConfig;
-  private cache: { stored: AgentConfig; settings: Readonly<Settings>; config: AgentConfig; capped: CappedField[] } | undefined;
+  private cache:
+    | { stored: AgentConfig; settings: Readonly<Settings>; config: AgentConfig; capped: CappedField[] }
+    | undefined;
 
   constructor(
     readonly filePath: string,
@@ -89,6 +91,12 @@ export class LoadedAgent {
 
   /** The read-only view extensions see. */
   view(): AgentView {
-    return { id: this.id, name: this.name, ...(this.handle ? { handle: this.handle } : {}), filePath: this.filePath, config: this.config };
+    return {
+      id: this.id,
+      name: this.name,
+      ...(this.handle ? { handle: this.handle } : {}),
+      filePath: this.filePath,
+      config: this.config,
+    };
   }
 }

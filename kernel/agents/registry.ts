@@ -61,7 +61,8 @@ export interface RegistryDeps {
   settings?: { current(): Readonly<Settings>; onChange?(listener: (settings: Readonly<Settings>) => void): () => void };
 }
 
-const umbilicalOn = (config: Readonly<AgentConfig>) => (config.umbilical?.log as { enabled?: boolean } | undefined)?.enabled === true;
+const umbilicalOn = (config: Readonly<AgentConfig>) =>
+  (config.umbilical?.log as { enabled?: boolean } | undefined)?.enabled === true;
 
 export { validateStoredConfig };
 
@@ -119,10 +120,17 @@ export class AgentRegistry {
       const before = this.applied.get(agent);
       const after = agent.config;
       this.applied.set(agent, after);
-      const fields = (['limits', 'security'] as const).filter((key) => before !== undefined && JSON.stringify(before[key]) !== JSON.stringify(after[key]));
+      const fields = (['limits', 'security'] as const).filter(
+        (key) => before !== undefined && JSON.stringify(before[key]) !== JSON.stringify(after[key]),
+      );
       if (before === undefined || fields.length === 0) continue;
       void Promise.resolve(this.deps.runtime.configChanged(agent, before)).catch((error: unknown) =>
-        this.log(agent, { level: 'error', origin: 'kernel', event: 'config_apply_failed', message: `the runtime could not apply the owner's new ceiling: ${(error as Error).message}` }),
+        this.log(agent, {
+          level: 'error',
+          origin: 'kernel',
+          event: 'config_apply_failed',
+          message: `the runtime could not apply the owner's new ceiling: ${(error as Error).message}`,
+        }),
       );
       this.deps.bus.emit('agent.config.changed', { agentId: agent.id, payload: { fields } });
     }
@@ -147,7 +155,12 @@ export class AgentRegistry {
     ]) {
       if (matches.length === 1) return matches[0]!;
       if (matches.length > 1) {
-        const candidates: AgentCandidate[] = matches.map((agent) => ({ id: agent.id, name: agent.name, handle: agent.handle ?? null, filePath: agent.filePath }));
+        const candidates: AgentCandidate[] = matches.map((agent) => ({
+          id: agent.id,
+          name: agent.name,
+          handle: agent.handle ?? null,
+          filePath: agent.filePath,
+        }));
         throw ambiguousAgent(idOrName, candidates);
       }
     }
@@ -178,21 +191,32 @@ export class AgentRegistry {
    * check (create-agent.ts `buildConfig`): not read back and checked a second time (issue 31). A file
    * from anywhere else (opened here, or handed over by a restore) is read and fully checked.
    */
-  async load(filePath: string, options: { requireReview?: boolean; file?: AgentFile; config?: AgentConfig; asNew?: boolean } = {}): Promise<LoadedAgent> {
+  async load(
+    filePath: string,
+    options: { requireReview?: boolean; file?: AgentFile; config?: AgentConfig; asNew?: boolean } = {},
+  ): Promise<LoadedAgent> {
     if (!isAbsolute(filePath)) throw filePathNotAbsolute(filePath);
     const canonical = canonicalPath(filePath);
     await this.closingPaths.get(canonical);
     const loaded = this.byFile.get(canonical);
-    if (options.asNew && (loaded || this.loading.has(canonical))) throw agentAlreadyLoaded(loaded?.id ?? '(loading)', canonical);
+    if (options.asNew && (loaded || this.loading.has(canonical)))
+      throw agentAlreadyLoaded(loaded?.id ?? '(loading)', canonical);
     if (loaded) {
       if (options.file && options.file !== loaded.file) await this.closeGiven(options.file);
-      if (options.requireReview && !this.reviews.isReviewed(loaded.fileConfig)) throw reviewRequired(loaded.id, canonical);
+      if (options.requireReview && !this.reviews.isReviewed(loaded.fileConfig))
+        throw reviewRequired(loaded.id, canonical);
       return loaded;
     }
     let pending = this.loading.get(canonical);
     if (pending && options.file) await this.closeGiven(options.file);
     if (!pending) {
-      pending = this.open(canonical, options.requireReview === true, options.file, options.file && options.config, options.asNew === true).finally(() => this.loading.delete(canonical));
+      pending = this.open(
+        canonical,
+        options.requireReview === true,
+        options.file,
+        options.file && options.config,
+        options.asNew === true,
+      ).finally(() => this.loading.delete(canonical));
       this.loading.set(canonical, pending);
       return pending;
     }
@@ -207,7 +231,13 @@ export class AgentRegistry {
     await file.close();
   }
 
-  private async open(filePath: string, requireReview: boolean, given?: AgentFile, createdConfig?: AgentConfig, asNew = false): Promise<LoadedAgent> {
+  private async open(
+    filePath: string,
+    requireReview: boolean,
+    given?: AgentFile,
+    createdConfig?: AgentConfig,
+    asNew = false,
+  ): Promise<LoadedAgent> {
     const file = given ?? AgentFile.open(filePath, { busyTimeoutMs: this.busyTimeoutMs });
     let leased = false;
     let agent: LoadedAgent | undefined;
@@ -255,13 +285,28 @@ export class AgentRegistry {
 
     this.applied.set(agent, agent.config);
     for (const cap of agent.capped) {
-      this.log(agent, { level: 'warn', origin: 'kernel', event: 'config_capped', message: `${cap.field} is capped by the owner's settings: the file asks ${JSON.stringify(cap.asked)}, ${JSON.stringify(cap.applied)} applies` });
+      this.log(agent, {
+        level: 'warn',
+        origin: 'kernel',
+        event: 'config_capped',
+        message: `${cap.field} is capped by the owner's settings: the file asks ${JSON.stringify(cap.asked)}, ${JSON.stringify(cap.applied)} applies`,
+      });
     }
     for (const problem of this.configProblems(agent)) {
-      this.log(agent, { level: 'warn', origin: 'kernel', event: 'config_refused', message: `${problem.field} is refused and does not apply: ${problem.reason}` });
+      this.log(agent, {
+        level: 'warn',
+        origin: 'kernel',
+        event: 'config_refused',
+        message: `${problem.field} is refused and does not apply: ${problem.reason}`,
+      });
     }
     if (file.openedAtVersion !== file.version) {
-      this.log(agent, { level: 'info', origin: 'kernel', event: 'migrated', message: `agent file migrated from schema ${file.openedAtVersion} to ${file.version}` });
+      this.log(agent, {
+        level: 'info',
+        origin: 'kernel',
+        event: 'migrated',
+        message: `agent file migrated from schema ${file.openedAtVersion} to ${file.version}`,
+      });
     }
     this.deps.bus.emit('agent.loaded', { agentId: agent.id, payload: { name: agent.name, filePath } });
     try {
@@ -300,10 +345,15 @@ export class AgentRegistry {
         }
         if (agent.started) await this.deps.contributions.runLifecycle('stopped', view);
         await this.deps.contributions.runLifecycle('unloaded', view);
-      })().catch((error: unknown) => this.deps.logger.error({ err: error, agentId: agent.id }, 'unload teardown failed'));
+      })().catch((error: unknown) =>
+        this.deps.logger.error({ err: error, agentId: agent.id }, 'unload teardown failed'),
+      );
       if (options.deadlineMs === undefined) await teardown;
       else if (!(await settlesWithin(teardown, options.deadlineMs))) {
-        this.deps.logger.warn({ agentId: agent.id, deadlineMs: options.deadlineMs }, 'unload: runtime or lifecycle hooks exceeded the deadline; releasing the lease and closing the file anyway');
+        this.deps.logger.warn(
+          { agentId: agent.id, deadlineMs: options.deadlineMs },
+          'unload: runtime or lifecycle hooks exceeded the deadline; releasing the lease and closing the file anyway',
+        );
       }
       this.umbilical.disable(agent.id);
       this.leases.release(agent.file);
@@ -314,7 +364,10 @@ export class AgentRegistry {
       this.closingPaths.delete(agent.filePath);
     });
     this.unloading.set(agent.id, work);
-    this.closingPaths.set(agent.filePath, work.catch(() => {}));
+    this.closingPaths.set(
+      agent.filePath,
+      work.catch(() => {}),
+    );
     return work;
   }
 
@@ -325,8 +378,8 @@ export class AgentRegistry {
   async unloadAll(options: { reason: string; graceMs: number; deadlineMs: number }): Promise<void> {
     await Promise.all(
       this.list().map((agent) =>
-        this.unload(agent, { reason: options.reason, graceMs: options.graceMs, deadlineMs: options.deadlineMs }).catch((error) =>
-          this.deps.logger.error({ err: error, agentId: agent.id }, 'unload failed at shutdown'),
+        this.unload(agent, { reason: options.reason, graceMs: options.graceMs, deadlineMs: options.deadlineMs }).catch(
+          (error) => this.deps.logger.error({ err: error, agentId: agent.id }, 'unload failed at shutdown'),
         ),
       ),
     );
@@ -375,7 +428,8 @@ export class AgentRegistry {
     // A writer that read the applied (capped) config and hands a capped field back unchanged keeps the
     // file's own value: capping never rewrites the file behind the owner's back.
     for (const key of ['security', 'limits'] as const) {
-      if (previous[key] !== previousApplied[key] && JSON.stringify(next[key]) === JSON.stringify(previousApplied[key])) next = { ...next, [key]: previous[key] };
+      if (previous[key] !== previousApplied[key] && JSON.stringify(next[key]) === JSON.stringify(previousApplied[key]))
+        next = { ...next, [key]: previous[key] };
     }
     assertNoNewProblems(this.deps.contributions.points, previous, next, agent.id, this.deps.logger);
     agent.file.config.put(next);
@@ -387,12 +441,21 @@ export class AgentRegistry {
       this.applied.set(agent, agent.config);
       await this.deps.runtime.configChanged(agent, previousApplied);
     } catch (error) {
-      this.log(agent, { level: 'error', origin: 'kernel', event: 'config_apply_failed', message: `the runtime could not apply the new config: ${(error as Error).message}` });
+      this.log(agent, {
+        level: 'error',
+        origin: 'kernel',
+        event: 'config_apply_failed',
+        message: `the runtime could not apply the new config: ${(error as Error).message}`,
+      });
     }
     const fields = changedFields(previous, next);
     this.deps.bus.emit('agent.config.changed', { agentId: agent.id, payload: { fields } });
     // Its name, handle or autostart may differ now: indexes of agent files (tracked-folders) follow before the answer.
-    await announceAgentFileChange(this.deps.contributions.points, this.deps.logger, { change: 'changed', filePath: agent.filePath, agentId: agent.id });
+    await announceAgentFileChange(this.deps.contributions.points, this.deps.logger, {
+      change: 'changed',
+      filePath: agent.filePath,
+      agentId: agent.id,
+    });
     return next;
   }
 
@@ -405,7 +468,10 @@ export class AgentRegistry {
   log(agent: LoadedAgent, input: LogInput): void {
     try {
       const row = agent.file.logs.write(input);
-      this.deps.bus.emit('log.written', { agentId: agent.id, payload: { level: row.level, origin: row.origin, event: row.event, message: row.message } });
+      this.deps.bus.emit('log.written', {
+        agentId: agent.id,
+        payload: { level: row.level, origin: row.origin, event: row.event, message: row.message },
+      });
     } catch (error) {
       this.deps.logger.warn({ err: error, agentId: agent.id }, 'agent log write failed');
     }
@@ -427,10 +493,20 @@ export function canonicalPath(filePath: string): string {
 
 function changedFields(previous: Readonly<AgentConfig>, next: Readonly<AgentConfig>): string[] {
   const keys = new Set([...Object.keys(previous), ...Object.keys(next)]);
-  return [...keys].filter((key) => JSON.stringify((previous as Record<string, unknown>)[key]) !== JSON.stringify((next as Record<string, unknown>)[key])).sort();
+  return [...keys]
+    .filter(
+      (key) =>
+        JSON.stringify((previous as Record<string, unknown>)[key]) !==
+        JSON.stringify((next as Record<string, unknown>)[key]),
+    )
+    .sort();
 }
 
 /** True when `work` settled within `ms` (it goes on either way); the timer never outlives the call. */
 function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
-  return waitAtMost(work.then(() => true), ms, () => false);
+  return waitAtMost(
+    work.then(() => true),
+    ms,
+    () => false,
+  );
 }

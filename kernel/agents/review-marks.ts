@@ -56,7 +56,9 @@ export function securityFingerprint(config: Readonly<AgentConfig>): string {
   for (const field of SECURITY_FIELDS) picked[field] = config[field];
   // The project's one canonical JSON (RFC 8785): sorted keys, so equal configs give equal text whatever
   // their key order. Configs are depth-checked before they get here; `picked` adds one level.
-  return createHash('sha256').update(canonicalJson(picked, MAX_JSON_DEPTH + 1)).digest('hex');
+  return createHash('sha256')
+    .update(canonicalJson(picked, MAX_JSON_DEPTH + 1))
+    .digest('hex');
 }
 
 export class ReviewMarks {
@@ -77,7 +79,9 @@ export class ReviewMarks {
 
   private load(): Record<string, ReviewMark> {
     if (this.marks) return this.marks;
-    const { marks, journalLines, filed } = readReviewMarks(this.path, this.journalPath, (error, file) => this.logger.warn({ err: error, file }, 'review marks unreadable; treating all agents as unreviewed'));
+    const { marks, journalLines, filed } = readReviewMarks(this.path, this.journalPath, (error, file) =>
+      this.logger.warn({ err: error, file }, 'review marks unreadable; treating all agents as unreviewed'),
+    );
     this.marks = marks;
     this.journalLines = journalLines;
     this.filed = filed;

@@ -17,7 +17,12 @@ export const NOTABLE_TOOLS: ReadonlySet<string> = new Set([
   'sys_set_timer',
 ]);
 
-export const UNCLAIMED_IDENTITY: ReviewIdentity = { agentDid: null, fileOwnerDid: null, ownerIsYou: false, scenario: 'unclaimed' };
+export const UNCLAIMED_IDENTITY: ReviewIdentity = {
+  agentDid: null,
+  fileOwnerDid: null,
+  ownerIsYou: false,
+  scenario: 'unclaimed',
+};
 
 const COMPUTE_TIERS = ['shared', 'isolated', 'host'] as const;
 
@@ -33,13 +38,15 @@ export function reviewSummary(
     enabled: trigger?.enabled ?? false,
     targetCount: trigger?.targets.length ?? 0,
   }));
-  const systemTargets = Object.values(config.triggers ?? {}).some((trigger) =>
-    trigger?.enabled && trigger.targets.some((target) => target.scope === 'system'),
+  const systemTargets = Object.values(config.triggers ?? {}).some(
+    (trigger) => trigger?.enabled && trigger.targets.some((target) => target.scope === 'system'),
   );
   const servers = config.mcp?.servers ?? [];
   const security = (config.security ?? {}) as Record<string, unknown>;
   const tier = security.compute_tier;
-  const adapters = Object.entries(config.adapters ?? {}).filter(([, adapter]) => adapter.enabled).map(([type]) => type);
+  const adapters = Object.entries(config.adapters ?? {})
+    .filter(([, adapter]) => adapter.enabled)
+    .map(([type]) => type);
   const serving = (config.serving ?? null) as Record<string, unknown> | null;
   return {
     name: config.name,
@@ -48,7 +55,11 @@ export function reviewSummary(
     identity,
     computeTier: COMPUTE_TIERS.includes(tier as never) ? (tier as (typeof COMPUTE_TIERS)[number]) : 'shared',
     autostart: config.autostart ?? false,
-    tools: config.tools.map((tool) => ({ name: tool.name, enabled: tool.enabled, notable: NOTABLE_TOOLS.has(tool.name) || notableBuiltins.has(tool.name) })),
+    tools: config.tools.map((tool) => ({
+      name: tool.name,
+      enabled: tool.enabled,
+      notable: NOTABLE_TOOLS.has(tool.name) || notableBuiltins.has(tool.name),
+    })),
     mcpServers: servers.map((server) => ({
       name: server.name,
       transport: server.transport,

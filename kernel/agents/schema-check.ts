@@ -31,7 +31,11 @@ function ownObjects(): ReadonlyMap<string, string | null> {
   const db = new (libsql())(':memory:');
   try {
     for (const step of MIGRATIONS) db.exec(step.sql);
-    const rows = db.prepare('SELECT type, name, sql FROM sqlite_master').all() as Array<{ type: string; name: string; sql: string | null }>;
+    const rows = db.prepare('SELECT type, name, sql FROM sqlite_master').all() as Array<{
+      type: string;
+      name: string;
+      sql: string | null;
+    }>;
     daemonObjects = new Map(rows.map((row) => [`${row.type}:${row.name}`, row.sql]));
   } finally {
     db.close();
@@ -40,7 +44,10 @@ function ownObjects(): ReadonlyMap<string, string | null> {
 }
 
 /** The daemon's own: built by its migrations (a virtual table only with the very same definition). */
-function isOwn(own: ReadonlyMap<string, string | null>, row: { type: string; name: string; sql: string | null }): boolean {
+function isOwn(
+  own: ReadonlyMap<string, string | null>,
+  row: { type: string; name: string; sql: string | null },
+): boolean {
   const key = `${row.type}:${row.name}`;
   return own.has(key) && (!isVirtual(row) || own.get(key) === row.sql);
 }
@@ -48,12 +55,23 @@ function isOwn(own: ReadonlyMap<string, string | null>, row: { type: string; nam
 /** Every schema object of the file's main database that is not the daemon's own nor SQLite's, by name. */
 export function foreignSchemaObjects(sql: Sql): SchemaObject[] {
   const own = ownObjects();
-  const rows = sql.all<{ type: string; name: string; tbl_name: string; sql: string | null }>('SELECT type, name, tbl_name, sql FROM main.sqlite_master ORDER BY type, name');
-  return rows
-    // SQLite's own tables and indexes (a trigger or view is never SQLite's, whatever its name).
-    .filter((row) => !((row.type === 'table' || row.type === 'index') && row.name.startsWith('sqlite_') && !isVirtual(row)))
-    .filter((row) => !isOwn(own, row))
-    .map((row) => ({ type: row.type, name: row.name, table: row.tbl_name, ...(isVirtual(row) ? { virtual: true } : {}) }));
+  const rows = sql.all<{ type: string; name: string; tbl_name: string; sql: string | null }>(
+    'SELECT type, name, tbl_name, sql FROM main.sqlite_master ORDER BY type, name',
+  );
+  return (
+    rows
+      // SQLite's own tables and indexes (a trigger or view is never SQLite's, whatever its name).
+      .filter(
+        (row) => !((row.type === 'table' || row.type === 'index') && row.name.startsWith('sqlite_') && !isVirtual(row)),
+      )
+      .filter((row) => !isOwn(own, row))
+      .map((row) => ({
+        type: row.type,
+        name: row.name,
+        table: row.tbl_name,
+        ...(isVirtual(row) ? { virtual: true } : {}),
+      }))
+  );
 }
 
 /** The objects that make a file unsafe to open: triggers, views and virtual tables. */

@@ -143,7 +143,8 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 3,
-    description: 'durable runtime state: accepted turns (agt_queue), approval tasks (agt_tasks), asks and suspend prompts (agt_prompts), idempotency keys (agt_idempotency)',
+    description:
+      'durable runtime state: accepted turns (agt_queue), approval tasks (agt_tasks), asks and suspend prompts (agt_prompts), idempotency keys (agt_idempotency)',
     sql: `
       CREATE TABLE agt_queue (
         id INTEGER PRIMARY KEY,
@@ -201,7 +202,8 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 4,
-    description: 'delivery facts of outbox rows (status_code, delivered_at) and origin ids of inbox rows (external_id, one row per source and id)',
+    description:
+      'delivery facts of outbox rows (status_code, delivered_at) and origin ids of inbox rows (external_id, one row per source and id)',
     sql: `
       ALTER TABLE agt_outbox ADD COLUMN status_code INTEGER;
       ALTER TABLE agt_outbox ADD COLUMN delivered_at INTEGER;
@@ -228,7 +230,8 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 7,
-    description: 'spend ledger: every model call with its tokens and cost at the price in force (agt_usage), and owner raises of a day budget (agt_budget_raises)',
+    description:
+      'spend ledger: every model call with its tokens and cost at the price in force (agt_usage), and owner raises of a day budget (agt_budget_raises)',
     // In the file, not the daemon's data dir, so a moved agent keeps its history; compaction deletes
     // agt_loop rows, never these.
     sql: `
@@ -269,7 +272,8 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 9,
-    description: 'long-term memory: memories (agt_memory), their full-text index (agt_memory_fts), their vectors (agt_memory_vectors, agt_memory_bits) and the embedding model the vectors were made with (agt_memory_state)',
+    description:
+      'long-term memory: memories (agt_memory), their full-text index (agt_memory_fts), their vectors (agt_memory_vectors, agt_memory_bits) and the embedding model the vectors were made with (agt_memory_state)',
     // The FTS5 index is contentless (the text lives once, in agt_memory) and kept in step by the memory
     // store in the same transactions, never by triggers (docs/memory.md). Vectors are BLOBs in libsql's
     // float32 and 1-bit formats, of whatever width the owner's embedding model has (kernel/memory/vectors.ts).
@@ -306,7 +310,8 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 10,
-    description: 'memory consolidation changelog (agt_memory_changelog): one row per change a consolidation run made or refused',
+    description:
+      'memory consolidation changelog (agt_memory_changelog): one row per change a consolidation run made or refused',
     sql: `
       CREATE TABLE agt_memory_changelog (
         id INTEGER PRIMARY KEY,

@@ -33,7 +33,12 @@ export interface AgentCapabilities {
   identity(agent: LoadedAgent): { did: string; publicKey: Uint8Array } | undefined;
   /** A signature by the agent's key; throws `credentials_locked` when out of reach. */
   sign(agent: LoadedAgent, message: Uint8Array): Uint8Array;
-  runLambda(agentId: string, lambda: string, input: unknown, timeoutMs?: number): Promise<{ result: unknown; logs: string[] }>;
+  runLambda(
+    agentId: string,
+    lambda: string,
+    input: unknown,
+    timeoutMs?: number,
+  ): Promise<{ result: unknown; logs: string[] }>;
   /** The kernel's host command runner, under the agent's `security.allow_unsandboxed_commands`. */
   runHostCommand(agent: LoadedAgent, run: CommandRun): Promise<CommandOutcome>;
   /** `ctx.agents.turns`: chat, inbox dispatch, interrupt, asks and approvals of the runtime. */
@@ -101,7 +106,12 @@ export function agentsService(
   };
 }
 
-const fileInfo = (info: StoredFileInfo): AgentFileInfo => ({ path: info.path, mimeType: info.mime, size: info.size, updatedAt: info.updated_at });
+const fileInfo = (info: StoredFileInfo): AgentFileInfo => ({
+  path: info.path,
+  mimeType: info.mime,
+  size: info.size,
+  updatedAt: info.updated_at,
+});
 
 /** `ctx.agents.files`: the files store of a loaded agent; its path check throws `bad_request`. */
 function agentFiles(registry: AgentRegistry): AgentFilesAccess {
@@ -137,13 +147,21 @@ export function inboxService(
       const agent = registry.byId(agentId);
       if (!agent) throw agentIdNotLoaded(agentId);
       if (message.source === 'user') throw userSourceInInbox();
-      const externalId = typeof message.externalId === 'string' && message.externalId !== '' ? message.externalId.slice(0, 200) : null;
+      const externalId =
+        typeof message.externalId === 'string' && message.externalId !== '' ? message.externalId.slice(0, 200) : null;
       // The lookup and the insert are one synchronous stretch: no other delivery runs between them.
       const seen = externalId === null ? undefined : agent.file.inbox.byExternalId(message.source, externalId);
       if (seen) return { messageId: seen.id, duplicate: true };
-      const row = agent.file.inbox.insert({ source: message.source, sender: message.sender ?? null, text: message.text, data: message.data, externalId });
+      const row = agent.file.inbox.insert({
+        source: message.source,
+        sender: message.sender ?? null,
+        text: message.text,
+        data: message.data,
+        externalId,
+      });
       bus.emit('inbox.received', { agentId, payload: { messageId: row.id, source: row.source } });
-      if (traced && isTraceparent(message.traceparent)) traced({ agentId, messageId: row.id, source: row.source, traceparent: message.traceparent });
+      if (traced && isTraceparent(message.traceparent))
+        traced({ agentId, messageId: row.id, source: row.source, traceparent: message.traceparent });
       await runtime.inboxReceived?.(agent, row);
       return { messageId: row.id };
     },

@@ -53,7 +53,9 @@ export class Sql {
   }
 
   all<T = Row>(source: string, ...params: SqlValue[]): T[] {
-    return this.prepare(source).all(bound(params)).map((raw) => cleanRow(raw) as T);
+    return this.prepare(source)
+      .all(bound(params))
+      .map((raw) => cleanRow(raw) as T);
   }
 
   /** Runs a write; returns the changed row count and the last inserted rowid. */
@@ -64,7 +66,9 @@ export class Sql {
 
   /** Column names of a statement (works on empty results). */
   columns(source: string): string[] {
-    return this.prepare(source).columns().map((column) => column.name);
+    return this.prepare(source)
+      .columns()
+      .map((column) => column.name);
   }
 
   /** Raw multi-statement SQL without parameters (DDL). */

@@ -17,7 +17,10 @@ export interface StartDeps {
 }
 
 /** Returns whether the agent started; a runtime failure is logged to the agent, never thrown. */
-export async function startAgent(kernel: StartDeps, agent: LoadedAgent): Promise<{ started: boolean; startupTriggered: boolean }> {
+export async function startAgent(
+  kernel: StartDeps,
+  agent: LoadedAgent,
+): Promise<{ started: boolean; startupTriggered: boolean }> {
   const runtime = kernel.runtime;
   if (typeof runtime.start !== 'function') return { started: false, startupTriggered: false };
   try {
@@ -29,7 +32,12 @@ export async function startAgent(kernel: StartDeps, agent: LoadedAgent): Promise
     agent.file.releaseMemory();
     return { started: true, startupTriggered };
   } catch (error) {
-    kernel.registry.log(agent, { level: 'error', origin: 'kernel', event: 'start_failed', message: `the agent could not be started: ${(error as Error).message}` });
+    kernel.registry.log(agent, {
+      level: 'error',
+      origin: 'kernel',
+      event: 'start_failed',
+      message: `the agent could not be started: ${(error as Error).message}`,
+    });
     return { started: false, startupTriggered: false };
   }
 }

@@ -97,7 +97,12 @@ export class DegradedWatcher {
         this.deps.bus.emit('agent.degraded', { agentId: agent.id, payload: { degraded: CREDENTIALS_LOCKED } });
       } else if (!state.locked && agent.degraded === CREDENTIALS_LOCKED) {
         agent.degraded = null;
-        this.deps.registry.log(agent, { level: 'info', origin: 'kernel', event: 'credentials_unlocked', message: 'credentials unlocked; degraded flag cleared' });
+        this.deps.registry.log(agent, {
+          level: 'info',
+          origin: 'kernel',
+          event: 'credentials_unlocked',
+          message: 'credentials unlocked; degraded flag cleared',
+        });
         this.deps.bus.emit('agent.degraded', { agentId: agent.id, payload: { degraded: null } });
       }
     } catch (error) {

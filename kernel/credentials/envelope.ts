@@ -56,11 +56,20 @@ export type LockReason =
   /** The stored envelope record is malformed; nothing sealed in it can be read. */
   | 'damaged';
 
-export type KwResult = { ok: true; kw: Uint8Array; via: 'runtime' | 'owner' } | { ok: false; reason: 'owner_locked' | 'foreign' };
+export type KwResult =
+  | { ok: true; kw: Uint8Array; via: 'runtime' | 'owner' }
+  | { ok: false; reason: 'owner_locked' | 'foreign' };
 
 type EnvelopeIdentity = Pick<
   IdentityService,
-  'ownerDid' | 'ownerBoxPublicKey' | 'isReady' | 'ownerBoxOpen' | 'runtimeDid' | 'runtimeBoxPublicKey' | 'runtimeBoxOpen' | 'kdfCost'
+  | 'ownerDid'
+  | 'ownerBoxPublicKey'
+  | 'isReady'
+  | 'ownerBoxOpen'
+  | 'runtimeDid'
+  | 'runtimeBoxPublicKey'
+  | 'runtimeBoxOpen'
+  | 'kdfCost'
 >;
 
 /** The data key for a password envelope: secretbox key derived from kw and the password key. */
@@ -76,8 +85,11 @@ function passwordBoxKey(kw: Uint8Array, passwordKey: Uint8Array): Uint8Array {
 
 /** Wraps `kw` to this runtime, and to the owner when an owner (even a locked one) is known. */
 function wrapsFor(identity: EnvelopeIdentity, kw: Uint8Array): Envelope['wraps'] {
-  const wraps: Envelope['wraps'] = { runtime: { did: identity.runtimeDid, box: sealTo(identity.runtimeBoxPublicKey, kw) } };
-  if (identity.ownerDid && identity.ownerBoxPublicKey) wraps.owner = { did: identity.ownerDid, box: sealTo(identity.ownerBoxPublicKey, kw) };
+  const wraps: Envelope['wraps'] = {
+    runtime: { did: identity.runtimeDid, box: sealTo(identity.runtimeBoxPublicKey, kw) },
+  };
+  if (identity.ownerDid && identity.ownerBoxPublicKey)
+    wraps.owner = { did: identity.ownerDid, box: sealTo(identity.ownerBoxPublicKey, kw) };
   return wraps;
 }
 
@@ -91,7 +103,10 @@ export function createPlainEnvelope(identity: EnvelopeIdentity): { envelope: Env
  * A new password-protected envelope and its data key. The scrypt KDF runs (async, off the event loop) at
  * the identity's cost. The caller keeps the data key only as long as it needs it.
  */
-export async function createPasswordEnvelope(identity: EnvelopeIdentity, password: string): Promise<{ envelope: Envelope; dataKey: Uint8Array }> {
+export async function createPasswordEnvelope(
+  identity: EnvelopeIdentity,
+  password: string,
+): Promise<{ envelope: Envelope; dataKey: Uint8Array }> {
   const { envelope, dataKey: kw } = createPlainEnvelope(identity);
   const dataKey = nacl.randomBytes(KEY_BYTES);
   const kdf = newKdfParams(identity.kdfCost);
@@ -108,7 +123,8 @@ export function parseEnvelope(raw: Buffer | undefined): Envelope | null | 'malfo
   if (!raw) return null;
   try {
     const value = JSON.parse(raw.toString('utf8')) as Envelope;
-    if (value?.v !== 1 || typeof value.id !== 'string' || !value.wraps || typeof value.wraps !== 'object') return 'malformed';
+    if (value?.v !== 1 || typeof value.id !== 'string' || !value.wraps || typeof value.wraps !== 'object')
+      return 'malformed';
     if (value.password && kdfParamsProblem(value.password.kdf) !== null) return 'malformed';
     return value;
   } catch {

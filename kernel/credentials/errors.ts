@@ -15,7 +15,9 @@ const LOCK_REASONS: Record<LockReason, string> = {
 
 /** 409 `credentials_locked`: the agent's data key is out of reach now, for `reason`. */
 export const credentialsLocked = (agentId: string, reason: LockReason) =>
-  new AgtError('credentials_locked', `credentials of agent ${agentId} are locked: ${LOCK_REASONS[reason]}`, { details: { agentId, reason } });
+  new AgtError('credentials_locked', `credentials of agent ${agentId} are locked: ${LOCK_REASONS[reason]}`, {
+    details: { agentId, reason },
+  });
 
 /** 409 `conflict`: unlock or lock was asked of an agent without a password. */
 export const notPasswordProtected = (agentId: string) =>
@@ -23,12 +25,17 @@ export const notPasswordProtected = (agentId: string) =>
 
 /** 409 `identity_not_ready`: only the owner's wrap opens this file, and the owner identity is locked. */
 export const ownerWrapNeeded = (agentId: string, identity: IdentityStatus) =>
-  new AgtError('identity_not_ready', 'this agent file comes from another installation: unlock the owner identity first', {
-    details: { agentId, identity },
-  });
+  new AgtError(
+    'identity_not_ready',
+    'this agent file comes from another installation: unlock the owner identity first',
+    {
+      details: { agentId, identity },
+    },
+  );
 
 /** 403 `wrong_password`: the password does not open the agent's envelope. */
-export const wrongAgentPassword = (agentId: string) => new AgtError('wrong_password', 'wrong password', { details: { agentId } });
+export const wrongAgentPassword = (agentId: string) =>
+  new AgtError('wrong_password', 'wrong password', { details: { agentId } });
 
 /** 404 `not_found`: the agent was unloaded while its password was being checked. */
 export const unloadedDuringUnlock = (agentId: string) => new AgtError('not_found', `agent ${agentId} was unloaded`);

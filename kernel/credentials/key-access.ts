@@ -26,7 +26,13 @@ import {
   type Envelope,
   type LockReason,
 } from './envelope.js';
-import { credentialsLocked, notPasswordProtected, ownerWrapNeeded, unloadedDuringUnlock, wrongAgentPassword } from './errors.js';
+import {
+  credentialsLocked,
+  notPasswordProtected,
+  ownerWrapNeeded,
+  unloadedDuringUnlock,
+  wrongAgentPassword,
+} from './errors.js';
 
 export type KeyAccess = { ok: true; envelope: Envelope; dataKey: Uint8Array } | { ok: false; reason: LockReason };
 
@@ -72,7 +78,11 @@ export class EnvelopeKeys {
     return this.accessTo(agent, parseEnvelope(raw), raw);
   }
 
-  private accessTo(agent: LoadedAgent, envelope: Envelope | null | 'malformed', raw: Buffer | undefined): KeyAccess | { ok: true; envelope: null; dataKey: null } {
+  private accessTo(
+    agent: LoadedAgent,
+    envelope: Envelope | null | 'malformed',
+    raw: Buffer | undefined,
+  ): KeyAccess | { ok: true; envelope: null; dataKey: null } {
     if (envelope === null) return { ok: true, envelope: null, dataKey: null };
     if (envelope === 'malformed') return { ok: false, reason: 'damaged' };
     const cached = this.unlocked.get(agent.id);
@@ -100,13 +110,23 @@ export class EnvelopeKeys {
     const raw = agent.file.identity.get(ENVELOPE_KEY);
     const envelope = parseEnvelope(raw);
     const passwordProtected = envelope !== null && envelope !== 'malformed' && envelope.password !== undefined;
-    if (envelope !== null && envelope !== 'malformed' && !passwordProtected && this.openedByRuntime.get(agent.id) === raw?.toString('utf8')) {
+    if (
+      envelope !== null &&
+      envelope !== 'malformed' &&
+      !passwordProtected &&
+      this.openedByRuntime.get(agent.id) === raw?.toString('utf8')
+    ) {
       return { exists: true, locked: false, reason: null, passwordProtected };
     }
     const access = this.accessTo(agent, envelope, raw);
     // A plain envelope's key was opened for this answer only (a password agent's is the unlocked one, kept).
     if (access.ok && access.dataKey && !passwordProtected) access.dataKey.fill(0);
-    return { exists: envelope !== null, locked: !access.ok, reason: access.ok ? null : access.reason, passwordProtected };
+    return {
+      exists: envelope !== null,
+      locked: !access.ok,
+      reason: access.ok ? null : access.reason,
+      passwordProtected,
+    };
   }
 
   /**
@@ -161,7 +181,8 @@ export class EnvelopeKeys {
    * follows) need not open it to know (issue 31). A password envelope is never remembered here.
    */
   sealedHere(agentId: string, envelope: Envelope, stored: string): void {
-    if (envelope.password === undefined && envelope.wraps.runtime?.did === this.identity.runtimeDid) this.openedByRuntime.set(agentId, stored);
+    if (envelope.password === undefined && envelope.wraps.runtime?.did === this.identity.runtimeDid)
+      this.openedByRuntime.set(agentId, stored);
   }
 
   /** Forgets every unlocked key (shutdown). */

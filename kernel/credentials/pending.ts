@@ -17,14 +17,24 @@ export interface PendingValue {
 
 type PendingIdentity = Pick<
   IdentityService,
-  'ownerDid' | 'ownerBoxPublicKey' | 'isReady' | 'ownerBoxOpen' | 'runtimeDid' | 'runtimeBoxPublicKey' | 'runtimeBoxOpen'
+  | 'ownerDid'
+  | 'ownerBoxPublicKey'
+  | 'isReady'
+  | 'ownerBoxOpen'
+  | 'runtimeDid'
+  | 'runtimeBoxPublicKey'
+  | 'runtimeBoxOpen'
 >;
 
 /** The stored bytes of a pending value. */
 export function sealPending(identity: PendingIdentity, value: string): Buffer {
   const plaintext = new TextEncoder().encode(value);
-  const record: PendingValue = { pending: 1, runtime: { did: identity.runtimeDid, box: sealTo(identity.runtimeBoxPublicKey, plaintext) } };
-  if (identity.ownerDid && identity.ownerBoxPublicKey) record.owner = { did: identity.ownerDid, box: sealTo(identity.ownerBoxPublicKey, plaintext) };
+  const record: PendingValue = {
+    pending: 1,
+    runtime: { did: identity.runtimeDid, box: sealTo(identity.runtimeBoxPublicKey, plaintext) },
+  };
+  if (identity.ownerDid && identity.ownerBoxPublicKey)
+    record.owner = { did: identity.ownerDid, box: sealTo(identity.ownerBoxPublicKey, plaintext) };
   plaintext.fill(0);
   return Buffer.from(JSON.stringify(record), 'utf8');
 }
@@ -40,7 +50,8 @@ export function openPending(identity: PendingIdentity, stored: Buffer): string |
   if (record?.pending !== 1) return null;
   let bytes: Uint8Array | null = null;
   if (record.runtime?.did === identity.runtimeDid) bytes = identity.runtimeBoxOpen(record.runtime.box);
-  if (!bytes && record.owner && record.owner.did === identity.ownerDid && identity.isReady()) bytes = identity.ownerBoxOpen(record.owner.box);
+  if (!bytes && record.owner && record.owner.did === identity.ownerDid && identity.isReady())
+    bytes = identity.ownerBoxOpen(record.owner.box);
   if (!bytes) return null;
   const text = new TextDecoder().decode(bytes);
   bytes.fill(0);

@@ -95,13 +95,23 @@ export class CredentialsService {
       const { envelope, dataKey } = access.envelope ? access : this.keys.ensure(agent);
       this.sealPendingValues(agent, envelope, dataKey);
       this.writeSealed(agent, envelope, dataKey, name, value);
-      this.deps.registry.log(agent, { level: 'info', origin: 'kernel', event: 'credential_set', message: `credential "${name}" set (sealed)`, data: { name } });
+      this.deps.registry.log(agent, {
+        level: 'info',
+        origin: 'kernel',
+        event: 'credential_set',
+        message: `credential "${name}" set (sealed)`,
+        data: { name },
+      });
       this.deps.bus.emit('credential.changed', { agentId: agent.id, payload: { name, action: 'set' } });
       return this.info(agent, name);
     }
     if (!replace) throw credentialsLocked(agent.id, access.reason);
     const existed = agent.file.credentials.meta(name) !== undefined;
-    agent.file.credentials.write(name, sealPending(this.deps.identity, value), { sealed: false, length: value.length, meta: { pending: true } });
+    agent.file.credentials.write(name, sealPending(this.deps.identity, value), {
+      sealed: false,
+      length: value.length,
+      meta: { pending: true },
+    });
     this.deps.registry.log(agent, {
       level: 'warn',
       origin: 'kernel',
@@ -117,7 +127,13 @@ export class CredentialsService {
   delete(agent: LoadedAgent, name: string): boolean {
     const deleted = agent.file.credentials.delete(name);
     if (deleted) {
-      this.deps.registry.log(agent, { level: 'info', origin: 'kernel', event: 'credential_deleted', message: `credential "${name}" deleted`, data: { name } });
+      this.deps.registry.log(agent, {
+        level: 'info',
+        origin: 'kernel',
+        event: 'credential_deleted',
+        message: `credential "${name}" deleted`,
+        data: { name },
+      });
       this.deps.bus.emit('credential.changed', { agentId: agent.id, payload: { name, action: 'deleted' } });
     }
     return deleted;
@@ -162,7 +178,13 @@ export class CredentialsService {
       if (value === null || value === undefined) continue;
       this.writeSealed(agent, envelope, dataKey, meta.name, value);
       sealed += 1;
-      this.deps.registry.log(agent, { level: 'info', origin: 'kernel', event: 'credential_sealed', message: `replaced credential "${meta.name}" sealed now that the credentials are unlocked`, data: { name: meta.name } });
+      this.deps.registry.log(agent, {
+        level: 'info',
+        origin: 'kernel',
+        event: 'credential_sealed',
+        message: `replaced credential "${meta.name}" sealed now that the credentials are unlocked`,
+        data: { name: meta.name },
+      });
       this.deps.bus.emit('credential.changed', { agentId: agent.id, payload: { name: meta.name, action: 'sealed' } });
     }
     return sealed;

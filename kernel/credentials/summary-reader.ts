@@ -100,17 +100,32 @@ export class SummaryReader {
       };
       const failed = (why: string) => {
         end(why);
-        reject(this.closed ? unavailable('the daemon is shutting down') : loadFailed(filePath, 'corrupt', `reading its summary failed: ${why}`));
+        reject(
+          this.closed
+            ? unavailable('the daemon is shutting down')
+            : loadFailed(filePath, 'corrupt', `reading its summary failed: ${why}`),
+        );
       };
       const onMessage = (reply: SummaryReply) => {
         if (reply.id !== id) return;
         end(null);
         if (reply.ok) resolve({ config: reply.config as AgentConfig, passwordProtected: reply.passwordProtected });
-        else reject(reply.error.agt ? new AgtError(reply.error.code, reply.error.message, { status: reply.error.status, details: reply.error.details }) : new Error(reply.error.message));
+        else
+          reject(
+            reply.error.agt
+              ? new AgtError(reply.error.code, reply.error.message, {
+                  status: reply.error.status,
+                  details: reply.error.details,
+                })
+              : new Error(reply.error.message),
+          );
       };
       const onError = (error: Error) => failed(`the reader thread failed (${error.message})`);
       const onExit = (code: number) => failed(`the reader thread stopped (exit code ${code})`);
-      const timer = setTimeout(() => failed(`no answer within ${SUMMARY_LIMITS.timeoutMs} ms`), SUMMARY_LIMITS.timeoutMs);
+      const timer = setTimeout(
+        () => failed(`no answer within ${SUMMARY_LIMITS.timeoutMs} ms`),
+        SUMMARY_LIMITS.timeoutMs,
+      );
       worker.on('message', onMessage).on('error', onError).on('exit', onExit);
       worker.postMessage({ id, filePath });
     });

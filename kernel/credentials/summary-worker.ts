@@ -19,7 +19,11 @@ export interface SummaryRequest {
 
 export type SummaryReply =
   | { id: number; ok: true; config: unknown; passwordProtected: boolean }
-  | { id: number; ok: false; error: { agt: boolean; code: string; message: string; status: number; details?: Record<string, unknown> } };
+  | {
+      id: number;
+      ok: false;
+      error: { agt: boolean; code: string; message: string; status: number; details?: Record<string, unknown> };
+    };
 
 const port = parentPort!;
 port.on('message', async ({ id, filePath }: SummaryRequest) => {

@@ -96,7 +96,8 @@ export class KernelBus implements EventBus {
     this.capacity = options.capacity ?? EVENT_BUFFER_FRAMES;
     this.maxBytes = options.maxBytes ?? EVENT_BUFFER_BYTES;
     this.maxFrameBytes = options.maxFrameBytes ?? EVENT_FRAME_MAX_BYTES;
-    if (!Number.isInteger(this.capacity) || this.capacity < 1) throw new RangeError('bus capacity must be a positive integer');
+    if (!Number.isInteger(this.capacity) || this.capacity < 1)
+      throw new RangeError('bus capacity must be a positive integer');
     this.ring = new Array<Slot | undefined>(this.capacity);
   }
 
@@ -142,7 +143,10 @@ export class KernelBus implements EventBus {
       const bytes = Buffer.byteLength(data, 'utf8');
       if (bytes <= this.maxFrameBytes) return { frame, data, bytes };
       this.truncatedCount += 1;
-      this.logger.warn({ event: frame.event.event_type, bytes, cap: this.maxFrameBytes }, 'event frame over the size cap; buffered and streamed as a preview');
+      this.logger.warn(
+        { event: frame.event.event_type, bytes, cap: this.maxFrameBytes },
+        'event frame over the size cap; buffered and streamed as a preview',
+      );
       let payloadJson = '';
       try {
         payloadJson = JSON.stringify(frame.event.payload) ?? '';
@@ -155,7 +159,10 @@ export class KernelBus implements EventBus {
   }
 
   private preview(frame: EventFrame, payload: Record<string, unknown>): Slot {
-    const stored: EventFrame = { cursor: frame.cursor, event: { ...frame.event, payload: payload as never, truncated: true } };
+    const stored: EventFrame = {
+      cursor: frame.cursor,
+      event: { ...frame.event, payload: payload as never, truncated: true },
+    };
     const data = JSON.stringify(stored);
     return { frame: stored, data, bytes: Buffer.byteLength(data, 'utf8') };
   }
@@ -214,7 +221,8 @@ export class KernelBus implements EventBus {
   /** Buffered frames with a cursor strictly greater than `cursor`, oldest first. */
   framesAfter(cursor: number): EventFrame[] {
     const out: EventFrame[] = [];
-    for (let c = Math.max(cursor + 1, this.oldest); c <= this.latestCursor; c++) out.push(this.ring[c % this.capacity]!.frame);
+    for (let c = Math.max(cursor + 1, this.oldest); c <= this.latestCursor; c++)
+      out.push(this.ring[c % this.capacity]!.frame);
     return out;
   }
 

@@ -33,7 +33,10 @@ export interface ResumePlan {
  *   with a matching `epoch` such a cursor was never issued: 400;
  * - frames after the cursor already left the buffer: gap `evicted`, the whole buffer is replayed.
  */
-export function planResume(bus: Pick<KernelBus, 'epoch' | 'latest' | 'oldestCursor'>, request: ResumeRequest): ResumePlan {
+export function planResume(
+  bus: Pick<KernelBus, 'epoch' | 'latest' | 'oldestCursor'>,
+  request: ResumeRequest,
+): ResumePlan {
   const latest = bus.latest;
   const beforeBuffer = (bus.oldestCursor ?? latest + 1) - 1;
   if (request.epoch !== null && request.epoch !== bus.epoch) {

@@ -69,7 +69,8 @@ export class FrameBatches {
       cursor += 1;
       const event = slot.frame.event;
       if (seen && slot.repeats?.some((origin) => origin.epoch === seen.epoch && origin.cursor <= seen.cursor)) continue;
-      if (agentId === null || event.agent_id === agentId) text += `id: ${cursor}\nevent: ${event.event_type}\ndata: ${slot.data}\n\n`;
+      if (agentId === null || event.agent_id === agentId)
+        text += `id: ${cursor}\nevent: ${event.event_type}\ndata: ${slot.data}\n\n`;
     }
     const batch: Batch = text ? { ...chunkOf(text), through: cursor } : { chunk: null, bytes: null, through: cursor };
     if (this.bytes > BATCH_CACHE_BYTES) this.clear();

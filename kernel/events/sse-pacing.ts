@@ -46,7 +46,10 @@ export class FlushPacer {
   private lastEnd = -Infinity;
   private lastDuration = 0;
 
-  constructor(private readonly flush: () => void, options: PacingOptions = {}) {
+  constructor(
+    private readonly flush: () => void,
+    options: PacingOptions = {},
+  ) {
     this.spacing = options.spacing ?? FLUSH_SPACING;
     this.maxWaitMs = options.maxWaitMs ?? MAX_FLUSH_WAIT_MS;
   }
@@ -56,7 +59,9 @@ export class FlushPacer {
     if (this.scheduled) return;
     this.scheduled = true;
     const paced = this.lastDuration >= MIN_PACED_FLUSH_MS;
-    const wait = paced ? Math.min(this.maxWaitMs, this.lastEnd + this.lastDuration * this.spacing - performance.now()) : 0;
+    const wait = paced
+      ? Math.min(this.maxWaitMs, this.lastEnd + this.lastDuration * this.spacing - performance.now())
+      : 0;
     // The check phase of this tick, not a microtask: frames emitted across a chain of awaits in the same
     // tick (a turn's last row, `llm.completed`, then `turn.completed`) share one write per client.
     if (wait < 1) this.immediate = setImmediate(this.run);

@@ -47,7 +47,6 @@ export interface SseHubOptions {
   pacing?: PacingOptions;
 }
 
-
 interface SentWaiter {
   cursor: number;
   done: (sent: boolean) => void;
@@ -176,10 +175,16 @@ export class SseHub implements FrameDelivery {
     // Frames are small and latency matters more than packet count; the stream is meant to stay idle.
     res.socket?.setNoDelay(true);
     res.socket?.setTimeout(0);
-    const client = new SseClient(res, request.agentId, plan.startAfter, (drained) => {
-      if (this.clients.has(drained)) this.pump(drained);
-      this.settle();
-    }, plan.seen ?? null);
+    const client = new SseClient(
+      res,
+      request.agentId,
+      plan.startAfter,
+      (drained) => {
+        if (this.clients.has(drained)) this.pump(drained);
+        this.settle();
+      },
+      plan.seen ?? null,
+    );
     this.clients.add(client);
     res.once('close', () => this.remove(client));
     const cursors = { oldestCursor: this.bus.oldestCursor, latestCursor: this.bus.latest };
@@ -187,7 +192,12 @@ export class SseHub implements FrameDelivery {
     client.write(controlFrame('stream.hello', { epoch: this.bus.epoch, ...cursors }));
     if (plan.gap) {
       client.write(
-        controlFrame('stream.gap', { reason: plan.gap, epoch: this.bus.epoch, requestedCursor: request.cursor, ...cursors }),
+        controlFrame('stream.gap', {
+          reason: plan.gap,
+          epoch: this.bus.epoch,
+          requestedCursor: request.cursor,
+          ...cursors,
+        }),
       );
     }
     // The head is out: frames now go straight to the socket, framed once for all (sse-client.ts).
@@ -227,7 +237,11 @@ export class SseHub implements FrameDelivery {
     );
     this.clients.clear();
     this.batches.clear();
-    const sent = await waitAtMost(Promise.all(flushed).then((all) => all.every(Boolean)), flushCapMs, () => false);
+    const sent = await waitAtMost(
+      Promise.all(flushed).then((all) => all.every(Boolean)),
+      flushCapMs,
+      () => false,
+    );
     for (const waiter of this.waiters.splice(0)) {
       try {
         waiter.done(sent === true && waiter.cursor <= lastCursor);
@@ -246,7 +260,8 @@ export class SseHub implements FrameDelivery {
     // A burst as long as half the ring (in frames or in bytes) is flushed at once, so no frame leaves
     // the ring unsent.
     this.pendingBytes += this.bus.bytesAt(cursor);
-    if (++this.pendingFrames >= this.bus.capacity / 2 || this.pendingBytes >= this.bus.maxBytes / 2) return this.pacer.now();
+    if (++this.pendingFrames >= this.bus.capacity / 2 || this.pendingBytes >= this.bus.maxBytes / 2)
+      return this.pacer.now();
     this.pacer.request();
   }
 
@@ -290,7 +305,10 @@ export class SseHub implements FrameDelivery {
   private drop(client: SseClient): void {
     if (!this.clients.delete(client)) return;
     this.droppedCount += 1;
-    this.logger.warn({ lastCursor: client.lastCursor, latest: this.bus.latest }, 'event stream client too slow; disconnected');
+    this.logger.warn(
+      { lastCursor: client.lastCursor, latest: this.bus.latest },
+      'event stream client too slow; disconnected',
+    );
     client.res.destroy();
     if (this.clients.size === 0) this.stopHeartbeat();
     this.settle();

@@ -24,11 +24,21 @@ export async function announceAgentFileChange(
   await Promise.all(
     observers.map(async ({ owner, value }) => {
       try {
-        await waitAtMost(Promise.resolve().then(() => value.written(notice)), deadlineMs, () => {
-          logger.warn({ extension: owner, ...notice }, `the agent file observer of extension ${owner} did not answer within ${deadlineMs} ms`);
-        });
+        await waitAtMost(
+          Promise.resolve().then(() => value.written(notice)),
+          deadlineMs,
+          () => {
+            logger.warn(
+              { extension: owner, ...notice },
+              `the agent file observer of extension ${owner} did not answer within ${deadlineMs} ms`,
+            );
+          },
+        );
       } catch (error) {
-        logger.warn({ err: error, extension: owner, ...notice }, `the agent file observer of extension ${owner} failed: ${error instanceof Error ? error.message : String(error)}`);
+        logger.warn(
+          { err: error, extension: owner, ...notice },
+          `the agent file observer of extension ${owner} failed: ${error instanceof Error ? error.message : String(error)}`,
+        );
       }
     }),
   );

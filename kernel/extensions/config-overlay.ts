@@ -21,7 +21,10 @@ export const OVERLAY_FILE = 'extensions.config.json';
 
 const OverlaySchema = Type.Object(
   {
-    extensions: Type.Record(Type.String(), Type.Object({ config: Type.Record(Type.String(), Type.Unknown()) }, { additionalProperties: false })),
+    extensions: Type.Record(
+      Type.String(),
+      Type.Object({ config: Type.Record(Type.String(), Type.Unknown()) }, { additionalProperties: false }),
+    ),
   },
   { additionalProperties: false },
 );

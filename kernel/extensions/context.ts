@@ -41,7 +41,8 @@ const defaultPrint = (line: string) => void process.stdout.write(`${line}\n`);
 /** A read-only view of `source` without the kernel's own `AGT_*` variables. */
 export function extensionEnv(source: NodeJS.ProcessEnv): ExtensionEnv {
   return Object.freeze({
-    get: (name: string) => (typeof name !== 'string' || name.startsWith('AGT_') || !Object.hasOwn(source, name) ? undefined : source[name]),
+    get: (name: string) =>
+      typeof name !== 'string' || name.startsWith('AGT_') || !Object.hasOwn(source, name) ? undefined : source[name],
     names: () => Object.keys(source).filter((name) => !name.startsWith('AGT_') && source[name] !== undefined),
   });
 }
@@ -89,7 +90,10 @@ export function buildContext(kernel: ExtensionHostDeps, input: ContextInput): Bu
     serverGuards: createServerGuards(() => kernel.settings.current().server),
     contribute: kernel.contributions.forExtension(name),
     provide: <T>(point: ExtensionPoint<T>, implementation: T) => {
-      if (!registering) throw new Error(`extension ${name} offers extension point ${point.id} after register: offer it during register`);
+      if (!registering)
+        throw new Error(
+          `extension ${name} offers extension point ${point.id} after register: offer it during register`,
+        );
       points.provide(name, point, implementation);
     },
     use: (<T>(point: ExtensionPoint<T>) => points.use(name, input.dependsOn, point)) as ExtensionContext['use'],

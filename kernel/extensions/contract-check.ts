@@ -49,7 +49,8 @@ export function declaredContractRange(moduleFile: string): { range: string; wher
       for (const field of ['peerDependencies', 'dependencies'] as const) {
         const range = pkg[field]?.['@agt/contracts'];
         // A workspace or file link names no version range: nothing to check.
-        if (typeof range === 'string' && semver.validRange(range)) return { range, where: `${label} ${field}["@agt/contracts"]` };
+        if (typeof range === 'string' && semver.validRange(range))
+          return { range, where: `${label} ${field}["@agt/contracts"]` };
       }
       return null;
     }
@@ -58,9 +59,17 @@ export function declaredContractRange(moduleFile: string): { range: string; wher
 }
 
 /** Why the extension at `moduleFile` with definition `contract` cannot run on this kernel, or null. */
-export function contractProblem(contract: unknown, moduleFile: string, kernelVersion: string = CONTRACT_PACKAGE_VERSION): string | null {
+export function contractProblem(
+  contract: unknown,
+  moduleFile: string,
+  kernelVersion: string = CONTRACT_PACKAGE_VERSION,
+): string | null {
   const kernelContract = kernelVersion.split('.').slice(0, 2).join('.');
-  if (typeof contract === 'string' && /^\d+\.\d+(\.\d+)?$/.test(contract) && !contractSatisfied(contract, kernelContract)) {
+  if (
+    typeof contract === 'string' &&
+    /^\d+\.\d+(\.\d+)?$/.test(contract) &&
+    !contractSatisfied(contract, kernelContract)
+  ) {
     return `needs kernel contract ${contract}, but this kernel implements ${kernelContract} (the major must match and the minor must not be newer)`;
   }
   const declared = declaredContractRange(moduleFile);

@@ -58,13 +58,21 @@ export class Contributions {
    */
   withdraw(owner: string): void {
     this.points.withdraw(owner);
-    for (const list of [this.modelProviders, this.toolContributors, this.inboxSources, this.hooks] as Owned<unknown>[][]) {
+    for (const list of [
+      this.modelProviders,
+      this.toolContributors,
+      this.inboxSources,
+      this.hooks,
+    ] as Owned<unknown>[][]) {
       for (let i = list.length - 1; i >= 0; i--) if (list[i]!.owner === owner) list.splice(i, 1);
     }
     for (const [agentId, list] of this.attached) {
       const mine = list.filter((entry) => entry.owner === owner);
       if (mine.length === 0) continue;
-      this.attached.set(agentId, list.filter((entry) => entry.owner !== owner));
+      this.attached.set(
+        agentId,
+        list.filter((entry) => entry.owner !== owner),
+      );
       void this.runDetach(agentId, mine);
     }
   }
@@ -109,7 +117,10 @@ export class Contributions {
     lists.forEach((tools, index) => {
       for (const tool of tools) {
         if (seen.has(tool.name)) {
-          this.logger.warn({ extension: this.toolContributors[index]!.owner, tool: tool.name }, 'duplicate tool name skipped');
+          this.logger.warn(
+            { extension: this.toolContributors[index]!.owner, tool: tool.name },
+            'duplicate tool name skipped',
+          );
           continue;
         }
         seen.add(tool.name);
@@ -134,7 +145,10 @@ export class Contributions {
   }
 
   /** Attaches every inbox source to a started agent, in parallel. */
-  async attachInboxSources(agent: AgentView, deliver: (message: InboundMessage) => Promise<{ messageId: number }>): Promise<void> {
+  async attachInboxSources(
+    agent: AgentView,
+    deliver: (message: InboundMessage) => Promise<{ messageId: number }>,
+  ): Promise<void> {
     const results = await Promise.all(
       this.inboxSources.map(async ({ owner, value }) => {
         try {
@@ -146,7 +160,10 @@ export class Contributions {
         }
       }),
     );
-    this.attached.set(agent.id, results.filter((r): r is { owner: string; detach: Detach } => r !== null));
+    this.attached.set(
+      agent.id,
+      results.filter((r): r is { owner: string; detach: Detach } => r !== null),
+    );
   }
 
   async detachInboxSources(agentId: string): Promise<void> {

@@ -56,13 +56,18 @@ export function definitionProblem(value: unknown, expectedName: string): string 
   if (definition.name !== expectedName) {
     return `the module defines extension "${definition.name}", but the manifest entry is named "${expectedName}"`;
   }
-  if (!semver.valid(definition.version)) return `invalid definition: /version: "${definition.version}" is not a semver version`;
-  if (definition.dependsOn?.includes(definition.name)) return 'invalid definition: /dependsOn: an extension cannot depend on itself';
+  if (!semver.valid(definition.version))
+    return `invalid definition: /version: "${definition.version}" is not a semver version`;
+  if (definition.dependsOn?.includes(definition.name))
+    return 'invalid definition: /dependsOn: an extension cannot depend on itself';
   return null;
 }
 
 /** The manifest's config validated against the definition's `options`, defaults applied. */
-export function validateConfig(definition: ExtensionDefinition, config: Record<string, unknown>): { config: unknown } | { problem: string } {
+export function validateConfig(
+  definition: ExtensionDefinition,
+  config: Record<string, unknown>,
+): { config: unknown } | { problem: string } {
   if (!definition.options) return { config };
   const value = withDefaults(definition.options, config);
   const problem = schemaProblems(definition.options, value);

@@ -7,7 +7,8 @@ import { AgtError } from '@agt/contracts';
 export { extensionUnavailable } from '@agt/contracts';
 
 /** 404 `not_found`: `GET /runtime/extensions/{name}` for a name the manifest does not list. */
-export const extensionNotInManifest = (name: string) => new AgtError('not_found', `no extension named ${name} in the manifest`);
+export const extensionNotInManifest = (name: string) =>
+  new AgtError('not_found', `no extension named ${name} in the manifest`);
 
 /** 503 `unavailable`: the agent locator did not answer in time. */
 export const locatorTimedOut = (owner: string, ms: number) =>

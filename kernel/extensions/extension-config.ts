@@ -49,7 +49,11 @@ export class ExtensionConfigs {
       name,
       config: record.entry.config,
       source: this.registry.overlaid.has(name) ? 'overlay' : 'manifest',
-      effective: record.definition ? (running(record) ? record.config : this.validated(record, record.entry.config, false)) : null,
+      effective: record.definition
+        ? running(record)
+          ? record.config
+          : this.validated(record, record.entry.config, false)
+        : null,
       schema: record.definition?.options ?? null,
       reconfigurable: running(record) && typeof record.hooks?.reconfigure === 'function',
     };
@@ -65,7 +69,10 @@ export class ExtensionConfigs {
   private async apply(name: string, input: Record<string, unknown>, patch: boolean): Promise<ExtensionConfigChange> {
     const record = this.record(name);
     if (!record.definition) {
-      throw new AgtError('conflict', `extension ${name} cannot be read (${record.error ?? 'no definition'}): its options cannot be checked; fix the module, or edit the manifest`);
+      throw new AgtError(
+        'conflict',
+        `extension ${name} cannot be read (${record.error ?? 'no definition'}): its options cannot be checked; fix the module, or edit the manifest`,
+      );
     }
     const raw = (patch ? mergePatch(record.entry.config, input) : input) as Record<string, unknown>;
     const effective = this.validated(record, raw, true);
@@ -75,10 +82,18 @@ export class ExtensionConfigs {
       const outcome = await settleWithin(RECONFIGURE_DEADLINE_MS, () => reconfigure.call(record.hooks, effective));
       if (outcome.timedOut) {
         // It may still finish; what it runs with is then unknown until the next change or start.
-        throw new AgtError('timeout', `extension ${name} did not apply the new config within ${RECONFIGURE_DEADLINE_MS} ms; nothing was saved`, { status: 504 });
+        throw new AgtError(
+          'timeout',
+          `extension ${name} did not apply the new config within ${RECONFIGURE_DEADLINE_MS} ms; nothing was saved`,
+          { status: 504 },
+        );
       }
       if ('error' in outcome) {
-        throw new AgtError('reconfigure_failed', `extension ${name} refused the new config: ${(outcome.error as Error)?.message ?? String(outcome.error)}`, { status: 422 });
+        throw new AgtError(
+          'reconfigure_failed',
+          `extension ${name} refused the new config: ${(outcome.error as Error)?.message ?? String(outcome.error)}`,
+          { status: 422 },
+        );
       }
       record.config = effective;
       applied = true;
@@ -94,7 +109,9 @@ export class ExtensionConfigs {
       if (!strict) return null;
       // `invalid config: /types/telegram/apiRoot: ...`: the path is the part before the first colon after the prefix.
       const problem = checked.problem.replace(/^invalid config: /, '');
-      throw new AgtError('bad_request', `Invalid options for extension ${record.name}: ${problem}`, { details: { path: problem.split(':')[0] } });
+      throw new AgtError('bad_request', `Invalid options for extension ${record.name}: ${problem}`, {
+        details: { path: problem.split(':')[0] },
+      });
     }
     return checked.config;
   }

@@ -42,9 +42,13 @@ export async function locateAgentFiles(points: ExtensionPoints, reference: strin
   if (!locator) return null;
   let found: readonly unknown[];
   try {
-    found = await waitAtMost(Promise.resolve().then(() => locator.value.locate(reference)), LOCATE_DEADLINE_MS, (): never => {
-      throw locatorTimedOut(locator.owner, LOCATE_DEADLINE_MS);
-    });
+    found = await waitAtMost(
+      Promise.resolve().then(() => locator.value.locate(reference)),
+      LOCATE_DEADLINE_MS,
+      (): never => {
+        throw locatorTimedOut(locator.owner, LOCATE_DEADLINE_MS);
+      },
+    );
   } catch (error) {
     if (error instanceof AgtError && error.code === 'unavailable') throw error;
     throw locatorFailed(locator.owner, message(error), error);
@@ -54,11 +58,15 @@ export async function locateAgentFiles(points: ExtensionPoints, reference: strin
 }
 
 /** The transport that claims `address`: the first, in load order, with a matching scheme. */
-export function outboundTransportFor(points: ExtensionPoints, address: string): { owner: string; transport: OutboundTransport } | undefined {
+export function outboundTransportFor(
+  points: ExtensionPoints,
+  address: string,
+): { owner: string; transport: OutboundTransport } | undefined {
   const lower = address.toLowerCase();
   for (const { owner, value } of points.providers(outboundTransports)) {
     const schemes = Array.isArray(value.schemes) ? value.schemes : [];
-    if (schemes.some((scheme) => typeof scheme === 'string' && scheme !== '' && lower.startsWith(scheme.toLowerCase()))) return { owner, transport: value };
+    if (schemes.some((scheme) => typeof scheme === 'string' && scheme !== '' && lower.startsWith(scheme.toLowerCase())))
+      return { owner, transport: value };
   }
   return undefined;
 }
@@ -111,7 +119,12 @@ function outboundTrace(points: ExtensionPoints, envelope: OutboundEnvelope): str
   const [tracer] = points.providers(traceContext);
   if (!tracer) return undefined;
   try {
-    const value = tracer.value.outbound({ agentId: envelope.agentId, messageId: envelope.messageId, channel: envelope.channel, address: envelope.address });
+    const value = tracer.value.outbound({
+      agentId: envelope.agentId,
+      messageId: envelope.messageId,
+      channel: envelope.channel,
+      address: envelope.address,
+    });
     return isTraceparent(value) ? value : undefined;
   } catch {
     return undefined;

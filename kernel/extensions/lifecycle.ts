@@ -27,7 +27,10 @@ const message = (error: unknown) => (error instanceof Error ? error.message : St
 export function settleWithin(ms: number, work: () => unknown): Promise<{ error?: unknown; timedOut?: true }> {
   const outcome = Promise.resolve()
     .then(work)
-    .then(() => ({}), (error: unknown) => ({ error }));
+    .then(
+      () => ({}),
+      (error: unknown) => ({ error }),
+    );
   return waitAtMost(outcome, ms, () => ({ timedOut: true as const }));
 }
 
@@ -49,11 +52,11 @@ export class ExtensionLifecycle {
   async startAll(): Promise<void> {
     for (const record of this.inOrder()) {
       if (record.state !== 'loaded') continue;
-      const broken = record.dependsOn
-        .map((dep) => this.registry.get(dep)!)
-        .filter((dep) => dep.state !== 'started');
+      const broken = record.dependsOn.map((dep) => this.registry.get(dep)!).filter((dep) => dep.state !== 'started');
       if (broken.length > 0) {
-        const why = broken.map((dep) => `${dep.name} (${this.registry.unavailableReason(dep) ?? dep.state})`).join(', ');
+        const why = broken
+          .map((dep) => `${dep.name} (${this.registry.unavailableReason(dep) ?? dep.state})`)
+          .join(', ');
         this.registry.fail(record, `dependency not running: ${why}`);
         continue;
       }
@@ -87,7 +90,9 @@ export class ExtensionLifecycle {
 
   private async stopInReverse(deadlineMs: number): Promise<void> {
     const endAt = Date.now() + Math.max(0, deadlineMs);
-    const pending = this.inOrder().reverse().filter((record) => !record.stopCalled);
+    const pending = this.inOrder()
+      .reverse()
+      .filter((record) => !record.stopCalled);
     let left = pending.filter((record) => record.hooks?.stop).length;
     for (const record of pending) {
       if (record.stopCalled) continue;
@@ -99,7 +104,10 @@ export class ExtensionLifecycle {
       } else if (stop) {
         const outcome = await settleWithin(share, () => stop.call(record.hooks));
         if (outcome.timedOut) {
-          this.logger.warn({ extension: record.name }, `extension ${record.name} did not stop within ${Math.round(share)} ms; moving on`);
+          this.logger.warn(
+            { extension: record.name },
+            `extension ${record.name} did not stop within ${Math.round(share)} ms; moving on`,
+          );
         } else if ('error' in outcome) {
           this.logger.error({ err: outcome.error, extension: record.name }, `extension ${record.name} stop failed`);
         }

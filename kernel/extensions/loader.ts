@@ -88,11 +88,17 @@ function salvageRouteGroups(record: ExtensionRecord, definition: unknown): void 
   // A module defining another extension: its route groups are that extension's, not this entry's.
   if (name !== record.name) return;
   if (typeof prefix === 'string' && new RegExp(PREFIX_PATTERN).test(prefix)) record.prefix = prefix;
-  if (typeof agentRoutes === 'string' && new RegExp(SEGMENT_PATTERN).test(agentRoutes)) record.agentRoutes = agentRoutes;
+  if (typeof agentRoutes === 'string' && new RegExp(SEGMENT_PATTERN).test(agentRoutes))
+    record.agentRoutes = agentRoutes;
 }
 
 /** Imports and checks one entry; a problem fails the record (disabled entries are only inspected). */
-async function inspect(record: ExtensionRecord, registry: ExtensionRegistry, manifestPath: string, kernel: ExtensionHostDeps): Promise<void> {
+async function inspect(
+  record: ExtensionRecord,
+  registry: ExtensionRegistry,
+  manifestPath: string,
+  kernel: ExtensionHostDeps,
+): Promise<void> {
   let definition: unknown;
   let moduleFile = '';
   try {
@@ -103,7 +109,10 @@ async function inspect(record: ExtensionRecord, registry: ExtensionRegistry, man
       kernel.logger.debug({ err: error, extension: record.name }, 'disabled extension could not be imported');
       return;
     }
-    const why = error instanceof ModuleResolveError ? error.message : `cannot import module "${record.entry.module}": ${message(error)}`;
+    const why =
+      error instanceof ModuleResolveError
+        ? error.message
+        : `cannot import module "${record.entry.module}": ${message(error)}`;
     return registry.fail(record, why, error);
   }
   // Compatibility first, with its stable code: a definition from another contract may not even have our shape.
@@ -131,15 +140,25 @@ async function inspect(record: ExtensionRecord, registry: ExtensionRegistry, man
 }
 
 /** Gives each prefix to its first claimant; later claimants and kernel prefixes fail. */
-function claimPrefixes(records: ExtensionRecord[], registry: ExtensionRegistry, kernelPrefixes: ReadonlySet<string>): void {
+function claimPrefixes(
+  records: ExtensionRecord[],
+  registry: ExtensionRegistry,
+  kernelPrefixes: ReadonlySet<string>,
+): void {
   const owners = new Map<string, string>();
   for (const record of records) {
-    const claims = [record.prefix, record.agentRoutes && `/agents/:id/${record.agentRoutes}`].filter((p): p is string => !!p);
+    const claims = [record.prefix, record.agentRoutes && `/agents/:id/${record.agentRoutes}`].filter(
+      (p): p is string => !!p,
+    );
     for (const claim of claims) {
       const owner = owners.get(claim);
       const top = `/${claim.split('/')[1]}`;
-      const clash = owner !== undefined ? `is already served by extension ${owner}` :
-        !claim.startsWith('/agents/:id/') && kernelPrefixes.has(top) ? 'belongs to the kernel' : null;
+      const clash =
+        owner !== undefined
+          ? `is already served by extension ${owner}`
+          : !claim.startsWith('/agents/:id/') && kernelPrefixes.has(top)
+            ? 'belongs to the kernel'
+            : null;
       if (clash === null) continue;
       registry.fail(record, `route prefix ${claim} ${clash}`);
       // Without a scope of its own it must not answer on a prefix that is not its.
@@ -162,7 +181,14 @@ function unmetDependencies(record: ExtensionRecord, registry: ExtensionRegistry)
 }
 
 /** Runs `register(ctx)` inside the extension's scope(s); any throw fails the extension. */
-async function runRegister(record: ExtensionRecord, registry: ExtensionRegistry, kernel: ExtensionHostDeps, env: NodeJS.ProcessEnv, http: FastifyInstance, agentHttp: FastifyInstance | undefined): Promise<void> {
+async function runRegister(
+  record: ExtensionRecord,
+  registry: ExtensionRegistry,
+  kernel: ExtensionHostDeps,
+  env: NodeJS.ProcessEnv,
+  http: FastifyInstance,
+  agentHttp: FastifyInstance | undefined,
+): Promise<void> {
   const failWith = (error: unknown) => {
     const wrapped = new Error(`extension ${record.name}: register failed: ${message(error)}`, { cause: error });
     registry.fail(record, `register failed: ${message(error)}`, wrapped);
@@ -193,14 +219,28 @@ async function runRegister(record: ExtensionRecord, registry: ExtensionRegistry,
   if ('error' in outcome) return failWith(outcome.error);
   const hooks = returned.hooks;
   if (hooks !== undefined && hooks !== null) {
-    const bad = typeof hooks !== 'object' ? 'an object' : (['start', 'stop', 'reconfigure'] as const).find((k) => hooks[k] !== undefined && typeof hooks[k] !== 'function');
-    if (bad) return failWith(new Error(`register must return nothing or {start?, stop?, reconfigure?} functions (got a bad ${bad})`));
+    const bad =
+      typeof hooks !== 'object'
+        ? 'an object'
+        : (['start', 'stop', 'reconfigure'] as const).find(
+            (k) => hooks[k] !== undefined && typeof hooks[k] !== 'function',
+          );
+    if (bad)
+      return failWith(
+        new Error(`register must return nothing or {start?, stop?, reconfigure?} functions (got a bad ${bad})`),
+      );
   }
   registry.markLoaded(record, hooks ?? null);
 }
 
 /** The scopes of one extension, in dependency order; each decides when it loads whether to run or stub. */
-function registerScopes(app: KernelApp, kernel: ExtensionHostDeps, env: NodeJS.ProcessEnv, registry: ExtensionRegistry, record: ExtensionRecord): void {
+function registerScopes(
+  app: KernelApp,
+  kernel: ExtensionHostDeps,
+  env: NodeJS.ProcessEnv,
+  registry: ExtensionRegistry,
+  record: ExtensionRecord,
+): void {
   const reason = () => registry.unavailableReason(record) ?? 'unavailable';
   const serving = () => registry.unavailableReason(record);
   // The kernel's own set-up of a scope (stubs, guards) can collide with a route someone else declared;
@@ -216,35 +256,48 @@ function registerScopes(app: KernelApp, kernel: ExtensionHostDeps, env: NodeJS.P
   let agentScope: FastifyInstance | undefined;
   if (record.agentRoutes) {
     // Registered first so the instance exists when the main scope's plugin calls `register(ctx)`.
-    app.register(async (scope) => {
-      agentScope = scope;
-      await safely('agent routes', () => {
-        if (record.state !== 'pending') return registerStubRoutes(scope, record.name, reason);
-        guardScope(scope, record.name, serving);
-      })();
-    }, { prefix: `/agents/:id/${record.agentRoutes}` });
+    app.register(
+      async (scope) => {
+        agentScope = scope;
+        await safely('agent routes', () => {
+          if (record.state !== 'pending') return registerStubRoutes(scope, record.name, reason);
+          guardScope(scope, record.name, serving);
+        })();
+      },
+      { prefix: `/agents/:id/${record.agentRoutes}` },
+    );
   }
   if (!record.prefix && record.state !== 'pending') return;
-  app.register(async (scope) => {
-    if (record.state === 'pending') {
-      const unmet = unmetDependencies(record, registry);
-      if (unmet.length > 0) registry.fail(record, `missing dependencies: ${unmet.join(', ')}`);
-    }
-    await safely('routes', () => {
-      if (record.state !== 'pending') return record.prefix ? registerStubRoutes(scope, record.name, reason) : undefined;
-      // Without a prefix (an extension that only contributes, or only serves agent routes) there is no
-      // path of its own to answer not-found on; the hook still guards whatever routes it adds.
-      guardScope(scope, record.name, serving, { notFound: record.prefix !== null });
-    })();
-    if (record.state === 'pending') await runRegister(record, registry, kernel, env, scope, agentScope);
-  }, record.prefix ? { prefix: record.prefix } : {});
+  app.register(
+    async (scope) => {
+      if (record.state === 'pending') {
+        const unmet = unmetDependencies(record, registry);
+        if (unmet.length > 0) registry.fail(record, `missing dependencies: ${unmet.join(', ')}`);
+      }
+      await safely('routes', () => {
+        if (record.state !== 'pending')
+          return record.prefix ? registerStubRoutes(scope, record.name, reason) : undefined;
+        // Without a prefix (an extension that only contributes, or only serves agent routes) there is no
+        // path of its own to answer not-found on; the hook still guards whatever routes it adds.
+        guardScope(scope, record.name, serving, { notFound: record.prefix !== null });
+      })();
+      if (record.state === 'pending') await runRegister(record, registry, kernel, env, scope, agentScope);
+    },
+    record.prefix ? { prefix: record.prefix } : {},
+  );
 }
 
 /**
  * Loads the manifest's extensions into `registry` (the kernel's, created empty with the other services
  * so `GET /runtime/extensions` can read it from the start).
  */
-export async function loadExtensions(app: KernelApp, kernel: ExtensionHostDeps, registry: ExtensionRegistry, manifestPath: string, options: LoadOptions): Promise<ExtensionHost> {
+export async function loadExtensions(
+  app: KernelApp,
+  kernel: ExtensionHostDeps,
+  registry: ExtensionRegistry,
+  manifestPath: string,
+  options: LoadOptions,
+): Promise<ExtensionHost> {
   const entries = readManifest(manifestPath, { required: options.required ?? false });
   // The owner's options (`PUT /runtime/extensions/{name}/config`) live in the data directory, over the
   // manifest, which stays as shipped (config-overlay.ts).
@@ -255,7 +308,10 @@ export async function loadExtensions(app: KernelApp, kernel: ExtensionHostDeps, 
     if (own) entry.config = own.config;
   }
   for (const name of Object.keys(overlay.extensions).filter((name) => !entries.some((entry) => entry.name === name))) {
-    kernel.logger.warn({ extension: name, file: overlayFile }, `extension options for ${name} in ${overlayFile} are kept but unused: the manifest does not list it`);
+    kernel.logger.warn(
+      { extension: name, file: overlayFile },
+      `extension options for ${name} in ${overlayFile} are kept but unused: the manifest does not list it`,
+    );
   }
   const records = entries.map(newRecord);
   registry.manifestPath = manifestPath;
@@ -275,7 +331,9 @@ export async function loadExtensions(app: KernelApp, kernel: ExtensionHostDeps, 
   const env = options.env ?? process.env;
   const host: ExtensionHostDeps = options.print ? { ...kernel, print: options.print } : kernel;
   for (const name of sequence) registerScopes(app, host, env, registry, registry.get(name)!);
-  const claimed = new Set(records.flatMap((r) => [r.prefix, r.agentRoutes && `/agents/:id/${r.agentRoutes}`]).filter((p): p is string => !!p));
+  const claimed = new Set(
+    records.flatMap((r) => [r.prefix, r.agentRoutes && `/agents/:id/${r.agentRoutes}`]).filter((p): p is string => !!p),
+  );
   registerUnlistedStubs(app, new Set(records.map((r) => r.name)), claimed);
 
   const lifecycle = new ExtensionLifecycle(registry, sequence, kernel.logger);

@@ -17,10 +17,10 @@ export const SEGMENT_PATTERN = '^[a-z0-9][a-z0-9._-]*$';
 
 export const ManifestEntrySchema = Type.Object(
   {
-    name: Type.String({ pattern: EXTENSION_NAME_PATTERN, description: 'Must equal the definition\'s `name`' }),
+    name: Type.String({ pattern: EXTENSION_NAME_PATTERN, description: "Must equal the definition's `name`" }),
     module: Type.String({
       minLength: 1,
-      description: 'Path relative to the manifest\'s folder, an absolute path, or an npm package name',
+      description: "Path relative to the manifest's folder, an absolute path, or an npm package name",
     }),
     enabled: Type.Optional(Type.Boolean({ default: true })),
     config: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { default: {} })),
@@ -29,13 +29,13 @@ export const ManifestEntrySchema = Type.Object(
         pattern: PREFIX_PATTERN,
         description:
           'Where the extension answers 503 when its module cannot be imported (say, a package not installed). ' +
-          'The definition\'s own `prefix` wins whenever the module can be read.',
+          "The definition's own `prefix` wins whenever the module can be read.",
       }),
     ),
     agentRoutes: Type.Optional(
       Type.String({
         pattern: SEGMENT_PATTERN,
-        description: 'The same for its agent routes (`/agents/{id}/<agentRoutes>`); the definition\'s own wins.',
+        description: "The same for its agent routes (`/agents/{id}/<agentRoutes>`); the definition's own wins.",
       }),
     ),
   },
@@ -51,7 +51,9 @@ export const ManifestSchema = Type.Object(
 );
 
 /** One manifest entry with its defaults applied. */
-export type ManifestEntry = Required<Pick<Static<typeof ManifestEntrySchema>, 'name' | 'module' | 'enabled' | 'config'>> &
+export type ManifestEntry = Required<
+  Pick<Static<typeof ManifestEntrySchema>, 'name' | 'module' | 'enabled' | 'config'>
+> &
   Pick<Static<typeof ManifestEntrySchema>, 'prefix' | 'agentRoutes'>;
 
 export interface ReadManifestOptions {

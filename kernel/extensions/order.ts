@@ -88,7 +88,8 @@ export function orderByDependencies(nodes: readonly OrderNode[]): OrderResult {
     if (placed.has(name)) return;
     placed.add(name);
     // Cycle members are not ordered among themselves: they all fail and never register.
-    if (!cycles.has(name)) for (const dep of known.get(name)!.dependsOn) if (known.has(dep) && !cycles.has(dep)) place(dep);
+    if (!cycles.has(name))
+      for (const dep of known.get(name)!.dependsOn) if (known.has(dep) && !cycles.has(dep)) place(dep);
     order.push(name);
   };
   for (const node of nodes) place(node.name);

@@ -16,7 +16,9 @@ import type { FastifyInstance } from 'fastify';
 type PluginFunction = (instance: FastifyInstance, options: unknown, done?: (error?: Error) => void) => unknown;
 
 const isPromiseLike = (value: unknown): value is PromiseLike<unknown> =>
-  value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as { then?: unknown }).then === 'function';
+  value !== null &&
+  (typeof value === 'object' || typeof value === 'function') &&
+  typeof (value as { then?: unknown }).then === 'function';
 
 /** Runs a plugin function (promise or callback style) on `instance`; rejects with its error. */
 export async function runPlugin(fn: PluginFunction, instance: FastifyInstance, options: unknown): Promise<void> {
@@ -51,7 +53,11 @@ function guardPlugin(fn: PluginFunction, onError: (error: unknown) => void): Plu
 function guardAny(plugin: unknown, onError: (error: unknown) => void): unknown {
   if (typeof plugin === 'function') return guardPlugin(plugin as PluginFunction, onError);
   if (isPromiseLike(plugin)) return Promise.resolve(plugin).then((loaded) => guardAny(loaded, onError));
-  if (plugin !== null && typeof plugin === 'object' && typeof (plugin as { default?: unknown }).default === 'function') {
+  if (
+    plugin !== null &&
+    typeof plugin === 'object' &&
+    typeof (plugin as { default?: unknown }).default === 'function'
+  ) {
     return guardPlugin((plugin as { default: PluginFunction }).default, onError);
   }
   return plugin;
@@ -61,7 +67,11 @@ function guardAny(plugin: unknown, onError: (error: unknown) => void): unknown {
 export function guardPluginErrors(scope: FastifyInstance, onError: (error: unknown) => void): void {
   const register = scope.register;
   const guardedRegister = function (this: FastifyInstance, plugin: unknown, options?: unknown) {
-    return (register as unknown as (p: unknown, o?: unknown) => FastifyInstance).call(this, guardAny(plugin, onError), options);
+    return (register as unknown as (p: unknown, o?: unknown) => FastifyInstance).call(
+      this,
+      guardAny(plugin, onError),
+      options,
+    );
   };
   Object.defineProperty(scope, 'register', { value: guardedRegister, writable: true, configurable: true });
 }
@@ -75,7 +85,8 @@ export function guardPluginErrors(scope: FastifyInstance, onError: (error: unkno
  */
 export function bridgeAgentRegister(agentScope: FastifyInstance, mainScope: FastifyInstance): void {
   const bridged = function (plugin: unknown, options?: unknown) {
-    const opts = typeof options === 'function' ? (options as (parent: FastifyInstance) => unknown)(agentScope) : options ?? {};
+    const opts =
+      typeof options === 'function' ? (options as (parent: FastifyInstance) => unknown)(agentScope) : (options ?? {});
     if ((opts as { prefix?: unknown })?.prefix) {
       throw new Error('ctx.agentHttp.register does not take a prefix option; give the routes their full paths instead');
     }

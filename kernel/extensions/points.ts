@@ -27,7 +27,9 @@ export class ExtensionPoints {
     const slot = this.slots.get(point.id) ?? { providers: point.providers, provisions: [] };
     if (slot.providers !== point.providers) {
       const other = slot.provisions[0]?.owner ?? 'another extension';
-      throw new Error(`extension point ${point.id} takes ${slot.providers} provider(s) as ${other} offers it; ${owner} offers it with providers "${point.providers}"`);
+      throw new Error(
+        `extension point ${point.id} takes ${slot.providers} provider(s) as ${other} offers it; ${owner} offers it with providers "${point.providers}"`,
+      );
     }
     const first = slot.provisions[0];
     if (slot.providers === 'one' && first) {
@@ -55,9 +57,12 @@ export class ExtensionPoints {
     const visible = all.filter((p) => dependsOn.includes(p.owner));
     if (visible.length === 0) {
       const owners = [...new Set(all.map((p) => p.owner))].filter((owner) => owner !== user);
-      if (owners.length === 0) throw new Error(`extension ${user} uses extension point ${point.id}, which no loaded extension provides`);
+      if (owners.length === 0)
+        throw new Error(`extension ${user} uses extension point ${point.id}, which no loaded extension provides`);
       const named = owners.join(', ');
-      throw new Error(`extension ${user} uses extension point ${point.id}, provided by ${named}, without depending on it: add ${owners.length === 1 ? named : 'one of them'} to its dependsOn`);
+      throw new Error(
+        `extension ${user} uses extension point ${point.id}, provided by ${named}, without depending on it: add ${owners.length === 1 ? named : 'one of them'} to its dependsOn`,
+      );
     }
     return point.providers === 'one' ? visible[0]!.value : Object.freeze(visible.map((p) => p.value));
   }

@@ -27,8 +27,14 @@ const isDir = (path: string) => existsSync(path) && statSync(path).isDirectory()
 
 /** Whether `specifier` is a path (as opposed to a package name). */
 export function isPathSpecifier(specifier: string): boolean {
-  return specifier.startsWith('file:') || specifier === '.' || specifier === '..' || specifier.startsWith('./') ||
-    specifier.startsWith('../') || isAbsolute(specifier);
+  return (
+    specifier.startsWith('file:') ||
+    specifier === '.' ||
+    specifier === '..' ||
+    specifier.startsWith('./') ||
+    specifier.startsWith('../') ||
+    isAbsolute(specifier)
+  );
 }
 
 /** A file, a TypeScript twin of a `.js` name, an extensionless name, or a folder (package or index). */
@@ -36,11 +42,15 @@ function resolvePath(path: string, shown: string): string {
   if (isFile(path)) return realpathSync(path);
   if (isDir(path)) {
     if (isFile(join(path, 'package.json'))) return resolvePackageEntry(path, '.', shown);
-    for (const index of ['index.ts', 'index.js', 'index.mjs']) if (isFile(join(path, index))) return realpathSync(join(path, index));
-    throw new ModuleResolveError(`cannot resolve module "${shown}": folder ${path} has no package.json and no index.ts or index.js`);
+    for (const index of ['index.ts', 'index.js', 'index.mjs'])
+      if (isFile(join(path, index))) return realpathSync(join(path, index));
+    throw new ModuleResolveError(
+      `cannot resolve module "${shown}": folder ${path} has no package.json and no index.ts or index.js`,
+    );
   }
   const twin = TS_TWINS[extname(path)];
-  if (twin && isFile(path.slice(0, -extname(path).length) + twin)) return realpathSync(path.slice(0, -extname(path).length) + twin);
+  if (twin && isFile(path.slice(0, -extname(path).length) + twin))
+    return realpathSync(path.slice(0, -extname(path).length) + twin);
   if (extname(path) === '') {
     for (const ext of ['.ts', '.js', '.mjs']) if (isFile(path + ext)) return realpathSync(path + ext);
   }
@@ -69,11 +79,16 @@ function resolvePackageEntry(packageDir: string, subpath: string, shown: string)
   try {
     manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8'));
   } catch (error) {
-    throw new ModuleResolveError(`cannot resolve module "${shown}": cannot read ${join(packageDir, 'package.json')}: ${(error as Error).message}`);
+    throw new ModuleResolveError(
+      `cannot resolve module "${shown}": cannot read ${join(packageDir, 'package.json')}: ${(error as Error).message}`,
+    );
   }
   if (manifest.exports !== undefined && manifest.exports !== null) {
     const target = exportTarget(manifest, subpath);
-    if (target === null) throw new ModuleResolveError(`cannot resolve module "${shown}": package ${packageDir} does not export "${subpath}"`);
+    if (target === null)
+      throw new ModuleResolveError(
+        `cannot resolve module "${shown}": package ${packageDir} does not export "${subpath}"`,
+      );
     return resolvePath(resolve(packageDir, target), shown);
   }
   if (subpath !== '.') return resolvePath(resolve(packageDir, subpath), shown);
@@ -101,11 +116,14 @@ export function resolveExtensionModule(specifier: string, manifestPath: string):
     return resolvePath(path, specifier);
   }
   const parsed = splitPackageSpecifier(specifier);
-  if (!parsed) throw new ModuleResolveError(`cannot resolve module "${specifier}": not a path and not a valid package name`);
+  if (!parsed)
+    throw new ModuleResolveError(`cannot resolve module "${specifier}": not a path and not a valid package name`);
   for (let dir = base; ; dir = dirname(dir)) {
     const candidate = join(dir, 'node_modules', parsed.name);
     if (isFile(join(candidate, 'package.json'))) return resolvePackageEntry(candidate, parsed.subpath, specifier);
     if (dirname(dir) === dir) break;
   }
-  throw new ModuleResolveError(`cannot resolve module "${specifier}": package not found in any node_modules folder from ${base} upwards`);
+  throw new ModuleResolveError(
+    `cannot resolve module "${specifier}": package not found in any node_modules folder from ${base} upwards`,
+  );
 }

@@ -25,14 +25,17 @@ export function runtimeGauges(sources: GaugeSources): RuntimeGaugesAccess {
   const queuedTurns = (agentId: string) => {
     const runtime = sources.runtimeOf(agentId);
     let queued = 0;
-    if (runtime) for (const loop of runtime.loopNames()) queued += runtime.existingLoop(loop)?.queuedTurnIds.length ?? 0;
+    if (runtime)
+      for (const loop of runtime.loopNames()) queued += runtime.existingLoop(loop)?.queuedTurnIds.length ?? 0;
     return queued;
   };
   return Object.freeze({
     read: () => ({
       agents: sources.agents().map((agent) => ({ id: agent.id, name: agent.name, queuedTurns: queuedTurns(agent.id) })),
       sseClients: sources.sseClients(),
-      extensions: sources.extensions().map((row) => ({ name: row.name, state: row.state ?? (row.enabled ? 'pending' : 'disabled') })),
+      extensions: sources
+        .extensions()
+        .map((row) => ({ name: row.name, state: row.state ?? (row.enabled ? 'pending' : 'disabled') })),
     }),
   });
 }

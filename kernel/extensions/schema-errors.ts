@@ -17,10 +17,14 @@ function describe(error: ErrorLike): string {
   const path = error.instancePath === '' ? '(root)' : error.instancePath;
   const params = (error.params ?? {}) as Record<string, unknown>;
   if (error.keyword === 'additionalProperties' && Array.isArray(params.additionalProperties)) {
-    return params.additionalProperties.map((key) => `${path === '(root)' ? '' : path}/${String(key)}: unknown property`).join('; ');
+    return params.additionalProperties
+      .map((key) => `${path === '(root)' ? '' : path}/${String(key)}: unknown property`)
+      .join('; ');
   }
   if (error.keyword === 'required' && Array.isArray(params.requiredProperties)) {
-    return params.requiredProperties.map((key) => `${path === '(root)' ? '' : path}/${String(key)}: is required`).join('; ');
+    return params.requiredProperties
+      .map((key) => `${path === '(root)' ? '' : path}/${String(key)}: is required`)
+      .join('; ');
   }
   return `${path}: ${error.message}`;
 }

@@ -35,7 +35,12 @@ export function registerStubRoutes(scope: FastifyInstance, name: string, reason:
  * Guards a live extension scope: `reason()` returns null while it serves. The hook is added before the
  * extension registers anything, so it applies to all its routes and nested plugins.
  */
-export function guardScope(scope: FastifyInstance, name: string, reason: () => string | null, options = { notFound: true }): void {
+export function guardScope(
+  scope: FastifyInstance,
+  name: string,
+  reason: () => string | null,
+  options = { notFound: true },
+): void {
   scope.addHook('onRequest', async (_request, reply) => {
     const why = reason();
     if (why !== null) return sendUnavailable(reply, name, why);
@@ -57,7 +62,11 @@ export const NOT_LISTED = 'not listed in the extension manifest';
  * whose name is not in `listed`, except on paths a listed extension claimed (`claimed`: prefixes such as
  * `/mcp` and agent segments as `/agents/:id/mcp`).
  */
-export function registerUnlistedStubs(app: FastifyInstance, listed: ReadonlySet<string>, claimed: ReadonlySet<string>): void {
+export function registerUnlistedStubs(
+  app: FastifyInstance,
+  listed: ReadonlySet<string>,
+  claimed: ReadonlySet<string>,
+): void {
   for (const shipped of SHIPPED_EXTENSIONS) {
     if (listed.has(shipped.name)) continue;
     const paths = [shipped.prefix, shipped.agentRoutes && `/agents/:id/${shipped.agentRoutes}`];

@@ -11,7 +11,8 @@ const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T)
  * response serializer writes it with a type check instead of trying each branch. Used in the shapes of
  * the hot routes (status, list).
  */
-const NullableString = (options: { description?: string } = {}) => Type.Unsafe<string | null>({ ...options, type: ['string', 'null'] });
+const NullableString = (options: { description?: string } = {}) =>
+  Type.Unsafe<string | null>({ ...options, type: ['string', 'null'] });
 
 export const AgentSummary = Type.Object({
   id: Type.String(),
@@ -19,8 +20,13 @@ export const AgentSummary = Type.Object({
   name: Type.String(),
   handle: Type.Optional(Type.String()),
   autostart: Type.Boolean(),
-  runtimeState: Type.String({ description: "executor state of main (`idle`, `thinking`, `tool_use`, `awaiting_approval`, `awaiting_ask`, `suspended`, `error`, `stopped`), or the display state when no executor runs" }),
-  displayState: Type.String({ description: 'display (fleet-map) state: `active`, `idle`, `hibernate`, `suspended`, `off`' }),
+  runtimeState: Type.String({
+    description:
+      'executor state of main (`idle`, `thinking`, `tool_use`, `awaiting_approval`, `awaiting_ask`, `suspended`, `error`, `stopped`), or the display state when no executor runs',
+  }),
+  displayState: Type.String({
+    description: 'display (fleet-map) state: `active`, `idle`, `hibernate`, `suspended`, `off`',
+  }),
 });
 
 /** One owner cap applied to an agent file's own config (issue 22: the owner's settings are the ceiling). */
@@ -37,8 +43,14 @@ export const AgentRef = Type.Object({
   id: Type.String(),
   filePath: Nullable(Type.String()),
   config: AgentConfigSchema,
-  capped: Type.Optional(Type.Array(CappedField, { description: "what the owner's ceiling narrowed in the file's `security` and `limits` (empty: nothing)" })),
-  refused: Type.Optional(Type.Array(RefusedField, { description: 'parts of the config the owner\'s settings refuse; they do not apply' })),
+  capped: Type.Optional(
+    Type.Array(CappedField, {
+      description: "what the owner's ceiling narrowed in the file's `security` and `limits` (empty: nothing)",
+    }),
+  ),
+  refused: Type.Optional(
+    Type.Array(RefusedField, { description: "parts of the config the owner's settings refuse; they do not apply" }),
+  ),
 });
 
 export const AgentStatus = Type.Object({
@@ -56,8 +68,14 @@ export const AgentStatus = Type.Object({
       {
         fileBytes: Type.Integer({ description: 'bytes of the .agt file on disk' }),
         walBytes: Type.Integer({ description: 'bytes of its -wal file (0 when none)' }),
-        quotaBytes: Nullable(Type.Integer({ description: "the owner's size quota of the agent's own writes (settings storage), null: none" })),
-        tables: Type.Record(Type.String(), Type.Integer(), { description: 'rows per table (agt_* and local_*), counted at most every few seconds' }),
+        quotaBytes: Nullable(
+          Type.Integer({
+            description: "the owner's size quota of the agent's own writes (settings storage), null: none",
+          }),
+        ),
+        tables: Type.Record(Type.String(), Type.Integer(), {
+          description: 'rows per table (agt_* and local_*), counted at most every few seconds',
+        }),
       },
       { description: 'the agent file on disk (docs/backups.md)' },
     ),
@@ -78,12 +96,17 @@ export const ToolEntry = Type.Object({
   visible: Type.Boolean(),
   restricted: Type.Boolean(),
   locked: Type.Boolean(),
-  source: Type.String({ description: '`builtin`, `mcp:<server>`, `ext:<name>`, or `declared` (declared but offered by no registry here)' }),
+  source: Type.String({
+    description: '`builtin`, `mcp:<server>`, `ext:<name>`, or `declared` (declared but offered by no registry here)',
+  }),
   description: Type.String(),
   schema: Type.Object({}, { additionalProperties: true }),
   restrictions: Type.Object({ restricted: Type.Boolean(), locked: Type.Boolean() }),
   disabledReason: Type.Optional(
-    Type.String({ description: 'why the tool is disabled whatever the agent declares (an MCP tool whose input schema changed, until the owner re-enables it)' }),
+    Type.String({
+      description:
+        'why the tool is disabled whatever the agent declares (an MCP tool whose input schema changed, until the owner re-enables it)',
+    }),
   ),
 });
 
@@ -116,7 +139,9 @@ export const SpendTotals = Type.Object({
   output: Type.Integer(),
   cached: Type.Integer({ description: 'cache-read input tokens' }),
   calls: Type.Integer(),
-  cost_usd: Type.Union([Type.Number(), Type.Null()], { description: 'USD of the priced calls; null when none had a price' }),
+  cost_usd: Type.Union([Type.Number(), Type.Null()], {
+    description: 'USD of the priced calls; null when none had a price',
+  }),
   unpriced_calls: Type.Integer({ description: 'calls whose model had no price (tokens counted, cost unknown)' }),
 });
 
@@ -126,7 +151,9 @@ export const BudgetView = Type.Object({
   limits: NumberMap,
   used: NumberMap,
   remaining: NumberMap,
-  resets_at: Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()]), { description: 'ISO time the budget starts over; null for turn_tokens' }),
+  resets_at: Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()]), {
+    description: 'ISO time the budget starts over; null for turn_tokens',
+  }),
 });
 
 export const DaemonUsage = Type.Object({
@@ -134,13 +161,20 @@ export const DaemonUsage = Type.Object({
   to: Type.String(),
   timezone: Type.String(),
   totals: SpendTotals,
-  groups: Type.Array(Type.Intersect([Type.Object({ key: Type.String({ description: 'agent id, `<provider>/<model>` or `YYYY-MM-DD`' }) }), SpendTotals])),
+  groups: Type.Array(
+    Type.Intersect([
+      Type.Object({ key: Type.String({ description: 'agent id, `<provider>/<model>` or `YYYY-MM-DD`' }) }),
+      SpendTotals,
+    ]),
+  ),
   warnings: Type.Array(Type.String()),
 });
 
 export const UsageRollup = Type.Object({
   agentId: Type.String(),
-  cost_usd: Type.Optional(Type.Union([Type.Number(), Type.Null()], { description: 'all-time USD of the agent\'s model calls (ledger)' })),
+  cost_usd: Type.Optional(
+    Type.Union([Type.Number(), Type.Null()], { description: "all-time USD of the agent's model calls (ledger)" }),
+  ),
   spend: SpendTotals,
   budget: BudgetView,
   source: Type.Literal('agt_loop'),
@@ -158,7 +192,11 @@ export const InboxMessage = Type.Object({
   text: Type.String(),
   data: Type.Unknown(),
   status: Type.String({ description: '`unread` when new; `read`, `processed`, `failed`, ...' }),
-  external_id: Type.Optional(Nullable(Type.String({ description: 'the message id at its origin (mesh envelope id); one row per source and id' }))),
+  external_id: Type.Optional(
+    Nullable(
+      Type.String({ description: 'the message id at its origin (mesh envelope id); one row per source and id' }),
+    ),
+  ),
   created_at: Type.Integer(),
   updated_at: Type.Integer(),
 });
@@ -169,7 +207,10 @@ export const OutboxMessage = Type.Object({
   recipient: Nullable(Type.String()),
   text: Type.String(),
   data: Type.Unknown(),
-  status: Type.String({ description: '`queued` (no transport claims its address), `pending` (a transport is delivering it), `delivered`, `failed`' }),
+  status: Type.String({
+    description:
+      '`queued` (no transport claims its address), `pending` (a transport is delivering it), `delivered`, `failed`',
+  }),
   error: Nullable(Type.String()),
   attempts: Type.Integer(),
   status_code: Type.Optional(Nullable(Type.Integer({ description: "the receiver's last HTTP status (mesh)" }))),
@@ -200,17 +241,29 @@ export const ReviewSummary = Type.Object(
     mcpServers: Type.Array(Type.Object({}, { additionalProperties: true })),
     triggers: Type.Array(Type.Object({ type: Type.String(), enabled: Type.Boolean(), targetCount: Type.Integer() })),
     codeExecution: Type.Boolean(),
-    messaging: Type.Object({ mode: Type.String(), adapters: Type.Optional(Type.Array(Type.String())) }, { additionalProperties: true }),
+    messaging: Type.Object(
+      { mode: Type.String(), adapters: Type.Optional(Type.Array(Type.String())) },
+      { additionalProperties: true },
+    ),
     network: Type.Object({}, { additionalProperties: true }),
     security: Type.Object({}, { additionalProperties: true }),
-    capped: Type.Optional(Type.Array(CappedField, { description: "what the owner's ceiling narrows in the file's `security` and `limits`" })),
-    refused: Type.Optional(Type.Array(RefusedField, { description: 'parts of the config the owner\'s settings refuse' })),
+    capped: Type.Optional(
+      Type.Array(CappedField, {
+        description: "what the owner's ceiling narrows in the file's `security` and `limits`",
+      }),
+    ),
+    refused: Type.Optional(
+      Type.Array(RefusedField, { description: "parts of the config the owner's settings refuse" }),
+    ),
   },
   { additionalProperties: true },
 );
 
 export const SchemaObject = Type.Object({
-  type: Type.String({ description: '`table` or `index` (a file carrying a trigger, a view or a virtual table is refused: 422 `load_failed`, `reason: "unsafe_schema"`)' }),
+  type: Type.String({
+    description:
+      '`table` or `index` (a file carrying a trigger, a view or a virtual table is refused: 422 `load_failed`, `reason: "unsafe_schema"`)',
+  }),
   name: Type.String(),
   table: Type.String({ description: 'the table it belongs to' }),
   virtual: Type.Optional(Type.Boolean()),
@@ -222,7 +275,8 @@ export const ReviewInfo = Type.Object({
   reviewed: Type.Boolean(),
   summary: ReviewSummary,
   schemaObjects: Type.Array(SchemaObject, {
-    description: "schema objects the file carries besides the daemon's own `agt_*` tables and indexes and SQLite's: the agent's `local_*` tables and indexes",
+    description:
+      "schema objects the file carries besides the daemon's own `agt_*` tables and indexes and SQLite's: the agent's `local_*` tables and indexes",
   }),
 });
 

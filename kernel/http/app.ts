@@ -15,7 +15,13 @@ import { routerRefusal } from './errors.js';
 import { AGT_VERSION } from '../version.js';
 import { createDaemonLogger, DaemonLogController, installRequestLines, RequestLog } from './logger.js';
 
-export type KernelApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
+export type KernelApp = FastifyInstance<
+  RawServerDefault,
+  IncomingMessage,
+  ServerResponse,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
 
 export const API_VERSION = AGT_VERSION;
 
@@ -47,7 +53,10 @@ const API_DESCRIPTION = [
 // route's first request, with a 500 that names it in the log, rather than the start.)
 // JSON bodies are typed already: a number where a string belongs is a 400, never silently converted.
 // Query strings, params and headers are text on the wire and are coerced to their schema's types.
-type SerializerFactory = (externalSchemas: unknown, options: unknown) => (route: { schema?: unknown }) => (data: unknown) => string;
+type SerializerFactory = (
+  externalSchemas: unknown,
+  options: unknown,
+) => (route: { schema?: unknown }) => (data: unknown) => string;
 const serializerFactory = (SerializerSelector as unknown as () => SerializerFactory)();
 const serializers = new Map<string, ReturnType<SerializerFactory>>();
 
@@ -130,9 +139,15 @@ export async function buildApp(options: AppOptions): Promise<KernelApp> {
   installErrorHandling(app);
   // The guard hook, first on every request, also gives it its logger (one hook, not two).
   const level = options.logLevel;
-  installGuards(app, options.guard, level === 'silent' ? undefined : (request, reply) => {
-    request.log = reply.log = new RequestLog(logger, request.id);
-  });
+  installGuards(
+    app,
+    options.guard,
+    level === 'silent'
+      ? undefined
+      : (request, reply) => {
+          request.log = reply.log = new RequestLog(logger, request.id);
+        },
+  );
   installRequestLines(app, level);
   // The main API's own connection budget (kernel/http/connection-caps.ts).
   const caps = options.connectionCaps ?? (() => undefined);

@@ -29,7 +29,13 @@ const MAX_DEFAULT_CONNECTIONS = 4096;
 let fileLimit: number | undefined;
 
 const limitOf = (value: unknown): number | undefined =>
-  value === 'unlimited' ? Number.MAX_SAFE_INTEGER : typeof value === 'number' && value > 0 ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : undefined;
+  value === 'unlimited'
+    ? Number.MAX_SAFE_INTEGER
+    : typeof value === 'number' && value > 0
+      ? value
+      : typeof value === 'string' && /^\d+$/.test(value)
+        ? Number(value)
+        : undefined;
 
 /**
  * The process's soft limit on open files (node raises it to the hard limit at start-up): from

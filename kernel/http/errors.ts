@@ -24,6 +24,10 @@ export const routerRefusal = (message: string) => new AgtError('bad_request', me
 
 /** 400 `bad_request`: a numeric query, params or header field (`where` names the part) is not plain decimal. */
 export const notDecimal = (part: string, where: string, name: string, kind: 'integer' | 'number', shown: string) =>
-  new AgtError('bad_request', `Invalid ${where}: ${name} must be a decimal ${kind === 'integer' ? 'integer' : 'number'} (got ${shown})`, {
-    details: { path: `/${part}/${name}` },
-  });
+  new AgtError(
+    'bad_request',
+    `Invalid ${where}: ${name} must be a decimal ${kind === 'integer' ? 'integer' : 'number'} (got ${shown})`,
+    {
+      details: { path: `/${part}/${name}` },
+    },
+  );

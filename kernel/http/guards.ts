@@ -5,7 +5,14 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { badBearerToken, crossOrigin, hostNotAllowed, loopbackOnly, repeatedHost } from './errors.js';
-import { absoluteFormAuthority, hasRepeatedHost, hostAllowed, isLoopbackAddress, originIsSameOrigin, type HostPolicy } from './host-check.js';
+import {
+  absoluteFormAuthority,
+  hasRepeatedHost,
+  hostAllowed,
+  isLoopbackAddress,
+  originIsSameOrigin,
+  type HostPolicy,
+} from './host-check.js';
 import { installInputChecks } from './input-checks.js';
 
 declare module 'fastify' {
@@ -22,17 +29,53 @@ declare module 'fastify' {
  * original client. Kept as a list for the docs and the tests; the guard itself applies the rule.
  */
 export const CLIENT_ADDRESS_HEADERS = [
-  'forwarded', 'forwarded-for', 'via', 'x-real-ip', 'x-client-ip', 'client-ip', 'true-client-ip', 'cf-connecting-ip',
-  'cf-connecting-ipv6', 'cf-pseudo-ipv4', 'fastly-client-ip', 'x-cluster-client-ip', 'x-original-forwarded-for',
-  'x-originating-ip', 'x-remote-ip', 'x-remote-addr', 'x-proxyuser-ip', 'x-envoy-external-address', 'x-azure-clientip',
-  'x-azure-socketip', 'x-appengine-user-ip', 'x-original-host', 'x-host',
+  'forwarded',
+  'forwarded-for',
+  'via',
+  'x-real-ip',
+  'x-client-ip',
+  'client-ip',
+  'true-client-ip',
+  'cf-connecting-ip',
+  'cf-connecting-ipv6',
+  'cf-pseudo-ipv4',
+  'fastly-client-ip',
+  'x-cluster-client-ip',
+  'x-original-forwarded-for',
+  'x-originating-ip',
+  'x-remote-ip',
+  'x-remote-addr',
+  'x-proxyuser-ip',
+  'x-envoy-external-address',
+  'x-azure-clientip',
+  'x-azure-socketip',
+  'x-appengine-user-ip',
+  'x-original-host',
+  'x-host',
 ];
 
 /** Tokens that end a client-address header's name: the address itself (`…-IP`, `…-Addr`, `…-Address`), or whom it is for. */
 const ADDRESS_TOKEN = /(?:ip|ips|ipv4|ipv6|addr|addrs|address|addresses)$/;
 const TARGET_TOKENS = new Set(['for', 'host', 'hosts', 'via']);
 /** Tokens that say the header speaks for the client (then an address or host token anywhere makes it one). */
-const ROLE_TOKENS = new Set(['client', 'real', 'true', 'original', 'originating', 'remote', 'connecting', 'viewer', 'peer', 'source', 'src', 'user', 'proxyuser', 'external', 'forwarded', 'proxied']);
+const ROLE_TOKENS = new Set([
+  'client',
+  'real',
+  'true',
+  'original',
+  'originating',
+  'remote',
+  'connecting',
+  'viewer',
+  'peer',
+  'source',
+  'src',
+  'user',
+  'proxyuser',
+  'external',
+  'forwarded',
+  'proxied',
+]);
 
 /**
  * The client-address family, by the shape of the name rather than a list: split the lowercase name on
@@ -56,7 +99,10 @@ export function isClientAddressHeader(name: string): boolean {
   if (lower === 'forwarded' || lower === 'via' || tokens.some((token) => token.startsWith('forwarded'))) return true;
   const last = tokens[tokens.length - 1]!;
   if (ADDRESS_TOKEN.test(last) || TARGET_TOKENS.has(last)) return true;
-  return tokens.some((token) => ROLE_TOKENS.has(token)) && tokens.some((token) => ADDRESS_TOKEN.test(token) || TARGET_TOKENS.has(token));
+  return (
+    tokens.some((token) => ROLE_TOKENS.has(token)) &&
+    tokens.some((token) => ADDRESS_TOKEN.test(token) || TARGET_TOKENS.has(token))
+  );
 }
 
 // Requests carry the same few header names over and over: the answer per name is kept (bounded).
@@ -79,7 +125,9 @@ export function hasProxyHeader(headers: Record<string, unknown>): boolean {
 /** `Sec-Fetch-Site` says a browser sent this from another site (any case; a repeated header counts if any value does). */
 function crossSiteFetch(value: string | string[] | undefined): boolean {
   if (value === undefined) return false;
-  const tokens = (Array.isArray(value) ? value : [value]).flatMap((item) => item.split(',')).map((item) => item.trim().toLowerCase());
+  const tokens = (Array.isArray(value) ? value : [value])
+    .flatMap((item) => item.split(','))
+    .map((item) => item.trim().toLowerCase());
   return tokens.some((token) => token === 'cross-site' || token === 'same-site');
 }
 
@@ -145,7 +193,10 @@ export interface GuardOptions extends HostPolicy {
   localProof: string;
 }
 
-export function isLocalRequest(request: FastifyRequest, options: Pick<GuardOptions, 'behindProxy' | 'localProof'>): boolean {
+export function isLocalRequest(
+  request: FastifyRequest,
+  options: Pick<GuardOptions, 'behindProxy' | 'localProof'>,
+): boolean {
   if (!isLoopbackAddress(request.socket.remoteAddress)) return false;
   if (hasProxyHeader(request.headers)) return false;
   if (!options.behindProxy) return true;
@@ -163,7 +214,8 @@ export interface SiteGuardOptions extends HostPolicy {
   crossSiteNavigation?: boolean;
 }
 
-const headerText = (value: string | string[] | undefined) => (Array.isArray(value) ? value.join(',') : value)?.trim().toLowerCase();
+const headerText = (value: string | string[] | undefined) =>
+  (Array.isArray(value) ? value.join(',') : value)?.trim().toLowerCase();
 
 /** A plain link followed from another site: a page load, never a script's fetch or a form post. */
 function isTopLevelNavigation(request: FastifyRequest): boolean {
@@ -191,7 +243,10 @@ export function checkSite(request: FastifyRequest, options: SiteGuardOptions): v
   const named = authority ?? host;
   const origin = request.headers.origin;
   if (origin !== undefined && !originIsSameOrigin(origin, named)) throw crossOrigin();
-  if (crossSiteFetch(request.headers['sec-fetch-site']) && !(options.crossSiteNavigation === true && isTopLevelNavigation(request))) {
+  if (
+    crossSiteFetch(request.headers['sec-fetch-site']) &&
+    !(options.crossSiteNavigation === true && isTopLevelNavigation(request))
+  ) {
     throw crossOrigin();
   }
 }
@@ -200,11 +255,18 @@ export function checkSite(request: FastifyRequest, options: SiteGuardOptions): v
  * The guard itself: throws the first refusal. `route` is undefined when the router never matched (a
  * malformed URL), which is then treated as an authenticated, non-local route.
  */
-export function checkRequest(request: FastifyRequest, options: GuardOptions, route = request.routeOptions?.config): void {
+export function checkRequest(
+  request: FastifyRequest,
+  options: GuardOptions,
+  route = request.routeOptions?.config,
+): void {
   checkSite(request, options);
   if (!route?.public) {
     const given = bearerToken(request.headers.authorization);
-    if (!(given !== undefined && secretEquals(given, options.token)) && !(options.otherCredential?.(request) === true)) {
+    if (
+      !(given !== undefined && secretEquals(given, options.token)) &&
+      !(options.otherCredential?.(request) === true)
+    ) {
       throw badBearerToken();
     }
   }
@@ -238,7 +300,11 @@ async function refuseAddressTrailers(request: FastifyRequest): Promise<void> {
  * `prepare` runs first in the same hook (the request's logger, app.ts): one root hook per request
  * costs less than two.
  */
-export function installGuards(app: FastifyInstance, options: GuardOptions, prepare?: (request: FastifyRequest, reply: FastifyReply) => void): void {
+export function installGuards(
+  app: FastifyInstance,
+  options: GuardOptions,
+  prepare?: (request: FastifyRequest, reply: FastifyReply) => void,
+): void {
   // Callback style, not async: no promise and no extra microtask per request.
   app.addHook('onRequest', (request, reply, done) => {
     prepare?.(request, reply);
@@ -253,7 +319,8 @@ export function installGuards(app: FastifyInstance, options: GuardOptions, prepa
   // Only loopback-only routes wait for the end of the request: the others never look at trailers.
   app.addHook('onRoute', (route) => {
     if (route.config?.loopbackOnly !== true) return;
-    const own = route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler];
+    const own =
+      route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler];
     route.preHandler = [refuseAddressTrailers, ...own];
   });
   // After the guard: plain-decimal numbers in query/params/headers and the JSON depth limit.

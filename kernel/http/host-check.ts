@@ -72,7 +72,11 @@ UNSPECIFIED.addSubnet('0.0.0.0', 8, 'ipv4');
 UNSPECIFIED.addAddress('::', 'ipv6');
 export function isUnspecifiedAddress(host: string): boolean {
   const family = isIP(host);
-  return family === 4 ? UNSPECIFIED.check(host, 'ipv4') : family === 6 ? UNSPECIFIED.check(host.toLowerCase(), 'ipv6') : false;
+  return family === 4
+    ? UNSPECIFIED.check(host, 'ipv4')
+    : family === 6
+      ? UNSPECIFIED.check(host.toLowerCase(), 'ipv6')
+      : false;
 }
 
 export interface HostPolicy {
@@ -100,7 +104,14 @@ export function hostAllowed(value: string | undefined, policy: HostPolicy): bool
   const port = policy.boundPort();
   // Cached only for policies that do not depend on the machine's interfaces (the main API's hot path).
   const cacheable = policy.boundAddresses === undefined;
-  if (cacheable && lastHost !== undefined && lastHost.value === value && lastHost.policy === policy && lastHost.port === port) return lastHost.allowed;
+  if (
+    cacheable &&
+    lastHost !== undefined &&
+    lastHost.value === value &&
+    lastHost.policy === policy &&
+    lastHost.port === port
+  )
+    return lastHost.allowed;
   const allowed = hostNamesServer(value, policy, port);
   if (cacheable) lastHost = { value, policy, port, allowed };
   return allowed;

@@ -38,7 +38,11 @@ function numericKind(schema: unknown, depth = 0): NumericKind | null {
 }
 
 /** The numeric properties of an object schema (its `allOf` members included, for `Type.Intersect`). */
-function numericProperties(schema: unknown, out: Array<[string, NumericKind]> = [], depth = 0): Array<[string, NumericKind]> {
+function numericProperties(
+  schema: unknown,
+  out: Array<[string, NumericKind]> = [],
+  depth = 0,
+): Array<[string, NumericKind]> {
   if (!schema || typeof schema !== 'object' || depth > 8) return out;
   const s = schema as { properties?: Record<string, unknown>; allOf?: unknown[] };
   for (const [name, property] of Object.entries(s.properties ?? {})) {
@@ -56,7 +60,10 @@ function numericFields(schema: Record<string, unknown>): NumericFields {
   if (!fields) {
     fields = { querystring: [], params: [], headers: [] };
     for (const part of PARTS) {
-      fields[part] = numericProperties(schema[part]).map(([name, kind]) => [part === 'headers' ? name.toLowerCase() : name, kind]);
+      fields[part] = numericProperties(schema[part]).map(([name, kind]) => [
+        part === 'headers' ? name.toLowerCase() : name,
+        kind,
+      ]);
     }
     fieldsBySchema.set(schema, fields);
   }
@@ -83,8 +90,14 @@ export function checkNumericText(request: FastifyRequest): void {
       if (raw === undefined) continue;
       for (const text of Array.isArray(raw) ? raw : [raw]) {
         const pattern = kind === 'integer' ? DECIMAL_INTEGER : DECIMAL_NUMBER;
-        if (typeof text !== 'string' || !pattern.test(text) || !Number.isFinite(Number(text)) || (kind === 'integer' && !Number.isSafeInteger(Number(text)))) {
-          const shown = typeof text === 'string' ? JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text) : typeof text;
+        if (
+          typeof text !== 'string' ||
+          !pattern.test(text) ||
+          !Number.isFinite(Number(text)) ||
+          (kind === 'integer' && !Number.isSafeInteger(Number(text)))
+        ) {
+          const shown =
+            typeof text === 'string' ? JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text) : typeof text;
           throw notDecimal(part, WHERE[part], name, kind, shown);
         }
       }
@@ -120,6 +133,7 @@ export function installInputChecks(app: FastifyInstance): void {
   app.addHook('onRoute', (route) => {
     if (!needsChecks(route.method, route.schema as Record<string, unknown> | undefined)) return;
     const existing = route.preValidation;
-    route.preValidation = existing === undefined ? [check] : [check, ...(Array.isArray(existing) ? existing : [existing])];
+    route.preValidation =
+      existing === undefined ? [check] : [check, ...(Array.isArray(existing) ? existing : [existing])];
   });
 }

@@ -58,14 +58,25 @@ export function serverLimitOptions(limits: RequestLimits = REQUEST_LIMITS) {
 }
 
 /** What a `clientError` becomes: status and code. */
-export function classifyClientError(error: NodeJS.ErrnoException, limits: RequestLimits = REQUEST_LIMITS): { status: number; code: string; message: string } {
+export function classifyClientError(
+  error: NodeJS.ErrnoException,
+  limits: RequestLimits = REQUEST_LIMITS,
+): { status: number; code: string; message: string } {
   switch (error.code) {
     case 'HPE_HEADER_OVERFLOW':
-      return { status: 431, code: 'headers_too_large', message: `request headers exceed ${Math.round(limits.maxHeaderBytes / 1024)} KB` };
+      return {
+        status: 431,
+        code: 'headers_too_large',
+        message: `request headers exceed ${Math.round(limits.maxHeaderBytes / 1024)} KB`,
+      };
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return { status: 408, code: 'request_timeout', message: 'the request did not arrive in time' };
     default:
-      return { status: 400, code: 'bad_request', message: `malformed HTTP request${error.code ? ` (${error.code})` : ''}` };
+      return {
+        status: 400,
+        code: 'bad_request',
+        message: `malformed HTTP request${error.code ? ` (${error.code})` : ''}`,
+      };
   }
 }
 

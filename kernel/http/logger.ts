@@ -12,7 +12,13 @@
  * - at `debug`/`trace` one line per request (`request answered`), from an `onResponse` hook added only
  *   at those levels (the hook makes fastify time the response).
  */
-import { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import { pino, stdSerializers, type Logger } from 'pino';
 
 /** A request slower than this is logged at debug with `slow: true`. */
@@ -49,7 +55,11 @@ async function logStream(format: 'pretty' | 'json' | undefined, level: string): 
 }
 
 /** `destination`: where JSON lines go instead of stderr (tests read them). */
-export async function createDaemonLogger(level: string, format?: 'pretty' | 'json', destination?: NodeJS.WritableStream): Promise<Logger> {
+export async function createDaemonLogger(
+  level: string,
+  format?: 'pretty' | 'json',
+  destination?: NodeJS.WritableStream,
+): Promise<Logger> {
   return pino(
     {
       level,
@@ -127,12 +137,20 @@ export class DaemonLogController extends LogController {
 
   override incomingRequest(): void {}
 
-  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
+  override requestCompleted(
+    error: Error | null | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    metadata?: Record<string, unknown>,
+  ): void {
     if (error) super.requestCompleted(error, request, reply, metadata);
   }
 
   override serviceUnavailable(): void {
-    this.logger.info({ res: { statusCode: 503 } }, 'request aborted - refusing to accept new requests as server is closing');
+    this.logger.info(
+      { res: { statusCode: 503 } },
+      'request aborted - refusing to accept new requests as server is closing',
+    );
   }
 }
 
@@ -143,7 +161,10 @@ export function installRequestLines(app: FastifyInstance, level: string): void {
     const ms = reply.elapsedTime;
     // Query strings may name files; the path and status say enough about a request.
     const url = request.url.split('?')[0];
-    request.log.debug({ method: request.method, url, statusCode: reply.statusCode, ms: Math.round(ms), slow: ms >= SLOW_REQUEST_MS }, 'request answered');
+    request.log.debug(
+      { method: request.method, url, statusCode: reply.statusCode, ms: Math.round(ms), slow: ms >= SLOW_REQUEST_MS },
+      'request answered',
+    );
     done();
   });
 }

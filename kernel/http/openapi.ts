@@ -41,7 +41,12 @@ export function collectOpenApi(app: FastifyInstance, options: Record<string, unk
   return document;
 }
 
-async function build(app: FastifyInstance, options: Record<string, unknown>, routes: RouteOptions[], scopes: FastifyInstance[]): Promise<() => unknown> {
+async function build(
+  app: FastifyInstance,
+  options: Record<string, unknown>,
+  routes: RouteOptions[],
+  scopes: FastifyInstance[],
+): Promise<() => unknown> {
   const { default: swagger } = (await import('@fastify/swagger')) as unknown as { default: SwaggerPlugin };
   const host: PluginHost = { hooks: { onRoute: [], onRegister: [], onReady: [] } };
   const stand = {

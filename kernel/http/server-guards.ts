@@ -27,7 +27,9 @@ const INTERFACE_CACHE_MS = 2_000;
 /** Every address of this machine's interfaces (loopback included). */
 export function machineAddresses(now = Date.now()): string[] {
   if (interfaceCache === undefined || now - interfaceCache.at > INTERFACE_CACHE_MS) {
-    const addresses = Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((item) => item.address.replace(/%.*$/, '')));
+    const addresses = Object.values(networkInterfaces()).flatMap((list) =>
+      (list ?? []).map((item) => item.address.replace(/%.*$/, '')),
+    );
     interfaceCache = { at: now, addresses };
   }
   return interfaceCache.addresses;
@@ -68,15 +70,28 @@ export function boundSitePolicy(app: FastifyInstance, policy: ServerGuardPolicy)
 
 function requestLimits(overrides: Partial<ServerLimits> | undefined): RequestLimits {
   const limits = { ...REQUEST_LIMITS };
-  for (const key of ['maxHeaderBytes', 'headersTimeoutMs', 'requestTimeoutMs', 'keepAliveTimeoutMs', 'idleSocketTimeoutMs'] as const) {
+  for (const key of [
+    'maxHeaderBytes',
+    'headersTimeoutMs',
+    'requestTimeoutMs',
+    'keepAliveTimeoutMs',
+    'idleSocketTimeoutMs',
+  ] as const) {
     const value = overrides?.[key];
     if (value !== undefined) {
-      if (!Number.isInteger(value) || value <= 0) throw new TypeError(`serverGuards: limits.${key} must be a positive integer (got ${String(value)})`);
+      if (!Number.isInteger(value) || value <= 0)
+        throw new TypeError(`serverGuards: limits.${key} must be a positive integer (got ${String(value)})`);
       limits[key] = value;
     }
   }
   // Deadlines are checked this often: a tenth of the shortest one, at most once a second.
-  limits.checkIntervalMs = Math.max(10, Math.min(REQUEST_LIMITS.checkIntervalMs, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 10)));
+  limits.checkIntervalMs = Math.max(
+    10,
+    Math.min(
+      REQUEST_LIMITS.checkIntervalMs,
+      Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 10),
+    ),
+  );
   return limits;
 }
 
@@ -86,7 +101,8 @@ function policyCaps(overrides: Partial<ServerLimits> | undefined): Partial<Conne
   for (const key of ['maxConnections', 'maxConnectionsPerAddress'] as const) {
     const value = overrides?.[key];
     if (value === undefined) continue;
-    if (!Number.isInteger(value) || value <= 0) throw new TypeError(`serverGuards: limits.${key} must be a positive integer (got ${String(value)})`);
+    if (!Number.isInteger(value) || value <= 0)
+      throw new TypeError(`serverGuards: limits.${key} must be a positive integer (got ${String(value)})`);
     caps[key] = value;
   }
   return caps;
@@ -99,7 +115,11 @@ export type SettingsCaps = () => Partial<ConnectionCaps> | undefined;
  * Builds a guarded server (the implementation of `ctx.serverGuards.createServer`). Its connection budget
  * is its own: the policy's caps, else the settings', else the defaults (connection-caps.ts).
  */
-export function createGuardedServer(options: FastifyServerOptions = {}, policy: ServerGuardPolicy = {}, settingsCaps: SettingsCaps = () => undefined): FastifyInstance {
+export function createGuardedServer(
+  options: FastifyServerOptions = {},
+  policy: ServerGuardPolicy = {},
+  settingsCaps: SettingsCaps = () => undefined,
+): FastifyInstance {
   const limits = requestLimits(policy.limits);
   const ownCaps = policyCaps(policy.limits);
   let site: SiteGuardOptions | undefined;
@@ -145,7 +165,8 @@ export function createGuardedServer(options: FastifyServerOptions = {}, policy: 
  */
 export function createServerGuards(settingsCaps: SettingsCaps = () => undefined): ServerGuards {
   return Object.freeze({
-    createServer: (options?: FastifyServerOptions, policy?: ServerGuardPolicy) => createGuardedServer(options, policy, settingsCaps),
+    createServer: (options?: FastifyServerOptions, policy?: ServerGuardPolicy) =>
+      createGuardedServer(options, policy, settingsCaps),
     get defaultLimits(): Readonly<ServerLimits> {
       return Object.freeze({
         maxHeaderBytes: REQUEST_LIMITS.maxHeaderBytes,

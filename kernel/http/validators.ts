@@ -11,7 +11,9 @@ import type { FastifyInstance } from 'fastify';
 const AJV_BASE = { removeAdditional: false, useDefaults: true, allErrors: false } as const;
 // The two Ajv instances are made when the first validator is compiled, not at import: each adds its
 // meta-schemas when made (~6 ms apiece of the daemon's start, issue 31); no request is validated before.
-let ajvs: { body: ReturnType<ReturnType<typeof AjvCompiler>>; text: ReturnType<ReturnType<typeof AjvCompiler>> } | undefined;
+let ajvs:
+  | { body: ReturnType<ReturnType<typeof AjvCompiler>>; text: ReturnType<ReturnType<typeof AjvCompiler>> }
+  | undefined;
 function compilers() {
   if (ajvs === undefined) {
     const ajvPool = AjvCompiler();
@@ -42,7 +44,7 @@ function validatorFor(route: Parameters<ValidatorCompiler>[0]): Validator {
  * the parent object (so Ajv may replace a root value) only to a function with `schemaEnv`, as Ajv's have.
  */
 export const compileValidator: ValidatorCompiler = (route) => {
-  let compiled: ((data: unknown, context?: unknown) => unknown) & { errors?: unknown } | undefined;
+  let compiled: (((data: unknown, context?: unknown) => unknown) & { errors?: unknown }) | undefined;
   const validate = ((data: unknown, context?: unknown) => {
     compiled ??= validatorFor(route) as never;
     const valid = compiled!(data, context);
@@ -52,4 +54,3 @@ export const compileValidator: ValidatorCompiler = (route) => {
   validate.schemaEnv = true;
   return validate as Validator;
 };
-

@@ -15,7 +15,14 @@
  * over @noble/curves and tweetnacl: ~10x faster than either per operation (docs/performance.md, "The
  * curve work").
  */
-import { createPrivateKey, createPublicKey, diffieHellman, randomBytes, sign as nodeSign, type KeyObject } from 'node:crypto';
+import {
+  createPrivateKey,
+  createPublicKey,
+  diffieHellman,
+  randomBytes,
+  sign as nodeSign,
+  type KeyObject,
+} from 'node:crypto';
 import nacl from 'tweetnacl';
 
 export const KEY_BYTES = 32;
@@ -31,12 +38,17 @@ type Curve = keyof typeof PKCS8_PREFIX;
 const PLACEHOLDER_X = Buffer.alloc(32).toString('base64url');
 
 /** tweetnacl's lowlevel HSalsa20 (exported by nacl-fast.js, absent from its typings). */
-const lowlevel = (nacl as unknown as { lowlevel: { crypto_core_hsalsa20(out: Uint8Array, inp: Uint8Array, k: Uint8Array, c: Uint8Array): void } }).lowlevel;
+const lowlevel = (
+  nacl as unknown as {
+    lowlevel: { crypto_core_hsalsa20(out: Uint8Array, inp: Uint8Array, k: Uint8Array, c: Uint8Array): void };
+  }
+).lowlevel;
 const SIGMA = new TextEncoder().encode('expand 32-byte k');
 const ZERO16 = new Uint8Array(16);
 
 function checkLength(bytes: Uint8Array, length: number, what: string): void {
-  if (!(bytes instanceof Uint8Array) || bytes.length !== length) throw new RangeError(`${what} must be ${length} bytes`);
+  if (!(bytes instanceof Uint8Array) || bytes.length !== length)
+    throw new RangeError(`${what} must be ${length} bytes`);
 }
 
 /**
@@ -45,7 +57,15 @@ function checkLength(bytes: Uint8Array, length: number, what: string): void {
  */
 function privateKeyObject(curve: Curve, secret: Uint8Array): KeyObject {
   try {
-    return createPrivateKey({ key: { kty: 'OKP', crv: curve, d: Buffer.from(secret.buffer, secret.byteOffset, secret.length).toString('base64url'), x: PLACEHOLDER_X }, format: 'jwk' });
+    return createPrivateKey({
+      key: {
+        kty: 'OKP',
+        crv: curve,
+        d: Buffer.from(secret.buffer, secret.byteOffset, secret.length).toString('base64url'),
+        x: PLACEHOLDER_X,
+      },
+      format: 'jwk',
+    });
   } catch {
     const der = Buffer.concat([PKCS8_PREFIX[curve], secret]);
     try {
@@ -76,13 +96,21 @@ function recipientKeyObject(publicKey: Uint8Array): KeyObject {
 
 function x25519PublicKeyObject(publicKey: Uint8Array): KeyObject {
   try {
-    return createPublicKey({ key: { kty: 'OKP', crv: 'X25519', x: Buffer.from(publicKey.buffer, publicKey.byteOffset, publicKey.length).toString('base64url') }, format: 'jwk' });
+    return createPublicKey({
+      key: {
+        kty: 'OKP',
+        crv: 'X25519',
+        x: Buffer.from(publicKey.buffer, publicKey.byteOffset, publicKey.length).toString('base64url'),
+      },
+      format: 'jwk',
+    });
   } catch {
     return createPublicKey({ key: Buffer.concat([X25519_SPKI, publicKey]), format: 'der', type: 'spki' });
   }
 }
 
-const publicKeyBytes = (privateKey: KeyObject): Uint8Array => new Uint8Array(Buffer.from(createPublicKey(privateKey).export({ format: 'jwk' }).x!, 'base64url'));
+const publicKeyBytes = (privateKey: KeyObject): Uint8Array =>
+  new Uint8Array(Buffer.from(createPublicKey(privateKey).export({ format: 'jwk' }).x!, 'base64url'));
 
 /** `nacl.box.keyPair.fromSecretKey(secret).publicKey`. */
 export function x25519PublicKey(secret: Uint8Array): Uint8Array {
@@ -102,7 +130,11 @@ export function boxKeyPair(): nacl.BoxKeyPair {
 }
 
 /** `nacl.box.before(theirPublicKey, mySecretKey)`, or null when OpenSSL refuses the shared secret. */
-function beforeNode(theirPublicKey: Uint8Array, mySecretKey: Uint8Array | KeyObject, recipient = false): Uint8Array | null {
+function beforeNode(
+  theirPublicKey: Uint8Array,
+  mySecretKey: Uint8Array | KeyObject,
+  recipient = false,
+): Uint8Array | null {
   let shared: Buffer;
   try {
     shared = diffieHellman({
@@ -131,7 +163,11 @@ export function boxBefore(theirPublicKey: Uint8Array, mySecretKey: Uint8Array): 
  * with its public key: the sealed-box step (sealed-box.ts) with one private key object for both the
  * public key and the shared secret, where {@link boxKeyPair} then {@link box} made it twice.
  */
-export function boxFromEphemeral(message: Uint8Array, nonce: Uint8Array, theirPublicKey: Uint8Array): { ct: Uint8Array; ephemeralPublicKey: Uint8Array } {
+export function boxFromEphemeral(
+  message: Uint8Array,
+  nonce: Uint8Array,
+  theirPublicKey: Uint8Array,
+): { ct: Uint8Array; ephemeralPublicKey: Uint8Array } {
   checkLength(theirPublicKey, KEY_BYTES, 'an X25519 public key');
   const secretKey = new Uint8Array(randomBytes(KEY_BYTES));
   try {
@@ -149,7 +185,12 @@ export function boxFromEphemeral(message: Uint8Array, nonce: Uint8Array, theirPu
 }
 
 /** `nacl.box(message, nonce, theirPublicKey, mySecretKey)`. */
-export function box(message: Uint8Array, nonce: Uint8Array, theirPublicKey: Uint8Array, mySecretKey: Uint8Array): Uint8Array {
+export function box(
+  message: Uint8Array,
+  nonce: Uint8Array,
+  theirPublicKey: Uint8Array,
+  mySecretKey: Uint8Array,
+): Uint8Array {
   const key = boxBefore(theirPublicKey, mySecretKey);
   try {
     return nacl.secretbox(message, nonce, key);
@@ -159,7 +200,12 @@ export function box(message: Uint8Array, nonce: Uint8Array, theirPublicKey: Uint
 }
 
 /** `nacl.box.open(box, nonce, theirPublicKey, mySecretKey)`: the message, or null. */
-export function boxOpen(ciphertext: Uint8Array, nonce: Uint8Array, theirPublicKey: Uint8Array, mySecretKey: Uint8Array): Uint8Array | null {
+export function boxOpen(
+  ciphertext: Uint8Array,
+  nonce: Uint8Array,
+  theirPublicKey: Uint8Array,
+  mySecretKey: Uint8Array,
+): Uint8Array | null {
   const key = boxBefore(theirPublicKey, mySecretKey);
   try {
     return nacl.secretbox.open(ciphertext, nonce, key);

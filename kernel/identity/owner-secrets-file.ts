@@ -59,7 +59,8 @@ function shapeProblem(value: unknown): string | null {
   const kdf = kdfParamsProblem(file.kdf);
   if (kdf) return kdf;
   if (file.cipher !== 'xsalsa20-poly1305') return `unsupported cipher ${String(file.cipher)}`;
-  if (typeof file.nonce !== 'string' || fromBase64(file.nonce).length !== nacl.secretbox.nonceLength) return 'bad nonce';
+  if (typeof file.nonce !== 'string' || fromBase64(file.nonce).length !== nacl.secretbox.nonceLength)
+    return 'bad nonce';
   if (typeof file.ciphertext !== 'string' || fromBase64(file.ciphertext).length <= nacl.secretbox.overheadLength) {
     return 'bad ciphertext';
   }
@@ -94,7 +95,12 @@ export interface PublicOwnerFields {
 }
 
 /** Seals the seed under a fresh salt and nonce. */
-export async function sealOwnerSecrets(seed: Uint8Array, passphrase: string, fields: PublicOwnerFields, cost?: KdfCost): Promise<OwnerSecretsFile> {
+export async function sealOwnerSecrets(
+  seed: Uint8Array,
+  passphrase: string,
+  fields: PublicOwnerFields,
+  cost?: KdfCost,
+): Promise<OwnerSecretsFile> {
   const kdf = newKdfParams(cost);
   const key = await deriveKey(passphrase, kdf);
   const payload: SecretPayload = { v: 1, seed: toBase64(seed), ownerDid: fields.ownerDid };
@@ -119,7 +125,10 @@ export async function sealOwnerSecrets(seed: Uint8Array, passphrase: string, fie
   };
 }
 
-export type OpenResult = { kind: 'ok'; seed: Uint8Array } | { kind: 'wrong_password' } | { kind: 'corrupt'; reason: string };
+export type OpenResult =
+  | { kind: 'ok'; seed: Uint8Array }
+  | { kind: 'wrong_password' }
+  | { kind: 'corrupt'; reason: string };
 
 /** Decrypts the seed. A failed tag means a wrong passphrase (or a damaged ciphertext: they look alike). */
 export async function openOwnerSecrets(file: OwnerSecretsFile, passphrase: string): Promise<OpenResult> {

@@ -119,7 +119,8 @@ export class OwnerIdentity implements IdentityService {
 
   ownerSign(message: Uint8Array): Uint8Array {
     if (!this.keys) throw this.notReadyError('signing as the owner');
-    if (this.ownerSigner?.keys !== this.keys) this.ownerSigner = { keys: this.keys, sign: ed25519Signer(this.keys.signing.secretKey) };
+    if (this.ownerSigner?.keys !== this.keys)
+      this.ownerSigner = { keys: this.keys, sign: ed25519Signer(this.keys.signing.secretKey) };
     return this.ownerSigner.sign(message);
   }
 
@@ -239,7 +240,11 @@ export class OwnerIdentity implements IdentityService {
       if (this.disk.kind !== 'ok') throw noIdentity('whose backup could be confirmed', this.status());
       if (!this.disk.file.backupConfirmed) {
         // Only the public part changes; the sealed seed is kept as it is.
-        const file: OwnerSecretsFile = { ...this.disk.file, backupConfirmed: true, updatedAt: new Date().toISOString() };
+        const file: OwnerSecretsFile = {
+          ...this.disk.file,
+          backupConfirmed: true,
+          updatedAt: new Date().toISOString(),
+        };
         writeOwnerSecrets(this.path, file);
         this.disk = { kind: 'ok', file };
         this.changed();
@@ -298,15 +303,25 @@ export class OwnerIdentity implements IdentityService {
   }
 
   /** Seals the seed to disk under `passphrase`, then holds the derived keys: the identity is ready. */
-  private async store(seed: Uint8Array, passphrase: string, backupConfirmed: boolean, createdAt?: string): Promise<void> {
+  private async store(
+    seed: Uint8Array,
+    passphrase: string,
+    backupConfirmed: boolean,
+    createdAt?: string,
+  ): Promise<void> {
     const keys = deriveOwnerKeys(seed);
     try {
-      const file = await sealOwnerSecrets(seed, passphrase, {
-        ownerDid: keys.did,
-        ownerBoxPublicKey: keys.box.publicKey,
-        backupConfirmed,
-        createdAt,
-      }, this.kdfCost);
+      const file = await sealOwnerSecrets(
+        seed,
+        passphrase,
+        {
+          ownerDid: keys.did,
+          ownerBoxPublicKey: keys.box.publicKey,
+          backupConfirmed,
+          createdAt,
+        },
+        this.kdfCost,
+      );
       writeOwnerSecrets(this.path, file);
       this.disk = { kind: 'ok', file };
     } catch (error) {

@@ -49,7 +49,13 @@ function moveAside(path: string, logger: Logger): void {
 }
 
 /** Loads the secret key of one file, or generates and writes a new one. */
-function loadOrCreate(path: string, kty: string, field: string, extra: (key: Uint8Array) => Record<string, string>, logger: Logger): Uint8Array {
+function loadOrCreate(
+  path: string,
+  kty: string,
+  field: string,
+  extra: (key: Uint8Array) => Record<string, string>,
+  logger: Logger,
+): Uint8Array {
   const existing = readKeyField(path, kty, field);
   if (existing instanceof Uint8Array) {
     // Someone may have loosened the mode; the secret must stay owner-only.

@@ -37,7 +37,11 @@ export function openSealed(sealed: SealedBox, recipientSecretKey: Uint8Array): U
   const epk = fromBase64(sealed.epk);
   const nonce = fromBase64(sealed.nonce);
   const ct = fromBase64(sealed.ct);
-  if (epk.length !== nacl.box.publicKeyLength || nonce.length !== nacl.box.nonceLength || ct.length < nacl.box.overheadLength) {
+  if (
+    epk.length !== nacl.box.publicKeyLength ||
+    nonce.length !== nacl.box.nonceLength ||
+    ct.length < nacl.box.overheadLength
+  ) {
     return null;
   }
   return boxOpen(ct, nonce, epk, recipientSecretKey);

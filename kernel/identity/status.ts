@@ -12,7 +12,13 @@ export interface StatusInputs {
   note: string | null;
 }
 
-export function describeStatus({ disk, ready, runtimeDid, envPassphraseConfigured, note }: StatusInputs): IdentityStatus {
+export function describeStatus({
+  disk,
+  ready,
+  runtimeDid,
+  envPassphraseConfigured,
+  note,
+}: StatusInputs): IdentityStatus {
   const base = { runtimeDid, storage: 'file' as const };
   if (disk.kind === 'missing') {
     return {

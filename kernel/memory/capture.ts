@@ -26,7 +26,8 @@ export function compactionMemories(rows: readonly LoopRow[], summary: string, su
   const turns = new Map<string, { asked: string[]; answer: string; lastRow: number }>();
   for (const row of rows) {
     if (row.kind === 'summary' || !row.turn_id) continue;
-    const turn = turns.get(row.turn_id) ?? turns.set(row.turn_id, { asked: [], answer: '', lastRow: row.id }).get(row.turn_id)!;
+    const turn =
+      turns.get(row.turn_id) ?? turns.set(row.turn_id, { asked: [], answer: '', lastRow: row.id }).get(row.turn_id)!;
     turn.lastRow = row.id;
     const text = rowText(row.content).trim();
     if (!text) continue;
@@ -36,7 +37,12 @@ export function compactionMemories(rows: readonly LoopRow[], summary: string, su
   const out: CapturedMemory[] = [];
   for (const [turnId, turn] of turns) {
     if (turn.asked.length === 0 && !turn.answer) continue;
-    const text = [turn.asked.length ? `Asked: ${turn.asked.join('\n')}` : '', turn.answer ? `Answered: ${turn.answer}` : ''].filter(Boolean).join('\n');
+    const text = [
+      turn.asked.length ? `Asked: ${turn.asked.join('\n')}` : '',
+      turn.answer ? `Answered: ${turn.answer}` : '',
+    ]
+      .filter(Boolean)
+      .join('\n');
     out.push({ text: clip(text), kind: 'episode', turnId, rowId: turn.lastRow });
   }
   out.push({ text: clip(summary), kind: 'summary', turnId: null, rowId: summaryRowId });

@@ -29,15 +29,25 @@ export class ChangelogStore {
   add(change: NewChange, now: number): void {
     this.sql.run(
       'INSERT INTO agt_memory_changelog (run_id, action, memory_id, from_ids, reason, detail, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-      change.run_id, change.action, change.memory_id, JSON.stringify(change.from_ids), change.reason, change.detail, now,
+      change.run_id,
+      change.action,
+      change.memory_id,
+      JSON.stringify(change.from_ids),
+      change.reason,
+      change.detail,
+      now,
     );
   }
 
   /** Newest first; `before` pages by id. */
   list(limit: number, before?: number): ChangelogEntry[] {
-    const rows = before === undefined
-      ? this.sql.all('SELECT * FROM agt_memory_changelog ORDER BY id DESC LIMIT ?', limit)
-      : this.sql.all('SELECT * FROM agt_memory_changelog WHERE id < ? ORDER BY id DESC LIMIT ?', before, limit);
-    return rows.map((row) => ({ ...(row as unknown as ChangelogEntry), from_ids: JSON.parse(row.from_ids as string) as number[] }));
+    const rows =
+      before === undefined
+        ? this.sql.all('SELECT * FROM agt_memory_changelog ORDER BY id DESC LIMIT ?', limit)
+        : this.sql.all('SELECT * FROM agt_memory_changelog WHERE id < ? ORDER BY id DESC LIMIT ?', before, limit);
+    return rows.map((row) => ({
+      ...(row as unknown as ChangelogEntry),
+      from_ids: JSON.parse(row.from_ids as string) as number[],
+    }));
   }
 }

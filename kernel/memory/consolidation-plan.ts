@@ -29,7 +29,12 @@ export const CONSOLIDATION_SYSTEM = [
 ].join(' ');
 
 export function consolidationPrompt(memories: readonly Memory[]): string {
-  const items = memories.map((m) => ({ id: m.id, kind: m.kind, text: m.text, created_at: new Date(m.created_at).toISOString() }));
+  const items = memories.map((m) => ({
+    id: m.id,
+    kind: m.kind,
+    text: m.text,
+    created_at: new Date(m.created_at).toISOString(),
+  }));
   return `The memories (newest first):\n${JSON.stringify(items, null, 1)}`;
 }
 
@@ -67,7 +72,8 @@ const isId = (value: unknown): value is number => Number.isSafeInteger(value) &&
 /** Reads and checks the model's answer against the memories the run offered. Throws when nothing is readable. */
 export function readPlan(answer: string, offered: readonly Memory[]): Plan {
   const parsed = parseAnswer(answer);
-  const list = typeof parsed === 'object' && parsed !== null ? (parsed as { operations?: unknown }).operations : undefined;
+  const list =
+    typeof parsed === 'object' && parsed !== null ? (parsed as { operations?: unknown }).operations : undefined;
   if (!Array.isArray(list)) throw new Error('the answer has no "operations" array');
   const offeredIds = new Set(offered.map((m) => m.id));
   const used = new Set<number>();
@@ -76,7 +82,11 @@ export function readPlan(answer: string, offered: readonly Memory[]): Plan {
   for (const [index, raw] of list.entries()) {
     if (index >= limit) {
       // One row for all of them: the changelog stays as bounded as the answer's reading.
-      plan.refused.push({ ids: [], why: `more than ${limit} operations proposed: ${list.length - limit} ignored`, proposal: clip(JSON.stringify(list.slice(limit)), MAX_DETAIL_CHARS) });
+      plan.refused.push({
+        ids: [],
+        why: `more than ${limit} operations proposed: ${list.length - limit} ignored`,
+        proposal: clip(JSON.stringify(list.slice(limit)), MAX_DETAIL_CHARS),
+      });
       break;
     }
     const proposal = clip(JSON.stringify(raw) ?? String(raw), MAX_DETAIL_CHARS);
@@ -107,13 +117,17 @@ export function readPlan(answer: string, offered: readonly Memory[]): Plan {
       refuse(`already changed by an earlier operation of this run: ${twice.join(', ')}`);
       continue;
     }
-    if (item.op !== 'forget' && (typeof item.text !== 'string' || item.text.trim() === '' || item.text.length > MAX_MEMORY_CHARS)) {
+    if (
+      item.op !== 'forget' &&
+      (typeof item.text !== 'string' || item.text.trim() === '' || item.text.length > MAX_MEMORY_CHARS)
+    ) {
       refuse(`text must be 1 to ${MAX_MEMORY_CHARS} characters`);
       continue;
     }
     for (const id of ids) used.add(id);
     if (item.op === 'merge') plan.ops.push({ op: 'merge', ids, text: (item.text as string).trim(), reason });
-    else if (item.op === 'update') plan.ops.push({ op: 'update', id: ids[0]!, text: (item.text as string).trim(), reason });
+    else if (item.op === 'update')
+      plan.ops.push({ op: 'update', id: ids[0]!, text: (item.text as string).trim(), reason });
     else plan.ops.push({ op: 'forget', id: ids[0]!, reason });
   }
   return plan;

@@ -23,7 +23,8 @@ export const MIN_SECRET_LENGTH = 8;
 /** What kind of credential `text` holds, or null. `secrets`: the values the daemon knows for this agent. */
 export function credentialIn(text: string, secrets: readonly string[]): string | null {
   for (const secret of secrets) {
-    if (secret.length >= MIN_SECRET_LENGTH && text.includes(secret)) return 'the value of one of the agent\'s credentials';
+    if (secret.length >= MIN_SECRET_LENGTH && text.includes(secret))
+      return "the value of one of the agent's credentials";
   }
   for (const [shape, what] of SHAPES) if (shape.test(text)) return what;
   return null;

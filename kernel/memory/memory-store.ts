@@ -59,16 +59,21 @@ export interface MemoryListOptions {
 }
 
 const COLUMNS = 'id, text, kind, source, loop, turn_id, row_id, pinned, created_at, updated_at, used_at, forgotten_at';
-const toMemory = (row: Record<string, unknown>): Memory => ({ ...(row as unknown as Memory), pinned: row.pinned === 1 });
+const toMemory = (row: Record<string, unknown>): Memory => ({
+  ...(row as unknown as Memory),
+  pinned: row.pinned === 1,
+});
 
 /**
  * English function words left out of a search: with "any word matches", a shared "the" would match
  * every memory (recall offers full-text matches whatever their score). A query of nothing else keeps them.
  */
 const STOP_WORDS = new Set(
-  ('a an and are as at be been but by can could did do does for from had has have he her hers him his how i if in into is it its me '
-    + 'my no not of on or our she so than that the their them then there these they this those to too us was we were what when '
-    + 'where which while who whom why will with would you your').split(' '),
+  (
+    'a an and are as at be been but by can could did do does for from had has have he her hers him his how i if in into is it its me ' +
+    'my no not of on or our she so than that the their them then there these they this those to too us was we were what when ' +
+    'where which while who whom why will with would you your'
+  ).split(' '),
 );
 
 /**
@@ -92,14 +97,27 @@ export class MemoryStore {
 
   /** Live memories that are not pinned, newest first (what a consolidation run may change). */
   unpinned(limit: number): Memory[] {
-    return this.sql.all(`SELECT ${COLUMNS} FROM agt_memory WHERE forgotten_at IS NULL AND pinned = 0 ORDER BY id DESC LIMIT ?`, limit).map(toMemory);
+    return this.sql
+      .all(
+        `SELECT ${COLUMNS} FROM agt_memory WHERE forgotten_at IS NULL AND pinned = 0 ORDER BY id DESC LIMIT ?`,
+        limit,
+      )
+      .map(toMemory);
   }
 
   add(input: NewMemory, now: number): Memory {
     return this.sql.transaction(() => {
       const { lastId } = this.sql.run(
         'INSERT INTO agt_memory (text, kind, source, loop, turn_id, row_id, pinned, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-        input.text, input.kind ?? 'fact', input.source, input.loop ?? null, input.turnId ?? null, input.rowId ?? null, input.pinned === true, now, now,
+        input.text,
+        input.kind ?? 'fact',
+        input.source,
+        input.loop ?? null,
+        input.turnId ?? null,
+        input.rowId ?? null,
+        input.pinned === true,
+        now,
+        now,
       );
       this.sql.run('INSERT INTO agt_memory_fts (rowid, text) VALUES (?, ?)', lastId, input.text);
       return this.get(lastId)!;
@@ -115,7 +133,10 @@ export class MemoryStore {
   many(ids: readonly number[]): Memory[] {
     if (ids.length === 0) return [];
     // `+forgotten_at`: looked up by id; the index on forgotten_at would walk every live memory instead.
-    const rows = this.sql.all(`SELECT ${COLUMNS} FROM agt_memory WHERE +forgotten_at IS NULL AND id IN (SELECT value FROM json_each(?))`, JSON.stringify(ids));
+    const rows = this.sql.all(
+      `SELECT ${COLUMNS} FROM agt_memory WHERE +forgotten_at IS NULL AND id IN (SELECT value FROM json_each(?))`,
+      JSON.stringify(ids),
+    );
     const byId = new Map(rows.map((row) => [row.id as number, toMemory(row)]));
     return ids.map((id) => byId.get(id)).filter((m): m is Memory => m !== undefined);
   }
@@ -124,21 +145,30 @@ export class MemoryStore {
   list(options: MemoryListOptions): Memory[] {
     const where = [options.forgotten ? 'forgotten_at IS NOT NULL' : 'forgotten_at IS NULL'];
     const params: Array<string | number> = [];
-    if (options.before !== undefined) (where.push('id < ?'), params.push(options.before));
-    if (options.kind !== undefined) (where.push('kind = ?'), params.push(options.kind));
-    if (options.pinned !== undefined) (where.push('pinned = ?'), params.push(options.pinned ? 1 : 0));
+    if (options.before !== undefined) where.push('id < ?'), params.push(options.before);
+    if (options.kind !== undefined) where.push('kind = ?'), params.push(options.kind);
+    if (options.pinned !== undefined) where.push('pinned = ?'), params.push(options.pinned ? 1 : 0);
     params.push(options.limit);
-    return this.sql.all(`SELECT ${COLUMNS} FROM agt_memory WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ?`, ...params).map(toMemory);
+    return this.sql
+      .all(`SELECT ${COLUMNS} FROM agt_memory WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ?`, ...params)
+      .map(toMemory);
   }
 
   /** Live memories that are pinned, oldest first. */
   pinned(limit: number): Memory[] {
-    return this.sql.all(`SELECT ${COLUMNS} FROM agt_memory WHERE forgotten_at IS NULL AND pinned = 1 ORDER BY id LIMIT ?`, limit).map(toMemory);
+    return this.sql
+      .all(`SELECT ${COLUMNS} FROM agt_memory WHERE forgotten_at IS NULL AND pinned = 1 ORDER BY id LIMIT ?`, limit)
+      .map(toMemory);
   }
 
   /** Whether more than `n` live memories exist (counted only that far). */
   liveMoreThan(n: number): boolean {
-    return (this.sql.one<{ n: number }>('SELECT COUNT(*) AS n FROM (SELECT 1 FROM agt_memory WHERE forgotten_at IS NULL LIMIT ?)', n + 1)?.n ?? 0) > n;
+    return (
+      (this.sql.one<{ n: number }>(
+        'SELECT COUNT(*) AS n FROM (SELECT 1 FROM agt_memory WHERE forgotten_at IS NULL LIMIT ?)',
+        n + 1,
+      )?.n ?? 0) > n
+    );
   }
 
   count(): { live: number; forgotten: number; pinned: number } {
@@ -154,7 +184,14 @@ export class MemoryStore {
       const current = this.get(id);
       if (!current || current.forgotten_at !== null) return undefined;
       const text = patch.text ?? current.text;
-      this.sql.run('UPDATE agt_memory SET text = ?, kind = ?, pinned = ?, updated_at = ? WHERE id = ?', text, patch.kind ?? current.kind, patch.pinned ?? current.pinned, now, id);
+      this.sql.run(
+        'UPDATE agt_memory SET text = ?, kind = ?, pinned = ?, updated_at = ? WHERE id = ?',
+        text,
+        patch.kind ?? current.kind,
+        patch.pinned ?? current.pinned,
+        now,
+        id,
+      );
       if (text !== current.text) {
         this.sql.run('DELETE FROM agt_memory_fts WHERE rowid = ?', id);
         this.sql.run('INSERT INTO agt_memory_fts (rowid, text) VALUES (?, ?)', id, text);
@@ -167,7 +204,12 @@ export class MemoryStore {
   /** Marks a live memory forgotten and takes it out of the indexes; false when there was none. */
   forget(id: number, now: number): boolean {
     return this.sql.transaction(() => {
-      const { changes } = this.sql.run('UPDATE agt_memory SET forgotten_at = ?, updated_at = ? WHERE id = ? AND forgotten_at IS NULL', now, now, id);
+      const { changes } = this.sql.run(
+        'UPDATE agt_memory SET forgotten_at = ?, updated_at = ? WHERE id = ? AND forgotten_at IS NULL',
+        now,
+        now,
+        id,
+      );
       if (changes === 0) return false;
       this.unindex(id);
       return true;
@@ -193,7 +235,11 @@ export class MemoryStore {
   /** Sets `used_at` (recalled or found by the agent's search). */
   touch(ids: readonly number[], now: number): void {
     if (ids.length === 0) return;
-    this.sql.run('UPDATE agt_memory SET used_at = ? WHERE id IN (SELECT value FROM json_each(?))', now, JSON.stringify(ids));
+    this.sql.run(
+      'UPDATE agt_memory SET used_at = ? WHERE id IN (SELECT value FROM json_each(?))',
+      now,
+      JSON.stringify(ids),
+    );
   }
 
   /** Full-text matches, best first (BM25; lower is better in SQLite's sign), at most `limit`. */
@@ -210,7 +256,10 @@ export class MemoryStore {
 
   /** Live memories with no vector yet, oldest first (what the embedder works through). */
   unembedded(limit: number): Array<{ id: number; text: string }> {
-    return this.sql.all('SELECT m.id, m.text FROM agt_memory AS m LEFT JOIN agt_memory_vectors AS v ON v.memory_id = m.id WHERE m.forgotten_at IS NULL AND v.memory_id IS NULL ORDER BY m.id LIMIT ?', limit);
+    return this.sql.all(
+      'SELECT m.id, m.text FROM agt_memory AS m LEFT JOIN agt_memory_vectors AS v ON v.memory_id = m.id WHERE m.forgotten_at IS NULL AND v.memory_id IS NULL ORDER BY m.id LIMIT ?',
+      limit,
+    );
   }
 
   /** Live memories with a vector and without. */
@@ -228,11 +277,18 @@ export class MemoryStore {
     return this.sql.transaction(() => {
       let stored = 0;
       for (const item of items) {
-        const current = this.sql.one<{ text: string }>('SELECT text FROM agt_memory WHERE id = ? AND forgotten_at IS NULL', item.id);
+        const current = this.sql.one<{ text: string }>(
+          'SELECT text FROM agt_memory WHERE id = ? AND forgotten_at IS NULL',
+          item.id,
+        );
         if (current?.text !== item.text) continue;
         const blob = vectorBlob(item.vector);
         this.sql.run('INSERT OR REPLACE INTO agt_memory_vectors (memory_id, embedding) VALUES (?, ?)', item.id, blob);
-        this.sql.run('INSERT OR REPLACE INTO agt_memory_bits (memory_id, bits) VALUES (?, vector1bit(?))', item.id, blob);
+        this.sql.run(
+          'INSERT OR REPLACE INTO agt_memory_bits (memory_id, bits) VALUES (?, vector1bit(?))',
+          item.id,
+          blob,
+        );
         stored++;
       }
       return stored;

@@ -14,7 +14,8 @@ export const MIN_CANDIDATES = 400;
 
 // Counted only up to the limit: a COUNT(*) of a large table would itself be a scan.
 export const COUNT_SQL = 'SELECT COUNT(*) AS n FROM (SELECT 1 FROM agt_memory_bits LIMIT ?)';
-export const EXACT_SQL = 'SELECT memory_id AS id, vector_distance_cos(embedding, ?) AS distance FROM agt_memory_vectors ORDER BY distance LIMIT ?';
+export const EXACT_SQL =
+  'SELECT memory_id AS id, vector_distance_cos(embedding, ?) AS distance FROM agt_memory_vectors ORDER BY distance LIMIT ?';
 export const BITS_SQL = 'SELECT vector1bit(?) AS bits';
 export const PREFILTER_SQL = `SELECT v.memory_id AS id, vector_distance_cos(v.embedding, ?) AS distance
   FROM (SELECT memory_id FROM agt_memory_bits ORDER BY vector_distance_cos(bits, ?) LIMIT ?) AS c

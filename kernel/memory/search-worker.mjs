@@ -11,7 +11,12 @@ import { FULL_TEXT_SQL, nearestRows } from './search-sql.mjs';
 const Database = createRequire(import.meta.url)('libsql');
 const BUSY_TIMEOUT_MS = 5_000;
 // BLOBs come back from `all` as ArrayBuffer: made Buffers, so they bind as BLOBs again.
-const clean = (row) => Object.fromEntries(Object.entries(row).filter(([key]) => key !== '_metadata').map(([key, value]) => [key, value instanceof ArrayBuffer ? Buffer.from(value) : value]));
+const clean = (row) =>
+  Object.fromEntries(
+    Object.entries(row)
+      .filter(([key]) => key !== '_metadata')
+      .map(([key, value]) => [key, value instanceof ArrayBuffer ? Buffer.from(value) : value]),
+  );
 
 parentPort.on('message', ({ id, path, match, vector, depth }) => {
   let db;

@@ -53,7 +53,12 @@ export interface MemoryDeps {
   resolveClient(agent: MemoryAgent, providerId: string): Promise<ModelClient | undefined>;
   /** The agent's sealed credential values that can be read now (none while locked). */
   secrets(agent: MemoryAgent): Promise<string[]>;
-  emit<T extends EventType>(agent: MemoryAgent, type: T, payload: EventPayloads[T], where?: { loop?: string; turnId?: string }): void;
+  emit<T extends EventType>(
+    agent: MemoryAgent,
+    type: T,
+    payload: EventPayloads[T],
+    where?: { loop?: string; turnId?: string },
+  ): void;
   /** The loaded agent by id (the background embedder finds it again after each await). */
   agent(agentId: string): MemoryAgent | undefined;
 }
@@ -105,7 +110,8 @@ export class MemoryService {
   check(text: string, secrets: readonly string[]): string {
     const trimmed = text.trim();
     if (trimmed === '') throw memoryTextInvalid('a memory needs some text');
-    if (trimmed.length > MAX_MEMORY_CHARS) throw memoryTextInvalid(`a memory holds at most ${MAX_MEMORY_CHARS} characters (got ${trimmed.length})`);
+    if (trimmed.length > MAX_MEMORY_CHARS)
+      throw memoryTextInvalid(`a memory holds at most ${MAX_MEMORY_CHARS} characters (got ${trimmed.length})`);
     const found = credentialIn(trimmed, secrets);
     if (found) throw memoryHoldsCredential(found);
     return trimmed;
@@ -126,7 +132,12 @@ export class MemoryService {
       assertFileWriteFits(agent.file, quotaBytesFor(settings, agent.id), Buffer.byteLength(text) * 3 + dims * 8, 0);
     }
     const memory = agent.file.memory.add({ ...input, text }, this.deps.now());
-    this.deps.emit(agent, 'memory.saved', { memory_id: memory.id, kind: memory.kind, source: memory.source }, where(input));
+    this.deps.emit(
+      agent,
+      'memory.saved',
+      { memory_id: memory.id, kind: memory.kind, source: memory.source },
+      where(input),
+    );
     this.embedInBackground(agent);
     return memory;
   }
@@ -139,11 +150,17 @@ export class MemoryService {
 
   /** After memories were written by {@link saveChecked} and committed: announce them and embed. */
   announce(agent: MemoryAgent, memories: readonly Memory[]): void {
-    for (const m of memories) this.deps.emit(agent, 'memory.saved', { memory_id: m.id, kind: m.kind, source: m.source }, where(m));
+    for (const m of memories)
+      this.deps.emit(agent, 'memory.saved', { memory_id: m.id, kind: m.kind, source: m.source }, where(m));
     if (memories.length > 0) this.embedInBackground(agent);
   }
 
-  update(agent: MemoryAgent, id: number, patch: { text?: string; kind?: MemoryKind; pinned?: boolean }, secrets: readonly string[]): Memory {
+  update(
+    agent: MemoryAgent,
+    id: number,
+    patch: { text?: string; kind?: MemoryKind; pinned?: boolean },
+    secrets: readonly string[],
+  ): Memory {
     const text = patch.text === undefined ? undefined : this.check(patch.text, secrets);
     const memory = agent.file.memory.update(id, { ...patch, ...(text !== undefined ? { text } : {}) }, this.deps.now());
     if (!memory) throw memoryNotFound(id);
@@ -167,11 +184,17 @@ export class MemoryService {
    * Hybrid search: full-text (BM25) and, with embeddings, vector results fused by reciprocal rank with
    * recency (fusion.ts). `touch` marks the hits used (the agent's own searches and recall do).
    */
-  async search(agent: MemoryAgent, query: string, options: { limit: number; touch?: boolean; signal?: AbortSignal; turnId?: string; loop?: string }): Promise<SearchResult> {
+  async search(
+    agent: MemoryAgent,
+    query: string,
+    options: { limit: number; touch?: boolean; signal?: AbortSignal; turnId?: string; loop?: string },
+  ): Promise<SearchResult> {
     const file = agent.file;
     let queryVector: number[] | undefined;
     let note: string | undefined;
-    const embedding = await this.embeddingFor(agent).catch((error: unknown) => (note = `embeddings unavailable: ${message(error)}`, undefined));
+    const embedding = await this.embeddingFor(agent).catch(
+      (error: unknown) => ((note = `embeddings unavailable: ${message(error)}`), undefined),
+    );
     if (embedding) {
       if (vectorModel(file.raw) !== embedding.signature) this.embedInBackground(agent);
       try {
@@ -182,15 +205,24 @@ export class MemoryService {
     } else note ??= 'no embedding model configured (settings memory.embeddings): full-text search only';
     if (!file.isOpen) return { mode: 'fulltext', ...(note ? { note } : {}), hits: [] };
     // Vectors of another model (a change not yet re-embedded) are not compared with this one's.
-    const vectorQuery = queryVector && embedding && vectorModel(file.raw) === embedding.signature ? queryVector : undefined;
+    const vectorQuery =
+      queryVector && embedding && vectorModel(file.raw) === embedding.signature ? queryVector : undefined;
     const lists = await this.lists(file, query, vectorQuery);
     const mode: SearchMode = embedding && !note ? 'hybrid' : 'fulltext';
     if (!file.isOpen) return { mode, ...(note ? { note } : {}), hits: [] };
     const vector = lists.vector.filter((hit) => hit.distance <= SEARCH_MAX_DISTANCE);
-    const found = new Map(file.memory.many([...new Set([...lists.text.map((h) => h.id), ...vector.map((h) => h.id)])]).map((m) => [m.id, m]));
+    const found = new Map(
+      file.memory
+        .many([...new Set([...lists.text.map((h) => h.id), ...vector.map((h) => h.id)])])
+        .map((m) => [m.id, m]),
+    );
     const ranked = fuse(lists.text, vector, (id) => found.get(id), this.deps.now());
     const hits = ranked.slice(0, options.limit).map((r) => ({ ...r, memory: found.get(r.id)! }));
-    if (options.touch) file.memory.touch(hits.map((h) => h.id), this.deps.now());
+    if (options.touch)
+      file.memory.touch(
+        hits.map((h) => h.id),
+        this.deps.now(),
+      );
     return { mode, ...(note ? { note } : {}), hits };
   }
 
@@ -198,11 +230,23 @@ export class MemoryService {
    * The full-text and vector candidates: on the daemon's connection for a small file (well under a
    * millisecond), on the search worker for a large one, so the event loop never waits on the scan.
    */
-  private async lists(file: AgentFile, query: string, vector: number[] | undefined): Promise<{ text: Array<{ id: number }>; vector: Array<{ id: number; distance: number }> }> {
+  private async lists(
+    file: AgentFile,
+    query: string,
+    vector: number[] | undefined,
+  ): Promise<{ text: Array<{ id: number }>; vector: Array<{ id: number; distance: number }> }> {
     if (!file.memory.liveMoreThan(EXACT_SEARCH_LIMIT)) {
-      return { text: file.memory.fullText(query, SEARCH_DEPTH), vector: vector ? file.memory.nearest(vector, SEARCH_DEPTH) : [] };
+      return {
+        text: file.memory.fullText(query, SEARCH_DEPTH),
+        vector: vector ? file.memory.nearest(vector, SEARCH_DEPTH) : [],
+      };
     }
-    return searchOnThread({ path: file.path, match: ftsQuery(query), vector: vector ? vectorBlob(vector) : null, depth: SEARCH_DEPTH });
+    return searchOnThread({
+      path: file.path,
+      match: ftsQuery(query),
+      vector: vector ? vectorBlob(vector) : null,
+      depth: SEARCH_DEPTH,
+    });
   }
 
   /**
@@ -210,13 +254,21 @@ export class MemoryService {
    * found or that are close in meaning, as many as fit the agent's `memory.recall_tokens`. Null when
    * recall is off or nothing fits. Emits `memory.recalled`.
    */
-  async recall(agent: MemoryAgent, input: string, where: { loop: string; turnId: string; signal: AbortSignal }): Promise<string | null> {
+  async recall(
+    agent: MemoryAgent,
+    input: string,
+    where: { loop: string; turnId: string; signal: AbortSignal },
+  ): Promise<string | null> {
     const config = agent.config.memory;
     const budget = config?.recall === false ? 0 : (config?.recall_tokens ?? DEFAULT_RECALL_TOKENS);
     if (budget <= 0 || !agent.file.memory.liveMoreThan(0)) return null;
     const pinned = agent.file.memory.pinned(20);
-    const result = input.trim() ? await this.search(agent, input, { limit: 20, signal: where.signal, turnId: where.turnId, loop: where.loop }) : { mode: 'fulltext' as const, hits: [] };
-    const relevant = result.hits.filter((h) => h.text_rank !== undefined || (h.distance ?? 1) <= RECALL_MAX_DISTANCE).map((h) => h.memory);
+    const result = input.trim()
+      ? await this.search(agent, input, { limit: 20, signal: where.signal, turnId: where.turnId, loop: where.loop })
+      : { mode: 'fulltext' as const, hits: [] };
+    const relevant = result.hits
+      .filter((h) => h.text_rank !== undefined || (h.distance ?? 1) <= RECALL_MAX_DISTANCE)
+      .map((h) => h.memory);
     const chosen: Memory[] = [];
     const lines: string[] = [];
     let tokens = estimateTokens(RECALL_HEADER) + 10;
@@ -230,17 +282,33 @@ export class MemoryService {
       lines.push(line);
     }
     if (chosen.length === 0 || !agent.file.isOpen) return null;
-    agent.file.memory.touch(chosen.map((m) => m.id), this.deps.now());
-    this.deps.emit(agent, 'memory.recalled', { memory_ids: chosen.map((m) => m.id), tokens, mode: result.mode }, { loop: where.loop, turnId: where.turnId });
+    agent.file.memory.touch(
+      chosen.map((m) => m.id),
+      this.deps.now(),
+    );
+    this.deps.emit(
+      agent,
+      'memory.recalled',
+      { memory_ids: chosen.map((m) => m.id), tokens, mode: result.mode },
+      { loop: where.loop, turnId: where.turnId },
+    );
     return `<recalled-memories>\n${RECALL_HEADER}\n${lines.join('\n')}\n</recalled-memories>`;
   }
 
   /** What the owner's view shows about an agent's memory. */
-  status(agent: MemoryAgent): { live: number; forgotten: number; pinned: number; embeddings: { configured: boolean; model: string | null; embedded: number; pending: number } } {
+  status(agent: MemoryAgent): {
+    live: number;
+    forgotten: number;
+    pinned: number;
+    embeddings: { configured: boolean; model: string | null; embedded: number; pending: number };
+  } {
     const counts = agent.file.memory.count();
     const configured = this.deps.settings().memory?.embeddings;
     const vectors = agent.file.memory.embeddedCount();
-    return { ...counts, embeddings: { configured: configured !== undefined, model: vectorModel(agent.file.raw) ?? null, ...vectors } };
+    return {
+      ...counts,
+      embeddings: { configured: configured !== undefined, model: vectorModel(agent.file.raw) ?? null, ...vectors },
+    };
   }
 
   /** Starts (or asks for one more round of) the background embedding of the agent's memories. */
@@ -282,15 +350,26 @@ export class MemoryService {
       }
       let vectors: number[][];
       try {
-        vectors = await this.embed(embedding, batch.map((m) => m.text), {});
+        vectors = await this.embed(
+          embedding,
+          batch.map((m) => m.text),
+          {},
+        );
       } catch (error) {
-        this.deps.logger.warn({ agentId, err: message(error) }, 'memory embedding failed; the next save or search tries again');
+        this.deps.logger.warn(
+          { agentId, err: message(error) },
+          'memory embedding failed; the next save or search tries again',
+        );
         return;
       }
       const current = this.deps.agent(agentId);
       if (!current?.file.isOpen || vectorModel(current.file.raw) !== embedding.signature) return;
       const stored = current.file.memory.putVectors(batch.map((m, i) => ({ ...m, vector: vectors[i]! })));
-      this.deps.emit(current, 'memory.embedded', { count: stored, pending: current.file.memory.embeddedCount().pending, model: embedding.signature });
+      this.deps.emit(current, 'memory.embedded', {
+        count: stored,
+        pending: current.file.memory.embeddedCount().pending,
+        model: embedding.signature,
+      });
     }
   }
 
@@ -302,20 +381,42 @@ export class MemoryService {
     if (!client) throw new Error(`no provider ${wanted.provider} serves this agent`);
     if (!client.embed) throw new Error(`provider ${wanted.provider} has no embeddings endpoint`);
     const signature = `${wanted.provider}/${wanted.model}/${wanted.dimensions}`;
-    return { client: client as Embedding['client'], provider: wanted.provider, model: wanted.model, dimensions: wanted.dimensions, signature };
+    return {
+      client: client as Embedding['client'],
+      provider: wanted.provider,
+      model: wanted.model,
+      dimensions: wanted.dimensions,
+      signature,
+    };
   }
 
-  private async embed(embedding: Embedding, input: string[], where: { signal?: AbortSignal; turnId?: string; loop?: string }): Promise<number[][]> {
-    const signal = where.signal ? AbortSignal.any([where.signal, AbortSignal.timeout(EMBED_TIMEOUT_MS)]) : AbortSignal.timeout(EMBED_TIMEOUT_MS);
-    const response = await embedding.client.embed({ model: embedding.model, input, dimensions: embedding.dimensions, signal, ...(where.turnId ? { turnId: where.turnId } : {}), ...(where.loop ? { loop: where.loop } : {}) });
+  private async embed(
+    embedding: Embedding,
+    input: string[],
+    where: { signal?: AbortSignal; turnId?: string; loop?: string },
+  ): Promise<number[][]> {
+    const signal = where.signal
+      ? AbortSignal.any([where.signal, AbortSignal.timeout(EMBED_TIMEOUT_MS)])
+      : AbortSignal.timeout(EMBED_TIMEOUT_MS);
+    const response = await embedding.client.embed({
+      model: embedding.model,
+      input,
+      dimensions: embedding.dimensions,
+      signal,
+      ...(where.turnId ? { turnId: where.turnId } : {}),
+      ...(where.loop ? { loop: where.loop } : {}),
+    });
     if (response.vectors.some((v) => v.length !== embedding.dimensions)) {
-      throw new Error(`the model answered vectors of ${response.vectors[0]?.length} dimensions; settings memory.embeddings.dimensions says ${embedding.dimensions}`);
+      throw new Error(
+        `the model answered vectors of ${response.vectors[0]?.length} dimensions; settings memory.embeddings.dimensions says ${embedding.dimensions}`,
+      );
     }
     return response.vectors;
   }
 }
 
-export const RECALL_HEADER = 'Memories recalled for this turn from your long-term memory (cite one as [memory N] when you use it):';
+export const RECALL_HEADER =
+  'Memories recalled for this turn from your long-term memory (cite one as [memory N] when you use it):';
 
 const where = (input: { loop?: string | null; turnId?: string | null; turn_id?: string | null }) => ({
   ...(input.loop ? { loop: input.loop } : {}),

@@ -30,7 +30,10 @@ export function useVectorModel(sql: Sql, model: string): boolean {
   sql.transaction(() => {
     sql.run('DELETE FROM agt_memory_vectors');
     sql.run('DELETE FROM agt_memory_bits');
-    sql.run("INSERT INTO agt_memory_state (key, value) VALUES ('embeddings', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", model);
+    sql.run(
+      "INSERT INTO agt_memory_state (key, value) VALUES ('embeddings', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+      model,
+    );
   });
   return true;
 }

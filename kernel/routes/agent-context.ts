@@ -24,7 +24,11 @@ const Category = Type.Object({
 const Named = Type.Object({ name: Type.String(), tokens: Type.Integer() });
 const Breakdown = Type.Object({
   system_prompt_tokens: Type.Integer(),
-  system_prompt_parts: Type.Object({ base_and_sections: Type.Integer(), runtime_blocks: Type.Integer(), instructions: Type.Integer() }),
+  system_prompt_parts: Type.Object({
+    base_and_sections: Type.Integer(),
+    runtime_blocks: Type.Integer(),
+    instructions: Type.Integer(),
+  }),
   injected_files: Type.Array(Type.Object({ path: Type.String(), tokens: Type.Integer() })),
   tool_groups: Type.Array(Type.Object({ source: Type.String(), tokens: Type.Integer(), tools: Type.Array(Named) })),
   tools_total_tokens: Type.Integer(),
@@ -35,9 +39,16 @@ const Breakdown = Type.Object({
 const ContextUsage = Type.Object({
   agentId: Type.String(),
   loop: Type.String(),
-  available: Type.Boolean({ description: 'false when the loop has no live executor (disabled, never woken, or put to sleep)' }),
+  available: Type.Boolean({
+    description: 'false when the loop has no live executor (disabled, never woken, or put to sleep)',
+  }),
   compactThreshold: Type.Integer(),
-  compactThresholdSource: Type.Union([Type.Literal('loop'), Type.Literal('agent'), Type.Literal('model'), Type.Literal('default')]),
+  compactThresholdSource: Type.Union([
+    Type.Literal('loop'),
+    Type.Literal('agent'),
+    Type.Literal('model'),
+    Type.Literal('default'),
+  ]),
   agentCompactThreshold: Type.Integer(),
   totalTokens: Type.Union([Type.Integer(), Type.Null()]),
   percent: Type.Union([Type.Integer(), Type.Null()]),
@@ -47,40 +58,56 @@ const ContextUsage = Type.Object({
   computed_at: Type.Integer(),
 });
 
-export const agentContextRoutes: KernelRoutes<'builtinTools' | 'contributions' | 'registry' | 'runtime'> = async (app, { services }) => {
+export const agentContextRoutes: KernelRoutes<'builtinTools' | 'contributions' | 'registry' | 'runtime'> = async (
+  app,
+  { services },
+) => {
   const service = services.runtime;
-  app.get('/context', {
-    schema: {
-      tags: ['Loops'],
-      summary: 'Context usage of a loop: estimated tokens by category against its compact threshold',
-      description:
-        'Tokens are estimated as ceil(characters / 4). Categories (system, files, tools, mcp:<server>, dynamic, messages) do not overlap, are ordered biggest first and sum to totalTokens; `items` (default 12, max 200) caps the entries listed per category. compactThreshold: the loop’s `compact_threshold`, else the agent’s `context.compact_threshold`, else the model’s, else 100000.',
-      params: AgentIdParams,
-      querystring: Type.Object({ loop: Type.Optional(Type.String({ pattern: LOOP_NAME_PATTERN })), items: Type.Optional(Type.Integer({ minimum: 0 })) }),
-      response: { 200: ContextUsage, ...errorResponses(404) },
+  app.get(
+    '/context',
+    {
+      schema: {
+        tags: ['Loops'],
+        summary: 'Context usage of a loop: estimated tokens by category against its compact threshold',
+        description:
+          'Tokens are estimated as ceil(characters / 4). Categories (system, files, tools, mcp:<server>, dynamic, messages) do not overlap, are ordered biggest first and sum to totalTokens; `items` (default 12, max 200) caps the entries listed per category. compactThreshold: the loop’s `compact_threshold`, else the agent’s `context.compact_threshold`, else the model’s, else 100000.',
+        params: AgentIdParams,
+        querystring: Type.Object({
+          loop: Type.Optional(Type.String({ pattern: LOOP_NAME_PATTERN })),
+          items: Type.Optional(Type.Integer({ minimum: 0 })),
+        }),
+        response: { 200: ContextUsage, ...errorResponses(404) },
+      },
     },
-  }, async (request) => {
-    const agent = services.registry.resolve(request.params.id);
-    const loop = request.query.loop ?? 'main';
-    const config = agent.config as AgentConfig;
-    const declared = loop === 'main' ? undefined : config.loops?.find((l) => l.name === loop);
-    if (loop !== 'main' && !declared) throw noSuchLoop(agent.name, loop);
-    const executor = service.byId(agent.id)?.existingLoop(loop);
-    const live = executor !== undefined && (loop === 'main' || declared?.enabled === true);
-    const system = loopInstructions(agent, loop);
-    const goal = declared?.goal ?? '';
-    const definitions = live ? await agentToolDefinitions(services.builtinTools, (id, taken) => services.contributions.toolsFor(id, taken), agent.id) : [];
-    const usage = contextUsage({
-      config: agent.config as AgentConfig,
-      loop,
-      live,
-      system,
-      systemBase: loop === 'main' ? '' : system.slice(0, Math.max(0, system.length - goal.length)),
-      definitions,
-      rows: live ? agent.file.loop.tail(loop, MAX_CONTEXT_ROWS) : [],
-      items: Math.min(MAX_CONTEXT_ITEMS, request.query.items ?? DEFAULT_CONTEXT_ITEMS),
-      now: Date.now(),
-    });
-    return { agentId: agent.id, ...usage };
-  });
+    async (request) => {
+      const agent = services.registry.resolve(request.params.id);
+      const loop = request.query.loop ?? 'main';
+      const config = agent.config as AgentConfig;
+      const declared = loop === 'main' ? undefined : config.loops?.find((l) => l.name === loop);
+      if (loop !== 'main' && !declared) throw noSuchLoop(agent.name, loop);
+      const executor = service.byId(agent.id)?.existingLoop(loop);
+      const live = executor !== undefined && (loop === 'main' || declared?.enabled === true);
+      const system = loopInstructions(agent, loop);
+      const goal = declared?.goal ?? '';
+      const definitions = live
+        ? await agentToolDefinitions(
+            services.builtinTools,
+            (id, taken) => services.contributions.toolsFor(id, taken),
+            agent.id,
+          )
+        : [];
+      const usage = contextUsage({
+        config: agent.config as AgentConfig,
+        loop,
+        live,
+        system,
+        systemBase: loop === 'main' ? '' : system.slice(0, Math.max(0, system.length - goal.length)),
+        definitions,
+        rows: live ? agent.file.loop.tail(loop, MAX_CONTEXT_ROWS) : [],
+        items: Math.min(MAX_CONTEXT_ITEMS, request.query.items ?? DEFAULT_CONTEXT_ITEMS),
+        now: Date.now(),
+      });
+      return { agentId: agent.id, ...usage };
+    },
+  );
 };

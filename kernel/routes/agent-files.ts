@@ -14,14 +14,18 @@ import type { KernelRoutes } from './plugin.js';
 
 const TAGS = ['Files'];
 const Path = Type.String({ minLength: 1, maxLength: MAX_AGENT_PATH, description: 'relative, `/`-separated' });
-const Protection = Type.Union([Type.Literal('none'), Type.Literal('readonly')], { description: 'readonly: the agent\'s own fs tools cannot change or delete it' });
+const Protection = Type.Union([Type.Literal('none'), Type.Literal('readonly')], {
+  description: "readonly: the agent's own fs tools cannot change or delete it",
+});
 const Encoding = Type.Union([Type.Literal('utf-8'), Type.Literal('base64')]);
 const FileInfo = Type.Object({
   path: Type.String(),
   size: Type.Integer(),
   mime_type: Type.Union([Type.String(), Type.Null()]),
   protection: Protection,
-  created_at: Type.Union([Type.Integer(), Type.Null()], { description: 'epoch ms; null for a file stored before it was recorded' }),
+  created_at: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'epoch ms; null for a file stored before it was recorded',
+  }),
   updated_at: Type.Integer({ description: 'epoch ms' }),
 });
 const FileContent = Type.Object({
@@ -43,7 +47,10 @@ const infoOf = (file: StoredFileInfo) => ({
 });
 
 /** UTF-8 when the bytes are valid UTF-8 text, else base64 (the client asked for neither). */
-function encode(content: Buffer, wanted: 'utf-8' | 'base64' | undefined): { encoding: 'utf-8' | 'base64'; content: string } {
+function encode(
+  content: Buffer,
+  wanted: 'utf-8' | 'base64' | undefined,
+): { encoding: 'utf-8' | 'base64'; content: string } {
   if (wanted !== 'base64') {
     const text = content.toString('utf8');
     if (wanted === 'utf-8' || Buffer.from(text, 'utf8').equals(content)) return { encoding: 'utf-8', content: text };
@@ -65,8 +72,15 @@ export const agentFileRoutes: KernelRoutes<'registry'> = async (app, { services 
         tags: TAGS,
         summary: "The agent's stored files (no content), sorted by path",
         params: AgentIdParams,
-        querystring: Type.Object({ prefix: Type.Optional(Type.String({ maxLength: MAX_AGENT_PATH, description: 'only files under this folder' })) }),
-        response: { 200: Type.Object({ agentId: Type.String(), files: Type.Array(FileInfo) }), ...errorResponses(404, 409) },
+        querystring: Type.Object({
+          prefix: Type.Optional(
+            Type.String({ maxLength: MAX_AGENT_PATH, description: 'only files under this folder' }),
+          ),
+        }),
+        response: {
+          200: Type.Object({ agentId: Type.String(), files: Type.Array(FileInfo) }),
+          ...errorResponses(404, 409),
+        },
       },
     },
     async (request) => {
@@ -90,7 +104,12 @@ export const agentFileRoutes: KernelRoutes<'registry'> = async (app, { services 
       const { store } = files(request.params.id);
       const file = store.read(request.query.path);
       if (!file) throw storedFileNotFound(request.query.path);
-      return { path: file.path, mime_type: file.mime, size: file.size, ...encode(file.content, request.query.encoding) };
+      return {
+        path: file.path,
+        mime_type: file.mime,
+        size: file.size,
+        ...encode(file.content, request.query.encoding),
+      };
     },
   );
 
@@ -101,7 +120,8 @@ export const agentFileRoutes: KernelRoutes<'registry'> = async (app, { services 
       bodyLimit: Math.ceil((MAX_FILE_BYTES * 4) / 3) + 64 * 1024,
       schema: {
         tags: TAGS,
-        summary: 'Create or replace a stored file (an existing file keeps its creation time, and its protection unless given)',
+        summary:
+          'Create or replace a stored file (an existing file keeps its creation time, and its protection unless given)',
         description: `At most ${MAX_FILE_BYTES} bytes (413 \`payload_too_large\`). The write does not fire the agent's \`on_file_change\` trigger (the owner edits, the agent did not act).`,
         params: AgentIdParams,
         querystring: PathQuery,
@@ -114,7 +134,10 @@ export const agentFileRoutes: KernelRoutes<'registry'> = async (app, { services 
           },
           { additionalProperties: false },
         ),
-        response: { 200: Type.Object({ agentId: Type.String(), success: Type.Literal(true), file: FileInfo }), ...errorResponses(404, 409, 413) },
+        response: {
+          200: Type.Object({ agentId: Type.String(), success: Type.Literal(true), file: FileInfo }),
+          ...errorResponses(404, 409, 413),
+        },
       },
     },
     async (request) => {
@@ -133,10 +156,16 @@ export const agentFileRoutes: KernelRoutes<'registry'> = async (app, { services 
       {
         schema: {
           tags: TAGS,
-          summary: path === '/files' ? 'Alias of DELETE /agents/{id}/files/content' : 'Delete a stored file; 404 when there is none',
+          summary:
+            path === '/files'
+              ? 'Alias of DELETE /agents/{id}/files/content'
+              : 'Delete a stored file; 404 when there is none',
           params: AgentIdParams,
           querystring: PathQuery,
-          response: { 200: Type.Object({ agentId: Type.String(), success: Type.Literal(true) }), ...errorResponses(404, 409) },
+          response: {
+            200: Type.Object({ agentId: Type.String(), success: Type.Literal(true) }),
+            ...errorResponses(404, 409),
+          },
         },
       },
       async (request) => {
@@ -152,15 +181,23 @@ export const agentFileRoutes: KernelRoutes<'registry'> = async (app, { services 
     {
       schema: {
         tags: TAGS,
-        summary: 'Move a stored file to a new path (content, times and protection kept); 404 when absent, 409 onto an existing file',
+        summary:
+          'Move a stored file to a new path (content, times and protection kept); 404 when absent, 409 onto an existing file',
         params: AgentIdParams,
         body: Type.Object({ from: Path, to: Path }, { additionalProperties: false }),
-        response: { 200: Type.Object({ agentId: Type.String(), success: Type.Literal(true), file: FileInfo }), ...errorResponses(404, 409) },
+        response: {
+          200: Type.Object({ agentId: Type.String(), success: Type.Literal(true), file: FileInfo }),
+          ...errorResponses(404, 409),
+        },
       },
     },
     async (request) => {
       const { agent, store } = files(request.params.id);
-      return { agentId: agent.id, success: true as const, file: infoOf(store.rename(request.body.from, request.body.to)) };
+      return {
+        agentId: agent.id,
+        success: true as const,
+        file: infoOf(store.rename(request.body.from, request.body.to)),
+      };
     },
   );
 };

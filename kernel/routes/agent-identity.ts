@@ -11,9 +11,14 @@ const Nullable = (description: string) => Type.Union([Type.String(), Type.Null()
 
 const AttestationView = Type.Object(
   {
-    kind: Type.Union([Type.Literal('owner'), Type.Literal('runtime')], { description: '`owner`: the owner attestation; `runtime`: the runtime stamp' }),
+    kind: Type.Union([Type.Literal('owner'), Type.Literal('runtime')], {
+      description: '`owner`: the owner attestation; `runtime`: the runtime stamp',
+    }),
     by: Type.String({ description: "the signer's did:key" }),
-    signature: Type.String({ description: 'detached Ed25519 signature (base64) over `agt-attestation/v1\\n<kind>\\n<agentDid>\\n<agentId>\\n<created_at>`' }),
+    signature: Type.String({
+      description:
+        'detached Ed25519 signature (base64) over `agt-attestation/v1\\n<kind>\\n<agentDid>\\n<agentId>\\n<created_at>`',
+    }),
     created_at: Type.Integer({ description: 'epoch ms' }),
     valid: Type.Boolean({ description: "the signature verifies against `by` for this agent's current DID and id" }),
   },
@@ -26,9 +31,13 @@ const AgentIdentityReply = Type.Object(
     did: Nullable("the agent's own did:key; null when the file has no identity yet"),
     ownerDid: Nullable('the DID that signed the owner attestation'),
     ownerIsYou: Type.Boolean({ description: "the owner attestation is valid and signed by this daemon's owner" }),
-    scenario: Type.Union([Type.Literal('mine'), Type.Literal('foreign'), Type.Literal('invalid'), Type.Literal('unclaimed')], {
-      description: '`mine`: valid attestation by this owner; `foreign`: valid, by another owner; `invalid`: does not verify; `unclaimed`: no identity or no owner attestation',
-    }),
+    scenario: Type.Union(
+      [Type.Literal('mine'), Type.Literal('foreign'), Type.Literal('invalid'), Type.Literal('unclaimed')],
+      {
+        description:
+          '`mine`: valid attestation by this owner; `foreign`: valid, by another owner; `invalid`: does not verify; `unclaimed`: no identity or no owner attestation',
+      },
+    ),
     runtimeDid: Nullable('the runtime that stamped the identity'),
     runtimeIsThis: Type.Boolean({ description: 'the runtime stamp is valid and by this daemon' }),
     attestations: Type.Array(AttestationView),

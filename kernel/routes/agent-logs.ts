@@ -59,7 +59,12 @@ export const agentLogRoutes: KernelRoutes<'registry' | 'runtime'> = async (app, 
   app.delete(
     '/logs',
     {
-      schema: { tags: TAGS, summary: 'Delete every log row', params: AgentIdParams, response: { 200: AgentSuccess, ...errorResponses(404, 409) } },
+      schema: {
+        tags: TAGS,
+        summary: 'Delete every log row',
+        params: AgentIdParams,
+        response: { 200: AgentSuccess, ...errorResponses(404, 409) },
+      },
     },
     async (request) => {
       const agent = registry.resolve(request.params.id);
@@ -73,7 +78,8 @@ export const agentLogRoutes: KernelRoutes<'registry' | 'runtime'> = async (app, 
     {
       schema: {
         tags: TAGS,
-        summary: 'Token usage rolled up from agt_loop, plus the spend ledger (cost_usd, spend) and the budgets now (docs/costs.md)',
+        summary:
+          'Token usage rolled up from agt_loop, plus the spend ledger (cost_usd, spend) and the budgets now (docs/costs.md)',
         params: AgentIdParams,
         response: { 200: UsageRollup, ...errorResponses(404, 409) },
       },

@@ -12,7 +12,12 @@ import { bodyOptional } from './control.js';
 import type { KernelRoutes } from './plugin.js';
 
 const TAGS = ['Memory'];
-const Kind = Type.Union([Type.Literal('fact'), Type.Literal('episode'), Type.Literal('summary'), Type.Literal('instruction')]);
+const Kind = Type.Union([
+  Type.Literal('fact'),
+  Type.Literal('episode'),
+  Type.Literal('summary'),
+  Type.Literal('instruction'),
+]);
 const MemoryView = Type.Object({
   id: Type.Integer(),
   text: Type.String(),
@@ -24,7 +29,9 @@ const MemoryView = Type.Object({
   pinned: Type.Boolean(),
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
-  used_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'last recalled or found by the agent' }),
+  used_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'last recalled or found by the agent',
+  }),
   forgotten_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
 });
 const Hit = Type.Object({
@@ -39,7 +46,9 @@ const Status = Type.Object({
   pinned: Type.Integer(),
   embeddings: Type.Object({
     configured: Type.Boolean({ description: 'settings memory.embeddings is set' }),
-    model: Type.Union([Type.String(), Type.Null()], { description: '`provider/model/dimensions` the stored vectors were made with' }),
+    model: Type.Union([Type.String(), Type.Null()], {
+      description: '`provider/model/dimensions` the stored vectors were made with',
+    }),
     embedded: Type.Integer(),
     pending: Type.Integer({ description: 'live memories without a vector yet (embedded in the background)' }),
   }),
@@ -62,18 +71,35 @@ const Change = Type.Object({
   id: Type.Integer(),
   run_id: Type.String({ description: 'the consolidation run that wrote it' }),
   action: Type.Union([Type.Literal('merge'), Type.Literal('update'), Type.Literal('forget'), Type.Literal('refused')]),
-  memory_id: Type.Union([Type.Integer(), Type.Null()], { description: 'merge: the new memory; update: the updated one' }),
-  from_ids: Type.Array(Type.Integer(), { description: 'the memories merged, updated or forgotten (refused: the ids the model named)' }),
-  reason: Type.String({ description: 'the model\'s reason, or why the proposal was refused' }),
-  detail: Type.Union([Type.String(), Type.Null()], { description: 'update: the previous text; refused: the proposal as the model wrote it' }),
+  memory_id: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'merge: the new memory; update: the updated one',
+  }),
+  from_ids: Type.Array(Type.Integer(), {
+    description: 'the memories merged, updated or forgotten (refused: the ids the model named)',
+  }),
+  reason: Type.String({ description: "the model's reason, or why the proposal was refused" }),
+  detail: Type.Union([Type.String(), Type.Null()], {
+    description: 'update: the previous text; refused: the proposal as the model wrote it',
+  }),
   created_at: Type.String({ format: 'date-time' }),
 });
 /** The answer of `GET /agents/{id}/memory/changelog`. */
 export const MemoryChangelog = Type.Object({ agentId: Type.String(), changes: Type.Array(Change) });
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-const view = (m: Memory) => ({ ...m, created_at: iso(m.created_at)!, updated_at: iso(m.updated_at)!, used_at: iso(m.used_at), forgotten_at: iso(m.forgotten_at) });
-const hitView = (h: SearchHit) => ({ memory: view(h.memory), score: h.score, ...(h.text_rank !== undefined ? { text_rank: h.text_rank } : {}), ...(h.distance !== undefined ? { distance: h.distance } : {}) });
+const view = (m: Memory) => ({
+  ...m,
+  created_at: iso(m.created_at)!,
+  updated_at: iso(m.updated_at)!,
+  used_at: iso(m.used_at),
+  forgotten_at: iso(m.forgotten_at),
+});
+const hitView = (h: SearchHit) => ({
+  memory: view(h.memory),
+  score: h.score,
+  ...(h.text_rank !== undefined ? { text_rank: h.text_rank } : {}),
+  ...(h.distance !== undefined ? { distance: h.distance } : {}),
+});
 
 const changeView = (c: ChangelogEntry) => ({ ...c, created_at: iso(c.created_at)! });
 
@@ -86,7 +112,7 @@ export const agentMemoryRoutes: KernelRoutes<'registry' | 'runtime'> = async (ap
     {
       schema: {
         tags: TAGS,
-        summary: 'List the agent\'s memories (newest first), or search them with `q`',
+        summary: "List the agent's memories (newest first), or search them with `q`",
         description:
           'With `q`: hybrid search (full-text BM25 and, with settings memory.embeddings, vectors; fused by reciprocal rank with recency); `mode` says which ran and `note` why it was full-text only. Searching as the owner does not mark memories used.',
         params: AgentIdParams,
@@ -107,9 +133,22 @@ export const agentMemoryRoutes: KernelRoutes<'registry' | 'runtime'> = async (ap
       const status = memory.status(agent);
       if (q !== undefined) {
         const result = await memory.search(agent, q, { limit });
-        return { agentId: agent.id, status, memories: result.hits.map((h) => view(h.memory)), hits: result.hits.map(hitView), mode: result.mode, ...(result.note ? { note: result.note } : {}) };
+        return {
+          agentId: agent.id,
+          status,
+          memories: result.hits.map((h) => view(h.memory)),
+          hits: result.hits.map(hitView),
+          mode: result.mode,
+          ...(result.note ? { note: result.note } : {}),
+        };
       }
-      const list = agent.file.memory.list({ limit, ...(before !== undefined ? { before } : {}), ...(kind ? { kind } : {}), ...(pinned !== undefined ? { pinned } : {}), ...(forgotten ? { forgotten } : {}) });
+      const list = agent.file.memory.list({
+        limit,
+        ...(before !== undefined ? { before } : {}),
+        ...(kind ? { kind } : {}),
+        ...(pinned !== undefined ? { pinned } : {}),
+        ...(forgotten ? { forgotten } : {}),
+      });
       return { agentId: agent.id, status, memories: list.map(view) };
     },
   );
@@ -121,13 +160,21 @@ export const agentMemoryRoutes: KernelRoutes<'registry' | 'runtime'> = async (ap
         tags: TAGS,
         summary: 'Add a memory (403 key_material_refused when the text holds a credential value)',
         params: AgentIdParams,
-        body: Type.Object({ text: Text, kind: Type.Optional(Kind), pinned: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
+        body: Type.Object(
+          { text: Text, kind: Type.Optional(Kind), pinned: Type.Optional(Type.Boolean()) },
+          { additionalProperties: false },
+        ),
         response: { 201: MemoryOne, ...errorResponses(404, 409) },
       },
     },
     async (request, reply) => {
       const agent = registry.resolve(request.params.id);
-      const saved = await memory.save(agent, { text: request.body.text, ...(request.body.kind ? { kind: request.body.kind } : {}), pinned: request.body.pinned === true, source: 'owner' });
+      const saved = await memory.save(agent, {
+        text: request.body.text,
+        ...(request.body.kind ? { kind: request.body.kind } : {}),
+        pinned: request.body.pinned === true,
+        source: 'owner',
+      });
       return reply.code(201).send({ agentId: agent.id, memory: view(saved) });
     },
   );
@@ -137,9 +184,12 @@ export const agentMemoryRoutes: KernelRoutes<'registry' | 'runtime'> = async (ap
     {
       schema: {
         tags: TAGS,
-        summary: 'Change a memory\'s text, kind or pin (a new text is embedded again)',
+        summary: "Change a memory's text, kind or pin (a new text is embedded again)",
         params: IdParams,
-        body: Type.Object({ text: Type.Optional(Text), kind: Type.Optional(Kind), pinned: Type.Optional(Type.Boolean()) }, { additionalProperties: false, minProperties: 1 }),
+        body: Type.Object(
+          { text: Type.Optional(Text), kind: Type.Optional(Kind), pinned: Type.Optional(Type.Boolean()) },
+          { additionalProperties: false, minProperties: 1 },
+        ),
         response: { 200: MemoryOne, ...errorResponses(404, 409) },
       },
     },
@@ -158,7 +208,10 @@ export const agentMemoryRoutes: KernelRoutes<'registry' | 'runtime'> = async (ap
         summary: 'Forget a memory (kept as forgotten for 30 days), or delete it at once with `purge=true`',
         params: IdParams,
         querystring: Type.Object({ purge: Type.Optional(Type.Boolean()) }),
-        response: { 200: Type.Object({ agentId: Type.String(), success: Type.Boolean() }), ...errorResponses(404, 409) },
+        response: {
+          200: Type.Object({ agentId: Type.String(), success: Type.Boolean() }),
+          ...errorResponses(404, 409),
+        },
       },
     },
     async (request) => {
@@ -184,7 +237,10 @@ export const agentMemoryRoutes: KernelRoutes<'registry' | 'runtime'> = async (ap
     },
     async (request) => {
       const agent = registry.resolve(request.params.id);
-      return { agentId: agent.id, changes: agent.file.memory.changelog.list(request.query.limit ?? 100, request.query.before).map(changeView) };
+      return {
+        agentId: agent.id,
+        changes: agent.file.memory.changelog.list(request.query.limit ?? 100, request.query.before).map(changeView),
+      };
     },
   );
 
@@ -194,12 +250,18 @@ export const agentMemoryRoutes: KernelRoutes<'registry' | 'runtime'> = async (ap
       preValidation: bodyOptional,
       schema: {
         tags: TAGS,
-        summary: 'Run memory consolidation now, on the agent\'s model and under its budgets',
-        description: 'Merges duplicates and updates stale memories as the model proposes, after checking every proposal; pinned memories are never touched. Runs whether or not `memory.consolidation.enabled` schedules it. 409 while a run is going, 502 when the model call fails (memories unchanged), 503 when no provider serves the model.',
+        summary: "Run memory consolidation now, on the agent's model and under its budgets",
+        description:
+          'Merges duplicates and updates stale memories as the model proposes, after checking every proposal; pinned memories are never touched. Runs whether or not `memory.consolidation.enabled` schedules it. 409 while a run is going, 502 when the model call fails (memories unchanged), 503 when no provider serves the model.',
         params: AgentIdParams,
         body: Type.Object({}, { additionalProperties: false, description: 'optional: a bodiless POST is fine' }),
         response: {
-          200: Type.Object({ agentId: Type.String(), run_id: Type.String(), offered: Type.Integer({ description: 'memories shown to the model' }), changes: Type.Array(Change) }),
+          200: Type.Object({
+            agentId: Type.String(),
+            run_id: Type.String(),
+            offered: Type.Integer({ description: 'memories shown to the model' }),
+            changes: Type.Array(Change),
+          }),
           ...errorResponses(404, 409, 429, 502, 503),
         },
       },
@@ -207,7 +269,12 @@ export const agentMemoryRoutes: KernelRoutes<'registry' | 'runtime'> = async (ap
     async (request) => {
       const agentRuntime = runtime.forRequest(request.params.id);
       const result = await agentRuntime.consolidation.run();
-      return { agentId: agentRuntime.id, run_id: result.run_id, offered: result.offered, changes: result.changes.map(changeView) };
+      return {
+        agentId: agentRuntime.id,
+        run_id: result.run_id,
+        offered: result.offered,
+        changes: result.changes.map(changeView),
+      };
     },
   );
 };

@@ -9,7 +9,9 @@ import { InboxMessage, OutboxMessage } from '../http-api/agents-api.js';
 import type { KernelRoutes } from './plugin.js';
 
 const TAGS = ['Chat'];
-const StatusQuery = Type.Object({ status: Type.Optional(Type.String({ minLength: 1, description: 'only messages with this status' })) });
+const StatusQuery = Type.Object({
+  status: Type.Optional(Type.String({ minLength: 1, description: 'only messages with this status' })),
+});
 
 /** Whether the agent's audit config requires inbox snapshots before a clear. */
 export function auditsInbox(config: Readonly<AgentConfig>): boolean {
@@ -34,7 +36,10 @@ export const agentMessageRoutes: KernelRoutes<'registry'> = async (app, { servic
         summary: 'Inbox messages, oldest first (optionally one status)',
         params: AgentIdParams,
         querystring: StatusQuery,
-        response: { 200: Type.Object({ agentId: Type.String(), messages: Type.Array(InboxMessage) }), ...errorResponses(404, 409) },
+        response: {
+          200: Type.Object({ agentId: Type.String(), messages: Type.Array(InboxMessage) }),
+          ...errorResponses(404, 409),
+        },
       },
     },
     async (request) => {
@@ -51,7 +56,12 @@ export const agentMessageRoutes: KernelRoutes<'registry'> = async (app, { servic
         summary: 'Clear the inbox (audit snapshots are kept first when context.audit requires them)',
         params: AgentIdParams,
         response: {
-          200: Type.Object({ agentId: Type.String(), success: Type.Literal(true), cleared: Type.Integer(), audited: Type.Integer() }),
+          200: Type.Object({
+            agentId: Type.String(),
+            success: Type.Literal(true),
+            cleared: Type.Integer(),
+            audited: Type.Integer(),
+          }),
           ...errorResponses(404, 409),
         },
       },
@@ -81,7 +91,10 @@ export const agentMessageRoutes: KernelRoutes<'registry'> = async (app, { servic
         summary: 'Outbox messages, oldest first (optionally one status)',
         params: AgentIdParams,
         querystring: StatusQuery,
-        response: { 200: Type.Object({ agentId: Type.String(), messages: Type.Array(OutboxMessage) }), ...errorResponses(404, 409) },
+        response: {
+          200: Type.Object({ agentId: Type.String(), messages: Type.Array(OutboxMessage) }),
+          ...errorResponses(404, 409),
+        },
       },
     },
     async (request) => {

@@ -22,7 +22,10 @@ export const agentMetaRoutes: KernelRoutes<'registry'> = async (app, { services 
         tags: TAGS,
         summary: 'Meta entries of the agent, sorted by key',
         params: AgentIdParams,
-        response: { 200: Type.Object({ agentId: Type.String(), entries: Type.Array(MetaEntry) }), ...errorResponses(404, 409) },
+        response: {
+          200: Type.Object({ agentId: Type.String(), entries: Type.Array(MetaEntry) }),
+          ...errorResponses(404, 409),
+        },
       },
     },
     async (request) => {
@@ -45,7 +48,10 @@ export const agentMetaRoutes: KernelRoutes<'registry'> = async (app, { services 
     },
     async (request) => {
       const agent = registry.resolve(request.params.id);
-      agent.file.meta.set(request.params.key, request.body.value, { actor: 'owner', protection: request.body.protection });
+      agent.file.meta.set(request.params.key, request.body.value, {
+        actor: 'owner',
+        protection: request.body.protection,
+      });
       return { agentId: agent.id, success: true };
     },
   );

@@ -27,12 +27,16 @@ export const agentOutboxRoutes: KernelRoutes<'runtime'> = async (app, { services
           },
           { additionalProperties: false },
         ),
-        response: { 202: Type.Object({ agentId: Type.String(), messageId: Type.Integer() }), ...errorResponses(403, 404, 409) },
+        response: {
+          202: Type.Object({ agentId: Type.String(), messageId: Type.Integer() }),
+          ...errorResponses(403, 404, 409),
+        },
       },
     },
     async (request, reply) => {
       const runtime = services.runtime.forRequest(request.params.id);
-      if (runtime.agent.config.messaging?.mode === 'listen_only') throw new AgtError('forbidden', 'messaging.mode is listen_only: this agent does not send');
+      if (runtime.agent.config.messaging?.mode === 'listen_only')
+        throw new AgtError('forbidden', 'messaging.mode is listen_only: this agent does not send');
       const { text, channel, recipient, data } = request.body;
       const row = runtime.agent.file.outbox.insert({ channel, recipient: recipient ?? null, text, data });
       runtime.emit('outbox.queued', { messageId: row.id, channel: row.channel }, {});

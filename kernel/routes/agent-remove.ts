@@ -20,9 +20,13 @@ export const agentRemoveRoutes: KernelRoutes<'registry'> = async (app, { service
       schema: {
         tags: ['Agents'],
         summary: 'Unload an agent and delete its file',
-        description: 'Stops the agent as `POST /agents/{id}/stop` does, then deletes its `.agt` file (and SQLite\'s `-wal`, `-shm`, `-journal` beside it). There is no undo. 409 when the agent has no file.',
+        description:
+          "Stops the agent as `POST /agents/{id}/stop` does, then deletes its `.agt` file (and SQLite's `-wal`, `-shm`, `-journal` beside it). There is no undo. 409 when the agent has no file.",
         params: AgentIdParams,
-        response: { 200: Type.Object({ agentId: Type.String(), filePath: Type.String(), deleted: Type.Literal(true) }), ...errorResponses(404, 409) },
+        response: {
+          200: Type.Object({ agentId: Type.String(), filePath: Type.String(), deleted: Type.Literal(true) }),
+          ...errorResponses(404, 409),
+        },
       },
     },
     async (request) => {

@@ -65,7 +65,8 @@ export const agentReviewRoutes: KernelRoutes<Uses> = async (app, { services }) =
       schema: {
         tags: TAGS,
         summary: 'What an agent file can do, and whether it is reviewed on this machine',
-        description: '`reviewed` is false for a file that claims the id of an agent this daemon knows with another key.',
+        description:
+          '`reviewed` is false for a file that claims the id of an agent this daemon knows with another key.',
         querystring: Type.Object({ filePath: FilePath }),
         response: { 200: ReviewInfo, ...errorResponses(404, 422) },
       },
@@ -79,7 +80,8 @@ export const agentReviewRoutes: KernelRoutes<Uses> = async (app, { services }) =
       schema: {
         tags: TAGS,
         summary: 'Mark an agent file reviewed on this machine (for its current security-relevant config)',
-        description: '409 `agent_id_conflict` when the file claims the id of an agent this daemon knows with another key (load it `asNew`).',
+        description:
+          '409 `agent_id_conflict` when the file claims the id of an agent this daemon knows with another key (load it `asNew`).',
         body: Type.Object({ filePath: FilePath }),
         response: { 200: ReviewInfo, ...errorResponses(404, 409, 422) },
       },

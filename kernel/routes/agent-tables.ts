@@ -16,7 +16,10 @@ import type { KernelRoutes } from './plugin.js';
 import { agentLoadingOrUnloading } from '../runtime/errors.js';
 
 const TAGS = ['Agents'];
-const TableParams = Type.Object({ id: Type.String({ minLength: 1 }), table: Type.String({ minLength: 1, maxLength: 128 }) });
+const TableParams = Type.Object({
+  id: Type.String({ minLength: 1 }),
+  table: Type.String({ minLength: 1, maxLength: 128 }),
+});
 
 export const agentTableRoutes: KernelRoutes<'registry' | 'runtime'> = async (app, { services }) => {
   const registry = services.registry;
@@ -32,7 +35,8 @@ export const agentTableRoutes: KernelRoutes<'registry' | 'runtime'> = async (app
     {
       schema: {
         tags: TAGS,
-        summary: 'Tables of the agent file with row counts (`row_count` null when counting passed the agent\'s `limits.sql_timeout_ms`)',
+        summary:
+          "Tables of the agent file with row counts (`row_count` null when counting passed the agent's `limits.sql_timeout_ms`)",
         params: AgentIdParams,
         response: {
           200: Type.Object({
@@ -40,7 +44,9 @@ export const agentTableRoutes: KernelRoutes<'registry' | 'runtime'> = async (app
             tables: Type.Array(
               Type.Object({
                 name: Type.String(),
-                row_count: Type.Union([Type.Integer(), Type.Null()], { description: 'null when counting did not finish within the agent\'s SQL time limit' }),
+                row_count: Type.Union([Type.Integer(), Type.Null()], {
+                  description: "null when counting did not finish within the agent's SQL time limit",
+                }),
               }),
             ),
           }),
@@ -60,7 +66,8 @@ export const agentTableRoutes: KernelRoutes<'registry' | 'runtime'> = async (app
     {
       schema: {
         tags: TAGS,
-        summary: 'Rows of a `local_*` table or `agt_audit` (400 `Invalid table name` otherwise; BLOBs as base64; at most 1 MB of JSON, `truncated` beyond; 504 past the agent\'s `limits.sql_timeout_ms`)',
+        summary:
+          "Rows of a `local_*` table or `agt_audit` (400 `Invalid table name` otherwise; BLOBs as base64; at most 1 MB of JSON, `truncated` beyond; 504 past the agent's `limits.sql_timeout_ms`)",
         params: TableParams,
         querystring: Type.Object({
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
@@ -72,7 +79,10 @@ export const agentTableRoutes: KernelRoutes<'registry' | 'runtime'> = async (app
             agentId: Type.String(),
             columns: Type.Array(Type.String()),
             rows: Type.Array(Type.Object({}, { additionalProperties: true })),
-            truncated: Type.Boolean({ description: 'true when the page stopped at 1 MB of JSON before `limit` rows; go on at offset + rows.length' }),
+            truncated: Type.Boolean({
+              description:
+                'true when the page stopped at 1 MB of JSON before `limit` rows; go on at offset + rows.length',
+            }),
           }),
           ...errorResponses(404, 409, 503, 504),
         },
@@ -81,7 +91,13 @@ export const agentTableRoutes: KernelRoutes<'registry' | 'runtime'> = async (app
     async (request) => {
       const agent = registry.resolve(request.params.id);
       const { local, timeoutMs } = sandbox(agent);
-      const page = await agent.file.tables.read(request.params.table, request.query.limit ?? 100, request.query.offset ?? 0, local, timeoutMs);
+      const page = await agent.file.tables.read(
+        request.params.table,
+        request.query.limit ?? 100,
+        request.query.offset ?? 0,
+        local,
+        timeoutMs,
+      );
       return { agentId: agent.id, ...page };
     },
   );
@@ -91,7 +107,8 @@ export const agentTableRoutes: KernelRoutes<'registry' | 'runtime'> = async (app
     {
       schema: {
         tags: TAGS,
-        summary: 'Drop a `local_*` table (`success` false when it does not exist; 400 for any other name; 504 past the agent\'s `limits.sql_timeout_ms`, nothing dropped)',
+        summary:
+          "Drop a `local_*` table (`success` false when it does not exist; 400 for any other name; 504 past the agent's `limits.sql_timeout_ms`, nothing dropped)",
         params: TableParams,
         response: { 200: AgentSuccess, ...errorResponses(404, 409, 503, 504) },
       },

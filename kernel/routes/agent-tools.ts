@@ -16,16 +16,22 @@ const Params = Type.Object({ id: Type.String({ minLength: 1 }), name: Type.Strin
 const Body = Type.Object(
   {
     enabled: Type.Optional(Type.Boolean()),
-    restricted: Type.Optional(Type.Boolean({ description: 'true: every call waits for the owner\'s approval' })),
+    restricted: Type.Optional(Type.Boolean({ description: "true: every call waits for the owner's approval" })),
   },
   { additionalProperties: false, minProperties: 1 },
 );
 
 /** 404 with a stable code: a tool nothing offers this agent and its config does not declare. */
 export const unknownTool = (agentId: string, name: string) =>
-  new AgtError('unknown_tool', `agent ${agentId} has no tool "${name}" (GET /agents/${agentId}/tools lists them)`, { status: 404, details: { tool: name } });
+  new AgtError('unknown_tool', `agent ${agentId} has no tool "${name}" (GET /agents/${agentId}/tools lists them)`, {
+    status: 404,
+    details: { tool: name },
+  });
 
-export const agentToolRoutes: KernelRoutes<'builtinTools' | 'contributions' | 'registry'> = async (app, { services }) => {
+export const agentToolRoutes: KernelRoutes<'builtinTools' | 'contributions' | 'registry'> = async (
+  app,
+  { services },
+) => {
   const registry = services.registry;
 
   app.put(
@@ -35,7 +41,7 @@ export const agentToolRoutes: KernelRoutes<'builtinTools' | 'contributions' | 'r
         tags: ['Agents'],
         summary: 'Enable, disable, restrict or unrestrict one tool of the agent (the other tools stay as they are)',
         description:
-          'Merges `enabled` and/or `restricted` into the config\'s declaration of the tool (adding one when the tool was not declared, starting from what `GET /agents/{id}/tools` shows), then validates, persists and applies the config as `PUT /agents/{id}/config`. ' +
+          "Merges `enabled` and/or `restricted` into the config's declaration of the tool (adding one when the tool was not declared, starting from what `GET /agents/{id}/tools` shows), then validates, persists and applies the config as `PUT /agents/{id}/config`. " +
           '404 `unknown_tool` when neither a registry (built-in, MCP, compute, ...) nor the config knows the tool.',
         params: Params,
         body: Body,
@@ -47,7 +53,11 @@ export const agentToolRoutes: KernelRoutes<'builtinTools' | 'contributions' | 'r
       const name = request.params.name;
       const builtin = services.builtinTools;
       const listed = async (tools: readonly ToolDeclaration[]) =>
-        toolEntries(tools, builtin, await services.contributions.toolsFor(agent.id, new Set(builtin.map((tool) => tool.name))));
+        toolEntries(
+          tools,
+          builtin,
+          await services.contributions.toolsFor(agent.id, new Set(builtin.map((tool) => tool.name))),
+        );
       const current = (await listed(agent.fileConfig.tools)).find((tool) => tool.name === name);
       if (!current) throw unknownTool(agent.id, name);
       const declared = agent.fileConfig.tools.find((tool) => tool.name === name);

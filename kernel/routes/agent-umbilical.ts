@@ -17,14 +17,23 @@ export const agentUmbilicalRoutes: KernelRoutes<'registry'> = async (app, { serv
         params: AgentIdParams,
         querystring: Type.Object({
           since_seq: Type.Optional(Type.Integer({ minimum: 0 })),
-          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: UMBILICAL_MAX_LIMIT, default: UMBILICAL_DEFAULT_LIMIT })),
+          limit: Type.Optional(
+            Type.Integer({ minimum: 1, maximum: UMBILICAL_MAX_LIMIT, default: UMBILICAL_DEFAULT_LIMIT }),
+          ),
         }),
         response: { 200: UmbilicalPage, ...errorResponses(404, 409) },
       },
     },
     async (request) => {
       const agent = services.registry.resolve(request.params.id);
-      return { agentId: agent.id, ...services.registry.umbilical.read(agent.id, request.query.since_seq, request.query.limit ?? UMBILICAL_DEFAULT_LIMIT) };
+      return {
+        agentId: agent.id,
+        ...services.registry.umbilical.read(
+          agent.id,
+          request.query.since_seq,
+          request.query.limit ?? UMBILICAL_DEFAULT_LIMIT,
+        ),
+      };
     },
   );
 };

@@ -20,7 +20,15 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** An AgentSummary with the agent's states (one object literal: see agent-status.ts on spreads). */
 export function summaryOf(services: Pick<KernelServices, 'runtime'>, agent: LoadedAgent) {
-  const body: { id: string; filePath: string | null; name: string; handle?: string; autostart: boolean; runtimeState: string; displayState: string } = {
+  const body: {
+    id: string;
+    filePath: string | null;
+    name: string;
+    handle?: string;
+    autostart: boolean;
+    runtimeState: string;
+    displayState: string;
+  } = {
     id: agent.id,
     filePath: agent.filePath,
     name: agent.name,
@@ -33,7 +41,8 @@ export function summaryOf(services: Pick<KernelServices, 'runtime'>, agent: Load
 }
 
 /** AgentStatus (also used by the start route). */
-export const statusOf = (services: Pick<KernelServices, 'runtime' | 'storage'>, agent: LoadedAgent) => agentStatus(services.runtime, agent, services.storage);
+export const statusOf = (services: Pick<KernelServices, 'runtime' | 'storage'>, agent: LoadedAgent) =>
+  agentStatus(services.runtime, agent, services.storage);
 
 /**
  * The load answer: the file's config, what the owner's ceiling capped in it, and what the extensions'
@@ -52,24 +61,41 @@ export const refOf = (services: Pick<KernelServices, 'registry'>, agent: LoadedA
  * key pair with this owner's attestations; a key sealed out of reach (another installation's envelope, a
  * locked password) stays the file's own, which was never the claimed agent's either.
  */
-async function loadAsNew(services: Pick<KernelServices, 'registry' | 'identity' | 'agentIdentity'>, filePath: string, requireReview?: boolean): Promise<LoadedAgent> {
+async function loadAsNew(
+  services: Pick<KernelServices, 'registry' | 'identity' | 'agentIdentity'>,
+  filePath: string,
+  requireReview?: boolean,
+): Promise<LoadedAgent> {
   requireReadyIdentity(services, 'loading an agent file as a new agent');
   const agent = await services.registry.load(filePath, { requireReview, asNew: true });
   try {
     services.agentIdentity.regenerate(agent);
   } catch (error) {
     if (!(error instanceof AgtError && error.code === 'credentials_locked')) throw error;
-    services.registry.log(agent, { level: 'warn', origin: 'kernel', event: 'identity_kept', message: `loaded as a new agent with the file's own key: ${error.message}` });
+    services.registry.log(agent, {
+      level: 'warn',
+      origin: 'kernel',
+      event: 'identity_kept',
+      message: `loaded as a new agent with the file's own key: ${error.message}`,
+    });
   }
   return agent;
 }
 
-export const agentRoutes: KernelRoutes<'registry' | 'runtime' | 'storage' | 'builtinTools' | 'contributions' | 'identity' | 'agentIdentity'> = async (app, { services }) => {
+export const agentRoutes: KernelRoutes<
+  'registry' | 'runtime' | 'storage' | 'builtinTools' | 'contributions' | 'identity' | 'agentIdentity'
+> = async (app, { services }) => {
   const registry = services.registry;
 
   app.get(
     '',
-    { schema: { tags: TAGS, summary: 'Loaded agents, with their runtime and display states', response: { 200: Type.Array(AgentSummary), ...errorResponses() } } },
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Loaded agents, with their runtime and display states',
+        response: { 200: Type.Array(AgentSummary), ...errorResponses() },
+      },
+    },
     async () => registry.list().map((agent) => summaryOf(services, agent)),
   );
 
@@ -85,26 +111,45 @@ export const agentRoutes: KernelRoutes<'registry' | 'runtime' | 'storage' | 'bui
         body: Type.Object({
           filePath: Type.String({ minLength: 1, description: 'absolute path of the .agt file' }),
           requireReview: Type.Optional(Type.Boolean()),
-          asNew: Type.Optional(Type.Boolean({ description: 'load it as a new agent: a fresh id and key, nothing of the id it claims' })),
+          asNew: Type.Optional(
+            Type.Boolean({ description: 'load it as a new agent: a fresh id and key, nothing of the id it claims' }),
+          ),
         }),
         response: { 200: AgentRef, ...errorResponses(404, 409, 422) },
       },
     },
     async (request) => {
       const { filePath, requireReview, asNew } = request.body;
-      return refOf(services, asNew ? await loadAsNew(services, filePath, requireReview) : await registry.load(filePath, { requireReview }));
+      return refOf(
+        services,
+        asNew ? await loadAsNew(services, filePath, requireReview) : await registry.load(filePath, { requireReview }),
+      );
     },
   );
 
   app.get(
     '/:id',
-    { schema: { tags: TAGS, summary: 'One loaded agent', params: AgentIdParams, response: { 200: AgentRef, ...errorResponses(404, 409) } } },
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'One loaded agent',
+        params: AgentIdParams,
+        response: { 200: AgentRef, ...errorResponses(404, 409) },
+      },
+    },
     async (request) => refOf(services, registry.resolve(request.params.id)),
   );
 
   app.get(
     '/:id/status',
-    { schema: { tags: TAGS, summary: 'Runtime status of one agent', params: AgentIdParams, response: { 200: AgentStatus, ...errorResponses(404, 409) } } },
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Runtime status of one agent',
+        params: AgentIdParams,
+        response: { 200: AgentStatus, ...errorResponses(404, 409) },
+      },
+    },
     async (request, reply) => {
       const body = statusOf(services, registry.resolve(request.params.id));
       // agentStatus builds the body field by field in the order the schema's serializer writes it (the
@@ -123,7 +168,8 @@ export const agentRoutes: KernelRoutes<'registry' | 'runtime' | 'storage' | 'bui
       {
         schema: {
           tags: TAGS,
-          summary: verb === 'stop' ? 'Stop and unload an agent (a running turn gets 5 s; the file stays)' : 'Alias of stop',
+          summary:
+            verb === 'stop' ? 'Stop and unload an agent (a running turn gets 5 s; the file stays)' : 'Alias of stop',
           params: AgentIdParams,
           response: { 200: Success, ...errorResponses(404, 409) },
         },
@@ -140,9 +186,13 @@ export const agentRoutes: KernelRoutes<'registry' | 'runtime' | 'storage' | 'bui
     {
       schema: {
         tags: TAGS,
-        summary: "The agent config as its file holds it (what applies is capped by the owner's ceiling: `capped` in `GET /agents/{id}`)",
+        summary:
+          "The agent config as its file holds it (what applies is capped by the owner's ceiling: `capped` in `GET /agents/{id}`)",
         params: AgentIdParams,
-        response: { 200: Type.Object({ agentId: Type.String(), config: AgentConfigSchema }), ...errorResponses(404, 409) },
+        response: {
+          200: Type.Object({ agentId: Type.String(), config: AgentConfigSchema }),
+          ...errorResponses(404, 409),
+        },
       },
     },
     async (request) => {
@@ -156,9 +206,10 @@ export const agentRoutes: KernelRoutes<'registry' | 'runtime' | 'storage' | 'bui
     {
       schema: {
         tags: TAGS,
-        summary: 'Replace the agent config (validated, persisted, applied; a changed `state` does not move the running agent)',
+        summary:
+          'Replace the agent config (validated, persisted, applied; a changed `state` does not move the running agent)',
         description:
-          'Owner locks bind the agent\'s own config tool, not this route. The id cannot change. A review mark follows changes made here. ' +
+          "Owner locks bind the agent's own config tool, not this route. The id cannot change. A review mark follows changes made here. " +
           'Secret values are refused with 400 naming their path (keys named like key material, MCP auth headers, MCP env entries named *KEY*/*TOKEN*/*SECRET*/*PASSWORD*): use credentials, `env_keys`, `header_env` or `bearer_token_env_var`.',
         params: AgentIdParams,
         body: AgentConfigSchema,
@@ -180,7 +231,8 @@ export const agentRoutes: KernelRoutes<'registry' | 'runtime' | 'storage' | 'bui
     {
       schema: {
         tags: TAGS,
-        summary: 'Change part of the agent config (JSON Merge Patch, RFC 7396): validated, persisted and applied as PUT',
+        summary:
+          'Change part of the agent config (JSON Merge Patch, RFC 7396): validated, persisted and applied as PUT',
         description:
           'Objects merge key by key, `null` removes a key, arrays and other values replace. The merged config goes through the same checks as PUT (schema, secret values, the id cannot change).',
         params: AgentIdParams,

@@ -34,7 +34,12 @@ const RestoreReply = Type.Object({
   started: Type.Boolean(),
 });
 
-const Run = Type.Object({ startedAt: Type.String(), finishedAt: Type.Union([Type.String(), Type.Null()]), completed: Type.Integer(), failed: Type.Integer() });
+const Run = Type.Object({
+  startedAt: Type.String(),
+  finishedAt: Type.Union([Type.String(), Type.Null()]),
+  completed: Type.Integer(),
+  failed: Type.Integer(),
+});
 const ScheduleReply = Type.Object({
   enabled: Type.Boolean(),
   every: Type.Union([Type.String(), Type.Null()]),
@@ -53,7 +58,13 @@ const ImportReply = Type.Object({
   filePath: Type.String(),
   did: Type.String(),
   started: Type.Boolean(),
-  imported: Type.Object({ blocks: Type.Integer(), memories: Type.Integer({ description: 'blocks also saved as pinned memories' }), messages: Type.Integer(), tools: Type.Array(Type.String()), toolsNotMapped: Type.Array(Type.String()) }),
+  imported: Type.Object({
+    blocks: Type.Integer(),
+    memories: Type.Integer({ description: 'blocks also saved as pinned memories' }),
+    messages: Type.Integer(),
+    tools: Type.Array(Type.String()),
+    toolsNotMapped: Type.Array(Type.String()),
+  }),
   skipped: Type.Record(Type.String(), Type.Integer()),
 });
 
@@ -65,13 +76,17 @@ export const backupRoutes: KernelRoutes<'registry' | 'storage' | 'contributions'
     {
       schema: {
         tags: TAGS,
-        summary: "A consistent copy of a running agent's file (VACUUM INTO on a connection of its own; the agent's turns go on), integrity-checked",
+        summary:
+          "A consistent copy of a running agent's file (VACUUM INTO on a connection of its own; the agent's turns go on), integrity-checked",
         description:
           'A tracked agent file that is not loaded is copied too (found by the agent locator, never loaded). `path`: an existing folder (the file is named `<agent id>-<time>.agt` there) or a new file in one; default `<backups.dir or data dir/backups>/<agent id>/`. ' +
-          'Never over an existing file (409 `conflict`), never inside the daemon\'s sandbox folder (403 `backup_path_refused`). `seal`: encrypted to the owner identity (`.agt.sealed`); 409 `identity_not_ready` when there is no owner. ' +
+          "Never over an existing file (409 `conflict`), never inside the daemon's sandbox folder (403 `backup_path_refused`). `seal`: encrypted to the owner identity (`.agt.sealed`); 409 `identity_not_ready` when there is no owner. " +
           '500 `backup_failed` when the copy fails its integrity check. Announced as `backup.completed` / `backup.failed`.',
         params: AgentIdParams,
-        body: Type.Object({ path: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })), seal: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
+        body: Type.Object(
+          { path: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })), seal: Type.Optional(Type.Boolean()) },
+          { additionalProperties: false },
+        ),
         response: { 200: BackupReply, ...errorResponses(404, 409) },
       },
     },
@@ -85,7 +100,11 @@ export const backupRoutes: KernelRoutes<'registry' | 'storage' | 'contributions'
       // Not loaded: a tracked agent file the locator finds by id, handle or name is copied without loading it.
       const found = (await locateAgentFiles(services.contributions.points, request.params.id)) ?? [];
       if (found.length === 0) throw agentNotLoaded(request.params.id);
-      if (found.length > 1) throw ambiguousAgentFiles(request.params.id, found.map((filePath) => ({ name: request.params.id, handle: null, filePath })));
+      if (found.length > 1)
+        throw ambiguousAgentFiles(
+          request.params.id,
+          found.map((filePath) => ({ name: request.params.id, handle: null, filePath })),
+        );
       return storage.backupFile(found[0]!, options);
     },
   );
@@ -97,8 +116,8 @@ export const backupRoutes: KernelRoutes<'registry' | 'storage' | 'contributions'
         tags: TAGS,
         summary: 'Restore a backup (plain or sealed): verified, placed at `to` (never over a file) and loaded',
         description:
-          '`to`: a folder (an existing one, or a path ending in `/`, made when its parent exists) where the file keeps the backup\'s name, or the new file itself; default the agents folder. 400 when its folder is missing. 404 when `from` does not exist; 422 `backup_invalid` (`reason`: corrupt, integrity, foreign, newer, damaged); 403 `backup_sealed_to_another_owner`; ' +
-          '409 `identity_not_ready` to unseal while the owner identity is locked (or for `asNew`), `restore_target_loaded` when `to` is a loaded agent\'s file, `restore_target_exists`, `agent_already_loaded` when the backup\'s agent is loaded (use `asNew`). ' +
+          "`to`: a folder (an existing one, or a path ending in `/`, made when its parent exists) where the file keeps the backup's name, or the new file itself; default the agents folder. 400 when its folder is missing. 404 when `from` does not exist; 422 `backup_invalid` (`reason`: corrupt, integrity, foreign, newer, damaged); 403 `backup_sealed_to_another_owner`; " +
+          "409 `identity_not_ready` to unseal while the owner identity is locked (or for `asNew`), `restore_target_loaded` when `to` is a loaded agent's file, `restore_target_exists`, `agent_already_loaded` when the backup's agent is loaded (use `asNew`). " +
           '`asNew`: a new agent id and key pair (DID); else the agent keeps its id and DID.',
         body: Type.Object(
           {
@@ -106,7 +125,13 @@ export const backupRoutes: KernelRoutes<'registry' | 'storage' | 'contributions'
             to: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
             start: Type.Optional(Type.Boolean()),
             asNew: Type.Optional(Type.Boolean()),
-            name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'with `asNew`: the copy\'s name (default the backup\'s)' })),
+            name: Type.Optional(
+              Type.String({
+                minLength: 1,
+                maxLength: 200,
+                description: "with `asNew`: the copy's name (default the backup's)",
+              }),
+            ),
           },
           { additionalProperties: false },
         ),
@@ -118,7 +143,13 @@ export const backupRoutes: KernelRoutes<'registry' | 'storage' | 'contributions'
 
   app.get(
     '/backups',
-    { schema: { tags: TAGS, summary: 'The backup schedule (settings `backups`): next run, last run', response: { 200: ScheduleReply, ...errorResponses() } } },
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'The backup schedule (settings `backups`): next run, last run',
+        response: { 200: ScheduleReply, ...errorResponses() },
+      },
+    },
     async () => storage.scheduler.status(),
   );
 
@@ -127,7 +158,7 @@ export const backupRoutes: KernelRoutes<'registry' | 'storage' | 'contributions'
     {
       schema: {
         tags: TAGS,
-        summary: "The agent as a Letta Agent File (.af) document (what maps: docs/backups.md)",
+        summary: 'The agent as a Letta Agent File (.af) document (what maps: docs/backups.md)',
         params: AgentIdParams,
         querystring: Type.Object({ format: Type.Literal('af') }),
         response: { 200: Type.Object({}, { additionalProperties: true }), ...errorResponses(404, 409) },
@@ -141,14 +172,21 @@ export const backupRoutes: KernelRoutes<'registry' | 'storage' | 'contributions'
     {
       schema: {
         tags: TAGS,
-        summary: 'Create an agent from a Letta Agent File (.af) on the daemon\'s machine (needs an owner identity, as create)',
+        summary:
+          "Create an agent from a Letta Agent File (.af) on the daemon's machine (needs an owner identity, as create)",
         body: Type.Object(
           {
             from: Type.String({ minLength: 1, maxLength: 4096, description: 'absolute path of the .af file' }),
             format: Type.Optional(Type.Literal('af')),
             directory: Type.Optional(Type.String({ minLength: 1 })),
             start: Type.Optional(Type.Boolean()),
-            name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'the new agent\'s name (default the .af file\'s)' })),
+            name: Type.Optional(
+              Type.String({
+                minLength: 1,
+                maxLength: 200,
+                description: "the new agent's name (default the .af file's)",
+              }),
+            ),
           },
           { additionalProperties: false },
         ),
@@ -170,7 +208,11 @@ export const backupRoutes: KernelRoutes<'registry' | 'storage' | 'contributions'
         throw agentFileFormatInvalid(`not JSON (${(error as Error).message})`);
       }
       const { directory, name } = request.body;
-      return storage.importAf(document, { ...(directory ? { directory } : {}), ...(name ? { name } : {}), start: request.body.start === true });
+      return storage.importAf(document, {
+        ...(directory ? { directory } : {}),
+        ...(name ? { name } : {}),
+        start: request.body.start === true,
+      });
     },
   );
 };

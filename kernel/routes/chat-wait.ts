@@ -43,10 +43,24 @@ function outcomeOf(event: UmbilicalEvent, turnId: string): TurnOutcome | undefin
     };
   }
   if (event.event_type === 'agent.error' && (p.turn_id === turnId || names(p.absorbed_turn_ids))) {
-    return { status: 'error', text: null, stopReason: null, llmCalls: 0, toolCalls: 0, error: { code: String(p.code), message: String(p.message) } };
+    return {
+      status: 'error',
+      text: null,
+      stopReason: null,
+      llmCalls: 0,
+      toolCalls: 0,
+      error: { code: String(p.code), message: String(p.message) },
+    };
   }
   if (event.event_type === 'chat.discarded' && names(p.turn_ids)) {
-    return { status: 'discarded', text: null, stopReason: null, llmCalls: 0, toolCalls: 0, error: { code: 'discarded', message: `the chat was discarded (${String(p.reason)})` } };
+    return {
+      status: 'discarded',
+      text: null,
+      stopReason: null,
+      llmCalls: 0,
+      toolCalls: 0,
+      error: { code: 'discarded', message: `the chat was discarded (${String(p.reason)})` },
+    };
   }
   return undefined;
 }

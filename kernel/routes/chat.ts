@@ -36,7 +36,9 @@ const WaitedReply = Type.Object(
     stopReason: Type.Union([Type.String(), Type.Null()]),
     llmCalls: Type.Integer(),
     toolCalls: Type.Integer(),
-    error: Type.Union([Type.Object({ code: Type.String(), message: Type.String() }), Type.Null()], { description: "agent.error's code and message, or why the chat was discarded" }),
+    error: Type.Union([Type.Object({ code: Type.String(), message: Type.String() }), Type.Null()], {
+      description: "agent.error's code and message, or why the chat was discarded",
+    }),
   },
   { description: 'the end of the turn (a waiting chat whose turn ended in time)' },
 );
@@ -49,7 +51,10 @@ const HistoryMessage = Type.Object(
     turnId: Type.Union([Type.String(), Type.Null()]),
     createdAt: Type.Integer(),
   },
-  { additionalProperties: true, description: 'one agt_loop row as a model message (`toolCalls`, `toolCallId`, `name`, `isError` when they apply)' },
+  {
+    additionalProperties: true,
+    description: 'one agt_loop row as a model message (`toolCalls`, `toolCallId`, `name`, `isError` when they apply)',
+  },
 );
 const ChatHistory = Type.Union([
   Type.Object({ llmMessages: Type.Array(HistoryMessage), total: Type.Integer(), earlierCount: Type.Integer() }),
@@ -58,7 +63,8 @@ const ChatHistory = Type.Union([
 
 export const DEFAULT_HISTORY_LIMIT = 200;
 export const MAX_HISTORY_LIMIT = 500;
-const clamp = (value: number | undefined, fallback: number, max: number) => Math.min(max, Math.max(1, value ?? fallback));
+const clamp = (value: number | undefined, fallback: number, max: number) =>
+  Math.min(max, Math.max(1, value ?? fallback));
 
 export const chatRoutes: KernelRoutes<'bus' | 'runtime'> = async (app, { services }) => {
   const service = services.runtime;
@@ -68,17 +74,27 @@ export const chatRoutes: KernelRoutes<'bus' | 'runtime'> = async (app, { service
     {
       schema: {
         tags: TAGS,
-        summary: 'Send a chat message to a loop: 202 at once with the turnId (queued while the loop is busy); with ?wait=true or Prefer: wait=N, 200 with the reply once the turn ends',
+        summary:
+          'Send a chat message to a loop: 202 at once with the turnId (queued while the loop is busy); with ?wait=true or Prefer: wait=N, 200 with the reply once the turn ends',
         description:
           'An unknown loop answers 404 and a disabled loop 409 before anything is queued. The accepted chat is committed to the agent file before the 202: a daemon crash or restart never loses it (it runs when the agent loads again, or its end is announced). A chat sent while the loop is busy interrupts the running turn (the first such chat) and queues; the oldest queued chat runs next as its own turn and absorbs the others (`chat.delivered`). Every turnId ends in `turn.completed` or `agent.error` (`code: daemon_restart` for a turn a crash cut short), or `chat.discarded` on abort, unload or `off`. `?loop=` wins over the body `loop`.',
         params: AgentIdParams,
         querystring: Type.Object({
           loop: Type.Optional(LoopName),
-          wait: Type.Optional(Type.Boolean({ description: `answer once the turn ended (200 with its reply), waiting at most ${MAX_CHAT_WAIT_S} s; then 202 as usual` })),
+          wait: Type.Optional(
+            Type.Boolean({
+              description: `answer once the turn ended (200 with its reply), waiting at most ${MAX_CHAT_WAIT_S} s; then 202 as usual`,
+            }),
+          ),
         }),
         headers: Type.Object({
           ...IdempotencyHeaders.properties,
-          prefer: Type.Optional(Type.String({ maxLength: 200, description: `\`wait=N\` (RFC 7240): as ?wait=true but at most N seconds (capped at ${MAX_CHAT_WAIT_S})` })),
+          prefer: Type.Optional(
+            Type.String({
+              maxLength: 200,
+              description: `\`wait=N\` (RFC 7240): as ?wait=true but at most N seconds (capped at ${MAX_CHAT_WAIT_S})`,
+            }),
+          ),
         }),
         body: Type.Object({ text: Type.String({ minLength: 1 }), loop: Type.Optional(LoopName) }),
         response: { 200: WaitedReply, 202: Accepted202, ...errorResponses(404, 409, 422) },
@@ -106,7 +122,10 @@ export const chatRoutes: KernelRoutes<'bus' | 'runtime'> = async (app, { service
       const earlier = request.headers['idempotency-key'] ? services.bus.framesAfter(0).map((frame) => frame.event) : [];
       const outcome = await watch.wait(turnId, seconds, earlier);
       if (!outcome) return reply.status(202).send({ accepted: true as const, turnId });
-      return reply.status(200).header('preference-applied', `wait=${seconds}`).send({ accepted: true as const, turnId, ...outcome });
+      return reply
+        .status(200)
+        .header('preference-applied', `wait=${seconds}`)
+        .send({ accepted: true as const, turnId, ...outcome });
     },
   );
 
@@ -117,7 +136,10 @@ export const chatRoutes: KernelRoutes<'bus' | 'runtime'> = async (app, { service
         tags: TAGS,
         summary: "A loop's chat history (newest `limit` rows), or null when the loop has none",
         params: AgentIdParams,
-        querystring: Type.Object({ limit: Type.Optional(Type.Integer({ description: 'default 200, clamped to 1-500' })), loop: Type.Optional(LoopName) }),
+        querystring: Type.Object({
+          limit: Type.Optional(Type.Integer({ description: 'default 200, clamped to 1-500' })),
+          loop: Type.Optional(LoopName),
+        }),
         response: { 200: ChatHistory, ...errorResponses(404) },
       },
     },
@@ -127,7 +149,10 @@ export const chatRoutes: KernelRoutes<'bus' | 'runtime'> = async (app, { service
       if (!runtime.loopNames().includes(loop)) throw noSuchLoop(runtime.agent.name, loop);
       const total = runtime.agent.file.loop.count(loop);
       if (total === 0) return null;
-      const rows = runtime.agent.file.loop.tail(loop, clamp(request.query.limit, DEFAULT_HISTORY_LIMIT, MAX_HISTORY_LIMIT));
+      const rows = runtime.agent.file.loop.tail(
+        loop,
+        clamp(request.query.limit, DEFAULT_HISTORY_LIMIT, MAX_HISTORY_LIMIT),
+      );
       return { llmMessages: rows.map(historyMessage), total, earlierCount: total - rows.length };
     },
   );
@@ -141,7 +166,12 @@ export const chatRoutes: KernelRoutes<'bus' | 'runtime'> = async (app, { service
         params: AgentIdParams,
         querystring: LoopQuery,
         response: {
-          200: Type.Object({ agentId: Type.String(), success: Type.Boolean(), loop: Type.String(), removed: Type.Integer() }),
+          200: Type.Object({
+            agentId: Type.String(),
+            success: Type.Boolean(),
+            loop: Type.String(),
+            removed: Type.Integer(),
+          }),
           ...errorResponses(404, 409),
         },
       },
@@ -165,7 +195,10 @@ export const chatRoutes: KernelRoutes<'bus' | 'runtime'> = async (app, { service
         params: AgentIdParams,
         querystring: LoopQuery,
         headers: IdempotencyHeaders,
-        body: Type.Object({}, { additionalProperties: true, description: 'dispatch, wrapped dispatch, bare event or batch' }),
+        body: Type.Object(
+          {},
+          { additionalProperties: true, description: 'dispatch, wrapped dispatch, bare event or batch' },
+        ),
         response: { 202: Accepted202, ...errorResponses(404, 409, 422) },
       },
     },
@@ -174,7 +207,8 @@ export const chatRoutes: KernelRoutes<'bus' | 'runtime'> = async (app, { service
       const loop = request.query.loop;
       const key = request.headers['idempotency-key'];
       // The request as sent, before the normalizer fills in ids and times of its own.
-      const idempotency = key === undefined ? undefined : { key, requestHash: requestDigest('trigger', loop ?? null, request.body) };
+      const idempotency =
+        key === undefined ? undefined : { key, requestHash: requestDigest('trigger', loop ?? null, request.body) };
       const dispatch = normalizeDispatch(request.body);
       if (loop !== undefined) {
         // 404 unknown, 409 disabled, before anything runs (also for a system-scope target)

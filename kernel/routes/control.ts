@@ -10,7 +10,10 @@ import type { KernelRoutes } from './plugin.js';
 const TAGS = ['Agents'];
 const LoopName = Type.String({ pattern: LOOP_NAME_PATTERN });
 const LoopQuery = Type.Object({ loop: Type.Optional(LoopName) });
-const LoopBody = Type.Object({ loop: Type.Optional(LoopName) }, { description: 'optional: a bodiless POST (no Content-Type) is fine' });
+const LoopBody = Type.Object(
+  { loop: Type.Optional(LoopName) },
+  { description: 'optional: a bodiless POST (no Content-Type) is fine' },
+);
 /** Bodiless POSTs arrive with no body at all; validate them as `{}`. */
 export const bodyOptional = async (request: { body: unknown }) => {
   request.body ??= {};
@@ -26,11 +29,15 @@ export const controlRoutes: KernelRoutes<'runtime'> = async (app, { services }) 
       schema: {
         tags: TAGS,
         summary: "Interrupt a loop's running turn; queued chats are kept and run next",
-        description: '`interrupted` is false when nothing was running. 409 when the loop is stopped (aborted) or in error.',
+        description:
+          '`interrupted` is false when nothing was running. 409 when the loop is stopped (aborted) or in error.',
         params: AgentIdParams,
         querystring: LoopQuery,
         body: LoopBody,
-        response: { 200: Type.Object({ success: Type.Literal(true), interrupted: Type.Boolean(), loop: Type.String() }), ...errorResponses(404, 409) },
+        response: {
+          200: Type.Object({ success: Type.Literal(true), interrupted: Type.Boolean(), loop: Type.String() }),
+          ...errorResponses(404, 409),
+        },
       },
     },
     async (request) => {
@@ -52,7 +59,10 @@ export const controlRoutes: KernelRoutes<'runtime'> = async (app, { services }) 
         params: AgentIdParams,
         querystring: LoopQuery,
         body: LoopBody,
-        response: { 200: Type.Object({ success: Type.Literal(true), loop: Type.Optional(Type.String()) }), ...errorResponses(404, 409) },
+        response: {
+          200: Type.Object({ success: Type.Literal(true), loop: Type.Optional(Type.String()) }),
+          ...errorResponses(404, 409),
+        },
       },
     },
     async (request) => {
@@ -73,7 +83,10 @@ export const controlRoutes: KernelRoutes<'runtime'> = async (app, { services }) 
           '`active`/`idle`: triggers fire. `hibernate`: only inbox and chat triggers fire. `suspended`: trigger events are held and replayed on resume. `off`: no trigger fires, queued work is discarded (`chat.discarded`) and running turns are interrupted. Chats sent directly still run in every state.',
         params: AgentIdParams,
         body: Type.Object({ state: DisplayState }),
-        response: { 200: Type.Object({ agentId: Type.String(), success: Type.Literal(true), state: DisplayState }), ...errorResponses(404) },
+        response: {
+          200: Type.Object({ agentId: Type.String(), success: Type.Literal(true), state: DisplayState }),
+          ...errorResponses(404),
+        },
       },
     },
     async (request) => {

@@ -5,7 +5,18 @@ import type { KernelRoutes } from './plugin.js';
 
 const TAGS = ['Agents'];
 
-export const createAgentRoutes: KernelRoutes<'runtime' | 'bus' | 'contributions' | 'registry' | 'dataDir' | 'settings' | 'logger' | 'identity' | 'agentIdentity' | 'credentials'> = async (app, { services }) => {
+export const createAgentRoutes: KernelRoutes<
+  | 'runtime'
+  | 'bus'
+  | 'contributions'
+  | 'registry'
+  | 'dataDir'
+  | 'settings'
+  | 'logger'
+  | 'identity'
+  | 'agentIdentity'
+  | 'credentials'
+> = async (app, { services }) => {
   app.post(
     '/create',
     {
@@ -15,7 +26,8 @@ export const createAgentRoutes: KernelRoutes<'runtime' | 'bus' | 'contributions'
       },
       schema: {
         tags: TAGS,
-        summary: 'Create an agent file from a template, seal its identity, mark it reviewed, track its folder and load it',
+        summary:
+          'Create an agent file from a template, seal its identity, mark it reviewed, track its folder and load it',
         description:
           'Refusals, in the order checked: 409 `identity_not_ready` (with `identity`); 400 `bad_request` (name, directory not absolute / ' +
           'missing / not a directory, unknown provider, unknown body field); 422 `template_missing`, `template_invalid`, `template_unreviewed`; ' +

@@ -13,16 +13,31 @@ import { notPasswordProtected } from '../credentials/errors.js';
 const TAGS = ['Credentials'];
 const NameParams = Type.Object({
   id: Type.String({ minLength: 1 }),
-  name: Type.String({ pattern: CREDENTIAL_NAME_PATTERN, description: 'credential name, for example `provider:openai`' }),
+  name: Type.String({
+    pattern: CREDENTIAL_NAME_PATTERN,
+    description: 'credential name, for example `provider:openai`',
+  }),
 });
-const LockReason = Type.Union([Type.Literal('password'), Type.Literal('owner_locked'), Type.Literal('foreign'), Type.Literal('damaged'), Type.Null()], {
-  description: 'why the envelope is locked: `password` (password-protected, not unlocked since load), `owner_locked` (file from another installation, owner identity not ready), `foreign` (sealed for another owner and runtime), `damaged`; null when unlocked',
-});
+const LockReason = Type.Union(
+  [
+    Type.Literal('password'),
+    Type.Literal('owner_locked'),
+    Type.Literal('foreign'),
+    Type.Literal('damaged'),
+    Type.Null(),
+  ],
+  {
+    description:
+      'why the envelope is locked: `password` (password-protected, not unlocked since load), `owner_locked` (file from another installation, owner identity not ready), `foreign` (sealed for another owner and runtime), `damaged`; null when unlocked',
+  },
+);
 const CredentialMeta = Type.Object(
   {
     name: Type.String(),
     set: Type.Boolean({ description: 'a value is stored' }),
-    sealed: Type.Boolean({ description: 'sealed in the envelope; false while a value replaced under lock waits for it to unlock' }),
+    sealed: Type.Boolean({
+      description: 'sealed in the envelope; false while a value replaced under lock waits for it to unlock',
+    }),
     locked: Type.Boolean({ description: 'the value cannot be read now (the envelope is locked)' }),
     length: Type.Integer({ description: 'length of the value in characters' }),
     updated_at: Type.Union([Type.Integer(), Type.Null()], { description: 'epoch ms; null when not set' }),
@@ -33,13 +48,23 @@ const EnvelopeFields = {
   agentId: Type.String(),
   locked: Type.Boolean(),
   reason: LockReason,
-  passwordProtected: Type.Boolean({ description: 'the agent needs its password to unlock its credentials; never autostarted' }),
+  passwordProtected: Type.Boolean({
+    description: 'the agent needs its password to unlock its credentials; never autostarted',
+  }),
 };
 const EnvelopeReply = Type.Object(EnvelopeFields, { additionalProperties: false });
-export const ListReply = Type.Object({ ...EnvelopeFields, credentials: Type.Array(CredentialMeta) }, { additionalProperties: false });
+export const ListReply = Type.Object(
+  { ...EnvelopeFields, credentials: Type.Array(CredentialMeta) },
+  { additionalProperties: false },
+);
 const OneReply = Type.Object({ agentId: Type.String(), credential: CredentialMeta }, { additionalProperties: false });
 
-const envelopeReply = (agentId: string, state: EnvelopeState) => ({ agentId, locked: state.locked, reason: state.reason, passwordProtected: state.passwordProtected });
+const envelopeReply = (agentId: string, state: EnvelopeState) => ({
+  agentId,
+  locked: state.locked,
+  reason: state.reason,
+  passwordProtected: state.passwordProtected,
+});
 const one = (agentId: string, credential: CredentialInfo) => ({ agentId, credential });
 
 export const credentialRoutes: KernelRoutes<'credentials' | 'registry'> = async (app, { services }) => {
@@ -84,7 +109,8 @@ export const credentialRoutes: KernelRoutes<'credentials' | 'registry'> = async 
     {
       schema: {
         tags: TAGS,
-        summary: 'Set a credential: sealed in the agent file at once; 409 `credentials_locked` while locked unless `replace: true`',
+        summary:
+          'Set a credential: sealed in the agent file at once; 409 `credentials_locked` while locked unless `replace: true`',
         description:
           'With `replace: true` while locked, the old sealed value is discarded unread, the new one is kept pending ' +
           '(`sealed: false`; sealed to the runtime and owner keys, never plaintext on disk) and sealed into the envelope ' +
@@ -133,7 +159,10 @@ export const credentialRoutes: KernelRoutes<'credentials' | 'registry'> = async 
           'comes from another installation and the owner identity must be unlocked first; 409 `credentials_locked` when the ' +
           'envelope belongs to another owner. Clears the `CREDENTIALS_LOCKED` degraded flag (`agent.degraded` event).',
         params: AgentIdParams,
-        body: Type.Object({ password: Type.String({ minLength: 1, maxLength: 1024 }) }, { additionalProperties: false }),
+        body: Type.Object(
+          { password: Type.String({ minLength: 1, maxLength: 1024 }) },
+          { additionalProperties: false },
+        ),
         response: { 200: EnvelopeReply, ...errorResponses(404, 409) },
       },
     },
@@ -151,7 +180,8 @@ export const credentialRoutes: KernelRoutes<'credentials' | 'registry'> = async 
       schema: {
         tags: TAGS,
         summary: "Lock a password-protected agent's credentials again (its key is dropped from memory)",
-        description: 'The agent becomes `degraded: CREDENTIALS_LOCKED`. 409 `conflict` when it is not password-protected.',
+        description:
+          'The agent becomes `degraded: CREDENTIALS_LOCKED`. 409 `conflict` when it is not password-protected.',
         params: AgentIdParams,
         response: { 200: EnvelopeReply, ...errorResponses(404, 409) },
       },

@@ -28,7 +28,10 @@ const EventsQuery = Type.Object({
 
 const EventsHeaders = Type.Object({
   'last-event-id': Type.Optional(
-    Type.String({ pattern: DECIMAL_NATURAL_PATTERN, description: 'Resume cursor (what EventSource clients send): a decimal integer' }),
+    Type.String({
+      pattern: DECIMAL_NATURAL_PATTERN,
+      description: 'Resume cursor (what EventSource clients send): a decimal integer',
+    }),
   ),
 });
 
@@ -40,7 +43,9 @@ const STREAM_DESCRIPTION = [
   'Control frames carry no `id:`. The buffer holds the last 1000 frames of this process, at most 32 MB of them;',
   'a frame over 256 KB is sent (and buffered) as a preview: `truncated: true` on the event and a payload',
   '`{_truncated: true, preview, bytes}` (the first 4 KB of the payload JSON, the original frame size). Event types:',
-  Object.entries(EVENT_DESCRIPTIONS).map(([type, text]) => `\`${type}\` (${text})`).join('; '),
+  Object.entries(EVENT_DESCRIPTIONS)
+    .map(([type, text]) => `\`${type}\` (${text})`)
+    .join('; '),
 ].join(' ');
 
 /**

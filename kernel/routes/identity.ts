@@ -11,7 +11,11 @@ import type { KernelRoutes } from './plugin.js';
 const TAGS = ['Owner identity'];
 const IdentityReply = Type.Object({ identity: IdentityStatusSchema });
 // Bodies refuse unknown keys so a typo (`password` for `passphrase`) is a 400, not a silent default.
-const Passphrase = Type.String({ minLength: 1, maxLength: 1024, description: 'Encrypts owner-secrets.json; never stored' });
+const Passphrase = Type.String({
+  minLength: 1,
+  maxLength: 1024,
+  description: 'Encrypts owner-secrets.json; never stored',
+});
 const CreateBody = Type.Object({ passphrase: Type.Optional(Passphrase) }, { additionalProperties: false });
 const RestoreBody = Type.Object(
   {

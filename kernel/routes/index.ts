@@ -60,9 +60,27 @@ const GROUPS: ReadonlyArray<[string, KernelRoutes[]]> = [
   [
     '/agents/:id',
     [
-      startAgentRoutes, chatRoutes, controlRoutes, loopRoutes, loopWriteRoutes, agentContextRoutes, compactRoutes, timerRoutes,
-      taskRoutes, credentialRoutes, agentIdentityRoutes, agentMetaRoutes, agentTableRoutes, agentLogRoutes, agentMessageRoutes,
-      agentUmbilicalRoutes, agentFileRoutes, agentRemoveRoutes, agentOutboxRoutes, agentToolRoutes, agentMemoryRoutes,
+      startAgentRoutes,
+      chatRoutes,
+      controlRoutes,
+      loopRoutes,
+      loopWriteRoutes,
+      agentContextRoutes,
+      compactRoutes,
+      timerRoutes,
+      taskRoutes,
+      credentialRoutes,
+      agentIdentityRoutes,
+      agentMetaRoutes,
+      agentTableRoutes,
+      agentLogRoutes,
+      agentMessageRoutes,
+      agentUmbilicalRoutes,
+      agentFileRoutes,
+      agentRemoveRoutes,
+      agentOutboxRoutes,
+      agentToolRoutes,
+      agentMemoryRoutes,
     ],
   ],
 ];
@@ -79,9 +97,12 @@ export async function registerKernelRoutes(app: KernelApp, services: KernelServi
     // sharing a scope changes no answer, and every scope fastify makes (hooks, parsers, reply and
     // request classes copied) was start-up time (issue 31: 37 scopes -> 11).
     for (const [prefix, plugins] of GROUPS) {
-      await kernel.register(async (scope, options: { services: KernelServices }) => {
-        for (const plugin of plugins) await plugin(scope, options);
-      }, { prefix, services });
+      await kernel.register(
+        async (scope, options: { services: KernelServices }) => {
+          for (const plugin of plugins) await plugin(scope, options);
+        },
+        { prefix, services },
+      );
     }
   });
   return prefixes;

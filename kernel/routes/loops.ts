@@ -39,7 +39,13 @@ const LoopRowSchema = Type.Object(
 );
 
 /** A page of a loop's rows (`GET /agents/{id}/loop`). */
-export const LoopPage = Type.Object({ agentId: Type.String(), loop: Type.String(), total: Type.Integer(), offset: Type.Integer(), rows: Type.Array(LoopRowSchema) });
+export const LoopPage = Type.Object({
+  agentId: Type.String(),
+  loop: Type.String(),
+  total: Type.Integer(),
+  offset: Type.Integer(),
+  rows: Type.Array(LoopRowSchema),
+});
 
 export const LoopItem = Type.Object(
   {
@@ -52,7 +58,9 @@ export const LoopItem = Type.Object(
     compact_threshold: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
     tools: Type.Optional(Type.Array(Type.String())),
     entryCount: Type.Integer({ description: 'rows in this loop’s agt_loop stream' }),
-    effectiveTools: Type.Union([Type.Array(Type.String()), Type.Null()], { description: 'null for main: every enabled tool' }),
+    effectiveTools: Type.Union([Type.Array(Type.String()), Type.Null()], {
+      description: 'null for main: every enabled tool',
+    }),
     state: Type.String({ description: 'executor state; `idle` when the loop has not run since load' }),
     running: Type.Boolean(),
     compacting: Type.Boolean({ description: 'a compaction holds the loop busy' }),
@@ -72,7 +80,9 @@ export function describeLoop(services: Pick<KernelServices, Uses>, agent: Loaded
   const tools =
     name === 'main'
       ? null
-      : effectiveTools(config, services.builtinTools, name).filter((tool) => tool.enabled).map((tool) => tool.def.name);
+      : effectiveTools(config, services.builtinTools, name)
+          .filter((tool) => tool.enabled)
+          .map((tool) => tool.def.name);
   return {
     ...(declared ?? { name: 'main', goal: null, enabled: true }),
     goal: declared?.goal ?? null,
@@ -85,55 +95,67 @@ export function describeLoop(services: Pick<KernelServices, Uses>, agent: Loaded
 }
 
 export const loopRoutes: KernelRoutes<Uses> = async (app, { services }) => {
-  app.get('/loop', {
-    schema: {
-      tags: TAGS,
-      summary: 'A page of the loop stream (durable conversation history), oldest first',
-      description: '`limit` is clamped to 1-500 (default 50); without `offset` the last page is returned.',
-      params: AgentIdParams,
-      querystring: Type.Object({
-        limit: Type.Optional(Type.Integer()),
-        offset: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
-        loop: Type.Optional(LoopName),
-      }),
-      response: {
-        200: LoopPage,
-        ...errorResponses(404),
+  app.get(
+    '/loop',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'A page of the loop stream (durable conversation history), oldest first',
+        description: '`limit` is clamped to 1-500 (default 50); without `offset` the last page is returned.',
+        params: AgentIdParams,
+        querystring: Type.Object({
+          limit: Type.Optional(Type.Integer()),
+          offset: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
+          loop: Type.Optional(LoopName),
+        }),
+        response: {
+          200: LoopPage,
+          ...errorResponses(404),
+        },
       },
     },
-  }, async (request) => {
-    const agent = services.registry.resolve(request.params.id);
-    const loop = request.query.loop ?? 'main';
-    describeLoop(services, agent, loop);
-    const limit = clamp(request.query.limit, 50, 1, 500);
-    const total = agent.file.loop.count(loop);
-    const offset = request.query.offset ?? Math.max(0, total - limit);
-    const rows = agent.file.loop.list(loop, { limit, offset });
-    return { agentId: agent.id, loop, total, offset, rows: rows as Array<Static<typeof LoopRowSchema>> };
-  });
-
-  app.get('/loops', {
-    schema: {
-      tags: TAGS,
-      summary: 'main plus the inner loops, with declarations and live status',
-      params: AgentIdParams,
-      response: { 200: Type.Object({ agentId: Type.String(), loops: Type.Array(LoopItem) }), ...errorResponses(404) },
+    async (request) => {
+      const agent = services.registry.resolve(request.params.id);
+      const loop = request.query.loop ?? 'main';
+      describeLoop(services, agent, loop);
+      const limit = clamp(request.query.limit, 50, 1, 500);
+      const total = agent.file.loop.count(loop);
+      const offset = request.query.offset ?? Math.max(0, total - limit);
+      const rows = agent.file.loop.list(loop, { limit, offset });
+      return { agentId: agent.id, loop, total, offset, rows: rows as Array<Static<typeof LoopRowSchema>> };
     },
-  }, async (request) => {
-    const agent = services.registry.resolve(request.params.id);
-    const names = ['main', ...((agent.config as AgentConfig).loops ?? []).map((loop) => loop.name)];
-    return { agentId: agent.id, loops: names.map((name) => describeLoop(services, agent, name)) };
-  });
+  );
 
-  app.get('/loops/:name', {
-    schema: {
-      tags: TAGS,
-      summary: 'One loop: its declaration and live status',
-      params: Type.Intersect([AgentIdParams, Type.Object({ name: LoopName })]),
-      response: { 200: Type.Intersect([Type.Object({ agentId: Type.String() }), LoopItem]), ...errorResponses(404) },
+  app.get(
+    '/loops',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'main plus the inner loops, with declarations and live status',
+        params: AgentIdParams,
+        response: { 200: Type.Object({ agentId: Type.String(), loops: Type.Array(LoopItem) }), ...errorResponses(404) },
+      },
     },
-  }, async (request) => {
-    const agent = services.registry.resolve(request.params.id);
-    return { agentId: agent.id, ...describeLoop(services, agent, request.params.name) };
-  });
+    async (request) => {
+      const agent = services.registry.resolve(request.params.id);
+      const names = ['main', ...((agent.config as AgentConfig).loops ?? []).map((loop) => loop.name)];
+      return { agentId: agent.id, loops: names.map((name) => describeLoop(services, agent, name)) };
+    },
+  );
+
+  app.get(
+    '/loops/:name',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'One loop: its declaration and live status',
+        params: Type.Intersect([AgentIdParams, Type.Object({ name: LoopName })]),
+        response: { 200: Type.Intersect([Type.Object({ agentId: Type.String() }), LoopItem]), ...errorResponses(404) },
+      },
+    },
+    async (request) => {
+      const agent = services.registry.resolve(request.params.id);
+      return { agentId: agent.id, ...describeLoop(services, agent, request.params.name) };
+    },
+  );
 };

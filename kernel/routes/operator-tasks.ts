@@ -16,10 +16,20 @@ export const operatorTaskRoutes: KernelRoutes<'registry' | 'runtime'> = async (a
     {
       schema: {
         tags: ['Tasks & approvals'],
-        summary: 'Everything waiting for the owner across loaded agents: pending approvals, asks and suspend prompts (oldest first)',
+        summary:
+          'Everything waiting for the owner across loaded agents: pending approvals, asks and suspend prompts (oldest first)',
         description:
           'Answer them with POST /agents/{agentId}/tasks/{id}/resolve (approval), /agents/{agentId}/asks/{id}/respond (ask) and /agents/{agentId}/suspend/respond (suspend). `kind` narrows the list.',
-        querystring: Type.Object({ kind: Type.Optional(Type.Union([Type.Literal('approval'), Type.Literal('budget'), Type.Literal('ask'), Type.Literal('suspend')])) }),
+        querystring: Type.Object({
+          kind: Type.Optional(
+            Type.Union([
+              Type.Literal('approval'),
+              Type.Literal('budget'),
+              Type.Literal('ask'),
+              Type.Literal('suspend'),
+            ]),
+          ),
+        }),
         response: { 200: Type.Object({ tasks: Type.Array(PendingTask) }), ...errorResponses() },
       },
     },
@@ -34,17 +44,42 @@ export const operatorTaskRoutes: KernelRoutes<'registry' | 'runtime'> = async (a
           for (const task of hil.listTasks('pending_approval', 500)) {
             // Budget tasks (docs/costs.md) are answered by the same resolve route, `amount` raising the limit.
             if (wanted && task.kind !== wanted) continue;
-            items.push({ kind: task.kind, id: task.id, ...base, loop: task.loop, turnId: task.turnId, createdAt: task.createdAt, tool: task.tool, args: task.args });
+            items.push({
+              kind: task.kind,
+              id: task.id,
+              ...base,
+              loop: task.loop,
+              turnId: task.turnId,
+              createdAt: task.createdAt,
+              tool: task.tool,
+              args: task.args,
+            });
           }
         }
         if (!wanted || wanted === 'ask') {
           for (const ask of hil.listAsks()) {
-            items.push({ kind: 'ask', id: ask.requestId, ...base, loop: ask.loop, turnId: ask.turnId, createdAt: ask.createdAt, question: ask.question });
+            items.push({
+              kind: 'ask',
+              id: ask.requestId,
+              ...base,
+              loop: ask.loop,
+              turnId: ask.turnId,
+              createdAt: ask.createdAt,
+              question: ask.question,
+            });
           }
         }
         if (!wanted || wanted === 'suspend') {
           for (const prompt of hil.listSuspends()) {
-            items.push({ kind: 'suspend', id: prompt.requestId, ...base, loop: prompt.loop, turnId: prompt.turnId, createdAt: prompt.createdAt, reason: prompt.reason });
+            items.push({
+              kind: 'suspend',
+              id: prompt.requestId,
+              ...base,
+              loop: prompt.loop,
+              turnId: prompt.turnId,
+              createdAt: prompt.createdAt,
+              reason: prompt.reason,
+            });
           }
         }
       }

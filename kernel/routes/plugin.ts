@@ -11,4 +11,8 @@ export interface RouteOptions<Uses extends keyof KernelServices = keyof KernelSe
   services: Pick<KernelServices, Uses>;
 }
 
-export type KernelRoutes<Uses extends keyof KernelServices = keyof KernelServices> = FastifyPluginAsync<RouteOptions<Uses>, RawServerDefault, TypeBoxTypeProvider>;
+export type KernelRoutes<Uses extends keyof KernelServices = keyof KernelServices> = FastifyPluginAsync<
+  RouteOptions<Uses>,
+  RawServerDefault,
+  TypeBoxTypeProvider
+>;

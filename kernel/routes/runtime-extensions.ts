@@ -6,16 +6,25 @@ import type { KernelRoutes } from './plugin.js';
 
 export const ExtensionRow = Type.Object({
   name: Type.String(),
-  version: Type.Union([Type.String(), Type.Null()], { description: 'From the definition; null when it could not be read' }),
+  version: Type.Union([Type.String(), Type.Null()], {
+    description: 'From the definition; null when it could not be read',
+  }),
   enabled: Type.Boolean({ description: 'As the manifest says' }),
   loaded: Type.Boolean({ description: 'Registered and serving its routes' }),
-  error: Type.Union([Type.String(), Type.Null()], { description: 'Why it failed (also in the 503 bodies of its routes)' }),
+  error: Type.Union([Type.String(), Type.Null()], {
+    description: 'Why it failed (also in the 503 bodies of its routes)',
+  }),
   errorCode: Type.Optional(
-    Type.Union([Type.String(), Type.Null()], { description: 'Stable code of the failure: `contract_incompatible` (built against a contract this kernel does not implement), else `extension_failed`' }),
+    Type.Union([Type.String(), Type.Null()], {
+      description:
+        'Stable code of the failure: `contract_incompatible` (built against a contract this kernel does not implement), else `extension_failed`',
+    }),
   ),
-  prefix: Type.Union([Type.String(), Type.Null()], { description: 'Route prefix; GET on it lists the group\'s resources' }),
+  prefix: Type.Union([Type.String(), Type.Null()], {
+    description: "Route prefix; GET on it lists the group's resources",
+  }),
   dependsOn: Type.Array(Type.String()),
-  module: Type.String({ description: 'The manifest\'s `module`' }),
+  module: Type.String({ description: "The manifest's `module`" }),
   state: Type.Optional(
     Type.Union(
       [
@@ -33,7 +42,10 @@ export const ExtensionRow = Type.Object({
     Type.Union([Type.String(), Type.Null()], { description: 'Segment of its agent routes: /agents/{id}/<segment>' }),
   ),
   problem: Type.Optional(
-    Type.Union([Type.String(), Type.Null()], { description: 'What the running extension cannot do now and what to do about it (a port in use, an engine not reachable); null when all is well' }),
+    Type.Union([Type.String(), Type.Null()], {
+      description:
+        'What the running extension cannot do now and what to do about it (a port in use, an engine not reachable); null when all is well',
+    }),
   ),
 });
 
@@ -57,7 +69,7 @@ export const runtimeRoutes: KernelRoutes<'extensions'> = async (app, { services 
     {
       schema: {
         tags: ['Runtime'],
-        summary: 'One extension\'s status',
+        summary: "One extension's status",
         params: NameParams,
         response: { 200: ExtensionRow, ...errorResponses(404) },
       },

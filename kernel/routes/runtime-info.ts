@@ -14,10 +14,15 @@ const RuntimeInfo = Type.Object({
   startedAt: Type.Integer({ description: 'epoch ms' }),
   uptimeMs: Type.Integer(),
   dataDir: Type.String({ description: 'the data directory (settings, daemon-token, key files, pid file)' }),
-  memory: Type.Object({ rss: Type.Integer(), heapUsed: Type.Integer(), heapTotal: Type.Integer(), external: Type.Integer() }, { description: 'bytes' }),
+  memory: Type.Object(
+    { rss: Type.Integer(), heapUsed: Type.Integer(), heapTotal: Type.Integer(), external: Type.Integer() },
+    { description: 'bytes' },
+  ),
   agents: Type.Object({
     loaded: Type.Integer(),
-    byRuntimeState: Type.Record(Type.String(), Type.Integer(), { description: 'how many loaded agents are in each runtime state' }),
+    byRuntimeState: Type.Record(Type.String(), Type.Integer(), {
+      description: 'how many loaded agents are in each runtime state',
+    }),
   }),
   extensions: Type.Array(
     Type.Object({
@@ -26,7 +31,11 @@ const RuntimeInfo = Type.Object({
       loaded: Type.Boolean(),
       state: Type.Optional(Type.String()),
       error: Type.Union([Type.String(), Type.Null()]),
-      problem: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'what the running extension cannot do now (GET /runtime/extensions)' })),
+      problem: Type.Optional(
+        Type.Union([Type.String(), Type.Null()], {
+          description: 'what the running extension cannot do now (GET /runtime/extensions)',
+        }),
+      ),
     }),
   ),
   events: Type.Object({
@@ -39,10 +48,18 @@ const RuntimeInfo = Type.Object({
   }),
 });
 
-export const runtimeInfoRoutes: KernelRoutes<'bus' | 'dataDir' | 'extensions' | 'registry' | 'runtime' | 'startedAt' | 'version'> = async (app, { services }) => {
+export const runtimeInfoRoutes: KernelRoutes<
+  'bus' | 'dataDir' | 'extensions' | 'registry' | 'runtime' | 'startedAt' | 'version'
+> = async (app, { services }) => {
   app.get(
     '',
-    { schema: { tags: ['Runtime'], summary: 'Diagnostics: version, uptime, pid, memory, data directory, agents, extensions, event buffer', response: { 200: RuntimeInfo, ...errorResponses() } } },
+    {
+      schema: {
+        tags: ['Runtime'],
+        summary: 'Diagnostics: version, uptime, pid, memory, data directory, agents, extensions, event buffer',
+        response: { 200: RuntimeInfo, ...errorResponses() },
+      },
+    },
     async () => {
       const byRuntimeState: Record<string, number> = {};
       const agents = services.registry.list();
@@ -61,7 +78,16 @@ export const runtimeInfoRoutes: KernelRoutes<'bus' | 'dataDir' | 'extensions' | 
         dataDir: services.dataDir,
         memory: { rss: memory.rss, heapUsed: memory.heapUsed, heapTotal: memory.heapTotal, external: memory.external },
         agents: { loaded: agents.length, byRuntimeState },
-        extensions: services.extensions.status().map((row) => ({ name: row.name, enabled: row.enabled, loaded: row.loaded, ...(row.state ? { state: row.state } : {}), error: row.error, problem: row.problem ?? null })),
+        extensions: services.extensions
+          .status()
+          .map((row) => ({
+            name: row.name,
+            enabled: row.enabled,
+            loaded: row.loaded,
+            ...(row.state ? { state: row.state } : {}),
+            error: row.error,
+            problem: row.problem ?? null,
+          })),
         events: {
           epoch: services.bus.epoch,
           latestCursor: services.bus.latest,

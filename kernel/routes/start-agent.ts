@@ -36,7 +36,10 @@ async function describeCandidates(services: Pick<KernelServices, Uses>, filePath
   return out;
 }
 
-async function findOrLoad(services: Pick<KernelServices, Uses>, id: string): Promise<{ agent: LoadedAgent; loaded: boolean }> {
+async function findOrLoad(
+  services: Pick<KernelServices, Uses>,
+  id: string,
+): Promise<{ agent: LoadedAgent; loaded: boolean }> {
   if (isAbsolute(id)) {
     const before = new Set(services.registry.list());
     const agent = await services.registry.load(id, { requireReview: true });
@@ -60,27 +63,44 @@ async function findOrLoad(services: Pick<KernelServices, Uses>, id: string): Pro
 }
 
 export const startAgentRoutes: KernelRoutes<Uses> = async (app, { services }) => {
-  app.post('/start', {
-    schema: {
-      tags: ['Agents'],
-      summary: 'Start an agent (loading it from an absolute file path first when needed)',
-      description: 'Reviewed files only (403 `AGENT_REVIEW_REQUIRED`). `loaded` is true when this call loaded the file; `startupTriggered` when the start fired `on_startup` for a target. 409 `ambiguous_agent` with `candidates` when a name matches several agents.',
-      params: AgentIdParams,
-      response: {
-        200: Type.Object({
-          success: Type.Literal(true),
-          loaded: Type.Boolean(),
-          startupTriggered: Type.Boolean(),
-          agent: Type.Optional(AgentStatus),
-          capped: Type.Array(CappedField, { description: "what the owner's ceiling narrows in the file's `security` and `limits` (as in the load answer)" }),
-          refused: Type.Array(RefusedField, { description: "parts of the config the owner's settings refuse (as in the load answer)" }),
-        }),
-        ...errorResponses(404, 409, 422, 503),
+  app.post(
+    '/start',
+    {
+      schema: {
+        tags: ['Agents'],
+        summary: 'Start an agent (loading it from an absolute file path first when needed)',
+        description:
+          'Reviewed files only (403 `AGENT_REVIEW_REQUIRED`). `loaded` is true when this call loaded the file; `startupTriggered` when the start fired `on_startup` for a target. 409 `ambiguous_agent` with `candidates` when a name matches several agents.',
+        params: AgentIdParams,
+        response: {
+          200: Type.Object({
+            success: Type.Literal(true),
+            loaded: Type.Boolean(),
+            startupTriggered: Type.Boolean(),
+            agent: Type.Optional(AgentStatus),
+            capped: Type.Array(CappedField, {
+              description:
+                "what the owner's ceiling narrows in the file's `security` and `limits` (as in the load answer)",
+            }),
+            refused: Type.Array(RefusedField, {
+              description: "parts of the config the owner's settings refuse (as in the load answer)",
+            }),
+          }),
+          ...errorResponses(404, 409, 422, 503),
+        },
       },
     },
-  }, async (request) => {
-    const { agent, loaded } = await findOrLoad(services, request.params.id);
-    const startupTriggered = agent.started ? false : (await startAgent(services, agent)).startupTriggered;
-    return { success: true as const, loaded, startupTriggered, agent: statusOf(services, agent), capped: [...agent.capped], refused: services.registry.configProblems(agent) };
-  });
+    async (request) => {
+      const { agent, loaded } = await findOrLoad(services, request.params.id);
+      const startupTriggered = agent.started ? false : (await startAgent(services, agent)).startupTriggered;
+      return {
+        success: true as const,
+        loaded,
+        startupTriggered,
+        agent: statusOf(services, agent),
+        capped: [...agent.capped],
+        refused: services.registry.configProblems(agent),
+      };
+    },
+  );
 };

@@ -41,7 +41,13 @@ export const TaskSchema = Type.Object({
   error: Nullable(Type.String()),
 });
 
-const AskSchema = Type.Object({ requestId: Type.String(), question: Type.String(), loop: Type.String(), turnId: Nullable(Type.String()), createdAt: Type.Integer() });
+const AskSchema = Type.Object({
+  requestId: Type.String(),
+  question: Type.String(),
+  loop: Type.String(),
+  turnId: Nullable(Type.String()),
+  createdAt: Type.Integer(),
+});
 const TaskParams = Type.Object({ id: Type.String({ minLength: 1 }), taskId: Type.String({ minLength: 1 }) });
 const AskParams = Type.Object({ id: Type.String({ minLength: 1 }), requestId: Type.String({ minLength: 1 }) });
 
@@ -54,10 +60,17 @@ export const taskRoutes: KernelRoutes<'runtime'> = async (app, { services }) => 
       schema: {
         tags: TAGS,
         summary: "The agent's tasks (oldest first), optionally of one status",
-        description: 'Tasks are kept in the agent file (every open task and the newest 500 finished ones): a pending approval survives a restart and its turn resumes when the agent loads again. Statuses: pending, pending_approval, running, completed, failed, denied, cancelled.',
+        description:
+          'Tasks are kept in the agent file (every open task and the newest 500 finished ones): a pending approval survives a restart and its turn resumes when the agent loads again. Statuses: pending, pending_approval, running, completed, failed, denied, cancelled.',
         params: AgentIdParams,
-        querystring: Type.Object({ status: Type.Optional(Type.String()), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })) }),
-        response: { 200: Type.Object({ agentId: Type.String(), tasks: Type.Array(TaskSchema) }), ...errorResponses(404) },
+        querystring: Type.Object({
+          status: Type.Optional(Type.String()),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
+        }),
+        response: {
+          200: Type.Object({ agentId: Type.String(), tasks: Type.Array(TaskSchema) }),
+          ...errorResponses(404),
+        },
       },
     },
     async (request) => {
@@ -68,7 +81,14 @@ export const taskRoutes: KernelRoutes<'runtime'> = async (app, { services }) => 
 
   app.get(
     '/tasks/:taskId',
-    { schema: { tags: TAGS, summary: 'One task', params: TaskParams, response: { 200: TaskSchema, ...errorResponses(404) } } },
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'One task',
+        params: TaskParams,
+        response: { 200: TaskSchema, ...errorResponses(404) },
+      },
+    },
     async (request) => service.forRequest(request.params.id).hil.getTask(request.params.taskId),
   );
 
@@ -78,22 +98,36 @@ export const taskRoutes: KernelRoutes<'runtime'> = async (app, { services }) => 
       schema: {
         tags: TAGS,
         summary: 'Approve or deny a pending approval; the waiting turn resumes with the decision',
-        description: 'approve runs the tool (with `modifiedArgs` when given); deny hands the model the refusal and `reason`. 404 unknown task; 409 a task that is no longer pending. After a restart the decision is kept until the resumed turn gets back to the call.',
+        description:
+          'approve runs the tool (with `modifiedArgs` when given); deny hands the model the refusal and `reason`. 404 unknown task; 409 a task that is no longer pending. After a restart the decision is kept until the resumed turn gets back to the call.',
         params: TaskParams,
         body: Type.Object({
           action: Type.Union([Type.Literal('approve'), Type.Literal('deny')]),
           reason: Type.Optional(Type.String({ maxLength: 4000 })),
           modifiedArgs: Type.Optional(Args),
-          amount: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1e9, description: 'budget tasks: raise today\'s limit by this much (USD or tokens, as the budget); default: what the call needs' })),
+          amount: Type.Optional(
+            Type.Number({
+              exclusiveMinimum: 0,
+              maximum: 1e9,
+              description:
+                "budget tasks: raise today's limit by this much (USD or tokens, as the budget); default: what the call needs",
+            }),
+          ),
         }),
-        response: { 200: Type.Object({ agentId: Type.String(), success: Type.Literal(true), task: TaskSchema }), ...errorResponses(404, 409) },
+        response: {
+          200: Type.Object({ agentId: Type.String(), success: Type.Literal(true), task: TaskSchema }),
+          ...errorResponses(404, 409),
+        },
       },
     },
     async (request) => {
       const runtime = service.forRequest(request.params.id);
       const { action, reason, modifiedArgs, amount } = request.body;
       // A budget task approved with `amount` raises today's limit by it (docs/costs.md).
-      const args = amount !== undefined ? { ...runtime.hil.getTask(request.params.taskId).args, amount } : (modifiedArgs as Record<string, unknown> | undefined);
+      const args =
+        amount !== undefined
+          ? { ...runtime.hil.getTask(request.params.taskId).args, amount }
+          : (modifiedArgs as Record<string, unknown> | undefined);
       const task = runtime.hil.resolveTask(request.params.taskId, action, reason, args);
       return { agentId: runtime.id, success: true as const, task };
     },
@@ -143,7 +177,15 @@ export const taskRoutes: KernelRoutes<'runtime'> = async (app, { services }) => 
           'With a pending suspend prompt (a loop in `suspended`, from the agent asking to suspend) the oldest one (of `loop` when given) is answered. Without one, `resume: true` moves a `suspended` display state back to `active` (held trigger events replay). 409 when nothing is suspended.',
         params: AgentIdParams,
         body: Type.Object({ resume: Type.Boolean(), loop: Type.Optional(Type.String({ pattern: LOOP_NAME_PATTERN })) }),
-        response: { 200: Type.Object({ agentId: Type.String(), success: Type.Literal(true), resumed: Type.Boolean(), requestId: Nullable(Type.String()) }), ...errorResponses(409) },
+        response: {
+          200: Type.Object({
+            agentId: Type.String(),
+            success: Type.Literal(true),
+            resumed: Type.Boolean(),
+            requestId: Nullable(Type.String()),
+          }),
+          ...errorResponses(409),
+        },
       },
     },
     async (request) => {

@@ -16,7 +16,10 @@ const Params = Type.Object({ templateId: Type.String({ minLength: 1, maxLength: 
 
 const summary = ({ config: _config, ...rest }: TemplateDetail) => rest;
 
-export const templateRoutes: KernelRoutes<'dataDir' | 'settings' | 'logger' | 'identity'> = async (app, { services }) => {
+export const templateRoutes: KernelRoutes<'dataDir' | 'settings' | 'logger' | 'identity'> = async (
+  app,
+  { services },
+) => {
   const store = templateStore(services);
   store.ensureDir();
 

@@ -29,7 +29,10 @@ export const Timer = Type.Object({
       max_runs: Type.Optional(Type.Integer()),
       cron: Type.Optional(Type.String()),
     },
-    { description: 'interval `{mode, every_ms, start_at, end_at, max_runs}`; cron `{mode, cron, end_at, max_runs}`; once `{mode, at}`' },
+    {
+      description:
+        'interval `{mode, every_ms, start_at, end_at, max_runs}`; cron `{mode, cron, end_at, max_runs}`; once `{mode, at}`',
+    },
   ),
   next_wake_at: Nullable(Type.Integer()),
   payload: Nullable(Type.String()),
@@ -40,7 +43,9 @@ export const Timer = Type.Object({
   created_at: Type.Integer(),
   last_fired_at: Nullable(Type.Integer()),
   locked: Type.Boolean(),
-  loop: Nullable(Type.String({ description: 'the loop an agent-scope wake goes to; null = main (or a system-only timer)' })),
+  loop: Nullable(
+    Type.String({ description: 'the loop an agent-scope wake goes to; null = main (or a system-only timer)' }),
+  ),
   expired: Type.Boolean(),
 });
 
@@ -78,10 +83,14 @@ export const timerRoutes: KernelRoutes<'runtime'> = async (app, { services }) =>
       schema: {
         tags: TAGS,
         summary: 'Create a timer (modes once_at, once_delay, interval, cron)',
-        description: '`loop` names the loop an agent-scope wake goes to (absent = main; unknown = 404). A system-scope timer needs a `lambda`; a system-only timer carries no loop.',
+        description:
+          '`loop` names the loop an agent-scope wake goes to (absent = main; unknown = 404). A system-scope timer needs a `lambda`; a system-only timer carries no loop.',
         params: AgentIdParams,
         body: TimerMutationBody,
-        response: { 200: Type.Object({ agentId: Type.String(), success: Type.Literal(true), timer: Timer }), ...errorResponses(404, 409) },
+        response: {
+          200: Type.Object({ agentId: Type.String(), success: Type.Literal(true), timer: Timer }),
+          ...errorResponses(404, 409),
+        },
       },
     },
     async (request) => {
@@ -98,7 +107,8 @@ export const timerRoutes: KernelRoutes<'runtime'> = async (app, { services }) =>
       schema: {
         tags: TAGS,
         summary: 'Replace a timer in place (same id); `success` false when there is no such timer',
-        description: 'With `loop` the timer moves to that loop (`main` moves it back); without `loop` it keeps its loop. The run count starts over.',
+        description:
+          'With `loop` the timer moves to that loop (`main` moves it back); without `loop` it keeps its loop. The run count starts over.',
         params: TimerParams,
         body: TimerMutationBody,
         response: { 200: AgentSuccess, ...errorResponses(404) },

@@ -6,14 +6,17 @@ import { daemonUsage, type GroupBy } from '../spend/views.js';
 import type { KernelRoutes } from './plugin.js';
 
 const Query = Type.Object({
-  from: Type.Optional(Type.String({ description: 'ISO date or time (default: the start of this month, owner time zone)' })),
+  from: Type.Optional(
+    Type.String({ description: 'ISO date or time (default: the start of this month, owner time zone)' }),
+  ),
   to: Type.Optional(Type.String({ description: 'ISO date or time, exclusive (default: now + 1 ms)' })),
   groupBy: Type.Optional(Type.Union([Type.Literal('agent'), Type.Literal('model'), Type.Literal('day')])),
 });
 
 function instant(text: string, name: string): number {
   const at = Date.parse(text);
-  if (!Number.isFinite(at)) throw new AgtError('bad_request', `${name} is not an ISO date or time: ${text.slice(0, 100)}`);
+  if (!Number.isFinite(at))
+    throw new AgtError('bad_request', `${name} is not an ISO date or time: ${text.slice(0, 100)}`);
   return at;
 }
 
@@ -23,7 +26,8 @@ export const usageRoutes: KernelRoutes<'registry' | 'runtime'> = async (app, { s
     {
       schema: {
         tags: ['Usage'],
-        summary: 'Tokens, calls and cost_usd of every loaded agent in [from, to), optionally grouped by agent, model or day',
+        summary:
+          'Tokens, calls and cost_usd of every loaded agent in [from, to), optionally grouped by agent, model or day',
         querystring: Query,
         response: { 200: DaemonUsage, ...errorResponses(400) },
       },

@@ -21,10 +21,18 @@ const MAX_OPEN_TURNS = 10_000;
  * Subscribes the activity log; returns the unsubscribe. `nameOf` gives an agent's name for the line
  * (the id is logged too).
  */
-export function logActivity(bus: EventBus, logger: Logger, nameOf: (agentId: string) => string | undefined): () => void {
+export function logActivity(
+  bus: EventBus,
+  logger: Logger,
+  nameOf: (agentId: string) => string | undefined,
+): () => void {
   const open = new Map<string, OpenTurn>();
   const key = (event: UmbilicalEvent, turnId: string) => `${event.agent_id}\u0000${turnId}`;
-  const who = (event: UmbilicalEvent) => ({ agent: nameOf(event.agent_id!) ?? event.agent_id, agentId: event.agent_id, loop: event.loop ?? 'main' });
+  const who = (event: UmbilicalEvent) => ({
+    agent: nameOf(event.agent_id!) ?? event.agent_id,
+    agentId: event.agent_id,
+    loop: event.loop ?? 'main',
+  });
 
   return bus.subscribe((event) => {
     if (!event.agent_id) return;
@@ -32,7 +40,13 @@ export function logActivity(bus: EventBus, logger: Logger, nameOf: (agentId: str
     switch (event.event_type) {
       case 'turn.started': {
         if (open.size >= MAX_OPEN_TURNS) open.delete(open.keys().next().value!);
-        open.set(key(event, p.turn_id), { startedAt: event.timestamp, trigger: p.trigger, model: null, input: 0, output: 0 });
+        open.set(key(event, p.turn_id), {
+          startedAt: event.timestamp,
+          trigger: p.trigger,
+          model: null,
+          input: 0,
+          output: 0,
+        });
         return;
       }
       case 'llm.completed': {
@@ -47,7 +61,8 @@ export function logActivity(bus: EventBus, logger: Logger, nameOf: (agentId: str
       case 'agent.error': {
         const turnId: string | undefined = p.turn_id ?? event.turn_id;
         if (!turnId) {
-          if (event.event_type === 'agent.error') logger.warn({ ...who(event), code: p.code }, `agent error: ${p.message}`);
+          if (event.event_type === 'agent.error')
+            logger.warn({ ...who(event), code: p.code }, `agent error: ${p.message}`);
           return;
         }
         const turn = open.get(key(event, turnId));
@@ -61,14 +76,27 @@ export function logActivity(bus: EventBus, logger: Logger, nameOf: (agentId: str
           durationMs: turn ? Math.max(0, event.timestamp - turn.startedAt) : null,
         };
         if (event.event_type === 'turn.completed') {
-          logger.info({ ...fields, end: p.stop_reason, llmCalls: p.llm_calls, toolCalls: p.tool_calls }, 'turn completed');
+          logger.info(
+            { ...fields, end: p.stop_reason, llmCalls: p.llm_calls, toolCalls: p.tool_calls },
+            'turn completed',
+          );
         } else {
           logger.warn({ ...fields, end: 'error', code: p.code }, `turn failed: ${p.message}`);
         }
         return;
       }
       case 'tool.completed':
-        logger.info({ ...who(event), turnId: event.turn_id ?? null, tool: p.tool, callId: p.call_id, ok: p.ok, durationMs: p.duration_ms }, 'tool call');
+        logger.info(
+          {
+            ...who(event),
+            turnId: event.turn_id ?? null,
+            tool: p.tool,
+            callId: p.call_id,
+            ok: p.ok,
+            durationMs: p.duration_ms,
+          },
+          'tool call',
+        );
         return;
       case 'hil.requested': {
         const base = { ...who(event), turnId: event.turn_id ?? null, kind: p.kind };

@@ -25,20 +25,31 @@ export function agentFetch(findAgent: (agentId: string) => LoadedAgent | undefin
     } catch {
       throw new AgtError('bad_request', `not a URL: ${request.url.slice(0, 200)}`);
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new AgtError('bad_request', 'only http and https URLs can be fetched');
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new AgtError('bad_request', 'only http and https URLs can be fetched');
     const timeout = Math.min(MAX_TIMEOUT_MS, Math.max(1, request.timeoutMs ?? DEFAULT_TIMEOUT_MS));
     const signal = AbortSignal.timeout(timeout);
     try {
-      const response = await fetchFollowing({ url, method: request.method ?? 'GET', headers: request.headers ?? {}, body: request.body }, allowListOf(agent.config.security), signal);
+      const response = await fetchFollowing(
+        { url, method: request.method ?? 'GET', headers: request.headers ?? {}, body: request.body },
+        allowListOf(agent.config.security),
+        signal,
+      );
       try {
-        const content = await readCapped(response, Math.min(MAX_BYTES, Math.max(1, request.maxBytes ?? DEFAULT_MAX_BYTES)));
-        const headers = Object.fromEntries(Object.entries(response.headers).map(([name, value]) => [name, [value].flat().join(', ')]));
+        const content = await readCapped(
+          response,
+          Math.min(MAX_BYTES, Math.max(1, request.maxBytes ?? DEFAULT_MAX_BYTES)),
+        );
+        const headers = Object.fromEntries(
+          Object.entries(response.headers).map(([name, value]) => [name, [value].flat().join(', ')]),
+        );
         return { status: response.statusCode ?? 0, headers, text: content.text, truncated: content.truncated };
       } finally {
         response.destroy();
       }
     } catch (error) {
-      if (error instanceof AddressRefused) throw new AgtError('forbidden', error.message.replace(/^sys_fetch/, 'the agent\'s fetch policy'));
+      if (error instanceof AddressRefused)
+        throw new AgtError('forbidden', error.message.replace(/^sys_fetch/, "the agent's fetch policy"));
       if (signal.aborted) throw new Error(`timed out after ${timeout} ms`);
       throw error;
     }

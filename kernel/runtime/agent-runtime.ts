@@ -69,7 +69,10 @@ export interface RuntimeDeps extends LoopSources {
     emitRepeat<T extends EventType>(type: T, input: EmitInput<T>, repeats: readonly FrameOrigin[]): void;
   };
   /** The delivery by the outbound transport that claims the envelope's address; undefined when none does. */
-  sendOutbound?(envelope: OutboundEnvelope, report: OutboundReport): { owner: string; delivery: Promise<OutboundResult | void> } | undefined;
+  sendOutbound?(
+    envelope: OutboundEnvelope,
+    report: OutboundReport,
+  ): { owner: string; delivery: Promise<OutboundResult | void> } | undefined;
   /** System-scope commands through the command executor an extension offers (compute); undefined: the host runner. */
   executeCommand?(run: CommandRun): Promise<CommandOutcome | undefined>;
   /** The daemon's host command runner: system-scope commands no extension executes. */
@@ -126,7 +129,9 @@ export class AgentRuntime {
     this.display = isDisplayState(initial) ? initial : 'idle';
     this.hil = new HilStore(hilListener(this), agent.file, () => deps.clock.now());
     // The owner's storage quota binds the agent's SQL connection (kernel/storage/quota.ts), read at each call.
-    this.sql = new SqlSandbox(agent.file.path, { maxPageCount: () => quotaPages(agent.file, quotaBytesFor(agent.ownerSettings?.(), agent.id)) });
+    this.sql = new SqlSandbox(agent.file.path, {
+      maxPageCount: () => quotaPages(agent.file, quotaBytesFor(agent.ownerSettings?.(), agent.id)),
+    });
     this.system = new SystemRunner({
       agent,
       emit: (type, payload, options) => this.emit(type, payload, options),
@@ -143,9 +148,15 @@ export class AgentRuntime {
         runSystem: (target, type, delivery) => this.system.start(target, type, delivery.events, delivery.count),
       },
       // Logs of the trigger machinery itself are system logs: they never feed `on_logs` (no loops).
-      onDropped: (count, reason) => this.log('warn', `${count} trigger event(s) dropped: ${reason}`, { origin: 'trigger', system: true }),
+      onDropped: (count, reason) =>
+        this.log('warn', `${count} trigger event(s) dropped: ${reason}`, { origin: 'trigger', system: true }),
     });
-    this.timers = new TimerScheduler(agent.file, deps.clock, (timer) => this.timerFired(timer), (error) => this.log('error', `timer failed: ${(error as Error).message}`, { origin: 'timer', system: true }));
+    this.timers = new TimerScheduler(
+      agent.file,
+      deps.clock,
+      (timer) => this.timerFired(timer),
+      (error) => this.log('error', `timer failed: ${(error as Error).message}`, { origin: 'timer', system: true }),
+    );
     this.consolidation = new Consolidator(this);
     this.executor('main');
   }
@@ -178,18 +189,39 @@ export class AgentRuntime {
    * write and the delete repeats it, except to the streams that had it: the end is recorded with where
    * it goes out (FrameOrigin), and a stream resuming from that run past it is not given the repeat.
    */
-  emit<T extends EventType>(type: T, payload: EventPayloads[T], options: { loop?: string; turnId?: string; sentAt?: readonly FrameOrigin[] } = {}): void {
+  emit<T extends EventType>(
+    type: T,
+    payload: EventPayloads[T],
+    options: { loop?: string; turnId?: string; sentAt?: readonly FrameOrigin[] } = {},
+  ): void {
     const ended = endedTurnIds(type, payload);
     let recorded = false;
-    const input: EmitInput<T> = { agentId: this.agent.id, payload, source: 'runtime', loop: options.loop, turnId: options.turnId };
+    const input: EmitInput<T> = {
+      agentId: this.agent.id,
+      payload,
+      source: 'runtime',
+      loop: options.loop,
+      turnId: options.turnId,
+    };
     if (ended.length > 0) {
-      this.durably('close the owner requests of ended turns', () => this.hil.closeTurns(ended, 'the turn ended before the owner decided'));
+      this.durably('close the owner requests of ended turns', () =>
+        this.hil.closeTurns(ended, 'the turn ended before the owner decided'),
+      );
       // Recorded with where it goes out (nothing is emitted between this line and the emit below), so
       // that a repeat after a restart can be left out for the streams that had it (FrameOrigin).
       const next = this.deps.frames?.nextOrigin();
       const sentAt = [...(options.sentAt ?? []), ...(next ? [next] : [])];
-      const end = { type, payload, ...(options.loop ? { loop: options.loop } : {}), ...(options.turnId ? { turnId: options.turnId } : {}), ...(sentAt.length > 0 ? { sentAt } : {}) } as TurnEnd;
-      this.durably('record the end of turns in agt_queue', () => (recorded = this.agent.file.queue.markEnded(ended, end) > 0));
+      const end = {
+        type,
+        payload,
+        ...(options.loop ? { loop: options.loop } : {}),
+        ...(options.turnId ? { turnId: options.turnId } : {}),
+        ...(sentAt.length > 0 ? { sentAt } : {}),
+      } as TurnEnd;
+      this.durably(
+        'record the end of turns in agt_queue',
+        () => (recorded = this.agent.file.queue.markEnded(ended, end) > 0),
+      );
     }
     if (options.sentAt?.length && this.deps.frames) this.deps.frames.emitRepeat(type, input, options.sentAt);
     else this.deps.bus.emit(type, input);
@@ -232,7 +264,13 @@ export class AgentRuntime {
     const outbox = this.agent.file.outbox;
     const report: OutboundReport = {
       attemptFailed: (statusCode, error) =>
-        this.durably('count a failed delivery try', () => outbox.setStatus(row.id, 'pending', { attempted: true, statusCode: typeof statusCode === 'number' ? statusCode : null, error: String(error).slice(0, 500) })),
+        this.durably('count a failed delivery try', () =>
+          outbox.setStatus(row.id, 'pending', {
+            attempted: true,
+            statusCode: typeof statusCode === 'number' ? statusCode : null,
+            error: String(error).slice(0, 500),
+          }),
+        ),
     };
     const sending = this.deps.sendOutbound?.(
       {
@@ -252,13 +290,29 @@ export class AgentRuntime {
     void sending.delivery.then(
       (result) => {
         const statusCode = typeof result?.statusCode === 'number' ? result.statusCode : undefined;
-        this.durably('mark an outbox message delivered', () => outbox.setStatus(row.id, 'delivered', { attempted: true, deliveredAt: Date.now(), ...(statusCode === undefined ? {} : { statusCode }) }));
+        this.durably('mark an outbox message delivered', () =>
+          outbox.setStatus(row.id, 'delivered', {
+            attempted: true,
+            deliveredAt: Date.now(),
+            ...(statusCode === undefined ? {} : { statusCode }),
+          }),
+        );
       },
       (error: unknown) => {
         const why = error instanceof Error ? error.message : String(error);
         const code = (error as { statusCode?: unknown } | null)?.statusCode;
-        this.durably('mark an outbox message failed', () => outbox.setStatus(row.id, 'failed', { error: why, attempted: true, ...(typeof code === 'number' ? { statusCode: code } : {}) }));
-        this.log('warn', `outbox message ${row.id} to ${address} failed (transport of extension ${sending.owner}): ${why}`, { event: 'outbox_failed' });
+        this.durably('mark an outbox message failed', () =>
+          outbox.setStatus(row.id, 'failed', {
+            error: why,
+            attempted: true,
+            ...(typeof code === 'number' ? { statusCode: code } : {}),
+          }),
+        );
+        this.log(
+          'warn',
+          `outbox message ${row.id} to ${address} failed (transport of extension ${sending.owner}): ${why}`,
+          { event: 'outbox_failed' },
+        );
       },
     );
   }
@@ -277,9 +331,24 @@ export class AgentRuntime {
   log(level: 'debug' | 'info' | 'warn' | 'error', message: string, fields: LogFields = {}): void {
     try {
       if (!this.agent.file.isOpen) return;
-      this.agent.file.logs.write({ level, message, origin: fields.origin ?? 'runtime', event: fields.event ?? null, target: fields.target ?? null, data: fields.data });
-      this.emit('log.written', { level, origin: fields.origin ?? 'runtime', event: fields.event ?? null, message }, { loop: fields.loop, turnId: fields.turnId });
-      this.fire('on_logs', { level, message, origin: fields.origin ?? 'runtime', event: fields.event ?? null }, { loop: fields.loop, turnId: fields.turnId, system: fields.system });
+      this.agent.file.logs.write({
+        level,
+        message,
+        origin: fields.origin ?? 'runtime',
+        event: fields.event ?? null,
+        target: fields.target ?? null,
+        data: fields.data,
+      });
+      this.emit(
+        'log.written',
+        { level, origin: fields.origin ?? 'runtime', event: fields.event ?? null, message },
+        { loop: fields.loop, turnId: fields.turnId },
+      );
+      this.fire(
+        'on_logs',
+        { level, message, origin: fields.origin ?? 'runtime', event: fields.event ?? null },
+        { loop: fields.loop, turnId: fields.turnId, system: fields.system },
+      );
     } catch (error) {
       this.deps.logger.warn({ err: error, agentId: this.agent.id }, 'agent log write failed');
     }
@@ -332,7 +401,12 @@ export class AgentRuntime {
             fire: (type, data) => this.fire(type, data, { loop, turnId: head.turnId }),
             model: () => loopModel(this.agent, this.deps, loop),
             system: () => loopInstructions(this.agent, loop),
-            ...(this.deps.memory ? { recall: (input: string) => this.deps.memory!.recall(this.agent, input, { loop, turnId: head.turnId, signal: control.signal }) } : {}),
+            ...(this.deps.memory
+              ? {
+                  recall: (input: string) =>
+                    this.deps.memory!.recall(this.agent, input, { loop, turnId: head.turnId, signal: control.signal }),
+                }
+              : {}),
             tools: () => loopTools(this.agent, this.deps, loop),
             hil: this.hil,
             clock: this.deps.clock,
@@ -354,13 +428,21 @@ export class AgentRuntime {
    */
   chat(loopName: string, text: string, idempotencyKey?: string): string {
     const now = this.deps.clock.now();
-    const idempotency = idempotencyKey === undefined ? undefined : { key: idempotencyKey, requestHash: requestDigest('chat', loopName, text) };
+    const idempotency =
+      idempotencyKey === undefined
+        ? undefined
+        : { key: idempotencyKey, requestHash: requestDigest('chat', loopName, text) };
     const seen = this.replayOf(idempotency, now);
     if (seen !== undefined) return seen;
     const executor = this.loop(loopName);
     executor.assertAccepts();
     const turnId = randomUUID();
-    this.accept(executor, { kind: 'chat', turnId, text, at: now }, { turnId, loop: loopName, kind: 'chat', payload: { text }, createdAt: now }, idempotency);
+    this.accept(
+      executor,
+      { kind: 'chat', turnId, text, at: now },
+      { turnId, loop: loopName, kind: 'chat', payload: { text }, createdAt: now },
+      idempotency,
+    );
     this.fire('on_chat', { text, loop: loopName, turn_id: turnId }, { loop: loopName });
     return turnId;
   }
@@ -381,7 +463,17 @@ export class AgentRuntime {
     const types = new Set(dispatch.events.map((e) => e.type));
     const trigger = types.size === 1 ? TRIGGER_OF[dispatch.events[0]!.type] : 'dispatch';
     if (dispatch.target.scope === 'system') {
-      this.commitAccepted({ turnId, loop: 'main', kind: 'system', status: 'running', payload: { trigger, target: dispatch.target, count: dispatch.count }, createdAt: now }, idempotency);
+      this.commitAccepted(
+        {
+          turnId,
+          loop: 'main',
+          kind: 'system',
+          status: 'running',
+          payload: { trigger, target: dispatch.target, count: dispatch.count },
+          createdAt: now,
+        },
+        idempotency,
+      );
       accepted?.(turnId);
       this.system.start(dispatch.target, trigger, dispatch.events, dispatch.count, turnId);
       return turnId;
@@ -389,8 +481,27 @@ export class AgentRuntime {
     const loop = dispatch.target.loop ?? 'main';
     const executor = this.loop(loop);
     executor.assertAccepts();
-    const item: QueueItem = { kind: 'trigger', turnId, trigger, events: dispatch.events, count: dispatch.count, at: now };
-    this.accept(executor, item, { turnId, loop, kind: 'trigger', payload: { trigger, events: dispatch.events, count: dispatch.count }, createdAt: now }, idempotency, accepted);
+    const item: QueueItem = {
+      kind: 'trigger',
+      turnId,
+      trigger,
+      events: dispatch.events,
+      count: dispatch.count,
+      at: now,
+    };
+    this.accept(
+      executor,
+      item,
+      {
+        turnId,
+        loop,
+        kind: 'trigger',
+        payload: { trigger, events: dispatch.events, count: dispatch.count },
+        createdAt: now,
+      },
+      idempotency,
+      accepted,
+    );
     return turnId;
   }
 
@@ -402,7 +513,12 @@ export class AgentRuntime {
     if (idempotency === undefined) return undefined;
     const seen = this.agent.file.idempotency.get(idempotency.key, now);
     if (seen === undefined) return undefined;
-    if (seen.requestHash !== null && idempotency.requestHash !== undefined && seen.requestHash !== idempotency.requestHash) throw idempotencyKeyReused();
+    if (
+      seen.requestHash !== null &&
+      idempotency.requestHash !== undefined &&
+      seen.requestHash !== idempotency.requestHash
+    )
+      throw idempotencyKeyReused();
     return seen.turnId;
   }
 
@@ -411,12 +527,24 @@ export class AgentRuntime {
     const file = this.agent.file;
     file.transaction(() => {
       file.queue.insert(row);
-      if (idempotency !== undefined) file.idempotency.put(idempotency.key, row.turnId, row.createdAt ?? this.deps.clock.now(), idempotency.requestHash ?? null);
+      if (idempotency !== undefined)
+        file.idempotency.put(
+          idempotency.key,
+          row.turnId,
+          row.createdAt ?? this.deps.clock.now(),
+          idempotency.requestHash ?? null,
+        );
     });
   }
 
   /** Commits, then queues; a refusal after the commit (not expected: checked before) takes the commit back. */
-  private accept(executor: LoopExecutor, item: QueueItem, row: QueuedInput, idempotency: Idempotency | undefined, accepted?: (turnId: string) => void): void {
+  private accept(
+    executor: LoopExecutor,
+    item: QueueItem,
+    row: QueuedInput,
+    idempotency: Idempotency | undefined,
+    accepted?: (turnId: string) => void,
+  ): void {
     this.commitAccepted(row, idempotency);
     accepted?.(item.turnId);
     try {
@@ -454,8 +582,21 @@ export class AgentRuntime {
   /** `loop_send`: queues `text` in another loop as a trigger turn; returns its turn id. */
   sendToLoop(from: string, to: string, text: string): string {
     const turnId = randomUUID();
-    const event: TriggerEvent = { id: randomUUID(), type: 'inbox', source: `loop:${from}`, time: new Date(this.deps.clock.now()).toISOString(), data: { text, from } };
-    this.loop(to).enqueue({ kind: 'trigger', turnId, trigger: 'loop_send', events: [event], count: 1, at: this.deps.clock.now() });
+    const event: TriggerEvent = {
+      id: randomUUID(),
+      type: 'inbox',
+      source: `loop:${from}`,
+      time: new Date(this.deps.clock.now()).toISOString(),
+      data: { text, from },
+    };
+    this.loop(to).enqueue({
+      kind: 'trigger',
+      turnId,
+      trigger: 'loop_send',
+      events: [event],
+      count: 1,
+      at: this.deps.clock.now(),
+    });
     return turnId;
   }
 
@@ -467,21 +608,46 @@ export class AgentRuntime {
   /** Agent-scope trigger wake (evaluator, timers); a loop that cannot take work is logged. */
   private wake(loop: string, trigger: string, events: TriggerEvent[], count: number): void {
     try {
-      const item: QueueItem = { kind: 'trigger', turnId: randomUUID(), trigger, events, count, at: this.deps.clock.now() };
+      const item: QueueItem = {
+        kind: 'trigger',
+        turnId: randomUUID(),
+        trigger,
+        events,
+        count,
+        at: this.deps.clock.now(),
+      };
       this.loop(loop).enqueue(item);
     } catch (error) {
-      this.log('warn', `${trigger} could not wake loop ${loop}: ${(error as Error).message}`, { origin: 'trigger', event: trigger, system: true });
+      this.log('warn', `${trigger} could not wake loop ${loop}: ${(error as Error).message}`, {
+        origin: 'trigger',
+        event: trigger,
+        system: true,
+      });
     }
   }
 
   /** Offers an event to the trigger evaluator; returns how many targets took it. */
-  fire(type: TriggerType, data: unknown, origin: TriggerOrigin = {}, extra: TriggerTarget[] = [], options: FireOptions = {}): number {
+  fire(
+    type: TriggerType,
+    data: unknown,
+    origin: TriggerOrigin = {},
+    extra: TriggerTarget[] = [],
+    options: FireOptions = {},
+  ): number {
     if (this.detached) return 0;
     try {
       // Most events of a turn have no trigger to go to: the event (an id, a timestamp) is built only for one.
       if (!this.evaluator.wants(type, extra, options)) return 0;
-      const eventType = (Object.keys(TRIGGER_OF) as Array<keyof typeof TRIGGER_OF>).find((key) => TRIGGER_OF[key] === type)!;
-      const event: TriggerEvent = { id: randomUUID(), type: eventType, source: origin.system ? 'system' : 'runtime', time: new Date(this.deps.clock.now()).toISOString(), data };
+      const eventType = (Object.keys(TRIGGER_OF) as Array<keyof typeof TRIGGER_OF>).find(
+        (key) => TRIGGER_OF[key] === type,
+      )!;
+      const event: TriggerEvent = {
+        id: randomUUID(),
+        type: eventType,
+        source: origin.system ? 'system' : 'runtime',
+        time: new Date(this.deps.clock.now()).toISOString(),
+        data,
+      };
       return this.evaluator.fire(type, event, origin, extra, options);
     } catch (error) {
       this.deps.logger.warn({ err: error, agentId: this.agent.id, trigger: type }, 'trigger evaluation failed');
@@ -491,13 +657,20 @@ export class AgentRuntime {
 
   private timerFired(timer: TimerRow): void {
     this.emit('timer.fired', { timerId: timer.id, run_count: timer.run_count });
-    const data = { timerId: timer.id, payload: timer.payload, run_count: timer.run_count, loop: timer.loop ?? 'main', expired: timer.expired };
+    const data = {
+      timerId: timer.id,
+      payload: timer.payload,
+      run_count: timer.run_count,
+      loop: timer.loop ?? 'main',
+      expired: timer.expired,
+    };
     // A firing goes exactly to the timer's own scope (agent: one wake of its loop; system: one run of
     // its lambda). The configured `on_timer` targets are not run on top (the standard template's agent
     // target would wake the loop a second time); `on_timer` with `enabled: false` mutes timers.
     const own: TriggerTarget[] = [];
     if (timer.scope.includes('agent')) own.push({ scope: 'agent', ...(timer.loop ? { loop: timer.loop } : {}) });
-    if (timer.scope.includes('system') && timer.lambda) own.push({ scope: 'system', lambda: timer.lambda, warm: timer.warm });
+    if (timer.scope.includes('system') && timer.lambda)
+      own.push({ scope: 'system', lambda: timer.lambda, warm: timer.warm });
     this.fire('on_timer', data, {}, own, { ownTargetsOnly: true });
   }
 
@@ -526,7 +699,12 @@ export class AgentRuntime {
     const discarded = executor.abort();
     try {
       const text = `The owner aborted this loop${running ? ` during turn ${running}` : ''}.${discarded.length > 0 ? ` Discarded queued turns: ${discarded.join(', ')}.` : ''} No further turns run until the agent is reloaded.`;
-      const row = this.agent.file.loop.append({ loop: name, role: 'system', kind: 'notice', content: { text, discarded_turn_ids: discarded } });
+      const row = this.agent.file.loop.append({
+        loop: name,
+        role: 'system',
+        kind: 'notice',
+        content: { text, discarded_turn_ids: discarded },
+      });
       this.emit('loop.appended', { row_id: row.id, role: row.role, kind: row.kind }, { loop: name });
     } catch (error) {
       this.log('error', `abort notice could not be written: ${(error as Error).message}`, { loop: name });
@@ -605,6 +783,7 @@ export class AgentRuntime {
     await this.sql.close();
     // The file closes after this: the ends still on their way to the streams are waited for, or the
     // next start would announce them a second time. Ends the streams never took stay for the restart.
-    if (this.unsent > 0) await waitAtMost(new Promise<void>((done) => (this.unsentDrained = done)), END_SENT_WAIT_MS, () => undefined);
+    if (this.unsent > 0)
+      await waitAtMost(new Promise<void>((done) => (this.unsentDrained = done)), END_SENT_WAIT_MS, () => undefined);
   }
 }

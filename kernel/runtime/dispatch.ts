@@ -84,13 +84,17 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 /** Throws when an internal flag appears at any depth of the body, or the body nests too deep to check. */
 function refuseInternalFlags(value: unknown, path: string, depth = 0): void {
   if (typeof value !== 'object' || value === null) return;
-  if (depth >= MAX_BODY_DEPTH) throw invalidDispatch(`the body nests deeper than ${MAX_BODY_DEPTH} levels (at ${path.length > 100 ? `${path.slice(0, 100)}…` : path})`);
+  if (depth >= MAX_BODY_DEPTH)
+    throw invalidDispatch(
+      `the body nests deeper than ${MAX_BODY_DEPTH} levels (at ${path.length > 100 ? `${path.slice(0, 100)}…` : path})`,
+    );
   if (Array.isArray(value)) {
     value.forEach((item, i) => refuseInternalFlags(item, `${path}[${i}]`, depth + 1));
     return;
   }
   for (const [key, inner] of Object.entries(value)) {
-    if (INTERNAL_FLAGS.includes(key)) throw invalidDispatch(`${path}.${key} is an internal flag and cannot be dispatched`);
+    if (INTERNAL_FLAGS.includes(key))
+      throw invalidDispatch(`${path}.${key} is an internal flag and cannot be dispatched`);
     refuseInternalFlags(inner, `${path}.${key}`, depth + 1);
   }
 }
@@ -99,9 +103,22 @@ function refuseInternalFlags(value: unknown, path: string, depth = 0): void {
 export function isIsoDateTime(text: string): boolean {
   const match = ISO_DATE_TIME.exec(text);
   if (!match) return false;
-  const [year, month, day, hour, minute, second = 0, zoneHour = 0, zoneMinute = 0] = match.slice(1).map((part) => (part === undefined ? undefined : Number(part))) as number[];
+  const [year, month, day, hour, minute, second = 0, zoneHour = 0, zoneMinute = 0] = match
+    .slice(1)
+    .map((part) => (part === undefined ? undefined : Number(part))) as number[];
   const daysInMonth = new Date(Date.UTC(year!, month!, 0)).getUTCDate();
-  return month! >= 1 && month! <= 12 && day! >= 1 && day! <= daysInMonth && hour! <= 23 && minute! <= 59 && second <= 59 && zoneHour <= 23 && zoneMinute <= 59 && !Number.isNaN(Date.parse(text));
+  return (
+    month! >= 1 &&
+    month! <= 12 &&
+    day! >= 1 &&
+    day! <= daysInMonth &&
+    hour! <= 23 &&
+    minute! <= 59 &&
+    second <= 59 &&
+    zoneHour <= 23 &&
+    zoneMinute <= 59 &&
+    !Number.isNaN(Date.parse(text))
+  );
 }
 
 function normalizeEvent(raw: unknown, where: string, now: () => Date): TriggerEvent {
@@ -109,17 +126,24 @@ function normalizeEvent(raw: unknown, where: string, now: () => Date): TriggerEv
   const type = raw.type;
   if (typeof type !== 'string' || type === '') throw invalidDispatch(`${where}.type is required`);
   if (!(EVENT_TYPES as readonly string[]).includes(type)) {
-    throw invalidDispatch(`${where}.type ${JSON.stringify(type)} is not an event type (one of ${EVENT_TYPES.join(', ')})`);
+    throw invalidDispatch(
+      `${where}.type ${JSON.stringify(type)} is not an event type (one of ${EVENT_TYPES.join(', ')})`,
+    );
   }
-  if (!('data' in raw) && type !== 'startup') throw invalidDispatch(`${where}.data is required for ${type} events (use null for none)`);
+  if (!('data' in raw) && type !== 'startup')
+    throw invalidDispatch(`${where}.data is required for ${type} events (use null for none)`);
   const data = raw.data ?? null;
   if (isObject(data) && isObject(data.message) && data.message.source === 'user') {
-    throw invalidDispatch(`${where}.data.message.source "user" is refused: use POST /agents/{id}/chat, or source "api" or "mesh"`);
+    throw invalidDispatch(
+      `${where}.data.message.source "user" is refused: use POST /agents/{id}/chat, or source "api" or "mesh"`,
+    );
   }
   for (const key of ['id', 'source', 'time', 'correlationId'] as const) {
-    if (raw[key] !== undefined && typeof raw[key] !== 'string') throw invalidDispatch(`${where}.${key} must be a string`);
+    if (raw[key] !== undefined && typeof raw[key] !== 'string')
+      throw invalidDispatch(`${where}.${key} must be a string`);
   }
-  if (typeof raw.time === 'string' && !isIsoDateTime(raw.time)) throw invalidDispatch(`${where}.time must be an ISO 8601 date-time with a zone, e.g. 2025-01-02T03:04:05Z`);
+  if (typeof raw.time === 'string' && !isIsoDateTime(raw.time))
+    throw invalidDispatch(`${where}.time must be an ISO 8601 date-time with a zone, e.g. 2025-01-02T03:04:05Z`);
   return {
     id: typeof raw.id === 'string' && raw.id !== '' ? raw.id : randomUUID(),
     type: type as TriggerEventType,
@@ -143,7 +167,8 @@ function normalizeTarget(raw: unknown): DispatchTarget {
     target.lambda = raw.lambda;
   }
   if (raw.command !== undefined) {
-    if (typeof raw.command !== 'string' || raw.command === '') throw invalidDispatch('target.command must be a non-empty string');
+    if (typeof raw.command !== 'string' || raw.command === '')
+      throw invalidDispatch('target.command must be a non-empty string');
     target.command = raw.command;
   }
   if (raw.warm !== undefined) {
@@ -151,12 +176,16 @@ function normalizeTarget(raw: unknown): DispatchTarget {
     target.warm = raw.warm;
   }
   if (raw.loop !== undefined) {
-    if (typeof raw.loop !== 'string' || !loopPattern.test(raw.loop)) throw invalidDispatch(`target.loop must match ${LOOP_NAME_PATTERN}`);
+    if (typeof raw.loop !== 'string' || !loopPattern.test(raw.loop))
+      throw invalidDispatch(`target.loop must match ${LOOP_NAME_PATTERN}`);
     target.loop = raw.loop;
   }
-  if (scope === 'system' && !target.lambda && !target.command) throw invalidDispatch('a system-scope target needs a lambda or a command');
-  if (scope === 'system' && target.lambda && target.command) throw invalidDispatch('a system-scope target takes a lambda or a command, not both');
-  if (scope === 'agent' && (target.lambda || target.command)) throw invalidDispatch('lambda and command need scope "system"');
+  if (scope === 'system' && !target.lambda && !target.command)
+    throw invalidDispatch('a system-scope target needs a lambda or a command');
+  if (scope === 'system' && target.lambda && target.command)
+    throw invalidDispatch('a system-scope target takes a lambda or a command, not both');
+  if (scope === 'agent' && (target.lambda || target.command))
+    throw invalidDispatch('lambda and command need scope "system"');
   return target;
 }
 
@@ -171,16 +200,27 @@ export function normalizeDispatch(body: unknown, now: () => Date = () => new Dat
     if ('dispatch' in root) throw invalidDispatch('dispatch cannot be nested twice');
   }
   if ('events' in root) {
-    if (!Array.isArray(root.events) || root.events.length === 0) throw invalidDispatch('events must be a non-empty array');
+    if (!Array.isArray(root.events) || root.events.length === 0)
+      throw invalidDispatch('events must be a non-empty array');
     if (root.events.length > MAX_BATCH) throw invalidDispatch(`a batch holds at most ${MAX_BATCH} events`);
     const events = root.events.map((e, i) => normalizeEvent(e, `events[${i}]`, now));
     if (root.count !== undefined && (!Number.isInteger(root.count) || (root.count as number) < 0)) {
       throw invalidDispatch('count must be a non-negative integer');
     }
-    return { events, target: normalizeTarget(root.target), count: (root.count as number | undefined) ?? events.length, batch: true };
+    return {
+      events,
+      target: normalizeTarget(root.target),
+      count: (root.count as number | undefined) ?? events.length,
+      batch: true,
+    };
   }
   if ('event' in root) {
-    return { events: [normalizeEvent(root.event, 'event', now)], target: normalizeTarget(root.target), count: 1, batch: false };
+    return {
+      events: [normalizeEvent(root.event, 'event', now)],
+      target: normalizeTarget(root.target),
+      count: 1,
+      batch: false,
+    };
   }
   // Bare event: target fields under `target`, else at the top level (they are not event fields).
   const { target: nested, ...rest } = root;
@@ -190,7 +230,8 @@ export function normalizeDispatch(body: unknown, now: () => Date = () => new Dat
     if ((TARGET_KEYS as readonly string[]).includes(key)) top[key] = value;
     else event[key] = value;
   }
-  if (nested !== undefined && Object.keys(top).length > 0) throw invalidDispatch('give target fields either at the top level or under target, not both');
+  if (nested !== undefined && Object.keys(top).length > 0)
+    throw invalidDispatch('give target fields either at the top level or under target, not both');
   return {
     events: [normalizeEvent(event, 'event', now)],
     target: normalizeTarget(nested ?? (Object.keys(top).length > 0 ? top : undefined)),

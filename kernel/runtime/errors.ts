@@ -11,16 +11,19 @@ import { AgtError } from '@agt/contracts';
 export const agentNotRunning = (ref: string) => new AgtError('not_found', `agent ${ref} is not running`);
 
 /** 409 `conflict`: the agent is loaded but its runtime is not there yet, or no more (try again). */
-export const agentLoadingOrUnloading = (agentName: string) => new AgtError('conflict', `agent ${agentName} is loading or unloading; try again`);
+export const agentLoadingOrUnloading = (agentName: string) =>
+  new AgtError('conflict', `agent ${agentName} is loading or unloading; try again`);
 
 /** 404 `not_found`: the agent declares no loop `loop`. */
-export const noSuchLoop = (agentName: string, loop: string) => new AgtError('not_found', `agent ${agentName} has no loop ${loop}`);
+export const noSuchLoop = (agentName: string, loop: string) =>
+  new AgtError('not_found', `agent ${agentName} has no loop ${loop}`);
 
 /** 409 `conflict`: the loop is declared but disabled. */
 export const loopDisabled = (loop: string) => new AgtError('conflict', `loop ${loop} is disabled`);
 
 /** 409 `conflict`: a loop's history cannot be cleared while a turn runs in it. */
-export const turnRunningInLoop = (loop: string) => new AgtError('conflict', `a turn is running in loop ${loop}; interrupt it first`);
+export const turnRunningInLoop = (loop: string) =>
+  new AgtError('conflict', `a turn is running in loop ${loop}; interrupt it first`);
 
 /** 409 `conflict`: stop was asked of a loop without a live executor. */
 export const noRunningExecutor = (loop: string) => new AgtError('conflict', `loop ${loop} has no running executor`);
@@ -29,7 +32,11 @@ export const noRunningExecutor = (loop: string) => new AgtError('conflict', `loo
  * 422 `idempotency_key_reused`: an `Idempotency-Key` already answered for another request (another
  * body, route or loop) within its 24 h (the IETF Idempotency-Key draft's answer).
  */
-export const idempotencyKeyReused = () => new AgtError('idempotency_key_reused', 'this Idempotency-Key was used with a different request; use a new key for a new request');
+export const idempotencyKeyReused = () =>
+  new AgtError(
+    'idempotency_key_reused',
+    'this Idempotency-Key was used with a different request; use a new key for a new request',
+  );
 
 /** 400 `bad_request`: a dispatched event or trigger body is malformed (`problem` says where). */
 export const invalidDispatch = (problem: string) => new AgtError('bad_request', problem);
@@ -37,23 +44,29 @@ export const invalidDispatch = (problem: string) => new AgtError('bad_request', 
 // ---- loop executor and turns ---------------------------------------------------------------------
 
 /** 409 `conflict`: the loop was aborted; only a reload runs it again. */
-export const loopAborted = (loop: string) => new AgtError('conflict', `loop ${loop} is stopped (aborted); reload the agent to run it again`);
+export const loopAborted = (loop: string) =>
+  new AgtError('conflict', `loop ${loop} is stopped (aborted); reload the agent to run it again`);
 
 /** 409 `conflict`: the loop's queue is full (`queued` turns wait, at most `max`). */
 export const turnQueueFull = (loop: string, max: number, queued: number) =>
-  new AgtError('conflict', `loop ${loop} already has ${max} queued turns; try again when it has caught up`, { details: { queued } });
+  new AgtError('conflict', `loop ${loop} already has ${max} queued turns; try again when it has caught up`, {
+    details: { queued },
+  });
 
 /** 409 `conflict`: the loop is stopped. */
 export const loopStopped = (loop: string) => new AgtError('conflict', `loop ${loop} is stopped`);
 
 /** 409 `conflict`: the loop is in error with no turn to interrupt. */
-export const loopInError = (loop: string) => new AgtError('conflict', `loop ${loop} is in error; send a chat to recover`);
+export const loopInError = (loop: string) =>
+  new AgtError('conflict', `loop ${loop} is in error; send a chat to recover`);
 
 /** 409 `conflict`: `what` (compaction...) needs the loop idle and a turn runs. */
-export const loopMidTurn = (loop: string, what: string) => new AgtError('conflict', `loop ${loop} is mid-turn; ${what} needs it idle`);
+export const loopMidTurn = (loop: string, what: string) =>
+  new AgtError('conflict', `loop ${loop} is mid-turn; ${what} needs it idle`);
 
 /** 409 `conflict`: `what` already holds the loop. */
-export const loopBusy = (loop: string, what: string) => new AgtError('conflict', `loop ${loop} is busy: ${what} is already running`);
+export const loopBusy = (loop: string, what: string) =>
+  new AgtError('conflict', `loop ${loop} is busy: ${what} is already running`);
 
 /** 504 `timeout` or 409 `conflict`: the abort reason of a turn stopped for `cause`. */
 export const turnStopped = (cause: string) =>
@@ -61,16 +74,22 @@ export const turnStopped = (cause: string) =>
 
 /** 503 `unavailable`: a turn needs a model and no provider extension is loaded. */
 export const noProviderExtension = () =>
-  new AgtError('unavailable', 'no provider extension is loaded: this turn needs a model (enable the providers extension)');
+  new AgtError(
+    'unavailable',
+    'no provider extension is loaded: this turn needs a model (enable the providers extension)',
+  );
 
 /** 503 `unavailable`: no loaded provider serves the loop's provider. */
-export const noProviderServes = (provider: string) => new AgtError('unavailable', `no loaded provider serves "${provider}"`);
+export const noProviderServes = (provider: string) =>
+  new AgtError('unavailable', `no loaded provider serves "${provider}"`);
 
 /** 504 `timeout`: a tool ran past its time limit. */
-export const toolTimedOut = (tool: string, timeoutMs: number) => new AgtError('timeout', `tool ${tool} exceeded its time limit of ${timeoutMs} ms`);
+export const toolTimedOut = (tool: string, timeoutMs: number) =>
+  new AgtError('timeout', `tool ${tool} exceeded its time limit of ${timeoutMs} ms`);
 
 /** 409 `conflict` (`details.aborted`): the turn was stopped while a tool ran. */
-export const stoppedWhileToolRan = () => new AgtError('conflict', 'the turn was stopped while the tool ran', { details: { aborted: true } });
+export const stoppedWhileToolRan = () =>
+  new AgtError('conflict', 'the turn was stopped while the tool ran', { details: { aborted: true } });
 
 /** 500 `internal_error`: waiting for a tool call's approval failed. */
 export const approvalWaitFailed = (cause: unknown) => new AgtError('internal_error', 'approval wait failed', { cause });
@@ -84,7 +103,8 @@ export const turnEnded = () => new AgtError('conflict', 'cancelled: the turn wai
 export const taskNotFound = (taskId: string) => new AgtError('not_found', `no task ${taskId}`);
 
 /** 409 `conflict`: the task was already resolved (`status`). */
-export const taskNotPending = (taskId: string, status: string) => new AgtError('conflict', `task ${taskId} is ${status}, not pending approval`);
+export const taskNotPending = (taskId: string, status: string) =>
+  new AgtError('conflict', `task ${taskId} is ${status}, not pending approval`);
 
 /** 404 `not_found`: no pending ask prompt with this id. */
 export const askNotPending = (requestId: string) => new AgtError('not_found', `no pending ask ${requestId}`);
@@ -96,7 +116,8 @@ export const nothingSuspended = () =>
 // ---- loop declarations and compaction ------------------------------------------------------------
 
 /** 400 `bad_request`: an inner loop declaration is refused (`problem` says why). */
-export const invalidLoopDeclaration = (problem: string) => new AgtError('bad_request', `Invalid loop declaration: ${problem}`);
+export const invalidLoopDeclaration = (problem: string) =>
+  new AgtError('bad_request', `Invalid loop declaration: ${problem}`);
 
 /** 400 `bad_request`: a loop declaration grants tools that do not exist. */
 export const unknownLoopTools = (tools: string[]) =>
@@ -104,13 +125,16 @@ export const unknownLoopTools = (tools: string[]) =>
 
 /** 400 `bad_request`: a loop declaration grants tools an inner loop never gets. */
 export const neverGrantableTools = (tools: string[]) =>
-  new AgtError('bad_request', `Invalid loop declaration: an inner loop can never be granted ${tools.join(', ')}`, { details: { tools } });
+  new AgtError('bad_request', `Invalid loop declaration: an inner loop can never be granted ${tools.join(', ')}`, {
+    details: { tools },
+  });
 
 /** 409 `conflict`: `main` is declared by the agent config, not by the loops API. */
 export const mainIsImplicit = () => new AgtError('conflict', 'main is implicit: change the agent config instead');
 
 /** 409 `conflict`: `main` cannot be `what` (patched, deleted) through the loops API. */
-export const mainNotEditable = (what: string) => new AgtError('conflict', `main cannot be ${what} here: change the agent config instead`);
+export const mainNotEditable = (what: string) =>
+  new AgtError('conflict', `main cannot be ${what} here: change the agent config instead`);
 
 /** 409 `conflict`: the owner locked the agent's loops (`locked_fields`). */
 export const loopsLocked = () => new AgtError('conflict', 'loops are locked by the owner (locked_fields)');
@@ -131,16 +155,23 @@ export const nothingToCompact = (loop: string, keep: number) =>
 
 /** 502 `upstream_error`: the summarizing model call failed (`upstreamStatus` when the provider gave one). */
 export const summarizationFailed = (loop: string, error: unknown, upstreamStatus: unknown) =>
-  new AgtError('upstream_error', `summarization failed, history unchanged: ${(error as Error)?.message ?? String(error)}`, {
-    details: { loop, ...(typeof upstreamStatus === 'number' ? { upstreamStatus } : {}) },
-  });
+  new AgtError(
+    'upstream_error',
+    `summarization failed, history unchanged: ${(error as Error)?.message ?? String(error)}`,
+    {
+      details: { loop, ...(typeof upstreamStatus === 'number' ? { upstreamStatus } : {}) },
+    },
+  );
 
 /** 502 `upstream_error`: the model returned an empty summary. */
 export const emptySummary = (loop: string) =>
-  new AgtError('upstream_error', 'summarization failed, history unchanged: the model returned an empty summary', { details: { loop } });
+  new AgtError('upstream_error', 'summarization failed, history unchanged: the model returned an empty summary', {
+    details: { loop },
+  });
 
 /** 409 `conflict`: the agent was unloaded while its loop was summarized. */
-export const unloadedDuringCompaction = (agentName: string) => new AgtError('conflict', `agent ${agentName} was unloaded during compaction`);
+export const unloadedDuringCompaction = (agentName: string) =>
+  new AgtError('conflict', `agent ${agentName} was unloaded during compaction`);
 
 /** 409 `conflict`: the loop's history changed while it was summarized. */
 export const historyChangedDuringCompaction = (loop: string) =>
@@ -169,20 +200,26 @@ export const systemTimerNeedsLambda = () => new AgtError('bad_request', 'a syste
 export const agentUnloading = () => new AgtError('unavailable', 'the agent is unloading');
 
 /** 409 `conflict`: `max` system runs are going on; this one was skipped. */
-export const tooManySystemRuns = (max: number) => new AgtError('conflict', `more than ${max} system runs at once; this one was skipped`);
+export const tooManySystemRuns = (max: number) =>
+  new AgtError('conflict', `more than ${max} system runs at once; this one was skipped`);
 
 /** 404 `not_found`: the lambda's file is not stored in the agent. */
-export const lambdaFileMissing = (path: string) => new AgtError('not_found', `lambda file ${path} is not stored in the agent`);
+export const lambdaFileMissing = (path: string) =>
+  new AgtError('not_found', `lambda file ${path} is not stored in the agent`);
 
 /** 400 `bad_request`: a system target with neither a lambda nor a command. */
 export const systemTargetEmpty = () => new AgtError('bad_request', 'a system target needs a lambda or a command');
 
 /** 504 `timeout`: a command target ran past its time limit (`stderr`: its tail). */
-export const commandTimedOut = (stderr: string) => new AgtError('timeout', `command exceeded its time limit`, { details: { stderr, exit_code: 124 } });
+export const commandTimedOut = (stderr: string) =>
+  new AgtError('timeout', `command exceeded its time limit`, { details: { stderr, exit_code: 124 } });
 
 /** 500 `command_failed`: a command target exited non-zero (`exit`: code or signal). */
 export const commandFailed = (exit: number | string | null, stderr: string) =>
-  new AgtError('command_failed', `command exited with ${exit}: ${stderr}`, { status: 500, ...(typeof exit === 'number' ? { details: { exit_code: exit } } : {}) });
+  new AgtError('command_failed', `command exited with ${exit}: ${stderr}`, {
+    status: 500,
+    ...(typeof exit === 'number' ? { details: { exit_code: exit } } : {}),
+  });
 
 /** 503 `unavailable`: agents' commands need a sandbox this host cannot make (`reason`: what the probe saw). */
 export const commandsNeedSandbox = (reason: string) =>
@@ -203,11 +240,16 @@ export const workFolderFull = (workBytes: number, measured: { bytes: number } | 
   );
 
 /** 400 `bad_request`: a command for an agent id that cannot name a work folder (never one the config accepts). */
-export const badCommandAgentId = (agentId: string) => new AgtError('bad_request', `not an agent id: ${JSON.stringify(agentId.slice(0, 140))}`);
+export const badCommandAgentId = (agentId: string) =>
+  new AgtError('bad_request', `not an agent id: ${JSON.stringify(agentId.slice(0, 140))}`);
 
 /** 409 `agent_id_conflict`: the agent's file does not hold the key its id is bound to; its work folder and uid are not handed out. */
 export const workFolderNotBound = (agentId: string) =>
-  new AgtError('agent_id_conflict', `agent ${agentId} does not hold the key its id is bound to on this daemon: its work folder is not handed out`, { details: { agentId } });
+  new AgtError(
+    'agent_id_conflict',
+    `agent ${agentId} does not hold the key its id is bound to on this daemon: its work folder is not handed out`,
+    { details: { agentId } },
+  );
 
 /** 400 `bad_request`: a lambda reference that is not `path/file.ts:functionName`. */
 export const invalidLambdaRef = (ref: string) =>
@@ -219,10 +261,14 @@ export const lambdaDoesNotCompile = (path: string, firstLine: string | undefined
 
 /** The error a lambda threw in its sandbox: its own `code` (500 `lambda_failed` when it gave none), with its logs. */
 export const lambdaFailed = (code: string, message: string | undefined, logs: string[]) =>
-  new AgtError(code, message ?? 'lambda failed', { status: code === 'lambda_failed' ? 500 : undefined, details: { logs } });
+  new AgtError(code, message ?? 'lambda failed', {
+    status: code === 'lambda_failed' ? 500 : undefined,
+    details: { logs },
+  });
 
 /** 504 `timeout`: the lambda overran its limit and its sandbox was terminated. */
-export const lambdaTimedOut = () => new AgtError('timeout', 'lambda exceeded its time limit and its sandbox was terminated');
+export const lambdaTimedOut = () =>
+  new AgtError('timeout', 'lambda exceeded its time limit and its sandbox was terminated');
 
 /** 500 `internal_error`: the lambda sandbox crashed (`why` says how). */
 export const lambdaSandboxCrashed = (why: string) => new AgtError('internal_error', why);
@@ -234,11 +280,15 @@ export const lambdaSandboxReplaced = (attempts: number) =>
 // ---- agent SQL sandbox ---------------------------------------------------------------------------
 
 /** The SQL child's refusal or SQLite's error: its own `code` (400 `bad_request` when it gave none). */
-export const sqlFailed = (code: string | undefined, message: string | undefined) => new AgtError(code ?? 'bad_request', message ?? 'SQL failed');
+export const sqlFailed = (code: string | undefined, message: string | undefined) =>
+  new AgtError(code ?? 'bad_request', message ?? 'SQL failed');
 
 /** 504 `timeout`: the statement ran past `limits.sql_timeout_ms`; its child was killed, nothing was kept. */
 export const sqlTimedOut = (timeoutMs: number) =>
-  new AgtError('timeout', `the SQL statement ran past its time limit of ${timeoutMs} ms (limits.sql_timeout_ms) and was stopped; nothing it did was kept`);
+  new AgtError(
+    'timeout',
+    `the SQL statement ran past its time limit of ${timeoutMs} ms (limits.sql_timeout_ms) and was stopped; nothing it did was kept`,
+  );
 
 /** 409 `conflict` (`details.aborted`): the turn was stopped while the statement ran. */
 export const stoppedWhileSqlRan = () =>
@@ -256,8 +306,12 @@ export const sqlSandboxExited = (why: string, detail: string) =>
   new AgtError('internal_error', `the SQL sandbox exited (${why})${detail ? `: ${detail}` : ''}`);
 
 /** 409 `conflict`: the owner asked for a memory consolidation while one runs. */
-export const consolidationRunning = () => new AgtError('conflict', 'a memory consolidation is already running for this agent');
+export const consolidationRunning = () =>
+  new AgtError('conflict', 'a memory consolidation is already running for this agent');
 
 /** 502 `upstream_error`: the consolidation's model call failed (or the agent went away); no memory changed. */
 export const consolidationFailed = (error: unknown) =>
-  new AgtError('upstream_error', `memory consolidation failed, memories unchanged: ${(error as Error)?.message ?? String(error)}`);
+  new AgtError(
+    'upstream_error',
+    `memory consolidation failed, memories unchanged: ${(error as Error)?.message ?? String(error)}`,
+  );

@@ -10,7 +10,10 @@ export interface HilEventTarget {
 }
 
 export function hilListener(runtime: HilEventTarget): HilListener {
-  const where = (item: { loop: string; turnId: string | null }) => ({ loop: item.loop, turnId: item.turnId ?? undefined });
+  const where = (item: { loop: string; turnId: string | null }) => ({
+    loop: item.loop,
+    turnId: item.turnId ?? undefined,
+  });
   return {
     taskCreated(task: Task) {
       runtime.emit('task.created', { taskId: task.id, tool: task.tool, status: task.status }, where(task));

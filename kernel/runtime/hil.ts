@@ -14,7 +14,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { AgentFile } from '../agents/agent-file.js';
-import { MAX_FINISHED_HIL_ROWS, TASK_STATUSES, type TaskKind, type PromptKind, type PromptRecord, type TaskRecord, type TaskResolution, type TaskStatus } from '../agents/stores/hil-store.js';
+import {
+  MAX_FINISHED_HIL_ROWS,
+  TASK_STATUSES,
+  type TaskKind,
+  type PromptKind,
+  type PromptRecord,
+  type TaskRecord,
+  type TaskResolution,
+  type TaskStatus,
+} from '../agents/stores/hil-store.js';
 import { askNotPending, taskNotFound, taskNotPending, turnEnded } from './errors.js';
 
 export { TASK_STATUSES, type TaskStatus };
@@ -41,14 +50,22 @@ export interface SuspendPrompt {
   createdAt: number;
 }
 
-export type ApprovalDecision = { approved: true; args: Record<string, unknown> } | { approved: false; reason: string | undefined };
+export type ApprovalDecision =
+  | { approved: true; args: Record<string, unknown> }
+  | { approved: false; reason: string | undefined };
 
 /** What the HIL store reports to the agent runtime (events, triggers). */
 export interface HilListener {
   taskCreated(task: Task): void;
   taskFinished(task: Task): void;
   requested(kind: 'approval' | 'ask' | 'suspend', item: Task | AskRequest | SuspendPrompt): void;
-  resolved(kind: 'approval' | 'ask' | 'suspend', id: string, resolution: string, loop: string, turnId: string | null): void;
+  resolved(
+    kind: 'approval' | 'ask' | 'suspend',
+    id: string,
+    resolution: string,
+    loop: string,
+    turnId: string | null,
+  ): void;
 }
 
 interface Waiter<T> {
@@ -61,8 +78,20 @@ const publicTask = (task: TaskRecord): Task => {
   return shown;
 };
 
-const askOf = (prompt: PromptRecord): AskRequest => ({ requestId: prompt.id, question: prompt.text, loop: prompt.loop, turnId: prompt.turnId, createdAt: prompt.createdAt });
-const suspendOf = (prompt: PromptRecord): SuspendPrompt => ({ requestId: prompt.id, reason: prompt.text, loop: prompt.loop, turnId: prompt.turnId, createdAt: prompt.createdAt });
+const askOf = (prompt: PromptRecord): AskRequest => ({
+  requestId: prompt.id,
+  question: prompt.text,
+  loop: prompt.loop,
+  turnId: prompt.turnId,
+  createdAt: prompt.createdAt,
+});
+const suspendOf = (prompt: PromptRecord): SuspendPrompt => ({
+  requestId: prompt.id,
+  reason: prompt.text,
+  loop: prompt.loop,
+  turnId: prompt.turnId,
+  createdAt: prompt.createdAt,
+});
 
 export interface OwnerWaitInput {
   loop: string;
@@ -104,13 +133,18 @@ export class HilStore {
    * the same turn and tool call from before a restart is taken up instead (its decision, when the owner
    * already gave it, comes back at once).
    */
-  requestApproval(input: OwnerWaitInput & { tool: string; args: Record<string, unknown>; kind?: TaskKind }): { task: Task; decision: Promise<ApprovalDecision> } {
+  requestApproval(input: OwnerWaitInput & { tool: string; args: Record<string, unknown>; kind?: TaskKind }): {
+    task: Task;
+    decision: Promise<ApprovalDecision>;
+  } {
     const earlier = input.callId && input.turnId ? this.records.taskForCall(input.turnId, input.callId) : undefined;
     if (earlier && !earlier.delivered && (earlier.status === 'running' || earlier.status === 'denied')) {
       // Decided while no turn waited (after a restart): hand the decision over.
       this.records.updateTask(earlier.id, { delivered: true, updatedAt: this.now() });
       const decision: ApprovalDecision =
-        earlier.status === 'running' ? { approved: true, args: earlier.resolution?.modifiedArgs ?? earlier.args } : { approved: false, reason: earlier.resolution?.reason };
+        earlier.status === 'running'
+          ? { approved: true, args: earlier.resolution?.modifiedArgs ?? earlier.args }
+          : { approved: false, reason: earlier.resolution?.reason };
       return { task: publicTask(earlier), decision: Promise.resolve(decision) };
     }
     if (earlier && earlier.status === 'pending_approval' && !this.taskWaiters.has(earlier.id)) {
@@ -160,7 +194,8 @@ export class HilStore {
     if (task.status === 'pending_approval' || (task.status === 'running' && !task.delivered)) {
       this.records.updateTask(taskId, { status: 'cancelled', error: reason, delivered: true, updatedAt: this.now() });
       const updated = this.records.getTask(taskId)!;
-      if (task.status === 'pending_approval') this.listener.resolved('approval', taskId, 'cancelled', task.loop, task.turnId);
+      if (task.status === 'pending_approval')
+        this.listener.resolved('approval', taskId, 'cancelled', task.loop, task.turnId);
       this.listener.taskFinished(publicTask(updated));
     } else if (!task.delivered) {
       this.records.updateTask(taskId, { delivered: true, updatedAt: this.now() });
@@ -171,23 +206,45 @@ export class HilStore {
    * The owner's decision. 404 unknown task, 409 a task no longer pending. When no turn waits for it yet
    * (a resumed turn after a restart that has not got back to the call), the decision is kept for it.
    */
-  resolveTask(taskId: string, action: 'approve' | 'deny', reason?: string, modifiedArgs?: Record<string, unknown>): Task {
+  resolveTask(
+    taskId: string,
+    action: 'approve' | 'deny',
+    reason?: string,
+    modifiedArgs?: Record<string, unknown>,
+  ): Task {
     const task = this.records.getTask(taskId);
     if (!task) throw taskNotFound(taskId);
     if (task.status !== 'pending_approval') throw taskNotPending(taskId, task.status);
     const waiter = this.taskWaiters.get(taskId);
     this.taskWaiters.delete(taskId);
-    const resolution: TaskResolution = { action, ...(reason !== undefined ? { reason } : {}), ...(modifiedArgs ? { modifiedArgs } : {}) };
+    const resolution: TaskResolution = {
+      action,
+      ...(reason !== undefined ? { reason } : {}),
+      ...(modifiedArgs ? { modifiedArgs } : {}),
+    };
     const at = this.now();
     if (action === 'approve') {
-      this.records.updateTask(taskId, { status: 'running', resolution, delivered: waiter !== undefined, updatedAt: at });
+      this.records.updateTask(taskId, {
+        status: 'running',
+        resolution,
+        delivered: waiter !== undefined,
+        updatedAt: at,
+      });
     } else {
-      this.records.updateTask(taskId, { status: 'denied', resolution, error: reason ?? null, delivered: waiter !== undefined, updatedAt: at });
+      this.records.updateTask(taskId, {
+        status: 'denied',
+        resolution,
+        error: reason ?? null,
+        delivered: waiter !== undefined,
+        updatedAt: at,
+      });
     }
     const updated = publicTask(this.records.getTask(taskId)!);
     if (action === 'deny') this.listener.taskFinished(updated);
     this.listener.resolved('approval', taskId, action === 'approve' ? 'approved' : 'denied', task.loop, task.turnId);
-    waiter?.resolve(action === 'approve' ? { approved: true, args: modifiedArgs ?? task.args } : { approved: false, reason });
+    waiter?.resolve(
+      action === 'approve' ? { approved: true, args: modifiedArgs ?? task.args } : { approved: false, reason },
+    );
     return updated;
   }
 
@@ -196,7 +253,12 @@ export class HilStore {
     const task = this.safeRead(() => this.records.getTask(taskId));
     if (!task || task.status !== 'running') return;
     const clipped = text.length > MAX_RESULT_CHARS ? `${text.slice(0, MAX_RESULT_CHARS)}…` : text;
-    this.records.updateTask(taskId, ok ? { status: 'completed', result: clipped, updatedAt: this.now() } : { status: 'failed', error: clipped, updatedAt: this.now() });
+    this.records.updateTask(
+      taskId,
+      ok
+        ? { status: 'completed', result: clipped, updatedAt: this.now() }
+        : { status: 'failed', error: clipped, updatedAt: this.now() },
+    );
     this.listener.taskFinished(publicTask(this.records.getTask(taskId)!));
   }
 
@@ -277,10 +339,19 @@ export class HilStore {
   }
 
   /** Commits the owner's answer, announces it, then hands it to the waiting turn (or keeps it for a resumed one). */
-  private answer(prompt: PromptRecord, status: 'answered' | 'answered_by_caller' | 'resumed' | 'declined', answer: string | null): void {
+  private answer(
+    prompt: PromptRecord,
+    status: 'answered' | 'answered_by_caller' | 'resumed' | 'declined',
+    answer: string | null,
+  ): void {
     const waiter = this.promptWaiters.get(prompt.id);
     this.promptWaiters.delete(prompt.id);
-    this.records.updatePrompt(prompt.id, { status, ...(answer !== null ? { answer } : {}), delivered: waiter !== undefined, updatedAt: this.now() });
+    this.records.updatePrompt(prompt.id, {
+      status,
+      ...(answer !== null ? { answer } : {}),
+      delivered: waiter !== undefined,
+      updatedAt: this.now(),
+    });
     this.listener.resolved(prompt.kind, prompt.id, status, prompt.loop, prompt.turnId);
     waiter?.resolve({ ...prompt, status, answer, delivered: true });
   }
@@ -291,7 +362,8 @@ export class HilStore {
    * (`hil.resolved` cancelled) and rejects.
    */
   private waitForOwner(kind: PromptKind, text: string, input: OwnerWaitInput): Promise<PromptRecord> {
-    const earlier = input.callId && input.turnId ? this.records.promptForCall(kind, input.turnId, input.callId) : undefined;
+    const earlier =
+      input.callId && input.turnId ? this.records.promptForCall(kind, input.turnId, input.callId) : undefined;
     if (earlier && earlier.status !== 'pending' && earlier.status !== 'cancelled' && !earlier.delivered) {
       this.records.updatePrompt(earlier.id, { delivered: true, updatedAt: this.now() });
       return Promise.resolve(earlier);
@@ -301,7 +373,19 @@ export class HilStore {
       record = earlier;
     } else {
       const at = this.now();
-      record = { id: randomUUID(), kind, status: 'pending', text, answer: null, loop: input.loop, turnId: input.turnId, callId: input.callId ?? null, delivered: false, createdAt: at, updatedAt: at };
+      record = {
+        id: randomUUID(),
+        kind,
+        status: 'pending',
+        text,
+        answer: null,
+        loop: input.loop,
+        turnId: input.turnId,
+        callId: input.callId ?? null,
+        delivered: false,
+        createdAt: at,
+        updatedAt: at,
+      };
       this.records.insertPrompt(record);
     }
     const answer = new Promise<PromptRecord>((resolve, reject) => {

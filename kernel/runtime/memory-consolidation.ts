@@ -15,7 +15,14 @@ import { AgtError, type ModelResponse } from '@agt/contracts';
 import { cronTime } from '../cron-expression.js';
 import { consolidationFailed, consolidationRunning } from './errors.js';
 import type { ChangelogEntry, NewChange } from '../memory/changelog-store.js';
-import { CONSOLIDATION_SYSTEM, consolidationPrompt, MAX_DETAIL_CHARS, readPlan, type PlannedOp, type Refusal } from '../memory/consolidation-plan.js';
+import {
+  CONSOLIDATION_SYSTEM,
+  consolidationPrompt,
+  MAX_DETAIL_CHARS,
+  readPlan,
+  type PlannedOp,
+  type Refusal,
+} from '../memory/consolidation-plan.js';
 import type { Memory } from '../memory/memory-store.js';
 import type { MemoryService } from '../memory/service.js';
 import type { AgentConfig, EventPayloads, EventType, ModelClient, ModelSettings } from '@agt/contracts';
@@ -65,7 +72,11 @@ export class Consolidator {
       try {
         next = new (cronTime())(config.cron).getNextDateFrom(new Date(now)).toMillis();
       } catch (error) {
-        this.runtime.log('warn', `memory consolidation not scheduled: cron ${config.cron}: ${(error as Error).message}`, { origin: 'memory', system: true });
+        this.runtime.log(
+          'warn',
+          `memory consolidation not scheduled: cron ${config.cron}: ${(error as Error).message}`,
+          { origin: 'memory', system: true },
+        );
         return;
       }
     } else if (config.every_ms) next = now + config.every_ms;
@@ -79,7 +90,10 @@ export class Consolidator {
     try {
       if (!this.running) await this.run();
     } catch (error) {
-      this.runtime.log('warn', `memory consolidation failed: ${(error as Error).message}`, { origin: 'memory', system: true });
+      this.runtime.log('warn', `memory consolidation failed: ${(error as Error).message}`, {
+        origin: 'memory',
+        system: true,
+      });
     }
     this.arm();
   }
@@ -129,7 +143,18 @@ export class Consolidator {
       throw consolidationFailed(error);
     }
     if (response.usage) {
-      runtime.emit('llm.completed', { provider: response.provider, model: response.model, usage: response.usage, cost: response.cost ?? null, duration_ms: Math.max(0, Date.now() - startedAt), stop_reason: response.stopReason }, { loop: 'main' });
+      runtime.emit(
+        'llm.completed',
+        {
+          provider: response.provider,
+          model: response.model,
+          usage: response.usage,
+          cost: response.cost ?? null,
+          duration_ms: Math.max(0, Date.now() - startedAt),
+          stop_reason: response.stopReason,
+        },
+        { loop: 'main' },
+      );
     }
     const answer = typeof response.text === 'string' ? response.text : '';
     const secrets = await memory.secretsOf(agent);
@@ -144,7 +169,15 @@ export class Consolidator {
       }
     };
     const changes: NewChange[] = [];
-    const refuse = (refusal: Refusal) => changes.push({ run_id: runId, action: 'refused', memory_id: null, from_ids: refusal.ids, reason: refusal.why, detail: safe(refusal.proposal) });
+    const refuse = (refusal: Refusal) =>
+      changes.push({
+        run_id: runId,
+        action: 'refused',
+        memory_id: null,
+        from_ids: refusal.ids,
+        reason: refusal.why,
+        detail: safe(refusal.proposal),
+      });
     let ops: PlannedOp[] = [];
     try {
       const plan = readPlan(answer, offered);
@@ -174,36 +207,73 @@ export class Consolidator {
         const ids = op.op === 'merge' ? op.ids : [op.id];
         const current = ids.map((id) => file.memory.get(id));
         if (current.some((m) => !m || m.forgotten_at !== null || m.pinned)) {
-          refuse({ ids, why: 'a memory it names was pinned or forgotten during the run', proposal: JSON.stringify(op) });
+          refuse({
+            ids,
+            why: 'a memory it names was pinned or forgotten during the run',
+            proposal: JSON.stringify(op),
+          });
           continue;
         }
         if (op.op === 'merge') {
           const kinds = new Set(current.map((m) => m!.kind));
           // Written by the agent's own model: source `agent`; its changelog row says it is a merge.
-          const merged = file.memory.add({ text: op.text, kind: kinds.size === 1 ? current[0]!.kind : 'fact', source: 'agent' }, now);
+          const merged = file.memory.add(
+            { text: op.text, kind: kinds.size === 1 ? current[0]!.kind : 'fact', source: 'agent' },
+            now,
+          );
           for (const id of ids) file.memory.forget(id, now);
           created.push(merged);
           forgotten.push(...ids);
-          changes.push({ run_id: runId, action: 'merge', memory_id: merged.id, from_ids: ids, reason: op.reason, detail: null });
+          changes.push({
+            run_id: runId,
+            action: 'merge',
+            memory_id: merged.id,
+            from_ids: ids,
+            reason: op.reason,
+            detail: null,
+          });
         } else if (op.op === 'update') {
           file.memory.update(op.id, { text: op.text }, now);
           updated = true;
-          changes.push({ run_id: runId, action: 'update', memory_id: op.id, from_ids: [op.id], reason: op.reason, detail: current[0]!.text });
+          changes.push({
+            run_id: runId,
+            action: 'update',
+            memory_id: op.id,
+            from_ids: [op.id],
+            reason: op.reason,
+            detail: current[0]!.text,
+          });
         } else {
           file.memory.forget(op.id, now);
           forgotten.push(op.id);
-          changes.push({ run_id: runId, action: 'forget', memory_id: null, from_ids: [op.id], reason: op.reason, detail: null });
+          changes.push({
+            run_id: runId,
+            action: 'forget',
+            memory_id: null,
+            from_ids: [op.id],
+            reason: op.reason,
+            detail: null,
+          });
         }
       }
       const first = file.memory.changelog.list(1)[0]?.id ?? 0;
       for (const change of changes) file.memory.changelog.add(change, now);
-      return file.memory.changelog.list(changes.length).filter((entry) => entry.id > first).reverse();
+      return file.memory.changelog
+        .list(changes.length)
+        .filter((entry) => entry.id > first)
+        .reverse();
     });
     memory.announce(agent, created);
     for (const id of forgotten) runtime.emit('memory.forgotten', { memory_id: id, actor: 'consolidation' });
     if (updated) memory.embedInBackground(agent);
     const count = (action: string) => entries.filter((entry) => entry.action === action).length;
-    runtime.emit('memory.consolidated', { run_id: runId, merged: count('merge'), updated: count('update'), forgotten: count('forget'), refused: count('refused') });
+    runtime.emit('memory.consolidated', {
+      run_id: runId,
+      merged: count('merge'),
+      updated: count('update'),
+      forgotten: count('forget'),
+      refused: count('refused'),
+    });
     return { run_id: runId, offered: offered.length, changes: entries };
   }
 }

@@ -40,7 +40,11 @@ export interface RecoveryHost {
   loopAvailable(name: string): boolean;
   loop(name: string): LoopExecutor;
   /** `sentAt`: where the event went out in earlier runs (a repeated end; see FrameOrigin in events/bus.ts). */
-  emit<T extends EventType>(type: T, payload: EventPayloads[T], options?: { loop?: string; turnId?: string; sentAt?: ReadonlyArray<{ epoch: string; cursor: number }> }): void;
+  emit<T extends EventType>(
+    type: T,
+    payload: EventPayloads[T],
+    options?: { loop?: string; turnId?: string; sentAt?: ReadonlyArray<{ epoch: string; cursor: number }> },
+  ): void;
   log(level: 'debug' | 'info' | 'warn' | 'error', message: string, fields?: LogFields): void;
 }
 
@@ -58,15 +62,24 @@ export interface RecoverySummary {
 }
 
 const NOT_RUN = 'Not run: the daemon stopped while this call waited for the owner, and the turn ended.';
-const UNKNOWN = 'No result: the daemon stopped while this call ran; whether it finished is unknown. It was not run again.';
+const UNKNOWN =
+  'No result: the daemon stopped while this call ran; whether it finished is unknown. It was not run again.';
 
 /** The queue item of a `queued` row; undefined for a row this build cannot read back. */
 function queuedItem(row: QueuedTurn): QueueItem | undefined {
   const payload = row.payload;
-  if (row.kind === 'chat' && typeof payload.text === 'string') return { kind: 'chat', turnId: row.turn_id, text: payload.text, at: row.created_at };
+  if (row.kind === 'chat' && typeof payload.text === 'string')
+    return { kind: 'chat', turnId: row.turn_id, text: payload.text, at: row.created_at };
   if (row.kind === 'trigger' && typeof payload.trigger === 'string' && Array.isArray(payload.events)) {
     const count = typeof payload.count === 'number' ? payload.count : payload.events.length;
-    return { kind: 'trigger', turnId: row.turn_id, trigger: payload.trigger, events: payload.events as TriggerEvent[], count, at: row.created_at };
+    return {
+      kind: 'trigger',
+      turnId: row.turn_id,
+      trigger: payload.trigger,
+      events: payload.events as TriggerEvent[],
+      count,
+      at: row.created_at,
+    };
   }
   return undefined;
 }
@@ -74,7 +87,9 @@ function queuedItem(row: QueuedTurn): QueueItem | undefined {
 export function recoverAcceptedWork(host: RecoveryHost): RecoverySummary {
   const file = host.agent.file;
   const summary: RecoverySummary = { redelivered: [], requeued: [], resumed: [], ended: [], discarded: [] };
-  const interrupted = host.hil.failInterrupted('the daemon stopped while this approved tool ran; whether it finished is unknown, so it was not run again');
+  const interrupted = host.hil.failInterrupted(
+    'the daemon stopped while this approved tool ran; whether it finished is unknown, so it was not run again',
+  );
   const all = file.queue.list();
   // Ends already decided go out first, once per event (one event may end several turn ids).
   const redelivered = new Set<string>();
@@ -85,13 +100,27 @@ export function recoverAcceptedWork(host: RecoveryHost): RecoverySummary {
     if (redelivered.has(key)) continue;
     redelivered.add(key);
     const { type, payload, loop, turnId, sentAt } = row.ended;
-    host.emit(type, payload as never, { ...(loop ? { loop } : {}), ...(turnId ? { turnId } : {}), ...(sentAt ? { sentAt } : {}) });
+    host.emit(type, payload as never, {
+      ...(loop ? { loop } : {}),
+      ...(turnId ? { turnId } : {}),
+      ...(sentAt ? { sentAt } : {}),
+    });
   }
   const rows = all.filter((row) => !row.ended);
   const waiting = host.hil.openTurns();
   if (rows.length === 0 && waiting.size === 0) {
-    if (summary.redelivered.length > 0) host.log('warn', `restart recovery: ${summary.redelivered.length} turn end(s) that had not reached the event streams announced again`, { event: 'recovered', system: true, data: { ...summary, failedTasks: interrupted.map((task) => task.id) } });
-    else if (interrupted.length > 0) host.log('warn', `restart recovery: ${interrupted.length} approved tool run(s) were cut short`, { event: 'recovered', system: true, data: { failedTasks: interrupted.map((task) => task.id) } });
+    if (summary.redelivered.length > 0)
+      host.log(
+        'warn',
+        `restart recovery: ${summary.redelivered.length} turn end(s) that had not reached the event streams announced again`,
+        { event: 'recovered', system: true, data: { ...summary, failedTasks: interrupted.map((task) => task.id) } },
+      );
+    else if (interrupted.length > 0)
+      host.log('warn', `restart recovery: ${interrupted.length} approved tool run(s) were cut short`, {
+        event: 'recovered',
+        system: true,
+        data: { failedTasks: interrupted.map((task) => task.id) },
+      });
     return summary;
   }
 
@@ -107,7 +136,8 @@ export function recoverAcceptedWork(host: RecoveryHost): RecoverySummary {
     } else heads.set(row.turn_id, { loop: row.loop, kind: row.kind });
   }
   for (const [turnId, turn] of waiting) if (!heads.has(turnId)) heads.set(turnId, { loop: turn.loop, kind: 'trigger' });
-  for (const [turnId, group] of absorbedBy) if (!heads.has(turnId)) heads.set(turnId, { loop: group.loop, kind: 'chat' });
+  for (const [turnId, group] of absorbedBy)
+    if (!heads.has(turnId)) heads.set(turnId, { loop: group.loop, kind: 'chat' });
 
   for (const [turnId, head] of heads) {
     const absorbed = absorbedBy.get(turnId)?.ids ?? [];
@@ -117,7 +147,9 @@ export function recoverAcceptedWork(host: RecoveryHost): RecoverySummary {
     // A turn that waited on a budget task (before a model call, kernel/spend/governor.ts) resumes too.
     const budgetWait = wait !== undefined && [...wait.callIds].some((id) => id.startsWith('budget:'));
     if (available && wait && (budgetWait || open.some((call) => wait.callIds.has(call.id)))) {
-      host.loop(head.loop).enqueue({ kind: 'resume', turnId, trigger: head.kind, absorbed, at: Date.now() }, { restored: true });
+      host
+        .loop(head.loop)
+        .enqueue({ kind: 'resume', turnId, trigger: head.kind, absorbed, at: Date.now() }, { restored: true });
       summary.resumed.push(turnId);
       continue;
     }
@@ -130,17 +162,34 @@ export function recoverAcceptedWork(host: RecoveryHost): RecoverySummary {
             role: 'tool',
             kind: 'tool_result',
             turnId,
-            content: { toolCallId: call.id, name: call.name, text: wait?.callIds.has(call.id) ? NOT_RUN : UNKNOWN, isError: true },
+            content: {
+              toolCallId: call.id,
+              name: call.name,
+              text: wait?.callIds.has(call.id) ? NOT_RUN : UNKNOWN,
+              isError: true,
+            },
           }),
         ),
-        file.loop.append({ loop: head.loop, role: 'system', kind: 'notice', turnId, content: { text: 'The daemon stopped during this turn (a crash or a kill); the turn ended unfinished.' } }),
+        file.loop.append({
+          loop: head.loop,
+          role: 'system',
+          kind: 'notice',
+          turnId,
+          content: { text: 'The daemon stopped during this turn (a crash or a kill); the turn ended unfinished.' },
+        }),
       ]);
-      for (const row of written) host.emit('loop.appended', { row_id: row.id, role: row.role, kind: row.kind }, { loop: head.loop, turnId });
+      for (const row of written)
+        host.emit('loop.appended', { row_id: row.id, role: row.role, kind: row.kind }, { loop: head.loop, turnId });
     }
     // Owner requests still open for this turn are cancelled (announced) by the emit, then its rows go.
     host.emit(
       'agent.error',
-      { code: RESTART_ERROR_CODE, message: 'the daemon stopped while this turn ran (a crash or a kill); it did not finish', turn_id: turnId, absorbed_turn_ids: absorbed },
+      {
+        code: RESTART_ERROR_CODE,
+        message: 'the daemon stopped while this turn ran (a crash or a kill); it did not finish',
+        turn_id: turnId,
+        absorbed_turn_ids: absorbed,
+      },
       { loop: head.loop, turnId },
     );
     summary.ended.push(turnId, ...absorbed);

@@ -62,10 +62,12 @@ export class RuntimeService implements AgentRuntimeHooks {
       settings: () => services.settings(),
       now: () => this.clock.now(),
       agents: () => services.listAgents(),
-      emit: (type, agentId, payload, where) => services.bus.emit(type, { agentId, payload, source: 'runtime', ...where }),
+      emit: (type, agentId, payload, where) =>
+        services.bus.emit(type, { agentId, payload, source: 'runtime', ...where }),
       hil: (agentId) => this.runtimes.get(agentId)?.hil,
       providerKind: (agent, providerId) =>
-        (agent.config.providers ?? []).find((p) => p.id === providerId)?.type ?? (services.settings().providers ?? []).find((p) => p.id === providerId)?.type,
+        (agent.config.providers ?? []).find((p) => p.id === providerId)?.type ??
+        (services.settings().providers ?? []).find((p) => p.id === providerId)?.type,
     });
     this.memory = new MemoryService({
       settings: () => services.settings(),
@@ -73,10 +75,13 @@ export class RuntimeService implements AgentRuntimeHooks {
       logger: services.logger,
       resolveClient: (agent, providerId) => this.resolveModel(agent, providerId),
       secrets: async (agent) => {
-        const values = await Promise.all(agent.file.credentials.list().map((c) => services.readCredential(agent.id, c.name).catch(() => undefined)));
+        const values = await Promise.all(
+          agent.file.credentials.list().map((c) => services.readCredential(agent.id, c.name).catch(() => undefined)),
+        );
         return values.filter((v): v is string => typeof v === 'string' && v !== '');
       },
-      emit: (agent, type, payload, where) => services.bus.emit(type, { agentId: agent.id, payload, source: 'runtime', ...where }),
+      emit: (agent, type, payload, where) =>
+        services.bus.emit(type, { agentId: agent.id, payload, source: 'runtime', ...where }),
       agent: (agentId) => services.findAgent(agentId),
     });
     // Log rows written outside the runtime (kernel, extensions) feed `on_logs` too; the runtime offers
@@ -105,7 +110,10 @@ export class RuntimeService implements AgentRuntimeHooks {
       hostCommands: this.services.hostCommands,
       // The ends of turns leave the agent file only once the event streams took them.
       whenSent: (done) => bus.whenSent(done),
-      frames: { nextOrigin: () => bus.nextOrigin(), emitRepeat: (type, input, repeats) => void bus.emit(type, input, repeats) },
+      frames: {
+        nextOrigin: () => bus.nextOrigin(),
+        emitRepeat: (type, input, repeats) => void bus.emit(type, input, repeats),
+      },
       updateConfig: async (agentId, next) => {
         const agent = this.services.findAgent(agentId);
         if (!agent) throw agentIdNotLoaded(agentId);

@@ -11,7 +11,10 @@ import { historyMessage } from './executor/context.js';
 import { agentIdNotLoaded } from '../agents/errors.js';
 
 /** `traced`: hands a well-formed traceparent of a delivered message to the `traceContext` provider. */
-export function turnsAccess(runtimeOf: (agentId: string) => AgentRuntime | undefined, traced?: (trace: InboundTrace) => void): AgentTurnsAccess {
+export function turnsAccess(
+  runtimeOf: (agentId: string) => AgentRuntime | undefined,
+  traced?: (trace: InboundTrace) => void,
+): AgentTurnsAccess {
   const runtime = (agentId: string) => {
     const found = runtimeOf(agentId);
     if (!found) throw agentIdNotLoaded(agentId);
@@ -36,15 +39,29 @@ export function turnsAccess(runtimeOf: (agentId: string) => AgentRuntime | undef
         event: {
           type: 'inbox',
           source: message.source,
-          data: { message: { source: message.source, ...(message.sender ? { sender: message.sender } : {}), text: message.text, ...(message.data !== undefined ? { data: message.data } : {}) } },
+          data: {
+            message: {
+              source: message.source,
+              ...(message.sender ? { sender: message.sender } : {}),
+              text: message.text,
+              ...(message.data !== undefined ? { data: message.data } : {}),
+            },
+          },
         },
       });
       const { traceparent } = message;
       // Handed on once the turn is committed and before it can start, so the turn opens inside that trace.
-      const accepted = traced && isTraceparent(traceparent) ? (turnId: string) => traced({ agentId, turnId, source: message.source, traceparent }) : undefined;
+      const accepted =
+        traced && isTraceparent(traceparent)
+          ? (turnId: string) => traced({ agentId, turnId, source: message.source, traceparent })
+          : undefined;
       // No request digest: a repeated key answers its first turn whatever the message (an A2A retry's
       // context id may differ from the first attempt's).
-      return runtime(agentId).dispatch(dispatch, options.idempotencyKey === undefined ? undefined : { key: options.idempotencyKey }, accepted);
+      return runtime(agentId).dispatch(
+        dispatch,
+        options.idempotencyKey === undefined ? undefined : { key: options.idempotencyKey },
+        accepted,
+      );
     },
     place: (agentId, turnId) => find(agentId, turnId).place,
     interrupt(agentId, turnId) {
@@ -52,11 +69,19 @@ export function turnsAccess(runtimeOf: (agentId: string) => AgentRuntime | undef
       return place === 'running' && loop !== undefined ? agentRuntime.interrupt(loop) : false;
     },
     asks: (agentId) => runtime(agentId).hil.listAsks(),
-    answerAsk: (agentId, requestId, answer, options = {}) => runtime(agentId).hil.respondAsk(requestId, answer, options.fromCaller === true),
+    answerAsk: (agentId, requestId, answer, options = {}) =>
+      runtime(agentId).hil.respondAsk(requestId, answer, options.fromCaller === true),
     approvals: (agentId) =>
       runtime(agentId)
         .hil.listTasks('pending_approval', 500)
-        .map((task) => ({ taskId: task.id, tool: task.tool, args: task.args, loop: task.loop, turnId: task.turnId, createdAt: task.createdAt })),
+        .map((task) => ({
+          taskId: task.id,
+          tool: task.tool,
+          args: task.args,
+          loop: task.loop,
+          turnId: task.turnId,
+          createdAt: task.createdAt,
+        })),
     resolveApproval(agentId, taskId, action, reason) {
       runtime(agentId).hil.resolveTask(taskId, action, reason);
     },

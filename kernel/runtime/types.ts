@@ -4,7 +4,16 @@ import type { AgentFile } from '../agents/agent-file.js';
 import type { TriggerEvent } from './dispatch.js';
 
 /** Executor states of one loop (spec section 3). */
-export const EXECUTOR_STATES = ['idle', 'thinking', 'tool_use', 'awaiting_approval', 'awaiting_ask', 'suspended', 'error', 'stopped'] as const;
+export const EXECUTOR_STATES = [
+  'idle',
+  'thinking',
+  'tool_use',
+  'awaiting_approval',
+  'awaiting_ask',
+  'suspended',
+  'error',
+  'stopped',
+] as const;
 export type ExecutorState = (typeof EXECUTOR_STATES)[number];
 
 export const DISPLAY_STATES = ['active', 'idle', 'hibernate', 'suspended', 'off'] as const;

@@ -30,11 +30,21 @@ const formatters = new Map<string, Intl.DateTimeFormat>();
 function parts(at: number, zone: string): { y: number; m: number; d: number; h: number; min: number; s: number } {
   let format = formatters.get(zone);
   if (!format) {
-    format = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    });
     formatters.set(zone, format);
   }
   const out: Record<string, number> = {};
-  for (const part of format.formatToParts(new Date(at))) if (part.type !== 'literal') out[part.type] = Number(part.value);
+  for (const part of format.formatToParts(new Date(at)))
+    if (part.type !== 'literal') out[part.type] = Number(part.value);
   return { y: out.year!, m: out.month!, d: out.day!, h: out.hour!, min: out.minute!, s: out.second! };
 }
 

@@ -45,14 +45,25 @@ export interface BudgetApprovals {
     turnId: string;
     callId: string;
     signal: AbortSignal;
-  }): { task: { id: string }; decision: Promise<{ approved: true; args: Record<string, unknown> } | { approved: false; reason: string | undefined }> };
+  }): {
+    task: { id: string };
+    decision: Promise<
+      { approved: true; args: Record<string, unknown> } | { approved: false; reason: string | undefined }
+    >;
+  };
   completeTask(taskId: string, ok: boolean, text: string): void;
 }
 
 /** `max_tokens` assumed when the model settings leave it unset (the providers extension's default). */
 export const DEFAULT_MAX_TOKENS = 4096;
 
-export type BudgetName = 'agent.turn_tokens' | 'agent.day_tokens' | 'agent.day_usd' | 'agent.month_usd' | 'daemon.day_usd' | 'daemon.month_usd';
+export type BudgetName =
+  | 'agent.turn_tokens'
+  | 'agent.day_tokens'
+  | 'agent.day_usd'
+  | 'agent.month_usd'
+  | 'daemon.day_usd'
+  | 'daemon.month_usd';
 
 /** What an agent the governor sees offers (a loaded agent). */
 export interface GovernedAgent {
@@ -66,7 +77,12 @@ export interface GovernorDeps {
   now(): number;
   /** Loaded agents: the daemon budgets sum their ledgers. */
   agents(): GovernedAgent[];
-  emit<T extends EventType>(type: T, agentId: string, payload: EventPayloads[T], where: { loop?: string; turnId?: string }): void;
+  emit<T extends EventType>(
+    type: T,
+    agentId: string,
+    payload: EventPayloads[T],
+    where: { loop?: string; turnId?: string },
+  ): void;
   /** The kind of a provider id for this agent (settings or agent `providers`); undefined when unknown. */
   providerKind(agent: GovernedAgent, providerId: string): string | undefined;
   /** The agent's owner tasks (`ask`): undefined when it has no runtime. */
@@ -97,21 +113,28 @@ export interface Exceeded {
 
 export function budgetExceeded(over: Exceeded, denied?: string): AgtError {
   const why = denied === undefined ? '' : `; the owner denied more${denied ? `: ${denied}` : ''}`;
-  return new AgtError('budget_exceeded', `budget ${over.budget} (${over.limit}) would be passed: ${round(over.used)} used, this call needs up to ${round(over.needed)}${why}`, {
-    details: { budget: over.budget, limit: over.limit, used: over.used, needed: over.needed },
-  });
+  return new AgtError(
+    'budget_exceeded',
+    `budget ${over.budget} (${over.limit}) would be passed: ${round(over.used)} used, this call needs up to ${round(over.needed)}${why}`,
+    {
+      details: { budget: over.budget, limit: over.limit, used: over.used, needed: over.needed },
+    },
+  );
 }
 
 const round = (n: number): number => Math.round(n * 1e6) / 1e6;
 
 /** What a raise is for: the day (`YYYY-MM-DD`; a month budget's raise too: "today's limit"), or the turn. */
-const raiseKey = (budget: BudgetName, periods: Periods, turnId: string | null): string => (budget === 'agent.turn_tokens' ? `turn:${turnId}` : periods.day);
+const raiseKey = (budget: BudgetName, periods: Periods, turnId: string | null): string =>
+  budget === 'agent.turn_tokens' ? `turn:${turnId}` : periods.day;
 
 /** Whether any budget applies to `agent`'s calls (the prompt is counted only then). */
 function budgeted(agent: GovernedAgent, settings: Readonly<Settings>): boolean {
   const own = agent.config.budget ?? {};
   const daemon = settings.budget ?? {};
-  return [own.turn_tokens, own.day_tokens, own.day_usd, own.month_usd, daemon.day_usd, daemon.month_usd].some((limit) => typeof limit === 'number');
+  return [own.turn_tokens, own.day_tokens, own.day_usd, own.month_usd, daemon.day_usd, daemon.month_usd].some(
+    (limit) => typeof limit === 'number',
+  );
 }
 
 /** Models per agent whose factor is remembered (an agent may name any model id; the oldest is forgotten). */
@@ -172,7 +195,12 @@ export class SpendGovernor {
    * no output), and its real input tokens go to the ledger with purpose `memory_embedding`. Outside a
    * turn (background embedding, the owner's routes) a budget it would pass fails it: nobody waits on an ask.
    */
-  private async embed(agent: GovernedAgent, providerId: string, embed: NonNullable<ModelClient['embed']>, request: EmbeddingRequest): Promise<EmbeddingResponse> {
+  private async embed(
+    agent: GovernedAgent,
+    providerId: string,
+    embed: NonNullable<ModelClient['embed']>,
+    request: EmbeddingRequest,
+  ): Promise<EmbeddingResponse> {
     const kind = this.deps.providerKind(agent, providerId);
     const price = priceFor(this.deps.settings(), providerId, kind, request.model);
     const tokens = Math.ceil(request.input.reduce((n, text) => n + text.length, 0) / 4);
@@ -189,8 +217,17 @@ export class SpendGovernor {
       if (agent.file.isOpen) {
         const input = response.inputTokens || tokens;
         this.ledger(agent).record({
-          at: this.deps.now(), loop: request.loop ?? 'main', turnId, purpose: 'memory_embedding', provider: providerId, model: response.model || request.model,
-          input, output: 0, cacheRead: 0, cacheWrite: 0, costUsd: price ? usdOf({ input, output: 0 }, price.price) : null,
+          at: this.deps.now(),
+          loop: request.loop ?? 'main',
+          turnId,
+          purpose: 'memory_embedding',
+          provider: providerId,
+          model: response.model || request.model,
+          input,
+          output: 0,
+          cacheRead: 0,
+          cacheWrite: 0,
+          costUsd: price ? usdOf({ input, output: 0 }, price.price) : null,
         });
       }
       return response;
@@ -200,17 +237,24 @@ export class SpendGovernor {
   }
 
   /** The limits in force for `agent` and the daemon, after owner raises of today. */
-  limits(agent: GovernedAgent, periods: Periods, turnId: string | null = null): Array<{ budget: BudgetName; limit: number }> {
+  limits(
+    agent: GovernedAgent,
+    periods: Periods,
+    turnId: string | null = null,
+  ): Array<{ budget: BudgetName; limit: number }> {
     const own = agent.config.budget ?? {};
     const daemon = this.deps.settings().budget ?? {};
     const ledger = this.ledger(agent);
     // A daemon budget's raise (given on any agent's task) applies to every agent.
-    const daemonRaised = (budget: BudgetName) => this.deps.agents().reduce((n, a) => n + (a.file.isOpen ? this.ledger(a).raised(budget, periods.day) : 0), 0);
+    const daemonRaised = (budget: BudgetName) =>
+      this.deps.agents().reduce((n, a) => n + (a.file.isOpen ? this.ledger(a).raised(budget, periods.day) : 0), 0);
     const out: Array<{ budget: BudgetName; limit: number }> = [];
     const add = (budget: BudgetName, limit: number | undefined, raised: () => number) => {
       if (typeof limit === 'number') out.push({ budget, limit: limit + raised() });
     };
-    add('agent.turn_tokens', own.turn_tokens, () => (turnId ? ledger.raised('agent.turn_tokens', raiseKey('agent.turn_tokens', periods, turnId)) : 0));
+    add('agent.turn_tokens', own.turn_tokens, () =>
+      turnId ? ledger.raised('agent.turn_tokens', raiseKey('agent.turn_tokens', periods, turnId)) : 0,
+    );
     add('agent.day_tokens', own.day_tokens, () => ledger.raised('agent.day_tokens', periods.day));
     add('agent.day_usd', own.day_usd, () => ledger.raised('agent.day_usd', periods.day));
     add('agent.month_usd', own.month_usd, () => ledger.raised('agent.month_usd', periods.day));
@@ -220,27 +264,44 @@ export class SpendGovernor {
   }
 
   /** Used (recorded) and reserved amounts of one budget. */
-  private usage(agent: GovernedAgent, budget: BudgetName, periods: Periods, turnId: string | null): { used: number; reserved: number } {
+  private usage(
+    agent: GovernedAgent,
+    budget: BudgetName,
+    periods: Periods,
+    turnId: string | null,
+  ): { used: number; reserved: number } {
     const mine = [...this.reservations].filter((r) => r.agentId === agent.id);
     const all = [...this.reservations];
     switch (budget) {
       case 'agent.turn_tokens': {
         if (!turnId) return { used: 0, reserved: 0 };
         const spent = this.ledger(agent).ofTurn(turnId);
-        return { used: spent.input + spent.output, reserved: mine.filter((r) => r.turnId === turnId).reduce((n, r) => n + r.tokens, 0) };
+        return {
+          used: spent.input + spent.output,
+          reserved: mine.filter((r) => r.turnId === turnId).reduce((n, r) => n + r.tokens, 0),
+        };
       }
       case 'agent.day_tokens': {
         const spent = this.ledger(agent).spent(periods.dayStart, periods.dayEnd);
         return { used: spent.input + spent.output, reserved: mine.reduce((n, r) => n + r.tokens, 0) };
       }
       case 'agent.day_usd':
-        return { used: this.ledger(agent).spent(periods.dayStart, periods.dayEnd).costUsd, reserved: mine.reduce((n, r) => n + r.usd, 0) };
+        return {
+          used: this.ledger(agent).spent(periods.dayStart, periods.dayEnd).costUsd,
+          reserved: mine.reduce((n, r) => n + r.usd, 0),
+        };
       case 'agent.month_usd':
-        return { used: this.ledger(agent).spent(periods.monthStart, periods.monthEnd).costUsd, reserved: mine.reduce((n, r) => n + r.usd, 0) };
+        return {
+          used: this.ledger(agent).spent(periods.monthStart, periods.monthEnd).costUsd,
+          reserved: mine.reduce((n, r) => n + r.usd, 0),
+        };
       case 'daemon.day_usd':
       case 'daemon.month_usd': {
-        const [from, to] = budget === 'daemon.day_usd' ? [periods.dayStart, periods.dayEnd] : [periods.monthStart, periods.monthEnd];
-        const used = this.deps.agents().reduce((n, a) => n + (a.file.isOpen ? this.ledger(a).spent(from, to).costUsd : 0), 0);
+        const [from, to] =
+          budget === 'daemon.day_usd' ? [periods.dayStart, periods.dayEnd] : [periods.monthStart, periods.monthEnd];
+        const used = this.deps
+          .agents()
+          .reduce((n, a) => n + (a.file.isOpen ? this.ledger(a).spent(from, to).costUsd : 0), 0);
         return { used, reserved: all.reduce((n, r) => n + r.usd, 0) };
       }
     }
@@ -257,7 +318,13 @@ export class SpendGovernor {
       }
       const { used, reserved } = this.usage(agent, budget, periods, null);
       const resets = budget.endsWith('month_usd') ? periods.monthEnd : periods.dayEnd;
-      out[budget] = { limit, used: round(used), reserved: round(reserved), remaining: round(Math.max(0, limit - used - reserved)), resets_at: new Date(resets).toISOString() };
+      out[budget] = {
+        limit,
+        used: round(used),
+        reserved: round(reserved),
+        remaining: round(Math.max(0, limit - used - reserved)),
+        resets_at: new Date(resets).toISOString(),
+      };
     }
     return out;
   }
@@ -266,13 +333,18 @@ export class SpendGovernor {
    * Checks every budget and, when all hold, reserves. Synchronous on purpose: no other call can
    * reserve between the check and the reservation. Returns the first budget that would be passed.
    */
-  reserve(agent: GovernedAgent, turnId: string | null, need: () => { tokens: number; usd: number }): { reservation: Reservation; budgets: BudgetName[] } | { exceeded: Exceeded } {
+  reserve(
+    agent: GovernedAgent,
+    turnId: string | null,
+    need: () => { tokens: number; usd: number },
+  ): { reservation: Reservation; budgets: BudgetName[] } | { exceeded: Exceeded } {
     const periods = this.periods();
     const budgets: BudgetName[] = [];
     for (const { budget, limit } of this.limits(agent, periods, turnId)) {
       const needed = budget.endsWith('_usd') ? need().usd : need().tokens;
       const { used, reserved } = this.usage(agent, budget, periods, turnId);
-      if (used + reserved + needed > limit + 1e-9) return { exceeded: { budget, limit, used: used + reserved, needed } };
+      if (used + reserved + needed > limit + 1e-9)
+        return { exceeded: { budget, limit, used: used + reserved, needed } };
       budgets.push(budget);
     }
     // Read only when another call checks a budget: the estimate is made then, if ever.
@@ -290,14 +362,21 @@ export class SpendGovernor {
     return { reservation, budgets };
   }
 
-  private async complete(agent: GovernedAgent, providerId: string, client: ModelClient, request: ModelRequest): Promise<ModelResponse> {
+  private async complete(
+    agent: GovernedAgent,
+    providerId: string,
+    client: ModelClient,
+    request: ModelRequest,
+  ): Promise<ModelResponse> {
     const kind = this.deps.providerKind(agent, providerId);
     const price = priceFor(this.deps.settings(), providerId, kind, request.model.model_id);
     const model = `${providerId}/${request.model.model_id}`;
     const maxTokens = request.model.max_tokens ?? DEFAULT_MAX_TOKENS;
     // Counted (a worker round trip) only when a budget applies; a budget set meanwhile gets the
     // 3-characters estimate, made when first asked.
-    let prompt = budgeted(agent, this.deps.settings()) ? await this.tokens.promptTokens(tokenFamily(kind, request.model.model_id), request) : undefined;
+    let prompt = budgeted(agent, this.deps.settings())
+      ? await this.tokens.promptTokens(tokenFamily(kind, request.model.model_id), request)
+      : undefined;
     const need = () => {
       prompt ??= fallbackTokens(promptPieces(request).pieces);
       const input = Math.ceil(prompt * (this.factors.get(agent)?.get(model) ?? 1));
@@ -327,11 +406,22 @@ export class SpendGovernor {
       await untilSettledOrAborted(running, request.signal);
     }
     if (outcome.budgets.length > 0) {
-      this.deps.emit('budget.reserved', agent.id, { budget_names: outcome.budgets, tokens: need().tokens, usd: price ? need().usd : null, purpose: request.purpose ?? 'turn' }, where);
+      this.deps.emit(
+        'budget.reserved',
+        agent.id,
+        {
+          budget_names: outcome.budgets,
+          tokens: need().tokens,
+          usd: price ? need().usd : null,
+          purpose: request.purpose ?? 'turn',
+        },
+        where,
+      );
     }
     try {
       const response = await client.complete(request);
-      if (prompt !== undefined && prompt > 0 && typeof response.usage?.input === 'number') this.calibrate(agent, model, response.usage.input / prompt);
+      if (prompt !== undefined && prompt > 0 && typeof response.usage?.input === 'number')
+        this.calibrate(agent, model, response.usage.input / prompt);
       // The cost every later reader sees (loop row, llm.completed) is the one at the price in force.
       return { ...response, cost: this.settle(agent, request, response, price) };
     } finally {
@@ -360,7 +450,12 @@ export class SpendGovernor {
    * lacks), or throws when the owner denies. The task's call id is the turn's next ledger row number, so
    * a turn resumed after a restart takes up the same task (recovery.ts).
    */
-  private async askOrFail(agent: GovernedAgent, request: ModelRequest, over: Exceeded, where: { loop?: string; turnId?: string }): Promise<void> {
+  private async askOrFail(
+    agent: GovernedAgent,
+    request: ModelRequest,
+    over: Exceeded,
+    where: { loop?: string; turnId?: string },
+  ): Promise<void> {
     const turnId = request.turnId ?? null;
     const hil = this.deps.hil(agent.id);
     if ((agent.config.budget?.on_exceeded ?? 'ask') === 'fail' || !turnId || !hil) {
@@ -372,7 +467,14 @@ export class SpendGovernor {
     const { task, decision } = hil.requestApproval({
       kind: 'budget',
       tool: 'budget',
-      args: { budget: over.budget, limit: over.limit, used: round(over.used), needed: round(over.needed), shortfall, question },
+      args: {
+        budget: over.budget,
+        limit: over.limit,
+        used: round(over.used),
+        needed: round(over.needed),
+        shortfall,
+        question,
+      },
       loop: request.loop ?? 'main',
       turnId,
       callId: `budget:call-${this.ledger(agent).ofTurn(turnId).calls + 1}`,
@@ -393,10 +495,18 @@ export class SpendGovernor {
   }
 
   /** Writes the call's real usage and cost (at the price in force; the provider's own figure when unpriced). */
-  private settle(agent: GovernedAgent, request: ModelRequest, response: ModelResponse, price: PriceInForce | null): number | null {
+  private settle(
+    agent: GovernedAgent,
+    request: ModelRequest,
+    response: ModelResponse,
+    price: PriceInForce | null,
+  ): number | null {
     const usage = response.usage ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
     const reported = typeof response.cost === 'number' ? response.cost : null;
-    const costUsd = price?.source === 'settings' ? usdOf(usage, price.price) : (reported ?? (price ? usdOf(usage, price.price) : null));
+    const costUsd =
+      price?.source === 'settings'
+        ? usdOf(usage, price.price)
+        : (reported ?? (price ? usdOf(usage, price.price) : null));
     if (!agent.file.isOpen) return costUsd;
     this.ledger(agent).record({
       at: this.deps.now(),

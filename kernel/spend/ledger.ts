@@ -39,7 +39,17 @@ export class SpendLedger {
   record(row: LedgerRow): void {
     this.sql.run(
       'INSERT INTO agt_usage (at, loop, turn_id, purpose, provider, model, input, output, cache_read, cache_write, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      row.at, row.loop, row.turnId, row.purpose, row.provider, row.model, row.input, row.output, row.cacheRead, row.cacheWrite, row.costUsd,
+      row.at,
+      row.loop,
+      row.turnId,
+      row.purpose,
+      row.provider,
+      row.model,
+      row.input,
+      row.output,
+      row.cacheRead,
+      row.cacheWrite,
+      row.costUsd,
     );
   }
 
@@ -57,16 +67,28 @@ export class SpendLedger {
   rows(from: number, to: number): LedgerRow[] {
     return this.sql.all<LedgerRow>(
       'SELECT at, loop, turn_id AS turnId, purpose, provider, model, input, output, cache_read AS cacheRead, cache_write AS cacheWrite, cost_usd AS costUsd FROM agt_usage WHERE at >= ? AND at < ? ORDER BY id',
-      from, to,
+      from,
+      to,
     );
   }
 
   /** What the owner added to `budget` for `day`. */
   raised(budget: string, day: string): number {
-    return this.sql.one<{ n: number }>('SELECT coalesce(sum(amount), 0) AS n FROM agt_budget_raises WHERE budget = ? AND day = ?', budget, day)!.n;
+    return this.sql.one<{ n: number }>(
+      'SELECT coalesce(sum(amount), 0) AS n FROM agt_budget_raises WHERE budget = ? AND day = ?',
+      budget,
+      day,
+    )!.n;
   }
 
   raise(budget: string, day: string, amount: number, taskId: string | null, at: number): void {
-    this.sql.run('INSERT INTO agt_budget_raises (budget, day, amount, task_id, at) VALUES (?, ?, ?, ?, ?)', budget, day, amount, taskId, at);
+    this.sql.run(
+      'INSERT INTO agt_budget_raises (budget, day, amount, task_id, at) VALUES (?, ?, ?, ?, ?)',
+      budget,
+      day,
+      amount,
+      taskId,
+      at,
+    );
   }
 }

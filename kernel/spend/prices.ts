@@ -8,7 +8,11 @@
  */
 import { findModelPrice, SHIPPED_PRICES, type ModelPrice, type PriceSettings, type Settings } from '@agt/contracts';
 
-const fromSettings = (price: PriceSettings): ModelPrice => ({ input: price.input, output: price.output, ...(price.cached !== undefined ? { cacheRead: price.cached } : {}) });
+const fromSettings = (price: PriceSettings): ModelPrice => ({
+  input: price.input,
+  output: price.output,
+  ...(price.cached !== undefined ? { cacheRead: price.cached } : {}),
+});
 
 export interface PriceInForce {
   price: ModelPrice;
@@ -16,7 +20,12 @@ export interface PriceInForce {
   source: 'settings' | 'shipped';
 }
 
-export function priceFor(settings: Readonly<Settings>, providerId: string, providerKind: string | undefined, model: string): PriceInForce | null {
+export function priceFor(
+  settings: Readonly<Settings>,
+  providerId: string,
+  providerKind: string | undefined,
+  model: string,
+): PriceInForce | null {
   const pricing = settings.pricing ?? {};
   const prefix = `${providerId}/`;
   const own: Record<string, PriceSettings> = {};

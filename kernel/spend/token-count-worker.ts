@@ -21,7 +21,10 @@ const LOADERS: Record<TokenFamily, () => Promise<Count>> = {
     return (text) => countTokens(text, NO_SPECIAL);
   },
   claude: async () => {
-    const [{ Tokenizer }, { name, pat_str, stringEncoder, binaryEncoder, decoder }] = await Promise.all([import('ai-tokenizer'), import('ai-tokenizer/encoding/claude')]);
+    const [{ Tokenizer }, { name, pat_str, stringEncoder, binaryEncoder, decoder }] = await Promise.all([
+      import('ai-tokenizer'),
+      import('ai-tokenizer/encoding/claude'),
+    ]);
     const tokenizer = new Tokenizer({ name, pat_str, stringEncoder, binaryEncoder, decoder, special_tokens: {} });
     return (text) => tokenizer.count(text);
   },

@@ -46,7 +46,10 @@ export function tokenFamily(kind: string | undefined, modelId: string): TokenFam
 }
 
 /** What a call sends as text (system, tool schemas, each message as JSON without image data) and its images. */
-export function promptPieces(request: Pick<ModelRequest, 'system' | 'messages' | 'tools'>): { pieces: string[]; images: number } {
+export function promptPieces(request: Pick<ModelRequest, 'system' | 'messages' | 'tools'>): {
+  pieces: string[];
+  images: number;
+} {
   const pieces = [request.system, JSON.stringify(request.tools)];
   let images = 0;
   for (const message of request.messages) {
@@ -90,7 +93,10 @@ export class TokenCounter {
   private idle: NodeJS.Timeout | null = null;
 
   /** The prompt's tokens: the family's tokenizer, else (or when it cannot answer) 3 characters a token. */
-  async promptTokens(family: TokenFamily | null, request: Pick<ModelRequest, 'system' | 'messages' | 'tools'>): Promise<number> {
+  async promptTokens(
+    family: TokenFamily | null,
+    request: Pick<ModelRequest, 'system' | 'messages' | 'tools'>,
+  ): Promise<number> {
     const { pieces, images } = promptPieces(request);
     const counted = family ? await this.count(family, pieces) : null;
     return (counted ?? fallbackTokens(pieces)) + images * IMAGE_TOKENS;

@@ -38,11 +38,21 @@ function total(rows: LedgerRow[]): SpendTotals {
       out.cost += row.costUsd;
     }
   }
-  return { input: out.input, output: out.output, cached: out.cached, calls: out.calls, cost_usd: out.priced > 0 || out.calls === 0 ? round(out.cost) : null, unpriced_calls: out.unpriced_calls };
+  return {
+    input: out.input,
+    output: out.output,
+    cached: out.cached,
+    calls: out.calls,
+    cost_usd: out.priced > 0 || out.calls === 0 ? round(out.cost) : null,
+    unpriced_calls: out.unpriced_calls,
+  };
 }
 
 /** The agent's all-time ledger totals and its budgets now. */
-export function agentSpend(governor: SpendGovernor, agent: GovernedAgent): { spend: SpendTotals; cost_usd: number | null; budget: AgentBudgetView } {
+export function agentSpend(
+  governor: SpendGovernor,
+  agent: GovernedAgent,
+): { spend: SpendTotals; cost_usd: number | null; budget: AgentBudgetView } {
   const spend = total(governor.ledger(agent).rows(0, Number.MAX_SAFE_INTEGER));
   const budget: AgentBudgetView = { limits: {}, used: {}, remaining: {}, resets_at: {} };
   for (const [name, state] of Object.entries(governor.state(agent))) {
@@ -66,7 +76,13 @@ export interface DaemonUsage {
 }
 
 /** Totals and groups over [from, to) across the loaded agents. */
-export function daemonUsage(governor: SpendGovernor, agents: GovernedAgent[], from: number, to: number, groupBy: GroupBy | undefined): DaemonUsage {
+export function daemonUsage(
+  governor: SpendGovernor,
+  agents: GovernedAgent[],
+  from: number,
+  to: number,
+  groupBy: GroupBy | undefined,
+): DaemonUsage {
   const zone = governor.timeZone();
   const all: Array<LedgerRow & { agentId: string }> = [];
   for (const agent of agents) {
@@ -76,19 +92,26 @@ export function daemonUsage(governor: SpendGovernor, agents: GovernedAgent[], fr
   const groups = new Map<string, LedgerRow[]>();
   if (groupBy) {
     for (const row of all) {
-      const key = groupBy === 'agent' ? row.agentId : groupBy === 'model' ? `${row.provider}/${row.model}` : dayOf(row.at, zone);
+      const key =
+        groupBy === 'agent' ? row.agentId : groupBy === 'model' ? `${row.provider}/${row.model}` : dayOf(row.at, zone);
       const list = groups.get(key) ?? [];
       list.push(row);
       groups.set(key, list);
     }
   }
-  const unpriced = [...new Set(all.filter((row) => row.costUsd === null).map((row) => `${row.provider}/${row.model}`))].sort();
+  const unpriced = [
+    ...new Set(all.filter((row) => row.costUsd === null).map((row) => `${row.provider}/${row.model}`)),
+  ].sort();
   return {
     from: new Date(from).toISOString(),
     to: new Date(to).toISOString(),
     timezone: zone,
     totals: total(all),
-    groups: [...groups.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([key, rows]) => ({ key, ...total(rows) })),
-    warnings: unpriced.map((model) => `no price for ${model}: its calls count tokens, cost_usd null (settings pricing)`),
+    groups: [...groups.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([key, rows]) => ({ key, ...total(rows) })),
+    warnings: unpriced.map(
+      (model) => `no price for ${model}: its calls count tokens, cost_usd null (settings pricing)`,
+    ),
   };
 }

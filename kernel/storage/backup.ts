@@ -78,7 +78,12 @@ function removeQuietly(path: string): void {
  * `backup.failed` for the agent; rejects with the coded error (`backup_failed` 500 for SQLite's own
  * failures, the path errors of paths.ts, 409 `identity_not_ready` when sealing without an owner).
  */
-export async function backupFile(deps: BackupDeps, filePath: string, agentId: string, options: BackupOptions = {}): Promise<BackupResult> {
+export async function backupFile(
+  deps: BackupDeps,
+  filePath: string,
+  agentId: string,
+  options: BackupOptions = {},
+): Promise<BackupResult> {
   const scheduled = options.scheduled === true;
   const seal = options.seal === true;
   let target: string | null = null;
@@ -86,7 +91,8 @@ export async function backupFile(deps: BackupDeps, filePath: string, agentId: st
     const ownerDid = deps.identity.ownerDid;
     const ownerKey = deps.identity.ownerBoxPublicKey;
     // Sealing needs only the owner's public key: a locked identity can seal, none cannot.
-    if (seal && (!ownerDid || !ownerKey)) throw identityNotReady('sealing a backup to the owner', deps.identity.status());
+    if (seal && (!ownerDid || !ownerKey))
+      throw identityNotReady('sealing a backup to the owner', deps.identity.status());
     target = backupTarget(deps.dataDir, options.path, agentBackupDir(deps, agentId), backupName(agentId, seal));
     // The clear copy is made where nobody else reads: beside the target for a plain backup (linked into
     // place), in the data directory (0700) for a sealed one, so a shared disk never holds it in the clear.
@@ -100,14 +106,22 @@ export async function backupFile(deps: BackupDeps, filePath: string, agentId: st
       try {
         check = await runSqliteJob({ op: 'copy', src: filePath, dst: temp });
       } catch (error) {
-        throw error instanceof SqliteJobError ? backupFailed(filePath, `${error.sqliteCode}: ${error.message}`, error) : error;
+        throw error instanceof SqliteJobError
+          ? backupFailed(filePath, `${error.sqliteCode}: ${error.message}`, error)
+          : error;
       }
-      if (check.integrity !== 'ok') throw backupFailed(filePath, `the copy fails its integrity check: ${check.integrity}`);
+      if (check.integrity !== 'ok')
+        throw backupFailed(filePath, `the copy fails its integrity check: ${check.integrity}`);
       if (!check.marker) throw backupFailed(filePath, 'the copy is not an agent file');
       let result: { bytes: number; sha256: string };
       if (seal) {
         try {
-          result = await sealFile(temp, target, { did: ownerDid!, boxPublicKey: ownerKey! }, { agentId, schemaVersion: check.schemaVersion });
+          result = await sealFile(
+            temp,
+            target,
+            { did: ownerDid!, boxPublicKey: ownerKey! },
+            { agentId, schemaVersion: check.schemaVersion },
+          );
         } catch (error) {
           if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw backupTargetExists(target);
           throw error;
@@ -121,7 +135,14 @@ export async function backupFile(deps: BackupDeps, filePath: string, agentId: st
         }
         result = await hashFile(target);
       }
-      const done: BackupResult = { agentId, path: target, bytes: result.bytes, sha256: result.sha256, schemaVersion: check.schemaVersion, sealed: seal };
+      const done: BackupResult = {
+        agentId,
+        path: target,
+        bytes: result.bytes,
+        sha256: result.sha256,
+        schemaVersion: check.schemaVersion,
+        sealed: seal,
+      };
       let removed: string[] = [];
       try {
         removed = options.prune?.(done) ?? [];
@@ -130,7 +151,15 @@ export async function backupFile(deps: BackupDeps, filePath: string, agentId: st
       }
       deps.bus.emit('backup.completed', {
         agentId,
-        payload: { path: done.path, bytes: done.bytes, sha256: done.sha256, schema_version: done.schemaVersion, sealed: seal, scheduled, removed },
+        payload: {
+          path: done.path,
+          bytes: done.bytes,
+          sha256: done.sha256,
+          schema_version: done.schemaVersion,
+          sealed: seal,
+          scheduled,
+          removed,
+        },
       });
       return done;
     } catch (error) {
@@ -142,7 +171,10 @@ export async function backupFile(deps: BackupDeps, filePath: string, agentId: st
     }
   } catch (error) {
     const coded = error instanceof AgtError ? error : backupFailed(filePath, (error as Error).message, error);
-    deps.bus.emit('backup.failed', { agentId, payload: { path: target, code: coded.code, error: coded.message, scheduled, file_path: filePath } });
+    deps.bus.emit('backup.failed', {
+      agentId,
+      payload: { path: target, code: coded.code, error: coded.message, scheduled, file_path: filePath },
+    });
     throw coded;
   }
 }

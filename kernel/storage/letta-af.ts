@@ -49,13 +49,18 @@ const Block = Type.Object(
   },
   { additionalProperties: true },
 );
-const Tool = Type.Object({ id: Type.Optional(Type.String()), name: Type.String({ minLength: 1 }) }, { additionalProperties: true });
+const Tool = Type.Object(
+  { id: Type.Optional(Type.String()), name: Type.String({ minLength: 1 }) },
+  { additionalProperties: true },
+);
 const Agent = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 200 }),
     description: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     system: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-    llm_config: Type.Optional(Type.Union([Type.Object({ model: Type.Optional(Type.String()) }, { additionalProperties: true }), Type.Null()])),
+    llm_config: Type.Optional(
+      Type.Union([Type.Object({ model: Type.Optional(Type.String()) }, { additionalProperties: true }), Type.Null()]),
+    ),
     block_ids: Type.Optional(Type.Union([Type.Array(Type.String()), Type.Null()])),
     tool_ids: Type.Optional(Type.Union([Type.Array(Type.String()), Type.Null()])),
     messages: Type.Optional(Type.Union([Type.Array(Message), Type.Null()])),
@@ -82,7 +87,14 @@ export interface AfImport {
   description: string;
   instructions: string | null;
   model: string | null;
-  blocks: Array<{ label: string; value: string; limit: number; description: string | null; readOnly: boolean; kind: MemoryKind }>;
+  blocks: Array<{
+    label: string;
+    value: string;
+    limit: number;
+    description: string | null;
+    readOnly: boolean;
+    kind: MemoryKind;
+  }>;
   messages: Array<{ role: 'user' | 'assistant'; text: string; createdAt: number | null }>;
   toolNames: string[];
   /** What was left out, for the answer (counts by kind). */
@@ -91,7 +103,11 @@ export interface AfImport {
 
 function textOf(message: AfMessage): string {
   if (typeof message.content === 'string') return message.content;
-  if (Array.isArray(message.content)) return message.content.filter((part) => part.type === 'text' && typeof part.text === 'string').map((part) => part.text).join('\n');
+  if (Array.isArray(message.content))
+    return message.content
+      .filter((part) => part.type === 'text' && typeof part.text === 'string')
+      .map((part) => part.text)
+      .join('\n');
   return typeof message.text === 'string' ? message.text : '';
 }
 
@@ -101,25 +117,33 @@ function textOf(message: AfMessage): string {
  */
 export function blockKind(block: AfBlock): MemoryKind {
   const agt = (block.metadata as { agt?: { kind?: unknown } } | null | undefined)?.agt;
-  if (typeof agt?.kind === 'string' && (MEMORY_KINDS as readonly string[]).includes(agt.kind)) return agt.kind as MemoryKind;
+  if (typeof agt?.kind === 'string' && (MEMORY_KINDS as readonly string[]).includes(agt.kind))
+    return agt.kind as MemoryKind;
   return block.label === 'persona' ? 'instruction' : 'fact';
 }
 
 /** Reads a parsed .af document (either layout): the first agent and what it refers to. */
 export function readAgentFile(document: unknown): AfImport {
-  if (typeof document !== 'object' || document === null || Array.isArray(document)) throw agentFileFormatInvalid('the document is not a JSON object');
+  if (typeof document !== 'object' || document === null || Array.isArray(document))
+    throw agentFileFormatInvalid('the document is not a JSON object');
   const root = document as Static<typeof AgentFileDocument> & AfAgent;
   const multi = Array.isArray(root.agents);
   const agent: AfAgent | undefined = multi ? root.agents![0] : root;
-  if (!agent || typeof agent.name !== 'string' || agent.name.trim() === '') throw agentFileFormatInvalid('no agent with a name (agents[0].name)');
+  if (!agent || typeof agent.name !== 'string' || agent.name.trim() === '')
+    throw agentFileFormatInvalid('no agent with a name (agents[0].name)');
   const skipped: Record<string, number> = {};
   const skip = (what: string, count = 1) => void (skipped[what] = (skipped[what] ?? 0) + count);
   if (multi && root.agents!.length > 1) skip('agents', root.agents!.length - 1);
 
   const blockById = new Map((Array.isArray(root.blocks) ? root.blocks : []).map((block) => [block.id, block]));
-  const blocks: AfBlock[] = multi ? (agent.block_ids ?? []).map((id) => blockById.get(id)).filter((b): b is AfBlock => b !== undefined) : (agent.core_memory ?? []);
+  const blocks: AfBlock[] = multi
+    ? (agent.block_ids ?? []).map((id) => blockById.get(id)).filter((b): b is AfBlock => b !== undefined)
+    : (agent.core_memory ?? []);
   const toolById = new Map((Array.isArray(root.tools) ? root.tools : []).map((tool) => [tool.id, tool]));
-  const tools = multi && Array.isArray(agent.tool_ids) ? agent.tool_ids.map((id) => toolById.get(id)).filter((t) => t !== undefined) : (agent.tools ?? []);
+  const tools =
+    multi && Array.isArray(agent.tool_ids)
+      ? agent.tool_ids.map((id) => toolById.get(id)).filter((t) => t !== undefined)
+      : (agent.tools ?? []);
 
   const messages: AfImport['messages'] = [];
   for (const message of agent.messages ?? []) {
@@ -140,7 +164,13 @@ export function readAgentFile(document: unknown): AfImport {
     instructions: typeof agent.system === 'string' && agent.system !== '' ? agent.system : null,
     model: typeof agent.llm_config?.model === 'string' ? agent.llm_config.model : null,
     blocks: blocks
-      .filter((block) => typeof block.label === 'string' && /^[A-Za-z0-9_.-]{1,100}$/.test(block.label) && !labels.has(block.label) && labels.add(block.label))
+      .filter(
+        (block) =>
+          typeof block.label === 'string' &&
+          /^[A-Za-z0-9_.-]{1,100}$/.test(block.label) &&
+          !labels.has(block.label) &&
+          labels.add(block.label),
+      )
       .map((block) => ({
         label: block.label,
         value: String(block.value ?? ''),
@@ -156,7 +186,11 @@ export function readAgentFile(document: unknown): AfImport {
 }
 
 /** Config changes of an import: instructions, description, model id, the built-in tools it names. */
-export function importedConfig(base: Readonly<AgentConfig>, data: AfImport, builtin: readonly ToolDefinition[]): AgentConfig {
+export function importedConfig(
+  base: Readonly<AgentConfig>,
+  data: AfImport,
+  builtin: readonly ToolDefinition[],
+): AgentConfig {
   const known = new Set(builtin.map((tool) => tool.name));
   const tools = [...(base.tools ?? [])];
   for (const name of data.toolNames) {
@@ -198,15 +232,18 @@ export function exportAgentFile(agent: LoadedAgent, builtin: readonly ToolDefini
     };
   });
   // Pinned memories are in every prompt, as Letta's blocks are: each one not already a block becomes one.
-  const pinnedBlocks = file.memory.pinned(MAX_PINNED_BLOCKS).filter((memory) => !linked.has(memory.id)).map((memory) => ({
-    label: `memory_${memory.id}`,
-    value: memory.text,
-    limit: Math.max(DEFAULT_BLOCK_LIMIT, memory.text.length),
-    description: `agt memory ${memory.id} (${memory.kind}, pinned)`,
-    read_only: false,
-    is_template: false,
-    metadata: { agt: { memory_id: memory.id, kind: memory.kind } },
-  }));
+  const pinnedBlocks = file.memory
+    .pinned(MAX_PINNED_BLOCKS)
+    .filter((memory) => !linked.has(memory.id))
+    .map((memory) => ({
+      label: `memory_${memory.id}`,
+      value: memory.text,
+      limit: Math.max(DEFAULT_BLOCK_LIMIT, memory.text.length),
+      description: `agt memory ${memory.id} (${memory.kind}, pinned)`,
+      read_only: false,
+      is_template: false,
+      metadata: { agt: { memory_id: memory.id, kind: memory.kind } },
+    }));
   const blocks = [...fileBlocks, ...pinnedBlocks].map((block, index) => ({ id: `block-${index}`, ...block }));
   const byName = new Map(builtin.map((tool) => [tool.name, tool]));
   const enabled = (config.tools ?? []).filter((tool) => tool.enabled && byName.has(tool.name));
@@ -219,7 +256,11 @@ export function exportAgentFile(agent: LoadedAgent, builtin: readonly ToolDefini
       tool_type: 'external_agt',
       source_type: null,
       source_code: null,
-      json_schema: { name: tool.name, description: definition.description, parameters: definition.inputSchema ?? { type: 'object', properties: {} } },
+      json_schema: {
+        name: tool.name,
+        description: definition.description,
+        parameters: definition.inputSchema ?? { type: 'object', properties: {} },
+      },
       tags: ['agt'],
     };
   });
@@ -229,7 +270,18 @@ export function exportAgentFile(agent: LoadedAgent, builtin: readonly ToolDefini
     .map((row, index) => {
       const content = row.content as { text?: unknown } | string | null;
       const text = typeof content === 'string' ? content : typeof content?.text === 'string' ? content.text : '';
-      return { id: `message-${index}`, type: 'message', role: row.role, content: [{ type: 'text', text }], agent_id: 'agent-0', model: row.model, created_at: new Date(row.created_at).toISOString(), tool_calls: null, tool_call_id: null, tool_returns: [] };
+      return {
+        id: `message-${index}`,
+        type: 'message',
+        role: row.role,
+        content: [{ type: 'text', text }],
+        agent_id: 'agent-0',
+        model: row.model,
+        created_at: new Date(row.created_at).toISOString(),
+        tool_calls: null,
+        tool_call_id: null,
+        tool_returns: [],
+      };
     })
     .filter((message) => message.content[0]!.text !== '');
   return {
@@ -241,7 +293,12 @@ export function exportAgentFile(agent: LoadedAgent, builtin: readonly ToolDefini
         system: config.instructions,
         agent_type: 'letta_v1_agent',
         tags: config.metadata?.tags ?? [],
-        llm_config: { model: config.model.model_id, model_endpoint_type: config.model.provider, context_window: 128_000, temperature: config.model.temperature ?? 0.7 },
+        llm_config: {
+          model: config.model.model_id,
+          model_endpoint_type: config.model.provider,
+          context_window: 128_000,
+          temperature: config.model.temperature ?? 0.7,
+        },
         block_ids: blocks.map((block) => block.id),
         tool_ids: tools.map((tool) => tool.id),
         tool_rules: [],

@@ -138,7 +138,12 @@ export class StorageMaintenance {
 
   private pruneUmbilical(): void {
     const umbilical = this.deps.settings.current().storage?.retention?.umbilical;
-    if (umbilical) this.deps.umbilical?.prune(umbilical.maxAgeDays === undefined ? undefined : umbilical.maxAgeDays * DAY_MS, umbilical.maxRows, (this.deps.now ?? Date.now)());
+    if (umbilical)
+      this.deps.umbilical?.prune(
+        umbilical.maxAgeDays === undefined ? undefined : umbilical.maxAgeDays * DAY_MS,
+        umbilical.maxRows,
+        (this.deps.now ?? Date.now)(),
+      );
   }
 
   private maintainSafely(agent: LoadedAgent): PassReport[] {
@@ -181,7 +186,10 @@ export class StorageMaintenance {
         file.transaction(() => {
           // Table names and conditions come from the constant above, never from input.
           if (rule.maxAgeDays !== undefined) {
-            deleted += file.raw.run(`DELETE FROM ${table} WHERE created_at < ? AND ${finished}`, now - rule.maxAgeDays * DAY_MS).changes;
+            deleted += file.raw.run(
+              `DELETE FROM ${table} WHERE created_at < ? AND ${finished}`,
+              now - rule.maxAgeDays * DAY_MS,
+            ).changes;
           }
           if (rule.maxRows !== undefined) {
             deleted += file.raw.run(
@@ -253,11 +261,15 @@ export class StorageMaintenance {
 
 function countRows(file: AgentFile): Record<string, number> {
   const tables: Record<string, number> = {};
-  const names = file.raw.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name");
+  const names = file.raw.all<{ name: string }>(
+    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+  );
   for (const { name } of names) {
     // Names come from sqlite_master (the daemon's tables and the agent's local_* ones), quoted as
     // identifiers; not kept in the statement cache (the agent's tables come and go).
-    const row = file.raw.db.prepare(`SELECT count(*) AS n FROM "${name.replace(/"/g, '""')}"`).get() as { n: number } | undefined;
+    const row = file.raw.db.prepare(`SELECT count(*) AS n FROM "${name.replace(/"/g, '""')}"`).get() as
+      | { n: number }
+      | undefined;
     tables[name] = Number(row?.n ?? 0);
   }
   return tables;

@@ -43,7 +43,8 @@ function within(child: string, parent: string): boolean {
 export function assertOutsideSandbox(dataDir: string, path: string): void {
   const real = realish(path);
   const sandbox = realish(join(dataDir, 'sandbox'));
-  if (within(real, sandbox)) throw backupPathRefused(path, "inside the daemon's sandbox folder, where agents' work folders are");
+  if (within(real, sandbox))
+    throw backupPathRefused(path, "inside the daemon's sandbox folder, where agents' work folders are");
 }
 
 /**

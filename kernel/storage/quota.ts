@@ -40,7 +40,12 @@ export function quotaPages(file: AgentFile, quota: number | undefined): number |
  * Refuses a stored-file write that would take the file past its quota: `adding` bytes of content,
  * replacing `replacing` bytes, counted against the pages in use now (a write reuses free pages first).
  */
-export function assertFileWriteFits(file: AgentFile, quota: number | undefined, adding: number, replacing: number): void {
+export function assertFileWriteFits(
+  file: AgentFile,
+  quota: number | undefined,
+  adding: number,
+  replacing: number,
+): void {
   if (quota === undefined) return;
   const { bytes } = databaseBytes(file);
   if (bytes + adding - replacing > quota) throw storageQuotaExceeded(quota, `writing ${adding} bytes`);

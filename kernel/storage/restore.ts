@@ -18,7 +18,15 @@ import { canonicalPath, type AgentRegistry } from '../agents/registry.js';
 import { SCHEMA_VERSION } from '../agents/schema.js';
 import { requireReadyIdentity } from '../identity/index.js';
 import type { IdentityService } from '../identity/types.js';
-import { backupInvalid, pathNotAbsolute, restoredIdLoaded, restoreSourceMissing, restoreTargetExists, restoreTargetLoaded, sealedToAnotherOwner } from './errors.js';
+import {
+  backupInvalid,
+  pathNotAbsolute,
+  restoredIdLoaded,
+  restoreSourceMissing,
+  restoreTargetExists,
+  restoreTargetLoaded,
+  sealedToAnotherOwner,
+} from './errors.js';
 import { assertOutsideSandbox, placeCopy } from './paths.js';
 import { isSealedFile, UnsealError, unsealFile } from './seal.js';
 import { storedIdAndKey } from './scheduler.js';
@@ -73,9 +81,14 @@ function targetOf(deps: RestoreDeps, input: RestoreInput): string {
 export async function restoreBackup(deps: RestoreDeps, input: RestoreInput): Promise<RestoreResult> {
   if (!isAbsolute(input.from)) throw pathNotAbsolute('from', input.from);
   if (!existsSync(input.from)) throw restoreSourceMissing(input.from);
-  if (!statSync(input.from).isFile()) throw new AgtError('bad_request', `${input.from} is not a file`, { details: { path: input.from } });
+  if (!statSync(input.from).isFile())
+    throw new AgtError('bad_request', `${input.from} is not a file`, { details: { path: input.from } });
   if (input.name !== undefined && !input.asNew) {
-    throw new AgtError('bad_request', 'name renames a restored copy: it takes asNew (agt restore --as-new --name …); a restore without it is the same agent', { details: { field: 'name' } });
+    throw new AgtError(
+      'bad_request',
+      'name renames a restored copy: it takes asNew (agt restore --as-new --name …); a restore without it is the same agent',
+      { details: { field: 'name' } },
+    );
   }
   if (input.asNew) requireReadyIdentity(deps, 'restoring an agent under a new identity');
   const target = targetOf(deps, input);
@@ -93,7 +106,8 @@ export async function restoreBackup(deps: RestoreDeps, input: RestoreInput): Pro
       try {
         await unsealFile(input.from, temp, deps.identity.ownerDid, (box) => deps.identity.ownerBoxOpen(box));
       } catch (error) {
-        if (error instanceof UnsealError && error.reason === 'foreign_owner') throw sealedToAnotherOwner(input.from, error.message.match(/\((.*)\)/)?.[1] ?? 'unknown');
+        if (error instanceof UnsealError && error.reason === 'foreign_owner')
+          throw sealedToAnotherOwner(input.from, error.message.match(/\((.*)\)/)?.[1] ?? 'unknown');
         if (error instanceof UnsealError) throw backupInvalid(input.from, 'damaged', error.message);
         throw error;
       }
@@ -105,11 +119,22 @@ export async function restoreBackup(deps: RestoreDeps, input: RestoreInput): Pro
     try {
       check = await runSqliteJob({ op: 'verify', path: temp });
     } catch (error) {
-      throw backupInvalid(input.from, 'corrupt', `not a readable SQLite database (${error instanceof SqliteJobError ? error.message : String(error)})`);
+      throw backupInvalid(
+        input.from,
+        'corrupt',
+        `not a readable SQLite database (${error instanceof SqliteJobError ? error.message : String(error)})`,
+      );
     }
-    if (check.integrity !== 'ok') throw backupInvalid(input.from, 'integrity', `integrity check failed: ${check.integrity}`);
-    if (!check.marker || check.schemaVersion < 1) throw backupInvalid(input.from, 'foreign', 'not an agent file backup');
-    if (check.schemaVersion > SCHEMA_VERSION) throw backupInvalid(input.from, 'newer', `written by a newer agt (schema ${check.schemaVersion}; this build reads up to ${SCHEMA_VERSION})`);
+    if (check.integrity !== 'ok')
+      throw backupInvalid(input.from, 'integrity', `integrity check failed: ${check.integrity}`);
+    if (!check.marker || check.schemaVersion < 1)
+      throw backupInvalid(input.from, 'foreign', 'not an agent file backup');
+    if (check.schemaVersion > SCHEMA_VERSION)
+      throw backupInvalid(
+        input.from,
+        'newer',
+        `written by a newer agt (schema ${check.schemaVersion}; this build reads up to ${SCHEMA_VERSION})`,
+      );
     const { id, key } = storedIdAndKey(temp);
     // The backup of another key under a known id is another agent claiming it: only asNew brings it in.
     if (!input.asNew) deps.registry.known.check(id, key, input.from);
@@ -137,13 +162,27 @@ export async function restoreBackup(deps: RestoreDeps, input: RestoreInput): Pro
       file.config.put(config as never);
     }
     const agent = await deps.registry.load(canonicalPath(target), { file });
-    const did = input.asNew ? deps.agentIdentity.regenerate(agent).did : deps.agentIdentity.describe(agent.file, agent.id).did;
+    const did = input.asNew
+      ? deps.agentIdentity.regenerate(agent).did
+      : deps.agentIdentity.describe(agent.file, agent.id).did;
     const started = input.start === true ? await deps.start(agent) : false;
-    return { agentId: agent.id, name: agent.name, filePath: agent.filePath, did, schemaVersion: agent.file.version, sealed, asNew: input.asNew === true, started };
+    return {
+      agentId: agent.id,
+      name: agent.name,
+      filePath: agent.filePath,
+      did,
+      schemaVersion: agent.file.version,
+      sealed,
+      asNew: input.asNew === true,
+      started,
+    };
   } catch (error) {
     // A file that could not load stays where it is (it is a sound copy); the answer says where.
     if (placed && error instanceof AgtError) {
-      throw new AgtError(error.code, `restored to ${target} but not loaded: ${error.message}`, { status: error.statusCode, details: { ...error.details, filePath: target } });
+      throw new AgtError(error.code, `restored to ${target} but not loaded: ${error.message}`, {
+        status: error.statusCode,
+        details: { ...error.details, filePath: target },
+      });
     }
     throw error;
   }

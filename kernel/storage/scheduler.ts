@@ -91,7 +91,10 @@ export class BackupScheduler {
     this.timer = setTimeout(() => {
       this.timer = undefined;
       if (Date.now() + 5 < due) return this.arm();
-      if (!this.running) void this.runNow().catch((error: unknown) => this.deps.logger.error({ err: error }, 'scheduled backups failed'));
+      if (!this.running)
+        void this.runNow().catch((error: unknown) =>
+          this.deps.logger.error({ err: error }, 'scheduled backups failed'),
+        );
       this.arm();
     }, delay).unref();
   }
@@ -163,12 +166,19 @@ export class BackupScheduler {
           this.deps.registry.known.check(stored.id, stored.key, job.filePath);
         } catch (error) {
           run.failed++;
-          this.deps.logger.warn({ err: error, agentId, filePath: job.filePath }, 'scheduled backup skipped: the file claims a known agent id with another key');
+          this.deps.logger.warn(
+            { err: error, agentId, filePath: job.filePath },
+            'scheduled backup skipped: the file claims a known agent id with another key',
+          );
           continue;
         }
       }
       try {
-        await backupFile(this.deps, job.filePath, agentId, { seal, scheduled: true, prune: () => this.prune(agentId, keep) });
+        await backupFile(this.deps, job.filePath, agentId, {
+          seal,
+          scheduled: true,
+          prune: () => this.prune(agentId, keep),
+        });
         run.completed++;
       } catch (error) {
         run.failed++;
@@ -184,7 +194,9 @@ export class BackupScheduler {
   /** Removes the agent's scheduled copies beyond the newest `keep`; returns their paths. */
   private prune(agentId: string, keep: number): string[] {
     const dir = agentBackupDir(this.deps, agentId);
-    const copies = readdirSync(dir).filter((name) => isBackupOf(agentId, name)).sort();
+    const copies = readdirSync(dir)
+      .filter((name) => isBackupOf(agentId, name))
+      .sort();
     const removed = copies.slice(0, Math.max(0, copies.length - keep)).map((name) => join(dir, name));
     for (const path of removed) rmSync(path, { force: true });
     return removed;

@@ -76,7 +76,12 @@ export async function isSealedFile(path: string): Promise<boolean> {
  * Encrypts `src` into the new file `dst` (created 0600, never overwriting) for the owner whose box
  * public key is given. Resolves to the sealed file's size and SHA-256.
  */
-export async function sealFile(src: string, dst: string, owner: { did: string; boxPublicKey: Uint8Array }, meta: { agentId: string; schemaVersion: number }): Promise<{ bytes: number; sha256: string }> {
+export async function sealFile(
+  src: string,
+  dst: string,
+  owner: { did: string; boxPublicKey: Uint8Array },
+  meta: { agentId: string; schemaVersion: number },
+): Promise<{ bytes: number; sha256: string }> {
   const fileKey = randomBytes(32);
   const header: SealedHeader = {
     alg: 'x25519-sealedbox+chacha20-poly1305',
@@ -122,11 +127,14 @@ export async function sealFile(src: string, dst: string, owner: { did: string; b
 }
 
 /** The header of a sealed file; {@link UnsealError} `not_sealed` / `damaged`. */
-export async function readSealedHeader(path: string): Promise<{ header: SealedHeader; dataStart: number; headerLine: Buffer }> {
+export async function readSealedHeader(
+  path: string,
+): Promise<{ header: SealedHeader; dataStart: number; headerLine: Buffer }> {
   const handle = await open(path, 'r');
   try {
     const start = await readAt(handle, 0, SEALED_MAGIC.length + MAX_HEADER_BYTES);
-    if (start.subarray(0, SEALED_MAGIC.length).toString('latin1') !== SEALED_MAGIC) throw new UnsealError('not_sealed', 'not a sealed agt backup');
+    if (start.subarray(0, SEALED_MAGIC.length).toString('latin1') !== SEALED_MAGIC)
+      throw new UnsealError('not_sealed', 'not a sealed agt backup');
     const end = start.indexOf(0x0a, SEALED_MAGIC.length);
     if (end < 0) throw new UnsealError('damaged', 'the sealed backup has no complete header');
     const headerLine = start.subarray(SEALED_MAGIC.length, end + 1);
@@ -136,7 +144,13 @@ export async function readSealedHeader(path: string): Promise<{ header: SealedHe
     } catch {
       throw new UnsealError('damaged', 'the sealed backup header is not JSON');
     }
-    if (header?.alg !== 'x25519-sealedbox+chacha20-poly1305' || typeof header.ownerDid !== 'string' || !Number.isInteger(header.frameBytes) || header.frameBytes < 1 || header.frameBytes > 64 * FRAME_BYTES) {
+    if (
+      header?.alg !== 'x25519-sealedbox+chacha20-poly1305' ||
+      typeof header.ownerDid !== 'string' ||
+      !Number.isInteger(header.frameBytes) ||
+      header.frameBytes < 1 ||
+      header.frameBytes > 64 * FRAME_BYTES
+    ) {
       throw new UnsealError('damaged', 'the sealed backup header is not one this build reads');
     }
     return { header, dataStart: end + 1, headerLine };
@@ -150,11 +164,21 @@ export async function readSealedHeader(path: string): Promise<{ header: SealedHe
  * (the owner identity's `ownerBoxOpen`; it throws 409 `identity_not_ready` while the identity is
  * locked). {@link UnsealError}: `foreign_owner` (sealed to another owner), `damaged` (any frame fails).
  */
-export async function unsealFile(src: string, dst: string, ownerDid: string | null, openKey: (box: SealedBox) => Uint8Array | null): Promise<SealedHeader> {
+export async function unsealFile(
+  src: string,
+  dst: string,
+  ownerDid: string | null,
+  openKey: (box: SealedBox) => Uint8Array | null,
+): Promise<SealedHeader> {
   const { header, dataStart, headerLine } = await readSealedHeader(src);
-  if (ownerDid !== null && header.ownerDid !== ownerDid) throw new UnsealError('foreign_owner', `the backup is sealed to another owner (${header.ownerDid})`);
+  if (ownerDid !== null && header.ownerDid !== ownerDid)
+    throw new UnsealError('foreign_owner', `the backup is sealed to another owner (${header.ownerDid})`);
   const key = openKey(header.key);
-  if (!key || key.length !== 32) throw new UnsealError(ownerDid === null ? 'foreign_owner' : 'damaged', 'the backup key does not open with this owner identity');
+  if (!key || key.length !== 32)
+    throw new UnsealError(
+      ownerDid === null ? 'foreign_owner' : 'damaged',
+      'the backup key does not open with this owner identity',
+    );
   const aad = createHash('sha256').update(headerLine).digest();
   const input = await open(src, 'r');
   const output = await open(dst, 'wx', 0o600);
@@ -165,11 +189,14 @@ export async function unsealFile(src: string, dst: string, ownerDid: string | nu
       const lengthBytes = await readAt(input, position, 4);
       if (lengthBytes.length < 4) throw new UnsealError('damaged', 'the sealed backup is cut short');
       const length = lengthBytes.readUInt32BE();
-      if (length < TAG_BYTES || length > header.frameBytes + TAG_BYTES) throw new UnsealError('damaged', `frame ${index} has a bad length`);
+      if (length < TAG_BYTES || length > header.frameBytes + TAG_BYTES)
+        throw new UnsealError('damaged', `frame ${index} has a bad length`);
       const body = await readAt(input, position + 4, length);
       if (body.length < length) throw new UnsealError('damaged', 'the sealed backup is cut short');
       position += 4 + length;
-      const decipher = createDecipheriv('chacha20-poly1305', key, nonce(index, position >= size), { authTagLength: TAG_BYTES });
+      const decipher = createDecipheriv('chacha20-poly1305', key, nonce(index, position >= size), {
+        authTagLength: TAG_BYTES,
+      });
       decipher.setAAD(aad, { plaintextLength: length - TAG_BYTES });
       decipher.setAuthTag(body.subarray(length - TAG_BYTES));
       let plain: Buffer;
@@ -188,4 +215,3 @@ export async function unsealFile(src: string, dst: string, ownerDid: string | nu
   }
   return header;
 }
-

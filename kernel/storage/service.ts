@@ -102,9 +102,15 @@ export class StorageService {
    * `POST /agents/import {format: 'af', document}`: a new agent (created as `POST /agents/create` makes
    * one: its own identity, reviewed, tracked, loaded) holding what maps of the document.
    */
-  async importAf(document: unknown, options: { directory?: string; start?: boolean; name?: string } = {}): Promise<ImportResult> {
+  async importAf(
+    document: unknown,
+    options: { directory?: string; start?: boolean; name?: string } = {},
+  ): Promise<ImportResult> {
     const data = readAgentFile(document);
-    const created = await createAgent(this.deps, { name: options.name ?? data.name, ...(options.directory ? { directory: options.directory } : {}) });
+    const created = await createAgent(this.deps, {
+      name: options.name ?? data.name,
+      ...(options.directory ? { directory: options.directory } : {}),
+    });
     const agent = this.deps.registry.resolve(created.agentId);
     const builtin = this.deps.builtinTools();
     await this.deps.registry.updateConfig(agent, importedConfig(agent.fileConfig, data, builtin));
@@ -118,18 +124,48 @@ export class StorageService {
     file.transaction(() => {
       const now = Date.now();
       for (const block of data.blocks) {
-        file.files.write(`${MEMORY_PREFIX}${block.label}.md`, block.value, 'text/markdown', block.readOnly ? 'readonly' : 'none');
+        file.files.write(
+          `${MEMORY_PREFIX}${block.label}.md`,
+          block.value,
+          'text/markdown',
+          block.readOnly ? 'readonly' : 'none',
+        );
         const text = block.value.trim();
-        const unfit = text === '' ? 'empty' : text.length > MAX_MEMORY_CHARS ? 'too_long' : credentialIn(text, []) ? 'credential' : null;
+        const unfit =
+          text === ''
+            ? 'empty'
+            : text.length > MAX_MEMORY_CHARS
+              ? 'too_long'
+              : credentialIn(text, [])
+                ? 'credential'
+                : null;
         if (unfit) skipped[`memories:${unfit}`] = (skipped[`memories:${unfit}`] ?? 0) + 1;
-        else memoryIds.set(block.label, file.memory.add({ text, kind: block.kind, source: 'owner', pinned: true }, now).id);
+        else
+          memoryIds.set(
+            block.label,
+            file.memory.add({ text, kind: block.kind, source: 'owner', pinned: true }, now).id,
+          );
       }
-      const meta = Object.fromEntries(data.blocks.map((block) => [block.label, { limit: block.limit, description: block.description, ...(memoryIds.has(block.label) ? { memory_id: memoryIds.get(block.label) } : {}) }]));
+      const meta = Object.fromEntries(
+        data.blocks.map((block) => [
+          block.label,
+          {
+            limit: block.limit,
+            description: block.description,
+            ...(memoryIds.has(block.label) ? { memory_id: memoryIds.get(block.label) } : {}),
+          },
+        ]),
+      );
       if (data.blocks.length > 0) file.meta.set('letta.blocks', JSON.stringify(meta), { actor: 'owner' });
       const foreign = data.toolNames.filter((name) => !known.has(name));
       if (foreign.length > 0) file.meta.set('letta.tools', JSON.stringify(foreign), { actor: 'owner' });
       for (const message of data.messages) {
-        file.loop.append({ role: message.role, kind: 'message', content: { text: message.text }, ...(message.createdAt !== null ? { createdAt: message.createdAt } : {}) });
+        file.loop.append({
+          role: message.role,
+          kind: 'message',
+          content: { text: message.text },
+          ...(message.createdAt !== null ? { createdAt: message.createdAt } : {}),
+        });
       }
     });
     const started = options.start === true ? (await startAgent(this.deps, agent)).started : false;

@@ -12,9 +12,13 @@ const MARKER_TABLE = 'agt_config';
 
 /** integrity_check (first problems only), user_version and the agent-file marker of an open connection. */
 function check(db) {
-  const problems = db.prepare('PRAGMA integrity_check(5)').all().map((row) => String(row.integrity_check));
+  const problems = db
+    .prepare('PRAGMA integrity_check(5)')
+    .all()
+    .map((row) => String(row.integrity_check));
   const integrity = problems.length === 1 && problems[0] === 'ok' ? 'ok' : problems.join('; ');
-  const marker = db.prepare("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?").get(MARKER_TABLE) !== undefined;
+  const marker =
+    db.prepare("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?").get(MARKER_TABLE) !== undefined;
   return { integrity, schemaVersion: Number(db.prepare('PRAGMA user_version').get()?.user_version ?? 0), marker };
 }
 
@@ -32,7 +36,9 @@ function copy({ src, dst }) {
   try {
     copied.exec('PRAGMA trusted_schema = OFF');
     // The copy is nobody's running file: the live lease of the daemon that ran the agent does not travel.
-    const hasLease = copied.prepare("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'agt_lease'").get() !== undefined;
+    const hasLease =
+      copied.prepare("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'agt_lease'").get() !==
+      undefined;
     if (hasLease) copied.exec('DELETE FROM agt_lease');
     return check(copied);
   } finally {
@@ -54,5 +60,9 @@ try {
   const result = workerData.op === 'copy' ? copy(workerData) : verify(workerData);
   parentPort.postMessage({ ok: true, ...result });
 } catch (error) {
-  parentPort.postMessage({ ok: false, code: String(error?.code ?? 'SQLITE_ERROR'), message: String(error?.message ?? error) });
+  parentPort.postMessage({
+    ok: false,
+    code: String(error?.code ?? 'SQLITE_ERROR'),
+    message: String(error?.message ?? error),
+  });
 }

@@ -8,11 +8,14 @@ import { AgtError } from '@agt/contracts';
 export const templateNotFound = (id: string) => new AgtError('not_found', `no template "${id}"`);
 
 /** 409 `conflict`: built-in templates cannot lose their review mark. */
-export const builtinAlwaysReviewed = (id: string) => new AgtError('conflict', `built-in template "${id}" is always reviewed`);
+export const builtinAlwaysReviewed = (id: string) =>
+  new AgtError('conflict', `built-in template "${id}" is always reviewed`);
 
 /** 422 `template_invalid`: an invalid template cannot be marked reviewed. */
 export const templateInvalidForReview = (id: string, error: string | undefined) =>
-  new AgtError('template_invalid', `template "${id}" is invalid and cannot be reviewed: ${error}`, { details: { templateId: id } });
+  new AgtError('template_invalid', `template "${id}" is invalid and cannot be reviewed: ${error}`, {
+    details: { templateId: id },
+  });
 
 /** 422 `template_missing`: a new agent names a template that does not exist. */
 export const templateMissing = (id: string) =>
@@ -20,14 +23,22 @@ export const templateMissing = (id: string) =>
 
 /** 422 `template_invalid`: a new agent names a template that does not parse (`error` says why). */
 export const templateInvalid = (id: string, error: string | undefined) =>
-  new AgtError('template_invalid', `template "${id}" is invalid: ${error ?? 'no config'}`, { details: { templateId: id } });
+  new AgtError('template_invalid', `template "${id}" is invalid: ${error ?? 'no config'}`, {
+    details: { templateId: id },
+  });
 
 /** 422 `template_invalid`: the template, filled in for a new agent, is not a valid agent config. */
 export const templateYieldsInvalidConfig = (id: string, problem: string) =>
-  new AgtError('template_invalid', `template "${id}" does not yield a valid agent config: ${problem}`, { details: { templateId: id } });
+  new AgtError('template_invalid', `template "${id}" does not yield a valid agent config: ${problem}`, {
+    details: { templateId: id },
+  });
 
 /** 422 `template_unreviewed`: a user template must be reviewed on this machine before agents use it. */
 export const templateUnreviewed = (id: string) =>
-  new AgtError('template_unreviewed', `template "${id}" has not been reviewed on this machine (POST /templates/${id}/review)`, {
-    details: { templateId: id },
-  });
+  new AgtError(
+    'template_unreviewed',
+    `template "${id}" has not been reviewed on this machine (POST /templates/${id}/review)`,
+    {
+      details: { templateId: id },
+    },
+  );

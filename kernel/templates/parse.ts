@@ -23,7 +23,12 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
 
 export function parseTemplate(id: string, raw: Buffer): ParsedTemplate {
-  const invalid = (error: string, config: Record<string, unknown> | null = null, name = id, description = ''): ParsedTemplate => ({
+  const invalid = (
+    error: string,
+    config: Record<string, unknown> | null = null,
+    name = id,
+    description = '',
+  ): ParsedTemplate => ({
     name,
     description,
     config,
@@ -65,4 +70,5 @@ export function parseTemplate(id: string, raw: Buffer): ParsedTemplate {
   return { name, description, config, error: null };
 }
 
-export const asTemplateConfig = (config: Record<string, unknown>): TemplateConfig => config as unknown as TemplateConfig;
+export const asTemplateConfig = (config: Record<string, unknown>): TemplateConfig =>
+  config as unknown as TemplateConfig;

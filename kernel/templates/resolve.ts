@@ -45,5 +45,9 @@ export function resolveTemplate(kernel: TemplateKernel, id: string): ResolvedTem
   if (!template.reviewed) {
     throw templateUnreviewed(id);
   }
-  return { id, builtin: template.builtin, config: asTemplateConfig(structuredClone(template.config) as Record<string, unknown>) };
+  return {
+    id,
+    builtin: template.builtin,
+    config: asTemplateConfig(structuredClone(template.config) as Record<string, unknown>),
+  };
 }

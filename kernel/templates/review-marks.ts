@@ -31,11 +31,18 @@ export function readReviewMarks(dataDir: string, logger?: Logger): ReviewMarks {
     return marks;
   } catch (error) {
     // A damaged file only means "nothing reviewed": failing closed is safe here.
-    logger?.warn({ file: path, reason: (error as Error).message }, 'template review marks unreadable; treating all as unreviewed');
+    logger?.warn(
+      { file: path, reason: (error as Error).message },
+      'template review marks unreadable; treating all as unreviewed',
+    );
     return {};
   }
 }
 
 export function writeReviewMarks(dataDir: string, marks: ReviewMarks): void {
-  writeFileAtomic(join(dataDir, REVIEW_MARKS_FILE), `${JSON.stringify({ version: 1, reviews: marks }, null, 2)}\n`, 0o600);
+  writeFileAtomic(
+    join(dataDir, REVIEW_MARKS_FILE),
+    `${JSON.stringify({ version: 1, reviews: marks }, null, 2)}\n`,
+    0o600,
+  );
 }

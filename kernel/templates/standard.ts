@@ -63,7 +63,13 @@ export function standardTemplate(settings: Readonly<Settings>): TemplateConfig {
     },
     instructions: INSTRUCTIONS,
     context: { compact_threshold: null },
-    tools: BUILTIN_TOOLS.map(([name, restricted]) => ({ name, enabled: true, visible: true, restricted, locked: false })),
+    tools: BUILTIN_TOOLS.map(([name, restricted]) => ({
+      name,
+      enabled: true,
+      visible: true,
+      restricted,
+      locked: false,
+    })),
     triggers: { on_chat: agentTarget(), on_inbox: agentTarget(), on_timer: agentTarget() },
     security: {},
     limits: {

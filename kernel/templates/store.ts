@@ -35,7 +35,12 @@ export class TemplateStore {
 
   /** Built-ins first, then user templates by id. */
   list(): TemplateDetail[] {
-    return [this.builtin(), ...this.userIds().map((id) => this.user(id)!).filter(Boolean)];
+    return [
+      this.builtin(),
+      ...this.userIds()
+        .map((id) => this.user(id)!)
+        .filter(Boolean),
+    ];
   }
 
   /** One template, or undefined when no template has that id. */

@@ -29,7 +29,8 @@ export const TemplateDetailSchema = Type.Object(
   {
     ...TemplateSummarySchema.properties,
     config: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], {
-      description: 'The agent config the template yields (no id, no name); for an invalid template, what the file holds, or null',
+      description:
+        'The agent config the template yields (no id, no name); for an invalid template, what the file holds, or null',
     }),
   },
   { additionalProperties: false },

@@ -6,7 +6,16 @@
  * appends `/v1/messages`).
  */
 import type { ServerResponse } from 'node:http';
-import { EXHAUSTED, nextReply, pieces, sleep, type FakeReply, type FakeScript, type FakeUsage, type RecordedRequest } from './script.js';
+import {
+  EXHAUSTED,
+  nextReply,
+  pieces,
+  sleep,
+  type FakeReply,
+  type FakeScript,
+  type FakeUsage,
+  type RecordedRequest,
+} from './script.js';
 import { open, sendJson, startFakeServer, startSse, type FakeServer } from './server.js';
 
 export { reply, type FakeReply, type FakeScript, type RecordedRequest } from './script.js';
@@ -63,7 +72,16 @@ const event = (res: ServerResponse, type: string, data: unknown) => {
 function messageStart(model: string, usage: ReturnType<typeof usageOf>) {
   return {
     type: 'message_start',
-    message: { id: `msg_fake_${counter}`, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } },
+    message: {
+      id: `msg_fake_${counter}`,
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { ...usage, output_tokens: 1 },
+    },
   };
 }
 
@@ -95,27 +113,59 @@ async function streamReply(request: RecordedRequest, res: ServerResponse, reply:
   for (const [index, block] of blocksOf(reply).entries()) {
     await pause();
     if (block.type === 'thinking') {
-      event(res, 'content_block_start', { type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '' } });
+      event(res, 'content_block_start', {
+        type: 'content_block_start',
+        index,
+        content_block: { type: 'thinking', thinking: '' },
+      });
       for (const piece of pieces(String(block.thinking))) {
-        event(res, 'content_block_delta', { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: piece } });
+        event(res, 'content_block_delta', {
+          type: 'content_block_delta',
+          index,
+          delta: { type: 'thinking_delta', thinking: piece },
+        });
       }
-      event(res, 'content_block_delta', { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: block.signature } });
+      event(res, 'content_block_delta', {
+        type: 'content_block_delta',
+        index,
+        delta: { type: 'signature_delta', signature: block.signature },
+      });
     } else if (block.type === 'text') {
-      event(res, 'content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
+      event(res, 'content_block_start', {
+        type: 'content_block_start',
+        index,
+        content_block: { type: 'text', text: '' },
+      });
       for (const piece of pieces(String(block.text))) {
         await pause();
-        event(res, 'content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } });
+        event(res, 'content_block_delta', {
+          type: 'content_block_delta',
+          index,
+          delta: { type: 'text_delta', text: piece },
+        });
       }
     } else {
-      event(res, 'content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } });
+      event(res, 'content_block_start', {
+        type: 'content_block_start',
+        index,
+        content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} },
+      });
       const json = typeof block.input === 'string' ? block.input : JSON.stringify(block.input);
       for (const piece of pieces(json, 7)) {
-        event(res, 'content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: piece } });
+        event(res, 'content_block_delta', {
+          type: 'content_block_delta',
+          index,
+          delta: { type: 'input_json_delta', partial_json: piece },
+        });
       }
     }
     event(res, 'content_block_stop', { type: 'content_block_stop', index });
   }
-  event(res, 'message_delta', { type: 'message_delta', delta: { stop_reason: stopOf(reply), stop_sequence: null }, usage: { output_tokens: usage.output_tokens } });
+  event(res, 'message_delta', {
+    type: 'message_delta',
+    delta: { stop_reason: stopOf(reply), stop_sequence: null },
+    usage: { output_tokens: usage.output_tokens },
+  });
   event(res, 'message_stop', { type: 'message_stop' });
   res.end();
 }
@@ -159,22 +209,37 @@ const ERROR_TYPES: Record<number, string> = {
   529: 'overloaded_error',
 };
 
-export async function startFakeAnthropic(t: Teardown, script: FakeScript = [], options: FakeAnthropicOptions = {}): Promise<FakeAnthropic> {
+export async function startFakeAnthropic(
+  t: Teardown,
+  script: FakeScript = [],
+  options: FakeAnthropicOptions = {},
+): Promise<FakeAnthropic> {
   const models = options.models === undefined ? ['claude-fake-1', 'claude-fake-2'] : options.models;
   let index = 0;
   const server = await startFakeServer(t, async (request, res) => {
     const fail = (status: number, message: string, headers?: Record<string, string>) =>
-      sendJson(res, status, { type: 'error', error: { type: ERROR_TYPES[status] ?? 'api_error', message } }, { 'request-id': 'req_fake', ...headers });
+      sendJson(
+        res,
+        status,
+        { type: 'error', error: { type: ERROR_TYPES[status] ?? 'api_error', message } },
+        { 'request-id': 'req_fake', ...headers },
+      );
     if (options.expectKey !== undefined && request.headers['x-api-key'] !== options.expectKey) {
       return fail(401, 'invalid x-api-key');
     }
     if (request.method === 'GET' && request.path === '/v1/models') {
       if (models === null) return fail(404, 'not found');
       if (options.modelsStatus) return fail(options.modelsStatus, `fake models error ${options.modelsStatus}`);
-      const data = models.map((id) => ({ type: 'model', id, display_name: id.toUpperCase(), created_at: '2025-01-01T00:00:00Z' }));
+      const data = models.map((id) => ({
+        type: 'model',
+        id,
+        display_name: id.toUpperCase(),
+        created_at: '2025-01-01T00:00:00Z',
+      }));
       return sendJson(res, 200, { data, has_more: false, first_id: models[0] ?? null, last_id: models.at(-1) ?? null });
     }
-    if (request.method !== 'POST' || request.path !== '/v1/messages') return fail(404, `no route ${request.method} ${request.path}`);
+    if (request.method !== 'POST' || request.path !== '/v1/messages')
+      return fail(404, `no route ${request.method} ${request.path}`);
     counter++;
     const reply = await nextReply(script, request, index++, options.fallback ?? EXHAUSTED);
     if ('delayMs' in reply && reply.delayMs) await sleep(reply.delayMs);

@@ -10,7 +10,14 @@ interface Teardown {
   teardown(fn: () => unknown): void;
 }
 
-export const DISCORD_BOT = { id: '900000000000000001', username: 'agt', discriminator: '0', global_name: null, avatar: null, bot: true };
+export const DISCORD_BOT = {
+  id: '900000000000000001',
+  username: 'agt',
+  discriminator: '0',
+  global_name: null,
+  avatar: null,
+  bot: true,
+};
 export const GUILD_ID = '800000000000000001';
 export const GUILD_CHANNEL = '810000000000000001';
 
@@ -52,20 +59,45 @@ export async function startFakeDiscord(t: Teardown, token = 'fake-discord-token'
         res.writeHead(200, { 'content-type': 'application/octet-stream' });
         return void res.end(content);
       }
-      if (req.headers.authorization !== `Bot ${token}`) return json(res, 401, { message: '401: Unauthorized', code: 0 });
+      if (req.headers.authorization !== `Bot ${token}`)
+        return json(res, 401, { message: '401: Unauthorized', code: 0 });
       if (req.method === 'GET' && url.pathname === '/api/v10/gateway/bot') {
-        return json(res, 200, { url: `${origin.replace('http', 'ws')}/gateway`, shards: 1, session_start_limit: { total: 1000, remaining: 999, reset_after: 0, max_concurrency: 1 } });
+        return json(res, 200, {
+          url: `${origin.replace('http', 'ws')}/gateway`,
+          shards: 1,
+          session_start_limit: { total: 1000, remaining: 999, reset_after: 0, max_concurrency: 1 },
+        });
       }
       const post = /^\/api\/v10\/channels\/(\d+)\/messages$/.exec(url.pathname);
       if (req.method === 'POST' && post) {
         if (rateLimit > 0) {
           const seconds = rateLimit;
           rateLimit = 0;
-          return json(res, 429, { message: 'You are being rate limited.', retry_after: seconds, global: false }, { 'retry-after': String(seconds), 'x-ratelimit-scope': 'user' });
+          return json(
+            res,
+            429,
+            { message: 'You are being rate limited.', retry_after: seconds, global: false },
+            { 'retry-after': String(seconds), 'x-ratelimit-scope': 'user' },
+          );
         }
         const parsed = JSON.parse(body.toString('utf8'));
         posted.push({ channel: post[1]!, body: parsed });
-        return json(res, 200, { id: id(), channel_id: post[1], content: parsed.content, author: DISCORD_BOT, timestamp: new Date().toISOString(), type: 0, attachments: [], embeds: [], mentions: [], mention_roles: [], pinned: false, tts: false, mention_everyone: false, edited_timestamp: null });
+        return json(res, 200, {
+          id: id(),
+          channel_id: post[1],
+          content: parsed.content,
+          author: DISCORD_BOT,
+          timestamp: new Date().toISOString(),
+          type: 0,
+          attachments: [],
+          embeds: [],
+          mentions: [],
+          mention_roles: [],
+          pinned: false,
+          tts: false,
+          mention_everyone: false,
+          edited_timestamp: null,
+        });
       }
       return json(res, 404, { message: '404: Not Found', code: 0 });
     },
@@ -80,7 +112,14 @@ export async function startFakeDiscord(t: Teardown, token = 'fake-discord-token'
           if (frame.d?.token !== token) return socket.close(4004, 'Authentication failed');
           sessions.set(socket, { seq: 0 });
           state.identified++;
-          dispatch(socket, 'READY', { v: 10, user: DISCORD_BOT, guilds: [{ id: GUILD_ID, unavailable: true }], session_id: `session-${state.identified}`, resume_gateway_url: `${origin.replace('http', 'ws')}/gateway`, application: { id: '700000000000000001', flags: 0 } });
+          dispatch(socket, 'READY', {
+            v: 10,
+            user: DISCORD_BOT,
+            guilds: [{ id: GUILD_ID, unavailable: true }],
+            session_id: `session-${state.identified}`,
+            resume_gateway_url: `${origin.replace('http', 'ws')}/gateway`,
+            application: { id: '700000000000000001', flags: 0 },
+          });
           dispatch(socket, 'GUILD_CREATE', {
             id: GUILD_ID,
             name: 'Fake guild',
@@ -99,7 +138,16 @@ export async function startFakeDiscord(t: Teardown, token = 'fake-discord-token'
             threads: [],
             stage_instances: [],
             guild_scheduled_events: [],
-            channels: [{ id: GUILD_CHANNEL, type: 0, name: 'general', guild_id: GUILD_ID, position: 0, permission_overwrites: [] }],
+            channels: [
+              {
+                id: GUILD_CHANNEL,
+                type: 0,
+                name: 'general',
+                guild_id: GUILD_ID,
+                position: 0,
+                permission_overwrites: [],
+              },
+            ],
           });
         }
       });
@@ -137,7 +185,14 @@ export async function startFakeDiscord(t: Teardown, token = 'fake-discord-token'
     addFile(content, name, declaredSize) {
       const fileId = id();
       files.set(fileId, content);
-      return { id: fileId, filename: name, size: declaredSize ?? content.byteLength, url: `${server.origin}/attachments/${fileId}`, proxy_url: `${server.origin}/attachments/${fileId}`, content_type: 'application/octet-stream' };
+      return {
+        id: fileId,
+        filename: name,
+        size: declaredSize ?? content.byteLength,
+        url: `${server.origin}/attachments/${fileId}`,
+        proxy_url: `${server.origin}/attachments/${fileId}`,
+        content_type: 'application/octet-stream',
+      };
     },
     rateLimitNext(seconds) {
       rateLimit = seconds;

@@ -30,13 +30,16 @@ const SYNONYMS: readonly string[][] = [
 ];
 const CANON = new Map(SYNONYMS.flatMap((row) => row.map((word) => [word, row[0]!] as const)));
 const STOP = new Set(
-  ('a about after an and are as at be before by can could did do does for from had has have he her his how i if in is it me my '
-    + 'of on or our please remind s she should so take tell that the their them they this to today was we were what when where which '
-    + 'who will with would you your owner').split(' '),
+  (
+    'a about after an and are as at be before by can could did do does for from had has have he her his how i if in is it me my ' +
+    'of on or our please remind s she should so take tell that the their them they this to today was we were what when where which ' +
+    'who will with would you your owner'
+  ).split(' '),
 );
 
 function stem(word: string): string {
-  for (const suffix of ['ing', 'ed', 'es', 's']) if (word.length > suffix.length + 2 && word.endsWith(suffix)) return word.slice(0, -suffix.length);
+  for (const suffix of ['ing', 'ed', 'es', 's'])
+    if (word.length > suffix.length + 2 && word.endsWith(suffix)) return word.slice(0, -suffix.length);
   return word;
 }
 
@@ -76,7 +79,8 @@ export interface FakeEmbedder extends FakeServer {
 export async function startFakeEmbedder(t: Teardown, id = 'embed'): Promise<FakeEmbedder> {
   const state: { failWith: number | null } = { failWith: null };
   const server = await startFakeServer(t, (request, res) => {
-    if (request.method !== 'POST' || request.path !== '/v1/embeddings') return sendJson(res, 404, { error: { message: 'not found' } });
+    if (request.method !== 'POST' || request.path !== '/v1/embeddings')
+      return sendJson(res, 404, { error: { message: 'not found' } });
     if (state.failWith !== null) return sendJson(res, state.failWith, { error: { message: 'embedder down' } });
     const body = request.body as { input: string[] | string; model: string; dimensions?: number };
     const input = Array.isArray(body.input) ? body.input : [body.input];
@@ -93,7 +97,13 @@ export async function startFakeEmbedder(t: Teardown, id = 'embed'): Promise<Fake
   const embedder = server as FakeEmbedder;
   embedder.baseUrl = baseUrl;
   embedder.provider = { id, type: 'openai-compatible', name: 'Test embedder', baseUrl };
-  embedder.inputs = () => server.requests.filter((r) => r.path === '/v1/embeddings').map((r) => [(r.body as { input: string[] | string }).input].flat());
-  Object.defineProperty(embedder, 'failWith', { get: () => state.failWith, set: (value: number | null) => (state.failWith = value) });
+  embedder.inputs = () =>
+    server.requests
+      .filter((r) => r.path === '/v1/embeddings')
+      .map((r) => [(r.body as { input: string[] | string }).input].flat());
+  Object.defineProperty(embedder, 'failWith', {
+    get: () => state.failWith,
+    set: (value: number | null) => (state.failWith = value),
+  });
   return embedder;
 }

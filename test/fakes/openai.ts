@@ -10,7 +10,16 @@
  *   fake.chatRequests()[0].body.messages  // what the client sent
  */
 import type { ServerResponse } from 'node:http';
-import { EXHAUSTED, nextReply, pieces, sleep, type FakeReply, type FakeScript, type FakeUsage, type RecordedRequest } from './script.js';
+import {
+  EXHAUSTED,
+  nextReply,
+  pieces,
+  sleep,
+  type FakeReply,
+  type FakeScript,
+  type FakeUsage,
+  type RecordedRequest,
+} from './script.js';
 import { open, sendJson, startFakeServer, startSse, type FakeServer } from './server.js';
 
 export { reply, type FakeReply, type FakeScript, type RecordedRequest } from './script.js';
@@ -68,7 +77,13 @@ const finishOf = (reply: Extract<FakeReply, { type: 'message' }>) =>
 let counter = 0;
 
 function chunk(model: string, delta: unknown, finish: string | null = null) {
-  return { id: `chatcmpl-fake-${counter}`, object: 'chat.completion.chunk', created: 1_700_000_000, model, choices: [{ index: 0, delta, finish_reason: finish }] };
+  return {
+    id: `chatcmpl-fake-${counter}`,
+    object: 'chat.completion.chunk',
+    created: 1_700_000_000,
+    model,
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  };
 }
 
 const write = (res: ServerResponse, data: unknown) => {
@@ -105,14 +120,26 @@ async function streamReply(request: RecordedRequest, res: ServerResponse, reply:
   const calls = toolCallsOf(reply);
   for (const [index, call] of calls.entries()) {
     await pause();
-    write(res, chunk(model, { tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }));
+    write(
+      res,
+      chunk(model, {
+        tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }],
+      }),
+    );
     for (const piece of pieces(call.function.arguments, 7)) {
       write(res, chunk(model, { tool_calls: [{ index, function: { arguments: piece } }] }));
     }
   }
   write(res, chunk(model, {}, finishOf(reply)));
   if (request.body?.stream_options?.include_usage) {
-    write(res, { id: `chatcmpl-fake-${counter}`, object: 'chat.completion.chunk', created: 1_700_000_000, model, choices: [], usage: usageBody(reply.usage) });
+    write(res, {
+      id: `chatcmpl-fake-${counter}`,
+      object: 'chat.completion.chunk',
+      created: 1_700_000_000,
+      model,
+      choices: [],
+      usage: usageBody(reply.usage),
+    });
   }
   write(res, '[DONE]');
   res.end();
@@ -150,7 +177,11 @@ function jsonReply(request: RecordedRequest, res: ServerResponse, reply: FakeRep
   });
 }
 
-export async function startFakeOpenAI(t: Teardown, script: FakeScript = [], options: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
+export async function startFakeOpenAI(
+  t: Teardown,
+  script: FakeScript = [],
+  options: FakeOpenAIOptions = {},
+): Promise<FakeOpenAI> {
   const base = options.basePath ?? '/v1';
   const models = options.models === undefined ? ['fake-model', 'fake-model-large'] : options.models;
   let index = 0;
@@ -158,13 +189,23 @@ export async function startFakeOpenAI(t: Teardown, script: FakeScript = [], opti
     if (options.expectKey !== undefined) {
       const given = String(request.headers.authorization ?? '').replace(/^Bearer /, '');
       if (given !== options.expectKey) {
-        return sendJson(res, 401, { error: { message: `Incorrect API key provided: ${given}.`, type: 'invalid_request_error', code: 'invalid_api_key' } });
+        return sendJson(res, 401, {
+          error: {
+            message: `Incorrect API key provided: ${given}.`,
+            type: 'invalid_request_error',
+            code: 'invalid_api_key',
+          },
+        });
       }
     }
     if (request.method === 'GET' && request.path === `${base}/models`) {
       if (models === null) return sendJson(res, 404, { error: { message: 'not found' } });
-      if (options.modelsStatus) return sendJson(res, options.modelsStatus, { error: { message: `fake models error ${options.modelsStatus}` } });
-      return sendJson(res, 200, { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 1_700_000_000, owned_by: 'fake' })) });
+      if (options.modelsStatus)
+        return sendJson(res, options.modelsStatus, { error: { message: `fake models error ${options.modelsStatus}` } });
+      return sendJson(res, 200, {
+        object: 'list',
+        data: models.map((id) => ({ id, object: 'model', created: 1_700_000_000, owned_by: 'fake' })),
+      });
     }
     if (request.method !== 'POST' || request.path !== `${base}/chat/completions`) {
       return sendJson(res, 404, { error: { message: `no route ${request.method} ${request.path}` } });
@@ -177,7 +218,12 @@ export async function startFakeOpenAI(t: Teardown, script: FakeScript = [], opti
     if (reply.type === 'error') {
       const status = reply.status;
       const type = status === 429 ? 'rate_limit_exceeded' : status >= 500 ? 'server_error' : 'invalid_request_error';
-      return sendJson(res, status, { error: { message: reply.message ?? `fake error ${status}`, type, code: null } }, reply.headers);
+      return sendJson(
+        res,
+        status,
+        { error: { message: reply.message ?? `fake error ${status}`, type, code: null } },
+        reply.headers,
+      );
     }
     if (request.body?.stream) return streamReply(request, res, reply);
     return jsonReply(request, res, reply);

@@ -23,16 +23,36 @@ interface Teardown {
 }
 
 /** A logger that keeps every line (bindings, object and message, as JSON text) for assertions. */
-export function captureLogger(lines: string[] = [], bindings: Record<string, unknown> = {}): Logger & { lines: string[] } {
+export function captureLogger(
+  lines: string[] = [],
+  bindings: Record<string, unknown> = {},
+): Logger & { lines: string[] } {
   const write = (level: string) => (obj: unknown, msg?: string) => {
     const data = obj instanceof Error ? { err: { message: obj.message, stack: obj.stack } } : obj;
-    lines.push(JSON.stringify({ level, ...bindings, data, msg }, (_k, v) => (v instanceof Error ? { message: v.message, stack: v.stack, cause: String(v.cause) } : v)));
+    lines.push(
+      JSON.stringify({ level, ...bindings, data, msg }, (_k, v) =>
+        v instanceof Error ? { message: v.message, stack: v.stack, cause: String(v.cause) } : v,
+      ),
+    );
   };
-  return { lines, debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error'), child: (b) => captureLogger(lines, { ...bindings, ...b }) };
+  return {
+    lines,
+    debug: write('debug'),
+    info: write('info'),
+    warn: write('warn'),
+    error: write('error'),
+    child: (b) => captureLogger(lines, { ...bindings, ...b }),
+  };
 }
 
 /** Fast limits for tests: short backoff, short timeouts. */
-export const FAST: ProvidersOptions = { retryBaseMs: 20, retryMaxMs: 100, timeoutMs: 5_000, idleTimeoutMs: 2_000, checkTimeoutMs: 2_000 };
+export const FAST: ProvidersOptions = {
+  retryBaseMs: 20,
+  retryMaxMs: 100,
+  timeoutMs: 5_000,
+  idleTimeoutMs: 2_000,
+  checkTimeoutMs: 2_000,
+};
 
 /** The shared client state, as the extension builds it; `stop` does what the extension's stop does. */
 export function makeRuntime(t: Teardown, config: ProvidersOptions = FAST) {
@@ -42,7 +62,11 @@ export function makeRuntime(t: Teardown, config: ProvidersOptions = FAST) {
   return { runtime, logs: logger.lines, stop };
 }
 
-export function makeTarget(type: ProviderKind, baseUrl: string, overrides: Partial<ProviderTarget> = {}): ProviderTarget {
+export function makeTarget(
+  type: ProviderKind,
+  baseUrl: string,
+  overrides: Partial<ProviderTarget> = {},
+): ProviderTarget {
   return {
     origin: 'app',
     id: `test-${type}`,
@@ -111,7 +135,12 @@ export async function bootProviders(
     },
   };
   const agents = options.agents ?? [];
-  const view = (a: FakeAgent): AgentView => ({ id: a.id, name: a.name ?? a.id, filePath: null, config: { providers: a.providers ?? [] } as unknown as AgentView['config'] });
+  const view = (a: FakeAgent): AgentView => ({
+    id: a.id,
+    name: a.name ?? a.id,
+    filePath: null,
+    config: { providers: a.providers ?? [] } as unknown as AgentView['config'],
+  });
   const agentsService: AgentsService = {
     list: () => agents.map(view),
     find: (id) => {
@@ -149,7 +178,12 @@ export async function bootProviders(
     logger,
     http: scopes.http!,
     agentHttp: scopes.agentHttp!,
-    bus: { emit: () => { throw new Error('unused'); }, subscribe: () => () => {} },
+    bus: {
+      emit: () => {
+        throw new Error('unused');
+      },
+      subscribe: () => () => {},
+    },
     settings: settingsService,
     agents: agentsService,
     inbox: { deliver: async () => ({ messageId: 0 }), get: async () => undefined },
@@ -158,7 +192,12 @@ export async function bootProviders(
     },
     env: { get: (name) => process.env[name] },
     print: () => {},
-    contribute: { modelClients: (p) => void clients.push(p), tools: () => {}, inboxSource: () => {}, lifecycle: () => {} },
+    contribute: {
+      modelClients: (p) => void clients.push(p),
+      tools: () => {},
+      inboxSource: () => {},
+      lifecycle: () => {},
+    },
     provide: () => {
       throw new Error('unused');
     },

@@ -49,7 +49,9 @@ export async function startRestartable(t: Teardown, options: RestartableOptions)
     });
     if (options.onSocket) {
       const ws = new WebSocketServer({ noServer: true });
-      next.on('upgrade', (req, socket, head) => ws.handleUpgrade(req, socket, head, (client) => options.onSocket!(client, req)));
+      next.on('upgrade', (req, socket, head) =>
+        ws.handleUpgrade(req, socket, head, (client) => options.onSocket!(client, req)),
+      );
       wss = ws;
     }
     await new Promise<void>((resolve, reject) => {

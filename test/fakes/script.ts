@@ -62,7 +62,10 @@ export const reply = {
     toolCalls,
     ...extra,
   }),
-  error: (status: number, extra: { message?: string; headers?: Record<string, string>; delayMs?: number } = {}): FakeReply => ({
+  error: (
+    status: number,
+    extra: { message?: string; headers?: Record<string, string>; delayMs?: number } = {},
+  ): FakeReply => ({
     type: 'error',
     status,
     ...extra,
@@ -101,7 +104,12 @@ export interface RecordedRequest {
 export type FakeScript = FakeReply[] | ((request: RecordedRequest, index: number) => FakeReply | Promise<FakeReply>);
 
 /** Takes the next reply of a script; a drained queue gives `fallback`. */
-export function nextReply(script: FakeScript, request: RecordedRequest, index: number, fallback: FakeReply): Promise<FakeReply> {
+export function nextReply(
+  script: FakeScript,
+  request: RecordedRequest,
+  index: number,
+  fallback: FakeReply,
+): Promise<FakeReply> {
   if (typeof script === 'function') return Promise.resolve(script(request, index));
   return Promise.resolve(script.shift() ?? fallback);
 }

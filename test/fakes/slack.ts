@@ -25,7 +25,11 @@ export interface FakeSlack extends RestartableServer {
   connected(): number;
 }
 
-export async function startFakeSlack(t: Teardown, botToken = 'xoxb-test-bot', appToken = 'xapp-test-app'): Promise<FakeSlack> {
+export async function startFakeSlack(
+  t: Teardown,
+  botToken = 'xoxb-test-bot',
+  appToken = 'xapp-test-app',
+): Promise<FakeSlack> {
   const posted: Array<Record<string, string>> = [];
   const acks: string[] = [];
   const files = new Map<string, Buffer>();
@@ -48,7 +52,9 @@ export async function startFakeSlack(t: Teardown, botToken = 'xoxb-test-bot', ap
       const match = /^\/api\/([\w.]+)$/.exec(url.pathname);
       if (!match) return json(res, 404, { ok: false, error: 'unknown_method' });
       const text = body.toString('utf8');
-      const params: Record<string, string> = String(req.headers['content-type']).includes('json') ? JSON.parse(text || '{}') : Object.fromEntries(new URLSearchParams(text));
+      const params: Record<string, string> = String(req.headers['content-type']).includes('json')
+        ? JSON.parse(text || '{}')
+        : Object.fromEntries(new URLSearchParams(text));
       const method = match[1]!;
       if (method === 'apps.connections.open') {
         if (auth !== `Bearer ${appToken}`) return json(res, 200, { ok: false, error: 'invalid_auth' });
@@ -57,7 +63,15 @@ export async function startFakeSlack(t: Teardown, botToken = 'xoxb-test-bot', ap
       if (auth !== `Bearer ${botToken}`) return json(res, 200, { ok: false, error: 'invalid_auth' });
       switch (method) {
         case 'auth.test':
-          return json(res, 200, { ok: true, url: 'https://fake.slack.com/', team: 'Fake', user: 'agt', team_id: 'T1', user_id: SLACK_BOT_USER, bot_id: 'BBOT' });
+          return json(res, 200, {
+            ok: true,
+            url: 'https://fake.slack.com/',
+            team: 'Fake',
+            user: 'agt',
+            team_id: 'T1',
+            user_id: SLACK_BOT_USER,
+            bot_id: 'BBOT',
+          });
         case 'chat.postMessage':
           if (rateLimit > 0) {
             const seconds = rateLimit;
@@ -65,7 +79,12 @@ export async function startFakeSlack(t: Teardown, botToken = 'xoxb-test-bot', ap
             return json(res, 429, { ok: false, error: 'ratelimited' }, { 'retry-after': String(seconds) });
           }
           posted.push(params);
-          return json(res, 200, { ok: true, channel: params.channel, ts: `${ts++}.000200`, message: { text: params.text } });
+          return json(res, 200, {
+            ok: true,
+            channel: params.channel,
+            ts: `${ts++}.000200`,
+            message: { text: params.text },
+          });
         default:
           return json(res, 200, { ok: false, error: 'unknown_method' });
       }
@@ -75,7 +94,14 @@ export async function startFakeSlack(t: Teardown, botToken = 'xoxb-test-bot', ap
         const frame = JSON.parse(String(raw)) as { envelope_id?: string };
         if (frame.envelope_id) acks.push(frame.envelope_id);
       });
-      socket.send(JSON.stringify({ type: 'hello', num_connections: 1, debug_info: { host: 'fake', approximate_connection_time: 3600 }, connection_info: { app_id: 'A1' } }));
+      socket.send(
+        JSON.stringify({
+          type: 'hello',
+          num_connections: 1,
+          debug_info: { host: 'fake', approximate_connection_time: 3600 },
+          connection_info: { app_id: 'A1' },
+        }),
+      );
     },
   });
   origin = server.origin;
@@ -111,7 +137,13 @@ export async function startFakeSlack(t: Teardown, botToken = 'xoxb-test-bot', ap
     addFile(content, name, declaredSize) {
       const id = `F${files.size + 1}`;
       files.set(id, content);
-      return { id, name, mimetype: 'application/octet-stream', size: declaredSize ?? content.byteLength, url_private_download: `${server.origin}/files/${id}` };
+      return {
+        id,
+        name,
+        mimetype: 'application/octet-stream',
+        size: declaredSize ?? content.byteLength,
+        url_private_download: `${server.origin}/files/${id}`,
+      };
     },
     rateLimitNext(seconds) {
       rateLimit = seconds;

@@ -67,17 +67,33 @@ export async function startFakeTelegram(t: Teardown, token = '123456:TEST-token'
           return ok(res, true);
         case 'getFile': {
           const stored = files.get(params.file_id);
-          if (!stored) return json(res, 400, { ok: false, error_code: 400, description: 'Bad Request: invalid file_id' });
-          return ok(res, { file_id: params.file_id, file_unique_id: params.file_id, file_size: stored.size, file_path: params.file_id });
+          if (!stored)
+            return json(res, 400, { ok: false, error_code: 400, description: 'Bad Request: invalid file_id' });
+          return ok(res, {
+            file_id: params.file_id,
+            file_unique_id: params.file_id,
+            file_size: stored.size,
+            file_path: params.file_id,
+          });
         }
         case 'sendMessage': {
           if (rateLimit > 0) {
             const seconds = rateLimit;
             rateLimit = 0;
-            return json(res, 429, { ok: false, error_code: 429, description: `Too Many Requests: retry after ${seconds}`, parameters: { retry_after: seconds } });
+            return json(res, 429, {
+              ok: false,
+              error_code: 429,
+              description: `Too Many Requests: retry after ${seconds}`,
+              parameters: { retry_after: seconds },
+            });
           }
           sent.push(params as SentMessage);
-          return ok(res, { message_id: nextMessage++, date: Math.floor(Date.now() / 1000), chat: { id: Number(params.chat_id), type: 'private' }, text: params.text });
+          return ok(res, {
+            message_id: nextMessage++,
+            date: Math.floor(Date.now() / 1000),
+            chat: { id: Number(params.chat_id), type: 'private' },
+            text: params.text,
+          });
         }
         case 'getUpdates': {
           const offset = Number(params.offset ?? 0);
@@ -99,7 +115,11 @@ export async function startFakeTelegram(t: Teardown, token = '123456:TEST-token'
           return;
         }
         default:
-          return json(res, 400, { ok: false, error_code: 400, description: `Bad Request: fake does not know ${method}` });
+          return json(res, 400, {
+            ok: false,
+            error_code: 400,
+            description: `Bad Request: fake does not know ${method}`,
+          });
       }
     },
   });
@@ -114,7 +134,10 @@ export async function startFakeTelegram(t: Teardown, token = '123456:TEST-token'
     calls,
     inject(message) {
       const messageId = nextMessage++;
-      updates.push({ update_id: nextUpdate++, message: { message_id: messageId, date: Math.floor(Date.now() / 1000), ...message } });
+      updates.push({
+        update_id: nextUpdate++,
+        message: { message_id: messageId, date: Math.floor(Date.now() / 1000), ...message },
+      });
       for (const wake of [...waiting]) wake();
       return messageId;
     },

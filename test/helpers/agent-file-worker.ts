@@ -33,7 +33,16 @@ port.on('message', async ({ id, path, config, version, files, sql }: CreateReque
   } catch (error) {
     const err = error as Error & Record<string, unknown>;
     // The error's own fields (code, statusCode, details) travel with it; they are plain data.
-    const props = Object.fromEntries(Object.entries(err).filter(([, value]) => value === null || typeof value !== 'object' || !('constructor' in value) || value.constructor === Object || Array.isArray(value)));
+    const props = Object.fromEntries(
+      Object.entries(err).filter(
+        ([, value]) =>
+          value === null ||
+          typeof value !== 'object' ||
+          !('constructor' in value) ||
+          value.constructor === Object ||
+          Array.isArray(value),
+      ),
+    );
     reply = { id, error: { message: err?.message ?? String(error), name: err?.name ?? 'Error', props } };
   }
   port.postMessage(reply);

@@ -85,7 +85,10 @@ function startWorker(): Worker {
   // The process's flags but `--input-type` (a process started with `-e` has it; a worker refuses it).
   const execArgv = process.execArgv.filter((arg) => !arg.startsWith('--input-type'));
   const started = fromSources
-    ? new Worker(`const { register } = await import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}); register(); await import(${JSON.stringify(WORKER_URL.href)});`, { eval: true, execArgv })
+    ? new Worker(
+        `const { register } = await import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}); register(); await import(${JSON.stringify(WORKER_URL.href)});`,
+        { eval: true, execArgv },
+      )
     : new Worker(WORKER_URL, { execArgv });
   started.unref(); // referenced only while a file is being made
   started.on('message', ({ id, error }: CreateReply) => {
@@ -116,7 +119,12 @@ function createOnWorker(request: Omit<CreateRequest, 'id'>): Promise<void> {
 }
 
 /** Writes an agent file into `dir` (`files` stored in it) and loads it through `POST /agents/load`; its id. */
-export async function loadNewAgent(d: { request(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> }, dir: string, config: Partial<AgentConfig> = {}, files: Record<string, string> = {}): Promise<string> {
+export async function loadNewAgent(
+  d: { request(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> },
+  dir: string,
+  config: Partial<AgentConfig> = {},
+  files: Record<string, string> = {},
+): Promise<string> {
   const path = await createAgentFile(dir, config, { files });
   const res = await d.request('POST', '/agents/load', { filePath: path });
   if (res.status !== 200) throw new Error(`load failed: ${res.status} ${JSON.stringify(res.body)}`);

@@ -37,20 +37,40 @@ function answerInbox(messages: any[]) {
   const said = JSON.parse(`"${text}"`).split('\n')[0] as string;
   // "by parent: ..." leaves the recipient out: the parent row names the chat.
   const recipient = said.startsWith('by parent') ? {} : { recipient: to };
-  return reply.toolCalls([{ name: 'msg_send', args: { channel, ...recipient, text: `echo: ${said}`, data: { parent_id: Number(id) } } }]);
+  return reply.toolCalls([
+    { name: 'msg_send', args: { channel, ...recipient, text: `echo: ${said}`, data: { parent_id: Number(id) } } },
+  ]);
 }
 
-export async function channelsRig(t: Teardown, types: Record<string, Record<string, unknown>>, extraExtensions: unknown[] = []): Promise<ChannelsRig> {
+export async function channelsRig(
+  t: Teardown,
+  types: Record<string, Record<string, unknown>>,
+  extraExtensions: unknown[] = [],
+): Promise<ChannelsRig> {
   const model = await startFakeOpenAI(t, (request) => answerInbox((request.body as any).messages));
   const d = await runDaemon(t, {
     extensions: {
       extensions: [
-        { name: 'providers', module: join(ROOT, 'extensions/providers/index.ts'), enabled: true, config: { maxRetries: 0 } },
-        { name: 'channels', module: join(ROOT, 'extensions/channels/index.ts'), enabled: true, config: { reconnectBaseMs: 50, reconnectMaxMs: 300, types } },
+        {
+          name: 'providers',
+          module: join(ROOT, 'extensions/providers/index.ts'),
+          enabled: true,
+          config: { maxRetries: 0 },
+        },
+        {
+          name: 'channels',
+          module: join(ROOT, 'extensions/channels/index.ts'),
+          enabled: true,
+          config: { reconnectBaseMs: 50, reconnectMaxMs: 300, types },
+        },
         ...extraExtensions,
       ],
     },
-    settings: { providers: [{ id: 'fake', type: 'openai-compatible', name: 'Fake', baseUrl: model.baseUrl, defaultModel: 'fake-1' }] },
+    settings: {
+      providers: [
+        { id: 'fake', type: 'openai-compatible', name: 'Fake', baseUrl: model.baseUrl, defaultModel: 'fake-1' },
+      ],
+    },
   });
   if (!d.url) throw new Error(`the daemon did not start: ${d.stderr()}`);
   const identity = await d.request('POST', '/identity/create', { passphrase: 'channels test passphrase' });
@@ -63,7 +83,8 @@ export async function channelsRig(t: Teardown, types: Record<string, Record<stri
   const loaded = await d.request('POST', '/agents/load', { filePath: path });
   if (loaded.status !== 200) throw new Error(`load: ${loaded.status} ${JSON.stringify(loaded.body)}`);
   const agentId: string = loaded.body.id;
-  const adapter = async (type: string) => (await d.request('GET', `/agents/${agentId}/adapters`)).body.adapters.find((a: any) => a.type === type);
+  const adapter = async (type: string) =>
+    (await d.request('GET', `/agents/${agentId}/adapters`)).body.adapters.find((a: any) => a.type === type);
   return {
     d,
     model,
@@ -76,7 +97,8 @@ export async function channelsRig(t: Teardown, types: Record<string, Record<stri
       for (;;) {
         const last = await adapter(type);
         if ([status].flat().includes(last?.status)) return last;
-        if (Date.now() > end) throw new Error(`timed out waiting for the ${type} adapter to be ${status}; last: ${JSON.stringify(last)}`);
+        if (Date.now() > end)
+          throw new Error(`timed out waiting for the ${type} adapter to be ${status}; last: ${JSON.stringify(last)}`);
         await new Promise((resolve) => setTimeout(resolve, 30));
       }
     },

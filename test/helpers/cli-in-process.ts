@@ -17,7 +17,10 @@ let built: { main: typeof Main; program: typeof Program } | undefined;
 
 /** The built CLI's module (dist/cli/main.js): `main(argv)` and its command tree, `program()`. */
 export async function builtCli(): Promise<{ main: typeof Main; program: typeof Program }> {
-  built ??= (await import(pathToFileURL(join(ROOT, 'dist/cli/main.js')).href)) as { main: typeof Main; program: typeof Program };
+  built ??= (await import(pathToFileURL(join(ROOT, 'dist/cli/main.js')).href)) as {
+    main: typeof Main;
+    program: typeof Program;
+  };
   return built;
 }
 
@@ -31,7 +34,11 @@ export interface CliRun {
 
 let busy = false;
 
-export async function agtInProcess(args: string[], env: Record<string, string> = {}, stdin?: Buffer | string): Promise<CliRun> {
+export async function agtInProcess(
+  args: string[],
+  env: Record<string, string> = {},
+  stdin?: Buffer | string,
+): Promise<CliRun> {
   if (busy) throw new Error('agtInProcess: one call at a time (stdout is captured process-wide)');
   const { main } = await builtCli();
   busy = true;
@@ -39,13 +46,15 @@ export async function agtInProcess(args: string[], env: Record<string, string> =
   const err: Buffer[] = [];
   const writeOut = process.stdout.write;
   const writeErr = process.stderr.write;
-  const capture = (into: Buffer[]) => ((chunk: string | Uint8Array) => (into.push(Buffer.from(chunk)), true)) as typeof process.stdout.write;
+  const capture = (into: Buffer[]) =>
+    ((chunk: string | Uint8Array) => (into.push(Buffer.from(chunk)), true)) as typeof process.stdout.write;
   const envBefore = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
   const stdinBefore = Object.getOwnPropertyDescriptor(process, 'stdin')!;
   process.stdout.write = capture(out);
   process.stderr.write = capture(err);
   Object.assign(process.env, env);
-  if (stdin !== undefined) Object.defineProperty(process, 'stdin', { value: Readable.from([Buffer.from(stdin)]), configurable: true });
+  if (stdin !== undefined)
+    Object.defineProperty(process, 'stdin', { value: Readable.from([Buffer.from(stdin)]), configurable: true });
   try {
     await main(['node', 'agt', ...args]);
   } finally {

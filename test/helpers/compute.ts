@@ -21,7 +21,14 @@ interface Teardown {
 
 export const COMPUTE_MODULE = join(ROOT, 'extensions/compute/index.ts');
 /** Small limits, so memory and pid tests hit them quickly. */
-export const TEST_LIMITS = { memoryMb: 64, pids: 64, cpus: 1, tmpMb: 8, defaultTimeoutMs: 20_000, maxTimeoutMs: 60_000 };
+export const TEST_LIMITS = {
+  memoryMb: 64,
+  pids: 64,
+  cpus: 1,
+  tmpMb: 8,
+  defaultTimeoutMs: 20_000,
+  maxTimeoutMs: 60_000,
+};
 
 export interface ComputeDaemon {
   d: SpawnedDaemon;
@@ -38,7 +45,11 @@ export interface ComputeDaemon {
   until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms?: number): Promise<T>;
 }
 
-export async function bootCompute(t: Teardown, dockerHost: string, options: Partial<BootOptions> & { config?: Record<string, unknown> } = {}): Promise<ComputeDaemon> {
+export async function bootCompute(
+  t: Teardown,
+  dockerHost: string,
+  options: Partial<BootOptions> & { config?: Record<string, unknown> } = {},
+): Promise<ComputeDaemon> {
   const model = new WireModel();
   const fake = await startFakeOpenAI(t, model.script);
   const d = await runDaemon(t, {
@@ -46,11 +57,24 @@ export async function bootCompute(t: Teardown, dockerHost: string, options: Part
     extensions: {
       extensions: [
         // No retries: a turn is as many model calls as the script has steps.
-        { name: 'providers', module: join(ROOT, 'extensions/providers/index.ts'), enabled: true, config: { maxRetries: 0 } },
-        { name: 'compute', module: COMPUTE_MODULE, enabled: true, config: { dockerHost, ...TEST_LIMITS, ...options.config } },
+        {
+          name: 'providers',
+          module: join(ROOT, 'extensions/providers/index.ts'),
+          enabled: true,
+          config: { maxRetries: 0 },
+        },
+        {
+          name: 'compute',
+          module: COMPUTE_MODULE,
+          enabled: true,
+          config: { dockerHost, ...TEST_LIMITS, ...options.config },
+        },
       ],
     },
-    settings: { ...options.settings, providers: [{ id: 'local', type: 'openai-compatible', name: 'Fake OpenAI', baseUrl: fake.baseUrl }] },
+    settings: {
+      ...options.settings,
+      providers: [{ id: 'local', type: 'openai-compatible', name: 'Fake OpenAI', baseUrl: fake.baseUrl }],
+    },
   });
   if (!d.url) throw new Error(`the daemon did not start: ${d.stderr()}`);
   const { events } = await eventLog(t, d);
@@ -89,7 +113,8 @@ export async function bootCompute(t: Teardown, dockerHost: string, options: Part
       const before = model.calls.length;
       model.push({ toolCalls: [{ name: 'compute_exec', args }] }); // then the fallback text ends the turn
       const chat = await d.request('POST', `/agents/${agentId}/chat`, { text: 'run it' });
-      if (chat.status !== 202 && chat.status !== 200) throw new Error(`chat: ${chat.status} ${JSON.stringify(chat.body)}`);
+      if (chat.status !== 202 && chat.status !== 200)
+        throw new Error(`chat: ${chat.status} ${JSON.stringify(chat.body)}`);
       await ended(chat.body.turnId);
       // The model call right after the tool ran ends with its result (one turn at a time: it is this one's).
       const call = model.calls.slice(before).find((seen) => seen.messages.at(-1)?.role === 'tool');
@@ -104,7 +129,12 @@ export async function bootCompute(t: Teardown, dockerHost: string, options: Part
       return { result, text: message.content, isError: message.isError === true };
     },
     async command(agentId, command) {
-      const res = await d.request('POST', `/agents/${agentId}/trigger`, { type: 'timer', data: { n: 7 }, scope: 'system', command });
+      const res = await d.request('POST', `/agents/${agentId}/trigger`, {
+        type: 'timer',
+        data: { n: 7 },
+        scope: 'system',
+        command,
+      });
       if (res.status !== 202) throw new Error(`trigger: ${res.status} ${JSON.stringify(res.body)}`);
       return (await ended(res.body.turnId)) as never;
     },

@@ -24,11 +24,13 @@ export async function credentialProbe(t: Teardown): Promise<CredentialProbe> {
     const providers = [...(config.providers ?? []).filter((p: { id: string }) => p.id !== providerId), declared];
     if (JSON.stringify(providers) !== JSON.stringify(config.providers ?? [])) {
       const put = await d.request('PUT', `/agents/${agentId}/config`, { ...config, providers });
-      if (put.status !== 200) throw new Error(`declaring the probe provider failed: ${put.status} ${JSON.stringify(put.body)}`);
+      if (put.status !== 200)
+        throw new Error(`declaring the probe provider failed: ${put.status} ${JSON.stringify(put.body)}`);
     }
     const before = fake.requests.length;
     const check = await d.request('POST', `/agents/${agentId}/providers/${providerId}/check`);
-    if (check.status !== 200) throw new Error(`the provider check failed: ${check.status} ${JSON.stringify(check.body)}`);
+    if (check.status !== 200)
+      throw new Error(`the provider check failed: ${check.status} ${JSON.stringify(check.body)}`);
     const sent = fake.requests.slice(before);
     if (sent.length === 0) throw new Error(`the check reached no server: ${JSON.stringify(check.body)}`);
     const authorization = sent[0]!.headers.authorization;

@@ -39,7 +39,8 @@ export async function importFile<T = Record<string, unknown>>(path: string): Pro
   const twin = builtTwin(path);
   // From the test build, other TypeScript goes through the suite's own hooks (scripts/test-hooks.mjs:
   // always an ES module, as a `.ts` file is in the sources), registered in this process once.
-  if (/\.(m|c)?ts$/.test(twin) && buildLayout()) await import(pathToFileURL(join(ROOT, 'scripts/test-register.mjs')).href);
+  if (/\.(m|c)?ts$/.test(twin) && buildLayout())
+    await import(pathToFileURL(join(ROOT, 'scripts/test-register.mjs')).href);
   return (await import(pathToFileURL(twin).href)) as T;
 }
 
@@ -92,7 +93,12 @@ export function prepareEnv(t: Teardown, options: BootOptions) {
   return { dataDir, env };
 }
 
-export type Request = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<{ status: number; body: any; headers: Headers }>;
+export type Request = (
+  method: string,
+  path: string,
+  body?: unknown,
+  headers?: Record<string, string>,
+) => Promise<{ status: number; body: any; headers: Headers }>;
 
 /** What a test has of any daemon it started: its URL, data dir and token, and real HTTP to it. */
 export interface DaemonClient {
@@ -144,8 +150,12 @@ export async function bootDaemon(t: Teardown, options: BootOptions = {}): Promis
  * every other extension stays as shipped.
  */
 export function shippedManifest(configs: Record<string, Record<string, unknown>> = {}): { extensions: unknown[] } {
-  const { extensions } = JSON.parse(readFileSync(join(ROOT, 'extensions.json'), 'utf8')) as { extensions: Array<Record<string, unknown>> };
-  for (const name of Object.keys(configs)) if (!extensions.some((entry) => entry.name === name)) throw new Error(`shippedManifest: no extension ${name} in extensions.json`);
+  const { extensions } = JSON.parse(readFileSync(join(ROOT, 'extensions.json'), 'utf8')) as {
+    extensions: Array<Record<string, unknown>>;
+  };
+  for (const name of Object.keys(configs))
+    if (!extensions.some((entry) => entry.name === name))
+      throw new Error(`shippedManifest: no extension ${name} in extensions.json`);
   return {
     extensions: extensions.map((entry) => ({
       ...entry,
@@ -190,7 +200,10 @@ async function startedEvent(url: string, token: string, ms = 60_000): Promise<vo
   const stream = await openSse(`${url}/events?since=0`, { authorization: `Bearer ${token}` });
   try {
     await new Promise<void>((done, fail) => {
-      const timer = setTimeout(() => fail(new Error(`the daemon at ${url} did not say daemon.started within ${ms} ms`)), ms);
+      const timer = setTimeout(
+        () => fail(new Error(`the daemon at ${url} did not say daemon.started within ${ms} ms`)),
+        ms,
+      );
       const seen = (message: SseMessage) => {
         if (message.event !== 'daemon.started') return;
         clearTimeout(timer);
@@ -198,14 +211,22 @@ async function startedEvent(url: string, token: string, ms = 60_000): Promise<vo
       };
       stream.messages.forEach(seen);
       stream.onMessage(seen);
-      void stream.ended.then(() => fail(new Error(`the daemon at ${url} closed its event stream before daemon.started`)));
+      void stream.ended.then(() =>
+        fail(new Error(`the daemon at ${url} closed its event stream before daemon.started`)),
+      );
     });
   } finally {
     stream.close();
   }
 }
 
-async function startChild(t: Teardown, dataDir: string, env: Record<string, string>, args: string[], uid?: number): Promise<SpawnedDaemon> {
+async function startChild(
+  t: Teardown,
+  dataDir: string,
+  env: Record<string, string>,
+  args: string[],
+  uid?: number,
+): Promise<SpawnedDaemon> {
   // As another user through setpriv, which execs node: signals reach the daemon.
   const node = [process.execPath, join(ROOT, 'bin/agtd.mjs'), ...args];
   const argv = uid === undefined ? node : ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', ...node];
@@ -231,7 +252,8 @@ async function startChild(t: Teardown, dataDir: string, env: Record<string, stri
     void exited.then(() => done(''));
   });
   // The black-box tier tests the build: a daemon that fell back to the sources would test something else.
-  if (/running the TypeScript sources/.test(err)) throw new Error(`agtd ran the sources, not dist/ (rebuild: npm test does): ${err.trim()}`);
+  if (/running the TypeScript sources/.test(err))
+    throw new Error(`agtd ran the sources, not dist/ (rebuild: npm test does): ${err.trim()}`);
   const token = url ? (env.AGT_DAEMON_TOKEN ?? readFileSync(join(dataDir, 'daemon-token'), 'utf8').trim()) : '';
   // The listening line comes before the extensions start (the daemon serves meanwhile); a test begins
   // once they have, as an in-process boot does: `daemon.started`, replayed from the stream's start.
@@ -241,7 +263,16 @@ async function startChild(t: Teardown, dataDir: string, env: Record<string, stri
     return exited;
   };
   return {
-    child, env, url, dataDir, token, request: httpClient(url, token), stdout: () => out, stderr: () => err, exited, stop,
+    child,
+    env,
+    url,
+    dataDir,
+    token,
+    request: httpClient(url, token),
+    stdout: () => out,
+    stderr: () => err,
+    exited,
+    stop,
     restart: async (more = {}) => {
       await stop();
       return startChild(t, dataDir, { ...env, ...more }, args, uid);
@@ -253,7 +284,10 @@ async function startChild(t: Teardown, dataDir: string, env: Record<string, stri
  * Makes the daemon's runtime behave as `hooks` (what the registry calls at load, config change, unload
  * and start) until the returned function restores it; members set to undefined are taken away.
  */
-export function replaceRuntimeHooks(daemon: RunningDaemon, hooks: Partial<Record<keyof AgentRuntimeHooks, unknown>>): () => void {
+export function replaceRuntimeHooks(
+  daemon: RunningDaemon,
+  hooks: Partial<Record<keyof AgentRuntimeHooks, unknown>>,
+): () => void {
   const runtime = daemon.kernel.runtime as unknown as Record<string, unknown>;
   const names = Object.keys(hooks);
   Object.assign(runtime, hooks);

@@ -32,7 +32,12 @@ function api(socketPath: string, method: string, path: string, body?: unknown): 
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const req = request(
-      { socketPath, method, path, headers: payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {} },
+      {
+        socketPath,
+        method,
+        path,
+        headers: payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {},
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -66,8 +71,9 @@ function exited(child: ChildProcess, ms: number): Promise<boolean> {
 export async function startDockerEngine(t: Teardown): Promise<DockerEngine | string> {
   if (process.getuid?.() !== 0) return 'dockerd needs root (CI runs as root)';
   const dockerd = DOCKERD.find((path) => existsSync(path));
-  if (!dockerd) return 'dockerd is not installed (.ci/run installs Debian\'s docker.io)';
-  if (!existsSync(STATIC_BUSYBOX) || !(await isStaticElf(STATIC_BUSYBOX))) return 'no static busybox at /bin/busybox for the base image (.ci/run installs busybox-static)';
+  if (!dockerd) return "dockerd is not installed (.ci/run installs Debian's docker.io)";
+  if (!existsSync(STATIC_BUSYBOX) || !(await isStaticElf(STATIC_BUSYBOX)))
+    return 'no static busybox at /bin/busybox for the base image (.ci/run installs busybox-static)';
   // A short path: the socket's must stay under 108 bytes.
   const dir = mkdtempSync('/tmp/agt-dk-');
   const socketPath = join(dir, 'docker.sock');
@@ -95,7 +101,8 @@ export async function startDockerEngine(t: Teardown): Promise<DockerEngine | str
     // (31 runs exhausted them here: "could not find an available, non-overlapping IPv4 address pool").
     const networks = await api(socketPath, 'GET', '/networks').catch(() => undefined);
     for (const network of Array.isArray(networks?.body) ? networks.body : []) {
-      if (!['bridge', 'host', 'none'].includes(network.Name)) await api(socketPath, 'DELETE', `/networks/${network.Id}`).catch(() => undefined);
+      if (!['bridge', 'host', 'none'].includes(network.Name))
+        await api(socketPath, 'DELETE', `/networks/${network.Id}`).catch(() => undefined);
     }
     // dockerd stops its containers and unmounts their layers on SIGTERM; SIGKILL only if it hangs.
     child.kill('SIGTERM');
@@ -111,7 +118,8 @@ export async function startDockerEngine(t: Teardown): Promise<DockerEngine | str
   });
   const deadline = Date.now() + 30_000;
   for (;;) {
-    if (child.exitCode !== null) return `dockerd exited at start (${child.exitCode}): ${log().split('\n').slice(-5).join(' | ')}`;
+    if (child.exitCode !== null)
+      return `dockerd exited at start (${child.exitCode}): ${log().split('\n').slice(-5).join(' | ')}`;
     if (existsSync(socketPath)) {
       const pong = await api(socketPath, 'GET', '/_ping').catch(() => undefined);
       if (pong?.status === 200) break;
@@ -119,5 +127,10 @@ export async function startDockerEngine(t: Teardown): Promise<DockerEngine | str
     if (Date.now() > deadline) return `dockerd did not answer within 30 s: ${log().split('\n').slice(-5).join(' | ')}`;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  return { host: `unix://${socketPath}`, socketPath, api: (method, path, body) => api(socketPath, method, path, body), log };
+  return {
+    host: `unix://${socketPath}`,
+    socketPath,
+    api: (method, path, body) => api(socketPath, method, path, body),
+    log,
+  };
 }

@@ -114,7 +114,8 @@ async function greeting(port: number, ms: number): Promise<void> {
 
 /** A running dovecot, or the reason it cannot run here. */
 export async function startDovecot(t: Teardown, user = 'agent', password = 'secret'): Promise<Dovecot | string> {
-  if (!existsSync(DOVECOT) || !existsSync(LDA)) return `dovecot is not installed (${DOVECOT}; .ci/run installs the Debian package dovecot-imapd)`;
+  if (!existsSync(DOVECOT) || !existsSync(LDA))
+    return `dovecot is not installed (${DOVECOT}; .ci/run installs the Debian package dovecot-imapd)`;
   const dir = mkdtempSync(join(tmpdir(), 'agt-dovecot-'));
   let child: ChildProcess | undefined;
   let stderr = '';
@@ -123,11 +124,25 @@ export async function startDovecot(t: Teardown, user = 'agent', password = 'secr
     rmSync(dir, { recursive: true, force: true });
   });
   const root = process.getuid?.() === 0;
-  for (const sub of ['run', 'state', `mail/${user}/Maildir/cur`, `mail/${user}/Maildir/new`, `mail/${user}/Maildir/tmp`]) mkdirSync(join(dir, sub), { recursive: true });
+  for (const sub of [
+    'run',
+    'state',
+    `mail/${user}/Maildir/cur`,
+    `mail/${user}/Maildir/new`,
+    `mail/${user}/Maildir/tmp`,
+  ])
+    mkdirSync(join(dir, sub), { recursive: true });
   if (root) {
     // dovecot's auth process runs as the dovecot user: it must reach the passwd file.
     chmodSync(dir, 0o711);
-    for (const sub of ['mail', `mail/${user}`, `mail/${user}/Maildir`, `mail/${user}/Maildir/cur`, `mail/${user}/Maildir/new`, `mail/${user}/Maildir/tmp`]) {
+    for (const sub of [
+      'mail',
+      `mail/${user}`,
+      `mail/${user}/Maildir`,
+      `mail/${user}/Maildir/cur`,
+      `mail/${user}/Maildir/new`,
+      `mail/${user}/Maildir/tmp`,
+    ]) {
       chownSync(join(dir, sub), MAIL_UID, MAIL_UID);
     }
   }
@@ -155,7 +170,9 @@ export async function startDovecot(t: Teardown, user = 'agent', password = 'secr
     const proc = spawn(DOVECOT, ['-F', '-c', conf], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
     child = proc;
     proc.stderr!.on('data', (chunk) => (stderr += chunk));
-    const exited = new Promise<never>((_, reject) => proc.once('exit', (code) => reject(new Error(`dovecot exited (${code}): ${stderr.slice(-500)}`))));
+    const exited = new Promise<never>((_, reject) =>
+      proc.once('exit', (code) => reject(new Error(`dovecot exited (${code}): ${stderr.slice(-500)}`))),
+    );
     exited.catch(() => {});
     await Promise.race([greeting(port, 10_000), exited]);
   }
@@ -176,7 +193,11 @@ export async function startDovecot(t: Teardown, user = 'agent', password = 'secr
     password,
     maildir,
     deliver(raw, from = 'sender@example.test') {
-      const result = spawnSync(LDA, ['-c', conf, '-d', user, '-f', from], { input: raw, encoding: 'utf8', timeout: 10_000 });
+      const result = spawnSync(LDA, ['-c', conf, '-d', user, '-f', from], {
+        input: raw,
+        encoding: 'utf8',
+        timeout: 10_000,
+      });
       if (result.status !== 0) throw new Error(`dovecot-lda failed (${result.status}): ${result.stderr}`);
     },
     dropIntoMaildir(raw) {

@@ -14,7 +14,11 @@ interface Teardown {
 export interface EventLog {
   events: UmbilicalEvent[];
   /** The first event from `from` (an index into `events`, default 0) matching `match`; rejects after `ms`. */
-  waitFor(match: (event: UmbilicalEvent) => boolean, what: string, options?: { from?: number; ms?: number }): Promise<UmbilicalEvent>;
+  waitFor(
+    match: (event: UmbilicalEvent) => boolean,
+    what: string,
+    options?: { from?: number; ms?: number },
+  ): Promise<UmbilicalEvent>;
   close(): void;
 }
 

@@ -23,19 +23,35 @@ const WRAPPERS = new Set([
   ts.SyntaxKind.SatisfiesExpression,
   ts.SyntaxKind.TypeAssertionExpression,
 ]);
-const ASSIGNMENTS = new Set([ts.SyntaxKind.EqualsToken, ts.SyntaxKind.QuestionQuestionEqualsToken, ts.SyntaxKind.BarBarEqualsToken]);
+const ASSIGNMENTS = new Set([
+  ts.SyntaxKind.EqualsToken,
+  ts.SyntaxKind.QuestionQuestionEqualsToken,
+  ts.SyntaxKind.BarBarEqualsToken,
+]);
 
 export function lazyImportsOf(fileName: string, text: string): LazyImport[] {
-  const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, true, fileName.endsWith('x') ? ts.ScriptKind.TSX : ts.ScriptKind.TS);
+  const source = ts.createSourceFile(
+    fileName,
+    text,
+    ts.ScriptTarget.Latest,
+    true,
+    fileName.endsWith('x') ? ts.ScriptKind.TSX : ts.ScriptKind.TS,
+  );
   const all: ts.Node[] = [];
   const collect = (node: ts.Node): void => {
     all.push(node);
     node.forEachChild(collect);
   };
   collect(source);
-  const identifiers = (name: string) => all.filter((node): node is ts.Identifier => ts.isIdentifier(node) && node.text === name);
+  const identifiers = (name: string) =>
+    all.filter((node): node is ts.Identifier => ts.isIdentifier(node) && node.text === name);
   const thisMembers = (name: string) =>
-    all.filter((node): node is ts.PropertyAccessExpression => ts.isPropertyAccessExpression(node) && node.expression.kind === ts.SyntaxKind.ThisKeyword && node.name.text === name);
+    all.filter(
+      (node): node is ts.PropertyAccessExpression =>
+        ts.isPropertyAccessExpression(node) &&
+        node.expression.kind === ts.SyntaxKind.ThisKeyword &&
+        node.name.text === name,
+    );
 
   function namesOfPattern(pattern: ts.BindingName, names: Set<string>, seen: Set<ts.Node>): void {
     if (ts.isIdentifier(pattern)) {
@@ -62,20 +78,29 @@ export function lazyImportsOf(fileName: string, text: string): LazyImport[] {
       if ((name === 'then' || name === 'catch' || name === 'finally') && call && ts.isCallExpression(call)) {
         if (name === 'then') {
           const callback = call.arguments[0];
-          if (callback && (ts.isArrowFunction(callback) || ts.isFunctionExpression(callback)) && callback.parameters[0]) namesOfPattern(callback.parameters[0].name, names, seen);
+          if (callback && (ts.isArrowFunction(callback) || ts.isFunctionExpression(callback)) && callback.parameters[0])
+            namesOfPattern(callback.parameters[0].name, names, seen);
         } else valueAt(call, names, seen);
         return;
       }
       names.add(name);
-    } else if (ts.isElementAccessExpression(parent) && parent.expression === top && ts.isStringLiteral(parent.argumentExpression)) {
+    } else if (
+      ts.isElementAccessExpression(parent) &&
+      parent.expression === top &&
+      ts.isStringLiteral(parent.argumentExpression)
+    ) {
       names.add(parent.argumentExpression.text);
     } else if (ts.isVariableDeclaration(parent) && parent.initializer === top) {
       namesOfPattern(parent.name, names, seen);
       if (ts.isIdentifier(parent.name)) loaderCalls(parent.name.text, names, seen);
     } else if (ts.isBinaryExpression(parent) && parent.right === top && ASSIGNMENTS.has(parent.operatorToken.kind)) {
       if (ts.isIdentifier(parent.left)) namesOfPattern(parent.left, names, seen);
-      else if (ts.isPropertyAccessExpression(parent.left) && parent.left.expression.kind === ts.SyntaxKind.ThisKeyword) {
-        for (const member of thisMembers(parent.left.name.text)) if (member !== parent.left) valueAt(member, names, seen);
+      else if (
+        ts.isPropertyAccessExpression(parent.left) &&
+        parent.left.expression.kind === ts.SyntaxKind.ThisKeyword
+      ) {
+        for (const member of thisMembers(parent.left.name.text))
+          if (member !== parent.left) valueAt(member, names, seen);
       }
       valueAt(parent, names, seen);
     } else if (ts.isConditionalExpression(parent) && parent.condition !== top) {
@@ -92,11 +117,18 @@ export function lazyImportsOf(fileName: string, text: string): LazyImport[] {
 
   /** A `const load = () => import(p)` style binding: its calls evaluate to the module too. */
   function loaderCalls(name: string, names: Set<string>, seen: Set<ts.Node>): void {
-    for (const use of identifiers(name)) if (use.parent && ts.isCallExpression(use.parent) && use.parent.expression === use) valueAt(use.parent, names, seen);
+    for (const use of identifiers(name))
+      if (use.parent && ts.isCallExpression(use.parent) && use.parent.expression === use)
+        valueAt(use.parent, names, seen);
   }
 
   function functionCalls(fn: ts.Node, names: Set<string>, seen: Set<ts.Node>): void {
-    const name = ts.isFunctionDeclaration(fn) || ts.isMethodDeclaration(fn) ? fn.name : fn.parent && ts.isVariableDeclaration(fn.parent) ? fn.parent.name : undefined;
+    const name =
+      ts.isFunctionDeclaration(fn) || ts.isMethodDeclaration(fn)
+        ? fn.name
+        : fn.parent && ts.isVariableDeclaration(fn.parent)
+          ? fn.parent.name
+          : undefined;
     if (name && ts.isIdentifier(name)) loaderCalls(name.text, names, seen);
   }
 
@@ -109,9 +141,15 @@ export function lazyImportsOf(fileName: string, text: string): LazyImport[] {
     const parent = top.parent;
     let pattern: ts.BindingName | undefined;
     if (parent && ts.isVariableDeclaration(parent)) pattern = parent.name;
-    else if (parent && ts.isPropertyAccessExpression(parent) && parent.name.text === 'then' && ts.isCallExpression(parent.parent)) {
+    else if (
+      parent &&
+      ts.isPropertyAccessExpression(parent) &&
+      parent.name.text === 'then' &&
+      ts.isCallExpression(parent.parent)
+    ) {
       const callback = parent.parent.arguments[0];
-      if (callback && (ts.isArrowFunction(callback) || ts.isFunctionExpression(callback))) pattern = callback.parameters[0]?.name;
+      if (callback && (ts.isArrowFunction(callback) || ts.isFunctionExpression(callback)))
+        pattern = callback.parameters[0]?.name;
     }
     if (pattern && ts.isArrayBindingPattern(pattern)) {
       const element = pattern.elements[index];
@@ -126,7 +164,11 @@ export function lazyImportsOf(fileName: string, text: string): LazyImport[] {
     if (!argument || !ts.isStringLiteralLike(argument)) continue;
     const names = new Set<string>();
     valueAt(node, names, new Set());
-    found.push({ specifier: argument.text, line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1, names: [...names].sort() });
+    found.push({
+      specifier: argument.text,
+      line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1,
+      names: [...names].sort(),
+    });
   }
   return found;
 }

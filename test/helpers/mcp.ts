@@ -19,7 +19,9 @@ export const FIXTURE_PACKAGE = 'agt-fixture-mcp-server';
 
 /** `npm pack` of the fixture server into `dir`; the tarball's path. */
 export function packFixture(dir: string): string {
-  const out = execFileSync('npm', ['pack', FIXTURE_DIR, '--pack-destination', dir, '--json', '--loglevel=error'], { encoding: 'utf8' });
+  const out = execFileSync('npm', ['pack', FIXTURE_DIR, '--pack-destination', dir, '--json', '--loglevel=error'], {
+    encoding: 'utf8',
+  });
   const [info] = JSON.parse(out) as Array<{ filename: string }>;
   return join(dir, info!.filename);
 }
@@ -36,7 +38,11 @@ export async function freePort(): Promise<number> {
  * server-everything over HTTP on a free port (`streamableHttp`: `/mcp`; `sse`, the older HTTP+SSE
  * transport: `/sse`); resolves once it listens.
  */
-export async function startEverythingHttp(t: Teardown, mode: 'streamableHttp' | 'sse' = 'streamableHttp', port?: number): Promise<{ url: string; child: ChildProcess; port: number }> {
+export async function startEverythingHttp(
+  t: Teardown,
+  mode: 'streamableHttp' | 'sse' = 'streamableHttp',
+  port?: number,
+): Promise<{ url: string; child: ChildProcess; port: number }> {
   port ??= await freePort();
   const child = spawn(process.execPath, [EVERYTHING, mode], {
     env: { PATH: process.env.PATH ?? '', PORT: String(port) },

@@ -19,7 +19,10 @@ export interface MeshDaemon extends SpawnedDaemon {
 }
 
 /** Boots a daemon with the mesh; the owner identity exists (unlocked from AGT_OWNER_PASSPHRASE after a restart). */
-export async function bootMeshDaemon(t: Teardown, options: BootOptions & { meshConfig?: Record<string, unknown>; agentsDir?: string } = {}): Promise<MeshDaemon> {
+export async function bootMeshDaemon(
+  t: Teardown,
+  options: BootOptions & { meshConfig?: Record<string, unknown>; agentsDir?: string } = {},
+): Promise<MeshDaemon> {
   const { meshConfig = {}, agentsDir: given, ...boot } = options;
   const d = await runDaemon(t, {
     extensions: shippedManifest({ mesh: meshConfig }),
@@ -53,7 +56,11 @@ export function meshUrlOf(d: SpawnedDaemon): Promise<string> {
 }
 
 /** Creates (and loads) an agent; `patch` is merged into its config (JSON Merge Patch). */
-export async function createMeshAgent(d: MeshDaemon, name: string, patch: Record<string, unknown> = {}): Promise<{ id: string; did: string; filePath: string }> {
+export async function createMeshAgent(
+  d: MeshDaemon,
+  name: string,
+  patch: Record<string, unknown> = {},
+): Promise<{ id: string; did: string; filePath: string }> {
   const created = await d.request('POST', '/agents/create', { name, directory: d.agentsDir });
   if (created.status !== 201) throw new Error(`create ${name}: ${created.status} ${JSON.stringify(created.body)}`);
   const id = created.body.agentId as string;
@@ -65,7 +72,11 @@ export async function createMeshAgent(d: MeshDaemon, name: string, patch: Record
 }
 
 /** Polls `probe` until it returns something truthy (or throws after `ms`). */
-export async function eventually<T>(probe: () => Promise<T | undefined | false | null>, what: string, ms = 15_000): Promise<T> {
+export async function eventually<T>(
+  probe: () => Promise<T | undefined | false | null>,
+  what: string,
+  ms = 15_000,
+): Promise<T> {
   const until = Date.now() + ms;
   for (;;) {
     const value = await probe();
@@ -85,14 +96,33 @@ export function testKey(): { did: string; privateKey: KeyObject } {
 let counter = 0;
 
 /** An envelope from `from.did` to `to`, signed by `signer` (default `from`'s own key); `extra` joins the payload. */
-export function signedEnvelope(from: { did: string; privateKey: KeyObject }, to: string, content: string, signer: KeyObject = from.privateKey, id = `test-${process.pid}-${++counter}`, now = new Date().toISOString(), extra: Record<string, unknown> = {}) {
-  const envelope = { version: '1.0', id, timestamp: now, from: from.did, to, payload: { content, sent_at: now, ...extra } };
+export function signedEnvelope(
+  from: { did: string; privateKey: KeyObject },
+  to: string,
+  content: string,
+  signer: KeyObject = from.privateKey,
+  id = `test-${process.pid}-${++counter}`,
+  now = new Date().toISOString(),
+  extra: Record<string, unknown> = {},
+) {
+  const envelope = {
+    version: '1.0',
+    id,
+    timestamp: now,
+    from: from.did,
+    to,
+    payload: { content, sent_at: now, ...extra },
+  };
   const signature = sign(null, Buffer.from(canonicalJson(envelope), 'utf8'), signer);
   return { ...envelope, signature: formatSignature(signature) };
 }
 
 export async function postJson(url: string, body: unknown): Promise<{ status: number; body: any }> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
   const text = await response.text();
   let parsed: unknown = text;
   try {

@@ -79,5 +79,11 @@ export async function startOtlpReceiver(t: { teardown(fn: () => unknown): void }
     await new Promise((done) => server.close(done));
   };
   t.teardown(close);
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`, spans, protobufBodies, hang: (on) => void (hang = on), close };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`,
+    spans,
+    protobufBodies,
+    hang: (on) => void (hang = on),
+    close,
+  };
 }

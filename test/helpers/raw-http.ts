@@ -92,7 +92,9 @@ export function rawConnect(url: string): Promise<RawExchange> {
       let text = '';
       socket.setEncoding('utf8');
       socket.on('data', (chunk) => (text += chunk));
-      const closed = new Promise<{ text: string; ms: number }>((done) => socket.once('close', () => done({ text, ms: Date.now() - started })));
+      const closed = new Promise<{ text: string; ms: number }>((done) =>
+        socket.once('close', () => done({ text, ms: Date.now() - started })),
+      );
       socket.on('error', () => {});
       resolve({ socket, received: () => text, closed });
     });

@@ -29,7 +29,11 @@ export interface SmtpSink {
   rejectNext(code: number, message: string): void;
 }
 
-export async function startSmtpSink(t: Teardown, user = 'agent@example.test', password = 'smtp-secret'): Promise<SmtpSink> {
+export async function startSmtpSink(
+  t: Teardown,
+  user = 'agent@example.test',
+  password = 'smtp-secret',
+): Promise<SmtpSink> {
   const mails: CapturedMail[] = [];
   const waiters: Array<() => void> = [];
   const rejections: Array<{ code: number; message: string }> = [];

@@ -16,16 +16,22 @@ export interface Tap {
 }
 
 /** JSON without libsql's per-row `_metadata` (it carries timings); BLOBs as hex. */
-export const stable = (value: unknown) => JSON.stringify(value, (key, v) => (key === '_metadata' ? undefined : v instanceof ArrayBuffer ? Buffer.from(v).toString('hex') : v));
+export const stable = (value: unknown) =>
+  JSON.stringify(value, (key, v) =>
+    key === '_metadata' ? undefined : v instanceof ArrayBuffer ? Buffer.from(v).toString('hex') : v,
+  );
 
 /** Everything in the file that matters: schema, header fields and every table's rows (but `skip`). */
 export function fingerprint(path: string, skip: readonly string[] = []): string {
   const db = new Database(path, { readonly: true });
   try {
     const hash = createHash('sha256');
-    const schema = db.prepare('SELECT type, name, tbl_name, rootpage, sql FROM sqlite_master ORDER BY type, name').all() as Array<{ type: string; name: string; sql: string | null }>;
+    const schema = db
+      .prepare('SELECT type, name, tbl_name, rootpage, sql FROM sqlite_master ORDER BY type, name')
+      .all() as Array<{ type: string; name: string; sql: string | null }>;
     hash.update(stable(schema));
-    for (const pragma of ['user_version', 'application_id', 'journal_mode', 'page_size']) hash.update(stable(db.prepare(`PRAGMA ${pragma}`).get()));
+    for (const pragma of ['user_version', 'application_id', 'journal_mode', 'page_size'])
+      hash.update(stable(db.prepare(`PRAGMA ${pragma}`).get()));
     for (const table of schema.filter((o) => o.type === 'table' && !skip.includes(o.name))) {
       const rows = db.prepare(`SELECT * FROM "${table.name.replace(/"/g, '""')}"`).all();
       hash.update(table.name).update(stable(rows));
@@ -57,7 +63,11 @@ export function readFile<T>(path: string, read: (db: Database.Database) => T): T
 
 /** A table's AUTOINCREMENT counter, read from the file by the test itself (agent SQL cannot). */
 export const sequenceOf = (path: string, table: string) =>
-  readFile(path, (db) => (db.prepare('SELECT seq FROM sqlite_sequence WHERE name = ?').get(table) as { seq: number } | undefined)?.seq);
+  readFile(
+    path,
+    (db) =>
+      (db.prepare('SELECT seq FROM sqlite_sequence WHERE name = ?').get(table) as { seq: number } | undefined)?.seq,
+  );
 
 export interface Box {
   path: string;
@@ -71,19 +81,25 @@ export interface Box {
 
 export async function box(t: Tap, seed?: (db: Database.Database) => void): Promise<Box> {
   const dir = tempDir(t, 'agt-sql-');
-  const path = await createAgentFile(dir, {}, {
-    seed: (file) => {
-      file.credentials.write('api', Buffer.from('sealed-secret'), { sealed: true, length: 13 });
-      file.meta.set('mood', 'good', { actor: 'owner' });
-      file.raw.exec('CREATE TABLE local_a (id INTEGER PRIMARY KEY AUTOINCREMENT, body TEXT, n INTEGER)');
-      file.raw.exec("INSERT INTO local_a (body, n) VALUES ('one', 1), ('two', 2)");
-      if (seed) seed(file.raw.db);
+  const path = await createAgentFile(
+    dir,
+    {},
+    {
+      seed: (file) => {
+        file.credentials.write('api', Buffer.from('sealed-secret'), { sealed: true, length: 13 });
+        file.meta.set('mood', 'good', { actor: 'owner' });
+        file.raw.exec('CREATE TABLE local_a (id INTEGER PRIMARY KEY AUTOINCREMENT, body TEXT, n INTEGER)');
+        file.raw.exec("INSERT INTO local_a (body, n) VALUES ('one', 1), ('two', 2)");
+        if (seed) seed(file.raw.db);
+      },
     },
-  });
+  );
   const sandbox = new SqlSandbox(path);
   t.teardown(() => sandbox.close());
-  const call = (mode: 'query' | 'execute') => (sql: string, params: SqlCall['params'] = [], extra: Partial<SqlCall> = {}) =>
-    mode === 'query' ? sandbox.query({ sql, params, ...extra }) : sandbox.execute({ sql, params, ...extra });
+  const call =
+    (mode: 'query' | 'execute') =>
+    (sql: string, params: SqlCall['params'] = [], extra: Partial<SqlCall> = {}) =>
+      mode === 'query' ? sandbox.query({ sql, params, ...extra }) : sandbox.execute({ sql, params, ...extra });
   return {
     path,
     dir,
@@ -102,4 +118,5 @@ export async function box(t: Tap, seed?: (db: Database.Database) => void): Promi
 }
 
 /** The tool results the model saw on its last call. */
-export const toolResults = (h: { model: { readonly calls: SeenCall[] } }) => h.model.calls.at(-1)!.messages.filter((m) => m.role === 'tool') as Array<{ content: string; isError?: boolean }>;
+export const toolResults = (h: { model: { readonly calls: SeenCall[] } }) =>
+  h.model.calls.at(-1)!.messages.filter((m) => m.role === 'tool') as Array<{ content: string; isError?: boolean }>;

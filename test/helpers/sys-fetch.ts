@@ -7,7 +7,10 @@ interface Teardown {
   teardown(fn: () => unknown): void;
 }
 
-export async function hitServer(t: Teardown, handler: Parameters<typeof createServer>[1]): Promise<{ port: number; hits: string[] }> {
+export async function hitServer(
+  t: Teardown,
+  handler: Parameters<typeof createServer>[1],
+): Promise<{ port: number; hits: string[] }> {
   const hits: string[] = [];
   const srv: Server = createServer((req, res) => {
     hits.push(req.url ?? '');

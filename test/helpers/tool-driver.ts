@@ -27,7 +27,11 @@ export interface ToolDriver {
 
 const RUN = /\brun tool (\d+)\b/;
 
-export async function startToolDriver(t: Teardown, fallback: (request: RecordedRequest) => FakeReply = () => reply.text('ok'), id = 'driver'): Promise<ToolDriver> {
+export async function startToolDriver(
+  t: Teardown,
+  fallback: (request: RecordedRequest) => FakeReply = () => reply.text('ok'),
+  id = 'driver',
+): Promise<ToolDriver> {
   const pending = new Map<number, { tool: string; args: Record<string, unknown>; done(result: string): void }>();
   let counter = 0;
   const fake = await startFakeOpenAI(t, (request) => {

@@ -20,7 +20,12 @@ export const trackedManifest = (enabled = true, config: Record<string, unknown> 
  * Resolves with the first event of `type` that `match` accepts, emitted from now on; rejects after
  * `timeoutMs` naming what it waited for.
  */
-export function nextEvent<T extends EventType>(d: TestDaemon, type: T, match: (event: UmbilicalEvent<T>) => boolean = () => true, timeoutMs = 15_000): Promise<UmbilicalEvent<T>> {
+export function nextEvent<T extends EventType>(
+  d: TestDaemon,
+  type: T,
+  match: (event: UmbilicalEvent<T>) => boolean = () => true,
+  timeoutMs = 15_000,
+): Promise<UmbilicalEvent<T>> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       unsubscribe();
@@ -39,12 +44,25 @@ export function nextEvent<T extends EventType>(d: TestDaemon, type: T, match: (e
  * The same wait on a client's view of the events (`eventLog`): the first event of `type` that `match`
  * accepts, among those that arrive from the moment of the call.
  */
-export function nextLogEvent<T extends EventType>(log: EventLog, type: T, match: (event: UmbilicalEvent<T>) => boolean = () => true, timeoutMs = 15_000): Promise<UmbilicalEvent<T>> {
-  return log.waitFor((event) => event.event_type === type && match(event as UmbilicalEvent<T>), `a ${type} event`, { from: log.events.length, ms: timeoutMs }) as Promise<UmbilicalEvent<T>>;
+export function nextLogEvent<T extends EventType>(
+  log: EventLog,
+  type: T,
+  match: (event: UmbilicalEvent<T>) => boolean = () => true,
+  timeoutMs = 15_000,
+): Promise<UmbilicalEvent<T>> {
+  return log.waitFor((event) => event.event_type === type && match(event as UmbilicalEvent<T>), `a ${type} event`, {
+    from: log.events.length,
+    ms: timeoutMs,
+  }) as Promise<UmbilicalEvent<T>>;
 }
 
 /** Writes an agent file and marks it reviewed on `d` (through the API). */
-export async function reviewedAgentFile(d: DaemonClient, dir: string, config: Partial<AgentConfig>, fileName?: string): Promise<string> {
+export async function reviewedAgentFile(
+  d: DaemonClient,
+  dir: string,
+  config: Partial<AgentConfig>,
+  fileName?: string,
+): Promise<string> {
   const path = await createAgentFile(dir, config, fileName ? { fileName } : {});
   const accepted = await d.request('POST', '/agents/review/accept', { filePath: path });
   if (accepted.status !== 200) throw new Error(`review accept: ${JSON.stringify(accepted.body)}`);

@@ -66,8 +66,18 @@ export interface Agtd {
 }
 
 /** Starts `bin/agtd.mjs` on `dataDir`; `onLine` sees each stdout line as it comes (before the listening line too). */
-export function startAgtd(t: Tap, dataDir: string, manifest: unknown, env: Record<string, string> = {}, onLine?: (line: string, child: ChildProcess) => void): { child: ChildProcess; ready: Promise<Agtd> } {
-  const prepared = prepareEnv(t, { dataDir, extensions: manifest as BootOptions['extensions'], env: { AGT_LOG_LEVEL: 'warn', AGT_LOG_FORMAT: 'json', ...env } });
+export function startAgtd(
+  t: Tap,
+  dataDir: string,
+  manifest: unknown,
+  env: Record<string, string> = {},
+  onLine?: (line: string, child: ChildProcess) => void,
+): { child: ChildProcess; ready: Promise<Agtd> } {
+  const prepared = prepareEnv(t, {
+    dataDir,
+    extensions: manifest as BootOptions['extensions'],
+    env: { AGT_LOG_LEVEL: 'warn', AGT_LOG_FORMAT: 'json', ...env },
+  });
   const child = spawn(process.execPath, [join(ROOT, 'bin/agtd.mjs')], {
     env: prepared.env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -86,7 +96,9 @@ export function startAgtd(t: Tap, dataDir: string, manifest: unknown, env: Recor
     }
   });
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => child.once('exit', (code, signal) => done({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
+    child.once('exit', (code, signal) => done({ code, signal })),
+  );
   t.teardown(async () => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGKILL');
@@ -134,7 +146,12 @@ export interface KillRunResult {
   lastStderr: string;
 }
 
-const PROVIDERS = { name: 'providers', module: join(ROOT, 'extensions/providers/index.ts'), enabled: true, config: { maxRetries: 0, retryBaseMs: 10, retryMaxMs: 20 } };
+const PROVIDERS = {
+  name: 'providers',
+  module: join(ROOT, 'extensions/providers/index.ts'),
+  enabled: true,
+  config: { maxRetries: 0, retryBaseMs: 10, retryMaxMs: 20 },
+};
 
 /**
  * The kill run: three agents (two under load, one whose model never answers, so a turn is always
@@ -149,16 +166,21 @@ export async function killRun(t: Tap, options: KillRunOptions): Promise<KillRunR
     const system = String(messages.find((m) => m.role === 'system')?.content ?? '');
     if (system.includes('staller')) return reply.stall();
     const r = rnd();
-    if (messages.at(-1)?.role !== 'tool' && r < 0.25) return reply.toolCalls([{ name: 'say', args: { text: 'working on it' } }]);
+    if (messages.at(-1)?.role !== 'tool' && r < 0.25)
+      return reply.toolCalls([{ name: 'say', args: { text: 'working on it' } }]);
     return reply.text('fine, all done with that one now', { chunkDelayMs: 2 + Math.floor(rnd() * 6) });
   };
   const fake = await startFakeOpenAI(t, script);
   const dataDir = tempDir(t, 'agt-ends-data-');
-  writeFileSync(join(dataDir, 'settings.json'), JSON.stringify({ providers: [{ id: 'local', type: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl }] }));
+  writeFileSync(
+    join(dataDir, 'settings.json'),
+    JSON.stringify({ providers: [{ id: 'local', type: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl }] }),
+  );
   const agentsDir = tempDir(t, 'agt-ends-agents-');
   const names = ['alpha', 'beta', 'staller'] as const;
   const files: string[] = [];
-  for (const name of names) files.push(await createAgentFile(agentsDir, { name, instructions: `You are the ${name} agent.` }));
+  for (const name of names)
+    files.push(await createAgentFile(agentsDir, { name, instructions: `You are the ${name} agent.` }));
 
   const accepted = new Map<string, { agent: string; lifetime: number }>();
   const ends = new Map<string, Array<{ lifetime: number; event: Frame['event'] }>>();
@@ -174,12 +196,19 @@ export async function killRun(t: Tap, options: KillRunOptions): Promise<KillRunR
     const d = await startAgtd(t, dataDir, { extensions: [PROVIDERS] }, last ? { AGT_LOG_LEVEL: 'info' } : {}).ready;
     const auth = { authorization: `Bearer ${d.token}` };
     const post = async (path: string, body: unknown) => {
-      const res = await fetch(d.url + path, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await fetch(d.url + path, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       const text = await res.text();
       return { status: res.status, body: text ? JSON.parse(text) : undefined };
     };
     // The stream of the previous lifetime resumes here: another epoch, so the whole buffer is replayed.
-    const stream: SseStream = await openSse(`${d.url}/events${epoch ? `?since=${lastCursor}&epoch=${epoch}` : ''}`, auth);
+    const stream: SseStream = await openSse(
+      `${d.url}/events${epoch ? `?since=${lastCursor}&epoch=${epoch}` : ''}`,
+      auth,
+    );
     const frames: Frame[] = [];
     let seen = 0;
     const take = () => {
@@ -204,9 +233,13 @@ export async function killRun(t: Tap, options: KillRunOptions): Promise<KillRunR
       if (loaded.status !== 200) throw new Error(`load failed: ${loaded.status} ${JSON.stringify(loaded.body)}`);
       ids.push(loaded.body.id);
     }
-    const open = (agent: string) => [...accepted].filter(([turnId, info]) => info.agent === agent && !ends.has(turnId)).length;
+    const open = (agent: string) =>
+      [...accepted].filter(([turnId, info]) => info.agent === agent && !ends.has(turnId)).length;
     const send = async (agent: string, kind: 'chat' | 'trigger', n: number) => {
-      const res = kind === 'chat' ? await post(`/agents/${agent}/chat`, { text: `chat ${lifetime}.${n}` }) : await post(`/agents/${agent}/trigger`, { type: 'inbox', data: { text: `dispatch ${lifetime}.${n}` } });
+      const res =
+        kind === 'chat'
+          ? await post(`/agents/${agent}/chat`, { text: `chat ${lifetime}.${n}` })
+          : await post(`/agents/${agent}/trigger`, { type: 'inbox', data: { text: `dispatch ${lifetime}.${n}` } });
       if (res.status === 202) accepted.set(res.body.turnId, { agent, lifetime });
       return res.status;
     };
@@ -229,22 +262,45 @@ export async function killRun(t: Tap, options: KillRunOptions): Promise<KillRunR
 
     if (last) {
       // Drain: every accepted turn ends (recovered work runs, cut-short turns are announced).
-      await until(() => (take(), [...accepted.keys()].every((turnId) => ends.has(turnId))), 'every accepted turn ended', 60_000);
+      await until(
+        () => (take(), [...accepted.keys()].every((turnId) => ends.has(turnId))),
+        'every accepted turn ended',
+        60_000,
+      );
       d.child.kill('SIGTERM');
       const exit = await d.exited;
       if (exit.code !== 0) throw new Error(`the last daemon exited ${exit.code} ${exit.signal}`);
       await stream.ended;
       take();
       stream.close();
-      const restarted = [...ends.values()].filter((list) => list.some((end) => end.event.payload?.code === 'daemon_restart')).length;
-      return { accepted, ends, signals, unendedAtSigterm, unloaded, restarted, lifetimes: lifetime + 1, dataDir, files, lastStderr: d.err() };
+      const restarted = [...ends.values()].filter((list) =>
+        list.some((end) => end.event.payload?.code === 'daemon_restart'),
+      ).length;
+      return {
+        accepted,
+        ends,
+        signals,
+        unendedAtSigterm,
+        unloaded,
+        restarted,
+        lifetimes: lifetime + 1,
+        dataDir,
+        files,
+        lastStderr: d.err(),
+      };
     }
 
     // A random moment: after a random number of frames, plus a random instant.
     const target = 20 + Math.floor(rnd() * 120);
-    await until(() => take().length >= target && frames.some((f) => f.event.event_type === 'turn.started' && f.event.agent_id === ids[2]), `${target} frames in lifetime ${lifetime}`);
+    await until(
+      () =>
+        take().length >= target &&
+        frames.some((f) => f.event.event_type === 'turn.started' && f.event.agent_id === ids[2]),
+      `${target} frames in lifetime ${lifetime}`,
+    );
     await sleep(Math.floor(rnd() * 40));
-    const signal: NodeJS.Signals = lifetime === 0 ? 'SIGTERM' : lifetime === 1 ? 'SIGKILL' : rnd() < 0.5 ? 'SIGTERM' : 'SIGKILL';
+    const signal: NodeJS.Signals =
+      lifetime === 0 ? 'SIGTERM' : lifetime === 1 ? 'SIGKILL' : rnd() < 0.5 ? 'SIGTERM' : 'SIGKILL';
     signals.push(signal);
     d.child.kill(signal);
     const exit = await d.exited;
@@ -257,8 +313,12 @@ export async function killRun(t: Tap, options: KillRunOptions): Promise<KillRunR
       if (exit.code !== 0) throw new Error(`SIGTERM: exit ${exit.code} ${exit.signal}: ${d.err().slice(-2000)}`);
       // Every turn that started in this lifetime ended on its stream before the stream closed.
       const endedHere = new Set(frames.flatMap((f) => endedBy(f.event)));
-      for (const f of frames) if (f.event.event_type === 'turn.started' && !endedHere.has(f.event.turn_id!)) unendedAtSigterm.push(f.event.turn_id!);
-      unloaded += frames.filter((f) => f.event.event_type === 'agent.error' && f.event.payload.code === 'unloaded').length;
+      for (const f of frames)
+        if (f.event.event_type === 'turn.started' && !endedHere.has(f.event.turn_id!))
+          unendedAtSigterm.push(f.event.turn_id!);
+      unloaded += frames.filter(
+        (f) => f.event.event_type === 'agent.error' && f.event.payload.code === 'unloaded',
+      ).length;
     }
   }
   throw new Error('unreachable');

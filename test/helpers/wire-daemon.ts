@@ -49,19 +49,29 @@ export function endsTurn(event: UmbilicalEvent, turnId: string): boolean {
  * `script`: what the fake server plays instead of the WireModel's steps (a test's own model).
  * `providers`: more app providers next to `local` (e.g. a second fake server the owner configured).
  */
-export async function wireDaemon(t: Teardown, options: BootOptions & { script?: FakeScript; providers?: Array<Record<string, unknown>> } = {}): Promise<WireDaemon> {
+export async function wireDaemon(
+  t: Teardown,
+  options: BootOptions & { script?: FakeScript; providers?: Array<Record<string, unknown>> } = {},
+): Promise<WireDaemon> {
   const { script, providers = [], ...boot } = options;
   const model = new WireModel();
   const fake = await startFakeOpenAI(t, script ?? model.script);
   const d = await runDaemon(t, {
     extensions: shippedManifest({ providers: { maxRetries: 0 } }),
     ...boot,
-    settings: { ...boot.settings, providers: [{ id: WIRE_PROVIDER_ID, type: 'openai-compatible', name: 'Fake OpenAI', baseUrl: fake.baseUrl }, ...providers] },
+    settings: {
+      ...boot.settings,
+      providers: [
+        { id: WIRE_PROVIDER_ID, type: 'openai-compatible', name: 'Fake OpenAI', baseUrl: fake.baseUrl },
+        ...providers,
+      ],
+    },
   });
   if (!d.url) throw new Error(`the daemon did not start: ${d.stderr()}`);
   const log = await eventLog(t, d);
   const dir = tempDir(t, 'agt-wire-agents-');
-  const waitFor: WireDaemon['waitFor'] = (match, what = 'event', ms) => log.waitFor(match, what, ms === undefined ? {} : { ms });
+  const waitFor: WireDaemon['waitFor'] = (match, what = 'event', ms) =>
+    log.waitFor(match, what, ms === undefined ? {} : { ms });
   return {
     d,
     model,
@@ -70,7 +80,8 @@ export async function wireDaemon(t: Teardown, options: BootOptions & { script?: 
     dir,
     agent: (config = {}, files = {}) => loadNewAgent(d, dir, config, files),
     waitFor,
-    of: (type, agentId) => log.events.filter((e) => e.event_type === type && (agentId === undefined || e.agent_id === agentId)) as never,
+    of: (type, agentId) =>
+      log.events.filter((e) => e.event_type === type && (agentId === undefined || e.agent_id === agentId)) as never,
     ended: (turnId) => waitFor((e) => endsTurn(e, turnId), `the end of turn ${turnId}`),
   };
 }
@@ -79,7 +90,8 @@ export async function wireDaemon(t: Teardown, options: BootOptions & { script?: 
 export async function modelCalls(h: WireDaemon, count: number, ms = 15_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (h.fake.chatRequests().length < count) {
-    if (Date.now() > deadline) throw new Error(`failsafe: ${h.fake.chatRequests().length} of ${count} model calls within ${ms} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`failsafe: ${h.fake.chatRequests().length} of ${count} model calls within ${ms} ms`);
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }

@@ -19,64 +19,95 @@ export default defineExtension({
   register(ctx) {
     const greetings: Array<{ id: number; text: string }> = [];
 
-    ctx.http.get('/', {
-      schema: {
-        tags: ['Hello'], summary: 'List greetings',
-        response: { 200: Type.Object({ greeting: Type.String(), greetings: Type.Array(Greeting) }), ...errorResponses() },
+    ctx.http.get(
+      '/',
+      {
+        schema: {
+          tags: ['Hello'],
+          summary: 'List greetings',
+          response: {
+            200: Type.Object({ greeting: Type.String(), greetings: Type.Array(Greeting) }),
+            ...errorResponses(),
+          },
+        },
       },
-    }, async () => ({ greeting: ctx.config.greeting, greetings }));
+      async () => ({ greeting: ctx.config.greeting, greetings }),
+    );
 
-    ctx.http.post('/greetings', {
-      schema: {
-        tags: ['Hello'], summary: 'Add a greeting',
-        body: Type.Object({ text: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
-        response: { 201: Greeting, ...errorResponses() },
+    ctx.http.post(
+      '/greetings',
+      {
+        schema: {
+          tags: ['Hello'],
+          summary: 'Add a greeting',
+          body: Type.Object({ text: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
+          response: { 201: Greeting, ...errorResponses() },
+        },
       },
-    }, async (request, reply) => {
-      const greeting = { id: greetings.length + 1, text: request.body.text };
-      greetings.push(greeting);
-      ctx.logger.info({ id: greeting.id }, 'greeting added');
-      return reply.status(201).send(greeting);
-    });
+      async (request, reply) => {
+        const greeting = { id: greetings.length + 1, text: request.body.text };
+        greetings.push(greeting);
+        ctx.logger.info({ id: greeting.id }, 'greeting added');
+        return reply.status(201).send(greeting);
+      },
+    );
 
-    ctx.http.get('/greetings/:id', {
-      schema: {
-        tags: ['Hello'], summary: 'Read one greeting',
-        params: Type.Object({ id: Type.Integer({ minimum: 1 }) }),
-        response: { 200: Greeting, ...errorResponses(404) },
+    ctx.http.get(
+      '/greetings/:id',
+      {
+        schema: {
+          tags: ['Hello'],
+          summary: 'Read one greeting',
+          params: Type.Object({ id: Type.Integer({ minimum: 1 }) }),
+          response: { 200: Greeting, ...errorResponses(404) },
+        },
       },
-    }, async (request) => {
-      const greeting = greetings.find((g) => g.id === request.params.id);
-      // Coded errors become {error, code} bodies with the code's status (404 here).
-      if (!greeting) throw new AgtError('not_found', `no greeting ${request.params.id}`);
-      return greeting;
-    });
+      async (request) => {
+        const greeting = greetings.find((g) => g.id === request.params.id);
+        // Coded errors become {error, code} bodies with the code's status (404 here).
+        if (!greeting) throw new AgtError('not_found', `no greeting ${request.params.id}`);
+        return greeting;
+      },
+    );
 
-    ctx.agentHttp!.get('/', {
-      schema: {
-        tags: ['Hello'], summary: 'Greet one agent',
-        params: Type.Object({ id: Type.String() }),
-        response: { 200: Type.Object({ agentId: Type.String(), greeting: Type.String() }), ...errorResponses(404) },
+    ctx.agentHttp!.get(
+      '/',
+      {
+        schema: {
+          tags: ['Hello'],
+          summary: 'Greet one agent',
+          params: Type.Object({ id: Type.String() }),
+          response: { 200: Type.Object({ agentId: Type.String(), greeting: Type.String() }), ...errorResponses(404) },
+        },
       },
-    }, async (request) => {
-      const agent = ctx.agents.find(request.params.id);
-      if (!agent) throw new AgtError('not_found', `no loaded agent ${request.params.id}`);
-      return { agentId: agent.id, greeting: `${ctx.config.greeting}, ${agent.name}` };
-    });
+      async (request) => {
+        const agent = ctx.agents.find(request.params.id);
+        if (!agent) throw new AgtError('not_found', `no loaded agent ${request.params.id}`);
+        return { agentId: agent.id, greeting: `${ctx.config.greeting}, ${agent.name}` };
+      },
+    );
 
     // A tool offered to every agent (built-in tool names always win).
     ctx.contribute.tools({
-      toolsFor: () => [{
-        name: 'hello_say', description: 'Says the configured greeting', source: `ext:${ctx.name}`,
-        inputSchema: { type: 'object', properties: {} },
-        run: async () => ({ content: ctx.config.greeting }),
-      }],
+      toolsFor: () => [
+        {
+          name: 'hello_say',
+          description: 'Says the configured greeting',
+          source: `ext:${ctx.name}`,
+          inputSchema: { type: 'object', properties: {} },
+          run: async () => ({ content: ctx.config.greeting }),
+        },
+      ],
     });
 
     const timer = setInterval(() => ctx.logger.debug({ count: greetings.length }, 'still here'), 60_000);
     return {
-      start() { ctx.logger.info('hello started'); },
-      stop() { clearInterval(timer); }, // release every timer, socket and child process
+      start() {
+        ctx.logger.info('hello started');
+      },
+      stop() {
+        clearInterval(timer);
+      }, // release every timer, socket and child process
     };
   },
 });

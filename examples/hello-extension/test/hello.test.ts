@@ -32,7 +32,10 @@ t.test('routes, agent route and tool, against fake kernel services', async (t) =
   const [say] = await tools!.toolsFor('a1');
   t.equal(say!.name, 'hello_say');
   t.same(await say!.run({}, {} as never), { content: 'hey' });
-  t.ok(ext.logs.some((line) => line.msg === 'greeting added' && line.bindings.extension === 'hello'), 'logged through ctx.logger');
+  t.ok(
+    ext.logs.some((line) => line.msg === 'greeting added' && line.bindings.extension === 'hello'),
+    'logged through ctx.logger',
+  );
 });
 
 t.test('the default greeting comes from the options schema; a bad config fails it with 503s', async (t) => {
@@ -50,10 +53,16 @@ t.test('the default greeting comes from the options schema; a bad config fails i
 
 t.test('inside the real daemon', async (t) => {
   const daemon = await startTestDaemon({
-    extensions: [{ module: fileURLToPath(new URL('../src/index.ts', import.meta.url)), config: { greeting: 'hello there' } }],
+    extensions: [
+      { module: fileURLToPath(new URL('../src/index.ts', import.meta.url)), config: { greeting: 'hello there' } },
+    ],
   });
   t.teardown(daemon.stop);
-  t.match((await daemon.request('GET', '/runtime/extensions/hello')).body, { name: 'hello', state: 'started', error: null });
+  t.match((await daemon.request('GET', '/runtime/extensions/hello')).body, {
+    name: 'hello',
+    state: 'started',
+    error: null,
+  });
   t.same((await daemon.request('GET', '/hello')).body, { greeting: 'hello there', greetings: [] });
   t.equal((await daemon.request('POST', '/hello/greetings', { text: 'hi' })).status, 201);
   t.equal((await daemon.request('GET', '/hello/greetings/9')).body.code, 'not_found');

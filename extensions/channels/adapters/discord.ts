@@ -8,7 +8,16 @@
  * `adapter:discord:DISCORD_BOT_TOKEN`. Owner option `api` (a REST base such as `http://127.0.0.1:8080/api`).
  */
 import type { Client as DiscordClient, Message } from 'discord.js';
-import { AdapterConnectError, AdapterSendError, type AdapterHost, type AdapterInbound, type AdapterOutbound, type AdapterType, type ChannelAdapter, type InboundAttachment } from '../adapter.js';
+import {
+  AdapterConnectError,
+  AdapterSendError,
+  type AdapterHost,
+  type AdapterInbound,
+  type AdapterOutbound,
+  type AdapterType,
+  type ChannelAdapter,
+  type InboundAttachment,
+} from '../adapter.js';
 import { fetchLimited } from './download.js';
 import { ownerServerUrl } from './server-url.js';
 import { networkCause } from './network-cause.js';
@@ -33,7 +42,12 @@ class DiscordAdapter implements ChannelAdapter {
     const discord = (this.discord = await import('discord.js'));
     const { Client, Events, GatewayIntentBits, Partials } = discord;
     const client = new Client({
-      intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.DirectMessages, GatewayIntentBits.MessageContent],
+      intents: [
+        GatewayIntentBits.Guilds,
+        GatewayIntentBits.GuildMessages,
+        GatewayIntentBits.DirectMessages,
+        GatewayIntentBits.MessageContent,
+      ],
       partials: [Partials.Channel],
       rest: { api: this.api, rejectOnRateLimit: () => true, retries: 0 },
     });
@@ -45,7 +59,10 @@ class DiscordAdapter implements ChannelAdapter {
     client.on(Events.Error, (error) => this.host.logger.debug({ err: describe(error) }, 'discord client error'));
     let timer: NodeJS.Timeout | undefined;
     const ready = new Promise<void>((resolve, reject) => {
-      timer = setTimeout(() => reject(new Error(`the gateway sent no READY within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
+      timer = setTimeout(
+        () => reject(new Error(`the gateway sent no READY within ${READY_TIMEOUT_MS} ms`)),
+        READY_TIMEOUT_MS,
+      );
       client.once(Events.ClientReady, () => resolve());
     });
     ready.catch(() => undefined);
@@ -84,7 +101,7 @@ class DiscordAdapter implements ChannelAdapter {
     const me = this.client?.user;
     if (!me || message.author.id === me.id || message.author.bot || message.system) return undefined;
     const dm = message.guildId === null;
-    const mentioned = message.mentions.users.has(me.id) || (message.mentions.repliedUser?.id === me.id);
+    const mentioned = message.mentions.users.has(me.id) || message.mentions.repliedUser?.id === me.id;
     return {
       messageId: message.id,
       chatId: message.channelId,
@@ -93,15 +110,17 @@ class DiscordAdapter implements ChannelAdapter {
       mentioned,
       ...(message.reference?.messageId ? { replyToId: message.reference.messageId } : {}),
       text: message.content,
-      attachments: [...message.attachments.values()].map((file, index): InboundAttachment => ({
-        name: file.name ?? `attachment-${index + 1}`,
-        mimeType: file.contentType ?? null,
-        size: typeof file.size === 'number' ? file.size : null,
-        fetch: async (max) => {
-          if (!this.trustedFileUrl(file.url)) throw new Error('the attachment URL is not on a Discord host');
-          return fetchLimited(file.url, max);
-        },
-      })),
+      attachments: [...message.attachments.values()].map(
+        (file, index): InboundAttachment => ({
+          name: file.name ?? `attachment-${index + 1}`,
+          mimeType: file.contentType ?? null,
+          size: typeof file.size === 'number' ? file.size : null,
+          fetch: async (max) => {
+            if (!this.trustedFileUrl(file.url)) throw new Error('the attachment URL is not on a Discord host');
+            return fetchLimited(file.url, max);
+          },
+        }),
+      ),
       extra: { ...(message.guildId ? { guild_id: message.guildId } : {}) },
     };
   }
@@ -110,7 +129,9 @@ class DiscordAdapter implements ChannelAdapter {
     try {
       const url = new URL(raw);
       if (url.origin === new URL(this.api).origin) return true;
-      return url.protocol === 'https:' && (url.hostname === 'cdn.discordapp.com' || url.hostname === 'media.discordapp.net');
+      return (
+        url.protocol === 'https:' && (url.hostname === 'cdn.discordapp.com' || url.hostname === 'media.discordapp.net')
+      );
     } catch {
       return false;
     }
@@ -122,9 +143,14 @@ class DiscordAdapter implements ChannelAdapter {
     if (!client) return;
     // A shard between reconnect attempts makes one more after its pause even once destroyed (and the
     // destroyed client no longer lists it): stop its reconnects first, then close.
-    const gateway = (client.ws as unknown as { _ws?: { strategy?: { shards?: Map<number, { internalConnect(): Promise<void> }> } } })._ws;
+    const gateway = (
+      client.ws as unknown as { _ws?: { strategy?: { shards?: Map<number, { internalConnect(): Promise<void> }> } } }
+    )._ws;
     for (const shard of gateway?.strategy?.shards?.values() ?? []) shard.internalConnect = async () => {};
-    await Promise.race([client.destroy().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 3000).unref())]);
+    await Promise.race([
+      client.destroy().catch(() => undefined),
+      new Promise((resolve) => setTimeout(resolve, 3000).unref()),
+    ]);
   }
 
   async send(message: AdapterOutbound): Promise<{ messageId: string }> {
@@ -136,20 +162,29 @@ class DiscordAdapter implements ChannelAdapter {
         body: {
           content: message.text,
           allowed_mentions: { parse: [] },
-          ...(message.replyToId ? { message_reference: { message_id: message.replyToId, fail_if_not_exists: false } } : {}),
+          ...(message.replyToId
+            ? { message_reference: { message_id: message.replyToId, fail_if_not_exists: false } }
+            : {}),
         },
       })) as { id?: string };
       return { messageId: String(sent.id ?? '') };
     } catch (error) {
-      if (error instanceof discord.RateLimitError) throw new AdapterSendError('rate limited', { statusCode: 429, retryAfterMs: error.retryAfter });
-      if (error instanceof discord.DiscordAPIError) throw new AdapterSendError(`Discord refused: ${describe(error)}`, { statusCode: error.status, permanent: error.status < 500 });
+      if (error instanceof discord.RateLimitError)
+        throw new AdapterSendError('rate limited', { statusCode: 429, retryAfterMs: error.retryAfter });
+      if (error instanceof discord.DiscordAPIError)
+        throw new AdapterSendError(`Discord refused: ${describe(error)}`, {
+          statusCode: error.status,
+          permanent: error.status < 500,
+        });
       throw new Error(describe(error));
     }
   }
 }
 
 function describe(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).replace(/[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{20,}/g, '[redacted]').slice(0, 300);
+  return (error instanceof Error ? error.message : String(error))
+    .replace(/[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{20,}/g, '[redacted]')
+    .slice(0, 300);
 }
 
 export const discordAdapter: AdapterType = {

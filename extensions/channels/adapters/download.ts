@@ -8,7 +8,12 @@ export class TooLarge extends Error {
   }
 }
 
-export async function fetchLimited(url: string, maxBytes: number, headers: Record<string, string> = {}, timeoutMs = 60_000): Promise<Uint8Array> {
+export async function fetchLimited(
+  url: string,
+  maxBytes: number,
+  headers: Record<string, string> = {},
+  timeoutMs = 60_000,
+): Promise<Uint8Array> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new Error(`download timed out after ${timeoutMs} ms`)), timeoutMs);
   try {

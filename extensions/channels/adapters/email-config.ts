@@ -17,7 +17,12 @@ const User = Type.String({ minLength: 1, maxLength: 320, description: 'login nam
 
 export const EmailConfigSchema = Type.Object(
   {
-    address: Type.String({ minLength: 3, maxLength: 320, pattern: '^[^\\s@<>]+@[^\\s@<>]+$', description: "the agent's mail address (From of what it sends)" }),
+    address: Type.String({
+      minLength: 3,
+      maxLength: 320,
+      pattern: '^[^\\s@<>]+@[^\\s@<>]+$',
+      description: "the agent's mail address (From of what it sends)",
+    }),
     name: Type.Optional(Type.String({ maxLength: 200, description: 'display name of From' })),
     imap: Type.Object(
       {
@@ -38,8 +43,16 @@ export const EmailConfigSchema = Type.Object(
       },
       { additionalProperties: false },
     ),
-    idle: Type.Optional(Type.Boolean({ description: 'wait for new mail with IMAP IDLE (default true); polling runs either way' })),
-    poll_interval_ms: Type.Optional(Type.Integer({ minimum: 1000, maximum: 86_400_000, description: 'how often to look for new mail besides IDLE (default 60000)' })),
+    idle: Type.Optional(
+      Type.Boolean({ description: 'wait for new mail with IMAP IDLE (default true); polling runs either way' }),
+    ),
+    poll_interval_ms: Type.Optional(
+      Type.Integer({
+        minimum: 1000,
+        maximum: 86_400_000,
+        description: 'how often to look for new mail besides IDLE (default 60000)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -73,7 +86,8 @@ export const EMAIL_CREDENTIALS = {
 export function emailSettings(config: unknown): EmailSettings {
   const input = assertValid(EmailConfigSchema, config ?? {}, 'adapters.email.config');
   const imapSecurity = input.imap.security ?? (input.imap.port === 143 ? 'starttls' : 'tls');
-  const smtpSecurity = input.smtp.security ?? (input.smtp.port === 465 || input.smtp.port === undefined ? 'tls' : 'starttls');
+  const smtpSecurity =
+    input.smtp.security ?? (input.smtp.port === 465 || input.smtp.port === undefined ? 'tls' : 'starttls');
   return {
     address: input.address,
     ...(input.name ? { name: input.name } : {}),

@@ -12,7 +12,15 @@ import type { ImapFlow, MessageStructureObject } from 'imapflow';
 import type { Readable } from 'node:stream';
 import type { Logger } from '@agt/contracts';
 import type { EmailSettings } from './email-config.js';
-import { decodedSize, headerValue, messageIds, messageParts, safeFilename, threadRoot, type PartRef } from './email-mime.js';
+import {
+  decodedSize,
+  headerValue,
+  messageIds,
+  messageParts,
+  safeFilename,
+  threadRoot,
+  type PartRef,
+} from './email-mime.js';
 
 /**
  * Mails taken per pass, oldest first: a mailbox with thousands unseen is worked through in batches
@@ -137,7 +145,10 @@ export class ImapInbox {
     if (!client) return;
     let timer: NodeJS.Timeout | undefined;
     try {
-      await Promise.race([client.logout().catch(() => {}), new Promise((resolve) => (timer = setTimeout(resolve, 2000)))]);
+      await Promise.race([
+        client.logout().catch(() => {}),
+        new Promise((resolve) => (timer = setTimeout(resolve, 2000))),
+      ]);
     } finally {
       clearTimeout(timer);
       client.close();
@@ -182,7 +193,10 @@ export class ImapInbox {
           if (!mail) continue;
           await this.options.onMail(mail);
         } catch (error) {
-          this.options.logger.warn({ err: (error as Error).message, uid }, 'email: a message was not taken; it stays unseen');
+          this.options.logger.warn(
+            { err: (error as Error).message, uid },
+            'email: a message was not taken; it stays unseen',
+          );
           continue;
         }
         await client.messageFlagsAdd(String(uid), ['\\Seen'], { uid: true });
@@ -196,11 +210,17 @@ export class ImapInbox {
   }
 
   private async read(client: ImapFlow, uid: number): Promise<InboundMail | undefined> {
-    const message = await client.fetchOne(String(uid), { envelope: true, bodyStructure: true, headers: HEADERS }, { uid: true });
+    const message = await client.fetchOne(
+      String(uid),
+      { envelope: true, bodyStructure: true, headers: HEADERS },
+      { uid: true },
+    );
     if (!message) return undefined;
     const envelope = message.envelope;
     const headers = message.headers;
-    const messageId = messageIds(headerValue(headers, 'message-id') ?? envelope?.messageId)[0] ?? `<uid-${uid}.${String(client.mailbox && client.mailbox.uidValidity)}@${this.options.settings.imap.host}>`;
+    const messageId =
+      messageIds(headerValue(headers, 'message-id') ?? envelope?.messageId)[0] ??
+      `<uid-${uid}.${String(client.mailbox && client.mailbox.uidValidity)}@${this.options.settings.imap.host}>`;
     const inReplyTo = messageIds(headerValue(headers, 'in-reply-to') ?? envelope?.inReplyTo);
     const references = messageIds(headerValue(headers, 'references'));
     const auto = (headerValue(headers, 'auto-submitted') ?? 'no').toLowerCase();
@@ -221,7 +241,12 @@ export class ImapInbox {
     };
   }
 
-  private async text(client: ImapFlow, uid: number, plain: PartRef | undefined, html: PartRef | undefined): Promise<string> {
+  private async text(
+    client: ImapFlow,
+    uid: number,
+    plain: PartRef | undefined,
+    html: PartRef | undefined,
+  ): Promise<string> {
     const part = plain ?? html;
     if (!part) return '';
     const download = await client.download(String(uid), part.part, { uid: true, maxBytes: MAX_TEXT_BYTES * 4 });
@@ -238,7 +263,11 @@ export class ImapInbox {
       mimeType: ref.type,
       size: decodedSize(ref),
       fetch: async (maxBytes: number) => {
-        const download = await client.download(String(uid), ref.part, { uid: true, decodeText: false, maxBytes: maxBytes + 1 });
+        const download = await client.download(String(uid), ref.part, {
+          uid: true,
+          decodeText: false,
+          maxBytes: maxBytes + 1,
+        });
         if (!download.content) throw new Error(`part ${ref.part} of the mail is gone`);
         const { data, cut } = await readAll(download.content, maxBytes + 1);
         if (cut || data.length > maxBytes) throw new Error(`exceeds the limit of ${maxBytes} bytes`);
@@ -259,7 +288,11 @@ export class ImapInbox {
       const found = await client.search({ header: { 'message-id': messageId } }, { uid: true });
       const uid = (found || []).at(-1);
       if (uid === undefined) return undefined;
-      const message = await client.fetchOne(String(uid), { envelope: true, headers: ['references', 'in-reply-to'] }, { uid: true });
+      const message = await client.fetchOne(
+        String(uid),
+        { envelope: true, headers: ['references', 'in-reply-to'] },
+        { uid: true },
+      );
       if (!message) return undefined;
       const references = messageIds(headerValue(message.headers, 'references'));
       return {

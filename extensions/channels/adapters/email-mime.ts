@@ -134,6 +134,9 @@ export function threadRoot(messageId: string, references: string[], inReplyTo: s
  */
 export function outboundMessageId(agentId: string, outboxId: number, fromAddress: string, chunk = 0): string {
   const domain = fromAddress.includes('@') ? fromAddress.slice(fromAddress.lastIndexOf('@') + 1) : 'agt.invalid';
-  const local = `${agentId}.${outboxId}${chunk > 0 ? `.${chunk}` : ''}`.replace(/[^A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]/g, '-');
+  const local = `${agentId}.${outboxId}${chunk > 0 ? `.${chunk}` : ''}`.replace(
+    /[^A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]/g,
+    '-',
+  );
   return `<agt.${local}@${domain.replace(/[^A-Za-z0-9.-]/g, '-') || 'agt.invalid'}>`;
 }

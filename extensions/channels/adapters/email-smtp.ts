@@ -43,8 +43,12 @@ export function classifySmtpError(error: unknown, password: string): SmtpSendErr
   if (password.length >= 4) message = message.split(password).join('[redacted]');
   const code = typeof e?.responseCode === 'number' ? e.responseCode : undefined;
   if (e?.code === 'EAUTH') return new SmtpSendError(`the SMTP server refused the login: ${message}`, false, code);
-  if (code !== undefined) return new SmtpSendError(`the SMTP server answered ${code}: ${message}`, code >= 400 && code < 500, code);
-  return new SmtpSendError(`sending mail failed: ${message}`, NETWORK_CODES.has(e?.code ?? '') || e?.code === undefined);
+  if (code !== undefined)
+    return new SmtpSendError(`the SMTP server answered ${code}: ${message}`, code >= 400 && code < 500, code);
+  return new SmtpSendError(
+    `sending mail failed: ${message}`,
+    NETWORK_CODES.has(e?.code ?? '') || e?.code === undefined,
+  );
 }
 
 export class SmtpOutbox {

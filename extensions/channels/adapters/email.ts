@@ -14,7 +14,15 @@
  * config. A host not listed (any host, while the list is empty) is a permanent connect error, and the
  * password is never read for it.
  */
-import { AdapterConnectError, AdapterSendError, type AdapterHost, type AdapterInbound, type AdapterOutbound, type AdapterType, type ChannelAdapter } from '../adapter.js';
+import {
+  AdapterConnectError,
+  AdapterSendError,
+  type AdapterHost,
+  type AdapterInbound,
+  type AdapterOutbound,
+  type AdapterType,
+  type ChannelAdapter,
+} from '../adapter.js';
 import { EmailConfigSchema, emailSettings, type EmailSettings } from './email-config.js';
 import { ImapInbox, type InboundMail } from './email-imap.js';
 import { SmtpOutbox } from './email-smtp.js';
@@ -67,7 +75,9 @@ class EmailAdapter implements ChannelAdapter {
     const allowed = allowedHosts(this.host.options);
     for (const server of [settings.imap, settings.smtp]) {
       if (!allowed.has(server.host.toLowerCase())) {
-        throw new AdapterConnectError(`mail server ${server.host} is not in the owner's list (channels config types.email.allowHosts)`);
+        throw new AdapterConnectError(
+          `mail server ${server.host} is not in the owner's list (channels config types.email.allowHosts)`,
+        );
       }
     }
     this.settings = settings;
@@ -90,8 +100,13 @@ class EmailAdapter implements ChannelAdapter {
       opened = true;
     } catch (error) {
       const e = error as { authenticationFailed?: boolean; responseText?: string; message?: string; code?: string };
-      if (e?.authenticationFailed) throw new AdapterConnectError(`the IMAP server refused the login${e.responseText ? `: ${e.responseText}` : ''}`);
-      throw new Error(`IMAP ${settings.imap.host}:${settings.imap.port}: ${String(e?.responseText ?? e?.message ?? error).slice(0, 300)}`);
+      if (e?.authenticationFailed)
+        throw new AdapterConnectError(
+          `the IMAP server refused the login${e.responseText ? `: ${e.responseText}` : ''}`,
+        );
+      throw new Error(
+        `IMAP ${settings.imap.host}:${settings.imap.port}: ${String(e?.responseText ?? e?.message ?? error).slice(0, 300)}`,
+      );
     }
   }
 
@@ -99,7 +114,10 @@ class EmailAdapter implements ChannelAdapter {
     const own = this.settings?.address.toLowerCase();
     // Robots' mail (RFC 3834) and our own copies are never handed to the agent: answering them can loop.
     if (mail.automated || mail.from.address === own || mail.from.address === '') {
-      this.host.logger.debug({ uid: mail.uid, automated: mail.automated }, 'email: mail skipped (automated, own or without sender)');
+      this.host.logger.debug(
+        { uid: mail.uid, automated: mail.automated },
+        'email: mail skipped (automated, own or without sender)',
+      );
       return;
     }
     await this.host.receive(inboundOf(mail));
@@ -156,7 +174,10 @@ class EmailAdapter implements ChannelAdapter {
       return { messageId };
     } catch (error) {
       const e = error as { message: string; retryable?: boolean; responseCode?: number };
-      throw new AdapterSendError(e.message, { permanent: e.retryable === false, ...(e.responseCode ? { statusCode: e.responseCode } : {}) });
+      throw new AdapterSendError(e.message, {
+        permanent: e.retryable === false,
+        ...(e.responseCode ? { statusCode: e.responseCode } : {}),
+      });
     }
   }
 }

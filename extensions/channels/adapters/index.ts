@@ -8,4 +8,9 @@ import { discordAdapter } from './discord.js';
 import { slackAdapter } from './slack.js';
 import { telegramAdapter } from './telegram.js';
 
-export const BUILTIN_ADAPTER_TYPES: readonly AdapterType[] = [emailAdapterType, telegramAdapter, slackAdapter, discordAdapter];
+export const BUILTIN_ADAPTER_TYPES: readonly AdapterType[] = [
+  emailAdapterType,
+  telegramAdapter,
+  slackAdapter,
+  discordAdapter,
+];

@@ -5,7 +5,8 @@
  * holds the fetch error in `error`, fetch's holds the socket's in `cause`, a connect to several addresses
  * an `AggregateError`). Undefined when no such code is there (an answer that was an HTTP error, say).
  */
-const SYSTEM_CODE = /^(E[A-Z0-9]+|UND_ERR_[A-Z_]+|CERT_[A-Z_]+|ERR_TLS_[A-Z_]+|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_[A-Z_]+)$/;
+const SYSTEM_CODE =
+  /^(E[A-Z0-9]+|UND_ERR_[A-Z_]+|CERT_[A-Z_]+|ERR_TLS_[A-Z_]+|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_[A-Z_]+)$/;
 
 interface Wrapped {
   code?: unknown;
@@ -27,11 +28,14 @@ export function networkCause(error: unknown): string | undefined {
     if (typeof e.code === 'string' && SYSTEM_CODE.test(e.code)) {
       // node-fetch keeps the code but not the socket error: the address is then in its message
       // (`… reason: connect ECONNREFUSED 127.0.0.1:9`).
-      const said = typeof e.message === 'string' ? new RegExp(`${e.code} ([\\w.:[\\]-]+)`).exec(e.message)?.[1] : undefined;
+      const said =
+        typeof e.message === 'string' ? new RegExp(`${e.code} ([\\w.:[\\]-]+)`).exec(e.message)?.[1] : undefined;
       const where =
-        typeof e.address === 'string' ? `${e.address}${typeof e.port === 'number' ? `:${e.port}` : ''}`
-        : typeof e.hostname === 'string' ? e.hostname
-        : (said ?? '');
+        typeof e.address === 'string'
+          ? `${e.address}${typeof e.port === 'number' ? `:${e.port}` : ''}`
+          : typeof e.hostname === 'string'
+            ? e.hostname
+            : (said ?? '');
       if (where) return `${e.code} ${where}`;
       bare ??= e.code;
     }

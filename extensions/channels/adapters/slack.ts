@@ -8,7 +8,16 @@
  * `apiUrl` (a Web API base such as `http://127.0.0.1:8080/api/`).
  */
 import type { App as BoltApp, LogLevel } from '@slack/bolt';
-import { AdapterConnectError, AdapterSendError, type AdapterHost, type AdapterInbound, type AdapterOutbound, type AdapterType, type ChannelAdapter, type InboundAttachment } from '../adapter.js';
+import {
+  AdapterConnectError,
+  AdapterSendError,
+  type AdapterHost,
+  type AdapterInbound,
+  type AdapterOutbound,
+  type AdapterType,
+  type ChannelAdapter,
+  type InboundAttachment,
+} from '../adapter.js';
 import { fetchLimited } from './download.js';
 import { ownerServerUrl } from './server-url.js';
 import { networkCause } from './network-cause.js';
@@ -36,7 +45,14 @@ interface SlackMessage {
   files?: SlackFile[];
 }
 
-const UNRECOVERABLE_AUTH = new Set(['invalid_auth', 'not_authed', 'account_inactive', 'token_revoked', 'token_expired', 'not_allowed_token_type']);
+const UNRECOVERABLE_AUTH = new Set([
+  'invalid_auth',
+  'not_authed',
+  'account_inactive',
+  'token_revoked',
+  'token_expired',
+  'not_allowed_token_type',
+]);
 
 class SlackAdapter implements ChannelAdapter {
   private app: BoltApp | undefined;
@@ -55,7 +71,12 @@ class SlackAdapter implements ChannelAdapter {
     const bolt = await import('@slack/bolt');
     const logger = quietLogger(this.host, bolt.LogLevel.ERROR);
     const clientOptions = { slackApiUrl: this.apiUrl, rejectRateLimitedCalls: true, retryConfig: { retries: 0 } };
-    const receiver = new bolt.SocketModeReceiver({ appToken, logger, autoReconnectEnabled: false, installerOptions: { clientOptions } });
+    const receiver = new bolt.SocketModeReceiver({
+      appToken,
+      logger,
+      autoReconnectEnabled: false,
+      installerOptions: { clientOptions },
+    });
     const app = new bolt.App({ token: botToken, receiver, logger, clientOptions, deferInitialization: true });
     this.app = app;
     try {
@@ -92,7 +113,9 @@ class SlackAdapter implements ChannelAdapter {
       chatKind: message.channel_type === 'im' ? 'dm' : 'group',
       sender: { id: message.user },
       mentioned: this.botUserId !== '' && text.includes(`<@${this.botUserId}>`),
-      ...(message.thread_ts && message.thread_ts !== message.ts ? { threadId: message.thread_ts, replyToId: message.thread_ts } : {}),
+      ...(message.thread_ts && message.thread_ts !== message.ts
+        ? { threadId: message.thread_ts, replyToId: message.thread_ts }
+        : {}),
       text,
       attachments: (message.files ?? []).map((file, index) => this.attachment(file, index, botToken)),
       extra: { channel_type: message.channel_type ?? null },
@@ -119,7 +142,12 @@ class SlackAdapter implements ChannelAdapter {
     try {
       const url = new URL(raw);
       if (url.origin === new URL(this.apiUrl).origin) return true;
-      return url.protocol === 'https:' && (url.hostname === 'files.slack.com' || url.hostname.endsWith('.slack.com') || url.hostname.endsWith('.slack-edge.com'));
+      return (
+        url.protocol === 'https:' &&
+        (url.hostname === 'files.slack.com' ||
+          url.hostname.endsWith('.slack.com') ||
+          url.hostname.endsWith('.slack-edge.com'))
+      );
     } catch {
       return false;
     }
@@ -129,7 +157,10 @@ class SlackAdapter implements ChannelAdapter {
     const app = this.app;
     this.app = undefined;
     if (!app) return;
-    await Promise.race([app.stop().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 3000).unref())]);
+    await Promise.race([
+      app.stop().catch(() => undefined),
+      new Promise((resolve) => setTimeout(resolve, 3000).unref()),
+    ]);
   }
 
   async send(message: AdapterOutbound): Promise<{ messageId: string }> {
@@ -137,13 +168,23 @@ class SlackAdapter implements ChannelAdapter {
     if (!app) throw new Error('not connected');
     const thread = message.threadId ?? message.replyToId;
     try {
-      const result = await app.client.chat.postMessage({ channel: message.chatId, text: message.text, ...(thread ? { thread_ts: thread } : {}) });
+      const result = await app.client.chat.postMessage({
+        channel: message.chatId,
+        text: message.text,
+        ...(thread ? { thread_ts: thread } : {}),
+      });
       return { messageId: String(result.ts ?? '') };
     } catch (error) {
       const e = error as { code?: string; retryAfter?: number; data?: { error?: string }; statusCode?: number };
-      if (e.code === 'slack_webapi_rate_limited_error') throw new AdapterSendError('rate limited', { statusCode: 429, retryAfterMs: (e.retryAfter ?? 1) * 1000 });
-      if (e.code === 'slack_webapi_platform_error') throw new AdapterSendError(`Slack refused: ${e.data?.error ?? 'error'}`, { permanent: true, statusCode: 200 });
-      if (e.code === 'slack_webapi_http_error' && typeof e.statusCode === 'number') throw new AdapterSendError(`Slack answered ${e.statusCode}`, { statusCode: e.statusCode, permanent: e.statusCode < 500 });
+      if (e.code === 'slack_webapi_rate_limited_error')
+        throw new AdapterSendError('rate limited', { statusCode: 429, retryAfterMs: (e.retryAfter ?? 1) * 1000 });
+      if (e.code === 'slack_webapi_platform_error')
+        throw new AdapterSendError(`Slack refused: ${e.data?.error ?? 'error'}`, { permanent: true, statusCode: 200 });
+      if (e.code === 'slack_webapi_http_error' && typeof e.statusCode === 'number')
+        throw new AdapterSendError(`Slack answered ${e.statusCode}`, {
+          statusCode: e.statusCode,
+          permanent: e.statusCode < 500,
+        });
       throw new Error(describe(error));
     }
   }
@@ -152,7 +193,9 @@ class SlackAdapter implements ChannelAdapter {
 function classifyConnect(error: unknown, apiUrl: string): Error {
   const e = error as { code?: string; data?: { error?: string } };
   if (e.code === 'slack_webapi_platform_error' && UNRECOVERABLE_AUTH.has(e.data?.error ?? '')) {
-    return new AdapterConnectError(`Slack refused the token (${e.data?.error}): check adapter:slack:SLACK_BOT_TOKEN and adapter:slack:SLACK_APP_TOKEN`);
+    return new AdapterConnectError(
+      `Slack refused the token (${e.data?.error}): check adapter:slack:SLACK_BOT_TOKEN and adapter:slack:SLACK_APP_TOKEN`,
+    );
   }
   // The endpoint and the system's reason when the platform was not reached at all (network-cause.ts).
   const cause = networkCause(error);
@@ -167,7 +210,8 @@ function describe(error: unknown): string {
 /** Bolt's logger interface; its chatter goes to our debug level (Bolt never logs tokens, but redact anyway). */
 function quietLogger(host: AdapterHost, level: LogLevel) {
   let current = level;
-  const forward = (...parts: unknown[]) => host.logger.debug({ slack: describe(parts.map(String).join(' ')) }, 'slack library');
+  const forward = (...parts: unknown[]) =>
+    host.logger.debug({ slack: describe(parts.map(String).join(' ')) }, 'slack library');
   return {
     debug: () => {},
     info: () => {},

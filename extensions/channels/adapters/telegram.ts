@@ -6,7 +6,16 @@
  */
 import type { Bot as GrammyBot } from 'grammy';
 import type { Message } from 'grammy/types';
-import { AdapterConnectError, AdapterSendError, type AdapterHost, type AdapterInbound, type AdapterOutbound, type AdapterType, type ChannelAdapter, type InboundAttachment } from '../adapter.js';
+import {
+  AdapterConnectError,
+  AdapterSendError,
+  type AdapterHost,
+  type AdapterInbound,
+  type AdapterOutbound,
+  type AdapterType,
+  type ChannelAdapter,
+  type InboundAttachment,
+} from '../adapter.js';
 import { fetchLimited, TooLarge } from './download.js';
 import { ownerServerUrl } from './server-url.js';
 import { networkCause } from './network-cause.js';
@@ -18,7 +27,10 @@ const DOWNLOAD_CAP = 20 * 1024 * 1024;
 
 type Grammy = typeof import('grammy');
 
-function attachmentsOf(message: Message, download: (fileId: string, max: number) => Promise<Uint8Array>): InboundAttachment[] {
+function attachmentsOf(
+  message: Message,
+  download: (fileId: string, max: number) => Promise<Uint8Array>,
+): InboundAttachment[] {
   const files: Array<{ id: string; name: string; mime: string | null; size: number | null }> = [];
   const add = (file: { file_id: string; file_size?: number } | undefined, name: string, mime: string | null) => {
     if (file) files.push({ id: file.file_id, name, mime, size: file.file_size ?? null });
@@ -28,7 +40,12 @@ function attachmentsOf(message: Message, download: (fileId: string, max: number)
   add(message.video, message.video?.file_name ?? 'video.mp4', message.video?.mime_type ?? null);
   add(message.audio, message.audio?.file_name ?? 'audio', message.audio?.mime_type ?? null);
   add(message.voice, 'voice.ogg', message.voice?.mime_type ?? 'audio/ogg');
-  return files.map((file) => ({ name: file.name, mimeType: file.mime, size: file.size, fetch: (max: number) => download(file.id, max) }));
+  return files.map((file) => ({
+    name: file.name,
+    mimeType: file.mime,
+    size: file.size,
+    fetch: (max: number) => download(file.id, max),
+  }));
 }
 
 class TelegramAdapter implements ChannelAdapter {
@@ -56,7 +73,9 @@ class TelegramAdapter implements ChannelAdapter {
       await bot.api.deleteWebhook(undefined, polling.signal as never);
     } catch (error) {
       if (error instanceof grammy.GrammyError && (error.error_code === 401 || error.error_code === 404)) {
-        throw new AdapterConnectError(`Telegram refused the bot token (${error.error_code}): check adapter:telegram:TELEGRAM_BOT_TOKEN`);
+        throw new AdapterConnectError(
+          `Telegram refused the bot token (${error.error_code}): check adapter:telegram:TELEGRAM_BOT_TOKEN`,
+        );
       }
       // The endpoint and the system's reason (refused, no such host, TLS), not grammy's "Network request
       // for 'getMe' failed!" alone; the URL is the API root, never the token's path.
@@ -77,7 +96,10 @@ class TelegramAdapter implements ChannelAdapter {
     while (!signal.aborted) {
       let updates;
       try {
-        updates = await bot.api.getUpdates({ offset, timeout: POLL_TIMEOUT_S, allowed_updates: ['message'] }, signal as never);
+        updates = await bot.api.getUpdates(
+          { offset, timeout: POLL_TIMEOUT_S, allowed_updates: ['message'] },
+          signal as never,
+        );
       } catch (error) {
         if (!signal.aborted) this.host.lost(`Telegram getUpdates failed: ${describe(error)}`);
         return;
@@ -85,7 +107,11 @@ class TelegramAdapter implements ChannelAdapter {
       for (const update of updates) {
         offset = Math.max(offset, update.update_id + 1);
         if (signal.aborted) return;
-        await bot.handleUpdate(update).catch((error: unknown) => this.host.logger.warn({ err: describe(error) }, 'telegram update handling failed'));
+        await bot
+          .handleUpdate(update)
+          .catch((error: unknown) =>
+            this.host.logger.warn({ err: describe(error) }, 'telegram update handling failed'),
+          );
       }
     }
   }
@@ -98,8 +124,12 @@ class TelegramAdapter implements ChannelAdapter {
     const entities = message.entities ?? message.caption_entities ?? [];
     const handle = `@${me.username}`.toLowerCase();
     const mentioned =
-      entities.some((entity) => (entity.type === 'mention' && text.slice(entity.offset, entity.offset + entity.length).toLowerCase() === handle) || (entity.type === 'text_mention' && entity.user.id === me.id)) ||
-      message.reply_to_message?.from?.id === me.id;
+      entities.some(
+        (entity) =>
+          (entity.type === 'mention' &&
+            text.slice(entity.offset, entity.offset + entity.length).toLowerCase() === handle) ||
+          (entity.type === 'text_mention' && entity.user.id === me.id),
+      ) || message.reply_to_message?.from?.id === me.id;
     const download = async (fileId: string, max: number) => {
       const file = await bot.api.getFile(fileId);
       if (file.file_size !== undefined && file.file_size > max) throw new TooLarge(max);
@@ -110,13 +140,23 @@ class TelegramAdapter implements ChannelAdapter {
       messageId: String(message.message_id),
       chatId: String(message.chat.id),
       chatKind: message.chat.type === 'private' ? 'dm' : 'group',
-      sender: { id: String(message.from.id), ...(message.from.username || message.from.first_name ? { name: message.from.username ?? message.from.first_name } : {}) },
+      sender: {
+        id: String(message.from.id),
+        ...(message.from.username || message.from.first_name
+          ? { name: message.from.username ?? message.from.first_name }
+          : {}),
+      },
       mentioned,
-      ...(message.is_topic_message && message.message_thread_id !== undefined ? { threadId: String(message.message_thread_id) } : {}),
+      ...(message.is_topic_message && message.message_thread_id !== undefined
+        ? { threadId: String(message.message_thread_id) }
+        : {}),
       ...(message.reply_to_message ? { replyToId: String(message.reply_to_message.message_id) } : {}),
       text,
       attachments: attachmentsOf(message, download),
-      extra: { chat_type: message.chat.type, ...('title' in message.chat && message.chat.title ? { chat_title: message.chat.title } : {}) },
+      extra: {
+        chat_type: message.chat.type,
+        ...('title' in message.chat && message.chat.title ? { chat_title: message.chat.title } : {}),
+      },
     };
   }
 
@@ -134,15 +174,24 @@ class TelegramAdapter implements ChannelAdapter {
     const thread = Number(message.threadId);
     try {
       const sent = await bot.api.sendMessage(message.chatId, message.text, {
-        ...(Number.isSafeInteger(replyTo) && message.replyToId ? { reply_parameters: { message_id: replyTo, allow_sending_without_reply: true } } : {}),
+        ...(Number.isSafeInteger(replyTo) && message.replyToId
+          ? { reply_parameters: { message_id: replyTo, allow_sending_without_reply: true } }
+          : {}),
         ...(Number.isSafeInteger(thread) && message.threadId ? { message_thread_id: thread } : {}),
       });
       return { messageId: String(sent.message_id) };
     } catch (error) {
       if (error instanceof grammy.GrammyError) {
         const retryAfter = error.parameters?.retry_after;
-        if (error.error_code === 429) throw new AdapterSendError(`rate limited: ${error.description}`, { statusCode: 429, ...(retryAfter !== undefined ? { retryAfterMs: retryAfter * 1000 } : {}) });
-        throw new AdapterSendError(error.description, { statusCode: error.error_code, permanent: error.error_code < 500 });
+        if (error.error_code === 429)
+          throw new AdapterSendError(`rate limited: ${error.description}`, {
+            statusCode: 429,
+            ...(retryAfter !== undefined ? { retryAfterMs: retryAfter * 1000 } : {}),
+          });
+        throw new AdapterSendError(error.description, {
+          statusCode: error.error_code,
+          permanent: error.error_code < 500,
+        });
       }
       throw new Error(describe(error));
     }

@@ -15,12 +15,25 @@ import { Memory } from './memory.js';
 import { Timeline } from './timeline.js';
 import { errorText, time, useEvents } from './util.js';
 
-const TABS = ['Usage', 'Timeline', 'History', 'Memory', 'Loops', 'Timers', 'Logs', 'Files', 'Credentials', 'Config', 'Backup'] as const;
+const TABS = [
+  'Usage',
+  'Timeline',
+  'History',
+  'Memory',
+  'Loops',
+  'Timers',
+  'Logs',
+  'Files',
+  'Credentials',
+  'Config',
+  'Backup',
+] as const;
 type Tab = (typeof TABS)[number];
 
 export const contentText = (content: unknown): string => {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((part: any) => (typeof part?.text === 'string' ? part.text : '')).join('');
+  if (Array.isArray(content))
+    return content.map((part: any) => (typeof part?.text === 'string' ? part.text : '')).join('');
   if (content && typeof content === 'object' && typeof (content as any).text === 'string') return (content as any).text;
   return JSON.stringify(content);
 };
@@ -33,34 +46,64 @@ function History({ id }: { id: string }) {
   const [error, setError] = useState('');
   // Pages merge by row id: an earlier page goes before, the last page (reloaded as rows are appended) after.
   const page = (at?: number) =>
-    client.loopPage(id, at).then((p) => {
-      setRows((old) => {
-        const byId = new Map([...old, ...p.rows].map((row) => [row.id, row]));
-        return [...byId.values()].sort((a, b) => a.id - b.id);
-      });
-      setOffset((old) => (at === undefined && old !== null ? Math.min(old, p.offset) : p.offset));
-    }, (e) => setError(errorText(e)));
+    client.loopPage(id, at).then(
+      (p) => {
+        setRows((old) => {
+          const byId = new Map([...old, ...p.rows].map((row) => [row.id, row]));
+          return [...byId.values()].sort((a, b) => a.id - b.id);
+        });
+        setOffset((old) => (at === undefined && old !== null ? Math.min(old, p.offset) : p.offset));
+      },
+      (e) => setError(errorText(e)),
+    );
   useEffect(() => {
     setRows([]);
     setOffset(null);
     void page();
   }, [id]);
-  useEvents((event) => {
-    if (event.agent_id === id && event.event_type === 'loop.appended') void page();
-  }, [id]);
+  useEvents(
+    (event) => {
+      if (event.agent_id === id && event.event_type === 'loop.appended') void page();
+    },
+    [id],
+  );
   return (
     <>
-      {error && <p role="alert" class="error">{error}</p>}
-      {offset !== null && offset > 0 ? <button type="button" onClick={() => page(Math.max(0, offset - 50))}>Load earlier ({offset} more)</button> : <p class="muted">The start of the conversation.</p>}
+      {error && (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
+      {offset !== null && offset > 0 ? (
+        <button type="button" onClick={() => page(Math.max(0, offset - 50))}>
+          Load earlier ({offset} more)
+        </button>
+      ) : (
+        <p class="muted">The start of the conversation.</p>
+      )}
       <div class="table-wrap">
         <table class="history fixed stacked">
           <caption class="sr-only">Every row of the conversation, oldest first</caption>
-          <colgroup><col class="c-time" /><col class="c-level" /><col class="c-origin" /><col /></colgroup>
-          <thead><tr><th scope="col">Time</th><th scope="col">From</th><th scope="col">Kind</th><th scope="col">Content</th></tr></thead>
+          <colgroup>
+            <col class="c-time" />
+            <col class="c-level" />
+            <col class="c-origin" />
+            <col />
+          </colgroup>
+          <thead>
+            <tr>
+              <th scope="col">Time</th>
+              <th scope="col">From</th>
+              <th scope="col">Kind</th>
+              <th scope="col">Content</th>
+            </tr>
+          </thead>
           <tbody>
             {rows.map((row) => (
               <tr key={row.id} class={`row-${row.role}`}>
-                <td>{time(row.created_at)}</td><td>{ROLE[row.role] ?? row.role}</td><td>{row.kind.replace(/_/g, ' ')}</td>
+                <td>{time(row.created_at)}</td>
+                <td>{ROLE[row.role] ?? row.role}</td>
+                <td>{row.kind.replace(/_/g, ' ')}</td>
                 <td>{contentText(row.content)}</td>
               </tr>
             ))}
@@ -78,39 +121,92 @@ function Usage({ id }: { id: string }) {
   useEffect(() => {
     let plot: uPlot | undefined;
     let observer: ResizeObserver | undefined;
-    Promise.all([client.rollup(id), client.loopPage(id, 0)]).then(([rollup, page]) => {
-      setByModel(rollup.byModel ?? []);
-      setSummary(`${rollup.totals.total} tokens in all (${rollup.totals.input} in, ${rollup.totals.output} out)${typeof rollup.cost_usd === 'number' ? `, $${rollup.cost_usd.toFixed(4)}` : ''}`);
-      const priced = page.rows.filter((row) => row.usage_input !== null || row.cost !== null);
-      let cost = 0;
-      const xs = priced.map((row) => row.created_at / 1000);
-      const tokens = priced.map((row) => (row.usage_input ?? 0) + (row.usage_output ?? 0));
-      const costs = priced.map((row) => (cost += row.cost ?? 0));
-      const el = box.current;
-      if (!el) return;
-      const width = () => Math.max(240, Math.min(760, el.clientWidth));
-      // Unpriced models give no cost: then the chart is tokens only, with no cost axis to read wrong.
-      const priced$ = costs.some((c) => c > 0);
-      const axis = { stroke: '#8a93a3', grid: { stroke: 'rgba(138,147,163,.25)' }, ticks: { stroke: 'rgba(138,147,163,.4)' } };
-      plot = new uPlot({
-        width: width(), height: 220,
-        series: [{}, { label: 'tokens', stroke: '#2f6fdf', width: 2 }, ...(priced$ ? [{ label: 'cost USD (cumulative)', stroke: '#c2410c', width: 2, scale: 'usd' }] : [])],
-        axes: [{ ...axis }, { ...axis, values: axisLabels('') }, ...(priced$ ? [{ ...axis, scale: 'usd', side: 1, values: axisLabels('$') }] : [])],
-      }, priced$ ? [xs, tokens, costs] : [xs, tokens], el);
-      observer = new ResizeObserver(() => plot?.setSize({ width: width(), height: 220 }));
-      observer.observe(el);
-    }, (e) => setSummary(errorText(e)));
+    Promise.all([client.rollup(id), client.loopPage(id, 0)]).then(
+      ([rollup, page]) => {
+        setByModel(rollup.byModel ?? []);
+        setSummary(
+          `${rollup.totals.total} tokens in all (${rollup.totals.input} in, ${rollup.totals.output} out)${typeof rollup.cost_usd === 'number' ? `, $${rollup.cost_usd.toFixed(4)}` : ''}`,
+        );
+        const priced = page.rows.filter((row) => row.usage_input !== null || row.cost !== null);
+        let cost = 0;
+        const xs = priced.map((row) => row.created_at / 1000);
+        const tokens = priced.map((row) => (row.usage_input ?? 0) + (row.usage_output ?? 0));
+        const costs = priced.map((row) => (cost += row.cost ?? 0));
+        const el = box.current;
+        if (!el) return;
+        const width = () => Math.max(240, Math.min(760, el.clientWidth));
+        // Unpriced models give no cost: then the chart is tokens only, with no cost axis to read wrong.
+        const priced$ = costs.some((c) => c > 0);
+        const axis = {
+          stroke: '#8a93a3',
+          grid: { stroke: 'rgba(138,147,163,.25)' },
+          ticks: { stroke: 'rgba(138,147,163,.4)' },
+        };
+        plot = new uPlot(
+          {
+            width: width(),
+            height: 220,
+            series: [
+              {},
+              { label: 'tokens', stroke: '#2f6fdf', width: 2 },
+              ...(priced$ ? [{ label: 'cost USD (cumulative)', stroke: '#c2410c', width: 2, scale: 'usd' }] : []),
+            ],
+            axes: [
+              { ...axis },
+              { ...axis, values: axisLabels('') },
+              ...(priced$ ? [{ ...axis, scale: 'usd', side: 1, values: axisLabels('$') }] : []),
+            ],
+          },
+          priced$ ? [xs, tokens, costs] : [xs, tokens],
+          el,
+        );
+        observer = new ResizeObserver(() => plot?.setSize({ width: width(), height: 220 }));
+        observer.observe(el);
+      },
+      (e) => setSummary(errorText(e)),
+    );
     return () => (observer?.disconnect(), plot?.destroy());
   }, [id]);
   return (
     <>
-      <figure class="usage"><div ref={box} role="img" aria-label={`Usage and cost over time: ${summary}`} /><figcaption>{summary}</figcaption></figure>
+      <figure class="usage">
+        <div ref={box} role="img" aria-label={`Usage and cost over time: ${summary}`} />
+        <figcaption>{summary}</figcaption>
+      </figure>
       {byModel.length > 0 && (
         <div class="table-wrap">
           <table class="by-model">
             <caption class="sr-only">Tokens by model</caption>
-            <thead><tr><th scope="col">Model</th><th scope="col" class="num">Calls</th><th scope="col" class="num">In</th><th scope="col" class="num">Out</th><th scope="col" class="num">Total</th></tr></thead>
-            <tbody>{byModel.map((m) => <tr key={m.model}><td><code>{m.model}</code></td><td class="num">{m.rows}</td><td class="num">{m.input.toLocaleString()}</td><td class="num">{m.output.toLocaleString()}</td><td class="num">{m.total.toLocaleString()}</td></tr>)}</tbody>
+            <thead>
+              <tr>
+                <th scope="col">Model</th>
+                <th scope="col" class="num">
+                  Calls
+                </th>
+                <th scope="col" class="num">
+                  In
+                </th>
+                <th scope="col" class="num">
+                  Out
+                </th>
+                <th scope="col" class="num">
+                  Total
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {byModel.map((m) => (
+                <tr key={m.model}>
+                  <td>
+                    <code>{m.model}</code>
+                  </td>
+                  <td class="num">{m.rows}</td>
+                  <td class="num">{m.input.toLocaleString()}</td>
+                  <td class="num">{m.output.toLocaleString()}</td>
+                  <td class="num">{m.total.toLocaleString()}</td>
+                </tr>
+              ))}
+            </tbody>
           </table>
         </div>
       )}
@@ -125,37 +221,80 @@ function Logs({ id }: { id: string }) {
   const [logs, setLogs] = useState<LogEntry[] | null>(null);
   const [error, setError] = useState('');
   const [levels, setLevels] = useState<Set<string>>(new Set(['info', 'warn', 'error']));
-  const load = () => client.logs(id).then((r) => setLogs(r.logs), (e) => setError(errorText(e)));
+  const load = () =>
+    client.logs(id).then(
+      (r) => setLogs(r.logs),
+      (e) => setError(errorText(e)),
+    );
   useEffect(() => void load(), [id]);
-  useEvents((event) => {
-    if (event.agent_id === id && event.event_type === 'turn.completed') void load();
-  }, [id]);
+  useEvents(
+    (event) => {
+      if (event.agent_id === id && event.event_type === 'turn.completed') void load();
+    },
+    [id],
+  );
   const shown = (logs ?? []).filter((entry) => levels.has(entry.level)).sort((a, b) => b.id - a.id);
   return (
     <>
-      {error && <p role="alert" class="error">{error}</p>}
+      {error && (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
       <div class="row" role="group" aria-label="Levels">
         {LEVELS.map((level) => (
-          <button type="button" class="small" aria-pressed={levels.has(level)} onClick={() => setLevels((old) => {
-            const next = new Set(old);
-            if (!next.delete(level)) next.add(level);
-            return next;
-          })}>{level}</button>
+          <button
+            type="button"
+            class="small"
+            aria-pressed={levels.has(level)}
+            onClick={() =>
+              setLevels((old) => {
+                const next = new Set(old);
+                if (!next.delete(level)) next.add(level);
+                return next;
+              })
+            }
+          >
+            {level}
+          </button>
         ))}
-        <span class="muted">{shown.length} of {logs?.length ?? 0}</span>
+        <span class="muted">
+          {shown.length} of {logs?.length ?? 0}
+        </span>
       </div>
       <div class="table-wrap">
         <table class="logs fixed stacked">
           <caption class="sr-only">Log entries, newest first</caption>
-          <colgroup><col class="c-time" /><col class="c-level" /><col class="c-origin" /><col /></colgroup>
-          <thead><tr><th scope="col">Time</th><th scope="col">Level</th><th scope="col">From</th><th scope="col">Message</th></tr></thead>
+          <colgroup>
+            <col class="c-time" />
+            <col class="c-level" />
+            <col class="c-origin" />
+            <col />
+          </colgroup>
+          <thead>
+            <tr>
+              <th scope="col">Time</th>
+              <th scope="col">Level</th>
+              <th scope="col">From</th>
+              <th scope="col">Message</th>
+            </tr>
+          </thead>
           <tbody>
             {shown.map((entry) => (
               <tr key={entry.id}>
                 <td title={new Date(entry.created_at).toLocaleString()}>{time(entry.created_at)}</td>
                 <td class={`level-${entry.level}`}>{entry.level}</td>
                 <td>{entry.origin ?? entry.event ?? ''}</td>
-                <td>{entry.data ? <details><summary>{entry.message}</summary><pre tabIndex={0}>{entry.data}</pre></details> : entry.message}</td>
+                <td>
+                  {entry.data ? (
+                    <details>
+                      <summary>{entry.message}</summary>
+                      <pre tabIndex={0}>{entry.data}</pre>
+                    </details>
+                  ) : (
+                    entry.message
+                  )}
+                </td>
               </tr>
             ))}
           </tbody>
@@ -169,28 +308,60 @@ function Logs({ id }: { id: string }) {
 /** Loops, timers, logs, credential names: the answer as readable lists and tables (credentials carry names and metadata, never a value). */
 function Listing({ load }: { load: () => Promise<unknown> }) {
   const [state, setState] = useState<{ value?: unknown; error?: string }>({});
-  useEffect(() => void load().then((value) => setState({ value }), (e) => setState({ error: errorText(e) })), [load]);
-  if (state.error) return <p role="alert" class="error">{state.error}</p>;
+  useEffect(
+    () =>
+      void load().then(
+        (value) => setState({ value }),
+        (e) => setState({ error: errorText(e) }),
+      ),
+    [load],
+  );
+  if (state.error)
+    return (
+      <p role="alert" class="error">
+        {state.error}
+      </p>
+    );
   if (!('value' in state)) return <p class="muted">…</p>;
   // `{agentId, loops: [...]}` and the like: show the list itself, not the wrapper.
   const value = state.value;
-  const lists = value && typeof value === 'object' && !Array.isArray(value) ? Object.entries(value).filter(([, item]) => Array.isArray(item)) : [];
-  return <div class="listing">{lists.length === 1 ? <Readable value={lists[0]![1]} /> : <Readable value={value} />}</div>;
+  const lists =
+    value && typeof value === 'object' && !Array.isArray(value)
+      ? Object.entries(value).filter(([, item]) => Array.isArray(item))
+      : [];
+  return (
+    <div class="listing">{lists.length === 1 ? <Readable value={lists[0]![1]} /> : <Readable value={value} />}</div>
+  );
 }
 
-const IMAGES: Record<string, string> = { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp' };
+const IMAGES: Record<string, string> = {
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  webp: 'image/webp',
+};
 
 function Files({ id }: { id: string }) {
   const [files, setFiles] = useState<FileInfo[]>([]);
   const [shown, setShown] = useState<{ path: string; text: string; image?: string } | null>(null);
   const [error, setError] = useState('');
-  const list = () => client.files(id).then((r) => setFiles(r.files), (e) => setError(errorText(e)));
+  const list = () =>
+    client.files(id).then(
+      (r) => setFiles(r.files),
+      (e) => setError(errorText(e)),
+    );
   useEffect(() => void list(), [id]);
   // Images are previewed (a data: URL, which the page's policy allows for images only); other binary files are downloaded.
   const view = async (path: string) => {
     try {
       const image = IMAGES[path.split('.').pop()?.toLowerCase() ?? ''];
-      if (image) return setShown({ path, text: '', image: `data:${image};base64,${(await client.file(id, path, 'base64')).content}` });
+      if (image)
+        return setShown({
+          path,
+          text: '',
+          image: `data:${image};base64,${(await client.file(id, path, 'base64')).content}`,
+        });
       const f = await client.file(id, path, 'utf-8');
       setShown({ path, text: f.encoding === 'base64' ? '(binary file: download it)' : f.content });
     } catch (e) {
@@ -220,31 +391,61 @@ function Files({ id }: { id: string }) {
   };
   return (
     <>
-      {error && <p role="alert" class="error">{error}</p>}
+      {error && (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
       <div class="table-wrap">
-      <table>
-        <caption class="sr-only">Files</caption>
-        <thead><tr><th scope="col">Path</th><th scope="col">Size</th><th scope="col">Changed</th><th scope="col">Actions</th></tr></thead>
-        <tbody>
-          {files.map((f) => (
-            <tr key={f.path}>
-              <td>{f.path}</td><td class="num">{f.size.toLocaleString()} B</td><td>{time(f.updated_at)}</td>
-              <td><button type="button" onClick={() => view(f.path)} aria-label={`View ${f.path}`}>View</button> <button type="button" onClick={() => download(f.path)} aria-label={`Download ${f.path}`}>Download</button></td>
+        <table>
+          <caption class="sr-only">Files</caption>
+          <thead>
+            <tr>
+              <th scope="col">Path</th>
+              <th scope="col">Size</th>
+              <th scope="col">Changed</th>
+              <th scope="col">Actions</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {files.map((f) => (
+              <tr key={f.path}>
+                <td>{f.path}</td>
+                <td class="num">{f.size.toLocaleString()} B</td>
+                <td>{time(f.updated_at)}</td>
+                <td>
+                  <button type="button" onClick={() => view(f.path)} aria-label={`View ${f.path}`}>
+                    View
+                  </button>{' '}
+                  <button type="button" onClick={() => download(f.path)} aria-label={`Download ${f.path}`}>
+                    Download
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
       </div>
       <form class="row" onSubmit={upload}>
         <label for="upload">Upload a file</label>
         <input id="upload" name="upload" type="file" />
-        <button type="submit" class="primary">Upload</button>
+        <button type="submit" class="primary">
+          Upload
+        </button>
       </form>
-      {shown && <><h3>{shown.path}</h3>{shown.image ? <img class="preview" src={shown.image} alt={`Preview of ${shown.path}`} /> : <pre tabIndex={0}>{shown.text}</pre>}</>}
+      {shown && (
+        <>
+          <h3>{shown.path}</h3>
+          {shown.image ? (
+            <img class="preview" src={shown.image} alt={`Preview of ${shown.path}`} />
+          ) : (
+            <pre tabIndex={0}>{shown.text}</pre>
+          )}
+        </>
+      )}
     </>
   );
 }
-
 
 export function AgentDetails({ id }: { id: string }) {
   const [tab, setTab] = useState<Tab>('Usage');
@@ -254,9 +455,35 @@ export function AgentDetails({ id }: { id: string }) {
     <section aria-labelledby="details-title">
       <h2 id="details-title">Details</h2>
       <div class="tabs" role="group" aria-label="Panels">
-        {TABS.map((name) => <button type="button" aria-pressed={tab === name} onClick={() => setTab(name)}>{name}</button>)}
+        {TABS.map((name) => (
+          <button type="button" aria-pressed={tab === name} onClick={() => setTab(name)}>
+            {name}
+          </button>
+        ))}
       </div>
-      {tab === 'History' ? <History id={id} /> : tab === 'Usage' ? <Usage id={id} /> : tab === 'Files' ? <Files id={id} /> : tab === 'Config' ? <ConfigEditor id={id} /> : tab === 'Logs' ? <Logs id={id} /> : tab === 'Timeline' ? <Timeline id={id} /> : tab === 'Credentials' ? <Credentials id={id} /> : tab === 'Timers' ? <Timers id={id} /> : tab === 'Backup' ? <Backup id={id} /> : tab === 'Memory' ? <Memory id={id} /> : <Listing key={tab} load={loaders.current[tab]!} />}
+      {tab === 'History' ? (
+        <History id={id} />
+      ) : tab === 'Usage' ? (
+        <Usage id={id} />
+      ) : tab === 'Files' ? (
+        <Files id={id} />
+      ) : tab === 'Config' ? (
+        <ConfigEditor id={id} />
+      ) : tab === 'Logs' ? (
+        <Logs id={id} />
+      ) : tab === 'Timeline' ? (
+        <Timeline id={id} />
+      ) : tab === 'Credentials' ? (
+        <Credentials id={id} />
+      ) : tab === 'Timers' ? (
+        <Timers id={id} />
+      ) : tab === 'Backup' ? (
+        <Backup id={id} />
+      ) : tab === 'Memory' ? (
+        <Memory id={id} />
+      ) : (
+        <Listing key={tab} load={loaders.current[tab]!} />
+      )}
     </section>
   );
 }

@@ -17,8 +17,24 @@ import { errorText, time, useEvents, useLive } from './util.js';
 import { StateBadge } from './words.js';
 
 type Entry =
-  | { key: string; type: 'msg'; role: 'user' | 'assistant' | 'error' | 'system'; text: string; at?: number; turnId?: string | null }
-  | { key: string; type: 'tool'; callId: string; name: string; args: unknown; result?: string; status: 'running' | 'done' | 'failed'; ms?: number };
+  | {
+      key: string;
+      type: 'msg';
+      role: 'user' | 'assistant' | 'error' | 'system';
+      text: string;
+      at?: number;
+      turnId?: string | null;
+    }
+  | {
+      key: string;
+      type: 'tool';
+      callId: string;
+      name: string;
+      args: unknown;
+      result?: string;
+      status: 'running' | 'done' | 'failed';
+      ms?: number;
+    };
 
 /** The chat history (`GET /agents/{id}/chat`; null when the agent has no conversation yet) as entries. */
 function entriesOf(messages: ChatMessage[]): Entry[] {
@@ -30,9 +46,24 @@ function entriesOf(messages: ChatMessage[]): Entry[] {
       if (card) Object.assign(card, { result: m.content, status: m.isError ? 'failed' : 'done' });
       continue;
     }
-    if (m.content) out.push({ key: `h${m.id}`, type: 'msg', role: m.role === 'user' ? 'user' : m.role === 'system' ? 'system' : 'assistant', text: m.content, at: m.createdAt, turnId: m.turnId });
+    if (m.content)
+      out.push({
+        key: `h${m.id}`,
+        type: 'msg',
+        role: m.role === 'user' ? 'user' : m.role === 'system' ? 'system' : 'assistant',
+        text: m.content,
+        at: m.createdAt,
+        turnId: m.turnId,
+      });
     for (const call of m.toolCalls ?? []) {
-      const card = { key: `c${call.id}`, type: 'tool' as const, callId: call.id, name: call.name, args: call.args, status: 'running' as const };
+      const card = {
+        key: `c${call.id}`,
+        type: 'tool' as const,
+        callId: call.id,
+        name: call.name,
+        args: call.args,
+        status: 'running' as const,
+      };
       cards.set(call.id, card);
       out.push(card);
     }
@@ -44,20 +75,29 @@ function ToolCard({ entry, held }: { entry: Extract<Entry, { type: 'tool' }>; he
   // A call still out while the agent waits for approval is the one waiting.
   const waits = held && entry.status === 'running';
   const tone = entry.status === 'failed' ? 'error' : waits ? 'wait' : entry.status === 'running' ? 'busy' : 'ok';
-  const word = entry.status === 'failed' ? 'failed' : waits ? 'needs approval' : entry.status === 'running' ? 'running' : 'done';
+  const word =
+    entry.status === 'failed' ? 'failed' : waits ? 'needs approval' : entry.status === 'running' ? 'running' : 'done';
   return (
     <li class="tool-card" data-tool={entry.name}>
       <details>
         <summary>
-          <span>Tool call <code>{entry.name}</code></span>
+          <span>
+            Tool call <code>{entry.name}</code>
+          </span>
           <span class={`badge tone-${tone}`}>{word}</span>
-          {entry.ms !== undefined && <span class="muted">{entry.ms < 1000 ? `${entry.ms} ms` : `${(entry.ms / 1000).toFixed(1)} s`}</span>}
+          {entry.ms !== undefined && (
+            <span class="muted">{entry.ms < 1000 ? `${entry.ms} ms` : `${(entry.ms / 1000).toFixed(1)} s`}</span>
+          )}
         </summary>
         <div class="body">
           <h3>Arguments</h3>
           <pre tabIndex={0}>{JSON.stringify(entry.args, null, 2)}</pre>
           <h3>Result</h3>
-          {entry.result !== undefined ? <pre tabIndex={0}>{entry.result}</pre> : <p class="muted">{entry.status === 'running' ? 'Not back yet.' : 'In the history once the turn ends.'}</p>}
+          {entry.result !== undefined ? (
+            <pre tabIndex={0}>{entry.result}</pre>
+          ) : (
+            <p class="muted">{entry.status === 'running' ? 'Not back yet.' : 'In the history once the turn ends.'}</p>
+          )}
         </div>
       </details>
     </li>
@@ -65,7 +105,11 @@ function ToolCard({ entry, held }: { entry: Extract<Entry, { type: 'tool' }>; he
 }
 
 export function AgentView({ id }: { id: string }) {
-  const { data: agents } = useLive(() => client.agents(), (type, agent) => agent === id && /^agent\./.test(type), [id]);
+  const { data: agents } = useLive(
+    () => client.agents(),
+    (type, agent) => agent === id && /^agent\./.test(type),
+    [id],
+  );
   const agent = agents?.find((a) => a.id === id);
   const [entries, setEntries] = useState<Entry[]>([]);
   const [streaming, setStreaming] = useState('');
@@ -76,10 +120,13 @@ export function AgentView({ id }: { id: string }) {
 
   useEffect(() => {
     let alive = true;
-    client.history(id).then((history) => {
-      // A new agent has no conversation yet: the route answers null.
-      if (alive) setEntries(entriesOf(history?.llmMessages ?? []));
-    }, (e) => alive && setError(errorText(e)));
+    client.history(id).then(
+      (history) => {
+        // A new agent has no conversation yet: the route answers null.
+        if (alive) setEntries(entriesOf(history?.llmMessages ?? []));
+      },
+      (e) => alive && setError(errorText(e)),
+    );
     return () => void (alive = false);
   }, [id, reloads]);
   useEffect(() => setEntries([]), [id]);
@@ -92,34 +139,69 @@ export function AgentView({ id }: { id: string }) {
     return () => cancelAnimationFrame(frame);
   }, [entries, streaming]);
 
-  useEvents((event) => {
-    if (event.agent_id !== id) return;
-    const payload = event.payload as any;
-    switch (event.event_type) {
-      case 'llm.delta':
-        setStreaming((text) => text + String(payload.text ?? ''));
-        break;
-      case 'llm.completed':
-        setStreaming('');
-        break;
-      case 'tool.started':
-        setEntries((all) => (all.some((e) => e.type === 'tool' && e.callId === payload.call_id) ? all : [...all, { key: `c${payload.call_id}`, type: 'tool', callId: String(payload.call_id), name: String(payload.tool), args: payload.args, status: 'running' }]));
-        break;
-      case 'tool.completed':
-        setEntries((all) => all.map((e) => (e.type === 'tool' && e.callId === payload.call_id ? { ...e, status: payload.ok ? 'done' : 'failed', ms: payload.duration_ms } : e)));
-        break;
-      case 'turn.completed':
-        setStreaming('');
-        if (payload.text) setEntries((all) => [...all, { key: `a${event.seq}`, type: 'msg', role: 'assistant', text: String(payload.text), at: event.timestamp }]);
-        // The durable history has the tool results: read it again.
-        setReloads((n) => n + 1);
-        break;
-      case 'agent.error':
-        setStreaming('');
-        setEntries((all) => [...all, { key: `e${event.seq}`, type: 'msg', role: 'error', text: String(payload.message ?? payload.code ?? 'error') }]);
-        break;
-    }
-  }, [id]);
+  useEvents(
+    (event) => {
+      if (event.agent_id !== id) return;
+      const payload = event.payload as any;
+      switch (event.event_type) {
+        case 'llm.delta':
+          setStreaming((text) => text + String(payload.text ?? ''));
+          break;
+        case 'llm.completed':
+          setStreaming('');
+          break;
+        case 'tool.started':
+          setEntries((all) =>
+            all.some((e) => e.type === 'tool' && e.callId === payload.call_id)
+              ? all
+              : [
+                  ...all,
+                  {
+                    key: `c${payload.call_id}`,
+                    type: 'tool',
+                    callId: String(payload.call_id),
+                    name: String(payload.tool),
+                    args: payload.args,
+                    status: 'running',
+                  },
+                ],
+          );
+          break;
+        case 'tool.completed':
+          setEntries((all) =>
+            all.map((e) =>
+              e.type === 'tool' && e.callId === payload.call_id
+                ? { ...e, status: payload.ok ? 'done' : 'failed', ms: payload.duration_ms }
+                : e,
+            ),
+          );
+          break;
+        case 'turn.completed':
+          setStreaming('');
+          if (payload.text)
+            setEntries((all) => [
+              ...all,
+              { key: `a${event.seq}`, type: 'msg', role: 'assistant', text: String(payload.text), at: event.timestamp },
+            ]);
+          // The durable history has the tool results: read it again.
+          setReloads((n) => n + 1);
+          break;
+        case 'agent.error':
+          setStreaming('');
+          setEntries((all) => [
+            ...all,
+            {
+              key: `e${event.seq}`,
+              type: 'msg',
+              role: 'error',
+              text: String(payload.message ?? payload.code ?? 'error'),
+            },
+          ]);
+          break;
+      }
+    },
+    [id],
+  );
 
   const send = (form: HTMLFormElement) => {
     const input = form.elements.namedItem('message') as HTMLTextAreaElement;
@@ -129,7 +211,10 @@ export function AgentView({ id }: { id: string }) {
     const key = `u${Date.now()}`;
     setEntries((all) => [...all, { key, type: 'msg', role: 'user', text, at: Date.now() }]);
     // The turn's id ties the message to what the turn recalls.
-    client.chat(id, text).then((r) => (setError(''), setEntries((all) => all.map((e) => (e.key === key ? { ...e, turnId: r.turnId } : e)))), (e) => setError(errorText(e)));
+    client.chat(id, text).then(
+      (r) => (setError(''), setEntries((all) => all.map((e) => (e.key === key ? { ...e, turnId: r.turnId } : e)))),
+      (e) => setError(errorText(e)),
+    );
   };
   const name = agent?.name ?? id;
 
@@ -139,37 +224,77 @@ export function AgentView({ id }: { id: string }) {
         <h1 id="agent-title">{name}</h1>
         {agent && <StateBadge state={agent.runtimeState} />}
         <span class="spacer" />
-        <button type="button" onClick={() => client.interrupt(id).catch((e) => setError(errorText(e)))}>Interrupt</button>
+        <button type="button" onClick={() => client.interrupt(id).catch((e) => setError(errorText(e)))}>
+          Interrupt
+        </button>
       </div>
-      {error && <p role="alert" class="error">{error}</p>}
+      {error && (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
       <h2 class="sr-only">Chat</h2>
       <div class="chat-log" tabIndex={0} aria-label={`Conversation with ${name}`}>
         <ol class="chat live" ref={log} aria-live="polite">
           {entries.length === 0 && !streaming && <li class="muted">No messages yet. Say something below.</li>}
-          {entries.map((entry, i) => entry.type === 'tool' ? <ToolCard key={entry.key} entry={entry} held={agent?.runtimeState === 'awaiting_approval'} /> : (
-            <Fragment key={entry.key}>
-              <li class={`msg msg-${entry.role}`}>
-                <span class="who">{entry.role === 'user' ? 'You' : entry.role === 'error' ? 'Error' : entry.role === 'system' ? 'Notice' : name}{entry.at ? ` · ${time(entry.at)}` : ''}</span>
-                {entry.role === 'assistant' ? <Markdown text={entry.text} /> : entry.text}
-              </li>
-              {/* After the message that started the turn: what the turn recalled before its first model call. */}
-              {entry.role === 'user' && entry.turnId && recalls.has(entry.turnId) && !entries.slice(0, i).some((e) => e.type === 'msg' && e.turnId === entry.turnId) && <RecallNote agentId={id} recall={recalls.get(entry.turnId)!} />}
-            </Fragment>
-          ))}
-          {streaming && <li class="msg msg-assistant streaming"><span class="who">{name}</span>{streaming}</li>}
+          {entries.map((entry, i) =>
+            entry.type === 'tool' ? (
+              <ToolCard key={entry.key} entry={entry} held={agent?.runtimeState === 'awaiting_approval'} />
+            ) : (
+              <Fragment key={entry.key}>
+                <li class={`msg msg-${entry.role}`}>
+                  <span class="who">
+                    {entry.role === 'user'
+                      ? 'You'
+                      : entry.role === 'error'
+                        ? 'Error'
+                        : entry.role === 'system'
+                          ? 'Notice'
+                          : name}
+                    {entry.at ? ` · ${time(entry.at)}` : ''}
+                  </span>
+                  {entry.role === 'assistant' ? <Markdown text={entry.text} /> : entry.text}
+                </li>
+                {/* After the message that started the turn: what the turn recalled before its first model call. */}
+                {entry.role === 'user' &&
+                  entry.turnId &&
+                  recalls.has(entry.turnId) &&
+                  !entries.slice(0, i).some((e) => e.type === 'msg' && e.turnId === entry.turnId) && (
+                    <RecallNote agentId={id} recall={recalls.get(entry.turnId)!} />
+                  )}
+              </Fragment>
+            ),
+          )}
+          {streaming && (
+            <li class="msg msg-assistant streaming">
+              <span class="who">{name}</span>
+              {streaming}
+            </li>
+          )}
         </ol>
       </div>
       <PendingList agentId={id} />
-      <form class="composer" onSubmit={(event) => (event.preventDefault(), send(event.currentTarget as HTMLFormElement))}>
+      <form
+        class="composer"
+        onSubmit={(event) => (event.preventDefault(), send(event.currentTarget as HTMLFormElement))}
+      >
         <label for="message">Message</label>
-        <textarea id="message" name="message" rows={2} required placeholder="Enter sends, Shift+Enter adds a line"
+        <textarea
+          id="message"
+          name="message"
+          rows={2}
+          required
+          placeholder="Enter sends, Shift+Enter adds a line"
           onKeyDown={(event) => {
             if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
               event.preventDefault();
               send((event.currentTarget as HTMLTextAreaElement).form!);
             }
-          }} />
-        <button type="submit" class="primary">Send</button>
+          }}
+        />
+        <button type="submit" class="primary">
+          Send
+        </button>
       </form>
       <AgentDetails id={id} />
     </section>

@@ -73,7 +73,12 @@ export interface MemoryItemView {
 
 /** `GET /agents/{id}/memory`: the list, or with `q` a search that says whether it was hybrid or full-text only. */
 export interface MemoryListView {
-  status: { live: number; forgotten: number; pinned: number; embeddings: { configured: boolean; model: string | null; pending: number } };
+  status: {
+    live: number;
+    forgotten: number;
+    pinned: number;
+    embeddings: { configured: boolean; model: string | null; pending: number };
+  };
   memories: MemoryItemView[];
   mode?: 'hybrid' | 'fulltext';
   note?: string;

@@ -6,7 +6,16 @@
 import type { AppProviderSettings } from '@agt/contracts';
 import { signal } from '@preact/signals';
 import type { EventFrame, UmbilicalEvent } from '@agt/contracts';
-import type { AgentStatusView, AgentSummaryView, DaemonUsageView, MemoryItemView, MemoryListView, MemoryOneView, PendingTaskView, UsageRollupView } from './api-types.js';
+import type {
+  AgentStatusView,
+  AgentSummaryView,
+  DaemonUsageView,
+  MemoryItemView,
+  MemoryListView,
+  MemoryOneView,
+  PendingTaskView,
+  UsageRollupView,
+} from './api-types.js';
 
 export type { EventFrame, UmbilicalEvent };
 export type AgentSummary = AgentSummaryView;
@@ -20,13 +29,30 @@ export type MemoryList = MemoryListView;
 export const sessionEnded = signal(false);
 
 export class ApiError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
   }
 }
 
-export async function api<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
-  const init: RequestInit = { method, credentials: 'same-origin', headers: { 'x-agt-console': '1', ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers } };
+export async function api<T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<T> {
+  const init: RequestInit = {
+    method,
+    credentials: 'same-origin',
+    headers: {
+      'x-agt-console': '1',
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...headers,
+    },
+  };
   if (body !== undefined) init.body = JSON.stringify(body);
   const res = await fetch(path, init);
   const text = await res.text();
@@ -36,7 +62,8 @@ export async function api<T>(method: string, path: string, body?: unknown, heade
   } catch {
     data = null;
   }
-  if (res.status === 401 && !path.startsWith('/console/login') && !path.startsWith('/console/sessions')) sessionEnded.value = true;
+  if (res.status === 401 && !path.startsWith('/console/login') && !path.startsWith('/console/sessions'))
+    sessionEnded.value = true;
   if (!res.ok) throw new ApiError(res.status, data?.code ?? 'error', data?.error ?? `${res.status} ${res.statusText}`);
   return data as T;
 }
@@ -115,7 +142,15 @@ export interface LogEntry {
 /** An item of `GET /agents/{id}/timers`. */
 export interface TimerInfo {
   id: number;
-  schedule: { mode: string; at?: number; delay_ms?: number; every_ms?: number; cron?: string; max_runs?: number; end_at?: number };
+  schedule: {
+    mode: string;
+    at?: number;
+    delay_ms?: number;
+    every_ms?: number;
+    cron?: string;
+    max_runs?: number;
+    end_at?: number;
+  };
   next_wake_at: number | null;
   payload: string | null;
   run_count: number;
@@ -139,39 +174,71 @@ export interface TrackedAgent {
 
 export const client = {
   loginWithCode: (code: string) => api<{ session: SessionInfo }>('POST', '/console/login', { code }),
-  loginWithToken: (token: string) => api<{ session: SessionInfo }>('POST', '/console/sessions', undefined, { authorization: `Bearer ${token}` }),
+  loginWithToken: (token: string) =>
+    api<{ session: SessionInfo }>('POST', '/console/sessions', undefined, { authorization: `Bearer ${token}` }),
   sessions: () => api<{ sessions: SessionInfo[] }>('GET', '/console/sessions'),
   revoke: (id: string) => api<{ success: boolean }>('DELETE', `/console/sessions/${seg(id)}`),
   logout: () => api<{ success: boolean }>('POST', '/console/logout'),
   agents: () => api<AgentSummary[]>('GET', '/agents'),
   status: (id: string) => api<AgentStatus>('GET', `/agents/${seg(id)}/status`),
-  create: (body: { name: string; template?: string; provider?: string; model?: string; start?: boolean }) => api<{ agentId: string; name: string }>('POST', '/agents/create', body),
+  create: (body: { name: string; template?: string; provider?: string; model?: string; start?: boolean }) =>
+    api<{ agentId: string; name: string }>('POST', '/agents/create', body),
   start: (id: string) => api<unknown>('POST', `/agents/${seg(id)}/start`),
   stop: (id: string) => api<unknown>('POST', `/agents/${seg(id)}/stop`),
   interrupt: (id: string) => api<unknown>('POST', `/agents/${seg(id)}/interrupt`),
-  chat: (id: string, text: string) => api<{ accepted: true; turnId: string }>('POST', `/agents/${seg(id)}/chat`, { text }),
+  chat: (id: string, text: string) =>
+    api<{ accepted: true; turnId: string }>('POST', `/agents/${seg(id)}/chat`, { text }),
   history: (id: string, limit = 50) => api<ChatHistory>('GET', `/agents/${seg(id)}/chat?limit=${limit}`),
   usage: (id: string) => api<Record<string, unknown>>('GET', `/agents/${seg(id)}/usage`),
   /** This month's spend of the loaded agents, grouped by day or by model. */
   usageMonth: (groupBy: 'day' | 'model') => api<DaemonUsage>('GET', `/usage?groupBy=${groupBy}`),
-  usageToday: () => api<DaemonUsage>('GET', `/usage?groupBy=agent&from=${new Date(new Date().setHours(0, 0, 0, 0)).toISOString()}`),
+  usageToday: () =>
+    api<DaemonUsage>('GET', `/usage?groupBy=agent&from=${new Date(new Date().setHours(0, 0, 0, 0)).toISOString()}`),
   rollup: (id: string) => api<UsageRollup>('GET', `/agents/${seg(id)}/usage`),
   tracked: () => api<{ agents: TrackedAgent[] }>('GET', '/tracked-folders/agents'),
-  loopPage: (id: string, offset?: number) => api<{ total: number; offset: number; rows: LoopRow[] }>('GET', `/agents/${seg(id)}/loop?limit=50${offset === undefined ? '' : `&offset=${offset}`}`),
+  loopPage: (id: string, offset?: number) =>
+    api<{ total: number; offset: number; rows: LoopRow[] }>(
+      'GET',
+      `/agents/${seg(id)}/loop?limit=50${offset === undefined ? '' : `&offset=${offset}`}`,
+    ),
   loops: (id: string) => api<unknown>('GET', `/agents/${seg(id)}/loops`),
   timers: (id: string) => api<{ timers: TimerInfo[] }>('GET', `/agents/${seg(id)}/timers`),
   addTimer: (id: string, body: Record<string, unknown>) => api<unknown>('POST', `/agents/${seg(id)}/timers`, body),
   deleteTimer: (id: string, timerId: number) => api<unknown>('DELETE', `/agents/${seg(id)}/timers/${timerId}`),
   logs: (id: string) => api<{ logs: LogEntry[] }>('GET', `/agents/${seg(id)}/logs?limit=200`),
-  credentials: (id: string) => api<{ credentials: Array<{ name: string; set: boolean; locked: boolean; length: number; updated_at: number | null }> }>('GET', `/agents/${seg(id)}/credentials`),
-  setCredential: (id: string, name: string, value: string) => api<unknown>('PUT', `/agents/${seg(id)}/credentials/${seg(name)}`, { value }),
+  credentials: (id: string) =>
+    api<{
+      credentials: Array<{ name: string; set: boolean; locked: boolean; length: number; updated_at: number | null }>;
+    }>('GET', `/agents/${seg(id)}/credentials`),
+  setCredential: (id: string, name: string, value: string) =>
+    api<unknown>('PUT', `/agents/${seg(id)}/credentials/${seg(name)}`, { value }),
   unsetCredential: (id: string, name: string) => api<unknown>('DELETE', `/agents/${seg(id)}/credentials/${seg(name)}`),
-  backup: (id: string, seal: boolean) => api<{ path: string; bytes: number; sha256: string; sealed: boolean }>('POST', `/agents/${seg(id)}/backup`, { seal }),
-  restore: (body: { from: string; asNew?: boolean; start?: boolean }) => api<{ agentId: string; name: string; filePath: string }>('POST', '/agents/restore', body),
-  backupSchedule: () => api<{ enabled: boolean; every: string | null; keep: number | null; dir: string | null; sealed: boolean; nextRunAt: string | null; running: boolean; lastRun: { startedAt: string; finishedAt: string | null; completed: number; failed: number } | null; problem: string | null }>('GET', '/backups'),
+  backup: (id: string, seal: boolean) =>
+    api<{ path: string; bytes: number; sha256: string; sealed: boolean }>('POST', `/agents/${seg(id)}/backup`, {
+      seal,
+    }),
+  restore: (body: { from: string; asNew?: boolean; start?: boolean }) =>
+    api<{ agentId: string; name: string; filePath: string }>('POST', '/agents/restore', body),
+  backupSchedule: () =>
+    api<{
+      enabled: boolean;
+      every: string | null;
+      keep: number | null;
+      dir: string | null;
+      sealed: boolean;
+      nextRunAt: string | null;
+      running: boolean;
+      lastRun: { startedAt: string; finishedAt: string | null; completed: number; failed: number } | null;
+      problem: string | null;
+    }>('GET', '/backups'),
   files: (id: string) => api<{ files: FileInfo[] }>('GET', `/agents/${seg(id)}/files`),
-  file: (id: string, path: string, encoding: 'utf-8' | 'base64') => api<{ content: string; encoding: string; mime_type: string | null }>('GET', `/agents/${seg(id)}/files/content?path=${seg(path)}&encoding=${encoding}`),
-  putFile: (id: string, path: string, content: string) => api<unknown>('PUT', `/agents/${seg(id)}/files/content?path=${seg(path)}`, { content, encoding: 'base64' }),
+  file: (id: string, path: string, encoding: 'utf-8' | 'base64') =>
+    api<{ content: string; encoding: string; mime_type: string | null }>(
+      'GET',
+      `/agents/${seg(id)}/files/content?path=${seg(path)}&encoding=${encoding}`,
+    ),
+  putFile: (id: string, path: string, content: string) =>
+    api<unknown>('PUT', `/agents/${seg(id)}/files/content?path=${seg(path)}`, { content, encoding: 'base64' }),
   config: (id: string) => api<{ config: Record<string, unknown> }>('GET', `/agents/${seg(id)}/config`),
   putConfig: (id: string, config: unknown) => api<unknown>('PUT', `/agents/${seg(id)}/config`, config),
   identity: () => api<Record<string, unknown> & { status: string }>('GET', '/identity'),
@@ -186,25 +253,50 @@ export const client = {
   checkProvider: (providerId: string) => api<unknown>('POST', `/providers/${seg(providerId)}/check`),
   templates: () => api<{ templates: Array<{ id: string; name?: string }> }>('GET', '/templates'),
   tasks: () => api<{ tasks: PendingItem[] }>('GET', '/tasks'),
-  resolve: (item: PendingItem, action: 'approve' | 'deny') => api<unknown>('POST', `/agents/${seg(item.agentId)}/tasks/${seg(item.id)}/resolve`, { action }),
-  answer: (item: PendingItem, answer: string) => api<unknown>('POST', `/agents/${seg(item.agentId)}/asks/${seg(item.id)}/respond`, { answer }),
-  suspend: (item: PendingItem, resume: boolean) => api<unknown>('POST', `/agents/${seg(item.agentId)}/suspend/respond`, { resume, loop: item.loop }),
+  resolve: (item: PendingItem, action: 'approve' | 'deny') =>
+    api<unknown>('POST', `/agents/${seg(item.agentId)}/tasks/${seg(item.id)}/resolve`, { action }),
+  answer: (item: PendingItem, answer: string) =>
+    api<unknown>('POST', `/agents/${seg(item.agentId)}/asks/${seg(item.id)}/respond`, { answer }),
+  suspend: (item: PendingItem, resume: boolean) =>
+    api<unknown>('POST', `/agents/${seg(item.agentId)}/suspend/respond`, { resume, loop: item.loop }),
   extensions: () => api<{ extensions: ExtensionInfo[] }>('GET', '/runtime/extensions'),
   extensionIndex: (prefix: string) => api<unknown>('GET', prefix),
-  extensionConfig: (name: string) => api<{ name: string; config: Record<string, unknown>; effective: unknown; schema: unknown; reconfigurable: boolean }>('GET', `/runtime/extensions/${seg(name)}/config`),
-  patchExtensionConfig: (name: string, patch: Record<string, unknown>) => api<{ applied: boolean; restartRequired: boolean }>('PATCH', `/runtime/extensions/${seg(name)}/config`, patch),
+  extensionConfig: (name: string) =>
+    api<{
+      name: string;
+      config: Record<string, unknown>;
+      effective: unknown;
+      schema: unknown;
+      reconfigurable: boolean;
+    }>('GET', `/runtime/extensions/${seg(name)}/config`),
+  patchExtensionConfig: (name: string, patch: Record<string, unknown>) =>
+    api<{ applied: boolean; restartRequired: boolean }>('PATCH', `/runtime/extensions/${seg(name)}/config`, patch),
   /** `GET /mcp` (the mcp extension): registrations and the open servers of loaded agents. */
-  mcp: () => api<{ registrations: Array<Record<string, unknown> & { name: string; type: string }>; servers: McpServerInfo[] }>('GET', '/mcp'),
-  tools: (id: string) => api<{ agentId: string; tools: Array<{ name: string; source?: string; description?: string; enabled?: boolean }> }>('GET', `/agents/${seg(id)}/tools`),
+  mcp: () =>
+    api<{ registrations: Array<Record<string, unknown> & { name: string; type: string }>; servers: McpServerInfo[] }>(
+      'GET',
+      '/mcp',
+    ),
+  tools: (id: string) =>
+    api<{ agentId: string; tools: Array<{ name: string; source?: string; description?: string; enabled?: boolean }> }>(
+      'GET',
+      `/agents/${seg(id)}/tools`,
+    ),
   peers: () => api<{ peers: Array<Record<string, unknown>> }>('GET', '/network/peers'),
   outbox: (id: string) => api<unknown>('GET', `/agents/${seg(id)}/outbox`),
   /** The newest row of the durable conversation (the last page of one row): the agent's last activity. */
-  lastRow: (id: string) => api<{ total: number; offset: number; rows: LoopRow[] }>('GET', `/agents/${seg(id)}/loop?limit=1`),
+  lastRow: (id: string) =>
+    api<{ total: number; offset: number; rows: LoopRow[] }>('GET', `/agents/${seg(id)}/loop?limit=1`),
   /** The agent's memories, newest first; with `q` a search (`mode` and `note` say how it ran); `forgotten` lists the forgotten ones. */
   memories: (id: string, query: { q?: string; forgotten?: boolean } = {}) =>
-    api<MemoryList>('GET', `/agents/${seg(id)}/memory?limit=${query.q ? `50&q=${seg(query.q)}` : '200'}${query.forgotten ? '&forgotten=true' : ''}`),
-  addMemory: (id: string, body: { text: string; kind?: MemoryItem['kind']; pinned?: boolean }) => api<MemoryOneView>('POST', `/agents/${seg(id)}/memory`, body),
-  pinMemory: (id: string, memoryId: number, pinned: boolean) => api<MemoryOneView>('PATCH', `/agents/${seg(id)}/memory/${memoryId}`, { pinned }),
+    api<MemoryList>(
+      'GET',
+      `/agents/${seg(id)}/memory?limit=${query.q ? `50&q=${seg(query.q)}` : '200'}${query.forgotten ? '&forgotten=true' : ''}`,
+    ),
+  addMemory: (id: string, body: { text: string; kind?: MemoryItem['kind']; pinned?: boolean }) =>
+    api<MemoryOneView>('POST', `/agents/${seg(id)}/memory`, body),
+  pinMemory: (id: string, memoryId: number, pinned: boolean) =>
+    api<MemoryOneView>('PATCH', `/agents/${seg(id)}/memory/${memoryId}`, { pinned }),
   forgetMemory: (id: string, memoryId: number) => api<unknown>('DELETE', `/agents/${seg(id)}/memory/${memoryId}`),
   health: () => api<{ status: string; version: string; uptimeMs: number }>('GET', '/health'),
 };

@@ -29,12 +29,14 @@ export function lineDiff(before: string, after: string): Array<['-' | '+' | ' ',
   const a = before.split('\n');
   const b = after.split('\n');
   const lcs = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
-  for (let i = a.length - 1; i >= 0; i--) for (let j = b.length - 1; j >= 0; j--) lcs[i]![j] = a[i] === b[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
+  for (let i = a.length - 1; i >= 0; i--)
+    for (let j = b.length - 1; j >= 0; j--)
+      lcs[i]![j] = a[i] === b[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
   const out: Array<['-' | '+' | ' ', string]> = [];
   let i = 0;
   let j = 0;
   while (i < a.length || j < b.length) {
-    if (i < a.length && j < b.length && a[i] === b[j]) (out.push([' ', a[i]!]), i++, j++);
+    if (i < a.length && j < b.length && a[i] === b[j]) out.push([' ', a[i]!]), i++, j++;
     else if (j < b.length && (i >= a.length || lcs[i]![j + 1]! >= lcs[i + 1]![j]!)) out.push(['+', b[j++]!]);
     else out.push(['-', a[i++]!]);
   }
@@ -46,11 +48,15 @@ export function ConfigEditor({ id }: { id: string }) {
   const [text, setText] = useState('');
   const [mode, setMode] = useState<'form' | 'json' | 'review'>('form');
   const [status, setStatus] = useState('');
-  const load = () => client.config(id).then((r) => {
-    const json = JSON.stringify(r.config, null, 2);
-    setSaved(json);
-    setText(json);
-  }, (e) => setStatus(errorText(e)));
+  const load = () =>
+    client.config(id).then(
+      (r) => {
+        const json = JSON.stringify(r.config, null, 2);
+        setSaved(json);
+        setText(json);
+      },
+      (e) => setStatus(errorText(e)),
+    );
   useEffect(() => void load(), [id]);
   let parsed: Json | undefined;
   let parseError = '';
@@ -60,15 +66,30 @@ export function ConfigEditor({ id }: { id: string }) {
     parseError = errorText(error);
   }
   const edit = (path: string[], value: Json) => setText(JSON.stringify(setAt(parsed ?? {}, path, value), null, 2));
-  const save = () => client.putConfig(id, parsed).then(() => (setStatus('Saved.'), setMode('form'), load()), (e) => setStatus(e instanceof ApiError ? `Refused (${e.code}): ${e.message}` : errorText(e)));
+  const save = () =>
+    client.putConfig(id, parsed).then(
+      () => (setStatus('Saved.'), setMode('form'), load()),
+      (e) => setStatus(e instanceof ApiError ? `Refused (${e.code}): ${e.message}` : errorText(e)),
+    );
   const diff = mode === 'review' ? lineDiff(saved, JSON.stringify(parsed, null, 2)) : [];
   const changed = diff.filter(([mark]) => mark !== ' ').length;
   return (
     <div class="stack config-editor">
       <div class="tabs" role="group" aria-label="Config view">
-        <button type="button" aria-pressed={mode === 'form'} onClick={() => setMode('form')} disabled={!!parseError}>Form</button>
-        <button type="button" aria-pressed={mode === 'json'} onClick={() => setMode('json')}>JSON</button>
-        <button type="button" aria-pressed={mode === 'review'} onClick={() => setMode('review')} disabled={!!parseError}>Review changes</button>
+        <button type="button" aria-pressed={mode === 'form'} onClick={() => setMode('form')} disabled={!!parseError}>
+          Form
+        </button>
+        <button type="button" aria-pressed={mode === 'json'} onClick={() => setMode('json')}>
+          JSON
+        </button>
+        <button
+          type="button"
+          aria-pressed={mode === 'review'}
+          onClick={() => setMode('review')}
+          disabled={!!parseError}
+        >
+          Review changes
+        </button>
       </div>
       {mode === 'form' && parsed !== undefined && (
         <div class="form-grid">
@@ -77,13 +98,26 @@ export function ConfigEditor({ id }: { id: string }) {
             const label = path.map(fieldWord).join(' › ');
             return (
               <div key={key}>
-                {typeof value === 'boolean'
-                  ? <label><input type="checkbox" checked={value} onChange={() => edit(path, !value)} /> {label}</label>
-                  : <><label for={`cfg-${key}`} title={key}>{label}</label>
-                    <input id={`cfg-${key}`} type={typeof value === 'number' ? 'number' : 'text'} value={String(value)} onInput={(e) => {
-                      const raw = (e.currentTarget as HTMLInputElement).value;
-                      edit(path, typeof value === 'number' ? Number(raw) : raw);
-                    }} /></>}
+                {typeof value === 'boolean' ? (
+                  <label>
+                    <input type="checkbox" checked={value} onChange={() => edit(path, !value)} /> {label}
+                  </label>
+                ) : (
+                  <>
+                    <label for={`cfg-${key}`} title={key}>
+                      {label}
+                    </label>
+                    <input
+                      id={`cfg-${key}`}
+                      type={typeof value === 'number' ? 'number' : 'text'}
+                      value={String(value)}
+                      onInput={(e) => {
+                        const raw = (e.currentTarget as HTMLInputElement).value;
+                        edit(path, typeof value === 'number' ? Number(raw) : raw);
+                      }}
+                    />
+                  </>
+                )}
               </div>
             );
           })}
@@ -92,18 +126,40 @@ export function ConfigEditor({ id }: { id: string }) {
       {mode === 'json' && (
         <>
           <label for="config">Agent config (JSON; the daemon checks it against the agent-config schema)</label>
-          <textarea id="config" rows={18} spellcheck={false} value={text} onInput={(e) => setText((e.currentTarget as HTMLTextAreaElement).value)} />
+          <textarea
+            id="config"
+            rows={18}
+            spellcheck={false}
+            value={text}
+            onInput={(e) => setText((e.currentTarget as HTMLTextAreaElement).value)}
+          />
           {parseError && <p class="error">Not JSON: {parseError}</p>}
         </>
       )}
       {mode === 'review' && (
         <>
           <p>{changed ? `${changed} changed lines:` : 'Nothing changed.'}</p>
-          <pre class="diff" tabIndex={0} aria-label="Changes">{diff.filter(([mark], n) => mark !== ' ' || diff.slice(Math.max(0, n - 2), n + 3).some(([m]) => m !== ' ')).map(([mark, line]) => <span class={mark === '+' ? 'add' : mark === '-' ? 'del' : undefined}>{`${mark} ${line}`}</span>)}</pre>
-          <div class="row"><button type="button" class="primary" disabled={!changed} onClick={save}>Save config</button></div>
+          <pre class="diff" tabIndex={0} aria-label="Changes">
+            {diff
+              .filter(([mark], n) => mark !== ' ' || diff.slice(Math.max(0, n - 2), n + 3).some(([m]) => m !== ' '))
+              .map(([mark, line]) => (
+                <span class={mark === '+' ? 'add' : mark === '-' ? 'del' : undefined}>{`${mark} ${line}`}</span>
+              ))}
+          </pre>
+          <div class="row">
+            <button type="button" class="primary" disabled={!changed} onClick={save}>
+              Save config
+            </button>
+          </div>
         </>
       )}
-      {mode !== 'review' && <div class="row"><button type="button" class="primary" disabled={!!parseError} onClick={() => setMode('review')}>Review changes</button></div>}
+      {mode !== 'review' && (
+        <div class="row">
+          <button type="button" class="primary" disabled={!!parseError} onClick={() => setMode('review')}>
+            Review changes
+          </button>
+        </div>
+      )}
       {status && <p role="status">{status}</p>}
     </div>
   );

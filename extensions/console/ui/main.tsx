@@ -74,14 +74,24 @@ function Login() {
   };
   return (
     <main class="login" id="main">
-      <h1><span class="brand">agt</span> console</h1>
-      <p>Run <code>agt console</code> on the daemon's machine for a one-time login link, or paste the daemon token.</p>
+      <h1>
+        <span class="brand">agt</span> console
+      </h1>
+      <p>
+        Run <code>agt console</code> on the daemon's machine for a one-time login link, or paste the daemon token.
+      </p>
       <form onSubmit={submit}>
         <label for="token">Daemon token</label>
         <input id="token" name="token" type="password" autocomplete="off" required />
-        <button type="submit" class="primary">Log in</button>
+        <button type="submit" class="primary">
+          Log in
+        </button>
       </form>
-      {loginError.value && <p role="alert" class="error">{loginError.value}</p>}
+      {loginError.value && (
+        <p role="alert" class="error">
+          {loginError.value}
+        </p>
+      )}
     </main>
   );
 }
@@ -95,12 +105,24 @@ function Shell() {
   };
   return (
     <div class="layout">
-      <a class="skip" href="#main">Skip to content</a>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
       <SideNav view={view} />
       <div class="column">
         <Header onLogout={logout} />
         <main id="main" tabIndex={-1}>
-          {view === 'agent' && arg ? <AgentView id={decodeURIComponent(arg)} /> : view === 'inbox' ? <Inbox /> : view === 'events' ? <EventsView /> : view === 'system' ? <SystemView /> : <Fleet />}
+          {view === 'agent' && arg ? (
+            <AgentView id={decodeURIComponent(arg)} />
+          ) : view === 'inbox' ? (
+            <Inbox />
+          ) : view === 'events' ? (
+            <EventsView />
+          ) : view === 'system' ? (
+            <SystemView />
+          ) : (
+            <Fleet />
+          )}
         </main>
       </div>
     </div>
@@ -108,7 +130,12 @@ function Shell() {
 }
 
 function App() {
-  if (auth.value === 'checking') return <main id="main"><p>Loading…</p></main>;
+  if (auth.value === 'checking')
+    return (
+      <main id="main">
+        <p>Loading…</p>
+      </main>
+    );
   return auth.value === 'in' ? <Shell /> : <Login />;
 }
 

@@ -18,7 +18,15 @@ function inline(text: string): ComponentChildren[] {
     else if (match[3]) out.push(<em>{inline(token.slice(1, -1))}</em>);
     else {
       const [, label = '', href = ''] = /^\[([^\]]+)\]\(([^)]+)\)$/.exec(token) ?? [];
-      out.push(/^(https?:|mailto:)/i.test(href) ? <a href={href} target="_blank" rel="noopener noreferrer">{label}</a> : token);
+      out.push(
+        /^(https?:|mailto:)/i.test(href) ? (
+          <a href={href} target="_blank" rel="noopener noreferrer">
+            {label}
+          </a>
+        ) : (
+          token
+        ),
+      );
     }
     rest = rest.slice(match.index + token.length);
   }
@@ -36,19 +44,28 @@ export function Markdown({ text }: { text: string }) {
       const body: string[] = [];
       for (i++; i < lines.length && !/^```/.test(lines[i]!); i++) body.push(lines[i]!);
       i++;
-      blocks.push(<pre tabIndex={0} data-lang={fence[1] || undefined}><code>{body.join('\n')}</code></pre>);
+      blocks.push(
+        <pre tabIndex={0} data-lang={fence[1] || undefined}>
+          <code>{body.join('\n')}</code>
+        </pre>,
+      );
       continue;
     }
     const heading = /^(#{1,4})\s+(.*)$/.exec(line);
     if (heading) {
-      blocks.push(<p><strong>{inline(heading[2]!)}</strong></p>);
+      blocks.push(
+        <p>
+          <strong>{inline(heading[2]!)}</strong>
+        </p>,
+      );
       i++;
       continue;
     }
     if (/^\s*([-*]|\d+\.)\s+/.test(line)) {
       const ordered = /^\s*\d+\./.test(line);
       const items: string[] = [];
-      for (; i < lines.length && /^\s*([-*]|\d+\.)\s+/.test(lines[i]!); i++) items.push(lines[i]!.replace(/^\s*([-*]|\d+\.)\s+/, ''));
+      for (; i < lines.length && /^\s*([-*]|\d+\.)\s+/.test(lines[i]!); i++)
+        items.push(lines[i]!.replace(/^\s*([-*]|\d+\.)\s+/, ''));
       const children = items.map((item) => <li>{inline(item)}</li>);
       blocks.push(ordered ? <ol>{children}</ol> : <ul>{children}</ul>);
       continue;
@@ -58,7 +75,8 @@ export function Markdown({ text }: { text: string }) {
       continue;
     }
     const para: string[] = [lines[i++]!];
-    for (; i < lines.length && lines[i]!.trim() && !/^(```|#{1,4}\s|\s*([-*]|\d+\.)\s)/.test(lines[i]!); i++) para.push(lines[i]!);
+    for (; i < lines.length && lines[i]!.trim() && !/^(```|#{1,4}\s|\s*([-*]|\d+\.)\s)/.test(lines[i]!); i++)
+      para.push(lines[i]!);
     blocks.push(<p>{para.flatMap((part, n) => (n ? [<br />, ...inline(part)] : inline(part)))}</p>);
   }
   return <>{blocks}</>;

@@ -7,9 +7,11 @@
 import { time } from './util.js';
 import { fieldWord } from './words.js';
 
-const isRecord = (value: unknown): value is Record<string, unknown> => !!value && typeof value === 'object' && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  !!value && typeof value === 'object' && !Array.isArray(value);
 /** Epoch milliseconds under a key that names a time (`createdAt`, `created_at`, `lastUsedAt`, …). */
-const isTime = (key: string, value: unknown) => typeof value === 'number' && value > 1e12 && /(At|_at|time|Time)$/.test(key);
+const isTime = (key: string, value: unknown) =>
+  typeof value === 'number' && value > 1e12 && /(At|_at|time|Time)$/.test(key);
 const MAX_COLUMNS = 8;
 
 export function Readable({ value, name = '', depth = 0 }: { value: unknown; name?: string; depth?: number }) {
@@ -24,23 +26,50 @@ export function Readable({ value, name = '', depth = 0 }: { value: unknown; name
       const columns = [...new Set(value.flatMap((row) => Object.keys(row)))].slice(0, MAX_COLUMNS);
       return (
         <table class="readable">
-          <thead><tr>{columns.map((column) => <th scope="col" key={column} title={column}>{fieldWord(column)}</th>)}</tr></thead>
+          <thead>
+            <tr>
+              {columns.map((column) => (
+                <th scope="col" key={column} title={column}>
+                  {fieldWord(column)}
+                </th>
+              ))}
+            </tr>
+          </thead>
           <tbody>
             {value.map((row, index) => (
-              <tr key={index}>{columns.map((column) => <td key={column}><Readable value={row[column]} name={column} depth={depth + 1} /></td>)}</tr>
+              <tr key={index}>
+                {columns.map((column) => (
+                  <td key={column}>
+                    <Readable value={row[column]} name={column} depth={depth + 1} />
+                  </td>
+                ))}
+              </tr>
             ))}
           </tbody>
         </table>
       );
     }
-    return <ul class="readable">{value.map((item, index) => <li key={index}><Readable value={item} depth={depth + 1} /></li>)}</ul>;
+    return (
+      <ul class="readable">
+        {value.map((item, index) => (
+          <li key={index}>
+            <Readable value={item} depth={depth + 1} />
+          </li>
+        ))}
+      </ul>
+    );
   }
   const entries = Object.entries(value);
   if (entries.length === 0) return <span class="muted">none</span>;
   return (
     <dl class="readable">
       {entries.map(([key, item]) => (
-        <div key={key}><dt title={key}>{fieldWord(key)}</dt><dd><Readable value={item} name={key} depth={depth + 1} /></dd></div>
+        <div key={key}>
+          <dt title={key}>{fieldWord(key)}</dt>
+          <dd>
+            <Readable value={item} name={key} depth={depth + 1} />
+          </dd>
+        </div>
       ))}
     </dl>
   );

@@ -135,9 +135,16 @@ export const events = new EventStream();
  * from `?since=0` (of one agent when `agentId` is given) read up to the `latestCursor` its `stream.hello`
  * names or until it pauses, then closed.
  */
-export async function backlog(max: number, agentId?: string): Promise<Array<{ cursor: number; event: UmbilicalEvent }>> {
+export async function backlog(
+  max: number,
+  agentId?: string,
+): Promise<Array<{ cursor: number; event: UmbilicalEvent }>> {
   const controller = new AbortController();
-  const res = await fetch(`/events?since=0${agentId ? `&agentId=${encodeURIComponent(agentId)}` : ''}`, { headers: { 'x-agt-console': '1', accept: 'text/event-stream' }, credentials: 'same-origin', signal: controller.signal });
+  const res = await fetch(`/events?since=0${agentId ? `&agentId=${encodeURIComponent(agentId)}` : ''}`, {
+    headers: { 'x-agt-console': '1', accept: 'text/event-stream' },
+    credentials: 'same-origin',
+    signal: controller.signal,
+  });
   if (!res.ok || !res.body) throw new Error(`events: ${res.status}`);
   const rows: Array<{ cursor: number; event: UmbilicalEvent }> = [];
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -148,7 +155,10 @@ export async function backlog(max: number, agentId?: string): Promise<Array<{ cu
   try {
     // The replay is written at once when the stream opens: a pause after `stream.hello` means it is all
     // here (a filtered stream never reaches `latestCursor` when the newest frame is another agent's).
-    const idle = () => new Promise<{ done: true; value: undefined }>((done) => setTimeout(() => done({ done: true, value: undefined }), 300));
+    const idle = () =>
+      new Promise<{ done: true; value: undefined }>((done) =>
+        setTimeout(() => done({ done: true, value: undefined }), 300),
+      );
     while (rows.length === 0 || rows[rows.length - 1]!.cursor < latest) {
       const { value, done } = await (latest === Infinity ? reader.read() : Promise.race([reader.read(), idle()]));
       if (done) break;
@@ -158,7 +168,11 @@ export async function backlog(max: number, agentId?: string): Promise<Array<{ cu
         const block = buffer.slice(0, end);
         buffer = buffer.slice(end + 2);
         const name = /^event:\s*(.*)$/m.exec(block)?.[1];
-        const data = block.split('\n').filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trim()).join('');
+        const data = block
+          .split('\n')
+          .filter((line) => line.startsWith('data:'))
+          .map((line) => line.slice(5).trim())
+          .join('');
         if (!data) continue;
         const body = JSON.parse(data);
         if (name === 'stream.hello') latest = Number(body.latestCursor ?? 0);

@@ -12,7 +12,14 @@ import { errorText } from './util.js';
 /** Loads once per mount; an error is shown as its text. */
 function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
   const [state, setState] = useState<{ data?: T; error?: string }>({});
-  useEffect(() => void load().then((data) => setState({ data }), (e) => setState({ error: errorText(e) })), deps);
+  useEffect(
+    () =>
+      void load().then(
+        (data) => setState({ data }),
+        (e) => setState({ error: errorText(e) }),
+      ),
+    deps,
+  );
   return state;
 }
 
@@ -21,11 +28,23 @@ function McpServer({ server }: { server: McpServerInfo }) {
   const tools = (data?.tools ?? []).filter((tool) => tool.source === `mcp:${server.name}`);
   return (
     <li data-mcp-server={server.name}>
-      <strong>{server.name}</strong> of {server.agentId}: <span class={server.status === 'connected' ? 'ok' : server.status === 'error' ? 'error' : 'muted'}>{server.status}</span>
-      {server.transport ? ` · ${server.transport}` : ''}{server.error ? ` · ${server.error}` : ''}
-      {error ? <p class="error">{error}</p> : (
+      <strong>{server.name}</strong> of {server.agentId}:{' '}
+      <span class={server.status === 'connected' ? 'ok' : server.status === 'error' ? 'error' : 'muted'}>
+        {server.status}
+      </span>
+      {server.transport ? ` · ${server.transport}` : ''}
+      {server.error ? ` · ${server.error}` : ''}
+      {error ? (
+        <p class="error">{error}</p>
+      ) : (
         <ul aria-label={`Tools of ${server.name}`}>
-          {tools.map((tool) => <li key={tool.name}><code>{tool.name}</code>{tool.enabled === false ? ' (disabled)' : ''}{tool.description ? ` · ${tool.description}` : ''}</li>)}
+          {tools.map((tool) => (
+            <li key={tool.name}>
+              <code>{tool.name}</code>
+              {tool.enabled === false ? ' (disabled)' : ''}
+              {tool.description ? ` · ${tool.description}` : ''}
+            </li>
+          ))}
           {data && tools.length === 0 && <li class="muted">no tools</li>}
         </ul>
       )}
@@ -40,13 +59,28 @@ function Mcp() {
   return (
     <>
       <h3>Registered servers</h3>
-      {data.registrations.length === 0 ? <p class="muted">none</p> : (
+      {data.registrations.length === 0 ? (
+        <p class="muted">none</p>
+      ) : (
         <ul class="mcp-registrations">
-          {data.registrations.map((r) => <li key={r.name}><strong>{r.name}</strong> · {r.type}{' '}<span class="muted">{String(r.url ?? r.npmPackage ?? r.command ?? '')}</span></li>)}
+          {data.registrations.map((r) => (
+            <li key={r.name}>
+              <strong>{r.name}</strong> · {r.type}{' '}
+              <span class="muted">{String(r.url ?? r.npmPackage ?? r.command ?? '')}</span>
+            </li>
+          ))}
         </ul>
       )}
       <h3>Open servers</h3>
-      {data.servers.length === 0 ? <p class="muted">none (no loaded agent declares one)</p> : <ul>{data.servers.map((s) => <McpServer key={`${s.agentId}/${s.name}`} server={s} />)}</ul>}
+      {data.servers.length === 0 ? (
+        <p class="muted">none (no loaded agent declares one)</p>
+      ) : (
+        <ul>
+          {data.servers.map((s) => (
+            <McpServer key={`${s.agentId}/${s.name}`} server={s} />
+          ))}
+        </ul>
+      )}
     </>
   );
 }
@@ -68,7 +102,17 @@ function Mesh({ index }: { index: any }) {
     <>
       <Readable value={index?.mesh} />
       <h3>Agents and their outbox</h3>
-      {agents.length === 0 ? <p class="muted">none</p> : <ul>{agents.map((a) => <li key={a.agentId}>{a.handle ?? a.agentId}: outbox <Outbox agentId={a.agentId} /></li>)}</ul>}
+      {agents.length === 0 ? (
+        <p class="muted">none</p>
+      ) : (
+        <ul>
+          {agents.map((a) => (
+            <li key={a.agentId}>
+              {a.handle ?? a.agentId}: outbox <Outbox agentId={a.agentId} />
+            </li>
+          ))}
+        </ul>
+      )}
       <h3>Peers</h3>
       {error ? <p class="muted">{error}</p> : <Readable value={peers?.peers} />}
     </>
@@ -76,7 +120,10 @@ function Mesh({ index }: { index: any }) {
 }
 
 export function ExtensionState({ name, prefix }: { name: string; prefix: string }) {
-  const { data, error } = useLoad(() => (name === 'mcp' ? Promise.resolve(null) : client.extensionIndex(prefix)), [name, prefix]);
+  const { data, error } = useLoad(
+    () => (name === 'mcp' ? Promise.resolve(null) : client.extensionIndex(prefix)),
+    [name, prefix],
+  );
   if (name === 'mcp') return <Mcp />;
   if (error) return <p class="error">{error}</p>;
   if (data === undefined) return <p class="muted">…</p>;

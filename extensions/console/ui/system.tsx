@@ -30,12 +30,39 @@ function Extension({ ext }: { ext: ExtensionInfo }) {
   const word = on ? 'Running' : !ext.enabled ? 'Off' : 'Not running';
   return (
     <article class="panel" aria-labelledby={`ext-${ext.name}`} data-extension={ext.name}>
-      <div class="head-row"><h2 id={`ext-${ext.name}`} class="ext-name">{ext.name}</h2><Term word={word} raw={`state: ${ext.state ?? 'none'}, enabled: ${ext.enabled}, loaded: ${ext.loaded}${ext.prefix ? `, routes: ${ext.prefix}` : ''}`} tone={on ? (ext.problem ? 'wait' : 'ok') : !ext.enabled ? 'off' : 'error'} /></div>
+      <div class="head-row">
+        <h2 id={`ext-${ext.name}`} class="ext-name">
+          {ext.name}
+        </h2>
+        <Term
+          word={word}
+          raw={`state: ${ext.state ?? 'none'}, enabled: ${ext.enabled}, loaded: ${ext.loaded}${ext.prefix ? `, routes: ${ext.prefix}` : ''}`}
+          tone={on ? (ext.problem ? 'wait' : 'ok') : !ext.enabled ? 'off' : 'error'}
+        />
+      </div>
       {ABOUT[ext.name] && <p class="muted">{ABOUT[ext.name]}</p>}
-      {on && ext.problem && <p role="status" class="error">{ext.problem}</p>}
-      {!on && <p class="muted">{!ext.enabled ? 'This extension is off (disabled in the manifest).' : `Not running: ${ext.error ?? ext.state ?? 'unknown'}`}</p>}
-      {on && ext.prefix && ext.name !== 'console' && <details><summary>Details</summary><ExtensionState name={ext.name} prefix={ext.prefix} /></details>}
-      <details><summary>Options</summary><ExtensionOptions name={ext.name} /></details>
+      {on && ext.problem && (
+        <p role="status" class="error">
+          {ext.problem}
+        </p>
+      )}
+      {!on && (
+        <p class="muted">
+          {!ext.enabled
+            ? 'This extension is off (disabled in the manifest).'
+            : `Not running: ${ext.error ?? ext.state ?? 'unknown'}`}
+        </p>
+      )}
+      {on && ext.prefix && ext.name !== 'console' && (
+        <details>
+          <summary>Details</summary>
+          <ExtensionState name={ext.name} prefix={ext.prefix} />
+        </details>
+      )}
+      <details>
+        <summary>Options</summary>
+        <ExtensionOptions name={ext.name} />
+      </details>
     </article>
   );
 }
@@ -43,17 +70,31 @@ function Extension({ ext }: { ext: ExtensionInfo }) {
 function Sessions() {
   const [sessions, setSessions] = useState<SessionInfo[]>([]);
   const [error, setError] = useState('');
-  const load = () => client.sessions().then((r) => setSessions(r.sessions), (e) => setError(errorText(e)));
+  const load = () =>
+    client.sessions().then(
+      (r) => setSessions(r.sessions),
+      (e) => setError(errorText(e)),
+    );
   useEffect(() => void load(), []);
   return (
     <section aria-labelledby="sessions-title" class="panel">
       <h2 id="sessions-title">Console sessions</h2>
-      {error && <p role="alert" class="error">{error}</p>}
+      {error && (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
       <ul>
         {sessions.map((s) => (
           <li key={s.id}>
-            {s.current ? 'This browser' : s.userAgent ?? 'unknown browser'} · {s.via === 'code' ? 'one-time link' : 'daemon token'} · last used <span title={time(s.lastUsedAt)}>{relative(s.lastUsedAt)}</span>{' '}
-            {!s.current && <button type="button" onClick={() => client.revoke(s.id).then(load)}>Revoke</button>}
+            {s.current ? 'This browser' : (s.userAgent ?? 'unknown browser')} ·{' '}
+            {s.via === 'code' ? 'one-time link' : 'daemon token'} · last used{' '}
+            <span title={time(s.lastUsedAt)}>{relative(s.lastUsedAt)}</span>{' '}
+            {!s.current && (
+              <button type="button" onClick={() => client.revoke(s.id).then(load)}>
+                Revoke
+              </button>
+            )}
           </li>
         ))}
       </ul>
@@ -78,29 +119,61 @@ function Identity() {
     const input = (event.currentTarget as HTMLFormElement).elements.namedItem('passphrase') as HTMLInputElement;
     const passphrase = input.value;
     input.value = '';
-    client.unlockIdentity(passphrase).then(() => (setMessage('Unlocked.'), load()), (e) => setMessage(errorText(e)));
+    client.unlockIdentity(passphrase).then(
+      () => (setMessage('Unlocked.'), load()),
+      (e) => setMessage(errorText(e)),
+    );
   };
   const state = String(status?.status ?? '');
   const [word, tone] = identityWord(state);
   const fields = ['ownerDid', 'runtimeDid', 'storage', 'backupConfirmed', 'passphraseRequired'] as const;
   return (
     <section aria-labelledby="identity-title" class="panel">
-      <div class="head-row"><h2 id="identity-title">Owner identity</h2>{status && <Term word={word} raw={state} tone={tone} />}</div>
+      <div class="head-row">
+        <h2 id="identity-title">Owner identity</h2>
+        {status && <Term word={word} raw={state} tone={tone} />}
+      </div>
       {status ? (
         <>
-          <p class="muted">{IDENTITY_NOTE[state] ?? ''}{state === 'ready' && status.backupConfirmed === false ? ' Its recovery phrase is not marked as backed up yet (agt identity confirm-backup).' : ''}</p>
+          <p class="muted">
+            {IDENTITY_NOTE[state] ?? ''}
+            {state === 'ready' && status.backupConfirmed === false
+              ? ' Its recovery phrase is not marked as backed up yet (agt identity confirm-backup).'
+              : ''}
+          </p>
           <dl class="readable">
-            {fields.filter((key) => status[key] !== undefined && status[key] !== null).map((key) => (
-              <div key={key}><dt>{fieldWord(key)}</dt><dd>{typeof status[key] === 'boolean' ? (status[key] ? 'Yes' : 'No') : key.endsWith('Did') ? <Term word={`…${String(status[key]).slice(-8)}`} raw={String(status[key])} /> : String(status[key])}</dd></div>
-            ))}
+            {fields
+              .filter((key) => status[key] !== undefined && status[key] !== null)
+              .map((key) => (
+                <div key={key}>
+                  <dt>{fieldWord(key)}</dt>
+                  <dd>
+                    {typeof status[key] === 'boolean' ? (
+                      status[key] ? (
+                        'Yes'
+                      ) : (
+                        'No'
+                      )
+                    ) : key.endsWith('Did') ? (
+                      <Term word={`…${String(status[key]).slice(-8)}`} raw={String(status[key])} />
+                    ) : (
+                      String(status[key])
+                    )}
+                  </dd>
+                </div>
+              ))}
           </dl>
         </>
-      ) : <p class="muted">…</p>}
+      ) : (
+        <p class="muted">…</p>
+      )}
       {state === 'locked' && (
         <form class="row" onSubmit={unlock}>
           <label for="passphrase">Passphrase</label>
           <input id="passphrase" name="passphrase" type="password" autocomplete="current-password" required />
-          <button type="submit" class="primary">Unlock</button>
+          <button type="submit" class="primary">
+            Unlock
+          </button>
         </form>
       )}
       {message && <p role="status">{message}</p>}
@@ -114,17 +187,40 @@ function Providers() {
   const [message, setMessage] = useState('');
   const [listError, setListError] = useState('');
   // The list is the providers extension's (503 when it is off); adding goes through the settings.
-  const load = () => client.providers().then((r: any) => (setList(r.providers ?? []), setListError('')), (e) => setListError(errorText(e)));
+  const load = () =>
+    client.providers().then(
+      (r: any) => (setList(r.providers ?? []), setListError('')),
+      (e) => setListError(errorText(e)),
+    );
   useEffect(() => void load(), []);
   const add = (event: Event) => {
     event.preventDefault();
     const form = event.currentTarget as HTMLFormElement;
-    const field = (name: string) => (form.elements.namedItem(name) as HTMLInputElement | HTMLSelectElement).value.trim();
-    const provider = { id: field('provider-id'), type: field('provider-type'), name: field('provider-name'), baseUrl: field('provider-url'), ...(field('provider-model') ? { defaultModel: field('provider-model') } : {}), ...(field('provider-key-env') ? { apiKeyEnv: field('provider-key-env') } : {}) };
-    client.addProvider(provider).then(() => (form.reset(), setMessage(`Added ${provider.name}.`), load()), (e) => setMessage(errorText(e)));
+    const field = (name: string) =>
+      (form.elements.namedItem(name) as HTMLInputElement | HTMLSelectElement).value.trim();
+    const provider = {
+      id: field('provider-id'),
+      type: field('provider-type'),
+      name: field('provider-name'),
+      baseUrl: field('provider-url'),
+      ...(field('provider-model') ? { defaultModel: field('provider-model') } : {}),
+      ...(field('provider-key-env') ? { apiKeyEnv: field('provider-key-env') } : {}),
+    };
+    client.addProvider(provider).then(
+      () => (form.reset(), setMessage(`Added ${provider.name}.`), load()),
+      (e) => setMessage(errorText(e)),
+    );
   };
-  const models = (id: string) => client.providerModels(id).then((r) => setChecks((c) => ({ ...c, [id]: r })), (e) => setChecks((c) => ({ ...c, [id]: errorText(e) })));
-  const check = (id: string) => client.checkProvider(id).then((r) => setChecks((c) => ({ ...c, [id]: r })), (e) => setChecks((c) => ({ ...c, [id]: errorText(e) })));
+  const models = (id: string) =>
+    client.providerModels(id).then(
+      (r) => setChecks((c) => ({ ...c, [id]: r })),
+      (e) => setChecks((c) => ({ ...c, [id]: errorText(e) })),
+    );
+  const check = (id: string) =>
+    client.checkProvider(id).then(
+      (r) => setChecks((c) => ({ ...c, [id]: r })),
+      (e) => setChecks((c) => ({ ...c, [id]: errorText(e) })),
+    );
   return (
     <section aria-labelledby="providers-title" class="panel">
       <h2 id="providers-title">Providers</h2>
@@ -133,15 +229,39 @@ function Providers() {
         <div class="table-wrap">
           <table class="providers">
             <caption class="sr-only">Providers</caption>
-            <thead><tr><th scope="col">Provider</th><th scope="col">Kind</th><th scope="col">Check and models</th></tr></thead>
+            <thead>
+              <tr>
+                <th scope="col">Provider</th>
+                <th scope="col">Kind</th>
+                <th scope="col">Check and models</th>
+              </tr>
+            </thead>
             <tbody>
               {list.map((p) => (
                 <tr key={p.id}>
-                  <td><strong>{p.name ?? p.id}</strong><br /><code class="muted">{p.id}</code></td>
+                  <td>
+                    <strong>{p.name ?? p.id}</strong>
+                    <br />
+                    <code class="muted">{p.id}</code>
+                  </td>
                   <td>{p.type ?? 'provider'}</td>
                   <td>
-                    <button type="button" class="small" onClick={() => check(p.id)} aria-label={`Check ${p.name ?? p.id}`}>Check</button>{' '}
-                    <button type="button" class="small" onClick={() => models(p.id)} aria-label={`Models of ${p.name ?? p.id}`}>Models</button>
+                    <button
+                      type="button"
+                      class="small"
+                      onClick={() => check(p.id)}
+                      aria-label={`Check ${p.name ?? p.id}`}
+                    >
+                      Check
+                    </button>{' '}
+                    <button
+                      type="button"
+                      class="small"
+                      onClick={() => models(p.id)}
+                      aria-label={`Models of ${p.name ?? p.id}`}
+                    >
+                      Models
+                    </button>
                     {checks[p.id] !== undefined && <Readable value={checks[p.id]} />}
                   </td>
                 </tr>
@@ -153,15 +273,43 @@ function Providers() {
       <form onSubmit={add} aria-labelledby="add-provider-title">
         <h3 id="add-provider-title">Add a provider</h3>
         <div class="form-grid">
-          <div><label for="provider-name">Name</label><input id="provider-name" name="provider-name" required /></div>
-          <div><label for="provider-id">Id</label><input id="provider-id" name="provider-id" required pattern="[A-Za-z0-9:_.\-]+" /></div>
-          <div><label for="provider-type">Kind</label>
-            <select id="provider-type" name="provider-type">{['openai-compatible', 'anthropic', 'openai', 'openrouter'].map((kind) => <option value={kind}>{kind}</option>)}</select></div>
-          <div><label for="provider-url">Base URL</label><input id="provider-url" name="provider-url" type="url" required /></div>
-          <div><label for="provider-model">Default model</label><input id="provider-model" name="provider-model" /></div>
-          <div><label for="provider-key-env">Key variable</label><input id="provider-key-env" name="provider-key-env" aria-describedby="key-env-note" /></div>
+          <div>
+            <label for="provider-name">Name</label>
+            <input id="provider-name" name="provider-name" required />
+          </div>
+          <div>
+            <label for="provider-id">Id</label>
+            <input id="provider-id" name="provider-id" required pattern="[A-Za-z0-9:_.\-]+" />
+          </div>
+          <div>
+            <label for="provider-type">Kind</label>
+            <select id="provider-type" name="provider-type">
+              {['openai-compatible', 'anthropic', 'openai', 'openrouter'].map((kind) => (
+                <option value={kind}>{kind}</option>
+              ))}
+            </select>
+          </div>
+          <div>
+            <label for="provider-url">Base URL</label>
+            <input id="provider-url" name="provider-url" type="url" required />
+          </div>
+          <div>
+            <label for="provider-model">Default model</label>
+            <input id="provider-model" name="provider-model" />
+          </div>
+          <div>
+            <label for="provider-key-env">Key variable</label>
+            <input id="provider-key-env" name="provider-key-env" aria-describedby="key-env-note" />
+          </div>
         </div>
-        <div class="row"><span id="key-env-note" class="muted spacer">The key stays in the daemon's environment; only the variable's name is saved.</span><button type="submit" class="primary">Add provider</button></div>
+        <div class="row">
+          <span id="key-env-note" class="muted spacer">
+            The key stays in the daemon's environment; only the variable's name is saved.
+          </span>
+          <button type="submit" class="primary">
+            Add provider
+          </button>
+        </div>
       </form>
       {message && <p role="status">{message}</p>}
     </section>
@@ -169,22 +317,39 @@ function Providers() {
 }
 
 function Backups() {
-  const { data, error } = useLive(() => client.backupSchedule(), (type) => type.startsWith('backup.'));
+  const { data, error } = useLive(
+    () => client.backupSchedule(),
+    (type) => type.startsWith('backup.'),
+  );
   const [message, setMessage] = useState('');
   const restore = (event: Event) => {
     event.preventDefault();
     const form = event.currentTarget as HTMLFormElement;
     const from = (form.elements.namedItem('restore-from') as HTMLInputElement).value.trim();
     const asNew = (form.elements.namedItem('restore-new') as HTMLInputElement).checked;
-    client.restore({ from, asNew }).then((r) => (form.reset(), setMessage(`Restored ${r.name} to ${r.filePath}.`)), (e) => setMessage(errorText(e)));
+    client.restore({ from, asNew }).then(
+      (r) => (form.reset(), setMessage(`Restored ${r.name} to ${r.filePath}.`)),
+      (e) => setMessage(errorText(e)),
+    );
   };
   return (
     <section aria-labelledby="backups-title" class="panel">
-      <div class="head-row"><h2 id="backups-title">Backups</h2>{data && <Term word={data.enabled ? 'Scheduled' : 'Not scheduled'} raw={`every: ${data.every ?? 'none'}, keep: ${data.keep ?? 'all'}, dir: ${data.dir ?? 'default'}`} tone={data.problem ? 'error' : data.enabled ? 'ok' : 'off'} />}</div>
+      <div class="head-row">
+        <h2 id="backups-title">Backups</h2>
+        {data && (
+          <Term
+            word={data.enabled ? 'Scheduled' : 'Not scheduled'}
+            raw={`every: ${data.every ?? 'none'}, keep: ${data.keep ?? 'all'}, dir: ${data.dir ?? 'default'}`}
+            tone={data.problem ? 'error' : data.enabled ? 'ok' : 'off'}
+          />
+        )}
+      </div>
       {error && <p class="muted">{error}</p>}
       {data && (
         <p class="muted">
-          {data.enabled ? `Every ${data.every}${data.keep ? `, keeping the newest ${data.keep}` : ''}${data.sealed ? ', sealed' : ''}. ` : 'No schedule: back an agent up from its Backup tab, or set backups in the settings. '}
+          {data.enabled
+            ? `Every ${data.every}${data.keep ? `, keeping the newest ${data.keep}` : ''}${data.sealed ? ', sealed' : ''}. `
+            : 'No schedule: back an agent up from its Backup tab, or set backups in the settings. '}
           {data.nextRunAt ? `Next: ${new Date(data.nextRunAt).toLocaleString()}. ` : ''}
           {data.lastRun ? `Last run: ${data.lastRun.completed} saved, ${data.lastRun.failed} failed.` : ''}
           {data.problem ? ` Problem: ${data.problem}` : ''}
@@ -193,12 +358,19 @@ function Backups() {
       <form onSubmit={restore} aria-labelledby="restore-title">
         <h3 id="restore-title">Restore a backup</h3>
         <div class="form-grid">
-          <div><label for="restore-from">Backup file on the daemon's machine</label><input id="restore-from" name="restore-from" required placeholder="/path/to/agent.agt" /></div>
+          <div>
+            <label for="restore-from">Backup file on the daemon's machine</label>
+            <input id="restore-from" name="restore-from" required placeholder="/path/to/agent.agt" />
+          </div>
         </div>
         <div class="row">
-          <label><input type="checkbox" name="restore-new" /> As a new agent (new id and keys)</label>
+          <label>
+            <input type="checkbox" name="restore-new" /> As a new agent (new id and keys)
+          </label>
           <span class="spacer" />
-          <button type="submit" class="primary">Restore</button>
+          <button type="submit" class="primary">
+            Restore
+          </button>
         </div>
       </form>
       {message && <p role="status">{message}</p>}
@@ -207,14 +379,30 @@ function Backups() {
 }
 
 export function SystemView() {
-  const { data, error } = useLive(() => client.extensions(), (type) => type === 'extension.state.changed');
+  const { data, error } = useLive(
+    () => client.extensions(),
+    (type) => type === 'extension.state.changed',
+  );
   return (
     <section aria-labelledby="system-title">
       <h1 id="system-title">System</h1>
-      {error && <p role="alert" class="error">{error}</p>}
-      <div class="wide-panels"><Identity /><Providers /><Spend /><Backups /></div>
+      {error && (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
+      <div class="wide-panels">
+        <Identity />
+        <Providers />
+        <Spend />
+        <Backups />
+      </div>
       <h2>Extensions</h2>
-      <div class="panels">{(data?.extensions ?? []).map((ext) => <Extension key={ext.name} ext={ext} />)}</div>
+      <div class="panels">
+        {(data?.extensions ?? []).map((ext) => (
+          <Extension key={ext.name} ext={ext} />
+        ))}
+      </div>
       <Sessions />
     </section>
   );

@@ -43,19 +43,40 @@ const FIELDS: Record<string, string> = {
   agentId: 'Agent',
   cost_usd: 'Cost (USD)',
 };
-export const fieldWord = (key: string) => FIELDS[key] ?? key.replace(/_/g, ' ').replace(/([a-z])([A-Z])/g, (_, a: string, b: string) => `${a} ${b.toLowerCase()}`).replace(/^./, (c) => c.toUpperCase());
+export const fieldWord = (key: string) =>
+  FIELDS[key] ??
+  key
+    .replace(/_/g, ' ')
+    .replace(/([a-z])([A-Z])/g, (_, a: string, b: string) => `${a} ${b.toLowerCase()}`)
+    .replace(/^./, (c) => c.toUpperCase());
 
-const KINDS: Record<string, string> = { approval: 'Approval', budget: 'Budget limit', ask: 'Question', suspend: 'Suspended' };
+const KINDS: Record<string, string> = {
+  approval: 'Approval',
+  budget: 'Budget limit',
+  ask: 'Question',
+  suspend: 'Suspended',
+};
 export const kindWord = (kind: string) => KINDS[kind] ?? kind;
 
-const IDENTITY: Record<string, [string, Tone]> = { ready: ['Unlocked', 'ok'], locked: ['Locked', 'wait'], none: ['No identity yet', 'off'], 'restore-needed': ['Needs restore', 'error'] };
+const IDENTITY: Record<string, [string, Tone]> = {
+  ready: ['Unlocked', 'ok'],
+  locked: ['Locked', 'wait'],
+  none: ['No identity yet', 'off'],
+  'restore-needed': ['Needs restore', 'error'],
+};
 export const identityWord = (state: string): [string, Tone] => IDENTITY[state] ?? [state, 'info'];
 
 /** A word with its raw value one click away. */
 export function Term({ word, raw, tone }: { word: string; raw: string; tone?: Tone }) {
   const [showRaw, setShowRaw] = useState(false);
   return (
-    <button type="button" class={`term${tone ? ` badge tone-${tone}` : ''}`} aria-pressed={showRaw} title={showRaw ? 'Show in words' : `Raw value: ${raw}`} onClick={() => setShowRaw(!showRaw)}>
+    <button
+      type="button"
+      class={`term${tone ? ` badge tone-${tone}` : ''}`}
+      aria-pressed={showRaw}
+      title={showRaw ? 'Show in words' : `Raw value: ${raw}`}
+      onClick={() => setShowRaw(!showRaw)}
+    >
       {showRaw ? <code>{raw}</code> : word}
     </button>
   );
@@ -70,10 +91,25 @@ export function StateBadge({ state }: { state: string }) {
 export function relative(ms: number, now = Date.now()): string {
   const s = Math.round((now - ms) / 1000);
   const abs = Math.abs(s);
-  const [n, unit] = abs < 45 ? [0, ''] : abs < 3600 ? [Math.round(abs / 60), 'min'] : abs < 86_400 ? [Math.round(abs / 3600), 'h'] : [Math.round(abs / 86_400), 'd'];
+  const [n, unit] =
+    abs < 45
+      ? [0, '']
+      : abs < 3600
+        ? [Math.round(abs / 60), 'min']
+        : abs < 86_400
+          ? [Math.round(abs / 3600), 'h']
+          : [Math.round(abs / 86_400), 'd'];
   if (!unit) return s >= 0 ? 'just now' : 'in a moment';
   return s >= 0 ? `${n} ${unit} ago` : `in ${n} ${unit}`;
 }
 
-export const money = (usd: number | null | undefined) => (typeof usd === 'number' ? (usd < 0.01 && usd > 0 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`) : '—');
-export const count = (n: number) => (n >= 1e6 ? `${(n / 1e6).toFixed(1)}M` : n >= 1e4 ? `${Math.round(n / 1e3)}k` : n >= 1e3 ? `${(n / 1e3).toFixed(1)}k` : String(n));
+export const money = (usd: number | null | undefined) =>
+  typeof usd === 'number' ? (usd < 0.01 && usd > 0 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`) : '—';
+export const count = (n: number) =>
+  n >= 1e6
+    ? `${(n / 1e6).toFixed(1)}M`
+    : n >= 1e4
+      ? `${Math.round(n / 1e3)}k`
+      : n >= 1e3
+        ? `${(n / 1e3).toFixed(1)}k`
+        : String(n);

@@ -9,7 +9,11 @@
 import type { ExtensionHttp, Logger } from '@agt/contracts';
 import type { McpSessions, SessionDeps } from './sessions.js';
 
-export function registerServerEndpoint(http: ExtensionHttp, logger: Logger, deps: SessionDeps): { close(): Promise<void> } {
+export function registerServerEndpoint(
+  http: ExtensionHttp,
+  logger: Logger,
+  deps: SessionDeps,
+): { close(): Promise<void> } {
   let sessions: Promise<McpSessions> | undefined;
   const open = () => (sessions ??= import('./sessions.js').then(({ McpSessions }) => new McpSessions(deps)));
   for (const method of ['GET', 'POST', 'DELETE'] as const) {
@@ -24,7 +28,10 @@ export function registerServerEndpoint(http: ExtensionHttp, logger: Logger, deps
           await handler.handle(request.raw, reply.raw, request.body);
         } catch (error) {
           logger.warn({ err: error }, 'mcp server: a request failed');
-          if (!reply.raw.headersSent) reply.raw.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null }));
+          if (!reply.raw.headersSent)
+            reply.raw
+              .writeHead(500, { 'content-type': 'application/json' })
+              .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null }));
           else reply.raw.end();
         }
       },

@@ -17,7 +17,9 @@ export class Exposed {
   private allowed(agent: AgentView): boolean {
     const list = this.settings.current().mcpServer?.agents ?? [];
     if (list.includes('*') || list.includes(agent.id)) return true;
-    const names = [agent.name, agent.handle].filter((name): name is string => typeof name === 'string').map((name) => name.toLowerCase());
+    const names = [agent.name, agent.handle]
+      .filter((name): name is string => typeof name === 'string')
+      .map((name) => name.toLowerCase());
     return list.some((entry) => names.includes(entry.toLowerCase()));
   }
 
@@ -34,10 +36,13 @@ export class Exposed {
     const agent = this.agents.find(ref);
     if (agent) return this.allowed(agent) ? agent : undefined;
     const wanted = ref.toLowerCase();
-    const matches = this.list().filter((candidate) => candidate.name.toLowerCase() === wanted || candidate.handle?.toLowerCase() === wanted);
+    const matches = this.list().filter(
+      (candidate) => candidate.name.toLowerCase() === wanted || candidate.handle?.toLowerCase() === wanted,
+    );
     return matches.length === 1 ? matches[0] : undefined;
   }
 }
 
 /** The error text for an agent that is not exposed (or does not exist). */
-export const notExposed = (ref: string) => `No agent "${ref}" is exposed by this MCP server (settings mcpServer.agents).`;
+export const notExposed = (ref: string) =>
+  `No agent "${ref}" is exposed by this MCP server (settings mcpServer.agents).`;

@@ -26,12 +26,14 @@ export interface ResourceDeps {
 const base = (agent: AgentView) => `agt://agents/${encodeURIComponent(agent.id)}`;
 /** A listed file's type only when it is a passive one (the bytes decide at read). */
 const optionalType = (mimeType: string | undefined) => (mimeType === undefined ? {} : { mimeType });
-const json = (uri: URL, value: unknown) => ({ contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(value, null, 2) }] });
+const json = (uri: URL, value: unknown) => ({
+  contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(value, null, 2) }],
+});
 
 export function registerResources(server: McpServer, deps: ResourceDeps): void {
   const { exposed, agents, turns } = deps;
   const agentOf = (variable: string | string[] | undefined) => {
-    const ref = decodeURIComponent(String(Array.isArray(variable) ? variable[0] : variable ?? ''));
+    const ref = decodeURIComponent(String(Array.isArray(variable) ? variable[0] : (variable ?? '')));
     const agent = exposed.find(ref);
     if (!agent) throw new McpError(ErrorCode.InvalidParams, notExposed(ref));
     return agent;
@@ -40,9 +42,16 @@ export function registerResources(server: McpServer, deps: ResourceDeps): void {
   server.registerResource(
     'agent-card',
     new ResourceTemplate('agt://agents/{agent}/card', {
-      list: async () => ({ resources: exposed.list().map((agent) => ({ uri: `${base(agent)}/card`, name: `${agent.name} card`, mimeType: 'application/json' })) }),
+      list: async () => ({
+        resources: exposed
+          .list()
+          .map((agent) => ({ uri: `${base(agent)}/card`, name: `${agent.name} card`, mimeType: 'application/json' })),
+      }),
     }),
-    { description: "An agent's card: id, name, handle, description, DID, skills, enabled tools", mimeType: 'application/json' },
+    {
+      description: "An agent's card: id, name, handle, description, DID, skills, enabled tools",
+      mimeType: 'application/json',
+    },
     async (uri, variables) => {
       const agent = agentOf(variables.agent);
       const config = agent.config as Record<string, any>;
@@ -53,7 +62,9 @@ export function registerResources(server: McpServer, deps: ResourceDeps): void {
         description: config.description ?? '',
         did: agents.keys.identity(agent.id)?.did ?? null,
         skills: config.messaging?.skills ?? [],
-        tools: Array.isArray(config.tools) ? config.tools.filter((tool: any) => tool?.enabled !== false).map((tool: any) => String(tool.name)) : [],
+        tools: Array.isArray(config.tools)
+          ? config.tools.filter((tool: any) => tool?.enabled !== false).map((tool: any) => String(tool.name))
+          : [],
       });
     },
   );
@@ -61,9 +72,20 @@ export function registerResources(server: McpServer, deps: ResourceDeps): void {
   server.registerResource(
     'agent-conversation',
     new ResourceTemplate('agt://agents/{agent}/conversation', {
-      list: async () => ({ resources: exposed.list().map((agent) => ({ uri: `${base(agent)}/conversation`, name: `${agent.name} conversation`, mimeType: 'application/json' })) }),
+      list: async () => ({
+        resources: exposed
+          .list()
+          .map((agent) => ({
+            uri: `${base(agent)}/conversation`,
+            name: `${agent.name} conversation`,
+            mimeType: 'application/json',
+          })),
+      }),
     }),
-    { description: `An agent's recent conversation on its main loop (the last ${CONVERSATION_ROWS} rows, oldest first)`, mimeType: 'application/json' },
+    {
+      description: `An agent's recent conversation on its main loop (the last ${CONVERSATION_ROWS} rows, oldest first)`,
+      mimeType: 'application/json',
+    },
     async (uri, variables) => json(uri, turns.history(agentOf(variables.agent).id, { limit: CONVERSATION_ROWS })),
   );
 
@@ -75,7 +97,12 @@ export function registerResources(server: McpServer, deps: ResourceDeps): void {
         for (const agent of exposed.list()) {
           const files = await agents.files.list(agent.id).catch(() => []);
           for (const file of files.slice(0, LISTED_FILES)) {
-            resources.push({ uri: `${base(agent)}/files/${file.path.split('/').map(encodeURIComponent).join('/')}`, name: `${agent.name}: ${file.path}`, ...optionalType(passiveStoredType(file.mimeType)), size: file.size });
+            resources.push({
+              uri: `${base(agent)}/files/${file.path.split('/').map(encodeURIComponent).join('/')}`,
+              name: `${agent.name}: ${file.path}`,
+              ...optionalType(passiveStoredType(file.mimeType)),
+              size: file.size,
+            });
           }
         }
         return { resources };
@@ -94,10 +121,12 @@ export function registerResources(server: McpServer, deps: ResourceDeps): void {
         throw new McpError(ErrorCode.InvalidParams, error instanceof Error ? error.message : String(error));
       });
       if (!file) throw new McpError(ErrorCode.InvalidParams, `Agent ${agent.name} has no file ${path}.`);
-      if (file.size > MAX_FILE_BYTES) throw new McpError(ErrorCode.InvalidParams, `The file is larger than ${MAX_FILE_BYTES} bytes.`);
+      if (file.size > MAX_FILE_BYTES)
+        throw new McpError(ErrorCode.InvalidParams, `The file is larger than ${MAX_FILE_BYTES} bytes.`);
       // Never an active type (an agent chooses its files' stored types): contracts/file-types.ts.
       const mimeType = passiveContentType(file.mimeType, file.content);
-      if (mimeType.endsWith('charset=utf-8')) return { contents: [{ uri: uri.href, mimeType, text: file.content.toString('utf8') }] };
+      if (mimeType.endsWith('charset=utf-8'))
+        return { contents: [{ uri: uri.href, mimeType, text: file.content.toString('utf8') }] };
       return { contents: [{ uri: uri.href, mimeType, blob: file.content.toString('base64') }] };
     },
   );

@@ -34,11 +34,13 @@ interface Session {
 }
 
 const INSTRUCTIONS =
-  'agt agents. list_agents names them; chat sends one a message and returns its reply (an approval or question it waits on is asked by elicitation, or returned with how to answer it through answer_task); get_tasks lists what waits. Resources: each agent\'s card, recent conversation and files.';
+  "agt agents. list_agents names them; chat sends one a message and returns its reply (an approval or question it waits on is asked by elicitation, or returned with how to answer it through answer_task); get_tasks lists what waits. Resources: each agent's card, recent conversation and files.";
 
 /** A JSON-RPC error answer (what MCP clients read on this endpoint). */
 function rpcError(res: ServerResponse, status: number, message: string): void {
-  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+  res
+    .writeHead(status, { 'content-type': 'application/json' })
+    .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
 }
 
 export class McpSessions {
@@ -62,15 +64,20 @@ export class McpSessions {
       session.lastUsed = Date.now();
       return session.transport.handleRequest(req, res, body);
     }
-    if (req.method !== 'POST' || !isInitializeRequest(body)) return rpcError(res, 400, 'No Mcp-Session-Id: initialize first');
+    if (req.method !== 'POST' || !isInitializeRequest(body))
+      return rpcError(res, 400, 'No Mcp-Session-Id: initialize first');
     if (this.sessions.size >= this.deps.maxSessions) this.sweep(true);
     if (this.sessions.size >= this.deps.maxSessions) return rpcError(res, 503, 'Too many MCP sessions');
-    const server = new McpServer({ name: 'agt', version: this.deps.version }, { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS });
+    const server = new McpServer(
+      { name: 'agt', version: this.deps.version },
+      { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS },
+    );
     registerTools(server, { exposed: this.exposed, turns: this.deps.turns, bus: this.deps.bus });
     registerResources(server, { exposed: this.exposed, agents: this.deps.agents, turns: this.deps.turns });
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (sessionId) => void this.sessions.set(sessionId, { transport, server, lastUsed: Date.now() }),
+      onsessioninitialized: (sessionId) =>
+        void this.sessions.set(sessionId, { transport, server, lastUsed: Date.now() }),
       onsessionclosed: (sessionId) => void this.sessions.delete(sessionId),
     });
     transport.onclose = () => {

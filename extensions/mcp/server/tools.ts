@@ -8,7 +8,12 @@
 import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { CallToolResult, ElicitResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  CallToolResult,
+  ElicitResult,
+  ServerNotification,
+  ServerRequest,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { EventBus } from '@agt/contracts';
 import type { AgentTurnsAccess } from '@agt/contracts';
 import { type Exposed, notExposed } from './exposed.js';
@@ -40,9 +45,19 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
 
   server.registerTool(
     'list_agents',
-    { description: 'The agt agents this server exposes (id, name, handle, description).', annotations: { readOnlyHint: true } },
+    {
+      description: 'The agt agents this server exposes (id, name, handle, description).',
+      annotations: { readOnlyHint: true },
+    },
     async () => {
-      const agents = exposed.list().map((agent) => ({ id: agent.id, name: agent.name, handle: agent.handle ?? null, description: agent.config.description ?? '' }));
+      const agents = exposed
+        .list()
+        .map((agent) => ({
+          id: agent.id,
+          name: agent.name,
+          handle: agent.handle ?? null,
+          description: agent.config.description ?? '',
+        }));
       return text(JSON.stringify(agents, null, 2), { agents });
     },
   );
@@ -56,7 +71,13 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
       inputSchema: {
         agent: z.string().min(1).describe('agent id, handle or name'),
         text: z.string().min(1).max(100_000),
-        wait_seconds: z.number().int().min(0).max(MAX_WAIT_S).optional().describe(`how long to wait for the reply (default ${DEFAULT_WAIT_S})`),
+        wait_seconds: z
+          .number()
+          .int()
+          .min(0)
+          .max(MAX_WAIT_S)
+          .optional()
+          .describe(`how long to wait for the reply (default ${DEFAULT_WAIT_S})`),
       },
     },
     async (args, extra) => {
@@ -71,7 +92,15 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
           return failure(`The chat was refused: ${messageOf(error)}`);
         }
         watch.follow(turnId);
-        return await followTurn(server, deps, agent.id, turnId, watch, (args.wait_seconds ?? DEFAULT_WAIT_S) * 1000, extra);
+        return await followTurn(
+          server,
+          deps,
+          agent.id,
+          turnId,
+          watch,
+          (args.wait_seconds ?? DEFAULT_WAIT_S) * 1000,
+          extra,
+        );
       } finally {
         watch.close();
       }
@@ -80,13 +109,37 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
 
   server.registerTool(
     'get_tasks',
-    { description: 'Approvals and questions (asks) the exposed agents wait on, oldest first.', inputSchema: { agent: z.string().min(1).optional().describe('one agent (id, handle or name)') }, annotations: { readOnlyHint: true } },
+    {
+      description: 'Approvals and questions (asks) the exposed agents wait on, oldest first.',
+      inputSchema: { agent: z.string().min(1).optional().describe('one agent (id, handle or name)') },
+      annotations: { readOnlyHint: true },
+    },
     async (args) => {
-      const agents = args.agent === undefined ? exposed.list() : [exposed.find(args.agent)].filter((agent) => agent !== undefined);
+      const agents =
+        args.agent === undefined ? exposed.list() : [exposed.find(args.agent)].filter((agent) => agent !== undefined);
       if (args.agent !== undefined && agents.length === 0) return failure(notExposed(args.agent));
       const tasks = agents.flatMap((agent) => [
-        ...turns.approvals(agent.id).map((a) => ({ agent: agent.id, kind: 'approval', id: a.taskId, tool: a.tool, args: a.args, turnId: a.turnId, createdAt: a.createdAt })),
-        ...turns.asks(agent.id).map((a) => ({ agent: agent.id, kind: 'ask', id: a.requestId, question: a.question, turnId: a.turnId, createdAt: a.createdAt })),
+        ...turns
+          .approvals(agent.id)
+          .map((a) => ({
+            agent: agent.id,
+            kind: 'approval',
+            id: a.taskId,
+            tool: a.tool,
+            args: a.args,
+            turnId: a.turnId,
+            createdAt: a.createdAt,
+          })),
+        ...turns
+          .asks(agent.id)
+          .map((a) => ({
+            agent: agent.id,
+            kind: 'ask',
+            id: a.requestId,
+            question: a.question,
+            turnId: a.turnId,
+            createdAt: a.createdAt,
+          })),
       ]);
       tasks.sort((a, b) => a.createdAt - b.createdAt);
       return text(tasks.length === 0 ? 'Nothing waits.' : JSON.stringify(tasks, null, 2), { tasks });
@@ -96,7 +149,8 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
   server.registerTool(
     'answer_task',
     {
-      description: 'Answer what an agent waits on (see get_tasks): an approval with decision approve or deny, an ask with answer.',
+      description:
+        'Answer what an agent waits on (see get_tasks): an approval with decision approve or deny, an ask with answer.',
       inputSchema: {
         agent: z.string().min(1),
         id: z.string().min(1).describe('the approval task id or the ask request id'),
@@ -112,7 +166,11 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
         if (turns.approvals(agent.id).some((a) => a.taskId === args.id)) {
           if (!args.decision) return failure('This is an approval: give decision "approve" or "deny".');
           turns.resolveApproval(agent.id, args.id, args.decision, args.reason);
-          return text(`Approval ${args.id}: ${args.decision}.`, { id: args.id, kind: 'approval', decision: args.decision });
+          return text(`Approval ${args.id}: ${args.decision}.`, {
+            id: args.id,
+            kind: 'approval',
+            decision: args.decision,
+          });
         }
         if (turns.asks(agent.id).some((a) => a.requestId === args.id)) {
           if (args.answer === undefined) return failure('This is a question: give answer.');
@@ -128,18 +186,34 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
 }
 
 /** Waits for the turn's end, sending progress and asking what it waits on by elicitation where it can. */
-async function followTurn(server: McpServer, deps: ToolDeps, agentId: string, turnId: string, watch: TurnWatch, waitMs: number, extra: Extra): Promise<CallToolResult> {
+async function followTurn(
+  server: McpServer,
+  deps: ToolDeps,
+  agentId: string,
+  turnId: string,
+  watch: TurnWatch,
+  waitMs: number,
+  extra: Extra,
+): Promise<CallToolResult> {
   const until = Date.now() + waitMs;
   const token = extra._meta?.progressToken;
   let progress = 0;
   const notify = async (message: string) => {
     if (token === undefined) return;
-    await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: ++progress, message } }).catch(() => {});
+    await extra
+      .sendNotification({
+        method: 'notifications/progress',
+        params: { progressToken: token, progress: ++progress, message },
+      })
+      .catch(() => {});
   };
   for (;;) {
     const step = await watch.next(Math.max(0, until - Date.now()), extra.signal);
     if (!step) {
-      return text(`The turn ${turnId} is still running; its reply will be in the agent's conversation resource (agt://agents/${agentId}/conversation).`, { turnId, status: 'running' });
+      return text(
+        `The turn ${turnId} is still running; its reply will be in the agent's conversation resource (agt://agents/${agentId}/conversation).`,
+        { turnId, status: 'running' },
+      );
     }
     if (step.type === 'progress') await notify(step.message);
     else if (step.type === 'end') return ended(turnId, step);
@@ -153,9 +227,19 @@ async function followTurn(server: McpServer, deps: ToolDeps, agentId: string, tu
 
 function ended(turnId: string, step: Extract<TurnStep, { type: 'end' }>): CallToolResult {
   if (step.status === 'completed') return text(step.text, { turnId, status: 'completed', reply: step.text });
-  if (step.status === 'interrupted') return text(`The turn ${turnId} was interrupted.${step.text ? ` ${step.text}` : ''}`, { turnId, status: 'interrupted', reply: step.text });
-  if (step.status === 'error') return text(`The turn ${turnId} failed (${step.code}).`, { turnId, status: 'error', code: step.code }, true);
-  return text(`The chat was dropped before it ran (${step.reason}).`, { turnId, status: 'discarded', reason: step.reason }, true);
+  if (step.status === 'interrupted')
+    return text(`The turn ${turnId} was interrupted.${step.text ? ` ${step.text}` : ''}`, {
+      turnId,
+      status: 'interrupted',
+      reply: step.text,
+    });
+  if (step.status === 'error')
+    return text(`The turn ${turnId} failed (${step.code}).`, { turnId, status: 'error', code: step.code }, true);
+  return text(
+    `The chat was dropped before it ran (${step.reason}).`,
+    { turnId, status: 'discarded', reason: step.reason },
+    true,
+  );
 }
 
 function describe(step: Waiting): string {
@@ -176,7 +260,15 @@ function waitingResult(agentId: string, turnId: string, step: Waiting): CallTool
   return text(`${describe(step)}. ${how} The reply will then be in the agent's conversation resource.`, {
     turnId,
     status: 'waiting',
-    waiting: { kind: step.kind, id, ...(step.kind === 'approval' ? { tool: step.tool, args: step.args } : step.kind === 'ask' ? { question: step.question } : { reason: step.reason }) },
+    waiting: {
+      kind: step.kind,
+      id,
+      ...(step.kind === 'approval'
+        ? { tool: step.tool, args: step.args }
+        : step.kind === 'ask'
+          ? { question: step.question }
+          : { reason: step.reason }),
+    },
   });
 }
 
@@ -185,7 +277,14 @@ function waitingResult(agentId: string, turnId: string, step: Waiting): CallTool
  * approve / deny, an ask as a free answer. True when the answer was applied; false when the client cannot
  * elicit, declined or cancelled (the task stays pending), or time ran out.
  */
-async function elicit(server: McpServer, deps: ToolDeps, agentId: string, step: Waiting, ms: number, extra: Extra): Promise<boolean> {
+async function elicit(
+  server: McpServer,
+  deps: ToolDeps,
+  agentId: string,
+  step: Waiting,
+  ms: number,
+  extra: Extra,
+): Promise<boolean> {
   if (step.kind === 'suspend' || ms <= 0 || !server.server.getClientCapabilities()?.elicitation) return false;
   const options = { relatedRequestId: extra.requestId, signal: extra.signal, timeout: ms };
   let result: ElicitResult;
@@ -197,7 +296,10 @@ async function elicit(server: McpServer, deps: ToolDeps, agentId: string, step: 
           message: `The agent wants to run ${step.tool} with ${JSON.stringify(step.args).slice(0, 2000)}. Approve?`,
           requestedSchema: {
             type: 'object',
-            properties: { decision: { type: 'string', enum: ['approve', 'deny'], title: 'Decision' }, reason: { type: 'string', title: 'Reason' } },
+            properties: {
+              decision: { type: 'string', enum: ['approve', 'deny'], title: 'Decision' },
+              reason: { type: 'string', title: 'Reason' },
+            },
             required: ['decision'],
           },
         },
@@ -205,7 +307,15 @@ async function elicit(server: McpServer, deps: ToolDeps, agentId: string, step: 
       );
     } else {
       result = await server.server.elicitInput(
-        { mode: 'form', message: step.question, requestedSchema: { type: 'object', properties: { answer: { type: 'string', title: 'Answer' } }, required: ['answer'] } },
+        {
+          mode: 'form',
+          message: step.question,
+          requestedSchema: {
+            type: 'object',
+            properties: { answer: { type: 'string', title: 'Answer' } },
+            required: ['answer'],
+          },
+        },
         options,
       );
     }
@@ -216,7 +326,12 @@ async function elicit(server: McpServer, deps: ToolDeps, agentId: string, step: 
   try {
     if (step.kind === 'approval') {
       const decision = result.content.decision === 'approve' ? 'approve' : 'deny';
-      deps.turns.resolveApproval(agentId, step.taskId, decision, typeof result.content.reason === 'string' && result.content.reason ? result.content.reason : undefined);
+      deps.turns.resolveApproval(
+        agentId,
+        step.taskId,
+        decision,
+        typeof result.content.reason === 'string' && result.content.reason ? result.content.reason : undefined,
+      );
     } else {
       deps.turns.answerAsk(agentId, step.requestId, String(result.content.answer ?? ''));
     }

@@ -15,8 +15,10 @@ export type TurnStep =
   | { type: 'end'; status: 'error'; code: string }
   | { type: 'end'; status: 'discarded'; reason: string };
 
-const record = (value: unknown): Record<string, unknown> => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
-const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []);
+const record = (value: unknown): Record<string, unknown> =>
+  value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+const strings = (value: unknown): string[] =>
+  Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
 
 export class TurnWatch {
   private readonly kept: UmbilicalEvent[] = [];
@@ -24,7 +26,10 @@ export class TurnWatch {
   private wake: (() => void) | undefined;
   private readonly stop: () => void;
 
-  constructor(bus: EventBus, private readonly agentId: string) {
+  constructor(
+    bus: EventBus,
+    private readonly agentId: string,
+  ) {
     this.stop = bus.subscribe((event) => {
       if (event.agent_id !== agentId) return;
       this.kept.push(event);
@@ -83,14 +88,34 @@ export class TurnWatch {
       case 'tool.started':
         return { type: 'progress', message: `running tool ${String(payload.tool)}` };
       case 'hil.requested':
-        if (payload.kind === 'approval') return { type: 'waiting', kind: 'approval', taskId: String(payload.taskId), tool: String(payload.tool), args: payload.args };
-        if (payload.kind === 'ask') return { type: 'waiting', kind: 'ask', requestId: String(payload.requestId), question: String(payload.question) };
-        return { type: 'waiting', kind: 'suspend', requestId: String(payload.requestId), reason: String(payload.reason) };
+        if (payload.kind === 'approval')
+          return {
+            type: 'waiting',
+            kind: 'approval',
+            taskId: String(payload.taskId),
+            tool: String(payload.tool),
+            args: payload.args,
+          };
+        if (payload.kind === 'ask')
+          return {
+            type: 'waiting',
+            kind: 'ask',
+            requestId: String(payload.requestId),
+            question: String(payload.question),
+          };
+        return {
+          type: 'waiting',
+          kind: 'suspend',
+          requestId: String(payload.requestId),
+          reason: String(payload.reason),
+        };
       case 'hil.resolved':
         return { type: 'progress', message: `${String(payload.kind)} ${String(payload.resolution)}` };
       case 'turn.completed': {
         const reply = typeof payload.text === 'string' ? payload.text : '';
-        return payload.stop_reason === 'interrupted' ? { type: 'end', status: 'interrupted', text: reply } : { type: 'end', status: 'completed', text: reply };
+        return payload.stop_reason === 'interrupted'
+          ? { type: 'end', status: 'interrupted', text: reply }
+          : { type: 'end', status: 'completed', text: reply };
       }
       case 'agent.error':
         // The code only: the message may name files or hosts of this machine.

@@ -21,9 +21,14 @@ export const A2A_VERSION_HEADER = 'a2a-version';
 /** An agent card's DID extension: `params.did` names the did:key that signs the card. */
 export const DID_EXTENSION = 'urn:agt:a2a:did-key:v1';
 
-const record = (value: unknown): Record<string, unknown> => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
+const record = (value: unknown): Record<string, unknown> =>
+  value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 const strings = (value: unknown, max = 20): string[] =>
-  Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string' && item.length > 0 && item.length <= 200).slice(0, max) : [];
+  Array.isArray(value)
+    ? value
+        .filter((item): item is string => typeof item === 'string' && item.length > 0 && item.length <= 200)
+        .slice(0, max)
+    : [];
 
 export const rootOf = (base: string, handle: string) => `${base}/agents/${encodeURIComponent(handle)}`;
 export const a2aUrlOf = (base: string, handle: string) => `${rootOf(base, handle)}/a2a`;
@@ -35,7 +40,9 @@ export function skillsOf(agent: MeshAgent): Array<Record<string, unknown>> {
   const listed = Array.isArray(record(config.messaging).skills) ? (record(config.messaging).skills as unknown[]) : [];
   const skills = listed
     .map(record)
-    .filter((skill) => typeof skill.id === 'string' && skill.id !== '' && typeof skill.name === 'string' && skill.name !== '')
+    .filter(
+      (skill) => typeof skill.id === 'string' && skill.id !== '' && typeof skill.name === 'string' && skill.name !== '',
+    )
     .slice(0, 50)
     .map((skill) => ({
       id: String(skill.id).slice(0, 100),
@@ -45,7 +52,15 @@ export function skillsOf(agent: MeshAgent): Array<Record<string, unknown>> {
       examples: strings(skill.examples),
     }));
   if (skills.length > 0) return skills;
-  return [{ id: 'chat', name: agent.view.name, description: config.description ?? '', tags: strings(record(config.metadata).tags), examples: [] }];
+  return [
+    {
+      id: 'chat',
+      name: agent.view.name,
+      description: config.description ?? '',
+      tags: strings(record(config.metadata).tags),
+      examples: [],
+    },
+  ];
 }
 
 /**
@@ -79,7 +94,12 @@ const b64url = (bytes: Uint8Array | string) => Buffer.from(bytes).toString('base
 export const kidOf = (did: string) => `${did}#${did.slice('did:key:'.length)}`;
 
 /** The v1.0 card of `agent` (signed when it has an identity and its key is reachable). */
-export async function buildA2ACard(agents: AgentsService, agent: MeshAgent, base: string, version: string): Promise<Record<string, unknown>> {
+export async function buildA2ACard(
+  agents: AgentsService,
+  agent: MeshAgent,
+  base: string,
+  version: string,
+): Promise<Record<string, unknown>> {
   const url = a2aUrlOf(base, agent.handle);
   const card = withoutDefaults({
     name: agent.view.name,
@@ -92,7 +112,17 @@ export async function buildA2ACard(agents: AgentsService, agent: MeshAgent, base
     capabilities: {
       streaming: true,
       pushNotifications: false,
-      ...(agent.did ? { extensions: [{ uri: DID_EXTENSION, description: 'the did:key of this agent; it signs this card and its mesh messages', params: { did: agent.did } }] } : {}),
+      ...(agent.did
+        ? {
+            extensions: [
+              {
+                uri: DID_EXTENSION,
+                description: 'the did:key of this agent; it signs this card and its mesh messages',
+                params: { did: agent.did },
+              },
+            ],
+          }
+        : {}),
     },
     defaultInputModes: ['text/plain'],
     defaultOutputModes: ['text/plain'],
@@ -112,7 +142,9 @@ export async function buildA2ACard(agents: AgentsService, agent: MeshAgent, base
 
 /** The v0.3 reading of a v1.0 card: the v0.3 members added (the SDK's compat card with its v1.0 interfaces kept). */
 export function compatCard(card: Record<string, unknown>): Record<string, unknown> {
-  const legacy = (card.supportedInterfaces as Array<Record<string, unknown>>).find((item) => item.protocolVersion === '0.3')!;
+  const legacy = (card.supportedInterfaces as Array<Record<string, unknown>>).find(
+    (item) => item.protocolVersion === '0.3',
+  )!;
   return { ...card, url: legacy.url, preferredTransport: 'JSONRPC', protocolVersion: '0.3' };
 }
 
@@ -129,7 +161,9 @@ export type CardCheck = { status: 'valid'; did: string } | { status: 'unsigned' 
 export function verifyA2ACard(card: Record<string, unknown>): CardCheck {
   const signatures = Array.isArray(card.signatures) ? card.signatures.map(record) : [];
   if (signatures.length === 0) return { status: 'unsigned' };
-  const extensions = Array.isArray(record(card.capabilities).extensions) ? (record(card.capabilities).extensions as unknown[]).map(record) : [];
+  const extensions = Array.isArray(record(card.capabilities).extensions)
+    ? (record(card.capabilities).extensions as unknown[]).map(record)
+    : [];
   const claimed = extensions.find((extension) => extension.uri === DID_EXTENSION);
   const claimedDid = claimed ? record(claimed.params).did : undefined;
   const payload = b64url(cardPayload(card));
@@ -152,7 +186,11 @@ export function verifyA2ACard(card: Record<string, unknown>): CardCheck {
       continue;
     }
     const signature = Buffer.from(entry.signature, 'base64url');
-    if (signature.length === 64 && verifyDidSignature(did, Buffer.from(`${entry.protected}.${payload}`, 'ascii'), signature)) return { status: 'valid', did };
+    if (
+      signature.length === 64 &&
+      verifyDidSignature(did, Buffer.from(`${entry.protected}.${payload}`, 'ascii'), signature)
+    )
+      return { status: 'valid', did };
   }
   return { status: 'invalid', why };
 }

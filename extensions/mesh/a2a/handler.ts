@@ -8,8 +8,23 @@
  * notifications and task listing are not offered.
  */
 import { randomUUID } from 'node:crypto';
-import type { AgentCard, CancelTaskRequest, GetTaskRequest, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task } from '@a2a-js/sdk';
-import { PushNotificationNotSupportedError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
+import type {
+  AgentCard,
+  CancelTaskRequest,
+  GetTaskRequest,
+  Message,
+  SendMessageRequest,
+  StreamResponse,
+  SubscribeToTaskRequest,
+  Task,
+} from '@a2a-js/sdk';
+import {
+  PushNotificationNotSupportedError,
+  RequestMalformedError,
+  TaskNotCancelableError,
+  TaskNotFoundError,
+  UnsupportedOperationError,
+} from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import type { AgentTurnsAccess } from '@agt/contracts';
 import { AgtError } from '@agt/contracts';
@@ -72,7 +87,12 @@ export class AgentA2AHandler implements A2ARequestHandler {
   }
 
   async getAgentCard(): Promise<AgentCard> {
-    return (await buildA2ACard(this.deps.agents, this.agent, this.deps.baseUrl(), this.deps.version)) as unknown as AgentCard;
+    return (await buildA2ACard(
+      this.deps.agents,
+      this.agent,
+      this.deps.baseUrl(),
+      this.deps.version,
+    )) as unknown as AgentCard;
   }
 
   async getAuthenticatedExtendedAgentCard(): Promise<AgentCard> {
@@ -146,7 +166,9 @@ export class AgentA2AHandler implements A2ARequestHandler {
       const waiting = task.waiting;
       if (waiting?.kind !== 'ask') {
         throw new UnsupportedOperationError(
-          waiting ? "the task waits for the agent owner's decision, which only the owner gives" : 'the task is working; answer it when it asks for input (input-required)',
+          waiting
+            ? "the task waits for the agent owner's decision, which only the owner gives"
+            : 'the task is working; answer it when it asks for input (input-required)',
         );
       }
       this.turns.answerAsk(task.agentId, waiting.requestId, text, { fromCaller: true });
@@ -163,7 +185,13 @@ export class AgentA2AHandler implements A2ARequestHandler {
           source: 'a2a',
           sender,
           text,
-          data: { a2a: { message_id: message.messageId.slice(0, 200), context_id: contextId, signed: this.caller.did !== undefined } },
+          data: {
+            a2a: {
+              message_id: message.messageId.slice(0, 200),
+              context_id: contextId,
+              signed: this.caller.did !== undefined,
+            },
+          },
           // The caller's trace context: the kernel checks it and the turn joins that trace (a tracer is on).
           ...(isTraceparent(traceparent) ? { traceparent } : {}),
         },
@@ -171,8 +199,12 @@ export class AgentA2AHandler implements A2ARequestHandler {
         { idempotencyKey: `a2a\n${sender}\n${message.messageId}`.slice(0, 255) },
       ),
     );
-    const task = this.deps.book.open({ id: turnId, contextId, agentId: this.agent.view.id, owner: this.caller.owner, message }, events);
-    if (task.owner !== this.caller.owner) throw new UnsupportedOperationError('this message id was used before by another requester');
+    const task = this.deps.book.open(
+      { id: turnId, contextId, agentId: this.agent.view.id, owner: this.caller.owner, message },
+      events,
+    );
+    if (task.owner !== this.caller.owner)
+      throw new UnsupportedOperationError('this message id was used before by another requester');
     return task;
   }
 

@@ -33,15 +33,37 @@ export interface A2AOutboundDeps {
 
 const CARD_URL = /^https?:\/\/[^\s]+\/(agent-card|agent)\.json$/i;
 const RETRY_STATUSES = new Set([404, 408, 425, 429]);
-const FINAL = new Set(['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED', 'TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_AUTH_REQUIRED']);
-const STATE_NAMES: Record<number, string> = { 1: 'TASK_STATE_SUBMITTED', 2: 'TASK_STATE_WORKING', 3: 'TASK_STATE_COMPLETED', 4: 'TASK_STATE_FAILED', 5: 'TASK_STATE_CANCELED', 6: 'TASK_STATE_INPUT_REQUIRED', 7: 'TASK_STATE_REJECTED', 8: 'TASK_STATE_AUTH_REQUIRED' };
+const FINAL = new Set([
+  'TASK_STATE_COMPLETED',
+  'TASK_STATE_FAILED',
+  'TASK_STATE_CANCELED',
+  'TASK_STATE_REJECTED',
+  'TASK_STATE_INPUT_REQUIRED',
+  'TASK_STATE_AUTH_REQUIRED',
+]);
+const STATE_NAMES: Record<number, string> = {
+  1: 'TASK_STATE_SUBMITTED',
+  2: 'TASK_STATE_WORKING',
+  3: 'TASK_STATE_COMPLETED',
+  4: 'TASK_STATE_FAILED',
+  5: 'TASK_STATE_CANCELED',
+  6: 'TASK_STATE_INPUT_REQUIRED',
+  7: 'TASK_STATE_REJECTED',
+  8: 'TASK_STATE_AUTH_REQUIRED',
+};
 
-const record = (value: unknown): Record<string, unknown> => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
-const text = (value: unknown, max = 500) => (typeof value === 'string' && value.length > 0 && value.length <= max ? value : undefined);
+const record = (value: unknown): Record<string, unknown> =>
+  value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+const text = (value: unknown, max = 500) =>
+  typeof value === 'string' && value.length > 0 && value.length <= max ? value : undefined;
 
 /** A try that failed: retried unless `retry` is false. */
 class TryFailed extends Error {
-  constructor(message: string, readonly status: number | null, readonly retry: boolean) {
+  constructor(
+    message: string,
+    readonly status: number | null,
+    readonly retry: boolean,
+  ) {
     super(message);
   }
 }
@@ -63,9 +85,11 @@ export class A2ATransport implements OutboundTransport {
       try {
         return await this.tryOnce(envelope, identity.did, messageId, target);
       } catch (error) {
-        const failed = error instanceof TryFailed ? error : new TryFailed((error as Error).message, null, !isAgtError(error));
+        const failed =
+          error instanceof TryFailed ? error : new TryFailed((error as Error).message, null, !isAgtError(error));
         if (!failed.retry) throw deliveryRefused(failed.status ?? 0, failed.message);
-        if (attempt >= this.deps.options.maxAttempts) throw deliveryGaveUp(attempt, failed.message, failed.status ?? undefined);
+        if (attempt >= this.deps.options.maxAttempts)
+          throw deliveryGaveUp(attempt, failed.message, failed.status ?? undefined);
         report.attemptFailed(failed.status, failed.message);
         const pause = Math.min(this.deps.options.retryMaxMs, this.deps.options.retryBaseMs * 2 ** (attempt - 1));
         await this.sleep(pause * (0.8 + Math.random() * 0.4));
@@ -74,7 +98,9 @@ export class A2ATransport implements OutboundTransport {
   }
 
   /** The card URL, and the remote task and context a reply continues. */
-  private async targetOf(envelope: OutboundEnvelope): Promise<{ cardUrl: string; taskId?: string; contextId?: string }> {
+  private async targetOf(
+    envelope: OutboundEnvelope,
+  ): Promise<{ cardUrl: string; taskId?: string; contextId?: string }> {
     const data = record(envelope.data);
     const parentId = parentIdOf(envelope);
     const address = envelope.address.replace(/^a2a:/i, '');
@@ -82,19 +108,40 @@ export class A2ATransport implements OutboundTransport {
       const row = await this.deps.inbox.get(envelope.agentId, parentId);
       const a2a = record(record(row?.data).a2a);
       const cardUrl = text(a2a.card_url, 2000);
-      if (!row || row.source !== 'a2a' || !cardUrl) throw new DeliveryFailure(`no A2A inbox message ${parentId} to reply to`);
+      if (!row || row.source !== 'a2a' || !cardUrl)
+        throw new DeliveryFailure(`no A2A inbox message ${parentId} to reply to`);
       // Only a task that asked for input takes a message; else the reply opens a new task in the same context.
-      return { cardUrl, ...(a2a.state === 'TASK_STATE_INPUT_REQUIRED' ? { taskId: text(a2a.task_id, 200) } : {}), contextId: text(a2a.context_id, 200) };
+      return {
+        cardUrl,
+        ...(a2a.state === 'TASK_STATE_INPUT_REQUIRED' ? { taskId: text(a2a.task_id, 200) } : {}),
+        contextId: text(a2a.context_id, 200),
+      };
     }
-    if (!CARD_URL.test(address)) throw new DeliveryFailure(`not an A2A agent card URL (…/agent-card.json): ${address.slice(0, 200)}`);
-    return { cardUrl: address, ...(text(data.task_id, 200) ? { taskId: text(data.task_id, 200) } : {}), ...(text(data.context_id, 200) ? { contextId: text(data.context_id, 200) } : {}) };
+    if (!CARD_URL.test(address))
+      throw new DeliveryFailure(`not an A2A agent card URL (…/agent-card.json): ${address.slice(0, 200)}`);
+    return {
+      cardUrl: address,
+      ...(text(data.task_id, 200) ? { taskId: text(data.task_id, 200) } : {}),
+      ...(text(data.context_id, 200) ? { contextId: text(data.context_id, 200) } : {}),
+    };
   }
 
-  private async request(agentId: string, url: string, init: { method?: string; headers?: Record<string, string>; body?: string }) {
+  private async request(
+    agentId: string,
+    url: string,
+    init: { method?: string; headers?: Record<string, string>; body?: string },
+  ) {
     const fetch = this.deps.agents.fetch;
     if (!fetch) throw new TryFailed('this daemon offers no fetch for extensions', null, false);
     try {
-      return await fetch(agentId, { url, method: init.method === 'POST' ? 'POST' : 'GET', headers: init.headers ?? {}, body: init.body, timeoutMs: 60_000, maxBytes: 1024 * 1024 });
+      return await fetch(agentId, {
+        url,
+        method: init.method === 'POST' ? 'POST' : 'GET',
+        headers: init.headers ?? {},
+        body: init.body,
+        timeoutMs: 60_000,
+        maxBytes: 1024 * 1024,
+      });
     } catch (error) {
       // The fetch policy (forbidden) or a bad URL fails the row; a network error or time limit is retried.
       if (isAgtError(error)) throw new TryFailed(error.message, error.statusCode, false);
@@ -102,9 +149,21 @@ export class A2ATransport implements OutboundTransport {
     }
   }
 
-  private async tryOnce(envelope: OutboundEnvelope, did: string, messageId: string, target: { cardUrl: string; taskId?: string; contextId?: string }): Promise<OutboundResult> {
-    const fetched = await this.request(envelope.agentId, target.cardUrl, { headers: { 'a2a-version': '1.0', accept: 'application/json' } });
-    if (fetched.status < 200 || fetched.status > 299) throw new TryFailed(`the agent card answered ${fetched.status}`, fetched.status, fetched.status >= 500 || RETRY_STATUSES.has(fetched.status));
+  private async tryOnce(
+    envelope: OutboundEnvelope,
+    did: string,
+    messageId: string,
+    target: { cardUrl: string; taskId?: string; contextId?: string },
+  ): Promise<OutboundResult> {
+    const fetched = await this.request(envelope.agentId, target.cardUrl, {
+      headers: { 'a2a-version': '1.0', accept: 'application/json' },
+    });
+    if (fetched.status < 200 || fetched.status > 299)
+      throw new TryFailed(
+        `the agent card answered ${fetched.status}`,
+        fetched.status,
+        fetched.status >= 500 || RETRY_STATUSES.has(fetched.status),
+      );
     let card: Record<string, unknown>;
     try {
       card = record(parseStrictJson(fetched.text));
@@ -112,9 +171,14 @@ export class A2ATransport implements OutboundTransport {
       throw new TryFailed(`the agent card is not JSON: ${(error as Error).message}`, fetched.status, false);
     }
     const check = verifyA2ACard(card);
-    if (check.status === 'invalid') throw new TryFailed(`the agent card's signature does not verify: ${check.why}`, fetched.status, false);
+    if (check.status === 'invalid')
+      throw new TryFailed(`the agent card's signature does not verify: ${check.why}`, fetched.status, false);
     const receiverDid = check.status === 'valid' ? check.did : undefined;
-    const claimed = (Array.isArray(record(card.capabilities).extensions) ? (record(card.capabilities).extensions as unknown[]) : []).map(record).find((extension) => extension.uri === DID_EXTENSION);
+    const claimed = (
+      Array.isArray(record(card.capabilities).extensions) ? (record(card.capabilities).extensions as unknown[]) : []
+    )
+      .map(record)
+      .find((extension) => extension.uri === DID_EXTENSION);
 
     const { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } = await import('@a2a-js/sdk/client');
     const fetchImpl = (async (input: string | URL | Request, init?: RequestInit) => {
@@ -123,7 +187,10 @@ export class A2ATransport implements OutboundTransport {
         headers: Object.fromEntries(new Headers(init?.headers).entries()),
         body: typeof init?.body === 'string' ? init.body : undefined,
       });
-      return new Response(answer.status === 204 || answer.status === 304 ? null : answer.text, { status: answer.status, headers: { 'content-type': answer.headers['content-type'] ?? 'application/json' } });
+      return new Response(answer.status === 204 || answer.status === 304 ? null : answer.text, {
+        status: answer.status,
+        headers: { 'content-type': answer.headers['content-type'] ?? 'application/json' },
+      });
     }) as typeof fetch;
     const factory = new ClientFactory({
       transports: [new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } })],
@@ -133,30 +200,68 @@ export class A2ATransport implements OutboundTransport {
     try {
       client = await factory.createFromAgentCard(card as never);
     } catch (error) {
-      throw new TryFailed(`the agent card offers no JSON-RPC interface this daemon speaks: ${(error as Error).message}`, fetched.status, false);
+      throw new TryFailed(
+        `the agent card offers no JSON-RPC interface this daemon speaks: ${(error as Error).message}`,
+        fetched.status,
+        false,
+      );
     }
-    const proof = receiverDid && record(claimed?.params).did === receiverDid ? { [SENDER_METADATA]: await senderProof(this.deps.agents, envelope.agentId, { did, messageId, text: envelope.text, to: receiverDid }) } : undefined;
+    const proof =
+      receiverDid && record(claimed?.params).did === receiverDid
+        ? {
+            [SENDER_METADATA]: await senderProof(this.deps.agents, envelope.agentId, {
+              did,
+              messageId,
+              text: envelope.text,
+              to: receiverDid,
+            }),
+          }
+        : undefined;
     const message = {
       messageId,
       contextId: target.contextId ?? '',
       taskId: target.taskId ?? '',
       role: 1,
-      parts: [{ content: { $case: 'text' as const, value: envelope.text }, metadata: undefined, filename: '', mediaType: 'text/plain' }],
+      parts: [
+        {
+          content: { $case: 'text' as const, value: envelope.text },
+          metadata: undefined,
+          filename: '',
+          mediaType: 'text/plain',
+        },
+      ],
       // W3C trace context of the kernel's hand-over (a tracer is on): the receiver's turn joins this trace.
-      metadata: proof || envelope.traceparent ? { ...proof, ...(envelope.traceparent ? { [TRACE_METADATA]: envelope.traceparent } : {}) } : undefined,
+      metadata:
+        proof || envelope.traceparent
+          ? { ...proof, ...(envelope.traceparent ? { [TRACE_METADATA]: envelope.traceparent } : {}) }
+          : undefined,
       extensions: [],
       referenceTaskIds: [],
     };
     let result: unknown;
     try {
-      result = await client.sendMessage({ tenant: '', message, configuration: { acceptedOutputModes: ['text/plain'], returnImmediately: false, taskPushNotificationConfig: undefined, historyLength: undefined }, metadata: undefined } as never);
+      result = await client.sendMessage({
+        tenant: '',
+        message,
+        configuration: {
+          acceptedOutputModes: ['text/plain'],
+          returnImmediately: false,
+          taskPushNotificationConfig: undefined,
+          historyLength: undefined,
+        },
+        metadata: undefined,
+      } as never);
     } catch (error) {
       throw asTryFailed(error);
     }
     const deadline = Date.now() + this.deps.options.a2aWaitMs;
     let task = record(result);
     // A task still working after the receiver's blocking wait: asked again until it ends or asks for input.
-    for (let pause = 500; 'status' in task && !FINAL.has(stateName(task)) && Date.now() < deadline; pause = Math.min(pause * 2, 5_000)) {
+    for (
+      let pause = 500;
+      'status' in task && !FINAL.has(stateName(task)) && Date.now() < deadline;
+      pause = Math.min(pause * 2, 5_000)
+    ) {
       await this.sleep(pause);
       if (this.closed) return new Promise(() => {});
       try {
@@ -170,19 +275,41 @@ export class A2ATransport implements OutboundTransport {
   }
 
   /** The answer into the sender's inbox: one row per remote task and state (a retry stores nothing twice). */
-  private async deliverReply(envelope: OutboundEnvelope, cardUrl: string, did: string | undefined, messageId: string, answer: Record<string, unknown>): Promise<void> {
+  private async deliverReply(
+    envelope: OutboundEnvelope,
+    cardUrl: string,
+    did: string | undefined,
+    messageId: string,
+    answer: Record<string, unknown>,
+  ): Promise<void> {
     const isTask = 'status' in answer;
     const state = isTask ? stateName(answer) : 'MESSAGE';
-    if (isTask && !FINAL.has(state)) throw new TryFailed(`the task was still ${state} after ${this.deps.options.a2aWaitMs} ms`, 200, false);
+    if (isTask && !FINAL.has(state))
+      throw new TryFailed(`the task was still ${state} after ${this.deps.options.a2aWaitMs} ms`, 200, false);
     const status = record(answer.status);
     const artifacts = Array.isArray(answer.artifacts) ? (answer.artifacts as unknown[]).map(record) : [];
-    const reply = partsText(isTask ? record(status.message).parts : answer.parts) || artifacts.map((artifact) => partsText(artifact.parts)).filter(Boolean).join('\n');
+    const reply =
+      partsText(isTask ? record(status.message).parts : answer.parts) ||
+      artifacts
+        .map((artifact) => partsText(artifact.parts))
+        .filter(Boolean)
+        .join('\n');
     const taskId = isTask ? String(answer.id) : undefined;
     await this.deps.inbox.deliver(envelope.agentId, {
       source: 'a2a',
       sender: did ?? cardUrl,
       text: reply || `(the remote task ended ${state} without text)`,
-      data: { a2a: { card_url: cardUrl, task_id: taskId ?? null, context_id: String(answer.contextId ?? '') || null, state, signed: did !== undefined, message_id: messageId, outbox_id: envelope.messageId } },
+      data: {
+        a2a: {
+          card_url: cardUrl,
+          task_id: taskId ?? null,
+          context_id: String(answer.contextId ?? '') || null,
+          state,
+          signed: did !== undefined,
+          message_id: messageId,
+          outbox_id: envelope.messageId,
+        },
+      },
       externalId: `${taskId ?? messageId}:${state}:${String(status.timestamp ?? '')}`.slice(0, 200),
     });
   }

@@ -41,14 +41,26 @@ export interface A2ARouteDeps {
 const Handle = Type.Object({ handle: Type.String({ minLength: 1, maxLength: 200 }) });
 const SEND_METHODS = new Set(['SendMessage', 'SendStreamingMessage', 'message/send', 'message/stream']);
 const KEEP_ALIVE_MS = 15_000;
-const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' };
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+};
 
-const record = (value: unknown): Record<string, unknown> => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
-const dids = (value: unknown): string[] => (Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []);
+const record = (value: unknown): Record<string, unknown> =>
+  value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+const dids = (value: unknown): string[] =>
+  Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
 
 /** The SDK's server side, loaded on first use (the extension's module stays cheap to import). */
 const sdk = () =>
-  Promise.all([import('@a2a-js/sdk/server'), import('@a2a-js/sdk/compat/v0_3/server'), import('@a2a-js/sdk/errors'), import('./handler.js')]).then(([server, compat, errors, handler]) => ({
+  Promise.all([
+    import('@a2a-js/sdk/server'),
+    import('@a2a-js/sdk/compat/v0_3/server'),
+    import('@a2a-js/sdk/errors'),
+    import('./handler.js'),
+  ]).then(([server, compat, errors, handler]) => ({
     server,
     compat,
     errors,
@@ -56,7 +68,12 @@ const sdk = () =>
   }));
 
 /** Sender proof, block and allow lists, per-sender rate: the checks of a message before it becomes a turn. */
-function checkSender(deps: A2ARouteDeps, agent: MeshAgent, body: Record<string, unknown>, owner: string): string | undefined {
+function checkSender(
+  deps: A2ARouteDeps,
+  agent: MeshAgent,
+  body: Record<string, unknown>,
+  owner: string,
+): string | undefined {
   const message = record(body.params).message;
   const proof = checkProof(message, agent.did ?? a2aUrlOf(deps.baseUrl(), agent.handle));
   if (proof.status === 'invalid') throw badSignature();
@@ -74,60 +91,108 @@ export function registerA2ARoutes(app: FastifyInstance, deps: A2ARouteDeps): voi
   app.get('/.well-known/agent-card.json', async (request) => {
     const scope = scopeOf(request.raw.socket.remoteAddress);
     const base = deps.baseUrl();
-    const visible = meshAgents(deps.agents).filter((agent) => visibilityOf(agent.view) !== 'off' && inScope(visibilityOf(agent.view), scope));
+    const visible = meshAgents(deps.agents).filter(
+      (agent) => visibilityOf(agent.view) !== 'off' && inScope(visibilityOf(agent.view), scope),
+    );
     const about = (agent: MeshAgent) => agent.view.config.description || agent.view.name;
     return {
       name: 'agt',
-      description: 'The agents of this agt daemon that you may reach; each has its own signed agent card and JSON-RPC URL.',
+      description:
+        'The agents of this agt daemon that you may reach; each has its own signed agent card and JSON-RPC URL.',
       version: deps.version,
       supportedInterfaces: [],
       capabilities: { streaming: true },
       defaultInputModes: ['text/plain'],
       defaultOutputModes: ['text/plain'],
-      skills: visible.map((agent) => ({ id: agent.handle, name: agent.view.name, description: about(agent), tags: ['agent'] })),
-      agents: visible.map((agent) => ({ handle: agent.handle, name: agent.view.name, description: about(agent), did: agent.did ?? null, card: cardUrlOf(base, agent.handle), url: a2aUrlOf(base, agent.handle) })),
+      skills: visible.map((agent) => ({
+        id: agent.handle,
+        name: agent.view.name,
+        description: about(agent),
+        tags: ['agent'],
+      })),
+      agents: visible.map((agent) => ({
+        handle: agent.handle,
+        name: agent.view.name,
+        description: about(agent),
+        did: agent.did ?? null,
+        card: cardUrlOf(base, agent.handle),
+        url: a2aUrlOf(base, agent.handle),
+      })),
     };
   });
 
-  app.get('/agents/:handle/.well-known/agent-card.json', { schema: { params: Handle } }, async (request: FastifyRequest<{ Params: { handle: string } }>, reply) => {
-    const card = await buildA2ACard(deps.agents, deps.visibleAgent(request), deps.baseUrl(), deps.version);
-    reply.header('vary', 'A2A-Version').header('cache-control', 'no-cache');
-    return wantsV1(request.headers['a2a-version']) ? card : compatCard(card);
-  });
+  app.get(
+    '/agents/:handle/.well-known/agent-card.json',
+    { schema: { params: Handle } },
+    async (request: FastifyRequest<{ Params: { handle: string } }>, reply) => {
+      const card = await buildA2ACard(deps.agents, deps.visibleAgent(request), deps.baseUrl(), deps.version);
+      reply.header('vary', 'A2A-Version').header('cache-control', 'no-cache');
+      return wantsV1(request.headers['a2a-version']) ? card : compatCard(card);
+    },
+  );
 
-  app.post('/agents/:handle/a2a', { schema: { params: Handle } }, async (request: FastifyRequest<{ Params: { handle: string } }>, reply) => {
-    const address = request.raw.socket.remoteAddress ?? '?';
-    const wait = deps.addressLimiter.take(address);
-    if (wait > 0) throw addressRateLimited(wait);
-    const agent = deps.visibleAgent(request);
-    const body = typeof request.body === 'string' ? parseStrictJson(request.body) : request.body;
-    const rpc = record(body);
-    const owner = addressBucket(address);
-    const admitted = SEND_METHODS.has(String(rpc.method));
-    const caller: Caller = { owner, did: admitted ? checkSender(deps, agent, rpc, owner) : undefined, admitted };
-    const { server, compat, errors, handler } = await sdk();
-    const version = String([request.headers['a2a-version']].flat()[0] ?? '').trim() || '0.3';
-    const legacy = /^0\.3(\.\d+)?$/.test(version);
-    const mapError = (error: unknown) => (legacy ? compat.LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError(error) : server.JsonRpcTransportHandler.mapToJSONRPCError(error));
-    const failure = (error: unknown) => ({ jsonrpc: '2.0', id: rpc.id ?? null, error: mapError(error) });
-    if (!legacy && !/^1\.0(\.\d+)?$/.test(version)) return reply.send(failure(new errors.VersionNotSupportedError(`A2A version ${version.slice(0, 20)} is not supported; this server speaks 1.0 and 0.3`)));
-    const closed = new AbortController();
-    reply.raw.once('close', () => closed.abort());
-    const agentHandler = new handler.AgentA2AHandler({ agents: deps.agents, book: deps.book, waitMs: deps.waitMs, version: deps.version, baseUrl: deps.baseUrl }, agent, { ...caller, signal: closed.signal });
-    const transport = legacy ? new compat.LegacyJsonRpcTransportHandler(agentHandler) : new server.JsonRpcTransportHandler(agentHandler);
-    let result: unknown;
-    try {
-      result = await transport.handle(body as Record<string, unknown>, new server.ServerCallContext({ requestedVersion: version }));
-    } catch (error) {
-      return reply.send(failure(error));
-    }
-    if (!result || typeof (result as AsyncIterable<unknown>)[Symbol.asyncIterator] !== 'function') return reply.send(result);
-    return stream(reply, (result as AsyncIterable<unknown>)[Symbol.asyncIterator](), failure, closed.signal);
-  });
+  app.post(
+    '/agents/:handle/a2a',
+    { schema: { params: Handle } },
+    async (request: FastifyRequest<{ Params: { handle: string } }>, reply) => {
+      const address = request.raw.socket.remoteAddress ?? '?';
+      const wait = deps.addressLimiter.take(address);
+      if (wait > 0) throw addressRateLimited(wait);
+      const agent = deps.visibleAgent(request);
+      const body = typeof request.body === 'string' ? parseStrictJson(request.body) : request.body;
+      const rpc = record(body);
+      const owner = addressBucket(address);
+      const admitted = SEND_METHODS.has(String(rpc.method));
+      const caller: Caller = { owner, did: admitted ? checkSender(deps, agent, rpc, owner) : undefined, admitted };
+      const { server, compat, errors, handler } = await sdk();
+      const version = String([request.headers['a2a-version']].flat()[0] ?? '').trim() || '0.3';
+      const legacy = /^0\.3(\.\d+)?$/.test(version);
+      const mapError = (error: unknown) =>
+        legacy
+          ? compat.LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError(error)
+          : server.JsonRpcTransportHandler.mapToJSONRPCError(error);
+      const failure = (error: unknown) => ({ jsonrpc: '2.0', id: rpc.id ?? null, error: mapError(error) });
+      if (!legacy && !/^1\.0(\.\d+)?$/.test(version))
+        return reply.send(
+          failure(
+            new errors.VersionNotSupportedError(
+              `A2A version ${version.slice(0, 20)} is not supported; this server speaks 1.0 and 0.3`,
+            ),
+          ),
+        );
+      const closed = new AbortController();
+      reply.raw.once('close', () => closed.abort());
+      const agentHandler = new handler.AgentA2AHandler(
+        { agents: deps.agents, book: deps.book, waitMs: deps.waitMs, version: deps.version, baseUrl: deps.baseUrl },
+        agent,
+        { ...caller, signal: closed.signal },
+      );
+      const transport = legacy
+        ? new compat.LegacyJsonRpcTransportHandler(agentHandler)
+        : new server.JsonRpcTransportHandler(agentHandler);
+      let result: unknown;
+      try {
+        result = await transport.handle(
+          body as Record<string, unknown>,
+          new server.ServerCallContext({ requestedVersion: version }),
+        );
+      } catch (error) {
+        return reply.send(failure(error));
+      }
+      if (!result || typeof (result as AsyncIterable<unknown>)[Symbol.asyncIterator] !== 'function')
+        return reply.send(result);
+      return stream(reply, (result as AsyncIterable<unknown>)[Symbol.asyncIterator](), failure, closed.signal);
+    },
+  );
 }
 
 /** Writes a JSON-RPC stream as Server-Sent Events; a failure before the first event is a plain JSON-RPC error. */
-async function stream(reply: FastifyReply, events: AsyncIterator<unknown>, failure: (error: unknown) => unknown, closed: AbortSignal): Promise<void> {
+async function stream(
+  reply: FastifyReply,
+  events: AsyncIterator<unknown>,
+  failure: (error: unknown) => unknown,
+  closed: AbortSignal,
+): Promise<void> {
   let first: IteratorResult<unknown>;
   try {
     first = await events.next();
@@ -140,7 +205,8 @@ async function stream(reply: FastifyReply, events: AsyncIterator<unknown>, failu
   // A comment line now and then keeps proxies and idle timers from closing a stream of a long turn.
   const keepAlive = setInterval(() => raw.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
   try {
-    for (let next = first; !next.done && !closed.aborted; next = await events.next()) raw.write(`data: ${JSON.stringify(next.value)}\n\n`);
+    for (let next = first; !next.done && !closed.aborted; next = await events.next())
+      raw.write(`data: ${JSON.stringify(next.value)}\n\n`);
   } catch (error) {
     if (!raw.writableEnded) raw.write(`event: error\ndata: ${JSON.stringify(failure(error))}\n\n`);
   } finally {

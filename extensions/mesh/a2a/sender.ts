@@ -14,7 +14,8 @@ export const SENDER_METADATA = 'agt.sender';
 /** The W3C `traceparent` an agt sender puts in a message's metadata (not signed: it only joins traces). */
 export const TRACE_METADATA = 'traceparent';
 
-const record = (value: unknown): Record<string, unknown> => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
+const record = (value: unknown): Record<string, unknown> =>
+  value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 
 /** The text parts of a message in its JSON form (v1.0 `{text}` and v0.3 `{kind: "text", text}` alike). */
 export const proofText = (parts: unknown): string =>
@@ -25,10 +26,17 @@ export const proofText = (parts: unknown): string =>
     .join('\n');
 
 const bytesOf = (input: { at: string; did: string; messageId: string; text: string; to: string }) =>
-  Buffer.from(canonicalJson({ at: input.at, did: input.did, message_id: input.messageId, text: input.text, to: input.to }), 'utf8');
+  Buffer.from(
+    canonicalJson({ at: input.at, did: input.did, message_id: input.messageId, text: input.text, to: input.to }),
+    'utf8',
+  );
 
 /** The proof agent `agentId` (DID `did`) attaches to a message for `to`. */
-export async function senderProof(agents: AgentsService, agentId: string, input: { did: string; messageId: string; text: string; to: string }) {
+export async function senderProof(
+  agents: AgentsService,
+  agentId: string,
+  input: { did: string; messageId: string; text: string; to: string },
+) {
   const at = new Date().toISOString();
   const signature = formatSignature(await agents.keys.sign(agentId, bytesOf({ ...input, at })));
   return { did: input.did, at, signature };
@@ -45,10 +53,17 @@ export function checkProof(message: unknown, to: string): ProofCheck {
   const did = typeof proof.did === 'string' ? proof.did : '';
   const at = typeof proof.at === 'string' ? Date.parse(proof.at) : Number.NaN;
   const signature = parseSignature(proof.signature);
-  if (!isEd25519Did(did) || !signature) return { status: 'invalid', why: 'the sender proof names no Ed25519 did:key or has no signature in the one encoding' };
+  if (!isEd25519Did(did) || !signature)
+    return {
+      status: 'invalid',
+      why: 'the sender proof names no Ed25519 did:key or has no signature in the one encoding',
+    };
   const now = Date.now();
-  if (!Number.isFinite(at) || at < now - MAX_MESSAGE_AGE_MS || at > now + MAX_CLOCK_SKEW_MS) return { status: 'invalid', why: 'the sender proof is more than an hour old or more than ten minutes ahead' };
+  if (!Number.isFinite(at) || at < now - MAX_MESSAGE_AGE_MS || at > now + MAX_CLOCK_SKEW_MS)
+    return { status: 'invalid', why: 'the sender proof is more than an hour old or more than ten minutes ahead' };
   const messageId = typeof body.messageId === 'string' ? body.messageId : '';
   const bytes = bytesOf({ at: String(proof.at), did, messageId, text: proofText(body.parts), to });
-  return verifyDidSignature(did, bytes, signature) ? { status: 'valid', did } : { status: 'invalid', why: 'the sender proof does not verify against its DID for this agent and message' };
+  return verifyDidSignature(did, bytes, signature)
+    ? { status: 'valid', did }
+    : { status: 'invalid', why: 'the sender proof does not verify against its DID for this agent and message' };
 }

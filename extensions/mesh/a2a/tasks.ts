@@ -18,14 +18,24 @@ import type { Artifact, Message, StreamResponse, Task, TaskState } from '@a2a-js
 import type { UmbilicalEvent } from '@agt/contracts';
 
 /** A2A v1.0 TaskState and Role numbers (the SDK's enums, written out so this module loads without it). */
-export const STATE = { submitted: 1, working: 2, completed: 3, failed: 4, canceled: 5, inputRequired: 6, rejected: 7 } as const;
+export const STATE = {
+  submitted: 1,
+  working: 2,
+  completed: 3,
+  failed: 4,
+  canceled: 5,
+  inputRequired: 6,
+  rejected: 7,
+} as const;
 const ROLE_AGENT = 2;
 const TERMINAL = new Set<number>([STATE.completed, STATE.failed, STATE.canceled, STATE.rejected]);
 /** States where a stream ends: terminal, or waiting for the client. */
 export const isFinal = (state: number) => TERMINAL.has(state) || state === STATE.inputRequired;
 export const isTerminal = (state: number) => TERMINAL.has(state);
 
-export type Waiting = { kind: 'ask'; requestId: string; question: string } | { kind: 'approval' | 'suspend'; id: string };
+export type Waiting =
+  | { kind: 'ask'; requestId: string; question: string }
+  | { kind: 'approval' | 'suspend'; id: string };
 
 export interface TaskRecord {
   id: string;
@@ -46,13 +56,32 @@ export interface TaskRecord {
   listeners: Set<(event: StreamResponse) => void>;
 }
 
-export const textPart = (text: string) => ({ content: { $case: 'text' as const, value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' });
+export const textPart = (text: string) => ({
+  content: { $case: 'text' as const, value: text },
+  metadata: undefined,
+  filename: '',
+  mediaType: 'text/plain',
+});
 
-export function agentMessage(record: Pick<TaskRecord, 'id' | 'contextId'>, text: string, messageId = `${record.id}:${Date.now()}`): Message {
-  return { messageId, contextId: record.contextId, taskId: record.id, role: ROLE_AGENT, parts: [textPart(text)], metadata: undefined, extensions: [], referenceTaskIds: [] };
+export function agentMessage(
+  record: Pick<TaskRecord, 'id' | 'contextId'>,
+  text: string,
+  messageId = `${record.id}:${Date.now()}`,
+): Message {
+  return {
+    messageId,
+    contextId: record.contextId,
+    taskId: record.id,
+    role: ROLE_AGENT,
+    parts: [textPart(text)],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
 }
 
-const record = (value: unknown): Record<string, unknown> => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
+const record = (value: unknown): Record<string, unknown> =>
+  value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 
 /** A human wait of a turn on an agent's main loop. */
 interface HumanWait {
@@ -87,7 +116,10 @@ export class TaskBook {
   }
 
   /** The task of turn `id` (made on first sight); `events`: those {@link capture} kept. */
-  open(input: { id: string; contextId: string; agentId: string; owner: string; message: Message }, events: readonly UmbilicalEvent[] = []): TaskRecord {
+  open(
+    input: { id: string; contextId: string; agentId: string; owner: string; message: Message },
+    events: readonly UmbilicalEvent[] = [],
+  ): TaskRecord {
     const known = this.tasks.get(input.id);
     if (known) return known;
     const task: TaskRecord = {
@@ -116,7 +148,8 @@ export class TaskBook {
   }
 
   snapshot(task: TaskRecord, historyLength?: number): Task {
-    const history = historyLength === undefined ? task.history : historyLength <= 0 ? [] : task.history.slice(-historyLength);
+    const history =
+      historyLength === undefined ? task.history : historyLength <= 0 ? [] : task.history.slice(-historyLength);
     return {
       id: task.id,
       contextId: task.contextId,
@@ -166,7 +199,9 @@ export class TaskBook {
     const ids = new Set<string>();
     if (event.turn_id) ids.add(event.turn_id);
     if (typeof payload.turn_id === 'string') ids.add(payload.turn_id);
-    for (const key of ['absorbed_turn_ids', 'turn_ids']) if (Array.isArray(payload[key])) for (const id of payload[key] as unknown[]) if (typeof id === 'string') ids.add(id);
+    for (const key of ['absorbed_turn_ids', 'turn_ids'])
+      if (Array.isArray(payload[key]))
+        for (const id of payload[key] as unknown[]) if (typeof id === 'string') ids.add(id);
     for (const id of ids) {
       const task = this.tasks.get(id);
       if (task && task.agentId === event.agent_id && !isTerminal(task.state)) this.step(task, event, payload);
@@ -185,9 +220,18 @@ export class TaskBook {
           return this.move(task, STATE.inputRequired, String(payload.question));
         }
         const approval = payload.kind === 'approval';
-        task.waiting = { kind: approval ? 'approval' : 'suspend', id: String(approval ? payload.taskId : payload.requestId) };
-        const what = approval ? `its owner's approval to run ${String(payload.tool)}` : "its owner's answer to a suspend prompt";
-        return this.move(task, STATE.inputRequired, `The agent waits for ${what}. Only the owner can answer it; this task goes on once they do.`);
+        task.waiting = {
+          kind: approval ? 'approval' : 'suspend',
+          id: String(approval ? payload.taskId : payload.requestId),
+        };
+        const what = approval
+          ? `its owner's approval to run ${String(payload.tool)}`
+          : "its owner's answer to a suspend prompt";
+        return this.move(
+          task,
+          STATE.inputRequired,
+          `The agent waits for ${what}. Only the owner can answer it; this task goes on once they do.`,
+        );
       }
       case 'hil.resolved':
         task.waiting = undefined;
@@ -196,9 +240,28 @@ export class TaskBook {
         task.waiting = undefined;
         if (payload.stop_reason === 'interrupted') return this.move(task, STATE.canceled, 'The task was canceled.');
         const text = typeof payload.text === 'string' ? payload.text : '';
-        const artifact: Artifact = { artifactId: 'reply', name: 'reply', description: '', parts: [textPart(text)], metadata: undefined, extensions: [] };
+        const artifact: Artifact = {
+          artifactId: 'reply',
+          name: 'reply',
+          description: '',
+          parts: [textPart(text)],
+          metadata: undefined,
+          extensions: [],
+        };
         task.artifacts = [artifact];
-        this.emit(task, { payload: { $case: 'artifactUpdate', value: { taskId: task.id, contextId: task.contextId, artifact, append: false, lastChunk: true, metadata: undefined } } });
+        this.emit(task, {
+          payload: {
+            $case: 'artifactUpdate',
+            value: {
+              taskId: task.id,
+              contextId: task.contextId,
+              artifact,
+              append: false,
+              lastChunk: true,
+              metadata: undefined,
+            },
+          },
+        });
         const reply = agentMessage(task, text, `${task.id}:reply`);
         task.history.push(reply);
         return this.move(task, STATE.completed, undefined, reply);
@@ -222,9 +285,11 @@ export class TaskBook {
     if (event.event_type === 'hil.requested') {
       const id = String(payload.kind === 'approval' ? payload.taskId : payload.requestId);
       const what =
-        payload.kind === 'approval' ? `its owner's approval to run ${String(payload.tool)}`
-        : payload.kind === 'suspend' ? "its owner's answer to a suspend prompt"
-        : 'the answer to a question it asked';
+        payload.kind === 'approval'
+          ? `its owner's approval to run ${String(payload.tool)}`
+          : payload.kind === 'suspend'
+            ? "its owner's answer to a suspend prompt"
+            : 'the answer to a question it asked';
       const next = waits ?? new Map<string, HumanWait>();
       next.set(id, { turnId: event.turn_id, what });
       this.humanWaits.set(agentId, next);
@@ -242,7 +307,9 @@ export class TaskBook {
   /** A task not started yet, behind a turn waiting for a human: `working`, saying what it waits behind. */
   private markQueued(task: TaskRecord): void {
     if (task.state !== STATE.submitted || task.queuedBehind !== undefined) return;
-    const wait = [...(this.humanWaits.get(task.agentId)?.values() ?? [])].find((candidate) => candidate.turnId !== task.id);
+    const wait = [...(this.humanWaits.get(task.agentId)?.values() ?? [])].find(
+      (candidate) => candidate.turnId !== task.id,
+    );
     if (!wait) return;
     task.queuedBehind = `Queued behind another turn of this agent that waits for ${wait.what}; this task starts once that turn has ended. Ask for it again later (GetTask), or cancel it.`;
     this.move(task, STATE.working, task.queuedBehind);
@@ -252,7 +319,17 @@ export class TaskBook {
     task.state = state;
     task.timestamp = new Date().toISOString();
     task.statusMessage = message ?? (text === undefined ? undefined : agentMessage(task, text));
-    this.emit(task, { payload: { $case: 'statusUpdate', value: { taskId: task.id, contextId: task.contextId, status: { state: state as TaskState, message: task.statusMessage, timestamp: task.timestamp }, metadata: undefined } } });
+    this.emit(task, {
+      payload: {
+        $case: 'statusUpdate',
+        value: {
+          taskId: task.id,
+          contextId: task.contextId,
+          status: { state: state as TaskState, message: task.statusMessage, timestamp: task.timestamp },
+          metadata: undefined,
+        },
+      },
+    });
   }
 
   private emit(task: TaskRecord, event: StreamResponse): void {

@@ -17,7 +17,13 @@ export class AuditStore {
 
   /** Appends one record; returns its id. */
   append(kind: string, subject: string | null, data: unknown, createdAt = Date.now()): number {
-    return this.sql.run('INSERT INTO agt_audit (kind, subject, data, created_at) VALUES (?, ?, ?, ?)', kind, subject, toJson(data), createdAt).lastId;
+    return this.sql.run(
+      'INSERT INTO agt_audit (kind, subject, data, created_at) VALUES (?, ?, ?, ?)',
+      kind,
+      subject,
+      toJson(data),
+      createdAt,
+    ).lastId;
   }
 
   /** Records in id order, optionally filtered by kind and subject. */

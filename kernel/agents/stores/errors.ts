@@ -10,7 +10,8 @@ import { AgtError } from '@agt/contracts';
 export const metaKeyNotFound = (key: string) => new AgtError('not_found', `no meta key "${key}"`);
 
 /** 403 `forbidden`: the agent tried to change a key's protection. */
-export const metaProtectionOwnerOnly = (key: string) => new AgtError('forbidden', `meta "${key}": only the owner changes protection`);
+export const metaProtectionOwnerOnly = (key: string) =>
+  new AgtError('forbidden', `meta "${key}": only the owner changes protection`);
 
 /** 403 `forbidden`: the agent tried to write a `readonly` key. */
 export const metaReadonly = (key: string) => new AgtError('forbidden', `meta "${key}" is readonly`);
@@ -20,7 +21,8 @@ export const metaIncrementOnly = (key: string, current: string) =>
   new AgtError('forbidden', `meta "${key}" can only be incremented (current ${current})`);
 
 /** 403 `forbidden`: the agent tried to delete a protected key. */
-export const metaProtected = (key: string, protection: string) => new AgtError('forbidden', `meta "${key}" is protected (${protection})`);
+export const metaProtected = (key: string, protection: string) =>
+  new AgtError('forbidden', `meta "${key}" is protected (${protection})`);
 
 /** 400 `bad_request`: a non-integer value for an `increment` key. */
 export const metaNotInteger = (key: string) =>
@@ -34,7 +36,9 @@ export const metaCannotBecomeIncrement = (key: string) =>
 
 /** 400 `bad_request`: only `local_*` tables and `agt_audit` are readable. */
 export const tableNotReadable = (table: string) =>
-  new AgtError('bad_request', 'Invalid table name: only local_* tables and agt_audit are readable', { details: { table } });
+  new AgtError('bad_request', 'Invalid table name: only local_* tables and agt_audit are readable', {
+    details: { table },
+  });
 
 /** 400 `bad_request`: only `local_*` tables can be dropped. */
 export const tableNotDroppable = (table: string) =>
@@ -45,7 +49,10 @@ export const tableNotFound = (table: string) => new AgtError('not_found', `no ta
 
 /** 504 `timeout`: walking a daemon table to `offset` passed the agent's SQL time limit. */
 export const tableOffsetTimedOut = (offset: number, table: string) =>
-  new AgtError('timeout', `reaching offset ${offset} of ${table} took longer than the agent's SQL time limit (limits.sql_timeout_ms)`);
+  new AgtError(
+    'timeout',
+    `reaching offset ${offset} of ${table} took longer than the agent's SQL time limit (limits.sql_timeout_ms)`,
+  );
 
 // ---- stored files --------------------------------------------------------------------------------
 
@@ -54,7 +61,8 @@ export const tableOffsetTimedOut = (offset: number, table: string) =>
 // ---- stored files --------------------------------------------------------------------------------
 
 /** 403 `forbidden`: the agent tried to change or delete a file the owner made `readonly`. */
-export const storedFileReadonly = (path: string) => new AgtError('forbidden', `file "${path}" is readonly (the owner protected it)`);
+export const storedFileReadonly = (path: string) =>
+  new AgtError('forbidden', `file "${path}" is readonly (the owner protected it)`);
 
 /** 404 `not_found`: the agent has no stored file at `path` (owner routes). */
 export const storedFileNotFound = (path: string) => new AgtError('not_found', `no file "${path}"`);

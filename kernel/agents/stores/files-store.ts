@@ -40,7 +40,10 @@ export class FilesStore {
   }
 
   read(path: string): StoredFile | undefined {
-    const row = this.sql.one<StoredFile>(`SELECT ${COLUMNS}, content FROM agt_files WHERE path = ?`, normalizeAgentPath(path));
+    const row = this.sql.one<StoredFile>(
+      `SELECT ${COLUMNS}, content FROM agt_files WHERE path = ?`,
+      normalizeAgentPath(path),
+    );
     return row && { ...row, content: Buffer.from(row.content) };
   }
 
@@ -53,7 +56,12 @@ export class FilesStore {
    * Creates or replaces a file; returns its info. A replaced file keeps its creation time, and its
    * protection unless `protection` is given.
    */
-  write(path: string, content: Uint8Array | string, mime: string | null = null, protection?: FileProtection): StoredFileInfo {
+  write(
+    path: string,
+    content: Uint8Array | string,
+    mime: string | null = null,
+    protection?: FileProtection,
+  ): StoredFileInfo {
     const normalized = normalizeAgentPath(path);
     const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
     const now = Date.now();

@@ -12,7 +12,15 @@ import { parseJson, toJson, type Sql } from '../sql.js';
 
 export const MAX_FINISHED_HIL_ROWS = 500;
 
-export const TASK_STATUSES = ['pending', 'pending_approval', 'running', 'completed', 'failed', 'denied', 'cancelled'] as const;
+export const TASK_STATUSES = [
+  'pending',
+  'pending_approval',
+  'running',
+  'completed',
+  'failed',
+  'denied',
+  'cancelled',
+] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
 export interface TaskResolution {
@@ -93,7 +101,8 @@ interface RawPrompt {
   updated_at: number;
 }
 
-const asObject = (value: unknown): Record<string, unknown> => (typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
+const asObject = (value: unknown): Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 
 const decodeTask = (row: RawTask): TaskRecord => ({
   id: row.id,
@@ -128,10 +137,13 @@ const decodePrompt = (row: RawPrompt): PromptRecord => ({
 
 /** Open: waiting for the owner, or decided while no turn waited and not yet picked up. */
 const OPEN_TASK = "(status = 'pending_approval' OR (delivered = 0 AND status IN ('running', 'denied')))";
-const OPEN_PROMPT = "(status = 'pending' OR (delivered = 0 AND status IN ('answered', 'answered_by_caller', 'resumed', 'declined')))";
+const OPEN_PROMPT =
+  "(status = 'pending' OR (delivered = 0 AND status IN ('answered', 'answered_by_caller', 'resumed', 'declined')))";
 const FINISHED_TASK = "status NOT IN ('pending', 'pending_approval', 'running')";
 
-export type TaskPatch = Partial<Pick<TaskRecord, 'status' | 'resolution' | 'result' | 'error' | 'delivered' | 'updatedAt'>>;
+export type TaskPatch = Partial<
+  Pick<TaskRecord, 'status' | 'resolution' | 'result' | 'error' | 'delivered' | 'updatedAt'>
+>;
 export type PromptPatch = Partial<Pick<PromptRecord, 'status' | 'answer' | 'delivered' | 'updatedAt'>>;
 
 export class HilRecordStore {
@@ -160,8 +172,14 @@ export class HilRecordStore {
         task.createdAt,
         task.updatedAt,
       );
-      const excess = this.sql.one<{ n: number }>(`SELECT count(*) AS n FROM agt_tasks WHERE ${FINISHED_TASK}`)!.n - MAX_FINISHED_HIL_ROWS;
-      if (excess > 0) this.sql.run(`DELETE FROM agt_tasks WHERE seq IN (SELECT seq FROM agt_tasks WHERE ${FINISHED_TASK} ORDER BY seq LIMIT ?)`, excess);
+      const excess =
+        this.sql.one<{ n: number }>(`SELECT count(*) AS n FROM agt_tasks WHERE ${FINISHED_TASK}`)!.n -
+        MAX_FINISHED_HIL_ROWS;
+      if (excess > 0)
+        this.sql.run(
+          `DELETE FROM agt_tasks WHERE seq IN (SELECT seq FROM agt_tasks WHERE ${FINISHED_TASK} ORDER BY seq LIMIT ?)`,
+          excess,
+        );
     });
   }
 
@@ -174,11 +192,11 @@ export class HilRecordStore {
   updateTask(id: string, patch: TaskPatch): boolean {
     const sets: string[] = [];
     const values: Array<string | number | boolean | null> = [];
-    if (patch.status !== undefined) (sets.push('status = ?'), values.push(patch.status));
-    if (patch.resolution !== undefined) (sets.push('resolution = ?'), values.push(toJson(patch.resolution)));
-    if (patch.result !== undefined) (sets.push('result = ?'), values.push(patch.result));
-    if (patch.error !== undefined) (sets.push('error = ?'), values.push(patch.error));
-    if (patch.delivered !== undefined) (sets.push('delivered = ?'), values.push(patch.delivered));
+    if (patch.status !== undefined) sets.push('status = ?'), values.push(patch.status);
+    if (patch.resolution !== undefined) sets.push('resolution = ?'), values.push(toJson(patch.resolution));
+    if (patch.result !== undefined) sets.push('result = ?'), values.push(patch.result);
+    if (patch.error !== undefined) sets.push('error = ?'), values.push(patch.error);
+    if (patch.delivered !== undefined) sets.push('delivered = ?'), values.push(patch.delivered);
     sets.push('updated_at = ?');
     values.push(patch.updatedAt ?? Date.now());
     return this.sql.run(`UPDATE agt_tasks SET ${sets.join(', ')} WHERE id = ?`, ...values, id).changes > 0;
@@ -195,7 +213,11 @@ export class HilRecordStore {
 
   /** The task gating one tool call of one turn (the newest, should there be several). */
   taskForCall(turnId: string, callId: string): TaskRecord | undefined {
-    const row = this.sql.one<RawTask>('SELECT * FROM agt_tasks WHERE turn_id = ? AND call_id = ? ORDER BY seq DESC LIMIT 1', turnId, callId);
+    const row = this.sql.one<RawTask>(
+      'SELECT * FROM agt_tasks WHERE turn_id = ? AND call_id = ? ORDER BY seq DESC LIMIT 1',
+      turnId,
+      callId,
+    );
     return row && decodeTask(row);
   }
 
@@ -210,7 +232,9 @@ export class HilRecordStore {
 
   /** Approved tasks whose tool had started when the daemon stopped (delivered and still `running`). */
   interruptedTasks(): TaskRecord[] {
-    return this.sql.all<RawTask>("SELECT * FROM agt_tasks WHERE status = 'running' AND delivered = 1 ORDER BY seq").map(decodeTask);
+    return this.sql
+      .all<RawTask>("SELECT * FROM agt_tasks WHERE status = 'running' AND delivered = 1 ORDER BY seq")
+      .map(decodeTask);
   }
 
   // ---- asks and suspend prompts -----------------------------------------------------------------
@@ -232,8 +256,14 @@ export class HilRecordStore {
         prompt.createdAt,
         prompt.updatedAt,
       );
-      const excess = this.sql.one<{ n: number }>("SELECT count(*) AS n FROM agt_prompts WHERE status <> 'pending'")!.n - MAX_FINISHED_HIL_ROWS;
-      if (excess > 0) this.sql.run("DELETE FROM agt_prompts WHERE seq IN (SELECT seq FROM agt_prompts WHERE status <> 'pending' ORDER BY seq LIMIT ?)", excess);
+      const excess =
+        this.sql.one<{ n: number }>("SELECT count(*) AS n FROM agt_prompts WHERE status <> 'pending'")!.n -
+        MAX_FINISHED_HIL_ROWS;
+      if (excess > 0)
+        this.sql.run(
+          "DELETE FROM agt_prompts WHERE seq IN (SELECT seq FROM agt_prompts WHERE status <> 'pending' ORDER BY seq LIMIT ?)",
+          excess,
+        );
     });
   }
 
@@ -245,9 +275,9 @@ export class HilRecordStore {
   updatePrompt(id: string, patch: PromptPatch): boolean {
     const sets: string[] = [];
     const values: Array<string | number | boolean | null> = [];
-    if (patch.status !== undefined) (sets.push('status = ?'), values.push(patch.status));
-    if (patch.answer !== undefined) (sets.push('answer = ?'), values.push(patch.answer));
-    if (patch.delivered !== undefined) (sets.push('delivered = ?'), values.push(patch.delivered));
+    if (patch.status !== undefined) sets.push('status = ?'), values.push(patch.status);
+    if (patch.answer !== undefined) sets.push('answer = ?'), values.push(patch.answer);
+    if (patch.delivered !== undefined) sets.push('delivered = ?'), values.push(patch.delivered);
     sets.push('updated_at = ?');
     values.push(patch.updatedAt ?? Date.now());
     return this.sql.run(`UPDATE agt_prompts SET ${sets.join(', ')} WHERE id = ?`, ...values, id).changes > 0;
@@ -258,12 +288,21 @@ export class HilRecordStore {
     const rows =
       loop === undefined
         ? this.sql.all<RawPrompt>("SELECT * FROM agt_prompts WHERE kind = ? AND status = 'pending' ORDER BY seq", kind)
-        : this.sql.all<RawPrompt>("SELECT * FROM agt_prompts WHERE kind = ? AND status = 'pending' AND loop = ? ORDER BY seq", kind, loop);
+        : this.sql.all<RawPrompt>(
+            "SELECT * FROM agt_prompts WHERE kind = ? AND status = 'pending' AND loop = ? ORDER BY seq",
+            kind,
+            loop,
+          );
     return rows.map(decodePrompt);
   }
 
   promptForCall(kind: PromptKind, turnId: string, callId: string): PromptRecord | undefined {
-    const row = this.sql.one<RawPrompt>('SELECT * FROM agt_prompts WHERE kind = ? AND turn_id = ? AND call_id = ? ORDER BY seq DESC LIMIT 1', kind, turnId, callId);
+    const row = this.sql.one<RawPrompt>(
+      'SELECT * FROM agt_prompts WHERE kind = ? AND turn_id = ? AND call_id = ? ORDER BY seq DESC LIMIT 1',
+      kind,
+      turnId,
+      callId,
+    );
     return row && decodePrompt(row);
   }
 
@@ -272,7 +311,10 @@ export class HilRecordStore {
     const rows =
       turnId === undefined
         ? this.sql.all<RawPrompt>(`SELECT * FROM agt_prompts WHERE ${OPEN_PROMPT} ORDER BY seq`)
-        : this.sql.all<RawPrompt>(`SELECT * FROM agt_prompts WHERE turn_id = ? AND ${OPEN_PROMPT} ORDER BY seq`, turnId);
+        : this.sql.all<RawPrompt>(
+            `SELECT * FROM agt_prompts WHERE turn_id = ? AND ${OPEN_PROMPT} ORDER BY seq`,
+            turnId,
+          );
     return rows.map(decodePrompt);
   }
 }

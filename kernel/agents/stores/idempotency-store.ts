@@ -54,11 +54,20 @@ export class IdempotencyKeyStore {
    */
   put(key: string, turnId: string, now: number, requestHash: string | null = null): void {
     this.sql.transaction(() => {
-      this.sql.run('INSERT OR REPLACE INTO agt_idempotency (key, turn_id, created_at, request_hash) VALUES (?, ?, ?, ?)', key, turnId, now, requestHash);
+      this.sql.run(
+        'INSERT OR REPLACE INTO agt_idempotency (key, turn_id, created_at, request_hash) VALUES (?, ?, ?, ?)',
+        key,
+        turnId,
+        now,
+        requestHash,
+      );
       this.sql.run('DELETE FROM agt_idempotency WHERE created_at <= ?', now - this.ttlMs);
       const excess = this.count() - this.maxKeys;
       if (excess > 0) {
-        this.sql.run('DELETE FROM agt_idempotency WHERE rowid IN (SELECT rowid FROM agt_idempotency ORDER BY created_at, rowid LIMIT ?)', excess);
+        this.sql.run(
+          'DELETE FROM agt_idempotency WHERE rowid IN (SELECT rowid FROM agt_idempotency ORDER BY created_at, rowid LIMIT ?)',
+          excess,
+        );
       }
     });
   }

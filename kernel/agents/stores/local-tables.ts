@@ -64,7 +64,13 @@ export interface TablePage {
  * event loop, killed at `timeoutMs` (an AgtError `timeout`).
  */
 export interface LocalSql {
-  query(call: { sql: string; params?: Array<string | number | null>; timeoutMs?: number; maxRows?: number; maxBytes?: number }): Promise<{
+  query(call: {
+    sql: string;
+    params?: Array<string | number | null>;
+    timeoutMs?: number;
+    maxRows?: number;
+    maxBytes?: number;
+  }): Promise<{
     columns: string[];
     rows: Record<string, unknown>[];
     truncated: boolean;
@@ -90,7 +96,9 @@ export class LocalTables {
   /** Every table of the file except SQLite's own, sorted. */
   names(): string[] {
     return this.sql
-      .all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
+      .all<{ name: string }>(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
+      )
       .map((row) => row.name);
   }
 
@@ -99,7 +107,9 @@ export class LocalTables {
    * the agent's SQL child (`local`), daemon tables walked in slices. A table dropped meanwhile is left out.
    */
   async list(local: LocalSql, timeoutMs: number): Promise<TableInfo[]> {
-    const counted = await Promise.all(this.names().map(async (name) => ({ name, row_count: await this.count(name, local, timeoutMs) })));
+    const counted = await Promise.all(
+      this.names().map(async (name) => ({ name, row_count: await this.count(name, local, timeoutMs) })),
+    );
     return counted.filter((table): table is TableInfo => table.row_count !== undefined);
   }
 
@@ -128,7 +138,12 @@ export class LocalTables {
    * when undefined), one slice per turn of the event loop. Resolves to the rows passed and the last
    * rowid passed (`end` when the table ended first), or undefined when `deadline` (epoch ms) came first.
    */
-  private async walk(name: string, rows: number, deadline: number, after?: number): Promise<{ passed: number; last: number | undefined; end: boolean } | undefined> {
+  private async walk(
+    name: string,
+    rows: number,
+    deadline: number,
+    after?: number,
+  ): Promise<{ passed: number; last: number | undefined; end: boolean } | undefined> {
     const inner = `SELECT rowid AS k FROM ${quoteIdent(name)}`;
     const fromStart = `SELECT count(*) AS n, max(k) AS last FROM (${inner} ORDER BY rowid LIMIT ?)`;
     const fromRow = `SELECT count(*) AS n, max(k) AS last FROM (${inner} WHERE rowid > ? ORDER BY rowid LIMIT ?)`;
@@ -139,7 +154,10 @@ export class LocalTables {
       if (Date.now() >= deadline) return undefined;
       const want = Math.min(slice, rows - passed);
       const started = performance.now();
-      const step = last === undefined ? this.sql.one<{ n: number; last: number | null }>(fromStart, want)! : this.sql.one<{ n: number; last: number | null }>(fromRow, last, want)!;
+      const step =
+        last === undefined
+          ? this.sql.one<{ n: number; last: number | null }>(fromStart, want)!
+          : this.sql.one<{ n: number; last: number | null }>(fromRow, last, want)!;
       const took = performance.now() - started;
       passed += step.n;
       if (step.last !== null) last = step.last;
@@ -195,7 +213,11 @@ export class LocalTables {
       const slice = after === undefined ? this.sql.all(fromStart, want) : this.sql.all(fromRow, after, want);
       for (const raw of slice) {
         after = raw[ROWID] as number;
-        const row = Object.fromEntries(Object.entries(raw).filter(([key]) => key !== ROWID).map(([key, value]) => [key, jsonCell(value)]));
+        const row = Object.fromEntries(
+          Object.entries(raw)
+            .filter(([key]) => key !== ROWID)
+            .map(([key, value]) => [key, jsonCell(value)]),
+        );
         bytes += Buffer.byteLength(JSON.stringify(row)) + 1;
         if (bytes > PAGE_MAX_BYTES) return { columns, rows, truncated: true };
         rows.push(row);

@@ -63,19 +63,35 @@ export class LogsStore {
       data,
       createdAt,
     );
-    return { id: lastId, level: input.level, origin: input.origin ?? null, event: input.event ?? null, target: input.target ?? null, message: input.message, data, created_at: createdAt };
+    return {
+      id: lastId,
+      level: input.level,
+      origin: input.origin ?? null,
+      event: input.event ?? null,
+      target: input.target ?? null,
+      message: input.message,
+      data,
+      created_at: createdAt,
+    };
   }
 
   /** The newest `limit` rows matching the filter, oldest first. */
   list(limit: number, filter: LogFilter = {}): LogEntry[] {
     const { clause, params } = where(filter);
-    return this.sql.all<LogEntry>(`SELECT ${COLUMNS} FROM agt_logs ${clause} ORDER BY id DESC LIMIT ?`, ...params, limit).reverse();
+    return this.sql
+      .all<LogEntry>(`SELECT ${COLUMNS} FROM agt_logs ${clause} ORDER BY id DESC LIMIT ?`, ...params, limit)
+      .reverse();
   }
 
   /** Up to `limit` rows with id greater than `afterId`, oldest first (for tailing). */
   after(afterId: number, limit: number, filter: LogFilter = {}): LogEntry[] {
     const { clause, params } = where(filter, ['id > ?']);
-    return this.sql.all<LogEntry>(`SELECT ${COLUMNS} FROM agt_logs ${clause} ORDER BY id LIMIT ?`, afterId, ...params, limit);
+    return this.sql.all<LogEntry>(
+      `SELECT ${COLUMNS} FROM agt_logs ${clause} ORDER BY id LIMIT ?`,
+      afterId,
+      ...params,
+      limit,
+    );
   }
 
   count(): number {

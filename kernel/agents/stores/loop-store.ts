@@ -189,7 +189,16 @@ export class LoopStore {
    * Compaction: the summary row that replaces the rows through `id` (deleted just before, in the same
    * transaction), written under that id so row ids keep their order.
    */
-  insertSummary(input: { id: number; loop: string; content: unknown; model?: string | null; provider?: string | null; usage?: RowUsage | null; cost?: number | null; createdAt: number }): void {
+  insertSummary(input: {
+    id: number;
+    loop: string;
+    content: unknown;
+    model?: string | null;
+    provider?: string | null;
+    usage?: RowUsage | null;
+    cost?: number | null;
+    createdAt: number;
+  }): void {
     const usage = input.usage ?? null;
     this.sql.run(
       `INSERT INTO agt_loop (id, loop, role, kind, content, turn_id, model, provider, usage_input, usage_output, usage_cache_read, usage_cache_write, cost, created_at)
@@ -219,7 +228,12 @@ export class LoopStore {
   /** Rows of one loop in id order, `offset` counted from the oldest row. */
   list(loop = 'main', options: { limit?: number; offset?: number } = {}): LoopRow[] {
     return this.sql
-      .all<LoopRow>(`SELECT ${COLUMNS} FROM agt_loop WHERE loop = ? ORDER BY id LIMIT ? OFFSET ?`, loop, options.limit ?? -1, options.offset ?? 0)
+      .all<LoopRow>(
+        `SELECT ${COLUMNS} FROM agt_loop WHERE loop = ? ORDER BY id LIMIT ? OFFSET ?`,
+        loop,
+        options.limit ?? -1,
+        options.offset ?? 0,
+      )
       .map(decode);
   }
 
@@ -229,11 +243,18 @@ export class LoopStore {
    */
   tail(loop = 'main', limit = 50): LoopRow[] {
     const cacheable = limit > 0 && limit <= TAIL_CACHE_MAX;
-    if (!cacheable) return this.sql.all<LoopRow>(`SELECT ${COLUMNS} FROM agt_loop WHERE loop = ? ORDER BY id DESC LIMIT ?`, loop, limit).reverse().map(decode);
+    if (!cacheable)
+      return this.sql
+        .all<LoopRow>(`SELECT ${COLUMNS} FROM agt_loop WHERE loop = ? ORDER BY id DESC LIMIT ?`, loop, limit)
+        .reverse()
+        .map(decode);
     this.checkOtherWriters();
     const cached = this.tails.get(loop);
     if (cached && (cached.complete || cached.rows.length >= limit)) return cached.rows.slice(-limit);
-    const rows = this.sql.all<LoopRow>(`SELECT ${COLUMNS} FROM agt_loop WHERE loop = ? ORDER BY id DESC LIMIT ?`, loop, limit).reverse().map(decodeFrozen);
+    const rows = this.sql
+      .all<LoopRow>(`SELECT ${COLUMNS} FROM agt_loop WHERE loop = ? ORDER BY id DESC LIMIT ?`, loop, limit)
+      .reverse()
+      .map(decodeFrozen);
     this.tails.set(loop, { rows, keep: Math.max(limit, cached?.keep ?? 0), complete: rows.length < limit });
     return rows.slice();
   }
@@ -241,13 +262,20 @@ export class LoopStore {
   /** Rows of one loop with id greater than `afterId`, oldest first. */
   after(loop: string, afterId: number, limit = -1): LoopRow[] {
     return this.sql
-      .all<LoopRow>(`SELECT ${COLUMNS} FROM agt_loop WHERE loop = ? AND id > ? ORDER BY id LIMIT ?`, loop, afterId, limit)
+      .all<LoopRow>(
+        `SELECT ${COLUMNS} FROM agt_loop WHERE loop = ? AND id > ? ORDER BY id LIMIT ?`,
+        loop,
+        afterId,
+        limit,
+      )
       .map(decode);
   }
 
   /** The rows one turn wrote to one loop, oldest first (restart recovery). */
   ofTurn(loop: string, turnId: string): LoopRow[] {
-    return this.sql.all<LoopRow>(`SELECT ${COLUMNS} FROM agt_loop WHERE loop = ? AND turn_id = ? ORDER BY id`, loop, turnId).map(decode);
+    return this.sql
+      .all<LoopRow>(`SELECT ${COLUMNS} FROM agt_loop WHERE loop = ? AND turn_id = ? ORDER BY id`, loop, turnId)
+      .map(decode);
   }
 
   /** Persisted rows of one loop (kept in memory, see {@link rowCounts}). */

@@ -36,7 +36,14 @@ export class InboxStore {
   constructor(private readonly sql: Sql) {}
 
   /** Commits a message (status `unread` unless given). */
-  insert(input: { source: string; sender?: string | null; text: string; data?: unknown; status?: string; externalId?: string | null }): InboxMessage {
+  insert(input: {
+    source: string;
+    sender?: string | null;
+    text: string;
+    data?: unknown;
+    status?: string;
+    externalId?: string | null;
+  }): InboxMessage {
     const now = Date.now();
     const { lastId } = this.sql.run(
       'INSERT INTO agt_inbox (source, sender, text, data, status, external_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
@@ -54,7 +61,11 @@ export class InboxStore {
 
   /** The row that `source` delivered under its own id `externalId`, if any. */
   byExternalId(source: string, externalId: string): InboxMessage | undefined {
-    const row = this.sql.one<InboxMessage>('SELECT * FROM agt_inbox WHERE source = ? AND external_id = ?', source, externalId);
+    const row = this.sql.one<InboxMessage>(
+      'SELECT * FROM agt_inbox WHERE source = ? AND external_id = ?',
+      source,
+      externalId,
+    );
     return row && decode(row);
   }
 
@@ -65,15 +76,27 @@ export class InboxStore {
 
   /** Messages in id order, optionally only one status. */
   list(options: { status?: string; limit?: number; offset?: number } = {}): InboxMessage[] {
-    const rows = options.status === undefined
-      ? this.sql.all<InboxMessage>('SELECT * FROM agt_inbox ORDER BY id LIMIT ? OFFSET ?', options.limit ?? -1, options.offset ?? 0)
-      : this.sql.all<InboxMessage>('SELECT * FROM agt_inbox WHERE status = ? ORDER BY id LIMIT ? OFFSET ?', options.status, options.limit ?? -1, options.offset ?? 0);
+    const rows =
+      options.status === undefined
+        ? this.sql.all<InboxMessage>(
+            'SELECT * FROM agt_inbox ORDER BY id LIMIT ? OFFSET ?',
+            options.limit ?? -1,
+            options.offset ?? 0,
+          )
+        : this.sql.all<InboxMessage>(
+            'SELECT * FROM agt_inbox WHERE status = ? ORDER BY id LIMIT ? OFFSET ?',
+            options.status,
+            options.limit ?? -1,
+            options.offset ?? 0,
+          );
     return rows.map(decode);
   }
 
   /** Sets the status; false when no such message. */
   setStatus(id: number, status: string): boolean {
-    return this.sql.run('UPDATE agt_inbox SET status = ?, updated_at = ? WHERE id = ?', status, Date.now(), id).changes > 0;
+    return (
+      this.sql.run('UPDATE agt_inbox SET status = ?, updated_at = ? WHERE id = ?', status, Date.now(), id).changes > 0
+    );
   }
 
   /** Deletes every message; returns how many. */
@@ -90,7 +113,13 @@ export class OutboxStore {
   constructor(private readonly sql: Sql) {}
 
   /** Commits a message (status `queued` unless given). */
-  insert(input: { channel: string; recipient?: string | null; text: string; data?: unknown; status?: string }): OutboxMessage {
+  insert(input: {
+    channel: string;
+    recipient?: string | null;
+    text: string;
+    data?: unknown;
+    status?: string;
+  }): OutboxMessage {
     const now = Date.now();
     const { lastId } = this.sql.run(
       'INSERT INTO agt_outbox (channel, recipient, text, data, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
@@ -111,9 +140,19 @@ export class OutboxStore {
   }
 
   list(options: { status?: string; limit?: number; offset?: number } = {}): OutboxMessage[] {
-    const rows = options.status === undefined
-      ? this.sql.all<OutboxMessage>('SELECT * FROM agt_outbox ORDER BY id LIMIT ? OFFSET ?', options.limit ?? -1, options.offset ?? 0)
-      : this.sql.all<OutboxMessage>('SELECT * FROM agt_outbox WHERE status = ? ORDER BY id LIMIT ? OFFSET ?', options.status, options.limit ?? -1, options.offset ?? 0);
+    const rows =
+      options.status === undefined
+        ? this.sql.all<OutboxMessage>(
+            'SELECT * FROM agt_outbox ORDER BY id LIMIT ? OFFSET ?',
+            options.limit ?? -1,
+            options.offset ?? 0,
+          )
+        : this.sql.all<OutboxMessage>(
+            'SELECT * FROM agt_outbox WHERE status = ? ORDER BY id LIMIT ? OFFSET ?',
+            options.status,
+            options.limit ?? -1,
+            options.offset ?? 0,
+          );
     return rows.map(decode);
   }
 
@@ -121,7 +160,11 @@ export class OutboxStore {
    * Sets the status (and error text; `attempts` grows when `attempted`; `status_code` and `delivered_at`
    * are kept unless given); false when no such message.
    */
-  setStatus(id: number, status: string, options: { error?: string | null; attempted?: boolean; statusCode?: number | null; deliveredAt?: number } = {}): boolean {
+  setStatus(
+    id: number,
+    status: string,
+    options: { error?: string | null; attempted?: boolean; statusCode?: number | null; deliveredAt?: number } = {},
+  ): boolean {
     return (
       this.sql.run(
         'UPDATE agt_outbox SET status = ?, error = ?, attempts = attempts + ?, status_code = CASE WHEN ? THEN ? ELSE status_code END, delivered_at = coalesce(?, delivered_at), updated_at = ? WHERE id = ?',

@@ -91,6 +91,9 @@ export class MetaStore {
     if (protection === 'increment' && !INTEGER.test(current.value)) {
       throw metaCannotBecomeIncrement(key);
     }
-    return this.sql.run('UPDATE agt_meta SET protection = ?, updated_at = ? WHERE key = ?', protection, Date.now(), key).changes > 0;
+    return (
+      this.sql.run('UPDATE agt_meta SET protection = ?, updated_at = ? WHERE key = ?', protection, Date.now(), key)
+        .changes > 0
+    );
   }
 }

@@ -81,7 +81,12 @@ export class QueueStore {
   markAbsorbed(turnIds: readonly string[], headTurnId: string, at = Date.now()): void {
     this.sql.transaction(() => {
       for (const turnId of turnIds) {
-        this.sql.run("UPDATE agt_queue SET status = 'running', absorbed_by = ?, started_at = ? WHERE turn_id = ?", headTurnId, at, turnId);
+        this.sql.run(
+          "UPDATE agt_queue SET status = 'running', absorbed_by = ?, started_at = ? WHERE turn_id = ?",
+          headTurnId,
+          at,
+          turnId,
+        );
       }
     });
   }
@@ -95,7 +100,8 @@ export class QueueStore {
     const json = JSON.stringify(end);
     return this.sql.transaction(() => {
       let marked = 0;
-      for (const turnId of turnIds) marked += this.sql.run('UPDATE agt_queue SET ended = ? WHERE turn_id = ?', json, turnId).changes;
+      for (const turnId of turnIds)
+        marked += this.sql.run('UPDATE agt_queue SET ended = ? WHERE turn_id = ?', json, turnId).changes;
       return marked;
     });
   }

@@ -35,12 +35,17 @@ export class CredentialsStore {
 
   /** Metadata of every credential, sorted by name. Never the values. */
   list(): CredentialMeta[] {
-    return this.sql.all<Omit<Raw, 'value'>>('SELECT name, sealed, length, meta, updated_at FROM agt_credentials ORDER BY name').map(toMeta);
+    return this.sql
+      .all<Omit<Raw, 'value'>>('SELECT name, sealed, length, meta, updated_at FROM agt_credentials ORDER BY name')
+      .map(toMeta);
   }
 
   /** Metadata of one credential, or undefined. */
   meta(name: string): CredentialMeta | undefined {
-    const row = this.sql.one<Omit<Raw, 'value'>>('SELECT name, sealed, length, meta, updated_at FROM agt_credentials WHERE name = ?', name);
+    const row = this.sql.one<Omit<Raw, 'value'>>(
+      'SELECT name, sealed, length, meta, updated_at FROM agt_credentials WHERE name = ?',
+      name,
+    );
     return row && toMeta(row);
   }
 
@@ -51,7 +56,11 @@ export class CredentialsStore {
   }
 
   /** Inserts or replaces a credential's stored bytes. */
-  write(name: string, value: Uint8Array, options: { sealed: boolean; length: number; meta?: Record<string, unknown> | null }): void {
+  write(
+    name: string,
+    value: Uint8Array,
+    options: { sealed: boolean; length: number; meta?: Record<string, unknown> | null },
+  ): void {
     this.sql.run(
       'INSERT INTO agt_credentials (name, value, sealed, length, meta, updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value, sealed = excluded.sealed, length = excluded.length, meta = excluded.meta, updated_at = excluded.updated_at',
       name,

@@ -43,7 +43,21 @@ const decode = (row: RawTimer): TimerRow => ({
   expired: row.expired === 1,
 });
 
-const FIELDS = ['mode', 'schedule', 'next_wake_at', 'payload', 'scope', 'lambda', 'warm', 'run_count', 'created_at', 'last_fired_at', 'locked', 'loop', 'expired'] as const;
+const FIELDS = [
+  'mode',
+  'schedule',
+  'next_wake_at',
+  'payload',
+  'scope',
+  'lambda',
+  'warm',
+  'run_count',
+  'created_at',
+  'last_fired_at',
+  'locked',
+  'loop',
+  'expired',
+] as const;
 type Field = (typeof FIELDS)[number];
 
 function encode(field: Field, value: unknown): string | number | null {
@@ -78,7 +92,12 @@ export class TimersStore {
 
   /** Live timers whose `next_wake_at` is at or before `now`. */
   due(now: number): TimerRow[] {
-    return this.sql.all<RawTimer>('SELECT * FROM agt_timers WHERE expired = 0 AND next_wake_at IS NOT NULL AND next_wake_at <= ? ORDER BY next_wake_at', now).map(decode);
+    return this.sql
+      .all<RawTimer>(
+        'SELECT * FROM agt_timers WHERE expired = 0 AND next_wake_at IS NOT NULL AND next_wake_at <= ? ORDER BY next_wake_at',
+        now,
+      )
+      .map(decode);
   }
 
   /** Updates the given fields; false when no such timer. Field names come from a fixed list. */
@@ -86,7 +105,13 @@ export class TimersStore {
     const fields = FIELDS.filter((field) => field in patch);
     if (fields.length === 0) return this.get(id) !== undefined;
     const assignments = fields.map((field) => `${field} = ?`).join(', ');
-    return this.sql.run(`UPDATE agt_timers SET ${assignments} WHERE id = ?`, ...fields.map((field) => encode(field, patch[field])), id).changes > 0;
+    return (
+      this.sql.run(
+        `UPDATE agt_timers SET ${assignments} WHERE id = ?`,
+        ...fields.map((field) => encode(field, patch[field])),
+        id,
+      ).changes > 0
+    );
   }
 
   /** Deletes a timer; false when absent. */

@@ -49,7 +49,9 @@ export function usageRollup(sql: Sql): UsageRollup {
   const loopRows = sql.one<{ n: number }>('SELECT count(*) AS n FROM agt_loop')!.n;
   const all = sql.one<Sums>(`SELECT ${SUMS} FROM agt_loop WHERE ${COUNTED}`)!;
   const byModel = sql
-    .all<Sums & { model: string }>(`SELECT coalesce(model, 'unknown') AS model, ${SUMS} FROM agt_loop WHERE ${COUNTED} GROUP BY coalesce(model, 'unknown') ORDER BY model`)
+    .all<Sums & { model: string }>(
+      `SELECT coalesce(model, 'unknown') AS model, ${SUMS} FROM agt_loop WHERE ${COUNTED} GROUP BY coalesce(model, 'unknown') ORDER BY model`,
+    )
     .map((row) => ({ model: row.model, rows: row.rows, ...totals(row) }));
   return { source: 'agt_loop', note: USAGE_NOTE, loopRows, usageRows: all.rows, totals: totals(all), byModel };
 }

@@ -25,7 +25,8 @@ import type { ConversationEntry, ModelMessage, ReasoningBlock, ToolCall, ToolIma
 const MAX_TRIGGER_TEXT = 8_000;
 
 type Json = Record<string, unknown>;
-const asObject = (value: unknown): Json => (typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : {});
+const asObject = (value: unknown): Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : {};
 
 /** The text of any row content. */
 export function rowText(content: unknown): string {
@@ -63,7 +64,9 @@ export function reasoningOf(content: unknown): ReasoningBlock[] {
 /** Images stored with a tool result (`{mimeType, data}` in base64); anything else is dropped. */
 function imagesOf(value: unknown): ToolImage[] {
   if (!Array.isArray(value)) return [];
-  return value.filter((image): image is ToolImage => typeof image?.mimeType === 'string' && typeof image?.data === 'string');
+  return value.filter(
+    (image): image is ToolImage => typeof image?.mimeType === 'string' && typeof image?.data === 'string',
+  );
 }
 
 /** One row as a model message, or null for rows the model never sees. */
@@ -83,7 +86,8 @@ export function rowToMessage(row: LoopRow): ModelMessage | null {
       };
     }
     case 'tool':
-      if (typeof content.toolCallId !== 'string') return { role: 'user', content: `[tool output] ${rowText(row.content)}` };
+      if (typeof content.toolCallId !== 'string')
+        return { role: 'user', content: `[tool output] ${rowText(row.content)}` };
       return {
         role: 'tool',
         toolCallId: content.toolCallId,
@@ -94,7 +98,13 @@ export function rowToMessage(row: LoopRow): ModelMessage | null {
       };
     case 'system':
       if (row.kind === 'model_invoke') return null;
-      return { role: 'user', content: row.kind === 'summary' ? `[summary of the earlier conversation]\n${rowText(row.content)}` : `[notice] ${rowText(row.content)}` };
+      return {
+        role: 'user',
+        content:
+          row.kind === 'summary'
+            ? `[summary of the earlier conversation]\n${rowText(row.content)}`
+            : `[notice] ${rowText(row.content)}`,
+      };
     default:
       return null;
   }
@@ -112,7 +122,14 @@ export function buildMessages(rows: LoopRow[]): ModelMessage[] {
   const out: ModelMessage[] = [];
   let open: ToolCall[] = [];
   const closeOpen = () => {
-    for (const call of open) out.push({ role: 'tool', toolCallId: call.id, name: call.name, content: 'No result: the turn ended before this call ran.', isError: true });
+    for (const call of open)
+      out.push({
+        role: 'tool',
+        toolCallId: call.id,
+        name: call.name,
+        content: 'No result: the turn ended before this call ran.',
+        isError: true,
+      });
     open = [];
   };
   for (const message of raw.slice(start)) {
@@ -144,7 +161,12 @@ export function unansweredCalls(rows: LoopRow[]): ToolCall[] {
     }
   }
   if (last < 0) return [];
-  const answered = new Set(rows.slice(last + 1).filter((row) => row.role === 'tool').map((row) => asObject(row.content).toolCallId));
+  const answered = new Set(
+    rows
+      .slice(last + 1)
+      .filter((row) => row.role === 'tool')
+      .map((row) => asObject(row.content).toolCallId),
+  );
   return toolCallsOf(rows[last]!.content).filter((call) => !answered.has(call.id));
 }
 
@@ -167,10 +189,23 @@ export interface HistoryEntry extends ConversationEntry {
  */
 export function historyMessage(row: LoopRow): HistoryEntry {
   const message = rowToMessage(row);
-  const base = { id: row.id, role: row.role as string, kind: row.kind as string, content: rowText(row.content), turnId: row.turn_id, createdAt: row.created_at };
+  const base = {
+    id: row.id,
+    role: row.role as string,
+    kind: row.kind as string,
+    content: rowText(row.content),
+    turnId: row.turn_id,
+    createdAt: row.created_at,
+  };
   // System rows keep their own role (the model sees them as user notices).
   if (!message || row.role === 'system') return base;
   if (message.role === 'assistant') return { ...base, ...(message.toolCalls ? { toolCalls: message.toolCalls } : {}) };
-  if (message.role === 'tool') return { ...base, toolCallId: message.toolCallId, name: message.name, ...(message.isError ? { isError: true } : {}) };
+  if (message.role === 'tool')
+    return {
+      ...base,
+      toolCallId: message.toolCallId,
+      name: message.name,
+      ...(message.isError ? { isError: true } : {}),
+    };
   return { ...base, role: message.role };
 }

@@ -105,7 +105,14 @@ export class LoopExecutor {
   enqueue(item: QueueItem, options: { restored?: boolean } = {}): void {
     this.assertAccepts();
     this.queue.push(item);
-    if (item.kind === 'chat' && !options.restored && this.current && !this.current.absorbing && this.current.cause === undefined) this.stopCurrent('interrupt');
+    if (
+      item.kind === 'chat' &&
+      !options.restored &&
+      this.current &&
+      !this.current.absorbing &&
+      this.current.cause === undefined
+    )
+      this.stopCurrent('interrupt');
     this.kick();
   }
 
@@ -146,7 +153,11 @@ export class LoopExecutor {
    * the agent file and run when the agent loads again), and a turn waiting for the owner (approval, ask,
    * suspend prompt) is parked: it stops without an end event and resumes after the restart.
    */
-  async stop(graceMs: number, reason: 'unload' | 'disabled' = 'unload', options: { keep?: boolean } = {}): Promise<void> {
+  async stop(
+    graceMs: number,
+    reason: 'unload' | 'disabled' = 'unload',
+    options: { keep?: boolean } = {},
+  ): Promise<void> {
     if (options.keep) this.queue.splice(0);
     else this.discardQueued(reason);
     this.stopped = true;
@@ -167,7 +178,10 @@ export class LoopExecutor {
 
   /** The running turn waits for the owner (an approval, an ask, a suspend prompt). */
   private get waitingForOwner(): boolean {
-    return this.current !== undefined && (this.stateValue === 'awaiting_approval' || this.stateValue === 'awaiting_ask' || this.stateValue === 'suspended');
+    return (
+      this.current !== undefined &&
+      (this.stateValue === 'awaiting_approval' || this.stateValue === 'awaiting_ask' || this.stateValue === 'suspended')
+    );
   }
 
   /** True while {@link hold} runs work (compaction). */
@@ -200,7 +214,9 @@ export class LoopExecutor {
 
   private discardQueued(reason: 'abort' | 'unload' | 'disabled' | 'off'): string[] {
     // A discarded resume item ends its turn and the chats that turn had absorbed.
-    const ids = this.queue.splice(0).flatMap((item) => (item.kind === 'resume' ? [item.turnId, ...item.absorbed] : [item.turnId]));
+    const ids = this.queue
+      .splice(0)
+      .flatMap((item) => (item.kind === 'resume' ? [item.turnId, ...item.absorbed] : [item.turnId]));
     if (ids.length > 0) this.host.emit('chat.discarded', { turn_ids: ids, reason }, { loop: this.loop });
     return ids;
   }
@@ -275,7 +291,9 @@ export class LoopExecutor {
     const trigger = head.kind === 'chat' ? 'chat' : head.kind === 'resume' ? 'resume' : head.trigger;
     this.host.emit('turn.started', { turn_id: turnId, trigger }, { loop: this.loop, turnId });
     const timeoutMs = this.host.turnTimeoutMs();
-    const timer = timeoutMs ? systemClock.setTimeout(() => running.cause === undefined && this.stopCurrent('timeout'), timeoutMs) : undefined;
+    const timer = timeoutMs
+      ? systemClock.setTimeout(() => running.cause === undefined && this.stopCurrent('timeout'), timeoutMs)
+      : undefined;
     const control: TurnControl = {
       signal: controller.signal,
       setState: this.setState,
@@ -297,7 +315,10 @@ export class LoopExecutor {
     }
     // A turn that ended before its first model call leaves queued chats queued: they run next.
     running.absorbing = false;
-    const absorbedIds = [...(head.kind === 'resume' ? head.absorbed : []), ...running.absorbed.map((item) => item.turnId)];
+    const absorbedIds = [
+      ...(head.kind === 'resume' ? head.absorbed : []),
+      ...running.absorbed.map((item) => item.turnId),
+    ];
     if (running.cause === 'park') {
       // Shutdown while the owner was asked: no end event; the agent file keeps the turn for the restart.
       this.current = undefined;
@@ -310,14 +331,31 @@ export class LoopExecutor {
     if (outcome.kind === 'completed') {
       this.host.emit(
         'turn.completed',
-        { turn_id: turnId, absorbed_turn_ids: absorbedIds, text: outcome.text, llm_calls: outcome.llmCalls, tool_calls: outcome.toolCalls, stop_reason: outcome.stopReason },
+        {
+          turn_id: turnId,
+          absorbed_turn_ids: absorbedIds,
+          text: outcome.text,
+          llm_calls: outcome.llmCalls,
+          tool_calls: outcome.toolCalls,
+          stop_reason: outcome.stopReason,
+        },
         { loop: this.loop, turnId },
       );
     } else {
-      this.host.log(outcome.code === 'aborted' || outcome.code === 'unloaded' ? 'warn' : 'error', `turn ${turnId} failed: ${outcome.message}`, { code: outcome.code, loop: this.loop, turn_id: turnId });
+      this.host.log(
+        outcome.code === 'aborted' || outcome.code === 'unloaded' ? 'warn' : 'error',
+        `turn ${turnId} failed: ${outcome.message}`,
+        { code: outcome.code, loop: this.loop, turn_id: turnId },
+      );
       this.host.emit(
         'agent.error',
-        { code: outcome.code, message: outcome.message, ...(outcome.status !== undefined ? { status: outcome.status } : {}), turn_id: turnId, absorbed_turn_ids: absorbedIds },
+        {
+          code: outcome.code,
+          message: outcome.message,
+          ...(outcome.status !== undefined ? { status: outcome.status } : {}),
+          turn_id: turnId,
+          absorbed_turn_ids: absorbedIds,
+        },
         { loop: this.loop, turnId },
       );
     }
@@ -336,7 +374,12 @@ export class LoopExecutor {
       case 'unload':
         return { kind: 'error', code: 'unloaded', message: 'the agent was unloaded while the turn ran', ...counts };
       case 'disabled':
-        return { kind: 'error', code: 'loop_disabled', message: 'the loop was disabled or removed while the turn ran', ...counts };
+        return {
+          kind: 'error',
+          code: 'loop_disabled',
+          message: 'the loop was disabled or removed while the turn ran',
+          ...counts,
+        };
       case 'timeout':
         return { kind: 'error', code: 'timeout', message: 'the turn exceeded limits.turn_timeout_ms', ...counts };
       case 'off':

@@ -17,7 +17,11 @@ export interface LoopSources {
 }
 
 /** The client and settings for a loop; `unavailable` when no provider extension serves the provider (D3). */
-export async function loopModel(agent: RuntimeAgent, deps: LoopSources, loop: string): Promise<{ client: ModelClient; settings: ModelSettings }> {
+export async function loopModel(
+  agent: RuntimeAgent,
+  deps: LoopSources,
+  loop: string,
+): Promise<{ client: ModelClient; settings: ModelSettings }> {
   const override = loop === 'main' ? undefined : agent.config.loops?.find((l) => l.name === loop)?.model;
   const settings = { ...agent.config.model, ...(override ?? {}) } as ModelSettings;
   if (!deps.hasModelProviders()) {
@@ -42,7 +46,11 @@ export async function toolDefinitions(agent: RuntimeAgent, deps: LoopSources): P
 }
 
 /** The enabled tools of one loop, by name. */
-export async function loopTools(agent: RuntimeAgent, deps: LoopSources, loop: string): Promise<Map<string, ActiveTool>> {
+export async function loopTools(
+  agent: RuntimeAgent,
+  deps: LoopSources,
+  loop: string,
+): Promise<Map<string, ActiveTool>> {
   const out = new Map<string, ActiveTool>();
   for (const tool of effectiveTools(agent.config, await toolDefinitions(agent, deps), loop)) {
     if (tool.enabled) out.set(tool.def.name, { def: tool.def, visible: tool.visible, restricted: tool.restricted });

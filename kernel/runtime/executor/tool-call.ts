@@ -44,8 +44,10 @@ function keptImages(images: unknown): { images: ToolImage[]; notes: string[] } {
     // base64: 4 characters per 3 bytes.
     const bytes = Math.floor((data.length * 3) / 4);
     if (!IMAGE_TYPES.has(type) || !data) notes.push(`[image of type ${type} left out: not a type models take]`);
-    else if (bytes > MAX_TOOL_IMAGE_BYTES) notes.push(`[image of ${bytes} bytes left out: over ${MAX_TOOL_IMAGE_BYTES}]`);
-    else if (kept.length >= MAX_TOOL_RESULT_IMAGES) notes.push(`[image left out: at most ${MAX_TOOL_RESULT_IMAGES} per result]`);
+    else if (bytes > MAX_TOOL_IMAGE_BYTES)
+      notes.push(`[image of ${bytes} bytes left out: over ${MAX_TOOL_IMAGE_BYTES}]`);
+    else if (kept.length >= MAX_TOOL_RESULT_IMAGES)
+      notes.push(`[image left out: at most ${MAX_TOOL_RESULT_IMAGES} per result]`);
     else kept.push({ mimeType: type, data });
   }
   return { images: kept, notes };
@@ -99,14 +101,24 @@ export async function callTool(
         else controller.signal.addEventListener('abort', stop, { once: true });
       }),
     ]);
-    if (typeof result?.content !== 'string') return { result: { content: 'the tool returned no content', isError: true }, failure: 'tool_error' };
+    if (typeof result?.content !== 'string')
+      return { result: { content: 'the tool returned no content', isError: true }, failure: 'tool_error' };
     const { images, notes } = keptImages(result.images);
     const content = notes.length > 0 ? `${result.content}\n${notes.join('\n')}` : result.content;
-    return { result: { content: clip(content), ...(result.isError ? { isError: true } : {}), ...(images.length > 0 ? { images } : {}) } };
+    return {
+      result: {
+        content: clip(content),
+        ...(result.isError ? { isError: true } : {}),
+        ...(images.length > 0 ? { images } : {}),
+      },
+    };
   } catch (error) {
     const code = error instanceof AgtError ? (error.details?.aborted ? 'aborted' : error.code) : 'tool_error';
     const message = error instanceof Error ? error.message : String(error);
-    return { result: { content: `Tool ${tool.name} failed: ${clip(message)}`, isError: true }, failure: code === 'timeout' || code === 'aborted' ? code : 'tool_error' };
+    return {
+      result: { content: `Tool ${tool.name} failed: ${clip(message)}`, isError: true },
+      failure: code === 'timeout' || code === 'aborted' ? code : 'tool_error',
+    };
   } finally {
     finished = true;
     clock.clearTimeout(timer);

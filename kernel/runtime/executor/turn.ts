@@ -20,7 +20,14 @@ import type { LoopRowInput } from '../../agents/stores/loop-store.js';
 import { systemClock, type Clock, type TimerHandle } from '../clock.js';
 import { approvalWaitFailed } from '../errors.js';
 import type { HilStore } from '../hil.js';
-import { DEFAULT_LIMITS, limitOf, MAX_CONTEXT_ROWS, type ExecutorState, type QueueItem, type RuntimeAgent } from '../types.js';
+import {
+  DEFAULT_LIMITS,
+  limitOf,
+  MAX_CONTEXT_ROWS,
+  type ExecutorState,
+  type QueueItem,
+  type RuntimeAgent,
+} from '../types.js';
 import { buildMessages, rowText, triggerText, unansweredCalls } from './context.js';
 import { isParked, type TurnResult } from './loop-executor.js';
 import { callTool } from './tool-call.js';
@@ -76,8 +83,18 @@ function append(env: TurnEnv, row: Omit<LoopRowInput, 'loop' | 'turnId'>): void 
 }
 
 function incomingRow(item: Exclude<QueueItem, { kind: 'resume' }>): Omit<LoopRowInput, 'loop' | 'turnId'> {
-  if (item.kind === 'chat') return { role: 'user', kind: 'message', content: { text: item.text, chat_turn_id: item.turnId } };
-  return { role: 'user', kind: 'trigger', content: { text: triggerText(item.trigger, item.events, item.count), trigger: item.trigger, events: item.events, count: item.count } };
+  if (item.kind === 'chat')
+    return { role: 'user', kind: 'message', content: { text: item.text, chat_turn_id: item.turnId } };
+  return {
+    role: 'user',
+    kind: 'trigger',
+    content: {
+      text: triggerText(item.trigger, item.events, item.count),
+      trigger: item.trigger,
+      events: item.events,
+      count: item.count,
+    },
+  };
 }
 
 /**
@@ -85,12 +102,21 @@ function incomingRow(item: Exclude<QueueItem, { kind: 'resume' }>): Omit<LoopRow
  * becomes `running`; absorbed chats name this turn), then announces the rows. A crash leaves either
  * both or neither, so a restart knows whether a chat was already written into a turn.
  */
-function appendIncoming(env: TurnEnv, items: Array<Exclude<QueueItem, { kind: 'resume' }>>, role: 'head' | 'absorbed'): void {
+function appendIncoming(
+  env: TurnEnv,
+  items: Array<Exclude<QueueItem, { kind: 'resume' }>>,
+  role: 'head' | 'absorbed',
+): void {
   const file = env.agent.file;
   const now = env.clock.now();
   const rows = file.transaction(() => {
     if (role === 'head') file.queue.markRunning(env.turnId, now);
-    else file.queue.markAbsorbed(items.map((item) => item.turnId), env.turnId, now);
+    else
+      file.queue.markAbsorbed(
+        items.map((item) => item.turnId),
+        env.turnId,
+        now,
+      );
     return items.map((item) => file.loop.append({ ...incomingRow(item), loop: env.loop, turnId: env.turnId }));
   });
   for (const row of rows) env.emit('loop.appended', { row_id: row.id, role: row.role, kind: row.kind });
@@ -124,8 +150,13 @@ export async function runTurn(env: TurnEnv): Promise<TurnResult> {
 
 /** The text of this turn's incoming rows (what recall searches with). */
 function turnInput(env: TurnEnv): string {
-  const rows = env.agent.file.loop.tail(env.loop, MAX_CONTEXT_ROWS).filter((row) => row.turn_id === env.turnId && row.role === 'user');
-  return rows.map((row) => rowText(row.content)).join('\n').slice(0, 4_000);
+  const rows = env.agent.file.loop
+    .tail(env.loop, MAX_CONTEXT_ROWS)
+    .filter((row) => row.turn_id === env.turnId && row.role === 'user');
+  return rows
+    .map((row) => rowText(row.content))
+    .join('\n')
+    .slice(0, 4_000);
 }
 
 async function converse(env: TurnEnv, counters: Counters): Promise<TurnResult> {
@@ -146,7 +177,9 @@ async function converse(env: TurnEnv, counters: Counters): Promise<TurnResult> {
       .map((t) => ({ name: t.def.name, description: t.def.description, inputSchema: t.def.inputSchema }));
     if (counters.llmCalls === 0) {
       // Chats queued meanwhile join this turn as consecutive user rows before its first model call.
-      const absorbed = env.absorb().filter((item): item is Extract<QueueItem, { kind: 'chat' }> => item.kind === 'chat');
+      const absorbed = env
+        .absorb()
+        .filter((item): item is Extract<QueueItem, { kind: 'chat' }> => item.kind === 'chat');
       if (absorbed.length > 0) {
         appendIncoming(env, absorbed, 'absorbed');
         env.emit('chat.delivered', { turn_ids: absorbed.map((item) => item.turnId) });
@@ -179,11 +212,15 @@ async function converse(env: TurnEnv, counters: Counters): Promise<TurnResult> {
     counters.llmCalls++;
     const toolCalls = response.toolCalls ?? [];
     // Reasoning blocks (with their signatures) go back to the provider with this message next call.
-    const reasoning = Array.isArray(response.reasoning) && response.reasoning.length > 0 ? { reasoning: response.reasoning } : {};
+    const reasoning =
+      Array.isArray(response.reasoning) && response.reasoning.length > 0 ? { reasoning: response.reasoning } : {};
     append(env, {
       role: 'assistant',
       kind: toolCalls.length > 0 ? 'tool_call' : 'message',
-      content: toolCalls.length > 0 ? { text: response.text ?? '', toolCalls, ...reasoning } : { text: response.text ?? '', ...reasoning },
+      content:
+        toolCalls.length > 0
+          ? { text: response.text ?? '', toolCalls, ...reasoning }
+          : { text: response.text ?? '', ...reasoning },
       model: response.model,
       provider: response.provider,
       usage: response.usage,
@@ -197,8 +234,15 @@ async function converse(env: TurnEnv, counters: Counters): Promise<TurnResult> {
       duration_ms: Math.max(0, env.clock.now() - startedAt),
       stop_reason: response.stopReason,
     });
-    env.fire('on_llm_call', { provider: response.provider, model: response.model, usage: response.usage, cost: response.cost, stop_reason: response.stopReason });
-    if (toolCalls.length === 0) return { kind: 'completed', text: response.text ?? '', stopReason: response.stopReason, ...counters };
+    env.fire('on_llm_call', {
+      provider: response.provider,
+      model: response.model,
+      usage: response.usage,
+      cost: response.cost,
+      stop_reason: response.stopReason,
+    });
+    if (toolCalls.length === 0)
+      return { kind: 'completed', text: response.text ?? '', stopReason: response.stopReason, ...counters };
 
     env.setState('tool_use');
     const stopped = await runToolCalls(env, tools, toolCalls, counters, response.text ?? null);
@@ -217,7 +261,13 @@ async function recallSafely(env: TurnEnv): Promise<string | null> {
 }
 
 /** Runs a round of tool calls one by one; a result when the turn ends here, undefined to call the model again. */
-async function runToolCalls(env: TurnEnv, tools: Map<string, ActiveTool>, toolCalls: ToolCall[], counters: Counters, text: string | null): Promise<TurnResult | undefined> {
+async function runToolCalls(
+  env: TurnEnv,
+  tools: Map<string, ActiveTool>,
+  toolCalls: ToolCall[],
+  counters: Counters,
+  text: string | null,
+): Promise<TurnResult | undefined> {
   const limits = limitsOf(env.agent);
   for (let i = 0; i < toolCalls.length; i++) {
     const toolCall = toolCalls[i]!;
@@ -225,7 +275,9 @@ async function runToolCalls(env: TurnEnv, tools: Map<string, ActiveTool>, toolCa
     if (isParked(env.signal)) return { kind: 'stopped', ...counters };
     if (env.signal.aborted || counters.toolCalls >= limits.maxTools) {
       // Answer every remaining call so the history stays well-formed for the provider.
-      const why = env.signal.aborted ? 'the turn was stopped before this call ran' : `limits.max_tool_calls_per_turn (${limits.maxTools}) reached`;
+      const why = env.signal.aborted
+        ? 'the turn was stopped before this call ran'
+        : `limits.max_tool_calls_per_turn (${limits.maxTools}) reached`;
       for (const rest of toolCalls.slice(i)) append(env, toolRow(rest, why, true));
       if (env.signal.aborted) return { kind: 'stopped', ...counters };
       env.log('warn', `turn ${env.turnId} stopped at limits.max_tool_calls_per_turn (${limits.maxTools})`);
@@ -295,11 +347,25 @@ export class DeltaCoalescer {
   }
 }
 
-function toolRow(call: ToolCall, text: string, isError: boolean, images?: ToolImage[]): Omit<LoopRowInput, 'loop' | 'turnId'> {
-  return { role: 'tool', kind: 'tool_result', content: { toolCallId: call.id, name: call.name, text, isError, ...(images?.length ? { images } : {}) } };
+function toolRow(
+  call: ToolCall,
+  text: string,
+  isError: boolean,
+  images?: ToolImage[],
+): Omit<LoopRowInput, 'loop' | 'turnId'> {
+  return {
+    role: 'tool',
+    kind: 'tool_result',
+    content: { toolCallId: call.id, name: call.name, text, isError, ...(images?.length ? { images } : {}) },
+  };
 }
 
-async function runToolCall(env: TurnEnv, tools: Map<string, ActiveTool>, call: ToolCall, timeoutMs: number): Promise<void> {
+async function runToolCall(
+  env: TurnEnv,
+  tools: Map<string, ActiveTool>,
+  call: ToolCall,
+  timeoutMs: number,
+): Promise<void> {
   const started = env.clock.now();
   env.emit('tool.started', { tool: call.name, call_id: call.id, args: call.args });
   const active = tools.get(call.name);
@@ -316,7 +382,14 @@ async function runToolCall(env: TurnEnv, tools: Map<string, ActiveTool>, call: T
     let denied: string | undefined;
     if (active.restricted) {
       env.setState('awaiting_approval');
-      const { task, decision } = env.hil.requestApproval({ tool: call.name, args, loop: env.loop, turnId: env.turnId, callId: call.id, signal: env.signal });
+      const { task, decision } = env.hil.requestApproval({
+        tool: call.name,
+        args,
+        loop: env.loop,
+        turnId: env.turnId,
+        callId: call.id,
+        signal: env.signal,
+      });
       taskId = task.id;
       const outcome = await decision.catch((error: unknown) => {
         if (env.signal.aborted) throw error;
@@ -332,9 +405,18 @@ async function runToolCall(env: TurnEnv, tools: Map<string, ActiveTool>, call: T
     } else {
       // The tool time limit is wall-clock time, whatever clock drives triggers; waits for the owner
       // (ask, a suspend prompt) do not count.
-      const context = { agentId: env.agent.id, loop: env.loop, turnId: env.turnId, callId: call.id, signal: env.signal, logger: env.logger };
+      const context = {
+        agentId: env.agent.id,
+        loop: env.loop,
+        turnId: env.turnId,
+        callId: call.id,
+        signal: env.signal,
+        logger: env.logger,
+      };
       const limitMs = active.def.timeoutMs ?? timeoutMs;
-      const outcome = await callTool(active.def, args, context, limitMs, systemClock, () => env.hil.humanWaitOf(env.turnId));
+      const outcome = await callTool(active.def, args, context, limitMs, systemClock, () =>
+        env.hil.humanWaitOf(env.turnId),
+      );
       // Parked at shutdown while the tool asked the owner: no result row, the resumed turn asks again.
       if (outcome.failure === 'aborted' && isParked(env.signal)) throw env.signal.reason;
       text = outcome.result.content;
@@ -342,11 +424,20 @@ async function runToolCall(env: TurnEnv, tools: Map<string, ActiveTool>, call: T
       images = outcome.result.images;
       if (taskId) env.hil.completeTask(taskId, !isError, text);
       if (outcome.failure && outcome.failure !== 'aborted') {
-        env.log(outcome.failure === 'timeout' ? 'warn' : 'error', `tool ${call.name} failed (${outcome.failure}): ${text.slice(0, 500)}`, { tool: call.name, call_id: call.id });
+        env.log(
+          outcome.failure === 'timeout' ? 'warn' : 'error',
+          `tool ${call.name} failed (${outcome.failure}): ${text.slice(0, 500)}`,
+          { tool: call.name, call_id: call.id },
+        );
       }
     }
   }
   append(env, toolRow(call, text, isError, images));
-  env.emit('tool.completed', { tool: call.name, call_id: call.id, ok: !isError, duration_ms: Math.max(0, env.clock.now() - started) });
+  env.emit('tool.completed', {
+    tool: call.name,
+    call_id: call.id,
+    ok: !isError,
+    duration_ms: Math.max(0, env.clock.now() - started),
+  });
   env.fire('on_tool_call', { tool: call.name, call_id: call.id, args: call.args, ok: !isError });
 }

@@ -22,7 +22,13 @@
 import { AgtError, type ModelResponse } from '@agt/contracts';
 import type { LoopRow } from '../../agents/stores/loop-store.js';
 import type { AgentRuntime } from '../agent-runtime.js';
-import { emptySummary, historyChangedDuringCompaction, nothingToCompact, summarizationFailed, unloadedDuringCompaction } from '../errors.js';
+import {
+  emptySummary,
+  historyChangedDuringCompaction,
+  nothingToCompact,
+  summarizationFailed,
+  unloadedDuringCompaction,
+} from '../errors.js';
 import { rowText } from '../executor/context.js';
 import { compactionMemories } from '../../memory/capture.js';
 import type { Memory } from '../../memory/memory-store.js';
@@ -34,7 +40,7 @@ export const MAX_TRANSCRIPT_CHARS = 200_000;
 export const COMPACT_TIMEOUT_MS = 120_000;
 
 export const SUMMARY_SYSTEM = [
-  "You compact the conversation history of one cognition loop of an AI agent. Write a summary the agent can carry on from without the original rows:",
+  'You compact the conversation history of one cognition loop of an AI agent. Write a summary the agent can carry on from without the original rows:',
   'facts learned, decisions made, open tasks and commitments, names, numbers, file paths, and tool results that still matter.',
   'Be concise; use short paragraphs or bullets; do not address anyone and do not invent anything.',
 ].join(' ');
@@ -62,14 +68,21 @@ export function compactionCut(rows: LoopRow[], keepTurns = KEEP_RECENT_TURNS): n
 const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)}… [clipped]` : text);
 
 function rowLine(row: LoopRow): string {
-  const content = (typeof row.content === 'object' && row.content !== null ? row.content : {}) as Record<string, unknown>;
+  const content = (typeof row.content === 'object' && row.content !== null ? row.content : {}) as Record<
+    string,
+    unknown
+  >;
   let label: string = row.role;
   let text = rowText(row.content);
   if (row.role === 'user' && row.kind === 'trigger') label = 'trigger';
   if (row.role === 'system') label = row.kind === 'summary' ? 'summary of earlier history' : 'notice';
-  if (row.role === 'tool') label = `tool result ${typeof content.name === 'string' ? content.name : ''}${content.isError === true ? ' (error)' : ''}`.trim();
+  if (row.role === 'tool')
+    label =
+      `tool result ${typeof content.name === 'string' ? content.name : ''}${content.isError === true ? ' (error)' : ''}`.trim();
   if (row.role === 'assistant' && Array.isArray(content.toolCalls)) {
-    const calls = (content.toolCalls as Array<{ name?: unknown; args?: unknown }>).map((call) => `${String(call.name)}(${JSON.stringify(call.args ?? {})})`);
+    const calls = (content.toolCalls as Array<{ name?: unknown; args?: unknown }>).map(
+      (call) => `${String(call.name)}(${JSON.stringify(call.args ?? {})})`,
+    );
     text = `${text}${text ? ' ' : ''}[calls ${calls.join(', ')}]`;
   }
   return `[${label}] ${clip(text, MAX_ROW_CHARS)}`;
@@ -106,7 +119,9 @@ export async function compactLoop(runtime: AgentRuntime, loop: string): Promise<
         purpose: 'compaction',
         model: settings,
         system: SUMMARY_SYSTEM,
-        messages: [{ role: 'user', content: `Summarize this conversation history (oldest first):\n\n${transcript(older)}` }],
+        messages: [
+          { role: 'user', content: `Summarize this conversation history (oldest first):\n\n${transcript(older)}` },
+        ],
         tools: [],
         signal: AbortSignal.timeout(COMPACT_TIMEOUT_MS),
       });
@@ -127,13 +142,15 @@ export async function compactLoop(runtime: AgentRuntime, loop: string): Promise<
     const memory = runtime.memory;
     const secrets = memory ? await memory.secretsOf(runtime.agent) : [];
     if (!file.isOpen) throw unloadedDuringCompaction(runtime.agent.name);
-    const captured = memory ? compactionMemories(older, summary, last.id).flatMap((m) => {
-      try {
-        return [{ ...m, text: memory.check(m.text, secrets), source: 'compaction' as const, loop }];
-      } catch {
-        return [];
-      }
-    }) : [];
+    const captured = memory
+      ? compactionMemories(older, summary, last.id).flatMap((m) => {
+          try {
+            return [{ ...m, text: memory.check(m.text, secrets), source: 'compaction' as const, loop }];
+          } catch {
+            return [];
+          }
+        })
+      : [];
     let memories: Memory[] = [];
     const removed = file.transaction(() => {
       if (!file.loop.get(last.id)) throw historyChangedDuringCompaction(loop);
@@ -155,11 +172,22 @@ export async function compactLoop(runtime: AgentRuntime, loop: string): Promise<
     if (usage) {
       runtime.emit(
         'llm.completed',
-        { provider: response.provider, model: response.model, usage, cost: response.cost ?? null, duration_ms: Math.max(0, Date.now() - startedAt), stop_reason: response.stopReason },
+        {
+          provider: response.provider,
+          model: response.model,
+          usage,
+          cost: response.cost ?? null,
+          duration_ms: Math.max(0, Date.now() - startedAt),
+          stop_reason: response.stopReason,
+        },
         { loop },
       );
     }
-    runtime.emit('loop.compacted', { removed, summary_chars: summary.length, memories: memories.map((m) => m.id) }, { loop });
+    runtime.emit(
+      'loop.compacted',
+      { removed, summary_chars: summary.length, memories: memories.map((m) => m.id) },
+      { loop },
+    );
     return { loop, removed, kept: rows.length - cut, summaryRowId: last.id, summaryChars: summary.length };
   });
 }

@@ -28,10 +28,14 @@ export const estimateTokens = (text: string): number => Math.ceil(text.length / 
 
 export type ThresholdSource = 'loop' | 'agent' | 'model' | 'default';
 
-const positive = (value: unknown): number | undefined => (typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined);
+const positive = (value: unknown): number | undefined =>
+  typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined;
 
 /** Loop `compact_threshold` → agent `context.compact_threshold` → the loop's model's → 100000. */
-export function resolveCompactThreshold(config: AgentConfig, loop: string): { compactThreshold: number; source: ThresholdSource; agentCompactThreshold: number } {
+export function resolveCompactThreshold(
+  config: AgentConfig,
+  loop: string,
+): { compactThreshold: number; source: ThresholdSource; agentCompactThreshold: number } {
   const declared = loop === 'main' ? undefined : config.loops?.find((l) => l.name === loop);
   const agent = positive(config.context?.compact_threshold);
   const model = positive({ ...config.model, ...(declared?.model ?? {}) }.compact_threshold);
@@ -96,7 +100,14 @@ export function contextUsage(input: ContextInput) {
     computed_at: input.now,
   };
   if (!input.live) {
-    return { ...base, totalTokens: null, percent: null, categories: [] as ContextCategory[], breakdown: null, note: 'The loop has no live executor (disabled, never woken, or put to sleep): nothing to measure.' };
+    return {
+      ...base,
+      totalTokens: null,
+      percent: null,
+      categories: [] as ContextCategory[],
+      breakdown: null,
+      note: 'The loop has no live executor (disabled, never woken, or put to sleep): nothing to measure.',
+    };
   }
   const limit = (list: ContextItem[]) => list.sort(byTokens).slice(0, input.items);
 
@@ -107,15 +118,25 @@ export function contextUsage(input: ContextInput) {
   const groups = new Map<string, Array<{ name: string; tokens: number }>>();
   for (const tool of effectiveTools(input.config, input.definitions, input.loop)) {
     if (!tool.enabled || !tool.visible) continue;
-    const tokens = estimateTokens(JSON.stringify({ name: tool.def.name, description: tool.def.description, input_schema: tool.def.inputSchema }));
+    const tokens = estimateTokens(
+      JSON.stringify({ name: tool.def.name, description: tool.def.description, input_schema: tool.def.inputSchema }),
+    );
     const source = tool.def.source.startsWith('mcp:') ? tool.def.source : 'builtin';
     groups.set(source, [...(groups.get(source) ?? []), { name: tool.def.name, tokens }]);
   }
-  const toolGroups = [...groups.entries()].map(([source, tools]) => ({ source, tokens: tools.reduce((sum, t) => sum + t.tokens, 0), tools: tools.sort(byTokens) }));
+  const toolGroups = [...groups.entries()].map(([source, tools]) => ({
+    source,
+    tokens: tools.reduce((sum, t) => sum + t.tokens, 0),
+    tools: tools.sort(byTokens),
+  }));
   const toolsTotal = toolGroups.reduce((sum, group) => sum + group.tokens, 0);
 
   const messages = buildMessages(input.rows);
-  const perMessage = messages.map((message, index) => ({ name: messageName(message, index), tokens: messageTokens(message), detail: message.content.slice(0, 80) }));
+  const perMessage = messages.map((message, index) => ({
+    name: messageName(message, index),
+    tokens: messageTokens(message),
+    detail: message.content.slice(0, 80),
+  }));
   const messagesTokens = perMessage.reduce((sum, m) => sum + m.tokens, 0);
   const overheadTokens = messages.length * MESSAGE_OVERHEAD_TOKENS;
 
@@ -126,18 +147,41 @@ export function contextUsage(input: ContextInput) {
       key: 'system',
       label: 'System prompt',
       tokens: systemTokens,
-      items: limit([
-        { name: 'base_and_sections', tokens: baseTokens },
-        { name: 'instructions', tokens: instructionsTokens },
-      ].filter((item) => item.tokens > 0)),
+      items: limit(
+        [
+          { name: 'base_and_sections', tokens: baseTokens },
+          { name: 'instructions', tokens: instructionsTokens },
+        ].filter((item) => item.tokens > 0),
+      ),
     },
     { id: 'files', key: 'files', label: 'Injected files', tokens: 0, count: 0, items: [] },
-    { id: 'tools', key: 'tools', label: 'Tools', tokens: builtinGroup?.tokens ?? 0, count: builtinGroup?.tools.length ?? 0, items: limit([...(builtinGroup?.tools ?? [])]) },
+    {
+      id: 'tools',
+      key: 'tools',
+      label: 'Tools',
+      tokens: builtinGroup?.tokens ?? 0,
+      count: builtinGroup?.tools.length ?? 0,
+      items: limit([...(builtinGroup?.tools ?? [])]),
+    },
     ...toolGroups
       .filter((group) => group.source !== 'builtin')
-      .map((group) => ({ id: group.source, key: group.source, label: `MCP server ${group.source.slice(4)}`, tokens: group.tokens, count: group.tools.length, items: limit([...group.tools]) })),
+      .map((group) => ({
+        id: group.source,
+        key: group.source,
+        label: `MCP server ${group.source.slice(4)}`,
+        tokens: group.tokens,
+        count: group.tools.length,
+        items: limit([...group.tools]),
+      })),
     { id: 'dynamic', key: 'dynamic', label: 'Dynamic instructions', tokens: 0, items: [] },
-    { id: 'messages', key: 'messages', label: 'Messages', tokens: messagesTokens + overheadTokens, count: messages.length, items: limit(perMessage) },
+    {
+      id: 'messages',
+      key: 'messages',
+      label: 'Messages',
+      tokens: messagesTokens + overheadTokens,
+      count: messages.length,
+      items: limit(perMessage),
+    },
   ];
   categories.sort(byTokens);
   const totalTokens = categories.reduce((sum, category) => sum + category.tokens, 0);

@@ -50,11 +50,19 @@ export async function agentToolDefinitions(
 
 /** Names of the tools the host (main) has enabled. */
 export function hostEnabled(config: AgentConfig, definitions: ToolDefinition[]): Set<string> {
-  return new Set(effectiveTools(config, definitions, 'main').filter((tool) => tool.enabled).map((tool) => tool.def.name));
+  return new Set(
+    effectiveTools(config, definitions, 'main')
+      .filter((tool) => tool.enabled)
+      .map((tool) => tool.def.name),
+  );
 }
 
 /** 400 for a requested tool the agent does not know or a loop may never hold; returns the excluded ones. */
-export function checkLoopTools(tools: string[], config: AgentConfig, definitions: ToolDefinition[]): { excluded: string[] } {
+export function checkLoopTools(
+  tools: string[],
+  config: AgentConfig,
+  definitions: ToolDefinition[],
+): { excluded: string[] } {
   const known = new Set(definitions.map((tool) => tool.name));
   const unknown = tools.filter((name) => !known.has(name));
   if (unknown.length > 0) throw unknownLoopTools(unknown);
@@ -111,14 +119,26 @@ export function createLoop(config: AgentConfig, input: LoopCreateInput, definiti
     autostart: input.autostart ?? true,
     ...(input.autonomous !== undefined ? { autonomous: input.autonomous } : {}),
     ...(input.model !== undefined ? { model: input.model } : {}),
-    ...(input.compact_threshold !== undefined && input.compact_threshold !== null ? { compact_threshold: input.compact_threshold } : {}),
+    ...(input.compact_threshold !== undefined && input.compact_threshold !== null
+      ? { compact_threshold: input.compact_threshold }
+      : {}),
     tools,
   } as LoopConfig);
   return { config: { ...config, loops: [...loops, loop] }, loop, excludedTools };
 }
 
 /** Keys a loop patch may carry (`params` / `provider_params` patch the loop's model override). */
-export const PATCH_KEYS = ['goal', 'enabled', 'autostart', 'autonomous', 'model', 'compact_threshold', 'tools', 'params', 'provider_params'] as const;
+export const PATCH_KEYS = [
+  'goal',
+  'enabled',
+  'autostart',
+  'autonomous',
+  'model',
+  'compact_threshold',
+  'tools',
+  'params',
+  'provider_params',
+] as const;
 
 export const LoopPatchBody = Type.Object(
   {
@@ -150,12 +170,18 @@ export function declaredLoop(config: AgentConfig, name: string, what: string): L
  * `params` and `provider_params` set to null remove the override (the loop inherits main's). `params`
  * and `provider_params` apply to the loop's model override, after `model`. Empty patch 400.
  */
-export function patchLoop(config: AgentConfig, name: string, patch: LoopPatch, definitions: ToolDefinition[]): PoolChange {
+export function patchLoop(
+  config: AgentConfig,
+  name: string,
+  patch: LoopPatch,
+  definitions: ToolDefinition[],
+): PoolChange {
   const keys = PATCH_KEYS.filter((key) => patch[key] !== undefined);
   if (keys.length === 0) throw emptyLoopPatch(PATCH_KEYS);
   const current = declaredLoop(config, name, 'patched');
   const next: Record<string, unknown> = { ...current };
-  for (const key of ['goal', 'enabled', 'autostart', 'autonomous', 'tools'] as const) if (patch[key] !== undefined) next[key] = patch[key];
+  for (const key of ['goal', 'enabled', 'autostart', 'autonomous', 'tools'] as const)
+    if (patch[key] !== undefined) next[key] = patch[key];
   if (patch.compact_threshold === null) delete next.compact_threshold;
   else if (patch.compact_threshold !== undefined) next.compact_threshold = patch.compact_threshold;
   if (patch.model === null) delete next.model;
@@ -173,10 +199,17 @@ export function patchLoop(config: AgentConfig, name: string, patch: LoopPatch, d
     next.tools = [...new Set(next.tools as string[])];
     // Only a patch that names tools is checked against the catalogue (a stored list may name an MCP
     // tool whose server is down right now).
-    excludedTools = patch.tools !== undefined ? checkLoopTools(next.tools as string[], config, definitions).excluded : excludedOf(config, next.tools as string[], definitions);
+    excludedTools =
+      patch.tools !== undefined
+        ? checkLoopTools(next.tools as string[], config, definitions).excluded
+        : excludedOf(config, next.tools as string[], definitions);
   }
   const loop = validDeclaration(next as LoopConfig);
-  return { config: { ...config, loops: (config.loops ?? []).map((l) => (l.name === name ? loop : l)) }, loop, excludedTools };
+  return {
+    config: { ...config, loops: (config.loops ?? []).map((l) => (l.name === name ? loop : l)) },
+    loop,
+    excludedTools,
+  };
 }
 
 /** Requested tools of a declaration the host has disabled (or does not offer now). */

@@ -122,7 +122,8 @@ export function sandboxCommand(plan: SandboxPlan): SandboxCommand {
     else options.push('--ro-bind', root.path, root.path);
   }
   options.push('--dev', '/dev', '--proc', '/proc');
-  for (const tmp of ['/tmp', '/var/tmp', '/dev/shm']) options.push('--perms', '1777', '--size', tmpBytes, '--tmpfs', tmp);
+  for (const tmp of ['/tmp', '/var/tmp', '/dev/shm'])
+    options.push('--perms', '1777', '--size', tmpBytes, '--tmpfs', tmp);
   const dirs = bound.filter((root) => root.link === undefined).map((root) => root.path);
   for (const path of plan.privatePaths) {
     const absolute = resolve(path);
@@ -134,12 +135,35 @@ export function sandboxCommand(plan: SandboxPlan): SandboxCommand {
   options.push('--remount-ro', '/');
   const argv = [plan.tools.bwrap, '--args', String(ARGS_FD)];
   if (plan.mode !== 'user') {
-    if (plan.uid === undefined || !plan.tools.setpriv) throw new Error('a root sandbox needs the agent uid and setpriv');
+    if (plan.uid === undefined || !plan.tools.setpriv)
+      throw new Error('a root sandbox needs the agent uid and setpriv');
     options.push('--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID');
     const id = String(plan.uid);
-    argv.push('--', plan.tools.setpriv, `--reuid=${id}`, `--regid=${id}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--');
+    argv.push(
+      '--',
+      plan.tools.setpriv,
+      `--reuid=${id}`,
+      `--regid=${id}`,
+      '--clear-groups',
+      '--inh-caps=-all',
+      '--bounding-set=-all',
+      '--no-new-privs',
+      '--',
+    );
     // The inner bwrap: same file system, pid and other namespaces; only a user namespace that forbids nested ones.
-    if (plan.mode === 'root-userns') argv.push(plan.tools.bwrap, '--unshare-user', '--disable-userns', '--dev-bind', '/', '/', '--chdir', SANDBOX_WORK, '--die-with-parent', '--');
+    if (plan.mode === 'root-userns')
+      argv.push(
+        plan.tools.bwrap,
+        '--unshare-user',
+        '--disable-userns',
+        '--dev-bind',
+        '/',
+        '/',
+        '--chdir',
+        SANDBOX_WORK,
+        '--die-with-parent',
+        '--',
+      );
   } else {
     argv.push('--');
   }

@@ -25,7 +25,15 @@ import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { cappedOutput, type CommandOutcome as CommandResult, type CommandRun } from '@agt/contracts';
 import { badCommandAgentId, commandsNeedSandbox, workFolderNotBound } from '../errors.js';
-import { ARGS_FD, INFO_FD, SANDBOX_WORK, sandboxCommand, type SandboxCommand, type SandboxMode, type SandboxTools } from './bwrap-args.js';
+import {
+  ARGS_FD,
+  INFO_FD,
+  SANDBOX_WORK,
+  sandboxCommand,
+  type SandboxCommand,
+  type SandboxMode,
+  type SandboxTools,
+} from './bwrap-args.js';
 import { DEFAULT_COMMAND_LIMITS, prlimitArgs, type CommandLimits } from './command-limits.js';
 import { SandboxUids } from './sandbox-uids.js';
 import { WorkUsage } from './work-usage.js';
@@ -80,7 +88,9 @@ export interface CommandOutcome {
 }
 
 /** Whether a sandbox can be made here, and why not. */
-export type SandboxState = { available: true; mode: SandboxMode; fallback?: string } | { available: false; reason: string };
+export type SandboxState =
+  | { available: true; mode: SandboxMode; fallback?: string }
+  | { available: false; reason: string };
 
 /** The first executable `name` on the safe PATH. */
 function findTool(name: string): string | undefined {
@@ -137,7 +147,8 @@ export class HostCommandRunner {
     if (this.options.sandbox === false) return { available: false, reason: 'disabled for this runner' };
     const root = process.getuid?.() === 0;
     const tools = { bwrap: findTool('bwrap'), prlimit: findTool('prlimit'), setpriv: findTool('setpriv') };
-    if (!tools.bwrap) return { available: false, reason: 'bubblewrap (bwrap) is not installed (Debian: apt-get install bubblewrap)' };
+    if (!tools.bwrap)
+      return { available: false, reason: 'bubblewrap (bwrap) is not installed (Debian: apt-get install bubblewrap)' };
     if (!tools.prlimit) return { available: false, reason: 'util-linux prlimit is not installed' };
     if (root && !tools.setpriv) return { available: false, reason: 'util-linux setpriv is not installed' };
     this.tools = tools as SandboxTools;
@@ -146,7 +157,15 @@ export class HostCommandRunner {
     try {
       if (root) await chown(folder, PROBE_UID, PROBE_UID);
       const attempt = async (mode: SandboxMode) => {
-        const sandbox = sandboxCommand({ tools: this.tools!, mode, uid: PROBE_UID, workFolder: folder, limits: this.limits(), privatePaths: [], command: 'exit 0' });
+        const sandbox = sandboxCommand({
+          tools: this.tools!,
+          mode,
+          uid: PROBE_UID,
+          workFolder: folder,
+          limits: this.limits(),
+          privatePaths: [],
+          command: 'exit 0',
+        });
         const outcome = await this.spawn(sandbox, {}, '/', '', PROBE_TIMEOUT_MS);
         if (outcome.exitCode === 0) return undefined;
         const said = outcome.stderr.trim().split('\n').slice(-2).join(' ');
@@ -162,7 +181,11 @@ export class HostCommandRunner {
       if (nested === undefined) return { available: true, mode: 'root-userns' };
       const failed = await attempt('root');
       if (failed !== undefined) return { available: false, reason: failed };
-      return { available: true, mode: 'root', fallback: `no user namespace for the agent's uid, so nested user namespaces are not refused: ${nested}` };
+      return {
+        available: true,
+        mode: 'root',
+        fallback: `no user namespace for the agent's uid, so nested user namespaces are not refused: ${nested}`,
+      };
     } finally {
       await rm(folder, { recursive: true, force: true });
     }
@@ -192,7 +215,10 @@ export class HostCommandRunner {
       const prlimit = findTool('prlimit');
       const argv = [...(prlimit ? [prlimit, ...prlimitArgs(limits, false), '--'] : []), '/bin/sh', '-c', call.command];
       const env = { ...base, HOME: folder, TMPDIR: folder };
-      return { ...(await this.spawn({ argv }, env, folder, call.stdin, timeoutMs, call.signal)), boundary: 'unsandboxed' };
+      return {
+        ...(await this.spawn({ argv }, env, folder, call.stdin, timeoutMs, call.signal)),
+        boundary: 'unsandboxed',
+      };
     }
     const uid = state.mode !== 'user' ? await this.uids.uidOf(call.agentId) : undefined;
     if (uid !== undefined) await chown(folder, uid, uid);
@@ -251,7 +277,12 @@ export class HostCommandRunner {
   ): Promise<Omit<CommandOutcome, 'boundary'>> {
     const sandboxed = options !== undefined;
     return new Promise((resolve, reject) => {
-      const child = spawn(argv[0]!, argv.slice(1), { cwd, detached: true, stdio: sandboxed ? ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'], env });
+      const child = spawn(argv[0]!, argv.slice(1), {
+        cwd,
+        detached: true,
+        stdio: sandboxed ? ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'],
+        env,
+      });
       if (sandboxed) {
         const args = child.stdio[ARGS_FD] as Writable | null;
         args?.on('error', () => {}); // a bwrap that failed early closes it unread; its exit says why

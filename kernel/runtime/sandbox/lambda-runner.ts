@@ -174,24 +174,35 @@ export class LambdaHost {
     });
     worker.unref();
     this.worker = worker;
-    worker.on('message', (message: { id?: number; started?: boolean; ok?: boolean; resultJson?: string; logs?: string[]; code?: string; message?: string }) => {
-      if (message.id === undefined) return;
-      const entry = this.pending.get(message.id);
-      if (!entry) return;
-      if (message.started) {
-        // The call runs now: its deadline starts here, not while it waited in the queue.
-        entry.watchdog = setTimeout(() => this.overran(entry), entry.timeoutMs + this.graceMs);
-        entry.watchdog.unref();
-        return;
-      }
-      this.settle(entry);
-      if (message.ok) {
-        entry.resolve({ result: JSON.parse(message.resultJson ?? 'null'), logs: message.logs ?? [] });
-      } else {
-        const code = message.code ?? 'lambda_failed';
-        entry.reject(lambdaFailed(code, message.message, message.logs ?? []));
-      }
-    });
+    worker.on(
+      'message',
+      (message: {
+        id?: number;
+        started?: boolean;
+        ok?: boolean;
+        resultJson?: string;
+        logs?: string[];
+        code?: string;
+        message?: string;
+      }) => {
+        if (message.id === undefined) return;
+        const entry = this.pending.get(message.id);
+        if (!entry) return;
+        if (message.started) {
+          // The call runs now: its deadline starts here, not while it waited in the queue.
+          entry.watchdog = setTimeout(() => this.overran(entry), entry.timeoutMs + this.graceMs);
+          entry.watchdog.unref();
+          return;
+        }
+        this.settle(entry);
+        if (message.ok) {
+          entry.resolve({ result: JSON.parse(message.resultJson ?? 'null'), logs: message.logs ?? [] });
+        } else {
+          const code = message.code ?? 'lambda_failed';
+          entry.reject(lambdaFailed(code, message.message, message.logs ?? []));
+        }
+      },
+    );
     worker.on('error', (error) => this.crashed(worker, `lambda sandbox failed: ${error.message}`));
     worker.on('exit', () => this.crashed(worker, 'lambda sandbox exited'));
     return worker;

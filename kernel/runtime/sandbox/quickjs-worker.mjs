@@ -23,7 +23,12 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { parentPort } from 'node:worker_threads';
-import { newQuickJSWASMModuleFromVariant, newVariant, RELEASE_SYNC, shouldInterruptAfterDeadline } from 'quickjs-emscripten';
+import {
+  newQuickJSWASMModuleFromVariant,
+  newVariant,
+  RELEASE_SYNC,
+  shouldInterruptAfterDeadline,
+} from 'quickjs-emscripten';
 
 const MAX_LOG_LINES = 50;
 const MAX_LOG_CHARS = 1000;
@@ -56,8 +61,18 @@ function coded(code, message) {
 async function newSandbox(memoryBytes) {
   const maximum = Math.max(INITIAL_PAGES, Math.ceil(memoryBytes / WASM_PAGE));
   const memory = new WebAssembly.Memory({ initial: INITIAL_PAGES, maximum });
-  const module = await newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmMemory: memory, ...(wasmModule ? { wasmModule } : {}) }));
-  return { module, runtime: undefined, context: undefined, fn: undefined, call: undefined, codeId: undefined, logs: [] };
+  const module = await newQuickJSWASMModuleFromVariant(
+    newVariant(RELEASE_SYNC, { wasmMemory: memory, ...(wasmModule ? { wasmModule } : {}) }),
+  );
+  return {
+    module,
+    runtime: undefined,
+    context: undefined,
+    fn: undefined,
+    call: undefined,
+    codeId: undefined,
+    logs: [],
+  };
 }
 
 /** Frees a healthy sandbox; a failed one is only dropped (its memory goes with the module). */
@@ -77,13 +92,17 @@ function unwrap(context, result, code, memoryBytes) {
   if (!result.error) return result.value;
   const dumped = context.dump(result.error);
   result.error.dispose();
-  const text = typeof dumped === 'object' && dumped !== null ? `${dumped.name ?? 'Error'}: ${dumped.message ?? ''}` : String(dumped);
+  const text =
+    typeof dumped === 'object' && dumped !== null
+      ? `${dumped.name ?? 'Error'}: ${dumped.message ?? ''}`
+      : String(dumped);
   if (/interrupted/i.test(text)) throw coded('timeout', 'lambda exceeded its time limit and was stopped');
   if (/out of memory/i.test(text)) throw outOfMemory(memoryBytes);
   throw coded(code, text);
 }
 
-const outOfMemory = (memoryBytes) => coded('out_of_memory', `lambda exceeded its memory limit of ${Math.round(memoryBytes / (1024 * 1024))} MB`);
+const outOfMemory = (memoryBytes) =>
+  coded('out_of_memory', `lambda exceeded its memory limit of ${Math.round(memoryBytes / (1024 * 1024))} MB`);
 
 /** Evaluates the lambda's module in a new runtime of `sandbox` (this is lambda code: it runs under the deadline). */
 function load(sandbox, message) {
@@ -124,7 +143,12 @@ function load(sandbox, message) {
     throw coded('bad_request', `${message.file} does not export a function named ${message.fn}`);
   }
   sandbox.fn = fn;
-  sandbox.call = unwrap(context, context.evalCode('(function(f, json){ return f(JSON.parse(json)); })', 'agt-call.js'), 'internal_error', message.memoryBytes);
+  sandbox.call = unwrap(
+    context,
+    context.evalCode('(function(f, json){ return f(JSON.parse(json)); })', 'agt-call.js'),
+    'internal_error',
+    message.memoryBytes,
+  );
 }
 
 /** Calls the loaded function with the event; returns the result as JSON text. */
@@ -135,7 +159,12 @@ function invoke(sandbox, message) {
   const arg = context.newString(message.eventJson);
   let value;
   try {
-    value = unwrap(context, context.callFunction(sandbox.call, context.undefined, sandbox.fn, arg), 'lambda_failed', memoryBytes);
+    value = unwrap(
+      context,
+      context.callFunction(sandbox.call, context.undefined, sandbox.fn, arg),
+      'lambda_failed',
+      memoryBytes,
+    );
   } finally {
     arg.dispose();
   }
@@ -157,7 +186,12 @@ function invoke(sandbox, message) {
       }
       if (!settled.notAPromise) {
         value.dispose();
-        value = unwrap(context, settled.type === 'fulfilled' ? { value: settled.value } : { error: settled.error }, 'lambda_failed', memoryBytes);
+        value = unwrap(
+          context,
+          settled.type === 'fulfilled' ? { value: settled.value } : { error: settled.error },
+          'lambda_failed',
+          memoryBytes,
+        );
       }
     }
   }
@@ -169,7 +203,8 @@ function invoke(sandbox, message) {
   value.dispose();
   const text = context.typeof(out) === 'string' ? context.getString(out) : 'null';
   out.dispose();
-  if (text.length > message.maxResultBytes) throw coded('payload_too_large', `lambda result exceeds ${message.maxResultBytes} bytes`);
+  if (text.length > message.maxResultBytes)
+    throw coded('payload_too_large', `lambda result exceeds ${message.maxResultBytes} bytes`);
   return text;
 }
 
@@ -192,7 +227,12 @@ async function run(message) {
   } catch (error) {
     // After an interrupt or an allocation failure the sandbox's state is unknown: never reuse it.
     failed = true;
-    const coded_ = error && typeof error.code === 'string' ? error : /memory|OOM/i.test(String(error?.message)) ? outOfMemory(message.memoryBytes) : coded('internal_error', `lambda sandbox failed: ${String(error?.message ?? error)}`);
+    const coded_ =
+      error && typeof error.code === 'string'
+        ? error
+        : /memory|OOM/i.test(String(error?.message))
+          ? outOfMemory(message.memoryBytes)
+          : coded('internal_error', `lambda sandbox failed: ${String(error?.message ?? error)}`);
     coded_.logs = sandbox.logs;
     throw coded_;
   } finally {

@@ -26,7 +26,8 @@ export class SandboxUids {
       let entries: [string, number][] = [];
       try {
         const parsed = JSON.parse(await readFile(this.file, 'utf8')) as Record<string, unknown>;
-        const valid = (uid: unknown): uid is number => Number.isSafeInteger(uid) && (uid as number) >= FIRST_SANDBOX_UID && (uid as number) < LAST_SANDBOX_UID;
+        const valid = (uid: unknown): uid is number =>
+          Number.isSafeInteger(uid) && (uid as number) >= FIRST_SANDBOX_UID && (uid as number) < LAST_SANDBOX_UID;
         entries = Object.entries(parsed).filter((entry): entry is [string, number] => valid(entry[1]));
       } catch (error) {
         // Missing: nothing handed out yet. Unreadable JSON: refuse rather than hand the same uid to two agents.
@@ -48,12 +49,14 @@ export class SandboxUids {
     table.set(agentId, uid);
     const snapshot = JSON.stringify(Object.fromEntries(table));
     // Writes are chained so an older snapshot never lands after a newer one.
-    this.writing = this.writing.catch(() => {}).then(async () => {
-      await mkdir(dirname(this.file), { recursive: true, mode: 0o700 });
-      const temp = `${this.file}.${process.pid}.tmp`;
-      await writeFile(temp, snapshot, { mode: 0o600 });
-      await rename(temp, this.file);
-    });
+    this.writing = this.writing
+      .catch(() => {})
+      .then(async () => {
+        await mkdir(dirname(this.file), { recursive: true, mode: 0o700 });
+        const temp = `${this.file}.${process.pid}.tmp`;
+        await writeFile(temp, snapshot, { mode: 0o600 });
+        await rename(temp, this.file);
+      });
     await this.writing;
     return uid;
   }

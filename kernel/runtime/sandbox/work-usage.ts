@@ -60,7 +60,8 @@ export class WorkUsage {
       }
       // Due, or over (measured again: the owner may have freed space or raised the bound since).
       const size = await this.measure(work, folder);
-      if (isOver(size, this.limit())) throw workFolderFull(this.limit(), size.tooManyEntries ? { entries: WORK_MAX_ENTRIES } : { bytes: size.bytes });
+      if (isOver(size, this.limit()))
+        throw workFolderFull(this.limit(), size.tooManyEntries ? { entries: WORK_MAX_ENTRIES } : { bytes: size.bytes });
     }
     work.running += 1;
   }

@@ -10,7 +10,21 @@
 // the boundary test's AUTOINCREMENT case says so).
 
 /** The ops, in order, of SQLite's AUTOINCREMENT prologue after its OpenRead (insert.c, autoIncBegin). */
-const AUTOINC_BEGIN = ['String8', 'Null', 'Rewind', 'Column', 'Ne', 'Rowid', 'Column', 'AddImm', 'Copy', 'Goto', 'Next', 'Integer', 'Close'];
+const AUTOINC_BEGIN = [
+  'String8',
+  'Null',
+  'Rewind',
+  'Column',
+  'Ne',
+  'Rowid',
+  'Column',
+  'AddImm',
+  'Copy',
+  'Goto',
+  'Next',
+  'Integer',
+  'Close',
+];
 /** The ops, in order, of SQLite's AUTOINCREMENT epilogue after its OpenWrite (insert.c, autoIncEnd). */
 const AUTOINC_END = ['NotNull', 'NewRowid', 'MakeRecord', 'Insert', 'Close'];
 
@@ -29,20 +43,31 @@ export function autoincrementCursors(program, seqRoot) {
   const names = new Set();
   const shaped = (at, shape) => shape.every((opcode, k) => program[at + 1 + k]?.opcode === opcode);
   program.forEach((op, i) => {
-    if (op.opcode !== 'OpenRead' || op.p2 !== seqRoot || op.p3 !== 0 || op.p5 !== 0 || !shaped(i, AUTOINC_BEGIN)) return;
-    const [name, init, rewind, column0, ne, rowid, column1, addImm, copy, , next, zero, close] = program.slice(i + 1, i + 1 + AUTOINC_BEGIN.length);
+    if (op.opcode !== 'OpenRead' || op.p2 !== seqRoot || op.p3 !== 0 || op.p5 !== 0 || !shaped(i, AUTOINC_BEGIN))
+      return;
+    const [name, init, rewind, column0, ne, rowid, column1, addImm, copy, , next, zero, close] = program.slice(
+      i + 1,
+      i + 1 + AUTOINC_BEGIN.length,
+    );
     const cursor = op.p1;
     const nameReg = name.p2;
     const counter = nameReg + 1;
     const fits =
-      typeof name.p4 === 'string' && name.p4.startsWith('local_') &&
+      typeof name.p4 === 'string' &&
+      name.p4.startsWith('local_') &&
       init.p2 === counter &&
       [rewind, column0, rowid, column1, next, close].every((o) => o.p1 === cursor) &&
-      column0.p2 === 0 && column0.p3 === counter &&
-      ne.p1 === nameReg && ne.p3 === counter &&
+      column0.p2 === 0 &&
+      column0.p3 === counter &&
+      ne.p1 === nameReg &&
+      ne.p3 === counter &&
       rowid.p2 === counter + 1 &&
-      column1.p2 === 1 && column1.p3 === counter &&
-      addImm.p1 === counter && copy.p1 === counter && zero.p1 === 0 && zero.p2 === counter;
+      column1.p2 === 1 &&
+      column1.p3 === counter &&
+      addImm.p1 === counter &&
+      copy.p1 === counter &&
+      zero.p1 === 0 &&
+      zero.p2 === counter;
     if (!fits) return;
     ours.add(i);
     names.add(nameReg);
@@ -56,8 +81,11 @@ export function autoincrementCursors(program, seqRoot) {
       names.has(nameReg) &&
       record.p2 === 2 &&
       notNull.p1 === nameReg + 2 &&
-      newRowid.p1 === cursor && newRowid.p2 === nameReg + 2 &&
-      insert.p1 === cursor && insert.p2 === record.p3 && insert.p3 === nameReg + 2 &&
+      newRowid.p1 === cursor &&
+      newRowid.p2 === nameReg + 2 &&
+      insert.p1 === cursor &&
+      insert.p2 === record.p3 &&
+      insert.p3 === nameReg + 2 &&
       close.p1 === cursor;
     if (fits) ours.add(i);
   });

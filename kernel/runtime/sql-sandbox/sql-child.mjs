@@ -100,13 +100,19 @@ async function retryReleased(fn) {
   }
 }
 
-const schemaRows = (conn) => conn.prepare('SELECT type, name, tbl_name, sql FROM main.sqlite_master').all().map(({ type, name, tbl_name, sql }) => ({ type, name, tbl_name, sql }));
+const schemaRows = (conn) =>
+  conn
+    .prepare('SELECT type, name, tbl_name, sql FROM main.sqlite_master')
+    .all()
+    .map(({ type, name, tbl_name, sql }) => ({ type, name, tbl_name, sql }));
 const schemaVersion = (conn) => Number(conn.prepare('PRAGMA schema_version').all()[0].schema_version);
 
 /** root page → object, for the program check. */
 function objectsByRoot(conn) {
   const map = new Map();
-  for (const row of conn.prepare('SELECT type, name, tbl_name, rootpage FROM main.sqlite_master WHERE rootpage > 0').all()) {
+  for (const row of conn
+    .prepare('SELECT type, name, tbl_name, rootpage FROM main.sqlite_master WHERE rootpage > 0')
+    .all()) {
     map.set(Number(row.rootpage), { type: row.type, name: row.name, tbl_name: row.tbl_name });
   }
   return map;
@@ -114,7 +120,10 @@ function objectsByRoot(conn) {
 
 function explain(conn, sql) {
   try {
-    return conn.prepare(`EXPLAIN ${sql}`).all().map(({ opcode, p1, p2, p3, p4, p5 }) => ({ opcode, p1, p2, p3, p4, p5 }));
+    return conn
+      .prepare(`EXPLAIN ${sql}`)
+      .all()
+      .map(({ opcode, p1, p2, p3, p4, p5 }) => ({ opcode, p1, p2, p3, p4, p5 }));
   } catch (error) {
     throw sqlError(error);
   }
@@ -124,10 +133,19 @@ function sqlError(error) {
   if (error instanceof SqlRefusal) return error;
   const message = String(error?.message ?? error);
   const code = String(error?.code ?? '');
-  if (/^SQLITE_(BUSY|LOCKED)/.test(code) && !/table is locked/.test(message)) return new SqlRefusal('conflict', `the agent file is busy (${message}); try again`);
+  if (/^SQLITE_(BUSY|LOCKED)/.test(code) && !/table is locked/.test(message))
+    return new SqlRefusal('conflict', `the agent file is busy (${message}); try again`);
   // The owner's storage quota (max_page_count on this connection, set before every call): SQLite refused to grow the file.
-  if (/^SQLITE_FULL/.test(code)) return new SqlRefusal('storage_quota_exceeded', `the statement would pass this agent's storage quota (${quotaBytes} bytes, the owner's settings storage.quotaBytes); nothing it did was kept: delete data first`);
-  if (/^SQLITE_NOMEM/.test(code) || /out of memory/i.test(message)) return new SqlRefusal('bad_request', `SQL error: out of memory (agent SQL may use ${HEAP_LIMIT_BYTES / 1024 / 1024} MB)`);
+  if (/^SQLITE_FULL/.test(code))
+    return new SqlRefusal(
+      'storage_quota_exceeded',
+      `the statement would pass this agent's storage quota (${quotaBytes} bytes, the owner's settings storage.quotaBytes); nothing it did was kept: delete data first`,
+    );
+  if (/^SQLITE_NOMEM/.test(code) || /out of memory/i.test(message))
+    return new SqlRefusal(
+      'bad_request',
+      `SQL error: out of memory (agent SQL may use ${HEAP_LIMIT_BYTES / 1024 / 1024} MB)`,
+    );
   return new SqlRefusal('bad_request', `SQL error: ${message}`);
 }
 
@@ -199,8 +217,13 @@ async function execute(conn, sql, params, mode, maxRows, maxBytes) {
   } catch (error) {
     throw sqlError(error);
   }
-  if (mode === 'query' && !statement.reader) throw new SqlRefusal('bad_request', 'db_query only reads; use db_execute to change data');
-  if (mode === 'execute' && statement.reader) throw new SqlRefusal('bad_request', 'db_execute changes data and returns no rows (no RETURNING); use db_query to read');
+  if (mode === 'query' && !statement.reader)
+    throw new SqlRefusal('bad_request', 'db_query only reads; use db_execute to change data');
+  if (mode === 'execute' && statement.reader)
+    throw new SqlRefusal(
+      'bad_request',
+      'db_execute changes data and returns no rows (no RETURNING); use db_query to read',
+    );
   try {
     if (mode === 'query') return collect(statement, params, maxRows, maxBytes);
     const outcome = await retryReleased(() => statement.run(...params));
@@ -223,7 +246,8 @@ async function run({ sql, params, mode, maxRows, maxBytes, hints, maxPageCount }
   const pages = Number.isInteger(maxPageCount) && maxPageCount > 0 ? maxPageCount : NO_PAGE_LIMIT;
   connection().exec(`PRAGMA max_page_count = ${pages}`);
   // .all(): a statement stepped to its end is reset (see releaseStatements on libsql's unreset statements).
-  quotaBytes = pages === NO_PAGE_LIMIT ? null : pages * Number(connection().prepare('PRAGMA page_size').all()[0].page_size);
+  quotaBytes =
+    pages === NO_PAGE_LIMIT ? null : pages * Number(connection().prepare('PRAGMA page_size').all()[0].page_size);
   const conn = await begin(mode);
   let failure;
   let result;
@@ -235,7 +259,12 @@ async function run({ sql, params, mode, maxRows, maxBytes, hints, maxPageCount }
     // The EXPLAIN statement must be gone before a write runs (DROP refuses to run beside it).
     if (mode === 'execute') await releaseStatements();
     result = await execute(conn, sql, params, mode, maxRows, maxBytes);
-    if (ddl) checkSchemaEffect(before, schemaRows(conn), Number(conn.prepare('SELECT count(*) AS n FROM temp.sqlite_master').all()[0].n));
+    if (ddl)
+      checkSchemaEffect(
+        before,
+        schemaRows(conn),
+        Number(conn.prepare('SELECT count(*) AS n FROM temp.sqlite_master').all()[0].n),
+      );
     else if (schemaVersion(conn) !== version) throw new SqlRefusal('forbidden', 'the statement changed the schema');
   } catch (error) {
     failure = error;

@@ -46,55 +46,302 @@ export const DDL_KINDS = new Set(['CREATE', 'DROP', 'ALTER']);
  */
 export const ALLOWED_FUNCTIONS = new Set([
   // core scalar
-  'abs', 'changes', 'char', 'coalesce', 'concat', 'concat_ws', 'format', 'glob', 'hex', 'ifnull', 'iif', 'instr',
-  'last_insert_rowid', 'length', 'like', 'likelihood', 'likely', 'lower', 'ltrim', 'max', 'min', 'nullif',
-  'octet_length', 'printf', 'quote', 'random', 'randomblob', 'replace', 'round', 'rtrim', 'sign', 'soundex',
-  'substr', 'substring', 'total_changes', 'trim', 'typeof', 'unhex', 'unicode', 'unlikely', 'upper', 'zeroblob',
+  'abs',
+  'changes',
+  'char',
+  'coalesce',
+  'concat',
+  'concat_ws',
+  'format',
+  'glob',
+  'hex',
+  'ifnull',
+  'iif',
+  'instr',
+  'last_insert_rowid',
+  'length',
+  'like',
+  'likelihood',
+  'likely',
+  'lower',
+  'ltrim',
+  'max',
+  'min',
+  'nullif',
+  'octet_length',
+  'printf',
+  'quote',
+  'random',
+  'randomblob',
+  'replace',
+  'round',
+  'rtrim',
+  'sign',
+  'soundex',
+  'substr',
+  'substring',
+  'total_changes',
+  'trim',
+  'typeof',
+  'unhex',
+  'unicode',
+  'unlikely',
+  'upper',
+  'zeroblob',
   // date and time
-  'date', 'time', 'datetime', 'julianday', 'unixepoch', 'strftime', 'timediff', 'current_date', 'current_time',
+  'date',
+  'time',
+  'datetime',
+  'julianday',
+  'unixepoch',
+  'strftime',
+  'timediff',
+  'current_date',
+  'current_time',
   'current_timestamp',
   // aggregate
-  'avg', 'count', 'group_concat', 'string_agg', 'sum', 'total',
+  'avg',
+  'count',
+  'group_concat',
+  'string_agg',
+  'sum',
+  'total',
   // window
-  'row_number', 'rank', 'dense_rank', 'percent_rank', 'cume_dist', 'ntile', 'lag', 'lead', 'first_value',
-  'last_value', 'nth_value',
+  'row_number',
+  'rank',
+  'dense_rank',
+  'percent_rank',
+  'cume_dist',
+  'ntile',
+  'lag',
+  'lead',
+  'first_value',
+  'last_value',
+  'nth_value',
   // JSON
-  '->', '->>', 'json', 'json_array', 'json_array_length', 'json_error_position', 'json_extract', 'json_insert',
-  'json_object', 'json_patch', 'json_quote', 'json_remove', 'json_replace', 'json_set', 'json_type', 'json_valid',
-  'json_group_array', 'json_group_object', 'jsonb', 'jsonb_array', 'jsonb_extract', 'jsonb_insert', 'jsonb_object',
-  'jsonb_patch', 'jsonb_remove', 'jsonb_replace', 'jsonb_set', 'jsonb_group_array', 'jsonb_group_object',
+  '->',
+  '->>',
+  'json',
+  'json_array',
+  'json_array_length',
+  'json_error_position',
+  'json_extract',
+  'json_insert',
+  'json_object',
+  'json_patch',
+  'json_quote',
+  'json_remove',
+  'json_replace',
+  'json_set',
+  'json_type',
+  'json_valid',
+  'json_group_array',
+  'json_group_object',
+  'jsonb',
+  'jsonb_array',
+  'jsonb_extract',
+  'jsonb_insert',
+  'jsonb_object',
+  'jsonb_patch',
+  'jsonb_remove',
+  'jsonb_replace',
+  'jsonb_set',
+  'jsonb_group_array',
+  'jsonb_group_object',
   // math (SQLite's math function names; the ones a build lacks fail to compile anyway)
-  'acos', 'acosh', 'asin', 'asinh', 'atan', 'atan2', 'atanh', 'ceil', 'ceiling', 'cos', 'cosh', 'degrees', 'exp',
-  'floor', 'ln', 'log', 'log10', 'log2', 'mod', 'pi', 'pow', 'power', 'radians', 'sin', 'sinh', 'sqrt', 'tan',
-  'tanh', 'trunc',
+  'acos',
+  'acosh',
+  'asin',
+  'asinh',
+  'atan',
+  'atan2',
+  'atanh',
+  'ceil',
+  'ceiling',
+  'cos',
+  'cosh',
+  'degrees',
+  'exp',
+  'floor',
+  'ln',
+  'log',
+  'log10',
+  'log2',
+  'mod',
+  'pi',
+  'pow',
+  'power',
+  'radians',
+  'sin',
+  'sinh',
+  'sqrt',
+  'tan',
+  'tanh',
+  'trunc',
 ]);
 
 /** SQLite's internal functions that ALTER TABLE compiles to (user SQL cannot call them at all). */
-export const DDL_FUNCTIONS = new Set(['sqlite_rename_table', 'sqlite_rename_test', 'sqlite_rename_column', 'sqlite_rename_quotefix', 'sqlite_drop_column']);
+export const DDL_FUNCTIONS = new Set([
+  'sqlite_rename_table',
+  'sqlite_rename_test',
+  'sqlite_rename_column',
+  'sqlite_rename_quotefix',
+  'sqlite_drop_column',
+]);
 
 /** Opcodes with nothing to check: control flow, registers, comparisons, cursors on already-checked b-trees, sorters, ephemeral tables. */
 const PLAIN_OPCODES = new Set([
-  'Init', 'Goto', 'Gosub', 'Return', 'InitCoroutine', 'Yield', 'EndCoroutine', 'BeginSubrtn', 'Halt', 'HaltIfNull',
-  'Integer', 'Int64', 'Real', 'String8', 'String', 'Null', 'SoftNull', 'Blob', 'Variable', 'Move', 'Copy', 'SCopy',
-  'IntCopy', 'ResultRow', 'Concat', 'Add', 'Subtract', 'Multiply', 'Divide', 'Remainder', 'CollSeq', 'BitAnd',
-  'BitOr', 'ShiftLeft', 'ShiftRight', 'AddImm', 'MustBeInt', 'RealAffinity', 'Cast', 'Eq', 'Ne', 'Lt', 'Le', 'Gt',
-  'Ge', 'ElseEq', 'Permutation', 'Compare', 'Jump', 'And', 'Or', 'IsTrue', 'Not', 'BitNot', 'Once', 'If', 'IfNot',
-  'IsNull', 'IsType', 'ZeroOrNull', 'NotNull', 'IfNullRow', 'Offset', 'Column', 'TypeCheck', 'Affinity',
-  'MakeRecord', 'Count', 'ReadCookie', 'OpenDup', 'OpenAutoindex', 'OpenEphemeral', 'SorterOpen', 'SequenceTest',
-  'OpenPseudo', 'Close', 'SeekLT', 'SeekLE', 'SeekGE', 'SeekGT', 'SeekScan', 'SeekHit', 'IfNotOpen', 'IfNoHope',
-  'NoConflict', 'NotFound', 'Found', 'SeekRowid', 'NotExists', 'Sequence', 'NewRowid', 'Insert', 'RowCell', 'Delete',
-  'ResetCount', 'SorterCompare', 'SorterData', 'RowData', 'Rowid', 'NullRow', 'SeekEnd', 'Last', 'IfSmaller',
-  'SorterSort', 'Sort', 'Rewind', 'SorterNext', 'Prev', 'Next', 'SorterInsert', 'IdxInsert', 'IdxDelete',
-  'DeferredSeek', 'IdxRowid', 'FinishSeek', 'IdxLE', 'IdxGT', 'IdxLT', 'IdxGE', 'ResetSorter', 'RowSetAdd',
-  'RowSetRead', 'RowSetTest', 'Program', 'Param', 'FkCheck', 'FkCounter', 'FkIfZero', 'MemMax', 'IfPos',
-  'OffsetLimit', 'IfNotZero', 'DecrJumpZero', 'ClrSubtype', 'GetSubtype', 'SetSubtype', 'FilterAdd', 'Filter',
-  'CursorHint', 'Noop', 'Explain', 'Abortable', 'ReleaseReg', 'Trace',
+  'Init',
+  'Goto',
+  'Gosub',
+  'Return',
+  'InitCoroutine',
+  'Yield',
+  'EndCoroutine',
+  'BeginSubrtn',
+  'Halt',
+  'HaltIfNull',
+  'Integer',
+  'Int64',
+  'Real',
+  'String8',
+  'String',
+  'Null',
+  'SoftNull',
+  'Blob',
+  'Variable',
+  'Move',
+  'Copy',
+  'SCopy',
+  'IntCopy',
+  'ResultRow',
+  'Concat',
+  'Add',
+  'Subtract',
+  'Multiply',
+  'Divide',
+  'Remainder',
+  'CollSeq',
+  'BitAnd',
+  'BitOr',
+  'ShiftLeft',
+  'ShiftRight',
+  'AddImm',
+  'MustBeInt',
+  'RealAffinity',
+  'Cast',
+  'Eq',
+  'Ne',
+  'Lt',
+  'Le',
+  'Gt',
+  'Ge',
+  'ElseEq',
+  'Permutation',
+  'Compare',
+  'Jump',
+  'And',
+  'Or',
+  'IsTrue',
+  'Not',
+  'BitNot',
+  'Once',
+  'If',
+  'IfNot',
+  'IsNull',
+  'IsType',
+  'ZeroOrNull',
+  'NotNull',
+  'IfNullRow',
+  'Offset',
+  'Column',
+  'TypeCheck',
+  'Affinity',
+  'MakeRecord',
+  'Count',
+  'ReadCookie',
+  'OpenDup',
+  'OpenAutoindex',
+  'OpenEphemeral',
+  'SorterOpen',
+  'SequenceTest',
+  'OpenPseudo',
+  'Close',
+  'SeekLT',
+  'SeekLE',
+  'SeekGE',
+  'SeekGT',
+  'SeekScan',
+  'SeekHit',
+  'IfNotOpen',
+  'IfNoHope',
+  'NoConflict',
+  'NotFound',
+  'Found',
+  'SeekRowid',
+  'NotExists',
+  'Sequence',
+  'NewRowid',
+  'Insert',
+  'RowCell',
+  'Delete',
+  'ResetCount',
+  'SorterCompare',
+  'SorterData',
+  'RowData',
+  'Rowid',
+  'NullRow',
+  'SeekEnd',
+  'Last',
+  'IfSmaller',
+  'SorterSort',
+  'Sort',
+  'Rewind',
+  'SorterNext',
+  'Prev',
+  'Next',
+  'SorterInsert',
+  'IdxInsert',
+  'IdxDelete',
+  'DeferredSeek',
+  'IdxRowid',
+  'FinishSeek',
+  'IdxLE',
+  'IdxGT',
+  'IdxLT',
+  'IdxGE',
+  'ResetSorter',
+  'RowSetAdd',
+  'RowSetRead',
+  'RowSetTest',
+  'Program',
+  'Param',
+  'FkCheck',
+  'FkCounter',
+  'FkIfZero',
+  'MemMax',
+  'IfPos',
+  'OffsetLimit',
+  'IfNotZero',
+  'DecrJumpZero',
+  'ClrSubtype',
+  'GetSubtype',
+  'SetSubtype',
+  'FilterAdd',
+  'Filter',
+  'CursorHint',
+  'Noop',
+  'Explain',
+  'Abortable',
+  'ReleaseReg',
+  'Trace',
 ]);
 const FUNCTION_OPCODES = new Set(['Function', 'PureFunc', 'AggStep', 'AggStep1', 'AggValue', 'AggInverse', 'AggFinal']);
 const OPEN_OPCODES = new Set(['OpenRead', 'OpenWrite', 'ReopenIdx']);
 /** Why some refused opcodes are refused, for the message. */
 const REFUSED_WHY = {
-  VOpen: 'virtual tables and table-valued functions (json_each, fsdir, pragma_*, generate_series, ...) are not available',
+  VOpen:
+    'virtual tables and table-valued functions (json_each, fsdir, pragma_*, generate_series, ...) are not available',
   VCreate: 'virtual tables are not available',
   VDestroy: 'virtual tables are not available',
   VBegin: 'virtual tables are not available',
@@ -108,8 +355,8 @@ const REFUSED_WHY = {
   Pagecount: 'PRAGMA is not available',
   MaxPgcnt: 'PRAGMA is not available',
   TableLock: 'table locks are not available',
-  AutoCommit: 'transaction control is the daemon\'s',
-  Savepoint: 'transaction control is the daemon\'s',
+  AutoCommit: "transaction control is the daemon's",
+  Savepoint: "transaction control is the daemon's",
 };
 /** OpenRead/OpenWrite p5 flag: p2 is a register holding the root page (set by CreateBtree in the same program). */
 const OPFLAG_P2ISREG = 0x10;
@@ -120,7 +367,10 @@ const DDL_COOKIES = new Set([1, 2, 5]);
  * the `sqlite_sequence` table AUTOINCREMENT creates), or a read of a table with generated columns. The
  * name inside is SQLite's quoted literal of the table name.
  */
-const SQL_EXEC_FORMS = [/^PRAGMA "main"\.integrity_check\('(?:local_(?:[^']|'')*|sqlite_sequence)'\)$/, /^SELECT\*FROM"main"\."local_(?:[^"]|"")*"$/];
+const SQL_EXEC_FORMS = [
+  /^PRAGMA "main"\.integrity_check\('(?:local_(?:[^']|'')*|sqlite_sequence)'\)$/,
+  /^SELECT\*FROM"main"\."local_(?:[^"]|"")*"$/,
+];
 
 export class SqlRefusal extends Error {
   /** @param {string} code @param {string} message */
@@ -215,16 +465,24 @@ export function statementKind(sql, mode, hints = true) {
   if (!allowed.has(kind)) {
     const other = mode === 'query' ? EXECUTE_KINDS : QUERY_KINDS;
     if (other.has(kind)) {
-      throw bad(mode === 'query' ? `db_query only reads; use db_execute for ${kind}` : `db_execute changes data; use db_query for ${kind}`);
+      throw bad(
+        mode === 'query'
+          ? `db_query only reads; use db_execute for ${kind}`
+          : `db_execute changes data; use db_query for ${kind}`,
+      );
     }
-    throw forbidden(`${kind} statements are not available to agent SQL (${mode === 'query' ? 'db_query takes SELECT, WITH or VALUES' : 'db_execute takes INSERT, REPLACE, UPDATE, DELETE, WITH, CREATE, DROP or ALTER'}); PRAGMA, ATTACH, DETACH, VACUUM, ANALYZE and transaction control never are`);
+    throw forbidden(
+      `${kind} statements are not available to agent SQL (${mode === 'query' ? 'db_query takes SELECT, WITH or VALUES' : 'db_execute takes INSERT, REPLACE, UPDATE, DELETE, WITH, CREATE, DROP or ALTER'}); PRAGMA, ATTACH, DETACH, VACUUM, ANALYZE and transaction control never are`,
+    );
   }
   if (hints) {
     const { words, tail, unterminated } = scan(sql);
     if (kind === 'CREATE') {
       const second = words[1] === 'UNIQUE' ? words[2] : words[1];
-      if (second === 'TEMP' || second === 'TEMPORARY') throw forbidden('TEMP objects are not available to agent SQL: create local_* tables');
-      if (second === 'TRIGGER' || second === 'VIEW' || second === 'VIRTUAL') throw forbidden(`CREATE ${second} is not available to agent SQL: only local_* tables and indexes`);
+      if (second === 'TEMP' || second === 'TEMPORARY')
+        throw forbidden('TEMP objects are not available to agent SQL: create local_* tables');
+      if (second === 'TRIGGER' || second === 'VIEW' || second === 'VIRTUAL')
+        throw forbidden(`CREATE ${second} is not available to agent SQL: only local_* tables and indexes`);
     }
     if (unterminated) throw bad('SQL error: unterminated string or quoted name');
     if (tail) throw bad('one SQL statement at a time');
@@ -267,18 +525,24 @@ export function checkProgram(program, { kind, objects }) {
   const ddl = DDL_KINDS.has(kind);
   const access = schemaAccess(kind);
   let seqRoot;
-  for (const [root, object] of objects) if (object.type === 'table' && object.name === 'sqlite_sequence') seqRoot = root;
+  for (const [root, object] of objects)
+    if (object.type === 'table' && object.name === 'sqlite_sequence') seqRoot = root;
   const autoincrement = seqRoot === undefined || access !== 'none' ? new Set() : autoincrementCursors(program, seqRoot);
   const createdRegisters = new Set();
   for (const op of program) if (op.opcode === 'CreateBtree') createdRegisters.add(op.p2);
   const ddlOnly = (op) => {
-    if (!ddl) throw forbidden(`the statement uses ${op.opcode}, which only CREATE, DROP and ALTER on local_* objects may`);
+    if (!ddl)
+      throw forbidden(`the statement uses ${op.opcode}, which only CREATE, DROP and ALTER on local_* objects may`);
   };
   /** `at`: the op's index; `writes`: the op opens for writing (OpenWrite) or clears. */
   const reach = (root, db, opcode, at, writes) => {
     if (db !== 0) {
       if (access === 'read' && db === 1 && root === 1) return; // ALTER TABLE edits the (empty) temp schema too; the effect check keeps it empty
-      throw forbidden(db === 1 ? 'TEMP objects are not available to agent SQL' : 'only the agent file\'s main database is reachable (no ATTACH)');
+      throw forbidden(
+        db === 1
+          ? 'TEMP objects are not available to agent SQL'
+          : "only the agent file's main database is reachable (no ATTACH)",
+      );
     }
     if (root === 1) {
       // The schema table itself; what DDL changed is checked after it ran.
@@ -288,10 +552,14 @@ export function checkProgram(program, { kind, objects }) {
     const object = objects.get(root);
     if (root === seqRoot) {
       if (access === 'read' || autoincrement.has(at)) return;
-      throw forbidden('sqlite_sequence is not reachable from agent SQL (SQLite keeps AUTOINCREMENT counters there itself)');
+      throw forbidden(
+        'sqlite_sequence is not reachable from agent SQL (SQLite keeps AUTOINCREMENT counters there itself)',
+      );
     }
     if (object && isLocalName(object.tbl_name)) return;
-    throw forbidden(`the statement reaches ${object ? `${object.type} ${object.name}` : `b-tree ${root}`} (${opcode}), outside the agent's local_* tables`);
+    throw forbidden(
+      `the statement reaches ${object ? `${object.type} ${object.name}` : `b-tree ${root}`} (${opcode}), outside the agent's local_* tables`,
+    );
   };
   program.forEach((op, at) => {
     const { opcode } = op;
@@ -299,7 +567,8 @@ export function checkProgram(program, { kind, objects }) {
     if (FUNCTION_OPCODES.has(opcode)) {
       const name = functionName(op.p4);
       if (ALLOWED_FUNCTIONS.has(name) || (ddl && DDL_FUNCTIONS.has(name))) return;
-      if (name === 'sqlite_attach' || name === 'sqlite_detach') throw forbidden('ATTACH and DETACH are not available to agent SQL');
+      if (name === 'sqlite_attach' || name === 'sqlite_detach')
+        throw forbidden('ATTACH and DETACH are not available to agent SQL');
       throw forbidden(`the function ${name}() is not available to agent SQL`);
     }
     if (OPEN_OPCODES.has(opcode)) {
@@ -315,7 +584,11 @@ export function checkProgram(program, { kind, objects }) {
     switch (opcode) {
       case 'Transaction':
         if (op.p1 === 0 || (ddl && op.p1 === 1)) return;
-        throw forbidden(op.p1 === 1 ? 'TEMP objects are not available to agent SQL' : 'only the agent file\'s main database is reachable (no ATTACH)');
+        throw forbidden(
+          op.p1 === 1
+            ? 'TEMP objects are not available to agent SQL'
+            : "only the agent file's main database is reachable (no ATTACH)",
+        );
       case 'Clear': // DELETE without WHERE: p1 root, p2 database
         reach(op.p1, op.p2, opcode, at, true);
         return;
@@ -330,36 +603,44 @@ export function checkProgram(program, { kind, objects }) {
       case 'DropTable':
       case 'DropIndex':
         ddlOnly(op);
-        if (op.p1 !== 0 || !(isLocalName(op.p4) || String(op.p4).startsWith('sqlite_autoindex_local_'))) throw forbidden(`only local_* tables and indexes can be dropped, not ${op.p4}`);
+        if (op.p1 !== 0 || !(isLocalName(op.p4) || String(op.p4).startsWith('sqlite_autoindex_local_')))
+          throw forbidden(`only local_* tables and indexes can be dropped, not ${op.p4}`);
         return;
       case 'ParseSchema':
         ddlOnly(op);
-        if (op.p1 !== 0 && op.p1 !== 1) throw forbidden('only the agent file\'s main database is reachable (no ATTACH)');
+        if (op.p1 !== 0 && op.p1 !== 1) throw forbidden("only the agent file's main database is reachable (no ATTACH)");
         return;
       case 'SetCookie':
         ddlOnly(op);
-        if (op.p1 !== 0 || !DDL_COOKIES.has(op.p2)) throw forbidden('the statement sets a database header field agent SQL may not set');
+        if (op.p1 !== 0 || !DDL_COOKIES.has(op.p2))
+          throw forbidden('the statement sets a database header field agent SQL may not set');
         return;
       case 'Expire':
         ddlOnly(op);
         return;
       case 'SqlExec':
         ddlOnly(op);
-        if (!SQL_EXEC_FORMS.some((form) => form.test(String(op.p4 ?? '')))) throw forbidden('the statement runs nested SQL agent SQL may not run');
+        if (!SQL_EXEC_FORMS.some((form) => form.test(String(op.p4 ?? ''))))
+          throw forbidden('the statement runs nested SQL agent SQL may not run');
         return;
       case 'JournalMode': // DROP ... IF EXISTS marks itself as a writer with a journal-mode *query* (p3 = -1)
         ddlOnly(op);
         if (op.p3 !== -1) throw forbidden('the journal mode cannot change');
         return;
       default:
-        throw forbidden(REFUSED_WHY[opcode] ? `${REFUSED_WHY[opcode]} to agent SQL` : `the statement uses ${opcode}, which agent SQL may not use`);
+        throw forbidden(
+          REFUSED_WHY[opcode]
+            ? `${REFUSED_WHY[opcode]} to agent SQL`
+            : `the statement uses ${opcode}, which agent SQL may not use`,
+        );
     }
   });
 }
 
 /** True for a schema row agent DDL may have created, changed or removed. */
 function agentOwned(row) {
-  if (row.type === 'table') return isLocalName(row.name) && isLocalName(row.tbl_name) && /^CREATE\s+TABLE\b/i.test(row.sql ?? '');
+  if (row.type === 'table')
+    return isLocalName(row.name) && isLocalName(row.tbl_name) && /^CREATE\s+TABLE\b/i.test(row.sql ?? '');
   if (row.type === 'index') {
     const named = isLocalName(row.name) || row.name.startsWith('sqlite_autoindex_local_');
     return named && isLocalName(row.tbl_name) && (row.sql === null || /^CREATE\s+(UNIQUE\s+)?INDEX\b/i.test(row.sql));
@@ -387,11 +668,16 @@ export function checkSchemaEffect(before, after, tempObjects) {
     if (previous && sameRow(previous, row)) continue;
     if (!previous && row.type === 'table' && row.name === 'sqlite_sequence') continue;
     if (!agentOwned(row) || (previous && !agentOwned(previous))) {
-      throw forbidden(`schema changes are limited to local_* tables and indexes: the statement would ${previous ? 'change' : 'create'} ${row.type} ${row.name}${row.tbl_name !== row.name ? ` on ${row.tbl_name}` : ''}`);
+      throw forbidden(
+        `schema changes are limited to local_* tables and indexes: the statement would ${previous ? 'change' : 'create'} ${row.type} ${row.name}${row.tbl_name !== row.name ? ` on ${row.tbl_name}` : ''}`,
+      );
     }
   }
   for (const row of before) {
     if (now.has(rowKey(row))) continue;
-    if (!agentOwned(row)) throw forbidden(`schema changes are limited to local_* tables and indexes: the statement would remove ${row.type} ${row.name}`);
+    if (!agentOwned(row))
+      throw forbidden(
+        `schema changes are limited to local_* tables and indexes: the statement would remove ${row.type} ${row.name}`,
+      );
   }
 }

@@ -178,7 +178,12 @@ export class SqlSandbox {
 
   async query(call: Omit<SqlCall, 'mode'>): Promise<SqlQueryResult> {
     const reply = await this.run({ ...call, mode: 'query' });
-    return { columns: reply.columns ?? [], rows: reply.rows ?? [], truncated: reply.truncated === true, truncatedBy: reply.truncatedBy ?? null };
+    return {
+      columns: reply.columns ?? [],
+      rows: reply.rows ?? [],
+      truncated: reply.truncated === true,
+      truncatedBy: reply.truncatedBy ?? null,
+    };
   }
 
   async execute(call: Omit<SqlCall, 'mode'>): Promise<SqlExecuteResult> {
@@ -205,7 +210,15 @@ export class SqlSandbox {
       maxPageCount: this.maxPageCount() ?? null,
     };
     return new Promise<ChildReply>((resolve, reject) => {
-      const entry: Pending = { id, message, limitMs: timeoutMs, runMs: timeoutMs, resolve, reject, signal: call.signal };
+      const entry: Pending = {
+        id,
+        message,
+        limitMs: timeoutMs,
+        runMs: timeoutMs,
+        resolve,
+        reject,
+        signal: call.signal,
+      };
       if (call.signal) {
         entry.onAbort = () => void this.abort(entry);
         call.signal.addEventListener('abort', entry.onAbort, { once: true });
@@ -292,7 +305,7 @@ export class SqlSandbox {
     });
     const child: Child = { process: proc, stderr: '', gone: false, exited: Promise.resolve() };
     slot.occupy({
-      state: () => (this.child !== child || child.gone ? 'leaving' : child.idleSince ?? 'busy'),
+      state: () => (this.child !== child || child.gone ? 'leaving' : (child.idleSince ?? 'busy')),
       evict: () => {
         if (this.child === child && !this.current) void this.retire();
       },
@@ -345,11 +358,7 @@ export class SqlSandbox {
     if (this.current !== entry) return;
     this.finish(entry);
     await this.discardChild();
-    entry.reject(
-      phase === 'run'
-        ? sqlTimedOut(entry.limitMs)
-        : sqlSandboxSlowStart(),
-    );
+    entry.reject(phase === 'run' ? sqlTimedOut(entry.limitMs) : sqlSandboxSlowStart());
     this.pump();
   }
 

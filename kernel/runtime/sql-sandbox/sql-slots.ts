@@ -112,7 +112,7 @@ export class SqlSlots extends EventEmitter {
     let leaving = 0;
     const idle: Array<{ held: Held; since: number }> = [];
     for (const held of this.held) {
-      const state = held.evicted ? 'leaving' : held.occupant?.state() ?? 'busy';
+      const state = held.evicted ? 'leaving' : (held.occupant?.state() ?? 'busy');
       if (state === 'leaving') leaving++;
       else if (typeof state === 'number') idle.push({ held, since: state });
     }

@@ -29,19 +29,38 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export const MAX_INTERVAL_MS = 366 * DAY_MS;
 export const MAX_DELAY_MS = 366 * DAY_MS;
 export const MAX_RUNS = 1_000_000_000;
-const EpochMs = (description: string) => Type.Integer({ minimum: 0, maximum: MAX_EPOCH_MS, description: `${description} (epoch ms, up to the end of year 9999)` });
+const EpochMs = (description: string) =>
+  Type.Integer({
+    minimum: 0,
+    maximum: MAX_EPOCH_MS,
+    description: `${description} (epoch ms, up to the end of year 9999)`,
+  });
 
 export const TimerMutationBody = Type.Object(
   {
     mode: Type.String({ description: 'once_at, once_delay, interval or cron' }),
     at: Type.Optional(EpochMs('once_at')),
-    delay_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_DELAY_MS, description: 'once_delay: ms after creation (at most 366 days)' })),
-    every_ms: Type.Optional(Type.Integer({ minimum: MIN_INTERVAL_MS, maximum: MAX_INTERVAL_MS, description: 'interval: 1000 ms to 366 days' })),
+    delay_ms: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: MAX_DELAY_MS,
+        description: 'once_delay: ms after creation (at most 366 days)',
+      }),
+    ),
+    every_ms: Type.Optional(
+      Type.Integer({
+        minimum: MIN_INTERVAL_MS,
+        maximum: MAX_INTERVAL_MS,
+        description: 'interval: 1000 ms to 366 days',
+      }),
+    ),
     start_at: Type.Optional(EpochMs('interval: first run; a past start_at waits for the next slot of its grid')),
     end_at: Type.Optional(EpochMs('no run after it')),
     max_runs: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_RUNS })),
     cron: Type.Optional(Type.String({ minLength: 1 })),
-    scope: Type.Optional(Type.Array(Type.Union([Type.Literal('agent'), Type.Literal('system')]), { description: 'default ["agent"]' })),
+    scope: Type.Optional(
+      Type.Array(Type.Union([Type.Literal('agent'), Type.Literal('system')]), { description: 'default ["agent"]' }),
+    ),
     lambda: Type.Optional(Type.String({ pattern: '^[^:]+:[A-Za-z_$][A-Za-z0-9_$]*$' })),
     warm: Type.Optional(Type.Boolean()),
     payload: Type.Optional(Type.String()),
@@ -65,19 +84,33 @@ export interface StoredSchedule {
 
 /** Checks a mutation body and returns the schedule to store (`now` anchors `once_delay`). */
 export function scheduleFrom(body: TimerMutation, now: number): StoredSchedule {
-  if (!(TIMER_MODES as readonly string[]).includes(body.mode)) throw invalidSchedule(`mode must be one of ${TIMER_MODES.join(', ')}`);
+  if (!(TIMER_MODES as readonly string[]).includes(body.mode))
+    throw invalidSchedule(`mode must be one of ${TIMER_MODES.join(', ')}`);
   const mode = body.mode as TimerMode;
   // The schema bounds each field; this covers callers that skip it and the relation between fields.
   for (const key of ['at', 'start_at', 'end_at'] as const) {
     const value = body[key];
-    if (value !== undefined && (!Number.isInteger(value) || value < 0 || value > MAX_EPOCH_MS)) throw invalidSchedule(`${key} must be epoch ms between 0 and ${MAX_EPOCH_MS}`);
+    if (value !== undefined && (!Number.isInteger(value) || value < 0 || value > MAX_EPOCH_MS))
+      throw invalidSchedule(`${key} must be epoch ms between 0 and ${MAX_EPOCH_MS}`);
   }
-  if (body.delay_ms !== undefined && (!Number.isInteger(body.delay_ms) || body.delay_ms < 0 || body.delay_ms > MAX_DELAY_MS)) throw invalidSchedule(`delay_ms must be 0 to ${MAX_DELAY_MS}`);
-  if (body.every_ms !== undefined && (!Number.isInteger(body.every_ms) || body.every_ms < MIN_INTERVAL_MS || body.every_ms > MAX_INTERVAL_MS)) {
+  if (
+    body.delay_ms !== undefined &&
+    (!Number.isInteger(body.delay_ms) || body.delay_ms < 0 || body.delay_ms > MAX_DELAY_MS)
+  )
+    throw invalidSchedule(`delay_ms must be 0 to ${MAX_DELAY_MS}`);
+  if (
+    body.every_ms !== undefined &&
+    (!Number.isInteger(body.every_ms) || body.every_ms < MIN_INTERVAL_MS || body.every_ms > MAX_INTERVAL_MS)
+  ) {
     throw invalidSchedule(`every_ms must be ${MIN_INTERVAL_MS} to ${MAX_INTERVAL_MS}`);
   }
-  if (body.max_runs !== undefined && (!Number.isInteger(body.max_runs) || body.max_runs < 1 || body.max_runs > MAX_RUNS)) throw invalidSchedule(`max_runs must be 1 to ${MAX_RUNS}`);
-  if (body.start_at !== undefined && body.end_at !== undefined && body.end_at < body.start_at) throw invalidSchedule('end_at is before start_at');
+  if (
+    body.max_runs !== undefined &&
+    (!Number.isInteger(body.max_runs) || body.max_runs < 1 || body.max_runs > MAX_RUNS)
+  )
+    throw invalidSchedule(`max_runs must be 1 to ${MAX_RUNS}`);
+  if (body.start_at !== undefined && body.end_at !== undefined && body.end_at < body.start_at)
+    throw invalidSchedule('end_at is before start_at');
   const bounds = {
     ...(body.end_at !== undefined ? { end_at: body.end_at } : {}),
     ...(body.max_runs !== undefined ? { max_runs: body.max_runs } : {}),
@@ -108,7 +141,11 @@ export function scheduleFrom(body: TimerMutation, now: number): StoredSchedule {
  * The next wake after a timer ran `runCount` times (last at `lastFiredAt`), or null when it is done.
  * `createdAt` anchors intervals without `start_at`.
  */
-export function nextWake(schedule: StoredSchedule, state: { runCount: number; createdAt: number; lastFiredAt: number | null }, now: number): number | null {
+export function nextWake(
+  schedule: StoredSchedule,
+  state: { runCount: number; createdAt: number; lastFiredAt: number | null },
+  now: number,
+): number | null {
   if (schedule.max_runs !== undefined && state.runCount >= schedule.max_runs) return null;
   let next: number | null;
   switch (schedule.mode) {
@@ -132,7 +169,9 @@ export function nextWake(schedule: StoredSchedule, state: { runCount: number; cr
     }
     case 'cron':
       try {
-        next = new (cronTime())(schedule.cron!).getNextDateFrom(new Date(Math.max(now, state.lastFiredAt ?? 0))).toMillis();
+        next = new (cronTime())(schedule.cron!)
+          .getNextDateFrom(new Date(Math.max(now, state.lastFiredAt ?? 0)))
+          .toMillis();
       } catch {
         next = null;
       }

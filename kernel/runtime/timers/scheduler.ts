@@ -53,7 +53,13 @@ export class TimerScheduler {
     if (!current) return false;
     const now = this.clock.now();
     const fields = this.fields(body, now, current);
-    this.file.timers.update(id, { ...fields, created_at: now, run_count: 0, last_fired_at: null, expired: fields.next_wake_at === null });
+    this.file.timers.update(id, {
+      ...fields,
+      created_at: now,
+      run_count: 0,
+      last_fired_at: null,
+      expired: fields.next_wake_at === null,
+    });
     this.arm();
     return true;
   }
@@ -117,8 +123,17 @@ export class TimerScheduler {
       const now = this.clock.now();
       for (const due of this.file.timers.due(now)) {
         const runCount = due.run_count + 1;
-        const next = nextWake(due.schedule as unknown as StoredSchedule, { ...stateOf(due), runCount, lastFiredAt: now }, now);
-        this.file.timers.update(due.id, { run_count: runCount, last_fired_at: now, next_wake_at: next, expired: next === null });
+        const next = nextWake(
+          due.schedule as unknown as StoredSchedule,
+          { ...stateOf(due), runCount, lastFiredAt: now },
+          now,
+        );
+        this.file.timers.update(due.id, {
+          run_count: runCount,
+          last_fired_at: now,
+          next_wake_at: next,
+          expired: next === null,
+        });
         const fired = this.file.timers.get(due.id);
         if (fired) this.onFire(fired);
       }

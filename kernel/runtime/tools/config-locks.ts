@@ -30,7 +30,10 @@ const ALWAYS_OWNER = ['id', 'agt_version', 'locked_fields', 'budget'];
 const PARTLY_LOCKED: readonly string[] = ['triggers'];
 
 /** Fields the agent's own tools may not change unless the owner unlocks them (settings `agentConfigUnlocks`). */
-export const OWNER_ONLY_FIELDS: readonly string[] = [...ALWAYS_OWNER, ...UNLOCKABLE_AGENT_FIELDS.filter((field) => !PARTLY_LOCKED.includes(field))];
+export const OWNER_ONLY_FIELDS: readonly string[] = [
+  ...ALWAYS_OWNER,
+  ...UNLOCKABLE_AGENT_FIELDS.filter((field) => !PARTLY_LOCKED.includes(field)),
+];
 
 /** What the owner's settings allow this agent beyond the locks. */
 export interface OwnerAllowances {
@@ -46,7 +49,10 @@ const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value !== null && typeof value === 'object') {
-    return `{${Object.keys(value).sort().map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`).join(',')}}`;
+    return `{${Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
 }
@@ -55,12 +61,21 @@ function canonical(value: unknown): string {
  * The merged config, or `forbidden` naming the first lock the patch breaks. `current` is the file's own
  * config (not the capped one).
  */
-export function applyAgentPatch(current: AgentConfig, patch: Record<string, unknown>, allowed: OwnerAllowances = {}): AgentConfig {
-  const open = new Set((allowed.unlocked ?? []).filter((field) => (UNLOCKABLE_AGENT_FIELDS as readonly string[]).includes(field)));
+export function applyAgentPatch(
+  current: AgentConfig,
+  patch: Record<string, unknown>,
+  allowed: OwnerAllowances = {},
+): AgentConfig {
+  const open = new Set(
+    (allowed.unlocked ?? []).filter((field) => (UNLOCKABLE_AGENT_FIELDS as readonly string[]).includes(field)),
+  );
   const locked = new Set([...OWNER_ONLY_FIELDS.filter((field) => !open.has(field)), ...(current.locked_fields ?? [])]);
   for (const key of Object.keys(patch)) {
     if (locked.has(key) && !same(patch[key], (current as Record<string, unknown>)[key])) {
-      const how = open.has(key) || !(UNLOCKABLE_AGENT_FIELDS as readonly string[]).includes(key) ? '' : ` (the owner can unlock it for this agent in settings agentConfigUnlocks)`;
+      const how =
+        open.has(key) || !(UNLOCKABLE_AGENT_FIELDS as readonly string[]).includes(key)
+          ? ''
+          : ` (the owner can unlock it for this agent in settings agentConfigUnlocks)`;
       throw ownerLockRefusal(`${key} is locked by the owner${how}`);
     }
   }
@@ -82,11 +97,16 @@ export function applyAgentPatch(current: AgentConfig, patch: Record<string, unkn
     for (const [type, trigger] of Object.entries(current.triggers ?? {})) {
       const after = (next.triggers as Record<string, { targets?: TriggerTarget[] } | undefined>)[type];
       for (const target of lockedTargets(trigger?.targets)) {
-        if (!after?.targets?.some((t) => same(t, target))) throw ownerLockRefusal(`a locked ${type} target cannot be changed or removed`);
+        if (!after?.targets?.some((t) => same(t, target)))
+          throw ownerLockRefusal(`a locked ${type} target cannot be changed or removed`);
       }
     }
-    for (const [type, trigger] of Object.entries(next.triggers as Record<string, { targets?: TriggerTarget[] } | undefined>)) {
-      const before = lockedTargets((current.triggers as Record<string, { targets?: TriggerTarget[] } | undefined>)[type]?.targets);
+    for (const [type, trigger] of Object.entries(
+      next.triggers as Record<string, { targets?: TriggerTarget[] } | undefined>,
+    )) {
+      const before = lockedTargets(
+        (current.triggers as Record<string, { targets?: TriggerTarget[] } | undefined>)[type]?.targets,
+      );
       for (const target of lockedTargets(trigger?.targets)) {
         if (!before.some((t) => same(t, target))) throw ownerLockRefusal(`only the owner locks ${type} targets`);
       }

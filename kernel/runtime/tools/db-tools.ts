@@ -28,7 +28,9 @@ import { SQL_DEFAULT_TIMEOUT_MS, SQL_MAX_ROWS } from '../sql-sandbox/sql-runner.
 import { limitOf } from '../types.js';
 import { builtin, json, type RuntimeLookup } from './define.js';
 
-const Params = Type.Optional(Type.Array(Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]), { maxItems: 100 }));
+const Params = Type.Optional(
+  Type.Array(Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]), { maxItems: 100 }),
+);
 const Input = Type.Object({ sql: Type.String({ minLength: 1, maxLength: 20_000 }), params: Params });
 
 export function dbTools(lookup: RuntimeLookup): ToolDefinition[] {
@@ -49,7 +51,8 @@ export function dbTools(lookup: RuntimeLookup): ToolDefinition[] {
     builtin(
       {
         name: 'db_execute',
-        description: 'Run one SQL statement that changes your local_* tables: CREATE TABLE local_x, CREATE INDEX, ALTER TABLE, DROP, INSERT, UPDATE, DELETE. Bind values with ? and params.',
+        description:
+          'Run one SQL statement that changes your local_* tables: CREATE TABLE local_x, CREATE INDEX, ALTER TABLE, DROP, INSERT, UPDATE, DELETE. Bind values with ? and params.',
         input: Input,
         async run(runtime, { sql, params }, context) {
           const timeoutMs = limitOf(runtime.agent.config, 'sql_timeout_ms', SQL_DEFAULT_TIMEOUT_MS);

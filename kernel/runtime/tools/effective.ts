@@ -34,7 +34,10 @@ export function effectiveTools(config: AgentConfig, definitions: ToolDefinition[
   return definitions.map((def) => {
     const decl = declared.get(def.name);
     // A contributor's disabledReason (a changed MCP schema) wins over any declaration.
-    const enabled = !def.disabledReason && (decl?.enabled ?? def.defaultEnabled ?? true) && (allow === undefined || allow.has(def.name));
+    const enabled =
+      !def.disabledReason &&
+      (decl?.enabled ?? def.defaultEnabled ?? true) &&
+      (allow === undefined || allow.has(def.name));
     return {
       def,
       enabled,

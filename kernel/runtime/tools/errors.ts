@@ -28,7 +28,8 @@ export const invalidHeader = (name: string) => new AgtError('bad_request', `inva
 export const addressRefused = (message: string) => new AgtError('forbidden', message);
 
 /** 502 `upstream_error`: the request to `origin` failed (`reason`: the error, or the timeout). */
-export const fetchFailed = (origin: string, reason: string) => new AgtError('upstream_error', `fetch ${origin} failed: ${reason}`);
+export const fetchFailed = (origin: string, reason: string) =>
+  new AgtError('upstream_error', `fetch ${origin} failed: ${reason}`);
 
 // ---- files, meta, loops, messages ----------------------------------------------------------------
 
@@ -52,7 +53,10 @@ export const cannotClearOwnLoop = () => new AgtError('bad_request', 'a loop cann
 
 /** 400 `bad_request`: a loop tried to compact its own history mid-turn. */
 export const cannotCompactOwnLoop = () =>
-  new AgtError('bad_request', 'a loop cannot compact its own history mid-turn; compact another loop, or ask the owner (POST compact)');
+  new AgtError(
+    'bad_request',
+    'a loop cannot compact its own history mid-turn; compact another loop, or ask the owner (POST compact)',
+  );
 
 /** 403 `forbidden`: the agent's `messaging.mode` is `listen_only`. */
 export const listenOnly = () => new AgtError('forbidden', 'messaging.mode is listen_only: this agent does not send');

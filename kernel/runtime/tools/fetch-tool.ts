@@ -29,7 +29,16 @@ const SHOWN_HEADERS = ['content-type', 'content-length', 'location', 'last-modif
 const DEFAULT_TIMEOUT_MS = 15_000;
 const MAX_TIMEOUT_MS = 60_000;
 /** Headers the caller may not set (as in fetch): they belong to the connection, not to the request. */
-const FORBIDDEN_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer']);
+const FORBIDDEN_HEADERS = new Set([
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+]);
 /** Dropped when a redirect leaves the origin. */
 const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
 
@@ -52,14 +61,16 @@ function guardedLookup(host: string): LookupFunction {
     fetchDns
       .lookup(hostname)
       .then((addresses) => {
-        if (addresses.length === 0) throw Object.assign(new Error(`${hostname} did not resolve`), { code: 'ENOTFOUND' });
+        if (addresses.length === 0)
+          throw Object.assign(new Error(`${hostname} did not resolve`), { code: 'ENOTFOUND' });
         for (const entry of addresses) {
           const kind = blockedAddressKind(entry.address);
           if (kind !== null) throw refusal(host, entry.address, kind);
         }
         const family = typeof options.family === 'number' && options.family !== 0 ? options.family : undefined;
         const usable = family ? addresses.filter((entry) => entry.family === family) : addresses;
-        if (usable.length === 0) throw Object.assign(new Error(`${hostname} has no IPv${family} address`), { code: 'ENOTFOUND' });
+        if (usable.length === 0)
+          throw Object.assign(new Error(`${hostname} has no IPv${family} address`), { code: 'ENOTFOUND' });
         if (options.all) (callback as unknown as (error: null, addresses: LookupAddress[]) => void)(null, usable);
         else callback(null, usable[0]!.address, usable[0]!.family);
       })
@@ -102,9 +113,21 @@ function send(hop: Hop, allow: readonly string[], signal: AbortSignal): Promise<
 }
 
 /** The response body as text, at most `maxBytes` (default {@link FETCH_MAX_BYTES}; decoded when gzip, deflate or br). */
-export async function readCapped(response: IncomingMessage, maxBytes = FETCH_MAX_BYTES): Promise<{ text: string; truncated: boolean }> {
-  const encoding = String(response.headers['content-encoding'] ?? '').trim().toLowerCase();
-  const decoder = encoding === 'gzip' || encoding === 'x-gzip' ? createGunzip() : encoding === 'deflate' ? createInflate() : encoding === 'br' ? createBrotliDecompress() : null;
+export async function readCapped(
+  response: IncomingMessage,
+  maxBytes = FETCH_MAX_BYTES,
+): Promise<{ text: string; truncated: boolean }> {
+  const encoding = String(response.headers['content-encoding'] ?? '')
+    .trim()
+    .toLowerCase();
+  const decoder =
+    encoding === 'gzip' || encoding === 'x-gzip'
+      ? createGunzip()
+      : encoding === 'deflate'
+        ? createInflate()
+        : encoding === 'br'
+          ? createBrotliDecompress()
+          : null;
   const stream: Readable = decoder ? response.pipe(decoder) : response;
   const chunks: Buffer[] = [];
   let size = 0;
@@ -126,7 +149,11 @@ export async function readCapped(response: IncomingMessage, maxBytes = FETCH_MAX
 }
 
 /** Follows redirects (each hop re-checked), answering the final response. */
-export async function fetchFollowing(first: Hop, allow: readonly string[], signal: AbortSignal): Promise<IncomingMessage> {
+export async function fetchFollowing(
+  first: Hop,
+  allow: readonly string[],
+  signal: AbortSignal,
+): Promise<IncomingMessage> {
   let hop = first;
   for (let redirects = 0; ; redirects++) {
     const response = await send(hop, allow, signal);
@@ -144,7 +171,8 @@ export async function fetchFollowing(first: Hop, allow: readonly string[], signa
     }
     if (next.protocol !== 'http:' && next.protocol !== 'https:') throw new Error(`redirect to a ${next.protocol} URL`);
     // As fetch does: 303 becomes GET (except HEAD), and so do 301/302 after a POST; 307/308 keep all.
-    const toGet = (status === 303 && hop.method !== 'HEAD') || ((status === 301 || status === 302) && hop.method === 'POST');
+    const toGet =
+      (status === 303 && hop.method !== 'HEAD') || ((status === 301 || status === 302) && hop.method === 'POST');
     const headers = Object.fromEntries(
       Object.entries(hop.headers).filter(([name]) => {
         const lower = name.toLowerCase();
@@ -163,7 +191,9 @@ export function fetchTool(lookup: RuntimeLookup): ToolDefinition {
       description: 'Make an HTTP(S) request; returns the status, main headers and the body (at most 24 KB).',
       input: Type.Object({
         url: Type.String({ minLength: 1, maxLength: 8000 }),
-        method: Type.Optional(Type.Union(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'].map((m) => Type.Literal(m)))),
+        method: Type.Optional(
+          Type.Union(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'].map((m) => Type.Literal(m))),
+        ),
         headers: Type.Optional(Type.Record(Type.String(), Type.String())),
         body: Type.Optional(Type.String({ maxLength: 1_000_000 })),
         timeout_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TIMEOUT_MS })),
@@ -209,8 +239,12 @@ export function fetchTool(lookup: RuntimeLookup): ToolDefinition {
         } finally {
           response.destroy();
         }
-        const shown = SHOWN_HEADERS.filter((name) => response.headers[name] !== undefined).map((name) => `${name}: ${[response.headers[name]].flat().join(', ')}`);
-        return [`status: ${response.statusCode}`, ...shown, `truncated: ${content.truncated}`, '', content.text].join('\n');
+        const shown = SHOWN_HEADERS.filter((name) => response.headers[name] !== undefined).map(
+          (name) => `${name}: ${[response.headers[name]].flat().join(', ')}`,
+        );
+        return [`status: ${response.statusCode}`, ...shown, `truncated: ${content.truncated}`, '', content.text].join(
+          '\n',
+        );
       },
     },
     lookup,

@@ -32,16 +32,30 @@ export function fsTools(lookup: RuntimeLookup): ToolDefinition[] {
       {
         name: 'fs_write',
         description: 'Create or replace a file stored in the agent.',
-        input: Type.Object({ path: Path, content: Type.String(), encoding: Encoding, mime: Type.Optional(Type.String()) }),
+        input: Type.Object({
+          path: Path,
+          content: Type.String(),
+          encoding: Encoding,
+          mime: Type.Optional(Type.String()),
+        }),
         run(runtime, { path, content, encoding, mime }, context) {
           const bytes = encoding === 'base64' ? Buffer.from(content, 'base64') : Buffer.from(content, 'utf8');
           if (bytes.byteLength > MAX_FILE_BYTES) throw storedFileTooLarge(MAX_FILE_BYTES);
           const existing = runtime.agent.file.files.info(path);
           if (existing?.protection === 'readonly') throw storedFileReadonly(path);
           // The owner's storage quota (kernel/storage/quota.ts): checked before the write, never after.
-          assertFileWriteFits(runtime.agent.file, quotaBytesFor(runtime.agent.ownerSettings?.(), runtime.agent.id), bytes.byteLength, existing?.size ?? 0);
+          assertFileWriteFits(
+            runtime.agent.file,
+            quotaBytesFor(runtime.agent.ownerSettings?.(), runtime.agent.id),
+            bytes.byteLength,
+            existing?.size ?? 0,
+          );
           const info = runtime.agent.file.files.write(path, bytes, mime ?? null);
-          runtime.fire('on_file_change', { path: info.path, action: 'write', size: info.size }, { loop: context.loop, turnId: context.turnId });
+          runtime.fire(
+            'on_file_change',
+            { path: info.path, action: 'write', size: info.size },
+            { loop: context.loop, turnId: context.turnId },
+          );
           return `wrote ${info.path} (${info.size} bytes)`;
         },
       },

@@ -14,9 +14,17 @@ export function hilTools(lookup: RuntimeLookup): ToolDefinition[] {
           const loop = runtime.existingLoop(context.loop);
           loop?.setState('awaiting_ask');
           try {
-            const { answer, fromCaller } = await runtime.hil.ask({ question, loop: context.loop, turnId: context.turnId ?? null, callId: context.callId, signal: context.signal });
+            const { answer, fromCaller } = await runtime.hil.ask({
+              question,
+              loop: context.loop,
+              turnId: context.turnId ?? null,
+              callId: context.callId,
+              signal: context.signal,
+            });
             // An answer from the sender of the turn's message (an A2A caller) is never passed off as the owner's.
-            return fromCaller ? `The sender of the message this turn answers (not the owner) answered: ${answer}` : `The owner answered: ${answer}`;
+            return fromCaller
+              ? `The sender of the message this turn answers (not the owner) answered: ${answer}`
+              : `The owner answered: ${answer}`;
           } finally {
             if (!context.signal.aborted) loop?.setState('tool_use');
           }

@@ -20,5 +20,13 @@ export function builtinTools(lookup: RuntimeLookup): ToolDefinition[] {
   // Sorted by code unit, not `localeCompare`: the names are lower-case letters and `_`, which both
   // orders sort alike, and the first `localeCompare` in a process sets up ICU's collator (~8 ms of
   // the daemon's start, issue 31).
-  return [...hilTools(lookup), ...fsTools(lookup), ...dbTools(lookup), ...msgTools(lookup), ...sysTools(lookup), ...loopTools(lookup), ...memoryTools(lookup)].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return [
+    ...hilTools(lookup),
+    ...fsTools(lookup),
+    ...dbTools(lookup),
+    ...msgTools(lookup),
+    ...sysTools(lookup),
+    ...loopTools(lookup),
+    ...memoryTools(lookup),
+  ].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }

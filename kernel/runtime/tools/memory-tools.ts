@@ -11,7 +11,10 @@ import type { AgentRuntime } from '../agent-runtime.js';
 import { builtin, json, type RuntimeLookup } from './define.js';
 import { toolAgentNotRunning } from './errors.js';
 
-const Kind = Type.Union([Type.Literal('fact'), Type.Literal('episode'), Type.Literal('summary'), Type.Literal('instruction')], { description: 'fact (default), episode, summary or instruction' });
+const Kind = Type.Union(
+  [Type.Literal('fact'), Type.Literal('episode'), Type.Literal('summary'), Type.Literal('instruction')],
+  { description: 'fact (default), episode, summary or instruction' },
+);
 
 function memoryOf(runtime: AgentRuntime): MemoryService {
   if (!runtime.memory) throw toolAgentNotRunning(runtime.id);
@@ -23,10 +26,18 @@ export function memoryTools(lookup: RuntimeLookup): ToolDefinition[] {
     builtin(
       {
         name: 'memory_save',
-        description: 'Save something worth remembering beyond this conversation (a fact, a preference, an instruction, what happened). It is searchable later and may be recalled before later turns. Never save passwords, keys or tokens.',
-        input: Type.Object({ text: Type.String({ minLength: 1, maxLength: MAX_MEMORY_CHARS }), kind: Type.Optional(Kind) }),
+        description:
+          'Save something worth remembering beyond this conversation (a fact, a preference, an instruction, what happened). It is searchable later and may be recalled before later turns. Never save passwords, keys or tokens.',
+        input: Type.Object({
+          text: Type.String({ minLength: 1, maxLength: MAX_MEMORY_CHARS }),
+          kind: Type.Optional(Kind),
+        }),
         async run(runtime, { text, kind }, context) {
-          const memory = await memoryOf(runtime).save(runtime.agent, { text, ...(kind ? { kind } : {}), source: 'agent', loop: context.loop, turnId: context.turnId ?? null }, { quota: true });
+          const memory = await memoryOf(runtime).save(
+            runtime.agent,
+            { text, ...(kind ? { kind } : {}), source: 'agent', loop: context.loop, turnId: context.turnId ?? null },
+            { quota: true },
+          );
           return json({ id: memory.id, kind: memory.kind, saved: true });
         },
       },
@@ -36,13 +47,28 @@ export function memoryTools(lookup: RuntimeLookup): ToolDefinition[] {
       {
         name: 'memory_search',
         description: 'Search your long-term memory by meaning and words; best matches first, with their ids.',
-        input: Type.Object({ query: Type.String({ minLength: 1, maxLength: 2_000 }), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50 })) }),
+        input: Type.Object({
+          query: Type.String({ minLength: 1, maxLength: 2_000 }),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50 })),
+        }),
         async run(runtime, { query, limit }, context) {
-          const result = await memoryOf(runtime).search(runtime.agent, query, { limit: limit ?? 8, touch: true, signal: context.signal, ...(context.turnId ? { turnId: context.turnId } : {}), loop: context.loop });
+          const result = await memoryOf(runtime).search(runtime.agent, query, {
+            limit: limit ?? 8,
+            touch: true,
+            signal: context.signal,
+            ...(context.turnId ? { turnId: context.turnId } : {}),
+            loop: context.loop,
+          });
           return json({
             mode: result.mode,
             ...(result.note ? { note: result.note } : {}),
-            memories: result.hits.map((h) => ({ id: h.id, text: h.memory.text, kind: h.memory.kind, pinned: h.memory.pinned, created_at: new Date(h.memory.created_at).toISOString() })),
+            memories: result.hits.map((h) => ({
+              id: h.id,
+              text: h.memory.text,
+              kind: h.memory.kind,
+              pinned: h.memory.pinned,
+              created_at: new Date(h.memory.created_at).toISOString(),
+            })),
           });
         },
       },

@@ -23,7 +23,12 @@ export function msgTools(lookup: RuntimeLookup): ToolDefinition[] {
           text: Type.String({ minLength: 1, maxLength: 100_000 }),
           channel: Type.String({ minLength: 1, maxLength: 100, description: 'channel name or "mesh"' }),
           recipient: Type.Optional(Type.String({ maxLength: 500 })),
-          data: Type.Optional(Type.Unknown({ description: 'extra fields for the transport; {"parent_id": <inbox message id>} sends a reply to that message (the recipient may then be left out)' })),
+          data: Type.Optional(
+            Type.Unknown({
+              description:
+                'extra fields for the transport; {"parent_id": <inbox message id>} sends a reply to that message (the recipient may then be left out)',
+            }),
+          ),
         }),
         notable: true,
         run(runtime, { text, channel, recipient, data }, context) {
@@ -31,7 +36,11 @@ export function msgTools(lookup: RuntimeLookup): ToolDefinition[] {
           const row = runtime.agent.file.outbox.insert({ channel, recipient: recipient ?? null, text, data });
           const origin = { loop: context.loop, turnId: context.turnId };
           runtime.emit('outbox.queued', { messageId: row.id, channel: row.channel }, origin);
-          runtime.fire('on_outbox', { messageId: row.id, channel: row.channel, recipient: row.recipient, text: row.text }, origin);
+          runtime.fire(
+            'on_outbox',
+            { messageId: row.id, channel: row.channel, recipient: row.recipient, text: row.text },
+            origin,
+          );
           runtime.sendOutbound(row);
           return `queued message ${row.id} to ${channel}`;
         },
@@ -42,11 +51,25 @@ export function msgTools(lookup: RuntimeLookup): ToolDefinition[] {
       {
         name: 'msg_list',
         description: 'List inbox or outbox messages (newest last, text previews), optionally by status.',
-        input: Type.Object({ box: Box, status: Type.Optional(Type.String()), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIST })) }),
+        input: Type.Object({
+          box: Box,
+          status: Type.Optional(Type.String()),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIST })),
+        }),
         run(runtime, { box, status, limit }) {
           const store = box === 'inbox' ? runtime.agent.file.inbox : runtime.agent.file.outbox;
           const rows = store.list({ status }).slice(-(limit ?? 20));
-          return json(rows.map((row) => ({ id: row.id, status: row.status, text: preview(row.text), created_at: row.created_at, ...('source' in row ? { source: row.source, sender: row.sender } : { channel: row.channel, recipient: row.recipient }) })));
+          return json(
+            rows.map((row) => ({
+              id: row.id,
+              status: row.status,
+              text: preview(row.text),
+              created_at: row.created_at,
+              ...('source' in row
+                ? { source: row.source, sender: row.sender }
+                : { channel: row.channel, recipient: row.recipient }),
+            })),
+          );
         },
       },
       lookup,

@@ -113,7 +113,13 @@ export class TriggerEvaluator {
    * timer's own scope): they fire even when the trigger is not configured, with the same gating;
    * with `ownTargetsOnly` they replace the configured targets (see {@link FireOptions}).
    */
-  fire(type: TriggerType, event: TriggerEvent, origin: TriggerOrigin = {}, extra: TriggerTarget[] = [], options: FireOptions = {}): number {
+  fire(
+    type: TriggerType,
+    event: TriggerEvent,
+    origin: TriggerOrigin = {},
+    extra: TriggerTarget[] = [],
+    options: FireOptions = {},
+  ): number {
     const configured = this.targetsOf(type, options);
     if (configured === null || (configured.length === 0 && extra.length === 0)) return 0;
     const state = this.deps.displayState();
@@ -130,7 +136,13 @@ export class TriggerEvaluator {
     if (origin.system) return 0;
     let accepted = 0;
     configured.forEach((target, index) => {
-      if (target.scope === 'agent' && origin.loop !== undefined && SELF_SUPPRESSED.has(type) && origin.loop === (target.loop ?? 'main')) return;
+      if (
+        target.scope === 'agent' &&
+        origin.loop !== undefined &&
+        SELF_SUPPRESSED.has(type) &&
+        origin.loop === (target.loop ?? 'main')
+      )
+        return;
       if (!matchesFilter(target.filter, event.data)) return;
       accepted++;
       this.pipeline(type, index, target).push({ events: [event], count: 1 });

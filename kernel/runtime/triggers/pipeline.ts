@@ -94,13 +94,16 @@ export class TargetPipeline {
       return this.emit(delivery);
     }
     this.throttleHeld = merge(this.throttleHeld, delivery);
-    this.throttleTimer ??= this.clock.setTimeout(() => {
-      const held = this.throttleHeld!;
-      this.throttleHeld = undefined;
-      this.throttleTimer = undefined;
-      this.lastFiredAt = this.clock.now();
-      this.emit(held);
-    }, this.lastFiredAt! + ms - now);
+    this.throttleTimer ??= this.clock.setTimeout(
+      () => {
+        const held = this.throttleHeld!;
+        this.throttleHeld = undefined;
+        this.throttleTimer = undefined;
+        this.lastFiredAt = this.clock.now();
+        this.emit(held);
+      },
+      this.lastFiredAt! + ms - now,
+    );
   }
 
   /** Cancels every pending timer; held events are dropped (config change, state `off`, unload). */

@@ -7,8 +7,19 @@
  * `text` and `stop_reason: "system"`, or `agent.error`.
  */
 import { isAgtError, type EventPayloads, type EventType, type CommandOutcome, type CommandRun } from '@agt/contracts';
-import { agentUnloading, commandFailed, commandTimedOut, lambdaFileMissing, systemTargetEmpty, tooManySystemRuns } from '../errors.js';
-import { allowsUnsandboxedCommands, COMMAND_DEFAULT_TIMEOUT_MS, type HostCommandRunner } from '../sandbox/command-runner.js';
+import {
+  agentUnloading,
+  commandFailed,
+  commandTimedOut,
+  lambdaFileMissing,
+  systemTargetEmpty,
+  tooManySystemRuns,
+} from '../errors.js';
+import {
+  allowsUnsandboxedCommands,
+  COMMAND_DEFAULT_TIMEOUT_MS,
+  type HostCommandRunner,
+} from '../sandbox/command-runner.js';
 import { LAMBDA_DEFAULT_TIMEOUT_MS, LambdaHost, parseLambdaRef } from '../sandbox/lambda-runner.js';
 import { limitOf, type RuntimeAgent } from '../types.js';
 import type { TriggerEvent } from '../dispatch.js';
@@ -30,7 +41,11 @@ export interface SystemRunHost {
   /** The kernel's host runner (the agent's bubblewrap sandbox), for commands no executor took. */
   hostCommands: HostCommandRunner;
   /** Writes the agent log as a system run (never re-triggers anything). */
-  log(level: 'info' | 'warn' | 'error', message: string, fields: { event: string; target: string; data?: unknown }): void;
+  log(
+    level: 'info' | 'warn' | 'error',
+    message: string,
+    fields: { event: string; target: string; data?: unknown },
+  ): void;
 }
 
 const MAX_TEXT = 4_000;
@@ -49,7 +64,13 @@ export class SystemRunner {
     void this.run(target, trigger, events, count, turnId);
   }
 
-  private async run(target: SystemTarget, trigger: string, events: TriggerEvent[], count: number, turnId?: string): Promise<void> {
+  private async run(
+    target: SystemTarget,
+    trigger: string,
+    events: TriggerEvent[],
+    count: number,
+    turnId?: string,
+  ): Promise<void> {
     const label = target.lambda ? `lambda:${target.lambda}` : `command:${target.command ?? '?'}`;
     const controller = new AbortController();
     this.running.add(controller);
@@ -65,14 +86,27 @@ export class SystemRunner {
         const file = this.host.agent.file.files.read(ref.path);
         if (!file) throw lambdaFileMissing(ref.path);
         const timeoutMs = limitOf(this.host.agent.config, 'lambda_timeout_ms');
-        const outcome = await this.lambdas.run({ ref, source: file.content.toString('utf8'), event: input, warm: target.warm, timeoutMs });
+        const outcome = await this.lambdas.run({
+          ref,
+          source: file.content.toString('utf8'),
+          event: input,
+          warm: target.warm,
+          timeoutMs,
+        });
         result = outcome.result;
         logs = outcome.logs;
       } else if (target.command) {
         const timeoutMs = limitOf(this.host.agent.config, 'command_timeout_ms', COMMAND_DEFAULT_TIMEOUT_MS);
-        const run: CommandRun = { agentId: this.host.agent.id, command: target.command, stdin: JSON.stringify(input), timeoutMs, signal: controller.signal };
+        const run: CommandRun = {
+          agentId: this.host.agent.id,
+          command: target.command,
+          stdin: JSON.stringify(input),
+          timeoutMs,
+          signal: controller.signal,
+        };
         const outcome =
-          (await this.host.executeCommand?.(run)) ?? (await this.host.hostCommands.runHost(run, allowsUnsandboxedCommands(this.host.agent.config), trigger));
+          (await this.host.executeCommand?.(run)) ??
+          (await this.host.hostCommands.runHost(run, allowsUnsandboxedCommands(this.host.agent.config), trigger));
         if (outcome.timedOut) throw commandTimedOut(outcome.stderr.slice(-MAX_TEXT));
         if (outcome.exitCode !== 0) {
           throw commandFailed(outcome.exitCode ?? 'killed', outcome.stderr.slice(-500));
@@ -82,19 +116,32 @@ export class SystemRunner {
         throw systemTargetEmpty();
       }
       const text = JSON.stringify(result ?? null);
-      this.host.log('info', `${label} ran for ${trigger}`, { event: trigger, target: label, data: { result: text.slice(0, MAX_TEXT), logs } });
+      this.host.log('info', `${label} ran for ${trigger}`, {
+        event: trigger,
+        target: label,
+        data: { result: text.slice(0, MAX_TEXT), logs },
+      });
       if (turnId) {
-        this.host.emit('turn.completed', { turn_id: turnId, absorbed_turn_ids: [], text, llm_calls: 0, tool_calls: 0, stop_reason: 'system' }, { turnId });
+        this.host.emit(
+          'turn.completed',
+          { turn_id: turnId, absorbed_turn_ids: [], text, llm_calls: 0, tool_calls: 0, stop_reason: 'system' },
+          { turnId },
+        );
       }
     } catch (error) {
       const code = isAgtError(error) ? error.code : 'internal_error';
       const message = error instanceof Error ? error.message : String(error);
       const logs = isAgtError(error) ? error.details?.logs : undefined;
-      this.host.log('error', `${label} failed for ${trigger}: ${message}`, { event: trigger, target: label, data: { code, logs } });
+      this.host.log('error', `${label} failed for ${trigger}: ${message}`, {
+        event: trigger,
+        target: label,
+        data: { code, logs },
+      });
       // A command target's exit code (124: its time limit) lets `agt exec` end with it, as `docker exec` does.
       const exitCode = isAgtError(error) ? error.details?.exit_code : undefined;
       const exit = typeof exitCode === 'number' ? { exit_code: exitCode } : {};
-      if (turnId) this.host.emit('agent.error', { code, message, turn_id: turnId, absorbed_turn_ids: [], ...exit }, { turnId });
+      if (turnId)
+        this.host.emit('agent.error', { code, message, turn_id: turnId, absorbed_turn_ids: [], ...exit }, { turnId });
     } finally {
       this.running.delete(controller);
     }
