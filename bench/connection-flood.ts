@@ -156,7 +156,10 @@ try {
   const kept = held.reduce((sum, item) => sum + item.open, 0);
   const count = (list: number[]) =>
     Object.entries(
-      list.reduce<Record<number, number>>((acc, status) => ({ ...acc, [status]: (acc[status] ?? 0) + 1 }), {}),
+      list.reduce<Record<number, number>>((acc, status) => {
+        acc[status] = (acc[status] ?? 0) + 1;
+        return acc;
+      }, {}),
     )
       .map(([status, n]) => `${status}×${n}`)
       .join(' ');

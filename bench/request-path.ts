@@ -195,7 +195,7 @@ async function compare(running: Array<{ name: string; port: number; pid: number;
       // All targets at once: whatever else the machine does disturbs them alike (CPU per request is
       // the figure to read then; req/s splits between them).
       const results = await Promise.all(running.map((target) => load(target.port, target.pid, target.path, seconds)));
-      running.forEach((target, i) => runs.get(target.name)!.push(results[i]!));
+      for (const [i, target] of running.entries()) runs.get(target.name)!.push(results[i]!);
     } else {
       for (const target of running)
         runs.get(target.name)!.push(await load(target.port, target.pid, target.path, seconds));

@@ -237,14 +237,16 @@ async function main() {
         .filter(([k]) => !k.startsWith('(idle)'))
         .sort((a, b) => b[1] - a[1])
         .slice(0, rows)
-        .forEach(([k]) => keys.add(k));
+        .forEach(([k]) => {
+          keys.add(k);
+        });
     const busy = maps.map((m) => [...m].filter(([k]) => !k.startsWith('(idle)')).reduce((s, [, v]) => s + v, 0));
     lines.push(`profiled busy µs/req: ${lanes.map((t, i) => `${t.name} ${busy[i]!.toFixed(2)}`).join(', ')}`);
     const sum = (k: string) => maps.reduce((s, m) => s + (m.get(k) ?? 0), 0);
     const sortedKeys = [...keys].sort((a, b) => sum(b) - sum(a));
     lines.push(
       `${lanes
-        .map((t) => t.name.slice(0, 3) + '|' + t.target.name.slice(-6))
+        .map((t) => `${t.name.slice(0, 3)}|${t.target.name.slice(-6)}`)
         .map((n) => n.padStart(10))
         .join(' ')}  function`,
     );

@@ -15,7 +15,6 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ModelClientProvider, ModelRequest, ModelResponse } from '../contracts/model.js';
 import { createAgentFile } from '../test/helpers/agent-file.js';

@@ -52,7 +52,7 @@ export function isUtf8Text(content: Uint8Array): boolean {
  * @beta
  */
 export function passiveStoredType(stored: string | null | undefined): string | undefined {
-  const type = stored?.split(';')[0]!.trim().toLowerCase();
+  const type = stored?.split(';')[0]?.trim().toLowerCase();
   return type !== undefined && (PASSIVE_TEXT.has(type) || PASSIVE_BINARY.has(type)) ? type : undefined;
 }
 

@@ -8,7 +8,7 @@
  * slowest first by the last run's times. Beside the suite, at a lower CPU priority: the type-check (tsc,
  * incremental, its state in `.cache/agt/`, outside node_modules so `npm ci` keeps it), the import
  * boundaries (dependency-cruiser with .dependency-cruiser.cjs) and the API report of @agt/contracts
- * (scripts/api-report.mjs). It fails when any of them fails.
+ * (scripts/api-report.mjs), and format and lint (Biome, biome.jsonc; about 2 s). It fails when any of them fails.
  *
  * Why not `tap` itself: its runner starts each test process with two module-hook loaders (process info
  * and mocks; ~1 s of CPU per process on Node 20, more than the tests of most files) and, after `npm ci`,
@@ -21,7 +21,7 @@
  *
  * Usage: node scripts/test.mjs [--quick] [--no-checks] [--jobs=N] [--batch=N | --no-batch] [test files, as sources or built]
  *   --quick      the unit and in-process files only (no child daemons, engines or scale): `npm run test:quick`
- *   --no-checks  skip the type-check, import boundaries and API report
+ *   --no-checks  skip the type-check, import boundaries, API report and format/lint
  *   --batch=N    in-process files N to a process (default 4 when no file is named; see worker() below)
  *   --no-batch   every file in a process of its own
  */
@@ -101,6 +101,7 @@ let typecheck;
 let boundaries;
 let typecheckUi;
 let apiReport;
+let formatLint;
 if (checks) {
   mkdirSync(CACHE_DIR, { recursive: true });
   typecheck = besideTheSuite(tsc, [
@@ -117,6 +118,7 @@ if (checks) {
   typecheckUi = besideTheSuite(tsc, ['-p', 'extensions/console/ui/tsconfig.json', '--pretty', 'false']);
   boundaries = besideTheSuite(bin('depcruise'), ['--config', '.dependency-cruiser.cjs', '--output-type', 'err', '.']);
   apiReport = besideTheSuite(process.execPath, [join(ROOT, 'scripts/api-report.mjs')]);
+  formatLint = besideTheSuite(bin('biome'), ['ci', '--colors=off', '.']);
 }
 if (!quick) await runBuild({ quiet: true });
 const { out } = await runTestBuild({ quiet: true });
@@ -371,6 +373,12 @@ if (checks) {
     process.stdout.write(
       `api report of @agt/contracts differs (${reported.seconds} s, scripts/api-report.mjs):\n${reported.output}\n`,
     );
-  code ||= checked.code || cruised.code || reported.code;
+  const linted = await formatLint;
+  if (linted.code === 0) process.stdout.write(`format and lint: clean (${linted.seconds} s, beside the suite)\n`);
+  else
+    process.stdout.write(
+      `format or lint failed (${linted.seconds} s; \`npm run format\` rewrites the format):\n${linted.output}\n`,
+    );
+  code ||= checked.code || cruised.code || reported.code || linted.code;
 }
 process.exit(code);

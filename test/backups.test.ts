@@ -278,7 +278,7 @@ t.test(
     writeFileSync(
       foreign,
       Buffer.concat([
-        Buffer.from(SEALED_MAGIC + JSON.stringify(header) + '\n', 'latin1'),
+        Buffer.from(`${SEALED_MAGIC + JSON.stringify(header)}\n`, 'latin1'),
         bytes.subarray(headerEnd + 1),
       ]),
     );

@@ -96,7 +96,7 @@ t.test(
           env: { PATH: process.env.PATH ?? '' },
         }),
       ) as string[][];
-      here.forEach((c, i) => t.same(missing[i], [], `${c.where}: ${c.names.join(', ')}`));
+      for (const [i, c] of here.entries()) t.same(missing[i], [], `${c.where}: ${c.names.join(', ')}`);
     }
   },
 );

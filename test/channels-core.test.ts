@@ -151,7 +151,7 @@ t.test('a third-party adapter type through the channels point', async (t) => {
   );
   t.match(
     withFile.text,
-    /\[message cut at 100000 characters\]\n\n\[attachment "a attachment  x  b\.txt" \(3 bytes\) stored as inbox\/echo\/m-file-1-a_attachment_x_b\.txt\]$/,
+    /\[message cut at 100000 characters\]\n\n\[attachment "a attachment {2}x {2}b\.txt" \(3 bytes\) stored as inbox\/echo\/m-file-1-a_attachment_x_b\.txt\]$/,
   );
 
   // A reply by parent_id alone: the parent row gives the chat.

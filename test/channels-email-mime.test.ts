@@ -65,7 +65,7 @@ t.test('body structure: text, html fallback, attachments', async (t) => {
   );
   t.equal(decodedSize(parts.attachments[2]!), 2920, 'base64 shrinks by 3/4, less its line breaks');
   for (const size of [0, 1, 2, 3, 57, 999, 1000, 1001, 4096, 100_000]) {
-    const wrapped = Buffer.alloc(size, 1).toString('base64').replace(/.{76}/g, '$&\r\n') + '\r\n';
+    const wrapped = `${Buffer.alloc(size, 1).toString('base64').replace(/.{76}/g, '$&\r\n')}\r\n`;
     const estimate = decodedSize({
       part: '2',
       type: 'x/y',

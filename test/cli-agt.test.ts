@@ -194,7 +194,7 @@ t.test('agt against the built daemon', async (t) => {
     writeFileSync(passphraseFile, 'a test passphrase\n');
     const created = await cli('identity', 'create', '--passphrase-file', passphraseFile);
     t.equal(created.code, 0, created.stderr);
-    t.match(created.stdout, /Your seed phrase \(shown this once, never again\):\n\n  (\w+ ){11}\w+\n/);
+    t.match(created.stdout, /Your seed phrase \(shown this once, never again\):\n\n {2}(\w+ ){11}\w+\n/);
     t.match(created.stdout, /Write it down/);
     t.equal(JSON.parse((await cli('identity', '--json')).stdout).status, 'ready');
     await h.d.request('POST', '/identity/lock');

@@ -93,7 +93,7 @@ function badValues(schema: Schema, rng: Rng): unknown[] {
       [null, 1, 'x', {}],
       Array.from({ length: 2000 }, (_, i) => i),
     );
-  if (type === 'object') out.push({ ['\u0000']: 1 }, { a: { b: { c: [] } } });
+  if (type === 'object') out.push({ '\u0000': 1 }, { a: { b: { c: [] } } });
   return out;
 }
 
@@ -146,7 +146,6 @@ function validValue(schema: Schema | undefined, rng: Rng, depth = 0): unknown {
       return true;
     case 'array':
       return Array.from({ length: schema.minItems ?? 0 }, () => validValue(schema.items, rng, depth + 1));
-    case 'object':
     default: {
       if (!schema.properties) return type === 'object' ? {} : null;
       const out: Record<string, unknown> = {};
@@ -477,7 +476,7 @@ t.test(`schema-driven fuzz of every operation (seed ${SEED})`, async (t) => {
     const healthMs = Date.now() - before;
     const name = `${op.method} ${op.template}: ${cases.length} cases`;
     if (failures.length > 0) {
-      failures.forEach((failure, index) => (failures[index] = printable(failure)));
+      for (const [index, failure] of failures.entries()) failures[index] = printable(failure);
       t.fail(name, { seed: SEED, failures: failures.slice(0, 20), failureCount: failures.length });
       t.comment(`seed ${SEED}, failing cases of ${op.method} ${op.template}:\n  ${failures.slice(0, 20).join('\n  ')}`);
     } else {

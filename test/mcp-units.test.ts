@@ -261,7 +261,7 @@ t.test('MCP results become tool results', async (t) => {
 t.test('the log ring stays bounded and scrubs secrets', async (t) => {
   const ring = new LogRing(10);
   ring.setSecrets(['s3cr3t-value']);
-  ring.write(Array.from({ length: 1000 }, (_, i) => `line ${i} s3cr3t-value`).join('\n') + '\npartial');
+  ring.write(`${Array.from({ length: 1000 }, (_, i) => `line ${i} s3cr3t-value`).join('\n')}\npartial`);
   ring.write(`${'x'.repeat(5000)}\n`);
   const lines = ring.recent();
   t.equal(lines.length, 10);

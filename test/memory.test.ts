@@ -54,7 +54,7 @@ const settle = async (what: string) => {
   await log.waitFor(
     (e) => e.event_type === 'memory.embedded' && (e.payload as { pending: number }).pending === 0,
     what,
-    { from: start - 50 > 0 ? start - 50 : 0 },
+    { from: Math.max(start - 50, 0) },
   );
 };
 
@@ -131,13 +131,13 @@ t.test(
       'memories saved before the model was set were embedded too',
     );
 
-    const fulltextOnly = (await memory('?q=' + encodeURIComponent('automobile'))).body;
+    const fulltextOnly = (await memory(`?q=${encodeURIComponent('automobile')}`)).body;
     t.equal(fulltextOnly.mode, 'hybrid');
     t.equal(fulltextOnly.hits[0].memory.id, car.body.memory.id, 'the paraphrase finds the car');
     t.equal(fulltextOnly.hits[0].text_rank, undefined, 'full-text alone did not find it');
     t.ok(fulltextOnly.hits[0].distance < 0.6);
 
-    const both = (await memory('?q=' + encodeURIComponent('red automobile'))).body;
+    const both = (await memory(`?q=${encodeURIComponent('red automobile')}`)).body;
     t.equal(both.hits[0].memory.id, car.body.memory.id);
     t.ok(both.hits[0].text_rank === 1 && both.hits[0].distance !== undefined, 'in both lists: fused');
 
@@ -238,7 +238,7 @@ t.test('compaction keeps what it summarizes away as memories', async (t) => {
     'no credential value went into a memory',
   );
   await settle('compaction memories embedded');
-  t.ok((await memory('?q=' + encodeURIComponent('what did I ask first'))).body.hits.length > 0);
+  t.ok((await memory(`?q=${encodeURIComponent('what did I ask first')}`)).body.hits.length > 0);
 });
 
 t.test('agt memory: add, ls, search, pin, rm', async (t) => {

@@ -78,7 +78,7 @@ const careful = await createMeshAgent(
   'Careful',
   agentConfig({ handle: 'careful', tools: [{ name: 'fs_write', enabled: true, restricted: true }] }),
 );
-const busy = await createMeshAgent(d1, 'Busy', agentConfig({ handle: 'busy' }));
+const _busy = await createMeshAgent(d1, 'Busy', agentConfig({ handle: 'busy' }));
 const cardUrl = (handle: string) => `${d1.meshUrl}/agents/${handle}/.well-known/agent-card.json`;
 const a2aUrl = (handle: string) => `${d1.meshUrl}/agents/${handle}/a2a`;
 

@@ -229,7 +229,7 @@ t.test('slow headers and slow bodies get 408, oversized headers 431', async (t) 
 function badEnvelopes(to: string): Array<[string, string, Record<string, string>?]> {
   const key = testKey();
   const good = signedEnvelope(key, to, 'hello');
-  const nest = (levels: number, open: string, close: string) => open.repeat(levels) + '1' + close.repeat(levels);
+  const nest = (levels: number, open: string, close: string) => `${open.repeat(levels)}1${close.repeat(levels)}`;
   const cases: Array<[string, string, Record<string, string>?]> = [
     ['payload nested 3,000 deep', JSON.stringify({ ...good, payload: 'X' }).replace('"X"', nest(3_000, '{"a":', '}'))],
     [
@@ -281,7 +281,7 @@ t.test('fuzz: deep, huge and malformed requests answer 4xx {error, code}, never 
       failures.push(`${label}: ${res.status} not {error, code}: ${JSON.stringify(body)?.slice(0, 200)}`);
   };
   for (const [label, body, headers] of badEnvelopes(agent.did)) {
-    let res;
+    let res: Awaited<ReturnType<typeof rawRequest>>;
     try {
       res = await rawRequest(d.meshUrl, {
         method: 'POST',
@@ -320,4 +320,4 @@ t.test('fuzz: deep, huge and malformed requests answer 4xx {error, code}, never 
   t.equal((await rawRequest(d.meshUrl, { path: '/health' })).status, 200, 'and the server still answers');
 });
 
-const nestJson = (levels: number) => '{"a":'.repeat(levels) + '1' + '}'.repeat(levels);
+const nestJson = (levels: number) => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;

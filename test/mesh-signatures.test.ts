@@ -107,6 +107,7 @@ t.test('values without a canonical form are refused, never written as null', asy
     ['-Infinity', [-Infinity]],
     ['NaN', { x: Number.NaN }],
     ['undefined in an array', [1, undefined]],
+    // biome-ignore lint/suspicious/noSparseArray: the hole is the case under test
     ['a hole in an array', [1, , 2]],
     ['a bigint', { x: 1n }],
     ['a function', { x: () => 1 }],
@@ -151,7 +152,7 @@ t.test('the strict reader refuses what JSON.parse would hide', async (t) => {
     ['NaN', '{"x":NaN}'],
     ['Infinity', '{"x":Infinity}'],
     ['65 levels', '['.repeat(65) + ']'.repeat(65)],
-    ['3,000 levels', '{"a":'.repeat(3_000) + '1' + '}'.repeat(3_000)],
+    ['3,000 levels', `${'{"a":'.repeat(3_000)}1${'}'.repeat(3_000)}`],
     ['bad syntax', '{"x":1,}'],
     ['trailing text', '{"x":1} {}'],
   ];
@@ -202,7 +203,7 @@ t.test('one signature encoding: 88 characters of padded base64, byte-exact', asy
       formatSignature(signature).slice(0, 8) + Buffer.from(signature.slice(0, 63)).toString('base64'),
       false,
     ],
-    ['65 bytes', 'ed25519:' + Buffer.concat([signature, Buffer.from([0])]).toString('base64'), false],
+    ['65 bytes', `ed25519:${Buffer.concat([signature, Buffer.from([0])]).toString('base64')}`, false],
     ['another prefix', `ED25519:${b64}`, false],
   ];
   for (const [what, variant, lenientSame] of variants) {

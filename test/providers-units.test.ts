@@ -222,7 +222,9 @@ t.test('an answer that never ends is cut at MAX_ANSWER_BYTES, JSON or stream', a
   t.teardown(() => new Promise<void>((done) => server.close(() => done())));
   const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   const guards: CallGuard[] = [];
-  t.teardown(() => guards.forEach((guard) => guard.dispose()));
+  t.teardown(() => {
+    for (const guard of guards) guard.dispose();
+  });
   const post = (path: string) => {
     const guard = new CallGuard(undefined, { timeoutMs: 60_000, idleTimeoutMs: 60_000 });
     guards.push(guard);

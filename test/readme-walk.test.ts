@@ -123,7 +123,7 @@ t.test('the quick start with agt, line by line, then usage and extension options
     t.equal(run.code, 0, `agt ${args.join(' ')}: ${run.stderr}${run.stdout.slice(0, 400)}`);
     ran.push(args.slice(0, 2).join(' '));
     if (args[0] === 'chat') t.match(run.stdout, /I can read and write files/, 'the reply is printed');
-    if (args.join(' ') === 'identity create --passphrase-file ' + passphrase)
+    if (args.join(' ') === `identity create --passphrase-file ${passphrase}`)
       t.match(run.stdout, /(\w+ ){11}\w+/, 'the seed phrase, once');
     if (args[0] === 'status') t.match(run.stdout, /Helper/);
   }

@@ -76,7 +76,7 @@ t.test("a wildcard-bound server: this machine's addresses on its port, public na
     method: 'POST',
     path: '/echo',
     headers: { 'content-type': 'application/json' },
-    body: '{"a":'.repeat(100) + '1' + '}'.repeat(100),
+    body: `${'{"a":'.repeat(100)}1${'}'.repeat(100)}`,
   });
   t.equal(deep.status, 400, 'a route added after createServer has the JSON depth limit');
   t.equal(

@@ -71,7 +71,7 @@ export function agtModuleUrl(path: string): string {
   // <agt>/contracts/testing/test-daemon.ts, or <agt>/dist/contracts/testing/test-daemon.js in the build.
   const sibling = new URL(`../../${path}${fromSources ? '.ts' : '.js'}`, ownUrl);
   if (existsSync(fileURLToPath(sibling))) return sibling.href;
-  for (const from of [process.cwd() + '/', fileURLToPath(ownUrl)]) {
+  for (const from of [`${process.cwd()}/`, fileURLToPath(ownUrl)]) {
     let manifest: string;
     try {
       manifest = createRequire(from).resolve('agt/package.json');

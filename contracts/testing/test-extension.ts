@@ -163,7 +163,9 @@ export async function startTestExtension<Options extends TSchema>(
     subscriptions.add(once);
     return once;
   };
-  const release = () => [...subscriptions].forEach((unsubscribe) => unsubscribe());
+  const release = () => {
+    for (const unsubscribe of [...subscriptions]) unsubscribe();
+  };
 
   let state: TestExtensionState = 'loaded';
   let error: string | null = null;

@@ -37,13 +37,11 @@ export function registerChannelRoutes(
       response: { 200: ChannelsList },
     },
     handler: async () => ({
-      types: types
-        .all()
-        .map((kind) => ({
-          type: kind.type,
-          credentials: kind.credentials.map((key) => `adapter:${kind.type}:${key}`),
-          maxTextLength: kind.limits.maxTextLength,
-        })),
+      types: types.all().map((kind) => ({
+        type: kind.type,
+        credentials: kind.credentials.map((key) => `adapter:${kind.type}:${key}`),
+        maxTextLength: kind.limits.maxTextLength,
+      })),
       agents: agents
         .list()
         .filter((agent) => Object.keys(agent.config.adapters ?? {}).length > 0)

@@ -131,14 +131,12 @@ export async function execInContainer(engine: Engine, call: ExecCall): Promise<C
 /** Runs {@link KILL_SCRIPT} as the exec's user; resolves when it is done, or failed (the container is gone: so are its processes). */
 async function killMarked(docker: Docker, call: ExecCall, marker: string): Promise<void> {
   try {
-    const killer = await docker
-      .getContainer(call.container)
-      .exec({
-        Cmd: ['/bin/sh', '-c', KILL_SCRIPT, 'sh', marker],
-        User: call.user,
-        AttachStdout: true,
-        AttachStderr: true,
-      });
+    const killer = await docker.getContainer(call.container).exec({
+      Cmd: ['/bin/sh', '-c', KILL_SCRIPT, 'sh', marker],
+      User: call.user,
+      AttachStdout: true,
+      AttachStderr: true,
+    });
     const out = await killer.start({ hijack: true, stdin: false });
     await new Promise(
       (resolve) => (out.once('end', resolve), out.once('close', resolve), out.once('error', resolve), out.resume()),

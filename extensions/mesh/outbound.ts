@@ -9,7 +9,6 @@
  */
 import type { OutboundEnvelope, OutboundReport, OutboundResult, OutboundTransport } from '@agt/contracts';
 import { isAgtError } from '@agt/contracts';
-import type { AgentsService, InboxService } from '@agt/contracts';
 import { findMeshAgent, type MeshAgent } from './directory.js';
 import { messageIdFor, signEnvelope, type Envelope } from './envelope.js';
 import { DeliveryFailure, deliveryGaveUp, deliveryRefused, noParent, noRoute } from './errors.js';
@@ -125,7 +124,7 @@ export class MeshTransport implements OutboundTransport {
       const row = await this.deps.inbox.get(envelope.agentId, parentId);
       const mesh = record(record(row?.data).mesh);
       const from = text(mesh.from, 128);
-      if (!row || row.source !== 'mesh' || !from) throw noParent(parentId);
+      if (row?.source !== 'mesh' || !from) throw noParent(parentId);
       const parent = {
         id: String(mesh.id),
         ...(text(mesh.payload && record(mesh.payload).thread_id, 200)

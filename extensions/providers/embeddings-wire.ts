@@ -73,7 +73,7 @@ export function embedder(target: ProviderTarget, runtime: EmbedRuntime) {
       const guard = new CallGuard(request.signal, { timeoutMs: target.timeoutMs, idleTimeoutMs: 0 });
       runtime.inflight.add(guard);
       if (runtime.stopSignal.aborted) guard.abort('stopped');
-      let failure;
+      let failure: ReturnType<typeof classify>;
       try {
         const answer = (await postJson({
           url,

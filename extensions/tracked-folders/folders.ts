@@ -60,5 +60,5 @@ export function isOwnFileNow(filePath: string, folder: string): boolean {
 
 /** The checks of {@link isOwnFile} on what `lstat` and `realpath` gave (null: the call failed). */
 function ownFileSeen(info: Stats | null, real: string | null, filePath: string, folder: string): boolean {
-  return info !== null && info.isFile() && real === filePath && isInside(folder, real);
+  return info?.isFile() === true && real === filePath && isInside(folder, real);
 }

@@ -106,7 +106,7 @@ export class AgentIdentityService {
       ownerIsYou: scenario === 'mine',
       scenario,
       runtimeDid: runtime?.by ?? null,
-      runtimeIsThis: runtime !== undefined && runtime.valid && runtime.by === this.deps.identity.runtimeDid,
+      runtimeIsThis: runtime?.valid === true && runtime.by === this.deps.identity.runtimeDid,
       attestations,
     };
   }

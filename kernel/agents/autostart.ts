@@ -14,7 +14,7 @@ import {
   type AutostartReport,
   type AutostartSkipReason,
 } from '@agt/contracts';
-import { AgentFile } from './agent-file.js';
+import type { AgentFile } from './agent-file.js';
 import { trackedDirNotAbsolute } from './errors.js';
 import { canonicalPath } from './registry.js';
 import { startAgent, type StartDeps } from './start-agent.js';

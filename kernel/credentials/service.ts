@@ -145,7 +145,7 @@ export class CredentialsService {
     if (!access.ok || !access.envelope) return undefined;
     this.sealPendingValues(agent, access.envelope, access.dataKey);
     const row = agent.file.credentials.read(name);
-    if (!row || !row.sealed || row.meta?.envelope !== access.envelope.id) return undefined;
+    if (!row?.sealed || row.meta?.envelope !== access.envelope.id) return undefined;
     const plaintext = openWithKey(access.dataKey, row.value);
     if (!plaintext) return undefined;
     const value = decoder.decode(plaintext);

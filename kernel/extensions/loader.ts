@@ -26,7 +26,7 @@ import { overlayPath, readOverlay } from './config-overlay.js';
 import { PREFIX_PATTERN, readManifest, SEGMENT_PATTERN, type ManifestEntry } from './manifest.js';
 import { orderByDependencies } from './order.js';
 import { bridgeAgentRegister, guardPluginErrors } from './plugin-guard.js';
-import { ExtensionRegistry, type ExtensionRecord, type ExtensionStatus } from './registry.js';
+import type { ExtensionRegistry, ExtensionRecord, ExtensionStatus } from './registry.js';
 import { ModuleResolveError, resolveExtensionModule } from './resolve-module.js';
 import { shippedExtension } from './shipped.js';
 import { guardScope, registerStubRoutes, registerUnlistedStubs } from './unavailable.js';

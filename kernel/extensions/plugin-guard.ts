@@ -34,7 +34,7 @@ export async function runPlugin(fn: PluginFunction, instance: FastifyInstance, o
 
 /** The same plugin, but a throw goes to `onError` instead of avvio; fastify-plugin metadata is kept. */
 function guardPlugin(fn: PluginFunction, onError: (error: unknown) => void): PluginFunction {
-  const guarded = async function (instance: FastifyInstance, options: unknown) {
+  const guarded = async (instance: FastifyInstance, options: unknown) => {
     try {
       await runPlugin(fn, instance, options);
     } catch (error) {
@@ -84,7 +84,7 @@ export function guardPluginErrors(scope: FastifyInstance, onError: (error: unkno
  * honoured this way and is refused with a clear error.
  */
 export function bridgeAgentRegister(agentScope: FastifyInstance, mainScope: FastifyInstance): void {
-  const bridged = function (plugin: unknown, options?: unknown) {
+  const bridged = (plugin: unknown, options?: unknown) => {
     const opts =
       typeof options === 'function' ? (options as (parent: FastifyInstance) => unknown)(agentScope) : (options ?? {});
     if ((opts as { prefix?: unknown })?.prefix) {

@@ -179,7 +179,7 @@ export function secretEquals(given: string, expected: string): boolean {
 export function bearerToken(header: string | undefined): string | undefined {
   if (header === undefined) return undefined;
   if (header.startsWith('Bearer ')) return header.slice(7).trim();
-  return /^Bearer\s+(.+)$/i.exec(header)?.[1]!.trim();
+  return /^Bearer\s+(.+)$/i.exec(header)?.[1]?.trim();
 }
 
 export interface GuardOptions extends HostPolicy {

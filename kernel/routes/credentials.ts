@@ -4,7 +4,7 @@
  */
 import { Type } from 'typebox';
 import { AgentIdParams, AgentSuccess, errorResponses } from '@agt/contracts';
-import { CREDENTIAL_NAME_PATTERN, CredentialsService } from '../credentials/index.js';
+import { CREDENTIAL_NAME_PATTERN } from '../credentials/index.js';
 import { MAX_CREDENTIAL_BYTES, type CredentialInfo } from '../credentials/service.js';
 import type { EnvelopeState } from '../credentials/key-access.js';
 import type { KernelRoutes } from './plugin.js';

@@ -78,16 +78,14 @@ export const runtimeInfoRoutes: KernelRoutes<
         dataDir: services.dataDir,
         memory: { rss: memory.rss, heapUsed: memory.heapUsed, heapTotal: memory.heapTotal, external: memory.external },
         agents: { loaded: agents.length, byRuntimeState },
-        extensions: services.extensions
-          .status()
-          .map((row) => ({
-            name: row.name,
-            enabled: row.enabled,
-            loaded: row.loaded,
-            ...(row.state ? { state: row.state } : {}),
-            error: row.error,
-            problem: row.problem ?? null,
-          })),
+        extensions: services.extensions.status().map((row) => ({
+          name: row.name,
+          enabled: row.enabled,
+          loaded: row.loaded,
+          ...(row.state ? { state: row.state } : {}),
+          error: row.error,
+          problem: row.problem ?? null,
+        })),
         events: {
           epoch: services.bus.epoch,
           latestCursor: services.bus.latest,

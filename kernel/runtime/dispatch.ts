@@ -89,7 +89,7 @@ function refuseInternalFlags(value: unknown, path: string, depth = 0): void {
       `the body nests deeper than ${MAX_BODY_DEPTH} levels (at ${path.length > 100 ? `${path.slice(0, 100)}…` : path})`,
     );
   if (Array.isArray(value)) {
-    value.forEach((item, i) => refuseInternalFlags(item, `${path}[${i}]`, depth + 1));
+    for (const [i, item] of value.entries()) refuseInternalFlags(item, `${path}[${i}]`, depth + 1);
     return;
   }
   for (const [key, inner] of Object.entries(value)) {

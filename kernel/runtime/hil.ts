@@ -251,7 +251,7 @@ export class HilStore {
   /** Records the end of an approved task's run. */
   completeTask(taskId: string, ok: boolean, text: string): void {
     const task = this.safeRead(() => this.records.getTask(taskId));
-    if (!task || task.status !== 'running') return;
+    if (task?.status !== 'running') return;
     const clipped = text.length > MAX_RESULT_CHARS ? `${text.slice(0, MAX_RESULT_CHARS)}…` : text;
     this.records.updateTask(
       taskId,
@@ -315,7 +315,7 @@ export class HilStore {
   /** `fromCaller`: the answer comes from whoever sent the turn's message (an A2A caller), not the owner; the tool result says so. */
   respondAsk(requestId: string, answer: string, fromCaller = false): void {
     const prompt = this.records.getPrompt(requestId);
-    if (!prompt || prompt.kind !== 'ask' || prompt.status !== 'pending') throw askNotPending(requestId);
+    if (prompt?.kind !== 'ask' || prompt.status !== 'pending') throw askNotPending(requestId);
     this.answer(prompt, fromCaller ? 'answered_by_caller' : 'answered', answer);
   }
 

@@ -102,7 +102,7 @@ export async function backupFile(
     // 0600 from the start (VACUUM INTO accepts an empty file; it would create one with the umask's mode).
     writeFileSync(temp, '', { flag: 'wx', mode: 0o600 });
     try {
-      let check;
+      let check: Awaited<ReturnType<typeof runSqliteJob>>;
       try {
         check = await runSqliteJob({ op: 'copy', src: filePath, dst: temp });
       } catch (error) {

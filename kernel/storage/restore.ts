@@ -115,7 +115,7 @@ export async function restoreBackup(deps: RestoreDeps, input: RestoreInput): Pro
       copyFileSync(input.from, temp, constants.COPYFILE_EXCL);
     }
     chmodSync(temp, 0o600);
-    let check;
+    let check: Awaited<ReturnType<typeof runSqliteJob>>;
     try {
       check = await runSqliteJob({ op: 'verify', path: temp });
     } catch (error) {

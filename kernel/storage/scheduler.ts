@@ -10,7 +10,7 @@ import { readdirSync, rmSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import type { CronTime } from 'cron';
 import { cronTime } from '../cron-expression.js';
-import type { Logger, BackupSettings, Settings } from '@agt/contracts';
+import type { BackupSettings, Settings } from '@agt/contracts';
 import type { AgentRegistry } from '../agents/registry.js';
 import { canonicalPath } from '../agents/registry.js';
 import { AgentFile } from '../agents/agent-file.js';

@@ -174,7 +174,7 @@ export async function unsealFile(
   if (ownerDid !== null && header.ownerDid !== ownerDid)
     throw new UnsealError('foreign_owner', `the backup is sealed to another owner (${header.ownerDid})`);
   const key = openKey(header.key);
-  if (!key || key.length !== 32)
+  if (key?.length !== 32)
     throw new UnsealError(
       ownerDid === null ? 'foreign_owner' : 'damaged',
       'the backup key does not open with this owner identity',

@@ -57,9 +57,9 @@ function blocksOf(reply: Message) {
   const blocks: Array<Record<string, unknown>> = [];
   if (reply.thinking) blocks.push({ type: 'thinking', thinking: reply.thinking, signature: 'fake-signature' });
   if (reply.text) blocks.push({ type: 'text', text: reply.text });
-  (reply.toolCalls ?? []).forEach((call, i) =>
-    blocks.push({ type: 'tool_use', id: call.id ?? `toolu_${i + 1}`, name: call.name, input: call.args }),
-  );
+  for (const [i, call] of (reply.toolCalls ?? []).entries()) {
+    blocks.push({ type: 'tool_use', id: call.id ?? `toolu_${i + 1}`, name: call.name, input: call.args });
+  }
   return blocks;
 }
 

@@ -218,9 +218,11 @@ export class ImapInbox {
     if (!message) return undefined;
     const envelope = message.envelope;
     const headers = message.headers;
+    // imapflow's `mailbox` is `false` when none is open: the validity part of the fallback id says so.
+    const validity = client.mailbox === false ? 'false' : String(client.mailbox?.uidValidity);
     const messageId =
       messageIds(headerValue(headers, 'message-id') ?? envelope?.messageId)[0] ??
-      `<uid-${uid}.${String(client.mailbox && client.mailbox.uidValidity)}@${this.options.settings.imap.host}>`;
+      `<uid-${uid}.${validity}@${this.options.settings.imap.host}>`;
     const inReplyTo = messageIds(headerValue(headers, 'in-reply-to') ?? envelope?.inReplyTo);
     const references = messageIds(headerValue(headers, 'references'));
     const auto = (headerValue(headers, 'auto-submitted') ?? 'no').toLowerCase();

@@ -94,7 +94,7 @@ class TelegramAdapter implements ChannelAdapter {
   private async poll(bot: GrammyBot, signal: AbortSignal): Promise<void> {
     let offset = 0;
     while (!signal.aborted) {
-      let updates;
+      let updates: Awaited<ReturnType<typeof bot.api.getUpdates>>;
       try {
         updates = await bot.api.getUpdates(
           { offset, timeout: POLL_TIMEOUT_S, allowed_updates: ['message'] },

@@ -5,7 +5,7 @@
  * `ctx.agents.files` keyed by the agent's id: only that agent's own `agt_files` rows exist there (no
  * host path is ever built), and the kernel refuses `.`/`..` segments.
  */
-import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { type McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { AgentTurnsAccess } from '@agt/contracts';
 import type { AgentsService, AgentView } from '@agt/contracts';
@@ -73,13 +73,11 @@ export function registerResources(server: McpServer, deps: ResourceDeps): void {
     'agent-conversation',
     new ResourceTemplate('agt://agents/{agent}/conversation', {
       list: async () => ({
-        resources: exposed
-          .list()
-          .map((agent) => ({
-            uri: `${base(agent)}/conversation`,
-            name: `${agent.name} conversation`,
-            mimeType: 'application/json',
-          })),
+        resources: exposed.list().map((agent) => ({
+          uri: `${base(agent)}/conversation`,
+          name: `${agent.name} conversation`,
+          mimeType: 'application/json',
+        })),
       }),
     }),
     {

@@ -50,14 +50,12 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
       annotations: { readOnlyHint: true },
     },
     async () => {
-      const agents = exposed
-        .list()
-        .map((agent) => ({
-          id: agent.id,
-          name: agent.name,
-          handle: agent.handle ?? null,
-          description: agent.config.description ?? '',
-        }));
+      const agents = exposed.list().map((agent) => ({
+        id: agent.id,
+        name: agent.name,
+        handle: agent.handle ?? null,
+        description: agent.config.description ?? '',
+      }));
       return text(JSON.stringify(agents, null, 2), { agents });
     },
   );
@@ -119,27 +117,23 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
         args.agent === undefined ? exposed.list() : [exposed.find(args.agent)].filter((agent) => agent !== undefined);
       if (args.agent !== undefined && agents.length === 0) return failure(notExposed(args.agent));
       const tasks = agents.flatMap((agent) => [
-        ...turns
-          .approvals(agent.id)
-          .map((a) => ({
-            agent: agent.id,
-            kind: 'approval',
-            id: a.taskId,
-            tool: a.tool,
-            args: a.args,
-            turnId: a.turnId,
-            createdAt: a.createdAt,
-          })),
-        ...turns
-          .asks(agent.id)
-          .map((a) => ({
-            agent: agent.id,
-            kind: 'ask',
-            id: a.requestId,
-            question: a.question,
-            turnId: a.turnId,
-            createdAt: a.createdAt,
-          })),
+        ...turns.approvals(agent.id).map((a) => ({
+          agent: agent.id,
+          kind: 'approval',
+          id: a.taskId,
+          tool: a.tool,
+          args: a.args,
+          turnId: a.turnId,
+          createdAt: a.createdAt,
+        })),
+        ...turns.asks(agent.id).map((a) => ({
+          agent: agent.id,
+          kind: 'ask',
+          id: a.requestId,
+          question: a.question,
+          turnId: a.turnId,
+          createdAt: a.createdAt,
+        })),
       ]);
       tasks.sort((a, b) => a.createdAt - b.createdAt);
       return text(tasks.length === 0 ? 'Nothing waits.' : JSON.stringify(tasks, null, 2), { tasks });

@@ -26,10 +26,7 @@ export class TurnWatch {
   private wake: (() => void) | undefined;
   private readonly stop: () => void;
 
-  constructor(
-    bus: EventBus,
-    private readonly agentId: string,
-  ) {
+  constructor(bus: EventBus, agentId: string) {
     this.stop = bus.subscribe((event) => {
       if (event.agent_id !== agentId) return;
       this.kept.push(event);

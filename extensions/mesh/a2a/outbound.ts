@@ -108,8 +108,7 @@ export class A2ATransport implements OutboundTransport {
       const row = await this.deps.inbox.get(envelope.agentId, parentId);
       const a2a = record(record(row?.data).a2a);
       const cardUrl = text(a2a.card_url, 2000);
-      if (!row || row.source !== 'a2a' || !cardUrl)
-        throw new DeliveryFailure(`no A2A inbox message ${parentId} to reply to`);
+      if (row?.source !== 'a2a' || !cardUrl) throw new DeliveryFailure(`no A2A inbox message ${parentId} to reply to`);
       // Only a task that asked for input takes a message; else the reply opens a new task in the same context.
       return {
         cardUrl,

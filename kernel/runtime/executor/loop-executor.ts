@@ -262,7 +262,7 @@ export class LoopExecutor {
       }
       const resume = this.queue.findIndex((item) => item.kind === 'resume');
       const chat = resume >= 0 ? resume : this.queue.findIndex((item) => item.kind === 'chat');
-      await this.run(this.queue.splice(chat >= 0 ? chat : 0, 1)[0]!);
+      await this.run(this.queue.splice(Math.max(chat, 0), 1)[0]!);
     }
   }
 

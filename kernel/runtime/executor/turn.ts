@@ -373,7 +373,7 @@ async function runToolCall(
   let isError = false;
   let images: ToolImage[] | undefined;
   // Invisible tools are for authorized code only: a model that names one anyway is refused.
-  if (!active || !active.visible) {
+  if (!active?.visible) {
     text = `Unknown or disabled tool: ${call.name}`;
     isError = true;
   } else {
