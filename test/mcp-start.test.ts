@@ -95,7 +95,7 @@ t.test('a slow server does not hold the first turn; the SSE fallback', async (t)
   t.match(slow, { status: 'error', error: /no answer within the connect limit of 12000 ms/ });
   t.notOk('pid' in slow, 'the slow child was killed');
 
-  // A server declared while the agent runs starts at its restart route (as the README's MCP steps do).
+  // A server declared while the agent runs starts at its restart route (as the steps of docs/mcp.md do).
   const servers2 = [
     ...['fast', 'slow', 'legacy'].map((name) => ({ name, transport: name === 'legacy' ? 'http' : 'stdio' })),
     { name: 'late', transport: 'stdio' },

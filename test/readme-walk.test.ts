@@ -1,16 +1,18 @@
 /**
- * The README walked as a new user walks it, against the built daemon with the shipped extensions.json
- * and a fresh HOME: the commands are read out of README.md itself (so an edit that breaks an example
- * breaks this test) and run in order, the way a user types them.
+ * The README and the docs pages it leads to, walked as a new user walks them, against the built daemon with
+ * the shipped extensions.json and a fresh HOME: the commands are read out of the Markdown itself (so an edit
+ * that breaks an example breaks this test) and run in order, the way a user types them.
  *
- * 1. The quick start with `agt` (its first code block): each `agt` line through the CLI's main (dist/cli),
- *    finding the daemon in ~/.config/agt as a user's `agt` does; then `agt usage` by name, and
- *    `agt extensions config` (the channels example) leaving the shipped extensions.json byte-identical.
- * 2. The quick start with curl (its second code block) through bash and curl on a second daemon, then
- *    the Files and Costs blocks with the same variables, then the MCP-client example: its settings
- *    call and the client configuration (`agt mcp serve` spawned from that JSON) on the quick start's
- *    Helper. Only what a user at this machine changes is changed: the API address (the daemon binds a
- *    free port), the Ollama address (a fake OpenAI-format model), and a passphrase file for the prompt.
+ * 1. The README's quick start (`agt`), then the first session of docs/cli.md: each `agt` line through the
+ *    CLI's main (dist/cli), finding the daemon in ~/.config/agt as a user's `agt` does; then `agt usage` by
+ *    name, and `agt extensions config` (the example of docs/channels.md) leaving the shipped
+ *    extensions.json byte-identical.
+ * 2. The quick start over HTTP and the stored files (docs/http-api.md) through bash and curl on a second
+ *    daemon, then the costs block of docs/costs.md with the same variables, then the MCP-client example of
+ *    docs/mcp.md: its settings call and the client configuration (`agt mcp serve` spawned from that JSON)
+ *    on the quick start's Helper. Only what a user at this machine changes is changed: the API address (the
+ *    daemon binds a free port), the Ollama address (a fake OpenAI-format model), and a passphrase file for
+ *    the prompt.
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -23,16 +25,14 @@ import { agtInProcess } from './helpers/cli-in-process.js';
 import { ROOT, runDaemon, tempDir } from './helpers/daemon.js';
 import { eventLog } from './helpers/events.js';
 
-const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
-
-/** The fenced blocks (` ```sh ` or ` ```json `) of the README section that starts with `heading`. */
-function blocks(heading: string, lang: string): string[] {
+/** The fenced blocks (` ```sh ` or ` ```json `) of the section of `page` (README.md, docs/…) that starts with `heading`. */
+function blocks(page: string, heading: string, lang: string): string[] {
   const level = heading.split(' ')[0]!.length;
   const found: string[] = [];
   let inSection = false;
   let fence: string[] | undefined;
   let fenceLang = '';
-  for (const line of README.split('\n')) {
+  for (const line of readFileSync(join(ROOT, page), 'utf8').split('\n')) {
     if (fence) {
       if (line.startsWith('```')) {
         if (inSection && fenceLang === lang) found.push(fence.join('\n'));
@@ -50,7 +50,7 @@ function blocks(heading: string, lang: string): string[] {
     if (heading_ && line === heading) inSection = true;
     else if (heading_ && heading_[1]!.length <= level) inSection = false;
   }
-  if (found.length === 0) throw new Error(`README has no ${lang} block under ${heading}`);
+  if (found.length === 0) throw new Error(`${page} has no ${lang} block under ${heading}`);
   return found;
 }
 
@@ -108,9 +108,10 @@ t.test('the quick start with agt, line by line, then usage and extension options
   writeFileSync(passphrase, 'correct horse battery staple\n', { mode: 0o600 });
   const shipped = readFileSync(join(ROOT, 'extensions.json'));
 
-  const [quickStart] = blocks('## Quick start', 'sh');
+  const [quickStart] = blocks('README.md', '## Quick start', 'sh');
+  const [firstSession] = blocks('docs/cli.md', '## A first session', 'sh');
   const ran: string[] = [];
-  for (const line of quickStart!.split('\n')) {
+  for (const line of `${quickStart}\n${firstSession}`.split('\n')) {
     let argv = words(line);
     if (argv[0] === 'eval') argv = words(/"\$\((.*)\)"/.exec(line)![1]!);
     if (argv[0] !== 'agt') continue; // npm link and agtd: the daemon runs already
@@ -136,15 +137,15 @@ t.test('the quick start with agt, line by line, then usage and extension options
       'providers check',
       'create Helper',
       'chat Helper',
-      'status',
       'approvals',
+      'status',
       'tools Helper',
       'inspect Helper',
       'ps -a',
       'service install',
       'completion bash',
     ],
-    'every agt line of the quick start ran',
+    'every agt line of the quick start and the first session ran',
   );
   t.ok(existsSync(join(home, 'Documents/agt-agents/helper.agt')), 'the file where the quick start says');
 
@@ -156,7 +157,8 @@ t.test('the quick start with agt, line by line, then usage and extension options
   t.match(one.stdout, /^\s*CALLS.*\nHelper\s+1\s/);
 
   // Channels: the owner's option change goes to the data directory; the shipped manifest stays as it is.
-  const line = /`(agt extensions config channels --set [^`]+)`/.exec(README)![1]!;
+  const channels = readFileSync(join(ROOT, 'docs/channels.md'), 'utf8');
+  const line = /`(agt extensions config channels --set [^`]+)`/.exec(channels)![1]!;
   const set = await agtInProcess(words(line).slice(1), userShell(home));
   t.equal(set.code, 0, set.stderr);
   t.ok(readFileSync(join(ROOT, 'extensions.json')).equals(shipped), 'extensions.json is byte-identical');
@@ -181,7 +183,7 @@ t.test('the quick start with agt, line by line, then usage and extension options
   t.ok(readFileSync(join(ROOT, 'extensions.json')).equals(shipped), 'still byte-identical');
 });
 
-t.test('the quick start with curl, Files, Costs, then the MCP-client example on its Helper', async (t) => {
+t.test('the quick start over HTTP, stored files, costs, then the MCP-client example on its Helper', async (t) => {
   // The first message asks for a restricted tool (an approval), so the next chat's interruption shows.
   const model = await startFakeOpenAI(
     t,
@@ -203,11 +205,11 @@ t.test('the quick start with curl, Files, Costs, then the MCP-client example on 
   const bin = agtOnPath(t);
   const work = tempDir(t, 'agt-readme-sh-');
 
-  const [, curlStart] = blocks('## Quick start', 'sh');
-  const [files] = blocks('## Files', 'sh');
-  const [costs] = blocks('## Costs and budgets', 'sh');
-  const [exposeAgents] = blocks('### Connecting an MCP client', 'sh');
-  const [clientConfig] = blocks('### Connecting an MCP client', 'json');
+  const [curlStart] = blocks('docs/http-api.md', '## The quick start over HTTP', 'sh');
+  const [files] = blocks('docs/http-api.md', "## Agents' stored files", 'sh');
+  const [costs] = blocks('docs/costs.md', '## In short', 'sh');
+  const [exposeAgents] = blocks('docs/mcp.md', '## agt as an MCP server', 'sh');
+  const [clientConfig] = blocks('docs/mcp.md', '## agt as an MCP server', 'json');
   // The user's own addresses: this daemon's port, the model server in place of Ollama.
   const script = [curlStart!, files!, costs!, exposeAgents!]
     .join('\n')
@@ -256,7 +258,7 @@ t.test('the quick start with curl, Files, Costs, then the MCP-client example on 
   const exposedBody = bodies[exposed]!.slice(bodies[exposed]!.lastIndexOf('\n') + 1); // after agt approvals' output
   t.match(
     JSON.parse(exposedBody),
-    { key: 'mcpServer', value: { agents: ['helper'] } },
+    { key: 'mcpServer', value: { agents: ['bob', 'helper'] } },
     'the MCP example set mcpServer',
   );
   t.equal(statuses[exposed], 200);
@@ -279,7 +281,7 @@ t.test('the quick start with curl, Files, Costs, then the MCP-client example on 
   t.same(
     listed.structuredContent.agents.map((agent: { name: string }) => agent.name),
     ['Helper'],
-    '"helper" in mcpServer.agents exposes the agent named Helper',
+    '"helper" in mcpServer.agents exposes the agent named Helper (there is no bob)',
   );
   const chat = await client.callTool({ name: 'chat', arguments: { agent: 'helper', text: 'From my editor: hi' } });
   t.match(chat.structuredContent, { status: 'completed', reply: 'I help, in one line.' }, JSON.stringify(chat));
