@@ -3,7 +3,7 @@
  * `clientError`: a header block over the limit, a malformed request line, a request that took too
  * long to arrive). Such answers carry `{error, code}` like every other error and close the connection.
  *
- * Limits (README "Security model"): request headers at most 16 KB (431 `headers_too_large`); the header
+ * Limits (docs/security.md): request headers at most 16 KB (431 `headers_too_large`); the header
  * block must arrive within 10 s and the whole request (body included) within 60 s (408
  * `request_timeout`); an idle keep-alive connection is closed after 5 s; a connection with no traffic at
  * all for 180 s is cut (longer than the slowest route, compaction's 120 s model call). An established

@@ -1,7 +1,7 @@
 /**
- * `hello`: the extension of agt's README guide ("Writing an extension"). It serves `/hello` (a list of
- * greetings, add one, read one), greets one agent at `/agents/{id}/hello`, and offers every agent the
- * tool `hello_say`. It imports only `@agt/contracts` and `typebox`.
+ * `hello`: the extension of agt's guide (docs/extensions.md, "Writing a third-party extension"). It serves
+ * `/hello` (a list of greetings, add one, read one), greets one agent at `/agents/{id}/hello`, and offers
+ * every agent the tool `hello_say`. It imports only `@agt/contracts` and `typebox`.
  */
 import { AgtError, defineExtension, errorResponses } from '@agt/contracts';
 import { Type } from 'typebox';
