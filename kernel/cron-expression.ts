@@ -1,7 +1,7 @@
 /**
  * Cron expressions: checking one of settings (`backups.every`: kernel/settings.ts validates with it),
- * and the `cron` package itself (outside the bundle), loaded when a cron expression is first read rather than at start
- * (issue 31): `cron` brings luxon, ~117 KB of JavaScript to compile and run that a daemon without a
+ * and the `cron` package itself (outside the bundle), loaded when a cron expression is first read rather than at start:
+ * `cron` brings luxon, ~117 KB of JavaScript to compile and run that a daemon without a
  * cron timer or scheduled backup never needs. Node's own `require`, so reading stays synchronous.
  */
 import { createRequire } from 'node:module';

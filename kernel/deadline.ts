@@ -5,7 +5,7 @@
  *
  * Written out rather than through `p-timeout` (which did the same): p-timeout builds a `TimeoutError`,
  * stack captured, for every wait, even one that never times out, and a chat turn waits several times
- * (each extension's `toolsFor`, the runtime's own waits): 1.7–2% of a turn's CPU in the profile (issue 31).
+ * (each extension's `toolsFor`, the runtime's own waits): 1.7–2% of a turn's CPU in the profile.
  */
 
 /** Timer functions to use instead of the global ones (the runtime's clock: unref'd, no 2^31 ms cap). */

@@ -1,5 +1,5 @@
 /**
- * Every environment variable the kernel reads, parsed in one place (spec appendix, D1). Variables of an
+ * Every environment variable the kernel reads, parsed in one place (docs/environment.md). Variables of an
  * extension (the mesh extension's `MESH_HOST`, `MESH_PORT`) are that extension's, read through `ctx.env`.
  */
 import { StartupError } from './errors.js';

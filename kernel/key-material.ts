@@ -1,7 +1,7 @@
 /**
- * Names that carry key material. Settings and agent configs never hold secrets (D2, spec section 2);
- * both refuse keys whose name looks like one, while names of environment variables (`apiKeyEnv`,
- * `*_env`, `*_env_var`) never match.
+ * Names that carry key material. Settings and agent configs never hold secrets (docs/decisions.md, "Settings hold no
+ * keys"); both refuse keys whose name looks like one, while names of environment variables (`apiKeyEnv`, `*_env`,
+ * `*_env_var`) never match.
  */
 
 /** Snake-cased, lower-case key name: `botToken` → `bot_token`, `X-Api-Key` → `x_api_key`. */

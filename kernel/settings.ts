@@ -1,4 +1,4 @@
-/** Settings file and data directory (D1, D2): resolution, validation, atomic persistence. */
+/** Settings file and data directory (docs/environment.md): resolution, validation, atomic persistence. */
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';

@@ -1,6 +1,6 @@
 /**
  * Keeps one `process.nextTick` task object alive for the life of the process, imported first by the
- * `agtd` entry (kernel/main.ts). Why (issue 31): Node's `nextTick` builds each task as an object literal
+ * `agtd` entry (kernel/main.ts). Why: Node's `nextTick` builds each task as an object literal
  * with two computed symbol keys; V8 records the hidden class it sees at each key of such a literal and,
  * the first time that class changes, turns the site megamorphic for good (a runtime call per key from
  * then on). The classes of those objects are reachable only through short-lived tasks, so a full GC that

@@ -1,7 +1,7 @@
 /**
  * Whether a time zone is known: kernel/settings.ts validates `timezone` with it, the spend calendar
  * (spend/calendar.ts) before using one. Beside settings.ts, so settings does not import spend/ (which
- * reaches agents/ and, through it, settings again: a folder loop, issue 30).
+ * reaches agents/ and, through it, settings again: a folder loop).
  */
 
 // Asked at every model call; building an Intl.DateTimeFormat each time was ~2% of a turn's CPU, so the

@@ -137,7 +137,8 @@ export class AgentIdentityService {
       file.identity.put(ENVELOPE_KEY, stored);
       return this.issue(file, agentId, envelope, dataKey);
     });
-    // The load's credentials check then knows it opens without opening it (the creator forgets it when the create fails).
+    // The load's credentials check then knows it opens without opening it (the creator forgets it when the create
+    // fails).
     this.deps.credentials.keys.sealedHere(agentId, envelope, stored);
     return { did, envelope, dataKey };
   }

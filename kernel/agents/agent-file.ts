@@ -1,8 +1,8 @@
 /**
- * One agent file (`.agt`): a libsql database with the `agt_*` daemon tables and the agent's `local_*`
- * tables (decisions D5). Opening checks that the file is an agent file of a version this build knows,
- * switches it to WAL and migrates it forward; the typed stores below are the only way the daemon touches
- * its tables.
+ * One agent file (`.agt`): a libsql database with the `agt_*` daemon tables and the agent's `local_*` tables
+ * (docs/decisions.md, "An agent file is one SQLite database"). Opening checks that the file is an agent file of a
+ * version this build knows, switches it to WAL and migrates it forward; the typed stores below are the only way the
+ * daemon touches its tables.
  *
  * SQLite's hardening for files from elsewhere: every connection runs with `trusted_schema = OFF` (no
  * function that is not marked innocuous runs from the schema: defaults, CHECK constraints, generated
@@ -220,7 +220,7 @@ export class AgentFile {
       // Nobody else knows the file yet: it is written in place (rollback journal in memory, so a failed
       // transaction still rolls back; no syncs) and becomes a WAL file, synced once, in finishCreation.
       // Through the WAL it took a checkpoint to put the rows into the main file: 3 fsyncs and the pages
-      // written twice per create (issue 31).
+      // written twice per create.
       sql.exec('PRAGMA journal_mode = MEMORY');
       sql.exec('PRAGMA synchronous = OFF');
       if (!fromTemplate) migrate(sql, filePath, 0, target);
@@ -240,7 +240,7 @@ export class AgentFile {
    * Gives back the page cache memory the connection does not need now (`PRAGMA shrink_memory`): ~85 KB
    * per connection, read again from the operating system's cache when needed. At the points where an
    * agent settles (loaded, started) the cached statements are dropped too (`statements`): most were
-   * prepared once for loading and starting (~80 KB of native memory per agent, issue 31); libsql frees a
+   * prepared once for loading and starting (~80 KB of native memory per agent); libsql frees a
    * dropped statement when the garbage collector takes it, and the ones used again are prepared again.
    * The lease heartbeat calls it without `statements` (it reads pages back into the cache). Never throws.
    */
@@ -295,7 +295,7 @@ export class AgentFile {
     return foreignSchemaObjects(this.sql);
   }
 
-  /** Usage rollup from `agt_loop` (spec section 2 rules). */
+  /** Usage rollup from `agt_loop` (the rules are in stores/usage-rollup.ts). */
   usage(): UsageRollup {
     return usageRollup(this.sql);
   }

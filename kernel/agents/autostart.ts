@@ -1,5 +1,5 @@
 /**
- * The autostart scan (`POST /agents/autostart`, spec appendix): agent files under the given folders
+ * The autostart scan (`POST /agents/autostart`): agent files under the given folders
  * that are marked `autostart`, reviewed on this machine and not password-protected are loaded and
  * started; the others are skipped with a reason (`already_loaded`, `not_autostart`,
  * `password_protected`, `unreviewed`); files that cannot be read are reported as failed. The folder

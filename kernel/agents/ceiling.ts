@@ -1,5 +1,5 @@
 /**
- * The owner's ceiling (issue 22, item 2): an agent file's own `security` and `limits` can only narrow what
+ * The owner's ceiling: an agent file's own `security` and `limits` can only narrow what
  * the owner's settings allow (`agentCeiling`, per agent `agentCeilings`). This is the one place the
  * effective config is computed: `LoadedAgent.config` (what the runtime, the tools, the command runner and
  * every extension read) is the file's config passed through {@link capConfig}; the review and the load

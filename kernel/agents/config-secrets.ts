@@ -1,9 +1,8 @@
 /**
- * Secret values never appear in an agent config (spec section 2): a config is readable by the agent
- * itself (`sys_get_config`), by every API client (`GET /agents/{id}/config`) and by anyone who copies
- * the file. Keys go in sealed credentials (`PUT /agents/{id}/credentials/{name}`) or stay in the
- * daemon's environment, named by the config (`env_keys`, `header_env`, `bearer_token_env_var`,
- * `apiKeyEnv`).
+ * Secret values never appear in an agent config (docs/agent-files.md#no-secrets-in-config): a config is readable by the
+ * agent itself (`sys_get_config`), by every API client (`GET /agents/{id}/config`) and by anyone who copies the file.
+ * Keys go in sealed credentials (`PUT /agents/{id}/credentials/{name}`) or stay in the daemon's environment, named by
+ * the config (`env_keys`, `header_env`, `bearer_token_env_var`, `apiKeyEnv`).
  *
  * {@link findConfigSecret} finds the first place a config carries one. The rules (the same key-name
  * idea as the settings, `kernel/key-material.ts`):

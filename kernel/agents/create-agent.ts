@@ -1,5 +1,5 @@
 /**
- * Creating an agent (`POST /agents/create`, spec sections 3, 4 and 7). Checks, in this order, so that a
+ * Creating an agent (`POST /agents/create`, docs/creating-agents.md). Checks, in this order, so that a
  * refused request leaves nothing behind:
  * 1. the owner identity is ready (409 `identity_not_ready` with `identity`);
  * 2. the body: `name` (the shared rule of contracts/names.ts after trimming, and an ASCII letter or digit),
@@ -175,7 +175,9 @@ export function slugOf(name: string): string {
     .slice(0, MAX_NAME_LENGTH);
 }
 
-/** The shared agent-name rule (contracts/names.ts) on the trimmed name, plus an ASCII letter or digit for the file name. */
+/**
+ * The shared agent-name rule (contracts/names.ts) on the trimmed name, plus an ASCII letter or digit for the file name.
+ */
 function checkName(raw: string): string {
   const name = assertAgentName(raw.trim());
   if (slugOf(name) === '') throw badRequest('name must contain at least one ASCII letter or digit (it names the file)');

@@ -7,7 +7,7 @@
  * runs only while at least one lease is held and is cleared at the last release. Each refresh is a
  * write to the agent's file, so the interval refreshes them in slices of {@link BEAT_SLICE} with the
  * event loop free in between: with 1,000 agents one synchronous pass held every request for its whole
- * length every 10 s (issue 31: status at 5% of fastify with 1,000 agents loaded).
+ * length every 10 s (status at 5% of fastify with 1,000 agents loaded).
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -88,7 +88,7 @@ export class LeaseKeeper {
     try {
       const kept = file.lease.heartbeat(this.me.owner);
       // The beat read pages back into the connection's cache (~90 KB per agent until its next use):
-      // an idle agent keeps none of them (issue 31: RSS per idle agent).
+      // an idle agent keeps none of them.
       file.releaseMemory({ statements: false });
       if (!kept) {
         this.logger.warn({ filePath: file.path }, 'agent file lease was taken over by another daemon');

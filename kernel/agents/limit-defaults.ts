@@ -1,7 +1,7 @@
 /**
  * The defaults of an agent config's `limits` (what applies when a file says nothing): owned here, beside
  * the owner's ceiling that caps them (ceiling.ts), and used by the runtime's executor and sandboxes, which
- * import them from here (agents/ never imports runtime/: a dependency-cruiser rule, issue 30).
+ * import them from here (agents/ never imports runtime/: a dependency-cruiser rule).
  */
 
 /** Defaults of the `limits` object of the agent config. */

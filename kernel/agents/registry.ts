@@ -45,7 +45,7 @@ import type { AgentRuntimeHooks } from './runtime-hooks.js';
 import type { LogInput } from './stores/logs-store.js';
 import { UmbilicalWindow } from './umbilical.js';
 
-/** Grace a running turn gets at stop/unload (spec: 5 s). */
+/** Grace a running turn gets at stop/unload. */
 export const STOP_GRACE_MS = 5_000;
 
 export interface RegistryDeps {
@@ -188,7 +188,7 @@ export class AgentRegistry {
    * `file`: the file at this path, already open (create-agent hands over the file it just made instead of
    * closing and opening it again); the registry owns it from here, and closes it when the load fails.
    * `config` (with `file`): the config its creator wrote into it this instant, after the same schema
-   * check (create-agent.ts `buildConfig`): not read back and checked a second time (issue 31). A file
+   * check (create-agent.ts `buildConfig`): not read back and checked a second time. A file
    * from anywhere else (opened here, or handed over by a restore) is read and fully checked.
    */
   async load(

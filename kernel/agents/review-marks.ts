@@ -1,5 +1,5 @@
 /**
- * Review marks (spec 5.8, decisions D5): kept on this machine in `<dataDir>/review-marks.json`, never in
+ * Review marks (docs/agent-files.md#review-gate): kept on this machine in `<dataDir>/review-marks.json`, never in
  * the agent file, keyed by agent id, each with a fingerprint of the security-relevant config. A mark
  * counts only while the file's config still has that fingerprint, so a file changed elsewhere, or one
  * from another installation (no mark here), needs review again. Changes made through this daemon call
@@ -7,7 +7,7 @@
  *
  * A new mark is appended as one JSON line to `review-marks.journal` beside the file rather than the whole
  * file rewritten: every create marks its agent, and rewriting all marks cost O(agents) per create (~2-7
- * ms with 1,000 marks, issue 31). The journal is folded into `review-marks.json` once it holds as many
+ * ms with 1,000 marks). The journal is folded into `review-marks.json` once it holds as many
  * lines as the file holds marks (at least 64), so the file is rewritten at 64, 128, 256, ... marks:
  * amortized O(1) per mark; reading applies the journal's lines in order
  * over the file, so a fold interrupted after the file was replaced replays to the same marks. A line cut

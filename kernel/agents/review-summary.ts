@@ -1,5 +1,5 @@
 /**
- * The review summary (spec ReviewInfo.summary): what an owner should see before running a file, computed
+ * The review summary (`ReviewInfo.summary`): what an owner should see before running a file, computed
  * from its config alone. `notable` flags tools that reach outside the agent (network, messaging, code
  * execution, self-modification, destructive writes).
  */

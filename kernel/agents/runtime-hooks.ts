@@ -26,7 +26,10 @@ export interface AgentRuntimeHooks {
    * file (accepted turns, requests to the owner). Synchronous: nothing else runs before it.
    */
   loaded?(agent: LoadedAgent): void;
-  /** The config was replaced (committed already); re-derive executors, triggers and loops. Must not move the display state. */
+  /**
+   * The config was replaced (committed already); re-derive executors, triggers and loops. Must not move the display
+   * state.
+   */
   configChanged(agent: LoadedAgent, previous: Readonly<AgentConfig>): Promise<void> | void;
   /**
    * Stops everything of this agent: a running turn gets `graceMs` to finish, then is aborted; queued

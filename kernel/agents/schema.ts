@@ -213,7 +213,7 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 5,
-    description: 'stored files: creation time and owner protection (D16 Files routes)',
+    description: 'stored files: creation time and owner protection (the Files routes)',
     sql: `
       ALTER TABLE agt_files ADD COLUMN created_at INTEGER;
       ALTER TABLE agt_files ADD COLUMN protection TEXT NOT NULL DEFAULT 'none' CHECK (protection IN ('none', 'readonly'));

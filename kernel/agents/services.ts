@@ -27,7 +27,9 @@ import type { InboxMessage } from './stores/message-stores.js';
 import type { AgentRegistry } from './registry.js';
 import type { AgentRuntimeHooks } from './runtime-hooks.js';
 
-/** What `ctx.agents.keys`, `runLambda` and `runHostCommand` reach: the agent identity's key and the runtime's sandboxes. */
+/**
+ * What `ctx.agents.keys`, `runLambda` and `runHostCommand` reach: the agent identity's key and the runtime's sandboxes.
+ */
 export interface AgentCapabilities {
   /** The agent's DID and public key; undefined without an identity. */
   identity(agent: LoadedAgent): { did: string; publicKey: Uint8Array } | undefined;

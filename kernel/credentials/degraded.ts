@@ -1,5 +1,5 @@
 /**
- * The `CREDENTIALS_LOCKED` degraded flag of loaded agents (spec AgentStatus.degraded, section 3). An
+ * The `CREDENTIALS_LOCKED` degraded flag of loaded agents (`AgentStatus.degraded`). An
  * agent is checked when it loads, at every owner identity change, after a password unlock or lock, and
  * every minute (a timer cleared at shutdown). A change of the flag emits `agent.degraded` and writes
  * one `agt_logs` row; an unlock also seals values replaced while locked.
@@ -70,7 +70,7 @@ export class DegradedWatcher {
 
   /**
    * The timer's recheck: {@link SLICE} agents per turn of the event loop, so that a pass over 1,000
-   * agents (~250 ms under load, issue 31) never holds requests for its whole length.
+   * agents (~250 ms under load) never holds requests for its whole length.
    */
   private checkInSlices(agents = this.deps.registry.list()): void {
     for (const agent of agents.splice(0, SLICE)) this.check(agent);
@@ -83,7 +83,7 @@ export class DegradedWatcher {
       if (!agent.file.isOpen) return;
       const state = this.deps.credentials.state(agent);
       if (!state.locked) this.deps.credentials.sealPending(agent);
-      // The pass over every agent read pages into each connection's cache: give them back (issue 31).
+      // The pass over every agent read pages into each connection's cache: give them back.
       agent.file.releaseMemory({ statements: false });
       if (state.locked && agent.degraded !== CREDENTIALS_LOCKED) {
         agent.degraded = CREDENTIALS_LOCKED;

@@ -12,9 +12,9 @@ export { credentialsLocked } from './errors.js';
 export type { LockReason } from './envelope.js';
 
 /**
- * True when the agent file at `filePath` is password-protected. Autostart must skip such files with
- * reason `password_protected` (spec appendix). Opens the file read-only for the moment (no migration,
- * no lease); throws like {@link AgentFile.open} for a missing or foreign file.
+ * True when the agent file at `filePath` is password-protected. Autostart must skip such files with reason
+ * `password_protected` (docs/credentials.md#password-protected-agents). Opens the file read-only for the moment (no
+ * migration, no lease); throws like {@link AgentFile.open} for a missing or foreign file.
  */
 export async function isPasswordProtectedFile(filePath: string): Promise<boolean> {
   const file = AgentFile.open(filePath, { readonly: true });

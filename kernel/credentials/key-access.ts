@@ -48,7 +48,10 @@ export function readEnvelope(file: AgentFile): Envelope | null | 'malformed' {
   return parseEnvelope(file.identity.get(ENVELOPE_KEY));
 }
 
-/** True when the file's envelope needs a password: such agents are never autostarted (spec 5.8). */
+/**
+ * True when the file's envelope needs a password: such agents are never autostarted (nobody is there to type the
+ * password).
+ */
 export function isPasswordProtected(file: AgentFile): boolean {
   const envelope = readEnvelope(file);
   return envelope !== null && envelope !== 'malformed' && envelope.password !== undefined;
@@ -178,7 +181,7 @@ export class EnvelopeKeys {
   /**
    * Create-agent: a plain envelope this runtime has just sealed to itself (`stored` is its text in the
    * file) opens through this runtime's wrap by construction, so the first {@link state} (at the load that
-   * follows) need not open it to know (issue 31). A password envelope is never remembered here.
+   * follows) need not open it to know. A password envelope is never remembered here.
    */
   sealedHere(agentId: string, envelope: Envelope, stored: string): void {
     if (envelope.password === undefined && envelope.wraps.runtime?.did === this.identity.runtimeDid)

@@ -1,6 +1,6 @@
 /**
- * A credential value replaced while the envelope was locked (spec 5.7: "stores the new one unsealed until
- * the envelope unlocks"). It is not in the envelope (`sealed: false`), but it is not plaintext on disk
+ * A credential value replaced while the envelope was locked, kept outside the envelope until it unlocks
+ * (docs/credentials.md#locked). It is not in the envelope (`sealed: false`), but it is not plaintext on disk
  * either: it is sealed directly to this runtime's X25519 key, and to the owner's when one is known, so
  * this daemon can move it into the envelope as soon as the envelope opens. A pending value written on
  * another installation can be recovered there only by its owner (the runtime wrap is for the other

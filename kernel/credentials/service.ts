@@ -1,5 +1,5 @@
 /**
- * The credentials service (`kernel.credentials`): sealed per-agent credentials (spec 5.7). Values are
+ * The credentials service (`kernel.credentials`): sealed per-agent credentials (docs/credentials.md). Values are
  * secretboxed under the envelope's data key (envelope.ts) in `agt_credentials`; responses, logs and
  * events carry names and metadata only, never a value.
  *

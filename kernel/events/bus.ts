@@ -226,7 +226,9 @@ export class KernelBus implements EventBus {
     return out;
   }
 
-  /** The buffered frame with this cursor and its serialized form (what the SSE hub writes); undefined when not buffered. */
+  /**
+   * The buffered frame with this cursor and its serialized form (what the SSE hub writes); undefined when not buffered.
+   */
   slotAt(cursor: number): Readonly<Slot> | undefined {
     if (!Number.isInteger(cursor) || cursor < this.oldest || cursor > this.latestCursor) return undefined;
     return this.ring[cursor % this.capacity];

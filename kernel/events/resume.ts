@@ -1,5 +1,5 @@
 /**
- * Where a `GET /events` stream starts (spec 6.6-6.7): which buffered frames are replayed and whether
+ * Where a `GET /events` stream starts (docs/events.md#resuming): which buffered frames are replayed and whether
  * a `stream.gap` tells the client its resume is not exact. Pure, so every case is tested directly.
  */
 import { badRequest } from '@agt/contracts';

@@ -16,7 +16,7 @@ import type { Socket } from 'node:net';
 import type { FrameOrigin } from './bus.js';
 import { chunkOf, type Batch } from './sse-batches.js';
 
-/** A named SSE event without `id:` (spec 6.6); the data is not an EventFrame. */
+/** A named SSE event without `id:` (a control frame); the data is not an EventFrame. */
 export function controlFrame(name: string, data: unknown): string {
   return `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
 }

@@ -1,16 +1,15 @@
 /**
- * When the SSE hub flushes (see sse.ts). Each flush costs one socket write per client (a `writev`
- * system call, where loopback delivery also happens): profiled with 100 clients at 1,000 events/s,
- * `writev` and Node's write path took ~50% of the daemon's CPU at one flush per emitting tick. Fewer,
- * larger writes are the lever, but an idle stream must not wait: so the pacing adapts to what a flush
- * costs. A frame after a quiet spell is flushed in the emitting tick's check phase (setImmediate: the
- * frames of a turn's end, emitted across a chain of awaits, share that write); a frame
- * that comes within `FLUSH_SPACING` × the last flush's duration after that flush waits out the rest of
- * that spacing (the next check phase when it is under a millisecond, a timer otherwise), and every frame
- * emitted meanwhile joins the same writes. With a few clients a flush takes microseconds (under
- * MIN_PACED_FLUSH_MS), so a chat's frames go out as they came; with a hundred clients at thousands of events per second a flush
- * takes about a millisecond and flushing is held to at most 1 / (1 + FLUSH_SPACING) of the CPU, each
- * frame waiting at most MAX_FLUSH_WAIT_MS (so ~5 ms plus one flush is the most pacing adds).
+ * When the SSE hub flushes (see sse.ts). Each flush costs one socket write per client (a `writev` system call, where
+ * loopback delivery also happens): profiled with 100 clients at 1,000 events/s, `writev` and Node's write path took
+ * ~50% of the daemon's CPU at one flush per emitting tick. Fewer, larger writes are the lever, but an idle stream must
+ * not wait: so the pacing adapts to what a flush costs. A frame after a quiet spell is flushed in the emitting tick's
+ * check phase (setImmediate: the frames of a turn's end, emitted across a chain of awaits, share that write); a frame
+ * that comes within `FLUSH_SPACING` × the last flush's duration after that flush waits out the rest of that spacing
+ * (the next check phase when it is under a millisecond, a timer otherwise), and every frame emitted meanwhile joins the
+ * same writes. With a few clients a flush takes microseconds (under MIN_PACED_FLUSH_MS), so a chat's frames go out as
+ * they came; with a hundred clients at thousands of events per second a flush takes about a millisecond and flushing is
+ * held to at most 1 / (1 + FLUSH_SPACING) of the CPU, each frame waiting at most MAX_FLUSH_WAIT_MS (so ~5 ms plus one
+ * flush is the most pacing adds).
  */
 
 /**

@@ -1,16 +1,15 @@
 /**
- * The Server-Sent Events fan-out behind `GET /events` (spec 6): control frames, replay, live frames,
+ * The Server-Sent Events fan-out behind `GET /events` (docs/events.md): control frames, replay, live frames,
  * heartbeats and slow-client handling (where a stream starts is decided in `resume.ts`).
  *
  * Flow control without per-client queues: the bus ring (the last 1000 frames, at most 32 MB) is the only queue. Each
- * client remembers the last cursor it has been given (`lastCursor`). An emit only schedules a flush
- * (the emitting tick's check phase, sse-pacing.ts); the flush writes each client the frames after its cursor, batched, while its socket
- * accepts data (when: sse-pacing.ts, at once after a quiet spell, spaced by the flushes' own cost under
- * load). Once `res.write` returns false the client is "blocked": later frames stay in the ring
- * and it catches up on `drain`. A blocked client more than `maxLagFrames` behind, or whose next frame
- * has left the ring, is disconnected: it resumes with its cursor and gets a `stream.gap`. So a stalled
- * client costs at most one socket buffer (highWaterMark plus one batch), and `bus.emit` stays
- * synchronous and cheap (O(1) per frame, one O(clients) flush per burst).
+ * client remembers the last cursor it has been given (`lastCursor`). An emit only schedules a flush (the emitting
+ * tick's check phase, sse-pacing.ts); the flush writes each client the frames after its cursor, batched, while its
+ * socket accepts data (when: sse-pacing.ts, at once after a quiet spell, spaced by the flushes' own cost under load).
+ * Once `res.write` returns false the client is "blocked": later frames stay in the ring and it catches up on `drain`. A
+ * blocked client more than `maxLagFrames` behind, or whose next frame has left the ring, is disconnected: it resumes
+ * with its cursor and gets a `stream.gap`. So a stalled client costs at most one socket buffer (highWaterMark plus one
+ * batch), and `bus.emit` stays synchronous and cheap (O(1) per frame, one O(clients) flush per burst).
  *
  * Delivery ({@link FrameDelivery}): a write of frames is confirmed once Node handed its bytes to the
  * operating system (from there a `kill -9` of the daemon does not lose them: the kernel still sends
@@ -39,7 +38,7 @@ export const HEARTBEAT_MS = 30_000;
 export const CLOSE_FLUSH_CAP_MS = 500;
 
 export interface SseHubOptions {
-  /** Interval of the `: heartbeat` comment (spec: 30 s). Internal: tests shorten it. */
+  /** Interval of the `: heartbeat` comment (30 s, so proxies keep the stream open). Internal: tests shorten it. */
   heartbeatMs?: number;
   /** A blocked client more than this many frames behind the newest is disconnected (default: the ring size). */
   maxLagFrames?: number;

@@ -34,7 +34,7 @@ const message = (error: unknown) => (error instanceof Error ? error.message : St
  * Absolute paths of agent files that the agent locator finds for `reference` (an id, handle or name
  * no loaded agent matches), without duplicates; `null` when no extension offers a locator (the caller
  * says which extension would). A locator that throws, or takes longer than {@link LOCATE_DEADLINE_MS},
- * answers 503 `unavailable` (the spec's status for a subsystem that cannot serve). Paths that are not
+ * answers 503 `unavailable` (the status for a subsystem that cannot serve). Paths that are not
  * absolute are dropped.
  */
 export async function locateAgentFiles(points: ExtensionPoints, reference: string): Promise<string[] | null> {

@@ -12,7 +12,7 @@ import { dirname, extname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { exports as resolveExports } from 'resolve.exports';
 
-/** Source twins: the D3 manifest names `index.js` while the shipped files are TypeScript (run by tsx). */
+/** Source twins: the manifest names `index.js` while the shipped files are TypeScript (run by tsx). */
 const TS_TWINS: Record<string, string> = { '.js': '.ts', '.mjs': '.mts', '.cjs': '.cts' };
 
 export class ModuleResolveError extends Error {

@@ -7,7 +7,7 @@ import type { ExtensionStateName, RuntimeGaugesAccess } from '@agt/contracts';
 
 /**
  * What the gauges read of an agent's runtime, named here so extensions/ does not import runtime/ (which
- * imports extensions/ for the contributions: a folder loop, issue 30); `AgentRuntime` satisfies it.
+ * imports extensions/ for the contributions: a folder loop); `AgentRuntime` satisfies it.
  */
 export interface GaugedRuntime {
   loopNames(): readonly string[];

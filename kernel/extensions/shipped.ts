@@ -1,5 +1,5 @@
 /**
- * The extensions agt ships (D3) and where each answers: its prefix and the segment of its agent-scoped
+ * The extensions agt ships (docs/extensions.md) and where each answers: its prefix and the segment of its agent-scoped
  * routes. The one place the kernel names them. The loader serves 503 `unavailable` there for every
  * shipped extension the manifest does not list (and uses the table's prefix for a listed one whose
  * module cannot be imported and whose entry names none), so a daemon running with a trimmed manifest

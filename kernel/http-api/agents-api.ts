@@ -1,5 +1,5 @@
 /**
- * Wire shapes of the Agents route group (spec sections 2 and 4): the TypeBox schemas the routes validate
+ * Wire shapes of the Agents route group (docs/agent-files.md): the TypeBox schemas the routes validate
  * and serialize with, and the types clients and extensions code against.
  */
 import { Type, type Static } from 'typebox';
@@ -29,7 +29,7 @@ export const AgentSummary = Type.Object({
   }),
 });
 
-/** One owner cap applied to an agent file's own config (issue 22: the owner's settings are the ceiling). */
+/** One owner cap applied to an agent file's own config (the owner's settings are the ceiling). */
 export const CappedField = Type.Object({
   field: Type.String({ description: 'dotted path: `limits.sql_timeout_ms`, `security.fetch_allow_hosts`' }),
   asked: Type.Unknown({ description: 'what the file says' }),

@@ -1,7 +1,7 @@
 /**
- * The one rule for agent names and the one rule for meta keys, used everywhere they enter: `POST
- * /agents/create`, `PUT /agents/{id}/config`, the agent's `sys_update_config`, agent files at load
- * (through `AgentConfigSchema`, whose `name` is the rule, kernel/agents/config-schema.ts), the meta routes and the agent's meta tools.
+ * The one rule for agent names and the one rule for meta keys, used everywhere they enter: `POST /agents/create`, `PUT
+ * /agents/{id}/config`, the agent's `sys_update_config`, agent files at load (through `AgentConfigSchema`, whose `name`
+ * is the rule, kernel/agents/config-schema.ts), the meta routes and the agent's meta tools.
  */
 import { Type } from 'typebox';
 import { AGENT_NAME_PATTERN, MAX_AGENT_NAME_LENGTH } from '../agents/config-schema.js';

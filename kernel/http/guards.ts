@@ -17,7 +17,7 @@ import { installInputChecks } from './input-checks.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Answers only callers on this machine (spec 5.3). */
+    /** Answers only callers on this machine (docs/security.md). */
     loopbackOnly?: boolean;
     /** No bearer token needed (only GET/HEAD /health). */
     public?: boolean;
@@ -54,7 +54,10 @@ export const CLIENT_ADDRESS_HEADERS = [
   'x-host',
 ];
 
-/** Tokens that end a client-address header's name: the address itself (`…-IP`, `…-Addr`, `…-Address`), or whom it is for. */
+/**
+ * Tokens that end a client-address header's name: the address itself (`…-IP`, `…-Addr`, `…-Address`), or whom it is
+ * for.
+ */
 const ADDRESS_TOKEN = /(?:ip|ips|ipv4|ipv6|addr|addrs|address|addresses)$/;
 const TARGET_TOKENS = new Set(['for', 'host', 'hosts', 'via']);
 /** Tokens that say the header speaks for the client (then an address or host token anywhere makes it one). */
@@ -80,7 +83,8 @@ const ROLE_TOKENS = new Set([
 /**
  * The client-address family, by the shape of the name rather than a list: split the lowercase name on
  * `-`, `_` and `.`; it is one when
- * 1. it is `Forwarded` or `Via`, or a token starts with `forwarded` (every `X-Forwarded-*`, `X-Vercel-Forwarded-For`, ...);
+ * 1. it is `Forwarded` or `Via`, or a token starts with `forwarded` (every `X-Forwarded-*`, `X-Vercel-Forwarded-For`,
+ *    ...);
  * 2. its last token ends in `ip`, `ips`, `ipv4`, `ipv6`, `addr(s)` or `address(es)` (`Fly-Client-IP`,
  *    `X-Azure-ClientIP`, `CloudFront-Viewer-Address`, `X-Original-Remote-Addr`, `CF-Pseudo-IPv4`, ...);
  * 3. its last token is `for`, `host(s)` or `via` (`X-Host`, `X-Original-Host`, `X-Vercel-Proxied-For`,
@@ -122,7 +126,9 @@ export function hasProxyHeader(headers: Record<string, unknown>): boolean {
   return false;
 }
 
-/** `Sec-Fetch-Site` says a browser sent this from another site (any case; a repeated header counts if any value does). */
+/**
+ * `Sec-Fetch-Site` says a browser sent this from another site (any case; a repeated header counts if any value does).
+ */
 function crossSiteFetch(value: string | string[] | undefined): boolean {
   if (value === undefined) return false;
   const tokens = (Array.isArray(value) ? value : [value])

@@ -159,7 +159,9 @@ export function parseOrigin(origin: string): HostPort | null {
   return parseHostHeader(match[2] === undefined ? match[1] : `${match[1]}:${match[2]}`);
 }
 
-/** An Origin is same-origin when it has the allowed shape and names exactly the host and port the request was sent to. */
+/**
+ * An Origin is same-origin when it has the allowed shape and names exactly the host and port the request was sent to.
+ */
 export function originIsSameOrigin(origin: string, hostHeader: string | undefined): boolean {
   if (!hostHeader) return false;
   const a = parseOrigin(origin);

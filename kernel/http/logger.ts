@@ -1,5 +1,5 @@
 /**
- * The daemon's logger, kept by the kernel rather than by fastify (issue 31). Fastify runs with
+ * The daemon's logger, kept by the kernel rather than by fastify. Fastify runs with
  * `logger: false`: as soon as any logger is set, fastify makes a pino child per request and adds
  * `finish`/`error` listeners and two clocks to every response (~2 µs of a ~30 µs `/health`). The kernel
  * keeps every line it logged before:

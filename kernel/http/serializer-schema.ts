@@ -1,5 +1,5 @@
 /**
- * Response schemas as the serializer gets them (issue 31). TypeBox writes `Type.Record(Type.String(), X)`
+ * Response schemas as the serializer gets them. TypeBox writes `Type.Record(Type.String(), X)`
  * as `patternProperties: {'^.*$': X}`, which fast-json-stringify serializes with a regular expression
  * literal tested per key (a new RegExp object each time): ~8% of `GET /agents/{id}/status`, whose
  * `storage.tables` holds a dozen or more keys. For the serializer only (validation and the OpenAPI

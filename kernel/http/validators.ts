@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 
 const AJV_BASE = { removeAdditional: false, useDefaults: true, allErrors: false } as const;
 // The two Ajv instances are made when the first validator is compiled, not at import: each adds its
-// meta-schemas when made (~6 ms apiece of the daemon's start, issue 31); no request is validated before.
+// meta-schemas when made (~6 ms apiece of the daemon's start); no request is validated before.
 let ajvs:
   | { body: ReturnType<ReturnType<typeof AjvCompiler>>; text: ReturnType<ReturnType<typeof AjvCompiler>> }
   | undefined;

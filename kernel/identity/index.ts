@@ -12,8 +12,8 @@ export { didKeyFromEd25519, ed25519FromDidKey, verifyWithDid, isEd25519DidKey } 
 
 /**
  * Returns the identity service when the owner identity is `ready`; otherwise throws 409
- * `identity_not_ready` whose body carries `identity` (IdentityStatus), as spec section 7 asks for
- * creating agents and using templates. Call it first in such a route, before any other check.
+ * `identity_not_ready` whose body carries `identity` (IdentityStatus), so a client
+ * creating agents or using templates learns what to do first. Call it first in such a route, before any other check.
  */
 export function requireReadyIdentity(kernel: { identity: IdentityService }, what = 'this operation'): IdentityService {
   const identity = kernel.identity;

@@ -78,7 +78,7 @@ function privateKeyObject(curve: Curve, secret: Uint8Array): KeyObject {
 
 /**
  * Public key objects of the few recipients sealed to again and again (this runtime's and the owner's box
- * keys: two per created agent, issue 31), by their bytes. Public material only; bounded.
+ * keys: two per created agent), by their bytes. Public material only; bounded.
  */
 const recipientKeys = new Map<string, KeyObject>();
 const RECIPIENT_KEYS_MAX = 8;
@@ -235,7 +235,7 @@ export function signDetached(message: Uint8Array, secretKey: Uint8Array): Uint8A
 
 /**
  * {@link signDetached} with the key object made (and its public half checked) once, for a key that signs
- * again and again (the owner's and the runtime's: two attestations per created agent, issue 31). The
+ * again and again (the owner's and the runtime's: two attestations per created agent). The
  * signer reads `secretKey` only now (or, for the tweetnacl fallback, at each call): its holder drops it
  * when the key is wiped (owner.ts).
  */

@@ -1,7 +1,7 @@
 /**
- * The owner's key pairs, derived from the BIP39 seed (D4): the Ed25519 signing key at `m/44'/0'/0'`
- * (its public key is the `ownerDid`) and the X25519 encryption key at `m/44'/0'/1'` (the 32 bytes at
- * that path are used directly as the X25519 secret key).
+ * The owner's key pairs, derived from the BIP39 seed (docs/decisions.md, "The owner's keys come from a seed phrase"):
+ * the Ed25519 signing key at `m/44'/0'/0'` (its public key is the `ownerDid`) and the X25519 encryption key at
+ * `m/44'/0'/1'` (the 32 bytes at that path are used directly as the X25519 secret key).
  */
 import type nacl from 'tweetnacl';
 import { didKeyFromEd25519 } from './did-key.js';

@@ -59,7 +59,7 @@ export class OwnerIdentity implements IdentityService {
   private keys: OwnerKeys | null = null;
   /**
    * Signers of the owner's keys (made at the first signature, dropped with the keys by `wipe`) and of the
-   * runtime's: each created agent takes one signature of each (issue 31), and a key object per signature
+   * runtime's: each created agent takes one signature of each, and a key object per signature
    * was the larger part of its cost.
    */
   private ownerSigner: { keys: OwnerKeys; sign: (message: Uint8Array) => Uint8Array } | null = null;

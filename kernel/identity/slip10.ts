@@ -20,7 +20,7 @@ function split(digest: Uint8Array): Slip10Node {
   return { key: digest.slice(0, 32), chainCode: digest.slice(32, 64) };
 }
 
-/** The master node of a seed (BIP39 seeds are 64 bytes; the spec allows 16 to 64). */
+/** The master node of a seed (BIP39 seeds are 64 bytes; SLIP-0010 allows 16 to 64). */
 export function masterNode(seed: Uint8Array): Slip10Node {
   if (seed.length < 16 || seed.length > 64) throw new RangeError('SLIP-0010 seed must be 16 to 64 bytes');
   return split(hmac(sha512, ED25519_MASTER_SECRET, seed));

@@ -1,5 +1,5 @@
 /**
- * The owner identity's public shapes: the IdentityStatus resource (spec section 2) as a TypeBox schema,
+ * The owner identity's public shapes: the IdentityStatus resource as a TypeBox schema,
  * and the service other kernel modules reach as `kernel.identity`.
  */
 import { Type, type Static } from 'typebox';

@@ -178,7 +178,10 @@ export class MemoryStore {
     return row ?? { live: 0, forgotten: 0, pinned: 0 };
   }
 
-  /** Changes text, kind or pin of a live memory; undefined when there is none. A new text is indexed again and its vector dropped. */
+  /**
+   * Changes text, kind or pin of a live memory; undefined when there is none. A new text is indexed again and its
+   * vector dropped.
+   */
   update(id: number, patch: { text?: string; kind?: MemoryKind; pinned?: boolean }, now: number): Memory | undefined {
     return this.sql.transaction(() => {
       const current = this.get(id);

@@ -373,7 +373,10 @@ export class MemoryService {
     }
   }
 
-  /** The agent's embedding model from the settings, or undefined when none is configured; throws when its provider cannot embed. */
+  /**
+   * The agent's embedding model from the settings, or undefined when none is configured; throws when its provider
+   * cannot embed.
+   */
   private async embeddingFor(agent: MemoryAgent): Promise<Embedding | undefined> {
     const wanted = this.deps.settings().memory?.embeddings;
     if (!wanted) return undefined;

@@ -1,5 +1,5 @@
 /**
- * `GET /agents/{id}/context`: how full one loop's context is (spec section 2, "Context usage"). The
+ * `GET /agents/{id}/context`: how full one loop's context is. The
  * estimate and its categories are described in kernel/runtime/loops/context-usage.ts.
  */
 import { Type } from 'typebox';

@@ -1,5 +1,5 @@
 /**
- * The Files route group (D16): the agent's own stored files, what its `fs_*` tools see. Paths follow
+ * The Files route group: the agent's own stored files, what its `fs_*` tools see. Paths follow
  * the one rule of `contracts/agent-paths.ts` (relative, no `.`/`..` segments, no `\` or NUL: 400).
  * Content travels as UTF-8 text or base64. `protection: readonly` keeps the agent's own tools from
  * changing or deleting a file; the owner's routes are not bound by it.

@@ -8,7 +8,7 @@ import { agentSpend } from '../spend/views.js';
 const TAGS = ['Agents'];
 export const LogsReply = Type.Object({ agentId: Type.String(), logs: Type.Array(LogEntry) });
 
-/** Log limits are clamped, not refused (spec section 8): default 50, range 1-500. */
+/** Log limits are clamped, not refused (a client asking for too many still gets an answer): default 50, range 1-500. */
 export const clampLogLimit = (limit: number | undefined) => Math.min(500, Math.max(1, limit ?? 50));
 
 const filters = {

@@ -1,6 +1,6 @@
 /**
- * The review gate (spec 5.8): `GET /agents/review` describes a file (loaded or not) and says whether it
- * is reviewed on this machine; `POST /agents/review/accept` marks it reviewed. Marks live in the data
+ * The review gate (docs/agent-files.md#review-gate): `GET /agents/review` describes a file (loaded or not) and says
+ * whether it is reviewed on this machine; `POST /agents/review/accept` marks it reviewed. Marks live in the data
  * directory (see kernel/agents/review-marks.ts).
  */
 import { isAbsolute } from 'node:path';

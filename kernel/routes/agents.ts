@@ -156,7 +156,7 @@ export const agentRoutes: KernelRoutes<
       // required fields in the schema's order, then the optional ones; storage likewise), every value of
       // its schema's type, so JSON.stringify writes the same bytes (test/agents-core.test.ts compares
       // them), ~1 µs sooner and as one flat string (the serializer's ~60-piece string was flattened again
-      // for the content-length). Issue 31.
+      // for the content-length).
       reply.type(JSON_TYPE).serializer(JSON.stringify);
       return body;
     },

@@ -1,6 +1,6 @@
 /**
- * Backups, restores, the backup schedule's status and Letta Agent File (.af) export/import (decisions
- * D21, docs/backups.md). Paths are on the daemon's machine and absolute; the owner's token chooses them.
+ * Backups, restores, the backup schedule's status and Letta Agent File (.af) export/import
+ * (docs/backups.md). Paths are on the daemon's machine and absolute; the owner's token chooses them.
  */
 import { readFile, stat } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * The Chat route group: `POST/GET/DELETE /agents/{id}/chat` (spec 4, chat rules 1-4) and
+ * The Chat route group: `POST/GET/DELETE /agents/{id}/chat` (docs/runtime.md#chat-and-queueing) and
  * `POST /agents/{id}/trigger` (dispatch). Both POSTs answer 202 at once with the `turnId` the turn's
  * events will carry, and honour `Idempotency-Key`.
  */

@@ -1,5 +1,5 @@
 /**
- * Run control of the Agents group: `POST /agents/{id}/interrupt`, `/abort` and `/state` (spec 3 and 4).
+ * Run control of the Agents group: `POST /agents/{id}/interrupt`, `/abort` and `/state` (docs/runtime.md#control).
  * `?loop=` wins over the body's `loop`; absent means `main`.
  */
 import { Type } from 'typebox';

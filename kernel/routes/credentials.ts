@@ -1,5 +1,5 @@
 /**
- * Credentials routes (tag `Credentials`, spec 5.7): per-agent values sealed in the agent file. Every
+ * Credentials routes (tag `Credentials`, docs/credentials.md): per-agent values sealed in the agent file. Every
  * answer is metadata (set, sealed, locked, length); a value is accepted by PUT and never returned.
  */
 import { Type } from 'typebox';

@@ -1,4 +1,4 @@
-/** Daemon control (spec 4: Health and daemon). */
+/** Daemon control (tag `Daemon`). */
 import { Type } from 'typebox';
 import { errorResponses } from '@agt/contracts';
 import type { KernelRoutes } from './plugin.js';

@@ -1,4 +1,4 @@
-/** The event stream `GET /events` (spec 4 "Events", 6). The fan-out itself lives in `events/sse.ts`. */
+/** The event stream `GET /events` (docs/events.md). The fan-out itself lives in `events/sse.ts`. */
 import { Type } from 'typebox';
 import { errorResponses, EVENT_DESCRIPTIONS, AgtError } from '@agt/contracts';
 import { planResume } from '../events/resume.js';

@@ -1,4 +1,4 @@
-/** Health and the OpenAPI document (spec 4: Health and daemon). */
+/** Health and the OpenAPI document (tag `Health`). */
 import { Type } from 'typebox';
 import { ErrorBody, errorResponses } from '@agt/contracts';
 import type { KernelRoutes } from './plugin.js';

@@ -1,6 +1,6 @@
 /**
- * Owner identity routes (D4, tag `Owner identity`). The mutating
- * routes are loopback-only (spec 5.3). Secrets: the seed phrase leaves the daemon only in the create
+ * Owner identity routes (tag `Owner identity`, docs/identity.md). The mutating
+ * routes are loopback-only (docs/security.md). Secrets: the seed phrase leaves the daemon only in the create
  * response; passphrases and keys never appear in a response, log line or event.
  */
 import { Type } from 'typebox';

@@ -1,6 +1,6 @@
 /**
- * The kernel's route groups, each a fastify plugin function, run under its prefix with the kernel's
- * services (the groups of one prefix share one scope). The kernel's top-level paths (which an extension may not claim) are read off
+ * The kernel's route groups, each a fastify plugin function, run under its prefix with the kernel's services (the
+ * groups of one prefix share one scope). The kernel's top-level paths (which an extension may not claim) are read off
  * the routes as they register, never kept by hand.
  */
 import type { KernelApp } from '../http/app.js';
@@ -95,7 +95,7 @@ export async function registerKernelRoutes(app: KernelApp, services: KernelServi
     // One fastify scope per prefix, its groups run on it one after another: a group only adds routes
     // (no request hooks, decorators, parsers or handlers of its own; events.ts adds close hooks), so
     // sharing a scope changes no answer, and every scope fastify makes (hooks, parsers, reply and
-    // request classes copied) was start-up time (issue 31: 37 scopes -> 11).
+    // request classes copied) was start-up time (37 scopes -> 11).
     for (const [prefix, plugins] of GROUPS) {
       await kernel.register(
         async (scope, options: { services: KernelServices }) => {

@@ -1,4 +1,4 @@
-/** Runtime diagnostics: which extensions this daemon runs, and why any of them does not (D3). */
+/** Runtime diagnostics: which extensions this daemon runs, and why any of them does not. */
 import { Type } from 'typebox';
 import { errorResponses } from '@agt/contracts';
 import { extensionNotInManifest } from '../extensions/errors.js';

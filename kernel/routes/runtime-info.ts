@@ -1,5 +1,5 @@
 /**
- * `GET /runtime` (D16): diagnostics of this daemon: version, uptime, pid, memory, the data directory,
+ * `GET /runtime`: diagnostics of this daemon: version, uptime, pid, memory, the data directory,
  * loaded agents with their states, extensions, and how full the event buffer is. Read-only, never a
  * secret (the token and key files are named by the directory only).
  */

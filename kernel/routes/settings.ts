@@ -1,4 +1,4 @@
-/** Settings routes (D2): read, merge, read one key, replace one key. Validated, persisted, applied. */
+/** Settings routes: read, merge, read one key, replace one key. Validated, persisted, applied. */
 import { Type } from 'typebox';
 import { notFound, errorResponses, SettingsSchema, type Settings } from '@agt/contracts';
 import type { KernelRoutes } from './plugin.js';

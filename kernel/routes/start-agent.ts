@@ -3,7 +3,7 @@
  * path (URL-encoded), which is loaded first through the review gate. Starting fires the agent's
  * `on_startup` trigger once; starting an agent that already started is a no-op. An id, handle or name
  * no loaded agent matches is looked up through the agent locator extension point (`contracts/points.ts`,
- * offered by the tracked-folders extension, D3): one file is loaded through the review gate, several
+ * offered by the tracked-folders extension): one file is loaded through the review gate, several
  * answer 409 `ambiguous_agent` with `candidates`, none 404; with no locator offered the answer is 503
  * `unavailable` naming tracked-folders.
  */
@@ -22,7 +22,10 @@ import { agentNotLocated, ambiguousAgentFiles, noAgentLocator } from '../agents/
 /** The kernel services this route group uses. */
 type Uses = 'bus' | 'contributions' | 'launcher' | 'registry' | 'runtime' | 'storage';
 
-/** The name and handle of each candidate file, read without loading it (a file that cannot be read is named by its path). */
+/**
+ * The name and handle of each candidate file, read without loading it (a file that cannot be read is named by its
+ * path).
+ */
 async function describeCandidates(services: Pick<KernelServices, Uses>, filePaths: string[]) {
   const out: Array<{ name: string; handle: string | null; filePath: string }> = [];
   for (const filePath of filePaths) {

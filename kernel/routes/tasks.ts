@@ -1,6 +1,6 @@
 /**
- * The Tasks & approvals route group (decision D6): approval tasks of restricted tool calls, `ask`
- * requests, and suspend prompts. Every resolution emits `hil.resolved`; the waiting turn resumes.
+ * The Tasks & approvals route group (docs/runtime.md#human-in-the-loop-tasks--approvals): approval tasks of restricted
+ * tool calls, `ask` requests, and suspend prompts. Every resolution emits `hil.resolved`; the waiting turn resumes.
  */
 import { Type } from 'typebox';
 import { AgentIdParams, errorResponses } from '@agt/contracts';

@@ -1,7 +1,7 @@
 /**
- * Templates routes (D9, tag `Templates`): list and read the built-in and user templates, and review a
- * user template on this machine. Every route needs a ready owner identity (spec 7: `identity_not_ready`
- * for templates), since templates are what agents are created from.
+ * Templates routes (tag `Templates`, docs/templates.md): list and read the built-in and user templates, and review a
+ * user template on this machine. Every route needs a ready owner identity (else 409
+ * `identity_not_ready`), since templates are what agents are created from.
  */
 import { Type } from 'typebox';
 import { errorResponses } from '@agt/contracts';

@@ -243,7 +243,10 @@ export class AgentRuntime {
     });
   }
 
-  /** Runs a write of the durable runtime state; skipped once the file is closed or owned by another daemon. Never throws. */
+  /**
+   * Runs a write of the durable runtime state; skipped once the file is closed or owned by another daemon. Never
+   * throws.
+   */
   private durably(what: string, write: () => void): void {
     if (!this.ownsFile || !this.agent.file.isOpen) return;
     try {

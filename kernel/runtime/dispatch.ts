@@ -1,6 +1,6 @@
 /**
- * `POST /agents/{id}/trigger` bodies (spec 4, "Trigger body"): the four forms normalized into one
- * shape, the daemon's defaults filled in, and the refusals applied. Pure: no agent state is touched.
+ * `POST /agents/{id}/trigger` bodies (docs/runtime.md#dispatch-post-agentsidtrigger): the four forms normalized into
+ * one shape, the daemon's defaults filled in, and the refusals applied. Pure: no agent state is touched.
  *
  * Forms: (a) `{event, target?}`; (b) `{dispatch: <a or d>}`; (c) a bare event with the target fields
  * (`scope`, `lambda`, `command`, `warm`, `loop`) at the top level or under `target`; (d) a batch

@@ -243,7 +243,10 @@ export const workFolderFull = (workBytes: number, measured: { bytes: number } | 
 export const badCommandAgentId = (agentId: string) =>
   new AgtError('bad_request', `not an agent id: ${JSON.stringify(agentId.slice(0, 140))}`);
 
-/** 409 `agent_id_conflict`: the agent's file does not hold the key its id is bound to; its work folder and uid are not handed out. */
+/**
+ * 409 `agent_id_conflict`: the agent's file does not hold the key its id is bound to; its work folder and uid are not
+ * handed out.
+ */
 export const workFolderNotBound = (agentId: string) =>
   new AgtError(
     'agent_id_conflict',

@@ -1,9 +1,8 @@
 /**
- * Human in the loop for one agent (decision D6): approval tasks for restricted tools, `ask` requests
- * and suspend prompts. Every one is a row in the agent file (`agt_tasks`, `agt_prompts`, committed before
- * the event that announces it); a waiting turn holds a promise here, and the owner's route resolves it.
- * A turn that is interrupted, aborted or unloaded cancels what it waits for (the task becomes
- * `cancelled`).
+ * Human in the loop for one agent (docs/runtime.md#human-in-the-loop-tasks--approvals): approval tasks for restricted
+ * tools, `ask` requests and suspend prompts. Every one is a row in the agent file (`agt_tasks`, `agt_prompts`,
+ * committed before the event that announces it); a waiting turn holds a promise here, and the owner's route resolves
+ * it. A turn that is interrupted, aborted or unloaded cancels what it waits for (the task becomes `cancelled`).
  *
  * Restarts: each task and prompt carries the tool call id it gates. When the daemon stopped while a turn
  * waited for the owner, that turn is resumed when the agent loads again (see recovery.ts): its tool call
@@ -312,14 +311,20 @@ export class HilStore {
     return this.records.pendingPrompts('ask').map(askOf);
   }
 
-  /** `fromCaller`: the answer comes from whoever sent the turn's message (an A2A caller), not the owner; the tool result says so. */
+  /**
+   * `fromCaller`: the answer comes from whoever sent the turn's message (an A2A caller), not the owner; the tool result
+   * says so.
+   */
   respondAsk(requestId: string, answer: string, fromCaller = false): void {
     const prompt = this.records.getPrompt(requestId);
     if (prompt?.kind !== 'ask' || prompt.status !== 'pending') throw askNotPending(requestId);
     this.answer(prompt, fromCaller ? 'answered_by_caller' : 'answered', answer);
   }
 
-  /** A suspend prompt: resolves true (resume) or false (stay suspended); rejects when `signal` aborts. Not bounded by time. */
+  /**
+   * A suspend prompt: resolves true (resume) or false (stay suspended); rejects when `signal` aborts. Not bounded by
+   * time.
+   */
   async suspend(input: OwnerWaitInput & { reason: string }): Promise<boolean> {
     const answered = await this.waitForOwner('suspend', input.reason, input);
     return answered.status === 'resumed';

@@ -3,7 +3,7 @@ import type { AgentConfig } from '@agt/contracts';
 import type { AgentFile } from '../agents/agent-file.js';
 import type { TriggerEvent } from './dispatch.js';
 
-/** Executor states of one loop (spec section 3). */
+/** Executor states of one loop (docs/runtime.md#a-turn). */
 export const EXECUTOR_STATES = [
   'idle',
   'thinking',

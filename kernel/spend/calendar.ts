@@ -62,7 +62,7 @@ function localMidnight(y: number, m: number, d: number, zone: string): number {
 }
 
 // The periods of the current day per zone: asked three times per model call, and each answer costs nine
-// `formatToParts` (~3% of a turn's CPU, issue 31). Any instant inside the same local day has the same
+// `formatToParts` (~3% of a turn's CPU). Any instant inside the same local day has the same
 // periods, so the last answer per zone serves until its day ends. Frozen: every caller shares it.
 const lastPeriods = new Map<string, Readonly<Periods>>();
 

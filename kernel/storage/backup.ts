@@ -1,5 +1,5 @@
 /**
- * Online backups of agent files (decisions D21, docs/backups.md). A copy is made by SQLite's
+ * Online backups of agent files (docs/backups.md). A copy is made by SQLite's
  * `VACUUM INTO` on a worker thread with a read-only connection of its own (`sqlite-job.ts`): one read
  * transaction, so the copy is a consistent snapshot of what was committed when it began, while the
  * agent's turns go on writing through the WAL. The copy then loses the live lease row, passes
@@ -32,7 +32,9 @@ export interface BackupOptions {
   seal?: boolean;
   /** A copy made by the schedule (its event says so). */
   scheduled?: boolean;
-  /** Runs once the copy is in place, before `backup.completed`: the schedule's retention (returns the paths it removed). */
+  /**
+   * Runs once the copy is in place, before `backup.completed`: the schedule's retention (returns the paths it removed).
+   */
   prune?: (result: BackupResult) => string[];
 }
 

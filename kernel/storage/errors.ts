@@ -8,7 +8,10 @@ import { AgtError } from '@agt/contracts';
 export const pathNotAbsolute = (what: string, path: string) =>
   new AgtError('bad_request', `${what} must be an absolute path: ${path}`, { details: { path } });
 
-/** 403 `backup_path_refused`: the path is inside the daemon's agent work folders (an agent's commands could read or replace it). */
+/**
+ * 403 `backup_path_refused`: the path is inside the daemon's agent work folders (an agent's commands could read or
+ * replace it).
+ */
 export const backupPathRefused = (path: string, why: string) =>
   new AgtError('backup_path_refused', `${path}: ${why}`, { status: 403, details: { path } });
 
@@ -36,7 +39,10 @@ export const backupFailed = (filePath: string, message: string, cause?: unknown)
 export const restoreSourceMissing = (path: string) =>
   new AgtError('not_found', `${path} does not exist`, { details: { path } });
 
-/** 422 `backup_invalid`: the file to restore is not a sound agent-file backup (`reason`: corrupt, foreign, newer, integrity). */
+/**
+ * 422 `backup_invalid`: the file to restore is not a sound agent-file backup (`reason`: corrupt, foreign, newer,
+ * integrity).
+ */
 export const backupInvalid = (path: string, reason: string, message: string) =>
   new AgtError('backup_invalid', `${path}: ${message}`, { status: 422, details: { path, reason } });
 

@@ -8,11 +8,11 @@
  *   reader in the way (the agent's SQL child, a backup) makes it give up at once instead of blocking the
  *   daemon's event loop.
  * - Retention: `storage.retention.{logs, events, messages}` `{maxAgeDays, maxRows}` delete old rows of
- *   `agt_logs`, `agt_audit` and finished `agt_inbox` / `agt_outbox` rows (read inbox rows; outbox rows
- *   no longer queued or pending); `retention.umbilical` trims the in-memory replay window the same way. When that frees a quarter of the file, the free pages are given back:
- *   `incremental_vacuum` on a file in incremental auto-vacuum mode; an idle agent's file is switched to
- *   that mode once by a VACUUM (which rewrites the file: it runs on the daemon's connection, so only
- *   when the agent is idle).
+ *   `agt_logs`, `agt_audit` and finished `agt_inbox` / `agt_outbox` rows (read inbox rows; outbox rows no longer queued
+ *   or pending); `retention.umbilical` trims the in-memory replay window the same way. When that frees a quarter of the
+ *   file, the free pages are given back: `incremental_vacuum` on a file in incremental auto-vacuum mode; an idle
+ *   agent's file is switched to that mode once by a VACUUM (which rewrites the file: it runs on the daemon's
+ *   connection, so only when the agent is idle).
  * - `storageOf` reports the file and WAL sizes and the rows per table from memory: the status route is a
  *   hot path (two `stat` calls per request were ~8% of its CPU). Sizes are at most 1 s old and counts at
  *   most 5 s; a maintenance pass over the file (which is what shrinks it) drops both, so the next answer
@@ -115,7 +115,7 @@ export class StorageMaintenance {
    * The timer's pass: one agent at a time, spread over at most half the interval (at most 1 s apart), so
    * with hundreds of agents loaded the checkpoints never add up to one long stall of the daemon (a
    * single pass over 300 agents took 1.9 s) nor to a burst that takes the event loop for seconds: right
-   * after 1,000 creates each checkpoint took ~4 ms, back to back, while requests waited (issue 31).
+   * after 1,000 creates each checkpoint took ~4 ms, back to back, while requests waited.
    * A pass still running when the next tick comes makes that tick skip.
    */
   private passing = false;
@@ -171,7 +171,7 @@ export class StorageMaintenance {
     const checkpoint = this.checkpoint(file, idle);
     // The pass is what shrinks the file and its WAL: the next status reads them again.
     this.sizes.delete(file);
-    // What the pass read stays in the OS cache, not in this connection's (~90 KB per agent, issue 31).
+    // What the pass read stays in the OS cache, not in this connection's (~90 KB per agent).
     file.releaseMemory({ statements: false });
     return { agentId: agent.id, deleted, checkpoint, vacuumed };
   }

@@ -1,5 +1,5 @@
 /**
- * What the create-agent route asks of templates: the config of a usable template, or the spec's 422
+ * What the create-agent route asks of templates: the config of a usable template, or a 422
  * refusal (`template_missing`, `template_invalid`, `template_unreviewed`).
  */
 import type { Logger } from '@agt/contracts';

@@ -1,5 +1,5 @@
 /**
- * The built-in `standard` template (D9): a complete AgentConfig apart from `id` and `name`, which the
+ * The built-in `standard` template: a complete AgentConfig apart from `id` and `name`, which the
  * create-agent route fills in. Its model comes from the settings' first provider (else `local`), so a
  * fresh install creates agents that talk to whatever provider the owner configured.
  */
@@ -8,7 +8,7 @@ import type { TemplateConfig } from './types.js';
 
 export const STANDARD_TEMPLATE_ID = 'standard';
 
-/** D7's built-in tools. Those that reach outside the agent or destroy data need owner approval. */
+/** The built-in tools. Those that reach outside the agent or destroy data need owner approval. */
 const BUILTIN_TOOLS: Array<[name: string, restricted: boolean]> = [
   ['ask', false],
   ['say', false],

@@ -1,5 +1,5 @@
 /**
- * Templates (D9): the built-in `standard` plus user templates, one JSON file per template in
+ * Templates: the built-in `standard` plus user templates, one JSON file per template in
  * `<dataDir>/templates/<id>.json` (the id is the file name; `standard` is reserved). Files are read on
  * every call, so an edit shows at once and voids the file's review mark (marks bind to the content hash).
  */

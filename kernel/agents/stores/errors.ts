@@ -56,7 +56,9 @@ export const tableOffsetTimedOut = (offset: number, table: string) =>
 
 // ---- stored files --------------------------------------------------------------------------------
 
-/** 400 `bad_request`: a stored file path that is not relative, `/`-separated and free of empty, `.` or `..` segments. */
+/**
+ * 400 `bad_request`: a stored file path that is not relative, `/`-separated and free of empty, `.` or `..` segments.
+ */
 
 // ---- stored files --------------------------------------------------------------------------------
 

@@ -55,7 +55,9 @@ export interface TableInfo {
 export interface TablePage {
   columns: string[];
   rows: Record<string, unknown>[];
-  /** True when the page stopped at {@link PAGE_MAX_BYTES} of JSON before `limit` rows (go on at offset + rows.length). */
+  /**
+   * True when the page stopped at {@link PAGE_MAX_BYTES} of JSON before `limit` rows (go on at offset + rows.length).
+   */
   truncated: boolean;
 }
 

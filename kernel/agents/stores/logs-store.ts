@@ -1,4 +1,4 @@
-/** `agt_logs`: the agent's log (spec LogEntry). Rows are returned oldest first ("newest last"). */
+/** `agt_logs`: the agent's log (schema `LogEntry`). Rows are returned oldest first ("newest last"). */
 import type { LogLevel } from '@agt/contracts';
 import { toJson, type Sql } from '../sql.js';
 

@@ -7,7 +7,7 @@ import { parseJson, toJson, type Sql } from '../sql.js';
 
 export interface CredentialMeta {
   name: string;
-  /** False only while a replaced value waits for the envelope to unlock (spec 5.7). */
+  /** False only while a replaced value waits for the envelope to unlock (docs/credentials.md#locked). */
   sealed: boolean;
   /** Length of the plaintext value, as recorded by the writer. */
   length: number;

@@ -1,5 +1,5 @@
 /**
- * `agt_timers`: the agent's timers (spec Timer). The schedule object holds the mode's fields
+ * `agt_timers`: the agent's timers (schema `Timer`). The schedule object holds the mode's fields
  * (`at`, `delay_ms`, `every_ms`, `start_at`, `end_at`, `max_runs`, `cron`); the scheduler that fires them
  * lives in the runtime. Expired timers stay as history.
  */

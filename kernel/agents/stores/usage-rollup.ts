@@ -1,5 +1,5 @@
 /**
- * The usage rollup of `GET /agents/{id}/usage`, computed from `agt_loop` alone (spec section 2):
+ * The usage rollup of `GET /agents/{id}/usage`, computed from `agt_loop` alone:
  * `input` already includes cache read and cache write (that is how `usage_input` is stored), `total` is
  * input + output, `model_invoke` rows are excluded, and a provider call that wrote no loop row cannot
  * appear at all.

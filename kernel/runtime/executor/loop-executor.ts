@@ -1,7 +1,7 @@
 /**
  * The executor of one cognition loop: its state, its queue and the one turn it runs at a time.
  *
- * Queueing (spec section 4, chat rules 2 and 3):
+ * Queueing (docs/runtime.md#chat-and-queueing):
  * - work runs one turn at a time: queued chats first (oldest first), then trigger turns in arrival order;
  * - a chat that arrives while a turn runs interrupts that turn (only the first such chat does: the
  *   turn is already stopping for the others);

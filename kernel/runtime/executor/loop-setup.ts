@@ -16,7 +16,7 @@ export interface LoopSources {
   contributedTools(agentId: string, taken: ReadonlySet<string>): Promise<ToolDefinition[]>;
 }
 
-/** The client and settings for a loop; `unavailable` when no provider extension serves the provider (D3). */
+/** The client and settings for a loop; `unavailable` when no provider extension serves the provider. */
 export async function loopModel(
   agent: RuntimeAgent,
   deps: LoopSources,

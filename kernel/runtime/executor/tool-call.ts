@@ -1,11 +1,11 @@
 /**
- * Runs one tool call with the guarantees the turn needs: a time limit (`limits.tool_timeout_ms`), the
- * turn's abort signal, and no exception escaping. Time the tool spends waiting for the owner (`ask`, a
- * suspend prompt: `humanWait` says when) does not count: when the limit falls due during such a wait,
- * the tool gets a fresh limit once the wait ends (a human wait ends on an answer, or with the turn). A tool that hangs and ignores its signal is left
- * behind (its promise is no longer awaited) so the turn and the daemon go on; a tool that throws
- * becomes an error result the model can read. A tool that reports progress (`context.progress`) gets a
- * fresh limit each time; images it returns are kept within the contract's caps (`MAX_TOOL_RESULT_IMAGES`).
+ * Runs one tool call with the guarantees the turn needs: a time limit (`limits.tool_timeout_ms`), the turn's abort
+ * signal, and no exception escaping. Time the tool spends waiting for the owner (`ask`, a suspend prompt: `humanWait`
+ * says when) does not count: when the limit falls due during such a wait, the tool gets a fresh limit once the wait
+ * ends (a human wait ends on an answer, or with the turn). A tool that hangs and ignores its signal is left behind (its
+ * promise is no longer awaited) so the turn and the daemon go on; a tool that throws becomes an error result the model
+ * can read. A tool that reports progress (`context.progress`) gets a fresh limit each time; images it returns are kept
+ * within the contract's caps (`MAX_TOOL_RESULT_IMAGES`).
  */
 import {
   AgtError,

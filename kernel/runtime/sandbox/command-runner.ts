@@ -191,7 +191,9 @@ export class HostCommandRunner {
     }
   }
 
-  /** Runs a command in the agent's sandbox; `unavailable` when none can be made and the agent may not run unsandboxed. */
+  /**
+   * Runs a command in the agent's sandbox; `unavailable` when none can be made and the agent may not run unsandboxed.
+   */
   async run(call: CommandCall): Promise<CommandOutcome> {
     const folder = this.workFolder(call.agentId);
     if (this.options.holdsKey && !this.options.holdsKey(call.agentId)) throw workFolderNotBound(call.agentId);
@@ -288,7 +290,7 @@ export class HostCommandRunner {
         args?.on('error', () => {}); // a bwrap that failed early closes it unread; its exit says why
         args?.end(`${options.join('\0')}\0`);
       }
-      // Each stream cut at 512 KB (COMMAND_OUTPUT_CAP_BYTES, D15).
+      // Each stream cut at 512 KB (COMMAND_OUTPUT_CAP_BYTES), as compute's containers cut it.
       const stdout = cappedOutput('\n[output truncated]');
       const stderr = cappedOutput('\n[output truncated]');
       let timedOut = false;

@@ -87,7 +87,10 @@ function disposeSandbox(sandbox) {
   }
 }
 
-/** Turns a VM call result into a handle or a coded error (interrupts become `timeout`, allocation failures `out_of_memory`). */
+/**
+ * Turns a VM call result into a handle or a coded error (interrupts become `timeout`, allocation failures
+ * `out_of_memory`).
+ */
 function unwrap(context, result, code, memoryBytes) {
   if (!result.error) return result.value;
   const dumped = context.dump(result.error);

@@ -135,7 +135,8 @@ function sqlError(error) {
   const code = String(error?.code ?? '');
   if (/^SQLITE_(BUSY|LOCKED)/.test(code) && !/table is locked/.test(message))
     return new SqlRefusal('conflict', `the agent file is busy (${message}); try again`);
-  // The owner's storage quota (max_page_count on this connection, set before every call): SQLite refused to grow the file.
+  // The owner's storage quota (max_page_count on this connection, set before every call): SQLite refused to grow the
+  // file.
   if (/^SQLITE_FULL/.test(code))
     return new SqlRefusal(
       'storage_quota_exceeded',
@@ -194,7 +195,10 @@ function collect(statement, params, maxRows, maxBytes) {
   return { columns, rows, truncated: truncatedBy !== null, truncatedBy };
 }
 
-/** Opens the call's transaction; a connection left holding an old snapshot gets its statements released, then is replaced. */
+/**
+ * Opens the call's transaction; a connection left holding an old snapshot gets its statements released, then is
+ * replaced.
+ */
 async function begin(mode) {
   for (let attempt = 0; ; attempt++) {
     const conn = connection();

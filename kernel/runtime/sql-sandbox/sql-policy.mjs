@@ -14,7 +14,7 @@
 //    SQLite's built-in scalar, aggregate, window, date, JSON and math functions, every b-tree it opens
 //    in the main database and belonging to a `local_*` table or index, and the schema opcodes (the temp
 //    schema, CreateBtree, Destroy, DropTable, ParseSchema, ...) only in CREATE/DROP/ALTER statements.
-//    SQLite's own tables (issue 22 item 4) are reached only by SQLite's own code, told apart by where the
+//    SQLite's own tables are reached only by SQLite's own code, told apart by where the
 //    agent's SQL can put a query of its own (`schemaAccess`):
 //    - the schema table (root page 1: sqlite_master / sqlite_schema, and the temp schema) is opened by
 //      no SELECT, INSERT, UPDATE, DELETE, WITH or VALUES at all; CREATE (whose `AS SELECT` is the agent's
@@ -189,7 +189,10 @@ export const DDL_FUNCTIONS = new Set([
   'sqlite_drop_column',
 ]);
 
-/** Opcodes with nothing to check: control flow, registers, comparisons, cursors on already-checked b-trees, sorters, ephemeral tables. */
+/**
+ * Opcodes with nothing to check: control flow, registers, comparisons, cursors on already-checked b-trees, sorters,
+ * ephemeral tables.
+ */
 const PLAIN_OPCODES = new Set([
   'Init',
   'Goto',
@@ -360,7 +363,9 @@ const REFUSED_WHY = {
 };
 /** OpenRead/OpenWrite p5 flag: p2 is a register holding the root page (set by CreateBtree in the same program). */
 const OPFLAG_P2ISREG = 0x10;
-/** SetCookie targets DDL may set: schema version, file format, text encoding (never user_version, application_id, ...). */
+/**
+ * SetCookie targets DDL may set: schema version, file format, text encoding (never user_version, application_id, ...).
+ */
 const DDL_COOKIES = new Set([1, 2, 5]);
 /**
  * What SQLite itself runs through OP_SqlExec after CREATE TABLE: an integrity check of the new table (or of

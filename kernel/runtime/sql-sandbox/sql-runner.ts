@@ -2,25 +2,17 @@
  * Agent SQL (`db_query`, `db_execute`) runs in a child process, never on the daemon's event loop and
  * never on the daemon's own connection to the agent file.
  *
- * One child per agent (`sql-child.mjs`, plain JavaScript importing only libsql and `sql-policy.mjs`),
- * started on the first call, with its own libsql connection to the agent file (busy timeout 5 s,
- * `trusted_schema = OFF`, SQLite heap capped at 128 MB). Calls run one at a time in arrival order. Each
- * call's time limit (`limits.sql_timeout_ms`, default 2 s) starts when the call's turn comes (waiting for
- * a process slot included, see below; a fresh child's start-up excluded): past it the child is SIGKILLed — SQLite's write-ahead log keeps the file consistent, the half-done
- * transaction is simply not there — the call fails with `timeout`, and the next call gets a fresh child.
- * The child also kills itself at the limit plus 1 s and when the daemon is gone (a watchdog thread). The
- * row cap (500) and the result-size cap (256 KB of JSON) are applied inside the child while it iterates,
- * so a huge result never crosses the pipe; a call may set caps of its own, up to 1000 rows and 1 MB (the
- * owner's table routes read their pages through the agent's child, see kernel/agents/stores/local-tables.ts).
- * A child idle for 30 s exits; `close()` (agent unload, daemon shutdown) ends it.
+ * One child per agent (`sql-child.mjs`, plain JavaScript importing only libsql and `sql-policy.mjs`), started on the
+ * first call, with its own connection (`trusted_schema = OFF`, SQLite's heap capped). Calls run one at a time in
+ * arrival order. Past a call's time limit (`limits.sql_timeout_ms`, counted from the call's turn, a wait for a process
+ * slot included) the child is SIGKILLed: SQLite's write-ahead log keeps the file consistent, the half-done transaction
+ * is simply not there, and the next call gets a fresh child. The child also kills itself at the limit plus 1 s and
+ * when the daemon is gone (a watchdog thread). Row and size caps apply inside the child while it iterates, so a huge
+ * result never crosses the pipe.
  *
- * Across agents, children are bounded by the daemon's SQL process slots (`sql-slots.ts`, the owner's
- * setting `sqlMaxProcesses`, default max(2, cores), configured in kernel/services.ts): a call that needs a new child waits for a slot, and that
- * wait counts against the call's own time limit (past it: the usual `timeout`, no child started; a
- * call that got its slot late runs for what is left of its limit). While calls wait, an idle child is
- * asked to leave and a child that finishes a call leaves, so the slots go round in arrival order.
- * Each child's memory is bounded: V8's heap at 96 MB (`--max-old-space-size`) and SQLite's at 128 MB
- * (`PRAGMA hard_heap_limit`, page cache and temp store included; see sql-child.mjs).
+ * Across agents, children are bounded by the daemon's SQL process slots (`sql-slots.ts`, settings `sqlMaxProcesses`):
+ * while calls wait, an idle child is asked to leave and a child that finishes a call leaves, so the slots go round in
+ * arrival order. Each child's memory is bounded too (V8's heap and SQLite's: see sql-child.mjs).
  *
  * What the child lets a statement do is in `sql-policy.mjs`: the statement kind by its first keyword
  * (PRAGMA and friends act while compiling), then SQLite's compiled program (`EXPLAIN`) against
@@ -71,7 +63,9 @@ export interface SqlCall {
   hints?: boolean;
   /** This call's row cap (query) instead of the sandbox's; at most {@link SQL_CALL_MAX_ROWS}. */
   maxRows?: number;
-  /** This call's result-size cap in bytes of JSON (query) instead of the sandbox's; at most {@link SQL_CALL_MAX_BYTES}. */
+  /**
+   * This call's result-size cap in bytes of JSON (query) instead of the sandbox's; at most {@link SQL_CALL_MAX_BYTES}.
+   */
   maxBytes?: number;
 }
 
@@ -353,7 +347,10 @@ export class SqlSandbox {
     this.next();
   }
 
-  /** The current call passed its limit (running, or still waiting for a slot): its child, if any, is killed (the only way to stop a statement). */
+  /**
+   * The current call passed its limit (running, or still waiting for a slot): its child, if any, is killed (the only
+   * way to stop a statement).
+   */
   private async overran(entry: Pending, phase: 'start' | 'run'): Promise<void> {
     if (this.current !== entry) return;
     this.finish(entry);

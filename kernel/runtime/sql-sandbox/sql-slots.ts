@@ -1,5 +1,5 @@
 /**
- * The daemon-wide bound on agent SQL processes (issue 22 item 4): every agent's SQL child
+ * The daemon-wide bound on agent SQL processes: every agent's SQL child
  * (sql-runner.ts) holds one slot from the moment it is forked until its process has exited, so at most
  * `max` children exist at once across all agents, whatever they do (8 agents running SQL at once used
  * to mean 8 children, ~60 MB each, all busy).

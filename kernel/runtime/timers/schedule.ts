@@ -1,5 +1,5 @@
 /**
- * Timer schedules: the mutation body (spec TimerMutationBody) checked and turned into a stored
+ * Timer schedules: the mutation body (`TimerMutationBody`) checked and turned into a stored
  * schedule, and the next wake time of a timer.
  *
  * Modes: `once_at` (`at` epoch ms), `once_delay` (`delay_ms` after creation), `interval` (`every_ms`,

@@ -1,25 +1,10 @@
 /**
  * `db_query` / `db_execute`: SQL on the agent's own `local_*` tables only.
  *
- * Agent SQL never runs on the daemon's event loop or on the daemon's connection: it goes to the agent's
- * SQL child process (`../sql-sandbox/sql-runner.ts`), which has a connection of its own to the agent
- * file. There, in one transaction, the statement must pass three checks (`sql-policy.mjs`), none of them
- * a pattern on the text:
- * 1. its kind, by its first keyword: `db_query` takes SELECT, WITH, VALUES; `db_execute` takes INSERT,
- *    REPLACE, UPDATE, DELETE, WITH, CREATE, DROP, ALTER (never PRAGMA, which SQLite runs while
- *    compiling, ATTACH, DETACH, VACUUM, ANALYZE or transaction control);
- * 2. SQLite's compiled program (`EXPLAIN`, trigger and foreign-key sub-programs included): only allowed
- *    opcodes (no virtual tables or table-valued functions, VACUUM, checkpoints, journal modes, ...), only
- *    SQLite's built-in scalar/aggregate/window/date/JSON/math functions (no readfile, writefile,
- *    load_extension, what ATTACH compiles to, ...), and every b-tree it opens in the main database and
- *    part of a `local_*` table or index; schema opcodes only in CREATE/DROP/ALTER; SQLite's own tables
- *    (sqlite_master/sqlite_schema, sqlite_sequence) only in SQLite's own DDL and AUTOINCREMENT code;
- * 3. for CREATE/DROP/ALTER, the effect: after it ran, `sqlite_master` differs only by `local_*` tables
- *    and indexes (no triggers, views or virtual tables, no renames out of or into `local_*`), the temp
- *    schema is empty; else the transaction is rolled back (`forbidden`).
- * A statement over `limits.sql_timeout_ms` (default 2 s) has its child killed (`timeout`); waiting for
- * one of the daemon's SQL processes (`sqlMaxProcesses`) counts in that limit. `db_query`
- * returns at most 500 rows and 256 KB of JSON (`truncated: true` beyond). Parameters are bound, never
+ * Agent SQL never runs on the daemon's event loop or connection: it goes to the agent's SQL child
+ * (`../sql-sandbox/sql-runner.ts`), where the statement's kind, SQLite's compiled program and, for DDL, its
+ * effect on the schema are checked against allow-lists (`sql-policy.mjs`), never a pattern on the text. A
+ * statement over `limits.sql_timeout_ms` has its child killed (`timeout`). Parameters are bound, never
  * interpolated.
  */
 import { Type } from 'typebox';

@@ -7,7 +7,7 @@
  * - `visible`: in the model's tool list when enabled (default true). An enabled but invisible tool is
  *   for authorized code only: the model cannot call it.
  * - `restricted`: the declaration's flag, else the definition's; a model call then needs the owner's
- *   approval (an approval task, D6).
+ *   approval (an approval task).
  * - `locked`: an owner lock; the agent's own `sys_update_config` cannot change the declaration.
  * - Inner loops: their `tools` list (default `loop_send`, `loop_list`, `sys_set_state`) is an absolute
  *   allow-list intersected with what the agent has enabled.

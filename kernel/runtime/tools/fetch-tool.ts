@@ -112,7 +112,9 @@ function send(hop: Hop, allow: readonly string[], signal: AbortSignal): Promise<
   });
 }
 
-/** The response body as text, at most `maxBytes` (default {@link FETCH_MAX_BYTES}; decoded when gzip, deflate or br). */
+/**
+ * The response body as text, at most `maxBytes` (default {@link FETCH_MAX_BYTES}; decoded when gzip, deflate or br).
+ */
 export async function readCapped(
   response: IncomingMessage,
   maxBytes = FETCH_MAX_BYTES,

@@ -1,4 +1,4 @@
-/** `ask` (wait for the owner's answer, D6) and `say` (speak to the owner without ending the turn). */
+/** `ask` (wait for the owner's answer) and `say` (speak to the owner without ending the turn). */
 import { Type } from 'typebox';
 import type { ToolDefinition } from '@agt/contracts';
 import { builtin, type RuntimeLookup } from './define.js';

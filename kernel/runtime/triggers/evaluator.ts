@@ -100,7 +100,7 @@ export class TriggerEvaluator {
   /**
    * Whether {@link fire} could take an event of `type` at all (a trigger configured for it, or `extra`
    * targets): most events of a turn have none, and the caller then skips building the event (an id,
-   * a timestamp: ~2% of a turn's CPU, issue 31).
+   * a timestamp: ~2% of a turn's CPU).
    */
   wants(type: TriggerType, extra: TriggerTarget[] = [], options: FireOptions = {}): boolean {
     const configured = this.targetsOf(type, options);
