@@ -171,7 +171,10 @@ export type AgentConfig = {
   memory?: {
     recall?: boolean;
     recall_tokens?: number;
-    /** Consolidation on the agent's own model (off by default): `every_ms` or `cron`, at most `max_memories_per_run` (default 50). */
+    /**
+     * Consolidation on the agent's own model (off by default): `every_ms` or `cron`, at most `max_memories_per_run`
+     * (default 50).
+     */
     consolidation?: { enabled?: boolean; every_ms?: number; cron?: string; max_memories_per_run?: number };
   };
   messaging: Record<string, unknown>;

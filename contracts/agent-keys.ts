@@ -1,7 +1,7 @@
 /**
  * Agents' own keys, for extensions that sign on an agent's behalf (mesh cards and envelopes) and check
  * what other agents signed. Every agent has an Ed25519 key pair; its public half is the agent's
- * `did:key` (decisions D4: multicodec 0xed01, base58btc, `did:key:z6Mk…`). The secret half never
+ * `did:key` (multicodec 0xed01, base58btc, `did:key:z6Mk…`; docs/identity.md). The secret half never
  * leaves the kernel: {@link AgentKeysAccess.sign} signs inside it.
  *
  * The helpers below are pure (node:crypto and @scure/base), so a third-party extension verifies signatures exactly

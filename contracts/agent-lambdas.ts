@@ -1,6 +1,6 @@
 /**
  * Running an agent's own code (`path/file.ts:functionName` from its stored files) in the kernel's lambda
- * sandbox on an extension's behalf, for example the API routes of an agent website (decisions D13).
+ * sandbox on an extension's behalf, for example the API routes of an agent website (docs/mesh.md).
  * The sandbox is the one system-scope triggers use: QuickJS in a worker per agent, no modules, timers,
  * fs, network, env or daemon object; the input goes in as JSON and the result comes out as JSON.
  */
@@ -31,9 +31,9 @@ export interface AgentLambdaOutcome {
 }
 
 /**
- * `ctx.agents.runLambda`: rejects with `not_found` (agent not loaded, or no such file), `bad_request`
- * (malformed reference, code that does not compile), `timeout` (time limit), `lambda_failed` (500, the
- * function threw; `details.logs` carries its console output). Calls of one agent run one at a time, so a slow agent delays only itself.
+ * `ctx.agents.runLambda`: rejects with `not_found` (agent not loaded, or no such file), `bad_request` (malformed
+ * reference, code that does not compile), `timeout` (time limit), `lambda_failed` (500, the function threw;
+ * `details.logs` carries its console output). Calls of one agent run one at a time, so a slow agent delays only itself.
  *
  * @beta
  */

@@ -1,5 +1,5 @@
 /**
- * The contract of a chat-platform adapter of the `channels` extension (decision D14): what one adapter
+ * The contract of a chat-platform adapter of the `channels` extension: what one adapter
  * type (Telegram, Slack, Discord, email, or a third-party one) implements, and the extension point through
  * which another extension adds a type.
  *
@@ -230,7 +230,8 @@ export interface ChannelAdapterTypes {
 }
 
 /**
- * Offered by `channels` (one provider): `ctx.use(channelAdapterTypes)` from an extension with `dependsOn: ['channels']`.
+ * Offered by `channels` (one provider): `ctx.use(channelAdapterTypes)` from an extension with `dependsOn:
+ * ['channels']`.
  *
  * @beta
  */

@@ -1,7 +1,7 @@
 /**
- * Settings `commandLimits`: the resource limits of agents' host commands (the kernel's host runner:
- * system-scope `command` targets and the compute `host` tier), applied as rlimits to every process of a
- * command, and the bound on each agent's work folder. Each field is optional; the kernel's defaults (docs/runtime.md#command-targets) apply.
+ * Settings `commandLimits`: the resource limits of agents' host commands (the kernel's host runner: system-scope
+ * `command` targets and the compute `host` tier), applied as rlimits to every process of a command, and the bound on
+ * each agent's work folder. Each field is optional; the kernel's defaults (docs/runtime.md#command-targets) apply.
  */
 import { Type, type Static } from 'typebox';
 

@@ -37,7 +37,8 @@ export interface CommandOutcome {
 }
 
 /**
- * Each of stdout and stderr is cut here, by the kernel's host runner and by compute's containers (D15).
+ * Each of stdout and stderr is cut here, by the kernel's host runner and by compute's containers, so one noisy command
+ * cannot fill memory or the context.
  *
  * @beta
  */
@@ -49,7 +50,10 @@ export const COMMAND_OUTPUT_CAP_BYTES = 512 * 1024;
  * @beta
  */
 export interface CappedOutput {
-  /** Keeps the chunk's bytes up to the cap; the rest is dropped (the caller still reads it, so the command never blocks). */
+  /**
+   * Keeps the chunk's bytes up to the cap; the rest is dropped (the caller still reads it, so the command never
+   * blocks).
+   */
   push(chunk: Buffer): void;
   /** Drops everything pushed from now on (output of a command being killed). */
   freeze(): void;

@@ -1,11 +1,11 @@
 /**
- * How every error becomes the spec's `{error, code}` body and status (section 7): the daemon's error
+ * How every error becomes the `{error, code}` body and its status: the daemon's error
  * handler and the extension test harness answer through these, so the two cannot drift apart.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AgtError, STATUS_DEFAULT_CODE } from './errors.js';
 
-/** The content-type parser's own errors keep the framework's shape (spec 7.3). */
+/** The content-type parser's own errors keep the framework's shape. */
 function isParserError(error: FastifyError): boolean {
   return (
     (typeof error.code === 'string' && error.code.startsWith('FST_ERR_CTP_')) ||

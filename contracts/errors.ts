@@ -2,7 +2,7 @@
  * Coded errors shared by the kernel and every extension.
  *
  * Throw an {@link AgtError} anywhere below a route handler; the kernel's single error handler turns it
- * into the spec's `{error, code}` body with the status from {@link ERROR_STATUS} (or the explicit
+ * into the `{error, code}` body with the status from {@link ERROR_STATUS} (or the explicit
  * `status` given). Clients branch on `code`, never on the message, so codes are stable API.
  */
 
@@ -53,7 +53,7 @@ export const ERROR_STATUS = {
 export type KnownErrorCode = keyof typeof ERROR_STATUS;
 
 /**
- * The code a bare status maps to when a route defines nothing more specific (spec section 7).
+ * The code a bare status maps to when a route defines nothing more specific.
  *
  * @public
  */
@@ -110,7 +110,7 @@ export class AgtError extends Error {
     this.details = options.details;
   }
 
-  /** The spec's error body. `details` never overrides `error` or `code`. */
+  /** The error body. `details` never overrides `error` or `code`. */
   toBody(): Record<string, unknown> {
     return { ...this.details, error: this.message, code: this.code };
   }

@@ -1,5 +1,5 @@
 /**
- * The typed event map of the bus (spec section 6). One entry per event type: adding a type here is the
+ * The typed event map of the bus (docs/events.md). One entry per event type: adding a type here is the
  * only way to emit it, and {@link EVENT_DESCRIPTIONS} must describe it (the `Record` makes tsc refuse a
  * type left undocumented).
  *
@@ -15,7 +15,7 @@ export interface UsageCounts {
 }
 
 /**
- * Event type -> payload. Payload fields are snake_case where the spec names them so.
+ * Event type -> payload. Payload fields are snake_case where the API's clients read them so.
  *
  * @public
  */
@@ -96,7 +96,10 @@ export interface EventPayloads {
   'credential.changed': { name: string; action: 'set' | 'replaced' | 'deleted' | 'sealed' };
   'log.written': { level: string; origin: string | null; event: string | null; message: string };
   'agent.said': { text: string };
-  /** A backup of the agent's file was written and checked (docs/backups.md); `removed`: older scheduled copies deleted by `keep`. */
+  /**
+   * A backup of the agent's file was written and checked (docs/backups.md); `removed`: older scheduled copies deleted
+   * by `keep`.
+   */
   'backup.completed': {
     path: string;
     bytes: number;
@@ -129,7 +132,7 @@ export interface EventPayloads {
 export type EventType = keyof EventPayloads;
 
 /**
- * What one event on the bus looks like (spec: UmbilicalEvent).
+ * What one event on the bus looks like (schema `UmbilicalEvent` in /openapi.json).
  *
  * @public
  */

@@ -54,7 +54,8 @@ export type ExtensionHttp = FastifyInstance<
 export type PointProviders = 'one' | 'all';
 
 /**
- * Extension point ids: lowercase, namespaced by the offering extension (`tracked-folders.index`); `agt.` is the kernel's.
+ * Extension point ids: lowercase, namespaced by the offering extension (`tracked-folders.index`); `agt.` is the
+ * kernel's.
  *
  * @public
  */
@@ -161,7 +162,10 @@ export interface ExtensionContext<Config = unknown> {
    * declared. Plugins registered on it run directly in this scope (no `prefix` option).
    */
   agentHttp?: ExtensionHttp;
-  /** The event bus; events emitted here default to `source: "ext:<name>"`. Subscriptions end when the extension stops or fails. */
+  /**
+   * The event bus; events emitted here default to `source: "ext:<name>"`. Subscriptions end when the extension stops or
+   * fails.
+   */
   bus: EventBus;
   /** Read-only settings; `onChange` listeners are removed when the extension stops or fails. */
   settings: SettingsService;
@@ -169,7 +173,10 @@ export interface ExtensionContext<Config = unknown> {
   agents: AgentsService;
   /** Delivery into agents' inboxes. */
   inbox: InboxService;
-  /** Agent files that are not (or not yet) loaded: read their summary, start, autostart, unload (see `agent-launcher.ts`). */
+  /**
+   * Agent files that are not (or not yet) loaded: read their summary, start, autostart, unload (see
+   * `agent-launcher.ts`).
+   */
   launcher: AgentLauncher;
   /** The daemon's environment variables, less the kernel's `AGT_*` ones (see {@link ExtensionEnv}). */
   env: ExtensionEnv;
@@ -182,7 +189,7 @@ export interface ExtensionContext<Config = unknown> {
   /**
    * Prints one line where the daemon prints its own listening line (stdout, unless the embedder
    * redirected it): for an extension's listening line such as `agt mesh listening on http://HOST:PORT`
-   * (D1). Not a log: say nothing secret, print rarely. Line breaks become spaces.
+   * (scripts wait for such lines). Not a log: say nothing secret, print rarely. Line breaks become spaces.
    */
   print(line: string): void;
   /**

@@ -2,7 +2,7 @@
 import { Type, type TSchema } from 'typebox';
 
 /**
- * The spec's error body. Extra fields (`identity`, `agentId`, `candidates`, ...) are allowed.
+ * The error body of every route. Extra fields (`identity`, `agentId`, `candidates`, ...) are allowed.
  *
  * @public
  */

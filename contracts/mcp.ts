@@ -1,5 +1,5 @@
 /**
- * MCP server registrations (decision D11): the daemon-wide settings key `mcpServers`, owned by the `mcp`
+ * MCP server registrations (docs/mcp.md): the daemon-wide settings key `mcpServers`, owned by the `mcp`
  * extension. A registration says how to run a server (an installed npm package, a command, or a URL);
  * an agent's declared server of the same `name` (`mcp.servers[]` in its config) then runs with it.
  *

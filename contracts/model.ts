@@ -15,7 +15,7 @@ export interface ModelParam {
 }
 
 /**
- * The model part of an agent's config (spec: ModelConfig).
+ * The model part of an agent's config (schema `ModelConfig`).
  *
  * @public
  */
@@ -60,7 +60,10 @@ export type ModelMessage =
       name: string;
       content: string;
       isError?: boolean;
-      /** Images the tool returned (see `ToolResult.images`): sent in the provider's own way, or left out by a client that cannot. */
+      /**
+       * Images the tool returned (see `ToolResult.images`): sent in the provider's own way, or left out by a client
+       * that cannot.
+       */
       images?: ToolImage[];
     };
 
@@ -85,7 +88,9 @@ export interface ModelRequest {
   tools: ModelTool[];
   /** Aborted when the turn is interrupted, aborted or unloaded: the HTTP request must be cancelled. */
   signal: AbortSignal;
-  /** The turn and loop the call serves (the spend governor's `turn_tokens` budget and ledger); absent outside a turn. */
+  /**
+   * The turn and loop the call serves (the spend governor's `turn_tokens` budget and ledger); absent outside a turn.
+   */
   turnId?: string;
   loop?: string;
   /** What the call is for, recorded in the usage ledger: `turn` (default) or `compaction`. */
@@ -172,7 +177,7 @@ export interface EmbeddingResponse {
 }
 
 /**
- * Per-agent provider declaration (spec: AgentProviderConfig).
+ * Per-agent provider declaration (schema `AgentProviderConfig`).
  *
  * @public
  */

@@ -1,5 +1,5 @@
 /**
- * `ctx.gauges` (issue 27, docs/observability.md): the daemon's live figures, read on demand, for an
+ * `ctx.gauges` (docs/observability.md): the daemon's live figures, read on demand, for an
  * extension that reports them (the `telemetry` extension's `/metrics`, or a third-party exporter). Each
  * `read()` walks the kernel's own state at that moment (loaded agents and their loop queues, the
  * `GET /events` clients, the extension records): nothing is counted or kept between reads, so a daemon

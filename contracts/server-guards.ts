@@ -1,7 +1,8 @@
 /**
- * The daemon's request guards for a server an extension opens itself (`ctx.serverGuards`): the same
- * code as the main API's (decision D17: every HTTP server of the daemon applies the same Host, Origin
- * and time guards), so an extension never writes its own DNS-rebinding or slow-client defence.
+ * The daemon's request guards for a server an extension opens itself (`ctx.serverGuards`): the same code as the main
+ * API's (every HTTP server of the daemon applies the same Host, Origin and time guards: docs/decisions.md, "The owner's
+ * settings are the ceiling, on every server"), so an extension never writes its own DNS-rebinding or slow-client
+ * defence.
  *
  * A server made by {@link ServerGuards.createServer} answers, before any route or hook of yours runs:
  * - `403 host_not_allowed` unless the `Host` header (and the authority of an absolute-form request line,

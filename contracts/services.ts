@@ -96,7 +96,9 @@ export interface AgentsService {
    * it; a fake kernel in tests may not.
    */
   readonly turns?: AgentTurnsAccess;
-  /** An HTTP(S) request under the agent's fetch policy (see `AgentFetch` in `agent-turns.ts`); absent in fake kernels. */
+  /**
+   * An HTTP(S) request under the agent's fetch policy (see `AgentFetch` in `agent-turns.ts`); absent in fake kernels.
+   */
   readonly fetch?: AgentFetch;
   /**
    * Replaces a loaded agent's config as `PUT /agents/{id}/config` does: validated against the agent

@@ -1,4 +1,7 @@
-/** The settings file (decisions D2). Unknown keys are refused so a typo is a clear start-up error. */
+/**
+ * The settings file (docs/decisions.md, "Settings hold no keys"). Unknown keys are refused so a typo is a clear
+ * start-up error.
+ */
 import { Type, type Static } from 'typebox';
 import { CommandLimitsSettings } from './command-limits.js';
 import { McpRegistration } from './mcp.js';
@@ -56,7 +59,7 @@ export const CAPPED_LIMITS = [
 ] as const;
 
 /**
- * The owner's ceiling on what an agent file grants itself (issue 22, item 2): the file's `security` and
+ * The owner's ceiling on what an agent file grants itself: the file's `security` and
  * `limits` can only narrow it. Unset fields take the kernel's safe defaults (no fetch host beyond the
  * public internet, no unsandboxed commands, no compute network, `sql_timeout_ms` at most 10 s, ...).
  *
@@ -179,7 +182,7 @@ export const BackupSettings = Type.Object(
 );
 
 /**
- * OpenTelemetry traces and Prometheus metrics, owned by the telemetry extension (D20, docs/observability.md).
+ * OpenTelemetry traces and Prometheus metrics, owned by the telemetry extension (docs/observability.md).
  *
  * @public
  */
@@ -326,7 +329,7 @@ export const SettingsSchema = Type.Object(
     mcpServers: Type.Optional(
       Type.Array(McpRegistration, {
         maxItems: 200,
-        description: 'MCP server registrations (D11), owned by the mcp extension',
+        description: 'MCP server registrations, owned by the mcp extension',
       }),
     ),
     mcpServer: Type.Optional(
@@ -347,7 +350,7 @@ export const SettingsSchema = Type.Object(
       Type.Array(Type.String({ minLength: 1, maxLength: 128 }), {
         maxItems: 1000,
         description:
-          'agent ids the owner allows to run commands in the `host` compute tier (no container), owned by the compute extension (D15)',
+          'agent ids the owner allows to run commands in the `host` compute tier (no container), owned by the compute extension',
       }),
     ),
     /** The owner ceiling of every agent (docs/security.md, "The owner's ceiling"). */
@@ -429,7 +432,7 @@ export const SettingsSchema = Type.Object(
 export type Settings = Static<typeof SettingsSchema>;
 
 /**
- * `maxScanDepth` when the settings do not say (D10).
+ * `maxScanDepth` when the settings do not say.
  *
  * @public
  */

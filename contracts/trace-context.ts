@@ -1,9 +1,9 @@
 /**
- * Trace context across daemons (issue 27, docs/observability.md). A kernel-consumed extension point: the
- * `telemetry` extension offers it; a third-party tracer may instead. The kernel asks it for a W3C
- * `traceparent` when it hands an outbox message to a transport (`OutboundEnvelope.traceparent`) and hands it
- * the `traceparent` an inbound message carried (`InboundMessage.traceparent`, `OutsideMessage.traceparent`), so a conversation between
- * two daemons is one trace. Without a provider nothing is asked and nothing is carried (no cost).
+ * Trace context across daemons (docs/observability.md). A kernel-consumed extension point: the `telemetry` extension
+ * offers it; a third-party tracer may instead. The kernel asks it for a W3C `traceparent` when it hands an outbox
+ * message to a transport (`OutboundEnvelope.traceparent`) and hands it the `traceparent` an inbound message carried
+ * (`InboundMessage.traceparent`, `OutsideMessage.traceparent`), so a conversation between two daemons is one trace.
+ * Without a provider nothing is asked and nothing is carried (no cost).
  */
 import { createExtensionPoint } from './extension.js';
 

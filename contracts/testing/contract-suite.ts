@@ -9,13 +9,12 @@
  * for (const check of checks) t.ok(check.ok, `${check.extension}: ${check.name}${check.ok ? '' : ` (${check.detail})`}`);
  * ```
  *
- * The checks: it loads; its routes are in /openapi.json with tags and a summary; `GET <prefix>` (its
- * listing route) answers 200; its handlers throwing (every GET
- * route under its prefix asked for an id that does not exist) answer `{error, code}`, never 500, and it
- * still serves after; disabled, its prefix and agent segment answer 503 `unavailable`; with the extensions it depends on
- * disabled, the daemon still boots and its prefix answers 503; the daemon's shutdown (which stops it)
- * ends within {@link STOP_WITHIN_MS}; and afterwards no child process and no server, socket or timer of
- * the daemon is left in this process.
+ * The checks: it loads; its routes are in /openapi.json with tags and a summary; `GET <prefix>` (its listing route)
+ * answers 200; its handlers throwing (every GET route under its prefix asked for an id that does not exist) answer
+ * `{error, code}`, never 500, and it still serves after; disabled, its prefix and agent segment answer 503
+ * `unavailable`; with the extensions it depends on disabled, the daemon still boots and its prefix answers 503; the
+ * daemon's shutdown (which stops it) ends within {@link STOP_WITHIN_MS}; and afterwards no child process and no server,
+ * socket or timer of the daemon is left in this process.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { startTestDaemon, type TestDaemon, type TestDaemonOptions } from './test-daemon.js';

@@ -1,5 +1,5 @@
 /**
- * The `channels` extension (decisions D3, D14): agents reached on chat platforms. Each agent's
+ * The `channels` extension: agents reached on chat platforms. Each agent's
  * `adapters.<type>` config runs one adapter (Telegram, Slack, Discord, email, or a type another extension
  * adds through `channels.adapter-types`) from the moment the agent loads until it unloads; inbound messages
  * pass the agent's policy into its inbox, and `msg_send` to `<type>:<chat id>` goes out through the

@@ -1,5 +1,5 @@
 /**
- * Who may reach the agent through an adapter (D14 `policy`): direct messages (`all`, `allowlist` of
+ * Who may reach the agent through an adapter (its `policy`): direct messages (`all`, `allowlist` of
  * `allow_from` sender ids, `none`) and group messages (`all`, only those that `mention` the bot, `none`).
  * The defaults let nobody in: an agent answers strangers only when its owner says so.
  */

@@ -1,5 +1,5 @@
 /**
- * `GET /channels` and the agent-scoped `/agents/{id}/adapters` routes (D14). Writing routes edit the
+ * `GET /channels` and the agent-scoped `/agents/{id}/adapters` routes. Writing routes edit the
  * agent's `adapters` config through the kernel (validated, persisted, `agent.config.changed`), then
  * wait for the reconcile so the answer shows the adapter's new status.
  */

@@ -1,4 +1,4 @@
-/** Wire shapes of the Channels routes (D14); the OpenAPI description is generated from them. */
+/** Wire shapes of the Channels routes; the OpenAPI description is generated from them. */
 import { Type } from 'typebox';
 import { AgentIdParams } from '@agt/contracts';
 import { PolicySchema } from './policy.js';

@@ -17,7 +17,10 @@ export interface EngineAddress {
 
 const DEFAULT_SOCKET = '/var/run/docker.sock';
 
-/** The engine's address from the option, else `DOCKER_HOST`, else the local socket; `bad_request` for a form it cannot use. */
+/**
+ * The engine's address from the option, else `DOCKER_HOST`, else the local socket; `bad_request` for a form it cannot
+ * use.
+ */
 export function engineAddress(configured: string | undefined): EngineAddress {
   const value = configured ?? `unix://${DEFAULT_SOCKET}`;
   if (value.startsWith('unix://')) {
@@ -64,7 +67,10 @@ export class Engine {
     private readonly timeoutMs: number,
   ) {}
 
-  /** The client for short calls (with the engine time limit) and the one for exec streams (without: an exec runs as long as its own limit). */
+  /**
+   * The client for short calls (with the engine time limit) and the one for exec streams (without: an exec runs as long
+   * as its own limit).
+   */
   private async clients(): Promise<{ control: Docker; streams: Docker }> {
     if (!this.control || !this.streams) {
       // dockerode (with ssh2 and its crypto) costs ~28 MB and a large share of the daemon's start when

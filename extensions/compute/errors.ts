@@ -1,4 +1,4 @@
-/** The compute extension's coded errors (the kernel maps each code to the spec's status). */
+/** The compute extension's coded errors (the kernel maps each code to its status). */
 import { AgtError } from '@agt/contracts';
 
 /** 503 `unavailable`: the engine does not answer. */

@@ -1,4 +1,4 @@
-/** The exec log (D15 `GET /compute/exec-log`): the last execs of each agent, in memory, bounded per agent. */
+/** The exec log (`GET /compute/exec-log`): the last execs of each agent, in memory, bounded per agent. */
 
 export interface ExecLogEntry {
   id: number;

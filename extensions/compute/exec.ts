@@ -128,7 +128,10 @@ export async function execInContainer(engine: Engine, call: ExecCall): Promise<C
   };
 }
 
-/** Runs {@link KILL_SCRIPT} as the exec's user; resolves when it is done, or failed (the container is gone: so are its processes). */
+/**
+ * Runs {@link KILL_SCRIPT} as the exec's user; resolves when it is done, or failed (the container is gone: so are its
+ * processes).
+ */
 async function killMarked(docker: Docker, call: ExecCall, marker: string): Promise<void> {
   try {
     const killer = await docker.getContainer(call.container).exec({

@@ -1,5 +1,5 @@
 /**
- * The base image (D15): no registry is reachable, so it is built here, from a statically linked busybox
+ * The base image: no registry is reachable, so it is built here, from a statically linked busybox
  * the host has (Debian's `busybox-static`), packed as a root filesystem and imported through the
  * engine's image import. It holds `/bin/busybox` and a link per applet, an empty `/work` (the agents'
  * work dirs are mounted there) and `/tmp` (an in-memory mount at run time); nothing else.
@@ -115,7 +115,8 @@ export async function buildImage(
       {
         repo,
         tag,
-        // Not the daemon label: containers inherit image labels, and someone else's container from this image is not ours.
+        // Not the daemon label: containers inherit image labels, and someone else's container from this image is not
+        // ours.
         changes: ['CMD ["/bin/sh"]', 'ENV PATH=/bin', `LABEL ${LABEL_IMAGE}=${daemonKey}`],
       } as never,
     )) as unknown as NodeJS.ReadableStream;

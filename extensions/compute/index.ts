@@ -1,5 +1,5 @@
 /**
- * The `compute` extension (decisions D3, D15): agents' shell commands in real containers through the
+ * The `compute` extension (docs/compute.md): agents' shell commands in real containers through the
  * Docker engine. It contributes the `compute_exec` tool, offers the kernel's command executor (so
  * system-scope `command` targets run in the agent's container too), serves `/compute`, stops an
  * agent's isolated container when the agent unloads, and at shutdown stops the containers it started.

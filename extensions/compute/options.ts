@@ -1,4 +1,4 @@
-/** The compute extension's manifest `config` (decisions D3, D15), with its defaults. */
+/** The compute extension's manifest `config` (docs/compute.md), with its defaults. */
 import { Type, type Static } from 'typebox';
 
 export const ComputeOptions = Type.Object(

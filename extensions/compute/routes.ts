@@ -1,5 +1,5 @@
 /**
- * `/compute` (D15): the engine, the base image, this daemon's containers and the exec log. An unreachable
+ * `/compute`: the engine, the base image, this daemon's containers and the exec log. An unreachable
  * engine is reported by `GET /compute` (`engine.reachable: false`) and answers 503 `unavailable`, naming
  * its address, everywhere else.
  */

@@ -1,4 +1,4 @@
-/** Route schemas of the compute extension (D15): validation, reply types and the OpenAPI document. */
+/** Route schemas of the compute extension: validation, reply types and the OpenAPI document. */
 import { Type } from 'typebox';
 
 export const TAG = 'Compute';

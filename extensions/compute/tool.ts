@@ -1,5 +1,5 @@
 /**
- * `compute_exec` (D15): a shell command in the agent's tier. Restricted by default (the owner approves
+ * `compute_exec`: a shell command in the agent's tier. Restricted by default (the owner approves
  * each call unless the agent's declaration lifts it) and notable in the review summary. The model gets
  * `{target, exit_code, timed_out, stdout, stderr}` as JSON; an interrupt or unload kills the command.
  */

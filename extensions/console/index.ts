@@ -1,5 +1,5 @@
 /**
- * The `console` extension (issue 24): the daemon's own web console at `/console/`, a single page built
+ * The `console` extension: the daemon's own web console at `/console/`, a single page built
  * from `extensions/console/ui/` into `dist/console/` and served here with a strict CSP. It talks to the
  * main API like any client; the browser proves itself with a console session instead of the daemon
  * token, which it never holds:

@@ -1,4 +1,4 @@
-/** The `mcp` extension's coded errors (mapped to the spec's `{error, code}` body by the kernel). */
+/** The `mcp` extension's coded errors (mapped to the `{error, code}` body by the kernel). */
 import { AgtError, conflict, notFound } from '@agt/contracts';
 
 export const agentNotLoaded = (id: string) => notFound(`agent ${id} is not loaded`);

@@ -1,5 +1,5 @@
 /**
- * The `mcp` extension (decisions D3, D11): agents use tools from MCP servers through the official SDK.
+ * The `mcp` extension (docs/mcp.md): agents use tools from MCP servers through the official SDK.
  * Registrations live in settings `mcpServers`; an agent's declared servers connect when it loads and
  * close when it unloads; their tools are contributed as `mcp_<server>_<tool>`. Routes: `/mcp` and
  * `/agents/{id}/mcp`. The SDK is loaded by `register` only (see setup.ts).

@@ -1,5 +1,5 @@
 /**
- * How one declared server runs (D11): a registration of the same name in settings `mcpServers` decides
+ * How one declared server runs: a registration of the same name in settings `mcpServers` decides
  * (an installed npm package run with node, a command, or a URL); without one, a declaration whose
  * `source` is `npm:<package>` runs that package once the owner installed it. An agent file never names
  * an executable or a network destination itself (agents are untrusted: only the owner's registrations

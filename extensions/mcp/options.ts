@@ -6,7 +6,7 @@ export const McpOptions = Type.Object(
     connectTimeoutMs: Type.Integer({
       minimum: 100,
       default: 20_000,
-      description: 'connect and initialize budget per server (D11: 20 s)',
+      description: 'connect and initialize budget per server (20 s)',
     }),
     startBudgetMs: Type.Integer({
       minimum: 0,

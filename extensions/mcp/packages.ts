@@ -1,5 +1,5 @@
 /**
- * npm MCP server packages in the data directory's `mcp-servers/` (D11): installed once through
+ * npm MCP server packages in the data directory's `mcp-servers/`: installed once through
  * `POST /mcp/packages`, then run with node from there (no download when an agent starts). npm runs as a
  * child with the owner's npm settings and nothing of an agent's (`npm-env.ts`), `--ignore-scripts` (an
  * install runs no package code), one operation at a time, with a time limit. Its output is logged as one

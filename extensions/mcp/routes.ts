@@ -1,5 +1,5 @@
 /**
- * `/mcp` (D11): the daemon-wide registrations (settings `mcpServers`), the open servers of loaded
+ * `/mcp`: the daemon-wide registrations (settings `mcpServers`), the open servers of loaded
  * agents, and the npm packages installed in the data directory's `mcp-servers/`. A registration or
  * package change applies at an agent's next load, or at once through its restart route.
  */

@@ -1,6 +1,6 @@
 /**
  * One declared MCP server of one agent: its client (the official SDK), its child or HTTP session, its
- * status and recent log lines, and the failure rules of D11. Connecting has a time limit; a server that
+ * status and recent log lines, and its failure rules (docs/mcp.md). Connecting has a time limit; a server that
  * exits, closes, writes garbage or leaves a call unanswered past its limit fails that call with a clear
  * error and is reconnected with backoff (`reconnectTries`, doubling from `reconnectBaseMs`), after which
  * it stays in `error` until `POST /agents/{id}/mcp/{name}/restart`. An interrupted or aborted call is

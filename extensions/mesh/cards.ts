@@ -1,5 +1,5 @@
 /**
- * Agent cards (D12): who the agent is on the mesh, signed with its own key so a copy relayed by anyone
+ * Agent cards: who the agent is on the mesh, signed with its own key so a copy relayed by anyone
  * can be checked against the DID it names. The signature covers the canonical JSON of the card without
  * `endpoints` (they depend on the address the caller used) and without `signature`.
  */

@@ -1,9 +1,8 @@
 /**
- * The message envelope of D12 and its signature: Ed25519 by the sender agent's key over the canonical
- * JSON (RFC 8785, `@agt/contracts`) of the envelope without `signature`, written as
- * `ed25519:` and the one base64 form of the 64 bytes (`parseSignature` accepts nothing else). Message ids are derived from the sending agent's DID and its
- * outbox row, so every try of one row (also after a restart) carries the same id and the receiver keeps
- * one copy.
+ * The mesh's message envelope (docs/mesh.md) and its signature: Ed25519 by the sender agent's key over the canonical
+ * JSON (RFC 8785, `@agt/contracts`) of the envelope without `signature`, written as `ed25519:` and the one base64 form
+ * of the 64 bytes (`parseSignature` accepts nothing else). Message ids are derived from the sending agent's DID and its
+ * outbox row, so every try of one row (also after a restart) carries the same id and the receiver keeps one copy.
  */
 import { createHash } from 'node:crypto';
 import { Type, type Static } from 'typebox';

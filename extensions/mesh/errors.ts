@@ -1,4 +1,4 @@
-/** Coded errors of the mesh extension (statuses from the spec's table, D12). */
+/** Coded errors of the mesh extension (their statuses are in docs/mesh.md). */
 import { AgtError } from '@agt/contracts';
 
 export const unknownMeshAgent = (handle: string) =>

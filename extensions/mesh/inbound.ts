@@ -1,5 +1,5 @@
 /**
- * Accepting one envelope for one agent (D12), the same way for `POST /agents/{handle}/inbox` and for
+ * Accepting one envelope for one agent, the same way for `POST /agents/{handle}/inbox` and for
  * in-process delivery between agents of this daemon: recipient, block and allow lists (DIDs), the
  * signature against the sender DID's key (unsigned only where the agent allows it), the per-sender
  * and whole-inbox rate limits, then one `agt_inbox` row per envelope id (a replay is answered, not stored again) and
@@ -55,7 +55,9 @@ export interface Accepted {
 export const MAX_MESSAGE_AGE_MS = 60 * 60 * 1000;
 export const MAX_CLOCK_SKEW_MS = 10 * 60 * 1000;
 
-/** The limiter key of `did` writing to agent `agentId`; its group (the agent's whole inbox) is {@link inboxOfSenderKey}. */
+/**
+ * The limiter key of `did` writing to agent `agentId`; its group (the agent's whole inbox) is {@link inboxOfSenderKey}.
+ */
 export const senderKey = (did: string, agentId: string) => `${did}\n${agentId}`;
 export const inboxOfSenderKey = (key: string) => key.slice(key.lastIndexOf('\n') + 1);
 

@@ -1,5 +1,5 @@
 /**
- * The `mesh` extension (decisions D1, D3, D12, D13): the mesh server (agent cards, health, the signed
+ * The `mesh` extension (docs/mesh.md): the mesh server (agent cards, health, the signed
  * inbound inbox, agent websites), mesh delivery of `msg_send` to DIDs and local handles (the `did:` and
  * `mesh:` outbound transport), LAN discovery over mDNS, and the Network routes under `/network`.
  */
@@ -41,7 +41,8 @@ export default defineExtension({
       bucketOf: (address) => addressBucket(address),
     });
     const peers = new PeerDirectory(ctx.settings, options.mdns, ctx.logger);
-    // A2A tasks follow their turns on the bus (task id = turnId); a cancel that came first interrupts the turn when it starts.
+    // A2A tasks follow their turns on the bus (task id = turnId); a cancel that came first interrupts the turn when it
+    // starts.
     const book = new TaskBook((agentId, turnId) => ctx.agents.turns?.interrupt(agentId, turnId));
     ctx.bus.subscribe((event) => book.apply(event));
     let transport: MeshTransport | undefined;

@@ -1,8 +1,8 @@
 /**
- * The mesh server's fastify app (D12): the one surface meant for other machines. It is built by
+ * The mesh server's fastify app: the one surface meant for other machines. It is built by
  * `ctx.serverGuards` (the main API's Host / Origin / Sec-Fetch-Site guard, header size, header and
  * request time limits, JSON depth limit, by the kernel's own code); instead of the daemon's bearer token
- * it has a body limit (413), requester scope from the socket address only, no CORS, and the spec's
+ * it has a body limit (413), requester scope from the socket address only, no CORS, and the
  * `{error, code}` answers. Cards and health name the server by its own address, never the caller's Host.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';

@@ -1,5 +1,5 @@
 /**
- * The mesh server's life (D1, D12): on while `meshServerEnabled` is not false; port from `MESH_PORT`,
+ * The mesh server's life: on while `meshServerEnabled` is not false; port from `MESH_PORT`,
  * else `meshPort`, else 7295; host from `MESH_HOST`, else all interfaces when `meshLan` is on or a loaded
  * agent's visibility is `lan` or `public`, else 127.0.0.1. `reconcile()` (after a settings change, an
  * agent load, unload or config change) closes and re-listens only when the wanted address changed; calls

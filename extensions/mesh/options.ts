@@ -10,15 +10,24 @@ export const MeshOptions = Type.Object(
     rateWindowMs: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 60_000 }),
     /** Messages one agent's inbox accepts per `rateWindowMs` from all senders together. */
     inboxRateLimit: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 120 }),
-    /** Inbox posts per `rateWindowMs` from one requester address (an IPv6 address counts in its /64), before any signature work. */
+    /**
+     * Inbox posts per `rateWindowMs` from one requester address (an IPv6 address counts in its /64), before any
+     * signature work.
+     */
     addressRateLimit: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 300 }),
-    /** Rate windows each limit keeps at most; past it, new senders or addresses share one overflow window (a running window is never dropped). */
+    /**
+     * Rate windows each limit keeps at most; past it, new senders or addresses share one overflow window (a running
+     * window is never dropped).
+     */
     rateMaxKeys: Type.Integer({ minimum: 100, maximum: 1_000_000, default: 10_000 }),
     /** Outbound retries: first pause, cap of a pause, tries in all (network errors and 5xx). */
     retryBaseMs: Type.Integer({ minimum: 1, maximum: 600_000, default: 1_000 }),
     retryMaxMs: Type.Integer({ minimum: 1, maximum: 3_600_000, default: 60_000 }),
     maxAttempts: Type.Integer({ minimum: 1, maximum: 1_000, default: 12 }),
-    /** How long a blocking A2A send (`SendMessage`, `message/send` with `blocking`) waits for its task to end or ask for input before answering with it as it is. */
+    /**
+     * How long a blocking A2A send (`SendMessage`, `message/send` with `blocking`) waits for its task to end or ask for
+     * input before answering with it as it is.
+     */
     a2aWaitMs: Type.Integer({ minimum: 1_000, maximum: 600_000, default: 300_000 }),
     /** Time limit of one outbound HTTP try. */
     requestTimeoutMs: Type.Integer({ minimum: 100, maximum: 120_000, default: 10_000 }),
@@ -47,7 +56,9 @@ export const MeshOptions = Type.Object(
       },
       { default: {}, additionalProperties: false },
     ),
-    /** mDNS: the interface multicast goes out on and the bind address (bonjour-service options); default the system's. */
+    /**
+     * mDNS: the interface multicast goes out on and the bind address (bonjour-service options); default the system's.
+     */
     mdns: Type.Object(
       {
         enabled: Type.Boolean({ default: true }),

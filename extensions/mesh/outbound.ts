@@ -1,5 +1,5 @@
 /**
- * Mesh delivery (D12), the `did:` and `mesh:` outbound transport: `msg_send` to a DID (an agent of this
+ * Mesh delivery, the `did:` and `mesh:` outbound transport: `msg_send` to a DID (an agent of this
  * daemon, one a peer lists, one that wrote to us, or `data.inbox_url`), to a local handle
  * (`mesh:<handle>`, delivered in-process through the same checks as HTTP), or a reply by
  * `data.parent_id` (an inbox message that came from the mesh). Each envelope is signed by the sender
@@ -32,7 +32,10 @@ const RETRY_STATUSES = new Set([404, 408, 425, 429]);
 
 const record = (value: unknown): Record<string, unknown> =>
   value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-/** A lone UTF-16 surrogate (a cut emoji) has no canonical JSON (RFC 8785): it goes out as U+FFFD instead of failing the signature. */
+/**
+ * A lone UTF-16 surrogate (a cut emoji) has no canonical JSON (RFC 8785): it goes out as U+FFFD instead of failing the
+ * signature.
+ */
 const wellFormed = (value: string) => value.replace(/\p{Surrogate}/gu, '\ufffd');
 const text = (value: unknown, max = 500) =>
   typeof value === 'string' && value.length > 0 && value.length <= max ? wellFormed(value) : undefined;
@@ -74,7 +77,8 @@ export class MeshTransport implements OutboundTransport {
         : text(data.thread_id, 200)
           ? { thread_id: text(data.thread_id, 200)! }
           : {}),
-      // Trace context (docs/observability.md): signed with the rest; receivers of any agt version accept payload fields.
+      // Trace context (docs/observability.md): signed with the rest; receivers of any agt version accept payload
+      // fields.
       ...(envelope.traceparent ? { traceparent: envelope.traceparent } : {}),
     };
     const id = messageIdFor(identity.did, envelope.messageId, envelope.text);
@@ -218,7 +222,10 @@ export class MeshTransport implements OutboundTransport {
     return this.naps.sleep(ms);
   }
 
-  /** Ends every retry wait; deliveries in progress stop without settling (their rows stay `pending` and resume at the next load). */
+  /**
+   * Ends every retry wait; deliveries in progress stop without settling (their rows stay `pending` and resume at the
+   * next load).
+   */
   close(): void {
     this.closed = true;
     this.naps.wakeAll();

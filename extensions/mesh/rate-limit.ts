@@ -1,5 +1,5 @@
 /**
- * Fixed-window rate limits of the mesh server (D12): per requester address, per sender and agent, per
+ * Fixed-window rate limits of the mesh server: per requester address, per sender and agent, per
  * agent inbox. Memory is bounded without letting anyone reset a limit by crowding the table:
  *
  * - a key is forgotten only once its window has ended (it would start afresh anyway); windows all last

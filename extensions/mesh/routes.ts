@@ -1,4 +1,4 @@
-/** The Network route group under `/network` (D12), on the daemon's own API (bearer token, guards). */
+/** The Network route group under `/network`, on the daemon's own API (bearer token, guards). */
 import { Type } from 'typebox';
 import type { ExtensionHttp } from '@agt/contracts';
 import type { AgentsService, SettingsService } from '@agt/contracts';

@@ -1,5 +1,5 @@
 /**
- * Who may see an agent on the mesh (D12): the agent's `messaging.visibility` (`off`, `localhost`
+ * Who may see an agent on the mesh: the agent's `messaging.visibility` (`off`, `localhost`
  * default, `lan`, `public`) against the requester's scope, taken from the socket's peer address only
  * (forwarding headers are never believed: the mesh server is not behind a proxy).
  */

@@ -1,9 +1,9 @@
 /**
- * The one way a website URL becomes an agent file path (D13). The raw path after `/agents/{handle}/`
- * is split on `/` BEFORE percent-decoding, each segment is decoded once, and a segment that is empty
- * (except a trailing one), `.`, `..`, or that decodes to something holding `/`, `\`, NUL or a control
- * character is refused; the result is checked again by the agents' own path rule and is always under
- * `public/`. So `..`, `%2e%2e`, `%2f`, `%5c` and double encodings never name a file outside it.
+ * The one way a website URL becomes an agent file path, so no other stored file is reachable. The raw path after
+ * `/agents/{handle}/` is split on `/` BEFORE percent-decoding, each segment is decoded once, and a segment that is
+ * empty (except a trailing one), `.`, `..`, or that decodes to something holding `/`, `\`, NUL or a control character
+ * is refused; the result is checked again by the agents' own path rule and is always under `public/`. So `..`,
+ * `%2e%2e`, `%2f`, `%5c` and double encodings never name a file outside it.
  */
 import { normalizeAgentPath } from '@agt/contracts';
 

@@ -1,4 +1,4 @@
-/** An agent's `serving` config (D13), read defensively: agent configs are untrusted. */
+/** An agent's `serving` config, read defensively: agent configs are untrusted. */
 import type { AgentView } from '@agt/contracts';
 
 export interface ApiRoute {

@@ -1,5 +1,5 @@
 /**
- * Agent websites (D13): `/agents/{handle}/...` serves the agent's stored files under `public/` with their
+ * Agent websites: `/agents/{handle}/...` serves the agent's stored files under `public/` with their
  * content types and validators (ETag, Last-Modified, `Cache-Control: no-cache`, so a changed file shows
  * at once and an unchanged one costs a 304), and the agent's `serving.api` routes run its lambda in the
  * kernel's sandbox with a time limit, answering the lambda's `{status, headers, body}`.

@@ -217,7 +217,10 @@ export function anthropicRequest(
 const post = (target: ProviderTarget, body: Record<string, unknown>, guard: WireCall['guard']) =>
   anthropicRequest(target, '/v1/messages', guard, body);
 
-/** The stream's events, as the Anthropic SDK reads them: message and block events are JSON, `ping` and unknown names are skipped. */
+/**
+ * The stream's events, as the Anthropic SDK reads them: message and block events are JSON, `ping` and unknown names are
+ * skipped.
+ */
 const STREAM_EVENTS = new Set([
   'message_start',
   'message_delta',

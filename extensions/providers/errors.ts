@@ -169,7 +169,7 @@ export const streamStalled = (target: ProviderTarget) =>
     details: { provider: target.id, idleTimeoutMs: target.idleTimeoutMs },
   });
 
-/** 502 `upstream_error` (reason `timeout`): over HTTP a provider that took too long is an upstream failure (spec 7). */
+/** 502 `upstream_error` (reason `timeout`): over HTTP a provider that took too long is an upstream failure. */
 export const timeoutAsUpstream = (timeout: AgtError) =>
   new AgtError('upstream_error', timeout.message, { details: { ...timeout.details, reason: 'timeout' } });
 

@@ -1,5 +1,5 @@
 /**
- * The `providers` extension (decisions D2, D3, D8): model clients for the four provider kinds
+ * The `providers` extension (docs/providers.md): model clients for the four provider kinds
  * (`anthropic`, `openai`, `openai-compatible`, `openrouter`) contributed to the kernel, and the
  * `Providers & sign-in` routes under `/providers` and `/agents/{id}/providers`.
  */

@@ -54,7 +54,7 @@ export function createModelClient(target: ProviderTarget, runtime: ClientRuntime
         }
       };
       // What ends spacing and backoff waits; built only when a call has to wait (most never do: an
-      // `AbortSignal.any` per call was ~1% of a turn's CPU, issue 31).
+      // `AbortSignal.any` per call was ~1% of a turn's CPU).
       let anySignal: AbortSignal | undefined;
       const waitSignal = () => (anySignal ??= AbortSignal.any([request.signal, runtime.stopSignal]));
       for (let attempt = 0; ; attempt++) {

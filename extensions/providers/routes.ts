@@ -88,7 +88,7 @@ export function registerProviderRoutes(http: ExtensionHttp, registry: ProviderRe
       try {
         return { provider: provider.id, models: await listModels(registry.appTarget(provider), runtime) };
       } catch (error) {
-        // Over HTTP a provider that took too long is an upstream failure (spec 7: 502), not a new code.
+        // Over HTTP a provider that took too long is an upstream failure (502), not a new code.
         if (error instanceof AgtError && error.code === 'timeout') {
           throw timeoutAsUpstream(error);
         }

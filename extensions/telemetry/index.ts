@@ -1,9 +1,9 @@
 /**
- * The `telemetry` extension (D20, docs/observability.md): OpenTelemetry traces of every turn exported over
+ * The `telemetry` extension (docs/observability.md): OpenTelemetry traces of every turn exported over
  * OTLP/HTTP to settings `telemetry.otlpEndpoint`, and `GET /metrics` in the Prometheus text format.
  *
  * Its prefix is `/metrics`: an extension's routes live under its own prefix and `GET` on the prefix lists
- * the group's resources (D3), here the metrics themselves, behind the daemon's token like every route.
+ * the group's resources, here the metrics themselves, behind the daemon's token like every route.
  * Spans and metrics come from the kernel's events; trace context crosses daemons through the kernel's
  * `agt.trace-context` point. The OpenTelemetry SDK and prom-client are imported only when turned on, and
  * nothing listens to the bus while both are off.

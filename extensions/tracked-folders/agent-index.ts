@@ -62,7 +62,9 @@ export class AgentIndex {
     return entry;
   }
 
-  /** Brings the entries of `folder` in line with a walk's `files`: new and changed files read, vanished ones dropped. */
+  /**
+   * Brings the entries of `folder` in line with a walk's `files`: new and changed files read, vanished ones dropped.
+   */
   async sync(folder: string, files: readonly string[], shouldStop: () => boolean = () => false): Promise<void> {
     const found = new Set(files);
     for (const entry of this.inFolder(folder)) if (!found.has(entry.filePath)) this.entries.delete(entry.filePath);

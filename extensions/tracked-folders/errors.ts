@@ -1,4 +1,4 @@
-/** The tracked-folders extension's coded errors (the kernel maps each code to the spec's status). */
+/** The tracked-folders extension's coded errors (the kernel maps each code to its status). */
 import { AgtError } from '@agt/contracts';
 
 /** 400 `bad_request`: a tracked folder must be an absolute path. */

@@ -43,7 +43,7 @@ export async function isOwnFile(filePath: string, folder: string): Promise<boole
  * {@link isOwnFile} without the thread pool, for a file the daemon itself has just written in the same
  * request (a create answers only once the index holds it): the daemon's own writes to that path were
  * synchronous a moment ago, so two more cheap calls block nothing new, and the two promise round trips
- * were ~1 ms of each create's profile (issue 31). The same checks.
+ * were ~1 ms of each create's profile. The same checks.
  */
 export function isOwnFileNow(filePath: string, folder: string): boolean {
   try {

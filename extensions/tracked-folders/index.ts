@@ -1,5 +1,5 @@
 /**
- * The `tracked-folders` extension (decisions D3, D10): folders of agent files the daemon keeps track
+ * The `tracked-folders` extension (docs/tracked-folders.md): folders of agent files the daemon keeps track
  * of. At boot it walks them and autostarts the reviewed, non-password-protected `autostart` agents
  * (logged in one line and announced as `tracked.autostarted`); it offers the kernel's agent locator, so
  * `POST /agents/{id}/start` finds an agent that is not loaded by id, handle or name; it watches the

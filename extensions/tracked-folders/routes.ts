@@ -1,5 +1,5 @@
 /**
- * `/tracked-folders` (D10): the folders and what they hold. Adding or removing a folder writes settings
+ * `/tracked-folders`: the folders and what they hold. Adding or removing a folder writes settings
  * `trackedFolders` (the extension follows the settings, so `PATCH /settings` works the same); listing
  * agents reads files without loading or leasing them.
  */
@@ -14,7 +14,10 @@ import type { Tracker } from './tracker.js';
 
 type Ctx = Pick<ExtensionContext, 'settings' | 'agents'>;
 
-/** The tracked folder (as configured) that already reaches `real`: the same folder, or one it lies within `maxDepth` levels of. */
+/**
+ * The tracked folder (as configured) that already reaches `real`: the same folder, or one it lies within `maxDepth`
+ * levels of.
+ */
 async function coveringFolder(folders: readonly string[], real: string, maxDepth: number): Promise<string | null> {
   for (const folder of folders) {
     const folderReal = await realDirectory(folder);

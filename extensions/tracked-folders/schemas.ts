@@ -1,4 +1,4 @@
-/** Route schemas of the tracked-folders extension (D10): validation, reply types and the OpenAPI document. */
+/** Route schemas of the tracked-folders extension: validation, reply types and the OpenAPI document. */
 import { Type } from 'typebox';
 
 export const TAG = 'Tracked folders';

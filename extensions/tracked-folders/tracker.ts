@@ -236,7 +236,10 @@ export class Tracker {
     work.catch(() => {});
   }
 
-  /** Drops what is older than {@link MOVE_WINDOW_MS}: removals that can no longer be moves, creations the watcher never reported. */
+  /**
+   * Drops what is older than {@link MOVE_WINDOW_MS}: removals that can no longer be moves, creations the watcher never
+   * reported.
+   */
   private forgetOld(): void {
     const now = Date.now();
     for (const [id, gone] of this.removed) if (now - gone.at > MOVE_WINDOW_MS) this.removed.delete(id);

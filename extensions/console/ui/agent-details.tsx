@@ -1,8 +1,8 @@
 /**
- * The agent's other panels, one shown at a time: the conversation paged back to its start, usage and
- * cost over time (uPlot, from the conversation's rows), memory (memory.tsx), loops, timers, logs by level,
- * files (list, view, upload, download), credential names (never values) and the config editor (the daemon validates it against
- * the agent-config schema and the refusal is shown field by field).
+ * The agent's other panels, one shown at a time: the conversation paged back to its start, usage and cost over time
+ * (uPlot, from the conversation's rows), memory (memory.tsx), loops, timers, logs by level, files (list, view, upload,
+ * download), credential names (never values) and the config editor (the daemon validates it against the agent-config
+ * schema and the refusal is shown field by field).
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
@@ -305,7 +305,10 @@ function Logs({ id }: { id: string }) {
   );
 }
 
-/** Loops, timers, logs, credential names: the answer as readable lists and tables (credentials carry names and metadata, never a value). */
+/**
+ * Loops, timers, logs, credential names: the answer as readable lists and tables (credentials carry names and metadata,
+ * never a value).
+ */
 function Listing({ load }: { load: () => Promise<unknown> }) {
   const [state, setState] = useState<{ value?: unknown; error?: string }>({});
   useEffect(
@@ -352,7 +355,8 @@ function Files({ id }: { id: string }) {
       (e) => setError(errorText(e)),
     );
   useEffect(() => void list(), [id]);
-  // Images are previewed (a data: URL, which the page's policy allows for images only); other binary files are downloaded.
+  // Images are previewed (a data: URL, which the page's policy allows for images only); other binary files are
+  // downloaded.
   const view = async (path: string) => {
     try {
       const image = IMAGES[path.split('.').pop()?.toLowerCase() ?? ''];

@@ -287,7 +287,10 @@ export const client = {
   /** The newest row of the durable conversation (the last page of one row): the agent's last activity. */
   lastRow: (id: string) =>
     api<{ total: number; offset: number; rows: LoopRow[] }>('GET', `/agents/${seg(id)}/loop?limit=1`),
-  /** The agent's memories, newest first; with `q` a search (`mode` and `note` say how it ran); `forgotten` lists the forgotten ones. */
+  /**
+   * The agent's memories, newest first; with `q` a search (`mode` and `note` say how it ran); `forgotten` lists the
+   * forgotten ones.
+   */
   memories: (id: string, query: { q?: string; forgotten?: boolean } = {}) =>
     api<MemoryList>(
       'GET',

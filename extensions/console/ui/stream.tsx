@@ -120,7 +120,7 @@ export class EventStream {
     const frame = body as unknown as EventFrame;
     if (!frame.event) return;
     this.cursor = frame.cursor;
-    // Deduplicate by agent + seq (the spec's rule): a replay never shows a frame twice.
+    // Deduplicate by agent + seq (docs/events.md): a replay never shows a frame twice.
     const key = frame.event.agent_id ?? '';
     if ((this.lastSeq.get(key) ?? 0) >= frame.event.seq) return;
     this.lastSeq.set(key, frame.event.seq);

@@ -59,7 +59,7 @@ export class McpSessions {
     const id = Array.isArray(header) ? header[0] : header;
     if (id !== undefined) {
       const session = this.sessions.get(id);
-      // 404 tells the client to start a new session (the spec's answer for an unknown session).
+      // 404 tells the client to start a new session (the MCP specification's answer for an unknown session).
       if (!session) return rpcError(res, 404, 'Session not found');
       session.lastUsed = Date.now();
       return session.transport.handleRequest(req, res, body);

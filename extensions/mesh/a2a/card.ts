@@ -1,5 +1,5 @@
 /**
- * A2A agent cards (A2A v1.0 §8, decision D19): what other tools read to talk to an agent over A2A,
+ * A2A agent cards (A2A v1.0 §8): what other tools read to talk to an agent over A2A,
  * signed with the agent's own did:key as A2A's `signatures` allow (§8.4): a JWS (RFC 7515) with a
  * detached payload, the payload being the RFC 8785 canonical JSON (`canonicalJson` of
  * `@agt/contracts`) of the card without `signatures` and without members holding a default value
@@ -34,7 +34,10 @@ export const rootOf = (base: string, handle: string) => `${base}/agents/${encode
 export const a2aUrlOf = (base: string, handle: string) => `${rootOf(base, handle)}/a2a`;
 export const cardUrlOf = (base: string, handle: string) => `${rootOf(base, handle)}/.well-known/agent-card.json`;
 
-/** The agent's skills: `messaging.skills` of its config (`{id, name, description, tags?, examples?}`), else one made of its name and description. */
+/**
+ * The agent's skills: `messaging.skills` of its config (`{id, name, description, tags?, examples?}`), else one made of
+ * its name and description.
+ */
 export function skillsOf(agent: MeshAgent): Array<Record<string, unknown>> {
   const config = agent.view.config;
   const listed = Array.isArray(record(config.messaging).skills) ? (record(config.messaging).skills as unknown[]) : [];

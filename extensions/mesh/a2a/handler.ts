@@ -1,5 +1,5 @@
 /**
- * The A2A request handler of one agent and one requester (D19), under the official SDK's JSON-RPC
+ * The A2A request handler of one agent and one requester, under the official SDK's JSON-RPC
  * transport handlers (v1.0 and the v0.3 compatibility layer), which parse, translate and answer: this
  * maps A2A operations onto agt turns. Send starts a turn with the message as an `inbox` event from
  * `a2a` (never as the owner's chat; `ctx.agents.turns.deliver`), and the task id is its turnId; a

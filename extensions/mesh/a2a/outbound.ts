@@ -1,5 +1,5 @@
 /**
- * `msg_send` to an A2A agent (D19): the recipient is its agent card URL (`https://…/agent-card.json`,
+ * `msg_send` to an A2A agent: the recipient is its agent card URL (`https://…/agent-card.json`,
  * optionally written `a2a:<url>`), or no recipient and `data.parent_id` naming an inbox row an A2A
  * reply made. Delivered like a mesh message: the outbox row goes `pending`, tries that fail on the
  * network (or 404, 408, 425, 429, 5xx) are retried with the mesh's backoff, others fail the row.
@@ -317,7 +317,10 @@ export class A2ATransport implements OutboundTransport {
     return this.naps.sleep(ms);
   }
 
-  /** Ends every wait; deliveries in progress stop without settling (their rows stay `pending` and resume at the next load). */
+  /**
+   * Ends every wait; deliveries in progress stop without settling (their rows stay `pending` and resume at the next
+   * load).
+   */
   close(): void {
     this.closed = true;
     this.naps.wakeAll();

@@ -1,5 +1,5 @@
 /**
- * A2A on the mesh server (D19): `GET /agents/{handle}/.well-known/agent-card.json` (the agent's signed
+ * A2A on the mesh server (docs/mesh.md): `GET /agents/{handle}/.well-known/agent-card.json` (the agent's signed
  * card), `GET /.well-known/agent-card.json` (this daemon: the agents the caller may see), and
  * `POST /agents/{handle}/a2a`, the JSON-RPC binding: v1.0 (`A2A-Version: 1.0`, method names
  * `SendMessage`, `SendStreamingMessage`, `GetTask`, `CancelTask`, `SubscribeToTask`) and, with no

@@ -1,9 +1,9 @@
 /**
- * A2A tasks of agt turns (D19: task id = turnId). A task's state follows its turn on the event bus:
- * queued `submitted`, `turn.started` → `working`, `hil.requested` → `input-required` (an ask: its
- * question; an approval or suspend prompt: what the owner must decide), `hil.resolved` → `working`,
- * `turn.completed` → `completed` (the reply as the status message and a `reply` artifact) or
- * `canceled` (`stop_reason: interrupted`), `agent.error` → `failed`, `chat.discarded` → `canceled`.
+ * A2A tasks of agt turns (task id = turnId: a turn already has states and an end on the bus). A task's state follows
+ * its turn on the event bus: queued `submitted`, `turn.started` → `working`, `hil.requested` → `input-required` (an
+ * ask: its question; an approval or suspend prompt: what the owner must decide), `hil.resolved` → `working`,
+ * `turn.completed` → `completed` (the reply as the status message and a `reply` artifact) or `canceled` (`stop_reason:
+ * interrupted`), `agent.error` → `failed`, `chat.discarded` → `canceled`.
  *
  * A task still queued while a turn before it on the agent's main loop waits for a human (the owner's
  * approval or suspend answer, or someone's answer to an ask) is `working` with a status message saying
