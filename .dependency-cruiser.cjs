@@ -69,7 +69,7 @@ module.exports = {
     {
       name: 'kernel-folder-layers',
       comment:
-        'Kernel folders build on each other one way: credentials/ and agent-identity/ on agents/, agent-identity/ on credentials/ (issue 30 removed the loops). ' +
+        'Kernel folders build on each other one way: credentials/ and agent-identity/ on agents/, agent-identity/ on credentials/. ' +
         'A lower folder gets what it needs from a higher one handed in (a function, a narrow interface), never by import.',
       severity: 'error',
       from: { path: '^kernel/(agents|credentials)/' },
@@ -78,7 +78,7 @@ module.exports = {
     {
       name: 'kernel-spend-below-runtime',
       comment:
-        'runtime/ uses the spend governor; spend/ names the approval steps it needs (BudgetApprovals) instead of importing runtime/ (issue 30).',
+        'runtime/ uses the spend governor; spend/ names the approval steps it needs (BudgetApprovals) instead of importing runtime/.',
       severity: 'error',
       from: { path: '^kernel/spend/' },
       to: { path: '^kernel/runtime/' },
@@ -87,7 +87,7 @@ module.exports = {
       name: 'kernel-agents-below-runtime',
       comment:
         'runtime/ builds on agents/ (loaded agents, their files and stores); agents/ never imports runtime/: what both need lives in agents/ ' +
-        '(limit-defaults.ts, fetch-policy.ts), and what reaches a running agent (ctx.agents.turns, ctx.agents.fetch) lives in runtime/ and is wired in services.ts (issue 30).',
+        '(limit-defaults.ts, fetch-policy.ts), and what reaches a running agent (ctx.agents.turns, ctx.agents.fetch) lives in runtime/ and is wired in services.ts.',
       severity: 'error',
       from: { path: '^kernel/agents/' },
       to: { path: '^kernel/runtime/' },
@@ -95,7 +95,7 @@ module.exports = {
     {
       name: 'kernel-extensions-below-runtime',
       comment:
-        'runtime/ uses the extension host (contributions, kernel points); extensions/ names what it reads of a runtime (GaugedRuntime) instead of importing runtime/ (issue 30).',
+        'runtime/ uses the extension host (contributions, kernel points); extensions/ names what it reads of a runtime (GaugedRuntime) instead of importing runtime/.',
       severity: 'error',
       from: { path: '^kernel/extensions/' },
       to: { path: '^kernel/runtime/' },
@@ -103,7 +103,7 @@ module.exports = {
     {
       name: 'kernel-settings-below-spend',
       comment:
-        'spend/ reads settings; settings.ts checks time zones with time-zone.ts, never by importing spend/ (which reaches agents/ and back to settings: a folder loop, issue 30).',
+        'spend/ reads settings; settings.ts checks time zones with time-zone.ts, never by importing spend/ (which reaches agents/ and back to settings: a folder loop).',
       severity: 'error',
       from: { path: '^kernel/settings\\.ts$' },
       to: { path: '^kernel/spend/' },

@@ -1,5 +1,5 @@
 /**
- * What an agent costs (issue 31): the BUILT daemon with every shipped extension, `n` agents created one
+ * What an agent costs: the BUILT daemon with every shipped extension, `n` agents created one
  * at a time (`POST /agents/create`, `start: true`, through the providers extension against an instant
  * fake model), the daemon's RSS at 0 / 10 / 100 / n idle agents (2 s after the last create), the create
  * median and p90 (of the first 100), and `GET /agents` with n listed (median of 20).

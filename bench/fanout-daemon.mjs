@@ -5,9 +5,10 @@
  * without any other work. Each event's message starts with `@<emit time in ms, µs precision>@`, so a
  * client can measure delivery latency (same machine, same clock).
  *
- * IPC from the parent: {op: 'emit', rate, count, payloadBytes} → {op: 'emitted', first, last, count, ms, loopDelayMaxMs, gcMaxMs, gcTotalMs};
- * {op: 'stats'} → {op: 'stats', clients, dropped, flushes, writes, cpuMs}; {op: 'stop'}. Sends {op: 'ready', url} once listening.
- * Env: as the daemon's (AGT_DAEMON_SETTINGS, AGT_DAEMON_PORT, AGT_EXTENSIONS, ...).
+ * IPC from the parent: {op: 'emit', rate, count, payloadBytes} → {op: 'emitted', first, last, count, ms,
+ * loopDelayMaxMs, gcMaxMs, gcTotalMs}; {op: 'stats'} → {op: 'stats', clients, dropped, flushes, writes, cpuMs}; {op:
+ * 'stop'}. Sends {op: 'ready', url} once listening. Env: as the daemon's (AGT_DAEMON_SETTINGS, AGT_DAEMON_PORT,
+ * AGT_EXTENSIONS, ...).
  */
 import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';

@@ -6,7 +6,8 @@
  * kind of question, whether recall gave the fact to the model, and recall's tokens per turn (default budget).
  *
  * Hybrid uses the test embedder (test/fakes/embedder.ts, in process) unless a real model is named:
- *   node --import tsx bench/memory-recall.ts [--embed-url=http://127.0.0.1:11434/v1 --model=nomic-embed-text --dims=768 [--key-env=OPENAI_API_KEY]]
+ *   node --import tsx bench/memory-recall.ts [--embed-url=http://127.0.0.1:11434/v1 --model=nomic-embed-text --dims=768
+ *     [--key-env=OPENAI_API_KEY]]
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

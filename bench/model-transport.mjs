@@ -1,4 +1,4 @@
-// The model call's HTTP transport alone (issue 31): CPU per call of undici's `request` against
+// The model call's HTTP transport alone: CPU per call of undici's `request` against
 // `node:http` with a keep-alive agent, each in a fresh process (what a daemon's first turns pay: code
 // not yet compiled, undici's WebAssembly parser) and then warm. Same body (~11 KB: 20 messages, 25
 // tools, as a bench turn sends) and the same server-sent-event answer, from a server in another process.

@@ -1,5 +1,5 @@
 /**
- * The request path and the start, A/B in the same minutes (issue 31): one or more BUILDS of the daemon
+ * The request path and the start, A/B in the same minutes: one or more BUILDS of the daemon
  * (a `dist/` folder, or a copy of one: see below) beside bench/baseline.mjs (bare fastify, same routes),
  * every shipped extension, default log level, alternating between the targets so all see the same machine.
  *

@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: the figures of issue 17 in one run, the BUILT daemon (`node bin/agtd.mjs` running
+ * `npm run bench`: the figures of docs/performance.md in one run, the BUILT daemon (`node bin/agtd.mjs` running
  * dist/) measured beside a bare fastify app with the same two routes (bench/baseline.mjs), alternating
  * between the two so both see the same machine. Prints a table and appends the figures, with a timestamp,
  * to bench/results.json. Benchmarks measure; they never fail the build, and no timing target is a test.
@@ -404,7 +404,7 @@ function helpOnce(bin: string): Promise<number> {
   });
 }
 
-/** `agt --help` (must not load the daemon: issue 15) and `agtd --help`, alternating, 7 runs each. */
+/** `agt --help` (must not load the daemon) and `agtd --help`, alternating, 7 runs each. */
 async function helpTimes(runs = 7): Promise<{ agt: number; agtd: number; samples: { agt: number[]; agtd: number[] } }> {
   const samples = { agt: [] as number[], agtd: [] as number[] };
   for (let i = 0; i < runs; i++) {

@@ -1,10 +1,10 @@
 /**
- * The SSE fan-out figure of `npm run bench`: N clients on `GET /events` of the built daemon
- * (bench/fanout-daemon.mjs, no extensions) while it emits `rate` events/s; delivery latency (emit → read
- * by the client, same clock) p50/p99, frames lost, clients dropped. The clients read in separate processes (bench/sse-reader.mjs, raw sockets).
+ * The SSE fan-out figure of `npm run bench`: N clients on `GET /events` of the built daemon (bench/fanout-daemon.mjs,
+ * no extensions) while it emits `rate` events/s; delivery latency (emit → read by the client, same clock) p50/p99,
+ * frames lost, clients dropped. The clients read in separate processes (bench/sse-reader.mjs, raw sockets).
  *
- * Alone: `node --import tsx bench/sse-fanout.ts [clients=100] [rate=5000] [seconds=2] [--cpu-prof]`
- * (`--cpu-prof` profiles the daemon; the .cpuprofile lands in .cache/agt/profiles/ or `--profile-dir=`; `--daemon=<path>` runs
+ * Alone: `node --import tsx bench/sse-fanout.ts [clients=100] [rate=5000] [seconds=2] [--cpu-prof]` (`--cpu-prof`
+ * profiles the daemon; the .cpuprofile lands in .cache/agt/profiles/ or `--profile-dir=`; `--daemon=<path>` runs
  * another copy of fanout-daemon.mjs, e.g. beside an older build's dist/, for an A/B in the same minute).
  */
 import { spawn, type ChildProcess } from 'node:child_process';

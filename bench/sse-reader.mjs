@@ -13,9 +13,9 @@
  * frame). Profiled (session 5), a 12-byte pattern search per frame (`indexOf` of `"message":"@`) was a
  * third of the readers' busy time.
  *
- * IPC from the parent: {op: 'connect', url, token, clients, skip (padding bytes after each timestamp)} → {op: 'connected'}; {op: 'count'} →
- * {op: 'count', received}; {op: 'report'} → {op: 'report', received: number[], histogram: [bucket, n][],
- * cpuMs, loopDelayMaxMs}.
+ * IPC from the parent: {op: 'connect', url, token, clients, skip (padding bytes after each timestamp)} → {op:
+ * 'connected'}; {op: 'count'} → {op: 'count', received}; {op: 'report'} → {op: 'report', received: number[], histogram:
+ * [bucket, n][], cpuMs, loopDelayMaxMs}.
  */
 import { connect as tcpConnect } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';

@@ -1,5 +1,5 @@
 /**
- * The cold start alone, profiled (issue 31): each BUILD (a `dist/` folder or a copy of one, see
+ * The cold start alone, profiled: each BUILD (a `dist/` folder or a copy of one, see
  * bench/request-path.ts) started `--runs` times under `--cpu-prof` (every shipped extension, fresh data
  * directory), alternating; for each start the wall time and CPU (user + system, `/proc`) to the first
  * 200 on `GET /health`, and the profile cut at that moment (the clock of `--cpu-prof` is the machine's

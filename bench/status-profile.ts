@@ -1,6 +1,6 @@
 /**
- * Where the CPU of one `GET /agents/{id}/status` (or `/health`) goes, per request, A/B in the same minutes
- * (issue 31): BUILDS of the daemon (a `dist/` or a copy: see bench/request-path.ts) beside bench/baseline.mjs,
+ * Where the CPU of one `GET /agents/{id}/status` (or `/health`) goes, per request, A/B in the same minutes:
+ * BUILDS of the daemon (a `dist/` or a copy: see bench/request-path.ts) beside bench/baseline.mjs,
  * alternating rounds of a fixed number of requests (autocannon, 10 connections), each target's CPU per
  * request from /proc. With `--prof` each process runs under `--cpu-prof` and the samples taken inside the
  * measured rounds only (the profile's clock is the machine's monotonic clock, as `process.hrtime`) are

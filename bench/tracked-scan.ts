@@ -1,14 +1,13 @@
 /**
- * The tracked-folders walk against the event loop (issue 10 item 6, D10): how much a walk of a
- * 10,000-file tree delays `GET /health` of the built daemon. A tree of 100 folders (each with a `docs`
- * folder) holding 10,000 files and 3 agent files is added with `POST /tracked-folders` (the walk, the
- * agent-file summaries and the watcher's own walk) while a client in this process asks `/health` one
- * request after another; the same client measures an idle second first. Reported: the slowest and p99
- * `/health` latency during the walk, the idle p99, and the delay = slowest during − idle p99 (target
- * ≤ 20 ms). A refused `POST /tracked-folders` first pays the one-time compile of the request
- * validators (Ajv's meta-schema, ~40 ms once per process), so the figure is the walk's; `--cold` leaves
- * that compile inside the measured request. Used by bench/run.ts; alone: `node --import tsx bench/tracked-scan.ts [files] [--dist=<copy>]
- * [--cpu-prof]` (after a build).
+ * The tracked-folders walk against the event loop (docs/tracked-folders.md): how much a walk of a 10,000-file tree
+ * delays `GET /health` of the built daemon. A tree of 100 folders (each with a `docs` folder) holding 10,000 files and
+ * 3 agent files is added with `POST /tracked-folders` (the walk, the agent-file summaries and the watcher's own walk)
+ * while a client in this process asks `/health` one request after another; the same client measures an idle second
+ * first. Reported: the slowest and p99 `/health` latency during the walk, the idle p99, and the delay = slowest during
+ * − idle p99 (target ≤ 20 ms). A refused `POST /tracked-folders` first pays the one-time compile of the request
+ * validators (Ajv's meta-schema, ~40 ms once per process), so the figure is the walk's; `--cold` leaves that compile
+ * inside the measured request. Used by bench/run.ts; alone: `node --import tsx bench/tracked-scan.ts [files]
+ * [--dist=<copy>] [--cpu-prof]` (after a build).
  */
 import { spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -134,7 +133,8 @@ export async function trackedScanBench(
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  // `[files] [--dist=<build copy>] [--cpu-prof] [--profile-dir=<dir>]` (the profile lands in .cache/agt/profiles/ by default).
+  // `[files] [--dist=<build copy>] [--cpu-prof] [--profile-dir=<dir>]` (the profile lands in .cache/agt/profiles/ by
+  // default).
   const dist = process.argv.find((arg) => arg.startsWith('--dist='))?.slice(7);
   const profiles = resolve(
     process.argv.find((arg) => arg.startsWith('--profile-dir='))?.slice(14) ?? join(ROOT, '.cache/agt/profiles'),

@@ -1,5 +1,5 @@
 /**
- * Soak variant of the kill test in test/turn-ends.test.ts (issue 22 item 7): daemon lifetimes ended by
+ * Soak variant of the kill test in test/turn-ends.test.ts: daemon lifetimes ended by
  * SIGTERM or SIGKILL at random moments under a stream of chats and dispatches, as many as asked, and a
  * report of how every accepted turnId ended across them. Exits 1 when one ended other than exactly once.
  *

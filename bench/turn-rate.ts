@@ -10,9 +10,9 @@
  * and, with `--cpu-prof`, the measured window for profile-top.mjs. The daemon runs with the V8 settings
  * `bin/agtd.mjs` applies (bin/v8-flags.mjs preloaded; `--no-v8-flags` leaves them out).
  *
- * Run: `node --import tsx bench/turn-rate.ts [--turns=30] [--rounds=1] [--daemon=<dist dir>]... [--cpu-prof] [--no-v8-flags]`
- * Each `--daemon` is a build's dist/ folder (default `dist`; copy an old one aside, under the checkout so
- * it finds node_modules, e.g. `.cache/<you>/dist-0`); with several, the rounds alternate between them and
+ * Run: `node --import tsx bench/turn-rate.ts [--turns=30] [--rounds=1] [--daemon=<dist dir>]... [--cpu-prof]
+ * [--no-v8-flags]`. Each `--daemon` is a build's dist/ folder (default `dist`; copy an old one aside, under the
+ * checkout so it finds node_modules, e.g. `.cache/<you>/dist-0`); with several, the rounds alternate between them and
  * each prints one JSON line per round. `--cpu-prof` writes the daemon's profile to .cache/agt/profiles/turn-rate/.
  */
 import { spawn } from 'node:child_process';

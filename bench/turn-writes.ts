@@ -4,7 +4,7 @@
  * turn" that libsql takes). Two write plans of the same rows alternate in the same minutes:
  * - `six`: the daemon's plan: accept, start (+ user row), ledger row, assistant row, end marked, row
  *   deleted once streamed: six commits;
- * - `five`: the end committed with the assistant row (tried for issue 31 and reverted: fdea983, 247751f).
+ * - `five`: the end committed with the assistant row (tried and reverted: fdea983, 247751f).
  * Prints CPU µs per turn for each plan and round (process.cpuUsage: user + system, the WAL's pwrite calls
  * included). Result on 27 Nov 2026 (load 8): 120–190 µs per turn for either plan, no difference beyond the
  * noise; a commit alone is ~10–15 µs (BEGIN IMMEDIATE + INSERT + COMMIT against ~9–13 µs autocommit).

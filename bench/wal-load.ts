@@ -1,5 +1,5 @@
 /**
- * The WAL under a sustained write load (issue 29, docs/performance.md "WAL under load"): one agent of an
+ * The WAL under a sustained write load (docs/performance.md "WAL under load"): one agent of an
  * in-process daemon chats at a steady rate for `--seconds` (default 120); every turn is a tool call
  * (`db_execute` inserting a 2 KB row through the agent's SQL child) and an answer, so both the daemon's
  * connection (loop rows, logs, usage, the queue) and the agent's own connection write. A backup every 20 s

@@ -16,7 +16,7 @@ const dist = join(root, 'dist');
 /**
  * Whether a file under `dir` was modified after `since` (node_modules, dot folders and links such as
  * contracts/dist skipped); stops at the first. Plain string paths: `path.join` per entry was half of
- * this walk's ~10 ms, which every start pays (issue 31).
+ * this walk's ~10 ms, which every start pays.
  */
 function changedSince(dir, since) {
   let entries;

@@ -3,7 +3,7 @@
 //
 // The young generation stays at its initial size (1 MB semi-spaces): by default V8 doubles it up to
 // 16 MB semi-spaces as soon as start-up or a burst of requests allocates fast, and both halves stay
-// committed afterwards. Measured (issue 31, bench/agents-scale.ts, same build and minutes): new space
+// committed afterwards. Measured (bench/agents-scale.ts, same build and minutes): new space
 // 15.8 / 24 / 30 MB at 0 / 10 / 100 idle agents against 2 MB; RSS at 0 / 10 / 100 / 1,000 agents
 // 95 / 105 / 140 / 300 MB without, 75 / 85 / 108 / 263 MB with; CPU per create and per request the same
 // within the noise of a shared machine. The flag is read at each growth, so setting it once the heap

@@ -1,5 +1,5 @@
 /**
- * Where the daemon is and which token it takes, found the way the daemon finds its data directory (D1):
+ * Where the daemon is and which token it takes, found the way the daemon finds its data directory:
  * `--settings`/`AGT_DAEMON_SETTINGS` (its folder), else `AGT_USER_DATA_DIR`, else
  * `$XDG_CONFIG_HOME/agt`, else `~/.config/agt`. The URL: `--url`, else `AGT_DAEMON_URL`, else the
  * `daemon-url` file a running daemon writes in its data directory when that directory was named

@@ -1,6 +1,6 @@
 /**
  * The daemon's event stream (`GET /events`, Server-Sent Events) through the `eventsource` package, with
- * the bearer token in a header (the stream takes it there, spec 5.5). It reconnects by itself and
+ * the bearer token in a header (the stream takes it there). It reconnects by itself and
  * resumes from the last cursor; `opened` resolves at the first `stream.hello`.
  */
 import { EventSource } from 'eventsource';

@@ -45,7 +45,9 @@ function walk(dir, found = []) {
   return found;
 }
 
-/** What the report depends on: the package's files (sources, report, CHANGELOG), this script, API Extractor's version. */
+/**
+ * What the report depends on: the package's files (sources, report, CHANGELOG), this script, API Extractor's version.
+ */
 function inputsHash() {
   const hash = createHash('sha256');
   const extractor = JSON.parse(

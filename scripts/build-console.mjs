@@ -2,7 +2,7 @@
 /**
  * Builds the console UI (extensions/console/ui/) into one folder: index.html, app.js (Preact, signals
  * and uPlot bundled, minified, browser target) and app.css, with source maps. No CDN, no network at run
- * time. Fails when the JS + CSS gzipped pass {@link BUDGET_BYTES} (issue 24: 150 KB).
+ * time. Fails when the JS + CSS gzipped pass {@link BUDGET_BYTES} (150 KB).
  * `scripts/build.mjs` runs it into `dist/console/`; the console test runs it into a temp folder.
  *
  * Usage: node scripts/build-console.mjs [outDir]   (default dist/console)

@@ -10,7 +10,8 @@
  * `.test-build/kernel/…` and `.test-build/contracts/…` files, so classes (`AgtError`) and test-only knobs
  * (a module's exported timing constant a test changes) have a single home.
  * - `@agt/contracts` resolves inside the tree: `.test-build/node_modules/@agt/contracts` links to
- *   `.test-build/contracts`, whose package.json (written here) maps the package's two entry points to their `.js` files.
+ *   `.test-build/contracts`, whose package.json (written here) maps the package's two entry points to their `.js`
+ *   files.
  * - `.agt-build.json` marks the tree as a build of the sources in `..` (kernel/extensions/typescript.ts):
  *   a module named by its source path (`<root>/extensions/mcp/index.ts` in a manifest, a fixture) loads its
  *   twin here, and a TypeScript file outside the tree loads through tsx, redirected here for the project's

@@ -316,8 +316,9 @@ function linkContractsBuild() {
 }
 
 /**
- * `outDir` and `without` exist for A/B measurements (docs/performance.md): a build into another folder
- * without the lazy-packages rule (`lazy-rule`) or the dependency edit (`fastify-404-edit`), for bench/start-profile.ts to start beside dist/.
+ * `outDir` and `without` exist for A/B measurements (docs/performance.md): a build into another folder without the
+ * lazy-packages rule (`lazy-rule`) or the dependency edit (`fastify-404-edit`), for bench/start-profile.ts to start
+ * beside dist/.
  */
 export async function runBuild({ quiet = false, outDir = OUT_DIR, without = [] } = {}) {
   const started = Date.now();

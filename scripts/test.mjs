@@ -19,7 +19,8 @@
  * A file that fails because it imports a `.ts` file by path without tests/helpers' `importFile()` is run
  * again once with scripts/test-register.mjs's hooks (and the runner says so), so such a test still counts.
  *
- * Usage: node scripts/test.mjs [--quick] [--no-checks] [--jobs=N] [--batch=N | --no-batch] [test files, as sources or built]
+ * Usage: node scripts/test.mjs [--quick] [--no-checks] [--jobs=N] [--batch=N | --no-batch] [test files, as sources or
+ * built]
  *   --quick      the unit and in-process files only (no child daemons, engines or scale): `npm run test:quick`
  *   --no-checks  skip the type-check, import boundaries, API report and format/lint
  *   --batch=N    in-process files N to a process (default 4 when no file is named; see worker() below)

@@ -1,5 +1,5 @@
 /**
- * The agent-SQL boundary (issue 9 items 1, 3, 4): every escape class is refused by what SQLite compiled
+ * The agent-SQL boundary: every escape class is refused by what SQLite compiled
  * or by the schema effect, not by the text, and leaves the agent file as it was; legitimate SQL on
  * `local_*` tables works (DROP TABLE included); a file carrying triggers or views is refused at load.
  *
@@ -211,7 +211,7 @@ t.test('agt_* tables and sqlite_master are unreachable, for reading and writing'
 });
 
 t.test(
-  "SQLite's own tables: no statement reads sqlite_master/sqlite_schema/sqlite_temp_master/sqlite_sequence or writes sqlite_sequence (issue 22 item 4)",
+  "SQLite's own tables: no statement reads sqlite_master/sqlite_schema/sqlite_temp_master/sqlite_sequence or writes sqlite_sequence",
   async (t) => {
     // A daemon-side AUTOINCREMENT table puts a row that is not the agent's into sqlite_sequence.
     const b = await box(t, (db) => {

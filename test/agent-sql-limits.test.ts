@@ -1,5 +1,5 @@
 /**
- * Agent SQL never blocks the daemon (issue 9 item 2): a runaway statement runs in the agent's SQL child
+ * Agent SQL never blocks the daemon: a runaway statement runs in the agent's SQL child
  * process, is killed at `limits.sql_timeout_ms` (default 2 s) while `/health` keeps answering, leaves the
  * file whole and the daemon's own writes working; the row and size caps hold; the child goes away on
  * interrupt, unload, idle, and by itself when the daemon is gone.

@@ -1,5 +1,5 @@
 /**
- * The daemon-wide bound on agent SQL child processes (issue 22 item 4): however many agents run SQL at
+ * The daemon-wide bound on agent SQL child processes: however many agents run SQL at
  * once, at most `sqlMaxProcesses` children exist (seen by the pool's own counters and in the process
  * table); calls beyond it wait in arrival order, and the wait counts in the call's own time limit.
  *
@@ -24,7 +24,9 @@ const RUNAWAY = 'WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r)
 const WORK =
   'WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r WHERE x < 200000) SELECT count(*) AS n FROM r';
 
-/** SQL children of `parent` (this process by default), from the process table (pid → command line has sql-child.mjs). */
+/**
+ * SQL children of `parent` (this process by default), from the process table (pid → command line has sql-child.mjs).
+ */
 function sqlChildren(parent = process.pid): number {
   let count = 0;
   for (const entry of readdirSync('/proc')) {

@@ -1,5 +1,5 @@
 /**
- * The agent-SQL boundary, continued (issue 9 items 3, 4; the escapes are in agent-sql-boundary.test.ts):
+ * The agent-SQL boundary, continued (the escapes are in agent-sql-boundary.test.ts):
  * AUTOINCREMENT without sqlite_sequence, schema changes kept to `local_*` tables and indexes, one
  * statement per call, db_query reading and db_execute writing, legitimate SQL on `local_*` tables
  * (DROP TABLE included), and a file carrying triggers or views refused at load.

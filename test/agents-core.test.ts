@@ -79,7 +79,7 @@ t.test('load, list, get, status, stop', async (t) => {
   t.equal(storage.quotaBytes, null);
   t.equal(storage.tables.agt_config, 1);
 
-  // The route writes the body with JSON.stringify (issue 31): the same bytes and type as the schema's
+  // The route writes the body with JSON.stringify: the same bytes and type as the schema's
   // serializer, with a handle and without.
   const bare = await d.request('POST', '/agents/load', { filePath: await createAgentFile(dir, { name: 'beta' }) });
   const serialize = fastJson(forSerializing(AgentStatus));

@@ -1,5 +1,5 @@
 /**
- * Secret values never appear in config (issue 3 point 2): config PUT, the agent's own config tool
+ * Secret values never appear in config: config PUT, the agent's own config tool
  * (`sys_update_config`, played by a fake model) and the load of a file refuse them, naming the path and pointing at
  * credentials; the names of environment variables are fine.
  */

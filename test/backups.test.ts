@@ -1,5 +1,5 @@
 /**
- * Backups, restore and bounded growth (issue 29, docs/backups.md), against one built daemon (the shipped
+ * Backups, restore and bounded growth (docs/backups.md), against one built daemon (the shipped
  * extensions): a backup taken while chats write restores to the same history; a sealed backup needs the
  * unlocked owner identity; a restore never overwrites a loaded agent's file; the schedule keeps N copies
  * of loaded agents and of a tracked folder's files; the quota stops the agent's own inserts and files

@@ -1,9 +1,9 @@
 /**
- * The channels core with a third-party adapter type (`test/fixtures/extensions/channels-echo`, added through
- * the `channels.adapter-types` point): route validation, the default policy, text split to the type's
- * limit, a permanent refusal failing the outbox row, a missing credential as status `error` that
- * clears when the credential is set again, reconciling on a config change made elsewhere, stopping at unload; the pure parts
- * (text splitting, policy); and 503 on every route when the extension is off.
+ * The channels core with a third-party adapter type (`test/fixtures/extensions/channels-echo`, added through the
+ * `channels.adapter-types` point): route validation, the default policy, text split to the type's limit, a permanent
+ * refusal failing the outbox row, a missing credential as status `error` that clears when the credential is set again,
+ * reconciling on a config change made elsewhere, stopping at unload; the pure parts (text splitting, policy); and 503
+ * on every route when the extension is off.
  */
 import { join } from 'node:path';
 import t from 'tap';

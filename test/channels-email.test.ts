@@ -1,12 +1,12 @@
 /**
- * The email adapter end to end, against a real IMAP server (Debian's dovecot, started by the test on a
- * free loopback port) and a real SMTP server (npm smtp-server on 127.0.0.1:0), through the real channels
- * extension in the built daemon: mail delivered by dovecot-lda → inbox row → on_inbox turn (scripted
- * model, a fake OpenAI-format server) → msg_send reply out through SMTP, threaded; the allow_from policy refusing a stranger; an
- * attachment over the limit refused with a note the agent reads; dovecot going away and coming back
- * (the adapter reconnects and takes the mail that arrived meanwhile); a reply by parent_id; a config
- * change through PUT /agents/{id}/adapters/email (IDLE off: the poll alone finds new mail); SMTP answers
- * 451 (retried) and 550 (failed). One daemon and one dovecot serve every subtest; they run in order.
+ * The email adapter end to end, against a real IMAP server (Debian's dovecot, started by the test on a free loopback
+ * port) and a real SMTP server (npm smtp-server on 127.0.0.1:0), through the real channels extension in the built
+ * daemon: mail delivered by dovecot-lda → inbox row → on_inbox turn (scripted model, a fake OpenAI-format server) →
+ * msg_send reply out through SMTP, threaded; the allow_from policy refusing a stranger; an attachment over the limit
+ * refused with a note the agent reads; dovecot going away and coming back (the adapter reconnects and takes the mail
+ * that arrived meanwhile); a reply by parent_id; a config change through PUT /agents/{id}/adapters/email (IDLE off: the
+ * poll alone finds new mail); SMTP answers 451 (retried) and 550 (failed). One daemon and one dovecot serve every
+ * subtest; they run in order.
  */
 import t from 'tap';
 import { join } from 'node:path';

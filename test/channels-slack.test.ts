@@ -56,7 +56,8 @@ t.test('slack: in, turn, reply out; policy; attachment limit; rate limit; reconn
   );
   await eventually('delivered', async () => (await rig.outbox()).find((m: any) => m.status === 'delivered'));
 
-  // In a channel without a mention: refused. With one (and a file too big): in, with a note; the reply is rate limited once.
+  // In a channel without a mention: refused. With one (and a file too big): in, with a note; the reply is rate limited
+  // once.
   slack.inject({ channel: 'C1', channel_type: 'channel', user: 'U42', text: 'just chatting' });
   await eventually('the refusal', async () =>
     (await d.request('GET', `/agents/${agentId}/logs`)).body.logs.find((l: any) =>

@@ -110,7 +110,8 @@ t.test('telegram: in, turn, reply out; policy; attachment limit; rate limit; rec
   t.equal((await rig.inbox()).length, 1, 'refused messages leave no inbox row');
   t.equal(rig.model.chatRequests().length, before, 'and run no turn');
 
-  // A file over the limit (1000 bytes): not downloaded, not stored, a note the agent reads; the reply is rate limited once.
+  // A file over the limit (1000 bytes): not downloaded, not stored, a note the agent reads; the reply is rate limited
+  // once.
   const big = telegram.addFile(Buffer.alloc(5000, 1));
   telegram.rateLimitNext(1);
   telegram.inject({

@@ -1,5 +1,5 @@
 /**
- * The `agt` command (issue 15 item 1) against the built daemon (the shipped extensions), the real providers extension and the fake
+ * The `agt` command against the built daemon (the shipped extensions), the real providers extension and the fake
  * OpenAI server: one-shot chat (reply, exit code on agent.error, --json), approvals answered from
  * another `agt`, the connection found from the data directory, and the refusals (wrong token, no
  * daemon, bad usage) with their exit codes. The interactive chat is in cli-interactive.test.ts.

@@ -1,5 +1,5 @@
 /**
- * How `agt` finds the daemon and its token (issue 15 item 1): the data directory exactly as the daemon
+ * How `agt` finds the daemon and its token: the data directory exactly as the daemon
  * resolves it (kernel/settings.ts), the URL and token sources in their order.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

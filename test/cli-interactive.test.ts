@@ -1,8 +1,8 @@
 /**
- * `agt chat` in a real terminal against the built daemon: a pseudo-terminal through tmux (a private
- * server on its own socket, killed at the end). The user types a message, the agent calls a restricted tool, the inline prompt
- * asks for the approval, Enter approves, and the streamed reply appears; a question of the agent is
- * answered inline; `/exit` leaves with code 0.
+ * `agt chat` in a real terminal against the built daemon: a pseudo-terminal through tmux (a private server on its own
+ * socket, killed at the end). The user types a message, the agent calls a restricted tool, the inline prompt asks for
+ * the approval, Enter approves, and the streamed reply appears; a question of the agent is answered inline; `/exit`
+ * leaves with code 0.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';

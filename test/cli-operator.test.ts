@@ -1,5 +1,5 @@
 /**
- * The operator's `agt` commands (issue 28, "Add to agt") against one built daemon (the shipped
+ * The operator's `agt` commands against one built daemon (the shipped
  * extensions, compute off; the fake OpenAI server as the model):
  * rm, restart, ps -a, inspect, history, mcp, adapters, credentials, files, exec, send, tracked,
  * service install, completion, daemon stop (last: it ends the daemon), each with --json and its exit

@@ -1,5 +1,5 @@
 /**
- * Agents' host commands run in a bubblewrap sandbox each (issue 22, item 3). The isolation cases are in
+ * Agents' host commands run in a bubblewrap sandbox each. The isolation cases are in
  * fixtures/command-sandbox/scenarios.ts and run twice when this file runs as root: here (the root
  * sandbox: an own uid per agent) and in a child as uid 65534 (the ordinary user's sandbox: bwrap's
  * user namespace). Plus: where no sandbox can be made, commands are refused unless allowed; agent

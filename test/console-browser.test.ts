@@ -1,14 +1,13 @@
 /**
- * The console in a real headless Chromium (Debian's `chromium`, driven by playwright-core) against one
- * built daemon (the shipped extensions, compute off) and a scripted model (a fake OpenAI-format server),
- * used as a person uses it: login by one-time URL and by token, the fleet following the event stream
- * (and a fleet of 1,000 agents: first screen, rows in the DOM, search, sort, scroll), a chat sent from
- * the keyboard with its reply streamed, tool calls as cards, an ask answered inline, two approvals
- * answered together in the inbox from the keyboard at 390 px, credentials, the agent's memory (added,
- * pinned, searched on words only and then by meaning, forgotten; recalled in the chat and the timeline),
- * a backup, the config's diff, the events backlog and names, the identity unlocked from the header,
- * extension options, the CSP header, no uncaught page error, and axe-core (no serious or critical violation) on every view in light
- * and dark at 1280 and 390 px. AGT_UPDATE_SCREENSHOTS=1 saves those views into docs/console/. Skips,
+ * The console in a real headless Chromium (Debian's `chromium`, driven by playwright-core) against one built daemon
+ * (the shipped extensions, compute off) and a scripted model (a fake OpenAI-format server), used as a person uses it:
+ * login by one-time URL and by token, the fleet following the event stream (and a fleet of 1,000 agents: first screen,
+ * rows in the DOM, search, sort, scroll), a chat sent from the keyboard with its reply streamed, tool calls as cards,
+ * an ask answered inline, two approvals answered together in the inbox from the keyboard at 390 px, credentials, the
+ * agent's memory (added, pinned, searched on words only and then by meaning, forgotten; recalled in the chat and the
+ * timeline), a backup, the config's diff, the events backlog and names, the identity unlocked from the header,
+ * extension options, the CSP header, no uncaught page error, and axe-core (no serious or critical violation) on every
+ * view in light and dark at 1280 and 390 px. AGT_UPDATE_SCREENSHOTS=1 saves those views into docs/console/. Skips,
  * saying why, when Chromium is not installed or cannot start.
  */
 import t from 'tap';

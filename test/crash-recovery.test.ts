@@ -1,5 +1,5 @@
 /**
- * Standing crash test (issue 9, "nothing accepted is lost"): the real daemon as a child process, a
+ * Standing crash test (nothing accepted is lost): the real daemon as a child process, a
  * fake OpenAI server whose answers are held, a real SSE client on `GET /events`, and `kill -9` in the
  * middle of turns and of a chat burst. After a restart and a reload of the agents:
  *

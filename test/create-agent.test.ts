@@ -1,7 +1,7 @@
 /**
  * `POST /agents/create` over real HTTP: the happy path (file, identity, review mark, tracked folder,
  * loaded), generated names, provider/model overrides, default directories, `start`, and every refusal
- * code of spec section 7 in the order the route checks them, from the built daemon (one for the file; the
+ * code in the order the route checks them, from the built daemon (one for the file; the
  * runtime-hook cases are in create-agent-internals.test.ts). Cheap scrypt keeps password agents fast.
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';

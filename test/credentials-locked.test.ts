@@ -199,7 +199,8 @@ t.test('a file from another installation: owner-locked, then unlocked by the own
   t.notOk((await status(b, created.agentId)).degraded);
   await b.request('POST', `/agents/${created.agentId}/stop`);
 
-  // Installation C (the first test's): another owner. Nothing fits: foreign, and stays locked whatever its identity does.
+  // Installation C (the first test's): another owner. Nothing fits: foreign, and stays locked whatever its identity
+  // does.
   const c = await daemon();
   t.equal((await c.request('GET', '/identity')).body.status, 'ready', 'its own owner');
   const review = await c.request('GET', `/agents/review?filePath=${encodeURIComponent(created.filePath)}`);

@@ -1,5 +1,5 @@
 /**
- * The event buffer is bounded by bytes as well as frames (issue 9 item 15), and a frame over the size
+ * The event buffer is bounded by bytes as well as frames, and a frame over the size
  * cap is replaced by a truncation preview in the buffer and on the stream, never dropped silently;
  * in-process listeners still get the whole event.
  */

@@ -1,4 +1,4 @@
-/** GET /events: framing, live order, resume (since, Last-Event-ID), filters, gaps and 400s (spec 6). */
+/** GET /events: framing, live order, resume (since, Last-Event-ID), filters, gaps and 400s (docs/events.md). */
 import { connect } from 'node:net';
 import t from 'tap';
 import { bootDaemon, type TestDaemon } from './helpers/daemon.js';

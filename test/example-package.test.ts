@@ -1,10 +1,10 @@
 /**
- * examples/hello-extension tested the way a third party would, outside this checkout: `agt` and
- * `@agt/contracts` are packed with `npm pack` (scripts/pack-packages.mjs: what a publish would upload), unpacked into `node_modules/`
- * of a temporary folder holding a copy of the example, the other packages linked from this checkout's
- * node_modules (what an offline `npm install` would copy: nothing is downloaded), and the example's own
- * test files run there with plain Node, all in one process (startTestExtension, startTestDaemon against the
- * installed agt, the contract suite). It packs the build `npm test` made (dist/); `npm run bench:example` builds first.
+ * examples/hello-extension tested the way a third party would, outside this checkout: `agt` and `@agt/contracts` are
+ * packed with `npm pack` (scripts/pack-packages.mjs: what a publish would upload), unpacked into `node_modules/` of a
+ * temporary folder holding a copy of the example, the other packages linked from this checkout's node_modules (what an
+ * offline `npm install` would copy: nothing is downloaded), and the example's own test files run there with plain Node,
+ * all in one process (startTestExtension, startTestDaemon against the installed agt, the contract suite). It packs the
+ * build `npm test` made (dist/); `npm run bench:example` builds first.
  */
 import t from 'tap';
 import { execFile } from 'node:child_process';

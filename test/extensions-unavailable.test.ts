@@ -1,5 +1,5 @@
 /**
- * Disabled extensions (D3): every route of their groups answers 503 `unavailable` naming the
+ * Disabled extensions: every route of their groups answers 503 `unavailable` naming the
  * extension, for every method, on the prefix, below it and on the agent-scoped segment; the prefix of
  * a disabled extension comes from its definition, or, when its module cannot be imported, from the
  * manifest entry (the kernel names no extension); a dependent of a disabled extension fails; the token

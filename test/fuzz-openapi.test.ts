@@ -1,15 +1,15 @@
 /**
- * Standing schema-driven fuzz test (issue 9): one daemon (the build, as shipped) with an owner identity
- * and one agent; for every operation of `/openapi.json` (but `POST /daemon/shutdown`), bad inputs
- * generated from its schemas: wrong types, missing and extra fields, huge strings and bodies (over the 1 MB limit), bodies nested
- * 10,000 levels deep, NUL and control characters, non-finite and out-of-range numbers in query strings,
- * traversal and bad encodings in path parameters, bad header values.
+ * Standing schema-driven fuzz test: one daemon (the build, as shipped) with an owner identity and one agent; for every
+ * operation of `/openapi.json` (but `POST /daemon/shutdown`), bad inputs generated from its schemas: wrong types,
+ * missing and extra fields, huge strings and bodies (over the 1 MB limit), bodies nested 10,000 levels deep, NUL and
+ * control characters, non-finite and out-of-range numbers in query strings, traversal and bad encodings in path
+ * parameters, bad header values.
  *
- * Asserted: never a 5xx (but the spec's 503 `unavailable` for a subsystem that is off); every 4xx or 503 body is `{error: string, code: string}`; `/health` answers within
- * 1 s after each operation's batch. The generator draws from a fixed-seed PRNG (no Math.random), so a
- * failure reproduces: the seed and the failing cases are printed (`AGT_FUZZ_SEED=<n>` replays another).
- * Operations that could take the fixture away (unload, stop, lock, deletes) run last, and the fixture
- * (agent loaded, identity unlocked) is restored after every operation.
+ * Asserted: never a 5xx (but the 503 `unavailable` for a subsystem that is off); every 4xx or 503 body is `{error:
+ * string, code: string}`; `/health` answers within 1 s after each operation's batch. The generator draws from a
+ * fixed-seed PRNG (no Math.random), so a failure reproduces: the seed and the failing cases are printed
+ * (`AGT_FUZZ_SEED=<n>` replays another). Operations that could take the fixture away (unload, stop, lock, deletes) run
+ * last, and the fixture (agent loaded, identity unlocked) is restored after every operation.
  */
 import { copyFileSync, existsSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
@@ -459,7 +459,7 @@ t.test(`schema-driven fuzz of every operation (seed ${SEED})`, async (t) => {
           `${JSON.stringify([answer.status, c.method, c.path.slice(0, 100), c.label, answer.text.slice(0, 160)])}\n`,
         );
       const where = `${c.method} ${c.path.slice(0, 160)} [${c.label}]${c.body !== undefined ? ` body ${c.body.slice(0, 120)}` : ''}`;
-      // 503 `unavailable` is the spec's answer for a subsystem this daemon does not run (start by name
+      // 503 `unavailable` is the answer for a subsystem this daemon does not run (start by name
       // without tracked-folders); any other 5xx is a defect.
       const unavailable =
         answer.status === 503 && (answer.body as { code?: unknown } | undefined)?.code === 'unavailable';

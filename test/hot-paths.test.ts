@@ -1,5 +1,5 @@
 /**
- * What the performance work on the hot paths (issue 17) must not change: the in-memory loop row counts
+ * What the performance work on the hot paths must not change: the in-memory loop row counts
  * stay equal to `count(*)`, the bearer comparison keeps its answers.
  * (No timing is asserted here: the figures live in `npm run bench`.) Internals, so in process: the
  * stores and helpers directly, and two daemons whose kernel is inspected (how often the runtime wrap is

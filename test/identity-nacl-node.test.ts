@@ -169,7 +169,7 @@ t.test('BIP39 seeds by node:crypto are @scure/bip39 seeds', async (t) => {
   t.throws(() => seedFromMnemonic('abandon about'));
 });
 
-t.test('prepared signers and the recipient key cache (issue 31) answer as tweetnacl', async (t) => {
+t.test('prepared signers and the recipient key cache answer as tweetnacl', async (t) => {
   // A signer made once signs every message as tweetnacl does, the odd key (tweetnacl's fallback) too.
   const pair = nacl.sign.keyPair.fromSeed(nacl.randomBytes(32));
   const odd = pair.secretKey.slice();

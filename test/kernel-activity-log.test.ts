@@ -1,5 +1,5 @@
 /**
- * The activity log (issue 15 item 3): one info line per turn (agent, loop, turn id, model, tokens,
+ * The activity log: one info line per turn (agent, loop, turn id, model, tokens,
  * duration, end reason), per tool call and per owner wait, read off a real event bus; and the daemon
  * logs request lines only at debug.
  */

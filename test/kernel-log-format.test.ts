@@ -1,5 +1,5 @@
 /**
- * The daemon's own log lines through `agtd` (issue 15 item 3): `--log-format json` writes one JSON object
+ * The daemon's own log lines through `agtd`: `--log-format json` writes one JSON object
  * a line to stderr with the data directory, the per-turn line (a failed turn is a warn line with its code)
  * and, at debug, one line per request without its query; `--log-format pretty` writes readable lines.
  */

@@ -1,5 +1,5 @@
 /**
- * The request path's logger and serializer (issue 31), in process: fastify runs without a logger of its
+ * The request path's logger and serializer, in process: fastify runs without a logger of its
  * own, the kernel's pino is `app.log`, a request's lines carry its request id, 5xx answers are logged,
  * request lines exist only at debug; records serialize without a regular expression per key and to
  * the same bytes.

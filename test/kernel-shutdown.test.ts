@@ -1,5 +1,5 @@
 /**
- * Shutdown caps (issue 2 point 11): a spawned daemon with a loaded agent whose `unloaded` hook never
+ * Shutdown caps: a spawned daemon with a loaded agent whose `unloaded` hook never
  * resolves and an extension whose stop never resolves still exits 0 within the 20 s cap, removes its pid
  * file, and leaves the agent file released (no lease row) and closed (no WAL left).
  */

@@ -1,8 +1,8 @@
 /**
- * Issue 22, item 1: an agent sets only the variables its MCP server's owner registration lists in
+ * An agent sets only the variables its MCP server's owner registration lists in
  * `allowAgentEnv`. One real daemon with the mcp extension; the owner registers the dependency-free
  * fixture MCP server (a real stdio child), and the test reads the child's environment from
- * `/proc/<pid>/environ`. The 48 variable names the issue saw reach a child are refused at load (listed in
+ * `/proc/<pid>/environ`. 48 variable names that change what a child runs are refused at load (listed in
  * the answer and the review), at config time (PUT/PATCH config, the agent's `sys_update_config`), and
  * never reach the child; a name the owner allows does. The HTTP side likewise: a real Streamable HTTP MCP
  * server (the SDK's, stateless, in this process) records the headers of every request; the agent's
@@ -23,7 +23,7 @@ import { FIXTURE_DIR } from './helpers/mcp.js';
 import { turnEnd } from './helpers/turn-wait.js';
 import { reply, startFakeOpenAI, type FakeReply } from './fakes/openai.js';
 
-/** The 38 names the issue lists, and 10 more of the same families (48). */
+/** 38 names known to change what a process runs or loads, and 10 more of the same families (48). */
 export const INJECTED = [
   'GIT_CONFIG_PARAMETERS',
   'GIT_CONFIG_GLOBAL',

@@ -1,5 +1,5 @@
 /**
- * agt as an MCP server (issue 26): the MCP SDK's own Client against `/mcp/server` over Streamable HTTP
+ * agt as an MCP server: the MCP SDK's own Client against `/mcp/server` over Streamable HTTP
  * and over `agt mcp serve` (StdioClientTransport spawning bin/agt.mjs): tools, a chat with a model (the
  * fake OpenAI-style server), an approval answered by elicitation and through answer_task, resources
  * (card, conversation, files), an agent the settings do not expose refused everywhere, the bearer token and the Origin
@@ -68,7 +68,10 @@ const careful = await createAgent('Careful', {
 const hidden = await createAgent('Hidden', { handle: 'hidden' });
 const endpoint = `${d.url}/mcp/server`;
 
-/** Resolves with the turn.completed that `match` accepts, among the events from the moment of the call (made before the call that starts or unblocks the turn). */
+/**
+ * Resolves with the turn.completed that `match` accepts, among the events from the moment of the call (made before the
+ * call that starts or unblocks the turn).
+ */
 function turnEnd(match: (event: any) => boolean): Promise<any> {
   return log.waitFor((event) => event.event_type === 'turn.completed' && match(event), 'the end of the turn', {
     from: log.events.length,

@@ -75,7 +75,9 @@ async function until<T>(what: string, probe: () => T | undefined | Promise<T | u
 const server = async (agentId: string, name: string) =>
   (await d.request('GET', `/agents/${agentId}/mcp`)).body.servers.find((s: any) => s.name === name);
 
-/** Starts a turn whose model calls `calls`; `finish` waits for its end and gives the tool messages the model got back. */
+/**
+ * Starts a turn whose model calls `calls`; `finish` waits for its end and gives the tool messages the model got back.
+ */
 async function startTurn(agentId: string, calls: Array<{ name: string; args: Record<string, unknown> }>) {
   const turnId = (await d.request('POST', `/agents/${agentId}/chat`, { text: `call:${JSON.stringify(calls)}` })).body
     .turnId as string;

@@ -1,5 +1,5 @@
 /**
- * A2A on the mesh server (issue 26): the official SDK's v1.0 client and its v0.3 client against a daemon
+ * A2A on the mesh server: the official SDK's v1.0 client and its v0.3 client against a daemon
  * (send, stream, get, cancel, input-required on an ask), signed agent cards (a tampered one fails),
  * visibility, allow and block lists, the sender proof, and two daemons talking A2A on loopback
  * (`msg_send` to the other's card URL, the reply in the inbox). Two built daemons for the whole file; the
@@ -19,7 +19,10 @@ import { bootMeshDaemon, createMeshAgent, eventually, testKey, type MeshDaemon }
 import { startToolDriver } from './helpers/tool-driver.js';
 
 const MESH = { retryBaseMs: 50, retryMaxMs: 200, maxAttempts: 3, rateLimit: 15, mdns: { enabled: false } };
-/** Replies by the message: `please ask` asks, `please hang` never answers, `please write` writes, else it echoes the text. */
+/**
+ * Replies by the message: `please ask` asks, `please hang` never answers, `please write` writes, else it echoes the
+ * text.
+ */
 const driver = await startToolDriver(t, (request) => {
   const last = (request.body.messages as Array<{ role: string; content: unknown; tool_call_id?: string }>).at(-1)!;
   if (last.role === 'tool')

@@ -16,7 +16,9 @@ const browser = ['chromium', 'chromium-browser'].find(
   (name) => spawnSync('sh', ['-c', `command -v ${name}`]).status === 0,
 );
 
-/** The colour of the first pixel of an 8-bit RGB/RGBA PNG (whatever the row filter, pixel 0 of row 0 is stored as is). */
+/**
+ * The colour of the first pixel of an 8-bit RGB/RGBA PNG (whatever the row filter, pixel 0 of row 0 is stored as is).
+ */
 function firstPixel(png: Buffer): number[] {
   let offset = 8;
   let colorType = 0;

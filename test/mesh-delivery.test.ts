@@ -1,5 +1,5 @@
 /**
- * Mesh delivery between two daemons on this machine (issue 12): agent A on daemon 1 writes to agent B on
+ * Mesh delivery between two daemons on this machine: agent A on daemon 1 writes to agent B on
  * daemon 2 by DID; B's inbox row, its on_inbox turn (fake model) and its reply by parent_id back to A;
  * cards signed and checked; forged and wrongly keyed envelopes, unsigned ones, an oversized body and a
  * flood refused; a replay stored once; daemon 2 down while A sends, then up: delivered exactly once.

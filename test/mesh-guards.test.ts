@@ -1,5 +1,5 @@
 /**
- * The mesh server carries the main API's guards (issue 22, item 5), through `ctx.serverGuards`: Host
+ * The mesh server carries the main API's guards, through `ctx.serverGuards`: Host
  * (foreign names, `127.0.0.1.evil.com`, IP literals on another port or not bound, `0.0.0.0`, the
  * authority of an absolute-form request line), Origin and Sec-Fetch-Site (a plain cross-site link to a
  * page still passes), slow headers and slow bodies cut with 408, oversized headers 431, cards and health

@@ -1,5 +1,5 @@
 /**
- * The mesh server's rate limits (extensions/mesh/rate-limit.ts, issue 22 item 5), unit level with an
+ * The mesh server's rate limits (extensions/mesh/rate-limit.ts), unit level with an
  * explicit clock: a limited sender stays limited however many other senders come (the table is bounded,
  * running windows are never dropped, the rest share an overflow window); ended windows make room;
  * IPv6 requesters count per /64; the whole-inbox rate of an agent over all its senders.

@@ -1,5 +1,5 @@
 /**
- * LAN discovery (D12): two daemons on this machine announce `_agt-mesh._tcp` over mDNS on the loopback
+ * LAN discovery: two daemons on this machine announce `_agt-mesh._tcp` over mDNS on the loopback
  * interface (bonjour-service with `interface: 127.0.0.1, bind: 0.0.0.0`, see the dependencies note) and
  * list each other in `GET /network/peers`, beside the manual peers of the settings. A server bound to
  * loopback only is not announced unless the manifest asks; turning LAN on announces it.

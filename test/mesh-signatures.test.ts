@@ -1,5 +1,5 @@
 /**
- * One canonical JSON and one signature encoding (issue 22 item 5): RFC 8785 test vectors; values with no
+ * One canonical JSON and one signature encoding: RFC 8785 test vectors; values with no
  * canonical form refused (`1e400` and `null` never sign alike); the strict reader refusing duplicate
  * member names, out-of-range numbers and deep nesting; a signature accepted only in its one exact form
  * (mesh envelopes and cards, and the kernel's identity attestations); and over real HTTP to a mesh

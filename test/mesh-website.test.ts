@@ -1,5 +1,5 @@
 /**
- * Agent websites (D13) on the mesh server: stored files under `public/` with their content types and
+ * Agent websites on the mesh server: stored files under `public/` with their content types and
  * validators, folders and their index, traversal attempts (raw HTTP: `..`, encoded and double-encoded
  * dots and slashes, backslashes, NUL, reserved names) that never reach another file, and API routes that
  * run the agent's lambda in the sandbox with a time limit.

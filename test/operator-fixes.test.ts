@@ -1,5 +1,5 @@
 /**
- * Issue 28's operator fixes against ONE built daemon (its stdout and stderr captured: the log lines
+ * Operator fixes against ONE built daemon (its stdout and stderr captured: the log lines
  * are part of what is tested) with the real providers, mcp, channels and compute extensions, a fake
  * OpenAI server, a fake Telegram Bot API, a recording fake `npm` on the daemon's PATH and a Docker host
  * that does not exist:
@@ -66,7 +66,7 @@ console.log('added 1 package in 0.1s');
   chmodSync(join(bin, 'npm'), 0o755);
 }
 
-t.test('operator fixes (issue 28) against one built daemon', async (t) => {
+t.test('operator fixes against one built daemon', async (t) => {
   const telegram = await startFakeTelegram(t);
   const model = await startFakeOpenAI(
     t,

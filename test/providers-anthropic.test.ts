@@ -9,7 +9,7 @@ import { makeRequest, makeRuntime, makeTarget } from './fakes/providers-harness.
 
 const KEY = 'sk-ant-test-0123456789';
 
-t.test('streamed text with cache usage and cost; D8 headers', async (t) => {
+t.test('streamed text with cache usage and cost; the Messages API headers', async (t) => {
   const fake = await startFakeAnthropic(t, [
     reply.text('Bonjour tout le monde', { usage: { input: 10_000, cacheRead: 6_000, cacheWrite: 2_000, output: 500 } }),
   ]);

@@ -1,5 +1,5 @@
 /**
- * Accepted work and requests to the owner survive a restart (issue 9, items 13 and 14), in process, where
+ * Accepted work and requests to the owner survive a restart, in process, where
  * the crash must fall at a chosen instant: a "crash" is a consistent copy of the agent file taken mid-turn
  * (`VACUUM INTO`: exactly the committed rows, which is what `kill -9` leaves; the lease row is dropped as a
  * dead holder's would be taken over) loaded into a second daemon. Two copies of one turn, a turn held

@@ -1,5 +1,5 @@
 /**
- * Accepted work and requests to the owner survive a restart (issue 9, items 13 and 14), on the built
+ * Accepted work and requests to the owner survive a restart, on the built
  * daemon: a crash is a real `kill -9` of its process and a restart on the same data directory (the agents
  * loaded again, as the owner would); a graceful restart is a SIGTERM and the same. The cases that stop a
  * turn at a chosen instant inside the kernel (a copy of the file mid-turn, a turn held before its model
@@ -23,7 +23,10 @@ interface Lifetime {
   ended(turnId: string): Promise<UmbilicalEvent>;
 }
 
-/** The daemon after `signal` (then `meanwhile`, while it is down) and a restart on the same data directory, its events read afresh. */
+/**
+ * The daemon after `signal` (then `meanwhile`, while it is down) and a restart on the same data directory, its events
+ * read afresh.
+ */
 async function restart(d: SpawnedDaemon, signal: NodeJS.Signals, meanwhile = async () => {}): Promise<Lifetime> {
   await d.stop(signal);
   await meanwhile();

@@ -1,7 +1,7 @@
 /**
- * Decision D3 at the daemon level: with the `providers` extension disabled in the manifest (and an app
- * provider configured in settings), `/providers` answers 503 `unavailable` and a chat is accepted (202)
- * but its turn ends in `agent.error` with `code: "unavailable"`.
+ * An extension that is off answers 503, at the daemon level: with the `providers` extension disabled in the manifest
+ * (and an app provider configured in settings), `/providers` answers 503 `unavailable` and a chat is accepted (202) but
+ * its turn ends in `agent.error` with `code: "unavailable"`.
  */
 import { join } from 'node:path';
 import t from 'tap';

@@ -1,7 +1,7 @@
 /**
- * On the built daemon: the review mark follows config changes the agent makes itself through `sys_update_config` (the same
- * path as the owner's PUT config), including security-relevant ones, while owner locks
- * (`locked_fields`) still refuse the tool.
+ * On the built daemon: the review mark follows config changes the agent makes itself through `sys_update_config` (the
+ * same path as the owner's PUT config), including security-relevant ones, while owner locks (`locked_fields`) still
+ * refuse the tool.
  */
 import { join } from 'node:path';
 import t from 'tap';

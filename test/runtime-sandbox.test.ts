@@ -236,7 +236,8 @@ t.test(
       'bounds are checked',
     );
 
-    // The work folder's bound from the settings (it holds `big`, 1 MB, already): past it, the next command fails with work_folder_full.
+    // The work folder's bound from the settings (it holds `big`, 1 MB, already): past it, the next command fails with
+    // work_folder_full.
     t.equal(
       (await h.d.request('PATCH', '/settings', { commandLimits: { fileSizeMb: 4, workBytes: 2 * 1024 * 1024 } }))
         .status,

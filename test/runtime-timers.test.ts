@@ -15,9 +15,9 @@ t.before(async () => {
 });
 
 /**
- * Resolves once every event the agent's work so far has produced has reached the event stream: a status
- * read (the daemon has taken up what is due), then a display-state change whose event, on the ordered
- * stream, comes after them. `state` (default: the one of `active` and `idle` the agent is not in; neither gates timers).
+ * Resolves once every event the agent's work so far has produced has reached the event stream: a status read (the
+ * daemon has taken up what is due), then a display-state change whose event, on the ordered stream, comes after them.
+ * `state` (default: the one of `active` and `idle` the agent is not in; neither gates timers).
  */
 const displayStates = new Map<string, string>();
 async function settled(

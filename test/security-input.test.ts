@@ -1,5 +1,5 @@
 /**
- * Issue 9 regressions: proxy and client-address headers on loopback-only routes, case-insensitive
+ * Input the daemon must refuse or survive: proxy and client-address headers on loopback-only routes, case-insensitive
  * Sec-Fetch-Site and Origin, decimal-only integers in query strings, paths and headers, the one JSON
  * depth limit (HTTP 400, agent files 422 invalid_config, settings file at start), one rule for agent
  * names and meta keys, and `GET /events?agentId=` by id, handle or name. From the built daemon; the
@@ -25,8 +25,11 @@ const show = (text: string) =>
   JSON.stringify(text).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 const deepText = (levels: number, leaf = '1') => '{"a":'.repeat(levels) + leaf + '}'.repeat(levels);
 const deepValue = (levels: number): unknown => JSON.parse(deepText(levels));
-/** The six client-address headers issue 22 names, and fourteen more of the family seen at proxies, CDNs and platforms. */
-const ISSUE_22_HEADERS = [
+/**
+ * Six client-address headers well-known proxies send, and fourteen more of the family seen at proxies, CDNs and
+ * platforms.
+ */
+const PROXY_CLIENT_HEADERS = [
   'Fly-Client-IP',
   'X-Real-Client-IP',
   'Akamai-Client-IP',
@@ -104,8 +107,8 @@ t.test('loopback-only routes refuse every proxy and client-address header', asyn
     'X-Real-IP',
     'Forwarded',
     'Via',
-    // Issue 22: twenty more of the family, none of them listed anywhere (the rule catches them).
-    ...ISSUE_22_HEADERS,
+    // Twenty more of the family, none of them listed anywhere (the rule catches them).
+    ...PROXY_CLIENT_HEADERS,
   ];
   for (const name of names) {
     const res = await rawRequest(d.url, {
@@ -142,7 +145,7 @@ t.test('loopback-only routes refuse every proxy and client-address header', asyn
 
 t.test('the client-address family is a rule on the name', async (t) => {
   for (const name of [
-    ...ISSUE_22_HEADERS,
+    ...PROXY_CLIENT_HEADERS,
     ...CLIENT_ADDRESS_HEADERS,
     'x_forwarded_for',
     'X-FORWARDED-FOR',

@@ -1,4 +1,4 @@
-/** The user template shown in docs/templates.md is a real, valid template (issue 15 item 4). */
+/** The user template shown in docs/templates.md is a real, valid template. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';

@@ -1,5 +1,5 @@
 /**
- * Templates (D9): the built-in `standard` template is a valid agent config, user templates are read
+ * Templates: the built-in `standard` template is a valid agent config, user templates are read
  * from <dataDir>/templates, review marks bind to the file content, the routes need a ready owner
  * identity, and the create-agent route refuses a missing, invalid or unreviewed template with 422.
  * One built daemon: the identity is made (and locked, and unlocked) by the first test.
@@ -77,7 +77,7 @@ t.test('template routes need a ready owner identity', async (t) => {
   t.equal((await d.request('GET', '/templates')).status, 200, 'ready again once unlocked');
 });
 
-t.test('standard is built in, reviewed and a valid agent config with the D7 tools', async (t) => {
+t.test('standard is built in, reviewed and a valid agent config with the built-in tools', async (t) => {
   const list = await d.request('GET', '/templates');
   t.equal(list.status, 200);
   t.same(list.body.templates, [

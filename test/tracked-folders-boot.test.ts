@@ -1,5 +1,5 @@
 /**
- * Tracked folders at boot (D10): an agent created with `start: true` runs again after a restart, with
+ * Tracked folders at boot: an agent created with `start: true` runs again after a restart, with
  * its history; the boot autostart reports every skip reason in one log line and one
  * `tracked.autostarted` event; with the extension off its routes and start-by-name answer 503 naming
  * it while start by absolute path still works. Built daemons (runDaemon); the extension's own

@@ -1,6 +1,6 @@
 /**
- * The daemon's own writes are in the tracked folders' index before the request answers (issue 22
- * item 8), through the `agt.agent-file-written` point (contracts/agent-file-changes.ts): a created agent
+ * The daemon's own writes are in the tracked folders' index before the request answers,
+ * through the `agt.agent-file-written` point (contracts/agent-file-changes.ts): a created agent
  * is counted, listed and started by name at once, with no wait for the folder watcher; a config change
  * (new name) is found by the new name at once; only what a walk would find is indexed. Also the
  * kernel's side of the point: every observer told, a failing or late one never fails the write.

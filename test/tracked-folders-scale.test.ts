@@ -1,5 +1,5 @@
 /**
- * A tracked folder of 10,000 files is walked and watched while `/health` keeps answering (D10: a scan
+ * A tracked folder of 10,000 files is walked and watched while `/health` keeps answering (a scan
  * never blocks the event loop). The bound here holds on a loaded machine; the 50 ms target is measured
  * by `npm run bench` (bench/tracked-scan.ts).
  */

@@ -1,5 +1,5 @@
 /**
- * Finding agents that are not loaded (D10): `POST /agents/{id}/start` by id, handle or name
+ * Finding agents that are not loaded: `POST /agents/{id}/start` by id, handle or name
  * (case-insensitive) across tracked folders, 404 none, 409 `ambiguous_agent` with candidates, 403
  * review required; and the `/tracked-folders` routes (add, list, remove, agents read without loading).
  */

@@ -1,5 +1,5 @@
 /**
- * The tracked folders' watcher (D10): a reviewed autostart file dropped in starts; a moved file is
+ * The tracked folders' watcher: a reviewed autostart file dropped in starts; a moved file is
  * found at its new path (and a running agent runs on from there); a loaded agent's file deleted
  * unloads it with a reason and nothing crashes; symbolic links out of the folder are never followed,
  * by the walk or the watcher.

@@ -101,7 +101,8 @@ async function idConflictCases(t: Test, uid: number | undefined, sandbox: boolea
   }
   t.equal((await d.request('POST', `/agents/${victim.agentId}/stop`)).status, 200);
 
-  // Another file (its own DID, name "Hostile") claims the victim's id: refused, and so is one that copies the victim's DID without its key.
+  // Another file (its own DID, name "Hostile") claims the victim's id: refused, and so is one that copies the victim's
+  // DID without its key.
   const hostile = await claimingFile(agents, victim.agentId, 'Hostile', uid);
   const backup = join(base, 'hostile-backup.agt');
   copyFileSync(hostile.path, backup);
@@ -166,7 +167,8 @@ async function idConflictCases(t: Test, uid: number | undefined, sandbox: boolea
 
   if (!full) return d.stop();
 
-  // A backup whose config claims the id with another key: refused while the victim is loaded and once it is only known; nothing is placed.
+  // A backup whose config claims the id with another key: refused while the victim is loaded and once it is only known;
+  // nothing is placed.
   const restoreTo = join(agents, 'restored.agt');
   t.match(
     await d.request('POST', '/agents/restore', { from: backup, to: restoreTo }),

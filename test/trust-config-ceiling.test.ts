@@ -1,5 +1,5 @@
 /**
- * Issue 22, item 2 (and the owner locks of item 1): the owner's settings are the ceiling and an agent
+ * The owner's settings are the ceiling and an agent
  * file can only narrow them. A file asking for more (`security.fetch_allow_hosts` outside the owner's
  * list, `allow_unsandboxed_commands`, `compute_network`, `limits` above the maxima) is capped: the review
  * and the load answer list each cap, and what the agent does runs under the capped values (a loopback
@@ -450,7 +450,8 @@ t.test(
     }
     t.same(await triggers(), before, 'nothing changed');
 
-    // Agent-scope and lambda targets, the same command in another key order, removing or disabling a command: the agent's.
+    // Agent-scope and lambda targets, the same command in another key order, removing or disabling a command: the
+    // agent's.
     const allowed = {
       'agent-scope and lambda targets added': {
         ...before,

@@ -1,6 +1,5 @@
 /**
- * Every accepted turn ends on the stream exactly once, across SIGTERM and kill -9 at any moment
- * (issue 22 item 7):
+ * Every accepted turn ends on the stream exactly once, across SIGTERM and kill -9 at any moment:
  *
  * - the kill test: real `agtd` processes killed with SIGTERM or SIGKILL at random moments under a
  *   stream of chats and dispatches, restarted on the same files, one SSE client following every
@@ -129,7 +128,8 @@ t.test('SIGTERM during start-up shuts down cleanly, whatever the moment', async 
           signalled = true;
           child.kill('SIGTERM');
         }
-        // A register is never cut short: once the daemon has the signal, it finishes and start-up stops at its next step.
+        // A register is never cut short: once the daemon has the signal, it finishes and start-up stops at its next
+        // step.
         if (line === 'held-start: got SIGTERM' && moment === 'registering') writeFileSync(`${release}.register`, '');
       },
     );

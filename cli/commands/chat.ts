@@ -1,10 +1,10 @@
 /**
- * `agt chat <agent>`: an interactive session, or one message with `-m`. The reply streams from the
- * event stream's `llm.delta` events as it is generated (on a terminal), tool calls and their results are
- * shown compactly on stderr, and when the agent waits for the owner (an approval, an ask, a suspend
- * prompt) the question is asked inline. The stream is opened (and its hello awaited) before the chat is
- * sent, so no event of the turn is missed; events are shown one at a time, in order, and those that
- * arrive before the chat's 202 wait until the turn id is known. One-shot exit code: 0 when the turn completed, 1 on `agent.error` or a discarded chat.
+ * `agt chat <agent>`: an interactive session, or one message with `-m`. The reply streams from the event stream's
+ * `llm.delta` events as it is generated (on a terminal), tool calls and their results are shown compactly on stderr,
+ * and when the agent waits for the owner (an approval, an ask, a suspend prompt) the question is asked inline. The
+ * stream is opened (and its hello awaited) before the chat is sent, so no event of the turn is missed; events are shown
+ * one at a time, in order, and those that arrive before the chat's 202 wait until the turn id is known. One-shot exit
+ * code: 0 when the turn completed, 1 on `agent.error` or a discarded chat.
  */
 import { seg } from '../client.js';
 import type { Ctx } from '../context.js';

@@ -25,7 +25,9 @@ export interface CredentialList {
   credentials: CredentialMeta[];
 }
 
-/** A secret from stdin (one trailing newline dropped: `echo` and here-strings add it), or asked hidden on a terminal. */
+/**
+ * A secret from stdin (one trailing newline dropped: `echo` and here-strings add it), or asked hidden on a terminal.
+ */
 async function secret(what: string): Promise<string> {
   let value: string;
   if (process.stdin.isTTY) {

@@ -1,4 +1,7 @@
-/** `agt files …`: an agent's stored files (D16). `cat` writes the stored bytes; `put` sends base64 so any file travels. */
+/**
+ * `agt files …`: an agent's stored files (docs/agent-files.md). `cat` writes the stored bytes; `put` sends base64 so
+ * any file travels.
+ */
 import { readFileSync } from 'node:fs';
 import { seg } from '../client.js';
 import type { Ctx } from '../context.js';

@@ -1,4 +1,6 @@
-/** `agt memory …`: an agent's long-term memory (docs/memory.md): list, search, add, forget, pin, consolidate, changelog. */
+/**
+ * `agt memory …`: an agent's long-term memory (docs/memory.md): list, search, add, forget, pin, consolidate, changelog.
+ */
 import { seg } from '../client.js';
 import type { Ctx } from '../context.js';
 import { readStdin } from './args.js';

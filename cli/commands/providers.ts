@@ -1,6 +1,6 @@
 /**
  * `agt providers [list]`, `add <kind>` for the common cases, `remove`, `check` and `models`. A provider
- * is an entry of the settings' `providers` (D2); its key is never written there: `apiKeyEnv` names the
+ * is an entry of the settings' `providers`; its key is never written there: `apiKeyEnv` names the
  * variable the daemon reads it from. `check` and `models` go through the providers extension's routes
  * (`POST /providers/{id}/check`, `GET /providers/{id}/models`), which call the server.
  */

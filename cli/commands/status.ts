@@ -3,7 +3,10 @@ import type { Ctx } from '../context.js';
 import { ago } from '../output.js';
 import { identityHint } from './identity.js';
 
-/** The fields `agt agents` reads of an item of `GET /agents` (checked against the route schema by test/http-api-views.ts). */
+/**
+ * The fields `agt agents` reads of an item of `GET /agents` (checked against the route schema by
+ * test/http-api-views.ts).
+ */
 export interface AgentRow {
   id: string;
   name: string;

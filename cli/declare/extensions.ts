@@ -1,4 +1,7 @@
-/** `agt extensions [ls]` and `agt extensions config <name> [--set k=v] [--unset k]`: the manifest's extensions and their options. */
+/**
+ * `agt extensions [ls]` and `agt extensions config <name> [--set k=v] [--unset k]`: the manifest's extensions and their
+ * options.
+ */
 import type { Command } from 'commander';
 import { run } from '../run.js';
 

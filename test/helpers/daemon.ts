@@ -187,7 +187,10 @@ export function runDaemon(t: Teardown, options: BootOptions = {}, args: string[]
   return spawnDaemon(t, { extensions: 'default', ...options }, args);
 }
 
-/** Starts `bin/agtd.mjs` as a child (no extensions unless `options.extensions`); resolves once it printed its listening line (or exited). */
+/**
+ * Starts `bin/agtd.mjs` as a child (no extensions unless `options.extensions`); resolves once it printed its listening
+ * line (or exited).
+ */
 export async function spawnDaemon(t: Teardown, options: BootOptions = {}, args: string[] = []): Promise<SpawnedDaemon> {
   const { dataDir, env } = prepareEnv(t, options);
   // Passphrase files at the cheapest cost the daemon accepts: an unlock costs ~1 ms instead of ~0.3 s.

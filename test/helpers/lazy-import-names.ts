@@ -1,11 +1,10 @@
 /**
- * The names a source file takes from a lazily imported package (`await import('pkg')`), read off its syntax
- * tree: `(await import(p)).A`, `const { A, default: b } = await import(p)`, a binding (`const m = ...`,
- * `x ??= ...`, `this.m = ...`, either branch of `?:`) and every `m.A` or `const { A } = m` on a name bound to it, a loader function
- * returning it and its calls, `import(p).then((m) => ...)`, `.catch(...)`, and `Promise.all([import(p), ...])`
- * taken apart by position. Bindings are followed by name across the file: a same-named binding of something
- * else adds names, never hides one. An import none of these reach gives no names, and the test using this
- * says so rather than passing.
+ * The names a source file takes from a lazily imported package (`await import('pkg')`), read off its syntax tree:
+ * `(await import(p)).A`, `const { A, default: b } = await import(p)`, a binding (`const m = ...`, `x ??= ...`, `this.m
+ * = ...`, either branch of `?:`) and every `m.A` or `const { A } = m` on a name bound to it, a loader function
+ * returning it and its calls, `import(p).then((m) => ...)`, `.catch(...)`, and `Promise.all([import(p), ...])` taken
+ * apart by position. Bindings are followed by name across the file: a same-named binding of something else adds names,
+ * never hides one. An import none of these reach gives no names, and the test using this says so rather than passing.
  */
 import ts from 'typescript';
 

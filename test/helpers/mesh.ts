@@ -1,7 +1,7 @@
 /**
- * Test helpers for the mesh extension: a built daemon (the shipped extensions, the mesh's options the
- * test's own), an owner identity, agents created through the API (so they have their Ed25519 identity), the mesh URL from
- * `GET /network`, polling, and envelopes signed by keys the test holds.
+ * Test helpers for the mesh extension: a built daemon (the shipped extensions, the mesh's options the test's own), an
+ * owner identity, agents created through the API (so they have their Ed25519 identity), the mesh URL from `GET
+ * /network`, polling, and envelopes signed by keys the test holds.
  */
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { canonicalJson, didFromPublicKey, formatSignature } from '../../contracts/agent-keys.js';

@@ -1,6 +1,6 @@
 /**
- * Helpers of the tracked-folders tests: a manifest with the extension (and nothing that binds ports),
- * waiting for an event (on the in-process daemon's bus, or on a client's `GET /events`), and making reviewed agent files.
+ * Helpers of the tracked-folders tests: a manifest with the extension (and nothing that binds ports), waiting for an
+ * event (on the in-process daemon's bus, or on a client's `GET /events`), and making reviewed agent files.
  */
 import { join } from 'node:path';
 import type { EventType, UmbilicalEvent } from '../../contracts/events.js';

@@ -2,7 +2,7 @@
  * Shared by test/turn-ends.test.ts and bench/turn-ends-soak.ts: real `agtd` processes on one data
  * directory, killed (SIGTERM or SIGKILL) at random moments under a stream of chats and dispatches,
  * restarted, with one SSE client following every lifetime, so that each accepted turnId can be checked
- * to end exactly once on the streams across all of them (issue 22 item 7).
+ * to end exactly once on the streams across all of them.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';

@@ -35,7 +35,10 @@ export interface WireDaemon {
 
 export const WIRE_PROVIDER_ID = 'local';
 
-/** Whether `event` ends `turnId`: its turn.completed or agent.error (as the turn or an absorbed one), or its chat.discarded. */
+/**
+ * Whether `event` ends `turnId`: its turn.completed or agent.error (as the turn or an absorbed one), or its
+ * chat.discarded.
+ */
 export function endsTurn(event: UmbilicalEvent, turnId: string): boolean {
   const p = event.payload as Record<string, unknown>;
   if (event.event_type === 'turn.completed' || event.event_type === 'agent.error') {
