@@ -25,7 +25,10 @@ import { agtInProcess } from './helpers/cli-in-process.js';
 import { ROOT, runDaemon, tempDir } from './helpers/daemon.js';
 import { eventLog } from './helpers/events.js';
 
-/** The fenced blocks (` ```sh ` or ` ```json `) of the section of `page` (README.md, docs/…) that starts with `heading`. */
+/**
+ * The fenced blocks (` ```sh ` or ` ```json `) of the section of `page` (README.md, docs/…) that starts with
+ * `heading`.
+ */
 function blocks(page: string, heading: string, lang: string): string[] {
   const level = heading.split(' ')[0]!.length;
   const found: string[] = [];
