@@ -10,6 +10,7 @@ import { declareAgents } from './declare/agents.js';
 import { declareBackup } from './declare/backup.js';
 import { declareCompletion } from './declare/completion.js';
 import { declareConsole } from './declare/console.js';
+import { declareEvals } from './declare/evals.js';
 import { declareExtensions } from './declare/extensions.js';
 import { declareMcp } from './declare/mcp.js';
 import { declareOperate } from './declare/operate.js';
@@ -297,6 +298,7 @@ export function program(): Command {
   declareBackup(agt);
   declareMcp(agt);
   declareResources(agt);
+  declareEvals(agt);
   declareOperate(agt);
   declareCompletion(agt);
   declareTools(agt);

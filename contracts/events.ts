@@ -57,6 +57,21 @@ export interface EventPayloads {
   'memory.forgotten': { memory_id: number; actor: string };
   'memory.recalled': { memory_ids: number[]; tokens: number; mode: 'hybrid' | 'fulltext' };
   'memory.embedded': { count: number; pending: number; model: string };
+  /** An eval run began on copies of this agent (docs/evals.md). */
+  'eval.run.started': { run_id: string; suite: string; cases: number; variants: string[]; repeat: number };
+  /** One case of an eval run ended (`done` of `total`). */
+  'eval.case.finished': {
+    run_id: string;
+    case: string;
+    variant: string;
+    repeat: number;
+    status: 'passed' | 'failed' | 'error';
+    ms: number;
+    done: number;
+    total: number;
+  };
+  /** An eval run ended: `passed`, `failed`, `cancelled` or `error`. */
+  'eval.run.finished': { run_id: string; status: string; passed: number; failed: number; errors: number };
   /** A consolidation run ended: how many changelog rows of each action it wrote (docs/memory.md). */
   'memory.consolidated': { run_id: string; merged: number; updated: number; forgotten: number; refused: number };
   /** The spend governor set aside a model call's worst case against the agent's budgets (docs/costs.md). */
@@ -218,6 +233,9 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'memory.forgotten': 'A memory was forgotten (kept as forgotten, out of every search) or deleted.',
   'memory.recalled': 'Memories were given to the model before a turn (docs/memory.md).',
   'memory.embedded': 'Memories got their embeddings (in the background).',
+  'eval.run.started': 'An eval run began on throwaway copies of the agent (docs/evals.md).',
+  'eval.case.finished': 'One case of an eval run ended, passed, failed or in error.',
+  'eval.run.finished': 'An eval run ended (passed, failed, cancelled or error).',
   'memory.consolidated':
     'A memory consolidation run merged, updated or forgot memories (its changelog rows say which).',
   'budget.reserved': "The spend governor reserved a model call's worst case against the budgets that apply (debug).",

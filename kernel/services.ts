@@ -45,6 +45,7 @@ import { ShutdownSteps } from './shutdown-steps.js';
 import { StorageService } from './storage/service.js';
 import { endSqliteJobs } from './storage/sqlite-job.js';
 import { endSearchThread } from './memory/search-thread.js';
+import { EvalService } from './evals/service.js';
 import { inboundTrace } from './extensions/kernel-points.js';
 import { runtimeGauges } from './extensions/runtime-gauges.js';
 import type { SettingsStore } from './settings.js';
@@ -97,6 +98,8 @@ export interface KernelServices extends Readonly<Omit<KernelInput, 'kdfCost'>> {
   readonly shutdownSteps: ShutdownSteps;
   /** Backups, restores, the backup schedule, WAL and retention maintenance, .af export/import (docs/backups.md). */
   readonly storage: StorageService;
+  /** Eval runs on throwaway copies of agents (docs/evals.md). */
+  readonly evals: EvalService;
 }
 
 export async function composeKernel(input: KernelInput): Promise<KernelServices> {
@@ -253,6 +256,10 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
   shutdownSteps.add({ name: 'memory-search', phase: 'final', run: () => endSearchThread() });
   shutdownSteps.add({ name: 'token-count', phase: 'final', run: () => runtime.governor.tokens.close() });
 
+  const evals = new EvalService({ dataDir, registry, runtime, bus, logger });
+  // Before the agents unload: a run's copies are agents too, and its record says it was cancelled.
+  shutdownSteps.add({ name: 'evals', phase: 'agents', run: () => evals.close() });
+
   const eventStream = new SseHub(bus, logger);
   const extensions = new ExtensionRegistry({ logger, bus, contributions });
   const gauges = runtimeGauges({
@@ -284,5 +291,6 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
     gauges,
     shutdownSteps,
     storage,
+    evals,
   };
 }

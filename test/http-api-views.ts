@@ -42,6 +42,8 @@ import type { LogsReply } from '../kernel/routes/agent-logs.js';
 import type { ExtensionRow } from '../kernel/routes/runtime-extensions.js';
 import type { LoopPage } from '../kernel/routes/loops.js';
 import type { MemoryChangelog, MemoryList, MemoryOne } from '../kernel/routes/agent-memory.js';
+import type { EvalRun } from '../kernel/routes/evals.js';
+import type { EvalRunView } from '../cli/commands/evals.js';
 import type { AgentAdapters as AgentAdaptersReply, ChannelsList } from '../extensions/channels/schemas.js';
 import type { AgentServerList, Overview as McpOverviewReply, PackageList } from '../extensions/mcp/schemas.js';
 import type { FolderList, TrackedAgent } from '../extensions/tracked-folders/schemas.js';
@@ -89,6 +91,7 @@ export const viewsAgree: {
   ];
   consoleMemory: [Gives<typeof MemoryList, MemoryListView>, NoStrayKeys<typeof MemoryList, MemoryListView>];
   consoleMemoryOne: [Gives<typeof MemoryOne, MemoryOneView>, NoStrayKeys<typeof MemoryOne, MemoryOneView>];
+  cliEvalRun: [Gives<typeof EvalRun, EvalRunView>, NoStrayKeys<typeof EvalRun, EvalRunView>];
 } = {
   summary: [true, true],
   status: [true, true],
@@ -117,4 +120,5 @@ export const viewsAgree: {
   cliMemoryChangelog: [true, true],
   consoleMemory: [true, true],
   consoleMemoryOne: [true, true],
+  cliEvalRun: [true, true],
 };

@@ -28,6 +28,7 @@ import { createAgentRoutes } from './create-agent.js';
 import { credentialRoutes } from './credentials.js';
 import { daemonRoutes } from './daemon.js';
 import { eventRoutes } from './events.js';
+import { evalRoutes } from './evals.js';
 import { extensionConfigRoutes } from './extension-config.js';
 import { healthRoutes } from './health.js';
 import { identityRoutes } from './identity.js';
@@ -56,6 +57,7 @@ const GROUPS: ReadonlyArray<[string, KernelRoutes[]]> = [
   ['/runtime', [runtimeInfoRoutes, runtimeRoutes, extensionConfigRoutes]],
   ['/tasks', [operatorTaskRoutes]],
   ['/usage', [usageRoutes]],
+  ['/evals', [evalRoutes]],
   ['/agents', [agentRoutes, createAgentRoutes, agentReviewRoutes, autostartRoutes]],
   [
     '/agents/:id',

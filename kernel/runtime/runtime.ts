@@ -17,6 +17,7 @@ import { systemClock, type Clock } from './clock.js';
 import { agentNotRunning } from './errors.js';
 import { SpendGovernor, type GovernedAgent } from '../spend/governor.js';
 import { MemoryService } from '../memory/service.js';
+import type { ToolReplayer } from './executor/loop-setup.js';
 
 export interface Accepted {
   accepted: true;
@@ -52,6 +53,8 @@ export class RuntimeService implements AgentRuntimeHooks {
   readonly governor: SpendGovernor;
   /** Every agent's long-term memory (docs/memory.md). */
   readonly memory: MemoryService;
+  /** Eval copies whose tools answer from a recording (docs/evals.md), by agent id. */
+  readonly replays = new Map<string, ToolReplayer>();
 
   /** `clock` is replaceable before agents load (tests drive timers and trigger timing with a fake). */
   constructor(
@@ -105,6 +108,7 @@ export class RuntimeService implements AgentRuntimeHooks {
       memory: this.memory,
       builtinTools: () => this.services.builtinTools(),
       contributedTools: (agentId, taken) => contributions.toolsFor(agentId, taken),
+      toolReplay: (agentId) => this.replays.get(agentId),
       sendOutbound: (envelope, report) => sendOutbound(contributions.points, envelope, report),
       executeCommand: (run) => executeCommand(contributions.points, run),
       hostCommands: this.services.hostCommands,
@@ -120,6 +124,11 @@ export class RuntimeService implements AgentRuntimeHooks {
         await this.services.updateConfig(agent, next);
       },
     };
+  }
+
+  /** A model client for work done for an agent outside its turns (an eval judge), counted like its own calls. */
+  modelClient(agent: GovernedAgent, providerId: string): Promise<ModelClient | undefined> {
+    return this.resolveModel(agent, providerId);
   }
 
   /** The one place model clients come from: each is wrapped by the spend governor. */

@@ -2,11 +2,16 @@
  * What one loop's turn is built from: its model (main's, with the loop's partial override), its
  * instructions (main: `instructions`; inner loop: its `goal`) and its tools (see tools/effective.ts).
  */
-import type { ModelClient, ModelSettings, ToolDefinition } from '@agt/contracts';
+import type { ModelClient, ModelSettings, ToolDefinition, ToolResult } from '@agt/contracts';
 import { effectiveTools } from '../tools/effective.js';
 import { noProviderExtension, noProviderServes } from '../errors.js';
 import type { RuntimeAgent } from '../types.js';
 import type { ActiveTool } from './turn.js';
+
+/** Answers an eval copy's tool calls from a recording instead of running them (kernel/evals/replay.ts). */
+export interface ToolReplayer {
+  answer(tool: string, args: unknown): ToolResult;
+}
 
 /** Where a loop's model and tools come from (part of the runtime's deps, which it hands over). */
 export interface LoopSources {
@@ -14,6 +19,8 @@ export interface LoopSources {
   resolveModel(agent: RuntimeAgent, providerId: string): Promise<ModelClient | undefined>;
   builtinTools(): ToolDefinition[];
   contributedTools(agentId: string, taken: ReadonlySet<string>): Promise<ToolDefinition[]>;
+  /** Recorded results an eval copy's tools answer with instead of running (docs/evals.md). */
+  toolReplay?(agentId: string): ToolReplayer | undefined;
 }
 
 /** The client and settings for a loop; `unavailable` when no provider extension serves the provider. */
@@ -52,8 +59,17 @@ export async function loopTools(
   loop: string,
 ): Promise<Map<string, ActiveTool>> {
   const out = new Map<string, ActiveTool>();
+  const replay = deps.toolReplay?.(agent.id);
   for (const tool of effectiveTools(agent.config, await toolDefinitions(agent, deps), loop)) {
-    if (tool.enabled) out.set(tool.def.name, { def: tool.def, visible: tool.visible, restricted: tool.restricted });
+    if (!tool.enabled) continue;
+    // A replayed tool runs nothing, so there is nothing for the owner to approve.
+    if (replay)
+      out.set(tool.def.name, {
+        def: { ...tool.def, run: async (args) => replay.answer(tool.def.name, args) },
+        visible: tool.visible,
+        restricted: false,
+      });
+    else out.set(tool.def.name, { def: tool.def, visible: tool.visible, restricted: tool.restricted });
   }
   return out;
 }
