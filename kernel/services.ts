@@ -4,54 +4,37 @@
  * constructor arguments. Routes and the extension host only use these services; nothing here is filled
  * in later.
  *
- * The registry and the runtime call each other (the registry attaches the runtime to every agent it
- * loads; the runtime writes configs through the registry). The runtime is built first and reaches the
- * registry through two callbacks that only run once an agent is loaded.
+ * Each group of services is built by one named step (composition/): the runtime with the registry
+ * (they call each other; see composition/agents.ts), the host command runner, how routes and extensions
+ * reach agents, storage. A step registers the shutdown steps of what it built.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import {
-  type CommandRun,
-  type AgentsService,
-  type InboxService,
-  type ToolDefinition,
-  type AgentLauncher,
-  agentLocator,
-  type RuntimeGaugesAccess,
-} from '@agt/contracts';
+import type { AgentLauncher, AgentsService, InboxService, RuntimeGaugesAccess, ToolDefinition } from '@agt/contracts';
 import { AgentIdentityService } from './agent-identity/service.js';
-import { AgentRegistry } from './agents/registry.js';
-import { agentIdNotLoaded } from './agents/errors.js';
-import { agentsService, inboxService } from './agents/services.js';
-import type { LoadedAgent } from './agents/loaded-agent.js';
-import { agentLauncher } from './agents/launcher.js';
-import type { Contributions } from './extensions/contributions.js';
+import { readAgentKey, sameKey } from './agents/agent-key.js';
+import type { AgentRegistry } from './agents/registry.js';
+import { composeAgentAccess } from './composition/agent-access.js';
+import { composeAgents } from './composition/agents.js';
+import { hostCommandRunner } from './composition/host-commands.js';
+import { composeStorage } from './composition/storage.js';
 import { CredentialsService } from './credentials/service.js';
-import { isPasswordProtected } from './credentials/index.js';
-import { SummaryReader } from './credentials/summary-reader.js';
-import { ExtensionRegistry } from './extensions/registry.js';
+import type { SummaryReader } from './credentials/summary-reader.js';
 import type { DaemonEnv } from './env.js';
 import type { KernelBus } from './events/bus.js';
 import { SseHub } from './events/sse.js';
+import { EvalService } from './evals/service.js';
+import type { Contributions } from './extensions/contributions.js';
+import { ExtensionRegistry } from './extensions/registry.js';
+import { runtimeGauges } from './extensions/runtime-gauges.js';
+import type { KdfCost } from './identity/kdf.js';
 import { OwnerIdentity } from './identity/owner.js';
 import { loadOrCreateRuntimeKeys } from './identity/runtime-keys.js';
-import type { KdfCost } from './identity/kdf.js';
-import { RuntimeService } from './runtime/runtime.js';
-import { allowsUnsandboxedCommands, HostCommandRunner } from './runtime/sandbox/command-runner.js';
-import { readAgentKey, sameKey } from './agents/agent-key.js';
-import { resolveCommandLimits } from './runtime/sandbox/command-limits.js';
-import { daemonSqlSlots } from './runtime/sql-sandbox/sql-slots.js';
-import { builtinTools } from './runtime/tools/index.js';
-import { ShutdownSteps } from './shutdown-steps.js';
-import { StorageService } from './storage/service.js';
-import { endSqliteJobs } from './storage/sqlite-job.js';
 import { endSearchThread } from './memory/search-thread.js';
-import { EvalService } from './evals/service.js';
-import { inboundTrace } from './extensions/kernel-points.js';
-import { runtimeGauges } from './extensions/runtime-gauges.js';
+import type { RuntimeService } from './runtime/runtime.js';
 import type { SettingsStore } from './settings.js';
+import { ShutdownSteps } from './shutdown-steps.js';
+import type { StorageService } from './storage/service.js';
 import { AGT_VERSION } from './version.js';
-import { turnsAccess } from './runtime/turns-access.js';
-import { agentFetch } from './runtime/agent-fetch.js';
 
 export interface KernelInput {
   env: DaemonEnv;
@@ -107,131 +90,42 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
   const dataDir = settings.dataDir;
   const shutdownSteps = new ShutdownSteps();
 
-  const identity = new OwnerIdentity({
+  const identity = await ownerIdentity(input, shutdownSteps);
+  const hostCommands = hostCommandRunner({
     dataDir,
-    env: input.env,
+    settings,
     logger,
-    runtime: loadOrCreateRuntimeKeys(dataDir, logger),
-    ...(input.kdfCost ? { kdfCost: input.kdfCost } : {}),
-  });
-  identity.onChange((status) => bus.emit('identity.changed', { agentId: null, payload: { status: status.status } }));
-  await identity.unlockFromEnvironment();
-  // The owner keys live in memory only; drop them when the daemon goes away.
-  shutdownSteps.add({ name: 'identity', phase: 'final', run: () => identity.wipe() });
-
-  // Agents' host commands: one bubblewrap sandbox per command, limits and private paths read from the
-  // settings at every command (a PATCH applies to the next one).
-  const hostCommands = new HostCommandRunner({
-    dataDir,
-    limits: () => resolveCommandLimits(settings.current().commandLimits),
-    privatePaths: () => {
-      const current = settings.current();
-      return [...(current.agentsFolder ? [current.agentsFolder] : []), ...(current.trackedFolders ?? [])];
-    },
     // The work folder and uid of an id go only to the file holding the key the id is bound to.
     holdsKey: (agentId) => {
       const agent = registry.byId(agentId);
       const known = registry.known.get(agentId);
       return agent !== undefined && known !== undefined && sameKey(known, readAgentKey(agent.file));
     },
-    onProbe: (state) => {
-      if (state.available && state.fallback)
-        logger.warn(
-          { mode: state.mode, reason: state.fallback },
-          "agents' commands run in a bubblewrap sandbox without a user namespace of their own",
-        );
-      else if (state.available) logger.info({ mode: state.mode }, "agents' commands run in a bubblewrap sandbox");
-      else
-        logger.warn(
-          { reason: state.reason },
-          "agents' commands cannot be sandboxed here: they are refused unless unsandboxed commands are allowed",
-        );
-    },
   });
-  // Agent SQL child processes across all agents: at most the owner's `sqlMaxProcesses`, read at each call.
-  daemonSqlSlots.configure(() => settings.current().sqlMaxProcesses);
-  const runtime: RuntimeService = new RuntimeService({
-    hostCommands,
-    bus,
-    logger,
-    contributions,
-    builtinTools: () => tools,
-    readCredential: (agentId, name) => agents.readCredential(agentId, name),
-    resolveAgent: (idOrName) => registry.resolve(idOrName),
-    findAgent: (agentId) => registry.byId(agentId),
-    updateConfig: async (agent, next) => {
-      await registry.updateConfig(agent, next);
-    },
-    settings: () => settings.current(),
-    listAgents: () => registry.list(),
-  });
-  const tools = builtinTools((agentId) => runtime.byId(agentId));
-
-  const registry: AgentRegistry = new AgentRegistry({
+  const { runtime, tools, registry } = composeAgents({
     dataDir,
+    settings,
     logger,
     bus,
     contributions,
-    runtime,
-    deliver: (agentId) => (message) => inbox.deliver(agentId, message),
-    settings,
+    hostCommands,
+    shutdownSteps,
+    readCredential: (agentId, name) => access.agents.readCredential(agentId, name),
+    deliver: (agentId, message) => access.inbox.deliver(agentId, message),
   });
-  // Shutdown unloads in immediate mode: no grace for running turns, a deadline per agent.
-  shutdownSteps.add({
-    name: 'agents',
-    phase: 'agents',
-    run: async (deadlineMs) => {
-      await registry.unloadAll({ reason: 'shutdown', graceMs: 0, deadlineMs });
-      registry.dispose();
-    },
-  });
-
-  const credentials = new CredentialsService({ identity, registry, bus, logger });
-  credentials.watcher.start();
-  shutdownSteps.add({
-    name: 'credentials',
-    phase: 'final',
-    run: () => {
-      credentials.watcher.stop();
-      credentials.keys.clear();
-    },
-  });
+  const credentials = credentialsService({ identity, registry, bus, logger }, shutdownSteps);
   const agentIdentity = new AgentIdentityService({ identity, credentials, registry, bus });
-  const capabilities = {
-    identity: (agent: LoadedAgent) => agentIdentity.publicIdentity(agent),
-    sign: (agent: LoadedAgent, message: Uint8Array) => agentIdentity.signOrThrow(agent, message),
-    runLambda: (agentId: string, lambda: string, input: unknown, timeoutMs?: number) => {
-      const agentRuntime = runtime.byId(agentId);
-      if (!agentRuntime) throw agentIdNotLoaded(agentId);
-      return agentRuntime.runLambda(lambda, input, timeoutMs);
-    },
-    runHostCommand: (agent: LoadedAgent, run: CommandRun) =>
-      hostCommands.runHost(run, allowsUnsandboxedCommands(agent.config)),
-    turns: turnsAccess(
-      (agentId) => runtime.byId(agentId),
-      (trace) => inboundTrace(contributions.points, trace),
-    ),
-    fetch: agentFetch((agentId) => registry.byId(agentId)),
-  };
-  const agentsFor = (origin: string): AgentsService =>
-    agentsService(registry, origin, async (agent, name) => credentials.read(agent, name), capabilities);
-  const agents = agentsFor('kernel');
-  const inbox: InboxService = inboxService(registry, bus, runtime, (trace) =>
-    inboundTrace(contributions.points, trace),
-  );
-  const summaries = new SummaryReader();
-  shutdownSteps.add({ name: 'summary-reader', phase: 'final', run: () => summaries.close() });
-  const launcher = agentLauncher({
-    runtime,
+  const access = composeAgentAccess({
     bus,
     contributions,
+    runtime,
     registry,
-    isPasswordProtected,
-    readSummary: (filePath) => summaries.read(filePath),
+    credentials,
+    agentIdentity,
+    hostCommands,
+    shutdownSteps,
   });
-
-  // Backups and bounded growth (docs/backups.md). Tracked files come from the agent locator's `list`.
-  const storage = new StorageService({
+  const storage = composeStorage({
     dataDir,
     settings,
     logger,
@@ -242,17 +136,9 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
     identity,
     agentIdentity,
     credentials,
-    builtinTools: () => tools,
-    isIdle: (agent) => ['idle', 'stopped'].includes(runtime.status(agent).runtimeState),
-    knownFiles: async () => {
-      const [locator] = contributions.points.providers(agentLocator);
-      const listed = await locator?.value.list?.();
-      return Array.isArray(listed) ? listed.filter((path): path is string => typeof path === 'string') : [];
-    },
+    tools,
+    shutdownSteps,
   });
-  shutdownSteps.add({ name: 'storage', phase: 'agents', run: () => storage.stop() });
-  // A backup or restore copy still running once the HTTP server has closed has no one waiting for it.
-  shutdownSteps.add({ name: 'sqlite-jobs', phase: 'final', run: () => endSqliteJobs() });
   shutdownSteps.add({ name: 'memory-search', phase: 'final', run: () => endSearchThread() });
   shutdownSteps.add({ name: 'token-count', phase: 'final', run: () => runtime.governor.tokens.close() });
 
@@ -279,11 +165,7 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
     runtime,
     builtinTools: tools,
     registry,
-    agents,
-    agentsFor,
-    inbox,
-    launcher,
-    summaries,
+    ...access,
     credentials,
     agentIdentity,
     eventStream,
@@ -293,4 +175,39 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
     storage,
     evals,
   };
+}
+
+/** The owner's identity, unlocked from the environment when it says how; its keys are wiped at shutdown. */
+async function ownerIdentity(input: KernelInput, shutdownSteps: ShutdownSteps): Promise<OwnerIdentity> {
+  const { settings, logger, bus } = input;
+  const identity = new OwnerIdentity({
+    dataDir: settings.dataDir,
+    env: input.env,
+    logger,
+    runtime: loadOrCreateRuntimeKeys(settings.dataDir, logger),
+    ...(input.kdfCost ? { kdfCost: input.kdfCost } : {}),
+  });
+  identity.onChange((status) => bus.emit('identity.changed', { agentId: null, payload: { status: status.status } }));
+  await identity.unlockFromEnvironment();
+  // The owner keys live in memory only; drop them when the daemon goes away.
+  shutdownSteps.add({ name: 'identity', phase: 'final', run: () => identity.wipe() });
+  return identity;
+}
+
+/** Agents' sealed credentials and the watcher of their files; the unlocked keys are dropped at shutdown. */
+function credentialsService(
+  deps: ConstructorParameters<typeof CredentialsService>[0],
+  shutdownSteps: ShutdownSteps,
+): CredentialsService {
+  const credentials = new CredentialsService(deps);
+  credentials.watcher.start();
+  shutdownSteps.add({
+    name: 'credentials',
+    phase: 'final',
+    run: () => {
+      credentials.watcher.stop();
+      credentials.keys.clear();
+    },
+  });
+  return credentials;
 }

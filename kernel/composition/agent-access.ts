@@ -1,0 +1,85 @@
+/**
+ * How routes and extensions reach loaded agents: `ctx.agents` (each extension's own, so log rows carry
+ * its origin) with the capabilities it lends (the agent's key, its lambdas and host commands, its turns,
+ * its fetch), the inbox, the launcher of agent files and the summary reader behind it.
+ */
+import type { AgentLauncher, AgentsService, CommandRun, InboxService } from '@agt/contracts';
+import type { AgentIdentityService } from '../agent-identity/service.js';
+import { agentIdNotLoaded } from '../agents/errors.js';
+import { agentLauncher } from '../agents/launcher.js';
+import type { LoadedAgent } from '../agents/loaded-agent.js';
+import type { AgentRegistry } from '../agents/registry.js';
+import { type AgentCapabilities, agentsService, inboxService } from '../agents/services.js';
+import { isPasswordProtected } from '../credentials/index.js';
+import type { CredentialsService } from '../credentials/service.js';
+import { SummaryReader } from '../credentials/summary-reader.js';
+import type { KernelBus } from '../events/bus.js';
+import type { Contributions } from '../extensions/contributions.js';
+import { inboundTrace } from '../extensions/kernel-points.js';
+import { agentFetch } from '../runtime/agent-fetch.js';
+import type { RuntimeService } from '../runtime/runtime.js';
+import { allowsUnsandboxedCommands, type HostCommandRunner } from '../runtime/sandbox/command-runner.js';
+import { turnsAccess } from '../runtime/turns-access.js';
+import type { ShutdownSteps } from '../shutdown-steps.js';
+
+export interface AgentAccessInput {
+  bus: KernelBus;
+  contributions: Contributions;
+  runtime: RuntimeService;
+  registry: AgentRegistry;
+  credentials: CredentialsService;
+  agentIdentity: AgentIdentityService;
+  hostCommands: HostCommandRunner;
+  shutdownSteps: ShutdownSteps;
+}
+
+export interface AgentAccess {
+  agentsFor: (origin: string) => AgentsService;
+  agents: AgentsService;
+  inbox: InboxService;
+  launcher: AgentLauncher;
+  summaries: SummaryReader;
+}
+
+/** What `ctx.agents` lends beyond the registry: the agent's key, the runtime's sandboxes, turns and fetch. */
+function agentCapabilities(input: AgentAccessInput): AgentCapabilities {
+  const { runtime, registry, agentIdentity, hostCommands, contributions } = input;
+  return {
+    identity: (agent: LoadedAgent) => agentIdentity.publicIdentity(agent),
+    sign: (agent: LoadedAgent, message: Uint8Array) => agentIdentity.signOrThrow(agent, message),
+    runLambda: (agentId: string, lambda: string, input: unknown, timeoutMs?: number) => {
+      const agentRuntime = runtime.byId(agentId);
+      if (!agentRuntime) throw agentIdNotLoaded(agentId);
+      return agentRuntime.runLambda(lambda, input, timeoutMs);
+    },
+    runHostCommand: (agent: LoadedAgent, run: CommandRun) =>
+      hostCommands.runHost(run, allowsUnsandboxedCommands(agent.config)),
+    turns: turnsAccess(
+      (agentId) => runtime.byId(agentId),
+      (trace) => inboundTrace(contributions.points, trace),
+    ),
+    fetch: agentFetch((agentId) => registry.byId(agentId)),
+  };
+}
+
+export function composeAgentAccess(input: AgentAccessInput): AgentAccess {
+  const { bus, contributions, runtime, registry, credentials } = input;
+  const capabilities = agentCapabilities(input);
+  const agentsFor = (origin: string): AgentsService =>
+    agentsService(registry, origin, async (agent, name) => credentials.read(agent, name), capabilities);
+  const agents = agentsFor('kernel');
+  const inbox: InboxService = inboxService(registry, bus, runtime, (trace) =>
+    inboundTrace(contributions.points, trace),
+  );
+  const summaries = new SummaryReader();
+  input.shutdownSteps.add({ name: 'summary-reader', phase: 'final', run: () => summaries.close() });
+  const launcher = agentLauncher({
+    runtime,
+    bus,
+    contributions,
+    registry,
+    isPasswordProtected,
+    readSummary: (filePath) => summaries.read(filePath),
+  });
+  return { agentsFor, agents, inbox, launcher, summaries };
+}
