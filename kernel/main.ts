@@ -3,7 +3,6 @@
  * module is imported only once the flags ask for a daemon: `--help` and `--version` load this file and
  * the variables' table, not the kernel (from the sources through tsx that was seconds).
  */
-import './tick-shape.js';
 import { parseArgs } from 'node:util';
 import { ENV_HELP } from './env.js';
 import { StartupError } from './errors.js';

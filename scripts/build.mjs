@@ -37,6 +37,7 @@
  */
 import { build } from 'esbuild';
 import { buildConsole } from './build-console.mjs';
+import { FASTIFY_404_EDIT } from './fastify-404-edit.mjs';
 import {
   cpSync,
   existsSync,
@@ -167,58 +168,8 @@ const fileUrlPlugin = {
   },
 };
 
-/**
- * One edit of fastify's code in the bundle, making start-up work happen on first use: fastify adds each
- * not-found handler to its 404 router for all 35 HTTP methods, twice (`prefix` and `prefix/*`); with the
- * not-found handler of every extension's scope (kernel/extensions/unavailable.ts) that is ~800 routes at
- * start. Here they are kept in order and added to that router before its first use (lookup, find, compile,
- * printing), so it holds the same routes; the same path given twice is added at once, so find-my-way's
- * "already declared" error is thrown where it was. It buys ~5% of a cold start's CPU (docs/performance.md,
- * "The router edit"); test/router-edits.test.ts checks the answers it re-implements on dist/. The build
- * fails if the passage is no longer there as written (an upgrade changed it: measure again, or remove the
- * entry below and its constants to run fastify unedited).
- */
-const NOT_FOUND_ROUTER = `    defaultRoute: fourOhFourFallBack
-  })
-`;
-const NOT_FOUND_ROUTES = `    router.all(prefix + (prefix.endsWith('/') ? '*' : '/*'), routeHandler, context)
-    router.all(prefix, routeHandler, context)`;
-const DEPENDENCY_EDITS = [
-  {
-    name: 'fastify-404-edit',
-    file: /[\\/]node_modules[\\/]fastify[\\/]lib[\\/]four-oh-four\.js$/,
-    edits: [
-      [
-        NOT_FOUND_ROUTER,
-        `${NOT_FOUND_ROUTER}
-  // agt's build (scripts/build.mjs): not-found routes are added to this router before its first use.
-  const deferred = []
-  const deferredPaths = new Set()
-  const addDeferred = () => {
-    for (const [path, handler, store] of deferred.splice(0)) router.all(path, handler, store)
-  }
-  const deferAll = (path, handler, store) => {
-    if (deferredPaths.has(path)) {
-      addDeferred()
-      router.all(path, handler, store)
-      return
-    }
-    deferredPaths.add(path)
-    deferred.push([path, handler, store])
-  }
-  for (const name of ['lookup', 'find', 'compile', 'prettyPrint', 'hasRoute', 'findRoute', 'on', 'off', 'reset']) {
-    const method = router[name]
-    router[name] = function (...args) {
-      if (deferred.length > 0) addDeferred()
-      return method.apply(this, args)
-    }
-  }
-`,
-      ],
-      [NOT_FOUND_ROUTES, NOT_FOUND_ROUTES.replaceAll('router.all(', 'deferAll(')],
-    ],
-  },
-];
+/** Edits of a dependency's code in the bundle, each a performance trick in a file of its own saying what it buys. */
+const DEPENDENCY_EDITS = [FASTIFY_404_EDIT];
 const dependencyEditsPlugin = (without) => ({
   name: 'agt-dependency-edits',
   setup(build) {

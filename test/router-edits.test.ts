@@ -1,7 +1,6 @@
 /**
- * The routing of the built daemon, where scripts/build.mjs edits the router (docs/performance.md,
- * "The router edits"): static-node matchers compiled on the first lookup reaching them, and not-found
- * routes added to fastify's 404 router at its first use. What each re-implements is checked here on
+ * The routing of the built daemon, where the build edits fastify (scripts/fastify-404-edit.mjs:
+ * not-found routes added to fastify's 404 router at its first use). What it re-implements is checked here on
  * dist/ with every shipped extension: every GET route of the OpenAPI document is routed (its handler
  * answers, not the router's 404), a path one character off each static segment is not, the first lookup
  * and the later ones agree, and the not-found answers keep their order: an extension's own scope first

@@ -152,11 +152,7 @@ export const agentRoutes: KernelRoutes<
     },
     async (request, reply) => {
       const body = statusOf(services, registry.resolve(request.params.id));
-      // agentStatus builds the body field by field in the order the schema's serializer writes it (the
-      // required fields in the schema's order, then the optional ones; storage likewise), every value of
-      // its schema's type, so JSON.stringify writes the same bytes (test/agents-core.test.ts compares
-      // them), ~1 µs sooner and as one flat string (the serializer's ~60-piece string was flattened again
-      // for the content-length).
+      // A performance trick: JSON.stringify writes the schema serializer's bytes (kernel/agents/agent-status.ts).
       reply.type(JSON_TYPE).serializer(JSON.stringify);
       return body;
     },
