@@ -87,7 +87,7 @@ module.exports = {
       name: 'kernel-agents-below-runtime',
       comment:
         'runtime/ builds on agents/ (loaded agents, their files and stores); agents/ never imports runtime/: what both need lives in agents/ ' +
-        '(limit-defaults.ts, fetch-policy.ts), and what reaches a running agent (ctx.agents.turns, ctx.agents.fetch) lives in runtime/ and is wired in services.ts.',
+        '(limit-defaults.ts, fetch-policy.ts), and what reaches a running agent (ctx.agents.turns, ctx.agents.fetch) lives in runtime/ and is wired in composition/agent-access.ts.',
       severity: 'error',
       from: { path: '^kernel/agents/' },
       to: { path: '^kernel/runtime/' },

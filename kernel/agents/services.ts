@@ -1,6 +1,7 @@
 /**
  * The kernel services extensions see for agents (`ctx.agents`, `ctx.inbox`), backed by the registry.
- * Each extension gets its own (`agentsFor(name)` in kernel/services.ts), so its `log` rows carry its name.
+ * Each extension gets its own (`agentsFor(name)` in kernel/composition/agent-access.ts), so its `log` rows
+ * carry its name.
  */
 import {
   type EventBus,

@@ -1,7 +1,7 @@
 /**
  * The storage service (`kernel.storage`, docs/backups.md): backups, restores, the backup schedule, the
  * WAL and retention maintenance, the `storage` part of an agent's status and Letta Agent File (.af)
- * export and import. Built once in kernel/services.ts; `stop()` is a shutdown step.
+ * export and import. Built once in kernel/composition/storage.ts; `stop()` is a shutdown step.
  */
 import type { EventBus, Logger, ToolDefinition } from '@agt/contracts';
 import type { AgentIdentityService } from '../agent-identity/service.js';

@@ -1,6 +1,6 @@
 /**
  * The kernel's host command runner: system-scope `command` targets, and the compute extension's `host`
- * tier (`ctx.agents.runHostCommand`). One per daemon (kernel/services.ts).
+ * tier (`ctx.agents.runHostCommand`). One per daemon (kernel/composition/host-commands.ts).
  *
  * Each command runs `/bin/sh -c` in a bubblewrap sandbox of its own (bwrap-args.ts: own pid, mount,
  * IPC, network and UTS namespaces, a read-only allow-listed file system, private tmpfs `/tmp`,
