@@ -63,7 +63,7 @@ function readJson(path: string): unknown {
   }
 }
 
-const money = (usd: number | null) => (usd === null ? '?' : `$${usd.toFixed(4)}`);
+const money = (usd: number | null) => (usd === null ? '?' : `$${usd.toFixed(usd < 0.01 ? 6 : 4)}`);
 const percent = (rate: number) => `${Math.round(rate * 100)}%`;
 
 export async function capture(
