@@ -16,6 +16,7 @@ import {
   type ToolImage,
   type TriggerType,
 } from '@agt/contracts';
+import { setImmediate as afterPendingIo } from 'node:timers/promises';
 import type { LoopRowInput } from '../../agents/stores/loop-store.js';
 import { systemClock, type Clock, type TimerHandle } from '../clock.js';
 import { approvalWaitFailed } from '../errors.js';
@@ -176,7 +177,10 @@ async function converse(env: TurnEnv, counters: Counters): Promise<TurnResult> {
       .filter((t) => t.visible)
       .map((t) => ({ name: t.def.name, description: t.def.description, inputSchema: t.def.inputSchema }));
     if (counters.llmCalls === 0) {
-      // Chats queued meanwhile join this turn as consecutive user rows before its first model call.
+      // Chats queued meanwhile join this turn as consecutive user rows before its first model call. The
+      // call waits for the requests already read to be handled (the check phase after them), so a burst
+      // of chats joins one turn instead of each starting a model call that the next one interrupts.
+      if (env.head.kind === 'chat') await afterPendingIo();
       const absorbed = env
         .absorb()
         .filter((item): item is Extract<QueueItem, { kind: 'chat' }> => item.kind === 'chat');
