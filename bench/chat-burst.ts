@@ -46,6 +46,8 @@ export interface BurstFigures {
   acceptedPerSecond: number;
   /** First chat sent → every accepted turn ended. */
   settleSeconds: number;
+  /** The daemon's CPU (user + system, all its threads) from the first chat sent until every turn ended, per chat. */
+  cpuPerChatMs: number;
   /** Turns run for the accepted chats: ended by the model's answer, or stopped (interrupted by a later chat). */
   turns: { completed: number; stopped: number };
   health: { probes: number; p50Ms: number; p99Ms: number; maxMs: number; failed: number };
@@ -183,8 +185,20 @@ function chat(port: number, agent: Agent, agentId: string, text: string): Promis
   });
 }
 
+/** User + system CPU of process `pid` so far, in ms (the figure a shared machine moves least). */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
 /** Sends `chats` chats at once, spread round-robin over `agentIds`, and follows them to their ends. */
-async function burst(port: number, agentIds: string[], chats: number, probeMs: number): Promise<BurstFigures> {
+async function burst(
+  port: number,
+  pid: number,
+  agentIds: string[],
+  chats: number,
+  probeMs: number,
+): Promise<BurstFigures> {
   const watch = watchEnds(port);
   await watch.ready;
   const prober = await startProber(port, probeMs);
@@ -193,6 +207,7 @@ async function burst(port: number, agentIds: string[], chats: number, probeMs: n
   // open-file limit; over it a connection is closed unanswered), every chat in flight at once.
   const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
   refusals.clear();
+  const cpuBefore = cpuMs(pid);
   const since = performance.timeOrigin + performance.now();
   const sent: Array<Promise<string | undefined>> = [];
   for (let i = 0; i < chats; i++) sent.push(chat(port, agent, agentIds[i % agentIds.length]!, `burst chat ${i}`));
@@ -203,6 +218,7 @@ async function burst(port: number, agentIds: string[], chats: number, probeMs: n
   const deadline = Date.now() + 60_000;
   while (accepted.some((id) => !watch.ends.has(id)) && Date.now() < deadline) await sleep(20);
   const settleSeconds = (performance.timeOrigin + performance.now() - since) / 1000;
+  const cpuPerChatMs = (cpuMs(pid) - cpuBefore) / chats;
   const probes = (await prober.stop()).filter((probe) => probe.at >= since);
   watch.close();
   agent.destroy();
@@ -216,6 +232,7 @@ async function burst(port: number, agentIds: string[], chats: number, probeMs: n
     acceptSeconds,
     acceptedPerSecond: accepted.length / acceptSeconds,
     settleSeconds,
+    cpuPerChatMs,
     turns: watch.turns,
     health: {
       probes: probes.length,
@@ -299,9 +316,9 @@ export async function chatBurstBench(options: BurstOptions = {}, cleanups: Array
   log('warm-up turns');
   for (const id of agentIds) await call(port, 'POST', `/agents/${id}/chat?wait=true`, { text: 'warm-up' });
   log(`${chats} chats over ${agents} agents`);
-  const spread = await burst(port, agentIds.slice(0, agents), chats, probeMs);
+  const spread = await burst(port, child.pid!, agentIds.slice(0, agents), chats, probeMs);
   log(`${chats} chats to one agent`);
-  const oneAgent = await burst(port, [agentIds[agents]!], chats, probeMs);
+  const oneAgent = await burst(port, child.pid!, [agentIds[agents]!], chats, probeMs);
   // A graceful stop, so a `--cpu-prof` profile is written.
   await call(port, 'POST', '/daemon/shutdown', {});
   await exited;
@@ -315,7 +332,7 @@ const fmt = (n: number, digits = 0) =>
 export function describeBurst(f: BurstFigures): string {
   return (
     `${f.accepted}/${f.chats} accepted over ${f.agents} agent(s) in ${fmt(f.acceptSeconds, 2)} s (${fmt(f.acceptedPerSecond)}/s), ` +
-    `all ended in ${fmt(f.settleSeconds, 2)} s; /health over ${f.health.probes} probes p50 ${fmt(f.health.p50Ms, 1)} ` +
+    `all ended in ${fmt(f.settleSeconds, 2)} s, daemon CPU ${fmt(f.cpuPerChatMs, 2)} ms per chat; /health over ${f.health.probes} probes p50 ${fmt(f.health.p50Ms, 1)} ` +
     `p99 ${fmt(f.health.p99Ms, 1)} max ${fmt(f.health.maxMs, 1)} ms (${f.health.failed} failed); ` +
     `ended once ${f.endedOnce}, twice ${f.endedTwice}, not ${f.notEnded}`
   );

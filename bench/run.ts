@@ -17,6 +17,8 @@
  * - SSE fan-out: 100 clients on `GET /events` while the built daemon (bench/fanout-daemon.mjs) emits
  *   5,000 events/s for 2 s; delivery latency (emit → read by the client) p50/p99, frames lost.
  * - `/health` delay while the tracked-folders extension walks a 10,000-file tree (bench/tracked-scan.ts).
+ * - a burst of 1,000 chats sent at once over 10 agents, then to one agent (bench/chat-burst.ts): `/health`
+ *   probed every 100 ms meanwhile, accepted chats per second, every accepted turn ending exactly once.
  *
  * Usage: npm run bench  (builds first; `node --import tsx bench/run.ts` reuses an existing build).
  */
@@ -33,6 +35,7 @@ import { watchTurns, type TurnWatch } from './turn-watch.js';
 import { fanout } from './sse-fanout.js';
 import { telemetryOffBench } from './telemetry-off.js';
 import { trackedScanBench } from './tracked-scan.js';
+import { chatBurstBench } from './chat-burst.js';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const RESULTS = join(ROOT, 'bench/results.json');
@@ -286,6 +289,9 @@ async function main(): Promise<void> {
   log('tracked folder walk');
   const trackedScan = await trackedScanBench();
 
+  log('a burst of 1,000 chats');
+  const burst = await chatBurstBench({}, cleanups);
+
   log('agt --help and agtd --help');
   const cliHelp = await helpTimes();
 
@@ -317,6 +323,7 @@ async function main(): Promise<void> {
     },
     sseFanout: sse,
     trackedScan,
+    chatBurst: burst,
     cliHelpMs: cliHelp,
     telemetryOff,
   };
@@ -337,6 +344,8 @@ async function main(): Promise<void> {
     `| 10 agents × 10 turns at once | ${fmt(figures.parallelTurns.turnsPerSecond)} turns/s | — | | ≥ 600 turns/s |`,
     `| SSE fan-out: ${sse.clients} clients, ${fmt(sse.rate)} events/s for 2 s | delivery p50 ${fmt(sse.deliveryP50Ms, 1)} ms, p99 ${fmt(sse.deliveryP99Ms, 1)} ms; ${fmt(sse.framesLost)} frames lost, ${sse.droppedClients} clients dropped | — | | p99 ≤ 20 ms, nothing lost |`,
     `| \`/health\` during a tracked-folder walk of ${fmt(trackedScan.files)} files (${fmt(trackedScan.walkMs)} ms; validators compiled before) | slowest ${fmt(trackedScan.healthDuringMaxMs, 1)} ms, p99 ${fmt(trackedScan.healthDuringP99Ms, 1)} ms (idle p99 ${fmt(trackedScan.healthIdleP99Ms, 1)} ms): delay ${fmt(trackedScan.delayMs, 1)} ms | — | | ≤ 20 ms |`,
+    `| \`/health\` during a burst of ${fmt(burst.spread.chats)} chats over ${burst.spread.agents} agents (probed every 100 ms) | p50 ${fmt(burst.spread.health.p50Ms, 1)} ms, p99 ${fmt(burst.spread.health.p99Ms, 1)} ms, slowest ${fmt(burst.spread.health.maxMs, 1)} ms; ${fmt(burst.spread.accepted)} accepted, ${fmt(burst.spread.endedOnce)} ended once, ${fmt(burst.spread.endedTwice + burst.spread.notEnded)} not | — | | p99 ≤ 20 ms, max ≤ 100 ms; all accepted, each ends once |`,
+    `| accepted chats per second (202s), ${fmt(burst.oneAgent.chats)} at once to one agent / over ${burst.spread.agents} | ${fmt(burst.oneAgent.acceptedPerSecond)} / ${fmt(burst.spread.acceptedPerSecond)} (daemon CPU ${fmt(burst.oneAgent.cpuPerChatMs, 2)} / ${fmt(burst.spread.cpuPerChatMs, 2)} ms per chat, its turns included) | — | | ≥ 2,000 / ≥ 5,000 |`,
     `| \`agt --help\` / \`agtd --help\`, spawn → exit, median of ${cliHelp.samples.agt.length} | ${fmt(cliHelp.agt)} ms / ${fmt(cliHelp.agtd)} ms | — | | agt < 200 ms |`,
     `| telemetry off (listed, no endpoint) / not listed: cold start, RSS | ${fmt(telemetryOff.coldStartMs.telemetryOff)} / ${fmt(telemetryOff.coldStartMs.withoutTelemetry)} ms, ${fmt(telemetryOff.rssMB.telemetryOff)} / ${fmt(telemetryOff.rssMB.withoutTelemetry)} MB | — | | unchanged |`,
   ];

@@ -105,7 +105,7 @@ export const chatRoutes: KernelRoutes<'bus' | 'runtime'> = async (app, { service
       const loop = request.query.loop ?? request.body.loop ?? 'main';
       const seconds = waitSeconds(request.query.wait, request.headers.prefer);
       if (seconds === undefined || seconds === 0) {
-        const turnId = runtime.chat(loop, request.body.text, request.headers['idempotency-key']);
+        const turnId = await runtime.chatGrouped(loop, request.body.text, request.headers['idempotency-key']);
         return reply.status(202).send({ accepted: true as const, turnId });
       }
       // Listening starts before the chat is queued; a repeated Idempotency-Key may name a turn that
@@ -113,7 +113,7 @@ export const chatRoutes: KernelRoutes<'bus' | 'runtime'> = async (app, { service
       const watch = watchTurns(services.bus, runtime.id);
       let turnId: string;
       try {
-        turnId = runtime.chat(loop, request.body.text, request.headers['idempotency-key']);
+        turnId = await runtime.chatGrouped(loop, request.body.text, request.headers['idempotency-key']);
       } catch (error) {
         watch.cancel();
         throw error;

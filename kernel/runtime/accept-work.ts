@@ -1,15 +1,19 @@
 /**
  * The accept path of one agent: a chat or a dispatched trigger is committed to the agent file (with its
  * `Idempotency-Key`) before the call returns, then queued in its loop; a system-scope dispatch starts at
- * once. A 404/409 is thrown before anything is written, so a refused request leaves no trace.
+ * once. A 404/409 is thrown before anything is written, so a refused request leaves no trace. `POST chat`
+ * takes {@link acceptChatGrouped}: its commit is shared with the other chats of the same event-loop turn
+ * (kernel/agents/group-commit.ts) and it resolves once that committed.
  */
 import { randomUUID } from 'node:crypto';
-import type { TriggerType } from '@agt/contracts';
+import { isAgtError, type TriggerType } from '@agt/contracts';
+import type { AgentFile } from '../agents/agent-file.js';
+import { GroupCommit } from '../agents/group-commit.js';
 import type { QueuedInput } from '../agents/stores/queue-store.js';
 import { requestDigest, type Idempotency } from '../agents/stores/idempotency-store.js';
 import type { Clock } from './clock.js';
 import { TRIGGER_OF, type NormalizedDispatch, type TriggerEvent } from './dispatch.js';
-import { idempotencyKeyReused } from './errors.js';
+import { agentNotRunning, idempotencyKeyReused } from './errors.js';
 import type { LoopExecutor } from './executor/loop-executor.js';
 import type { TriggerOrigin } from './triggers/evaluator.js';
 import type { SystemTarget } from './triggers/system-runner.js';
@@ -24,6 +28,21 @@ export interface AcceptHost {
   fire(type: TriggerType, data: unknown, origin?: TriggerOrigin): number;
   /** Starts a system-scope run now (SystemRunner.start). */
   runSystem(target: SystemTarget, trigger: string, events: TriggerEvent[], count: number, turnId: string): void;
+  /** The chats waiting for their shared commit ({@link acceptChatGrouped}). */
+  readonly batch: ChatBatch;
+  /** True once the runtime is unloaded. */
+  detached(): boolean;
+}
+
+/** One agent's chats waiting for their shared commit, and their idempotency keys. */
+export interface ChatBatch {
+  readonly commits: GroupCommit;
+  /** Keys of accepts not committed yet, so a repeat in the same batch is answered as a key seen before. */
+  readonly keys: Map<string, { turnId: string; requestHash: string; committed: Promise<void> }>;
+}
+
+export function chatBatch(file: () => AgentFile): ChatBatch {
+  return { commits: new GroupCommit(file), keys: new Map() };
 }
 
 /**
@@ -50,6 +69,49 @@ export function acceptChat(host: AcceptHost, loopName: string, text: string, ide
     { turnId, loop: loopName, kind: 'chat', payload: { text }, createdAt: now },
     idempotency,
   );
+  host.fire('on_chat', { text, loop: loopName, turn_id: turnId }, { loop: loopName });
+  return turnId;
+}
+
+/**
+ * {@link acceptChat} for a caller that can wait (`POST chat`): the accepted chat shares one commit with the
+ * other chats of this agent accepted in the same event-loop turn, is queued once that committed, and
+ * resolves with its turn id then; the 202 that follows is never lost by a crash, as with its own commit.
+ */
+export async function acceptChatGrouped(
+  host: AcceptHost,
+  loopName: string,
+  text: string,
+  idempotencyKey?: string,
+): Promise<string> {
+  const now = host.clock.now();
+  const idempotency =
+    idempotencyKey === undefined
+      ? undefined
+      : { key: idempotencyKey, requestHash: requestDigest('chat', loopName, text) };
+  const batched = idempotency && host.batch.keys.get(idempotency.key);
+  if (batched) {
+    if (batched.requestHash !== idempotency.requestHash) throw idempotencyKeyReused();
+    await batched.committed;
+    return batched.turnId;
+  }
+  const seen = replayOf(host, idempotency, now);
+  if (seen !== undefined) return seen;
+  const executor = host.loop(loopName);
+  executor.assertAccepts();
+  const turnId = randomUUID();
+  const row: QueuedInput = { turnId, loop: loopName, kind: 'chat', payload: { text }, createdAt: now };
+  const committed = host.batch.commits.add(() => writeAccepted(host, row, idempotency));
+  if (idempotency) host.batch.keys.set(idempotency.key, { turnId, requestHash: idempotency.requestHash, committed });
+  try {
+    await committed;
+  } catch (error) {
+    // Unloaded while the batch waited (its file closed): refused as for an agent not running.
+    throw host.detached() && !isAgtError(error) ? agentNotRunning(host.agent.name) : error;
+  } finally {
+    if (idempotency) host.batch.keys.delete(idempotency.key);
+  }
+  enqueueAccepted(host, executor, { kind: 'chat', turnId, text, at: now }, idempotency);
   host.fire('on_chat', { text, loop: loopName, turn_id: turnId }, { loop: loopName });
   return turnId;
 }
@@ -136,17 +198,20 @@ function replayOf(host: AcceptHost, idempotency: Idempotency | undefined, now: n
 
 /** Commits an accepted turn and its idempotency key in one transaction. */
 function commitAccepted(host: AcceptHost, row: QueuedInput, idempotency: Idempotency | undefined): void {
+  host.agent.file.transaction(() => writeAccepted(host, row, idempotency));
+}
+
+/** Writes an accepted turn and its idempotency key (inside a transaction). */
+function writeAccepted(host: AcceptHost, row: QueuedInput, idempotency: Idempotency | undefined): void {
   const file = host.agent.file;
-  file.transaction(() => {
-    file.queue.insert(row);
-    if (idempotency !== undefined)
-      file.idempotency.put(
-        idempotency.key,
-        row.turnId,
-        row.createdAt ?? host.clock.now(),
-        idempotency.requestHash ?? null,
-      );
-  });
+  file.queue.insert(row);
+  if (idempotency !== undefined)
+    file.idempotency.put(
+      idempotency.key,
+      row.turnId,
+      row.createdAt ?? host.clock.now(),
+      idempotency.requestHash ?? null,
+    );
 }
 
 /** Commits, then queues; a refusal after the commit (not expected: checked before) takes the commit back. */
@@ -160,6 +225,16 @@ function accept(
 ): void {
   commitAccepted(host, row, idempotency);
   accepted?.(item.turnId);
+  enqueueAccepted(host, executor, item, idempotency);
+}
+
+/** Queues committed work; a refusal (a loop stopped or full meanwhile) takes the commit back. */
+function enqueueAccepted(
+  host: AcceptHost,
+  executor: LoopExecutor,
+  item: QueueItem,
+  idempotency: Idempotency | undefined,
+): void {
   try {
     executor.enqueue(item);
   } catch (error) {

@@ -15,7 +15,7 @@ import type { OutboxMessage } from '../agents/stores/message-stores.js';
 import type { Idempotency } from '../agents/stores/idempotency-store.js';
 import { waitAtMost } from '../deadline.js';
 import { quotaBytesFor, quotaPages } from '../storage/quota.js';
-import { acceptChat, acceptDispatch, type AcceptHost } from './accept-work.js';
+import { acceptChat, acceptChatGrouped, acceptDispatch, chatBatch, type AcceptHost } from './accept-work.js';
 import { AgentEvents, type EmitOptions, END_SENT_WAIT_MS } from './agent-events.js';
 import { AgentTriggers } from './agent-triggers.js';
 import type { Clock } from './clock.js';
@@ -94,6 +94,8 @@ export class AgentRuntime {
       loop: (name) => this.loop(name),
       fire: (type, data, origin) => this.fire(type, data, origin),
       runSystem: (target, trigger, events, count, turnId) => this.system.start(target, trigger, events, count, turnId),
+      batch: chatBatch(() => agent.file),
+      detached: () => this.detached,
     };
     this.consolidation = new Consolidator(this);
     this.executor('main');
@@ -213,6 +215,11 @@ export class AgentRuntime {
   /** Queues a chat, committed before this returns (accept-work.ts); returns its turn id. */
   chat(loopName: string, text: string, idempotencyKey?: string): string {
     return acceptChat(this.accepting, loopName, text, idempotencyKey);
+  }
+
+  /** {@link chat} sharing its commit with the other chats of this event-loop turn (`POST chat`, accept-work.ts). */
+  chatGrouped(loopName: string, text: string, idempotencyKey?: string): Promise<string> {
+    return acceptChatGrouped(this.accepting, loopName, text, idempotencyKey);
   }
 
   /**
