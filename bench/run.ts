@@ -19,6 +19,7 @@
  * - `/health` delay while the tracked-folders extension walks a 10,000-file tree (bench/tracked-scan.ts).
  * - a burst of 1,000 chats sent at once over 10 agents, then to one agent (bench/chat-burst.ts): `/health`
  *   probed every 100 ms meanwhile, accepted chats per second, every accepted turn ending exactly once.
+ * - an agent file with 10,000 messages loaded, to its first chat answered: median of 7 (bench/open-large.ts).
  *
  * Usage: npm run bench  (builds first; `node --import tsx bench/run.ts` reuses an existing build).
  */
@@ -36,6 +37,7 @@ import { fanout } from './sse-fanout.js';
 import { telemetryOffBench } from './telemetry-off.js';
 import { trackedScanBench } from './tracked-scan.js';
 import { chatBurstBench } from './chat-burst.js';
+import { openLargeBench } from './open-large.js';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const RESULTS = join(ROOT, 'bench/results.json');
@@ -292,6 +294,9 @@ async function main(): Promise<void> {
   log('a burst of 1,000 chats');
   const burst = await chatBurstBench({}, cleanups);
 
+  log('an agent file with 10,000 messages: load to first chat answered');
+  const openLarge = await openLargeBench({}, cleanups);
+
   log('agt --help and agtd --help');
   const cliHelp = await helpTimes();
 
@@ -324,6 +329,7 @@ async function main(): Promise<void> {
     sseFanout: sse,
     trackedScan,
     chatBurst: burst,
+    openLarge,
     cliHelpMs: cliHelp,
     telemetryOff,
   };
@@ -346,6 +352,7 @@ async function main(): Promise<void> {
     `| \`/health\` during a tracked-folder walk of ${fmt(trackedScan.files)} files (${fmt(trackedScan.walkMs)} ms; validators compiled before) | slowest ${fmt(trackedScan.healthDuringMaxMs, 1)} ms, p99 ${fmt(trackedScan.healthDuringP99Ms, 1)} ms (idle p99 ${fmt(trackedScan.healthIdleP99Ms, 1)} ms): delay ${fmt(trackedScan.delayMs, 1)} ms | — | | ≤ 20 ms |`,
     `| \`/health\` during a burst of ${fmt(burst.spread.chats)} chats over ${burst.spread.agents} agents (probed every 100 ms) | p50 ${fmt(burst.spread.health.p50Ms, 1)} ms, p99 ${fmt(burst.spread.health.p99Ms, 1)} ms, slowest ${fmt(burst.spread.health.maxMs, 1)} ms; ${fmt(burst.spread.accepted)} accepted, ${fmt(burst.spread.endedOnce)} ended once, ${fmt(burst.spread.endedTwice + burst.spread.notEnded)} not | — | | p99 ≤ 20 ms, max ≤ 100 ms; all accepted, each ends once |`,
     `| accepted chats per second (202s), ${fmt(burst.oneAgent.chats)} at once to one agent / over ${burst.spread.agents} | ${fmt(burst.oneAgent.acceptedPerSecond)} / ${fmt(burst.spread.acceptedPerSecond)} (daemon CPU ${fmt(burst.oneAgent.cpuPerChatMs, 2)} / ${fmt(burst.spread.cpuPerChatMs, 2)} ms per chat, its turns included) | — | | ≥ 2,000 / ≥ 5,000 |`,
+    `| open (load) an agent file with ${fmt(openLarge.messages)} messages (${fmt(openLarge.fileMB, 1)} MB), to first chat answered, median of ${openLarge.samples.length} | ${fmt(openLarge.medianMs, 1)} ms (the load alone ${fmt(openLarge.loadMedianMs, 1)} ms) | — | | ≤ 20 ms |`,
     `| \`agt --help\` / \`agtd --help\`, spawn → exit, median of ${cliHelp.samples.agt.length} | ${fmt(cliHelp.agt)} ms / ${fmt(cliHelp.agtd)} ms | — | | agt < 200 ms |`,
     `| telemetry off (listed, no endpoint) / not listed: cold start, RSS | ${fmt(telemetryOff.coldStartMs.telemetryOff)} / ${fmt(telemetryOff.coldStartMs.withoutTelemetry)} ms, ${fmt(telemetryOff.rssMB.telemetryOff)} / ${fmt(telemetryOff.rssMB.withoutTelemetry)} MB | — | | unchanged |`,
   ];
