@@ -123,6 +123,7 @@ t.test('1,000 chats at once over 10 agents: /health keeps answering, every turn 
   const healthAgent = new Agent({ keepAlive: true, maxSockets: 1 });
   t.teardown(() => healthAgent.destroy());
   const probes: number[] = [];
+  const statuses = new Set<number>();
   let probing = true;
   const prober = (async () => {
     while (probing) {
@@ -137,7 +138,7 @@ t.test('1,000 chats at once over 10 agents: /health keeps answering, every turn 
         req.end();
       });
       probes.push(performance.now() - since);
-      t.equal(status, 200);
+      statuses.add(status);
       await new Promise((done) => setTimeout(done, 20));
     }
   })();
@@ -156,6 +157,7 @@ t.test('1,000 chats at once over 10 agents: /health keeps answering, every turn 
     'every accepted turn ended exactly once',
   );
   t.ok(probes.length >= 2, `${probes.length} /health probes during the burst`);
+  t.same([...statuses], [200], 'every probe answered 200');
   const slowest = Math.max(...probes);
   t.ok(slowest < 1000, `the slowest /health answer during the burst took ${slowest.toFixed(0)} ms (< 1 s)`);
 });
@@ -168,32 +170,35 @@ t.test('kill -9 right after a batch of 202s: every accepted chat is in the file 
   await d.stop('SIGKILL');
   const accepted = answers.filter((a) => a.status === 202).map((a) => a.body.turnId as string);
   t.equal(accepted.length, 50, 'every chat accepted');
-  const endedBefore = endCounts(before);
 
   const db = new Database(created!.filePath, { readonly: true });
   const inFile = new Set(
     (db.prepare('SELECT turn_id FROM agt_queue').all() as Array<{ turn_id: string }>).map((row) => row.turn_id),
   );
   db.close();
-  t.same(
-    accepted.filter((id) => !inFile.has(id) && !endedBefore.has(id)),
-    [],
-    'every accepted chat not ended yet is in the agent file after kill -9',
-  );
 
   // After the restart the `silent` provider answers: every recovered chat runs or has its end announced.
   writeFileSync(d.env.AGT_DAEMON_SETTINGS!, JSON.stringify(providers(answering.baseUrl, answering.baseUrl)));
   const again = await d.restart();
   await load(again, created!.filePath);
-  const log = await eventLog(t, again, '?since=0');
-  await allEnded(
-    log,
-    accepted.filter((id) => !endedBefore.has(id)),
+  const after = await eventLog(t, again, '?since=0');
+  // The first lifetime's stream may still be delivering what it wrote before the kill: both are read.
+  await until(
+    () => {
+      const [first, second] = [endCounts(before), endCounts(after)];
+      return accepted.every((id) => first.has(id) || second.has(id));
+    },
+    'every accepted turn ended',
     30_000,
   );
-  const after = endCounts(log);
+  const [endedBefore, endedAfter] = [endCounts(before), endCounts(after)];
   t.same(
-    accepted.filter((id) => (endedBefore.get(id) ?? 0) + (after.get(id) ?? 0) !== 1),
+    accepted.filter((id) => !inFile.has(id) && !endedBefore.has(id)),
+    [],
+    'every accepted chat that had not ended was in the agent file after kill -9',
+  );
+  t.same(
+    accepted.filter((id) => (endedBefore.get(id) ?? 0) + (endedAfter.get(id) ?? 0) !== 1),
     [],
     'every accepted turn ended exactly once over the two lifetimes',
   );
