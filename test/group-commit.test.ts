@@ -1,7 +1,8 @@
 /**
  * kernel/agents/group-commit.ts on a real agent file: writes asked for in one event-loop turn share one
  * transaction, each caller's promise settles only once its write is committed (a second connection sees the
- * row by then, not before), and a write that fails rejects only its own caller.
+ * row by then, not before) with what its `committed` callback returned (all of them run right after the
+ * commit, before any caller resumes), and a write that fails rejects only its own caller.
  */
 import { join } from 'node:path';
 import Database from 'libsql';
@@ -40,13 +41,27 @@ t.test('writes of one event-loop turn share one transaction; each resolves once 
   }) as typeof file.transaction;
 
   const seenAtResolve: number[] = [];
+  const after: string[] = [];
   const writes = ['a', 'b', 'c'].map((id) =>
-    group.add((f) => f.queue.insert(row(id))).then(() => seenAtResolve.push(count())),
+    group
+      .add(
+        (f) => f.queue.insert(row(id)),
+        () => {
+          after.push(id);
+          return `${id} committed`;
+        },
+      )
+      .then((value) => {
+        seenAtResolve.push(count());
+        t.equal(after.length, 3, `every committed callback ran before ${id}'s caller resumed`);
+        return value;
+      }),
   );
   t.equal(group.pending, 3, 'three writes wait for the batch');
   t.equal(count(), 0, 'nothing is committed before the batch runs');
-  await Promise.all(writes);
+  t.same(await Promise.all(writes), ['a committed', 'b committed', 'c committed']);
   t.equal(transactions.length, 1, 'one transaction for the three writes');
+  t.same(after, ['a', 'b', 'c'], 'the committed callbacks run in order');
   t.same(seenAtResolve, [3, 3, 3], 'every caller resolves after all three rows are visible to another connection');
 });
 
@@ -55,9 +70,18 @@ t.test('a failing write fails only its own caller', async (t) => {
   const group = new GroupCommit(() => file);
   file.queue.insert(row('taken'));
   const results = await Promise.allSettled([
-    group.add((f) => f.queue.insert(row('one'))),
-    group.add((f) => f.queue.insert(row('taken'))),
-    group.add((f) => f.queue.insert(row('two'))),
+    group.add(
+      (f) => f.queue.insert(row('one')),
+      () => undefined,
+    ),
+    group.add(
+      (f) => f.queue.insert(row('taken')),
+      () => t.fail('no committed callback for a failed write'),
+    ),
+    group.add(
+      (f) => f.queue.insert(row('two')),
+      () => undefined,
+    ),
   ]);
   t.same(
     results.map((r) => r.status),
@@ -67,4 +91,31 @@ t.test('a failing write fails only its own caller', async (t) => {
     (r) => r.turn_id,
   );
   t.same(ids, ['taken', 'one', 'two'], 'the other writes are committed, the failed one is not');
+});
+
+t.test('a large batch releases its callers a slice per event-loop turn', async (t) => {
+  const file = openFile(t);
+  const group = new GroupCommit(() => file);
+  const resumed: number[] = [];
+  let turn = 0;
+  const count = () => (file.raw.one('SELECT count(*) AS n FROM agt_queue') as { n: number }).n;
+  const writes = Array.from({ length: 70 }, (_, i) =>
+    group
+      .add(
+        (f) => f.queue.insert(row(`r${i}`)),
+        () => undefined,
+      )
+      .then(() => resumed.push(turn)),
+  );
+  // Counts event-loop turns (check phases) while the callers resume.
+  const counter = (async () => {
+    for (let i = 0; i < 10; i++) {
+      await new Promise((done) => setImmediate(done));
+      turn++;
+    }
+  })();
+  await Promise.all(writes);
+  await counter;
+  t.equal(count(), 70, 'all 70 rows committed');
+  t.ok(new Set(resumed).size >= 2, `callers resumed over ${new Set(resumed).size} event-loop turns`);
 });

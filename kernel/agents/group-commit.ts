@@ -7,6 +7,11 @@
  * locks), the WAL frames and the commit, paid once per batch instead of once per write
  * (docs/performance.md, "Bursts of chats").
  *
+ * Right after the commit each write's `committed` callback runs, in order (the accepted chats are queued
+ * there, all of them, so a burst joins one turn); the callers are then released {@link RELEASE_SLICE} per
+ * event-loop turn, so the answers of a large batch (a 202 each) go out between other requests instead of
+ * holding the loop for all of them at once.
+ *
  * A batch whose transaction fails is written again one write per transaction, so one bad write fails only
  * its own caller. Writes are synchronous (no awaits inside), as for {@link AgentFile.transaction}.
  */
@@ -14,9 +19,13 @@ import type { AgentFile } from './agent-file.js';
 
 interface Pending {
   write: (file: AgentFile) => void;
-  resolve: () => void;
+  committed: () => unknown;
+  resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
+
+/** Callers released per event-loop turn after a commit: their answers go out a slice at a time. */
+const RELEASE_SLICE = 32;
 
 export class GroupCommit {
   private batch: Pending[] = [];
@@ -24,10 +33,14 @@ export class GroupCommit {
   /** `file`: the agent file now (read at each flush, so a reopened file is the one written). */
   constructor(private readonly file: () => AgentFile) {}
 
-  /** Writes in the next shared transaction; resolves once it committed, rejects with the write's error. */
-  add(write: (file: AgentFile) => void): Promise<void> {
-    return new Promise((resolve, reject) => {
-      if (this.batch.push({ write, resolve, reject }) === 1) setImmediate(() => this.flush());
+  /**
+   * Writes in the next shared transaction; once it committed, `committed` runs (synchronously, in order
+   * with the batch's others) and the promise settles with its result, or rejects with the write's error.
+   */
+  add<T>(write: (file: AgentFile) => void, committed: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const pending: Pending = { write, committed, resolve: resolve as (value: unknown) => void, reject };
+      if (this.batch.push(pending) === 1) setImmediate(() => this.flush());
     });
   }
 
@@ -39,24 +52,43 @@ export class GroupCommit {
   private flush(): void {
     const batch = this.batch;
     this.batch = [];
-    let file: AgentFile;
+    const settled: Array<() => void> = [];
+    let file: AgentFile | undefined;
     try {
       file = this.file();
-      file.transaction(() => {
-        for (const pending of batch) pending.write(file);
+      const shared = file;
+      shared.transaction(() => {
+        for (const pending of batch) pending.write(shared);
       });
     } catch {
-      for (const pending of batch) {
+      file = undefined;
+    }
+    for (const pending of batch) {
+      if (file === undefined) {
         try {
           const one = this.file();
           one.transaction(() => pending.write(one));
-          pending.resolve();
         } catch (error) {
-          pending.reject(error);
+          settled.push(() => pending.reject(error));
+          continue;
         }
       }
-      return;
+      try {
+        const value = pending.committed();
+        settled.push(() => pending.resolve(value));
+      } catch (error) {
+        settled.push(() => pending.reject(error));
+      }
     }
-    for (const pending of batch) pending.resolve();
+    this.release(settled);
+  }
+
+  /**
+   * Settles the callers a slice per event-loop turn: what each does next (its answer) waits, not the work
+   * already done, so other requests are served between slices.
+   */
+  private release(settled: Array<() => void>): void {
+    for (const settle of settled.splice(0, RELEASE_SLICE)) settle();
+    if (settled.length > 0) setImmediate(() => this.release(settled));
   }
 }

@@ -101,7 +101,14 @@ export async function acceptChatGrouped(
   executor.assertAccepts();
   const turnId = randomUUID();
   const row: QueuedInput = { turnId, loop: loopName, kind: 'chat', payload: { text }, createdAt: now };
-  const committed = host.batch.commits.add(() => writeAccepted(host, row, idempotency));
+  // Queued as soon as the batch committed (so a burst joins one turn); the answer may wait a slice.
+  const committed = host.batch.commits.add(
+    () => writeAccepted(host, row, idempotency),
+    () => {
+      enqueueAccepted(host, executor, { kind: 'chat', turnId, text, at: now }, idempotency);
+      host.fire('on_chat', { text, loop: loopName, turn_id: turnId }, { loop: loopName });
+    },
+  );
   if (idempotency) host.batch.keys.set(idempotency.key, { turnId, requestHash: idempotency.requestHash, committed });
   try {
     await committed;
@@ -111,8 +118,6 @@ export async function acceptChatGrouped(
   } finally {
     if (idempotency) host.batch.keys.delete(idempotency.key);
   }
-  enqueueAccepted(host, executor, { kind: 'chat', turnId, text, at: now }, idempotency);
-  host.fire('on_chat', { text, loop: loopName, turn_id: turnId }, { loop: loopName });
   return turnId;
 }
 
