@@ -33,7 +33,7 @@ import { join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runBuild } from './build.mjs';
 import { runTestBuild, TEST_BUILD_DIR } from './build-tests.mjs';
-import { quickFilter, startsProcesses, testFiles } from './test-files.mjs';
+import { needsOwnProcess, quickFilter, testFiles } from './test-files.mjs';
 
 const ROOT = join(fileURLToPath(new URL('.', import.meta.url)), '..');
 const bin = (name) => join(ROOT, 'node_modules/.bin', name);
@@ -211,12 +211,15 @@ function runNode(nodeArgs, timeoutSeconds) {
 }
 
 /**
- * Batches (`--batch=N`, the default with N = 4 when no file is named; `--no-batch` turns it off): files that
- * start no process or engine (scripts/test-files.mjs `startsProcesses`) run N to a process, one after
- * the other (scripts/test-batch.mjs): tap's import, the kernel's modules and a first daemon's start (~1.5 s
- * of CPU per process) are paid once per batch. A batch that fails has each of its files run alone: those
- * results count, and if every file passes alone the batch itself is reported failed (files that disturb
- * each other, or a flaky test).
+ * Batches (`--batch=N`, the default with N = 4 when no file is named; `--no-batch` turns it off): files run N
+ * to a process, one after the other (scripts/test-batch.mjs): tap's import and the helpers (for in-process
+ * files also the kernel's modules and a first daemon's start) are paid once per batch. Files that start
+ * daemons are batched too: their daemons are child processes, stopped by the file's teardowns before the next
+ * file starts. A file stays alone when its source changes what a batch cannot restore (scripts/test-files.mjs
+ * `needsOwnProcess`) or names a `.ts` file beside itself. Batches are made from files of similar weight (the
+ * order of the last run's times), so a batch of long files starts first. When a batch fails, the files that
+ * failed in it (or never finished) run alone and those results count; if they all pass alone, the batch
+ * itself is reported failed (files that disturb each other, or a flaky test).
  */
 const batchArg = args.find((arg) => arg === '--batch' || arg.startsWith('--batch='));
 const batchSize = flag('--no-batch') ? 1 : batchArg ? Number(batchArg.slice(8)) || 4 : named.length > 0 ? 1 : 4;
@@ -224,7 +227,7 @@ function batchable(file) {
   if (batchSize < 2 || namesTypeScriptBesideItself(file)) return false;
   const name = relative(out, file).split(sep).join('/');
   try {
-    return !startsProcesses(readFileSync(join(ROOT, name.replace(/\.js$/, '.ts')), 'utf8'));
+    return !needsOwnProcess(readFileSync(join(ROOT, name.replace(/\.js$/, '.ts')), 'utf8'));
   } catch {
     return false;
   }
@@ -234,6 +237,59 @@ const queue = files.filter((file) => !together.includes(file)).map((file) => [fi
 for (let i = 0; i < together.length; i += batchSize) queue.push(together.slice(i, i + batchSize));
 const itemWeight = (item) => item.reduce((sum, file) => sum + weight(file), 0);
 queue.sort((a, b) => itemWeight(b) - itemWeight(a));
+
+/**
+ * The files of a failed batch that did not pass in it: a root-level `not ok` between a file's `test file`
+ * point and the next file's, or no passing `end of test file` point (the batch stopped before its end).
+ */
+function failedInBatch(item, output) {
+  const named = (file) => relative(ROOT, file);
+  const failed = new Set();
+  const ended = new Set();
+  let current;
+  for (const line of output.split('\n')) {
+    const point = /^(not ok|ok) \d+ - (.*?)(?: # .*)?$/.exec(line);
+    if (!point) continue;
+    const [, status, title] = point;
+    if (title.startsWith('test file ')) current = title.slice('test file '.length);
+    if (status === 'not ok' && current) failed.add(current);
+    if (status === 'ok' && title.startsWith('end of test file ')) ended.add(title.slice('end of test file '.length));
+  }
+  return item.filter((file) => failed.has(named(file)) || !ended.has(named(file)));
+}
+
+/**
+ * Each file's seconds and CPU seconds in a batch, from the batch's `agt batch:` comments (scripts/test-batch.mjs),
+ * the process's own cost (tap's import, its exit) shared out evenly so the files add up to the batch: for
+ * the report, the totals and the next run's order. A file without its comment (the batch stopped) gets an
+ * even share.
+ */
+function figuresInBatch(item, batch) {
+  const measured = new Map();
+  for (const [, name, seconds, cpu] of batch.output.matchAll(
+    /^# agt batch: (.+) seconds ([\d.]+)(?: cpu ([\d.]+))?$/gm,
+  ))
+    measured.set(name, { seconds: Number(seconds), cpu: cpu === undefined ? null : Number(cpu) });
+  const own = item.map((file) => measured.get(relative(ROOT, file)) ?? { seconds: 0, cpu: 0 });
+  const rest = (field) => {
+    const known = own.reduce(
+      (sum, figures) => (sum === null || figures[field] === null ? null : sum + figures[field]),
+      0,
+    );
+    return batch[field] === null || known === null ? null : Math.max(0, batch[field] - known) / item.length;
+  };
+  const restSeconds = rest('seconds');
+  const restCpu = rest('cpu');
+  return new Map(
+    item.map((file, i) => [
+      file,
+      {
+        seconds: own[i].seconds + (restSeconds ?? 0),
+        cpu: restCpu === null ? null : own[i].cpu + restCpu,
+      },
+    ]),
+  );
+}
 
 const results = [];
 async function worker() {
@@ -245,33 +301,34 @@ async function worker() {
     const batch = await runBatch(item);
     const names = item.map((file) => relative(out, file).replace(/\.js$/, '.ts'));
     const cpu = batch.cpu === null ? '' : ` (cpu ${batch.cpu.toFixed(1)} s)`;
+    const suspects = batch.code === 0 ? [] : failedInBatch(item, batch.output);
+    const figures = figuresInBatch(item, batch);
+    for (const file of item)
+      if (!suspects.includes(file))
+        results.push({ name: relative(out, file), code: 0, output: '', ...figures.get(file) });
     if (batch.code === 0) {
-      // Each file's share, for the next run's order and the totals.
-      for (const file of item)
-        results.push({
-          name: relative(out, file),
-          code: 0,
-          output: '',
-          seconds: batch.seconds / item.length,
-          cpu: batch.cpu === null ? null : batch.cpu / item.length,
-        });
+      const each = item.map((file, i) => {
+        const { cpu: spent } = figures.get(file);
+        return spent === null ? names[i] : `${names[i]} (cpu ${spent.toFixed(1)} s)`;
+      });
       process.stdout.write(
-        `ok   ${batch.seconds.toFixed(1).padStart(6)} s${cpu}  ${names.join(' + ')}${skipsOf(batch.output)}\n`,
+        `ok   ${batch.seconds.toFixed(1).padStart(6)} s${cpu}  ${each.join(' + ')}${skipsOf(batch.output)}\n`,
       );
       continue;
     }
+    const suspectNames = suspects.map((file) => relative(out, file).replace(/\.js$/, '.ts'));
     process.stdout.write(
-      `     ${batch.seconds.toFixed(1).padStart(6)} s${cpu}  ${names.join(' + ')}: failed together; each file alone:\n`,
+      `     ${batch.seconds.toFixed(1).padStart(6)} s${cpu}  ${names.join(' + ')}: failed together; ${suspects.length ? `alone: ${suspectNames.join(', ')}` : 'no file failed in it'}\n`,
     );
     const alone = [];
-    for (const file of item) alone.push(await runOne(file));
+    for (const file of suspects) alone.push(await runOne(file, figures.get(file).cpu));
     if (alone.every((result) => result.code === 0)) {
       results.push({
         name: `${names.join(' + ')} (together)`,
         code: 1,
         output: batch.output,
         seconds: batch.seconds,
-        cpu: batch.cpu,
+        cpu: batch.cpu === null ? null : 0, // counted in the files' figures and their runs alone
       });
       process.stdout.write(
         `FAIL ${batch.seconds.toFixed(1).padStart(6)} s${cpu}  ${names.join(' + ')}: failed together, every file passed alone (files that disturb each other, or a flaky test):\n${batch.output.replace(/^/gm, '    ')}\n`,
@@ -288,8 +345,8 @@ function skipsOf(output) {
   return reasons.length ? `  (skipped: ${reasons.slice(0, 2).join('; ')})` : '';
 }
 
-/** Runs one file alone, reports it and records its result. */
-async function runOne(file) {
+/** Runs one file alone, reports it and records its result (`spent`: its share of a failed batch's CPU). */
+async function runOne(file, spent = 0) {
   const name = relative(out, file);
   let result = await runFile(file, namesTypeScriptBesideItself(file));
   let note = '';
@@ -309,6 +366,7 @@ async function runOne(file) {
     result.cpu = result.cpu === null || again.cpu === null ? null : result.cpu + again.cpu;
   }
   const skips = skipsOf(result.output);
+  if (result.cpu !== null && spent !== null) result.cpu += spent;
   results.push({ name, ...result });
   const status = result.code === 0 ? 'ok  ' : 'FAIL';
   const cpu = result.cpu === null ? '' : ` (cpu ${result.cpu.toFixed(1)} s)`;
