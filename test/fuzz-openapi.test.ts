@@ -210,6 +210,16 @@ const QUERY_BAD = [
   'x'.repeat(9000),
 ];
 
+/**
+ * Bad values per path or query parameter and per body property: a sample (from the seed) of the lists above
+ * and of badValues(), so every operation, parameter and property meets several kinds of hostile input while
+ * the whole run sends ~3,500 requests, not ~5,500. Across the ~150 operations every value of PATH_BAD and
+ * QUERY_BAD is sent (counted in `sent`, asserted at the end).
+ */
+const PER_PARAMETER = 7;
+const PER_PROPERTY = 5;
+const sent = { path: new Set<string>(), query: new Set<string>() };
+
 function fill(op: Operation, values: Record<string, string>): string {
   return op.template.replace(/\{([^}]+)\}/g, (_, name: string) => values[name] ?? 'x');
 }
@@ -246,21 +256,25 @@ function casesFor(op: Operation, fixture: { agentId: string }, rng: Rng, seeds: 
 
   add('as documented (minimal)', withQuery(goodQuery), validBody);
   for (const param of pathParams) {
-    for (const bad of rng.sample(PATH_BAD, 14))
+    for (const bad of rng.sample(PATH_BAD, PER_PARAMETER)) {
+      sent.path.add(bad);
       add(
         `path ${param.name}=${bad.slice(0, 30)}`,
         `${fill(op, { ...goodPath, [param.name]: bad })}${goodQuery ? `?${goodQuery}` : ''}`,
         validBody,
       );
+    }
   }
   for (const param of queryParams) {
     const others = goodQuery.split('&').filter((part) => part && !part.startsWith(`${param.name}=`));
-    for (const bad of rng.sample(QUERY_BAD, 14))
+    for (const bad of rng.sample(QUERY_BAD, PER_PARAMETER)) {
+      sent.query.add(bad);
       add(
         `query ${param.name}=${bad.slice(0, 30)}`,
         withQuery([...others, `${param.name}=${bad}`].join('&')),
         validBody,
       );
+    }
     add(
       `query ${param.name} repeated`,
       withQuery([...others, `${param.name}=1`, `${param.name}=2`].join('&')),
@@ -305,7 +319,7 @@ function casesFor(op: Operation, fixture: { agentId: string }, rng: Rng, seeds: 
       for (const [name, schema] of rng.sample(props, 24)) {
         const { [name]: _dropped, ...missing } = valid;
         add(`missing ${name}`, target, JSON.stringify(missing));
-        for (const bad of rng.sample(badValues(schema, rng), 9)) {
+        for (const bad of rng.sample(badValues(schema, rng), PER_PROPERTY)) {
           add(`${name}=${JSON.stringify(bad).slice(0, 30)}`, target, JSON.stringify({ ...valid, [name]: bad }));
         }
         add(
@@ -488,6 +502,8 @@ t.test(`schema-driven fuzz of every operation (seed ${SEED})`, async (t) => {
     );
     await restore();
   }
+  t.equal(sent.path.size, PATH_BAD.length, 'every bad path value was sent to some path parameter');
+  t.equal(sent.query.size, QUERY_BAD.length, 'every bad query value was sent to some query parameter');
   t.comment(
     `${total} requests in ${Date.now() - started} ms; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}`,
   );
