@@ -40,6 +40,9 @@ const bin = (name) => join(ROOT, 'node_modules/.bin', name);
 // The type-check runs TypeScript 7 (the native compiler, package alias `typescript-7`): the same errors as
 // TypeScript 6 in 40% of its CPU time (16 s against 41 s for this tree), CPU the suite's files
 // then have. TypeScript 6 stays the `typescript` package: dependency-cruiser parses through its JavaScript API.
+// Beside the suite it runs single-threaded (`--singleThreaded`): its parallel checkers redo shared work and
+// spin waiting on a machine the suite keeps busy (cold, this tree: 5-6 s of CPU against 9-12 s quiet and
+// ~40 s at load 25); the suite has the cores, and the check still ends long before it.
 const tsc = join(ROOT, 'node_modules/typescript-7/bin/tsc');
 const exitCode = (child) =>
   new Promise((done) => child.once('close', (code, signal) => done(code ?? (signal ? 1 : 0))));
@@ -114,9 +117,16 @@ if (checks) {
     '--incremental',
     '--tsBuildInfoFile',
     join(CACHE_DIR, 'typecheck.tsbuildinfo'),
+    '--singleThreaded',
   ]);
   // The console's browser code has its own compiler options (DOM, JSX): its types come from @agt/contracts.
-  typecheckUi = besideTheSuite(tsc, ['-p', 'extensions/console/ui/tsconfig.json', '--pretty', 'false']);
+  typecheckUi = besideTheSuite(tsc, [
+    '-p',
+    'extensions/console/ui/tsconfig.json',
+    '--pretty',
+    'false',
+    '--singleThreaded',
+  ]);
   boundaries = besideTheSuite(bin('depcruise'), ['--config', '.dependency-cruiser.cjs', '--output-type', 'err', '.']);
   apiReport = besideTheSuite(process.execPath, [join(ROOT, 'scripts/api-report.mjs')]);
   formatLint = besideTheSuite(bin('biome'), ['ci', '--colors=off', '.']);
