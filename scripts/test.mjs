@@ -23,7 +23,7 @@
  * built]
  *   --quick      the unit and in-process files only (no child daemons, engines or scale): `npm run test:quick`
  *   --no-checks  skip the type-check, import boundaries, API report and format/lint
- *   --batch=N    in-process files N to a process (default 4 when no file is named; see worker() below)
+ *   --batch=N    files N to a process (default 4 when no file is named; see worker() below)
  *   --no-batch   every file in a process of its own
  */
 import { spawn } from 'node:child_process';
