@@ -100,11 +100,11 @@ export const startsProcesses = (source) => SLOW_SOURCE.test(source);
  * What a file may change for its whole process that a batch (scripts/test-batch.mjs) cannot put back for
  * the next file: the working directory, umask, user or groups, process event listeners (signals, exit,
  * uncaught errors: tap adds and removes its own at times, so a diff cannot tell whose they are), an exit,
- * root-level beforeEach/afterEach (they would wrap the next files' tests). Such a file runs in a process of
+ * V8 flags (`v8.setFlagsFromString`), root-level beforeEach/afterEach (they would wrap the next files' tests). Such a file runs in a process of
  * its own. The environment needs no rule: the batch restores `process.env` after each file.
  */
 const OWN_PROCESS_SOURCE =
-  /process\.(chdir|umask|set(e?[ug]id|groups)|initgroups|on|once|addListener|prependListener|prependOnceListener)\(|^\s*process\.(exit|abort|reallyExit)\(|^t\.(beforeEach|afterEach)\(/m;
+  /process\.(chdir|umask|set(e?[ug]id|groups)|initgroups|on|once|addListener|prependListener|prependOnceListener)\(|^\s*process\.(exit|abort|reallyExit)\(|setFlagsFromString|^t\.(beforeEach|afterEach)\(/m;
 
 /** Whether a test file's source changes process-wide state a batch cannot restore (it then runs alone). */
 export const needsOwnProcess = (source) => OWN_PROCESS_SOURCE.test(source);
