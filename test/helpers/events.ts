@@ -13,6 +13,9 @@ interface Teardown {
 
 export interface EventLog {
   events: UmbilicalEvent[];
+  /** The stream's epoch (its `stream.hello`) and the last cursor read: where a client following the daemon
+   *  across a restart resumes (`?since=<cursor>&epoch=<epoch>`, docs/events.md). */
+  readonly resume: { epoch: string; cursor: number };
   /** The first event from `from` (an index into `events`, default 0) matching `match`; rejects after `ms`. */
   waitFor(
     match: (event: UmbilicalEvent) => boolean,
@@ -27,9 +30,12 @@ export async function eventLog(t: Teardown, d: DaemonClient, query = ''): Promis
   if (stream.status !== 200) throw new Error(`GET /events: ${stream.status} ${JSON.stringify(stream.body)}`);
   const events: UmbilicalEvent[] = [];
   const waiters = new Set<() => void>();
+  const resume = { epoch: '', cursor: 0 };
   const take = (message: SseMessage) => {
+    if (message.event === 'stream.hello' && message.data) resume.epoch = JSON.parse(message.data).epoch;
     // Event frames carry an id (the cursor); control frames (stream.hello, stream.gap) and comments do not.
     if (message.id === undefined || message.data === undefined) return;
+    resume.cursor = Number(message.id);
     events.push((JSON.parse(message.data) as { event: UmbilicalEvent }).event);
     for (const wake of waiters) wake();
   };
@@ -39,6 +45,7 @@ export async function eventLog(t: Teardown, d: DaemonClient, query = ''): Promis
   t.teardown(close);
   return {
     events,
+    resume,
     close,
     waitFor(match, what, { from = 0, ms = 15_000 } = {}) {
       return new Promise((resolve, reject) => {
