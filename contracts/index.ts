@@ -85,3 +85,5 @@ export * from './pricing.js';
 export * from './trace-context.js';
 /** live figures of the daemon (`ctx.gauges`). */
 export * from './runtime-gauges.js';
+/** agents across several daemons: placement, forwarding, local requests (`ctx.requests`). */
+export * from './agent-placement.js';

@@ -86,6 +86,7 @@ export function buildContext(kernel: ExtensionHostDeps, input: ContextInput): Bu
     launcher: kernel.launcher,
     env: extensionEnv(input.env),
     ...(kernel.gauges ? { gauges: kernel.gauges } : {}),
+    ...(kernel.requests ? { requests: kernel.requests } : {}),
     print: (line: string) => (kernel.print ?? defaultPrint)(String(line).replace(/[\r\n]+/g, ' ')),
     serverGuards: createServerGuards(() => kernel.settings.current().server),
     contribute: kernel.contributions.forExtension(name),

@@ -1,0 +1,78 @@
+/**
+ * One daemon's membership of the fleet: its connection, the placements it holds, and what `/fleet` reports.
+ */
+import type { ExtensionContext, FleetSettings } from '@agt/contracts';
+import { FleetConnection } from './connection.js';
+import type { FleetOptions } from './options.js';
+import { PlacementKeeper, type PlacementRecord, parseRecord } from './placement.js';
+
+export class Fleet {
+  readonly connection: FleetConnection;
+  readonly placement: PlacementKeeper;
+  private readonly ttlMs: number;
+
+  constructor(
+    private readonly ctx: Pick<ExtensionContext, 'env' | 'logger'>,
+    readonly settings: FleetSettings,
+    private readonly options: FleetOptions,
+  ) {
+    this.ttlMs = options.ttlSeconds * 1000;
+    this.connection = new FleetConnection(settings, ctx.env, ctx.logger, settings.daemonName, this.ttlMs);
+    this.placement = new PlacementKeeper(this.connection, settings.daemonName, this.ttlMs, ctx.logger);
+  }
+
+  connect(): void {
+    void this.connection
+      .get()
+      .catch((error: unknown) => this.ctx.logger.warn({ err: error }, 'fleet: NATS not reachable yet; still trying'));
+  }
+
+  problem(): string | null {
+    if (this.connection.connected) return null;
+    return `NATS (settings fleet.servers) is not reachable${this.connection.lastError ? `: ${this.connection.lastError}` : ''}; agents cannot be placed`;
+  }
+
+  status() {
+    return {
+      configured: true,
+      fleet: this.settings.name,
+      daemon: this.settings.daemonName,
+      connected: this.connection.connected,
+      problem: this.connection.lastError,
+      ttlSeconds: this.options.ttlSeconds,
+      agents: this.placement.heldAgents().map(publicRecord),
+    };
+  }
+
+  /** Every live record of the placement bucket. */
+  async placements() {
+    const { placements } = await this.connection.get();
+    const keys: string[] = [];
+    for await (const key of await placements.keys()) keys.push(key);
+    const records: PlacementRecord[] = [];
+    for (const key of keys) {
+      const entry = await placements.get(key);
+      const record = entry && entry.operation === 'PUT' ? parseRecord(entry.string()) : undefined;
+      if (record) records.push(record);
+    }
+    return records.map(publicRecord);
+  }
+
+  async stop(): Promise<void> {
+    // The kernel unloads every agent before extensions stop, which releases their placements; whatever
+    // is still held (a load that raced the shutdown) is given up here.
+    this.placement.dropAll();
+    await this.placement.settled();
+    await this.connection.close();
+  }
+}
+
+function publicRecord(record: PlacementRecord) {
+  return {
+    agentId: record.agentId,
+    name: record.name,
+    handle: record.handle,
+    daemon: record.daemon,
+    since: record.since,
+  };
+}

@@ -1,0 +1,23 @@
+/** The `fleet` extension's manifest `config`: timing only (who and where the fleet is lives in settings `fleet`). */
+import { type Static, Type } from 'typebox';
+
+export const FleetOptions = Type.Object(
+  {
+    ttlSeconds: Type.Integer({
+      minimum: 2,
+      maximum: 600,
+      default: 15,
+      description:
+        "how long an agent's placement outlives its daemon's last heartbeat: another daemon may run the agent after that; the holder stops it earlier (docs/fleet.md)",
+    }),
+    requestTimeoutMs: Type.Integer({
+      minimum: 1000,
+      maximum: 600_000,
+      default: 120_000,
+      description: 'how long a request forwarded to the daemon that runs an agent may take (a chat waits for its turn)',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export type FleetOptions = Static<typeof FleetOptions>;

@@ -1,0 +1,76 @@
+/**
+ * `/fleet`: this daemon's view of the fleet (docs/fleet.md). `GET /fleet` says who this daemon is, whether
+ * NATS is reachable and the agents it holds; `GET /fleet/agents` lists every agent placed in the fleet and the
+ * daemon that runs it. Names only: no server credential is ever shown.
+ */
+import { errorResponses, type ExtensionHttp } from '@agt/contracts';
+import { Type } from 'typebox';
+import { fleetNotConfigured } from './errors.js';
+import type { Fleet } from './fleet.js';
+
+export const TAG = 'Fleet';
+
+const Placement = Type.Object({
+  agentId: Type.String(),
+  name: Type.String(),
+  handle: Type.Union([Type.String(), Type.Null()]),
+  daemon: Type.String({ description: 'the daemon of the fleet that runs it' }),
+  since: Type.Integer({ description: 'when it was placed there (epoch ms)' }),
+});
+
+const FleetStatus = Type.Object({
+  configured: Type.Boolean({ description: 'settings `fleet` are set (false: the daemon runs alone)' }),
+  fleet: Type.Union([Type.String(), Type.Null()], { description: "the fleet's name (settings `fleet.name`)" }),
+  daemon: Type.Union([Type.String(), Type.Null()], {
+    description: "this daemon's name in it (settings `fleet.daemonName`)",
+  }),
+  connected: Type.Boolean({ description: 'NATS reachable now' }),
+  problem: Type.Union([Type.String(), Type.Null()], { description: 'the last connection problem, if any' }),
+  ttlSeconds: Type.Integer({ description: "how long a placement outlives its daemon's last heartbeat" }),
+  agents: Type.Array(Placement, { description: 'the agents this daemon runs' }),
+});
+
+const ALONE = {
+  configured: false,
+  fleet: null,
+  daemon: null,
+  connected: false,
+  problem: null,
+  ttlSeconds: 0,
+  agents: [],
+};
+
+export function registerRoutes(http: ExtensionHttp, fleet: () => Fleet | undefined): void {
+  const tags = [TAG];
+  const need = (): Fleet => {
+    const current = fleet();
+    if (!current) throw fleetNotConfigured();
+    return current;
+  };
+
+  http.get(
+    '',
+    {
+      schema: {
+        tags,
+        summary: "This daemon in the fleet: its names, NATS's state and the agents it runs",
+        description: 'Without settings `fleet`: `configured: false` and nothing else (the daemon runs alone).',
+        response: { 200: FleetStatus, ...errorResponses() },
+      },
+    },
+    async () => fleet()?.status() ?? ALONE,
+  );
+
+  http.get(
+    '/agents',
+    {
+      schema: {
+        tags,
+        summary: 'Every agent placed in the fleet, with the daemon that runs it',
+        description: '503 `unavailable` when settings `fleet` are not set or NATS cannot be reached.',
+        response: { 200: Type.Object({ agents: Type.Array(Placement) }), ...errorResponses(503) },
+      },
+    },
+    async () => ({ agents: await need().placements() }),
+  );
+}
