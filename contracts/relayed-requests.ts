@@ -35,7 +35,7 @@ export interface RelayedAnswer {
  * `ctx.requests`: runs a request through this daemon's own API as the owner, for the daemon that runs an
  * agent to answer a request another daemon forwarded (the forwarder checked who sent it). The request
  * passes the same routes, validation and error answers as one from a client; it is never forwarded again.
- * Only `accept`, `content-type`, `idempotency-key` and `last-event-id` headers are kept; the kernel adds its
+ * Only `accept`, `content-type`, `idempotency-key`, `last-event-id` and `prefer` headers are kept; the kernel adds its
  * own credential. An extension that offers this to anyone else hands out the owner's powers: only answer
  * callers that hold the fleet's credentials.
  *

@@ -81,6 +81,7 @@ export class FleetConnection {
     if (this.closed) throw fleetUnreachable('the fleet extension is stopping');
     this.link ??= this.open();
     const link = this.link;
+    if (!Number.isFinite(wait)) return link;
     let timer: NodeJS.Timeout | undefined;
     try {
       return await Promise.race([

@@ -5,26 +5,42 @@ import type { ExtensionContext, FleetSettings } from '@agt/contracts';
 import { FleetConnection } from './connection.js';
 import type { FleetOptions } from './options.js';
 import { PlacementKeeper, type PlacementRecord, parseRecord } from './placement.js';
+import { Relay } from './relay.js';
 
 export class Fleet {
   readonly connection: FleetConnection;
   readonly placement: PlacementKeeper;
+  readonly relay: Relay;
   private readonly ttlMs: number;
 
   constructor(
-    private readonly ctx: Pick<ExtensionContext, 'env' | 'logger'>,
+    private readonly ctx: Pick<ExtensionContext, 'env' | 'logger' | 'agents' | 'requests'>,
     readonly settings: FleetSettings,
     private readonly options: FleetOptions,
   ) {
     this.ttlMs = options.ttlSeconds * 1000;
     this.connection = new FleetConnection(settings, ctx.env, ctx.logger, settings.daemonName, this.ttlMs);
     this.placement = new PlacementKeeper(this.connection, settings.daemonName, this.ttlMs, ctx.logger);
+    this.relay = new Relay(
+      ctx,
+      this.connection,
+      settings.name,
+      settings.daemonName,
+      this.placement.run,
+      this.ttlMs,
+      options.requestTimeoutMs,
+      ctx.logger,
+    );
   }
 
+  /** Connects in the background, then answers forwarded requests. */
   connect(): void {
     void this.connection
       .get()
       .catch((error: unknown) => this.ctx.logger.warn({ err: error }, 'fleet: NATS not reachable yet; still trying'));
+    void this.relay
+      .start()
+      .catch((error: unknown) => this.ctx.logger.warn({ err: error }, 'fleet: forwarded requests cannot be answered'));
   }
 
   problem(): string | null {
@@ -61,6 +77,8 @@ export class Fleet {
   async stop(): Promise<void> {
     // The kernel unloads every agent before extensions stop, which releases their placements; whatever
     // is still held (a load that raced the shutdown) is given up here.
+    this.relay.stop();
+    this.relay.stop();
     this.placement.dropAll();
     await this.placement.settled();
     await this.connection.close();

@@ -1,10 +1,11 @@
 /**
  * The `fleet` extension (docs/fleet.md): several daemons as one, on NATS JetStream. Off by default; with
  * settings `fleet` it offers the kernel's agent placement (one runtime per agent across the fleet, records
- * in a JetStream KV bucket with compare-and-set and TTL heartbeats) and serves `/fleet`. Without settings
+ * in a JetStream KV bucket with compare-and-set and TTL heartbeats) and the agent forwarder (requests for
+ * an agent another daemon runs go there over NATS request/reply), and serves `/fleet`. Without settings
  * `fleet` it offers nothing and the daemon runs alone, as without the extension.
  */
-import { agentPlacement, defineExtension } from '@agt/contracts';
+import { agentForwarder, agentPlacement, defineExtension } from '@agt/contracts';
 import { Fleet } from './fleet.js';
 import { FleetOptions } from './options.js';
 import { registerRoutes, TAG } from './routes.js';
@@ -20,7 +21,10 @@ export default defineExtension({
     const settings = ctx.settings.current().fleet;
     const fleet = settings ? new Fleet(ctx, settings, ctx.config) : undefined;
     registerRoutes(ctx.http, () => fleet);
-    if (fleet) ctx.provide(agentPlacement, fleet.placement);
+    if (fleet) {
+      ctx.provide(agentPlacement, fleet.placement);
+      ctx.provide(agentForwarder, fleet.relay);
+    }
     return {
       start() {
         // Connecting goes on in the background: loads wait for it (at most a few seconds) or answer 503.

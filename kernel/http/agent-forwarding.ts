@@ -11,7 +11,13 @@ import type { ExtensionPoints } from '../extensions/points.js';
 import type { KernelApp } from './app.js';
 
 /** Request headers that travel with a relayed request: content negotiation and idempotency, never credentials. */
-export const RELAYED_REQUEST_HEADERS = ['accept', 'content-type', 'idempotency-key', 'last-event-id'] as const;
+export const RELAYED_REQUEST_HEADERS = [
+  'accept',
+  'content-type',
+  'idempotency-key',
+  'last-event-id',
+  'prefer',
+] as const;
 /** Answer headers that travel back. */
 export const RELAYED_ANSWER_HEADERS = [
   'content-type',
@@ -20,6 +26,7 @@ export const RELAYED_ANSWER_HEADERS = [
   'etag',
   'last-modified',
   'location',
+  'preference-applied',
   'retry-after',
 ] as const;
 

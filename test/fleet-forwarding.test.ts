@@ -1,0 +1,69 @@
+/**
+ * Any daemon answers for any agent: two built daemons on one nats-server; an agent runs on the first and
+ * the second answers for it (forwarded over NATS request/reply) with the same status codes and bodies, lists
+ * it in `GET /agents` with the daemon that runs it, and runs a chat turn on it there.
+ */
+import t from 'tap';
+import { createAgentFile } from './helpers/agent-file.js';
+import { runDaemon, tempDir } from './helpers/daemon.js';
+import { fleetManifest, startNats } from './helpers/nats.js';
+import { startToolDriver } from './helpers/tool-driver.js';
+
+const nats = await startNats(t);
+if (typeof nats === 'string') {
+  t.comment(`skipped: ${nats}`);
+  t.plan(0, nats);
+} else {
+  const driver = await startToolDriver(t);
+  const manifest = fleetManifest({ ttlSeconds: 3, requestTimeoutMs: 20_000 });
+  const daemon = (daemonName: string) =>
+    runDaemon(t, {
+      settings: { providers: [driver.provider], fleet: { servers: [nats.url], name: 'relay', daemonName } },
+      extensions: manifest,
+    });
+  const [alpha, beta] = await Promise.all([daemon('alpha'), daemon('beta')]);
+  const path = await createAgentFile(tempDir(t), { name: 'far-away', handle: 'far', model: driver.model });
+  const loaded = await alpha.request('POST', '/agents/load', { filePath: path });
+  const id = loaded.body.id as string;
+
+  t.test('GET /agents lists the agents other daemons run, with the daemon', async (t) => {
+    t.equal(loaded.status, 200);
+    const listed = await beta.request('GET', '/agents');
+    t.equal(listed.status, 200);
+    t.same(
+      listed.body.map((agent: Record<string, unknown>) => [agent.id, agent.name, agent.daemon, agent.runtimeState]),
+      [[id, 'far-away', 'alpha', 'remote']],
+    );
+    const own = await alpha.request('GET', '/agents');
+    t.same(
+      own.body.map((agent: Record<string, unknown>) => [agent.id, agent.daemon]),
+      [[id, undefined]],
+      'the holder lists it as its own',
+    );
+  });
+
+  t.test('agent routes answer through any daemon as on the one that runs it', async (t) => {
+    for (const route of [`/agents/${id}/config`, '/agents/far/config', '/agents/far-away/tools', `/agents/${id}`]) {
+      const [here, there] = await Promise.all([beta.request('GET', route), alpha.request('GET', route)]);
+      t.same([here.status, here.body], [there.status, there.body], `GET ${route}`);
+    }
+    const refused = await beta.request('PATCH', `/agents/${id}/config`, { state: 'exploding' });
+    const refusedThere = await alpha.request('PATCH', `/agents/${id}/config`, { state: 'exploding' });
+    t.same([refused.status, refused.body], [refusedThere.status, refusedThere.body], 'a refusal is the same 400');
+    t.equal(refused.status, 400);
+    const patched = await beta.request('PATCH', `/agents/${id}/config`, { description: 'changed through beta' });
+    t.equal(patched.status, 200);
+    const config = await alpha.request('GET', `/agents/${id}/config`);
+    t.equal(config.body.config.description, 'changed through beta', 'the change happened on the daemon that runs it');
+    const missing = await beta.request('GET', '/agents/nobody/status');
+    t.same([missing.status, missing.body.code], [404, 'not_found'], 'an agent no daemon runs is 404');
+  });
+
+  t.test('a chat through a daemon that does not run the agent', async (t) => {
+    const chat = await beta.request('POST', `/agents/far/chat?wait=true`, { text: 'hello from beta' });
+    t.equal(chat.status, 200, JSON.stringify(chat.body));
+    const history = await alpha.request('GET', `/agents/${id}/chat`);
+    t.equal(history.status, 200);
+    t.match(JSON.stringify(history.body), 'hello from beta', 'the turn ran on the daemon that holds the agent');
+  });
+}
