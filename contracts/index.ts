@@ -87,3 +87,5 @@ export * from './trace-context.js';
 export * from './runtime-gauges.js';
 /** agents across several daemons: placement, forwarding, local requests (`ctx.requests`). */
 export * from './agent-placement.js';
+/** event streams wider than one daemon (`GET /events?scope=`). */
+export * from './event-scopes.js';

@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import type { ExtensionEnv, FleetSettings, Logger } from '@agt/contracts';
+import type { JetStreamClient } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import type { ConnectionOptions, NatsConnection } from '@nats-io/transport-node';
 import { fleetUnreachable } from './errors.js';
@@ -19,7 +20,15 @@ export interface FleetLink {
   nc: NatsConnection;
   /** The placement bucket: one record per agent, its TTL the extension's `ttlSeconds`. */
   placements: KV;
+  js: JetStreamClient;
+  /** The fleet's event stream (every daemon's events), made if missing. */
+  eventStream: string;
 }
+
+/** How long the fleet's event stream keeps an event. */
+export const EVENTS_MAX_AGE_MS = 24 * 3600_000;
+/** Within this window a re-published event (same message id) is dropped by JetStream. */
+export const EVENTS_DUPLICATE_WINDOW_MS = 2 * 60_000;
 
 /** The connection options for `settings`: servers, the credentials they name, endless reconnects. */
 export function connectionOptions(settings: FleetSettings, env: ExtensionEnv, daemon: string): ConnectionOptions {
@@ -96,7 +105,11 @@ export class FleetConnection {
   }
 
   private async open(): Promise<FleetLink> {
-    const [{ connect }, { Kvm }] = await Promise.all([import('@nats-io/transport-node'), import('@nats-io/kv')]);
+    const [{ connect, nanos }, { Kvm }, { jetstream, jetstreamManager }] = await Promise.all([
+      import('@nats-io/transport-node'),
+      import('@nats-io/kv'),
+      import('@nats-io/jetstream'),
+    ]);
     const options = connectionOptions(this.settings, this.env, this.daemon);
     const seedFile = this.settings.credentials?.nkeySeedFile;
     if (seedFile) {
@@ -119,7 +132,31 @@ export class FleetConnection {
         ttl: this.ttlMs,
         history: 1,
       });
-      return { nc, placements };
+      const eventStream = `agt_fleet_${this.settings.name}_events`;
+      const jsm = await jetstreamManager(nc);
+      const exists = await jsm.streams.info(eventStream).then(
+        () => true,
+        () => false,
+      );
+      if (!exists)
+        await jsm.streams
+          .add({
+            name: eventStream,
+            subjects: [`agt.fleet.${this.settings.name}.events.>`],
+            max_age: nanos(EVENTS_MAX_AGE_MS),
+            duplicate_window: nanos(EVENTS_DUPLICATE_WINDOW_MS),
+          })
+          .catch(async (error: unknown) => {
+            // Another daemon made it meanwhile.
+            if (
+              !(await jsm.streams.info(eventStream).then(
+                () => true,
+                () => false,
+              ))
+            )
+              throw error;
+          });
+      return { nc, placements, js: jetstream(nc), eventStream };
     } catch (error) {
       this.lastError = describe(error);
       this.link = undefined;

@@ -6,15 +6,17 @@ import { FleetConnection } from './connection.js';
 import type { FleetOptions } from './options.js';
 import { PlacementKeeper, type PlacementRecord, parseRecord } from './placement.js';
 import { Relay } from './relay.js';
+import { FleetEvents } from './events.js';
 
 export class Fleet {
   readonly connection: FleetConnection;
   readonly placement: PlacementKeeper;
   readonly relay: Relay;
+  readonly events: FleetEvents;
   private readonly ttlMs: number;
 
   constructor(
-    private readonly ctx: Pick<ExtensionContext, 'env' | 'logger' | 'agents' | 'requests'>,
+    private readonly ctx: Pick<ExtensionContext, 'env' | 'logger' | 'agents' | 'requests' | 'bus'>,
     readonly settings: FleetSettings,
     private readonly options: FleetOptions,
   ) {
@@ -31,6 +33,8 @@ export class Fleet {
       options.requestTimeoutMs,
       ctx.logger,
     );
+    this.events = new FleetEvents(this.connection, settings.name, settings.daemonName, this.placement.run, ctx.logger);
+    ctx.bus.subscribe((event) => this.events.publish(event));
   }
 
   /** Connects in the background, then answers forwarded requests. */
@@ -80,7 +84,7 @@ export class Fleet {
     this.relay.stop();
     this.relay.stop();
     this.placement.dropAll();
-    await this.placement.settled();
+    await Promise.all([this.placement.settled(), this.events.stop(2_000)]);
     await this.connection.close();
   }
 }

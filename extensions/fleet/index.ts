@@ -2,10 +2,11 @@
  * The `fleet` extension (docs/fleet.md): several daemons as one, on NATS JetStream. Off by default; with
  * settings `fleet` it offers the kernel's agent placement (one runtime per agent across the fleet, records
  * in a JetStream KV bucket with compare-and-set and TTL heartbeats) and the agent forwarder (requests for
- * an agent another daemon runs go there over NATS request/reply), and serves `/fleet`. Without settings
+ * an agent another daemon runs go there over NATS request/reply) and the event scope `fleet` (every
+ * daemon's events in one JetStream stream, `GET /events?scope=fleet`), and serves `/fleet`. Without settings
  * `fleet` it offers nothing and the daemon runs alone, as without the extension.
  */
-import { agentForwarder, agentPlacement, defineExtension } from '@agt/contracts';
+import { agentForwarder, agentPlacement, defineExtension, eventScopes } from '@agt/contracts';
 import { Fleet } from './fleet.js';
 import { FleetOptions } from './options.js';
 import { registerRoutes, TAG } from './routes.js';
@@ -24,6 +25,7 @@ export default defineExtension({
     if (fleet) {
       ctx.provide(agentPlacement, fleet.placement);
       ctx.provide(agentForwarder, fleet.relay);
+      ctx.provide(eventScopes, fleet.events);
     }
     return {
       start() {
