@@ -6,7 +6,7 @@
 import t from 'tap';
 import { createAgentFile } from './helpers/agent-file.js';
 import { runDaemon, type SpawnedDaemon, tempDir } from './helpers/daemon.js';
-import { fleetManifest, startNats } from './helpers/nats.js';
+import { fleetJoined, fleetManifest, startNats } from './helpers/nats.js';
 import { openSse, type SseStream } from './helpers/sse-client.js';
 
 interface Frame {
@@ -20,10 +20,11 @@ if (typeof nats === 'string') {
   t.comment(`skipped: ${nats}`);
   t.plan(0, nats);
 } else {
-  const manifest = fleetManifest({ ttlSeconds: 3 });
+  const manifest = fleetManifest({ ttlSeconds: 10 });
   const daemon = (daemonName: string) =>
     runDaemon(t, { settings: { fleet: { servers: [nats.url], name: 'stream', daemonName } }, extensions: manifest });
   const [alpha, beta] = await Promise.all([daemon('alpha'), daemon('beta')]);
+  await Promise.all([fleetJoined(alpha), fleetJoined(beta)]);
   const dir = tempDir(t);
 
   const fleetStream = async (d: SpawnedDaemon, headers: Record<string, string> = {}, query = '') => {

@@ -6,7 +6,7 @@
 import t from 'tap';
 import { createAgentFile } from './helpers/agent-file.js';
 import { runDaemon, tempDir } from './helpers/daemon.js';
-import { fleetManifest, startNats } from './helpers/nats.js';
+import { fleetJoined, fleetManifest, startNats } from './helpers/nats.js';
 import { startToolDriver } from './helpers/tool-driver.js';
 
 const nats = await startNats(t);
@@ -15,13 +15,14 @@ if (typeof nats === 'string') {
   t.plan(0, nats);
 } else {
   const driver = await startToolDriver(t);
-  const manifest = fleetManifest({ ttlSeconds: 3, requestTimeoutMs: 20_000 });
+  const manifest = fleetManifest({ ttlSeconds: 10, requestTimeoutMs: 20_000 });
   const daemon = (daemonName: string) =>
     runDaemon(t, {
       settings: { providers: [driver.provider], fleet: { servers: [nats.url], name: 'relay', daemonName } },
       extensions: manifest,
     });
   const [alpha, beta] = await Promise.all([daemon('alpha'), daemon('beta')]);
+  await Promise.all([fleetJoined(alpha), fleetJoined(beta)]);
   const path = await createAgentFile(tempDir(t), { name: 'far-away', handle: 'far', model: driver.model });
   const loaded = await alpha.request('POST', '/agents/load', { filePath: path });
   const id = loaded.body.id as string;

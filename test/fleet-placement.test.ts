@@ -7,9 +7,9 @@ import t from 'tap';
 import { createAgentFile } from './helpers/agent-file.js';
 import { runDaemon, type SpawnedDaemon, tempDir } from './helpers/daemon.js';
 import { eventLog } from './helpers/events.js';
-import { fleetManifest, startNats } from './helpers/nats.js';
+import { fleetJoined, fleetManifest, startNats } from './helpers/nats.js';
 
-const TTL_SECONDS = 3;
+const TTL_SECONDS = 6;
 
 const nats = await startNats(t);
 if (typeof nats === 'string') {
@@ -23,6 +23,7 @@ if (typeof nats === 'string') {
       extensions: manifest,
     });
   const [a, b] = await Promise.all([daemon('alpha'), daemon('beta')]);
+  await Promise.all([fleetJoined(a), fleetJoined(b)]);
   const load = (d: SpawnedDaemon, filePath: string) => d.request('POST', '/agents/load', { filePath });
 
   t.test('GET /fleet names the daemon and its fleet', async (t) => {

@@ -14,7 +14,7 @@ import type { ConnectionOptions, NatsConnection } from '@nats-io/transport-node'
 import { fleetUnreachable } from './errors.js';
 
 /** How long a caller waits for the first connection before its request answers 503. */
-export const CONNECT_WAIT_MS = 5_000;
+export const CONNECT_WAIT_MS = 8_000;
 
 export interface FleetLink {
   nc: NatsConnection;
@@ -124,8 +124,6 @@ export class FleetConnection {
       this.link = undefined;
       throw fleetUnreachable(this.lastError);
     }
-    this.connected = true;
-    this.lastError = null;
     void this.follow(nc);
     try {
       const placements = await new Kvm(nc).create(`agt_fleet_${this.settings.name}_placements`, {
@@ -156,6 +154,9 @@ export class FleetConnection {
             )
               throw error;
           });
+      // Connected for `GET /fleet` once the bucket and the stream are there too.
+      this.connected = true;
+      this.lastError = null;
       return { nc, placements, js: jetstream(nc), eventStream };
     } catch (error) {
       this.lastError = describe(error);

@@ -137,7 +137,7 @@ export class PlacementKeeper implements AgentPlacement {
 
   private schedule(): void {
     if (this.timer) return;
-    // Checked ten times per TTL (at most every second): a renewal every third of the TTL, and the stop
+    // Checked ten times per TTL (at most every second): a renewal every quarter of the TTL, and the stop
     // deadline noticed within a tenth of it.
     const every = Math.max(100, Math.min(1_000, Math.floor(this.ttlMs / 10)));
     this.timer = setInterval(() => this.tick(), every);
@@ -156,7 +156,7 @@ export class PlacementKeeper implements AgentPlacement {
         this.drop(agentId, entry, 'not renewed in time');
         continue;
       }
-      if (!entry.beating && now - entry.renewedSentAt >= this.ttlMs / 3) void this.renew(agentId, entry);
+      if (!entry.beating && now - entry.renewedSentAt >= this.ttlMs / 4) void this.renew(agentId, entry);
     }
   }
 
@@ -164,8 +164,8 @@ export class PlacementKeeper implements AgentPlacement {
     entry.beating = true;
     const sentAt = performance.now();
     try {
-      const { placements } = await this.connection.get(Math.max(100, this.ttlMs / 3));
-      const revision = await placements.update(entry.key, JSON.stringify(entry.record), entry.revision, this.ttlMs / 3);
+      const { placements } = await this.connection.get(Math.max(100, this.ttlMs / 4));
+      const revision = await placements.update(entry.key, JSON.stringify(entry.record), entry.revision, this.ttlMs / 4);
       if (this.held.get(agentId) !== entry) return;
       entry.revision = revision;
       entry.renewedSentAt = sentAt;

@@ -134,7 +134,7 @@ export class Relay implements AgentForwarder {
 
   /**
    * Records seen within the TTL: a record whose holder died expires without a notice to watchers, and a live
-   * one is renewed (and seen again) every third of the TTL.
+   * one is renewed (and seen again) every quarter of the TTL.
    */
   private live(): PlacementRecord[] {
     const now = Date.now();

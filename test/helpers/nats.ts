@@ -10,7 +10,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT } from './daemon.js';
+import { type DaemonClient, ROOT } from './daemon.js';
 
 interface Teardown {
   teardown(fn: () => unknown): void;
@@ -99,6 +99,21 @@ export async function startNats(t: Teardown, options: NatsOptions = {}): Promise
     start: launch,
     log: () => output,
   };
+}
+
+/**
+ * Resolves once the daemon's fleet extension has reached NATS (`GET /fleet` says `connected`): the daemon
+ * serves before its extensions start, and connecting goes on in the background after that.
+ */
+export async function fleetJoined(d: DaemonClient, ms = 20_000): Promise<void> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const status = await d.request('GET', '/fleet');
+    if (status.status === 200 && status.body.connected === true) return;
+    if (Date.now() > until)
+      throw new Error(`the daemon at ${d.url} did not join the fleet: ${JSON.stringify(status.body)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 /**
