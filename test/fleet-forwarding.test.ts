@@ -8,6 +8,7 @@ import { createAgentFile } from './helpers/agent-file.js';
 import { runDaemon, tempDir } from './helpers/daemon.js';
 import { fleetJoined, fleetManifest, startNats } from './helpers/nats.js';
 import { startToolDriver } from './helpers/tool-driver.js';
+import { agtInProcess } from './helpers/cli-in-process.js';
 
 const nats = await startNats(t);
 if (typeof nats === 'string') {
@@ -66,5 +67,20 @@ if (typeof nats === 'string') {
     const history = await alpha.request('GET', `/agents/${id}/chat`);
     t.equal(history.status, 200);
     t.match(JSON.stringify(history.body), 'hello from beta', 'the turn ran on the daemon that holds the agent');
+  });
+
+  t.test('agt fleet status, pointed at a daemon that does not run the agent', async (t) => {
+    const env = { AGT_DAEMON_URL: beta.url, AGT_DAEMON_TOKEN: beta.token };
+    const json = await agtInProcess(['fleet', 'status', '--json'], env);
+    t.equal(json.code, 0, json.stderr);
+    const view = JSON.parse(json.stdout);
+    t.match(view, { configured: true, fleet: 'relay', daemon: 'beta', connected: true });
+    t.same(
+      view.agents.map((agent: { agentId: string; daemon: string }) => [agent.agentId, agent.daemon]),
+      [[id, 'alpha']],
+    );
+    const human = await agtInProcess(['fleet', 'status'], env);
+    t.match(human.stdout, /fleet relay, daemon beta/);
+    t.match(human.stdout, /alpha\s+far-away/);
   });
 }

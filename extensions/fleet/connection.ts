@@ -83,6 +83,7 @@ export class FleetConnection {
     private readonly logger: Logger,
     private readonly daemon: string,
     private readonly ttlMs: number,
+    private readonly replicas = 1,
   ) {}
 
   /** The link, connecting on first use; rejects 503 when no connection came within {@link CONNECT_WAIT_MS}. */
@@ -129,6 +130,7 @@ export class FleetConnection {
       const placements = await new Kvm(nc).create(`agt_fleet_${this.settings.name}_placements`, {
         ttl: this.ttlMs,
         history: 1,
+        replicas: this.replicas,
       });
       const eventStream = `agt_fleet_${this.settings.name}_events`;
       const jsm = await jetstreamManager(nc);
@@ -143,6 +145,7 @@ export class FleetConnection {
             subjects: [`agt.fleet.${this.settings.name}.events.>`],
             max_age: nanos(EVENTS_MAX_AGE_MS),
             duplicate_window: nanos(EVENTS_DUPLICATE_WINDOW_MS),
+            num_replicas: this.replicas,
           })
           .catch(async (error: unknown) => {
             // Another daemon made it meanwhile.

@@ -21,7 +21,14 @@ export class Fleet {
     private readonly options: FleetOptions,
   ) {
     this.ttlMs = options.ttlSeconds * 1000;
-    this.connection = new FleetConnection(settings, ctx.env, ctx.logger, settings.daemonName, this.ttlMs);
+    this.connection = new FleetConnection(
+      settings,
+      ctx.env,
+      ctx.logger,
+      settings.daemonName,
+      this.ttlMs,
+      options.replicas,
+    );
     this.placement = new PlacementKeeper(this.connection, settings.daemonName, this.ttlMs, ctx.logger);
     this.relay = new Relay(
       ctx,

@@ -10,6 +10,13 @@ export const FleetOptions = Type.Object(
       description:
         "how long an agent's placement outlives its daemon's last heartbeat: another daemon may run the agent after that; the holder stops it earlier (docs/fleet.md)",
     }),
+    replicas: Type.Integer({
+      minimum: 1,
+      maximum: 5,
+      default: 1,
+      description:
+        'copies JetStream keeps of the placement bucket and the event stream when they are made: 3 on a 3-node NATS cluster, so losing one node changes nothing (1 on a single server)',
+    }),
     requestTimeoutMs: Type.Integer({
       minimum: 1000,
       maximum: 600_000,

@@ -1,0 +1,36 @@
+/** `agt fleet status`: the daemon's place in its fleet and where each agent of the fleet runs (docs/fleet.md). */
+import type { Ctx } from '../context.js';
+
+/** `GET /fleet`, the fields read here. */
+export interface FleetStatus {
+  configured: boolean;
+  fleet: string | null;
+  daemon: string | null;
+  connected: boolean;
+  problem: string | null;
+  ttlSeconds: number;
+}
+
+/** `GET /fleet/agents`. */
+export interface FleetPlacements {
+  agents: Array<{ agentId: string; name: string; handle: string | null; daemon: string; since: number }>;
+}
+
+export async function status(ctx: Ctx): Promise<void> {
+  const self = await ctx.client.get<FleetStatus>('/fleet');
+  const placed = self.configured && self.connected ? await ctx.client.get<FleetPlacements>('/fleet/agents') : null;
+  ctx.out.result({ ...self, agents: placed?.agents ?? null }, () => {
+    if (!self.configured) return ctx.out.line('not in a fleet (settings `fleet` are not set; docs/fleet.md)');
+    ctx.out.line(`fleet ${self.fleet}, daemon ${self.daemon}, placements expire after ${self.ttlSeconds} s`);
+    if (!self.connected)
+      return ctx.out.line(ctx.out.yellow(`NATS not reachable${self.problem ? `: ${self.problem}` : ''}`));
+    const agents = [...(placed?.agents ?? [])].sort(
+      (a, b) => a.daemon.localeCompare(b.daemon) || a.name.localeCompare(b.name),
+    );
+    if (agents.length === 0) return ctx.out.line(ctx.out.dim('no agent runs in the fleet'));
+    ctx.out.table(
+      ['DAEMON', 'AGENT', 'ID', 'SINCE'],
+      agents.map((agent) => [agent.daemon, agent.name, agent.agentId, new Date(agent.since).toISOString()]),
+    );
+  });
+}
