@@ -14,6 +14,7 @@ export class Fleet {
   readonly relay: Relay;
   readonly events: FleetEvents;
   private readonly ttlMs: number;
+  private stopped = false;
 
   constructor(
     private readonly ctx: Pick<ExtensionContext, 'env' | 'logger' | 'agents' | 'requests' | 'bus'>,
@@ -44,14 +45,19 @@ export class Fleet {
     ctx.bus.subscribe((event) => this.events.publish(event));
   }
 
-  /** Connects in the background, then answers forwarded requests. */
+  /** Connects in the background, then answers forwarded requests (retried until it can, while running). */
   connect(): void {
     void this.connection
       .get()
       .catch((error: unknown) => this.ctx.logger.warn({ err: error }, 'fleet: NATS not reachable yet; still trying'));
-    void this.relay
-      .start()
-      .catch((error: unknown) => this.ctx.logger.warn({ err: error }, 'fleet: forwarded requests cannot be answered'));
+    const listen = (attempt: number): void => {
+      if (this.stopped) return;
+      this.relay.start().catch((error: unknown) => {
+        if (attempt === 0) this.ctx.logger.warn({ err: error }, 'fleet: forwarded requests cannot be answered yet');
+        setTimeout(() => listen(attempt + 1), Math.min(5_000, 250 * 2 ** attempt)).unref();
+      });
+    };
+    listen(0);
   }
 
   problem(): string | null {
@@ -86,6 +92,7 @@ export class Fleet {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     // The kernel unloads every agent before extensions stop, which releases their placements; whatever
     // is still held (a load that raced the shutdown) is given up here.
     this.relay.stop();

@@ -33,6 +33,12 @@ export interface NatsServer {
 export interface NatsOptions {
   /** Clients must log in with this user and password. */
   user?: { name: string; password: string };
+  /** The client port (default: one the server picks). */
+  port?: number;
+  /** More arguments (a cluster node's). */
+  extra?: string[];
+  /** What its log says once it serves (default: `Server is ready`). */
+  ready?: RegExp;
 }
 
 function binary(): string | undefined {
@@ -49,19 +55,25 @@ export async function startNats(t: Teardown, options: NatsOptions = {}): Promise
   const dir = mkdtempSync(join(tmpdir(), 'agt-nats-'));
   let child: ChildProcess | undefined;
   let output = '';
-  let port = -1;
+  let port = options.port ?? -1;
   const auth = options.user ? ['--user', options.user.name, '--pass', options.user.password] : [];
+  const extra = options.extra ?? [];
+  const ready = options.ready ?? /Server is ready/;
   const launch = () =>
     new Promise<void>((resolve, reject) => {
-      const proc = spawn(bin, ['-js', '-sd', join(dir, 'store'), '-a', '127.0.0.1', '-p', String(port), ...auth], {
-        cwd: dir,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const proc = spawn(
+        bin,
+        ['-js', '-sd', join(dir, 'store'), '-a', '127.0.0.1', '-p', String(port), ...auth, ...extra],
+        {
+          cwd: dir,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
       child = proc;
       const seen = (chunk: Buffer) => {
         output += chunk.toString();
         const match = /Listening for client connections on [^\s]*:(\d+)/.exec(output.slice(-4000));
-        if (match && /Server is ready/.test(output.slice(-4000))) {
+        if (match && ready.test(output.slice(-4000))) {
           port = Number(match[1]);
           proc.stderr!.off('data', seen);
           proc.stderr!.on('data', (more: Buffer) => (output += more.toString()));
@@ -133,4 +145,54 @@ export function fleetManifest(config: Record<string, unknown> = {}): { extension
       ...(entry.name === 'fleet' ? { enabled: true, config } : {}),
     })),
   };
+}
+
+export interface NatsCluster {
+  /** Every node's client URL. */
+  urls: string[];
+  nodes: NatsServer[];
+}
+
+/**
+ * A JetStream cluster of `size` nodes on loopback, each with its own store in a temp dir. Ports are picked
+ * free first (the routes must name them before the nodes start). Resolves once every node is ready and the
+ * cluster has a JetStream meta leader, or to a reason string when nats-server cannot run here.
+ */
+export async function startNatsCluster(t: Teardown, size = 3): Promise<NatsCluster | string> {
+  const ports = await Promise.all(Array.from({ length: size * 2 }, () => freeLoopbackPort()));
+  const client = ports.slice(0, size);
+  const cluster = ports.slice(size);
+  const routes = cluster.map((port) => `nats://127.0.0.1:${port}`).join(',');
+  const nodes: NatsServer[] = [];
+  for (let index = 0; index < size; index += 1) {
+    const node = await startNats(t, {
+      port: client[index]!,
+      extra: [
+        '--server_name',
+        `n${index + 1}`,
+        '--cluster_name',
+        'agt-test',
+        '--cluster',
+        `nats://127.0.0.1:${cluster[index]}`,
+        '--routes',
+        routes,
+      ],
+      ready: /Server is ready/,
+    });
+    if (typeof node === 'string') return node;
+    nodes.push(node);
+  }
+  return { urls: nodes.map((node) => node.url), nodes };
+}
+
+async function freeLoopbackPort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
 }
