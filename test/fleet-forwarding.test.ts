@@ -83,4 +83,37 @@ if (typeof nats === 'string') {
     t.match(human.stdout, /fleet relay, daemon beta/);
     t.match(human.stdout, /alpha\s+far-away/);
   });
+
+  t.test('a planned move: unloaded on one daemon, loaded from the same file on the other, history kept', async (t) => {
+    const moved = await beta.request('POST', '/fleet/move', { agent: 'far', daemon: 'beta' });
+    t.equal(moved.status, 200, JSON.stringify(moved.body));
+    t.match(moved.body, { agentId: id, from: 'alpha', to: 'beta', moved: true });
+    t.same((await alpha.request('GET', '/fleet')).body.agents, [], 'alpha runs it no more');
+    t.same(
+      (await beta.request('GET', '/fleet')).body.agents.map((agent: { agentId: string }) => agent.agentId),
+      [id],
+      'beta does',
+    );
+    const listed = await alpha.request('GET', '/agents');
+    t.same(
+      listed.body.map((agent: Record<string, unknown>) => [agent.id, agent.daemon]),
+      [[id, 'beta']],
+      'alpha now lists it on beta',
+    );
+    const history = await beta.request('GET', `/agents/${id}/chat`);
+    t.match(JSON.stringify(history.body), 'hello from beta', 'the conversation moved with the file');
+    const again = await alpha.request('POST', '/fleet/move', { agent: id, daemon: 'beta' });
+    t.match(again.body, { moved: false }, 'a move to where it runs is a no-op');
+    const nowhere = await alpha.request('POST', '/fleet/move', { agent: 'nobody', daemon: 'beta' });
+    t.same([nowhere.status, nowhere.body.code], [404, 'not_found']);
+    const env = { AGT_DAEMON_URL: alpha.url, AGT_DAEMON_TOKEN: alpha.token };
+    const back = await agtInProcess(['fleet', 'move', 'far', 'alpha'], env);
+    t.equal(back.code, 0, back.stderr);
+    t.match(back.stdout, /far moved from beta to alpha/);
+    t.same(
+      (await alpha.request('GET', '/fleet')).body.agents.map((agent: { agentId: string }) => agent.agentId),
+      [id],
+      'and back with agt fleet move',
+    );
+  });
 }

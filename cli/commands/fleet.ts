@@ -34,3 +34,13 @@ export async function status(ctx: Ctx): Promise<void> {
     );
   });
 }
+
+export async function move(ctx: Ctx, agent: string, daemon: string): Promise<void> {
+  const view = await ctx.client.post<{ agentId: string; from: string; to: string; moved: boolean }>('/fleet/move', {
+    agent,
+    daemon,
+  });
+  ctx.out.result(view, () =>
+    ctx.out.line(view.moved ? `${agent} moved from ${view.from} to ${view.to}` : `${agent} runs on ${view.to} already`),
+  );
+}

@@ -1,4 +1,4 @@
-/** `agt fleet status`: the daemon's fleet and where each agent of it runs (docs/fleet.md). */
+/** `agt fleet status|move`: the daemon's fleet, where each agent of it runs, planned moves (docs/fleet.md). */
 import type { Command } from 'commander';
 import { run } from '../run.js';
 
@@ -10,4 +10,8 @@ export function declareFleet(agt: Command): void {
     .command('status')
     .description("this daemon's fleet, whether NATS is reachable, and which daemon runs each agent of the fleet")
     .action(run(async (ctx) => (await fleetCommands()).status(ctx)));
+  fleet
+    .command('move <agent> <daemon>')
+    .description('move an agent to another daemon of the fleet (unload, then load the same file there)')
+    .action(run(async (ctx, agent: string, daemon: string) => (await fleetCommands()).move(ctx, agent, daemon)));
 }

@@ -23,6 +23,8 @@ export interface PlacementRecord {
   agentId: string;
   name: string;
   handle: string | null;
+  /** The file's real path on the holder's machine (a planned move loads it from there on another daemon). */
+  filePath: string;
   daemon: string;
   /** This run of the daemon: a restarted daemon does not take over its earlier run's records. */
   run: string;
@@ -69,6 +71,7 @@ export class PlacementKeeper implements AgentPlacement {
       agentId: request.agentId,
       name: request.name,
       handle: request.handle,
+      filePath: request.filePath,
       daemon: this.daemon,
       run: this.run,
       since: Date.now(),
@@ -196,6 +199,7 @@ export function parseRecord(text: string): PlacementRecord | undefined {
       agentId: value.agentId,
       name: typeof value.name === 'string' ? value.name : value.agentId,
       handle: typeof value.handle === 'string' ? value.handle : null,
+      filePath: typeof value.filePath === 'string' ? value.filePath : '',
       daemon: value.daemon,
       run: value.run,
       since: typeof value.since === 'number' ? value.since : 0,

@@ -22,8 +22,8 @@ import { type PlacementRecord, parseRecord } from './placement.js';
 
 /** What travels on a daemon's subject. */
 interface RelayMessage {
-  /** The agent's id (the sender resolved names and handles). */
-  agentId: string;
+  /** The agent's id (the sender resolved names and handles); absent for a request to the daemon itself. */
+  agentId?: string;
   request: RelayedRequest;
 }
 
@@ -82,14 +82,14 @@ export class Relay implements AgentForwarder {
     } catch {
       return { error: 'not a relayed request' };
     }
-    if (typeof message?.agentId !== 'string' || typeof message.request?.url !== 'string')
-      return { error: 'not a relayed request' };
-    if (!this.ctx.agents.find(message.agentId) || !this.ctx.requests) return { notHere: true };
+    if (typeof message?.request?.url !== 'string') return { error: 'not a relayed request' };
+    if (!this.ctx.requests) return { notHere: true };
+    if (typeof message.agentId === 'string' && !this.ctx.agents.find(message.agentId)) return { notHere: true };
     return { answer: await this.ctx.requests.dispatch(message.request) };
   }
 
   /** The placement of `reference` (an id, handle or name): by id from the bucket, else by the directory. */
-  private async holderOf(reference: string): Promise<PlacementRecord | undefined> {
+  async holderOf(reference: string): Promise<PlacementRecord | undefined> {
     const { placements } = await this.connection.get();
     const byId = await placements.get(placementKey(reference)).catch(() => null);
     const record = byId && byId.operation === 'PUT' ? parseRecord(byId.string()) : undefined;
@@ -107,26 +107,37 @@ export class Relay implements AgentForwarder {
     return confirmed && confirmed.operation === 'PUT' ? parseRecord(confirmed.string()) : undefined;
   }
 
+  /** Runs `request` on the daemon named `daemon` (this one included) as its owner; 503 when it does not answer. */
+  async toDaemon(daemon: string, request: RelayedRequest): Promise<RelayedAnswer> {
+    if (daemon === this.daemon) {
+      if (!this.ctx.requests) throw fleetUnreachable('this daemon cannot run relayed requests');
+      return this.ctx.requests.dispatch(request);
+    }
+    const reply = await this.send(daemon, { request }, `daemon ${daemon}`);
+    if ('answer' in reply) return reply.answer;
+    throw fleetUnreachable(`daemon ${daemon} could not run the request`);
+  }
+
+  private async send(daemon: string, payload: RelayMessage, who: string): Promise<RelayReply> {
+    const { nc } = await this.connection.get();
+    try {
+      const message = await nc.request(daemonSubject(this.fleet, daemon), encoder.encode(JSON.stringify(payload)), {
+        timeout: this.timeoutMs,
+      });
+      return JSON.parse(decoder.decode(message.data)) as RelayReply;
+    } catch (error) {
+      throw fleetUnreachable(`${who} did not answer (${error instanceof Error ? error.message : String(error)})`);
+    }
+  }
+
   async forward(reference: string, request: RelayedRequest): Promise<RelayedAnswer | undefined> {
     const holder = await this.holderOf(reference);
     if (!holder || holder.run === this.run) return undefined;
-    const { nc } = await this.connection.get();
-    const payload: RelayMessage = { agentId: holder.agentId, request };
-    let reply: RelayReply;
-    try {
-      const message = await nc.request(
-        daemonSubject(this.fleet, holder.daemon),
-        encoder.encode(JSON.stringify(payload)),
-        {
-          timeout: this.timeoutMs,
-        },
-      );
-      reply = JSON.parse(decoder.decode(message.data)) as RelayReply;
-    } catch (error) {
-      throw fleetUnreachable(
-        `daemon ${holder.daemon}, which runs agent ${holder.agentId}, did not answer (${error instanceof Error ? error.message : String(error)})`,
-      );
-    }
+    const reply = await this.send(
+      holder.daemon,
+      { agentId: holder.agentId, request },
+      `daemon ${holder.daemon}, which runs agent ${holder.agentId},`,
+    );
     if ('answer' in reply) return reply.answer;
     if ('notHere' in reply) return undefined;
     throw fleetUnreachable(`daemon ${holder.daemon} could not run the request: ${String(reply.error).slice(0, 200)}`);

@@ -6,6 +6,7 @@
 import { errorResponses, type ExtensionHttp } from '@agt/contracts';
 import { Type } from 'typebox';
 import { fleetNotConfigured } from './errors.js';
+import { moveAgent } from './move.js';
 import type { Fleet } from './fleet.js';
 
 export const TAG = 'Fleet';
@@ -72,5 +73,32 @@ export function registerRoutes(http: ExtensionHttp, fleet: () => Fleet | undefin
       },
     },
     async () => ({ agents: await need().placements() }),
+  );
+
+  http.post(
+    '/move',
+    {
+      schema: {
+        tags,
+        summary: 'Move an agent to another daemon of the fleet: unload where it runs, load the same file there',
+        description:
+          'The target must reach the file at the path the agent was loaded from (a shared folder). Its running turn gets the usual grace on the way out; when the target cannot load it, it is loaded back where it was (`restored` in the error). 404 when no daemon runs it; 503 when a daemon does not answer.',
+        body: Type.Object({
+          agent: Type.String({ minLength: 1, maxLength: 512, description: 'id, handle or name' }),
+          daemon: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'the target daemon' }),
+        }),
+        response: {
+          200: Type.Object({
+            agentId: Type.String(),
+            from: Type.String(),
+            to: Type.String(),
+            moved: Type.Boolean({ description: 'false: it ran there already' }),
+            filePath: Type.Optional(Type.String()),
+          }),
+          ...errorResponses(404, 409, 422, 503),
+        },
+      },
+    },
+    async (request) => moveAgent(need().relay, request.body.agent, request.body.daemon),
   );
 }
