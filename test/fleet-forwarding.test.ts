@@ -116,4 +116,25 @@ if (typeof nats === 'string') {
       'and back with agt fleet move',
     );
   });
+
+  t.test('a drain moves every agent of a daemon to the others', async (t) => {
+    const second = await alpha.request('POST', '/agents/load', {
+      filePath: await createAgentFile(tempDir(t), { name: 'second' }),
+    });
+    t.equal(second.status, 200);
+    const env = { AGT_DAEMON_URL: beta.url, AGT_DAEMON_TOKEN: beta.token };
+    const drained = await agtInProcess(['fleet', 'drain', 'alpha', '--to', 'beta', '--json'], env);
+    t.equal(drained.code, 0, drained.stderr);
+    const view = JSON.parse(drained.stdout);
+    t.same(
+      view.moved.map((entry: { agentId: string; to: string }) => entry.to),
+      ['beta', 'beta'],
+    );
+    t.same(view.failed, []);
+    t.same((await alpha.request('GET', '/fleet')).body.agents, [], 'alpha runs nothing now');
+    t.same(
+      (await beta.request('GET', '/fleet')).body.agents.map((agent: { agentId: string }) => agent.agentId).sort(),
+      [id, second.body.id].sort(),
+    );
+  });
 }

@@ -44,3 +44,20 @@ export async function move(ctx: Ctx, agent: string, daemon: string): Promise<voi
     ctx.out.line(view.moved ? `${agent} moved from ${view.from} to ${view.to}` : `${agent} runs on ${view.to} already`),
   );
 }
+
+export async function drain(ctx: Ctx, daemon: string, options: { to: string }): Promise<void> {
+  const to = options.to
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
+  const view = await ctx.client.post<{
+    moved: Array<{ agentId: string; to: string }>;
+    failed: Array<{ agentId: string; error: string }>;
+  }>('/fleet/drain', { daemon, to });
+  ctx.out.result(view, () => {
+    for (const entry of view.moved) ctx.out.line(`${entry.agentId} -> ${entry.to}`);
+    for (const entry of view.failed) ctx.out.line(ctx.out.yellow(`${entry.agentId} stays: ${entry.error}`));
+    if (view.moved.length === 0 && view.failed.length === 0) ctx.out.line(ctx.out.dim(`${daemon} runs no agent`));
+  });
+  if (view.failed.length > 0) process.exitCode = 1;
+}

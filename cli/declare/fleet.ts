@@ -1,4 +1,4 @@
-/** `agt fleet status|move`: the daemon's fleet, where each agent of it runs, planned moves (docs/fleet.md). */
+/** `agt fleet status|move|drain`: the daemon's fleet, where each agent of it runs, planned moves (docs/fleet.md). */
 import type { Command } from 'commander';
 import { run } from '../run.js';
 
@@ -14,4 +14,13 @@ export function declareFleet(agt: Command): void {
     .command('move <agent> <daemon>')
     .description('move an agent to another daemon of the fleet (unload, then load the same file there)')
     .action(run(async (ctx, agent: string, daemon: string) => (await fleetCommands()).move(ctx, agent, daemon)));
+  fleet
+    .command('drain <daemon>')
+    .description(
+      "move every agent a daemon runs to the daemons --to names, spread evenly (before the daemon's maintenance)",
+    )
+    .requiredOption('--to <daemons>', 'comma-separated daemons that take its agents')
+    .action(
+      run(async (ctx, daemon: string, options: { to: string }) => (await fleetCommands()).drain(ctx, daemon, options)),
+    );
 }

@@ -79,6 +79,11 @@ export class Fleet {
 
   /** Every live record of the placement bucket. */
   async placements() {
+    return (await this.records()).map(publicRecord);
+  }
+
+  /** Every record of the placement bucket, read now. */
+  async records(): Promise<PlacementRecord[]> {
     const { placements } = await this.connection.get();
     const keys: string[] = [];
     for await (const key of await placements.keys()) keys.push(key);
@@ -88,7 +93,7 @@ export class Fleet {
       const record = entry && entry.operation === 'PUT' ? parseRecord(entry.string()) : undefined;
       if (record) records.push(record);
     }
-    return records.map(publicRecord);
+    return records;
   }
 
   async stop(): Promise<void> {

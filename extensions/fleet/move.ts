@@ -6,6 +6,7 @@
  * each daemon, through the fleet's request/reply.
  */
 import { AgtError, type RelayedAnswer, type RelayedRequest } from '@agt/contracts';
+import type { PlacementRecord } from './placement.js';
 import type { Relay } from './relay.js';
 
 function json(method: string, url: string, body?: unknown): RelayedRequest {
@@ -54,4 +55,34 @@ export async function moveAgent(relay: Relay, reference: string, target: string)
   const error = failure(loaded, `loading on ${target}`);
   error.details!.restored = back.statusCode === 200;
   throw error;
+}
+
+/**
+ * Moves every agent `daemon` runs to the daemons `to`, one at a time, each to the target that runs the fewest
+ * agents then (so they spread evenly). An agent that cannot move stays where it was (or is loaded back) and
+ * is listed with why.
+ */
+export async function drainDaemon(
+  relay: Relay,
+  records: readonly PlacementRecord[],
+  daemon: string,
+  to: readonly string[],
+) {
+  const targets = to.filter((name) => name !== daemon);
+  if (targets.length === 0) throw new AgtError('bad_request', 'name at least one other daemon to move the agents to');
+  const load = new Map(targets.map((name) => [name, records.filter((record) => record.daemon === name).length]));
+  const moved: Array<{ agentId: string; to: string }> = [];
+  const failed: Array<{ agentId: string; error: string; code: string }> = [];
+  for (const record of records.filter((entry) => entry.daemon === daemon)) {
+    const target = [...load.entries()].sort((a, b) => a[1] - b[1] || a[0].localeCompare(b[0]))[0]![0];
+    try {
+      await moveAgent(relay, record.agentId, target);
+      moved.push({ agentId: record.agentId, to: target });
+      load.set(target, load.get(target)! + 1);
+    } catch (error) {
+      const coded = error instanceof AgtError ? error : new AgtError('unavailable', String(error));
+      failed.push({ agentId: record.agentId, error: coded.message, code: coded.code });
+    }
+  }
+  return { daemon, moved, failed };
 }

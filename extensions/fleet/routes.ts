@@ -6,7 +6,7 @@
 import { errorResponses, type ExtensionHttp } from '@agt/contracts';
 import { Type } from 'typebox';
 import { fleetNotConfigured } from './errors.js';
-import { moveAgent } from './move.js';
+import { drainDaemon, moveAgent } from './move.js';
 import type { Fleet } from './fleet.js';
 
 export const TAG = 'Fleet';
@@ -100,5 +100,37 @@ export function registerRoutes(http: ExtensionHttp, fleet: () => Fleet | undefin
       },
     },
     async (request) => moveAgent(need().relay, request.body.agent, request.body.daemon),
+  );
+
+  http.post(
+    '/drain',
+    {
+      schema: {
+        tags,
+        summary: 'Move every agent a daemon runs to other daemons of the fleet, spread evenly (before maintenance)',
+        description:
+          'Each agent moves as with `POST /fleet/move` (the targets must reach its file), one at a time, to the target that runs the fewest agents then; one that cannot move is listed in `failed` and stays where it was. The drained daemon still takes new agents afterwards: stop it once drained.',
+        body: Type.Object({
+          daemon: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'the daemon to drain' }),
+          to: Type.Array(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }), {
+            minItems: 1,
+            maxItems: 256,
+            description: 'the daemons that take its agents',
+          }),
+        }),
+        response: {
+          200: Type.Object({
+            daemon: Type.String(),
+            moved: Type.Array(Type.Object({ agentId: Type.String(), to: Type.String() })),
+            failed: Type.Array(Type.Object({ agentId: Type.String(), error: Type.String(), code: Type.String() })),
+          }),
+          ...errorResponses(503),
+        },
+      },
+    },
+    async (request) => {
+      const fleet = need();
+      return drainDaemon(fleet.relay, await fleet.records(), request.body.daemon, request.body.to);
+    },
   );
 }
