@@ -7,12 +7,14 @@ import type { FleetOptions } from './options.js';
 import { PlacementKeeper, type PlacementRecord, parseRecord } from './placement.js';
 import { Relay } from './relay.js';
 import { FleetEvents } from './events.js';
+import { Adopter } from './adopt.js';
 
 export class Fleet {
   readonly connection: FleetConnection;
   readonly placement: PlacementKeeper;
   readonly relay: Relay;
   readonly events: FleetEvents;
+  private readonly adopter: Adopter | undefined;
   private readonly ttlMs: number;
   private stopped = false;
 
@@ -43,6 +45,9 @@ export class Fleet {
     );
     this.events = new FleetEvents(this.connection, settings.name, settings.daemonName, this.placement.run, ctx.logger);
     ctx.bus.subscribe((event) => this.events.publish(event));
+    this.adopter = options.adopt
+      ? new Adopter(ctx, this.connection, this.relay, this.placement, this.ttlMs, ctx.logger)
+      : undefined;
   }
 
   /** Connects in the background, then answers forwarded requests (retried until it can, while running). */
@@ -58,6 +63,7 @@ export class Fleet {
       });
     };
     listen(0);
+    this.adopter?.start();
   }
 
   problem(): string | null {
@@ -98,6 +104,7 @@ export class Fleet {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.adopter?.stop();
     // The kernel unloads every agent before extensions stop, which releases their placements; whatever
     // is still held (a load that raced the shutdown) is given up here.
     this.relay.stop();

@@ -10,6 +10,11 @@ export const FleetOptions = Type.Object(
       description:
         "how long an agent's placement outlives its daemon's last heartbeat: another daemon may run the agent after that; the holder stops it earlier (docs/fleet.md)",
     }),
+    adopt: Type.Boolean({
+      default: true,
+      description:
+        "adopt the agents of a daemon that stopped renewing its placements (it died or was cut off), loading each from the path it ran from: needs the agents' files on a shared file system",
+    }),
     replicas: Type.Integer({
       minimum: 1,
       maximum: 5,

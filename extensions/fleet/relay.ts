@@ -147,6 +147,22 @@ export class Relay implements AgentForwarder {
    * Records seen within the TTL: a record whose holder died expires without a notice to watchers, and a live
    * one is renewed (and seen again) every quarter of the TTL.
    */
+  /**
+   * Records of other daemons not seen renewed for longer than the TTL (their daemon died or was cut off), with
+   * their keys: candidates for adoption once the bucket confirms they are gone.
+   */
+  stale(): Array<{ key: string; record: PlacementRecord }> {
+    const now = Date.now();
+    return [...this.directory.entries()]
+      .filter(([, entry]) => now - entry.seenAt >= this.ttlMs && entry.record.run !== this.run)
+      .map(([key, entry]) => ({ key, record: entry.record }));
+  }
+
+  /** Drops a record from the directory (it was adopted, or found gone). */
+  forget(key: string): void {
+    this.directory.delete(key);
+  }
+
   private live(): PlacementRecord[] {
     const now = Date.now();
     return [...this.directory.values()].filter((entry) => now - entry.seenAt < this.ttlMs).map((entry) => entry.record);
