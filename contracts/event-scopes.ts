@@ -54,6 +54,13 @@ export interface EventScope {
    * (503 `unavailable`: the engine is out of reach). Must not block `send`'s caller.
    */
   open(start: ScopeStart, send: (event: ScopedEvent) => void, end: (reason: string) => void): Promise<OpenScope>;
+  /**
+   * Optional: the id of the agent `reference` (an id, handle or name) names when this scope carries its events
+   * though it is not loaded here (it runs on another daemon of the fleet); undefined otherwise. The kernel asks
+   * when `GET /events?agentId=` names no agent of its own, and then streams this scope for that agent, so a
+   * client following one agent works through any daemon.
+   */
+  resolveAgent?(reference: string): Promise<string | undefined> | string | undefined;
 }
 
 /**

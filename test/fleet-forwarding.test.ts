@@ -67,6 +67,13 @@ if (typeof nats === 'string') {
     const history = await alpha.request('GET', `/agents/${id}/chat`);
     t.equal(history.status, 200);
     t.match(JSON.stringify(history.body), 'hello from beta', 'the turn ran on the daemon that holds the agent');
+    // agt chat follows the agent's events (GET /events?agentId=): through beta they come from the fleet stream.
+    const cli = await agtInProcess(['chat', 'far', '-m', 'hello from the cli'], {
+      AGT_DAEMON_URL: beta.url,
+      AGT_DAEMON_TOKEN: beta.token,
+    });
+    t.equal(cli.code, 0, cli.stderr);
+    t.match(cli.stdout, /ok/, 'agt chat through the other daemon prints the reply');
   });
 
   t.test('agt fleet status, pointed at a daemon that does not run the agent', async (t) => {

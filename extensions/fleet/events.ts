@@ -31,7 +31,13 @@ export class FleetEvents implements EventScope {
     private readonly daemon: string,
     private readonly run: string,
     private readonly logger: Logger,
+    /** The id of an agent another daemon of the fleet runs, by id, handle or name (the relay's lookup). */
+    private readonly elsewhere: (reference: string) => Promise<string | undefined> = async () => undefined,
   ) {}
+
+  resolveAgent(reference: string): Promise<string | undefined> {
+    return this.elsewhere(reference);
+  }
 
   private get subject(): string {
     return `agt.fleet.${this.fleet}.events.${this.daemon}`;

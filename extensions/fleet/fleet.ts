@@ -43,7 +43,17 @@ export class Fleet {
       options.requestTimeoutMs,
       ctx.logger,
     );
-    this.events = new FleetEvents(this.connection, settings.name, settings.daemonName, this.placement.run, ctx.logger);
+    this.events = new FleetEvents(
+      this.connection,
+      settings.name,
+      settings.daemonName,
+      this.placement.run,
+      ctx.logger,
+      async (reference) => {
+        const holder = await this.relay.holderOf(reference).catch(() => undefined);
+        return holder && holder.run !== this.placement.run ? holder.agentId : undefined;
+      },
+    );
     ctx.bus.subscribe((event) => this.events.publish(event));
     this.adopter = options.adopt
       ? new Adopter(ctx, this.connection, this.relay, this.placement, this.ttlMs, ctx.logger)

@@ -90,7 +90,8 @@ export class Relay implements AgentForwarder {
 
   /** The placement of `reference` (an id, handle or name): by id from the bucket, else by the directory. */
   async holderOf(reference: string): Promise<PlacementRecord | undefined> {
-    const { placements } = await this.connection.get();
+    // Asked for every request about an agent not loaded here: NATS out of reach answers 503 soon.
+    const { placements } = await this.connection.get(2_000);
     const byId = await placements.get(placementKey(reference)).catch(() => null);
     const record = byId && byId.operation === 'PUT' ? parseRecord(byId.string()) : undefined;
     if (record && record.agentId === reference) return record;

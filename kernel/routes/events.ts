@@ -1,6 +1,6 @@
 /** The event stream `GET /events` (docs/events.md). The fan-out itself lives in `events/sse.ts`. */
 import { Type } from 'typebox';
-import { errorResponses, EVENT_DESCRIPTIONS, AgtError, eventScopes } from '@agt/contracts';
+import { errorResponses, EVENT_DESCRIPTIONS, AgtError, type EventScope, eventScopes } from '@agt/contracts';
 import { ScopeStreams } from '../events/scope-stream.js';
 import { planResume } from '../events/resume.js';
 import { DECIMAL_NATURAL_PATTERN } from '../http/input-checks.js';
@@ -80,6 +80,22 @@ function scopeAgentId(services: Pick<KernelServices, Uses>, given: string): stri
   }
 }
 
+/** The first event scope that carries the events of `reference`, an agent not loaded here (a fleet's). */
+async function scopeOfAgent(
+  services: Pick<KernelServices, Uses>,
+  reference: string,
+): Promise<{ scope: EventScope; agentId: string } | undefined> {
+  for (const { value } of services.contributions.points.providers(eventScopes)) {
+    try {
+      const agentId = await value.resolveAgent?.(reference);
+      if (typeof agentId === 'string' && agentId !== '') return { scope: value, agentId };
+    } catch {
+      // A scope that cannot answer carries nothing here.
+    }
+  }
+  return undefined;
+}
+
 export const eventRoutes: KernelRoutes<Uses> = async (app, { services }) => {
   const hub = services.eventStream;
   const scoped = new ScopeStreams();
@@ -140,10 +156,32 @@ export const eventRoutes: KernelRoutes<Uses> = async (app, { services }) => {
         }
         return;
       }
+      let agentId: string | null = null;
+      if (request.query.agentId !== undefined) {
+        try {
+          agentId = streamAgentId(services, request.query.agentId);
+        } catch (error) {
+          // An agent another daemon of a fleet runs: its events come through the scope that carries them.
+          const elsewhere =
+            error instanceof AgtError && error.code === 'not_found'
+              ? await scopeOfAgent(services, request.query.agentId)
+              : undefined;
+          if (!elsewhere) throw error;
+          const after = request.query.since ?? (header === undefined ? null : Number(header));
+          const headers = reply.getHeaders();
+          hub.assertOpen();
+          reply.hijack();
+          await scoped.serve(reply.raw, elsewhere.scope, { after, agentId: elsewhere.agentId }, headers).catch(() => {
+            reply.raw.writeHead(503, { 'content-type': 'application/json; charset=utf-8' });
+            reply.raw.end(JSON.stringify(new AgtError('unavailable', 'the event scope cannot start').toBody()));
+          });
+          return;
+        }
+      }
       const resume = {
         cursor: request.query.since ?? (header === undefined ? null : Number(header)),
         epoch: request.query.epoch ?? null,
-        agentId: request.query.agentId === undefined ? null : streamAgentId(services, request.query.agentId),
+        agentId,
       };
       hub.assertOpen();
       const plan = planResume(services.bus, resume);
