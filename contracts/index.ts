@@ -89,3 +89,5 @@ export * from './runtime-gauges.js';
 export * from './agent-placement.js';
 /** event streams wider than one daemon (`GET /events?scope=`). */
 export * from './event-scopes.js';
+/** relayed requests, `ctx.requests` and `ctx.daemonIdentity`. */
+export * from './relayed-requests.js';

@@ -44,3 +44,32 @@ export interface RelayedAnswer {
 export interface LocalRequests {
   dispatch(request: RelayedRequest): Promise<RelayedAnswer>;
 }
+
+/**
+ * `ctx.daemonIdentity`: this daemon's runtime key (Ed25519, a `did:key`), for an extension to sign what it
+ * sends to other daemons (the fleet signs forwarded requests). The secret key never leaves the kernel, and a
+ * signature covers {@link extensionSignedBytes} of the message, never the message alone: it cannot stand for
+ * anything the kernel itself signs with that key (agents' attestations), nor for another extension.
+ *
+ * @beta
+ */
+export interface DaemonIdentity {
+  /** The runtime key's `did:key`. */
+  readonly did: string;
+  /** The Ed25519 signature of `extensionSignedBytes(<this extension's name>, message)`. */
+  sign(message: Uint8Array): Uint8Array;
+}
+
+/**
+ * The bytes a {@link DaemonIdentity} signature covers: `agt.extension-signature\n<extension name>\n` then the
+ * message. A verifier checks `verifyDidSignature(did, extensionSignedBytes(name, message), signature)`.
+ *
+ * @beta
+ */
+export function extensionSignedBytes(extension: string, message: Uint8Array): Uint8Array {
+  const head = new TextEncoder().encode(`agt.extension-signature\n${extension}\n`);
+  const bytes = new Uint8Array(head.length + message.length);
+  bytes.set(head, 0);
+  bytes.set(message, head.length);
+  return bytes;
+}

@@ -334,6 +334,13 @@ export const FleetSettings = Type.Object(
       pattern: '^[A-Za-z0-9_-]{1,64}$',
       description: "this daemon's name in the fleet, unique in it (`GET /agents` shows it beside the agents it runs)",
     }),
+    daemonDids: Type.Optional(
+      Type.Array(Type.String({ pattern: '^did:key:z[1-9A-HJ-NP-Za-km-z]{1,200}$' }), {
+        maxItems: 1000,
+        description:
+          "the runtime keys (`GET /fleet` `did`) of the fleet's daemons: forwarded requests signed by any other key are refused (default: any daemon holding the fleet's NATS credentials)",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

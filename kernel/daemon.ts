@@ -225,7 +225,11 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     const manifestPath = env.extensionsManifest
       ? resolve(env.extensionsManifest)
       : join(PROJECT_ROOT, 'extensions.json');
-    const host = { ...kernel, requests: relay.localRequests(app, token, () => port) };
+    const host = {
+      ...kernel,
+      requests: relay.localRequests(app, token, () => port),
+      runtimeKey: { did: kernel.identity.runtimeDid, sign: (bytes: Uint8Array) => kernel.identity.runtimeSign(bytes) },
+    };
     extensions = await loadExtensions(app, host, kernel.extensions, manifestPath, {
       required: Boolean(env.extensionsManifest),
       kernelPrefixes,

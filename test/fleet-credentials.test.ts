@@ -46,6 +46,60 @@ if (typeof nats === 'string') {
     t.equal((await good.request('POST', '/agents/load', { filePath: path })).status, 200, 'the right ones work');
   });
 
+  t.test('a request on a daemon subject must be signed by a daemon of the fleet', async (t) => {
+    const { connect } = await import('@nats-io/transport-node');
+    const nc = await connect({ servers: nats.url, user: 'fleet', pass: PASSWORD });
+    t.teardown(() => nc.close());
+    const ask = async (message: unknown) => {
+      const reply = await nc.request(
+        'agt.fleet.locked.daemon.good',
+        new TextEncoder().encode(JSON.stringify(message)),
+        {
+          timeout: 5_000,
+        },
+      );
+      return JSON.parse(new TextDecoder().decode(reply.data)) as { error?: string; answer?: unknown };
+    };
+    const request = { request: { method: 'GET', url: '/settings', headers: {} } };
+    t.same(await ask(request), { error: 'refused: not signed' }, 'an unsigned request is refused');
+    const signed = JSON.stringify({
+      body: request,
+      daemon: 'other',
+      did: (await other.request('GET', '/fleet')).body.did,
+      at: Date.now(),
+      nonce: 'n1',
+    });
+    t.same(
+      await ask({ signed, sig: Buffer.alloc(64, 7).toString('base64') }),
+      { error: 'refused: bad signature' },
+      'a forged signature is refused',
+    );
+    const status = await good.request('GET', '/fleet');
+    t.match(status.body.did, /^did:key:z/, 'GET /fleet shows the key that signs this daemon’s requests');
+
+    // With settings fleet.daemonDids, only the daemons listed may forward.
+    const path = await createAgentFile(tempDir(t), { name: 'pinned' });
+    const loaded = await good.request('POST', '/agents/load', { filePath: path });
+    t.equal(loaded.status, 200);
+    const pin = (dids: string[]) =>
+      good.request('PATCH', '/settings', {
+        fleet: {
+          servers: [nats.url],
+          name: 'locked',
+          daemonName: 'good',
+          credentials: { user: 'fleet', passwordEnv: 'FLEET_NATS_PASSWORD' },
+          daemonDids: dids,
+        },
+      });
+    const otherDid = (await other.request('GET', '/fleet')).body.did as string;
+    t.equal((await pin([status.body.did])).status, 200);
+    const refused = await other.request('GET', `/agents/${loaded.body.id}/config`);
+    t.same([refused.status, refused.body.code], [503, 'unavailable'], 'a daemon not listed is refused');
+    t.match(refused.body.error, /not a daemon of the fleet/);
+    t.equal((await pin([status.body.did, otherDid])).status, 200);
+    t.equal((await other.request('GET', `/agents/${loaded.body.id}/config`)).status, 200, 'a listed one is answered');
+  });
+
   t.test('a daemon that shuts down gives its placements back at once', async (t) => {
     const path = await createAgentFile(tempDir(t), { name: 'handed-over' });
     t.equal((await good.request('POST', '/agents/load', { filePath: path })).status, 200);

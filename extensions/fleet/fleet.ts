@@ -6,6 +6,7 @@ import { FleetConnection } from './connection.js';
 import type { FleetOptions } from './options.js';
 import { PlacementKeeper, type PlacementRecord, parseRecord } from './placement.js';
 import { Relay } from './relay.js';
+import { Signer } from './signing.js';
 import { FleetEvents } from './events.js';
 import { Adopter } from './adopt.js';
 
@@ -19,7 +20,10 @@ export class Fleet {
   private stopped = false;
 
   constructor(
-    private readonly ctx: Pick<ExtensionContext, 'env' | 'logger' | 'agents' | 'requests' | 'bus'>,
+    private readonly ctx: Pick<
+      ExtensionContext,
+      'env' | 'logger' | 'agents' | 'requests' | 'bus' | 'daemonIdentity' | 'settings'
+    >,
     readonly settings: FleetSettings,
     private readonly options: FleetOptions,
   ) {
@@ -42,6 +46,7 @@ export class Fleet {
       this.ttlMs,
       options.requestTimeoutMs,
       ctx.logger,
+      new Signer(ctx.daemonIdentity, settings.daemonName, () => ctx.settings.current().fleet?.daemonDids ?? []),
     );
     this.events = new FleetEvents(
       this.connection,
@@ -86,6 +91,7 @@ export class Fleet {
       configured: true,
       fleet: this.settings.name,
       daemon: this.settings.daemonName,
+      did: this.ctx.daemonIdentity?.did ?? null,
       connected: this.connection.connected,
       problem: this.connection.lastError,
       ttlSeconds: this.options.ttlSeconds,

@@ -19,6 +19,7 @@ import type { FleetConnection } from './connection.js';
 import { fleetUnreachable } from './errors.js';
 import { daemonSubject, placementKey } from './keys.js';
 import { type PlacementRecord, parseRecord } from './placement.js';
+import type { Sealed, Signer } from './signing.js';
 
 /** What travels on a daemon's subject. */
 interface RelayMessage {
@@ -46,6 +47,7 @@ export class Relay implements AgentForwarder {
     private readonly ttlMs: number,
     private readonly timeoutMs: number,
     private readonly logger: Logger,
+    private readonly signer: Signer,
   ) {}
 
   /** Answers this daemon's subject and follows the placement bucket; once connected. */
@@ -76,12 +78,18 @@ export class Relay implements AgentForwarder {
 
   /** The holder's side: run the request here if the agent runs here. */
   private async answer(data: Uint8Array): Promise<RelayReply> {
-    let message: RelayMessage;
+    let sealed: Partial<Sealed>;
     try {
-      message = JSON.parse(decoder.decode(data)) as RelayMessage;
+      sealed = JSON.parse(decoder.decode(data)) as Partial<Sealed>;
     } catch {
       return { error: 'not a relayed request' };
     }
+    const opened = this.signer.open<RelayMessage>(sealed);
+    if ('refused' in opened) {
+      this.logger.warn({ why: opened.refused }, 'fleet: a forwarded request was refused');
+      return { error: `refused: ${opened.refused}` };
+    }
+    const message = opened.body;
     if (typeof message?.request?.url !== 'string') return { error: 'not a relayed request' };
     if (!this.ctx.requests) return { notHere: true };
     if (typeof message.agentId === 'string' && !this.ctx.agents.find(message.agentId)) return { notHere: true };
@@ -122,9 +130,13 @@ export class Relay implements AgentForwarder {
   private async send(daemon: string, payload: RelayMessage, who: string): Promise<RelayReply> {
     const { nc } = await this.connection.get();
     try {
-      const message = await nc.request(daemonSubject(this.fleet, daemon), encoder.encode(JSON.stringify(payload)), {
-        timeout: this.timeoutMs,
-      });
+      const message = await nc.request(
+        daemonSubject(this.fleet, daemon),
+        encoder.encode(JSON.stringify(this.signer.seal(payload))),
+        {
+          timeout: this.timeoutMs,
+        },
+      );
       return JSON.parse(decoder.decode(message.data)) as RelayReply;
     } catch (error) {
       throw fleetUnreachable(`${who} did not answer (${error instanceof Error ? error.message : String(error)})`);

@@ -25,6 +25,10 @@ const FleetStatus = Type.Object({
   daemon: Type.Union([Type.String(), Type.Null()], {
     description: "this daemon's name in it (settings `fleet.daemonName`)",
   }),
+  did: Type.Union([Type.String(), Type.Null()], {
+    description:
+      "this daemon's runtime key, which signs the requests it forwards (list it in the others' settings `fleet.daemonDids`)",
+  }),
   connected: Type.Boolean({ description: 'NATS reachable now' }),
   problem: Type.Union([Type.String(), Type.Null()], { description: 'the last connection problem, if any' }),
   ttlSeconds: Type.Integer({ description: "how long a placement outlives its daemon's last heartbeat" }),
@@ -35,6 +39,7 @@ const ALONE = {
   configured: false,
   fleet: null,
   daemon: null,
+  did: null,
   connected: false,
   problem: null,
   ttlSeconds: 0,

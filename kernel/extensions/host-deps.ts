@@ -18,6 +18,8 @@ export interface ExtensionHostDeps {
   gauges?: RuntimeGaugesAccess;
   /** `ctx.requests` (absent in a host without an HTTP API of its own). */
   requests?: LocalRequests;
+  /** The runtime key's DID and a signer of raw bytes (the kernel's); `ctx.daemonIdentity` prefixes them per extension. */
+  runtimeKey?: { did: string; sign(bytes: Uint8Array): Uint8Array };
   /** Where `ctx.print` writes (the daemon's listening-line output; default stdout). */
   print?: (line: string) => void;
 }
