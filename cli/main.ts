@@ -12,6 +12,7 @@ import { declareCompletion } from './declare/completion.js';
 import { declareConsole } from './declare/console.js';
 import { declareEvals } from './declare/evals.js';
 import { declareExtensions } from './declare/extensions.js';
+import { declareFleet } from './declare/fleet.js';
 import { declareMcp } from './declare/mcp.js';
 import { declareOperate } from './declare/operate.js';
 import { declareResources } from './declare/resources.js';
@@ -304,6 +305,7 @@ export function program(): Command {
   declareTools(agt);
   declareExtensions(agt);
   declareConsole(agt);
+  declareFleet(agt);
 
   for (const command of allCommands(agt)) command.exitOverride();
   return agt;

@@ -22,6 +22,7 @@ import type { AgentsService, InboxService, SettingsService } from './services.js
 import type { AgentLauncher } from './agent-launcher.js';
 import type { ServerGuards } from './server-guards.js';
 import type { RuntimeGaugesAccess } from './runtime-gauges.js';
+import type { DaemonIdentity, LocalRequests } from './relayed-requests.js';
 import contractsPackage from './package.json' with { type: 'json' };
 
 /**
@@ -186,6 +187,20 @@ export interface ExtensionContext<Config = unknown> {
    * tests may not.
    */
   gauges?: RuntimeGaugesAccess;
+  /**
+   * Runs a request through this daemon's own API as the owner (see `agent-placement.ts`): for answering a
+   * request another daemon forwarded. The daemon's kernel always offers it; a fake kernel in tests may not.
+   *
+   * @beta
+   */
+  requests?: LocalRequests;
+  /**
+   * This daemon's runtime key, to sign what the extension sends to other daemons (see `relayed-requests.ts`).
+   * The daemon's kernel always offers it; a fake kernel in tests may not.
+   *
+   * @beta
+   */
+  daemonIdentity?: DaemonIdentity;
   /**
    * Prints one line where the daemon prints its own listening line (stdout, unless the embedder
    * redirected it): for an extension's listening line such as `agt mesh listening on http://HOST:PORT`

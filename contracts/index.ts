@@ -85,3 +85,9 @@ export * from './pricing.js';
 export * from './trace-context.js';
 /** live figures of the daemon (`ctx.gauges`). */
 export * from './runtime-gauges.js';
+/** agents across several daemons: placement, forwarding, local requests (`ctx.requests`). */
+export * from './agent-placement.js';
+/** event streams wider than one daemon (`GET /events?scope=`). */
+export * from './event-scopes.js';
+/** relayed requests, `ctx.requests` and `ctx.daemonIdentity`. */
+export * from './relayed-requests.js';

@@ -290,6 +290,61 @@ export const ServerSettings = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * Several daemons as one on NATS JetStream, owned by the `fleet` extension (docs/fleet.md). Secrets are named,
+ * never written here: an environment variable's name, or the path of an nkey seed file.
+ *
+ * @beta
+ */
+export const FleetSettings = Type.Object(
+  {
+    servers: Type.Array(Type.String({ pattern: '^(nats|tls|ws|wss)://[^\\s]+$', maxLength: 500 }), {
+      minItems: 1,
+      maxItems: 64,
+      description: 'NATS server URLs of the fleet (`nats://10.0.0.5:4222`); the client fails over between them',
+    }),
+    credentials: Type.Optional(
+      Type.Object(
+        {
+          user: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'NATS user name' })),
+          passwordEnv: Type.Optional(
+            Type.String({
+              pattern: '^(?!AGT_)[A-Za-z_][A-Za-z0-9_]*$',
+              description: "environment variable holding the user's password",
+            }),
+          ),
+          tokenEnv: Type.Optional(
+            Type.String({
+              pattern: '^(?!AGT_)[A-Za-z_][A-Za-z0-9_]*$',
+              description: 'environment variable holding a NATS token',
+            }),
+          ),
+          nkeySeedFile: Type.Optional(
+            Type.String({ minLength: 1, maxLength: 1000, description: 'absolute path of an nkey seed file' }),
+          ),
+        },
+        { additionalProperties: false, description: 'how this daemon logs in to NATS (default: no credentials)' },
+      ),
+    ),
+    name: Type.String({
+      pattern: '^[A-Za-z0-9_-]{1,64}$',
+      description: "the fleet's name: daemons with the same name (and NATS) are one fleet",
+    }),
+    daemonName: Type.String({
+      pattern: '^[A-Za-z0-9_-]{1,64}$',
+      description: "this daemon's name in the fleet, unique in it (`GET /agents` shows it beside the agents it runs)",
+    }),
+    daemonDids: Type.Optional(
+      Type.Array(Type.String({ pattern: '^did:key:z[1-9A-HJ-NP-Za-km-z]{1,200}$' }), {
+        maxItems: 1000,
+        description:
+          "the runtime keys (`GET /fleet` `did`) of the fleet's daemons: forwarded requests signed by any other key are refused (default: any daemon holding the fleet's NATS credentials)",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 /** @public */
 export const SettingsSchema = Type.Object(
   {
@@ -383,6 +438,7 @@ export const SettingsSchema = Type.Object(
     ),
     backups: Type.Optional(BackupSettings),
     telemetry: Type.Optional(TelemetrySettings),
+    fleet: Type.Optional(FleetSettings),
     storage: Type.Optional(StorageSettings),
     server: Type.Optional(ServerSettings),
     memory: Type.Optional(
@@ -447,6 +503,8 @@ export type PriceSettings = Static<typeof PriceSettings>;
 export type BackupSettings = Static<typeof BackupSettings>;
 /** @public */
 export type TelemetrySettings = Static<typeof TelemetrySettings>;
+/** @beta */
+export type FleetSettings = Static<typeof FleetSettings>;
 /** @public */
 export type StorageSettings = Static<typeof StorageSettings>;
 /** @public */

@@ -6,6 +6,7 @@
  * line; capped at 20 s.
  */
 import { existsSync } from 'node:fs';
+import { AgtError } from '@agt/contracts';
 import type { AddressInfo } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +17,7 @@ import { StartupError } from './errors.js';
 import { KernelBus } from './events/bus.js';
 import { loadExtensions, type ExtensionHost } from './extensions/loader.js';
 import { buildApp, type KernelApp } from './http/app.js';
+import { AgentRelay } from './http/agent-forwarding.js';
 import type { KdfCost } from './identity/kdf.js';
 import { isLoopbackAddress } from './http/host-check.js';
 import { acceptedByCredentialChecks } from './extensions/kernel-points.js';
@@ -213,11 +215,22 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     if (['info', 'debug', 'trace'].includes(env.logLevel))
       logActivity(bus, app.log, (id) => kernel.runtime.byId(id)?.agent.name);
     app.log.info({ dataDir: settings.dataDir }, `data directory ${settings.dataDir}`);
+    // Requests for an agent another daemon of a fleet runs go there (the `agt.agent-forwarder` point).
+    const relay = new AgentRelay({
+      points: () => contributions.points,
+      loadedHere: (reference) => loadedHere(kernel.registry, reference),
+    });
+    relay.install(app);
     const kernelPrefixes = await registerKernelRoutes(app, kernel);
     const manifestPath = env.extensionsManifest
       ? resolve(env.extensionsManifest)
       : join(PROJECT_ROOT, 'extensions.json');
-    extensions = await loadExtensions(app, kernel, kernel.extensions, manifestPath, {
+    const host = {
+      ...kernel,
+      requests: relay.localRequests(app, token, () => port),
+      runtimeKey: { did: kernel.identity.runtimeDid, sign: (bytes: Uint8Array) => kernel.identity.runtimeSign(bytes) },
+    };
+    extensions = await loadExtensions(app, host, kernel.extensions, manifestPath, {
       required: Boolean(env.extensionsManifest),
       kernelPrefixes,
       env: processEnv,
@@ -259,5 +272,15 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
   } catch (error) {
     pidFile.release();
     throw error;
+  }
+}
+
+/** Does `reference` name an agent loaded here (or several, which the local route answers with 409)? */
+function loadedHere(registry: KernelServices['registry'], reference: string): boolean {
+  try {
+    registry.resolve(reference);
+    return true;
+  } catch (error) {
+    return !(error instanceof AgtError && error.code === 'not_found');
   }
 }

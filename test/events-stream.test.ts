@@ -223,7 +223,7 @@ t.test('the OpenAPI document describes the stream and stays valid', async (t) =>
   t.ok(op.responses['200'].content['text/event-stream'], '200 is text/event-stream');
   t.ok(op.responses['400'] && op.responses['503'], '400 and 503 documented');
   const names = op.parameters.map((p: { in: string; name: string }) => `${p.in}:${p.name}`).sort();
-  t.same(names, ['header:last-event-id', 'query:agentId', 'query:epoch', 'query:since']);
+  t.same(names, ['header:last-event-id', 'query:agentId', 'query:epoch', 'query:scope', 'query:since']);
   const { Validator } = await import('@seriousme/openapi-schema-validator');
   const result = await new Validator().validate(res.body);
   t.ok(result.valid, JSON.stringify(result.errors ?? null));

@@ -39,6 +39,7 @@ import {
   storedConfigHoldsSecret,
 } from './errors.js';
 import { LeaseKeeper } from './lease.js';
+import { Placements } from './placement.js';
 import { LoadedAgent } from './loaded-agent.js';
 import { ReviewMarks } from './review-marks.js';
 import type { AgentRuntimeHooks } from './runtime-hooks.js';
@@ -81,6 +82,8 @@ export class AgentRegistry {
   readonly reviews: ReviewMarks;
   readonly umbilical = new UmbilicalWindow();
   readonly leases: LeaseKeeper;
+  /** Which daemon of a fleet runs each agent (the `agt.agent-placement` point): asked before the lease. */
+  readonly placements: Placements;
   /** Each agent id this daemon has seen, with its key: a file claiming a known id with another key is refused. */
   readonly known: KnownAgents;
   /** How long opening a file waits for another process's SQLite lock before answering 409 (tests shorten it). */
@@ -94,6 +97,8 @@ export class AgentRegistry {
   private readonly loadingIds = new Set<string>();
   private readonly unloading = new Map<string, Promise<void>>();
   private readonly closingPaths = new Map<string, Promise<void>>();
+  /** Agents whose placement was lost before their load finished: unloaded as soon as it does. */
+  private readonly lostWhileLoading = new Set<string>();
   private readonly unsubscribe: () => void;
   /** Each agent's applied config when last announced (load, config change, settings change). */
   private readonly applied = new WeakMap<LoadedAgent, Readonly<AgentConfig>>();
@@ -102,6 +107,7 @@ export class AgentRegistry {
     this.reviews = new ReviewMarks(deps.dataDir, deps.logger);
     this.known = new KnownAgents(deps.dataDir);
     this.leases = new LeaseKeeper(deps.logger, (file) => this.leaseLost(file));
+    this.placements = new Placements(() => deps.contributions.points, deps.logger);
     const unsubscribeBus = deps.bus.subscribe((event) => this.umbilical.record(event));
     const unsubscribeSettings = deps.settings?.onChange?.(() => this.ceilingChanged()) ?? (() => {});
     this.unsubscribe = () => {
@@ -240,6 +246,7 @@ export class AgentRegistry {
   ): Promise<LoadedAgent> {
     const file = given ?? AgentFile.open(filePath, { busyTimeoutMs: this.busyTimeoutMs });
     let leased = false;
+    let placed = false;
     let agent: LoadedAgent | undefined;
     let claimedId: string | undefined;
     try {
@@ -259,6 +266,11 @@ export class AgentRegistry {
       this.loadingIds.add(config.id);
       claimedId = config.id;
       if (requireReview && !this.reviews.isReviewed(config)) throw reviewRequired(config.id, filePath);
+      const id = config.id;
+      await this.placements.claim({ agentId: id, name: config.name, handle: config.handle ?? null, filePath }, () =>
+        this.placementLost(id),
+      );
+      placed = true;
       this.leases.acquire(file);
       leased = true;
       // Written once the lease is ours: the file is this new agent from now on, wherever it is loaded.
@@ -272,8 +284,10 @@ export class AgentRegistry {
     } catch (error) {
       if (agent) this.umbilical.disable(agent.id);
       if (claimedId) this.loadingIds.delete(claimedId);
+      if (claimedId) this.lostWhileLoading.delete(claimedId);
       // A created file comes with its lease already taken (create-agent.ts).
       if (leased || given) this.leases.release(file);
+      if (placed && claimedId) this.placements.release(claimedId);
       await file.close();
       if (error instanceof AgtError) throw error;
       if (isBusyError(error)) throw agentFileLocked(filePath, error);
@@ -282,6 +296,7 @@ export class AgentRegistry {
     this.agents.set(agent.id, agent);
     this.byFile.set(agent.filePath, agent);
     this.loadingIds.delete(agent.id);
+    if (this.lostWhileLoading.delete(agent.id)) this.placementLost(agent.id);
 
     this.applied.set(agent, agent.config);
     for (const cap of agent.capped) {
@@ -357,6 +372,7 @@ export class AgentRegistry {
       }
       this.umbilical.disable(agent.id);
       this.leases.release(agent.file);
+      this.placements.release(agent.id);
       await agent.file.close();
       this.deps.bus.emit('agent.unloaded', { agentId: agent.id, payload: { name: agent.name, reason } });
     })().finally(() => {
@@ -399,6 +415,24 @@ export class AgentRegistry {
     this.log(agent, { level: 'error', origin: 'kernel', event: 'lease_lost', message });
     this.unload(agent, { reason: 'lease_lost', graceMs: 0 }).catch((error: unknown) =>
       this.deps.logger.error({ err: error, agentId: agent.id }, 'unload after a lost lease failed'),
+    );
+  }
+
+  /**
+   * The placement provider says another daemon may run the agent now (its record expired or was taken):
+   * this daemon stops it at once, as for a lost lease (reason `placement_lost`, no grace for a running turn).
+   */
+  private placementLost(agentId: string): void {
+    const agent = this.agents.get(agentId);
+    if (!agent) {
+      if (this.loadingIds.has(agentId)) this.lostWhileLoading.add(agentId);
+      return;
+    }
+    const message = 'this daemon lost the agent placement; unloading it here';
+    this.deps.logger.warn({ agentId, event: 'placement_lost' }, message);
+    this.log(agent, { level: 'error', origin: 'kernel', event: 'placement_lost', message });
+    this.unload(agent, { reason: 'placement_lost', graceMs: 0 }).catch((error: unknown) =>
+      this.deps.logger.error({ err: error, agentId }, 'unload after a lost placement failed'),
     );
   }
 

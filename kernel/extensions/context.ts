@@ -5,7 +5,9 @@
  * `AGT_*` variables, and extension points are offered during `register` only and used through
  * `dependsOn`.
  */
+import { extensionSignedBytes } from '@agt/contracts';
 import type {
+  DaemonIdentity,
   EventBus,
   ExtensionContext,
   ExtensionEnv,
@@ -44,6 +46,14 @@ export function extensionEnv(source: NodeJS.ProcessEnv): ExtensionEnv {
     get: (name: string) =>
       typeof name !== 'string' || name.startsWith('AGT_') || !Object.hasOwn(source, name) ? undefined : source[name],
     names: () => Object.keys(source).filter((name) => !name.startsWith('AGT_') && source[name] !== undefined),
+  });
+}
+
+/** The runtime key for one extension: its signatures cover `extensionSignedBytes(name, message)` only. */
+function daemonIdentity(key: NonNullable<ExtensionHostDeps['runtimeKey']>, name: string): DaemonIdentity {
+  return Object.freeze({
+    did: key.did,
+    sign: (message: Uint8Array) => key.sign(extensionSignedBytes(name, message)),
   });
 }
 
@@ -86,6 +96,8 @@ export function buildContext(kernel: ExtensionHostDeps, input: ContextInput): Bu
     launcher: kernel.launcher,
     env: extensionEnv(input.env),
     ...(kernel.gauges ? { gauges: kernel.gauges } : {}),
+    ...(kernel.requests ? { requests: kernel.requests } : {}),
+    ...(kernel.runtimeKey ? { daemonIdentity: daemonIdentity(kernel.runtimeKey, name) } : {}),
     print: (line: string) => (kernel.print ?? defaultPrint)(String(line).replace(/[\r\n]+/g, ' ')),
     serverGuards: createServerGuards(() => kernel.settings.current().server),
     contribute: kernel.contributions.forExtension(name),

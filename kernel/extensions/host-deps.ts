@@ -1,6 +1,6 @@
 /** What the extension host uses of the kernel: the services it hands to extensions, nothing more. */
 import type { FastifyBaseLogger } from 'fastify';
-import type { AgentsService, InboxService, AgentLauncher, RuntimeGaugesAccess } from '@agt/contracts';
+import type { AgentsService, InboxService, AgentLauncher, LocalRequests, RuntimeGaugesAccess } from '@agt/contracts';
 import type { Contributions } from './contributions.js';
 import type { KernelBus } from '../events/bus.js';
 import type { SettingsStore } from '../settings.js';
@@ -16,6 +16,10 @@ export interface ExtensionHostDeps {
   contributions: Contributions;
   /** `ctx.gauges` (absent in a host without a kernel's live state). */
   gauges?: RuntimeGaugesAccess;
+  /** `ctx.requests` (absent in a host without an HTTP API of its own). */
+  requests?: LocalRequests;
+  /** The runtime key's DID and a signer of raw bytes (the kernel's); `ctx.daemonIdentity` prefixes them per extension. */
+  runtimeKey?: { did: string; sign(bytes: Uint8Array): Uint8Array };
   /** Where `ctx.print` writes (the daemon's listening-line output; default stdout). */
   print?: (line: string) => void;
 }

@@ -6,6 +6,8 @@
 import { isAbsolute } from 'node:path';
 import {
   AgtError,
+  agentForwarder,
+  type RemoteAgent,
   isTraceparent,
   traceContext,
   type InboundTrace,
@@ -138,5 +140,38 @@ export function inboundTrace(points: ExtensionPoints, trace: InboundTrace): void
     tracer?.value.inbound(trace);
   } catch {
     // Tracing never changes a delivery.
+  }
+}
+
+/** The most `GET /agents` waits for the agent forwarder's list of agents other daemons run. */
+export const REMOTE_AGENTS_DEADLINE_MS = 2_000;
+
+/**
+ * The agents other daemons of a fleet run (the `agentForwarder` provider's list), without the ones loaded
+ * here; empty without a forwarder, and when it throws, answers something malformed or takes longer than
+ * {@link REMOTE_AGENTS_DEADLINE_MS}: the local list never waits on, or fails with, the fleet.
+ */
+export async function remoteAgents(
+  points: ExtensionPoints,
+  loadedHere: (id: string) => boolean,
+): Promise<RemoteAgent[]> {
+  const [forwarder] = points.providers(agentForwarder);
+  if (!forwarder) return [];
+  try {
+    const listed = await waitAtMost(
+      Promise.resolve().then(() => forwarder.value.remoteAgents()),
+      REMOTE_AGENTS_DEADLINE_MS,
+      () => [] as readonly RemoteAgent[],
+    );
+    if (!Array.isArray(listed)) return [];
+    return listed.filter(
+      (agent): agent is RemoteAgent =>
+        typeof agent?.id === 'string' &&
+        typeof agent.name === 'string' &&
+        typeof agent.daemon === 'string' &&
+        !loadedHere(agent.id),
+    );
+  } catch {
+    return [];
   }
 }

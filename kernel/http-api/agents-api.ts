@@ -27,6 +27,12 @@ export const AgentSummary = Type.Object({
   displayState: Type.String({
     description: 'display (fleet-map) state: `active`, `idle`, `hibernate`, `suspended`, `off`',
   }),
+  daemon: Type.Optional(
+    Type.String({
+      description:
+        'for an agent another daemon of the fleet runs (docs/fleet.md): that daemon; its states are then `remote` (its own routes answer through this daemon)',
+    }),
+  ),
 });
 
 /** One owner cap applied to an agent file's own config (the owner's settings are the ceiling). */

@@ -13,6 +13,20 @@ import type { KernelServices } from '../services.js';
 import { agentStatus } from '../agents/agent-status.js';
 import type { KernelRoutes } from './plugin.js';
 import { requireReadyIdentity } from '../identity/index.js';
+import { remoteAgents } from '../extensions/kernel-points.js';
+import type { RemoteAgent } from '@agt/contracts';
+
+/** An agent another daemon of the fleet runs, as `GET /agents` lists it. */
+const remoteSummary = (agent: RemoteAgent) => ({
+  id: agent.id,
+  filePath: null,
+  name: agent.name,
+  ...(agent.handle ? { handle: agent.handle } : {}),
+  autostart: false,
+  runtimeState: 'remote',
+  displayState: 'remote',
+  daemon: agent.daemon,
+});
 
 const TAGS = ['Agents'];
 const Success = Type.Object({ success: Type.Boolean() });
@@ -93,10 +107,16 @@ export const agentRoutes: KernelRoutes<
       schema: {
         tags: TAGS,
         summary: 'Loaded agents, with their runtime and display states',
+        description:
+          'In a fleet (docs/fleet.md) also the agents other daemons run, each with its `daemon` and the states `remote`.',
         response: { 200: Type.Array(AgentSummary), ...errorResponses() },
       },
     },
-    async () => registry.list().map((agent) => summaryOf(services, agent)),
+    async () => {
+      const local = registry.list().map((agent) => summaryOf(services, agent));
+      const remote = await remoteAgents(services.contributions.points, (id) => registry.byId(id) !== undefined);
+      return remote.length === 0 ? local : [...local, ...remote.map(remoteSummary)];
+    },
   );
 
   app.post(

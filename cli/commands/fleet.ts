@@ -1,0 +1,63 @@
+/** `agt fleet status`: the daemon's place in its fleet and where each agent of the fleet runs (docs/fleet.md). */
+import type { Ctx } from '../context.js';
+
+/** `GET /fleet`, the fields read here. */
+export interface FleetStatus {
+  configured: boolean;
+  fleet: string | null;
+  daemon: string | null;
+  connected: boolean;
+  problem: string | null;
+  ttlSeconds: number;
+}
+
+/** `GET /fleet/agents`. */
+export interface FleetPlacements {
+  agents: Array<{ agentId: string; name: string; handle: string | null; daemon: string; since: number }>;
+}
+
+export async function status(ctx: Ctx): Promise<void> {
+  const self = await ctx.client.get<FleetStatus>('/fleet');
+  const placed = self.configured && self.connected ? await ctx.client.get<FleetPlacements>('/fleet/agents') : null;
+  ctx.out.result({ ...self, agents: placed?.agents ?? null }, () => {
+    if (!self.configured) return ctx.out.line('not in a fleet (settings `fleet` are not set; docs/fleet.md)');
+    ctx.out.line(`fleet ${self.fleet}, daemon ${self.daemon}, placements expire after ${self.ttlSeconds} s`);
+    if (!self.connected)
+      return ctx.out.line(ctx.out.yellow(`NATS not reachable${self.problem ? `: ${self.problem}` : ''}`));
+    const agents = [...(placed?.agents ?? [])].sort(
+      (a, b) => a.daemon.localeCompare(b.daemon) || a.name.localeCompare(b.name),
+    );
+    if (agents.length === 0) return ctx.out.line(ctx.out.dim('no agent runs in the fleet'));
+    ctx.out.table(
+      ['DAEMON', 'AGENT', 'ID', 'SINCE'],
+      agents.map((agent) => [agent.daemon, agent.name, agent.agentId, new Date(agent.since).toISOString()]),
+    );
+  });
+}
+
+export async function move(ctx: Ctx, agent: string, daemon: string): Promise<void> {
+  const view = await ctx.client.post<{ agentId: string; from: string; to: string; moved: boolean }>('/fleet/move', {
+    agent,
+    daemon,
+  });
+  ctx.out.result(view, () =>
+    ctx.out.line(view.moved ? `${agent} moved from ${view.from} to ${view.to}` : `${agent} runs on ${view.to} already`),
+  );
+}
+
+export async function drain(ctx: Ctx, daemon: string, options: { to: string }): Promise<void> {
+  const to = options.to
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
+  const view = await ctx.client.post<{
+    moved: Array<{ agentId: string; to: string }>;
+    failed: Array<{ agentId: string; error: string }>;
+  }>('/fleet/drain', { daemon, to });
+  ctx.out.result(view, () => {
+    for (const entry of view.moved) ctx.out.line(`${entry.agentId} -> ${entry.to}`);
+    for (const entry of view.failed) ctx.out.line(ctx.out.yellow(`${entry.agentId} stays: ${entry.error}`));
+    if (view.moved.length === 0 && view.failed.length === 0) ctx.out.line(ctx.out.dim(`${daemon} runs no agent`));
+  });
+  if (view.failed.length > 0) process.exitCode = 1;
+}

@@ -1,0 +1,17 @@
+/** The fleet extension's coded errors. */
+import { AgtError } from '@agt/contracts';
+
+/** 409 `agent_held_elsewhere`: another daemon of the fleet runs the agent; `daemon` names it. */
+export const heldElsewhere = (agentId: string, daemon: string) =>
+  new AgtError('agent_held_elsewhere', `agent ${agentId} runs on daemon ${daemon} of the fleet`, {
+    status: 409,
+    details: { agentId, daemon },
+  });
+
+/** 503 `unavailable`: NATS cannot be reached, so no placement can be decided. */
+export const fleetUnreachable = (why: string) =>
+  new AgtError('unavailable', `the fleet's NATS servers cannot be reached: ${why}`);
+
+/** 503 `unavailable`: the fleet extension is enabled but settings `fleet` are not set. */
+export const fleetNotConfigured = () =>
+  new AgtError('unavailable', 'the fleet is not configured: set settings `fleet` (docs/fleet.md) and restart');

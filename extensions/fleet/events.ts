@@ -1,0 +1,126 @@
+/**
+ * One event stream for the fleet (docs/fleet.md, "Events"). Every event of this daemon's bus is published,
+ * in order, to the fleet's JetStream stream under a message id made of the daemon, its run, the agent and
+ * the event's sequence, so a publish retried after a lost acknowledgement is stored once. The event scope
+ * `fleet` (`GET /events?scope=fleet` on any daemon) reads that stream from a stream sequence on: a client
+ * resumes with the last sequence it saw on any daemon of the fleet, also after the daemon it was connected
+ * to died.
+ */
+import type { EventScope, Logger, OpenScope, ScopedEvent, ScopeStart, UmbilicalEvent } from '@agt/contracts';
+import type { FleetConnection } from './connection.js';
+import { fleetUnreachable } from './errors.js';
+
+/** Events waiting to be published while NATS is out of reach; older ones are dropped past this (counted). */
+export const MAX_QUEUED_EVENTS = 10_000;
+const RETRY_MS = 500;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export class FleetEvents implements EventScope {
+  readonly name = 'fleet';
+  private readonly queue: Array<{ id: string; data: Uint8Array }> = [];
+  private pumping = false;
+  private stopped = false;
+  /** Events dropped because the queue was full (NATS unreachable for long). */
+  dropped = 0;
+
+  constructor(
+    private readonly connection: FleetConnection,
+    private readonly fleet: string,
+    private readonly daemon: string,
+    private readonly run: string,
+    private readonly logger: Logger,
+    /** The id of an agent another daemon of the fleet runs, by id, handle or name (the relay's lookup). */
+    private readonly elsewhere: (reference: string) => Promise<string | undefined> = async () => undefined,
+  ) {}
+
+  resolveAgent(reference: string): Promise<string | undefined> {
+    return this.elsewhere(reference);
+  }
+
+  private get subject(): string {
+    return `agt.fleet.${this.fleet}.events.${this.daemon}`;
+  }
+
+  /** Queues one event of this daemon's bus for the fleet stream. */
+  publish(event: UmbilicalEvent): void {
+    if (this.stopped) return;
+    const id = `${this.daemon}.${this.run}.${event.agent_id ?? '-'}.${event.seq}`;
+    this.queue.push({ id, data: encoder.encode(JSON.stringify({ daemon: this.daemon, event })) });
+    if (this.queue.length > MAX_QUEUED_EVENTS) {
+      this.queue.shift();
+      this.dropped += 1;
+    }
+    if (!this.pumping) void this.pump();
+  }
+
+  private async pump(): Promise<void> {
+    this.pumping = true;
+    try {
+      while (this.queue.length > 0 && !this.stopped) {
+        const head = this.queue[0]!;
+        try {
+          const { js } = await this.connection.get();
+          await js.publish(this.subject, head.data, { msgID: head.id });
+          if (this.queue[0] === head) this.queue.shift();
+        } catch (error) {
+          this.logger.debug({ err: error }, 'fleet: an event could not be published yet; retrying');
+          await new Promise((resolve) => setTimeout(resolve, RETRY_MS).unref());
+        }
+      }
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  async open(start: ScopeStart, send: (event: ScopedEvent) => void, end: (reason: string) => void): Promise<OpenScope> {
+    const [{ js, eventStream }, { DeliverPolicy }] = await Promise.all([
+      this.connection.get(),
+      import('@nats-io/jetstream'),
+    ]);
+    let messages: Awaited<ReturnType<Awaited<ReturnType<typeof js.consumers.get>>['consume']>>;
+    try {
+      const consumer = await js.consumers.get(
+        eventStream,
+        start.after === null
+          ? { deliver_policy: DeliverPolicy.New }
+          : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: start.after + 1 },
+      );
+      messages = await consumer.consume();
+    } catch (error) {
+      throw fleetUnreachable(error instanceof Error ? error.message : String(error));
+    }
+    let closed = false;
+    void (async () => {
+      for await (const message of messages) {
+        let parsed: { daemon?: unknown; event?: UmbilicalEvent };
+        try {
+          parsed = JSON.parse(decoder.decode(message.data)) as typeof parsed;
+        } catch {
+          continue;
+        }
+        if (!parsed.event || typeof parsed.daemon !== 'string') continue;
+        send({ cursor: message.seq, event: parsed.event, daemon: parsed.daemon });
+      }
+    })()
+      .catch((error: unknown) => this.logger.debug({ err: error }, 'fleet: a fleet event stream ended'))
+      .finally(() => {
+        if (!closed) end('the fleet stream ended; resume with Last-Event-ID');
+      });
+    return {
+      close: () => {
+        closed = true;
+        void messages.close().catch(() => {});
+      },
+    };
+  }
+
+  /** Sends what is queued (at most `ms`), then stops publishing. */
+  async stop(ms: number): Promise<void> {
+    const until = Date.now() + ms;
+    while (this.queue.length > 0 && this.pumping && Date.now() < until)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    this.stopped = true;
+  }
+}

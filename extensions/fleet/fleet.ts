@@ -1,0 +1,142 @@
+/**
+ * One daemon's membership of the fleet: its connection, the placements it holds, and what `/fleet` reports.
+ */
+import type { ExtensionContext, FleetSettings } from '@agt/contracts';
+import { FleetConnection } from './connection.js';
+import type { FleetOptions } from './options.js';
+import { PlacementKeeper, type PlacementRecord, parseRecord } from './placement.js';
+import { Relay } from './relay.js';
+import { Signer } from './signing.js';
+import { FleetEvents } from './events.js';
+import { Adopter } from './adopt.js';
+
+export class Fleet {
+  readonly connection: FleetConnection;
+  readonly placement: PlacementKeeper;
+  readonly relay: Relay;
+  readonly events: FleetEvents;
+  private readonly adopter: Adopter | undefined;
+  private readonly ttlMs: number;
+  private stopped = false;
+
+  constructor(
+    private readonly ctx: Pick<
+      ExtensionContext,
+      'env' | 'logger' | 'agents' | 'requests' | 'bus' | 'daemonIdentity' | 'settings'
+    >,
+    readonly settings: FleetSettings,
+    private readonly options: FleetOptions,
+  ) {
+    this.ttlMs = options.ttlSeconds * 1000;
+    this.connection = new FleetConnection(
+      settings,
+      ctx.env,
+      ctx.logger,
+      settings.daemonName,
+      this.ttlMs,
+      options.replicas,
+    );
+    this.placement = new PlacementKeeper(this.connection, settings.daemonName, this.ttlMs, ctx.logger);
+    this.relay = new Relay(
+      ctx,
+      this.connection,
+      settings.name,
+      settings.daemonName,
+      this.placement.run,
+      this.ttlMs,
+      options.requestTimeoutMs,
+      ctx.logger,
+      new Signer(ctx.daemonIdentity, settings.daemonName, () => ctx.settings.current().fleet?.daemonDids ?? []),
+    );
+    this.events = new FleetEvents(
+      this.connection,
+      settings.name,
+      settings.daemonName,
+      this.placement.run,
+      ctx.logger,
+      async (reference) => {
+        const holder = await this.relay.holderOf(reference).catch(() => undefined);
+        return holder && holder.run !== this.placement.run ? holder.agentId : undefined;
+      },
+    );
+    ctx.bus.subscribe((event) => this.events.publish(event));
+    this.adopter = options.adopt
+      ? new Adopter(ctx, this.connection, this.relay, this.placement, this.ttlMs, ctx.logger)
+      : undefined;
+  }
+
+  /** Connects in the background, then answers forwarded requests (retried until it can, while running). */
+  connect(): void {
+    void this.connection
+      .get()
+      .catch((error: unknown) => this.ctx.logger.warn({ err: error }, 'fleet: NATS not reachable yet; still trying'));
+    const listen = (attempt: number): void => {
+      if (this.stopped) return;
+      this.relay.start().catch((error: unknown) => {
+        if (attempt === 0) this.ctx.logger.warn({ err: error }, 'fleet: forwarded requests cannot be answered yet');
+        setTimeout(() => listen(attempt + 1), Math.min(5_000, 250 * 2 ** attempt)).unref();
+      });
+    };
+    listen(0);
+    this.adopter?.start();
+  }
+
+  problem(): string | null {
+    if (this.connection.connected) return null;
+    return `NATS (settings fleet.servers) is not reachable${this.connection.lastError ? `: ${this.connection.lastError}` : ''}; agents cannot be placed`;
+  }
+
+  status() {
+    return {
+      configured: true,
+      fleet: this.settings.name,
+      daemon: this.settings.daemonName,
+      did: this.ctx.daemonIdentity?.did ?? null,
+      connected: this.connection.connected,
+      problem: this.connection.lastError,
+      ttlSeconds: this.options.ttlSeconds,
+      agents: this.placement.heldAgents().map(publicRecord),
+    };
+  }
+
+  /** Every live record of the placement bucket. */
+  async placements() {
+    return (await this.records()).map(publicRecord);
+  }
+
+  /** Every record of the placement bucket, read now. */
+  async records(): Promise<PlacementRecord[]> {
+    const { placements } = await this.connection.get();
+    const keys: string[] = [];
+    for await (const key of await placements.keys()) keys.push(key);
+    const records: PlacementRecord[] = [];
+    for (const key of keys) {
+      const entry = await placements.get(key);
+      const record = entry && entry.operation === 'PUT' ? parseRecord(entry.string()) : undefined;
+      if (record) records.push(record);
+    }
+    return records;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.adopter?.stop();
+    // The kernel unloads every agent before extensions stop, which releases their placements; whatever
+    // is still held (a load that raced the shutdown) is given up here.
+    this.relay.stop();
+    this.relay.stop();
+    this.placement.dropAll();
+    await Promise.all([this.placement.settled(), this.events.stop(2_000)]);
+    await this.connection.close();
+  }
+}
+
+function publicRecord(record: PlacementRecord) {
+  return {
+    agentId: record.agentId,
+    name: record.name,
+    handle: record.handle,
+    daemon: record.daemon,
+    since: record.since,
+  };
+}

@@ -1,0 +1,35 @@
+/** The `fleet` extension's manifest `config`: timing only (who and where the fleet is lives in settings `fleet`). */
+import { type Static, Type } from 'typebox';
+
+export const FleetOptions = Type.Object(
+  {
+    ttlSeconds: Type.Integer({
+      minimum: 2,
+      maximum: 600,
+      default: 15,
+      description:
+        "how long an agent's placement outlives its daemon's last heartbeat: another daemon may run the agent after that; the holder stops it earlier (docs/fleet.md)",
+    }),
+    adopt: Type.Boolean({
+      default: true,
+      description:
+        "adopt the agents of a daemon that stopped renewing its placements (it died or was cut off), loading each from the path it ran from: needs the agents' files on a shared file system",
+    }),
+    replicas: Type.Integer({
+      minimum: 1,
+      maximum: 5,
+      default: 1,
+      description:
+        'copies JetStream keeps of the placement bucket and the event stream when they are made: 3 on a 3-node NATS cluster, so losing one node changes nothing (1 on a single server)',
+    }),
+    requestTimeoutMs: Type.Integer({
+      minimum: 1000,
+      maximum: 600_000,
+      default: 120_000,
+      description: 'how long a request forwarded to the daemon that runs an agent may take (a chat waits for its turn)',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export type FleetOptions = Static<typeof FleetOptions>;

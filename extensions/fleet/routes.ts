@@ -1,0 +1,141 @@
+/**
+ * `/fleet`: this daemon's view of the fleet (docs/fleet.md). `GET /fleet` says who this daemon is, whether
+ * NATS is reachable and the agents it holds; `GET /fleet/agents` lists every agent placed in the fleet and the
+ * daemon that runs it. Names only: no server credential is ever shown.
+ */
+import { errorResponses, type ExtensionHttp } from '@agt/contracts';
+import { Type } from 'typebox';
+import { fleetNotConfigured } from './errors.js';
+import { drainDaemon, moveAgent } from './move.js';
+import type { Fleet } from './fleet.js';
+
+export const TAG = 'Fleet';
+
+const Placement = Type.Object({
+  agentId: Type.String(),
+  name: Type.String(),
+  handle: Type.Union([Type.String(), Type.Null()]),
+  daemon: Type.String({ description: 'the daemon of the fleet that runs it' }),
+  since: Type.Integer({ description: 'when it was placed there (epoch ms)' }),
+});
+
+const FleetStatus = Type.Object({
+  configured: Type.Boolean({ description: 'settings `fleet` are set (false: the daemon runs alone)' }),
+  fleet: Type.Union([Type.String(), Type.Null()], { description: "the fleet's name (settings `fleet.name`)" }),
+  daemon: Type.Union([Type.String(), Type.Null()], {
+    description: "this daemon's name in it (settings `fleet.daemonName`)",
+  }),
+  did: Type.Union([Type.String(), Type.Null()], {
+    description:
+      "this daemon's runtime key, which signs the requests it forwards (list it in the others' settings `fleet.daemonDids`)",
+  }),
+  connected: Type.Boolean({ description: 'NATS reachable now' }),
+  problem: Type.Union([Type.String(), Type.Null()], { description: 'the last connection problem, if any' }),
+  ttlSeconds: Type.Integer({ description: "how long a placement outlives its daemon's last heartbeat" }),
+  agents: Type.Array(Placement, { description: 'the agents this daemon runs' }),
+});
+
+const ALONE = {
+  configured: false,
+  fleet: null,
+  daemon: null,
+  did: null,
+  connected: false,
+  problem: null,
+  ttlSeconds: 0,
+  agents: [],
+};
+
+export function registerRoutes(http: ExtensionHttp, fleet: () => Fleet | undefined): void {
+  const tags = [TAG];
+  const need = (): Fleet => {
+    const current = fleet();
+    if (!current) throw fleetNotConfigured();
+    return current;
+  };
+
+  http.get(
+    '',
+    {
+      schema: {
+        tags,
+        summary: "This daemon in the fleet: its names, NATS's state and the agents it runs",
+        description: 'Without settings `fleet`: `configured: false` and nothing else (the daemon runs alone).',
+        response: { 200: FleetStatus, ...errorResponses() },
+      },
+    },
+    async () => fleet()?.status() ?? ALONE,
+  );
+
+  http.get(
+    '/agents',
+    {
+      schema: {
+        tags,
+        summary: 'Every agent placed in the fleet, with the daemon that runs it',
+        description: '503 `unavailable` when settings `fleet` are not set or NATS cannot be reached.',
+        response: { 200: Type.Object({ agents: Type.Array(Placement) }), ...errorResponses(503) },
+      },
+    },
+    async () => ({ agents: await need().placements() }),
+  );
+
+  http.post(
+    '/move',
+    {
+      schema: {
+        tags,
+        summary: 'Move an agent to another daemon of the fleet: unload where it runs, load the same file there',
+        description:
+          'The target must reach the file at the path the agent was loaded from (a shared folder). Its running turn gets the usual grace on the way out; when the target cannot load it, it is loaded back where it was (`restored` in the error). 404 when no daemon runs it; 503 when a daemon does not answer.',
+        body: Type.Object({
+          agent: Type.String({ minLength: 1, maxLength: 512, description: 'id, handle or name' }),
+          daemon: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'the target daemon' }),
+        }),
+        response: {
+          200: Type.Object({
+            agentId: Type.String(),
+            from: Type.String(),
+            to: Type.String(),
+            moved: Type.Boolean({ description: 'false: it ran there already' }),
+            filePath: Type.Optional(Type.String()),
+          }),
+          ...errorResponses(404, 409, 422, 503),
+        },
+      },
+    },
+    async (request) => moveAgent(need().relay, request.body.agent, request.body.daemon),
+  );
+
+  http.post(
+    '/drain',
+    {
+      schema: {
+        tags,
+        summary: 'Move every agent a daemon runs to other daemons of the fleet, spread evenly (before maintenance)',
+        description:
+          'Each agent moves as with `POST /fleet/move` (the targets must reach its file), one at a time, to the target that runs the fewest agents then; one that cannot move is listed in `failed` and stays where it was. The drained daemon still takes new agents afterwards: stop it once drained.',
+        body: Type.Object({
+          daemon: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'the daemon to drain' }),
+          to: Type.Array(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }), {
+            minItems: 1,
+            maxItems: 256,
+            description: 'the daemons that take its agents',
+          }),
+        }),
+        response: {
+          200: Type.Object({
+            daemon: Type.String(),
+            moved: Type.Array(Type.Object({ agentId: Type.String(), to: Type.String() })),
+            failed: Type.Array(Type.Object({ agentId: Type.String(), error: Type.String(), code: Type.String() })),
+          }),
+          ...errorResponses(503),
+        },
+      },
+    },
+    async (request) => {
+      const fleet = need();
+      return drainDaemon(fleet.relay, await fleet.records(), request.body.daemon, request.body.to);
+    },
+  );
+}
