@@ -13,6 +13,7 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { agentNotLoaded, serverNotDeclared, toolNotFound } from './errors.js';
 import { resolveLaunch } from './launch.js';
 import type { McpOptions } from './options.js';
+import type { OAuthSignIn } from './oauth-signin.js';
 import { ServerConnection } from './server-connection.js';
 import { toToolResult } from './tool-results.js';
 import type { ToolStateStore, ToolVerdict } from './tool-state.js';
@@ -25,6 +26,7 @@ export interface ManagerDeps {
   agents: AgentsService;
   packagesDir: string;
   toolState: ToolStateStore;
+  signIn?: OAuthSignIn;
 }
 
 interface AgentServers {
@@ -182,6 +184,7 @@ export class McpManager {
             credential: (name) => this.deps.agents.readCredential(agentId, name),
           },
         ),
+      ...(this.deps.signIn ? { signIn: this.deps.signIn } : {}),
       agentLog: (level, message) => this.deps.agents.log(agentId, level, message, { server: declaration.name }),
       toolsChanged: () => {
         const tools = connection.tools ?? [];
@@ -249,6 +252,11 @@ export class McpManager {
     entry.connections.set(name, fresh);
     await fresh.connect();
     return view(fresh);
+  }
+
+  /** A registration's sign-in changed: every open connection to that server reconnects with it. */
+  reconnectServer(name: string): void {
+    for (const entry of this.agents.values()) void entry.connections.get(name)?.restart();
   }
 
   /** Accepts a tool's changed schema: it is enabled again at the next tool listing. */

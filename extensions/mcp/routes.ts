@@ -58,6 +58,7 @@ export function registerMcpRoutes(
       const body = request.body;
       const field = REQUIRED[body.type];
       if (!body[field]) throw registrationIncomplete(body.name, body.type, field);
+      if (body.oauth && body.type !== 'http') throw registrationIncomplete(body.name, 'oauth', 'type http');
       // The schema's key pattern does not bind record keys: check every variable name here.
       for (const [where, names] of [
         ['env', Object.keys(body.env ?? {})],

@@ -9,11 +9,13 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { McpServerConfig } from '@agt/contracts';
+import type { McpRegistration, McpServerConfig } from '@agt/contracts';
 import { isAgtError } from '@agt/contracts';
 import type { Logger } from '@agt/contracts';
 import { callFailed } from './errors.js';
 import type { Launch } from './launch.js';
+import type { McpOAuthProvider } from './oauth-provider.js';
+import type { OAuthSignIn } from './oauth-signin.js';
 import { LogRing } from './log-ring.js';
 import type { McpOptions } from './options.js';
 import { loadSdk } from './sdk.js';
@@ -35,6 +37,8 @@ export interface ConnectionDeps {
   toolsChanged(): void;
   /** A row in the agent's own log (`agt_logs`): connects, skips, failures. Never secrets. */
   agentLog(level: 'info' | 'warn', message: string): void;
+  /** OAuth sign-in of registrations that have `oauth` (absent: such a server is skipped). */
+  signIn?: OAuthSignIn;
 }
 
 const CLIENT_INFO = { name: 'agt', version: '1.0.0' };
@@ -59,6 +63,8 @@ export class ServerConnection {
   /** A restart dropped the connect under way: its failure is not a reason to schedule a reconnect. */
   private abandoning = false;
   private lastFailure: string | undefined;
+  /** The registration when the server is signed in to by OAuth. */
+  private oauth: (McpRegistration & { url: string }) | undefined;
 
   constructor(
     readonly agentId: string,
@@ -120,6 +126,8 @@ export class ServerConnection {
       const state = this.status === 'error' ? 'in error' : this.status;
       throw callFailed(this.name, tool, `the server is ${state}${this.error ? ` (${this.error})` : ''}`);
     }
+    // A token about to expire is refreshed before the call rather than failing it.
+    if (this.oauth) await this.deps.signIn?.refreshIfDue(this.oauth);
     try {
       const result = (await client.callTool({ name: tool, arguments: args }, undefined, {
         signal: options.signal,
@@ -174,19 +182,38 @@ export class ServerConnection {
       this.deps.agentLog('info', `MCP server ${this.name} skipped: ${launch.reason}`);
       return;
     }
+    let authProvider: McpOAuthProvider | undefined;
+    if (launch.kind === 'http' && launch.oauth) {
+      const signIn = await this.deps.signIn?.connectProvider(launch.oauth, () =>
+        this.logs.note(`the sign-in has expired: the owner signs in again with agt mcp login ${launch.oauth?.name}`),
+      );
+      if (!signIn || 'reason' in signIn) {
+        const reason = signIn?.reason ?? 'OAuth sign-in is not available in this daemon';
+        this.status = 'skipped';
+        this.error = reason;
+        this.logs.note(`skipped: ${reason}`);
+        this.deps.agentLog('info', `MCP server ${this.name} skipped: ${reason}`);
+        return;
+      }
+      authProvider = signIn.provider;
+      launch.secrets.push(...signIn.secrets);
+    }
+    this.oauth = launch.kind === 'http' ? launch.oauth : undefined;
     this.transport = launch.kind;
     this.timeoutMs = launch.timeoutMs;
     this.logs.setSecrets(launch.secrets);
     for (const note of launch.notes) this.logs.note(note);
     const { ChildStdioTransport, SSEClientTransport, StreamableHTTPClientTransport } = await loadSdk();
+    const auth = authProvider ? { authProvider } : {};
     const attempts: Array<() => Transport> =
       launch.kind === 'stdio'
         ? [() => new ChildStdioTransport(launch.stdio, (text) => this.logs.write(text))]
         : [
-            () => new StreamableHTTPClientTransport(launch.url, { requestInit: { headers: launch.headers } }),
+            () => new StreamableHTTPClientTransport(launch.url, { requestInit: { headers: launch.headers }, ...auth }),
             // Older servers speak only HTTP+SSE: the SDK's client for it is the fallback.
             () =>
               new SSEClientTransport(launch.url, {
+                ...auth,
                 requestInit: { headers: launch.headers },
                 eventSourceInit: {
                   fetch: (url, init) =>

@@ -16,6 +16,7 @@ import type {
 } from '@agt/contracts';
 import type { ExtensionHostDeps } from './host-deps.js';
 import { createServerGuards } from '../http/server-guards.js';
+import { extensionSecrets } from './secrets.js';
 
 export interface BuiltContext {
   context: ExtensionContext;
@@ -86,6 +87,7 @@ export function buildContext(kernel: ExtensionHostDeps, input: ContextInput): Bu
     launcher: kernel.launcher,
     env: extensionEnv(input.env),
     ...(kernel.gauges ? { gauges: kernel.gauges } : {}),
+    ...(kernel.identity ? { secrets: extensionSecrets(kernel.settings.dataDir, name, kernel.identity) } : {}),
     print: (line: string) => (kernel.print ?? defaultPrint)(String(line).replace(/[\r\n]+/g, ' ')),
     serverGuards: createServerGuards(() => kernel.settings.current().server),
     contribute: kernel.contributions.forExtension(name),

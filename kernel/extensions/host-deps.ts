@@ -4,6 +4,7 @@ import type { AgentsService, InboxService, AgentLauncher, RuntimeGaugesAccess } 
 import type { Contributions } from './contributions.js';
 import type { KernelBus } from '../events/bus.js';
 import type { SettingsStore } from '../settings.js';
+import type { IdentityService } from '../identity/types.js';
 
 export interface ExtensionHostDeps {
   logger: FastifyBaseLogger;
@@ -16,6 +17,8 @@ export interface ExtensionHostDeps {
   contributions: Contributions;
   /** `ctx.gauges` (absent in a host without a kernel's live state). */
   gauges?: RuntimeGaugesAccess;
+  /** Opens `ctx.secrets` (runtime and owner keys); absent in a host without an identity. */
+  identity?: IdentityService;
   /** Where `ctx.print` writes (the daemon's listening-line output; default stdout). */
   print?: (line: string) => void;
 }
