@@ -27,6 +27,16 @@ export interface ToolContext {
    * it as often as progress is seen. Absent where no limit applies.
    */
   progress?: () => void;
+  /**
+   * Asks the owner a question on behalf of this call, as the `ask` tool does: an `ask` of the turn
+   * (`hil.requested` kind `ask`, answered by `POST /agents/{id}/asks/{requestId}`, listed with the turn's
+   * other asks), committed to the agent file so it survives a restart (the resumed turn runs the call
+   * again and finds the ask of the same call and order). The wait does not count against the call's
+   * time limit. Resolves with the answer; `fromCaller` when the sender of the turn's message (not the
+   * owner) answered. Rejects when the call's signal or `options.signal` aborts (the ask is then
+   * withdrawn, `hil.resolved` cancelled). Absent where nobody can be asked.
+   */
+  ask?: (question: string, options?: { signal?: AbortSignal }) => Promise<{ answer: string; fromCaller: boolean }>;
 }
 
 /**

@@ -165,7 +165,12 @@ export class McpManager {
         : {}),
       run: async (args, context) =>
         toToolResult(
-          await connection.call(tool.name, args, { signal: context.signal, timeoutMs, progress: context.progress }),
+          await connection.call(tool.name, args, {
+            signal: context.signal,
+            timeoutMs,
+            progress: context.progress,
+            ask: context.ask,
+          }),
         ),
     };
   }

@@ -56,6 +56,11 @@ export const McpOptions = Type.Object(
       default: 10_000,
       description: 'how long POST /mcp/packages holds the request before answering 202 with the running install',
     }),
+    elicitationTimeoutMs: Type.Integer({
+      minimum: 1000,
+      default: 600_000,
+      description: "how long a server's elicitation waits for the owner's answer before it is cancelled",
+    }),
     oauthCallbackPort: Type.Integer({
       minimum: 0,
       maximum: 65_535,

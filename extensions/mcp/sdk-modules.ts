@@ -3,5 +3,11 @@ export { auth, extractWWWAuthenticateParams, UnauthorizedError } from '@modelcon
 export { Client } from '@modelcontextprotocol/sdk/client/index.js';
 export { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 export { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-export { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+export {
+  ElicitRequestSchema,
+  ElicitationCompleteNotificationSchema,
+  ErrorCode,
+  McpError,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 export { ChildStdioTransport } from './stdio-transport.js';

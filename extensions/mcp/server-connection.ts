@@ -8,10 +8,11 @@
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ElicitRequest, ElicitResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { McpRegistration, McpServerConfig } from '@agt/contracts';
 import { isAgtError } from '@agt/contracts';
-import type { Logger } from '@agt/contracts';
+import type { Logger, ToolContext } from '@agt/contracts';
+import { elicitationAnswer, elicitationQuestion } from './elicitation.js';
 import { callFailed } from './errors.js';
 import type { Launch } from './launch.js';
 import type { McpOAuthProvider } from './oauth-provider.js';
@@ -26,6 +27,14 @@ export interface CallOptions {
   signal: AbortSignal;
   timeoutMs: number;
   progress?: () => void;
+  /** The kernel's ask of the calling turn (`ToolContext.ask`): where the server's elicitations go. */
+  ask?: ToolContext['ask'];
+}
+
+/** A tool call under way: an elicitation that arrives meanwhile is asked in its turn. */
+interface InFlight {
+  tool: string;
+  ask: ToolContext['ask'];
 }
 
 export interface ConnectionDeps {
@@ -42,6 +51,8 @@ export interface ConnectionDeps {
 }
 
 const CLIENT_INFO = { name: 'agt', version: '1.0.0' };
+/** Answers that do not fit an elicitation's form are asked again this many times in all. */
+const ELICITATION_TRIES = 3;
 
 export class ServerConnection {
   status: ServerStatus = 'stopped';
@@ -63,6 +74,7 @@ export class ServerConnection {
   /** A restart dropped the connect under way: its failure is not a reason to schedule a reconnect. */
   private abandoning = false;
   private lastFailure: string | undefined;
+  private readonly inFlight: InFlight[] = [];
   /** The registration when the server is signed in to by OAuth. */
   private oauth: (McpRegistration & { url: string }) | undefined;
 
@@ -128,11 +140,14 @@ export class ServerConnection {
     }
     // A token about to expire is refreshed before the call rather than failing it.
     if (this.oauth) await this.deps.signIn?.refreshIfDue(this.oauth);
+    const flight: InFlight = { tool, ask: options.ask };
+    this.inFlight.push(flight);
     try {
       const result = (await client.callTool({ name: tool, arguments: args }, undefined, {
         signal: options.signal,
-        // The kernel's limit (restarted by progress) normally fires first; this one is the backstop.
-        timeout: options.timeoutMs + 1_000,
+        // The kernel's limit (restarted by progress, not counting the owner's answers to elicitations)
+        // normally fires first; this one is the backstop, so it leaves room for those answers.
+        timeout: options.timeoutMs + 1_000 + ELICITATION_TRIES * this.deps.options.elicitationTimeoutMs,
         resetTimeoutOnProgress: true,
         onprogress: () => options.progress?.(),
       })) as CallToolResult;
@@ -159,7 +174,45 @@ export class ServerConnection {
       if (this.transport === 'http' && !(error instanceof McpError))
         this.recycle(`the call failed: ${this.logs.scrub(why).slice(0, 200)}`);
       throw callFailed(this.name, tool, this.logs.scrub(why).slice(0, 500));
+    } finally {
+      this.inFlight.splice(this.inFlight.indexOf(flight), 1);
     }
+  }
+
+  /**
+   * The server's `elicitation/create`: an ask of the turn whose call is under way (the latest one when
+   * several are), answered by the owner; declined when no call is under way (nobody to ask). Unanswered
+   * within `elicitationTimeoutMs` it is cancelled; an answer that does not fit the form is asked again.
+   */
+  private async elicit(params: ElicitRequest['params'], signal: AbortSignal): Promise<ElicitResult> {
+    const flight = this.inFlight.at(-1);
+    if (!flight?.ask) {
+      this.logs.note('an elicitation came outside a tool call: declined');
+      return { action: 'decline' };
+    }
+    const base = elicitationQuestion(this.name, flight.tool, params);
+    let problem: string | undefined;
+    for (let attempt = 0; attempt < ELICITATION_TRIES; attempt++) {
+      const limit = AbortSignal.timeout(this.deps.options.elicitationTimeoutMs);
+      let answer: string;
+      try {
+        const question = problem ? `${base}\n(The last answer was not used: ${problem}.)` : base;
+        ({ answer } = await flight.ask(question, { signal: AbortSignal.any([signal, limit]) }));
+      } catch {
+        this.logs.note(
+          limit.aborted ? 'an elicitation was not answered in time: cancelled' : 'an elicitation ended unanswered',
+        );
+        return { action: 'cancel' };
+      }
+      const outcome = elicitationAnswer(params, answer);
+      if ('result' in outcome) {
+        this.logs.note(`elicitation answered: ${outcome.result.action}`);
+        return outcome.result;
+      }
+      problem = outcome.problem;
+    }
+    this.logs.note('an elicitation got no usable answer: cancelled');
+    return { action: 'cancel' };
   }
 
   private async connectOnce(): Promise<void> {
@@ -236,8 +289,18 @@ export class ServerConnection {
 
   /** True when connected; else why not. */
   private async tryTransport(transport: Transport): Promise<true | string> {
-    const { Client, ToolListChangedNotificationSchema } = await loadSdk();
-    const client = new Client(CLIENT_INFO, { capabilities: {} });
+    const { Client, ElicitRequestSchema, ElicitationCompleteNotificationSchema, ToolListChangedNotificationSchema } =
+      await loadSdk();
+    // Elicitation in both modes; the SDK fills in the defaults of fields the owner left out.
+    const client = new Client(CLIENT_INFO, {
+      capabilities: { elicitation: { form: { applyDefaults: true }, url: {} } },
+    });
+    client.setRequestHandler(ElicitRequestSchema, (request, extra) => this.elicit(request.params, extra.signal));
+    client.setNotificationHandler(ElicitationCompleteNotificationSchema, (notification) =>
+      this.logs.note(
+        `the server says elicitation ${String(notification.params.elicitationId).slice(0, 100)} is complete`,
+      ),
+    );
     client.onerror = (error) => {
       this.lastFailure = this.logs.scrub(error.message).slice(0, 300);
       this.logs.note(`error: ${this.lastFailure}`);

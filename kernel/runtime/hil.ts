@@ -449,7 +449,11 @@ export class HilStore {
       if (!item.turnId) return;
       let turn = turns.get(item.turnId);
       if (!turn) turns.set(item.turnId, (turn = { loop: item.loop, callIds: new Set() }));
-      if (item.callId) turn.callIds.add(item.callId);
+      if (!item.callId) return;
+      turn.callIds.add(item.callId);
+      // A tool's own ask (`ToolContext.ask`) is keyed `<call id>:ask:<n>`: the turn waits on that call.
+      const own = item.callId.indexOf(':ask:');
+      if (own > 0) turn.callIds.add(item.callId.slice(0, own));
     };
     for (const task of this.records.openTasks()) add(task);
     for (const prompt of this.records.openPrompts()) add(prompt);

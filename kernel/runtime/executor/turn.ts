@@ -11,6 +11,7 @@ import {
   type ModelSettings,
   type ModelTool,
   type ToolCall,
+  type ToolContext,
   type Logger,
   type ToolDefinition,
   type ToolImage,
@@ -409,13 +410,31 @@ async function runToolCall(
     } else {
       // The tool time limit is wall-clock time, whatever clock drives triggers; waits for the owner
       // (ask, a suspend prompt) do not count.
-      const context = {
+      let asked = 0;
+      const context: ToolContext = {
         agentId: env.agent.id,
         loop: env.loop,
         turnId: env.turnId,
         callId: call.id,
         signal: env.signal,
         logger: env.logger,
+        // A tool's own questions (an MCP server's elicitation) are asks of the turn; each is keyed by the
+        // call and its order in it, so a turn resumed after a restart finds the one it waited on.
+        ask: async (question, options) => {
+          const key = `${call.id}:ask:${++asked}`;
+          env.setState('awaiting_ask');
+          try {
+            return await env.hil.ask({
+              question,
+              loop: env.loop,
+              turnId: env.turnId,
+              callId: key,
+              signal: options?.signal ? AbortSignal.any([env.signal, options.signal]) : env.signal,
+            });
+          } finally {
+            if (!env.signal.aborted) env.setState('tool_use');
+          }
+        },
       };
       const limitMs = active.def.timeoutMs ?? timeoutMs;
       const outcome = await callTool(active.def, args, context, limitMs, systemClock, () =>
