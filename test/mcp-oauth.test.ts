@@ -10,7 +10,6 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { get } from 'node:http';
-import { get } from 'node:http';
 import { join } from 'node:path';
 import t from 'tap';
 import { createAgentFile } from './helpers/agent-file.js';
