@@ -1,7 +1,7 @@
 /**
  * An MCP server's elicitation becomes an `ask` of the turn that called its tool (docs/mcp.md
  * "Elicitation"), black box: the built daemon runs a real stdio MCP server on the SDK
- * (test/fixtures/mcp/elicit-server.mjs) whose tools ask questions; the owner answers through the ask
+ * (test/fixtures/mcp/sdk-server.mjs) whose tools ask questions; the owner answers through the ask
  * routes. Form mode: the question lists the fields, an answer that does not fit is asked again, defaults
  * are filled in, `decline` declines; URL mode shows the link; an unanswered one is cancelled after the
  * owner's `elicitationTimeoutMs`.
@@ -24,7 +24,7 @@ const d = await runDaemon(t, {
         name: 'asker',
         type: 'command',
         command: process.execPath,
-        args: [join(ROOT, 'test/fixtures/mcp/elicit-server.mjs')],
+        args: [join(ROOT, 'test/fixtures/mcp/sdk-server.mjs')],
       },
     ],
   },

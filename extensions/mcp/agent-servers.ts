@@ -12,6 +12,7 @@ import type { ToolContributor, ToolDefinition } from '@agt/contracts';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { agentNotLoaded, serverNotDeclared, toolNotFound } from './errors.js';
 import { resolveLaunch } from './launch.js';
+import { resourceAndPromptTools } from './resource-tools.js';
 import type { McpOptions } from './options.js';
 import type { OAuthSignIn } from './oauth-signin.js';
 import { ServerConnection } from './server-connection.js';
@@ -133,6 +134,18 @@ export class McpManager {
         out.push(
           this.definition(agentId, connection, declared.get(connection.name)!, tool, name, verdicts.get(tool.name)),
         );
+      }
+      // The server's resources and prompts, as tools (after its own: a server tool of the same name wins).
+      const declaration = declared.get(connection.name)!;
+      for (const extra of resourceAndPromptTools(connection, {
+        name: (suffix) => modelToolName(connection.name, suffix),
+        restricted: declaration.restricted === true,
+        timeoutMs:
+          declaration.tool_call_timeout_ms ?? connection.timeoutMs ?? this.deps.options.defaultToolCallTimeoutMs,
+      })) {
+        if (names.has(extra.name)) continue;
+        names.add(extra.name);
+        out.push(extra);
       }
     }
     return out;

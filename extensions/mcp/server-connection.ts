@@ -7,8 +7,15 @@
  * cancelled on the server (the SDK sends `notifications/cancelled` when the call's signal aborts).
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { CallToolResult, ElicitRequest, ElicitResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  CallToolResult,
+  ElicitRequest,
+  ElicitResult,
+  ServerCapabilities,
+  Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { McpRegistration, McpServerConfig } from '@agt/contracts';
 import { isAgtError } from '@agt/contracts';
 import type { Logger, ToolContext } from '@agt/contracts';
@@ -62,6 +69,8 @@ export class ServerConnection {
   transport: 'stdio' | 'http' = 'stdio';
   /** The last tool list the server gave (kept across reconnects so the model's tool list stays stable). */
   tools: Tool[] | undefined;
+  /** What the server said it offers when it connected (resources, prompts, ...). */
+  capabilities: ServerCapabilities | undefined;
   /** The declared per-call limit (declaration, else registration), once resolved. */
   timeoutMs: number | undefined;
   readonly logs: LogRing;
@@ -132,6 +141,20 @@ export class ServerConnection {
   }
 
   async call(tool: string, args: Record<string, unknown>, options: CallOptions): Promise<CallToolResult> {
+    return this.request(tool, options, (client, request) =>
+      client.callTool({ name: tool, arguments: args }, undefined, request),
+    ) as Promise<CallToolResult>;
+  }
+
+  /**
+   * One request of a tool call on the session (`tools/call`, and the resource and prompt requests the
+   * agent's `resources_*` / `prompts_*` tools make), with the failure rules above. `tool` names it in errors.
+   */
+  async request<T>(
+    tool: string,
+    options: CallOptions,
+    send: (client: Client, request: RequestOptions) => Promise<T>,
+  ): Promise<T> {
     if (this.status === 'connecting') await this.connecting;
     const client = this.client;
     if (this.status !== 'connected' || !client) {
@@ -143,14 +166,14 @@ export class ServerConnection {
     const flight: InFlight = { tool, ask: options.ask };
     this.inFlight.push(flight);
     try {
-      const result = (await client.callTool({ name: tool, arguments: args }, undefined, {
+      const result = await send(client, {
         signal: options.signal,
         // The kernel's limit (restarted by progress, not counting the owner's answers to elicitations)
         // normally fires first; this one is the backstop, so it leaves room for those answers.
         timeout: options.timeoutMs + 1_000 + ELICITATION_TRIES * this.deps.options.elicitationTimeoutMs,
         resetTimeoutOnProgress: true,
         onprogress: () => options.progress?.(),
-      })) as CallToolResult;
+      });
       this.tries = 0;
       return result;
     } catch (error) {
@@ -314,7 +337,8 @@ export class ServerConnection {
       await Promise.race([
         (async () => {
           await client.connect(transport, { timeout: limit });
-          this.tools = await listAllTools(client, limit);
+          // A server without tools (only resources or prompts) has no tools/list to ask.
+          this.tools = client.getServerCapabilities()?.tools ? await listAllTools(client, limit) : [];
         })(),
         new Promise<never>((_, reject) => {
           timer = setTimeout(() => reject(new Error(`no answer within the connect limit of ${limit} ms`)), limit);
@@ -338,6 +362,7 @@ export class ServerConnection {
       return 'closed';
     }
     client.onclose = () => this.lost(client);
+    this.capabilities = client.getServerCapabilities();
     this.status = 'connected';
     this.connectedAt = Date.now();
     this.lastFailure = undefined;
