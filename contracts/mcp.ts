@@ -86,6 +86,12 @@ export const McpRegistration = Type.Object(
           "the only variable names an agent may set for this server (its declaration's `env` and `env_keys`, from its file or its own `sys_update_config`); default none: every other name is refused at config time and never reaches the child",
       }),
     ),
+    sampling: Type.Optional(
+      Type.Union([Type.Literal('deny'), Type.Literal('ask'), Type.Literal('allow')], {
+        description:
+          "the server's sampling requests (it asks agt's model) during a tool call run on the calling agent's provider and model, within its budgets: `ask` (default) makes each an approval task showing the server's prompt, `allow` runs them, `deny` refuses them",
+      }),
+    ),
     oauth: Type.Optional(
       Type.Object(
         {

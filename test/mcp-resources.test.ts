@@ -39,7 +39,7 @@ const filePath = await createAgentFile(tempDir(t, 'agt-mcp-resources-'), {
 const loaded = await d.request('POST', '/agents/load', { filePath });
 if (loaded.status !== 200) throw new Error(`the agent did not load: ${JSON.stringify(loaded.body)}`);
 const agentId: string = loaded.body.id;
-const end = Date.now() + 20_000;
+const end = Date.now() + 60_000;
 for (;;) {
   const servers = (await d.request('GET', `/agents/${agentId}/mcp`)).body.servers as Array<{ status: string }>;
   if (servers.every((s) => s.status === 'connected')) break;

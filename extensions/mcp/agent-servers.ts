@@ -183,6 +183,7 @@ export class McpManager {
             timeoutMs,
             progress: context.progress,
             ask: context.ask,
+            sample: context.sample,
           }),
         ),
     };
@@ -203,6 +204,8 @@ export class McpManager {
           },
         ),
       ...(this.deps.signIn ? { signIn: this.deps.signIn } : {}),
+      samplingPolicy: () =>
+        (this.deps.settings.current().mcpServers ?? []).find((r) => r.name === declaration.name)?.sampling ?? 'ask',
       agentLog: (level, message) => this.deps.agents.log(agentId, level, message, { server: declaration.name }),
       toolsChanged: () => {
         const tools = connection.tools ?? [];

@@ -50,6 +50,7 @@ export function resourceAndPromptTools(connection: ServerConnection, options: Re
     timeoutMs: options.timeoutMs,
     ...(context.progress ? { progress: context.progress } : {}),
     ...(context.ask ? { ask: context.ask } : {}),
+    ...(context.sample ? { sample: context.sample } : {}),
   });
   const tools: ToolDefinition[] = [];
   if (connection.capabilities?.resources) {

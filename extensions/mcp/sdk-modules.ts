@@ -4,6 +4,7 @@ export { Client } from '@modelcontextprotocol/sdk/client/index.js';
 export { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 export { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 export {
+  CreateMessageRequestSchema,
   ElicitRequestSchema,
   ElicitationCompleteNotificationSchema,
   ErrorCode,

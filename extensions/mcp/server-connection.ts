@@ -11,6 +11,8 @@ import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.j
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type {
   CallToolResult,
+  CreateMessageRequest,
+  CreateMessageResult,
   ElicitRequest,
   ElicitResult,
   ServerCapabilities,
@@ -36,12 +38,15 @@ export interface CallOptions {
   progress?: () => void;
   /** The kernel's ask of the calling turn (`ToolContext.ask`): where the server's elicitations go. */
   ask?: ToolContext['ask'];
+  /** The calling agent's model (`ToolContext.sample`): where the server's sampling requests go. */
+  sample?: ToolContext['sample'];
 }
 
-/** A tool call under way: an elicitation that arrives meanwhile is asked in its turn. */
+/** A tool call under way: an elicitation or sampling request that arrives meanwhile belongs to its turn. */
 interface InFlight {
   tool: string;
   ask: ToolContext['ask'];
+  sample: ToolContext['sample'];
 }
 
 export interface ConnectionDeps {
@@ -53,6 +58,8 @@ export interface ConnectionDeps {
   toolsChanged(): void;
   /** A row in the agent's own log (`agt_logs`): connects, skips, failures. Never secrets. */
   agentLog(level: 'info' | 'warn', message: string): void;
+  /** The registration's `sampling` policy now (default `ask`). */
+  samplingPolicy?: () => 'deny' | 'ask' | 'allow';
   /** OAuth sign-in of registrations that have `oauth` (absent: such a server is skipped). */
   signIn?: OAuthSignIn;
 }
@@ -108,7 +115,12 @@ export class ServerConnection {
   /** Connects (or joins the connect under way); never throws: failures end in `error` or `skipped`. */
   connect(): Promise<void> {
     if (this.closed) return Promise.resolve();
-    this.connecting ??= this.connectOnce().finally(() => (this.connecting = undefined));
+    // Whatever goes wrong while connecting ends in `error` (and a reconnect), never in a stuck `connecting`.
+    this.connecting ??= this.connectOnce()
+      .catch((error: unknown) =>
+        this.failed(`could not connect: ${this.logs.scrub(String((error as Error)?.message ?? error)).slice(0, 300)}`),
+      )
+      .finally(() => (this.connecting = undefined));
     return this.connecting;
   }
 
@@ -163,7 +175,7 @@ export class ServerConnection {
     }
     // A token about to expire is refreshed before the call rather than failing it.
     if (this.oauth) await this.deps.signIn?.refreshIfDue(this.oauth);
-    const flight: InFlight = { tool, ask: options.ask };
+    const flight: InFlight = { tool, ask: options.ask, sample: options.sample };
     this.inFlight.push(flight);
     try {
       const result = await send(client, {
@@ -199,6 +211,69 @@ export class ServerConnection {
       throw callFailed(this.name, tool, this.logs.scrub(why).slice(0, 500));
     } finally {
       this.inFlight.splice(this.inFlight.indexOf(flight), 1);
+    }
+  }
+
+  /**
+   * The server's `sampling/createMessage`: a model call of the agent whose tool call is under way, on its
+   * provider and model and within its budgets, by the registration's `sampling` policy (`ask`: an
+   * approval task showing the prompt first). Outside a tool call there is no agent to charge: refused.
+   */
+  private async sampleFor(params: CreateMessageRequest['params'], signal: AbortSignal): Promise<CreateMessageResult> {
+    const { ErrorCode, McpError } = await loadSdk();
+    const policy = this.deps.samplingPolicy?.() ?? 'ask';
+    const flight = this.inFlight.at(-1);
+    const refuse = (why: string) => {
+      this.logs.note(`sampling refused: ${why}`);
+      return new McpError(ErrorCode.InvalidRequest, `agt refused the sampling request: ${why}`);
+    };
+    if (policy === 'deny') throw refuse("the owner's registration denies sampling");
+    if (!flight?.sample) throw refuse('it came outside a tool call (no agent to run it for)');
+    if ((params as { tools?: unknown[] }).tools?.length) throw refuse('tools in sampling are not supported');
+    const messages = params.messages.map((message) => {
+      const parts = Array.isArray(message.content) ? message.content : [message.content];
+      const text = parts
+        .map((part) => (part.type === 'text' ? part.text : `[${part.type} content, not passed on]`))
+        .join('\n');
+      return { role: message.role, content: text };
+    });
+    try {
+      const answer = await flight.sample({
+        messages,
+        ...(params.systemPrompt ? { system: params.systemPrompt } : {}),
+        maxTokens: params.maxTokens,
+        ...(params.temperature !== undefined ? { temperature: params.temperature } : {}),
+        purpose: 'mcp_sampling',
+        signal,
+        ...(policy === 'ask'
+          ? {
+              approval: {
+                tool: `mcp_${this.name} sampling`,
+                args: {
+                  server: this.name,
+                  duringTool: flight.tool,
+                  ...(params.systemPrompt ? { systemPrompt: params.systemPrompt } : {}),
+                  messages,
+                  maxTokens: params.maxTokens,
+                },
+              },
+            }
+          : {}),
+      });
+      this.logs.note(`sampling answered by ${answer.model}`);
+      return {
+        role: 'assistant',
+        content: { type: 'text', text: answer.text },
+        model: answer.model,
+        stopReason:
+          answer.stopReason === 'max_tokens'
+            ? 'maxTokens'
+            : answer.stopReason === 'end'
+              ? 'endTurn'
+              : answer.stopReason,
+      };
+    } catch (error) {
+      throw refuse(this.logs.scrub((error as Error).message).slice(0, 300));
     }
   }
 
@@ -312,13 +387,21 @@ export class ServerConnection {
 
   /** True when connected; else why not. */
   private async tryTransport(transport: Transport): Promise<true | string> {
-    const { Client, ElicitRequestSchema, ElicitationCompleteNotificationSchema, ToolListChangedNotificationSchema } =
-      await loadSdk();
+    const {
+      Client,
+      CreateMessageRequestSchema,
+      ElicitRequestSchema,
+      ElicitationCompleteNotificationSchema,
+      ToolListChangedNotificationSchema,
+    } = await loadSdk();
     // Elicitation in both modes; the SDK fills in the defaults of fields the owner left out.
     const client = new Client(CLIENT_INFO, {
-      capabilities: { elicitation: { form: { applyDefaults: true }, url: {} } },
+      capabilities: { elicitation: { form: { applyDefaults: true }, url: {} }, sampling: {} },
     });
     client.setRequestHandler(ElicitRequestSchema, (request, extra) => this.elicit(request.params, extra.signal));
+    client.setRequestHandler(CreateMessageRequestSchema, (request, extra) =>
+      this.sampleFor(request.params, extra.signal),
+    );
     client.setNotificationHandler(ElicitationCompleteNotificationSchema, (notification) =>
       this.logs.note(
         `the server says elicitation ${String(notification.params.elicitationId).slice(0, 100)} is complete`,

@@ -4,6 +4,7 @@
  * event that announces it. The runner never throws: failures come back as a {@link TurnResult}.
  */
 import {
+  AgtError,
   isAgtError,
   type EventPayloads,
   type EventType,
@@ -411,6 +412,7 @@ async function runToolCall(
       // The tool time limit is wall-clock time, whatever clock drives triggers; waits for the owner
       // (ask, a suspend prompt) do not count.
       let asked = 0;
+      let sampled = 0;
       const context: ToolContext = {
         agentId: env.agent.id,
         loop: env.loop,
@@ -433,6 +435,53 @@ async function runToolCall(
             });
           } finally {
             if (!env.signal.aborted) env.setState('tool_use');
+          }
+        },
+        sample: async (request) => {
+          const signal = request.signal ? AbortSignal.any([env.signal, request.signal]) : env.signal;
+          let taskId: string | undefined;
+          if (request.approval) {
+            env.setState('awaiting_approval');
+            const { task, decision } = env.hil.requestApproval({
+              tool: request.approval.tool,
+              args: request.approval.args,
+              loop: env.loop,
+              turnId: env.turnId,
+              callId: `${call.id}:sample:${++sampled}`,
+              signal,
+              humanWait: true,
+            });
+            taskId = task.id;
+            const outcome = await decision;
+            if (!env.signal.aborted) env.setState('tool_use');
+            if (!outcome.approved)
+              throw new AgtError('forbidden', `the owner denied it: ${outcome.reason ?? 'no reason given'}`);
+          }
+          try {
+            const { client, settings } = await env.model();
+            const cap = settings.max_tokens ?? undefined;
+            const maxTokens =
+              request.maxTokens !== undefined ? Math.min(request.maxTokens, cap ?? request.maxTokens) : cap;
+            const response = await client.complete({
+              agentId: env.agent.id,
+              turnId: env.turnId,
+              loop: env.loop,
+              purpose: request.purpose,
+              model: {
+                ...settings,
+                ...(maxTokens !== undefined ? { max_tokens: maxTokens } : {}),
+                ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+              },
+              system: request.system ?? '',
+              messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
+              tools: [],
+              signal,
+            });
+            if (taskId) env.hil.completeTask(taskId, true, `answered by ${response.model}`);
+            return { text: response.text ?? '', model: response.model, stopReason: response.stopReason };
+          } catch (error) {
+            if (taskId) env.hil.completeTask(taskId, false, (error as Error).message);
+            throw error;
           }
         },
       };
