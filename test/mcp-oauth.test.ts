@@ -18,9 +18,11 @@ import { eventLog } from './helpers/events.js';
 import { startToolDriver } from './helpers/tool-driver.js';
 
 const fixture = spawn(process.execPath, [join(ROOT, 'test/fixtures/mcp/oauth-server.mjs')], {
-  stdio: ['ignore', 'pipe', 'inherit'],
+  stdio: ['ignore', 'pipe', 'ignore'],
 });
 const fixtureGone = new Promise((done) => fixture.once('exit', done));
+// Also when this file fails before tap's teardowns run: a leftover server would hold the runner's pipes.
+process.once('exit', () => fixture.kill('SIGKILL'));
 t.teardown(async () => {
   fixture.kill('SIGKILL');
   await fixtureGone;

@@ -39,7 +39,8 @@ interface StoredDiscovery {
   state: OAuthDiscoveryState;
 }
 
-export const secretName = (server: string, part: 'tokens' | 'client' | 'discovery') => `oauth:${server}:${part}`;
+export const secretName = (server: string, part: 'tokens' | 'client' | 'discovery' | 'client-secret') =>
+  `oauth:${server}:${part}`;
 
 /** Reads and writes one registration's parts; each part remembers the server URL it belongs to. */
 export class OAuthStore {
@@ -88,6 +89,9 @@ export class OAuthStore {
   saveClient = (info: OAuthClientInformationMixed) => this.write('client', { info });
   saveDiscovery = (state: OAuthDiscoveryState) => this.write('discovery', { state });
 
+  /** The pre-registered client's secret the owner stored (`PUT /mcp/servers/{name}/client-secret`). */
+  clientSecret = () => this.secrets.get(secretName(this.server, 'client-secret'));
+
   async forget(parts: Array<'tokens' | 'client' | 'discovery'>): Promise<void> {
     for (const part of parts) await this.secrets.delete(secretName(this.server, part));
   }
@@ -115,8 +119,15 @@ export class McpOAuthProvider implements OAuthClientProvider {
 
   constructor(private readonly options: ProviderOptions) {}
 
-  /** Connect mode reads the redirect URL of the stored sign-in once, before the SDK asks for it. */
+  /** Whether a pre-registered client has a secret (read by {@link prepare}). */
+  private storedSecret: string | undefined;
+
+  /** Reads, before the SDK asks, the redirect URL of the stored sign-in and whether the client has a secret. */
   async prepare(): Promise<StoredTokens | undefined> {
+    const oauth = this.options.registration.oauth ?? {};
+    this.storedSecret =
+      (await this.options.store.clientSecret()) ??
+      (oauth.clientSecretEnv ? this.options.env.get(oauth.clientSecretEnv) : undefined);
     const stored = await this.options.store.tokens();
     this.connectRedirect = stored?.redirectUrl;
     return stored;
@@ -132,7 +143,7 @@ export class McpOAuthProvider implements OAuthClientProvider {
 
   get clientMetadata(): OAuthClientMetadata {
     const oauth = this.options.registration.oauth ?? {};
-    const confidential = oauth.clientId !== undefined && oauth.clientSecretEnv !== undefined;
+    const confidential = oauth.clientId !== undefined && this.storedSecret !== undefined;
     return {
       client_name: 'agt',
       redirect_uris: this.redirectUrl ? [this.redirectUrl] : [],
@@ -150,7 +161,10 @@ export class McpOAuthProvider implements OAuthClientProvider {
   async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
     const oauth = this.options.registration.oauth ?? {};
     if (oauth.clientId) {
-      const secret = oauth.clientSecretEnv ? this.options.env.get(oauth.clientSecretEnv) : undefined;
+      // The owner's stored secret, else the daemon's variable the registration names.
+      const secret =
+        (await this.options.store.clientSecret()) ??
+        (oauth.clientSecretEnv ? this.options.env.get(oauth.clientSecretEnv) : undefined);
       return { client_id: oauth.clientId, ...(secret ? { client_secret: secret } : {}) };
     }
     const info = await this.options.store.client();

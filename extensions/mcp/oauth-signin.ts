@@ -10,16 +10,17 @@
  * redirect from the authorization server is), which checks `state` and the `iss` of the answer
  * (RFC 9207), and has the SDK exchange the code. Tokens go to the sealed secrets only.
  *
- * Connections use a provider in `connect` mode: the SDK's transport presents the token, refreshes it on
- * a 401, and asks for more scopes on a 403 `insufficient_scope`; this class also refreshes a token that
- * expires within a minute before a connect or a call. No token ever reaches an agent, a log line, an
+ * Connections use a provider in `connect` mode: the SDK's transport presents the token and refreshes it
+ * on a 401 (a 403 `insufficient_scope` would need a new browser sign-in, which a connection never starts
+ * by itself: the call fails); this class also refreshes a token that expires within a minute before a
+ * connect or a call. No token ever reaches an agent, a log line, an
  * event or a response.
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { ExtensionEnv, ExtensionSecrets, Logger, McpRegistration, ServerGuards } from '@agt/contracts';
 import { noSecretStore, notOAuth, registrationMissing, signInFailed } from './errors.js';
-import { McpOAuthProvider, OAuthStore } from './oauth-provider.js';
+import { McpOAuthProvider, OAuthStore, secretName } from './oauth-provider.js';
 import { loadSdk } from './sdk.js';
 
 /** A sign-in the owner started and the browser has not finished. */
@@ -132,7 +133,7 @@ export class OAuthSignIn {
     }
     const state = randomBytes(24).toString('base64url');
     let authorizationUrl: URL | undefined;
-    const provider = new McpOAuthProvider({
+    const provider: McpOAuthProvider = new McpOAuthProvider({
       store: this.store(registration),
       registration,
       env: this.deps.env,
@@ -141,6 +142,7 @@ export class OAuthSignIn {
       state,
       onAuthorizationUrl: (url) => (authorizationUrl = url),
     });
+    await provider.prepare();
     let result: 'AUTHORIZED' | 'REDIRECT';
     try {
       result = await auth(provider, {
@@ -177,6 +179,29 @@ export class OAuthSignIn {
     this.pending.set(name, login);
     this.deps.logger.info({ server: name }, `mcp sign-in to ${name} started`);
     return { server: name, authorizationUrl: authorizationUrl.href, expiresAt };
+  }
+
+  /**
+   * The secret of the client the owner registered beforehand (`oauth.clientId`), kept sealed with the
+   * tokens instead of in the daemon's environment; an empty value removes it.
+   */
+  async setClientSecret(name: string, value: string): Promise<{ server: string; clientSecretSet: boolean }> {
+    const registration = this.oauthRegistration(name);
+    if (!registration.oauth?.clientId)
+      throw notOAuth(name, 'a client secret goes with a pre-registered oauth.clientId');
+    const key = secretName(name, 'client-secret');
+    if (value === '') await this.secrets().delete(key);
+    else await this.secrets().set(key, value);
+    return { server: name, clientSecretSet: value !== '' };
+  }
+
+  /** A registration was removed: everything kept for its sign-in is dropped (tokens, client, secret). */
+  async forget(name: string): Promise<void> {
+    this.cancel(name);
+    this.failures.delete(name);
+    if (!this.deps.secrets) return;
+    for (const part of ['tokens', 'client', 'discovery', 'client-secret'] as const)
+      await this.deps.secrets.delete(secretName(name, part));
   }
 
   /** Signs out: the tokens are dropped (the client registration is kept for the next sign-in). */

@@ -33,6 +33,8 @@ export function registerMcpRoutes(
   manager: McpManager,
   packages: McpPackages,
   installWaitMs: number,
+  /** A registration was removed: what was kept for it (its sign-in) goes too. */
+  removed: (name: string) => Promise<void> = async () => {},
 ): void {
   const registrations = () => settings.current().mcpServers ?? [];
 
@@ -87,6 +89,7 @@ export function registerMcpRoutes(
       const { name } = request.params;
       if (!registrations().some((r) => r.name === name)) throw registrationMissing(name);
       settings.update({ mcpServers: registrations().filter((r) => r.name !== name) });
+      await removed(name);
       return { name, removed: true as const };
     },
   });

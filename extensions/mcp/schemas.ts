@@ -100,3 +100,5 @@ export const SignedOut = Type.Object({
   server: Type.String(),
   signedOut: Type.Boolean({ description: 'false when it was not signed in' }),
 });
+export const ClientSecretBody = Type.Object({ value: Type.String({ maxLength: 4000 }) });
+export const ClientSecretState = Type.Object({ server: Type.String(), clientSecretSet: Type.Boolean() });

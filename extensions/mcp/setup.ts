@@ -50,7 +50,7 @@ export function setupMcp(ctx: ExtensionContext<McpOptions>): ExtensionHooks {
     loaded: (agent) => manager.open(agent),
     unloaded: (agent) => manager.close(agent.id),
   });
-  registerMcpRoutes(ctx.http, ctx.settings, manager, packages, ctx.config.installWaitMs);
+  registerMcpRoutes(ctx.http, ctx.settings, manager, packages, ctx.config.installWaitMs, (name) => signIn.forget(name));
   registerSignInRoutes(ctx.http, signIn);
   if (ctx.agentHttp) registerAgentMcpRoutes(ctx.agentHttp, ctx.agents, manager);
   // agt as an MCP server (`/mcp/server`); a fake kernel without turns has none.

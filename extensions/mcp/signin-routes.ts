@@ -6,7 +6,15 @@
 import { errorResponses } from '@agt/contracts';
 import type { ExtensionHttp } from '@agt/contracts';
 import type { OAuthSignIn } from './oauth-signin.js';
-import { NameParams, SignInStarted, SignInState, SignedOut, TAG } from './schemas.js';
+import {
+  ClientSecretBody,
+  ClientSecretState,
+  NameParams,
+  SignInStarted,
+  SignInState,
+  SignedOut,
+  TAG,
+} from './schemas.js';
 
 export function registerSignInRoutes(http: ExtensionHttp, signIn: OAuthSignIn): void {
   http.post('/servers/:name/login', {
@@ -29,6 +37,19 @@ export function registerSignInRoutes(http: ExtensionHttp, signIn: OAuthSignIn): 
       response: { 200: SignInState, ...errorResponses(404, 409) },
     },
     handler: async (request) => signIn.status(request.params.name),
+  });
+
+  http.put('/servers/:name/client-secret', {
+    schema: {
+      tags: [TAG],
+      summary: "Store the secret of an MCP server's pre-registered OAuth client",
+      description:
+        'For a registration with `oauth.clientId`: the secret is sealed with the sign-in tokens (never in settings, never answered); an empty `value` removes it. 409 when the registration has no `oauth.clientId`.',
+      params: NameParams,
+      body: ClientSecretBody,
+      response: { 200: ClientSecretState, ...errorResponses(404, 409) },
+    },
+    handler: async (request) => signIn.setClientSecret(request.params.name, request.body.value),
   });
 
   http.delete('/servers/:name/login', {
