@@ -39,6 +39,7 @@ const fixtureState = async () =>
   (await (await fetch(new URL('/test/state', urls.issuer))).json()) as {
     issued: string[];
     refreshes: number;
+    unauthorized: number;
     registrations: number;
   };
 
@@ -132,6 +133,18 @@ t.test('an expired token is refreshed on the 401', async (t) => {
   const result = await driver.run(d, agentId, 'mcp_remote_whoami', {});
   t.match(result, /signed in as client/, 'the call still succeeds');
   t.ok((await fixtureState()).refreshes >= 1, 'through the refresh token');
+});
+
+t.test('a token about to expire is refreshed before the call, without a 401', async (t) => {
+  await fetch(new URL('/test/short-lived', urls.issuer), { method: 'POST' });
+  await fetch(new URL('/test/expire', urls.issuer), { method: 'POST' });
+  // The 401 refresh brings a token that lives 30 s: within the minute before expiry.
+  t.match(await driver.run(d, agentId, 'mcp_remote_whoami', {}), /signed in as client/);
+  const before = await fixtureState();
+  t.match(await driver.run(d, agentId, 'mcp_remote_whoami', {}), /signed in as client/);
+  const after = await fixtureState();
+  t.equal(after.refreshes, before.refreshes + 1, 'refreshed once more');
+  t.equal(after.unauthorized, before.unauthorized, 'before the server refused anything');
 });
 
 t.test('a restart keeps the sign-in', async (t) => {
