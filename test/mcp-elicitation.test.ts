@@ -15,7 +15,7 @@ import { eventLog } from './helpers/events.js';
 import { startToolDriver } from './helpers/tool-driver.js';
 
 const driver = await startToolDriver(t);
-const d = await runDaemon(t, {
+let d = await runDaemon(t, {
   extensions: shippedManifest({ mcp: { elicitationTimeoutMs: 4000 } }),
   settings: {
     providers: [driver.provider],
@@ -29,7 +29,7 @@ const d = await runDaemon(t, {
     ],
   },
 });
-const log = await eventLog(t, d);
+let log = await eventLog(t, d);
 const filePath = await createAgentFile(tempDir(t, 'agt-mcp-elicit-'), {
   model: driver.model,
   mcp: { servers: [{ name: 'asker', transport: 'stdio' }] },
@@ -114,4 +114,18 @@ t.test('unanswered: cancelled after the owner’s limit, the ask withdrawn', asy
   );
   t.equal((resolved.payload as { resolution: string }).resolution, 'cancelled');
   t.equal((await answer(ask.requestId, 'late')).status, 404, 'a late answer finds nothing to answer');
+});
+
+t.test('a pending elicitation survives a restart: the resumed turn asks the same ask', async (t) => {
+  const from = log.events.length;
+  const result = driver.run(d, agentId, 'mcp_asker_signup', {});
+  const before = await nextAsk(from);
+  d = await d.restart();
+  log = await eventLog(t, d, '?since=0');
+  t.equal((await d.request('POST', '/agents/load', { filePath })).status, 200, 'the agent loads again');
+  // The resumed turn waits for the agent's servers, runs the call again, and the server asks again.
+  const again = await nextAsk(0);
+  t.equal(again.requestId, before.requestId, 'the same ask, announced again');
+  await answer(again.requestId, '{"email": "owner@example.com"}');
+  t.match(JSON.parse(await result), { action: 'accept', content: { email: 'owner@example.com' } });
 });

@@ -100,6 +100,12 @@ export class McpManager {
   }
 
   async toolsFor(agentId: string): Promise<ToolDefinition[]> {
+    // A turn resumed at load (after a restart) can ask before the `loaded` hook opened the servers:
+    // open them now, so it waits for them like any first turn.
+    if (!this.agents.has(agentId) && !this.stopping) {
+      const agent = this.deps.agents.find(agentId);
+      if (agent?.id === agentId && agent.config.mcp?.servers.length) this.open(agent);
+    }
     const entry = this.agents.get(agentId);
     if (!entry) return [];
     const left = this.deps.options.startBudgetMs - (Date.now() - entry.openedAt);
