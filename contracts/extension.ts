@@ -23,6 +23,7 @@ import type { AgentLauncher } from './agent-launcher.js';
 import type { ServerGuards } from './server-guards.js';
 import type { RuntimeGaugesAccess } from './runtime-gauges.js';
 import type { DaemonIdentity, LocalRequests } from './relayed-requests.js';
+import type { ExtensionSecrets } from './extension-secrets.js';
 import contractsPackage from './package.json' with { type: 'json' };
 
 /**
@@ -201,6 +202,10 @@ export interface ExtensionContext<Config = unknown> {
    * @beta
    */
   daemonIdentity?: DaemonIdentity;
+   * The extension's own sealed secrets, kept for the daemon rather than for one agent (see
+   * `extension-secrets.ts`). The daemon's kernel always offers it; a fake kernel in tests may not.
+   */
+  secrets?: ExtensionSecrets;
   /**
    * Prints one line where the daemon prints its own listening line (stdout, unless the embedder
    * redirected it): for an extension's listening line such as `agt mesh listening on http://HOST:PORT`

@@ -83,6 +83,8 @@ export * from './mcp.js';
 export * from './pricing.js';
 /** W3C trace context handed to a `traceContext` provider. */
 export * from './trace-context.js';
+/** an extension's sealed secrets of the daemon (`ctx.secrets`). */
+export * from './extension-secrets.js';
 /** live figures of the daemon (`ctx.gauges`). */
 export * from './runtime-gauges.js';
 /** agents across several daemons: placement, forwarding, local requests (`ctx.requests`). */

@@ -86,6 +86,47 @@ export const McpRegistration = Type.Object(
           "the only variable names an agent may set for this server (its declaration's `env` and `env_keys`, from its file or its own `sys_update_config`); default none: every other name is refused at config time and never reaches the child",
       }),
     ),
+    sampling: Type.Optional(
+      Type.Union([Type.Literal('deny'), Type.Literal('ask'), Type.Literal('allow')], {
+        description:
+          "the server's sampling requests (it asks agt's model) during a tool call run on the calling agent's provider and model, within its budgets: `ask` (default) makes each an approval task showing the server's prompt, `allow` runs them, `deny` refuses them",
+      }),
+    ),
+    oauth: Type.Optional(
+      Type.Object(
+        {
+          clientId: Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: 500,
+              description:
+                'a client id the owner registered with the authorization server beforehand (used instead of dynamic registration)',
+            }),
+          ),
+          /** The daemon's variable holding that client's secret, for a confidential client. */
+          clientSecretEnv: Type.Optional(McpEnvName),
+          clientMetadataUrl: Type.Optional(
+            Type.String({
+              pattern: '^https://[^/]+/.+',
+              maxLength: 2000,
+              description:
+                'an https URL where the owner publishes a Client ID Metadata Document for agt; used as the client id by authorization servers that support it',
+            }),
+          ),
+          scopes: Type.Optional(
+            Type.String({
+              maxLength: 2000,
+              description: "scopes to ask for when the server's challenge and metadata name none (space-separated)",
+            }),
+          ),
+        },
+        {
+          additionalProperties: false,
+          description:
+            "type http: the server needs an OAuth 2.1 sign-in (`agt mcp login <name>`); its tokens are sealed by the daemon and sent by agt's MCP client only, never to an agent",
+        },
+      ),
+    ),
     allowAgentHeaders: Type.Optional(
       Type.Array(Type.String({ pattern: '^[A-Za-z0-9-]{1,100}$' }), {
         maxItems: 64,

@@ -27,6 +27,54 @@ export interface ToolContext {
    * it as often as progress is seen. Absent where no limit applies.
    */
   progress?: () => void;
+  /**
+   * Asks the owner a question on behalf of this call, as the `ask` tool does: an `ask` of the turn
+   * (`hil.requested` kind `ask`, answered by `POST /agents/{id}/asks/{requestId}`, listed with the turn's
+   * other asks), committed to the agent file so it survives a restart (the resumed turn runs the call
+   * again and finds the ask of the same call and order). The wait does not count against the call's
+   * time limit. Resolves with the answer; `fromCaller` when the sender of the turn's message (not the
+   * owner) answered. Rejects when the call's signal or `options.signal` aborts (the ask is then
+   * withdrawn, `hil.resolved` cancelled). Absent where nobody can be asked.
+   */
+  ask?: (question: string, options?: { signal?: AbortSignal }) => Promise<{ answer: string; fromCaller: boolean }>;
+  /**
+   * A model call for this tool call (an MCP server's sampling request) on the calling agent's own
+   * provider and model, through the spend governor like the turn's own calls (counted against the
+   * agent's budgets, recorded in its ledger with `purpose`). With `approval`, the owner decides first: an
+   * approval task (`hil.requested` kind `approval`, `tool` and `args` as given) that the owner resolves
+   * like any other; the wait does not count against the call's time limit. Rejects with `forbidden` when
+   * the owner denies, and as the model call does otherwise. Absent where no turn runs the call.
+   */
+  sample?: (request: ToolSampleRequest) => Promise<ToolSampleResult>;
+}
+
+/**
+ * What {@link ToolContext.sample} asks the model.
+ *
+ * @beta
+ */
+export interface ToolSampleRequest {
+  messages: Array<{ role: 'user' | 'assistant'; content: string }>;
+  system?: string;
+  /** At most this many tokens in the answer (never more than the agent's own `max_tokens`). */
+  maxTokens?: number;
+  temperature?: number;
+  /** Recorded in the ledger (for example `mcp_sampling`). */
+  purpose: string;
+  approval?: { tool: string; args: Record<string, unknown> };
+  signal?: AbortSignal;
+}
+
+/**
+ * The model's answer to a {@link ToolSampleRequest}.
+ *
+ * @beta
+ */
+export interface ToolSampleResult {
+  text: string;
+  /** The provider's model id that answered. */
+  model: string;
+  stopReason: 'end' | 'tool_use' | 'max_tokens' | 'other';
 }
 
 /**

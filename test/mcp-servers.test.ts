@@ -214,7 +214,9 @@ t.test('declared servers connect; tools, context and status', async (t) => {
 
   const context = (await d.request('GET', `/agents/${agentId}/context`)).body;
   const category = context.categories.find((c: any) => c.id === 'mcp:everything');
-  t.match(category, { key: 'mcp:everything', count: byName.everything.toolCount });
+  // The server's own tools, and the four for its resources and prompts (it has both).
+  t.match(category, { key: 'mcp:everything', count: byName.everything.toolCount + 4 });
+  t.ok(tool('mcp_everything_resources_read') && tool('mcp_everything_prompts_get'), 'resources and prompts as tools');
   t.ok(category.tokens > 0);
   t.ok(
     context.categories.some((c: any) => c.id === 'mcp:web') &&

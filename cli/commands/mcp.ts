@@ -135,6 +135,13 @@ export async function add(ctx: Ctx, name: string, options: Record<string, any>):
   if (headerEnv) body.headerEnv = headerEnv;
   if (options.allowAgentEnv) body.allowAgentEnv = options.allowAgentEnv;
   if (options.allowAgentHeaders) body.allowAgentHeaders = options.allowAgentHeaders;
+  if (options.oauth || options.oauthClientId || options.oauthScopes) {
+    body.oauth = {
+      ...(options.oauthClientId ? { clientId: options.oauthClientId } : {}),
+      ...(options.oauthClientSecretEnv ? { clientSecretEnv: options.oauthClientSecretEnv } : {}),
+      ...(options.oauthScopes ? { scopes: options.oauthScopes } : {}),
+    };
+  }
   const timeout = integer(options.timeoutMs, '--timeout-ms');
   if (timeout !== undefined) body.toolCallTimeoutMs = timeout;
   const answer = await ctx.client.post('/mcp/servers', body);

@@ -47,6 +47,10 @@ export function declareMcp(agt: Command): Command {
     .option('--allow-agent-env <NAME...>', 'variable names an agent may set for this server')
     .option('--allow-agent-headers <Header...>', 'http: header names an agent may send')
     .option('--timeout-ms <ms>', 'per tool call limit')
+    .option('--oauth', 'http: the server needs an OAuth sign-in (agt mcp login <name>)')
+    .option('--oauth-client-id <id>', 'http: a client id registered with the authorization server beforehand')
+    .option('--oauth-client-secret-env <DAEMON_VAR>', "http: the daemon's variable holding that client's secret")
+    .option('--oauth-scopes <scopes>', 'http: scopes to ask for when the server names none')
     .action(run(async (ctx, name: string, options: Record<string, unknown>) => (await mcp()).add(ctx, name, options)));
   group
     .command('remove <name>')
@@ -69,6 +73,22 @@ export function declareMcp(agt: Command): Command {
         (await mcp()).enableTool(ctx, agent, server, tool),
       ),
     );
+  group
+    .command('login <server>')
+    .description(
+      'sign in to an OAuth-protected MCP server (registered with oauth): prints the authorization URL, waits for the browser',
+    )
+    .option('--open', 'open the URL in the default browser too')
+    .option('--no-wait', 'print the URL and return at once')
+    .action(
+      run(async (ctx, server: string, options: { open?: boolean; wait?: boolean }) =>
+        (await import('../commands/mcp-login.js')).login(ctx, server, options),
+      ),
+    );
+  group
+    .command('logout <server>')
+    .description('sign out of an OAuth-protected MCP server (its tokens are dropped)')
+    .action(run(async (ctx, server: string) => (await import('../commands/mcp-login.js')).logout(ctx, server)));
   group
     .command('serve')
     .description(

@@ -12,6 +12,7 @@ const HEADER_NAME = /^[A-Za-z0-9-]{1,100}$/;
 interface HeaderRegistration {
   allowAgentHeaders?: readonly string[];
   headerEnv?: Readonly<Record<string, string>>;
+  oauth?: unknown;
 }
 
 /** One header the agent's declaration asks for: where (a config field) and the header's name. */
@@ -24,9 +25,13 @@ export interface AgentHeaderAsk {
   bearer?: boolean;
 }
 
-/** Lowercased names the agent may send: `allowAgentHeaders` minus what the registration sets itself. */
+/**
+ * Lowercased names the agent may send: `allowAgentHeaders` minus what the registration sets itself
+ * (`headerEnv`, and `Authorization` when the server is signed in to by OAuth).
+ */
 export function agentHeadersAllowed(registration: HeaderRegistration | undefined): ReadonlySet<string> {
   const owner = new Set(Object.keys(registration?.headerEnv ?? {}).map((h) => h.toLowerCase()));
+  if (registration?.oauth) owner.add('authorization');
   return new Set(
     (registration?.allowAgentHeaders ?? [])
       .map((h) => h.toLowerCase())

@@ -12,7 +12,9 @@ import type { ToolContributor, ToolDefinition } from '@agt/contracts';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { agentNotLoaded, serverNotDeclared, toolNotFound } from './errors.js';
 import { resolveLaunch } from './launch.js';
+import { resourceAndPromptTools } from './resource-tools.js';
 import type { McpOptions } from './options.js';
+import type { OAuthSignIn } from './oauth-signin.js';
 import { ServerConnection } from './server-connection.js';
 import { toToolResult } from './tool-results.js';
 import type { ToolStateStore, ToolVerdict } from './tool-state.js';
@@ -25,6 +27,7 @@ export interface ManagerDeps {
   agents: AgentsService;
   packagesDir: string;
   toolState: ToolStateStore;
+  signIn?: OAuthSignIn;
 }
 
 interface AgentServers {
@@ -97,6 +100,12 @@ export class McpManager {
   }
 
   async toolsFor(agentId: string): Promise<ToolDefinition[]> {
+    // A turn resumed at load (after a restart) can ask before the `loaded` hook opened the servers:
+    // open them now, so it waits for them like any first turn.
+    if (!this.agents.has(agentId) && !this.stopping) {
+      const agent = this.deps.agents.find(agentId);
+      if (agent?.id === agentId && agent.config.mcp?.servers.length) this.open(agent);
+    }
     const entry = this.agents.get(agentId);
     if (!entry) return [];
     const left = this.deps.options.startBudgetMs - (Date.now() - entry.openedAt);
@@ -132,6 +141,18 @@ export class McpManager {
           this.definition(agentId, connection, declared.get(connection.name)!, tool, name, verdicts.get(tool.name)),
         );
       }
+      // The server's resources and prompts, as tools (after its own: a server tool of the same name wins).
+      const declaration = declared.get(connection.name)!;
+      for (const extra of resourceAndPromptTools(connection, {
+        name: (suffix) => modelToolName(connection.name, suffix),
+        restricted: declaration.restricted === true,
+        timeoutMs:
+          declaration.tool_call_timeout_ms ?? connection.timeoutMs ?? this.deps.options.defaultToolCallTimeoutMs,
+      })) {
+        if (names.has(extra.name)) continue;
+        names.add(extra.name);
+        out.push(extra);
+      }
     }
     return out;
   }
@@ -163,7 +184,13 @@ export class McpManager {
         : {}),
       run: async (args, context) =>
         toToolResult(
-          await connection.call(tool.name, args, { signal: context.signal, timeoutMs, progress: context.progress }),
+          await connection.call(tool.name, args, {
+            signal: context.signal,
+            timeoutMs,
+            progress: context.progress,
+            ask: context.ask,
+            sample: context.sample,
+          }),
         ),
     };
   }
@@ -182,6 +209,9 @@ export class McpManager {
             credential: (name) => this.deps.agents.readCredential(agentId, name),
           },
         ),
+      ...(this.deps.signIn ? { signIn: this.deps.signIn } : {}),
+      samplingPolicy: () =>
+        (this.deps.settings.current().mcpServers ?? []).find((r) => r.name === declaration.name)?.sampling ?? 'ask',
       agentLog: (level, message) => this.deps.agents.log(agentId, level, message, { server: declaration.name }),
       toolsChanged: () => {
         const tools = connection.tools ?? [];
@@ -249,6 +279,11 @@ export class McpManager {
     entry.connections.set(name, fresh);
     await fresh.connect();
     return view(fresh);
+  }
+
+  /** A registration's sign-in changed: every open connection to that server reconnects with it. */
+  reconnectServer(name: string): void {
+    for (const entry of this.agents.values()) void entry.connections.get(name)?.restart();
   }
 
   /** Accepts a tool's changed schema: it is enabled again at the next tool listing. */

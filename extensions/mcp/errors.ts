@@ -29,3 +29,10 @@ export const extensionStopping = () => new AgtError('unavailable', 'the mcp exte
 /** A tool call that could not be answered: the message is what the model reads. */
 export const callFailed = (server: string, tool: string, why: string) =>
   new AgtError('upstream_error', `MCP server ${server} could not run ${tool}: ${why}`);
+
+/** 502: the server or its authorization server would not let a sign-in start or finish. */
+export const signInFailed = (server: string, why: string) =>
+  new AgtError('upstream_error', `sign-in to MCP server ${server}: ${why}`);
+export const notOAuth = (name: string, why = 'an http registration with oauth') =>
+  conflict(`MCP server ${name} is not registered for that OAuth sign-in (${why})`);
+export const noSecretStore = () => new AgtError('unavailable', 'this daemon offers no sealed store for sign-in tokens');

@@ -29,6 +29,8 @@ export type Launch =
   | {
       kind: 'http';
       url: URL;
+      /** The registration, when the server is signed in to by OAuth (its tokens are added at connect). */
+      oauth?: McpRegistration & { url: string };
       headers: Record<string, string>;
       timeoutMs: number | undefined;
       secrets: string[];
@@ -121,7 +123,8 @@ export async function resolveLaunch(
       notes.push(
         `headers not sent to the server (not in the registration's allowAgentHeaders, or set by the registration): ${[...new Set(refused)].join(', ')}`,
       );
-    return { kind: 'http', url, headers: Object.fromEntries(headers.values()), timeoutMs, secrets, notes };
+    const oauth = registration?.oauth ? { oauth: registration as McpRegistration & { url: string } } : {};
+    return { kind: 'http', url, ...oauth, headers: Object.fromEntries(headers.values()), timeoutMs, secrets, notes };
   }
 
   const env = baseChildEnv(deps.env);

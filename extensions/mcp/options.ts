@@ -56,6 +56,23 @@ export const McpOptions = Type.Object(
       default: 10_000,
       description: 'how long POST /mcp/packages holds the request before answering 202 with the running install',
     }),
+    elicitationTimeoutMs: Type.Integer({
+      minimum: 1000,
+      default: 600_000,
+      description: "how long a server's elicitation waits for the owner's answer before it is cancelled",
+    }),
+    oauthCallbackPort: Type.Integer({
+      minimum: 0,
+      maximum: 65_535,
+      default: 0,
+      description:
+        "the port on 127.0.0.1 where an OAuth sign-in's browser comes back; 0 picks a free one when the first sign-in starts",
+    }),
+    oauthLoginTimeoutMs: Type.Integer({
+      minimum: 1000,
+      default: 600_000,
+      description: 'how long a started OAuth sign-in waits for the browser to come back',
+    }),
   },
   { additionalProperties: false },
 );

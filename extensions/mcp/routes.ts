@@ -33,6 +33,8 @@ export function registerMcpRoutes(
   manager: McpManager,
   packages: McpPackages,
   installWaitMs: number,
+  /** A registration was removed: what was kept for it (its sign-in) goes too. */
+  removed: (name: string) => Promise<void> = async () => {},
 ): void {
   const registrations = () => settings.current().mcpServers ?? [];
 
@@ -58,6 +60,7 @@ export function registerMcpRoutes(
       const body = request.body;
       const field = REQUIRED[body.type];
       if (!body[field]) throw registrationIncomplete(body.name, body.type, field);
+      if (body.oauth && body.type !== 'http') throw registrationIncomplete(body.name, 'oauth', 'type http');
       // The schema's key pattern does not bind record keys: check every variable name here.
       for (const [where, names] of [
         ['env', Object.keys(body.env ?? {})],
@@ -86,6 +89,7 @@ export function registerMcpRoutes(
       const { name } = request.params;
       if (!registrations().some((r) => r.name === name)) throw registrationMissing(name);
       settings.update({ mcpServers: registrations().filter((r) => r.name !== name) });
+      await removed(name);
       return { name, removed: true as const };
     },
   });

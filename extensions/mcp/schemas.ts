@@ -80,3 +80,25 @@ export const ToolEnabled = Type.Object({
   tool: Type.String(),
   enabled: Type.Literal(true),
 });
+
+export const SignInStarted = Type.Object({
+  server: Type.String(),
+  authorizationUrl: Type.Optional(
+    Type.String({ description: 'open in a browser on this machine; absent when no browser step was needed' }),
+  ),
+  expiresAt: Type.Optional(Type.Integer({ description: 'epoch ms: the sign-in waits for the browser until then' })),
+});
+export const SignInState = Type.Object({
+  server: Type.String(),
+  signedIn: Type.Boolean(),
+  expiresAt: Type.Optional(Type.Integer({ description: 'epoch ms when the access token expires (refreshed before)' })),
+  scope: Type.Optional(Type.String({ description: 'the scopes granted' })),
+  pending: Type.Boolean({ description: 'a sign-in waits for the browser' }),
+  error: Type.Optional(Type.String({ description: 'how the last sign-in failed' })),
+});
+export const SignedOut = Type.Object({
+  server: Type.String(),
+  signedOut: Type.Boolean({ description: 'false when it was not signed in' }),
+});
+export const ClientSecretBody = Type.Object({ value: Type.String({ maxLength: 4000 }) });
+export const ClientSecretState = Type.Object({ server: Type.String(), clientSecretSet: Type.Boolean() });

@@ -7,13 +7,25 @@
  * cancelled on the server (the SDK sends `notifications/cancelled` when the call's signal aborts).
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { McpServerConfig } from '@agt/contracts';
+import type {
+  CallToolResult,
+  CreateMessageRequest,
+  CreateMessageResult,
+  ElicitRequest,
+  ElicitResult,
+  ServerCapabilities,
+  Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { McpRegistration, McpServerConfig } from '@agt/contracts';
 import { isAgtError } from '@agt/contracts';
-import type { Logger } from '@agt/contracts';
+import type { Logger, ToolContext } from '@agt/contracts';
+import { elicitationAnswer, elicitationQuestion } from './elicitation.js';
 import { callFailed } from './errors.js';
 import type { Launch } from './launch.js';
+import type { McpOAuthProvider } from './oauth-provider.js';
+import type { OAuthSignIn } from './oauth-signin.js';
 import { LogRing } from './log-ring.js';
 import type { McpOptions } from './options.js';
 import { loadSdk } from './sdk.js';
@@ -24,6 +36,17 @@ export interface CallOptions {
   signal: AbortSignal;
   timeoutMs: number;
   progress?: () => void;
+  /** The kernel's ask of the calling turn (`ToolContext.ask`): where the server's elicitations go. */
+  ask?: ToolContext['ask'];
+  /** The calling agent's model (`ToolContext.sample`): where the server's sampling requests go. */
+  sample?: ToolContext['sample'];
+}
+
+/** A tool call under way: an elicitation or sampling request that arrives meanwhile belongs to its turn. */
+interface InFlight {
+  tool: string;
+  ask: ToolContext['ask'];
+  sample: ToolContext['sample'];
 }
 
 export interface ConnectionDeps {
@@ -35,9 +58,15 @@ export interface ConnectionDeps {
   toolsChanged(): void;
   /** A row in the agent's own log (`agt_logs`): connects, skips, failures. Never secrets. */
   agentLog(level: 'info' | 'warn', message: string): void;
+  /** The registration's `sampling` policy now (default `ask`). */
+  samplingPolicy?: () => 'deny' | 'ask' | 'allow';
+  /** OAuth sign-in of registrations that have `oauth` (absent: such a server is skipped). */
+  signIn?: OAuthSignIn;
 }
 
 const CLIENT_INFO = { name: 'agt', version: '1.0.0' };
+/** Answers that do not fit an elicitation's form are asked again this many times in all. */
+const ELICITATION_TRIES = 3;
 
 export class ServerConnection {
   status: ServerStatus = 'stopped';
@@ -47,6 +76,8 @@ export class ServerConnection {
   transport: 'stdio' | 'http' = 'stdio';
   /** The last tool list the server gave (kept across reconnects so the model's tool list stays stable). */
   tools: Tool[] | undefined;
+  /** What the server said it offers when it connected (resources, prompts, ...). */
+  capabilities: ServerCapabilities | undefined;
   /** The declared per-call limit (declaration, else registration), once resolved. */
   timeoutMs: number | undefined;
   readonly logs: LogRing;
@@ -59,6 +90,9 @@ export class ServerConnection {
   /** A restart dropped the connect under way: its failure is not a reason to schedule a reconnect. */
   private abandoning = false;
   private lastFailure: string | undefined;
+  private readonly inFlight: InFlight[] = [];
+  /** The registration when the server is signed in to by OAuth. */
+  private oauth: (McpRegistration & { url: string }) | undefined;
 
   constructor(
     readonly agentId: string,
@@ -81,7 +115,12 @@ export class ServerConnection {
   /** Connects (or joins the connect under way); never throws: failures end in `error` or `skipped`. */
   connect(): Promise<void> {
     if (this.closed) return Promise.resolve();
-    this.connecting ??= this.connectOnce().finally(() => (this.connecting = undefined));
+    // Whatever goes wrong while connecting ends in `error` (and a reconnect), never in a stuck `connecting`.
+    this.connecting ??= this.connectOnce()
+      .catch((error: unknown) =>
+        this.failed(`could not connect: ${this.logs.scrub(String((error as Error)?.message ?? error)).slice(0, 300)}`),
+      )
+      .finally(() => (this.connecting = undefined));
     return this.connecting;
   }
 
@@ -114,20 +153,39 @@ export class ServerConnection {
   }
 
   async call(tool: string, args: Record<string, unknown>, options: CallOptions): Promise<CallToolResult> {
+    return this.request(tool, options, (client, request) =>
+      client.callTool({ name: tool, arguments: args }, undefined, request),
+    ) as Promise<CallToolResult>;
+  }
+
+  /**
+   * One request of a tool call on the session (`tools/call`, and the resource and prompt requests the
+   * agent's `resources_*` / `prompts_*` tools make), with the failure rules above. `tool` names it in errors.
+   */
+  async request<T>(
+    tool: string,
+    options: CallOptions,
+    send: (client: Client, request: RequestOptions) => Promise<T>,
+  ): Promise<T> {
     if (this.status === 'connecting') await this.connecting;
     const client = this.client;
     if (this.status !== 'connected' || !client) {
       const state = this.status === 'error' ? 'in error' : this.status;
       throw callFailed(this.name, tool, `the server is ${state}${this.error ? ` (${this.error})` : ''}`);
     }
+    // A token about to expire is refreshed before the call rather than failing it.
+    if (this.oauth) await this.deps.signIn?.refreshIfDue(this.oauth);
+    const flight: InFlight = { tool, ask: options.ask, sample: options.sample };
+    this.inFlight.push(flight);
     try {
-      const result = (await client.callTool({ name: tool, arguments: args }, undefined, {
+      const result = await send(client, {
         signal: options.signal,
-        // The kernel's limit (restarted by progress) normally fires first; this one is the backstop.
-        timeout: options.timeoutMs + 1_000,
+        // The kernel's limit (restarted by progress, not counting the owner's answers to elicitations)
+        // normally fires first; this one is the backstop, so it leaves room for those answers.
+        timeout: options.timeoutMs + 1_000 + ELICITATION_TRIES * this.deps.options.elicitationTimeoutMs,
         resetTimeoutOnProgress: true,
         onprogress: () => options.progress?.(),
-      })) as CallToolResult;
+      });
       this.tries = 0;
       return result;
     } catch (error) {
@@ -151,7 +209,108 @@ export class ServerConnection {
       if (this.transport === 'http' && !(error instanceof McpError))
         this.recycle(`the call failed: ${this.logs.scrub(why).slice(0, 200)}`);
       throw callFailed(this.name, tool, this.logs.scrub(why).slice(0, 500));
+    } finally {
+      this.inFlight.splice(this.inFlight.indexOf(flight), 1);
     }
+  }
+
+  /**
+   * The server's `sampling/createMessage`: a model call of the agent whose tool call is under way, on its
+   * provider and model and within its budgets, by the registration's `sampling` policy (`ask`: an
+   * approval task showing the prompt first). Outside a tool call there is no agent to charge: refused.
+   */
+  private async sampleFor(params: CreateMessageRequest['params'], signal: AbortSignal): Promise<CreateMessageResult> {
+    const { ErrorCode, McpError } = await loadSdk();
+    const policy = this.deps.samplingPolicy?.() ?? 'ask';
+    const flight = this.inFlight.at(-1);
+    const refuse = (why: string) => {
+      this.logs.note(`sampling refused: ${why}`);
+      return new McpError(ErrorCode.InvalidRequest, `agt refused the sampling request: ${why}`);
+    };
+    if (policy === 'deny') throw refuse("the owner's registration denies sampling");
+    if (!flight?.sample) throw refuse('it came outside a tool call (no agent to run it for)');
+    if ((params as { tools?: unknown[] }).tools?.length) throw refuse('tools in sampling are not supported');
+    const messages = params.messages.map((message) => {
+      const parts = Array.isArray(message.content) ? message.content : [message.content];
+      const text = parts
+        .map((part) => (part.type === 'text' ? part.text : `[${part.type} content, not passed on]`))
+        .join('\n');
+      return { role: message.role, content: text };
+    });
+    try {
+      const answer = await flight.sample({
+        messages,
+        ...(params.systemPrompt ? { system: params.systemPrompt } : {}),
+        maxTokens: params.maxTokens,
+        ...(params.temperature !== undefined ? { temperature: params.temperature } : {}),
+        purpose: 'mcp_sampling',
+        signal,
+        ...(policy === 'ask'
+          ? {
+              approval: {
+                tool: `mcp_${this.name} sampling`,
+                args: {
+                  server: this.name,
+                  duringTool: flight.tool,
+                  ...(params.systemPrompt ? { systemPrompt: params.systemPrompt } : {}),
+                  messages,
+                  maxTokens: params.maxTokens,
+                },
+              },
+            }
+          : {}),
+      });
+      this.logs.note(`sampling answered by ${answer.model}`);
+      return {
+        role: 'assistant',
+        content: { type: 'text', text: answer.text },
+        model: answer.model,
+        stopReason:
+          answer.stopReason === 'max_tokens'
+            ? 'maxTokens'
+            : answer.stopReason === 'end'
+              ? 'endTurn'
+              : answer.stopReason,
+      };
+    } catch (error) {
+      throw refuse(this.logs.scrub((error as Error).message).slice(0, 300));
+    }
+  }
+
+  /**
+   * The server's `elicitation/create`: an ask of the turn whose call is under way (the latest one when
+   * several are), answered by the owner; declined when no call is under way (nobody to ask). Unanswered
+   * within `elicitationTimeoutMs` it is cancelled; an answer that does not fit the form is asked again.
+   */
+  private async elicit(params: ElicitRequest['params'], signal: AbortSignal): Promise<ElicitResult> {
+    const flight = this.inFlight.at(-1);
+    if (!flight?.ask) {
+      this.logs.note('an elicitation came outside a tool call: declined');
+      return { action: 'decline' };
+    }
+    const base = elicitationQuestion(this.name, flight.tool, params);
+    let problem: string | undefined;
+    for (let attempt = 0; attempt < ELICITATION_TRIES; attempt++) {
+      const limit = AbortSignal.timeout(this.deps.options.elicitationTimeoutMs);
+      let answer: string;
+      try {
+        const question = problem ? `${base}\n(The last answer was not used: ${problem}.)` : base;
+        ({ answer } = await flight.ask(question, { signal: AbortSignal.any([signal, limit]) }));
+      } catch {
+        this.logs.note(
+          limit.aborted ? 'an elicitation was not answered in time: cancelled' : 'an elicitation ended unanswered',
+        );
+        return { action: 'cancel' };
+      }
+      const outcome = elicitationAnswer(params, answer);
+      if ('result' in outcome) {
+        this.logs.note(`elicitation answered: ${outcome.result.action}`);
+        return outcome.result;
+      }
+      problem = outcome.problem;
+    }
+    this.logs.note('an elicitation got no usable answer: cancelled');
+    return { action: 'cancel' };
   }
 
   private async connectOnce(): Promise<void> {
@@ -174,19 +333,38 @@ export class ServerConnection {
       this.deps.agentLog('info', `MCP server ${this.name} skipped: ${launch.reason}`);
       return;
     }
+    let authProvider: McpOAuthProvider | undefined;
+    if (launch.kind === 'http' && launch.oauth) {
+      const signIn = await this.deps.signIn?.connectProvider(launch.oauth, () =>
+        this.logs.note(`the sign-in has expired: the owner signs in again with agt mcp login ${launch.oauth?.name}`),
+      );
+      if (!signIn || 'reason' in signIn) {
+        const reason = signIn?.reason ?? 'OAuth sign-in is not available in this daemon';
+        this.status = 'skipped';
+        this.error = reason;
+        this.logs.note(`skipped: ${reason}`);
+        this.deps.agentLog('info', `MCP server ${this.name} skipped: ${reason}`);
+        return;
+      }
+      authProvider = signIn.provider;
+      launch.secrets.push(...signIn.secrets);
+    }
+    this.oauth = launch.kind === 'http' ? launch.oauth : undefined;
     this.transport = launch.kind;
     this.timeoutMs = launch.timeoutMs;
     this.logs.setSecrets(launch.secrets);
     for (const note of launch.notes) this.logs.note(note);
     const { ChildStdioTransport, SSEClientTransport, StreamableHTTPClientTransport } = await loadSdk();
+    const auth = authProvider ? { authProvider } : {};
     const attempts: Array<() => Transport> =
       launch.kind === 'stdio'
         ? [() => new ChildStdioTransport(launch.stdio, (text) => this.logs.write(text))]
         : [
-            () => new StreamableHTTPClientTransport(launch.url, { requestInit: { headers: launch.headers } }),
+            () => new StreamableHTTPClientTransport(launch.url, { requestInit: { headers: launch.headers }, ...auth }),
             // Older servers speak only HTTP+SSE: the SDK's client for it is the fallback.
             () =>
               new SSEClientTransport(launch.url, {
+                ...auth,
                 requestInit: { headers: launch.headers },
                 eventSourceInit: {
                   fetch: (url, init) =>
@@ -209,8 +387,26 @@ export class ServerConnection {
 
   /** True when connected; else why not. */
   private async tryTransport(transport: Transport): Promise<true | string> {
-    const { Client, ToolListChangedNotificationSchema } = await loadSdk();
-    const client = new Client(CLIENT_INFO, { capabilities: {} });
+    const {
+      Client,
+      CreateMessageRequestSchema,
+      ElicitRequestSchema,
+      ElicitationCompleteNotificationSchema,
+      ToolListChangedNotificationSchema,
+    } = await loadSdk();
+    // Elicitation in both modes; the SDK fills in the defaults of fields the owner left out.
+    const client = new Client(CLIENT_INFO, {
+      capabilities: { elicitation: { form: { applyDefaults: true }, url: {} }, sampling: {} },
+    });
+    client.setRequestHandler(ElicitRequestSchema, (request, extra) => this.elicit(request.params, extra.signal));
+    client.setRequestHandler(CreateMessageRequestSchema, (request, extra) =>
+      this.sampleFor(request.params, extra.signal),
+    );
+    client.setNotificationHandler(ElicitationCompleteNotificationSchema, (notification) =>
+      this.logs.note(
+        `the server says elicitation ${String(notification.params.elicitationId).slice(0, 100)} is complete`,
+      ),
+    );
     client.onerror = (error) => {
       this.lastFailure = this.logs.scrub(error.message).slice(0, 300);
       this.logs.note(`error: ${this.lastFailure}`);
@@ -224,7 +420,8 @@ export class ServerConnection {
       await Promise.race([
         (async () => {
           await client.connect(transport, { timeout: limit });
-          this.tools = await listAllTools(client, limit);
+          // A server without tools (only resources or prompts) has no tools/list to ask.
+          this.tools = client.getServerCapabilities()?.tools ? await listAllTools(client, limit) : [];
         })(),
         new Promise<never>((_, reject) => {
           timer = setTimeout(() => reject(new Error(`no answer within the connect limit of ${limit} ms`)), limit);
@@ -248,6 +445,7 @@ export class ServerConnection {
       return 'closed';
     }
     client.onclose = () => this.lost(client);
+    this.capabilities = client.getServerCapabilities();
     this.status = 'connected';
     this.connectedAt = Date.now();
     this.lastFailure = undefined;

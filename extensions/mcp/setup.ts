@@ -9,8 +9,10 @@ import { registerAgentMcpRoutes } from './agent-routes.js';
 import { McpManager } from './agent-servers.js';
 import { agentEnvCheck } from './config-check.js';
 import type { McpOptions } from './options.js';
+import { OAuthSignIn } from './oauth-signin.js';
 import { McpPackages } from './packages.js';
 import { registerMcpRoutes } from './routes.js';
+import { registerSignInRoutes } from './signin-routes.js';
 import { registerServerEndpoint } from './server/endpoint.js';
 import { ToolStateStore } from './tool-state.js';
 
@@ -21,7 +23,18 @@ export function setupMcp(ctx: ExtensionContext<McpOptions>): ExtensionHooks {
     ctx.logger,
     ctx.config.installTimeoutMs,
   );
+  const signIn = new OAuthSignIn({
+    secrets: ctx.secrets,
+    env: ctx.env,
+    logger: ctx.logger,
+    serverGuards: ctx.serverGuards,
+    registration: (name) => (ctx.settings.current().mcpServers ?? []).find((r) => r.name === name),
+    changed: (server) => manager.reconnectServer(server),
+    callbackPort: ctx.config.oauthCallbackPort,
+    loginTimeoutMs: ctx.config.oauthLoginTimeoutMs,
+  });
   const manager = new McpManager({
+    signIn,
     options: ctx.config,
     logger: ctx.logger,
     settings: ctx.settings,
@@ -37,7 +50,8 @@ export function setupMcp(ctx: ExtensionContext<McpOptions>): ExtensionHooks {
     loaded: (agent) => manager.open(agent),
     unloaded: (agent) => manager.close(agent.id),
   });
-  registerMcpRoutes(ctx.http, ctx.settings, manager, packages, ctx.config.installWaitMs);
+  registerMcpRoutes(ctx.http, ctx.settings, manager, packages, ctx.config.installWaitMs, (name) => signIn.forget(name));
+  registerSignInRoutes(ctx.http, signIn);
   if (ctx.agentHttp) registerAgentMcpRoutes(ctx.agentHttp, ctx.agents, manager);
   // agt as an MCP server (`/mcp/server`); a fake kernel without turns has none.
   const turns = ctx.agents.turns;
@@ -55,6 +69,7 @@ export function setupMcp(ctx: ExtensionContext<McpOptions>): ExtensionHooks {
   return {
     async stop() {
       await endpoint?.close();
+      await signIn.stop();
       packages.stop();
       await manager.stop();
     },

@@ -18,6 +18,7 @@ import type {
 } from '@agt/contracts';
 import type { ExtensionHostDeps } from './host-deps.js';
 import { createServerGuards } from '../http/server-guards.js';
+import { extensionSecrets } from './secrets.js';
 
 export interface BuiltContext {
   context: ExtensionContext;
@@ -98,6 +99,7 @@ export function buildContext(kernel: ExtensionHostDeps, input: ContextInput): Bu
     ...(kernel.gauges ? { gauges: kernel.gauges } : {}),
     ...(kernel.requests ? { requests: kernel.requests } : {}),
     ...(kernel.runtimeKey ? { daemonIdentity: daemonIdentity(kernel.runtimeKey, name) } : {}),
+    ...(kernel.identity ? { secrets: extensionSecrets(kernel.settings.dataDir, name, kernel.identity) } : {}),
     print: (line: string) => (kernel.print ?? defaultPrint)(String(line).replace(/[\r\n]+/g, ' ')),
     serverGuards: createServerGuards(() => kernel.settings.current().server),
     contribute: kernel.contributions.forExtension(name),

@@ -4,6 +4,7 @@ import type { AgentsService, InboxService, AgentLauncher, LocalRequests, Runtime
 import type { Contributions } from './contributions.js';
 import type { KernelBus } from '../events/bus.js';
 import type { SettingsStore } from '../settings.js';
+import type { IdentityService } from '../identity/types.js';
 
 export interface ExtensionHostDeps {
   logger: FastifyBaseLogger;
@@ -20,6 +21,8 @@ export interface ExtensionHostDeps {
   requests?: LocalRequests;
   /** The runtime key's DID and a signer of raw bytes (the kernel's); `ctx.daemonIdentity` prefixes them per extension. */
   runtimeKey?: { did: string; sign(bytes: Uint8Array): Uint8Array };
+  /** Opens `ctx.secrets` (runtime and owner keys); absent in a host without an identity. */
+  identity?: IdentityService;
   /** Where `ctx.print` writes (the daemon's listening-line output; default stdout). */
   print?: (line: string) => void;
 }

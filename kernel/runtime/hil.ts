@@ -132,7 +132,24 @@ export class HilStore {
    * the same turn and tool call from before a restart is taken up instead (its decision, when the owner
    * already gave it, comes back at once).
    */
-  requestApproval(input: OwnerWaitInput & { tool: string; args: Record<string, unknown>; kind?: TaskKind }): {
+  requestApproval(
+    input: OwnerWaitInput & {
+      tool: string;
+      args: Record<string, unknown>;
+      kind?: TaskKind;
+      /** Asked during a tool call (`ToolContext.sample`): the wait does not count against its time limit. */
+      humanWait?: boolean;
+    },
+  ): {
+    task: Task;
+    decision: Promise<ApprovalDecision>;
+  } {
+    const asked = this.approval(input);
+    if (input.humanWait) this.trackHumanWait(input.turnId, asked.decision);
+    return asked;
+  }
+
+  private approval(input: OwnerWaitInput & { tool: string; args: Record<string, unknown>; kind?: TaskKind }): {
     task: Task;
     decision: Promise<ApprovalDecision>;
   } {
@@ -449,7 +466,12 @@ export class HilStore {
       if (!item.turnId) return;
       let turn = turns.get(item.turnId);
       if (!turn) turns.set(item.turnId, (turn = { loop: item.loop, callIds: new Set() }));
-      if (item.callId) turn.callIds.add(item.callId);
+      if (!item.callId) return;
+      turn.callIds.add(item.callId);
+      // A tool's own ask or sampling approval (`ToolContext.ask`, `.sample`) is keyed `<call id>:ask|sample:<n>`:
+      // the turn waits on that call.
+      const own = /:(ask|sample):\d+$/.exec(item.callId);
+      if (own) turn.callIds.add(item.callId.slice(0, own.index));
     };
     for (const task of this.records.openTasks()) add(task);
     for (const prompt of this.records.openPrompts()) add(prompt);

@@ -37,10 +37,16 @@ export async function startToolDriver(
   const fake = await startFakeOpenAI(t, (request) => {
     const messages = request.body.messages as Array<{ role: string; content: unknown; tool_call_id?: string }>;
     const last = messages[messages.length - 1]!;
-    // The request that follows a driven call: the tool's result is the last message.
-    const callId = last.role === 'tool' ? /^drive-(\d+)$/.exec(String(last.tool_call_id))?.[1] : undefined;
-    if (callId !== undefined) {
-      pending.get(Number(callId))?.done(typeof last.content === 'string' ? last.content : JSON.stringify(last.content));
+    // The request that follows a driven call: the tool's result is the last message (or the one before
+    // it when the result had images, which Chat Completions carries in a user message after the results).
+    const previous = messages[messages.length - 2];
+    const result =
+      last.role === 'tool' ? last : last.role === 'user' && previous?.role === 'tool' ? previous : undefined;
+    const callId = result ? /^drive-(\d+)$/.exec(String(result.tool_call_id))?.[1] : undefined;
+    if (result && callId !== undefined) {
+      pending
+        .get(Number(callId))
+        ?.done(typeof result.content === 'string' ? result.content : JSON.stringify(result.content));
       pending.delete(Number(callId));
       return reply.text('done');
     }

@@ -4,6 +4,7 @@
  * event that announces it. The runner never throws: failures come back as a {@link TurnResult}.
  */
 import {
+  AgtError,
   isAgtError,
   type EventPayloads,
   type EventType,
@@ -11,6 +12,7 @@ import {
   type ModelSettings,
   type ModelTool,
   type ToolCall,
+  type ToolContext,
   type Logger,
   type ToolDefinition,
   type ToolImage,
@@ -409,13 +411,79 @@ async function runToolCall(
     } else {
       // The tool time limit is wall-clock time, whatever clock drives triggers; waits for the owner
       // (ask, a suspend prompt) do not count.
-      const context = {
+      let asked = 0;
+      let sampled = 0;
+      const context: ToolContext = {
         agentId: env.agent.id,
         loop: env.loop,
         turnId: env.turnId,
         callId: call.id,
         signal: env.signal,
         logger: env.logger,
+        // A tool's own questions (an MCP server's elicitation) are asks of the turn; each is keyed by the
+        // call and its order in it, so a turn resumed after a restart finds the one it waited on.
+        ask: async (question, options) => {
+          const key = `${call.id}:ask:${++asked}`;
+          env.setState('awaiting_ask');
+          try {
+            return await env.hil.ask({
+              question,
+              loop: env.loop,
+              turnId: env.turnId,
+              callId: key,
+              signal: options?.signal ? AbortSignal.any([env.signal, options.signal]) : env.signal,
+            });
+          } finally {
+            if (!env.signal.aborted) env.setState('tool_use');
+          }
+        },
+        sample: async (request) => {
+          const signal = request.signal ? AbortSignal.any([env.signal, request.signal]) : env.signal;
+          let taskId: string | undefined;
+          if (request.approval) {
+            env.setState('awaiting_approval');
+            const { task, decision } = env.hil.requestApproval({
+              tool: request.approval.tool,
+              args: request.approval.args,
+              loop: env.loop,
+              turnId: env.turnId,
+              callId: `${call.id}:sample:${++sampled}`,
+              signal,
+              humanWait: true,
+            });
+            taskId = task.id;
+            const outcome = await decision;
+            if (!env.signal.aborted) env.setState('tool_use');
+            if (!outcome.approved)
+              throw new AgtError('forbidden', `the owner denied it: ${outcome.reason ?? 'no reason given'}`);
+          }
+          try {
+            const { client, settings } = await env.model();
+            const cap = settings.max_tokens ?? undefined;
+            const maxTokens =
+              request.maxTokens !== undefined ? Math.min(request.maxTokens, cap ?? request.maxTokens) : cap;
+            const response = await client.complete({
+              agentId: env.agent.id,
+              turnId: env.turnId,
+              loop: env.loop,
+              purpose: request.purpose,
+              model: {
+                ...settings,
+                ...(maxTokens !== undefined ? { max_tokens: maxTokens } : {}),
+                ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+              },
+              system: request.system ?? '',
+              messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
+              tools: [],
+              signal,
+            });
+            if (taskId) env.hil.completeTask(taskId, true, `answered by ${response.model}`);
+            return { text: response.text ?? '', model: response.model, stopReason: response.stopReason };
+          } catch (error) {
+            if (taskId) env.hil.completeTask(taskId, false, (error as Error).message);
+            throw error;
+          }
+        },
       };
       const limitMs = active.def.timeoutMs ?? timeoutMs;
       const outcome = await callTool(active.def, args, context, limitMs, systemClock, () =>

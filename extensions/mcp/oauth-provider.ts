@@ -1,0 +1,230 @@
+/**
+ * The SDK's `OAuthClientProvider` for one registration, kept in the daemon's sealed secrets
+ * (`ctx.secrets`, see docs/mcp.md "OAuth sign-in"): the tokens, the client registration the
+ * authorization server gave (dynamic registration) and the discovery state, each under
+ * `oauth:<server>:<part>`. The SDK's `auth()` does the protocol (RFC 9728 and RFC 8414 discovery, PKCE,
+ * Client ID Metadata Documents, dynamic registration, refresh); this class only stores what it hands over.
+ *
+ * Two modes: `login` (a sign-in the owner started: it has a redirect URL, a state and a code verifier,
+ * and `redirectToAuthorization` hands the URL to the owner) and `connect` (a server connection: it
+ * presents the tokens and refreshes them, and an expired sign-in only marks the server as signed out;
+ * it never starts a flow by itself).
+ */
+import type { OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { ExtensionEnv, ExtensionSecrets, McpRegistration } from '@agt/contracts';
+
+/** What is kept of a sign-in: the SDK's tokens (with `issuer`) and when they were saved. */
+export interface StoredTokens {
+  url: string;
+  tokens: OAuthTokens;
+  savedAt: number;
+  /** Epoch ms when the access token expires, when the server said. */
+  expiresAt?: number;
+  /** The redirect URL the client registration was made with (refresh keeps presenting it). */
+  redirectUrl: string;
+}
+
+interface StoredClient {
+  url: string;
+  info: OAuthClientInformationMixed;
+}
+
+interface StoredDiscovery {
+  url: string;
+  state: OAuthDiscoveryState;
+}
+
+export const secretName = (server: string, part: 'tokens' | 'client' | 'discovery' | 'client-secret') =>
+  `oauth:${server}:${part}`;
+
+/** Reads and writes one registration's parts; each part remembers the server URL it belongs to. */
+export class OAuthStore {
+  constructor(
+    private readonly secrets: ExtensionSecrets,
+    readonly server: string,
+    readonly url: string,
+  ) {}
+
+  private async read<T extends { url: string }>(part: 'tokens' | 'client' | 'discovery'): Promise<T | undefined> {
+    const text = await this.secrets.get(secretName(this.server, part));
+    if (!text) return undefined;
+    try {
+      const value = JSON.parse(text) as T;
+      // A registration whose URL changed starts over: its old server's tokens are not presented to the new one.
+      return value.url === this.url ? value : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private write(part: 'tokens' | 'client' | 'discovery', value: object): Promise<void> {
+    return this.secrets.set(secretName(this.server, part), JSON.stringify({ url: this.url, ...value }));
+  }
+
+  tokens = () => this.read<StoredTokens>('tokens');
+  client = async () => (await this.read<StoredClient>('client'))?.info;
+  discovery = async () => (await this.read<StoredDiscovery>('discovery'))?.state;
+
+  async saveTokens(tokens: OAuthTokens, redirectUrl: string): Promise<void> {
+    const previous = await this.tokens();
+    // A refresh answer without a new refresh token keeps the old one (RFC 6749 section 6).
+    const merged: OAuthTokens =
+      tokens.refresh_token || !previous?.tokens.refresh_token
+        ? tokens
+        : { ...tokens, refresh_token: previous.tokens.refresh_token };
+    const now = Date.now();
+    await this.write('tokens', {
+      tokens: merged,
+      savedAt: now,
+      ...(typeof tokens.expires_in === 'number' ? { expiresAt: now + tokens.expires_in * 1000 } : {}),
+      redirectUrl,
+    });
+  }
+
+  saveClient = (info: OAuthClientInformationMixed) => this.write('client', { info });
+  saveDiscovery = (state: OAuthDiscoveryState) => this.write('discovery', { state });
+
+  /** The pre-registered client's secret the owner stored (`PUT /mcp/servers/{name}/client-secret`). */
+  clientSecret = () => this.secrets.get(secretName(this.server, 'client-secret'));
+
+  async forget(parts: Array<'tokens' | 'client' | 'discovery'>): Promise<void> {
+    for (const part of parts) await this.secrets.delete(secretName(this.server, part));
+  }
+}
+
+export interface ProviderOptions {
+  store: OAuthStore;
+  registration: McpRegistration;
+  env: ExtensionEnv;
+  mode: 'login' | 'connect';
+  /** Login: where the authorization server sends the browser back (the daemon's loopback listener). */
+  redirectUrl?: string;
+  /** Login: the `state` of this sign-in. */
+  state?: string;
+  /** Login: receives the authorization URL to show the owner. */
+  onAuthorizationUrl?: (url: URL) => void;
+  /** Connect: the sign-in has to be done again (refresh failed, or none was ever done). */
+  onSignInNeeded?: () => void;
+}
+
+export class McpOAuthProvider implements OAuthClientProvider {
+  private verifier: string | undefined;
+  /** The redirect URL a connection presents: the one its stored sign-in was made with. */
+  private connectRedirect: string | undefined;
+
+  constructor(private readonly options: ProviderOptions) {}
+
+  /** Whether a pre-registered client has a secret (read by {@link prepare}). */
+  private storedSecret: string | undefined;
+
+  /** Reads, before the SDK asks, the redirect URL of the stored sign-in and whether the client has a secret. */
+  async prepare(): Promise<StoredTokens | undefined> {
+    const oauth = this.options.registration.oauth ?? {};
+    this.storedSecret =
+      (await this.options.store.clientSecret()) ??
+      (oauth.clientSecretEnv ? this.options.env.get(oauth.clientSecretEnv) : undefined);
+    const stored = await this.options.store.tokens();
+    this.connectRedirect = stored?.redirectUrl;
+    return stored;
+  }
+
+  get redirectUrl(): string | undefined {
+    return this.options.mode === 'login' ? this.options.redirectUrl : this.connectRedirect;
+  }
+
+  get clientMetadataUrl(): string | undefined {
+    return this.options.registration.oauth?.clientMetadataUrl;
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    const oauth = this.options.registration.oauth ?? {};
+    const confidential = oauth.clientId !== undefined && this.storedSecret !== undefined;
+    return {
+      client_name: 'agt',
+      redirect_uris: this.redirectUrl ? [this.redirectUrl] : [],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: confidential ? 'client_secret_post' : 'none',
+      ...(oauth.scopes ? { scope: oauth.scopes } : {}),
+    };
+  }
+
+  state(): string {
+    return this.options.state ?? '';
+  }
+
+  async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
+    const oauth = this.options.registration.oauth ?? {};
+    if (oauth.clientId) {
+      // The owner's stored secret, else the daemon's variable the registration names.
+      const secret =
+        (await this.options.store.clientSecret()) ??
+        (oauth.clientSecretEnv ? this.options.env.get(oauth.clientSecretEnv) : undefined);
+      return { client_id: oauth.clientId, ...(secret ? { client_secret: secret } : {}) };
+    }
+    const info = await this.options.store.client();
+    if (!info) return undefined;
+    // A dynamic registration made for another redirect URL (the loopback listener moved) is made again.
+    const uris = (info as { redirect_uris?: unknown }).redirect_uris;
+    if (
+      this.options.mode === 'login' &&
+      Array.isArray(uris) &&
+      this.redirectUrl &&
+      !uris.includes(this.redirectUrl) &&
+      info.client_id !== this.clientMetadataUrl
+    )
+      return undefined;
+    return info;
+  }
+
+  async saveClientInformation(info: OAuthClientInformationMixed): Promise<void> {
+    // A pre-registered client is the owner's setting, not something to store.
+    if (this.options.registration.oauth?.clientId) return;
+    await this.options.store.saveClient(info);
+  }
+
+  async tokens(): Promise<OAuthTokens | undefined> {
+    return (await this.options.store.tokens())?.tokens;
+  }
+
+  async saveTokens(tokens: OAuthTokens): Promise<void> {
+    const redirect = this.redirectUrl ?? (await this.options.store.tokens())?.redirectUrl ?? '';
+    await this.options.store.saveTokens(tokens, redirect);
+  }
+
+  redirectToAuthorization(url: URL): void {
+    if (this.options.mode === 'login') this.options.onAuthorizationUrl?.(url);
+    else this.options.onSignInNeeded?.();
+  }
+
+  saveCodeVerifier(verifier: string): void {
+    if (this.options.mode === 'login') this.verifier = verifier;
+  }
+
+  codeVerifier(): string {
+    if (!this.verifier) throw new Error('no sign-in is under way for this server');
+    return this.verifier;
+  }
+
+  saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
+    return this.options.store.saveDiscovery(state);
+  }
+
+  discoveryState(): Promise<OAuthDiscoveryState | undefined> {
+    return this.options.store.discovery();
+  }
+
+  async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
+    if (scope === 'verifier') {
+      this.verifier = undefined;
+      return;
+    }
+    const parts = scope === 'all' ? (['tokens', 'client', 'discovery'] as const) : ([scope] as const);
+    await this.options.store.forget([...parts]);
+  }
+}

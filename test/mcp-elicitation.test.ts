@@ -1,0 +1,131 @@
+/**
+ * An MCP server's elicitation becomes an `ask` of the turn that called its tool (docs/mcp.md
+ * "Elicitation"), black box: the built daemon runs a real stdio MCP server on the SDK
+ * (test/fixtures/mcp/sdk-server.mjs) whose tools ask questions; the owner answers through the ask
+ * routes. Form mode: the question lists the fields, an answer that does not fit is asked again, defaults
+ * are filled in, `decline` declines; URL mode shows the link; an unanswered one is cancelled after the
+ * owner's `elicitationTimeoutMs`.
+ */
+import { join } from 'node:path';
+import t from 'tap';
+import type { UmbilicalEvent } from '../contracts/events.js';
+import { createAgentFile } from './helpers/agent-file.js';
+import { ROOT, runDaemon, shippedManifest, tempDir } from './helpers/daemon.js';
+import { eventLog } from './helpers/events.js';
+import { startToolDriver } from './helpers/tool-driver.js';
+
+const driver = await startToolDriver(t);
+let d = await runDaemon(t, {
+  extensions: shippedManifest({ mcp: { elicitationTimeoutMs: 4000 } }),
+  settings: {
+    providers: [driver.provider],
+    mcpServers: [
+      {
+        name: 'asker',
+        type: 'command',
+        command: process.execPath,
+        args: [join(ROOT, 'test/fixtures/mcp/sdk-server.mjs')],
+      },
+    ],
+  },
+});
+let log = await eventLog(t, d);
+const filePath = await createAgentFile(tempDir(t, 'agt-mcp-elicit-'), {
+  model: driver.model,
+  mcp: { servers: [{ name: 'asker', transport: 'stdio' }] },
+});
+const loaded = await d.request('POST', '/agents/load', { filePath });
+if (loaded.status !== 200) throw new Error(`the agent did not load: ${JSON.stringify(loaded.body)}`);
+const agentId: string = loaded.body.id;
+
+const end = Date.now() + 20_000;
+while ((await d.request('GET', `/agents/${agentId}/mcp`)).body.servers[0]?.status !== 'connected') {
+  if (Date.now() > end) throw new Error('failsafe: the server did not connect');
+  await new Promise((r) => setTimeout(r, 25));
+}
+
+/** The next ask of the agent (from event index `from`). */
+async function nextAsk(from: number): Promise<{ requestId: string; question: string; at: number }> {
+  const event = (await log.waitFor(
+    (e) => e.event_type === 'hil.requested' && (e.payload as { kind: string }).kind === 'ask',
+    'an ask',
+    { from },
+  )) as UmbilicalEvent;
+  const payload = event.payload as { requestId: string; question: string };
+  return { ...payload, at: log.events.indexOf(event) + 1 };
+}
+const answer = (requestId: string, text: string) =>
+  d.request('POST', `/agents/${agentId}/asks/${requestId}/respond`, { answer: text });
+
+t.test('form mode: fields listed, a wrong answer asked again, defaults filled in', async (t) => {
+  const from = log.events.length;
+  const result = driver.run(d, agentId, 'mcp_asker_signup', {});
+  const first = await nextAsk(from);
+  t.match(first.question, /MCP server asker \(during tool signup\) asks: Which account should I create\?/);
+  t.match(first.question, /- email "Email" \(string, email; required\): where the invoice goes/);
+  t.match(first.question, /- plan \(one of: "free", "pro"; optional, default "free"\)/);
+  t.match(first.question, /- seats \(integer; optional, default 1\)/);
+  const listed = (await d.request('GET', `/agents/${agentId}/asks`)).body;
+  t.ok(JSON.stringify(listed).includes(first.requestId), 'listed with the agent’s asks');
+  t.equal((await answer(first.requestId, '{"plan": "gold"}')).status, 200);
+  const second = await nextAsk(first.at);
+  t.not(second.requestId, first.requestId);
+  t.match(second.question, /The last answer was not used: plan: choose one of "free", "pro"/);
+  t.equal((await answer(second.requestId, '{"email": "owner@example.com", "newsletter": "yes"}')).status, 200);
+  const got = JSON.parse(await result);
+  t.same(got, {
+    action: 'accept',
+    content: { email: 'owner@example.com', newsletter: true, plan: 'free', seats: 1 },
+  });
+});
+
+t.test('decline', async (t) => {
+  const from = log.events.length;
+  const result = driver.run(d, agentId, 'mcp_asker_signup', {});
+  const ask = await nextAsk(from);
+  await answer(ask.requestId, 'Decline');
+  t.same(JSON.parse(await result), { action: 'decline' });
+});
+
+t.test('URL mode shows the link; the completion is noted', async (t) => {
+  const from = log.events.length;
+  const result = driver.run(d, agentId, 'mcp_asker_open_link', {});
+  const ask = await nextAsk(from);
+  t.match(ask.question, /asks you to open a link: Connect your calendar/);
+  t.match(ask.question, /Link: https:\/\/calendar\.example\/connect\?session=abc/);
+  await answer(ask.requestId, 'done');
+  t.same(JSON.parse(await result), { action: 'accept' });
+  const logs = (await d.request('GET', `/agents/${agentId}/mcp`)).body.servers[0].logs as string[];
+  t.ok(
+    logs.some((line) => /elicitation link-1 is complete/.test(line)),
+    'the completion notification',
+  );
+});
+
+t.test('unanswered: cancelled after the owner’s limit, the ask withdrawn', async (t) => {
+  const from = log.events.length;
+  const result = driver.run(d, agentId, 'mcp_asker_signup', {});
+  const ask = await nextAsk(from);
+  t.same(JSON.parse(await result), { action: 'cancel' });
+  const resolved = await log.waitFor(
+    (e) => e.event_type === 'hil.resolved' && (e.payload as { id: string }).id === ask.requestId,
+    'the ask withdrawn',
+    { from },
+  );
+  t.equal((resolved.payload as { resolution: string }).resolution, 'cancelled');
+  t.equal((await answer(ask.requestId, 'late')).status, 404, 'a late answer finds nothing to answer');
+});
+
+t.test('a pending elicitation survives a restart: the resumed turn asks the same ask', async (t) => {
+  const from = log.events.length;
+  const result = driver.run(d, agentId, 'mcp_asker_signup', {});
+  const before = await nextAsk(from);
+  d = await d.restart();
+  log = await eventLog(t, d, '?since=0');
+  t.equal((await d.request('POST', '/agents/load', { filePath })).status, 200, 'the agent loads again');
+  // The resumed turn waits for the agent's servers, runs the call again, and the server asks again.
+  const again = await nextAsk(0);
+  t.equal(again.requestId, before.requestId, 'the same ask, announced again');
+  await answer(again.requestId, '{"email": "owner@example.com"}');
+  t.match(JSON.parse(await result), { action: 'accept', content: { email: 'owner@example.com' } });
+});

@@ -1,0 +1,221 @@
+/**
+ * OAuth 2.1 sign-in to an HTTP MCP server (docs/mcp.md "OAuth sign-in"), black box: the built daemon,
+ * and a real OAuth-protected MCP server with its authorization server on loopback (the SDK's server half,
+ * test/fixtures/mcp/oauth-server.mjs, a child process). The owner signs in through the daemon's routes,
+ * the "browser" follows the authorization server's redirect back to the daemon's loopback listener, an
+ * agent then uses the server's tool; an expired token is refreshed; a restart keeps the sign-in; logout
+ * ends it; an answer naming another issuer is refused. No token ever shows in the daemon's output, its
+ * events, its answers, the agent's log or any file of the data directory.
+ */
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { get } from 'node:http';
+import { join } from 'node:path';
+import t from 'tap';
+import { createAgentFile } from './helpers/agent-file.js';
+import { ROOT, runDaemon, tempDir } from './helpers/daemon.js';
+import { eventLog } from './helpers/events.js';
+import { startToolDriver } from './helpers/tool-driver.js';
+
+const fixture = spawn(process.execPath, [join(ROOT, 'test/fixtures/mcp/oauth-server.mjs')], {
+  stdio: ['ignore', 'pipe', 'ignore'],
+});
+const fixtureGone = new Promise((done) => fixture.once('exit', done));
+// Also when this file fails before tap's teardowns run: a leftover server would hold the runner's pipes.
+process.once('exit', () => fixture.kill('SIGKILL'));
+t.teardown(async () => {
+  fixture.kill('SIGKILL');
+  await fixtureGone;
+});
+const urls = await new Promise<{ mcp: string; issuer: string }>((done, fail) => {
+  let text = '';
+  fixture.stdout!.on('data', (chunk) => {
+    text += chunk;
+    if (text.includes('\n')) done(JSON.parse(text.slice(0, text.indexOf('\n'))));
+  });
+  fixture.once('exit', () => fail(new Error('the OAuth fixture server exited before listening')));
+});
+const fixtureState = async () =>
+  (await (await fetch(new URL('/test/state', urls.issuer))).json()) as {
+    issued: string[];
+    refreshes: number;
+    unauthorized: number;
+    registrations: number;
+  };
+
+const driver = await startToolDriver(t);
+const dir = tempDir(t, 'agt-mcp-oauth-');
+let d = await runDaemon(t, {
+  settings: {
+    providers: [driver.provider],
+    mcpServers: [{ name: 'remote', type: 'http', url: urls.mcp, oauth: {} }],
+  },
+});
+const filePath = await createAgentFile(dir, {
+  model: driver.model,
+  mcp: { servers: [{ name: 'remote', transport: 'http' }] },
+});
+const loaded = await d.request('POST', '/agents/load', { filePath });
+if (loaded.status !== 200) throw new Error(`the agent did not load: ${JSON.stringify(loaded.body)}`);
+const agentId: string = loaded.body.id;
+const logs = [await eventLog(t, d)];
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
+  const end = Date.now() + 20_000;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error(`failsafe: ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+const serverView = async () =>
+  (await d.request('GET', `/agents/${agentId}/mcp`)).body.servers.find((s: { name: string }) => s.name === 'remote');
+const connected = () =>
+  until('remote connected', async () => ((await serverView())?.status === 'connected' ? true : undefined));
+
+/** Signs in as the owner would: start, "open" the URL (the authorization server approves), come back. */
+async function signIn(): Promise<{ status: number; page: string }> {
+  const started = await d.request('POST', '/mcp/servers/remote/login');
+  t.equal(started.status, 200, 'the sign-in starts');
+  const authorizationUrl = new URL(started.body.authorizationUrl);
+  t.equal(authorizationUrl.origin, new URL(urls.issuer).origin, 'the URL is the authorization server’s');
+  t.equal(authorizationUrl.searchParams.get('code_challenge_method'), 'S256', 'PKCE with S256');
+  t.ok(authorizationUrl.searchParams.get('state'), 'a state');
+  t.equal(authorizationUrl.searchParams.get('resource'), urls.mcp, 'the resource indicator names the MCP server');
+  const approved = await fetch(authorizationUrl, { redirect: 'manual' });
+  t.equal(approved.status, 302, 'the authorization server sends the browser back');
+  const back = new URL(approved.headers.get('location')!);
+  t.equal(back.hostname, '127.0.0.1', 'to the daemon on loopback');
+  t.not(back.port, new URL(d.url).port, 'on a listener of its own, not the main API');
+  return browserGet(back);
+}
+
+/** A browser's top-level navigation from another site (fetch would send its own Sec-Fetch-Mode). */
+function browserGet(url: URL): Promise<{ status: number; page: string }> {
+  return new Promise((done, fail) => {
+    const headers = { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' };
+    get(url, { headers }, (res) => {
+      let page = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk) => (page += chunk));
+      res.on('end', () => done({ status: res.statusCode ?? 0, page }));
+    }).on('error', fail);
+  });
+}
+
+t.test('before sign-in the server is skipped with the reason', async (t) => {
+  const view = await until('remote skipped', async () => {
+    const v = await serverView();
+    return v?.status === 'skipped' ? v : undefined;
+  });
+  t.match(view.error, /not signed in: the owner signs in with agt mcp login remote/);
+  const state = await d.request('GET', '/mcp/servers/remote/login');
+  t.same(state.body, { server: 'remote', signedIn: false, pending: false });
+});
+
+t.test('sign in, then the agent uses the tool', async (t) => {
+  const { status, page } = await signIn();
+  t.equal(status, 200, 'the callback page says signed in');
+  t.match(page, /signed in to remote/);
+  const state = await d.request('GET', '/mcp/servers/remote/login');
+  t.equal(state.body.signedIn, true);
+  t.equal(state.body.scope, 'mcp:tools', 'the scope the challenge named');
+  t.ok(state.body.expiresAt > Date.now());
+  await connected();
+  const result = await driver.run(d, agentId, 'mcp_remote_whoami', {});
+  t.match(result, /signed in as client .+ with mcp:tools/, 'the tool ran with the owner’s token');
+  t.equal((await fixtureState()).registrations, 1, 'the client registered itself once (dynamic registration)');
+});
+
+t.test('an expired token is refreshed on the 401', async (t) => {
+  await fetch(new URL('/test/expire', urls.issuer), { method: 'POST' });
+  const result = await driver.run(d, agentId, 'mcp_remote_whoami', {});
+  t.match(result, /signed in as client/, 'the call still succeeds');
+  t.ok((await fixtureState()).refreshes >= 1, 'through the refresh token');
+});
+
+t.test('a token about to expire is refreshed before the call, without a 401', async (t) => {
+  await fetch(new URL('/test/short-lived', urls.issuer), { method: 'POST' });
+  await fetch(new URL('/test/expire', urls.issuer), { method: 'POST' });
+  // The 401 refresh brings a token that lives 30 s: within the minute before expiry.
+  t.match(await driver.run(d, agentId, 'mcp_remote_whoami', {}), /signed in as client/);
+  const before = await fixtureState();
+  t.match(await driver.run(d, agentId, 'mcp_remote_whoami', {}), /signed in as client/);
+  const after = await fixtureState();
+  t.equal(after.refreshes, before.refreshes + 1, 'refreshed once more');
+  t.equal(after.unauthorized, before.unauthorized, 'before the server refused anything');
+});
+
+t.test('a restart keeps the sign-in', async (t) => {
+  d = await d.restart();
+  logs.push(await eventLog(t, d));
+  t.equal((await d.request('POST', '/agents/load', { filePath })).status, 200);
+  await connected();
+  t.match(await driver.run(d, agentId, 'mcp_remote_whoami', {}), /signed in as client/);
+});
+
+t.test('an agent cannot send its own Authorization to an OAuth server', async (t) => {
+  const config = (await d.request('GET', `/agents/${agentId}/config`)).body.config;
+  const put = await d.request('PUT', `/agents/${agentId}/config`, {
+    ...config,
+    mcp: { servers: [{ name: 'remote', transport: 'http', bearer_token_env_var: 'X' }] },
+  });
+  t.equal(put.status, 400, 'refused at config time');
+  t.match(JSON.stringify(put.body), /bearer_token_env_var/);
+});
+
+t.test('no token anywhere the owner or an agent can read', async (t) => {
+  const { issued } = await fixtureState();
+  t.ok(issued.length >= 4, 'tokens were issued');
+  const seen: Array<[string, string]> = [
+    ['stdout', d.stdout()],
+    ['stderr', d.stderr()],
+    ['events', JSON.stringify(logs.map((l) => l.events))],
+    ['GET /mcp', JSON.stringify((await d.request('GET', '/mcp')).body)],
+    ['agent mcp', JSON.stringify((await d.request('GET', `/agents/${agentId}/mcp`)).body)],
+    ['agent logs', JSON.stringify((await d.request('GET', `/agents/${agentId}/logs?limit=500`)).body)],
+    ['login state', JSON.stringify((await d.request('GET', '/mcp/servers/remote/login')).body)],
+    ['agent config', JSON.stringify((await d.request('GET', `/agents/${agentId}/config`)).body)],
+  ];
+  const walk = (folder: string): string[] =>
+    readdirSync(folder).flatMap((name) => {
+      const path = join(folder, name);
+      return statSync(path).isDirectory() ? walk(path) : [path];
+    });
+  for (const file of [...walk(d.dataDir), filePath]) seen.push([file, readFileSync(file).toString('latin1')]);
+  for (const value of issued)
+    for (const [where, text] of seen) if (text.includes(value)) t.fail(`a token shows in ${where}`);
+  t.ok(
+    walk(d.dataDir).some((f) => f.endsWith(join('extension-secrets', 'mcp.json'))),
+    'the tokens are in the sealed store',
+  );
+});
+
+t.test('logout ends the sign-in', async (t) => {
+  const out = await d.request('DELETE', '/mcp/servers/remote/login');
+  t.same(out.body, { server: 'remote', signedOut: true });
+  await until('remote skipped', async () => ((await serverView())?.status === 'skipped' ? true : undefined));
+  t.equal((await d.request('GET', '/mcp/servers/remote/login')).body.signedIn, false);
+});
+
+t.test('an answer that names another issuer is refused (RFC 9207)', async (t) => {
+  await fetch(new URL('/test/bad-iss', urls.issuer), { method: 'POST' });
+  const { status, page } = await signIn();
+  t.equal(status, 400);
+  t.match(page, /issuer/);
+  const state = await d.request('GET', '/mcp/servers/remote/login');
+  t.equal(state.body.signedIn, false);
+  t.match(state.body.error, /issuer http:\/\/issuer\.invalid\/ is not the authorization server/);
+});
+
+t.test('bad requests', async (t) => {
+  t.equal((await d.request('POST', '/mcp/servers/nothing/login')).status, 404);
+  t.equal(
+    (await d.request('POST', '/mcp/servers', { name: 'cmd', type: 'command', command: '/bin/true', oauth: {} })).status,
+    400,
+    'oauth only for http',
+  );
+  t.equal((await d.request('POST', '/mcp/servers', { name: 'plain', type: 'http', url: urls.mcp })).status, 201);
+  t.equal((await d.request('POST', '/mcp/servers/plain/login')).status, 409, 'not an OAuth registration');
+});
