@@ -408,12 +408,32 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
       () => (document.querySelector('img.preview') as HTMLImageElement | null)?.naturalWidth === 1,
     );
     t.pass('the PNG decoded in the page');
-    // Loops and credential names are readable tables and lists, not JSON.
+    // Loops: main listed; an inner loop added (not started), its goal edited, turned off, deleted.
     await page.getByRole('button', { name: 'Loops' }).click();
-    await page
-      .locator('.listing table td', { hasText: /^main$/ })
-      .first()
-      .waitFor();
+    await page.locator('table.loops tr[data-loop="main"]').waitFor();
+    await page.getByLabel('Loop name').fill('digest');
+    await page.getByLabel('Goal', { exact: true }).fill('Summarise the day');
+    await page.getByLabel('Start now and with the agent').uncheck();
+    await page.getByRole('button', { name: 'Add loop' }).click();
+    const digest = page.locator('table.loops tr[data-loop="digest"]');
+    await digest.filter({ hasText: 'Summarise the day' }).waitFor();
+    await digest.getByRole('button', { name: 'Edit goal of digest' }).click();
+    await page.getByLabel('Goal of digest').fill('Summarise the week');
+    await page.getByRole('button', { name: 'Save goal' }).click();
+    await digest.filter({ hasText: 'Summarise the week' }).waitFor();
+    await digest.getByRole('button', { name: 'Turn off digest' }).click();
+    await digest.getByRole('button', { name: 'Turn on digest' }).waitFor();
+    const fleetOne = ((await d.request('GET', '/agents')).body as Array<{ id: string; name: string }>).find(
+      (a) => a.name === 'fleet-one',
+    )!.id;
+    t.match((await d.request('GET', `/agents/${fleetOne}/loops/digest`)).body, {
+      goal: 'Summarise the week',
+      enabled: false,
+      autostart: false,
+    });
+    await digest.getByRole('button', { name: 'Delete digest' }).click();
+    await digest.waitFor({ state: 'detached' });
+    // Credential names are a readable list, not JSON.
     await page.getByRole('button', { name: 'Credentials' }).click();
     await page.locator('.listing').filter({ hasNotText: '{' }).waitFor();
     // A credential set from the form: its name listed, its value nowhere in the page; then removed.
@@ -895,6 +915,76 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
       await big.getByLabel('State', { exact: true }).selectOption('stopped');
       await big.getByText('143 of 1000 agents').waitFor();
       await big.close();
+    },
+  );
+
+  await t.test(
+    "evals: runs listed live, a run's variants and cases, two runs' answers side by side, cancel",
+    async (t) => {
+      // Eval runs started through the API as `agt eval run` starts them; the model answers the deploy case by
+      // the run (`style`), and the variant on model `cheap` gets the day wrong.
+      const answers = (style: string) => (request: RecordedRequest) => {
+        const messages = request.body.messages as Array<{ role: string; content: unknown }>;
+        const question = String([...messages].reverse().find((m) => m.role === 'user')?.content ?? '');
+        if (!/deploy/i.test(question)) return reply.text('Hello! How can I help?');
+        return reply.text(request.body.model === 'cheap' ? 'We deploy on Fridays.' : style);
+      };
+      const suite = {
+        name: 'release-desk',
+        cases: [
+          { name: 'deploy day', input: 'When do we deploy?', assert: [{ contains: 'Tuesday' }] },
+          { name: 'greeting', input: 'hello', assert: [{ maxToolCalls: 0 }] },
+        ],
+      };
+      const start = async (style: string, calls: number, variants?: unknown[]) => {
+        for (let n = 0; n < calls; n++) model.plays.push(answers(style));
+        const started = await d.request('POST', '/evals/runs', { suite, agent: 'fleet-one', variants, concurrency: 1 });
+        t.equal(started.status, 202, JSON.stringify(started.body));
+        return started.body.id as string;
+      };
+      const go = async (hash: string) => page.evaluate((h) => (location.hash = h), hash);
+      await go('#/evals');
+      await page.getByText('No eval run yet.').waitFor();
+      const first = await start('We deploy on Tuesdays.', 2);
+      const row = (id: string) => page.locator(`tr[data-run-id="${id}"]`);
+      await row(first).filter({ hasText: 'Passed' }).filter({ hasText: '100%' }).waitFor();
+      t.pass('a run started elsewhere appears and ends in the list, from its events');
+      const second = await start('Deploys are on Tuesdays, after the standup.', 4, [
+        { label: 'baseline' },
+        { label: 'cheap', model: 'local/cheap' },
+      ]);
+      await row(second).filter({ hasText: 'Failed' }).filter({ hasText: 'cheap: 50%' }).waitFor();
+      // Two runs picked: their answers side by side, case by case.
+      await row(first).getByRole('checkbox').check();
+      await row(second).getByRole('checkbox').check();
+      await page.getByRole('button', { name: 'Compare answers' }).click();
+      const deploy = page.locator('table.eval-diff tr.differs[data-case="deploy day"]');
+      await deploy.filter({ hasText: 'We deploy on Tuesdays.' }).filter({ hasText: 'after the standup' }).waitFor();
+      await page.locator('table.eval-diff tr.same[data-case="greeting"]', { hasText: 'same answer' }).waitFor();
+      await checkView(t, page, 'eval-diff');
+      // The second run: its variants side by side, the failed assertion with its detail and the answer.
+      await page.locator(`table.eval-diff thead a[href="#/evals/${second}"]`).click();
+      await page
+        .getByRole('table', { name: 'Variants side by side' })
+        .locator('tr', { hasText: 'cheap' })
+        .filter({ hasText: '50%' })
+        .waitFor();
+      const failed = page.locator('table.eval-cases tr[data-case="deploy day"]', { hasText: 'We deploy on Fridays.' });
+      await failed.filter({ hasText: 'Failed' }).locator('.failed-assertions', { hasText: 'contains' }).waitFor();
+      await everyLook(t, page, 'eval-run', () => failed.waitFor());
+      await go('#/evals');
+      await everyLook(t, page, 'evals', () => row(second).waitFor());
+      // A run whose model never answers: its page shows it running, Cancel ends it.
+      let asked!: () => void;
+      const waiting = new Promise<void>((resolve) => (asked = resolve));
+      model.plays.push(() => (asked(), reply.stall()));
+      const stuck = await start('', 0);
+      await go(`#/evals/${stuck}`);
+      await page.getByText('0 of 2 case runs done').waitFor();
+      await waiting;
+      await page.getByRole('button', { name: 'Cancel run' }).click();
+      await page.locator('.agent-head', { hasText: 'Cancelled' }).waitFor();
+      t.equal((await d.request('GET', `/evals/runs/${stuck}`)).body.status, 'cancelled');
     },
   );
 

@@ -10,6 +10,8 @@ import type {
   AgentStatusView,
   AgentSummaryView,
   DaemonUsageView,
+  EvalRunListView,
+  EvalRunView,
   MemoryItemView,
   MemoryListView,
   MemoryOneView,
@@ -24,6 +26,8 @@ export type DaemonUsage = DaemonUsageView;
 export type UsageRollup = UsageRollupView;
 export type MemoryItem = MemoryItemView;
 export type MemoryList = MemoryListView;
+export type EvalRun = EvalRunView;
+export type EvalRunSummary = EvalRunListView['runs'][number];
 
 /** Set when the daemon answers 401 to a console request: the session ended (revoked or expired). */
 export const sessionEnded = signal(false);
@@ -139,6 +143,17 @@ export interface LogEntry {
   data: string | null;
   created_at: number;
 }
+/** An item of `GET /agents/{id}/loops`: main or an inner loop, its declaration and live state. */
+export interface LoopInfo {
+  name: string;
+  goal: string | null;
+  enabled: boolean;
+  autostart?: boolean;
+  entryCount: number;
+  effectiveTools: string[] | null;
+  state: string;
+  running: boolean;
+}
 /** An item of `GET /agents/{id}/timers`. */
 export interface TimerInfo {
   id: number;
@@ -201,7 +216,12 @@ export const client = {
       'GET',
       `/agents/${seg(id)}/loop?limit=50${offset === undefined ? '' : `&offset=${offset}`}`,
     ),
-  loops: (id: string) => api<unknown>('GET', `/agents/${seg(id)}/loops`),
+  loops: (id: string) => api<{ loops: LoopInfo[] }>('GET', `/agents/${seg(id)}/loops`),
+  addLoop: (id: string, body: { name: string; goal: string; enabled: boolean; autostart: boolean }) =>
+    api<unknown>('POST', `/agents/${seg(id)}/loops`, body),
+  patchLoop: (id: string, name: string, patch: { goal?: string; enabled?: boolean }) =>
+    api<unknown>('PATCH', `/agents/${seg(id)}/loops/${seg(name)}`, patch),
+  deleteLoop: (id: string, name: string) => api<unknown>('DELETE', `/agents/${seg(id)}/loops/${seg(name)}`),
   timers: (id: string) => api<{ timers: TimerInfo[] }>('GET', `/agents/${seg(id)}/timers`),
   addTimer: (id: string, body: Record<string, unknown>) => api<unknown>('POST', `/agents/${seg(id)}/timers`, body),
   deleteTimer: (id: string, timerId: number) => api<unknown>('DELETE', `/agents/${seg(id)}/timers/${timerId}`),
@@ -301,5 +321,8 @@ export const client = {
   pinMemory: (id: string, memoryId: number, pinned: boolean) =>
     api<MemoryOneView>('PATCH', `/agents/${seg(id)}/memory/${memoryId}`, { pinned }),
   forgetMemory: (id: string, memoryId: number) => api<unknown>('DELETE', `/agents/${seg(id)}/memory/${memoryId}`),
+  evalRuns: () => api<EvalRunListView>('GET', '/evals/runs'),
+  evalRun: (runId: string) => api<EvalRun>('GET', `/evals/runs/${seg(runId)}`),
+  cancelEvalRun: (runId: string) => api<EvalRun>('POST', `/evals/runs/${seg(runId)}/cancel`),
   health: () => api<{ status: string; version: string; uptimeMs: number }>('GET', '/health'),
 };
