@@ -577,11 +577,27 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await page.locator('pre.diff .add', { hasText: '"provider": 5' }).waitFor();
     await page.getByRole('button', { name: 'Save config' }).click();
     await page.getByRole('status').filter({ hasText: 'Refused (bad_request)' }).waitFor();
-    // The form view edits a value; the review shows just that line changed.
+    // The form, generated from the config schema the daemon publishes: a text, a number in its group, a
+    // choice offered from the schema's constants; the review shows those lines; saved.
+    await page.getByRole('group', { name: 'Config view' }).getByRole('button', { name: 'JSON' }).click();
+    await editor.fill(JSON.stringify(config, null, 2));
     await page.getByRole('group', { name: 'Config view' }).getByRole('button', { name: 'Form' }).click();
     await page.getByLabel('Description', { exact: true }).fill('edited in the form');
+    const limits = page.getByRole('group', { name: 'Limits' });
+    await limits.getByLabel('Max tool calls per turn').fill('21');
+    t.ok(
+      (await page.getByRole('group', { name: 'Messaging' }).getByLabel('Mode').locator('option').count()) > 2,
+      'a choice lists the values the schema allows',
+    );
     await page.getByRole('group', { name: 'Config view' }).getByRole('button', { name: 'Review changes' }).click();
     await page.locator('pre.diff .add', { hasText: 'edited in the form' }).waitFor();
+    await page.locator('pre.diff .add', { hasText: '"max_tool_calls_per_turn": 21' }).waitFor();
+    await page.getByRole('button', { name: 'Save config' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    t.match((await d.request('GET', `/agents/${agentNow}/config`)).body.config, {
+      description: 'edited in the form',
+      limits: { max_tool_calls_per_turn: 21 },
+    });
     // Usage: the tokens by model next to the chart.
     await page.getByRole('button', { name: 'Usage' }).click();
     await page.locator('table.by-model td', { hasText: 'test-model' }).waitFor();
@@ -615,6 +631,38 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await card.locator('pre', { hasText: 'Which colour?' }).waitFor();
     await card.locator('pre', { hasText: 'blue' }).last().waitFor();
     t.match(await card.textContent(), /done/);
+  });
+
+  await t.test("a budget prompt raised inline and a tool call always allowed, in the agent's view", async (t) => {
+    const id = await load({
+      name: 'thrifty',
+      budget: { turn_tokens: 50, on_exceeded: 'ask' },
+      tools: [{ name: 'fs_write', enabled: true, restricted: true }],
+    });
+    await page.evaluate((h) => (location.hash = h), `#/agent/${id}`);
+    await page.getByRole('heading', { name: 'thrifty' }).waitFor();
+    model.plays.push(() =>
+      reply.toolCalls([{ id: 'call_note', name: 'fs_write', args: { path: 'note.md', content: 'kept' } }]),
+    );
+    model.plays.push(() => reply.text('noted'));
+    const turnId = (await d.request('POST', `/agents/${id}/chat`, { text: 'write a note' })).body.turnId as string;
+    const budget = page.getByRole('listitem', { name: 'budget from thrifty' });
+    await budget.getByText(/^Over its budget agent\.turn_tokens: limit 50/).waitFor();
+    await budget.getByLabel("Raise today's limit by").fill('1000000');
+    await budget.getByRole('button', { name: 'Raise', exact: true }).click();
+    const approval = page.getByRole('listitem', { name: 'approval from thrifty' });
+    await approval.getByRole('button', { name: 'Always allow fs_write' }).click();
+    await turnEnded(turnId);
+    t.ok(
+      log.events.some((e) => e.event_type === 'budget.raised' && e.agent_id === id),
+      'the budget was raised from the prompt',
+    );
+    const tools = (await d.request('GET', `/agents/${id}/tools`)).body.tools as Array<{
+      name: string;
+      restricted?: boolean;
+    }>;
+    t.equal(tools.find((tool) => tool.name === 'fs_write')?.restricted, false, 'fs_write no longer asks');
+    t.equal((await d.request('GET', `/agents/${id}/files/content?path=note.md`)).body.content, 'kept');
   });
 
   await t.test('approvals of two agents answered together in the inbox, keyboard only, at 390 px', async (t) => {

@@ -275,6 +275,14 @@ export const client = {
   tasks: () => api<{ tasks: PendingItem[] }>('GET', '/tasks'),
   resolve: (item: PendingItem, action: 'approve' | 'deny') =>
     api<unknown>('POST', `/agents/${seg(item.agentId)}/tasks/${seg(item.id)}/resolve`, { action }),
+  /** A budget task approved with `amount`: today's limit of that budget raised by it (docs/costs.md). */
+  raise: (item: PendingItem, amount: number) =>
+    api<unknown>('POST', `/agents/${seg(item.agentId)}/tasks/${seg(item.id)}/resolve`, { action: 'approve', amount }),
+  /** Approves the call and lifts the tool's restriction for that agent (`PUT /agents/{id}/tools/{name}`). */
+  alwaysAllow: async (item: PendingItem) => {
+    await api<unknown>('PUT', `/agents/${seg(item.agentId)}/tools/${seg(item.tool ?? '')}`, { restricted: false });
+    return api<unknown>('POST', `/agents/${seg(item.agentId)}/tasks/${seg(item.id)}/resolve`, { action: 'approve' });
+  },
   answer: (item: PendingItem, answer: string) =>
     api<unknown>('POST', `/agents/${seg(item.agentId)}/asks/${seg(item.id)}/respond`, { answer }),
   suspend: (item: PendingItem, resume: boolean) =>
