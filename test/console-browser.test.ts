@@ -665,6 +665,45 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     t.equal((await d.request('GET', `/agents/${id}/files/content?path=note.md`)).body.content, 'kept');
   });
 
+  await t.test('an ask that carries a JSON Schema is a form; its answer is the JSON of the values', async (t) => {
+    const id = ((await d.request('GET', '/agents')).body as Array<{ id: string; name: string }>).find(
+      (a) => a.name === 'fleet-one',
+    )!.id;
+    await page.evaluate((h) => (location.hash = h), `#/agent/${id}`);
+    await page.getByRole('heading', { name: 'fleet-one' }).waitFor();
+    // The daemon's asks carry no schema yet (an MCP elicitation's will): the test adds one to its GET /tasks.
+    const schema = {
+      type: 'object',
+      properties: {
+        plan: { type: 'string', enum: ['free', 'pro'], description: 'the plan to buy' },
+        seats: { type: 'integer', minimum: 1 },
+        invoice: { type: 'boolean' },
+      },
+      required: ['plan'],
+    };
+    await page.route('**/tasks', async (route) => {
+      const response = await route.fetch();
+      const body = await response.json();
+      for (const task of body.tasks) if (task.kind === 'ask') task.schema = schema;
+      await route.fulfill({ response, json: body });
+    });
+    t.teardown(() => page.unroute('**/tasks'));
+    let answer = '';
+    model.plays.push(() => reply.toolCalls([{ id: 'call_plan', name: 'ask', args: { question: 'Which plan?' } }]));
+    model.plays.push((request) => {
+      answer = String(request.body.messages.at(-1).content);
+      return reply.text('buying it');
+    });
+    const turnId = (await d.request('POST', `/agents/${id}/chat`, { text: 'buy a plan' })).body.turnId as string;
+    const form = page.getByRole('form', { name: 'Answer to fleet-one' });
+    await form.getByLabel('Plan').selectOption('pro');
+    await form.getByLabel('Seats').fill('3');
+    await form.getByLabel('Invoice').check();
+    await form.getByRole('button', { name: 'Answer' }).click();
+    await turnEnded(turnId);
+    t.match(answer, /plan\W+pro\W+seats\W+3\W+invoice\W+true/, 'the model got the values as JSON');
+  });
+
   await t.test('approvals of two agents answered together in the inbox, keyboard only, at 390 px', async (t) => {
     const agentId = ((await d.request('GET', '/agents')).body as Array<{ id: string; name: string }>).find(
       (a) => a.name === 'fleet-one',
@@ -819,6 +858,31 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     const compute = page.locator('[data-extension="compute"]');
     await compute.waitFor();
     t.match(await compute.textContent(), /off/);
+    // Channels: an adapter that cannot connect shows its state and why; mesh: the server and its peers.
+    const thrifty = await load({ name: 'thrifty' }); // loaded again: the restart above unloaded it
+    const put = await d.request('PUT', `/agents/${thrifty}/adapters/telegram`, { enabled: true });
+    t.equal(put.status, 200, JSON.stringify(put.body));
+    const failed = async () =>
+      ((await d.request('GET', `/agents/${thrifty}/adapters`)).body.adapters as Array<{ recentErrors: unknown[] }>)[0]!
+        .recentErrors.length > 0;
+    for (let n = 0; n < 100 && !(await failed()); n++) await new Promise((resolve) => setTimeout(resolve, 50));
+    const channels = page.locator('[data-extension="channels"]');
+    await channels.locator('summary', { hasText: 'Details' }).click();
+    await channels.getByRole('button', { name: 'Refresh channels' }).click();
+    await channels
+      .locator('tr[data-adapter="thrifty/telegram"]', { hasText: /Error|Connecting/ })
+      .filter({ hasText: 'is not set' })
+      .waitFor()
+      .catch(async (error) => {
+        const report = (await d.request('GET', `/agents/${thrifty}/adapters`)).body;
+        t.comment(`channels: ${await channels.innerText()}\n${JSON.stringify(report)}`);
+        throw error;
+      });
+    const mesh = page.locator('[data-extension="mesh"]');
+    await mesh.locator('summary', { hasText: 'Details' }).click();
+    await mesh.getByText(/^Mesh server Running/).waitFor();
+    await mesh.getByText('No other daemon found').waitFor();
+    t.equal((await d.request('DELETE', `/agents/${thrifty}/adapters/telegram`)).status, 200);
     t.match(await page.locator('[data-extension="console"]').textContent(), /Running/);
     // A provider added from the form lands in the settings (the key stays a variable name).
     await page.getByLabel('Id', { exact: true }).fill('lab');

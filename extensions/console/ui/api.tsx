@@ -310,7 +310,55 @@ export const client = {
       'GET',
       `/agents/${seg(id)}/tools`,
     ),
-  peers: () => api<{ peers: Array<Record<string, unknown>> }>('GET', '/network/peers'),
+  peers: () =>
+    api<{ peers: Array<{ name: string; url: string; source: 'mdns' | 'manual'; seenAt: number | null }> }>(
+      'GET',
+      '/network/peers',
+    ),
+  /** `GET /network` (the mesh extension): the mesh server and the agents it serves. */
+  network: () =>
+    api<{
+      mesh: { enabled: boolean; running: boolean; lan: boolean; urls: string[]; error: string | null };
+      agents: Array<{ agentId: string; handle: string; visibility: string }>;
+    }>('GET', '/network'),
+  /** `GET /channels` (the channels extension): adapter types and each agent's adapters with their state. */
+  channels: () =>
+    api<{
+      types: Array<{ type: string }>;
+      agents: Array<{
+        agentId: string;
+        name: string;
+        adapters: Array<{ type: string; enabled: boolean; status: string }>;
+      }>;
+    }>('GET', '/channels'),
+  /** `GET /agents/{id}/adapters`: each adapter's state and why (its error, the last failures). */
+  agentAdapters: (id: string) =>
+    api<{
+      adapters: Array<{
+        type: string;
+        error?: string;
+        connectedAt?: number;
+        restartCount: number;
+        recentErrors: Array<{ at: number; message: string }>;
+      }>;
+    }>('GET', `/agents/${seg(id)}/adapters`),
+  /** `GET /compute` (the compute extension): the engine, the base image, what is missing, the containers. */
+  compute: () =>
+    api<{
+      engine: { reachable: boolean; version: string | null; host: string };
+      image: { name: string; present: boolean };
+      missing: string[];
+      limits: { memoryMb: number; cpus: number; pids: number; defaultTimeoutMs: number; maxTimeoutMs: number };
+      containers: Array<{
+        id: string;
+        name: string;
+        tier: 'shared' | 'isolated';
+        agentId: string | null;
+        state: string;
+        running: boolean;
+        network: boolean;
+      }>;
+    }>('GET', '/compute'),
   outbox: (id: string) => api<unknown>('GET', `/agents/${seg(id)}/outbox`),
   /** The newest row of the durable conversation (the last page of one row): the agent's last activity. */
   lastRow: (id: string) =>
