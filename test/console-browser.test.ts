@@ -466,6 +466,13 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     t.match((await d.request('GET', `/agents/${agentNow}/timers`)).body.timers, [
       { schedule: { mode: 'interval', every_ms: 300_000 }, payload: 'check the inbox' },
     ]);
+    // Changed in place: the same timer, every 10 minutes now.
+    await timerRow.getByRole('button', { name: /^Edit timer/ }).click();
+    await page.getByLabel('Minutes').fill('10');
+    await page.getByRole('button', { name: 'Save timer' }).click();
+    await page.getByRole('status').filter({ hasText: 'Timer saved.' }).waitFor();
+    await timerRow.filter({ hasText: 'every 10 min' }).waitFor();
+    t.equal((await d.request('GET', `/agents/${agentNow}/timers`)).body.timers.length, 1, 'replaced, not added');
     await timerRow.getByRole('button', { name: /^Delete timer/ }).click();
     await page.getByText('No timer.').waitFor();
     // Memory: one added from the keyboard (pinned), one the API adds shown as it is saved, pinned and

@@ -224,6 +224,11 @@ export const client = {
   deleteLoop: (id: string, name: string) => api<unknown>('DELETE', `/agents/${seg(id)}/loops/${seg(name)}`),
   timers: (id: string) => api<{ timers: TimerInfo[] }>('GET', `/agents/${seg(id)}/timers`),
   addTimer: (id: string, body: Record<string, unknown>) => api<unknown>('POST', `/agents/${seg(id)}/timers`, body),
+  /** Replaces a timer in place (same id; its run count starts over). */
+  replaceTimer: async (id: string, timerId: number, body: Record<string, unknown>) => {
+    const { success } = await api<{ success: boolean }>('PUT', `/agents/${seg(id)}/timers/${timerId}`, body);
+    if (!success) throw new Error(`timer ${timerId} is gone`);
+  },
   deleteTimer: (id: string, timerId: number) => api<unknown>('DELETE', `/agents/${seg(id)}/timers/${timerId}`),
   logs: (id: string) => api<{ logs: LogEntry[] }>('GET', `/agents/${seg(id)}/logs?limit=200`),
   credentials: (id: string) =>
