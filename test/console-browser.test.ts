@@ -5,7 +5,10 @@
  * rows in the DOM, search, sort, scroll), a chat sent from the keyboard with its reply streamed, tool calls as cards,
  * an ask answered inline, two approvals answered together in the inbox from the keyboard at 390 px, credentials, the
  * agent's memory (added, pinned, searched on words only and then by meaning, forgotten; recalled in the chat and the
- * timeline), a backup, the config's diff, the events backlog and names, the identity unlocked from the header,
+ * timeline), loops and timers edited, a backup, the config's form from its schema and its diff, a budget raised and a
+ * tool always allowed inline, an ask's schema as a form, eval runs (listed live, a run's variants and cases, two runs'
+ * answers side by side, cancel), the channels and mesh panels, the events backlog and names, the identity unlocked
+ * from the header,
  * extension options, the CSP header, no uncaught page error, and axe-core (no serious or critical violation) on every
  * view in light and dark at 1280 and 390 px. AGT_UPDATE_SCREENSHOTS=1 saves those views into docs/console/. Skips,
  * saying why, when Chromium is not installed or cannot start.
