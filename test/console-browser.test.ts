@@ -5,7 +5,10 @@
  * rows in the DOM, search, sort, scroll), a chat sent from the keyboard with its reply streamed, tool calls as cards,
  * an ask answered inline, two approvals answered together in the inbox from the keyboard at 390 px, credentials, the
  * agent's memory (added, pinned, searched on words only and then by meaning, forgotten; recalled in the chat and the
- * timeline), a backup, the config's diff, the events backlog and names, the identity unlocked from the header,
+ * timeline), loops and timers edited, a backup, the config's form from its schema and its diff, a budget raised and a
+ * tool always allowed inline, an ask's schema as a form, eval runs (listed live, a run's variants and cases, two runs'
+ * answers side by side, cancel), the channels and mesh panels, the events backlog and names, the identity unlocked
+ * from the header,
  * extension options, the CSP header, no uncaught page error, and axe-core (no serious or critical violation) on every
  * view in light and dark at 1280 and 390 px. AGT_UPDATE_SCREENSHOTS=1 saves those views into docs/console/. Skips,
  * saying why, when Chromium is not installed or cannot start.
@@ -408,12 +411,32 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
       () => (document.querySelector('img.preview') as HTMLImageElement | null)?.naturalWidth === 1,
     );
     t.pass('the PNG decoded in the page');
-    // Loops and credential names are readable tables and lists, not JSON.
+    // Loops: main listed; an inner loop added (not started), its goal edited, turned off, deleted.
     await page.getByRole('button', { name: 'Loops' }).click();
-    await page
-      .locator('.listing table td', { hasText: /^main$/ })
-      .first()
-      .waitFor();
+    await page.locator('table.loops tr[data-loop="main"]').waitFor();
+    await page.getByLabel('Loop name').fill('digest');
+    await page.getByLabel('Goal', { exact: true }).fill('Summarise the day');
+    await page.getByLabel('Start now and with the agent').uncheck();
+    await page.getByRole('button', { name: 'Add loop' }).click();
+    const digest = page.locator('table.loops tr[data-loop="digest"]');
+    await digest.filter({ hasText: 'Summarise the day' }).waitFor();
+    await digest.getByRole('button', { name: 'Edit goal of digest' }).click();
+    await page.getByLabel('Goal of digest').fill('Summarise the week');
+    await page.getByRole('button', { name: 'Save goal' }).click();
+    await digest.filter({ hasText: 'Summarise the week' }).waitFor();
+    await digest.getByRole('button', { name: 'Turn off digest' }).click();
+    await digest.getByRole('button', { name: 'Turn on digest' }).waitFor();
+    const fleetOne = ((await d.request('GET', '/agents')).body as Array<{ id: string; name: string }>).find(
+      (a) => a.name === 'fleet-one',
+    )!.id;
+    t.match((await d.request('GET', `/agents/${fleetOne}/loops/digest`)).body, {
+      goal: 'Summarise the week',
+      enabled: false,
+      autostart: false,
+    });
+    await digest.getByRole('button', { name: 'Delete digest' }).click();
+    await digest.waitFor({ state: 'detached' });
+    // Credential names are a readable list, not JSON.
     await page.getByRole('button', { name: 'Credentials' }).click();
     await page.locator('.listing').filter({ hasNotText: '{' }).waitFor();
     // A credential set from the form: its name listed, its value nowhere in the page; then removed.
@@ -446,6 +469,13 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     t.match((await d.request('GET', `/agents/${agentNow}/timers`)).body.timers, [
       { schedule: { mode: 'interval', every_ms: 300_000 }, payload: 'check the inbox' },
     ]);
+    // Changed in place: the same timer, every 10 minutes now.
+    await timerRow.getByRole('button', { name: /^Edit timer/ }).click();
+    await page.getByLabel('Minutes').fill('10');
+    await page.getByRole('button', { name: 'Save timer' }).click();
+    await page.getByRole('status').filter({ hasText: 'Timer saved.' }).waitFor();
+    await timerRow.filter({ hasText: 'every 10 min' }).waitFor();
+    t.equal((await d.request('GET', `/agents/${agentNow}/timers`)).body.timers.length, 1, 'replaced, not added');
     await timerRow.getByRole('button', { name: /^Delete timer/ }).click();
     await page.getByText('No timer.').waitFor();
     // Memory: one added from the keyboard (pinned), one the API adds shown as it is saved, pinned and
@@ -557,11 +587,27 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await page.locator('pre.diff .add', { hasText: '"provider": 5' }).waitFor();
     await page.getByRole('button', { name: 'Save config' }).click();
     await page.getByRole('status').filter({ hasText: 'Refused (bad_request)' }).waitFor();
-    // The form view edits a value; the review shows just that line changed.
+    // The form, generated from the config schema the daemon publishes: a text, a number in its group, a
+    // choice offered from the schema's constants; the review shows those lines; saved.
+    await page.getByRole('group', { name: 'Config view' }).getByRole('button', { name: 'JSON' }).click();
+    await editor.fill(JSON.stringify(config, null, 2));
     await page.getByRole('group', { name: 'Config view' }).getByRole('button', { name: 'Form' }).click();
     await page.getByLabel('Description', { exact: true }).fill('edited in the form');
+    const limits = page.getByRole('group', { name: 'Limits' });
+    await limits.getByLabel('Max tool calls per turn').fill('21');
+    t.ok(
+      (await page.getByRole('group', { name: 'Messaging' }).getByLabel('Mode').locator('option').count()) > 2,
+      'a choice lists the values the schema allows',
+    );
     await page.getByRole('group', { name: 'Config view' }).getByRole('button', { name: 'Review changes' }).click();
     await page.locator('pre.diff .add', { hasText: 'edited in the form' }).waitFor();
+    await page.locator('pre.diff .add', { hasText: '"max_tool_calls_per_turn": 21' }).waitFor();
+    await page.getByRole('button', { name: 'Save config' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    t.match((await d.request('GET', `/agents/${agentNow}/config`)).body.config, {
+      description: 'edited in the form',
+      limits: { max_tool_calls_per_turn: 21 },
+    });
     // Usage: the tokens by model next to the chart.
     await page.getByRole('button', { name: 'Usage' }).click();
     await page.locator('table.by-model td', { hasText: 'test-model' }).waitFor();
@@ -595,6 +641,77 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await card.locator('pre', { hasText: 'Which colour?' }).waitFor();
     await card.locator('pre', { hasText: 'blue' }).last().waitFor();
     t.match(await card.textContent(), /done/);
+  });
+
+  await t.test("a budget prompt raised inline and a tool call always allowed, in the agent's view", async (t) => {
+    const id = await load({
+      name: 'thrifty',
+      budget: { turn_tokens: 50, on_exceeded: 'ask' },
+      tools: [{ name: 'fs_write', enabled: true, restricted: true }],
+    });
+    await page.evaluate((h) => (location.hash = h), `#/agent/${id}`);
+    await page.getByRole('heading', { name: 'thrifty' }).waitFor();
+    model.plays.push(() =>
+      reply.toolCalls([{ id: 'call_note', name: 'fs_write', args: { path: 'note.md', content: 'kept' } }]),
+    );
+    model.plays.push(() => reply.text('noted'));
+    const turnId = (await d.request('POST', `/agents/${id}/chat`, { text: 'write a note' })).body.turnId as string;
+    const budget = page.getByRole('listitem', { name: 'budget from thrifty' });
+    await budget.getByText(/^Over its budget agent\.turn_tokens: limit 50/).waitFor();
+    await budget.getByLabel("Raise today's limit by").fill('1000000');
+    await budget.getByRole('button', { name: 'Raise', exact: true }).click();
+    const approval = page.getByRole('listitem', { name: 'approval from thrifty' });
+    await approval.getByRole('button', { name: 'Always allow fs_write' }).click();
+    await turnEnded(turnId);
+    t.ok(
+      log.events.some((e) => e.event_type === 'budget.raised' && e.agent_id === id),
+      'the budget was raised from the prompt',
+    );
+    const tools = (await d.request('GET', `/agents/${id}/tools`)).body.tools as Array<{
+      name: string;
+      restricted?: boolean;
+    }>;
+    t.equal(tools.find((tool) => tool.name === 'fs_write')?.restricted, false, 'fs_write no longer asks');
+    t.equal((await d.request('GET', `/agents/${id}/files/content?path=note.md`)).body.content, 'kept');
+  });
+
+  await t.test('an ask that carries a JSON Schema is a form; its answer is the JSON of the values', async (t) => {
+    const id = ((await d.request('GET', '/agents')).body as Array<{ id: string; name: string }>).find(
+      (a) => a.name === 'fleet-one',
+    )!.id;
+    await page.evaluate((h) => (location.hash = h), `#/agent/${id}`);
+    await page.getByRole('heading', { name: 'fleet-one' }).waitFor();
+    // The daemon's asks carry no schema yet (an MCP elicitation's will): the test adds one to its GET /tasks.
+    const schema = {
+      type: 'object',
+      properties: {
+        plan: { type: 'string', enum: ['free', 'pro'], description: 'the plan to buy' },
+        seats: { type: 'integer', minimum: 1 },
+        invoice: { type: 'boolean' },
+      },
+      required: ['plan'],
+    };
+    await page.route('**/tasks', async (route) => {
+      const response = await route.fetch();
+      const body = await response.json();
+      for (const task of body.tasks) if (task.kind === 'ask') task.schema = schema;
+      await route.fulfill({ response, json: body });
+    });
+    t.teardown(() => page.unroute('**/tasks'));
+    let answer = '';
+    model.plays.push(() => reply.toolCalls([{ id: 'call_plan', name: 'ask', args: { question: 'Which plan?' } }]));
+    model.plays.push((request) => {
+      answer = String(request.body.messages.at(-1).content);
+      return reply.text('buying it');
+    });
+    const turnId = (await d.request('POST', `/agents/${id}/chat`, { text: 'buy a plan' })).body.turnId as string;
+    const form = page.getByRole('form', { name: 'Answer to fleet-one' });
+    await form.getByLabel('Plan').selectOption('pro');
+    await form.getByLabel('Seats').fill('3');
+    await form.getByLabel('Invoice').check();
+    await form.getByRole('button', { name: 'Answer' }).click();
+    await turnEnded(turnId);
+    t.match(answer, /plan\W+pro\W+seats\W+3\W+invoice\W+true/, 'the model got the values as JSON');
   });
 
   await t.test('approvals of two agents answered together in the inbox, keyboard only, at 390 px', async (t) => {
@@ -751,6 +868,31 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     const compute = page.locator('[data-extension="compute"]');
     await compute.waitFor();
     t.match(await compute.textContent(), /off/);
+    // Channels: an adapter that cannot connect shows its state and why; mesh: the server and its peers.
+    const thrifty = await load({ name: 'thrifty' }); // loaded again: the restart above unloaded it
+    const put = await d.request('PUT', `/agents/${thrifty}/adapters/telegram`, { enabled: true });
+    t.equal(put.status, 200, JSON.stringify(put.body));
+    const failed = async () =>
+      ((await d.request('GET', `/agents/${thrifty}/adapters`)).body.adapters as Array<{ recentErrors: unknown[] }>)[0]!
+        .recentErrors.length > 0;
+    for (let n = 0; n < 100 && !(await failed()); n++) await new Promise((resolve) => setTimeout(resolve, 50));
+    const channels = page.locator('[data-extension="channels"]');
+    await channels.locator('summary', { hasText: 'Details' }).click();
+    await channels.getByRole('button', { name: 'Refresh channels' }).click();
+    await channels
+      .locator('tr[data-adapter="thrifty/telegram"]', { hasText: /Error|Connecting/ })
+      .filter({ hasText: 'is not set' })
+      .waitFor()
+      .catch(async (error) => {
+        const report = (await d.request('GET', `/agents/${thrifty}/adapters`)).body;
+        t.comment(`channels: ${await channels.innerText()}\n${JSON.stringify(report)}`);
+        throw error;
+      });
+    const mesh = page.locator('[data-extension="mesh"]');
+    await mesh.locator('summary', { hasText: 'Details' }).click();
+    await mesh.getByText(/^Mesh server Running/).waitFor();
+    await mesh.getByText('No other daemon found').waitFor();
+    t.equal((await d.request('DELETE', `/agents/${thrifty}/adapters/telegram`)).status, 200);
     t.match(await page.locator('[data-extension="console"]').textContent(), /Running/);
     // A provider added from the form lands in the settings (the key stays a variable name).
     await page.getByLabel('Id', { exact: true }).fill('lab');
@@ -895,6 +1037,76 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
       await big.getByLabel('State', { exact: true }).selectOption('stopped');
       await big.getByText('143 of 1000 agents').waitFor();
       await big.close();
+    },
+  );
+
+  await t.test(
+    "evals: runs listed live, a run's variants and cases, two runs' answers side by side, cancel",
+    async (t) => {
+      // Eval runs started through the API as `agt eval run` starts them; the model answers the deploy case by
+      // the run (`style`), and the variant on model `cheap` gets the day wrong.
+      const answers = (style: string) => (request: RecordedRequest) => {
+        const messages = request.body.messages as Array<{ role: string; content: unknown }>;
+        const question = String([...messages].reverse().find((m) => m.role === 'user')?.content ?? '');
+        if (!/deploy/i.test(question)) return reply.text('Hello! How can I help?');
+        return reply.text(request.body.model === 'cheap' ? 'We deploy on Fridays.' : style);
+      };
+      const suite = {
+        name: 'release-desk',
+        cases: [
+          { name: 'deploy day', input: 'When do we deploy?', assert: [{ contains: 'Tuesday' }] },
+          { name: 'greeting', input: 'hello', assert: [{ maxToolCalls: 0 }] },
+        ],
+      };
+      const start = async (style: string, calls: number, variants?: unknown[]) => {
+        for (let n = 0; n < calls; n++) model.plays.push(answers(style));
+        const started = await d.request('POST', '/evals/runs', { suite, agent: 'fleet-one', variants, concurrency: 1 });
+        t.equal(started.status, 202, JSON.stringify(started.body));
+        return started.body.id as string;
+      };
+      const go = async (hash: string) => page.evaluate((h) => (location.hash = h), hash);
+      await go('#/evals');
+      await page.getByText('No eval run yet.').waitFor();
+      const first = await start('We deploy on Tuesdays.', 2);
+      const row = (id: string) => page.locator(`tr[data-run-id="${id}"]`);
+      await row(first).filter({ hasText: 'Passed' }).filter({ hasText: '100%' }).waitFor();
+      t.pass('a run started elsewhere appears and ends in the list, from its events');
+      const second = await start('Deploys are on Tuesdays, after the standup.', 4, [
+        { label: 'baseline' },
+        { label: 'cheap', model: 'local/cheap' },
+      ]);
+      await row(second).filter({ hasText: 'Failed' }).filter({ hasText: 'cheap: 50%' }).waitFor();
+      // Two runs picked: their answers side by side, case by case.
+      await row(first).getByRole('checkbox').check();
+      await row(second).getByRole('checkbox').check();
+      await page.getByRole('button', { name: 'Compare answers' }).click();
+      const deploy = page.locator('table.eval-diff tr.differs[data-case="deploy day"]');
+      await deploy.filter({ hasText: 'We deploy on Tuesdays.' }).filter({ hasText: 'after the standup' }).waitFor();
+      await page.locator('table.eval-diff tr.same[data-case="greeting"]', { hasText: 'same answer' }).waitFor();
+      await checkView(t, page, 'eval-diff');
+      // The second run: its variants side by side, the failed assertion with its detail and the answer.
+      await page.locator(`table.eval-diff thead a[href="#/evals/${second}"]`).click();
+      await page
+        .getByRole('table', { name: 'Variants side by side' })
+        .locator('tr', { hasText: 'cheap' })
+        .filter({ hasText: '50%' })
+        .waitFor();
+      const failed = page.locator('table.eval-cases tr[data-case="deploy day"]', { hasText: 'We deploy on Fridays.' });
+      await failed.filter({ hasText: 'Failed' }).locator('.failed-assertions', { hasText: 'contains' }).waitFor();
+      await everyLook(t, page, 'eval-run', () => failed.waitFor());
+      await go('#/evals');
+      await everyLook(t, page, 'evals', () => row(second).waitFor());
+      // A run whose model never answers: its page shows it running, Cancel ends it.
+      let asked!: () => void;
+      const waiting = new Promise<void>((resolve) => (asked = resolve));
+      model.plays.push(() => (asked(), reply.stall()));
+      const stuck = await start('', 0);
+      await go(`#/evals/${stuck}`);
+      await page.getByText('0 of 2 case runs done').waitFor();
+      await waiting;
+      await page.getByRole('button', { name: 'Cancel run' }).click();
+      await page.locator('.agent-head', { hasText: 'Cancelled' }).waitFor();
+      t.equal((await d.request('GET', `/evals/runs/${stuck}`)).body.status, 'cancelled');
     },
   );
 

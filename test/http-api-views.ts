@@ -24,6 +24,8 @@ import type {
   AgentStatusView,
   AgentSummaryView,
   DaemonUsageView,
+  EvalRunListView,
+  EvalRunView as ConsoleEvalRunView,
   MemoryListView,
   MemoryOneView,
   PendingTaskView,
@@ -42,7 +44,7 @@ import type { LogsReply } from '../kernel/routes/agent-logs.js';
 import type { ExtensionRow } from '../kernel/routes/runtime-extensions.js';
 import type { LoopPage } from '../kernel/routes/loops.js';
 import type { MemoryChangelog, MemoryList, MemoryOne } from '../kernel/routes/agent-memory.js';
-import type { EvalRun } from '../kernel/routes/evals.js';
+import type { EvalRun, EvalRunList } from '../kernel/routes/evals.js';
 import type { EvalRunView } from '../cli/commands/evals.js';
 import type { AgentAdapters as AgentAdaptersReply, ChannelsList } from '../extensions/channels/schemas.js';
 import type { AgentServerList, Overview as McpOverviewReply, PackageList } from '../extensions/mcp/schemas.js';
@@ -92,6 +94,8 @@ export const viewsAgree: {
   consoleMemory: [Gives<typeof MemoryList, MemoryListView>, NoStrayKeys<typeof MemoryList, MemoryListView>];
   consoleMemoryOne: [Gives<typeof MemoryOne, MemoryOneView>, NoStrayKeys<typeof MemoryOne, MemoryOneView>];
   cliEvalRun: [Gives<typeof EvalRun, EvalRunView>, NoStrayKeys<typeof EvalRun, EvalRunView>];
+  consoleEvalRun: [Gives<typeof EvalRun, ConsoleEvalRunView>, NoStrayKeys<typeof EvalRun, ConsoleEvalRunView>];
+  consoleEvalRuns: [Gives<typeof EvalRunList, EvalRunListView>, NoStrayKeys<typeof EvalRunList, EvalRunListView>];
 } = {
   summary: [true, true],
   status: [true, true],
@@ -121,4 +125,6 @@ export const viewsAgree: {
   consoleMemory: [true, true],
   consoleMemoryOne: [true, true],
   cliEvalRun: [true, true],
+  consoleEvalRun: [true, true],
+  consoleEvalRuns: [true, true],
 };

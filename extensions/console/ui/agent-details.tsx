@@ -1,6 +1,6 @@
 /**
  * The agent's other panels, one shown at a time: the conversation paged back to its start, usage and cost over time
- * (uPlot, from the conversation's rows), memory (memory.tsx), loops, timers, logs by level, files (list, view, upload,
+ * (uPlot, from the conversation's rows), memory (memory.tsx), loops with their editor (loops.tsx), timers, logs by level, files (list, view, upload,
  * download), credential names (never values) and the config editor (the daemon validates it against the agent-config
  * schema and the refusal is shown field by field).
  */
@@ -8,7 +8,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import { axisLabels } from './chart.js';
 import { client, type FileInfo, type LogEntry, type LoopRow, type UsageRollup } from './api.js';
-import { Readable } from './readable.js';
+import { Loops } from './loops.js';
 import { Backup, Credentials, Timers } from './agent-panels.js';
 import { ConfigEditor } from './config-editor.js';
 import { Memory } from './memory.js';
@@ -305,38 +305,6 @@ function Logs({ id }: { id: string }) {
   );
 }
 
-/**
- * Loops, timers, logs, credential names: the answer as readable lists and tables (credentials carry names and metadata,
- * never a value).
- */
-function Listing({ load }: { load: () => Promise<unknown> }) {
-  const [state, setState] = useState<{ value?: unknown; error?: string }>({});
-  useEffect(
-    () =>
-      void load().then(
-        (value) => setState({ value }),
-        (e) => setState({ error: errorText(e) }),
-      ),
-    [load],
-  );
-  if (state.error)
-    return (
-      <p role="alert" class="error">
-        {state.error}
-      </p>
-    );
-  if (!('value' in state)) return <p class="muted">…</p>;
-  // `{agentId, loops: [...]}` and the like: show the list itself, not the wrapper.
-  const value = state.value;
-  const lists =
-    value && typeof value === 'object' && !Array.isArray(value)
-      ? Object.entries(value).filter(([, item]) => Array.isArray(item))
-      : [];
-  return (
-    <div class="listing">{lists.length === 1 ? <Readable value={lists[0]![1]} /> : <Readable value={value} />}</div>
-  );
-}
-
 const IMAGES: Record<string, string> = {
   png: 'image/png',
   jpg: 'image/jpeg',
@@ -453,8 +421,6 @@ function Files({ id }: { id: string }) {
 
 export function AgentDetails({ id }: { id: string }) {
   const [tab, setTab] = useState<Tab>('Usage');
-  const loaders = useRef<Record<string, () => Promise<unknown>>>({});
-  loaders.current = { Loops: () => client.loops(id) };
   return (
     <section aria-labelledby="details-title">
       <h2 id="details-title">Details</h2>
@@ -486,7 +452,7 @@ export function AgentDetails({ id }: { id: string }) {
       ) : tab === 'Memory' ? (
         <Memory id={id} />
       ) : (
-        <Listing key={tab} load={loaders.current[tab]!} />
+        <Loops id={id} />
       )}
     </section>
   );

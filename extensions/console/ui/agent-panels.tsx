@@ -156,10 +156,22 @@ const scheduleWords = (s: TimerInfo['schedule']) =>
         ? `once, ${new Date(s.at).toLocaleString()}`
         : 'once';
 
+/** The minutes of an interval or a one-off timer (a one-off counted from now). */
+const minutesOf = (timer: TimerInfo) => {
+  const ms =
+    timer.schedule.every_ms ?? (timer.next_wake_at ? timer.next_wake_at - Date.now() : timer.schedule.delay_ms) ?? 0;
+  return String(Math.max(1, Math.round(ms / 60_000)));
+};
+
 export function Timers({ id }: { id: string }) {
   const [timers, setTimers] = useState<TimerInfo[] | null>(null);
   const [kind, setKind] = useState<'interval' | 'once_delay' | 'cron'>('interval');
   const [message, setMessage] = useState('');
+  const [editing, setEditing] = useState<TimerInfo | null>(null);
+  const edit = (timer: TimerInfo) => {
+    setEditing(timer);
+    setKind(timer.schedule.mode === 'cron' ? 'cron' : timer.schedule.mode === 'interval' ? 'interval' : 'once_delay');
+  };
   const load = () =>
     client.timers(id).then(
       (r) => setTimers(r.timers),
@@ -180,8 +192,8 @@ export function Timers({ id }: { id: string }) {
           : { cron: value('timer-cron') }),
       ...(value('timer-payload') ? { payload: value('timer-payload') } : {}),
     };
-    client.addTimer(id, body).then(
-      () => (setMessage('Timer added.'), load()),
+    (editing ? client.replaceTimer(id, editing.id, body) : client.addTimer(id, body)).then(
+      () => (setMessage(editing ? 'Timer saved.' : 'Timer added.'), setEditing(null), form.reset(), load()),
       (e) => setMessage(errorText(e)),
     );
   };
@@ -222,6 +234,16 @@ export function Timers({ id }: { id: string }) {
                 <td class="num">{timer.run_count}</td>
                 <td>{timer.payload ?? <span class="muted">—</span>}</td>
                 <td>
+                  {!timer.expired && (
+                    <button
+                      type="button"
+                      class="small"
+                      onClick={() => edit(timer)}
+                      aria-label={`Edit timer ${timer.id}`}
+                    >
+                      Edit
+                    </button>
+                  )}{' '}
                   <button
                     type="button"
                     class="small danger"
@@ -237,8 +259,8 @@ export function Timers({ id }: { id: string }) {
         </table>
         {timers && timers.length === 0 && <p class="muted row">No timer.</p>}
       </div>
-      <form onSubmit={add} aria-labelledby="add-timer-title">
-        <h3 id="add-timer-title">Add a timer</h3>
+      <form onSubmit={add} aria-labelledby="add-timer-title" key={editing?.id ?? 'new'}>
+        <h3 id="add-timer-title">{editing ? `Change timer ${editing.id}` : 'Add a timer'}</h3>
         <div class="form-grid">
           <div>
             <label for="timer-kind">Kind</label>
@@ -255,23 +277,41 @@ export function Timers({ id }: { id: string }) {
           {kind === 'cron' ? (
             <div>
               <label for="timer-cron">Cron expression</label>
-              <input id="timer-cron" name="timer-cron" required placeholder="0 9 * * 1-5" />
+              <input
+                id="timer-cron"
+                name="timer-cron"
+                required
+                placeholder="0 9 * * 1-5"
+                defaultValue={editing?.schedule.cron ?? ''}
+              />
             </div>
           ) : (
             <div>
               <label for="timer-minutes">Minutes</label>
-              <input id="timer-minutes" name="timer-minutes" type="number" min="1" required />
+              <input
+                id="timer-minutes"
+                name="timer-minutes"
+                type="number"
+                min="1"
+                required
+                defaultValue={editing ? minutesOf(editing) : ''}
+              />
             </div>
           )}
           <div>
             <label for="timer-payload">Message to the agent</label>
-            <input id="timer-payload" name="timer-payload" />
+            <input id="timer-payload" name="timer-payload" defaultValue={editing?.payload ?? ''} />
           </div>
         </div>
         <div class="row">
           <span class="spacer" />
+          {editing && (
+            <button type="button" onClick={() => setEditing(null)}>
+              Cancel
+            </button>
+          )}
           <button type="submit" class="primary">
-            Add timer
+            {editing ? 'Save timer' : 'Add timer'}
           </button>
         </div>
       </form>

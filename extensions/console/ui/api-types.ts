@@ -88,3 +88,55 @@ export interface MemoryListView {
 export interface MemoryOneView {
   memory: MemoryItemView;
 }
+
+/** One variant's totals in an eval run (`GET /evals/runs`, `GET /evals/runs/{runId}`). */
+export interface EvalVariantView {
+  label: string;
+  model: string | null;
+  cases: number;
+  passed: number;
+  failed: number;
+  errors: number;
+  passRate: number;
+  cost: number | null;
+  modelCalls: number;
+  toolCalls: number;
+  medianMs: number | null;
+  flaky: string[];
+}
+
+/** An item of `GET /evals/runs` (a run without its case results). */
+export interface EvalRunSummaryView {
+  id: string;
+  suite: string;
+  agentId: string;
+  agentName: string;
+  status: 'running' | 'passed' | 'failed' | 'cancelled' | 'interrupted' | 'error';
+  createdAt: string;
+  finishedAt: string | null;
+  repeat: number;
+  total: number;
+  variants: EvalVariantView[];
+  error?: { code: string; message: string };
+}
+
+/** `GET /evals/runs`. */
+export interface EvalRunListView {
+  runs: EvalRunSummaryView[];
+}
+
+/** `GET /evals/runs/{runId}`: the run with every case result so far. */
+export interface EvalRunView extends EvalRunSummaryView {
+  results: Array<{
+    case: string;
+    variant: string;
+    repeat: number;
+    status: 'passed' | 'failed' | 'error';
+    answer: string | null;
+    modelCalls: number;
+    cost: number | null;
+    ms: number;
+    assertions: Array<{ kind: string; pass: boolean; detail: string }>;
+    error?: { code: string; message: string };
+  }>;
+}

@@ -10,6 +10,8 @@ import type {
   AgentStatusView,
   AgentSummaryView,
   DaemonUsageView,
+  EvalRunListView,
+  EvalRunView,
   MemoryItemView,
   MemoryListView,
   MemoryOneView,
@@ -24,6 +26,8 @@ export type DaemonUsage = DaemonUsageView;
 export type UsageRollup = UsageRollupView;
 export type MemoryItem = MemoryItemView;
 export type MemoryList = MemoryListView;
+export type EvalRun = EvalRunView;
+export type EvalRunSummary = EvalRunListView['runs'][number];
 
 /** Set when the daemon answers 401 to a console request: the session ended (revoked or expired). */
 export const sessionEnded = signal(false);
@@ -139,6 +143,17 @@ export interface LogEntry {
   data: string | null;
   created_at: number;
 }
+/** An item of `GET /agents/{id}/loops`: main or an inner loop, its declaration and live state. */
+export interface LoopInfo {
+  name: string;
+  goal: string | null;
+  enabled: boolean;
+  autostart?: boolean;
+  entryCount: number;
+  effectiveTools: string[] | null;
+  state: string;
+  running: boolean;
+}
 /** An item of `GET /agents/{id}/timers`. */
 export interface TimerInfo {
   id: number;
@@ -201,9 +216,19 @@ export const client = {
       'GET',
       `/agents/${seg(id)}/loop?limit=50${offset === undefined ? '' : `&offset=${offset}`}`,
     ),
-  loops: (id: string) => api<unknown>('GET', `/agents/${seg(id)}/loops`),
+  loops: (id: string) => api<{ loops: LoopInfo[] }>('GET', `/agents/${seg(id)}/loops`),
+  addLoop: (id: string, body: { name: string; goal: string; enabled: boolean; autostart: boolean }) =>
+    api<unknown>('POST', `/agents/${seg(id)}/loops`, body),
+  patchLoop: (id: string, name: string, patch: { goal?: string; enabled?: boolean }) =>
+    api<unknown>('PATCH', `/agents/${seg(id)}/loops/${seg(name)}`, patch),
+  deleteLoop: (id: string, name: string) => api<unknown>('DELETE', `/agents/${seg(id)}/loops/${seg(name)}`),
   timers: (id: string) => api<{ timers: TimerInfo[] }>('GET', `/agents/${seg(id)}/timers`),
   addTimer: (id: string, body: Record<string, unknown>) => api<unknown>('POST', `/agents/${seg(id)}/timers`, body),
+  /** Replaces a timer in place (same id; its run count starts over). */
+  replaceTimer: async (id: string, timerId: number, body: Record<string, unknown>) => {
+    const { success } = await api<{ success: boolean }>('PUT', `/agents/${seg(id)}/timers/${timerId}`, body);
+    if (!success) throw new Error(`timer ${timerId} is gone`);
+  },
   deleteTimer: (id: string, timerId: number) => api<unknown>('DELETE', `/agents/${seg(id)}/timers/${timerId}`),
   logs: (id: string) => api<{ logs: LogEntry[] }>('GET', `/agents/${seg(id)}/logs?limit=200`),
   credentials: (id: string) =>
@@ -255,6 +280,14 @@ export const client = {
   tasks: () => api<{ tasks: PendingItem[] }>('GET', '/tasks'),
   resolve: (item: PendingItem, action: 'approve' | 'deny') =>
     api<unknown>('POST', `/agents/${seg(item.agentId)}/tasks/${seg(item.id)}/resolve`, { action }),
+  /** A budget task approved with `amount`: today's limit of that budget raised by it (docs/costs.md). */
+  raise: (item: PendingItem, amount: number) =>
+    api<unknown>('POST', `/agents/${seg(item.agentId)}/tasks/${seg(item.id)}/resolve`, { action: 'approve', amount }),
+  /** Approves the call and lifts the tool's restriction for that agent (`PUT /agents/{id}/tools/{name}`). */
+  alwaysAllow: async (item: PendingItem) => {
+    await api<unknown>('PUT', `/agents/${seg(item.agentId)}/tools/${seg(item.tool ?? '')}`, { restricted: false });
+    return api<unknown>('POST', `/agents/${seg(item.agentId)}/tasks/${seg(item.id)}/resolve`, { action: 'approve' });
+  },
   answer: (item: PendingItem, answer: string) =>
     api<unknown>('POST', `/agents/${seg(item.agentId)}/asks/${seg(item.id)}/respond`, { answer }),
   suspend: (item: PendingItem, resume: boolean) =>
@@ -282,7 +315,55 @@ export const client = {
       'GET',
       `/agents/${seg(id)}/tools`,
     ),
-  peers: () => api<{ peers: Array<Record<string, unknown>> }>('GET', '/network/peers'),
+  peers: () =>
+    api<{ peers: Array<{ name: string; url: string; source: 'mdns' | 'manual'; seenAt: number | null }> }>(
+      'GET',
+      '/network/peers',
+    ),
+  /** `GET /network` (the mesh extension): the mesh server and the agents it serves. */
+  network: () =>
+    api<{
+      mesh: { enabled: boolean; running: boolean; lan: boolean; urls: string[]; error: string | null };
+      agents: Array<{ agentId: string; handle: string; visibility: string }>;
+    }>('GET', '/network'),
+  /** `GET /channels` (the channels extension): adapter types and each agent's adapters with their state. */
+  channels: () =>
+    api<{
+      types: Array<{ type: string }>;
+      agents: Array<{
+        agentId: string;
+        name: string;
+        adapters: Array<{ type: string; enabled: boolean; status: string }>;
+      }>;
+    }>('GET', '/channels'),
+  /** `GET /agents/{id}/adapters`: each adapter's state and why (its error, the last failures). */
+  agentAdapters: (id: string) =>
+    api<{
+      adapters: Array<{
+        type: string;
+        error?: string;
+        connectedAt?: number;
+        restartCount: number;
+        recentErrors: Array<{ at: number; message: string }>;
+      }>;
+    }>('GET', `/agents/${seg(id)}/adapters`),
+  /** `GET /compute` (the compute extension): the engine, the base image, what is missing, the containers. */
+  compute: () =>
+    api<{
+      engine: { reachable: boolean; version: string | null; host: string };
+      image: { name: string; present: boolean };
+      missing: string[];
+      limits: { memoryMb: number; cpus: number; pids: number; defaultTimeoutMs: number; maxTimeoutMs: number };
+      containers: Array<{
+        id: string;
+        name: string;
+        tier: 'shared' | 'isolated';
+        agentId: string | null;
+        state: string;
+        running: boolean;
+        network: boolean;
+      }>;
+    }>('GET', '/compute'),
   outbox: (id: string) => api<unknown>('GET', `/agents/${seg(id)}/outbox`),
   /** The newest row of the durable conversation (the last page of one row): the agent's last activity. */
   lastRow: (id: string) =>
@@ -301,5 +382,8 @@ export const client = {
   pinMemory: (id: string, memoryId: number, pinned: boolean) =>
     api<MemoryOneView>('PATCH', `/agents/${seg(id)}/memory/${memoryId}`, { pinned }),
   forgetMemory: (id: string, memoryId: number) => api<unknown>('DELETE', `/agents/${seg(id)}/memory/${memoryId}`),
+  evalRuns: () => api<EvalRunListView>('GET', '/evals/runs'),
+  evalRun: (runId: string) => api<EvalRun>('GET', `/evals/runs/${seg(runId)}`),
+  cancelEvalRun: (runId: string) => api<EvalRun>('POST', `/evals/runs/${seg(runId)}/cancel`),
   health: () => api<{ status: string; version: string; uptimeMs: number }>('GET', '/health'),
 };

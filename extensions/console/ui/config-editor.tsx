@@ -1,27 +1,20 @@
 /**
- * The agent config editor: a form of its settings (each text, number and yes/no value down to two
- * levels, named in words) or the whole JSON, then a line diff of what changes before it is saved. The
- * daemon checks the result against the agent-config schema; a refusal is shown with its code.
+ * The agent config editor: a form generated from the agent-config schema the daemon publishes
+ * (schema-form.tsx) or the whole JSON, then a line diff of what changes before it is saved. The daemon
+ * checks the result against that schema; a refusal is shown with its code.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, client } from './api.js';
 import { errorText } from './util.js';
-import { fieldWord } from './words.js';
+import { agentConfigSchema, type Json, type Schema, SchemaForm } from './schema-form.js';
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type Leaf = { path: string[]; value: boolean | number | string };
-
-function leaves(value: Json, path: string[] = []): Leaf[] {
-  if (typeof value === 'boolean' || typeof value === 'number' || typeof value === 'string') return [{ path, value }];
-  if (!value || Array.isArray(value) || path.length >= 2) return [];
-  return Object.entries(value).flatMap(([key, item]) => leaves(item, [...path, key]));
-}
-
-function setAt(config: Json, path: string[], value: Json): Json {
+function setAt(config: Json, path: string[], value: Json | undefined): Json | undefined {
   if (path.length === 0) return value;
   const [head, ...rest] = path;
   const object = config && typeof config === 'object' && !Array.isArray(config) ? config : {};
-  return { ...object, [head!]: setAt(object[head!] ?? null, rest, value) };
+  const next = setAt(object[head!] ?? null, rest, value);
+  const { [head!]: _old, ...others } = object;
+  return next === undefined ? others : { ...others, [head!]: next };
 }
 
 /** Lines removed (-) and added (+) between two texts, by their longest common subsequence. */
@@ -48,6 +41,16 @@ export function ConfigEditor({ id }: { id: string }) {
   const [text, setText] = useState('');
   const [mode, setMode] = useState<'form' | 'json' | 'review'>('form');
   const [status, setStatus] = useState('');
+  const [schema, setSchema] = useState<Schema | null>(null);
+  const [schemaError, setSchemaError] = useState('');
+  useEffect(
+    () =>
+      void agentConfigSchema().then(
+        (value) => setSchema(value),
+        (e) => setSchemaError(errorText(e)),
+      ),
+    [],
+  );
   const load = () =>
     client.config(id).then(
       (r) => {
@@ -65,7 +68,8 @@ export function ConfigEditor({ id }: { id: string }) {
   } catch (error) {
     parseError = errorText(error);
   }
-  const edit = (path: string[], value: Json) => setText(JSON.stringify(setAt(parsed ?? {}, path, value), null, 2));
+  const edit = (path: string[], value: Json | undefined) =>
+    setText(JSON.stringify(setAt(parsed ?? {}, path, value) ?? {}, null, 2));
   const save = () =>
     client.putConfig(id, parsed).then(
       () => (setStatus('Saved.'), setMode('form'), load()),
@@ -91,38 +95,15 @@ export function ConfigEditor({ id }: { id: string }) {
           Review changes
         </button>
       </div>
-      {mode === 'form' && parsed !== undefined && (
-        <div class="form-grid">
-          {leaves(parsed).map(({ path, value }) => {
-            const key = path.join('.');
-            const label = path.map(fieldWord).join(' › ');
-            return (
-              <div key={key}>
-                {typeof value === 'boolean' ? (
-                  <label>
-                    <input type="checkbox" checked={value} onChange={() => edit(path, !value)} /> {label}
-                  </label>
-                ) : (
-                  <>
-                    <label for={`cfg-${key}`} title={key}>
-                      {label}
-                    </label>
-                    <input
-                      id={`cfg-${key}`}
-                      type={typeof value === 'number' ? 'number' : 'text'}
-                      value={String(value)}
-                      onInput={(e) => {
-                        const raw = (e.currentTarget as HTMLInputElement).value;
-                        edit(path, typeof value === 'number' ? Number(raw) : raw);
-                      }}
-                    />
-                  </>
-                )}
-              </div>
-            );
-          })}
-        </div>
-      )}
+      {mode === 'form' &&
+        parsed !== undefined &&
+        (schema ? (
+          <SchemaForm schema={schema} value={parsed} onChange={edit} />
+        ) : (
+          <p class="muted">
+            {schemaError ? `No form without the config schema (${schemaError}): use the JSON view.` : '…'}
+          </p>
+        ))}
       {mode === 'json' && (
         <>
           <label for="config">Agent config (JSON; the daemon checks it against the agent-config schema)</label>

@@ -1,7 +1,10 @@
 /**
  * Inbox: every pending approval, budget task, ask and suspend across agents (`GET /tasks`, oldest
  * first), answered in place. An approval shows its arguments (never behind a click: the owner approves
- * what they see). An ask's `options`, when it has some, are offered as choices; one "Answer" button.
+ * what they see), with "Always allow" (the tool no longer restricted for that agent). A budget task says which
+ * budget and by how much, with allow this call, raise today's limit by an amount, or deny. An ask's `options`,
+ * when it has some, are offered as choices; an ask with a flat JSON Schema (an MCP elicitation) is a form; one
+ * "Answer" button.
  * In the inbox view: keyboard shortcuts (j / k or arrows move, a approve, d deny, x select, r answer)
  * and batch approve / deny of the selected items.
  */
@@ -9,6 +12,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { client, type PendingItem } from './api.js';
 import { errorText, time, useLive } from './util.js';
 import { kindWord, relative } from './words.js';
+import { fieldOf, type Json, type Schema, SchemaForm } from './schema-form.js';
 
 const RELOAD = /^(hil\.|task\.|turn\.|agent\.(unloaded|loaded|error))/;
 const answerable = (item: PendingItem) => item.kind === 'approval' || item.kind === 'budget';
@@ -21,6 +25,91 @@ const optionsOf = (item: PendingItem): string[] => {
         .filter(Boolean)
     : [];
 };
+
+type Act = (what: () => Promise<unknown>) => void;
+
+/**
+ * A budget task (docs/costs.md): which budget, its limit, what is used and what the call needs, in words; allow
+ * this call (today's limit raised by what it lacks), raise today's limit by an amount, or deny (the turn ends).
+ */
+function BudgetPrompt({ item, act }: { item: PendingItem; act: Act }) {
+  const args = (item.args ?? {}) as {
+    budget?: string;
+    limit?: number;
+    used?: number;
+    needed?: number;
+    shortfall?: number;
+  };
+  const [amount, setAmount] = useState(String(args.shortfall ?? ''));
+  const id = `raise-${item.id}`;
+  return (
+    <>
+      <p>
+        Over its budget <code>{args.budget}</code>: limit {args.limit}, {args.used} used, this call needs {args.needed}{' '}
+        ({args.shortfall} more than the limit allows).
+      </p>
+      <div class="actions">
+        <button type="button" class="primary" onClick={() => act(() => client.resolve(item, 'approve'))}>
+          Allow this call
+        </button>
+        <form class="row" onSubmit={(event) => (event.preventDefault(), act(() => client.raise(item, Number(amount))))}>
+          <label for={id}>Raise today's limit by</label>
+          <input
+            id={id}
+            type="number"
+            min="0"
+            step="any"
+            class="narrow"
+            value={amount}
+            onInput={(e) => setAmount((e.currentTarget as HTMLInputElement).value)}
+            required
+          />
+          <button type="submit">Raise</button>
+        </form>
+        <button type="button" class="danger" onClick={() => act(() => client.resolve(item, 'deny'))}>
+          Deny
+        </button>
+      </div>
+    </>
+  );
+}
+
+/** The JSON Schema an ask may carry for its answer (an MCP elicitation's requested schema), when it is a flat form. */
+const schemaOf = (item: PendingItem): Schema | undefined => {
+  const schema = (item as { schema?: Schema }).schema;
+  return schema?.properties && Object.values(schema.properties).every((p) => fieldOf(p)) ? schema : undefined;
+};
+
+/** An ask with a schema: its fields as a form; the answer is the object of the values given, as JSON. */
+function AskForm({ item, schema, act }: { item: PendingItem; schema: Schema; act: Act }) {
+  const [values, setValues] = useState<Record<string, Json>>({});
+  const submit = (event: Event) => {
+    event.preventDefault();
+    act(() => client.answer(item, JSON.stringify(values)));
+  };
+  return (
+    <form class="stack" onSubmit={submit} aria-label={`Answer to ${item.agentName}`}>
+      <SchemaForm
+        schema={schema}
+        value={values}
+        idPrefix={`ask-${item.id}`}
+        legend="Your answer"
+        onChange={([key], value) =>
+          setValues(({ [key!]: _old, ...rest }) => (value === undefined ? rest : { ...rest, [key!]: value }))
+        }
+      />
+      <div class="row">
+        <span class="spacer" />
+        <button type="button" onClick={() => act(() => client.answer(item, 'decline'))}>
+          Decline
+        </button>
+        <button type="submit" class="primary">
+          Answer
+        </button>
+      </div>
+    </form>
+  );
+}
 
 function Item({
   item,
@@ -37,7 +126,7 @@ function Item({
 }) {
   const [error, setError] = useState('');
   const [answer, setAnswer] = useState('');
-  const act = (what: () => Promise<unknown>) =>
+  const act: Act = (what: () => Promise<unknown>) =>
     void what().then(
       () => setError(''),
       (e) => setError(errorText(e)),
@@ -64,16 +153,21 @@ function Item({
           {relative(item.createdAt)}
         </span>
       </div>
-      {item.tool && (
-        <p>
-          Wants to run <code>{item.tool}</code>
-          {item.kind === 'budget' ? ' past its budget' : ''} with:
-        </p>
-      )}
-      {item.args && (
-        <pre class="args" tabIndex={0} aria-label={`Arguments of ${item.tool ?? 'the call'}`}>
-          {JSON.stringify(item.args, null, 2)}
-        </pre>
+      {item.kind === 'budget' ? (
+        <BudgetPrompt item={item} act={act} />
+      ) : (
+        <>
+          {item.tool && (
+            <p>
+              Wants to run <code>{item.tool}</code> with:
+            </p>
+          )}
+          {item.args && (
+            <pre class="args" tabIndex={0} aria-label={`Arguments of ${item.tool ?? 'the call'}`}>
+              {JSON.stringify(item.args, null, 2)}
+            </pre>
+          )}
+        </>
       )}
       {item.question && (
         <p>
@@ -81,49 +175,62 @@ function Item({
         </p>
       )}
       {item.reason && <p>{item.reason}</p>}
-      {answerable(item) && (
+      {item.kind === 'approval' && (
         <div class="actions">
           <button type="button" class="primary" onClick={() => act(() => client.resolve(item, 'approve'))}>
             Approve
           </button>
+          {item.tool && (
+            <button
+              type="button"
+              title={`Approve, and stop asking: ${item.tool} is no longer restricted for ${item.agentName}`}
+              onClick={() => act(() => client.alwaysAllow(item))}
+            >
+              Always allow {item.tool}
+            </button>
+          )}
           <button type="button" class="danger" onClick={() => act(() => client.resolve(item, 'deny'))}>
             Deny
           </button>
         </div>
       )}
-      {item.kind === 'ask' && (
-        <form class="stack" onSubmit={(event) => (event.preventDefault(), act(() => client.answer(item, answer)))}>
-          {options.length > 0 && (
-            <fieldset class="choices">
-              <legend class="sr-only">Choices</legend>
-              {options.map((option) => (
-                <label key={option}>
-                  <input
-                    type="radio"
-                    name={`choice-${item.id}`}
-                    value={option}
-                    checked={answer === option}
-                    onChange={() => setAnswer(option)}
-                  />
-                  {option}
-                </label>
-              ))}
-            </fieldset>
-          )}
-          <label for={`answer-${item.id}`}>{options.length ? 'Or write an answer' : 'Answer'}</label>
-          <div class="row">
-            <input
-              id={`answer-${item.id}`}
-              class="spacer"
-              value={answer}
-              onInput={(event) => setAnswer((event.currentTarget as HTMLInputElement).value)}
-              required
-            />
-            <button type="submit" class="primary">
-              Answer
-            </button>
-          </div>
-        </form>
+      {item.kind === 'ask' && schemaOf(item) ? (
+        <AskForm item={item} schema={schemaOf(item)!} act={act} />
+      ) : (
+        item.kind === 'ask' && (
+          <form class="stack" onSubmit={(event) => (event.preventDefault(), act(() => client.answer(item, answer)))}>
+            {options.length > 0 && (
+              <fieldset class="choices">
+                <legend class="sr-only">Choices</legend>
+                {options.map((option) => (
+                  <label key={option}>
+                    <input
+                      type="radio"
+                      name={`choice-${item.id}`}
+                      value={option}
+                      checked={answer === option}
+                      onChange={() => setAnswer(option)}
+                    />
+                    {option}
+                  </label>
+                ))}
+              </fieldset>
+            )}
+            <label for={`answer-${item.id}`}>{options.length ? 'Or write an answer' : 'Answer'}</label>
+            <div class="row">
+              <input
+                id={`answer-${item.id}`}
+                class="spacer"
+                value={answer}
+                onInput={(event) => setAnswer((event.currentTarget as HTMLInputElement).value)}
+                required
+              />
+              <button type="submit" class="primary">
+                Answer
+              </button>
+            </div>
+          </form>
+        )
       )}
       {item.kind === 'suspend' && (
         <div class="actions">

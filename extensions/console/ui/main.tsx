@@ -1,6 +1,6 @@
 /**
  * The console page: a login gate (one-time code from the URL fragment, or the daemon token pasted once),
- * then five views (fleet, agent, inbox, events, system) chosen by the URL hash, in the shell (shell.tsx:
+ * then six views (fleet, agent, inbox, events, evals, system) chosen by the URL hash, in the shell (shell.tsx:
  * side navigation, header with health and identity). Everything the daemon
  * sends is rendered as text nodes by Preact (no innerHTML anywhere).
  */
@@ -14,6 +14,7 @@ import { AgentView } from './agent.js';
 import { Inbox } from './inbox.js';
 import { EventsView } from './events.js';
 import { SystemView } from './system.js';
+import { EvalsView } from './evals.js';
 import { Header, SideNav } from './shell.js';
 
 type Auth = 'checking' | 'out' | 'in';
@@ -118,6 +119,8 @@ function Shell() {
             <Inbox />
           ) : view === 'events' ? (
             <EventsView />
+          ) : view === 'evals' ? (
+            <EvalsView arg={arg} />
           ) : view === 'system' ? (
             <SystemView />
           ) : (

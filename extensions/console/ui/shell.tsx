@@ -14,6 +14,7 @@ export const VIEWS = [
   ['fleet', 'Fleet'],
   ['inbox', 'Inbox'],
   ['events', 'Events'],
+  ['evals', 'Evals'],
   ['system', 'System'],
 ] as const;
 

@@ -1,10 +1,11 @@
 /**
  * What a running extension holds, as readable lists: the MCP registrations and each open server with its
- * state and its tools (from the agent's tool list, `source: "mcp:<server>"`), the mesh server with its
- * peers and each mesh agent's outbox, and for the others (channel adapters with their status or error,
- * compute engine and containers, tracked folders) what `GET` on the prefix answers.
+ * state and its tools (from the agent's tool list, `source: "mcp:<server>"`); channels, compute and mesh
+ * have panels of their own (system-views.tsx); for the others (tracked folders, ...) what `GET` on the
+ * prefix answers.
  */
 import { useEffect, useState } from 'preact/hooks';
+import { Channels, Compute, Mesh } from './system-views.js';
 import { client, type McpServerInfo } from './api.js';
 import { Readable } from './readable.js';
 import { errorText } from './util.js';
@@ -85,48 +86,20 @@ function Mcp() {
   );
 }
 
-/** Outbox rows of one agent, counted by status. */
-function Outbox({ agentId }: { agentId: string }) {
-  const { data, error } = useLoad(() => client.outbox(agentId), [agentId]);
-  if (error) return <span class="muted">{error}</span>;
-  const rows: Array<{ status?: string }> = Array.isArray(data) ? data : ((data as any)?.messages ?? []);
-  const counts = new Map<string, number>();
-  for (const row of rows) counts.set(row.status ?? 'unknown', (counts.get(row.status ?? 'unknown') ?? 0) + 1);
-  return <>{rows.length === 0 ? 'empty' : [...counts].map(([status, n]) => `${n} ${status}`).join(', ')}</>;
-}
-
-function Mesh({ index }: { index: any }) {
-  const { data: peers, error } = useLoad(() => client.peers(), []);
-  const agents: Array<{ agentId: string; handle?: string }> = index?.agents ?? [];
-  return (
-    <>
-      <Readable value={index?.mesh} />
-      <h3>Agents and their outbox</h3>
-      {agents.length === 0 ? (
-        <p class="muted">none</p>
-      ) : (
-        <ul>
-          {agents.map((a) => (
-            <li key={a.agentId}>
-              {a.handle ?? a.agentId}: outbox <Outbox agentId={a.agentId} />
-            </li>
-          ))}
-        </ul>
-      )}
-      <h3>Peers</h3>
-      {error ? <p class="muted">{error}</p> : <Readable value={peers?.peers} />}
-    </>
-  );
-}
+/** Extensions with a panel of their own; the others' `GET` on the prefix is laid out generically. */
+const DEDICATED: Record<string, () => preact.JSX.Element> = {
+  mcp: Mcp,
+  mesh: Mesh,
+  channels: Channels,
+  compute: Compute,
+};
 
 export function ExtensionState({ name, prefix }: { name: string; prefix: string }) {
-  const { data, error } = useLoad(
-    () => (name === 'mcp' ? Promise.resolve(null) : client.extensionIndex(prefix)),
-    [name, prefix],
-  );
-  if (name === 'mcp') return <Mcp />;
+  const own = name in DEDICATED;
+  const { data, error } = useLoad(() => (own ? Promise.resolve(null) : client.extensionIndex(prefix)), [name, prefix]);
+  const Dedicated = DEDICATED[name];
+  if (Dedicated) return <Dedicated />;
   if (error) return <p class="error">{error}</p>;
   if (data === undefined) return <p class="muted">…</p>;
-  if (name === 'mesh') return <Mesh index={data} />;
   return <Readable value={data} />;
 }
