@@ -10,8 +10,9 @@
  * All of it runs on the daemon's connection (bench/memory-search.ts measures how long a search holds it);
  * embeddings, the slow part, are fetched outside any transaction.
  */
+import { randomUUID } from 'node:crypto';
 import type { Sql, SqlValue } from '../agents/sql.js';
-import { FULL_TEXT_SQL, nearestRows } from './search-sql.mjs';
+import { anyOf, FULL_TEXT_SQL, nearestRows } from './search-sql.mjs';
 import { ChangelogStore } from './changelog-store.js';
 import { vectorBlob } from './vectors.js';
 
@@ -76,20 +77,31 @@ const STOP_WORDS = new Set(
   ).split(' '),
 );
 
+/** The words of free text a search looks for (stop words left out, unless there is nothing else), at most `max`. */
+export function ftsTerms(text: string, max = 32): string[] {
+  const all = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  const content = all.filter((word) => !STOP_WORDS.has(word));
+  return [...new Set(content.length > 0 ? content : all)].slice(0, max);
+}
+
 /**
  * Free text as an FTS5 query: its words, each quoted (no operator, column filter or syntax error can
  * come from the input), any of them matching; BM25 ranks the documents with more and rarer ones first.
  */
 export function ftsQuery(text: string, maxTerms = 32): string | null {
-  const all = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
-  const content = all.filter((word) => !STOP_WORDS.has(word));
-  const unique = [...new Set(content.length > 0 ? content : all)].slice(0, maxTerms);
-  return unique.length === 0 ? null : unique.map((word) => `"${word}"`).join(' OR ');
+  return anyOf(ftsTerms(text, maxTerms));
 }
 
 export class MemoryStore {
   /** What consolidation runs changed (kernel/memory/consolidation.ts). */
   readonly changelog: ChangelogStore;
+  /**
+   * Which copy of the vectors the search worker may hold in memory (search-worker.mjs): a new one for each
+   * store (each opening of the file) and each time the vectors are cleared.
+   */
+  private vectorsKey = randomUUID();
+  /** Memories whose vectors were written or dropped since the search worker last heard of them. */
+  private readonly changedVectors = new Set<number>();
 
   constructor(private readonly sql: Sql) {
     this.changelog = new ChangelogStore(sql);
@@ -257,6 +269,23 @@ export class MemoryStore {
     return nearestRows((source, params) => this.sql.all(source, ...(params as SqlValue[])), vectorBlob(vector), limit);
   }
 
+  /**
+   * What the search worker needs to bring its in-memory copy of the 1-bit vectors up to date, and forgets
+   * it: the worker takes the messages in order, so each change is sent once. A change rolled back is sent
+   * all the same; the worker reads those vectors again, so it costs a lookup, never a wrong copy.
+   */
+  takeVectorChanges(): { key: string; changed: number[] } {
+    const changed = [...this.changedVectors];
+    this.changedVectors.clear();
+    return { key: this.vectorsKey, changed };
+  }
+
+  /** After every vector was deleted (vectors.ts `useVectorModel`): the worker's copy is read again whole. */
+  vectorsCleared(): void {
+    this.vectorsKey = randomUUID();
+    this.changedVectors.clear();
+  }
+
   /** Live memories with no vector yet, oldest first (what the embedder works through). */
   unembedded(limit: number): Array<{ id: number; text: string }> {
     return this.sql.all(
@@ -292,6 +321,7 @@ export class MemoryStore {
           item.id,
           blob,
         );
+        this.changedVectors.add(item.id);
         stored++;
       }
       return stored;
@@ -304,6 +334,7 @@ export class MemoryStore {
   }
 
   private dropVector(id: number): void {
+    this.changedVectors.add(id);
     this.sql.run('DELETE FROM agt_memory_vectors WHERE memory_id = ?', id);
     this.sql.run('DELETE FROM agt_memory_bits WHERE memory_id = ?', id);
   }
