@@ -18,7 +18,7 @@ import { vectorBlob } from './vectors.js';
 
 export const MEMORY_KINDS = ['fact', 'episode', 'summary', 'instruction'] as const;
 export type MemoryKind = (typeof MEMORY_KINDS)[number];
-export type MemorySource = 'agent' | 'owner' | 'compaction';
+export type MemorySource = 'agent' | 'owner' | 'compaction' | 'consolidation';
 
 /** The longest memory text (characters). */
 export const MAX_MEMORY_CHARS = 8_000;
@@ -107,11 +107,50 @@ export class MemoryStore {
     this.changelog = new ChangelogStore(sql);
   }
 
-  /** Live memories that are not pinned, newest first (what a consolidation run may change). */
+  /** Live memories that are not pinned, newest first. */
   unpinned(limit: number): Memory[] {
+    return this.unpinnedBelow(Number.MAX_SAFE_INTEGER, 0, limit);
+  }
+
+  /**
+   * What a consolidation run offers the model, at most `max` live unpinned memories: the newest half, and
+   * as many older ones again from where the previous run's walk stopped (the cursor in `agt_memory_state`),
+   * going towards the oldest and starting again under the newest once past it. So successive runs show
+   * every old memory beside the new ones. `cursor` is where the next run goes on from; the run stores it
+   * ({@link setConsolidationCursor}) once it has applied its changes, so a failed run is offered again.
+   */
+  consolidationOffer(max: number): { memories: Memory[]; cursor: number | null } {
+    const newest = this.unpinned(Math.ceil(max / 2));
+    const floor = newest.at(-1)?.id ?? 0;
+    const stored = Number(
+      this.sql.one<{ value: string }>("SELECT value FROM agt_memory_state WHERE key = 'consolidation_cursor'")?.value,
+    );
+    const start = Number.isSafeInteger(stored) && stored > 0 && stored < floor ? stored : floor;
+    const walk = this.unpinnedBelow(start, 0, max - newest.length);
+    // Past the oldest: on from just under the newest, down to where this walk began.
+    if (walk.length < max - newest.length)
+      walk.push(...this.unpinnedBelow(floor, start - 1, max - newest.length - walk.length));
+    return { memories: [...newest, ...walk], cursor: walk.at(-1)?.id ?? null };
+  }
+
+  /** Where the next consolidation run's walk goes on from (null: from the newest again). */
+  setConsolidationCursor(cursor: number | null): void {
+    if (cursor === null) this.sql.run("DELETE FROM agt_memory_state WHERE key = 'consolidation_cursor'");
+    else
+      this.sql.run(
+        "INSERT INTO agt_memory_state (key, value) VALUES ('consolidation_cursor', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        String(cursor),
+      );
+  }
+
+  /** Live unpinned memories with `above < id < below`, newest first. */
+  private unpinnedBelow(below: number, above: number, limit: number): Memory[] {
+    if (limit <= 0) return [];
     return this.sql
       .all(
-        `SELECT ${COLUMNS} FROM agt_memory WHERE forgotten_at IS NULL AND pinned = 0 ORDER BY id DESC LIMIT ?`,
+        `SELECT ${COLUMNS} FROM agt_memory WHERE forgotten_at IS NULL AND pinned = 0 AND id < ? AND id > ? ORDER BY id DESC LIMIT ?`,
+        below,
+        above,
         limit,
       )
       .map(toMemory);

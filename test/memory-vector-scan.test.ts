@@ -1,0 +1,92 @@
+/**
+ * The vector list of a large file's memory search (docs/memory.md "Search"): the search worker's in-memory
+ * 1-bit scan with float32 rescoring returns the same nearest memories, in the same order, as an exact
+ * float32 scan of every vector, on a seeded set of 2,500 memories in 50 clusters (past the 2,000 up to which
+ * every vector is compared anyway); and its copy of the 1-bit vectors follows the file: a forgotten memory
+ * leaves the list, a new vector enters it, a cleared table empties it.
+ */
+import t from 'tap';
+import { join } from 'node:path';
+import { AgentFile } from '../kernel/agents/agent-file.js';
+import { EXACT_SEARCH_LIMIT, EXACT_SQL } from '../kernel/memory/search-sql.mjs';
+import { endSearchThread, searchOnThread } from '../kernel/memory/search-thread.js';
+import { useVectorModel, vectorBlob } from '../kernel/memory/vectors.js';
+import { agentConfig } from './helpers/agent-file.js';
+import { tempDir } from './helpers/daemon.js';
+
+const DIMS = 64;
+const CLUSTERS = 50;
+const PER_CLUSTER = 50;
+let seed = 7;
+const random = () => (seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32;
+const unit = (v: number[]) => {
+  const norm = Math.hypot(...v);
+  return v.map((x) => x / norm);
+};
+const noisy = (center: number[], amount: number) => unit(center.map((x) => x + (random() * 2 - 1) * amount));
+const centers = Array.from({ length: CLUSTERS }, () => unit(Array.from({ length: DIMS }, () => random() * 2 - 1)));
+
+const path = join(tempDir(t), 'scan.agt');
+const file = AgentFile.create(path, agentConfig({ name: 'scan' }));
+file.finishCreation();
+t.teardown(async () => {
+  await endSearchThread();
+  if (file.isOpen) await file.close();
+});
+useVectorModel(file.raw, `test/clusters/${DIMS}`);
+const items = centers.flatMap((center, c) =>
+  Array.from({ length: PER_CLUSTER }, (_, i) => ({ text: `cluster ${c} member ${i}`, vector: noisy(center, 0.08) })),
+);
+const memories = file.transaction(() => items.map((item) => file.memory.add({ text: item.text, source: 'agent' }, 1)));
+file.memory.putVectors(memories.map((m, i) => ({ id: m.id, text: m.text, vector: items[i]!.vector })));
+t.ok(memories.length > EXACT_SEARCH_LIMIT, 'more vectors than an exact search compares');
+
+const exact = (vector: number[], limit: number) =>
+  file.raw.all<{ id: number; distance: number }>(EXACT_SQL, vectorBlob(vector), limit);
+const scan = async (vector: number[]) =>
+  (
+    await searchOnThread({
+      path,
+      terms: [],
+      vector: vectorBlob(vector),
+      depth: 10,
+      bits: file.memory.takeVectorChanges(),
+    })
+  ).vector;
+
+t.test('the same nearest memories as an exact scan, in the same order', async (t) => {
+  for (let q = 0; q < 20; q++) {
+    const query = noisy(centers[(q * 7) % CLUSTERS]!, 0.05);
+    const fast = await scan(query);
+    const truth = exact(query, 10);
+    t.same(
+      fast.map((hit) => hit.id),
+      truth.map((hit) => hit.id),
+      `query ${q}`,
+    );
+    t.ok(Math.abs(fast[0]!.distance - truth[0]!.distance) < 1e-6, 'with the float32 distance');
+  }
+});
+
+t.test('the in-memory copy follows forgets, new vectors and a cleared table', async (t) => {
+  const query = noisy(centers[3]!, 0.05);
+  const first = (await scan(query))[0]!;
+  t.ok(file.memory.forget(first.id, 2), 'forgot the nearest memory');
+  const after = await scan(query);
+  t.notOk(
+    after.some((hit) => hit.id === first.id),
+    'a forgotten memory is out of the list',
+  );
+  t.same(
+    after.map((hit) => hit.id),
+    exact(query, 10).map((hit) => hit.id),
+    'and the list is still the exact one',
+  );
+
+  const added = file.memory.add({ text: 'the query itself', source: 'agent' }, 3);
+  file.memory.putVectors([{ id: added.id, text: added.text, vector: query }]);
+  t.equal((await scan(query))[0]!.id, added.id, 'a new vector is found at once');
+
+  if (useVectorModel(file.raw, 'test/another-model/64')) file.memory.vectorsCleared();
+  t.same(await scan(query), [], 'a cleared table leaves nothing to find');
+});
