@@ -17,6 +17,7 @@ export class BitIndex {
     this.live = 0;
     this.ids = new Float64Array(this.capacity);
     this.bits = new Uint32Array(this.capacity * this.words);
+    this.view = new Uint8Array(this.bits.buffer);
     /** @type {Map<number, number>} memory id -> slot */
     this.slots = new Map();
   }
@@ -31,9 +32,9 @@ export class BitIndex {
       this.live++;
     }
     this.ids[slot] = id;
-    const row = new Uint8Array(this.bits.buffer, slot * this.words * 4, this.words * 4);
-    row.fill(0);
-    row.set(blob.subarray(0, Math.min(this.bytes, blob.length)));
+    const at = slot * this.words * 4;
+    this.view.fill(0, at, at + this.words * 4);
+    this.view.set(blob.length > this.bytes ? blob.subarray(0, this.bytes) : blob, at);
   }
 
   /** Takes memory `id` out (a forgotten memory, a dropped vector). */
@@ -67,12 +68,19 @@ export class BitIndex {
         continue;
       }
       let d = 0;
-      for (let i = 0; i < words; i++) {
-        // Bits set in a 32-bit word (the parallel popcount).
-        let x = bits[at + i] ^ q[i];
-        x -= (x >>> 1) & 0x55555555;
-        x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-        d += Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24;
+      // Bits that differ, counted 32 at a time (the parallel popcount) into four byte-wide sums that are
+      // added up every 31 words, before a byte (at most 8 per word) could overflow.
+      for (let from = 0; from < words; from += 31) {
+        let lanes = 0;
+        const to = Math.min(words, from + 31);
+        for (let i = from; i < to; i++) {
+          let x = bits[at + i] ^ q[i];
+          x -= (x >>> 1) & 0x55555555;
+          x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+          lanes += (x + (x >>> 4)) & 0x0f0f0f0f;
+        }
+        lanes = (lanes & 0x00ff00ff) + ((lanes >>> 8) & 0x00ff00ff);
+        d += (lanes & 0xffff) + (lanes >>> 16);
       }
       distance[slot] = d;
       histogram[d]++;
@@ -102,6 +110,7 @@ export class BitIndex {
     bits.set(this.bits);
     this.ids = ids;
     this.bits = bits;
+    this.view = new Uint8Array(bits.buffer);
   }
 
   pack() {
