@@ -104,7 +104,7 @@ t.test("the scan's distances are a bit-by-bit count, at every width and after re
       if (dims % 8) blob[bytes - 1]! &= (1 << (dims % 8)) - 1;
       return blob;
     });
-    rows.forEach((blob, i) => index.set(i + 1, blob));
+    for (const [i, blob] of rows.entries()) index.set(i + 1, blob);
     for (let id = 1; id <= rows.length; id += 2) index.remove(id);
     const query = rows[9]!;
     const distance = (id: number) => ones(rows[id - 1]!.subarray(0, bytes).map((x, j) => x ^ query[j]!));
