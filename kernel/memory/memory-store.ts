@@ -7,8 +7,9 @@
  * search, until {@link MemoryStore.purgeForgotten} deletes it. A changed text drops its vector: it waits
  * to be embedded again.
  *
- * All of it runs on the daemon's connection (bench/memory-search.ts measures how long a search holds it);
- * embeddings, the slow part, are fetched outside any transaction.
+ * All of it runs on the daemon's connection, except a large file's two search lists, made on the search worker
+ * (search-worker.mjs; bench/memory-search.ts times them); embeddings, the slow part, are fetched outside any
+ * transaction.
  */
 import { randomUUID } from 'node:crypto';
 import type { Sql, SqlValue } from '../agents/sql.js';
