@@ -4,13 +4,15 @@
  * float32 scan of every vector, on a seeded set of 2,500 memories in 50 clusters (past the 2,000 up to which
  * every vector is compared anyway); and its copy of the 1-bit vectors follows the file: a forgotten memory
  * leaves the list, a new vector enters it, a cleared table empties it. The scan's Hamming distances match a
- * bit-by-bit count for widths up to the widest vector, with holes left by removed vectors.
+ * bit-by-bit count for widths up to the widest vector, with holes left by removed vectors. The full-text list
+ * of a large file leaves out words found in more than 2,000 memories when the query has rarer ones, and for
+ * common words only gives the newest memories holding them all.
  */
 import t from 'tap';
 import { join } from 'node:path';
 import { AgentFile } from '../kernel/agents/agent-file.js';
 import { BitIndex, bitBytes } from '../kernel/memory/bit-index.mjs';
-import { EXACT_SEARCH_LIMIT, EXACT_SQL } from '../kernel/memory/search-sql.mjs';
+import { COMMON_WORD_MEMORIES, EXACT_SEARCH_LIMIT, EXACT_SQL, FULL_TEXT_SQL } from '../kernel/memory/search-sql.mjs';
 import { endSearchThread, searchOnThread } from '../kernel/memory/search-thread.js';
 import { useVectorModel, vectorBlob } from '../kernel/memory/vectors.js';
 import { agentConfig } from './helpers/agent-file.js';
@@ -68,6 +70,23 @@ t.test('the same nearest memories as an exact scan, in the same order', async (t
     );
     t.ok(Math.abs(fast[0]!.distance - truth[0]!.distance) < 1e-6, 'with the float32 distance');
   }
+});
+
+t.test('full-text: common words left out beside rarer ones; common words alone give the newest', async (t) => {
+  const text = async (terms: string[]) =>
+    (await searchOnThread({ path, terms, vector: null, depth: 50, bits: file.memory.takeVectorChanges() })).text;
+  t.ok(memories.length > COMMON_WORD_MEMORIES, '"cluster" and "member" are in every memory, more than the bound');
+  const bm25 = (match: string) => file.raw.all<{ id: number; score: number }>(FULL_TEXT_SQL, match, 50);
+  t.same(await text(['cluster', '7']), bm25('"7"'), 'the rare word alone, ranked by BM25 as a search for it');
+  const newest = await text(['cluster', 'member']);
+  t.same(
+    newest.map((hit) => hit.id).sort((a, b) => b - a),
+    memories
+      .map((m) => m.id)
+      .sort((a, b) => b - a)
+      .slice(0, 50),
+    'the newest 50 holding both',
+  );
 });
 
 t.test('the in-memory copy follows forgets, new vectors and a cleared table', async (t) => {
