@@ -72,8 +72,8 @@ const summary = (times: number[]) => {
   };
 };
 
-const dir = mkdtempSync(join(tmpdir(), 'agt-memory-bench-'));
-const path = existing ?? keep ?? join(dir, 'bench.agt');
+const dir = existing || keep ? undefined : mkdtempSync(join(tmpdir(), 'agt-memory-bench-'));
+const path = existing ?? keep ?? join(dir!, 'bench.agt');
 const file = existing ? AgentFile.open(path) : AgentFile.create(path, agentConfig({ name: 'bench' }));
 let writeSeconds = 0;
 if (!existing) {
@@ -187,4 +187,4 @@ console.log(
     recall_at_50: +(recall50 / stored.length).toFixed(3),
   }),
 );
-if (!keep && !existing) rmSync(dir, { recursive: true, force: true });
+if (dir) rmSync(dir, { recursive: true, force: true });
