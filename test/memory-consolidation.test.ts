@@ -3,7 +3,8 @@
  * answer: duplicates merged into one memory (the originals forgotten, not deleted), a stale fact updated
  * (its old text in the changelog), the pinned memory never offered nor changed, and every invalid
  * proposal (unknown id, another agent's id, the pinned id, an unknown op) refused and recorded; the call
- * goes through the spend governor; a cron schedule in the agent's config runs it on its own.
+ * goes through the spend governor; successive runs walk the whole memory, old memories beside the newest;
+ * a cron schedule in the agent's config runs it on its own.
  */
 import t from 'tap';
 import { createAgentFile } from './helpers/agent-file.js';
@@ -130,7 +131,8 @@ t.test(
     t.equal(texts[pinned], 'Deploys happen on Tuesdays after the standup', 'the pinned memory is untouched');
     t.match(
       live.memories.find((m: { id: number }) => m.id === merge.memory_id),
-      { source: 'agent', kind: 'fact', pinned: false },
+      { source: 'consolidation', kind: 'fact', pinned: false },
+      'the merged memory says consolidation made it',
     );
     const forgotten = (await d.request('GET', `/agents/${a}/memory?forgotten=true`)).body.memories
       .map((m: { id: number }) => m.id)
@@ -220,6 +222,31 @@ t.test(
     t.equal((await d.request('POST', `/agents/nope/memory/consolidate`)).status, 404);
   },
 );
+
+t.test('successive runs offer the newest memories and walk the older ones down to the oldest', async (t) => {
+  answer = '{"operations": []}';
+  const notes = (await d.request('GET', `/agents/${b}/memory?limit=50`)).body.memories
+    .map((m: { id: number }) => m.id)
+    .sort((x: number, y: number) => y - x) as number[];
+  t.equal(notes.length, 7);
+  const limited = await d.request('PATCH', `/agents/${b}/config`, {
+    memory: { consolidation: { enabled: false, max_memories_per_run: 4 } },
+  });
+  t.equal(limited.status, 200, JSON.stringify(limited.body));
+  const offeredIds = async () => {
+    const run = await d.request('POST', `/agents/${b}/memory/consolidate`);
+    t.equal(run.status, 200, JSON.stringify(run.body));
+    const prompt = JSON.stringify(fake.chatRequests().filter(isConsolidation).at(-1)!.body.messages);
+    return [...prompt.matchAll(/\\"id\\": (\d+)/g)].map((m) => Number(m[1]));
+  };
+  const [n6, n5, n4, n3, n2, n1, n0] = notes;
+  t.same(await offeredIds(), [n6, n5, n4, n3], 'the newest two and the next two');
+  t.same(await offeredIds(), [n6, n5, n2, n1], 'the next run goes on below them');
+  t.same(await offeredIds(), [n6, n5, n0, n4], 'and reaches the oldest, then starts again under the newest');
+  t.same(await offeredIds(), [n6, n5, n3, n2], 'on from there');
+  const removed = await d.request('PATCH', `/agents/${b}/config`, { memory: {} });
+  t.equal(removed.status, 200, JSON.stringify(removed.body));
+});
 
 t.test("enabled in the agent's config, a cron schedule runs it on its own; disabling stops it", async (t) => {
   answer = '{"operations": []}';

@@ -325,6 +325,33 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 11,
+    description: "memories made by consolidation carry their own source (agt_memory.source 'consolidation')",
+    // SQLite cannot change a CHECK constraint in place: the table is made again with the wider one and its
+    // rows copied, ids kept (the full-text index and the vectors refer to them).
+    sql: `
+      CREATE TABLE agt_memory_next (
+        id INTEGER PRIMARY KEY,
+        text TEXT NOT NULL,
+        kind TEXT NOT NULL DEFAULT 'fact' CHECK (kind IN ('fact', 'episode', 'summary', 'instruction')),
+        source TEXT NOT NULL DEFAULT 'agent' CHECK (source IN ('agent', 'owner', 'compaction', 'consolidation')),
+        loop TEXT,
+        turn_id TEXT,
+        row_id INTEGER,
+        pinned INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        used_at INTEGER,
+        forgotten_at INTEGER
+      );
+      INSERT INTO agt_memory_next (id, text, kind, source, loop, turn_id, row_id, pinned, created_at, updated_at, used_at, forgotten_at)
+        SELECT id, text, kind, source, loop, turn_id, row_id, pinned, created_at, updated_at, used_at, forgotten_at FROM agt_memory;
+      DROP TABLE agt_memory;
+      ALTER TABLE agt_memory_next RENAME TO agt_memory;
+      CREATE INDEX agt_memory_by_state ON agt_memory(forgotten_at, pinned, created_at);
+    `,
+  },
 ];
 
 /** The version this build writes. Files with a higher `user_version` are refused. */

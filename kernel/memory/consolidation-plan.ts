@@ -35,7 +35,7 @@ export function consolidationPrompt(memories: readonly Memory[]): string {
     text: m.text,
     created_at: new Date(m.created_at).toISOString(),
   }));
-  return `The memories (newest first):\n${JSON.stringify(items, null, 1)}`;
+  return `The memories (the newest, then older ones):\n${JSON.stringify(items, null, 1)}`;
 }
 
 export type PlannedOp =

@@ -7,17 +7,19 @@
  * search, until {@link MemoryStore.purgeForgotten} deletes it. A changed text drops its vector: it waits
  * to be embedded again.
  *
- * All of it runs on the daemon's connection (bench/memory-search.ts measures how long a search holds it);
- * embeddings, the slow part, are fetched outside any transaction.
+ * All of it runs on the daemon's connection, except a large file's two search lists, made on the search worker
+ * (search-worker.mjs; bench/memory-search.ts times them); embeddings, the slow part, are fetched outside any
+ * transaction.
  */
+import { randomUUID } from 'node:crypto';
 import type { Sql, SqlValue } from '../agents/sql.js';
-import { FULL_TEXT_SQL, nearestRows } from './search-sql.mjs';
+import { anyOf, FULL_TEXT_SQL, nearestRows } from './search-sql.mjs';
 import { ChangelogStore } from './changelog-store.js';
 import { vectorBlob } from './vectors.js';
 
 export const MEMORY_KINDS = ['fact', 'episode', 'summary', 'instruction'] as const;
 export type MemoryKind = (typeof MEMORY_KINDS)[number];
-export type MemorySource = 'agent' | 'owner' | 'compaction';
+export type MemorySource = 'agent' | 'owner' | 'compaction' | 'consolidation';
 
 /** The longest memory text (characters). */
 export const MAX_MEMORY_CHARS = 8_000;
@@ -76,30 +78,80 @@ const STOP_WORDS = new Set(
   ).split(' '),
 );
 
+/** The words of free text a search looks for (stop words left out, unless there is nothing else), at most `max`. */
+export function ftsTerms(text: string, max = 32): string[] {
+  const all = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  const content = all.filter((word) => !STOP_WORDS.has(word));
+  return [...new Set(content.length > 0 ? content : all)].slice(0, max);
+}
+
 /**
  * Free text as an FTS5 query: its words, each quoted (no operator, column filter or syntax error can
  * come from the input), any of them matching; BM25 ranks the documents with more and rarer ones first.
  */
 export function ftsQuery(text: string, maxTerms = 32): string | null {
-  const all = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
-  const content = all.filter((word) => !STOP_WORDS.has(word));
-  const unique = [...new Set(content.length > 0 ? content : all)].slice(0, maxTerms);
-  return unique.length === 0 ? null : unique.map((word) => `"${word}"`).join(' OR ');
+  return anyOf(ftsTerms(text, maxTerms));
 }
 
 export class MemoryStore {
   /** What consolidation runs changed (kernel/memory/consolidation.ts). */
   readonly changelog: ChangelogStore;
+  /**
+   * Which copy of the vectors the search worker may hold in memory (search-worker.mjs): a new one for each
+   * store (each opening of the file) and each time the vectors are cleared.
+   */
+  private vectorsKey = randomUUID();
+  /** Memories whose vectors were written or dropped since the search worker last heard of them. */
+  private readonly changedVectors = new Set<number>();
 
   constructor(private readonly sql: Sql) {
     this.changelog = new ChangelogStore(sql);
   }
 
-  /** Live memories that are not pinned, newest first (what a consolidation run may change). */
+  /** Live memories that are not pinned, newest first. */
   unpinned(limit: number): Memory[] {
+    return this.unpinnedBelow(Number.MAX_SAFE_INTEGER, 0, limit);
+  }
+
+  /**
+   * What a consolidation run offers the model, at most `max` live unpinned memories: the newest half, and
+   * as many older ones again from where the previous run's walk stopped (the cursor in `agt_memory_state`),
+   * going towards the oldest and starting again under the newest once past it. So successive runs show
+   * every old memory beside the new ones. `cursor` is where the next run goes on from; the run stores it
+   * ({@link setConsolidationCursor}) once it has applied its changes, so a failed run is offered again.
+   */
+  consolidationOffer(max: number): { memories: Memory[]; cursor: number | null } {
+    const newest = this.unpinned(Math.ceil(max / 2));
+    const floor = newest.at(-1)?.id ?? 0;
+    const stored = Number(
+      this.sql.one<{ value: string }>("SELECT value FROM agt_memory_state WHERE key = 'consolidation_cursor'")?.value,
+    );
+    const start = Number.isSafeInteger(stored) && stored > 0 && stored < floor ? stored : floor;
+    const walk = this.unpinnedBelow(start, 0, max - newest.length);
+    // Past the oldest: on from just under the newest, down to where this walk began.
+    if (walk.length < max - newest.length)
+      walk.push(...this.unpinnedBelow(floor, start - 1, max - newest.length - walk.length));
+    return { memories: [...newest, ...walk], cursor: walk.at(-1)?.id ?? null };
+  }
+
+  /** Where the next consolidation run's walk goes on from (null: from the newest again). */
+  setConsolidationCursor(cursor: number | null): void {
+    if (cursor === null) this.sql.run("DELETE FROM agt_memory_state WHERE key = 'consolidation_cursor'");
+    else
+      this.sql.run(
+        "INSERT INTO agt_memory_state (key, value) VALUES ('consolidation_cursor', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        String(cursor),
+      );
+  }
+
+  /** Live unpinned memories with `above < id < below`, newest first. */
+  private unpinnedBelow(below: number, above: number, limit: number): Memory[] {
+    if (limit <= 0) return [];
     return this.sql
       .all(
-        `SELECT ${COLUMNS} FROM agt_memory WHERE forgotten_at IS NULL AND pinned = 0 ORDER BY id DESC LIMIT ?`,
+        `SELECT ${COLUMNS} FROM agt_memory WHERE forgotten_at IS NULL AND pinned = 0 AND id < ? AND id > ? ORDER BY id DESC LIMIT ?`,
+        below,
+        above,
         limit,
       )
       .map(toMemory);
@@ -257,6 +309,23 @@ export class MemoryStore {
     return nearestRows((source, params) => this.sql.all(source, ...(params as SqlValue[])), vectorBlob(vector), limit);
   }
 
+  /**
+   * What the search worker needs to bring its in-memory copy of the 1-bit vectors up to date, and forgets
+   * it: the worker takes the messages in order, so each change is sent once. A change rolled back is sent
+   * all the same; the worker reads those vectors again, so it costs a lookup, never a wrong copy.
+   */
+  takeVectorChanges(): { key: string; changed: number[] } {
+    const changed = [...this.changedVectors];
+    this.changedVectors.clear();
+    return { key: this.vectorsKey, changed };
+  }
+
+  /** After every vector was deleted (vectors.ts `useVectorModel`): the worker's copy is read again whole. */
+  vectorsCleared(): void {
+    this.vectorsKey = randomUUID();
+    this.changedVectors.clear();
+  }
+
   /** Live memories with no vector yet, oldest first (what the embedder works through). */
   unembedded(limit: number): Array<{ id: number; text: string }> {
     return this.sql.all(
@@ -292,6 +361,7 @@ export class MemoryStore {
           item.id,
           blob,
         );
+        this.changedVectors.add(item.id);
         stored++;
       }
       return stored;
@@ -304,6 +374,7 @@ export class MemoryStore {
   }
 
   private dropVector(id: number): void {
+    this.changedVectors.add(id);
     this.sql.run('DELETE FROM agt_memory_vectors WHERE memory_id = ?', id);
     this.sql.run('DELETE FROM agt_memory_bits WHERE memory_id = ?', id);
   }

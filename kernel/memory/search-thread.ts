@@ -7,11 +7,13 @@ import { Worker } from 'node:worker_threads';
 
 export interface ThreadSearch {
   path: string;
-  /** FTS5 query, or null for no full-text part. */
-  match: string | null;
+  /** The words of the full-text part (none: no full-text part). */
+  terms: string[];
   /** Float32 vector BLOB, or null for no vector part. */
   vector: Buffer | null;
   depth: number;
+  /** Which copy of the file's 1-bit vectors is current, and what changed since the last search (memory-store.ts). */
+  bits: { key: string; changed: number[] };
 }
 
 export interface ThreadResult {

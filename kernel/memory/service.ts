@@ -16,7 +16,7 @@ import { assertFileWriteFits, quotaBytesFor } from '../storage/quota.js';
 import { credentialIn } from './credential-check.js';
 import { memoryHoldsCredential, memoryNotFound, memoryTextInvalid } from './errors.js';
 import { fuse, type Ranked } from './fusion.js';
-import { ftsQuery, MAX_MEMORY_CHARS, type Memory, type MemoryKind, type MemorySource } from './memory-store.js';
+import { ftsTerms, MAX_MEMORY_CHARS, type Memory, type MemoryKind, type MemorySource } from './memory-store.js';
 import { EXACT_SEARCH_LIMIT } from './search-sql.mjs';
 import { searchOnThread } from './search-thread.js';
 import { useVectorModel, vectorBlob, vectorModel } from './vectors.js';
@@ -243,9 +243,10 @@ export class MemoryService {
     }
     return searchOnThread({
       path: file.path,
-      match: ftsQuery(query),
+      terms: ftsTerms(query),
       vector: vector ? vectorBlob(vector) : null,
       depth: SEARCH_DEPTH,
+      bits: file.memory.takeVectorChanges(),
     });
   }
 
@@ -342,7 +343,7 @@ export class MemoryService {
         return;
       }
       if (!embedding || !agent.file.isOpen) return;
-      useVectorModel(agent.file.raw, embedding.signature);
+      if (useVectorModel(agent.file.raw, embedding.signature)) agent.file.memory.vectorsCleared();
       const batch = agent.file.memory.unembedded(EMBED_BATCH);
       if (batch.length === 0) {
         if (!state.again) return;

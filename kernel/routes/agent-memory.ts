@@ -22,7 +22,12 @@ const MemoryView = Type.Object({
   id: Type.Integer(),
   text: Type.String(),
   kind: Kind,
-  source: Type.Union([Type.Literal('agent'), Type.Literal('owner'), Type.Literal('compaction')]),
+  source: Type.Union([
+    Type.Literal('agent'),
+    Type.Literal('owner'),
+    Type.Literal('compaction'),
+    Type.Literal('consolidation'),
+  ]),
   loop: Type.Union([Type.String(), Type.Null()]),
   turn_id: Type.Union([Type.String(), Type.Null()]),
   row_id: Type.Union([Type.Integer(), Type.Null()], { description: 'the conversation row it came from' }),

@@ -121,7 +121,9 @@ export class Consolidator {
     const agent = runtime.agent;
     const runId = randomUUID();
     const max = agent.config.memory?.consolidation?.max_memories_per_run ?? DEFAULT_MAX_MEMORIES_PER_RUN;
-    const offered = memory ? agent.file.memory.unpinned(max) : [];
+    const { memories: offered, cursor } = memory
+      ? agent.file.memory.consolidationOffer(max)
+      : { memories: [], cursor: null };
     if (!memory || offered.length < 2) return { run_id: runId, offered: offered.length, changes: [] };
 
     const { client, settings } = await runtime.modelFor('main');
@@ -216,9 +218,8 @@ export class Consolidator {
         }
         if (op.op === 'merge') {
           const kinds = new Set(current.map((m) => m!.kind));
-          // Written by the agent's own model: source `agent`; its changelog row says it is a merge.
           const merged = file.memory.add(
-            { text: op.text, kind: kinds.size === 1 ? current[0]!.kind : 'fact', source: 'agent' },
+            { text: op.text, kind: kinds.size === 1 ? current[0]!.kind : 'fact', source: 'consolidation' },
             now,
           );
           for (const id of ids) file.memory.forget(id, now);
@@ -256,6 +257,7 @@ export class Consolidator {
           });
         }
       }
+      file.memory.setConsolidationCursor(cursor);
       const first = file.memory.changelog.list(1)[0]?.id ?? 0;
       for (const change of changes) file.memory.changelog.add(change, now);
       return file.memory.changelog

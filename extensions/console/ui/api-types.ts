@@ -64,7 +64,7 @@ export interface MemoryItemView {
   id: number;
   text: string;
   kind: 'fact' | 'episode' | 'summary' | 'instruction';
-  source: 'agent' | 'owner' | 'compaction';
+  source: 'agent' | 'owner' | 'compaction' | 'consolidation';
   pinned: boolean;
   created_at: string;
   used_at: string | null;

@@ -19,6 +19,7 @@ const SOURCES: Record<MemoryItem['source'], string> = {
   agent: 'saved by the agent',
   owner: 'added by you',
   compaction: 'from compaction',
+  consolidation: 'merged by consolidation',
 };
 
 const ago = (iso: string | null) =>
