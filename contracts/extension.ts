@@ -202,8 +202,11 @@ export interface ExtensionContext<Config = unknown> {
    * @beta
    */
   daemonIdentity?: DaemonIdentity;
+  /**
    * The extension's own sealed secrets, kept for the daemon rather than for one agent (see
    * `extension-secrets.ts`). The daemon's kernel always offers it; a fake kernel in tests may not.
+   *
+   * @beta
    */
   secrets?: ExtensionSecrets;
   /**
