@@ -21,7 +21,7 @@ import { addressRateLimited, badSignature, rateLimited, senderBlocked } from '..
 import { senderKey } from '../inbound.js';
 import { addressBucket, type RateLimiter } from '../rate-limit.js';
 import { inScope, scopeOf, visibilityOf } from '../scope.js';
-import { a2aUrlOf, buildA2ACard, cardUrlOf, compatCard, wantsV1 } from './card.js';
+import { a2aUrlOf, buildA2ACard, cardUrlOf, wantsV1 } from './card.js';
 import type { Caller } from './handler.js';
 import { checkProof } from './sender.js';
 import type { TaskBook } from './tasks.js';
@@ -125,9 +125,10 @@ export function registerA2ARoutes(app: FastifyInstance, deps: A2ARouteDeps): voi
     '/agents/:handle/.well-known/agent-card.json',
     { schema: { params: Handle } },
     async (request: FastifyRequest<{ Params: { handle: string } }>, reply) => {
-      const card = await buildA2ACard(deps.agents, deps.visibleAgent(request), deps.baseUrl(), deps.version);
+      const shape = wantsV1(request.headers['a2a-version']) ? '1.0' : '0.3';
+      const card = await buildA2ACard(deps.agents, deps.visibleAgent(request), deps.baseUrl(), deps.version, shape);
       reply.header('vary', 'A2A-Version').header('cache-control', 'no-cache');
-      return wantsV1(request.headers['a2a-version']) ? card : compatCard(card);
+      return card;
     },
   );
 

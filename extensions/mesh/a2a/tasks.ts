@@ -2,8 +2,8 @@
  * A2A tasks of agt turns (task id = turnId: a turn already has states and an end on the bus). A task's state follows
  * its turn on the event bus: queued `submitted`, `turn.started` → `working`, `hil.requested` → `input-required` (an
  * ask: its question; an approval or suspend prompt: what the owner must decide), `hil.resolved` → `working`,
- * `turn.completed` → `completed` (the reply as the status message and a `reply` artifact) or `canceled` (`stop_reason:
- * interrupted`), `agent.error` → `failed`, `chat.discarded` → `canceled`.
+ * `turn.completed` → `completed` (the reply as the `reply` artifact, the task's output; no status message) or `canceled`
+ * (`stop_reason: interrupted`), `agent.error` → `failed`, `chat.discarded` → `canceled`.
  *
  * A task still queued while a turn before it on the agent's main loop waits for a human (the owner's
  * approval or suspend answer, or someone's answer to an ask) is `working` with a status message saying
@@ -262,9 +262,9 @@ export class TaskBook {
             },
           },
         });
-        const reply = agentMessage(task, text, `${task.id}:reply`);
-        task.history.push(reply);
-        return this.move(task, STATE.completed, undefined, reply);
+        // The answer is the task's output: an artifact only (A2A's guidance: messages are for communication,
+        // artifacts for outputs), so a client that shows both the status message and artifacts shows it once.
+        return this.move(task, STATE.completed);
       }
       case 'agent.error':
         task.waiting = undefined;
