@@ -9,6 +9,7 @@ import { normalizeDispatch } from './dispatch.js';
 import { noSuchLoop } from './errors.js';
 import { historyMessage } from './executor/context.js';
 import { agentIdNotLoaded } from '../agents/errors.js';
+import { turnRecordsAccess } from './turn-records-access.js';
 
 /** `traced`: hands a well-formed traceparent of a delivered message to the `traceContext` provider. */
 export function turnsAccess(
@@ -95,5 +96,6 @@ export function turnsAccess(
         return entry;
       });
     },
+    records: turnRecordsAccess((agentId) => runtime(agentId).agent.file),
   };
 }

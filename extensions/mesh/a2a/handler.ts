@@ -148,7 +148,7 @@ export class AgentA2AHandler implements A2ARequestHandler {
   }
 
   private task(id: string): TaskRecord {
-    const task = this.deps.book.get(id, this.caller.owner);
+    const task = this.deps.book.get(id, this.caller.owner, this.agent.view.id);
     if (!task || task.agentId !== this.agent.view.id) throw new TaskNotFoundError(`no task ${id}`);
     return task;
   }

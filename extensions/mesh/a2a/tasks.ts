@@ -83,6 +83,13 @@ export function agentMessage(
 const record = (value: unknown): Record<string, unknown> =>
   value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 
+/** Where tasks are kept to outlive a restart (task-store.ts). */
+export interface TaskKeeper {
+  save(task: TaskRecord): void;
+  /** The kept task, brought up to date with its turn; undefined when none was kept. */
+  load(agentId: string, id: string): TaskRecord | undefined;
+}
+
 /** A human wait of a turn on an agent's main loop. */
 interface HumanWait {
   turnId: string | undefined;
@@ -99,6 +106,8 @@ export class TaskBook {
     /** Interrupts a turn (a cancel that came before the turn started). */
     private readonly interrupt: (agentId: string, turnId: string) => void,
     private readonly maxTasks = 2000,
+    /** Where tasks are kept beside their turns, to outlive a restart (none: memory only). */
+    private readonly store?: TaskKeeper,
   ) {}
 
   /**
@@ -136,15 +145,27 @@ export class TaskBook {
     };
     this.tasks.set(input.id, task);
     this.trim();
+    this.store?.save(task);
     for (const event of events) this.apply(event);
     this.markQueued(task);
     return task;
   }
 
-  /** The task `id` of requester `owner`, or undefined. */
-  get(id: string, owner: string): TaskRecord | undefined {
-    const task = this.tasks.get(id);
+  /**
+   * The task `id` of requester `owner` on agent `agentId`: in memory, else read back from the agent's file (a
+   * restart, or a task that left memory) and followed again from then on; undefined when neither has it.
+   */
+  get(id: string, owner: string, agentId?: string): TaskRecord | undefined {
+    const task = this.tasks.get(id) ?? (agentId ? this.restore(agentId, id) : undefined);
     return task && task.owner === owner ? task : undefined;
+  }
+
+  private restore(agentId: string, id: string): TaskRecord | undefined {
+    const task = this.store?.load(agentId, id);
+    if (!task) return undefined;
+    this.tasks.set(id, task);
+    this.trim();
+    return task;
   }
 
   snapshot(task: TaskRecord, historyLength?: number): Task {
@@ -189,6 +210,7 @@ export class TaskBook {
   /** Records the client's answer (a message on an input-required task) in its history. */
   answered(task: TaskRecord, message: Message): void {
     task.history.push({ ...message, taskId: task.id, contextId: task.contextId });
+    this.store?.save(task);
   }
 
   /** Every bus event goes through here (the mesh extension subscribes it). */
@@ -319,6 +341,7 @@ export class TaskBook {
     task.state = state;
     task.timestamp = new Date().toISOString();
     task.statusMessage = message ?? (text === undefined ? undefined : agentMessage(task, text));
+    this.store?.save(task);
     this.emit(task, {
       payload: {
         $case: 'statusUpdate',

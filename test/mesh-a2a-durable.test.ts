@@ -1,0 +1,108 @@
+/**
+ * A2A tasks outlive a restart: they are kept in the agent's file beside their turns. With the built daemon and the
+ * official SDK's clients: a completed task, one waiting on an ask and one still running are sent; the daemon
+ * restarts; `GetTask` (v1.0 and v0.3) answers the same tasks, the ask is answered on the restored task, and a
+ * resubscribe to the running one follows it to its end (a cancel).
+ */
+import t from 'tap';
+import { ClientFactory } from '@a2a-js/sdk/client';
+import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
+import { reply } from './fakes/openai.js';
+import { bootMeshDaemon, createMeshAgent, eventually, withMesh } from './helpers/mesh.js';
+import { startToolDriver } from './helpers/tool-driver.js';
+
+/** `please ask` asks, `please hang` never answers, else it echoes the text. */
+const driver = await startToolDriver(t, (request) => {
+  const last = (request.body.messages as Array<{ role: string; content: unknown }>).at(-1)!;
+  if (last.role === 'tool') return reply.text(`answered: ${String(last.content)}`);
+  const content = String(last.content);
+  if (content.includes('please ask'))
+    return reply.toolCalls([{ id: `ask-${Date.now()}`, name: 'ask', args: { question: 'Which colour?' } }]);
+  if (content.includes('please hang')) return reply.stall();
+  return reply.text(`echo: ${/"text":"((?:[^"\\]|\\.)*)"/.exec(content)?.[1] ?? content}`);
+});
+const MESH = { mdns: { enabled: false } };
+let d = await bootMeshDaemon(t, { meshConfig: MESH, settings: { providers: [driver.provider] } });
+const echo = await createMeshAgent(d, 'Echo', {
+  handle: 'echo',
+  model: driver.model,
+  tools: [{ name: 'ask', enabled: true }],
+});
+const port = new URL(d.meshUrl).port;
+const cardUrl = () => `${d.meshUrl}/agents/echo/.well-known/agent-card.json`;
+const a2aUrl = () => `${d.meshUrl}/agents/echo/a2a`;
+
+let counter = 0;
+const message = (text: string, extra: Record<string, unknown> = {}) =>
+  ({
+    messageId: `durable-${process.pid}-${++counter}`,
+    contextId: '',
+    taskId: '',
+    role: 1,
+    parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' }],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+    ...extra,
+  }) as any;
+const send = (msg: any, returnImmediately = false) =>
+  ({
+    tenant: '',
+    message: msg,
+    configuration: { acceptedOutputModes: [], returnImmediately, taskPushNotificationConfig: undefined },
+    metadata: undefined,
+  }) as any;
+const STATE = { working: 2, completed: 3, canceled: 5, inputRequired: 6 };
+const answer = (task: any) =>
+  (task.artifacts ?? []).flatMap((a: any) => a.parts.map((part: any) => part.content?.value)).join('');
+
+t.test('GetTask after a restart answers the same tasks; the ask is answered; a resubscribe follows', async (t) => {
+  let client = await new ClientFactory().createFromUrl(cardUrl(), '');
+  const done: any = await client.sendMessage(send(message('before the restart')));
+  t.equal(done.status.state, STATE.completed);
+  const asking: any = await client.sendMessage(send(message('please ask me')));
+  t.equal(asking.status.state, STATE.inputRequired);
+  const hanging: any = await client.sendMessage(send(message('please hang'), true));
+  await eventually(
+    async () => ((await client.getTask({ tenant: '', id: hanging.id } as any)) as any).status.state === STATE.working,
+    'the hanging turn to run',
+  );
+
+  d = await withMesh(await d.restart({ MESH_PORT: port }), d.agentsDir);
+  t.equal((await d.request('POST', '/agents/load', { filePath: echo.filePath })).status, 200, 'the agent loads again');
+  client = await new ClientFactory().createFromUrl(cardUrl(), '');
+
+  const again: any = await client.getTask({ tenant: '', id: done.id } as any);
+  t.match(again, { id: done.id, contextId: done.contextId, status: { state: STATE.completed } });
+  t.equal(answer(again), 'echo: before the restart', 'with its answer');
+  t.match(again.history[0].parts[0].content.value, 'before the restart', "and the caller's message");
+
+  const legacy = new LegacyJsonRpcTransport({ endpoint: a2aUrl() });
+  const viaV03: any = await legacy.getTask({ tenant: '', id: done.id } as any);
+  t.match(viaV03, { id: done.id, status: { state: STATE.completed } }, 'a v0.3 client gets it too');
+
+  const waiting: any = await eventually(async () => {
+    const task: any = await client.getTask({ tenant: '', id: asking.id } as any);
+    return task.status.state === STATE.inputRequired && task;
+  }, 'the asking task to wait for input again');
+  t.equal(waiting.status.message.parts[0].content.value, 'Which colour?');
+  const answered: any = await client.sendMessage(
+    send(message('red', { taskId: asking.id, contextId: asking.contextId })),
+  );
+  t.equal(answered.id, asking.id);
+  t.equal(answered.status.state, STATE.completed);
+  t.match(answer(answered), /answered: .*red/, 'the restored task took the answer');
+
+  const running: any = await client.getTask({ tenant: '', id: hanging.id } as any);
+  t.equal(running.status.state, STATE.working, 'the running task is working again');
+  const stream = client.resubscribeTask({ tenant: '', id: hanging.id } as any)[Symbol.asyncIterator]();
+  const first: any = (await stream.next()).value;
+  t.equal((first.payload?.value ?? first).id, hanging.id, 'the resubscribe opens with the task');
+  const canceled: any = await client.cancelTask({ tenant: '', id: hanging.id, metadata: undefined } as any);
+  t.equal(canceled.status.state, STATE.canceled);
+  let last: any;
+  for (let next = await stream.next(); !next.done; next = await stream.next()) last = next.value;
+  t.equal((last.payload?.value ?? last).status.state, STATE.canceled, 'the stream follows it to its end');
+
+  await t.rejects(client.getTask({ tenant: '', id: 'no-such-task' } as any), 'an unknown task is still not found');
+});
