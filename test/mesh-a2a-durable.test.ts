@@ -106,3 +106,58 @@ t.test('GetTask after a restart answers the same tasks; the ask is answered; a r
 
   await t.rejects(client.getTask({ tenant: '', id: 'no-such-task' } as any), 'an unknown task is still not found');
 });
+
+t.test('ListTasks: the caller’s tasks from the kept records, newest first, by pages with a cursor', async (t) => {
+  const client = await new ClientFactory().createFromUrl(cardUrl(), '');
+  const made: string[] = [];
+  for (const text of ['one', 'two', 'three'])
+    made.push(((await client.sendMessage(send(message(`list ${text}`)))) as any).id);
+  const list = (params: Record<string, unknown>) =>
+    client.listTasks({
+      tenant: '',
+      contextId: '',
+      status: 0,
+      pageToken: '',
+      statusTimestampAfter: undefined,
+      ...params,
+    } as any) as Promise<any>;
+  const all = await list({ pageSize: 100 });
+  t.same(
+    all.tasks.slice(0, 3).map((task: any) => task.id),
+    [...made].reverse(),
+    'newest first',
+  );
+  t.equal(all.totalSize, all.tasks.length);
+  t.ok(all.totalSize >= 6, 'with the tasks of before the restart');
+  t.equal(all.nextPageToken, '', 'one page holds them all');
+  t.same(all.tasks[0].artifacts, [], 'no artifacts unless asked');
+
+  const first = await list({ pageSize: 2, includeArtifacts: true });
+  t.same(
+    first.tasks.map((task: any) => task.id),
+    [made[2], made[1]],
+  );
+  t.equal(answer(first.tasks[0]), 'echo: list three', 'artifacts when asked');
+  t.not(first.nextPageToken, '');
+  t.equal(first.totalSize, all.totalSize);
+  const second = await list({ pageSize: 2, pageToken: first.nextPageToken });
+  t.same(
+    second.tasks.map((task: any) => task.id),
+    [made[0], all.tasks[3].id],
+    'the next page goes on where the first ended',
+  );
+
+  const canceled = await list({ status: STATE.canceled, pageSize: 100 });
+  t.ok(canceled.tasks.length >= 1);
+  t.ok(
+    canceled.tasks.every((task: any) => task.status.state === STATE.canceled),
+    'filtered by state',
+  );
+  const byContext = await list({ contextId: all.tasks[0].contextId, pageSize: 100 });
+  t.same(
+    byContext.tasks.map((task: any) => task.id),
+    [made[2]],
+    'filtered by context',
+  );
+  await t.rejects(list({ pageToken: 'bm90LWEtbnVtYmVy' }), 'a token not of this list is refused');
+});

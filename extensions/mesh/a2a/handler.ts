@@ -4,14 +4,16 @@
  * maps A2A operations onto agt turns. Send starts a turn with the message as an `inbox` event from
  * `a2a` (never as the owner's chat; `ctx.agents.turns.deliver`), and the task id is its turnId; a
  * message on an `input-required` task answers the ask the turn waits on (an approval stays the
- * owner's: refused); cancel interrupts the turn (or, still queued, as soon as it starts). Push
- * notifications and task listing are not offered.
+ * owner's: refused); cancel interrupts the turn (or, still queued, as soon as it starts); list gives the
+ * requester's tasks from the records kept in the agent's file. Push notifications are not offered.
  */
 import { randomUUID } from 'node:crypto';
 import type {
   AgentCard,
   CancelTaskRequest,
   GetTaskRequest,
+  ListTasksRequest,
+  ListTasksResponse,
   Message,
   SendMessageRequest,
   StreamResponse,
@@ -127,8 +129,40 @@ export class AgentA2AHandler implements A2ARequestHandler {
     yield* this.follow(task);
   }
 
-  async listTasks(): Promise<never> {
-    throw new UnsupportedOperationError('task listing is not offered');
+  /**
+   * The caller's tasks on this agent (its requester address's, as for GetTask), newest first, filtered by
+   * context, state and status time; `pageToken` is the opaque cursor of the previous page.
+   */
+  async listTasks(params: ListTasksRequest): Promise<ListTasksResponse> {
+    const size = Math.min(100, Math.max(1, Math.trunc(params.pageSize ?? 50)));
+    let before: number | undefined;
+    if (params.pageToken) {
+      before = Number(Buffer.from(params.pageToken, 'base64url').toString('utf8'));
+      if (!Number.isSafeInteger(before) || before < 1)
+        throw new RequestMalformedError('pageToken is not a token of this list');
+    }
+    const after = params.statusTimestampAfter ? Date.parse(params.statusTimestampAfter) : undefined;
+    if (after !== undefined && Number.isNaN(after))
+      throw new RequestMalformedError('statusTimestampAfter is not an ISO 8601 time');
+    const page = this.deps.book.list(
+      this.agent.view.id,
+      this.caller.owner,
+      (task) =>
+        (!params.contextId || task.contextId === params.contextId) &&
+        (!params.status || task.state === params.status) &&
+        (after === undefined || Date.parse(task.timestamp) >= after),
+      size,
+      before,
+    );
+    return {
+      tasks: page.tasks.map((task) => {
+        const snapshot = this.deps.book.snapshot(task, params.historyLength);
+        return params.includeArtifacts === true ? snapshot : { ...snapshot, artifacts: [] };
+      }),
+      nextPageToken: page.next === undefined ? '' : Buffer.from(String(page.next)).toString('base64url'),
+      pageSize: size,
+      totalSize: page.total,
+    };
   }
 
   async createTaskPushNotificationConfig(): Promise<never> {

@@ -65,6 +65,45 @@ export class TaskStore implements TaskKeeper {
     }
   }
 
+  /**
+   * One page of the agent's kept tasks that `keep` accepts, newest first, after the cursor `before` (a `seq`),
+   * with the cursor of the next page and how many match in all. Tasks as kept (not caught up with their turns:
+   * the caller prefers the ones it follows in memory).
+   */
+  page(
+    agentId: string,
+    keep: (task: TaskRecord) => boolean,
+    size: number,
+    before?: number,
+  ): { tasks: TaskRecord[]; next: number | undefined; total: number } {
+    const records = this.turns()?.records;
+    const tasks: TaskRecord[] = [];
+    let next: number | undefined;
+    let total = 0;
+    let lastSeq = 0;
+    if (!records) return { tasks, next, total };
+    // Every kept task of the agent is read (at most 10,000) so `total` is exact, in pages of 500.
+    for (let cursor: number | undefined; ; ) {
+      const rows = records.list(agentId, TASK_KIND, {
+        limit: 500,
+        ...(cursor === undefined ? {} : { before: cursor }),
+      });
+      for (const row of rows) {
+        const task = fromStored(agentId, row.turnId, row.record as StoredTask);
+        if (!keep(task)) continue;
+        total++;
+        if (before !== undefined && row.seq >= before) continue;
+        if (tasks.length < size) {
+          tasks.push(task);
+          lastSeq = row.seq;
+        } else next ??= lastSeq;
+      }
+      if (rows.length < 500) break;
+      cursor = rows.at(-1)!.seq;
+    }
+    return { tasks, next, total };
+  }
+
   /** The stored task `id` of the agent, brought up to date with its turn; undefined when none was kept. */
   load(agentId: string, id: string): TaskRecord | undefined {
     const turns = this.turns();
@@ -75,22 +114,7 @@ export class TaskStore implements TaskKeeper {
       return undefined;
     }
     if (!turns || !found) return undefined;
-    const stored = found.record as StoredTask;
-    const task: TaskRecord = {
-      id,
-      agentId,
-      contextId: stored.contextId,
-      owner: stored.owner,
-      state: stored.state,
-      statusMessage: stored.statusMessage,
-      history: stored.history ?? [],
-      artifacts: stored.artifacts ?? [],
-      waiting: stored.waiting,
-      cancelWanted: false,
-      queuedBehind: undefined,
-      timestamp: stored.timestamp,
-      listeners: new Set(),
-    };
+    const task = fromStored(agentId, id, found.record as StoredTask);
     if (!isTerminal(task.state)) this.catchUp(turns, task);
     return task;
   }
@@ -145,6 +169,24 @@ export class TaskStore implements TaskKeeper {
     }
     if (task.state !== before || task.state === STATE.completed || task.state === STATE.failed) this.save(task);
   }
+}
+
+function fromStored(agentId: string, id: string, stored: StoredTask): TaskRecord {
+  return {
+    id,
+    agentId,
+    contextId: stored.contextId,
+    owner: stored.owner,
+    state: stored.state,
+    statusMessage: stored.statusMessage,
+    history: stored.history ?? [],
+    artifacts: stored.artifacts ?? [],
+    waiting: stored.waiting,
+    cancelWanted: false,
+    queuedBehind: undefined,
+    timestamp: stored.timestamp,
+    listeners: new Set(),
+  };
 }
 
 function set(task: TaskRecord, state: number, message?: Message): void {

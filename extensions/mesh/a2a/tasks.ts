@@ -88,6 +88,13 @@ export interface TaskKeeper {
   save(task: TaskRecord): void;
   /** The kept task, brought up to date with its turn; undefined when none was kept. */
   load(agentId: string, id: string): TaskRecord | undefined;
+  /** A page of the kept tasks `keep` accepts, newest first, older than `before` (a cursor of a previous page). */
+  page(
+    agentId: string,
+    keep: (task: TaskRecord) => boolean,
+    size: number,
+    before?: number,
+  ): { tasks: TaskRecord[]; next: number | undefined; total: number };
 }
 
 /** A human wait of a turn on an agent's main loop. */
@@ -158,6 +165,23 @@ export class TaskBook {
   get(id: string, owner: string, agentId?: string): TaskRecord | undefined {
     const task = this.tasks.get(id) ?? (agentId ? this.restore(agentId, id) : undefined);
     return task && task.owner === owner ? task : undefined;
+  }
+
+  /**
+   * A page of requester `owner`'s tasks on the agent, newest first, from the kept records; a task this book
+   * follows is given as it is now. Empty without a store.
+   */
+  list(
+    agentId: string,
+    owner: string,
+    keep: (task: TaskRecord) => boolean,
+    size: number,
+    before?: number,
+  ): { tasks: TaskRecord[]; next: number | undefined; total: number } {
+    if (!this.store) return { tasks: [], next: undefined, total: 0 };
+    const current = (task: TaskRecord) => this.tasks.get(task.id) ?? task;
+    const page = this.store.page(agentId, (task) => task.owner === owner && keep(current(task)), size, before);
+    return { ...page, tasks: page.tasks.map(current) };
   }
 
   private restore(agentId: string, id: string): TaskRecord | undefined {
