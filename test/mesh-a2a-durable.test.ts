@@ -2,10 +2,11 @@
  * A2A tasks outlive a restart: they are kept in the agent's file beside their turns. With the built daemon and the
  * official SDK's clients: a completed task, one waiting on an ask and one still running are sent; the daemon
  * restarts; `GetTask` (v1.0 and v0.3) answers the same tasks, the ask is answered on the restored task, and a
- * resubscribe to the running one follows it to its end (a cancel).
+ * resubscribe to the running one follows it to its end (a cancel). `ListTasks` pages the caller's tasks. The
+ * HTTP+JSON binding serves the same tasks to the SDK's REST client.
  */
 import t from 'tap';
-import { ClientFactory } from '@a2a-js/sdk/client';
+import { ClientFactory, ClientFactoryOptions, RestTransportFactory } from '@a2a-js/sdk/client';
 import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
 import { reply } from './fakes/openai.js';
 import { bootMeshDaemon, createMeshAgent, eventually, withMesh } from './helpers/mesh.js';
@@ -160,4 +161,52 @@ t.test('ListTasks: the caller’s tasks from the kept records, newest first, by 
     'filtered by context',
   );
   await t.rejects(list({ pageToken: 'bm90LWEtbnVtYmVy' }), 'a token not of this list is refused');
+});
+
+t.test('the HTTP+JSON binding: the SDK REST client sends, streams, gets, lists and cancels', async (t) => {
+  const rest = await new ClientFactory(
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [new RestTransportFactory()],
+      preferredTransports: ['HTTP+JSON'],
+    }),
+  ).createFromUrl(cardUrl(), '');
+  const task: any = await rest.sendMessage(send(message('over rest')));
+  t.equal(task.status.state, STATE.completed);
+  t.equal(answer(task), 'echo: over rest');
+  const got: any = await rest.getTask({ tenant: '', id: task.id } as any);
+  t.match(got, { id: task.id, status: { state: STATE.completed } });
+  t.equal(answer(got), 'echo: over rest');
+
+  const events: any[] = [];
+  for await (const event of rest.sendMessageStream(send(message('rest stream'))))
+    events.push(event.payload?.value ?? event);
+  t.equal(events.at(-1).status.state, STATE.completed, 'the stream ends with the completed status');
+  t.equal(events.find((event) => 'artifact' in event).artifact.parts[0].content.value, 'echo: rest stream');
+
+  const listed: any = await rest.listTasks({ tenant: '', contextId: '', status: 0, pageToken: '', pageSize: 2 } as any);
+  t.equal(listed.tasks.length, 2);
+  t.equal(listed.tasks[1].id, task.id, 'listed newest first');
+  t.not(listed.nextPageToken, '');
+
+  const hanging: any = await rest.sendMessage(send(message('please hang'), true));
+  await eventually(
+    async () => ((await rest.getTask({ tenant: '', id: hanging.id } as any)) as any).status.state === STATE.working,
+    'the hanging turn to run',
+  );
+  const canceled: any = await rest.cancelTask({ tenant: '', id: hanging.id, metadata: undefined } as any);
+  t.equal(canceled.status.state, STATE.canceled);
+
+  await t.rejects(rest.getTask({ tenant: '', id: 'no-such-task' } as any), 'not found');
+  const plain = await fetch(`${a2aUrl()}/tasks/no-such-task`);
+  t.equal(plain.status, 404);
+  t.match(await plain.json(), { error: { status: 'NOT_FOUND' } }, 'a google.rpc.Status body');
+  const byA2aJson = await fetch(`${a2aUrl()}/message:send`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/a2a+json', 'a2a-version': '1.0' },
+    body: JSON.stringify({ message: { messageId: `raw-${process.pid}`, role: 'ROLE_USER', parts: [{ text: 'raw' }] } }),
+  });
+  t.equal(byA2aJson.status, 200, 'application/a2a+json is read');
+  t.equal((await byA2aJson.json()).task.artifacts[0].parts[0].text, 'echo: raw', 'and answered in the JSON form');
+  const extended = await fetch(`${a2aUrl()}/extendedAgentCard`);
+  t.not(extended.status, 200, 'no extended card');
 });

@@ -162,7 +162,8 @@ t.test(
       capabilities: { streaming: true },
       supportedInterfaces: [
         { url: a2aUrl('echo'), protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
-        { protocolVersion: '0.3' },
+        { url: a2aUrl('echo'), protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
+        { protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
       ],
       skills: [{ id: 'echo', name: 'Echo', tags: ['test'] }],
     });

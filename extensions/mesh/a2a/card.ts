@@ -136,6 +136,7 @@ function v1Card(agent: MeshAgent, base: string, version: string): Record<string,
     description: agent.view.config.description || agent.view.name,
     supportedInterfaces: [
       { url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+      { url, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
       { url, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
     ],
     version,

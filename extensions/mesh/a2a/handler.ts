@@ -21,6 +21,7 @@ import type {
   Task,
 } from '@a2a-js/sdk';
 import {
+  ExtendedAgentCardNotConfiguredError,
   PushNotificationNotSupportedError,
   RequestMalformedError,
   TaskNotCancelableError,
@@ -98,7 +99,8 @@ export class AgentA2AHandler implements A2ARequestHandler {
   }
 
   async getAuthenticatedExtendedAgentCard(): Promise<AgentCard> {
-    throw new UnsupportedOperationError('this agent has no extended card');
+    // A2A callers are not authenticated here (a sender proves its DID per message): there is no more to show.
+    throw new ExtendedAgentCardNotConfiguredError('this agent has no extended card');
   }
 
   async sendMessage(params: SendMessageRequest): Promise<Message | Task> {

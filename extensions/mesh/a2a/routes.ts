@@ -54,7 +54,7 @@ const dids = (value: unknown): string[] =>
   Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
 
 /** The SDK's server side, loaded on first use (the extension's module stays cheap to import). */
-const sdk = () =>
+export const sdk = () =>
   Promise.all([
     import('@a2a-js/sdk/server'),
     import('@a2a-js/sdk/compat/v0_3/server'),
@@ -68,7 +68,7 @@ const sdk = () =>
   }));
 
 /** Sender proof, block and allow lists, per-sender rate: the checks of a message before it becomes a turn. */
-function checkSender(
+export function checkSender(
   deps: A2ARouteDeps,
   agent: MeshAgent,
   body: Record<string, unknown>,
@@ -187,8 +187,8 @@ export function registerA2ARoutes(app: FastifyInstance, deps: A2ARouteDeps): voi
   );
 }
 
-/** Writes a JSON-RPC stream as Server-Sent Events; a failure before the first event is a plain JSON-RPC error. */
-async function stream(
+/** Writes a stream as Server-Sent Events; a failure before the first event is answered by `failure` as plain JSON. */
+export async function stream(
   reply: FastifyReply,
   events: AsyncIterator<unknown>,
   failure: (error: unknown) => unknown,
