@@ -205,7 +205,7 @@ export const TelemetrySettings = Type.Object(
         Type.Object(
           {
             name: Type.String({
-              pattern: "^(?![Cc]ontent-)(?![Hh]ost$)[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$",
+              pattern: '^(?![Cc]ontent-)(?![Hh]ost$)[A-Za-z0-9_.-]{1,100}$',
               description: 'the HTTP header (`x-honeycomb-team`, `Authorization`, ...)',
             }),
             /**

@@ -4,7 +4,8 @@
  * provider and request model; `chat` carries the endpoint (`server.address`/`server.port`) and the vendor's
  * `gen_ai.response.id`; every span of a turn names its loop as `gen_ai.conversation.id`; a tool call says
  * `gen_ai.tool.type` and, failed, `error.type`. OTLP headers (a hosted collector's key) come from the daemon's
- * environment: they reach the collector and nothing else (settings, logs).
+ * environment: they reach the collector and nothing else (settings, logs). `/metrics` keeps the naming rules
+ * `promtool check metrics` checks: a `_total` name is a counter's, and only a counter's.
  */
 import t from 'tap';
 import { reply, startFakeOpenAI } from './fakes/openai.js';
@@ -40,15 +41,17 @@ const d = await runDaemon(t, {
     },
   },
 });
+/** Setup requests that must succeed (thrown, not asserted: the root test asserts nothing before its subtests). */
+async function must(method: string, path: string, body: unknown, status: number) {
+  const answer = await d.request(method, path, body);
+  if (answer.status !== status) throw new Error(`${method} ${path}: ${answer.status} ${JSON.stringify(answer.body)}`);
+  return answer.body;
+}
+await must('POST', '/identity/create', { passphrase: 'genai test passphrase' }, 201);
+const bob = (await must('POST', '/agents/create', { name: 'Bob', directory: tempDir(t, 'agt-genai-') }, 201))
+  .agentId as string;
+await must('PATCH', `/agents/${bob}/config`, { model: { provider: 'fake', model_id: 'fake-1' } }, 200);
 const log = await eventLog(t, d);
-t.equal((await d.request('POST', '/identity/create', { passphrase: 'genai test passphrase' })).status, 201);
-const created = await d.request('POST', '/agents/create', { name: 'Bob', directory: tempDir(t, 'agt-genai-') });
-const bob = created.body.agentId as string;
-t.equal(created.status, 201, JSON.stringify(created.body));
-t.equal(
-  (await d.request('PATCH', `/agents/${bob}/config`, { model: { provider: 'fake', model_id: 'fake-1' } })).status,
-  200,
-);
 
 async function turnSpans() {
   const turnId = (await d.request('POST', `/agents/${bob}/chat`, { text: 'hi' })).body.turnId as string;
@@ -72,7 +75,7 @@ t.test('GenAI attributes of a turn with a good and a failed tool call', async (t
   const spans = await turnSpans();
   const root = spans.find((s) => s.name === 'invoke_agent Bob')!;
   const conversation = root.attributes['gen_ai.conversation.id'] as string;
-  t.match(conversation, new RegExp(`^${bob}/.+`), 'the conversation is the agent loop');
+  t.equal(conversation, `${bob}/main`, 'the conversation is the agent loop');
   t.match(root.attributes, {
     'gen_ai.operation.name': 'invoke_agent',
     'gen_ai.provider.name': 'openai',
@@ -137,4 +140,24 @@ t.test('gen_ai.provider.name by kind and endpoint', async (t) => {
     ['openrouter', 'https://openrouter.ai/api/v1', 'openrouter'],
   ];
   for (const [type, baseUrl, name] of cases) t.equal(genAiProviderName(type, baseUrl), name, `${type} ${baseUrl}`);
+});
+
+t.test('/metrics: _total names are counters, and counters end in _total (promtool check metrics)', async (t) => {
+  const text = (await d.request('GET', '/metrics')).body as string;
+  const types = [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map(([, name, type]) => ({ name: name!, type: type! }));
+  t.ok(types.length > 20, 'the metrics are there');
+  t.ok(
+    types.some((m) => m.name === 'nodejs_active_handles'),
+    "Node's active handles by type stay",
+  );
+  t.same(
+    types.filter((m) => m.name.endsWith('_total') && m.type !== 'counter'),
+    [],
+    'no gauge named like a counter',
+  );
+  t.same(
+    types.filter((m) => m.type === 'counter' && !m.name.endsWith('_total')),
+    [],
+    'every counter ends in _total',
+  );
 });

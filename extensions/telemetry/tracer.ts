@@ -317,9 +317,9 @@ export class EventTracer {
 
 const key = (agentId: string | null, id: string) => `${agentId ?? ''}\n${id}`;
 
-/** `gen_ai.conversation.id`: the agent's loop, the history its turns share (`<agent id>/<loop>`). */
+/** `gen_ai.conversation.id`: the agent's loop, the history its turns share (`<agent id>/<loop>`; no loop is `main`). */
 const conversation = (agentId: string | null, loop: string | undefined): Record<string, string> =>
-  agentId && loop ? { 'gen_ai.conversation.id': `${agentId}/${loop}` } : {};
+  agentId ? { 'gen_ai.conversation.id': `${agentId}/${loop ?? 'main'}` } : {};
 
 /**
  * `gen_ai.tool.type`: an MCP server's tool (`mcp_<server>_<tool>`) reaches an outside system (`extension`);
