@@ -3,9 +3,14 @@
  * official SDK's clients: a completed task, one waiting on an ask and one still running are sent; the daemon
  * restarts; `GetTask` (v1.0 and v0.3) answers the same tasks, the ask is answered on the restored task, and a
  * resubscribe to the running one follows it to its end (a cancel). `ListTasks` pages the caller's tasks. The
- * HTTP+JSON binding serves the same tasks to the SDK's REST client.
+ * HTTP+JSON binding serves the same tasks to the SDK's REST client. Push notifications reach a local webhook,
+ * signed, in order, retried after a 503, and never a host the owner's fetch ceiling does not allow.
  */
+import { createPublicKey, verify } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import t from 'tap';
+import { publicKeyFromDid } from '../contracts/agent-keys.js';
 import { ClientFactory, ClientFactoryOptions, RestTransportFactory } from '@a2a-js/sdk/client';
 import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
 import { reply } from './fakes/openai.js';
@@ -23,11 +28,16 @@ const driver = await startToolDriver(t, (request) => {
   return reply.text(`echo: ${/"text":"((?:[^"\\]|\\.)*)"/.exec(content)?.[1] ?? content}`);
 });
 const MESH = { mdns: { enabled: false } };
-let d = await bootMeshDaemon(t, { meshConfig: MESH, settings: { providers: [driver.provider] } });
+let d = await bootMeshDaemon(t, {
+  meshConfig: MESH,
+  // Push notifications go to webhooks on this machine: the owner's ceiling and the agent allow 127.0.0.1 only.
+  settings: { providers: [driver.provider], agentCeiling: { fetchAllowHosts: ['127.0.0.1'] } },
+});
 const echo = await createMeshAgent(d, 'Echo', {
   handle: 'echo',
   model: driver.model,
   tools: [{ name: 'ask', enabled: true }],
+  security: { fetch_allow_hosts: ['127.0.0.1'] },
 });
 const port = new URL(d.meshUrl).port;
 const cardUrl = () => `${d.meshUrl}/agents/echo/.well-known/agent-card.json`;
@@ -209,4 +219,105 @@ t.test('the HTTP+JSON binding: the SDK REST client sends, streams, gets, lists a
   t.equal((await byA2aJson.json()).task.artifacts[0].parts[0].text, 'echo: raw', 'and answered in the JSON form');
   const extended = await fetch(`${a2aUrl()}/extendedAgentCard`);
   t.not(extended.status, 200, 'no extended card');
+});
+
+/** A webhook on `host` that records what it is sent; answers 503 to the first `failFirst` calls. */
+async function webhook(host: string, failFirst = 0) {
+  const calls: Array<{ headers: IncomingHttpHeaders; body: string; status: number }> = [];
+  const server = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk) => (body += chunk));
+    request.on('end', () => {
+      const status = calls.length < failFirst ? 503 : 200;
+      calls.push({ headers: request.headers, body, status });
+      response.writeHead(status).end();
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, host, done));
+  t.teardown(() => new Promise((done) => server.close(done)));
+  return { url: `http://${host}:${(server.address() as AddressInfo).port}/hook`, calls };
+}
+
+t.test('push notifications: signed, in order, retried, only to hosts the policy allows', async (t) => {
+  const client = await new ClientFactory().createFromUrl(cardUrl(), '');
+  const hook = await webhook('127.0.0.1', 1);
+  const elsewhere = await webhook('127.0.0.2');
+  const params = send(message('push me'), true);
+  params.configuration.taskPushNotificationConfig = {
+    tenant: '',
+    id: 'hook-1',
+    taskId: '',
+    url: hook.url,
+    token: 'tok-1',
+    authentication: undefined,
+  };
+  const task: any = await client.sendMessage(params);
+  await client.createTaskPushNotificationConfig({
+    tenant: '',
+    id: 'elsewhere',
+    taskId: task.id,
+    url: elsewhere.url,
+    token: '',
+    authentication: undefined,
+  } as any);
+  const listed: any = await client.listTaskPushNotificationConfig({
+    tenant: '',
+    taskId: task.id,
+    pageSize: 10,
+    pageToken: '',
+  } as any);
+  t.same(listed.configs.map((config: any) => config.id).sort(), ['elsewhere', 'hook-1']);
+  t.match(await client.getTaskPushNotificationConfig({ tenant: '', taskId: task.id, id: 'hook-1' } as any), {
+    url: hook.url,
+    token: 'tok-1',
+  });
+
+  const delivered = () => hook.calls.filter((call) => call.status === 200).map((call) => JSON.parse(call.body));
+  const updates = await eventually(async () => {
+    const got = delivered();
+    return got.some((update) => update.statusUpdate?.status?.state === 'TASK_STATE_COMPLETED') && got;
+  }, 'the completed update to reach the webhook');
+  t.equal(hook.calls[0]!.status, 503, 'the first call failed');
+  t.same(JSON.parse(hook.calls[1]!.body), JSON.parse(hook.calls[0]!.body), 'and the same update came again');
+  t.ok(
+    updates.some((update) => update.artifactUpdate?.artifact?.parts?.[0]?.text === 'echo: push me'),
+    'the answer',
+  );
+  t.equal(updates.at(-1).statusUpdate.status.state, 'TASK_STATE_COMPLETED', 'the end comes last');
+  for (const call of hook.calls) {
+    t.equal(call.headers['x-a2a-notification-token'], 'tok-1');
+    const [protectedHeader, , signature] = String(call.headers['x-agt-signature']).split('.');
+    const kid = JSON.parse(Buffer.from(protectedHeader!, 'base64url').toString()).kid as string;
+    t.equal(kid.split('#')[0], echo.did, "signed by the agent's DID");
+    const key = createPublicKey({
+      key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKeyFromDid(echo.did)).toString('base64url') },
+      format: 'jwk',
+    });
+    const input = `${protectedHeader}.${Buffer.from(call.body).toString('base64url')}`;
+    t.ok(verify(null, Buffer.from(input), key, Buffer.from(signature!, 'base64url')), 'the signature verifies');
+  }
+  t.equal(elsewhere.calls.length, 0, 'a host the fetch ceiling does not allow is never called');
+
+  await client.deleteTaskPushNotificationConfig({ tenant: '', taskId: task.id, id: 'hook-1' } as any);
+  const after: any = await client.listTaskPushNotificationConfig({
+    tenant: '',
+    taskId: task.id,
+    pageSize: 10,
+    pageToken: '',
+  } as any);
+  t.same(
+    after.configs.map((config: any) => config.id),
+    ['elsewhere'],
+  );
+  await t.rejects(
+    client.createTaskPushNotificationConfig({
+      tenant: '',
+      id: 'x',
+      taskId: task.id,
+      url: 'ftp://nowhere',
+      token: '',
+      authentication: undefined,
+    } as any),
+    'only http(s) webhooks',
+  );
 });

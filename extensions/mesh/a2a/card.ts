@@ -142,7 +142,7 @@ function v1Card(agent: MeshAgent, base: string, version: string): Record<string,
     version,
     capabilities: {
       streaming: true,
-      pushNotifications: false,
+      pushNotifications: true,
       ...(agent.did
         ? {
             extensions: [

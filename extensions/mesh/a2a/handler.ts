@@ -5,13 +5,18 @@
  * `a2a` (never as the owner's chat; `ctx.agents.turns.deliver`), and the task id is its turnId; a
  * message on an `input-required` task answers the ask the turn waits on (an approval stays the
  * owner's: refused); cancel interrupts the turn (or, still queued, as soon as it starts); list gives the
- * requester's tasks from the records kept in the agent's file. Push notifications are not offered.
+ * requester's tasks from the records kept in the agent's file; push configs name the caller's webhooks
+ * for a task's updates (push.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type {
   AgentCard,
   CancelTaskRequest,
+  DeleteTaskPushNotificationConfigRequest,
+  GetTaskPushNotificationConfigRequest,
   GetTaskRequest,
+  ListTaskPushNotificationConfigsRequest,
+  ListTaskPushNotificationConfigsResponse,
   ListTasksRequest,
   ListTasksResponse,
   Message,
@@ -19,10 +24,10 @@ import type {
   StreamResponse,
   SubscribeToTaskRequest,
   Task,
+  TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
 import {
   ExtendedAgentCardNotConfiguredError,
-  PushNotificationNotSupportedError,
   RequestMalformedError,
   TaskNotCancelableError,
   TaskNotFoundError,
@@ -36,7 +41,7 @@ import { isTraceparent } from '@agt/contracts';
 import type { MeshAgent } from '../directory.js';
 import { buildA2ACard } from './card.js';
 import { TRACE_METADATA } from './sender.js';
-import { isFinal, isTerminal, type TaskBook, type TaskRecord } from './tasks.js';
+import { isFinal, isTerminal, MAX_PUSH_CONFIGS, type PushConfig, type TaskBook, type TaskRecord } from './tasks.js';
 
 export interface A2AHandlerDeps {
   agents: AgentsService;
@@ -105,12 +110,21 @@ export class AgentA2AHandler implements A2ARequestHandler {
 
   async sendMessage(params: SendMessageRequest): Promise<Message | Task> {
     const task = this.start(params);
+    this.pushFromSend(task, params);
     if (params.configuration?.returnImmediately !== true) await this.deps.book.settled(task, this.deps.waitMs);
     return this.deps.book.snapshot(task, params.configuration?.historyLength);
   }
 
   async *sendMessageStream(params: SendMessageRequest): AsyncGenerator<StreamResponse, void, undefined> {
-    yield* this.follow(this.start(params));
+    const task = this.start(params);
+    this.pushFromSend(task, params);
+    yield* this.follow(task);
+  }
+
+  /** A webhook given with the message (`configuration.taskPushNotificationConfig`). */
+  private pushFromSend(task: TaskRecord, params: SendMessageRequest): void {
+    const given = params.configuration?.taskPushNotificationConfig;
+    if (given?.url) this.addPush(task, given);
   }
 
   async getTask(params: GetTaskRequest): Promise<Task> {
@@ -167,20 +181,68 @@ export class AgentA2AHandler implements A2ARequestHandler {
     };
   }
 
-  async createTaskPushNotificationConfig(): Promise<never> {
-    throw new PushNotificationNotSupportedError('push notifications are not offered');
+  /** A webhook for the task's updates (push.ts); the same `id` replaces one. */
+  async createTaskPushNotificationConfig(params: TaskPushNotificationConfig): Promise<TaskPushNotificationConfig> {
+    const task = this.task(params.taskId);
+    const config = this.addPush(task, params);
+    return this.pushView(task, config);
   }
 
-  async getTaskPushNotificationConfig(): Promise<never> {
-    throw new PushNotificationNotSupportedError('push notifications are not offered');
+  async getTaskPushNotificationConfig(
+    params: GetTaskPushNotificationConfigRequest,
+  ): Promise<TaskPushNotificationConfig> {
+    const task = this.task(params.taskId);
+    const config = task.push.find((item) => item.id === params.id);
+    if (!config) throw new TaskNotFoundError(`task ${task.id} has no push notification config ${params.id}`);
+    return this.pushView(task, config);
   }
 
-  async listTaskPushNotificationConfigs(): Promise<never> {
-    throw new PushNotificationNotSupportedError('push notifications are not offered');
+  async listTaskPushNotificationConfigs(
+    params: ListTaskPushNotificationConfigsRequest,
+  ): Promise<ListTaskPushNotificationConfigsResponse> {
+    const task = this.task(params.taskId);
+    return { configs: task.push.map((config) => this.pushView(task, config)), nextPageToken: '' };
   }
 
-  async deleteTaskPushNotificationConfig(): Promise<never> {
-    throw new PushNotificationNotSupportedError('push notifications are not offered');
+  async deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest): Promise<void> {
+    const task = this.task(params.taskId);
+    task.push = task.push.filter((config) => config.id !== params.id);
+    this.deps.book.save(task);
+  }
+
+  private addPush(task: TaskRecord, params: { id?: string; url: string; token?: string }): PushConfig {
+    let url: URL;
+    try {
+      url = new URL(params.url);
+    } catch {
+      throw new RequestMalformedError('the push notification url is not a URL');
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new RequestMalformedError('the push notification url must be http(s)');
+    if (params.url.length > 2000) throw new RequestMalformedError('the push notification url is too long');
+    const config: PushConfig = {
+      id: (params.id || randomUUID()).slice(0, 200),
+      url: params.url,
+      ...(params.token ? { token: params.token.slice(0, 1000) } : {}),
+    };
+    const others = task.push.filter((item) => item.id !== config.id);
+    if (others.length >= MAX_PUSH_CONFIGS)
+      throw new RequestMalformedError(`a task has at most ${MAX_PUSH_CONFIGS} push notification configs`);
+    task.push = [...others, config];
+    this.deps.book.save(task);
+    return config;
+  }
+
+  /** A config as the caller set it (its token is the caller's own). */
+  private pushView(task: TaskRecord, config: PushConfig): TaskPushNotificationConfig {
+    return {
+      tenant: '',
+      id: config.id,
+      taskId: task.id,
+      url: config.url,
+      token: config.token ?? '',
+      authentication: undefined,
+    };
   }
 
   private task(id: string): TaskRecord {

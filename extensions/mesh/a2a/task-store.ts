@@ -8,7 +8,16 @@
  */
 import type { Artifact, Message } from '@a2a-js/sdk';
 import type { AgentTurnsAccess, Logger } from '@agt/contracts';
-import { agentMessage, isTerminal, STATE, type TaskKeeper, type TaskRecord, textPart, type Waiting } from './tasks.js';
+import {
+  agentMessage,
+  isTerminal,
+  type PushConfig,
+  STATE,
+  type TaskKeeper,
+  type TaskRecord,
+  textPart,
+  type Waiting,
+} from './tasks.js';
 
 export const TASK_KIND = 'mesh.a2a-task';
 
@@ -21,6 +30,7 @@ interface StoredTask {
   history: Message[];
   artifacts: Artifact[];
   waiting?: Waiting;
+  push?: PushConfig[];
   timestamp: string;
 }
 
@@ -55,6 +65,7 @@ export class TaskStore implements TaskKeeper {
       history: task.history.map(storable),
       artifacts: task.artifacts,
       ...(task.waiting ? { waiting: task.waiting } : {}),
+      ...(task.push.length > 0 ? { push: task.push } : {}),
       timestamp: task.timestamp,
     };
     try {
@@ -184,6 +195,7 @@ function fromStored(agentId: string, id: string, stored: StoredTask): TaskRecord
     waiting: stored.waiting,
     cancelWanted: false,
     queuedBehind: undefined,
+    push: stored.push ?? [],
     timestamp: stored.timestamp,
     listeners: new Set(),
   };

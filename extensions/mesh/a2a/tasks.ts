@@ -33,6 +33,15 @@ const TERMINAL = new Set<number>([STATE.completed, STATE.failed, STATE.canceled,
 export const isFinal = (state: number) => TERMINAL.has(state) || state === STATE.inputRequired;
 export const isTerminal = (state: number) => TERMINAL.has(state);
 
+/** One webhook of a task (A2A push notifications). */
+export interface PushConfig {
+  id: string;
+  url: string;
+  token?: string;
+}
+
+export const MAX_PUSH_CONFIGS = 5;
+
 export type Waiting =
   | { kind: 'ask'; requestId: string; question: string }
   | { kind: 'approval' | 'suspend'; id: string };
@@ -52,6 +61,8 @@ export interface TaskRecord {
   cancelWanted: boolean;
   /** Still queued, behind a turn that waits for a human: what it waits for (the status message's text). */
   queuedBehind: string | undefined;
+  /** The caller's webhooks for this task's updates (push.ts), at most {@link MAX_PUSH_CONFIGS}. */
+  push: PushConfig[];
   timestamp: string;
   listeners: Set<(event: StreamResponse) => void>;
 }
@@ -115,7 +126,14 @@ export class TaskBook {
     private readonly maxTasks = 2000,
     /** Where tasks are kept beside their turns, to outlive a restart (none: memory only). */
     private readonly store?: TaskKeeper,
+    /** Told every update of a task (push notifications). */
+    private readonly notify?: (task: TaskRecord, event: StreamResponse) => void,
   ) {}
+
+  /** Keeps a change of the task that is not a state change (its webhooks). */
+  save(task: TaskRecord): void {
+    this.store?.save(task);
+  }
 
   /**
    * Runs `start` (which queues a turn and returns its id) while keeping the bus events it emits: a
@@ -147,6 +165,7 @@ export class TaskBook {
       waiting: undefined,
       cancelWanted: false,
       queuedBehind: undefined,
+      push: [],
       timestamp: new Date().toISOString(),
       listeners: new Set(),
     };
@@ -381,6 +400,7 @@ export class TaskBook {
 
   private emit(task: TaskRecord, event: StreamResponse): void {
     for (const listener of [...task.listeners]) listener(event);
+    this.notify?.(task, event);
   }
 
   private trim(): void {
