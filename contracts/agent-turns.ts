@@ -93,9 +93,15 @@ export interface AgentTurnsAccess {
    * The owner's chat on `loop` (default `main`), committed before it returns, as `POST /agents/{id}/chat`;
    * returns the turn id. A repeated `idempotencyKey` with the same loop and text returns the first turn
    * id; with another request it throws `idempotency_key_reused` (422). Throws `not_found` (agent or loop)
-   * and `conflict` (disabled or stopped loop).
+   * and `conflict` (disabled or stopped loop). `traceparent`: the caller's W3C trace context (an MCP request's
+   * `_meta.traceparent`); a well-formed one goes to the `traceContext` provider with the new turn's id before
+   * the turn can start, so the turn joins that trace. It is not stored.
    */
-  chat(agentId: string, text: string, options?: { loop?: string; idempotencyKey?: string }): string;
+  chat(
+    agentId: string,
+    text: string,
+    options?: { loop?: string; idempotencyKey?: string; traceparent?: string },
+  ): string;
   /**
    * A message from someone other than the owner, queued on the agent's main loop as an `inbox` event
    * (committed before it returns); returns the turn id. A repeated `idempotencyKey` returns the first

@@ -4,7 +4,8 @@
  * provider and request model; `chat` carries the endpoint (`server.address`/`server.port`) and the vendor's
  * `gen_ai.response.id`; every span of a turn names its loop as `gen_ai.conversation.id`; a tool call says
  * `gen_ai.tool.type` and, failed, `error.type`. OTLP headers (a hosted collector's key) come from the daemon's
- * environment: they reach the collector and nothing else (settings, logs). `/metrics` keeps the naming rules
+ * environment: they reach the collector and nothing else (settings, logs). An MCP client's `_meta.traceparent` on
+ * `/mcp/server`'s chat makes the agent's turn part of the client's trace. `/metrics` keeps the naming rules
  * `promtool check metrics` checks: a `_total` name is a counter's, and only a counter's.
  */
 import t from 'tap';
@@ -12,6 +13,8 @@ import { reply, startFakeOpenAI } from './fakes/openai.js';
 import { runDaemon, shippedManifest, tempDir } from './helpers/daemon.js';
 import { eventLog } from './helpers/events.js';
 import { startOtlpReceiver } from './helpers/otlp-receiver.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { genAiProviderName } from '../extensions/telemetry/gen-ai-provider.js';
 
 const HEADER_VALUE = 'hc-key-7f3a9e1c';
@@ -30,6 +33,7 @@ const d = await runDaemon(t, {
   extensions: shippedManifest({ providers: { maxRetries: 0 }, telemetry: { scheduledDelayMillis: 20 } }),
   env: { OTLP_TEST_KEY: HEADER_VALUE, AGT_LOG_LEVEL: 'debug' },
   settings: {
+    mcpServer: { agents: ['bob'] },
     providers: [{ id: 'fake', type: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, defaultModel: 'fake-1' }],
     telemetry: {
       otlpEndpoint: receiver.url,
@@ -50,7 +54,7 @@ async function must(method: string, path: string, body: unknown, status: number)
 await must('POST', '/identity/create', { passphrase: 'genai test passphrase' }, 201);
 const bob = (await must('POST', '/agents/create', { name: 'Bob', directory: tempDir(t, 'agt-genai-') }, 201))
   .agentId as string;
-await must('PATCH', `/agents/${bob}/config`, { model: { provider: 'fake', model_id: 'fake-1' } }, 200);
+await must('PATCH', `/agents/${bob}/config`, { handle: 'bob', model: { provider: 'fake', model_id: 'fake-1' } }, 200);
 const log = await eventLog(t, d);
 
 async function turnSpans() {
@@ -160,4 +164,30 @@ t.test('/metrics: _total names are counters, and counters end in _total (promtoo
     [],
     'every counter ends in _total',
   );
+});
+
+t.test("an MCP client's traceparent (_meta) continues into the agent's turn", async (t) => {
+  const client = new Client({ name: 'trace-test', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${d.url}/mcp/server`), {
+      requestInit: { headers: { authorization: `Bearer ${d.token}` } },
+    }),
+  );
+  t.teardown(() => client.close());
+  const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+  const callerSpan = '00f067aa0ba902b7';
+  const result = (await client.callTool({
+    name: 'chat',
+    arguments: { agent: 'bob', text: 'traced hello' },
+    _meta: { traceparent: `00-${traceId}-${callerSpan}-01` },
+  })) as any;
+  t.notOk(result.isError, 'the chat ran');
+  const until = Date.now() + 15_000;
+  let root: any;
+  while (!(root = receiver.spans.find((s) => s.name === 'invoke_agent Bob' && s.traceId === traceId))) {
+    if (Date.now() > until) throw new Error("the turn's span did not arrive in the caller's trace");
+    await new Promise((done) => setTimeout(done, 20));
+  }
+  const received = receiver.spans.find((s) => s.spanId === root.parentSpanId)!;
+  t.match(received, { name: 'receive_message mcp', parentSpanId: callerSpan, traceId }, "under the caller's span");
 });
