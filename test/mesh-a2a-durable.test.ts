@@ -217,6 +217,30 @@ t.test('the HTTP+JSON binding: the SDK REST client sends, streams, gets, lists a
   });
   t.equal(byA2aJson.status, 200, 'application/a2a+json is read');
   t.equal((await byA2aJson.json()).task.artifacts[0].parts[0].text, 'echo: raw', 'and answered in the JSON form');
+  const pushed: any = await rest.createTaskPushNotificationConfig({
+    tenant: '',
+    id: 'rest-hook',
+    taskId: task.id,
+    url: 'http://127.0.0.1:9/hook',
+    token: 't',
+    authentication: undefined,
+  } as any);
+  t.match(pushed, { id: 'rest-hook', taskId: task.id, url: 'http://127.0.0.1:9/hook' }, 'a push config over REST');
+  const configs: any = await rest.listTaskPushNotificationConfig({
+    tenant: '',
+    taskId: task.id,
+    pageSize: 10,
+    pageToken: '',
+  } as any);
+  t.same(
+    configs.configs.map((config: any) => config.id),
+    ['rest-hook'],
+  );
+  await rest.deleteTaskPushNotificationConfig({ tenant: '', taskId: task.id, id: 'rest-hook' } as any);
+  await t.rejects(
+    rest.getTaskPushNotificationConfig({ tenant: '', taskId: task.id, id: 'rest-hook' } as any),
+    'deleted',
+  );
   const extended = await fetch(`${a2aUrl()}/extendedAgentCard`);
   t.not(extended.status, 200, 'no extended card');
 });

@@ -1,7 +1,8 @@
 /**
  * A2A's HTTP+JSON binding (v1.0) beside the JSON-RPC one, at the same URL: `POST …/a2a/message:send`,
  * `POST …/a2a/message:stream` (Server-Sent Events), `GET …/a2a/tasks/{id}`, `GET …/a2a/tasks` (ListTasks),
- * `POST …/a2a/tasks/{id}:cancel`, `POST|GET …/a2a/tasks/{id}:subscribe`, `GET …/a2a/extendedAgentCard`. Bodies
+ * `POST …/a2a/tasks/{id}:cancel`, `POST|GET …/a2a/tasks/{id}:subscribe`, `…/a2a/tasks/{id}/pushNotificationConfigs`
+ * (`POST`, `GET`, and `GET`/`DELETE` of one), `GET …/a2a/extendedAgentCard`. Bodies
  * and answers are the protocol's JSON form (`application/json` or `application/a2a+json`), read and written
  * with the SDK's own message codecs; errors are `google.rpc.Status` bodies with the SDK's HTTP statuses. The
  * same handler serves both bindings, after the same checks (rates, visibility, the sender of a message).
@@ -13,7 +14,7 @@ import { addressBucket } from '../rate-limit.js';
 import type { Caller } from './handler.js';
 import { type A2ARouteDeps, checkSender, sdk, stream } from './routes.js';
 
-type Params = { handle: string; action?: string; task?: string };
+type Params = { handle: string; action?: string; task?: string; config?: string };
 type Request = FastifyRequest<{ Params: Params; Querystring: Record<string, string | undefined> }>;
 
 const record = (value: unknown): Record<string, unknown> =>
@@ -134,6 +135,44 @@ export function registerA2ARestRoutes(app: FastifyInstance, deps: A2ARouteDeps):
       return Task.toJSON(await handler.cancelTask({ tenant: '', id: id!, metadata: undefined }));
     });
   });
+
+  const configs = '/agents/:handle/a2a/tasks/:task/pushNotificationConfigs';
+  app.post(configs, async (request: Request, reply) =>
+    serve(request, reply, false, async (handler, _modules, body) => {
+      const { TaskPushNotificationConfig } = await import('@a2a-js/sdk');
+      const given = TaskPushNotificationConfig.fromJSON(body);
+      const made = await handler.createTaskPushNotificationConfig({ ...given, taskId: String(request.params.task) });
+      return TaskPushNotificationConfig.toJSON(made);
+    }),
+  );
+  app.get(configs, async (request: Request, reply) =>
+    serve(request, reply, false, async (handler) => {
+      const { ListTaskPushNotificationConfigsResponse } = await import('@a2a-js/sdk');
+      const listed = await handler.listTaskPushNotificationConfigs({
+        tenant: '',
+        taskId: String(request.params.task),
+        pageSize: 100,
+        pageToken: '',
+      });
+      return ListTaskPushNotificationConfigsResponse.toJSON(listed);
+    }),
+  );
+  app.get(`${configs}/:config`, async (request: Request, reply) =>
+    serve(request, reply, false, async (handler) => {
+      const { TaskPushNotificationConfig } = await import('@a2a-js/sdk');
+      const params = request.params as Params & { config: string };
+      return TaskPushNotificationConfig.toJSON(
+        await handler.getTaskPushNotificationConfig({ tenant: '', taskId: String(params.task), id: params.config }),
+      );
+    }),
+  );
+  app.delete(`${configs}/:config`, async (request: Request, reply) =>
+    serve(request, reply, false, async (handler) => {
+      const params = request.params as Params & { config: string };
+      await handler.deleteTaskPushNotificationConfig({ tenant: '', taskId: String(params.task), id: params.config });
+      return {};
+    }),
+  );
 
   app.get('/agents/:handle/a2a/extendedAgentCard', async (request: Request, reply) =>
     serve(request, reply, false, async (handler) => handler.getAuthenticatedExtendedAgentCard()),
