@@ -93,9 +93,15 @@ export interface AgentTurnsAccess {
    * The owner's chat on `loop` (default `main`), committed before it returns, as `POST /agents/{id}/chat`;
    * returns the turn id. A repeated `idempotencyKey` with the same loop and text returns the first turn
    * id; with another request it throws `idempotency_key_reused` (422). Throws `not_found` (agent or loop)
-   * and `conflict` (disabled or stopped loop).
+   * and `conflict` (disabled or stopped loop). `traceparent`: the caller's W3C trace context (an MCP request's
+   * `_meta.traceparent`); a well-formed one goes to the `traceContext` provider with the new turn's id before
+   * the turn can start, so the turn joins that trace. It is not stored.
    */
-  chat(agentId: string, text: string, options?: { loop?: string; idempotencyKey?: string }): string;
+  chat(
+    agentId: string,
+    text: string,
+    options?: { loop?: string; idempotencyKey?: string; traceparent?: string },
+  ): string;
   /**
    * A message from someone other than the owner, queued on the agent's main loop as an `inbox` event
    * (committed before it returns); returns the turn id. A repeated `idempotencyKey` returns the first
@@ -130,6 +136,43 @@ export interface AgentTurnsAccess {
    * oldest first, as the owner reads them (`GET /agents/{id}/chat`). Throws `not_found` (agent or loop).
    */
   history(agentId: string, options?: { loop?: string; limit?: number }): ConversationEntry[];
+  /**
+   * Records kept beside the agent's turns, in its file (absent on older kernels and fake ones): see
+   * {@link TurnRecordsAccess}.
+   */
+  readonly records?: TurnRecordsAccess;
+}
+
+/**
+ * One record an extension keeps beside a turn ({@link TurnRecordsAccess}).
+ *
+ * @beta
+ */
+export interface TurnRecord {
+  turnId: string;
+  /** What was last put, parsed. */
+  record: unknown;
+  /** Its place in the kind's order (first write); pass it as `before` to list the older ones. */
+  seq: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/**
+ * Records an extension keeps beside an agent's turns, in the agent's file, so they outlive a restart (the
+ * mesh keeps the A2A task each turn is). One JSON record per `kind` and turn id; name the kind after the
+ * extension (`mesh.a2a-task`: `^[a-z0-9][a-z0-9._-]{0,63}$`). A kind keeps at most 10,000 records (the oldest
+ * go first); a record is at most 256 KB of JSON. The agent's own tools cannot read or write them. Each call
+ * throws `not_found` for an agent that is not loaded, `bad_request` for a bad kind or record.
+ *
+ * @beta
+ */
+export interface TurnRecordsAccess {
+  /** Writes (or replaces) the record of `turnId`, committed before it returns. */
+  put(agentId: string, kind: string, turnId: string, record: unknown): void;
+  get(agentId: string, kind: string, turnId: string): TurnRecord | undefined;
+  /** Newest first, at most `limit` (default 50, clamped 1-500); `before`: older than that `seq`. */
+  list(agentId: string, kind: string, options?: { limit?: number; before?: number }): TurnRecord[];
 }
 
 /**

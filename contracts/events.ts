@@ -96,9 +96,12 @@ export interface EventPayloads {
     cost: number | null;
     duration_ms: number;
     stop_reason: string;
+    /** The vendor's id of the completion, when it sent one. */
+    response_id?: string;
   };
   'tool.started': { tool: string; call_id: string; args: unknown };
-  'tool.completed': { tool: string; call_id: string; ok: boolean; duration_ms: number };
+  /** `error`, when not ok: `timeout`, `tool_error`, `denied` (the owner refused the call), `unknown_tool` or `aborted`. */
+  'tool.completed': { tool: string; call_id: string; ok: boolean; duration_ms: number; error?: string };
   'task.created': { taskId: string; tool: string; status: string };
   'hil.requested':
     | { kind: 'approval'; taskId: string; tool: string; args: unknown }

@@ -113,6 +113,8 @@ export interface ModelResponse {
   /** The provider id and model id that answered. */
   provider: string;
   model: string;
+  /** The vendor's id of this completion (`chatcmpl-…`, `msg_…`), when it sent one. */
+  responseId?: string;
   /** Reasoning blocks to store with the assistant message and send back next time (see {@link ReasoningBlock}). */
   reasoning?: ReasoningBlock[];
 }

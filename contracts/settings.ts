@@ -200,6 +200,29 @@ export const TelemetrySettings = Type.Object(
         description: 'OTLP encoding (default http/protobuf)',
       }),
     ),
+    otlpHeaders: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: Type.String({
+              pattern: '^(?![Cc]ontent-)(?![Hh]ost$)[A-Za-z0-9_.-]{1,100}$',
+              description: 'the HTTP header (`x-honeycomb-team`, `Authorization`, ...)',
+            }),
+            /**
+             * Name of the environment variable that holds the value; the value itself is never in settings
+             * (the daemon's own `AGT_*` variables are refused, as for a provider's `apiKeyEnv`).
+             */
+            valueEnv: Type.String({ pattern: '^(?!AGT_)[A-Za-z_][A-Za-z0-9_]*$', maxLength: 200 }),
+          },
+          { additionalProperties: false },
+        ),
+        {
+          maxItems: 20,
+          description:
+            "headers sent with every export (a hosted collector's key), each value from the daemon's environment",
+        },
+      ),
+    ),
     captureContent: Type.Optional(
       Type.Boolean({ description: 'record message and tool contents on spans (default false)' }),
     ),

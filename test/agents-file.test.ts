@@ -19,7 +19,7 @@ const columns = (path: string, table: string) => {
 };
 
 t.test('a version-1 file migrates forward on load and keeps its rows', async (t) => {
-  t.equal(SCHEMA_VERSION, 11);
+  t.equal(SCHEMA_VERSION, 12);
   const path = join(tempDir(t), 'old.agt');
   copyFileSync(FIXTURE_V1, path);
   t.notOk(columns(path, 'agt_loop').includes('loop'), 'the fixture is really version 1');
@@ -89,6 +89,7 @@ t.test('a version-1 file migrates forward on load and keeps its rows', async (t)
     /'consolidation'/,
     "memories may carry source 'consolidation' (version 11)",
   );
+  t.ok(columns(path, 'agt_turn_records').includes('record'), 'and the records beside turns (version 12)');
   t.same((db.prepare('SELECT count(*) AS n FROM agt_lease').get() as { n: number }).n, 0, 'lease released at unload');
   db.close();
 });

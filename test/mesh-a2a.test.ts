@@ -13,7 +13,7 @@ import { ClientFactory } from '@a2a-js/sdk/client';
 import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
 import { verifyAgentCardSignature } from '@a2a-js/sdk';
 import { canonicalJson, formatSignature, publicKeyFromDid } from '../contracts/agent-keys.js';
-import { sign } from 'node:crypto';
+import { sign, verify } from 'node:crypto';
 import { reply } from './fakes/openai.js';
 import { bootMeshDaemon, createMeshAgent, eventually, testKey, type MeshDaemon } from './helpers/mesh.js';
 import { startToolDriver } from './helpers/tool-driver.js';
@@ -113,6 +113,9 @@ const sendParams = (message: any, returnImmediately = false) =>
 /** A stream event's task or update (the clients yield `{payload: {$case, value}}`). */
 const unwrap = (event: any) => event?.payload?.value ?? event;
 const statusText = (task: any) => task.status?.message?.parts?.map((part: any) => part.content?.value).join('') ?? '';
+/** A completed task's answer: its output, the `reply` artifact. */
+const answerText = (task: any) =>
+  (task.artifacts ?? []).flatMap((a: any) => a.parts.map((part: any) => part.content?.value)).join('');
 const STATE = { working: 2, completed: 3, canceled: 5, inputRequired: 6 };
 
 /** Resolves the public key a signature's `kid` names (a did:key), as a verifier that trusts did:key would. */
@@ -121,6 +124,33 @@ const didKey = async (kid: string) =>
     key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKeyFromDid(kid.split('#')[0]!)).toString('base64url') },
     format: 'jwk',
   });
+
+/** Empty strings, lists, objects and nulls dropped at any depth (the A2A signature's canonical form). */
+const cleaned = (value: any): any => {
+  if (value === '' || value === null || value === undefined) return undefined;
+  if (Array.isArray(value)) {
+    const kept = value.map(cleaned).filter((item) => item !== undefined);
+    return kept.length > 0 ? kept : undefined;
+  }
+  if (typeof value !== 'object') return value;
+  const kept = Object.entries(value)
+    .map(([key, inner]) => [key, cleaned(inner)])
+    .filter(([, inner]) => inner !== undefined);
+  return kept.length > 0 ? Object.fromEntries(kept) : undefined;
+};
+/** A verifier that takes the card exactly as received (no proto form): one signature covers the JSON without `signatures`. */
+function wholeCardVerifies(card: any): boolean {
+  const { signatures, ...rest } = card;
+  const payload = Buffer.from(canonicalJson(cleaned(rest))).toString('base64url');
+  return (signatures ?? []).some((entry: any) => {
+    const kid = JSON.parse(Buffer.from(entry.protected, 'base64url').toString()).kid as string;
+    const key = createPublicKey({
+      key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKeyFromDid(kid.split('#')[0]!)).toString('base64url') },
+      format: 'jwk',
+    });
+    return verify(null, Buffer.from(`${entry.protected}.${payload}`), key, Buffer.from(entry.signature, 'base64url'));
+  });
+}
 
 t.test(
   'agent cards: v1.0 and v0.3 shapes, signed by the agent key, the daemon card lists the visible agents',
@@ -132,7 +162,8 @@ t.test(
       capabilities: { streaming: true },
       supportedInterfaces: [
         { url: a2aUrl('echo'), protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
-        { protocolVersion: '0.3' },
+        { url: a2aUrl('echo'), protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
+        { protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
       ],
       skills: [{ id: 'echo', name: 'Echo', tags: ['test'] }],
     });
@@ -144,12 +175,15 @@ t.test(
       'a tampered card does not verify',
     );
     const legacy = await (await fetch(cardUrl('echo'))).json();
-    t.match(legacy, {
-      url: a2aUrl('echo'),
-      protocolVersion: '0.3',
-      preferredTransport: 'JSONRPC',
-      signatures: card.signatures,
-    });
+    t.match(legacy, { url: a2aUrl('echo'), protocolVersion: '0.3', preferredTransport: 'JSONRPC' });
+    t.ok(wholeCardVerifies(legacy), 'a verifier of the whole v0.3 card as served accepts it');
+    t.notOk(wholeCardVerifies({ ...legacy, url: 'http://elsewhere.example/a2a' }), 'its url is covered');
+    t.notOk(
+      wholeCardVerifies({ ...legacy, signatures: card.signatures }),
+      "the v1.0 card's signature alone does not cover the v0.3 members",
+    );
+    await t.resolves(verifyAgentCardSignature(didKey)(legacy), "the v1.0 SDK's verifier accepts the v0.3 card too");
+    t.ok(wholeCardVerifies(card), 'the v1.0 card verifies as served');
     const listing = await (await fetch(`${d1.meshUrl}/.well-known/agent-card.json`)).json();
     t.same(listing.agents.map((agent: any) => agent.handle).sort(), ['busy', 'careful', 'echo', 'grumpy', 'picky']);
     t.equal(listing.agents.find((agent: any) => agent.handle === 'echo').card, cardUrl('echo'));
@@ -160,8 +194,13 @@ t.test('v1.0 client: send, get, stream, input-required on an ask, cancel', async
   const client = await new ClientFactory().createFromUrl(cardUrl('echo'), '');
   const task: any = await client.sendMessage(sendParams(textMessage('hello there')));
   t.equal(task.status.state, STATE.completed);
-  t.equal(statusText(task), 'echo: hello there');
   t.equal(task.artifacts[0].parts[0].content.value, 'echo: hello there');
+  t.equal(task.artifacts.length, 1, 'the answer is one artifact');
+  t.equal(task.status.message, undefined, 'and not also the status message (a client showing both shows it once)');
+  t.notOk(
+    task.history.some((message: any) => message.role === 2),
+    'nor a message in the history: the answer is the output',
+  );
   const history = (await d1.request('GET', `/agents/${echo.id}/chat`)).body.llmMessages;
   t.ok(
     history.some((row: any) => row.turnId === task.id),
@@ -176,7 +215,8 @@ t.test('v1.0 client: send, get, stream, input-required on an ask, cancel', async
   for await (const event of client.sendMessageStream(sendParams(textMessage('streamed')))) events.push(unwrap(event));
   t.ok('id' in events[0] && 'status' in events[0], 'the stream opens with the task');
   t.equal(events.at(-1).status.state, STATE.completed);
-  t.equal(statusText(events.at(-1)), 'echo: streamed');
+  t.equal(events.at(-1).status.message, undefined);
+  t.equal(events.find((event) => 'artifact' in event).artifact.parts[0].content.value, 'echo: streamed');
 
   const asking: any = await client.sendMessage(sendParams(textMessage('please ask me')));
   t.equal(asking.status.state, STATE.inputRequired);
@@ -187,7 +227,7 @@ t.test('v1.0 client: send, get, stream, input-required on an ask, cancel', async
   t.equal(answered.id, asking.id);
   t.equal(answered.status.state, STATE.completed);
   t.equal(
-    statusText(answered),
+    answerText(answered),
     'answered: The sender of the message this turn answers (not the owner) answered: blue',
     "the model is told the answer is not the owner's",
   );
@@ -206,7 +246,8 @@ t.test('v0.3 client: message/send, message/stream, tasks/get, tasks/cancel, task
   const v03 = new LegacyJsonRpcTransport({ endpoint: a2aUrl('echo') });
   const task: any = await v03.sendMessage(sendParams(textMessage('old client')));
   t.equal(task.status.state, STATE.completed);
-  t.equal(statusText(task), 'echo: old client');
+  t.equal(answerText(task), 'echo: old client');
+  t.equal(statusText(task), '', 'the v0.3 task has the answer once too');
   t.match(await v03.getTask({ tenant: '', id: task.id } as any), { id: task.id, status: { state: STATE.completed } });
   const events: any[] = [];
   for await (const event of v03.sendMessageStream(sendParams(textMessage('old stream')))) events.push(unwrap(event));
@@ -217,7 +258,7 @@ t.test('v0.3 client: message/send, message/stream, tasks/get, tasks/cancel, task
   const answered: any = await v03.sendMessage(
     sendParams(textMessage('green', { taskId: asking.id, contextId: asking.contextId })),
   );
-  t.match(statusText(answered), /\(not the owner\) answered: green$/);
+  t.match(answerText(answered), /\(not the owner\) answered: green$/);
 
   const hanging: any = await v03.sendMessage(sendParams(textMessage('please hang'), true));
   await eventually(
@@ -411,7 +452,7 @@ t.test("an approval is the owner's: input-required for the caller, who cannot an
     const task: any = await client.getTask({ tenant: '', id: waiting.id } as any);
     return task.status.state === STATE.completed && task;
   }, 'the task to complete after the owner approved');
-  t.equal(statusText(done), 'wrote it');
+  t.equal(answerText(done), 'wrote it');
 });
 
 t.test(
@@ -438,7 +479,7 @@ t.test(
       const task: any = await client.getTask({ tenant: '', id: second.id } as any);
       return task.status.state === STATE.completed && task;
     }, 'the queued task to run and complete once the owner approved');
-    t.match(statusText(done), /echo: and after that/);
+    t.match(answerText(done), /echo: and after that/);
   },
 );
 

@@ -108,7 +108,8 @@ t.test(
       t.equal(chat.kind, 3, 'CLIENT');
       t.match(chat.attributes, {
         'gen_ai.operation.name': 'chat',
-        'gen_ai.provider.name': 'fake',
+        'gen_ai.provider.name': 'openai',
+        'agt.provider.id': 'fake',
         'gen_ai.request.model': 'fake-1',
         'gen_ai.response.model': 'fake-1',
         'gen_ai.usage.input_tokens': 120,

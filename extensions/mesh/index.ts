@@ -13,6 +13,8 @@ import { MeshTransport } from './outbound.js';
 import { inboxOfSenderKey } from './inbound.js';
 import { addressBucket, RateLimiter } from './rate-limit.js';
 import { registerNetworkRoutes, TAG } from './routes.js';
+import { PushNotifier } from './a2a/push.js';
+import { TaskStore } from './a2a/task-store.js';
 import { TaskBook } from './a2a/tasks.js';
 import { A2ATransport } from './a2a/outbound.js';
 
@@ -43,7 +45,18 @@ export default defineExtension({
     const peers = new PeerDirectory(ctx.settings, options.mdns, ctx.logger);
     // A2A tasks follow their turns on the bus (task id = turnId); a cancel that came first interrupts the turn when it
     // starts.
-    const book = new TaskBook((agentId, turnId) => ctx.agents.turns?.interrupt(agentId, turnId));
+    const pushes = new PushNotifier(
+      () => ctx.agents.fetch,
+      ctx.agents.keys,
+      (agentId) => ctx.agents.keys.identity(agentId)?.did,
+      ctx.logger,
+    );
+    const book = new TaskBook(
+      (agentId, turnId) => ctx.agents.turns?.interrupt(agentId, turnId),
+      undefined,
+      new TaskStore(() => ctx.agents.turns, ctx.logger),
+      (task, event) => pushes.notify(task, event),
+    );
     ctx.bus.subscribe((event) => book.apply(event));
     let transport: MeshTransport | undefined;
     const learn = (did: string, replyTo: string | undefined) => transport?.learn(did, replyTo);

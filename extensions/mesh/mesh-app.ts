@@ -21,6 +21,7 @@ import { acceptEnvelope, checkVisible } from './inbound.js';
 import type { RateLimiter } from './rate-limit.js';
 import { inScope, scopeOf, visibilityOf, type Scope } from './scope.js';
 import { serveWebsite } from './website.js';
+import { registerA2ARestRoutes } from './a2a/rest.js';
 import { registerA2ARoutes } from './a2a/routes.js';
 import type { TaskBook } from './a2a/tasks.js';
 
@@ -65,13 +66,21 @@ export function buildMeshApp(deps: MeshAppDeps): FastifyInstance {
   app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
   // JSON bodies (signed envelopes) are read strictly: a duplicate member name, `1e400` or nesting past
   // MAX_JSON_DEPTH is a 400 here, so a signature is checked over the one value every reader sees.
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+  // An empty body is none (an A2A HTTP+JSON cancel is a POST without one); `application/a2a+json` is A2A's JSON.
+  const strictJson = (
+    _request: unknown,
+    body: string | Buffer,
+    done: (error: Error | null, value?: unknown) => void,
+  ) => {
+    if (body === '') return done(null, undefined);
     try {
       done(null, parseStrictJson(body as string));
     } catch (error) {
       done(error as Error, undefined);
     }
-  });
+  };
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, strictJson);
+  app.addContentTypeParser('application/a2a+json', { parseAs: 'string' }, strictJson);
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error.statusCode === 413 || error.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
       return sendErrorAnswer(tooLarge(deps.maxBodyBytes) as unknown as FastifyError, request, reply);
@@ -120,7 +129,7 @@ export function buildMeshApp(deps: MeshAppDeps): FastifyInstance {
   });
 
   if (deps.a2a) {
-    registerA2ARoutes(app as unknown as FastifyInstance, {
+    const a2a = {
       agents: deps.agents,
       limiter: deps.limiter,
       addressLimiter: deps.addressLimiter,
@@ -128,8 +137,10 @@ export function buildMeshApp(deps: MeshAppDeps): FastifyInstance {
       waitMs: deps.a2a.waitMs,
       version: deps.version,
       baseUrl: deps.baseUrl,
-      visibleAgent: (request) => visibleAgent(deps, request),
-    });
+      visibleAgent: (request: FastifyRequest<{ Params: { handle: string } }>) => visibleAgent(deps, request),
+    };
+    registerA2ARoutes(app as unknown as FastifyInstance, a2a);
+    registerA2ARestRoutes(app as unknown as FastifyInstance, a2a);
   }
 
   const website = async (request: FastifyRequest<{ Params: { handle: string } }>, reply: FastifyReply) =>

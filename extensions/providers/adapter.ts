@@ -28,6 +28,8 @@ export interface WireResult {
   reportedCost: number | null;
   /** The model id the vendor says answered (falls back to the requested one). */
   model: string;
+  /** The vendor's id of this completion (`chatcmpl-…`, `msg_…`), when it sent one. */
+  responseId?: string;
   reasoning?: ReasoningBlock[];
 }
 

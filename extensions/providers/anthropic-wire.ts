@@ -138,12 +138,14 @@ export class MessageStreamState {
   stop: string | null = null;
   finished = false;
   model: string | undefined;
+  id: string | undefined;
 
   add(event: RawMessageStreamEvent, onDelta: (text: string) => void): void {
     const e = event as { type: string; index?: number; [key: string]: any };
     switch (e.type) {
       case 'message_start':
         this.model = e.message?.model;
+        this.id = e.message?.id;
         Object.assign(this.usage, e.message?.usage);
         break;
       case 'content_block_start':
@@ -247,6 +249,7 @@ async function send({ target, body, stream, guard, onDelta }: WireCall): Promise
       usage: usageOf(message.usage as unknown as Record<string, unknown>),
       reportedCost: null,
       model: message.model || requested,
+      ...(message.id ? { responseId: message.id } : {}),
     };
   }
   const state = new MessageStreamState();
@@ -272,6 +275,7 @@ async function send({ target, body, stream, guard, onDelta }: WireCall): Promise
     usage: usageOf(state.usage),
     reportedCost: null,
     model: state.model || requested,
+    ...(state.id ? { responseId: state.id } : {}),
   };
 }
 

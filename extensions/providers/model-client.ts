@@ -75,6 +75,7 @@ export function createModelClient(target: ProviderTarget, runtime: ClientRuntime
             cost: priceCall(target.type, result.model, result.usage, result.reportedCost, runtime.options.prices),
             provider: target.id,
             model: result.model,
+            ...(result.responseId ? { responseId: result.responseId } : {}),
             ...(result.reasoning ? { reasoning: result.reasoning } : {}),
           };
         }

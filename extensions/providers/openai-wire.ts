@@ -114,11 +114,13 @@ export class ChatStreamState {
   finish: string | null = null;
   usage: Record<string, any> | null = null;
   model: string | undefined;
+  id: string | undefined;
   private readonly calls = new Map<number, { id: string; name: string; args: string }>();
   private lastIndex = -1;
 
   add(chunk: ChatCompletionChunk, onDelta: (text: string) => void): void {
     if (chunk.model) this.model = chunk.model;
+    if (chunk.id) this.id ??= chunk.id;
     if (chunk.usage) this.usage = chunk.usage as Record<string, any>;
     const choice = chunk.choices?.[0];
     if (!choice) return;
@@ -202,6 +204,7 @@ async function send({ target, body, stream, guard, onDelta }: WireCall): Promise
       stopReason: mapFinish(choice.finish_reason, toolCalls.length > 0),
       ...usageOf(completion.usage as Record<string, any>),
       model: completion.model || requested,
+      ...(completion.id ? { responseId: completion.id } : {}),
     };
   }
   const state = new ChatStreamState();
@@ -236,6 +239,7 @@ async function send({ target, body, stream, guard, onDelta }: WireCall): Promise
     stopReason: mapFinish(state.finish, toolCalls.length > 0),
     ...usageOf(state.usage),
     model: state.model || requested,
+    ...(state.id ? { responseId: state.id } : {}),
   };
 }
 

@@ -17,6 +17,8 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 export interface ExportOptions {
   endpoint: string;
   protocol: 'http/protobuf' | 'http/json';
+  /** Sent with every export request; values are secrets (never logged, never in a span). */
+  headers: Record<string, string>;
   serviceName: string;
   serviceVersion: string;
   maxQueueSize: number;
@@ -49,7 +51,7 @@ export async function startExporting(options: ExportOptions): Promise<Exporting>
       ? (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter
       : (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter;
   const stats: QueueStats = { queued: 0, dropped: 0, exported: 0, failed: 0 };
-  const exporter = new Exporter({ url: options.endpoint, timeoutMillis: 10_000 });
+  const exporter = new Exporter({ url: options.endpoint, headers: options.headers, timeoutMillis: 10_000 });
   const counted = countingExporter(exporter, stats);
   const batch = new BatchSpanProcessor({
     exporter: counted,

@@ -8,6 +8,7 @@
  * `agt.trace-context` point. The OpenTelemetry SDK and prom-client are imported only when turned on, and
  * nothing listens to the bus while both are off.
  */
+import { createHash } from 'node:crypto';
 import { Type } from 'typebox';
 import { defineExtension } from '@agt/contracts';
 import { errorResponses } from '@agt/contracts';
@@ -44,6 +45,11 @@ export const TelemetryOptions = Type.Object(
 );
 
 type TelemetrySettings = NonNullable<Settings['telemetry']>;
+
+const digest = (headers: Record<string, string>) =>
+  createHash('sha256')
+    .update(JSON.stringify(Object.entries(headers).sort()))
+    .digest('hex');
 
 export default defineExtension({
   name: 'telemetry',
@@ -88,7 +94,9 @@ export default defineExtension({
 
     async function apply(wanted: TelemetrySettings): Promise<void> {
       const protocol = wanted.otlpProtocol ?? 'http/protobuf';
-      const key = wanted.otlpEndpoint ? `${protocol} ${wanted.otlpEndpoint}` : '';
+      const headers = exportHeaders(wanted);
+      // The header values are part of what makes an exporter new, hashed so the key holds no secret.
+      const key = wanted.otlpEndpoint ? `${protocol} ${wanted.otlpEndpoint} ${digest(headers)}` : '';
       if (traces?.endpoint === key) return void (wanted.metrics && (await startMetrics()));
       const old = traces;
       let next: typeof traces;
@@ -100,6 +108,7 @@ export default defineExtension({
         const exporting = await startExporting({
           endpoint: wanted.otlpEndpoint!,
           protocol,
+          headers,
           serviceName: ctx.config.serviceName,
           serviceVersion: '1.0.0',
           maxQueueSize: ctx.config.maxQueueSize,
@@ -109,7 +118,16 @@ export default defineExtension({
           exporting,
           endpoint: key,
           protocol,
-          tracer: new EventTracer(exporting, SpanKind, agentName, () => settings().captureContent === true),
+          tracer: new EventTracer(
+            exporting,
+            SpanKind,
+            {
+              agentName,
+              agent: (agentId) => ctx.agents.list().find((agent) => agent.id === agentId),
+              settings: () => ctx.settings.current() as Settings,
+            },
+            () => settings().captureContent === true,
+          ),
         };
       }
       // Swap first, then let the old exporter flush in the background (a stuck collector must not delay the new one).
@@ -121,6 +139,20 @@ export default defineExtension({
       if (next) ctx.logger.info({ protocol }, 'telemetry: exporting traces');
       if (wanted.metrics) await startMetrics();
       if (traces || metrics) listen();
+    }
+    /** The export headers, each value read from the daemon's environment now; a variable that is unset is said once. */
+    function exportHeaders(wanted: TelemetrySettings): Record<string, string> {
+      const headers: Record<string, string> = {};
+      for (const { name, valueEnv } of wanted.otlpHeaders ?? []) {
+        const value = ctx.env.get(valueEnv);
+        if (value) headers[name] = value;
+        else
+          ctx.logger.warn(
+            { header: name, variable: valueEnv },
+            'telemetry: the header variable is not set; header not sent',
+          );
+      }
+      return headers;
     }
     const reapply = () => {
       applying = applying

@@ -32,6 +32,10 @@ export class Metrics {
     const registry = new prom.Registry();
     // Node's own: event-loop delay (nodejs_eventloop_lag_*), heap, handles, CPU.
     prom.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 20 });
+    // Gauges named like counters (`promtool check metrics` fails on them); `nodejs_active_handles`, `_requests`
+    // and `_resources`, by type, say the same.
+    for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'])
+      registry.removeSingleMetric(name);
     return new Metrics(registry, build(prom, registry, sources), sources);
   }
 

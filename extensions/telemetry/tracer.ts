@@ -1,14 +1,23 @@
 /**
  * Spans from the kernel's events (GenAI semantic conventions): `invoke_agent <agent>` per turn, `chat <model>`
- * per model call (from `llm.completed`: provider, models, usage, finish reason, cost from the spend governor),
+ * per model call (from `llm.completed`: the provider's system and endpoint, models, usage, finish reason, the
+ * vendor's response id, cost from the spend governor),
  * `execute_tool <tool>` per tool call (MCP tools and compute execs are tool calls too), `await_owner <kind>`
  * per approval or ask, `send_message <channel>` / `receive_message <source>` per mesh delivery (the
  * `agt.trace-context` point). Nothing here reaches into the kernel: events carry the agent, turn and times.
  */
 import type { Context, Span, SpanKind as Kind } from '@opentelemetry/api';
-import type { UmbilicalEvent } from '@agt/contracts';
+import type { AgentView, Settings, UmbilicalEvent } from '@agt/contracts';
 import type { InboundTrace, OutboundTrace } from '@agt/contracts';
 import type { Exporting } from './export.js';
+import { providerAttributes, resolveProvider } from './gen-ai-provider.js';
+
+/** What the tracer reads of the daemon beside the events: agent names, configs and the settings' providers. */
+export interface TracerLookup {
+  agentName(agentId: string): string;
+  agent(agentId: string): AgentView | undefined;
+  settings(): Readonly<Settings>;
+}
 
 /** Open spans kept at most (turns that never end are closed oldest first beyond this). */
 const MAX_OPEN = 5_000;
@@ -34,7 +43,7 @@ export class EventTracer {
   constructor(
     private readonly exporting: Exporting,
     private readonly kinds: Kinds,
-    private readonly agentName: (agentId: string) => string,
+    private readonly lookup: TracerLookup,
     private readonly captureContent: () => boolean,
   ) {}
 
@@ -45,7 +54,8 @@ export class EventTracer {
     switch (event.event_type) {
       case 'turn.started': {
         const p = event.payload as { turn_id: string; trigger: string };
-        const name = agentId ? this.agentName(agentId) : 'agt';
+        const name = agentId ? this.lookup.agentName(agentId) : 'agt';
+        const model = agentId ? this.lookup.agent(agentId)?.config.model : undefined;
         const adopted = this.adoptTurn(p.turn_id) ?? (agentId ? this.adopt(agentId, at) : undefined);
         const span = this.exporting.tracer.startSpan(
           `invoke_agent ${name}`,
@@ -56,6 +66,13 @@ export class EventTracer {
               'gen_ai.operation.name': 'invoke_agent',
               'gen_ai.agent.name': name,
               ...(agentId ? { 'gen_ai.agent.id': agentId } : {}),
+              ...(model?.provider
+                ? {
+                    ...providerAttributes(model.provider, this.provider(agentId, model.provider), false),
+                    ...(model.model_id ? { 'gen_ai.request.model': model.model_id } : {}),
+                  }
+                : {}),
+              ...conversation(agentId, event.loop),
               'agt.turn.id': p.turn_id,
               'agt.turn.trigger': p.trigger,
               ...(event.loop ? { 'agt.loop': event.loop } : {}),
@@ -108,6 +125,7 @@ export class EventTracer {
           cost: number | null;
           duration_ms: number;
           stop_reason: string;
+          response_id?: string;
         };
         const span = this.exporting.tracer.startSpan(
           `chat ${p.model}`,
@@ -116,7 +134,8 @@ export class EventTracer {
             startTime: at - Math.max(0, p.duration_ms),
             attributes: {
               'gen_ai.operation.name': 'chat',
-              'gen_ai.provider.name': p.provider,
+              ...providerAttributes(p.provider, this.provider(agentId, p.provider), true),
+              ...conversation(agentId, event.loop),
               'gen_ai.request.model': p.model,
               'gen_ai.response.model': p.model,
               'gen_ai.usage.input_tokens': p.usage.input,
@@ -124,6 +143,7 @@ export class EventTracer {
               'gen_ai.usage.cache_read.input_tokens': p.usage.cacheRead,
               'gen_ai.usage.cache_creation.input_tokens': p.usage.cacheWrite,
               'gen_ai.response.finish_reasons': [FINISH_REASONS[p.stop_reason] ?? p.stop_reason],
+              ...(p.response_id ? { 'gen_ai.response.id': p.response_id } : {}),
               ...(p.cost === null ? {} : { 'agt.usage.cost_usd': p.cost }),
             },
           },
@@ -143,6 +163,8 @@ export class EventTracer {
               'gen_ai.operation.name': 'execute_tool',
               'gen_ai.tool.name': p.tool,
               'gen_ai.tool.call.id': p.call_id,
+              'gen_ai.tool.type': toolType(p.tool),
+              ...conversation(agentId, event.loop),
               ...(this.captureContent()
                 ? { 'gen_ai.tool.call.arguments': JSON.stringify(p.args ?? null).slice(0, MAX_CONTENT) }
                 : {}),
@@ -156,11 +178,14 @@ export class EventTracer {
         return;
       }
       case 'tool.completed': {
-        const p = event.payload as { call_id: string; ok: boolean };
+        const p = event.payload as { call_id: string; ok: boolean; error?: string };
         const span = this.tools.get(key(agentId, p.call_id));
         if (!span) return;
         this.tools.delete(key(agentId, p.call_id));
-        if (!p.ok) span.setStatus({ code: 2 });
+        if (!p.ok) {
+          span.setAttribute('error.type', p.error ?? '_OTHER');
+          span.setStatus({ code: 2 });
+        }
         span.end(at);
         const turn = turnId ? this.turns.get(turnId) : undefined;
         if (turn?.tool === span) turn.tool = undefined;
@@ -251,6 +276,10 @@ export class EventTracer {
     this.turns.clear();
   }
 
+  private provider(agentId: string | null, providerId: string) {
+    return resolveProvider(agentId ? this.lookup.agent(agentId) : undefined, this.lookup.settings(), providerId);
+  }
+
   private parentOf(turnId: string | undefined): Context | undefined {
     const turn = turnId ? this.turns.get(turnId) : undefined;
     if (!turn) return undefined;
@@ -287,3 +316,13 @@ export class EventTracer {
 }
 
 const key = (agentId: string | null, id: string) => `${agentId ?? ''}\n${id}`;
+
+/** `gen_ai.conversation.id`: the agent's loop, the history its turns share (`<agent id>/<loop>`; no loop is `main`). */
+const conversation = (agentId: string | null, loop: string | undefined): Record<string, string> =>
+  agentId ? { 'gen_ai.conversation.id': `${agentId}/${loop ?? 'main'}` } : {};
+
+/**
+ * `gen_ai.tool.type`: an MCP server's tool (`mcp_<server>_<tool>`) reaches an outside system (`extension`);
+ * every other tool is a function the daemon runs with the model's arguments (`function`).
+ */
+const toolType = (tool: string) => (tool.startsWith('mcp_') ? 'extension' : 'function');

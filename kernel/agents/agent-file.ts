@@ -36,6 +36,7 @@ import { ConfigStore } from './stores/config-store.js';
 import { FilesStore } from './stores/files-store.js';
 import { HilRecordStore } from './stores/hil-store.js';
 import { IdempotencyKeyStore } from './stores/idempotency-store.js';
+import { TurnRecordsStore } from './stores/turn-records-store.js';
 import { LeaseStore } from './stores/lease-store.js';
 import { LocalTables } from './stores/local-tables.js';
 import { LogsStore } from './stores/logs-store.js';
@@ -94,6 +95,7 @@ export class AgentFile {
   /** Approval tasks, asks and suspend prompts. */
   readonly hil: HilRecordStore;
   readonly idempotency: IdempotencyKeyStore;
+  readonly turnRecords: TurnRecordsStore;
   /** Long-term memories with their full-text and vector indexes (docs/memory.md). */
   readonly memory: MemoryStore;
   private closed = false;
@@ -123,6 +125,7 @@ export class AgentFile {
     this.queue = new QueueStore(sql);
     this.hil = new HilRecordStore(sql);
     this.idempotency = new IdempotencyKeyStore(sql);
+    this.turnRecords = new TurnRecordsStore(sql);
     this.memory = new MemoryStore(sql);
   }
 

@@ -352,6 +352,23 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX agt_memory_by_state ON agt_memory(forgotten_at, pinned, created_at);
     `,
   },
+  {
+    version: 12,
+    description:
+      'records extensions keep beside a turn (agt_turn_records: an A2A task of the turn), so they outlive a restart',
+    // One record per kind and turn; `seq` orders them by first write for listing with a cursor.
+    sql: `
+      CREATE TABLE agt_turn_records (
+        seq INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL,
+        turn_id TEXT NOT NULL,
+        record TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE UNIQUE INDEX agt_turn_records_by_turn ON agt_turn_records(kind, turn_id);
+    `,
+  },
 ];
 
 /** The version this build writes. Files with a higher `user_version` are refused. */

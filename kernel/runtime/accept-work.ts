@@ -51,7 +51,13 @@ export function chatBatch(file: () => AgentFile): ChatBatch {
  * never lost by a crash. A key seen before (24 h) with the same loop and text returns its first turn id
  * and queues nothing; with another request it is refused (422 `idempotency_key_reused`).
  */
-export function acceptChat(host: AcceptHost, loopName: string, text: string, idempotencyKey?: string): string {
+export function acceptChat(
+  host: AcceptHost,
+  loopName: string,
+  text: string,
+  idempotencyKey?: string,
+  accepted?: (turnId: string) => void,
+): string {
   const now = host.clock.now();
   const idempotency =
     idempotencyKey === undefined
@@ -68,6 +74,7 @@ export function acceptChat(host: AcceptHost, loopName: string, text: string, ide
     { kind: 'chat', turnId, text, at: now },
     { turnId, loop: loopName, kind: 'chat', payload: { text }, createdAt: now },
     idempotency,
+    accepted,
   );
   host.fire('on_chat', { text, loop: loopName, turn_id: turnId }, { loop: loopName });
   return turnId;

@@ -213,8 +213,9 @@ export class AgentRuntime {
   // ---- work ----------------------------------------------------------------------------------------
 
   /** Queues a chat, committed before this returns (accept-work.ts); returns its turn id. */
-  chat(loopName: string, text: string, idempotencyKey?: string): string {
-    return acceptChat(this.accepting, loopName, text, idempotencyKey);
+  /** `accepted`: called with the new turn's id once it is committed, before it can start (not for a replay). */
+  chat(loopName: string, text: string, idempotencyKey?: string, accepted?: (turnId: string) => void): string {
+    return acceptChat(this.accepting, loopName, text, idempotencyKey, accepted);
   }
 
   /** {@link chat} sharing its commit with the other chats of this event-loop turn (`POST chat`, accept-work.ts). */

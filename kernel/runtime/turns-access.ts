@@ -9,6 +9,7 @@ import { normalizeDispatch } from './dispatch.js';
 import { noSuchLoop } from './errors.js';
 import { historyMessage } from './executor/context.js';
 import { agentIdNotLoaded } from '../agents/errors.js';
+import { turnRecordsAccess } from './turn-records-access.js';
 
 /** `traced`: hands a well-formed traceparent of a delivered message to the `traceContext` provider. */
 export function turnsAccess(
@@ -32,7 +33,15 @@ export function turnsAccess(
     return { agentRuntime, loop: undefined, place: 'none' as TurnPlace };
   };
   return {
-    chat: (agentId, text, options = {}) => runtime(agentId).chat(options.loop ?? 'main', text, options.idempotencyKey),
+    chat(agentId, text, options = {}) {
+      const { traceparent } = options;
+      // As for deliver: handed on once the turn is committed and before it can start.
+      const accepted =
+        traced && isTraceparent(traceparent)
+          ? (turnId: string) => traced({ agentId, turnId, source: 'mcp', traceparent })
+          : undefined;
+      return runtime(agentId).chat(options.loop ?? 'main', text, options.idempotencyKey, accepted);
+    },
     deliver(agentId, message, options = {}) {
       // The dispatch normalizer refuses `source: user` and internal flags, as for `POST /trigger`.
       const dispatch = normalizeDispatch({
@@ -95,5 +104,6 @@ export function turnsAccess(
         return entry;
       });
     },
+    records: turnRecordsAccess((agentId) => runtime(agentId).agent.file),
   };
 }

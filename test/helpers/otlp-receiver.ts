@@ -1,7 +1,7 @@
 /**
  * A local OTLP/HTTP traces receiver for tests: records each export request, decodes `http/json` bodies into
  * flat spans (hex ids, attributes as plain values, the resource's `service.name`), and keeps `http/protobuf`
- * bodies as bytes. `hang()` makes it accept requests and never answer (a collector that is stuck).
+ * bodies as bytes, and every request's headers. `hang()` makes it accept requests and never answer (a collector that is stuck).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -23,6 +23,8 @@ export interface OtlpReceiver {
   url: string;
   spans: ReceivedSpan[];
   protobufBodies: Buffer[];
+  /** The headers of each export request, in order. */
+  headers: IncomingMessage['headers'][];
   hang(on: boolean): void;
   close(): Promise<void>;
 }
@@ -42,6 +44,7 @@ const attributes = (list: any[] | undefined) => Object.fromEntries((list ?? []).
 export async function startOtlpReceiver(t: { teardown(fn: () => unknown): void }): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
   const protobufBodies: Buffer[] = [];
+  const headers: IncomingMessage['headers'][] = [];
   const hanging = new Set<ServerResponse>();
   let hang = false;
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
@@ -49,6 +52,7 @@ export async function startOtlpReceiver(t: { teardown(fn: () => unknown): void }
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       if (hang) return void hanging.add(response);
+      headers.push(request.headers);
       const body = Buffer.concat(chunks);
       if (String(request.headers['content-type']).includes('json')) {
         for (const rs of JSON.parse(body.toString('utf8')).resourceSpans ?? []) {
@@ -83,6 +87,7 @@ export async function startOtlpReceiver(t: { teardown(fn: () => unknown): void }
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`,
     spans,
     protobufBodies,
+    headers,
     hang: (on) => void (hang = on),
     close,
   };

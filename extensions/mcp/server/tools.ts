@@ -85,7 +85,9 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
       try {
         let turnId: string;
         try {
-          turnId = turns.chat(agent.id, args.text);
+          // The client's trace context (`_meta.traceparent`): the turn joins its trace when a tracer is on.
+          const traceparent = extra._meta?.traceparent;
+          turnId = turns.chat(agent.id, args.text, typeof traceparent === 'string' ? { traceparent } : {});
         } catch (error) {
           return failure(`The chat was refused: ${messageOf(error)}`);
         }

@@ -10,8 +10,8 @@
  *
  * Two shapes at one URL, by the `A2A-Version` request header as the SDK's own card router does: `1.0`
  * (what v1.0 clients send) gets the v1.0 card; none or `0.3` gets the same card with the v0.3 members
- * added (`url`, `preferredTransport`, `protocolVersion`), the signature unchanged (it covers the v1.0
- * members, which a v0.3 reader's proto form keeps).
+ * added (`url`, `preferredTransport`, `protocolVersion`). Each shape is signed as it is served, so a
+ * verifier of the whole card it received finds a signature that covers every member.
  */
 import { canonicalJson, isEd25519Did, publicKeyFromDid, verifyDidSignature } from '@agt/contracts';
 import type { AgentsService } from '@agt/contracts';
@@ -96,25 +96,53 @@ const b64url = (bytes: Uint8Array | string) => Buffer.from(bytes).toString('base
 /** The key id of a did:key (`did:key:z…#z…`, the DID URL of its one verification method). */
 export const kidOf = (did: string) => `${did}#${did.slice('did:key:'.length)}`;
 
-/** The v1.0 card of `agent` (signed when it has an identity and its key is reachable). */
+/**
+ * The card of `agent` in the shape a client of `shape` reads (`1.0`, or `0.3`: the v0.3 members added), signed
+ * as served when the agent has an identity and its key is reachable.
+ */
 export async function buildA2ACard(
   agents: AgentsService,
   agent: MeshAgent,
   base: string,
   version: string,
+  shape: '1.0' | '0.3' = '1.0',
 ): Promise<Record<string, unknown>> {
+  const v1 = v1Card(agent, base, version);
+  const card = shape === '0.3' ? compatCard(v1) : v1;
+  const did = agent.did;
+  if (!did) return card;
+  const header = b64url(JSON.stringify({ alg: 'EdDSA', typ: 'JOSE', kid: kidOf(did) }));
+  const signed = async (over: Record<string, unknown>) => {
+    const input = Buffer.from(`${header}.${b64url(cardPayload(over))}`, 'ascii');
+    return { protected: header, signature: b64url(await agents.keys.sign(agent.view.id, input)) };
+  };
+  try {
+    // The v0.3 shape carries two: one over the card as served (a verifier of the JSON it received), and one
+    // over its v1.0 members (the v1.0 SDK reads any card through the v1.0 proto form, dropping the v0.3 ones).
+    // A verifier accepts a card when one of its signatures verifies.
+    const signatures = shape === '0.3' ? [await signed(card), await signed(v1)] : [await signed(card)];
+    return { ...card, signatures };
+  } catch {
+    // Locked credentials: the card goes out unsigned (a verifier treats it as such).
+    return card;
+  }
+}
+
+/** The v1.0 card of `agent`, unsigned. */
+function v1Card(agent: MeshAgent, base: string, version: string): Record<string, unknown> {
   const url = a2aUrlOf(base, agent.handle);
-  const card = withoutDefaults({
+  return withoutDefaults({
     name: agent.view.name,
     description: agent.view.config.description || agent.view.name,
     supportedInterfaces: [
       { url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+      { url, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
       { url, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
     ],
     version,
     capabilities: {
       streaming: true,
-      pushNotifications: false,
+      pushNotifications: true,
       ...(agent.did
         ? {
             extensions: [
@@ -131,20 +159,10 @@ export async function buildA2ACard(
     defaultOutputModes: ['text/plain'],
     skills: skillsOf(agent),
   }) as Record<string, unknown>;
-  if (!agent.did) return card;
-  const header = b64url(JSON.stringify({ alg: 'EdDSA', typ: 'JOSE', kid: kidOf(agent.did) }));
-  try {
-    const input = Buffer.from(`${header}.${b64url(cardPayload(card))}`, 'ascii');
-    const signature = await agents.keys.sign(agent.view.id, input);
-    return { ...card, signatures: [{ protected: header, signature: b64url(signature) }] };
-  } catch {
-    // Locked credentials: the card goes out unsigned (a verifier treats it as such).
-    return card;
-  }
 }
 
-/** The v0.3 reading of a v1.0 card: the v0.3 members added (the SDK's compat card with its v1.0 interfaces kept). */
-export function compatCard(card: Record<string, unknown>): Record<string, unknown> {
+/** The v0.3 reading of an unsigned v1.0 card: the v0.3 members added (the SDK's compat card with its v1.0 interfaces kept). */
+function compatCard(card: Record<string, unknown>): Record<string, unknown> {
   const legacy = (card.supportedInterfaces as Array<Record<string, unknown>>).find(
     (item) => item.protocolVersion === '0.3',
   )!;

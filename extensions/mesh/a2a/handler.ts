@@ -4,22 +4,30 @@
  * maps A2A operations onto agt turns. Send starts a turn with the message as an `inbox` event from
  * `a2a` (never as the owner's chat; `ctx.agents.turns.deliver`), and the task id is its turnId; a
  * message on an `input-required` task answers the ask the turn waits on (an approval stays the
- * owner's: refused); cancel interrupts the turn (or, still queued, as soon as it starts). Push
- * notifications and task listing are not offered.
+ * owner's: refused); cancel interrupts the turn (or, still queued, as soon as it starts); list gives the
+ * requester's tasks from the records kept in the agent's file; push configs name the caller's webhooks
+ * for a task's updates (push.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type {
   AgentCard,
   CancelTaskRequest,
+  DeleteTaskPushNotificationConfigRequest,
+  GetTaskPushNotificationConfigRequest,
   GetTaskRequest,
+  ListTaskPushNotificationConfigsRequest,
+  ListTaskPushNotificationConfigsResponse,
+  ListTasksRequest,
+  ListTasksResponse,
   Message,
   SendMessageRequest,
   StreamResponse,
   SubscribeToTaskRequest,
   Task,
+  TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
 import {
-  PushNotificationNotSupportedError,
+  ExtendedAgentCardNotConfiguredError,
   RequestMalformedError,
   TaskNotCancelableError,
   TaskNotFoundError,
@@ -33,7 +41,7 @@ import { isTraceparent } from '@agt/contracts';
 import type { MeshAgent } from '../directory.js';
 import { buildA2ACard } from './card.js';
 import { TRACE_METADATA } from './sender.js';
-import { isFinal, isTerminal, type TaskBook, type TaskRecord } from './tasks.js';
+import { isFinal, isTerminal, MAX_PUSH_CONFIGS, type PushConfig, type TaskBook, type TaskRecord } from './tasks.js';
 
 export interface A2AHandlerDeps {
   agents: AgentsService;
@@ -96,17 +104,27 @@ export class AgentA2AHandler implements A2ARequestHandler {
   }
 
   async getAuthenticatedExtendedAgentCard(): Promise<AgentCard> {
-    throw new UnsupportedOperationError('this agent has no extended card');
+    // A2A callers are not authenticated here (a sender proves its DID per message): there is no more to show.
+    throw new ExtendedAgentCardNotConfiguredError('this agent has no extended card');
   }
 
   async sendMessage(params: SendMessageRequest): Promise<Message | Task> {
     const task = this.start(params);
+    this.pushFromSend(task, params);
     if (params.configuration?.returnImmediately !== true) await this.deps.book.settled(task, this.deps.waitMs);
     return this.deps.book.snapshot(task, params.configuration?.historyLength);
   }
 
   async *sendMessageStream(params: SendMessageRequest): AsyncGenerator<StreamResponse, void, undefined> {
-    yield* this.follow(this.start(params));
+    const task = this.start(params);
+    this.pushFromSend(task, params);
+    yield* this.follow(task);
+  }
+
+  /** A webhook given with the message (`configuration.taskPushNotificationConfig`). */
+  private pushFromSend(task: TaskRecord, params: SendMessageRequest): void {
+    const given = params.configuration?.taskPushNotificationConfig;
+    if (given?.url) this.addPush(task, given);
   }
 
   async getTask(params: GetTaskRequest): Promise<Task> {
@@ -127,28 +145,108 @@ export class AgentA2AHandler implements A2ARequestHandler {
     yield* this.follow(task);
   }
 
-  async listTasks(): Promise<never> {
-    throw new UnsupportedOperationError('task listing is not offered');
+  /**
+   * The caller's tasks on this agent (its requester address's, as for GetTask), newest first, filtered by
+   * context, state and status time; `pageToken` is the opaque cursor of the previous page.
+   */
+  async listTasks(params: ListTasksRequest): Promise<ListTasksResponse> {
+    const size = Math.min(100, Math.max(1, Math.trunc(params.pageSize ?? 50)));
+    let before: number | undefined;
+    if (params.pageToken) {
+      before = Number(Buffer.from(params.pageToken, 'base64url').toString('utf8'));
+      if (!Number.isSafeInteger(before) || before < 1)
+        throw new RequestMalformedError('pageToken is not a token of this list');
+    }
+    const after = params.statusTimestampAfter ? Date.parse(params.statusTimestampAfter) : undefined;
+    if (after !== undefined && Number.isNaN(after))
+      throw new RequestMalformedError('statusTimestampAfter is not an ISO 8601 time');
+    const page = this.deps.book.list(
+      this.agent.view.id,
+      this.caller.owner,
+      (task) =>
+        (!params.contextId || task.contextId === params.contextId) &&
+        (!params.status || task.state === params.status) &&
+        (after === undefined || Date.parse(task.timestamp) >= after),
+      size,
+      before,
+    );
+    return {
+      tasks: page.tasks.map((task) => {
+        const snapshot = this.deps.book.snapshot(task, params.historyLength);
+        return params.includeArtifacts === true ? snapshot : { ...snapshot, artifacts: [] };
+      }),
+      nextPageToken: page.next === undefined ? '' : Buffer.from(String(page.next)).toString('base64url'),
+      pageSize: size,
+      totalSize: page.total,
+    };
   }
 
-  async createTaskPushNotificationConfig(): Promise<never> {
-    throw new PushNotificationNotSupportedError('push notifications are not offered');
+  /** A webhook for the task's updates (push.ts); the same `id` replaces one. */
+  async createTaskPushNotificationConfig(params: TaskPushNotificationConfig): Promise<TaskPushNotificationConfig> {
+    const task = this.task(params.taskId);
+    const config = this.addPush(task, params);
+    return this.pushView(task, config);
   }
 
-  async getTaskPushNotificationConfig(): Promise<never> {
-    throw new PushNotificationNotSupportedError('push notifications are not offered');
+  async getTaskPushNotificationConfig(
+    params: GetTaskPushNotificationConfigRequest,
+  ): Promise<TaskPushNotificationConfig> {
+    const task = this.task(params.taskId);
+    const config = task.push.find((item) => item.id === params.id);
+    if (!config) throw new TaskNotFoundError(`task ${task.id} has no push notification config ${params.id}`);
+    return this.pushView(task, config);
   }
 
-  async listTaskPushNotificationConfigs(): Promise<never> {
-    throw new PushNotificationNotSupportedError('push notifications are not offered');
+  async listTaskPushNotificationConfigs(
+    params: ListTaskPushNotificationConfigsRequest,
+  ): Promise<ListTaskPushNotificationConfigsResponse> {
+    const task = this.task(params.taskId);
+    return { configs: task.push.map((config) => this.pushView(task, config)), nextPageToken: '' };
   }
 
-  async deleteTaskPushNotificationConfig(): Promise<never> {
-    throw new PushNotificationNotSupportedError('push notifications are not offered');
+  async deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest): Promise<void> {
+    const task = this.task(params.taskId);
+    task.push = task.push.filter((config) => config.id !== params.id);
+    this.deps.book.save(task);
+  }
+
+  private addPush(task: TaskRecord, params: { id?: string; url: string; token?: string }): PushConfig {
+    let url: URL;
+    try {
+      url = new URL(params.url);
+    } catch {
+      throw new RequestMalformedError('the push notification url is not a URL');
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new RequestMalformedError('the push notification url must be http(s)');
+    if (params.url.length > 2000) throw new RequestMalformedError('the push notification url is too long');
+    const config: PushConfig = {
+      id: (params.id || randomUUID()).slice(0, 200),
+      url: params.url,
+      ...(params.token ? { token: params.token.slice(0, 1000) } : {}),
+    };
+    const others = task.push.filter((item) => item.id !== config.id);
+    if (others.length >= MAX_PUSH_CONFIGS)
+      throw new RequestMalformedError(`a task has at most ${MAX_PUSH_CONFIGS} push notification configs`);
+    task.push = [...others, config];
+    this.deps.book.save(task);
+    return config;
+  }
+
+  /** A config as the caller set it (its token is the caller's own). */
+  private pushView(task: TaskRecord, config: PushConfig): TaskPushNotificationConfig {
+    return {
+      tenant: '',
+      id: config.id,
+      taskId: task.id,
+      url: config.url,
+      token: config.token ?? '',
+      authentication: undefined,
+    };
   }
 
   private task(id: string): TaskRecord {
-    const task = this.deps.book.get(id, this.caller.owner);
+    const task = this.deps.book.get(id, this.caller.owner, this.agent.view.id);
     if (!task || task.agentId !== this.agent.view.id) throw new TaskNotFoundError(`no task ${id}`);
     return task;
   }

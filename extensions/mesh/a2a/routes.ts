@@ -21,7 +21,7 @@ import { addressRateLimited, badSignature, rateLimited, senderBlocked } from '..
 import { senderKey } from '../inbound.js';
 import { addressBucket, type RateLimiter } from '../rate-limit.js';
 import { inScope, scopeOf, visibilityOf } from '../scope.js';
-import { a2aUrlOf, buildA2ACard, cardUrlOf, compatCard, wantsV1 } from './card.js';
+import { a2aUrlOf, buildA2ACard, cardUrlOf, wantsV1 } from './card.js';
 import type { Caller } from './handler.js';
 import { checkProof } from './sender.js';
 import type { TaskBook } from './tasks.js';
@@ -54,7 +54,7 @@ const dids = (value: unknown): string[] =>
   Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
 
 /** The SDK's server side, loaded on first use (the extension's module stays cheap to import). */
-const sdk = () =>
+export const sdk = () =>
   Promise.all([
     import('@a2a-js/sdk/server'),
     import('@a2a-js/sdk/compat/v0_3/server'),
@@ -68,7 +68,7 @@ const sdk = () =>
   }));
 
 /** Sender proof, block and allow lists, per-sender rate: the checks of a message before it becomes a turn. */
-function checkSender(
+export function checkSender(
   deps: A2ARouteDeps,
   agent: MeshAgent,
   body: Record<string, unknown>,
@@ -125,9 +125,10 @@ export function registerA2ARoutes(app: FastifyInstance, deps: A2ARouteDeps): voi
     '/agents/:handle/.well-known/agent-card.json',
     { schema: { params: Handle } },
     async (request: FastifyRequest<{ Params: { handle: string } }>, reply) => {
-      const card = await buildA2ACard(deps.agents, deps.visibleAgent(request), deps.baseUrl(), deps.version);
+      const shape = wantsV1(request.headers['a2a-version']) ? '1.0' : '0.3';
+      const card = await buildA2ACard(deps.agents, deps.visibleAgent(request), deps.baseUrl(), deps.version, shape);
       reply.header('vary', 'A2A-Version').header('cache-control', 'no-cache');
-      return wantsV1(request.headers['a2a-version']) ? card : compatCard(card);
+      return card;
     },
   );
 
@@ -186,8 +187,8 @@ export function registerA2ARoutes(app: FastifyInstance, deps: A2ARouteDeps): voi
   );
 }
 
-/** Writes a JSON-RPC stream as Server-Sent Events; a failure before the first event is a plain JSON-RPC error. */
-async function stream(
+/** Writes a stream as Server-Sent Events; a failure before the first event is answered by `failure` as plain JSON. */
+export async function stream(
   reply: FastifyReply,
   events: AsyncIterator<unknown>,
   failure: (error: unknown) => unknown,

@@ -2,8 +2,8 @@
  * A2A tasks of agt turns (task id = turnId: a turn already has states and an end on the bus). A task's state follows
  * its turn on the event bus: queued `submitted`, `turn.started` → `working`, `hil.requested` → `input-required` (an
  * ask: its question; an approval or suspend prompt: what the owner must decide), `hil.resolved` → `working`,
- * `turn.completed` → `completed` (the reply as the status message and a `reply` artifact) or `canceled` (`stop_reason:
- * interrupted`), `agent.error` → `failed`, `chat.discarded` → `canceled`.
+ * `turn.completed` → `completed` (the reply as the `reply` artifact, the task's output; no status message) or `canceled`
+ * (`stop_reason: interrupted`), `agent.error` → `failed`, `chat.discarded` → `canceled`.
  *
  * A task still queued while a turn before it on the agent's main loop waits for a human (the owner's
  * approval or suspend answer, or someone's answer to an ask) is `working` with a status message saying
@@ -33,6 +33,15 @@ const TERMINAL = new Set<number>([STATE.completed, STATE.failed, STATE.canceled,
 export const isFinal = (state: number) => TERMINAL.has(state) || state === STATE.inputRequired;
 export const isTerminal = (state: number) => TERMINAL.has(state);
 
+/** One webhook of a task (A2A push notifications). */
+export interface PushConfig {
+  id: string;
+  url: string;
+  token?: string;
+}
+
+export const MAX_PUSH_CONFIGS = 5;
+
 export type Waiting =
   | { kind: 'ask'; requestId: string; question: string }
   | { kind: 'approval' | 'suspend'; id: string };
@@ -52,6 +61,8 @@ export interface TaskRecord {
   cancelWanted: boolean;
   /** Still queued, behind a turn that waits for a human: what it waits for (the status message's text). */
   queuedBehind: string | undefined;
+  /** The caller's webhooks for this task's updates (push.ts), at most {@link MAX_PUSH_CONFIGS}. */
+  push: PushConfig[];
   timestamp: string;
   listeners: Set<(event: StreamResponse) => void>;
 }
@@ -83,6 +94,20 @@ export function agentMessage(
 const record = (value: unknown): Record<string, unknown> =>
   value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 
+/** Where tasks are kept to outlive a restart (task-store.ts). */
+export interface TaskKeeper {
+  save(task: TaskRecord): void;
+  /** The kept task, brought up to date with its turn; undefined when none was kept. */
+  load(agentId: string, id: string): TaskRecord | undefined;
+  /** A page of the kept tasks `keep` accepts, newest first, older than `before` (a cursor of a previous page). */
+  page(
+    agentId: string,
+    keep: (task: TaskRecord) => boolean,
+    size: number,
+    before?: number,
+  ): { tasks: TaskRecord[]; next: number | undefined; total: number };
+}
+
 /** A human wait of a turn on an agent's main loop. */
 interface HumanWait {
   turnId: string | undefined;
@@ -99,7 +124,16 @@ export class TaskBook {
     /** Interrupts a turn (a cancel that came before the turn started). */
     private readonly interrupt: (agentId: string, turnId: string) => void,
     private readonly maxTasks = 2000,
+    /** Where tasks are kept beside their turns, to outlive a restart (none: memory only). */
+    private readonly store?: TaskKeeper,
+    /** Told every update of a task (push notifications). */
+    private readonly notify?: (task: TaskRecord, event: StreamResponse) => void,
   ) {}
+
+  /** Keeps a change of the task that is not a state change (its webhooks). */
+  save(task: TaskRecord): void {
+    this.store?.save(task);
+  }
 
   /**
    * Runs `start` (which queues a turn and returns its id) while keeping the bus events it emits: a
@@ -131,20 +165,50 @@ export class TaskBook {
       waiting: undefined,
       cancelWanted: false,
       queuedBehind: undefined,
+      push: [],
       timestamp: new Date().toISOString(),
       listeners: new Set(),
     };
     this.tasks.set(input.id, task);
     this.trim();
+    this.store?.save(task);
     for (const event of events) this.apply(event);
     this.markQueued(task);
     return task;
   }
 
-  /** The task `id` of requester `owner`, or undefined. */
-  get(id: string, owner: string): TaskRecord | undefined {
-    const task = this.tasks.get(id);
+  /**
+   * The task `id` of requester `owner` on agent `agentId`: in memory, else read back from the agent's file (a
+   * restart, or a task that left memory) and followed again from then on; undefined when neither has it.
+   */
+  get(id: string, owner: string, agentId?: string): TaskRecord | undefined {
+    const task = this.tasks.get(id) ?? (agentId ? this.restore(agentId, id) : undefined);
     return task && task.owner === owner ? task : undefined;
+  }
+
+  /**
+   * A page of requester `owner`'s tasks on the agent, newest first, from the kept records; a task this book
+   * follows is given as it is now. Empty without a store.
+   */
+  list(
+    agentId: string,
+    owner: string,
+    keep: (task: TaskRecord) => boolean,
+    size: number,
+    before?: number,
+  ): { tasks: TaskRecord[]; next: number | undefined; total: number } {
+    if (!this.store) return { tasks: [], next: undefined, total: 0 };
+    const current = (task: TaskRecord) => this.tasks.get(task.id) ?? task;
+    const page = this.store.page(agentId, (task) => task.owner === owner && keep(current(task)), size, before);
+    return { ...page, tasks: page.tasks.map(current) };
+  }
+
+  private restore(agentId: string, id: string): TaskRecord | undefined {
+    const task = this.store?.load(agentId, id);
+    if (!task) return undefined;
+    this.tasks.set(id, task);
+    this.trim();
+    return task;
   }
 
   snapshot(task: TaskRecord, historyLength?: number): Task {
@@ -189,6 +253,7 @@ export class TaskBook {
   /** Records the client's answer (a message on an input-required task) in its history. */
   answered(task: TaskRecord, message: Message): void {
     task.history.push({ ...message, taskId: task.id, contextId: task.contextId });
+    this.store?.save(task);
   }
 
   /** Every bus event goes through here (the mesh extension subscribes it). */
@@ -262,9 +327,9 @@ export class TaskBook {
             },
           },
         });
-        const reply = agentMessage(task, text, `${task.id}:reply`);
-        task.history.push(reply);
-        return this.move(task, STATE.completed, undefined, reply);
+        // The answer is the task's output: an artifact only (A2A's guidance: messages are for communication,
+        // artifacts for outputs), so a client that shows both the status message and artifacts shows it once.
+        return this.move(task, STATE.completed);
       }
       case 'agent.error':
         task.waiting = undefined;
@@ -319,6 +384,7 @@ export class TaskBook {
     task.state = state;
     task.timestamp = new Date().toISOString();
     task.statusMessage = message ?? (text === undefined ? undefined : agentMessage(task, text));
+    this.store?.save(task);
     this.emit(task, {
       payload: {
         $case: 'statusUpdate',
@@ -334,6 +400,7 @@ export class TaskBook {
 
   private emit(task: TaskRecord, event: StreamResponse): void {
     for (const listener of [...task.listeners]) listener(event);
+    this.notify?.(task, event);
   }
 
   private trim(): void {

@@ -239,6 +239,7 @@ async function converse(env: TurnEnv, counters: Counters): Promise<TurnResult> {
       cost: response.cost,
       duration_ms: Math.max(0, env.clock.now() - startedAt),
       stop_reason: response.stopReason,
+      ...(response.responseId ? { response_id: response.responseId } : {}),
     });
     env.fire('on_llm_call', {
       provider: response.provider,
@@ -377,11 +378,14 @@ async function runToolCall(
   const active = tools.get(call.name);
   let text: string;
   let isError = false;
+  /** Why the call failed, for `tool.completed` (telemetry's `error.type`). */
+  let failure: string | undefined;
   let images: ToolImage[] | undefined;
   // Invisible tools are for authorized code only: a model that names one anyway is refused.
   if (!active?.visible) {
     text = `Unknown or disabled tool: ${call.name}`;
     isError = true;
+    failure = 'unknown_tool';
   } else {
     let args = call.args;
     let taskId: string | undefined;
@@ -408,6 +412,7 @@ async function runToolCall(
     if (denied !== undefined) {
       text = `The owner denied this call of ${call.name}: ${denied}`;
       isError = true;
+      failure = 'denied';
     } else {
       // The tool time limit is wall-clock time, whatever clock drives triggers; waits for the owner
       // (ask, a suspend prompt) do not count.
@@ -494,6 +499,7 @@ async function runToolCall(
       text = outcome.result.content;
       isError = outcome.result.isError === true;
       images = outcome.result.images;
+      failure = outcome.failure ?? (isError ? 'tool_error' : undefined);
       if (taskId) env.hil.completeTask(taskId, !isError, text);
       if (outcome.failure && outcome.failure !== 'aborted') {
         env.log(
@@ -510,6 +516,7 @@ async function runToolCall(
     call_id: call.id,
     ok: !isError,
     duration_ms: Math.max(0, env.clock.now() - started),
+    ...(isError ? { error: failure ?? 'tool_error' } : {}),
   });
   env.fire('on_tool_call', { tool: call.name, call_id: call.id, args: call.args, ok: !isError });
 }
