@@ -90,7 +90,7 @@ const d = await runDaemon(t, {
 const dir = tempDir(t, 'agt-mcp-conf-');
 const names = [...EXPECTED, ...REPORTED];
 const ids = await Promise.all(
-  names.map(async (name, n) => {
+  names.map(async (_name, n) => {
     const filePath = await createAgentFile(dir, { name: `conf-${n}`, model: { provider: 'conf', model_id: 'conf-1' } });
     const loaded = await d.request('POST', '/agents/load', { filePath });
     if (loaded.status !== 200) throw new Error(`an agent did not load: ${JSON.stringify(loaded.body)}`);
