@@ -248,6 +248,12 @@ t.test('stability per name: every exported name carries exactly one tier, stable
     .filter(([, found]) => found[0] === 'experimental')
     .map(([name]) => name.replace(/^testing:/, ''));
   const unlisted = experimental.filter((name) => !listed.includes(`\`${name}\``));
+  const counted = /Of the (\d+) names, (\d+) are stable/.exec(listed);
+  t.same(
+    counted && [Number(counted[1]), Number(counted[2])],
+    [tiers.size, tiers.size - experimental.length],
+    'docs/extensions.md counts the names and the stable ones',
+  );
   t.same(unlisted, [], 'docs/extensions.md names every experimental export');
 });
 
