@@ -10,7 +10,9 @@ import { eventLog } from './helpers/events.js';
 import { fleetJoined, fleetManifest, startNatsCluster } from './helpers/nats.js';
 import { openSse } from './helpers/sse-client.js';
 
-const TTL_SECONDS = 10;
+// Long enough for the cluster to elect new stream leaders and the daemons to reconnect while a test batch
+// shares the machine (at 10 s a renewal once missed its 7 s window there); the test waits 1.5 TTLs.
+const TTL_SECONDS = 20;
 
 const cluster = await startNatsCluster(t, 3);
 if (typeof cluster === 'string') {
