@@ -144,4 +144,37 @@ if (typeof nats === 'string') {
       [id, second.body.id].sort(),
     );
   });
+
+  t.test('a drained daemon refuses new agents, also after its restart, until undrained', async (t) => {
+    t.match((await alpha.request('GET', '/fleet')).body, { daemon: 'alpha', draining: true, drainTo: ['beta'] });
+    t.match((await beta.request('GET', '/fleet')).body, { daemon: 'beta', draining: false, drainTo: [] });
+    const filePath = await createAgentFile(tempDir(t), { name: 'newcomer' });
+    const refused = await alpha.request('POST', '/agents/load', { filePath });
+    t.same(
+      [refused.status, refused.body.code, refused.body.daemon, refused.body.to],
+      [409, 'daemon_draining', 'alpha', ['beta']],
+    );
+    const moveRefused = await beta.request('POST', '/fleet/move', { agent: id, daemon: 'alpha' });
+    t.same([moveRefused.status, moveRefused.body.code], [409, 'daemon_draining'], 'a move to it is refused');
+    t.match((await beta.request('GET', '/fleet')).body.agents, [{ agentId: id }], 'before anything stopped');
+    const restarted = await alpha.restart();
+    await fleetJoined(restarted);
+    const env = { AGT_DAEMON_URL: restarted.url, AGT_DAEMON_TOKEN: restarted.token };
+    const status = await agtInProcess(['fleet', 'status'], env);
+    t.match(
+      status.stdout,
+      /daemon alpha is drained: it takes no new agent \(beta can\)/,
+      'the mark outlasts a restart',
+    );
+    const again = await restarted.request('POST', '/agents/load', { filePath });
+    t.same([again.status, again.body.code], [409, 'daemon_draining']);
+    const undrained = await agtInProcess(['fleet', 'undrain', 'alpha'], env);
+    t.equal(undrained.code, 0, undrained.stderr);
+    t.match(undrained.stdout, /alpha takes new agents again/);
+    t.match((await restarted.request('GET', '/fleet')).body, { draining: false });
+    const loaded = await restarted.request('POST', '/agents/load', { filePath });
+    t.equal(loaded.status, 200, JSON.stringify(loaded.body));
+    const twice = await beta.request('POST', '/fleet/undrain', { daemon: 'alpha' });
+    t.same(twice.body, { daemon: 'alpha', undrained: false });
+  });
 }

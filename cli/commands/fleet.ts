@@ -9,6 +9,8 @@ export interface FleetStatus {
   connected: boolean;
   problem: string | null;
   ttlSeconds: number;
+  draining: boolean;
+  drainTo: string[];
 }
 
 /** `GET /fleet/agents`. */
@@ -22,6 +24,12 @@ export async function status(ctx: Ctx): Promise<void> {
   ctx.out.result({ ...self, agents: placed?.agents ?? null }, () => {
     if (!self.configured) return ctx.out.line('not in a fleet (settings `fleet` are not set; docs/fleet.md)');
     ctx.out.line(`fleet ${self.fleet}, daemon ${self.daemon}, placements expire after ${self.ttlSeconds} s`);
+    if (self.draining)
+      ctx.out.line(
+        ctx.out.yellow(
+          `daemon ${self.daemon} is drained: it takes no new agent${self.drainTo.length > 0 ? ` (${self.drainTo.join(', ')} can)` : ''}; agt fleet undrain ${self.daemon} ends that`,
+        ),
+      );
     if (!self.connected)
       return ctx.out.line(ctx.out.yellow(`NATS not reachable${self.problem ? `: ${self.problem}` : ''}`));
     const agents = [...(placed?.agents ?? [])].sort(
@@ -60,4 +68,11 @@ export async function drain(ctx: Ctx, daemon: string, options: { to: string }): 
     if (view.moved.length === 0 && view.failed.length === 0) ctx.out.line(ctx.out.dim(`${daemon} runs no agent`));
   });
   if (view.failed.length > 0) process.exitCode = 1;
+}
+
+export async function undrain(ctx: Ctx, daemon: string): Promise<void> {
+  const view = await ctx.client.post<{ daemon: string; undrained: boolean }>('/fleet/undrain', { daemon });
+  ctx.out.result(view, () =>
+    ctx.out.line(view.undrained ? `${daemon} takes new agents again` : `${daemon} was not drained`),
+  );
 }

@@ -1,4 +1,4 @@
-/** `agt fleet status|move|drain`: the daemon's fleet, where each agent of it runs, planned moves (docs/fleet.md). */
+/** `agt fleet status|move|drain|undrain`: the daemon's fleet, where each agent of it runs, planned moves (docs/fleet.md). */
 import type { Command } from 'commander';
 import { run } from '../run.js';
 
@@ -17,10 +17,14 @@ export function declareFleet(agt: Command): void {
   fleet
     .command('drain <daemon>')
     .description(
-      "move every agent a daemon runs to the daemons --to names, spread evenly (before the daemon's maintenance)",
+      "move every agent a daemon runs to the daemons --to names, spread evenly, and refuse it new agents (before the daemon's maintenance)",
     )
     .requiredOption('--to <daemons>', 'comma-separated daemons that take its agents')
     .action(
       run(async (ctx, daemon: string, options: { to: string }) => (await fleetCommands()).drain(ctx, daemon, options)),
     );
+  fleet
+    .command('undrain <daemon>')
+    .description('let a drained daemon take new agents again')
+    .action(run(async (ctx, daemon: string) => (await fleetCommands()).undrain(ctx, daemon)));
 }

@@ -20,6 +20,8 @@ export interface FleetLink {
   nc: NatsConnection;
   /** The placement bucket: one record per agent, its TTL the extension's `ttlSeconds`. */
   placements: KV;
+  /** One record per drained daemon (`POST /fleet/drain`), kept until `POST /fleet/undrain`: no TTL. */
+  daemons: KV;
   js: JetStreamClient;
   /** The fleet's event stream (every daemon's events), made if missing. */
   eventStream: string;
@@ -132,6 +134,10 @@ export class FleetConnection {
         history: 1,
         replicas: this.replicas,
       });
+      const daemons = await new Kvm(nc).create(`agt_fleet_${this.settings.name}_daemons`, {
+        history: 1,
+        replicas: this.replicas,
+      });
       const eventStream = `agt_fleet_${this.settings.name}_events`;
       const jsm = await jetstreamManager(nc);
       const exists = await jsm.streams.info(eventStream).then(
@@ -160,7 +166,7 @@ export class FleetConnection {
       // Connected for `GET /fleet` once the bucket and the stream are there too.
       this.connected = true;
       this.lastError = null;
-      return { nc, placements, js: jetstream(nc), eventStream };
+      return { nc, placements, daemons, js: jetstream(nc), eventStream };
     } catch (error) {
       this.lastError = describe(error);
       this.link = undefined;

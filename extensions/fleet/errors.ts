@@ -15,3 +15,11 @@ export const fleetUnreachable = (why: string) =>
 /** 503 `unavailable`: the fleet extension is enabled but settings `fleet` are not set. */
 export const fleetNotConfigured = () =>
   new AgtError('unavailable', 'the fleet is not configured: set settings `fleet` (docs/fleet.md) and restart');
+
+/** 409 `daemon_draining`: the daemon was drained (`POST /fleet/drain`) and takes no new agent; `to` may. */
+export const daemonDraining = (agentId: string, daemon: string, to: readonly string[]) =>
+  new AgtError(
+    'daemon_draining',
+    `daemon ${daemon} is drained and takes no new agent${to.length > 0 ? `: load it on ${to.join(', ')}` : ''}`,
+    { status: 409, details: { agentId, daemon, to: [...to] } },
+  );

@@ -9,12 +9,14 @@ import { Relay } from './relay.js';
 import { Signer } from './signing.js';
 import { FleetEvents } from './events.js';
 import { Adopter } from './adopt.js';
+import { DrainMarks } from './drain-marks.js';
 
 export class Fleet {
   readonly connection: FleetConnection;
   readonly placement: PlacementKeeper;
   readonly relay: Relay;
   readonly events: FleetEvents;
+  readonly marks: DrainMarks;
   private readonly adopter: Adopter | undefined;
   private readonly ttlMs: number;
   private stopped = false;
@@ -36,7 +38,8 @@ export class Fleet {
       this.ttlMs,
       options.replicas,
     );
-    this.placement = new PlacementKeeper(this.connection, settings.daemonName, this.ttlMs, ctx.logger);
+    this.marks = new DrainMarks(this.connection, settings.daemonName);
+    this.placement = new PlacementKeeper(this.connection, settings.daemonName, this.ttlMs, ctx.logger, this.marks);
     this.relay = new Relay(
       ctx,
       this.connection,
@@ -86,7 +89,8 @@ export class Fleet {
     return `NATS (settings fleet.servers) is not reachable${this.connection.lastError ? `: ${this.connection.lastError}` : ''}; agents cannot be placed`;
   }
 
-  status() {
+  async status() {
+    const drained = await this.marks.shown();
     return {
       configured: true,
       fleet: this.settings.name,
@@ -95,6 +99,8 @@ export class Fleet {
       connected: this.connection.connected,
       problem: this.connection.lastError,
       ttlSeconds: this.options.ttlSeconds,
+      draining: drained !== null,
+      drainTo: drained?.to ?? [],
       agents: this.placement.heldAgents().map(publicRecord),
     };
   }

@@ -6,6 +6,7 @@
  * each daemon, through the fleet's request/reply.
  */
 import { AgtError, type RelayedAnswer, type RelayedRequest } from '@agt/contracts';
+import { daemonDraining } from './errors.js';
 import type { PlacementRecord } from './placement.js';
 import type { Relay } from './relay.js';
 
@@ -43,6 +44,7 @@ export async function moveAgent(relay: Relay, reference: string, target: string)
   const ready = await relay.toDaemon(target, json('GET', '/fleet'));
   if (ready.statusCode !== 200 || parsed(ready).connected !== true)
     throw new AgtError('unavailable', `daemon ${target} is not in the fleet now`);
+  if (parsed(ready).draining === true) throw daemonDraining(holder.agentId, target, []);
   const unloaded = await relay.toDaemon(
     holder.daemon,
     json('POST', `/agents/${encodeURIComponent(holder.agentId)}/unload`),

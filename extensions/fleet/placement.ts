@@ -10,7 +10,8 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentPlacement, Logger, PlacementRequest } from '@agt/contracts';
 import type { FleetConnection } from './connection.js';
-import { fleetUnreachable, heldElsewhere } from './errors.js';
+import type { DrainMarks } from './drain-marks.js';
+import { daemonDraining, fleetUnreachable, heldElsewhere } from './errors.js';
 import { placementKey } from './keys.js';
 
 /** The share of the TTL after which a holder that could not renew stops the agent. */
@@ -51,12 +52,15 @@ export class PlacementKeeper implements AgentPlacement {
   private timer: NodeJS.Timeout | undefined;
   /** Deletes on their way: the extension's stop waits for them before it closes the connection. */
   private readonly releasing = new Set<Promise<void>>();
+  /** Agents this run gave back: a drained daemon still takes them back (a move that fails restores them). */
+  private readonly gaveBack = new Set<string>();
 
   constructor(
     private readonly connection: FleetConnection,
     private readonly daemon: string,
     private readonly ttlMs: number,
     private readonly logger: Logger,
+    private readonly marks: DrainMarks,
   ) {}
 
   /** The agents this daemon holds now. */
@@ -66,6 +70,10 @@ export class PlacementKeeper implements AgentPlacement {
 
   async claim(request: PlacementRequest, lost: () => void): Promise<void> {
     const { placements } = await this.connection.get();
+    if (!this.gaveBack.has(request.agentId)) {
+      const drained = await this.marks.current();
+      if (drained) throw daemonDraining(request.agentId, this.daemon, drained.to);
+    }
     const key = placementKey(request.agentId);
     const record: PlacementRecord = {
       agentId: request.agentId,
@@ -114,6 +122,7 @@ export class PlacementKeeper implements AgentPlacement {
     const entry = this.held.get(agentId);
     if (!entry) return;
     this.held.delete(agentId);
+    this.gaveBack.add(agentId);
     if (this.held.size === 0) this.unschedule();
     // Deleted only at the revision we hold: a record another daemon took since is left alone. A delete
     // that fails leaves the record to expire.

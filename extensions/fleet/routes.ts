@@ -3,7 +3,7 @@
  * NATS is reachable and the agents it holds; `GET /fleet/agents` lists every agent placed in the fleet and the
  * daemon that runs it. Names only: no server credential is ever shown.
  */
-import { errorResponses, type ExtensionHttp } from '@agt/contracts';
+import { AgtError, errorResponses, type ExtensionHttp } from '@agt/contracts';
 import { Type } from 'typebox';
 import { fleetNotConfigured } from './errors.js';
 import { drainDaemon, moveAgent } from './move.js';
@@ -32,6 +32,11 @@ const FleetStatus = Type.Object({
   connected: Type.Boolean({ description: 'NATS reachable now' }),
   problem: Type.Union([Type.String(), Type.Null()], { description: 'the last connection problem, if any' }),
   ttlSeconds: Type.Integer({ description: "how long a placement outlives its daemon's last heartbeat" }),
+  draining: Type.Boolean({
+    description:
+      'drained (`POST /fleet/drain`): it refuses new agents (409 `daemon_draining`) until `POST /fleet/undrain`',
+  }),
+  drainTo: Type.Array(Type.String(), { description: 'while draining: the daemons the drain named' }),
   agents: Type.Array(Placement, { description: 'the agents this daemon runs' }),
 });
 
@@ -43,6 +48,8 @@ const ALONE = {
   connected: false,
   problem: null,
   ttlSeconds: 0,
+  draining: false,
+  drainTo: [],
   agents: [],
 };
 
@@ -64,7 +71,7 @@ export function registerRoutes(http: ExtensionHttp, fleet: () => Fleet | undefin
         response: { 200: FleetStatus, ...errorResponses() },
       },
     },
-    async () => fleet()?.status() ?? ALONE,
+    async () => (await fleet()?.status()) ?? ALONE,
   );
 
   http.get(
@@ -114,7 +121,7 @@ export function registerRoutes(http: ExtensionHttp, fleet: () => Fleet | undefin
         tags,
         summary: 'Move every agent a daemon runs to other daemons of the fleet, spread evenly (before maintenance)',
         description:
-          'Each agent moves as with `POST /fleet/move` (the targets must reach its file), one at a time, to the target that runs the fewest agents then; one that cannot move is listed in `failed` and stays where it was. The drained daemon still takes new agents afterwards: stop it once drained.',
+          'First marks the daemon drained: from then on it refuses new agents (409 `daemon_draining`, naming `to`), also after its restart, until `POST /fleet/undrain`. Then each agent moves as with `POST /fleet/move` (the targets must reach its file), one at a time, to the target that runs the fewest agents then; one that cannot move is listed in `failed` and stays where it was.',
         body: Type.Object({
           daemon: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'the daemon to drain' }),
           to: Type.Array(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }), {
@@ -135,7 +142,32 @@ export function registerRoutes(http: ExtensionHttp, fleet: () => Fleet | undefin
     },
     async (request) => {
       const fleet = need();
+      if (request.body.to.every((name) => name === request.body.daemon))
+        throw new AgtError('bad_request', 'name at least one other daemon to move the agents to');
+      await fleet.marks.mark(request.body.daemon, request.body.to);
       return drainDaemon(fleet.relay, await fleet.records(), request.body.daemon, request.body.to);
     },
+  );
+
+  http.post(
+    '/undrain',
+    {
+      schema: {
+        tags,
+        summary: 'Let a drained daemon take new agents again',
+        description: '`undrained: false` when the daemon was not drained.',
+        body: Type.Object({
+          daemon: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'the drained daemon' }),
+        }),
+        response: {
+          200: Type.Object({ daemon: Type.String(), undrained: Type.Boolean() }),
+          ...errorResponses(503),
+        },
+      },
+    },
+    async (request) => ({
+      daemon: request.body.daemon,
+      undrained: await need().marks.unmark(request.body.daemon),
+    }),
   );
 }
