@@ -25,18 +25,16 @@ export class DrainMarks {
   async mark(daemon: string, to: readonly string[]): Promise<void> {
     const { daemons } = await this.connection.get();
     const mark: DrainMark = { to: [...to], since: Date.now() };
-    await daemons.put(daemon, JSON.stringify(mark)).catch((error: unknown) => {
-      throw fleetUnreachable(error instanceof Error ? error.message : String(error));
-    });
+    await daemons.put(daemon, JSON.stringify(mark)).catch(unreachable);
     if (daemon === this.daemon) this.own = mark;
   }
 
   /** Removes the mark; false when there was none. */
   async unmark(daemon: string): Promise<boolean> {
     const { daemons } = await this.connection.get();
-    const entry = await daemons.get(daemon);
-    if (!entry || entry.operation !== 'PUT') return false;
-    await daemons.delete(daemon);
+    const entry = await daemons.get(daemon).catch(unreachable);
+    if (entry?.operation !== 'PUT') return false;
+    await daemons.delete(daemon).catch(unreachable);
     if (daemon === this.daemon) this.own = null;
     return true;
   }
@@ -44,9 +42,7 @@ export class DrainMarks {
   /** This daemon's mark, read now (a claim decides on it); rejects 503 when NATS cannot be reached. */
   async current(wait?: number): Promise<DrainMark | null> {
     const { daemons } = await this.connection.get(wait);
-    const entry = await daemons.get(this.daemon).catch((error: unknown) => {
-      throw fleetUnreachable(error instanceof Error ? error.message : String(error));
-    });
+    const entry = await daemons.get(this.daemon).catch(unreachable);
     this.own = entry && entry.operation === 'PUT' ? parse(entry.string()) : null;
     return this.own;
   }
@@ -55,6 +51,10 @@ export class DrainMarks {
   async shown(): Promise<DrainMark | null> {
     return this.current(1_000).catch(() => this.own);
   }
+}
+
+function unreachable(error: unknown): never {
+  throw fleetUnreachable(error instanceof Error ? error.message : String(error));
 }
 
 function parse(text: string): DrainMark {
