@@ -210,16 +210,17 @@ export const TelemetrySettings = Type.Object(
             }),
             /**
              * Name of the environment variable that holds the value; the value itself is never in settings
-             * (the daemon's own `AGT_*` variables are refused, as for a provider's `apiKeyEnv`).
+             * (the daemon's own `AGT_*` variables are refused, as for a provider's `apiKeyEnv`). Without it the
+             * value is the one sealed with `PUT /metrics/otlp-headers/{name}`.
              */
-            valueEnv: Type.String({ pattern: '^(?!AGT_)[A-Za-z_][A-Za-z0-9_]*$', maxLength: 200 }),
+            valueEnv: Type.Optional(Type.String({ pattern: '^(?!AGT_)[A-Za-z_][A-Za-z0-9_]*$', maxLength: 200 })),
           },
           { additionalProperties: false },
         ),
         {
           maxItems: 20,
           description:
-            "headers sent with every export (a hosted collector's key), each value from the daemon's environment",
+            "headers sent with every export (a hosted collector's key), each value from the daemon's environment (`valueEnv`) or sealed by the telemetry extension",
         },
       ),
     ),

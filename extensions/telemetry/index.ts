@@ -4,6 +4,7 @@
  *
  * Its prefix is `/metrics`: an extension's routes live under its own prefix and `GET` on the prefix lists
  * the group's resources, here the metrics themselves, behind the daemon's token like every route.
+ * `/metrics/otlp-headers` keeps export headers' values sealed (sealed-headers.ts).
  * Spans and metrics come from the kernel's events; trace context crosses daemons through the kernel's
  * `agt.trace-context` point. The OpenTelemetry SDK and prom-client are imported only when turned on, and
  * nothing listens to the bus while both are off.
@@ -16,6 +17,7 @@ import type { Settings } from '@agt/contracts';
 import { traceContext } from '@agt/contracts';
 import type { Exporting } from './export.js';
 import type { Metrics } from './metrics.js';
+import { registerSealedHeaderRoutes, sealedHeaders } from './sealed-headers.js';
 import type { EventTracer } from './tracer.js';
 
 const TAG = 'Telemetry';
@@ -64,6 +66,11 @@ export default defineExtension({
     let unsubscribe: (() => void) | undefined;
     let applying = Promise.resolve();
     let stopped = false;
+    /** Why traces are not exported although an endpoint is set (a sealed header without a value); never a value. */
+    let problem: string | null = null;
+    /** Listens for the owner identity's changes while a sealed header cannot be opened, to try again. */
+    let awaitingIdentity: (() => void) | undefined;
+    const sealed = sealedHeaders(ctx.secrets);
     const names = new Map<string, string>();
     const agentName = (agentId: string) => {
       const found = ctx.agents.list().find((agent) => agent.id === agentId)?.name;
@@ -94,9 +101,19 @@ export default defineExtension({
 
     async function apply(wanted: TelemetrySettings): Promise<void> {
       const protocol = wanted.otlpProtocol ?? 'http/protobuf';
-      const headers = exportHeaders(wanted);
-      // The header values are part of what makes an exporter new, hashed so the key holds no secret.
-      const key = wanted.otlpEndpoint ? `${protocol} ${wanted.otlpEndpoint} ${digest(headers)}` : '';
+      const { headers, unusable } = await exportHeaders(wanted);
+      problem = unusable;
+      if (unusable && !awaitingIdentity)
+        awaitingIdentity = ctx.bus.subscribe((event) => {
+          if (event.event_type === 'identity.changed') void reapply();
+        });
+      else if (!unusable && awaitingIdentity) {
+        awaitingIdentity();
+        awaitingIdentity = undefined;
+      }
+      // The header values are part of what makes an exporter new, hashed so the key holds no secret. Without a
+      // sealed header's value nothing is sent: the collector would refuse the spans anyway.
+      const key = wanted.otlpEndpoint && !unusable ? `${protocol} ${wanted.otlpEndpoint} ${digest(headers)}` : '';
       if (traces?.endpoint === key) return void (wanted.metrics && (await startMetrics()));
       const old = traces;
       let next: typeof traces;
@@ -140,10 +157,29 @@ export default defineExtension({
       if (wanted.metrics) await startMetrics();
       if (traces || metrics) listen();
     }
-    /** The export headers, each value read from the daemon's environment now; a variable that is unset is said once. */
-    function exportHeaders(wanted: TelemetrySettings): Record<string, string> {
+    /**
+     * The export headers, each value read now from the daemon's environment or the sealed store; a variable that
+     * is unset is logged by name and its header not sent, a sealed header without a readable value makes the
+     * export `unusable` (why, naming only the header).
+     */
+    async function exportHeaders(
+      wanted: TelemetrySettings,
+    ): Promise<{ headers: Record<string, string>; unusable: string | null }> {
+      const fromStore = (wanted.otlpHeaders ?? []).filter((h) => !h.valueEnv).map((h) => h.name);
+      if (!wanted.otlpEndpoint || fromStore.length === 0) return { headers: envHeaders(wanted), unusable: null };
+      const { values, missing, locked } = await sealed.read(fromStore);
+      const unusable = locked.length
+        ? `the sealed value of OTLP header ${locked.join(', ')} cannot be opened on this daemon (unlock the owner identity): traces are not exported`
+        : missing.length
+          ? `OTLP header ${missing.join(', ')} has no sealed value (PUT /metrics/otlp-headers/{name}): traces are not exported`
+          : null;
+      if (unusable) ctx.logger.warn(unusable);
+      return { headers: { ...envHeaders(wanted), ...values }, unusable };
+    }
+    function envHeaders(wanted: TelemetrySettings): Record<string, string> {
       const headers: Record<string, string> = {};
       for (const { name, valueEnv } of wanted.otlpHeaders ?? []) {
+        if (!valueEnv) continue;
         const value = ctx.env.get(valueEnv);
         if (value) headers[name] = value;
         else
@@ -187,12 +223,22 @@ export default defineExtension({
       },
     );
 
+    registerSealedHeaderRoutes(
+      ctx.http,
+      TAG,
+      ctx.secrets,
+      () => (settings().otlpHeaders ?? []).filter((h) => !h.valueEnv).map((h) => h.name),
+      reapply,
+    );
+
     ctx.settings.onChange(() => void reapply());
     return {
       start: () => reapply(),
+      problem: () => problem,
       async stop() {
         stopped = true;
         unsubscribe?.();
+        awaitingIdentity?.();
         await applying.catch(() => {});
         const old = traces;
         traces = undefined;
