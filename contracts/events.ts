@@ -105,7 +105,7 @@ export interface EventPayloads {
   'task.created': { taskId: string; tool: string; status: string };
   'hil.requested':
     | { kind: 'approval'; taskId: string; tool: string; args: unknown }
-    | { kind: 'ask'; requestId: string; question: string }
+    | { kind: 'ask'; requestId: string; question: string; schema?: Record<string, unknown> }
     | { kind: 'suspend'; requestId: string; reason: string };
   'hil.resolved': { kind: 'approval' | 'ask' | 'suspend'; id: string; resolution: string };
   'inbox.received': { messageId: number; source: string };

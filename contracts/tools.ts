@@ -36,7 +36,20 @@ export interface ToolContext {
    * owner) answered. Rejects when the call's signal or `options.signal` aborts (the ask is then
    * withdrawn, `hil.resolved` cancelled). Absent where nobody can be asked.
    */
-  ask?: (question: string, options?: { signal?: AbortSignal }) => Promise<{ answer: string; fromCaller: boolean }>;
+  ask?: (
+    question: string,
+    options?: {
+      signal?: AbortSignal;
+      /**
+       * The JSON Schema of the answer wanted (an MCP elicitation's requested schema): shown with the ask
+       * (`schema` on `hil.requested` and `GET /tasks`) so the console offers a form; the answer stays a
+       * string (the form's object as JSON). Kept while the daemon runs; a turn resumed after a restart
+       * gives it again when it asks again.
+       * @beta
+       */
+      schema?: Record<string, unknown>;
+    },
+  ) => Promise<{ answer: string; fromCaller: boolean }>;
   /**
    * A model call for this tool call (an MCP server's sampling request) on the calling agent's own
    * provider and model, through the spend governor like the turn's own calls (counted against the

@@ -6,10 +6,10 @@
  * an ask answered inline, two approvals answered together in the inbox from the keyboard at 390 px, credentials, the
  * agent's memory (added, pinned, searched on words only and then by meaning, forgotten; recalled in the chat and the
  * timeline), loops and timers edited, a backup, the config's form from its schema and its diff, a budget raised and a
- * tool always allowed inline, an ask's schema as a form, eval runs (listed live, a run's variants and cases, two runs'
- * answers side by side, cancel), the channels and mesh panels, the events backlog and names, the identity unlocked
- * from the header,
- * extension options, the CSP header, no uncaught page error, and axe-core (no serious or critical violation) on every
+ * tool always allowed inline, a real MCP server's elicitation as a form from its schema, eval runs (listed live, a
+ * run's variants and cases, two runs' answers side by side, cancel), the channels and mesh panels, an MCP OAuth sign-in
+ * and sign-out from the System view (a real OAuth fixture server), the events backlog and names, the identity unlocked
+ * from the header, extension options, the CSP header, no uncaught page error, and axe-core (no serious or critical violation) on every
  * view in light and dark at 1280 and 390 px. AGT_UPDATE_SCREENSHOTS=1 saves those views into docs/console/. Skips,
  * saying why, when Chromium is not installed or cannot start.
  */
@@ -675,44 +675,49 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     t.equal((await d.request('GET', `/agents/${id}/files/content?path=note.md`)).body.content, 'kept');
   });
 
-  await t.test('an ask that carries a JSON Schema is a form; its answer is the JSON of the values', async (t) => {
-    const id = ((await d.request('GET', '/agents')).body as Array<{ id: string; name: string }>).find(
-      (a) => a.name === 'fleet-one',
-    )!.id;
-    await page.evaluate((h) => (location.hash = h), `#/agent/${id}`);
-    await page.getByRole('heading', { name: 'fleet-one' }).waitFor();
-    // The daemon's asks carry no schema yet (an MCP elicitation's will): the test adds one to its GET /tasks.
-    const schema = {
-      type: 'object',
-      properties: {
-        plan: { type: 'string', enum: ['free', 'pro'], description: 'the plan to buy' },
-        seats: { type: 'integer', minimum: 1 },
-        invoice: { type: 'boolean' },
-      },
-      required: ['plan'],
-    };
-    await page.route('**/tasks', async (route) => {
-      const response = await route.fetch();
-      const body = await response.json();
-      for (const task of body.tasks) if (task.kind === 'ask') task.schema = schema;
-      await route.fulfill({ response, json: body });
-    });
-    t.teardown(() => page.unroute('**/tasks'));
-    let answer = '';
-    model.plays.push(() => reply.toolCalls([{ id: 'call_plan', name: 'ask', args: { question: 'Which plan?' } }]));
-    model.plays.push((request) => {
-      answer = String(request.body.messages.at(-1).content);
-      return reply.text('buying it');
-    });
-    const turnId = (await d.request('POST', `/agents/${id}/chat`, { text: 'buy a plan' })).body.turnId as string;
-    const form = page.getByRole('form', { name: 'Answer to fleet-one' });
-    await form.getByLabel('Plan').selectOption('pro');
-    await form.getByLabel('Seats').fill('3');
-    await form.getByLabel('Invoice').check();
-    await form.getByRole('button', { name: 'Answer' }).click();
-    await turnEnded(turnId);
-    t.match(answer, /plan\W+pro\W+seats\W+3\W+invoice\W+true/, 'the model got the values as JSON');
-  });
+  await t.test(
+    "an MCP server's elicitation is an ask with its schema, a form; its answer is the JSON of the values",
+    async (t) => {
+      // A real MCP server (the SDK's, test/fixtures/mcp/sdk-server.mjs) whose `signup` tool elicits a form.
+      const registered = await d.request('POST', '/mcp/servers', {
+        name: 'asker',
+        type: 'command',
+        command: process.execPath,
+        args: [join(ROOT, 'test/fixtures/mcp/sdk-server.mjs')],
+      });
+      t.equal(registered.status, 201, JSON.stringify(registered.body));
+      const id = await load({ name: 'signer', mcp: { servers: [{ name: 'asker', transport: 'stdio' }] } });
+      const end = Date.now() + 20_000;
+      while ((await d.request('GET', `/agents/${id}/mcp`)).body.servers[0]?.status !== 'connected') {
+        if (Date.now() > end) throw new Error('failsafe: the MCP server did not connect');
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      await page.evaluate((h) => (location.hash = h), `#/agent/${id}`);
+      await page.getByRole('heading', { name: 'signer' }).waitFor();
+      let answer = '';
+      model.plays.push(() => reply.toolCalls([{ id: 'call_signup', name: 'mcp_asker_signup', args: {} }]));
+      model.plays.push((request) => {
+        answer = String(request.body.messages.at(-1).content);
+        return reply.text('signed up');
+      });
+      const turnId = (await d.request('POST', `/agents/${id}/chat`, { text: 'sign me up' })).body.turnId as string;
+      const form = page.getByRole('form', { name: 'Answer to signer' });
+      await form.getByLabel('Email').fill('owner@example.com');
+      await form.getByLabel('Plan').selectOption('pro');
+      await form.getByLabel('Seats').fill('3');
+      await form.getByLabel('Newsletter').check();
+      await form.getByRole('button', { name: 'Answer' }).click();
+      await turnEnded(turnId);
+      t.same(
+        // The tool's result as the model got it (the server answers with what it was sent, as JSON).
+        JSON.parse(answer.slice(answer.indexOf('{'), answer.lastIndexOf('}') + 1)),
+        { action: 'accept', content: { email: 'owner@example.com', plan: 'pro', seats: 3, newsletter: true } },
+        'the server got the values',
+      );
+      t.equal((await d.request('POST', `/agents/${id}/unload`)).status, 200);
+      t.equal((await d.request('DELETE', '/mcp/servers/asker')).status, 200);
+    },
+  );
 
   await t.test('approvals of two agents answered together in the inbox, keyboard only, at 390 px', async (t) => {
     const agentId = ((await d.request('GET', '/agents')).body as Array<{ id: string; name: string }>).find(
@@ -953,6 +958,48 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
       lightBg,
       "and back to the system's",
     );
+  });
+
+  await t.test('an MCP registration with oauth: signed in from the System view in a new tab, then out', async (t) => {
+    // A real OAuth-protected MCP server and its authorization server (the SDK's server half), which approves
+    // at once: the new tab follows its redirect back to the daemon's loopback listener, as a browser does.
+    const fixture = spawn(process.execPath, [join(ROOT, 'test/fixtures/mcp/oauth-server.mjs')], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    const gone = new Promise((done) => fixture.once('exit', done));
+    t.teardown(async () => {
+      fixture.kill('SIGKILL');
+      await gone;
+    });
+    const mcpUrl = await new Promise<string>((done, fail) => {
+      let text = '';
+      fixture.stdout!.on('data', (chunk) => {
+        text += chunk;
+        if (text.includes('\n')) done(JSON.parse(text.slice(0, text.indexOf('\n'))).mcp);
+      });
+      fixture.once('exit', () => fail(new Error('the OAuth fixture server exited before listening')));
+    });
+    const registered = await d.request('POST', '/mcp/servers', {
+      name: 'tracker',
+      type: 'http',
+      url: mcpUrl,
+      oauth: {},
+    });
+    t.equal(registered.status, 201, JSON.stringify(registered.body));
+    await page.reload();
+    await page.locator('[data-extension="mcp"] summary', { hasText: 'Details' }).click();
+    const signIn = page.locator('[data-signin="tracker"]');
+    await signIn.getByText('not signed in').waitFor();
+    const opened = context.waitForEvent('page');
+    await signIn.getByRole('button', { name: 'Sign in to tracker' }).click();
+    const tab = await opened;
+    await signIn.getByText('signed in', { exact: true }).waitFor();
+    t.equal((await d.request('GET', '/mcp/servers/tracker/login')).body.signedIn, true, 'the daemon holds the sign-in');
+    await tab.close();
+    await signIn.getByRole('button', { name: 'Sign out of tracker' }).click();
+    await signIn.getByText('not signed in').waitFor();
+    t.equal((await d.request('GET', '/mcp/servers/tracker/login')).body.signedIn, false, 'signed out');
+    t.equal((await d.request('DELETE', '/mcp/servers/tracker')).status, 200);
   });
 
   await t.test('the header: health, the identity locked and unlocked in place, what waits', async (t) => {

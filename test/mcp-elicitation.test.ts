@@ -45,13 +45,15 @@ while ((await d.request('GET', `/agents/${agentId}/mcp`)).body.servers[0]?.statu
 }
 
 /** The next ask of the agent (from event index `from`). */
-async function nextAsk(from: number): Promise<{ requestId: string; question: string; at: number }> {
+async function nextAsk(
+  from: number,
+): Promise<{ requestId: string; question: string; schema?: { properties?: object }; at: number }> {
   const event = (await log.waitFor(
     (e) => e.event_type === 'hil.requested' && (e.payload as { kind: string }).kind === 'ask',
     'an ask',
     { from },
   )) as UmbilicalEvent;
-  const payload = event.payload as { requestId: string; question: string };
+  const payload = event.payload as { requestId: string; question: string; schema?: { properties?: object } };
   return { ...payload, at: log.events.indexOf(event) + 1 };
 }
 const answer = (requestId: string, text: string) =>
@@ -67,6 +69,9 @@ t.test('form mode: fields listed, a wrong answer asked again, defaults filled in
   t.match(first.question, /- seats \(integer; optional, default 1\)/);
   const listed = (await d.request('GET', `/agents/${agentId}/asks`)).body;
   t.ok(JSON.stringify(listed).includes(first.requestId), 'listed with the agent’s asks');
+  t.same(Object.keys(first.schema?.properties ?? {}).sort(), ['email', 'newsletter', 'plan', 'seats'], 'the schema');
+  const tasks = (await d.request('GET', '/tasks?kind=ask')).body.tasks as Array<{ id: string; schema?: unknown }>;
+  t.same(tasks.find((task) => task.id === first.requestId)?.schema, first.schema, 'GET /tasks carries it too');
   t.equal((await answer(first.requestId, '{"plan": "gold"}')).status, 200);
   const second = await nextAsk(first.at);
   t.not(second.requestId, first.requestId);
@@ -93,6 +98,7 @@ t.test('URL mode shows the link; the completion is noted', async (t) => {
   const ask = await nextAsk(from);
   t.match(ask.question, /asks you to open a link: Connect your calendar/);
   t.match(ask.question, /Link: https:\/\/calendar\.example\/connect\?session=abc/);
+  t.equal(ask.schema, undefined, 'a link asks for no form');
   await answer(ask.requestId, 'done');
   t.same(JSON.parse(await result), { action: 'accept' });
   const logs = (await d.request('GET', `/agents/${agentId}/mcp`)).body.servers[0].logs as string[];
@@ -126,6 +132,7 @@ t.test('a pending elicitation survives a restart: the resumed turn asks the same
   // The resumed turn waits for the agent's servers, runs the call again, and the server asks again.
   const again = await nextAsk(0);
   t.equal(again.requestId, before.requestId, 'the same ask, announced again');
+  t.same(again.schema, before.schema, 'with its schema');
   await answer(again.requestId, '{"email": "owner@example.com"}');
   t.match(JSON.parse(await result), { action: 'accept', content: { email: 'owner@example.com' } });
 });

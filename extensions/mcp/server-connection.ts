@@ -295,7 +295,12 @@ export class ServerConnection {
       let answer: string;
       try {
         const question = problem ? `${base}\n(The last answer was not used: ${problem}.)` : base;
-        ({ answer } = await flight.ask(question, { signal: AbortSignal.any([signal, limit]) }));
+        // Form mode hands over the requested schema too, so the console can offer a form for it.
+        const schema = params.mode === 'url' ? undefined : (params.requestedSchema as Record<string, unknown>);
+        ({ answer } = await flight.ask(question, {
+          signal: AbortSignal.any([signal, limit]),
+          ...(schema ? { schema } : {}),
+        }));
       } catch {
         this.logs.note(
           limit.aborted ? 'an elicitation was not answered in time: cancelled' : 'an elicitation ended unanswered',

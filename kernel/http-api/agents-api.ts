@@ -330,6 +330,12 @@ export const PendingTask = Type.Object({
   tool: Type.Optional(Type.String({ description: 'approval: the restricted tool the model called' })),
   args: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'approval: its arguments' })),
   question: Type.Optional(Type.String({ description: 'ask: the question' })),
+  schema: Type.Optional(
+    Type.Object(
+      {},
+      { additionalProperties: true, description: 'ask: the JSON Schema of the answer wanted, when the asker gave one' },
+    ),
+  ),
   reason: Type.Optional(Type.String({ description: 'suspend: why the agent asks to suspend' })),
 });
 export type PendingTask = Static<typeof PendingTask>;

@@ -66,6 +66,7 @@ export const operatorTaskRoutes: KernelRoutes<'registry' | 'runtime'> = async (a
               turnId: ask.turnId,
               createdAt: ask.createdAt,
               question: ask.question,
+              ...(ask.schema ? { schema: ask.schema } : {}),
             });
           }
         }

@@ -44,6 +44,7 @@ export const TaskSchema = Type.Object({
 const AskSchema = Type.Object({
   requestId: Type.String(),
   question: Type.String(),
+  schema: Type.Optional(Type.Object({}, { additionalProperties: true })),
   loop: Type.String(),
   turnId: Nullable(Type.String()),
   createdAt: Type.Integer(),

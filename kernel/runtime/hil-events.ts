@@ -28,7 +28,11 @@ export function hilListener(runtime: HilEventTarget): HilListener {
         runtime.emit('hil.requested', { kind, taskId: task.id, tool: task.tool, args: task.args }, where(task));
       } else if (kind === 'ask') {
         const ask = item as AskRequest;
-        runtime.emit('hil.requested', { kind, requestId: ask.requestId, question: ask.question }, where(ask));
+        runtime.emit(
+          'hil.requested',
+          { kind, requestId: ask.requestId, question: ask.question, ...(ask.schema ? { schema: ask.schema } : {}) },
+          where(ask),
+        );
       } else {
         const prompt = item as SuspendPrompt;
         runtime.emit('hil.requested', { kind, requestId: prompt.requestId, reason: prompt.reason }, where(prompt));

@@ -36,6 +36,8 @@ export type Task = Omit<TaskRecord, 'callId' | 'delivered'>;
 export interface AskRequest {
   requestId: string;
   question: string;
+  /** The JSON Schema of the answer wanted (`ToolContext.ask`'s `schema`), when the asker gave one. */
+  schema?: Record<string, unknown>;
   loop: string;
   turnId: string | null;
   createdAt: number;
@@ -77,9 +79,10 @@ const publicTask = (task: TaskRecord): Task => {
   return shown;
 };
 
-const askOf = (prompt: PromptRecord): AskRequest => ({
+const askOf = (prompt: PromptRecord, schema: Record<string, unknown> | undefined): AskRequest => ({
   requestId: prompt.id,
   question: prompt.text,
+  ...(schema ? { schema } : {}),
   loop: prompt.loop,
   turnId: prompt.turnId,
   createdAt: prompt.createdAt,
@@ -105,6 +108,11 @@ export class HilStore {
   private readonly promptWaiters = new Map<string, Waiter<PromptRecord>>();
   /** Pending asks and suspend prompts per turn, and who waits for them to end (the tool time limit). */
   private readonly humanWaits = new Map<string, { count: number; ended: Promise<void>; end: () => void }>();
+  /**
+   * The answer schemas of pending asks, by request id. Held in memory, not in the file: an ask outlives a
+   * restart only through its resumed turn, which asks again with the same schema.
+   */
+  private readonly askSchemas = new Map<string, Record<string, unknown>>();
   private parked = false;
 
   constructor(
@@ -319,13 +327,15 @@ export class HilStore {
   }
 
   /** The `ask` tool: waits for the owner's answer; rejects when `signal` aborts. Not bounded by time. */
-  async ask(input: OwnerWaitInput & { question: string }): Promise<{ answer: string; fromCaller: boolean }> {
-    const answered = await this.waitForOwner('ask', input.question, input);
+  async ask(
+    input: OwnerWaitInput & { question: string; schema?: Record<string, unknown> },
+  ): Promise<{ answer: string; fromCaller: boolean }> {
+    const answered = await this.waitForOwner('ask', input.question, input, input.schema);
     return { answer: answered.answer ?? '', fromCaller: answered.status === 'answered_by_caller' };
   }
 
   listAsks(): AskRequest[] {
-    return this.records.pendingPrompts('ask').map(askOf);
+    return this.records.pendingPrompts('ask').map((prompt) => askOf(prompt, this.askSchemas.get(prompt.id)));
   }
 
   /**
@@ -383,7 +393,12 @@ export class HilStore {
    * before a restart), announces it and waits for the owner. An abort of `signal` withdraws it
    * (`hil.resolved` cancelled) and rejects.
    */
-  private waitForOwner(kind: PromptKind, text: string, input: OwnerWaitInput): Promise<PromptRecord> {
+  private waitForOwner(
+    kind: PromptKind,
+    text: string,
+    input: OwnerWaitInput,
+    schema?: Record<string, unknown>,
+  ): Promise<PromptRecord> {
     const earlier =
       input.callId && input.turnId ? this.records.promptForCall(kind, input.turnId, input.callId) : undefined;
     if (earlier && earlier.status !== 'pending' && earlier.status !== 'cancelled' && !earlier.delivered) {
@@ -419,7 +434,13 @@ export class HilStore {
       });
     });
     this.trackHumanWait(record.turnId, answer);
-    this.listener.requested(kind, kind === 'ask' ? askOf(record) : suspendOf(record));
+    if (schema) {
+      const id = record.id;
+      this.askSchemas.set(id, schema);
+      const drop = () => this.askSchemas.delete(id);
+      answer.then(drop, drop);
+    }
+    this.listener.requested(kind, kind === 'ask' ? askOf(record, schema) : suspendOf(record));
     return answer;
   }
 

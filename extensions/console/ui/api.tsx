@@ -310,6 +310,16 @@ export const client = {
       'GET',
       '/mcp',
     ),
+  /** The owner's OAuth sign-in to a registration with `oauth` (docs/mcp.md "OAuth sign-in"). */
+  mcpSignIn: (name: string) =>
+    api<{ server: string; authorizationUrl?: string; expiresAt?: number }>('POST', `/mcp/servers/${seg(name)}/login`),
+  mcpSignInState: (name: string) =>
+    api<{ server: string; signedIn: boolean; expiresAt?: number; scope?: string; pending: boolean; error?: string }>(
+      'GET',
+      `/mcp/servers/${seg(name)}/login`,
+    ),
+  mcpSignOut: (name: string) =>
+    api<{ server: string; signedOut: boolean }>('DELETE', `/mcp/servers/${seg(name)}/login`),
   tools: (id: string) =>
     api<{ agentId: string; tools: Array<{ name: string; source?: string; description?: string; enabled?: boolean }> }>(
       'GET',

@@ -1,12 +1,13 @@
 /**
- * What a running extension holds, as readable lists: the MCP registrations and each open server with its
- * state and its tools (from the agent's tool list, `source: "mcp:<server>"`); channels, compute and mesh
+ * What a running extension holds, as readable lists: the MCP registrations (with the sign-in of those with
+ * `oauth`, mcp-signin.tsx) and each open server with its state and its tools (from the agent's tool list, `source: "mcp:<server>"`); channels, compute and mesh
  * have panels of their own (system-views.tsx); for the others (tracked folders, ...) what `GET` on the
  * prefix answers.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { Channels, Compute, Mesh } from './system-views.js';
 import { client, type McpServerInfo } from './api.js';
+import { McpSignIn } from './mcp-signin.js';
 import { Readable } from './readable.js';
 import { errorText } from './util.js';
 
@@ -68,6 +69,7 @@ function Mcp() {
             <li key={r.name}>
               <strong>{r.name}</strong> · {r.type}{' '}
               <span class="muted">{String(r.url ?? r.npmPackage ?? r.command ?? '')}</span>
+              {r.oauth ? <McpSignIn name={r.name} /> : null}
             </li>
           ))}
         </ul>

@@ -433,6 +433,7 @@ async function runToolCall(
           try {
             return await env.hil.ask({
               question,
+              ...(options?.schema ? { schema: options.schema } : {}),
               loop: env.loop,
               turnId: env.turnId,
               callId: key,
