@@ -9,6 +9,7 @@ import { runDaemon, tempDir } from './helpers/daemon.js';
 import { eventLog } from './helpers/events.js';
 import { fleetJoined, fleetManifest, startNatsCluster } from './helpers/nats.js';
 import { openSse } from './helpers/sse-client.js';
+import { until } from './helpers/turn-ends.js';
 
 // Long enough for the cluster to elect new stream leaders and the daemons to reconnect while a test batch
 // shares the machine (at 10 s a renewal once missed its 7 s window there); the test waits 1.5 TTLs.
@@ -50,10 +51,16 @@ if (typeof cluster === 'string') {
       filePath: await createAgentFile(dir, { name: 'later' }),
     });
     t.equal(later.status, 200, 'a new placement is taken');
-    for (;;) {
-      const message = await stream.nextEvent();
-      if (message.event === 'agent.loaded' && message.data.event.payload.name === 'later') break;
-    }
+    // The stream's new leader may take longer than one SSE wait to be elected beside a busy test batch.
+    await until(
+      () =>
+        stream.messages.some(
+          (message) =>
+            message.event === 'agent.loaded' && JSON.parse(message.data ?? 'null')?.event?.payload?.name === 'later',
+        ),
+      'the load on the fleet stream',
+      TTL_SECONDS * 1500,
+    );
     t.pass('the fleet stream carries it');
     const again = await alpha.request('POST', '/agents/load', { filePath: later.body.filePath });
     t.same([again.status, again.body.code, again.body.daemon], [409, 'agent_held_elsewhere', 'beta']);
