@@ -12,7 +12,7 @@
  * `--dist`: another build's folder, for an A/B in the same minutes (a copy of dist/ whose
  * `.agt-build.json` names the project as `sourceRoot`, as for bench/agents-scale.ts).
  */
-import { type ChildProcess, fork, spawn } from 'node:child_process';
+import { fork, } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -20,7 +20,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { reply } from '../test/fakes/script.js';
 import { startFakeOpenAI } from '../test/fakes/openai.js';
-import { call, freePort, percentile, runThenClean, TOKEN } from './http.js';
+import { call, percentile, runThenClean, startBuiltDaemon, TOKEN } from './http.js';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
@@ -253,7 +253,6 @@ export async function chatBurstBench(options: BurstOptions = {}, cleanups: Array
   const agents = options.agents ?? 10;
   const probeMs = options.probeMs ?? 100;
   const dist = resolve(ROOT, options.dist ?? 'dist');
-  const build = JSON.parse(readFileSync(join(dist, '.agt-build.json'), 'utf8')) as { main: string };
   const fake = await startFakeOpenAI({ teardown: (fn) => void cleanups.push(fn) }, [], {
     fallback: reply.text('ok'),
   });
@@ -267,42 +266,7 @@ export async function chatBurstBench(options: BurstOptions = {}, cleanups: Array
       ],
     }),
   );
-  const port = await freePort();
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [
-      '--import',
-      pathToFileURL(join(ROOT, 'bin', 'v8-flags.mjs')).href,
-      ...(options.nodeArgs ?? []),
-      join(dist, build.main),
-    ],
-    {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: dataDir,
-        AGT_DAEMON_SETTINGS: join(dataDir, 'settings.json'),
-        AGT_DAEMON_TOKEN: TOKEN,
-        AGT_DAEMON_PORT: String(port),
-        MESH_PORT: String(await freePort()),
-      },
-      stdio: ['ignore', 'ignore', 'ignore'],
-    },
-  );
-  const exited = new Promise((done) => child.once('exit', done));
-  cleanups.push(async () => {
-    if (child.exitCode === null) child.kill('SIGKILL');
-    await exited;
-  });
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the daemon exited with ${child.exitCode}`);
-    try {
-      if ((await call(port, 'GET', '/health', undefined, false)).status === 200) break;
-    } catch {
-      // not listening yet
-    }
-    await sleep(20);
-  }
+  const { port, child, exited } = await startBuiltDaemon(ROOT, dist, dataDir, cleanups, options.nodeArgs);
   const identity = await call(port, 'POST', '/identity/create', { passphrase: 'bench passphrase, not a secret' });
   if (identity.status !== 201) throw new Error(`identity/create answered ${identity.status}`);
   const agentIds: string[] = [];

@@ -1,9 +1,13 @@
 /**
  * What the bench scripts share: the daemon token they start daemons with, a free loopback port, a plain
- * HTTP call (no keep-alive, JSON when the answer is JSON) and percentiles.
+ * HTTP call (no keep-alive, JSON when the answer is JSON), percentiles and starting the built daemon.
  */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 export const TOKEN = 'bench-token-0123456789abcdef';
 
@@ -76,4 +80,57 @@ export async function runThenClean(main: () => Promise<void>, cleanups: Array<()
       }
     }
   }
+}
+
+export interface BuiltDaemon {
+  port: number;
+  child: ChildProcess;
+  /** Resolves once the process is gone. */
+  exited: Promise<unknown>;
+}
+
+/**
+ * Starts the build in `dist` (with bin/v8-flags.mjs, as `npm start` does) on `dataDir`, whose
+ * `settings.json` the caller wrote; resolves once `/health` answers. Killed by the bench's cleanups.
+ */
+export async function startBuiltDaemon(
+  root: string,
+  dist: string,
+  dataDir: string,
+  cleanups: Array<() => unknown>,
+  nodeArgs: string[] = [],
+): Promise<BuiltDaemon> {
+  const build = JSON.parse(readFileSync(join(dist, '.agt-build.json'), 'utf8')) as { main: string };
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    ['--import', pathToFileURL(join(root, 'bin', 'v8-flags.mjs')).href, ...nodeArgs, join(dist, build.main)],
+    {
+      cwd: root,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: dataDir,
+        AGT_DAEMON_SETTINGS: join(dataDir, 'settings.json'),
+        AGT_DAEMON_TOKEN: TOKEN,
+        AGT_DAEMON_PORT: String(port),
+        MESH_PORT: String(await freePort()),
+      },
+      stdio: ['ignore', 'ignore', 'ignore'],
+    },
+  );
+  const exited = new Promise((done) => child.once('exit', done));
+  cleanups.push(async () => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    await exited;
+  });
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the daemon exited with ${child.exitCode}`);
+    try {
+      if ((await call(port, 'GET', '/health', undefined, false)).status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((done) => setTimeout(done, 20));
+  }
+  return { port, child, exited };
 }

@@ -1,16 +1,5 @@
-/**
- * Opening a large agent file: a file holding 10,000 chat messages (5,000 user / assistant pairs in `main`)
- * is loaded by the built daemon (`POST /agents/load`) and chatted with (`POST /agents/{id}/chat?wait=true`
- * against an instant fake model); the figure is the time from the load request to the chat's answer,
- * median of 7 (the agent unloaded between them, so each is a first open). The file is written by the
- * kernel's own AgentFile (through tsx), so it is an agent file as the daemon writes them.
- *
- * Alone: `node --import tsx --conditions=agt-source bench/open-large.ts [--messages=10000] [--runs=7]
- * [--profile-dir=<dir>]` (the daemon profiled with `--cpu-prof`);
- * `npm run bench` runs it as a row.
- */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -18,7 +7,7 @@ import { AgentFile } from '../kernel/agents/agent-file.js';
 import { agentConfig } from '../test/helpers/agent-file.js';
 import { startFakeOpenAI } from '../test/fakes/openai.js';
 import { reply } from '../test/fakes/script.js';
-import { call, freePort, percentile, runThenClean, TOKEN } from './http.js';
+import { call, percentile, runThenClean, startBuiltDaemon, } from './http.js';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
@@ -70,43 +59,7 @@ export async function openLargeBench(
       providers: [{ id: 'fake', type: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, defaultModel: 'm' }],
     }),
   );
-  const build = JSON.parse(readFileSync(join(ROOT, 'dist/.agt-build.json'), 'utf8')) as { main: string };
-  const port = await freePort();
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [
-      '--import',
-      pathToFileURL(join(ROOT, 'bin', 'v8-flags.mjs')).href,
-      ...(options.nodeArgs ?? []),
-      join(ROOT, 'dist', build.main),
-    ],
-    {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: dataDir,
-        AGT_DAEMON_SETTINGS: join(dataDir, 'settings.json'),
-        AGT_DAEMON_TOKEN: TOKEN,
-        AGT_DAEMON_PORT: String(port),
-        MESH_PORT: String(await freePort()),
-      },
-      stdio: ['ignore', 'ignore', 'ignore'],
-    },
-  );
-  const exited = new Promise((done) => child.once('exit', done));
-  cleanups.push(async () => {
-    if (child.exitCode === null) child.kill('SIGKILL');
-    await exited;
-  });
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the daemon exited with ${child.exitCode}`);
-    try {
-      if ((await call(port, 'GET', '/health', undefined, false)).status === 200) break;
-    } catch {
-      // not listening yet
-    }
-    await sleep(20);
-  }
+  const { port, exited } = await startBuiltDaemon(ROOT, join(ROOT, 'dist'), dataDir, cleanups, options.nodeArgs);
   const samples: number[] = [];
   const loads: number[] = [];
   for (let run = 0; run < runs; run++) {
