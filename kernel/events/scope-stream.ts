@@ -7,7 +7,7 @@
  */
 import type { OutgoingHttpHeader, ServerResponse } from 'node:http';
 import type { EventScope, OpenScope, ScopedEvent, ScopeStart } from '@agt/contracts';
-import { controlFrame } from './sse-client.js';
+import { controlFrame, writeSseHead } from './sse-client.js';
 
 export const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
 const HEARTBEAT_MS = 30_000;
@@ -59,15 +59,7 @@ export class ScopeStreams {
       opened.close();
       return;
     }
-    res.writeHead(200, {
-      ...Object.fromEntries(Object.entries(headers).filter(([, value]) => value !== undefined)),
-      'content-type': 'text/event-stream',
-      'cache-control': 'no-cache',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-    });
-    res.socket?.setNoDelay(true);
-    res.socket?.setTimeout(0);
+    writeSseHead(res, headers);
     res.write(`: connected\n\n${controlFrame('stream.hello', { scope: scope.name, after: start.after })}`);
     started = true;
     for (const chunk of pending.splice(0)) write(chunk);

@@ -11,7 +11,7 @@
  * stream (`res.end()` writes the last chunk after ours, in order, on the same socket), and its
  * `writableLength` counts the socket's buffer.
  */
-import type { ServerResponse } from 'node:http';
+import type { OutgoingHttpHeader, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FrameOrigin } from './bus.js';
 import { chunkOf, type Batch } from './sse-batches.js';
@@ -19,6 +19,23 @@ import { chunkOf, type Batch } from './sse-batches.js';
 /** A named SSE event without `id:` (a control frame); the data is not an EventFrame. */
 export function controlFrame(name: string, data: unknown): string {
   return `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/**
+ * Starts an event-stream answer: `headers` (those hooks set on the reply before it was hijacked) and the
+ * stream's own. Frames are small and latency matters more than packet count; the stream is meant to stay idle.
+ */
+export function writeSseHead(res: ServerResponse, headers: Record<string, OutgoingHttpHeader | undefined>): void {
+  res.writeHead(200, {
+    ...Object.fromEntries(Object.entries(headers).filter(([, value]) => value !== undefined)),
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    // Reverse proxies must not buffer the stream.
+    'x-accel-buffering': 'no',
+  });
+  res.socket?.setNoDelay(true);
+  res.socket?.setTimeout(0);
 }
 
 export class SseClient {

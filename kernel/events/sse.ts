@@ -27,7 +27,7 @@ import { waitAtMost } from '../deadline.js';
 import type { FrameDelivery, KernelBus } from './bus.js';
 import { daemonShuttingDown } from './errors.js';
 import type { ResumePlan, ResumeRequest } from './resume.js';
-import { controlFrame, SseClient } from './sse-client.js';
+import { controlFrame, SseClient, writeSseHead } from './sse-client.js';
 import { FrameBatches } from './sse-batches.js';
 import { FlushPacer, type PacingOptions } from './sse-pacing.js';
 
@@ -162,18 +162,7 @@ export class SseHub implements FrameDelivery {
     plan: ResumePlan,
     headers: Record<string, OutgoingHttpHeader | undefined> = {},
   ): void {
-    res.writeHead(200, {
-      // Headers hooks set on the reply before it was hijacked.
-      ...Object.fromEntries(Object.entries(headers).filter(([, value]) => value !== undefined)),
-      'content-type': 'text/event-stream',
-      'cache-control': 'no-cache',
-      connection: 'keep-alive',
-      // Reverse proxies must not buffer the stream.
-      'x-accel-buffering': 'no',
-    });
-    // Frames are small and latency matters more than packet count; the stream is meant to stay idle.
-    res.socket?.setNoDelay(true);
-    res.socket?.setTimeout(0);
+    writeSseHead(res, headers);
     const client = new SseClient(
       res,
       request.agentId,
