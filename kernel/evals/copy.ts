@@ -71,16 +71,12 @@ export function storedConfig(path: string): AgentConfig {
 /** Writes the variant's base copy of the live file at `path` (prepared once; each case copies it). */
 export async function writeBase(liveFile: string, path: string, configOf: (live: AgentConfig) => AgentConfig) {
   await runSqliteJob({ op: 'copy', src: liveFile, dst: path });
+  const config = configOf(storedConfig(path));
   const db = new (libsql())(path);
   try {
-    const row = db.prepare('SELECT value FROM agt_config WHERE key = ?').get('config') as { value: string } | undefined;
-    if (!row) throw new Error('the copy has no config');
     db.transaction(() => {
       for (const table of LIFE_TABLES) db.exec(`DELETE FROM ${table}`);
-      db.prepare('UPDATE agt_config SET value = ? WHERE key = ?').run(
-        JSON.stringify(configOf(JSON.parse(row.value) as AgentConfig)),
-        'config',
-      );
+      db.prepare('UPDATE agt_config SET value = ? WHERE key = ?').run(JSON.stringify(config), 'config');
     })();
     db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
   } finally {

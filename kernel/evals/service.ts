@@ -339,9 +339,9 @@ export class EvalService {
           modelCalls: outcome.llmCalls,
           toolCalls: rows.flatMap((row) =>
             row.role === 'assistant'
-              ? (((row.content as { toolCalls?: Array<{ name: string; args: unknown }> }).toolCalls ?? []).map(
+              ? ((row.content as { toolCalls?: Array<{ name: string; args: unknown }> }).toolCalls ?? []).map(
                   (call) => ({ name: call.name, args: call.args }),
-                ) ?? [])
+                )
               : [],
           ),
           cost: sumCost(rows.filter((row) => row.role === 'assistant').map((row) => row.cost)),
