@@ -7,8 +7,7 @@
  */
 import { join } from 'node:path';
 import t from 'tap';
-import { createAgentFile } from './helpers/agent-file.js';
-import { FIXTURE_DIR } from './helpers/mcp.js';
+import { FIXTURE_DIR, loadWithServers } from './helpers/mcp.js';
 import { ROOT, runDaemon, tempDir } from './helpers/daemon.js';
 import { startToolDriver } from './helpers/tool-driver.js';
 
@@ -27,25 +26,7 @@ const d = await runDaemon(t, {
     ],
   },
 });
-const filePath = await createAgentFile(tempDir(t, 'agt-mcp-resources-'), {
-  model: driver.model,
-  mcp: {
-    servers: [
-      { name: 'docs', transport: 'stdio' },
-      { name: 'plain', transport: 'stdio' },
-    ],
-  },
-});
-const loaded = await d.request('POST', '/agents/load', { filePath });
-if (loaded.status !== 200) throw new Error(`the agent did not load: ${JSON.stringify(loaded.body)}`);
-const agentId: string = loaded.body.id;
-const end = Date.now() + 60_000;
-for (;;) {
-  const servers = (await d.request('GET', `/agents/${agentId}/mcp`)).body.servers as Array<{ status: string }>;
-  if (servers.every((s) => s.status === 'connected')) break;
-  if (Date.now() > end) throw new Error(`failsafe: the servers did not connect: ${JSON.stringify(servers)}`);
-  await new Promise((r) => setTimeout(r, 25));
-}
+const agentId = await loadWithServers(d, tempDir(t, 'agt-mcp-resources-'), driver.model, ['docs', 'plain']);
 
 t.test('the tools are offered where the server has resources and prompts', async (t) => {
   const tools = (

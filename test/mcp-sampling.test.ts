@@ -7,9 +7,9 @@
  */
 import { join } from 'node:path';
 import t from 'tap';
-import { createAgentFile } from './helpers/agent-file.js';
 import { ROOT, runDaemon, tempDir } from './helpers/daemon.js';
 import { eventLog } from './helpers/events.js';
+import { loadWithServers } from './helpers/mcp.js';
 import { startToolDriver } from './helpers/tool-driver.js';
 import { reply } from './fakes/openai.js';
 
@@ -34,26 +34,11 @@ const d = await runDaemon(t, {
   },
 });
 const log = await eventLog(t, d);
-const filePath = await createAgentFile(tempDir(t, 'agt-mcp-sampling-'), {
-  model: driver.model,
-  mcp: {
-    servers: [
-      { name: 'careful', transport: 'stdio' },
-      { name: 'trusted', transport: 'stdio' },
-      { name: 'closed', transport: 'stdio' },
-    ],
-  },
-});
-const loaded = await d.request('POST', '/agents/load', { filePath });
-if (loaded.status !== 200) throw new Error(`the agent did not load: ${JSON.stringify(loaded.body)}`);
-const agentId: string = loaded.body.id;
-const end = Date.now() + 60_000;
-for (;;) {
-  const servers = (await d.request('GET', `/agents/${agentId}/mcp`)).body.servers as Array<{ status: string }>;
-  if (servers.every((s) => s.status === 'connected')) break;
-  if (Date.now() > end) throw new Error(`failsafe: the servers did not connect: ${JSON.stringify(servers)}`);
-  await new Promise((r) => setTimeout(r, 25));
-}
+const agentId = await loadWithServers(d, tempDir(t, 'agt-mcp-sampling-'), driver.model, [
+  'careful',
+  'trusted',
+  'closed',
+]);
 
 async function nextApproval(from: number) {
   const event = await log.waitFor(

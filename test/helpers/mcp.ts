@@ -1,12 +1,15 @@
 /**
  * Test helpers for the mcp extension: paths of the real MCP servers from npm (run from node_modules),
  * the fixture server packed as a tarball (installed offline through POST /mcp/packages), a free port
- * for server-everything's Streamable HTTP mode, and waiting on a process to be gone.
+ * for server-everything's Streamable HTTP mode, loading an agent once its servers are connected, and waiting on
+ * a process to be gone.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { ROOT } from './daemon.js';
+import type { AgentConfig } from '@agt/contracts';
+import { createAgentFile } from './agent-file.js';
+import { type DaemonClient, ROOT } from './daemon.js';
 
 interface Teardown {
   teardown(fn: () => unknown): void;
@@ -80,4 +83,30 @@ export async function gone(pids: number[], ms = 10_000): Promise<number[]> {
   const until = Date.now() + ms;
   while (Date.now() < until && pids.some(alive)) await new Promise((r) => setTimeout(r, 50));
   return pids.filter(alive);
+}
+
+/**
+ * Creates an agent in `dir` that uses the owner-registered stdio servers `servers`, loads it, and resolves
+ * with its id once every one of them is connected (a failsafe after 60 s).
+ */
+export async function loadWithServers(
+  d: DaemonClient,
+  dir: string,
+  model: AgentConfig['model'],
+  servers: string[],
+): Promise<string> {
+  const filePath = await createAgentFile(dir, {
+    model,
+    mcp: { servers: servers.map((name) => ({ name, transport: 'stdio' as const })) },
+  });
+  const loaded = await d.request('POST', '/agents/load', { filePath });
+  if (loaded.status !== 200) throw new Error(`the agent did not load: ${JSON.stringify(loaded.body)}`);
+  const agentId: string = loaded.body.id;
+  const end = Date.now() + 60_000;
+  for (;;) {
+    const listed = (await d.request('GET', `/agents/${agentId}/mcp`)).body.servers as Array<{ status: string }>;
+    if (listed.every((s) => s.status === 'connected')) return agentId;
+    if (Date.now() > end) throw new Error(`failsafe: the servers did not connect: ${JSON.stringify(listed)}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
 }
