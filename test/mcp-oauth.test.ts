@@ -15,6 +15,7 @@ import t from 'tap';
 import { createAgentFile } from './helpers/agent-file.js';
 import { ROOT, runDaemon, tempDir } from './helpers/daemon.js';
 import { eventLog } from './helpers/events.js';
+import { rawRequest } from './helpers/raw-http.js';
 import { startToolDriver } from './helpers/tool-driver.js';
 
 const fixture = spawn(process.execPath, [join(ROOT, 'test/fixtures/mcp/oauth-server.mjs')], {
@@ -218,4 +219,17 @@ t.test('bad requests', async (t) => {
   );
   t.equal((await d.request('POST', '/mcp/servers', { name: 'plain', type: 'http', url: urls.mcp })).status, 201);
   t.equal((await d.request('POST', '/mcp/servers/plain/login')).status, 409, 'not an OAuth registration');
+});
+
+t.test('the redirect listener has the guards of every server of the daemon', async (t) => {
+  const started = await d.request('POST', '/mcp/servers/remote/login');
+  t.equal(started.status, 200);
+  const redirect = new URL(new URL(started.body.authorizationUrl).searchParams.get('redirect_uri')!);
+  const refused = await rawRequest(redirect.origin, {
+    path: `${redirect.pathname}?code=x&state=y`,
+    headers: { host: 'evil.example' },
+  });
+  t.same([refused.status, refused.body.code], [403, 'host_not_allowed'], 'a foreign Host is refused');
+  const huge = await rawRequest(redirect.origin, { path: redirect.pathname, headers: { 'x-big': 'a'.repeat(40_000) } });
+  t.equal(huge.status, 431, 'headers over the limit are refused');
 });
