@@ -12,7 +12,7 @@
  * `--dist`: another build's folder, for an A/B in the same minutes (a copy of dist/ whose
  * `.agt-build.json` names the project as `sourceRoot`, as for bench/agents-scale.ts).
  */
-import { fork, } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';

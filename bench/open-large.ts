@@ -1,4 +1,3 @@
-
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -7,7 +6,7 @@ import { AgentFile } from '../kernel/agents/agent-file.js';
 import { agentConfig } from '../test/helpers/agent-file.js';
 import { startFakeOpenAI } from '../test/fakes/openai.js';
 import { reply } from '../test/fakes/script.js';
-import { call, percentile, runThenClean, startBuiltDaemon, } from './http.js';
+import { call, percentile, runThenClean, startBuiltDaemon } from './http.js';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
