@@ -18,7 +18,7 @@ import { composeAgents } from './composition/agents.js';
 import { hostCommandRunner } from './composition/host-commands.js';
 import { composeStorage } from './composition/storage.js';
 import { CredentialsService } from './credentials/service.js';
-import type { SummaryReader } from './credentials/summary-reader.js';
+import type { FileReader } from './credentials/file-reader.js';
 import type { DaemonEnv } from './env.js';
 import type { KernelBus } from './events/bus.js';
 import { SseHub } from './events/sse.js';
@@ -67,8 +67,8 @@ export interface KernelServices extends Readonly<Omit<KernelInput, 'kdfCost'>> {
   readonly inbox: InboxService;
   /** Agent files for extensions: summaries, start, autostart, unload (`ctx.launcher`). */
   readonly launcher: AgentLauncher;
-  /** Summaries of not-loaded agent files, read on a worker thread (credentials/summary-reader.ts). */
-  readonly summaries: SummaryReader;
+  /** Reads agent files the daemon did not write last, in a child process (credentials/file-reader.ts). */
+  readonly fileReader: FileReader;
   readonly credentials: CredentialsService;
   readonly agentIdentity: AgentIdentityService;
   /** The `GET /events` fan-out. */
@@ -102,7 +102,7 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
       return agent !== undefined && known !== undefined && sameKey(known, readAgentKey(agent.file));
     },
   });
-  const { runtime, tools, registry } = composeAgents({
+  const { runtime, tools, registry, fileReader } = composeAgents({
     dataDir,
     settings,
     logger,
@@ -124,6 +124,7 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
     agentIdentity,
     hostCommands,
     shutdownSteps,
+    fileReader,
   });
   const storage = composeStorage({
     dataDir,
@@ -165,6 +166,7 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
     runtime,
     builtinTools: tools,
     registry,
+    fileReader,
     ...access,
     credentials,
     agentIdentity,

@@ -68,8 +68,8 @@ const MAIN = 'kernel/main.ts';
 const DAEMON = 'kernel/daemon.ts';
 /** `ctx.serverGuards`, which `startTestExtension` (contracts/testing) imports from agt at run time. */
 const SERVER_GUARDS = 'kernel/http/server-guards.ts';
-/** Worker threads written in TypeScript (started by `new URL('./x.js', import.meta.url)`): entries of their own. */
-const WORKERS = ['kernel/credentials/summary-worker.ts', 'kernel/spend/token-count-worker.ts'];
+/** Worker threads and child processes written in TypeScript (started by `new URL('./x.js', import.meta.url)`): entries of their own. */
+const WORKERS = ['kernel/credentials/file-reader-child.ts', 'kernel/spend/token-count-worker.ts'];
 export const OUT_DIR = 'dist';
 export const BUILD_INFO = '.agt-build.json';
 /**

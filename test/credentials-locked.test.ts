@@ -10,7 +10,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import t from 'tap';
 import type { UmbilicalEvent } from '../contracts/events.js';
-import { isPasswordProtectedFile } from '../kernel/credentials/index.js';
+import { FileReader } from '../kernel/credentials/file-reader.js';
 import { credentialProbe } from './helpers/credential-probe.js';
 import { runDaemon, tempDir, type DaemonClient, type SpawnedDaemon } from './helpers/daemon.js';
 import { eventLog } from './helpers/events.js';
@@ -52,8 +52,10 @@ t.test('password-protected agent: locked after reload, replace, unlock, lock', a
   t.notOk((await status(d, id)).degraded, 'its creator gave the password: unlocked');
   t.equal((await d.request('PUT', `/agents/${id}/credentials/provider:openai`, { value: 'old-value-1' })).status, 200);
 
-  t.equal(await isPasswordProtectedFile(filePath), true, 'autostart sees the protection');
-  t.equal(await isPasswordProtectedFile(plain.filePath), false);
+  const reader = new FileReader();
+  t.teardown(() => reader.close());
+  t.equal((await reader.summary(filePath)).passwordProtected, true, 'autostart sees the protection');
+  t.equal((await reader.summary(plain.filePath)).passwordProtected, false);
   t.equal((await d.request('GET', `/agents/${id}/credentials`)).body.passwordProtected, true, 'the daemon says so too');
   t.equal(
     await readCredential(d, id, 'provider:openai'),

@@ -22,7 +22,7 @@ import { startAgent, type StartDeps } from './start-agent.js';
 /**
  * What autostart uses of the kernel: starting, plus the credentials' check whether a file's envelope needs
  * a password, and the reading of a not-loaded file's summary (inspect-file.ts run off the event loop:
- * credentials/summary-reader.ts). Both handed in: credentials/ builds on agents/, so agents/ does not
+ * credentials/file-reader.ts). Both handed in: credentials/ builds on agents/, so agents/ does not
  * import it.
  */
 export interface AutostartDeps extends StartDeps {

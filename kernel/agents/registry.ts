@@ -24,6 +24,7 @@ import { announceAgentFileChange } from '../extensions/agent-file-notices.js';
 import { AgentFile, BUSY_TIMEOUT_MS, isBusyError } from './agent-file.js';
 import { readAgentKey } from './agent-key.js';
 import { KnownAgents } from './known-agents.js';
+import { VettedFiles } from './vetted-files.js';
 import { validateStoredConfig } from './stored-config.js';
 import { assertNoNewProblems, configProblems } from './config-checks.js';
 import { findConfigSecret } from './config-secrets.js';
@@ -60,6 +61,11 @@ export interface RegistryDeps {
   deliver: (agentId: string) => (message: import('@agt/contracts').InboundMessage) => Promise<{ messageId: number }>;
   /** The owner's settings: their ceiling caps every loaded agent's config (`ceiling.ts`). */
   settings?: { current(): Readonly<Settings>; onChange?(listener: (settings: Readonly<Settings>) => void): () => void };
+  /**
+   * Reads every value of a file in a process of its own, rejecting as `AgentFile.open` would: done before
+   * opening a file the daemon did not write last (vetted-files.ts). Absent, files are opened directly.
+   */
+  readWhole?: (filePath: string) => Promise<void>;
 }
 
 const umbilicalOn = (config: Readonly<AgentConfig>) =>
@@ -86,6 +92,8 @@ export class AgentRegistry {
   readonly placements: Placements;
   /** Each agent id this daemon has seen, with its key: a file claiming a known id with another key is refused. */
   readonly known: KnownAgents;
+  /** The files this daemon closed last, as it left them: opened without being read whole first. */
+  readonly vetted: VettedFiles;
   /** How long opening a file waits for another process's SQLite lock before answering 409 (tests shorten it). */
   busyTimeoutMs = BUSY_TIMEOUT_MS;
 
@@ -106,6 +114,7 @@ export class AgentRegistry {
   constructor(private readonly deps: RegistryDeps) {
     this.reviews = new ReviewMarks(deps.dataDir, deps.logger);
     this.known = new KnownAgents(deps.dataDir);
+    this.vetted = new VettedFiles(deps.dataDir);
     this.leases = new LeaseKeeper(deps.logger, (file) => this.leaseLost(file));
     this.placements = new Placements(() => deps.contributions.points, deps.logger);
     const unsubscribeBus = deps.bus.subscribe((event) => this.umbilical.record(event));
@@ -231,6 +240,14 @@ export class AgentRegistry {
     return agent;
   }
 
+  /**
+   * Before the daemon opens `filePath` itself: a file it did not write last is read whole in the file
+   * reader's process first (vetted-files.ts), rejecting as `AgentFile.open` would.
+   */
+  async readFirst(filePath: string): Promise<void> {
+    if (this.deps.readWhole && !this.vetted.matches(filePath)) await this.deps.readWhole(filePath);
+  }
+
   /** Closes a file handed to {@link load} that is not used, with the lease its creator took. */
   private async closeGiven(file: AgentFile): Promise<void> {
     this.leases.release(file);
@@ -244,6 +261,7 @@ export class AgentRegistry {
     createdConfig?: AgentConfig,
     asNew = false,
   ): Promise<LoadedAgent> {
+    if (!given) await this.readFirst(filePath);
     const file = given ?? AgentFile.open(filePath, { busyTimeoutMs: this.busyTimeoutMs });
     let leased = false;
     let placed = false;
@@ -374,6 +392,7 @@ export class AgentRegistry {
       this.leases.release(agent.file);
       this.placements.release(agent.id);
       await agent.file.close();
+      this.vetted.remember(agent.filePath);
       this.deps.bus.emit('agent.unloaded', { agentId: agent.id, payload: { name: agent.name, reason } });
     })().finally(() => {
       this.unloading.delete(agent.id);

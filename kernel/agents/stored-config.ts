@@ -1,6 +1,6 @@
 /**
  * The check of a config read from an agent file, in a module of its own so the summary worker
- * (credentials/summary-worker.ts) imports it without the registry's graph.
+ * (credentials/file-reader-child.ts) imports it without the registry's graph.
  */
 import { AgentConfigSchema } from './config-schema.js';
 import { type AgentConfig, firstSchemaError } from '@agt/contracts';

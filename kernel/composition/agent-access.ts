@@ -12,7 +12,7 @@ import type { AgentRegistry } from '../agents/registry.js';
 import { type AgentCapabilities, agentsService, inboxService } from '../agents/services.js';
 import { isPasswordProtected } from '../credentials/index.js';
 import type { CredentialsService } from '../credentials/service.js';
-import { SummaryReader } from '../credentials/summary-reader.js';
+import type { FileReader } from '../credentials/file-reader.js';
 import type { KernelBus } from '../events/bus.js';
 import type { Contributions } from '../extensions/contributions.js';
 import { inboundTrace } from '../extensions/kernel-points.js';
@@ -31,6 +31,7 @@ export interface AgentAccessInput {
   agentIdentity: AgentIdentityService;
   hostCommands: HostCommandRunner;
   shutdownSteps: ShutdownSteps;
+  fileReader: FileReader;
 }
 
 export interface AgentAccess {
@@ -38,7 +39,6 @@ export interface AgentAccess {
   agents: AgentsService;
   inbox: InboxService;
   launcher: AgentLauncher;
-  summaries: SummaryReader;
 }
 
 /** What `ctx.agents` lends beyond the registry: the agent's key, the runtime's sandboxes, turns and fetch. */
@@ -71,15 +71,13 @@ export function composeAgentAccess(input: AgentAccessInput): AgentAccess {
   const inbox: InboxService = inboxService(registry, bus, runtime, (trace) =>
     inboundTrace(contributions.points, trace),
   );
-  const summaries = new SummaryReader();
-  input.shutdownSteps.add({ name: 'summary-reader', phase: 'final', run: () => summaries.close() });
   const launcher = agentLauncher({
     runtime,
     bus,
     contributions,
     registry,
     isPasswordProtected,
-    readSummary: (filePath) => summaries.read(filePath),
+    readSummary: (filePath) => input.fileReader.summary(filePath),
   });
-  return { agentsFor, agents, inbox, launcher, summaries };
+  return { agentsFor, agents, inbox, launcher };
 }

@@ -5,6 +5,7 @@
  * run once an agent is loaded. What comes from services built later (an agent's credentials, the inbox)
  * is handed in the same way.
  */
+import { FileReader } from '../credentials/file-reader.js';
 import type { InboundMessage, ToolDefinition } from '@agt/contracts';
 import { AgentRegistry } from '../agents/registry.js';
 import type { KernelBus } from '../events/bus.js';
@@ -35,6 +36,7 @@ export function composeAgents(input: AgentsInput): {
   runtime: RuntimeService;
   tools: ToolDefinition[];
   registry: AgentRegistry;
+  fileReader: FileReader;
 } {
   const { dataDir, settings, logger, bus, contributions } = input;
   // Agent SQL child processes across all agents: at most the owner's `sqlMaxProcesses`, read at each call.
@@ -56,6 +58,9 @@ export function composeAgents(input: AgentsInput): {
   });
   const tools = builtinTools((agentId) => runtime.byId(agentId));
 
+  // Files the daemon did not write last are read in a child process first (agents/vetted-files.ts).
+  const fileReader = new FileReader();
+  input.shutdownSteps.add({ name: 'file-reader', phase: 'final', run: () => fileReader.close() });
   const registry: AgentRegistry = new AgentRegistry({
     dataDir,
     logger,
@@ -64,6 +69,7 @@ export function composeAgents(input: AgentsInput): {
     runtime,
     deliver: (agentId) => (message) => input.deliver(agentId, message),
     settings,
+    readWhole: (filePath) => fileReader.readWhole(filePath),
   });
   // Shutdown unloads in immediate mode: no grace for running turns, a deadline per agent.
   input.shutdownSteps.add({
@@ -74,5 +80,5 @@ export function composeAgents(input: AgentsInput): {
       registry.dispose();
     },
   });
-  return { runtime, tools, registry };
+  return { runtime, tools, registry, fileReader };
 }

@@ -50,6 +50,7 @@ async function reviewInfo(services: Pick<KernelServices, Uses>, filePath: string
   };
   if (loaded) return describe(loaded.file, loaded.fileConfig);
   // Read-only: reviewing must not migrate, lease or otherwise touch a file nobody loaded yet.
+  await registry.readFirst(canonical);
   const file = AgentFile.open(canonical, { readonly: true });
   try {
     return await describe(file, validateStoredConfig(file.config.get(), canonical));

@@ -7,7 +7,7 @@ import type { KernelRoutes } from './plugin.js';
 
 const Entry = { filePath: Type.String(), name: Type.String() };
 
-export const autostartRoutes: KernelRoutes<'runtime' | 'bus' | 'contributions' | 'registry' | 'summaries'> = async (
+export const autostartRoutes: KernelRoutes<'runtime' | 'bus' | 'contributions' | 'registry' | 'fileReader'> = async (
   app,
   { services },
 ) => {
@@ -63,7 +63,7 @@ export const autostartRoutes: KernelRoutes<'runtime' | 'bus' | 'contributions' |
     },
     async (request) =>
       autostart(
-        { ...services, isPasswordProtected, readSummary: (filePath) => services.summaries.read(filePath) },
+        { ...services, isPasswordProtected, readSummary: (filePath) => services.fileReader.summary(filePath) },
         request.body.trackedDirs,
         request.body.maxDepth ?? 2,
       ),

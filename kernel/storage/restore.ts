@@ -29,7 +29,7 @@ import {
 } from './errors.js';
 import { assertOutsideSandbox, placeCopy } from './paths.js';
 import { isSealedFile, UnsealError, unsealFile } from './seal.js';
-import { storedIdAndKey } from './scheduler.js';
+import { readStoredIdAndKey } from './scheduler.js';
 import { runSqliteJob, SqliteJobError } from './sqlite-job.js';
 
 export interface RestoreInput {
@@ -135,7 +135,7 @@ export async function restoreBackup(deps: RestoreDeps, input: RestoreInput): Pro
         'newer',
         `written by a newer agt (schema ${check.schemaVersion}; this build reads up to ${SCHEMA_VERSION})`,
       );
-    const { id, key } = storedIdAndKey(temp);
+    const { id, key } = await readStoredIdAndKey(deps.registry, temp);
     // The backup of another key under a known id is another agent claiming it: only asNew brings it in.
     if (!input.asNew) deps.registry.known.check(id, key, input.from);
     const same = deps.registry.byId(id);

@@ -155,7 +155,7 @@ export class BackupScheduler {
       if (this.stopped) break;
       // A file that is not loaded is read for its id (read-only, no lease), then copied like the others;
       // one that claims the id of an agent known here with another key never goes among that agent's copies.
-      const stored = job.agentId === null ? storedOf(job.filePath) : null;
+      const stored = job.agentId === null ? await storedOf(this.deps.registry, job.filePath) : null;
       const agentId = job.agentId ?? stored?.id;
       if (!agentId) {
         run.failed++;
@@ -212,13 +212,8 @@ export class BackupScheduler {
   }
 }
 
-/** The agent id an agent file holds, read-only (no migration, no lease); rejects as AgentFile.open does. */
-export function storedAgentId(filePath: string): string {
-  return storedIdAndKey(filePath).id;
-}
-
-/** The agent id and key (agent-key.ts) an agent file holds, read as {@link storedAgentId}. */
-export function storedIdAndKey(filePath: string): { id: string; key: AgentKey } {
+/** The agent id and key (agent-key.ts) an agent file holds, read-only (no migration, no lease); rejects as AgentFile.open does. */
+function storedIdAndKey(filePath: string): { id: string; key: AgentKey } {
   const file = AgentFile.open(filePath, { readonly: true });
   try {
     const id = (file.config.get() as { id?: unknown } | undefined)?.id;
@@ -229,9 +224,18 @@ export function storedIdAndKey(filePath: string): { id: string; key: AgentKey } 
   }
 }
 
-function storedOf(filePath: string): { id: string; key: AgentKey } | null {
+/** {@link storedIdAndKey} of a file the daemon may not have written last (read whole elsewhere first). */
+export async function readStoredIdAndKey(
+  registry: AgentRegistry,
+  filePath: string,
+): Promise<{ id: string; key: AgentKey }> {
+  await registry.readFirst(filePath);
+  return storedIdAndKey(filePath);
+}
+
+async function storedOf(registry: AgentRegistry, filePath: string): Promise<{ id: string; key: AgentKey } | null> {
   try {
-    return storedIdAndKey(filePath);
+    return await readStoredIdAndKey(registry, filePath);
   } catch {
     return null;
   }

@@ -16,7 +16,7 @@ import { credentialIn } from '../memory/credential-check.js';
 import { MAX_MEMORY_CHARS } from '../memory/memory-store.js';
 import { applyWalPolicy, StorageMaintenance, type StorageInfo } from './maintenance.js';
 import { restoreBackup, type RestoreInput, type RestoreResult } from './restore.js';
-import { BackupScheduler, storedAgentId } from './scheduler.js';
+import { BackupScheduler, readStoredIdAndKey } from './scheduler.js';
 
 export interface StorageServiceDeps extends CreateAgentDeps {
   registry: AgentRegistry;
@@ -73,9 +73,9 @@ export class StorageService {
   }
 
   /** `POST /agents/{id}/backup` of an agent file that is not loaded (read-only for its id, never leased). */
-  backupFile(filePath: string, options: BackupOptions): Promise<BackupResult> {
-    const agentId = storedAgentId(filePath);
-    return backupFile(this.deps, filePath, agentId, options);
+  async backupFile(filePath: string, options: BackupOptions): Promise<BackupResult> {
+    const { id } = await readStoredIdAndKey(this.deps.registry, filePath);
+    return backupFile(this.deps, filePath, id, options);
   }
 
   /** `POST /agents/restore`. */

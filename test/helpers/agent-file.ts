@@ -74,7 +74,7 @@ export async function createAgentFile(
 }
 
 // The test build runs JavaScript; from the sources (tsx), Node 20 applies no loader to a worker's entry
-// module, so the worker starts from a line that registers tsx (as kernel/credentials/summary-reader.ts).
+// module, so the worker starts from a line that registers tsx.
 const fromSources = import.meta.url.endsWith('.ts');
 const WORKER_URL = new URL(fromSources ? './agent-file-worker.ts' : './agent-file-worker.js', import.meta.url);
 let worker: Worker | undefined;
