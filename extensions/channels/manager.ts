@@ -218,7 +218,14 @@ export class ChannelManager {
     if (receipt !== undefined) {
       await instance
         .connectedAdapter()
-        ?.send({ chatId: message.chatId, text: receipt, replyToId: message.messageId, outboxId: 0, chunk: 0 })
+        ?.send({
+          chatId: message.chatId,
+          text: receipt,
+          ...(message.threadId ? { threadId: message.threadId } : {}),
+          replyToId: message.messageId,
+          outboxId: 0,
+          chunk: 0,
+        })
         .catch((error: unknown) =>
           this.deps.logger.debug(
             { agentId, adapter: instance.type, err: error instanceof Error ? error.message : String(error) },
