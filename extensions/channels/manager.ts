@@ -216,7 +216,9 @@ export class ChannelManager {
     // A reply to a posted owner task is an answer to it (or a refusal), never an inbox row.
     const receipt = await this.tasks?.reply(instance, { ...message, text: replyBody(message) });
     if (receipt !== undefined) {
-      await instance
+      // Not awaited: an adapter may hold its inbound side until this returns (the email adapter's mailbox
+      // lock), and a reply's send may need that side (looking up the mail answered).
+      void instance
         .connectedAdapter()
         ?.send({
           chatId: message.chatId,
