@@ -3,7 +3,8 @@
  * inline buttons whose data is an opaque token (never the task id); a press by another account is refused
  * (answerCallbackQuery with the refusal) and the task stays open; the owner's press approves it and the
  * post's buttons give way to the outcome (editMessageText); a task answered in the console is edited too;
- * an ask is answered by replying to its post.
+ * an ask is answered by replying to its post; "Always allow" lifts the tool's restriction; a suspend prompt is
+ * resumed and a budget stop denied from their buttons.
  */
 import t from 'tap';
 import { channelsRig, eventually } from './helpers/channels.js';
@@ -120,4 +121,46 @@ t.test('telegram: approvals answered by the owner only, edited when closed elsew
   t.same(await rig.inbox(), [], 'the reply was an answer, not an inbox message');
   const asks = (await d.request('GET', `/agents/${agentId}/asks`)).body.asks;
   t.same(asks, [], 'the ask is answered');
+
+  /** The newest post with buttons whose text matches, and a press of the button labelled `label` by the owner. */
+  const pressOwner = async (what: RegExp, label: string) => {
+    const found = await eventually(`the post ${what}`, () =>
+      telegram.sent.findLast((message) => message.reply_markup && what.test(message.text)),
+    );
+    const button = found.reply_markup!.inline_keyboard.flat().find((b) => b.text === label);
+    if (!button) throw new Error(`no button ${label} in ${JSON.stringify(found.reply_markup)}`);
+    const id = telegram.press(OWNER, found.message_id, button.callback_data);
+    return eventually(`the answer to ${label}`, () => telegram.callbackAnswers.find((a) => a.callback_query_id === id));
+  };
+
+  // Always allow: approved, and the tool is no longer restricted for this agent.
+  const third = await pendingApproval(rig, 'always');
+  t.equal((await pressOwner(/"always"/, 'Always allow sys_set_meta')).text, 'Approved, and always allowed.');
+  await eventually('the third call run', async () => (await task(rig, third.id)).status === 'completed');
+  const tools = (await d.request('GET', `/agents/${agentId}/tools`)).body.tools;
+  t.equal(tools.find((tool: any) => tool.name === 'sys_set_meta').restricted, false, 'the restriction is lifted');
+
+  // A suspend prompt, resumed.
+  await d.request('POST', `/agents/${agentId}/chat`, {
+    text: 'call sys_set_state {"state":"suspended","reason":"nothing left to do"}',
+  });
+  t.equal((await pressOwner(/asks to suspend loop main: nothing left to do/, 'Resume')).text, 'Resumed.');
+  t.same((await d.request('GET', '/tasks?kind=suspend')).body.tasks, [], 'the suspend prompt is answered');
+
+  // A budget stop: the owner is offered allow, raise and deny; deny fails the call.
+  await d.request('PATCH', `/agents/${agentId}/config`, { budget: { day_tokens: 1 } });
+  await d.request('POST', `/agents/${agentId}/chat`, { text: 'over budget' });
+  const budget = await eventually(
+    'the budget task',
+    async () => (await d.request('GET', '/tasks?kind=budget')).body.tasks[0],
+  );
+  const budgetPost = await eventually('the budget post', () =>
+    telegram.sent.findLast((message) => message.reply_markup && /over its budget/.test(message.text)),
+  );
+  t.same(
+    budgetPost.reply_markup!.inline_keyboard.flat().map((b) => b.text),
+    ['Allow this call', "Raise today's limit by 1", 'Deny'],
+  );
+  t.equal((await pressOwner(/over its budget/, 'Deny')).text, 'Denied.');
+  t.equal((await task(rig, budget.id)).status, 'denied');
 });
