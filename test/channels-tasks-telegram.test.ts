@@ -125,7 +125,7 @@ t.test('telegram: approvals answered by the owner only, edited when closed elsew
   /** The newest post with buttons whose text matches, and a press of the button labelled `label` by the owner. */
   const pressOwner = async (what: RegExp, label: string) => {
     const found = await eventually(`the post ${what}`, () =>
-      telegram.sent.findLast((message) => message.reply_markup && what.test(message.text)),
+      [...telegram.sent].reverse().find((message) => message.reply_markup && what.test(message.text)),
     );
     const button = found.reply_markup!.inline_keyboard.flat().find((b) => b.text === label);
     if (!button) throw new Error(`no button ${label} in ${JSON.stringify(found.reply_markup)}`);
@@ -155,7 +155,7 @@ t.test('telegram: approvals answered by the owner only, edited when closed elsew
     async () => (await d.request('GET', '/tasks?kind=budget')).body.tasks[0],
   );
   const budgetPost = await eventually('the budget post', () =>
-    telegram.sent.findLast((message) => message.reply_markup && /over its budget/.test(message.text)),
+    [...telegram.sent].reverse().find((message) => message.reply_markup && /over its budget/.test(message.text)),
   );
   t.same(
     budgetPost.reply_markup!.inline_keyboard.flat().map((b) => b.text),

@@ -105,8 +105,7 @@ export class OwnerTaskBridge {
       );
     });
     if (!entry) return undefined;
-    if (!this.isOwner(instance.type, message.sender.id))
-      return (await this.refuse(instance, message.sender.id)).message;
+    if (!this.isOwner(instance.type, message.sender.id)) return this.refuse(instance, message.sender.id).message;
     const answer = answerOfText(entry.task, message.text);
     if (!answer) return `Not taken: ${replyHint(entry.task)}.`;
     return (await this.answer(entry, answer)).message;
@@ -117,7 +116,7 @@ export class OwnerTaskBridge {
     return owner !== undefined && owner !== '' && sameAccount(type, owner, from);
   }
 
-  private async refuse(instance: AdapterInstance, from: string) {
+  private refuse(instance: AdapterInstance, from: string): { ok: false; message: string } {
     // Who tried is worth a line (the owner may want to know); what they sent is not logged.
     this.deps.logger.warn(
       { agentId: instance.agentId, adapter: instance.type, from: from.slice(0, 200) },
