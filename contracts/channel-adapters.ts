@@ -20,6 +20,7 @@
 import type { TSchema } from 'typebox';
 import { createExtensionPoint } from './extension.js';
 import type { Logger } from './logger.js';
+import type { OwnerTaskKind } from './owner-tasks.js';
 
 /**
  * What `GET /agents/{id}/adapters` shows for one adapter.
@@ -100,7 +101,10 @@ export interface AdapterOutbound {
   threadId?: string;
   /** Platform message id to answer (from the inbox row replied to); only on the first chunk. */
   replyToId?: string;
-  /** The agent's outbox row id and the chunk's index: a stable key for platforms that dedupe (email Message-ID). */
+  /**
+   * The agent's outbox row id and the chunk's index: a stable key for platforms that dedupe (email Message-ID).
+   * 0: no outbox row (a notice of the core, such as the receipt of an owner's answer to a task).
+   */
   outboxId: number;
   chunk: number;
 }
@@ -177,6 +181,57 @@ export interface AdapterHost {
   connected(): void;
   /** Bound to `{extension: 'channels', agentId, adapter: type}`. Never log secrets or message bodies. */
   readonly logger: Logger;
+  /**
+   * A button press on a posted {@link TaskPrompt}: the core checks that `from` is the owner's account and the
+   * token is open, answers the task, and resolves with the line to show the presser (`ok` false: refused or
+   * no longer open; the task stays as it was). Never rejects. Absent on a core without owner tasks.
+   */
+  answerTask?(press: TaskPress): Promise<{ ok: boolean; message: string }>;
+}
+
+/**
+ * One task waiting for the owner ({@link OwnerTask}) as an adapter shows it: text, and buttons.
+ *
+ * @beta
+ */
+export interface TaskPrompt {
+  /**
+   * Opaque and unguessable, mapped by the core to the task: put it with a choice's `id` in the button's
+   * callback data (`<token>:<choice id>` fits Telegram's 64 bytes). Never show the task id instead.
+   */
+  token: string;
+  kind: OwnerTaskKind;
+  /** What waits, for which agent, plain text (the platform's limit is the adapter's to respect). */
+  text: string;
+  /** One button each, in order: a short `id` (`[a-z0-9]{1,8}`) and the label to show. */
+  choices: Array<{ id: string; label: string }>;
+  /** A reply's text is an answer too (an ask): say so next to the buttons when the platform shows hints. */
+  acceptsText: boolean;
+}
+
+/**
+ * Where an adapter posted a {@link TaskPrompt}: the core keeps it to close the prompt later and to match
+ * a reply (an inbound message whose `replyToId` or `threadId` is `messageId`) to the task.
+ *
+ * @beta
+ */
+export interface TaskPost {
+  chatId: string;
+  messageId: string;
+  /** `messageId` is unique across chats (an email Message-ID): a reply from any chat names this post. */
+  uniqueId?: boolean;
+}
+
+/**
+ * A press of one of a {@link TaskPrompt}'s buttons, handed to {@link AdapterHost.answerTask}.
+ *
+ * @beta
+ */
+export interface TaskPress {
+  token: string;
+  choice: string;
+  /** The platform id of who pressed: the core compares it with the owner's account for this type. */
+  from: string;
 }
 
 /**
@@ -195,6 +250,17 @@ export interface ChannelAdapter {
   disconnect(): Promise<void>;
   /** Sends one chunk; resolves with the platform's id of the sent message. Rejects as {@link AdapterSendError} says. */
   send(message: AdapterOutbound): Promise<{ messageId: string }>;
+  /**
+   * Optional: posts a task to the owner's own account `owner` (the `owners.<type>` setting: a user id, an
+   * email address) with its choices as buttons the platform sends back to the adapter, which hands each
+   * press to {@link AdapterHost.answerTask}. Without it, tasks are not offered on this platform.
+   */
+  postTask?(owner: string, prompt: TaskPrompt): Promise<TaskPost>;
+  /**
+   * Optional: the task was answered (here or anywhere else) or cancelled: replace the post's buttons with
+   * `outcome` where the platform allows editing a message. Must not throw for a message that is gone.
+   */
+  closeTask?(post: TaskPost, prompt: TaskPrompt, outcome: string): Promise<void>;
 }
 
 /**

@@ -69,6 +69,8 @@ export * from './agent-paths.js';
 export * from './file-types.js';
 /** turns of an agent driven by an extension (`ctx.agents.turns`). */
 export * from './agent-turns.js';
+/** what waits for the owner, answered from elsewhere (`ctx.agents.tasks`). */
+export * from './owner-tasks.js';
 /** the channel-adapter point the `channels` extension owns. */
 export * from './channel-adapters.js';
 /** sandboxed command limits. */

@@ -4,6 +4,7 @@
 import type { AgentConfig } from './agent-config.js';
 import type { AgentKeysAccess } from './agent-keys.js';
 import type { AgentFetch, AgentTurnsAccess } from './agent-turns.js';
+import type { OwnerTasksAccess } from './owner-tasks.js';
 import type { RunAgentLambda } from './agent-lambdas.js';
 import type { CommandOutcome, CommandRun } from './commands.js';
 import type { Settings } from './settings.js';
@@ -96,6 +97,11 @@ export interface AgentsService {
    * it; a fake kernel in tests may not.
    */
   readonly turns?: AgentTurnsAccess;
+  /**
+   * What waits for the owner (approvals, budget stops, asks, suspend prompts), listed, followed and answered
+   * as the owner (see `owner-tasks.ts`): the daemon's kernel always offers it; a fake kernel may not.
+   */
+  readonly tasks?: OwnerTasksAccess;
   /**
    * An HTTP(S) request under the agent's fetch policy (see `AgentFetch` in `agent-turns.ts`); absent in fake kernels.
    */

@@ -28,6 +28,11 @@
  *    for a rate-limit answer, `permanent: true` when retrying cannot help; anything else is retried.
  * 7. `disconnect()`: close every socket, timer and IDLE; never throw; may run twice or after a failed connect.
  * 8. Add one line to `adapters/index.ts` (`BUILTIN_ADAPTER_TYPES`).
+ * 9. Optional, owner tasks (owner-tasks.ts): `postTask(owner, prompt)` sends the prompt to the owner's own
+ *    account with `prompt.choices` as buttons whose data carries `prompt.token` and the choice id; each press
+ *    goes to `host.answerTask({token, choice, from})`, whose `message` is shown to the presser (a refusal
+ *    too). `closeTask(post, prompt, outcome)` edits the post once the task is closed. A reply to the post
+ *    arrives as an ordinary inbound message (`replyToId`): the core takes it as an answer.
  *
  * A third-party package: an extension with `dependsOn: ['channels']` whose `register` runs
  * `const remove = ctx.use(channelAdapterTypes).add(myType)` and calls `remove()` from its `stop`.
@@ -46,4 +51,7 @@ export {
   type ChannelAdapterTypes,
   type InboundAttachment,
   type PlatformLimits,
+  type TaskPost,
+  type TaskPress,
+  type TaskPrompt,
 } from '@agt/contracts';

@@ -3,7 +3,8 @@
  * `adapters.<type>` config runs one adapter (Telegram, Slack, Discord, email, or a type another extension
  * adds through `channels.adapter-types`) from the moment the agent loads until it unloads; inbound messages
  * pass the agent's policy into its inbox, and `msg_send` to `<type>:<chat id>` goes out through the
- * outbox transport. Routes: `GET /channels` and `/agents/{id}/adapters`.
+ * outbox transport; what an agent waits on (approvals, asks) is posted to the owner's own accounts with
+ * buttons (owner-tasks.ts). Routes: `GET /channels` and `/agents/{id}/adapters`.
  */
 import type { OutboundEnvelope } from '@agt/contracts';
 import { outboundTransports, parentIdOf } from '@agt/contracts';
@@ -12,6 +13,7 @@ import { channelAdapterTypes } from './adapter.js';
 import { BUILTIN_ADAPTER_TYPES } from './adapters/index.js';
 import { ChannelManager } from './manager.js';
 import { ChannelsOptions } from './options.js';
+import { OwnerTaskBridge } from './owner-tasks.js';
 import { channelsTransport, type ThreadIds } from './outbound.js';
 import { registerAgentAdapterRoutes, registerChannelRoutes } from './routes.js';
 import { TAG } from './schemas.js';
@@ -35,6 +37,17 @@ export default defineExtension({
     let options = ctx.config;
     const manager = new ChannelManager({ agents: ctx.agents, types, logger: ctx.logger, options });
     const stopping = new AbortController();
+    // Owner tasks (approvals, budget stops, asks, suspends) posted to the owner's own accounts: owner-tasks.ts.
+    const tasks = ctx.agents.tasks;
+    const bridge = tasks
+      ? new OwnerTaskBridge({
+          tasks,
+          owners: () => options.owners,
+          connected: (agentId) => manager.connected(agentId),
+          logger: ctx.logger,
+        })
+      : undefined;
+    manager.tasks = bridge;
 
     ctx.provide(channelAdapterTypes, types);
     ctx.contribute.inboxSource({ name: 'channels', attach: (agent, deliver) => manager.attach(agent, deliver) });
@@ -96,6 +109,7 @@ export default defineExtension({
       async stop() {
         offBus();
         offTypes();
+        bridge?.stop();
         stopping.abort(new Error('channels stopped'));
         await manager.stop();
       },

@@ -13,6 +13,7 @@ import {
   type AdapterStatus,
   type AdapterType,
   type ChannelAdapter,
+  type TaskPress,
 } from './adapter.js';
 import { backoffDelay } from './backoff.js';
 
@@ -31,6 +32,10 @@ export interface InstanceDeps {
   reconnectMaxMs: number;
   /** A connect attempt that has not finished by then fails (a silent network would hold it for minutes). */
   connectTimeoutMs: number;
+  /** The instance is connected (first connect or a recovery): the owner's open tasks are offered. */
+  connected?(instance: AdapterInstance): void;
+  /** A press of a task prompt's button (owner-tasks.ts). */
+  answerTask?(instance: AdapterInstance, press: TaskPress): Promise<{ ok: boolean; message: string }>;
 }
 
 export interface RecentError {
@@ -118,6 +123,7 @@ export class AdapterInstance {
     if (this.status === status) return;
     this.status = status;
     for (const waiter of [...this.waiters]) waiter();
+    if (status === 'connected') this.deps.connected?.(this);
   }
 
   private recordError(text: string): void {
@@ -249,6 +255,14 @@ export class AdapterInstance {
         this.setStatus('connected');
       },
       logger,
+      ...(this.deps.answerTask
+        ? {
+            answerTask: async (press: TaskPress) => {
+              if (!current()) return { ok: false, message: 'This adapter is restarting; try again.' };
+              return this.deps.answerTask!(this, press);
+            },
+          }
+        : {}),
     };
   }
 }

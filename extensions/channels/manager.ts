@@ -10,6 +10,8 @@ import type { AgentsService, AgentView } from '@agt/contracts';
 import type { AdapterInbound } from './adapter.js';
 import { receiveInbound } from './inbound.js';
 import { AdapterInstance, type RecentError } from './instance.js';
+import type { OwnerTaskBridge } from './owner-tasks.js';
+import { replyBody } from './task-prompts.js';
 import type { ChannelsOptions } from './options.js';
 import type { AdapterTypeRegistry } from './types-registry.js';
 
@@ -43,6 +45,8 @@ export class ChannelManager {
   // A policy change applies to the next message without a reconnect: it is not part of an instance's key.
   private readonly agents = new Map<string, AgentEntry>();
   private stopping = false;
+  /** Owner tasks on the platforms (set once by the extension; absent on a kernel without `ctx.agents.tasks`). */
+  tasks: OwnerTaskBridge | undefined;
 
   constructor(
     private readonly deps: {
@@ -121,6 +125,9 @@ export class ChannelManager {
             reconnectBaseMs: this.deps.options.reconnectBaseMs,
             reconnectMaxMs: this.deps.options.reconnectMaxMs,
             connectTimeoutMs: this.deps.options.connectTimeoutMs,
+            connected: (connected) => this.tasks?.connected(connected),
+            answerTask: async (from, press) =>
+              this.tasks ? this.tasks.press(from, press) : { ok: false, message: 'Tasks are not offered here.' },
           },
         );
         entry.instances.set(type, { instance, key: this.keyOf(type, config) });
@@ -142,6 +149,14 @@ export class ChannelManager {
           void this.serialized(entry, () => instance.restart());
       }
     }
+  }
+
+  /** The agent's adapters that are connected now. */
+  connected(agentId: string): AdapterInstance[] {
+    const entry = this.agents.get(agentId);
+    return entry
+      ? [...entry.instances.values()].map(({ instance }) => instance).filter((i) => i.status === 'connected')
+      : [];
   }
 
   instance(agentId: string, type: string): AdapterInstance | undefined {
@@ -198,6 +213,29 @@ export class ChannelManager {
   private async receive(agentId: string, instance: AdapterInstance, message: AdapterInbound): Promise<void> {
     const entry = this.agents.get(agentId);
     if (!entry || entry.instances.get(instance.type)?.instance !== instance) return;
+    // A reply to a posted owner task is an answer to it (or a refusal), never an inbox row.
+    const receipt = await this.tasks?.reply(instance, { ...message, text: replyBody(message) });
+    if (receipt !== undefined) {
+      // Not awaited: an adapter may hold its inbound side until this returns (the email adapter's mailbox
+      // lock), and a reply's send may need that side (looking up the mail answered).
+      void instance
+        .connectedAdapter()
+        ?.send({
+          chatId: message.chatId,
+          text: receipt,
+          ...(message.threadId ? { threadId: message.threadId } : {}),
+          replyToId: message.messageId,
+          outboxId: 0,
+          chunk: 0,
+        })
+        .catch((error: unknown) =>
+          this.deps.logger.debug(
+            { agentId, adapter: instance.type, err: error instanceof Error ? error.message : String(error) },
+            'owner task receipt not sent',
+          ),
+        );
+      return;
+    }
     await receiveInbound(this.deps.agents, entry.deliver, instance, message);
   }
 

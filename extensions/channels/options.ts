@@ -28,6 +28,11 @@ export const ChannelsOptions = Type.Object(
       default: 120_000,
       description: "a platform's rate-limit wait longer than this fails the row instead of waiting",
     }),
+    owners: Type.Record(Type.String(), Type.String({ minLength: 1, maxLength: 320 }), {
+      default: {},
+      description:
+        "per adapter type, the owner's own account there (`telegram`: user id, `slack`: member id U…, `discord`: user id, `email`: address): agents' tasks are posted to it with buttons, and only it may answer them",
+    }),
     types: Type.Record(Type.String(), Type.Object({}, { additionalProperties: true }), {
       default: {},
       description:

@@ -9,6 +9,7 @@ import {
   type RunAgentLambda,
   type AgentFetch,
   type AgentTurnsAccess,
+  type OwnerTasksAccess,
   type CommandOutcome,
   type CommandRun,
   type AgentFileInfo,
@@ -48,6 +49,8 @@ export interface AgentCapabilities {
   turns?: AgentTurnsAccess;
   /** `ctx.agents.fetch`: a request under the agent's fetch policy. */
   fetch?: AgentFetch;
+  /** `ctx.agents.tasks`: what waits for the owner, answered as the owner. */
+  tasks?: OwnerTasksAccess;
 }
 
 export function agentsService(
@@ -77,6 +80,7 @@ export function agentsService(
     runLambda,
     ...(capabilities.turns ? { turns: capabilities.turns } : {}),
     ...(capabilities.fetch ? { fetch: capabilities.fetch } : {}),
+    ...(capabilities.tasks ? { tasks: capabilities.tasks } : {}),
     runHostCommand: async (run) => capabilities.runHostCommand(loaded(run.agentId), run),
     files: agentFiles(registry),
     list: () => registry.views(),

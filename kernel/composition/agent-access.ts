@@ -19,6 +19,7 @@ import { inboundTrace } from '../extensions/kernel-points.js';
 import { agentFetch } from '../runtime/agent-fetch.js';
 import type { RuntimeService } from '../runtime/runtime.js';
 import { allowsUnsandboxedCommands, type HostCommandRunner } from '../runtime/sandbox/command-runner.js';
+import { ownerTasksAccess } from '../runtime/owner-tasks.js';
 import { turnsAccess } from '../runtime/turns-access.js';
 import type { ShutdownSteps } from '../shutdown-steps.js';
 
@@ -43,7 +44,7 @@ export interface AgentAccess {
 
 /** What `ctx.agents` lends beyond the registry: the agent's key, the runtime's sandboxes, turns and fetch. */
 function agentCapabilities(input: AgentAccessInput): AgentCapabilities {
-  const { runtime, registry, agentIdentity, hostCommands, contributions } = input;
+  const { runtime, registry, agentIdentity, hostCommands, contributions, bus } = input;
   return {
     identity: (agent: LoadedAgent) => agentIdentity.publicIdentity(agent),
     sign: (agent: LoadedAgent, message: Uint8Array) => agentIdentity.signOrThrow(agent, message),
@@ -59,6 +60,11 @@ function agentCapabilities(input: AgentAccessInput): AgentCapabilities {
       (trace) => inboundTrace(contributions.points, trace),
     ),
     fetch: agentFetch((agentId) => registry.byId(agentId)),
+    tasks: ownerTasksAccess({
+      runtimeOf: (agentId) => runtime.byId(agentId),
+      registry,
+      subscribe: (listener) => bus.subscribe(listener),
+    }),
   };
 }
 

@@ -7,6 +7,7 @@ import { Type, type Static } from 'typebox';
 import { PendingTask } from '../http-api/agents-api.js';
 import { errorResponses } from '@agt/contracts';
 import type { KernelRoutes } from './plugin.js';
+import { pendingOf } from '../runtime/owner-tasks.js';
 
 type Item = Static<typeof PendingTask>;
 
@@ -39,50 +40,8 @@ export const operatorTaskRoutes: KernelRoutes<'registry' | 'runtime'> = async (a
       for (const agent of services.registry.list()) {
         const hil = services.runtime.byId(agent.id)?.hil;
         if (!hil) continue;
-        const base = { agentId: agent.id, agentName: agent.name };
-        if (!wanted || wanted === 'approval' || wanted === 'budget') {
-          for (const task of hil.listTasks('pending_approval', 500)) {
-            // Budget tasks (docs/costs.md) are answered by the same resolve route, `amount` raising the limit.
-            if (wanted && task.kind !== wanted) continue;
-            items.push({
-              kind: task.kind,
-              id: task.id,
-              ...base,
-              loop: task.loop,
-              turnId: task.turnId,
-              createdAt: task.createdAt,
-              tool: task.tool,
-              args: task.args,
-            });
-          }
-        }
-        if (!wanted || wanted === 'ask') {
-          for (const ask of hil.listAsks()) {
-            items.push({
-              kind: 'ask',
-              id: ask.requestId,
-              ...base,
-              loop: ask.loop,
-              turnId: ask.turnId,
-              createdAt: ask.createdAt,
-              question: ask.question,
-              ...(ask.schema ? { schema: ask.schema } : {}),
-            });
-          }
-        }
-        if (!wanted || wanted === 'suspend') {
-          for (const prompt of hil.listSuspends()) {
-            items.push({
-              kind: 'suspend',
-              id: prompt.requestId,
-              ...base,
-              loop: prompt.loop,
-              turnId: prompt.turnId,
-              createdAt: prompt.createdAt,
-              reason: prompt.reason,
-            });
-          }
-        }
+        // Budget tasks (docs/costs.md) are answered by the same resolve route, `amount` raising the limit.
+        for (const task of pendingOf(agent.id, agent.name, hil)) if (!wanted || task.kind === wanted) items.push(task);
       }
       items.sort((a, b) => a.createdAt - b.createdAt);
       return { tasks: items };

@@ -109,6 +109,10 @@ export const taskNotPending = (taskId: string, status: string) =>
 /** 404 `not_found`: no pending ask prompt with this id. */
 export const askNotPending = (requestId: string) => new AgtError('not_found', `no pending ask ${requestId}`);
 
+/** 404 `not_found`: no pending suspend prompt with this id. */
+export const suspendNotPending = (requestId: string) =>
+  new AgtError('not_found', `no pending suspend prompt ${requestId}`);
+
 /** 409 `conflict`: resume was asked and nothing is suspended. */
 export const nothingSuspended = () =>
   new AgtError('conflict', 'nothing is suspended: no pending suspend prompt and the agent is not suspended');

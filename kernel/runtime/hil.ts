@@ -23,7 +23,7 @@ import {
   type TaskResolution,
   type TaskStatus,
 } from '../agents/stores/hil-store.js';
-import { askNotPending, taskNotFound, taskNotPending, turnEnded } from './errors.js';
+import { askNotPending, suspendNotPending, taskNotFound, taskNotPending, turnEnded } from './errors.js';
 
 export { TASK_STATUSES, type TaskStatus };
 /** Finished tasks kept per agent (open ones are never dropped). */
@@ -366,6 +366,14 @@ export class HilStore {
   respondSuspend(resume: boolean, loop?: string): SuspendPrompt | undefined {
     const prompt = this.records.pendingPrompts('suspend', loop)[0];
     if (!prompt) return undefined;
+    this.answer(prompt, resume ? 'resumed' : 'declined', null);
+    return suspendOf(prompt);
+  }
+
+  /** Answers one pending suspend prompt by its id (`ctx.agents.tasks`); 404 when it is not pending. */
+  answerSuspend(requestId: string, resume: boolean): SuspendPrompt {
+    const prompt = this.records.getPrompt(requestId);
+    if (prompt?.kind !== 'suspend' || prompt.status !== 'pending') throw suspendNotPending(requestId);
     this.answer(prompt, resume ? 'resumed' : 'declined', null);
     return suspendOf(prompt);
   }

@@ -31,10 +31,24 @@ export interface FakeDiscord extends RestartableServer {
   addFile(content: Buffer, name: string, declaredSize?: number): Record<string, unknown>;
   rateLimitNext(seconds: number): void;
   sessions(): number;
+  /** Dispatches INTERACTION_CREATE: user `userId` pressed the button `customId` under message `messageId`. */
+  press(userId: string, channelId: string, messageId: string, customId: string): string;
+  /** Interaction responses (`POST /interactions/{id}/{token}/callback`), by interaction id. */
+  interactionReplies: Array<{ interaction: string; body: any }>;
+  /** Message edits (`PATCH /channels/{id}/messages/{id}`). */
+  edits: Array<{ channel: string; message: string; body: any }>;
+  /** Direct-message channels opened (`POST /users/@me/channels`): recipient id to channel id. */
+  dms: Map<string, string>;
 }
 
 export async function startFakeDiscord(t: Teardown, token = 'fake-discord-token'): Promise<FakeDiscord> {
   const posted: FakeDiscord['posted'] = [];
+  const interactionReplies: FakeDiscord['interactionReplies'] = [];
+  const edits: FakeDiscord['edits'] = [];
+  const dms = new Map<string, string>();
+  /** Interaction id to its token: a callback must name both, and answers once. */
+  const interactions = new Map<string, string>();
+  const messageIds = new Map<string, string>();
   const files = new Map<string, Buffer>();
   const sessions = new Map<WebSocket, { seq: number }>();
   let nextId = 1_000_000_000_000_000_000n;
@@ -59,6 +73,16 @@ export async function startFakeDiscord(t: Teardown, token = 'fake-discord-token'
         res.writeHead(200, { 'content-type': 'application/octet-stream' });
         return void res.end(content);
       }
+      // Interaction callbacks are authenticated by the interaction's token in the path, not the bot token.
+      const callback = /^\/api\/v10\/interactions\/(\d+)\/([^/]+)\/callback$/.exec(url.pathname);
+      if (req.method === 'POST' && callback) {
+        if (interactions.get(callback[1]!) !== callback[2])
+          return json(res, 404, { message: 'Unknown interaction', code: 10062 });
+        interactions.delete(callback[1]!);
+        interactionReplies.push({ interaction: callback[1]!, body: JSON.parse(body.toString('utf8')) });
+        res.writeHead(204);
+        return void res.end();
+      }
       if (req.headers.authorization !== `Bot ${token}`)
         return json(res, 401, { message: '401: Unauthorized', code: 0 });
       if (req.method === 'GET' && url.pathname === '/api/v10/gateway/bot') {
@@ -66,6 +90,43 @@ export async function startFakeDiscord(t: Teardown, token = 'fake-discord-token'
           url: `${origin.replace('http', 'ws')}/gateway`,
           shards: 1,
           session_start_limit: { total: 1000, remaining: 999, reset_after: 0, max_concurrency: 1 },
+        });
+      }
+      if (req.method === 'POST' && url.pathname === '/api/v10/users/@me/channels') {
+        const recipient = String(JSON.parse(body.toString('utf8')).recipient_id);
+        if (!/^\d+$/.test(recipient)) return json(res, 400, { message: 'Invalid Form Body', code: 50035 });
+        if (!dms.has(recipient)) dms.set(recipient, id());
+        return json(res, 200, {
+          id: dms.get(recipient),
+          type: 1,
+          last_message_id: null,
+          flags: 0,
+          recipients: [
+            { id: recipient, username: `user${recipient}`, discriminator: '0', global_name: null, avatar: null },
+          ],
+        });
+      }
+      const edit = /^\/api\/v10\/channels\/(\d+)\/messages\/(\d+)$/.exec(url.pathname);
+      if (req.method === 'PATCH' && edit) {
+        if (messageIds.get(edit[2]!) !== edit[1]) return json(res, 404, { message: 'Unknown Message', code: 10008 });
+        const parsed = JSON.parse(body.toString('utf8'));
+        edits.push({ channel: edit[1]!, message: edit[2]!, body: parsed });
+        return json(res, 200, {
+          id: edit[2],
+          channel_id: edit[1],
+          content: parsed.content,
+          author: DISCORD_BOT,
+          timestamp: new Date().toISOString(),
+          edited_timestamp: new Date().toISOString(),
+          type: 0,
+          attachments: [],
+          embeds: [],
+          components: parsed.components ?? [],
+          mentions: [],
+          mention_roles: [],
+          pinned: false,
+          tts: false,
+          mention_everyone: false,
         });
       }
       const post = /^\/api\/v10\/channels\/(\d+)\/messages$/.exec(url.pathname);
@@ -81,9 +142,11 @@ export async function startFakeDiscord(t: Teardown, token = 'fake-discord-token'
           );
         }
         const parsed = JSON.parse(body.toString('utf8'));
-        posted.push({ channel: post[1]!, body: parsed });
+        const messageId = id();
+        messageIds.set(messageId, post[1]!);
+        posted.push({ channel: post[1]!, body: { ...parsed, id: messageId } });
         return json(res, 200, {
-          id: id(),
+          id: messageId,
           channel_id: post[1],
           content: parsed.content,
           author: DISCORD_BOT,
@@ -198,5 +261,52 @@ export async function startFakeDiscord(t: Teardown, token = 'fake-discord-token'
       rateLimit = seconds;
     },
     sessions: () => sessions.size,
+    interactionReplies,
+    edits,
+    dms,
+    press(userId, channelId, messageId, customId) {
+      const interactionId = id();
+      const interactionToken = `itoken-${interactionId}`;
+      interactions.set(interactionId, interactionToken);
+      const original = posted.find((message) => message.body.id === messageId);
+      const user = { id: userId, username: `user${userId}`, discriminator: '0', global_name: null, avatar: null };
+      const data = {
+        id: interactionId,
+        application_id: '700000000000000001',
+        type: 3,
+        data: { custom_id: customId, component_type: 2 },
+        channel_id: channelId,
+        channel: { id: channelId, type: 1, last_message_id: messageId, flags: 0, recipients: [user] },
+        user,
+        token: interactionToken,
+        version: 1,
+        app_permissions: '0',
+        locale: 'en-US',
+        entitlements: [],
+        authorizing_integration_owners: { '1': userId },
+        context: 1,
+        attachment_size_limit: 10_485_760,
+        message: {
+          id: messageId,
+          channel_id: channelId,
+          author: DISCORD_BOT,
+          content: original?.body.content ?? '',
+          timestamp: new Date().toISOString(),
+          edited_timestamp: null,
+          tts: false,
+          mention_everyone: false,
+          mentions: [],
+          mention_roles: [],
+          attachments: [],
+          embeds: [],
+          components: original?.body.components ?? [],
+          pinned: false,
+          type: 0,
+          flags: 0,
+        },
+      };
+      for (const socket of sessions.keys()) dispatch(socket, 'INTERACTION_CREATE', data);
+      return interactionId;
+    },
   };
 }

@@ -23,6 +23,15 @@ export interface FakeSlack extends RestartableServer {
   addFile(content: Buffer, name: string, declaredSize?: number): Record<string, unknown>;
   rateLimitNext(seconds: number): void;
   connected(): number;
+  /**
+   * Sends an `interactive` envelope (a `block_actions` payload): member `user` pressed the button
+   * `actionId` with `value` on message `ts` in `channel`. Returns the envelope id (acknowledged into `acks`).
+   */
+  press(user: string, channel: string, ts: string, actionId: string, value: string): string;
+  /** `chat.postEphemeral` calls. */
+  ephemeral: Array<Record<string, string>>;
+  /** `chat.update` calls. */
+  updates: Array<Record<string, string>>;
 }
 
 export async function startFakeSlack(
@@ -31,6 +40,10 @@ export async function startFakeSlack(
   appToken = 'xapp-test-app',
 ): Promise<FakeSlack> {
   const posted: Array<Record<string, string>> = [];
+  const ephemeral: Array<Record<string, string>> = [];
+  const updates: Array<Record<string, string>> = [];
+  /** As Slack: a message posted to a member id goes to the app's direct-message channel with them. */
+  const dmOf = (channel: string) => (/^[UW][A-Z0-9]+$/.test(channel) ? `D${channel.slice(1)}` : channel);
   const acks: string[] = [];
   const files = new Map<string, Buffer>();
   let rateLimit = 0;
@@ -78,13 +91,27 @@ export async function startFakeSlack(
             rateLimit = 0;
             return json(res, 429, { ok: false, error: 'ratelimited' }, { 'retry-after': String(seconds) });
           }
-          posted.push(params);
-          return json(res, 200, {
-            ok: true,
-            channel: params.channel,
-            ts: `${ts++}.000200`,
-            message: { text: params.text },
-          });
+          {
+            const messageTs = `${ts++}.000200`;
+            posted.push({ ...params, ts: messageTs, posted_channel: dmOf(params.channel!) });
+            return json(res, 200, {
+              ok: true,
+              channel: dmOf(params.channel!),
+              ts: messageTs,
+              message: { text: params.text },
+            });
+          }
+        case 'chat.update': {
+          const original = posted.find(
+            (message) => message.posted_channel === params.channel && message.ts === params.ts,
+          );
+          if (!original) return json(res, 200, { ok: false, error: 'message_not_found' });
+          updates.push(params);
+          return json(res, 200, { ok: true, channel: params.channel, ts: params.ts, text: params.text });
+        }
+        case 'chat.postEphemeral':
+          ephemeral.push(params);
+          return json(res, 200, { ok: true, message_ts: `${ts++}.000300` });
         default:
           return json(res, 200, { ok: false, error: 'unknown_method' });
       }
@@ -149,5 +176,43 @@ export async function startFakeSlack(
       rateLimit = seconds;
     },
     connected: () => server.sockets().length,
+    ephemeral,
+    updates,
+    press(user, channel, messageTs, actionId, value) {
+      const id = `env-${++envelope}`;
+      const original = posted.find((message) => message.ts === messageTs);
+      const frame = {
+        envelope_id: id,
+        type: 'interactive',
+        accepts_response_payload: true,
+        payload: {
+          type: 'block_actions',
+          user: { id: user, username: user.toLowerCase(), name: user.toLowerCase(), team_id: 'T1' },
+          api_app_id: 'A1',
+          token: 'verification',
+          container: { type: 'message', message_ts: messageTs, channel_id: channel, is_ephemeral: false },
+          trigger_id: `trigger-${envelope}`,
+          team: { id: 'T1', domain: 'fake' },
+          enterprise: null,
+          is_enterprise_install: false,
+          channel: { id: channel, name: 'directmessage' },
+          message: { type: 'message', ts: messageTs, text: original?.text ?? '', user: SLACK_BOT_USER },
+          state: { values: {} },
+          response_url: `${origin}/response/${envelope}`,
+          actions: [
+            {
+              type: 'button',
+              action_id: actionId,
+              block_id: 'b1',
+              value,
+              text: { type: 'plain_text', text: actionId },
+              action_ts: `${Math.floor(Date.now() / 1000)}.000400`,
+            },
+          ],
+        },
+      };
+      for (const socket of server.sockets()) socket.send(JSON.stringify(frame));
+      return id;
+    },
   };
 }

@@ -17,6 +17,9 @@ export interface SentMessage {
   text: string;
   reply_parameters?: { message_id: number };
   message_thread_id?: number;
+  reply_markup?: { inline_keyboard: Array<Array<{ text: string; callback_data: string }>> };
+  /** The message id the fake gave it. */
+  message_id: number;
 }
 
 export interface FakeTelegram extends RestartableServer {
@@ -31,10 +34,19 @@ export interface FakeTelegram extends RestartableServer {
   addFile(content: Buffer, declaredSize?: number): string;
   /** The next `sendMessage` answers 429 with `retry_after` seconds. */
   rateLimitNext(seconds: number): void;
+  /** Queues a `callback_query` update: user `from` pressed the button with `data` under message `messageId`. */
+  press(from: number, messageId: number, data: string): string;
+  /** `answerCallbackQuery` calls in arrival order. */
+  callbackAnswers: Array<{ callback_query_id: string; text?: string; show_alert?: boolean }>;
+  /** `editMessageText` calls in arrival order. */
+  edits: Array<{ chat_id: number | string; message_id: number; text: string; reply_markup?: unknown }>;
 }
 
 export async function startFakeTelegram(t: Teardown, token = '123456:TEST-token'): Promise<FakeTelegram> {
-  const updates: Array<{ update_id: number; message: Record<string, unknown> }> = [];
+  const updates: Array<{ update_id: number } & Record<string, unknown>> = [];
+  const callbackAnswers: FakeTelegram['callbackAnswers'] = [];
+  const edits: FakeTelegram['edits'] = [];
+  let nextQuery = 1;
   const waiting = new Set<() => void>();
   const files = new Map<string, { content: Buffer; size: number }>();
   const sent: SentMessage[] = [];
@@ -87,9 +99,31 @@ export async function startFakeTelegram(t: Teardown, token = '123456:TEST-token'
               parameters: { retry_after: seconds },
             });
           }
-          sent.push(params as SentMessage);
+          const messageId = nextMessage++;
+          sent.push({ ...(params as SentMessage), message_id: messageId });
           return ok(res, {
-            message_id: nextMessage++,
+            message_id: messageId,
+            date: Math.floor(Date.now() / 1000),
+            chat: { id: Number(params.chat_id), type: 'private' },
+            text: params.text,
+          });
+        }
+        case 'answerCallbackQuery':
+          callbackAnswers.push(params as FakeTelegram['callbackAnswers'][number]);
+          return ok(res, true);
+        case 'editMessageText': {
+          const original = sent.find(
+            (message) => String(message.chat_id) === String(params.chat_id) && message.message_id === params.message_id,
+          );
+          if (!original)
+            return json(res, 400, {
+              ok: false,
+              error_code: 400,
+              description: 'Bad Request: message to edit not found',
+            });
+          edits.push(params as FakeTelegram['edits'][number]);
+          return ok(res, {
+            message_id: params.message_id,
             date: Math.floor(Date.now() / 1000),
             chat: { id: Number(params.chat_id), type: 'private' },
             text: params.text,
@@ -98,6 +132,11 @@ export async function startFakeTelegram(t: Teardown, token = '123456:TEST-token'
         case 'getUpdates': {
           const offset = Number(params.offset ?? 0);
           while (updates.length > 0 && updates[0]!.update_id < offset) updates.shift();
+          // As Telegram: update types the client did not ask for are dropped, never delivered.
+          const allowed: string[] | undefined = params.allowed_updates;
+          if (allowed)
+            for (let i = updates.length - 1; i >= 0; i--)
+              if (!Object.keys(updates[i]!).some((field) => allowed.includes(field))) updates.splice(i, 1);
           const answer = () => ok(res, updates.slice(0, params.limit ?? 100));
           if (updates.length > 0 || !params.timeout) return answer();
           const wake = () => {
@@ -148,6 +187,30 @@ export async function startFakeTelegram(t: Teardown, token = '123456:TEST-token'
     },
     rateLimitNext(seconds) {
       rateLimit = seconds;
+    },
+    callbackAnswers,
+    edits,
+    press(from, messageId, data) {
+      const original = sent.find((message) => message.message_id === messageId);
+      const id = `cq-${nextQuery++}`;
+      updates.push({
+        update_id: nextUpdate++,
+        callback_query: {
+          id,
+          from: { id: from, is_bot: false, first_name: `user${from}` },
+          chat_instance: 'ci-1',
+          data,
+          message: {
+            message_id: messageId,
+            date: Math.floor(Date.now() / 1000),
+            chat: { id: Number(original?.chat_id ?? from), type: 'private' },
+            from: BOT,
+            text: original?.text ?? '',
+          },
+        },
+      });
+      for (const wake of [...waiting]) wake();
+      return id;
     },
   };
 }

@@ -29,6 +29,9 @@ function answerInbox(messages: any[]) {
   const last = messages.at(-1);
   if (last?.role === 'tool') return reply.text('sent');
   const content = String(last?.content ?? '');
+  // The owner's chat `call <tool> <json args>`: the model calls that tool (owner-task tests).
+  const call = last?.role === 'user' ? /^call (\w+) (\{.*\})$/s.exec(content) : null;
+  if (call) return reply.toolCalls([{ name: call[1]!, args: JSON.parse(call[2]!) }]);
   const id = /"messageId":(\d+)/.exec(content)?.[1];
   const to = /"reply_to":"([^"]+)"/.exec(content)?.[1];
   const text = /"text":"((?:[^"\\]|\\.)*)"/.exec(content)?.[1] ?? '';
@@ -46,6 +49,8 @@ export async function channelsRig(
   t: Teardown,
   types: Record<string, Record<string, unknown>>,
   extraExtensions: unknown[] = [],
+  /** More of the channels extension's config (`owners`). */
+  options: Record<string, unknown> = {},
 ): Promise<ChannelsRig> {
   const model = await startFakeOpenAI(t, (request) => answerInbox((request.body as any).messages));
   const d = await runDaemon(t, {
@@ -61,7 +66,7 @@ export async function channelsRig(
           name: 'channels',
           module: join(ROOT, 'extensions/channels/index.ts'),
           enabled: true,
-          config: { reconnectBaseMs: 50, reconnectMaxMs: 300, types },
+          config: { reconnectBaseMs: 50, reconnectMaxMs: 300, types, ...options },
         },
         ...extraExtensions,
       ],

@@ -17,7 +17,10 @@ import {
   type AdapterType,
   type ChannelAdapter,
   type InboundAttachment,
+  type TaskPost,
+  type TaskPrompt,
 } from '../adapter.js';
+import { parsePressData, pressData, promptLines } from './task-buttons.js';
 import { fetchLimited } from './download.js';
 import { ownerServerUrl } from './server-url.js';
 import { networkCause } from './network-cause.js';
@@ -55,6 +58,21 @@ class DiscordAdapter implements ChannelAdapter {
     client.on(Events.MessageCreate, (message) => {
       const inbound = this.toInbound(message);
       if (inbound) void this.host.receive(inbound);
+    });
+    // A press of an owner task's button: the gateway's INTERACTION_CREATE (no HTTP interactions endpoint, so
+    // no request signature to check: the gateway session is the bot's own). Answered ephemerally.
+    client.on(Events.InteractionCreate, (interaction) => {
+      if (!interaction.isButton()) return;
+      const press = parsePressData(interaction.customId);
+      if (!press) return;
+      void (async () => {
+        const answer = this.host.answerTask
+          ? await this.host.answerTask({ ...press, from: interaction.user.id })
+          : { ok: false, message: 'Tasks are not offered here.' };
+        await interaction.reply({ content: answer.message, flags: discord.MessageFlags.Ephemeral });
+      })().catch((error: unknown) =>
+        this.host.logger.warn({ err: describe(error) }, 'discord task button not answered'),
+      );
     });
     client.on(Events.Error, (error) => this.host.logger.debug({ err: describe(error) }, 'discord client error'));
     let timer: NodeJS.Timeout | undefined;
@@ -153,6 +171,44 @@ class DiscordAdapter implements ChannelAdapter {
     ]);
   }
 
+  /** In the direct-message channel with the owner (opened, or found, by `POST /users/@me/channels`). */
+  async postTask(owner: string, prompt: TaskPrompt): Promise<TaskPost> {
+    const client = this.client;
+    const discord = this.discord;
+    if (!client || !discord) throw new Error('not connected');
+    const channel = (await client.rest.post(discord.Routes.userChannels(), { body: { recipient_id: owner } })) as {
+      id: string;
+    };
+    const rows: Array<Array<{ id: string; label: string }>> = [];
+    // At most five buttons per action row.
+    for (let i = 0; i < prompt.choices.length; i += 5) rows.push(prompt.choices.slice(i, i + 5));
+    const sent = (await client.rest.post(discord.Routes.channelMessages(channel.id), {
+      body: {
+        content: clip(promptLines(prompt)),
+        allowed_mentions: { parse: [] },
+        components: rows.map((row) => ({
+          type: discord.ComponentType.ActionRow,
+          components: row.map((choice) => ({
+            type: discord.ComponentType.Button,
+            style: choice.id === 'no' ? discord.ButtonStyle.Danger : discord.ButtonStyle.Primary,
+            label: choice.label.slice(0, 80),
+            custom_id: pressData(prompt.token, choice.id),
+          })),
+        })),
+      },
+    })) as { id: string };
+    return { chatId: channel.id, messageId: sent.id };
+  }
+
+  async closeTask(post: TaskPost, prompt: TaskPrompt, outcome: string): Promise<void> {
+    const client = this.client;
+    const discord = this.discord;
+    if (!client || !discord) return;
+    await client.rest.patch(discord.Routes.channelMessage(post.chatId, post.messageId), {
+      body: { content: clip(`${prompt.text}\n\n${outcome}`), components: [], allowed_mentions: { parse: [] } },
+    });
+  }
+
   async send(message: AdapterOutbound): Promise<{ messageId: string }> {
     const client = this.client;
     const discord = this.discord;
@@ -180,6 +236,8 @@ class DiscordAdapter implements ChannelAdapter {
     }
   }
 }
+
+const clip = (text: string) => (text.length > 2000 ? `${text.slice(0, 1999)}…` : text);
 
 function describe(error: unknown): string {
   return (error instanceof Error ? error.message : String(error))

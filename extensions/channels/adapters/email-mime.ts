@@ -5,6 +5,7 @@
  * Parts are chosen from the body structure so an attachment larger than the agent's limit is refused by
  * its declared size and never downloaded.
  */
+import { randomBytes } from 'node:crypto';
 import type { MessageStructureObject } from 'imapflow';
 
 /** A leaf of the body structure the adapter wants: the message text or an attachment. */
@@ -139,4 +140,15 @@ export function outboundMessageId(agentId: string, outboxId: number, fromAddress
     '-',
   );
   return `<agt.${local}@${domain.replace(/[^A-Za-z0-9.-]/g, '-') || 'agt.invalid'}>`;
+}
+
+/**
+ * A Message-ID for a mail that is no outbox row (an owner task, a receipt): random, so a reply's
+ * In-Reply-To names this one mail and cannot be guessed.
+ */
+export function randomMessageId(fromAddress: string): string {
+  const domain = fromAddress.includes('@') ? fromAddress.slice(fromAddress.lastIndexOf('@') + 1) : 'agt.invalid';
+  return `<agt.${randomBytes(18)
+    .toString('base64url')
+    .replace(/[^A-Za-z0-9]/g, 'x')}@${domain.replace(/[^A-Za-z0-9.-]/g, '-') || 'agt.invalid'}>`;
 }

@@ -20,6 +20,8 @@ export interface OutgoingMail {
   parent?: ThreadInfo;
   /** Used when it is not a reply. */
   subject?: string;
+  /** A Message-ID of its own instead of the one derived from the outbox row (a mail that is no outbox row). */
+  messageId?: string;
 }
 
 /** A failed send: `retryable` for a 4xx answer or a network failure, not for a 5xx or a refused login. */
@@ -82,7 +84,8 @@ export class SmtpOutbox {
   /** Sends one mail; resolves to its Message-ID, rejects with a {@link SmtpSendError}. */
   async send(mail: OutgoingMail): Promise<string> {
     const transport = await this.transporter();
-    const messageId = outboundMessageId(mail.agentId, mail.outboxId, this.settings.address, mail.chunk ?? 0);
+    const messageId =
+      mail.messageId ?? outboundMessageId(mail.agentId, mail.outboxId, this.settings.address, mail.chunk ?? 0);
     const thread = mail.parent ? replyHeaders(mail.parent) : undefined;
     try {
       await transport.sendMail({

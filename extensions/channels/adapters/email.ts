@@ -22,7 +22,10 @@ import {
   type AdapterOutbound,
   type AdapterType,
   type ChannelAdapter,
+  type TaskPost,
+  type TaskPrompt,
 } from '../adapter.js';
+import { randomMessageId } from './email-mime.js';
 import { EmailConfigSchema, emailSettings, type EmailSettings } from './email-config.js';
 import { ImapInbox, type InboundMail } from './email-imap.js';
 import { SmtpOutbox } from './email-smtp.js';
@@ -149,6 +152,21 @@ class EmailAdapter implements ChannelAdapter {
     return this.outbox.transport;
   }
 
+  async postTask(owner: string, prompt: TaskPrompt): Promise<TaskPost> {
+    const settings = this.settings;
+    if (!settings || !this.inbox) throw new Error('the email adapter is not connected');
+    const outbox = await this.smtp(settings);
+    const mail = taskMail(prompt);
+    const messageId = await outbox.send({
+      agentId: this.host.agentId,
+      outboxId: 0,
+      to: owner,
+      ...mail,
+      messageId: randomMessageId(settings.address),
+    });
+    return { chatId: owner.toLowerCase(), messageId, uniqueId: true };
+  }
+
   async send(message: AdapterOutbound): Promise<{ messageId: string }> {
     const settings = this.settings;
     if (!settings || !this.inbox) throw new AdapterSendError('the email adapter is not connected');
@@ -170,6 +188,8 @@ class EmailAdapter implements ChannelAdapter {
         to: message.chatId,
         text: message.text,
         ...(parent ? { parent } : {}),
+        // Not an outbox row (the core's receipt): no row to derive a stable id from.
+        ...(message.outboxId === 0 ? { messageId: randomMessageId(settings.address) } : {}),
       });
       return { messageId };
     } catch (error) {
@@ -180,6 +200,33 @@ class EmailAdapter implements ChannelAdapter {
       });
     }
   }
+}
+
+/**
+ * An owner task by mail: no buttons, so the choices are words to reply with. The reply is matched by its
+ * In-Reply-To (this mail's random Message-ID) and taken only from the owner's address; the core does that.
+ */
+function taskMail(prompt: TaskPrompt): { subject: string; text: string } {
+  const words = prompt.choices.map((choice) => `  ${choiceWord(prompt, choice.id)}: ${choice.label}`);
+  const how =
+    prompt.kind === 'ask'
+      ? words.length > 0
+        ? ['Reply with your answer, for example one of:', ...prompt.choices.map((choice) => `  ${choice.label}`)]
+        : ['Reply with your answer.']
+      : ['Reply with one word:', ...words];
+  const first = prompt.text.split('\n', 1)[0] ?? '';
+  return {
+    subject: `[agt] ${first.length > 70 ? `${first.slice(0, 69)}…` : first}`,
+    text: `${prompt.text}\n\n${how.join('\n')}\n`,
+  };
+}
+
+/** The word of a reply that picks a choice (task-prompts.ts reads the same words). */
+function choiceWord(prompt: TaskPrompt, id: string): string {
+  const words: Record<string, string> = { ok: 'approve', always: 'always', no: 'deny', resume: 'resume', stay: 'stay' };
+  if (prompt.kind === 'budget' && id === 'ok') return 'allow';
+  if (prompt.kind === 'budget' && id === 'raise') return 'a number';
+  return words[id] ?? id;
 }
 
 export const emailAdapterType: AdapterType = {

@@ -7,7 +7,7 @@
  * `adapter:slack:SLACK_BOT_TOKEN` (xoxb-) and `adapter:slack:SLACK_APP_TOKEN` (xapp-). Owner option
  * `apiUrl` (a Web API base such as `http://127.0.0.1:8080/api/`).
  */
-import type { App as BoltApp, LogLevel } from '@slack/bolt';
+import type { App as BoltApp, LogLevel, types as SlackTypes } from '@slack/bolt';
 import {
   AdapterConnectError,
   AdapterSendError,
@@ -17,7 +17,10 @@ import {
   type AdapterType,
   type ChannelAdapter,
   type InboundAttachment,
+  type TaskPost,
+  type TaskPrompt,
 } from '../adapter.js';
+import { parsePressData, pressData, promptLines } from './task-buttons.js';
 import { fetchLimited } from './download.js';
 import { ownerServerUrl } from './server-url.js';
 import { networkCause } from './network-cause.js';
@@ -89,6 +92,19 @@ class SlackAdapter implements ChannelAdapter {
     app.message(async ({ message }) => {
       const inbound = this.toInbound(message as unknown as SlackMessage, botToken);
       if (inbound) await this.host.receive(inbound);
+    });
+    // A press of an owner task's button (block_actions over the socket, which the app token authenticates:
+    // socket mode has no signed HTTP request to verify). The presser alone sees the core's answer.
+    app.action({ type: 'block_actions', action_id: TASK_ACTION }, async ({ ack, body, action, client }) => {
+      await ack();
+      const press = parsePressData((action as { value?: string }).value);
+      const user = body.user.id;
+      const answer =
+        press && this.host.answerTask
+          ? await this.host.answerTask({ ...press, from: user })
+          : { ok: false, message: 'This button is not ours.' };
+      const channel = body.channel?.id;
+      if (channel) await client.chat.postEphemeral({ channel, user, text: answer.message });
     });
     app.error(async (error) => this.host.logger.warn({ err: describe(error) }, 'slack event handling failed'));
     const client = receiver.client;
@@ -163,6 +179,44 @@ class SlackAdapter implements ChannelAdapter {
     ]);
   }
 
+  /** Posted to the owner's member id: Slack delivers it in the app's direct messages with them. */
+  async postTask(owner: string, prompt: TaskPrompt): Promise<TaskPost> {
+    const app = this.app;
+    if (!app) throw new Error('not connected');
+    const text = promptLines(prompt);
+    const result = await app.client.chat.postMessage({
+      channel: owner,
+      text,
+      blocks: [
+        { type: 'section', text: { type: 'plain_text', text: clip(text) } },
+        ...(prompt.choices.length > 0
+          ? [
+              <SlackTypes.ActionsBlock>{
+                type: 'actions',
+                elements: prompt.choices.map((choice) => ({
+                  type: 'button' as const,
+                  action_id: `agt_task_${choice.id}`,
+                  text: { type: 'plain_text', text: choice.label },
+                  value: pressData(prompt.token, choice.id),
+                })),
+              },
+            ]
+          : []),
+      ],
+    });
+    return { chatId: String(result.channel ?? owner), messageId: String(result.ts ?? '') };
+  }
+
+  async closeTask(post: TaskPost, prompt: TaskPrompt, outcome: string): Promise<void> {
+    const text = `${prompt.text}\n\n${outcome}`;
+    await this.app?.client.chat.update({
+      channel: post.chatId,
+      ts: post.messageId,
+      text,
+      blocks: [{ type: 'section', text: { type: 'plain_text', text: clip(text) } }],
+    });
+  }
+
   async send(message: AdapterOutbound): Promise<{ messageId: string }> {
     const app = this.app;
     if (!app) throw new Error('not connected');
@@ -189,6 +243,11 @@ class SlackAdapter implements ChannelAdapter {
     }
   }
 }
+
+/** The action ids of owner-task buttons (`agt_task_<choice>`). */
+const TASK_ACTION = /^agt_task_[a-z0-9]{1,8}$/;
+/** A section block's text is at most 3000 characters. */
+const clip = (text: string) => (text.length > 3000 ? `${text.slice(0, 2999)}…` : text);
 
 function classifyConnect(error: unknown, apiUrl: string): Error {
   const e = error as { code?: string; data?: { error?: string } };

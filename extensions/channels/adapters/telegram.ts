@@ -15,7 +15,10 @@ import {
   type AdapterType,
   type ChannelAdapter,
   type InboundAttachment,
+  type TaskPost,
+  type TaskPrompt,
 } from '../adapter.js';
+import { parsePressData, pressData, promptLines } from './task-buttons.js';
 import { fetchLimited, TooLarge } from './download.js';
 import { ownerServerUrl } from './server-url.js';
 import { networkCause } from './network-cause.js';
@@ -87,6 +90,15 @@ class TelegramAdapter implements ChannelAdapter {
       const inbound = this.toInbound(ctx.message, token);
       if (inbound) await this.host.receive(inbound);
     });
+    // A press of an owner task's button (owner-tasks.ts): answered with the core's line, shown to the presser.
+    bot.on('callback_query:data', async (ctx) => {
+      const press = parsePressData(ctx.callbackQuery.data);
+      const answer =
+        press && this.host.answerTask
+          ? await this.host.answerTask({ ...press, from: String(ctx.callbackQuery.from.id) })
+          : { ok: false, message: 'This button is not ours.' };
+      await ctx.answerCallbackQuery({ text: answer.message, show_alert: !answer.ok });
+    });
     bot.catch((error) => this.host.logger.warn({ err: describe(error.error) }, 'telegram update handling failed'));
     void this.poll(bot, polling.signal);
   }
@@ -97,7 +109,7 @@ class TelegramAdapter implements ChannelAdapter {
       let updates: Awaited<ReturnType<typeof bot.api.getUpdates>>;
       try {
         updates = await bot.api.getUpdates(
-          { offset, timeout: POLL_TIMEOUT_S, allowed_updates: ['message'] },
+          { offset, timeout: POLL_TIMEOUT_S, allowed_updates: ['message', 'callback_query'] },
           signal as never,
         );
       } catch (error) {
@@ -166,6 +178,25 @@ class TelegramAdapter implements ChannelAdapter {
     this.bot = undefined;
   }
 
+  /** The owner's private chat with the bot has the owner's user id as its chat id. */
+  async postTask(owner: string, prompt: TaskPrompt): Promise<TaskPost> {
+    const bot = this.bot;
+    if (!bot) throw new Error('not connected');
+    const sent = await bot.api.sendMessage(owner, clip(promptLines(prompt)), {
+      reply_markup: {
+        inline_keyboard: prompt.choices.map((choice) => [
+          { text: choice.label, callback_data: pressData(prompt.token, choice.id) },
+        ]),
+      },
+    });
+    return { chatId: String(sent.chat.id), messageId: String(sent.message_id) };
+  }
+
+  /** Editing the text without `reply_markup` removes the buttons. */
+  async closeTask(post: TaskPost, prompt: TaskPrompt, outcome: string): Promise<void> {
+    await this.bot?.api.editMessageText(post.chatId, Number(post.messageId), clip(`${prompt.text}\n\n${outcome}`));
+  }
+
   async send(message: AdapterOutbound): Promise<{ messageId: string }> {
     const bot = this.bot;
     const grammy = this.grammy;
@@ -197,6 +228,8 @@ class TelegramAdapter implements ChannelAdapter {
     }
   }
 }
+
+const clip = (text: string) => (text.length > 4096 ? `${text.slice(0, 4095)}…` : text);
 
 /** Error text without the token (grammy's HttpError names the method, never the URL, but be sure). */
 function describe(error: unknown): string {
