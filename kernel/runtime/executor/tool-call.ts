@@ -159,12 +159,15 @@ function progressEvents(clock: Clock, announce: ((update: ToolProgress) => void)
       const wait = last + PROGRESS_EVENT_MS - clock.now();
       if (wait <= 0 && timer === undefined) return send(update);
       held = update;
-      timer ??= clock.setTimeout(() => {
-        timer = undefined;
-        const next = held;
-        held = undefined;
-        if (next) send(next);
-      }, Math.max(0, wait));
+      timer ??= clock.setTimeout(
+        () => {
+          timer = undefined;
+          const next = held;
+          held = undefined;
+          if (next) send(next);
+        },
+        Math.max(0, wait),
+      );
     },
     close() {
       clock.clearTimeout(timer);
