@@ -102,14 +102,14 @@ t.test('progress notifications of a call stream as tool.progress', async (t) => 
   const progress = events.events
     .slice(from)
     .filter((e) => e.event_type === 'tool.progress')
-    .map((e) => e.payload);
+    .map((e) => e.payload as { call_id: string });
   t.same(progress, [
     { tool: 'mcp_watch_steps', call_id: progress[0]?.call_id, progress: 1, total: 3, message: 'step 1' },
     { tool: 'mcp_watch_steps', call_id: progress[0]?.call_id, progress: 2, total: 3, message: 'step 2' },
     { tool: 'mcp_watch_steps', call_id: progress[0]?.call_id, progress: 3, total: 3, message: 'step 3' },
   ]);
   const completed = events.events.slice(from).findIndex((e) => e.event_type === 'tool.completed');
-  const last = events.events.slice(from).findLastIndex((e) => e.event_type === 'tool.progress');
+  const last = events.events.slice(from).map((e) => e.event_type).lastIndexOf('tool.progress');
   t.ok(last < completed, 'before the call ends');
 });
 
