@@ -109,7 +109,10 @@ t.test('progress notifications of a call stream as tool.progress', async (t) => 
     { tool: 'mcp_watch_steps', call_id: progress[0]?.call_id, progress: 3, total: 3, message: 'step 3' },
   ]);
   const completed = events.events.slice(from).findIndex((e) => e.event_type === 'tool.completed');
-  const last = events.events.slice(from).map((e) => e.event_type).lastIndexOf('tool.progress');
+  const last = events.events
+    .slice(from)
+    .map((e) => e.event_type)
+    .lastIndexOf('tool.progress');
   t.ok(last < completed, 'before the call ends');
 });
 
