@@ -95,6 +95,50 @@ t.test('an update of a subscribed resource starts an on_mcp_resource turn naming
   t.match(event, { type: 'mcp_resource', data: { server: 'watch', uri: 'fixture://watched' } });
 });
 
+t.test('subscriptions are made again after a restart of the server', async (t) => {
+  const made = async () =>
+    (await serverLogs('watch')).filter((line) => line.includes('subscribed to fixture://watched')).length;
+  const before = await made();
+  const restarted = await d.request('POST', `/agents/${agentId}/mcp/watch/restart`);
+  t.equal(restarted.status, 200);
+  await until('subscribed again', async () => (await made()) > before);
+  const from = events.events.length;
+  await driver.run(d, agentId, 'mcp_watch_touch', { uri: 'fixture://watched' });
+  const started = await events.waitFor(
+    (e) => e.event_type === 'turn.started' && (e.payload as { trigger: string }).trigger === 'on_mcp_resource',
+    'an on_mcp_resource turn from the new session',
+    { from },
+  );
+  await events.waitFor((e) => e.event_type === 'turn.completed' && e.turn_id === started.turn_id, 'its end', {
+    from,
+  });
+});
+
+t.test('list_changed of tools, resources and prompts: the agent sees the new ones', async (t) => {
+  const toolNames = async () =>
+    ((await d.request('GET', `/agents/${agentId}/tools`)).body.tools as Array<{ name: string }>).map((x) => x.name);
+  t.notOk((await toolNames()).includes('mcp_watch_grown_a'));
+  t.equal(await driver.run(d, agentId, 'mcp_watch_grow', { name: 'a' }), 'grown');
+  await until('the new tool listed', async () => (await toolNames()).includes('mcp_watch_grown_a'));
+  t.equal(await driver.run(d, agentId, 'mcp_watch_grown_a', {}), 'grown a', 'and callable');
+  const resources = JSON.parse(await driver.run(d, agentId, 'mcp_watch_resources_list', {}));
+  t.ok(
+    resources.resources.some((r: { uri: string }) => r.uri === 'fixture://grown/a'),
+    'the new resource',
+  );
+  const prompts = JSON.parse(await driver.run(d, agentId, 'mcp_watch_prompts_list', {}));
+  t.ok(
+    prompts.prompts.some((p: { name: string }) => p.name === 'grown_a'),
+    'the new prompt',
+  );
+  const logs = await serverLogs('watch');
+  for (const what of ['tool list changed', 'resource list changed', 'prompt list changed'])
+    t.ok(
+      logs.some((line) => line.includes(what)),
+      what,
+    );
+});
+
 t.test('progress notifications of a call stream as tool.progress', async (t) => {
   const from = events.events.length;
   t.equal(await driver.run(d, agentId, 'mcp_watch_steps', { count: 3, ms: 150 }), 'done after 3 steps');
