@@ -4,7 +4,9 @@
  * exits, closes, writes garbage or leaves a call unanswered past its limit fails that call with a clear
  * error and is reconnected with backoff (`reconnectTries`, doubling from `reconnectBaseMs`), after which
  * it stays in `error` until `POST /agents/{id}/mcp/{name}/restart`. An interrupted or aborted call is
- * cancelled on the server (the SDK sends `notifications/cancelled` when the call's signal aborts).
+ * cancelled on the server (the SDK sends `notifications/cancelled` when the call's signal aborts). What the
+ * server sends on its own (resource updates, its log, roots requests) is server-notifications.ts's; each
+ * request of a traced call carries the trace context (request-meta.ts).
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
@@ -27,6 +29,7 @@ import type { Launch } from './launch.js';
 import type { McpOAuthProvider } from './oauth-provider.js';
 import type { OAuthSignIn } from './oauth-signin.js';
 import { LogRing } from './log-ring.js';
+import { type RequestMeta, requestMeta } from './request-meta.js';
 import { afterConnect, listenTo, type NotificationHooks } from './server-notifications.js';
 import type { McpOptions } from './options.js';
 import { loadSdk } from './sdk.js';
@@ -552,23 +555,6 @@ export class ServerConnection {
     this.current = undefined;
     if (client) await client.close().catch(() => {});
   }
-}
-
-/** What a request's params carry besides its own fields: the trace context (SEP-414's `_meta.traceparent`). */
-export type RequestMeta = { _meta?: { traceparent: string; tracestate?: string } };
-
-/** `params._meta` of a request made for a traced tool call; empty when nothing traces it. */
-function requestMeta(trace: CallOptions['trace']): RequestMeta {
-  let headers: ReturnType<NonNullable<CallOptions['trace']>>;
-  try {
-    headers = trace?.();
-  } catch {
-    headers = undefined;
-  }
-  if (!headers) return {};
-  return {
-    _meta: { traceparent: headers.traceparent, ...(headers.tracestate ? { tracestate: headers.tracestate } : {}) },
-  };
 }
 
 /** Every page of `tools/list`. */
