@@ -36,6 +36,7 @@ t.test("an MCP request carries the call's traceparent in _meta, in the turn's tr
   const meta = JSON.parse(await driver.run(d, agentId, 'mcp_traced_meta', {}));
   t.match(meta.traceparent, /^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
   t.notOk('tracestate' in meta, 'no tracestate: the tracer keeps none');
+  t.ok('progressToken' in meta, "beside the SDK's own progressToken");
   const [, traceId, spanId] = (meta.traceparent as string).split('-');
   const started = await events.waitFor(
     (e) => e.event_type === 'tool.started' && (e.payload as { tool: string }).tool === 'mcp_traced_meta',
