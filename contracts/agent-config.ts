@@ -52,7 +52,8 @@ export type TriggerType =
   | 'on_task_create'
   | 'on_task_complete'
   | 'on_logs'
-  | 'on_llm_call';
+  | 'on_llm_call'
+  | 'on_mcp_resource';
 
 /**
  * What a trigger runs: a lambda (`file:export`), a command, or a turn of a loop.
@@ -105,6 +106,11 @@ export type McpServerConfig = {
   tool_call_timeout_ms?: number;
   restricted?: boolean;
   run_location?: 'host' | 'shared';
+  /**
+   * Resource URIs to subscribe to on this server (`resources/subscribe`, when it offers subscriptions):
+   * each `notifications/resources/updated` fires the agent's `on_mcp_resource` trigger (docs/mcp.md).
+   */
+  subscribe?: string[];
   credential_files?: Array<{ path: string; required: boolean; write_back?: boolean }>;
   new_tools_restricted?: boolean;
 };

@@ -87,6 +87,17 @@ export interface ConversationEntry {
  */
 export type TurnPlace = 'queued' | 'running' | 'none';
 
+/**
+ * The triggers an extension may fire ({@link AgentTurnsAccess.fire}): each names an outside source the
+ * kernel cannot see itself. Every other trigger (`on_inbox`, `on_chat`, ...) has its own kernel path.
+ *
+ * - `on_mcp_resource`: a resource the agent subscribed to on an MCP server changed
+ *   (`notifications/resources/updated`); `data` is `{server, uri}` (docs/mcp.md).
+ *
+ * @beta
+ */
+export type ExtensionTrigger = 'on_mcp_resource';
+
 /** @beta */
 export interface AgentTurnsAccess {
   /**
@@ -109,6 +120,15 @@ export interface AgentTurnsAccess {
    * `not_found`, `conflict` as {@link chat}.
    */
   deliver(agentId: string, message: OutsideMessage, options?: { idempotencyKey?: string }): string;
+  /**
+   * Offers an event to the agent's `trigger` (its config's `triggers.<trigger>` targets), as the kernel's
+   * own sources do: the display state gates it, each target's `filter` and timing apply, an agent-scope
+   * target queues a trigger turn whose input shows `data` (`[trigger on_mcp_resource] {…}`), a system-scope
+   * one runs its lambda or command. Returns how many targets took it (0: none configured, gated, filtered;
+   * a held event of a `suspended` agent counts 0 too). `data` is JSON (nesting at most 64 levels); keep it
+   * small (what changed, not its content). Throws `not_found` for an agent that is not loaded.
+   */
+  fire?(agentId: string, trigger: ExtensionTrigger, data: unknown): number;
   /** Where turn `turnId` of the agent is now. */
   place(agentId: string, turnId: string): TurnPlace;
   /**

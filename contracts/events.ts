@@ -100,6 +100,8 @@ export interface EventPayloads {
     response_id?: string;
   };
   'tool.started': { tool: string; call_id: string; args: unknown };
+  /** A running tool call reported progress (an MCP server's progress notification); at most every 100 ms per call. */
+  'tool.progress': { tool: string; call_id: string; progress: number; total?: number; message?: string };
   /** `error`, when not ok: `timeout`, `tool_error`, `denied` (the owner refused the call), `unknown_tool` or `aborted`. */
   'tool.completed': { tool: string; call_id: string; ok: boolean; duration_ms: number; error?: string };
   'task.created': { taskId: string; tool: string; status: string };
@@ -249,6 +251,7 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'llm.delta': 'A streamed token delta of a running model call.',
   'llm.completed': 'A model call finished, with usage and cost.',
   'tool.started': 'A tool call began.',
+  'tool.progress': 'A running tool call reported progress (progress, total, message).',
   'tool.completed': 'A tool call ended.',
   'task.created': 'A task was created (approval or background work).',
   'hil.requested': 'A human is asked: approval, ask or suspend.',

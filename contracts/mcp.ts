@@ -45,6 +45,16 @@ export const McpPackageSpec = Type.String({
   description: 'never an npm option (no leading -), no spaces or control characters',
 });
 
+/**
+ * MCP's log levels (RFC 5424's severities), least severe first.
+ *
+ * @beta
+ */
+export const McpLogLevels = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;
+
+/** @beta */
+export type McpLogLevel = (typeof McpLogLevels)[number];
+
 /** @beta */
 export const McpRegistration = Type.Object(
   {
@@ -134,6 +144,21 @@ export const McpRegistration = Type.Object(
         description:
           "type http: the only HTTP header names (any case) an agent may send to this server (its declaration's `headers`, `header_env`; `bearer_token_env_var` is `Authorization`); default none. A header the registration sets (`headerEnv`) is never the agent's; every other name is refused at config time and never sent",
       }),
+    ),
+    exposeWorkFolder: Type.Optional(
+      Type.Boolean({
+        description:
+          "type npm or command: offer the calling agent's work folder (the one its commands see as /work) to the server as its only root (`roots/list`, one file:// URI); default false: the client declares no roots. Roots tell a server where to work; they do not confine it (a stdio server runs as the daemon's user)",
+      }),
+    ),
+    logLevel: Type.Optional(
+      Type.Union(
+        McpLogLevels.map((level) => Type.Literal(level)),
+        {
+          description:
+            "the least severe of the server's log messages (`notifications/message`) written to the agent's log; sent to a server that declares logging as `logging/setLevel` (default `warning`)",
+        },
+      ),
     ),
   },
   { additionalProperties: false },

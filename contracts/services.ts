@@ -124,6 +124,13 @@ export interface AgentsService {
    * 512 KB per stream. Rejects `not_found` for an agent that is not loaded.
    */
   runHostCommand(run: CommandRun): Promise<CommandOutcome>;
+  /**
+   * The host path of the agent's work folder (`/work` inside its command sandbox, kept between commands),
+   * made (0700) when missing: for a process the owner lets work in it (an MCP server given it as its root).
+   * Rejects `not_found` for an agent that is not loaded, `agent_id_conflict` when it does not hold
+   * the key the folder is bound to. Absent in fake kernels.
+   */
+  workFolder?(agentId: string): Promise<string>;
   /** Writes a row to the agent's `agt_logs` (origin is the extension's name). Never throws. */
   log(agentId: string, level: LogLevel, message: string, data?: unknown): void;
 }

@@ -24,9 +24,17 @@ export interface ToolContext {
   /**
    * Tells the kernel the call is making progress (an MCP progress notification, a step of a long job):
    * its time limit (`timeoutMs`, else the agent's `limits.tool_timeout_ms`) starts over. Cheap; call
-   * it as often as progress is seen. Absent where no limit applies.
+   * it as often as progress is seen. With `update`, the progress is also announced as `tool.progress`
+   * (at most every 100 ms per call, the newest update kept for the next slot). Absent where no limit applies.
    */
-  progress?: () => void;
+  progress?: (update?: ToolProgress) => void;
+  /**
+   * The W3C trace context of this call, when a `traceContext` provider (the `telemetry` extension) traces
+   * the turn: the call's own span as `traceparent`, for a tool that calls another system to carry (an MCP
+   * request's `params._meta.traceparent`). Undefined when nothing traces. Synchronous and cheap.
+   * @beta
+   */
+  trace?: () => TraceHeaders | undefined;
   /**
    * Asks the owner a question on behalf of this call, as the `ask` tool does: an `ask` of the turn
    * (`hil.requested` kind `ask`, answered by `POST /agents/{id}/asks/{requestId}`, listed with the turn's
@@ -59,6 +67,30 @@ export interface ToolContext {
    * the owner denies, and as the model call does otherwise. Absent where no turn runs the call.
    */
   sample?: (request: ToolSampleRequest) => Promise<ToolSampleResult>;
+}
+
+/**
+ * A step of a long tool call ({@link ToolContext.progress}), as an MCP progress notification gives it.
+ *
+ * @beta
+ */
+export interface ToolProgress {
+  /** Increases with each update (a count or a fraction; not necessarily an integer). */
+  progress: number;
+  /** The `progress` value at the end, when known. */
+  total?: number;
+  /** What is being done now (at most 500 characters are kept). */
+  message?: string;
+}
+
+/**
+ * W3C Trace Context headers ({@link ToolContext.trace}).
+ *
+ * @beta
+ */
+export interface TraceHeaders {
+  traceparent: string;
+  tracestate?: string;
 }
 
 /**

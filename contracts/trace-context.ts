@@ -2,7 +2,8 @@
  * Trace context across daemons (docs/observability.md). A kernel-consumed extension point: the `telemetry` extension
  * offers it; a third-party tracer may instead. The kernel asks it for a W3C `traceparent` when it hands an outbox
  * message to a transport (`OutboundEnvelope.traceparent`) and hands it the `traceparent` an inbound message carried
- * (`InboundMessage.traceparent`, `OutsideMessage.traceparent`), so a conversation between two daemons is one trace.
+ * (`InboundMessage.traceparent`, `OutsideMessage.traceparent`), so a conversation between two daemons is one trace;
+ * and it gives a running tool call's traceparent to the tool (`ToolContext.trace`), so an MCP server it calls joins it.
  * Without a provider nothing is asked and nothing is carried (no cost).
  */
 import { createExtensionPoint } from './extension.js';
@@ -55,6 +56,16 @@ export interface InboundTrace {
 }
 
 /** @beta */
+export interface ToolCallTrace {
+  agentId: string;
+  /** The turn the call runs in. */
+  turnId: string;
+  /** The model's id of the call (`tool.started`'s `call_id`). */
+  callId: string;
+  tool: string;
+}
+
+/** @beta */
 export interface TraceContext {
   /**
    * The traceparent of the span `message` leaves from (the provider may open a span for the delivery);
@@ -63,6 +74,13 @@ export interface TraceContext {
   outbound(message: OutboundTrace): string | undefined;
   /** An inbound message carried `traceparent` (a throw is ignored); the agent's work on it joins that trace. */
   inbound(message: InboundTrace): void;
+  /**
+   * The traceparent of a running tool call's span (the turn's when the call has none), for what the tool
+   * calls outside (`ToolContext.trace`: an MCP request carries it in `params._meta`); undefined when the
+   * turn is not traced. Synchronous and quick; a throw is ignored. Optional: a provider without it traces
+   * no tool's outside calls.
+   */
+  toolCall?(call: ToolCallTrace): string | undefined;
 }
 
 /**

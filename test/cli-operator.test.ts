@@ -233,7 +233,19 @@ t.test('agt operator commands against one daemon', async (t) => {
   });
 
   await t.test('mcp: add, ls, restart, tools, remove', async (t) => {
-    const added = await agt('mcp', 'add', 'everything', '--command', process.execPath, '--arg', EVERYTHING, 'stdio');
+    const added = await agt(
+      'mcp',
+      'add',
+      'everything',
+      '--command',
+      process.execPath,
+      '--log-level',
+      'info',
+      '--expose-work-folder',
+      '--arg',
+      EVERYTHING,
+      'stdio',
+    );
     t.equal(added.code, 0, added.stderr);
     t.equal((await agt('mcp', 'add', 'everything', '--command', 'x')).code, 1, 'exists: 409');
     t.equal((await agt('mcp', 'add', 'two', '--command', 'x', '--http', 'http://x')).code, 2, 'one kind only');
@@ -243,7 +255,16 @@ t.test('agt operator commands against one daemon', async (t) => {
       'a refused variable: 400',
     );
     t.match(await json('mcp', 'ls'), {
-      registrations: [{ name: 'everything', type: 'command', command: process.execPath, args: [EVERYTHING, 'stdio'] }],
+      registrations: [
+        {
+          name: 'everything',
+          type: 'command',
+          command: process.execPath,
+          args: [EVERYTHING, 'stdio'],
+          logLevel: 'info',
+          exposeWorkFolder: true,
+        },
+      ],
     });
     await json(
       'config',

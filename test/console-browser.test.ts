@@ -719,6 +719,38 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     },
   );
 
+  await t.test("a running MCP call's progress shows on its tool card", async (t) => {
+    // A real MCP server (test/fixtures/mcp/notify-server.mjs) whose `steps` tool reports progress.
+    const registered = await d.request('POST', '/mcp/servers', {
+      name: 'stepper',
+      type: 'command',
+      command: process.execPath,
+      args: [join(ROOT, 'test/fixtures/mcp/notify-server.mjs')],
+    });
+    t.equal(registered.status, 201, JSON.stringify(registered.body));
+    const id = await load({ name: 'worker', mcp: { servers: [{ name: 'stepper', transport: 'stdio' }] } });
+    const end = Date.now() + 20_000;
+    while ((await d.request('GET', `/agents/${id}/mcp`)).body.servers[0]?.status !== 'connected') {
+      if (Date.now() > end) throw new Error('failsafe: the MCP server did not connect');
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    await page.evaluate((h) => (location.hash = h), `#/agent/${id}`);
+    await page.getByRole('heading', { name: 'worker' }).waitFor();
+    model.plays.push(() =>
+      reply.toolCalls([{ id: 'call_steps', name: 'mcp_stepper_steps', args: { count: 2, ms: 1500 } }]),
+    );
+    model.plays.push(() => reply.text('worked'));
+    const turnId = (await d.request('POST', `/agents/${id}/chat`, { text: 'work' })).body.turnId as string;
+    const line = page.locator('.tool-card[data-tool="mcp_stepper_steps"] .tool-progress');
+    await line.filter({ hasText: '2/2 step 2' }).waitFor();
+    t.equal(await line.locator('progress').getAttribute('max'), '2', 'a bar when the end is known');
+    await turnEnded(turnId);
+    await line.waitFor({ state: 'detached' });
+    t.pass('gone once the call ended');
+    t.equal((await d.request('POST', `/agents/${id}/unload`)).status, 200);
+    t.equal((await d.request('DELETE', '/mcp/servers/stepper')).status, 200);
+  });
+
   await t.test('approvals of two agents answered together in the inbox, keyboard only, at 390 px', async (t) => {
     const agentId = ((await d.request('GET', '/agents')).body as Array<{ id: string; name: string }>).find(
       (a) => a.name === 'fleet-one',

@@ -135,6 +135,8 @@ export async function add(ctx: Ctx, name: string, options: Record<string, any>):
   if (headerEnv) body.headerEnv = headerEnv;
   if (options.allowAgentEnv) body.allowAgentEnv = options.allowAgentEnv;
   if (options.allowAgentHeaders) body.allowAgentHeaders = options.allowAgentHeaders;
+  if (options.logLevel) body.logLevel = options.logLevel;
+  if (options.exposeWorkFolder) body.exposeWorkFolder = true;
   if (options.oauth || options.oauthClientId || options.oauthScopes) {
     body.oauth = {
       ...(options.oauthClientId ? { clientId: options.oauthClientId } : {}),

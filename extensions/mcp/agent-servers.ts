@@ -12,6 +12,7 @@ import type { ToolContributor, ToolDefinition } from '@agt/contracts';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { agentNotLoaded, serverNotDeclared, toolNotFound } from './errors.js';
 import { resolveLaunch } from './launch.js';
+import { serverNotificationHooks } from './notification-hooks.js';
 import { resourceAndPromptTools } from './resource-tools.js';
 import type { McpOptions } from './options.js';
 import type { OAuthSignIn } from './oauth-signin.js';
@@ -188,6 +189,7 @@ export class McpManager {
             signal: context.signal,
             timeoutMs,
             progress: context.progress,
+            trace: context.trace,
             ask: context.ask,
             sample: context.sample,
           }),
@@ -196,6 +198,7 @@ export class McpManager {
   }
 
   private connection(agentId: string, declaration: McpServerConfig, entry: AgentServers): ServerConnection {
+    const registration = () => (this.deps.settings.current().mcpServers ?? []).find((r) => r.name === declaration.name);
     const connection: ServerConnection = new ServerConnection(agentId, declaration, {
       options: this.deps.options,
       logger: this.deps.logger,
@@ -213,6 +216,7 @@ export class McpManager {
       samplingPolicy: () =>
         (this.deps.settings.current().mcpServers ?? []).find((r) => r.name === declaration.name)?.sampling ?? 'ask',
       agentLog: (level, message) => this.deps.agents.log(agentId, level, message, { server: declaration.name }),
+      notifications: serverNotificationHooks(agentId, declaration, this.deps.agents, registration),
       toolsChanged: () => {
         const tools = connection.tools ?? [];
         entry.verdicts.set(

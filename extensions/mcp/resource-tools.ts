@@ -49,6 +49,7 @@ export function resourceAndPromptTools(connection: ServerConnection, options: Re
     signal: context.signal,
     timeoutMs: options.timeoutMs,
     ...(context.progress ? { progress: context.progress } : {}),
+    ...(context.trace ? { trace: context.trace } : {}),
     ...(context.ask ? { ask: context.ask } : {}),
     ...(context.sample ? { sample: context.sample } : {}),
   });
@@ -61,15 +62,15 @@ export function resourceAndPromptTools(connection: ServerConnection, options: Re
       inputSchema: { type: 'object', properties: {} },
       run: async (_args, context) => {
         const resources = await allPages(async (cursor) => {
-          const page = await connection.request('resources/list', call(context), (client, request) =>
-            client.listResources(cursor ? { cursor } : undefined, request),
+          const page = await connection.request('resources/list', call(context), (client, request, meta) =>
+            client.listResources({ ...(cursor ? { cursor } : {}), ...meta }, request),
           );
           return { items: page.resources, ...(page.nextCursor ? { next: page.nextCursor } : {}) };
         });
         const templates = await allPages(async (cursor) => {
           const page = await connection
-            .request('resources/templates/list', call(context), (client, request) =>
-              client.listResourceTemplates(cursor ? { cursor } : undefined, request),
+            .request('resources/templates/list', call(context), (client, request, meta) =>
+              client.listResourceTemplates({ ...(cursor ? { cursor } : {}), ...meta }, request),
             )
             // A server with resources but no templates may not answer this method at all.
             .catch(() => ({ resourceTemplates: [], nextCursor: undefined }));
@@ -104,8 +105,8 @@ export function resourceAndPromptTools(connection: ServerConnection, options: Re
         required: ['uri'],
       },
       run: async (args, context) => {
-        const result = await connection.request('resources/read', call(context), (client, request) =>
-          client.readResource({ uri: String(args.uri) }, request),
+        const result = await connection.request('resources/read', call(context), (client, request, meta) =>
+          client.readResource({ uri: String(args.uri), ...meta }, request),
         );
         const content = result.contents.map((resource) => ({ type: 'resource' as const, resource }));
         return toToolResult({ content: content as Content });
@@ -120,8 +121,8 @@ export function resourceAndPromptTools(connection: ServerConnection, options: Re
       inputSchema: { type: 'object', properties: {} },
       run: async (_args, context) => {
         const prompts = await allPages(async (cursor) => {
-          const page = await connection.request('prompts/list', call(context), (client, request) =>
-            client.listPrompts(cursor ? { cursor } : undefined, request),
+          const page = await connection.request('prompts/list', call(context), (client, request, meta) =>
+            client.listPrompts({ ...(cursor ? { cursor } : {}), ...meta }, request),
           );
           return { items: page.prompts, ...(page.nextCursor ? { next: page.nextCursor } : {}) };
         });
@@ -151,9 +152,10 @@ export function resourceAndPromptTools(connection: ServerConnection, options: Re
       },
       run: async (args, context) => {
         const given = (args.arguments ?? {}) as Record<string, unknown>;
-        const result = await connection.request('prompts/get', call(context), (client, request) =>
+        const result = await connection.request('prompts/get', call(context), (client, request, meta) =>
           client.getPrompt(
             {
+              ...meta,
               name: String(args.name),
               arguments: Object.fromEntries(Object.entries(given).map(([k, v]) => [k, String(v)])),
             },

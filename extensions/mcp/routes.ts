@@ -8,7 +8,13 @@ import type { ExtensionHttp } from '@agt/contracts';
 import type { SettingsService } from '@agt/contracts';
 import type { McpManager } from './agent-servers.js';
 import { isRefusedEnvName } from './child-env.js';
-import { refusedVariable, registrationExists, registrationIncomplete, registrationMissing } from './errors.js';
+import {
+  refusedVariable,
+  registrationExists,
+  registrationIncomplete,
+  registrationMissing,
+  workFolderNeedsStdio,
+} from './errors.js';
 import type { McpPackages } from './packages.js';
 import {
   InstallAnswer,
@@ -61,6 +67,7 @@ export function registerMcpRoutes(
       const field = REQUIRED[body.type];
       if (!body[field]) throw registrationIncomplete(body.name, body.type, field);
       if (body.oauth && body.type !== 'http') throw registrationIncomplete(body.name, 'oauth', 'type http');
+      if (body.exposeWorkFolder && body.type === 'http') throw workFolderNeedsStdio(body.name);
       // The schema's key pattern does not bind record keys: check every variable name here.
       for (const [where, names] of [
         ['env', Object.keys(body.env ?? {})],

@@ -8,7 +8,12 @@ export {
   ElicitRequestSchema,
   ElicitationCompleteNotificationSchema,
   ErrorCode,
+  ListRootsRequestSchema,
+  LoggingMessageNotificationSchema,
   McpError,
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 export { ChildStdioTransport } from './stdio-transport.js';

@@ -4,7 +4,9 @@
  * exits, closes, writes garbage or leaves a call unanswered past its limit fails that call with a clear
  * error and is reconnected with backoff (`reconnectTries`, doubling from `reconnectBaseMs`), after which
  * it stays in `error` until `POST /agents/{id}/mcp/{name}/restart`. An interrupted or aborted call is
- * cancelled on the server (the SDK sends `notifications/cancelled` when the call's signal aborts).
+ * cancelled on the server (the SDK sends `notifications/cancelled` when the call's signal aborts). What the
+ * server sends on its own (resource updates, its log, roots requests) is server-notifications.ts's; each
+ * request of a traced call carries the trace context (request-meta.ts).
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
@@ -27,6 +29,8 @@ import type { Launch } from './launch.js';
 import type { McpOAuthProvider } from './oauth-provider.js';
 import type { OAuthSignIn } from './oauth-signin.js';
 import { LogRing } from './log-ring.js';
+import { type RequestMeta, requestMeta } from './request-meta.js';
+import { afterConnect, listenTo, type NotificationHooks } from './server-notifications.js';
 import type { McpOptions } from './options.js';
 import { loadSdk } from './sdk.js';
 
@@ -35,7 +39,10 @@ export type ServerStatus = 'stopped' | 'connecting' | 'connected' | 'error' | 's
 export interface CallOptions {
   signal: AbortSignal;
   timeoutMs: number;
-  progress?: () => void;
+  /** `ToolContext.progress`: restarts the kernel's limit and announces `tool.progress`. */
+  progress?: ToolContext['progress'];
+  /** `ToolContext.trace`: the call's trace context, carried in the request's `params._meta`. */
+  trace?: ToolContext['trace'];
   /** The kernel's ask of the calling turn (`ToolContext.ask`): where the server's elicitations go. */
   ask?: ToolContext['ask'];
   /** The calling agent's model (`ToolContext.sample`): where the server's sampling requests go. */
@@ -62,6 +69,8 @@ export interface ConnectionDeps {
   samplingPolicy?: () => 'deny' | 'ask' | 'allow';
   /** OAuth sign-in of registrations that have `oauth` (absent: such a server is skipped). */
   signIn?: OAuthSignIn;
+  /** Subscriptions, the server's log, roots (server-notifications.ts); absent: none of them. */
+  notifications?: NotificationHooks;
 }
 
 const CLIENT_INFO = { name: 'agt', version: '1.0.0' };
@@ -153,8 +162,8 @@ export class ServerConnection {
   }
 
   async call(tool: string, args: Record<string, unknown>, options: CallOptions): Promise<CallToolResult> {
-    return this.request(tool, options, (client, request) =>
-      client.callTool({ name: tool, arguments: args }, undefined, request),
+    return this.request(tool, options, (client, request, meta) =>
+      client.callTool({ name: tool, arguments: args, ...meta }, undefined, request),
     ) as Promise<CallToolResult>;
   }
 
@@ -165,7 +174,7 @@ export class ServerConnection {
   async request<T>(
     tool: string,
     options: CallOptions,
-    send: (client: Client, request: RequestOptions) => Promise<T>,
+    send: (client: Client, request: RequestOptions, meta: RequestMeta) => Promise<T>,
   ): Promise<T> {
     if (this.status === 'connecting') await this.connecting;
     const client = this.client;
@@ -178,14 +187,23 @@ export class ServerConnection {
     const flight: InFlight = { tool, ask: options.ask, sample: options.sample };
     this.inFlight.push(flight);
     try {
-      const result = await send(client, {
-        signal: options.signal,
-        // The kernel's limit (restarted by progress, not counting the owner's answers to elicitations)
-        // normally fires first; this one is the backstop, so it leaves room for those answers.
-        timeout: options.timeoutMs + 1_000 + ELICITATION_TRIES * this.deps.options.elicitationTimeoutMs,
-        resetTimeoutOnProgress: true,
-        onprogress: () => options.progress?.(),
-      });
+      const result = await send(
+        client,
+        {
+          signal: options.signal,
+          // The kernel's limit (restarted by progress, not counting the owner's answers to elicitations)
+          // normally fires first; this one is the backstop, so it leaves room for those answers.
+          timeout: options.timeoutMs + 1_000 + ELICITATION_TRIES * this.deps.options.elicitationTimeoutMs,
+          resetTimeoutOnProgress: true,
+          onprogress: ({ progress, total, message }) =>
+            options.progress?.({
+              progress,
+              ...(total !== undefined ? { total } : {}),
+              ...(message !== undefined ? { message } : {}),
+            }),
+        },
+        requestMeta(options.trace),
+      );
       this.tries = 0;
       return result;
     } catch (error) {
@@ -392,17 +410,26 @@ export class ServerConnection {
 
   /** True when connected; else why not. */
   private async tryTransport(transport: Transport): Promise<true | string> {
+    const sdk = await loadSdk();
     const {
       Client,
       CreateMessageRequestSchema,
       ElicitRequestSchema,
       ElicitationCompleteNotificationSchema,
       ToolListChangedNotificationSchema,
-    } = await loadSdk();
-    // Elicitation in both modes; the SDK fills in the defaults of fields the owner left out.
+    } = sdk;
+    const hooks = this.deps.notifications;
+    const root = hooks ? await this.rootFor(hooks) : undefined;
+    // Elicitation in both modes; the SDK fills in the defaults of fields the owner left out. Roots only
+    // when the owner exposes the agent's work folder to this server.
     const client = new Client(CLIENT_INFO, {
-      capabilities: { elicitation: { form: { applyDefaults: true }, url: {} }, sampling: {} },
+      capabilities: {
+        elicitation: { form: { applyDefaults: true }, url: {} },
+        sampling: {},
+        ...(root ? { roots: {} } : {}),
+      },
     });
+    const listening = hooks ? listenTo(client, sdk, this.name, hooks, this.logs, root) : undefined;
     client.setRequestHandler(ElicitRequestSchema, (request, extra) => this.elicit(request.params, extra.signal));
     client.setRequestHandler(CreateMessageRequestSchema, (request, extra) =>
       this.sampleFor(request.params, extra.signal),
@@ -457,7 +484,20 @@ export class ServerConnection {
     this.logs.note(`connected (${this.tools?.length ?? 0} tools)`);
     this.deps.agentLog('info', `MCP server ${this.name} connected (${this.tools?.length ?? 0} tools)`);
     this.deps.toolsChanged();
+    if (hooks && listening)
+      void afterConnect(client, hooks, this.logs, listening.subscribed, this.deps.options.connectTimeoutMs);
     return true;
+  }
+
+  /** The work folder's URI when the owner exposes it to this server (stdio only); a failure is noted, no root. */
+  private async rootFor(hooks: NotificationHooks): Promise<string | undefined> {
+    if (this.transport !== 'stdio') return undefined;
+    try {
+      return await hooks.root();
+    } catch (error) {
+      this.logs.note(`the work folder is not offered as a root: ${(error as Error).message.slice(0, 200)}`);
+      return undefined;
+    }
   }
 
   private async refreshTools(client: Client): Promise<void> {

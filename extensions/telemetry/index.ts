@@ -200,6 +200,7 @@ export default defineExtension({
     ctx.provide(traceContext, {
       outbound: (message) => traces?.tracer.outbound(message),
       inbound: (message) => traces?.tracer.inbound(message),
+      toolCall: (call) => traces?.tracer.toolCall(call),
     });
 
     ctx.http.get(

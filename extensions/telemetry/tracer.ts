@@ -4,11 +4,12 @@
  * vendor's response id, cost from the spend governor),
  * `execute_tool <tool>` per tool call (MCP tools and compute execs are tool calls too), `await_owner <kind>`
  * per approval or ask, `send_message <channel>` / `receive_message <source>` per mesh delivery (the
- * `agt.trace-context` point). Nothing here reaches into the kernel: events carry the agent, turn and times.
+ * `agt.trace-context` point, which also gives a running tool call's span to the tool: an MCP request's `_meta`).
+ * Nothing here reaches into the kernel: events carry the agent, turn and times.
  */
 import type { Context, Span, SpanKind as Kind } from '@opentelemetry/api';
 import type { AgentView, Settings, UmbilicalEvent } from '@agt/contracts';
-import type { InboundTrace, OutboundTrace } from '@agt/contracts';
+import type { InboundTrace, OutboundTrace, ToolCallTrace } from '@agt/contracts';
 import type { Exporting } from './export.js';
 import { providerAttributes, resolveProvider } from './gen-ai-provider.js';
 
@@ -241,9 +242,14 @@ export class EventTracer {
       },
       this.parentOf(turnId),
     );
-    const { traceId, spanId, traceFlags } = span.spanContext();
     span.end();
-    return `00-${traceId}-${spanId}-${(traceFlags & 0xff).toString(16).padStart(2, '0')}`;
+    return traceparentOf(span);
+  }
+
+  /** `agt.trace-context`: a running tool call's span (its turn's when it has none), for what the tool calls. */
+  toolCall(call: ToolCallTrace): string | undefined {
+    const span = this.tools.get(key(call.agentId, call.callId)) ?? this.turns.get(call.turnId)?.span;
+    return span ? traceparentOf(span) : undefined;
   }
 
   /** `agt.trace-context`: the receiving side joins the sender's trace; the agent's next turn goes under it. */
@@ -313,6 +319,12 @@ export class EventTracer {
     map.delete(oldest);
     evict(old);
   }
+}
+
+/** A span's W3C traceparent (version 00). */
+function traceparentOf(span: Span): string {
+  const { traceId, spanId, traceFlags } = span.spanContext();
+  return `00-${traceId}-${spanId}-${(traceFlags & 0xff).toString(16).padStart(2, '0')}`;
 }
 
 const key = (agentId: string | null, id: string) => `${agentId ?? ''}\n${id}`;

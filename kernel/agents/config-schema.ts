@@ -75,6 +75,7 @@ export const TRIGGER_TYPES = [
   'on_task_complete',
   'on_logs',
   'on_llm_call',
+  'on_mcp_resource',
 ] as const;
 type TriggerType = (typeof TRIGGER_TYPES)[number];
 
@@ -132,6 +133,7 @@ export const McpServerConfig = Type.Object(
     tool_call_timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
     restricted: Type.Optional(Type.Boolean()),
     run_location: Type.Optional(Type.Union([Type.Literal('host'), Type.Literal('shared')])),
+    subscribe: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 2000 }), { maxItems: 100 })),
     credential_files: Type.Optional(
       Type.Array(
         Type.Object({ path: Type.String(), required: Type.Boolean(), write_back: Type.Optional(Type.Boolean()) }),

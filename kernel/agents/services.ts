@@ -45,6 +45,8 @@ export interface AgentCapabilities {
   ): Promise<{ result: unknown; logs: string[] }>;
   /** The kernel's host command runner, under the agent's `security.allow_unsandboxed_commands`. */
   runHostCommand(agent: LoadedAgent, run: CommandRun): Promise<CommandOutcome>;
+  /** `ctx.agents.workFolder`: the host path of the agent's command work folder, made when missing. */
+  workFolder?(agent: LoadedAgent): Promise<string>;
   /** `ctx.agents.turns`: chat, inbox dispatch, interrupt, asks and approvals of the runtime. */
   turns?: AgentTurnsAccess;
   /** `ctx.agents.fetch`: a request under the agent's fetch policy. */
@@ -82,6 +84,9 @@ export function agentsService(
     ...(capabilities.fetch ? { fetch: capabilities.fetch } : {}),
     ...(capabilities.tasks ? { tasks: capabilities.tasks } : {}),
     runHostCommand: async (run) => capabilities.runHostCommand(loaded(run.agentId), run),
+    ...(capabilities.workFolder
+      ? { workFolder: async (agentId: string) => capabilities.workFolder!(loaded(agentId)) }
+      : {}),
     files: agentFiles(registry),
     list: () => registry.views(),
     find(idOrName) {

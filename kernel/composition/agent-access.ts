@@ -55,6 +55,7 @@ function agentCapabilities(input: AgentAccessInput): AgentCapabilities {
     },
     runHostCommand: (agent: LoadedAgent, run: CommandRun) =>
       hostCommands.runHost(run, allowsUnsandboxedCommands(agent.config)),
+    workFolder: (agent: LoadedAgent) => hostCommands.prepareWorkFolder(agent.id),
     turns: turnsAccess(
       (agentId) => runtime.byId(agentId),
       (trace) => inboundTrace(contributions.points, trace),

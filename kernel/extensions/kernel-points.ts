@@ -11,6 +11,7 @@ import {
   isTraceparent,
   traceContext,
   type InboundTrace,
+  type ToolCallTrace,
   agentLocator,
   commandExecutor,
   outboundTransports,
@@ -127,6 +128,18 @@ function outboundTrace(points: ExtensionPoints, envelope: OutboundEnvelope): str
       channel: envelope.channel,
       address: envelope.address,
     });
+    return isTraceparent(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A running tool call's traceparent from the `traceContext` provider; undefined without one (or when it throws). */
+export function toolCallTrace(points: ExtensionPoints, call: ToolCallTrace): string | undefined {
+  const [tracer] = points.providers(traceContext);
+  if (!tracer?.value.toolCall) return undefined;
+  try {
+    const value = tracer.value.toolCall(call);
     return isTraceparent(value) ? value : undefined;
   } catch {
     return undefined;

@@ -23,6 +23,7 @@ export const EVENT_TYPES = [
   'log_entry',
   'startup',
   'llm_call',
+  'mcp_resource',
 ] as const;
 export type TriggerEventType = (typeof EVENT_TYPES)[number];
 
@@ -39,6 +40,7 @@ export const TRIGGER_OF: Record<TriggerEventType, TriggerType> = {
   log_entry: 'on_logs',
   startup: 'on_startup',
   llm_call: 'on_llm_call',
+  mcp_resource: 'on_mcp_resource',
 };
 
 export interface TriggerEvent {

@@ -50,6 +50,12 @@ export function loopExecutor(host: LoopTurnsHost, name: string): LoopExecutor {
             }
           : {}),
         tools: () => loopTools(agent, deps, loop),
+        ...(deps.toolTrace
+          ? {
+              toolTrace: (callId: string, tool: string) =>
+                deps.toolTrace!({ agentId: agent.id, turnId: head.turnId, callId, tool }),
+            }
+          : {}),
         hil: host.hil,
         clock: deps.clock,
         logger: deps.logger,

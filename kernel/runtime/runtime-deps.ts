@@ -10,6 +10,7 @@ import type {
   OutboundEnvelope,
   OutboundReport,
   OutboundResult,
+  ToolCallTrace,
 } from '@agt/contracts';
 import type { FrameOrigin } from '../events/bus.js';
 import type { MemoryService } from '../memory/service.js';
@@ -43,6 +44,8 @@ export interface RuntimeDeps extends LoopSources {
     envelope: OutboundEnvelope,
     report: OutboundReport,
   ): { owner: string; delivery: Promise<OutboundResult | void> } | undefined;
+  /** A running tool call's traceparent from the `traceContext` provider (`ToolContext.trace`); undefined: none. */
+  toolTrace?(call: ToolCallTrace): string | undefined;
   /** System-scope commands through the command executor an extension offers (compute); undefined: the host runner. */
   executeCommand?(run: CommandRun): Promise<CommandOutcome | undefined>;
   /** The daemon's host command runner: system-scope commands no extension executes. */

@@ -8,7 +8,7 @@ import type { AgentRuntimeHooks, RuntimeStatus } from '../agents/runtime-hooks.j
 import type { InboxMessage } from '../agents/stores/message-stores.js';
 import { agentIdNotLoaded } from '../agents/errors.js';
 import type { Contributions } from '../extensions/contributions.js';
-import { executeCommand, sendOutbound } from '../extensions/kernel-points.js';
+import { executeCommand, sendOutbound, toolCallTrace } from '../extensions/kernel-points.js';
 import type { KernelBus } from '../events/bus.js';
 import type { AgentConfig, Logger, ModelClient, ToolDefinition, Settings } from '@agt/contracts';
 import { AgentRuntime } from './agent-runtime.js';
@@ -112,6 +112,7 @@ export class RuntimeService implements AgentRuntimeHooks {
       toolReplay: (agentId) => this.replays.get(agentId),
       sendOutbound: (envelope, report) => sendOutbound(contributions.points, envelope, report),
       executeCommand: (run) => executeCommand(contributions.points, run),
+      toolTrace: (call) => toolCallTrace(contributions.points, call),
       hostCommands: this.services.hostCommands,
       // The ends of turns leave the agent file only once the event streams took them.
       whenSent: (done) => bus.whenSent(done),

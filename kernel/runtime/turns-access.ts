@@ -3,13 +3,23 @@
  * human-in-the-loop calls for extensions that let other tools talk to agents (A2A, the MCP server).
  * The same code paths as the Chat, Agents and Tasks routes: every check those make applies here.
  */
-import { type AgentTurnsAccess, type TurnPlace, isTraceparent, type InboundTrace } from '@agt/contracts';
+import {
+  type AgentTurnsAccess,
+  type ExtensionTrigger,
+  type InboundTrace,
+  type TurnPlace,
+  isTraceparent,
+  assertJsonDepth,
+} from '@agt/contracts';
 import type { AgentRuntime } from './agent-runtime.js';
 import { normalizeDispatch } from './dispatch.js';
-import { noSuchLoop } from './errors.js';
+import { invalidDispatch, noSuchLoop } from './errors.js';
 import { historyMessage } from './executor/context.js';
 import { agentIdNotLoaded } from '../agents/errors.js';
 import { turnRecordsAccess } from './turn-records-access.js';
+
+/** The triggers `fire` takes: a typed list, so an extension cannot pose as the kernel's own sources. */
+const EXTENSION_TRIGGERS: ReadonlySet<ExtensionTrigger> = new Set<ExtensionTrigger>(['on_mcp_resource']);
 
 /** `traced`: hands a well-formed traceparent of a delivered message to the `traceContext` provider. */
 export function turnsAccess(
@@ -71,6 +81,11 @@ export function turnsAccess(
         options.idempotencyKey === undefined ? undefined : { key: options.idempotencyKey },
         accepted,
       );
+    },
+    fire(agentId, trigger, data) {
+      if (!EXTENSION_TRIGGERS.has(trigger)) throw invalidDispatch(`an extension cannot fire ${String(trigger)}`);
+      assertJsonDepth(data, 'the trigger data');
+      return runtime(agentId).fire(trigger, data);
     },
     place: (agentId, turnId) => find(agentId, turnId).place,
     interrupt(agentId, turnId) {

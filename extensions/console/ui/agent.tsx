@@ -1,7 +1,7 @@
 /**
  * One agent: the conversation as a chat (the owner on the right, the agent on the left, its Markdown
- * rendered as text nodes), each tool call a collapsible card (arguments, result, duration, status), the
- * reply streamed in from `llm.delta` events, what waits for the owner (approvals with their arguments,
+ * rendered as text nodes), each tool call a collapsible card (arguments, result, duration, status, the progress
+ * a running call reports), the reply streamed in from `llm.delta` events, what waits for the owner (approvals with their arguments,
  * asks, suspends) inline above the message box, the memories each turn recalled (recall.tsx), interrupt, and
  * the details panels (agent-details.tsx).
  * Enter sends, Shift+Enter makes a new line.
@@ -34,6 +34,8 @@ type Entry =
       result?: string;
       status: 'running' | 'done' | 'failed';
       ms?: number;
+      /** The latest `tool.progress` of a running call (an MCP server's progress notifications). */
+      progress?: { progress: number; total?: number; message?: string };
     };
 
 /** The chat history (`GET /agents/{id}/chat`; null when the agent has no conversation yet) as entries. */
@@ -88,6 +90,7 @@ function ToolCard({ entry, held }: { entry: Extract<Entry, { type: 'tool' }>; he
           {entry.ms !== undefined && (
             <span class="muted">{entry.ms < 1000 ? `${entry.ms} ms` : `${(entry.ms / 1000).toFixed(1)} s`}</span>
           )}
+          {entry.status === 'running' && entry.progress && <ProgressLine {...entry.progress} />}
         </summary>
         <div class="body">
           <h3>Arguments</h3>
@@ -101,6 +104,20 @@ function ToolCard({ entry, held }: { entry: Extract<Entry, { type: 'tool' }>; he
         </div>
       </details>
     </li>
+  );
+}
+
+/** A running call's latest progress: a bar when the end is known, else the count; then its message. */
+function ProgressLine({ progress, total, message }: { progress: number; total?: number; message?: string }) {
+  return (
+    <span class="muted tool-progress" role="status">
+      {total !== undefined && total > 0 ? (
+        <progress value={Math.min(progress, total)} max={total} aria-label="progress" />
+      ) : (
+        <span>{progress}</span>
+      )}{' '}
+      {total !== undefined && `${progress}/${total}`} {message}
+    </span>
   );
 }
 
@@ -165,6 +182,22 @@ export function AgentView({ id }: { id: string }) {
                     status: 'running',
                   },
                 ],
+          );
+          break;
+        case 'tool.progress':
+          setEntries((all) =>
+            all.map((e) =>
+              e.type === 'tool' && e.callId === payload.call_id
+                ? {
+                    ...e,
+                    progress: {
+                      progress: Number(payload.progress),
+                      ...(payload.total !== undefined ? { total: Number(payload.total) } : {}),
+                      ...(payload.message ? { message: String(payload.message) } : {}),
+                    },
+                  }
+                : e,
+            ),
           );
           break;
         case 'tool.completed':

@@ -14,12 +14,16 @@ import {
   type ToolContext,
   type ToolDefinition,
   type ToolImage,
+  type ToolProgress,
   type ToolResult,
 } from '@agt/contracts';
 import type { Clock, TimerHandle } from '../clock.js';
 import { stoppedWhileToolRan, toolTimedOut } from '../errors.js';
 
 export const MAX_TOOL_RESULT_CHARS = 32_000;
+/** `tool.progress` goes out at most this often per call (a server may report far more often). */
+export const PROGRESS_EVENT_MS = 100;
+const MAX_PROGRESS_MESSAGE = 500;
 
 export interface ToolCallOutcome {
   result: ToolResult;
@@ -60,6 +64,7 @@ export async function callTool(
   timeoutMs: number,
   clock: Clock,
   humanWait?: () => Promise<void> | undefined,
+  announce?: (update: ToolProgress) => void,
 ): Promise<ToolCallOutcome> {
   const controller = new AbortController();
   const relay = () => controller.abort(context.signal.reason);
@@ -68,9 +73,12 @@ export async function callTool(
   let timer: TimerHandle | undefined;
   let finished = false;
   let due: (() => void) | undefined;
+  const reported = progressEvents(clock, announce);
   // Progress restarts a running limit; during a human wait no limit runs, so there is nothing to restart.
-  const progress = () => {
-    if (finished || timer === undefined || !due) return;
+  const progress = (update?: ToolProgress) => {
+    if (finished) return;
+    if (update) reported.push(update);
+    if (timer === undefined || !due) return;
     clock.clearTimeout(timer);
     timer = clock.setTimeout(due, timeoutMs);
   };
@@ -121,7 +129,50 @@ export async function callTool(
     };
   } finally {
     finished = true;
+    reported.close();
     clock.clearTimeout(timer);
     context.signal.removeEventListener('abort', relay);
   }
+}
+
+/**
+ * `tool.progress` for one call: the first update at once, then at most one per {@link PROGRESS_EVENT_MS} (the
+ * newest wins); what is held when the call ends is dropped (`tool.completed` follows).
+ */
+function progressEvents(clock: Clock, announce: ((update: ToolProgress) => void) | undefined) {
+  let last = Number.NEGATIVE_INFINITY;
+  let held: ToolProgress | undefined;
+  let timer: TimerHandle | undefined;
+  const send = (update: ToolProgress) => {
+    last = clock.now();
+    const { progress, total, message } = update;
+    if (typeof progress !== 'number' || !Number.isFinite(progress)) return;
+    announce?.({
+      progress,
+      ...(typeof total === 'number' && Number.isFinite(total) ? { total } : {}),
+      ...(typeof message === 'string' && message ? { message: message.slice(0, MAX_PROGRESS_MESSAGE) } : {}),
+    });
+  };
+  return {
+    push(update: ToolProgress) {
+      if (!announce) return;
+      const wait = last + PROGRESS_EVENT_MS - clock.now();
+      if (wait <= 0 && timer === undefined) return send(update);
+      held = update;
+      timer ??= clock.setTimeout(
+        () => {
+          timer = undefined;
+          const next = held;
+          held = undefined;
+          if (next) send(next);
+        },
+        Math.max(0, wait),
+      );
+    },
+    close() {
+      clock.clearTimeout(timer);
+      timer = undefined;
+      held = undefined;
+    },
+  };
 }

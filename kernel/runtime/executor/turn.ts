@@ -62,6 +62,8 @@ export interface TurnEnv {
   /** The recalled-memories block for this turn's input (docs/memory.md); absent or null: none. */
   recall?(input: string): Promise<string | null>;
   tools(): Promise<Map<string, ActiveTool>>;
+  /** A running call's traceparent (`ToolContext.trace`); absent when no tracer is offered. */
+  toolTrace?(callId: string, tool: string): string | undefined;
   hil: HilStore;
   clock: Clock;
   logger: Logger;
@@ -425,6 +427,7 @@ async function runToolCall(
         callId: call.id,
         signal: env.signal,
         logger: env.logger,
+        ...(env.toolTrace ? { trace: () => traceHeaders(env.toolTrace!(call.id, call.name)) } : {}),
         // A tool's own questions (an MCP server's elicitation) are asks of the turn; each is keyed by the
         // call and its order in it, so a turn resumed after a restart finds the one it waited on.
         ask: async (question, options) => {
@@ -492,8 +495,14 @@ async function runToolCall(
         },
       };
       const limitMs = active.def.timeoutMs ?? timeoutMs;
-      const outcome = await callTool(active.def, args, context, limitMs, systemClock, () =>
-        env.hil.humanWaitOf(env.turnId),
+      const outcome = await callTool(
+        active.def,
+        args,
+        context,
+        limitMs,
+        systemClock,
+        () => env.hil.humanWaitOf(env.turnId),
+        (update) => env.emit('tool.progress', { tool: call.name, call_id: call.id, ...update }),
       );
       // Parked at shutdown while the tool asked the owner: no result row, the resumed turn asks again.
       if (outcome.failure === 'aborted' && isParked(env.signal)) throw env.signal.reason;
@@ -521,3 +530,5 @@ async function runToolCall(
   });
   env.fire('on_tool_call', { tool: call.name, call_id: call.id, args: call.args, ok: !isError });
 }
+
+const traceHeaders = (traceparent: string | undefined) => (traceparent ? { traceparent } : undefined);

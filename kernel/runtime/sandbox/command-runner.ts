@@ -127,6 +127,18 @@ export class HostCommandRunner {
     return join(this.root, 'work', `agent-${agentId}`);
   }
 
+  /**
+   * The agent's work folder, made (0700) when missing, for a process of the owner's that works in it
+   * beside the agent's commands (an MCP server given it as its root); refused as for a command when the
+   * loaded agent does not hold the id's key.
+   */
+  async prepareWorkFolder(agentId: string): Promise<string> {
+    const folder = this.workFolder(agentId);
+    if (this.options.holdsKey && !this.options.holdsKey(agentId)) throw workFolderNotBound(agentId);
+    await mkdir(folder, { recursive: true, mode: 0o700 });
+    return folder;
+  }
+
   /** Probed once per runner, by running `exit 0` in a real sandbox. */
   probe(): Promise<SandboxState> {
     this.state ??= this.makeProbe().then(
