@@ -19,7 +19,7 @@ const columns = (path: string, table: string) => {
 };
 
 t.test('a version-1 file migrates forward on load and keeps its rows', async (t) => {
-  t.equal(SCHEMA_VERSION, 12);
+  t.equal(SCHEMA_VERSION, 13);
   const path = join(tempDir(t), 'old.agt');
   copyFileSync(FIXTURE_V1, path);
   t.notOk(columns(path, 'agt_loop').includes('loop'), 'the fixture is really version 1');
@@ -216,6 +216,28 @@ t.test('durable runtime stores: accepted turns, tasks and prompts, idempotency k
     [['p1', 'because']],
   );
   t.equal(file.hil.promptForCall('ask', 'a', 'c2')?.status, 'answered');
+  const schema = { type: 'object', properties: { email: { type: 'string' } }, required: ['email'] };
+  file.hil.insertPrompt({
+    id: 'p2',
+    kind: 'ask',
+    status: 'pending',
+    text: 'which email?',
+    answer: null,
+    loop: 'main',
+    turnId: 'a',
+    callId: 'c3',
+    schema,
+    delivered: false,
+    createdAt: 2,
+    updatedAt: 2,
+  });
+  const reopened = AgentFile.open(file.path, { readonly: true });
+  t.same(
+    reopened.hil.pendingPrompts('ask').map((p) => [p.id, p.schema]),
+    [['p2', schema]],
+    "an ask's schema is kept in the file (a restart shows its form again)",
+  );
+  reopened.close();
 
   file.idempotency.put('key', 'a', 10);
   t.same(file.idempotency.get('key', 11), { turnId: 'a', requestHash: null }, 'a key kept without a request digest');

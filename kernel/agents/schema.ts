@@ -369,6 +369,13 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE UNIQUE INDEX agt_turn_records_by_turn ON agt_turn_records(kind, turn_id);
     `,
   },
+  {
+    version: 13,
+    description: "an ask's answer schema is kept with it (agt_prompts.schema), so its form outlives a restart",
+    sql: `
+      ALTER TABLE agt_prompts ADD COLUMN schema TEXT;
+    `,
+  },
 ];
 
 /** The version this build writes. Files with a higher `user_version` are refused. */

@@ -79,10 +79,10 @@ const publicTask = (task: TaskRecord): Task => {
   return shown;
 };
 
-const askOf = (prompt: PromptRecord, schema: Record<string, unknown> | undefined): AskRequest => ({
+const askOf = (prompt: PromptRecord): AskRequest => ({
   requestId: prompt.id,
   question: prompt.text,
-  ...(schema ? { schema } : {}),
+  ...(prompt.schema ? { schema: prompt.schema } : {}),
   loop: prompt.loop,
   turnId: prompt.turnId,
   createdAt: prompt.createdAt,
@@ -108,11 +108,6 @@ export class HilStore {
   private readonly promptWaiters = new Map<string, Waiter<PromptRecord>>();
   /** Pending asks and suspend prompts per turn, and who waits for them to end (the tool time limit). */
   private readonly humanWaits = new Map<string, { count: number; ended: Promise<void>; end: () => void }>();
-  /**
-   * The answer schemas of pending asks, by request id. Held in memory, not in the file: an ask outlives a
-   * restart only through its resumed turn, which asks again with the same schema.
-   */
-  private readonly askSchemas = new Map<string, Record<string, unknown>>();
   private parked = false;
 
   constructor(
@@ -335,7 +330,7 @@ export class HilStore {
   }
 
   listAsks(): AskRequest[] {
-    return this.records.pendingPrompts('ask').map((prompt) => askOf(prompt, this.askSchemas.get(prompt.id)));
+    return this.records.pendingPrompts('ask').map(askOf);
   }
 
   /**
@@ -427,6 +422,8 @@ export class HilStore {
         loop: input.loop,
         turnId: input.turnId,
         callId: input.callId ?? null,
+        // Kept with the ask, so its form is shown again after a restart.
+        ...(schema ? { schema } : {}),
         delivered: false,
         createdAt: at,
         updatedAt: at,
@@ -442,13 +439,7 @@ export class HilStore {
       });
     });
     this.trackHumanWait(record.turnId, answer);
-    if (schema) {
-      const id = record.id;
-      this.askSchemas.set(id, schema);
-      const drop = () => this.askSchemas.delete(id);
-      answer.then(drop, drop);
-    }
-    this.listener.requested(kind, kind === 'ask' ? askOf(record, schema) : suspendOf(record));
+    this.listener.requested(kind, kind === 'ask' ? askOf(record) : suspendOf(record));
     return answer;
   }
 

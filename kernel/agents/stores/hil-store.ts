@@ -65,6 +65,8 @@ export interface PromptRecord {
   loop: string;
   turnId: string | null;
   callId: string | null;
+  /** An ask's answer schema (`ToolContext.ask`'s `schema`), when the asker gave one. */
+  schema?: Record<string, unknown>;
   delivered: boolean;
   createdAt: number;
   updatedAt: number;
@@ -96,6 +98,7 @@ interface RawPrompt {
   loop: string;
   turn_id: string | null;
   call_id: string | null;
+  schema: string | null;
   delivered: number;
   created_at: number;
   updated_at: number;
@@ -130,6 +133,7 @@ const decodePrompt = (row: RawPrompt): PromptRecord => ({
   loop: row.loop,
   turnId: row.turn_id,
   callId: row.call_id,
+  ...(row.schema ? { schema: asObject(parseJson(row.schema)) } : {}),
   delivered: row.delivered === 1,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
@@ -242,8 +246,8 @@ export class HilRecordStore {
   insertPrompt(prompt: PromptRecord): void {
     this.sql.transaction(() => {
       this.sql.run(
-        `INSERT INTO agt_prompts (id, kind, status, text, answer, loop, turn_id, call_id, delivered, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO agt_prompts (id, kind, status, text, answer, loop, turn_id, call_id, schema, delivered, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         prompt.id,
         prompt.kind,
         prompt.status,
@@ -252,6 +256,7 @@ export class HilRecordStore {
         prompt.loop,
         prompt.turnId,
         prompt.callId,
+        prompt.schema ? JSON.stringify(prompt.schema) : null,
         prompt.delivered,
         prompt.createdAt,
         prompt.updatedAt,
