@@ -7,7 +7,10 @@
  * as the owner would (the suite's authorization server answers at once; the browser's redirect is followed
  * to the daemon's loopback listener), declares the server in the agent, and has the agent call the
  * server's first tool through its model (the test's fake model runs `call <tool> <json>`). Asks the
- * server raises (elicitation) are answered `{}`, so the form's defaults apply. Exit 0 when the tool ran.
+ * server raises (elicitation) are answered `{}`, so the form's defaults apply. A call that fails with
+ * `mcp_signin_required` (the server wants more scopes) is the owner's cue to sign in again, as the owner
+ * would after reading the error; then the call is made once more. The agent is unloaded at the end, which
+ * closes its session with the server. Exit 0 when the tool ran.
  */
 import { get } from 'node:http';
 
@@ -65,7 +68,7 @@ if (auth && context.client_secret) {
   const stored = await api('PUT', `/mcp/servers/${name}/client-secret`, { value: context.client_secret });
   if (stored.status !== 200) throw new Error(`storing the client secret: ${JSON.stringify(stored.body)}`);
 }
-if (auth) {
+async function signIn() {
   const started = await api('POST', `/mcp/servers/${name}/login`);
   if (started.status !== 200) throw new Error(`sign-in: ${JSON.stringify(started.body)}`);
   if (started.body.authorizationUrl) {
@@ -76,28 +79,50 @@ if (auth) {
     if (back.status !== 200) throw new Error(`the sign-in failed: ${back.page.replace(/<[^>]+>/g, ' ').trim()}`);
   }
 }
+async function connect() {
+  const restarted = await api('POST', `/agents/${agent}/mcp/${name}/restart`);
+  if (restarted.body?.status !== 'connected')
+    throw new Error(`the server did not connect: ${JSON.stringify(restarted.body)}`);
+}
+if (auth) await signIn();
 
 await api('PATCH', `/agents/${agent}/config`, { mcp: { servers: [{ name, transport: 'http' }] } });
-const restarted = await api('POST', `/agents/${agent}/mcp/${name}/restart`);
-if (restarted.body?.status !== 'connected')
-  throw new Error(`the server did not connect: ${JSON.stringify(restarted.body)}`);
-if (scenario === 'initialize') process.exit(0);
+await connect();
+/**
+ * Ends the agent's session with the server before exiting: the suite stops its server after the client
+ * exits, and a server that holds a stream open (`sse-retry`'s GET stream) waits for it to close.
+ */
+async function finish(code) {
+  await api('POST', `/agents/${agent}/unload`);
+  process.exit(code);
+}
+if (scenario === 'initialize') await finish(0);
 
 const tools = (await api('GET', `/agents/${agent}/tools`)).body.tools.filter((t) => t.source === `mcp:${name}`);
 const tool = tools.find((t) => !/_(resources|prompts)_(list|read|get)$/.test(t.name));
 if (!tool) throw new Error('the server offers no tool');
 const args = tool.name.endsWith('add_numbers') ? { a: 2, b: 3 } : {};
 // The model (the test's fake) calls the tool and answers `RESULT <ok|error> <the tool's result>`.
-let done = false;
-const turn = api('POST', `/agents/${agent}/chat?wait=true`, {
-  text: `call ${tool.name} ${JSON.stringify(args)}`,
-}).finally(() => (done = true));
-// Answer the server's questions with an empty form (its defaults apply) while the turn runs.
-while (!done) {
-  for (const ask of (await api('GET', `/agents/${agent}/asks`)).body.asks ?? [])
-    await api('POST', `/agents/${agent}/asks/${ask.requestId}/respond`, { answer: '{}' });
-  await sleep(50);
+async function callTool() {
+  let done = false;
+  const turn = api('POST', `/agents/${agent}/chat?wait=true`, {
+    text: `call ${tool.name} ${JSON.stringify(args)}`,
+  }).finally(() => (done = true));
+  // Answer the server's questions with an empty form (its defaults apply) while the turn runs.
+  while (!done) {
+    for (const ask of (await api('GET', `/agents/${agent}/asks`)).body.asks ?? [])
+      await api('POST', `/agents/${agent}/asks/${ask.requestId}/respond`, { answer: '{}' });
+    await sleep(50);
+  }
+  return (await turn).body;
 }
-const reply = (await turn).body;
+let reply = await callTool();
+if (auth && typeof reply.text === 'string' && reply.text.includes('mcp_signin_required')) {
+  // The server wants more scopes: the owner signs in again (the sign-in asks for them) and retries.
+  console.log(JSON.stringify({ tool: tool.name, reply: reply.text }));
+  await signIn();
+  await connect();
+  reply = await callTool();
+}
 console.log(JSON.stringify({ tool: tool.name, reply: reply.text }));
-process.exit(typeof reply.text === 'string' && reply.text.startsWith('RESULT ok') ? 0 : 1);
+await finish(typeof reply.text === 'string' && reply.text.startsWith('RESULT ok') ? 0 : 1);

@@ -129,6 +129,12 @@ export const McpRegistration = Type.Object(
               description: "scopes to ask for when the server's challenge and metadata name none (space-separated)",
             }),
           ),
+          signIn: Type.Optional(
+            Type.Union([Type.Literal('owner'), Type.Literal('per-agent')], {
+              description:
+                "whose account the agents use on the server: `owner` (default: one sign-in, every agent declaring the server uses it) or `per-agent` (the owner signs in once per agent, `agt mcp login <name> --agent <id>`; each agent's tokens are sealed under its id, and an agent without a sign-in of its own does not connect: never another agent's tokens)",
+            }),
+          ),
         },
         {
           additionalProperties: false,

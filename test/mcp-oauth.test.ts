@@ -4,8 +4,11 @@
  * test/fixtures/mcp/oauth-server.mjs, a child process). The owner signs in through the daemon's routes,
  * the "browser" follows the authorization server's redirect back to the daemon's loopback listener, an
  * agent then uses the server's tool; an expired token is refreshed; a restart keeps the sign-in; logout
- * ends it; an answer naming another issuer is refused. No token ever shows in the daemon's output, its
- * events, its answers, the agent's log or any file of the data directory.
+ * ends it; an answer naming another issuer is refused. A call the server answers 403 `insufficient_scope`
+ * fails with `mcp_signin_required` and the next sign-in asks for the union of scopes (step-up). A per-agent
+ * registration signs each agent in with its own account, and an agent without one never uses another's.
+ * No token ever shows in the daemon's output, its events, its answers, the agent's log or any file of the
+ * data directory.
  */
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -49,7 +52,10 @@ const dir = tempDir(t, 'agt-mcp-oauth-');
 let d = await runDaemon(t, {
   settings: {
     providers: [driver.provider],
-    mcpServers: [{ name: 'remote', type: 'http', url: urls.mcp, oauth: {} }],
+    mcpServers: [
+      { name: 'remote', type: 'http', url: urls.mcp, oauth: {} },
+      { name: 'own', type: 'http', url: urls.mcp, oauth: { signIn: 'per-agent' } },
+    ],
   },
 });
 const filePath = await createAgentFile(dir, {
@@ -70,20 +76,29 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>): Prom
     await new Promise((r) => setTimeout(r, 25));
   }
 }
-const serverView = async () =>
-  (await d.request('GET', `/agents/${agentId}/mcp`)).body.servers.find((s: { name: string }) => s.name === 'remote');
-const connected = () =>
-  until('remote connected', async () => ((await serverView())?.status === 'connected' ? true : undefined));
+const serverView = async (agent = agentId, server = 'remote') =>
+  (await d.request('GET', `/agents/${agent}/mcp`)).body.servers.find((s: { name: string }) => s.name === server);
+const connected = (agent = agentId, server = 'remote') =>
+  until(`${server} connected`, async () =>
+    (await serverView(agent, server))?.status === 'connected' ? true : undefined,
+  );
 
-/** Signs in as the owner would: start, "open" the URL (the authorization server approves), come back. */
-async function signIn(): Promise<{ status: number; page: string }> {
-  const started = await d.request('POST', '/mcp/servers/remote/login');
+/**
+ * Signs in as the owner would: start, "open" the URL (the authorization server approves), come back.
+ * `login` is the sign-in route (another server's, or with `?agent=`); `scope` the scopes it must ask for.
+ */
+async function signIn(
+  login = '/mcp/servers/remote/login',
+  scope = 'mcp:tools',
+): Promise<{ status: number; page: string }> {
+  const started = await d.request('POST', login);
   t.equal(started.status, 200, 'the sign-in starts');
   const authorizationUrl = new URL(started.body.authorizationUrl);
   t.equal(authorizationUrl.origin, new URL(urls.issuer).origin, 'the URL is the authorization server’s');
   t.equal(authorizationUrl.searchParams.get('code_challenge_method'), 'S256', 'PKCE with S256');
   t.ok(authorizationUrl.searchParams.get('state'), 'a state');
   t.equal(authorizationUrl.searchParams.get('resource'), urls.mcp, 'the resource indicator names the MCP server');
+  t.equal(authorizationUrl.searchParams.get('scope'), scope, 'the scopes');
   const approved = await fetch(authorizationUrl, { redirect: 'manual' });
   t.equal(approved.status, 302, 'the authorization server sends the browser back');
   const back = new URL(approved.headers.get('location')!);
@@ -148,6 +163,28 @@ t.test('a token about to expire is refreshed before the call, without a 401', as
   t.equal(after.unauthorized, before.unauthorized, 'before the server refused anything');
 });
 
+t.test('step-up: a call the server answers insufficient_scope needs a sign-in with more scopes', async (t) => {
+  const failed = await driver.run(d, agentId, 'mcp_remote_admin', {});
+  t.match(failed, /mcp_signin_required: MCP server remote needs a sign-in with more scopes \(mcp:tools mcp:admin\)/);
+  t.match(failed, /agt mcp login remote/, 'the error says what the owner does');
+  const state = (await d.request('GET', '/mcp/servers/remote/login')).body;
+  t.equal(state.signedIn, true, 'still signed in: the calls the sign-in allows go on');
+  t.equal(state.scopeNeeded, 'mcp:tools mcp:admin', 'sign-in needed (more scopes): the union');
+  t.match(await driver.run(d, agentId, 'mcp_remote_whoami', {}), /with mcp:tools \(/, 'other tools still run');
+  // The owner signs in again: the browser is asked for the union (a refresh would not grant more).
+  const { status } = await signIn('/mcp/servers/remote/login', 'mcp:tools mcp:admin');
+  t.equal(status, 200);
+  const after = (await d.request('GET', '/mcp/servers/remote/login')).body;
+  t.equal(after.scope, 'mcp:tools mcp:admin', 'granted');
+  t.notOk('scopeNeeded' in after, 'nothing more needed');
+  await connected();
+  t.match(
+    await driver.run(d, agentId, 'mcp_remote_admin', {}),
+    /admin done with mcp:tools mcp:admin/,
+    'the call works',
+  );
+});
+
 t.test('a restart keeps the sign-in', async (t) => {
   d = await d.restart();
   logs.push(await eventLog(t, d));
@@ -164,6 +201,57 @@ t.test('an agent cannot send its own Authorization to an OAuth server', async (t
   });
   t.equal(put.status, 400, 'refused at config time');
   t.match(JSON.stringify(put.body), /bearer_token_env_var/);
+});
+
+t.test('per-agent sign-in: each agent its own account, never another agent’s', async (t) => {
+  const load = async (name: string) => {
+    const path = await createAgentFile(dir, {
+      name,
+      model: driver.model,
+      mcp: { servers: [{ name: 'own', transport: 'http' }] },
+    });
+    const answer = await d.request('POST', '/agents/load', { filePath: path });
+    t.equal(answer.status, 200);
+    return answer.body.id as string;
+  };
+  const a = await load('alice');
+  const b = await load('bob');
+  const skipped = (agent: string) =>
+    until('own skipped', async () => {
+      const view = await serverView(agent, 'own');
+      return view?.status === 'skipped' ? view : undefined;
+    });
+  t.match((await skipped(a)).error, `not signed in for this agent`);
+  t.match((await skipped(b)).error, `agt mcp login own --agent ${b}`);
+  t.equal((await d.request('POST', '/mcp/servers/own/login')).status, 400, 'the agent is named');
+  t.equal((await d.request('POST', `/mcp/servers/remote/login?agent=${a}`)).status, 400, 'not for an owner sign-in');
+  t.equal((await d.request('GET', '/mcp/servers/own/login?agent=nobody')).status, 404);
+
+  t.equal((await signIn(`/mcp/servers/own/login?agent=alice`)).status, 200, 'signed in for alice (by name)');
+  const stateA = (await d.request('GET', `/mcp/servers/own/login?agent=${a}`)).body;
+  t.same([stateA.agentId, stateA.signedIn], [a, true]);
+  t.equal((await d.request('GET', `/mcp/servers/own/login?agent=${b}`)).body.signedIn, false, 'not bob');
+  await connected(a, 'own');
+  const grantA = /\(grant (\d+)\)/.exec(await driver.run(d, a, 'mcp_own_whoami', {}))?.[1];
+  t.ok(grantA, 'alice’s call ran with a sign-in');
+  t.equal((await serverView(b, 'own')).status, 'skipped', 'bob stays without one');
+  t.notMatch(await driver.run(d, b, 'mcp_own_whoami', {}), /signed in as/, 'bob cannot use alice’s');
+  t.equal((await d.request('POST', `/agents/${b}/mcp/own/restart`)).body.status, 'skipped', 'not even on a restart');
+
+  t.equal((await signIn(`/mcp/servers/own/login?agent=${b}`)).status, 200, 'signed in for bob');
+  await connected(b, 'own');
+  const grantB = /\(grant (\d+)\)/.exec(await driver.run(d, b, 'mcp_own_whoami', {}))?.[1];
+  t.ok(grantB);
+  t.not(grantB, grantA, 'bob’s own account');
+  t.equal(/\(grant (\d+)\)/.exec(await driver.run(d, a, 'mcp_own_whoami', {}))?.[1], grantA, 'alice keeps hers');
+
+  t.same((await d.request('DELETE', `/mcp/servers/own/login?agent=${a}`)).body, {
+    server: 'own',
+    agentId: a,
+    signedOut: true,
+  });
+  await skipped(a);
+  t.equal((await serverView(b, 'own')).status, 'connected', 'bob’s sign-in is his own');
 });
 
 t.test('no token anywhere the owner or an agent can read', async (t) => {

@@ -2,7 +2,8 @@
  * `agt mcp login <server>` / `agt mcp logout <server>`: the owner's OAuth sign-in to a registered HTTP
  * MCP server (`/mcp/servers/{name}/login`, docs/mcp.md "OAuth sign-in"). Login prints the authorization
  * URL (`--open` hands it to the desktop's opener too), then waits until the browser came back to the
- * daemon (or `--no-wait`). The tokens stay in the daemon, sealed: nothing secret passes through here.
+ * daemon (or `--no-wait`). `--agent` names the agent of a per-agent registration (`oauth.signIn:
+ * per-agent`). The tokens stay in the daemon, sealed: nothing secret passes through here.
  */
 import { spawn } from 'node:child_process';
 import { seg } from '../client.js';
@@ -11,7 +12,9 @@ import { EXIT } from '../errors.js';
 
 interface SignInState {
   server: string;
+  agentId?: string;
   signedIn: boolean;
+  scopeNeeded?: string;
   pending: boolean;
   expiresAt?: number;
   scope?: string;
@@ -24,13 +27,20 @@ function opener(): [string, string[]] {
   return ['xdg-open', []];
 }
 
+/** The sign-in route, of one agent's account when `agent` is given. */
+const loginPath = (server: string, agent: string | undefined) =>
+  `/mcp/servers/${seg(server)}/login${agent !== undefined ? `?agent=${encodeURIComponent(agent)}` : ''}`;
+
 export async function login(
   ctx: Ctx,
   server: string,
-  options: { open?: boolean; wait?: boolean },
+  options: { open?: boolean; wait?: boolean; agent?: string },
 ): Promise<number | void> {
   const { client, out } = ctx;
-  const path = `/mcp/servers/${seg(server)}/login`;
+  const path = loginPath(server, options.agent);
+  const before = await client.get<SignInState>(path);
+  if (before.scopeNeeded && !ctx.out.json)
+    out.line(`${out.bold(server)} asks for more scopes: this sign-in asks for ${before.scopeNeeded}`);
   const started = await client.post<{ server: string; authorizationUrl?: string; expiresAt?: number }>(path);
   if (!started.authorizationUrl) {
     out.result(started, () => out.line(`signed in to ${out.bold(server)} (the stored sign-in was renewed)`));
@@ -65,10 +75,10 @@ export async function login(
   }
 }
 
-export async function logout(ctx: Ctx, server: string): Promise<void> {
+export async function logout(ctx: Ctx, server: string, options: { agent?: string } = {}): Promise<void> {
   const answer = await ctx.client.request<{ server: string; signedOut: boolean }>(
     'DELETE',
-    `/mcp/servers/${seg(server)}/login`,
+    loginPath(server, options.agent),
   );
   ctx.out.result(answer, () =>
     ctx.out.line(answer.signedOut ? `signed out of ${server}` : `${server} was not signed in`),

@@ -137,8 +137,9 @@ export async function add(ctx: Ctx, name: string, options: Record<string, any>):
   if (options.allowAgentHeaders) body.allowAgentHeaders = options.allowAgentHeaders;
   if (options.logLevel) body.logLevel = options.logLevel;
   if (options.exposeWorkFolder) body.exposeWorkFolder = true;
-  if (options.oauth || options.oauthClientId || options.oauthScopes) {
+  if (options.oauth || options.oauthClientId || options.oauthScopes || options.oauthPerAgent) {
     body.oauth = {
+      ...(options.oauthPerAgent ? { signIn: 'per-agent' } : {}),
       ...(options.oauthClientId ? { clientId: options.oauthClientId } : {}),
       ...(options.oauthClientSecretEnv ? { clientSecretEnv: options.oauthClientSecretEnv } : {}),
       ...(options.oauthScopes ? { scopes: options.oauthScopes } : {}),

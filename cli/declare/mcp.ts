@@ -53,6 +53,7 @@ export function declareMcp(agt: Command): Command {
     .option('--oauth-client-id <id>', 'http: a client id registered with the authorization server beforehand')
     .option('--oauth-client-secret-env <DAEMON_VAR>', "http: the daemon's variable holding that client's secret")
     .option('--oauth-scopes <scopes>', 'http: scopes to ask for when the server names none')
+    .option('--oauth-per-agent', 'http: each agent signs in with its own account (agt mcp login <name> --agent <id>)')
     .action(run(async (ctx, name: string, options: Record<string, unknown>) => (await mcp()).add(ctx, name, options)));
   group
     .command('remove <name>')
@@ -82,15 +83,21 @@ export function declareMcp(agt: Command): Command {
     )
     .option('--open', 'open the URL in the default browser too')
     .option('--no-wait', 'print the URL and return at once')
+    .option('--agent <agent>', 'a per-agent registration (oauth.signIn per-agent): sign in this agent’s own account')
     .action(
-      run(async (ctx, server: string, options: { open?: boolean; wait?: boolean }) =>
+      run(async (ctx, server: string, options: { open?: boolean; wait?: boolean; agent?: string }) =>
         (await import('../commands/mcp-login.js')).login(ctx, server, options),
       ),
     );
   group
     .command('logout <server>')
     .description('sign out of an OAuth-protected MCP server (its tokens are dropped)')
-    .action(run(async (ctx, server: string) => (await import('../commands/mcp-login.js')).logout(ctx, server)));
+    .option('--agent <agent>', 'a per-agent registration: sign out this agent’s account')
+    .action(
+      run(async (ctx, server: string, options: { agent?: string }) =>
+        (await import('../commands/mcp-login.js')).logout(ctx, server, options),
+      ),
+    );
   group
     .command('serve')
     .description(

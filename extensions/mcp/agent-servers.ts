@@ -285,9 +285,10 @@ export class McpManager {
     return view(fresh);
   }
 
-  /** A registration's sign-in changed: every open connection to that server reconnects with it. */
-  reconnectServer(name: string): void {
-    for (const entry of this.agents.values()) void entry.connections.get(name)?.restart();
+  /** A registration's sign-in changed: the open connections to that server (of one agent) reconnect with it. */
+  reconnectServer(name: string, agentId?: string): void {
+    for (const [id, entry] of this.agents)
+      if (agentId === undefined || id === agentId) void entry.connections.get(name)?.restart();
   }
 
   /** Accepts a tool's changed schema: it is enabled again at the next tool listing. */

@@ -42,3 +42,22 @@ export const workFolderNeedsStdio = (name: string) =>
     `MCP registration ${name}: exposeWorkFolder is for a server run here (type npm or command), not type http`,
     { details: { path: '/exposeWorkFolder' } },
   );
+
+/**
+ * A server answered that the sign-in lacks scopes (403 `insufficient_scope`): only a new sign-in, which
+ * the owner consents to in a browser, can grant them. `scope` is the union to ask for.
+ */
+export const signInRequired = (server: string, scope: string, agentId?: string) =>
+  new AgtError(
+    'mcp_signin_required',
+    `mcp_signin_required: MCP server ${server} needs a sign-in with more scopes (${scope}); the owner signs in again with agt mcp login ${server}${agentId !== undefined ? ` --agent ${agentId}` : ''}, then the call can be made again`,
+    { status: 403, details: { server, scope, ...(agentId !== undefined ? { agentId } : {}) } },
+  );
+export const agentNotForRegistration = (name: string, needed: boolean) =>
+  new AgtError(
+    'bad_request',
+    needed
+      ? `MCP server ${name} is signed in to per agent (oauth.signIn per-agent): name the agent (?agent=<id>, agt mcp login ${name} --agent <id>)`
+      : `MCP server ${name} is signed in to by the owner for every agent: no agent goes with its sign-in`,
+  );
+export const agentMissing = (ref: string) => notFound(`no loaded agent ${ref}`);

@@ -2,7 +2,9 @@
  * The SDK's `OAuthClientProvider` for one registration, kept in the daemon's sealed secrets
  * (`ctx.secrets`, see docs/mcp.md "OAuth sign-in"): the tokens, the client registration the
  * authorization server gave (dynamic registration) and the discovery state, each under
- * `oauth:<server>:<part>`. The SDK's `auth()` does the protocol (RFC 9728 and RFC 8414 discovery, PKCE,
+ * `oauth:<server>:<part>`. A registration signed in to per agent (`oauth.signIn: per-agent`) keeps each
+ * agent's tokens under `oauth:<server>:agent:<agentId>:<part>`: the key names the agent, so a
+ * connection of one agent never reads another's. The SDK's `auth()` does the protocol (RFC 9728 and RFC 8414 discovery, PKCE,
  * Client ID Metadata Documents, dynamic registration, refresh); this class only stores what it hands over.
  *
  * Two modes: `login` (a sign-in the owner started: it has a redirect URL, a state and a code verifier,
@@ -39,19 +41,44 @@ interface StoredDiscovery {
   state: OAuthDiscoveryState;
 }
 
-export const secretName = (server: string, part: 'tokens' | 'client' | 'discovery' | 'client-secret') =>
-  `oauth:${server}:${part}`;
+/** What a sign-in keeps: the tokens and the scopes a server said they lack are the signed-in account's. */
+type Part = 'tokens' | 'client' | 'discovery' | 'client-secret' | 'scope-needed';
+const ACCOUNT_PARTS = new Set<Part>(['tokens', 'scope-needed']);
 
-/** Reads and writes one registration's parts; each part remembers the server URL it belongs to. */
+export const secretName = (server: string, part: Part, agentId?: string) =>
+  agentId !== undefined && ACCOUNT_PARTS.has(part)
+    ? `oauth:${server}:agent:${agentId}:${part}`
+    : `oauth:${server}:${part}`;
+
+/** The agent ids with a sign-in of their own kept for `server` (from the sealed store's names). */
+export const agentsSignedIn = (names: string[], server: string): string[] => {
+  const prefix = `oauth:${server}:agent:`;
+  return names.filter((n) => n.startsWith(prefix) && n.endsWith(':tokens')).map((n) => n.slice(prefix.length, -7));
+};
+
+/** The scopes a server asked for beyond the signed-in ones (its 403 `insufficient_scope`). */
+interface StoredScopeNeeded {
+  url: string;
+  scope: string;
+}
+
+/**
+ * Reads and writes one registration's parts (of one agent's account when `agentId` is given: its tokens
+ * and needed scopes; the client registration and discovery are the registration's); each part remembers
+ * the server URL it belongs to.
+ */
 export class OAuthStore {
   constructor(
     private readonly secrets: ExtensionSecrets,
     readonly server: string,
     readonly url: string,
+    readonly agentId?: string,
   ) {}
 
-  private async read<T extends { url: string }>(part: 'tokens' | 'client' | 'discovery'): Promise<T | undefined> {
-    const text = await this.secrets.get(secretName(this.server, part));
+  private async read<T extends { url: string }>(
+    part: 'tokens' | 'client' | 'discovery' | 'scope-needed',
+  ): Promise<T | undefined> {
+    const text = await this.secrets.get(secretName(this.server, part, this.agentId));
     if (!text) return undefined;
     try {
       const value = JSON.parse(text) as T;
@@ -62,8 +89,8 @@ export class OAuthStore {
     }
   }
 
-  private write(part: 'tokens' | 'client' | 'discovery', value: object): Promise<void> {
-    return this.secrets.set(secretName(this.server, part), JSON.stringify({ url: this.url, ...value }));
+  private write(part: 'tokens' | 'client' | 'discovery' | 'scope-needed', value: object): Promise<void> {
+    return this.secrets.set(secretName(this.server, part, this.agentId), JSON.stringify({ url: this.url, ...value }));
   }
 
   tokens = () => this.read<StoredTokens>('tokens');
@@ -88,12 +115,14 @@ export class OAuthStore {
 
   saveClient = (info: OAuthClientInformationMixed) => this.write('client', { info });
   saveDiscovery = (state: OAuthDiscoveryState) => this.write('discovery', { state });
+  scopeNeeded = async () => (await this.read<StoredScopeNeeded>('scope-needed'))?.scope;
+  saveScopeNeeded = (scope: string) => this.write('scope-needed', { scope });
 
   /** The pre-registered client's secret the owner stored (`PUT /mcp/servers/{name}/client-secret`). */
   clientSecret = () => this.secrets.get(secretName(this.server, 'client-secret'));
 
-  async forget(parts: Array<'tokens' | 'client' | 'discovery'>): Promise<void> {
-    for (const part of parts) await this.secrets.delete(secretName(this.server, part));
+  async forget(parts: Array<'tokens' | 'client' | 'discovery' | 'scope-needed'>): Promise<void> {
+    for (const part of parts) await this.secrets.delete(secretName(this.server, part, this.agentId));
   }
 }
 
@@ -110,6 +139,11 @@ export interface ProviderOptions {
   onAuthorizationUrl?: (url: URL) => void;
   /** Connect: the sign-in has to be done again (refresh failed, or none was ever done). */
   onSignInNeeded?: () => void;
+  /**
+   * Login: the stored tokens are not offered to the SDK, so it asks the browser instead of refreshing
+   * (a refresh never grants more scopes than the sign-in did).
+   */
+  fresh?: boolean;
 }
 
 export class McpOAuthProvider implements OAuthClientProvider {
@@ -189,6 +223,7 @@ export class McpOAuthProvider implements OAuthClientProvider {
   }
 
   async tokens(): Promise<OAuthTokens | undefined> {
+    if (this.options.mode === 'login' && this.options.fresh) return undefined;
     return (await this.options.store.tokens())?.tokens;
   }
 
@@ -200,6 +235,11 @@ export class McpOAuthProvider implements OAuthClientProvider {
   redirectToAuthorization(url: URL): void {
     if (this.options.mode === 'login') this.options.onAuthorizationUrl?.(url);
     else this.options.onSignInNeeded?.();
+  }
+
+  /** A sign-in finished: the scopes a server had asked for are what it asked for now. */
+  forgetScopeNeeded(): Promise<void> {
+    return this.options.store.forget(['scope-needed']);
   }
 
   saveCodeVerifier(verifier: string): void {

@@ -11,21 +11,37 @@
  * (RFC 9207), and has the SDK exchange the code. Tokens go to the sealed secrets only.
  *
  * Connections use a provider in `connect` mode: the SDK's transport presents the token and refreshes it
- * on a 401 (a 403 `insufficient_scope` would need a new browser sign-in, which a connection never starts
- * by itself: the call fails); this class also refreshes a token that expires within a minute before a
- * connect or a call. No token ever reaches an agent, a log line, an
- * event or a response.
+ * on a 401; this class also refreshes a token that expires within a minute before a connect or a call. A
+ * 403 `insufficient_scope` needs the owner's consent to more scopes, which a connection never asks for by
+ * itself: the call fails with `mcp_signin_required`, the scopes needed are kept (step-up.ts), and the next
+ * sign-in asks for them. A registration with `oauth.signIn: per-agent` keeps one sign-in per agent (the
+ * owner signs in for each), and an agent's connection reads only its own. No token ever reaches an agent,
+ * a log line, an event or a response.
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { ExtensionEnv, ExtensionSecrets, Logger, McpRegistration, ServerGuards } from '@agt/contracts';
-import { noSecretStore, notOAuth, registrationMissing, signInFailed } from './errors.js';
-import { McpOAuthProvider, OAuthStore, secretName } from './oauth-provider.js';
+import {
+  agentMissing,
+  agentNotForRegistration,
+  noSecretStore,
+  notOAuth,
+  registrationMissing,
+  signInFailed,
+  signInRequired,
+} from './errors.js';
+import { McpOAuthProvider, OAuthStore, agentsSignedIn, secretName } from './oauth-provider.js';
 import { loadSdk } from './sdk.js';
+import { scopeUnion } from './step-up.js';
 
 /** A sign-in the owner started and the browser has not finished. */
 interface PendingLogin {
   server: string;
+  /** The agent whose own account this is (a per-agent registration). */
+  agentId?: string;
+  /** The account's key in `pending` and `failures`. */
+  key: string;
+  state: string;
   url: string;
   provider: McpOAuthProvider;
   resourceMetadataUrl?: URL;
@@ -36,7 +52,11 @@ interface PendingLogin {
 
 export interface SignInStatus {
   server: string;
+  /** A per-agent registration: the agent whose sign-in this is. */
+  agentId?: string;
   signedIn: boolean;
+  /** A server answered that the sign-in lacks scopes: a new sign-in asks for these (the union). */
+  scopeNeeded?: string;
   /** Epoch ms when the access token expires (refreshed before), when the server said. */
   expiresAt?: number;
   scope?: string;
@@ -53,8 +73,10 @@ export interface SignInDeps {
   serverGuards: ServerGuards;
   /** The registration of that name now, if any. */
   registration(name: string): McpRegistration | undefined;
-  /** Tokens changed (signed in, out): reconnect the servers that use them. */
-  changed(server: string): void;
+  /** A loaded agent's id from its id, handle or name (the `agent` of a per-agent sign-in). */
+  agentId(ref: string): string | undefined;
+  /** Tokens changed (signed in, out): reconnect the servers that use them (of one agent, when given). */
+  changed(server: string, agentId?: string): void;
   /** `oauthCallbackPort`: 0 picks a free port when the first sign-in starts. */
   callbackPort: number;
   /** How long a started sign-in waits for the browser. */
@@ -63,8 +85,15 @@ export interface SignInDeps {
 
 const REFRESH_MARGIN_MS = 60_000;
 
+/** The key of one account: the registration's, or one agent's of a per-agent registration. */
+const accountKey = (server: string, agentId?: string) => (agentId === undefined ? server : `${server}\n${agentId}`);
+
+export const perAgent = (registration: McpRegistration) => registration.oauth?.signIn === 'per-agent';
+
 export class OAuthSignIn {
+  /** Sign-ins waiting for the browser, by account key and by `state`. */
   private readonly pending = new Map<string, PendingLogin>();
+  private readonly byState = new Map<string, PendingLogin>();
   private readonly failures = new Map<string, string>();
   private readonly refreshing = new Map<string, Promise<void>>();
   private listener: FastifyInstance | undefined;
@@ -85,31 +114,70 @@ export class OAuthSignIn {
     return registration as McpRegistration & { url: string };
   }
 
-  store(registration: McpRegistration & { url: string }): OAuthStore {
-    return new OAuthStore(this.secrets(), registration.name, registration.url);
+  /**
+   * The store of one account: the registration's, or (`oauth.signIn: per-agent`) the agent's own. A
+   * connection passes its agent's id either way; only a per-agent registration uses it.
+   */
+  store(registration: McpRegistration & { url: string }, agentId?: string): OAuthStore {
+    return new OAuthStore(
+      this.secrets(),
+      registration.name,
+      registration.url,
+      perAgent(registration) ? agentId : undefined,
+    );
   }
 
-  async status(name: string): Promise<SignInStatus> {
+  /**
+   * The agent a route names, checked against the registration: a per-agent registration needs one (a
+   * loaded agent, by id, handle or name), an owner's sign-in takes none.
+   */
+  private accountOf(registration: McpRegistration, agent: string | undefined): string | undefined {
+    if (!perAgent(registration)) {
+      if (agent !== undefined) throw agentNotForRegistration(registration.name, false);
+      return undefined;
+    }
+    if (agent === undefined) throw agentNotForRegistration(registration.name, true);
+    const id = this.deps.agentId(agent);
+    if (!id) throw agentMissing(agent);
+    return id;
+  }
+
+  async status(name: string, agent?: string): Promise<SignInStatus> {
     const registration = this.oauthRegistration(name);
-    const stored = await this.store(registration).tokens();
-    const failure = this.failures.get(name);
+    const agentId = this.accountOf(registration, agent);
+    const store = this.store(registration, agentId);
+    const stored = await store.tokens();
+    const scopeNeeded = await store.scopeNeeded();
+    const failure = this.failures.get(accountKey(name, agentId));
     return {
       server: name,
+      ...(agentId !== undefined ? { agentId } : {}),
       signedIn: stored !== undefined,
+      ...(scopeNeeded ? { scopeNeeded } : {}),
       ...(stored?.expiresAt ? { expiresAt: stored.expiresAt } : {}),
       ...(stored?.tokens.scope ? { scope: stored.tokens.scope } : {}),
-      pending: this.pending.has(name),
+      pending: this.pending.has(accountKey(name, agentId)),
       ...(failure ? { error: failure } : {}),
     };
   }
 
-  /** Starts a sign-in: the authorization URL for the owner's browser, or `signedIn` when none was needed. */
-  async login(name: string): Promise<{ server: string; authorizationUrl?: string; expiresAt?: number }> {
+  /**
+   * Starts a sign-in: the authorization URL for the owner's browser, or no URL when the stored sign-in
+   * could be renewed without it. After a server asked for more scopes, the sign-in asks for the union and
+   * always goes through the browser (the owner consents to them).
+   */
+  async login(
+    name: string,
+    agent?: string,
+  ): Promise<{ server: string; agentId?: string; authorizationUrl?: string; expiresAt?: number }> {
     const registration = this.oauthRegistration(name);
+    const agentId = this.accountOf(registration, agent);
+    const key = accountKey(name, agentId);
+    const store = this.store(registration, agentId);
     const { auth, extractWWWAuthenticateParams } = await loadSdk();
     const redirectUrl = `${await this.callbackBase()}/callback`;
-    this.cancel(name);
-    this.failures.delete(name);
+    this.cancel(key);
+    this.failures.delete(key);
     // The server's own challenge names its metadata and the scopes it wants (MCP authorization, "Scope selection").
     let resourceMetadataUrl: URL | undefined;
     let scope: string | undefined;
@@ -131,54 +199,78 @@ export class OAuthSignIn {
     } catch (error) {
       throw signInFailed(name, `the server did not answer: ${(error as Error).message}`);
     }
+    const scopeNeeded = await store.scopeNeeded();
+    if (scopeNeeded) scope = scopeUnion(scope, scopeNeeded);
     const state = randomBytes(24).toString('base64url');
     let authorizationUrl: URL | undefined;
     const provider: McpOAuthProvider = new McpOAuthProvider({
-      store: this.store(registration),
+      store,
       registration,
       env: this.deps.env,
       mode: 'login',
       redirectUrl,
       state,
       onAuthorizationUrl: (url) => (authorizationUrl = url),
+      fresh: scopeNeeded !== undefined,
     });
     await provider.prepare();
     let result: 'AUTHORIZED' | 'REDIRECT';
     try {
       result = await auth(provider, {
         serverUrl: registration.url,
-        ...(scope ? { scope: scope } : {}),
+        ...(scope ? { scope } : {}),
         ...(resourceMetadataUrl ? { resourceMetadataUrl } : {}),
       });
     } catch (error) {
       throw signInFailed(name, `could not start: ${(error as Error).message.slice(0, 300)}`);
     }
     await this.checkIssuer(provider, name);
+    const who = agentId !== undefined ? { agentId } : {};
     if (result === 'AUTHORIZED' || !authorizationUrl) {
-      this.deps.changed(name);
-      return { server: name };
+      this.deps.changed(name, agentId);
+      return { server: name, ...who };
     }
     const expiresAt = Date.now() + this.deps.loginTimeoutMs;
     const timer = setTimeout(() => {
-      if (this.pending.get(state)?.server !== name) return;
-      this.pending.delete(state);
-      this.pending.delete(name);
-      this.failures.set(name, 'the browser did not come back in time; start the sign-in again');
+      if (this.byState.get(state) !== login) return;
+      this.cancel(key);
+      this.failures.set(key, 'the browser did not come back in time; start the sign-in again');
     }, this.deps.loginTimeoutMs);
     timer.unref();
     const login: PendingLogin = {
       server: name,
+      ...who,
+      key,
+      state,
       url: registration.url,
       provider,
       ...(resourceMetadataUrl ? { resourceMetadataUrl } : {}),
       expiresAt,
       timer,
     };
-    // Keyed by both: the callback finds it by state, a new sign-in replaces the server's old one.
-    this.pending.set(state, login);
-    this.pending.set(name, login);
-    this.deps.logger.info({ server: name }, `mcp sign-in to ${name} started`);
-    return { server: name, authorizationUrl: authorizationUrl.href, expiresAt };
+    // The callback finds it by state; a new sign-in of the same account replaces it.
+    this.byState.set(state, login);
+    this.pending.set(key, login);
+    this.deps.logger.info({ server: name, ...who }, `mcp sign-in to ${name} started`);
+    return { server: name, ...who, authorizationUrl: authorizationUrl.href, expiresAt };
+  }
+
+  /**
+   * A server answered 403 `insufficient_scope` (challenge `scope` = what the call needs): the account
+   * needs the union of what it holds and what was asked. Kept until a sign-in grants it; the answer is
+   * the error the call fails with.
+   */
+  async stepUp(registration: McpRegistration & { url: string }, agentId: string, challenge: string | undefined) {
+    const account = perAgent(registration) ? agentId : undefined;
+    const store = this.store(registration, account);
+    const held = (await store.tokens())?.tokens.scope;
+    const scope = scopeUnion(held, await store.scopeNeeded(), challenge);
+    await store.saveScopeNeeded(scope);
+    this.deps.logger.warn(
+      { server: registration.name, ...(account !== undefined ? { agentId: account } : {}) },
+      `mcp server ${registration.name} needs more scopes (${scope}): the owner signs in again`,
+    );
+    return signInRequired(registration.name, scope, account);
   }
 
   /**
@@ -195,25 +287,32 @@ export class OAuthSignIn {
     return { server: name, clientSecretSet: value !== '' };
   }
 
-  /** A registration was removed: everything kept for its sign-in is dropped (tokens, client, secret). */
+  /** A registration was removed: everything kept for its sign-in is dropped (tokens of every account, client, secret). */
   async forget(name: string): Promise<void> {
-    this.cancel(name);
-    this.failures.delete(name);
+    for (const [key, login] of [...this.pending]) if (login.server === name) this.cancel(key);
+    for (const key of [...this.failures.keys()])
+      if (key === name || key.startsWith(`${name}\n`)) this.failures.delete(key);
     if (!this.deps.secrets) return;
-    for (const part of ['tokens', 'client', 'discovery', 'client-secret'] as const)
+    const names = await this.deps.secrets.names();
+    for (const agentId of agentsSignedIn(names, name))
+      for (const part of ['tokens', 'scope-needed'] as const)
+        await this.deps.secrets.delete(secretName(name, part, agentId));
+    for (const part of ['tokens', 'client', 'discovery', 'client-secret', 'scope-needed'] as const)
       await this.deps.secrets.delete(secretName(name, part));
   }
 
   /** Signs out: the tokens are dropped (the client registration is kept for the next sign-in). */
-  async logout(name: string): Promise<{ server: string; signedOut: boolean }> {
+  async logout(name: string, agent?: string): Promise<{ server: string; agentId?: string; signedOut: boolean }> {
     const registration = this.oauthRegistration(name);
-    this.cancel(name);
-    const store = this.store(registration);
+    const agentId = this.accountOf(registration, agent);
+    this.cancel(accountKey(name, agentId));
+    const store = this.store(registration, agentId);
     const had = (await store.tokens()) !== undefined;
-    await store.forget(['tokens']);
-    this.deps.logger.info({ server: name }, `mcp server ${name} signed out`);
-    this.deps.changed(name);
-    return { server: name, signedOut: had };
+    await store.forget(['tokens', 'scope-needed']);
+    const who = agentId !== undefined ? { agentId } : {};
+    this.deps.logger.info({ server: name, ...who }, `mcp server ${name} signed out`);
+    this.deps.changed(name, agentId);
+    return { server: name, ...who, signedOut: had };
   }
 
   /**
@@ -222,28 +321,35 @@ export class OAuthSignIn {
    */
   async connectProvider(
     registration: McpRegistration & { url: string },
+    agentId: string,
     onSignInNeeded: () => void,
   ): Promise<{ provider: McpOAuthProvider; secrets: string[] } | { reason: string }> {
     if (!this.deps.secrets) return { reason: 'this daemon offers no sealed store for sign-in tokens' };
-    await this.refreshIfDue(registration);
+    await this.refreshIfDue(registration, agentId);
     const provider = new McpOAuthProvider({
-      store: this.store(registration),
+      store: this.store(registration, agentId),
       registration,
       env: this.deps.env,
       mode: 'connect',
       onSignInNeeded,
     });
     const stored = await provider.prepare();
-    if (!stored) return { reason: `not signed in: the owner signs in with agt mcp login ${registration.name}` };
+    if (!stored)
+      return {
+        reason: perAgent(registration)
+          ? `not signed in for this agent (each agent signs in with its own account): the owner signs in with agt mcp login ${registration.name} --agent ${agentId}`
+          : `not signed in: the owner signs in with agt mcp login ${registration.name}`,
+      };
     const secrets = [stored.tokens.access_token, stored.tokens.refresh_token ?? ''].filter((s) => s.length > 0);
     return { provider, secrets };
   }
 
-  /** Refreshes the registration's token when it expires within a minute (one refresh at a time per server). */
-  async refreshIfDue(registration: McpRegistration & { url: string }): Promise<void> {
-    const running = this.refreshing.get(registration.name);
+  /** Refreshes the account's token when it expires within a minute (one refresh at a time per account). */
+  async refreshIfDue(registration: McpRegistration & { url: string }, agentId: string): Promise<void> {
+    const store = this.store(registration, agentId);
+    const key = accountKey(registration.name, store.agentId);
+    const running = this.refreshing.get(key);
     if (running) return running;
-    const store = this.store(registration);
     const stored = await store.tokens();
     if (!stored?.expiresAt || !stored.tokens.refresh_token || stored.expiresAt - Date.now() > REFRESH_MARGIN_MS) return;
     const work = (async () => {
@@ -264,8 +370,8 @@ export class OAuthSignIn {
           `mcp server ${registration.name}: refreshing the sign-in failed: ${(error as Error).message.slice(0, 200)}`,
         );
       }
-    })().finally(() => this.refreshing.delete(registration.name));
-    this.refreshing.set(registration.name, work);
+    })().finally(() => this.refreshing.delete(key));
+    this.refreshing.set(key, work);
     return work;
   }
 
@@ -276,11 +382,12 @@ export class OAuthSignIn {
     this.listening = undefined;
   }
 
-  private cancel(name: string): void {
-    const login = this.pending.get(name);
+  private cancel(key: string): void {
+    const login = this.pending.get(key);
     if (!login) return;
     clearTimeout(login.timer);
-    for (const [key, value] of this.pending) if (value === login) this.pending.delete(key);
+    this.pending.delete(key);
+    this.byState.delete(login.state);
   }
 
   /**
@@ -328,13 +435,13 @@ export class OAuthSignIn {
   private async finish(
     query: Record<string, string | undefined>,
   ): Promise<{ ok: boolean; title: string; text: string }> {
-    const login = typeof query.state === 'string' ? this.pending.get(query.state) : undefined;
-    if (!login || login.server === query.state)
+    const login = typeof query.state === 'string' ? this.byState.get(query.state) : undefined;
+    if (!login)
       return { ok: false, title: 'Unknown sign-in', text: 'No sign-in of this daemon waits for this answer.' };
-    this.cancel(login.server);
+    this.cancel(login.key);
     const name = login.server;
     const fail = (why: string) => {
-      this.failures.set(name, why);
+      this.failures.set(login.key, why);
       this.deps.logger.warn({ server: name }, `mcp sign-in to ${name} failed: ${why}`);
       return { ok: false, title: 'Sign-in failed', text: `Signing in to ${name} failed: ${why}` };
     };
@@ -364,9 +471,14 @@ export class OAuthSignIn {
     } catch (error) {
       return fail(`exchanging the code failed: ${(error as Error).message.slice(0, 300)}`);
     }
-    this.failures.delete(name);
-    this.deps.logger.info({ server: name }, `mcp server ${name} signed in`);
-    this.deps.changed(name);
+    this.failures.delete(login.key);
+    // The new sign-in granted what it asked for: the scopes a server wanted are no longer missing.
+    await login.provider.forgetScopeNeeded();
+    this.deps.logger.info(
+      { server: name, ...(login.agentId !== undefined ? { agentId: login.agentId } : {}) },
+      `mcp server ${name} signed in`,
+    );
+    this.deps.changed(name, login.agentId);
     return { ok: true, title: 'Signed in', text: `agt is signed in to ${name}. You can close this window.` };
   }
 }

@@ -81,8 +81,22 @@ export const ToolEnabled = Type.Object({
   enabled: Type.Literal(true),
 });
 
+const SignInAgent = Type.Optional(
+  Type.String({ description: 'a per-agent registration (`oauth.signIn: per-agent`): the agent whose sign-in this is' }),
+);
+export const SignInQuery = Type.Object({
+  agent: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description:
+        'a per-agent registration: the loaded agent (id, handle or name) whose own sign-in this is; refused for an owner sign-in',
+    }),
+  ),
+});
 export const SignInStarted = Type.Object({
   server: Type.String(),
+  agentId: SignInAgent,
   authorizationUrl: Type.Optional(
     Type.String({ description: 'open in a browser on this machine; absent when no browser step was needed' }),
   ),
@@ -90,7 +104,14 @@ export const SignInStarted = Type.Object({
 });
 export const SignInState = Type.Object({
   server: Type.String(),
+  agentId: SignInAgent,
   signedIn: Type.Boolean(),
+  scopeNeeded: Type.Optional(
+    Type.String({
+      description:
+        'sign-in needed (more scopes): the server answered insufficient_scope; the next sign-in asks for these scopes (what the account held and what the server asked for)',
+    }),
+  ),
   expiresAt: Type.Optional(Type.Integer({ description: 'epoch ms when the access token expires (refreshed before)' })),
   scope: Type.Optional(Type.String({ description: 'the scopes granted' })),
   pending: Type.Boolean({ description: 'a sign-in waits for the browser' }),
@@ -98,6 +119,7 @@ export const SignInState = Type.Object({
 });
 export const SignedOut = Type.Object({
   server: Type.String(),
+  agentId: SignInAgent,
   signedOut: Type.Boolean({ description: 'false when it was not signed in' }),
 });
 export const ClientSecretBody = Type.Object({ value: Type.String({ maxLength: 4000 }) });

@@ -33,6 +33,7 @@ import { type RequestMeta, requestMeta } from './request-meta.js';
 import { afterConnect, listenTo, type NotificationHooks } from './server-notifications.js';
 import type { McpOptions } from './options.js';
 import { loadSdk } from './sdk.js';
+import { stepUpFetch } from './step-up.js';
 
 export type ServerStatus = 'stopped' | 'connecting' | 'connected' | 'error' | 'skipped';
 
@@ -183,7 +184,7 @@ export class ServerConnection {
       throw callFailed(this.name, tool, `the server is ${state}${this.error ? ` (${this.error})` : ''}`);
     }
     // A token about to expire is refreshed before the call rather than failing it.
-    if (this.oauth) await this.deps.signIn?.refreshIfDue(this.oauth);
+    if (this.oauth) await this.deps.signIn?.refreshIfDue(this.oauth, this.agentId);
     const flight: InFlight = { tool, ask: options.ask, sample: options.sample };
     this.inFlight.push(flight);
     try {
@@ -213,6 +214,8 @@ export class ServerConnection {
         if (isAgtError(reason) && reason.code === 'timeout') this.recycle(`no answer to ${tool} within its time limit`);
         throw reason ?? error;
       }
+      // The sign-in lacks scopes (step-up.ts): the session is fine, the owner signs in again.
+      if (isAgtError(error) && error.code === 'mcp_signin_required') throw error;
       const { ErrorCode, McpError } = await loadSdk();
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
         this.recycle(`no answer to ${tool} within ${options.timeoutMs} ms`);
@@ -358,7 +361,7 @@ export class ServerConnection {
     }
     let authProvider: McpOAuthProvider | undefined;
     if (launch.kind === 'http' && launch.oauth) {
-      const signIn = await this.deps.signIn?.connectProvider(launch.oauth, () =>
+      const signIn = await this.deps.signIn?.connectProvider(launch.oauth, this.agentId, () =>
         this.logs.note(`the sign-in has expired: the owner signs in again with agt mcp login ${launch.oauth?.name}`),
       );
       if (!signIn || 'reason' in signIn) {
@@ -378,7 +381,13 @@ export class ServerConnection {
     this.logs.setSecrets(launch.secrets);
     for (const note of launch.notes) this.logs.note(note);
     const { ChildStdioTransport, SSEClientTransport, StreamableHTTPClientTransport } = await loadSdk();
-    const auth = authProvider ? { authProvider } : {};
+    const registration = launch.kind === 'http' ? launch.oauth : undefined;
+    const signIn = this.deps.signIn;
+    // A 403 insufficient_scope fails the request with mcp_signin_required instead of a sign-in of the SDK's.
+    const auth =
+      authProvider && registration && signIn
+        ? { authProvider, fetch: stepUpFetch((scope) => signIn.stepUp(registration, this.agentId, scope)) }
+        : {};
     const attempts: Array<() => Transport> =
       launch.kind === 'stdio'
         ? [() => new ChildStdioTransport(launch.stdio, (text) => this.logs.write(text))]

@@ -29,7 +29,8 @@ export function setupMcp(ctx: ExtensionContext<McpOptions>): ExtensionHooks {
     logger: ctx.logger,
     serverGuards: ctx.serverGuards,
     registration: (name) => (ctx.settings.current().mcpServers ?? []).find((r) => r.name === name),
-    changed: (server) => manager.reconnectServer(server),
+    agentId: (ref) => ctx.agents.find(ref)?.id,
+    changed: (server, agentId) => manager.reconnectServer(server, agentId),
     callbackPort: ctx.config.oauthCallbackPort,
     loginTimeoutMs: ctx.config.oauthLoginTimeoutMs,
   });

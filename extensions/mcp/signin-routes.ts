@@ -1,7 +1,8 @@
 /**
  * `/mcp/servers/{name}/login`: the owner's OAuth sign-in to a registered HTTP server (oauth-signin.ts).
  * `POST` starts one and answers the authorization URL to open in a browser; `GET` says whether the
- * server is signed in (never a token); `DELETE` signs out.
+ * server is signed in (never a token); `DELETE` signs out. `?agent=` names the agent of a per-agent
+ * registration's sign-in.
  */
 import { errorResponses } from '@agt/contracts';
 import type { ExtensionHttp } from '@agt/contracts';
@@ -10,6 +11,7 @@ import {
   ClientSecretBody,
   ClientSecretState,
   NameParams,
+  SignInQuery,
   SignInStarted,
   SignInState,
   SignedOut,
@@ -22,11 +24,12 @@ export function registerSignInRoutes(http: ExtensionHttp, signIn: OAuthSignIn): 
       tags: [TAG],
       summary: 'Start the OAuth sign-in to an MCP server',
       description:
-        'For an http registration with `oauth`. Answers `authorizationUrl`: open it in a browser on this machine; the authorization server sends the browser back to the daemon on 127.0.0.1, which stores the tokens sealed. No `authorizationUrl` when the stored sign-in could be refreshed without the browser. 409 when the registration has no `oauth`, 502 when the server or its authorization server refuses.',
+        'For an http registration with `oauth`. Answers `authorizationUrl`: open it in a browser on this machine; the authorization server sends the browser back to the daemon on 127.0.0.1, which stores the tokens sealed. No `authorizationUrl` when the stored sign-in could be refreshed without the browser. After a server answered insufficient_scope (`scopeNeeded` in GET), asks for those scopes, always through the browser. A per-agent registration (`oauth.signIn: per-agent`) signs in one agent, named by `?agent=` (400 without it, or with it for an owner sign-in). 409 when the registration has no `oauth`, 502 when the server or its authorization server refuses.',
       params: NameParams,
-      response: { 200: SignInStarted, ...errorResponses(404, 409, 502) },
+      querystring: SignInQuery,
+      response: { 200: SignInStarted, ...errorResponses(400, 404, 409, 502) },
     },
-    handler: async (request) => signIn.login(request.params.name),
+    handler: async (request) => signIn.login(request.params.name, request.query.agent),
   });
 
   http.get('/servers/:name/login', {
@@ -34,9 +37,10 @@ export function registerSignInRoutes(http: ExtensionHttp, signIn: OAuthSignIn): 
       tags: [TAG],
       summary: 'Whether the owner is signed in to an MCP server',
       params: NameParams,
-      response: { 200: SignInState, ...errorResponses(404, 409) },
+      querystring: SignInQuery,
+      response: { 200: SignInState, ...errorResponses(400, 404, 409) },
     },
-    handler: async (request) => signIn.status(request.params.name),
+    handler: async (request) => signIn.status(request.params.name, request.query.agent),
   });
 
   http.put('/servers/:name/client-secret', {
@@ -58,8 +62,9 @@ export function registerSignInRoutes(http: ExtensionHttp, signIn: OAuthSignIn): 
       summary: 'Sign out of an MCP server',
       description: "Drops the stored tokens; the agents' connections to it are closed until the next sign-in.",
       params: NameParams,
-      response: { 200: SignedOut, ...errorResponses(404, 409) },
+      querystring: SignInQuery,
+      response: { 200: SignedOut, ...errorResponses(400, 404, 409) },
     },
-    handler: async (request) => signIn.logout(request.params.name),
+    handler: async (request) => signIn.logout(request.params.name, request.query.agent),
   });
 }

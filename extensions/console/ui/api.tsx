@@ -314,10 +314,15 @@ export const client = {
   mcpSignIn: (name: string) =>
     api<{ server: string; authorizationUrl?: string; expiresAt?: number }>('POST', `/mcp/servers/${seg(name)}/login`),
   mcpSignInState: (name: string) =>
-    api<{ server: string; signedIn: boolean; expiresAt?: number; scope?: string; pending: boolean; error?: string }>(
-      'GET',
-      `/mcp/servers/${seg(name)}/login`,
-    ),
+    api<{
+      server: string;
+      signedIn: boolean;
+      scopeNeeded?: string;
+      expiresAt?: number;
+      scope?: string;
+      pending: boolean;
+      error?: string;
+    }>('GET', `/mcp/servers/${seg(name)}/login`),
   mcpSignOut: (name: string) =>
     api<{ server: string; signedOut: boolean }>('DELETE', `/mcp/servers/${seg(name)}/login`),
   tools: (id: string) =>

@@ -2,7 +2,8 @@
  * The owner's OAuth sign-in to an MCP registration with `oauth` (docs/mcp.md "OAuth sign-in"): "Sign in"
  * asks the daemon for the authorization URL and opens it in a new tab (the authorization server sends the
  * browser back to the daemon, which keeps the tokens); the state shown is `GET /mcp/servers/{name}/login`,
- * asked again every two seconds while a sign-in waits for the browser. "Sign out" drops the tokens.
+ * asked again every two seconds while a sign-in waits for the browser. "Sign out" drops the tokens. After a
+ * server asked for more scopes the state says so and "Sign in" asks for them.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { client } from './api.js';
@@ -52,12 +53,22 @@ export function McpSignIn({ name }: { name: string }) {
     });
   const signOut = () => act(async () => void (await client.mcpSignOut(name)));
 
-  const signedIn = state?.signedIn === true;
+  // A server asked for more scopes: "Sign in" again asks for them (the daemon keeps the union).
+  const moreScopes = state?.scopeNeeded;
+  const signedIn = state?.signedIn === true && !moreScopes;
   return (
     <span class="mcp-signin" data-signin={name}>
       {' · '}
       <span class={signedIn ? 'ok' : 'muted'}>
-        {!state ? '…' : signedIn ? 'signed in' : state.pending ? 'waiting for the browser' : 'not signed in'}
+        {!state
+          ? '…'
+          : state.pending
+            ? 'waiting for the browser'
+            : moreScopes
+              ? `sign-in needed (more scopes: ${moreScopes})`
+              : signedIn
+                ? 'signed in'
+                : 'not signed in'}
       </span>
       {state?.error && !signedIn ? <span class="error"> ({state.error})</span> : null}{' '}
       {signedIn ? (

@@ -69,7 +69,13 @@ function Mcp() {
             <li key={r.name}>
               <strong>{r.name}</strong> · {r.type}{' '}
               <span class="muted">{String(r.url ?? r.npmPackage ?? r.command ?? '')}</span>
-              {r.oauth ? <McpSignIn name={r.name} /> : null}
+              {r.oauth ? (
+                (r.oauth as { signIn?: string }).signIn === 'per-agent' ? (
+                  <span class="muted"> · each agent signs in: agt mcp login {r.name} --agent &lt;agent&gt;</span>
+                ) : (
+                  <McpSignIn name={r.name} />
+                )
+              ) : null}
             </li>
           ))}
         </ul>
