@@ -146,6 +146,12 @@ export interface EventPayloads {
     skipped: Array<{ filePath: string; name: string; reason: string; agentId?: string }>;
     failed: Array<{ filePath: string; name: string; error: string }>;
   };
+  /**
+   * An MCP server listed a tool whose description or input schema differs from the definition the owner
+   * approved (docs/mcp.md "Pinned tool definitions"): the tool is disabled until reviewed. Announced once
+   * per change, with the agent whose connection saw it.
+   */
+  'mcp.tool.changed': { server: string; tool: string; changed: Array<'description' | 'inputSchema'> };
 }
 
 /** @public */
@@ -267,6 +273,8 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'backup.failed': 'A backup of the agent file failed (nothing left behind); `code` says why.',
   'tracked.changed':
     'An agent file in a tracked folder was added, changed, moved or removed (tracked-folders extension).',
+  'mcp.tool.changed':
+    "An MCP server's tool definition (description, input schema) changed since the owner approved it: the tool is disabled until `agt mcp review <server>`.",
   'tracked.autostarted':
     'The boot autostart of the tracked folders ran: what started, what was skipped and why, what failed.',
 };

@@ -77,6 +77,18 @@ export function declareMcp(agt: Command): Command {
       ),
     );
   group
+    .command('review <server>')
+    .description(
+      'the tool definitions of a server that changed since you approved them (description, input schema), as a diff; approve them (asked, or --yes)',
+    )
+    .option('--yes', 'approve without asking')
+    .option('--tool <tool...>', 'only these tools')
+    .action(
+      run(async (ctx, server: string, options: { yes?: boolean; tool?: string[] }) =>
+        (await import('../commands/mcp-review.js')).review(ctx, server, options),
+      ),
+    );
+  group
     .command('login <server>')
     .description(
       'sign in to an OAuth-protected MCP server (registered with oauth): prints the authorization URL, waits for the browser',

@@ -18,6 +18,7 @@ import type { McpOptions } from './options.js';
 import type { OAuthSignIn } from './oauth-signin.js';
 import { ServerConnection } from './server-connection.js';
 import { toToolResult } from './tool-results.js';
+import type { PinChange, ToolPins } from './tool-pins.js';
 import type { ToolStateStore, ToolVerdict } from './tool-state.js';
 
 export interface ManagerDeps {
@@ -28,6 +29,10 @@ export interface ManagerDeps {
   agents: AgentsService;
   packagesDir: string;
   toolState: ToolStateStore;
+  /** The definitions the owner approved, per server (tool-pins.ts). */
+  pins: ToolPins;
+  /** A listing changed a pinned definition (announced as `mcp.tool.changed`). */
+  toolChanged(agentId: string, server: string, change: PinChange): void;
   signIn?: OAuthSignIn;
 }
 
@@ -170,6 +175,12 @@ export class McpManager {
       declaration.tool_call_timeout_ms ?? connection.timeoutMs ?? this.deps.options.defaultToolCallTimeoutMs;
     const restricted =
       declaration.restricted === true || (declaration.new_tools_restricted === true && verdict?.isNew === true);
+    const pinChange = this.deps.pins.changedFields(connection.name, tool.name);
+    const disabledReason = pinChange
+      ? `the ${pinChange.map((f) => (f === 'inputSchema' ? 'input schema' : f)).join(' and ')} of ${tool.name} changed since the owner approved MCP server ${connection.name}; agt mcp review ${connection.name} shows the change and approves it`
+      : verdict?.changed
+        ? `the input schema of ${tool.name} changed since it was accepted; re-enable it with POST /agents/${agentId}/mcp/${connection.name}/tools/${tool.name}/enable`
+        : undefined;
     return {
       name,
       description: tool.description ?? tool.title ?? `${tool.name} (MCP server ${connection.name})`,
@@ -178,11 +189,7 @@ export class McpManager {
       restricted,
       notable: true,
       timeoutMs,
-      ...(verdict?.changed
-        ? {
-            disabledReason: `the input schema of ${tool.name} changed since it was accepted; re-enable it with POST /agents/${agentId}/mcp/${connection.name}/tools/${tool.name}/enable`,
-          }
-        : {}),
+      ...(disabledReason ? { disabledReason } : {}),
       run: async (args, context) =>
         toToolResult(
           await connection.call(tool.name, args, {
@@ -219,14 +226,27 @@ export class McpManager {
       notifications: serverNotificationHooks(agentId, declaration, this.deps.agents, registration),
       toolsChanged: () => {
         const tools = connection.tools ?? [];
-        entry.verdicts.set(
-          declaration.name,
-          this.deps.toolState.observe(
+        for (const change of this.deps.pins.observe(declaration.name, tools)) {
+          this.deps.agents.log(
             agentId,
-            declaration.name,
-            tools.map((t) => ({ name: t.name, inputSchema: t.inputSchema })),
-          ),
+            'warn',
+            `MCP tool ${change.tool} of ${declaration.name} is disabled: its ${change.changed.join(' and ')} changed since the owner approved the server (agt mcp review ${declaration.name})`,
+            { server: declaration.name },
+          );
+          this.deps.toolChanged(agentId, declaration.name, change);
+        }
+        const verdicts = this.deps.toolState.observe(
+          agentId,
+          declaration.name,
+          tools.map((t) => ({ name: t.name, inputSchema: t.inputSchema })),
         );
+        // A schema the owner approved in a review is accepted for this agent too.
+        for (const [tool, verdict] of verdicts)
+          if (verdict.changed && this.deps.pins.reviewedAndCurrent(declaration.name, tool)) {
+            this.deps.toolState.enable(agentId, declaration.name, tool);
+            verdict.changed = false;
+          }
+        entry.verdicts.set(declaration.name, verdicts);
       },
     });
     return connection;
@@ -291,13 +311,29 @@ export class McpManager {
       if (agentId === undefined || id === agentId) void entry.connections.get(name)?.restart();
   }
 
-  /** Accepts a tool's changed schema: it is enabled again at the next tool listing. */
+  /**
+   * Accepts a tool's changed schema (and its changed pinned definition: the owner approves it here as in
+   * a review): it is enabled again at the next tool listing.
+   */
   enableTool(agent: AgentView, server: string, tool: string): void {
     const entry = this.entryOf(agent.id);
     if (!agent.config.mcp?.servers.some((s) => s.name === server)) throw serverNotDeclared(agent.id, server);
-    if (!this.deps.toolState.enable(agent.id, server, tool)) throw toolNotFound(server, tool);
+    const accepted = this.deps.toolState.enable(agent.id, server, tool);
+    const approved = this.deps.pins.approve(server, [tool]).length > 0;
+    if (!accepted && !approved) throw toolNotFound(server, tool);
     const verdict = entry.verdicts.get(server)?.get(tool);
     if (verdict) verdict.changed = false;
+    if (approved) this.acceptReviewed(server, [tool]);
+  }
+
+  /** The owner approved changed definitions of `server`: every loaded agent accepts their schemas now. */
+  acceptReviewed(server: string, tools: string[]): void {
+    for (const [agentId, entry] of this.agents)
+      for (const tool of tools) {
+        this.deps.toolState.enable(agentId, server, tool);
+        const verdict = entry.verdicts.get(server)?.get(tool);
+        if (verdict) verdict.changed = false;
+      }
   }
 }
 

@@ -9,6 +9,8 @@ export const toolNotFound = (server: string, tool: string) =>
 export const registrationExists = (name: string) =>
   conflict(`an MCP server named ${name} is already registered (DELETE /mcp/servers/${name} first)`);
 export const registrationMissing = (name: string) => notFound(`no MCP server registration named ${name}`);
+export const nothingToReview = (name: string) =>
+  notFound(`no changed tool definition of MCP server ${name} waits for review`);
 export const registrationIncomplete = (name: string, type: string, field: string) =>
   new AgtError('bad_request', `MCP registration ${name} of type ${type} needs ${field}`, {
     details: { path: `/${field}` },

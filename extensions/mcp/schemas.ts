@@ -124,3 +124,31 @@ export const SignedOut = Type.Object({
 });
 export const ClientSecretBody = Type.Object({ value: Type.String({ maxLength: 4000 }) });
 export const ClientSecretState = Type.Object({ server: Type.String(), clientSecretSet: Type.Boolean() });
+
+const ToolDefinitionSeen = Type.Object({
+  description: Type.String(),
+  inputSchema: Type.Unknown({ description: 'the input schema (JSON Schema)' }),
+});
+export const ReviewList = Type.Object({
+  server: Type.String(),
+  changes: Type.Array(
+    Type.Object({
+      tool: Type.String({ description: "the server's own tool name" }),
+      changed: Type.Array(Type.Union([Type.Literal('description'), Type.Literal('inputSchema')])),
+      before: ToolDefinitionSeen,
+      after: ToolDefinitionSeen,
+      seenAt: Type.Integer({ description: 'epoch ms when the server first listed the changed definition' }),
+    }),
+  ),
+});
+export const ReviewBody = Type.Optional(
+  Type.Object({
+    tools: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 200 }), {
+        maxItems: 500,
+        description: 'the tools to approve (default: every changed one)',
+      }),
+    ),
+  }),
+);
+export const ReviewApproved = Type.Object({ server: Type.String(), approved: Type.Array(Type.String()) });

@@ -13,7 +13,9 @@ import { OAuthSignIn } from './oauth-signin.js';
 import { McpPackages } from './packages.js';
 import { registerMcpRoutes } from './routes.js';
 import { registerSignInRoutes } from './signin-routes.js';
+import { registerReviewRoutes } from './review-routes.js';
 import { registerServerEndpoint } from './server/endpoint.js';
+import { ToolPins } from './tool-pins.js';
 import { ToolStateStore } from './tool-state.js';
 
 export function setupMcp(ctx: ExtensionContext<McpOptions>): ExtensionHooks {
@@ -34,7 +36,11 @@ export function setupMcp(ctx: ExtensionContext<McpOptions>): ExtensionHooks {
     callbackPort: ctx.config.oauthCallbackPort,
     loginTimeoutMs: ctx.config.oauthLoginTimeoutMs,
   });
+  const pins = new ToolPins(join(ctx.settings.dataDir, 'mcp-state', 'tool-pins.json'));
   const manager = new McpManager({
+    pins,
+    toolChanged: (agentId, server, change) =>
+      ctx.bus.emit('mcp.tool.changed', { agentId, payload: { server, tool: change.tool, changed: change.changed } }),
     signIn,
     options: ctx.config,
     logger: ctx.logger,
@@ -51,8 +57,12 @@ export function setupMcp(ctx: ExtensionContext<McpOptions>): ExtensionHooks {
     loaded: (agent) => manager.open(agent),
     unloaded: (agent) => manager.close(agent.id),
   });
-  registerMcpRoutes(ctx.http, ctx.settings, manager, packages, ctx.config.installWaitMs, (name) => signIn.forget(name));
+  registerMcpRoutes(ctx.http, ctx.settings, manager, packages, ctx.config.installWaitMs, async (name) => {
+    pins.forget(name);
+    await signIn.forget(name);
+  });
   registerSignInRoutes(ctx.http, signIn);
+  registerReviewRoutes(ctx.http, ctx.settings, pins, manager);
   if (ctx.agentHttp) registerAgentMcpRoutes(ctx.agentHttp, ctx.agents, manager);
   // agt as an MCP server (`/mcp/server`); a fake kernel without turns has none.
   const turns = ctx.agents.turns;
