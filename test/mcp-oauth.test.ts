@@ -125,7 +125,7 @@ t.test('before sign-in the server is skipped with the reason', async (t) => {
     const v = await serverView();
     return v?.status === 'skipped' ? v : undefined;
   });
-  t.match(view.error, /not signed in: the owner signs in with agt mcp login remote/);
+  t.match(view.error, /^mcp_signin_required: not signed in: the owner signs in with agt mcp login remote/);
   const state = await d.request('GET', '/mcp/servers/remote/login');
   t.same(state.body, { server: 'remote', signedIn: false, pending: false });
 });
@@ -221,7 +221,7 @@ t.test('per-agent sign-in: each agent its own account, never another agent’s',
       const view = await serverView(agent, 'own');
       return view?.status === 'skipped' ? view : undefined;
     });
-  t.match((await skipped(a)).error, `not signed in for this agent`);
+  t.match((await skipped(a)).error, /^mcp_signin_required: not signed in for this agent/);
   t.match((await skipped(b)).error, `agt mcp login own --agent ${b}`);
   t.equal((await d.request('POST', '/mcp/servers/own/login')).status, 400, 'the agent is named');
   t.equal((await d.request('POST', `/mcp/servers/remote/login?agent=${a}`)).status, 400, 'not for an owner sign-in');
@@ -244,6 +244,11 @@ t.test('per-agent sign-in: each agent its own account, never another agent’s',
   t.ok(grantB);
   t.not(grantB, grantA, 'bob’s own account');
   t.equal(/\(grant (\d+)\)/.exec(await driver.run(d, a, 'mcp_own_whoami', {}))?.[1], grantA, 'alice keeps hers');
+
+  // More scopes are the account's own: bob's step-up names bob and leaves alice's sign-in alone.
+  t.match(await driver.run(d, b, 'mcp_own_admin', {}), `agt mcp login own --agent ${b}`);
+  t.equal((await d.request('GET', `/mcp/servers/own/login?agent=${b}`)).body.scopeNeeded, 'mcp:tools mcp:admin');
+  t.notOk('scopeNeeded' in (await d.request('GET', `/mcp/servers/own/login?agent=${a}`)).body, 'not alice');
 
   t.same((await d.request('DELETE', `/mcp/servers/own/login?agent=${a}`)).body, {
     server: 'own',

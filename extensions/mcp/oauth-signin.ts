@@ -337,8 +337,8 @@ export class OAuthSignIn {
     if (!stored)
       return {
         reason: perAgent(registration)
-          ? `not signed in for this agent (each agent signs in with its own account): the owner signs in with agt mcp login ${registration.name} --agent ${agentId}`
-          : `not signed in: the owner signs in with agt mcp login ${registration.name}`,
+          ? `mcp_signin_required: not signed in for this agent (each agent signs in with its own account): the owner signs in with agt mcp login ${registration.name} --agent ${agentId}`
+          : `mcp_signin_required: not signed in: the owner signs in with agt mcp login ${registration.name}`,
       };
     const secrets = [stored.tokens.access_token, stored.tokens.refresh_token ?? ''].filter((s) => s.length > 0);
     return { provider, secrets };
