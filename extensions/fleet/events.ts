@@ -4,11 +4,12 @@
  * the event's sequence, so a publish retried after a lost acknowledgement is stored once. The event scope
  * `fleet` (`GET /events?scope=fleet` on any daemon) reads that stream from a stream sequence on: a client
  * resumes with the last sequence it saw on any daemon of the fleet, also after the daemon it was connected
- * to died.
+ * to died, and across the loss of the NATS node that serves the reader's consumer (stream-reader.ts).
  */
 import type { EventScope, Logger, OpenScope, ScopedEvent, ScopeStart, UmbilicalEvent } from '@agt/contracts';
 import type { FleetConnection } from './connection.js';
 import { fleetUnreachable } from './errors.js';
+import { readStream } from './stream-reader.js';
 
 /** Events waiting to be published while NATS is out of reach; older ones are dropped past this (counted). */
 export const MAX_QUEUED_EVENTS = 10_000;
@@ -75,45 +76,22 @@ export class FleetEvents implements EventScope {
   }
 
   async open(start: ScopeStart, send: (event: ScopedEvent) => void, end: (reason: string) => void): Promise<OpenScope> {
-    const [{ js, eventStream }, { DeliverPolicy }] = await Promise.all([
-      this.connection.get(),
-      import('@nats-io/jetstream'),
-    ]);
-    let messages: Awaited<ReturnType<Awaited<ReturnType<typeof js.consumers.get>>['consume']>>;
+    const { nc, js, eventStream } = await this.connection.get();
+    const deliver = (seq: number, data: Uint8Array) => {
+      let parsed: { daemon?: unknown; event?: UmbilicalEvent };
+      try {
+        parsed = JSON.parse(decoder.decode(data)) as typeof parsed;
+      } catch {
+        return;
+      }
+      if (parsed.event && typeof parsed.daemon === 'string')
+        send({ cursor: seq, event: parsed.event, daemon: parsed.daemon });
+    };
     try {
-      const consumer = await js.consumers.get(
-        eventStream,
-        start.after === null
-          ? { deliver_policy: DeliverPolicy.New }
-          : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: start.after + 1 },
-      );
-      messages = await consumer.consume();
+      return await readStream(nc, js, eventStream, start.after, deliver, end, this.logger);
     } catch (error) {
       throw fleetUnreachable(error instanceof Error ? error.message : String(error));
     }
-    let closed = false;
-    void (async () => {
-      for await (const message of messages) {
-        let parsed: { daemon?: unknown; event?: UmbilicalEvent };
-        try {
-          parsed = JSON.parse(decoder.decode(message.data)) as typeof parsed;
-        } catch {
-          continue;
-        }
-        if (!parsed.event || typeof parsed.daemon !== 'string') continue;
-        send({ cursor: message.seq, event: parsed.event, daemon: parsed.daemon });
-      }
-    })()
-      .catch((error: unknown) => this.logger.debug({ err: error }, 'fleet: a fleet event stream ended'))
-      .finally(() => {
-        if (!closed) end('the fleet stream ended; resume with Last-Event-ID');
-      });
-    return {
-      close: () => {
-        closed = true;
-        void messages.close().catch(() => {});
-      },
-    };
   }
 
   /** Sends what is queued (at most `ms`), then stops publishing. */
