@@ -95,3 +95,5 @@ export * from './agent-placement.js';
 export * from './event-scopes.js';
 /** relayed requests, `ctx.requests` and `ctx.daemonIdentity`. */
 export * from './relayed-requests.js';
+/** carriers of agents' messages, asked before the transports (the fleet's JetStream). */
+export * from './message-carriers.js';

@@ -2,12 +2,13 @@
  * Typed extension points: `createExtensionPoint`, `ctx.provide` (during register only; one provider on
  * a `one` point, the second fails naming both), `ctx.use` (only what `dependsOn` offers, an error naming
  * both otherwise), withdrawal with the provider, and the kernel's own points: the agent locator
- * (`locateAgentFiles`) and the outbound transports `msg_send` hands its messages to. Also the `ctx.env`
+ * (`locateAgentFiles`), the message carriers and outbound transports `msg_send` hands its messages to. Also the `ctx.env`
  * view. Units, no daemon; the fixture extensions in the built daemon: extensions-points.test.ts.
  */
 import t from 'tap';
 import { createExtensionPoint, type ExtensionPoint } from '../contracts/extension.js';
 import { agentLocator, outboundAddress, outboundTransports } from '../contracts/points.js';
+import { messageCarriers } from '../contracts/message-carriers.js';
 import { Contributions } from '../kernel/extensions/contributions.js';
 import { extensionEnv } from '../kernel/extensions/context.js';
 import { locateAgentFiles, outboundTransportFor, sendOutbound } from '../kernel/extensions/kernel-points.js';
@@ -116,7 +117,7 @@ t.test('kernel points without a daemon: the locator and the transports', async (
     undefined,
     'unclaimed',
   );
-  const sending = sendOutbound(
+  const sending = await sendOutbound(
     points,
     { agentId: 'a', messageId: 2, address: 'telegram:9', channel: 'telegram', recipient: '9', text: 'hi' },
     report,
@@ -129,15 +130,43 @@ t.test('kernel points without a daemon: the locator and the transports', async (
       throw new Error('sync throw');
     },
   });
-  await t.rejects(
-    sendOutbound(
-      points,
-      { agentId: 'a', messageId: 3, address: 'boom:1', channel: 'boom', recipient: '1', text: 'x' },
-      report,
-    )!.delivery,
-    /sync throw/,
-    'a throw is a rejected delivery',
-  );
+  const boom = { agentId: 'a', messageId: 3, address: 'boom:1', channel: 'boom', recipient: '1', text: 'x' };
+  await t.rejects((await sendOutbound(points, boom, report))!.delivery, /sync throw/, 'a throw is a rejected delivery');
+  const atOnce = sendOutbound(points, boom, report);
+  t.notOk(atOnce instanceof Promise, 'without carriers the choice is made at once');
+  await t.rejects((atOnce as { delivery: Promise<unknown> }).delivery, /sync throw/);
+
+  // Carriers are asked first, in load order; one that says no (or throws, or is late) leaves the message on.
+  const warnings: string[] = [];
+  const warn = (message: string) => void warnings.push(message);
+  points.provide('broken', messageCarriers, {
+    takes: () => {
+      throw new Error('cannot tell');
+    },
+    send: async () => void calls.push('broken'),
+  });
+  points.provide('fleet', messageCarriers, {
+    takes: async (e) => e.address === 'did:key:z6Mkfleet',
+    send: async (e) => void calls.push(`fleet ${e.address}`),
+  });
+  const toFleet = {
+    agentId: 'a',
+    messageId: 4,
+    address: 'did:key:z6Mkfleet',
+    channel: 'mesh',
+    recipient: null,
+    text: 'x',
+  };
+  const carried = await sendOutbound(points, toFleet, report, warn);
+  t.equal(carried?.owner, 'fleet', 'the carrier that takes it delivers it');
+  await carried?.delivery;
+  t.match(warnings, [/carrier of extension broken failed to decide: cannot tell/], 'a throw is a no, told');
+  const toMesh = { ...toFleet, messageId: 5, address: 'did:key:z6Mkother' };
+  const left = await sendOutbound(points, toMesh, report, warn);
+  t.equal(left?.owner, 'mesh', 'what no carrier takes goes to the transport of its scheme');
+  await left?.delivery;
+  t.same(calls.slice(-2), ['fleet did:key:z6Mkfleet', 'mesh did:key:z6Mkother']);
+  t.equal(await sendOutbound(points, { ...toFleet, address: 'slack:x' }, report, warn), undefined, 'still unclaimed');
 });
 
 t.test('extensionEnv', async (t) => {

@@ -15,6 +15,8 @@ import {
   agentLocator,
   commandExecutor,
   outboundTransports,
+  messageCarriers,
+  CARRIER_DECISION_MS,
   requestCredentials,
   type CredentialRequest,
   type CommandOutcome,
@@ -74,22 +76,51 @@ export function outboundTransportFor(
   return undefined;
 }
 
+/** Who delivers one outbox message, and the delivery. */
+export interface OutboundSending {
+  owner: string;
+  delivery: Promise<OutboundResult | void>;
+}
+
 /**
- * Hands `envelope` to the transport that claims its address and returns its delivery; undefined when
- * none claims it (the message stays queued, as before there were transports). A transport that throws
- * instead of rejecting is a rejected delivery.
+ * Hands `envelope` to the message carrier that takes it (contracts/message-carriers.ts), else to the
+ * transport that claims its address, and returns the delivery; undefined when none does (the message stays
+ * queued, as before there were transports). Without carriers the choice is made at once (no promise); with
+ * some it waits for their answers, each at most {@link CARRIER_DECISION_MS} (a throw or a late answer is a
+ * no, told to `warn`). A carrier or transport that throws instead of rejecting is a rejected delivery.
  */
 export function sendOutbound(
   points: ExtensionPoints,
   envelope: OutboundEnvelope,
   report: OutboundReport,
-): { owner: string; delivery: Promise<OutboundResult | void> } | undefined {
-  const claimant = outboundTransportFor(points, envelope.address);
-  if (!claimant) return undefined;
+  warn: (message: string) => void = () => {},
+): OutboundSending | Promise<OutboundSending | undefined> | undefined {
   const traceparent = outboundTrace(points, envelope);
   const handed = Object.freeze({ ...envelope, ...(traceparent ? { traceparent } : {}) });
-  const delivery = Promise.resolve().then(() => claimant.transport.send(handed, report));
-  return { owner: claimant.owner, delivery };
+  const carriers = points.providers(messageCarriers);
+  const byTransport = (): OutboundSending | undefined => {
+    const claimant = outboundTransportFor(points, envelope.address);
+    if (!claimant) return undefined;
+    return { owner: claimant.owner, delivery: Promise.resolve().then(() => claimant.transport.send(handed, report)) };
+  };
+  if (carriers.length === 0) return byTransport();
+  return (async () => {
+    for (const { owner, value } of carriers) {
+      const takes = await waitAtMost(
+        Promise.resolve().then(() => value.takes(handed)),
+        CARRIER_DECISION_MS,
+        () => {
+          warn(`the message carrier of extension ${owner} did not decide within ${CARRIER_DECISION_MS} ms`);
+          return false;
+        },
+      ).catch((error: unknown) => {
+        warn(`the message carrier of extension ${owner} failed to decide: ${message(error)}`);
+        return false;
+      });
+      if (takes === true) return { owner, delivery: Promise.resolve().then(() => value.send(handed, report)) };
+    }
+    return byTransport();
+  })();
 }
 
 /**

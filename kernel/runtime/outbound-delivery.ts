@@ -1,11 +1,12 @@
 /**
- * An agent's outgoing messages handed to the outbound transport that claims their address (an
- * extension's, `contracts/points.ts`). The outbox row records the delivery: `pending` while the
+ * An agent's outgoing messages handed to the message carrier that takes them (`contracts/message-carriers.ts`),
+ * else to the outbound transport that claims their address (an extension's, `contracts/points.ts`). The outbox row records the delivery: `pending` while the
  * transport has it, then `delivered` or `failed`; tries the transport reports as failed count in
  * `attempts`. Without a claimant the row stays `queued`.
  */
 import { type OutboundReport, outboundAddress } from '@agt/contracts';
 import type { OutboxMessage } from '../agents/stores/message-stores.js';
+import type { OutboundSending } from '../extensions/kernel-points.js';
 import type { RuntimeDeps } from './runtime-deps.js';
 import type { LogFields, RuntimeAgent } from './types.js';
 
@@ -35,7 +36,7 @@ export function sendOutbound(host: OutboundHost, row: OutboxMessage, resumed = f
         }),
       ),
   };
-  const sending = host.deps.sendOutbound?.(
+  const chosen = host.deps.sendOutbound?.(
     {
       agentId: host.agent.id,
       messageId: row.id,
@@ -48,7 +49,17 @@ export function sendOutbound(host: OutboundHost, row: OutboxMessage, resumed = f
     },
     report,
   );
-  if (!sending) return;
+  if (chosen instanceof Promise)
+    void chosen.then(
+      (sending) => sending && follow(host, row, address, resumed, sending),
+      (error: unknown) => host.log('warn', `outbox message ${row.id} to ${address} found no carrier: ${String(error)}`),
+    );
+  else if (chosen) follow(host, row, address, resumed, chosen);
+}
+
+/** Marks the row `pending` (unless it was already), then `delivered` or `failed` as its delivery settles. */
+function follow(host: OutboundHost, row: OutboxMessage, address: string, resumed: boolean, sending: OutboundSending) {
+  const outbox = host.agent.file.outbox;
   if (!resumed) host.durably('mark an outbox message pending', () => outbox.setStatus(row.id, 'pending'));
   void sending.delivery.then(
     (result) => {

@@ -9,10 +9,10 @@ import type {
   Logger,
   OutboundEnvelope,
   OutboundReport,
-  OutboundResult,
   ToolCallTrace,
 } from '@agt/contracts';
 import type { FrameOrigin } from '../events/bus.js';
+import type { OutboundSending } from '../extensions/kernel-points.js';
 import type { MemoryService } from '../memory/service.js';
 import type { Clock } from './clock.js';
 import type { LoopSources } from './executor/loop-setup.js';
@@ -39,11 +39,14 @@ export interface RuntimeDeps extends LoopSources {
     nextOrigin(): FrameOrigin;
     emitRepeat<T extends EventType>(type: T, input: EmitInput<T>, repeats: readonly FrameOrigin[]): void;
   };
-  /** The delivery by the outbound transport that claims the envelope's address; undefined when none does. */
+  /**
+   * The delivery by the message carrier that takes the envelope, else the outbound transport that claims its
+   * address; undefined when none does. A promise while carriers decide (kernel/extensions/kernel-points.ts).
+   */
   sendOutbound?(
     envelope: OutboundEnvelope,
     report: OutboundReport,
-  ): { owner: string; delivery: Promise<OutboundResult | void> } | undefined;
+  ): OutboundSending | Promise<OutboundSending | undefined> | undefined;
   /** A running tool call's traceparent from the `traceContext` provider (`ToolContext.trace`); undefined: none. */
   toolTrace?(call: ToolCallTrace): string | undefined;
   /** System-scope commands through the command executor an extension offers (compute); undefined: the host runner. */

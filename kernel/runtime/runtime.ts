@@ -110,7 +110,8 @@ export class RuntimeService implements AgentRuntimeHooks {
       builtinTools: () => this.services.builtinTools(),
       contributedTools: (agentId, taken) => contributions.toolsFor(agentId, taken),
       toolReplay: (agentId) => this.replays.get(agentId),
-      sendOutbound: (envelope, report) => sendOutbound(contributions.points, envelope, report),
+      sendOutbound: (envelope, report) =>
+        sendOutbound(contributions.points, envelope, report, (message) => logger.warn(message)),
       executeCommand: (run) => executeCommand(contributions.points, run),
       toolTrace: (call) => toolCallTrace(contributions.points, call),
       hostCommands: this.services.hostCommands,
