@@ -10,6 +10,8 @@ import { Signer } from './signing.js';
 import { FleetEvents } from './events.js';
 import { Adopter } from './adopt.js';
 import { DrainMarks } from './drain-marks.js';
+import { AgentDirectory } from './agent-directory.js';
+import { FleetMessages } from './messages.js';
 
 export class Fleet {
   readonly connection: FleetConnection;
@@ -17,6 +19,8 @@ export class Fleet {
   readonly relay: Relay;
   readonly events: FleetEvents;
   readonly marks: DrainMarks;
+  /** Messages between the fleet's agents, over JetStream. */
+  readonly messages: FleetMessages;
   private readonly adopter: Adopter | undefined;
   private readonly ttlMs: number;
   private stopped = false;
@@ -24,7 +28,7 @@ export class Fleet {
   constructor(
     private readonly ctx: Pick<
       ExtensionContext,
-      'env' | 'logger' | 'agents' | 'requests' | 'bus' | 'daemonIdentity' | 'settings'
+      'env' | 'logger' | 'agents' | 'requests' | 'bus' | 'daemonIdentity' | 'settings' | 'inbox'
     >,
     readonly settings: FleetSettings,
     private readonly options: FleetOptions,
@@ -63,6 +67,17 @@ export class Fleet {
       },
     );
     ctx.bus.subscribe((event) => this.events.publish(event));
+    this.messages = new FleetMessages(
+      ctx,
+      this.connection,
+      new AgentDirectory(this.connection, settings.name, options.replicas, ctx.logger),
+      settings.name,
+      options.replicas,
+      ctx.logger,
+    );
+    ctx.bus.subscribe((event) => {
+      if (event.event_type === 'agent.config.changed' && event.agent_id) this.messages.configChanged(event.agent_id);
+    });
     this.adopter = options.adopt
       ? new Adopter(ctx, this.connection, this.relay, this.placement, this.ttlMs, ctx.logger)
       : undefined;
@@ -130,7 +145,7 @@ export class Fleet {
     // The kernel unloads every agent before extensions stop, which releases their placements; whatever
     // is still held (a load that raced the shutdown) is given up here.
     this.relay.stop();
-    this.relay.stop();
+    this.messages.close();
     this.placement.dropAll();
     await Promise.all([this.placement.settled(), this.events.stop(2_000)]);
     await this.connection.close();
