@@ -103,6 +103,11 @@ export async function readStream(
         logger.debug({ err: error, stream }, 'fleet: a stream consumer could not be made yet; retrying');
         return undefined;
       });
+      if (closed && reading) {
+        // Closed while it was being made.
+        reading.messages.stop();
+        void reading.consumer.delete().catch(() => {});
+      }
     }
     if (!closed) ended('the fleet stream ended; resume with Last-Event-ID');
   };
