@@ -2,9 +2,11 @@
  * OTLP headers with sealed values, on the built daemon exporting to a local OTLP/HTTP receiver: a settings
  * `otlpHeaders` entry without `valueEnv` stops traces (and says so in the extension's problem) until
  * `PUT /metrics/otlp-headers/{name}` seals a value; then the collector receives the header, and the value is in
- * no answer, settings, event, log line or the store file in clear. `DELETE` drops it and traces stop again.
+ * no answer, settings, event, log line or the store file in clear. `DELETE` drops it and traces stop again. Last,
+ * the data directory loses its runtime key: a restarted daemon (owner identity locked) cannot open the value, says
+ * so naming the header and exports nothing until the owner identity is unlocked.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { reply, startFakeOpenAI } from './fakes/openai.js';
@@ -29,8 +31,8 @@ async function must(method: string, path: string, body: unknown, status: number)
   return answer.body;
 }
 await must('POST', '/identity/create', { passphrase: 'sealed headers passphrase' }, 201);
-const agent = (await must('POST', '/agents/create', { name: 'Ann', directory: tempDir(t, 'agt-otlpseal-') }, 201))
-  .agentId as string;
+const created = await must('POST', '/agents/create', { name: 'Ann', directory: tempDir(t, 'agt-otlpseal-') }, 201);
+const agent = created.agentId as string;
 await must('PATCH', `/agents/${agent}/config`, { model: { provider: 'fake', model_id: 'fake-1' } }, 200);
 const log = await eventLog(t, d);
 const answers: string[] = [];
@@ -101,4 +103,45 @@ t.test('DELETE drops the value and traces stop again', async (t) => {
   t.same(dropped.body, { name: 'x-api-key', set: false, listed: true });
   t.match(await problem(), /no sealed value/);
   t.equal((await call('DELETE', '/metrics/otlp-headers/x-api-key')).status, 404, 'none to drop');
+});
+
+t.test('a data directory without its runtime key: nothing exported until the owner identity is unlocked', async (t) => {
+  t.equal((await call('PUT', '/metrics/otlp-headers/x-api-key', { value: SECRET })).status, 200);
+  // The data key is sealed to the runtime's key and the owner's: without the first, only an unlocked owner opens it.
+  await d.stop();
+  rmSync(join(d.dataDir, 'runtime-enc-key'));
+  rmSync(join(d.dataDir, 'runtime-enc-key.pub'), { force: true });
+  const again = await d.restart();
+  const identity = await again.request('GET', '/identity');
+  t.equal(identity.body.status, 'locked', 'a restart leaves the identity locked');
+  const extension = await again.request('GET', '/runtime/extensions/telemetry');
+  t.match(extension.body.problem, /x-api-key.*cannot be opened.*unlock the owner identity/, 'the problem names it');
+  t.notOk(JSON.stringify(extension.body).includes(SECRET));
+  const log = await eventLog(t, again);
+  const loaded = await again.request('POST', '/agents/load', { filePath: created.filePath });
+  t.equal(loaded.status, 200, 'the agent loads while the identity is locked');
+  const turnOn = async () => {
+    const started = await again.request('POST', `/agents/${agent}/chat`, { text: 'hi' });
+    t.equal(started.status, 202, 'the agent chats');
+    const turnId = started.body.turnId as string;
+    await log.waitFor((e) => e.turn_id === turnId && e.event_type === 'turn.completed', 'the turn ends');
+    return turnId;
+  };
+  const spans = receiver.spans.length;
+  const locked = await turnOn();
+  const unlocked = await again.request('POST', '/identity/unlock', { passphrase: 'sealed headers passphrase' });
+  t.equal(unlocked.status, 200);
+  // The unlock is an `identity.changed` event; the exporter starts after it, and only then is the problem gone.
+  const until = Date.now() + 15_000;
+  while ((await again.request('GET', '/runtime/extensions/telemetry')).body.problem !== null) {
+    if (Date.now() > until) throw new Error('the problem stayed after the unlock');
+    await new Promise((done) => setTimeout(done, 20));
+  }
+  const after = await turnOn();
+  await exported(after);
+  t.notOk(
+    receiver.spans.slice(spans).some((s) => s.attributes['agt.turn.id'] === locked),
+    'the turn while locked was not exported',
+  );
+  t.equal(receiver.headers.at(-1)?.['x-api-key'], SECRET, 'the value opened with the owner key reaches the collector');
 });

@@ -102,7 +102,6 @@ export default defineExtension({
     async function apply(wanted: TelemetrySettings): Promise<void> {
       const protocol = wanted.otlpProtocol ?? 'http/protobuf';
       const { headers, unusable } = await exportHeaders(wanted);
-      problem = unusable;
       if (unusable && !awaitingIdentity)
         awaitingIdentity = ctx.bus.subscribe((event) => {
           if (event.event_type === 'identity.changed') void reapply();
@@ -114,7 +113,10 @@ export default defineExtension({
       // The header values are part of what makes an exporter new, hashed so the key holds no secret. Without a
       // sealed header's value nothing is sent: the collector would refuse the spans anyway.
       const key = wanted.otlpEndpoint && !unusable ? `${protocol} ${wanted.otlpEndpoint} ${digest(headers)}` : '';
-      if (traces?.endpoint === key) return void (wanted.metrics && (await startMetrics()));
+      if (traces?.endpoint === key) {
+        problem = unusable;
+        return void (wanted.metrics && (await startMetrics()));
+      }
       const old = traces;
       let next: typeof traces;
       if (key && !stopped) {
@@ -156,6 +158,8 @@ export default defineExtension({
       if (next) ctx.logger.info({ protocol }, 'telemetry: exporting traces');
       if (wanted.metrics) await startMetrics();
       if (traces || metrics) listen();
+      // Said last: a problem gone means the new exporter already sees the events.
+      problem = unusable;
     }
     /**
      * The export headers, each value read now from the daemon's environment or the sealed store; a variable that
