@@ -2,7 +2,8 @@
  * The telemetry extension, on the built daemon (the shipped extensions): one daemon exporting to a local OTLP/HTTP
  * receiver. A turn with a tool call gives the GenAI span tree and attributes (contents only with
  * captureContent); `http/protobuf` arrives too; `/metrics` is Prometheus text whose counters move with a
- * turn, and its gauges (queued turns, SSE clients, extension states) read the kernel at each scrape; a
+ * turn (and which `promtool check metrics` accepts), and its gauges (queued turns, SSE clients, extension states)
+ * read the kernel at each scrape; a
  * collector that is down or stuck changes nothing for turns and the export queue stays bounded; a
  * mesh message (and an A2A call) from a second daemon joins the receiving agent's turn to the sender's trace.
  */
@@ -13,6 +14,7 @@ import { shippedManifest } from './helpers/daemon.js';
 import { eventLog } from './helpers/events.js';
 import { bootMeshDaemon, createMeshAgent, eventually, postJson, signedEnvelope, testKey } from './helpers/mesh.js';
 import { startOtlpReceiver } from './helpers/otlp-receiver.js';
+import { lintMetrics } from './helpers/promtool.js';
 import { openSse } from './helpers/sse-client.js';
 import { startToolDriver } from './helpers/tool-driver.js';
 
@@ -251,6 +253,16 @@ t.test('GET /metrics: Prometheus text behind the token; counters move with a tur
     1,
     'one tool call',
   );
+});
+
+t.test('GET /metrics passes `promtool check metrics` after a turn with a tool call', async (t) => {
+  await turn();
+  const text = await scrape();
+  t.match(text, /^agt_tool_calls_total\{/m, 'the scrape has tool calls');
+  const linted = await lintMetrics(text);
+  if (typeof linted === 'string') return void t.skip(linted);
+  t.equal(linted.code, 0, 'promtool accepts it');
+  t.equal(linted.output.trim(), '', 'with nothing to say', { output: linted.output });
 });
 
 t.test('GET /metrics: the kernel gauges (ctx.gauges): queued turns, SSE clients, every extension state', async (t) => {
