@@ -4,7 +4,8 @@
  * restarts; `GetTask` (v1.0 and v0.3) answers the same tasks, the ask is answered on the restored task, and a
  * resubscribe to the running one follows it to its end (a cancel). `ListTasks` pages the caller's tasks. The
  * HTTP+JSON binding serves the same tasks to the SDK's REST client. Push notifications reach a local webhook,
- * signed, in order, retried after a 503, and never a host the owner's fetch ceiling does not allow.
+ * signed, in order, retried after a 503, and never a host the owner's fetch ceiling does not allow; the SDK's
+ * v0.3 client sets, gets, lists and deletes push configs (`tasks/pushNotificationConfig/*`) too.
  */
 import { createPublicKey, verify } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
@@ -344,4 +345,45 @@ t.test('push notifications: signed, in order, retried, only to hosts the policy 
     } as any),
     'only http(s) webhooks',
   );
+});
+
+t.test('push notifications from a v0.3 client: tasks/pushNotificationConfig/set, get, list, delete', async (t) => {
+  const v03 = new LegacyJsonRpcTransport({ endpoint: a2aUrl() });
+  const hook = await webhook('127.0.0.1');
+  const task: any = await v03.sendMessage(send(message('please hang'), true));
+  const config = {
+    tenant: '',
+    id: 'old-hook',
+    taskId: task.id,
+    url: hook.url,
+    token: 'tok-03',
+    authentication: undefined,
+  };
+  t.match(await v03.createTaskPushNotificationConfig(config as any), {
+    id: 'old-hook',
+    taskId: task.id,
+    url: hook.url,
+  });
+  t.match(await v03.getTaskPushNotificationConfig({ tenant: '', taskId: task.id, id: 'old-hook' } as any), {
+    url: hook.url,
+    token: 'tok-03',
+  });
+  const listed: any = await v03.listTaskPushNotificationConfig({ tenant: '', taskId: task.id } as any);
+  t.same(
+    listed.configs.map((c: any) => c.id),
+    ['old-hook'],
+    'listed',
+  );
+  await v03.cancelTask({ tenant: '', id: task.id } as any);
+  const updates = await eventually(async () => {
+    const got = hook.calls.map((call) => JSON.parse(call.body));
+    return got.some((update) => update.statusUpdate?.status?.state === 'TASK_STATE_CANCELED') && got;
+  }, 'the canceled update to reach the webhook');
+  // The webhook gets the v1.0 `StreamResponse` whichever binding set the config (docs/mesh.md says so).
+  t.match(updates.at(-1), { statusUpdate: { taskId: task.id, status: { state: 'TASK_STATE_CANCELED' } } }, 'the end');
+  for (const call of hook.calls) t.equal(call.headers['x-a2a-notification-token'], 'tok-03', 'with its token');
+  await v03.deleteTaskPushNotificationConfig({ tenant: '', taskId: task.id, id: 'old-hook' } as any);
+  const after: any = await v03.listTaskPushNotificationConfig({ tenant: '', taskId: task.id } as any);
+  t.same(after.configs, [], 'deleted');
+  await t.rejects(v03.getTaskPushNotificationConfig({ tenant: '', taskId: task.id, id: 'old-hook' } as any), 'gone');
 });
