@@ -1,14 +1,18 @@
 /**
- * The official MCP conformance suite (`@modelcontextprotocol/conformance`) against agt's MCP client
- * (docs/mcp.md "Conformance"). The suite and a Node 22 for it (npm's `node` package) are installed from
- * the npm registry into `.cache/conformance/`, apart from the project's own node; without the registry the
- * file is skipped saying why. Each client scenario starts the suite's server and runs
- * `conformance/agt-client.mjs`, which drives the built daemon over its API: registers the server, signs in
- * (`auth/*`), and makes an agent call its tool through a fake model. The scenarios listed in `EXPECTED`
- * must pass; the rest are run and reported (the docs list each with why).
+ * The official MCP conformance suite (`@modelcontextprotocol/conformance`) against agt's MCP client and
+ * against agt's MCP server, `/mcp/server` (docs/mcp.md "Conformance"). The suite and a Node 22 for it (npm's
+ * `node` package) are installed from the npm registry into `.cache/conformance/`, apart from the project's own
+ * node; without the registry the file is skipped saying why. Each client scenario starts the suite's server and
+ * runs `conformance/agt-client.mjs`, which drives the built daemon over its API: registers the server, signs in
+ * (`auth/*`), and makes an agent call its tool through a fake model. Each server scenario runs the suite's
+ * client against `/mcp/server` through a loopback proxy that adds the daemon's bearer token (the suite sends
+ * no headers of its own) and otherwise forwards the request as it is. The scenarios listed in `EXPECTED` and
+ * `SERVER_EXPECTED` must pass; the rest are run and reported (the docs list each with why).
  */
 import { execFile } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import t from 'tap';
 import { createAgentFile } from './helpers/agent-file.js';
@@ -50,6 +54,27 @@ const EXPECTED = (
  * `AGT_CONFORMANCE_REPORTED=auth/2025-03-26-oauth-metadata-backcompat` runs one of the older revision's).
  */
 const REPORTED = (process.env.AGT_CONFORMANCE_REPORTED ?? '').split(',').filter(Boolean);
+/**
+ * Server scenarios that must pass. Those of the suite's reference server's own tools, prompts and completions
+ * (`tools-call-*`, `prompts-*`, `resources-read-*`, `completion-complete`, `json-schema-2020-12`,
+ * `server-sse-polling`'s `test_reconnection`) name fixtures agt does not have (docs/mcp.md lists each).
+ */
+const SERVER_EXPECTED = (
+  process.env.AGT_CONFORMANCE_SERVER_SCENARIOS ??
+  [
+    'server-initialize',
+    'ping',
+    'tools-list',
+    'resources-list',
+    'logging-set-level',
+    'dns-rebinding-protection',
+    'server-sse-multiple-streams',
+  ].join(',')
+)
+  .split(',')
+  .filter(Boolean);
+/** Server scenarios to run and report only (`AGT_CONFORMANCE_SERVER_REPORTED=server-sse-polling,...`). */
+const SERVER_REPORTED = (process.env.AGT_CONFORMANCE_SERVER_REPORTED ?? '').split(',').filter(Boolean);
 
 const run = (command: string, args: string[], options: { env?: NodeJS.ProcessEnv; timeout: number; cwd?: string }) =>
   new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
@@ -87,6 +112,36 @@ const d = await runDaemon(t, {
     providers: [{ id: 'conf', type: 'openai-compatible', name: 'Conformance', baseUrl: model.baseUrl }],
   },
 });
+/**
+ * The suite's client sends no headers of its own: this proxy adds the daemon's token. A Host or Origin naming
+ * the proxy itself is rewritten to the daemon's port (what a client configured with the daemon's URL sends);
+ * any other (the DNS-rebinding scenario's `evil.example.com`) passes unchanged, for the daemon's guards to judge.
+ */
+const daemonPort = new URL(d.url).port;
+const proxy = createServer((incoming, outgoing) => {
+  const ours = new RegExp(`^(localhost|127\\.0\\.0\\.1|\\[::1\\]):${proxyPort}$`);
+  const headers = { ...incoming.headers, authorization: `Bearer ${d.token}` };
+  if (ours.test(headers.host ?? '')) headers.host = headers.host!.replace(/:\d+$/, `:${daemonPort}`);
+  const origin = headers.origin?.replace(/^http:\/\//, '');
+  if (origin && ours.test(origin)) headers.origin = `http://${origin.replace(/:\d+$/, `:${daemonPort}`)}`;
+  const upstream = httpRequest(
+    { host: '127.0.0.1', port: daemonPort, method: incoming.method, path: incoming.url, headers },
+    (answer) => {
+      outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(outgoing);
+    },
+  );
+  upstream.on('error', () => outgoing.destroy());
+  outgoing.on('close', () => upstream.destroy());
+  incoming.pipe(upstream);
+});
+await new Promise<void>((done) => proxy.listen(0, '127.0.0.1', done));
+const proxyPort = (proxy.address() as AddressInfo).port;
+t.teardown(() => {
+  proxy.closeAllConnections();
+  proxy.close();
+});
+
 // One agent per scenario: the scenarios run a few at a time.
 const dir = tempDir(t, 'agt-mcp-conf-');
 const names = [...EXPECTED, ...REPORTED];
@@ -135,6 +190,21 @@ async function scenario(name: string) {
   return { passed: result.code === 0, summary };
 }
 
+async function serverScenario(name: string) {
+  const out = tempDir(t, 'agt-conf-out-');
+  const result = await run(
+    NODE22,
+    [SUITE, 'server', '--url', `http://localhost:${proxyPort}/mcp/server`, '--scenario', name, '-o', out],
+    { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? out }, timeout: 90_000 },
+  );
+  const summary = `${result.stdout}\n${result.stderr}`
+    .split('\n')
+    .filter((line) => /FAILURE|WARNING|Passed:|Error/.test(line))
+    .slice(0, 20)
+    .join('\n');
+  return { passed: result.code === 0 && /Passed: (\d+)\/\1, 0 failed/.test(result.stdout), summary };
+}
+
 /**
  * Scenarios that time the client (`sse-retry` checks the reconnect waits the server's `retry`, within
  * 200 ms): run alone, after the others, so a busy machine does not make them late.
@@ -144,10 +214,16 @@ const TIMED = new Set(['sse-retry']);
 /** Runs every scenario, a few at a time (each is a node 22 process, a test server and a turn of the daemon). */
 const results = new Map<string, Promise<{ passed: boolean; summary: string }>>();
 const slots: Array<Promise<unknown>> = [];
-for (const name of [...names.filter((n) => !TIMED.has(n)), ...names.filter((n) => TIMED.has(n))]) {
+type Job = [string, () => Promise<{ passed: boolean; summary: string }>];
+const jobs: Job[] = [
+  ...names.filter((n) => !TIMED.has(n)).map((name): Job => [name, () => scenario(name)]),
+  ...[...SERVER_EXPECTED, ...SERVER_REPORTED].map((name): Job => [`server:${name}`, () => serverScenario(name)]),
+  ...names.filter((n) => TIMED.has(n)).map((name): Job => [name, () => scenario(name)]),
+];
+for (const [name, start] of jobs) {
   if (TIMED.has(name)) await Promise.all(slots);
   else if (slots.length >= 6) await Promise.race(slots);
-  const job = scenario(name);
+  const job = start();
   results.set(name, job);
   const slot: Promise<unknown> = job.finally(() => slots.splice(slots.indexOf(slot), 1));
   slots.push(slot);
@@ -163,5 +239,18 @@ for (const name of REPORTED)
   t.test(`conformance (reported): ${name}`, async (t) => {
     const { passed, summary } = await results.get(name)!;
     t.comment(`${name}: ${passed ? 'pass' : 'FAIL'}${passed ? '' : `\n${summary}`}`);
+    t.pass('ran');
+  });
+
+for (const name of SERVER_EXPECTED)
+  t.test(`conformance (server): ${name}`, async (t) => {
+    const { passed, summary } = await results.get(`server:${name}`)!;
+    t.ok(passed, `${name} passes`, passed ? {} : { diagnostic: true, summary });
+  });
+
+for (const name of SERVER_REPORTED)
+  t.test(`conformance (server, reported): ${name}`, async (t) => {
+    const { passed, summary } = await results.get(`server:${name}`)!;
+    t.comment(`${name}: ${passed ? 'pass' : 'FAIL'}\n${summary}`);
     t.pass('ran');
   });

@@ -1,7 +1,8 @@
 /**
  * agt as an MCP server: the MCP SDK's own Client against `/mcp/server` over Streamable HTTP
  * and over `agt mcp serve` (StdioClientTransport spawning bin/agt.mjs): tools, a chat with a model (the
- * fake OpenAI-style server), an approval answered by elicitation and through answer_task, resources
+ * fake OpenAI-style server) with its steps as progress and as log messages (`logging/setLevel`), an approval
+ * answered by elicitation and through answer_task, resources
  * (card, conversation, files), an agent the settings do not expose refused everywhere, the bearer token and the Origin
  * guard. One built daemon for the whole file.
  */
@@ -10,7 +11,7 @@ import t from 'tap';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ROOT, runDaemon, tempDir } from './helpers/daemon.js';
 import { eventLog } from './helpers/events.js';
 import { reply, startFakeOpenAI } from './fakes/openai.js';
@@ -145,6 +146,16 @@ t.test('over Streamable HTTP: tools, a chat with progress, resources', async (t)
       ['assistant', 'echo: hello there', reply.structuredContent.turnId],
     ],
   );
+  // The same steps as log messages, filtered by logging/setLevel.
+  const logged: string[] = [];
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logged.push(String(n.params.data)));
+  await client.setLoggingLevel('info');
+  await client.callTool({ name: 'chat', arguments: { agent: 'echo', text: 'logged' } });
+  t.ok(logged.includes('the turn started'), 'log messages at info');
+  await client.setLoggingLevel('warning');
+  const before = logged.length;
+  await client.callTool({ name: 'chat', arguments: { agent: 'echo', text: 'quiet' } });
+  t.equal(logged.length, before, 'none above the level set');
 });
 
 t.test('an approval: by elicitation, else through get_tasks and answer_task; files read-only', async (t) => {

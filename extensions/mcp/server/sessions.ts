@@ -70,7 +70,7 @@ export class McpSessions {
     if (this.sessions.size >= this.deps.maxSessions) return rpcError(res, 503, 'Too many MCP sessions');
     const server = new McpServer(
       { name: 'agt', version: this.deps.version },
-      { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS },
+      { capabilities: { tools: {}, resources: {}, logging: {} }, instructions: INSTRUCTIONS },
     );
     registerTools(server, { exposed: this.exposed, turns: this.deps.turns, bus: this.deps.bus });
     registerResources(server, { exposed: this.exposed, agents: this.deps.agents, turns: this.deps.turns });

@@ -195,6 +195,10 @@ async function followTurn(
   const token = extra._meta?.progressToken;
   let progress = 0;
   const notify = async (message: string) => {
+    // The turn's steps are log messages too (`logging/setLevel` filters them), for clients that gave no token.
+    await server.server
+      .sendLoggingMessage({ level: 'info', logger: 'agt', data: message }, extra.sessionId)
+      .catch(() => {});
     if (token === undefined) return;
     await extra
       .sendNotification({
