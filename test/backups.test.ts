@@ -3,11 +3,12 @@
  * extensions): a backup taken while chats write restores to the same history; a sealed backup needs the
  * unlocked owner identity; a restore never overwrites a loaded agent's file; the schedule keeps N copies
  * of loaded agents and of a tracked folder's files; the quota stops the agent's own inserts and files
- * while the daemon's writes go on; a hand-made Letta .af imports (and exports back). Retention and the
+ * while the daemon's writes go on; a hand-made Letta .af imports (and exports back); the scheduled backup runs on
+ * demand and the backups folder's files are listed (never a link) and restore. Retention and the
  * SQLite worker at shutdown are in backups-internals.test.ts.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import t from 'tap';
 import { AgentFile } from '../kernel/agents/agent-file.js';
@@ -677,4 +678,67 @@ t.test('agt backup, agt restore --as-new and the backups line of agt status', as
 
   const status = await agt('status');
   t.match(status.stdout, /backups\s+not scheduled/);
+});
+
+t.test('POST /backups/run, GET /backups/files and a restore from the list; agt backups [run]', async (t) => {
+  const id = await h.agent({ name: 'listed-subject' });
+  const root = join(dir, 'listed');
+  t.equal(
+    (await h.d.request('PATCH', '/settings', { backups: { every: '0 3 * * *', keep: 3, dir: root, seal: true } }))
+      .status,
+    200,
+  );
+  t.teardown(() => h.d.request('PATCH', '/settings', { backups: null }));
+  const run = await h.d.request('POST', '/backups/run', {});
+  t.equal(run.status, 200);
+  t.ok(run.body.completed >= 1 && run.body.finishedAt, 'the run ended before the answer');
+  t.same((await h.d.request('GET', '/backups')).body.lastRun, run.body, "it is the schedule's last run");
+  const plain = await h.d.request('POST', `/agents/${id}/backup`, { path: `${join(root, id)}/` });
+  t.equal(plain.status, 200);
+  // Never listed: a link (to a file outside the folder), a linked agent folder, a file of another kind.
+  const outside = join(dir, 'outside.agt');
+  writeFileSync(outside, 'x');
+  symlinkSync(outside, join(root, id, `${id}-link.agt`));
+  symlinkSync(join(root, id), join(root, 'linked-folder'));
+  writeFileSync(join(root, id, 'notes.txt'), 'x');
+
+  const listed = await h.d.request('GET', '/backups/files');
+  t.equal(listed.status, 200);
+  t.equal(listed.body.dir, root);
+  const mine = listed.body.files.filter((file: any) => file.agentId === id);
+  t.equal(mine.length, 2, 'the scheduled copy and the one made by hand');
+  t.match(
+    mine.find((file: any) => file.path === plain.body.path),
+    { sealed: false, bytes: plain.body.bytes },
+  );
+  t.match(
+    mine.find((file: any) => file.path !== plain.body.path),
+    { sealed: true, name: /\.agt\.sealed$/ },
+    'sealed, read from the file',
+  );
+  for (const file of listed.body.files) {
+    t.equal(dirname(file.path), join(root, file.agentId), 'only <dir>/<agent id>/<file>');
+    t.notOk(file.name.includes('link') || file.name === 'notes.txt', 'no link, no other file');
+  }
+  const times = listed.body.files.map((file: any) => file.modifiedAt);
+  t.same(times, [...times].sort().reverse(), 'newest first');
+
+  const restored = await h.d.request('POST', '/agents/restore', {
+    from: mine[0].path,
+    to: `${join(dir, 'from-list')}/`,
+    asNew: true,
+  });
+  t.equal(restored.status, 200, 'a listed path restores');
+
+  const cli = await agt('--json', 'backups');
+  t.equal(cli.code, 0, cli.stderr);
+  t.same(
+    JSON.parse(cli.stdout).files.map((file: any) => file.path),
+    listed.body.files.map((file: any) => file.path),
+  );
+  const human = await agt('backups');
+  t.match(human.stdout, new RegExp(`${id}.*yes`), 'a table with the sealed column');
+  const cliRun = await agt('--json', 'backups', 'run');
+  t.equal(cliRun.code, 0, cliRun.stderr);
+  t.ok(JSON.parse(cliRun.stdout).completed >= 1);
 });

@@ -88,3 +88,40 @@ export async function importAgent(
     ctx.out.line(ctx.out.dim(`file ${done.filePath}`));
   });
 }
+
+interface BackupFileRow {
+  path: string;
+  name: string;
+  agentId: string;
+  bytes: number;
+  modifiedAt: string;
+  sealed: boolean;
+}
+
+/** `agt backups`: the backup files in the backups folder, newest first. */
+export async function listBackups(ctx: Ctx): Promise<void> {
+  const listed = await ctx.client.get<{ dir: string; files: BackupFileRow[] }>('/backups/files');
+  ctx.out.result(listed, () => {
+    if (listed.files.length === 0) return ctx.out.line(ctx.out.dim(`no backups in ${listed.dir}`));
+    ctx.out.table(
+      ['AGENT', 'TIME', 'SIZE', 'SEALED', 'FILE'],
+      listed.files.map((file) => [
+        file.agentId,
+        file.modifiedAt,
+        human(file.bytes),
+        file.sealed ? 'yes' : 'no',
+        file.path,
+      ]),
+    );
+  });
+}
+
+/** `agt backups run`: the scheduled backup now; prints the run once it ends. */
+export async function runBackups(ctx: Ctx): Promise<void> {
+  const run = await ctx.client.post('/backups/run', {});
+  ctx.out.result(run, () =>
+    ctx.out.line(
+      `backed up ${run.completed} agent file(s)${run.failed ? `, ${ctx.out.red(`${run.failed} failed`)}` : ''}`,
+    ),
+  );
+}

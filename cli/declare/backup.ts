@@ -1,5 +1,5 @@
 /**
- * `agt backup`, `agt restore`, `agt export`, `agt import`: copies of agent files and Letta Agent Files
+ * `agt backup`, `agt restore`, `agt backups [run]`, `agt export`, `agt import`: copies of agent files and Letta Agent Files
  * (docs/backups.md).
  */
 import type { Command } from 'commander';
@@ -36,6 +36,14 @@ export function declareBackup(agt: Command): void {
         (await backup()).restore(ctx, file, options),
       ),
     );
+  const backups = agt
+    .command('backups')
+    .description('the backup files in the backups folder (settings backups.dir, else <data dir>/backups)')
+    .action(run(async (ctx) => (await backup()).listBackups(ctx)));
+  backups
+    .command('run')
+    .description('run the scheduled backup now (every loaded agent and tracked agent file) and wait for it')
+    .action(run(async (ctx) => (await backup()).runBackups(ctx)));
   agt
     .command('export <agent>')
     .description('export an agent to another format: af (Letta Agent File)')

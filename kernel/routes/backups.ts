@@ -153,6 +153,51 @@ export const backupRoutes: KernelRoutes<'registry' | 'storage' | 'contributions'
     async () => storage.scheduler.status(),
   );
 
+  app.post(
+    '/backups/run',
+    {
+      schema: {
+        tags: TAGS,
+        summary:
+          'Run the scheduled backup now (every loaded agent, then every tracked agent file); answers once it ends',
+        description:
+          "With the schedule's settings `backups` (`dir`, `keep`, `seal`), or without a schedule the defaults (`<data dir>/backups`, 7 kept per agent, not sealed). " +
+          'A run already going is joined, not doubled. Each copy is announced as `backup.completed` / `backup.failed`; the run becomes `lastRun` of `GET /backups`.',
+        response: { 200: Run, ...errorResponses() },
+      },
+    },
+    async () => storage.scheduler.runNow(),
+  );
+
+  app.get(
+    '/backups/files',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'The backup files in the backups folder, newest first (what POST /agents/restore takes as `from`)',
+        description:
+          '`<dir>/<agent id>/<name>.agt[.sealed]` only: one level of agent folders, symbolic links not followed, no other path. `sealed` is read from the file, not its name.',
+        response: {
+          200: Type.Object({
+            dir: Type.String({ description: 'the backups folder: settings `backups.dir`, else `<data dir>/backups`' }),
+            files: Type.Array(
+              Type.Object({
+                path: Type.String(),
+                name: Type.String(),
+                agentId: Type.String({ description: 'the agent folder it is in' }),
+                bytes: Type.Integer(),
+                modifiedAt: Type.String(),
+                sealed: Type.Boolean(),
+              }),
+            ),
+          }),
+          ...errorResponses(),
+        },
+      },
+    },
+    async () => storage.backupFiles(),
+  );
+
   app.get(
     '/agents/:id/export',
     {

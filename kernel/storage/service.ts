@@ -10,7 +10,8 @@ import type { LoadedAgent } from '../agents/loaded-agent.js';
 import type { AgentRegistry } from '../agents/registry.js';
 import { startAgent } from '../agents/start-agent.js';
 import type { SettingsStore } from '../settings.js';
-import { backupFile, type BackupOptions, type BackupResult } from './backup.js';
+import { backupFile, backupsRoot, type BackupOptions, type BackupResult } from './backup.js';
+import { listBackupFiles, type BackupFileEntry } from './backup-files.js';
 import { exportAgentFile, importedConfig, MEMORY_PREFIX, readAgentFile } from './letta-af.js';
 import { credentialIn } from '../memory/credential-check.js';
 import { MAX_MEMORY_CHARS } from '../memory/memory-store.js';
@@ -70,6 +71,12 @@ export class StorageService {
   /** `POST /agents/{id}/backup`. */
   backup(agent: LoadedAgent, options: BackupOptions): Promise<BackupResult> {
     return backupFile(this.deps, agent.filePath, agent.id, options);
+  }
+
+  /** `GET /backups/files`: the copies in the backups folder (settings `backups.dir`, else `<data dir>/backups`). */
+  backupFiles(): Promise<{ dir: string; files: BackupFileEntry[] }> {
+    const dir = backupsRoot(this.deps);
+    return listBackupFiles(dir).then((files) => ({ dir, files }));
   }
 
   /** `POST /agents/{id}/backup` of an agent file that is not loaded (read-only for its id, never leased). */

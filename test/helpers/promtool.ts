@@ -1,7 +1,7 @@
 /**
  * Prometheus's own linter for the text exposition format: `promtool check metrics` (Debian's `prometheus`
- * package ships it; `.ci/run` installs it). `lintMetrics(text)` pipes a scrape to it and resolves with its exit
- * code and what it said; without promtool it resolves to a reason string, for the test to skip saying why.
+ * package ships it; `.ci/run` installs it). `findPromtool()` says where it is (a test skips, saying why, without
+ * it); `lintMetrics(text)` pipes a scrape to it and resolves with its exit code and what it said.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -15,9 +15,9 @@ export function findPromtool(): string | undefined {
   return which.status === 0 ? which.stdout.trim() || undefined : undefined;
 }
 
-export async function lintMetrics(text: string): Promise<{ code: number | null; output: string } | string> {
+export async function lintMetrics(text: string): Promise<{ code: number | null; output: string }> {
   const promtool = findPromtool();
-  if (!promtool) return 'promtool is not installed (Debian package prometheus)';
+  if (!promtool) throw new Error('promtool is not installed (Debian package prometheus)');
   const child = spawn(promtool, ['check', 'metrics'], { stdio: ['pipe', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (chunk) => (output += chunk));
