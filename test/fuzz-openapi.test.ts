@@ -403,7 +403,8 @@ t.test(`schema-driven fuzz of every operation (seed ${SEED})`, async (t) => {
   t.equal(created.status, 201, JSON.stringify(created.body));
   const fixture = { agentId: created.body.agentId as string, filePath: created.body.filePath as string };
   // DELETE /agents/{id} removes the file itself: a consistent copy taken now brings it back.
-  const backup = await d.request('POST', `/agents/${fixture.agentId}/backup`, {});
+  // Out of the backups folder: POST /backups/run prunes the copies there (settings `backups.keep`).
+  const backup = await d.request('POST', `/agents/${fixture.agentId}/backup`, { path: tempDir(t, 'agt-fuzz-copy-') });
   t.equal(backup.status, 200, JSON.stringify(backup.body));
   const spec = (await d.request('GET', '/openapi.json')).body;
 
