@@ -4,10 +4,10 @@
  * from one checkout with their own data directories keep their own options. Format and precedence:
  * docs/extensions.md#changing-an-extensions-options.
  *
- *     { "extensions": { "<name>": { "config": { … } } } }
+ *     { "extensions": { "<name>": { "config": { … }, "enabled": false } } }
  *
- * An extension's `config` here replaces the manifest entry's `config` whole; an extension without an entry
- * here runs with the manifest's. A malformed overlay stops the start naming the file and the field, as a
+ * An extension's `config` here replaces the manifest entry's `config` whole; an extension without one here runs
+ * with the manifest's. `enabled` (the owner's `PATCH /runtime/extensions/{name}`) wins over the manifest's. A malformed overlay stops the start naming the file and the field, as a
  * malformed manifest does: running with options other than the owner's would be worse.
  */
 import { readFileSync } from 'node:fs';
@@ -23,7 +23,10 @@ const OverlaySchema = Type.Object(
   {
     extensions: Type.Record(
       Type.String(),
-      Type.Object({ config: Type.Record(Type.String(), Type.Unknown()) }, { additionalProperties: false }),
+      Type.Object(
+        { config: Type.Optional(Type.Record(Type.String(), Type.Unknown())), enabled: Type.Optional(Type.Boolean()) },
+        { additionalProperties: false },
+      ),
     ),
   },
   { additionalProperties: false },
@@ -56,6 +59,13 @@ export function readOverlay(path: string): Overlay {
 /** Sets one extension's options in the overlay at `path`, keeping the others (owner-only file). */
 export function writeOverlayEntry(path: string, name: string, config: Record<string, unknown>): void {
   const overlay = readOverlay(path);
-  overlay.extensions[name] = { config };
+  overlay.extensions[name] = { ...overlay.extensions[name], config };
+  writeFileAtomic(path, `${JSON.stringify(overlay, null, 2)}\n`, 0o600);
+}
+
+/** Sets whether one extension runs, in the overlay at `path`, keeping its options and the others. */
+export function writeOverlayEnabled(path: string, name: string, enabled: boolean): void {
+  const overlay = readOverlay(path);
+  overlay.extensions[name] = { ...overlay.extensions[name], enabled };
   writeFileAtomic(path, `${JSON.stringify(overlay, null, 2)}\n`, 0o600);
 }

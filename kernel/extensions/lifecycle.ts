@@ -88,6 +88,19 @@ export class ExtensionLifecycle {
     return this.stopping;
   }
 
+  /** Stops one extension now (the owner turned it off): its `stop`, at most once, within the cap. */
+  async stopOne(record: ExtensionRecord): Promise<void> {
+    if (record.stopCalled) return;
+    record.stopCalled = true;
+    const stop = record.hooks?.stop;
+    if (!stop) return;
+    const outcome = await settleWithin(STOP_DEADLINE_CAP_MS, () => stop.call(record.hooks));
+    if (outcome.timedOut)
+      this.logger.warn({ extension: record.name }, `extension ${record.name} did not stop within the cap; turned off`);
+    else if ('error' in outcome)
+      this.logger.error({ err: outcome.error, extension: record.name }, `extension ${record.name} stop failed`);
+  }
+
   private async stopInReverse(deadlineMs: number): Promise<void> {
     const endAt = Date.now() + Math.max(0, deadlineMs);
     const pending = this.inOrder()

@@ -305,7 +305,8 @@ export async function loadExtensions(
   const overlay = readOverlay(overlayFile);
   for (const entry of entries) {
     const own = overlay.extensions[entry.name];
-    if (own) entry.config = own.config;
+    if (own?.config) entry.config = own.config;
+    if (own?.enabled !== undefined) entry.enabled = own.enabled;
   }
   for (const name of Object.keys(overlay.extensions).filter((name) => !entries.some((entry) => entry.name === name))) {
     kernel.logger.warn(
@@ -316,7 +317,9 @@ export async function loadExtensions(
   const records = entries.map(newRecord);
   registry.manifestPath = manifestPath;
   registry.overlayPath = overlayFile;
-  registry.overlaid = new Set(entries.filter((entry) => overlay.extensions[entry.name]).map((entry) => entry.name));
+  registry.overlaid = new Set(
+    entries.filter((entry) => overlay.extensions[entry.name]?.config).map((entry) => entry.name),
+  );
   for (const record of records) registry.add(record);
 
   for (const record of records) await inspect(record, registry, manifestPath, kernel);
@@ -337,6 +340,7 @@ export async function loadExtensions(
   registerUnlistedStubs(app, new Set(records.map((r) => r.name)), claimed);
 
   const lifecycle = new ExtensionLifecycle(registry, sequence, kernel.logger);
+  registry.stopOne = (record) => lifecycle.stopOne(record);
   return {
     startAll: () => lifecycle.startAll(),
     stopAll: (deadlineMs) => lifecycle.stopAll(deadlineMs),

@@ -73,6 +73,10 @@ export class ExtensionRegistry {
   overlayPath: string | null = null;
   /** The extensions whose options come from that file rather than the manifest. */
   overlaid = new Set<string>();
+  /** Runs one extension's `stop` now (set by the loader; `PATCH /runtime/extensions/{name}` turns one off). */
+  stopOne: (record: ExtensionRecord) => Promise<void> = async () => {};
+  /** Turned on while the daemon runs: they load at its next start (routes are fixed once the server listens). */
+  readonly onAtNextStart = new Set<string>();
 
   constructor(private readonly kernel: Pick<ExtensionHostDeps, 'logger' | 'bus' | 'contributions'>) {}
 
@@ -116,6 +120,15 @@ export class ExtensionRegistry {
     this.emit(record);
   }
 
+  /** The owner turned it off: what it contributed is withdrawn, its subscriptions released, its routes answer 503. */
+  markDisabled(record: ExtensionRecord): void {
+    this.kernel.contributions.withdraw(record.name);
+    record.release();
+    record.state = 'disabled';
+    record.error = null;
+    this.emit(record);
+  }
+
   /** Why requests to this extension's routes get a 503 right now, or null when it serves. */
   unavailableReason(record: ExtensionRecord): string | null {
     switch (record.state) {
@@ -123,7 +136,7 @@ export class ExtensionRegistry {
       case 'started':
         return null;
       case 'disabled':
-        return 'disabled';
+        return this.onAtNextStart.has(record.name) ? 'turned on: it loads at the next start of the daemon' : 'disabled';
       case 'failed':
         return `failed: ${record.error ?? 'unknown error'}`;
       case 'stopped':

@@ -2,6 +2,7 @@
 import { Type } from 'typebox';
 import { errorResponses } from '@agt/contracts';
 import { extensionNotInManifest } from '../extensions/errors.js';
+import { switchExtension } from '../extensions/switch.js';
 import type { KernelRoutes } from './plugin.js';
 
 export const ExtensionRow = Type.Object({
@@ -78,6 +79,34 @@ export const runtimeRoutes: KernelRoutes<'extensions'> = async (app, { services 
       const row = services.extensions.status().find((e) => e.name === request.params.name);
       if (!row) throw extensionNotInManifest(request.params.name);
       return row;
+    },
+  );
+
+  app.patch(
+    '/extensions/:name',
+    {
+      schema: {
+        tags: ['Runtime'],
+        summary: 'Turn an extension off (at once) or on (at the next start); the choice is kept in the data directory',
+        description:
+          '`enabled: false`: its `stop` runs, what it contributed is withdrawn and its routes answer 503 `unavailable`; 409 while a running extension depends on it. ' +
+          "`enabled: true`: a running one stays; another loads at the next start of the daemon (`restartRequired: true`: the server's routes are fixed once it listens). " +
+          "Kept in the data directory's `extensions.config.json` over the manifest (which is never written).",
+        params: NameParams,
+        body: Type.Object({ enabled: Type.Boolean() }, { additionalProperties: false }),
+        response: {
+          200: Type.Object({
+            ...ExtensionRow.properties,
+            restartRequired: Type.Boolean({ description: 'kept, but it loads only at the next start of the daemon' }),
+          }),
+          ...errorResponses(404, 409),
+        },
+      },
+    },
+    async (request) => {
+      const { restartRequired } = await switchExtension(services.extensions, request.params.name, request.body.enabled);
+      const row = services.extensions.status().find((e) => e.name === request.params.name)!;
+      return { ...row, restartRequired };
     },
   );
 };
