@@ -2,12 +2,13 @@
  * Turning extensions off and on (`PATCH /runtime/extensions/{name}`, docs/extensions.md) on the built daemon with
  * the shipped extensions and a third-party one that depends on `channels`: off stops the extension at once (the
  * mesh closes its own port, its routes answer 503) and is kept in the data directory across a restart; one another
- * running extension needs is refused; on loads it at the next start.
+ * running extension needs is refused; on loads it at the next start (`agt extensions off|on` too).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { ROOT, runDaemon, shippedManifest, type SpawnedDaemon } from './helpers/daemon.js';
+import { agtInProcess } from './helpers/cli-in-process.js';
 import { meshUrlOf } from './helpers/mesh.js';
 
 const manifest = shippedManifest({ mesh: { mdns: { enabled: false } } });
@@ -20,6 +21,8 @@ manifest.extensions.push({
 let d: SpawnedDaemon = await runDaemon(t, { extensions: manifest });
 const meshUrl = await meshUrlOf(d);
 const patch = (name: string, body: unknown) => d.request('PATCH', `/runtime/extensions/${name}`, body);
+const agt = (...args: string[]) =>
+  agtInProcess(args, { NO_COLOR: '1', AGT_DAEMON_URL: d.url, AGT_DAEMON_TOKEN: d.token });
 const state = async (name: string) => (await d.request('GET', `/runtime/extensions/${name}`)).body.state as string;
 
 t.test('off: stopped at once, its port closed, its routes 503, kept in the data directory', async (t) => {
@@ -55,12 +58,15 @@ t.test('on: at the next start; off stays off across a restart', async (t) => {
   t.equal(on.status, 200);
   t.match(on.body, { enabled: true, state: 'disabled', restartRequired: true });
   t.match((await d.request('GET', '/network/peers')).body.error, /next start/, 'the 503 says when it loads');
-  t.equal((await patch('telemetry', { enabled: false })).status, 200);
+  const cliOff = await agt('extensions', 'off', 'telemetry');
+  t.equal(cliOff.code, 0, cliOff.stderr);
+  t.match(cliOff.stdout, /telemetry is off/);
   d = await d.restart();
   t.equal(await state('mesh'), 'started', 'turned on: loaded at the start');
   t.not((await d.request('GET', '/network/peers')).status, 503);
   t.equal(await state('telemetry'), 'disabled', 'turned off: stays off');
   t.equal((await d.request('GET', '/metrics')).status, 503);
-  const again = await patch('telemetry', { enabled: true });
-  t.match(again.body, { restartRequired: true });
+  const cliOn = await agt('--json', 'extensions', 'on', 'telemetry');
+  t.equal(cliOn.code, 0, cliOn.stderr);
+  t.match(JSON.parse(cliOn.stdout), { name: 'telemetry', enabled: true, restartRequired: true });
 });

@@ -1,5 +1,5 @@
 /**
- * `agt extensions [ls]` (what the manifest lists and how each runs) and
+ * `agt extensions [ls]` (what the manifest lists and how each runs), `agt extensions on|off <name>` and
  * `agt extensions config <name> [--set key.path=value ...] [--unset key.path ...]`: an extension's
  * options (`GET|PATCH /runtime/extensions/{name}/config`), validated by the daemon against the
  * extension's options schema, applied at once where the extension can, else after a restart.
@@ -31,6 +31,15 @@ export async function list(ctx: Ctx): Promise<void> {
       ]),
     ),
   );
+}
+
+/** `agt extensions on|off <name>`: `PATCH /runtime/extensions/{name}`. */
+export async function setEnabled(ctx: Ctx, name: string, enabled: boolean): Promise<void> {
+  const row = await ctx.client.request('PATCH', `/runtime/extensions/${seg(name)}`, { enabled });
+  ctx.out.result(row, () => {
+    if (!enabled) return ctx.out.line(`${name} is off: stopped, its routes answer 503`);
+    ctx.out.line(row.restartRequired ? `${name} is on: it loads at the next start of the daemon` : `${name} is on`);
+  });
 }
 
 /** `a.b.c=value` into a merge patch `{a: {b: {c: value}}}`; the value is JSON when it parses as JSON. */

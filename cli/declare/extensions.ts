@@ -1,6 +1,6 @@
 /**
- * `agt extensions [ls]` and `agt extensions config <name> [--set k=v] [--unset k]`: the manifest's extensions and their
- * options.
+ * `agt extensions [ls]`, `agt extensions on|off <name>` and `agt extensions config <name> [--set k=v] [--unset k]`:
+ * the manifest's extensions, whether they run, and their options.
  */
 import type { Command } from 'commander';
 import { run } from '../run.js';
@@ -17,6 +17,14 @@ export function declareExtensions(agt: Command): Command {
     .alias('list')
     .description('every extension of the manifest: version, state, route prefix, error')
     .action(run(async (ctx) => (await extensions()).list(ctx)));
+  group
+    .command('off <name>')
+    .description('turn an extension off now (it stops; its routes answer 503); kept across restarts')
+    .action(run(async (ctx, name: string) => (await extensions()).setEnabled(ctx, name, false)));
+  group
+    .command('on <name>')
+    .description('turn an extension on (it loads at the next start of the daemon); kept across restarts')
+    .action(run(async (ctx, name: string) => (await extensions()).setEnabled(ctx, name, true)));
   group
     .command('config <name>')
     .description(
