@@ -14,14 +14,12 @@
  * saying why, when Chromium is not installed or cannot start.
  */
 import t from 'tap';
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { spawn } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
 import { request } from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { ServerResponse } from 'node:http';
 import { startFakeEmbedder } from './fakes/embedder.js';
 import { reply, startFakeOpenAI, type FakeReply, type RecordedRequest } from './fakes/openai.js';
@@ -30,23 +28,7 @@ import { createAgentFile } from './helpers/agent-file.js';
 import { importFile, ROOT, runDaemon, shippedManifest, tempDir, type SpawnedDaemon } from './helpers/daemon.js';
 import { eventLog, type EventLog } from './helpers/events.js';
 import { endsTurn } from './helpers/wire-daemon.js';
-
-const executable = ['chromium', 'chromium-browser']
-  .map((name) => spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).stdout.trim())
-  .find(Boolean);
-/** What checkView asserts with (any subtest). */
-type Asserts = Pick<typeof t, 'same'>;
-type LookAsserts = Pick<typeof t, 'same' | 'ok'>;
-const SHOTS = process.env.AGT_UPDATE_SCREENSHOTS === '1' ? join(ROOT, 'docs', 'console') : undefined;
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((done) => server.close(done));
-  return port;
-}
-
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+import { axeSerious, checkView, everyLook, freePort, launch } from './helpers/console-browser.js';
 
 /** A model whose each call the test scripts as a function of the request (a fake OpenAI-format server). */
 class PlayedModel {
@@ -69,78 +51,6 @@ function streamedInTwo(first: string, held: Promise<void>, rest: string): FakeRe
       res.end('data: [DONE]\n\n');
     },
   };
-}
-
-async function launch(): Promise<Browser | string> {
-  if (!executable) return 'Chromium is not installed (apt-get install chromium): the console browser test did not run';
-  try {
-    return await chromium.launch({
-      executablePath: executable,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
-    });
-  } catch (error) {
-    return `Chromium could not start (${(error as Error).message.split('\n')[0]}): the console browser test did not run`;
-  }
-}
-
-/** The axe rules whose answer depends on colours: all that a colour scheme changes (app.css: tokens only). */
-const COLOUR_RULES = ['color-contrast', 'link-in-text-block'];
-
-/**
- * axe-core's serious and critical violations on the page (axe injected once per document: a hash change
- * keeps it). `colours`: only the rules that read colours, for a second colour scheme of a view whose every
- * rule already ran in the first (the same DOM and layout).
- */
-async function axeSerious(page: Page, colours = false): Promise<string[]> {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource);
-  const runOnly = colours ? { type: 'rule', values: COLOUR_RULES } : ['wcag2a', 'wcag2aa', 'best-practice'];
-  return page.evaluate(async (runOnly) => {
-    const result = await (window as any).axe.run(document, { runOnly });
-    return result.violations
-      .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v: any) => `${v.id}: ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`);
-  }, runOnly);
-}
-
-async function checkView(t: Asserts, page: Page, name: string): Promise<void> {
-  t.same(await axeSerious(page), [], `axe: no serious violation on the ${name} view`);
-}
-
-const SIZES = [
-  [1280, 800],
-  [390, 844],
-] as const;
-/**
- * The page in light and dark at 1280 and 390 px: axe clean in each (every rule in light; in dark the
- * colour rules, as the dark theme changes colour tokens only), nothing wider than a phone's screen, and
- * (AGT_UPDATE_SCREENSHOTS=1) a screenshot of each as docs/console/<name>-<scheme>-<width>.png. `ready`
- * shows the view's content, waited for after each change.
- */
-async function everyLook(t: LookAsserts, page: Page, name: string, ready: () => Promise<unknown>): Promise<void> {
-  for (const colorScheme of ['light', 'dark'] as const) {
-    await page.emulateMedia({ colorScheme });
-    for (const [width, height] of SIZES) {
-      await page.setViewportSize({ width, height });
-      await ready();
-      const colours = colorScheme === 'dark';
-      t.same(
-        await axeSerious(page, colours),
-        [],
-        `axe: no serious violation${colours ? ' of colour' : ''} on ${name}, ${colorScheme}, ${width} px`,
-      );
-      if (width < 400)
-        t.ok(
-          await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth),
-          `${name}: nothing wider than ${width} px (${colorScheme})`,
-        );
-      if (SHOTS) {
-        mkdirSync(SHOTS, { recursive: true });
-        await page.screenshot({ path: join(SHOTS, `${name}-${colorScheme}-${width}.png`), fullPage: true });
-      }
-    }
-  }
-  await page.emulateMedia({ colorScheme: 'light' });
-  await page.setViewportSize({ width: 1100, height: 760 });
 }
 
 t.test(

@@ -129,6 +129,11 @@ export class ExtensionRegistry {
     this.emit(record);
   }
 
+  /** Tells the bus its `enabled` changed without a change of state (turned on, to load at the next start). */
+  announce(record: ExtensionRecord): void {
+    this.emit(record);
+  }
+
   /** Why requests to this extension's routes get a 503 right now, or null when it serves. */
   unavailableReason(record: ExtensionRecord): string | null {
     switch (record.state) {

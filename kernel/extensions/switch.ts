@@ -44,6 +44,7 @@ async function apply(registry: ExtensionRegistry, name: string, enabled: boolean
   if (enabled) {
     if (running) return { restartRequired: false };
     registry.onAtNextStart.add(name);
+    registry.announce(record);
     return { restartRequired: true };
   }
   registry.onAtNextStart.delete(name);

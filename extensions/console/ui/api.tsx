@@ -88,6 +88,15 @@ export interface ExtensionInfo {
   version?: string;
   [key: string]: unknown;
 }
+/** A file of `GET /backups/files`. */
+export interface BackupFileInfo {
+  path: string;
+  name: string;
+  agentId: string;
+  bytes: number;
+  modifiedAt: string;
+  sealed: boolean;
+}
 /** An open MCP server of a loaded agent, as `GET /mcp` lists it. */
 export interface McpServerInfo {
   agentId: string;
@@ -256,6 +265,10 @@ export const client = {
       lastRun: { startedAt: string; finishedAt: string | null; completed: number; failed: number } | null;
       problem: string | null;
     }>('GET', '/backups'),
+  /** `GET /backups/files`: the copies in the backups folder, newest first. */
+  backupFiles: () => api<{ dir: string; files: BackupFileInfo[] }>('GET', '/backups/files'),
+  /** `POST /backups/run`: the scheduled backup now; answers once it ends. */
+  runBackups: () => api<{ completed: number; failed: number }>('POST', '/backups/run', {}),
   files: (id: string) => api<{ files: FileInfo[] }>('GET', `/agents/${seg(id)}/files`),
   file: (id: string, path: string, encoding: 'utf-8' | 'base64') =>
     api<{ content: string; encoding: string; mime_type: string | null }>(
@@ -294,6 +307,9 @@ export const client = {
     api<unknown>('POST', `/agents/${seg(item.agentId)}/suspend/respond`, { resume, loop: item.loop }),
   extensions: () => api<{ extensions: ExtensionInfo[] }>('GET', '/runtime/extensions'),
   extensionIndex: (prefix: string) => api<unknown>('GET', prefix),
+  /** `PATCH /runtime/extensions/{name}`: off at once, on at the next start (`restartRequired`). */
+  setExtensionEnabled: (name: string, enabled: boolean) =>
+    api<ExtensionInfo & { restartRequired: boolean }>('PATCH', `/runtime/extensions/${seg(name)}`, { enabled }),
   extensionConfig: (name: string) =>
     api<{
       name: string;

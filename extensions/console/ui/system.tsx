@@ -3,13 +3,15 @@
  * adapters, MCP servers and their tools, compute, mesh, tracked folders; system-extensions.tsx) as lists
  * and tables, never raw JSON; a disabled or failed one says so and why, and a running one with a
  * problem (its mesh port in use, say) shows it.
- * Also the console sessions, revocable here.
+ * Each card turns its extension off (at once) or on (at the next start). Also the console sessions, revocable
+ * here; backups in system-backups.tsx.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { client, type ExtensionInfo, type SessionInfo } from './api.js';
 import { ExtensionState } from './system-extensions.js';
 import { ExtensionOptions } from './extension-options.js';
 import { Spend } from './spend.js';
+import { Backups } from './system-backups.js';
 import { Readable } from './readable.js';
 import { errorText, time, useLive } from './util.js';
 import { fieldWord, identityWord, relative, Term } from './words.js';
@@ -25,9 +27,41 @@ const ABOUT: Record<string, string> = {
   telemetry: 'Traces and metrics sent to a collector',
 };
 
+/** Off at once, on at the next start (routes are fixed once the daemon listens): docs/extensions.md. */
+function Switch({ ext }: { ext: ExtensionInfo }) {
+  const [message, setMessage] = useState('');
+  // The console turning itself off would leave this page without its routes: `agt extensions off console` does it.
+  if (ext.name === 'console') return null;
+  const turn = (enabled: boolean) =>
+    client.setExtensionEnabled(ext.name, enabled).then(
+      (r) =>
+        setMessage(
+          enabled
+            ? r.restartRequired
+              ? 'Turned on: it loads at the next start of the daemon.'
+              : 'On.'
+            : 'Turned off: stopped, its routes answer 503.',
+        ),
+      (e) => setMessage(errorText(e)),
+    );
+  return (
+    <div class="row">
+      <button
+        type="button"
+        class="small"
+        aria-label={`${ext.enabled ? 'Turn off' : 'Turn on'} ${ext.name}`}
+        onClick={() => turn(!ext.enabled)}
+      >
+        {ext.enabled ? 'Turn off' : 'Turn on'}
+      </button>
+      {message && <span role="status">{message}</span>}
+    </div>
+  );
+}
+
 function Extension({ ext }: { ext: ExtensionInfo }) {
   const on = ext.enabled && ext.loaded && ext.state !== 'failed' && ext.state !== 'stopped';
-  const word = on ? 'Running' : !ext.enabled ? 'Off' : 'Not running';
+  const word = on ? 'Running' : !ext.enabled ? 'Off' : ext.state === 'disabled' ? 'On at next start' : 'Not running';
   return (
     <article class="panel" aria-labelledby={`ext-${ext.name}`} data-extension={ext.name}>
       <div class="head-row">
@@ -37,7 +71,7 @@ function Extension({ ext }: { ext: ExtensionInfo }) {
         <Term
           word={word}
           raw={`state: ${ext.state ?? 'none'}, enabled: ${ext.enabled}, loaded: ${ext.loaded}${ext.prefix ? `, routes: ${ext.prefix}` : ''}`}
-          tone={on ? (ext.problem ? 'wait' : 'ok') : !ext.enabled ? 'off' : 'error'}
+          tone={on ? (ext.problem ? 'wait' : 'ok') : !ext.enabled ? 'off' : ext.state === 'disabled' ? 'wait' : 'error'}
         />
       </div>
       {ABOUT[ext.name] && <p class="muted">{ABOUT[ext.name]}</p>}
@@ -49,10 +83,13 @@ function Extension({ ext }: { ext: ExtensionInfo }) {
       {!on && (
         <p class="muted">
           {!ext.enabled
-            ? 'This extension is off (disabled in the manifest).'
-            : `Not running: ${ext.error ?? ext.state ?? 'unknown'}`}
+            ? 'This extension is off.'
+            : ext.state === 'disabled'
+              ? 'Turned on: it loads at the next start of the daemon.'
+              : `Not running: ${ext.error ?? ext.state ?? 'unknown'}`}
         </p>
       )}
+      <Switch ext={ext} />
       {on && ext.prefix && ext.name !== 'console' && (
         <details>
           <summary>Details</summary>
@@ -308,68 +345,6 @@ function Providers() {
           </span>
           <button type="submit" class="primary">
             Add provider
-          </button>
-        </div>
-      </form>
-      {message && <p role="status">{message}</p>}
-    </section>
-  );
-}
-
-function Backups() {
-  const { data, error } = useLive(
-    () => client.backupSchedule(),
-    (type) => type.startsWith('backup.'),
-  );
-  const [message, setMessage] = useState('');
-  const restore = (event: Event) => {
-    event.preventDefault();
-    const form = event.currentTarget as HTMLFormElement;
-    const from = (form.elements.namedItem('restore-from') as HTMLInputElement).value.trim();
-    const asNew = (form.elements.namedItem('restore-new') as HTMLInputElement).checked;
-    client.restore({ from, asNew }).then(
-      (r) => (form.reset(), setMessage(`Restored ${r.name} to ${r.filePath}.`)),
-      (e) => setMessage(errorText(e)),
-    );
-  };
-  return (
-    <section aria-labelledby="backups-title" class="panel">
-      <div class="head-row">
-        <h2 id="backups-title">Backups</h2>
-        {data && (
-          <Term
-            word={data.enabled ? 'Scheduled' : 'Not scheduled'}
-            raw={`every: ${data.every ?? 'none'}, keep: ${data.keep ?? 'all'}, dir: ${data.dir ?? 'default'}`}
-            tone={data.problem ? 'error' : data.enabled ? 'ok' : 'off'}
-          />
-        )}
-      </div>
-      {error && <p class="muted">{error}</p>}
-      {data && (
-        <p class="muted">
-          {data.enabled
-            ? `Every ${data.every}${data.keep ? `, keeping the newest ${data.keep}` : ''}${data.sealed ? ', sealed' : ''}. `
-            : 'No schedule: back an agent up from its Backup tab, or set backups in the settings. '}
-          {data.nextRunAt ? `Next: ${new Date(data.nextRunAt).toLocaleString()}. ` : ''}
-          {data.lastRun ? `Last run: ${data.lastRun.completed} saved, ${data.lastRun.failed} failed.` : ''}
-          {data.problem ? ` Problem: ${data.problem}` : ''}
-        </p>
-      )}
-      <form onSubmit={restore} aria-labelledby="restore-title">
-        <h3 id="restore-title">Restore a backup</h3>
-        <div class="form-grid">
-          <div>
-            <label for="restore-from">Backup file on the daemon's machine</label>
-            <input id="restore-from" name="restore-from" required placeholder="/path/to/agent.agt" />
-          </div>
-        </div>
-        <div class="row">
-          <label>
-            <input type="checkbox" name="restore-new" /> As a new agent (new id and keys)
-          </label>
-          <span class="spacer" />
-          <button type="submit" class="primary">
-            Restore
           </button>
         </div>
       </form>
