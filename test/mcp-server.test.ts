@@ -354,3 +354,61 @@ t.test('over agt mcp serve (stdio bridge): tools, a chat, an approval by elicita
     'written notes/c.txt',
   );
 });
+
+t.test('a dropped stream resumes with Last-Event-ID: the chat result is replayed', async (t) => {
+  const url = `${d.url}/mcp/server`;
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${d.token}`,
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2025-11-25',
+  };
+  const post = (body: unknown, more: Record<string, string> = {}, signal?: AbortSignal) =>
+    fetch(url, { method: 'POST', headers: { ...headers, ...more }, body: JSON.stringify(body), signal });
+  const init = await post({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+  });
+  const session = { 'mcp-session-id': init.headers.get('mcp-session-id') ?? '' };
+  await init.text();
+  await (await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, session)).text();
+
+  const dropped = new AbortController();
+  const call = await post(
+    {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'chat', arguments: { agent: 'echo', text: 'resumed' } },
+    },
+    session,
+    dropped.signal,
+  );
+  const reader = call.body!.getReader();
+  let first = '';
+  while (!first.includes('\n\n')) first += new TextDecoder().decode((await reader.read()).value);
+  const priming = /^id: (\S+)\nretry: (\d+)\ndata: \n\n/.exec(first);
+  t.ok(priming, 'the stream starts with a priming event: an id and a retry field');
+  t.equal(priming?.[2], '1000');
+  dropped.abort();
+
+  const resumed = await fetch(url, { headers: { ...headers, ...session, 'last-event-id': priming![1]! } });
+  t.equal(resumed.status, 200);
+  const events = resumed.body!.getReader();
+  let text = '';
+  let result: any;
+  while (!result) {
+    const chunk = await events.read();
+    if (chunk.done) break;
+    text += new TextDecoder().decode(chunk.value);
+    for (const line of text.split('\n'))
+      if (line.startsWith('data: {')) {
+        const message = JSON.parse(line.slice(6));
+        if (message.id === 2) result = message.result;
+      }
+  }
+  await events.cancel();
+  t.equal(textOf(result), 'echo: resumed', 'the result came on the resumed stream');
+});

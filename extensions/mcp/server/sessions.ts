@@ -13,6 +13,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { EventBus } from '@agt/contracts';
 import type { AgentTurnsAccess } from '@agt/contracts';
 import type { AgentsService, SettingsService } from '@agt/contracts';
+import { SessionEventStore } from './event-store.js';
 import { Exposed } from './exposed.js';
 import { registerResources } from './resources.js';
 import { registerTools } from './tools.js';
@@ -76,6 +77,9 @@ export class McpSessions {
     registerResources(server, { exposed: this.exposed, agents: this.deps.agents, turns: this.deps.turns });
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
+      // A dropped stream resumes with Last-Event-ID (event-store.ts); clients reconnect after 1 s.
+      eventStore: new SessionEventStore(),
+      retryInterval: 1000,
       onsessioninitialized: (sessionId) =>
         void this.sessions.set(sessionId, { transport, server, lastUsed: Date.now() }),
       onsessionclosed: (sessionId) => void this.sessions.delete(sessionId),
