@@ -32,6 +32,8 @@ export interface BackupOptions {
   seal?: boolean;
   /** A copy made by the schedule (its event says so). */
   scheduled?: boolean;
+  /** The agent's folder when no `path` is given (the schedule's, fixed when its run began); default from settings. */
+  dir?: string;
   /**
    * Runs once the copy is in place, before `backup.completed`: the schedule's retention (returns the paths it removed).
    */
@@ -95,7 +97,8 @@ export async function backupFile(
     // Sealing needs only the owner's public key: a locked identity can seal, none cannot.
     if (seal && (!ownerDid || !ownerKey))
       throw identityNotReady('sealing a backup to the owner', deps.identity.status());
-    target = backupTarget(deps.dataDir, options.path, agentBackupDir(deps, agentId), backupName(agentId, seal));
+    const folder = options.dir ?? agentBackupDir(deps, agentId);
+    target = backupTarget(deps.dataDir, options.path, folder, backupName(agentId, seal));
     // The clear copy is made where nobody else reads: beside the target for a plain backup (linked into
     // place), in the data directory (0700) for a sealed one, so a shared disk never holds it in the clear.
     const tempDir = seal ? join(deps.dataDir, 'backups-tmp') : dirname(target);

@@ -16,7 +16,7 @@ import { canonicalPath } from '../agents/registry.js';
 import { AgentFile } from '../agents/agent-file.js';
 import { loadFailed } from '../agents/errors.js';
 import { readAgentKey, type AgentKey } from '../agents/agent-key.js';
-import { agentBackupDir, backupFile, backupsRoot, type BackupDeps } from './backup.js';
+import { backupFile, backupsRoot, type BackupDeps } from './backup.js';
 import { isBackupOf } from './paths.js';
 
 export const DEFAULT_KEEP = 7;
@@ -129,6 +129,9 @@ export class BackupScheduler {
     const run: ScheduleRun = { startedAt: new Date().toISOString(), finishedAt: null, completed: 0, failed: 0 };
     const keep = this.current?.keep ?? DEFAULT_KEEP;
     const seal = this.current?.seal === true;
+    // The folder too is the run's own: a settings change during the run never sends a copy, or its retention,
+    // to another folder.
+    const folder = backupsRoot(this.deps);
     const seen = new Set<string>();
     const jobs: Array<{ filePath: string; agentId: string | null }> = [];
     for (const agent of this.deps.registry.list()) {
@@ -142,7 +145,7 @@ export class BackupScheduler {
       this.deps.logger.warn({ err: error }, 'scheduled backups: the agent locator could not list its files');
     }
     // Copies are never copied again: a tracked folder that holds the backups folder lists them too.
-    const root = `${canonicalPath(backupsRoot(this.deps))}${sep}`;
+    const root = `${canonicalPath(folder)}${sep}`;
     for (const path of known) {
       const real = canonicalPath(path);
       if (real.startsWith(root)) continue;
@@ -177,7 +180,8 @@ export class BackupScheduler {
         await backupFile(this.deps, job.filePath, agentId, {
           seal,
           scheduled: true,
-          prune: () => this.prune(agentId, keep),
+          dir: join(folder, agentId),
+          prune: () => this.prune(join(folder, agentId), agentId, keep),
         });
         run.completed++;
       } catch (error) {
@@ -191,9 +195,8 @@ export class BackupScheduler {
     return run;
   }
 
-  /** Removes the agent's scheduled copies beyond the newest `keep`; returns their paths. */
-  private prune(agentId: string, keep: number): string[] {
-    const dir = agentBackupDir(this.deps, agentId);
+  /** Removes the agent's scheduled copies in `dir` beyond the newest `keep`; returns their paths. */
+  private prune(dir: string, agentId: string, keep: number): string[] {
     const copies = readdirSync(dir)
       .filter((name) => isBackupOf(agentId, name))
       .sort();
