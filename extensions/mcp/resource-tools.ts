@@ -11,7 +11,7 @@
  * the next call sees. They take the server's `restricted` flag like its own tools.
  */
 import type { ToolDefinition } from '@agt/contracts';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import type { ServerConnection } from './server-connection.js';
 import { toToolResult } from './tool-results.js';
 
