@@ -37,7 +37,12 @@ const d = await runDaemon(t, {
     mcpServers: [
       { name: 'modern', type: 'command', command: process.execPath, args: [FIXTURE] },
       { name: 'modernweb', type: 'http', url: httpUrl },
-      { name: 'older', type: 'command', command: process.execPath, args: [join(ROOT, 'test/fixtures/mcp/sdk-server.mjs')] },
+      {
+        name: 'older',
+        type: 'command',
+        command: process.execPath,
+        args: [join(ROOT, 'test/fixtures/mcp/sdk-server.mjs')],
+      },
     ],
   },
 });
@@ -89,9 +94,13 @@ t.test('an older server gets the 2025 handshake', async (t) => {
   t.equal(await driver.run(d, agentId, 'mcp_older_add_note', { name: 'n1' }), 'added');
 });
 
-t.test('the agent calls a 2026-07-28 tool', async (t) => {
+t.test('the agent calls a 2026-07-28 tool; the log the server writes in its answer reaches the agent’s', async (t) => {
   t.equal(await driver.run(d, agentId, 'mcp_modern_greet', { name: 'Ada' }), 'hello Ada');
   t.equal(await driver.run(d, agentId, 'mcp_modernweb_greet', { name: 'Bo' }), 'hello Bo');
+  const logs = (await d.request('GET', `/agents/${agentId}/logs?limit=200`)).body.logs as Array<{ message: string }>;
+  const messages = logs.map((row) => row.message);
+  t.ok(messages.includes('MCP server modern [warning] greeter: greeting Ada'), 'over stdio');
+  t.ok(messages.includes('MCP server modernweb [warning] greeter: greeting Bo'), 'over HTTP');
 });
 
 for (const server of ['modern', 'modernweb'])

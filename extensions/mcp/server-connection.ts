@@ -75,6 +75,8 @@ export interface ConnectionDeps {
 }
 
 const CLIENT_INFO = { name: 'agt', version: '1.0.0' };
+/** The `_meta` key of a 2026-07-28 request naming the least severe server log message wanted. */
+const LOG_LEVEL_META_KEY = 'io.modelcontextprotocol/logLevel';
 /** How a connect attempt chooses the protocol revision: negotiated (2026 if both know it), or 2025 only. */
 type Era = 'auto' | 'legacy';
 /** `tryTransport`'s answer when the revision could not be negotiated (the connection is gone). */
@@ -209,7 +211,7 @@ export class ServerConnection {
               ...(message !== undefined ? { message } : {}),
             }),
         },
-        requestMeta(options.trace),
+        this.withLogLevel(client, requestMeta(options.trace)),
       );
       this.tries = 0;
       return result;
@@ -239,6 +241,16 @@ export class ServerConnection {
     } finally {
       this.inFlight.splice(this.inFlight.indexOf(flight), 1);
     }
+  }
+
+  /**
+   * On the 2026-07-28 revision a server logs only inside its answer to a request that names the least
+   * severe level wanted: the registration's `logLevel`, as `logging/setLevel` says it once on 2025.
+   */
+  private withLogLevel(client: Client, meta: RequestMeta): RequestMeta {
+    const hooks = this.deps.notifications;
+    if (!hooks || client.getProtocolEra() !== 'modern') return meta;
+    return { _meta: { ...meta._meta, [LOG_LEVEL_META_KEY]: hooks.logLevel() } };
   }
 
   /**

@@ -15,8 +15,9 @@
  *   `exposeWorkFolder`; without it the client declares no roots capability and has none to list.
  *
  * On the 2026-07-28 revision there is no session for the server to write to unasked: the subscriptions
- * and `tools/list_changed` come on one `subscriptions/listen` stream opened after connecting, to the same
- * handlers, and there is no `logging/setLevel` (the server's log comes only inside its answers).
+ * and the `list_changed` notifications come on one `subscriptions/listen` stream opened after connecting,
+ * to the same handlers, and there is no `logging/setLevel`: each request names the level instead
+ * (server-connection.ts), and the server's log comes inside its answer.
  */
 import type { Client, LoggingLevel } from '@modelcontextprotocol/client';
 import { type LogLevel, type McpLogLevel, McpLogLevels } from '@agt/contracts';
@@ -89,8 +90,7 @@ export function listenTo(
     const text = logs.scrub(`${logger ? `${logger}: ` : ''}${body}`).slice(0, MAX_LOG_TEXT);
     hooks.serverLog(agentLevel(level), `MCP server ${server} [${level}] ${text}`);
   });
-  if (root)
-    client.setRequestHandler('roots/list', () => ({ roots: [{ uri: root, name: 'work folder' }] }));
+  if (root) client.setRequestHandler('roots/list', () => ({ roots: [{ uri: root, name: 'work folder' }] }));
   return { subscribed };
 }
 
@@ -132,7 +132,7 @@ export async function afterConnect(
   }
 }
 
-/** The 2026-07-28 revision's one stream of what the server sends unasked: tool list changes, subscriptions. */
+/** The 2026-07-28 revision's one stream of what the server sends unasked: list changes, subscriptions. */
 async function listenModern(
   client: Client,
   hooks: NotificationHooks,
@@ -146,14 +146,16 @@ async function listenModern(
     logs.note(`the server offers no resource subscriptions: ${wanted.length} not made`);
     wanted.length = 0;
   }
-  const toolsListChanged = Boolean(capabilities?.tools?.listChanged);
-  if (!toolsListChanged && wanted.length === 0) return;
+  const filter = {
+    ...(capabilities?.tools?.listChanged ? { toolsListChanged: true } : {}),
+    ...(capabilities?.resources?.listChanged ? { resourcesListChanged: true } : {}),
+    ...(capabilities?.prompts?.listChanged ? { promptsListChanged: true } : {}),
+    ...(wanted.length ? { resourceSubscriptions: wanted } : {}),
+  };
+  if (Object.keys(filter).length === 0) return;
   for (const uri of wanted) subscribed.add(uri);
   try {
-    const subscription = await client.listen(
-      { ...(toolsListChanged ? { toolsListChanged } : {}), ...(wanted.length ? { resourceSubscriptions: wanted } : {}) },
-      { timeout },
-    );
+    const subscription = await client.listen(filter, { timeout });
     const honored = new Set(subscription.honoredFilter.resourceSubscriptions ?? []);
     for (const uri of wanted) {
       if (honored.has(uri)) logs.note(`subscribed to ${uri.slice(0, 300)}`);

@@ -6,7 +6,12 @@
  * error instead of leaving the pending call to time out.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { deserializeMessage, type JSONRPCMessage, serializeMessage, type Transport } from '@modelcontextprotocol/client';
+import {
+  deserializeMessage,
+  type JSONRPCMessage,
+  serializeMessage,
+  type Transport,
+} from '@modelcontextprotocol/client';
 
 export interface StdioLaunch {
   command: string;
