@@ -4,7 +4,7 @@
  * over Streamable HTTP, and an older one on the v1 SDK (test/fixtures/mcp/sdk-server.mjs). The new server
  * is asked `server/discover` and never `initialize`; its tool's input-required result becomes an ask of the
  * turn that the owner answers, and the call is repeated with the answer. The older server gets the 2025
- * handshake after the same question.
+ * handshake after the same question. The declaration's subscription is made on `subscriptions/listen`.
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -51,7 +51,7 @@ const filePath = await createAgentFile(tempDir(t, 'agt-mcp-modern-'), {
   model: driver.model,
   mcp: {
     servers: [
-      { name: 'modern', transport: 'stdio' },
+      { name: 'modern', transport: 'stdio', subscribe: ['fixture://modern/watched'] },
       { name: 'modernweb', transport: 'http' },
       { name: 'older', transport: 'stdio' },
     ],
@@ -120,3 +120,24 @@ for (const server of ['modern', 'modernweb'])
     t.equal(answered.status, 200);
     t.same(JSON.parse(await result), { room: 'blue', name: 'Ada' }, 'the request state and the answer came back');
   });
+
+t.test('a subscription is made on subscriptions/listen, and its update comes on it', async (t) => {
+  const until = async (what: string, test: (logs: string[]) => boolean) => {
+    const end = Date.now() + 10_000;
+    while (!test((await byName('modern')).logs)) {
+      if (Date.now() > end) throw new Error(`failsafe: ${what}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  };
+  await until('subscribed', (logs) => logs.some((line) => line.includes('subscribed to fixture://modern/watched')));
+  t.ok(
+    (await byName('modern')).logs.some((line) => line.includes('got subscriptions/listen')),
+    'on subscriptions/listen',
+  );
+  t.equal(await driver.run(d, agentId, 'mcp_modern_touch', {}), 'touched');
+  await until('the update', (logs) => logs.some((line) => line.includes('resource updated: fixture://modern/watched')));
+  t.notOk(
+    (await byName('modern')).logs.some((line) => line.includes('got resources/subscribe')),
+    'no resources/subscribe',
+  );
+});
