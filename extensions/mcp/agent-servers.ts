@@ -9,7 +9,7 @@ import type { ExtensionEnv } from '@agt/contracts';
 import type { Logger } from '@agt/contracts';
 import type { AgentView, AgentsService, SettingsService } from '@agt/contracts';
 import type { ToolContributor, ToolDefinition } from '@agt/contracts';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import { agentNotLoaded, serverNotDeclared, toolNotFound } from './errors.js';
 import { resolveLaunch } from './launch.js';
 import { serverNotificationHooks } from './notification-hooks.js';
@@ -56,6 +56,7 @@ export interface ServerView {
   toolCount: number;
   error?: string;
   connectedAt?: number;
+  protocolVersion?: string;
   restartCount: number;
   logs: string[];
   pid?: number;
@@ -345,6 +346,9 @@ function view(connection: ServerConnection): ServerView {
     toolCount: connection.tools?.length ?? 0,
     ...(connection.error ? { error: connection.error } : {}),
     ...(connection.connectedAt && connection.status === 'connected' ? { connectedAt: connection.connectedAt } : {}),
+    ...(connection.protocolVersion && connection.status === 'connected'
+      ? { protocolVersion: connection.protocolVersion }
+      : {}),
     restartCount: connection.restartCount,
     logs: connection.logs.recent(),
     ...(connection.pid ? { pid: connection.pid } : {}),

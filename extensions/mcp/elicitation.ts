@@ -13,7 +13,7 @@
  * the SDK's client (`applyDefaults`). URL mode shows the link: any answer but a refusal accepts (the owner
  * opened it); the server's completion notification is noted in the server's log.
  */
-import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/client';
 
 type Params = ElicitRequest['params'];
 type Field = Record<string, unknown> & {

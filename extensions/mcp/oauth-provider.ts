@@ -12,12 +12,13 @@
  * presents the tokens and refreshes them, and an expired sign-in only marks the server as signed out;
  * it never starts a flow by itself).
  */
-import type { OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
 import type {
   OAuthClientInformationMixed,
   OAuthClientMetadata,
+  OAuthClientProvider,
+  OAuthDiscoveryState,
   OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js';
+} from '@modelcontextprotocol/client';
 import type { ExtensionEnv, ExtensionSecrets, McpRegistration } from '@agt/contracts';
 
 /** What is kept of a sign-in: the SDK's tokens (with `issuer`) and when they were saved. */

@@ -465,6 +465,8 @@ export class OAuthSignIn {
       const result = await auth(login.provider, {
         serverUrl: login.url,
         authorizationCode: query.code,
+        // The SDK checks `iss` once more (RFC 9207) and refuses a code whose answer it was not shown.
+        ...(query.iss !== undefined ? { iss: query.iss } : {}),
         ...(login.resourceMetadataUrl ? { resourceMetadataUrl: login.resourceMetadataUrl } : {}),
       });
       if (result !== 'AUTHORIZED') return fail('the authorization server did not issue tokens');

@@ -6,7 +6,7 @@
 import type { TraceHeaders } from '@agt/contracts';
 
 /** What a request's params carry besides their own fields. */
-export type RequestMeta = { _meta?: { traceparent: string; tracestate?: string } };
+export type RequestMeta = { _meta?: { traceparent?: string; tracestate?: string; [key: string]: string | undefined } };
 
 /** `params._meta` of a request made for a traced tool call (`ToolContext.trace`); empty when nothing traces it. */
 export function requestMeta(trace: (() => TraceHeaders | undefined) | undefined): RequestMeta {

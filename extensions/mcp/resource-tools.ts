@@ -11,9 +11,12 @@
  * the next call sees. They take the server's `restricted` flag like its own tools.
  */
 import type { ToolDefinition } from '@agt/contracts';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, RequestOptions } from '@modelcontextprotocol/client';
 import type { ServerConnection } from './server-connection.js';
 import { toToolResult } from './tool-results.js';
+
+/** Each call asks the server: the SDK's cache of list and read results (by the server's hints) is not used. */
+const fresh = (request: RequestOptions) => ({ ...request, cacheMode: 'bypass' as const });
 
 const MAX_ITEMS = 1000;
 
@@ -63,14 +66,14 @@ export function resourceAndPromptTools(connection: ServerConnection, options: Re
       run: async (_args, context) => {
         const resources = await allPages(async (cursor) => {
           const page = await connection.request('resources/list', call(context), (client, request, meta) =>
-            client.listResources({ ...(cursor ? { cursor } : {}), ...meta }, request),
+            client.listResources({ ...(cursor ? { cursor } : {}), ...meta }, fresh(request)),
           );
           return { items: page.resources, ...(page.nextCursor ? { next: page.nextCursor } : {}) };
         });
         const templates = await allPages(async (cursor) => {
           const page = await connection
             .request('resources/templates/list', call(context), (client, request, meta) =>
-              client.listResourceTemplates({ ...(cursor ? { cursor } : {}), ...meta }, request),
+              client.listResourceTemplates({ ...(cursor ? { cursor } : {}), ...meta }, fresh(request)),
             )
             // A server with resources but no templates may not answer this method at all.
             .catch(() => ({ resourceTemplates: [], nextCursor: undefined }));
@@ -106,7 +109,7 @@ export function resourceAndPromptTools(connection: ServerConnection, options: Re
       },
       run: async (args, context) => {
         const result = await connection.request('resources/read', call(context), (client, request, meta) =>
-          client.readResource({ uri: String(args.uri), ...meta }, request),
+          client.readResource({ uri: String(args.uri), ...meta }, fresh(request)),
         );
         const content = result.contents.map((resource) => ({ type: 'resource' as const, resource }));
         return toToolResult({ content: content as Content });
@@ -122,7 +125,7 @@ export function resourceAndPromptTools(connection: ServerConnection, options: Re
       run: async (_args, context) => {
         const prompts = await allPages(async (cursor) => {
           const page = await connection.request('prompts/list', call(context), (client, request, meta) =>
-            client.listPrompts({ ...(cursor ? { cursor } : {}), ...meta }, request),
+            client.listPrompts({ ...(cursor ? { cursor } : {}), ...meta }, fresh(request)),
           );
           return { items: page.prompts, ...(page.nextCursor ? { next: page.nextCursor } : {}) };
         });

@@ -20,6 +20,9 @@ export const ServerView = Type.Object({
   toolCount: Type.Integer(),
   error: Type.Optional(Type.String({ description: 'why it is in error or skipped' })),
   connectedAt: Type.Optional(Type.Integer({ description: 'epoch ms of the current connection' })),
+  protocolVersion: Type.Optional(
+    Type.String({ description: 'the MCP protocol revision agreed for the current connection, e.g. 2026-07-28' }),
+  ),
   restartCount: Type.Integer({ description: 'reconnects so far (automatic and requested)' }),
   logs: Type.Array(Type.String(), { description: 'recent stderr and status lines, bounded, secrets scrubbed' }),
   pid: Type.Optional(Type.Integer({ description: 'the stdio child process while it runs' })),

@@ -8,18 +8,18 @@
  * server sends on its own (resource updates, its log, roots requests) is server-notifications.ts's; each
  * request of a traced call carries the trace context (request-meta.ts).
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type {
   CallToolResult,
+  Client,
   CreateMessageRequest,
   CreateMessageResult,
   ElicitRequest,
   ElicitResult,
+  RequestOptions,
   ServerCapabilities,
   Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+  Transport,
+} from '@modelcontextprotocol/client';
 import type { McpRegistration, McpServerConfig } from '@agt/contracts';
 import { isAgtError } from '@agt/contracts';
 import type { Logger, ToolContext } from '@agt/contracts';
@@ -75,6 +75,12 @@ export interface ConnectionDeps {
 }
 
 const CLIENT_INFO = { name: 'agt', version: '1.0.0' };
+/** The `_meta` key of a 2026-07-28 request naming the least severe server log message wanted. */
+const LOG_LEVEL_META_KEY = 'io.modelcontextprotocol/logLevel';
+/** How a connect attempt chooses the protocol revision: negotiated (2026 if both know it), or 2025 only. */
+type Era = 'auto' | 'legacy';
+/** `tryTransport`'s answer when the revision could not be negotiated (the connection is gone). */
+const NEGOTIATION_FAILED = 'negotiation failed';
 /** Answers that do not fit an elicitation's form are asked again this many times in all. */
 const ELICITATION_TRIES = 3;
 
@@ -88,6 +94,8 @@ export class ServerConnection {
   tools: Tool[] | undefined;
   /** What the server said it offers when it connected (resources, prompts, ...). */
   capabilities: ServerCapabilities | undefined;
+  /** The protocol revision agreed with the server (`2026-07-28`, `2025-11-25`, ...) while connected. */
+  protocolVersion: string | undefined;
   /** The declared per-call limit (declaration, else registration), once resolved. */
   timeoutMs: number | undefined;
   readonly logs: LogRing;
@@ -164,7 +172,7 @@ export class ServerConnection {
 
   async call(tool: string, args: Record<string, unknown>, options: CallOptions): Promise<CallToolResult> {
     return this.request(tool, options, (client, request, meta) =>
-      client.callTool({ name: tool, arguments: args, ...meta }, undefined, request),
+      client.callTool({ name: tool, arguments: args, ...meta }, request),
     ) as Promise<CallToolResult>;
   }
 
@@ -203,7 +211,7 @@ export class ServerConnection {
               ...(message !== undefined ? { message } : {}),
             }),
         },
-        requestMeta(options.trace),
+        this.withLogLevel(client, requestMeta(options.trace)),
       );
       this.tries = 0;
       return result;
@@ -216,18 +224,18 @@ export class ServerConnection {
       }
       // The sign-in lacks scopes (step-up.ts): the session is fine, the owner signs in again.
       if (isAgtError(error) && error.code === 'mcp_signin_required') throw error;
-      const { ErrorCode, McpError } = await loadSdk();
-      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+      const { ProtocolError, SdkError, SdkErrorCode } = await loadSdk();
+      if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) {
         this.recycle(`no answer to ${tool} within ${options.timeoutMs} ms`);
         throw callFailed(this.name, tool, `no answer within ${options.timeoutMs} ms (the server is being restarted)`);
       }
       const why =
-        error instanceof McpError && error.code === ErrorCode.ConnectionClosed
+        error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed
           ? `the connection closed during the call${this.lastFailure ? `: ${this.lastFailure}` : ''}`
           : (error as Error).message;
       // An HTTP session does not close when its server goes away: a failure that is not the server's own
       // JSON-RPC answer (a refused connection, a broken stream) starts a fresh session.
-      if (this.transport === 'http' && !(error instanceof McpError))
+      if (this.transport === 'http' && !(error instanceof ProtocolError))
         this.recycle(`the call failed: ${this.logs.scrub(why).slice(0, 200)}`);
       throw callFailed(this.name, tool, this.logs.scrub(why).slice(0, 500));
     } finally {
@@ -236,17 +244,27 @@ export class ServerConnection {
   }
 
   /**
+   * On the 2026-07-28 revision a server logs only inside its answer to a request that names the least
+   * severe level wanted: the registration's `logLevel`, as `logging/setLevel` says it once on 2025.
+   */
+  private withLogLevel(client: Client, meta: RequestMeta): RequestMeta {
+    const hooks = this.deps.notifications;
+    if (!hooks || client.getProtocolEra() !== 'modern') return meta;
+    return { _meta: { ...meta._meta, [LOG_LEVEL_META_KEY]: hooks.logLevel() } };
+  }
+
+  /**
    * The server's `sampling/createMessage`: a model call of the agent whose tool call is under way, on its
    * provider and model and within its budgets, by the registration's `sampling` policy (`ask`: an
    * approval task showing the prompt first). Outside a tool call there is no agent to charge: refused.
    */
   private async sampleFor(params: CreateMessageRequest['params'], signal: AbortSignal): Promise<CreateMessageResult> {
-    const { ErrorCode, McpError } = await loadSdk();
+    const { ProtocolError, ProtocolErrorCode } = await loadSdk();
     const policy = this.deps.samplingPolicy?.() ?? 'ask';
     const flight = this.inFlight.at(-1);
     const refuse = (why: string) => {
       this.logs.note(`sampling refused: ${why}`);
-      return new McpError(ErrorCode.InvalidRequest, `agt refused the sampling request: ${why}`);
+      return new ProtocolError(ProtocolErrorCode.InvalidRequest, `agt refused the sampling request: ${why}`);
     };
     if (policy === 'deny') throw refuse("the owner's registration denies sampling");
     if (!flight?.sample) throw refuse('it came outside a tool call (no agent to run it for)');
@@ -388,62 +406,78 @@ export class ServerConnection {
       authProvider && registration && signIn
         ? { authProvider, fetch: stepUpFetch((scope) => signIn.stepUp(registration, this.agentId, scope)) }
         : {};
-    const attempts: Array<() => Transport> =
+    // Each attempt says how the protocol revision is chosen: `auto` asks `server/discover` first and falls
+    // back to the 2025 `initialize` handshake when the server does not know it (docs/mcp.md "Protocol
+    // revisions"); HTTP+SSE predates the 2026 revision, so it only ever speaks the 2025 handshake.
+    const attempts: Array<{ make: () => Transport; era: Era }> =
       launch.kind === 'stdio'
-        ? [() => new ChildStdioTransport(launch.stdio, (text) => this.logs.write(text))]
+        ? [{ make: () => new ChildStdioTransport(launch.stdio, (text) => this.logs.write(text)), era: 'auto' }]
         : [
-            () => new StreamableHTTPClientTransport(launch.url, { requestInit: { headers: launch.headers }, ...auth }),
+            {
+              make: () =>
+                new StreamableHTTPClientTransport(launch.url, { requestInit: { headers: launch.headers }, ...auth }),
+              era: 'auto',
+            },
             // Older servers speak only HTTP+SSE: the SDK's client for it is the fallback.
-            () =>
-              new SSEClientTransport(launch.url, {
-                ...auth,
-                requestInit: { headers: launch.headers },
-                eventSourceInit: {
-                  fetch: (url, init) =>
-                    fetch(url, {
-                      ...init,
-                      headers: { ...launch.headers, ...(init?.headers as Record<string, string>) },
-                    }),
-                },
-              }),
+            {
+              make: () =>
+                new SSEClientTransport(launch.url, {
+                  ...auth,
+                  requestInit: { headers: launch.headers },
+                  eventSourceInit: {
+                    fetch: (url, init) =>
+                      fetch(url, {
+                        ...init,
+                        headers: { ...launch.headers, ...(init?.headers as Record<string, string>) },
+                      }),
+                  },
+                }),
+              era: 'legacy',
+            },
           ];
     let failure = 'no transport';
-    for (const make of attempts) {
+    for (const { make, era } of attempts) {
       if (this.closed || this.abandoning) return;
-      const outcome = await this.tryTransport(make());
+      let outcome = await this.tryTransport(make(), era);
+      // A server that ends the connection on the unknown `server/discover` (some SDKs do, before
+      // `initialize`) is an older one: a fresh connection goes straight to the 2025 handshake.
+      if (outcome === NEGOTIATION_FAILED && !this.closed && !this.abandoning) {
+        this.logs.note('the protocol revision could not be negotiated: trying the 2025 handshake');
+        outcome = await this.tryTransport(make(), 'legacy');
+      }
       if (outcome === true) return;
       failure = outcome;
     }
     if (!this.abandoning) this.failed(failure);
   }
 
-  /** True when connected; else why not. */
-  private async tryTransport(transport: Transport): Promise<true | string> {
+  /** True when connected; else why not (`NEGOTIATION_FAILED` when the revision could not be agreed). */
+  private async tryTransport(transport: Transport, era: Era): Promise<true | string> {
     const sdk = await loadSdk();
-    const {
-      Client,
-      CreateMessageRequestSchema,
-      ElicitRequestSchema,
-      ElicitationCompleteNotificationSchema,
-      ToolListChangedNotificationSchema,
-    } = sdk;
+    const { Client, SdkError, SdkErrorCode } = sdk;
     const hooks = this.deps.notifications;
     const root = hooks ? await this.rootFor(hooks) : undefined;
+    const limit = this.deps.options.connectTimeoutMs;
     // Elicitation in both modes; the SDK fills in the defaults of fields the owner left out. Roots only
-    // when the owner exposes the agent's work folder to this server.
+    // when the owner exposes the agent's work folder to this server. On the 2026 revision the server asks
+    // for these inside its answer (an input-required result); the SDK answers through the same handlers
+    // and repeats the request.
     const client = new Client(CLIENT_INFO, {
       capabilities: {
         elicitation: { form: { applyDefaults: true }, url: {} },
         sampling: {},
         ...(root ? { roots: {} } : {}),
       },
+      // A stdio server silent on `server/discover` is an older one; half the connect limit leaves the
+      // other half for the 2025 handshake.
+      ...(era === 'auto' ? { versionNegotiation: { mode: 'auto', probe: { timeoutMs: Math.ceil(limit / 2) } } } : {}),
     });
-    const listening = hooks ? listenTo(client, sdk, this.name, hooks, this.logs, root) : undefined;
-    client.setRequestHandler(ElicitRequestSchema, (request, extra) => this.elicit(request.params, extra.signal));
-    client.setRequestHandler(CreateMessageRequestSchema, (request, extra) =>
-      this.sampleFor(request.params, extra.signal),
+    const listening = hooks ? listenTo(client, this.name, hooks, this.logs, root) : undefined;
+    client.setRequestHandler('elicitation/create', (request, ctx) => this.elicit(request.params, ctx.mcpReq.signal));
+    client.setRequestHandler('sampling/createMessage', (request, ctx) =>
+      this.sampleFor(request.params, ctx.mcpReq.signal),
     );
-    client.setNotificationHandler(ElicitationCompleteNotificationSchema, (notification) =>
+    client.setNotificationHandler('notifications/elicitation/complete', (notification) =>
       this.logs.note(
         `the server says elicitation ${String(notification.params.elicitationId).slice(0, 100)} is complete`,
       ),
@@ -452,10 +486,9 @@ export class ServerConnection {
       this.lastFailure = this.logs.scrub(error.message).slice(0, 300);
       this.logs.note(`error: ${this.lastFailure}`);
     };
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void this.refreshTools(client));
+    client.setNotificationHandler('notifications/tools/list_changed', () => void this.refreshTools(client));
     this.client = client;
     this.current = transport;
-    const limit = this.deps.options.connectTimeoutMs;
     let timer: NodeJS.Timeout | undefined;
     try {
       await Promise.race([
@@ -478,6 +511,10 @@ export class ServerConnection {
       this.client = undefined;
       this.current = undefined;
       await client.close().catch(() => {});
+      if (era === 'auto' && error instanceof SdkError && error.code === SdkErrorCode.EraNegotiationFailed) {
+        this.logs.note(why);
+        return NEGOTIATION_FAILED;
+      }
       return why;
     }
     clearTimeout(timer);
@@ -487,10 +524,12 @@ export class ServerConnection {
     }
     client.onclose = () => this.lost(client);
     this.capabilities = client.getServerCapabilities();
+    this.protocolVersion = client.getNegotiatedProtocolVersion();
     this.status = 'connected';
     this.connectedAt = Date.now();
     this.lastFailure = undefined;
-    this.logs.note(`connected (${this.tools?.length ?? 0} tools)`);
+    const revision = this.protocolVersion ? `, protocol ${this.protocolVersion}` : '';
+    this.logs.note(`connected (${this.tools?.length ?? 0} tools${revision})`);
     this.deps.agentLog('info', `MCP server ${this.name} connected (${this.tools?.length ?? 0} tools)`);
     this.deps.toolsChanged();
     if (hooks && listening)
@@ -566,15 +605,7 @@ export class ServerConnection {
   }
 }
 
-/** Every page of `tools/list`. */
+/** Every page of `tools/list` (the SDK walks the pages when no cursor is given); never served from its cache. */
 async function listAllTools(client: Client, timeout: number): Promise<Tool[]> {
-  const tools: Tool[] = [];
-  let cursor: string | undefined;
-  for (let page = 0; page < 100; page++) {
-    const result = await client.listTools(cursor ? { cursor } : undefined, { timeout });
-    tools.push(...result.tools);
-    cursor = result.nextCursor;
-    if (!cursor) break;
-  }
-  return tools;
+  return (await client.listTools(undefined, { timeout, cacheMode: 'bypass' })).tools;
 }

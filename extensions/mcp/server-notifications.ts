@@ -13,12 +13,15 @@
  *   `prompts_*` tools ask the server at each call, so the next call sees the change.
  * - `roots/list` answers the agent's work folder as the one root when the registration has
  *   `exposeWorkFolder`; without it the client declares no roots capability and has none to list.
+ *
+ * On the 2026-07-28 revision there is no session for the server to write to unasked: the subscriptions
+ * and the `list_changed` notifications come on one `subscriptions/listen` stream opened after connecting,
+ * to the same handlers, and there is no `logging/setLevel`: each request names the level instead
+ * (server-connection.ts), and the server's log comes inside its answer.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
+import type { Client, LoggingLevel } from '@modelcontextprotocol/client';
 import { type LogLevel, type McpLogLevel, McpLogLevels } from '@agt/contracts';
 import type { LogRing } from './log-ring.js';
-import type { McpSdk } from './sdk.js';
 
 /** Server log messages written to the agent's log per server and minute, at most. */
 export const LOG_PER_MINUTE = 30;
@@ -51,23 +54,22 @@ const severity = (level: string) => McpLogLevels.indexOf(level as McpLogLevel);
 /** Sets the client's handlers for what the server sends on its own. */
 export function listenTo(
   client: Client,
-  sdk: McpSdk,
   server: string,
   hooks: NotificationHooks,
   logs: LogRing,
   root: string | undefined,
 ): { subscribed: Set<string> } {
   const subscribed = new Set<string>();
-  client.setNotificationHandler(sdk.ResourceUpdatedNotificationSchema, (notification) => {
+  client.setNotificationHandler('notifications/resources/updated', (notification) => {
     const uri = notification.params.uri;
     if (!subscribed.has(uri)) return;
     logs.note(`resource updated: ${uri.slice(0, 300)}`);
     hooks.resourceUpdated(uri);
   });
-  client.setNotificationHandler(sdk.ResourceListChangedNotificationSchema, () => logs.note('resource list changed'));
-  client.setNotificationHandler(sdk.PromptListChangedNotificationSchema, () => logs.note('prompt list changed'));
+  client.setNotificationHandler('notifications/resources/list_changed', () => logs.note('resource list changed'));
+  client.setNotificationHandler('notifications/prompts/list_changed', () => logs.note('prompt list changed'));
   const window = { start: 0, written: 0, dropped: 0 };
-  client.setNotificationHandler(sdk.LoggingMessageNotificationSchema, (notification) => {
+  client.setNotificationHandler('notifications/message', (notification) => {
     const { level, logger, data } = notification.params;
     if (severity(level) < severity(hooks.logLevel())) return;
     const now = Date.now();
@@ -88,8 +90,7 @@ export function listenTo(
     const text = logs.scrub(`${logger ? `${logger}: ` : ''}${body}`).slice(0, MAX_LOG_TEXT);
     hooks.serverLog(agentLevel(level), `MCP server ${server} [${level}] ${text}`);
   });
-  if (root)
-    client.setRequestHandler(sdk.ListRootsRequestSchema, () => ({ roots: [{ uri: root, name: 'work folder' }] }));
+  if (root) client.setRequestHandler('roots/list', () => ({ roots: [{ uri: root, name: 'work folder' }] }));
   return { subscribed };
 }
 
@@ -105,6 +106,7 @@ export async function afterConnect(
   timeout: number,
 ): Promise<void> {
   const capabilities = client.getServerCapabilities();
+  if (client.getProtocolEra() === 'modern') return listenModern(client, hooks, logs, subscribed, timeout);
   if (capabilities?.logging) {
     const level = hooks.logLevel();
     await client
@@ -127,5 +129,43 @@ export async function afterConnect(
       subscribed.delete(uri);
       logs.note(`could not subscribe to ${uri.slice(0, 300)}: ${logs.scrub((error as Error).message).slice(0, 200)}`);
     }
+  }
+}
+
+/** The 2026-07-28 revision's one stream of what the server sends unasked: list changes, subscriptions. */
+async function listenModern(
+  client: Client,
+  hooks: NotificationHooks,
+  logs: LogRing,
+  subscribed: Set<string>,
+  timeout: number,
+): Promise<void> {
+  const capabilities = client.getServerCapabilities();
+  const wanted = [...new Set(hooks.subscriptions())];
+  if (wanted.length > 0 && !capabilities?.resources?.subscribe) {
+    logs.note(`the server offers no resource subscriptions: ${wanted.length} not made`);
+    wanted.length = 0;
+  }
+  const filter = {
+    ...(capabilities?.tools?.listChanged ? { toolsListChanged: true } : {}),
+    ...(capabilities?.resources?.listChanged ? { resourcesListChanged: true } : {}),
+    ...(capabilities?.prompts?.listChanged ? { promptsListChanged: true } : {}),
+    ...(wanted.length ? { resourceSubscriptions: wanted } : {}),
+  };
+  if (Object.keys(filter).length === 0) return;
+  for (const uri of wanted) subscribed.add(uri);
+  try {
+    const subscription = await client.listen(filter, { timeout });
+    const honored = new Set(subscription.honoredFilter.resourceSubscriptions ?? []);
+    for (const uri of wanted) {
+      if (honored.has(uri)) logs.note(`subscribed to ${uri.slice(0, 300)}`);
+      else {
+        subscribed.delete(uri);
+        logs.note(`could not subscribe to ${uri.slice(0, 300)}: the server did not take it`);
+      }
+    }
+  } catch (error) {
+    for (const uri of wanted) subscribed.delete(uri);
+    logs.note(`could not listen for notifications: ${logs.scrub((error as Error).message).slice(0, 200)}`);
   }
 }

@@ -6,9 +6,12 @@
  * error instead of leaving the pending call to time out.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import {
+  deserializeMessage,
+  type JSONRPCMessage,
+  serializeMessage,
+  type Transport,
+} from '@modelcontextprotocol/client';
 
 export interface StdioLaunch {
   command: string;
@@ -27,7 +30,8 @@ export class ChildStdioTransport implements Transport {
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
   private child: ChildProcess | undefined;
-  private readonly buffer = new ReadBuffer({ maxBufferSize: MAX_LINE_BYTES });
+  /** Stdout read since the last complete line. */
+  private pending: Buffer | undefined;
   private exited: Promise<void> = Promise.resolve();
   private closed = false;
 
@@ -39,6 +43,15 @@ export class ChildStdioTransport implements Transport {
   /** The child's pid while it runs. */
   get pid(): number | undefined {
     return this.child?.pid;
+  }
+
+  /**
+   * Always null (stderr feeds the log instead). With `pid` it makes the SDK treat this transport as stdio
+   * when it negotiates the protocol revision: a server silent on `server/discover` is then an older one,
+   * not an outage.
+   */
+  get stderr(): null {
+    return null;
   }
 
   start(): Promise<void> {
@@ -71,15 +84,22 @@ export class ChildStdioTransport implements Transport {
     });
   }
 
+  /** Each complete stdout line is one message; the SDK's line reader skips lines that are not JSON, this one fails. */
   private read(chunk: Buffer): void {
     try {
-      this.buffer.append(chunk);
-      for (;;) {
-        const message = this.buffer.readMessage();
-        if (message === null) break;
+      let buffer = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
+      for (let end = buffer.indexOf(10); end !== -1; end = buffer.indexOf(10)) {
+        const line = buffer.toString('utf8', 0, end).replace(/\r$/, '');
+        buffer = buffer.subarray(end + 1);
+        if (line.trim() === '') continue;
+        const message = deserializeMessage(line);
+        if (this.closed) return;
         this.onmessage?.(message);
       }
+      if (buffer.length > MAX_LINE_BYTES) throw new Error(`a line longer than ${MAX_LINE_BYTES} bytes`);
+      this.pending = buffer.length > 0 ? buffer : undefined;
     } catch (error) {
+      this.pending = undefined;
       this.fail(
         new Error(
           `the server wrote something that is not JSON-RPC on stdout: ${(error as Error).message.slice(0, 200)}`,
@@ -120,7 +140,7 @@ export class ChildStdioTransport implements Transport {
     }
     // The group may outlive its leader (a grandchild that ignored SIGTERM): make sure it is gone.
     if (child) signalGroup(child, 'SIGKILL');
-    this.buffer.clear();
+    this.pending = undefined;
     this.onclose?.();
   }
 }

@@ -6,7 +6,7 @@
  * (`mcp_signin_required`, naming the scopes) before the SDK sees it, and the sign-in remembers the union
  * of scopes for the owner's next `agt mcp login` (oauth-signin.ts).
  */
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FetchLike } from '@modelcontextprotocol/client';
 
 /** Space-separated scopes of every list, each once, in first-seen order. */
 export function scopeUnion(...lists: Array<string | undefined>): string {

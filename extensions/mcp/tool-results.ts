@@ -4,7 +4,7 @@
  * text (or as an image when they are one), resource links and audio described in words, and
  * `structuredContent` as JSON when the server sent no text.
  */
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import type { ToolImage, ToolResult } from '@agt/contracts';
 
 export function toToolResult(result: CallToolResult): ToolResult {
