@@ -11,6 +11,7 @@ import t from 'tap';
 import { endSqliteJobs, runSqliteJob, sqliteJobsRunning } from '../kernel/storage/sqlite-job.js';
 import { runtimeHarness, type RuntimeHarness } from './fixtures/runtime/harness.js';
 import { createAgentFile } from './helpers/agent-file.js';
+import { libsql } from '../kernel/agents/libsql.js';
 
 let h: RuntimeHarness;
 let dir: string;
@@ -78,6 +79,37 @@ t.test(
     await h.d.request('PATCH', '/settings', { storage: null });
   },
 );
+
+t.test('a WAL holding only lease heartbeats is not checkpointed until it grows; any other write is', async (t) => {
+  const id = await h.agent({}, {});
+  const agent = h.d.daemon.kernel.registry.resolve(id);
+  const maintenance = h.d.daemon.kernel.storage.maintenance;
+  const leases = h.d.daemon.kernel.registry.leases;
+  const wal = async () => (await h.d.request('GET', `/agents/${id}/status`)).body.storage.walBytes as number;
+  const pass = () => maintenance.runPass().find((r) => r.agentId === id)!.checkpoint;
+  agent.file.logs.write({ level: 'info', origin: 'test', message: 'a row' });
+  t.equal(pass(), 'truncate', 'a written row: checkpointed');
+  leases.beat();
+  t.equal(pass(), 'heartbeats', 'a heartbeat since: left in the WAL');
+  t.ok((await wal()) > 0, 'the WAL holds the heartbeat');
+  agent.file.logs.write({ level: 'info', origin: 'test', message: 'another row' });
+  t.equal(pass(), 'truncate', 'a row written after the heartbeat: checkpointed');
+  t.equal(await wal(), 0);
+  // Another connection's commit (as the agent's SQL child writes) counts as well.
+  leases.beat();
+  const other = new (libsql())(agent.file.path);
+  other.exec("INSERT INTO agt_meta (key, value, updated_at) VALUES ('other-connection', '1', 0)");
+  other.close();
+  t.equal(pass(), 'truncate', "another connection's commit: checkpointed");
+  // Heartbeats alone past a sixteenth of the bound (the smallest bound, 256 KiB: 16 KiB, four beats).
+  t.equal((await h.d.request('PATCH', '/settings', { storage: { walMaxBytes: 262_144 } })).status, 200);
+  leases.beat();
+  t.equal(pass(), 'heartbeats');
+  // Each beat a new time (a beat in the same millisecond leaves the row, and so the page, as it was).
+  for (let i = 1; i <= 5; i++) t.ok(agent.file.lease.heartbeat(leases.me.owner, Date.now() + i * 1000));
+  t.equal(pass(), 'truncate', 'heartbeats alone, once the WAL grew: checkpointed');
+  await h.d.request('PATCH', '/settings', { storage: null });
+});
 
 t.test('a backup worker still running at shutdown is ended (the final shutdown step)', async (t) => {
   const path = await createAgentFile(dir, {});

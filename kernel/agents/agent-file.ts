@@ -257,6 +257,20 @@ export class AgentFile {
     }
   }
 
+  /**
+   * A value that moves with every commit to the file except the lease's heartbeats: rows changed on this
+   * connection (`total_changes()` less the heartbeats'), its schema changes (`schema_version`) and other
+   * connections' commits (`data_version`: the agent's SQL child, a backup tool). The maintenance pass
+   * compares it with the one of its last checkpoint (kernel/storage/maintenance.ts).
+   */
+  writeMark(): string {
+    const row = this.sql.one<{ changes: number; schema: number }>(
+      'SELECT total_changes() AS changes, schema_version AS schema FROM pragma_schema_version',
+    );
+    const data = this.sql.one<{ data_version: number }>('PRAGMA data_version')?.data_version;
+    return `${Number(row?.changes) - this.lease.heartbeatChanges}:${row?.schema}:${data}`;
+  }
+
   /** The schema version of the file now (`PRAGMA user_version`). */
   get version(): number {
     return userVersion(this.sql);

@@ -6,7 +6,8 @@
  *   (every `storage.maintenanceSeconds`, default 60) adds a PASSIVE checkpoint for a busy agent and a
  *   TRUNCATE checkpoint (WAL to 0 bytes) for an idle one; TRUNCATE runs with a busy timeout of 0, so a
  *   reader in the way (the agent's SQL child, a backup) makes it give up at once instead of blocking the
- *   daemon's event loop.
+ *   daemon's event loop. A WAL that gained nothing but lease heartbeats since the last checkpoint is left
+ *   alone while it is small ({@link HEARTBEAT_WAL_SHARE}): idle agents cost no `fsync`s.
  * - Retention: `storage.retention.{logs, events, messages}` `{maxAgeDays, maxRows}` delete old rows of
  *   `agt_logs`, `agt_audit` and finished `agt_inbox` / `agt_outbox` rows (read inbox rows; outbox rows no longer queued
  *   or pending); `retention.umbilical` trims the in-memory replay window the same way. When that frees a quarter of the
@@ -31,6 +32,14 @@ const SIZE_CACHE_MS = 1_000;
 const DAY_MS = 86_400_000;
 /** A VACUUM or incremental_vacuum runs when at least this share of the file's pages is free. */
 const FREE_SHARE = 0.25;
+/**
+ * A WAL that gained only lease heartbeats since the file's last checkpoint is not checkpointed until it
+ * reaches this share of `walMaxBytes` (256 KB of the default 4 MiB, ~60 heartbeats, ten minutes): a
+ * checkpoint syncs the WAL and the file, and the next write after it restarts the WAL and syncs its header,
+ * three `fsync`s on the event loop per idle agent per pass, for rows nobody needs on disk (a lost heartbeat
+ * is a missed beat). With 1,000 idle agents that was most of the daemon's idle time.
+ */
+const HEARTBEAT_WAL_SHARE = 1 / 16;
 
 /** Which table and which rows each retention kind prunes (only finished message rows). */
 const RETENTION_TABLES: Record<'logs' | 'events' | 'messages', Array<{ table: string; finished: string }>> = {
@@ -52,7 +61,8 @@ export interface StorageInfo {
 export interface PassReport {
   agentId: string;
   deleted: number;
-  checkpoint: 'passive' | 'truncate' | 'busy' | 'none';
+  /** `heartbeats`: left alone, the WAL holding nothing but lease heartbeats since the last checkpoint. */
+  checkpoint: 'passive' | 'truncate' | 'busy' | 'heartbeats' | 'none';
   vacuumed: boolean;
 }
 
@@ -87,6 +97,8 @@ export class StorageMaintenance {
   private timer: NodeJS.Timeout | undefined;
   private readonly counts = new WeakMap<AgentFile, { at: number; tables: Record<string, number> }>();
   private readonly sizes = new WeakMap<AgentFile, { at: number; fileBytes: number; walBytes: number }>();
+  /** Each file's `writeMark()` at its last complete checkpoint. */
+  private readonly checkpointed = new WeakMap<AgentFile, string>();
   private everyMs = 0;
 
   constructor(private readonly deps: MaintenanceDeps) {}
@@ -168,7 +180,7 @@ export class StorageMaintenance {
       this.counts.delete(file);
       vacuumed = this.giveBackFreePages(file, idle);
     }
-    const checkpoint = this.checkpoint(file, idle);
+    const checkpoint = this.checkpoint(file, idle, storage?.walMaxBytes ?? DEFAULT_WAL_MAX_BYTES);
     // The pass is what shrinks the file and its WAL: the next status reads them again.
     this.sizes.delete(file);
     // What the pass read stays in the OS cache, not in this connection's (~90 KB per agent).
@@ -220,17 +232,24 @@ export class StorageMaintenance {
     return true;
   }
 
-  private checkpoint(file: AgentFile, idle: boolean): PassReport['checkpoint'] {
-    if (sizeOf(`${file.path}-wal`) === 0) return 'none';
+  private checkpoint(file: AgentFile, idle: boolean, walMaxBytes: number): PassReport['checkpoint'] {
+    const walBytes = sizeOf(`${file.path}-wal`);
+    if (walBytes === 0) return 'none';
+    const mark = file.writeMark();
+    if (walBytes < walMaxBytes * HEARTBEAT_WAL_SHARE && this.checkpointed.get(file) === mark) return 'heartbeats';
     if (!idle) {
-      file.raw.all('PRAGMA wal_checkpoint(PASSIVE)');
+      const row = file.raw.one<{ busy: number; log: number; checkpointed: number }>('PRAGMA wal_checkpoint(PASSIVE)');
+      if (row && Number(row.busy) === 0 && Number(row.log) === Number(row.checkpointed))
+        this.checkpointed.set(file, mark);
       return 'passive';
     }
     // Never wait for a reader here (the event loop would wait with it): busy means try again next pass.
     file.raw.exec('PRAGMA busy_timeout = 0');
     try {
       const row = file.raw.one<{ busy: number }>('PRAGMA wal_checkpoint(TRUNCATE)');
-      return row && Number(row.busy) !== 0 ? 'busy' : 'truncate';
+      if (row && Number(row.busy) !== 0) return 'busy';
+      this.checkpointed.set(file, mark);
+      return 'truncate';
     } finally {
       file.raw.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     }

@@ -21,6 +21,9 @@ export interface LeaseRow extends LeaseOwner {
 export type LeaseResult = { ok: true } | { ok: false; holder: LeaseRow };
 
 export class LeaseStore {
+  /** Rows the heartbeats changed on this connection: what `AgentFile.writeMark` leaves out. */
+  heartbeatChanges = 0;
+
   constructor(private readonly sql: Sql) {}
 
   read(): LeaseRow | undefined {
@@ -51,7 +54,9 @@ export class LeaseStore {
 
   /** Refreshes the heartbeat; false when the lease is no longer ours (taken over after going stale). */
   heartbeat(owner: string, now = Date.now()): boolean {
-    return this.sql.run('UPDATE agt_lease SET heartbeat_at = ? WHERE id = 1 AND owner = ?', now, owner).changes > 0;
+    const { changes } = this.sql.run('UPDATE agt_lease SET heartbeat_at = ? WHERE id = 1 AND owner = ?', now, owner);
+    this.heartbeatChanges += changes;
+    return changes > 0;
   }
 
   /** Gives the lease up if we hold it. */
