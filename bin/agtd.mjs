@@ -5,6 +5,7 @@
 // what runs is never older than what is on disk. From the sources, imports of `@agt/contracts` take the
 // package's `agt-source` condition (its TypeScript files, the ones the kernel imports), as under `npm test`.
 import './v8-flags.mjs';
+import { enableCompileCache } from './compile-cache.mjs';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { register as registerHooks } from 'node:module';
 import { join, sep } from 'node:path';
@@ -51,6 +52,7 @@ function currentBuild() {
 
 const build = currentBuild();
 if (build.main) {
+  enableCompileCache();
   await import(pathToFileURL(build.main).href);
 } else {
   process.stderr.write(
