@@ -250,11 +250,25 @@ try {
     const samples: number[] = [];
     const health: number[] = [];
     const until = Date.now() + idleSeconds * 1000;
+    // The profile's clock is the monotonic one: this window is what `bench/profile-top.mjs --from --to` takes.
+    const fromUs = process.hrtime.bigint() / 1000n;
+    const cpuBefore = cpuMs(pid);
+    // The daemon's CPU per 10 s of the idle time: the first maintenance passes over new agents, then the
+    // steady state.
+    const cpuSlices: number[] = [];
+    let sliceCpu = cpuBefore;
+    let nextSlice = Date.now() + 10_000;
     let nextRss = 0;
     while (Date.now() < until) {
       const since = performance.now();
       await call(port, 'GET', '/health', undefined, false);
       health.push(performance.now() - since);
+      if (Date.now() >= nextSlice) {
+        const now = cpuMs(pid);
+        cpuSlices.push(Math.round((now - sliceCpu) / 10));
+        sliceCpu = now;
+        nextSlice += 10_000;
+      }
       if (Date.now() >= nextRss) {
         samples.push(memory(pid).rss);
         nextRss = Date.now() + 1000;
@@ -262,7 +276,7 @@ try {
       await sleep(50);
     }
     console.log(
-      `idle ${idleSeconds} s with ${n}: RSS max ${mb(Math.max(...samples))} MB, last ${mb(samples.at(-1)!)} MB; /health median ${mb(percentile(health, 50))} ms, p99 ${mb(percentile(health, 99))} ms, slowest ${mb(Math.max(...health))} ms`,
+      `idle ${idleSeconds} s with ${n}: RSS max ${mb(Math.max(...samples))} MB, last ${mb(samples.at(-1)!)} MB; /health median ${mb(percentile(health, 50))} ms, p99 ${mb(percentile(health, 99))} ms, slowest ${mb(Math.max(...health))} ms; daemon CPU ${mb((cpuMs(pid) - cpuBefore) / idleSeconds)} ms per s (per 10 s: ${cpuSlices.join(' ')}; window --from=${fromUs} --to=${process.hrtime.bigint() / 1000n})`,
     );
   }
   await stopDaemon();

@@ -42,7 +42,7 @@ function writeLargeFile(dir: string, messages: number): string {
 }
 
 export async function openLargeBench(
-  options: { messages?: number; runs?: number; nodeArgs?: string[] } = {},
+  options: { messages?: number; runs?: number; nodeArgs?: string[]; windowsFile?: string } = {},
   cleanups: Array<() => unknown> = [],
 ): Promise<OpenLargeFigures> {
   const messages = options.messages ?? 10_000;
@@ -61,13 +61,17 @@ export async function openLargeBench(
   const { port, exited } = await startBuiltDaemon(ROOT, join(ROOT, 'dist'), dataDir, cleanups, options.nodeArgs);
   const samples: number[] = [];
   const loads: number[] = [];
+  /** Each run's load request → answer on the monotonic clock (µs), the clock of a `--cpu-prof` profile. */
+  const windows: Array<[bigint, bigint]> = [];
   for (let run = 0; run < runs; run++) {
     const since = performance.now();
+    const fromUs = process.hrtime.bigint() / 1000n;
     const loaded = await call(port, 'POST', '/agents/load', { filePath: path });
     loads.push(performance.now() - since);
     if (loaded.status !== 200) throw new Error(`agents/load answered ${loaded.status}: ${JSON.stringify(loaded.body)}`);
     const answered = await call(port, 'POST', `/agents/${loaded.body.id}/chat?wait=true`, { text: `hello ${run}` });
     samples.push(performance.now() - since);
+    windows.push([fromUs, process.hrtime.bigint() / 1000n]);
     if (answered.status !== 200) throw new Error(`chat answered ${answered.status}: ${JSON.stringify(answered.body)}`);
     const unloaded = await call(port, 'POST', `/agents/${loaded.body.id}/unload`, {});
     if (unloaded.status !== 200) throw new Error(`unload answered ${unloaded.status}`);
@@ -76,6 +80,7 @@ export async function openLargeBench(
   // A graceful stop, so a `--cpu-prof` profile is written.
   await call(port, 'POST', '/daemon/shutdown', {});
   await exited;
+  if (options.windowsFile) writeFileSync(options.windowsFile, JSON.stringify(windows.map((w) => w.map(Number))));
   return { messages, fileMB, samples, medianMs: percentile(samples, 50), loadMedianMs: percentile(loads, 50) };
 }
 
@@ -88,6 +93,8 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
         messages: Number(arg('messages') ?? 10_000),
         runs: Number(arg('runs') ?? 7),
         nodeArgs: arg('profile-dir') ? ['--cpu-prof', `--cpu-prof-dir=${arg('profile-dir')}`] : [],
+        // Each run's window (load request → answer, monotonic µs) for `bench/profile-top.mjs --windows=`.
+        windowsFile: arg('profile-dir') ? join(arg('profile-dir')!, 'windows.json') : undefined,
       },
       cleanups,
     );

@@ -3,6 +3,8 @@
 // - `--from`/`--to` keep only the samples taken in that window of the monotonic clock (`process.hrtime`
 //   µs, the profile's own clock; e.g. the measured phase bench/turn-rate.ts prints), so a daemon's start
 //   does not dilute the shares.
+// - `--windows=<file.json>` (an array of [from, to] pairs, e.g. what bench/open-large.ts writes) keeps the
+//   samples inside any of them; `--skip=n` leaves out the first n windows (a process's first uses).
 // - Frames of a bundled build (dist/) are mapped back to their source file through the build's `.map`,
 //   so "by source" splits the one-file daemon bundle into kernel/runtime/..., kernel/events/... .
 // - "by owner" charges each sample to the nearest frame (leaf upwards) in a source file or package, so
@@ -15,6 +17,9 @@ const opt = (name) => Number(argv.find((a) => a.startsWith(`--${name}=`))?.slice
 const [path, rows] = argv.filter((a) => !a.startsWith('--'));
 const from = opt('from'),
   to = opt('to');
+const windowsPath = argv.find((a) => a.startsWith('--windows='))?.slice(10);
+const windows = windowsPath ? JSON.parse(readFileSync(windowsPath, 'utf8')).slice(opt('skip') || 0) : null;
+const outside = (at) => (windows ? !windows.some(([f, t]) => at >= f && at <= t) : at < from || at > to);
 const p = JSON.parse(readFileSync(path, 'utf8'));
 const byId = new Map(p.nodes.map((n) => [n.id, n]));
 const dt = p.timeDeltas;
@@ -23,7 +28,7 @@ const counts = new Map();
 let at = p.startTime;
 for (let i = 0; i < p.samples.length; i++) {
   at += dt[i] ?? 0;
-  if (at < from || at > to) continue;
+  if (outside(at)) continue;
   counts.set(p.samples[i], (counts.get(p.samples[i]) ?? 0) + (dt[i] ?? 0));
 }
 const maps = new Map();
