@@ -14,8 +14,6 @@ import type { MeshAgent } from '../directory.js';
 export const OWNER_SCHEME = 'agtOwnerToken';
 /** An extension of the extended card: `params` say which model the agent runs on and its limits. */
 export const DETAILS_EXTENSION = 'urn:agt:a2a:agent-details:v1';
-/** The JSON-RPC method names of the extended card (v1.0, v0.3). */
-export const EXTENDED_CARD_METHODS = new Set(['GetExtendedAgentCard', 'agent/getAuthenticatedExtendedCard']);
 
 const SCHEME_ABOUT =
   "The agt daemon owner's API token as `Authorization: Bearer <token>`; needed only for the extended agent card.";

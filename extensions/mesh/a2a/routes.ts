@@ -181,7 +181,7 @@ export function registerA2ARoutes(app: FastifyInstance, deps: A2ARouteDeps): voi
       reply.raw.once('close', () => closed.abort());
       const agentHandler = new handler.AgentA2AHandler(handlerDeps(deps), agent, { ...caller, signal: closed.signal });
       if (rpc.method === (legacy ? 'agent/getAuthenticatedExtendedCard' : 'GetExtendedAgentCard'))
-        return extendedCard(reply, rpc.id ?? null, () => agentHandler.extendedCard(legacy ? '0.3' : '1.0'), failure);
+        return extendedCard(reply, rpcId(rpc.id), () => agentHandler.extendedCard(legacy ? '0.3' : '1.0'), failure);
       const transport = legacy
         ? new compat.LegacyJsonRpcTransportHandler(agentHandler)
         : new server.JsonRpcTransportHandler(agentHandler);
@@ -200,6 +200,9 @@ export function registerA2ARoutes(app: FastifyInstance, deps: A2ARouteDeps): voi
     },
   );
 }
+
+/** A JSON-RPC request id as an answer may echo it: a string or a number, else null. */
+const rpcId = (id: unknown) => (typeof id === 'string' || typeof id === 'number' ? id : null);
 
 /** What the agent's A2A handler is given of the route's deps. */
 export const handlerDeps = (deps: A2ARouteDeps) => ({
