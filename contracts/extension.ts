@@ -23,6 +23,7 @@ import type { AgentLauncher } from './agent-launcher.js';
 import type { ServerGuards } from './server-guards.js';
 import type { RuntimeGaugesAccess } from './runtime-gauges.js';
 import type { DaemonIdentity, LocalRequests } from './relayed-requests.js';
+import type { RequestAuth } from './request-auth.js';
 import type { ExtensionSecrets } from './extension-secrets.js';
 import contractsPackage from './package.json' with { type: 'json' };
 
@@ -209,6 +210,14 @@ export interface ExtensionContext<Config = unknown> {
    * @beta
    */
   secrets?: ExtensionSecrets;
+  /**
+   * Checks a request's `Authorization` header against the daemon token, for a server the extension opens itself
+   * (see `request-auth.ts`): the owner's credential, verified without the extension seeing it. The daemon's kernel
+   * always offers it; a fake kernel in tests may not.
+   *
+   * @beta
+   */
+  auth?: RequestAuth;
   /**
    * Prints one line where the daemon prints its own listening line (stdout, unless the embedder
    * redirected it): for an extension's listening line such as `agt mesh listening on http://HOST:PORT`

@@ -95,5 +95,7 @@ export * from './agent-placement.js';
 export * from './event-scopes.js';
 /** relayed requests, `ctx.requests` and `ctx.daemonIdentity`. */
 export * from './relayed-requests.js';
+/** the daemon token checked for an extension's own server (`ctx.auth`). */
+export * from './request-auth.js';
 /** carriers of agents' messages, asked before the transports (the fleet's JetStream). */
 export * from './message-carriers.js';

@@ -20,6 +20,7 @@ import { buildApp, type KernelApp } from './http/app.js';
 import { AgentRelay } from './http/agent-forwarding.js';
 import type { KdfCost } from './identity/kdf.js';
 import { isLoopbackAddress } from './http/host-check.js';
+import { requestAuth } from './http/guards.js';
 import { acceptedByCredentialChecks } from './extensions/kernel-points.js';
 import { registerKernelRoutes } from './routes/index.js';
 import { logActivity } from './runtime/activity-log.js';
@@ -228,6 +229,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     const host = {
       ...kernel,
       requests: relay.localRequests(app, token, () => port),
+      auth: requestAuth(token),
       runtimeKey: { did: kernel.identity.runtimeDid, sign: (bytes: Uint8Array) => kernel.identity.runtimeSign(bytes) },
     };
     extensions = await loadExtensions(app, host, kernel.extensions, manifestPath, {

@@ -12,7 +12,7 @@ import { buildApp } from '../kernel/http/app.js';
 import { forSerializing } from '../kernel/http/serializer-schema.js';
 import { AgentStatus } from '../kernel/http-api/agents-api.js';
 import { AgtError } from '../contracts/errors.js';
-import { bearerToken, secretEquals } from '../kernel/http/guards.js';
+import { bearerToken, requestAuth, secretEquals } from '../kernel/http/guards.js';
 
 const guard = { token: 'tok', localProof: 'proof', behindProxy: false, allowedHosts: [], boundPort: () => 0 };
 
@@ -168,4 +168,10 @@ t.test('the guard: bearer token and secret comparison', async (t) => {
     t.equal(secretEquals(given, expected), same, `${JSON.stringify(given)} against ${JSON.stringify(expected)}`);
   }
   t.equal(secretEquals('abc', 'abc'), true, 'again after a longer value left bytes in the scratch buffer');
+  const auth = requestAuth('the-token');
+  t.same(auth.verifyBearer('Bearer the-token'), { kind: 'owner' }, 'ctx.auth: the daemon token names the owner');
+  t.same(auth.verifyBearer('bearer  the-token'), { kind: 'owner' }, 'in the spellings the guard accepts');
+  for (const header of [undefined, 'Bearer the-toke', 'Bearer the-token2', 'Basic the-token', 'the-token', 'Bearer '])
+    t.equal(auth.verifyBearer(header), undefined, `ctx.auth refuses ${JSON.stringify(header)}`);
+  t.equal(auth.verifyBearer(['Bearer the-token', 'Bearer the-token']), undefined, 'a repeated header is none');
 });

@@ -75,7 +75,7 @@ export default defineExtension({
           guards: ctx.serverGuards,
           guardPolicy: { publicNames: () => server.publicNames(), limits: options.serverLimits },
           baseUrl: () => server.baseUrl(),
-          a2a: { book, waitMs: options.a2aWaitMs },
+          a2a: { book, waitMs: options.a2aWaitMs, ...(ctx.auth ? { auth: ctx.auth } : {}) },
         }),
       options.publicNames,
     );

@@ -11,7 +11,7 @@ import { Type } from 'typebox';
 import { parseStrictJson } from '@agt/contracts';
 import { AgtError } from '@agt/contracts';
 import { notFoundAnswer, sendErrorAnswer } from '@agt/contracts';
-import type { AgentsService, InboxService } from '@agt/contracts';
+import type { AgentsService, InboxService, RequestAuth } from '@agt/contracts';
 import type { ServerGuardPolicy, ServerGuards } from '@agt/contracts';
 import { buildCard, endpointsOf } from './cards.js';
 import { findMeshAgent, meshAgents, type MeshAgent } from './directory.js';
@@ -42,7 +42,7 @@ export interface MeshAppDeps {
   /** The server's own base URL (a configured public name, else the bound address), for cards and health. */
   baseUrl(): string;
   /** A2A (a2a/routes.ts): the tasks of A2A requests, and how long a blocking send waits. */
-  a2a?: { book: TaskBook; waitMs: number };
+  a2a?: { book: TaskBook; waitMs: number; auth?: RequestAuth };
 }
 
 const scopeOfRequest = (request: FastifyRequest): Scope => scopeOf(request.raw.socket.remoteAddress);
@@ -135,6 +135,7 @@ export function buildMeshApp(deps: MeshAppDeps): FastifyInstance {
       addressLimiter: deps.addressLimiter,
       book: deps.a2a.book,
       waitMs: deps.a2a.waitMs,
+      ...(deps.a2a.auth ? { auth: deps.a2a.auth } : {}),
       version: deps.version,
       baseUrl: deps.baseUrl,
       visibleAgent: (request: FastifyRequest<{ Params: { handle: string } }>) => visibleAgent(deps, request),

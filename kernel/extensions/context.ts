@@ -99,6 +99,7 @@ export function buildContext(kernel: ExtensionHostDeps, input: ContextInput): Bu
     ...(kernel.gauges ? { gauges: kernel.gauges } : {}),
     ...(kernel.requests ? { requests: kernel.requests } : {}),
     ...(kernel.runtimeKey ? { daemonIdentity: daemonIdentity(kernel.runtimeKey, name) } : {}),
+    ...(kernel.auth ? { auth: kernel.auth } : {}),
     ...(kernel.identity ? { secrets: extensionSecrets(kernel.settings.dataDir, name, kernel.identity) } : {}),
     print: (line: string) => (kernel.print ?? defaultPrint)(String(line).replace(/[\r\n]+/g, ' ')),
     serverGuards: createServerGuards(() => kernel.settings.current().server),

@@ -4,6 +4,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AuthPrincipal, RequestAuth } from '@agt/contracts';
 import { badBearerToken, crossOrigin, hostNotAllowed, loopbackOnly, repeatedHost } from './errors.js';
 import {
   absoluteFormAuthority,
@@ -186,6 +187,21 @@ export function bearerToken(header: string | undefined): string | undefined {
   if (header === undefined) return undefined;
   if (header.startsWith('Bearer ')) return header.slice(7).trim();
   return /^Bearer\s+(.+)$/i.exec(header)?.[1]?.trim();
+}
+
+/**
+ * `ctx.auth` (contracts/request-auth.ts): the daemon token checked as {@link checkRequest} checks it, for the
+ * servers extensions open. One header only: a repeated `Authorization` is no credential.
+ */
+export function requestAuth(token: string): RequestAuth {
+  const owner: AuthPrincipal = Object.freeze({ kind: 'owner' });
+  return Object.freeze({
+    verifyBearer(authorization: string | readonly string[] | undefined) {
+      if (typeof authorization !== 'string') return undefined;
+      const given = bearerToken(authorization);
+      return given !== undefined && given !== '' && secretEquals(given, token) ? owner : undefined;
+    },
+  });
 }
 
 export interface GuardOptions extends HostPolicy {

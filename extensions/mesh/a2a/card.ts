@@ -10,12 +10,14 @@
  *
  * Two shapes at one URL, by the `A2A-Version` request header as the SDK's own card router does: `1.0`
  * (what v1.0 clients send) gets the v1.0 card; none or `0.3` gets the same card with the v0.3 members
- * added (`url`, `preferredTransport`, `protocolVersion`). Each shape is signed as it is served, so a
- * verifier of the whole card it received finds a signature that covers every member.
+ * added (`url`, `preferredTransport`, `protocolVersion`; `supportsAuthenticatedExtendedCard` and `securitySchemes` in
+ * the v0.3 form). Each shape is signed as it is served, so a verifier of the whole card it received finds a
+ * signature that covers every member. The extended card (extended-card.ts) is built and signed the same way.
  */
 import { canonicalJson, isEd25519Did, publicKeyFromDid, verifyDidSignature } from '@agt/contracts';
 import type { AgentsService } from '@agt/contracts';
 import type { MeshAgent } from '../directory.js';
+import { detailsExtension, toolSkills, v03SecuritySchemes, v1SecuritySchemes } from './extended-card.js';
 
 export const A2A_VERSION_HEADER = 'a2a-version';
 /** An agent card's DID extension: `params.did` names the did:key that signs the card. */
@@ -34,6 +36,9 @@ export const rootOf = (base: string, handle: string) => `${base}/agents/${encode
 export const a2aUrlOf = (base: string, handle: string) => `${rootOf(base, handle)}/a2a`;
 export const cardUrlOf = (base: string, handle: string) => `${rootOf(base, handle)}/.well-known/agent-card.json`;
 
+/** A skill's tags, never empty: A2A requires the list (a v0.3 client refuses a card whose skill has none). */
+const orTag = (tags: string[], fallback: string) => (tags.length > 0 ? tags : [fallback]);
+
 /**
  * The agent's skills: `messaging.skills` of its config (`{id, name, description, tags?, examples?}`), else one made of
  * its name and description.
@@ -51,7 +56,7 @@ export function skillsOf(agent: MeshAgent): Array<Record<string, unknown>> {
       id: String(skill.id).slice(0, 100),
       name: String(skill.name).slice(0, 200),
       description: typeof skill.description === 'string' ? skill.description.slice(0, 2000) : '',
-      tags: strings(skill.tags),
+      tags: orTag(strings(skill.tags), String(skill.id).slice(0, 100)),
       examples: strings(skill.examples),
     }));
   if (skills.length > 0) return skills;
@@ -60,7 +65,7 @@ export function skillsOf(agent: MeshAgent): Array<Record<string, unknown>> {
       id: 'chat',
       name: agent.view.name,
       description: config.description ?? '',
-      tags: strings(record(config.metadata).tags),
+      tags: orTag(strings(record(config.metadata).tags), 'chat'),
       examples: [],
     },
   ];
@@ -96,6 +101,15 @@ const b64url = (bytes: Uint8Array | string) => Buffer.from(bytes).toString('base
 /** The key id of a did:key (`did:key:z…#z…`, the DID URL of its one verification method). */
 export const kidOf = (did: string) => `${did}#${did.slice('did:key:'.length)}`;
 
+export interface CardOptions {
+  /** `1.0`, or `0.3`: the v0.3 members added. Default `1.0`. */
+  shape?: '1.0' | '0.3';
+  /** The daemon checks the owner's credential (`ctx.auth`): the card declares the extended card and its scheme. */
+  offersExtended?: boolean;
+  /** The extended card itself, for the owner's credential: the agent's tools and details added (extended-card.ts). */
+  extended?: boolean;
+}
+
 /**
  * The card of `agent` in the shape a client of `shape` reads (`1.0`, or `0.3`: the v0.3 members added), signed
  * as served when the agent has an identity and its key is reachable.
@@ -105,9 +119,10 @@ export async function buildA2ACard(
   agent: MeshAgent,
   base: string,
   version: string,
-  shape: '1.0' | '0.3' = '1.0',
+  options: CardOptions = {},
 ): Promise<Record<string, unknown>> {
-  const v1 = v1Card(agent, base, version);
+  const shape = options.shape ?? '1.0';
+  const v1 = v1Card(agent, base, version, options);
   const card = shape === '0.3' ? compatCard(v1) : v1;
   const did = agent.did;
   if (!did) return card;
@@ -120,7 +135,7 @@ export async function buildA2ACard(
     // The v0.3 shape carries two: one over the card as served (a verifier of the JSON it received), and one
     // over its v1.0 members (the v1.0 SDK reads any card through the v1.0 proto form, dropping the v0.3 ones).
     // A verifier accepts a card when one of its signatures verifies.
-    const signatures = shape === '0.3' ? [await signed(card), await signed(v1)] : [await signed(card)];
+    const signatures = shape === '0.3' ? [await signed(card), await signed(v1Reading(v1))] : [await signed(card)];
     return { ...card, signatures };
   } catch {
     // Locked credentials: the card goes out unsigned (a verifier treats it as such).
@@ -129,8 +144,21 @@ export async function buildA2ACard(
 }
 
 /** The v1.0 card of `agent`, unsigned. */
-function v1Card(agent: MeshAgent, base: string, version: string): Record<string, unknown> {
+function v1Card(agent: MeshAgent, base: string, version: string, options: CardOptions): Record<string, unknown> {
   const url = a2aUrlOf(base, agent.handle);
+  const offers = options.offersExtended === true || options.extended === true;
+  const extensions = [
+    ...(agent.did
+      ? [
+          {
+            uri: DID_EXTENSION,
+            description: 'the did:key of this agent; it signs this card and its mesh messages',
+            params: { did: agent.did },
+          },
+        ]
+      : []),
+    ...(options.extended ? [detailsExtension(agent)] : []),
+  ];
   return withoutDefaults({
     name: agent.view.name,
     description: agent.view.config.description || agent.view.name,
@@ -143,22 +171,23 @@ function v1Card(agent: MeshAgent, base: string, version: string): Record<string,
     capabilities: {
       streaming: true,
       pushNotifications: true,
-      ...(agent.did
-        ? {
-            extensions: [
-              {
-                uri: DID_EXTENSION,
-                description: 'the did:key of this agent; it signs this card and its mesh messages',
-                params: { did: agent.did },
-              },
-            ],
-          }
-        : {}),
+      extensions,
+      ...(offers ? { extendedAgentCard: true } : {}),
     },
+    ...(offers ? { securitySchemes: v1SecuritySchemes() } : {}),
     defaultInputModes: ['text/plain'],
     defaultOutputModes: ['text/plain'],
-    skills: skillsOf(agent),
+    skills: [...skillsOf(agent), ...(options.extended ? toolSkills(agent) : [])],
   }) as Record<string, unknown>;
+}
+
+/**
+ * What a v1.0 reader makes of the v0.3 shape: the v1.0 members, less `securitySchemes` (the v0.3 shape has them in
+ * the v0.3 form, which the v1.0 form does not read).
+ */
+function v1Reading(v1: Record<string, unknown>): Record<string, unknown> {
+  const { securitySchemes: _schemes, ...rest } = v1;
+  return rest;
 }
 
 /** The v0.3 reading of an unsigned v1.0 card: the v0.3 members added (the SDK's compat card with its v1.0 interfaces kept). */
@@ -166,7 +195,14 @@ function compatCard(card: Record<string, unknown>): Record<string, unknown> {
   const legacy = (card.supportedInterfaces as Array<Record<string, unknown>>).find(
     (item) => item.protocolVersion === '0.3',
   )!;
-  return { ...card, url: legacy.url, preferredTransport: 'JSONRPC', protocolVersion: '0.3' };
+  const extended = record(card.capabilities).extendedAgentCard === true;
+  return {
+    ...card,
+    url: legacy.url,
+    preferredTransport: 'JSONRPC',
+    protocolVersion: '0.3',
+    ...(extended ? { supportsAuthenticatedExtendedCard: true, securitySchemes: v03SecuritySchemes() } : {}),
+  };
 }
 
 /** Whether the request asks for the v1.0 card (`A2A-Version: 1.x`). */

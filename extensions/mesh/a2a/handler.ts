@@ -40,6 +40,7 @@ import type { AgentsService } from '@agt/contracts';
 import { isTraceparent } from '@agt/contracts';
 import type { MeshAgent } from '../directory.js';
 import { buildA2ACard } from './card.js';
+import { CallerUnauthenticated, type CredentialCheck } from './extended-card.js';
 import { TRACE_METADATA } from './sender.js';
 import { isFinal, isTerminal, MAX_PUSH_CONFIGS, type PushConfig, type TaskBook, type TaskRecord } from './tasks.js';
 
@@ -50,6 +51,8 @@ export interface A2AHandlerDeps {
   waitMs: number;
   version: string;
   baseUrl(): string;
+  /** The daemon checks the owner's credential (`ctx.auth`): the extended card is offered. */
+  offersExtended: boolean;
 }
 
 /** Who asks: the address bucket the tasks belong to, and the DID a signed sender proved. */
@@ -63,6 +66,8 @@ export interface Caller {
   admitted: boolean;
   /** Aborts when the request's connection closes: a stream waiting for updates ends. */
   signal?: AbortSignal;
+  /** The request's `Authorization` checked against the owner's credential (`ctx.auth`): the extended card's key. */
+  credential: CredentialCheck;
 }
 
 const CANCEL_WAIT_MS = 10_000;
@@ -95,17 +100,27 @@ export class AgentA2AHandler implements A2ARequestHandler {
   }
 
   async getAgentCard(): Promise<AgentCard> {
-    return (await buildA2ACard(
-      this.deps.agents,
-      this.agent,
-      this.deps.baseUrl(),
-      this.deps.version,
-    )) as unknown as AgentCard;
+    return (await buildA2ACard(this.deps.agents, this.agent, this.deps.baseUrl(), this.deps.version, {
+      offersExtended: this.deps.offersExtended,
+    })) as unknown as AgentCard;
   }
 
   async getAuthenticatedExtendedAgentCard(): Promise<AgentCard> {
-    // A2A callers are not authenticated here (a sender proves its DID per message): there is no more to show.
-    throw new ExtendedAgentCardNotConfiguredError('this agent has no extended card');
+    return (await this.extendedCard('1.0')) as unknown as AgentCard;
+  }
+
+  /**
+   * The extended card in `shape`, signed as served, for the owner's credential only (extended-card.ts); the routes
+   * send it as it is (the SDK's codecs would rewrite what the signature covers).
+   */
+  async extendedCard(shape: '1.0' | '0.3'): Promise<Record<string, unknown>> {
+    if (!this.deps.offersExtended)
+      throw new ExtendedAgentCardNotConfiguredError("this daemon does not check the owner's credential here");
+    if (this.caller.credential !== 'owner') throw new CallerUnauthenticated(this.caller.credential === 'wrong');
+    return buildA2ACard(this.deps.agents, this.agent, this.deps.baseUrl(), this.deps.version, {
+      shape,
+      extended: true,
+    });
   }
 
   async sendMessage(params: SendMessageRequest): Promise<Message | Task> {

@@ -2,7 +2,8 @@
  * A2A's HTTP+JSON binding (v1.0) beside the JSON-RPC one, at the same URL: `POST …/a2a/message:send`,
  * `POST …/a2a/message:stream` (Server-Sent Events), `GET …/a2a/tasks/{id}`, `GET …/a2a/tasks` (ListTasks),
  * `POST …/a2a/tasks/{id}:cancel`, `POST|GET …/a2a/tasks/{id}:subscribe`, `…/a2a/tasks/{id}/pushNotificationConfigs`
- * (`POST`, `GET`, and `GET`/`DELETE` of one), `GET …/a2a/extendedAgentCard`. Bodies
+ * (`POST`, `GET`, and `GET`/`DELETE` of one), `GET …/a2a/extendedAgentCard` (the owner's credential: 401 with
+ * `WWW-Authenticate: Bearer` without it; extended-card.ts). Bodies
  * and answers are the protocol's JSON form (`application/json` or `application/a2a+json`), read and written
  * with the SDK's own message codecs; errors are `google.rpc.Status` bodies with the SDK's HTTP statuses. The
  * same handler serves both bindings, after the same checks (rates, visibility, the sender of a message).
@@ -12,7 +13,13 @@ import { AgtError, parseStrictJson } from '@agt/contracts';
 import { addressRateLimited } from '../errors.js';
 import { addressBucket } from '../rate-limit.js';
 import type { Caller } from './handler.js';
-import { type A2ARouteDeps, checkSender, sdk, stream } from './routes.js';
+import {
+  CallerUnauthenticated,
+  credentialOf,
+  refuseUnauthenticated,
+  UNAUTHENTICATED_MESSAGE,
+} from './extended-card.js';
+import { type A2ARouteDeps, checkSender, handlerDeps, sdk, stream } from './routes.js';
 
 type Params = { handle: string; action?: string; task?: string; config?: string };
 type Request = FastifyRequest<{ Params: Params; Querystring: Record<string, string | undefined> }>;
@@ -56,14 +63,14 @@ export function registerA2ARestRoutes(app: FastifyInstance, deps: A2ARouteDeps):
         // The sender checks read the message where the JSON-RPC binding has it (`params.message`).
         did: send ? checkSender(deps, agent, { params: body }, owner) : undefined,
         admitted: send,
+        credential: credentialOf(deps.auth, request.headers.authorization),
       };
       const closed = new AbortController();
       reply.raw.once('close', () => closed.abort());
-      const handler = new modules.handler.AgentA2AHandler(
-        { agents: deps.agents, book: deps.book, waitMs: deps.waitMs, version: deps.version, baseUrl: deps.baseUrl },
-        agent,
-        { ...caller, signal: closed.signal },
-      );
+      const handler = new modules.handler.AgentA2AHandler(handlerDeps(deps), agent, {
+        ...caller,
+        signal: closed.signal,
+      });
       const result = await answer(handler, modules, body, failure);
       if (result && typeof (result as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function') {
         const { StreamResponse } = await import('@a2a-js/sdk');
@@ -77,6 +84,10 @@ export function registerA2ARestRoutes(app: FastifyInstance, deps: A2ARouteDeps):
     } catch (error) {
       // The mesh's own refusals (rates, visibility, sender checks) keep their `{error, code}` answers.
       if (error instanceof AgtError) throw error;
+      if (error instanceof CallerUnauthenticated)
+        return refuseUnauthenticated(reply, error.sent, {
+          error: { code: 401, status: 'UNAUTHENTICATED', message: UNAUTHENTICATED_MESSAGE },
+        });
       return reply.send(failure(error));
     }
   }
@@ -175,6 +186,10 @@ export function registerA2ARestRoutes(app: FastifyInstance, deps: A2ARouteDeps):
   );
 
   app.get('/agents/:handle/a2a/extendedAgentCard', async (request: Request, reply) =>
-    serve(request, reply, false, async (handler) => handler.getAuthenticatedExtendedAgentCard()),
+    serve(request, reply, false, async (handler) => {
+      const card = await handler.extendedCard('1.0');
+      reply.header('cache-control', 'no-store');
+      return card;
+    }),
   );
 }

@@ -15,13 +15,19 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { parseStrictJson } from '@agt/contracts';
-import type { AgentsService } from '@agt/contracts';
+import type { AgentsService, RequestAuth } from '@agt/contracts';
 import { meshAgents, type MeshAgent } from '../directory.js';
 import { addressRateLimited, badSignature, rateLimited, senderBlocked } from '../errors.js';
 import { senderKey } from '../inbound.js';
 import { addressBucket, type RateLimiter } from '../rate-limit.js';
 import { inScope, scopeOf, visibilityOf } from '../scope.js';
 import { a2aUrlOf, buildA2ACard, cardUrlOf, wantsV1 } from './card.js';
+import {
+  CallerUnauthenticated,
+  credentialOf,
+  refuseUnauthenticated,
+  UNAUTHENTICATED_MESSAGE,
+} from './extended-card.js';
 import type { Caller } from './handler.js';
 import { checkProof } from './sender.js';
 import type { TaskBook } from './tasks.js';
@@ -34,6 +40,8 @@ export interface A2ARouteDeps {
   waitMs: number;
   version: string;
   baseUrl(): string;
+  /** Checks the owner's credential for the extended card (`ctx.auth`); absent: the extended card is not offered. */
+  auth?: RequestAuth;
   /** The agent `{handle}` names, visible to this requester (else 404 / 403 / 503). */
   visibleAgent(request: FastifyRequest<{ Params: { handle: string } }>): MeshAgent;
 }
@@ -126,7 +134,10 @@ export function registerA2ARoutes(app: FastifyInstance, deps: A2ARouteDeps): voi
     { schema: { params: Handle } },
     async (request: FastifyRequest<{ Params: { handle: string } }>, reply) => {
       const shape = wantsV1(request.headers['a2a-version']) ? '1.0' : '0.3';
-      const card = await buildA2ACard(deps.agents, deps.visibleAgent(request), deps.baseUrl(), deps.version, shape);
+      const card = await buildA2ACard(deps.agents, deps.visibleAgent(request), deps.baseUrl(), deps.version, {
+        shape,
+        offersExtended: deps.auth !== undefined,
+      });
       reply.header('vary', 'A2A-Version').header('cache-control', 'no-cache');
       return card;
     },
@@ -144,7 +155,12 @@ export function registerA2ARoutes(app: FastifyInstance, deps: A2ARouteDeps): voi
       const rpc = record(body);
       const owner = addressBucket(address);
       const admitted = SEND_METHODS.has(String(rpc.method));
-      const caller: Caller = { owner, did: admitted ? checkSender(deps, agent, rpc, owner) : undefined, admitted };
+      const caller: Caller = {
+        owner,
+        did: admitted ? checkSender(deps, agent, rpc, owner) : undefined,
+        admitted,
+        credential: credentialOf(deps.auth, request.headers.authorization),
+      };
       const { server, compat, errors, handler } = await sdk();
       const version = String([request.headers['a2a-version']].flat()[0] ?? '').trim() || '0.3';
       const legacy = /^0\.3(\.\d+)?$/.test(version);
@@ -163,11 +179,9 @@ export function registerA2ARoutes(app: FastifyInstance, deps: A2ARouteDeps): voi
         );
       const closed = new AbortController();
       reply.raw.once('close', () => closed.abort());
-      const agentHandler = new handler.AgentA2AHandler(
-        { agents: deps.agents, book: deps.book, waitMs: deps.waitMs, version: deps.version, baseUrl: deps.baseUrl },
-        agent,
-        { ...caller, signal: closed.signal },
-      );
+      const agentHandler = new handler.AgentA2AHandler(handlerDeps(deps), agent, { ...caller, signal: closed.signal });
+      if (rpc.method === (legacy ? 'agent/getAuthenticatedExtendedCard' : 'GetExtendedAgentCard'))
+        return extendedCard(reply, rpcId(rpc.id), () => agentHandler.extendedCard(legacy ? '0.3' : '1.0'), failure);
       const transport = legacy
         ? new compat.LegacyJsonRpcTransportHandler(agentHandler)
         : new server.JsonRpcTransportHandler(agentHandler);
@@ -185,6 +199,44 @@ export function registerA2ARoutes(app: FastifyInstance, deps: A2ARouteDeps): voi
       return stream(reply, (result as AsyncIterable<unknown>)[Symbol.asyncIterator](), failure, closed.signal);
     },
   );
+}
+
+/** A JSON-RPC request id as an answer may echo it: a string or a number, else null. */
+const rpcId = (id: unknown) => (typeof id === 'string' || typeof id === 'number' ? id : null);
+
+/** What the agent's A2A handler is given of the route's deps. */
+export const handlerDeps = (deps: A2ARouteDeps) => ({
+  agents: deps.agents,
+  book: deps.book,
+  waitMs: deps.waitMs,
+  version: deps.version,
+  baseUrl: deps.baseUrl,
+  offersExtended: deps.auth !== undefined,
+});
+
+/**
+ * Answers the extended card over JSON-RPC as it was signed (the SDK's codecs would rewrite it): without the owner's
+ * credential HTTP 401 with `WWW-Authenticate: Bearer` and an `Invalid Request` error (JSON-RPC has no code of its
+ * own for it; A2A puts authentication in the HTTP layer).
+ */
+async function extendedCard(
+  reply: FastifyReply,
+  id: unknown,
+  card: () => Promise<Record<string, unknown>>,
+  failure: (error: unknown) => unknown,
+) {
+  try {
+    const result = await card();
+    return reply.header('cache-control', 'no-store').send({ jsonrpc: '2.0', id, result });
+  } catch (error) {
+    if (error instanceof CallerUnauthenticated)
+      return refuseUnauthenticated(reply, error.sent, {
+        jsonrpc: '2.0',
+        id,
+        error: { code: -32600, message: UNAUTHENTICATED_MESSAGE },
+      });
+    return reply.send(failure(error));
+  }
 }
 
 /** Writes a stream as Server-Sent Events; a failure before the first event is answered by `failure` as plain JSON. */
