@@ -363,6 +363,11 @@ function syncPath(path: string, folder = false): void {
   }
 }
 
+/** True when `filePath` starts with SQLite's header (read without opening it as a database). */
+export function hasSqliteHeader(filePath: string): boolean {
+  return readHeader(filePath) === SQLITE_HEADER;
+}
+
 function readHeader(filePath: string): string {
   const fd = openSync(filePath, 'r');
   try {

@@ -1,9 +1,9 @@
 /**
  * Child process of {@link ./file-reader.ts}: reads agent files the daemon did not write last, one request
  * at a time, and answers over IPC. `summary` is the kernel's own {@link inspectFile} (read-only open,
- * schema and config checks, password check): `{id, ok, config, passwordProtected}`; `whole` is that plus
- * {@link readWholeFile} (every stored value): `{id, ok}`. A refusal answers the error it threw (code,
- * message, status, details).
+ * schema and config checks, password check): `{id, ok, config, passwordProtected}`; `whole` is
+ * {@link readWholeFile} (every stored value; the daemon's own open checks the rest): `{id, ok}`. A refusal
+ * answers the error it threw (code, message, status, details).
  *
  * Why a process and not a thread: libsql aborts its process on some hostile files (a TEXT value that is
  * not UTF-8), and an abort in a worker thread takes the daemon with it. Here it takes only this process.
@@ -20,7 +20,7 @@ export interface FileReadRequest {
 }
 
 export type FileReadReply =
-  | { id: number; ok: true; config: unknown; passwordProtected: boolean }
+  | { id: number; ok: true; config?: unknown; passwordProtected?: boolean }
   | {
       id: number;
       ok: false;
@@ -32,9 +32,13 @@ const send = (reply: FileReadReply) => process.send?.(reply);
 process.on('message', async ({ id, op, filePath }: FileReadRequest) => {
   let reply: FileReadReply;
   try {
-    const { config, passwordProtected } = await inspectFile(filePath, isPasswordProtected);
-    if (op === 'whole') readWholeFile(filePath, INSPECT_BUSY_TIMEOUT_MS);
-    reply = { id, ok: true, config, passwordProtected };
+    if (op === 'whole') {
+      await readWholeFile(filePath, INSPECT_BUSY_TIMEOUT_MS);
+      reply = { id, ok: true };
+    } else {
+      const { config, passwordProtected } = await inspectFile(filePath, isPasswordProtected);
+      reply = { id, ok: true, config, passwordProtected };
+    }
   } catch (error) {
     const agt = error instanceof AgtError;
     reply = {

@@ -128,7 +128,8 @@ export class FileReader {
       const onMessage = (reply: FileReadReply) => {
         if (reply.id !== id || settled) return;
         end(false);
-        if (reply.ok) resolve({ config: reply.config as AgentConfig, passwordProtected: reply.passwordProtected });
+        if (reply.ok)
+          resolve({ config: reply.config as AgentConfig, passwordProtected: reply.passwordProtected === true });
         else
           reject(
             reply.error.agt
