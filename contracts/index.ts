@@ -99,3 +99,5 @@ export * from './relayed-requests.js';
 export * from './request-auth.js';
 /** carriers of agents' messages, asked before the transports (the fleet's JetStream). */
 export * from './message-carriers.js';
+/** agent files copied while they run: snapshots, the replication point, the turn ids an event ends. */
+export * from './agent-replication.js';

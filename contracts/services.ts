@@ -3,6 +3,7 @@
  */
 import type { AgentConfig } from './agent-config.js';
 import type { AgentKeysAccess } from './agent-keys.js';
+import type { AgentSnapshots } from './agent-snapshots.js';
 import type { AgentFetch, AgentTurnsAccess } from './agent-turns.js';
 import type { OwnerTasksAccess } from './owner-tasks.js';
 import type { RunAgentLambda } from './agent-lambdas.js';
@@ -133,6 +134,13 @@ export interface AgentsService {
   workFolder?(agentId: string): Promise<string>;
   /** Writes a row to the agent's `agt_logs` (origin is the extension's name). Never throws. */
   log(agentId: string, level: LogLevel, message: string, data?: unknown): void;
+  /**
+   * Consistent copies of a loaded agent's file, for replicating it elsewhere (see `agent-replication.ts`);
+   * absent in fake kernels.
+   *
+   * @beta
+   */
+  readonly snapshots?: AgentSnapshots;
 }
 
 /** @public */

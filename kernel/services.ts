@@ -125,6 +125,7 @@ export async function composeKernel(input: KernelInput): Promise<KernelServices>
     hostCommands,
     shutdownSteps,
     fileReader,
+    dataDir,
   });
   const storage = composeStorage({
     dataDir,

@@ -11,6 +11,7 @@ export interface FleetStatus {
   ttlSeconds: number;
   draining: boolean;
   drainTo: string[];
+  replication?: { enabled: boolean; lagMs?: number; uploads?: number; bytes?: number; failures?: number };
 }
 
 /** `GET /fleet/agents`. */
@@ -32,6 +33,12 @@ export async function status(ctx: Ctx): Promise<void> {
       );
     if (!self.connected)
       return ctx.out.line(ctx.out.yellow(`NATS not reachable${self.problem ? `: ${self.problem}` : ''}`));
+    const replication = self.replication;
+    if (replication?.enabled) {
+      const lag = replication.lagMs ?? 0;
+      const line = `agent files replicated: lag ${lag} ms, ${replication.uploads ?? 0} copies stored (${replication.bytes ?? 0} bytes)${replication.failures ? `, ${replication.failures} attempts failed` : ''}`;
+      ctx.out.line(lag > 5_000 ? ctx.out.yellow(line) : line);
+    } else if (replication) ctx.out.line(ctx.out.dim('agent files not replicated (option replicate is off)'));
     const agents = [...(placed?.agents ?? [])].sort(
       (a, b) => a.daemon.localeCompare(b.daemon) || a.name.localeCompare(b.name),
     );

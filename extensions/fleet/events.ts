@@ -6,7 +6,15 @@
  * resumes with the last sequence it saw on any daemon of the fleet, also after the daemon it was connected
  * to died, and across the loss of the NATS node that serves the reader's consumer (stream-reader.ts).
  */
-import type { EventScope, Logger, OpenScope, ScopedEvent, ScopeStart, UmbilicalEvent } from '@agt/contracts';
+import {
+  type EventScope,
+  type Logger,
+  type OpenScope,
+  type ScopedEvent,
+  type ScopeStart,
+  turnIdsEndedBy,
+  type UmbilicalEvent,
+} from '@agt/contracts';
 import type { FleetConnection } from './connection.js';
 import { fleetUnreachable } from './errors.js';
 import { readStream } from './stream-reader.js';
@@ -20,7 +28,7 @@ const decoder = new TextDecoder();
 
 export class FleetEvents implements EventScope {
   readonly name = 'fleet';
-  private readonly queue: Array<{ id: string; data: Uint8Array }> = [];
+  private readonly queue: Array<{ id: string; data: Uint8Array; ready?: Promise<void> }> = [];
   private pumping = false;
   private stopped = false;
   /** Events dropped because the queue was full (NATS unreachable for long). */
@@ -44,11 +52,24 @@ export class FleetEvents implements EventScope {
     return `agt.fleet.${this.fleet}.events.${this.daemon}`;
   }
 
-  /** Queues one event of this daemon's bus for the fleet stream. */
-  publish(event: UmbilicalEvent): void {
+  /**
+   * Queues one event of this daemon's bus for the fleet stream. `ready`: published only once it settles (a
+   * turn's end waits for the replica that holds it, docs/fleet.md "Replication"). A turn's end goes under a
+   * message id made of the agent and the turn id it ends, so the same turn ended again on another daemon
+   * (the one that took the agent over, from a replica made before the end) is dropped by the stream.
+   */
+  publish(event: UmbilicalEvent, ready?: Promise<void>): void {
     if (this.stopped) return;
-    const id = `${this.daemon}.${this.run}.${event.agent_id ?? '-'}.${event.seq}`;
-    this.queue.push({ id, data: encoder.encode(JSON.stringify({ daemon: this.daemon, event })) });
+    const ended = turnIdsEndedBy(event);
+    const id =
+      ended.length > 0 && event.agent_id
+        ? `end.${event.agent_id}.${ended[0]}`
+        : `${this.daemon}.${this.run}.${event.agent_id ?? '-'}.${event.seq}`;
+    this.queue.push({
+      id,
+      data: encoder.encode(JSON.stringify({ daemon: this.daemon, event })),
+      ...(ready ? { ready } : {}),
+    });
     if (this.queue.length > MAX_QUEUED_EVENTS) {
       this.queue.shift();
       this.dropped += 1;
@@ -62,6 +83,7 @@ export class FleetEvents implements EventScope {
       while (this.queue.length > 0 && !this.stopped) {
         const head = this.queue[0]!;
         try {
+          if (head.ready) await head.ready;
           const { js } = await this.connection.get();
           await js.publish(this.subject, head.data, { msgID: head.id });
           if (this.queue[0] === head) this.queue.shift();

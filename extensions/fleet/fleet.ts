@@ -1,7 +1,7 @@
 /**
  * One daemon's membership of the fleet: its connection, the placements it holds, and what `/fleet` reports.
  */
-import type { ExtensionContext, FleetSettings } from '@agt/contracts';
+import { type ExtensionContext, type FleetSettings, turnIdsEndedBy, type UmbilicalEvent } from '@agt/contracts';
 import { FleetConnection } from './connection.js';
 import type { FleetOptions } from './options.js';
 import { PlacementKeeper, type PlacementRecord, parseRecord } from './placement.js';
@@ -12,6 +12,7 @@ import { Adopter } from './adopt.js';
 import { DrainMarks } from './drain-marks.js';
 import { AgentDirectory } from './agent-directory.js';
 import { FleetMessages } from './messages.js';
+import { Replicator } from './replicas.js';
 
 export class Fleet {
   readonly connection: FleetConnection;
@@ -21,6 +22,8 @@ export class Fleet {
   readonly marks: DrainMarks;
   /** Messages between the fleet's agents, over JetStream. */
   readonly messages: FleetMessages;
+  /** Agent files replicated to the object store (option `replicate`); undefined without. */
+  readonly replicator: Replicator | undefined;
   private readonly adopter: Adopter | undefined;
   private readonly ttlMs: number;
   private stopped = false;
@@ -66,7 +69,20 @@ export class Fleet {
         return holder && holder.run !== this.placement.run ? holder.agentId : undefined;
       },
     );
-    ctx.bus.subscribe((event) => this.events.publish(event));
+    const snapshots = ctx.agents.snapshots;
+    this.replicator =
+      options.replicate && snapshots
+        ? new Replicator(
+            this.connection,
+            snapshots,
+            (agentId) => ctx.agents.find(agentId)?.id === agentId,
+            `agt_fleet_${settings.name}_agents`,
+            settings.daemonName,
+            options.replicas,
+            ctx.logger,
+          )
+        : undefined;
+    ctx.bus.subscribe((event) => this.events.publish(event, this.replicate(event)));
     this.messages = new FleetMessages(
       ctx,
       this.connection,
@@ -79,8 +95,38 @@ export class Fleet {
       if (event.event_type === 'agent.config.changed' && event.agent_id) this.messages.configChanged(event.agent_id);
     });
     this.adopter = options.adopt
-      ? new Adopter(ctx, this.connection, this.relay, this.placement, this.ttlMs, ctx.logger)
+      ? new Adopter(
+          ctx,
+          this.connection,
+          this.relay,
+          this.placement,
+          this.ttlMs,
+          ctx.logger,
+          settings.daemonName,
+          this.replicator,
+        )
       : undefined;
+  }
+
+  /**
+   * Asks for a replica of the agent's file after the events that change what a takeover must see: the agent
+   * loaded, a turn started (work accepted without a chat), a turn ended. The returned promise (for a turn's
+   * end) holds the event back from the fleet stream until the replica holding it is stored.
+   */
+  private replicate(event: UmbilicalEvent): Promise<void> | undefined {
+    const replicator = this.replicator;
+    const agentId = event.agent_id;
+    if (!replicator || !agentId) return undefined;
+    if (event.event_type === 'agent.unloaded') {
+      replicator.forget(agentId);
+      return undefined;
+    }
+    const ended = turnIdsEndedBy(event);
+    if (ended.length > 0) return replicator.request(agentId, ended[0]);
+    if (event.event_type === 'agent.loaded') void replicator.request(agentId);
+    else if (event.event_type === 'turn.started')
+      void replicator.request(agentId, (event.payload as { turn_id: string }).turn_id);
+    return undefined;
   }
 
   /** Connects in the background, then answers forwarded requests (retried until it can, while running). */
@@ -117,6 +163,9 @@ export class Fleet {
       draining: drained !== null,
       drainTo: drained?.to ?? [],
       agents: this.placement.heldAgents().map(publicRecord),
+      replication: this.replicator
+        ? { enabled: true as const, ...this.replicator.status() }
+        : { enabled: false as const },
     };
   }
 
@@ -142,6 +191,7 @@ export class Fleet {
   async stop(): Promise<void> {
     this.stopped = true;
     this.adopter?.stop();
+    this.replicator?.stop();
     // The kernel unloads every agent before extensions stop, which releases their placements; whatever
     // is still held (a load that raced the shutdown) is given up here.
     this.relay.stop();

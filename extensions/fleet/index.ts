@@ -3,11 +3,19 @@
  * settings `fleet` it offers the kernel's agent placement (one runtime per agent across the fleet, records
  * in a JetStream KV bucket with compare-and-set and TTL heartbeats) and the agent forwarder (requests for
  * an agent another daemon runs go there over NATS request/reply) and the event scope `fleet` (every
- * daemon's events in one JetStream stream, `GET /events?scope=fleet`) and the message carrier (messages
- * between the fleet's agents over JetStream), and serves `/fleet`. Without settings
- * `fleet` it offers nothing and the daemon runs alone, as without the extension.
+ * daemon's events in one JetStream stream, `GET /events?scope=fleet`), the message carrier (messages
+ * between the fleet's agents over JetStream) and, with option `replicate`, the agent replication (agent files
+ * in a JetStream object store, for failover without a shared file system), and serves `/fleet`. Without
+ * settings `fleet` it offers nothing and the daemon runs alone, as without the extension.
  */
-import { agentForwarder, agentPlacement, defineExtension, eventScopes, messageCarriers } from '@agt/contracts';
+import {
+  agentForwarder,
+  agentPlacement,
+  agentReplication,
+  defineExtension,
+  eventScopes,
+  messageCarriers,
+} from '@agt/contracts';
 import { Fleet } from './fleet.js';
 import { FleetOptions } from './options.js';
 import { registerRoutes, TAG } from './routes.js';
@@ -29,6 +37,7 @@ export default defineExtension({
       ctx.provide(eventScopes, fleet.events);
       ctx.provide(messageCarriers, fleet.messages);
       ctx.contribute.inboxSource({ name: 'fleet', attach: (agent, deliver) => fleet.messages.attach(agent, deliver) });
+      if (fleet.replicator) ctx.provide(agentReplication, fleet.replicator);
     }
     return {
       start() {

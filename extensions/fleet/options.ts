@@ -15,12 +15,17 @@ export const FleetOptions = Type.Object(
       description:
         "adopt the agents of a daemon that stopped renewing its placements (it died or was cut off), loading each from the path it ran from: needs the agents' files on a shared file system",
     }),
+    replicate: Type.Boolean({
+      default: false,
+      description:
+        "replicate each agent's file to the fleet's JetStream object store after every accepted chat and every turn, so another daemon takes a dead daemon's agents over without a shared file system (docs/fleet.md)",
+    }),
     replicas: Type.Integer({
       minimum: 1,
       maximum: 5,
       default: 1,
       description:
-        'copies JetStream keeps of the placement bucket and the event stream when they are made: 3 on a 3-node NATS cluster, so losing one node changes nothing (1 on a single server)',
+        "copies JetStream keeps of the placement bucket, the event stream and the replicas' object store when they are made: 3 on a 3-node NATS cluster, so losing one node changes nothing (1 on a single server)",
     }),
     requestTimeoutMs: Type.Integer({
       minimum: 1000,

@@ -19,6 +19,36 @@ const Placement = Type.Object({
   since: Type.Integer({ description: 'when it was placed there (epoch ms)' }),
 });
 
+const Replication = Type.Object(
+  {
+    enabled: Type.Boolean({ description: 'agent files are replicated to the object store (option `replicate`)' }),
+    bucket: Type.Optional(Type.String({ description: "the object store's bucket" })),
+    lagMs: Type.Optional(
+      Type.Integer({ description: 'how long the oldest change not yet replicated has waited (0: all replicated)' }),
+    ),
+    agents: Type.Optional(
+      Type.Array(
+        Type.Object({
+          agentId: Type.String(),
+          turnId: Type.Union([Type.String(), Type.Null()], { description: 'the last turn id its stored copy holds' }),
+          storedAt: Type.Union([Type.Integer(), Type.Null()], {
+            description: 'when its last copy was stored (epoch ms)',
+          }),
+          bytes: Type.Integer({ description: 'the size of its last copy' }),
+          lagMs: Type.Integer({ description: 'how long its oldest change not yet replicated has waited' }),
+        }),
+      ),
+    ),
+    uploads: Type.Optional(Type.Integer({ description: 'copies stored since the daemon started' })),
+    unchanged: Type.Optional(Type.Integer({ description: 'copies equal to the stored one, not sent' })),
+    bytes: Type.Optional(Type.Integer({ description: 'bytes stored since the daemon started' })),
+    snapshotMs: Type.Optional(Type.Integer({ description: 'time spent copying files, summed' })),
+    uploadMs: Type.Optional(Type.Integer({ description: 'time spent storing copies, summed' })),
+    failures: Type.Optional(Type.Integer({ description: 'attempts that failed (retried)' })),
+  },
+  { description: "the replication of this daemon's agent files (docs/fleet.md, Replication)" },
+);
+
 const FleetStatus = Type.Object({
   configured: Type.Boolean({ description: 'settings `fleet` are set (false: the daemon runs alone)' }),
   fleet: Type.Union([Type.String(), Type.Null()], { description: "the fleet's name (settings `fleet.name`)" }),
@@ -38,6 +68,7 @@ const FleetStatus = Type.Object({
   }),
   drainTo: Type.Array(Type.String(), { description: 'while draining: the daemons the drain named' }),
   agents: Type.Array(Placement, { description: 'the agents this daemon runs' }),
+  replication: Replication,
 });
 
 const ALONE = {
@@ -51,6 +82,7 @@ const ALONE = {
   draining: false,
   drainTo: [],
   agents: [],
+  replication: { enabled: false },
 };
 
 export function registerRoutes(http: ExtensionHttp, fleet: () => Fleet | undefined): void {

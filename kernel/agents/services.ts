@@ -8,6 +8,7 @@ import {
   type AgentKeysAccess,
   type RunAgentLambda,
   type AgentFetch,
+  type AgentSnapshot,
   type AgentTurnsAccess,
   type OwnerTasksAccess,
   type CommandOutcome,
@@ -53,6 +54,8 @@ export interface AgentCapabilities {
   fetch?: AgentFetch;
   /** `ctx.agents.tasks`: what waits for the owner, answered as the owner. */
   tasks?: OwnerTasksAccess;
+  /** `ctx.agents.snapshots`: a consistent copy of the agent's file, removed once `use` settles. */
+  snapshot?<T>(agent: LoadedAgent, use: (copy: AgentSnapshot) => Promise<T>): Promise<T>;
 }
 
 export function agentsService(
@@ -83,6 +86,9 @@ export function agentsService(
     ...(capabilities.turns ? { turns: capabilities.turns } : {}),
     ...(capabilities.fetch ? { fetch: capabilities.fetch } : {}),
     ...(capabilities.tasks ? { tasks: capabilities.tasks } : {}),
+    ...(capabilities.snapshot
+      ? { snapshots: { snapshot: async (agentId, use) => capabilities.snapshot!(loaded(agentId), use) } }
+      : {}),
     runHostCommand: async (run) => capabilities.runHostCommand(loaded(run.agentId), run),
     ...(capabilities.workFolder
       ? { workFolder: async (agentId: string) => capabilities.workFolder!(loaded(agentId)) }

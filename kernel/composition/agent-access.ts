@@ -21,6 +21,7 @@ import type { RuntimeService } from '../runtime/runtime.js';
 import { allowsUnsandboxedCommands, type HostCommandRunner } from '../runtime/sandbox/command-runner.js';
 import { ownerTasksAccess } from '../runtime/owner-tasks.js';
 import { turnsAccess } from '../runtime/turns-access.js';
+import { snapshotFile } from '../storage/snapshot.js';
 import type { ShutdownSteps } from '../shutdown-steps.js';
 
 export interface AgentAccessInput {
@@ -33,6 +34,8 @@ export interface AgentAccessInput {
   hostCommands: HostCommandRunner;
   shutdownSteps: ShutdownSteps;
   fileReader: FileReader;
+  /** Where `ctx.agents.snapshots` makes its copies (`<data dir>/snapshots-tmp`). */
+  dataDir: string;
 }
 
 export interface AgentAccess {
@@ -66,6 +69,7 @@ function agentCapabilities(input: AgentAccessInput): AgentCapabilities {
       registry,
       subscribe: (listener) => bus.subscribe(listener),
     }),
+    snapshot: (agent, use) => snapshotFile(input.dataDir, agent.id, agent.filePath, use),
   };
 }
 

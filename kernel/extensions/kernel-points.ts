@@ -7,6 +7,9 @@ import { isAbsolute } from 'node:path';
 import {
   AgtError,
   agentForwarder,
+  agentReplication,
+  REPLICA_WAIT_MS,
+  type Logger,
   type RemoteAgent,
   isTraceparent,
   traceContext,
@@ -218,4 +221,29 @@ export async function remoteAgents(
   } catch {
     return [];
   }
+}
+
+/**
+ * Waits (at most {@link REPLICA_WAIT_MS}) until the replication provider, if any, stored a replica holding
+ * the accepted chat `turnId` (contracts/agent-replication.ts). Never throws: a late or failed replica is
+ * logged, and the chat is answered anyway (it is committed to the agent's own file).
+ */
+export async function awaitReplica(points: ExtensionPoints, logger: Logger, agentId: string, turnId: string) {
+  const [provider] = points.providers(agentReplication);
+  if (!provider) return;
+  const done = await waitAtMost(
+    Promise.resolve()
+      .then(() => provider.value.accepted(agentId, turnId))
+      .then(
+        () => true,
+        (error: unknown) => {
+          logger.warn({ agentId, turnId, err: error }, `replicating an accepted chat failed (${provider.owner})`);
+          return true;
+        },
+      ),
+    REPLICA_WAIT_MS,
+    () => false,
+  );
+  if (!done)
+    logger.warn({ agentId, turnId }, `no replica of an accepted chat within ${REPLICA_WAIT_MS} ms (${provider.owner})`);
 }

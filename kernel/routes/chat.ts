@@ -12,6 +12,7 @@ import { IDEMPOTENCY_KEY_MAX_LENGTH, requestDigest } from '../agents/stores/idem
 import type { KernelRoutes } from './plugin.js';
 import { loopDisabled, noSuchLoop } from '../runtime/errors.js';
 import { MAX_CHAT_WAIT_S, waitSeconds, watchTurns } from './chat-wait.js';
+import { awaitReplica } from '../extensions/kernel-points.js';
 
 const TAGS = ['Chat'];
 const LoopName = Type.String({ pattern: LOOP_NAME_PATTERN, description: 'cognition loop; absent = main' });
@@ -66,7 +67,7 @@ export const MAX_HISTORY_LIMIT = 500;
 const clamp = (value: number | undefined, fallback: number, max: number) =>
   Math.min(max, Math.max(1, value ?? fallback));
 
-export const chatRoutes: KernelRoutes<'bus' | 'runtime'> = async (app, { services }) => {
+export const chatRoutes: KernelRoutes<'bus' | 'runtime' | 'contributions'> = async (app, { services }) => {
   const service = services.runtime;
 
   app.post(
@@ -106,6 +107,7 @@ export const chatRoutes: KernelRoutes<'bus' | 'runtime'> = async (app, { service
       const seconds = waitSeconds(request.query.wait, request.headers.prefer);
       if (seconds === undefined || seconds === 0) {
         const turnId = await runtime.chatGrouped(loop, request.body.text, request.headers['idempotency-key']);
+        await awaitReplica(services.contributions.points, request.log, runtime.id, turnId);
         return reply.status(202).send({ accepted: true as const, turnId });
       }
       // Listening starts before the chat is queued; a repeated Idempotency-Key may name a turn that
@@ -114,6 +116,7 @@ export const chatRoutes: KernelRoutes<'bus' | 'runtime'> = async (app, { service
       let turnId: string;
       try {
         turnId = await runtime.chatGrouped(loop, request.body.text, request.headers['idempotency-key']);
+        await awaitReplica(services.contributions.points, request.log, runtime.id, turnId);
       } catch (error) {
         watch.cancel();
         throw error;

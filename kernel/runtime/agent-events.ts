@@ -4,7 +4,7 @@
  * open event stream: a kill before the commit ends the turns after the restart with `daemon_restart`, a
  * kill after it re-emits this very end (recovery.ts). An unload waits for the ends still on their way.
  */
-import type { EmitInput, EventPayloads, EventType } from '@agt/contracts';
+import { type EmitInput, type EventPayloads, type EventType, turnIdsEndedBy } from '@agt/contracts';
 import type { TurnEnd } from '../agents/stores/queue-store.js';
 import type { FrameOrigin } from '../events/bus.js';
 import type { RuntimeDeps } from './runtime-deps.js';
@@ -17,17 +17,6 @@ import type { RuntimeAgent } from './types.js';
  * 10 s per agent.
  */
 export const END_SENT_WAIT_MS = 5_000;
-
-/** The turn ids an event ends (`turn.completed`, `agent.error` with a turn, `chat.discarded`). */
-function endedTurnIds(type: EventType, payload: unknown): string[] {
-  const p = payload as { turn_id?: unknown; absorbed_turn_ids?: unknown; turn_ids?: unknown };
-  if (type === 'turn.completed' || type === 'agent.error') {
-    if (typeof p.turn_id !== 'string') return [];
-    return [p.turn_id, ...(Array.isArray(p.absorbed_turn_ids) ? (p.absorbed_turn_ids as string[]) : [])];
-  }
-  if (type === 'chat.discarded') return Array.isArray(p.turn_ids) ? (p.turn_ids as string[]) : [];
-  return [];
-}
 
 export interface EmitOptions {
   loop?: string;
@@ -60,7 +49,7 @@ export class AgentEvents {
    * it goes out (FrameOrigin), and a stream resuming from that run past it is not given the repeat.
    */
   emit<T extends EventType>(type: T, payload: EventPayloads[T], options: EmitOptions = {}): void {
-    const ended = endedTurnIds(type, payload);
+    const ended = turnIdsEndedBy({ event_type: type, payload });
     let recorded = false;
     const input: EmitInput<T> = {
       agentId: this.agent.id,

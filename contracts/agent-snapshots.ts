@@ -1,0 +1,38 @@
+/**
+ * `ctx.agents.snapshots`: consistent copies of loaded agents' files, for an extension that replicates them
+ * (see `agent-replication.ts`).
+ */
+
+/**
+ * One consistent copy of a loaded agent's file ({@link AgentSnapshots.snapshot}).
+ *
+ * @beta
+ */
+export interface AgentSnapshot {
+  agentId: string;
+  /** Absolute path of the copy, in the daemon's data directory (mode 0600); removed once `use` settles. */
+  path: string;
+  bytes: number;
+  /** SHA-256 of the copy, hex. */
+  sha256: string;
+  /** The agent file's schema version (`PRAGMA user_version`): a build that reads an older one only refuses it. */
+  schemaVersion: number;
+}
+
+/**
+ * Consistent copies of loaded agents' files. The daemon's kernel always offers it; a fake kernel may not.
+ *
+ * @beta
+ */
+export interface AgentSnapshots {
+  /**
+   * Copies the agent's file as it was committed when the copy began (SQLite's `VACUUM INTO` on a connection
+   * of its own: the agent's turns go on; a few milliseconds on the event loop for a small file, a worker
+   * thread for a large one), without the live file lease, then calls `use` with it and removes it once
+   * `use` settles; resolves
+   * what `use` resolves. The copy is the file: its sealed credentials stay sealed, everything else (the
+   * conversation, memories) is as clear as in the file, so keep it where only the daemon reads. Emits no
+   * event. Rejects `not_found` for an agent not loaded here, `backup_failed` when SQLite fails.
+   */
+  snapshot<T>(agentId: string, use: (copy: AgentSnapshot) => Promise<T>): Promise<T>;
+}

@@ -1,0 +1,81 @@
+/**
+ * Taking over an agent from its replica (docs/fleet.md, "Failover"): the newest copy in the object store is
+ * downloaded into this daemon's data directory, its SHA-256 checked against the metadata it was stored with,
+ * then `POST /agents/restore` (run through this daemon's own API) checks it as a backup (integrity, agent-file
+ * marker, a schema version this build reads, the agent's known key), places it at
+ * `<data dir>/fleet-agents/<agent key>.agt` and loads it, which claims the placement as any load does. The
+ * kernel's restart recovery then runs what the file holds as accepted and not ended: queued turns run under
+ * their turn ids, the turn cut short by the crash ends (`agent.error` `daemon_restart`).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { createWriteStream, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { LocalRequests } from '@agt/contracts';
+import { placementKey } from './keys.js';
+import type { Replicator } from './replicas.js';
+
+export interface RestoredReplica {
+  status: number;
+  /** The answer's `code` when it failed. */
+  code?: string;
+  turnId?: string;
+  bytes?: number;
+}
+
+/** Undefined when the store has no copy of the agent. */
+export async function restoreReplica(
+  replicator: Replicator,
+  requests: LocalRequests,
+  dataDir: string,
+  agentId: string,
+): Promise<RestoredReplica | undefined> {
+  // Loaded here already: its file here is the live one, never replaced.
+  if (replicator.isLoaded(agentId)) return { status: 409, code: 'agent_already_loaded' };
+  const store = await replicator.objects();
+  const name = placementKey(agentId);
+  const object = await store.get(name);
+  if (!object || object.info.deleted) return undefined;
+  const expected = object.info.metadata?.sha256;
+  const folder = join(dataDir, 'fleet-agents');
+  mkdirSync(folder, { recursive: true, mode: 0o700 });
+  const download = join(folder, `.${name}-${randomBytes(6).toString('hex')}.download`);
+  const target = join(folder, `${name}.agt`);
+  try {
+    const hash = createHash('sha256');
+    const source = Readable.fromWeb(object.data as never);
+    source.on('data', (chunk: Buffer) => hash.update(chunk));
+    await pipeline(source, createWriteStream(download, { flags: 'wx', mode: 0o600 }));
+    const failed = await object.error;
+    if (failed) throw failed;
+    const sha256 = hash.digest('hex');
+    if (expected && sha256 !== expected) return { status: 422, code: 'replica_damaged' };
+    // An older copy of this agent left here (it ran here before and moved on) is superseded by the replica.
+    if (existsSync(target)) for (const suffix of ['', '-wal', '-shm']) rmSync(`${target}${suffix}`, { force: true });
+    const answer = await requests.dispatch({
+      method: 'POST',
+      url: '/agents/restore',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: Buffer.from(JSON.stringify({ from: download, to: target })).toString('base64'),
+    });
+    let code: string | undefined;
+    if (answer.statusCode !== 200) {
+      // Not loaded (another daemon won the claim): the copy is nobody's here.
+      for (const suffix of ['', '-wal', '-shm']) rmSync(`${target}${suffix}`, { force: true });
+      try {
+        code = (JSON.parse(Buffer.from(answer.body, 'base64').toString('utf8')) as { code?: string }).code;
+      } catch {
+        code = undefined;
+      }
+    }
+    return {
+      status: answer.statusCode,
+      ...(code ? { code } : {}),
+      turnId: object.info.metadata?.turnId ?? '',
+      bytes: object.info.size,
+    };
+  } finally {
+    rmSync(download, { force: true });
+  }
+}
