@@ -2,8 +2,7 @@
  * Agent files copied elsewhere while the agent runs (the shipped `fleet` extension replicates them to a
  * JetStream object store, docs/fleet.md "Replication"; a third party may copy them anywhere): the kernel
  * makes a consistent copy on request ({@link AgentSnapshots}, `ctx.agents.snapshots`), says which turn ids an
- * event ends ({@link turnIdsEndedBy}) and waits for the replica of an accepted chat before it promises its
- * turn id ({@link agentReplication}). Restoring a copy elsewhere is `POST /agents/restore` (verify, place,
+ * event ends ({@link turnIdsEndedBy}) and waits for a replica before it answers a chat ({@link agentReplication}). Restoring a copy elsewhere is `POST /agents/restore` (verify, place,
  * load, start), which a replicating extension runs through `ctx.requests`.
  */
 import type { UmbilicalEvent } from './events.js';
@@ -18,18 +17,22 @@ import { createExtensionPoint } from './extension.js';
  */
 export interface AgentReplication {
   /**
-   * Called once a chat (`POST /agents/{id}/chat`) is committed to the agent's file, before the kernel
-   * answers 202 with its turn id: resolve once a replica holding that turn is stored, so a daemon that
-   * restores the replica after a crash runs or ends the turn. The kernel waits at most
-   * {@link REPLICA_WAIT_MS} (then answers anyway and logs it); a rejection is logged, never sent to the
-   * client. Work accepted other ways (triggers, inbox deliveries, loop sends) is not waited for: replicate
-   * it when its `turn.started` comes.
+   * Resolve once a copy of the agent's file holding everything committed about turn `turnId` before this
+   * call is stored (a copy made after this call does; so does one made after the turn's last change, which
+   * a provider following the bus asked for already). The kernel calls it before it
+   * tells a chat's client about turn `turnId` (`POST /agents/{id}/chat`): after the chat is committed to
+   * the file and before its 202, or, for a chat that waits for its turn (`?wait=`), once the wait is over
+   * (the turn ended, its end committed, or the wait ran out) and before the 200 or 202. So a daemon that restores the replica
+   * after a crash runs or ends every turn a client was promised, and keeps every end a client was shown.
+   * The kernel waits at most {@link REPLICA_WAIT_MS} (then answers anyway and logs it); a rejection is
+   * logged, never sent to the client. Work accepted other ways (triggers, inbox deliveries, loop sends) is
+   * not waited for: replicate it when its `turn.started` comes.
    */
-  accepted(agentId: string, turnId: string): Promise<void>;
+  replicated(agentId: string, turnId: string): Promise<void>;
 }
 
 /**
- * The most the kernel waits for {@link AgentReplication.accepted} before it answers a chat.
+ * The most the kernel waits for {@link AgentReplication.replicated} before it answers a chat.
  *
  * @beta
  */

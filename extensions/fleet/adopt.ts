@@ -12,7 +12,7 @@ import type { FleetConnection } from './connection.js';
 import type { PlacementKeeper } from './placement.js';
 import type { Relay } from './relay.js';
 import type { Replicator } from './replicas.js';
-import { restoreReplica } from './restore.js';
+import { type CarriedEnd, restoreReplica } from './restore.js';
 
 /** Added per agent this daemon runs to its wait before adopting one: the least busy daemon tries first. */
 const WAIT_PER_AGENT_MS = 150;
@@ -30,6 +30,7 @@ export class Adopter {
     private readonly logger: Logger,
     private readonly daemon: string,
     private readonly replicator?: Replicator,
+    private readonly carried: (end: CarriedEnd) => void = () => {},
   ) {}
 
   start(): void {
@@ -75,7 +76,15 @@ export class Adopter {
         if (again === undefined || (again && again.operation === 'PUT')) continue;
         const began = Date.now();
         const restored = this.replicator
-          ? await restoreReplica(this.replicator, this.ctx.requests, this.ctx.settings.dataDir, record.agentId)
+          ? await restoreReplica(
+              this.replicator,
+              this.ctx.requests,
+              this.ctx.settings.dataDir,
+              record.agentId,
+              (ends) => {
+                for (const end of ends) this.carried(end);
+              },
+            )
           : undefined;
         const status = restored ? restored.status : await this.loadFromPath(record.filePath);
         if (status === 200)

@@ -30,6 +30,8 @@ export class FleetEvents implements EventScope {
   readonly name = 'fleet';
   private readonly queue: Array<{ id: string; data: Uint8Array; ready?: Promise<void> }> = [];
   private pumping = false;
+  /** The decoded form of queued entries, for {@link pendingEnds}. */
+  private readonly texts = new WeakMap<Uint8Array, string>();
   private stopped = false;
   /** Events dropped because the queue was full (NATS unreachable for long). */
   dropped = 0;
@@ -65,15 +67,32 @@ export class FleetEvents implements EventScope {
       ended.length > 0 && event.agent_id
         ? `end.${event.agent_id}.${ended[0]}`
         : `${this.daemon}.${this.run}.${event.agent_id ?? '-'}.${event.seq}`;
-    this.queue.push({
-      id,
-      data: encoder.encode(JSON.stringify({ daemon: this.daemon, event })),
-      ...(ready ? { ready } : {}),
-    });
+    const text = JSON.stringify({ daemon: this.daemon, event });
+    const data = encoder.encode(text);
+    if (ended.length > 0) this.texts.set(data, text);
+    this.queue.push({ id, data, ...(ready ? { ready } : {}) });
     if (this.queue.length > MAX_QUEUED_EVENTS) {
       this.queue.shift();
       this.dropped += 1;
     }
+    if (!this.pumping) void this.pump();
+  }
+
+  /**
+   * The ends of the agent's turns not yet stored in the stream (message id and data): a replica made now
+   * carries them, so the daemon that takes the agent over from it publishes them (docs/fleet.md, Replication).
+   */
+  pendingEnds(agentId: string): Array<{ id: string; data: string }> {
+    const prefix = `end.${agentId}.`;
+    return this.queue
+      .filter((entry) => entry.id.startsWith(prefix))
+      .map((entry) => ({ id: entry.id, data: this.texts.get(entry.data) ?? decoder.decode(entry.data) }));
+  }
+
+  /** Publishes an entry another daemon queued and could not send (a turn's end carried by a replica). */
+  publishCarried(entry: { id: string; data: string }): void {
+    if (this.stopped || !entry.id.startsWith('end.')) return;
+    this.queue.push({ id: entry.id, data: encoder.encode(entry.data) });
     if (!this.pumping) void this.pump();
   }
 

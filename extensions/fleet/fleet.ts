@@ -80,6 +80,7 @@ export class Fleet {
             settings.daemonName,
             options.replicas,
             ctx.logger,
+            (agentId) => this.events.pendingEnds(agentId),
           )
         : undefined;
     ctx.bus.subscribe((event) => this.events.publish(event, this.replicate(event)));
@@ -104,6 +105,7 @@ export class Fleet {
           ctx.logger,
           settings.daemonName,
           this.replicator,
+          (end) => this.events.publishCarried(end),
         )
       : undefined;
   }
@@ -111,7 +113,8 @@ export class Fleet {
   /**
    * Asks for a replica of the agent's file after the events that change what a takeover must see: the agent
    * loaded, a turn started (work accepted without a chat), a turn ended. The returned promise (for a turn's
-   * end) holds the event back from the fleet stream until the replica holding it is stored.
+   * start and end) holds the event back from the fleet stream until a replica holding it is stored: the
+   * stream never shows a turn, or an end, that the daemon taking the agent over would not know.
    */
   private replicate(event: UmbilicalEvent): Promise<void> | undefined {
     const replicator = this.replicator;
@@ -122,10 +125,10 @@ export class Fleet {
       return undefined;
     }
     const ended = turnIdsEndedBy(event);
-    if (ended.length > 0) return replicator.request(agentId, ended[0]);
-    if (event.event_type === 'agent.loaded') void replicator.request(agentId);
-    else if (event.event_type === 'turn.started')
-      void replicator.request(agentId, (event.payload as { turn_id: string }).turn_id);
+    if (ended.length > 0) return replicator.request(agentId, ended);
+    if (event.event_type === 'turn.started')
+      return replicator.request(agentId, [(event.payload as { turn_id: string }).turn_id], true);
+    if (event.event_type === 'agent.loaded') void replicator.request(agentId, [], true);
     return undefined;
   }
 

@@ -16,6 +16,15 @@ import type { ObjectStore } from '@nats-io/obj';
 import type { FleetConnection } from './connection.js';
 import { placementKey } from './keys.js';
 
+/** An agent file up to this size is one chunk of the object store (NATS's default message limit is 1 MB). */
+const CHUNK_BYTES = 512 * 1024;
+/**
+ * How long a request nobody waits on (a turn started, an agent loaded) may wait for a copy someone asks for
+ * meanwhile: a short turn's end then makes the one copy that serves both.
+ */
+export const LAZY_MS = 250;
+/** Turn ids remembered per agent with the copy asked for at their last change. */
+const RECENT_TURNS = 256;
 /** Between attempts of an upload that failed (NATS out of reach): the next attempt copies the file anew. */
 const RETRY_MS = 500;
 
@@ -29,7 +38,11 @@ interface AgentReplica {
   wanted: number;
   stored: number;
   running: boolean;
+  /** A lazy request's timer, until the copy it waits for starts. */
+  timer: NodeJS.Timeout | undefined;
   waiters: Waiter[];
+  /** The generation asked for at the last change of each recent turn (its acceptance, start or end). */
+  turns: Map<string, number>;
   /** `performance.now()` of the oldest request not served yet, or null when none waits. */
   pendingSince: number | null;
   turnId: string | null;
@@ -71,13 +84,17 @@ export class Replicator implements AgentReplication {
     private readonly daemon: string,
     private readonly replicas: number,
     private readonly logger: Logger,
+    /** The agent's turn ends not yet on the fleet stream, read just before each copy (FleetEvents). */
+    private readonly pendingEnds: (agentId: string) => ReadonlyArray<{ id: string; data: string }> = () => [],
   ) {}
 
   /** The object store, made if missing (on first use). */
   objects(): Promise<ObjectStore> {
     this.store ??= (async () => {
       const { nc } = await this.connection.get();
-      const { Objm } = await import('@nats-io/obj');
+      const { Objm, setSha256Backend } = await import('@nats-io/obj');
+      // The object's digest with Node's own SHA-256 rather than the client's JavaScript one (browser-safe, slow).
+      setSha256Backend('native');
       return new Objm(nc).create(this.bucket, { replicas: this.replicas });
     })().catch((error: unknown) => {
       this.store = undefined;
@@ -86,15 +103,24 @@ export class Replicator implements AgentReplication {
     return this.store;
   }
 
-  accepted(agentId: string, turnId: string): Promise<void> {
-    return this.request(agentId, turnId);
+  /**
+   * The kernel asks before it tells a client about turn `turnId`: a copy asked for at the turn's last change
+   * (its end, seen on the bus before the kernel answers) serves, else a new one.
+   */
+  replicated(agentId: string, turnId: string): Promise<void> {
+    const state = this.agents.get(agentId);
+    const generation = state?.turns.get(turnId);
+    if (!state || generation === undefined) return this.request(agentId, [turnId]);
+    if (generation <= state.stored) return Promise.resolve();
+    return new Promise<void>((resolve) => state.waiters.push({ generation, resolve }));
   }
 
   /**
    * Asks for a copy of the agent's file made after now; resolves once it is stored, or once the agent is no
-   * longer loaded here (nothing more to copy) or the extension stops.
+   * longer loaded here (nothing more to copy) or the extension stops. `lazy`: the copy may start up to
+   * {@link LAZY_MS} later, unless another request starts one sooner.
    */
-  request(agentId: string, turnId?: string): Promise<void> {
+  request(agentId: string, turnIds: readonly string[] = [], lazy = false): Promise<void> {
     if (this.stopped || !this.isLoaded(agentId)) return Promise.resolve();
     let state = this.agents.get(agentId);
     if (!state) {
@@ -102,7 +128,9 @@ export class Replicator implements AgentReplication {
         wanted: 0,
         stored: 0,
         running: false,
+        timer: undefined,
         waiters: [],
+        turns: new Map(),
         pendingSince: null,
         turnId: null,
         sha256: null,
@@ -112,11 +140,30 @@ export class Replicator implements AgentReplication {
       this.agents.set(agentId, state);
     }
     state.wanted += 1;
-    if (turnId) state.turnId = turnId;
-    state.pendingSince ??= performance.now();
     const generation = state.wanted;
+    for (const turnId of turnIds) {
+      state.turnId = turnId;
+      state.turns.delete(turnId);
+      state.turns.set(turnId, generation);
+    }
+    // Recent turns only: a client asks about a turn right after its change.
+    for (const turnId of state.turns.keys()) {
+      if (state.turns.size <= RECENT_TURNS) break;
+      state.turns.delete(turnId);
+    }
+    state.pendingSince ??= performance.now();
     const done = new Promise<void>((resolve) => state.waiters.push({ generation, resolve }));
-    if (!state.running) void this.drain(agentId, state);
+    if (state.running) return done;
+    if (lazy) {
+      state.timer ??= setTimeout(() => {
+        state.timer = undefined;
+        if (!state.running) void this.drain(agentId, state);
+      }, LAZY_MS).unref();
+      return done;
+    }
+    clearTimeout(state.timer);
+    state.timer = undefined;
+    void this.drain(agentId, state);
     return done;
   }
 
@@ -125,6 +172,7 @@ export class Replicator implements AgentReplication {
     const state = this.agents.get(agentId);
     if (!state) return;
     this.agents.delete(agentId);
+    clearTimeout(state.timer);
     for (const waiter of state.waiters.splice(0)) waiter.resolve();
   }
 
@@ -159,16 +207,20 @@ export class Replicator implements AgentReplication {
   private async upload(agentId: string, state: AgentReplica, turnId: string | null): Promise<void> {
     const store = await this.objects();
     const began = performance.now();
+    // Read in the same tick as the copy (a small file is copied before `snapshot` first yields): every end the
+    // copy holds is either on the fleet stream already or in this list, which travels with it.
+    const ends = this.pendingEnds(agentId);
     await this.snapshots.snapshot(agentId, async (copy) => {
       const copied = performance.now();
       this.totals.snapshotMs += copied - began;
-      if (copy.sha256 === state.sha256) {
+      if (copy.sha256 === state.sha256 && ends.length === 0) {
         this.totals.unchanged += 1;
         return;
       }
       await store.put(
         {
           name: placementKey(agentId),
+          options: { max_chunk_size: CHUNK_BYTES },
           metadata: {
             agentId,
             schemaVersion: String(copy.schemaVersion),
@@ -177,6 +229,7 @@ export class Replicator implements AgentReplication {
             bytes: String(copy.bytes),
             daemon: this.daemon,
             at: String(Date.now()),
+            ends: JSON.stringify(ends),
           },
         },
         Readable.toWeb(createReadStream(copy.path)) as ReadableStream<Uint8Array>,

@@ -16,6 +16,12 @@ import type { LocalRequests } from '@agt/contracts';
 import { placementKey } from './keys.js';
 import type { Replicator } from './replicas.js';
 
+/** A turn's end the dead daemon had not stored in the fleet stream when its replica was made. */
+export interface CarriedEnd {
+  id: string;
+  data: string;
+}
+
 export interface RestoredReplica {
   status: number;
   /** The answer's `code` when it failed. */
@@ -30,6 +36,8 @@ export async function restoreReplica(
   requests: LocalRequests,
   dataDir: string,
   agentId: string,
+  /** Called with the ends the replica carries, once it is verified and before it is loaded. */
+  carried: (ends: CarriedEnd[]) => void,
 ): Promise<RestoredReplica | undefined> {
   // Loaded here already: its file here is the live one, never replaced.
   if (replicator.isLoaded(agentId)) return { status: 409, code: 'agent_already_loaded' };
@@ -51,6 +59,9 @@ export async function restoreReplica(
     if (failed) throw failed;
     const sha256 = hash.digest('hex');
     if (expected && sha256 !== expected) return { status: 422, code: 'replica_damaged' };
+    // Before the load: the ends of turns the dead daemon finished go to the stream before anything the
+    // restored agent does (a second daemon publishing them too is dropped by their message ids).
+    carried(parseEnds(object.info.metadata?.ends));
     // An older copy of this agent left here (it ran here before and moved on) is superseded by the replica.
     if (existsSync(target)) for (const suffix of ['', '-wal', '-shm']) rmSync(`${target}${suffix}`, { force: true });
     const answer = await requests.dispatch({
@@ -77,5 +88,22 @@ export async function restoreReplica(
     };
   } finally {
     rmSync(download, { force: true });
+  }
+}
+
+function parseEnds(text: string | undefined): CarriedEnd[] {
+  if (!text) return [];
+  try {
+    const list = JSON.parse(text) as unknown;
+    if (!Array.isArray(list)) return [];
+    return list.filter(
+      (entry): entry is CarriedEnd =>
+        typeof entry === 'object' &&
+        entry !== null &&
+        typeof (entry as CarriedEnd).id === 'string' &&
+        typeof (entry as CarriedEnd).data === 'string',
+    );
+  } catch {
+    return [];
   }
 }

@@ -224,20 +224,21 @@ export async function remoteAgents(
 }
 
 /**
- * Waits (at most {@link REPLICA_WAIT_MS}) until the replication provider, if any, stored a replica holding
- * the accepted chat `turnId` (contracts/agent-replication.ts). Never throws: a late or failed replica is
- * logged, and the chat is answered anyway (it is committed to the agent's own file).
+ * Waits (at most {@link REPLICA_WAIT_MS}) until the replication provider, if any, stored a copy of the
+ * agent's file made after now (contracts/agent-replication.ts): before a chat's 202, and before the 200 of a
+ * chat that waited for its turn. Never throws: a late or failed replica is logged, and the chat is answered
+ * anyway (it is committed to the agent's own file).
  */
 export async function awaitReplica(points: ExtensionPoints, logger: Logger, agentId: string, turnId: string) {
   const [provider] = points.providers(agentReplication);
   if (!provider) return;
   const done = await waitAtMost(
     Promise.resolve()
-      .then(() => provider.value.accepted(agentId, turnId))
+      .then(() => provider.value.replicated(agentId, turnId))
       .then(
         () => true,
         (error: unknown) => {
-          logger.warn({ agentId, turnId, err: error }, `replicating an accepted chat failed (${provider.owner})`);
+          logger.warn({ agentId, turnId, err: error }, `replicating an agent file failed (${provider.owner})`);
           return true;
         },
       ),
@@ -245,5 +246,5 @@ export async function awaitReplica(points: ExtensionPoints, logger: Logger, agen
     () => false,
   );
   if (!done)
-    logger.warn({ agentId, turnId }, `no replica of an accepted chat within ${REPLICA_WAIT_MS} ms (${provider.owner})`);
+    logger.warn({ agentId, turnId }, `no replica of the agent file within ${REPLICA_WAIT_MS} ms (${provider.owner})`);
 }

@@ -116,7 +116,6 @@ export const chatRoutes: KernelRoutes<'bus' | 'runtime' | 'contributions'> = asy
       let turnId: string;
       try {
         turnId = await runtime.chatGrouped(loop, request.body.text, request.headers['idempotency-key']);
-        await awaitReplica(services.contributions.points, request.log, runtime.id, turnId);
       } catch (error) {
         watch.cancel();
         throw error;
@@ -124,6 +123,9 @@ export const chatRoutes: KernelRoutes<'bus' | 'runtime' | 'contributions'> = asy
       reply.raw.once('close', () => watch.cancel());
       const earlier = request.headers['idempotency-key'] ? services.bus.framesAfter(0).map((frame) => frame.event) : [];
       const outcome = await watch.wait(turnId, seconds, earlier);
+      // The turn id a client is given (202) or the end it is shown (200) is one a daemon taking the agent
+      // over from its replica keeps (docs/fleet.md, Replication): the replica made after the wait holds both.
+      await awaitReplica(services.contributions.points, request.log, runtime.id, turnId);
       if (!outcome) return reply.status(202).send({ accepted: true as const, turnId });
       return reply
         .status(200)

@@ -29,6 +29,9 @@ function copyInline(src: string, dst: string): { schemaVersion: number; marker: 
   const source = new Database(src, { readonly: true, timeout: BUSY_TIMEOUT_MS });
   try {
     source.exec('PRAGMA trusted_schema = OFF');
+    // The copy is a passing file (stored elsewhere, then removed): no fsync, which is most of the cost
+    // on a busy disk (about 50 ms against 2 ms for a new agent's file).
+    source.exec('PRAGMA synchronous = OFF');
     source.prepare('VACUUM INTO ?').run(dst);
   } finally {
     source.close();
@@ -36,6 +39,8 @@ function copyInline(src: string, dst: string): { schemaVersion: number; marker: 
   const copied = new Database(dst, { timeout: BUSY_TIMEOUT_MS });
   try {
     copied.exec('PRAGMA trusted_schema = OFF');
+    copied.exec('PRAGMA synchronous = OFF');
+    copied.exec('PRAGMA journal_mode = MEMORY');
     const table = (name: string) =>
       copied.prepare("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
     // The copy is nobody's running file: the live lease of the daemon that runs the agent does not travel.
