@@ -20,6 +20,8 @@
  * - a burst of 1,000 chats sent at once over 10 agents, then to one agent (bench/chat-burst.ts): `/health`
  *   probed every 100 ms meanwhile, accepted chats per second, every accepted turn ending exactly once.
  * - an agent file with 10,000 messages loaded, to its first chat answered: median of 7 (bench/open-large.ts).
+ * - a fleet replicating agent files to NATS (bench/fleet-failover.ts, skipped without `nats-server`): chat
+ *   turn latency lone vs fleet, bytes and ms per copy, RTO and RPO after SIGKILL under chat load.
  *
  * Usage: npm run bench  (builds first; `node --import tsx bench/run.ts` reuses an existing build).
  */
@@ -38,6 +40,7 @@ import { telemetryOffBench } from './telemetry-off.js';
 import { trackedScanBench } from './tracked-scan.js';
 import { chatBurstBench } from './chat-burst.js';
 import { openLargeBench } from './open-large.js';
+import { fleetFailoverBench } from './fleet-failover.js';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const RESULTS = join(ROOT, 'bench/results.json');
@@ -297,6 +300,9 @@ async function main(): Promise<void> {
   log('an agent file with 10,000 messages: load to first chat answered');
   const openLarge = await openLargeBench({}, cleanups);
 
+  log('fleet: replication cost, turn latency lone vs fleet, RTO and RPO after SIGKILL');
+  const fleet = await fleetFailoverBench({}, cleanups);
+
   log('agt --help and agtd --help');
   const cliHelp = await helpTimes();
 
@@ -330,6 +336,7 @@ async function main(): Promise<void> {
     trackedScan,
     chatBurst: burst,
     openLarge,
+    fleetFailover: fleet,
     cliHelpMs: cliHelp,
     telemetryOff,
   };
@@ -353,6 +360,9 @@ async function main(): Promise<void> {
     `| \`/health\` during a burst of ${fmt(burst.spread.chats)} chats over ${burst.spread.agents} agents (probed every 100 ms) | p50 ${fmt(burst.spread.health.p50Ms, 1)} ms, p99 ${fmt(burst.spread.health.p99Ms, 1)} ms, slowest ${fmt(burst.spread.health.maxMs, 1)} ms; ${fmt(burst.spread.accepted)} accepted, ${fmt(burst.spread.endedOnce)} ended once, ${fmt(burst.spread.endedTwice + burst.spread.notEnded)} not | — | | p99 ≤ 20 ms, max ≤ 100 ms; all accepted, each ends once |`,
     `| accepted chats per second (202s), ${fmt(burst.oneAgent.chats)} at once to one agent / over ${burst.spread.agents} | ${fmt(burst.oneAgent.acceptedPerSecond)} / ${fmt(burst.spread.acceptedPerSecond)} (daemon CPU ${fmt(burst.oneAgent.cpuPerChatMs, 2)} / ${fmt(burst.spread.cpuPerChatMs, 2)} ms per chat, its turns included) | — | | ≥ 2,000 / ≥ 5,000 |`,
     `| open (load) an agent file with ${fmt(openLarge.messages)} messages (${fmt(openLarge.fileMB, 1)} MB), to first chat answered, median of ${openLarge.samples.length} | ${fmt(openLarge.medianMs, 1)} ms (the load alone ${fmt(openLarge.loadMedianMs, 1)} ms) | — | | ≤ 20 ms |`,
+    'skipped' in fleet
+      ? `| fleet failover without a shared file system | skipped: ${fleet.skipped} | — | | |`
+      : `| fleet, agent files replicated to NATS: chat turn lone / fleet (instant model; ${fleet.slowModel.modelMs} ms model), per copy; RTO and RPO after SIGKILL, ${fleet.failover.agents} agents, TTL ${fleet.failover.ttlSeconds} s | ${fmt(fleet.loneTurnMs, 1)} / ${fmt(fleet.fleetTurnMs, 1)} ms (${fmt(fleet.turnRatio, 2)}×; ${fmt(fleet.slowModel.turnRatio, 2)}×), ${fmt(fleet.replication.copiesPerTurn, 1)} copy per turn of ${fmt(fleet.replication.bytesPerCopy / 1024)} KB in ${fmt(fleet.replication.msPerCopy, 1)} ms; RTO median ${fmt(fleet.failover.rtoMedianMs / 1000, 1)} s, slowest ${fmt(fleet.failover.rtoMaxMs / 1000, 1)} s; ${fleet.failover.lostCompleted} of ${fleet.failover.completedBeforeKill} completed turns lost, ${fleet.failover.notEndedOnce} of ${fleet.failover.accepted} accepted not ended once | — | | ≤ 2×; RTO ≤ 10 s; nothing lost |`,
     `| \`agt --help\` / \`agtd --help\`, spawn → exit, median of ${cliHelp.samples.agt.length} | ${fmt(cliHelp.agt)} ms / ${fmt(cliHelp.agtd)} ms | — | | agt < 200 ms |`,
     `| telemetry off (listed, no endpoint) / not listed: cold start, RSS | ${fmt(telemetryOff.coldStartMs.telemetryOff)} / ${fmt(telemetryOff.coldStartMs.withoutTelemetry)} ms, ${fmt(telemetryOff.rssMB.telemetryOff)} / ${fmt(telemetryOff.rssMB.withoutTelemetry)} MB | — | | unchanged |`,
   ];
