@@ -1,12 +1,16 @@
 /**
  * Failover without a shared file system (docs/fleet.md, "Replication"): three daemons with their own data
  * directories, the fleet replicating agent files to its object store. The daemon running four agents is
- * killed (SIGKILL) under chat load and the agents' files are deleted with it; the two others take the agents
+ * killed (SIGKILL) under chat load and the agents' files are deleted with it (a sealed credential is checked to
+ * be sealed in the stored copy first); the two others take the agents
  * over from their replicas (two each), every agent answers a chat again within a loose bound (the measured
  * RTO is printed), every turn that completed before the kill is in the agent's history, and every chat the
  * killed daemon accepted (answered 202) ends exactly once on the fleet stream.
  */
+import { createHash } from 'node:crypto';
 import { rmSync } from 'node:fs';
+import { Objm } from '@nats-io/obj';
+import { connect } from '@nats-io/transport-node';
 import t from 'tap';
 import type { UmbilicalEvent } from '@agt/contracts';
 import { reply } from './fakes/script.js';
@@ -54,6 +58,13 @@ if (typeof nats === 'string') {
       t.equal(loaded.status, 200, `agent ${i} loaded on alpha`);
       ids.push(loaded.body.id as string);
     }
+    // A sealed credential: it travels and rests sealed in the object store.
+    t.equal((await alpha.request('POST', '/identity/create', { passphrase: 'fleet replication owner' })).status, 201);
+    const secret = 'sk-replicated-3f9a1c7e5b2d';
+    t.equal(
+      (await alpha.request('PUT', `/agents/${ids[0]}/credentials/provider:openai`, { value: secret })).status,
+      200,
+    );
     const texts = new Map<string, { agentId: string; text: string }>();
     for (const [i, id] of ids.entries()) {
       const text = `before the kill ${i}`;
@@ -80,6 +91,16 @@ if (typeof nats === 'string') {
       },
     );
     await new Promise((resolve) => setTimeout(resolve, 300));
+    const nc = await connect({ servers: nats.url });
+    t.teardown(() => nc.close());
+    const store = await new Objm(nc).open('agt_fleet_repl_agents');
+    const [info, blob] = await Promise.all([store.info(ids[0]!), store.getBlob(ids[0]!)]);
+    t.ok(info && blob, 'the agent file is in the object store');
+    const bytes = Buffer.from(blob!);
+    t.equal(createHash('sha256').update(bytes).digest('hex'), info!.metadata?.sha256, 'its sha256 as stored');
+    t.match(info!.metadata, { agentId: ids[0], schemaVersion: /^\d+$/, daemon: 'alpha' });
+    t.ok(bytes.includes(Buffer.from('SQLite format 3')), 'an SQLite file');
+    t.notOk(bytes.includes(Buffer.from(secret)), 'the credential is not in the clear in the stored copy');
     const before = (await alpha.request('GET', '/fleet')).body.replication;
     t.comment(
       `alpha before the kill: ${before.uploads} copies stored (${before.unchanged} unchanged), ${before.bytes} bytes, snapshots ${before.snapshotMs} ms, uploads ${before.uploadMs} ms, lag ${before.lagMs} ms`,

@@ -14,6 +14,18 @@ import { AgentDirectory } from './agent-directory.js';
 import { FleetMessages } from './messages.js';
 import { Replicator } from './replicas.js';
 
+/** Events of changes a takeover must see that may come outside a turn: each asks for a copy (lazily). */
+const CHANGES_OUTSIDE_TURNS = new Set<string>([
+  'agent.loaded',
+  'agent.config.changed',
+  'agent.identity.changed',
+  'credential.changed',
+  'memory.saved',
+  'memory.forgotten',
+  'loop.compacted',
+  'loop.cleared',
+]);
+
 export class Fleet {
   readonly connection: FleetConnection;
   readonly placement: PlacementKeeper;
@@ -111,8 +123,8 @@ export class Fleet {
   }
 
   /**
-   * Asks for a replica of the agent's file after the events that change what a takeover must see: the agent
-   * loaded, a turn started (work accepted without a chat), a turn ended. The returned promise (for a turn's
+   * Asks for a replica of the agent's file after the events that change what a takeover must see: a turn
+   * started (work accepted without a chat) or ended, and the changes of {@link CHANGES_OUTSIDE_TURNS}. The returned promise (for a turn's
    * start and end) holds the event back from the fleet stream until a replica holding it is stored: the
    * stream never shows a turn, or an end, that the daemon taking the agent over would not know.
    */
@@ -128,7 +140,7 @@ export class Fleet {
     if (ended.length > 0) return replicator.request(agentId, ended);
     if (event.event_type === 'turn.started')
       return replicator.request(agentId, [(event.payload as { turn_id: string }).turn_id], true);
-    if (event.event_type === 'agent.loaded') void replicator.request(agentId, [], true);
+    if (CHANGES_OUTSIDE_TURNS.has(event.event_type)) void replicator.request(agentId, [], true);
     return undefined;
   }
 
