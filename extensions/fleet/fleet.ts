@@ -12,6 +12,7 @@ import { Adopter } from './adopt.js';
 import { DrainMarks } from './drain-marks.js';
 import { AgentDirectory } from './agent-directory.js';
 import { FleetMessages } from './messages.js';
+import { Members } from './members.js';
 import { Replicator } from './replicas.js';
 
 /** Events of changes a takeover must see that may come outside a turn: each asks for a copy (lazily). */
@@ -37,6 +38,7 @@ export class Fleet {
   /** Agent files replicated to the object store (option `replicate`); undefined without. */
   readonly replicator: Replicator | undefined;
   private readonly adopter: Adopter | undefined;
+  private readonly members: Members;
   private readonly ttlMs: number;
   private stopped = false;
 
@@ -107,15 +109,16 @@ export class Fleet {
     ctx.bus.subscribe((event) => {
       if (event.event_type === 'agent.config.changed' && event.agent_id) this.messages.configChanged(event.agent_id);
     });
+    this.members = new Members(this.connection, settings.name, settings.daemonName, this.ttlMs, options.replicas);
     this.adopter = options.adopt
       ? new Adopter(
           ctx,
           this.connection,
           this.relay,
-          this.placement,
           this.ttlMs,
           ctx.logger,
           settings.daemonName,
+          this.members,
           this.replicator,
           (end) => this.events.publishCarried(end),
         )
@@ -157,6 +160,7 @@ export class Fleet {
       });
     };
     listen(0);
+    this.members.start();
     this.adopter?.start();
   }
 
@@ -212,7 +216,7 @@ export class Fleet {
     this.relay.stop();
     this.messages.close();
     this.placement.dropAll();
-    await Promise.all([this.placement.settled(), this.events.stop(2_000)]);
+    await Promise.all([this.placement.settled(), this.events.stop(2_000), this.members.stop()]);
     await this.connection.close();
   }
 }

@@ -176,6 +176,13 @@ export class Relay implements AgentForwarder {
     this.directory.delete(key);
   }
 
+  /** How many live records each daemon holds (a daemon holding none is absent). */
+  counts(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const record of this.live()) counts.set(record.daemon, (counts.get(record.daemon) ?? 0) + 1);
+    return counts;
+  }
+
   private live(): PlacementRecord[] {
     const now = Date.now();
     return [...this.directory.values()].filter((entry) => now - entry.seenAt < this.ttlMs).map((entry) => entry.record);

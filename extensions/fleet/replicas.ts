@@ -112,7 +112,14 @@ export class Replicator implements AgentReplication {
     const generation = state?.turns.get(turnId);
     if (!state || generation === undefined) return this.request(agentId, [turnId]);
     if (generation <= state.stored) return Promise.resolve();
-    return new Promise<void>((resolve) => state.waiters.push({ generation, resolve }));
+    const done = new Promise<void>((resolve) => state.waiters.push({ generation, resolve }));
+    // Someone waits now: a lazy copy starts at once.
+    if (!state.running) {
+      clearTimeout(state.timer);
+      state.timer = undefined;
+      void this.drain(agentId, state);
+    }
+    return done;
   }
 
   /**
