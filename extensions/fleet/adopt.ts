@@ -3,9 +3,9 @@
  * its agents, each restored from its replica in the object store when the fleet replicates agent files
  * (restore.ts), else loaded from the path it ran from (a shared file system). Every daemon looks at the
  * records it has not seen renewed for a TTL; the bucket decides (a record still there is left alone), and
- * the claim's compare-and-set lets one daemon win each agent. Each daemon goes through them in an order of
- * its own and takes its share (the agents over the daemons alive, members.ts) at once, a few at a time, then
- * what is left after a wait, so the agents spread over the survivors.
+ * the claim's compare-and-set lets one daemon win each agent. Each daemon takes the agents rendezvous hashing
+ * gives it, up to its share of the load (members.ts says which daemons are alive), a few at a time, then what
+ * is left while it runs no more agents than the others, so the agents spread evenly over the survivors.
  */
 import { createHash } from 'node:crypto';
 import type { ExtensionContext, Logger } from '@agt/contracts';
@@ -17,8 +17,11 @@ import type { Relay } from './relay.js';
 import type { Replicator } from './replicas.js';
 import { type CarriedEnd, restoreReplica } from './restore.js';
 
-/** The longest a daemon leaves an agent beyond its share to a less busy one before it tries it. */
-const SPREAD_WAIT_MS = 3_000;
+/**
+ * The longest a daemon leaves an agent beyond its share to a less busy one before it tries it (the TTL when
+ * shorter): the other may be slower at restoring its share, or dead.
+ */
+const SPREAD_WAIT_MS = 10_000;
 const WAIT_STEP_MS = 200;
 /** Restores (or loads) run at once by one daemon. */
 const ADOPT_AT_ONCE = 4;
@@ -74,7 +77,7 @@ export class Adopter {
     try {
       const { placements } = await this.connection.get(1_000);
       const gone: Candidate[] = [];
-      for (const candidate of spreadOrder(candidates, this.daemon)) {
+      for (const candidate of candidates) {
         const entry = await placements.get(candidate.key).catch(() => undefined);
         if (entry === undefined) return; // NATS out of reach: decide nothing now.
         if (entry && entry.operation === 'PUT') continue; // still held (the watch lags, or it was renewed)
@@ -82,14 +85,19 @@ export class Adopter {
         gone.push(candidate);
       }
       if (gone.length === 0) return;
-      // This daemon's share first, a few at a time; then what no other daemon took by then, each agent
-      // tried only while this daemon runs no more agents than the least busy of the others (or after a wait).
+      // First the agents rendezvous hashing gives this daemon, up to its share of the load (all the agents
+      // of the daemons alive and these, over the daemons alive); then the others, each only while this daemon
+      // runs no more agents than the least busy of the others (or after a wait: that one may be slow, or dead).
       const dead = new Set(gone.map((candidate) => candidate.record.daemon));
       const alive = (await this.members.live().catch(() => [this.daemon])).filter((name) => !dead.has(name));
-      const share = Math.ceil(gone.length / Math.max(1, alive.length));
-      await this.adoptAll(placements, gone.slice(0, share));
-      for (const candidate of gone.slice(share)) {
-        const until = Date.now() + SPREAD_WAIT_MS;
+      const counts = this.relay.counts();
+      const load = alive.reduce((sum, name) => sum + (counts.get(name) ?? 0), gone.length);
+      const share = Math.max(0, Math.ceil(load / Math.max(1, alive.length)) - (counts.get(this.daemon) ?? 0));
+      const ordered = spreadOrder(gone, this.daemon, alive);
+      const first = ordered.filter((candidate) => candidate.first).slice(0, share);
+      await this.adoptAll(placements, first);
+      for (const candidate of ordered.filter((candidate) => !first.includes(candidate))) {
+        const until = Date.now() + Math.min(this.ttlMs, SPREAD_WAIT_MS);
         for (;;) {
           const counts = this.relay.counts();
           const others = alive.filter((name) => name !== this.daemon).map((name) => counts.get(name) ?? 0);
@@ -151,10 +159,21 @@ export class Adopter {
 }
 
 /**
- * The candidates in an order of this daemon's own (a hash of the daemon's name and the agent's key): the
- * survivors start on different agents rather than all racing for the first, which spreads them.
+ * The candidates by rendezvous hashing over the daemons alive: `first` for those this daemon weighs most for
+ * (no other daemon puts them first), those first, each group by this daemon's weight. The survivors thus
+ * start on different agents rather than all racing for the same ones.
  */
-function spreadOrder<T extends { key: string }>(candidates: readonly T[], daemon: string): T[] {
-  const rank = (key: string) => createHash('sha256').update(`${daemon}\0${key}`).digest().readUInt32BE(0);
-  return [...candidates].sort((a, b) => rank(a.key) - rank(b.key));
+function spreadOrder(
+  candidates: readonly Candidate[],
+  daemon: string,
+  alive: readonly string[],
+): Array<Candidate & { first: boolean }> {
+  const weight = (name: string, key: string) => createHash('sha256').update(`${name}\0${key}`).digest().readUInt32BE(0);
+  return candidates
+    .map((candidate) => ({
+      ...candidate,
+      first: alive.every((name) => name === daemon || weight(name, candidate.key) < weight(daemon, candidate.key)),
+      weight: weight(daemon, candidate.key),
+    }))
+    .sort((a, b) => Number(b.first) - Number(a.first) || b.weight - a.weight);
 }
