@@ -105,6 +105,7 @@ export class Fleet {
       settings.name,
       options.replicas,
       ctx.logger,
+      (agentId) => this.replicator?.request(agentId) ?? Promise.resolve(),
     );
     ctx.bus.subscribe((event) => {
       if (event.event_type === 'agent.config.changed' && event.agent_id) this.messages.configChanged(event.agent_id);

@@ -63,6 +63,8 @@ export class FleetMessages implements MessageCarrier {
     private readonly fleet: string,
     private readonly replicas: number,
     private readonly logger: Logger,
+    /** Resolves once what the agent's inbox holds now is safe beyond this daemon (a stored replica). */
+    private readonly kept: (agentId: string) => Promise<void> = async () => {},
   ) {}
 
   private subject(agentId: string): string {
@@ -272,6 +274,8 @@ export class FleetMessages implements MessageCarrier {
       message.nak();
       throw error;
     }
+    // Without a shared file system the row must be in a stored copy first: a kill before it would lose it.
+    await this.kept(agent.id);
     await message.ackAck();
   }
 
