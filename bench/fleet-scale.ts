@@ -217,10 +217,15 @@ export async function fleetScaleBench(
       // Alternating which goes first, so neither gains from the other having just woken the agent.
       const holder = () => waitedChat(alpha, agentId, `holder ${i}`);
       const forwarded = () => waitedChat(i % 2 ? beta : gamma, agentId, `forwarded ${i}`);
-      if (i % 2) holderMs.push(await holder()), forwardedMs.push(await forwarded());
-      else forwardedMs.push(await forwarded()), holderMs.push(await holder());
+      if (i % 2) {
+        holderMs.push(await holder());
+        forwardedMs.push(await forwarded());
+      } else {
+        forwardedMs.push(await forwarded());
+        holderMs.push(await holder());
+      }
     }
-    pids.forEach((pid, k) => rss[k]!.push(rssMb(pid)));
+    for (const [k, pid] of pids.entries()) rss[k]!.push(rssMb(pid));
     natsRss.push(rssMb(natsProcess));
     await sleep(gap);
   }

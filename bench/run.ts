@@ -22,6 +22,9 @@
  * - an agent file with 10,000 messages loaded, to its first chat answered: median of 7 (bench/open-large.ts).
  * - a fleet replicating agent files to NATS (bench/fleet-failover.ts, skipped without `nats-server`): chat
  *   turn latency lone vs fleet, bytes and ms per copy, RTO and RPO after SIGKILL under chat load.
+ * - with `AGT_BENCH_FLEET_SCALE=1` only (it adds about two minutes): 3 fleet daemons × 300 agents
+ *   (bench/fleet-scale.ts), CPU and RSS per daemon and of NATS, heartbeats per second, chat p50/p99 through the
+ *   holder and forwarded.
  *
  * Usage: npm run bench  (builds first; `node --import tsx bench/run.ts` reuses an existing build).
  */
@@ -41,6 +44,7 @@ import { trackedScanBench } from './tracked-scan.js';
 import { chatBurstBench } from './chat-burst.js';
 import { openLargeBench } from './open-large.js';
 import { fleetFailoverBench } from './fleet-failover.js';
+import { fleetScaleBench } from './fleet-scale.js';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const RESULTS = join(ROOT, 'bench/results.json');
@@ -303,6 +307,13 @@ async function main(): Promise<void> {
   log('fleet: replication cost, turn latency lone vs fleet, RTO and RPO after SIGKILL');
   const fleet = await fleetFailoverBench({}, cleanups);
 
+  // Opt-in: it takes about two minutes more, and the default run stays near two minutes.
+  let fleetScale: Awaited<ReturnType<typeof fleetScaleBench>> | undefined;
+  if (process.env.AGT_BENCH_FLEET_SCALE === '1') {
+    log('fleet at scale: 3 daemons × 300 agents');
+    fleetScale = await fleetScaleBench({}, cleanups);
+  }
+
   log('agt --help and agtd --help');
   const cliHelp = await helpTimes();
 
@@ -337,6 +348,7 @@ async function main(): Promise<void> {
     chatBurst: burst,
     openLarge,
     fleetFailover: fleet,
+    ...(fleetScale ? { fleetScale } : {}),
     cliHelpMs: cliHelp,
     telemetryOff,
   };
@@ -363,6 +375,7 @@ async function main(): Promise<void> {
     'skipped' in fleet
       ? `| fleet failover without a shared file system | skipped: ${fleet.skipped} | — | | |`
       : `| fleet, agent files replicated to NATS: chat turn lone / fleet (instant model; ${fleet.slowModel.modelMs} ms model), per copy; RTO and RPO after SIGKILL, ${fleet.failover.agents} agents, TTL ${fleet.failover.ttlSeconds} s | ${fmt(fleet.loneTurnMs, 1)} / ${fmt(fleet.fleetTurnMs, 1)} ms (${fmt(fleet.turnRatio, 2)}×; ${fmt(fleet.slowModel.turnRatio, 2)}×), ${fmt(fleet.replication.copiesPerTurn, 1)} copy per turn of ${fmt(fleet.replication.bytesPerCopy / 1024)} KB in ${fmt(fleet.replication.msPerCopy, 1)} ms; RTO median ${fmt(fleet.failover.rtoMedianMs / 1000, 1)} s, slowest ${fmt(fleet.failover.rtoMaxMs / 1000, 1)} s; ${fleet.failover.lostCompleted} of ${fleet.failover.completedBeforeKill} completed turns lost, ${fleet.failover.notEndedOnce} of ${fleet.failover.accepted} accepted not ended once | — | | ≤ 2×; RTO ≤ 10 s; nothing lost |`,
+    ...(fleetScale === undefined ? [] : [fleetScaleRow(fleetScale)]),
     `| \`agt --help\` / \`agtd --help\`, spawn → exit, median of ${cliHelp.samples.agt.length} | ${fmt(cliHelp.agt)} ms / ${fmt(cliHelp.agtd)} ms | — | | agt < 200 ms |`,
     `| telemetry off (listed, no endpoint) / not listed: cold start, RSS | ${fmt(telemetryOff.coldStartMs.telemetryOff)} / ${fmt(telemetryOff.coldStartMs.withoutTelemetry)} ms, ${fmt(telemetryOff.rssMB.telemetryOff)} / ${fmt(telemetryOff.rssMB.withoutTelemetry)} MB | — | | unchanged |`,
   ];
@@ -457,3 +470,11 @@ function gitHead(): string | null {
 }
 
 await runThenClean(main, cleanups);
+
+function fleetScaleRow(f: Awaited<ReturnType<typeof fleetScaleBench>>): string {
+  if ('skipped' in f) return `| fleet at scale | skipped: ${f.skipped} | — | | |`;
+  const cpu = f.daemonsCpu.map((d) => fmt(d.cpu * 100)).join(' / ');
+  const rss = f.daemonsCpu.map((d) => fmt(d.rssMb)).join(' / ');
+  const heartbeats = f.streamWritesPerSecond.KV_agt_fleet_scale_placements ?? 0;
+  return `| fleet at scale: ${f.daemons} daemons × ${f.perDaemon} agents, replication on, one nats-server | daemons CPU ${cpu}% of a core, RSS ${rss} MB; NATS ${fmt(f.nats.cpu * 100)}%, ${fmt(f.nats.rssMb)} MB, ${fmt(heartbeats)} heartbeats/s, ${fmt(f.nats.apiPerSecond)} API calls/s; chat p50/p99 holder ${fmt(f.chat.holderP50Ms, 1)} / ${fmt(f.chat.holderP99Ms, 1)} ms, forwarded ${fmt(f.chat.forwardedP50Ms, 1)} / ${fmt(f.chat.forwardedP99Ms, 1)} ms | — | | |`;
+}
