@@ -32,6 +32,8 @@ t.test('--log-format json at debug: data directory, turn line, request lines', a
   // No providers extension in this manifest: the turn fails with `unavailable`, which is logged too.
   await call('POST', `/agents/${agent.id}/chat?loop=main`, { text: 'hello' });
   await waitFor(d.stderr, /"msg":"turn failed/, 'turn line');
+  // The request's line is written once its answer is sent: it may come after the turn's.
+  await waitFor(d.stderr, /request answered[^\n]*\/chat|\/chat[^\n]*request answered/, "the chat's request line");
   // Every log line is one JSON object (bin/agtd.mjs may say first that it runs the sources).
   const lines = d
     .stderr()
