@@ -848,6 +848,10 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     await page.getByLabel(/Key variable/).fill('LAB_KEY');
     await page.getByRole('button', { name: 'Add provider' }).click();
     await page.getByRole('status').filter({ hasText: 'Added Lab models.' }).waitFor();
+    // Checked with a real call: nothing answers on port 9, and the row says so.
+    await page.getByRole('button', { name: 'Check Lab models' }).click();
+    const labRow = page.locator('tr', { has: page.getByRole('button', { name: 'Check Lab models' }) });
+    await labRow.locator('dl.readable dd', { hasText: /^false$/ }).first().waitFor();
     t.match((await d.request('GET', '/settings')).body.providers, [
       { id: 'local' },
       { id: 'embed' },
