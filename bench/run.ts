@@ -20,6 +20,8 @@
  * - a burst of 1,000 chats sent at once over 10 agents, then to one agent (bench/chat-burst.ts): `/health`
  *   probed every 100 ms meanwhile, accepted chats per second, every accepted turn ending exactly once.
  * - an agent file with 10,000 messages loaded, to its first chat answered: median of 7 (bench/open-large.ts).
+ * - the console's fleet view with 1,000 agents in headless Chromium (bench/console-fleet.ts, skipped without
+ *   Chromium): first screen, rows in the DOM, frame times while scrolling the whole list, search and sort.
  * - a fleet replicating agent files to NATS (bench/fleet-failover.ts, skipped without `nats-server`): chat
  *   turn latency lone vs fleet, bytes and ms per copy, RTO and RPO after SIGKILL under chat load.
  * - with `AGT_BENCH_FLEET_SCALE=1` only (it adds about two minutes): 3 fleet daemons × 300 agents
@@ -43,6 +45,7 @@ import { telemetryOffBench } from './telemetry-off.js';
 import { trackedScanBench } from './tracked-scan.js';
 import { chatBurstBench } from './chat-burst.js';
 import { openLargeBench } from './open-large.js';
+import { consoleFleetBench } from './console-fleet.js';
 import { fleetFailoverBench } from './fleet-failover.js';
 import { fleetScaleBench } from './fleet-scale.js';
 
@@ -304,6 +307,9 @@ async function main(): Promise<void> {
   log('an agent file with 10,000 messages: load to first chat answered');
   const openLarge = await openLargeBench({}, cleanups);
 
+  log('console: a fleet of 1,000 agents in headless Chromium');
+  const consoleFleet = await consoleFleetBench({}, cleanups);
+
   log('fleet: replication cost, turn latency lone vs fleet, RTO and RPO after SIGKILL');
   const fleet = await fleetFailoverBench({}, cleanups);
 
@@ -347,6 +353,7 @@ async function main(): Promise<void> {
     trackedScan,
     chatBurst: burst,
     openLarge,
+    consoleFleet,
     fleetFailover: fleet,
     ...(fleetScale ? { fleetScale } : {}),
     cliHelpMs: cliHelp,
@@ -372,6 +379,7 @@ async function main(): Promise<void> {
     `| \`/health\` during a burst of ${fmt(burst.spread.chats)} chats over ${burst.spread.agents} agents (probed every 100 ms) | p50 ${fmt(burst.spread.health.p50Ms, 1)} ms, p99 ${fmt(burst.spread.health.p99Ms, 1)} ms, slowest ${fmt(burst.spread.health.maxMs, 1)} ms; ${fmt(burst.spread.accepted)} accepted, ${fmt(burst.spread.endedOnce)} ended once, ${fmt(burst.spread.endedTwice + burst.spread.notEnded)} not | — | | p99 ≤ 20 ms, max ≤ 100 ms; all accepted, each ends once |`,
     `| accepted chats per second (202s), ${fmt(burst.oneAgent.chats)} at once to one agent / over ${burst.spread.agents} | ${fmt(burst.oneAgent.acceptedPerSecond)} / ${fmt(burst.spread.acceptedPerSecond)} (daemon CPU ${fmt(burst.oneAgent.cpuPerChatMs, 2)} / ${fmt(burst.spread.cpuPerChatMs, 2)} ms per chat, its turns included) | — | | ≥ 2,000 / ≥ 5,000 |`,
     `| open (load) an agent file with ${fmt(openLarge.messages)} messages (${fmt(openLarge.fileMB, 1)} MB), to first chat answered, median of ${openLarge.samples.length} | ${fmt(openLarge.medianMs, 1)} ms (the load alone ${fmt(openLarge.loadMedianMs, 1)} ms) | — | | ≤ 20 ms |`,
+    consoleFleetRow(consoleFleet),
     'skipped' in fleet
       ? `| fleet failover without a shared file system | skipped: ${fleet.skipped} | — | | |`
       : `| fleet, agent files replicated to NATS: chat turn lone / fleet (instant model; ${fleet.slowModel.modelMs} ms model), per copy; RTO and RPO after SIGKILL, ${fleet.failover.agents} agents, TTL ${fleet.failover.ttlSeconds} s | ${fmt(fleet.loneTurnMs, 1)} / ${fmt(fleet.fleetTurnMs, 1)} ms (${fmt(fleet.turnRatio, 2)}×; ${fmt(fleet.slowModel.turnRatio, 2)}×), ${fmt(fleet.replication.copiesPerTurn, 1)} copy per turn of ${fmt(fleet.replication.bytesPerCopy / 1024)} KB in ${fmt(fleet.replication.msPerCopy, 1)} ms; RTO median ${fmt(fleet.failover.rtoMedianMs / 1000, 1)} s, slowest ${fmt(fleet.failover.rtoMaxMs / 1000, 1)} s; ${fleet.failover.lostCompleted} of ${fleet.failover.completedBeforeKill} completed turns lost, ${fleet.failover.notEndedOnce} of ${fleet.failover.accepted} accepted not ended once | — | | ≤ 2×; RTO ≤ 10 s; nothing lost |`,
@@ -477,4 +485,10 @@ function fleetScaleRow(f: Awaited<ReturnType<typeof fleetScaleBench>>): string {
   const rss = f.daemonsCpu.map((d) => fmt(d.rssMb)).join(' / ');
   const heartbeats = f.streamWritesPerSecond.KV_agt_fleet_scale_placements ?? 0;
   return `| fleet at scale: ${f.daemons} daemons × ${f.perDaemon} agents, replication on, one nats-server | daemons CPU ${cpu}% of a core, RSS ${rss} MB; NATS ${fmt(f.nats.cpu * 100)}%, ${fmt(f.nats.rssMb)} MB, ${fmt(heartbeats)} heartbeats/s, ${fmt(f.nats.apiPerSecond)} API calls/s; chat p50/p99 holder ${fmt(f.chat.holderP50Ms, 1)} / ${fmt(f.chat.holderP99Ms, 1)} ms, forwarded ${fmt(f.chat.forwardedP50Ms, 1)} / ${fmt(f.chat.forwardedP99Ms, 1)} ms | — | | |`;
+}
+
+function consoleFleetRow(f: Awaited<ReturnType<typeof consoleFleetBench>>): string {
+  if ('skipped' in f)
+    return `| console, a fleet of 1,000 agents in headless Chromium | skipped: ${f.skipped} | — | | |`;
+  return `| console, a fleet of ${fmt(f.agents)} agents in headless Chromium, median of ${f.runs}: first screen (list served → first row), rows in the DOM; frame while scrolling the whole list; search / sort (→ the frame showing it) | ${fmt(f.firstScreenMs)} ms, ${fmt(f.rowsInDom)} rows; frame median ${fmt(f.frameMedianMs, 1)} ms, p95 ${fmt(f.frameP95Ms, 1)} ms, slowest ${fmt(f.frameMaxMs)} ms; ${fmt(f.searchMs, 1)} / ${fmt(f.sortMs, 1)} ms | — | | first screen ≤ 1 s, no jank |`;
 }

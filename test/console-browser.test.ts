@@ -28,7 +28,7 @@ import { createAgentFile } from './helpers/agent-file.js';
 import { importFile, ROOT, runDaemon, shippedManifest, tempDir, type SpawnedDaemon } from './helpers/daemon.js';
 import { eventLog, type EventLog } from './helpers/events.js';
 import { endsTurn } from './helpers/wire-daemon.js';
-import { axeSerious, checkView, everyLook, freePort, launch } from './helpers/console-browser.js';
+import { axeSerious, checkView, everyLook, fleetOf, freePort, launch, serveAgents } from './helpers/console-browser.js';
 
 /** A model whose each call the test scripts as a function of the request (a fake OpenAI-format server). */
 class PlayedModel {
@@ -851,7 +851,10 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     // Checked with a real call: nothing answers on port 9, and the row says so.
     await page.getByRole('button', { name: 'Check Lab models' }).click();
     const labRow = page.locator('tr', { has: page.getByRole('button', { name: 'Check Lab models' }) });
-    await labRow.locator('dl.readable dd', { hasText: /^false$/ }).first().waitFor();
+    await labRow
+      .locator('dl.readable dd', { hasText: /^false$/ })
+      .first()
+      .waitFor();
     t.match((await d.request('GET', '/settings')).body.providers, [
       { id: 'local' },
       { id: 'embed' },
@@ -974,24 +977,11 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
   await t.test(
     'a fleet of 1,000 agents: first screen within a second, a few rows in the DOM, search, sort, smooth scroll',
     async (t) => {
-      const many = Array.from({ length: 1000 }, (_, i) => ({
-        id: `agent-id-${i}`,
-        name: `agent-${String(i).padStart(4, '0')}`,
-        handle: null,
-        filePath: null,
-        autostart: false,
-        runtimeState: i % 7 === 0 ? 'stopped' : 'idle',
-        displayState: 'idle',
-      }));
       const big = await context.newPage();
-      let servedAt = 0;
-      await big.route('**/agents', async (route) => {
-        await route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(many) });
-        servedAt ||= Date.now();
-      });
+      const servedAt = await serveAgents(big, fleetOf(1000));
       await big.goto(`${d.url}/console/#/fleet`);
       await big.locator('tr[data-agent-id="agent-id-0"]').waitFor();
-      const firstScreenMs = Date.now() - servedAt;
+      const firstScreenMs = Date.now() - servedAt();
       t.ok(firstScreenMs < 1000, `first screen ${firstScreenMs} ms after the list was served`);
       const inDom = await big.locator('tr[data-agent-id]').count();
       t.ok(inDom > 5 && inDom < 100, `${inDom} rows in the DOM, not 1,000`);

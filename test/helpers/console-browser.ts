@@ -2,7 +2,8 @@
  * Shared by the console's browser tests (test/console-*.test.ts): headless Chromium (Debian's `chromium`, driven by
  * playwright-core; `launch()` resolves to a reason string when it cannot run, for the file to skip saying why),
  * axe-core's serious violations of a page, and `everyLook`: a view in light and dark at 1280 and 390 px, axe-clean,
- * nothing wider than a phone, and (AGT_UPDATE_SCREENSHOTS=1) its screenshots into docs/console/.
+ * nothing wider than a phone, and (AGT_UPDATE_SCREENSHOTS=1) its screenshots into docs/console/. `fleetOf` and
+ * `serveAgents` serve the fleet view a list of made-up agents (the 1,000-agent test and bench/console-fleet.ts).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -26,6 +27,36 @@ export async function freePort(): Promise<number> {
   const { port } = server.address() as AddressInfo;
   await new Promise((done) => server.close(done));
   return port;
+}
+
+/**
+ * `count` made-up agents named agent-0000 onwards (every 7th stopped): the list the fleet view is served to
+ * see it at scale (docs/console.md, "Fleet").
+ */
+export function fleetOf(count: number) {
+  return Array.from({ length: count }, (_, i) => ({
+    id: `agent-id-${i}`,
+    name: `agent-${String(i).padStart(4, '0')}`,
+    handle: null,
+    filePath: null,
+    autostart: false,
+    runtimeState: i % 7 === 0 ? 'stopped' : 'idle',
+    displayState: 'idle',
+  }));
+}
+
+/**
+ * Answers the page's `GET /agents` with `agents` (its other requests still reach the daemon); the returned
+ * function reads when the list was first served (`Date.now()`, 0 before).
+ */
+export async function serveAgents(page: Page, agents: unknown[]): Promise<() => number> {
+  let servedAt = 0;
+  const body = JSON.stringify(agents);
+  await page.route('**/agents', async (route) => {
+    await route.fulfill({ status: 200, contentType: 'application/json', body });
+    servedAt ||= Date.now();
+  });
+  return () => servedAt;
 }
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
