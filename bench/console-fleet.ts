@@ -91,7 +91,7 @@ export async function consoleFleetBench(
 ): Promise<ConsoleFleetFigures | { skipped: string }> {
   const runs = options.runs ?? 5;
   const browser = await launch();
-  if (typeof browser === 'string') return { skipped: browser };
+  if (typeof browser === 'string') return { skipped: browser.replace(/: the console browser test did not run$/, '') };
   const later: Array<() => unknown> = [];
   cleanups.push(async () => {
     for (const fn of later.reverse()) await fn();
