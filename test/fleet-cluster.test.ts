@@ -3,13 +3,16 @@
  * The node killed is the one that serves the fleet stream reader's consumer (an ordered consumer lives on
  * one node), the hardest case for the stream. The agent's placement is still renewed, the agent keeps
  * running, the other daemon still answers for it, new placements are still taken, and the fleet stream goes
- * on with nothing lost or repeated.
+ * on with nothing lost or repeated. Then, the node back, the node serving a daemon's watch of the placement
+ * bucket, and the one serving its watch of the agent directory (ordered consumers too), are killed in turn:
+ * the daemon still learns of an agent placed, and of an agent recorded, after the kill.
  */
 import t from 'tap';
 import { createAgentFile } from './helpers/agent-file.js';
-import { runDaemon, tempDir } from './helpers/daemon.js';
+import { runDaemon, type SpawnedDaemon, tempDir } from './helpers/daemon.js';
 import { eventLog } from './helpers/events.js';
-import { fleetJoined, fleetManifest, startNatsCluster } from './helpers/nats.js';
+import { PASSPHRASE } from './helpers/mesh.js';
+import { fleetJoined, fleetManifest, type NatsServer, startNatsCluster } from './helpers/nats.js';
 import { openSse } from './helpers/sse-client.js';
 import { until } from './helpers/turn-ends.js';
 
@@ -18,6 +21,9 @@ import { until } from './helpers/turn-ends.js';
 const TTL_SECONDS = 20;
 // Failsafes only: the waits below end on what they wait for, far sooner on an idle machine.
 const FAILSAFE_MS = 45_000;
+// A bucket watch whose node died makes a new consumer after 6 s of silence; left to the client library's
+// `kv.watch()` it stayed silent 60 to 94 s here.
+const WATCH_FAILSAFE_MS = 30_000;
 
 const cluster = await startNatsCluster(t, 3);
 if (typeof cluster === 'string') {
@@ -25,8 +31,17 @@ if (typeof cluster === 'string') {
   t.plan(0, cluster);
 } else {
   const manifest = fleetManifest({ ttlSeconds: TTL_SECONDS, replicas: 3 });
-  const daemon = (daemonName: string) =>
-    runDaemon(t, { settings: { fleet: { servers: cluster.urls, name: 'cluster', daemonName } }, extensions: manifest });
+  // An owner on each daemon, so agents made there have keys and DIDs (the agent directory holds them).
+  const daemon = async (daemonName: string) => {
+    const d = await runDaemon(t, {
+      settings: { fleet: { servers: cluster.urls, name: 'cluster', daemonName } },
+      extensions: manifest,
+      env: { AGT_OWNER_PASSPHRASE: PASSPHRASE },
+    });
+    const created = await d.request('POST', '/identity/create', { passphrase: PASSPHRASE });
+    if (created.status !== 201) throw new Error(`identity: ${created.status} ${JSON.stringify(created.body)}`);
+    return d;
+  };
   const [alpha, beta] = await Promise.all([daemon('alpha'), daemon('beta')]);
   await Promise.all([fleetJoined(alpha, 60_000), fleetJoined(beta, 60_000)]);
   const { connect } = await import('@nats-io/transport-node');
@@ -34,9 +49,65 @@ if (typeof cluster === 'string') {
   const { Kvm } = await import('@nats-io/kv');
   const nc = await connect({ servers: cluster.urls, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
   t.teardown(() => nc.close());
+  const jsm = await jetstreamManager(nc);
+  /** The node serving the consumer of `stream` whose name starts with `prefix`. */
+  const servingNode = async (stream: string, prefix = '') => {
+    const found = [];
+    for await (const info of jsm.consumers.list(stream)) if (info.name.startsWith(prefix)) found.push(info);
+    // The newest: one left on a node killed and started again lives on until its inactivity threshold.
+    const newest = found.sort((a, b) => Date.parse(b.created) - Date.parse(a.created))[0];
+    if (!newest?.cluster?.leader) throw new Error(`no consumer of ${stream} named ${prefix}… with a leader`);
+    return cluster.nodes[Number(newest.cluster.leader.replace(/^n/, '')) - 1]!;
+  };
+  /** Polls `check` (async) until it returns something; rejects after `ms`. */
+  const eventually = async <T>(
+    check: () => Promise<T | undefined>,
+    what: string,
+    ms = FAILSAFE_MS,
+    every = 100,
+  ): Promise<T> => {
+    for (const deadline = Date.now() + ms; ; ) {
+      const value = await check();
+      if (value !== undefined) return value;
+      if (Date.now() > deadline) throw new Error(`failsafe: ${what} not within ${ms} ms`);
+      await new Promise((resolve) => setTimeout(resolve, every));
+    }
+  };
+  let down: NatsServer | undefined;
+  /** Starts the node killed last and resolves once every stream has all its replicas current again. */
+  const whole = async () => {
+    if (!down) return;
+    await down.start();
+    down = undefined;
+    await eventually(async () => {
+      for await (const info of jsm.streams.list()) {
+        const replicas = info.cluster?.replicas ?? [];
+        if (!info.cluster?.leader || replicas.length !== 2 || replicas.some((peer) => !peer.current || peer.offline))
+          return undefined;
+      }
+      return true;
+    }, 'every stream with its three replicas current');
+  };
+  const kill = async (node: NatsServer) => {
+    await node.stop();
+    down = node;
+  };
+  const dir = tempDir(t);
+  const create = async (d: SpawnedDaemon, name: string) => {
+    const created = await d.request('POST', '/agents/create', { name, directory: dir });
+    if (created.status === 201) return { id: created.body.agentId as string, did: created.body.did as string };
+    // Right after a kill the placement bucket may have no leader yet: the file is made, its load tried again.
+    if (created.status !== 422 || created.body.code !== 'load_failed')
+      throw new Error(`create: ${created.status} ${JSON.stringify(created.body)}`);
+    const id = created.body.agentId as string;
+    await eventually(async () => {
+      const loaded = await d.request('POST', '/agents/load', { filePath: created.body.filePath });
+      return loaded.status === 200 ? true : undefined;
+    }, `agent ${name} loaded`);
+    return { id, did: (await d.request('GET', `/agents/${id}/identity`)).body.did as string };
+  };
 
   t.test('the node serving the fleet stream killed: agents, forwarding, placements and the stream go on', async (t) => {
-    const dir = tempDir(t);
     const loaded = await alpha.request('POST', '/agents/load', {
       filePath: await createAgentFile(dir, { name: 'steady' }),
     });
@@ -51,17 +122,14 @@ if (typeof cluster === 'string') {
         .map((message) => JSON.parse(message.data!) as { cursor: number; event: { payload: { name?: string } } });
     await until(() => frames().some((frame) => frame.event.payload.name === 'steady'), 'the load on the stream');
 
-    const consumers = [];
-    for await (const info of (await jetstreamManager(nc)).consumers.list('agt_fleet_cluster_events'))
-      consumers.push(info);
-    t.equal(consumers.length, 1, 'one consumer reads the stream: the open fleet stream’s');
-    const holder = cluster.nodes[Number(consumers[0]!.cluster!.leader!.replace(/^n/, '')) - 1]!;
+    // One consumer reads the stream: the open fleet stream's.
+    const holder = await servingNode('agt_fleet_cluster_events');
     const placements = await new Kvm(nc).open('agt_fleet_cluster_placements');
     const revision = async () => (await placements.get(loaded.body.id).catch(() => null))?.revision ?? 0;
     const before = await revision();
     t.ok(before > 0, 'the agent’s placement is in the bucket');
 
-    await holder.stop();
+    await kill(holder);
     // Two renewals stored after the kill: the holder's heartbeat goes on with the cluster's new leaders.
     const renewals = new Set<number>();
     const deadline = Date.now() + FAILSAFE_MS;
@@ -98,4 +166,86 @@ if (typeof cluster === 'string') {
     const again = await alpha.request('POST', '/agents/load', { filePath: later.body.filePath });
     t.same([again.status, again.body.code, again.body.daemon], [409, 'agent_held_elsewhere', 'beta']);
   });
+
+  t.test(
+    'the node serving a daemon’s bucket watch killed: it still learns of agents placed and recorded after',
+    async (t) => {
+      await whole();
+      // Beta's agent directory is read (and watched) once an agent of beta's is recorded.
+      const sender = await create(beta, 'sender');
+      const placementsNode = await servingNode('KV_agt_fleet_cluster_placements', 'beta_placements_');
+      const agentsNode = await eventually(
+        () => servingNode('KV_agt_fleet_cluster_agents', 'beta_agents_').catch(() => undefined),
+        'the watch of beta’s agent directory',
+      );
+
+      await kill(placementsNode);
+      const placed = await create(alpha, 'placed-after');
+      let since = Date.now();
+      const byName = await eventually(
+        async () => {
+          const res = await beta.request('GET', '/agents/placed-after/config');
+          return res.status === 200 ? res : undefined;
+        },
+        'the agent placed after the kill, answered by name on the other daemon',
+        WATCH_FAILSAFE_MS,
+      );
+      t.comment(`beta forwarded by name ${Date.now() - since} ms after the placement`);
+      t.equal(byName.body.config.id, placed.id, 'the other daemon forwards by name to an agent placed after the kill');
+      t.ok(
+        (await beta.request('GET', '/agents')).body.some(
+          (agent: { id: string; daemon?: string }) => agent.id === placed.id && agent.daemon === 'alpha',
+        ),
+        'and lists it as alpha’s',
+      );
+
+      if (agentsNode !== placementsNode) {
+        await whole();
+        await kill(agentsNode);
+      }
+      t.comment(`beta's watches: ${agentsNode === placementsNode ? 'on one node' : 'on two nodes, killed in turn'}`);
+      const receiver = await create(alpha, 'recorded-after');
+      // Alpha records it once the agents bucket has a leader again; from then on beta can learn of it.
+      const agents = await new Kvm(nc).open('agt_fleet_cluster_agents');
+      await eventually(
+        async () => ((await agents.get(receiver.id).catch(() => null))?.operation === 'PUT' ? true : undefined),
+        'the receiver’s record in the agent directory',
+      );
+      since = Date.now();
+      // Until beta's directory holds the receiver, a message to its DID goes to the mesh, which fails it; once
+      // it does, the fleet stores the message (delivered) and carries it to alpha.
+      const text = await eventually(
+        async () => {
+          const text = `after the kill ${Date.now()}`;
+          const sent = await beta.request('POST', `/agents/${sender.id}/outbox`, {
+            text,
+            channel: 'mesh',
+            recipient: receiver.did,
+          });
+          if (sent.status !== 202) throw new Error(`outbox: ${sent.status} ${JSON.stringify(sent.body)}`);
+          const status = await eventually(async () => {
+            const rows = (await beta.request('GET', `/agents/${sender.id}/outbox`)).body.messages as Array<{
+              id: number;
+              status: string;
+            }>;
+            const row = rows.find((candidate) => candidate.id === sent.body.messageId);
+            return row && (row.status === 'delivered' || row.status === 'failed') ? row.status : undefined;
+          }, `outbox row ${sent.body.messageId} delivered or failed`);
+          return status === 'delivered' ? text : undefined;
+        },
+        'a message to the agent recorded after the kill taken by the fleet',
+        WATCH_FAILSAFE_MS,
+        500,
+      );
+      t.comment(`beta's directory knew the agent ${Date.now() - since} ms after its record was stored`);
+      const row = await eventually(async () => {
+        const rows = (await alpha.request('GET', `/agents/${receiver.id}/inbox`)).body.messages as Array<{
+          text: string;
+          data: { mesh?: { via?: string } };
+        }>;
+        return rows.find((candidate) => candidate.text === text);
+      }, 'the message in the receiver’s inbox');
+      t.equal(row.data.mesh?.via, 'fleet', 'a message to an agent recorded after the kill goes over the fleet');
+    },
+  );
 }

@@ -9,6 +9,8 @@ import type { Logger } from '@agt/contracts';
 import type { KV } from '@nats-io/kv';
 import type { FleetConnection } from './connection.js';
 import { placementKey } from './keys.js';
+import { watchBucket } from './kv-watch.js';
+import type { StreamReader } from './stream-reader.js';
 
 export interface FleetAgent {
   agentId: string;
@@ -33,10 +35,13 @@ function parse(bytes: Uint8Array): FleetAgent | undefined {
 export class AgentDirectory {
   private readonly agents = new Map<string, FleetAgent>();
   private loading: Promise<KV> | undefined;
+  private watch: StreamReader | undefined;
+  private closed = false;
 
   constructor(
     private readonly connection: FleetConnection,
     private readonly fleet: string,
+    private readonly daemon: string,
     private readonly replicas: number,
     private readonly logger: Logger,
   ) {}
@@ -51,26 +56,48 @@ export class AgentDirectory {
   }
 
   private async load(wait?: number): Promise<KV> {
-    const { nc } = await this.connection.get(wait);
+    const { nc, js } = await this.connection.get(wait);
     const { Kvm } = await import('@nats-io/kv');
-    const kv = await new Kvm(nc).create(`agt_fleet_${this.fleet}_agents`, { history: 1, replicas: this.replicas });
-    const { KvWatchInclude } = await import('@nats-io/kv');
-    // The watch first, so a record written while the bucket is read is not missed.
-    const watch = await kv.watch({ include: KvWatchInclude.UpdatesOnly });
-    void (async () => {
-      for await (const entry of watch) {
+    const bucket = `agt_fleet_${this.fleet}_agents`;
+    const kv = await new Kvm(nc).create(bucket, { history: 1, replicas: this.replicas });
+    // The watch first (from the bucket's last revision now), so a record written while the bucket is read is
+    // not missed.
+    const watch = await watchBucket(
+      nc,
+      js,
+      bucket,
+      null,
+      (entry) => {
         const agent = entry.operation === 'PUT' ? parse(entry.value) : undefined;
         if (agent) this.agents.set(agent.agentId, agent);
+      },
+      { owner: this.daemon, purpose: 'agents' },
+      this.logger,
+    );
+    if (this.closed) watch.close();
+    else this.watch = watch;
+    try {
+      const keys: string[] = [];
+      for await (const key of await kv.keys()) keys.push(key);
+      for (const key of keys) {
+        const entry = await kv.get(key);
+        const agent = entry && entry.operation === 'PUT' ? parse(entry.value) : undefined;
+        if (agent && !this.agents.has(agent.agentId)) this.agents.set(agent.agentId, agent);
       }
-    })().catch((error: unknown) => this.logger.warn({ err: error }, 'fleet: the agent directory watch ended'));
-    const keys: string[] = [];
-    for await (const key of await kv.keys()) keys.push(key);
-    for (const key of keys) {
-      const entry = await kv.get(key);
-      const agent = entry && entry.operation === 'PUT' ? parse(entry.value) : undefined;
-      if (agent && !this.agents.has(agent.agentId)) this.agents.set(agent.agentId, agent);
+    } catch (error) {
+      // Loaded again from the start on the next use.
+      watch.close();
+      if (this.watch === watch) this.watch = undefined;
+      throw error;
     }
     return kv;
+  }
+
+  /** Stops the watch (the fleet stops). */
+  close(): void {
+    this.closed = true;
+    this.watch?.close();
+    this.watch = undefined;
   }
 
   /** Records an agent that runs here now (its DID, handle and name as they are at this load). */

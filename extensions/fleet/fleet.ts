@@ -101,7 +101,7 @@ export class Fleet {
     this.messages = new FleetMessages(
       ctx,
       this.connection,
-      new AgentDirectory(this.connection, settings.name, options.replicas, ctx.logger),
+      new AgentDirectory(this.connection, settings.name, settings.daemonName, options.replicas, ctx.logger),
       settings.name,
       options.replicas,
       ctx.logger,

@@ -293,5 +293,6 @@ export class FleetMessages implements MessageCarrier {
 
   close(): void {
     this.closed = true;
+    this.directory.close();
   }
 }

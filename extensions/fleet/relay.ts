@@ -18,8 +18,10 @@ import type { Subscription } from '@nats-io/transport-node';
 import type { FleetConnection } from './connection.js';
 import { fleetUnreachable } from './errors.js';
 import { daemonSubject, placementKey } from './keys.js';
+import { watchBucket } from './kv-watch.js';
 import { type PlacementRecord, parseRecord } from './placement.js';
 import type { Sealed, Signer } from './signing.js';
+import type { StreamReader } from './stream-reader.js';
 
 /** What travels on a daemon's subject. */
 interface RelayMessage {
@@ -35,6 +37,8 @@ const decoder = new TextDecoder();
 
 export class Relay implements AgentForwarder {
   private subscription: Subscription | undefined;
+  private watch: StreamReader | undefined;
+  private stopped = false;
   /** Every record of the placement bucket as last seen (a watch keeps it), by key, with when it came. */
   private readonly directory = new Map<string, { record: PlacementRecord; seenAt: number }>();
 
@@ -50,10 +54,10 @@ export class Relay implements AgentForwarder {
     private readonly signer: Signer,
   ) {}
 
-  /** Answers this daemon's subject and follows the placement bucket; once connected. */
+  /** Answers this daemon's subject and follows the placement bucket; once connected (rejects to be retried). */
   async start(): Promise<void> {
-    const { nc, placements } = await this.connection.get(Number.POSITIVE_INFINITY);
-    this.subscription = nc.subscribe(daemonSubject(this.fleet, this.daemon), {
+    const { nc, js } = await this.connection.get(Number.POSITIVE_INFINITY);
+    const subscription = nc.subscribe(daemonSubject(this.fleet, this.daemon), {
       callback: (error, message) => {
         if (error) return;
         void this.answer(message.data).then(
@@ -62,18 +66,41 @@ export class Relay implements AgentForwarder {
         );
       },
     });
-    void (async () => {
-      for await (const entry of await placements.watch()) {
-        const record = entry.operation === 'PUT' ? parseRecord(entry.string()) : undefined;
-        if (record) this.directory.set(entry.key, { record, seenAt: Date.now() });
-        else this.directory.delete(entry.key);
-      }
-    })().catch((error: unknown) => this.logger.warn({ err: error }, 'fleet: the placement watch ended'));
+    let watch: StreamReader;
+    try {
+      // Every revision the bucket holds (each key's last, history being 1), then each one written.
+      watch = await watchBucket(
+        nc,
+        js,
+        `agt_fleet_${this.fleet}_placements`,
+        0,
+        (entry) => {
+          const record = entry.operation === 'PUT' ? parseRecord(decoder.decode(entry.value)) : undefined;
+          if (record) this.directory.set(entry.key, { record, seenAt: Date.now() });
+          else this.directory.delete(entry.key);
+        },
+        { owner: this.daemon, purpose: 'placements' },
+        this.logger,
+      );
+    } catch (error) {
+      subscription.unsubscribe();
+      throw error;
+    }
+    if (this.stopped) {
+      subscription.unsubscribe();
+      watch.close();
+      return;
+    }
+    this.subscription = subscription;
+    this.watch = watch;
   }
 
   stop(): void {
+    this.stopped = true;
     this.subscription?.unsubscribe();
     this.subscription = undefined;
+    this.watch?.close();
+    this.watch = undefined;
   }
 
   /** The holder's side: run the request here if the agent runs here. */

@@ -8,7 +8,7 @@
  * nothing is lost or delivered twice.
  */
 import type { Logger } from '@agt/contracts';
-import type { Consumer, ConsumerMessages, JetStreamClient } from '@nats-io/jetstream';
+import type { Consumer, ConsumerMessages, JetStreamClient, JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 
 /** How long a pull waits; the server sends an idle heartbeat every half of it while nothing comes. */
@@ -29,24 +29,28 @@ export interface StreamReader {
 /**
  * Starts reading `stream` after sequence `after` (null: after its last message now). Resolves once the first
  * consumer is made (rejects when it cannot be); then calls `deliver` for each message in sequence order, and
- * `ended` once if the reader stops by itself (the NATS connection closed).
+ * `ended` once if the reader stops by itself (the NATS connection closed). `namePrefix` starts the names of
+ * its consumers (default: the library's random one), so an operator listing them sees whose they are.
  */
 export async function readStream(
   nc: NatsConnection,
   js: JetStreamClient,
   stream: string,
   after: number | null,
-  deliver: (seq: number, data: Uint8Array) => void,
+  deliver: (seq: number, data: Uint8Array, message: JsMsg) => void,
   ended: (reason: string) => void,
   logger: Logger,
+  namePrefix?: string,
 ): Promise<StreamReader> {
   const { DeliverPolicy } = await import('@nats-io/jetstream');
   let cursor = after ?? (await (await js.streams.get(stream)).info()).state.last_seq;
   let closed = false;
   let current: ConsumerMessages | undefined;
+  let serial = 0;
 
   const consume = async (): Promise<Reading> => {
     const consumer = await js.consumers.get(stream, {
+      ...(namePrefix ? { name_prefix: `${namePrefix}_${(serial += 1)}` } : {}),
       deliver_policy: DeliverPolicy.StartSequence,
       opt_start_seq: cursor + 1,
     });
@@ -72,7 +76,7 @@ export async function readStream(
         // An ordered consumer made again may start before what was delivered: skip it.
         if (message.seq <= cursor) continue;
         cursor = message.seq;
-        deliver(message.seq, message.data);
+        deliver(message.seq, message.data, message);
       }
     } catch (error) {
       logger.debug({ err: error, stream }, 'fleet: a stream consumer ended');
