@@ -17,8 +17,9 @@ import { openSse } from './helpers/sse-client.js';
 import { until } from './helpers/turn-ends.js';
 
 // Long enough for the cluster to elect new stream leaders and the daemons to reconnect while a test batch
-// shares the machine (at 10 s a renewal once missed its 7 s window there); renewals come every 5 s.
-const TTL_SECONDS = 20;
+// shares the machine (at 10 s a renewal once missed its 7 s window there, at 20 s an agent was lost after the
+// third kill); renewals come every 7.5 s.
+const TTL_SECONDS = 30;
 // Failsafes only: the waits below end on what they wait for, far sooner on an idle machine.
 const FAILSAFE_MS = 45_000;
 // A bucket watch whose node died makes a new consumer after 6 s of silence; left to the client library's
@@ -50,14 +51,22 @@ if (typeof cluster === 'string') {
   const nc = await connect({ servers: cluster.urls, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
   t.teardown(() => nc.close());
   const jsm = await jetstreamManager(nc);
-  /** The node serving the consumer of `stream` whose name starts with `prefix`. */
+  /**
+   * The node serving the consumer of `stream` whose name starts with `prefix`: its latest (a daemon's reader
+   * names them `<prefix><random>_<serial>_<n>`; one left on a node killed and started again lingers until its
+   * inactivity threshold).
+   */
   const servingNode = async (stream: string, prefix = '') => {
     const found = [];
-    for await (const info of jsm.consumers.list(stream)) if (info.name.startsWith(prefix)) found.push(info);
-    // The newest: one left on a node killed and started again lives on until its inactivity threshold.
-    const newest = found.sort((a, b) => Date.parse(b.created) - Date.parse(a.created))[0];
-    if (!newest?.cluster?.leader) throw new Error(`no consumer of ${stream} named ${prefix}… with a leader`);
-    return cluster.nodes[Number(newest.cluster.leader.replace(/^n/, '')) - 1]!;
+    for await (const info of jsm.consumers.list(stream))
+      if (info.name.startsWith(prefix) && info.cluster?.leader) found.push(info);
+    const serials = (name: string) => name.split('_').slice(-2).map(Number) as [number, number];
+    const [latest] = found.sort((a, b) => {
+      const [x, y] = [serials(a.name), serials(b.name)];
+      return y[0] - x[0] || y[1] - x[1];
+    });
+    if (!latest) return undefined;
+    return cluster.nodes[Number(latest.cluster!.leader!.replace(/^n/, '')) - 1]!;
   };
   /** Polls `check` (async) until it returns something; rejects after `ms`. */
   const eventually = async <T>(
@@ -95,16 +104,22 @@ if (typeof cluster === 'string') {
   const dir = tempDir(t);
   const create = async (d: SpawnedDaemon, name: string) => {
     const created = await d.request('POST', '/agents/create', { name, directory: dir });
-    if (created.status === 201) return { id: created.body.agentId as string, did: created.body.did as string };
+    if (created.status === 201)
+      return {
+        id: created.body.agentId as string,
+        did: created.body.did as string,
+        filePath: created.body.filePath as string,
+      };
     // Right after a kill the placement bucket may have no leader yet: the file is made, its load tried again.
     if (created.status !== 422 || created.body.code !== 'load_failed')
       throw new Error(`create: ${created.status} ${JSON.stringify(created.body)}`);
     const id = created.body.agentId as string;
+    const filePath = created.body.filePath as string;
     await eventually(async () => {
-      const loaded = await d.request('POST', '/agents/load', { filePath: created.body.filePath });
+      const loaded = await d.request('POST', '/agents/load', { filePath });
       return loaded.status === 200 ? true : undefined;
     }, `agent ${name} loaded`);
-    return { id, did: (await d.request('GET', `/agents/${id}/identity`)).body.did as string };
+    return { id, did: (await d.request('GET', `/agents/${id}/identity`)).body.did as string, filePath };
   };
 
   t.test('the node serving the fleet stream killed: agents, forwarding, placements and the stream go on', async (t) => {
@@ -123,7 +138,7 @@ if (typeof cluster === 'string') {
     await until(() => frames().some((frame) => frame.event.payload.name === 'steady'), 'the load on the stream');
 
     // One consumer reads the stream: the open fleet stream's.
-    const holder = await servingNode('agt_fleet_cluster_events');
+    const holder = await eventually(() => servingNode('agt_fleet_cluster_events'), 'the fleet stream’s consumer');
     const placements = await new Kvm(nc).open('agt_fleet_cluster_placements');
     const revision = async () => (await placements.get(loaded.body.id).catch(() => null))?.revision ?? 0;
     const before = await revision();
@@ -173,9 +188,12 @@ if (typeof cluster === 'string') {
       await whole();
       // Beta's agent directory is read (and watched) once an agent of beta's is recorded.
       const sender = await create(beta, 'sender');
-      const placementsNode = await servingNode('KV_agt_fleet_cluster_placements', 'beta_placements_');
+      const placementsNode = await eventually(
+        () => servingNode('KV_agt_fleet_cluster_placements', 'beta_placements_'),
+        'the watch of beta’s placements',
+      );
       const agentsNode = await eventually(
-        () => servingNode('KV_agt_fleet_cluster_agents', 'beta_agents_').catch(() => undefined),
+        () => servingNode('KV_agt_fleet_cluster_agents', 'beta_agents_'),
         'the watch of beta’s agent directory',
       );
 
@@ -222,6 +240,14 @@ if (typeof cluster === 'string') {
             channel: 'mesh',
             recipient: receiver.did,
           });
+          if (sent.status === 404) {
+            // Kills and restarts on a loaded machine may cost the sender its placement (renewals missed for 70%
+            // of the TTL unload it, see docs/fleet.md "Guarantees"): loaded again, not what this test is about.
+            t.comment('the sender lost its placement meanwhile: loaded again');
+            const loaded = await beta.request('POST', '/agents/load', { filePath: sender.filePath });
+            if (loaded.status !== 200) throw new Error(`load: ${loaded.status} ${JSON.stringify(loaded.body)}`);
+            return undefined;
+          }
           if (sent.status !== 202) throw new Error(`outbox: ${sent.status} ${JSON.stringify(sent.body)}`);
           const status = await eventually(async () => {
             const rows = (await beta.request('GET', `/agents/${sender.id}/outbox`)).body.messages as Array<{
