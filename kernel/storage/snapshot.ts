@@ -16,6 +16,7 @@ import { libsql } from '../agents/libsql.js';
 import { hashFile } from './backup.js';
 import { backupFailed } from './errors.js';
 import { runSqliteJob, SqliteJobError } from './sqlite-job.js';
+import { vacuumCopy } from './vacuum-copy.mjs';
 
 /** Files (with their WAL) up to this size are copied on the event loop. */
 export const INLINE_MAX_BYTES = 4 * 1024 * 1024;
@@ -23,34 +24,15 @@ const BUSY_TIMEOUT_MS = 5_000;
 
 const sizeOf = (path: string) => statSync(path, { throwIfNoEntry: false })?.size ?? 0;
 
-/** VACUUM INTO on a read-only connection of its own, then the lease row out; the copy's schema version. */
-function copyInline(src: string, dst: string): { schemaVersion: number; marker: boolean } {
-  const Database = libsql();
-  const source = new Database(src, { readonly: true, timeout: BUSY_TIMEOUT_MS });
-  try {
-    source.exec('PRAGMA trusted_schema = OFF');
-    // The copy is a passing file (stored elsewhere, then removed): no fsync, which is most of the cost
-    // on a busy disk (about 50 ms against 2 ms for a new agent's file).
-    source.exec('PRAGMA synchronous = OFF');
-    source.prepare('VACUUM INTO ?').run(dst);
-  } finally {
-    source.close();
-  }
-  const copied = new Database(dst, { timeout: BUSY_TIMEOUT_MS });
-  try {
-    copied.exec('PRAGMA trusted_schema = OFF');
-    copied.exec('PRAGMA synchronous = OFF');
-    copied.exec('PRAGMA journal_mode = MEMORY');
-    const table = (name: string) =>
-      copied.prepare("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
-    // The copy is nobody's running file: the live lease of the daemon that runs the agent does not travel.
-    if (table('agt_lease')) copied.exec('DELETE FROM agt_lease');
+/** VACUUM INTO without fsync (a passing copy), the lease row out; the copy's schema version and marker. */
+const copyInline = (src: string, dst: string) =>
+  vacuumCopy(libsql(), src, dst, { busyTimeoutMs: BUSY_TIMEOUT_MS, passing: true }, (copied) => {
     const version = copied.prepare('PRAGMA user_version').get() as { user_version?: number } | undefined;
-    return { schemaVersion: Number(version?.user_version ?? 0), marker: table('agt_config') };
-  } finally {
-    copied.close();
-  }
-}
+    const marker =
+      copied.prepare("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'agt_config'").get() !==
+      undefined;
+    return { schemaVersion: Number(version?.user_version ?? 0), marker };
+  });
 
 async function copyOnWorker(src: string, dst: string): Promise<{ schemaVersion: number; marker: boolean }> {
   const check = await runSqliteJob({ op: 'copy', src, dst });

@@ -6,6 +6,7 @@
 // reply:      {ok: true, schemaVersion, integrity: 'ok', marker: boolean} | {ok: false, code, message}
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'libsql';
+import { vacuumCopy } from './vacuum-copy.mjs';
 
 const BUSY_TIMEOUT_MS = 5_000;
 const MARKER_TABLE = 'agt_config';
@@ -23,27 +24,7 @@ function check(db) {
 }
 
 function copy({ src, dst }) {
-  // VACUUM INTO: one read transaction of the source (a consistent snapshot of what is committed, WAL
-  // included), written compactly to a new file; writers go on meanwhile (WAL mode).
-  const source = new Database(src, { readonly: true, timeout: BUSY_TIMEOUT_MS });
-  try {
-    source.exec('PRAGMA trusted_schema = OFF');
-    source.prepare('VACUUM INTO ?').run(dst);
-  } finally {
-    source.close();
-  }
-  const copied = new Database(dst, { timeout: BUSY_TIMEOUT_MS });
-  try {
-    copied.exec('PRAGMA trusted_schema = OFF');
-    // The copy is nobody's running file: the live lease of the daemon that ran the agent does not travel.
-    const hasLease =
-      copied.prepare("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'agt_lease'").get() !==
-      undefined;
-    if (hasLease) copied.exec('DELETE FROM agt_lease');
-    return check(copied);
-  } finally {
-    copied.close();
-  }
+  return vacuumCopy(Database, src, dst, { busyTimeoutMs: BUSY_TIMEOUT_MS }, check);
 }
 
 function verify({ path }) {
