@@ -5,12 +5,11 @@
  * its model and limits), signed by the agent's key; without a token or with a wrong one every binding answers 401
  * with `WWW-Authenticate: Bearer` and no card. No model is called: the agent never runs a turn here.
  */
-import { createPublicKey, verify } from 'node:crypto';
 import t from 'tap';
 import { AgentCard, verifyAgentCardSignature } from '@a2a-js/sdk';
 import { ClientFactory, ClientFactoryOptions, RestTransportFactory } from '@a2a-js/sdk/client';
 import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
-import { canonicalJson, publicKeyFromDid } from '../contracts/agent-keys.js';
+import { didKey, signedAsServed as signedByAgent } from './helpers/a2a-card.js';
 import { bootMeshDaemon, createMeshAgent } from './helpers/mesh.js';
 
 const d = await bootMeshDaemon(t, { meshConfig: { mdns: { enabled: false } } });
@@ -30,39 +29,7 @@ const a2aUrl = `${d.meshUrl}/agents/keeper/a2a`;
 const bearer = { authorization: `Bearer ${d.token}` };
 const wrong = { authorization: `Bearer ${d.token.slice(0, -2)}xx` };
 
-/** The public key a signature's `kid` names (a did:key), as a verifier that trusts did:key would resolve it. */
-const didKey = async (kid: string) =>
-  createPublicKey({
-    key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKeyFromDid(kid.split('#')[0]!)).toString('base64url') },
-    format: 'jwk',
-  });
-/** Empty strings, lists, objects and nulls dropped at any depth (the A2A signature's canonical form). */
-const cleaned = (value: any): any => {
-  if (value === '' || value === null || value === undefined) return undefined;
-  if (Array.isArray(value)) {
-    const kept = value.map(cleaned).filter((item) => item !== undefined);
-    return kept.length > 0 ? kept : undefined;
-  }
-  if (typeof value !== 'object') return value;
-  const kept = Object.entries(value)
-    .map(([key, inner]) => [key, cleaned(inner)])
-    .filter(([, inner]) => inner !== undefined);
-  return kept.length > 0 ? Object.fromEntries(kept) : undefined;
-};
-/** Whether one of the card's signatures, by the agent's key, covers the card exactly as received. */
-function signedAsServed(card: any): boolean {
-  const { signatures, ...rest } = card;
-  const payload = Buffer.from(canonicalJson(cleaned(rest))).toString('base64url');
-  return (signatures ?? []).some((entry: any) => {
-    const kid = JSON.parse(Buffer.from(entry.protected, 'base64url').toString()).kid as string;
-    if (kid.split('#')[0] !== agent.did) return false;
-    const key = createPublicKey({
-      key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKeyFromDid(agent.did)).toString('base64url') },
-      format: 'jwk',
-    });
-    return verify(null, Buffer.from(`${entry.protected}.${payload}`), key, Buffer.from(entry.signature, 'base64url'));
-  });
-}
+const signedAsServed = (card: any) => signedByAgent(card, agent.did);
 const toolSkillIds = (card: any) =>
   (card.skills ?? []).map((skill: any) => skill.id).filter((id: string) => id.startsWith('tool:'));
 const rpc = (method: string, headers: Record<string, string>, version?: string) =>

@@ -5,15 +5,15 @@
  * (`msg_send` to the other's card URL, the reply in the inbox). Two built daemons for the whole file; the
  * model is a fake OpenAI-format server whose reply depends on the message.
  */
-import { createPublicKey } from 'node:crypto';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { ClientFactory } from '@a2a-js/sdk/client';
 import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
 import { verifyAgentCardSignature } from '@a2a-js/sdk';
-import { canonicalJson, formatSignature, publicKeyFromDid } from '../contracts/agent-keys.js';
-import { sign, verify } from 'node:crypto';
+import { canonicalJson, formatSignature } from '../contracts/agent-keys.js';
+import { didKey, signedAsServed } from './helpers/a2a-card.js';
+import { sign } from 'node:crypto';
 import { reply } from './fakes/openai.js';
 import { bootMeshDaemon, createMeshAgent, eventually, testKey, type MeshDaemon } from './helpers/mesh.js';
 import { startToolDriver } from './helpers/tool-driver.js';
@@ -118,39 +118,8 @@ const answerText = (task: any) =>
   (task.artifacts ?? []).flatMap((a: any) => a.parts.map((part: any) => part.content?.value)).join('');
 const STATE = { working: 2, completed: 3, canceled: 5, inputRequired: 6 };
 
-/** Resolves the public key a signature's `kid` names (a did:key), as a verifier that trusts did:key would. */
-const didKey = async (kid: string) =>
-  createPublicKey({
-    key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKeyFromDid(kid.split('#')[0]!)).toString('base64url') },
-    format: 'jwk',
-  });
-
-/** Empty strings, lists, objects and nulls dropped at any depth (the A2A signature's canonical form). */
-const cleaned = (value: any): any => {
-  if (value === '' || value === null || value === undefined) return undefined;
-  if (Array.isArray(value)) {
-    const kept = value.map(cleaned).filter((item) => item !== undefined);
-    return kept.length > 0 ? kept : undefined;
-  }
-  if (typeof value !== 'object') return value;
-  const kept = Object.entries(value)
-    .map(([key, inner]) => [key, cleaned(inner)])
-    .filter(([, inner]) => inner !== undefined);
-  return kept.length > 0 ? Object.fromEntries(kept) : undefined;
-};
-/** A verifier that takes the card exactly as received (no proto form): one signature covers the JSON without `signatures`. */
-function wholeCardVerifies(card: any): boolean {
-  const { signatures, ...rest } = card;
-  const payload = Buffer.from(canonicalJson(cleaned(rest))).toString('base64url');
-  return (signatures ?? []).some((entry: any) => {
-    const kid = JSON.parse(Buffer.from(entry.protected, 'base64url').toString()).kid as string;
-    const key = createPublicKey({
-      key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKeyFromDid(kid.split('#')[0]!)).toString('base64url') },
-      format: 'jwk',
-    });
-    return verify(null, Buffer.from(`${entry.protected}.${payload}`), key, Buffer.from(entry.signature, 'base64url'));
-  });
-}
+/** A verifier that takes the card exactly as received (no proto form). */
+const wholeCardVerifies = (card: any) => signedAsServed(card);
 
 t.test(
   'agent cards: v1.0 and v0.3 shapes, signed by the agent key, the daemon card lists the visible agents',
