@@ -17,7 +17,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Page } from 'playwright-core';
-import { fleetOf, launch, serveAgents } from '../test/helpers/console-browser.js';
+import { fleetOf, launch, scrollFrames, serveAgents } from '../test/helpers/console-browser.js';
 import { ROOT, runDaemon, shippedManifest, tempDir } from '../test/helpers/daemon.js';
 import { percentile, runThenClean } from './http.js';
 
@@ -34,23 +34,6 @@ export interface ConsoleFleetFigures {
   searchMs: number;
   sortMs: number;
   samples: { firstScreenMs: number[]; rowsInDom: number[]; searchMs: number[]; sortMs: number[]; frames: number };
-}
-
-/** Frame times (ms) while the fleet's scroll box moves 600 px a frame from top to bottom. */
-function scrollFrames(page: Page): Promise<number[]> {
-  return page.evaluate(async () => {
-    const box = document.querySelector('.vscroll') as HTMLElement;
-    const frames: number[] = [];
-    let last = performance.now();
-    for (let top = 0; top <= box.scrollHeight; top += 600) {
-      box.scrollTop = top;
-      await new Promise((done) => requestAnimationFrame(done));
-      const now = performance.now();
-      frames.push(now - last);
-      last = now;
-    }
-    return frames;
-  });
 }
 
 /**

@@ -28,7 +28,16 @@ import { createAgentFile } from './helpers/agent-file.js';
 import { importFile, ROOT, runDaemon, shippedManifest, tempDir, type SpawnedDaemon } from './helpers/daemon.js';
 import { eventLog, type EventLog } from './helpers/events.js';
 import { endsTurn } from './helpers/wire-daemon.js';
-import { axeSerious, checkView, everyLook, fleetOf, freePort, launch, serveAgents } from './helpers/console-browser.js';
+import {
+  axeSerious,
+  checkView,
+  everyLook,
+  fleetOf,
+  freePort,
+  launch,
+  scrollFrames,
+  serveAgents,
+} from './helpers/console-browser.js';
 
 /** A model whose each call the test scripts as a function of the request (a fake OpenAI-format server). */
 class PlayedModel {
@@ -987,23 +996,9 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
       t.ok(inDom > 5 && inDom < 100, `${inDom} rows in the DOM, not 1,000`);
       await big.getByText('1000 of 1000 agents').waitFor();
       // Scrolling: the frames stay short and the rows follow (generous bounds: the machine may be busy).
-      let medianFrameMs = 0;
-      const worstFrameMs = await big
-        .evaluate(async () => {
-          const box = document.querySelector('.vscroll') as HTMLElement;
-          const frames: number[] = [];
-          let last = performance.now();
-          for (let top = 0; top <= box.scrollHeight; top += 600) {
-            box.scrollTop = top;
-            await new Promise((done) => requestAnimationFrame(done));
-            const now = performance.now();
-            frames.push(now - last);
-            last = now;
-          }
-          frames.sort((a, b) => a - b);
-          return [frames.at(-1)!, frames[Math.floor(frames.length / 2)]!];
-        })
-        .then(([worst, median]) => ((medianFrameMs = median!), worst!));
+      const frames = (await scrollFrames(big)).sort((a, b) => a - b);
+      const medianFrameMs = frames[Math.floor(frames.length / 2)]!;
+      const worstFrameMs = frames.at(-1)!;
       t.ok(medianFrameMs < 50, `median frame while scrolling: ${Math.round(medianFrameMs)} ms`);
       t.ok(worstFrameMs < 500, `worst frame while scrolling: ${Math.round(worstFrameMs)} ms`);
       await big.locator('tr[data-agent-id="agent-id-999"]').waitFor();

@@ -45,6 +45,23 @@ export function fleetOf(count: number) {
   }));
 }
 
+/** Frame times (ms) while the fleet's scroll box moves 600 px a frame from top to bottom. */
+export function scrollFrames(page: Page): Promise<number[]> {
+  return page.evaluate(async () => {
+    const box = document.querySelector('.vscroll') as HTMLElement;
+    const frames: number[] = [];
+    let last = performance.now();
+    for (let top = 0; top <= box.scrollHeight; top += 600) {
+      box.scrollTop = top;
+      await new Promise((done) => requestAnimationFrame(done));
+      const now = performance.now();
+      frames.push(now - last);
+      last = now;
+    }
+    return frames;
+  });
+}
+
 /**
  * Answers the page's `GET /agents` with `agents` (its other requests still reach the daemon); the returned
  * function reads when the list was first served (`Date.now()`, 0 before).
