@@ -11,10 +11,6 @@
 import type {
   CallToolResult,
   Client,
-  CreateMessageRequest,
-  CreateMessageResult,
-  ElicitRequest,
-  ElicitResult,
   RequestOptions,
   ServerCapabilities,
   Tool,
@@ -23,7 +19,6 @@ import type {
 import type { McpRegistration, McpServerConfig } from '@agt/contracts';
 import { isAgtError } from '@agt/contracts';
 import type { Logger, ToolContext } from '@agt/contracts';
-import { elicitationAnswer, elicitationQuestion } from './elicitation.js';
 import { callFailed } from './errors.js';
 import type { Launch } from './launch.js';
 import type { McpOAuthProvider } from './oauth-provider.js';
@@ -31,6 +26,7 @@ import type { OAuthSignIn } from './oauth-signin.js';
 import { LogRing } from './log-ring.js';
 import { type RequestMeta, requestMeta } from './request-meta.js';
 import { afterConnect, listenTo, type NotificationHooks } from './server-notifications.js';
+import { ELICITATION_TRIES, elicitFor, type InFlight, type RequestScope, sampleFor } from './server-requests.js';
 import type { McpOptions } from './options.js';
 import { loadSdk } from './sdk.js';
 import { stepUpFetch } from './step-up.js';
@@ -51,12 +47,6 @@ export interface CallOptions {
 }
 
 /** A tool call under way: an elicitation or sampling request that arrives meanwhile belongs to its turn. */
-interface InFlight {
-  tool: string;
-  ask: ToolContext['ask'];
-  sample: ToolContext['sample'];
-}
-
 export interface ConnectionDeps {
   options: McpOptions;
   logger: Logger;
@@ -82,7 +72,6 @@ type Era = 'auto' | 'legacy';
 /** `tryTransport`'s answer when the revision could not be negotiated (the connection is gone). */
 const NEGOTIATION_FAILED = 'negotiation failed';
 /** Answers that do not fit an elicitation's form are asked again this many times in all. */
-const ELICITATION_TRIES = 3;
 
 export class ServerConnection {
   status: ServerStatus = 'stopped';
@@ -253,110 +242,6 @@ export class ServerConnection {
     return { _meta: { ...meta._meta, [LOG_LEVEL_META_KEY]: hooks.logLevel() } };
   }
 
-  /**
-   * The server's `sampling/createMessage`: a model call of the agent whose tool call is under way, on its
-   * provider and model and within its budgets, by the registration's `sampling` policy (`ask`: an
-   * approval task showing the prompt first). Outside a tool call there is no agent to charge: refused.
-   */
-  private async sampleFor(params: CreateMessageRequest['params'], signal: AbortSignal): Promise<CreateMessageResult> {
-    const { ProtocolError, ProtocolErrorCode } = await loadSdk();
-    const policy = this.deps.samplingPolicy?.() ?? 'ask';
-    const flight = this.inFlight.at(-1);
-    const refuse = (why: string) => {
-      this.logs.note(`sampling refused: ${why}`);
-      return new ProtocolError(ProtocolErrorCode.InvalidRequest, `agt refused the sampling request: ${why}`);
-    };
-    if (policy === 'deny') throw refuse("the owner's registration denies sampling");
-    if (!flight?.sample) throw refuse('it came outside a tool call (no agent to run it for)');
-    if ((params as { tools?: unknown[] }).tools?.length) throw refuse('tools in sampling are not supported');
-    const messages = params.messages.map((message) => {
-      const parts = Array.isArray(message.content) ? message.content : [message.content];
-      const text = parts
-        .map((part) => (part.type === 'text' ? part.text : `[${part.type} content, not passed on]`))
-        .join('\n');
-      return { role: message.role, content: text };
-    });
-    try {
-      const answer = await flight.sample({
-        messages,
-        ...(params.systemPrompt ? { system: params.systemPrompt } : {}),
-        maxTokens: params.maxTokens,
-        ...(params.temperature !== undefined ? { temperature: params.temperature } : {}),
-        purpose: 'mcp_sampling',
-        signal,
-        ...(policy === 'ask'
-          ? {
-              approval: {
-                tool: `mcp_${this.name} sampling`,
-                args: {
-                  server: this.name,
-                  duringTool: flight.tool,
-                  ...(params.systemPrompt ? { systemPrompt: params.systemPrompt } : {}),
-                  messages,
-                  maxTokens: params.maxTokens,
-                },
-              },
-            }
-          : {}),
-      });
-      this.logs.note(`sampling answered by ${answer.model}`);
-      return {
-        role: 'assistant',
-        content: { type: 'text', text: answer.text },
-        model: answer.model,
-        stopReason:
-          answer.stopReason === 'max_tokens'
-            ? 'maxTokens'
-            : answer.stopReason === 'end'
-              ? 'endTurn'
-              : answer.stopReason,
-      };
-    } catch (error) {
-      throw refuse(this.logs.scrub((error as Error).message).slice(0, 300));
-    }
-  }
-
-  /**
-   * The server's `elicitation/create`: an ask of the turn whose call is under way (the latest one when
-   * several are), answered by the owner; declined when no call is under way (nobody to ask). Unanswered
-   * within `elicitationTimeoutMs` it is cancelled; an answer that does not fit the form is asked again.
-   */
-  private async elicit(params: ElicitRequest['params'], signal: AbortSignal): Promise<ElicitResult> {
-    const flight = this.inFlight.at(-1);
-    if (!flight?.ask) {
-      this.logs.note('an elicitation came outside a tool call: declined');
-      return { action: 'decline' };
-    }
-    const base = elicitationQuestion(this.name, flight.tool, params);
-    let problem: string | undefined;
-    for (let attempt = 0; attempt < ELICITATION_TRIES; attempt++) {
-      const limit = AbortSignal.timeout(this.deps.options.elicitationTimeoutMs);
-      let answer: string;
-      try {
-        const question = problem ? `${base}\n(The last answer was not used: ${problem}.)` : base;
-        // Form mode hands over the requested schema too, so the console can offer a form for it.
-        const schema = params.mode === 'url' ? undefined : (params.requestedSchema as Record<string, unknown>);
-        ({ answer } = await flight.ask(question, {
-          signal: AbortSignal.any([signal, limit]),
-          ...(schema ? { schema } : {}),
-        }));
-      } catch {
-        this.logs.note(
-          limit.aborted ? 'an elicitation was not answered in time: cancelled' : 'an elicitation ended unanswered',
-        );
-        return { action: 'cancel' };
-      }
-      const outcome = elicitationAnswer(params, answer);
-      if ('result' in outcome) {
-        this.logs.note(`elicitation answered: ${outcome.result.action}`);
-        return outcome.result;
-      }
-      problem = outcome.problem;
-    }
-    this.logs.note('an elicitation got no usable answer: cancelled');
-    return { action: 'cancel' };
-  }
-
   private async connectOnce(): Promise<void> {
     this.status = 'connecting';
     this.error = undefined;
@@ -473,9 +358,12 @@ export class ServerConnection {
       ...(era === 'auto' ? { versionNegotiation: { mode: 'auto', probe: { timeoutMs: Math.ceil(limit / 2) } } } : {}),
     });
     const listening = hooks ? listenTo(client, this.name, hooks, this.logs, root) : undefined;
-    client.setRequestHandler('elicitation/create', (request, ctx) => this.elicit(request.params, ctx.mcpReq.signal));
+    const scope = (): RequestScope => ({ server: this.name, flight: this.inFlight.at(-1), logs: this.logs });
+    client.setRequestHandler('elicitation/create', (request, ctx) =>
+      elicitFor(scope(), this.deps.options.elicitationTimeoutMs, request.params, ctx.mcpReq.signal),
+    );
     client.setRequestHandler('sampling/createMessage', (request, ctx) =>
-      this.sampleFor(request.params, ctx.mcpReq.signal),
+      sampleFor(scope(), this.deps.samplingPolicy?.() ?? 'ask', request.params, ctx.mcpReq.signal),
     );
     client.setNotificationHandler('notifications/elicitation/complete', (notification) =>
       this.logs.note(
