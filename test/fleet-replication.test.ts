@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { Objm } from '@nats-io/obj';
+import { type ObjectInfo, type ObjectStore, Objm } from '@nats-io/obj';
 import { connect } from '@nats-io/transport-node';
 import t from 'tap';
 import type { UmbilicalEvent } from '@agt/contracts';
@@ -18,6 +18,7 @@ import { createAgentFile } from './helpers/agent-file.js';
 import { runDaemon, tempDir } from './helpers/daemon.js';
 import { eventLog } from './helpers/events.js';
 import { fleetJoined, fleetManifest, startNats } from './helpers/nats.js';
+import { within } from './helpers/step.js';
 import { startToolDriver } from './helpers/tool-driver.js';
 
 const TTL_SECONDS = 6;
@@ -31,6 +32,32 @@ const ended = (event: UmbilicalEvent): string[] => {
     return p.turn_id ? [p.turn_id, ...(p.absorbed_turn_ids ?? [])] : [];
   return event.event_type === 'chat.discarded' ? (p.turn_ids ?? []) : [];
 };
+
+/**
+ * The stored copy of `name` with the info it was stored under. The chat load replaces the copy while it is
+ * read, and a replaced copy's chunks are gone (its read waits for them forever): a read that stalls is
+ * abandoned and made again.
+ */
+async function readCopy(store: ObjectStore, name: string): Promise<{ info: ObjectInfo; bytes: Buffer }> {
+  for (;;) {
+    const object = await store.get(name);
+    if (!object) throw new Error(`no copy of ${name} in the object store`);
+    const reader = object.data.getReader();
+    const chunks: Uint8Array[] = [];
+    let stalled = false;
+    for (;;) {
+      const timer = setTimeout(() => {
+        stalled = true;
+        void reader.cancel();
+      }, 2_000);
+      const { done, value } = await reader.read();
+      clearTimeout(timer);
+      if (done || stalled) break;
+      chunks.push(value);
+    }
+    if (!stalled && !(await object.error)) return { info: object.info, bytes: Buffer.concat(chunks) };
+  }
+}
 
 const nats = await startNats(t);
 if (typeof nats === 'string') {
@@ -68,13 +95,20 @@ if (typeof nats === 'string') {
     const texts = new Map<string, { agentId: string; text: string }>();
     for (const [i, id] of ids.entries()) {
       const text = `before the kill ${i}`;
-      const answer = await alpha.request('POST', `/agents/${id}/chat?wait=true`, { text });
+      const answer = await within(
+        30_000,
+        `chat ${i} before the kill`,
+        alpha.request('POST', `/agents/${id}/chat?wait=true`, { text }),
+      );
       t.equal(answer.status, 200);
       texts.set(answer.body.turnId as string, { agentId: id, text });
     }
 
-    // Chat load: each agent gets a chat every 40 ms until the daemon dies.
+    // Chat load: each agent gets a chat every 40 ms until the daemon dies (or the test fails first).
     let killed = false;
+    t.teardown(() => {
+      killed = true;
+    });
     const load = ids.map(async (id, i) => {
       for (let n = 0; !killed; n++) {
         const text = `load ${i}.${n}`;
@@ -94,11 +128,10 @@ if (typeof nats === 'string') {
     const nc = await connect({ servers: nats.url });
     t.teardown(() => nc.close());
     const store = await new Objm(nc).open('agt_fleet_repl_agents');
-    const [info, blob] = await Promise.all([store.info(ids[0]!), store.getBlob(ids[0]!)]);
-    t.ok(info && blob, 'the agent file is in the object store');
-    const bytes = Buffer.from(blob!);
-    t.equal(createHash('sha256').update(bytes).digest('hex'), info!.metadata?.sha256, 'its sha256 as stored');
-    t.match(info!.metadata, { agentId: ids[0], schemaVersion: /^\d+$/, daemon: 'alpha' });
+    const { info, bytes } = await within(20_000, 'reading the replica', readCopy(store, ids[0]!));
+    t.ok(bytes.length > 0, 'the agent file is in the object store');
+    t.equal(createHash('sha256').update(bytes).digest('hex'), info.metadata?.sha256, 'its sha256 as stored');
+    t.match(info.metadata, { agentId: ids[0], schemaVersion: /^\d+$/, daemon: 'alpha' });
     t.ok(bytes.includes(Buffer.from('SQLite format 3')), 'an SQLite file');
     t.notOk(bytes.includes(Buffer.from(secret)), 'the credential is not in the clear in the stored copy');
     const before = (await alpha.request('GET', '/fleet')).body.replication;
@@ -108,7 +141,7 @@ if (typeof nats === 'string') {
     const killedAt = Date.now();
     await alpha.stop('SIGKILL');
     killed = true;
-    await Promise.all(load);
+    await within(20_000, 'the chat load ending after the kill', Promise.all(load));
     // No shared file system: the files alpha ran are gone with it.
     rmSync(files, { recursive: true, force: true });
     const completedBeforeKill = new Set(
@@ -119,7 +152,11 @@ if (typeof nats === 'string') {
     await Promise.all(
       ids.map(async (id, i) => {
         for (;;) {
-          const answer = await beta.request('POST', `/agents/${id}/chat?wait=true`, { text: `after the kill ${i}` });
+          const answer = await within(
+            60_000,
+            `chat ${i} after the kill`,
+            beta.request('POST', `/agents/${id}/chat?wait=true`, { text: `after the kill ${i}` }),
+          );
           if (answer.status === 200) {
             texts.set(answer.body.turnId as string, { agentId: id, text: `after the kill ${i}` });
             rto.push(Date.now() - killedAt);
@@ -172,7 +209,9 @@ if (typeof nats === 'string') {
     // No completed turn is missing from its agent's history.
     const missing: string[] = [];
     for (const id of ids) {
-      const history = JSON.stringify((await beta.request('GET', `/agents/${id}/chat?limit=500`)).body);
+      const history = JSON.stringify(
+        (await within(20_000, `history of ${id}`, beta.request('GET', `/agents/${id}/chat?limit=500`))).body,
+      );
       for (const [turnId, { agentId, text }] of texts)
         if (agentId === id && completedBeforeKill.has(turnId) && !history.includes(text)) missing.push(text);
     }

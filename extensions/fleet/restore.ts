@@ -16,6 +16,11 @@ import type { LocalRequests } from '@agt/contracts';
 import { placementKey } from './keys.js';
 import type { Replicator } from './replicas.js';
 
+/** How long a replica's download may go without a chunk before it fails. */
+const STALL_MS = 15_000;
+
+const replicaStalled = () => new Error(`the replica's download stalled for ${STALL_MS} ms`);
+
 /** A turn's end the dead daemon had not stored in the fleet stream when its replica was made. */
 export interface CarriedEnd {
   id: string;
@@ -53,8 +58,18 @@ export async function restoreReplica(
   try {
     const hash = createHash('sha256');
     const source = Readable.fromWeb(object.data as never);
-    source.on('data', (chunk: Buffer) => hash.update(chunk));
-    await pipeline(source, createWriteStream(download, { flags: 'wx', mode: 0o600 }));
+    // A copy replaced while it is read loses its chunks and the read waits for them forever: a read that
+    // stalls fails, and the adoption is tried again.
+    const stall = setTimeout(() => source.destroy(replicaStalled()), STALL_MS);
+    source.on('data', (chunk: Buffer) => {
+      hash.update(chunk);
+      stall.refresh();
+    });
+    try {
+      await pipeline(source, createWriteStream(download, { flags: 'wx', mode: 0o600 }));
+    } finally {
+      clearTimeout(stall);
+    }
     const failed = await object.error;
     if (failed) throw failed;
     const sha256 = hash.digest('hex');
