@@ -1,10 +1,9 @@
 /**
  * Bursts of chats against the built daemon (docs/performance.md, "Bursts of chats"):
  *
- * - 1,000 chats sent at once over 10 agents never hold `GET /health` for 5 s (a bound that holds beside the
- *   rest of the suite on a loaded 2-core machine, where the one-second bound did not, and still catches the
- *   7-12 s a burst cost before group commit; the bench row `npm run bench` measures the real figures), every
- *   chat is accepted and every accepted turn ends exactly once;
+ * - 1,000 chats sent at once over 10 agents never hold `GET /health` for a second, even beside the rest of the
+ *   suite on a loaded 2-core machine (the bench row of `npm run bench` measures the real figures, tens of
+ *   milliseconds), every chat is accepted and every accepted turn ends exactly once;
  * - accepts commit in groups (kernel/agents/group-commit.ts), yet each 202 still means the row is in the
  *   agent file: a batch of chats sent at once, the daemon killed (SIGKILL) as soon as the last 202 arrived,
  *   and every accepted turn is in the file and ends exactly once after the restart.
@@ -160,7 +159,7 @@ t.test('1,000 chats at once over 10 agents: /health keeps answering, every turn 
   t.ok(probes.length >= 2, `${probes.length} /health probes during the burst`);
   t.same([...statuses], [200], 'every probe answered 200');
   const slowest = Math.max(...probes);
-  t.ok(slowest < 5000, `the slowest /health answer during the burst took ${slowest.toFixed(0)} ms (< 5 s)`);
+  t.ok(slowest < 1000, `the slowest /health answer during the burst took ${slowest.toFixed(0)} ms (< 1 s)`);
 });
 
 t.test('kill -9 right after a batch of 202s: every accepted chat is in the file and ends once', async (t) => {
