@@ -23,3 +23,15 @@ export const daemonDraining = (agentId: string, daemon: string, to: readonly str
     `daemon ${daemon} is drained and takes no new agent${to.length > 0 ? `: load it on ${to.join(', ')}` : ''}`,
     { status: 409, details: { agentId, daemon, to: [...to] } },
   );
+
+/** 404 `not_found`: a planned move's handoff asked of a daemon that does not run the agent. */
+export const notRunHere = (reference: string, daemon: string) =>
+  new AgtError('not_found', `daemon ${daemon} does not run agent "${reference}"`);
+
+/** 409 `replication_off`: a move's handoff or takeover asked of a daemon that does not replicate agent files. */
+export const replicationOff = (daemon: string) =>
+  new AgtError(
+    'replication_off',
+    `daemon ${daemon} does not replicate agent files (option \`replicate\` of the fleet extension, docs/fleet.md)`,
+    { status: 409, details: { daemon } },
+  );

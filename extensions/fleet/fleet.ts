@@ -14,6 +14,7 @@ import { AgentDirectory } from './agent-directory.js';
 import { FleetMessages } from './messages.js';
 import { Members } from './members.js';
 import { Replicator } from './replicas.js';
+import { Handoffs } from './handoff.js';
 
 /** Events of changes a takeover must see that may come outside a turn: each asks for a copy (lazily). */
 const CHANGES_OUTSIDE_TURNS = new Set<string>([
@@ -37,6 +38,8 @@ export class Fleet {
   readonly messages: FleetMessages;
   /** Agent files replicated to the object store (option `replicate`); undefined without. */
   readonly replicator: Replicator | undefined;
+  /** The steps of a planned move through the object store (option `replicate`). */
+  readonly handoffs: Handoffs;
   private readonly adopter: Adopter | undefined;
   private readonly members: Members;
   private readonly ttlMs: number;
@@ -98,6 +101,7 @@ export class Fleet {
           )
         : undefined;
     ctx.bus.subscribe((event) => this.events.publish(event, this.replicate(event)));
+    this.handoffs = new Handoffs(ctx, this.placement, this.replicator, this.events, settings.daemonName);
     this.messages = new FleetMessages(
       ctx,
       this.connection,

@@ -18,6 +18,7 @@ import {
 } from '@agt/contracts';
 import { Fleet } from './fleet.js';
 import { FleetOptions } from './options.js';
+import { registerHandoffRoutes } from './handoff-routes.js';
 import { registerRoutes, TAG } from './routes.js';
 
 export default defineExtension({
@@ -31,6 +32,7 @@ export default defineExtension({
     const settings = ctx.settings.current().fleet;
     const fleet = settings ? new Fleet(ctx, settings, ctx.config) : undefined;
     registerRoutes(ctx.http, () => fleet);
+    registerHandoffRoutes(ctx.http, () => fleet);
     if (fleet) {
       ctx.provide(agentPlacement, fleet.placement);
       ctx.provide(agentForwarder, fleet.relay);

@@ -1,38 +1,31 @@
 /**
- * A planned move (`POST /fleet/move`, `agt fleet move`): the agent is unloaded on the daemon that runs it
- * (its running turn gets the usual grace, everything it committed is in its file, and its placement is given
- * back), then loaded from the same file path on the target daemon, which must reach that path (a shared
- * folder). When the target cannot load it, it is loaded back where it was. Both steps run as the owner on
- * each daemon, through the fleet's request/reply.
+ * A planned move (`POST /fleet/move`, `agt fleet move`), run from any daemon; each step runs as the owner on
+ * the daemon it concerns, through the fleet's request/reply. When both the daemon that runs the agent and the
+ * target replicate agent files, the holder hands the agent off (handoff.ts: unloaded, its closed file stored
+ * as its final copy in the object store, its placement given back only then) and the target takes it over
+ * (that copy restored into its data directory and loaded): no shared file system. Otherwise the agent is
+ * unloaded on the holder (its running turn gets the usual grace, everything it committed is in its file, and
+ * its placement is given back), then loaded from the same file path on the target, which must reach that path
+ * (a shared folder). Either way, when the target cannot load it, it is loaded back where it was.
  */
-import { AgtError, type RelayedAnswer, type RelayedRequest } from '@agt/contracts';
+import { AgtError, type RelayedAnswer } from '@agt/contracts';
 import { daemonDraining } from './errors.js';
 import type { PlacementRecord } from './placement.js';
 import type { Relay } from './relay.js';
+import { failure, json, parsed } from './relayed-json.js';
 
-function json(method: string, url: string, body?: unknown): RelayedRequest {
-  const headers: Record<string, string> = { accept: 'application/json' };
-  if (body === undefined) return { method, url, headers };
-  headers['content-type'] = 'application/json';
-  return { method, url, headers, body: Buffer.from(JSON.stringify(body)).toString('base64') };
-}
+const replicates = (status: Record<string, unknown>) =>
+  (status.replication as { enabled?: unknown } | undefined)?.enabled === true;
 
-function parsed(answer: RelayedAnswer): Record<string, unknown> {
+/** The answer of `request` on `daemon`, or a 503 answer when the daemon does not answer. */
+async function answerOf(relay: Relay, daemon: string, request: ReturnType<typeof json>): Promise<RelayedAnswer> {
   try {
-    return JSON.parse(Buffer.from(answer.body, 'base64').toString('utf8')) as Record<string, unknown>;
-  } catch {
-    return {};
+    return await relay.toDaemon(daemon, request);
+  } catch (error) {
+    const coded = error instanceof AgtError ? error : new AgtError('unavailable', String(error));
+    const body = Buffer.from(JSON.stringify({ error: coded.message, code: coded.code })).toString('base64');
+    return { statusCode: coded.statusCode, headers: { 'content-type': 'application/json' }, body };
   }
-}
-
-/** An answer that is not 2xx, as the error it carries (same status and code). */
-function failure(answer: RelayedAnswer, step: string): AgtError {
-  const body = parsed(answer);
-  return new AgtError(
-    typeof body.code === 'string' ? body.code : 'conflict',
-    `${step}: ${typeof body.error === 'string' ? body.error : `status ${answer.statusCode}`}`,
-    { status: answer.statusCode, details: { step } },
-  );
 }
 
 export async function moveAgent(relay: Relay, reference: string, target: string) {
@@ -45,15 +38,30 @@ export async function moveAgent(relay: Relay, reference: string, target: string)
   if (ready.statusCode !== 200 || parsed(ready).connected !== true)
     throw new AgtError('unavailable', `daemon ${target} is not in the fleet now`);
   if (parsed(ready).draining === true) throw daemonDraining(holder.agentId, target, []);
-  const unloaded = await relay.toDaemon(
-    holder.daemon,
-    json('POST', `/agents/${encodeURIComponent(holder.agentId)}/unload`),
-  );
-  if (unloaded.statusCode !== 200) throw failure(unloaded, `unloading on ${holder.daemon}`);
-  const loaded = await relay.toDaemon(target, json('POST', '/agents/load', { filePath: holder.filePath }));
-  if (loaded.statusCode === 200)
-    return { agentId: holder.agentId, from: holder.daemon, to: target, moved: true, filePath: holder.filePath };
-  const back = await relay.toDaemon(holder.daemon, json('POST', '/agents/load', { filePath: holder.filePath }));
+  const from = await relay.toDaemon(holder.daemon, json('GET', '/fleet'));
+  const viaReplica = replicates(parsed(ready)) && from.statusCode === 200 && replicates(parsed(from));
+  const moved = { agentId: holder.agentId, from: holder.daemon, to: target, moved: true };
+  let loaded: RelayedAnswer;
+  if (viaReplica) {
+    const handed = await relay.toDaemon(holder.daemon, json('POST', '/fleet/handoff', { agent: holder.agentId }));
+    if (handed.statusCode !== 200) throw failure(handed, `handing off on ${holder.daemon}`);
+    loaded = await answerOf(
+      relay,
+      target,
+      json('POST', '/fleet/takeover', { agentId: holder.agentId, sha256: parsed(handed).sha256 }),
+    );
+    if (loaded.statusCode === 200)
+      return { ...moved, via: 'replica' as const, filePath: String(parsed(loaded).filePath) };
+  } else {
+    const unloaded = await relay.toDaemon(
+      holder.daemon,
+      json('POST', `/agents/${encodeURIComponent(holder.agentId)}/unload`),
+    );
+    if (unloaded.statusCode !== 200) throw failure(unloaded, `unloading on ${holder.daemon}`);
+    loaded = await answerOf(relay, target, json('POST', '/agents/load', { filePath: holder.filePath }));
+    if (loaded.statusCode === 200) return { ...moved, via: 'path' as const, filePath: holder.filePath };
+  }
+  const back = await answerOf(relay, holder.daemon, json('POST', '/agents/load', { filePath: holder.filePath }));
   const error = failure(loaded, `loading on ${target}`);
   error.details!.restored = back.statusCode === 200;
   throw error;

@@ -54,6 +54,8 @@ export class PlacementKeeper implements AgentPlacement {
   private readonly releasing = new Set<Promise<void>>();
   /** Agents this run gave back: a drained daemon still takes them back (a move that fails restores them). */
   private readonly gaveBack = new Set<string>();
+  /** Agents being handed off (handoff.ts): their unload keeps the record, renewed, until {@link handedOff}. */
+  private readonly handingOff = new Set<string>();
 
   constructor(
     private readonly connection: FleetConnection,
@@ -95,9 +97,13 @@ export class PlacementKeeper implements AgentPlacement {
       });
       const holder = entry && entry.operation === 'PUT' ? parseRecord(entry.string()) : undefined;
       if (holder && holder.run === this.run) {
-        // Already ours (a load that raced itself): keep the record as it is.
+        // Already ours (a load that raced itself, or the agent loaded back by a handoff that failed): keep
+        // the record as it is.
         const mine = this.held.get(request.agentId);
-        if (mine) return;
+        if (mine) {
+          if (this.handingOff.has(request.agentId)) mine.lost = lost;
+          return;
+        }
         revision = entry!.revision;
       } else if (holder) {
         throw heldElsewhere(
@@ -121,6 +127,10 @@ export class PlacementKeeper implements AgentPlacement {
   async release(agentId: string): Promise<void> {
     const entry = this.held.get(agentId);
     if (!entry) return;
+    if (this.handingOff.has(agentId)) {
+      this.gaveBack.add(agentId);
+      return;
+    }
     this.held.delete(agentId);
     this.gaveBack.add(agentId);
     if (this.held.size === 0) this.unschedule();
@@ -132,6 +142,23 @@ export class PlacementKeeper implements AgentPlacement {
     })();
     this.releasing.add(work);
     await work.finally(() => this.releasing.delete(work));
+  }
+
+  /**
+   * A planned move is about to unload the agent: its record stays this daemon's (and renewed) through the
+   * unload, so no daemon claims the agent before its final copy is stored; {@link handedOff} ends that.
+   */
+  keepThroughUnload(agentId: string): void {
+    if (this.held.has(agentId)) this.handingOff.add(agentId);
+  }
+
+  /**
+   * The handoff is over: `release` gives the record back now (the final copy is stored, or the agent could not
+   * be loaded back); without it the record stays held (the agent was loaded here again and claimed it).
+   */
+  async handedOff(agentId: string, release: boolean): Promise<void> {
+    if (!this.handingOff.delete(agentId)) return;
+    if (release) await this.release(agentId);
   }
 
   /** Resolves once the releases under way have been sent (or failed). */

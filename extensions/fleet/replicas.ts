@@ -11,13 +11,13 @@
  */
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
-import type { AgentReplication, AgentSnapshots, Logger } from '@agt/contracts';
+import type { AgentReplication, AgentSnapshot, AgentSnapshots, Logger } from '@agt/contracts';
 import type { ObjectStore } from '@nats-io/obj';
 import type { FleetConnection } from './connection.js';
 import { placementKey } from './keys.js';
 
 /** An agent file up to this size is one chunk of the object store (NATS's default message limit is 1 MB). */
-const CHUNK_BYTES = 512 * 1024;
+export const CHUNK_BYTES = 512 * 1024;
 /**
  * How long a request nobody waits on (a turn started, an agent loaded) may wait for a copy someone asks for
  * meanwhile: a short turn's end then makes the one copy that serves both.
@@ -63,8 +63,32 @@ export interface ReplicationTotals {
   failures: number;
 }
 
+/**
+ * What a stored copy says of itself (restore.ts reads it): the agent, its schema version, the last turn id it
+ * holds, its SHA-256 and size, the daemon that stored it and when, and the turn ends it carries.
+ */
+export function replicaMetadata(
+  copy: Pick<AgentSnapshot, 'agentId' | 'schemaVersion' | 'sha256' | 'bytes'>,
+  turnId: string | null,
+  daemon: string,
+  ends: ReadonlyArray<{ id: string; data: string }>,
+): Record<string, string> {
+  return {
+    agentId: copy.agentId,
+    schemaVersion: String(copy.schemaVersion),
+    turnId: turnId ?? '',
+    sha256: copy.sha256,
+    bytes: String(copy.bytes),
+    daemon,
+    at: String(Date.now()),
+    ends: JSON.stringify(ends),
+  };
+}
+
 export class Replicator implements AgentReplication {
   private readonly agents = new Map<string, AgentReplica>();
+  /** Each agent's upload run under way (it may outlive {@link forget}: an upload is not cut short). */
+  private readonly runs = new Map<string, Promise<void>>();
   private store: Promise<ObjectStore> | undefined;
   private stopped = false;
   readonly totals: ReplicationTotals = {
@@ -183,8 +207,19 @@ export class Replicator implements AgentReplication {
     for (const waiter of state.waiters.splice(0)) waiter.resolve();
   }
 
+  /**
+   * Resolves once no upload of the agent's file is under way here: a planned move stores the closed file
+   * after, so no older copy lands over it.
+   */
+  async idle(agentId: string): Promise<void> {
+    while (this.runs.has(agentId)) await this.runs.get(agentId);
+  }
+
   private async drain(agentId: string, state: AgentReplica): Promise<void> {
     state.running = true;
+    let ended!: () => void;
+    const run = new Promise<void>((resolve) => (ended = resolve));
+    this.runs.set(agentId, run);
     try {
       while (state.stored < state.wanted && !this.stopped && this.agents.get(agentId) === state) {
         const generation = state.wanted;
@@ -207,6 +242,8 @@ export class Replicator implements AgentReplication {
       }
     } finally {
       state.running = false;
+      if (this.runs.get(agentId) === run) this.runs.delete(agentId);
+      ended();
       if (this.stopped || this.agents.get(agentId) !== state || !this.isLoaded(agentId)) this.forget(agentId);
     }
   }
@@ -228,16 +265,7 @@ export class Replicator implements AgentReplication {
         {
           name: placementKey(agentId),
           options: { max_chunk_size: CHUNK_BYTES },
-          metadata: {
-            agentId,
-            schemaVersion: String(copy.schemaVersion),
-            turnId: turnId ?? '',
-            sha256: copy.sha256,
-            bytes: String(copy.bytes),
-            daemon: this.daemon,
-            at: String(Date.now()),
-            ends: JSON.stringify(ends),
-          },
+          metadata: replicaMetadata(copy, turnId, this.daemon, ends),
         },
         Readable.toWeb(createReadStream(copy.path)) as ReadableStream<Uint8Array>,
       );

@@ -33,6 +33,8 @@ export interface RestoredReplica {
   code?: string;
   turnId?: string;
   bytes?: number;
+  /** Where the agent's file is now, once restored (status 200). */
+  filePath?: string;
 }
 
 /** Undefined when the store has no copy of the agent. */
@@ -43,6 +45,8 @@ export async function restoreReplica(
   agentId: string,
   /** Called with the ends the replica carries, once it is verified and before it is loaded. */
   carried: (ends: CarriedEnd[]) => void,
+  /** The SHA-256 the copy must have (a planned move's final copy); another copy answers 409 `replica_changed`. */
+  wanted?: string,
 ): Promise<RestoredReplica | undefined> {
   // Loaded here already: its file here is the live one, never replaced.
   if (replicator.isLoaded(agentId)) return { status: 409, code: 'agent_already_loaded' };
@@ -74,6 +78,7 @@ export async function restoreReplica(
     if (failed) throw failed;
     const sha256 = hash.digest('hex');
     if (expected && sha256 !== expected) return { status: 422, code: 'replica_damaged' };
+    if (wanted && sha256 !== wanted) return { status: 409, code: 'replica_changed' };
     // Before the load: the ends of turns the dead daemon finished go to the stream before anything the
     // restored agent does (a second daemon publishing them too is dropped by their message ids).
     carried(parseEnds(object.info.metadata?.ends));
@@ -100,6 +105,7 @@ export async function restoreReplica(
       ...(code ? { code } : {}),
       turnId: object.info.metadata?.turnId ?? '',
       bytes: object.info.size,
+      ...(answer.statusCode === 200 ? { filePath: target } : {}),
     };
   } finally {
     rmSync(download, { force: true });

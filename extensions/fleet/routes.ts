@@ -124,9 +124,9 @@ export function registerRoutes(http: ExtensionHttp, fleet: () => Fleet | undefin
     {
       schema: {
         tags,
-        summary: 'Move an agent to another daemon of the fleet: unload where it runs, load the same file there',
+        summary: 'Move an agent to another daemon of the fleet: stop it where it runs, start it there, nothing lost',
         description:
-          'The target must reach the file at the path the agent was loaded from (a shared folder). Its running turn gets the usual grace on the way out; when the target cannot load it, it is loaded back where it was (`restored` in the error). 404 when no daemon runs it; 503 when a daemon does not answer.',
+          "Its running turn gets the usual grace on the way out. When both daemons replicate agent files (option `replicate`), the agent travels as its final copy through the object store (`POST /fleet/handoff` on the holder, `POST /fleet/takeover` on the target; `via: replica`) and its file then lives in the target's data directory; otherwise the target loads the same file path (`via: path`: a shared folder). When the target cannot load it, it is loaded back where it was (`restored` in the error). 404 when no daemon runs it; 503 when a daemon does not answer.",
         body: Type.Object({
           agent: Type.String({ minLength: 1, maxLength: 512, description: 'id, handle or name' }),
           daemon: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'the target daemon' }),
@@ -137,7 +137,13 @@ export function registerRoutes(http: ExtensionHttp, fleet: () => Fleet | undefin
             from: Type.String(),
             to: Type.String(),
             moved: Type.Boolean({ description: 'false: it ran there already' }),
-            filePath: Type.Optional(Type.String()),
+            via: Type.Optional(
+              Type.Union([Type.Literal('replica'), Type.Literal('path')], {
+                description:
+                  '`replica`: its final copy through the object store; `path`: the same file (a shared folder)',
+              }),
+            ),
+            filePath: Type.Optional(Type.String({ description: "the agent's file on the target" })),
           }),
           ...errorResponses(404, 409, 422, 503),
         },
@@ -153,7 +159,7 @@ export function registerRoutes(http: ExtensionHttp, fleet: () => Fleet | undefin
         tags,
         summary: 'Move every agent a daemon runs to other daemons of the fleet, spread evenly (before maintenance)',
         description:
-          'First marks the daemon drained: from then on it refuses new agents (409 `daemon_draining`, naming `to`), also after its restart, until `POST /fleet/undrain`. Then each agent moves as with `POST /fleet/move` (the targets must reach its file), one at a time, to the target that runs the fewest agents then; one that cannot move is listed in `failed` and stays where it was.',
+          'First marks the daemon drained: from then on it refuses new agents (409 `daemon_draining`, naming `to`), also after its restart, until `POST /fleet/undrain`. Then each agent moves as with `POST /fleet/move` (through its final copy when the daemons replicate agent files, else the targets must reach its file), one at a time, to the target that runs the fewest agents then; one that cannot move is listed in `failed` and stays where it was.',
         body: Type.Object({
           daemon: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'the daemon to drain' }),
           to: Type.Array(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }), {
