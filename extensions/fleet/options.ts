@@ -18,7 +18,7 @@ export const FleetOptions = Type.Object(
     replicate: Type.Boolean({
       default: false,
       description:
-        "replicate each agent's file to the fleet's JetStream object store after every accepted chat and every turn, so another daemon takes a dead daemon's agents over without a shared file system (docs/fleet.md)",
+        "replicate each agent's file to the fleet's JetStream object store after every accepted chat and every turn, so another daemon takes a dead daemon's agents over, and a planned move or drain works, without a shared file system (docs/fleet.md)",
     }),
     replicas: Type.Integer({
       minimum: 1,
