@@ -118,6 +118,16 @@ if (typeof nats === 'string') {
     t.equal(await chat(gamma, ids[0]!, 'after the move'), 200, 'it answers on beta, its files on alpha deleted');
   });
 
+  t.test('the steps refuse what is not theirs', async (t) => {
+    const notHere = await gamma.request('POST', '/fleet/handoff', { agent: ids[0] });
+    t.same([notHere.status, notHere.body.code], [404, 'not_found'], 'a handoff where the agent does not run');
+    const other = await gamma.request('POST', '/fleet/takeover', { agentId: ids[0], sha256: '0'.repeat(64) });
+    t.same([other.status, other.body.code], [409, 'replica_changed'], 'a takeover of another copy than the one named');
+    const bad = await gamma.request('POST', '/fleet/takeover', { agentId: ids[0], sha256: 'not a digest' });
+    t.equal(bad.status, 400, 'a sha256 that is not one');
+    t.same(await runsOn(gamma), [], 'gamma runs nothing');
+  });
+
   t.test('POST /fleet/drain moves every agent of alpha the same way', async (t) => {
     await turnsOf(ids[2]!, fleet.events.length);
     const drained = await within(

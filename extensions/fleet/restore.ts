@@ -52,6 +52,12 @@ export async function restoreReplica(
   if (replicator.isLoaded(agentId)) return { status: 409, code: 'agent_already_loaded' };
   const store = await replicator.objects();
   const name = placementKey(agentId);
+  if (wanted) {
+    // A move names its copy: another one is refused before anything is read (checked again once read).
+    const info = await store.info(name);
+    if (!info || info.deleted) return undefined;
+    if (info.metadata?.sha256 !== wanted) return { status: 409, code: 'replica_changed' };
+  }
   const object = await store.get(name);
   if (!object || object.info.deleted) return undefined;
   const expected = object.info.metadata?.sha256;
