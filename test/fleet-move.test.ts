@@ -88,13 +88,13 @@ if (typeof nats === 'string') {
     ((await d.request('GET', '/fleet')).body.agents as Array<{ agentId: string }>).map((agent) => agent.agentId).sort();
 
   t.test('a target that cannot restore the copy leaves the agent where it was', async (t) => {
-    // gamma's folder for restored agents is a file: its restore fails after alpha handed the agent off.
-    const blocked = join(gamma.dataDir, 'fleet-agents');
-    mkdirSync(dirname(blocked), { recursive: true });
-    writeFileSync(blocked, 'not a folder');
+    // Where gamma would place the agent's file is a folder: its restore fails after alpha handed the agent off.
+    const blocked = join(gamma.dataDir, 'fleet-agents', `${ids[0]}.agt`);
+    mkdirSync(blocked, { recursive: true });
+    writeFileSync(join(blocked, 'in the way'), '');
     await turnsOf(ids[0]!, fleet.events.length);
     const failed = await gamma.request('POST', '/fleet/move', { agent: ids[0], daemon: 'gamma' });
-    rmSync(blocked, { force: true });
+    rmSync(blocked, { recursive: true, force: true });
     t.not(failed.status, 200, JSON.stringify(failed.body));
     t.match(failed.body, { step: 'loading on gamma', restored: true }, 'loaded back on alpha, the error says so');
     t.same(await runsOn(alpha), [...ids].sort(), 'alpha runs it again');
