@@ -1,11 +1,13 @@
 /**
- * Planned moves without a shared file system (docs/fleet.md, "Planned moves"): three daemons with their own
- * data directories, the fleet replicating agent files. Agents created on alpha move under a chat load sent
- * through gamma: `POST /fleet/move` to beta, then `POST /fleet/drain` of alpha to beta and gamma. Each agent
- * travels as its final copy through the object store: it answers on its target, its file lives in the
- * target's data directory, the files alpha ran are deleted without consequence, every chat a daemon accepted
- * (202) ends exactly once on the fleet stream, and every turn completed is in its agent's history. A target
- * that cannot restore the copy leaves the agent where it was (`restored`).
+ * Planned moves without a shared file system (docs/fleet.md, "Planned moves"): three daemons with their own data
+ * directories, the fleet replicating agent files. Agents created on alpha move under a chat load sent through
+ * gamma (one waited chat after another per agent, so a turn is running when its agent stops): `POST /fleet/move`
+ * to beta, then `POST /fleet/drain` of alpha to beta and gamma. Each agent travels as its final copy through the
+ * object store: it answers on its target, its file lives in the target's data directory, the files alpha ran
+ * are deleted without consequence, every chat a daemon accepted ends exactly once on the fleet stream, and every
+ * completed turn (its chat and its answer, each answer unique) is in its agent's history, also a turn that
+ * ended in the unload's grace, which only the final copy holds. A target that cannot restore the copy leaves
+ * the agent loaded back where it was (`restored`); the steps refuse what is not theirs.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -177,7 +179,9 @@ if (typeof nats === 'string') {
       fleet.events.filter((event) => event.event_type === 'turn.completed').flatMap(turnIdsEndedBy),
     );
     const discarded = [...texts.keys()].filter((turnId) => !completed.has(turnId)).length;
-    t.comment(`${texts.size} chats accepted: ${completed.size} completed, ${discarded} ended otherwise (moves)`);
+    t.comment(
+      `${texts.size} chats accepted: ${completed.size} completed, ${discarded} ended otherwise (discarded or cut short)`,
+    );
     const missing: string[] = [];
     for (const id of ids) {
       const history = JSON.stringify((await gamma.request('GET', `/agents/${id}/chat?limit=1000`)).body);
