@@ -6,7 +6,8 @@
  * object store: it answers on its target, its file lives in the target's data directory, the files alpha ran
  * are deleted without consequence, every chat a daemon accepted ends exactly once on the fleet stream, and every
  * completed turn (its chat and its answer, each answer unique) is in its agent's history, also a turn that
- * ended in the unload's grace, which only the final copy holds. A target that cannot restore the copy leaves
+ * ended in the unload's grace, which only the final copy holds; chats still queued at a move run on the target
+ * (none is discarded). A target that cannot restore the copy leaves
  * the agent loaded back where it was (`restored`); the steps refuse what is not theirs.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -105,6 +106,12 @@ if (typeof nats === 'string') {
 
   t.test('POST /fleet/move under a chat load: the agent answers on the target, from its data directory', async (t) => {
     await turnsOf(ids[0]!, fleet.events.length);
+    // Chats accepted just before the move, some still queued when the agent stops: they run on the target.
+    for (let n = 0; n < 4; n++) {
+      const queued = await alpha.request('POST', `/agents/${ids[0]}/chat`, { text: `queued ${n}` });
+      t.equal(queued.status, 202);
+      texts.set(queued.body.turnId as string, { agentId: ids[0]!, text: `queued ${n}` });
+    }
     const moved = await within(
       30_000,
       'the move',
@@ -181,6 +188,11 @@ if (typeof nats === 'string') {
     const discarded = [...texts.keys()].filter((turnId) => !completed.has(turnId)).length;
     t.comment(
       `${texts.size} chats accepted: ${completed.size} completed, ${discarded} ended otherwise (discarded or cut short)`,
+    );
+    t.same(
+      fleet.events.filter((event) => event.event_type === 'chat.discarded').map((event) => event.payload),
+      [],
+      'no accepted chat discarded: what was queued at a move ran on the target',
     );
     const missing: string[] = [];
     for (const id of ids) {

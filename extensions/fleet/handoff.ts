@@ -60,7 +60,8 @@ export class Handoffs {
     const turnId = replicator.status().agents.find((entry) => entry.agentId === agentId)?.turnId ?? null;
     this.placement.keepThroughUnload(agentId);
     try {
-      const unloaded = await requests.dispatch(json('POST', `/agents/${encodeURIComponent(agentId)}/unload`));
+      // Queued chats and a turn waiting for the owner stay in the file: they run on the target.
+      const unloaded = await requests.dispatch(json('POST', `/agents/${encodeURIComponent(agentId)}/unload?keep=true`));
       if (unloaded.statusCode !== 200) throw failure(unloaded, `unloading ${agentId}`);
       // An upload begun before the unload would land over the final copy: it ends first.
       await replicator.idle(agentId);

@@ -178,6 +178,15 @@ export const agentRoutes: KernelRoutes<
     },
   );
 
+  // A planned move (docs/fleet.md, Planned moves) hands accepted work over in the file, as a shutdown keeps it.
+  const UnloadQuery = Type.Object({
+    keep: Type.Optional(
+      Type.Boolean({
+        description:
+          'Keep accepted work in the file for the next load: queued chats stay queued (no `chat.discarded`) and a turn waiting for the owner is parked',
+      }),
+    ),
+  });
   for (const verb of ['stop', 'unload'] as const) {
     app.post(
       `/:id/${verb}`,
@@ -187,11 +196,13 @@ export const agentRoutes: KernelRoutes<
           summary:
             verb === 'stop' ? 'Stop and unload an agent (a running turn gets 5 s; the file stays)' : 'Alias of stop',
           params: AgentIdParams,
+          querystring: UnloadQuery,
           response: { 200: Success, ...errorResponses(404, 409) },
         },
       },
       async (request) => {
-        await registry.unload(registry.resolve(request.params.id), { reason: verb });
+        const reason = request.query.keep ? 'handoff' : verb;
+        await registry.unload(registry.resolve(request.params.id), { reason });
         return { success: true };
       },
     );

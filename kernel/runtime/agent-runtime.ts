@@ -388,13 +388,14 @@ export class AgentRuntime {
 
   /**
    * Unload: stops triggers and timers, lets running turns finish within `graceMs`, closes sandboxes.
-   * `shutdown` keeps accepted work for the next start (queued turns stay in the file, a turn waiting for
-   * the owner is parked); `lease_lost` does too and writes nothing of it (the file has a new owner).
+   * `shutdown` and `handoff` (an unload with `keep`, for a planned move) keep accepted work for the next
+   * start (queued turns stay in the file, a turn waiting for the owner is parked); `lease_lost` does too and
+   * writes nothing of it (the file has a new owner).
    */
   async detach(graceMs: number, reason = 'unload'): Promise<void> {
     if (this.detached) return;
     this.detached = true;
-    const keep = reason === 'shutdown' || reason === 'lease_lost';
+    const keep = reason === 'shutdown' || reason === 'handoff' || reason === 'lease_lost';
     if (reason === 'lease_lost') this.events.fileLost();
     if (keep) this.hil.park();
     this.evaluator.close();
