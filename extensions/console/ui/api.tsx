@@ -12,6 +12,8 @@ import type {
   DaemonUsageView,
   EvalRunListView,
   EvalRunView,
+  FleetDaemonsView,
+  FleetStatusView,
   MemoryItemView,
   MemoryListView,
   MemoryOneView,
@@ -28,6 +30,8 @@ export type MemoryItem = MemoryItemView;
 export type MemoryList = MemoryListView;
 export type EvalRun = EvalRunView;
 export type EvalRunSummary = EvalRunListView['runs'][number];
+export type FleetDaemons = FleetDaemonsView;
+export type FleetDaemon = FleetDaemonsView['daemons'][number];
 
 /** Set when the daemon answers 401 to a console request: the session ended (revoked or expired). */
 export const sessionEnded = signal(false);
@@ -416,5 +420,17 @@ export const client = {
   evalRuns: () => api<EvalRunListView>('GET', '/evals/runs'),
   evalRun: (runId: string) => api<EvalRun>('GET', `/evals/runs/${seg(runId)}`),
   cancelEvalRun: (runId: string) => api<EvalRun>('POST', `/evals/runs/${seg(runId)}/cancel`),
+  /** `GET /fleet` (the fleet extension): `configured: false` when the daemon runs alone. */
+  fleet: () => api<FleetStatusView>('GET', '/fleet'),
+  /** `GET /fleet/daemons`: every daemon of the fleet, its heartbeat, agents, drain state and replication lag. */
+  fleetDaemons: () => api<FleetDaemonsView>('GET', '/fleet/daemons'),
+  /** `POST /fleet/drain`: marks `daemon` drained, then moves its agents to `to`, one at a time. */
+  drain: (daemon: string, to: string[]) =>
+    api<{ daemon: string; moved: unknown[]; failed: Array<{ agentId: string; error: string }> }>(
+      'POST',
+      '/fleet/drain',
+      { daemon, to },
+    ),
+  undrain: (daemon: string) => api<{ daemon: string; undrained: boolean }>('POST', '/fleet/undrain', { daemon }),
   health: () => api<{ status: string; version: string; uptimeMs: number }>('GET', '/health'),
 };
