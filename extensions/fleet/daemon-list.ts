@@ -75,10 +75,10 @@ export function daemonList(fleet: string, sources: DaemonSources) {
       name,
       self: isSelf,
       alive: isSelf || member !== undefined,
-      heartbeatAt: member?.at ?? null,
+      heartbeatAt: member?.at ? member.at : null,
       draining: mark !== undefined,
       drainTo: mark?.to ?? [],
-      drainedSince: mark ? mark.since : null,
+      drainedSince: mark && Number.isFinite(mark.since) ? Math.round(mark.since) : null,
       agents: placements
         .filter((placement) => placement.daemon === name)
         .map(({ agentId, name, handle, since }) => ({ agentId, name, handle, since }))

@@ -84,21 +84,23 @@ export class Members {
   }
 }
 
-/** A record as put by this version, or by an earlier one (the time alone, as text). */
+/** A record as put by this version, or by an earlier one (the time alone, as text); odd values read as absent. */
 export function parseMember(text: string): MemberRecord {
   try {
     const value = JSON.parse(text) as unknown;
-    if (typeof value === 'number') return { at: value, replication: null };
+    if (typeof value === 'number') return { at: whole(value) ?? 0, replication: null };
     const record = (value ?? {}) as Partial<MemberRecord>;
+    const lagMs = whole(record.replication?.lagMs);
     const replication =
       record.replication && typeof record.replication.enabled === 'boolean'
-        ? {
-            enabled: record.replication.enabled,
-            ...(typeof record.replication.lagMs === 'number' ? { lagMs: record.replication.lagMs } : {}),
-          }
+        ? { enabled: record.replication.enabled, ...(lagMs === undefined ? {} : { lagMs }) }
         : null;
-    return { at: typeof record.at === 'number' ? record.at : 0, replication };
+    return { at: whole(record.at) ?? 0, replication };
   } catch {
     return { at: 0, replication: null };
   }
 }
+
+/** A whole number of milliseconds, or undefined for anything else (a JSON `1e400` parses as Infinity). */
+const whole = (value: unknown) =>
+  typeof value === 'number' && Number.isFinite(value) ? Math.max(0, Math.round(value)) : undefined;
