@@ -18,7 +18,7 @@ const SHOWN_AGENTS = 12;
 const changed = (type: string) => type === 'agent.loaded' || type === 'agent.unloaded';
 
 type Loaded =
-  | { off: true; raw: string }
+  | { off: 'extension' | 'settings'; raw: string }
   | { off: false; fleet: string; ttlSeconds: number; daemons: FleetDaemon[] | null; problem: string | null };
 
 async function load(): Promise<Loaded> {
@@ -27,8 +27,8 @@ async function load(): Promise<Loaded> {
     if (e instanceof ApiError && e.status === 503) return { off: e.message };
     throw e;
   });
-  if ('off' in status) return { off: true, raw: status.off };
-  if (!status.configured) return { off: true, raw: 'configured: false' };
+  if ('off' in status) return { off: 'extension', raw: status.off };
+  if (!status.configured) return { off: 'settings', raw: 'configured: false' };
   const list = await client.fleetDaemons().catch((e: unknown) => errorText(e));
   return {
     off: false,
@@ -243,8 +243,9 @@ export function FleetDaemons() {
       {!data && !error && <p class="muted">…</p>}
       {data?.off && (
         <p class="muted">
-          The fleet is off: this daemon runs alone. To join one, turn the fleet extension on, set the settings' fleet
-          and restart the daemon.
+          The fleet is off: this daemon runs alone. To join one,{' '}
+          {data.off === 'extension' ? 'turn the fleet extension on (below), set ' : 'set '}
+          <code>fleet</code> in the settings (its NATS servers and names) and restart the daemon.
         </p>
       )}
       {data && !data.off && (
