@@ -77,6 +77,7 @@ export async function api<T>(
 }
 
 const seg = encodeURIComponent;
+const forAgent = (agent?: string) => (agent ? `?agent=${seg(agent)}` : '');
 
 /** An item of `GET /tasks`. */
 export type PendingItem = PendingTaskView;
@@ -330,10 +331,16 @@ export const client = {
       'GET',
       '/mcp',
     ),
-  /** The owner's OAuth sign-in to a registration with `oauth` (docs/mcp.md "OAuth sign-in"). */
-  mcpSignIn: (name: string) =>
-    api<{ server: string; authorizationUrl?: string; expiresAt?: number }>('POST', `/mcp/servers/${seg(name)}/login`),
-  mcpSignInState: (name: string) =>
+  /**
+   * The owner's OAuth sign-in to a registration with `oauth` (docs/mcp.md "OAuth sign-in"); with `agent`, that
+   * agent's own sign-in to a registration whose sign-in is per agent ("Per-agent sign-in").
+   */
+  mcpSignIn: (name: string, agent?: string) =>
+    api<{ server: string; authorizationUrl?: string; expiresAt?: number }>(
+      'POST',
+      `/mcp/servers/${seg(name)}/login${forAgent(agent)}`,
+    ),
+  mcpSignInState: (name: string, agent?: string) =>
     api<{
       server: string;
       signedIn: boolean;
@@ -342,9 +349,21 @@ export const client = {
       scope?: string;
       pending: boolean;
       error?: string;
-    }>('GET', `/mcp/servers/${seg(name)}/login`),
-  mcpSignOut: (name: string) =>
-    api<{ server: string; signedOut: boolean }>('DELETE', `/mcp/servers/${seg(name)}/login`),
+    }>('GET', `/mcp/servers/${seg(name)}/login${forAgent(agent)}`),
+  mcpSignOut: (name: string, agent?: string) =>
+    api<{ server: string; signedOut: boolean }>('DELETE', `/mcp/servers/${seg(name)}/login${forAgent(agent)}`),
+  /** `GET /agents/{id}/mcp`: the agent's MCP servers with their state and why. */
+  agentMcp: (id: string) =>
+    api<{
+      servers: Array<{
+        name: string;
+        transport: string;
+        status: string;
+        toolCount: number;
+        error?: string;
+        connectedAt?: number;
+      }>;
+    }>('GET', `/agents/${seg(id)}/mcp`),
   tools: (id: string) =>
     api<{ agentId: string; tools: Array<{ name: string; source?: string; description?: string; enabled?: boolean }> }>(
       'GET',
