@@ -63,27 +63,28 @@ t.test('System: the fleet daemons with their agents, drained and undrained', { s
   };
   const [, , cyId] = await Promise.all([load(alpha, 'ada'), load(alpha, 'bob'), load(beta, 'cy')]);
 
-  // Each daemon's first heartbeat follows its connection: wait until both are in the members bucket.
-  for (;;) {
-    const listed = await alpha.request('GET', '/fleet/daemons');
-    if (listed.status !== 200) throw new Error(`GET /fleet/daemons: ${JSON.stringify(listed.body)}`);
-    if (listed.body.daemons.every((d: { alive: boolean }) => d.alive) && listed.body.daemons.length === 2) {
-      t.match(listed.body, {
-        fleet: 'panel',
-        daemons: [
-          { name: 'alpha', self: true, draining: false, replication: { enabled: false } },
-          { name: 'beta', self: false, draining: false, replication: { enabled: false }, heartbeatAt: Number },
-        ],
-      });
-      t.same(
-        listed.body.daemons.map((d: { agents: Array<{ name: string }> }) => d.agents.map((a) => a.name)),
-        [['ada', 'bob'], ['cy']],
-        'each daemon with the agents it runs',
-      );
-      break;
-    }
+  // Each daemon's first heartbeat follows its connection, and the placements come through a watch: wait for both.
+  const names = (body: { daemons: Array<{ agents: Array<{ name: string }> }> }) =>
+    body.daemons.map((d) => d.agents.map((a) => a.name));
+  const until = Date.now() + 15_000;
+  let listed = await alpha.request('GET', '/fleet/daemons');
+  while (
+    listed.status !== 200 ||
+    !listed.body.daemons.every((d: { alive: boolean }) => d.alive) ||
+    JSON.stringify(names(listed.body)) !== JSON.stringify([['ada', 'bob'], ['cy']])
+  ) {
+    if (Date.now() > until) throw new Error(`GET /fleet/daemons: ${JSON.stringify(listed.body)}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
+    listed = await alpha.request('GET', '/fleet/daemons');
   }
+  t.match(listed.body, {
+    fleet: 'panel',
+    daemons: [
+      { name: 'alpha', self: true, alive: true, draining: false, replication: { enabled: false } },
+      { name: 'beta', self: false, alive: true, draining: false, replication: { enabled: false }, heartbeatAt: Number },
+    ],
+  });
+  t.same(names(listed.body), [['ada', 'bob'], ['cy']], 'each daemon with the agents it runs');
   t.match(await lone.request('GET', '/fleet/daemons'), { status: 503, body: { code: 'unavailable' } });
 
   const errors: string[] = [];

@@ -2,8 +2,8 @@
  * `GET /fleet/daemons`: every daemon of the fleet as one list, put together from the three places the fleet
  * keeps what it knows of its daemons: the members bucket (the daemons alive, with what each said of itself in
  * its last heartbeat: its replication lag), the drain marks (kept until undrained, also for a daemon that is
- * down) and the placement records (the agents each runs). The daemon that answers gives its own figures as
- * they are now.
+ * down) and the placement records (the agents each runs, as this daemon's watch of the bucket saw them renewed
+ * within the TTL). The daemon that answers gives its own figures as they are now.
  */
 import { AgtError } from '@agt/contracts';
 import { Type } from 'typebox';

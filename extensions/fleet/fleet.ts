@@ -210,11 +210,10 @@ export class Fleet {
 
   /** Every daemon of the fleet: alive or not, drained or not, its agents and replication lag. */
   async daemons() {
-    const [members, marks, placements] = await Promise.all([
-      this.members.records().catch(unreachable),
-      this.marks.all(),
-      this.records().catch(unreachable),
-    ]);
+    const [members, marks] = await Promise.all([this.members.records().catch(unreachable), this.marks.all()]);
+    // The placements as the watch keeps them: a console asks every few seconds, and a read of the bucket is one
+    // request per agent of the fleet.
+    const placements = this.relay.placed();
     return daemonList(this.settings.name, {
       self: { name: this.settings.daemonName, replication: this.replication() },
       members,

@@ -127,7 +127,7 @@ export function registerRoutes(http: ExtensionHttp, fleet: () => Fleet | undefin
         tags,
         summary: 'Every daemon of the fleet: alive or not, drained or not, the agents it runs, its replication lag',
         description:
-          "Alive: its heartbeat is in the members bucket. A daemon's replication lag is as of its last heartbeat (a quarter of the TTL old at most); the answering daemon's is now. A daemon that is down is listed while it is drained or still holds placements. 503 `unavailable` when settings `fleet` are not set or NATS cannot be reached.",
+          "Alive: its heartbeat is in the members bucket. Its agents: the placements this daemon's watch of the bucket saw renewed within the TTL. A daemon's replication lag is as of its last heartbeat (a quarter of the TTL old at most); the answering daemon's is now. A daemon that is down is listed while it is drained or still holds placements. 503 `unavailable` when settings `fleet` are not set or NATS cannot be reached.",
         response: { 200: DaemonList, ...errorResponses(503) },
       },
     },
