@@ -67,20 +67,22 @@ t.test('an agent signs in to a per-agent MCP server from its view, then out', { 
   await page.getByRole('button', { name: 'MCP', exact: true }).click();
   const server = page.locator('li[data-mcp-server="own"]');
   await server.getByRole('button', { name: 'Not started' }).waitFor();
-  await server.getByText('not signed in').waitFor();
+  await server.getByText('not signed in', { exact: true }).waitFor();
   await server.getByText(/mcp_signin_required: not signed in for this agent/).waitFor();
 
   const opened = context.waitForEvent('page');
   await server.getByRole('button', { name: 'Sign in to own' }).click();
   const tab = await opened;
-  await server.getByText('signed in', { exact: true }).waitFor();
-  await server.getByRole('button', { name: 'Connected' }).waitFor();
+  // The new tab's round trip (authorization server, the daemon's callback, the token, the reconnect) takes a
+  // few seconds on a busy machine: a wider bound than the page's default.
+  await server.getByText('signed in', { exact: true }).waitFor({ timeout: 30_000 });
+  await server.getByRole('button', { name: 'Connected' }).waitFor({ timeout: 30_000 });
   await tab.close();
   t.same([await signedIn(alice), await signedIn(bob)], [true, false], 'signed in for alice only');
   t.same(await axeSerious(page), [], 'axe: the MCP tab');
 
   await server.getByRole('button', { name: 'Sign out of own' }).click();
-  await server.getByText('not signed in').waitFor();
+  await server.getByText('not signed in', { exact: true }).waitFor();
   await server.getByRole('button', { name: 'Not started' }).waitFor();
   t.equal(await signedIn(alice), false, 'signed out');
   t.same(pageErrors, [], 'no uncaught page error');
