@@ -26,6 +26,8 @@ import type {
   DaemonUsageView,
   EvalRunListView,
   EvalRunView as ConsoleEvalRunView,
+  FleetDaemonsView,
+  FleetStatusView,
   MemoryListView,
   MemoryOneView,
   PendingTaskView,
@@ -49,6 +51,8 @@ import type { EvalRunView } from '../cli/commands/evals.js';
 import type { AgentAdapters as AgentAdaptersReply, ChannelsList } from '../extensions/channels/schemas.js';
 import type { AgentServerList, Overview as McpOverviewReply, PackageList } from '../extensions/mcp/schemas.js';
 import type { FolderList, TrackedAgent } from '../extensions/tracked-folders/schemas.js';
+import type { DaemonList } from '../extensions/fleet/daemon-list.js';
+import type { FleetStatus } from '../extensions/fleet/routes.js';
 import type { AppProviderSettings } from '@agt/contracts';
 
 /** `true` only when every answer of `Route` is a `View` (the view reads nothing the route does not give). */
@@ -96,6 +100,8 @@ export const viewsAgree: {
   cliEvalRun: [Gives<typeof EvalRun, EvalRunView>, NoStrayKeys<typeof EvalRun, EvalRunView>];
   consoleEvalRun: [Gives<typeof EvalRun, ConsoleEvalRunView>, NoStrayKeys<typeof EvalRun, ConsoleEvalRunView>];
   consoleEvalRuns: [Gives<typeof EvalRunList, EvalRunListView>, NoStrayKeys<typeof EvalRunList, EvalRunListView>];
+  consoleFleet: [Gives<typeof FleetStatus, FleetStatusView>, NoStrayKeys<typeof FleetStatus, FleetStatusView>];
+  consoleFleetDaemons: [Gives<typeof DaemonList, FleetDaemonsView>, NoStrayKeys<typeof DaemonList, FleetDaemonsView>];
 } = {
   summary: [true, true],
   status: [true, true],
@@ -127,4 +133,6 @@ export const viewsAgree: {
   cliEvalRun: [true, true],
   consoleEvalRun: [true, true],
   consoleEvalRuns: [true, true],
+  consoleFleet: [true, true],
+  consoleFleetDaemons: [true, true],
 };

@@ -39,6 +39,23 @@ export class DrainMarks {
     return true;
   }
 
+  /** Every drained daemon's mark, read now; rejects 503 when NATS cannot be reached. */
+  async all(): Promise<Map<string, DrainMark>> {
+    const { daemons } = await this.connection.get();
+    const marks = new Map<string, DrainMark>();
+    try {
+      const keys: string[] = [];
+      for await (const key of await daemons.keys()) keys.push(key);
+      for (const key of keys) {
+        const entry = await daemons.get(key);
+        if (entry?.operation === 'PUT') marks.set(key, parse(entry.string()));
+      }
+    } catch (error) {
+      unreachable(error);
+    }
+    return marks;
+  }
+
   /** This daemon's mark, read now (a claim decides on it); rejects 503 when NATS cannot be reached. */
   async current(wait?: number): Promise<DrainMark | null> {
     const { daemons } = await this.connection.get(wait);

@@ -15,6 +15,7 @@ import { FleetMessages } from './messages.js';
 import { Members } from './members.js';
 import { Replicator } from './replicas.js';
 import { Handoffs } from './handoff.js';
+import { daemonList, unreachable } from './daemon-list.js';
 
 /** Events of changes a takeover must see that may come outside a turn: each asks for a copy (lazily). */
 const CHANGES_OUTSIDE_TURNS = new Set<string>([
@@ -114,7 +115,16 @@ export class Fleet {
     ctx.bus.subscribe((event) => {
       if (event.event_type === 'agent.config.changed' && event.agent_id) this.messages.configChanged(event.agent_id);
     });
-    this.members = new Members(this.connection, settings.name, settings.daemonName, this.ttlMs, options.replicas);
+    this.members = new Members(
+      this.connection,
+      settings.name,
+      settings.daemonName,
+      this.ttlMs,
+      options.replicas,
+      () => ({
+        replication: this.replication(),
+      }),
+    );
     this.adopter = options.adopt
       ? new Adopter(
           ctx,
@@ -191,6 +201,25 @@ export class Fleet {
         ? { enabled: true as const, ...this.replicator.status() }
         : { enabled: false as const },
     };
+  }
+
+  /** This daemon's replication as the members record and `GET /fleet/daemons` give it. */
+  private replication() {
+    return this.replicator ? { enabled: true, lagMs: this.replicator.status().lagMs } : { enabled: false };
+  }
+
+  /** Every daemon of the fleet: alive or not, drained or not, its agents and replication lag. */
+  async daemons() {
+    const [members, marks] = await Promise.all([this.members.records().catch(unreachable), this.marks.all()]);
+    // The placements as the watch keeps them: a console asks every few seconds, and a read of the bucket is one
+    // request per agent of the fleet.
+    const placements = this.relay.placed();
+    return daemonList(this.settings.name, {
+      self: { name: this.settings.daemonName, replication: this.replication() },
+      members,
+      marks,
+      placements,
+    });
   }
 
   /** Every live record of the placement bucket. */

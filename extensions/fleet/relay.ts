@@ -210,6 +210,11 @@ export class Relay implements AgentForwarder {
     return counts;
   }
 
+  /** Every placement record renewed within the TTL, as the watch saw it: no read of the bucket. */
+  placed(): PlacementRecord[] {
+    return this.live();
+  }
+
   private live(): PlacementRecord[] {
     const now = Date.now();
     return [...this.directory.values()].filter((entry) => now - entry.seenAt < this.ttlMs).map((entry) => entry.record);

@@ -1,12 +1,13 @@
 /**
  * `/fleet`: this daemon's view of the fleet (docs/fleet.md). `GET /fleet` says who this daemon is, whether
  * NATS is reachable and the agents it holds; `GET /fleet/agents` lists every agent placed in the fleet and the
- * daemon that runs it. Names only: no server credential is ever shown.
+ * daemon that runs it; `GET /fleet/daemons` lists its daemons (daemon-list.ts). Names only: no server credential is ever shown.
  */
 import { AgtError, errorResponses, type ExtensionHttp } from '@agt/contracts';
 import { Type } from 'typebox';
 import { fleetNotConfigured } from './errors.js';
 import { drainDaemon, moveAgent } from './move.js';
+import { DaemonList } from './daemon-list.js';
 import type { Fleet } from './fleet.js';
 
 export const TAG = 'Fleet';
@@ -49,7 +50,7 @@ const Replication = Type.Object(
   { description: "the replication of this daemon's agent files (docs/fleet.md, Replication)" },
 );
 
-const FleetStatus = Type.Object({
+export const FleetStatus = Type.Object({
   configured: Type.Boolean({ description: 'settings `fleet` are set (false: the daemon runs alone)' }),
   fleet: Type.Union([Type.String(), Type.Null()], { description: "the fleet's name (settings `fleet.name`)" }),
   daemon: Type.Union([Type.String(), Type.Null()], {
@@ -117,6 +118,20 @@ export function registerRoutes(http: ExtensionHttp, fleet: () => Fleet | undefin
       },
     },
     async () => ({ agents: await need().placements() }),
+  );
+
+  http.get(
+    '/daemons',
+    {
+      schema: {
+        tags,
+        summary: 'Every daemon of the fleet: alive or not, drained or not, the agents it runs, its replication lag',
+        description:
+          "Alive: its heartbeat is in the members bucket. Its agents: the placements this daemon's watch of the bucket saw renewed within the TTL. A daemon's replication lag is as of its last heartbeat (a quarter of the TTL old at most); the answering daemon's is now. A daemon that is down is listed while it is drained or still holds placements. 503 `unavailable` when settings `fleet` are not set or NATS cannot be reached.",
+        response: { 200: DaemonList, ...errorResponses(503) },
+      },
+    },
+    async () => need().daemons(),
   );
 
   http.post(

@@ -1,7 +1,7 @@
 /**
  * The agent's other panels, one shown at a time: the conversation paged back to its start, usage and cost over time
  * (uPlot, from the conversation's rows), memory (memory.tsx), loops with their editor (loops.tsx), timers, logs by level, files (list, view, upload,
- * download), credential names (never values) and the config editor (the daemon validates it against the agent-config
+ * download), credential names (never values), its MCP servers with a per-agent sign-in (agent-mcp.tsx) and the config editor (the daemon validates it against the agent-config
  * schema and the refusal is shown field by field).
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
@@ -13,6 +13,7 @@ import { Backup, Credentials, Timers } from './agent-panels.js';
 import { ConfigEditor } from './config-editor.js';
 import { Memory } from './memory.js';
 import { Timeline } from './timeline.js';
+import { AgentMcp } from './agent-mcp.js';
 import { errorText, time, useEvents } from './util.js';
 
 const TABS = [
@@ -25,6 +26,7 @@ const TABS = [
   'Logs',
   'Files',
   'Credentials',
+  'MCP',
   'Config',
   'Backup',
 ] as const;
@@ -445,6 +447,8 @@ export function AgentDetails({ id }: { id: string }) {
         <Timeline id={id} />
       ) : tab === 'Credentials' ? (
         <Credentials id={id} />
+      ) : tab === 'MCP' ? (
+        <AgentMcp id={id} />
       ) : tab === 'Timers' ? (
         <Timers id={id} />
       ) : tab === 'Backup' ? (

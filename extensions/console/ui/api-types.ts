@@ -140,3 +140,29 @@ export interface EvalRunView extends EvalRunSummaryView {
     error?: { code: string; message: string };
   }>;
 }
+
+/** `GET /fleet` (the fleet extension): whether this daemon is in a fleet, and NATS's state. */
+export interface FleetStatusView {
+  configured: boolean;
+  fleet: string | null;
+  daemon: string | null;
+  connected: boolean;
+  problem: string | null;
+  ttlSeconds: number;
+}
+
+/** `GET /fleet/daemons` (the fleet extension): every daemon of the fleet. */
+export interface FleetDaemonsView {
+  fleet: string;
+  daemons: Array<{
+    name: string;
+    self: boolean;
+    alive: boolean;
+    heartbeatAt: number | null;
+    draining: boolean;
+    drainTo: string[];
+    drainedSince: number | null;
+    agents: Array<{ agentId: string; name: string; handle: string | null }>;
+    replication: { enabled: boolean; lagMs?: number } | null;
+  }>;
+}

@@ -12,6 +12,8 @@ import type {
   DaemonUsageView,
   EvalRunListView,
   EvalRunView,
+  FleetDaemonsView,
+  FleetStatusView,
   MemoryItemView,
   MemoryListView,
   MemoryOneView,
@@ -28,6 +30,8 @@ export type MemoryItem = MemoryItemView;
 export type MemoryList = MemoryListView;
 export type EvalRun = EvalRunView;
 export type EvalRunSummary = EvalRunListView['runs'][number];
+export type FleetDaemons = FleetDaemonsView;
+export type FleetDaemon = FleetDaemonsView['daemons'][number];
 
 /** Set when the daemon answers 401 to a console request: the session ended (revoked or expired). */
 export const sessionEnded = signal(false);
@@ -73,6 +77,7 @@ export async function api<T>(
 }
 
 const seg = encodeURIComponent;
+const forAgent = (agent?: string) => (agent ? `?agent=${seg(agent)}` : '');
 
 /** An item of `GET /tasks`. */
 export type PendingItem = PendingTaskView;
@@ -326,10 +331,16 @@ export const client = {
       'GET',
       '/mcp',
     ),
-  /** The owner's OAuth sign-in to a registration with `oauth` (docs/mcp.md "OAuth sign-in"). */
-  mcpSignIn: (name: string) =>
-    api<{ server: string; authorizationUrl?: string; expiresAt?: number }>('POST', `/mcp/servers/${seg(name)}/login`),
-  mcpSignInState: (name: string) =>
+  /**
+   * The owner's OAuth sign-in to a registration with `oauth` (docs/mcp.md "OAuth sign-in"); with `agent`, that
+   * agent's own sign-in to a registration whose sign-in is per agent ("Per-agent sign-in").
+   */
+  mcpSignIn: (name: string, agent?: string) =>
+    api<{ server: string; authorizationUrl?: string; expiresAt?: number }>(
+      'POST',
+      `/mcp/servers/${seg(name)}/login${forAgent(agent)}`,
+    ),
+  mcpSignInState: (name: string, agent?: string) =>
     api<{
       server: string;
       signedIn: boolean;
@@ -338,9 +349,21 @@ export const client = {
       scope?: string;
       pending: boolean;
       error?: string;
-    }>('GET', `/mcp/servers/${seg(name)}/login`),
-  mcpSignOut: (name: string) =>
-    api<{ server: string; signedOut: boolean }>('DELETE', `/mcp/servers/${seg(name)}/login`),
+    }>('GET', `/mcp/servers/${seg(name)}/login${forAgent(agent)}`),
+  mcpSignOut: (name: string, agent?: string) =>
+    api<{ server: string; signedOut: boolean }>('DELETE', `/mcp/servers/${seg(name)}/login${forAgent(agent)}`),
+  /** `GET /agents/{id}/mcp`: the agent's MCP servers with their state and why. */
+  agentMcp: (id: string) =>
+    api<{
+      servers: Array<{
+        name: string;
+        transport: string;
+        status: string;
+        toolCount: number;
+        error?: string;
+        connectedAt?: number;
+      }>;
+    }>('GET', `/agents/${seg(id)}/mcp`),
   tools: (id: string) =>
     api<{ agentId: string; tools: Array<{ name: string; source?: string; description?: string; enabled?: boolean }> }>(
       'GET',
@@ -416,5 +439,17 @@ export const client = {
   evalRuns: () => api<EvalRunListView>('GET', '/evals/runs'),
   evalRun: (runId: string) => api<EvalRun>('GET', `/evals/runs/${seg(runId)}`),
   cancelEvalRun: (runId: string) => api<EvalRun>('POST', `/evals/runs/${seg(runId)}/cancel`),
+  /** `GET /fleet` (the fleet extension): `configured: false` when the daemon runs alone. */
+  fleet: () => api<FleetStatusView>('GET', '/fleet'),
+  /** `GET /fleet/daemons`: every daemon of the fleet, its heartbeat, agents, drain state and replication lag. */
+  fleetDaemons: () => api<FleetDaemonsView>('GET', '/fleet/daemons'),
+  /** `POST /fleet/drain`: marks `daemon` drained, then moves its agents to `to`, one at a time. */
+  drain: (daemon: string, to: string[]) =>
+    api<{ daemon: string; moved: unknown[]; failed: Array<{ agentId: string; error: string }> }>(
+      'POST',
+      '/fleet/drain',
+      { daemon, to },
+    ),
+  undrain: (daemon: string) => api<{ daemon: string; undrained: boolean }>('POST', '/fleet/undrain', { daemon }),
   health: () => api<{ status: string; version: string; uptimeMs: number }>('GET', '/health'),
 };

@@ -3,7 +3,8 @@
  * asks the daemon for the authorization URL and opens it in a new tab (the authorization server sends the
  * browser back to the daemon, which keeps the tokens); the state shown is `GET /mcp/servers/{name}/login`,
  * asked again every two seconds while a sign-in waits for the browser. "Sign out" drops the tokens. After a
- * server asked for more scopes the state says so and "Sign in" asks for them.
+ * server asked for more scopes the state says so and "Sign in" asks for them. With `agent`, the same for that
+ * agent's own sign-in to a registration whose sign-in is per agent (`?agent=` on each route).
  */
 import { useEffect, useState } from 'preact/hooks';
 import { client } from './api.js';
@@ -11,25 +12,25 @@ import { errorText } from './util.js';
 
 type State = Awaited<ReturnType<typeof client.mcpSignInState>>;
 
-export function McpSignIn({ name }: { name: string }) {
+export function McpSignIn({ name, agent }: { name: string; agent?: string }) {
   const [state, setState] = useState<State | null>(null);
   const [link, setLink] = useState('');
   const [problem, setProblem] = useState('');
   const [busy, setBusy] = useState(false);
   const refresh = () =>
-    client.mcpSignInState(name).then(
+    client.mcpSignInState(name, agent).then(
       (s) => {
         setState(s);
         if (!s.pending) setLink('');
       },
       (e) => setProblem(errorText(e)),
     );
-  useEffect(() => void refresh(), [name]);
+  useEffect(() => void refresh(), [name, agent]);
   useEffect(() => {
     if (!state?.pending) return;
     const timer = setInterval(() => void refresh(), 2000);
     return () => clearInterval(timer);
-  }, [name, state?.pending]);
+  }, [name, agent, state?.pending]);
 
   const act = async (step: () => Promise<void>) => {
     setBusy(true);
@@ -45,13 +46,13 @@ export function McpSignIn({ name }: { name: string }) {
   };
   const signIn = () =>
     act(async () => {
-      const started = await client.mcpSignIn(name);
+      const started = await client.mcpSignIn(name, agent);
       if (!started.authorizationUrl) return;
       setLink(started.authorizationUrl);
       // A blocked pop-up leaves the link below to follow by hand.
       window.open(started.authorizationUrl, '_blank', 'noopener');
     });
-  const signOut = () => act(async () => void (await client.mcpSignOut(name)));
+  const signOut = () => act(async () => void (await client.mcpSignOut(name, agent)));
 
   // A server asked for more scopes: "Sign in" again asks for them (the daemon keeps the union).
   const moreScopes = state?.scopeNeeded;

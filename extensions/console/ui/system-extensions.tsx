@@ -71,7 +71,7 @@ function Mcp() {
               <span class="muted">{String(r.url ?? r.npmPackage ?? r.command ?? '')}</span>
               {r.oauth ? (
                 (r.oauth as { signIn?: string }).signIn === 'per-agent' ? (
-                  <span class="muted"> · each agent signs in: agt mcp login {r.name} --agent &lt;agent&gt;</span>
+                  <span class="muted"> · each agent signs in, from the MCP tab of its view</span>
                 ) : (
                   <McpSignIn name={r.name} />
                 )

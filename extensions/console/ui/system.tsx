@@ -4,7 +4,7 @@
  * and tables, never raw JSON; a disabled or failed one says so and why, and a running one with a
  * problem (its mesh port in use, say) shows it.
  * Each card turns its extension off (at once) or on (at the next start). Also the console sessions, revocable
- * here; backups in system-backups.tsx.
+ * here; backups in system-backups.tsx; the fleet's daemons in system-fleet.tsx.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { client, type ExtensionInfo, type SessionInfo } from './api.js';
@@ -12,6 +12,7 @@ import { ExtensionState } from './system-extensions.js';
 import { ExtensionOptions } from './extension-options.js';
 import { Spend } from './spend.js';
 import { Backups } from './system-backups.js';
+import { FleetDaemons } from './system-fleet.js';
 import { Readable } from './readable.js';
 import { errorText, time, useLive } from './util.js';
 import { fieldWord, identityWord, relative, Term } from './words.js';
@@ -25,6 +26,7 @@ const ABOUT: Record<string, string> = {
   providers: 'Model providers',
   'tracked-folders': 'Folders whose agent files are watched',
   telemetry: 'Traces and metrics sent to a collector',
+  fleet: 'Several daemons as one, on NATS (the fleet daemons panel above)',
 };
 
 /** Off at once, on at the next start (routes are fixed once the daemon listens): docs/extensions.md. */
@@ -372,6 +374,7 @@ export function SystemView() {
         <Spend />
         <Backups />
       </div>
+      <FleetDaemons />
       <h2>Extensions</h2>
       <div class="panels">
         {(data?.extensions ?? []).map((ext) => (
