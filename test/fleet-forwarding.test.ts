@@ -86,8 +86,21 @@ if (typeof nats === 'string') {
       view.agents.map((agent: { agentId: string; daemon: string }) => [agent.agentId, agent.daemon]),
       [[id, 'alpha']],
     );
+    t.same(
+      view.daemons.map((daemon: { name: string; alive: boolean; agents: unknown[] }) => [
+        daemon.name,
+        daemon.alive,
+        daemon.agents.length,
+      ]),
+      [
+        ['alpha', true, 1],
+        ['beta', true, 0],
+      ],
+      'the daemons, alive, with their agents',
+    );
     const human = await agtInProcess(['fleet', 'status'], env);
     t.match(human.stdout, /fleet relay, daemon beta/);
+    t.match(human.stdout, /alpha\s+alive\s+yes\s+1\s/, 'the daemons table');
     t.match(human.stdout, /alpha\s+far-away/);
   });
 

@@ -1,4 +1,7 @@
-/** `agt fleet status`: the daemon's place in its fleet and where each agent of the fleet runs (docs/fleet.md). */
+/**
+ * `agt fleet status`: the daemon's place in its fleet, the fleet's daemons (alive, drained, agents, replication
+ * lag) and where each agent of the fleet runs (docs/fleet.md).
+ */
 import type { Ctx } from '../context.js';
 
 /** `GET /fleet`, the fields read here. */
@@ -19,10 +22,27 @@ export interface FleetPlacements {
   agents: Array<{ agentId: string; name: string; handle: string | null; daemon: string; since: number }>;
 }
 
+/** `GET /fleet/daemons`, the fields read here. */
+export interface FleetDaemons {
+  daemons: Array<{
+    name: string;
+    alive: boolean;
+    draining: boolean;
+    agents: unknown[];
+    replication: { enabled: boolean; lagMs?: number } | null;
+  }>;
+}
+
 export async function status(ctx: Ctx): Promise<void> {
   const self = await ctx.client.get<FleetStatus>('/fleet');
-  const placed = self.configured && self.connected ? await ctx.client.get<FleetPlacements>('/fleet/agents') : null;
-  ctx.out.result({ ...self, agents: placed?.agents ?? null }, () => {
+  const reachable = self.configured && self.connected;
+  const [placed, members] = reachable
+    ? await Promise.all([
+        ctx.client.get<FleetPlacements>('/fleet/agents'),
+        ctx.client.get<FleetDaemons>('/fleet/daemons'),
+      ])
+    : [null, null];
+  ctx.out.result({ ...self, daemons: members?.daemons ?? null, agents: placed?.agents ?? null }, () => {
     if (!self.configured) return ctx.out.line('not in a fleet (settings `fleet` are not set; docs/fleet.md)');
     ctx.out.line(`fleet ${self.fleet}, daemon ${self.daemon}, placements expire after ${self.ttlSeconds} s`);
     if (self.draining)
@@ -39,6 +59,18 @@ export async function status(ctx: Ctx): Promise<void> {
       const line = `agent files replicated: lag ${lag} ms, ${replication.uploads ?? 0} copies stored (${replication.bytes ?? 0} bytes)${replication.failures ? `, ${replication.failures} attempts failed` : ''}`;
       ctx.out.line(lag > 5_000 ? ctx.out.yellow(line) : line);
     } else if (replication) ctx.out.line(ctx.out.dim('agent files not replicated (option replicate is off)'));
+    const lagOf = (daemon: FleetDaemons['daemons'][number]) =>
+      !daemon.replication ? 'unknown' : daemon.replication.enabled ? `${daemon.replication.lagMs ?? 0} ms` : 'off';
+    ctx.out.table(
+      ['DAEMON', 'STATE', 'TAKES AGENTS', 'AGENTS', 'REPLICATION LAG'],
+      (members?.daemons ?? []).map((daemon) => [
+        daemon.name,
+        daemon.alive ? 'alive' : ctx.out.yellow('down'),
+        daemon.draining ? ctx.out.yellow('no (drained)') : 'yes',
+        String(daemon.agents.length),
+        lagOf(daemon),
+      ]),
+    );
     const agents = [...(placed?.agents ?? [])].sort(
       (a, b) => a.daemon.localeCompare(b.daemon) || a.name.localeCompare(b.name),
     );
