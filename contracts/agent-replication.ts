@@ -7,7 +7,7 @@
  */
 import type { UmbilicalEvent } from './events.js';
 
-export type { AgentSnapshot, AgentSnapshots } from './agent-snapshots.js';
+export type { AgentPageImage, AgentSnapshot, AgentSnapshots } from './agent-snapshots.js';
 import { createExtensionPoint } from './extension.js';
 
 /**
@@ -20,13 +20,14 @@ export interface AgentReplication {
    * Resolve once a copy of the agent's file holding everything committed about turn `turnId` before this
    * call is stored (a copy made after this call does; so does one made after the turn's last change, which
    * a provider following the bus asked for already). The kernel calls it before it
-   * tells a chat's client about turn `turnId` (`POST /agents/{id}/chat`): after the chat is committed to
-   * the file and before its 202, or, for a chat that waits for its turn (`?wait=`), once the wait is over
-   * (the turn ended, its end committed, or the wait ran out) and before the 200 or 202. So a daemon that restores the replica
-   * after a crash runs or ends every turn a client was promised, and keeps every end a client was shown.
-   * The kernel waits at most {@link REPLICA_WAIT_MS} (then answers anyway and logs it); a rejection is
-   * logged, never sent to the client. Work accepted other ways (triggers, inbox deliveries, loop sends) is
-   * not waited for: replicate it when its `turn.started` comes.
+   * tells a client about turn `turnId`: after a chat (`POST /agents/{id}/chat`) or a dispatch
+   * (`POST /agents/{id}/trigger`) is committed to the file and before its 202, or, for a chat that waits for
+   * its turn (`?wait=`), once the wait is over (the turn ended, its end committed, or the wait ran out) and
+   * before the 200 or 202. So a daemon that restores the replica after a crash runs or ends every turn a
+   * client was promised, and keeps every end a client was shown. The kernel waits at most
+   * {@link REPLICA_WAIT_MS} (then answers anyway and logs it); a rejection is logged, never sent to the
+   * client. Work accepted other ways, with no client to answer (the trigger evaluator's timers and events,
+   * inbox deliveries, loop sends), is not waited for: replicate it when its `turn.started` comes.
    */
   replicated(agentId: string, turnId: string): Promise<void>;
 }

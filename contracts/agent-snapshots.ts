@@ -20,6 +20,22 @@ export interface AgentSnapshot {
 }
 
 /**
+ * A small agent file's pages, read in memory ({@link AgentSnapshots.pages}).
+ *
+ * @beta
+ */
+export interface AgentPageImage {
+  agentId: string;
+  /** The file's pages in order, as SQLite would write it with its WAL checkpointed, the live lease left out. */
+  data: Uint8Array;
+  /** SQLite's page size: two images of one file differ only in the pages a write changed. */
+  pageSize: number;
+  /** SHA-256 of `data`, hex. */
+  sha256: string;
+  schemaVersion: number;
+}
+
+/**
  * Consistent copies of loaded agents' files. The daemon's kernel always offers it; a fake kernel may not.
  *
  * @beta
@@ -35,4 +51,12 @@ export interface AgentSnapshots {
    * event. Rejects `not_found` for an agent not loaded here, `backup_failed` when SQLite fails.
    */
   snapshot<T>(agentId: string, use: (copy: AgentSnapshot) => Promise<T>): Promise<T>;
+  /**
+   * The agent's file as its pages, in memory, as committed now (one read transaction on the agent's own
+   * connection, on the event loop: under a millisecond for a new agent's file), without the live lease (its
+   * page is an empty one); undefined when the file is larger than a few megabytes or cannot be read so now
+   * (then use {@link snapshot}). Writes no file and emits no event; the same rules for the copy apply. Rejects
+   * `not_found` for an agent not loaded here.
+   */
+  pages?(agentId: string): AgentPageImage | undefined;
 }

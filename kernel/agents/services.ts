@@ -8,6 +8,7 @@ import {
   type AgentKeysAccess,
   type RunAgentLambda,
   type AgentFetch,
+  type AgentPageImage,
   type AgentSnapshot,
   type AgentTurnsAccess,
   type OwnerTasksAccess,
@@ -56,6 +57,8 @@ export interface AgentCapabilities {
   tasks?: OwnerTasksAccess;
   /** `ctx.agents.snapshots`: a consistent copy of the agent's file, removed once `use` settles. */
   snapshot?<T>(agent: LoadedAgent, use: (copy: AgentSnapshot) => Promise<T>): Promise<T>;
+  /** `ctx.agents.snapshots.pages`: a small file's pages in memory. */
+  pages?(agent: LoadedAgent): AgentPageImage | undefined;
 }
 
 export function agentsService(
@@ -87,7 +90,12 @@ export function agentsService(
     ...(capabilities.fetch ? { fetch: capabilities.fetch } : {}),
     ...(capabilities.tasks ? { tasks: capabilities.tasks } : {}),
     ...(capabilities.snapshot
-      ? { snapshots: { snapshot: async (agentId, use) => capabilities.snapshot!(loaded(agentId), use) } }
+      ? {
+          snapshots: {
+            snapshot: async (agentId, use) => capabilities.snapshot!(loaded(agentId), use),
+            ...(capabilities.pages ? { pages: (agentId: string) => capabilities.pages!(loaded(agentId)) } : {}),
+          },
+        }
       : {}),
     runHostCommand: async (run) => capabilities.runHostCommand(loaded(run.agentId), run),
     ...(capabilities.workFolder

@@ -21,7 +21,7 @@ import type { RuntimeService } from '../runtime/runtime.js';
 import { allowsUnsandboxedCommands, type HostCommandRunner } from '../runtime/sandbox/command-runner.js';
 import { ownerTasksAccess } from '../runtime/owner-tasks.js';
 import { turnsAccess } from '../runtime/turns-access.js';
-import { snapshotFile } from '../storage/snapshot.js';
+import { pageImage, snapshotFile } from '../storage/snapshot.js';
 import type { ShutdownSteps } from '../shutdown-steps.js';
 
 export interface AgentAccessInput {
@@ -70,6 +70,7 @@ function agentCapabilities(input: AgentAccessInput): AgentCapabilities {
       subscribe: (listener) => bus.subscribe(listener),
     }),
     snapshot: (agent, use) => snapshotFile(input.dataDir, agent.id, agent.filePath, use),
+    pages: (agent) => pageImage(agent.id, agent.filePath, agent.file.raw),
   };
 }
 

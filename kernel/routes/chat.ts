@@ -222,6 +222,8 @@ export const chatRoutes: KernelRoutes<'bus' | 'runtime' | 'contributions'> = asy
         dispatch.target = { ...dispatch.target, loop };
       }
       const turnId = runtime.dispatch(dispatch, idempotency);
+      // As for a chat: the turn id a client is given is one a daemon taking the agent over keeps.
+      await awaitReplica(services.contributions.points, request.log, runtime.id, turnId);
       return reply.status(202).send({ accepted: true as const, turnId });
     },
   );
