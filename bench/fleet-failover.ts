@@ -14,9 +14,11 @@
  *   (on the fleet stream) missing from history afterwards, and accepted chats not ended exactly once on
  *   the fleet stream.
  *
- * Usage: node --import tsx bench/fleet-failover.ts [--agents=10] [--turns=30] [--ttl=6]  (after npm run build)
+ * Usage: node --import tsx bench/fleet-failover.ts [--agents=10] [--turns=30] [--ttl=6] [--latency-only]
+ * (after npm run build; `--latency-only` stops after the turn latencies and the replication cost).
  */
 import { rmSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import type { UmbilicalEvent } from '@agt/contracts';
 import { reply } from '../test/fakes/script.js';
@@ -38,8 +40,18 @@ export interface FleetFailoverFigures {
   turnRatio: number;
   /** The same with a model that takes {@link SLOW_MODEL_MS} per call (10 turns each). */
   slowModel: { modelMs: number; loneTurnMs: number; fleetTurnMs: number; turnRatio: number };
-  replication: { copiesPerTurn: number; bytesPerCopy: number; msPerCopy: number; snapshotMsPerCopy: number };
-  failover: {
+  replication: {
+    copiesPerTurn: number;
+    /** Bytes sent per copy: the pages a turn changed, or now and then the whole file. */
+    bytesPerCopy: number;
+    /** Copies stored as changed pages, of all copies. */
+    deltaShare: number;
+    msPerCopy: number;
+    snapshotMsPerCopy: number;
+  };
+  /** The load average (1 minute) before and after the latency runs. */
+  load: [number, number];
+  failover?: {
     agents: number;
     ttlSeconds: number;
     /** Kill → each agent's first chat answered on another daemon (ms), sorted. */
@@ -73,7 +85,7 @@ async function turnMs(d: SpawnedDaemon, agentId: string, text: string): Promise<
 }
 
 export async function fleetFailoverBench(
-  options: { agents?: number; turns?: number; ttlSeconds?: number } = {},
+  options: { agents?: number; turns?: number; ttlSeconds?: number; failover?: boolean } = {},
   cleanups: Array<() => unknown> = [],
 ): Promise<FleetFailoverFigures | { skipped: string }> {
   const agents = options.agents ?? 10;
@@ -122,6 +134,7 @@ export async function fleetFailoverBench(
     await turnMs(lone, loneAgent, `warm ${i}`);
     await turnMs(alpha, fleetAgent, `warm ${i}`);
   }
+  const loadBefore = loadavg()[0]!;
   const before = (await alpha.request('GET', '/fleet')).body.replication;
   const loneMs: number[] = [];
   const fleetMs: number[] = [];
@@ -140,6 +153,27 @@ export async function fleetFailoverBench(
     loneSlowMs.push(await turnMs(lone, loneSlow, `slow ${i}`));
     fleetSlowMs.push(await turnMs(alpha, fleetSlow, `slow ${i}`));
   }
+  const latency = {
+    turns,
+    loneTurnMs: percentile(loneMs, 50),
+    fleetTurnMs: percentile(fleetMs, 50),
+    turnRatio: percentile(fleetMs, 50) / percentile(loneMs, 50),
+    slowModel: {
+      modelMs: SLOW_MODEL_MS,
+      loneTurnMs: percentile(loneSlowMs, 50),
+      fleetTurnMs: percentile(fleetSlowMs, 50),
+      turnRatio: percentile(fleetSlowMs, 50) / percentile(loneSlowMs, 50),
+    },
+    replication: {
+      copiesPerTurn: copies / turns,
+      bytesPerCopy: copies > 0 ? (after.bytes - before.bytes) / copies : 0,
+      deltaShare: copies > 0 ? (after.deltas - before.deltas) / copies : 0,
+      msPerCopy: copies > 0 ? (after.snapshotMs - before.snapshotMs + after.uploadMs - before.uploadMs) / copies : 0,
+      snapshotMsPerCopy: attempts > 0 ? (after.snapshotMs - before.snapshotMs) / attempts : 0,
+    },
+    load: [loadBefore, loadavg()[0]!] as [number, number],
+  };
+  if (options.failover === false) return latency;
 
   // RTO and RPO under chat load.
   const fleet = await eventLog(t, beta, '?scope=fleet');
@@ -197,22 +231,7 @@ export async function fleetFailoverBench(
   }
   rto.sort((a, b) => a - b);
   return {
-    turns,
-    loneTurnMs: percentile(loneMs, 50),
-    fleetTurnMs: percentile(fleetMs, 50),
-    turnRatio: percentile(fleetMs, 50) / percentile(loneMs, 50),
-    slowModel: {
-      modelMs: SLOW_MODEL_MS,
-      loneTurnMs: percentile(loneSlowMs, 50),
-      fleetTurnMs: percentile(fleetSlowMs, 50),
-      turnRatio: percentile(fleetSlowMs, 50) / percentile(loneSlowMs, 50),
-    },
-    replication: {
-      copiesPerTurn: copies / turns,
-      bytesPerCopy: copies > 0 ? (after.bytes - before.bytes) / copies : 0,
-      msPerCopy: copies > 0 ? (after.snapshotMs - before.snapshotMs + after.uploadMs - before.uploadMs) / copies : 0,
-      snapshotMsPerCopy: attempts > 0 ? (after.snapshotMs - before.snapshotMs) / attempts : 0,
-    },
+    ...latency,
     failover: {
       agents,
       ttlSeconds,
@@ -236,7 +255,12 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const cleanups: Array<() => unknown> = [];
   await runThenClean(async () => {
     const figures = await fleetFailoverBench(
-      { agents: Number(arg('agents') ?? 10), turns: Number(arg('turns') ?? 30), ttlSeconds: Number(arg('ttl') ?? 6) },
+      {
+        agents: Number(arg('agents') ?? 10),
+        turns: Number(arg('turns') ?? 30),
+        ttlSeconds: Number(arg('ttl') ?? 6),
+        failover: !process.argv.includes('--latency-only'),
+      },
       cleanups,
     );
     process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);

@@ -1,6 +1,6 @@
 /**
  * Failover without a shared file system (docs/fleet.md, "Replication"): three daemons with their own data
- * directories, the fleet replicating agent files to its object store. The daemon running four agents is
+ * directories, the fleet replicating agent files to its replica stream. The daemon running four agents is
  * killed (SIGKILL) under chat load and the agents' files are deleted with it (a sealed credential is checked to
  * be sealed in the stored copy first); the two others take the agents
  * over from their replicas (two each), every agent answers a chat again within a loose bound (the measured
@@ -9,7 +9,6 @@
  */
 import { createHash } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { type ObjectInfo, type ObjectStore, Objm } from '@nats-io/obj';
 import { connect } from '@nats-io/transport-node';
 import t from 'tap';
 import type { UmbilicalEvent } from '@agt/contracts';
@@ -17,6 +16,7 @@ import { reply } from './fakes/script.js';
 import { createAgentFile } from './helpers/agent-file.js';
 import { runDaemon, tempDir } from './helpers/daemon.js';
 import { eventLog } from './helpers/events.js';
+import { openCopy, storedCopy } from './helpers/fleet-replicas.js';
 import { fleetJoined, fleetManifest, startNats } from './helpers/nats.js';
 import { within } from './helpers/step.js';
 import { startToolDriver } from './helpers/tool-driver.js';
@@ -32,32 +32,6 @@ const ended = (event: UmbilicalEvent): string[] => {
     return p.turn_id ? [p.turn_id, ...(p.absorbed_turn_ids ?? [])] : [];
   return event.event_type === 'chat.discarded' ? (p.turn_ids ?? []) : [];
 };
-
-/**
- * The stored copy of `name` with the info it was stored under. The chat load replaces the copy while it is
- * read, and a replaced copy's chunks are gone (its read waits for them forever): a read that stalls is
- * abandoned and made again.
- */
-async function readCopy(store: ObjectStore, name: string): Promise<{ info: ObjectInfo; bytes: Buffer }> {
-  for (;;) {
-    const object = await store.get(name);
-    if (!object) throw new Error(`no copy of ${name} in the object store`);
-    const reader = object.data.getReader();
-    const chunks: Uint8Array[] = [];
-    let stalled = false;
-    for (;;) {
-      const timer = setTimeout(() => {
-        stalled = true;
-        void reader.cancel();
-      }, 2_000);
-      const { done, value } = await reader.read();
-      clearTimeout(timer);
-      if (done || stalled) break;
-      chunks.push(value);
-    }
-    if (!stalled && !(await object.error)) return { info: object.info, bytes: Buffer.concat(chunks) };
-  }
-}
 
 const nats = await startNats(t);
 if (typeof nats === 'string') {
@@ -85,7 +59,7 @@ if (typeof nats === 'string') {
       t.equal(loaded.status, 200, `agent ${i} loaded on alpha`);
       ids.push(loaded.body.id as string);
     }
-    // A sealed credential: it travels and rests sealed in the object store.
+    // A sealed credential: it travels and rests sealed in the replica stream.
     t.equal((await alpha.request('POST', '/identity/create', { passphrase: 'fleet replication owner' })).status, 201);
     const secret = 'sk-replicated-3f9a1c7e5b2d';
     t.equal(
@@ -127,13 +101,18 @@ if (typeof nats === 'string') {
     await new Promise((resolve) => setTimeout(resolve, 300));
     const nc = await connect({ servers: nats.url });
     t.teardown(() => nc.close());
-    const store = await new Objm(nc).open('agt_fleet_repl_agents');
-    const { info, bytes } = await within(20_000, 'reading the replica', readCopy(store, ids[0]!));
-    t.ok(bytes.length > 0, 'the agent file is in the object store');
-    t.equal(createHash('sha256').update(bytes).digest('hex'), info.metadata?.sha256, 'its sha256 as stored');
-    t.match(info.metadata, { agentId: ids[0], schemaVersion: /^\d+$/, daemon: 'alpha' });
-    t.ok(bytes.includes(Buffer.from('SQLite format 3')), 'an SQLite file');
-    t.notOk(bytes.includes(Buffer.from(secret)), 'the credential is not in the clear in the stored copy');
+    const stored = await within(20_000, 'reading the replica', storedCopy(nc, 'repl', ids[0]!));
+    t.ok(stored.messages.length >= 1, `the agent file is on its subject of the replica stream (${stored.kinds})`);
+    t.equal(stored.kinds[0], 'base', 'a whole copy first, then the pages changed since');
+    t.equal(createHash('sha256').update(stored.bytes).digest('hex'), stored.last.sha256, 'its sha256 as stored');
+    t.match(stored.last, { agentId: ids[0], schemaVersion: Number, daemon: 'alpha' });
+    t.ok(stored.bytes.subarray(0, 16).equals(Buffer.from('SQLite format 3\0')), 'an SQLite file');
+    for (const message of stored.messages)
+      t.notOk(Buffer.from(message).includes(Buffer.from(secret)), 'the credential is not in the clear in any message');
+    openCopy(tempDir(t), 'copy.agt', stored.bytes, (copy) => {
+      t.match(copy.prepare('PRAGMA integrity_check').get(), { integrity_check: 'ok' }, 'the copy passes its check');
+      t.match(copy.prepare('SELECT count(*) AS n FROM agt_lease').get(), { n: 0 }, 'without the live lease');
+    });
     const before = (await alpha.request('GET', '/fleet')).body.replication;
     t.comment(
       `alpha before the kill: ${before.uploads} copies stored (${before.unchanged} unchanged), ${before.bytes} bytes, snapshots ${before.snapshotMs} ms, uploads ${before.uploadMs} ms, lag ${before.lagMs} ms`,

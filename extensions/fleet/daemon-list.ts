@@ -14,7 +14,7 @@ import type { PlacementRecord } from './placement.js';
 
 const DaemonReplication = Type.Object(
   {
-    enabled: Type.Boolean({ description: 'it replicates agent files to the object store (option `replicate`)' }),
+    enabled: Type.Boolean({ description: 'it replicates agent files to the replica stream (option `replicate`)' }),
     lagMs: Type.Optional(
       Type.Integer({ description: 'how long its oldest change not yet replicated had waited (0: all replicated)' }),
     ),

@@ -95,6 +95,7 @@ export class Fleet {
             snapshots,
             (agentId) => ctx.agents.find(agentId)?.id === agentId,
             `agt_fleet_${settings.name}_agents`,
+            settings.name,
             settings.daemonName,
             options.replicas,
             ctx.logger,

@@ -13,14 +13,13 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, mkdirSync, rmSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { AgtError, type ExtensionContext, type LocalRequests } from '@agt/contracts';
 import { notRunHere, replicationOff } from './errors.js';
 import type { FleetEvents } from './events.js';
 import { placementKey } from './keys.js';
 import type { PlacementKeeper } from './placement.js';
-import { CHUNK_BYTES, type Replicator, replicaMetadata } from './replicas.js';
+import type { Replicator } from './replicas.js';
 import { failure, json } from './relayed-json.js';
 import { restoreReplica } from './restore.js';
 
@@ -48,7 +47,7 @@ export class Handoffs {
     private readonly daemon: string,
   ) {}
 
-  /** The holder's step: the agent stops here and its closed file becomes its final copy in the object store. */
+  /** The holder's step: the agent stops here and its closed file becomes its final copy on the replica stream. */
   async handOff(reference: string): Promise<HandedOff> {
     const replicator = this.replicator;
     if (!replicator) throw replicationOff(this.daemon);
@@ -91,7 +90,7 @@ export class Handoffs {
       },
       sha256,
     );
-    if (!restored) throw new AgtError('not_found', `the fleet's object store holds no copy of agent ${agentId}`);
+    if (!restored) throw new AgtError('not_found', `the fleet holds no copy of agent ${agentId}`);
     if (restored.status !== 200 || !restored.filePath)
       throw new AgtError(
         restored.code ?? 'conflict',
@@ -130,8 +129,8 @@ export class Handoffs {
   }
 
   /**
-   * Stores the closed agent file as the agent's copy in the object store (the object and metadata replicas.ts
-   * writes), copied first into this daemon's data directory so that what is hashed is what is sent.
+   * Stores the closed agent file as the agent's newest copy (a base on the replica stream, replicas.ts), copied
+   * first into this daemon's data directory so that what is hashed is what is sent.
    */
   private async storeClosedFile(
     replicator: Replicator,
@@ -174,17 +173,9 @@ export class Handoffs {
           'unavailable',
           `daemon ${this.daemon} lost the placement of agent ${agentId} during its handoff`,
         );
-      const store = await replicator.objects();
       // Read after the file closed: no end of this agent is queued after this list.
       const ends = this.events.pendingEnds(agentId);
-      await store.put(
-        {
-          name: placementKey(agentId),
-          options: { max_chunk_size: CHUNK_BYTES },
-          metadata: replicaMetadata({ agentId, schemaVersion, sha256, bytes }, turnId, this.daemon, ends),
-        },
-        Readable.toWeb(createReadStream(copy)) as ReadableStream<Uint8Array>,
-      );
+      await replicator.storeClosed({ agentId, path: copy, sha256, bytes, schemaVersion }, turnId, ends);
       return { agentId, sha256, bytes, schemaVersion, ends: ends.length };
     } finally {
       rmSync(copy, { force: true });

@@ -2,7 +2,7 @@
  * A planned move (`POST /fleet/move`, `agt fleet move`), run from any daemon; each step runs as the owner on
  * the daemon it concerns, through the fleet's request/reply. When both the daemon that runs the agent and the
  * target replicate agent files, the holder hands the agent off (handoff.ts: unloaded, its closed file stored
- * as its final copy in the object store, its placement given back only then) and the target takes it over
+ * as its final copy on the replica stream, its placement given back only then) and the target takes it over
  * (that copy restored into its data directory and loaded): no shared file system. Otherwise the agent is
  * unloaded on the holder (its running turn gets the usual grace, everything it committed is in its file, and
  * its placement is given back), then loaded from the same file path on the target, which must reach that path

@@ -1,20 +1,25 @@
 /**
- * Agent files replicated to the fleet's JetStream object store (docs/fleet.md, "Replication"), so that a
- * daemon without the dead daemon's file system can take its agents over. After every change worth keeping
- * (a chat accepted, a turn started or ended) the agent's file is copied consistently by the kernel
- * (`ctx.agents.snapshots`) and stored as the object named by the agent's key, with metadata saying its
- * schema version, the last turn id it holds and its SHA-256. Uploads are coalesced per agent: at most one
+ * Agent files replicated to the fleet's JetStream (docs/fleet.md, "Replication"), so that a daemon without
+ * the dead daemon's file system can take its agents over. After every change worth keeping (a chat accepted,
+ * a turn started or ended) the agent's file is copied consistently by the kernel (`ctx.agents.snapshots`) and
+ * stored on the agent's subject of the replica stream (replica-log.ts): the pages changed since the copy
+ * stored before it, or now and then the whole copy, with a header saying its schema version, the last turn
+ * id it holds and its SHA-256. Uploads are coalesced per agent: at most one
  * in flight, and requests made meanwhile are served by the next, which copies the latest state; a copy equal
  * to the last one stored is not sent again. Each request resolves once a copy made after it is stored, which
  * is what the kernel waits for before it answers a chat, and what the fleet stream waits for before it
  * publishes a turn's end. The file's sealed credentials travel and rest sealed, as they are in the file.
  */
+import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
-import type { AgentReplication, AgentSnapshot, AgentSnapshots, Logger } from '@agt/contracts';
+import type { AgentPageImage, AgentReplication, AgentSnapshot, AgentSnapshots, Logger } from '@agt/contracts';
 import type { ObjectStore } from '@nats-io/obj';
 import type { FleetConnection } from './connection.js';
 import { placementKey } from './keys.js';
+import { ReplicaLog, type ReplicaHeader } from './replica-log.js';
+import { encodeDelta, pageDigests } from './replica-pages.js';
 
 /** An agent file up to this size is one chunk of the object store (NATS's default message limit is 1 MB). */
 export const CHUNK_BYTES = 512 * 1024;
@@ -49,13 +54,24 @@ interface AgentReplica {
   sha256: string | null;
   bytes: number;
   storedAt: number | null;
+  /** The stored copy's page digests and page size, its subject's last sequence, and delta bytes since its base. */
+  digests: Buffer | undefined;
+  pageSize: number;
+  seq: number | undefined;
+  chainBytes: number;
+  /** The object-store copy the stored base names, if it is one. */
+  object?: string;
 }
 
 /** What each stored copy cost, for `GET /fleet` and the bench. */
 export interface ReplicationTotals {
   uploads: number;
+  /** Of those, stored as the pages changed since the copy before, and stored whole. */
+  deltas: number;
+  bases: number;
   /** Copies equal to the stored one, not sent. */
   unchanged: number;
+  /** Bytes sent (a delta's pages, a base's whole copy). */
   bytes: number;
   /** Time spent copying the file (the kernel's snapshot) and storing it, summed over uploads. */
   snapshotMs: number;
@@ -63,25 +79,33 @@ export interface ReplicationTotals {
   failures: number;
 }
 
-/**
- * What a stored copy says of itself (restore.ts reads it): the agent, its schema version, the last turn id it
- * holds, its SHA-256 and size, the daemon that stored it and when, and the turn ends it carries.
- */
-export function replicaMetadata(
-  copy: Pick<AgentSnapshot, 'agentId' | 'schemaVersion' | 'sha256' | 'bytes'>,
-  turnId: string | null,
-  daemon: string,
-  ends: ReadonlyArray<{ id: string; data: string }>,
-): Record<string, string> {
+/** A copy made in memory, as the one-chunk stream the object store reads. */
+function blob(data: Uint8Array): ReadableStream<Uint8Array> {
+  return new ReadableStream({
+    start(controller) {
+      controller.enqueue(data);
+      controller.close();
+    },
+  });
+}
+
+function newState(): AgentReplica {
   return {
-    agentId: copy.agentId,
-    schemaVersion: String(copy.schemaVersion),
-    turnId: turnId ?? '',
-    sha256: copy.sha256,
-    bytes: String(copy.bytes),
-    daemon,
-    at: String(Date.now()),
-    ends: JSON.stringify(ends),
+    wanted: 0,
+    stored: 0,
+    running: false,
+    timer: undefined,
+    waiters: [],
+    turns: new Map(),
+    pendingSince: null,
+    turnId: null,
+    sha256: null,
+    bytes: 0,
+    storedAt: null,
+    digests: undefined,
+    pageSize: 0,
+    seq: undefined,
+    chainBytes: 0,
   };
 }
 
@@ -89,10 +113,14 @@ export class Replicator implements AgentReplication {
   private readonly agents = new Map<string, AgentReplica>();
   /** Each agent's upload run under way (it may outlive {@link forget}: an upload is not cut short). */
   private readonly runs = new Map<string, Promise<void>>();
-  private store: Promise<ObjectStore> | undefined;
+  private objectStore: Promise<ObjectStore> | undefined;
+  /** The stream of the agents' copies (bases and deltas). */
+  readonly log: ReplicaLog;
   private stopped = false;
   readonly totals: ReplicationTotals = {
     uploads: 0,
+    deltas: 0,
+    bases: 0,
     unchanged: 0,
     bytes: 0,
     snapshotMs: 0,
@@ -105,26 +133,30 @@ export class Replicator implements AgentReplication {
     private readonly snapshots: AgentSnapshots,
     readonly isLoaded: (agentId: string) => boolean,
     readonly bucket: string,
+    /** The fleet's name (settings `fleet.name`): the replica stream is named by it. */
+    fleet: string,
     private readonly daemon: string,
     private readonly replicas: number,
     private readonly logger: Logger,
     /** The agent's turn ends not yet on the fleet stream, read just before each copy (FleetEvents). */
-    private readonly pendingEnds: (agentId: string) => ReadonlyArray<{ id: string; data: string }> = () => [],
-  ) {}
+    private readonly pendingEnds: (agentId: string) => { id: string; data: string }[] = () => [],
+  ) {
+    this.log = new ReplicaLog(connection, fleet, replicas);
+  }
 
   /** The object store, made if missing (on first use). */
   objects(): Promise<ObjectStore> {
-    this.store ??= (async () => {
+    this.objectStore ??= (async () => {
       const { nc } = await this.connection.get();
       const { Objm, setSha256Backend } = await import('@nats-io/obj');
       // The object's digest with Node's own SHA-256 rather than the client's JavaScript one (browser-safe, slow).
       setSha256Backend('native');
       return new Objm(nc).create(this.bucket, { replicas: this.replicas });
     })().catch((error: unknown) => {
-      this.store = undefined;
+      this.objectStore = undefined;
       throw error;
     });
-    return this.store;
+    return this.objectStore;
   }
 
   /**
@@ -155,19 +187,7 @@ export class Replicator implements AgentReplication {
     if (this.stopped || !this.isLoaded(agentId)) return Promise.resolve();
     let state = this.agents.get(agentId);
     if (!state) {
-      state = {
-        wanted: 0,
-        stored: 0,
-        running: false,
-        timer: undefined,
-        waiters: [],
-        turns: new Map(),
-        pendingSince: null,
-        turnId: null,
-        sha256: null,
-        bytes: 0,
-        storedAt: null,
-      };
+      state = newState();
       this.agents.set(agentId, state);
     }
     state.wanted += 1;
@@ -249,32 +269,167 @@ export class Replicator implements AgentReplication {
   }
 
   private async upload(agentId: string, state: AgentReplica, turnId: string | null): Promise<void> {
-    const store = await this.objects();
     const began = performance.now();
-    // Read in the same tick as the copy (a small file is copied before `snapshot` first yields): every end the
-    // copy holds is either on the fleet stream already or in this list, which travels with it.
+    // Read in the same tick as the copy (a small file is copied before anything yields): every end the copy
+    // holds is either on the fleet stream already or in this list, which travels with it.
     const ends = this.pendingEnds(agentId);
-    await this.snapshots.snapshot(agentId, async (copy) => {
-      const copied = performance.now();
-      this.totals.snapshotMs += copied - began;
-      if (copy.sha256 === state.sha256 && ends.length === 0) {
-        this.totals.unchanged += 1;
-        return;
+    const image = this.snapshots.pages?.(agentId);
+    if (image) {
+      await this.send(agentId, state, began, { ...image, bytes: image.data.length }, turnId, ends);
+      return;
+    }
+    await this.snapshots.snapshot(agentId, (copy) => this.send(agentId, state, began, copy, turnId, ends));
+  }
+
+  /** Stores one copy (unless it equals the stored one and carries no end), and counts what it cost. */
+  private async send(
+    agentId: string,
+    state: AgentReplica,
+    began: number,
+    copy: (AgentPageImage & { bytes: number }) | AgentSnapshot,
+    turnId: string | null,
+    ends: Array<{ id: string; data: string }>,
+  ): Promise<void> {
+    const copied = performance.now();
+    this.totals.snapshotMs += copied - began;
+    if (copy.sha256 === state.sha256 && ends.length === 0) {
+      this.totals.unchanged += 1;
+      return;
+    }
+    const header: ReplicaHeader = {
+      kind: 'base',
+      agentId,
+      schemaVersion: copy.schemaVersion,
+      turnId: turnId ?? '',
+      sha256: copy.sha256,
+      bytes: copy.bytes,
+      pageSize: 0,
+      daemon: this.daemon,
+      at: Date.now(),
+      ends,
+    };
+    let sent: number;
+    try {
+      sent =
+        'data' in copy
+          ? await this.storePages(agentId, state, copy, header)
+          : await this.storeFile(state, copy, header);
+    } catch (error) {
+      // Whether it was stored is unknown: the next copy is a base, which needs nothing before it.
+      state.digests = undefined;
+      state.seq = undefined;
+      throw error;
+    }
+    this.totals.uploadMs += performance.now() - copied;
+    this.totals.uploads += 1;
+    this.totals.bytes += sent;
+    state.sha256 = copy.sha256;
+    state.bytes = copy.bytes;
+  }
+
+  /**
+   * Stores a copy made as pages on the agent's subject of the replica stream (replica-log.ts): the pages
+   * changed since the copy stored before it when that copy is known and the deltas since the last base stay
+   * smaller than the file, else the whole copy (in the object store when it exceeds one message). Resolves
+   * the bytes sent.
+   */
+  private async storePages(agentId: string, state: AgentReplica, image: AgentPageImage, header: ReplicaHeader) {
+    const maxBody = await this.log.maxBody(header);
+    const { data, pageSize } = image;
+    const digests = pageDigests(data, pageSize);
+    if (state.digests && state.seq !== undefined && state.pageSize === pageSize && state.sha256) {
+      const delta = encodeDelta(data, pageSize, digests, state.digests);
+      if (delta.length <= maxBody && state.chainBytes + delta.length <= data.length) {
+        const next = { ...header, kind: 'delta' as const, pageSize, prev: state.sha256 };
+        state.seq = await this.log.append(next, delta, state.seq);
+        Object.assign(state, { digests, chainBytes: state.chainBytes + delta.length });
+        this.totals.deltas += 1;
+        return delta.length;
       }
-      await store.put(
-        {
-          name: placementKey(agentId),
-          options: { max_chunk_size: CHUNK_BYTES },
-          metadata: replicaMetadata(copy, turnId, this.daemon, ends),
-        },
-        Readable.toWeb(createReadStream(copy.path)) as ReadableStream<Uint8Array>,
-      );
-      this.totals.uploadMs += performance.now() - copied;
-      this.totals.uploads += 1;
-      this.totals.bytes += copy.bytes;
-      state.sha256 = copy.sha256;
-      state.bytes = copy.bytes;
-    });
+    }
+    if (data.length <= maxBody) state.seq = await this.log.append({ ...header, kind: 'base', pageSize }, data);
+    else state.seq = await this.storeObject(agentId, state, header, blob(data));
+    Object.assign(state, { digests, pageSize, chainBytes: 0 });
+    this.totals.bases += 1;
+    return data.length;
+  }
+
+  /**
+   * Stores a whole copy made elsewhere (a planned move's closed file, at `copy.path`) as the agent's newest
+   * base, which drops the copies before it; the agent is no longer loaded here, so nothing follows it.
+   */
+  async storeClosed(
+    copy: Pick<AgentSnapshot, 'agentId' | 'path' | 'sha256' | 'bytes' | 'schemaVersion'>,
+    turnId: string | null,
+    ends: Array<{ id: string; data: string }>,
+  ): Promise<void> {
+    const state = this.agents.get(copy.agentId) ?? newState();
+    const header: ReplicaHeader = {
+      kind: 'base',
+      agentId: copy.agentId,
+      schemaVersion: copy.schemaVersion,
+      turnId: turnId ?? '',
+      sha256: copy.sha256,
+      bytes: copy.bytes,
+      pageSize: 0,
+      daemon: this.daemon,
+      at: Date.now(),
+      ends,
+    };
+    this.totals.bytes += await this.storeFile(state, copy, header);
+    this.totals.uploads += 1;
+  }
+
+  /** Stores a copy made as a file (a large one) whole: no delta follows it. */
+  private async storeFile(
+    state: AgentReplica,
+    copy: Pick<AgentSnapshot, 'agentId' | 'path' | 'bytes'>,
+    header: ReplicaHeader,
+  ) {
+    const maxBody = await this.log.maxBody(header);
+    state.seq =
+      copy.bytes <= maxBody
+        ? await this.log.append(header, await readFile(copy.path))
+        : await this.storeObject(
+            copy.agentId,
+            state,
+            header,
+            Readable.toWeb(createReadStream(copy.path)) as ReadableStream<Uint8Array>,
+          );
+    Object.assign(state, { digests: undefined, pageSize: 0, chainBytes: 0 });
+    this.totals.bases += 1;
+    return copy.bytes;
+  }
+
+  /**
+   * A copy larger than a message: whole in the object store, under a name of its own (a copy replaced in place
+   * would no longer match the base that points to it, were the daemon to die in between), then a base on the
+   * stream that names it; the object the previous base named is deleted once nothing points to it.
+   */
+  private async storeObject(
+    agentId: string,
+    state: AgentReplica,
+    header: ReplicaHeader,
+    data: ReadableStream<Uint8Array>,
+  ) {
+    const store = await this.objects();
+    const object = `${placementKey(agentId)}.${randomBytes(6).toString('hex')}`;
+    await store.put(
+      {
+        name: object,
+        options: { max_chunk_size: CHUNK_BYTES },
+        metadata: { agentId, sha256: header.sha256, bytes: String(header.bytes), daemon: this.daemon },
+      },
+      data,
+    );
+    const seq = await this.log.append({ ...header, kind: 'object', object }, new Uint8Array(0));
+    const previous = state.object;
+    state.object = object;
+    if (previous)
+      void store.delete(previous).catch((error: unknown) => {
+        this.logger.debug({ err: error, agentId }, 'fleet: an earlier copy could not be deleted from the object store');
+      });
+    return seq;
   }
 
   /** Per agent: the last turn id its stored copy holds, when, and how long its oldest unserved request waits. */
@@ -289,6 +444,7 @@ export class Replicator implements AgentReplication {
     }));
     return {
       bucket: this.bucket,
+      stream: this.log.stream,
       lagMs: agents.reduce((most, agent) => Math.max(most, agent.lagMs), 0),
       agents,
       ...this.totals,

@@ -1,25 +1,19 @@
 /**
- * Taking over an agent from its replica (docs/fleet.md, "Failover"): the newest copy in the object store is
- * downloaded into this daemon's data directory, its SHA-256 checked against the metadata it was stored with,
+ * Taking over an agent from its replica (docs/fleet.md, "Failover"): the newest copy (replica-read.ts) is
+ * written into this daemon's data directory, its SHA-256 checked against the one it was stored with,
  * then `POST /agents/restore` (run through this daemon's own API) checks it as a backup (integrity, agent-file
  * marker, a schema version this build reads, the agent's known key), places it at
  * `<data dir>/fleet-agents/<agent key>.agt` and loads it, which claims the placement as any load does. The
  * kernel's restart recovery then runs what the file holds as accepted and not ended: queued turns run under
  * their turn ids, the turn cut short by the crash ends (`agent.error` `daemon_restart`).
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { LocalRequests } from '@agt/contracts';
 import { placementKey } from './keys.js';
+import { fetchReplica } from './replica-read.js';
 import type { Replicator } from './replicas.js';
-
-/** How long a replica's download may go without a chunk before it fails. */
-const STALL_MS = 15_000;
-
-const replicaStalled = () => new Error(`the replica's download stalled for ${STALL_MS} ms`);
 
 /** A turn's end the dead daemon had not stored in the fleet stream when its replica was made. */
 export interface CarriedEnd {
@@ -50,44 +44,19 @@ export async function restoreReplica(
 ): Promise<RestoredReplica | undefined> {
   // Loaded here already: its file here is the live one, never replaced.
   if (replicator.isLoaded(agentId)) return { status: 409, code: 'agent_already_loaded' };
-  const store = await replicator.objects();
   const name = placementKey(agentId);
-  if (wanted) {
-    // A move names its copy: another one is refused before anything is read (checked again once read).
-    const info = await store.info(name);
-    if (!info || info.deleted) return undefined;
-    if (info.metadata?.sha256 !== wanted) return { status: 409, code: 'replica_changed' };
-  }
-  const object = await store.get(name);
-  if (!object || object.info.deleted) return undefined;
-  const expected = object.info.metadata?.sha256;
   const folder = join(dataDir, 'fleet-agents');
   mkdirSync(folder, { recursive: true, mode: 0o700 });
   const download = join(folder, `.${name}-${randomBytes(6).toString('hex')}.download`);
   const target = join(folder, `${name}.agt`);
   try {
-    const hash = createHash('sha256');
-    const source = Readable.fromWeb(object.data as never);
-    // A copy replaced while it is read loses its chunks and the read waits for them forever: a read that
-    // stalls fails, and the adoption is tried again.
-    const stall = setTimeout(() => source.destroy(replicaStalled()), STALL_MS);
-    source.on('data', (chunk: Buffer) => {
-      hash.update(chunk);
-      stall.refresh();
-    });
-    try {
-      await pipeline(source, createWriteStream(download, { flags: 'wx', mode: 0o600 }));
-    } finally {
-      clearTimeout(stall);
-    }
-    const failed = await object.error;
-    if (failed) throw failed;
-    const sha256 = hash.digest('hex');
-    if (expected && sha256 !== expected) return { status: 422, code: 'replica_damaged' };
-    if (wanted && sha256 !== wanted) return { status: 409, code: 'replica_changed' };
+    const fetched = await fetchReplica(replicator, agentId, download, wanted);
+    if (!fetched) return undefined;
+    if (fetched.changed) return { status: 409, code: 'replica_changed' };
+    if (fetched.damaged) return { status: 422, code: 'replica_damaged' };
     // Before the load: the ends of turns the dead daemon finished go to the stream before anything the
     // restored agent does (a second daemon publishing them too is dropped by their message ids).
-    carried(parseEnds(object.info.metadata?.ends));
+    carried(fetched.ends);
     // An older copy of this agent left here (it ran here before and moved on) is superseded by the replica.
     if (existsSync(target)) for (const suffix of ['', '-wal', '-shm']) rmSync(`${target}${suffix}`, { force: true });
     const answer = await requests.dispatch({
@@ -109,28 +78,11 @@ export async function restoreReplica(
     return {
       status: answer.statusCode,
       ...(code ? { code } : {}),
-      turnId: object.info.metadata?.turnId ?? '',
-      bytes: object.info.size,
+      turnId: fetched.turnId,
+      bytes: fetched.bytes,
       ...(answer.statusCode === 200 ? { filePath: target } : {}),
     };
   } finally {
     rmSync(download, { force: true });
-  }
-}
-
-function parseEnds(text: string | undefined): CarriedEnd[] {
-  if (!text) return [];
-  try {
-    const list = JSON.parse(text) as unknown;
-    if (!Array.isArray(list)) return [];
-    return list.filter(
-      (entry): entry is CarriedEnd =>
-        typeof entry === 'object' &&
-        entry !== null &&
-        typeof (entry as CarriedEnd).id === 'string' &&
-        typeof (entry as CarriedEnd).data === 'string',
-    );
-  } catch {
-    return [];
   }
 }

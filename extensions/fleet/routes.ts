@@ -22,8 +22,9 @@ const Placement = Type.Object({
 
 const Replication = Type.Object(
   {
-    enabled: Type.Boolean({ description: 'agent files are replicated to the object store (option `replicate`)' }),
-    bucket: Type.Optional(Type.String({ description: "the object store's bucket" })),
+    enabled: Type.Boolean({ description: 'agent files are replicated to the replica stream (option `replicate`)' }),
+    bucket: Type.Optional(Type.String({ description: "the object store's bucket (copies larger than a message)" })),
+    stream: Type.Optional(Type.String({ description: 'the replica stream (bases and changed pages)' })),
     lagMs: Type.Optional(
       Type.Integer({ description: 'how long the oldest change not yet replicated has waited (0: all replicated)' }),
     ),
@@ -41,8 +42,10 @@ const Replication = Type.Object(
       ),
     ),
     uploads: Type.Optional(Type.Integer({ description: 'copies stored since the daemon started' })),
+    deltas: Type.Optional(Type.Integer({ description: 'of those, stored as the pages changed since the copy before' })),
+    bases: Type.Optional(Type.Integer({ description: 'of those, stored whole' })),
     unchanged: Type.Optional(Type.Integer({ description: 'copies equal to the stored one, not sent' })),
-    bytes: Type.Optional(Type.Integer({ description: 'bytes stored since the daemon started' })),
+    bytes: Type.Optional(Type.Integer({ description: 'bytes sent since the daemon started' })),
     snapshotMs: Type.Optional(Type.Integer({ description: 'time spent copying files, summed' })),
     uploadMs: Type.Optional(Type.Integer({ description: 'time spent storing copies, summed' })),
     failures: Type.Optional(Type.Integer({ description: 'attempts that failed (retried)' })),
@@ -141,7 +144,7 @@ export function registerRoutes(http: ExtensionHttp, fleet: () => Fleet | undefin
         tags,
         summary: 'Move an agent to another daemon of the fleet: stop it where it runs, start it there, nothing lost',
         description:
-          "Its running turn gets the usual grace on the way out. When both daemons replicate agent files (option `replicate`), the agent travels as its final copy through the object store (`POST /fleet/handoff` on the holder, `POST /fleet/takeover` on the target; `via: replica`) and its file then lives in the target's data directory; otherwise the target loads the same file path (`via: path`: a shared folder). When the target cannot load it, it is loaded back where it was (`restored` in the error). 404 when no daemon runs it; 503 when a daemon does not answer.",
+          "Its running turn gets the usual grace on the way out. When both daemons replicate agent files (option `replicate`), the agent travels as its final copy through the replica stream (`POST /fleet/handoff` on the holder, `POST /fleet/takeover` on the target; `via: replica`) and its file then lives in the target's data directory; otherwise the target loads the same file path (`via: path`: a shared folder). When the target cannot load it, it is loaded back where it was (`restored` in the error). 404 when no daemon runs it; 503 when a daemon does not answer.",
         body: Type.Object({
           agent: Type.String({ minLength: 1, maxLength: 512, description: 'id, handle or name' }),
           daemon: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'the target daemon' }),
@@ -155,7 +158,7 @@ export function registerRoutes(http: ExtensionHttp, fleet: () => Fleet | undefin
             via: Type.Optional(
               Type.Union([Type.Literal('replica'), Type.Literal('path')], {
                 description:
-                  '`replica`: its final copy through the object store; `path`: the same file (a shared folder)',
+                  '`replica`: its final copy through the replica stream; `path`: the same file (a shared folder)',
               }),
             ),
             filePath: Type.Optional(Type.String({ description: "the agent's file on the target" })),
