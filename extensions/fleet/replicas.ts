@@ -4,25 +4,18 @@
  * a turn started or ended) the agent's file is copied consistently by the kernel (`ctx.agents.snapshots`) and
  * stored on the agent's subject of the replica stream (replica-log.ts): the pages changed since the copy
  * stored before it, or now and then the whole copy, with a header saying its schema version, the last turn
- * id it holds and its SHA-256. Uploads are coalesced per agent: at most one
- * in flight, and requests made meanwhile are served by the next, which copies the latest state; a copy equal
- * to the last one stored is not sent again. Each request resolves once a copy made after it is stored, which
+ * id it holds and its SHA-256. Uploads are coalesced per agent: at most one in flight, and requests made
+ * meanwhile are served by the next, which copies the latest state; a copy equal to the last one stored is not
+ * sent again. Each request resolves once a copy made after it is stored, which
  * is what the kernel waits for before it answers a chat, and what the fleet stream waits for before it
  * publishes a turn's end. The file's sealed credentials travel and rest sealed, as they are in the file.
  */
-import { randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { Readable } from 'node:stream';
 import type { AgentPageImage, AgentReplication, AgentSnapshot, AgentSnapshots, Logger } from '@agt/contracts';
 import type { ObjectStore } from '@nats-io/obj';
 import type { FleetConnection } from './connection.js';
-import { placementKey } from './keys.js';
-import { ReplicaLog, type ReplicaHeader } from './replica-log.js';
-import { encodeDelta, pageDigests } from './replica-pages.js';
+import { ReplicaLog } from './replica-log.js';
+import { type ChainState, ReplicaWriter, type StoredCopy } from './replica-writer.js';
 
-/** An agent file up to this size is one chunk of the object store (NATS's default message limit is 1 MB). */
-export const CHUNK_BYTES = 512 * 1024;
 /**
  * How long a request nobody waits on (a turn started, an agent loaded) may wait for a copy someone asks for
  * meanwhile: a short turn's end then makes the one copy that serves both.
@@ -38,7 +31,7 @@ interface Waiter {
   resolve: () => void;
 }
 
-interface AgentReplica {
+interface AgentReplica extends ChainState {
   /** Requests made (each bumps it) and the generation the last stored copy serves. */
   wanted: number;
   stored: number;
@@ -51,16 +44,8 @@ interface AgentReplica {
   /** `performance.now()` of the oldest request not served yet, or null when none waits. */
   pendingSince: number | null;
   turnId: string | null;
-  sha256: string | null;
   bytes: number;
   storedAt: number | null;
-  /** The stored copy's page digests and page size, its subject's last sequence, and delta bytes since its base. */
-  digests: Buffer | undefined;
-  pageSize: number;
-  seq: number | undefined;
-  chainBytes: number;
-  /** The object-store copy the stored base names, if it is one. */
-  object?: string;
 }
 
 /** What each stored copy cost, for `GET /fleet` and the bench. */
@@ -77,16 +62,6 @@ export interface ReplicationTotals {
   snapshotMs: number;
   uploadMs: number;
   failures: number;
-}
-
-/** A copy made in memory, as the one-chunk stream the object store reads. */
-function blob(data: Uint8Array): ReadableStream<Uint8Array> {
-  return new ReadableStream({
-    start(controller) {
-      controller.enqueue(data);
-      controller.close();
-    },
-  });
 }
 
 function newState(): AgentReplica {
@@ -114,8 +89,9 @@ export class Replicator implements AgentReplication {
   /** Each agent's upload run under way (it may outlive {@link forget}: an upload is not cut short). */
   private readonly runs = new Map<string, Promise<void>>();
   private objectStore: Promise<ObjectStore> | undefined;
-  /** The stream of the agents' copies (bases and deltas). */
+  /** The stream of the agents' copies (bases and deltas), and what stores them there. */
   readonly log: ReplicaLog;
+  private readonly writer: ReplicaWriter;
   private stopped = false;
   readonly totals: ReplicationTotals = {
     uploads: 0,
@@ -135,13 +111,14 @@ export class Replicator implements AgentReplication {
     readonly bucket: string,
     /** The fleet's name (settings `fleet.name`): the replica stream is named by it. */
     fleet: string,
-    private readonly daemon: string,
+    daemon: string,
     private readonly replicas: number,
     private readonly logger: Logger,
     /** The agent's turn ends not yet on the fleet stream, read just before each copy (FleetEvents). */
     private readonly pendingEnds: (agentId: string) => { id: string; data: string }[] = () => [],
   ) {
     this.log = new ReplicaLog(connection, fleet, replicas);
+    this.writer = new ReplicaWriter(this.log, () => this.objects(), daemon, logger);
   }
 
   /** The object store, made if missing (on first use). */
@@ -275,15 +252,14 @@ export class Replicator implements AgentReplication {
     const ends = this.pendingEnds(agentId);
     const image = this.snapshots.pages?.(agentId);
     if (image) {
-      await this.send(agentId, state, began, { ...image, bytes: image.data.length }, turnId, ends);
+      await this.send(state, began, { ...image, bytes: image.data.length }, turnId, ends);
       return;
     }
-    await this.snapshots.snapshot(agentId, (copy) => this.send(agentId, state, began, copy, turnId, ends));
+    await this.snapshots.snapshot(agentId, (copy) => this.send(state, began, copy, turnId, ends));
   }
 
   /** Stores one copy (unless it equals the stored one and carries no end), and counts what it cost. */
   private async send(
-    agentId: string,
     state: AgentReplica,
     began: number,
     copy: (AgentPageImage & { bytes: number }) | AgentSnapshot,
@@ -296,24 +272,11 @@ export class Replicator implements AgentReplication {
       this.totals.unchanged += 1;
       return;
     }
-    const header: ReplicaHeader = {
-      kind: 'base',
-      agentId,
-      schemaVersion: copy.schemaVersion,
-      turnId: turnId ?? '',
-      sha256: copy.sha256,
-      bytes: copy.bytes,
-      pageSize: 0,
-      daemon: this.daemon,
-      at: Date.now(),
-      ends,
-    };
-    let sent: number;
+    const header = this.writer.header(copy, turnId, ends);
+    let stored: StoredCopy;
     try {
-      sent =
-        'data' in copy
-          ? await this.storePages(agentId, state, copy, header)
-          : await this.storeFile(state, copy, header);
+      stored =
+        'data' in copy ? await this.writer.pages(state, copy, header) : await this.writer.file(state, copy, header);
     } catch (error) {
       // Whether it was stored is unknown: the next copy is a base, which needs nothing before it.
       state.digests = undefined;
@@ -321,37 +284,9 @@ export class Replicator implements AgentReplication {
       throw error;
     }
     this.totals.uploadMs += performance.now() - copied;
-    this.totals.uploads += 1;
-    this.totals.bytes += sent;
+    this.count(stored);
     state.sha256 = copy.sha256;
     state.bytes = copy.bytes;
-  }
-
-  /**
-   * Stores a copy made as pages on the agent's subject of the replica stream (replica-log.ts): the pages
-   * changed since the copy stored before it when that copy is known and the deltas since the last base stay
-   * smaller than the file, else the whole copy (in the object store when it exceeds one message). Resolves
-   * the bytes sent.
-   */
-  private async storePages(agentId: string, state: AgentReplica, image: AgentPageImage, header: ReplicaHeader) {
-    const maxBody = await this.log.maxBody(header);
-    const { data, pageSize } = image;
-    const digests = pageDigests(data, pageSize);
-    if (state.digests && state.seq !== undefined && state.pageSize === pageSize && state.sha256) {
-      const delta = encodeDelta(data, pageSize, digests, state.digests);
-      if (delta.length <= maxBody && state.chainBytes + delta.length <= data.length) {
-        const next = { ...header, kind: 'delta' as const, pageSize, prev: state.sha256 };
-        state.seq = await this.log.append(next, delta, state.seq);
-        Object.assign(state, { digests, chainBytes: state.chainBytes + delta.length });
-        this.totals.deltas += 1;
-        return delta.length;
-      }
-    }
-    if (data.length <= maxBody) state.seq = await this.log.append({ ...header, kind: 'base', pageSize }, data);
-    else state.seq = await this.storeObject(agentId, state, header, blob(data));
-    Object.assign(state, { digests, pageSize, chainBytes: 0 });
-    this.totals.bases += 1;
-    return data.length;
   }
 
   /**
@@ -363,73 +298,16 @@ export class Replicator implements AgentReplication {
     turnId: string | null,
     ends: Array<{ id: string; data: string }>,
   ): Promise<void> {
-    const state = this.agents.get(copy.agentId) ?? newState();
-    const header: ReplicaHeader = {
-      kind: 'base',
-      agentId: copy.agentId,
-      schemaVersion: copy.schemaVersion,
-      turnId: turnId ?? '',
-      sha256: copy.sha256,
-      bytes: copy.bytes,
-      pageSize: 0,
-      daemon: this.daemon,
-      at: Date.now(),
-      ends,
-    };
-    this.totals.bytes += await this.storeFile(state, copy, header);
+    const chain = this.agents.get(copy.agentId) ?? newState();
+    const stored = await this.writer.file(chain, copy, this.writer.header(copy, turnId, ends));
+    this.count(stored);
+  }
+
+  private count(stored: StoredCopy): void {
     this.totals.uploads += 1;
-  }
-
-  /** Stores a copy made as a file (a large one) whole: no delta follows it. */
-  private async storeFile(
-    state: AgentReplica,
-    copy: Pick<AgentSnapshot, 'agentId' | 'path' | 'bytes'>,
-    header: ReplicaHeader,
-  ) {
-    const maxBody = await this.log.maxBody(header);
-    state.seq =
-      copy.bytes <= maxBody
-        ? await this.log.append(header, await readFile(copy.path))
-        : await this.storeObject(
-            copy.agentId,
-            state,
-            header,
-            Readable.toWeb(createReadStream(copy.path)) as ReadableStream<Uint8Array>,
-          );
-    Object.assign(state, { digests: undefined, pageSize: 0, chainBytes: 0 });
-    this.totals.bases += 1;
-    return copy.bytes;
-  }
-
-  /**
-   * A copy larger than a message: whole in the object store, under a name of its own (a copy replaced in place
-   * would no longer match the base that points to it, were the daemon to die in between), then a base on the
-   * stream that names it; the object the previous base named is deleted once nothing points to it.
-   */
-  private async storeObject(
-    agentId: string,
-    state: AgentReplica,
-    header: ReplicaHeader,
-    data: ReadableStream<Uint8Array>,
-  ) {
-    const store = await this.objects();
-    const object = `${placementKey(agentId)}.${randomBytes(6).toString('hex')}`;
-    await store.put(
-      {
-        name: object,
-        options: { max_chunk_size: CHUNK_BYTES },
-        metadata: { agentId, sha256: header.sha256, bytes: String(header.bytes), daemon: this.daemon },
-      },
-      data,
-    );
-    const seq = await this.log.append({ ...header, kind: 'object', object }, new Uint8Array(0));
-    const previous = state.object;
-    state.object = object;
-    if (previous)
-      void store.delete(previous).catch((error: unknown) => {
-        this.logger.debug({ err: error, agentId }, 'fleet: an earlier copy could not be deleted from the object store');
-      });
-    return seq;
+    this.totals.bytes += stored.bytes;
+    if (stored.delta) this.totals.deltas += 1;
+    else this.totals.bases += 1;
   }
 
   /** Per agent: the last turn id its stored copy holds, when, and how long its oldest unserved request waits. */
