@@ -55,7 +55,9 @@ function currentBuild() {
 const build = currentBuild();
 if (build.main) {
   enableCompileCache();
-  if (build.bundle) await runDaemonBundle(build.bundle);
+  // `--help` and `--version` print from the command's own small module (kernel/main.ts), not the whole daemon.
+  const printsOnly = process.argv.slice(2).some((arg) => ['-h', '--help', '-v', '--version'].includes(arg));
+  if (build.bundle && !printsOnly) await runDaemonBundle(build.bundle);
   else await import(pathToFileURL(build.main).href);
 } else {
   process.stderr.write(

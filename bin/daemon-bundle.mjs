@@ -14,6 +14,7 @@
 // changed script does not) and every black-box test, which runs the daemon through this file.
 // How to remove it: run the script with plain `require` (or import dist/kernel/main.js as before), delete
 // this file and its call in bin/agtd.mjs.
+import { isAscii } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -64,7 +65,10 @@ export async function runDaemonBundle(
   directory = process.env.NODE_COMPILE_CACHE || join(root, '.cache', 'compile'),
 ) {
   const off = Boolean(process.env.NODE_DISABLE_COMPILE_CACHE);
-  const source = readFileSync(file, 'utf8');
+  // The build writes the script in ASCII (scripts/daemon-bundle.mjs): read as such, it is a one-byte string
+  // made without decoding; a script with other text is decoded as UTF-8.
+  const bytes = readFileSync(file);
+  const source = isAscii(bytes) ? bytes.latin1Slice(0, bytes.length) : bytes.toString('utf8');
   const cacheFile = off ? undefined : cacheFileFor(file, directory);
   let cachedData;
   if (cacheFile) {
