@@ -15,7 +15,7 @@
  *   warm up, one at a time, against an instant fake model (test/fakes/openai.ts).
  * - 10 agents × 10 turns at once: every agent sends its next chat when its previous turn completed.
  * - SSE fan-out: 100 clients on `GET /events` while the built daemon (bench/fanout-daemon.mjs) emits
- *   5,000 events/s for 2 s; delivery latency (emit → read by the client) p50/p99, frames lost.
+ *   10,000 events/s for 2 s; delivery latency (emit → read by the client) p50/p99, frames lost.
  * - `/health` delay while the tracked-folders extension walks a 10,000-file tree (bench/tracked-scan.ts).
  * - a burst of 1,000 chats sent at once over 10 agents, then to one agent (bench/chat-burst.ts): `/health`
  *   probed every 100 ms meanwhile, accepted chats per second, every accepted turn ending exactly once.
@@ -296,7 +296,7 @@ async function main(): Promise<void> {
   await base.stop();
 
   log('SSE fan-out');
-  const sse = await fanout(100, 5000, 2);
+  const sse = await fanout(100, 10_000, 2);
 
   log('tracked folder walk');
   const trackedScan = await trackedScanBench();
