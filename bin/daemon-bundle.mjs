@@ -14,7 +14,6 @@
 // changed script does not) and every black-box test, which runs the daemon through this file.
 // How to remove it: run the script with plain `require` (or import dist/kernel/main.js as before), delete
 // this file and its call in bin/agtd.mjs.
-import { isAscii } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -23,9 +22,6 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import vm from 'node:vm';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-// CommonJS's own five parameters, then the three scripts/daemon-bundle.mjs names (BUNDLE_PARAMETERS).
-const HEAD = '(function (exports, require, module, __filename, __dirname, __agtScriptUrl, __agtResolve, __agtImport) {';
-const TAIL = '\n})';
 const CACHE_PREFIX = 'agtd-';
 
 const hash = (text, length) => createHash('sha256').update(text).digest('hex').slice(0, length);
@@ -56,20 +52,13 @@ function writeCache(script, cacheFile) {
 }
 
 /**
- * Runs the script `file` (what it exports: `started`, see kernel/main.ts) with the code cache in `directory`.
- * Returns what happened to the cache: `used`, `written` (none, or V8 refused it: written once started),
- * or `off`.
+ * Compiles the script, with the cache when there is one. The file's bytes and the cache are read here so that
+ * they are garbage when the script runs (held through its start, ~7 MB would wait for a full collection).
+ * The build writes the script in ASCII (scripts/daemon-bundle.mjs), so it is read as one-byte text, without
+ * decoding. It is one function expression: CommonJS's own five parameters, then the script's URL,
+ * `import.meta.resolve` and `import()` as seen from here.
  */
-export async function runDaemonBundle(
-  file,
-  directory = process.env.NODE_COMPILE_CACHE || join(root, '.cache', 'compile'),
-) {
-  const off = Boolean(process.env.NODE_DISABLE_COMPILE_CACHE);
-  // The build writes the script in ASCII (scripts/daemon-bundle.mjs): read as such, it is a one-byte string
-  // made without decoding; a script with other text is decoded as UTF-8.
-  const bytes = readFileSync(file);
-  const source = isAscii(bytes) ? bytes.latin1Slice(0, bytes.length) : bytes.toString('utf8');
-  const cacheFile = off ? undefined : cacheFileFor(file, directory);
+function compile(file, cacheFile) {
   let cachedData;
   if (cacheFile) {
     try {
@@ -78,8 +67,21 @@ export async function runDaemonBundle(
       // None yet.
     }
   }
-  const script = new vm.Script(HEAD + source + TAIL, { filename: file, cachedData });
-  const used = cachedData !== undefined && !script.cachedDataRejected;
+  const script = new vm.Script(readFileSync(file, 'latin1'), { filename: file, cachedData });
+  return { script, used: cachedData !== undefined && !script.cachedDataRejected };
+}
+
+/**
+ * Runs the script `file` (what it exports: `started`, see kernel/main.ts) with the code cache in `directory`.
+ * Returns what happened to the cache: `used`, `written` (none, or V8 refused it: written once started),
+ * or `off`.
+ */
+export async function runDaemonBundle(
+  file,
+  directory = process.env.NODE_COMPILE_CACHE || join(root, '.cache', 'compile'),
+) {
+  const cacheFile = process.env.NODE_DISABLE_COMPILE_CACHE ? undefined : cacheFileFor(file, directory);
+  const { script, used } = compile(file, cacheFile);
   const module = { exports: {} };
   script.runInThisContext()(
     module.exports,
@@ -89,8 +91,8 @@ export async function runDaemonBundle(
     dirname(file),
     pathToFileURL(file).href,
     (specifier) => import.meta.resolve(specifier),
-    // The script's dynamic imports (scripts/daemon-bundle.mjs): resolved from here, bin/ beside dist/ in the
-    // project, so a bare package is found in the same node_modules and a file URL is absolute.
+    // Its dynamic imports: resolved from here, bin/ beside dist/ in the project, so a bare package is found
+    // in the same node_modules and a file URL is absolute.
     (specifier) => import(specifier),
   );
   if (!cacheFile) return 'off';

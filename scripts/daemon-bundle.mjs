@@ -22,6 +22,7 @@
  *   ES-module-only one).
  */
 import { build } from 'esbuild';
+import { isAscii } from 'node:buffer';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire, isBuiltin } from 'node:module';
 import { dirname, join, relative, sep } from 'node:path';
@@ -30,6 +31,16 @@ import { dirname, join, relative, sep } from 'node:path';
 export const DAEMON_BUNDLE = 'agtd.cjs';
 /** The parameters the runner passes the script, after CommonJS's own five (bin/daemon-bundle.mjs). */
 export const BUNDLE_PARAMETERS = ['__agtScriptUrl', '__agtResolve', '__agtImport'];
+/**
+ * The script is written as one function expression of those parameters, which the runner compiles as it is:
+ * wrapped at run time instead, its 4.5 MB text would be copied once more at every start, a string only a
+ * full collection frees (12 MB more RSS at the first `/health` when it had not run yet).
+ */
+const WRAPPER = {
+  // Strict, as the ES modules it is built from are (esbuild's CommonJS output does not say so itself).
+  banner: `(function (exports, require, module, __filename, __dirname, ${BUNDLE_PARAMETERS.join(', ')}) {'use strict';`,
+  footer: '})',
+};
 /** A dynamic `import(` in the script's text, not opening a template placeholder. */
 const DYNAMIC_IMPORT = /(?<![\w$.])import\((?!\$\{)/g;
 
@@ -67,11 +78,17 @@ export async function buildDaemonBundle({ root, outDir, main, modules, options }
     // whole script a two-byte string, twice the memory and a slow UTF-8 decode at every start.
     legalComments: 'linked',
     define: { 'import.meta.url': BUNDLE_PARAMETERS[0], 'import.meta.resolve': BUNDLE_PARAMETERS[1] },
+    banner: { js: WRAPPER.banner },
+    footer: { js: WRAPPER.footer },
     metafile: true,
   });
   checkRequiredPackages(root, metafile);
   const script = join(outDir, DAEMON_BUNDLE);
-  writeFileSync(script, readFileSync(script, 'utf8').replace(DYNAMIC_IMPORT, `${BUNDLE_PARAMETERS[2]}(`));
+  const text = readFileSync(script, 'utf8').replace(DYNAMIC_IMPORT, `${BUNDLE_PARAMETERS[2]}(`);
+  // The runner reads the script as one-byte text (bin/daemon-bundle.mjs); esbuild escapes what is not ASCII
+  // in code, and the licence comments, which it does not, are in a file of their own.
+  if (!isAscii(Buffer.from(text))) throw new Error(`${DAEMON_BUNDLE}: the script is not ASCII`);
+  writeFileSync(script, text);
   return metafile;
 }
 

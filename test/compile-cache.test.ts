@@ -63,9 +63,14 @@ t.test(
     // What the script does at start (functions compiled then land in the cache), its `started`, and a
     // dynamic import through the runner, as the build writes every `import()` of the daemon's script
     // (scripts/daemon-bundle.mjs): it works in code taken from the cache too.
-    const body = (answer: number) => `const work = () => [1, 2, 3].map((x) => x * ${answer}).length;
+    // Written as the build writes the daemon's: one function expression of the runner's parameters.
+    const body = (
+      answer: number,
+    ) => `(function (exports, require, module, __filename, __dirname, __agtScriptUrl, __agtResolve, __agtImport) {
+const work = () => [1, 2, 3].map((x) => x * ${answer}).length;
 exports.started = __agtImport('node:os').then((os) => { if (!os.platform()) throw new Error('no platform'); work(); });
-console.log('ran ${answer}');`;
+console.log('ran ${answer}');
+})`;
     writeFileSync(script, body(2));
 
     t.equal(runScript(cache, script), 'ran 2\nwritten', 'the first run compiles and writes the cache');
