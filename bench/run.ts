@@ -31,7 +31,7 @@
  *
  * Usage: npm run bench  (builds first; `node --import tsx bench/run.ts` reuses an existing build).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -485,20 +485,10 @@ async function helpTimes(runs = 7): Promise<{ agt: number; agtd: number; samples
   return { agt: median(samples.agt), agtd: median(samples.agtd), samples };
 }
 
+/** The checked-out commit, from git itself (in a worktree `.git` is a file naming the repository's folder). */
 function gitHead(): string | null {
-  try {
-    const head = readFileSync(join(ROOT, '.git/HEAD'), 'utf8').trim();
-    if (!head.startsWith('ref: ')) return head;
-    const ref = head.slice(5);
-    const loose = join(ROOT, '.git', ref);
-    if (existsSync(loose)) return readFileSync(loose, 'utf8').trim();
-    const packed = readFileSync(join(ROOT, '.git/packed-refs'), 'utf8')
-      .split('\n')
-      .find((line) => line.endsWith(` ${ref}`));
-    return packed?.split(' ')[0] ?? null;
-  } catch {
-    return null;
-  }
+  const result = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, encoding: 'utf8' });
+  return result.status === 0 ? result.stdout.trim() || null : null;
 }
 
 await runThenClean(main, cleanups);
