@@ -2,7 +2,8 @@
 // `vm.Script` with V8's code cache, so a start deserializes the code the last start compiled instead of
 // parsing and compiling ~4 MB of JavaScript again (Node 20 keeps no such cache of ES modules).
 //
-// The cache is one file in `.cache/compile` (or the folder in `NODE_COMPILE_CACHE`), named for the script's
+// The cache is one file in the project's `.cache/compile`, beside the build and writable by whoever can write
+// the build (code read from it runs in the daemon, so no other folder is taken), named for the script's
 // path, size and modification time and Node's version, so a rebuilt script never meets an old cache (V8 itself
 // checks only the source's length and its own version and flags, and refuses a mismatch). It is written
 // once the daemon listens and its extensions started, and only when there was none or V8 refused it: it
@@ -12,8 +13,8 @@
 // What it buys: docs/performance.md, "Cold start on Node 20" (process CPU to the first 200 on `/health`).
 // How it is tested: test/compile-cache.test.ts (a first run writes the cache, the next one uses it, a
 // changed script does not) and every black-box test, which runs the daemon through this file.
-// How to remove it: run the script with plain `require` (or import dist/kernel/main.js as before), delete
-// this file and its call in bin/agtd.mjs.
+// How to remove it: have bin/agtd.mjs import dist/kernel/main.js as before, delete this file,
+// scripts/daemon-bundle.mjs and its call in scripts/build.mjs, and kernel/extensions/bundled.ts.
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -39,8 +40,12 @@ function writeCache(script, cacheFile) {
     const directory = dirname(cacheFile);
     mkdirSync(directory, { recursive: true });
     const temporary = `${cacheFile}.${process.pid}.tmp`;
-    writeFileSync(temporary, script.createCachedData());
-    renameSync(temporary, cacheFile);
+    try {
+      writeFileSync(temporary, script.createCachedData());
+      renameSync(temporary, cacheFile);
+    } finally {
+      rmSync(temporary, { force: true });
+    }
     const sameScript = cacheFile.slice(directory.length + 1, directory.length + 1 + CACHE_PREFIX.length + 9);
     for (const name of readdirSync(directory)) {
       const path = join(directory, name);
@@ -76,10 +81,7 @@ function compile(file, cacheFile) {
  * Returns what happened to the cache: `used`, `written` (none, or V8 refused it: written once started),
  * or `off`.
  */
-export async function runDaemonBundle(
-  file,
-  directory = process.env.NODE_COMPILE_CACHE || join(root, '.cache', 'compile'),
-) {
+export async function runDaemonBundle(file, directory = join(root, '.cache', 'compile')) {
   const cacheFile = process.env.NODE_DISABLE_COMPILE_CACHE ? undefined : cacheFileFor(file, directory);
   const { script, used } = compile(file, cacheFile);
   const module = { exports: {} };
