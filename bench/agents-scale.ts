@@ -29,7 +29,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'libsql';
 import { reply } from '../test/fakes/script.js';
 import { startFakeOpenAI } from '../test/fakes/openai.js';
-import { call, freePort, percentile, TOKEN } from './http.js';
+import { buildEntry, call, freePort, percentile, TOKEN } from './http.js';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const args = process.argv.slice(2);
@@ -95,7 +95,7 @@ let pid = 0;
 /** Starts the daemon on a fresh port and waits for its first `/health`. */
 async function startDaemon(): Promise<void> {
   port = await freePort();
-  child = spawn(process.execPath, [...nodeArgs, join(dist, build.main)], {
+  child = spawn(process.execPath, [...nodeArgs, ...buildEntry(dist)], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',

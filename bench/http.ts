@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const TOKEN = 'bench-token-0123456789abcdef';
 
@@ -100,11 +100,10 @@ export async function startBuiltDaemon(
   cleanups: Array<() => unknown>,
   nodeArgs: string[] = [],
 ): Promise<BuiltDaemon> {
-  const build = JSON.parse(readFileSync(join(dist, '.agt-build.json'), 'utf8')) as { main: string };
   const port = await freePort();
   const child = spawn(
     process.execPath,
-    ['--import', pathToFileURL(join(root, 'bin', 'v8-flags.mjs')).href, ...nodeArgs, join(dist, build.main)],
+    ['--import', pathToFileURL(join(root, 'bin', 'v8-flags.mjs')).href, ...nodeArgs, ...buildEntry(dist)],
     {
       cwd: root,
       env: {
@@ -133,4 +132,15 @@ export async function startBuiltDaemon(
     await new Promise((done) => setTimeout(done, 20));
   }
   return { port, child, exited };
+}
+
+/**
+ * The node arguments that run a build folder's daemon as `agtd` does: its one script through
+ * bench/run-bundle.mjs when it has one (scripts/daemon-bundle.mjs), otherwise its `main` module.
+ */
+export function buildEntry(dir: string): string[] {
+  const info = JSON.parse(readFileSync(join(dir, '.agt-build.json'), 'utf8')) as { main: string; bundle?: string };
+  return info.bundle
+    ? [join(fileURLToPath(new URL('.', import.meta.url)), 'run-bundle.mjs'), dir]
+    : [join(dir, info.main)];
 }

@@ -13,7 +13,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { call, freePort, percentile, TOKEN } from './http.js';
+import { buildEntry, call, freePort, percentile, TOKEN } from './http.js';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const { values: args } = parseArgs({
@@ -33,7 +33,6 @@ interface Sample {
 }
 
 async function once(dir: string): Promise<Sample> {
-  const main = join(dir, (JSON.parse(readFileSync(join(dir, '.agt-build.json'), 'utf8')) as { main: string }).main);
   const dataDir = mkdtempSync(join(tmpdir(), 'agt-lazy-'));
   writeFileSync(join(dataDir, 'settings.json'), '{}');
   const port = await freePort();
@@ -46,11 +45,15 @@ async function once(dir: string): Promise<Sample> {
     MESH_PORT: '0',
     AGT_LOG_LEVEL: 'silent',
   };
-  const child = spawn(process.execPath, ['--import', pathToFileURL(join(ROOT, 'bin/v8-flags.mjs')).href, main], {
-    cwd: ROOT,
-    env,
-    stdio: 'ignore',
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', pathToFileURL(join(ROOT, 'bin/v8-flags.mjs')).href, ...buildEntry(dir)],
+    {
+      cwd: ROOT,
+      env,
+      stdio: 'ignore',
+    },
+  );
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${dir} exited with ${child.exitCode}`);

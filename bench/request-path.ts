@@ -34,7 +34,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { reply } from '../test/fakes/script.js';
 import { startFakeOpenAI } from '../test/fakes/openai.js';
-import { call, freePort, percentile, runThenClean, TOKEN } from './http.js';
+import { buildEntry, call, freePort, percentile, runThenClean, TOKEN } from './http.js';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const { values: args } = parseArgs({
@@ -114,7 +114,6 @@ async function spawnUntilHealthy(
 }
 
 function buildTarget(dir: string, settings: Record<string, unknown>): Target {
-  const info = JSON.parse(readFileSync(join(dir, '.agt-build.json'), 'utf8')) as { main: string };
   return {
     name: dir.startsWith(ROOT) ? dir.slice(ROOT.length + 1) : dir,
     async start(extraEnv = {}) {
@@ -135,7 +134,7 @@ function buildTarget(dir: string, settings: Record<string, unknown>): Target {
       // The V8 settings bin/agtd.mjs applies first (bin/v8-flags.mjs), unless `--no-v8-flags`.
       const v8Flags = args['no-v8-flags'] ? [] : ['--import', pathToFileURL(join(ROOT, 'bin/v8-flags.mjs')).href];
       return spawnUntilHealthy(
-        [...prof, ...v8Flags, join(dir, info.main)],
+        [...prof, ...v8Flags, ...buildEntry(dir)],
         env,
         port,
         async () => void (await call(port, 'POST', '/daemon/shutdown', {})),

@@ -6,7 +6,8 @@
  *
  * The daemon runs as shipped: default log level (info), the shipped extensions.json, a fresh data directory
  * (the fan-out daemon logs errors only: the slow clients it drops are counted instead).
- * - cold start: spawn → first 200 on `GET /health`, fresh data directory each time, median of 5 each.
+ * - cold start: spawn → first 200 on `GET /health`, fresh data directory each time, median of 5 each (after one
+ *   start that wrote V8's code cache of the daemon's script, as the first start after an install does).
  * - `GET /health` and `GET /agents/{id}/status` (bearer): autocannon, 10 connections, 3 rounds of 4 s
  *   each per target after a 1 s warm-up, median req/s and its round's p99.
  * - RSS of the daemon with 0, 10 and 100 idle (created and started) agents, 1 s after the last change.
@@ -15,7 +16,7 @@
  *   warm up, one at a time, against an instant fake model (test/fakes/openai.ts).
  * - 10 agents × 10 turns at once: every agent sends its next chat when its previous turn completed.
  * - SSE fan-out: 100 clients on `GET /events` while the built daemon (bench/fanout-daemon.mjs) emits
- *   5,000 events/s for 2 s; delivery latency (emit → read by the client) p50/p99, frames lost.
+ *   10,000 events/s for 2 s; delivery latency (emit → read by the client) p50/p99, frames lost.
  * - `/health` delay while the tracked-folders extension walks a 10,000-file tree (bench/tracked-scan.ts).
  * - a burst of 1,000 chats sent at once over 10 agents, then to one agent (bench/chat-burst.ts): `/health`
  *   probed every 100 ms meanwhile, accepted chats per second, every accepted turn ending exactly once.
@@ -30,8 +31,8 @@
  *
  * Usage: npm run bench  (builds first; `node --import tsx bench/run.ts` reuses an existing build).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -149,6 +150,26 @@ async function startBaseline(): Promise<{ running: Running; coldMs: number }> {
 
 let builtWarning = '';
 
+/** Starts the daemon once and waits (at most 15 s) until it wrote the code cache of its script, then stops it. */
+async function warmCodeCache(): Promise<void> {
+  const info = JSON.parse(readFileSync(join(ROOT, 'dist/.agt-build.json'), 'utf8')) as { bundle?: string };
+  if (!info.bundle) return;
+  const cacheDir = join(ROOT, '.cache', 'compile');
+  const written = () => {
+    try {
+      return readdirSync(cacheDir).some(
+        (name) => name.startsWith('agtd-') && name.endsWith('.v8') && statSync(join(cacheDir, name)).mtimeMs >= since,
+      );
+    } catch {
+      return false;
+    }
+  };
+  const since = Date.now();
+  const { running } = await startAgt(daemonSetup());
+  for (let waited = 0; !written() && waited < 15_000; waited += 100) await sleep(100);
+  await running.stop();
+}
+
 async function load(
   port: number,
   path: string,
@@ -207,8 +228,11 @@ async function main(): Promise<void> {
     throw new Error('no build in dist/: run `npm run build` (npm run bench builds first)');
   const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
-  // 1. Cold starts, alternating.
+  // 1. Cold starts, alternating. The first start after a build compiles the daemon's script and writes V8's
+  // code cache once it listens (bin/daemon-bundle.mjs), as the first `npm start` after an install does: one
+  // start is let finish that before the measured ones, which SIGKILL the daemon at its first 200.
   log('cold starts');
+  await warmCodeCache();
   const cold = { agt: [] as number[], baseline: [] as number[] };
   for (let i = 0; i < 5; i++) {
     const a = await startAgt(daemonSetup());
@@ -296,7 +320,7 @@ async function main(): Promise<void> {
   await base.stop();
 
   log('SSE fan-out');
-  const sse = await fanout(100, 5000, 2);
+  const sse = await fanout(100, 10_000, 2);
 
   log('tracked folder walk');
   const trackedScan = await trackedScanBench();
@@ -365,10 +389,10 @@ async function main(): Promise<void> {
   const lines = [
     '| figure | agt | bare fastify | agt / fastify | target |',
     '|---|---|---|---|---|',
-    `| cold start, spawn → first 200 on \`/health\` | ${fmt(figures.coldStartMs.agt)} ms | ${fmt(figures.coldStartMs.baseline)} ms | ${ratio(figures.coldStartMs.agt, figures.coldStartMs.baseline)} | ≤ 150% |`,
+    `| cold start, spawn → first 200 on \`/health\` (V8's code cache written by an earlier start) | ${fmt(figures.coldStartMs.agt)} ms | ${fmt(figures.coldStartMs.baseline)} ms | ${ratio(figures.coldStartMs.agt, figures.coldStartMs.baseline)} | ≤ 150% |`,
     `| \`GET /health\` req/s | ${fmt(health.agt.rps)} (p99 ${health.agt.p99} ms) | ${fmt(health.baseline.rps)} (p99 ${health.baseline.p99} ms) | ${ratio(health.agt.rps, health.baseline.rps)} | ≥ 90% |`,
     `| \`GET /agents/{id}/status\` req/s (bearer, guard) | ${fmt(status.agt.rps)} (p99 ${status.agt.p99} ms) | ${fmt(status.baseline.rps)} (p99 ${status.baseline.p99} ms) | ${ratio(status.agt.rps, status.baseline.rps)} | ≥ 80% |`,
-    `| RSS with 0 / 10 / 100 / 1,000 idle agents | ${fmt(rss.agt[0]!)} / ${fmt(rss.agt[1]!)} / ${fmt(rss.agt[2]!)} / ${fmt(rss1000)} MB | ${fmt(rss.baseline)} MB | | ≤ 90 MB + 0.25 MB per agent; 1,000 ≤ 350 MB |`,
+    `| RSS with 0 / 10 / 100 / 1,000 idle agents | ${fmt(rss.agt[0]!)} / ${fmt(rss.agt[1]!)} / ${fmt(rss.agt[2]!)} / ${fmt(rss1000)} MB | ${fmt(rss.baseline)} MB | | ≤ 90 MB + 0.25 MB per agent; 1,000 ≤ 300 MB |`,
     `| \`GET /agents\` with 1,000 listed, median of 20 | ${fmt(figures.listAgents1000Ms.median, 1)} ms (p95 ${fmt(figures.listAgents1000Ms.p95, 1)}) | — | | |`,
     `| \`GET /agents/{id}/status\` req/s with 1,000 agents loaded | ${fmt(status1000.agt.rps)} (p99 ${status1000.agt.p99} ms) | ${fmt(status1000.baseline.rps)} (p99 ${status1000.baseline.p99} ms) | ${ratio(status1000.agt.rps, status1000.baseline.rps)} | as with 1 |`,
     `| \`POST /agents/create\` per agent (start: true), median | ${fmt(figures.createMs.median, 1)} ms (p90 ${fmt(figures.createMs.p90, 1)}) | — | | ≤ 5 ms |`,
@@ -461,20 +485,10 @@ async function helpTimes(runs = 7): Promise<{ agt: number; agtd: number; samples
   return { agt: median(samples.agt), agtd: median(samples.agtd), samples };
 }
 
+/** The checked-out commit, from git itself (in a worktree `.git` is a file naming the repository's folder). */
 function gitHead(): string | null {
-  try {
-    const head = readFileSync(join(ROOT, '.git/HEAD'), 'utf8').trim();
-    if (!head.startsWith('ref: ')) return head;
-    const ref = head.slice(5);
-    const loose = join(ROOT, '.git', ref);
-    if (existsSync(loose)) return readFileSync(loose, 'utf8').trim();
-    const packed = readFileSync(join(ROOT, '.git/packed-refs'), 'utf8')
-      .split('\n')
-      .find((line) => line.endsWith(` ${ref}`));
-    return packed?.split(' ')[0] ?? null;
-  } catch {
-    return null;
-  }
+  const result = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, encoding: 'utf8' });
+  return result.status === 0 ? result.stdout.trim() || null : null;
 }
 
 await runThenClean(main, cleanups);

@@ -25,7 +25,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { call, freePort, percentile, TOKEN } from './http.js';
+import { buildEntry, call, freePort, percentile, TOKEN } from './http.js';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const { values: args } = parseArgs({
@@ -85,9 +85,7 @@ function schedOf(pid: number, wallMs: number): Sched {
 
 async function startOnce(dir: string): Promise<Start> {
   const baseline = dir.endsWith('/fastify');
-  const main = baseline
-    ? join(ROOT, 'bench/baseline.mjs')
-    : join(dir, (JSON.parse(readFileSync(join(dir, '.agt-build.json'), 'utf8')) as { main: string }).main);
+  const entry = baseline ? [join(ROOT, 'bench/baseline.mjs')] : buildEntry(dir);
   const dataDir = mkdtempSync(join(tmpdir(), 'agt-start-'));
   const profDir = join(dataDir, 'prof');
   mkdirSync(profDir);
@@ -105,7 +103,7 @@ async function startOnce(dir: string): Promise<Start> {
   const prof = args['no-prof'] ? [] : ['--cpu-prof', `--cpu-prof-dir=${profDir}`];
   const since = performance.now();
   const v8Flags = args['v8-flags'] && !baseline ? ['--import', pathToFileURL(join(ROOT, 'bin/v8-flags.mjs')).href] : [];
-  const child = spawn(process.execPath, [...nodeArgs, ...v8Flags, ...prof, main], {
+  const child = spawn(process.execPath, [...nodeArgs, ...v8Flags, ...prof, ...entry], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'ignore', 'pipe'],

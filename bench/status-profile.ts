@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { reply } from '../test/fakes/script.js';
 import { startFakeOpenAI } from '../test/fakes/openai.js';
-import { call, freePort, runThenClean, TOKEN } from './http.js';
+import { buildEntry, call, freePort, runThenClean, TOKEN } from './http.js';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const { values: args } = parseArgs({
@@ -90,7 +90,6 @@ async function start(
 }
 
 async function startBuild(dir: string, settings: unknown): Promise<Target> {
-  const info = JSON.parse(readFileSync(join(dir, '.agt-build.json'), 'utf8')) as { main: string };
   const dataDir = mkdtempSync(join(tmpdir(), 'agt-status-'));
   cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
   writeFileSync(join(dataDir, 'settings.json'), JSON.stringify(settings));
@@ -107,7 +106,7 @@ async function startBuild(dir: string, settings: unknown): Promise<Target> {
   const name = dir.startsWith(ROOT) ? dir.slice(ROOT.length + 1) : dir;
   const target = await start(
     name,
-    [...prof, ...(args['no-v8-flags'] ? [] : v8Flags), join(dir, info.main)],
+    [...prof, ...(args['no-v8-flags'] ? [] : v8Flags), ...buildEntry(dir)],
     env,
     port,
     async () => void (await call(port, 'POST', '/daemon/shutdown', {})),

@@ -10,12 +10,12 @@
  * [--dist=<copy>] [--cpu-prof]` (after a build).
  */
 import { spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AgentFile } from '../kernel/agents/agent-file.js';
-import { call, freePort, percentile, TOKEN } from './http.js';
+import { buildEntry, call, freePort, percentile, TOKEN } from './http.js';
 import { agentConfig } from '../test/helpers/agent-file.js';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
@@ -69,8 +69,7 @@ export async function trackedScanBench(
   for (const n of [3, 47, 91]) copyFileSync(template, join(tree, `folder-${n}`, 'docs', `agent-${n}.agt`));
 
   const port = await freePort();
-  const build = JSON.parse(readFileSync(join(dist, '.agt-build.json'), 'utf8')) as { main: string };
-  const child = spawn(process.execPath, [...nodeArgs, join(dist, build.main)], {
+  const child = spawn(process.execPath, [...nodeArgs, ...buildEntry(dist)], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',

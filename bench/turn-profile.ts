@@ -9,14 +9,14 @@
  * when sources changed since).
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { reply } from '../test/fakes/script.js';
 import { startFakeOpenAI } from '../test/fakes/openai.js';
-import { call, freePort, percentile, TOKEN } from './http.js';
+import { buildEntry, call, freePort, percentile, TOKEN } from './http.js';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const turns = Number(process.argv[2]) || 300;
@@ -35,8 +35,7 @@ writeFileSync(
 );
 const port = await freePort();
 // The build's entry itself: bin/agtd.mjs would fall back to the sources when any changed since the build.
-const build = JSON.parse(readFileSync(join(ROOT, 'dist/.agt-build.json'), 'utf8')) as { main: string };
-const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profiles}`, join('dist', build.main)], {
+const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profiles}`, ...buildEntry('dist')], {
   cwd: ROOT,
   env: {
     PATH: process.env.PATH ?? '',

@@ -22,7 +22,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { reply } from '../test/fakes/script.js';
 import { startFakeOpenAI } from '../test/fakes/openai.js';
-import { call, freePort, percentile, TOKEN } from './http.js';
+import { buildEntry, call, freePort, percentile, TOKEN } from './http.js';
 import { watchTurns } from './turn-watch.js';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
@@ -66,12 +66,11 @@ async function round(dist: string) {
     }),
   );
   const port = await freePort();
-  const build = JSON.parse(readFileSync(join(ROOT, dist, '.agt-build.json'), 'utf8')) as { main: string };
   const profiles = join(ROOT, '.cache/agt/profiles/turn-rate');
   if (profile) mkdirSync(profiles, { recursive: true });
   const child = spawn(
     process.execPath,
-    [...v8Flags, ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : []), join(ROOT, dist, build.main)],
+    [...v8Flags, ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : []), ...buildEntry(join(ROOT, dist))],
     {
       cwd: ROOT,
       env: {

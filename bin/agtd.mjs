@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 // The `agtd` command. It runs the build in dist/ (`npm run build`, which `npm install` and `npm ci` run
-// through `prepare`): plain JavaScript, no transpiler. When there is no build, or a source file is newer
+// through `prepare`): plain JavaScript, no transpiler; the daemon's one script, dist/agtd.cjs, with V8's
+// code cache (./daemon-bundle.mjs). When there is no build, or a source file is newer
 // than it (sources edited or checked out since), it runs the TypeScript sources through tsx instead, so
 // what runs is never older than what is on disk. From the sources, imports of `@agt/contracts` take the
 // package's `agt-source` condition (its TypeScript files, the ones the kernel imports), as under `npm test`.
 import './v8-flags.mjs';
 import { enableCompileCache } from './compile-cache.mjs';
+import { runDaemonBundle } from './daemon-bundle.mjs';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { register as registerHooks } from 'node:module';
 import { join, sep } from 'node:path';
@@ -47,13 +49,16 @@ function currentBuild() {
   const sources = info.sources.map((dir) => join(root, dir));
   if (sources.some((dir) => changedSince(dir, info.builtAt)))
     return { why: 'sources changed since the build in dist/' };
-  return { main: join(dist, info.main) };
+  return { main: join(dist, info.main), bundle: info.bundle && join(dist, info.bundle) };
 }
 
 const build = currentBuild();
 if (build.main) {
   enableCompileCache();
-  await import(pathToFileURL(build.main).href);
+  // `--help` and `--version` print from the command's own small module (kernel/main.ts), not the whole daemon.
+  const printsOnly = process.argv.slice(2).some((arg) => ['-h', '--help', '-v', '--version'].includes(arg));
+  if (build.bundle && !printsOnly) await runDaemonBundle(build.bundle);
+  else await import(pathToFileURL(build.main).href);
 } else {
   process.stderr.write(
     `agtd: ${build.why}; running the TypeScript sources through tsx (npm run build makes start-up faster)\n`,

@@ -110,12 +110,30 @@ export interface AdapterOutbound {
 }
 
 /**
+ * Brands that identify the adapter errors across copies of this module: an adapter of a third-party
+ * extension, which imports its own copy of the contracts, rejects with errors the channels extension
+ * recognizes.
+ */
+const ADAPTER_SEND_ERROR_BRAND = Symbol.for('agt.contracts.AdapterSendError');
+const ADAPTER_CONNECT_ERROR_BRAND = Symbol.for('agt.contracts.AdapterConnectError');
+
+/**
  * What `send` rejects with when the platform refused. Anything else thrown counts as a network error and
  * is retried with backoff.
  *
  * @beta
  */
 export class AdapterSendError extends Error {
+  /** `instanceof AdapterSendError` is true for any copy's (a brand, see above). */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return (
+      typeof value === 'object' &&
+      value !== null &&
+      (value as Record<symbol, unknown>)[ADAPTER_SEND_ERROR_BRAND] === true
+    );
+  }
+
+  readonly [ADAPTER_SEND_ERROR_BRAND] = true;
   /** Wait this long before the next try (the platform's rate-limit answer: 429 `retry_after`, `Retry-After`). */
   readonly retryAfterMs?: number;
   /** Retrying cannot help (unknown chat, bot blocked, message refused): the outbox row fails at once. */
@@ -141,6 +159,16 @@ export class AdapterSendError extends Error {
  * @beta
  */
 export class AdapterConnectError extends Error {
+  /** `instanceof AdapterConnectError` is true for any copy's (a brand, see above). */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return (
+      typeof value === 'object' &&
+      value !== null &&
+      (value as Record<symbol, unknown>)[ADAPTER_CONNECT_ERROR_BRAND] === true
+    );
+  }
+
+  readonly [ADAPTER_CONNECT_ERROR_BRAND] = true;
   readonly permanent = true;
   constructor(message: string) {
     super(message);

@@ -25,6 +25,13 @@ Environment:
 ${ENV_HELP.map(([name, text]) => `  ${name.padEnd(27)}${text}`).join('\n')}
 `;
 
+let markStarted!: () => void;
+/**
+ * Resolves once the daemon listens and its extensions started (never for `--help`, `--version` or a failed
+ * start): bin/daemon-bundle.mjs writes V8's code cache of the start then.
+ */
+export const started = new Promise<void>((done) => (markStarted = done));
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -70,6 +77,7 @@ async function main(): Promise<void> {
   }
   const { startDaemon } = await import('./daemon.js');
   daemon = await startDaemon({ env, stopSignal: stop.signal });
+  markStarted();
   const running = daemon;
   // One agent's failure never stops the daemon: log what escaped and keep serving.
   process.on('uncaughtException', (error) => running.app.log.error({ err: error }, 'uncaught exception'));

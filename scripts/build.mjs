@@ -33,10 +33,11 @@
  * - The console's web UI (extensions/console/ui/) is bundled for the browser by scripts/build-console.mjs
  *   into `dist/console/`, where the console extension serves it.
  *
- * Usage: node scripts/build.mjs [--quiet] [--out=FOLDER --without=lazy-rule,fastify-404-edit]
+ * Usage: node scripts/build.mjs [--quiet] [--out=FOLDER --without=lazy-rule,fastify-404-edit,daemon-bundle]
  */
 import { build } from 'esbuild';
 import { buildConsole } from './build-console.mjs';
+import { buildDaemonBundle, DAEMON_BUNDLE } from './daemon-bundle.mjs';
 import { FASTIFY_404_EDIT } from './fastify-404-edit.mjs';
 import {
   cpSync,
@@ -299,7 +300,23 @@ export async function runBuild({ quiet = false, outDir = OUT_DIR, without = [] }
   rmSync(staging, { recursive: true, force: true });
   let metafile;
   try {
+    // What the ES modules and the daemon's one script (scripts/daemon-bundle.mjs) share.
+    const shared = {
+      external: EXTERNAL,
+      conditions: [SOURCE_CONDITION],
+      sourcemap: 'linked',
+      sourcesContent: false,
+      minifyWhitespace: true,
+      minifySyntax: true,
+      plugins: [
+        ...(without.includes('lazy-rule') ? [] : [lazyPackagesPlugin(await lazilyImportedPackages(entryPoints))]),
+        fileUrlPlugin,
+        dependencyEditsPlugin(without),
+      ],
+      logLevel: 'warning',
+    };
     ({ metafile } = await build({
+      ...shared,
       entryPoints,
       outdir: staging,
       outbase: ROOT,
@@ -310,24 +327,17 @@ export async function runBuild({ quiet = false, outDir = OUT_DIR, without = [] }
       format: 'esm',
       platform: 'node',
       target: 'node20',
-      external: EXTERNAL,
-      conditions: [SOURCE_CONDITION],
       // Bundled CommonJS dependencies call `require` for Node's built-ins.
       banner: {
         js: "import { createRequire as __agtCreateRequire } from 'node:module'; const require = __agtCreateRequire(import.meta.url);",
       },
-      sourcemap: 'linked',
-      sourcesContent: false,
-      minifyWhitespace: true,
-      minifySyntax: true,
-      plugins: [
-        ...(without.includes('lazy-rule') ? [] : [lazyPackagesPlugin(await lazilyImportedPackages(entryPoints))]),
-        fileUrlPlugin,
-        dependencyEditsPlugin(without),
-      ],
       metafile: true,
-      logLevel: 'warning',
     }));
+    const extensionModules = [...new Set([...extensionIndexes, ...manifestModules()])].filter((file) =>
+      posix(relative(ROOT, file)).startsWith('extensions/'),
+    );
+    if (!without.includes('daemon-bundle'))
+      await buildDaemonBundle({ root: ROOT, outDir: staging, main: MAIN, modules: extensionModules, options: shared });
     // Its output paths name the staging folder: they are written as the dist/ paths they become.
     writeFileSync(
       join(staging, METAFILE),
@@ -341,9 +351,11 @@ export async function runBuild({ quiet = false, outDir = OUT_DIR, without = [] }
     // The console extension's web UI (browser bundle, size-checked): dist/console/.
     await buildConsole(join(staging, 'console'));
     const info = {
-      sourceRoot: '..',
+      // The project, seen from the build folder (`..` for dist/; a build elsewhere for an A/B names it too).
+      sourceRoot: posix(relative(out, ROOT)),
       sources: SOURCE_DIRS,
       main: MAIN.replace(/\.ts$/, '.js'),
+      ...(without.includes('daemon-bundle') ? {} : { bundle: DAEMON_BUNDLE }),
       daemon: DAEMON.replace(/\.ts$/, '.js'),
       builtAt: started,
     };

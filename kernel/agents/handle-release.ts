@@ -16,7 +16,8 @@ import vm from 'node:vm';
 
 let collect: (() => void) | null | undefined;
 
-function collector(): (() => void) | null {
+/** V8's full collection, or `null` where it cannot be had. Also used by ./settle-collection.ts. */
+export function collector(): (() => void) | null {
   if (collect !== undefined) return collect;
   try {
     const existing = (globalThis as { gc?: () => void }).gc;

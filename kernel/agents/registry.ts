@@ -46,6 +46,7 @@ import { ReviewMarks } from './review-marks.js';
 import type { AgentRuntimeHooks } from './runtime-hooks.js';
 import type { LogInput } from './stores/logs-store.js';
 import { UmbilicalWindow } from './umbilical.js';
+import { agentSettled } from './settle-collection.js';
 
 /** Grace a running turn gets at stop/unload. */
 export const STOP_GRACE_MS = 5_000;
@@ -351,6 +352,7 @@ export class AgentRegistry {
     await this.deps.contributions.runLifecycle('loaded', view);
     await this.deps.contributions.attachInboxSources(view, this.deps.deliver(agent.id));
     file.releaseMemory();
+    agentSettled();
     return agent;
   }
 

@@ -10,6 +10,7 @@ import semver from 'semver';
 import type { ExtensionDefinition } from '@agt/contracts';
 import { EXTENSION_NAME_PATTERN, PREFIX_PATTERN, SEGMENT_PATTERN } from './manifest.js';
 import { schemaProblems, withDefaults } from './schema-errors.js';
+import { bundledModule } from './bundled.js';
 import { builtTwin, ensureTypeScript, isTypeScriptFile } from './typescript.js';
 
 /** The data members of a definition (functions and the options schema are checked by hand). */
@@ -25,12 +26,14 @@ const DefinitionShape = Type.Object({
 
 /**
  * Imports the module and returns its default export, unchecked. A built daemon imports a project source
- * module's built twin, and loads tsx only for another TypeScript module (see ./typescript.ts).
+ * module's built twin (or takes it from its own script, see ./bundled.ts), and loads tsx only for another
+ * TypeScript module (see ./typescript.ts).
  */
 export async function importDefinition(file: string): Promise<unknown> {
   const target = builtTwin(file);
-  if (isTypeScriptFile(target)) await ensureTypeScript();
-  const namespace = (await import(pathToFileURL(target).href)) as { default?: unknown };
+  const bundled = bundledModule(target);
+  if (!bundled && isTypeScriptFile(target)) await ensureTypeScript();
+  const namespace = (await (bundled ? bundled() : import(pathToFileURL(target).href))) as { default?: unknown };
   let exported = namespace.default;
   // A CommonJS or transpiled module may wrap the definition once more under `default`.
   if (exported && typeof exported === 'object' && !('register' in exported) && 'default' in exported) {
