@@ -36,7 +36,7 @@ const CHANGES_OUTSIDE_TURNS = new Set<string>([
  * holds the copy it was restored from, and the restores of a failover go first (well inside the stream's
  * duplicate window, so the ends that copy carries are not published twice).
  */
-const RESTORED_COPY_DELAY_MS = 10_000;
+const RESTORED_COPY_DELAY_MS = 60_000;
 
 export class Fleet {
   readonly connection: FleetConnection;
