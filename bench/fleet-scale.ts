@@ -13,6 +13,7 @@
  *   placed on a survivor and answers a chat there (capped at `cap` seconds; what was seen by then).
  *
  * Usage: node --import tsx bench/fleet-scale.ts [--agents=300] [--window=30] [--chats=60] [--kill] [--cap=180]
+ *   [--cut-off=3] (the fleet option `cutOffSeconds`; 0: the takeover waits for the TTL)
  * (after npm run build)
  */
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -34,6 +35,8 @@ export interface FleetScaleOptions {
   chats?: number;
   kill?: boolean;
   capSeconds?: number;
+  /** The fleet option `cutOffSeconds` (0: the takeover waits for the TTL). */
+  cutOffSeconds?: number;
 }
 
 interface ProcessFigures {
@@ -46,6 +49,7 @@ export interface FleetScaleFigures {
   daemons: number;
   perDaemon: number;
   ttlSeconds: number;
+  cutOffSeconds: number;
   loadMs: number;
   loadAverage: number[];
   windowSeconds: number;
@@ -141,6 +145,7 @@ export async function fleetScaleBench(
   const chats = options.chats ?? 60;
   const capSeconds = options.capSeconds ?? 180;
   const ttlSeconds = 15;
+  const cutOffSeconds = options.cutOffSeconds ?? 3;
   // Cleanups run in order: the daemons before NATS, so they stop while it still answers.
   const later: Array<() => unknown> = [];
   cleanups.push(async () => {
@@ -152,7 +157,7 @@ export async function fleetScaleBench(
   if (typeof nats === 'string') return { skipped: nats };
   const natsProcess = natsPid(monitorPort);
   const driver = await startToolDriver(t);
-  const manifest = fleetManifest({ ttlSeconds, replicate: true });
+  const manifest = fleetManifest({ ttlSeconds, replicate: true, cutOffSeconds });
   const member = (daemonName: string) =>
     runDaemon(t, {
       settings: { providers: [driver.provider], fleet: { servers: [nats.url], name: 'scale', daemonName } },
@@ -242,6 +247,7 @@ export async function fleetScaleBench(
     daemons: daemons.length,
     perDaemon,
     ttlSeconds,
+    cutOffSeconds,
     loadMs: Math.round(loadMs),
     loadAverage: loadavg().map((value) => Math.round(value * 100) / 100),
     windowSeconds: Math.round(seconds),
@@ -281,9 +287,10 @@ export async function fleetScaleBench(
       for (const { agentId } of listed)
         if (dead.has(agentId) && !placed.has(agentId)) placed.set(agentId, { at: performance.now(), on: d });
     }
-    // Each newly placed agent is asked once for a waited chat on the daemon that now holds it, a few at a time.
+    // Each newly placed agent is asked for a waited chat on the daemon that now holds it at once, as its own
+    // client would (until it answers 200, every 500 ms): one client per agent, not a pool that queues them.
     for (const [agentId, { on }] of placed) {
-      if (asking.has(agentId) || asking.size - answered.size >= 8) continue;
+      if (asking.has(agentId)) continue;
       asking.add(agentId);
       asks.push(
         (async () => {
@@ -328,6 +335,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
         chats: Number(arg('chats') ?? 60),
         kill: process.argv.includes('--kill'),
         capSeconds: Number(arg('cap') ?? 180),
+        cutOffSeconds: Number(arg('cut-off') ?? 3),
       },
       cleanups,
     );

@@ -101,3 +101,5 @@ export * from './request-auth.js';
 export * from './message-carriers.js';
 /** agent files copied while they run: snapshots, the replication point, the turn ids an event ends. */
 export * from './agent-replication.js';
+/** agent files an extension answers for: opened without the read in a child process. */
+export * from './agent-file-vouchers.js';

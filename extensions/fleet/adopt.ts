@@ -1,9 +1,10 @@
 /**
- * Failover (docs/fleet.md, "Failover"): when a daemon dies its placements expire, and the other daemons adopt
- * its agents, each restored from its replica in the object store when the fleet replicates agent files
- * (restore.ts), else loaded from the path it ran from (a shared file system). Every daemon looks at the
- * records it has not seen renewed for a TTL; the bucket decides (a record still there is left alone), and
- * the claim's compare-and-set lets one daemon win each agent. Each daemon takes the agents rendezvous hashing
+ * Failover (docs/fleet.md, "Failover"): when a daemon dies its placements are fenced once NATS says it is gone
+ * past its cut-off (takeover.ts), or expire after the TTL, and the other daemons adopt its agents, each
+ * restored from its replica in the object store when the fleet replicates agent files (restore.ts), else
+ * loaded from the path it ran from (a shared file system). Every daemon looks at the fenced records and at
+ * those it has not seen renewed for a TTL; the bucket decides (a record held is left alone), and the claim's
+ * compare-and-set lets one daemon win each agent. Each daemon takes the agents rendezvous hashing
  * gives it, up to its share of the load (members.ts says which daemons are alive), a few at a time, then what
  * is left while it runs no more agents than the others, so the agents spread evenly over the survivors.
  */
@@ -14,8 +15,10 @@ import type { FleetConnection } from './connection.js';
 import type { Members } from './members.js';
 import type { PlacementRecord } from './placement.js';
 import type { Relay } from './relay.js';
+import type { ReplicaVouches } from './replica-vouches.js';
 import type { Replicator } from './replicas.js';
 import { type CarriedEnd, restoreReplica } from './restore.js';
+import { fence, GoneRuns, heldRecord, PROBE_MS } from './takeover.js';
 
 /**
  * The longest a daemon leaves an agent beyond its share to a less busy one before it tries it (the TTL when
@@ -23,8 +26,14 @@ import { type CarriedEnd, restoreReplica } from './restore.js';
  */
 const SPREAD_WAIT_MS = 10_000;
 const WAIT_STEP_MS = 200;
-/** Restores (or loads) run at once by one daemon. */
-const ADOPT_AT_ONCE = 4;
+/**
+ * Restores (or loads) run at once by one daemon: a restore waits on NATS (the download, the claim, the
+ * message consumer) and on the disk as much as on the event loop, so more than the cores pay; 16 restored
+ * 50 agents per survivor faster than 8 or 4 in the bench (docs/fleet.md, "At scale").
+ */
+const ADOPT_AT_ONCE = 16;
+/** The most between two looks at the records of dead daemons. */
+const PASS_MAX_MS = 1_000;
 
 type Candidate = { key: string; record: PlacementRecord };
 
@@ -32,7 +41,10 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).u
 
 export class Adopter {
   private timer: NodeJS.Timeout | undefined;
+  private prober: NodeJS.Timeout | undefined;
   private busy = false;
+  private probing = false;
+  private readonly gone: GoneRuns;
 
   constructor(
     private readonly ctx: Pick<ExtensionContext, 'requests' | 'settings'>,
@@ -44,16 +56,68 @@ export class Adopter {
     private readonly members: Members,
     private readonly replicator?: Replicator,
     private readonly carried: (end: CarriedEnd) => void = () => {},
-  ) {}
+    fleet = '',
+    private readonly vouches?: ReplicaVouches,
+    /** Told when a restore of the agent begins (true) and ends (false). */
+    private readonly restoring: (agentId: string, now: boolean) => void = () => {},
+  ) {
+    this.gone = new GoneRuns(connection, fleet);
+  }
 
   start(): void {
-    this.timer ??= setInterval(() => void this.pass(), Math.max(250, Math.floor(this.ttlMs / 4)));
+    this.timer ??= setInterval(
+      () => void this.pass(),
+      Math.min(PASS_MAX_MS, Math.max(250, Math.floor(this.ttlMs / 4))),
+    );
     this.timer.unref();
+    this.prober ??= setInterval(() => void this.probe(), PROBE_MS);
+    this.prober.unref();
   }
 
   stop(): void {
     clearInterval(this.timer);
+    clearInterval(this.prober);
     this.timer = undefined;
+    this.prober = undefined;
+  }
+
+  /**
+   * Asks NATS about the runs of other daemons holding records that promise a cut-off, fences the records of
+   * those gone past it (takeover.ts), and adopts them at once.
+   */
+  private async probe(): Promise<void> {
+    if (this.probing) return;
+    this.probing = true;
+    try {
+      const others = this.relay.others().filter((candidate) => !candidate.record.fenced);
+      const runs = new Map(
+        others
+          .filter((candidate) => candidate.record.cutOffMs !== undefined)
+          .map((candidate) => [candidate.record.run, candidate.record.daemon]),
+      );
+      await this.gone.probe(runs);
+      const past = others.filter(
+        (candidate) =>
+          candidate.record.cutOffMs !== undefined && this.gone.past(candidate.record.run, candidate.record.cutOffMs),
+      );
+      if (past.length === 0) return;
+      const { placements } = await this.connection.get(1_000);
+      const fenced = await Promise.all(
+        past.map((candidate) => fence(placements, candidate.key, candidate.record).catch(() => false)),
+      );
+      const taken = past.filter((_, index) => fenced[index]);
+      if (taken.length === 0) return;
+      const daemons = [...new Set(taken.map((candidate) => candidate.record.daemon))].join(', ');
+      this.logger.info(
+        { agents: taken.length, daemons },
+        `fleet: NATS says daemon ${daemons} is gone past its cut-off; its agents are up for adoption`,
+      );
+      void this.pass(taken.map((candidate) => ({ ...candidate, record: { ...candidate.record, fenced: true } })));
+    } catch (error) {
+      this.logger.debug({ err: error }, 'fleet: asking NATS which daemons are gone failed');
+    } finally {
+      this.probing = false;
+    }
   }
 
   /** Loads the agent from the path it ran from (a shared file system); the answer's status. */
@@ -69,21 +133,25 @@ export class Adopter {
     return answer.statusCode;
   }
 
-  private async pass(): Promise<void> {
+  private async pass(fenced: readonly Candidate[] = []): Promise<void> {
     if (this.busy || !this.ctx.requests) return;
-    const candidates = this.relay.stale();
-    if (candidates.length === 0) return;
+    const candidates = new Map<string, Candidate>();
+    for (const candidate of [
+      ...this.relay.stale(),
+      ...this.relay.others().filter((other) => other.record.fenced),
+      ...fenced,
+    ])
+      candidates.set(candidate.key, candidate);
+    if (candidates.size === 0) return;
     this.busy = true;
     try {
       const { placements } = await this.connection.get(1_000);
-      const gone: Candidate[] = [];
-      for (const candidate of candidates) {
-        const entry = await placements.get(candidate.key).catch(() => undefined);
-        if (entry === undefined) return; // NATS out of reach: decide nothing now.
-        if (entry && entry.operation === 'PUT') continue; // still held (the watch lags, or it was renewed)
-        this.relay.forget(candidate.key);
-        gone.push(candidate);
-      }
+      // All at once: the bucket says which are free (expired, deleted or fenced).
+      const list = [...candidates.values()];
+      const entries = await Promise.all(list.map((candidate) => placements.get(candidate.key).catch(() => undefined)));
+      if (entries.includes(undefined)) return; // NATS out of reach: decide nothing now.
+      const gone = list.filter((_, index) => !heldRecord(entries[index]!));
+      for (const candidate of gone) this.relay.forget(candidate.key);
       if (gone.length === 0) return;
       // First the agents rendezvous hashing gives this daemon, up to its share of the load (all the agents
       // of the daemons alive and these, over the daemons alive); then the others, each only while this daemon
@@ -94,7 +162,7 @@ export class Adopter {
       const load = alive.reduce((sum, name) => sum + (counts.get(name) ?? 0), gone.length);
       const share = Math.max(0, Math.ceil(load / Math.max(1, alive.length)) - (counts.get(this.daemon) ?? 0));
       const ordered = spreadOrder(gone, this.daemon, alive);
-      const first = ordered.filter((candidate) => candidate.first).slice(0, share);
+      const first = await this.busiestFirst(ordered.filter((candidate) => candidate.first).slice(0, share));
       await this.adoptAll(placements, first);
       for (const candidate of ordered.filter((candidate) => !first.includes(candidate))) {
         const until = Date.now() + Math.min(this.ttlMs, SPREAD_WAIT_MS);
@@ -106,7 +174,7 @@ export class Adopter {
             break;
           }
           const entry = await placements.get(candidate.key).catch(() => undefined);
-          if (entry === undefined || (entry && entry.operation === 'PUT')) break;
+          if (entry === undefined || heldRecord(entry)) break;
           await sleep(WAIT_STEP_MS);
         }
       }
@@ -115,6 +183,23 @@ export class Adopter {
     } finally {
       this.busy = false;
     }
+  }
+
+  /**
+   * `list` with the agents whose replica was stored last first: a copy is stored when a chat is accepted and
+   * when a turn starts or ends, so those are the agents with work in hand (or a client waiting). As it is
+   * without replicas, or when the object store cannot list them.
+   */
+  private async busiestFirst(list: Candidate[]): Promise<Candidate[]> {
+    if (!this.replicator || list.length < 2) return list;
+    const stored = new Map<string, number>();
+    try {
+      const store = await this.replicator.objects();
+      for (const info of await store.list()) stored.set(info.name, Date.parse(info.mtime) || 0);
+    } catch {
+      return list;
+    }
+    return [...list].sort((a, b) => (stored.get(b.key) ?? 0) - (stored.get(a.key) ?? 0));
   }
 
   /** Adopts `list`, {@link ADOPT_AT_ONCE} at a time. */
@@ -130,13 +215,22 @@ export class Adopter {
   private async adopt(placements: KV, { key, record }: Candidate): Promise<boolean> {
     // Another daemon may have taken it meanwhile: then nothing is downloaded.
     const again = await placements.get(key).catch(() => undefined);
-    if (again === undefined || (again && again.operation === 'PUT')) return false;
+    if (again === undefined || heldRecord(again)) return false;
     const began = Date.now();
     const requests = this.ctx.requests!;
+    if (this.replicator) this.restoring(record.agentId, true);
     const restored = this.replicator
-      ? await restoreReplica(this.replicator, requests, this.ctx.settings.dataDir, record.agentId, (ends) => {
-          for (const end of ends) this.carried(end);
-        })
+      ? await restoreReplica(
+          this.replicator,
+          requests,
+          this.ctx.settings.dataDir,
+          record.agentId,
+          (ends) => {
+            for (const end of ends) this.carried(end);
+          },
+          undefined,
+          this.vouches,
+        ).finally(() => this.restoring(record.agentId, false))
       : undefined;
     const status = restored ? restored.status : await this.loadFromPath(record.filePath);
     if (status === 200)

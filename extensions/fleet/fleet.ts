@@ -16,6 +16,8 @@ import { Members } from './members.js';
 import { Replicator } from './replicas.js';
 import { Handoffs } from './handoff.js';
 import { daemonList, unreachable } from './daemon-list.js';
+import { Liveness } from './liveness.js';
+import { ReplicaVouches } from './replica-vouches.js';
 
 /** Events of changes a takeover must see that may come outside a turn: each asks for a copy (lazily). */
 const CHANGES_OUTSIDE_TURNS = new Set<string>([
@@ -28,6 +30,13 @@ const CHANGES_OUTSIDE_TURNS = new Set<string>([
   'loop.compacted',
   'loop.cleared',
 ]);
+
+/**
+ * How long after its restore an agent's first copy is made, when nothing else asks for one sooner: the store
+ * holds the copy it was restored from, and the restores of a failover go first (well inside the stream's
+ * duplicate window, so the ends that copy carries are not published twice).
+ */
+const RESTORED_COPY_DELAY_MS = 60_000;
 
 export class Fleet {
   readonly connection: FleetConnection;
@@ -42,7 +51,13 @@ export class Fleet {
   /** The steps of a planned move through the object store (option `replicate`). */
   readonly handoffs: Handoffs;
   private readonly adopter: Adopter | undefined;
+  /** This daemon's side of a death told by NATS before the TTL (liveness.ts); undefined with `cutOffSeconds` 0. */
+  private readonly liveness: Liveness | undefined;
+  /** The replicas being restored here, vouched for to the kernel (replica-vouches.ts); undefined without. */
+  readonly vouches: ReplicaVouches | undefined;
   private readonly members: Members;
+  /** Agents being restored from their replica here (adopt.ts). */
+  private readonly restoring = new Set<string>();
   private readonly ttlMs: number;
   private stopped = false;
 
@@ -65,6 +80,18 @@ export class Fleet {
     );
     this.marks = new DrainMarks(this.connection, settings.daemonName);
     this.placement = new PlacementKeeper(this.connection, settings.daemonName, this.ttlMs, ctx.logger, this.marks);
+    this.liveness =
+      options.cutOffSeconds > 0
+        ? new Liveness(
+            this.connection,
+            settings.name,
+            settings.daemonName,
+            this.placement.run,
+            Math.round(options.cutOffSeconds * 1000),
+            (why) => this.placement.cutAll(why),
+          )
+        : undefined;
+    this.placement.liveness = this.liveness;
     this.relay = new Relay(
       ctx,
       this.connection,
@@ -102,6 +129,7 @@ export class Fleet {
             (agentId) => this.events.pendingEnds(agentId),
           )
         : undefined;
+    this.vouches = this.replicator ? new ReplicaVouches() : undefined;
     ctx.bus.subscribe((event) => this.events.publish(event, this.replicate(event)));
     this.handoffs = new Handoffs(ctx, this.placement, this.replicator, this.events, settings.daemonName);
     this.messages = new FleetMessages(
@@ -137,6 +165,12 @@ export class Fleet {
           this.members,
           this.replicator,
           (end) => this.events.publishCarried(end),
+          settings.name,
+          this.vouches,
+          (agentId, now) => {
+            if (now) this.restoring.add(agentId);
+            else this.restoring.delete(agentId);
+          },
         )
       : undefined;
   }
@@ -159,6 +193,10 @@ export class Fleet {
     if (ended.length > 0) return replicator.request(agentId, ended);
     if (event.event_type === 'turn.started')
       return replicator.request(agentId, [(event.payload as { turn_id: string }).turn_id], true);
+    if (event.event_type === 'agent.loaded' && this.restoring.has(agentId)) {
+      setTimeout(() => void replicator.request(agentId, [], true), RESTORED_COPY_DELAY_MS).unref();
+      return undefined;
+    }
     if (CHANGES_OUTSIDE_TURNS.has(event.event_type)) void replicator.request(agentId, [], true);
     return undefined;
   }
@@ -223,9 +261,9 @@ export class Fleet {
     });
   }
 
-  /** Every live record of the placement bucket. */
+  /** Every live record of the placement bucket (a fenced one is nobody's: takeover.ts). */
   async placements() {
-    return (await this.records()).map(publicRecord);
+    return (await this.records()).filter((record) => !record.fenced).map(publicRecord);
   }
 
   /** Every record of the placement bucket, read now. */
@@ -245,6 +283,7 @@ export class Fleet {
   async stop(): Promise<void> {
     this.stopped = true;
     this.adopter?.stop();
+    this.liveness?.stop();
     this.replicator?.stop();
     // The kernel unloads every agent before extensions stop, which releases their placements; whatever
     // is still held (a load that raced the shutdown) is given up here.

@@ -9,6 +9,7 @@
  * settings `fleet` it offers nothing and the daemon runs alone, as without the extension.
  */
 import {
+  agentFileVouchers,
   agentForwarder,
   agentPlacement,
   agentReplication,
@@ -40,6 +41,7 @@ export default defineExtension({
       ctx.provide(messageCarriers, fleet.messages);
       ctx.contribute.inboxSource({ name: 'fleet', attach: (agent, deliver) => fleet.messages.attach(agent, deliver) });
       if (fleet.replicator) ctx.provide(agentReplication, fleet.replicator);
+      if (fleet.vouches) ctx.provide(agentFileVouchers, fleet.vouches);
     }
     return {
       start() {

@@ -10,6 +10,13 @@ export const FleetOptions = Type.Object(
       description:
         "how long an agent's placement outlives its daemon's last heartbeat: another daemon may run the agent after that; the holder stops it earlier (docs/fleet.md)",
     }),
+    cutOffSeconds: Type.Number({
+      minimum: 0,
+      maximum: 600,
+      default: 0,
+      description:
+        "how long a daemon runs its agents without an answer from NATS before it stops them all, promised in its placements; once NATS says a daemon's connection is gone, the others take its agents over this long (and 1 s) later instead of after the TTL (docs/fleet.md, Failover). Keep it above the longest stall of a daemon's event loop (the bench uses 3); 0: off, only the TTL",
+    }),
     adopt: Type.Boolean({
       default: true,
       description:

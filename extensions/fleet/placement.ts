@@ -13,6 +13,7 @@ import type { FleetConnection } from './connection.js';
 import type { DrainMarks } from './drain-marks.js';
 import { daemonDraining, fleetUnreachable, heldElsewhere } from './errors.js';
 import { placementKey } from './keys.js';
+import type { Liveness } from './liveness.js';
 
 /** The share of the TTL after which a holder that could not renew stops the agent. */
 export const STOP_FRACTION = 0.7;
@@ -30,6 +31,16 @@ export interface PlacementRecord {
   /** This run of the daemon: a restarted daemon does not take over its earlier run's records. */
   run: string;
   since: number;
+  /**
+   * The holder stops all its agents once NATS has not answered it for this long (liveness.ts): a daemon that
+   * NATS says is gone for longer may take them over before the TTL. Absent: only the TTL says.
+   */
+  cutOffMs?: number;
+  /**
+   * Set by another daemon once NATS said the holder's run was gone past its cut-off (takeover.ts): the holder
+   * stopped, and any daemon may claim the record (a compare-and-set at its revision).
+   */
+  fenced?: boolean;
 }
 
 interface Held {
@@ -56,6 +67,8 @@ export class PlacementKeeper implements AgentPlacement {
   private readonly gaveBack = new Set<string>();
   /** Agents being handed off (handoff.ts): their unload keeps the record, renewed, until {@link handedOff}. */
   private readonly handingOff = new Set<string>();
+  /** Set by the fleet (option `cutOffSeconds` above 0): the holder's side of a death told by NATS before the TTL. */
+  liveness: Liveness | undefined;
 
   constructor(
     private readonly connection: FleetConnection,
@@ -76,6 +89,10 @@ export class PlacementKeeper implements AgentPlacement {
       const drained = await this.marks.current();
       if (drained) throw daemonDraining(request.agentId, this.daemon, drained.to);
     }
+    // Listening on its subject before any record says it holds an agent (liveness.ts).
+    await this.liveness?.ready().catch((failure: unknown) => {
+      throw fleetUnreachable(message(failure));
+    });
     const key = placementKey(request.agentId);
     const record: PlacementRecord = {
       agentId: request.agentId,
@@ -85,18 +102,31 @@ export class PlacementKeeper implements AgentPlacement {
       daemon: this.daemon,
       run: this.run,
       since: Date.now(),
+      ...(this.liveness ? { cutOffMs: this.liveness.cutOffMs } : {}),
     };
     const sentAt = performance.now();
+    const sent = this.liveness?.sent();
     let revision: number;
     try {
       revision = await placements.create(key, JSON.stringify(record));
+      if (sent) this.liveness?.answered(sent);
     } catch (error) {
       if (!isWrongSequence(error)) throw fleetUnreachable(message(error));
       const entry = await placements.get(key).catch((failure: unknown) => {
         throw fleetUnreachable(message(failure));
       });
       const holder = entry && entry.operation === 'PUT' ? parseRecord(entry.string()) : undefined;
-      if (holder && holder.run === this.run) {
+      if (holder?.fenced) {
+        // Its holder stopped (takeover.ts): taken at the revision read, so one daemon wins it.
+        try {
+          const sent = this.liveness?.sent();
+          revision = await placements.update(key, JSON.stringify(record), entry!.revision);
+          if (sent) this.liveness?.answered(sent);
+        } catch (again) {
+          if (isWrongSequence(again)) throw heldElsewhere(request.agentId, 'another daemon');
+          throw fleetUnreachable(message(again));
+        }
+      } else if (holder && holder.run === this.run) {
         // Already ours (a load that raced itself, or the agent loaded back by a handoff that failed): keep
         // the record as it is.
         const mine = this.held.get(request.agentId);
@@ -166,6 +196,11 @@ export class PlacementKeeper implements AgentPlacement {
     await Promise.all([...this.releasing]);
   }
 
+  /** Stops every agent this daemon holds: NATS has not answered for the cut-off (liveness.ts). */
+  cutAll(why: string): void {
+    for (const [agentId, entry] of [...this.held]) this.drop(agentId, entry, why);
+  }
+
   /** Gives every agent up at once (the extension stops): the kernel unloads them. */
   dropAll(): void {
     const all = [...this.held.values()];
@@ -204,7 +239,9 @@ export class PlacementKeeper implements AgentPlacement {
     const sentAt = performance.now();
     try {
       const { placements } = await this.connection.get(Math.max(100, this.ttlMs / 4));
+      const sent = this.liveness?.sent();
       const revision = await placements.update(entry.key, JSON.stringify(entry.record), entry.revision, this.ttlMs / 4);
+      if (sent) this.liveness?.answered(sent);
       if (this.held.get(agentId) !== entry) return;
       entry.revision = revision;
       entry.renewedSentAt = sentAt;
@@ -239,6 +276,8 @@ export function parseRecord(text: string): PlacementRecord | undefined {
       daemon: value.daemon,
       run: value.run,
       since: typeof value.since === 'number' ? value.since : 0,
+      ...(typeof value.cutOffMs === 'number' && value.cutOffMs > 0 ? { cutOffMs: value.cutOffMs } : {}),
+      ...(value.fenced === true ? { fenced: true } : {}),
     };
   } catch {
     return undefined;

@@ -129,6 +129,8 @@ export class Relay implements AgentForwarder {
     const { placements } = await this.connection.get(2_000);
     const byId = await placements.get(placementKey(reference)).catch(() => null);
     const record = byId && byId.operation === 'PUT' ? parseRecord(byId.string()) : undefined;
+    // A fenced record's holder stopped (takeover.ts): nobody runs the agent until a daemon claims it.
+    if (record?.fenced) return undefined;
     if (record && record.agentId === reference) return record;
     const matches = this.live().filter((entry) => entry.handle === reference || entry.name === reference);
     if (matches.length === 0) return undefined;
@@ -140,7 +142,8 @@ export class Relay implements AgentForwarder {
       });
     // Confirmed in the bucket: the directory may be behind.
     const confirmed = await placements.get(placementKey(matches[0]!.agentId)).catch(() => null);
-    return confirmed && confirmed.operation === 'PUT' ? parseRecord(confirmed.string()) : undefined;
+    const held = confirmed && confirmed.operation === 'PUT' ? parseRecord(confirmed.string()) : undefined;
+    return held?.fenced ? undefined : held;
   }
 
   /** Runs `request` on the daemon named `daemon` (this one included) as its owner; 503 when it does not answer. */
@@ -198,6 +201,13 @@ export class Relay implements AgentForwarder {
       .map(([key, entry]) => ({ key, record: entry.record }));
   }
 
+  /** Every record of another run of a daemon, as last seen (liveness.ts says whether its holder is gone). */
+  others(): Array<{ key: string; record: PlacementRecord }> {
+    return [...this.directory.entries()]
+      .filter(([, entry]) => entry.record.run !== this.run)
+      .map(([key, entry]) => ({ key, record: entry.record }));
+  }
+
   /** Drops a record from the directory (it was adopted, or found gone). */
   forget(key: string): void {
     this.directory.delete(key);
@@ -217,7 +227,9 @@ export class Relay implements AgentForwarder {
 
   private live(): PlacementRecord[] {
     const now = Date.now();
-    return [...this.directory.values()].filter((entry) => now - entry.seenAt < this.ttlMs).map((entry) => entry.record);
+    return [...this.directory.values()]
+      .filter((entry) => now - entry.seenAt < this.ttlMs && !entry.record.fenced)
+      .map((entry) => entry.record);
   }
 
   remoteAgents(): RemoteAgent[] {

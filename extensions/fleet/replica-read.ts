@@ -29,6 +29,8 @@ export interface FetchedReplica {
   turnId: string;
   bytes: number;
   ends: CarriedEnd[];
+  /** The SHA-256 its writer stated and the copy written has (absent when the writer stated none). */
+  sha256?: string;
 }
 
 /**
@@ -49,7 +51,7 @@ export async function fetchReplica(
   const image = await assemble(replicator, entries);
   if (!image || createHash('sha256').update(image).digest('hex') !== last.sha256) return fetched;
   writeFileSync(path, image, { flag: 'wx', mode: 0o600 });
-  return { ...fetched, damaged: false };
+  return { ...fetched, damaged: false, sha256: last.sha256 };
 }
 
 /** The base with its deltas applied, or undefined when the chain is broken. */
@@ -100,7 +102,7 @@ async function fetchStoredObject(
   const sha256 = createHash('sha256').update(data).digest('hex');
   if (metadata.sha256 && sha256 !== metadata.sha256) return { ...fetched, damaged: true };
   writeFileSync(path, data, { flag: 'wx', mode: 0o600 });
-  return { ...fetched, damaged: false };
+  return { ...fetched, damaged: false, ...(metadata.sha256 ? { sha256 } : {}) };
 }
 
 /**

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import type { LocalRequests } from '@agt/contracts';
 import { placementKey } from './keys.js';
 import { fetchReplica } from './replica-read.js';
+import type { ReplicaVouches } from './replica-vouches.js';
 import type { Replicator } from './replicas.js';
 
 /** A turn's end the dead daemon had not stored in the fleet stream when its replica was made. */
@@ -41,6 +42,8 @@ export async function restoreReplica(
   carried: (ends: CarriedEnd[]) => void,
   /** The SHA-256 the copy must have (a planned move's final copy); another copy answers 409 `replica_changed`. */
   wanted?: string,
+  /** Vouches for the copy while the kernel restores it (its SHA-256 checked first). */
+  vouches?: ReplicaVouches,
 ): Promise<RestoredReplica | undefined> {
   // Loaded here already: its file here is the live one, never replaced.
   if (replicator.isLoaded(agentId)) return { status: 409, code: 'agent_already_loaded' };
@@ -59,12 +62,20 @@ export async function restoreReplica(
     carried(fetched.ends);
     // An older copy of this agent left here (it ran here before and moved on) is superseded by the replica.
     if (existsSync(target)) for (const suffix of ['', '-wal', '-shm']) rmSync(`${target}${suffix}`, { force: true });
-    const answer = await requests.dispatch({
-      method: 'POST',
-      url: '/agents/restore',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: Buffer.from(JSON.stringify({ from: download, to: target })).toString('base64'),
-    });
+    // Only a copy whose SHA-256 its writer stated, and that has it, is vouched for: one without is checked as any
+    // file this daemon did not write.
+    const release = fetched.sha256 && vouches ? vouches.hold(fetched.sha256) : () => {};
+    let answer: Awaited<ReturnType<LocalRequests['dispatch']>>;
+    try {
+      answer = await requests.dispatch({
+        method: 'POST',
+        url: '/agents/restore',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: Buffer.from(JSON.stringify({ from: download, to: target })).toString('base64'),
+      });
+    } finally {
+      release();
+    }
     let code: string | undefined;
     if (answer.statusCode !== 200) {
       // Not loaded (another daemon won the claim): the copy is nobody's here.

@@ -25,6 +25,7 @@ import { AgentFile, BUSY_TIMEOUT_MS, isBusyError } from './agent-file.js';
 import { readAgentKey } from './agent-key.js';
 import { KnownAgents } from './known-agents.js';
 import { VettedFiles } from './vetted-files.js';
+import { voucherOf } from './vouched-files.js';
 import { validateStoredConfig } from './stored-config.js';
 import { assertNoNewProblems, configProblems } from './config-checks.js';
 import { findConfigSecret } from './config-secrets.js';
@@ -243,10 +244,13 @@ export class AgentRegistry {
 
   /**
    * Before the daemon opens `filePath` itself: a file it did not write last is read whole in the file
-   * reader's process first (vetted-files.ts), rejecting as `AgentFile.open` would.
+   * reader's process first (vetted-files.ts), rejecting as `AgentFile.open` would, unless an extension
+   * vouches for its content (vouched-files.ts).
    */
   async readFirst(filePath: string): Promise<void> {
-    if (this.deps.readWhole && !this.vetted.matches(filePath)) await this.deps.readWhole(filePath);
+    if (!this.deps.readWhole || this.vetted.matches(filePath)) return;
+    if ((await voucherOf(this.deps.contributions.points, filePath)) !== null) return;
+    await this.deps.readWhole(filePath);
   }
 
   /** Closes a file handed to {@link load} that is not used, with the lease its creator took. */

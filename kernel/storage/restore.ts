@@ -30,7 +30,7 @@ import {
 import { assertOutsideSandbox, placeCopy } from './paths.js';
 import { isSealedFile, UnsealError, unsealFile } from './seal.js';
 import { readStoredIdAndKey } from './scheduler.js';
-import { runSqliteJob, SqliteJobError } from './sqlite-job.js';
+import { SqliteJobError, verifySqliteFile } from './sqlite-job.js';
 
 export interface RestoreInput {
   from: string;
@@ -115,9 +115,9 @@ export async function restoreBackup(deps: RestoreDeps, input: RestoreInput): Pro
       copyFileSync(input.from, temp, constants.COPYFILE_EXCL);
     }
     chmodSync(temp, 0o600);
-    let check: Awaited<ReturnType<typeof runSqliteJob>>;
+    let check: Awaited<ReturnType<typeof verifySqliteFile>>;
     try {
-      check = await runSqliteJob({ op: 'verify', path: temp });
+      check = await verifySqliteFile(temp);
     } catch (error) {
       throw backupInvalid(
         input.from,

@@ -2,7 +2,10 @@
  * Runs one SQLite job of a backup or restore on a worker thread (`sqlite-worker.mjs`): its own libsql
  * connection, so a copy of a large file never blocks the daemon's event loop or its connection.
  */
+import { statSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
+import { libsql } from '../agents/libsql.js';
+import { verify } from './sqlite-check.mjs';
 
 export interface SqliteCheck {
   /** `ok`, or the first problems `PRAGMA integrity_check` found. */
@@ -56,4 +59,24 @@ export function runSqliteJob(job: SqliteJob): Promise<SqliteCheck> {
       if (!settled) reject(new SqliteJobError('WORKER_EXIT', `the SQLite worker exited with code ${code}`));
     });
   });
+}
+
+/**
+ * Files (with their WAL) up to this size are verified on the event loop: a worker thread costs about 50 ms of
+ * CPU to start, more than their check takes (a new agent's file is about 230 KB). The check reads pages, never
+ * a stored value, on a read-only connection that does not trust the file's schema, as the worker does.
+ */
+export const INLINE_VERIFY_MAX_BYTES = 1024 * 1024;
+
+const sizeOf = (path: string) => statSync(path, { throwIfNoEntry: false })?.size ?? 0;
+
+/** Checks the file at `path` (as `runSqliteJob({op: 'verify'})`), on the event loop when it is small. */
+export async function verifySqliteFile(path: string): Promise<SqliteCheck> {
+  if (sizeOf(path) + sizeOf(`${path}-wal`) > INLINE_VERIFY_MAX_BYTES) return runSqliteJob({ op: 'verify', path });
+  try {
+    return verify(libsql(), path, 5_000);
+  } catch (error) {
+    const failure = error as { code?: unknown; message?: unknown };
+    throw new SqliteJobError(String(failure?.code ?? 'SQLITE_ERROR'), String(failure?.message ?? error));
+  }
 }
