@@ -4,11 +4,13 @@
  * killed (SIGKILL) under chat load and the agents' files are deleted with it (a sealed credential is checked to
  * be sealed in the stored copy first); the two others take the agents
  * over from their replicas (two each), every agent answers a chat again within a loose bound (the measured
- * RTO is printed), every turn that completed before the kill is in the agent's history, and every chat the
+ * RTO is printed; one agent's first adoptions fail, a folder in the way on both survivors, and it is adopted
+ * once the folders go), every turn that completed before the kill is in the agent's history, and every chat the
  * killed daemon accepted (answered 202) ends exactly once on the fleet stream.
  */
 import { createHash } from 'node:crypto';
-import { rmSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import t from 'tap';
 import type { UmbilicalEvent } from '@agt/contracts';
@@ -117,6 +119,13 @@ if (typeof nats === 'string') {
     t.comment(
       `alpha before the kill: ${before.uploads} copies stored (${before.unchanged} unchanged), ${before.bytes} bytes, snapshots ${before.snapshotMs} ms, uploads ${before.uploadMs} ms, lag ${before.lagMs} ms`,
     );
+    // Where the survivors would restore agent 0 a folder is in the way, so its first adoptions fail; the
+    // folders go once the other agents answered, and a failed adoption is tried again.
+    const blocks = [beta, gamma].map((d) => join(d.dataDir, 'fleet-agents', `${ids[0]}.agt`));
+    for (const block of blocks) {
+      mkdirSync(block, { recursive: true });
+      writeFileSync(join(block, 'in the way'), '');
+    }
     const killedAt = Date.now();
     await alpha.stop('SIGKILL');
     killed = true;
@@ -128,9 +137,12 @@ if (typeof nats === 'string') {
     );
 
     const rto: number[] = [];
+    let retried = 0;
     await Promise.all(
       ids.map(async (id, i) => {
         for (;;) {
+          if (i === 0 && rto.length === AGENTS - 1)
+            for (const block of blocks.splice(0)) rmSync(block, { recursive: true, force: true });
           const answer = await within(
             60_000,
             `chat ${i} after the kill`,
@@ -138,7 +150,8 @@ if (typeof nats === 'string') {
           );
           if (answer.status === 200) {
             texts.set(answer.body.turnId as string, { agentId: id, text: `after the kill ${i}` });
-            rto.push(Date.now() - killedAt);
+            if (i === 0) retried = Date.now() - killedAt;
+            else rto.push(Date.now() - killedAt);
             return;
           }
           if (Date.now() - killedAt > RTO_BOUND_MS + 5_000) return;
@@ -147,7 +160,8 @@ if (typeof nats === 'string') {
       }),
     );
     t.comment(`RTO per agent (ms from SIGKILL to a chat answered on another daemon): ${rto.sort((a, b) => a - b)}`);
-    t.equal(rto.length, AGENTS, 'every agent answered on another daemon');
+    t.equal(rto.length, AGENTS - 1, 'every agent answered on another daemon');
+    t.ok(retried > 0, `and agent 0, whose first adoptions failed, after ${retried} ms`);
     t.ok(Math.max(...rto) < RTO_BOUND_MS, `within ${RTO_BOUND_MS} ms (TTL ${TTL_SECONDS} s)`);
 
     const held = await Promise.all(

@@ -26,6 +26,8 @@ import { fence, GoneRuns, heldRecord, PROBE_MS } from './takeover.js';
  */
 const SPREAD_WAIT_MS = 10_000;
 const WAIT_STEP_MS = 200;
+/** How long after a failed adoption this daemon tries the agent again. */
+const RETRY_ADOPT_MS = 5_000;
 /**
  * Restores (or loads) run at once by one daemon: a restore waits on NATS (the download, the claim, the
  * message consumer) and on the disk as much as on the event loop, so more than the cores pay; 16 restored
@@ -216,6 +218,18 @@ export class Adopter {
     // Another daemon may have taken it meanwhile: then nothing is downloaded.
     const again = await placements.get(key).catch(() => undefined);
     if (again === undefined || heldRecord(again)) return false;
+    try {
+      if (await this.take(record)) return true;
+    } catch (error) {
+      this.logger.warn({ err: error, agentId: record.agentId }, 'fleet: adopting an agent failed; trying again');
+    }
+    // Not here, and maybe nowhere: a download that stalled or a store out of reach must not orphan it.
+    this.relay.retryLater(key, record, RETRY_ADOPT_MS);
+    return false;
+  }
+
+  /** Restores (or loads) the agent of `record` here; true when it runs here now. */
+  private async take(record: PlacementRecord): Promise<boolean> {
     const began = Date.now();
     const requests = this.ctx.requests!;
     if (this.replicator) this.restoring(record.agentId, true);

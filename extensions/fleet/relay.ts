@@ -213,6 +213,14 @@ export class Relay implements AgentForwarder {
     this.directory.delete(key);
   }
 
+  /**
+   * Puts back a record whose adoption failed here, stale again in `afterMs`: the next pass after that tries
+   * it again, unless the bucket says another daemon holds it by then (or a renewal shows its holder alive).
+   */
+  retryLater(key: string, record: PlacementRecord, afterMs: number): void {
+    if (!this.directory.has(key)) this.directory.set(key, { record, seenAt: Date.now() - this.ttlMs + afterMs });
+  }
+
   /** How many live records each daemon holds (a daemon holding none is absent). */
   counts(): Map<string, number> {
     const counts = new Map<string, number>();
