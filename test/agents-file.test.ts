@@ -151,6 +151,42 @@ t.test('durable runtime stores: accepted turns, tasks and prompts, idempotency k
   t.equal(file.queue.remove(['a', 'b', 'nope']), 2);
   t.equal(file.queue.count(), 1);
 
+  // One event ending several turn ids is stored once: the first row that takes it holds it, the others
+  // refer to that row, and reading them back gives each the event (what recovery emits again).
+  for (const id of ['h', 'x', 'y']) file.queue.insert({ turnId: id, loop: 'main', kind: 'chat', payload: {} });
+  const end = { type: 'turn.completed' as const, payload: { turn_id: 'h', absorbed_turn_ids: ['x', 'y'] } };
+  t.equal(file.queue.markEnded(['wake', 'h', 'x', 'y'], end), 3, 'a turn id without a row takes nothing');
+  const stored = file.raw.all(
+    "SELECT turn_id, ended FROM agt_queue WHERE turn_id IN ('h', 'x', 'y') ORDER BY id",
+  ) as Array<{
+    turn_id: string;
+    ended: string;
+  }>;
+  t.same(
+    stored.map((row) => [row.turn_id, JSON.parse(row.ended)]),
+    [
+      ['h', end],
+      ['x', { ref: 'h' }],
+      ['y', { ref: 'h' }],
+    ],
+  );
+  t.same(
+    file.queue
+      .list()
+      .filter((row) => row.ended)
+      .map((row) => [row.turn_id, row.ended]),
+    [
+      ['h', end],
+      ['x', end],
+      ['y', end],
+    ],
+  );
+  t.same(file.queue.get('y')?.ended, end);
+  t.equal(file.queue.markEnded(['s'], { type: 'agent.error', payload: { turn_id: 's' } }), 1);
+  t.same(file.queue.get('s')?.ended, { type: 'agent.error', payload: { turn_id: 's' } });
+  t.equal(file.queue.remove(['h', 'x', 'y', 's']), 4);
+  t.equal(file.queue.count(), 0);
+
   const task = {
     id: 't1',
     kind: 'approval' as const,
