@@ -18,7 +18,7 @@ import {
   type ToolImage,
   type TriggerType,
 } from '@agt/contracts';
-import { setImmediate as afterPendingIo } from 'node:timers/promises';
+import { setImmediate as afterPendingIo, setTimeout as sleep } from 'node:timers/promises';
 import type { LoopRowInput } from '../../agents/stores/loop-store.js';
 import { systemClock, type Clock, type TimerHandle } from '../clock.js';
 import { approvalWaitFailed } from '../errors.js';
@@ -52,6 +52,8 @@ export interface TurnEnv {
   setState(state: ExecutorState): void;
   /** Takes the chats queued so far into this turn (chat turns, once); see LoopExecutor. */
   absorb(): QueueItem[];
+  /** Chats accepted for this loop so far (a counter); absent: the turn waits one check phase only. */
+  arrivals?(): number;
   emit<T extends EventType>(type: T, payload: EventPayloads[T]): void;
   log(level: 'info' | 'warn' | 'error', message: string, data?: unknown): void;
   /** Offers an event to the evaluator with this loop and turn as origin (self-suppression). */
@@ -153,6 +155,37 @@ export async function runTurn(env: TurnEnv): Promise<TurnResult> {
   }
 }
 
+/** How long a chat turn's first model call waits at most for a burst of chats to end. */
+export const ABSORB_WAIT_MS = 100;
+/** In a burst, the quiet time (no chat arrived) that ends it. */
+const BURST_QUIET_MS = 1;
+
+/**
+ * Waits for the requests already read to be handled (one check phase). When chats for this loop arrived
+ * meanwhile (a burst: 1,000 over a few hundred connections, answered a slice at a time), it waits on
+ * while they keep arriving, until {@link BURST_QUIET_MS} passed without one or {@link ABSORB_WAIT_MS} in
+ * all: the burst joins one turn, instead of model calls started between two of its chats being
+ * interrupted by the next, as the chat rules require (docs/runtime.md), and started again. A lone chat
+ * waits one check phase, as before: nothing arrives meanwhile.
+ */
+async function whileChatsArrive(env: TurnEnv): Promise<void> {
+  const until = performance.now() + ABSORB_WAIT_MS;
+  let seen = env.arrivals?.();
+  await afterPendingIo();
+  let arriving = false;
+  while (env.arrivals && performance.now() < until && !env.signal.aborted) {
+    const now = env.arrivals();
+    if (now !== seen) {
+      seen = now;
+      arriving = true;
+      await afterPendingIo();
+    } else if (arriving) {
+      arriving = false;
+      await sleep(BURST_QUIET_MS);
+    } else break;
+  }
+}
+
 /** The text of this turn's incoming rows (what recall searches with). */
 function turnInput(env: TurnEnv): string {
   const rows = env.agent.file.loop
@@ -184,7 +217,7 @@ async function converse(env: TurnEnv, counters: Counters): Promise<TurnResult> {
       // Chats queued meanwhile join this turn as consecutive user rows before its first model call. The
       // call waits for the requests already read to be handled (the check phase after them), so a burst
       // of chats joins one turn instead of each starting a model call that the next one interrupts.
-      if (env.head.kind === 'chat') await afterPendingIo();
+      if (env.head.kind === 'chat') await whileChatsArrive(env);
       const absorbed = env
         .absorb()
         .filter((item): item is Extract<QueueItem, { kind: 'chat' }> => item.kind === 'chat');
