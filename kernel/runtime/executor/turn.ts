@@ -129,6 +129,22 @@ function appendIncoming(
   for (const row of rows) env.emit('loop.appended', { row_id: row.id, role: row.role, kind: row.kind });
 }
 
+/** Absorbed chats written per transaction: the event loop turns between slices (other requests, `/health`). */
+const ABSORB_SLICE = 64;
+
+/**
+ * Writes absorbed chats {@link ABSORB_SLICE} at a time, each slice with its `agt_queue` marks in one
+ * transaction (a crash between slices leaves the later ones queued: they run after the restart, as any
+ * chat not yet written into a turn). All of them are written even when the turn is stopped meanwhile:
+ * they were taken from the queue, and nothing said is lost.
+ */
+async function appendAbsorbed(env: TurnEnv, items: Array<Extract<QueueItem, { kind: 'chat' }>>): Promise<void> {
+  for (let i = 0; i < items.length; i += ABSORB_SLICE) {
+    if (i > 0) await afterPendingIo();
+    appendIncoming(env, items.slice(i, i + ABSORB_SLICE), 'absorbed');
+  }
+}
+
 export async function runTurn(env: TurnEnv): Promise<TurnResult> {
   const counters: Counters = { llmCalls: 0, toolCalls: 0 };
   try {
@@ -158,7 +174,7 @@ export async function runTurn(env: TurnEnv): Promise<TurnResult> {
 /** How long a chat turn's first model call waits at most for a burst of chats to end. */
 export const ABSORB_WAIT_MS = 100;
 /** In a burst, the quiet time (no chat arrived) that ends it. */
-const BURST_QUIET_MS = 1;
+const BURST_QUIET_MS = 5;
 
 /**
  * Waits for the requests already read to be handled (one check phase). When chats for this loop arrived
@@ -222,7 +238,7 @@ async function converse(env: TurnEnv, counters: Counters): Promise<TurnResult> {
         .absorb()
         .filter((item): item is Extract<QueueItem, { kind: 'chat' }> => item.kind === 'chat');
       if (absorbed.length > 0) {
-        appendIncoming(env, absorbed, 'absorbed');
+        await appendAbsorbed(env, absorbed);
         env.emit('chat.delivered', { turn_ids: absorbed.map((item) => item.turnId) });
       }
     }
