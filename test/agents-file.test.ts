@@ -210,6 +210,12 @@ t.test('durable runtime stores: accepted turns, tasks and prompts, idempotency k
     [...file.hil.openTasks('a')].map((x) => x.id),
     ['t1'],
   );
+  t.same(
+    file.hil.openTasks(['x', 'a', 'y']).map((x) => x.id),
+    ['t1'],
+    'several turn ids in one query',
+  );
+  t.same(file.hil.openTasks(['x', 'y']), []);
   file.hil.updateTask('t1', { status: 'running', resolution: { action: 'approve' }, delivered: false, updatedAt: 2 });
   t.same(
     file.hil.openTasks().map((x) => x.id),
@@ -249,6 +255,10 @@ t.test('durable runtime stores: accepted turns, tasks and prompts, idempotency k
   file.hil.updatePrompt('p1', { status: 'answered', answer: 'because' });
   t.same(
     file.hil.openPrompts('a').map((p) => [p.id, p.answer]),
+    [['p1', 'because']],
+  );
+  t.same(
+    file.hil.openPrompts(['a', 'z']).map((p) => [p.id, p.answer]),
     [['p1', 'because']],
   );
   t.equal(file.hil.promptForCall('ask', 'a', 'c2')?.status, 'answered');
