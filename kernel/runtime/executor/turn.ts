@@ -172,7 +172,7 @@ export async function runTurn(env: TurnEnv): Promise<TurnResult> {
 }
 
 /** How long a chat turn's first model call waits at most for a burst of chats to end. */
-export const ABSORB_WAIT_MS = 100;
+export const ABSORB_WAIT_MS = 250;
 /** In a burst, the quiet time (no chat arrived) that ends it. */
 const BURST_QUIET_MS = 5;
 
@@ -198,6 +198,9 @@ async function whileChatsArrive(env: TurnEnv): Promise<void> {
     } else if (arriving) {
       arriving = false;
       await sleep(BURST_QUIET_MS);
+      // The requests that came meanwhile are read (poll phase) before the count is looked at: a timer
+      // is due before the I/O of a process that was descheduled is read.
+      await afterPendingIo();
     } else break;
   }
 }
