@@ -174,7 +174,7 @@ export async function runTurn(env: TurnEnv): Promise<TurnResult> {
 /** How long a chat turn's first model call waits at most for a burst of chats to end. */
 export const ABSORB_WAIT_MS = 250;
 /** In a burst, the quiet time (no chat arrived) that ends it. */
-const BURST_QUIET_MS = 5;
+const BURST_QUIET_MS = 20;
 
 /**
  * Waits for the requests already read to be handled (one check phase). When chats for this loop arrived
