@@ -1,8 +1,8 @@
 /**
  * Group commit for one agent file: writes asked for in the same event-loop turn (the requests read in one
  * poll phase, say a burst of chats) share one transaction (up to {@link COMMIT_SLICE}; more commit in
- * slices, one per event-loop turn, in order), run in the check phase right after (`setImmediate`), and
- * each caller's promise settles once its transaction committed. The caller answers
+ * slices, in order), run in a check phase after them (one write slice of the daemon's per event-loop
+ * turn: kernel/write-slices.ts), and each caller's promise settles once its transaction committed. The caller answers
  * only then, so what it promises (a 202 means the row is in the file) holds exactly as with a commit of
  * its own; the saving is the per-transaction work: the write lock (`BEGIN IMMEDIATE`, the WAL index
  * locks), the WAL frames and the commit, paid once per batch instead of once per write
@@ -17,6 +17,7 @@
  * its own caller. Writes are synchronous (no awaits inside), as for {@link AgentFile.transaction}.
  */
 import type { AgentFile } from './agent-file.js';
+import { nextWriteSlice } from '../write-slices.js';
 
 interface Pending {
   write: (file: AgentFile) => void;
@@ -51,7 +52,7 @@ export class GroupCommit {
       this.batch.push(pending);
       if (!this.scheduled) {
         this.scheduled = true;
-        setImmediate(() => this.flush());
+        void nextWriteSlice().then(() => this.flush());
       }
     });
   }
@@ -63,8 +64,8 @@ export class GroupCommit {
 
   private flush(): void {
     const batch = this.batch.splice(0, COMMIT_SLICE);
-    // The rest in the next event-loop turn; writes asked for meanwhile queue after them.
-    if (this.batch.length > 0) setImmediate(() => this.flush());
+    // The rest in a later event-loop turn; writes asked for meanwhile queue after them.
+    if (this.batch.length > 0) void nextWriteSlice().then(() => this.flush());
     else this.scheduled = false;
     const settled: Array<() => void> = [];
     let file: AgentFile | undefined;

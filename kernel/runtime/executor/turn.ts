@@ -34,6 +34,7 @@ import {
 import { buildMessages, rowText, triggerText, unansweredCalls } from './context.js';
 import { isParked, type TurnResult } from './loop-executor.js';
 import { callTool } from './tool-call.js';
+import { nextWriteSlice } from '../../write-slices.js';
 
 export interface ActiveTool {
   def: ToolDefinition;
@@ -140,7 +141,8 @@ const ABSORB_SLICE = 64;
  */
 async function appendAbsorbed(env: TurnEnv, items: Array<Extract<QueueItem, { kind: 'chat' }>>): Promise<void> {
   for (let i = 0; i < items.length; i += ABSORB_SLICE) {
-    if (i > 0) await afterPendingIo();
+    // One slice of the daemon's per event-loop turn: ten agents' bursts do not all write at once.
+    await nextWriteSlice();
     appendIncoming(env, items.slice(i, i + ABSORB_SLICE), 'absorbed');
   }
 }
