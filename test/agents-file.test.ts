@@ -19,7 +19,7 @@ const columns = (path: string, table: string) => {
 };
 
 t.test('a version-1 file migrates forward on load and keeps its rows', async (t) => {
-  t.equal(SCHEMA_VERSION, 13);
+  t.equal(SCHEMA_VERSION, 14);
   const path = join(tempDir(t), 'old.agt');
   copyFileSync(FIXTURE_V1, path);
   t.notOk(columns(path, 'agt_loop').includes('loop'), 'the fixture is really version 1');
