@@ -1,14 +1,18 @@
 /**
  * A burst of chats sent at once to the built daemon, and what it does to everything else: 1,000 chats
  * over 10 agents (`POST /agents/{id}/chat`, all in flight together over 200 keep-alive connections) while a
- * prober in its own process (bench/health-probe.mjs) calls `GET /health` every 100 ms; then 1,000 chats to
- * one agent. Reports the accepted chats per second (first request sent → last 202), `/health`'s p50 / p99
+ * prober in its own process (bench/health-probe.mjs) calls `GET /health` every 10 ms (often enough that
+ * its p99 is not simply the slowest answer); then 1,000 chats to one agent. Both come after a first burst
+ * of the same shape over the 10 agents (`first`, reported apart): the first burst of a process runs the
+ * accept path's code before V8 compiled it (a third of the daemon's CPU then goes to the compiler
+ * threads), which the steady state a daemon serves does not. Reports the accepted chats per second (first request sent → last 202), `/health`'s p50 / p99
  * / slowest answer from the first chat sent until every turn ended, and how every accepted turn ended on
  * `GET /events` (`turn.completed`, as its turn or absorbed; `agent.error`; `chat.discarded`): exactly once
  * each, or the bench says which did not.
  *
- * Alone: `node --import tsx bench/chat-burst.ts [--chats=1000] [--agents=10] [--probe-ms=100] [--rounds=1]
- * [--dist=<build copy>] [--cpu-prof --profile-dir=<dir>]`; `npm run bench` runs it once as a row.
+ * Alone: `node --import tsx bench/chat-burst.ts [--chats=1000] [--agents=10] [--probe-ms=10] [--rounds=1]
+ * [--dist=<build copy>] [--cpu-prof --profile-dir=<dir>] [--node-arg=<flag>]...`; `npm run bench` runs it once as
+ * a row. `--node-arg`: a node flag for the daemon (e.g. `--perf-basic-prof` for `perf record`).
  * `--dist`: another build's folder, for an A/B in the same minutes (a copy of dist/ whose
  * `.agt-build.json` names the project as `sourceRoot`, as for bench/agents-scale.ts).
  */
@@ -54,9 +58,13 @@ export interface BurstFigures {
   endedOnce: number;
   endedTwice: number;
   notEnded: number;
+  /** The burst's window on the monotonic clock in µs (a daemon profile's clock: profile-top.mjs --from/--to). */
+  window: [number, number];
 }
 
 export interface BurstResult {
+  /** The first burst of the process (over the 10 agents), before V8 compiled the accept path. */
+  first: BurstFigures;
   spread: BurstFigures;
   oneAgent: BurstFigures;
 }
@@ -142,6 +150,9 @@ async function startProber(port: number, intervalMs: number): Promise<{ stop(): 
 
 const CONNECTIONS = 200;
 
+/** `/health` is probed this often during a burst (ms). */
+export const BURST_PROBE_MS = 10;
+
 /** Why chats were not accepted (status and body start, or the connection error), counted. */
 const refusals = new Map<string, number>();
 
@@ -208,6 +219,7 @@ async function burst(
   const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
   refusals.clear();
   const cpuBefore = cpuMs(pid);
+  const fromUs = Number(process.hrtime.bigint() / 1000n);
   const since = performance.timeOrigin + performance.now();
   const sent: Array<Promise<string | undefined>> = [];
   for (let i = 0; i < chats; i++) sent.push(chat(port, agent, agentIds[i % agentIds.length]!, `burst chat ${i}`));
@@ -219,6 +231,7 @@ async function burst(
   while (accepted.some((id) => !watch.ends.has(id)) && Date.now() < deadline) await sleep(20);
   const settleSeconds = (performance.timeOrigin + performance.now() - since) / 1000;
   const cpuPerChatMs = (cpuMs(pid) - cpuBefore) / chats;
+  const toUs = Number(process.hrtime.bigint() / 1000n);
   const probes = (await prober.stop()).filter((probe) => probe.at >= since);
   watch.close();
   agent.destroy();
@@ -244,6 +257,7 @@ async function burst(
     endedOnce: accepted.filter((id) => watch.ends.get(id) === 1).length,
     endedTwice: accepted.filter((id) => (watch.ends.get(id) ?? 0) > 1).length,
     notEnded: accepted.filter((id) => !watch.ends.has(id)).length,
+    window: [fromUs, toUs],
   };
 }
 
@@ -251,7 +265,7 @@ async function burst(
 export async function chatBurstBench(options: BurstOptions = {}, cleanups: Array<() => unknown> = []) {
   const chats = options.chats ?? 1000;
   const agents = options.agents ?? 10;
-  const probeMs = options.probeMs ?? 100;
+  const probeMs = options.probeMs ?? BURST_PROBE_MS;
   const dist = resolve(ROOT, options.dist ?? 'dist');
   const fake = await startFakeOpenAI({ teardown: (fn) => void cleanups.push(fn) }, [], {
     fallback: reply.text('ok'),
@@ -267,6 +281,7 @@ export async function chatBurstBench(options: BurstOptions = {}, cleanups: Array
     }),
   );
   const { port, child, exited } = await startBuiltDaemon(ROOT, dist, dataDir, cleanups, options.nodeArgs);
+  log(`daemon pid ${child.pid}`);
   const identity = await call(port, 'POST', '/identity/create', { passphrase: 'bench passphrase, not a secret' });
   if (identity.status !== 201) throw new Error(`identity/create answered ${identity.status}`);
   const agentIds: string[] = [];
@@ -279,6 +294,8 @@ export async function chatBurstBench(options: BurstOptions = {}, cleanups: Array
   // A few turns first, so the burst does not measure the first compile of the turn's code.
   log('warm-up turns');
   for (const id of agentIds) await call(port, 'POST', `/agents/${id}/chat?wait=true`, { text: 'warm-up' });
+  log(`${chats} chats over ${agents} agents, the first burst`);
+  const first = await burst(port, child.pid!, agentIds.slice(0, agents), chats, probeMs);
   log(`${chats} chats over ${agents} agents`);
   const spread = await burst(port, child.pid!, agentIds.slice(0, agents), chats, probeMs);
   log(`${chats} chats to one agent`);
@@ -286,7 +303,7 @@ export async function chatBurstBench(options: BurstOptions = {}, cleanups: Array
   // A graceful stop, so a `--cpu-prof` profile is written.
   await call(port, 'POST', '/daemon/shutdown', {});
   await exited;
-  return { spread, oneAgent } satisfies BurstResult;
+  return { first, spread, oneAgent } satisfies BurstResult;
 }
 
 const fmt = (n: number, digits = 0) =>
@@ -308,7 +325,10 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     (process.argv.includes(`--${name}`) ? '' : undefined);
   const rounds = Number(arg('rounds') ?? 1);
   const profileDir = resolve(arg('profile-dir') ?? join(tmpdir(), 'agt-burst-profiles'));
-  const nodeArgs = arg('cpu-prof') !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const nodeArgs = [
+    ...(arg('cpu-prof') !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+    ...process.argv.filter((a) => a.startsWith('--node-arg=')).map((a) => a.slice('--node-arg='.length)),
+  ];
   if (nodeArgs.length > 0) mkdirSync(profileDir, { recursive: true });
   const cleanups: Array<() => unknown> = [];
   await runThenClean(async () => {
@@ -318,7 +338,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
         {
           chats: Number(arg('chats') ?? 1000),
           agents: Number(arg('agents') ?? 10),
-          probeMs: Number(arg('probe-ms') ?? 100),
+          probeMs: Number(arg('probe-ms') ?? BURST_PROBE_MS),
           ...(arg('dist') ? { dist: arg('dist') } : {}),
           nodeArgs,
         },
@@ -326,7 +346,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
       );
       process.stdout.write(
         `${JSON.stringify({ round, load, build: arg('dist') ?? 'dist', ...result })}\n` +
-          `  spread: ${describeBurst(result.spread)}\n  one agent: ${describeBurst(result.oneAgent)}\n`,
+          `  first: ${describeBurst(result.first)}\n  spread: ${describeBurst(result.spread)}\n  one agent: ${describeBurst(result.oneAgent)}\n`,
       );
     }
   }, cleanups);

@@ -19,7 +19,7 @@ const columns = (path: string, table: string) => {
 };
 
 t.test('a version-1 file migrates forward on load and keeps its rows', async (t) => {
-  t.equal(SCHEMA_VERSION, 13);
+  t.equal(SCHEMA_VERSION, 14);
   const path = join(tempDir(t), 'old.agt');
   copyFileSync(FIXTURE_V1, path);
   t.notOk(columns(path, 'agt_loop').includes('loop'), 'the fixture is really version 1');
@@ -151,6 +151,42 @@ t.test('durable runtime stores: accepted turns, tasks and prompts, idempotency k
   t.equal(file.queue.remove(['a', 'b', 'nope']), 2);
   t.equal(file.queue.count(), 1);
 
+  // One event ending several turn ids is stored once: the first row that takes it holds it, the others
+  // refer to that row, and reading them back gives each the event (what recovery emits again).
+  for (const id of ['h', 'x', 'y']) file.queue.insert({ turnId: id, loop: 'main', kind: 'chat', payload: {} });
+  const end = { type: 'turn.completed' as const, payload: { turn_id: 'h', absorbed_turn_ids: ['x', 'y'] } };
+  t.equal(file.queue.markEnded(['wake', 'h', 'x', 'y'], end), 3, 'a turn id without a row takes nothing');
+  const stored = file.raw.all(
+    "SELECT turn_id, ended FROM agt_queue WHERE turn_id IN ('h', 'x', 'y') ORDER BY id",
+  ) as Array<{
+    turn_id: string;
+    ended: string;
+  }>;
+  t.same(
+    stored.map((row) => [row.turn_id, JSON.parse(row.ended)]),
+    [
+      ['h', end],
+      ['x', { ref: 'h' }],
+      ['y', { ref: 'h' }],
+    ],
+  );
+  t.same(
+    file.queue
+      .list()
+      .filter((row) => row.ended)
+      .map((row) => [row.turn_id, row.ended]),
+    [
+      ['h', end],
+      ['x', end],
+      ['y', end],
+    ],
+  );
+  t.same(file.queue.get('y')?.ended, end);
+  t.equal(file.queue.markEnded(['s'], { type: 'agent.error', payload: { turn_id: 's' } }), 1);
+  t.same(file.queue.get('s')?.ended, { type: 'agent.error', payload: { turn_id: 's' } });
+  t.equal(file.queue.remove(['h', 'x', 'y', 's']), 4);
+  t.equal(file.queue.count(), 0);
+
   const task = {
     id: 't1',
     kind: 'approval' as const,
@@ -174,6 +210,12 @@ t.test('durable runtime stores: accepted turns, tasks and prompts, idempotency k
     [...file.hil.openTasks('a')].map((x) => x.id),
     ['t1'],
   );
+  t.same(
+    file.hil.openTasks(['x', 'a', 'y']).map((x) => x.id),
+    ['t1'],
+    'several turn ids in one query',
+  );
+  t.same(file.hil.openTasks(['x', 'y']), []);
   file.hil.updateTask('t1', { status: 'running', resolution: { action: 'approve' }, delivered: false, updatedAt: 2 });
   t.same(
     file.hil.openTasks().map((x) => x.id),
@@ -213,6 +255,10 @@ t.test('durable runtime stores: accepted turns, tasks and prompts, idempotency k
   file.hil.updatePrompt('p1', { status: 'answered', answer: 'because' });
   t.same(
     file.hil.openPrompts('a').map((p) => [p.id, p.answer]),
+    [['p1', 'because']],
+  );
+  t.same(
+    file.hil.openPrompts(['a', 'z']).map((p) => [p.id, p.answer]),
     [['p1', 'because']],
   );
   t.equal(file.hil.promptForCall('ask', 'a', 'c2')?.status, 'answered');

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import Database from 'libsql';
 import t, { type Test } from 'tap';
 import { AgentFile } from '../kernel/agents/agent-file.js';
-import { GroupCommit } from '../kernel/agents/group-commit.js';
+import { COMMIT_SLICE, GroupCommit } from '../kernel/agents/group-commit.js';
 import { agentConfig } from './helpers/agent-file.js';
 import { tempDir } from './helpers/daemon.js';
 
@@ -118,4 +118,40 @@ t.test('a large batch releases its callers a slice per event-loop turn', async (
   await counter;
   t.equal(count(), 70, 'all 70 rows committed');
   t.ok(new Set(resumed).size >= 2, `callers resumed over ${new Set(resumed).size} event-loop turns`);
+});
+
+t.test('a batch larger than a slice commits in slices, in order, one per event-loop turn', async (t) => {
+  const file = openFile(t);
+  const group = new GroupCommit(() => file);
+  const transactions: number[] = [];
+  let turn = 0;
+  const original = file.transaction.bind(file);
+  file.transaction = ((fn: (f: AgentFile) => unknown) => {
+    transactions.push(turn);
+    return original(fn as never);
+  }) as typeof file.transaction;
+  const writes = Array.from({ length: COMMIT_SLICE * 2 + 10 }, (_, i) =>
+    group.add(
+      (f) => f.queue.insert(row(`s${i}`)),
+      () => undefined,
+    ),
+  );
+  const counter = (async () => {
+    for (let i = 0; i < 10; i++) {
+      await new Promise((done) => setImmediate(done));
+      turn++;
+    }
+  })();
+  await Promise.all(writes);
+  await counter;
+  t.equal(transactions.length, 3, `${COMMIT_SLICE * 2 + 10} writes in 3 transactions`);
+  t.equal(new Set(transactions).size, 3, 'each in an event-loop turn of its own');
+  const ids = (file.raw.all('SELECT turn_id FROM agt_queue ORDER BY id') as Array<{ turn_id: string }>).map(
+    (r) => r.turn_id,
+  );
+  t.same(
+    ids,
+    writes.map((_, i) => `s${i}`),
+    'committed in the order asked',
+  );
 });

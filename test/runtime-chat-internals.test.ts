@@ -1,8 +1,10 @@
 /**
  * Chat rules that need the runtime's insides: chats queued while a turn is held before its model call
- * (listing its tools) are absorbed by the oldest, and a loop's queue bound, filled through the kernel's
+ * (listing its tools) are absorbed by the oldest, a burst arriving over several event-loop turns joins
+ * the turn of its first chat, and a loop's queue bound, filled through the kernel's
  * runtime (1000 real turns would take far too long).
  */
+import { setImmediate as nextLoopTurn } from 'node:timers/promises';
 import t from 'tap';
 import { runtimeHarness } from './fixtures/runtime/harness.js';
 
@@ -33,6 +35,30 @@ t.test('a busy loop: the first queued chat interrupts, the oldest runs next and 
   // The second turn's only model call saw every queued chat as consecutive user rows.
   const seen = h.model.calls[1]!.messages.map((m) => m.content);
   t.same(seen, ['one', 'two', 'three', 'four']);
+});
+
+t.test('a burst arriving over several event-loop turns joins the turn of its first chat: one model call', async (t) => {
+  const h = await runtimeHarness(t, { wire: true });
+  const id = await h.agent();
+  const runtime = h.service.forRequest(id);
+  // Each chat after the first is accepted an event-loop turn after the one before (as a burst answered
+  // a slice at a time brings them): the first chat's turn waits while they keep coming.
+  const accepted = [runtime.chatGrouped('main', 'one')];
+  for (const text of ['two', 'three', 'four', 'five']) {
+    await nextLoopTurn();
+    accepted.push(runtime.chatGrouped('main', text));
+  }
+  const turnIds = await Promise.all(accepted);
+  const end = await h.ended(turnIds[0]!);
+  t.equal(end.event_type, 'turn.completed');
+  t.equal((end.payload as any).stop_reason, 'end', 'not interrupted');
+  t.same((end.payload as any).absorbed_turn_ids, turnIds.slice(1));
+  t.equal(h.model.calls.length, 1, 'one model call for the burst');
+  t.same(
+    h.model.calls[0]!.messages.map((m) => m.content),
+    ['one', 'two', 'three', 'four', 'five'],
+  );
+  t.equal(h.of('turn.started', id).length, 1);
 });
 
 t.test(

@@ -1,7 +1,8 @@
 /**
  * Group commit for one agent file: writes asked for in the same event-loop turn (the requests read in one
- * poll phase, say a burst of chats) share one transaction, run in the check phase right after
- * (`setImmediate`), and each caller's promise settles once that transaction committed. The caller answers
+ * poll phase, say a burst of chats) share one transaction (up to {@link COMMIT_SLICE}; more commit in
+ * slices, in order), run in a check phase after them (one write slice of the daemon's per event-loop
+ * turn: kernel/write-slices.ts), and each caller's promise settles once its transaction committed. The caller answers
  * only then, so what it promises (a 202 means the row is in the file) holds exactly as with a commit of
  * its own; the saving is the per-transaction work: the write lock (`BEGIN IMMEDIATE`, the WAL index
  * locks), the WAL frames and the commit, paid once per batch instead of once per write
@@ -16,6 +17,7 @@
  * its own caller. Writes are synchronous (no awaits inside), as for {@link AgentFile.transaction}.
  */
 import type { AgentFile } from './agent-file.js';
+import { nextWriteSlice } from '../write-slices.js';
 
 interface Pending {
   write: (file: AgentFile) => void;
@@ -26,9 +28,16 @@ interface Pending {
 
 /** Callers released per event-loop turn after a commit: their answers go out a slice at a time. */
 const RELEASE_SLICE = 32;
+/**
+ * Writes per shared transaction: a larger batch (200 chats read in one poll phase) commits in slices,
+ * one per event-loop turn, so the loop serves other requests between them.
+ */
+export const COMMIT_SLICE = 64;
 
 export class GroupCommit {
+  /** Writes waiting, oldest first (a flush takes up to {@link COMMIT_SLICE} of them). */
   private batch: Pending[] = [];
+  private scheduled = false;
 
   /** `file`: the agent file now (read at each flush, so a reopened file is the one written). */
   constructor(private readonly file: () => AgentFile) {}
@@ -40,7 +49,11 @@ export class GroupCommit {
   add<T>(write: (file: AgentFile) => void, committed: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const pending: Pending = { write, committed, resolve: resolve as (value: unknown) => void, reject };
-      if (this.batch.push(pending) === 1) setImmediate(() => this.flush());
+      this.batch.push(pending);
+      if (!this.scheduled) {
+        this.scheduled = true;
+        void nextWriteSlice().then(() => this.flush());
+      }
     });
   }
 
@@ -50,8 +63,10 @@ export class GroupCommit {
   }
 
   private flush(): void {
-    const batch = this.batch;
-    this.batch = [];
+    const batch = this.batch.splice(0, COMMIT_SLICE);
+    // The rest in a later event-loop turn; writes asked for meanwhile queue after them.
+    if (this.batch.length > 0) void nextWriteSlice().then(() => this.flush());
+    else this.scheduled = false;
     const settled: Array<() => void> = [];
     let file: AgentFile | undefined;
     try {

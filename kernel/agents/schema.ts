@@ -376,6 +376,13 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE agt_prompts ADD COLUMN schema TEXT;
     `,
   },
+  {
+    version: 14,
+    description:
+      'an end that ends many accepted turns is stored once: the other rows of agt_queue hold `{"ref": <turn id>}` in `ended`',
+    // No table changes: the version says an older build cannot read such rows, so it refuses the file.
+    sql: '',
+  },
 ];
 
 /** The version this build writes. Files with a higher `user_version` are refused. */

@@ -106,6 +106,8 @@ export async function acceptChatGrouped(
   if (seen !== undefined) return seen;
   const executor = host.loop(loopName);
   executor.assertAccepts();
+  // A chat turn of this loop still absorbing waits for this one (kernel/runtime/executor/turn.ts).
+  executor.noteArrival();
   const turnId = randomUUID();
   const row: QueuedInput = { turnId, loop: loopName, kind: 'chat', payload: { text }, createdAt: now };
   // Queued as soon as the batch committed (so a burst joins one turn); the answer may wait a slice.

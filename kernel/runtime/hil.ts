@@ -462,20 +462,20 @@ export class HilStore {
    * A no-op for turns that left nothing open, which is every turn that ran normally.
    */
   closeTurns(turnIds: readonly string[], reason: string): void {
-    if (this.parked || !this.file.isOpen) return;
-    for (const turnId of turnIds) {
-      for (const task of this.records.openTasks(turnId)) {
-        const waiter = this.taskWaiters.get(task.id);
-        this.taskWaiters.delete(task.id);
-        this.cancelTask(task.id, reason);
-        waiter?.reject(turnEnded());
-      }
-      for (const prompt of this.records.openPrompts(turnId)) {
-        const waiter = this.promptWaiters.get(prompt.id);
-        this.promptWaiters.delete(prompt.id);
-        this.cancelPrompt(prompt.id);
-        waiter?.reject(turnEnded());
-      }
+    if (this.parked || !this.file.isOpen || turnIds.length === 0) return;
+    // One query each for all of them: an end may name a burst's 1,000 absorbed chats.
+    const ids = turnIds.length === 1 ? turnIds[0]! : turnIds;
+    for (const task of this.records.openTasks(ids)) {
+      const waiter = this.taskWaiters.get(task.id);
+      this.taskWaiters.delete(task.id);
+      this.cancelTask(task.id, reason);
+      waiter?.reject(turnEnded());
+    }
+    for (const prompt of this.records.openPrompts(ids)) {
+      const waiter = this.promptWaiters.get(prompt.id);
+      this.promptWaiters.delete(prompt.id);
+      this.cancelPrompt(prompt.id);
+      waiter?.reject(turnEnded());
     }
   }
 

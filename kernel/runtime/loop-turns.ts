@@ -38,6 +38,7 @@ export function loopExecutor(host: LoopTurnsHost, name: string): LoopExecutor {
         signal: control.signal,
         setState: control.setState,
         absorb: control.absorb,
+        arrivals: control.arrivals,
         emit: (type, payload) => host.emit(type, payload, { loop, turnId: head.turnId }),
         log: (level, message, data) => host.log(level, message, { loop, turnId: head.turnId, data }),
         fire: (type, data) => host.fire(type, data, { loop, turnId: head.turnId }),

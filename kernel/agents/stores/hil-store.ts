@@ -143,6 +143,8 @@ const decodePrompt = (row: RawPrompt): PromptRecord => ({
 const OPEN_TASK = "(status = 'pending_approval' OR (delivered = 0 AND status IN ('running', 'denied')))";
 const OPEN_PROMPT =
   "(status = 'pending' OR (delivered = 0 AND status IN ('answered', 'answered_by_caller', 'resumed', 'declined')))";
+/** Several turn ids as one JSON array parameter (an end that names a burst's absorbed chats). */
+const TURN_IDS = '(SELECT value FROM json_each(?))';
 const FINISHED_TASK = "status NOT IN ('pending', 'pending_approval', 'running')";
 
 export type TaskPatch = Partial<
@@ -226,11 +228,16 @@ export class HilRecordStore {
   }
 
   /** Open tasks (pending, or decided and not yet picked up), oldest first; of one turn when given. */
-  openTasks(turnId?: string): TaskRecord[] {
+  openTasks(turnId?: string | readonly string[]): TaskRecord[] {
     const rows =
       turnId === undefined
         ? this.sql.all<RawTask>(`SELECT * FROM agt_tasks WHERE ${OPEN_TASK} ORDER BY seq`)
-        : this.sql.all<RawTask>(`SELECT * FROM agt_tasks WHERE turn_id = ? AND ${OPEN_TASK} ORDER BY seq`, turnId);
+        : typeof turnId === 'string'
+          ? this.sql.all<RawTask>(`SELECT * FROM agt_tasks WHERE turn_id = ? AND ${OPEN_TASK} ORDER BY seq`, turnId)
+          : this.sql.all<RawTask>(
+              `SELECT * FROM agt_tasks WHERE turn_id IN ${TURN_IDS} AND ${OPEN_TASK} ORDER BY seq`,
+              JSON.stringify(turnId),
+            );
     return rows.map(decodeTask);
   }
 
@@ -312,14 +319,19 @@ export class HilRecordStore {
   }
 
   /** Open prompts (pending, or answered and not yet picked up), oldest first; of one turn when given. */
-  openPrompts(turnId?: string): PromptRecord[] {
+  openPrompts(turnId?: string | readonly string[]): PromptRecord[] {
     const rows =
       turnId === undefined
         ? this.sql.all<RawPrompt>(`SELECT * FROM agt_prompts WHERE ${OPEN_PROMPT} ORDER BY seq`)
-        : this.sql.all<RawPrompt>(
-            `SELECT * FROM agt_prompts WHERE turn_id = ? AND ${OPEN_PROMPT} ORDER BY seq`,
-            turnId,
-          );
+        : typeof turnId === 'string'
+          ? this.sql.all<RawPrompt>(
+              `SELECT * FROM agt_prompts WHERE turn_id = ? AND ${OPEN_PROMPT} ORDER BY seq`,
+              turnId,
+            )
+          : this.sql.all<RawPrompt>(
+              `SELECT * FROM agt_prompts WHERE turn_id IN ${TURN_IDS} AND ${OPEN_PROMPT} ORDER BY seq`,
+              JSON.stringify(turnId),
+            );
     return rows.map(decodePrompt);
   }
 }

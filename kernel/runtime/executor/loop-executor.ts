@@ -34,6 +34,8 @@ export interface TurnControl {
   setState: (state: ExecutorState) => void;
   /** Chat turns only, once, right before the first model call: takes every queued chat. */
   absorb(): QueueItem[];
+  /** Chats accepted for this loop so far (a counter: a change means more arrived). */
+  arrivals(): number;
 }
 
 export interface LoopHost {
@@ -64,6 +66,8 @@ export class LoopExecutor {
   private stopped = false;
   /** Set while a transition is pending (for `targetState` in the agent status). */
   target: string | null = null;
+  /** Chats accepted so far, counted when accepted (before their shared commit) and when queued. */
+  private chatArrivals = 0;
 
   constructor(
     readonly loop: string,
@@ -105,6 +109,7 @@ export class LoopExecutor {
   enqueue(item: QueueItem, options: { restored?: boolean } = {}): void {
     this.assertAccepts();
     this.queue.push(item);
+    if (item.kind === 'chat') this.chatArrivals++;
     if (
       item.kind === 'chat' &&
       !options.restored &&
@@ -114,6 +119,14 @@ export class LoopExecutor {
     )
       this.stopCurrent('interrupt');
     this.kick();
+  }
+
+  /**
+   * A chat was accepted and waits for its commit before it is queued ({@link enqueue} follows): a chat
+   * turn still absorbing waits for it (turn.ts).
+   */
+  noteArrival(): void {
+    this.chatArrivals++;
   }
 
   /** Interrupts the running turn; queued work is kept. False when nothing ran. */
@@ -303,6 +316,7 @@ export class LoopExecutor {
         running.absorbed = this.takeQueuedChats();
         return running.absorbed;
       },
+      arrivals: () => this.chatArrivals,
     };
     let result: TurnResult;
     try {

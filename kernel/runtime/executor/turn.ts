@@ -18,7 +18,7 @@ import {
   type ToolImage,
   type TriggerType,
 } from '@agt/contracts';
-import { setImmediate as afterPendingIo } from 'node:timers/promises';
+import { setImmediate as afterPendingIo, setTimeout as sleep } from 'node:timers/promises';
 import type { LoopRowInput } from '../../agents/stores/loop-store.js';
 import { systemClock, type Clock, type TimerHandle } from '../clock.js';
 import { approvalWaitFailed } from '../errors.js';
@@ -34,6 +34,7 @@ import {
 import { buildMessages, rowText, triggerText, unansweredCalls } from './context.js';
 import { isParked, type TurnResult } from './loop-executor.js';
 import { callTool } from './tool-call.js';
+import { nextWriteSlice } from '../../write-slices.js';
 
 export interface ActiveTool {
   def: ToolDefinition;
@@ -52,6 +53,8 @@ export interface TurnEnv {
   setState(state: ExecutorState): void;
   /** Takes the chats queued so far into this turn (chat turns, once); see LoopExecutor. */
   absorb(): QueueItem[];
+  /** Chats accepted for this loop so far (a counter); absent: the turn waits one check phase only. */
+  arrivals?(): number;
   emit<T extends EventType>(type: T, payload: EventPayloads[T]): void;
   log(level: 'info' | 'warn' | 'error', message: string, data?: unknown): void;
   /** Offers an event to the evaluator with this loop and turn as origin (self-suppression). */
@@ -127,6 +130,23 @@ function appendIncoming(
   for (const row of rows) env.emit('loop.appended', { row_id: row.id, role: row.role, kind: row.kind });
 }
 
+/** Absorbed chats written per transaction: the event loop turns between slices (other requests, `/health`). */
+const ABSORB_SLICE = 64;
+
+/**
+ * Writes absorbed chats {@link ABSORB_SLICE} at a time, each slice with its `agt_queue` marks in one
+ * transaction (a crash between slices leaves the later ones queued: they run after the restart, as any
+ * chat not yet written into a turn). All of them are written even when the turn is stopped meanwhile:
+ * they were taken from the queue, and nothing said is lost.
+ */
+async function appendAbsorbed(env: TurnEnv, items: Array<Extract<QueueItem, { kind: 'chat' }>>): Promise<void> {
+  for (let i = 0; i < items.length; i += ABSORB_SLICE) {
+    // One slice of the daemon's per event-loop turn: ten agents' bursts do not all write at once.
+    await nextWriteSlice();
+    appendIncoming(env, items.slice(i, i + ABSORB_SLICE), 'absorbed');
+  }
+}
+
 export async function runTurn(env: TurnEnv): Promise<TurnResult> {
   const counters: Counters = { llmCalls: 0, toolCalls: 0 };
   try {
@@ -150,6 +170,40 @@ export async function runTurn(env: TurnEnv): Promise<TurnResult> {
       ...(typeof status === 'number' ? { status } : {}),
       ...counters,
     };
+  }
+}
+
+/** How long a chat turn's first model call waits at most for a burst of chats to end. */
+export const ABSORB_WAIT_MS = 250;
+/** In a burst, the quiet time (no chat arrived) that ends it. */
+const BURST_QUIET_MS = 20;
+
+/**
+ * Waits for the requests already read to be handled (one check phase). When chats for this loop arrived
+ * meanwhile (a burst: 1,000 over a few hundred connections, answered a slice at a time), it waits on
+ * while they keep arriving, until {@link BURST_QUIET_MS} passed without one or {@link ABSORB_WAIT_MS} in
+ * all: the burst joins one turn, instead of model calls started between two of its chats being
+ * interrupted by the next, as the chat rules require (docs/runtime.md), and started again. A lone chat
+ * waits one check phase, as before: nothing arrives meanwhile.
+ */
+async function whileChatsArrive(env: TurnEnv): Promise<void> {
+  const until = performance.now() + ABSORB_WAIT_MS;
+  let seen = env.arrivals?.();
+  await afterPendingIo();
+  let arriving = false;
+  while (env.arrivals && performance.now() < until && !env.signal.aborted) {
+    const now = env.arrivals();
+    if (now !== seen) {
+      seen = now;
+      arriving = true;
+      await afterPendingIo();
+    } else if (arriving) {
+      arriving = false;
+      await sleep(BURST_QUIET_MS);
+      // The requests that came meanwhile are read (poll phase) before the count is looked at: a timer
+      // is due before the I/O of a process that was descheduled is read.
+      await afterPendingIo();
+    } else break;
   }
 }
 
@@ -184,12 +238,12 @@ async function converse(env: TurnEnv, counters: Counters): Promise<TurnResult> {
       // Chats queued meanwhile join this turn as consecutive user rows before its first model call. The
       // call waits for the requests already read to be handled (the check phase after them), so a burst
       // of chats joins one turn instead of each starting a model call that the next one interrupts.
-      if (env.head.kind === 'chat') await afterPendingIo();
+      if (env.head.kind === 'chat') await whileChatsArrive(env);
       const absorbed = env
         .absorb()
         .filter((item): item is Extract<QueueItem, { kind: 'chat' }> => item.kind === 'chat');
       if (absorbed.length > 0) {
-        appendIncoming(env, absorbed, 'absorbed');
+        await appendAbsorbed(env, absorbed);
         env.emit('chat.delivered', { turn_ids: absorbed.map((item) => item.turnId) });
       }
     }
