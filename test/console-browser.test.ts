@@ -27,6 +27,7 @@ import { startSse } from './fakes/server.js';
 import { createAgentFile } from './helpers/agent-file.js';
 import { importFile, ROOT, runDaemon, shippedManifest, tempDir, type SpawnedDaemon } from './helpers/daemon.js';
 import { eventLog, type EventLog } from './helpers/events.js';
+import { startOAuthFixture } from './helpers/oauth-fixture.js';
 import { endsTurn } from './helpers/wire-daemon.js';
 import {
   axeSerious,
@@ -921,22 +922,7 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
   await t.test('an MCP registration with oauth: signed in from the System view in a new tab, then out', async (t) => {
     // A real OAuth-protected MCP server and its authorization server (the SDK's server half), which approves
     // at once: the new tab follows its redirect back to the daemon's loopback listener, as a browser does.
-    const fixture = spawn(process.execPath, [join(ROOT, 'test/fixtures/mcp/oauth-server.mjs')], {
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
-    const gone = new Promise((done) => fixture.once('exit', done));
-    t.teardown(async () => {
-      fixture.kill('SIGKILL');
-      await gone;
-    });
-    const mcpUrl = await new Promise<string>((done, fail) => {
-      let text = '';
-      fixture.stdout!.on('data', (chunk) => {
-        text += chunk;
-        if (text.includes('\n')) done(JSON.parse(text.slice(0, text.indexOf('\n'))).mcp);
-      });
-      fixture.once('exit', () => fail(new Error('the OAuth fixture server exited before listening')));
-    });
+    const mcpUrl = (await startOAuthFixture(t)).mcp;
     const registered = await d.request('POST', '/mcp/servers', {
       name: 'tracker',
       type: 'http',

@@ -8,7 +8,7 @@
 import t from 'tap';
 import type { Browser, Page } from 'playwright-core';
 import { createAgentFile } from './helpers/agent-file.js';
-import { axeSerious, everyLook, launch } from './helpers/console-browser.js';
+import { axeSerious, everyLook, launch, loggedIn } from './helpers/console-browser.js';
 import { runDaemon, type SpawnedDaemon, tempDir } from './helpers/daemon.js';
 import { fleetJoined, fleetManifest, startNats } from './helpers/nats.js';
 
@@ -32,14 +32,7 @@ function manifest() {
 }
 
 async function openSystem(browser: Browser, d: SpawnedDaemon, errors: string[]): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
-  const page = await context.newPage();
-  page.setDefaultTimeout(10_000);
-  page.on('pageerror', (error) => errors.push(error.message));
-  await page.goto(`${d.url}/console/`);
-  await page.getByLabel('Daemon token').fill(d.token);
-  await page.getByRole('button', { name: 'Log in' }).click();
-  await page.getByRole('heading', { name: 'Fleet', exact: true }).waitFor();
+  const page = await loggedIn(browser, d, errors);
   await page.evaluate(() => (location.hash = '#/system'));
   return page;
 }

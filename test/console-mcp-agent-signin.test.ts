@@ -5,13 +5,12 @@
  * back to the daemon, as a browser does). The server is Not started without the sign-in, Connected after it, for
  * that agent only, and Not started again after Sign out; axe-clean. Skips, saying why, without Chromium.
  */
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import t from 'tap';
 import type { Browser } from 'playwright-core';
 import { createAgentFile } from './helpers/agent-file.js';
-import { axeSerious, launch } from './helpers/console-browser.js';
-import { ROOT, runDaemon, shippedManifest, tempDir } from './helpers/daemon.js';
+import { axeSerious, launch, loggedIn } from './helpers/console-browser.js';
+import { runDaemon, shippedManifest, tempDir } from './helpers/daemon.js';
+import { startOAuthFixture } from './helpers/oauth-fixture.js';
 
 const browserOrSkip = await launch();
 const skip = typeof browserOrSkip === 'string' ? browserOrSkip : false;
@@ -20,22 +19,7 @@ if (skip) t.comment(skip);
 t.test('an agent signs in to a per-agent MCP server from its view, then out', { skip }, async (t) => {
   const browser = browserOrSkip as Browser;
   t.teardown(() => browser.close());
-  const fixture = spawn(process.execPath, [join(ROOT, 'test/fixtures/mcp/oauth-server.mjs')], {
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  const gone = new Promise((done) => fixture.once('exit', done));
-  t.teardown(async () => {
-    fixture.kill('SIGKILL');
-    await gone;
-  });
-  const mcpUrl = await new Promise<string>((done, fail) => {
-    let text = '';
-    fixture.stdout!.on('data', (chunk) => {
-      text += chunk;
-      if (text.includes('\n')) done(JSON.parse(text.slice(0, text.indexOf('\n'))).mcp);
-    });
-    fixture.once('exit', () => fail(new Error('the OAuth fixture server exited before listening')));
-  });
+  const mcpUrl = (await startOAuthFixture(t)).mcp;
   const { extensions } = shippedManifest({ mesh: { mdns: { enabled: false } } });
   const d = await runDaemon(t, {
     settings: { mcpServers: [{ name: 'own', type: 'http', url: mcpUrl, oauth: { signIn: 'per-agent' } }] },
@@ -54,15 +38,8 @@ t.test('an agent signs in to a per-agent MCP server from its view, then out', { 
   const signedIn = async (agent: string) =>
     (await d.request('GET', `/mcp/servers/own/login?agent=${agent}`)).body.signedIn as boolean;
 
-  const context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
-  const page = await context.newPage();
-  page.setDefaultTimeout(10_000);
   const pageErrors: string[] = [];
-  page.on('pageerror', (error) => pageErrors.push(error.message));
-  await page.goto(`${d.url}/console/`);
-  await page.getByLabel('Daemon token').fill(d.token);
-  await page.getByRole('button', { name: 'Log in' }).click();
-  await page.getByRole('heading', { name: 'Fleet', exact: true }).waitFor();
+  const page = await loggedIn(browser, d, pageErrors);
   await page.evaluate((id) => (location.hash = `#/agent/${id}`), alice);
   await page.getByRole('button', { name: 'MCP', exact: true }).click();
   const server = page.locator('li[data-mcp-server="own"]');
@@ -70,7 +47,7 @@ t.test('an agent signs in to a per-agent MCP server from its view, then out', { 
   await server.getByText('not signed in', { exact: true }).waitFor();
   await server.getByText(/mcp_signin_required: not signed in for this agent/).waitFor();
 
-  const opened = context.waitForEvent('page');
+  const opened = page.context().waitForEvent('page');
   await server.getByRole('button', { name: 'Sign in to own' }).click();
   const tab = await opened;
   // The new tab's round trip (authorization server, the daemon's callback, the token, the reconnect) takes a

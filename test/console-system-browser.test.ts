@@ -9,7 +9,7 @@ import { pathToFileURL } from 'node:url';
 import t from 'tap';
 import type { Browser } from 'playwright-core';
 import { createAgentFile } from './helpers/agent-file.js';
-import { axeSerious, launch } from './helpers/console-browser.js';
+import { axeSerious, launch, loggedIn } from './helpers/console-browser.js';
 import { ROOT, runDaemon, shippedManifest, tempDir } from './helpers/daemon.js';
 
 const browserOrSkip = await launch();
@@ -38,15 +38,8 @@ t.test('System: backups run, listed and restored; an extension turned off and on
   const loaded = await d.request('POST', '/agents/load', { filePath });
   t.equal(loaded.status, 200);
 
-  const context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
-  const page = await context.newPage();
-  page.setDefaultTimeout(10_000);
   const pageErrors: string[] = [];
-  page.on('pageerror', (error) => pageErrors.push(error.message));
-  await page.goto(`${d.url}/console/`);
-  await page.getByLabel('Daemon token').fill(d.token);
-  await page.getByRole('button', { name: 'Log in' }).click();
-  await page.getByRole('heading', { name: 'Fleet' }).waitFor();
+  const page = await loggedIn(browser, d, pageErrors);
   await page.evaluate(() => (location.hash = '#/system'));
   const backups = page.locator('section[aria-labelledby="backups-title"]');
   await backups.getByText('No backup files in').waitFor();

@@ -10,35 +10,18 @@
  * No token ever shows in the daemon's output, its events, its answers, the agent's log or any file of the
  * data directory.
  */
-import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { get } from 'node:http';
 import { join } from 'node:path';
 import t from 'tap';
 import { createAgentFile } from './helpers/agent-file.js';
-import { ROOT, runDaemon, tempDir } from './helpers/daemon.js';
+import { runDaemon, tempDir } from './helpers/daemon.js';
 import { eventLog } from './helpers/events.js';
+import { startOAuthFixture } from './helpers/oauth-fixture.js';
 import { rawRequest } from './helpers/raw-http.js';
 import { startToolDriver } from './helpers/tool-driver.js';
 
-const fixture = spawn(process.execPath, [join(ROOT, 'test/fixtures/mcp/oauth-server.mjs')], {
-  stdio: ['ignore', 'pipe', 'ignore'],
-});
-const fixtureGone = new Promise((done) => fixture.once('exit', done));
-// Also when this file fails before tap's teardowns run: a leftover server would hold the runner's pipes.
-process.once('exit', () => fixture.kill('SIGKILL'));
-t.teardown(async () => {
-  fixture.kill('SIGKILL');
-  await fixtureGone;
-});
-const urls = await new Promise<{ mcp: string; issuer: string }>((done, fail) => {
-  let text = '';
-  fixture.stdout!.on('data', (chunk) => {
-    text += chunk;
-    if (text.includes('\n')) done(JSON.parse(text.slice(0, text.indexOf('\n'))));
-  });
-  fixture.once('exit', () => fail(new Error('the OAuth fixture server exited before listening')));
-});
+const urls = await startOAuthFixture(t);
 const fixtureState = async () =>
   (await (await fetch(new URL('/test/state', urls.issuer))).json()) as {
     issued: string[];

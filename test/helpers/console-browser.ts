@@ -2,7 +2,8 @@
  * Shared by the console's browser tests (test/console-*.test.ts): headless Chromium (Debian's `chromium`, driven by
  * playwright-core; `launch()` resolves to a reason string when it cannot run, for the file to skip saying why),
  * axe-core's serious violations of a page, and `everyLook`: a view in light and dark at 1280 and 390 px, axe-clean,
- * nothing wider than a phone, and (AGT_UPDATE_SCREENSHOTS=1) its screenshots into docs/console/. `fleetOf` and
+ * nothing wider than a phone, and (AGT_UPDATE_SCREENSHOTS=1) its screenshots into docs/console/. `loggedIn` opens a
+ * page logged in with the daemon token. `fleetOf` and
  * `serveAgents` serve the fleet view a list of made-up agents (the 1,000-agent test and bench/console-fleet.ts).
  */
 import { spawnSync } from 'node:child_process';
@@ -77,6 +78,22 @@ export async function serveAgents(page: Page, agents: unknown[]): Promise<() => 
 }
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/**
+ * A page of a new 1100 × 760 context logged in to `d`'s console with the daemon token, on the Fleet view;
+ * uncaught page errors are pushed to `errors`.
+ */
+export async function loggedIn(browser: Browser, d: { url: string; token: string }, errors: string[]): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(10_000);
+  page.on('pageerror', (error) => errors.push(error.message));
+  await page.goto(`${d.url}/console/`);
+  await page.getByLabel('Daemon token').fill(d.token);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.getByRole('heading', { name: 'Fleet', exact: true }).waitFor();
+  return page;
+}
 
 export async function launch(): Promise<Browser | string> {
   if (!executable) return 'Chromium is not installed (apt-get install chromium): the console browser test did not run';
