@@ -4,7 +4,8 @@
  * fake OpenAI-style server) with its steps as progress and as log messages (`logging/setLevel`), an approval
  * answered by elicitation and through answer_task, resources
  * (card, conversation, files), an agent the settings do not expose refused everywhere, the bearer token and the Origin
- * guard. One built daemon for the whole file.
+ * guard; a chat's stream dropped after its priming event resumes with `Last-Event-ID` (raw, and the SDK client doing
+ * it by itself, its progress and result replayed). One built daemon for the whole file.
  */
 import { join } from 'node:path';
 import t from 'tap';
@@ -412,3 +413,53 @@ t.test('a dropped stream resumes with Last-Event-ID: the chat result is replayed
   await events.cancel();
   t.equal(textOf(result), 'echo: resumed', 'the result came on the resumed stream');
 });
+
+t.test(
+  'the SDK client resumes a dropped chat stream: its GET with Last-Event-ID brings progress and result',
+  async (t) => {
+    const resumedFrom: string[] = [];
+    let cut = false;
+    // A proxy's idle timeout as the client sees it: the chat's POST stream ends cleanly right after its priming event.
+    const cutting = async (url: string | URL, init?: RequestInit): Promise<Response> => {
+      const lastEventId = new Headers(init?.headers).get('last-event-id');
+      if (init?.method === 'GET' && lastEventId) resumedFrom.push(lastEventId);
+      const answer = await fetch(url, init);
+      if (cut || init?.method !== 'POST' || !String(init.body).includes('"name":"chat"')) return answer;
+      cut = true;
+      const reader = answer.body!.getReader();
+      let head = '';
+      while (!head.includes('\n\n')) {
+        const chunk = await reader.read();
+        if (chunk.done) break;
+        head += new TextDecoder().decode(chunk.value);
+      }
+      await reader.cancel();
+      return new Response(head.slice(0, head.indexOf('\n\n') + 2), { status: answer.status, headers: answer.headers });
+    };
+    const client = new Client({ name: 'resuming', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(endpoint), {
+        requestInit: { headers: { authorization: `Bearer ${d.token}` } },
+        fetch: cutting,
+      }),
+    );
+    t.teardown(() => client.close());
+    const progress: Array<{ progress: number; message?: string }> = [];
+    const result = await client.callTool({ name: 'chat', arguments: { agent: 'echo', text: 'cut short' } }, undefined, {
+      onprogress: (p) => void progress.push(p),
+    });
+    t.ok(cut, "the chat's POST stream was cut after its priming event");
+    t.equal(textOf(result), 'echo: cut short', 'the result came on the resumed stream');
+    t.equal(resumedFrom.length, 1, 'one GET with Last-Event-ID');
+    t.match(resumedFrom[0], /:\d+$/, "naming the priming event's id");
+    t.ok(
+      progress.some((p) => p.message === 'the turn started'),
+      'the progress sent while the stream was down came on the resumed stream',
+    );
+    t.same(
+      progress.map((p) => p.progress),
+      progress.map((_p, n) => n + 1),
+      'progress values increase, none lost or repeated',
+    );
+  },
+);
