@@ -54,4 +54,5 @@ t.test("an MCP request carries the call's traceparent in _meta, in the turn's tr
   t.equal(traceId, turn.traceId, "the turn's trace");
   t.equal(spanId, call.spanId, "the call's own span");
   t.equal(call.traceId, turn.traceId);
+  t.equal(call.attributes['gen_ai.tool.type'], 'extension', "an MCP server's tool is an extension (GenAI conventions)");
 });
