@@ -6,7 +6,8 @@
  * `gen_ai.tool.type` and, failed, `error.type`. OTLP headers (a hosted collector's key) come from the daemon's
  * environment: they reach the collector and nothing else (settings, logs). An MCP client's `_meta.traceparent` on
  * `/mcp/server`'s chat makes the agent's turn part of the client's trace. `/metrics` keeps the naming rules
- * `promtool check metrics` checks: a `_total` name is a counter's, and only a counter's.
+ * `promtool check metrics` checks: a `_total` name is a counter's, and only a counter's. Every attribute name outside
+ * `agt.*` is one of the registry of `@opentelemetry/semantic-conventions`.
  */
 import t from 'tap';
 import { reply, startFakeOpenAI } from './fakes/openai.js';
@@ -15,6 +16,7 @@ import { eventLog } from './helpers/events.js';
 import { startOtlpReceiver } from './helpers/otlp-receiver.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import * as conventions from '@opentelemetry/semantic-conventions/incubating';
 import { genAiProviderName } from '../extensions/telemetry/gen-ai-provider.js';
 
 const HEADER_VALUE = 'hc-key-7f3a9e1c';
@@ -190,4 +192,21 @@ t.test("an MCP client's traceparent (_meta) continues into the agent's turn", as
   }
   const received = receiver.spans.find((s) => s.spanId === root.parentSpanId)!;
   t.match(received, { name: 'receive_message mcp', parentSpanId: callerSpan, traceId }, "under the caller's span");
+});
+
+t.test("every span attribute outside agt's own namespace is a name of the conventions' registry", async (t) => {
+  const registry = new Set(
+    Object.entries(conventions)
+      .filter(([name]) => name.startsWith('ATTR_'))
+      .map(([, value]) => value as string),
+  );
+  const used = new Set(receiver.spans.flatMap((span) => Object.keys(span.attributes)));
+  for (const name of ['gen_ai.provider.name', 'gen_ai.conversation.id', 'server.port', 'messaging.system'])
+    t.ok(used.has(name), `the spans so far use ${name}`);
+  t.same(
+    [...used].filter((name) => !name.startsWith('agt.') && !registry.has(name)),
+    [],
+    'no name the semantic conventions do not define',
+  );
+  t.notOk(used.has('gen_ai.system'), 'nor the deprecated gen_ai.system');
 });
