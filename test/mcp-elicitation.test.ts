@@ -85,12 +85,17 @@ t.test('form mode: fields listed, a wrong answer asked again, defaults filled in
   });
 });
 
-t.test('decline', async (t) => {
-  const from = log.events.length;
-  const result = driver.run(d, agentId, 'mcp_asker_signup', {});
-  const ask = await nextAsk(from);
-  await answer(ask.requestId, 'Decline');
-  t.same(JSON.parse(await result), { action: 'decline' });
+t.test('decline and cancel', async (t) => {
+  for (const [said, action] of [
+    ['Decline', 'decline'],
+    ['cancel', 'cancel'],
+  ]) {
+    const from = log.events.length;
+    const result = driver.run(d, agentId, 'mcp_asker_signup', {});
+    const ask = await nextAsk(from);
+    await answer(ask.requestId, said!);
+    t.same(JSON.parse(await result), { action }, `"${said}" is the server's ${action}`);
+  }
 });
 
 t.test('URL mode shows the link; the completion is noted', async (t) => {
