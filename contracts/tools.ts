@@ -6,7 +6,7 @@
  * contributor) is skipped and logged: built-ins always win.
  */
 import type { Logger } from './logger.js';
-import type { ModelMessage, ModelTool, ToolCall } from './model.js';
+import type { ModelMessage, ModelTool, ToolCall, ToolImage } from './model.js';
 
 /** @public */
 export interface ToolContext {
@@ -134,18 +134,6 @@ export interface ToolSampleResult {
   stopReason: 'end' | 'tool_use' | 'max_tokens' | 'other';
   /** The model's tool calls, when the request offered `tools` and it made some (`stopReason` `tool_use`). */
   toolCalls?: ToolCall[];
-}
-
-/**
- * An image a tool hands back, for models that take images (base64, never a URL to fetch).
- *
- * @public
- */
-export interface ToolImage {
-  /** `image/png`, `image/jpeg`, `image/gif` or `image/webp`; other types are described in text instead. */
-  mimeType: string;
-  /** Base64 of the bytes. */
-  data: string;
 }
 
 /** @public */
