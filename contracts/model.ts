@@ -6,7 +6,19 @@
  * not stop the others; the first error ends the turn only when none returns a client.
  */
 import type { UsageCounts } from './events.js';
-import type { ToolImage } from './tools.js';
+
+/**
+ * An image a tool hands back, for models that take images (base64, never a URL to fetch). Declared with the
+ * model's messages, which carry it; `ToolResult.images` hands it over.
+ *
+ * @public
+ */
+export interface ToolImage {
+  /** `image/png`, `image/jpeg`, `image/gif` or `image/webp`; other types are described in text instead. */
+  mimeType: string;
+  /** Base64 of the bytes. */
+  data: string;
+}
 
 /** @public */
 export interface ModelParam {

@@ -6,6 +6,7 @@
  * contributor) is skipped and logged: built-ins always win.
  */
 import type { Logger } from './logger.js';
+import type { ModelMessage, ModelTool, ToolCall, ToolImage } from './model.js';
 
 /** @public */
 export interface ToolContext {
@@ -51,8 +52,8 @@ export interface ToolContext {
       /**
        * The JSON Schema of the answer wanted (an MCP elicitation's requested schema): shown with the ask
        * (`schema` on `hil.requested` and `GET /tasks`) so the console offers a form; the answer stays a
-       * string (the form's object as JSON). Kept while the daemon runs; a turn resumed after a restart
-       * gives it again when it asks again.
+       * string (the form's object as JSON). Kept with the ask in the agent file, so its form shows again
+       * after a restart.
        * @beta
        */
       schema?: Record<string, unknown>;
@@ -64,7 +65,9 @@ export interface ToolContext {
    * agent's budgets, recorded in its ledger with `purpose`). With `approval`, the owner decides first: an
    * approval task (`hil.requested` kind `approval`, `tool` and `args` as given) that the owner resolves
    * like any other; the wait does not count against the call's time limit. Rejects with `forbidden` when
-   * the owner denies, and as the model call does otherwise. Absent where no turn runs the call.
+   * the owner denies, and as the model call does otherwise. With `tools`, the model may answer with tool
+   * calls ({@link ToolSampleResult.toolCalls}) that the caller runs itself; it hands their results back
+   * in a later request's `messages`. Absent where no turn runs the call.
    */
   sample?: (request: ToolSampleRequest) => Promise<ToolSampleResult>;
 }
@@ -99,8 +102,17 @@ export interface TraceHeaders {
  * @beta
  */
 export interface ToolSampleRequest {
-  messages: Array<{ role: 'user' | 'assistant'; content: string }>;
+  /**
+   * The conversation: text from the user and the assistant, and with `tools`, the assistant's earlier
+   * tool calls and their results (`tool` messages, each after the assistant message that made its call).
+   */
+  messages: ModelMessage[];
   system?: string;
+  /**
+   * Tools the model may call in its answer (an MCP server's sampling with tools). Nothing runs them here:
+   * the answer carries the calls and the caller runs them. Empty or absent: a text answer.
+   */
+  tools?: ModelTool[];
   /** At most this many tokens in the answer (never more than the agent's own `max_tokens`). */
   maxTokens?: number;
   temperature?: number;
@@ -120,18 +132,8 @@ export interface ToolSampleResult {
   /** The provider's model id that answered. */
   model: string;
   stopReason: 'end' | 'tool_use' | 'max_tokens' | 'other';
-}
-
-/**
- * An image a tool hands back, for models that take images (base64, never a URL to fetch).
- *
- * @public
- */
-export interface ToolImage {
-  /** `image/png`, `image/jpeg`, `image/gif` or `image/webp`; other types are described in text instead. */
-  mimeType: string;
-  /** Base64 of the bytes. */
-  data: string;
+  /** The model's tool calls, when the request offered `tools` and it made some (`stopReason` `tool_use`). */
+  toolCalls?: ToolCall[];
 }
 
 /** @public */

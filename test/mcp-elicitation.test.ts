@@ -2,14 +2,15 @@
  * An MCP server's elicitation becomes an `ask` of the turn that called its tool (docs/mcp.md
  * "Elicitation"), black box: the built daemon runs a real stdio MCP server on the SDK
  * (test/fixtures/mcp/sdk-server.mjs) whose tools ask questions; the owner answers through the ask
- * routes. Form mode: the question lists the fields, an answer that does not fit is asked again, defaults
- * are filled in, `decline` declines; URL mode shows the link; an unanswered one is cancelled after the
- * owner's `elicitationTimeoutMs`.
+ * routes and `agt approvals` / `agt answer`. Form mode: the question lists the fields, an answer that does not
+ * fit is asked again, defaults are filled in, `decline` declines; URL mode shows the link; an unanswered one
+ * is cancelled after the owner's `elicitationTimeoutMs`; a pending one keeps its form across a restart.
  */
 import { join } from 'node:path';
 import t from 'tap';
 import type { UmbilicalEvent } from '../contracts/events.js';
 import { createAgentFile } from './helpers/agent-file.js';
+import { agtInProcess } from './helpers/cli-in-process.js';
 import { ROOT, runDaemon, shippedManifest, tempDir } from './helpers/daemon.js';
 import { eventLog } from './helpers/events.js';
 import { startToolDriver } from './helpers/tool-driver.js';
@@ -84,12 +85,17 @@ t.test('form mode: fields listed, a wrong answer asked again, defaults filled in
   });
 });
 
-t.test('decline', async (t) => {
-  const from = log.events.length;
-  const result = driver.run(d, agentId, 'mcp_asker_signup', {});
-  const ask = await nextAsk(from);
-  await answer(ask.requestId, 'Decline');
-  t.same(JSON.parse(await result), { action: 'decline' });
+t.test('decline and cancel', async (t) => {
+  for (const [said, action] of [
+    ['Decline', 'decline'],
+    ['cancel', 'cancel'],
+  ]) {
+    const from = log.events.length;
+    const result = driver.run(d, agentId, 'mcp_asker_signup', {});
+    const ask = await nextAsk(from);
+    await answer(ask.requestId, said!);
+    t.same(JSON.parse(await result), { action }, `"${said}" is the server's ${action}`);
+  }
 });
 
 t.test('URL mode shows the link; the completion is noted', async (t) => {
@@ -106,6 +112,26 @@ t.test('URL mode shows the link; the completion is noted', async (t) => {
     logs.some((line) => /elicitation link-1 is complete/.test(line)),
     'the completion notification',
   );
+});
+
+t.test('agt approvals lists the form’s fields; agt answer answers it', async (t) => {
+  const from = log.events.length;
+  const result = driver.run(d, agentId, 'mcp_asker_signup', {});
+  const ask = await nextAsk(from);
+  const env = { AGT_DAEMON_URL: d.url, AGT_DAEMON_TOKEN: d.token, NO_COLOR: '1' };
+  const listed = await agtInProcess(['approvals'], env);
+  t.equal(listed.code, 0, listed.stderr);
+  t.match(listed.stdout, ask.requestId);
+  t.match(listed.stdout, /email "Email" \(string, email; required\): where the invoice goes/, 'a string');
+  t.match(listed.stdout, /plan \(one of: "free", "pro"; optional, default "free"\)/, 'an enum with its default');
+  t.match(listed.stdout, /seats \(integer; optional, default 1\)/, 'a number with its default');
+  t.match(listed.stdout, /newsletter \(boolean; optional\)/, 'a boolean');
+  const answered = await agtInProcess(['answer', ask.requestId, '{"email": "cli@example.com", "seats": 3}'], env);
+  t.equal(answered.code, 0, answered.stderr);
+  t.same(JSON.parse(await result), {
+    action: 'accept',
+    content: { email: 'cli@example.com', seats: 3, plan: 'free' },
+  });
 });
 
 t.test('unanswered: cancelled after the owner’s limit, the ask withdrawn', async (t) => {
@@ -129,6 +155,9 @@ t.test('a pending elicitation survives a restart: the resumed turn asks the same
   d = await d.restart();
   log = await eventLog(t, d, '?since=0');
   t.equal((await d.request('POST', '/agents/load', { filePath })).status, 200, 'the agent loads again');
+  // The ask's schema comes from the agent file: the resumed turn takes up the same ask, it does not make one.
+  const tasks = (await d.request('GET', '/tasks?kind=ask')).body.tasks as Array<{ id: string; schema?: unknown }>;
+  t.same(tasks.find((task) => task.id === before.requestId)?.schema, before.schema, 'GET /tasks shows its form');
   // The resumed turn waits for the agent's servers, runs the call again, and the server asks again.
   const again = await nextAsk(0);
   t.equal(again.requestId, before.requestId, 'the same ask, announced again');

@@ -4,18 +4,21 @@
  * test/fixtures/mcp/oauth-server.mjs, a child process). The owner signs in through the daemon's routes,
  * the "browser" follows the authorization server's redirect back to the daemon's loopback listener, an
  * agent then uses the server's tool; an expired token is refreshed; a restart keeps the sign-in; logout
- * ends it; an answer naming another issuer is refused. A call the server answers 403 `insufficient_scope`
- * fails with `mcp_signin_required` and the next sign-in asks for the union of scopes (step-up). A per-agent
+ * ends it; `agt mcp login` prints the URL and waits for the browser, `agt mcp logout` signs out; an answer
+ * naming another issuer is refused. A call the server answers 403 `insufficient_scope` fails with
+ * `mcp_signin_required` and the next sign-in asks for the union of scopes (step-up). A per-agent
  * registration signs each agent in with its own account, and an agent without one never uses another's.
  * No token ever shows in the daemon's output, its events, its answers, the agent's log or any file of the
  * data directory.
  */
+import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { get } from 'node:http';
 import { join } from 'node:path';
 import t from 'tap';
 import { createAgentFile } from './helpers/agent-file.js';
-import { runDaemon, tempDir } from './helpers/daemon.js';
+import { agtInProcess } from './helpers/cli-in-process.js';
+import { ROOT, runDaemon, tempDir } from './helpers/daemon.js';
 import { eventLog } from './helpers/events.js';
 import { startOAuthFixture } from './helpers/oauth-fixture.js';
 import { rawRequest } from './helpers/raw-http.js';
@@ -273,6 +276,46 @@ t.test('logout ends the sign-in', async (t) => {
   const out = await d.request('DELETE', '/mcp/servers/remote/login');
   t.same(out.body, { server: 'remote', signedOut: true });
   await until('remote skipped', async () => ((await serverView())?.status === 'skipped' ? true : undefined));
+  t.equal((await d.request('GET', '/mcp/servers/remote/login')).body.signedIn, false);
+});
+
+t.test('agt mcp login prints the URL and waits for the browser; agt mcp logout', async (t) => {
+  const env = {
+    PATH: process.env.PATH ?? '',
+    HOME: dir,
+    NO_COLOR: '1',
+    AGT_DAEMON_URL: d.url,
+    AGT_DAEMON_TOKEN: d.token,
+  };
+  const child = spawn(process.execPath, [join(ROOT, 'bin/agt.mjs'), 'mcp', 'login', 'remote'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  t.teardown(() => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const exited = new Promise<number | null>((done) => child.once('close', done));
+  const printed = await new Promise<string>((done, fail) => {
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+      const url = /^(http\S+)$/m.exec(stdout)?.[1];
+      if (url) done(url);
+    });
+    child.once('close', () => fail(new Error(`agt mcp login ended without a URL: ${stdout} ${stderr}`)));
+  });
+  t.match(stdout, /open this URL in a browser on this machine to sign in to remote/);
+  const approved = await fetch(printed, { redirect: 'manual' });
+  t.equal((await browserGet(new URL(approved.headers.get('location')!))).status, 200, 'the browser came back');
+  t.equal(await exited, 0, stderr);
+  t.match(stdout, /signed in to remote\n$/, 'it waited for the sign-in to finish');
+  await connected();
+  t.match(await driver.run(d, agentId, 'mcp_remote_whoami', {}), /signed in as client/);
+  const out = await agtInProcess(['mcp', 'logout', 'remote'], { ...env, NO_COLOR: '1' });
+  t.equal(out.code, 0, out.stderr);
+  t.equal(out.stdout, 'signed out of remote\n');
   t.equal((await d.request('GET', '/mcp/servers/remote/login')).body.signedIn, false);
 });
 

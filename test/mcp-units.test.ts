@@ -2,7 +2,8 @@
  * The mcp extension's pure parts and the kernel contract points it added: how a declaration becomes a
  * launch (the child's allow-listed environment, headers and credentials, skip reasons), MCP results as
  * tool results, the bounded log, the schema memory, the pinned tool definitions, the step-up challenge,
- * images in the Anthropic wire format, and progress restarting a tool's time limit.
+ * images in the Anthropic wire format, progress restarting a tool's time limit, and a sampling request's
+ * messages with tool calls and results as the model's.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,6 +14,7 @@ import { resolveLaunch } from '../extensions/mcp/launch.js';
 import { LogRing } from '../extensions/mcp/log-ring.js';
 import { insufficientScope, scopeUnion, stepUpFetch } from '../extensions/mcp/step-up.js';
 import { ToolPins } from '../extensions/mcp/tool-pins.js';
+import { modelMessages, usesTools } from '../extensions/mcp/sampling.js';
 import { toToolResult } from '../extensions/mcp/tool-results.js';
 import { ToolStateStore } from '../extensions/mcp/tool-state.js';
 import { callTool } from '../kernel/runtime/executor/tool-call.js';
@@ -416,4 +418,52 @@ t.test('pinned tool definitions: first listing pinned, a change waits once, revi
   t.same(pins.review('s'), []);
   pins.forget('s');
   t.equal(new ToolPins(file).known('s'), false, 'a removed registration takes its pins');
+});
+
+t.test('sampling with tools: the server’s messages as the model’s', async (t) => {
+  const params = {
+    maxTokens: 10,
+    messages: [
+      { role: 'user' as const, content: { type: 'text' as const, text: 'Plan a trip' } },
+      {
+        role: 'assistant' as const,
+        content: [
+          { type: 'text' as const, text: 'Checking.' },
+          { type: 'tool_use' as const, id: 'u1', name: 'get_weather', input: { city: 'Lisbon' } },
+        ],
+      },
+      {
+        role: 'user' as const,
+        content: [
+          {
+            type: 'tool_result' as const,
+            toolUseId: 'u1',
+            content: [
+              { type: 'text' as const, text: 'sunny' },
+              { type: 'image' as const, data: 'AA==', mimeType: 'image/png' },
+            ],
+            isError: true,
+          },
+        ],
+      },
+    ],
+  };
+  t.same(modelMessages(params), [
+    { role: 'user', content: 'Plan a trip' },
+    {
+      role: 'assistant',
+      content: 'Checking.',
+      toolCalls: [{ id: 'u1', name: 'get_weather', args: { city: 'Lisbon' } }],
+    },
+    {
+      role: 'tool',
+      toolCallId: 'u1',
+      name: 'get_weather',
+      content: 'sunny\n[image content, not passed on]',
+      isError: true,
+    },
+  ]);
+  t.ok(usesTools(params), 'tool calls and results make it a request with tools, even without `tools`');
+  t.notOk(usesTools({ maxTokens: 10, messages: [params.messages[0]!] }), 'text alone does not');
+  t.ok(usesTools({ maxTokens: 10, messages: [], toolChoice: { mode: 'none' } }), 'a tool choice alone does');
 });

@@ -26,7 +26,8 @@ import type { OAuthSignIn } from './oauth-signin.js';
 import { LogRing } from './log-ring.js';
 import { type RequestMeta, requestMeta } from './request-meta.js';
 import { afterConnect, listenTo, type NotificationHooks } from './server-notifications.js';
-import { ELICITATION_TRIES, elicitFor, type InFlight, type RequestScope, sampleFor } from './server-requests.js';
+import { sampleFor } from './sampling.js';
+import { ELICITATION_TRIES, elicitFor, type InFlight, type RequestScope } from './server-requests.js';
 import type { McpOptions } from './options.js';
 import { loadSdk } from './sdk.js';
 import { stepUpFetch } from './step-up.js';
@@ -350,7 +351,9 @@ export class ServerConnection {
     const client = new Client(CLIENT_INFO, {
       capabilities: {
         elicitation: { form: { applyDefaults: true }, url: {} },
-        sampling: {},
+        // Tools in sampling are declared always; a request with tools is refused unless the registration's
+        // sampling policy is `allow` (sampling.ts).
+        sampling: { tools: {} },
         ...(root ? { roots: {} } : {}),
       },
       // A stdio server silent on `server/discover` is an older one; half the connect limit leaves the

@@ -1,18 +1,13 @@
 /**
- * What an MCP server asks of agt while one of its tools runs: `sampling/createMessage` (a model call of
- * the calling agent) and `elicitation/create` (an ask of the calling turn). Both act for the latest call
- * under way on the connection (server-connection.ts keeps them); outside a call there is nobody to act for.
+ * What an MCP server asks of agt while one of its tools runs: `elicitation/create` (an ask of the calling
+ * turn, here) and `sampling/createMessage` (a model call of the calling agent, sampling.ts). Both act for the
+ * latest call under way on the connection (server-connection.ts keeps them); outside a call there is nobody
+ * to act for.
  */
-import type {
-  CreateMessageRequest,
-  CreateMessageResult,
-  ElicitRequest,
-  ElicitResult,
-} from '@modelcontextprotocol/client';
+import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/client';
 import type { ToolContext } from '@agt/contracts';
 import { elicitationAnswer, elicitationQuestion } from './elicitation.js';
 import type { LogRing } from './log-ring.js';
-import { loadSdk } from './sdk.js';
 
 /** A tool call under way on a connection: what it can lend a server's request. */
 export interface InFlight {
@@ -30,69 +25,6 @@ export interface RequestScope {
 
 /** How often an elicitation is asked when its answers do not fit the form. */
 export const ELICITATION_TRIES = 3;
-
-/**
- * The server's `sampling/createMessage`: a model call of the agent whose tool call is under way, on its
- * provider and model and within its budgets, by the registration's `sampling` policy (`ask`: an
- * approval task showing the prompt first). Outside a tool call there is no agent to charge: refused.
- */
-export async function sampleFor(
-  scope: RequestScope,
-  policy: 'deny' | 'ask' | 'allow',
-  params: CreateMessageRequest['params'],
-  signal: AbortSignal,
-): Promise<CreateMessageResult> {
-  const { ProtocolError, ProtocolErrorCode } = await loadSdk();
-  const flight = scope.flight;
-  const refuse = (why: string) => {
-    scope.logs.note(`sampling refused: ${why}`);
-    return new ProtocolError(ProtocolErrorCode.InvalidRequest, `agt refused the sampling request: ${why}`);
-  };
-  if (policy === 'deny') throw refuse("the owner's registration denies sampling");
-  if (!flight?.sample) throw refuse('it came outside a tool call (no agent to run it for)');
-  if ((params as { tools?: unknown[] }).tools?.length) throw refuse('tools in sampling are not supported');
-  const messages = params.messages.map((message) => {
-    const parts = Array.isArray(message.content) ? message.content : [message.content];
-    const text = parts
-      .map((part) => (part.type === 'text' ? part.text : `[${part.type} content, not passed on]`))
-      .join('\n');
-    return { role: message.role, content: text };
-  });
-  try {
-    const answer = await flight.sample({
-      messages,
-      ...(params.systemPrompt ? { system: params.systemPrompt } : {}),
-      maxTokens: params.maxTokens,
-      ...(params.temperature !== undefined ? { temperature: params.temperature } : {}),
-      purpose: 'mcp_sampling',
-      signal,
-      ...(policy === 'ask'
-        ? {
-            approval: {
-              tool: `mcp_${scope.server} sampling`,
-              args: {
-                server: scope.server,
-                duringTool: flight.tool,
-                ...(params.systemPrompt ? { systemPrompt: params.systemPrompt } : {}),
-                messages,
-                maxTokens: params.maxTokens,
-              },
-            },
-          }
-        : {}),
-    });
-    scope.logs.note(`sampling answered by ${answer.model}`);
-    return {
-      role: 'assistant',
-      content: { type: 'text', text: answer.text },
-      model: answer.model,
-      stopReason:
-        answer.stopReason === 'max_tokens' ? 'maxTokens' : answer.stopReason === 'end' ? 'endTurn' : answer.stopReason,
-    };
-  } catch (error) {
-    throw refuse(scope.logs.scrub((error as Error).message).slice(0, 300));
-  }
-}
 
 /**
  * The server's `elicitation/create`: an ask of the turn whose call is under way (the latest one when

@@ -536,12 +536,19 @@ async function runToolCall(
                 ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
               },
               system: request.system ?? '',
-              messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
-              tools: [],
+              messages: request.messages.map((m) => ({ ...m })),
+              tools: request.tools ?? [],
               signal,
             });
             if (taskId) env.hil.completeTask(taskId, true, `answered by ${response.model}`);
-            return { text: response.text ?? '', model: response.model, stopReason: response.stopReason };
+            // Tool calls only answer a request that offered tools; the caller runs them, never the turn.
+            const calls = request.tools?.length ? response.toolCalls : [];
+            return {
+              text: response.text ?? '',
+              model: response.model,
+              stopReason: response.stopReason,
+              ...(calls.length ? { toolCalls: calls.map((c) => ({ ...c })) } : {}),
+            };
           } catch (error) {
             if (taskId) env.hil.completeTask(taskId, false, (error as Error).message);
             throw error;
