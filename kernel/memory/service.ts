@@ -176,7 +176,7 @@ export class MemoryService {
     const now = this.deps.now();
     const done = options.purge ? agent.file.memory.delete(id) : agent.file.memory.forget(id, now);
     if (!done) throw memoryNotFound(id);
-    agent.file.memory.purgeForgotten(now - FORGOTTEN_KEEP_DAYS * 86_400_000);
+    this.purgeForgotten(agent);
     this.deps.emit(agent, 'memory.forgotten', { memory_id: id, actor });
   }
 
@@ -310,6 +310,20 @@ export class MemoryService {
       ...counts,
       embeddings: { configured: configured !== undefined, model: vectorModel(agent.file.raw) ?? null, ...vectors },
     };
+  }
+
+  /**
+   * The agent's file was loaded: memories forgotten more than {@link FORGOTTEN_KEEP_DAYS} days ago are deleted
+   * (a file that sat unloaded keeps none past their time), and memories with no vector, or one of another
+   * model, are embedded in the background.
+   */
+  loaded(agent: MemoryAgent): void {
+    this.purgeForgotten(agent);
+    this.embedInBackground(agent);
+  }
+
+  private purgeForgotten(agent: MemoryAgent): void {
+    agent.file.memory.purgeForgotten(this.deps.now() - FORGOTTEN_KEEP_DAYS * 86_400_000);
   }
 
   /** Starts (or asks for one more round of) the background embedding of the agent's memories. */

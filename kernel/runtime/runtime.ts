@@ -154,8 +154,9 @@ export class RuntimeService implements AgentRuntimeHooks {
   /** The agent is loaded and announced: what a restart left in its file runs, resumes or is ended. */
   loaded(agent: LoadedAgent): void {
     this.runtimes.get(agent.id)?.recover();
-    // Memories saved while no embedding model was set, or under another one, get their vectors now.
-    this.memory.embedInBackground(agent);
+    // Forgotten memories past their keeping go; memories saved while no embedding model was set, or under
+    // another one, get their vectors now.
+    this.memory.loaded(agent);
   }
 
   configChanged(agent: LoadedAgent): void {

@@ -72,20 +72,41 @@ export interface FakeEmbedder extends FakeServer {
   provider: { id: string; type: 'openai-compatible'; name: string; baseUrl: string };
   /** Inputs of every embeddings request, in order. */
   inputs(): string[][];
+  /** Inputs of the requests answered with vectors, in order. */
+  answered(): string[][];
+  /** Resolves once `count` embeddings requests (answered or failed) have been handled. */
+  handled(count: number): Promise<void>;
   /** While set, every request fails with this status. */
   failWith: number | null;
+  /** While set, this many more requests are answered, then every one fails with 503 (an embedder going down). */
+  answersLeft: number | null;
 }
 
 export async function startFakeEmbedder(t: Teardown, id = 'embed'): Promise<FakeEmbedder> {
-  const state: { failWith: number | null } = { failWith: null };
+  const state: { failWith: number | null; answersLeft: number | null } = { failWith: null, answersLeft: null };
+  const answered: string[][] = [];
+  let handled = 0;
+  const waiters: Array<{ count: number; done(): void }> = [];
   const server = await startFakeServer(t, (request, res) => {
     if (request.method !== 'POST' || request.path !== '/v1/embeddings')
       return sendJson(res, 404, { error: { message: 'not found' } });
+    res.once('finish', () => {
+      handled++;
+      for (const waiter of waiters.filter((w) => w.count <= handled)) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.done();
+      }
+    });
     if (state.failWith !== null) return sendJson(res, state.failWith, { error: { message: 'embedder down' } });
+    if (state.answersLeft !== null) {
+      if (state.answersLeft <= 0) return sendJson(res, 503, { error: { message: 'embedder down' } });
+      state.answersLeft--;
+    }
     const body = request.body as { input: string[] | string; model: string; dimensions?: number };
     const input = Array.isArray(body.input) ? body.input : [body.input];
     const dimensions = body.dimensions ?? 64;
     const tokens = input.reduce((n, text) => n + Math.ceil(text.length / 4), 0);
+    answered.push(input);
     sendJson(res, 200, {
       object: 'list',
       model: body.model,
@@ -101,9 +122,16 @@ export async function startFakeEmbedder(t: Teardown, id = 'embed'): Promise<Fake
     server.requests
       .filter((r) => r.path === '/v1/embeddings')
       .map((r) => [(r.body as { input: string[] | string }).input].flat());
+  embedder.answered = () => [...answered];
+  embedder.handled = (count) =>
+    count <= handled ? Promise.resolve() : new Promise<void>((done) => waiters.push({ count, done }));
   Object.defineProperty(embedder, 'failWith', {
     get: () => state.failWith,
     set: (value: number | null) => (state.failWith = value),
+  });
+  Object.defineProperty(embedder, 'answersLeft', {
+    get: () => state.answersLeft,
+    set: (value: number | null) => (state.answersLeft = value),
   });
   return embedder;
 }
