@@ -3,8 +3,9 @@
  * resumes where it stopped, across a failure of the embedder and a restart, without embedding a memory twice;
  * embedding calls are held to the agent's budget by the spend governor (search falls back to full-text);
  * the memory tools follow the agent's tool declarations (restricted: the owner approves or denies each call;
- * disabled: neither offered nor run); and a memory forgotten more than 30 days ago is deleted when the file
- * is loaded.
+ * disabled: neither offered nor run); recall keeps to the agent's token budget and is off when its config says
+ * so; search ranks recent memories up; and a memory forgotten more than 30 days ago is deleted when the file is
+ * loaded.
  */
 import t from 'tap';
 import { createAgentFile } from './helpers/agent-file.js';
@@ -188,4 +189,62 @@ t.test('a disabled memory tool is not offered to the model, and a call of it is 
   t.notOk(offered.includes('memory_forget'), 'the disabled one is not');
   t.equal((await d.request('GET', `/agents/${frugal}/memory?forgotten=true`)).body.memories.length, 0);
   t.match((await d.request('GET', `/agents/${frugal}/memory?limit=1`)).body.memories, [{ id: target }], 'still live');
+});
+
+t.test("recall stays within the agent's token budget, and is off when its config says so", async (t) => {
+  const frugal = 'frugal';
+  for (const text of ['Capers go in the tartare sauce', 'The capers jar is on the top shelf'])
+    t.equal((await d.request('POST', `/agents/${frugal}/memory`, { text })).status, 201);
+  const turn = async (text: string) => {
+    const from = log.events.length;
+    const sent = driver.fake.chatRequests().length;
+    const turnId = (await d.request('POST', `/agents/${frugal}/chat`, { text })).body.turnId as string;
+    await log.waitFor((e) => e.event_type === 'turn.completed' && e.turn_id === turnId, 'the turn ends', { from });
+    const recalled = log.events.slice(from).find((e) => e.event_type === 'memory.recalled' && e.turn_id === turnId)
+      ?.payload as { memory_ids: number[]; tokens: number } | undefined;
+    const messages = driver.fake.chatRequests()[sent]!.body.messages as Array<{ content: unknown }>;
+    return { recalled, system: String(messages[0]!.content) };
+  };
+
+  const full = await turn('Where are the capers?');
+  t.equal(full.recalled?.memory_ids.length, 3, 'the default budget takes every memory about capers');
+  t.equal(full.system.match(/\[memory \d+\]/g)?.length, 3);
+
+  t.equal((await d.request('PATCH', `/agents/${frugal}/config`, { memory: { recall_tokens: 60 } })).status, 200);
+  const tight = await turn('Where are the capers?');
+  t.equal(tight.recalled?.memory_ids.length, 1, 'one fits in 60 tokens');
+  t.ok(tight.recalled!.tokens <= 60, `${tight.recalled!.tokens} tokens`);
+  t.equal(tight.system.match(/\[memory \d+\]/g)?.length, 1);
+
+  t.equal((await d.request('PATCH', `/agents/${frugal}/config`, { memory: { recall: false } })).status, 200);
+  const off = await turn('Where are the capers?');
+  t.equal(off.recalled, undefined, 'no memory.recalled');
+  t.notMatch(off.system, /recalled-memories/);
+});
+
+t.test('search ranks a recent memory above an old one that both lists put first (recency)', async (t) => {
+  const now = Date.now();
+  const path = await createAgentFile(
+    dir,
+    { name: 'ranker', model: driver.model },
+    {
+      seed: (file) => {
+        // The newer memory first, so it has the lower id: the tie-break (the higher id) favours the old one.
+        file.memory.add({ text: 'Green tea with a slice of lemon in the morning', source: 'owner' }, now);
+        file.memory.add({ text: 'Green tea', source: 'owner' }, now - 120 * DAY);
+      },
+    },
+  );
+  const from = log.events.length;
+  const ranker = await load(path);
+  await log.waitFor(
+    (e) =>
+      e.event_type === 'memory.embedded' && e.agent_id === ranker && (e.payload as { pending: number }).pending === 0,
+    'embedded',
+    { from },
+  );
+  const hits = (await d.request('GET', `/agents/${ranker}/memory?q=${encodeURIComponent('green tea')}`)).body.hits;
+  t.match(hits[1], { memory: { text: 'Green tea' }, text_rank: 1 }, 'the old one leads full-text');
+  t.ok(hits[1].distance < hits[0].distance, 'and the vector list');
+  t.match(hits[0], { memory: { text: /lemon/ }, text_rank: 2 }, 'the recent one ranks first');
 });
