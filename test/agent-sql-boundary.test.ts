@@ -114,6 +114,10 @@ t.test('file functions, extensions, ATTACH/DETACH, table-valued functions and ot
     ['query', 'SELECT * FROM pragma_function_list', /table-valued functions/],
     ['query', 'SELECT * FROM sqlite_dbpage', /table-valued functions/],
     ['query', 'SELECT * FROM dbstat', /table-valued functions/],
+    // libsql's vector functions, which the memory uses (docs/memory.md).
+    ['query', "SELECT vector_distance_cos(vector32('[1,2]'), vector32('[2,1]'))", /vector32\(\) is not available/],
+    ['query', "SELECT vector_extract(vector1bit('[1,-1]'))", /vector1bit\(\) is not available/],
+    ['query', "SELECT * FROM vector_top_k('agt_memory_idx', vector32('[1,2]'), 3)", /table-valued functions/],
   ];
   for (const [mode, sql, message] of cases) {
     for (const hints of [true, false]) {
@@ -190,6 +194,12 @@ t.test('agt_* tables and sqlite_master are unreachable, for reading and writing'
     ['execute', 'REPLACE INTO agt_meta (key, value, updated_at) VALUES (?, ?, 0)'],
     ['execute', 'INSERT INTO local_a (body) SELECT value FROM agt_credentials'],
     ['execute', 'UPDATE local_a SET body = (SELECT value FROM agt_config LIMIT 1)'],
+    // The long-term memory (docs/memory.md): its rows, full-text index, vectors and changelog.
+    ['query', 'SELECT text FROM agt_memory'],
+    ['query', "SELECT rowid FROM agt_memory_fts WHERE agt_memory_fts MATCH 'tea'"],
+    ['query', 'SELECT embedding FROM agt_memory_vectors'],
+    ['execute', "INSERT INTO agt_memory_fts (rowid, text) VALUES (1, 'planted')"],
+    ['execute', 'DELETE FROM agt_memory_changelog'],
   ];
   for (const [mode, sql] of cases) {
     const refusal = await b.refused(mode, sql, { hints: false });

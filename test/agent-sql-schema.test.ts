@@ -293,11 +293,17 @@ t.test("a file carrying a trigger or a view is refused at load; the review lists
     'CREATE TRIGGER local_tr AFTER INSERT ON local_t BEGIN SELECT 1; END',
   ]);
   const virtual = await make('with-virtual', ['CREATE VIRTUAL TABLE local_fts USING fts5(body)']);
+  // The memory's full-text index is accepted only as the daemon makes it (docs/memory.md).
+  const otherFts = await make('with-other-memory-fts', [
+    'DROP TABLE agt_memory_fts',
+    'CREATE VIRTUAL TABLE agt_memory_fts USING fts5(text, secret)',
+  ]);
   for (const [path, kind, name] of [
     [trigger, 'trigger', 'steal'],
     [view, 'view', 'local_v'],
     [temp, 'trigger', 'local_tr'],
     [virtual, 'table', 'local_fts'],
+    [otherFts, 'table', 'agt_memory_fts'],
   ] as const) {
     const before = fingerprint(path);
     const load = await h.d.request('POST', '/agents/load', { filePath: path });
