@@ -80,8 +80,10 @@ async function run(hybrid: boolean) {
     for (const text of c.chatter) await service.save(agent, { text, kind: 'episode', source: 'compaction' });
     await service.save(agent, { text: c.fact, kind: 'fact', source: 'agent' });
   }
-  while (hybrid && (file.memory.embeddedCount().pending > 0 || service.embeddingRuns(agent.id)))
-    await new Promise((resolve) => setTimeout(resolve, 5));
+  // The background embedding stops when every memory has its vector, or at the first failure (logged above).
+  while (hybrid && service.embeddingRuns(agent.id)) await new Promise((resolve) => setTimeout(resolve, 5));
+  const { pending } = file.memory.embeddedCount();
+  if (hybrid && pending > 0) throw new Error(`the embedding stopped with ${pending} memories waiting (see above)`);
 
   const byKind = { direct: { asked: 0, found: 0, recalled: 0 }, paraphrase: { asked: 0, found: 0, recalled: 0 } };
   let tokens = 0;
@@ -89,6 +91,7 @@ async function run(hybrid: boolean) {
     const kind = q.paraphrase ? byKind.paraphrase : byKind.direct;
     kind.asked++;
     const result = await service.search(agent, q.question, { limit: 5 });
+    if (hybrid && result.mode !== 'hybrid') throw new Error(`the search was full-text only: ${result.note}`);
     if (result.hits.some((h) => h.memory.text === q.expects)) kind.found++;
     recalledTokens = 0;
     recalledIds = [];
