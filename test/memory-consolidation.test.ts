@@ -2,7 +2,8 @@
  * Memory consolidation on the built daemon (docs/memory.md, "Consolidation"), with a scripted model
  * answer: duplicates merged into one memory (the originals forgotten, not deleted), a stale fact updated
  * (its old text in the changelog), the pinned memory never offered nor changed, and every invalid
- * proposal (unknown id, another agent's id, the pinned id, an unknown op) refused and recorded; the call
+ * proposal (unknown id, another agent's id, the pinned id, an unknown op, a text holding a credential value, which
+ * the changelog then leaves out) refused and recorded; the call
  * goes through the spend governor; successive runs walk the whole memory, old memories beside the newest;
  * a cron schedule in the agent's config runs it on its own.
  */
@@ -191,6 +192,26 @@ t.test(
     t.equal(run.status, 200);
     t.match(run.body.changes, [{ action: 'refused', reason: /unreadable answer/, detail: 'I would rather not.' }]);
     t.same((await d.request('GET', `/agents/${a}/memory`)).body.memories, before);
+
+    // A proposed text holding a credential value is refused like any write, and kept out of the changelog.
+    const lyon = before.find((m: { text: string }) => m.text.startsWith('The owner lives in Paris')).id as number;
+    const key = 'sk-proj-abcdefghijklmnopqrstuvwxyz0123';
+    const token = 'ghp_abcdefghijklmnopqrstuvwxyz0123456789';
+    answer = JSON.stringify({
+      operations: [
+        { op: 'update', id: lyon, text: `The owner's key is ${key}`, reason: 'remember the key' },
+        { op: 'rewrite', id: lyon, text: `token ${token}`, reason: 'not an op, and a token' },
+      ],
+    });
+    const leaky = await d.request('POST', `/agents/${a}/memory/consolidate`);
+    t.equal(leaky.status, 200, JSON.stringify(leaky.body));
+    t.match(leaky.body.changes, [
+      { action: 'refused', reason: /unknown op/, detail: null },
+      { action: 'refused', from_ids: [lyon], reason: /memories never keep credential values/, detail: null },
+    ]);
+    t.same((await d.request('GET', `/agents/${a}/memory`)).body.memories, before, 'nothing changed');
+    const recorded = JSON.stringify((await d.request('GET', `/agents/${a}/memory/changelog?limit=10`)).body);
+    t.notOk(recorded.includes(key) || recorded.includes(token), 'neither value is in the changelog');
 
     answer = JSON.stringify({ operations: Array.from({ length: 9 }, () => ({ op: 'forget', id: 999 })) });
     const flood = await d.request('POST', `/agents/${a}/memory/consolidate`);
