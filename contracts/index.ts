@@ -77,6 +77,8 @@ export * from './channel-adapters.js';
 export * from './command-limits.js';
 /** sandboxed commands (`ctx.commands`). */
 export * from './commands.js';
+/** long-lived processes in an agent's command sandbox (`ctx.agents.spawnSandboxed`). */
+export * from './sandboxed-processes.js';
 /** error answers for an extension's own listener. */
 export * from './error-answers.js';
 /** the MCP registration point the `mcp` extension owns. */

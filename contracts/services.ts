@@ -8,6 +8,7 @@ import type { AgentFetch, AgentTurnsAccess } from './agent-turns.js';
 import type { OwnerTasksAccess } from './owner-tasks.js';
 import type { RunAgentLambda } from './agent-lambdas.js';
 import type { CommandOutcome, CommandRun } from './commands.js';
+import type { SpawnSandboxed } from './sandboxed-processes.js';
 import type { Settings } from './settings.js';
 
 /** @public */
@@ -125,6 +126,15 @@ export interface AgentsService {
    * 512 KB per stream. Rejects `not_found` for an agent that is not loaded.
    */
   runHostCommand(run: CommandRun): Promise<CommandOutcome>;
+  /**
+   * Starts a long-lived process (an MCP server over stdio) in the agent's command sandbox, the one
+   * {@link runHostCommand} makes, with pipes for its stdin, stdout and stderr (see `sandboxed-processes.ts`):
+   * refused with `unavailable` where no sandbox can be made, never run unsandboxed; killed when the agent
+   * unloads and when the daemon stops. Absent in fake kernels.
+   *
+   * @beta
+   */
+  spawnSandboxed?: SpawnSandboxed;
   /**
    * The host path of the agent's work folder (`/work` inside its command sandbox, kept between commands),
    * made (0700) when missing: for a process the owner lets work in it (an MCP server given it as its root).

@@ -14,6 +14,8 @@ import {
   type OwnerTasksAccess,
   type CommandOutcome,
   type CommandRun,
+  type SandboxedProcess,
+  type SandboxedSpawn,
   type AgentFileInfo,
   type AgentFilesAccess,
   type AgentsService,
@@ -49,6 +51,8 @@ export interface AgentCapabilities {
   runHostCommand(agent: LoadedAgent, run: CommandRun): Promise<CommandOutcome>;
   /** `ctx.agents.workFolder`: the host path of the agent's command work folder, made when missing. */
   workFolder?(agent: LoadedAgent): Promise<string>;
+  /** `ctx.agents.spawnSandboxed`: a long-lived process in the agent's command sandbox. */
+  spawnSandboxed?(agent: LoadedAgent, spec: SandboxedSpawn): Promise<SandboxedProcess>;
   /** `ctx.agents.turns`: chat, inbox dispatch, interrupt, asks and approvals of the runtime. */
   turns?: AgentTurnsAccess;
   /** `ctx.agents.fetch`: a request under the agent's fetch policy. */
@@ -100,6 +104,12 @@ export function agentsService(
     runHostCommand: async (run) => capabilities.runHostCommand(loaded(run.agentId), run),
     ...(capabilities.workFolder
       ? { workFolder: async (agentId: string) => capabilities.workFolder!(loaded(agentId)) }
+      : {}),
+    ...(capabilities.spawnSandboxed
+      ? {
+          spawnSandboxed: async (agentId: string, spec: SandboxedSpawn) =>
+            capabilities.spawnSandboxed!(loaded(agentId), spec),
+        }
       : {}),
     files: agentFiles(registry),
     list: () => registry.views(),

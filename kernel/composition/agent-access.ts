@@ -1,9 +1,9 @@
 /**
  * How routes and extensions reach loaded agents: `ctx.agents` (each extension's own, so log rows carry
- * its origin) with the capabilities it lends (the agent's key, its lambdas and host commands, its turns,
- * its fetch), the inbox, the launcher of agent files and the summary reader behind it.
+ * its origin) with the capabilities it lends (the agent's key, its lambdas, host commands and sandboxed
+ * processes, its turns, its fetch), the inbox, the launcher of agent files and the summary reader behind it.
  */
-import type { AgentLauncher, AgentsService, CommandRun, InboxService } from '@agt/contracts';
+import type { AgentLauncher, AgentsService, CommandRun, InboxService, SandboxedSpawn } from '@agt/contracts';
 import type { AgentIdentityService } from '../agent-identity/service.js';
 import { agentIdNotLoaded } from '../agents/errors.js';
 import { agentLauncher } from '../agents/launcher.js';
@@ -59,6 +59,16 @@ function agentCapabilities(input: AgentAccessInput): AgentCapabilities {
     runHostCommand: (agent: LoadedAgent, run: CommandRun) =>
       hostCommands.runHost(run, allowsUnsandboxedCommands(agent.config)),
     workFolder: (agent: LoadedAgent) => hostCommands.prepareWorkFolder(agent.id),
+    spawnSandboxed: async (agent: LoadedAgent, spec: SandboxedSpawn) => {
+      const started = await hostCommands.spawnProcess(agent.id, spec);
+      // Unloaded while it started: the unload's kill has passed it by.
+      if (registry.byId(agent.id) !== agent) {
+        started.kill();
+        await started.exited;
+        throw agentIdNotLoaded(agent.id);
+      }
+      return started;
+    },
     turns: turnsAccess(
       (agentId) => runtime.byId(agentId),
       (trace) => inboundTrace(contributions.points, trace),
@@ -77,6 +87,11 @@ function agentCapabilities(input: AgentAccessInput): AgentCapabilities {
 export function composeAgentAccess(input: AgentAccessInput): AgentAccess {
   const { bus, contributions, runtime, registry, credentials } = input;
   const capabilities = agentCapabilities(input);
+  // An agent's long-lived sandboxed processes (its sandboxed MCP servers) end with it, and all at shutdown.
+  bus.subscribe((event) => {
+    if (event.event_type === 'agent.unloaded' && event.agent_id) void input.hostCommands.killAgent(event.agent_id);
+  });
+  input.shutdownSteps.add({ name: 'sandboxed-processes', phase: 'final', run: () => input.hostCommands.killAll() });
   const agentsFor = (origin: string): AgentsService =>
     agentsService(registry, origin, async (agent, name) => credentials.read(agent, name), capabilities);
   const agents = agentsFor('kernel');

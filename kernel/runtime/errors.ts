@@ -233,6 +233,20 @@ export const commandsNeedSandbox = (reason: string) =>
   );
 
 /**
+ * 503 `unavailable`: a long-lived sandboxed process (`ctx.agents.spawnSandboxed`) where no sandbox can be made;
+ * unlike a command, it never runs without one.
+ */
+export const processNeedsSandbox = (reason: string) =>
+  new AgtError(
+    'unavailable',
+    `this process runs only in an agent's bubblewrap sandbox, which this host cannot make: ${reason}`,
+  );
+
+/** 400 `bad_request`: a read-only mount of a sandboxed process that is refused (`why` names no host path). */
+export const badSandboxMount = (path: string, why: string) =>
+  new AgtError('bad_request', `sandbox mount ${JSON.stringify(path.slice(0, 200))} refused: ${why}`);
+
+/**
  * 507 `work_folder_full`: the agent's work folder holds more than the owner's bound (settings
  * `commandLimits.workBytes`), or more entries than a folder may; no host path in the message (the agent reads it).
  */

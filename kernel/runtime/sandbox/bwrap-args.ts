@@ -26,6 +26,9 @@
  *   As an ordinary user, bwrap makes a user namespace (`--unshare-user`, the daemon's uid inside) in
  *   which the command has no capabilities, and forbids nested ones (`--disable-userns`).
  * - Limits: `prlimit` sets the rlimits of command-limits.ts just before the shell.
+ * - A long-lived process (an MCP server, `ctx.agents.spawnSandboxed`) gets the same sandbox, its program run
+ *   without a shell, plus read-only binds of what it needs to run (its package folder, the node binary) at
+ *   paths under {@link SANDBOX_MOUNTS}, made after the hiding so no bind lands under a hidden path.
  * - What a command can learn of the host's layout: bwrap's options, which name host paths (the data
  *   directory, the work folder), reach it on a pipe ({@link ARGS_FD}, `--args`), not in its argv, so no
  *   `/proc/<pid>/cmdline` inside the sandbox (bwrap's own pid 1 included) shows them. The argv keeps only
@@ -46,6 +49,9 @@ export const ARGS_FD = 4;
 
 /** Where the agent's work folder is inside the sandbox (the command's cwd and HOME). */
 export const SANDBOX_WORK = '/work';
+
+/** Where a long-lived process's read-only mounts appear (the program it runs, say): a folder of the new root. */
+export const SANDBOX_MOUNTS = '/agt';
 
 export interface SandboxTools {
   bwrap: string;
@@ -68,7 +74,10 @@ export interface SandboxPlan {
   limits: CommandLimits;
   /** Host paths to hide when they lie under a system root (the data directory, agent folders). */
   privatePaths: readonly string[];
-  command: string;
+  /** A shell command (run by `/bin/sh -c`), or a program and its arguments run as they are (a long-lived process). */
+  command: string | readonly string[];
+  /** Host files or folders bound read-only at their sandbox path (under {@link SANDBOX_MOUNTS}), after the hiding. */
+  mounts?: ReadonlyArray<{ source: string; target: string }>;
 }
 
 export type SandboxMode = 'root-userns' | 'root' | 'user';
@@ -109,7 +118,7 @@ export interface SandboxCommand {
   options: string[];
 }
 
-/** The options bwrap reads, then the argv: (root) setpriv, prlimit and `/bin/sh -c command`. */
+/** The options bwrap reads, then the argv: (root) setpriv, prlimit and `/bin/sh -c command` (or the program). */
 export function sandboxCommand(plan: SandboxPlan): SandboxCommand {
   const tmpBytes = String(plan.limits.tmpMb * 1024 * 1024);
   const bound = systemRoots();
@@ -128,6 +137,17 @@ export function sandboxCommand(plan: SandboxPlan): SandboxCommand {
   for (const path of plan.privatePaths) {
     const absolute = resolve(path);
     if (dirs.some((root) => within(absolute, root))) options.push('--perms', '0700', '--tmpfs', absolute);
+  }
+  // The folders leading to each mount, made readable to the agent's uid (bwrap would make them 0700).
+  const made = new Set<string>();
+  for (const mount of plan.mounts ?? []) {
+    const parts = mount.target.split('/').filter(Boolean);
+    for (let depth = 1; depth < parts.length; depth++) {
+      const dir = `/${parts.slice(0, depth).join('/')}`;
+      if (!made.has(dir)) options.push('--perms', '0755', '--dir', dir);
+      made.add(dir);
+    }
+    options.push('--ro-bind', mount.source, mount.target);
   }
   options.push('--bind', plan.workFolder, SANDBOX_WORK, '--chdir', SANDBOX_WORK);
   // The new root itself (a tmpfs owned by the daemon's user in a user namespace) is made read-only
@@ -167,7 +187,8 @@ export function sandboxCommand(plan: SandboxPlan): SandboxCommand {
   } else {
     argv.push('--');
   }
-  argv.push(plan.tools.prlimit, ...prlimitArgs(plan.limits), '--', '/bin/sh', '-c', plan.command);
+  const program = typeof plan.command === 'string' ? ['/bin/sh', '-c', plan.command] : plan.command;
+  argv.push(plan.tools.prlimit, ...prlimitArgs(plan.limits), '--', ...program);
   // bwrap reads NUL-separated arguments: a NUL inside one would split it.
   if (options.some((option) => option.includes('\0'))) throw new Error('a sandbox option holds a NUL character');
   return { argv, options };

@@ -17,14 +17,24 @@
  * time limit or when the agent unloads. The agent's work folder, `<dataDir>/sandbox/work/agent-<id>`
  * (0700, the agent's uid as root), is kept between commands and restarts, like a compute container's
  * work dir; the runner makes no other folder on the host but a probe's, removed at once.
+ *
+ * The same sandbox also runs long-lived processes for the agent (`spawnProcess`, `ctx.agents.spawnSandboxed`:
+ * an MCP server over stdio), with their pipes kept by the caller (sandboxed-process.ts); never unsandboxed,
+ * and killed when the agent unloads and at shutdown (kernel/composition/agent-access.ts).
  */
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { chmod, chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
-import { cappedOutput, type CommandOutcome as CommandResult, type CommandRun } from '@agt/contracts';
-import { badCommandAgentId, commandsNeedSandbox, workFolderNotBound } from '../errors.js';
+import {
+  cappedOutput,
+  type CommandOutcome as CommandResult,
+  type CommandRun,
+  type SandboxedProcess,
+  type SandboxedSpawn,
+} from '@agt/contracts';
+import { badCommandAgentId, commandsNeedSandbox, processNeedsSandbox, workFolderNotBound } from '../errors.js';
 import {
   ARGS_FD,
   INFO_FD,
@@ -35,6 +45,7 @@ import {
   type SandboxTools,
 } from './bwrap-args.js';
 import { DEFAULT_COMMAND_LIMITS, prlimitArgs, type CommandLimits } from './command-limits.js';
+import { sandboxMounts, startSandboxed } from './sandboxed-process.js';
 import { SandboxUids } from './sandbox-uids.js';
 import { WorkUsage } from './work-usage.js';
 
@@ -111,6 +122,8 @@ export class HostCommandRunner {
   private readonly usage = new WorkUsage(() => this.limits().workBytes);
   private state?: Promise<SandboxState>;
   private tools?: SandboxTools;
+  /** Long-lived sandboxed processes by agent id, until each has exited. */
+  private readonly live = new Map<string, Set<SandboxedProcess>>();
 
   constructor(private readonly options: HostCommandRunnerOptions) {
     this.root = join(options.dataDir, 'sandbox');
@@ -221,34 +234,100 @@ export class HostCommandRunner {
   }
 
   private async runAdmitted(call: CommandCall, folder: string, state: SandboxState): Promise<CommandOutcome> {
-    const limits = this.limits();
     const timeoutMs = call.timeoutMs ?? COMMAND_DEFAULT_TIMEOUT_MS;
     const base = { PATH: SAFE_PATH, LANG: 'C.UTF-8', AGT_AGENT_ID: call.agentId, AGT_TRIGGER: call.trigger };
     if (!state.available) {
       // The owner's choice: the daemon's user, its file and network access; the rlimits still hold.
       const prlimit = findTool('prlimit');
-      const argv = [...(prlimit ? [prlimit, ...prlimitArgs(limits, false), '--'] : []), '/bin/sh', '-c', call.command];
+      const argv = [
+        ...(prlimit ? [prlimit, ...prlimitArgs(this.limits(), false), '--'] : []),
+        '/bin/sh',
+        '-c',
+        call.command,
+      ];
       const env = { ...base, HOME: folder, TMPDIR: folder };
       return {
         ...(await this.spawn({ argv }, env, folder, call.stdin, timeoutMs, call.signal)),
         boundary: 'unsandboxed',
       };
     }
-    const uid = state.mode !== 'user' ? await this.uids.uidOf(call.agentId) : undefined;
+    const sandbox = await this.sandboxFor(call.agentId, folder, state.mode, call.command);
+    const env = { ...base, HOME: SANDBOX_WORK, TMPDIR: '/tmp' };
+    return { ...(await this.spawn(sandbox, env, '/', call.stdin, timeoutMs, call.signal)), boundary: 'sandboxed' };
+  }
+
+  private privatePaths(): string[] {
+    return [this.options.dataDir, ...(this.options.privatePaths?.() ?? [])];
+  }
+
+  /** The agent's sandbox for `command`: its folder owned by its uid (root modes) and 0700, the limits of now. */
+  private async sandboxFor(
+    agentId: string,
+    folder: string,
+    mode: SandboxMode,
+    command: string | readonly string[],
+    mounts?: ReadonlyArray<{ source: string; target: string }>,
+  ): Promise<SandboxCommand> {
+    const uid = mode !== 'user' ? await this.uids.uidOf(agentId) : undefined;
     if (uid !== undefined) await chown(folder, uid, uid);
     // Kept 0700 whatever happened to it in between: only the agent (and root) may enter.
     await chmod(folder, 0o700);
-    const sandbox = sandboxCommand({
+    return sandboxCommand({
       tools: this.tools!,
-      mode: state.mode,
+      mode,
       uid,
       workFolder: folder,
-      limits,
-      privatePaths: [this.options.dataDir, ...(this.options.privatePaths?.() ?? [])],
-      command: call.command,
+      limits: this.limits(),
+      privatePaths: this.privatePaths(),
+      command,
+      ...(mounts ? { mounts } : {}),
     });
-    const env = { ...base, HOME: SANDBOX_WORK, TMPDIR: '/tmp' };
-    return { ...(await this.spawn(sandbox, env, '/', call.stdin, timeoutMs, call.signal)), boundary: 'sandboxed' };
+  }
+
+  /**
+   * Starts a long-lived process in the agent's sandbox (`ctx.agents.spawnSandboxed`): refused with `unavailable`
+   * where none can be made, whatever the agent's config (it is never run unsandboxed). Killed by
+   * {@link killAgent} and {@link killAll}; what it wrote is measured once it ended.
+   */
+  async spawnProcess(agentId: string, spec: SandboxedSpawn): Promise<SandboxedProcess> {
+    const folder = this.workFolder(agentId);
+    if (this.options.holdsKey && !this.options.holdsKey(agentId)) throw workFolderNotBound(agentId);
+    const mounts = sandboxMounts(spec.mounts, this.privatePaths(), this.root);
+    const state = await this.probe();
+    if (!state.available) throw processNeedsSandbox(state.reason);
+    await mkdir(folder, { recursive: true, mode: 0o700 });
+    await this.usage.check(folder);
+    const sandbox = await this.sandboxFor(agentId, folder, state.mode, [spec.command, ...(spec.args ?? [])], mounts);
+    const env = {
+      PATH: SAFE_PATH,
+      LANG: 'C.UTF-8',
+      HOME: SANDBOX_WORK,
+      TMPDIR: '/tmp',
+      ...spec.env,
+      AGT_AGENT_ID: agentId,
+    };
+    const started = await startSandboxed(sandbox, env);
+    let live = this.live.get(agentId);
+    if (!live) this.live.set(agentId, (live = new Set()));
+    live.add(started);
+    void started.exited.then(() => {
+      live.delete(started);
+      if (live.size === 0 && this.live.get(agentId) === live) this.live.delete(agentId);
+      this.usage.changed(folder);
+    });
+    return started;
+  }
+
+  /** Kills the agent's long-lived sandboxed processes (it unloaded); resolves once they are gone. */
+  async killAgent(agentId: string): Promise<void> {
+    const live = [...(this.live.get(agentId) ?? [])];
+    for (const child of live) child.kill();
+    await Promise.all(live.map((child) => child.exited));
+  }
+
+  /** Kills every long-lived sandboxed process (shutdown); resolves once they are gone. */
+  async killAll(): Promise<void> {
+    await Promise.all([...this.live.keys()].map((agentId) => this.killAgent(agentId)));
   }
 
   /**

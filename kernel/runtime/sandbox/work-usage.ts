@@ -7,7 +7,9 @@
  * A measure is taken only while none of the agent's commands runs: once one has ended, a new command
  * waits for the others to end and for the measure. In a sandbox nothing of the agent is then left to
  * change the tree under the walk (its pid namespace is gone with its command), and a stream of
- * overlapping commands cannot keep the measure from being taken.
+ * overlapping commands cannot keep the measure from being taken. A long-lived process beside them (a
+ * sandboxed MCP server) is not counted: it starts only under the bound, and what it wrote is measured once it
+ * ended and at the next command's end (a walk it races sees a tree in change, never follows a link).
  */
 import { workFolderFull } from '../errors.js';
 import { folderSize, type FolderSize } from './folder-size.js';
@@ -76,6 +78,30 @@ export class WorkUsage {
     work.idle = undefined;
     // A failure leaves the measure due: the next command takes it again and fails with the error.
     this.measure(work, folder).catch(() => {});
+  }
+
+  /**
+   * Before a long-lived process that writes beside the commands (a sandboxed MCP server): refused
+   * (`work_folder_full`) when the last measure is over the bound, measured first when none is known and no
+   * command runs. It never waits for commands, and they never wait for it (it is not counted as running).
+   */
+  async check(folder: string): Promise<void> {
+    const work = this.work(folder);
+    if (work.measuring) await work.measuring.catch(() => {});
+    else if (work.running === 0 && (work.stale || !work.last)) await this.measure(work, folder);
+    const limit = this.limit();
+    if (work.last && isOver(work.last, limit))
+      throw workFolderFull(
+        limit,
+        work.last.tooManyEntries ? { entries: WORK_MAX_ENTRIES } : { bytes: work.last.bytes },
+      );
+  }
+
+  /** After such a process ended: what it wrote is measured (now, or once the commands running have ended). */
+  changed(folder: string): void {
+    const work = this.work(folder);
+    work.stale = true;
+    if (work.running === 0) this.measure(work, folder).catch(() => {});
   }
 
   private measure(work: AgentWork, folder: string): Promise<FolderSize> {
