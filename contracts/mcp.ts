@@ -154,7 +154,13 @@ export const McpRegistration = Type.Object(
     exposeWorkFolder: Type.Optional(
       Type.Boolean({
         description:
-          "type npm or command: offer the calling agent's work folder (the one its commands see as /work) to the server as its only root (`roots/list`, one file:// URI); default false: the client declares no roots. Roots tell a server where to work; they do not confine it (a stdio server runs as the daemon's user)",
+          "type npm or command: offer the calling agent's work folder (the one its commands see as /work) to the server as its only root (`roots/list`, one file:// URI: `file:///work` with `sandbox`, else its host path); default false: the client declares no roots. Roots tell a server where to work; only `sandbox` confines it (without it a stdio server runs as the daemon's user)",
+      }),
+    ),
+    sandbox: Type.Optional(
+      Type.Boolean({
+        description:
+          "type npm or command: run the server inside the calling agent's command sandbox (bubblewrap: its own namespaces, no network, the read-only system folders, the agent's work folder at /work, rlimits of settings commandLimits, the agent's uid when the daemon runs as root), one per agent; an npm server also sees its installed package and the node binary, read-only. Where no sandbox can be made the server does not start (never unsandboxed). Default false",
       }),
     ),
     logLevel: Type.Optional(

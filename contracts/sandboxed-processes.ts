@@ -7,6 +7,20 @@
 import type { Readable, Writable } from 'node:stream';
 
 /**
+ * Where the agent's work folder is inside its sandbox: the cwd and HOME of its commands and sandboxed processes.
+ *
+ * @beta
+ */
+export const SANDBOX_WORK_FOLDER = '/work';
+
+/**
+ * Where a sandboxed process's read-only mounts ({@link SandboxedSpawn.mounts}) appear inside.
+ *
+ * @beta
+ */
+export const SANDBOX_MOUNT_ROOT = '/agt';
+
+/**
  * What to start. The program sees the sandbox's file system: the read-only system folders (`/usr`, `/etc`,
  * `/opt`, `/bin`, `/lib`...), the agent's work folder at `/work` (its cwd and HOME), private tmpfs `/tmp`, and
  * the `mounts` under `/agt/`; nothing else of the host.

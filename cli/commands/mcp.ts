@@ -137,6 +137,7 @@ export async function add(ctx: Ctx, name: string, options: Record<string, any>):
   if (options.allowAgentHeaders) body.allowAgentHeaders = options.allowAgentHeaders;
   if (options.logLevel) body.logLevel = options.logLevel;
   if (options.exposeWorkFolder) body.exposeWorkFolder = true;
+  if (options.sandbox) body.sandbox = true;
   if (options.oauth || options.oauthClientId || options.oauthScopes || options.oauthPerAgent) {
     body.oauth = {
       ...(options.oauthPerAgent ? { signIn: 'per-agent' } : {}),

@@ -49,6 +49,7 @@ export function declareMcp(agt: Command): Command {
     .option('--timeout-ms <ms>', 'per tool call limit')
     .option('--log-level <level>', "the least severe server log message kept in the agent's log (default warning)")
     .option('--expose-work-folder', "npm and command: offer the calling agent's work folder as the server's root")
+    .option('--sandbox', "npm and command: run the server in the calling agent's command sandbox (no network)")
     .option('--oauth', 'http: the server needs an OAuth sign-in (agt mcp login <name>)')
     .option('--oauth-client-id <id>', 'http: a client id registered with the authorization server beforehand')
     .option('--oauth-client-secret-env <DAEMON_VAR>', "http: the daemon's variable holding that client's secret")

@@ -225,6 +225,9 @@ export class McpManager {
         (this.deps.settings.current().mcpServers ?? []).find((r) => r.name === declaration.name)?.sampling ?? 'ask',
       agentLog: (level, message) => this.deps.agents.log(agentId, level, message, { server: declaration.name }),
       notifications: serverNotificationHooks(agentId, declaration, this.deps.agents, registration),
+      ...(this.deps.agents.spawnSandboxed
+        ? { spawnSandboxed: (spawn) => this.deps.agents.spawnSandboxed!(agentId, spawn) }
+        : {}),
       toolsChanged: () => {
         const tools = connection.tools ?? [];
         for (const change of this.deps.pins.observe(declaration.name, tools)) {

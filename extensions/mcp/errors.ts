@@ -38,11 +38,11 @@ export const signInFailed = (server: string, why: string) =>
 export const notOAuth = (name: string, why = 'an http registration with oauth') =>
   conflict(`MCP server ${name} is not registered for that OAuth sign-in (${why})`);
 export const noSecretStore = () => new AgtError('unavailable', 'this daemon offers no sealed store for sign-in tokens');
-export const workFolderNeedsStdio = (name: string) =>
+export const workFolderNeedsStdio = (name: string, field: 'exposeWorkFolder' | 'sandbox' = 'exposeWorkFolder') =>
   new AgtError(
     'bad_request',
-    `MCP registration ${name}: exposeWorkFolder is for a server run here (type npm or command), not type http`,
-    { details: { path: '/exposeWorkFolder' } },
+    `MCP registration ${name}: ${field} is for a server run here (type npm or command), not type http`,
+    { details: { path: `/${field}` } },
   );
 
 /**

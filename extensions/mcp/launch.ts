@@ -11,17 +11,41 @@
  * (`headers`, `header_env`, `bearer_token_env_var` = `Authorization`) only by the names the registration
  * allows (`allowAgentHeaders`, see agent-headers.ts), never one the registration sets (`headerEnv`).
  *
+ * Sandbox: a registration's `sandbox` runs the server in the calling agent's command sandbox (the kernel's
+ * `ctx.agents.spawnSandboxed`): a command as the sandbox sees it, an npm package through the mounts of
+ * `sandboxedNpm`; the environment is then the sandbox's base plus the registration's and the agent's allowed names.
+ *
  * Secrets: the registration names daemon variables (`envFrom`, `headerEnv`); the declaration names
  * credentials of the agent, `mcp:<server>:<KEY>` (`env_keys`, `header_env`, `bearer_token_env_var`).
  * Their values are collected in `secrets` so logs and errors can be scrubbed of them.
  */
 import type { McpServerConfig } from '@agt/contracts';
 import type { ExtensionEnv } from '@agt/contracts';
-import type { McpRegistration } from '@agt/contracts';
+import { type McpRegistration, SANDBOX_MOUNT_ROOT } from '@agt/contracts';
+import { realpathSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
 import { agentHeaderAsks, agentHeadersAllowed, headerAllowed } from './agent-headers.js';
 import { addAgentEnv, addEnv, agentEnvAllowed, baseChildEnv } from './child-env.js';
 import type { StdioLaunch } from './stdio-transport.js';
 import { installedBin } from './packages.js';
+
+/** Where a sandboxed npm server's node and installed packages appear (read-only, under the sandbox's `/agt`). */
+const SANDBOX_NODE = 'bin/node';
+const SANDBOX_PACKAGES = 'mcp-servers/node_modules';
+
+/**
+ * An npm server in the agent's sandbox: this node and the installed packages (`node_modules`, so a package's
+ * dependencies resolve as they do outside) mounted read-only, the script named by its path inside.
+ */
+function sandboxedNpm(packagesDir: string, bin: string, args: string[], env: Record<string, string>): StdioLaunch {
+  const modules = realpathSync(join(packagesDir, 'node_modules'));
+  return {
+    command: `${SANDBOX_MOUNT_ROOT}/${SANDBOX_NODE}`,
+    args: [`${SANDBOX_MOUNT_ROOT}/${SANDBOX_PACKAGES}/${relative(modules, bin).split(sep).join('/')}`, ...args],
+    env,
+    sandbox: { mounts: { [SANDBOX_NODE]: process.execPath, [SANDBOX_PACKAGES]: modules } },
+  };
+}
 
 export type Launch =
   | { kind: 'skip'; reason: string }
@@ -127,7 +151,9 @@ export async function resolveLaunch(
     return { kind: 'http', url, ...oauth, headers: Object.fromEntries(headers.values()), timeoutMs, secrets, notes };
   }
 
-  const env = baseChildEnv(deps.env);
+  // A sandboxed server gets the sandbox's own base (PATH, HOME=/work, TMPDIR=/tmp): the daemon's name host paths.
+  const sandboxed = registration?.sandbox === true;
+  const env = sandboxed ? {} : baseChildEnv(deps.env);
   const ownerDropped = [
     ...addEnv(env, registration?.env ?? {}),
     ...addEnv(
@@ -159,7 +185,13 @@ export async function resolveLaunch(
 
   if (target.type === 'command') {
     if (!target.command) return { kind: 'skip', reason: `registration ${name} has no command` };
-    return { kind: 'stdio', stdio: { command: target.command, args: target.args, env }, timeoutMs, secrets, notes };
+    const stdio = {
+      command: target.command,
+      args: target.args,
+      env,
+      ...(sandboxed ? { sandbox: { mounts: {} } } : {}),
+    };
+    return { kind: 'stdio', stdio, timeoutMs, secrets, notes };
   }
   const bin = installedBin(deps.packagesDir, target.pkg);
   if (!bin)
@@ -168,6 +200,8 @@ export async function resolveLaunch(
       reason: `MCP package ${target.pkg || '(none)'} is not installed (POST /mcp/packages installs it)`,
     };
   // Run with this node, never through npx: nothing is downloaded at call time.
+  if (sandboxed)
+    return { kind: 'stdio', stdio: sandboxedNpm(deps.packagesDir, bin, target.args, env), timeoutMs, secrets, notes };
   return {
     kind: 'stdio',
     stdio: { command: process.execPath, args: [bin, ...target.args], env, cwd: deps.packagesDir },

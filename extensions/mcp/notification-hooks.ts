@@ -4,7 +4,7 @@
  * declaration say now (read at each connect, or at each message).
  */
 import { pathToFileURL } from 'node:url';
-import type { AgentsService, McpRegistration, McpServerConfig } from '@agt/contracts';
+import { type AgentsService, type McpRegistration, type McpServerConfig, SANDBOX_WORK_FOLDER } from '@agt/contracts';
 import type { NotificationHooks } from './server-notifications.js';
 
 export function serverNotificationHooks(
@@ -29,7 +29,10 @@ export function serverNotificationHooks(
     async root() {
       const owner = registration();
       // Only the owner's registration offers it, and only to a server run here, never one reached over HTTP.
-      if (!owner?.exposeWorkFolder || owner.type === 'http' || !agents.workFolder) return undefined;
+      if (!owner?.exposeWorkFolder || owner.type === 'http') return undefined;
+      // A sandboxed server sees the folder where the agent's commands do; others get its host path.
+      if (owner.sandbox) return pathToFileURL(SANDBOX_WORK_FOLDER).href;
+      if (!agents.workFolder) return undefined;
       return pathToFileURL(await agents.workFolder(agentId)).href;
     },
   };

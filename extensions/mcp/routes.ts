@@ -68,6 +68,7 @@ export function registerMcpRoutes(
       if (!body[field]) throw registrationIncomplete(body.name, body.type, field);
       if (body.oauth && body.type !== 'http') throw registrationIncomplete(body.name, 'oauth', 'type http');
       if (body.exposeWorkFolder && body.type === 'http') throw workFolderNeedsStdio(body.name);
+      if (body.sandbox && body.type === 'http') throw workFolderNeedsStdio(body.name, 'sandbox');
       // The schema's key pattern does not bind record keys: check every variable name here.
       for (const [where, names] of [
         ['env', Object.keys(body.env ?? {})],

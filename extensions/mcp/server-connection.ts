@@ -31,6 +31,7 @@ import { ELICITATION_TRIES, elicitFor, type InFlight, type RequestScope } from '
 import type { McpOptions } from './options.js';
 import { loadSdk } from './sdk.js';
 import { stepUpFetch } from './step-up.js';
+import type { SandboxSpawner } from './stdio-transport.js';
 
 export type ServerStatus = 'stopped' | 'connecting' | 'connected' | 'error' | 'skipped';
 
@@ -63,6 +64,8 @@ export interface ConnectionDeps {
   signIn?: OAuthSignIn;
   /** Subscriptions, the server's log, roots (server-notifications.ts); absent: none of them. */
   notifications?: NotificationHooks;
+  /** Starts a registration's `sandbox` server in the agent's command sandbox; absent: such a server fails to start. */
+  spawnSandboxed?: SandboxSpawner;
 }
 
 const CLIENT_INFO = { name: 'agt', version: '1.0.0' };
@@ -297,7 +300,13 @@ export class ServerConnection {
     // revisions"); HTTP+SSE predates the 2026 revision, so it only ever speaks the 2025 handshake.
     const attempts: Array<{ make: () => Transport; era: Era }> =
       launch.kind === 'stdio'
-        ? [{ make: () => new ChildStdioTransport(launch.stdio, (text) => this.logs.write(text)), era: 'auto' }]
+        ? [
+            {
+              make: () =>
+                new ChildStdioTransport(launch.stdio, (text) => this.logs.write(text), this.deps.spawnSandboxed),
+              era: 'auto',
+            },
+          ]
         : [
             {
               make: () =>

@@ -3,9 +3,12 @@
  * so `close` kills it and everything it started (an `npx` wrapper's node, a shell's children), its
  * environment is exactly the one given (no inherited variables at all), its stderr feeds the server's
  * bounded log, and a line on stdout that is not JSON-RPC closes the connection at once with a clear
- * error instead of leaving the pending call to time out.
+ * error instead of leaving the pending call to time out. A registration's `sandbox` starts the child in the
+ * calling agent's command sandbox instead (the kernel's `ctx.agents.spawnSandboxed`), which the kernel kills whole.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
+import type { SandboxedProcess, SandboxedSpawn } from '@agt/contracts';
 import {
   deserializeMessage,
   type JSONRPCMessage,
@@ -18,6 +21,8 @@ export interface StdioLaunch {
   args: string[];
   env: Record<string, string>;
   cwd?: string;
+  /** Run in the calling agent's command sandbox (`ctx.agents.spawnSandboxed`), with these read-only mounts. */
+  sandbox?: { mounts: Record<string, string> };
 }
 
 /** How long a child gets to exit after SIGTERM before its group is killed. */
@@ -25,22 +30,39 @@ const TERM_GRACE_MS = 1_000;
 /** The longest stdout line kept while waiting for its end; a longer one is garbage. */
 const MAX_LINE_BYTES = 16 * 1024 * 1024;
 
+/** The server's process, local or sandboxed: what the transport reads, writes and ends. */
+interface ServerProcess {
+  pid: number | undefined;
+  stdin: Writable;
+  /** Settles once the process (and, sandboxed, everything it started) is gone. */
+  exited: Promise<void>;
+  /** Whether it has ended already. */
+  ended(): boolean;
+  /** Asks it to end (SIGTERM to its group; sandboxed, the end of stdin is the only ask). */
+  terminate(): void;
+  /** Ends it and everything it started, at once. */
+  kill(): void;
+}
+
+/** Starts a program in the calling agent's sandbox (`ctx.agents.spawnSandboxed` bound to that agent). */
+export type SandboxSpawner = (spawn: SandboxedSpawn) => Promise<SandboxedProcess>;
+
 export class ChildStdioTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
-  private child: ChildProcess | undefined;
+  private child: ServerProcess | undefined;
   /** Stdout read since the last complete line. */
   private pending: Buffer | undefined;
-  private exited: Promise<void> = Promise.resolve();
   private closed = false;
 
   constructor(
     private readonly launch: StdioLaunch,
     private readonly onStderr: (text: string) => void,
+    private readonly spawnSandboxed?: SandboxSpawner,
   ) {}
 
-  /** The child's pid while it runs. */
+  /** The child's pid while it runs (sandboxed: the host pid of its sandbox). */
   get pid(): number | undefined {
     return this.child?.pid;
   }
@@ -54,7 +76,49 @@ export class ChildStdioTransport implements Transport {
     return null;
   }
 
-  start(): Promise<void> {
+  async start(): Promise<void> {
+    const child = this.launch.sandbox ? await this.startSandboxed(this.launch.sandbox) : await this.startLocal();
+    this.child = child;
+    void child.exited.then(() => {
+      if (!this.closed) this.fail(new Error(`the server process exited (${this.exitReason ?? 'ended'})`));
+    });
+  }
+
+  /** How the process ended, for the failure message. */
+  private exitReason: string | undefined;
+
+  private wire(stdout: Readable, stderr: Readable): void {
+    stdout.on('data', (chunk: Buffer) => this.read(chunk));
+    stderr.setEncoding('utf8');
+    stderr.on('data', (text: string) => this.onStderr(text));
+  }
+
+  private startSandboxed(sandbox: NonNullable<StdioLaunch['sandbox']>): Promise<ServerProcess> {
+    if (!this.spawnSandboxed) throw new Error("this daemon's kernel offers no agent sandbox for the server");
+    return this.spawnSandboxed({
+      command: this.launch.command,
+      args: this.launch.args,
+      env: this.launch.env,
+      mounts: sandbox.mounts,
+    }).then((sandboxed) => {
+      let gone = false;
+      const exited = sandboxed.exited.then((exit) => {
+        gone = true;
+        this.exitReason = exit.signal ?? `code ${exit.code}`;
+      });
+      this.wire(sandboxed.stdout, sandboxed.stderr);
+      return {
+        pid: sandboxed.pid,
+        stdin: sandboxed.stdin,
+        exited,
+        ended: () => gone,
+        terminate: () => {},
+        kill: () => sandboxed.kill(),
+      };
+    });
+  }
+
+  private startLocal(): Promise<ServerProcess> {
     return new Promise((resolve, reject) => {
       const child = spawn(this.launch.command, this.launch.args, {
         env: this.launch.env,
@@ -63,8 +127,7 @@ export class ChildStdioTransport implements Transport {
         detached: true,
         shell: false,
       });
-      this.child = child;
-      this.exited = new Promise((done) => {
+      const exited = new Promise<void>((done) => {
         child.once('close', () => done());
         // A command that cannot start emits no close of its own on every platform.
         child.once('error', () => done());
@@ -73,14 +136,23 @@ export class ChildStdioTransport implements Transport {
         reject(error);
         this.fail(new Error(`the server process failed: ${error.message}`));
       });
-      child.once('spawn', () => resolve());
       child.once('exit', (code, signal) => {
-        if (!this.closed) this.fail(new Error(`the server process exited (${signal ?? `code ${code}`})`));
+        this.exitReason = signal ?? `code ${code}`;
+        if (!this.closed) this.fail(new Error(`the server process exited (${this.exitReason})`));
       });
       child.stdin!.on('error', () => {});
-      child.stdout!.on('data', (chunk: Buffer) => this.read(chunk));
-      child.stderr!.setEncoding('utf8');
-      child.stderr!.on('data', (text: string) => this.onStderr(text));
+      this.wire(child.stdout!, child.stderr!);
+      child.once('spawn', () =>
+        resolve({
+          pid: child.pid,
+          stdin: child.stdin!,
+          exited,
+          ended: () => child.exitCode !== null || child.signalCode !== null,
+          terminate: () => signalGroup(child, 'SIGTERM'),
+          // The group may outlive its leader (a grandchild that ignored SIGTERM): make sure it is gone.
+          kill: () => signalGroup(child, 'SIGKILL'),
+        }),
+      );
     });
   }
 
@@ -126,20 +198,19 @@ export class ChildStdioTransport implements Transport {
     });
   }
 
-  /** Ends stdin, SIGTERMs the group, SIGKILLs it after a grace; resolves once the child is gone. */
+  /** Ends stdin, asks the process to end, kills it after a grace; resolves once it is gone. */
   async close(): Promise<void> {
-    if (this.closed) return this.exited;
-    this.closed = true;
     const child = this.child;
-    if (child && child.exitCode === null && child.signalCode === null) {
-      child.stdin?.end();
-      signalGroup(child, 'SIGTERM');
-      const timer = setTimeout(() => signalGroup(child, 'SIGKILL'), TERM_GRACE_MS);
-      await this.exited;
+    if (this.closed) return child?.exited;
+    this.closed = true;
+    if (child && !child.ended()) {
+      child.stdin.end();
+      child.terminate();
+      const timer = setTimeout(() => child.kill(), TERM_GRACE_MS);
+      await child.exited;
       clearTimeout(timer);
     }
-    // The group may outlive its leader (a grandchild that ignored SIGTERM): make sure it is gone.
-    if (child) signalGroup(child, 'SIGKILL');
+    child?.kill();
     this.pending = undefined;
     this.onclose?.();
   }

@@ -20,9 +20,13 @@ export const MEMORY = join(ROOT, 'node_modules/@modelcontextprotocol/server-memo
 export const FIXTURE_DIR = join(ROOT, 'test/fixtures/mcp/fixture-server');
 export const FIXTURE_PACKAGE = 'agt-fixture-mcp-server';
 
-/** `npm pack` of the fixture server into `dir`; the tarball's path. */
-export function packFixture(dir: string): string {
-  const out = execFileSync('npm', ['pack', FIXTURE_DIR, '--pack-destination', dir, '--json', '--loglevel=error'], {
+/** The dependency-free files server the sandbox tests install (test/fixtures/mcp/files-server). */
+export const FILES_DIR = join(ROOT, 'test/fixtures/mcp/files-server');
+export const FILES_PACKAGE = 'agt-fixture-files-server';
+
+/** `npm pack` of a fixture server (default: the fixture server) into `dir`; the tarball's path. */
+export function packFixture(dir: string, fixture = FIXTURE_DIR): string {
+  const out = execFileSync('npm', ['pack', fixture, '--pack-destination', dir, '--json', '--loglevel=error'], {
     encoding: 'utf8',
   });
   const [info] = JSON.parse(out) as Array<{ filename: string }>;

@@ -36,6 +36,7 @@
  */
 import { lstatSync, readlinkSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
+import { SANDBOX_MOUNT_ROOT, SANDBOX_WORK_FOLDER } from '@agt/contracts';
 import { prlimitArgs, type CommandLimits } from './command-limits.js';
 
 /** The host folders a command sees (read-only), when present. */
@@ -48,10 +49,10 @@ export const INFO_FD = 3;
 export const ARGS_FD = 4;
 
 /** Where the agent's work folder is inside the sandbox (the command's cwd and HOME). */
-export const SANDBOX_WORK = '/work';
+export const SANDBOX_WORK = SANDBOX_WORK_FOLDER;
 
 /** Where a long-lived process's read-only mounts appear (the program it runs, say): a folder of the new root. */
-export const SANDBOX_MOUNTS = '/agt';
+export const SANDBOX_MOUNTS = SANDBOX_MOUNT_ROOT;
 
 export interface SandboxTools {
   bwrap: string;
