@@ -39,7 +39,8 @@ export interface SandboxedSpawn {
   /**
    * Host files or folders shown read-only inside, keyed by their path under `/agt/` (`bin/node`,
    * `mcp-servers/node_modules`: letters, digits, `.`, `_`, `-` per segment). Refused (`bad_request`) when one
-   * holds the data directory, the agents' work folders or another private path of the daemon.
+   * holds the data directory, the agents' work folders or another private path of the daemon. A mount keeps its
+   * host permissions: when the daemon runs as root the agent's uid must be able to read it.
    */
   mounts?: Readonly<Record<string, string>>;
 }
