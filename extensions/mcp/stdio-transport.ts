@@ -79,6 +79,11 @@ export class ChildStdioTransport implements Transport {
   async start(): Promise<void> {
     const child = this.launch.sandbox ? await this.startSandboxed(this.launch.sandbox) : await this.startLocal();
     this.child = child;
+    // Closed while it started (a connect that timed out): nothing may be left running.
+    if (this.closed) {
+      child.kill();
+      throw new Error('the transport closed while the server started');
+    }
     void child.exited.then(() => {
       if (!this.closed) this.fail(new Error(`the server process exited (${this.exitReason ?? 'ended'})`));
     });
