@@ -237,6 +237,42 @@ t.test('skip reasons; an agent never names an executable; npm packages run with 
   );
 });
 
+t.test("a sandbox registration: the sandbox's paths and none of the daemon's variables", async (t) => {
+  const deps = { env, packagesDir: tempDir(t), credential: async () => undefined };
+  const pkg = join(deps.packagesDir, 'node_modules', '@demo', 'server');
+  mkdirSync(join(pkg, 'dist'), { recursive: true });
+  writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name: '@demo/server', bin: 'dist/main.js' }));
+  writeFileSync(join(pkg, 'dist/main.js'), '');
+  const registration = {
+    name: 'x',
+    type: 'npm' as const,
+    npmPackage: '@demo/server',
+    args: ['/work'],
+    env: { MODE: 'files' },
+    sandbox: true,
+  };
+  const launch = await resolveLaunch({ name: 'x', transport: 'stdio' }, registration, deps);
+  t.same(launch.kind === 'stdio' && launch.stdio, {
+    command: '/agt/bin/node',
+    args: ['/agt/mcp-servers/node_modules/@demo/server/dist/main.js', '/work'],
+    env: { MODE: 'files' },
+    sandbox: {
+      mounts: { 'bin/node': process.execPath, 'mcp-servers/node_modules': join(deps.packagesDir, 'node_modules') },
+    },
+  });
+  const command = await resolveLaunch(
+    { name: 'x', transport: 'stdio' },
+    { name: 'x', type: 'command', command: '/usr/bin/python3', args: ['-m', 'server'], sandbox: true },
+    deps,
+  );
+  t.same(command.kind === 'stdio' && command.stdio, {
+    command: '/usr/bin/python3',
+    args: ['-m', 'server'],
+    env: {},
+    sandbox: { mounts: {} },
+  });
+});
+
 t.test('MCP results become tool results', async (t) => {
   const result = toToolResult({
     content: [
