@@ -152,6 +152,22 @@ export interface EventPayloads {
    * per change, with the agent whose connection saw it.
    */
   'mcp.tool.changed': { server: string; tool: string; changed: Array<'description' | 'inputSchema'> };
+  /**
+   * The owner accepted an MCP server's URL-mode elicitation (opened its link) and the tool call `call_id`
+   * now waits for the server to confirm the interaction finished (docs/mcp.md "Elicitation").
+   */
+  'mcp.elicitation.waiting': { server: string; tool: string; call_id: string | null; elicitation_id: string };
+  /**
+   * A URL-mode elicitation the call waited for ended: `completed` (the server's completion notification
+   * came) or `timed_out` (none within the owner's `elicitationTimeoutMs`).
+   */
+  'mcp.elicitation.completed': {
+    server: string;
+    tool: string;
+    call_id: string | null;
+    elicitation_id: string;
+    outcome: 'completed' | 'timed_out';
+  };
 }
 
 /** @public */
@@ -275,6 +291,10 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
     'An agent file in a tracked folder was added, changed, moved or removed (tracked-folders extension).',
   'mcp.tool.changed':
     "An MCP server's tool definition (description, input schema) changed since the owner approved it: the tool is disabled until `agt mcp review <server>`.",
+  'mcp.elicitation.waiting':
+    'A tool call waits for an MCP server to confirm a URL-mode elicitation the owner accepted (opened its link).',
+  'mcp.elicitation.completed':
+    'A URL-mode elicitation a tool call waited for ended: the server confirmed it, or it timed out.',
   'tracked.autostarted':
     'The boot autostart of the tracked folders ran: what started, what was skipped and why, what failed.',
 };

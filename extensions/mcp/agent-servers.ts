@@ -20,6 +20,7 @@ import { ServerConnection } from './server-connection.js';
 import { toToolResult } from './tool-results.js';
 import type { PinChange, ToolPins } from './tool-pins.js';
 import type { ToolStateStore, ToolVerdict } from './tool-state.js';
+import type { ElicitationEvent } from './url-elicitation.js';
 
 export interface ManagerDeps {
   options: McpOptions;
@@ -33,6 +34,8 @@ export interface ManagerDeps {
   pins: ToolPins;
   /** A listing changed a pinned definition (announced as `mcp.tool.changed`). */
   toolChanged(agentId: string, server: string, change: PinChange): void;
+  /** Announces an agent's waits for URL-mode elicitations (`mcp.elicitation.*`). */
+  elicitationEvent?(agentId: string, ...event: Parameters<ElicitationEvent>): void;
   signIn?: OAuthSignIn;
 }
 
@@ -200,6 +203,7 @@ export class McpManager {
             trace: context.trace,
             ask: context.ask,
             sample: context.sample,
+            ...(context.callId ? { callId: context.callId } : {}),
           }),
         ),
     };
@@ -228,6 +232,7 @@ export class McpManager {
       ...(this.deps.agents.spawnSandboxed
         ? { spawnSandboxed: (spawn) => this.deps.agents.spawnSandboxed!(agentId, spawn) }
         : {}),
+      elicitationEvent: (type, payload) => this.deps.elicitationEvent?.(agentId, type, payload),
       toolsChanged: () => {
         const tools = connection.tools ?? [];
         for (const change of this.deps.pins.observe(declaration.name, tools)) {

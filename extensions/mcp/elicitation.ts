@@ -11,7 +11,7 @@
  * The answer is checked against the schema (types, required fields, enum choices, string and number
  * bounds); one that does not fit is asked again, saying why. Defaults of fields left out are applied by
  * the SDK's client (`applyDefaults`). URL mode shows the link: any answer but a refusal accepts (the owner
- * opened it); the server's completion notification is noted in the server's log.
+ * opened it), and the call then waits for the server's completion notification (url-elicitation.ts).
  */
 import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/client';
 
@@ -79,11 +79,16 @@ export function elicitationQuestion(server: string, tool: string | undefined, pa
   return lines.join('\n');
 }
 
+/** `decline` or `cancel` when the owner's words are one of the spec's two refusals. */
+export function refusalOf(text: string): 'decline' | 'cancel' | undefined {
+  const word = text.trim().toLowerCase();
+  return word === 'decline' || word === 'cancel' ? word : undefined;
+}
+
 /** The spec's answer to the owner's words, or why they do not fit (then the owner is asked again). */
 export function elicitationAnswer(params: Params, text: string): { result: ElicitResult } | { problem: string } {
-  const word = text.trim().toLowerCase();
-  if (word === 'decline') return { result: { action: 'decline' } };
-  if (word === 'cancel') return { result: { action: 'cancel' } };
+  const refusal = refusalOf(text);
+  if (refusal) return { result: { action: refusal } };
   if (params.mode === 'url') return { result: { action: 'accept' } };
   const fields = fieldsOf(params);
   let given: Record<string, unknown>;

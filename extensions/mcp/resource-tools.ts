@@ -55,6 +55,7 @@ export function resourceAndPromptTools(connection: ServerConnection, options: Re
     ...(context.trace ? { trace: context.trace } : {}),
     ...(context.ask ? { ask: context.ask } : {}),
     ...(context.sample ? { sample: context.sample } : {}),
+    ...(context.callId ? { callId: context.callId } : {}),
   });
   const tools: ToolDefinition[] = [];
   if (connection.capabilities?.resources) {

@@ -7,6 +7,7 @@ export {
   SdkErrorCode,
   SSEClientTransport,
   StreamableHTTPClientTransport,
+  UrlElicitationRequiredError,
   auth,
   extractWWWAuthenticateParams,
 } from '@modelcontextprotocol/client';

@@ -32,6 +32,8 @@ import type { McpOptions } from './options.js';
 import { loadSdk } from './sdk.js';
 import { stepUpFetch } from './step-up.js';
 import type { SandboxSpawner } from './stdio-transport.js';
+import { type ElicitationEvent, UrlElicitations } from './url-elicitation.js';
+import { settleUrlRequired } from './url-required.js';
 
 export type ServerStatus = 'stopped' | 'connecting' | 'connected' | 'error' | 'skipped';
 
@@ -46,6 +48,8 @@ export interface CallOptions {
   ask?: ToolContext['ask'];
   /** The calling agent's model (`ToolContext.sample`): where the server's sampling requests go. */
   sample?: ToolContext['sample'];
+  /** The model's id of the call (`ToolContext.callId`), named in the events about it. */
+  callId?: string;
 }
 
 /** A tool call under way: an elicitation or sampling request that arrives meanwhile belongs to its turn. */
@@ -66,6 +70,8 @@ export interface ConnectionDeps {
   notifications?: NotificationHooks;
   /** Starts a registration's `sandbox` server in the agent's command sandbox; absent: such a server fails to start. */
   spawnSandboxed?: SandboxSpawner;
+  /** Announces the waits for URL-mode elicitations (`mcp.elicitation.*`); absent: not announced. */
+  elicitationEvent?: ElicitationEvent;
 }
 
 const CLIENT_INFO = { name: 'agt', version: '1.0.0' };
@@ -75,7 +81,6 @@ const LOG_LEVEL_META_KEY = 'io.modelcontextprotocol/logLevel';
 type Era = 'auto' | 'legacy';
 /** `tryTransport`'s answer when the revision could not be negotiated (the connection is gone). */
 const NEGOTIATION_FAILED = 'negotiation failed';
-/** Answers that do not fit an elicitation's form are asked again this many times in all. */
 
 export class ServerConnection {
   status: ServerStatus = 'stopped';
@@ -92,6 +97,8 @@ export class ServerConnection {
   /** The declared per-call limit (declaration, else registration), once resolved. */
   timeoutMs: number | undefined;
   readonly logs: LogRing;
+  /** URL-mode elicitations the server started and their completion notifications. */
+  private readonly urls: UrlElicitations;
   private client: Client | undefined;
   private current: Transport | undefined;
   private connecting: Promise<void> | undefined;
@@ -111,6 +118,12 @@ export class ServerConnection {
     private readonly deps: ConnectionDeps,
   ) {
     this.logs = new LogRing(deps.options.logLines);
+    this.urls = new UrlElicitations(
+      declaration.name,
+      this.logs,
+      deps.options.elicitationTimeoutMs,
+      deps.elicitationEvent,
+    );
     this.transport = declaration.transport;
   }
 
@@ -160,13 +173,43 @@ export class ServerConnection {
     await this.drop();
     await this.connecting?.catch(() => {});
     await this.drop();
+    this.urls.clear();
     this.status = 'stopped';
   }
 
+  /**
+   * `tools/call`. A server that first needs the owner in a browser (`URLElicitationRequiredError`) gets
+   * its links asked and confirmed (url-required.ts), then the call once more.
+   */
   async call(tool: string, args: Record<string, unknown>, options: CallOptions): Promise<CallToolResult> {
-    return this.request(tool, options, (client, request, meta) =>
-      client.callTool({ name: tool, arguments: args, ...meta }, request),
-    ) as Promise<CallToolResult>;
+    const send = () =>
+      this.request(tool, options, (client, request, meta) =>
+        client.callTool({ name: tool, arguments: args, ...meta }, request),
+      ) as Promise<CallToolResult>;
+    const { UrlElicitationRequiredError } = await loadSdk();
+    try {
+      return await send();
+    } catch (error) {
+      if (!(error instanceof UrlElicitationRequiredError)) throw error;
+      this.logs.note(`${tool} needs the owner to open ${error.elicitations.length} link(s) first`);
+      await settleUrlRequired(
+        this.name,
+        { tool, callId: options.callId, progress: options.progress, ask: options.ask, signal: options.signal },
+        error.elicitations,
+        this.urls,
+        this.deps.options.elicitationTimeoutMs,
+      );
+    }
+    try {
+      return await send();
+    } catch (error) {
+      if (!(error instanceof UrlElicitationRequiredError)) throw error;
+      throw callFailed(
+        this.name,
+        tool,
+        'the server still asks for a link to be opened after it confirmed the last one',
+      );
+    }
   }
 
   /**
@@ -186,7 +229,13 @@ export class ServerConnection {
     }
     // A token about to expire is refreshed before the call rather than failing it.
     if (this.oauth) await this.deps.signIn?.refreshIfDue(this.oauth, this.agentId);
-    const flight: InFlight = { tool, ask: options.ask, sample: options.sample };
+    const flight: InFlight = {
+      tool,
+      ask: options.ask,
+      sample: options.sample,
+      callId: options.callId,
+      progress: options.progress,
+    };
     this.inFlight.push(flight);
     try {
       const result = await send(
@@ -217,7 +266,9 @@ export class ServerConnection {
       }
       // The sign-in lacks scopes (step-up.ts): the session is fine, the owner signs in again.
       if (isAgtError(error) && error.code === 'mcp_signin_required') throw error;
-      const { ProtocolError, SdkError, SdkErrorCode } = await loadSdk();
+      const { ProtocolError, SdkError, SdkErrorCode, UrlElicitationRequiredError } = await loadSdk();
+      // The server needs the owner in a browser first: `call` asks and makes the call again.
+      if (error instanceof UrlElicitationRequiredError) throw error;
       if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) {
         this.recycle(`no answer to ${tool} within ${options.timeoutMs} ms`);
         throw callFailed(this.name, tool, `no answer within ${options.timeoutMs} ms (the server is being restarted)`);
@@ -370,7 +421,12 @@ export class ServerConnection {
       ...(era === 'auto' ? { versionNegotiation: { mode: 'auto', probe: { timeoutMs: Math.ceil(limit / 2) } } } : {}),
     });
     const listening = hooks ? listenTo(client, this.name, hooks, this.logs, root) : undefined;
-    const scope = (): RequestScope => ({ server: this.name, flight: this.inFlight.at(-1), logs: this.logs });
+    const scope = (): RequestScope => ({
+      server: this.name,
+      flight: this.inFlight.at(-1),
+      logs: this.logs,
+      urls: this.urls,
+    });
     client.setRequestHandler('elicitation/create', (request, ctx) =>
       elicitFor(scope(), this.deps.options.elicitationTimeoutMs, request.params, ctx.mcpReq.signal),
     );
@@ -378,9 +434,7 @@ export class ServerConnection {
       sampleFor(scope(), this.deps.samplingPolicy?.() ?? 'ask', request.params, ctx.mcpReq.signal),
     );
     client.setNotificationHandler('notifications/elicitation/complete', (notification) =>
-      this.logs.note(
-        `the server says elicitation ${String(notification.params.elicitationId).slice(0, 100)} is complete`,
-      ),
+      this.urls.complete(notification.params.elicitationId),
     );
     client.onerror = (error) => {
       this.lastFailure = this.logs.scrub(error.message).slice(0, 300);

@@ -8,12 +8,16 @@ import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/client';
 import type { ToolContext } from '@agt/contracts';
 import { elicitationAnswer, elicitationQuestion } from './elicitation.js';
 import type { LogRing } from './log-ring.js';
+import type { UrlElicitations } from './url-elicitation.js';
 
 /** A tool call under way on a connection: what it can lend a server's request. */
 export interface InFlight {
   tool: string;
   ask: ToolContext['ask'];
   sample: ToolContext['sample'];
+  /** The model's id of the call, for the events that concern it. */
+  callId?: string | undefined;
+  progress?: ToolContext['progress'];
 }
 
 /** The connection a request came on: its server's name, its latest call under way, its log. */
@@ -21,6 +25,8 @@ export interface RequestScope {
   server: string;
   flight: InFlight | undefined;
   logs: LogRing;
+  /** The connection's URL-mode elicitations and their completion notifications. */
+  urls?: UrlElicitations;
 }
 
 /** How often an elicitation is asked when its answers do not fit the form. */
@@ -42,6 +48,9 @@ export async function elicitFor(
     scope.logs.note('an elicitation came outside a tool call: declined');
     return { action: 'decline' };
   }
+  // A URL elicitation's id is known from the start: its completion may come before the owner's answer.
+  const urlId = params.mode === 'url' ? params.elicitationId : undefined;
+  if (urlId) scope.urls?.issue(urlId, flight);
   const base = elicitationQuestion(scope.server, flight.tool, params);
   let problem: string | undefined;
   for (let attempt = 0; attempt < ELICITATION_TRIES; attempt++) {
@@ -59,15 +68,21 @@ export async function elicitFor(
       scope.logs.note(
         limit.aborted ? 'an elicitation was not answered in time: cancelled' : 'an elicitation ended unanswered',
       );
+      if (urlId) scope.urls?.drop(urlId);
       return { action: 'cancel' };
     }
     const outcome = elicitationAnswer(params, answer);
     if ('result' in outcome) {
       scope.logs.note(`elicitation answered: ${outcome.result.action}`);
+      // Accepted in URL mode: the call now waits for the server to confirm (announced, not awaited here:
+      // the server holds the call open until then).
+      if (urlId && outcome.result.action === 'accept') void scope.urls?.wait(urlId);
+      else if (urlId) scope.urls?.drop(urlId);
       return outcome.result;
     }
     problem = outcome.problem;
   }
   scope.logs.note('an elicitation got no usable answer: cancelled');
+  if (urlId) scope.urls?.drop(urlId);
   return { action: 'cancel' };
 }

@@ -41,6 +41,7 @@ export function setupMcp(ctx: ExtensionContext<McpOptions>): ExtensionHooks {
     pins,
     toolChanged: (agentId, server, change) =>
       ctx.bus.emit('mcp.tool.changed', { agentId, payload: { server, tool: change.tool, changed: change.changed } }),
+    elicitationEvent: (agentId, type, payload) => ctx.bus.emit(type, { agentId, payload }),
     signIn,
     options: ctx.config,
     logger: ctx.logger,
