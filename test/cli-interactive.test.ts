@@ -1,8 +1,9 @@
 /**
  * `agt chat` in a real terminal against the built daemon: a pseudo-terminal through tmux (a private server on its own
  * socket, killed at the end). The user types a message, the agent calls a restricted tool, the inline prompt asks for
- * the approval, Enter approves, and the streamed reply appears; a question of the agent is answered inline; `/exit`
- * leaves with code 0.
+ * the approval, Enter approves, and the streamed reply appears; a question of the agent is answered inline; an MCP
+ * server's elicitation (a real SDK server, test/fixtures/mcp/sdk-server.mjs) is asked as its form, field by field, and
+ * the server gets the values; `/exit` leaves with code 0.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -23,8 +24,23 @@ t.test(
   'an approval answered through the interactive prompt',
   { skip: existsSync(TMUX) ? false : `${TMUX} is not installed` },
   async (t) => {
-    const h = await wireDaemon(t);
-    const id = await h.agent({ name: 'alpha', tools: [{ name: 'fs_write', enabled: true, restricted: true }] });
+    const h = await wireDaemon(t, {
+      settings: {
+        mcpServers: [
+          {
+            name: 'asker',
+            type: 'command',
+            command: process.execPath,
+            args: [join(ROOT, 'test/fixtures/mcp/sdk-server.mjs')],
+          },
+        ],
+      },
+    });
+    const id = await h.agent({
+      name: 'alpha',
+      tools: [{ name: 'fs_write', enabled: true, restricted: true }],
+      mcp: { servers: [{ name: 'asker', transport: 'stdio' }] },
+    });
     const dir = tempDir(t, 'agt-tmux-');
     const socket = join(dir, 'sock');
     const tmux = (...args: string[]) =>
@@ -88,6 +104,34 @@ t.test(
       .messages.filter((m) => m.role === 'tool')
       .at(-1) as { content: string };
     t.match(answered.content, /teal/);
+
+    // An MCP server's form: its fields asked one by one (an enum as a choice, a default kept by Enter).
+    h.model.push({ toolCalls: [{ name: 'mcp_asker_signup', args: {} }] }, { text: 'Signed up.' });
+    await tmux('send-keys', '-t', '0', '-l', 'sign me up');
+    await tmux('send-keys', '-t', '0', 'Enter');
+    await waitForScreen(/alpha asks: MCP server asker \(during tool signup\) asks: Which account/, 'form prompt');
+    await waitForScreen(/Fill in the form/, 'the choice to fill it in');
+    await tmux('send-keys', '-t', '0', 'Enter');
+    await waitForScreen(/Email \(where the invoice goes\)/, 'the email field');
+    await tmux('send-keys', '-t', '0', '-l', 'owner@example.com');
+    await tmux('send-keys', '-t', '0', 'Enter');
+    await waitForScreen(/plan \(optional\)[\s\S]*pro/, 'the plan choices');
+    await tmux('send-keys', '-t', '0', 'Down');
+    await tmux('send-keys', '-t', '0', 'Enter');
+    await waitForScreen(/seats \(optional\)/, 'the seats field');
+    await tmux('send-keys', '-t', '0', 'Enter');
+    await waitForScreen(/newsletter \(optional\)[\s\S]*yes/, 'the newsletter choice');
+    await tmux('send-keys', '-t', '0', 'Enter');
+    await waitForScreen(/Signed up\.[\s\S]*\? you\s*$/, 'reply after the form');
+    const signed = h.model.calls
+      .at(-1)!
+      .messages.filter((m) => m.role === 'tool')
+      .at(-1) as { content: string };
+    t.same(
+      JSON.parse(signed.content.slice(signed.content.indexOf('{'), signed.content.lastIndexOf('}') + 1)),
+      { action: 'accept', content: { email: 'owner@example.com', plan: 'pro', seats: 1, newsletter: true } },
+      'the server got the values',
+    );
     await tmux('send-keys', '-t', '0', '-l', '/exit');
     await tmux('send-keys', '-t', '0', 'Enter');
     await waitForScreen(/agt exited with 0/, 'exit code 0');

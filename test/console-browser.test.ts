@@ -6,7 +6,8 @@
  * an ask answered inline, two approvals answered together in the inbox from the keyboard at 390 px, credentials, the
  * agent's memory (added, pinned, searched on words only and then by meaning, forgotten; recalled in the chat and the
  * timeline), loops and timers edited, a backup, the config's form from its schema and its diff, a budget raised and a
- * tool always allowed inline, a real MCP server's elicitation as a form from its schema, eval runs (listed live, a
+ * tool always allowed inline, a real MCP server's elicitation as a form from its schema and a call waiting for its
+ * server to confirm a URL elicitation, eval runs (listed live, a
  * run's variants and cases, two runs' answers side by side, cancel), the channels and mesh panels, an MCP OAuth sign-in
  * and sign-out from the System view (a real OAuth fixture server), the events backlog and names, the identity unlocked
  * from the header, extension options, the CSP header, no uncaught page error, and axe-core (no serious or critical violation) on every
@@ -669,6 +670,40 @@ t.test('the console in headless Chromium', { skip }, async (t) => {
     t.pass('gone once the call ended');
     t.equal((await d.request('POST', `/agents/${id}/unload`)).status, 200);
     t.equal((await d.request('DELETE', '/mcp/servers/stepper')).status, 200);
+  });
+
+  await t.test('an MCP call waiting for its server to confirm a URL elicitation says so on its card', async (t) => {
+    // A real MCP server (test/fixtures/mcp/url-elicit-server.mjs) whose link completes on a GET of it.
+    const registered = await d.request('POST', '/mcp/servers', {
+      name: 'linker',
+      type: 'command',
+      command: process.execPath,
+      args: [join(ROOT, 'test/fixtures/mcp/url-elicit-server.mjs')],
+    });
+    t.equal(registered.status, 201, JSON.stringify(registered.body));
+    const id = await load({ name: 'linked', mcp: { servers: [{ name: 'linker', transport: 'stdio' }] } });
+    const end = Date.now() + 20_000;
+    while ((await d.request('GET', `/agents/${id}/mcp`)).body.servers[0]?.status !== 'connected') {
+      if (Date.now() > end) throw new Error('failsafe: the MCP server did not connect');
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    await page.evaluate((h) => (location.hash = h), `#/agent/${id}`);
+    await page.getByRole('heading', { name: 'linked' }).waitFor();
+    model.plays.push(() => reply.toolCalls([{ id: 'call_link', name: 'mcp_linker_connect_calendar', args: {} }]));
+    model.plays.push(() => reply.text('connected'));
+    const turnId = (await d.request('POST', `/agents/${id}/chat`, { text: 'connect' })).body.turnId as string;
+    const asked = await log.waitFor((e) => e.event_type === 'hil.requested' && e.agent_id === id, 'the link asked');
+    const { requestId, question } = asked.payload as { requestId: string; question: string };
+    t.equal((await d.request('POST', `/agents/${id}/asks/${requestId}/respond`, { answer: 'done' })).status, 200);
+    const badge = page.locator('.tool-card[data-tool="mcp_linker_connect_calendar"] .badge');
+    await badge.filter({ hasText: 'waiting for linker to confirm' }).waitFor();
+    t.pass('the card waits for the server');
+    t.equal((await fetch(question.match(/Link: (\S+)/)![1]!)).status, 200, 'the owner opens the link');
+    await turnEnded(turnId);
+    await badge.filter({ hasText: 'done' }).waitFor();
+    t.pass('done once the server confirmed');
+    t.equal((await d.request('POST', `/agents/${id}/unload`)).status, 200);
+    t.equal((await d.request('DELETE', '/mcp/servers/linker')).status, 200);
   });
 
   await t.test('approvals of two agents answered together in the inbox, keyboard only, at 390 px', async (t) => {

@@ -3,7 +3,7 @@
  * "Elicitation"), black box: the built daemon runs a real stdio MCP server on the SDK
  * (test/fixtures/mcp/sdk-server.mjs) whose tools ask questions; the owner answers through the ask
  * routes and `agt approvals` / `agt answer`. Form mode: the question lists the fields, an answer that does not
- * fit is asked again, defaults are filled in, `decline` declines; URL mode shows the link; an unanswered one
+ * fit is asked again, defaults are filled in, `decline` declines; URL mode shows the link (in `agt approvals` too) and ends its wait on the completion; an unanswered one
  * is cancelled after the owner's `elicitationTimeoutMs`; a pending one keeps its form across a restart.
  */
 import { join } from 'node:path';
@@ -105,6 +105,9 @@ t.test('URL mode shows the link; the completion is noted', async (t) => {
   t.match(ask.question, /asks you to open a link: Connect your calendar/);
   t.match(ask.question, /Link: https:\/\/calendar\.example\/connect\?session=abc/);
   t.equal(ask.schema, undefined, 'a link asks for no form');
+  const env = { AGT_DAEMON_URL: d.url, AGT_DAEMON_TOKEN: d.token, NO_COLOR: '1' };
+  const listed = await agtInProcess(['approvals'], env);
+  t.match(listed.stdout, 'Link: https://calendar.example/connect?session=abc', 'agt approvals shows the link');
   await answer(ask.requestId, 'done');
   t.same(JSON.parse(await result), { action: 'accept' });
   const logs = (await d.request('GET', `/agents/${agentId}/mcp`)).body.servers[0].logs as string[];
@@ -112,6 +115,8 @@ t.test('URL mode shows the link; the completion is noted', async (t) => {
     logs.some((line) => /elicitation link-1 is complete/.test(line)),
     'the completion notification',
   );
+  const completed = await log.waitFor((e) => e.event_type === 'mcp.elicitation.completed', 'the wait ended', { from });
+  t.match(completed.payload, { server: 'asker', tool: 'open_link', elicitation_id: 'link-1', outcome: 'completed' });
 });
 
 t.test('agt approvals lists the form’s fields; agt answer answers it', async (t) => {
@@ -126,6 +131,8 @@ t.test('agt approvals lists the form’s fields; agt answer answers it', async (
   t.match(listed.stdout, /plan \(one of: "free", "pro"; optional, default "free"\)/, 'an enum with its default');
   t.match(listed.stdout, /seats \(integer; optional, default 1\)/, 'a number with its default');
   t.match(listed.stdout, /newsletter \(boolean; optional\)/, 'a boolean');
+  t.match(listed.stdout, `answer: agt answer ${ask.requestId} '{"email":"…"}' (or decline / cancel)`, 'how to answer');
+  t.notMatch(listed.stdout, /Answer with a JSON object/, 'the fields come from the schema, not the question text');
   const answered = await agtInProcess(['answer', ask.requestId, '{"email": "cli@example.com", "seats": 3}'], env);
   t.equal(answered.code, 0, answered.stderr);
   t.same(JSON.parse(await result), {

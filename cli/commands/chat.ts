@@ -11,6 +11,7 @@ import type { Ctx } from '../context.js';
 import { CliError, EXIT } from '../errors.js';
 import { compact } from '../output.js';
 import { openEvents, type AgtEvent } from '../stream.js';
+import { askText, fillForm } from './ask-form.js';
 
 export interface ChatOptions {
   message?: string;
@@ -205,7 +206,13 @@ class ChatSession {
           ),
         );
       else if (p.kind === 'ask')
-        this.note(out.yellow(`  ? ${this.agentName} asks: ${p.question}  (agt answer ${p.requestId} "...")`));
+        this.note(
+          out.yellow(
+            p.schema
+              ? `  ? ${this.agentName} asks: ${askText(p.question, p.schema, p.requestId)}`
+              : `  ? ${this.agentName} asks: ${p.question}  (agt answer ${p.requestId} "...")`,
+          ),
+        );
       else this.note(out.yellow(`  ? ${this.agentName} asks to suspend: ${p.reason}  (agt resume ${this.agentName})`));
       return;
     }
@@ -228,7 +235,11 @@ class ChatSession {
         const reason = action === 'deny' ? await input({ message: 'Reason (optional)' }) : '';
         await client.post(`${base}/tasks/${seg(p.taskId)}/resolve`, { action, ...(reason ? { reason } : {}) });
       } else if (p.kind === 'ask') {
-        const answer = await input({ message: `${this.agentName} asks: ${p.question}` });
+        // A form (an MCP elicitation) is asked field by field; any other question takes a line of text.
+        const answer = p.schema
+          ? await fillForm(this.ctx, this.agentName, p.question, p.schema, await loadPrompts())
+          : await input({ message: `${this.agentName} asks: ${p.question}` });
+        if (answer === undefined) return;
         await client.post(`${base}/asks/${seg(p.requestId)}/respond`, { answer });
       } else {
         const resume = await confirm({

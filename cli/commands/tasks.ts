@@ -3,6 +3,7 @@ import { seg } from '../client.js';
 import type { Ctx } from '../context.js';
 import { CliError } from '../errors.js';
 import { ago, compact } from '../output.js';
+import { askText } from './ask-form.js';
 
 /**
  * What `agt` reads of an item of `GET /tasks` (the route's schema is the kernel's,
@@ -17,6 +18,8 @@ export interface PendingTask {
   tool?: string;
   args?: object;
   question?: string;
+  /** The form of an ask (an MCP elicitation's requested schema). */
+  schema?: object;
   reason?: string;
 }
 
@@ -37,7 +40,7 @@ export async function approvals(ctx: Ctx): Promise<void> {
           : task.kind === 'budget'
             ? String((task.args as Record<string, unknown> | undefined)?.question ?? '')
             : task.kind === 'ask'
-              ? (task.question ?? '')
+              ? askText(task.question ?? '', task.schema as Record<string, unknown> | undefined, task.id)
               : (task.reason ?? ''),
       ]),
     );

@@ -36,6 +36,11 @@ type Entry =
       ms?: number;
       /** The latest `tool.progress` of a running call (an MCP server's progress notifications). */
       progress?: { progress: number; total?: number; message?: string };
+      /**
+       * The MCP servers whose confirmation of a URL elicitation the call waits for, by elicitation id
+       * (`mcp.elicitation.waiting` until `mcp.elicitation.completed`).
+       */
+      confirming?: Record<string, string>;
     };
 
 /** The chat history (`GET /agents/{id}/chat`; null when the agent has no conversation yet) as entries. */
@@ -76,9 +81,20 @@ function entriesOf(messages: ChatMessage[]): Entry[] {
 function ToolCard({ entry, held }: { entry: Extract<Entry, { type: 'tool' }>; held: boolean }) {
   // A call still out while the agent waits for approval is the one waiting.
   const waits = held && entry.status === 'running';
-  const tone = entry.status === 'failed' ? 'error' : waits ? 'wait' : entry.status === 'running' ? 'busy' : 'ok';
+  // A URL elicitation the owner accepted: the call waits for the server to say it is done.
+  const confirming = entry.status === 'running' ? Object.values(entry.confirming ?? {})[0] : undefined;
+  const tone =
+    entry.status === 'failed' ? 'error' : waits || confirming ? 'wait' : entry.status === 'running' ? 'busy' : 'ok';
   const word =
-    entry.status === 'failed' ? 'failed' : waits ? 'needs approval' : entry.status === 'running' ? 'running' : 'done';
+    entry.status === 'failed'
+      ? 'failed'
+      : waits
+        ? 'needs approval'
+        : confirming
+          ? `waiting for ${confirming} to confirm`
+          : entry.status === 'running'
+            ? 'running'
+            : 'done';
   return (
     <li class="tool-card" data-tool={entry.name}>
       <details>
@@ -200,6 +216,19 @@ export function AgentView({ id }: { id: string }) {
             ),
           );
           break;
+        case 'mcp.elicitation.waiting':
+        case 'mcp.elicitation.completed': {
+          const waiting = event.event_type === 'mcp.elicitation.waiting';
+          const key = String(payload.elicitation_id);
+          setEntries((all) =>
+            all.map((e) => {
+              if (e.type !== 'tool' || e.callId !== payload.call_id) return e;
+              const { [key]: _, ...rest } = e.confirming ?? {};
+              return { ...e, confirming: waiting ? { ...rest, [key]: String(payload.server) } : rest };
+            }),
+          );
+          break;
+        }
         case 'tool.completed':
           setEntries((all) =>
             all.map((e) =>
