@@ -4,7 +4,8 @@
  * test/fixtures/mcp/oauth-server.mjs, a child process). The owner signs in through the daemon's routes,
  * the "browser" follows the authorization server's redirect back to the daemon's loopback listener, an
  * agent then uses the server's tool; an expired token is refreshed; a restart keeps the sign-in; logout
- * ends it; `agt mcp login` prints the URL and waits for the browser, `agt mcp logout` signs out; an answer
+ * ends it; `agt mcp login` prints the URL and waits for the browser (`--open` runs a fake `xdg-open` put first on
+ * PATH, which plays the browser), `agt mcp logout` signs out; an answer
  * naming another issuer is refused. A call the server answers 403 `insufficient_scope` fails with
  * `mcp_signin_required` and the next sign-in asks for the union of scopes (step-up). A per-agent
  * registration signs each agent in with its own account, and an agent without one never uses another's.
@@ -12,7 +13,7 @@
  * data directory.
  */
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { join } from 'node:path';
 import t from 'tap';
@@ -318,6 +319,45 @@ t.test('agt mcp login prints the URL and waits for the browser; agt mcp logout',
   t.equal(out.stdout, 'signed out of remote\n');
   t.equal((await d.request('GET', '/mcp/servers/remote/login')).body.signedIn, false);
 });
+
+t.test(
+  'agt mcp login --open hands the URL to the desktop’s opener (a fake xdg-open first on PATH)',
+  { skip: process.platform === 'linux' ? false : 'the opener is xdg-open on Linux only' },
+  async (t) => {
+    const bin = tempDir(t, 'agt-opener-');
+    const record = join(bin, 'opened.txt');
+    writeFileSync(record, '');
+    const script = `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(join(ROOT, 'test/fixtures/fake-browser.mjs'))} "$@"\n`;
+    writeFileSync(join(bin, 'xdg-open'), script, { mode: 0o755 });
+    const env = {
+      PATH: `${bin}:${process.env.PATH ?? ''}`,
+      HOME: dir,
+      NO_COLOR: '1',
+      AGT_DAEMON_URL: d.url,
+      AGT_DAEMON_TOKEN: d.token,
+      FAKE_BROWSER_RECORD: record,
+    };
+    const child = spawn(process.execPath, [join(ROOT, 'bin/agt.mjs'), 'mcp', 'login', 'remote', '--open'], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    t.teardown(() => {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const code = await new Promise<number | null>((done) => child.once('close', done));
+    t.equal(code, 0, stderr);
+    t.match(stdout, /signed in to remote\n$/, 'signed in without anyone touching the URL but the opener');
+    const [opened, status] = readFileSync(record, 'utf8').trim().split('\n');
+    t.equal(opened, /^(http\S+)$/m.exec(stdout)?.[1], 'the opener got the printed URL');
+    t.equal(status, '200', 'the browser came back to the daemon');
+    t.equal((await d.request('GET', '/mcp/servers/remote/login')).body.signedIn, true);
+    t.equal((await agtInProcess(['mcp', 'logout', 'remote'], env)).code, 0);
+  },
+);
 
 t.test('an answer that names another issuer is refused (RFC 9207)', async (t) => {
   await fetch(new URL('/test/bad-iss', urls.issuer), { method: 'POST' });
