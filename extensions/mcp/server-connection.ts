@@ -196,7 +196,7 @@ export class ServerConnection {
         this.name,
         { tool, callId: options.callId, progress: options.progress, ask: options.ask, signal: options.signal },
         error.elicitations,
-        this.urls,
+        this.confirmingUrls(),
         this.deps.options.elicitationTimeoutMs,
       );
     }
@@ -285,6 +285,14 @@ export class ServerConnection {
     } finally {
       this.inFlight.splice(this.inFlight.indexOf(flight), 1);
     }
+  }
+
+  /**
+   * The URL elicitations whose completion the server announces: the 2026-07-28 revision has no
+   * `notifications/elicitation/complete`, so there an accepted link is not waited for.
+   */
+  private confirmingUrls(): UrlElicitations | undefined {
+    return this.client?.getProtocolEra() === 'modern' ? undefined : this.urls;
   }
 
   /**
@@ -425,7 +433,7 @@ export class ServerConnection {
       server: this.name,
       flight: this.inFlight.at(-1),
       logs: this.logs,
-      urls: this.urls,
+      ...(this.confirmingUrls() ? { urls: this.urls } : {}),
     });
     client.setRequestHandler('elicitation/create', (request, ctx) =>
       elicitFor(scope(), this.deps.options.elicitationTimeoutMs, request.params, ctx.mcpReq.signal),

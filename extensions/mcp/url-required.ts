@@ -28,16 +28,17 @@ export async function settleUrlRequired(
   server: string,
   call: ElicitingCall & { ask: ToolContext['ask']; signal: AbortSignal },
   elicitations: ElicitRequestURLParams[],
-  urls: UrlElicitations,
+  /** Absent when the server announces no completions (the 2026-07-28 revision): the call is made again at once. */
+  urls: UrlElicitations | undefined,
   timeoutMs: number,
 ): Promise<void> {
   const fail = (why: string) => callFailed(server, call.tool, why);
   const links = elicitations.filter((e) => e.mode === 'url' && typeof e.elicitationId === 'string' && e.url);
   if (links.length === 0) throw fail('the server asked for a URL elicitation without a link');
   if (!call.ask) throw fail('the server needs the owner to open a link first, and nobody can be asked here');
-  for (const link of links) urls.issue(link.elicitationId, call);
+  for (const link of links) urls?.issue(link.elicitationId, call);
   const drop = () => {
-    for (const link of links) urls.drop(link.elicitationId);
+    for (const link of links) urls?.drop(link.elicitationId);
   };
   const limit = AbortSignal.timeout(timeoutMs);
   let answer: string;
@@ -55,6 +56,7 @@ export async function settleUrlRequired(
     drop();
     throw fail(`the owner ${refusal === 'decline' ? 'declined' : 'cancelled'} opening the link the server needs first`);
   }
+  if (!urls) return;
   const outcomes = await Promise.all(links.map((link) => urls.wait(link.elicitationId, call.signal)));
   if (call.signal.aborted) throw call.signal.reason;
   if (outcomes.some((o) => o !== 'completed'))
