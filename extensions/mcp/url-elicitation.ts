@@ -34,6 +34,8 @@ interface Issued {
 const KEEP_ALIVE_MS = 1_000;
 /** At most this many ids are remembered per connection (a server cannot grow the map without bound). */
 const MAX_ISSUED = 64;
+/** Longer ids are not followed: they would be carried whole in every event about them. */
+const MAX_ID_LENGTH = 256;
 
 export class UrlElicitations {
   private readonly issued = new Map<string, Issued>();
@@ -48,6 +50,10 @@ export class UrlElicitations {
   /** The server gave this id for `call` (not yet answered by the owner). */
   issue(id: string, call: ElicitingCall): void {
     if (this.issued.has(id)) return;
+    if (id.length > MAX_ID_LENGTH) {
+      this.logs.note(`an elicitation id of ${id.length} characters is not followed (at most ${MAX_ID_LENGTH})`);
+      return;
+    }
     if (this.issued.size >= MAX_ISSUED) this.issued.delete(this.issued.keys().next().value as string);
     this.issued.set(id, { call, completed: false });
   }
