@@ -1,6 +1,6 @@
 /**
  * The console's fleet view with 1,000 agents, in headless Chromium (Debian's `chromium`, driven by playwright-core;
- * skipped, saying why, without it), served as test/console-browser.test.ts serves it: the UI built by
+ * skipped, saying why, without it), served as test/console-browser-views.test.ts serves it: the UI built by
  * scripts/build-console.mjs, the built daemon with the shipped extensions (compute off), a console session from a
  * one-time code, and the page's `GET /agents` answered with 1,000 made-up agents. Per run, a fresh page:
  *

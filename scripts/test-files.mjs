@@ -52,7 +52,7 @@ export function testFiles(out, include) {
  * in-process but take long.
  */
 const SLOW_SOURCE =
-  /spawnDaemon|runDaemon|agtInProcess|node:child_process|helpers\/(docker|dovecot|compute|mesh|mcp|smtp-sink|channels|wire-daemon)\.js|chromium|bin\/agt/;
+  /spawnDaemon|runDaemon|agtInProcess|node:child_process|helpers\/(docker|dovecot|compute|mesh|mcp|smtp-sink|channels|wire-daemon|console-browser)\.js|chromium|bin\/agt/;
 const SLOW_FILES = new Set([
   // Scale, restarts and fuzzing.
   'test/agents-scale.test.js',

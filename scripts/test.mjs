@@ -4,9 +4,9 @@
  * the test build (`.test-build/`, scripts/build-tests.mjs: the sources and tests as JavaScript), then runs
  * every test file of the tree as a plain `node` process, `--jobs` at a time (default: two more than the cores:
  * a file spends part of its time waiting on the daemons, browsers and engines it starts; on 2 cores, with 203
- * files, 4 at a time ran the suite in 272 s where 3 took 329 s),
- * slowest first by the last run's times. Beside the suite, at a lower CPU priority: the type-check (tsc,
- * incremental, its state in `.cache/agt/`, outside node_modules so `npm ci` keeps it), the import
+ * files, 4 at a time ran the suite in 272 s where 3 took 329 s), more while cores sit idle, slowest first by the
+ * last run's times (a fresh clone: scripts/test-durations.json). Beside the suite, at a lower CPU priority: the
+ * type-check (tsc, incremental, its state in `.cache/agt/`, outside node_modules so `npm ci` keeps it), the import
  * boundaries (dependency-cruiser with .dependency-cruiser.cjs) and the API report of @agt/contracts
  * (scripts/api-report.mjs), and format and lint (Biome, biome.jsonc; about 2 s). It fails when any of them fails.
  *
@@ -25,6 +25,9 @@
  *   --no-checks  skip the type-check, import boundaries, API report and format/lint
  *   --batch=N    files N to a process (default 4 when no file is named; see worker() below)
  *   --no-batch   every file in a process of its own
+ *   --max-jobs=N files at once at most while cores sit idle (default: two more than --jobs; --jobs alone: --jobs)
+ *   --save-durations  write each file's seconds of this full run into scripts/test-durations.json (the order of
+ *                a first run)
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -47,6 +50,7 @@ const tsc = join(ROOT, 'node_modules/typescript-7/bin/tsc');
 const exitCode = (child) =>
   new Promise((done) => child.once('close', (code, signal) => done(code ?? (signal ? 1 : 0))));
 const TIMES_FILE = join(ROOT, TEST_BUILD_DIR, '.times.json');
+const DURATIONS_FILE = join(ROOT, 'scripts/test-durations.json');
 const CACHE_DIR = join(ROOT, '.cache/agt');
 
 const args = process.argv.slice(2);
@@ -54,7 +58,10 @@ const flag = (name) => args.includes(name);
 const quick = flag('--quick');
 const checks = !flag('--no-checks') && !quick;
 const tapConfig = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).tap ?? {};
-const jobs = Number(args.find((arg) => arg.startsWith('--jobs='))?.slice(7)) || availableParallelism() + 2;
+const jobsArg = Number(args.find((arg) => arg.startsWith('--jobs='))?.slice(7));
+const jobs = jobsArg || availableParallelism() + 2;
+// More files start while cores sit idle (files waiting on a TTL, a browser, an engine): up to this many at once.
+const maxJobs = Number(args.find((arg) => arg.startsWith('--max-jobs='))?.slice(11)) || (jobsArg ? jobs : jobs + 2);
 const timeoutSeconds = Number(tapConfig.timeout) || 120;
 const started = Date.now();
 
@@ -149,13 +156,26 @@ if (missing.length > 0) {
   process.exit(1);
 }
 
+/**
+ * Each file's seconds: the last run's (`.test-build/.times.json`), else the committed ones of a full run
+ * (scripts/test-durations.json, by source name; `--save-durations` rewrites it from the last run), else its
+ * size. The longest files start first: on a fresh clone, sorted by size, a 24 s file started in the last
+ * quarter of the run.
+ */
 let times = {};
 try {
   times = JSON.parse(readFileSync(TIMES_FILE, 'utf8'));
 } catch {
-  // First run: the biggest files first.
+  // First run here: the committed durations.
 }
-const weight = (file) => times[relative(out, file)] ?? statSync(file).size / 1000;
+let committed = {};
+try {
+  committed = JSON.parse(readFileSync(DURATIONS_FILE, 'utf8'));
+} catch {
+  // None: the biggest files first.
+}
+const sourceName = (file) => relative(out, file).split(sep).join('/').replace(/\.js$/, '.ts');
+const weight = (file) => times[relative(out, file)] ?? committed[sourceName(file)] ?? statSync(file).size / 1000;
 files.sort((a, b) => weight(b) - weight(a));
 
 /** Whether the file's source names a `.ts` file relative to itself (in the tree, the copy beside the built file). */
@@ -233,8 +253,11 @@ function runNode(nodeArgs, timeoutSeconds) {
  */
 const batchArg = args.find((arg) => arg === '--batch' || arg.startsWith('--batch='));
 const batchSize = flag('--no-batch') ? 1 : batchArg ? Number(batchArg.slice(8)) || 4 : named.length > 0 ? 1 : 4;
+// A file this long (seconds) runs alone: batched, the three after it would wait for it, and a batch that long
+// can end the run late; what a batch saves (~0.5 s of CPU) is small beside it.
+const LONG_FILE_SECONDS = 15;
 function batchable(file) {
-  if (batchSize < 2 || namesTypeScriptBesideItself(file)) return false;
+  if (batchSize < 2 || namesTypeScriptBesideItself(file) || weight(file) >= LONG_FILE_SECONDS) return false;
   const name = relative(out, file).split(sep).join('/');
   try {
     return !needsOwnProcess(readFileSync(join(ROOT, name.replace(/\.js$/, '.ts')), 'utf8'));
@@ -302,48 +325,56 @@ function figuresInBatch(item, batch) {
 }
 
 const results = [];
-async function worker() {
-  for (let item = queue.shift(); item; item = queue.shift()) {
-    if (item.length === 1) {
-      await runOne(item[0]);
-      continue;
-    }
-    const batch = await runBatch(item);
-    const names = item.map((file) => relative(out, file).replace(/\.js$/, '.ts'));
-    const cpu = batch.cpu === null ? '' : ` (cpu ${batch.cpu.toFixed(1)} s)`;
-    const suspects = batch.code === 0 ? [] : failedInBatch(item, batch.output);
-    const figures = figuresInBatch(item, batch);
-    for (const file of item)
-      if (!suspects.includes(file))
-        results.push({ name: relative(out, file), code: 0, output: '', ...figures.get(file) });
-    if (batch.code === 0) {
-      const each = item.map((file, i) => {
-        const { cpu: spent } = figures.get(file);
-        return spent === null ? names[i] : `${names[i]} (cpu ${spent.toFixed(1)} s)`;
-      });
-      process.stdout.write(
-        `ok   ${batch.seconds.toFixed(1).padStart(6)} s${cpu}  ${each.join(' + ')}${skipsOf(batch.output)}\n`,
-      );
-      continue;
-    }
-    const suspectNames = suspects.map((file) => relative(out, file).replace(/\.js$/, '.ts'));
+let running = 0;
+/** Runs the queue's next items until it is empty; `once`: one item. */
+async function worker(once = false) {
+  for (let item = queue.shift(); item; item = once ? undefined : queue.shift()) {
+    running += 1;
+    await runItem(item).finally(() => (running -= 1));
+  }
+}
+
+/** Runs a file alone or a batch, reports it and records its results. */
+async function runItem(item) {
+  if (item.length === 1) {
+    await runOne(item[0]);
+    return;
+  }
+  const batch = await runBatch(item);
+  const names = item.map((file) => relative(out, file).replace(/\.js$/, '.ts'));
+  const cpu = batch.cpu === null ? '' : ` (cpu ${batch.cpu.toFixed(1)} s)`;
+  const suspects = batch.code === 0 ? [] : failedInBatch(item, batch.output);
+  const figures = figuresInBatch(item, batch);
+  for (const file of item)
+    if (!suspects.includes(file))
+      results.push({ name: relative(out, file), code: 0, output: '', ...figures.get(file) });
+  if (batch.code === 0) {
+    const each = item.map((file, i) => {
+      const { cpu: spent } = figures.get(file);
+      return spent === null ? names[i] : `${names[i]} (cpu ${spent.toFixed(1)} s)`;
+    });
     process.stdout.write(
-      `     ${batch.seconds.toFixed(1).padStart(6)} s${cpu}  ${names.join(' + ')}: failed together; ${suspects.length ? `alone: ${suspectNames.join(', ')}` : 'no file failed in it'}\n`,
+      `ok   ${batch.seconds.toFixed(1).padStart(6)} s${cpu}  ${each.join(' + ')}${skipsOf(batch.output)}\n`,
     );
-    const alone = [];
-    for (const file of suspects) alone.push(await runOne(file, figures.get(file).cpu));
-    if (alone.every((result) => result.code === 0)) {
-      results.push({
-        name: `${names.join(' + ')} (together)`,
-        code: 1,
-        output: batch.output,
-        seconds: batch.seconds,
-        cpu: batch.cpu === null ? null : 0, // counted in the files' figures and their runs alone
-      });
-      process.stdout.write(
-        `FAIL ${batch.seconds.toFixed(1).padStart(6)} s${cpu}  ${names.join(' + ')}: failed together, every file passed alone (files that disturb each other, or a flaky test):\n${batch.output.replace(/^/gm, '    ')}\n`,
-      );
-    }
+    return;
+  }
+  const suspectNames = suspects.map((file) => relative(out, file).replace(/\.js$/, '.ts'));
+  process.stdout.write(
+    `     ${batch.seconds.toFixed(1).padStart(6)} s${cpu}  ${names.join(' + ')}: failed together; ${suspects.length ? `alone: ${suspectNames.join(', ')}` : 'no file failed in it'}\n`,
+  );
+  const alone = [];
+  for (const file of suspects) alone.push(await runOne(file, figures.get(file).cpu));
+  if (alone.every((result) => result.code === 0)) {
+    results.push({
+      name: `${names.join(' + ')} (together)`,
+      code: 1,
+      output: batch.output,
+      seconds: batch.seconds,
+      cpu: batch.cpu === null ? null : 0, // counted in the files' figures and their runs alone
+    });
+    process.stdout.write(
+      `FAIL ${batch.seconds.toFixed(1).padStart(6)} s${cpu}  ${names.join(' + ')}: failed together, every file passed alone (files that disturb each other, or a flaky test):\n${batch.output.replace(/^/gm, '    ')}\n`,
+    );
   }
 }
 
@@ -387,15 +418,62 @@ async function runOne(file, spent = 0) {
   return result;
 }
 
-await Promise.all(Array.from({ length: Math.min(jobs, queue.length) }, worker));
+/**
+ * The machine's idle CPU, in cores, since the previous call (/proc/stat: idle and I/O wait over all the time
+ * counted); null where there is no /proc.
+ */
+let lastStat;
+function idleCores() {
+  try {
+    const ticks = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1, 9).map(Number);
+    const [total, idle] = [ticks.reduce((sum, n) => sum + n, 0), ticks[3] + ticks[4]];
+    const previous = lastStat;
+    lastStat = { total, idle };
+    if (!previous || total === previous.total) return null;
+    return (availableParallelism() * (idle - previous.idle)) / (total - previous.total);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Fills idle cores: a file waits part of its time (on a TTL, a browser, an engine, a daemon's start), and when
+ * several wait at once the cores go idle. Each second with at least half a core idle for the second time in a
+ * row, one more item (the longest left) starts, up to `maxJobs` at once. It reads the whole machine, so on a
+ * machine busy with other work it starts none.
+ */
+const workers = Array.from({ length: Math.min(jobs, queue.length) }, () => worker());
+let idleTicks = 0;
+let extraStarts = 0;
+idleCores();
+const filler = setInterval(() => {
+  const idle = idleCores();
+  idleTicks = idle !== null && idle >= 0.5 ? idleTicks + 1 : 0;
+  if (idleTicks < 2 || queue.length === 0 || running >= maxJobs) return;
+  idleTicks = 0;
+  extraStarts += 1;
+  workers.push(worker(true));
+}, 1000);
+for (let settled = 0; settled < workers.length; ) {
+  const waiting = workers.length;
+  await Promise.all(workers);
+  settled = waiting;
+}
+clearInterval(filler);
 
 for (const { name, seconds } of results) if (!name.endsWith('(together)')) times[name] = Math.round(seconds * 10) / 10;
 writeFileSync(TIMES_FILE, `${JSON.stringify(times, null, 1)}\n`);
+if (flag('--save-durations') && named.length === 0 && !quick) {
+  const durations = Object.fromEntries(
+    files.map((file) => [sourceName(file), times[relative(out, file)]]).sort(([a], [b]) => (a < b ? -1 : 1)),
+  );
+  writeFileSync(DURATIONS_FILE, `${JSON.stringify(durations, null, 2)}\n`);
+}
 
 const failed = results.filter((result) => result.code !== 0);
 const wall = ((Date.now() - started) / 1000).toFixed(1);
 process.stdout.write(
-  `\n${results.length - failed.length} of ${results.length} test files passed in ${wall} s (${jobs} at a time)${failed.length ? `; failed: ${failed.map((result) => result.name.replace(/\.js$/, '.ts')).join(', ')}` : ''}\n`,
+  `\n${results.length - failed.length} of ${results.length} test files passed in ${wall} s (${jobs} at a time${extraStarts ? `, ${extraStarts} more started on idle cores, up to ${maxJobs}` : ''})${failed.length ? `; failed: ${failed.map((result) => result.name.replace(/\.js$/, '.ts')).join(', ')}` : ''}\n`,
 );
 const slowest = [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 5);
 process.stdout.write(

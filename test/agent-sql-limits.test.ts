@@ -234,6 +234,31 @@ t.test(
   },
 );
 
+t.test(
+  "a call killed by its child's own watchdog, the daemon held up past the grace, still fails with the time limit",
+  async (t) => {
+    const dir = tempDir(t);
+    const sandbox = new SqlSandbox(await createAgentFile(dir));
+    t.teardown(() => sandbox.close());
+    await sandbox.execute({ sql: 'CREATE TABLE local_t (x)' });
+    const child = sandbox.pid!;
+    const runaway = sandbox.query({ sql: RUNAWAY_QUERY, timeoutMs: 300 }).catch((error: Error) => error);
+    await new Promise((resolve) => setImmediate(resolve));
+    // A daemon too busy to run its timer: past the limit and the watchdog's 1 s grace, the child kills itself.
+    const until = performance.now() + 2_500;
+    while (performance.now() < until) {
+      // Holding the event loop, as a loaded machine can.
+    }
+    t.match(await runaway, { code: 'timeout', message: /time limit of 300 ms/ });
+    t.notOk(alive(child), 'the child is gone');
+    t.same(
+      (await sandbox.query({ sql: 'SELECT count(*) AS n FROM local_t' })).rows,
+      [{ n: 0 }],
+      'a fresh child goes on',
+    );
+  },
+);
+
 t.test('interrupting the turn kills the running statement at once', async (t) => {
   const id = await h.agent({ name: 'interrupted', limits: { sql_timeout_ms: 60_000 } });
   h.model.push({ toolCalls: [{ name: 'db_query', args: { sql: RUNAWAY_QUERY.replace('30000000', '3000000000') } }] });

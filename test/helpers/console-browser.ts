@@ -5,15 +5,23 @@
  * nothing wider than a phone, and (AGT_UPDATE_SCREENSHOTS=1) its screenshots into docs/console/. `loggedIn` opens a
  * page logged in with the daemon token. `fleetOf` and
  * `serveAgents` serve the fleet view a list of made-up agents (the 1,000-agent test and bench/console-fleet.ts).
+ * `consoleDaemon` is the setup of the console-browser files (test/console-browser*.test.ts): the console built, a
+ * daemon with a scripted model and an embedder, and `watched` a page's CSP violations and uncaught errors.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { pathToFileURL } from 'node:url';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type tap from 'tap';
-import { ROOT } from './daemon.js';
+import { startFakeEmbedder } from '../fakes/embedder.js';
+import { reply, startFakeOpenAI, type FakeReply, type RecordedRequest } from '../fakes/openai.js';
+import { createAgentFile } from './agent-file.js';
+import { ROOT, runDaemon, shippedManifest, tempDir, type SpawnedDaemon } from './daemon.js';
+import { eventLog, type EventLog } from './events.js';
+import { endsTurn } from './wire-daemon.js';
 
 const executable = ['chromium', 'chromium-browser']
   .map((name) => spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).stdout.trim())
@@ -170,4 +178,117 @@ export async function everyLook(
   }
   await page.emulateMedia({ colorScheme: 'light' });
   await page.setViewportSize({ width: 1100, height: 760 });
+}
+
+/** A model whose each call the test scripts as a function of the request (a fake OpenAI-format server). */
+export class PlayedModel {
+  readonly plays: Array<(request: RecordedRequest) => FakeReply | Promise<FakeReply>> = [];
+  readonly script = (request: RecordedRequest) => (this.plays.shift() ?? (() => reply.text('ok')))(request);
+}
+
+export interface ConsoleDaemon {
+  /** The daemon; `restart()` replaces it (same port and data folder: the same origin and sessions file). */
+  d: SpawnedDaemon;
+  model: PlayedModel;
+  /** The daemon's events from its start (a new log after a restart). */
+  log: EventLog;
+  /** The console's gzipped size, as built for this daemon. */
+  gzipped: number;
+  /** Loads the agent of `config` (the same file for the same name) and resolves with its id. */
+  load(config: Record<string, unknown>): Promise<string>;
+  /** The id of the loaded agent named `name`. */
+  agentId(name: string): Promise<string>;
+  turnEnded(turnId: string): Promise<unknown>;
+  restart(): Promise<void>;
+}
+
+/**
+ * The console built into a temp folder and served by one built daemon (the shipped extensions, compute off) on a
+ * fixed port, with a scripted model (provider `local`) and a fake embedder (provider `embed`).
+ */
+export async function consoleDaemon(t: Pick<typeof tap, 'teardown'>): Promise<ConsoleDaemon> {
+  const uiDir = tempDir(t, 'agt-console-ui-');
+  const { buildConsole } = (await import(pathToFileURL(join(ROOT, 'scripts/build-console.mjs')).href)) as {
+    buildConsole(dir: string): Promise<number>;
+  };
+  const gzipped = await buildConsole(uiDir);
+  // A fixed port and data folder, so a restarted daemon is the same origin with the same sessions file.
+  const dataDir = tempDir(t, 'agt-console-data-');
+  const agentsDir = tempDir(t, 'agt-console-agents-');
+  const port = await freePort();
+  const model = new PlayedModel();
+  const fake = await startFakeOpenAI(t, model.script);
+  // Memory search by meaning, once settings memory.embeddings turn it on.
+  const embedder = await startFakeEmbedder(t);
+  const { extensions } = shippedManifest({ console: { uiDir }, providers: { maxRetries: 0 } });
+  const d = await runDaemon(t, {
+    dataDir,
+    env: { AGT_DAEMON_PORT: String(port) },
+    settings: {
+      agentsFolder: agentsDir,
+      providers: [
+        { id: 'local', type: 'openai-compatible', name: 'Fake OpenAI', baseUrl: fake.baseUrl },
+        embedder.provider,
+      ],
+    },
+    extensions: {
+      extensions: extensions.map((entry: any) => (entry.name === 'compute' ? { ...entry, enabled: false } : entry)),
+    },
+  });
+  if (!d.url) throw new Error(`the daemon did not start: ${d.stderr()}`);
+  const files = new Map<string, string>();
+  const fixture: ConsoleDaemon = {
+    d,
+    model,
+    // Every event from the start, so a wait for a turn that ended before its id was known still resolves.
+    log: await eventLog(t, d),
+    gzipped,
+    async load(config) {
+      const filePath = files.get(String(config.name)) ?? (await createAgentFile(agentsDir, config));
+      files.set(String(config.name), filePath);
+      const res = await fixture.d.request('POST', '/agents/load', { filePath });
+      if (res.status !== 200) throw new Error(`load failed: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body.id as string;
+    },
+    async agentId(name) {
+      const agents = (await fixture.d.request('GET', '/agents')).body as Array<{ id: string; name: string }>;
+      const found = agents.find((agent) => agent.name === name);
+      if (!found) throw new Error(`no agent named ${name}`);
+      return found.id;
+    },
+    turnEnded: (turnId) => fixture.log.waitFor((e) => endsTurn(e, turnId), `the end of turn ${turnId}`),
+    async restart() {
+      fixture.d = await fixture.d.restart();
+      if (!fixture.d.url) throw new Error(`the daemon did not start again: ${fixture.d.stderr()}`);
+      fixture.log = await eventLog(t, fixture.d);
+    },
+  };
+  return fixture;
+}
+
+/** A page's Content-Security-Policy messages and uncaught errors, from now on: none are expected. */
+export function watched(page: Page): { cspViolations: string[]; pageErrors: string[] } {
+  const found = { cspViolations: [] as string[], pageErrors: [] as string[] };
+  page.on('console', (message) => {
+    if (/Content.Security.Policy/i.test(message.text())) found.cspViolations.push(message.text());
+  });
+  page.on('pageerror', (error) => found.pageErrors.push(error.message));
+  return found;
+}
+
+/** A new 1100 × 760 context's page logged in to `d`'s console with the daemon token, watched from the start. */
+export async function watchedLogin(
+  browser: Browser,
+  d: { url: string; token: string },
+): Promise<{ context: BrowserContext; page: Page; cspViolations: string[]; pageErrors: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
+  const page = await context.newPage();
+  // Waits on the DOM end well within this when the console works; a failure says where it stopped.
+  page.setDefaultTimeout(10_000);
+  const found = watched(page);
+  await page.goto(`${d.url}/console/`);
+  await page.getByLabel('Daemon token').fill(d.token);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.getByRole('heading', { name: 'Fleet', exact: true }).waitFor();
+  return { context, page, ...found };
 }

@@ -120,6 +120,8 @@ interface Pending {
   limitMs: number;
   /** What is left of it for running, once the call has a child. */
   runMs: number;
+  /** When the call was sent to its child (performance.now()). */
+  sentAt?: number;
   /** Waiting for a slot (a new child) when set. */
   slotRequest?: SlotRequest;
   resolve(reply: ChildReply): void;
@@ -269,6 +271,7 @@ export class SqlSandbox {
   private send(entry: Pending, child: Child): void {
     child.idleSince = undefined;
     try {
+      entry.sentAt = performance.now();
       child.process.send(entry.message);
     } catch (error) {
       this.finish(entry);
@@ -383,7 +386,12 @@ export class SqlSandbox {
     this.finish(entry);
     const why = signal ? `signal ${signal}` : `code ${code}`;
     const detail = child.stderr.trim().split('\n').slice(-3).join(' | ');
-    entry.reject(sqlSandboxExited(why, detail));
+    // Killed past the call's limit: the child's watchdog (armed when the call reaches it, for the limit plus a
+    // grace) beats this daemon's timer when a busy machine delays the daemon by more than the grace; that is the
+    // time limit, not a crash.
+    const overran =
+      signal === 'SIGKILL' && entry.sentAt !== undefined && performance.now() - entry.sentAt >= entry.runMs;
+    entry.reject(overran ? sqlTimedOut(entry.limitMs) : sqlSandboxExited(why, detail));
     this.pump();
   }
 
