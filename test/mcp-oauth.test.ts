@@ -280,15 +280,9 @@ t.test('logout ends the sign-in', async (t) => {
   t.equal((await d.request('GET', '/mcp/servers/remote/login')).body.signedIn, false);
 });
 
-t.test('agt mcp login prints the URL and waits for the browser; agt mcp logout', async (t) => {
-  const env = {
-    PATH: process.env.PATH ?? '',
-    HOME: dir,
-    NO_COLOR: '1',
-    AGT_DAEMON_URL: d.url,
-    AGT_DAEMON_TOKEN: d.token,
-  };
-  const child = spawn(process.execPath, [join(ROOT, 'bin/agt.mjs'), 'mcp', 'login', 'remote'], {
+/** `agt mcp login remote` as a person runs it (the built CLI), its output gathered; killed at the test's end. */
+function agtLogin(t: { teardown(fn: () => void): void }, env: NodeJS.ProcessEnv, more: string[]) {
+  const child = spawn(process.execPath, [join(ROOT, 'bin/agt.mjs'), 'mcp', 'login', 'remote', ...more], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -297,21 +291,36 @@ t.test('agt mcp login prints the URL and waits for the browser; agt mcp logout',
   });
   let stdout = '';
   let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
   child.stderr.on('data', (chunk) => (stderr += chunk));
   const exited = new Promise<number | null>((done) => child.once('close', done));
+  return { child, exited, stdout: () => stdout, stderr: () => stderr };
+}
+
+t.test('agt mcp login prints the URL and waits for the browser; agt mcp logout', async (t) => {
+  const env = {
+    PATH: process.env.PATH ?? '',
+    HOME: dir,
+    NO_COLOR: '1',
+    AGT_DAEMON_URL: d.url,
+    AGT_DAEMON_TOKEN: d.token,
+  };
+  const login = agtLogin(t, env, []);
   const printed = await new Promise<string>((done, fail) => {
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-      const url = /^(http\S+)$/m.exec(stdout)?.[1];
+    const found = () => {
+      const url = /^(http\S+)$/m.exec(login.stdout())?.[1];
       if (url) done(url);
-    });
-    child.once('close', () => fail(new Error(`agt mcp login ended without a URL: ${stdout} ${stderr}`)));
+    };
+    login.child.stdout.on('data', found);
+    void login.exited.then(() =>
+      fail(new Error(`agt mcp login ended without a URL: ${login.stdout()} ${login.stderr()}`)),
+    );
   });
-  t.match(stdout, /open this URL in a browser on this machine to sign in to remote/);
+  t.match(login.stdout(), /open this URL in a browser on this machine to sign in to remote/);
   const approved = await fetch(printed, { redirect: 'manual' });
   t.equal((await browserGet(new URL(approved.headers.get('location')!))).status, 200, 'the browser came back');
-  t.equal(await exited, 0, stderr);
-  t.match(stdout, /signed in to remote\n$/, 'it waited for the sign-in to finish');
+  t.equal(await login.exited, 0, login.stderr());
+  t.match(login.stdout(), /signed in to remote\n$/, 'it waited for the sign-in to finish');
   await connected();
   t.match(await driver.run(d, agentId, 'mcp_remote_whoami', {}), /signed in as client/);
   const out = await agtInProcess(['mcp', 'logout', 'remote'], { ...env, NO_COLOR: '1' });
@@ -337,19 +346,10 @@ t.test(
       AGT_DAEMON_TOKEN: d.token,
       FAKE_BROWSER_RECORD: record,
     };
-    const child = spawn(process.execPath, [join(ROOT, 'bin/agt.mjs'), 'mcp', 'login', 'remote', '--open'], {
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    t.teardown(() => {
-      if (child.exitCode === null) child.kill('SIGKILL');
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    const code = await new Promise<number | null>((done) => child.once('close', done));
-    t.equal(code, 0, stderr);
+    const login = agtLogin(t, env, ['--open']);
+    const code = await login.exited;
+    const stdout = login.stdout();
+    t.equal(code, 0, login.stderr());
     t.match(stdout, /signed in to remote\n$/, 'signed in without anyone touching the URL but the opener');
     const [opened, status] = readFileSync(record, 'utf8').trim().split('\n');
     t.equal(opened, /^(http\S+)$/m.exec(stdout)?.[1], 'the opener got the printed URL');

@@ -10,9 +10,9 @@
 import { join } from 'node:path';
 import t from 'tap';
 import type { UmbilicalEvent } from '../contracts/events.js';
-import { createAgentFile } from './helpers/agent-file.js';
 import { ROOT, runDaemon, shippedManifest, tempDir } from './helpers/daemon.js';
 import { eventLog } from './helpers/events.js';
+import { loadWithServers } from './helpers/mcp.js';
 import { startToolDriver } from './helpers/tool-driver.js';
 
 const TIMEOUT_MS = 3000;
@@ -32,19 +32,7 @@ const d = await runDaemon(t, {
   },
 });
 const log = await eventLog(t, d);
-const filePath = await createAgentFile(tempDir(t, 'agt-mcp-url-'), {
-  model: driver.model,
-  mcp: { servers: [{ name: 'linker', transport: 'stdio' }] },
-});
-const loaded = await d.request('POST', '/agents/load', { filePath });
-if (loaded.status !== 200) throw new Error(`the agent did not load: ${JSON.stringify(loaded.body)}`);
-const agentId: string = loaded.body.id;
-
-const end = Date.now() + 20_000;
-while ((await d.request('GET', `/agents/${agentId}/mcp`)).body.servers[0]?.status !== 'connected') {
-  if (Date.now() > end) throw new Error('failsafe: the server did not connect');
-  await new Promise((r) => setTimeout(r, 25));
-}
+const agentId = await loadWithServers(d, tempDir(t, 'agt-mcp-url-'), driver.model, ['linker']);
 
 const of = <T>(event: UmbilicalEvent) => event.payload as T;
 type Wait = { server: string; tool: string; call_id: string | null; elicitation_id: string; outcome?: string };
