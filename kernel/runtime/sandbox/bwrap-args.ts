@@ -34,8 +34,10 @@
  *   `/proc/<pid>/cmdline` inside the sandbox (bwrap's own pid 1 included) shows them. The argv keeps only
  *   paths that are the same inside: the tools under `/usr` and the sandbox's own `/work`.
  */
+import type { ChildProcess } from 'node:child_process';
 import { lstatSync, readlinkSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
+import type { Readable } from 'node:stream';
 import { SANDBOX_MOUNT_ROOT, SANDBOX_WORK_FOLDER } from '@agt/contracts';
 import { prlimitArgs, type CommandLimits } from './command-limits.js';
 
@@ -47,6 +49,30 @@ export const INFO_FD = 3;
 
 /** The descriptor bwrap reads its options from (`--args`): NUL-separated, up to the end of the pipe. */
 export const ARGS_FD = 4;
+
+/** Calls `found` once with the sandbox's pid 1, as bwrap reports it on {@link INFO_FD}. */
+export function onSandboxPid(child: ChildProcess, found: (pid: number) => void): void {
+  let info = '';
+  let seen = false;
+  const stream = child.stdio[INFO_FD] as Readable | null | undefined;
+  stream?.on('data', (chunk: Buffer) => {
+    info += chunk.toString('utf8');
+    const pid = /"child-pid":\s*(\d+)/.exec(info)?.[1];
+    if (pid === undefined || seen) return;
+    seen = true;
+    found(Number(pid));
+  });
+  stream?.on('error', () => {});
+}
+
+/** SIGKILL to a pid (negative: a group) that may be gone already. */
+export function killPid(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
+}
 
 /** Where the agent's work folder is inside the sandbox (the command's cwd and HOME). */
 export const SANDBOX_WORK = SANDBOX_WORK_FOLDER;

@@ -37,7 +37,8 @@ import {
 import { badCommandAgentId, commandsNeedSandbox, processNeedsSandbox, workFolderNotBound } from '../errors.js';
 import {
   ARGS_FD,
-  INFO_FD,
+  killPid,
+  onSandboxPid,
   SANDBOX_WORK,
   sandboxCommand,
   type SandboxCommand,
@@ -388,24 +389,12 @@ export class HostCommandRunner {
       let exited = false;
       let initPid: number | undefined;
       let ending = false;
-      let info = '';
-      child.stdio[INFO_FD]?.on('data', (chunk: Buffer) => {
-        info += chunk.toString('utf8');
-        const pid = /"child-pid":\s*(\d+)/.exec(info)?.[1];
-        if (pid === undefined || initPid !== undefined) return;
-        initPid = Number(pid);
+      onSandboxPid(child, (pid) => {
+        initPid = pid;
         // Reported after the limit struck (same turn of the event loop): aim at it now.
-        if (ending && !exited) kill(initPid);
+        if (ending && !exited) killPid(pid);
       });
-      child.stdio[INFO_FD]?.on('error', () => {});
-      const kill = (pid: number) => {
-        try {
-          process.kill(pid, 'SIGKILL');
-        } catch {
-          // Already gone.
-        }
-      };
-      const killGroup = () => child.pid !== undefined && kill(-child.pid);
+      const killGroup = () => child.pid !== undefined && killPid(-child.pid);
       const end = () => {
         ending = true;
         stdout.freeze();
@@ -418,7 +407,7 @@ export class HostCommandRunner {
         }
         // Once bwrap has exited the namespace is gone already (and its pid 1 may be reused).
         if (exited) return;
-        if (initPid !== undefined) return kill(initPid);
+        if (initPid !== undefined) return killPid(initPid);
         // Not reported yet (bwrap still setting up): bwrap's group; its children follow (--die-with-parent).
         killGroup();
       };

@@ -15,7 +15,7 @@ import { isAbsolute, relative, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { SandboxedExit, SandboxedProcess } from '@agt/contracts';
 import { badSandboxMount } from '../errors.js';
-import { ARGS_FD, INFO_FD, SANDBOX_MOUNTS, type SandboxCommand } from './bwrap-args.js';
+import { ARGS_FD, killPid, onSandboxPid, SANDBOX_MOUNTS, type SandboxCommand } from './bwrap-args.js';
 
 /** A mount's path under SANDBOX_MOUNTS: plain segments only (no `..`, no empty one). */
 const MOUNT_PATH = /^(?!\.{1,2}(?:\/|$))[A-Za-z0-9._-]{1,100}(?:\/(?!\.{1,2}(?:\/|$))[A-Za-z0-9._-]{1,100}){0,7}$/;
@@ -67,22 +67,10 @@ export function startSandboxed({ argv, options }: SandboxCommand, env: NodeJS.Pr
     let initPid: number | undefined;
     let exitedAlready = false;
     let killing = false;
-    let info = '';
-    const signal = (pid: number) => {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // Already gone.
-      }
-    };
-    child.stdio[INFO_FD]?.on('data', (chunk: Buffer) => {
-      info += chunk.toString('utf8');
-      const pid = /"child-pid":\s*(\d+)/.exec(info)?.[1];
-      if (pid === undefined || initPid !== undefined) return;
-      initPid = Number(pid);
-      if (killing && !exitedAlready) signal(initPid);
+    onSandboxPid(child, (pid) => {
+      initPid = pid;
+      if (killing && !exitedAlready) killPid(pid);
     });
-    child.stdio[INFO_FD]?.on('error', () => {});
     child.stdin!.on('error', () => {}); // a program that exits closes its stdin: a late write fails, harmlessly
     child.once('exit', () => {
       exitedAlready = true;
@@ -90,7 +78,7 @@ export function startSandboxed({ argv, options }: SandboxCommand, env: NodeJS.Pr
     const exited = new Promise<SandboxedExit>((done) => {
       child.once('close', (code, exitSignal) => {
         // Anything of bwrap's group left (it died while setting up): gone too.
-        if (child.pid !== undefined) signal(-child.pid);
+        if (child.pid !== undefined) killPid(-child.pid);
         done({ code, signal: exitSignal });
       });
     });
@@ -106,9 +94,9 @@ export function startSandboxed({ argv, options }: SandboxCommand, env: NodeJS.Pr
           if (killing || exitedAlready) return;
           killing = true;
           // Once bwrap has exited the namespace is gone already (and its pid 1 may be reused).
-          if (initPid !== undefined) signal(initPid);
+          if (initPid !== undefined) killPid(initPid);
           // Not reported yet (bwrap still setting up): bwrap's group; its children follow (--die-with-parent).
-          else if (child.pid !== undefined) signal(-child.pid);
+          else if (child.pid !== undefined) killPid(-child.pid);
         },
       }),
     );
