@@ -296,6 +296,11 @@ async function pump() {
   busy = true;
   while (queue.length > 0) {
     const message = queue.shift();
+    // Opening the file is the child's setup, not the call's time (a fresh child after a kill opens it here);
+    // a failure to open is the call's own, reported by its begin().
+    try {
+      connection();
+    } catch {}
     process.send({ id: message.id, started: true });
     arm(message.timeoutMs);
     let reply;
