@@ -36,6 +36,7 @@ import { join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runBuild } from './build.mjs';
 import { runTestBuild, TEST_BUILD_DIR } from './build-tests.mjs';
+import { leftSince, orphans } from './leftover-processes.mjs';
 import { needsOwnProcess, quickFilter, testFiles } from './test-files.mjs';
 
 const ROOT = join(fileURLToPath(new URL('.', import.meta.url)), '..');
@@ -64,6 +65,8 @@ const jobs = jobsArg || availableParallelism() + 2;
 const maxJobs = Number(args.find((arg) => arg.startsWith('--max-jobs='))?.slice(11)) || (jobsArg ? jobs : jobs + 2);
 const timeoutSeconds = Number(tapConfig.timeout) || 120;
 const started = Date.now();
+// Orphans of this checkout already running (a detached daemon of the developer's): not the run's leftovers.
+const orphansBefore = orphans(ROOT);
 
 /**
  * CPU seconds of the processes this runner has reaped (user + system, each with its own reaped
@@ -488,6 +491,14 @@ if (results.every((result) => result.cpu !== null)) {
 }
 
 let code = failed.length ? 1 : 0;
+// Every test cleans up its processes: one left running (killed now) fails the run, named.
+const leftover = await leftSince(ROOT, orphansBefore);
+if (leftover.length > 0) {
+  code = 1;
+  process.stdout.write(
+    `processes left running by the tests (killed): ${leftover.map(([pid, command]) => `${pid} ${command.slice(0, 200)}`).join('; ')}\n`,
+  );
+}
 if (checks) {
   const checkedOwn = await typecheck;
   const checkedUi = await typecheckUi;
