@@ -6,13 +6,13 @@
  * the host; what lies outside (the data directory, another agent's work folder) is simply not there; as root
  * it runs as the agent's own uid; after the agent unloads, nothing it started is left.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { HostCommandRunner } from '../kernel/runtime/sandbox/command-runner.js';
 import { createAgentFile } from './helpers/agent-file.js';
 import { runDaemon, tempDir } from './helpers/daemon.js';
-import { alive, FILES_DIR, FILES_PACKAGE, gone, packFixture } from './helpers/mcp.js';
+import { alive, FILES_DIR, FILES_PACKAGE, gone, packFixture, pidsRunning } from './helpers/mcp.js';
 import { startToolDriver } from './helpers/tool-driver.js';
 
 const root = process.getuid?.() === 0;
@@ -26,21 +26,6 @@ const skip = !bwrap
   : probe && !probe.available
     ? `no sandbox can be made here: ${probe.reason}`
     : false;
-
-/** Host pids whose command line holds `needle` (a sandboxed process seen from the host). */
-function pidsRunning(needle: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ').includes(needle))
-        found.push(Number(entry));
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return found;
-}
 
 t.test('a sandboxed npm server with the work folder as its root', { skip }, async (t) => {
   const driver = await startToolDriver(t);

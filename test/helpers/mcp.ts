@@ -5,6 +5,7 @@
  * a process to be gone.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { AgentConfig } from '@agt/contracts';
@@ -81,6 +82,21 @@ export const alive = (pid: number): boolean => {
     return false;
   }
 };
+
+/** Host pids whose command line holds `needle` (a sandboxed process seen from the host). */
+export function pidsRunning(needle: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ').includes(needle))
+        found.push(Number(entry));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return found;
+}
 
 /** Waits (bounded) for every pid to be gone; returns the ones still alive. */
 export async function gone(pids: number[], ms = 10_000): Promise<number[]> {
