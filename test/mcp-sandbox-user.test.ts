@@ -4,7 +4,7 @@
  * (npm as that user, HOME its own) and runs it for an agent under `sandbox` and `exposeWorkFolder`: its one
  * root is `file:///work`, a file it writes is in the agent's work folder on the host, the data directory's
  * files are not there, and after the agent unloads nothing it started is left. The same as root:
- * test/mcp-sandbox.test.ts.
+ * test/mcp-sandbox.test.ts. On the way: an agent file that user may not read is a 422, not a 500.
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
@@ -77,11 +77,14 @@ t.test(`as uid ${USER}: a sandboxed npm server with the work folder as its root`
   const installed = await d.request('POST', '/mcp/packages', { package: tarball });
   t.equal(installed.status, 201, JSON.stringify(installed.body));
 
-  // Written here as root: the daemon's user must own the file (and whatever sqlite left beside it).
+  // Written here as root (0600): the daemon's user cannot read it until it owns it (and what sqlite left beside).
   const filePath = await createAgentFile(agents, {
     model: driver.model,
     mcp: { servers: [{ name: 'files', transport: 'stdio' }] },
   });
+  const unreadable = await d.request('POST', '/agents/load', { filePath });
+  t.equal(unreadable.status, 422, 'a file the daemon may not read is refused, not a 500');
+  t.match(unreadable.body, { code: 'load_failed', reason: 'not_a_file', error: /cannot read: EACCES/ });
   for (const file of readdirSync(agents)) chownSync(join(agents, file), USER, USER);
   const loaded = await d.request('POST', '/agents/load', { filePath });
   t.equal(loaded.status, 200, JSON.stringify(loaded.body));

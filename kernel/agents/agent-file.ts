@@ -147,7 +147,14 @@ export class AgentFile {
     }
     // Check the header ourselves: libsql would happily turn an empty or random file into a database.
     if (size === 0) throw loadFailed(filePath, 'foreign', 'empty file, not an agent file');
-    if (readHeader(filePath) !== SQLITE_HEADER)
+    let header: string;
+    try {
+      header = readHeader(filePath);
+    } catch (error) {
+      // A file the daemon's user may not read (another user's, as an ordinary-user daemon): the owner's to fix.
+      throw loadFailed(filePath, 'not_a_file', `cannot read: ${(error as Error).message}`, error);
+    }
+    if (header !== SQLITE_HEADER)
       throw loadFailed(filePath, 'corrupt', 'not an SQLite database (corrupt or foreign file)');
 
     let db: Database.Database | undefined;
