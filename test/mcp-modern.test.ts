@@ -121,6 +121,26 @@ for (const server of ['modern', 'modernweb'])
     t.same(JSON.parse(await result), { room: 'blue', name: 'Ada' }, 'the request state and the answer came back');
   });
 
+for (const server of ['modern', 'modernweb'])
+  t.test(`${server}: a link to open is an ask of the turn; accepted, the call is made again at once`, async (t) => {
+    const from = log.events.length;
+    const result = driver.run(d, agentId, `mcp_${server}_unlock`, {});
+    const event = await log.waitFor(
+      (e) => e.event_type === 'hil.requested' && (e.payload as { kind: string }).kind === 'ask',
+      'an ask',
+      { from },
+    );
+    const ask = event.payload as { requestId: string; question: string };
+    t.match(ask.question, /Sign in to the fixture/);
+    t.match(ask.question, /https:\/\/fixture\.example\/signin/, 'with its link');
+    t.equal(
+      (await d.request('POST', `/agents/${agentId}/asks/${ask.requestId}/respond`, { answer: 'done' })).status,
+      200,
+    );
+    // The revision has no completion notification: nothing is waited for after the owner's answer.
+    t.equal(await result, 'unlocked (elicit accept)');
+  });
+
 t.test('a subscription is made on subscriptions/listen, and its update comes on it', async (t) => {
   const until = async (what: string, test: (logs: string[]) => boolean) => {
     const end = Date.now() + 10_000;
