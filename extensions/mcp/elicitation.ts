@@ -11,7 +11,8 @@
  * The answer is checked against the schema (types, required fields, enum choices, string and number
  * bounds); one that does not fit is asked again, saying why. Defaults of fields left out are applied by
  * the SDK's client (`applyDefaults`). URL mode shows the link: any answer but a refusal accepts (the owner
- * opened it), and the call then waits for the server's completion notification (url-elicitation.ts).
+ * opened it), and the call then waits for the server's completion notification (url-elicitation.ts; the
+ * 2026-07-28 revision has none, so there nothing is waited for).
  */
 import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/client';
 
