@@ -61,8 +61,9 @@ export type OwnerTaskAnswer =
 /**
  * A change of the tasks waiting for the owner. `requested` may come again for a task already announced
  * (its turn resumed after a restart: same id). `closed`: answered (here or anywhere else), or cancelled
- * because its turn ended; `resolution` is the store's word for it (`approved`, `denied`, `answered`,
- * `resumed`, `declined`, `cancelled`).
+ * because its turn ended, or replaced by a new task (its call resumed after a restart and asked a different
+ * question); `resolution` is the store's word for it (`approved`, `denied`, `answered`, `resumed`,
+ * `declined`, `cancelled`, `superseded`).
  *
  * @beta
  */

@@ -151,6 +151,7 @@ export function outcomeText(resolution: string): string {
     resumed: 'Resumed.',
     declined: 'Kept suspended.',
     cancelled: 'Withdrawn: the turn ended.',
+    superseded: 'Replaced: the question changed after a restart (see the new one).',
   };
   return words[resolution] ?? `Closed (${resolution}).`;
 }

@@ -6,9 +6,10 @@
  *
  * Restarts: each task and prompt carries the tool call id it gates. When the daemon stopped while a turn
  * waited for the owner, that turn is resumed when the agent loads again (see recovery.ts): its tool call
- * runs again, and asking for the same call finds the row from before the restart instead of creating a
- * new one (announced again with `hil.requested`, same id). An owner decision given before the resumed
- * turn got back to the call is kept in the row (`delivered = 0`) and handed over when it does.
+ * runs again, and asking the same question for the same call finds the row from before the restart instead
+ * of creating a new one (announced again with `hil.requested`, same id). An owner decision given before the
+ * resumed turn got back to the call is kept in the row (`delivered = 0`) and handed over when it does. A
+ * different question for the same call (a restarted MCP server's new link) supersedes the row instead.
  * At shutdown the store is {@link park}ed: waits end without touching their rows, so they resume later.
  */
 import { randomUUID } from 'node:crypto';
@@ -94,6 +95,10 @@ const suspendOf = (prompt: PromptRecord): SuspendPrompt => ({
   turnId: prompt.turnId,
   createdAt: prompt.createdAt,
 });
+
+/** The same question as a stored ask or suspend prompt: its text and its answer schema. */
+const sameQuestion = (prompt: PromptRecord, text: string, schema: Record<string, unknown> | undefined): boolean =>
+  prompt.text === text && JSON.stringify(prompt.schema ?? null) === JSON.stringify(schema ?? null);
 
 export interface OwnerWaitInput {
   loop: string;
@@ -402,8 +407,12 @@ export class HilStore {
     input: OwnerWaitInput,
     schema?: Record<string, unknown>,
   ): Promise<PromptRecord> {
-    const earlier =
+    let earlier =
       input.callId && input.turnId ? this.records.promptForCall(kind, input.turnId, input.callId) : undefined;
+    if (earlier && !this.promptWaiters.has(earlier.id) && !sameQuestion(earlier, text, schema)) {
+      this.supersede(earlier);
+      earlier = undefined;
+    }
     if (earlier && earlier.status !== 'pending' && earlier.status !== 'cancelled' && !earlier.delivered) {
       this.records.updatePrompt(earlier.id, { delivered: true, updatedAt: this.now() });
       return Promise.resolve(earlier);
@@ -441,6 +450,20 @@ export class HilStore {
     this.trackHumanWait(record.turnId, answer);
     this.listener.requested(kind, kind === 'ask' ? askOf(record) : suspendOf(record));
     return answer;
+  }
+
+  /**
+   * A resumed call asks something other than the row from before the restart (a restarted MCP server gives
+   * a new link): the row is closed as `superseded` (announced when it was pending) and an answer it got is
+   * not handed over, since it answered the old question.
+   */
+  private supersede(prompt: PromptRecord): void {
+    if (prompt.status === 'pending') {
+      this.records.updatePrompt(prompt.id, { status: 'superseded', delivered: true, updatedAt: this.now() });
+      this.listener.resolved(prompt.kind, prompt.id, 'superseded', prompt.loop, prompt.turnId);
+    } else if (!prompt.delivered) {
+      this.records.updatePrompt(prompt.id, { delivered: true, updatedAt: this.now() });
+    }
   }
 
   private cancelPrompt(requestId: string): void {

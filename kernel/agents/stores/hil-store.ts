@@ -52,8 +52,18 @@ export interface TaskRecord {
 
 export type PromptKind = 'ask' | 'suspend';
 /** `pending`, then `answered` (ask), `resumed` / `declined` (suspend) or `cancelled`. */
-/** `answered_by_caller`: an ask answered by whoever sent the turn's message (an A2A caller), not the owner. */
-export type PromptStatus = 'pending' | 'answered' | 'answered_by_caller' | 'resumed' | 'declined' | 'cancelled';
+/**
+ * `answered_by_caller`: an ask answered by whoever sent the turn's message (an A2A caller), not the owner.
+ * `superseded`: its call, resumed after a restart, asked a different question (hil.ts).
+ */
+export type PromptStatus =
+  | 'pending'
+  | 'answered'
+  | 'answered_by_caller'
+  | 'resumed'
+  | 'declined'
+  | 'cancelled'
+  | 'superseded';
 
 export interface PromptRecord {
   id: string;
