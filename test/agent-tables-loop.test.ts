@@ -16,7 +16,13 @@ import { runDaemon, tempDir } from './helpers/daemon.js';
 const HEALTH_BOUND_MS = 1_000;
 const LOCAL_ROWS = 3_000_000;
 const AUDIT_ROWS = 300_000;
-const FILL_LOCAL = `WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r WHERE x < ${LOCAL_ROWS}) INSERT INTO local_big (x, pad) SELECT x, printf('%.200c', 'p') FROM r`;
+/**
+ * Bytes of padding per `local_big` row: what is under test is the row count (the count, the deep offsets and the
+ * drop walk millions of rows); 50 bytes keep each of those past the 20 ms limit below many times over, in a file of
+ * ~0.2 GB (200 bytes wrote ~0.66 GB, ~8 s of disk and 3 s of CPU for the fill alone).
+ */
+const PAD = 50;
+const FILL_LOCAL = `WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r WHERE x < ${LOCAL_ROWS}) INSERT INTO local_big (x, pad) SELECT x, printf('%.${PAD}c', 'p') FROM r`;
 const FILL_AUDIT = `WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r WHERE x < ${AUDIT_ROWS}) INSERT INTO agt_audit (kind, subject, data, created_at) SELECT 'loop_row', 'loop:old', json_object('i', x, 'pad', printf('%.400c', 'a')), x FROM r`;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -89,7 +95,7 @@ t.test('tables routes on millions of agent rows: /health answers throughout, cou
   t.equal(tail.body.truncated, false);
   const full = await d.request('GET', `/agents/${id}/tables/local_big?limit=1000&offset=1000000`);
   t.equal(full.body.rows.length, 1000, 'a page of 1000 rows comes through the child');
-  t.match(full.body.rows[0], { id: 1_000_001, x: 1_000_001, pad: 'p'.repeat(200) });
+  t.match(full.body.rows[0], { id: 1_000_001, x: 1_000_001, pad: 'p'.repeat(PAD) });
 
   const auditTail = await d.request('GET', `/agents/${id}/tables/agt_audit?limit=1000&offset=${AUDIT_ROWS - 3}`);
   t.equal(auditTail.status, 200);
