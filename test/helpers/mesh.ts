@@ -71,18 +71,22 @@ export async function createMeshAgent(
   return { id, did: created.body.did, filePath: created.body.filePath };
 }
 
-/** Polls `probe` until it returns something truthy (or throws after `ms`). */
+/**
+ * Polls `probe` every `everyMs` until it returns something truthy (or throws after `ms`). A wait known to
+ * take seconds polls less often: each probe is a request the daemon answers.
+ */
 export async function eventually<T>(
   probe: () => Promise<T | undefined | false | null>,
   what: string,
   ms = 15_000,
+  everyMs = 25,
 ): Promise<T> {
   const until = Date.now() + ms;
   for (;;) {
     const value = await probe();
     if (value) return value;
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((done) => setTimeout(done, 25));
+    await new Promise((done) => setTimeout(done, everyMs));
   }
 }
 
