@@ -470,7 +470,9 @@ t.test('a collector that is down or stuck: turns go on, the export queue stays b
     (m) => exporting('http/json')(m) && metric(m, /^agt_telemetry_spans\{state="exported"\}/) === 0,
   );
   await turn();
-  await eventually(async () => (await queue('failed')) > 0, 'a failed export counted');
+  // The exporter retries a failed export for several seconds before it counts it failed, and each scrape costs
+  // the daemon several ms of CPU: polled every 250 ms, not every 25.
+  await eventually(async () => (await queue('failed')) > 0, 'a failed export counted', 15_000, 250);
   // A collector that takes requests and never answers: the queue fills up to its bound, the rest is dropped.
   receiver.hang(true);
   await exportTo(
