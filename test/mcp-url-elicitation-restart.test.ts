@@ -1,17 +1,9 @@
-/**
- * A URL-mode elicitation pending across a daemon restart (docs/mcp.md "Elicitation"), black box: the built
- * daemon runs the fixture server (test/fixtures/mcp/url-elicit-server.mjs), which dies with the daemon. The
- * resumed call reaches a fresh server that gives a new elicitation id and link; the ask from before (whose
- * link the fresh server cannot complete) is superseded and the owner is asked with the new link, whose
- * opening completes the call. Both paths: `elicitation/create` in URL mode, and a call answered with
- * `URLElicitationRequiredError` (-32042).
- */
-import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import type { UmbilicalEvent } from '../contracts/events.js';
 import { createAgentFile } from './helpers/agent-file.js';
-import { ROOT, runDaemon, shippedManifest, tempDir } from './helpers/daemon.js';
+import { runDaemon, shippedManifest, tempDir } from './helpers/daemon.js';
 import { eventLog } from './helpers/events.js';
+import { LINKER } from './helpers/mcp.js';
 import { startToolDriver } from './helpers/tool-driver.js';
 
 const driver = await startToolDriver(t);
@@ -19,14 +11,7 @@ let d = await runDaemon(t, {
   extensions: shippedManifest({ mcp: { elicitationTimeoutMs: 30_000 } }),
   settings: {
     providers: [driver.provider],
-    mcpServers: [
-      {
-        name: 'linker',
-        type: 'command',
-        command: process.execPath,
-        args: [join(ROOT, 'test/fixtures/mcp/url-elicit-server.mjs')],
-      },
-    ],
+    mcpServers: [LINKER],
   },
 });
 let log = await eventLog(t, d);
@@ -86,26 +71,29 @@ async function askAcrossRestart(test: Test, tool: string) {
   return { result, after };
 }
 
-t.test('elicitation/create in URL mode: after a restart the owner is shown the new link', async (t) => {
-  const { result, after } = await askAcrossRestart(t, 'mcp_linker_connect_calendar');
-  t.match(after.question, /asks you to open a link: Connect your calendar/);
-  const from = log.events.length;
-  const respond = await d.request('POST', `/agents/${agentId}/asks/${after.requestId}/respond`, { answer: 'done' });
-  t.equal(respond.status, 200);
-  await log.waitFor((e) => e.event_type === 'mcp.elicitation.waiting', 'the call waits for the server', { from });
-  t.equal((await fetch(after.link)).status, 200, 'the owner opens the new link');
-  const id = decodeURIComponent(after.link.slice(after.link.indexOf('/done/') + 6));
-  t.equal(await result, `connected ${id}`, "the turn ends with the server's answer");
-});
-
-t.test('-32042: after a restart the owner is shown the new link', async (t) => {
-  const { result, after } = await askAcrossRestart(t, 'mcp_linker_premium_report');
-  t.match(after.question, /needs you to open a link before tool premium_report can run/);
-  const from = log.events.length;
-  const respond = await d.request('POST', `/agents/${agentId}/asks/${after.requestId}/respond`, { answer: 'done' });
-  t.equal(respond.status, 200);
-  await log.waitFor((e) => e.event_type === 'mcp.elicitation.waiting', 'the call waits for the server', { from });
-  t.equal((await fetch(after.link)).status, 200, 'the owner opens the new link');
-  const id = decodeURIComponent(after.link.slice(after.link.indexOf('/done/') + 6));
-  t.equal(await result, `the report, paid by ${id}`, 'the call ran again and succeeded');
-});
+for (const [what, tool, asked, answer] of [
+  [
+    'elicitation/create in URL mode',
+    'mcp_linker_connect_calendar',
+    /asks you to open a link: Connect your calendar/,
+    (id: string) => `connected ${id}`,
+  ],
+  [
+    '-32042',
+    'mcp_linker_premium_report',
+    /needs you to open a link before tool premium_report can run/,
+    (id: string) => `the report, paid by ${id}`,
+  ],
+] as const) {
+  t.test(`${what}: after a restart the owner is shown the new link`, async (t) => {
+    const { result, after } = await askAcrossRestart(t, tool);
+    t.match(after.question, asked);
+    const from = log.events.length;
+    const respond = await d.request('POST', `/agents/${agentId}/asks/${after.requestId}/respond`, { answer: 'done' });
+    t.equal(respond.status, 200);
+    await log.waitFor((e) => e.event_type === 'mcp.elicitation.waiting', 'the call waits for the server', { from });
+    t.equal((await fetch(after.link)).status, 200, 'the owner opens the new link');
+    const id = decodeURIComponent(after.link.slice(after.link.indexOf('/done/') + 6));
+    t.equal(await result, answer(id), "the turn ends with the server's answer, the call made with the new link");
+  });
+}

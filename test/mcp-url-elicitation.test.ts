@@ -1,18 +1,8 @@
-/**
- * URL-mode elicitation (docs/mcp.md "Elicitation"), black box: the built daemon runs a real stdio MCP server
- * on the SDK (test/fixtures/mcp/url-elicit-server.mjs) whose links point at its own loopback listener; a GET
- * of a link is the owner finishing in the browser, after which the server sends a completion for an id it
- * never gave and then the real one. In `elicitation/create`, the accepted call announces that it waits
- * (`mcp.elicitation.waiting`) until the server confirms (`mcp.elicitation.completed`); a tool call answered
- * with `URLElicitationRequiredError` (-32042) becomes an ask showing the link, and once the owner accepts and
- * the server confirms, the call runs again; declined or unconfirmed in time, it fails saying why.
- */
-import { join } from 'node:path';
 import t from 'tap';
 import type { UmbilicalEvent } from '../contracts/events.js';
-import { ROOT, runDaemon, shippedManifest, tempDir } from './helpers/daemon.js';
+import { runDaemon, shippedManifest, tempDir } from './helpers/daemon.js';
 import { eventLog } from './helpers/events.js';
-import { loadWithServers } from './helpers/mcp.js';
+import { LINKER, loadWithServers } from './helpers/mcp.js';
 import { startToolDriver } from './helpers/tool-driver.js';
 
 const TIMEOUT_MS = 3000;
@@ -21,14 +11,7 @@ const d = await runDaemon(t, {
   extensions: shippedManifest({ mcp: { elicitationTimeoutMs: TIMEOUT_MS } }),
   settings: {
     providers: [driver.provider],
-    mcpServers: [
-      {
-        name: 'linker',
-        type: 'command',
-        command: process.execPath,
-        args: [join(ROOT, 'test/fixtures/mcp/url-elicit-server.mjs')],
-      },
-    ],
+    mcpServers: [LINKER],
   },
 });
 const log = await eventLog(t, d);

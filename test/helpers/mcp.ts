@@ -24,6 +24,13 @@ export const FIXTURE_PACKAGE = 'agt-fixture-mcp-server';
 /** The dependency-free files server the sandbox tests install (test/fixtures/mcp/files-server). */
 export const FILES_DIR = join(ROOT, 'test/fixtures/mcp/files-server');
 export const FILES_PACKAGE = 'agt-fixture-files-server';
+/** The URL-elicitation fixture server (test/fixtures/mcp/url-elicit-server.mjs) as the owner's registration. */
+export const LINKER = {
+  name: 'linker',
+  type: 'command',
+  command: process.execPath,
+  args: [join(ROOT, 'test/fixtures/mcp/url-elicit-server.mjs')],
+};
 
 /** `npm pack` of a fixture server (default: the fixture server) into `dir`; the tarball's path. */
 export function packFixture(dir: string, fixture = FIXTURE_DIR): string {
