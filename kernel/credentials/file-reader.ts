@@ -148,7 +148,10 @@ export class FileReader {
       );
       child.on('message', onMessage).once('exit', onExit);
       child.send({ id, op, filePath } satisfies FileReadRequest, (error) => {
-        if (error) failed(`the reader process did not take the request (${error.message})`);
+        if (!error) return;
+        // A child that died as it started refuses the request before its exit is seen: the exit says why.
+        const why = `the reader process did not take the request (${error.message})`;
+        setTimeout(() => failed(why), 5000).unref();
       });
     });
   }
