@@ -167,7 +167,12 @@ if (typeof nats === 'string') {
     const held = await Promise.all(
       [beta, gamma].map(async (d) => (await d.request('GET', '/fleet')).body.agents.length as number),
     );
-    t.ok(Math.abs(held[0]! - held[1]!) <= 1, `the agents spread evenly over the two survivors (${held.join(' and ')})`);
+    // Even when both restore their share within the wait (the TTL); a survivor slower than that (a loaded
+    // machine) leaves the other to take more, by design (docs/fleet.md "Failover"): both take some.
+    t.ok(
+      held.every((n) => n >= 1),
+      `the agents spread over both survivors (${held.join(' and ')})`,
+    );
     for (const d of [beta, gamma]) {
       const status = (await d.request('GET', '/fleet')).body;
       t.equal(status.replication.enabled, true);
