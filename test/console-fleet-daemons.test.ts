@@ -113,7 +113,8 @@ t.test('System: the fleet daemons with their agents, drained and undrained', { s
   await row('alpha').getByRole('button', { name: 'Drain alpha' }).click();
   await row('alpha').getByText('Move 3 agents to beta; alpha then takes no new agents until undrained.').waitFor();
   await row('alpha').getByRole('button', { name: 'Drain alpha', exact: true }).click();
-  await panel.getByRole('status').getByText('Drained alpha: 3 agents moved.').waitFor();
+  // A drain moves each agent through its final copy (a handoff and a takeover): seconds on a loaded machine.
+  await panel.getByRole('status').getByText('Drained alpha: 3 agents moved.').waitFor({ timeout: 60_000 });
   await row('beta').getByText('3 agents').waitFor();
   t.match((await alpha.request('GET', '/fleet')).body, { draining: true, drainTo: ['beta'], agents: [] });
   t.same(await axeSerious(page), [], 'axe: the panel with a drained daemon and its confirmation gone');
