@@ -97,7 +97,7 @@ t.test('a large batch releases its callers a slice per event-loop turn', async (
   const file = openFile(t);
   const group = new GroupCommit(() => file);
   const resumed: number[] = [];
-  let turn = 0;
+  const turns = eventLoopTurns();
   const count = () => (file.raw.one('SELECT count(*) AS n FROM agt_queue') as { n: number }).n;
   const writes = Array.from({ length: 70 }, (_, i) =>
     group
@@ -105,17 +105,10 @@ t.test('a large batch releases its callers a slice per event-loop turn', async (
         (f) => f.queue.insert(row(`r${i}`)),
         () => undefined,
       )
-      .then(() => resumed.push(turn)),
+      .then(() => resumed.push(turns.now())),
   );
-  // Counts event-loop turns (check phases) while the callers resume.
-  const counter = (async () => {
-    for (let i = 0; i < 10; i++) {
-      await new Promise((done) => setImmediate(done));
-      turn++;
-    }
-  })();
   await Promise.all(writes);
-  await counter;
+  await turns.counted;
   t.equal(count(), 70, 'all 70 rows committed');
   t.ok(new Set(resumed).size >= 2, `callers resumed over ${new Set(resumed).size} event-loop turns`);
 });
@@ -124,10 +117,10 @@ t.test('a batch larger than a slice commits in slices, in order, one per event-l
   const file = openFile(t);
   const group = new GroupCommit(() => file);
   const transactions: number[] = [];
-  let turn = 0;
+  const turns = eventLoopTurns();
   const original = file.transaction.bind(file);
   file.transaction = ((fn: (f: AgentFile) => unknown) => {
-    transactions.push(turn);
+    transactions.push(turns.now());
     return original(fn as never);
   }) as typeof file.transaction;
   const writes = Array.from({ length: COMMIT_SLICE * 2 + 10 }, (_, i) =>
@@ -136,14 +129,8 @@ t.test('a batch larger than a slice commits in slices, in order, one per event-l
       () => undefined,
     ),
   );
-  const counter = (async () => {
-    for (let i = 0; i < 10; i++) {
-      await new Promise((done) => setImmediate(done));
-      turn++;
-    }
-  })();
   await Promise.all(writes);
-  await counter;
+  await turns.counted;
   t.equal(transactions.length, 3, `${COMMIT_SLICE * 2 + 10} writes in 3 transactions`);
   t.equal(new Set(transactions).size, 3, 'each in an event-loop turn of its own');
   const ids = (file.raw.all('SELECT turn_id FROM agt_queue ORDER BY id') as Array<{ turn_id: string }>).map(
@@ -155,3 +142,15 @@ t.test('a batch larger than a slice commits in slices, in order, one per event-l
     'committed in the order asked',
   );
 });
+
+/** Counts ten event-loop turns (check phases) from now: `now()` is the turn the caller is in. */
+function eventLoopTurns() {
+  let turn = 0;
+  const counted = (async () => {
+    for (let i = 0; i < 10; i++) {
+      await new Promise((done) => setImmediate(done));
+      turn++;
+    }
+  })();
+  return { now: () => turn, counted };
+}

@@ -8,26 +8,14 @@
  * v0.3 client sets, gets, lists and deletes push configs (`tasks/pushNotificationConfig/*`) too.
  */
 import { createPublicKey, verify } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { publicKeyFromDid } from '../contracts/agent-keys.js';
 import { ClientFactory, ClientFactoryOptions, RestTransportFactory } from '@a2a-js/sdk/client';
 import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
-import { reply } from './fakes/openai.js';
 import { bootMeshDaemon, createMeshAgent, eventually, withMesh } from './helpers/mesh.js';
-import { startToolDriver } from './helpers/tool-driver.js';
+import { startA2aModel, webhook } from './helpers/a2a-fixtures.js';
 
-/** `please ask` asks, `please hang` never answers, else it echoes the text. */
-const driver = await startToolDriver(t, (request) => {
-  const last = (request.body.messages as Array<{ role: string; content: unknown }>).at(-1)!;
-  if (last.role === 'tool') return reply.text(`answered: ${String(last.content)}`);
-  const content = String(last.content);
-  if (content.includes('please ask'))
-    return reply.toolCalls([{ id: `ask-${Date.now()}`, name: 'ask', args: { question: 'Which colour?' } }]);
-  if (content.includes('please hang')) return reply.stall();
-  return reply.text(`echo: ${/"text":"((?:[^"\\]|\\.)*)"/.exec(content)?.[1] ?? content}`);
-});
+const driver = await startA2aModel(t);
 const MESH = { mdns: { enabled: false } };
 let d = await bootMeshDaemon(t, {
   meshConfig: MESH,
@@ -246,27 +234,10 @@ t.test('the HTTP+JSON binding: the SDK REST client sends, streams, gets, lists a
   t.equal(extended.status, 401, 'no extended card without the owner token');
 });
 
-/** A webhook on `host` that records what it is sent; answers 503 to the first `failFirst` calls. */
-async function webhook(host: string, failFirst = 0) {
-  const calls: Array<{ headers: IncomingHttpHeaders; body: string; status: number }> = [];
-  const server = createServer((request, response) => {
-    let body = '';
-    request.on('data', (chunk) => (body += chunk));
-    request.on('end', () => {
-      const status = calls.length < failFirst ? 503 : 200;
-      calls.push({ headers: request.headers, body, status });
-      response.writeHead(status).end();
-    });
-  });
-  await new Promise<void>((done) => server.listen(0, host, done));
-  t.teardown(() => new Promise((done) => server.close(done)));
-  return { url: `http://${host}:${(server.address() as AddressInfo).port}/hook`, calls };
-}
-
 t.test('push notifications: signed, in order, retried, only to hosts the policy allows', async (t) => {
   const client = await new ClientFactory().createFromUrl(cardUrl(), '');
-  const hook = await webhook('127.0.0.1', 1);
-  const elsewhere = await webhook('127.0.0.2');
+  const hook = await webhook(t, '127.0.0.1', 1);
+  const elsewhere = await webhook(t, '127.0.0.2');
   const params = send(message('push me'), true);
   params.configuration.taskPushNotificationConfig = {
     tenant: '',
@@ -349,7 +320,7 @@ t.test('push notifications: signed, in order, retried, only to hosts the policy 
 
 t.test('push notifications from a v0.3 client: tasks/pushNotificationConfig/set, get, list, delete', async (t) => {
   const v03 = new LegacyJsonRpcTransport({ endpoint: a2aUrl() });
-  const hook = await webhook('127.0.0.1');
+  const hook = await webhook(t, '127.0.0.1');
   const task: any = await v03.sendMessage(send(message('please hang'), true));
   const config = {
     tenant: '',

@@ -1,29 +1,9 @@
-/**
- * The A2A JS SDK's own 0.3 release (`@a2a-js/sdk` 0.3.14, what v0.3 callers run; installed as `a2a-sdk-v03`) against
- * the built daemon, through its `ClientFactory` from the agent's card URL as such a caller would: the v0.3 card (no
- * `A2A-Version`), send, stream, get, an ask answered on its task, resubscribe and cancel, the extended card with the
- * owner's token, push notification configs and a push to a local webhook, and a restart between send and get.
- * The 1.x SDK's clients (and its v0.3 compatibility client) are test/mesh-a2a.test.ts and
- * test/mesh-a2a-durable.test.ts.
- */
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from 'a2a-sdk-v03/client';
-import { reply } from './fakes/openai.js';
 import { bootMeshDaemon, createMeshAgent, eventually, withMesh } from './helpers/mesh.js';
-import { startToolDriver } from './helpers/tool-driver.js';
+import { startA2aModel, webhook } from './helpers/a2a-fixtures.js';
 
-/** `please ask` asks, `please hang` never answers, else it echoes the text. */
-const driver = await startToolDriver(t, (request) => {
-  const last = (request.body.messages as Array<{ role: string; content: unknown }>).at(-1)!;
-  if (last.role === 'tool') return reply.text(`answered: ${String(last.content)}`);
-  const content = String(last.content);
-  if (content.includes('please ask'))
-    return reply.toolCalls([{ id: `ask-${Date.now()}`, name: 'ask', args: { question: 'Which colour?' } }]);
-  if (content.includes('please hang')) return reply.stall();
-  return reply.text(`echo: ${/"text":"((?:[^"\\]|\\.)*)"/.exec(content)?.[1] ?? content}`);
-});
+const driver = await startA2aModel(t);
 let d = await bootMeshDaemon(t, {
   meshConfig: { mdns: { enabled: false } },
   // Push notifications go to a webhook on this machine: the owner's ceiling and the agent allow 127.0.0.1 only.
@@ -120,18 +100,7 @@ t.test("the extended card with the owner's token; without it the SDK's getAgentC
 });
 
 t.test('push notifications: set, get, list, delete; the updates reach a local webhook', async (t) => {
-  const calls: Array<{ headers: IncomingHttpHeaders; body: string }> = [];
-  const hook = createServer((request, response) => {
-    let body = '';
-    request.on('data', (chunk) => (body += chunk));
-    request.on('end', () => {
-      calls.push({ headers: request.headers, body });
-      response.writeHead(200).end();
-    });
-  });
-  await new Promise<void>((done) => hook.listen(0, '127.0.0.1', done));
-  t.teardown(() => new Promise((done) => hook.close(done)));
-  const url = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`;
+  const { url, calls } = await webhook(t, '127.0.0.1');
   const client = await new ClientFactory().createFromUrl(cardUrl(), '');
 
   const task: any = await client.sendMessage({
